@@ -1,0 +1,125 @@
+# ngpt — build, test, bench, install.
+#   make [ARCH=auto|scalar|avx2|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1]
+#   make test | make bench | make install PREFIX=/usr/local DESTDIR=
+# Flags follow DESIGN.md §4: C11, -ffp-contract=off, never fast-math.
+
+-include $(TOOLCHAIN)
+
+CC      ?= cc
+AR      ?= ar
+ARCH    ?= auto
+PREFIX  ?= /usr/local
+prefix  ?= $(PREFIX)
+LIBDIR  ?= $(prefix)/lib
+INCLUDEDIR ?= $(prefix)/include
+BINDIR  ?= $(prefix)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+RUN_ENV ?=
+
+TARGET_MACHINE := $(shell $(CC) -dumpmachine 2>/dev/null)
+ifeq ($(ARCH),auto)
+  ifneq ($(filter x86_64%,$(TARGET_MACHINE)),)
+    ARCH := $(if $(wildcard arch/avx2/table.c),avx2,scalar)
+  else ifneq ($(filter aarch64% arm%,$(TARGET_MACHINE)),)
+    ARCH := $(if $(wildcard arch/neon/table.c),neon,scalar)
+  else
+    ARCH := scalar
+  endif
+endif
+
+# FMA is part of the baseline: SLEEF's deterministic scalar functions need it.
+ifneq ($(filter x86_64%,$(TARGET_MACHINE)),)
+  CPUFLAGS ?= -mfma $(if $(filter avx2,$(ARCH)),-mavx2)
+endif
+CPUFLAGS ?=
+
+ifeq ($(SANITIZE),1)
+  SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+  BUILD ?= build/asan
+endif
+BUILD ?= build
+
+OPT     ?= -O2
+WARN    := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+NUMERIC := -std=c11 -ffp-contract=off -fno-fast-math
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc
+ifeq ($(shell uname -s),Darwin)   # Homebrew's SLEEF and xxHash
+  BREW_PREFIX := $(shell brew --prefix 2>/dev/null)
+  CPPFLAGS += -D_DARWIN_C_SOURCE -I$(BREW_PREFIX)/include
+  LDFLAGS  += -L$(BREW_PREFIX)/lib
+  export NGPT_DEPS_CPPFLAGS = -I$(BREW_PREFIX)/include
+endif
+CFLAGS  ?= $(OPT) -g
+ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
+             -DNGPT_ARCH_NAME='"$(ARCH)"' -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS))"'
+LDLIBS  += -lsleef -lxxhash -lm -lpthread
+LDFLAGS += $(SANFLAGS)
+
+LIB_SRC := $(wildcard src/*.c) $(filter-out $(if $(filter scalar,$(ARCH)),,src/ref/active.c),$(wildcard src/ref/*.c))
+ifneq ($(ARCH),scalar)
+  LIB_SRC += $(wildcard arch/$(ARCH)/*.c)
+endif
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_SRC := $(wildcard cli/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(wildcard bench/*.c)
+
+LIB := $(BUILD)/libngpt.a
+CLI := $(BUILD)/ngpt
+
+.PHONY: all deps test bench install uninstall clean examples
+all: deps $(LIB) $(CLI)
+
+# Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
+# exactly what to run without the rights to.
+deps:
+	@CC="$(CC)" sh tools/deps.sh
+
+$(BUILD)/obj/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(CLI): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/test.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
+test: all $(TEST_BIN)
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" sh tests/run.sh $(TEST_BIN)
+
+bench: all $(BUILD)/bench/ngpt-bench
+	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
+
+$(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/ngpt.pc: ngpt.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|0.1.0|' $< > $@
+
+install: all $(BUILD)/ngpt.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libngpt.a
+	install -m 644 include/ngpt.h $(DESTDIR)$(INCLUDEDIR)/ngpt.h
+	install -m 644 $(BUILD)/ngpt.pc $(DESTDIR)$(PKGCONFIGDIR)/ngpt.pc
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/ngpt
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libngpt.a $(DESTDIR)$(INCLUDEDIR)/ngpt.h \
+	      $(DESTDIR)$(PKGCONFIGDIR)/ngpt.pc $(DESTDIR)$(BINDIR)/ngpt
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

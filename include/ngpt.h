@@ -1,0 +1,276 @@
+/*
+ * ngpt.h — a small GPT-style byte-level transformer in C11, with one memory
+ * arena and bit-identical results on x86 and ARM.
+ *
+ * This header is the manual. A complete program:
+ *
+ *     #include <ngpt.h>
+ *     #include <stdio.h>
+ *
+ *     int main(void) {
+ *         ngpt_config cfg = ngpt_config_default();          // V=256 T=256 C=256 L=4 H=4
+ *         ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+ *         shape.batch = 1;
+ *
+ *         size_t bytes;                                      // exact arena size, nothing is
+ *         if (ngpt_arena_size(&cfg, &shape, &bytes)) return 1; // allocated until init
+ *
+ *         ngpt_context *ctx;
+ *         if (ngpt_init(&ctx, &cfg, &shape, NULL, 0)) {      // NULL: the library allocates
+ *             fprintf(stderr, "%s\n", ngpt_last_error());    // the arena once; or pass a
+ *             return 1;                                      // static buffer of `bytes`
+ *         }
+ *         ngpt_init_weights(ctx, 42);                        // or ngpt_load(ctx, "m.ngpt")
+ *
+ *         int32_t tokens[5] = {'h', 'e', 'l', 'l', 'o'};     // tokens are byte values
+ *         ngpt_forward(ctx, tokens, 1, 5, NULL, NULL);
+ *         const float *logits;                               // (batch, seq, V)
+ *         ngpt_logits(ctx, &logits);
+ *         printf("logit of 'x' after 'hello': %f\n", logits[4 * 256 + 'x']);
+ *         ngpt_free(ctx);
+ *         return 0;
+ *     }
+ *
+ * Build: cc app.c $(pkg-config --cflags --libs --static ngpt)
+ *
+ * Conventions
+ *  - Every function that can fail returns an ngpt_status. NGPT_OK is 0.
+ *    ngpt_status_string() names the status; ngpt_last_error() says, in words a
+ *    user can act on, what exactly was wrong (per thread, overwritten by the
+ *    next failure on that thread).
+ *  - All memory lives in one arena whose size is computed up front by
+ *    ngpt_arena_size(). After ngpt_init() nothing is allocated.
+ *  - Results are bit-identical on every build (scalar, AVX2, NEON, any thread
+ *    count, gcc or clang): see DESIGN.md §4.
+ *  - Tensors are row-major float32. Linear weights are stored as PyTorch
+ *    stores them, (out_features, in_features).
+ */
+#ifndef NGPT_H
+#define NGPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NGPT_VERSION_MAJOR 0
+#define NGPT_VERSION_MINOR 1
+#define NGPT_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum ngpt_status {
+    NGPT_OK = 0,
+    NGPT_ERR_NULL_ARG,          /* a required pointer was NULL */
+    NGPT_ERR_BAD_ARG,           /* an argument is out of range */
+    NGPT_ERR_BAD_CONFIG,        /* the model config is invalid */
+    NGPT_ERR_UNSUPPORTED,       /* valid, but not implemented in this version */
+    NGPT_ERR_OVERFLOW,          /* a size does not fit in size_t */
+    NGPT_ERR_ARENA_TOO_SMALL,   /* the caller's buffer is smaller than the plan */
+    NGPT_ERR_NO_MEMORY,         /* the one internal allocation failed */
+    NGPT_ERR_EXCEEDS_PLAN,      /* batch/seq larger than the context was planned for */
+    NGPT_ERR_BAD_TOKEN,         /* a token id outside [0, V) */
+    NGPT_ERR_TOO_LONG,          /* a sequence longer than the model's context T */
+    NGPT_ERR_WRONG_MODE,        /* e.g. a training call on an inference context */
+    NGPT_ERR_IO,                /* a file could not be opened, read or written */
+    NGPT_ERR_BAD_FORMAT,        /* not an ngpt checkpoint, or truncated/inconsistent */
+    NGPT_ERR_CHECKSUM,          /* checkpoint contents do not match their checksum */
+    NGPT_ERR_VERSION,           /* checkpoint written by an unknown format version */
+    NGPT_ERR_CONFIG_MISMATCH,   /* checkpoint config differs from the context's */
+    NGPT_ERR_NUMERIC,           /* NaN or Inf where a finite value is required */
+    NGPT_ERR_STOPPED,           /* a user callback asked to stop */
+    NGPT_ERR_INTERNAL,          /* an internal invariant failed (a bug: please report) */
+    NGPT_STATUS_COUNT
+} ngpt_status;
+
+/* A fixed English name for the status, e.g. "arena too small". Never NULL. */
+const char *ngpt_status_string(ngpt_status status);
+
+/* Detailed message of the last failure on this thread ("" if none). */
+const char *ngpt_last_error(void);
+
+/* Called for a failed internal invariant before NGPT_ERR_INTERNAL is returned.
+ * Default: none (the status is returned and the host app decides). */
+typedef void (*ngpt_abort_fn)(const char *file, int line, const char *message, void *user);
+void ngpt_set_abort_callback(ngpt_abort_fn fn, void *user);
+
+/* "ngpt 0.1.0 kernels=avx2 sleef=3.5 cc=gcc-12.2 flags=..." — for bug reports. */
+const char *ngpt_build_info(void);
+
+/* ------------------------------------------------------------------ config */
+
+typedef enum ngpt_pos_encoding {
+    NGPT_POS_ROPE = 0,          /* rotary, interleaved pairs (the original) */
+    NGPT_POS_SINUSOIDAL,        /* reserved: not implemented yet */
+    NGPT_POS_LEARNED            /* reserved: not implemented yet */
+} ngpt_pos_encoding;
+
+typedef enum ngpt_norm_placement {
+    NGPT_NORM_PRE = 0,          /* x + f(ln(x)) (the original) */
+    NGPT_NORM_POST              /* reserved: not implemented yet */
+} ngpt_norm_placement;
+
+typedef struct ngpt_config {
+    int32_t vocab_size;         /* V, 256 for bytes */
+    int32_t context_len;        /* T, the longest sequence */
+    int32_t d_model;            /* C */
+    int32_t n_layers;           /* L */
+    int32_t n_heads;            /* H; C/H must be an even integer */
+    int32_t d_ff;               /* MLP hidden size */
+    float dropout;              /* in [0, 1) */
+    float rope_theta;           /* > 0 */
+    /* Variants of the wiring. Only the original's values are implemented now;
+     * validation rejects the others with NGPT_ERR_UNSUPPORTED. */
+    bool qkv_bias;              /* false */
+    bool tie_lm_head;           /* true: lm_head.weight is tok_emb.weight */
+    bool final_norm;            /* true: ln_f before lm_head */
+    ngpt_norm_placement norm;   /* NGPT_NORM_PRE */
+    ngpt_pos_encoding pos;      /* NGPT_POS_ROPE */
+} ngpt_config;
+
+/* V=256 T=256 C=256 L=4 H=4 d_ff=1024 dropout=0.1 rope_theta=10000. */
+ngpt_config ngpt_config_default(void);
+
+/* Checks every field and the sizes derived from them (also for 32-bit size_t).
+ * The error message names the field. */
+ngpt_status ngpt_config_validate(const ngpt_config *cfg);
+
+/* Sets one field from "key=value". Keys: V T C L H d_ff dropout rope_theta
+ * qkv_bias tie_lm_head final_norm norm(pre|post) pos(rope|sinusoidal|learned).
+ * Long aliases: vocab_size context_len d_model n_layers n_heads.
+ * Unknown keys and malformed values are errors; cfg is unchanged on error. */
+ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
+
+/* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0). */
+void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
+
+/* Number of float parameters (embedding counted once when tied). */
+ngpt_status ngpt_config_param_count(const ngpt_config *cfg, size_t *count);
+
+/* ------------------------------------------------------------ run shape */
+
+typedef enum ngpt_mode {
+    NGPT_MODE_INFER = 0,        /* forward only, activations reused layer to layer */
+    NGPT_MODE_TRAIN             /* + gradients, AdamW moments, saved activations */
+} ngpt_mode;
+
+typedef enum ngpt_trace {
+    NGPT_TRACE_NONE = 0,
+    NGPT_TRACE_FULL,            /* per layer (batch, H, seq, seq) probabilities */
+    NGPT_TRACE_LAST_ROW         /* per layer (batch, H, seq): the last query's row */
+} ngpt_trace;
+
+/* What a context is planned for: the largest batch and sequence one call may
+ * use, the mode, attention tracing and the thread count. */
+typedef struct ngpt_shape {
+    ngpt_mode mode;
+    int32_t batch;              /* >= 1 */
+    int32_t seq;                /* 1..T; 0 means T */
+    ngpt_trace trace;
+    int32_t threads;            /* >= 1 (per-thread scratch is planned) */
+} ngpt_shape;
+
+/* batch 1 (infer) or 32 (train), seq = T, no trace, 1 thread. */
+ngpt_shape ngpt_shape_default(ngpt_mode mode);
+
+/* The exact arena size in bytes for (config, shape), including the context
+ * itself and per-thread scratch. Pure: allocates nothing. */
+ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, size_t *bytes);
+
+/* ----------------------------------------------------------------- context */
+
+typedef struct ngpt_context ngpt_context;
+
+/* Creates a context inside `arena` (arena_bytes >= ngpt_arena_size(), any
+ * alignment: the start is rounded up to 64 bytes, which the size includes), or
+ * allocates one block when arena is NULL (arena_bytes ignored). Parameters
+ * start as zeros: call ngpt_init_weights() or ngpt_load(). */
+ngpt_status ngpt_init(ngpt_context **ctx, const ngpt_config *cfg, const ngpt_shape *shape,
+                      void *arena, size_t arena_bytes);
+
+/* Frees the internal allocation, if any. NULL is a no-op. */
+void ngpt_free(ngpt_context *ctx);
+
+ngpt_status ngpt_get_config(const ngpt_context *ctx, ngpt_config *cfg);
+ngpt_status ngpt_get_shape(const ngpt_context *ctx, ngpt_shape *shape);
+
+/* Bytes of the arena actually carved (== ngpt_arena_size for the plan). */
+size_t ngpt_arena_used(const ngpt_context *ctx);
+
+/* N(0, 0.02) for Linear/Embedding weights, zero biases, LayerNorm (1, 0),
+ * drawn from Philox4x32-10 keyed by seed: the same model on every machine. */
+ngpt_status ngpt_init_weights(ngpt_context *ctx, uint64_t seed);
+
+/* --------------------------------------------------------------- parameters */
+
+/* Parameter tensors in state_dict order, named as the PyTorch model names them
+ * ("tok_emb.weight", "blocks.0.ln1.weight", ...). All are contiguous in one
+ * float array (ngpt_params). */
+typedef struct ngpt_tensor_info {
+    const char *name;
+    int32_t ndim;
+    int32_t shape[2];
+    size_t offset;              /* in floats, from the start of the parameters */
+    size_t count;               /* elements */
+} ngpt_tensor_info;
+
+int32_t ngpt_tensor_count(const ngpt_context *ctx);
+ngpt_status ngpt_tensor_get_info(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info);
+/* Finds a tensor by name; NGPT_ERR_BAD_ARG if there is none. */
+ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info);
+/* All parameters as one array of `count` floats (writable: tests, importers). */
+ngpt_status ngpt_params(ngpt_context *ctx, float **params, size_t *count);
+
+/* ------------------------------------------------------------------ forward */
+
+/* Dropout in later forwards: off (eval, the default) or on with masks keyed
+ * by (seed, step, site, element). Dropout is only applied when the config's
+ * dropout > 0; with dropout 0 train mode equals eval bit for bit. */
+ngpt_status ngpt_set_dropout(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step);
+
+/* Full forward over tokens (batch, seq) (row-major). With targets (batch, seq)
+ * it also computes the mean cross-entropy into *loss (loss may be NULL).
+ * batch/seq must be within the shape the context was planned for. */
+ngpt_status ngpt_forward(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t seq,
+                         const int32_t *targets, float *loss);
+
+/* Logits of the last forward, (batch, seq, V). Valid until the next call. */
+ngpt_status ngpt_logits(const ngpt_context *ctx, const float **logits);
+
+/* Attention probabilities (pre-dropout) of layer `layer` from the last
+ * forward: NGPT_TRACE_FULL gives (batch, H, seq, seq) with zeros above the
+ * diagonal; NGPT_TRACE_LAST_ROW gives (batch, H, seq). *count = floats. */
+ngpt_status ngpt_trace_get(const ngpt_context *ctx, int32_t layer, const float **probs,
+                           size_t *count);
+
+/* ---------------------------------------------------------------- checksums */
+
+/* XXH3-64 of bytes; print with "%016" PRIx64. */
+uint64_t ngpt_checksum(const void *data, size_t bytes);
+/* XXH3-64 of all parameters / of the last forward's logits. */
+ngpt_status ngpt_checksum_params(const ngpt_context *ctx, uint64_t *hash);
+ngpt_status ngpt_checksum_logits(const ngpt_context *ctx, uint64_t *hash);
+
+/* --------------------------------------------------------------- checkpoint */
+
+/* Writes the model to `path` atomically: a temporary file beside it, fsync,
+ * rename. A crash mid-save leaves the previous file intact. */
+ngpt_status ngpt_save(const ngpt_context *ctx, const char *path);
+
+/* Reads only the config of a checkpoint (to plan a context for it). The whole
+ * file is verified (size, table, checksum) before anything is trusted. */
+ngpt_status ngpt_checkpoint_read_config(const char *path, ngpt_config *cfg);
+ngpt_status ngpt_checkpoint_read_config_mem(const void *data, size_t size, ngpt_config *cfg);
+
+/* Loads parameters into a context whose config equals the checkpoint's. On
+ * any error the context's parameters are unchanged. */
+ngpt_status ngpt_load(ngpt_context *ctx, const char *path);
+ngpt_status ngpt_load_mem(ngpt_context *ctx, const void *data, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NGPT_H */

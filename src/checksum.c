@@ -1,0 +1,26 @@
+/* checksum.c — XXH3-64 checksums of bytes, parameters and logits. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "internal.h"
+
+uint64_t ngpt_checksum(const void *data, size_t bytes)
+{
+    return (uint64_t)XXH3_64bits(data, bytes);
+}
+
+ngpt_status ngpt_checksum_params(const ngpt_context *ctx, uint64_t *hash)
+{
+    if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "checksum_params: NULL argument");
+    *hash = ngpt_checksum(ctx->plan.params, ctx->lay.total * sizeof(float));
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_checksum_logits(const ngpt_context *ctx, uint64_t *hash)
+{
+    if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "checksum_logits: NULL argument");
+    if (!ctx->has_forward) return ngpt_fail(NGPT_ERR_WRONG_MODE, "checksum_logits: no forward has run");
+    size_t n = (size_t)ctx->last_batch * ctx->last_seq * ctx->cfg.vocab_size;
+    *hash = ngpt_checksum(ctx->plan.logits, n * sizeof(float));
+    return NGPT_OK;
+}

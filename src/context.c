@@ -1,0 +1,210 @@
+/* context.c — planning, creating and inspecting a context. */
+#include <math.h>
+#include <sleef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "rng.h"
+
+ngpt_shape ngpt_shape_default(ngpt_mode mode)
+{
+    ngpt_shape s = {.mode = mode, .batch = mode == NGPT_MODE_TRAIN ? 32 : 1, .seq = 0,
+                    .trace = NGPT_TRACE_NONE, .threads = 1};
+    return s;
+}
+
+/* Validates the shape against the config and resolves seq = 0 to T. */
+static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, ngpt_shape *out)
+{
+    ngpt_shape s = *in;
+    if (s.mode != NGPT_MODE_INFER && s.mode != NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: mode must be NGPT_MODE_INFER or NGPT_MODE_TRAIN");
+    if (s.batch < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: batch must be >= 1, got %d", (int)s.batch);
+    if (s.seq == 0) s.seq = cfg->context_len;
+    if (s.seq < 1 || s.seq > cfg->context_len)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: seq must be in 1..T=%d (0 means T), got %d",
+                         (int)cfg->context_len, (int)s.seq);
+    if (s.trace != NGPT_TRACE_NONE && s.trace != NGPT_TRACE_FULL && s.trace != NGPT_TRACE_LAST_ROW)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: unknown trace mode %d", (int)s.trace);
+    if (s.threads < 1 || s.threads > 1024)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: threads must be in 1..1024, got %d", (int)s.threads);
+    *out = s;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, size_t *bytes)
+{
+    if (!cfg || !shape || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "arena_size: NULL argument");
+    ngpt_status st = ngpt_config_validate(cfg);
+    if (st) return st;
+    ngpt_shape s;
+    if ((st = shape_resolve(cfg, shape, &s))) return st;
+    ngpt_plan plan;
+    if ((st = ngpt_plan_walk(cfg, &s, NULL, &plan))) return st;
+    *bytes = plan.bytes;
+    return NGPT_OK;
+}
+
+void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
+{
+    const int half = cfg->d_model / cfg->n_heads / 2;
+    const double D = (double)(2 * half);
+    for (int i = 0; i < half; i++) {
+        /* inv_freq_i = theta^(-2i/D), the angle in double, rounded to float,
+         * then cos/sin in float like the original's float32 cache. */
+        double inv_freq = Sleef_finz_powd1_u10purecfma((double)cfg->rope_theta, -(2.0 * i) / D);
+        for (int pos = 0; pos < cfg->context_len; pos++) {
+            float angle = (float)((double)pos * inv_freq);
+            Sleef_float_2 sc = Sleef_finz_sincosf1_u10purecfma(angle);
+            cos_t[(size_t)pos * half + i] = sc.y;
+            sin_t[(size_t)pos * half + i] = sc.x;
+        }
+    }
+}
+
+ngpt_status ngpt_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
+                      void *arena, size_t arena_bytes)
+{
+    if (!out || !cfg || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "init: NULL argument");
+    *out = NULL;
+    ngpt_status st = ngpt_config_validate(cfg);
+    if (st) return st;
+    ngpt_shape s;
+    if ((st = shape_resolve(cfg, shape, &s))) return st;
+    ngpt_plan plan;
+    if ((st = ngpt_plan_walk(cfg, &s, NULL, &plan))) return st;
+
+    void *owned = NULL;
+    if (arena) {
+        if (arena_bytes < plan.bytes)
+            return ngpt_fail(NGPT_ERR_ARENA_TOO_SMALL,
+                             "init: the arena holds %zu bytes but this config and shape need %zu "
+                             "(see ngpt_arena_size)", arena_bytes, plan.bytes);
+    } else {
+        arena = owned = malloc(plan.bytes);
+        if (!owned)
+            return ngpt_fail(NGPT_ERR_NO_MEMORY, "init: could not allocate the %zu-byte arena",
+                             plan.bytes);
+        arena_bytes = plan.bytes;
+    }
+    uintptr_t a = ((uintptr_t)arena + (NGPT_ALIGN - 1)) & ~(uintptr_t)(NGPT_ALIGN - 1);
+    unsigned char *base = (unsigned char *)a;
+    memset(base, 0, plan.bytes - NGPT_ALIGN);
+    ngpt_plan carved;
+    if ((st = ngpt_plan_walk(cfg, &s, base, &carved))) {
+        free(owned);
+        return st;
+    }
+    ngpt_context *ctx = (ngpt_context *)base;
+    ctx->cfg = *cfg;
+    ctx->shape = s;
+    ngpt_layout_compute(cfg, &ctx->lay);
+    ctx->plan = carved;
+    ctx->k = &ngpt_kernels_active;
+    ctx->owned = owned;
+    ctx->n_tensors = ngpt_layout_tensor_count(cfg);
+    for (int32_t i = 0; i < ctx->n_tensors; i++)
+        ngpt_layout_tensor(cfg, &ctx->lay, i, carved.tensor_names + (size_t)i * NGPT_NAME_MAX,
+                           &carved.tensors[i]);
+    ngpt_rope_tables(cfg, carved.rope_cos, carved.rope_sin);
+    /* LayerNorm weights start at 1 so a fresh context is a valid model. */
+    for (int l = 0; l < cfg->n_layers; l++)
+        for (int c = 0; c < cfg->d_model; c++) {
+            ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln1_w)[c] = 1.0f;
+            ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln2_w)[c] = 1.0f;
+        }
+    for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
+    *out = ctx;
+    return NGPT_OK;
+}
+
+void ngpt_free(ngpt_context *ctx)
+{
+    if (ctx) free(ctx->owned);
+}
+
+ngpt_status ngpt_get_config(const ngpt_context *ctx, ngpt_config *cfg)
+{
+    if (!ctx || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "get_config: NULL argument");
+    *cfg = ctx->cfg;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_get_shape(const ngpt_context *ctx, ngpt_shape *shape)
+{
+    if (!ctx || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "get_shape: NULL argument");
+    *shape = ctx->shape;
+    return NGPT_OK;
+}
+
+size_t ngpt_arena_used(const ngpt_context *ctx) { return ctx ? ctx->plan.bytes : 0; }
+
+int32_t ngpt_tensor_count(const ngpt_context *ctx) { return ctx ? ctx->n_tensors : 0; }
+
+ngpt_status ngpt_tensor_get_info(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info)
+{
+    if (!ctx || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "tensor_get_info: NULL argument");
+    if (index < 0 || index >= ctx->n_tensors)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "tensor_get_info: index %d not in 0..%d", (int)index,
+                         (int)ctx->n_tensors - 1);
+    *info = ctx->plan.tensors[index];
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info)
+{
+    if (!ctx || !name || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "tensor_find: NULL argument");
+    for (int32_t i = 0; i < ctx->n_tensors; i++)
+        if (!strcmp(ctx->plan.tensors[i].name, name)) {
+            *info = ctx->plan.tensors[i];
+            return NGPT_OK;
+        }
+    return ngpt_fail(NGPT_ERR_BAD_ARG, "tensor_find: no tensor named \"%s\"", name);
+}
+
+ngpt_status ngpt_params(ngpt_context *ctx, float **params, size_t *count)
+{
+    if (!ctx || !params || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "params: NULL argument");
+    *params = ctx->plan.params;
+    *count = ctx->lay.total;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_set_dropout(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step)
+{
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "set_dropout: NULL context");
+    ctx->dropout_on = enabled;
+    ctx->dropout_seed = seed;
+    ctx->dropout_step = step;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_init_weights(ngpt_context *ctx, uint64_t seed)
+{
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "init_weights: NULL context");
+    float *params = ctx->plan.params;
+    for (int32_t t = 0; t < ctx->n_tensors; t++) {
+        const ngpt_tensor_info *info = &ctx->plan.tensors[t];
+        float *x = params + info->offset;
+        const char *name = info->name;
+        size_t len = strlen(name);
+        bool is_bias = len >= 4 && !strcmp(name + len - 4, "bias");
+        bool is_ln = strstr(name, "ln") != NULL && info->ndim == 1;
+        if (is_ln && !is_bias) {
+            for (size_t i = 0; i < info->count; i++) x[i] = 1.0f;
+        } else if (is_bias) {
+            memset(x, 0, info->count * sizeof(float));
+        } else { /* Linear and Embedding weights ~ N(0, 0.02) */
+            for (size_t g = 0; g * 4 < info->count; g++) {
+                uint32_t w[4];
+                float z[4];
+                ngpt_rng_block(seed, NGPT_STREAM_INIT | (uint32_t)t, 0, g, w);
+                ngpt_rng_normal4(w, z);
+                for (size_t j = 0; j < 4 && g * 4 + j < info->count; j++) x[g * 4 + j] = 0.02f * z[j];
+            }
+        }
+    }
+    ctx->has_forward = false;
+    return NGPT_OK;
+}

@@ -1,0 +1,121 @@
+/* plan.c — the arena planner. One walker computes the exact size (base NULL)
+ * and carves the regions (base set), so the two can never disagree. Every
+ * region starts on a 64-byte boundary; all arithmetic is overflow-checked. */
+#include "internal.h"
+
+typedef struct walker {
+    unsigned char *base;        /* NULL while sizing */
+    size_t off;
+    bool overflow;
+} walker;
+
+/* Reserves count * elem bytes (count = a*b*c*d) and returns the region. */
+static void *take(walker *w, size_t elem, size_t a, size_t b, size_t c, size_t d)
+{
+    size_t n = elem;
+    if (!ngpt_mul_ok(n, a, &n) || !ngpt_mul_ok(n, b, &n) || !ngpt_mul_ok(n, c, &n) ||
+        !ngpt_mul_ok(n, d, &n)) {
+        w->overflow = true;
+        return NULL;
+    }
+    size_t start = (w->off + (NGPT_ALIGN - 1)) & ~(size_t)(NGPT_ALIGN - 1);
+    if (start < w->off || !ngpt_add_ok(start, n, &w->off)) {
+        w->overflow = true;
+        return NULL;
+    }
+    return w->base && n ? w->base + start : NULL;
+}
+
+#define TAKE_F(w, a, b, c, d) ((float *)take((w), sizeof(float), (a), (b), (c), (d)))
+
+ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void *base,
+                           ngpt_plan *plan)
+{
+    ngpt_layout lay;
+    if (!ngpt_layout_compute(cfg, &lay))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "arena: the parameter count overflows size_t");
+    const bool train = shape->mode == NGPT_MODE_TRAIN;
+    const size_t B = (size_t)shape->batch, T = (size_t)shape->seq;
+    const size_t C = (size_t)cfg->d_model, F = (size_t)cfg->d_ff, V = (size_t)cfg->vocab_size;
+    const size_t H = (size_t)cfg->n_heads, L = (size_t)cfg->n_layers;
+    const size_t D = C / H, P = lay.total;
+    const size_t LL = train ? L : 1;    /* copies of per-layer activations */
+    const size_t NT = (size_t)ngpt_layout_tensor_count(cfg);
+    walker w = {(unsigned char *)base, 0, false};
+    ngpt_plan p = {0};
+
+    take(&w, sizeof(struct ngpt_context), 1, 1, 1, 1);
+    p.tensors = take(&w, sizeof(ngpt_tensor_info), NT, 1, 1, 1);
+    p.tensor_names = take(&w, NGPT_NAME_MAX, NT, 1, 1, 1);
+
+    p.params = TAKE_F(&w, P, 1, 1, 1);
+    if (train) {
+        p.grads = TAKE_F(&w, P, 1, 1, 1);
+        p.adam_m = TAKE_F(&w, P, 1, 1, 1);
+        p.adam_v = TAKE_F(&w, P, 1, 1, 1);
+    }
+    p.rope_cos = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
+    p.rope_sin = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
+
+    p.x = TAKE_F(&w, train ? L + 1 : 1, B, T, C);
+    p.ln_mean = TAKE_F(&w, LL, 2, B, T);
+    p.ln_rstd = TAKE_F(&w, LL, 2, B, T);
+    p.qkv = TAKE_F(&w, LL, B, T, 3 * C);
+    if (train || shape->trace == NGPT_TRACE_FULL) {
+        size_t bh = 0;
+        if (!ngpt_mul_ok(B, H, &bh)) w.overflow = true;
+        p.att = TAKE_F(&w, L, bh, T, T);
+    }
+    if (shape->trace == NGPT_TRACE_LAST_ROW) p.trace_rows = TAKE_F(&w, L, B, H, T);
+    p.atty = TAKE_F(&w, LL, B, T, C);
+    p.res1 = TAKE_F(&w, LL, B, T, C);
+    p.fc1 = TAKE_F(&w, LL, B, T, F);
+    p.lnf = TAKE_F(&w, B, T, C, 1);
+    p.lnf_mean = TAKE_F(&w, B, T, 1, 1);
+    p.lnf_rstd = TAKE_F(&w, B, T, 1, 1);
+    p.logits = TAKE_F(&w, B, T, V, 1);
+    p.losses = TAKE_F(&w, B, T, 1, 1);
+
+    p.ln_out = TAKE_F(&w, B, T, C, 1);
+    p.hidden = TAKE_F(&w, B, T, F, 1);
+    p.branch = TAKE_F(&w, B, T, C, 1);
+    p.thread_rows = TAKE_F(&w, (size_t)shape->threads, 2, T, 1);
+
+    if (w.overflow)
+        return ngpt_fail(NGPT_ERR_OVERFLOW,
+                         "arena: the size for this config and shape (batch=%d seq=%d) "
+                         "overflows size_t on this machine",
+                         (int)shape->batch, (int)shape->seq);
+    /* Slack so that any caller buffer can be aligned up to 64 bytes. */
+    if (!ngpt_add_ok(w.off, NGPT_ALIGN, &p.bytes))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "arena: size overflows size_t");
+    *plan = p;
+    return NGPT_OK;
+}
+
+ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer, int B, int T)
+{
+    const ngpt_plan *p = &ctx->plan;
+    const bool train = ctx->shape.mode == NGPT_MODE_TRAIN;
+    const size_t C = (size_t)ctx->cfg.d_model, F = (size_t)ctx->cfg.d_ff;
+    const size_t H = (size_t)ctx->cfg.n_heads;
+    /* Per-layer strides use the planned shape so regions never overlap; the
+     * data inside is packed for the actual (B, T). */
+    const size_t BT = (size_t)ctx->shape.batch * (size_t)ctx->shape.seq;
+    const size_t li = train ? (size_t)layer : 0;
+    ngpt_layer_acts a;
+    a.x_in = p->x + (train ? (size_t)layer : 0) * BT * C;
+    a.x_out = p->x + (train ? (size_t)layer + 1 : 0) * BT * C;
+    a.ln1_mean = p->ln_mean + li * 2 * BT;
+    a.ln2_mean = a.ln1_mean + BT;
+    a.ln1_rstd = p->ln_rstd + li * 2 * BT;
+    a.ln2_rstd = a.ln1_rstd + BT;
+    a.qkv = p->qkv + li * BT * 3 * C;
+    a.att = p->att ? p->att + (size_t)layer * BT * H * (size_t)ctx->shape.seq : NULL;
+    a.atty = p->atty + li * BT * C;
+    a.res1 = p->res1 + li * BT * C;
+    a.fc1 = p->fc1 + li * BT * F;
+    (void)B;
+    (void)T;
+    return a;
+}

@@ -1,0 +1,5 @@
+/* active.c — the scalar build runs the reference kernels. An ISA build
+ * compiles arch/<isa>/table.c instead of this file. */
+#include "../kernels.h"
+
+const ngpt_kernels ngpt_kernels_active = NGPT_KERNELS_REF_INIT("scalar");

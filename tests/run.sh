@@ -1,0 +1,25 @@
+#!/bin/sh
+# run.sh — runs every test program (under $RUN_ENV, e.g. qemu) and adds up
+# their "name: N passed, M failed" lines. A program that crashes or prints no
+# summary counts as one failure. Ends with "tests: N passed, N failed".
+passed=0 failed=0
+for t in "$@"; do
+    out=$($RUN_ENV "$t" 2>&1)
+    rc=$?
+    line=$(printf '%s\n' "$out" | grep -E '^[A-Za-z0-9_]+: [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+    if [ -z "$line" ]; then
+        printf '%s\n' "$out"
+        echo "$(basename "$t"): crashed or printed no summary (exit $rc)"
+        failed=$((failed + 1))
+        continue
+    fi
+    p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')
+    if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then printf '%s\n' "$out" | grep -v "$line"; fi
+    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+    echo "$line"
+    passed=$((passed + p))
+    failed=$((failed + f))
+done
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
