@@ -393,6 +393,32 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
 ngpt_status ngpt_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
                           int32_t n_batches, int32_t batch, int32_t seq, float *loss);
 
+/* ---- checkpoints with training state */
+
+/* What, besides parameters and AdamW moments, a training checkpoint holds
+ * (metadata train.*). The data position is (seed, step): batch windows are
+ * a pure function of them, so resuming continues bit for bit. */
+typedef struct ngpt_train_state {
+    uint64_t seed;              /* data and dropout seed */
+    int32_t batch, seq;         /* the batch shape trained with */
+    ngpt_optim_config opt;      /* optimizer and schedule settings */
+    float best_eval_loss;       /* best evaluation loss so far (INFINITY: none) */
+    bool has_state;             /* load: false for a model-only checkpoint */
+} ngpt_train_state;
+
+/* Saves parameters, AdamW moments (optim.m.*, optim.v.*), the step count and
+ * *state atomically (as ngpt_save). Needs a training context. The file also
+ * loads with ngpt_load (parameters only). */
+ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path,
+                            const ngpt_train_state *state);
+
+/* Loads what ngpt_save_train wrote into a training context with the same
+ * config, restoring the step count; *state (may be NULL) gets the saved
+ * settings. A model-only checkpoint (ngpt_save, ngpt init) also loads: zero
+ * moments, step 0, state->has_state false and default settings. All or
+ * nothing: on error the context is unchanged. */
+ngpt_status ngpt_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *state);
+
 #ifdef __cplusplus
 }
 #endif
