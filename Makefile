@@ -40,6 +40,7 @@ endif
 BUILD ?= build
 
 OPT     ?= -O2
+WERROR  ?= $(if $(filter true 1,$(CI)),1)     # warnings are errors in CI
 WARN    := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 NUMERIC := -std=c11 -ffp-contract=off -fno-fast-math
 # SLEEF declares its deterministic FMA scalars only under FP_FAST_FMA, which
@@ -73,7 +74,7 @@ LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all corpus deps test bench install uninstall clean examples
+.PHONY: all corpus deps test test-native bench install uninstall clean examples
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -109,8 +110,15 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
 	    $(shell sed -n 's|^/\* test-ldflags: \(.*\) \*/$$|\1|p' $<) $(LDLIBS)
 
-test: all $(TEST_BIN)
-	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" sh tests/run.sh $(TEST_BIN)
+# make test: the suite natively, then (on an x86-64 Linux host) the AArch64
+# and ARMv7 builds under qemu-user, then one closing total line
+# (tests/suite.sh). make test-native runs one build's suite.
+RESULTS ?=
+test:
+	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
+
+test-native: all $(TEST_BIN)
+	@RUN_ENV="$(RUN_ENV)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" sh tests/run.sh $(TEST_BIN)
 
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
