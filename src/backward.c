@@ -9,7 +9,10 @@
  * order; bias/LayerNorm gradients continue one chain per element over rows.
  * Dropout masks are recomputed from (seed, step, site, element), never
  * stored; LayerNorm and GELU outputs are recomputed into the forward's
- * scratch (ln_out, hidden) instead of being kept per layer.
+ * scratch (ln_out, hidden) instead of being kept per layer. That scratch
+ * doubles as gradient space once its recomputed value has been used:
+ * hidden holds dGELU-out then dfc1 after dW2 is formed, and ln_out holds
+ * d(attention output) before ln1's output is recomputed.
  */
 #include <math.h>
 #include <string.h>
@@ -45,7 +48,7 @@ static void drop_bwd(const ngpt_context *ctx, float *dx, const float *dy, size_t
     ctx->k->dropout(dx, dy, n, 0, &key);
 }
 
-/* Attention core backward of one layer: g_atty (B,T,C) -> g_qkv (B,T,3C),
+/* Attention core backward of one layer: d(atty) in ln_out (B,T,C) -> g_qkv (B,T,3C),
  * gradients of q and k after RoPE (rope_bwd is applied by the caller). */
 static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, int B, int T)
 {
@@ -71,7 +74,7 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
             for (int i = 0; i < T; i++) {       /* query rows in increasing order */
                 size_t row_index = ((size_t)b * H + h) * T + i;
                 const float *p = a->att + row_index * T;
-                const float *go = ctx->plan.g_atty + ((size_t)b * T + i) * C + h * D;
+                const float *go = ctx->plan.ln_out + ((size_t)b * T + i) * C + h * D;
                 const float *pv = p;
                 if (dropping) {
                     k->dropout(pd, p, (size_t)i + 1, row_index * T, &key);
@@ -132,15 +135,15 @@ ngpt_status ngpt_backward(ngpt_context *ctx)
         linear_bwd_weight(k, ngpt_block_ptr(lay, G, l, lay->fc2_w), p->g_branch, p->hidden,
                           (int)BT, F, C);
         k->colsum_acc(ngpt_block_ptr(lay, G, l, lay->fc2_b), p->g_branch, BT, C);
-        linear_bwd_input(k, p->g_hidden, p->g_branch, ngpt_block_ptr(lay, W, l, lay->fc2_w),
+        linear_bwd_input(k, p->hidden, p->g_branch, ngpt_block_ptr(lay, W, l, lay->fc2_w),
                          (int)BT, F, C);
-        k->gelu_bwd(p->g_hidden, a.fc1, p->g_hidden, BT * F);
+        k->gelu_bwd(p->hidden, a.fc1, p->hidden, BT * F);
         k->layernorm_fwd(p->ln_out, NULL, NULL, a.res1, ngpt_block_ptr(lay, W, l, lay->ln2_w),
                          ngpt_block_ptr(lay, W, l, lay->ln2_b), BT, C);
-        linear_bwd_weight(k, ngpt_block_ptr(lay, G, l, lay->fc1_w), p->g_hidden, p->ln_out,
+        linear_bwd_weight(k, ngpt_block_ptr(lay, G, l, lay->fc1_w), p->hidden, p->ln_out,
                           (int)BT, C, F);
-        k->colsum_acc(ngpt_block_ptr(lay, G, l, lay->fc1_b), p->g_hidden, BT, F);
-        linear_bwd_input(k, p->g_ln, p->g_hidden, ngpt_block_ptr(lay, W, l, lay->fc1_w),
+        k->colsum_acc(ngpt_block_ptr(lay, G, l, lay->fc1_b), p->hidden, BT, F);
+        linear_bwd_input(k, p->g_ln, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc1_w),
                          (int)BT, C, F);
         k->layernorm_bwd(p->g_res, ngpt_block_ptr(lay, G, l, lay->ln2_w),
                          ngpt_block_ptr(lay, G, l, lay->ln2_b), p->g_ln, a.res1, a.ln2_mean,
@@ -150,7 +153,7 @@ ngpt_status ngpt_backward(ngpt_context *ctx)
         drop_bwd(ctx, p->g_branch, p->g_res, BT * C, l, NGPT_SITE_ATTN_OUT);
         linear_bwd_weight(k, ngpt_block_ptr(lay, G, l, lay->proj_w), p->g_branch, a.atty,
                           (int)BT, C, C);
-        linear_bwd_input(k, p->g_atty, p->g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
+        linear_bwd_input(k, p->ln_out, p->g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
                          (int)BT, C, C);
         attention_bwd(ctx, &a, l, B, T);
         for (size_t r = 0; r < BT; r++) {       /* RoPE backward on dq and dk */

@@ -115,16 +115,15 @@ typedef struct ngpt_plan {
     float *thread_rows;         /* (threads, 2, T) probability rows */
     int32_t *batch_buf;         /* (2,B,T) tokens then targets staged by the data loader */
     /* train mode: gradients of activations (backward.c); the ln outputs and
-     * GELU outputs are recomputed into ln_out/hidden instead of being kept */
+     * GELU outputs are recomputed into ln_out/hidden instead of being kept,
+     * and those two also carry d(attention output) and d(hidden) */
     int32_t *tokens;            /* (B,T) of the last forward */
     int32_t *targets;           /* (B,T) of the last forward */
     float *g_logits;            /* (B,T,V) */
     float *g_res;               /* (B,T,C) residual stream */
     float *g_branch;            /* (B,T,C) sublayer output before dropout */
-    float *g_atty;              /* (B,T,C) attention output before proj */
     float *g_ln;                /* (B,T,C) LayerNorm output */
     float *g_qkv;               /* (B,T,3C) */
-    float *g_hidden;            /* (B,T,d_ff) GELU output, then fc1 output */
 } ngpt_plan;
 
 /* Sizes (base == NULL) or carves (base 64-aligned) the whole arena, starting

@@ -87,10 +87,8 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.g_logits = TAKE_F(&w, B, T, V, 1);
         p.g_res = TAKE_F(&w, B, T, C, 1);
         p.g_branch = TAKE_F(&w, B, T, C, 1);
-        p.g_atty = TAKE_F(&w, B, T, C, 1);
         p.g_ln = TAKE_F(&w, B, T, C, 1);
         p.g_qkv = TAKE_F(&w, B, T, 3 * C, 1);
-        p.g_hidden = TAKE_F(&w, B, T, F, 1);
     }
 
     if (w.overflow)
