@@ -75,6 +75,7 @@ typedef struct train_opts {
     bool cfg_given;
     /* which were given explicitly (they override a resumed checkpoint's) */
     bool g_batch, g_seq, g_seed, g_steps, g_lr, g_min_lr, g_warmup, g_wd, g_clip, g_accum, g_decay;
+    bool g_eval_every, g_eval_batches, g_holdout;
 } train_opts;
 
 static int parse(int argc, char **argv, train_opts *o)
@@ -117,11 +118,11 @@ static int parse(int argc, char **argv, train_opts *o)
         } else if (cli_opt(&a, "--threads", &v)) {
             ok = !v || cli_parse_i32(c, "--threads", v, 1, 1024, &o->threads);
         } else if (cli_opt(&a, "--eval-every", &v)) {
-            ok = !v || cli_parse_i32(c, "--eval-every", v, 0, INT32_MAX, &o->eval_every);
+            ok = !v || cli_parse_i32(c, "--eval-every", v, 0, INT32_MAX, &o->eval_every), o->g_eval_every = true;
         } else if (cli_opt(&a, "--eval-batches", &v)) {
-            ok = !v || cli_parse_i32(c, "--eval-batches", v, 1, 1 << 20, &o->eval_batches);
+            ok = !v || cli_parse_i32(c, "--eval-batches", v, 1, 1 << 20, &o->eval_batches), o->g_eval_batches = true;
         } else if (cli_opt(&a, "--holdout", &v)) {
-            ok = !v || cli_parse_f32(c, "--holdout", v, 0.0f, 0.99f, &o->holdout);
+            ok = !v || cli_parse_f32(c, "--holdout", v, 0.0f, 0.99f, &o->holdout), o->g_holdout = true;
         } else if (cli_opt(&a, "--out", &v)) {
             o->out = v;
         } else if (cli_opt(&a, "--keep-best", &v)) {
@@ -160,13 +161,17 @@ static void apply_saved(train_opts *o, const ngpt_train_state *s)
     if (!o->g_clip) o->opt.clip = s->opt.clip;
     if (!o->g_accum) o->opt.accum = s->opt.accum;
     if (!o->g_decay) o->opt.decay_all = s->opt.decay_all;
+    if (!o->g_eval_every) o->eval_every = s->eval_every;
+    if (!o->g_eval_batches) o->eval_batches = s->eval_batches;
+    if (!o->g_holdout) o->holdout = s->holdout;
     o->opt.beta1 = s->opt.beta1, o->opt.beta2 = s->opt.beta2, o->opt.eps = s->opt.eps;
 }
 
 static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o, float best)
 {
     ngpt_train_state ts = {.seed = o->seed, .batch = o->batch, .seq = o->seq, .opt = o->opt,
-                           .best_eval_loss = best};
+                           .best_eval_loss = best, .holdout = o->holdout,
+                           .eval_every = o->eval_every, .eval_batches = o->eval_batches};
     return ngpt_save_train(ctx, path, &ts);
 }
 

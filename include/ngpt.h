@@ -403,6 +403,9 @@ typedef struct ngpt_train_state {
     int32_t batch, seq;         /* the batch shape trained with */
     ngpt_optim_config opt;      /* optimizer and schedule settings */
     float best_eval_loss;       /* best evaluation loss so far (INFINITY: none) */
+    /* evaluation settings of the run (optional in a file: 0.1, 100, 8 when absent) */
+    float holdout;              /* held-out fraction of the data */
+    int32_t eval_every, eval_batches;
     bool has_state;             /* load: false for a model-only checkpoint */
 } ngpt_train_state;
 

@@ -58,7 +58,8 @@ int main(void)
     CHECK_OK(ngpt_data_open_mem(&d, text, sizeof text - 1, 0.1f, T));
     ngpt_optim_config o = ngpt_optim_default();
     o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 5, o.total_steps = 20, o.accum = 2;
-    ngpt_train_state ts = {.seed = 42, .batch = B, .seq = T, .opt = o, .best_eval_loss = 4.5f};
+    ngpt_train_state ts = {.seed = 42, .batch = B, .seq = T, .opt = o, .best_eval_loss = 4.5f,
+                          .holdout = 0.25f, .eval_every = 7, .eval_batches = 3};
 
     ngpt_context *a = new_ctx(NGPT_MODE_TRAIN, 32);
     ngpt_context *b = new_ctx(NGPT_MODE_TRAIN, 32);
@@ -76,7 +77,8 @@ int main(void)
     CHECK(got.has_state && got.seed == 42 && got.batch == B && got.seq == T &&
           got.opt.lr == o.lr && got.opt.min_lr == o.min_lr && got.opt.warmup == 5 &&
           got.opt.total_steps == 20 && got.opt.accum == 2 && got.opt.decay_all &&
-          got.opt.beta2 == o.beta2 && got.opt.clip == o.clip && got.best_eval_loss == 4.5f,
+          got.opt.beta2 == o.beta2 && got.opt.clip == o.clip && got.best_eval_loss == 4.5f &&
+          got.holdout == 0.25f && got.eval_every == 7 && got.eval_batches == 3,
           "training state did not round-trip");
     uint64_t h_resumed = run(c, d, &got.opt, 10);
     CHECK_HASH(h_resumed, h20);
