@@ -216,6 +216,12 @@ int cli_cmd_train(int argc, char **argv)
                                "unusable (run `make` to build it)\n");
         return cli_fail_status(cmd, "data", st);
     }
+    size_t tr = 0, ev = 0;
+    ngpt_data_sizes(data, &tr, &ev);
+    if (ev == 0 && o.best) {
+        ngpt_data_free(data);
+        return cli_error(cmd, CLI_USAGE, "--keep-best needs held-out data (--holdout > 0)");
+    }
     ngpt_shape shape = {.mode = NGPT_MODE_TRAIN, .batch = o.batch, .seq = o.seq,
                         .trace = NGPT_TRACE_NONE, .threads = o.threads};
     ngpt_context *ctx = NULL;
@@ -241,10 +247,9 @@ int cli_cmd_train(int argc, char **argv)
     }
 
     char desc[256];
-    size_t n_params = 0, tr = 0, ev = 0;
+    size_t n_params = 0;
     ngpt_config_format(&o.cfg, desc, sizeof desc);
     ngpt_config_param_count(&o.cfg, &n_params);
-    ngpt_data_sizes(data, &tr, &ev);
     uint64_t step = 0;
     ngpt_optim_steps(ctx, &step);
     printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, 1 thread%s)\n",
@@ -278,7 +283,7 @@ int cli_cmd_train(int argc, char **argv)
         double tps = tokens_per_step * (double)(step - step_start) / (now - t_start);
         float eval = NAN;
         bool last = step == (uint64_t)o.steps;
-        if (last || (o.eval_every > 0 && step % (uint64_t)o.eval_every == 0)) {
+        if (ev > 0 && (last || (o.eval_every > 0 && step % (uint64_t)o.eval_every == 0))) {
             if ((st = ngpt_evaluate(ctx, data, o.seed, o.eval_batches, o.batch, o.seq, &eval))) {
                 rc = cli_fail_status(cmd, "evaluate", st);
                 break;
