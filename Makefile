@@ -89,7 +89,7 @@ $(LIB): $(LIB_OBJ)
 $(CLI): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/test.h $(LIB)
+$(BUILD)/tests/%: tests/%.c tests/test.h tests/golden.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
