@@ -73,7 +73,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 LIB := $(BUILD)/libngpt.a
 CLI := $(BUILD)/ngpt
 
-.PHONY: all deps test test-native bench install uninstall clean examples
+.PHONY: all deps test test-native test-interop bench install uninstall clean examples
 all: deps $(LIB) $(CLI)
 
 # Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
@@ -108,6 +108,16 @@ test:
 
 test-native: all $(TEST_BIN)
 	@RUN_ENV="$(RUN_ENV)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" sh tests/run.sh $(TEST_BIN)
+
+# PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
+PYTHON ?= /usr/bin/python3
+INTEROP_BIN := $(BUILD)/tests/interop/ngpt-logits
+$(INTEROP_BIN): tests/interop/ngpt_logits.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
+test-interop: all $(INTEROP_BIN)
+	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_interop.py --build $(BUILD)
 
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
