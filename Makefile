@@ -71,10 +71,21 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 
 LIB := $(BUILD)/libngpt.a
+CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all deps test test-native test-interop bench install uninstall clean examples
-all: deps $(LIB) $(CLI)
+.PHONY: all corpus deps test test-native test-interop bench install uninstall clean examples
+all: deps $(LIB) $(CLI) $(CORPUS)
+
+# The bundled training corpus: the project's own docs and sources, gathered
+# at build time so `ngpt train` without --data works on a fresh clone.
+CORPUS_SRC := $(sort $(wildcard README.md docs/*.md)) include/ngpt.h \
+              $(sort $(wildcard src/*.h src/*.c src/ref/*.c cli/*.h cli/*.c tests/*.h tests/*.c)) Makefile
+$(CORPUS): $(CORPUS_SRC)
+	@mkdir -p $(dir $@)
+	cat $(CORPUS_SRC) > $@
+corpus: $(CORPUS)
+$(BUILD)/obj/cli/cmd_train.o: CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
 
 # Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
 # exactly what to run without the rights to.

@@ -60,5 +60,7 @@ ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_conte
 int cli_cmd_init(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_checksum(int argc, char **argv);
+int cli_cmd_train(int argc, char **argv);
+int cli_cmd_eval(int argc, char **argv);
 
 #endif

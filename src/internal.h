@@ -113,6 +113,17 @@ typedef struct ngpt_plan {
     float *hidden;              /* (B,T,d_ff) GELU output */
     float *branch;              /* (B,T,C) proj/fc2 output before dropout */
     float *thread_rows;         /* (threads, 2, T) probability rows */
+    int32_t *batch_buf;         /* (2,B,T) tokens then targets staged by the data loader */
+    /* train mode: gradients of activations (backward.c); the ln outputs and
+     * GELU outputs are recomputed into ln_out/hidden instead of being kept,
+     * and those two also carry d(attention output) and d(hidden) */
+    int32_t *tokens;            /* (B,T) of the last forward */
+    int32_t *targets;           /* (B,T) of the last forward */
+    float *g_logits;            /* (B,T,V) */
+    float *g_res;               /* (B,T,C) residual stream */
+    float *g_branch;            /* (B,T,C) sublayer output before dropout */
+    float *g_ln;                /* (B,T,C) LayerNorm output */
+    float *g_qkv;               /* (B,T,3C) */
 } ngpt_plan;
 
 /* Sizes (base == NULL) or carves (base 64-aligned) the whole arena, starting
@@ -134,6 +145,10 @@ struct ngpt_context {
     /* last forward */
     int32_t last_batch, last_seq;
     bool has_forward;
+    /* training (backward.c, optim.c) */
+    bool has_targets;           /* the last forward had targets (train mode) */
+    int32_t n_backward;         /* backward passes accumulated since zero_grads */
+    uint64_t optim_steps;       /* AdamW steps taken (t of the bias correction) */
 };
 
 ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer, int B, int T);
