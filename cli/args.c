@@ -1,0 +1,124 @@
+/* args.c — option parsing and error printing shared by every command. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+cli_args cli_args_init(int argc, char **argv)
+{
+    cli_args a = {argc, argv, 0, argv[0], false};
+    return a;
+}
+
+bool cli_next(cli_args *a)
+{
+    if (a->failed) return false;
+    a->i++;
+    return a->i < a->argc;
+}
+
+const char *cli_arg(const cli_args *a) { return a->argv[a->i]; }
+
+bool cli_flag(cli_args *a, const char *name) { return !strcmp(a->argv[a->i], name); }
+
+bool cli_opt(cli_args *a, const char *name, const char **value)
+{
+    const char *arg = a->argv[a->i];
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) != 0) return false;
+    if (arg[n] == '=') {
+        *value = arg + n + 1;
+        return true;
+    }
+    if (arg[n] != '\0') return false;
+    if (a->i + 1 >= a->argc) {
+        cli_error(a->cmd, CLI_USAGE, "%s needs a value", name);
+        a->failed = true;
+        *value = NULL;
+        return true;
+    }
+    *value = a->argv[++a->i];
+    return true;
+}
+
+int cli_unknown(const cli_args *a)
+{
+    if (a->failed) return CLI_USAGE;
+    return cli_error(a->cmd, CLI_USAGE, "unknown option or extra argument \"%s\" (see ngpt %s --help)",
+                     a->argv[a->i], a->cmd);
+}
+
+int cli_error(const char *cmd, int code, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "ngpt %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+int cli_fail_status(const char *cmd, const char *what, ngpt_status st)
+{
+    return cli_error(cmd, CLI_FAILED, "%s: %s: %s", what, ngpt_status_string(st), ngpt_last_error());
+}
+
+bool cli_parse_i32(const char *cmd, const char *opt, const char *s, int32_t lo, int32_t hi, int32_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = s ? strtoll(s, &end, 10) : 0;
+    if (!s || *s == '\0' || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
+        cli_error(cmd, CLI_USAGE, "%s expects an integer in %" PRId32 "..%" PRId32 ", got \"%s\"",
+                  opt, lo, hi, s ? s : "");
+        return false;
+    }
+    *out = (int32_t)v;
+    return true;
+}
+
+bool cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = s && *s != '-' ? strtoull(s, &end, 10) : 0;
+    if (!s || *s == '\0' || *s == '-' || *end != '\0' || errno == ERANGE) {
+        cli_error(cmd, CLI_USAGE, "%s expects a non-negative integer, got \"%s\"", opt, s ? s : "");
+        return false;
+    }
+    *out = (uint64_t)v;
+    return true;
+}
+
+bool cli_parse_f32(const char *cmd, const char *opt, const char *s, float lo, float hi, float *out)
+{
+    char *end;
+    errno = 0;
+    float v = s ? strtof(s, &end) : 0.0f;
+    if (!s || *s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v) || v < lo || v > hi) {
+        cli_error(cmd, CLI_USAGE, "%s expects a number in [%g, %g], got \"%s\"", opt, (double)lo,
+                  (double)hi, s ? s : "");
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx)
+{
+    ngpt_config cfg;
+    ngpt_status st = ngpt_checkpoint_read_config(path, &cfg);
+    if (st) return st;
+    if ((st = ngpt_init(ctx, &cfg, shape, NULL, 0))) return st;
+    if ((st = ngpt_load(*ctx, path))) {
+        ngpt_free(*ctx);
+        *ctx = NULL;
+    }
+    return st;
+}

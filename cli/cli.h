@@ -1,0 +1,64 @@
+/* cli.h — the ngpt command-line tool: the command table and the helpers every
+ * command shares (option parsing with clear errors, opening a model). */
+#ifndef NGPT_CLI_H
+#define NGPT_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ngpt.h"
+
+/* Exit codes: 0 success, 1 the operation failed, 2 bad usage. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
+typedef struct cli_command {
+    const char *name;
+    const char *summary;        /* one line for `ngpt --help` */
+    int (*run)(int argc, char **argv);   /* argv[0] is the command name */
+} cli_command;
+
+/* Walks argv: `while (cli_next(&a)) { if (cli_opt(&a, "--out", &v)) ... else return cli_unknown(&a); }` */
+typedef struct cli_args {
+    int argc;
+    char **argv;
+    int i;                      /* index of the current argument */
+    const char *cmd;            /* for messages: "ngpt <cmd>: ..." */
+    bool failed;                /* an option lacked its value */
+} cli_args;
+
+cli_args cli_args_init(int argc, char **argv);
+/* Advances to the next argument; false at the end or after a failure. */
+bool cli_next(cli_args *a);
+/* The current argument. */
+const char *cli_arg(const cli_args *a);
+/* True if the current argument is `name` (a flag without value). */
+bool cli_flag(cli_args *a, const char *name);
+/* True if the current argument is `name VALUE` or `name=VALUE`; sets *value.
+ * A missing value prints an error and sets a->failed. */
+bool cli_opt(cli_args *a, const char *name, const char **value);
+/* Prints "ngpt <cmd>: unknown option X (see ngpt <cmd> --help)"; returns CLI_USAGE. */
+int cli_unknown(const cli_args *a);
+
+/* Parse helpers: print "ngpt <cmd>: <opt> expects ..." and return false on error. */
+bool cli_parse_i32(const char *cmd, const char *opt, const char *s, int32_t lo, int32_t hi, int32_t *out);
+bool cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
+bool cli_parse_f32(const char *cmd, const char *opt, const char *s, float lo, float hi, float *out);
+
+/* Prints "ngpt <cmd>: <message>" to stderr; returns code. */
+int cli_error(const char *cmd, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Prints the library's failure: "ngpt <cmd>: <what>: <status>: <detail>"; returns CLI_FAILED. */
+int cli_fail_status(const char *cmd, const char *what, ngpt_status st);
+
+/* Reads a checkpoint's config, plans a context for `shape` and loads it. */
+ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx);
+
+/* Commands (cli/cmd_<name>.c). */
+int cli_cmd_init(int argc, char **argv);
+int cli_cmd_info(int argc, char **argv);
+int cli_cmd_checksum(int argc, char **argv);
+
+#endif

@@ -1,0 +1,73 @@
+/* cmd_checksum.c — `ngpt checksum FILE`: XXH3 checksums that must be the same
+ * on every build and machine. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *const HELP =
+    "usage: ngpt checksum FILE [--prompt TEXT] [--seed S] [--step N]\n\n"
+    "Prints one name=<16 hex digits> line each for:\n"
+    "  params        all parameters\n"
+    "  logits_eval   the logits over the prompt's bytes, eval mode\n"
+    "  logits_train  the same with dropout on, masks keyed by (seed, step)\n"
+    "Every build (scalar, AVX2, NEON; x86 or ARM; any thread count) prints the\n"
+    "same lines for the same file and arguments.\n\n"
+    "  --prompt TEXT   bytes to run (default \"Hello, ngpt!\"), at most T bytes\n"
+    "  --seed S        dropout seed (default 42)\n"
+    "  --step N        dropout step (default 0)\n";
+
+int cli_cmd_checksum(int argc, char **argv)
+{
+    cli_args a = cli_args_init(argc, argv);
+    const char *path = NULL, *prompt = "Hello, ngpt!", *v;
+    uint64_t seed = 42, step = 0;
+    while (cli_next(&a)) {
+        if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
+            fputs(HELP, stdout);
+            return CLI_OK;
+        } else if (cli_opt(&a, "--prompt", &v)) {
+            prompt = v;
+        } else if (cli_opt(&a, "--seed", &v)) {
+            if (v && !cli_parse_u64(a.cmd, "--seed", v, &seed)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--step", &v)) {
+            if (v && !cli_parse_u64(a.cmd, "--step", v, &step)) return CLI_USAGE;
+        } else if (cli_arg(&a)[0] != '-' && !path) {
+            path = cli_arg(&a);
+        } else {
+            return cli_unknown(&a);
+        }
+    }
+    if (a.failed) return CLI_USAGE;
+    if (!path) return cli_error(a.cmd, CLI_USAGE, "a checkpoint FILE is required (see ngpt checksum --help)");
+    size_t n = strlen(prompt);
+    if (n == 0) return cli_error(a.cmd, CLI_USAGE, "--prompt must not be empty");
+
+    ngpt_config cfg;
+    ngpt_status st = ngpt_checkpoint_read_config(path, &cfg);
+    if (st) return cli_fail_status(a.cmd, path, st);
+    if (n > (size_t)cfg.context_len)
+        return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu bytes but the model's context is T=%d",
+                         n, (int)cfg.context_len);
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    shape.seq = (int32_t)n;
+    ngpt_context *ctx;
+    if ((st = cli_open_model(path, &shape, &ctx))) return cli_fail_status(a.cmd, path, st);
+
+    int32_t tokens[n];
+    for (size_t i = 0; i < n; i++) tokens[i] = (unsigned char)prompt[i];
+    uint64_t h_params = 0, h_eval = 0, h_train = 0;
+    ngpt_checksum_params(ctx, &h_params);
+    if (!(st = ngpt_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL))) {
+        ngpt_checksum_logits(ctx, &h_eval);
+        ngpt_set_dropout(ctx, true, seed, step);
+        if (!(st = ngpt_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL)))
+            ngpt_checksum_logits(ctx, &h_train);
+    }
+    ngpt_free(ctx);
+    if (st) return cli_fail_status(a.cmd, "forward", st);
+    printf("params=%016" PRIx64 "\nlogits_eval=%016" PRIx64 "\nlogits_train=%016" PRIx64 "\n",
+           h_params, h_eval, h_train);
+    return CLI_OK;
+}
