@@ -98,8 +98,19 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
 	    $(shell sed -n 's|^/\* test-ldflags: \(.*\) \*/$$|\1|p' $<) $(LDLIBS)
 
-test: all $(TEST_BIN)
-	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" sh tests/run.sh $(TEST_BIN)
+test: all $(TEST_BIN) examples
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" sh tests/run.sh $(TEST_BIN) tests/test_examples.sh
+
+# examples/ are built the way a user builds them: against an installed copy
+# of the library, through pkg-config. The .pc is removed afterwards so that a
+# later `make install` writes its own prefix into it.
+EXAMPLE_PREFIX = $(abspath $(BUILD))/examples/prefix
+examples: all
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	@rm -f $(BUILD)/ngpt.pc
+	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	$(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
+	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
 
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench

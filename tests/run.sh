@@ -4,7 +4,10 @@
 # summary counts as one failure. Ends with "tests: N passed, N failed".
 passed=0 failed=0
 for t in "$@"; do
-    out=$($RUN_ENV "$t" 2>&1)
+    case "$t" in    # a *.sh test runs under sh and applies RUN_ENV itself
+    *.sh) out=$(RUN_ENV="$RUN_ENV" BUILD="$BUILD" sh "$t" 2>&1) ;;
+    *) out=$($RUN_ENV "$t" 2>&1) ;;
+    esac
     rc=$?
     line=$(printf '%s\n' "$out" | grep -E '^[A-Za-z0-9_]+: [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
     if [ -z "$line" ]; then
