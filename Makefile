@@ -117,8 +117,9 @@ RESULTS ?=
 test:
 	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
 
-test-native: all $(TEST_BIN)
-	@RUN_ENV="$(RUN_ENV)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" sh tests/run.sh $(TEST_BIN)
+test-native: all $(TEST_BIN) examples
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" \
+	    sh tests/run.sh $(TEST_BIN) tests/test_examples.sh
 
 # PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
 PYTHON ?= /usr/bin/python3
@@ -129,6 +130,17 @@ $(INTEROP_BIN): tests/interop/ngpt_logits.c $(LIB)
 
 test-interop: all $(INTEROP_BIN)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_interop.py --build $(BUILD)
+
+# examples/ are built the way a user builds them: against an installed copy
+# of the library, through pkg-config. The .pc is removed afterwards so that a
+# later `make install` writes its own prefix into it.
+EXAMPLE_PREFIX = $(abspath $(BUILD))/examples/prefix
+examples: all
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	@rm -f $(BUILD)/ngpt.pc
+	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	$(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
+	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
 
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
