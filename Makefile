@@ -132,12 +132,10 @@ test-interop: all $(INTEROP_BIN)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_interop.py --build $(BUILD)
 
 # examples/ are built the way a user builds them: against an installed copy
-# of the library, through pkg-config. The .pc is removed afterwards so that a
-# later `make install` writes its own prefix into it.
+# of the library, through pkg-config.
 EXAMPLE_PREFIX = $(abspath $(BUILD))/examples/prefix
 examples: all
 	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
-	@rm -f $(BUILD)/ngpt.pc
 	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
 	$(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
 	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
@@ -149,7 +147,8 @@ $(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/ngpt.pc: ngpt.pc.in
+# Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
+$(BUILD)/ngpt.pc: ngpt.pc.in FORCE
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|0.1.0|' $< > $@
@@ -167,5 +166,7 @@ uninstall:
 
 clean:
 	rm -rf build
+
+FORCE:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -7,7 +7,8 @@
  *  - B's rows contiguous (b_cs == 1: the backward's dy W and x^T dy): i, k, j
  *    over a block of accumulators, so the inner loop walks memory in order;
  *  - otherwise (a Linear's x W^T with W stored (out, in)): 4x4 tiles of
- *    outputs whose sixteen chains advance together, hiding FMA latency. */
+ *    outputs whose sixteen chains advance together, hiding FMA latency, and
+ *    1x8 strips for the rows left over (a decode step has one row). */
 #include <math.h>
 
 #include "../kernels.h"
@@ -76,8 +77,22 @@ static void gemm_tiled(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrd
             for (int ii = 0; ii < 4; ii++)
                 gemm_one(i + ii, j, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
     }
-    for (int i = m4; i < m; i++)
-        for (int j = 0; j < n; j++) gemm_one(i, j, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
+    /* Leftover rows (all of a decode step's single row): 8 chains side by side. */
+    const int n8 = n - n % 8;
+    for (int i = m4; i < m; i++) {
+        const float *ai = a + i * a_rs;
+        for (int j = 0; j < n8; j += 8) {
+            float acc[8] = {0};
+            const float *bp = b + j * b_cs;
+            for (int kk = 0; kk < k; kk++) {
+                const float av = ai[kk * a_cs], *bk = bp + kk * b_rs;
+                for (int jj = 0; jj < 8; jj++) acc[jj] = fmaf(av, bk[jj * b_cs], acc[jj]);
+            }
+            for (int jj = 0; jj < 8; jj++)
+                store(c + i * c_rs + j + jj, acc[jj], bias, j + jj, accumulate);
+        }
+        for (int j = n8; j < n; j++) gemm_one(i, j, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
+    }
 }
 
 void ngpt_f32_gemm_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
