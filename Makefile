@@ -74,7 +74,7 @@ LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all corpus deps test test-native bench install uninstall clean examples
+.PHONY: all corpus deps test test-native test-interop bench install uninstall clean examples
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -117,8 +117,28 @@ RESULTS ?=
 test:
 	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
 
-test-native: all $(TEST_BIN)
-	@RUN_ENV="$(RUN_ENV)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" sh tests/run.sh $(TEST_BIN)
+test-native: all $(TEST_BIN) examples
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" \
+	    sh tests/run.sh $(TEST_BIN) tests/test_examples.sh
+
+# PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
+PYTHON ?= /usr/bin/python3
+INTEROP_BIN := $(BUILD)/tests/interop/ngpt-logits
+$(INTEROP_BIN): tests/interop/ngpt_logits.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
+test-interop: all $(INTEROP_BIN)
+	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_interop.py --build $(BUILD)
+
+# examples/ are built the way a user builds them: against an installed copy
+# of the library, through pkg-config.
+EXAMPLE_PREFIX = $(abspath $(BUILD))/examples/prefix
+examples: all
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	$(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
+	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
 
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
@@ -127,7 +147,8 @@ $(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/ngpt.pc: ngpt.pc.in
+# Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
+$(BUILD)/ngpt.pc: ngpt.pc.in FORCE
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|0.1.0|' $< > $@
@@ -145,5 +166,7 @@ uninstall:
 
 clean:
 	rm -rf build
+
+FORCE:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

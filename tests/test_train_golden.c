@@ -1,5 +1,5 @@
 /* test_train_golden.c — backward and AdamW against PyTorch (tools/golden.py,
- * golden_spec.md): on the tiny config with the golden weights, every
+ * docs/GOLDEN.md): on the tiny config with the golden weights, every
  * parameter's gradient against grad.<name>, and the parameters after 1 and
  * 10 AdamW steps (lr 1e-3, betas 0.9/0.95, eps 1e-8, weight decay 0.1 on
  * everything, clip to norm 1.0, the same batch every step) against
