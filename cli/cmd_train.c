@@ -19,7 +19,7 @@ static const char *const HELP =
     "                  [--min-lr LR] [--warmup N] [--weight-decay W] [--no-decay-norms]\n"
     "                  [--clip C] [--accum N] [--seed S] [--threads N] [--eval-every N]\n"
     "                  [--eval-batches N] [--holdout F] [--out FILE] [--keep-best FILE]\n"
-    "                  [--resume FILE] [--log-csv FILE] [--config key=value ...]\n\n"
+    "                  [--stop-at N] [--resume FILE] [--log-csv FILE] [--config key=value ...]\n\n"
     "Trains a byte-level model on FILEs (concatenated; the last --holdout fraction is\n"
     "held out for evaluation). Without --data it trains on the corpus the build\n"
     "gathers from the project's own docs and sources (" NGPT_CORPUS_PATH ").\n\n"
@@ -38,6 +38,7 @@ static const char *const HELP =
     "  --eval-batches N   batches per evaluation (8)   --holdout F  held-out tail (0.1)\n"
     "  --out FILE         latest checkpoint, with training state (model.ngpt)\n"
     "  --keep-best FILE   also keep the checkpoint with the best eval loss\n"
+    "  --stop-at N        stop after step N (before --steps), saving --out as Ctrl-C does\n"
     "  --resume FILE      continue from a checkpoint (bit-identical to not stopping);\n"
     "                     its saved settings apply unless given again here\n"
     "  --log-csv FILE     step,loss,lr,grad_norm,tokens_per_s,eval_loss per step\n"
@@ -66,7 +67,7 @@ enum { MAX_DATA = 64 };
 typedef struct train_opts {
     const char *data[MAX_DATA];
     int n_data;
-    int32_t steps, batch, seq, threads, eval_every, eval_batches;
+    int32_t steps, batch, seq, threads, eval_every, eval_batches, stop_at;
     uint64_t seed;
     float holdout;
     ngpt_optim_config opt;
@@ -123,6 +124,8 @@ static int parse(int argc, char **argv, train_opts *o)
             ok = !v || cli_parse_i32(c, "--eval-batches", v, 1, 1 << 20, &o->eval_batches), o->g_eval_batches = true;
         } else if (cli_opt(&a, "--holdout", &v)) {
             ok = !v || cli_parse_f32(c, "--holdout", v, 0.0f, 0.99f, &o->holdout), o->g_holdout = true;
+        } else if (cli_opt(&a, "--stop-at", &v)) {
+            ok = !v || cli_parse_i32(c, "--stop-at", v, 1, INT32_MAX, &o->stop_at);
         } else if (cli_opt(&a, "--out", &v)) {
             o->out = v;
         } else if (cli_opt(&a, "--keep-best", &v)) {
@@ -167,9 +170,11 @@ static void apply_saved(train_opts *o, const ngpt_train_state *s)
     o->opt.beta1 = s->opt.beta1, o->opt.beta2 = s->opt.beta2, o->opt.eps = s->opt.eps;
 }
 
-static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o, float best)
+static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o, float best,
+                        uint64_t data_hash)
 {
-    ngpt_train_state ts = {.seed = o->seed, .batch = o->batch, .seq = o->seq, .opt = o->opt,
+    ngpt_train_state ts = {.data_hash = data_hash, .seed = o->seed, .batch = o->batch,
+                           .seq = o->seq, .opt = o->opt,
                            .best_eval_loss = best, .holdout = o->holdout,
                            .eval_every = o->eval_every, .eval_batches = o->eval_batches};
     return ngpt_save_train(ctx, path, &ts);
@@ -217,7 +222,12 @@ int cli_cmd_train(int argc, char **argv)
         return cli_fail_status(cmd, "data", st);
     }
     size_t tr = 0, ev = 0;
+    uint64_t data_hash = 0;
     ngpt_data_sizes(data, &tr, &ev);
+    ngpt_data_checksum(data, &data_hash);
+    if (saved.has_state && saved.data_hash && saved.data_hash != data_hash)
+        fprintf(stderr, "ngpt train: warning: the data differs from the run saved in %s (pass the "
+                "same --data files to continue it exactly)\n", o.resume);
     if (ev == 0 && o.best) {
         ngpt_data_free(data);
         return cli_error(cmd, CLI_USAGE, "--keep-best needs held-out data (--holdout > 0)");
@@ -271,7 +281,8 @@ int cli_cmd_train(int argc, char **argv)
     const double t_start = now_s();
     const uint64_t step_start = step;
     rc = CLI_OK;
-    while (step < (uint64_t)o.steps && !interrupted) {
+    const uint64_t end = o.stop_at > 0 && o.stop_at < o.steps ? (uint64_t)o.stop_at : (uint64_t)o.steps;
+    while (step < end && !interrupted) {
         float loss, lr, norm;
         double t0 = now_s();
         if ((st = ngpt_train_step(ctx, &o.opt, data, o.seed, o.batch, o.seq, &loss, &lr, &norm))) {
@@ -290,7 +301,7 @@ int cli_cmd_train(int argc, char **argv)
             }
             if (o.best && eval < best) {
                 best = eval;
-                if ((st = save(ctx, o.best, &o, best))) {
+                if ((st = save(ctx, o.best, &o, best, data_hash))) {
                     rc = cli_fail_status(cmd, o.best, st);
                     break;
                 }
@@ -324,9 +335,9 @@ int cli_cmd_train(int argc, char **argv)
     }
     if (tty) printf("\n");
     if (rc == CLI_OK || interrupted) {
-        if ((st = save(ctx, o.out, &o, best))) rc = cli_fail_status(cmd, o.out, st);
-        else printf("%s %s at step %llu%s\n", interrupted ? "interrupted: saved" : "saved", o.out,
-                    (unsigned long long)step, o.best && isfinite(best) ? "" : "");
+        if ((st = save(ctx, o.out, &o, best, data_hash))) rc = cli_fail_status(cmd, o.out, st);
+        else printf("%s %s at step %llu\n", interrupted ? "interrupted: saved" : "saved", o.out,
+                    (unsigned long long)step);
         if (interrupted && rc == CLI_OK) rc = 130;
     }
     if (o.best && isfinite(best)) printf("best eval loss %.4f in %s\n", (double)best, o.best);

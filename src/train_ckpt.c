@@ -28,7 +28,7 @@ static void train_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
     }
 }
 
-enum { N_META = 16, N_META_OPT = 3 };   /* required, then optional entries */
+enum { N_META = 16, N_META_OPT = 4 };   /* required, then optional entries */
 
 ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path, const ngpt_train_state *ts)
 {
@@ -57,6 +57,7 @@ ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path, const ngp
         {"train.holdout", NGPT_META_F64, {.f = ts->holdout}},
         {"train.eval_every", NGPT_META_I64, {.i = ts->eval_every}},
         {"train.eval_batches", NGPT_META_I64, {.i = ts->eval_batches}},
+        {"train.data_hash", NGPT_META_U64, {.u = ts->data_hash}},
     };
     writer_user u = {.ctx = ctx};
     return ngpt_ckpt_write(path, &ctx->cfg, 3 * (size_t)ctx->n_tensors, train_tensor_fn, &u, m,
@@ -107,6 +108,7 @@ static ngpt_status read_state(const ngpt_ckpt_reader *r, ngpt_train_state *ts, u
     if (meta_get(r, "train.holdout", NGPT_META_F64, &e)) s.holdout = (float)e.value.f;
     if (meta_get(r, "train.eval_every", NGPT_META_I64, &e)) s.eval_every = (int32_t)e.value.i;
     if (meta_get(r, "train.eval_batches", NGPT_META_I64, &e)) s.eval_batches = (int32_t)e.value.i;
+    if (meta_get(r, "train.data_hash", NGPT_META_U64, &e)) s.data_hash = e.value.u;
     if (!(s.holdout >= 0.0f && s.holdout < 1.0f) || s.eval_every < 0 || s.eval_batches < 1)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: train.holdout/eval_every/eval_batches "
                          "out of range");

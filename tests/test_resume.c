@@ -59,7 +59,8 @@ int main(void)
     ngpt_optim_config o = ngpt_optim_default();
     o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 5, o.total_steps = 20, o.accum = 2;
     ngpt_train_state ts = {.seed = 42, .batch = B, .seq = T, .opt = o, .best_eval_loss = 4.5f,
-                          .holdout = 0.25f, .eval_every = 7, .eval_batches = 3};
+                          .holdout = 0.25f, .eval_every = 7, .eval_batches = 3,
+                          .data_hash = 0x0123456789abcdefull};
 
     ngpt_context *a = new_ctx(NGPT_MODE_TRAIN, 32);
     ngpt_context *b = new_ctx(NGPT_MODE_TRAIN, 32);
@@ -78,7 +79,8 @@ int main(void)
           got.opt.lr == o.lr && got.opt.min_lr == o.min_lr && got.opt.warmup == 5 &&
           got.opt.total_steps == 20 && got.opt.accum == 2 && got.opt.decay_all &&
           got.opt.beta2 == o.beta2 && got.opt.clip == o.clip && got.best_eval_loss == 4.5f &&
-          got.holdout == 0.25f && got.eval_every == 7 && got.eval_batches == 3,
+          got.holdout == 0.25f && got.eval_every == 7 && got.eval_batches == 3 &&
+          got.data_hash == 0x0123456789abcdefull,
           "training state did not round-trip");
     uint64_t h_resumed = run(c, d, &got.opt, 10);
     CHECK_HASH(h_resumed, h20);
