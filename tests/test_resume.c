@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>  /* getpid: unique file names when suites run side by side */
 
 #include "test.h"
 
@@ -51,9 +52,9 @@ int main(void)
 {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char p10[512], p20[512], pmodel[512];
-    snprintf(p10, sizeof p10, "%s/ngpt_resume10_%ld.ngpt", dir, (long)sizeof text);
-    snprintf(p20, sizeof p20, "%s/ngpt_resume20_%ld.ngpt", dir, (long)sizeof text);
-    snprintf(pmodel, sizeof pmodel, "%s/ngpt_resume_model_%ld.ngpt", dir, (long)sizeof text);
+    snprintf(p10, sizeof p10, "%s/ngpt_resume10_%ld.ngpt", dir, (long)getpid());
+    snprintf(p20, sizeof p20, "%s/ngpt_resume20_%ld.ngpt", dir, (long)getpid());
+    snprintf(pmodel, sizeof pmodel, "%s/ngpt_resume_model_%ld.ngpt", dir, (long)getpid());
     ngpt_data *d;
     CHECK_OK(ngpt_data_open_mem(&d, text, sizeof text - 1, 0.1f, T));
     ngpt_optim_config o = ngpt_optim_default();
