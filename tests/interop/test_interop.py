@@ -27,6 +27,7 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+import convert  # noqa: E402
 import ngpt_torch as nt  # noqa: E402
 
 CONVERT = [sys.executable, os.path.join(ROOT, "tools", "convert.py")]
@@ -248,9 +249,21 @@ def test_optimizer(ng, tmp):
                np.array_equal(tensors[f"optim.v.{n}"], opt.state[p]["exp_avg_sq"].numpy())
                for n, p in model.named_parameters())
     check(m_ok and meta.get("train.step") == 3, f"optimizer tensors/metadata: step {meta.get('train.step')}")
+    want_keys = [f"train.{k}" for k, _, _ in convert.TRAIN_META]      # what ngpt_load_train reads
+    check(list(meta) == want_keys, f"train.* metadata keys {list(meta)}")
+    check(meta["train.lr"] == 1e-3 and meta["train.beta2"] == 0.95 and meta["train.seq"] == cfg.T,
+          f"train.* values from the optimizer/config: {meta}")
     check(ng.logits(ck, list(TEXT[:16]), cfg.V, tmp) is not None,
           "the C loader accepts a checkpoint with optimizer state")
     check(run(CONVERT + ["export", ck, back]).returncode == 0, "export with optimizer state")
+    ck2 = os.path.join(tmp, "opt2.ngpt")
+    run(CONVERT + ["import", back, ck2, "--train", "seed=7", "batch=8"])
+    _, _, meta2 = nt.read_ngpt(ck2)
+    check(meta2["train.seed"] == 7 and meta2["train.batch"] == 8, "--train overrides")
+    run(CONVERT + ["import", back, ck2])
+    same = open(ck, "rb").read() == open(ck2, "rb").read()
+    print(f"checkpoint with optimizer state -> export -> import: {'byte-identical' if same else 'DIFFERENT'}")
+    check(same, "optimizer checkpoint does not survive export -> import byte for byte")
     exp = torch.load(back)
     m2 = nt.NGPT(nt.ModelConfig(**exp["model_cfg"]))
     m2.load_state_dict(exp["model_state"], strict=True)
