@@ -40,9 +40,13 @@ endif
 BUILD ?= build
 
 OPT     ?= -O2
+WERROR  ?= $(if $(filter true 1,$(CI)),1)     # warnings are errors in CI
 WARN    := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 NUMERIC := -std=c11 -ffp-contract=off -fno-fast-math
-CPPFLAGS += -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc
+# SLEEF declares its deterministic FMA scalars only under FP_FAST_FMA, which
+# gcc's math.h defines with FMA enabled but clang's does not: we require FMA
+# hardware on every target (x86 -mfma, AArch64, ARMv7 neon-vfpv4), so say so.
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -DFP_FAST_FMA=1 -DFP_FAST_FMAF=1 -Iinclude -Isrc
 ifeq ($(shell uname -s),Darwin)   # Homebrew's SLEEF and xxHash
   BREW_PREFIX := $(shell brew --prefix 2>/dev/null)
   CPPFLAGS += -D_DARWIN_C_SOURCE -I$(BREW_PREFIX)/include
@@ -69,7 +73,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 LIB := $(BUILD)/libngpt.a
 CLI := $(BUILD)/ngpt
 
-.PHONY: all deps test test-interop bench install uninstall clean examples
+.PHONY: all deps test test-native test-interop bench install uninstall clean examples
 all: deps $(LIB) $(CLI)
 
 # Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
@@ -89,12 +93,21 @@ $(LIB): $(LIB_OBJ)
 $(CLI): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/test.h tests/golden.h $(LIB)
+# A test may ask for extra link flags with a line "/* test-ldflags: ... */".
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
+	    $(shell sed -n 's|^/\* test-ldflags: \(.*\) \*/$$|\1|p' $<) $(LDLIBS)
 
-test: all $(TEST_BIN)
-	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" sh tests/run.sh $(TEST_BIN)
+# make test: the suite natively, then (on an x86-64 Linux host) the AArch64
+# and ARMv7 builds under qemu-user, then one closing total line
+# (tests/suite.sh). make test-native runs one build's suite.
+RESULTS ?=
+test:
+	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
+
+test-native: all $(TEST_BIN)
+	@RUN_ENV="$(RUN_ENV)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" sh tests/run.sh $(TEST_BIN)
 
 # PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
 PYTHON ?= /usr/bin/python3

@@ -1,0 +1,123 @@
+/* test_arena.c — the planner's size is exact, a caller's buffer of that size
+ * works at any alignment, one byte less is refused, and nothing is allocated
+ * after init: the library's calls to malloc/calloc/realloc are counted. */
+/* test-ldflags: -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc */
+#include <stdlib.h>
+
+#include "test.h"
+
+static int allocations;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n) { allocations++; return __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t m) { allocations++; return __real_calloc(n, m); }
+void *__wrap_realloc(void *p, size_t n) { allocations++; return __real_realloc(p, n); }
+
+static ngpt_config tiny(void)
+{
+    ngpt_config c = ngpt_config_default();
+    c.context_len = 16, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.d_ff = 64;
+    return c;
+}
+
+static void exact_size(ngpt_mode mode, ngpt_trace trace)
+{
+    ngpt_config cfg = tiny();
+    ngpt_shape s = ngpt_shape_default(mode);
+    s.batch = 3, s.trace = trace, s.threads = 2;
+    size_t bytes;
+    CHECK_OK(ngpt_arena_size(&cfg, &s, &bytes));
+    unsigned char *buf = __real_malloc(bytes + 64);
+    for (size_t shift = 0; shift < 64; shift += 7) {
+        ngpt_context *ctx = NULL;
+        CHECK_STATUS(ngpt_init(&ctx, &cfg, &s, buf + shift, bytes - 1), NGPT_ERR_ARENA_TOO_SMALL);
+        CHECK(ctx == NULL, "no context on failure");
+        CHECK_OK(ngpt_init(&ctx, &cfg, &s, buf + shift, bytes));
+        if (!ctx) continue;
+        CHECK(ngpt_arena_used(ctx) == bytes, "used %zu planned %zu", ngpt_arena_used(ctx), bytes);
+        CHECK(((uintptr_t)ctx % 64) == 0, "context aligned");
+        float *p;
+        size_t n;
+        CHECK_OK(ngpt_params(ctx, &p, &n));
+        CHECK((uintptr_t)p % 64 == 0 && (unsigned char *)p > buf && (unsigned char *)(p + n) <= buf + shift + bytes,
+              "parameters inside the caller's buffer");
+        CHECK_OK(ngpt_init_weights(ctx, 1));
+        int32_t tok[3 * 16], tgt[3 * 16];
+        for (int i = 0; i < 48; i++) tok[i] = (i * 37) % 256, tgt[i] = (i * 11) % 256;
+        int before = allocations;
+        float loss;
+        CHECK_OK(ngpt_set_dropout(ctx, true, 5, 1));
+        CHECK_OK(ngpt_forward(ctx, tok, 3, 16, tgt, &loss));
+        CHECK_OK(ngpt_forward(ctx, tok, 2, 9, NULL, NULL));
+        CHECK(allocations == before, "forward allocated %d times", allocations - before);
+        ngpt_free(ctx);
+    }
+    free(buf);
+}
+
+static void internal_allocation(void)
+{
+    ngpt_config cfg = tiny();
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    int before = allocations;
+    ngpt_context *ctx;
+    CHECK_OK(ngpt_init(&ctx, &cfg, &s, NULL, 0));
+    CHECK(allocations == before + 1, "init allocates exactly once, did %d", allocations - before);
+    ngpt_free(ctx);
+    ngpt_free(NULL);
+}
+
+static void bad_shapes(void)
+{
+    ngpt_config cfg = tiny();
+    size_t bytes;
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_shape b = s;
+    b.batch = 0;
+    CHECK_STATUS(ngpt_arena_size(&cfg, &b, &bytes), NGPT_ERR_BAD_ARG);
+    b = s, b.seq = 17;
+    CHECK_STATUS(ngpt_arena_size(&cfg, &b, &bytes), NGPT_ERR_BAD_ARG);
+    b = s, b.threads = 0;
+    CHECK_STATUS(ngpt_arena_size(&cfg, &b, &bytes), NGPT_ERR_BAD_ARG);
+    b = s, b.mode = (ngpt_mode)7;
+    CHECK_STATUS(ngpt_arena_size(&cfg, &b, &bytes), NGPT_ERR_BAD_ARG);
+    b = s, b.trace = (ngpt_trace)7;
+    CHECK_STATUS(ngpt_arena_size(&cfg, &b, &bytes), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_arena_size(NULL, &s, &bytes), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_arena_size(&cfg, NULL, &bytes), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_arena_size(&cfg, &s, NULL), NGPT_ERR_NULL_ARG);
+    ngpt_context *ctx;
+    CHECK_STATUS(ngpt_init(NULL, &cfg, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    cfg.n_heads = 5;
+    CHECK_STATUS(ngpt_init(&ctx, &cfg, &s, NULL, 0), NGPT_ERR_BAD_CONFIG);
+}
+
+static void sizes_grow(void)
+{
+    /* More batch, sequence, training or a trace never needs less memory. */
+    ngpt_config cfg = tiny();
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    size_t a, b, c, d, e;
+    CHECK_OK(ngpt_arena_size(&cfg, &s, &a));
+    s.batch = 2;
+    CHECK_OK(ngpt_arena_size(&cfg, &s, &b));
+    s.trace = NGPT_TRACE_FULL;
+    CHECK_OK(ngpt_arena_size(&cfg, &s, &c));
+    s.mode = NGPT_MODE_TRAIN;
+    CHECK_OK(ngpt_arena_size(&cfg, &s, &d));
+    s.threads = 4;
+    CHECK_OK(ngpt_arena_size(&cfg, &s, &e));
+    CHECK(a < b && b < c && c < d && d < e, "%zu %zu %zu %zu %zu", a, b, c, d, e);
+}
+
+int main(void)
+{
+    exact_size(NGPT_MODE_INFER, NGPT_TRACE_NONE);
+    exact_size(NGPT_MODE_INFER, NGPT_TRACE_FULL);
+    exact_size(NGPT_MODE_TRAIN, NGPT_TRACE_LAST_ROW);
+    internal_allocation();
+    bad_shapes();
+    sizes_grow();
+    return test_summary("test_arena");
+}

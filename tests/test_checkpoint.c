@@ -1,0 +1,263 @@
+/* test_checkpoint.c — the .ngpt format: round trips through a file and a
+ * memory buffer, and every kind of bad file gets its own clear error while
+ * the loaded model stays untouched. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "test.h"
+
+static char path[256], path2[256];
+
+static ngpt_config tiny(void)
+{
+    ngpt_config c = ngpt_config_default();
+    c.context_len = 16, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.d_ff = 64;
+    return c;
+}
+
+static ngpt_context *make(ngpt_config cfg, uint64_t seed)
+{
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_context *ctx = NULL;
+    CHECK_OK(ngpt_init(&ctx, &cfg, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_init_weights(ctx, seed));
+    return ctx;
+}
+
+static unsigned char *slurp(const char *p, size_t *n)
+{
+    FILE *f = fopen(p, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(*n ? *n : 1);
+    if (fread(b, 1, *n, f) != *n) *n = 0;
+    fclose(f);
+    return b;
+}
+
+static uint64_t params_hash(ngpt_context *ctx)
+{
+    uint64_t h = 0;
+    ngpt_checksum_params(ctx, &h);
+    return h;
+}
+
+/* Re-seals a modified image so that only the field under test is wrong. */
+static void reseal(unsigned char *b, size_t n)
+{
+    uint64_t h = XXH3_64bits(b, n - 8);
+    memcpy(b + n - 8, &h, 8);
+}
+
+static void round_trip(void)
+{
+    ngpt_context *a = make(tiny(), 42), *b = make(tiny(), 7);
+    if (!a || !b) return;
+    CHECK(params_hash(a) != params_hash(b), "different seeds");
+    CHECK_OK(ngpt_save(a, path));
+    ngpt_config cfg;
+    CHECK_OK(ngpt_checkpoint_read_config(path, &cfg));
+    CHECK(ngpt_config_compare(&cfg, &(ngpt_config){0}) != NGPT_OK && cfg.d_model == 32 && cfg.n_layers == 2,
+          "config read back");
+    CHECK_OK(ngpt_load(b, path));
+    CHECK_HASH(params_hash(b), params_hash(a));
+    /* The file is the canonical bytes: saving the loaded model again is identical. */
+    CHECK_OK(ngpt_save(b, path2));
+    size_t n1, n2;
+    unsigned char *f1 = slurp(path, &n1), *f2 = slurp(path2, &n2);
+    CHECK(f1 && f2 && n1 == n2 && !memcmp(f1, f2, n1), "save is deterministic");
+    CHECK(n1 % 64 == 8, "data area is 64-aligned, then 8 checksum bytes (%zu)", n1);
+    /* From memory, also at an odd address. */
+    ngpt_context *c = make(tiny(), 9);
+    unsigned char *odd = malloc(n1 + 1);
+    memcpy(odd + 1, f1, n1);
+    CHECK_OK(ngpt_checkpoint_read_config_mem(odd + 1, n1, &cfg));
+    CHECK_OK(ngpt_load_mem(c, odd + 1, n1));
+    CHECK_HASH(params_hash(c), params_hash(a));
+    /* No temporary file is left beside the checkpoint. */
+    char tmpl[300];
+    snprintf(tmpl, sizeof tmpl, "ls %s.tmp.* >/dev/null 2>&1", path);
+    CHECK(system(tmpl) != 0, "no leftover temporary files");
+    free(odd);
+    free(f1);
+    free(f2);
+    ngpt_free(a);
+    ngpt_free(b);
+    ngpt_free(c);
+}
+
+/* Loads a damaged image; expects `want` and that the model is unchanged. */
+static void expect_rejected(ngpt_context *ctx, const unsigned char *img, size_t n, ngpt_status want,
+                            const char *what)
+{
+    uint64_t before = params_hash(ctx);
+    ngpt_status st = ngpt_load_mem(ctx, img, n);
+    CHECK(st == want && ngpt_last_error()[0], "%s: got %s want %s (%s)", what, ngpt_status_string(st),
+          ngpt_status_string(want), ngpt_last_error());
+    CHECK_HASH(params_hash(ctx), before);
+    ngpt_config cfg;
+    CHECK(ngpt_checkpoint_read_config_mem(img, n, &cfg) == want, "%s: read_config agrees", what);
+}
+
+static void bad_files(void)
+{
+    ngpt_context *src = make(tiny(), 42), *dst = make(tiny(), 5);
+    if (!src || !dst) return;
+    CHECK_OK(ngpt_save(src, path));
+    size_t n;
+    unsigned char *good = slurp(path, &n), *b = malloc(n);
+    uint32_t nt;
+    memcpy(&nt, good + 24, 4);
+    const size_t T0 = NGPT_CKPT_HEADER;            /* first tensor entry */
+    uint32_t header;
+    memcpy(&header, good + 12, 4);
+
+    /* truncation at many lengths, including inside the header and the data */
+    size_t cuts[] = {0, 7, 8, 100, 135, 136, T0 + 50, header, header + 13, n / 2, n - 9, n - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        expect_rejected(dst, good, cuts[i], NGPT_ERR_BAD_FORMAT, "truncated");
+    /* any flipped bit anywhere: checksum (or magic) */
+    size_t flips[] = {13, 40, T0 + 3, header + 5, n - 20, n - 3};
+    for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
+        memcpy(b, good, n);
+        b[flips[i]] ^= 0x10;
+        expect_rejected(dst, b, n, NGPT_ERR_CHECKSUM, "flipped bit");
+    }
+    memcpy(b, good, n), b[0] = 'X';
+    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "bad magic");
+    /* a file with one extra byte appended */
+    unsigned char *longer = malloc(n + 1);
+    memcpy(longer, good, n), longer[n] = 0;
+    expect_rejected(dst, longer, n + 1, NGPT_ERR_BAD_FORMAT, "trailing byte");
+    free(longer);
+
+    /* Well-sealed files whose fields lie: each is caught by validation. */
+    struct { size_t off; uint64_t value; int width; ngpt_status want; const char *what; } lies[] = {
+        {8, 2, 4, NGPT_ERR_VERSION, "future version"},
+        {12, 65, 4, NGPT_ERR_BAD_FORMAT, "header size not 64-aligned"},
+        {12, 64, 4, NGPT_ERR_BAD_FORMAT, "tables larger than the header"},
+        {24, 1000000, 4, NGPT_ERR_BAD_FORMAT, "tensor count beyond the file"},
+        {28, 0xffffffffu, 4, NGPT_ERR_BAD_FORMAT, "metadata count overflowing"},
+        {32, 0, 4, NGPT_ERR_BAD_FORMAT, "V = 0 in the config"},
+        {48, 3, 4, NGPT_ERR_BAD_FORMAT, "H does not divide C"},
+        {64, 2, 1, NGPT_ERR_BAD_FORMAT, "flag byte not 0/1"},
+        {100, 1, 1, NGPT_ERR_BAD_FORMAT, "reserved byte set"},
+        {T0 + 64, 1, 4, NGPT_ERR_BAD_FORMAT, "unknown dtype"},
+        {T0 + 68, 5, 4, NGPT_ERR_BAD_FORMAT, "ndim 5"},
+        {T0 + 72, 255, 4, NGPT_ERR_BAD_FORMAT, "shape disagrees with bytes"},
+        {T0 + 80, 1, 4, NGPT_ERR_BAD_FORMAT, "unused dim set"},
+        {T0 + 88, 8, 8, NGPT_ERR_BAD_FORMAT, "data offset inside the header"},
+        {T0 + 88, 0xffffffffffffffc0ull, 8, NGPT_ERR_BAD_FORMAT, "data offset overflowing"},
+        {T0 + 96, 0xfffffffffffffffcull, 8, NGPT_ERR_BAD_FORMAT, "data bytes overflowing"},
+        {T0 + 128 + 88, 0, 8, NGPT_ERR_BAD_FORMAT, "offset not 64-aligned (0 < header)"},
+    };
+    for (size_t i = 0; i < sizeof lies / sizeof lies[0]; i++) {
+        memcpy(b, good, n);
+        memcpy(b + lies[i].off, &lies[i].value, (size_t)lies[i].width);
+        reseal(b, n);
+        expect_rejected(dst, b, n, lies[i].want, lies[i].what);
+    }
+    /* names: unterminated, renamed to an unknown tensor, duplicated, missing */
+    memcpy(b, good, n), memset(b + T0, 'a', 64), reseal(b, n);
+    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "unterminated name");
+    memcpy(b, good, n), memcpy(b + T0, "tok_emb.weighX", 14), reseal(b, n);
+    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "unknown tensor name");
+    CHECK(strstr(ngpt_last_error(), "tok_emb.weight") != NULL, "names the tensor: %s", ngpt_last_error());
+    memcpy(b, good, n), memcpy(b + T0 + 128, b + T0, 64), reseal(b, n);
+    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "duplicate name");
+    memcpy(b, good, n), memcpy(b + 24, &(uint32_t){nt - 1}, 4), reseal(b, n);
+    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "missing tensor (ln_f.bias)");
+    CHECK(strstr(ngpt_last_error(), "ln_f.bias") != NULL, "names it: %s", ngpt_last_error());
+    /* optim.* tensors must mirror a model tensor's shape */
+    memcpy(b, good, n), memcpy(b + T0, "optim.m.ln_f.bias\0", 18), reseal(b, n);
+    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "optim tensor shaped unlike its parameter");
+
+    /* a valid file for another config: config mismatch naming the field */
+    ngpt_config other = tiny();
+    other.d_ff = 128;
+    ngpt_context *big = make(other, 1);
+    if (big) {
+        CHECK_OK(ngpt_save(big, path2));
+        uint64_t before = params_hash(dst);
+        CHECK_STATUS(ngpt_load(dst, path2), NGPT_ERR_CONFIG_MISMATCH);
+        CHECK(strstr(ngpt_last_error(), "d_ff") != NULL, "names the field: %s", ngpt_last_error());
+        CHECK_HASH(params_hash(dst), before);
+        ngpt_free(big);
+    }
+    free(good);
+    free(b);
+    ngpt_free(src);
+    ngpt_free(dst);
+}
+
+static ssize_t short_write(int fd, const void *buf, size_t n)
+{
+    static int calls;
+    if (++calls % 3 == 0) {     /* every third write hits a full disk */
+        errno = ENOSPC;
+        return -1;
+    }
+    return write(fd, buf, n > 100 ? 100 : n);
+}
+
+static void io_errors(void)
+{
+    ngpt_context *a = make(tiny(), 42), *b = make(tiny(), 3);
+    if (!a || !b) return;
+    CHECK_STATUS(ngpt_load(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
+    CHECK(strstr(ngpt_last_error(), "/nonexistent/dir/model.ngpt") != NULL, "names the path: %s",
+          ngpt_last_error());
+    CHECK_STATUS(ngpt_load(a, "/"), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_save(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
+    FILE *f = fopen(path2, "wb");
+    fputs("not a checkpoint", f);
+    fclose(f);
+    CHECK_STATUS(ngpt_load(a, path2), NGPT_ERR_BAD_FORMAT);
+    f = fopen(path2, "wb");
+    fclose(f);
+    CHECK_STATUS(ngpt_load(a, path2), NGPT_ERR_BAD_FORMAT);
+
+    /* A failed save (disk full mid-write) reports it and keeps the old file. */
+    CHECK_OK(ngpt_save(a, path));
+    size_t n_old, n_new;
+    unsigned char *old = slurp(path, &n_old);
+    ngpt_ckpt_write_hook = short_write;
+    CHECK_STATUS(ngpt_save(b, path), NGPT_ERR_IO);
+    CHECK(strstr(ngpt_last_error(), "unchanged") != NULL, "says the old file is kept: %s", ngpt_last_error());
+    ngpt_ckpt_write_hook = write;
+    unsigned char *now = slurp(path, &n_new);
+    CHECK(old && now && n_old == n_new && !memcmp(old, now, n_old), "previous checkpoint intact");
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "ls %s.tmp.* >/dev/null 2>&1", path);
+    CHECK(system(cmd) != 0, "the temporary file was removed");
+    CHECK_OK(ngpt_load(b, path));
+    CHECK_HASH(params_hash(b), params_hash(a));
+    CHECK_STATUS(ngpt_save(NULL, path), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_save(a, NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_load_mem(a, NULL, 10), NGPT_ERR_NULL_ARG);
+    free(old);
+    free(now);
+    ngpt_free(a);
+    ngpt_free(b);
+}
+
+int main(void)
+{
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(path, sizeof path, "%s/ngpt-test-ckpt-%d.ngpt", dir, (int)getpid());
+    snprintf(path2, sizeof path2, "%s/ngpt-test-ckpt2-%d.ngpt", dir, (int)getpid());
+    round_trip();
+    bad_files();
+    io_errors();
+    unlink(path);
+    unlink(path2);
+    return test_summary("test_checkpoint");
+}

@@ -1,0 +1,127 @@
+/* test_config.c — config defaults, validation of every field, key=value
+ * parsing, and size overflow (also where size_t is 32 bits). */
+#include <math.h>
+
+#include "checkpoint.h"   /* ngpt_config_compare */
+#include "test.h"
+
+static void defaults(void)
+{
+    ngpt_config c = ngpt_config_default();
+    CHECK(c.vocab_size == 256 && c.context_len == 256 && c.d_model == 256 && c.n_layers == 4 &&
+              c.n_heads == 4 && c.d_ff == 1024 && c.dropout == 0.1f && c.rope_theta == 10000.0f,
+          "defaults differ from DESIGN §1");
+    CHECK_OK(ngpt_config_validate(&c));
+    size_t n;
+    CHECK_OK(ngpt_config_param_count(&c, &n));
+    /* V*C + L*(4C + 3C^2 + C^2 + 2*C*F + F + C) + 2C */
+    CHECK(n == 256u * 256 + 4u * (4 * 256 + 4 * 256 * 256 + 2 * 256 * 1024 + 1024 + 256) + 512,
+          "param count %zu", n);
+}
+
+/* The message must name the field the user has to fix. */
+static void expect_bad(ngpt_config c, ngpt_status want, const char *field)
+{
+    ngpt_status st = ngpt_config_validate(&c);
+    CHECK(st == want, "want %s got %s (%s)", ngpt_status_string(want), ngpt_status_string(st),
+          ngpt_last_error());
+    CHECK(strstr(ngpt_last_error(), field) != NULL, "message \"%s\" should name %s",
+          ngpt_last_error(), field);
+}
+
+static void validation(void)
+{
+    ngpt_config d = ngpt_config_default(), c;
+    c = d, c.vocab_size = 0, expect_bad(c, NGPT_ERR_BAD_CONFIG, "V");
+    c = d, c.context_len = -1, expect_bad(c, NGPT_ERR_BAD_CONFIG, "T");
+    c = d, c.d_model = 0, expect_bad(c, NGPT_ERR_BAD_CONFIG, "C");
+    c = d, c.n_layers = 0, expect_bad(c, NGPT_ERR_BAD_CONFIG, "L");
+    c = d, c.n_heads = 0, expect_bad(c, NGPT_ERR_BAD_CONFIG, "H");
+    c = d, c.d_ff = -5, expect_bad(c, NGPT_ERR_BAD_CONFIG, "d_ff");
+    c = d, c.n_heads = 3, expect_bad(c, NGPT_ERR_BAD_CONFIG, "divisible");
+    c = d, c.d_model = 12, c.n_heads = 4, expect_bad(c, NGPT_ERR_BAD_CONFIG, "even");
+    c = d, c.dropout = 1.0f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "dropout");
+    c = d, c.dropout = -0.1f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "dropout");
+    c = d, c.dropout = NAN, expect_bad(c, NGPT_ERR_BAD_CONFIG, "dropout");
+    c = d, c.rope_theta = 0.0f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_theta");
+    c = d, c.rope_theta = INFINITY, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_theta");
+    c = d, c.qkv_bias = true, expect_bad(c, NGPT_ERR_UNSUPPORTED, "qkv_bias");
+    c = d, c.tie_lm_head = false, expect_bad(c, NGPT_ERR_UNSUPPORTED, "tie_lm_head");
+    c = d, c.final_norm = false, expect_bad(c, NGPT_ERR_UNSUPPORTED, "final_norm");
+    c = d, c.norm = NGPT_NORM_POST, expect_bad(c, NGPT_ERR_UNSUPPORTED, "norm");
+    c = d, c.pos = NGPT_POS_LEARNED, expect_bad(c, NGPT_ERR_UNSUPPORTED, "pos");
+    c = d, c.pos = (ngpt_pos_encoding)9, expect_bad(c, NGPT_ERR_BAD_CONFIG, "pos");
+    CHECK_STATUS(ngpt_config_validate(NULL), NGPT_ERR_NULL_ARG);
+    c = d, c.context_len = 65536, expect_bad(c, NGPT_ERR_OVERFLOW, "T*T");
+}
+
+static void overflow(void)
+{
+    /* 2^31-1 rows of 2^30 columns overflow 64-bit sizes: an error, never a wrap. */
+    ngpt_config c = ngpt_config_default();
+    c.vocab_size = INT32_MAX, c.d_model = 1 << 30, c.n_heads = 1 << 29;
+    expect_bad(c, NGPT_ERR_OVERFLOW, "overflow");
+    size_t bytes;
+    CHECK_STATUS(ngpt_arena_size(&c, &(ngpt_shape){.batch = 1, .threads = 1}, &bytes), NGPT_ERR_OVERFLOW);
+
+    /* Sizes that fit 64 bits but not 32: parameters alone are 2^33 floats. */
+    c = ngpt_config_default();
+    c.d_model = 1 << 16, c.n_heads = 1 << 10, c.vocab_size = 1 << 17;
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.seq = 1;
+    ngpt_status st = ngpt_arena_size(&c, &s, &bytes);
+    if (SIZE_MAX <= UINT32_MAX)
+        CHECK(st == NGPT_ERR_OVERFLOW, "32-bit: want overflow, got %s", ngpt_status_string(st));
+    else
+        CHECK(st == NGPT_OK && (double)bytes > 0x1p35, "64-bit: %s %zu", ngpt_status_string(st), bytes);
+    /* The training arena at a huge batch: ~2^51 bytes, only a 64-bit size holds it. */
+    c = ngpt_config_default();
+    ngpt_shape t = ngpt_shape_default(NGPT_MODE_TRAIN);
+    t.batch = INT32_MAX;
+    st = ngpt_arena_size(&c, &t, &bytes);
+    if (SIZE_MAX <= UINT32_MAX)
+        CHECK(st == NGPT_ERR_OVERFLOW, "32-bit: want overflow, got %s", ngpt_status_string(st));
+    else
+        CHECK(st == NGPT_OK && (double)bytes > 0x1p50, "64-bit: %s %zu", ngpt_status_string(st), bytes);
+}
+
+static void parse(void)
+{
+    ngpt_config c = ngpt_config_default();
+    CHECK_OK(ngpt_config_set(&c, "C=64"));
+    CHECK_OK(ngpt_config_set(&c, "n_layers=2"));
+    CHECK_OK(ngpt_config_set(&c, "dropout=0.25"));
+    CHECK_OK(ngpt_config_set(&c, "rope_theta=500"));
+    CHECK_OK(ngpt_config_set(&c, "d_ff=128"));
+    CHECK_OK(ngpt_config_set(&c, "qkv_bias=false"));
+    CHECK_OK(ngpt_config_set(&c, "norm=pre"));
+    CHECK_OK(ngpt_config_set(&c, "pos=rope"));
+    CHECK(c.d_model == 64 && c.n_layers == 2 && c.dropout == 0.25f && c.rope_theta == 500.0f &&
+              c.d_ff == 128, "values not applied");
+    ngpt_config before = c;
+    const char *bad[] = {"X=1", "C", "=5", "C=", "C=abc", "C=12x", "C=99999999999", "dropout=x",
+                         "dropout=inf", "qkv_bias=maybe", "norm=side", "pos=alibi",
+                         "a_very_long_key_name_that_is_not_known=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_STATUS(ngpt_config_set(&c, bad[i]), NGPT_ERR_BAD_CONFIG);
+        CHECK(ngpt_config_compare(&c, &before) == NGPT_OK, "config changed by bad input %s", bad[i]);
+    }
+    CHECK(strstr((ngpt_config_set(&c, "X=1"), ngpt_last_error()), "unknown key") != NULL,
+          "message: %s", ngpt_last_error());
+    char buf[256];
+    ngpt_config_format(&c, buf, sizeof buf);
+    CHECK(strstr(buf, "C=64") && strstr(buf, "L=2"), "format: %s", buf);
+    /* Formatting then parsing each field gives the same config back. */
+    ngpt_config round = ngpt_config_default();
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) CHECK_OK(ngpt_config_set(&round, tok));
+    CHECK(ngpt_config_compare(&round, &c) == NGPT_OK, "format/parse round trip: %s", ngpt_last_error());
+}
+
+int main(void)
+{
+    defaults();
+    validation();
+    overflow();
+    parse();
+    return test_summary("test_config");
+}

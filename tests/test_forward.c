@@ -1,0 +1,239 @@
+/* test_forward.c — the reference forward under the determinism contract:
+ * golden XXH3 checksums that every build must reproduce, eval/train
+ * reproducibility, dropout semantics, traces, batching, and bad input. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test.h"
+
+/* Golden checksums: produced by the scalar reference, identical on x86-64,
+ * AArch64 and ARMv7 (qemu). A change here is a change of the model's
+ * numerics, which the SIMD work must never make. */
+#define GOLD_DEFAULT_PARAMS 0x8f5c4f8cd417858aull   /* default config, seed 42 */
+#define GOLD_DEFAULT_EVAL   0xd717ef45ae6de93dull                  /* default config, PROMPT, eval */
+#define GOLD_TINY_PARAMS    0x3e14b51a26af812cull                  /* tiny config, seed 42 */
+#define GOLD_TINY_EVAL      0x868ecef3067f5321ull                  /* tiny, batch of 2, eval */
+#define GOLD_TINY_TRAIN     0x51ab731bd449b3bfull                  /* tiny, batch of 2, dropout (seed 7, step 3) */
+
+static const char PROMPT[] = "The quick brown fox jumps over the lazy dog.";
+
+static ngpt_config tiny(void)
+{
+    ngpt_config c = ngpt_config_default();
+    c.context_len = 16, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.d_ff = 64;
+    return c;
+}
+
+static ngpt_context *make(ngpt_config cfg, int batch, int seq, ngpt_trace trace, uint64_t seed)
+{
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.batch = batch, s.seq = seq, s.trace = trace;
+    ngpt_context *ctx = NULL;
+    CHECK_OK(ngpt_init(&ctx, &cfg, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_init_weights(ctx, seed));
+    return ctx;
+}
+
+static void tiny_batch(int32_t *tok, int32_t *tgt)
+{
+    const char *text = "ngpt trains tiny transformers on boards, byte by byte...";
+    for (int i = 0; i < 32; i++) tok[i] = (unsigned char)text[i], tgt[i] = (unsigned char)text[i + 1];
+}
+
+static uint64_t logits_hash(ngpt_context *ctx)
+{
+    uint64_t h = 0;
+    CHECK_OK(ngpt_checksum_logits(ctx, &h));
+    return h;
+}
+
+static void golden_default(void)
+{
+    ngpt_context *ctx = make(ngpt_config_default(), 1, 0, NGPT_TRACE_NONE, 42);
+    if (!ctx) return;
+    uint64_t h;
+    CHECK_OK(ngpt_checksum_params(ctx, &h));
+    CHECK_HASH(h, GOLD_DEFAULT_PARAMS);
+    int n = (int)strlen(PROMPT);
+    int32_t tok[64];
+    for (int i = 0; i < n; i++) tok[i] = (unsigned char)PROMPT[i];
+    CHECK_OK(ngpt_forward(ctx, tok, 1, n, NULL, NULL));
+    uint64_t first = logits_hash(ctx);
+    CHECK_HASH(first, GOLD_DEFAULT_EVAL);
+    CHECK_OK(ngpt_forward(ctx, tok, 1, n, NULL, NULL));
+    CHECK_HASH(logits_hash(ctx), first);     /* eval twice: the same */
+    ngpt_free(ctx);
+}
+
+static void golden_tiny(void)
+{
+    int32_t tok[32], tgt[32];
+    tiny_batch(tok, tgt);
+    ngpt_context *ctx = make(tiny(), 2, 16, NGPT_TRACE_NONE, 42);
+    if (!ctx) return;
+    uint64_t h;
+    CHECK_OK(ngpt_checksum_params(ctx, &h));
+    CHECK_HASH(h, GOLD_TINY_PARAMS);
+    float loss_eval, loss_train, loss_train2;
+    CHECK_OK(ngpt_forward(ctx, tok, 2, 16, tgt, &loss_eval));
+    CHECK_HASH(logits_hash(ctx), GOLD_TINY_EVAL);
+    CHECK(fabsf(loss_eval - logf(256.0f)) < 0.1f, "fresh model loss %g ~ ln 256", (double)loss_eval);
+
+    CHECK_OK(ngpt_set_dropout(ctx, true, 7, 3));
+    CHECK_OK(ngpt_forward(ctx, tok, 2, 16, tgt, &loss_train));
+    uint64_t train = logits_hash(ctx);
+    CHECK_HASH(train, GOLD_TINY_TRAIN);
+    CHECK(train != GOLD_TINY_EVAL, "dropout changes the logits");
+    CHECK_OK(ngpt_forward(ctx, tok, 2, 16, tgt, &loss_train2));
+    CHECK_HASH(logits_hash(ctx), train);        /* (seed, step) reproduces */
+    CHECK(loss_train == loss_train2, "train loss reproducible");
+    CHECK_OK(ngpt_set_dropout(ctx, true, 8, 3));
+    CHECK_OK(ngpt_forward(ctx, tok, 2, 16, NULL, NULL));
+    CHECK(logits_hash(ctx) != train, "another seed, other masks");
+    CHECK_OK(ngpt_set_dropout(ctx, true, 7, 4));
+    CHECK_OK(ngpt_forward(ctx, tok, 2, 16, NULL, NULL));
+    CHECK(logits_hash(ctx) != train, "another step, other masks");
+    CHECK_OK(ngpt_set_dropout(ctx, false, 7, 3));
+    CHECK_OK(ngpt_forward(ctx, tok, 2, 16, NULL, NULL));
+    CHECK_HASH(logits_hash(ctx), GOLD_TINY_EVAL);
+    ngpt_free(ctx);
+
+    /* dropout = 0 in train mode equals eval bit for bit */
+    ngpt_config c0 = tiny();
+    c0.dropout = 0.0f;
+    ctx = make(c0, 2, 16, NGPT_TRACE_NONE, 42);
+    if (!ctx) return;
+    CHECK_OK(ngpt_set_dropout(ctx, true, 7, 3));
+    CHECK_OK(ngpt_forward(ctx, tok, 2, 16, NULL, NULL));
+    CHECK_HASH(logits_hash(ctx), GOLD_TINY_EVAL);
+    ngpt_free(ctx);
+
+    /* another init seed, another model */
+    ctx = make(tiny(), 1, 16, NGPT_TRACE_NONE, 43);
+    if (!ctx) return;
+    CHECK_OK(ngpt_checksum_params(ctx, &h));
+    CHECK(h != GOLD_TINY_PARAMS, "seed 43 differs from 42");
+    ngpt_free(ctx);
+}
+
+/* Each sequence of a batch is computed alone: its logits equal a batch-1 run. */
+static void batch_independence(void)
+{
+    int32_t tok[32], tgt[32];
+    tiny_batch(tok, tgt);
+    ngpt_context *two = make(tiny(), 2, 16, NGPT_TRACE_NONE, 42);
+    ngpt_context *one = make(tiny(), 1, 16, NGPT_TRACE_NONE, 42);
+    if (!two || !one) return;
+    const float *l2, *l1;
+    CHECK_OK(ngpt_forward(two, tok, 2, 16, NULL, NULL));
+    CHECK_OK(ngpt_logits(two, &l2));
+    CHECK_OK(ngpt_forward(one, tok + 16, 1, 16, NULL, NULL));
+    CHECK_OK(ngpt_logits(one, &l1));
+    CHECK(!memcmp(l1, l2 + 16 * 256, 16 * 256 * sizeof(float)), "row 1 of the batch == alone");
+    /* A prefix: the first 9 positions of a run over 16 equal a run over 9. */
+    CHECK_OK(ngpt_forward(one, tok, 1, 9, NULL, NULL));
+    CHECK_OK(ngpt_logits(one, &l1));
+    CHECK(!memcmp(l1, l2, 9 * 256 * sizeof(float)), "causal: a prefix is unaffected by what follows");
+    ngpt_free(two);
+    ngpt_free(one);
+}
+
+static void traces(void)
+{
+    int32_t tok[32], tgt[32];
+    tiny_batch(tok, tgt);
+    ngpt_context *none = make(tiny(), 2, 16, NGPT_TRACE_NONE, 42);
+    ngpt_context *full = make(tiny(), 2, 16, NGPT_TRACE_FULL, 42);
+    ngpt_context *last = make(tiny(), 2, 16, NGPT_TRACE_LAST_ROW, 42);
+    if (!none || !full || !last) return;
+    for (int dropout = 0; dropout < 2; dropout++) {
+        ngpt_context *all[3] = {none, full, last};
+        for (int i = 0; i < 3; i++) {
+            CHECK_OK(ngpt_set_dropout(all[i], dropout, 9, 1));
+            CHECK_OK(ngpt_forward(all[i], tok, 2, 12, NULL, NULL));
+        }
+        uint64_t h = logits_hash(none);
+        CHECK_HASH(logits_hash(full), h);       /* tracing never changes the logits */
+        CHECK_HASH(logits_hash(last), h);
+    }
+    const int B = 2, H = 4, T = 12;
+    for (int l = 0; l < 2; l++) {
+        const float *map, *rows;
+        size_t nm, nr;
+        CHECK_OK(ngpt_trace_get(full, l, &map, &nm));
+        CHECK_OK(ngpt_trace_get(last, l, &rows, &nr));
+        CHECK(nm == (size_t)B * H * T * T && nr == (size_t)B * H * T, "sizes %zu %zu", nm, nr);
+        int bad_sum = 0, bad_mask = 0;
+        for (int r = 0; r < B * H * T; r++) {
+            int i = r % T;
+            double s = 0;
+            for (int j = 0; j < T; j++) {
+                float p = map[(size_t)r * T + j];
+                if (j > i && p != 0.0f) bad_mask++;
+                s += p;
+            }
+            if (fabs(s - 1.0) > 1e-5) bad_sum++;
+        }
+        CHECK(bad_sum == 0 && bad_mask == 0, "layer %d: %d rows not summing to 1, %d masked > 0",
+              l, bad_sum, bad_mask);
+        for (int bh = 0; bh < B * H; bh++)
+            CHECK(!memcmp(rows + (size_t)bh * T, map + ((size_t)bh * T + T - 1) * T, T * sizeof(float)),
+                  "last row of (b,h)=%d equals the full map's", bh);
+    }
+    const float *p;
+    size_t n;
+    CHECK_STATUS(ngpt_trace_get(none, 0, &p, &n), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_trace_get(full, 2, &p, &n), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_trace_get(full, -1, &p, &n), NGPT_ERR_BAD_ARG);
+    ngpt_free(none);
+    ngpt_free(full);
+    ngpt_free(last);
+}
+
+static void bad_input(void)
+{
+    ngpt_context *ctx = make(tiny(), 2, 8, NGPT_TRACE_NONE, 42);
+    if (!ctx) return;
+    int32_t tok[32] = {0}, tgt[32] = {0};
+    const float *l;
+    float loss;
+    CHECK_STATUS(ngpt_logits(ctx, &l), NGPT_ERR_WRONG_MODE);       /* before any forward */
+    CHECK_STATUS(ngpt_forward(NULL, tok, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_forward(ctx, NULL, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_forward(ctx, tok, 1, 17, NULL, NULL), NGPT_ERR_TOO_LONG);
+    CHECK_STATUS(ngpt_forward(ctx, tok, 1, 9, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    CHECK_STATUS(ngpt_forward(ctx, tok, 3, 4, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    CHECK_STATUS(ngpt_forward(ctx, tok, 0, 4, NULL, NULL), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_forward(ctx, tok, 1, 0, NULL, NULL), NGPT_ERR_BAD_ARG);
+    tok[3] = 256;
+    CHECK_STATUS(ngpt_forward(ctx, tok, 1, 4, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    CHECK(strstr(ngpt_last_error(), "256") != NULL, "names the bad id: %s", ngpt_last_error());
+    tok[3] = -1;
+    CHECK_STATUS(ngpt_forward(ctx, tok, 1, 4, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    tok[3] = 0, tgt[2] = 1000;
+    CHECK_STATUS(ngpt_forward(ctx, tok, 1, 4, tgt, &loss), NGPT_ERR_BAD_TOKEN);
+    CHECK_OK(ngpt_forward(ctx, tok, 1, 4, NULL, &loss));
+    CHECK(isnan(loss), "no targets: loss is NaN");
+    CHECK_STATUS(ngpt_logits(ctx, NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_set_dropout(NULL, true, 1, 1), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_init_weights(NULL, 1), NGPT_ERR_NULL_ARG);
+    ngpt_tensor_info info;
+    CHECK_OK(ngpt_tensor_find(ctx, "blocks.1.mlp.fc2.weight", &info));
+    CHECK(info.ndim == 2 && info.shape[0] == 32 && info.shape[1] == 64, "fc2 shape (C, d_ff)");
+    CHECK_STATUS(ngpt_tensor_find(ctx, "lm_head.weight", &info), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_tensor_get_info(ctx, ngpt_tensor_count(ctx), &info), NGPT_ERR_BAD_ARG);
+    CHECK(ngpt_tensor_count(ctx) == 1 + 10 * 2 + 2, "tensor count");
+    CHECK(strcmp(ngpt_status_string((ngpt_status)999), "unknown status") == 0, "unknown status");
+    CHECK(strstr(ngpt_build_info(), "ngpt ") == ngpt_build_info(), "build info: %s", ngpt_build_info());
+    ngpt_free(ctx);
+}
+
+int main(void)
+{
+    golden_default();
+    golden_tiny();
+    batch_independence();
+    traces();
+    bad_input();
+    return test_summary("test_forward");
+}
