@@ -53,6 +53,8 @@ TRAIN_META = (("step", "u64", None), ("seed", "u64", 42), ("batch", "i64", 32),
               ("beta2", "f64", None), ("eps", "f64", None), ("weight_decay", "f64", None),
               ("decay_all", "u64", 1), ("clip", "f64", 1.0), ("accum", "i64", 1),
               ("best_eval_loss", "f64", float("inf")))
+# Written only when given (train_cfg or --train); ngpt_load_train reads them if present.
+TRAIN_META_OPTIONAL = (("holdout", "f64"), ("eval_every", "i64"), ("eval_batches", "i64"))
 TRAIN_ALIASES = {"batch_size": "batch", "learning_rate": "lr", "max_lr": "lr",
                  "max_steps": "total_steps", "max_iters": "total_steps", "steps": "total_steps",
                  "warmup_steps": "warmup", "warmup_iters": "warmup", "grad_clip": "clip",
@@ -293,8 +295,11 @@ def train_meta(step, group, cfg, stored, overrides):
         if key == "min_lr" and v is None:
             v = 0.1 * float(overrides.get("lr", stored.get("lr", lr)))   # DESIGN: 3e-5 / 3e-4
         vals[key] = v
+    optional = [(k, kind) for k, kind in TRAIN_META_OPTIONAL if k in overrides or k in stored]
+    for k, _ in optional:
+        vals[k] = overrides.get(k, stored.get(k))
     meta = {}
-    for key, kind, _ in TRAIN_META:
+    for key, kind in [(k, t) for k, t, _ in TRAIN_META] + optional:
         v = vals[key]
         try:
             v = float(v) if kind == "f64" else int(v)
@@ -315,7 +320,7 @@ def train_from_object(obj):
         d = dict(obj)
     else:
         d = dict(getattr(obj, "__dict__", {}))
-    known = {k for k, _, _ in TRAIN_META}
+    known = {k for k, _, _ in TRAIN_META} | {k for k, _ in TRAIN_META_OPTIONAL}
     out = {}
     for k, v in d.items():
         k = TRAIN_ALIASES.get(k, k)
@@ -325,7 +330,7 @@ def train_from_object(obj):
 
 
 def parse_train_overrides(pairs):
-    known = {k for k, _, _ in TRAIN_META}
+    known = {k for k, _, _ in TRAIN_META} | {k for k, _ in TRAIN_META_OPTIONAL}
     out = {}
     for kv in pairs or []:
         k, sep, v = kv.partition("=")
@@ -412,7 +417,7 @@ def main(argv=None):
     im.add_argument("--train", action="append", metavar="KEY=VALUE", nargs="+",
                     help="set train.* settings stored with the optimizer state (seed batch seq "
                     "lr min_lr warmup total_steps beta1 beta2 eps weight_decay decay_all clip "
-                    "accum best_eval_loss)")
+                    "accum best_eval_loss holdout eval_every eval_batches)")
     ex = sub.add_parser("export", help=".ngpt -> PyTorch .pt")
     ex.add_argument("input")
     ex.add_argument("output")

@@ -360,6 +360,62 @@ def test_training(ng, build, tmp):
     check(dl <= 1e-5 and dp <= 1e-5, f"continuation in ngpt differs: loss {dl:.3g} param {dp:.3g}")
 
 
+def test_cli_training(ng, tmp):
+    """`ngpt train` -> export -> PyTorch continues; PyTorch -> import ->
+    `ngpt train --resume` continues; a training checkpoint survives
+    export -> import byte for byte, so resuming from it is bit-identical."""
+    if run(ng.env + [ng.cli, "train", "--help"], expect_ok=False).returncode != 0:
+        print("PENDING: `ngpt train` is not in this tree: the CLI training round trip is not run")
+        return
+    data = os.path.join(tmp, "data.txt")
+    with open(data, "wb") as f:
+        f.write(TEXT * 30)
+    tiny = sum([["--config", kv] for kv in ("T=16", "C=32", "L=2", "H=4", "d_ff=64")], [])
+    common = ["--data", data, "--batch", "2", "--eval-every", "0", "--eval-batches", "1"]
+    a, apt, b = (os.path.join(tmp, f) for f in ("cli_a.ngpt", "cli_a.pt", "cli_b.ngpt"))
+    r = run(ng.env + [ng.cli, "train", "--steps", "4", "--warmup", "1", "--out", a] + common + tiny)
+    if not check(r.returncode == 0, "ngpt train"):
+        return
+    check(run(CONVERT + ["export", a, apt]).returncode == 0, "export of `ngpt train` output")
+    ck = torch.load(apt)
+    m = nt.NGPT(nt.ModelConfig(**ck["model_cfg"]))
+    m.load_state_dict(ck["model_state"], strict=True)
+    opt = torch.optim.AdamW(m.parameters(), lr=ck["train_cfg"]["lr"],
+                            betas=(ck["train_cfg"]["beta1"], ck["train_cfg"]["beta2"]),
+                            eps=ck["train_cfg"]["eps"], weight_decay=ck["train_cfg"]["weight_decay"])
+    opt.load_state_dict(ck["optim_state"])
+    m.train()
+    x = torch.tensor([list(TEXT[:16]), list(TEXT[40:56])])
+    y = torch.tensor([list(TEXT[1:17]), list(TEXT[41:57])])
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        _, loss = m(x, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+    ok = all(np.isfinite(losses)) and int(opt.state_dict()["state"][0]["step"]) == 7
+    print(f"ngpt train 4 steps -> export -> PyTorch 3 more steps: losses {['%.4f' % v for v in losses]}, "
+          f"AdamW step {int(opt.state_dict()['state'][0]['step'])}")
+    check(ok, "PyTorch does not continue an `ngpt train` checkpoint")
+
+    check(run(CONVERT + ["import", apt, b]).returncode == 0, "import of the exported training checkpoint")
+    same = open(a, "rb").read() == open(b, "rb").read()
+    print(f"ngpt train checkpoint -> export -> import: {'byte-identical' if same else 'DIFFERENT'}")
+    check(same, "training checkpoint does not survive export -> import byte for byte")
+
+    torch.save({"model_state": m.state_dict(), "model_cfg": ck["model_cfg"],
+                "optim_state": opt.state_dict()}, apt)
+    check(run(CONVERT + ["import", apt, b]).returncode == 0, "import of a PyTorch-continued checkpoint")
+    c = os.path.join(tmp, "cli_c.ngpt")
+    r = run(ng.env + [ng.cli, "train", "--resume", b, "--steps", "10", "--out", c] + common)
+    _, _, meta = nt.read_ngpt(c) if r.returncode == 0 else (None, None, {})
+    print(f"PyTorch 7 steps -> import -> ngpt train --resume to step 10: exit {r.returncode}, "
+          f"train.step {meta.get('train.step')}")
+    check(r.returncode == 0 and meta.get("train.step") == 10, "ngpt train --resume of an imported model")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -374,6 +430,7 @@ def main():
         test_rejects(tmp)
         test_optimizer(ng, tmp)
         test_training(ng, args.build, tmp)
+        test_cli_training(ng, tmp)
     print(f"test_interop: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
