@@ -2,7 +2,7 @@
 """test_interop.py — PyTorch <-> ngpt (issue #5), run by `make test-interop`.
 
 Random PyTorch models (tiny and default configs) -> tools/convert.py import
--> ngpt logits (build/tests/interop/ngpt-logits) equal PyTorch's within a
+-> ngpt logits (build/tests/interop/ngpt_logits) equal PyTorch's within a
 stated tolerance, greedy 64-byte continuations identical; export -> PyTorch
 logits equal ngpt's; import -> export and .ngpt -> export -> import round
 trips bit-exact; bad checkpoints rejected naming the key; AdamW state
