@@ -1,4 +1,4 @@
-/* golden.h — golden vectors from PyTorch (tools/golden.py, golden_spec.md):
+/* golden.h — golden vectors from PyTorch (tools/golden.py, docs/GOLDEN.md):
  * the bundle reader and the deterministic golden weight fill. Header-only,
  * for tests (which may malloc). Bundle format, little-endian:
  *   "NGPTGOLD", u32 version = 1, u32 n_entries, then per entry
@@ -109,7 +109,7 @@ static inline const golden_entry *golden_find(const golden_bundle *g, const char
     return NULL;
 }
 
-/* Fills every parameter with the golden weights (golden_spec.md): tensor t,
+/* Fills every parameter with the golden weights (docs/GOLDEN.md): tensor t,
  * element e: w = ngpt_rng_u32(seed, 0x70000000 | t, 0, e), u = (w>>8)*2^-24,
  * r = 2u - 1, value = base + scale*r in float32, (base, scale) = (1, 0.1) for
  * LayerNorm weights, (0, 0.1) LayerNorm biases, (0, 0.02) other 1-D tensors,

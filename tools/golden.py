@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """golden.py — writes tests/golden/tiny.bin and tests/golden/default.bin
-(golden_spec.md) from the PyTorch reference model in tools/ngpt_torch.py.
+(docs/GOLDEN.md) from the PyTorch reference model in tools/ngpt_torch.py.
 
     /usr/bin/python3 tools/golden.py [--out tests/golden]
 

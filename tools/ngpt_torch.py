@@ -250,7 +250,7 @@ GOLDEN_STREAM = 0x70000000
 
 
 def golden_scale(name, ndim):
-    """(base, scale) of the golden fill (golden_spec.md)."""
+    """(base, scale) of the golden fill (docs/GOLDEN.md)."""
     leaf = name.rsplit(".", 2)
     is_ln = len(leaf) >= 2 and leaf[-2] in ("ln1", "ln2", "ln_f")
     if is_ln and name.endswith(".weight"):

@@ -1,18 +1,45 @@
 /* gemm.c — reference matrix product (spec in kernels.h): each output is one
  * fmaf chain over k in increasing order from +0.0f, bias added after.
  *
- * Outputs are computed in 4x4 tiles: sixteen independent chains advance
- * together so the FMA latency is hidden, yet every chain is exactly the
- * one-output loop below (same operands, same order), so the bits are those of
- * the naive triple loop. */
+ * Two loop orders compute exactly those chains (same operands, same order;
+ * only independent chains are interleaved), so the bits are those of the
+ * naive triple loop whichever is taken:
+ *  - B's rows contiguous (b_cs == 1: the backward's dy W and x^T dy): i, k, j
+ *    over a block of accumulators, so the inner loop walks memory in order;
+ *  - otherwise (a Linear's x W^T with W stored (out, in)): 4x4 tiles of
+ *    outputs whose sixteen chains advance together, hiding FMA latency, and
+ *    1x8 strips for the rows left over (a decode step has one row). */
 #include <math.h>
 
 #include "../kernels.h"
+
+enum { JBLOCK = 256 };
 
 static inline void store(float *c, float acc, const float *bias, int j, bool accumulate)
 {
     if (bias) acc = acc + bias[j];
     *c = accumulate ? *c + acc : acc;
+}
+
+static void gemm_ikj(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                     const float *b, ptrdiff_t b_rs, const float *bias, float *c, ptrdiff_t c_rs,
+                     bool accumulate)
+{
+    float acc[JBLOCK];
+    for (int i = 0; i < m; i++) {
+        const float *ai = a + i * a_rs;
+        float *ci = c + i * c_rs;
+        for (int j0 = 0; j0 < n; j0 += JBLOCK) {
+            const int nj = n - j0 < JBLOCK ? n - j0 : JBLOCK;
+            for (int j = 0; j < nj; j++) acc[j] = 0.0f;
+            for (int kk = 0; kk < k; kk++) {
+                const float av = ai[kk * a_cs];
+                const float *bk = b + kk * b_rs + j0;
+                for (int j = 0; j < nj; j++) acc[j] = fmaf(av, bk[j], acc[j]);
+            }
+            for (int j = 0; j < nj; j++) store(ci + j0 + j, acc[j], bias, j0 + j, accumulate);
+        }
+    }
 }
 
 /* One output: the definition. */
@@ -26,7 +53,7 @@ static void gemm_one(int i, int j, int k, const float *a, ptrdiff_t a_rs, ptrdif
     store(c + i * c_rs + j, acc, bias, j, accumulate);
 }
 
-void ngpt_f32_gemm_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+static void gemm_tiled(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                        const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
                        float *c, ptrdiff_t c_rs, bool accumulate)
 {
@@ -50,6 +77,30 @@ void ngpt_f32_gemm_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrd
             for (int ii = 0; ii < 4; ii++)
                 gemm_one(i + ii, j, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
     }
-    for (int i = m4; i < m; i++)
-        for (int j = 0; j < n; j++) gemm_one(i, j, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
+    /* Leftover rows (all of a decode step's single row): 8 chains side by side. */
+    const int n8 = n - n % 8;
+    for (int i = m4; i < m; i++) {
+        const float *ai = a + i * a_rs;
+        for (int j = 0; j < n8; j += 8) {
+            float acc[8] = {0};
+            const float *bp = b + j * b_cs;
+            for (int kk = 0; kk < k; kk++) {
+                const float av = ai[kk * a_cs], *bk = bp + kk * b_rs;
+                for (int jj = 0; jj < 8; jj++) acc[jj] = fmaf(av, bk[jj * b_cs], acc[jj]);
+            }
+            for (int jj = 0; jj < 8; jj++)
+                store(c + i * c_rs + j + jj, acc[jj], bias, j + jj, accumulate);
+        }
+        for (int j = n8; j < n; j++) gemm_one(i, j, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
+    }
+}
+
+void ngpt_f32_gemm_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                       const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
+                       float *c, ptrdiff_t c_rs, bool accumulate)
+{
+    if (b_cs == 1 && b_rs != 1)
+        gemm_ikj(m, n, k, a, a_rs, a_cs, b, b_rs, bias, c, c_rs, accumulate);
+    else
+        gemm_tiled(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
 }
