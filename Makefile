@@ -40,6 +40,7 @@ endif
 BUILD ?= build
 
 OPT     ?= -O2
+WERROR  ?= $(if $(filter true 1,$(CI)),1)     # warnings are errors in CI
 WARN    := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 NUMERIC := -std=c11 -ffp-contract=off -fno-fast-math
 # SLEEF declares its deterministic FMA scalars only under FP_FAST_FMA, which
@@ -70,10 +71,21 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 
 LIB := $(BUILD)/libngpt.a
+CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all deps test bench install uninstall clean examples
-all: deps $(LIB) $(CLI)
+.PHONY: all corpus deps test test-native test-interop bench install uninstall clean examples
+all: deps $(LIB) $(CLI) $(CORPUS)
+
+# The bundled training corpus: the project's own docs and sources, gathered
+# at build time so `ngpt train` without --data works on a fresh clone.
+CORPUS_SRC := $(sort $(wildcard README.md docs/*.md)) include/ngpt.h \
+              $(sort $(wildcard src/*.h src/*.c src/ref/*.c cli/*.h cli/*.c tests/*.h tests/*.c)) Makefile
+$(CORPUS): $(CORPUS_SRC)
+	@mkdir -p $(dir $@)
+	cat $(CORPUS_SRC) > $@
+corpus: $(CORPUS)
+$(BUILD)/obj/cli/cmd_train.o: CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
 
 # Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
 # exactly what to run without the rights to.
@@ -98,8 +110,16 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
 	    $(shell sed -n 's|^/\* test-ldflags: \(.*\) \*/$$|\1|p' $<) $(LDLIBS)
 
-test: all $(TEST_BIN) examples
-	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" sh tests/run.sh $(TEST_BIN) tests/test_examples.sh
+# make test: the suite natively, then (on an x86-64 Linux host) the AArch64
+# and ARMv7 builds under qemu-user, then one closing total line
+# (tests/suite.sh). make test-native runs one build's suite.
+RESULTS ?=
+test:
+	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
+
+test-native: all $(TEST_BIN) examples
+	@RUN_ENV="$(RUN_ENV)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" BUILD="$(BUILD)" \
+	    sh tests/run.sh $(TEST_BIN) tests/test_examples.sh
 
 # examples/ are built the way a user builds them: against an installed copy
 # of the library, through pkg-config. The .pc is removed afterwards so that a
@@ -111,6 +131,16 @@ examples: all
 	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
 	$(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
 	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
+
+# PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
+PYTHON ?= /usr/bin/python3
+INTEROP_BIN := $(BUILD)/tests/interop/ngpt-logits
+$(INTEROP_BIN): tests/interop/ngpt_logits.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
+test-interop: all $(INTEROP_BIN)
+	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_interop.py --build $(BUILD)
 
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench

@@ -80,5 +80,7 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o);
 void cli_unescape(char *s);
 /* Seconds from a monotonic clock. */
 double cli_now(void);
+int cli_cmd_train(int argc, char **argv);
+int cli_cmd_eval(int argc, char **argv);
 
 #endif

@@ -428,6 +428,154 @@ ngpt_status ngpt_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
 
 /* "max tokens", "end token", ... Never NULL. */
 const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
+/* ---- training (issue 3) ---- */
+/*
+ * A training step, by hand (ngpt_train_step does exactly this):
+ *
+ *     ngpt_zero_grads(ctx);
+ *     for (int a = 0; a < accum; a++) {                  // micro-batches
+ *         ngpt_set_dropout(ctx, true, seed, step * accum + a);
+ *         ngpt_forward(ctx, tokens, B, T, targets, &loss);
+ *         ngpt_backward(ctx);                             // grads += d(mean loss)
+ *     }
+ *     ngpt_lr_at(&opt, step, &lr);
+ *     ngpt_optim_step(ctx, &opt, lr, &grad_norm);         // clip + AdamW
+ *
+ * Everything runs in the arena of a context planned with NGPT_MODE_TRAIN:
+ * parameters, gradients, AdamW moments, the activations kept for backward
+ * and their gradients. Nothing is allocated, and results are bit-identical on
+ * every build. Only ngpt_data_open() allocates (it reads files into memory).
+ */
+
+/* Gradients of the mean cross-entropy of the last ngpt_forward (which must
+ * have had targets) with respect to every parameter, ADDED to the gradient
+ * array, so several micro-batches sum up. Dropout masks of that forward are
+ * recomputed from its (seed, step). NGPT_ERR_WRONG_MODE on an inference
+ * context or when the last forward had no targets. */
+ngpt_status ngpt_backward(ngpt_context *ctx);
+
+/* Sets all gradients to zero and the micro-batch count to 0. */
+ngpt_status ngpt_zero_grads(ngpt_context *ctx);
+
+/* The gradient array, in the same layout as ngpt_params (tensor offsets from
+ * ngpt_tensor_get_info). The tied embedding's gradient sums both its uses. */
+ngpt_status ngpt_grads(ngpt_context *ctx, float **grads, size_t *count);
+
+/* Optimizer and schedule settings; DESIGN.md §1 defaults. */
+typedef struct ngpt_optim_config {
+    float lr;                   /* base learning rate, 3e-4 */
+    float min_lr;               /* end of the cosine, 3e-5 */
+    int64_t warmup;             /* linear warmup steps, 200 */
+    int64_t total_steps;        /* the cosine reaches min_lr here, 5000 */
+    float beta1, beta2, eps;    /* 0.9, 0.95, 1e-8 */
+    float weight_decay;         /* decoupled, 0.1 */
+    bool decay_all;             /* true (the original): decay every parameter;
+                                   false: only the 2-D Linear weights (no biases,
+                                   LayerNorm or embedding) */
+    float clip;                 /* clip the global gradient norm to this; <= 0: off. 1.0 */
+    int32_t accum;              /* micro-batches per step (ngpt_train_step), 1 */
+} ngpt_optim_config;
+
+ngpt_optim_config ngpt_optim_default(void);
+/* Checks ranges (lr >= 0, 0 <= betas < 1, eps > 0, warmup >= 0, ...). */
+ngpt_status ngpt_optim_validate(const ngpt_optim_config *opt);
+
+/* Learning rate of step (0-based): lr*step/warmup while step < warmup, then
+ * min + (lr-min)*0.5*(1+cos(pi*p)), p = (step-warmup)/(total-warmup) clamped
+ * to [0,1], the result clamped to [min_lr, lr]. Computed in double with
+ * SLEEF's deterministic cos, then rounded to float. */
+ngpt_status ngpt_lr_at(const ngpt_optim_config *opt, int64_t step, float *lr);
+
+/* One AdamW step with learning rate lr over the gradients accumulated since
+ * ngpt_zero_grads (averaged over the number of backward passes): the global
+ * norm sqrt(sum g^2) (8-lane canonical) is reported in *grad_norm (may be
+ * NULL) and clipped to opt->clip as torch.nn.utils.clip_grad_norm_ does
+ * (coef = clip/(norm+1e-6), at most 1); then PyTorch's AdamW update
+ * (kernels.h: ngpt_adamw_fn). NGPT_ERR_NUMERIC (nothing changed) when the
+ * norm is not finite; NGPT_ERR_WRONG_MODE without a backward. Gradients are
+ * left as they are (call ngpt_zero_grads before the next accumulation). */
+ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *opt, float lr,
+                            float *grad_norm);
+
+/* AdamW steps taken by this context (restored by ngpt_load_train). */
+ngpt_status ngpt_optim_steps(const ngpt_context *ctx, uint64_t *steps);
+
+/* ---- byte-level data */
+
+/* Training bytes: one or more files read in full and concatenated; the last
+ * `holdout` fraction of the bytes (0.1 by default in the CLI) is the
+ * evaluation split. A batch is B random windows of seq+1 bytes:
+ * tokens = window[:-1], targets = window[1:]. */
+typedef struct ngpt_data ngpt_data;
+
+typedef enum ngpt_split {
+    NGPT_SPLIT_TRAIN = 0,
+    NGPT_SPLIT_EVAL = 1
+} ngpt_split;
+
+/* Reads the files into ONE heap buffer (the only allocation of the training
+ * API: it is not part of forward/backward/step). Errors: NGPT_ERR_IO for a
+ * file that cannot be opened or read; NGPT_ERR_BAD_ARG for an empty file, a
+ * file shorter than seq+1 bytes, a split shorter than seq+1 bytes, or holdout
+ * outside [0, 1) — the message names the file and the sizes. */
+ngpt_status ngpt_data_open(ngpt_data **data, const char *const *paths, int32_t n_paths,
+                           float holdout, int32_t seq);
+/* The same over caller memory, which is not copied and must outlive *data. */
+ngpt_status ngpt_data_open_mem(ngpt_data **data, const void *bytes, size_t size, float holdout,
+                               int32_t seq);
+void ngpt_data_free(ngpt_data *data);
+ngpt_status ngpt_data_sizes(const ngpt_data *data, size_t *train_bytes, size_t *eval_bytes);
+
+/* Batch `index` of a split: window b starts at a Philox draw (stream
+ * NGPT_STREAM_DATA | split, counter (index, b)) keyed by seed, uniform over
+ * the split's valid starts. tokens and targets are (batch, seq). */
+ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t seed,
+                            uint64_t index, int32_t batch, int32_t seq, int32_t *tokens,
+                            int32_t *targets);
+
+/* ---- training loop pieces */
+
+/* One optimizer step of the context's training: step s = ngpt_optim_steps;
+ * opt->accum micro-batches with data batch index s*accum + a and dropout
+ * keyed (seed, s*accum + a); then ngpt_optim_step with ngpt_lr_at(s).
+ * *loss = mean of the micro-batch losses; lr and grad_norm may be NULL.
+ * Resuming from a checkpoint with the same seed continues bit for bit. */
+ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
+                            const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,
+                            float *loss, float *lr, float *grad_norm);
+
+/* Mean loss (nats per byte) over n_batches fixed windows of the eval split,
+ * drawn from `seed` (batch indices 0..n_batches-1), dropout off; bits per
+ * byte = loss / ln 2. Works on inference and training contexts; the
+ * context's dropout setting is restored afterwards. */
+ngpt_status ngpt_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
+                          int32_t n_batches, int32_t batch, int32_t seq, float *loss);
+
+/* ---- checkpoints with training state */
+
+/* What, besides parameters and AdamW moments, a training checkpoint holds
+ * (metadata train.*). The data position is (seed, step): batch windows are
+ * a pure function of them, so resuming continues bit for bit. */
+typedef struct ngpt_train_state {
+    uint64_t seed;              /* data and dropout seed */
+    int32_t batch, seq;         /* the batch shape trained with */
+    ngpt_optim_config opt;      /* optimizer and schedule settings */
+    float best_eval_loss;       /* best evaluation loss so far (INFINITY: none) */
+    bool has_state;             /* load: false for a model-only checkpoint */
+} ngpt_train_state;
+
+/* Saves parameters, AdamW moments (optim.m.*, optim.v.*), the step count and
+ * *state atomically (as ngpt_save). Needs a training context. The file also
+ * loads with ngpt_load (parameters only). */
+ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path,
+                            const ngpt_train_state *state);
+
+/* Loads what ngpt_save_train wrote into a training context with the same
+ * config, restoring the step count; *state (may be NULL) gets the saved
+ * settings. A model-only checkpoint (ngpt_save, ngpt init) also loads: zero
+ * moments, step 0, state->has_state false and default settings. All or
+ * nothing: on error the context is unchanged. */
+ngpt_status ngpt_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *state);
 
 #ifdef __cplusplus
 }

@@ -214,6 +214,11 @@ ngpt_status ngpt_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, in
     } else if (loss) {
         *loss = NAN;
     }
+    ctx->has_targets = targets && p->targets;   /* kept for ngpt_backward in train mode */
+    if (ctx->has_targets) {
+        memcpy(p->tokens, tokens, BT * sizeof(int32_t));
+        memcpy(p->targets, targets, BT * sizeof(int32_t));
+    }
     ctx->last_batch = B;
     ctx->last_seq = T;
     ctx->has_forward = true;

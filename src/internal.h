@@ -131,6 +131,17 @@ typedef struct ngpt_plan {
     int32_t *beam_fin_tok;      /* (B, Tctx) finished hypotheses' generated tokens */
     int32_t *beam_fin_len;      /* (B) */
     float *beam_fin_score;      /* (B) length-penalised scores */
+    int32_t *batch_buf;         /* (2,B,T) tokens then targets staged by the data loader */
+    /* train mode: gradients of activations (backward.c); the ln outputs and
+     * GELU outputs are recomputed into ln_out/hidden instead of being kept,
+     * and those two also carry d(attention output) and d(hidden) */
+    int32_t *tokens;            /* (B,T) of the last forward */
+    int32_t *targets;           /* (B,T) of the last forward */
+    float *g_logits;            /* (B,T,V) */
+    float *g_res;               /* (B,T,C) residual stream */
+    float *g_branch;            /* (B,T,C) sublayer output before dropout */
+    float *g_ln;                /* (B,T,C) LayerNorm output */
+    float *g_qkv;               /* (B,T,3C) */
 } ngpt_plan;
 
 /* Sizes (base == NULL) or carves (base 64-aligned) the whole arena, starting
@@ -154,6 +165,10 @@ struct ngpt_context {
     bool has_forward;
     bool last_cached;           /* the last pass was prefill/decode (trace in kv_trace) */
     int32_t last_slot0;         /* its first KV slot */
+    /* training (backward.c, optim.c) */
+    bool has_targets;           /* the last forward had targets (train mode) */
+    int32_t n_backward;         /* backward passes accumulated since zero_grads */
+    uint64_t optim_steps;       /* AdamW steps taken (t of the bias correction) */
 };
 
 /* One beam-search candidate: continue beam `beam` with token `tok`. */

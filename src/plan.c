@@ -102,6 +102,16 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.beam_fin_len = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.beam_fin_score = TAKE_F(&w, B, 1, 1, 1);
     }
+    p.batch_buf = take(&w, sizeof(int32_t), 2, B, T, 1);
+    if (train) {
+        p.tokens = take(&w, sizeof(int32_t), B, T, 1, 1);
+        p.targets = take(&w, sizeof(int32_t), B, T, 1, 1);
+        p.g_logits = TAKE_F(&w, B, T, V, 1);
+        p.g_res = TAKE_F(&w, B, T, C, 1);
+        p.g_branch = TAKE_F(&w, B, T, C, 1);
+        p.g_ln = TAKE_F(&w, B, T, C, 1);
+        p.g_qkv = TAKE_F(&w, B, T, 3 * C, 1);
+    }
 
     if (w.overflow)
         return ngpt_fail(NGPT_ERR_OVERFLOW,

@@ -1,8 +1,10 @@
 #!/bin/sh
 # run.sh — runs every test program (under $RUN_ENV, e.g. qemu) and adds up
 # their "name: N passed, M failed" lines. A program that crashes or prints no
-# summary counts as one failure. Ends with "tests: N passed, N failed".
+# summary counts as one failure. Prints "$LABEL: N passed, M failed" and
+# appends "LABEL N M" to $RESULTS when set.
 passed=0 failed=0
+label=${LABEL:-tests}
 for t in "$@"; do
     case "$t" in    # a *.sh test runs under sh and applies RUN_ENV itself
     *.sh) out=$(RUN_ENV="$RUN_ENV" BUILD="$BUILD" sh "$t" 2>&1) ;;
@@ -20,9 +22,10 @@ for t in "$@"; do
     f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')
     if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then printf '%s\n' "$out" | grep -v "$line"; fi
     [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
-    echo "$line"
+    echo "  $line"
     passed=$((passed + p))
     failed=$((failed + f))
 done
-echo "tests: $passed passed, $failed failed"
+echo "$label: $passed passed, $failed failed"
+[ -n "$RESULTS" ] && echo "$label $passed $failed" >> "$RESULTS"
 [ "$failed" -eq 0 ]

@@ -73,7 +73,7 @@ static void overflow(void)
     if (SIZE_MAX <= UINT32_MAX)
         CHECK(st == NGPT_ERR_OVERFLOW, "32-bit: want overflow, got %s", ngpt_status_string(st));
     else
-        CHECK(st == NGPT_OK && bytes > ((size_t)1 << 35), "64-bit: %s %zu", ngpt_status_string(st), bytes);
+        CHECK(st == NGPT_OK && (double)bytes > 0x1p35, "64-bit: %s %zu", ngpt_status_string(st), bytes);
     /* The training arena at a huge batch: ~2^51 bytes, only a 64-bit size holds it. */
     c = ngpt_config_default();
     ngpt_shape t = ngpt_shape_default(NGPT_MODE_TRAIN);
@@ -82,7 +82,7 @@ static void overflow(void)
     if (SIZE_MAX <= UINT32_MAX)
         CHECK(st == NGPT_ERR_OVERFLOW, "32-bit: want overflow, got %s", ngpt_status_string(st));
     else
-        CHECK(st == NGPT_OK && bytes > ((size_t)1 << 50), "64-bit: %s %zu", ngpt_status_string(st), bytes);
+        CHECK(st == NGPT_OK && (double)bytes > 0x1p50, "64-bit: %s %zu", ngpt_status_string(st), bytes);
 }
 
 static void parse(void)
