@@ -124,8 +124,12 @@ test-native: all $(TEST_BIN) examples
 
 # PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
 PYTHON ?= /usr/bin/python3
-INTEROP_BIN := $(BUILD)/tests/interop/ngpt-logits
-$(INTEROP_BIN): tests/interop/ngpt_logits.c $(LIB)
+INTEROP_BIN := $(BUILD)/tests/interop/ngpt_logits
+# The training-continuation helper needs the training API (issue #3).
+ifneq ($(shell grep -l ngpt_save_train include/ngpt.h 2>/dev/null),)
+  INTEROP_BIN += $(BUILD)/tests/interop/ngpt_train_steps
+endif
+$(BUILD)/tests/interop/%: tests/interop/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 

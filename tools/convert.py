@@ -12,14 +12,17 @@ Without a stored config it is inferred from the shapes (V, C, L, d_ff); T
 defaults to 256, H to 4, dropout to 0.1 and rope_theta to 10000: pass
 `--config T=... H=...` for what the shapes cannot tell. A `module.` or
 `_orig_mod.` prefix (DDP, torch.compile) is stripped. The AdamW moments become
-tensors optim.m.<name> / optim.v.<name>, its step and hyper-parameters
-metadata train.step (u64), train.lr, train.beta1, train.beta2, train.eps,
-train.weight_decay (f64).
+tensors optim.m.<name> / optim.v.<name> (exp_avg / exp_avg_sq) and the
+training state the train.* metadata that ngpt_load_train reads (TRAIN_META):
+step from the optimizer, lr/betas/eps/weight_decay from its param group,
+others from a `train_cfg` entry of the checkpoint, `--train key=value`, or
+ngpt's defaults.
 
-export writes {"model_state", "model_cfg", ["optim_state", "step"]}: the
-state_dict (with lm_head.weight, tied to tok_emb.weight) loads into the
-original model class with load_state_dict(strict=True); optim_state loads
-into torch.optim.AdamW(model.parameters(), ...) with load_state_dict.
+export writes {"model_state", "model_cfg", ["optim_state", "step",
+"train_cfg"]}: the state_dict (with lm_head.weight, tied to tok_emb.weight)
+loads into the original model class with load_state_dict(strict=True);
+optim_state loads into torch.optim.AdamW(model.parameters(), ...) with
+load_state_dict; train_cfg holds the train.* settings (import reads it back).
 """
 import argparse
 import collections
@@ -40,6 +43,22 @@ CFG_ALIASES = {"vocab_size": "V", "context_len": "T", "block_size": "T", "d_mode
                "n_embd": "C", "n_layers": "L", "n_layer": "L", "n_heads": "H", "n_head": "H"}
 MODEL_KEYS = ("model_state", "state_dict", "model")
 OPTIM_KEYS = ("optim_state", "optimizer_state", "optimizer", "opt_state", "optim")
+TRAIN_CFG_KEYS = ("train_cfg", "train_config", "training_cfg")
+# The train.* metadata of ngpt_save_train (src/train_ckpt.c), in its order and
+# types; all of them must be present when optim.* tensors are. None: filled in
+# from the optimizer state or the config.
+TRAIN_META = (("step", "u64", None), ("seed", "u64", 42), ("batch", "i64", 32),
+              ("seq", "i64", None), ("lr", "f64", None), ("min_lr", "f64", None),
+              ("warmup", "i64", 200), ("total_steps", "i64", 5000), ("beta1", "f64", None),
+              ("beta2", "f64", None), ("eps", "f64", None), ("weight_decay", "f64", None),
+              ("decay_all", "u64", 1), ("clip", "f64", 1.0), ("accum", "i64", 1),
+              ("best_eval_loss", "f64", float("inf")))
+# Written only when given (train_cfg or --train); ngpt_load_train reads them if present.
+TRAIN_META_OPTIONAL = (("holdout", "f64"), ("eval_every", "i64"), ("eval_batches", "i64"))
+TRAIN_ALIASES = {"batch_size": "batch", "learning_rate": "lr", "max_lr": "lr",
+                 "max_steps": "total_steps", "max_iters": "total_steps", "steps": "total_steps",
+                 "warmup_steps": "warmup", "warmup_iters": "warmup", "grad_clip": "clip",
+                 "grad_accum": "accum", "best_val_loss": "best_eval_loss"}
 
 
 class ConvertError(Exception):
@@ -122,15 +141,16 @@ def parse_overrides(pairs):
 
 
 def split_checkpoint(obj):
-    """(state_dict, cfg object or None, optimizer state or None)."""
+    """(state_dict, cfg object or None, optimizer state or None, train cfg or None)."""
     if not isinstance(obj, dict):
         raise ConvertError(f"the checkpoint holds a {type(obj).__name__}, not a dict/state_dict")
     for k in MODEL_KEYS:
         if k in obj and isinstance(obj[k], dict):
             opt = next((obj[o] for o in OPTIM_KEYS if isinstance(obj.get(o), dict)), None)
-            return obj[k], obj.get("model_cfg", obj.get("config")), opt
+            tcfg = next((obj[t] for t in TRAIN_CFG_KEYS if obj.get(t) is not None), None)
+            return obj[k], obj.get("model_cfg", obj.get("config")), opt, tcfg
     if all(torch.is_tensor(v) for v in obj.values()):
-        return obj, None, None
+        return obj, None, None, None
     raise ConvertError("the checkpoint is neither a state_dict nor a dict with 'model_state' "
                        f"(top-level keys: {', '.join(map(str, obj))})")
 
@@ -224,7 +244,7 @@ def cfg_str(cfg):
 
 
 def optim_tensors(opt, params):
-    """AdamW state_dict -> ({optim.m/v.<name>: float32}, {train.*: value})."""
+    """AdamW state_dict -> ({optim.m/v.<name>: float32}, step, param group)."""
     groups = opt.get("param_groups") or []
     state = opt.get("state") or {}
     if len(groups) != 1:
@@ -252,29 +272,94 @@ def optim_tensors(opt, params):
         steps.add(int(float(s.get("step", 0))))
     if len(steps) != 1:
         raise ConvertError(f"optimizer steps differ between parameters: {sorted(steps)}")
-    g = groups[0]
-    b1, b2 = g.get("betas", (0.9, 0.95))
     tensors = collections.OrderedDict()
     tensors.update((f"optim.m.{k}", a) for k, a in m.items())
     tensors.update((f"optim.v.{k}", a) for k, a in v.items())
-    meta = {"train.step": ("u64", steps.pop()), "train.lr": ("f64", float(g.get("lr", 0.0))),
-            "train.beta1": ("f64", float(b1)), "train.beta2": ("f64", float(b2)),
-            "train.eps": ("f64", float(g.get("eps", 1e-8))),
-            "train.weight_decay": ("f64", float(g.get("weight_decay", 0.0)))}
-    return tensors, meta
+    return tensors, steps.pop(), groups[0]
+
+
+def train_meta(step, group, cfg, stored, overrides):
+    """All train.* entries: --train overrides, then the checkpoint's train_cfg,
+    then the optimizer's param group, then ngpt's defaults."""
+    g = group or {}
+    b1, b2 = g.get("betas", (0.9, 0.95))
+    lr = float(g.get("initial_lr", g.get("lr", 3e-4)))       # initial_lr: before a scheduler
+    from_group = {"step": step, "seq": cfg.T, "lr": lr, "beta1": b1, "beta2": b2,
+                  "eps": g.get("eps", 1e-8), "weight_decay": g.get("weight_decay", 0.1)}
+    vals = {}
+    for key, kind, default in TRAIN_META:
+        if key == "step":                  # the optimizer's own count wins
+            v = overrides.get(key, step)
+        else:
+            v = overrides.get(key, stored.get(key, from_group.get(key, default)))
+        if key == "min_lr" and v is None:
+            v = 0.1 * float(overrides.get("lr", stored.get("lr", lr)))   # DESIGN: 3e-5 / 3e-4
+        vals[key] = v
+    optional = [(k, kind) for k, kind in TRAIN_META_OPTIONAL if k in overrides or k in stored]
+    for k, _ in optional:
+        vals[k] = overrides.get(k, stored.get(k))
+    meta = {}
+    for key, kind in [(k, t) for k, t, _ in TRAIN_META] + optional:
+        v = vals[key]
+        try:
+            v = float(v) if kind == "f64" else int(v)
+        except (TypeError, ValueError):
+            raise ConvertError(f"train.{key}: {v!r} is not a number") from None
+        if kind == "u64" and v < 0:
+            raise ConvertError(f"train.{key} = {v} must be >= 0")
+        meta[f"train.{key}"] = (kind, v)
+    return meta
+
+
+def train_from_object(obj):
+    if obj is None:
+        return {}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        d = dataclasses.asdict(obj)
+    elif isinstance(obj, dict):
+        d = dict(obj)
+    else:
+        d = dict(getattr(obj, "__dict__", {}))
+    known = {k for k, _, _ in TRAIN_META} | {k for k, _ in TRAIN_META_OPTIONAL}
+    out = {}
+    for k, v in d.items():
+        k = TRAIN_ALIASES.get(k, k)
+        if k in known and isinstance(v, (int, float, bool)):
+            out[k] = v
+    return out
+
+
+def parse_train_overrides(pairs):
+    known = {k for k, _, _ in TRAIN_META} | {k for k, _ in TRAIN_META_OPTIONAL}
+    out = {}
+    for kv in pairs or []:
+        k, sep, v = kv.partition("=")
+        k = TRAIN_ALIASES.get(k, k)
+        if not sep or k not in known:
+            raise ConvertError(f"--train {kv!r}: expected key=value with key one of "
+                               f"{' '.join(sorted(known))}")
+        try:
+            out[k] = float(v)
+        except ValueError:
+            raise ConvertError(f"--train {kv!r}: {v!r} is not a number") from None
+    return out
 
 
 def do_import(args):
     obj = torch_load(args.input)
-    sd, cfg_obj, opt = split_checkpoint(obj)
+    sd, cfg_obj, opt, tcfg = split_checkpoint(obj)
     sd = strip_prefix(dict(sd))
     cfg = infer_config(sd, cfg_from_object(cfg_obj), parse_overrides(args.config))
     params = check_state(sd, cfg)
     tensors, meta = collections.OrderedDict(params), {}
     if opt is not None and not args.no_optim:
-        t, meta = optim_tensors(opt, params)
+        t, step, group = optim_tensors(opt, params)
         tensors.update(t)
-        print(f"optimizer state: AdamW moments of {len(params)} tensors, step {meta['train.step'][1]}")
+        meta = train_meta(step, group, cfg, train_from_object(tcfg), parse_train_overrides(args.train))
+        print(f"optimizer state: AdamW moments of {len(params)} tensors, step {step}; " +
+              " ".join(f"{k[6:]}={v[1]:g}" for k, v in meta.items() if k != "train.step"))
+    elif args.train:
+        raise ConvertError("--train needs optimizer state in the checkpoint")
     nt.write_ngpt(args.output, cfg, tensors, meta)
     n = sum(a.size for a in params.values())
     print(f"wrote {args.output}: {cfg_str(cfg)}, {n} parameters")
@@ -313,6 +398,7 @@ def do_export(args):
                  "params": list(range(len(names)))}
         out["optim_state"] = {"state": state, "param_groups": [group]}
         out["step"] = step
+        out["train_cfg"] = {k[len("train."):]: v for k, v in meta.items() if k.startswith("train.")}
         print(f"optimizer state: AdamW moments, step {step}")
     torch.save(out, args.output)
     print(f"wrote {args.output}: {cfg_str(cfg)}")
@@ -328,6 +414,10 @@ def main(argv=None):
     im.add_argument("--config", action="append", metavar="KEY=VALUE", nargs="+",
                     help="set/override config fields (V T C L H d_ff dropout rope_theta)")
     im.add_argument("--no-optim", action="store_true", help="ignore optimizer state")
+    im.add_argument("--train", action="append", metavar="KEY=VALUE", nargs="+",
+                    help="set train.* settings stored with the optimizer state (seed batch seq "
+                    "lr min_lr warmup total_steps beta1 beta2 eps weight_decay decay_all clip "
+                    "accum best_eval_loss holdout eval_every eval_batches)")
     ex = sub.add_parser("export", help=".ngpt -> PyTorch .pt")
     ex.add_argument("input")
     ex.add_argument("output")
@@ -337,6 +427,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.cmd == "import":
         args.config = [kv for group in (args.config or []) for kv in group]
+        args.train = [kv for group in (args.train or []) for kv in group]
     try:
         (do_import if args.cmd == "import" else do_export)(args)
     except (ConvertError, nt.FormatError, OSError) as e:

@@ -394,7 +394,9 @@ def read_ngpt(path):
                           f"final_norm={final_norm} norm={norm} pos={pos}) is not the original's")
     if header_bytes % 64 or header_bytes < 128 + 128 * n_t + 64 * n_m or header_bytes > file_bytes - 8:
         raise FormatError(f"{path}: bad header_bytes {header_bytes}")
-    cfg = ModelConfig(V, T, C, L, H, d_ff, float(dropout), float(theta)).validate()
+    # the shortest decimal that rounds to the stored float32 (0.1, not 0.10000000149)
+    f32 = lambda x: float(str(np.float32(x)))  # noqa: E731
+    cfg = ModelConfig(V, T, C, L, H, d_ff, f32(dropout), f32(theta)).validate()
     tensors = {}
     for i in range(n_t):
         name, dtype, ndim, s0, s1, s2, s3, off, nbytes = _TENSOR.unpack_from(data, 128 + 128 * i)

@@ -1,7 +1,7 @@
 /* ngpt_logits.c — the C side of the PyTorch interop tests (make test-interop):
  *
- *   ngpt-logits MODEL.ngpt TOKENS OUT               eval logits of one sequence
- *   ngpt-logits --greedy N MODEL.ngpt TOKENS OUT    N greedy tokens after the prompt
+ *   ngpt_logits MODEL.ngpt TOKENS OUT               eval logits of one sequence
+ *   ngpt_logits --greedy N MODEL.ngpt TOKENS OUT    N greedy tokens after the prompt
  *
  * TOKENS: raw little-endian int32 token ids (one sequence, at most T).
  * OUT: raw float32 logits (n, V), or the N generated int32 tokens.
@@ -37,7 +37,7 @@ static void *read_all(const char *path, size_t *size)
 
 static int fail(const char *what)
 {
-    fprintf(stderr, "ngpt-logits: %s: %s\n", what, ngpt_last_error());
+    fprintf(stderr, "ngpt_logits: %s: %s\n", what, ngpt_last_error());
     return 1;
 }
 
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
         argv += 2, argc -= 2;
     }
     if (argc != 4 || greedy == 0 || greedy < -1) {
-        fprintf(stderr, "usage: ngpt-logits [--greedy N] MODEL.ngpt TOKENS.i32 OUT\n");
+        fprintf(stderr, "usage: ngpt_logits [--greedy N] MODEL.ngpt TOKENS.i32 OUT\n");
         return 2;
     }
     ngpt_config cfg;
@@ -58,11 +58,11 @@ int main(int argc, char **argv)
     int32_t *prompt = read_all(argv[2], &bytes);
     size_t n = bytes / sizeof(int32_t);
     if (!prompt || n == 0 || bytes % sizeof(int32_t)) {
-        fprintf(stderr, "ngpt-logits: %s: not a non-empty int32 file\n", argv[2]);
+        fprintf(stderr, "ngpt_logits: %s: not a non-empty int32 file\n", argv[2]);
         return 1;
     }
     if (greedy < 0 && n > (size_t)cfg.context_len) {
-        fprintf(stderr, "ngpt-logits: %zu tokens > T=%d\n", n, (int)cfg.context_len);
+        fprintf(stderr, "ngpt_logits: %zu tokens > T=%d\n", n, (int)cfg.context_len);
         return 1;
     }
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     if (ngpt_load(ctx, argv[1])) return fail(argv[1]);
     FILE *out = fopen(argv[3], "wb");
     if (!out) {
-        fprintf(stderr, "ngpt-logits: cannot write %s\n", argv[3]);
+        fprintf(stderr, "ngpt_logits: cannot write %s\n", argv[3]);
         return 1;
     }
     const float *logits;

@@ -2,7 +2,7 @@
 """test_interop.py — PyTorch <-> ngpt (issue #5), run by `make test-interop`.
 
 Random PyTorch models (tiny and default configs) -> tools/convert.py import
--> ngpt logits (build/tests/interop/ngpt-logits) equal PyTorch's within a
+-> ngpt logits (build/tests/interop/ngpt_logits) equal PyTorch's within a
 stated tolerance, greedy 64-byte continuations identical; export -> PyTorch
 logits equal ngpt's; import -> export and .ngpt -> export -> import round
 trips bit-exact; bad checkpoints rejected naming the key; AdamW state
@@ -27,6 +27,7 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+import convert  # noqa: E402
 import ngpt_torch as nt  # noqa: E402
 
 CONVERT = [sys.executable, os.path.join(ROOT, "tools", "convert.py")]
@@ -102,7 +103,7 @@ def torch_greedy(model, prompt, n, T):
 
 class Ngpt:
     def __init__(self, build, run_env):
-        self.helper = os.path.join(build, "tests", "interop", "ngpt-logits")
+        self.helper = os.path.join(build, "tests", "interop", "ngpt_logits")
         self.cli = os.path.join(build, "ngpt")
         self.env = shlex.split(run_env or "")
 
@@ -112,6 +113,19 @@ class Ngpt:
         if run(self.env + [self.helper, path, tf, of]).returncode:
             return None
         return np.fromfile(of, dtype="<f4").reshape(len(tokens), V).astype(np.float64)
+
+    def generate(self, path, prompt, n):
+        """`ngpt generate` at temperature 0, or None without the command."""
+        if run(self.env + [self.cli, "generate", "--help"], expect_ok=False).returncode != 0:
+            return None
+        p = subprocess.run(self.env + [self.cli, "generate", "--model", path, "--prompt",
+                                       prompt.decode("latin-1"), "-n", str(n), "--temp", "0"],
+                           capture_output=True)
+        if p.returncode != 0:
+            print(p.stderr.decode(errors="replace"), file=sys.stderr)
+            return []
+        out = p.stdout[:-1] if len(p.stdout) == n + 1 and p.stdout.endswith(b"\n") else p.stdout
+        return list(out)
 
     def greedy(self, path, prompt, n, tmp):
         tf, of = os.path.join(tmp, "tok.i32"), os.path.join(tmp, "gen.i32")
@@ -148,6 +162,14 @@ def test_config(ng, name, cfg, tol, tmp, cfg_style):
     print(f"{name}: greedy 64 bytes (full forwards, window T={cfg.T}): "
           f"{'identical' if same else 'DIFFERENT'}; smallest top-2 logit gap {gap:.3g}")
     check(same, f"{name}: greedy continuation differs:\n ngpt  {gen}\n torch {want}")
+    gen = ng.generate(ck, bytes(prompt), 64)
+    if gen is None:
+        print(f"{name}: PENDING: `ngpt generate` is not in this tree")
+    else:
+        same = gen == want
+        print(f"{name}: ngpt generate --temp 0 -n 64 (KV cache, sliding window): "
+              f"{'identical' if same else 'DIFFERENT'} to PyTorch's greedy bytes")
+        check(same, f"{name}: ngpt generate differs:\n ngpt  {gen}\n torch {want}")
 
     check(run(CONVERT + ["export", ck, back]).returncode == 0, f"{name}: export")
     exp = torch.load(back)
@@ -248,9 +270,21 @@ def test_optimizer(ng, tmp):
                np.array_equal(tensors[f"optim.v.{n}"], opt.state[p]["exp_avg_sq"].numpy())
                for n, p in model.named_parameters())
     check(m_ok and meta.get("train.step") == 3, f"optimizer tensors/metadata: step {meta.get('train.step')}")
+    want_keys = [f"train.{k}" for k, _, _ in convert.TRAIN_META]      # what ngpt_load_train reads
+    check(list(meta) == want_keys, f"train.* metadata keys {list(meta)}")
+    check(meta["train.lr"] == 1e-3 and meta["train.beta2"] == 0.95 and meta["train.seq"] == cfg.T,
+          f"train.* values from the optimizer/config: {meta}")
     check(ng.logits(ck, list(TEXT[:16]), cfg.V, tmp) is not None,
           "the C loader accepts a checkpoint with optimizer state")
     check(run(CONVERT + ["export", ck, back]).returncode == 0, "export with optimizer state")
+    ck2 = os.path.join(tmp, "opt2.ngpt")
+    run(CONVERT + ["import", back, ck2, "--train", "seed=7", "batch=8"])
+    _, _, meta2 = nt.read_ngpt(ck2)
+    check(meta2["train.seed"] == 7 and meta2["train.batch"] == 8, "--train overrides")
+    run(CONVERT + ["import", back, ck2])
+    same = open(ck, "rb").read() == open(ck2, "rb").read()
+    print(f"checkpoint with optimizer state -> export -> import: {'byte-identical' if same else 'DIFFERENT'}")
+    check(same, "optimizer checkpoint does not survive export -> import byte for byte")
     exp = torch.load(back)
     m2 = nt.NGPT(nt.ModelConfig(**exp["model_cfg"]))
     m2.load_state_dict(exp["model_state"], strict=True)
@@ -262,6 +296,145 @@ def test_optimizer(ng, tmp):
     print(f"AdamW state round trip (3 steps, then 3 more in PyTorch): "
           f"{'bit-identical continuation' if same else 'DIFFERENT'}; losses {['%.6f' % v for v in lb]}")
     check(same, "training after the optimizer round trip differs")
+
+
+def test_training(ng, build, tmp):
+    """A model trained a few steps with ngpt, exported, continues training in
+    PyTorch; one trained in PyTorch, imported, continues in ngpt. Each
+    continuation is compared with the other framework's own continuation
+    (float32 both sides, dropout 0, constant lr, the same batch)."""
+    helper = os.path.join(build, "tests", "interop", "ngpt_train_steps")
+    if not os.path.exists(helper):
+        print("PENDING: the training API (ngpt_save_train) is not in this tree: the "
+              "ngpt <-> PyTorch training continuation test is not run")
+        return
+    cfg = dataclasses.replace(nt.TINY, dropout=0.0)
+    B, T, lr = 2, 16, 1e-3
+    win = np.frombuffer(TEXT[:B * (T + 1)], dtype=np.uint8).astype(np.int64).reshape(B, T + 1)
+    wf = os.path.join(tmp, "win.i32")
+    win.astype("<i4").tofile(wf)
+    x, y = torch.from_numpy(win[:, :-1].copy()), torch.from_numpy(win[:, 1:].copy())
+
+    def ngpt_steps(src, dst, n):
+        p = run(ng.env + [helper, src, dst, str(n), repr(lr), wf, str(B), str(T)])
+        check(p.returncode == 0, f"ngpt_train_steps {src}")
+        return [float(line.split()[3]) for line in p.stdout.splitlines() if line.startswith("step")]
+
+    def torch_steps(m, opt, n):
+        m.train()
+        out = []
+        for _ in range(n):
+            opt.zero_grad()
+            _, loss = m(x, y)
+            out.append(loss.item())
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+            opt.step()
+        return out
+
+    def adamw(m):
+        return torch.optim.AdamW(m.parameters(), lr=lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+
+    def load_pt(path):
+        ck = torch.load(path)
+        m = nt.NGPT(nt.ModelConfig(**ck["model_cfg"]))
+        m.load_state_dict(ck["model_state"], strict=True)
+        opt = adamw(m)
+        if "optim_state" in ck:
+            opt.load_state_dict(ck["optim_state"])
+        return m, opt
+
+    def param_err(m, ngpt_file):
+        _, t, _ = nt.read_ngpt(ngpt_file)
+        return max(float(np.max(np.abs(p.detach().numpy() - t[n]))) for n, p in m.named_parameters())
+
+    base = random_model(cfg, seed=21)
+    p0, n0 = os.path.join(tmp, "t0.pt"), os.path.join(tmp, "t0.ngpt")
+    torch.save({"model_state": base.state_dict(), "model_cfg": dataclasses.asdict(cfg)}, p0)
+    run(CONVERT + ["import", p0, n0])
+
+    # ngpt 3 steps -> export -> PyTorch 3 steps, against ngpt's own 6 steps
+    n3, n6, p3 = (os.path.join(tmp, f) for f in ("n3.ngpt", "n6.ngpt", "n3.pt"))
+    la = ngpt_steps(n0, n3, 3)
+    lb = ngpt_steps(n3, n6, 3)
+    check(run(CONVERT + ["export", n3, p3]).returncode == 0, "export of an ngpt training checkpoint")
+    m, opt = load_pt(p3)
+    check(int(opt.state_dict()["state"][0]["step"]) == 3, "exported AdamW step count")
+    lt = torch_steps(m, opt, 3)
+    dl, dp = max(abs(a - b) for a, b in zip(lb, lt)), param_err(m, n6)
+    print(f"ngpt 3 steps -> export -> PyTorch 3 steps vs ngpt 6 steps: losses {la + lt}, "
+          f"max loss diff {dl:.3g}, max param diff {dp:.3g}")
+    check(dl <= 1e-5 and dp <= 1e-5, f"continuation in PyTorch differs: loss {dl:.3g} param {dp:.3g}")
+
+    # PyTorch 3 steps -> import -> ngpt 3 steps, against PyTorch's own 6 steps
+    m, opt = load_pt(p0)
+    lt = torch_steps(m, opt, 3)
+    q3, q6 = os.path.join(tmp, "q3.pt"), os.path.join(tmp, "q3.ngpt")
+    torch.save({"model_state": m.state_dict(), "model_cfg": dataclasses.asdict(cfg),
+                "optim_state": opt.state_dict()}, q3)
+    check(run(CONVERT + ["import", q3, q6]).returncode == 0, "import of a PyTorch training checkpoint")
+    ln = ngpt_steps(q6, os.path.join(tmp, "q6.ngpt"), 3)
+    lt2 = torch_steps(m, opt, 3)
+    dl, dp = max(abs(a - b) for a, b in zip(ln, lt2)), param_err(m, os.path.join(tmp, "q6.ngpt"))
+    print(f"PyTorch 3 steps -> import -> ngpt 3 steps vs PyTorch 6 steps: losses {lt + ln}, "
+          f"max loss diff {dl:.3g}, max param diff {dp:.3g}")
+    check(dl <= 1e-5 and dp <= 1e-5, f"continuation in ngpt differs: loss {dl:.3g} param {dp:.3g}")
+
+
+def test_cli_training(ng, tmp):
+    """`ngpt train` -> export -> PyTorch continues; PyTorch -> import ->
+    `ngpt train --resume` continues; a training checkpoint survives
+    export -> import byte for byte, so resuming from it is bit-identical."""
+    if run(ng.env + [ng.cli, "train", "--help"], expect_ok=False).returncode != 0:
+        print("PENDING: `ngpt train` is not in this tree: the CLI training round trip is not run")
+        return
+    data = os.path.join(tmp, "data.txt")
+    with open(data, "wb") as f:
+        f.write(TEXT * 30)
+    tiny = sum([["--config", kv] for kv in ("T=16", "C=32", "L=2", "H=4", "d_ff=64")], [])
+    common = ["--data", data, "--batch", "2", "--eval-every", "0", "--eval-batches", "1"]
+    a, apt, b = (os.path.join(tmp, f) for f in ("cli_a.ngpt", "cli_a.pt", "cli_b.ngpt"))
+    r = run(ng.env + [ng.cli, "train", "--steps", "4", "--warmup", "1", "--out", a] + common + tiny)
+    if not check(r.returncode == 0, "ngpt train"):
+        return
+    check(run(CONVERT + ["export", a, apt]).returncode == 0, "export of `ngpt train` output")
+    ck = torch.load(apt)
+    m = nt.NGPT(nt.ModelConfig(**ck["model_cfg"]))
+    m.load_state_dict(ck["model_state"], strict=True)
+    opt = torch.optim.AdamW(m.parameters(), lr=ck["train_cfg"]["lr"],
+                            betas=(ck["train_cfg"]["beta1"], ck["train_cfg"]["beta2"]),
+                            eps=ck["train_cfg"]["eps"], weight_decay=ck["train_cfg"]["weight_decay"])
+    opt.load_state_dict(ck["optim_state"])
+    m.train()
+    x = torch.tensor([list(TEXT[:16]), list(TEXT[40:56])])
+    y = torch.tensor([list(TEXT[1:17]), list(TEXT[41:57])])
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        _, loss = m(x, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+    ok = all(np.isfinite(losses)) and int(opt.state_dict()["state"][0]["step"]) == 7
+    print(f"ngpt train 4 steps -> export -> PyTorch 3 more steps: losses {['%.4f' % v for v in losses]}, "
+          f"AdamW step {int(opt.state_dict()['state'][0]['step'])}")
+    check(ok, "PyTorch does not continue an `ngpt train` checkpoint")
+
+    check(run(CONVERT + ["import", apt, b]).returncode == 0, "import of the exported training checkpoint")
+    same = open(a, "rb").read() == open(b, "rb").read()
+    print(f"ngpt train checkpoint -> export -> import: {'byte-identical' if same else 'DIFFERENT'}")
+    check(same, "training checkpoint does not survive export -> import byte for byte")
+
+    torch.save({"model_state": m.state_dict(), "model_cfg": ck["model_cfg"],
+                "optim_state": opt.state_dict()}, apt)
+    check(run(CONVERT + ["import", apt, b]).returncode == 0, "import of a PyTorch-continued checkpoint")
+    c = os.path.join(tmp, "cli_c.ngpt")
+    r = run(ng.env + [ng.cli, "train", "--resume", b, "--steps", "10", "--out", c] + common)
+    _, _, meta = nt.read_ngpt(c) if r.returncode == 0 else (None, None, {})
+    print(f"PyTorch 7 steps -> import -> ngpt train --resume to step 10: exit {r.returncode}, "
+          f"train.step {meta.get('train.step')}")
+    check(r.returncode == 0 and meta.get("train.step") == 10, "ngpt train --resume of an imported model")
 
 
 def main():
@@ -277,9 +450,8 @@ def main():
         test_bare_and_cli(ng, tmp)
         test_rejects(tmp)
         test_optimizer(ng, tmp)
-        if run([ng.cli, "train", "--help"], expect_ok=False).returncode != 0:
-            print("PENDING: ngpt train is not on this branch yet: the ngpt -> PyTorch -> ngpt "
-                  "training continuation test is not run")
+        test_training(ng, args.build, tmp)
+        test_cli_training(ng, tmp)
     print(f"test_interop: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
