@@ -135,4 +135,6 @@ uninstall:
 clean:
 	rm -rf build
 
+include fuzz/fuzz.mk     # make fuzz, make fuzz-smoke, the fuzz replay test
+
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
