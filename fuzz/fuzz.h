@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ngpt.h"
 
@@ -69,6 +70,15 @@ static inline void fuzz_reseal(unsigned char *b, size_t size)
     memcpy(b + 16, &n, 8);
     h = XXH3_64bits(b, size - 8);
     memcpy(b + size - 8, &h, 8);
+}
+
+/* Where targets put their files: tmpfs when there is one (on a disk, ext4
+ * flushes a file rewritten in place, and the fuzzer would wait on I/O). */
+static inline const char *fuzz_tmpdir(void)
+{
+    if (access("/dev/shm", W_OK) == 0) return "/dev/shm";
+    const char *t = getenv("TMPDIR");
+    return t && t[0] ? t : "/tmp";
 }
 
 static inline uint64_t fuzz_params_hash(ngpt_context *ctx)

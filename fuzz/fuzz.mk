@@ -45,7 +45,7 @@ $(BUILD)/tests/test_fuzz_replay: tests/test_fuzz_replay.c $(FUZZ_SRC) $(FUZZ_HDR
 	    $(CLI_LIB) $(LIB) $(LDFLAGS) $(LDLIBS)
 
 FUZZ_MAKE = $(MAKE) --no-print-directory CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) ARCH=$(ARCH) \
-            TOOLCHAIN= SANFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" fuzz-bins
+            TOOLCHAIN= SANFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=fuzz/coverage-ignore.txt" fuzz-bins
 fuzz:
 	$(FUZZ_MAKE)
 	sh fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)

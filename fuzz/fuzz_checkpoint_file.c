@@ -3,14 +3,14 @@
  * path; fuzz_checkpoint.h lists the properties checked). */
 #include "fuzz_checkpoint.h"
 
-static char ckpt_path[64];
+static char ckpt_path[512];
 
 static void remove_ckpt(void) { unlink(ckpt_path); }
 
 NGPT_FUZZ_ENTRY(checkpoint_file)
 {
     if (!ckpt_path[0]) {
-        snprintf(ckpt_path, sizeof ckpt_path, "/tmp/ngpt-fuzz-ckpt-%d.ngpt", (int)getpid());
+        snprintf(ckpt_path, sizeof ckpt_path, "%s/ngpt-fuzz-ckpt-%d.ngpt", fuzz_tmpdir(), (int)getpid());
         atexit(remove_ckpt);
     }
     fuzz_ckpt_run(data, size, ckpt_path);

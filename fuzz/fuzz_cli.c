@@ -3,14 +3,16 @@
  * through cli_main (every command, every option parser). Properties: no
  * crash, and the exit code is 0, 1 or 2.
  *
- * Containment: commands run inside a private temporary directory that holds
- * one tiny model, m.ngpt, and is emptied after every input; an argument
+ * Containment: commands run inside a private temporary directory (the
+ * process returns to its own directory after each input) that holds one
+ * tiny model, m.ngpt, and is emptied and refilled after every input; an argument
  * with a '/' (a path outside it) makes the input uninteresting. The
  * library's allocations are capped at 8 MiB while a command runs (with
  * -Wl,--wrap=malloc, Linux), so a huge --config is an out-of-memory error
  * to report, not a fuzzer OOM; stdout and stderr are silenced (run with
  * -close_fd_mask=3 under libFuzzer). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -46,7 +48,7 @@ void *__wrap_calloc(size_t n, size_t m)
 #define CAP(on) ((void)0)
 #endif
 
-static char dir[64];
+static char dir[512];
 static unsigned char *model;
 static size_t model_size;
 
@@ -72,7 +74,7 @@ static void remove_dir(void)
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/ngpt-fuzz-cli-XXXXXX");
+    snprintf(dir, sizeof dir, "%s/ngpt-fuzz-cli-XXXXXX", fuzz_tmpdir());
     if (!mkdtemp(dir) || chdir(dir) != 0) fuzz_fail("cannot make a temporary directory");
     atexit(remove_dir);
     ngpt_config cfg = fuzz_tiny_config();
@@ -118,11 +120,10 @@ done:
 
 NGPT_FUZZ_ENTRY(cli)
 {
+    /* Work inside the directory, then return: libFuzzer's own paths are relative. */
+    int home = open(".", O_RDONLY | O_DIRECTORY);
     if (!dir[0]) setup();
-    char cwd[sizeof dir];
-    if (!getcwd(cwd, sizeof cwd) || strcmp(cwd, dir) != 0) {
-        if (chdir(dir) != 0) fuzz_fail("chdir %s", dir);
-    }
+    else if (chdir(dir) != 0) fuzz_fail("chdir %s", dir);
 #ifdef NGPT_FUZZ_REPLAY
     /* Quiet replays: the commands' output goes nowhere. */
     fflush(stdout), fflush(stderr);
@@ -152,5 +153,7 @@ NGPT_FUZZ_ENTRY(cli)
     close(out), close(err), fclose(null);
 #endif
     reset_dir();
+    if (home < 0 || fchdir(home) != 0) fuzz_fail("cannot return to the working directory");
+    close(home);
     return 0;
 }

@@ -12,7 +12,7 @@
 #include "fuzz.h"
 
 #define MAX_LINES 32
-#define MAX_ARENA (2u << 20)
+#define MAX_ARENA (1u << 20)
 
 static void round_trip(const ngpt_config *c)
 {
@@ -29,7 +29,7 @@ static void round_trip(const ngpt_config *c)
 static void run_model(const ngpt_config *c, size_t odd)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-    s.seq = c->context_len < 8 ? c->context_len : 8;
+    s.seq = c->context_len < 4 ? c->context_len : 4;
     size_t bytes;
     ngpt_status st = ngpt_arena_size(c, &s, &bytes);
     fuzz_expect_message(st, "arena_size");
