@@ -172,15 +172,26 @@ ngpt_status ngpt_config_set(ngpt_config *cfg, const char *kv)
     return NGPT_OK;
 }
 
+/* The shortest of %g and %.9g that reads back as the same float, so a
+ * printed config can be passed back to --config and give the same model. */
+static void format_float(char out[32], float v)
+{
+    snprintf(out, 32, "%g", (double)v);
+    if (strtof(out, NULL) != v) snprintf(out, 32, "%.9g", (double)v);
+}
+
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
 {
     if (!buf || size == 0) return;
     if (!cfg) { buf[0] = '\0'; return; }
+    char dropout[32], theta[32];
+    format_float(dropout, cfg->dropout);
+    format_float(theta, cfg->rope_theta);
     snprintf(buf, size,
-             "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%g rope_theta=%g qkv_bias=%d "
+             "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%s rope_theta=%s qkv_bias=%d "
              "tie_lm_head=%d final_norm=%d norm=%s pos=%s",
              (int)cfg->vocab_size, (int)cfg->context_len, (int)cfg->d_model, (int)cfg->n_layers,
-             (int)cfg->n_heads, (int)cfg->d_ff, (double)cfg->dropout, (double)cfg->rope_theta,
+             (int)cfg->n_heads, (int)cfg->d_ff, dropout, theta,
              cfg->qkv_bias, cfg->tie_lm_head, cfg->final_norm,
              cfg->norm == NGPT_NORM_PRE ? "pre" : "post",
              cfg->pos == NGPT_POS_ROPE ? "rope" : cfg->pos == NGPT_POS_SINUSOIDAL ? "sinusoidal"

@@ -26,8 +26,29 @@ static void huge_layer_count(void)
     CHECK(strstr(ngpt_last_error(), "3*C") != NULL, "names 3*C: %s", ngpt_last_error());
 }
 
+/* fuzz_config: ngpt_config_format printed rope_theta=5000006 as
+ * "5.00001e+06", so `ngpt info`'s config line given back to --config made a
+ * different model. The format now round-trips every float. */
+static void format_round_trip(void)
+{
+    ngpt_config c = ngpt_config_default(), back = ngpt_config_default();
+    CHECK_OK(ngpt_config_set(&c, "rope_theta=5000006"));
+    CHECK_OK(ngpt_config_set(&c, "dropout=0.123456789"));
+    char buf[512];
+    ngpt_config_format(&c, buf, sizeof buf);
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) CHECK_OK(ngpt_config_set(&back, tok));
+    CHECK(back.rope_theta == c.rope_theta && back.dropout == c.dropout, "round trip: %.9g %.9g",
+          (double)back.rope_theta, (double)back.dropout);
+    /* the defaults still print short */
+    ngpt_config_format(&(ngpt_config){ngpt_config_default().vocab_size, 256, 256, 4, 4, 1024, 0.1f,
+                                      10000.0f, false, true, true, NGPT_NORM_PRE, NGPT_POS_ROPE},
+                       buf, sizeof buf);
+    CHECK(strstr(buf, "dropout=0.1 rope_theta=10000 ") != NULL, "%s", buf);
+}
+
 int main(void)
 {
     huge_layer_count();
+    format_round_trip();
     return test_summary("test_regressions");
 }
