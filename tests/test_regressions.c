@@ -2,6 +2,7 @@
  * audit (issue #6), stated directly through the public API. The crashing
  * inputs themselves are replayed by test_fuzz_replay (fuzz/regressions/). */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -46,8 +47,35 @@ static void format_round_trip(void)
     CHECK(strstr(buf, "dropout=0.1 rope_theta=10000 ") != NULL, "%s", buf);
 }
 
+/* Found with the one above: a config mismatch in rope_theta said "is
+ * 5.00001e+06 in the checkpoint but 5.00001e+06 in the context". */
+static void mismatch_message_tells_floats_apart(void)
+{
+    ngpt_config a = ngpt_config_default(), b;
+    a.vocab_size = 16, a.context_len = 4, a.d_model = 8, a.n_layers = 1, a.n_heads = 2, a.d_ff = 8;
+    b = a;
+    a.rope_theta = 5000006.0f, b.rope_theta = 5000005.0f;
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_context *ca = NULL, *cb = NULL;
+    CHECK_OK(ngpt_init(&ca, &a, &s, NULL, 0));
+    CHECK_OK(ngpt_init(&cb, &b, &s, NULL, 0));
+    char path[256];
+    snprintf(path, sizeof path, "%s/ngpt-regress-%d.ngpt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    if (ca && cb) {
+        CHECK_OK(ngpt_save(ca, path));
+        CHECK_STATUS(ngpt_load(cb, path), NGPT_ERR_CONFIG_MISMATCH);
+        CHECK(strstr(ngpt_last_error(), "5000006") && strstr(ngpt_last_error(), "5000005"),
+              "names both values: %s", ngpt_last_error());
+    }
+    unlink(path);
+    ngpt_free(ca);
+    ngpt_free(cb);
+}
+
 int main(void)
 {
+    mismatch_message_tells_floats_apart();
     huge_layer_count();
     format_round_trip();
     return test_summary("test_regressions");
