@@ -11,6 +11,7 @@
  * -Wl,--wrap=malloc, Linux), so a huge --config is an out-of-memory error
  * to report, not a fuzzer OOM; stdout and stderr are silenced (run with
  * -close_fd_mask=3 under libFuzzer). */
+#define _FILE_OFFSET_BITS 64    /* readdir on 32-bit ARM: 64-bit directory offsets */
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>

@@ -6,6 +6,7 @@
  * ASan+UBSan), so a crash fixed on one machine stays fixed on all. A target
  * that finds a violated property aborts: the last "replay" line printed
  * names the input. Built by the rule in fuzz/fuzz.mk. */
+#define _FILE_OFFSET_BITS 64    /* readdir on 32-bit ARM: 64-bit directory offsets */
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
