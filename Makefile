@@ -71,10 +71,21 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 
 LIB := $(BUILD)/libngpt.a
+CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all deps test test-native bench install uninstall clean examples
-all: deps $(LIB) $(CLI)
+.PHONY: all corpus deps test test-native test-interop bench install uninstall clean examples
+all: deps $(LIB) $(CLI) $(CORPUS)
+
+# The bundled training corpus: the project's own docs and sources, gathered
+# at build time so `ngpt train` without --data works on a fresh clone.
+CORPUS_SRC := $(sort $(wildcard README.md docs/*.md)) include/ngpt.h \
+              $(sort $(wildcard src/*.h src/*.c src/ref/*.c cli/*.h cli/*.c tests/*.h tests/*.c)) Makefile
+$(CORPUS): $(CORPUS_SRC)
+	@mkdir -p $(dir $@)
+	cat $(CORPUS_SRC) > $@
+corpus: $(CORPUS)
+$(BUILD)/obj/cli/cmd_train.o: CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
 
 # Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
 # exactly what to run without the rights to.
@@ -106,8 +117,32 @@ RESULTS ?=
 test:
 	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
 
-test-native: all $(TEST_BIN)
-	@RUN_ENV="$(RUN_ENV)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" sh tests/run.sh $(TEST_BIN)
+test-native: all $(TEST_BIN) examples
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" \
+	    sh tests/run.sh $(TEST_BIN) tests/test_examples.sh
+
+# PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
+PYTHON ?= /usr/bin/python3
+INTEROP_BIN := $(BUILD)/tests/interop/ngpt_logits
+# The training-continuation helper needs the training API (issue #3).
+ifneq ($(shell grep -l ngpt_save_train include/ngpt.h 2>/dev/null),)
+  INTEROP_BIN += $(BUILD)/tests/interop/ngpt_train_steps
+endif
+$(BUILD)/tests/interop/%: tests/interop/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
+test-interop: all $(INTEROP_BIN)
+	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_interop.py --build $(BUILD)
+
+# examples/ are built the way a user builds them: against an installed copy
+# of the library, through pkg-config.
+EXAMPLE_PREFIX = $(abspath $(BUILD))/examples/prefix
+examples: all
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	$(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
+	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
 
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
@@ -116,7 +151,8 @@ $(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/ngpt.pc: ngpt.pc.in
+# Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
+$(BUILD)/ngpt.pc: ngpt.pc.in FORCE
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|0.1.0|' $< > $@
@@ -134,6 +170,8 @@ uninstall:
 
 clean:
 	rm -rf build
+
+FORCE:
 
 include fuzz/fuzz.mk     # make fuzz, make fuzz-smoke, the fuzz replay test
 

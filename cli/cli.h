@@ -64,5 +64,27 @@ int cli_main(int argc, char **argv);
 int cli_cmd_init(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_checksum(int argc, char **argv);
+int cli_cmd_train(int argc, char **argv);
+int cli_cmd_eval(int argc, char **argv);
+int cli_cmd_generate(int argc, char **argv);
+int cli_cmd_chat(int argc, char **argv);
+int cli_cmd_trace(int argc, char **argv);
+
+/* Sampling options shared by generate and chat (cli/gen_opts.c). */
+#define CLI_MAX_BAN 256
+typedef struct cli_gen_opts {
+    ngpt_generate_config gc;
+    int32_t threads;
+    int32_t ban[CLI_MAX_BAN];
+    int32_t n_ban;
+} cli_gen_opts;
+/* Consumes one of -n --temp --top-k --top-p --min-p --repeat-penalty
+ * --repeat-window --seed --threads --end --stop-at-full --ban: 1 taken,
+ * 0 not one of them, -1 bad value (message printed). */
+int cli_gen_option(cli_args *a, cli_gen_opts *o);
+/* Replaces \n \t \\ \xNN escapes in place. */
+void cli_unescape(char *s);
+/* Seconds from a monotonic clock. */
+double cli_now(void);
 
 #endif

@@ -270,6 +270,314 @@ ngpt_status ngpt_checkpoint_read_config_mem(const void *data, size_t size, ngpt_
 ngpt_status ngpt_load(ngpt_context *ctx, const char *path);
 ngpt_status ngpt_load_mem(ngpt_context *ctx, const void *data, size_t size);
 
+/* ---- training (issue 3) ---- */
+/*
+ * A training step, by hand (ngpt_train_step does exactly this):
+ *
+ *     ngpt_zero_grads(ctx);
+ *     for (int a = 0; a < accum; a++) {                  // micro-batches
+ *         ngpt_set_dropout(ctx, true, seed, step * accum + a);
+ *         ngpt_forward(ctx, tokens, B, T, targets, &loss);
+ *         ngpt_backward(ctx);                             // grads += d(mean loss)
+ *     }
+ *     ngpt_lr_at(&opt, step, &lr);
+ *     ngpt_optim_step(ctx, &opt, lr, &grad_norm);         // clip + AdamW
+ *
+ * Everything runs in the arena of a context planned with NGPT_MODE_TRAIN:
+ * parameters, gradients, AdamW moments, the activations kept for backward
+ * and their gradients. Nothing is allocated, and results are bit-identical on
+ * every build. Only ngpt_data_open() allocates (it reads files into memory).
+ */
+
+/* Gradients of the mean cross-entropy of the last ngpt_forward (which must
+ * have had targets) with respect to every parameter, ADDED to the gradient
+ * array, so several micro-batches sum up. Dropout masks of that forward are
+ * recomputed from its (seed, step). NGPT_ERR_WRONG_MODE on an inference
+ * context or when the last forward had no targets. */
+ngpt_status ngpt_backward(ngpt_context *ctx);
+
+/* Sets all gradients to zero and the micro-batch count to 0. */
+ngpt_status ngpt_zero_grads(ngpt_context *ctx);
+
+/* The gradient array, in the same layout as ngpt_params (tensor offsets from
+ * ngpt_tensor_get_info). The tied embedding's gradient sums both its uses. */
+ngpt_status ngpt_grads(ngpt_context *ctx, float **grads, size_t *count);
+
+/* Optimizer and schedule settings; DESIGN.md §1 defaults. */
+typedef struct ngpt_optim_config {
+    float lr;                   /* base learning rate, 3e-4 */
+    float min_lr;               /* end of the cosine, 3e-5 */
+    int64_t warmup;             /* linear warmup steps, 200 */
+    int64_t total_steps;        /* the cosine reaches min_lr here, 5000 */
+    float beta1, beta2, eps;    /* 0.9, 0.95, 1e-8 */
+    float weight_decay;         /* decoupled, 0.1 */
+    bool decay_all;             /* true (the original): decay every parameter;
+                                   false: only the 2-D Linear weights (no biases,
+                                   LayerNorm or embedding) */
+    float clip;                 /* clip the global gradient norm to this; <= 0: off. 1.0 */
+    int32_t accum;              /* micro-batches per step (ngpt_train_step), 1 */
+} ngpt_optim_config;
+
+ngpt_optim_config ngpt_optim_default(void);
+/* Checks ranges (lr >= 0, 0 <= betas < 1, eps > 0, warmup >= 0, ...). */
+ngpt_status ngpt_optim_validate(const ngpt_optim_config *opt);
+
+/* Learning rate of step (0-based): lr*step/warmup while step < warmup, then
+ * min + (lr-min)*0.5*(1+cos(pi*p)), p = (step-warmup)/(total-warmup) clamped
+ * to [0,1], the result clamped to [min_lr, lr]. Computed in double with
+ * SLEEF's deterministic cos, then rounded to float. */
+ngpt_status ngpt_lr_at(const ngpt_optim_config *opt, int64_t step, float *lr);
+
+/* One AdamW step with learning rate lr over the gradients accumulated since
+ * ngpt_zero_grads (averaged over the number of backward passes): the global
+ * norm sqrt(sum g^2) (8-lane canonical) is reported in *grad_norm (may be
+ * NULL) and clipped to opt->clip as torch.nn.utils.clip_grad_norm_ does
+ * (coef = clip/(norm+1e-6), at most 1); then PyTorch's AdamW update
+ * (kernels.h: ngpt_adamw_fn). NGPT_ERR_NUMERIC (nothing changed) when the
+ * norm is not finite; NGPT_ERR_WRONG_MODE without a backward. Gradients are
+ * left as they are (call ngpt_zero_grads before the next accumulation). */
+ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *opt, float lr,
+                            float *grad_norm);
+
+/* AdamW steps taken by this context (restored by ngpt_load_train). */
+ngpt_status ngpt_optim_steps(const ngpt_context *ctx, uint64_t *steps);
+
+/* ---- byte-level data */
+
+/* Training bytes: one or more files read in full and concatenated; the last
+ * `holdout` fraction of the bytes (0.1 by default in the CLI) is the
+ * evaluation split. A batch is B random windows of seq+1 bytes:
+ * tokens = window[:-1], targets = window[1:]. */
+typedef struct ngpt_data ngpt_data;
+
+typedef enum ngpt_split {
+    NGPT_SPLIT_TRAIN = 0,
+    NGPT_SPLIT_EVAL = 1
+} ngpt_split;
+
+/* Reads the files into ONE heap buffer (the only allocation of the training
+ * API: it is not part of forward/backward/step). Errors: NGPT_ERR_IO for a
+ * file that cannot be opened or read; NGPT_ERR_BAD_ARG for an empty file, a
+ * file shorter than seq+1 bytes, a split shorter than seq+1 bytes, or holdout
+ * outside [0, 1) — the message names the file and the sizes. */
+ngpt_status ngpt_data_open(ngpt_data **data, const char *const *paths, int32_t n_paths,
+                           float holdout, int32_t seq);
+/* The same over caller memory, which is not copied and must outlive *data. */
+ngpt_status ngpt_data_open_mem(ngpt_data **data, const void *bytes, size_t size, float holdout,
+                               int32_t seq);
+void ngpt_data_free(ngpt_data *data);
+ngpt_status ngpt_data_sizes(const ngpt_data *data, size_t *train_bytes, size_t *eval_bytes);
+
+/* Batch `index` of a split: window b starts at a Philox draw (stream
+ * NGPT_STREAM_DATA | split, counter (index, b)) keyed by seed, uniform over
+ * the split's valid starts. tokens and targets are (batch, seq). */
+ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t seed,
+                            uint64_t index, int32_t batch, int32_t seq, int32_t *tokens,
+                            int32_t *targets);
+
+/* ---- training loop pieces */
+
+/* One optimizer step of the context's training: step s = ngpt_optim_steps;
+ * opt->accum micro-batches with data batch index s*accum + a and dropout
+ * keyed (seed, s*accum + a); then ngpt_optim_step with ngpt_lr_at(s).
+ * *loss = mean of the micro-batch losses; lr and grad_norm may be NULL.
+ * Resuming from a checkpoint with the same seed continues bit for bit. */
+ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
+                            const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,
+                            float *loss, float *lr, float *grad_norm);
+
+/* Mean loss (nats per byte) over n_batches fixed windows of the eval split,
+ * drawn from `seed` (batch indices 0..n_batches-1), dropout off; bits per
+ * byte = loss / ln 2. Works on inference and training contexts; the
+ * context's dropout setting is restored afterwards. */
+ngpt_status ngpt_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
+                          int32_t n_batches, int32_t batch, int32_t seq, float *loss);
+
+/* ---- checkpoints with training state */
+
+/* What, besides parameters and AdamW moments, a training checkpoint holds
+ * (metadata train.*). The data position is (seed, step): batch windows are
+ * a pure function of them, so resuming continues bit for bit. */
+typedef struct ngpt_train_state {
+    uint64_t seed;              /* data and dropout seed */
+    int32_t batch, seq;         /* the batch shape trained with */
+    ngpt_optim_config opt;      /* optimizer and schedule settings */
+    float best_eval_loss;       /* best evaluation loss so far (INFINITY: none) */
+    bool has_state;             /* load: false for a model-only checkpoint */
+} ngpt_train_state;
+
+/* Saves parameters, AdamW moments (optim.m.*, optim.v.*), the step count and
+ * *state atomically (as ngpt_save). Needs a training context. The file also
+ * loads with ngpt_load (parameters only). */
+ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path,
+                            const ngpt_train_state *state);
+
+/* Loads what ngpt_save_train wrote into a training context with the same
+ * config, restoring the step count; *state (may be NULL) gets the saved
+ * settings. A model-only checkpoint (ngpt_save, ngpt init) also loads: zero
+ * moments, step 0, state->has_state false and default settings. All or
+ * nothing: on error the context is unchanged. */
+ngpt_status ngpt_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *state);
+
+/* ---- generation (issue 4) ----
+ *
+ * Generation runs on an NGPT_MODE_INFER context. Its arena holds a KV cache
+ * with one slot per batch row: slot s stores, for every layer, the keys
+ * (after RoPE) and values of the tokens fed to it so far, (L, batch, T, C)
+ * each. A token fed to a slot that holds n tokens sits at position n.
+ * Prefill and decode use the same wiring and kernels as ngpt_forward, so
+ * their logits are bit-identical to a full forward over the same tokens.
+ *
+ *     ngpt_generate_config gc = ngpt_generate_config_default();
+ *     gc.sampler.temperature = 0.8f; gc.sampler.top_k = 40; gc.max_tokens = 200;
+ *     ngpt_generate_result r;
+ *     ngpt_generate(ctx, &gc, prompt, prompt_len, NULL, 0, on_token, user, &r);
+ *
+ * Memory: the cache, the sampler's scratch (sorted ids, probabilities: V
+ * each) and the beam-search bookkeeping are planned by ngpt_arena_size for
+ * every infer-mode shape; generation allocates nothing. The cache costs
+ * 2*L*batch*T*C floats (2 MiB for the default config at batch 1).
+ */
+
+/* Empties KV slot `slot` (-1: every slot). */
+ngpt_status ngpt_cache_clear(ngpt_context *ctx, int32_t slot);
+
+/* Number of tokens KV slot `slot` holds. */
+ngpt_status ngpt_cache_len(const ngpt_context *ctx, int32_t slot, int32_t *len);
+
+/* The tokens KV slot `slot` holds, in order (*len of them; valid until the
+ * next call that changes the slot). */
+ngpt_status ngpt_cache_tokens(const ngpt_context *ctx, int32_t slot, const int32_t **tokens,
+                              int32_t *len);
+
+/* Copies slot src's cache into slot dst (e.g. prefill a shared prompt once,
+ * then fork it into several sequences). */
+ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src);
+
+/* Appends tokens (batch, len) to slots 0..batch-1 (each slot may already hold
+ * a different number of tokens) and computes their logits: ngpt_logits()
+ * then gives (batch, len, V). len <= the shape's seq; a slot that would hold
+ * more than T tokens is NGPT_ERR_TOO_LONG (nothing is changed). With a trace
+ * planned (shape.trace != NONE), ngpt_trace_get() gives per layer the
+ * attention row of each sequence's last new token, (batch, H, T), zeros past
+ * its position. */
+ngpt_status ngpt_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t len);
+
+/* The same for one slot: appends tokens[0..len) to slot `slot`. Logits
+ * (1, len, V). */
+ngpt_status ngpt_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens,
+                              int32_t len);
+
+/* One new token per sequence: tokens[s] is appended to slot s for
+ * s < batch (independent sequences sharing the weights). Logits (batch, 1, V). */
+ngpt_status ngpt_decode_step(ngpt_context *ctx, const int32_t *tokens, int32_t batch);
+
+/* The sampler. Each step is optional and they apply in this order:
+ *   1. banned ids -> -inf; logit_bias[i] added to logit i;
+ *   2. repetition penalty r over the last repeat_window tokens of the
+ *      sequence (prompt included): every distinct token seen there has its
+ *      logit z divided by r when z > 0 and multiplied by r when z <= 0, so
+ *      with r > 1 its probability always goes down (dividing a negative
+ *      logit would raise it);
+ *   3. temperature: 0 is argmax (ties: the lower id) and ends the pipeline;
+ *      otherwise z / temperature;
+ *   4. top-k: exactly the k largest logits survive (ties: lower id first);
+ *   5. top-p: in descending probability order, the smallest prefix whose sum
+ *      reaches top_p, including the token that crosses it (never empty);
+ *   6. min-p: tokens whose probability is below min_p * (the largest) go;
+ *   7. a draw: u from Philox4x32-10 (key = seed, stream NGPT sample, counter
+ *      = (sequence, token index)), the first survivor in descending
+ *      probability order (ties by id) whose running sum exceeds u.
+ * Probabilities in 5-7 are a softmax over the current survivors (the same
+ * softmax kernel as the model). All orders are total (ties by id), so the
+ * same seed gives the same tokens on every machine. */
+typedef struct ngpt_sampler {
+    float temperature;          /* >= 0; 1 */
+    int32_t top_k;              /* 0 = off; >= 0 */
+    float top_p;                /* (0, 1]; 1 = off */
+    float min_p;                /* [0, 1]; 0 = off */
+    float repeat_penalty;       /* > 0; 1 = off */
+    int32_t repeat_window;      /* >= 0 tokens; 0 = every token in the context */
+    const int32_t *banned;      /* n_banned ids that are never produced, or NULL */
+    int32_t n_banned;
+    const float *logit_bias;    /* (V) added to the logits, or NULL */
+    uint64_t seed;              /* 0 */
+} ngpt_sampler;
+
+/* temperature 1, no filters, no penalty, seed 0. */
+ngpt_sampler ngpt_sampler_default(void);
+
+/* Checks every field against the context's vocabulary (the message names it). */
+ngpt_status ngpt_sampler_validate(const ngpt_sampler *s, int32_t vocab_size);
+
+/* Samples one token from a row of V logits (e.g. from ngpt_logits). recent:
+ * the sequence's tokens so far (n_recent of them, the last repeat_window are
+ * used; NULL with 0 when there are none). The draw uses counter
+ * (sequence, index): pass the slot and the position of the token being
+ * produced. Uses the context's sampler scratch: one call at a time. */
+ngpt_status ngpt_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+                        const int32_t *recent, int32_t n_recent, int32_t sequence,
+                        uint64_t index, int32_t *token);
+
+typedef enum ngpt_stop_reason {
+    NGPT_STOP_NONE = 0,
+    NGPT_STOP_MAX_TOKENS,       /* max_tokens were generated */
+    NGPT_STOP_END_TOKEN,        /* end_token was produced (not part of the output) */
+    NGPT_STOP_SEQUENCE,         /* a stop sequence was produced (cut from the output) */
+    NGPT_STOP_CALLBACK,         /* the token callback returned non-zero */
+    NGPT_STOP_CONTEXT_FULL      /* the context filled up and stop_at_context_full is set */
+} ngpt_stop_reason;
+
+/* Called with each output token as soon as it is final (streaming). Tokens
+ * that might begin a stop sequence are held back until they cannot, so a
+ * stop sequence is never streamed. Return 0 to go on, non-zero to stop:
+ * ngpt_generate then returns NGPT_OK with reason NGPT_STOP_CALLBACK (a stop
+ * the user asked for is a normal end, not an error). */
+typedef int (*ngpt_token_fn)(int32_t token, void *user);
+
+typedef struct ngpt_generate_config {
+    ngpt_sampler sampler;
+    int32_t max_tokens;         /* >= 1; 256 */
+    int32_t end_token;          /* -1 = none; stops when sampled */
+    const char *const *stop;    /* n_stop stop sequences, matched as bytes in the */
+    int32_t n_stop;             /* generated part only; each 1..T bytes long */
+    /* Context full (the window holds T tokens): by default the window slides
+     * like the original — the next step recomputes the last T tokens from
+     * position 0 (a full T-token prefill per new token, O(T) times a decode
+     * step). With stop_at_context_full, generation stops instead. */
+    bool stop_at_context_full;
+    bool no_cache;              /* recompute the whole window each step (checking) */
+    int32_t beam_width;         /* 0: sample; W >= 1: beam search, needs shape.batch >= W */
+    float length_penalty;       /* beam: score = sum log p / len^length_penalty; 1 */
+    /* Called once when the prompt has been processed (e.g. to time prefill
+     * and decode apart), or NULL. Gets the token callback's user pointer. */
+    void (*on_prefilled)(void *user);
+} ngpt_generate_config;
+
+/* sampler default, max_tokens 256, no end token, no stop sequences, slide,
+ * cached, sampling (beam width 0), length penalty 1. */
+ngpt_generate_config ngpt_generate_config_default(void);
+
+typedef struct ngpt_generate_result {
+    int32_t n_tokens;           /* output tokens (stop sequence and end token excluded) */
+    int32_t n_generated;        /* tokens the model produced, all of them */
+    ngpt_stop_reason reason;
+    int32_t prompt_tokens;      /* tokens prefilled */
+} ngpt_generate_result;
+
+/* Generates a continuation of prompt (prompt_len in 1..T tokens) in KV slot
+ * 0 (slots 0..W-1 for a beam of width W), which is cleared first. Output
+ * tokens go to out (out_cap >= max_tokens, or NULL) and to fn (or NULL) as
+ * they become final. Sampling streams token by token; beam search knows its
+ * answer only at the end and streams it then. result may be NULL. */
+ngpt_status ngpt_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
+                          const int32_t *prompt, int32_t prompt_len, int32_t *out,
+                          int32_t out_cap, ngpt_token_fn fn, void *user,
+                          ngpt_generate_result *result);
+
+/* "max tokens", "end token", ... Never NULL. */
+const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
+
 #ifdef __cplusplus
 }
 #endif

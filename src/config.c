@@ -60,11 +60,11 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg)
     /* Kernels take int dimensions (the widest is the qkv projection, 3C) and
      * tensors are counted with int32 (1 + 10 L + 2). */
     if (cfg->d_model > INT32_MAX / 3)
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "config: C (d_model=%d) is too large: 3*C must fit "
-                         "in a 32-bit int", (int)cfg->d_model);
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "config: C (d_model=%d) is too large: 3*C overflows "
+                         "a 32-bit int", (int)cfg->d_model);
     if (cfg->n_layers > (INT32_MAX - 3) / 10)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "config: L (n_layers=%d) is too large: the tensor "
-                         "count 10*L+3 must fit in a 32-bit int", (int)cfg->n_layers);
+                         "count 10*L+3 overflows a 32-bit int", (int)cfg->n_layers);
     ngpt_layout lay;
     if (!ngpt_layout_compute(cfg, &lay))
         return ngpt_fail(NGPT_ERR_OVERFLOW,

@@ -36,43 +36,150 @@ static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char
     return NGPT_OK;
 }
 
-/* Causal self-attention of one layer: a.qkv (B,T,3C) -> a.atty (B,T,C). */
-static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, int B, int T)
+/* Position of row i of sequence s in this pass. */
+static int32_t pass_pos0(const ngpt_context *ctx, const ngpt_pass *ps, int s)
+{
+    return ps->cached ? ctx->plan.kv_len[ps->slot0 + s] : 0;
+}
+
+/* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C).
+ * Query i of sequence s attends to keys 0..pos0+i: in a full pass they are the
+ * pass's own qkv rows (stride 3C); in a cached pass the new keys/values are
+ * first appended to the slot's cache (stride C). Same kernels, same chains. */
+static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, const ngpt_pass *ps,
+                      bool dropping)
 {
     const ngpt_kernels *k = ctx->k;
+    const ngpt_plan *pl = &ctx->plan;
     const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    const int B = ps->nseq, T = ps->len;
+    const size_t TC = (size_t)ctx->cfg.context_len;
     const ptrdiff_t row = 3 * (ptrdiff_t)C;
     const float scale = 1.0f / sqrtf((float)D);
-    const bool dropping = ctx->dropout_on && ctx->cfg.dropout > 0.0f;
     const ngpt_dropout_key key = {ctx->dropout_seed, ctx->dropout_step,
                                   ngpt_rng_site_dropout(layer, NGPT_SITE_ATTN_PROBS),
                                   ctx->cfg.dropout};
-    float *prow_scratch = ctx->plan.thread_rows;
-    float *drow = ctx->plan.thread_rows + ctx->shape.seq;
-    float *trace_rows = ctx->plan.trace_rows
-        ? ctx->plan.trace_rows + (size_t)layer * ctx->shape.batch * H * ctx->shape.seq : NULL;
+    float *prow_scratch = pl->thread_rows;
+    float *drow = pl->thread_rows + TC;
+    /* the full (B,H,T,T) map only in a full pass; a cached pass traces the
+     * last new token's row into kv_trace (L, Bplan, H, Tctx) */
+    float *att = ps->cached ? NULL : a->att;
+    float *trace_rows = NULL;
+    if (!ps->cached && pl->trace_rows)
+        trace_rows = pl->trace_rows + (size_t)layer * ctx->shape.batch * H * ctx->shape.seq;
 
     for (int b = 0; b < B; b++) {
         const float *base = a->qkv + (size_t)b * T * row;
-        for (int h = 0; h < H; h++) {
-            const float *keys = base + C + h * D, *vals = base + 2 * C + h * D;
+        const int n0 = pass_pos0(ctx, ps, b);
+        const float *keys = base + C, *vals = base + 2 * C;
+        ptrdiff_t kv_stride = row;
+        float *trace_cached = NULL;
+        if (ps->cached) {
+            size_t slot = (size_t)ps->slot0 + (size_t)b;
+            size_t off = ((size_t)layer * ctx->shape.batch + slot) * TC * C;
+            float *kc = pl->kv_k + off, *vc = pl->kv_v + off;
             for (int i = 0; i < T; i++) {
+                memcpy(kc + (size_t)(n0 + i) * C, base + i * row + C, (size_t)C * sizeof(float));
+                memcpy(vc + (size_t)(n0 + i) * C, base + i * row + 2 * C, (size_t)C * sizeof(float));
+            }
+            keys = kc;
+            vals = vc;
+            kv_stride = C;
+            if (pl->kv_trace)
+                trace_cached = pl->kv_trace + ((size_t)layer * ctx->shape.batch + slot) * H * TC;
+        }
+        for (int h = 0; h < H; h++) {
+            for (int i = 0; i < T; i++) {
+                const int n = n0 + i + 1;                           /* keys visible to query i */
                 size_t row_index = ((size_t)b * H + h) * T + i;   /* (b,h,i) of (B,H,T,T) */
-                float *p = a->att ? a->att + row_index * T : prow_scratch;
-                k->attn_scores(p, base + i * row + h * D, keys, row, i + 1, D, scale);
-                k->softmax(p, p, i + 1);
-                if (a->att) memset(p + i + 1, 0, (size_t)(T - i - 1) * sizeof(float));
+                float *p = att ? att + row_index * T : prow_scratch;
+                k->attn_scores(p, base + i * row + h * D, keys + h * D, kv_stride, n, D, scale);
+                k->softmax(p, p, n);
+                if (att) memset(p + n, 0, (size_t)(T - n) * sizeof(float));
                 if (trace_rows && i == T - 1)
                     memcpy(trace_rows + ((size_t)b * H + h) * T, p, (size_t)T * sizeof(float));
+                if (trace_cached && i == T - 1) {
+                    float *tr = trace_cached + (size_t)h * TC;
+                    memcpy(tr, p, (size_t)n * sizeof(float));
+                    memset(tr + n, 0, (TC - (size_t)n) * sizeof(float));
+                }
                 const float *pv = p;
                 if (dropping) {
-                    k->dropout(drow, p, (size_t)i + 1, row_index * T, &key);
+                    k->dropout(drow, p, (size_t)n, row_index * T, &key);
                     pv = drow;
                 }
-                k->attn_wsum(a->atty + ((size_t)b * T + i) * C + h * D, pv, vals, row, i + 1, D);
+                k->attn_wsum(a->atty + ((size_t)b * T + i) * C + h * D, pv, vals + h * D,
+                             kv_stride, n, D);
             }
         }
     }
+}
+
+/* One transformer block (DESIGN §1), in place on the residual stream. */
+static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
+{
+    const ngpt_kernels *k = ctx->k;
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params;
+    const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff, H = ctx->cfg.n_heads, D = C / H;
+    const int B = ps->nseq, T = ps->len;
+    const size_t BT = (size_t)B * (size_t)T;
+    ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l, B, T);
+
+    /* attention sublayer */
+    k->layernorm_fwd(p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
+                     ngpt_block_ptr(lay, W, l, lay->ln1_w), ngpt_block_ptr(lay, W, l, lay->ln1_b),
+                     BT, C);
+    linear(k, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w), NULL, (int)BT, C, 3 * C);
+    for (int b = 0; b < B; b++) {           /* RoPE on q and k at the row's position */
+        const int n0 = pass_pos0(ctx, ps, b);
+        for (int i = 0; i < T; i++) {
+            size_t r = (size_t)b * T + i, t = (size_t)(n0 + i);
+            const float *cs = p->rope_cos + t * (D / 2), *sn = p->rope_sin + t * (D / 2);
+            k->rope(a.qkv + r * 3 * C, H, D, cs, sn);
+            k->rope(a.qkv + r * 3 * C + C, H, D, cs, sn);
+        }
+    }
+    attention(ctx, &a, l, ps, dropping);
+    linear(k, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)BT, C, C);
+    if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_ATTN_OUT);
+    k->add(a.res1, a.x_in, p->branch, BT * C);
+    /* MLP sublayer */
+    k->layernorm_fwd(p->ln_out, a.ln2_mean, a.ln2_rstd, a.res1,
+                     ngpt_block_ptr(lay, W, l, lay->ln2_w), ngpt_block_ptr(lay, W, l, lay->ln2_b),
+                     BT, C);
+    linear(k, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
+           ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)BT, C, F);
+    k->gelu_fwd(p->hidden, a.fc1, BT * F);
+    linear(k, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
+           ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)BT, F, C);
+    if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_MLP_OUT);
+    k->add(a.x_out, a.res1, p->branch, BT * C);
+}
+
+void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
+{
+    const ngpt_kernels *k = ctx->k;
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params;
+    const int C = ctx->cfg.d_model, V = ctx->cfg.vocab_size, L = ctx->cfg.n_layers;
+    const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
+    /* generation is always eval: dropout only in a full pass */
+    const bool dropping = !ps->cached && ctx->dropout_on && ctx->cfg.dropout > 0.0f;
+
+    /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
+    float *x = ngpt_layer_acts_get(ctx, 0, ps->nseq, ps->len).x_in;
+    for (size_t i = 0; i < BT; i++)
+        memcpy(x + i * C, W + lay->tok_emb + (size_t)ps->tokens[i] * C, (size_t)C * sizeof(float));
+    if (dropping) drop(ctx, x, BT * C, 0, L, NGPT_SITE_EMBED);
+
+    for (int l = 0; l < L; l++) block(ctx, l, ps, dropping);
+    x = ngpt_layer_acts_get(ctx, L - 1, ps->nseq, ps->len).x_out;
+
+    k->layernorm_fwd(p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b, BT, C);
+    linear(k, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);   /* tied lm_head */
 }
 
 ngpt_status ngpt_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
@@ -95,63 +202,27 @@ ngpt_status ngpt_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, in
     if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, "targets");
     if (st) return st;
 
-    const ngpt_kernels *k = ctx->k;
-    const ngpt_layout *lay = &ctx->lay;
+    const ngpt_pass pass = {tokens, B, T, false, 0};
+    ngpt_model_pass(ctx, &pass);
+
     ngpt_plan *p = &ctx->plan;
-    float *W = p->params;
-    const int C = cfg->d_model, F = cfg->d_ff, V = cfg->vocab_size, H = cfg->n_heads;
-    const int L = cfg->n_layers, D = C / H;
-
-    /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
-    float *x = ngpt_layer_acts_get(ctx, 0, B, T).x_in;
-    for (size_t i = 0; i < BT; i++)
-        memcpy(x + i * C, W + lay->tok_emb + (size_t)tokens[i] * C, (size_t)C * sizeof(float));
-    drop(ctx, x, BT * C, 0, L, NGPT_SITE_EMBED);
-
-    for (int l = 0; l < L; l++) {
-        ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l, B, T);
-        /* attention sublayer */
-        k->layernorm_fwd(p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
-                         ngpt_block_ptr(lay, W, l, lay->ln1_w), ngpt_block_ptr(lay, W, l, lay->ln1_b),
-                         BT, C);
-        linear(k, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w), NULL, (int)BT, C, 3 * C);
-        for (size_t r = 0; r < BT; r++) {       /* RoPE on q and k at position t = r % T */
-            size_t t = r % (size_t)T;
-            const float *cs = p->rope_cos + t * (D / 2), *sn = p->rope_sin + t * (D / 2);
-            k->rope(a.qkv + r * 3 * C, H, D, cs, sn);
-            k->rope(a.qkv + r * 3 * C + C, H, D, cs, sn);
-        }
-        attention(ctx, &a, l, B, T);
-        linear(k, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)BT, C, C);
-        drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_ATTN_OUT);
-        k->add(a.res1, a.x_in, p->branch, BT * C);
-        /* MLP sublayer */
-        k->layernorm_fwd(p->ln_out, a.ln2_mean, a.ln2_rstd, a.res1,
-                         ngpt_block_ptr(lay, W, l, lay->ln2_w), ngpt_block_ptr(lay, W, l, lay->ln2_b),
-                         BT, C);
-        linear(k, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
-               ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)BT, C, F);
-        k->gelu_fwd(p->hidden, a.fc1, BT * F);
-        linear(k, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
-               ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)BT, F, C);
-        drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_MLP_OUT);
-        k->add(a.x_out, a.res1, p->branch, BT * C);
-        x = a.x_out;
-    }
-
-    k->layernorm_fwd(p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b, BT, C);
-    linear(k, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);   /* tied lm_head */
-
+    const int V = cfg->vocab_size;
     if (targets) {
-        for (size_t i = 0; i < BT; i++) p->losses[i] = k->xent(p->logits + i * V, V, targets[i]);
-        float mean = k->rsum(p->losses, BT) / (float)BT;
+        for (size_t i = 0; i < BT; i++) p->losses[i] = ctx->k->xent(p->logits + i * V, V, targets[i]);
+        float mean = ctx->k->rsum(p->losses, BT) / (float)BT;
         if (loss) *loss = mean;
     } else if (loss) {
         *loss = NAN;
     }
+    ctx->has_targets = targets && p->targets;   /* kept for ngpt_backward in train mode */
+    if (ctx->has_targets) {
+        memcpy(p->tokens, tokens, BT * sizeof(int32_t));
+        memcpy(p->targets, targets, BT * sizeof(int32_t));
+    }
     ctx->last_batch = B;
     ctx->last_seq = T;
     ctx->has_forward = true;
+    ctx->last_cached = false;
     return NGPT_OK;
 }
 
@@ -174,7 +245,11 @@ ngpt_status ngpt_trace_get(const ngpt_context *ctx, int32_t layer, const float *
     const size_t B = (size_t)ctx->last_batch, T = (size_t)ctx->last_seq;
     const size_t H = (size_t)ctx->cfg.n_heads;
     const size_t plan_rows = (size_t)ctx->shape.batch * H * (size_t)ctx->shape.seq;
-    if (ctx->shape.trace == NGPT_TRACE_FULL) {
+    if (ctx->last_cached && ctx->plan.kv_trace) {   /* prefill/decode: (nseq, H, Tctx) */
+        const size_t TC = (size_t)ctx->cfg.context_len;
+        *probs = ctx->plan.kv_trace + ((size_t)layer * ctx->shape.batch + ctx->last_slot0) * H * TC;
+        *count = B * H * TC;
+    } else if (ctx->shape.trace == NGPT_TRACE_FULL) {
         *probs = ctx->plan.att + (size_t)layer * plan_rows * (size_t)ctx->shape.seq;
         *count = B * H * T * T;
     } else if (ctx->shape.trace == NGPT_TRACE_LAST_ROW) {

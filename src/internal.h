@@ -112,7 +112,36 @@ typedef struct ngpt_plan {
     float *ln_out;              /* (B,T,C) ln1/ln2 output */
     float *hidden;              /* (B,T,d_ff) GELU output */
     float *branch;              /* (B,T,C) proj/fc2 output before dropout */
-    float *thread_rows;         /* (threads, 2, T) probability rows */
+    int32_t *batch_buf;         /* (2,B,T) tokens then targets staged by the data loader */
+    /* train mode: gradients of activations (backward.c); the ln outputs and
+     * GELU outputs are recomputed into ln_out/hidden instead of being kept,
+     * and those two also carry d(attention output) and d(hidden) */
+    int32_t *tokens;            /* (B,T) of the last forward */
+    int32_t *targets;           /* (B,T) of the last forward */
+    float *g_logits;            /* (B,T,V) */
+    float *g_res;               /* (B,T,C) residual stream */
+    float *g_branch;            /* (B,T,C) sublayer output before dropout */
+    float *g_ln;                /* (B,T,C) LayerNorm output */
+    float *g_qkv;               /* (B,T,3C) */
+    float *thread_rows;         /* (threads, 2, Tctx) probability rows (Tctx = context_len) */
+    /* generation (infer mode only; see generate.c, sampler.c, beam.c) */
+    float *kv_k, *kv_v;         /* (L, B, Tctx, C) keys after RoPE / values, per sequence slot */
+    int32_t *kv_len;            /* (B) tokens cached per slot */
+    int32_t *kv_tokens;         /* (B, Tctx) the tokens each slot's cache holds, in order */
+    float *kv_trace;            /* (L, B, H, Tctx) last new token's probabilities, or NULL */
+    float *kv_tmp;              /* (Tctx, C) one slot-layer block: beam reordering */
+    float *samp_z;              /* (V) sampler working logits */
+    float *samp_p;              /* (V) sampler probabilities in sorted order */
+    int32_t *samp_idx;          /* (V) token ids sorted by logit (desc, ties by id) */
+    int32_t *samp_tmp;          /* (V) merge-sort buffer / repetition marks */
+    float *beam_score;          /* (B) summed log-probabilities of the live beams */
+    int32_t *beam_parent;       /* (B) slot each new beam continues */
+    int32_t *beam_tok;          /* (B) token each new beam appends */
+    int32_t *beam_work;         /* (4, B) slot permutation work, finished reasons */
+    struct ngpt_beam_cand *beam_cand; /* (2B) best candidates of one step */
+    int32_t *beam_fin_tok;      /* (B, Tctx) finished hypotheses' generated tokens */
+    int32_t *beam_fin_len;      /* (B) */
+    float *beam_fin_score;      /* (B) length-penalised scores */
 } ngpt_plan;
 
 /* Sizes (base == NULL) or carves (base 64-aligned) the whole arena, starting
@@ -134,7 +163,39 @@ struct ngpt_context {
     /* last forward */
     int32_t last_batch, last_seq;
     bool has_forward;
+    /* training (backward.c, optim.c) */
+    bool has_targets;           /* the last forward had targets (train mode) */
+    int32_t n_backward;         /* backward passes accumulated since zero_grads */
+    uint64_t optim_steps;       /* AdamW steps taken (t of the bias correction) */
+    bool last_cached;           /* the last pass was prefill/decode (trace in kv_trace) */
+    int32_t last_slot0;         /* its first KV slot */
 };
+
+/* One beam-search candidate: continue beam `beam` with token `tok`. */
+typedef struct ngpt_beam_cand {
+    float score;                /* beam score + log p(tok) */
+    float z;                    /* the token's logit (tie-break: width 1 == greedy) */
+    int32_t beam, tok;
+} ngpt_beam_cand;
+
+/* One pass of the model over nseq sequences of len new tokens each (rows
+ * r = s*len + i). Full forward: positions 0..len-1, keys/values from the
+ * pass's own qkv. Cached (generation): sequence s is KV slot slot0+s; its new
+ * tokens sit at positions kv_len[slot]..+len-1, their keys (after RoPE) and
+ * values are appended to the cache and attention reads the cache. Both use
+ * the same wiring and kernel chains, so the logits are bit-identical. */
+typedef struct ngpt_pass {
+    const int32_t *tokens;      /* (nseq, len), already validated */
+    int32_t nseq, len;
+    bool cached;
+    int32_t slot0;              /* cached: first KV slot */
+} ngpt_pass;
+
+/* Runs the model (forward.c); logits land in plan.logits (nseq, len, V). */
+void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *pass);
+
+/* Copies KV slot src into dst (cache.c; no checks). */
+void ngpt_cache_copy_slot(ngpt_context *ctx, int32_t dst, int32_t src);
 
 ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer, int B, int T);
 

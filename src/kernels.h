@@ -83,6 +83,76 @@ typedef void (*ngpt_dropout_fn)(float *y, const float *x, size_t n, uint64_t fir
 /* y = a + b elementwise. y may alias a or b. */
 typedef void (*ngpt_add_fn)(float *y, const float *a, const float *b, size_t n);
 
+/* ---- training kernels (backward and optimizer) ---- */
+
+/* Cross-entropy backward of one row: with e_j, sum as in xent/softmax,
+ *   p_j = e_j / sum;  d_j = (p_j - (j == target ? 1.0f : 0.0f)) * scale.
+ * scale is 1/(rows of the mean), e.g. 1.0f/(float)(B*T). */
+typedef void (*ngpt_xent_bwd_fn)(float *dlogits, const float *logits, int n, int target,
+                                 float scale);
+
+/* LayerNorm backward over rows of c floats, with mean/rstd saved by the
+ * forward. Per row, with xhat_i = (x_i - mean) * rstd (as in the forward) and
+ * g_i = dy_i * w_i:
+ *   s1 = 8-lane sum of g_i;  s2 = 8-lane sum of fmaf(g_i, xhat_i, .);
+ *   m1 = s1 / c;  m2 = s2 / c;
+ *   dx_i = fmaf(rstd, fmaf(-xhat_i, m2, g_i - m1), dx_i)      (accumulates into dx)
+ * Weight gradients continue one chain per column over rows in increasing order:
+ *   dw_i = fmaf(dy_i, xhat_i, dw_i);  db_i = db_i + dy_i. */
+typedef void (*ngpt_layernorm_bwd_fn)(float *dx, float *dw, float *db, const float *dy,
+                                      const float *x, const float *mean, const float *rstd,
+                                      const float *w, size_t rows, int c);
+
+/* Softmax backward of one row of n probabilities (scores were s = dot*scale):
+ *   dot = 8-lane sum of fmaf(p_j, dp_j, .);  ds_j = (p_j * (dp_j - dot)) * scale.
+ * ds may alias dp. */
+typedef void (*ngpt_softmax_bwd_fn)(float *ds, const float *p, const float *dp, int n,
+                                    float scale);
+
+/* dx_i = dy_i * fmaf(x_i, pdf_i, cdf_i) with
+ *   cdf_i = 0.5f * (1.0f + erff(x_i * 0.70710678f)),
+ *   pdf_i = expf((-0.5f * x_i) * x_i) * 0.39894228f   (exact GELU derivative).
+ * dx may alias dy. */
+typedef void (*ngpt_gelu_bwd_fn)(float *dx, const float *x, const float *dy, size_t n);
+
+/* Transposed rotation (RoPE backward), in place on `heads` vectors of dim:
+ *   g_2i = g'_2i*c + g'_2i+1*s;  g_2i+1 = g'_2i+1*c - g'_2i*s   (no fma). */
+typedef void (*ngpt_rope_bwd_fn)(float *g, int heads, int dim, const float *cos_t,
+                                 const float *sin_t);
+
+/* Outer-product accumulation: for j < n, d < dim:
+ *   out_j[d] = fmaf(w[j], x[d], out_j[d]),  out_j = out + j*out_stride.
+ * Called for query rows i in increasing order, this is one chain per element
+ * of dK / dV over i. */
+typedef void (*ngpt_outer_acc_fn)(float *out, ptrdiff_t out_stride, const float *w,
+                                  const float *x, int n, int dim);
+
+/* Column sums continuing the output: for each row r in increasing order,
+ * db[j] = db[j] + dy[r*n + j] (bias gradients, one chain per column). */
+typedef void (*ngpt_colsum_acc_fn)(float *db, const float *dy, size_t rows, int n);
+
+/* Canonical 8-lane sum of squares: lane l = fmaf(x_i, x_i, lane l). */
+typedef float (*ngpt_sumsq_fn)(const float *x, size_t n);
+
+/* Per-step AdamW scalars (float, computed once per step by the optimizer). */
+typedef struct ngpt_adamw_coef {
+    float gmul;         /* gradient multiplier: clip coefficient / micro-batches */
+    float beta1, one_minus_beta1, beta2, one_minus_beta2;
+    float step_size;    /* (float)(lr / (1 - beta1^t)), computed in double */
+    float bc2_sqrt;     /* (float)sqrt(1 - beta2^t), computed in double */
+    float eps;
+    float decay;        /* (float)(1 - lr*weight_decay) in double, or 1.0f */
+} ngpt_adamw_coef;
+
+/* AdamW (decoupled weight decay, PyTorch's order), per element:
+ *   g = grad * gmul
+ *   p = p * decay
+ *   m = fmaf(beta1, m, one_minus_beta1 * g)
+ *   v = fmaf(beta2, v, (one_minus_beta2 * g) * g)
+ *   p = fmaf(-step_size, m / (sqrtf(v) / bc2_sqrt + eps), p)   (PyTorch's order) */
+typedef void (*ngpt_adamw_fn)(float *p, const float *grad, float *m, float *v, size_t n,
+                              const ngpt_adamw_coef *c);
+
 typedef struct ngpt_kernels {
     const char *name;           /* "scalar", "avx2", "neon" */
     ngpt_gemm_fn gemm;
@@ -96,6 +166,16 @@ typedef struct ngpt_kernels {
     ngpt_rope_fn rope;
     ngpt_dropout_fn dropout;
     ngpt_add_fn add;
+    /* training */
+    ngpt_xent_bwd_fn xent_bwd;
+    ngpt_layernorm_bwd_fn layernorm_bwd;
+    ngpt_softmax_bwd_fn softmax_bwd;
+    ngpt_gelu_bwd_fn gelu_bwd;
+    ngpt_rope_bwd_fn rope_bwd;
+    ngpt_outer_acc_fn outer_acc;
+    ngpt_colsum_acc_fn colsum_acc;
+    ngpt_sumsq_fn sumsq;
+    ngpt_adamw_fn adamw;
 } ngpt_kernels;
 
 /* Initializer of a table made of the reference kernels only. */
@@ -105,8 +185,17 @@ typedef struct ngpt_kernels {
         .layernorm_fwd = ngpt_f32_layernorm_fwd_ref, .softmax = ngpt_f32_softmax_ref,    \
         .xent = ngpt_f32_xent_ref, .attn_scores = ngpt_f32_attn_scores_ref,              \
         .attn_wsum = ngpt_f32_attn_wsum_ref, .gelu_fwd = ngpt_f32_gelu_fwd_ref,          \
-        .rope = ngpt_f32_rope_ref, .dropout = ngpt_f32_dropout_ref, .add = ngpt_f32_add_ref \
+        .rope = ngpt_f32_rope_ref, .dropout = ngpt_f32_dropout_ref, .add = ngpt_f32_add_ref, \
+        NGPT_KERNELS_TRAIN_REF_FIELDS                                                    \
     }
+
+/* The training kernels' reference entries (kept apart to ease merging). */
+#define NGPT_KERNELS_TRAIN_REF_FIELDS                                                   \
+    .xent_bwd = ngpt_f32_xent_bwd_ref, .layernorm_bwd = ngpt_f32_layernorm_bwd_ref,     \
+    .softmax_bwd = ngpt_f32_softmax_bwd_ref, .gelu_bwd = ngpt_f32_gelu_bwd_ref,         \
+    .rope_bwd = ngpt_f32_rope_bwd_ref, .outer_acc = ngpt_f32_outer_acc_ref,             \
+    .colsum_acc = ngpt_f32_colsum_acc_ref, .sumsq = ngpt_f32_sumsq_ref,                 \
+    .adamw = ngpt_f32_adamw_ref
 
 extern const ngpt_kernels ngpt_kernels_ref;     /* src/ref/table.c */
 extern const ngpt_kernels ngpt_kernels_active;  /* chosen at build time */
@@ -129,6 +218,19 @@ void ngpt_f32_rope_ref(float *x, int heads, int dim, const float *cos_t, const f
 void ngpt_f32_dropout_ref(float *y, const float *x, size_t n, uint64_t first,
                           const ngpt_dropout_key *key);
 void ngpt_f32_add_ref(float *y, const float *a, const float *b, size_t n);
+void ngpt_f32_xent_bwd_ref(float *dlogits, const float *logits, int n, int target, float scale);
+void ngpt_f32_layernorm_bwd_ref(float *dx, float *dw, float *db, const float *dy, const float *x,
+                                const float *mean, const float *rstd, const float *w,
+                                size_t rows, int c);
+void ngpt_f32_softmax_bwd_ref(float *ds, const float *p, const float *dp, int n, float scale);
+void ngpt_f32_gelu_bwd_ref(float *dx, const float *x, const float *dy, size_t n);
+void ngpt_f32_rope_bwd_ref(float *g, int heads, int dim, const float *cos_t, const float *sin_t);
+void ngpt_f32_outer_acc_ref(float *out, ptrdiff_t out_stride, const float *w, const float *x,
+                            int n, int dim);
+void ngpt_f32_colsum_acc_ref(float *db, const float *dy, size_t rows, int n);
+float ngpt_f32_sumsq_ref(const float *x, size_t n);
+void ngpt_f32_adamw_ref(float *p, const float *grad, float *m, float *v, size_t n,
+                        const ngpt_adamw_coef *c);
 
 /* Combines 8 lane partial sums in the canonical tree. */
 static inline float ngpt_lanes_combine(const float p[NGPT_LANES])

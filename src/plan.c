@@ -79,7 +79,37 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.ln_out = TAKE_F(&w, B, T, C, 1);
     p.hidden = TAKE_F(&w, B, T, F, 1);
     p.branch = TAKE_F(&w, B, T, C, 1);
-    p.thread_rows = TAKE_F(&w, (size_t)shape->threads, 2, T, 1);
+    const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
+    p.thread_rows = TAKE_F(&w, (size_t)shape->threads, 2, TC, 1);
+    p.batch_buf = take(&w, sizeof(int32_t), 2, B, T, 1);
+    if (train) {
+        p.tokens = take(&w, sizeof(int32_t), B, T, 1, 1);
+        p.targets = take(&w, sizeof(int32_t), B, T, 1, 1);
+        p.g_logits = TAKE_F(&w, B, T, V, 1);
+        p.g_res = TAKE_F(&w, B, T, C, 1);
+        p.g_branch = TAKE_F(&w, B, T, C, 1);
+        p.g_ln = TAKE_F(&w, B, T, C, 1);
+        p.g_qkv = TAKE_F(&w, B, T, 3 * C, 1);
+    } else {   /* generation: KV cache, sampler and beam scratch (generate.c) */
+        p.kv_k = TAKE_F(&w, L, B, TC, C);
+        p.kv_v = TAKE_F(&w, L, B, TC, C);
+        p.kv_len = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        p.kv_tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
+        if (shape->trace != NGPT_TRACE_NONE) p.kv_trace = TAKE_F(&w, L, B, H, TC);
+        p.kv_tmp = TAKE_F(&w, TC, C, 1, 1);
+        p.samp_z = TAKE_F(&w, V, 1, 1, 1);
+        p.samp_p = TAKE_F(&w, V, 1, 1, 1);
+        p.samp_idx = take(&w, sizeof(int32_t), V, 1, 1, 1);
+        p.samp_tmp = take(&w, sizeof(int32_t), V, 1, 1, 1);
+        p.beam_score = TAKE_F(&w, B, 1, 1, 1);
+        p.beam_parent = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        p.beam_tok = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        p.beam_work = take(&w, sizeof(int32_t), 4, B, 1, 1);
+        p.beam_cand = take(&w, sizeof(ngpt_beam_cand), 2, B, 1, 1);
+        p.beam_fin_tok = take(&w, sizeof(int32_t), B, TC, 1, 1);
+        p.beam_fin_len = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        p.beam_fin_score = TAKE_F(&w, B, 1, 1, 1);
+    }
 
     if (w.overflow)
         return ngpt_fail(NGPT_ERR_OVERFLOW,

@@ -6,7 +6,10 @@
 passed=0 failed=0
 label=${LABEL:-tests}
 for t in "$@"; do
-    out=$($RUN_ENV "$t" 2>&1)
+    case "$t" in    # a *.sh test runs under sh and applies RUN_ENV itself
+    *.sh) out=$(RUN_ENV="$RUN_ENV" BUILD="$BUILD" sh "$t" 2>&1) ;;
+    *) out=$($RUN_ENV "$t" 2>&1) ;;
+    esac
     rc=$?
     line=$(printf '%s\n' "$out" | grep -E '^[A-Za-z0-9_]+: [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
     if [ -z "$line" ]; then

@@ -1,0 +1,59 @@
+/* stream.c — load a model and stream a completion, using only the installed
+ * library:
+ *
+ *   cc stream.c -o stream $(pkg-config --static --cflags --libs ngpt)
+ *   ./stream model.ngpt "Once upon a time" 100
+ */
+#include <ngpt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int print_token(int32_t token, void *user)
+{
+    (void)user;
+    putchar(token);                 /* byte-level model: a token is a byte */
+    fflush(stdout);
+    return 0;                       /* non-zero would stop generation */
+}
+
+static int fail(const char *what, ngpt_status st)
+{
+    fprintf(stderr, "stream: %s: %s: %s\n", what, ngpt_status_string(st), ngpt_last_error());
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: stream MODEL.ngpt PROMPT [N]\n");
+        return 2;
+    }
+    const char *path = argv[1], *prompt = argv[2];
+    int n_new = argc > 3 ? atoi(argv[3]) : 64;
+
+    ngpt_config cfg;                        /* plan a context for the checkpoint */
+    ngpt_status st = ngpt_checkpoint_read_config(path, &cfg);
+    if (st) return fail(path, st);
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_context *ctx;
+    if ((st = ngpt_init(&ctx, &cfg, &shape, NULL, 0))) return fail("init", st);
+    if ((st = ngpt_load(ctx, path))) return fail(path, st);
+
+    int32_t tokens[4096];
+    int32_t n = 0;
+    for (; prompt[n] && n < 4096; n++) tokens[n] = (unsigned char)prompt[n];
+
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.max_tokens = n_new;
+    gc.sampler.temperature = 0.8f;
+    gc.sampler.top_k = 40;
+    gc.sampler.seed = 42;
+    ngpt_generate_result r;
+    st = ngpt_generate(ctx, &gc, tokens, n, NULL, 0, print_token, NULL, &r);
+    putchar('\n');
+    ngpt_free(ctx);
+    if (st) return fail("generate", st);
+    fprintf(stderr, "stream: %d tokens (%s)\n", (int)r.n_tokens, ngpt_stop_reason_string(r.reason));
+    return 0;
+}

@@ -1,0 +1,236 @@
+/* beam.c — beam search of width W over KV slots 0..W-1.
+ *
+ * Each step, every live beam b scores its continuations t with
+ * score(b) + log softmax(z_b)[t] (z_b: logits after the sampler's ban, bias
+ * and repetition penalty; temperature and filters do not apply). The 2W best
+ * candidates, ordered by (score desc, logit desc, beam asc, token asc), are
+ * taken in turn: one ending in end_token or a stop sequence becomes a
+ * finished hypothesis (output cut before the stop sequence; the pool keeps
+ * the W best by normalised score), the others become the next live beams
+ * until there are W. Normalised score = score / len^length_penalty with len
+ * the generated tokens including the last one. The search ends when W
+ * hypotheses are finished, no beam is live, max_tokens is reached or the
+ * context is full (beams do not slide); the answer is the best normalised
+ * score among finished and live hypotheses (finished first on ties).
+ * Width 1 picks the argmax each step: it equals greedy sampling. */
+#include <math.h>
+#include <sleef.h>
+#include <string.h>
+
+#include "generate.h"
+#include "sampler.h"
+
+static bool cand_before(const ngpt_beam_cand *a, const ngpt_beam_cand *b)
+{
+    if (a->score != b->score) return a->score > b->score;
+    if (a->z != b->z) return a->z > b->z;
+    if (a->beam != b->beam) return a->beam < b->beam;
+    return a->tok < b->tok;
+}
+
+/* Inserts c into the sorted list (n entries, capacity cap). */
+static void cand_insert(ngpt_beam_cand *list, int32_t *n, int32_t cap, const ngpt_beam_cand *c)
+{
+    if (*n == cap && !cand_before(c, &list[cap - 1])) return;
+    int32_t i = *n < cap ? (*n)++ : cap - 1;
+    while (i > 0 && cand_before(c, &list[i - 1])) {
+        list[i] = list[i - 1];
+        i--;
+    }
+    list[i] = *c;
+}
+
+/* Rearranges n slot blocks (bytes each, stride apart) so that block i gets
+ * the old block parent[i], with one temporary block: copies whose destination
+ * nobody still reads go first; a cycle is broken through tmp. */
+static void permute(unsigned char *base, size_t stride, size_t bytes, unsigned char *tmp,
+                    const int32_t *parent, int32_t n, int32_t *work)
+{
+    int32_t *src = work, *readers = work + n, *done = work + 2 * n;
+    for (int32_t i = 0; i < n; i++) readers[i] = 0;
+    for (int32_t i = 0; i < n; i++) {
+        src[i] = parent[i];
+        done[i] = parent[i] == i;
+        if (!done[i]) readers[parent[i]]++;
+    }
+    for (;;) {
+        bool progress = false, pending = false;
+        for (int32_t i = 0; i < n; i++) {
+            if (done[i]) continue;
+            pending = true;
+            if (readers[i]) continue;
+            memcpy(base + i * stride, src[i] < 0 ? tmp : base + src[i] * stride, bytes);
+            if (src[i] >= 0) readers[src[i]]--;
+            done[i] = 1;
+            progress = true;
+        }
+        if (!pending) return;
+        if (progress) continue;
+        for (int32_t i = 0; i < n; i++) {   /* only cycles remain: break one at i */
+            if (done[i]) continue;
+            memcpy(tmp, base + i * stride, bytes);
+            for (int32_t j = 0; j < n; j++)
+                if (!done[j] && src[j] == i) src[j] = -1;
+            readers[i] = 0;
+            break;
+        }
+    }
+}
+
+/* Slots 0..n-1 continue slots parent[0..n): caches and token lists. */
+static void reorder(ngpt_context *ctx, int32_t n)
+{
+    ngpt_plan *p = &ctx->plan;
+    const size_t TC = (size_t)ctx->cfg.context_len, C = (size_t)ctx->cfg.d_model;
+    const size_t len = (size_t)p->kv_len[0];    /* all live beams hold the same count */
+    const size_t blk = TC * C * sizeof(float);
+    unsigned char *tmp = (unsigned char *)p->kv_tmp;
+    for (int l = 0; l < ctx->cfg.n_layers; l++) {
+        size_t base = (size_t)l * ctx->shape.batch * TC * C;
+        permute((unsigned char *)(p->kv_k + base), blk, len * C * sizeof(float), tmp,
+                p->beam_parent, n, p->beam_work);
+        permute((unsigned char *)(p->kv_v + base), blk, len * C * sizeof(float), tmp,
+                p->beam_parent, n, p->beam_work);
+    }
+    permute((unsigned char *)p->kv_tokens, TC * sizeof(int32_t), len * sizeof(int32_t), tmp,
+            p->beam_parent, n, p->beam_work);
+    for (int32_t i = 0; i < n; i++) p->kv_len[i] = (int32_t)len;
+}
+
+static float normalise(float score, int32_t len, float penalty)
+{
+    return score / Sleef_finz_powf1_u10purecfma((float)len, penalty);
+}
+
+/* Adds a finished hypothesis (the first n_keep generated tokens of beam b's
+ * continuation by tok) to the pool if it is among the W best. */
+static void finish(ngpt_context *ctx, int32_t W, int32_t *nf, const ngpt_beam_cand *c,
+                   int32_t prompt_len, int32_t gen, int32_t n_keep, float penalty, int32_t reason)
+{
+    ngpt_plan *p = &ctx->plan;
+    const size_t TC = (size_t)ctx->cfg.context_len;
+    float s = normalise(c->score, gen, penalty);
+    int32_t slot = *nf;
+    if (*nf == W) {     /* replace the worst (the last of the worst on ties) if s beats it */
+        slot = 0;
+        for (int32_t i = 1; i < W; i++)
+            if (p->beam_fin_score[i] <= p->beam_fin_score[slot]) slot = i;
+        if (!(s > p->beam_fin_score[slot])) return;
+    } else {
+        (*nf)++;
+    }
+    int32_t *dst = p->beam_fin_tok + (size_t)slot * TC;
+    const int32_t *src = p->kv_tokens + (size_t)c->beam * TC + prompt_len;
+    for (int32_t i = 0; i < n_keep; i++) dst[i] = i < gen - 1 ? src[i] : c->tok;
+    p->beam_fin_len[slot] = n_keep;
+    p->beam_fin_score[slot] = s;
+    p->beam_work[3 * W + slot] = reason;
+}
+
+ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
+                             const int32_t *prompt, int32_t prompt_len, int32_t *out,
+                             ngpt_token_fn fn, void *user, ngpt_generate_result *res)
+{
+    ngpt_plan *p = &ctx->plan;
+    const int32_t W = gc->beam_width, V = ctx->cfg.vocab_size, T = ctx->cfg.context_len;
+    const size_t TC = (size_t)T;
+    const float *row;
+    ngpt_status st = ngpt_gen_prefill(ctx, 0, prompt, prompt_len, &row);
+    if (st) return st;
+    if (gc->on_prefilled) gc->on_prefilled(user);
+
+    int32_t nb = 1, nf = 0, gen = 0;
+    p->beam_score[0] = 0.0f;
+    ngpt_stop_reason reason = NGPT_STOP_MAX_TOKENS;
+    for (;;) {
+        /* the 2W best continuations of the live beams */
+        ngpt_beam_cand *cand = p->beam_cand;
+        int32_t nc = 0;
+        for (int32_t b = 0; b < nb; b++) {
+            const float *logits = gen == 0 ? row : p->logits + (size_t)b * V;
+            float *z = p->samp_z, *pr = p->samp_p;
+            if ((st = ngpt_sampler_adjust(ctx, &gc->sampler, logits, p->kv_tokens + (size_t)b * TC,
+                                          p->kv_len[b], z)))
+                return st;
+            ctx->k->softmax(pr, z, V);
+            for (int32_t t = 0; t < V; t++) {
+                if (!(pr[t] > 0.0f)) continue;
+                ngpt_beam_cand c = {p->beam_score[b] + Sleef_finz_logf1_u10purecfma(pr[t]), z[t],
+                                    b, t};
+                cand_insert(cand, &nc, 2 * W, &c);
+            }
+        }
+        gen++;
+        /* take them in order: finished hypotheses or the next live beams */
+        int32_t nl = 0;
+        for (int32_t i = 0; i < nc && nl < W; i++) {
+            const ngpt_beam_cand c = cand[i];
+            const int32_t *tail = p->kv_tokens + (size_t)c.beam * TC + p->kv_len[c.beam];
+            int32_t m = c.tok == gc->end_token ? -1 : ngpt_stop_match(gc, tail, gen - 1, c.tok, NULL);
+            if (m < 0) {
+                finish(ctx, W, &nf, &c, prompt_len, gen, gen - 1, gc->length_penalty,
+                       NGPT_STOP_END_TOKEN);
+            } else if (m > 0) {
+                finish(ctx, W, &nf, &c, prompt_len, gen, gen - m, gc->length_penalty,
+                       NGPT_STOP_SEQUENCE);
+            } else {
+                p->beam_parent[nl] = c.beam;
+                p->beam_tok[nl] = c.tok;
+                p->beam_score[nl] = c.score;
+                nl++;
+            }
+        }
+        nb = nl;
+        if (nf == W || nb == 0) break;
+        if (gen >= gc->max_tokens) break;
+        if (p->kv_len[0] >= T) {
+            reason = NGPT_STOP_CONTEXT_FULL;
+            break;
+        }
+        reorder(ctx, nb);
+        if ((st = ngpt_decode_step(ctx, p->beam_tok, nb))) return st;
+    }
+
+    /* the answer: best normalised score, finished hypotheses first on ties */
+    int32_t best_f = -1, best_l = -1;
+    float best = -INFINITY;
+    for (int32_t i = 0; i < nf; i++)
+        if (best_f < 0 || p->beam_fin_score[i] > best) {
+            best_f = i;
+            best = p->beam_fin_score[i];
+        }
+    for (int32_t i = 0; i < nb; i++) {
+        float s = normalise(p->beam_score[i], gen, gc->length_penalty);
+        if ((best_f < 0 && best_l < 0) || s > best) {
+            best_l = i;
+            best_f = -1;
+            best = s;
+        }
+    }
+    const int32_t *toks;
+    int32_t n;
+    if (best_f >= 0) {
+        toks = p->beam_fin_tok + (size_t)best_f * TC;
+        n = p->beam_fin_len[best_f];
+        reason = (ngpt_stop_reason)p->beam_work[3 * W + best_f];
+    } else {    /* a live beam: its parent's tokens then its new token */
+        int32_t par = p->beam_parent[best_l];
+        int32_t *dst = p->beam_fin_tok;     /* the pool is no longer needed */
+        memcpy(dst, p->kv_tokens + (size_t)par * TC + prompt_len,
+               (size_t)(gen - 1) * sizeof(int32_t));
+        dst[gen - 1] = p->beam_tok[best_l];
+        toks = dst;
+        n = gen;
+    }
+    res->n_generated = gen;
+    for (int32_t i = 0; i < n; i++) {
+        if (out) out[i] = toks[i];
+        res->n_tokens = i + 1;
+        if (fn && fn(toks[i], user)) {
+            reason = NGPT_STOP_CALLBACK;
+            break;
+        }
+    }
+    res->reason = reason;
+    return NGPT_OK;
+}

@@ -1,0 +1,125 @@
+/* optim.c — learning-rate schedule, global-norm clipping and AdamW
+ * (DESIGN.md §1). Per-step scalars are computed in double and rounded to
+ * float once; the per-element update is the adamw kernel (kernels.h). */
+#include <math.h>
+#include <sleef.h>
+#include <string.h>
+
+#include "internal.h"
+
+ngpt_optim_config ngpt_optim_default(void)
+{
+    ngpt_optim_config o = {.lr = 3e-4f, .min_lr = 3e-5f, .warmup = 200, .total_steps = 5000,
+                           .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
+                           .decay_all = true, .clip = 1.0f, .accum = 1};
+    return o;
+}
+
+static bool finite_in(float x, float lo, float hi) { return isfinite(x) && x >= lo && x <= hi; }
+
+ngpt_status ngpt_optim_validate(const ngpt_optim_config *o)
+{
+    if (!o) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim: NULL config");
+    if (!finite_in(o->lr, 0.0f, 1e3f))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: lr must be finite and >= 0, got %g", (double)o->lr);
+    if (!finite_in(o->min_lr, 0.0f, o->lr))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: min_lr must be in [0, lr=%g], got %g",
+                         (double)o->lr, (double)o->min_lr);
+    if (o->warmup < 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: warmup must be >= 0");
+    if (o->total_steps < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: total_steps must be >= 1");
+    if (!finite_in(o->beta1, 0.0f, 0.999999f) || o->beta1 >= 1.0f)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: beta1 must be in [0, 1), got %g", (double)o->beta1);
+    if (!finite_in(o->beta2, 0.0f, 0.999999f) || o->beta2 >= 1.0f)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: beta2 must be in [0, 1), got %g", (double)o->beta2);
+    if (!(o->eps > 0.0f) || !isfinite(o->eps))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: eps must be > 0, got %g", (double)o->eps);
+    if (!finite_in(o->weight_decay, 0.0f, 1e3f))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: weight_decay must be finite and >= 0, got %g",
+                         (double)o->weight_decay);
+    if (!isfinite(o->clip)) return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: clip must be finite");
+    if (o->accum < 1 || o->accum > 1 << 20)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: accum must be in 1..%d, got %d", 1 << 20,
+                         (int)o->accum);
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_lr_at(const ngpt_optim_config *o, int64_t step, float *lr)
+{
+    if (!o || !lr) return ngpt_fail(NGPT_ERR_NULL_ARG, "lr_at: NULL argument");
+    ngpt_status st = ngpt_optim_validate(o);
+    if (st) return st;
+    if (step < 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "lr_at: step must be >= 0");
+    const double base = o->lr, lo = o->min_lr;
+    double r;
+    if (step < o->warmup) {
+        r = base * (double)step / (double)o->warmup;
+    } else {
+        double span = (double)(o->total_steps - o->warmup);
+        double p = span > 0.0 ? (double)(step - o->warmup) / span : 1.0;
+        if (p > 1.0) p = 1.0;
+        r = lo + (base - lo) * 0.5 * (1.0 + Sleef_finz_cosd1_u10purecfma(3.14159265358979323846 * p));
+        if (r < lo) r = lo;
+        if (r > base) r = base;
+    }
+    *lr = (float)r;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float lr,
+                            float *grad_norm)
+{
+    if (!ctx || !o) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_step: NULL argument");
+    if (ctx->shape.mode != NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: the context was planned for inference");
+    ngpt_status st = ngpt_optim_validate(o);
+    if (st) return st;
+    if (!isfinite(lr) || lr < 0.0f)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim_step: lr must be finite and >= 0, got %g",
+                         (double)lr);
+    if (ctx->n_backward < 1)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: no gradients (run ngpt_backward first)");
+    const ngpt_kernels *k = ctx->k;
+    ngpt_plan *p = &ctx->plan;
+    const size_t P = ctx->lay.total;
+
+    /* global norm of the mean gradient, then the clip coefficient */
+    const float inv_accum = 1.0f / (float)ctx->n_backward;
+    const float norm = sqrtf(k->sumsq(p->grads, P)) * inv_accum;
+    if (grad_norm) *grad_norm = norm;
+    if (!isfinite(norm))
+        return ngpt_fail(NGPT_ERR_NUMERIC, "optim_step: the gradient norm is %g (NaN or Inf): "
+                         "parameters left unchanged (try a lower learning rate)", (double)norm);
+    float coef = 1.0f;
+    if (o->clip > 0.0f) {
+        coef = o->clip / (norm + 1e-6f);
+        if (coef > 1.0f) coef = 1.0f;
+    }
+
+    const double t = (double)(ctx->optim_steps + 1);
+    const double bc1 = 1.0 - Sleef_finz_powd1_u10purecfma((double)o->beta1, t);
+    const double bc2 = 1.0 - Sleef_finz_powd1_u10purecfma((double)o->beta2, t);
+    ngpt_adamw_coef c = {.gmul = coef * inv_accum,
+                         .beta1 = o->beta1, .one_minus_beta1 = 1.0f - o->beta1,
+                         .beta2 = o->beta2, .one_minus_beta2 = 1.0f - o->beta2,
+                         .step_size = (float)((double)lr / bc1),
+                         .bc2_sqrt = (float)sqrt(bc2),
+                         .eps = o->eps, .decay = 1.0f};
+    const float decay = (float)(1.0 - (double)lr * (double)o->weight_decay);
+    for (int32_t i = 0; i < ctx->n_tensors; i++) {
+        const ngpt_tensor_info *ti = &p->tensors[i];
+        bool decays = o->decay_all || (ti->ndim == 2 && i != 0);   /* tensor 0: tok_emb */
+        c.decay = decays ? decay : 1.0f;
+        k->adamw(p->params + ti->offset, p->grads + ti->offset, p->adam_m + ti->offset,
+                 p->adam_v + ti->offset, ti->count, &c);
+    }
+    ctx->optim_steps++;
+    ctx->has_targets = false;   /* the next backward needs a forward with these parameters */
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_optim_steps(const ngpt_context *ctx, uint64_t *steps)
+{
+    if (!ctx || !steps) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_steps: NULL argument");
+    *steps = ctx->optim_steps;
+    return NGPT_OK;
+}

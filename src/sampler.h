@@ -1,0 +1,21 @@
+/* sampler.h — sampler pieces shared with generation and beam search. */
+#ifndef NGPT_SAMPLER_H
+#define NGPT_SAMPLER_H
+
+#include "internal.h"
+
+/* Sorts idx[0..n) by z descending, ties by the lower id (a total order, so
+ * the result is unique). tmp: n ints. */
+void ngpt_sort_desc(const float *z, int32_t *idx, int32_t *tmp, int32_t n);
+
+/* Steps 1-2 of the pipeline (ban, bias, repetition penalty) into z (V).
+ * Fails on non-finite logits or when every token is banned. */
+ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+                                const int32_t *recent, int32_t n_recent, float *z);
+
+/* Steps 3-6 (temperature > 0, top-k, top-p, min-p) on z from
+ * ngpt_sampler_adjust: the survivors are plan.samp_idx[0..*n) in descending
+ * order with probabilities plan.samp_p[0..*n). */
+void ngpt_sampler_filter(ngpt_context *ctx, const ngpt_sampler *s, float *z, int32_t *n);
+
+#endif

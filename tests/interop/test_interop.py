@@ -1,0 +1,460 @@
+#!/usr/bin/python3
+"""test_interop.py — PyTorch <-> ngpt (issue #5), run by `make test-interop`.
+
+Random PyTorch models (tiny and default configs) -> tools/convert.py import
+-> ngpt logits (build/tests/interop/ngpt_logits) equal PyTorch's within a
+stated tolerance, greedy 64-byte continuations identical; export -> PyTorch
+logits equal ngpt's; import -> export and .ngpt -> export -> import round
+trips bit-exact; bad checkpoints rejected naming the key; AdamW state
+survives the round trip (training continues bit-identically in PyTorch).
+
+Tolerance (max abs logit error against the float64 PyTorch model): 1e-5 for
+the tiny config, 5e-5 for the default one, the same as tests/test_golden.c
+and for the same reason: ngpt computes in float32 with chains of at most
+max(C, d_ff) terms per layer, which gives ~1e-7 (tiny) to ~1e-6 (default)
+here; the bounds sit well above that and well below any wiring mistake.
+"""
+import argparse
+import dataclasses
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import convert  # noqa: E402
+import ngpt_torch as nt  # noqa: E402
+
+CONVERT = [sys.executable, os.path.join(ROOT, "tools", "convert.py")]
+TEXT = b"Once upon a time, a small model on a small board read one byte at a time. " * 4
+passed = failed = 0
+
+
+@dataclasses.dataclass
+class ModelConfig:
+    """Stands for the original training code's config class: it lives in this
+    script's __main__, which convert.py cannot import (tests its fallback)."""
+    V: int
+    T: int
+    C: int
+    L: int
+    H: int
+    d_ff: int
+    dropout: float
+    rope_theta: float
+
+
+def check(cond, msg):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {msg}", file=sys.stderr)
+    return cond
+
+
+def run(cmd, expect_ok=True):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if expect_ok and p.returncode != 0:
+        print(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stdout}{p.stderr}", file=sys.stderr)
+    return p
+
+
+def random_model(cfg, seed):
+    """Default init, then LayerNorm and biases perturbed so that a swapped
+    weight/bias or a wrong tensor would show up in the logits."""
+    torch.manual_seed(seed)
+    m = nt.NGPT(cfg)
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            if p.dim() == 1:
+                p.copy_((1.0 if n.endswith("weight") else 0.0) + 0.1 * torch.randn_like(p))
+    return m.eval()
+
+
+def torch_logits(model, tokens, dtype):
+    m = model.to(dtype)
+    with torch.no_grad():
+        logits, _ = m(torch.tensor([tokens]))
+    model.to(torch.float32)
+    return logits[0].to(torch.float64).numpy()
+
+
+def torch_greedy(model, prompt, n, T):
+    m = model.to(torch.float64)
+    seq = list(prompt)
+    min_gap = float("inf")
+    with torch.no_grad():
+        for _ in range(n):
+            logits, _ = m(torch.tensor([seq[-T:]]))
+            row = logits[0, -1]
+            top = torch.topk(row, 2).values
+            min_gap = min(min_gap, float(top[0] - top[1]))
+            seq.append(int(torch.argmax(row)))       # first maximum on ties
+    model.to(torch.float32)
+    return seq[len(prompt):], min_gap
+
+
+class Ngpt:
+    def __init__(self, build, run_env):
+        self.helper = os.path.join(build, "tests", "interop", "ngpt_logits")
+        self.cli = os.path.join(build, "ngpt")
+        self.env = shlex.split(run_env or "")
+
+    def logits(self, path, tokens, V, tmp):
+        tf, of = os.path.join(tmp, "tok.i32"), os.path.join(tmp, "out.f32")
+        np.asarray(tokens, dtype="<i4").tofile(tf)
+        if run(self.env + [self.helper, path, tf, of]).returncode:
+            return None
+        return np.fromfile(of, dtype="<f4").reshape(len(tokens), V).astype(np.float64)
+
+    def generate(self, path, prompt, n):
+        """`ngpt generate` at temperature 0, or None without the command."""
+        if run(self.env + [self.cli, "generate", "--help"], expect_ok=False).returncode != 0:
+            return None
+        p = subprocess.run(self.env + [self.cli, "generate", "--model", path, "--prompt",
+                                       prompt.decode("latin-1"), "-n", str(n), "--temp", "0"],
+                           capture_output=True)
+        if p.returncode != 0:
+            print(p.stderr.decode(errors="replace"), file=sys.stderr)
+            return []
+        out = p.stdout[:-1] if len(p.stdout) == n + 1 and p.stdout.endswith(b"\n") else p.stdout
+        return list(out)
+
+    def greedy(self, path, prompt, n, tmp):
+        tf, of = os.path.join(tmp, "tok.i32"), os.path.join(tmp, "gen.i32")
+        np.asarray(prompt, dtype="<i4").tofile(tf)
+        if run(self.env + [self.helper, "--greedy", str(n), path, tf, of]).returncode:
+            return None
+        return [int(x) for x in np.fromfile(of, dtype="<i4")]
+
+
+def test_config(ng, name, cfg, tol, tmp, cfg_style):
+    model = random_model(cfg, seed=1234 + cfg.C)
+    pt, ck, back = (os.path.join(tmp, f"{name}.{e}") for e in ("pt", "ngpt", "back.pt"))
+    cfg_obj = ModelConfig(**dataclasses.asdict(cfg)) if cfg_style == "dataclass" \
+        else dataclasses.asdict(cfg)
+    torch.save({"model_state": model.state_dict(), "model_cfg": cfg_obj}, pt)
+    check(run(CONVERT + ["import", pt, ck]).returncode == 0, f"{name}: import")
+
+    n = min(cfg.T, 64)
+    tokens = list(TEXT[:n])
+    got = ng.logits(ck, tokens, cfg.V, tmp)
+    if not check(got is not None, f"{name}: ngpt logits"):
+        return
+    ref64 = torch_logits(model, tokens, torch.float64)
+    ref32 = torch_logits(model, tokens, torch.float32)
+    e64, e32 = np.max(np.abs(got - ref64)), np.max(np.abs(got - ref32))
+    print(f"{name}: import -> ngpt logits ({n} tokens): max abs err {e64:.3g} vs PyTorch float64, "
+          f"{e32:.3g} vs PyTorch float32 (max |logit| {np.max(np.abs(ref64)):.3g}), tolerance {tol:.0e}")
+    check(e64 <= tol, f"{name}: logits err {e64:.3g} > {tol:.0e}")
+
+    prompt = list(b"Once upo")
+    gen = ng.greedy(ck, prompt, 64, tmp)
+    want, gap = torch_greedy(model, prompt, 64, cfg.T)
+    same = gen == want
+    print(f"{name}: greedy 64 bytes (full forwards, window T={cfg.T}): "
+          f"{'identical' if same else 'DIFFERENT'}; smallest top-2 logit gap {gap:.3g}")
+    check(same, f"{name}: greedy continuation differs:\n ngpt  {gen}\n torch {want}")
+    gen = ng.generate(ck, bytes(prompt), 64)
+    if gen is None:
+        print(f"{name}: PENDING: `ngpt generate` is not in this tree")
+    else:
+        same = gen == want
+        print(f"{name}: ngpt generate --temp 0 -n 64 (KV cache, sliding window): "
+              f"{'identical' if same else 'DIFFERENT'} to PyTorch's greedy bytes")
+        check(same, f"{name}: ngpt generate differs:\n ngpt  {gen}\n torch {want}")
+
+    check(run(CONVERT + ["export", ck, back]).returncode == 0, f"{name}: export")
+    exp = torch.load(back)
+    ecfg = exp["model_cfg"]
+    m2 = nt.NGPT(nt.ModelConfig(**ecfg))
+    m2.load_state_dict(exp["model_state"], strict=True)
+    m2.eval()
+    orig = model.state_dict()
+    exact = list(exp["model_state"]) == list(orig) and all(
+        torch.equal(exp["model_state"][k], orig[k]) for k in orig)
+    print(f"{name}: import -> export round trip: {len(orig)} tensors "
+          f"{'bit-exact' if exact else 'NOT exact'}")
+    check(exact, f"{name}: round trip not bit-exact")
+    e_exp = np.max(np.abs(torch_logits(m2, tokens, torch.float32) - got))
+    print(f"{name}: export -> PyTorch float32 logits vs ngpt: max abs err {e_exp:.3g}")
+    check(e_exp <= tol, f"{name}: exported logits err {e_exp:.3g} > {tol:.0e}")
+    return model
+
+
+def test_bare_and_cli(ng, tmp):
+    """A bare state_dict with --config equals the dict form; a C-written
+    .ngpt survives export -> import byte for byte."""
+    cfg = dataclasses.replace(nt.TINY, dropout=0.1)
+    model = random_model(cfg, seed=7)
+    a, b = os.path.join(tmp, "a.pt"), os.path.join(tmp, "b.pt")
+    torch.save({"model_state": model.state_dict(), "model_cfg": dataclasses.asdict(cfg)}, a)
+    torch.save({f"module.{k}": v for k, v in model.state_dict().items()}, b)   # DDP-style keys
+    ka, kb = os.path.join(tmp, "a.ngpt"), os.path.join(tmp, "b.ngpt")
+    run(CONVERT + ["import", a, ka])
+    p = run(CONVERT + ["import", b, kb, "--config", "T=16", "H=4"])
+    check(p.returncode == 0 and "dropout=0.1" in p.stdout, f"bare import: {p.stdout}{p.stderr}")
+    same = open(ka, "rb").read() == open(kb, "rb").read()
+    print(f"bare state_dict ('module.' prefix) + --config T=16 H=4: {'same file' if same else 'DIFFERENT'}"
+          " as the dict form")
+    check(same, "bare state_dict import differs from dict import")
+
+    c = os.path.join(tmp, "c.ngpt")
+    r = run(ng.env + [ng.cli, "init", "--seed", "5", "--out", c] +
+            sum([["--config", kv] for kv in ("T=16", "C=32", "L=2", "H=4", "d_ff=64")], []))
+    if not check(r.returncode == 0, "ngpt init"):
+        return
+    cp, c2 = os.path.join(tmp, "c.pt"), os.path.join(tmp, "c2.ngpt")
+    run(CONVERT + ["export", c, cp])
+    run(CONVERT + ["import", cp, c2])
+    same = open(c, "rb").read() == open(c2, "rb").read()
+    print(f"ngpt init -> export -> import: {'byte-identical file' if same else 'DIFFERENT'}")
+    check(same, "C-written checkpoint does not survive export -> import byte for byte")
+
+
+def test_rejects(tmp):
+    cfg = nt.TINY
+    sd = random_model(cfg, seed=3).state_dict()
+    cases = {
+        "unknown": ({**sd, "blocks.0.attn.bias": torch.zeros(4)}, "blocks.0.attn.bias"),
+        "missing": ({k: v for k, v in sd.items() if k != "ln_f.bias"}, "ln_f.bias"),
+        "shape": ({**sd, "blocks.1.mlp.fc2.weight": sd["blocks.1.mlp.fc2.weight"].t().contiguous()},
+                  "blocks.1.mlp.fc2.weight"),
+        "untied": ({**sd, "lm_head.weight": sd["lm_head.weight"] + 1e-3}, "lm_head.weight"),
+    }
+    for what, (bad, key) in cases.items():
+        pt = os.path.join(tmp, f"bad_{what}.pt")
+        torch.save({"model_state": bad, "model_cfg": dataclasses.asdict(cfg)}, pt)
+        p = run(CONVERT + ["import", pt, os.path.join(tmp, "bad.ngpt")], expect_ok=False)
+        ok = p.returncode != 0 and key in p.stderr
+        print(f"reject {what}: exit {p.returncode}: {p.stderr.strip()[:160]}")
+        check(ok, f"bad checkpoint ({what}) not rejected naming {key}")
+
+
+def test_optimizer(ng, tmp):
+    """AdamW state: PyTorch -> .ngpt (optim.m/v + train.*) -> PyTorch; the
+    continued training equals training without the round trip bit for bit."""
+    cfg = nt.TINY
+    x = torch.tensor([list(TEXT[:16]), list(TEXT[16:32])])
+    y = torch.tensor([list(TEXT[1:17]), list(TEXT[17:33])])
+
+    def make_opt(m):
+        return torch.optim.AdamW(m.parameters(), lr=1e-3, betas=(0.9, 0.95), eps=1e-8,
+                                 weight_decay=0.1)
+
+    def step(m, opt):
+        opt.zero_grad()
+        _, loss = m(x, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+        return loss.item()
+
+    model = random_model(cfg, seed=11)
+    opt = make_opt(model)
+    for _ in range(3):
+        step(model, opt)
+    pt, ck, back = (os.path.join(tmp, f"opt.{e}") for e in ("pt", "ngpt", "back.pt"))
+    torch.save({"model_state": model.state_dict(), "model_cfg": dataclasses.asdict(cfg),
+                "optim_state": opt.state_dict()}, pt)
+    check(run(CONVERT + ["import", pt, ck]).returncode == 0, "import with optimizer state")
+    _, tensors, meta = nt.read_ngpt(ck)
+    m_ok = all(np.array_equal(tensors[f"optim.m.{n}"], opt.state[p]["exp_avg"].numpy()) and
+               np.array_equal(tensors[f"optim.v.{n}"], opt.state[p]["exp_avg_sq"].numpy())
+               for n, p in model.named_parameters())
+    check(m_ok and meta.get("train.step") == 3, f"optimizer tensors/metadata: step {meta.get('train.step')}")
+    want_keys = [f"train.{k}" for k, _, _ in convert.TRAIN_META]      # what ngpt_load_train reads
+    check(list(meta) == want_keys, f"train.* metadata keys {list(meta)}")
+    check(meta["train.lr"] == 1e-3 and meta["train.beta2"] == 0.95 and meta["train.seq"] == cfg.T,
+          f"train.* values from the optimizer/config: {meta}")
+    check(ng.logits(ck, list(TEXT[:16]), cfg.V, tmp) is not None,
+          "the C loader accepts a checkpoint with optimizer state")
+    check(run(CONVERT + ["export", ck, back]).returncode == 0, "export with optimizer state")
+    ck2 = os.path.join(tmp, "opt2.ngpt")
+    run(CONVERT + ["import", back, ck2, "--train", "seed=7", "batch=8"])
+    _, _, meta2 = nt.read_ngpt(ck2)
+    check(meta2["train.seed"] == 7 and meta2["train.batch"] == 8, "--train overrides")
+    run(CONVERT + ["import", back, ck2])
+    same = open(ck, "rb").read() == open(ck2, "rb").read()
+    print(f"checkpoint with optimizer state -> export -> import: {'byte-identical' if same else 'DIFFERENT'}")
+    check(same, "optimizer checkpoint does not survive export -> import byte for byte")
+    exp = torch.load(back)
+    m2 = nt.NGPT(nt.ModelConfig(**exp["model_cfg"]))
+    m2.load_state_dict(exp["model_state"], strict=True)
+    opt2 = make_opt(m2)
+    opt2.load_state_dict(exp["optim_state"])
+    la = [step(model, opt) for _ in range(3)]
+    lb = [step(m2, opt2) for _ in range(3)]
+    same = la == lb and all(torch.equal(a, b) for a, b in zip(model.parameters(), m2.parameters()))
+    print(f"AdamW state round trip (3 steps, then 3 more in PyTorch): "
+          f"{'bit-identical continuation' if same else 'DIFFERENT'}; losses {['%.6f' % v for v in lb]}")
+    check(same, "training after the optimizer round trip differs")
+
+
+def test_training(ng, build, tmp):
+    """A model trained a few steps with ngpt, exported, continues training in
+    PyTorch; one trained in PyTorch, imported, continues in ngpt. Each
+    continuation is compared with the other framework's own continuation
+    (float32 both sides, dropout 0, constant lr, the same batch)."""
+    helper = os.path.join(build, "tests", "interop", "ngpt_train_steps")
+    if not os.path.exists(helper):
+        print("PENDING: the training API (ngpt_save_train) is not in this tree: the "
+              "ngpt <-> PyTorch training continuation test is not run")
+        return
+    cfg = dataclasses.replace(nt.TINY, dropout=0.0)
+    B, T, lr = 2, 16, 1e-3
+    win = np.frombuffer(TEXT[:B * (T + 1)], dtype=np.uint8).astype(np.int64).reshape(B, T + 1)
+    wf = os.path.join(tmp, "win.i32")
+    win.astype("<i4").tofile(wf)
+    x, y = torch.from_numpy(win[:, :-1].copy()), torch.from_numpy(win[:, 1:].copy())
+
+    def ngpt_steps(src, dst, n):
+        p = run(ng.env + [helper, src, dst, str(n), repr(lr), wf, str(B), str(T)])
+        check(p.returncode == 0, f"ngpt_train_steps {src}")
+        return [float(line.split()[3]) for line in p.stdout.splitlines() if line.startswith("step")]
+
+    def torch_steps(m, opt, n):
+        m.train()
+        out = []
+        for _ in range(n):
+            opt.zero_grad()
+            _, loss = m(x, y)
+            out.append(loss.item())
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+            opt.step()
+        return out
+
+    def adamw(m):
+        return torch.optim.AdamW(m.parameters(), lr=lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+
+    def load_pt(path):
+        ck = torch.load(path)
+        m = nt.NGPT(nt.ModelConfig(**ck["model_cfg"]))
+        m.load_state_dict(ck["model_state"], strict=True)
+        opt = adamw(m)
+        if "optim_state" in ck:
+            opt.load_state_dict(ck["optim_state"])
+        return m, opt
+
+    def param_err(m, ngpt_file):
+        _, t, _ = nt.read_ngpt(ngpt_file)
+        return max(float(np.max(np.abs(p.detach().numpy() - t[n]))) for n, p in m.named_parameters())
+
+    base = random_model(cfg, seed=21)
+    p0, n0 = os.path.join(tmp, "t0.pt"), os.path.join(tmp, "t0.ngpt")
+    torch.save({"model_state": base.state_dict(), "model_cfg": dataclasses.asdict(cfg)}, p0)
+    run(CONVERT + ["import", p0, n0])
+
+    # ngpt 3 steps -> export -> PyTorch 3 steps, against ngpt's own 6 steps
+    n3, n6, p3 = (os.path.join(tmp, f) for f in ("n3.ngpt", "n6.ngpt", "n3.pt"))
+    la = ngpt_steps(n0, n3, 3)
+    lb = ngpt_steps(n3, n6, 3)
+    check(run(CONVERT + ["export", n3, p3]).returncode == 0, "export of an ngpt training checkpoint")
+    m, opt = load_pt(p3)
+    check(int(opt.state_dict()["state"][0]["step"]) == 3, "exported AdamW step count")
+    lt = torch_steps(m, opt, 3)
+    dl, dp = max(abs(a - b) for a, b in zip(lb, lt)), param_err(m, n6)
+    print(f"ngpt 3 steps -> export -> PyTorch 3 steps vs ngpt 6 steps: losses {la + lt}, "
+          f"max loss diff {dl:.3g}, max param diff {dp:.3g}")
+    check(dl <= 1e-5 and dp <= 1e-5, f"continuation in PyTorch differs: loss {dl:.3g} param {dp:.3g}")
+
+    # PyTorch 3 steps -> import -> ngpt 3 steps, against PyTorch's own 6 steps
+    m, opt = load_pt(p0)
+    lt = torch_steps(m, opt, 3)
+    q3, q6 = os.path.join(tmp, "q3.pt"), os.path.join(tmp, "q3.ngpt")
+    torch.save({"model_state": m.state_dict(), "model_cfg": dataclasses.asdict(cfg),
+                "optim_state": opt.state_dict()}, q3)
+    check(run(CONVERT + ["import", q3, q6]).returncode == 0, "import of a PyTorch training checkpoint")
+    ln = ngpt_steps(q6, os.path.join(tmp, "q6.ngpt"), 3)
+    lt2 = torch_steps(m, opt, 3)
+    dl, dp = max(abs(a - b) for a, b in zip(ln, lt2)), param_err(m, os.path.join(tmp, "q6.ngpt"))
+    print(f"PyTorch 3 steps -> import -> ngpt 3 steps vs PyTorch 6 steps: losses {lt + ln}, "
+          f"max loss diff {dl:.3g}, max param diff {dp:.3g}")
+    check(dl <= 1e-5 and dp <= 1e-5, f"continuation in ngpt differs: loss {dl:.3g} param {dp:.3g}")
+
+
+def test_cli_training(ng, tmp):
+    """`ngpt train` -> export -> PyTorch continues; PyTorch -> import ->
+    `ngpt train --resume` continues; a training checkpoint survives
+    export -> import byte for byte, so resuming from it is bit-identical."""
+    if run(ng.env + [ng.cli, "train", "--help"], expect_ok=False).returncode != 0:
+        print("PENDING: `ngpt train` is not in this tree: the CLI training round trip is not run")
+        return
+    data = os.path.join(tmp, "data.txt")
+    with open(data, "wb") as f:
+        f.write(TEXT * 30)
+    tiny = sum([["--config", kv] for kv in ("T=16", "C=32", "L=2", "H=4", "d_ff=64")], [])
+    common = ["--data", data, "--batch", "2", "--eval-every", "0", "--eval-batches", "1"]
+    a, apt, b = (os.path.join(tmp, f) for f in ("cli_a.ngpt", "cli_a.pt", "cli_b.ngpt"))
+    r = run(ng.env + [ng.cli, "train", "--steps", "4", "--warmup", "1", "--out", a] + common + tiny)
+    if not check(r.returncode == 0, "ngpt train"):
+        return
+    check(run(CONVERT + ["export", a, apt]).returncode == 0, "export of `ngpt train` output")
+    ck = torch.load(apt)
+    m = nt.NGPT(nt.ModelConfig(**ck["model_cfg"]))
+    m.load_state_dict(ck["model_state"], strict=True)
+    opt = torch.optim.AdamW(m.parameters(), lr=ck["train_cfg"]["lr"],
+                            betas=(ck["train_cfg"]["beta1"], ck["train_cfg"]["beta2"]),
+                            eps=ck["train_cfg"]["eps"], weight_decay=ck["train_cfg"]["weight_decay"])
+    opt.load_state_dict(ck["optim_state"])
+    m.train()
+    x = torch.tensor([list(TEXT[:16]), list(TEXT[40:56])])
+    y = torch.tensor([list(TEXT[1:17]), list(TEXT[41:57])])
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        _, loss = m(x, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+    ok = all(np.isfinite(losses)) and int(opt.state_dict()["state"][0]["step"]) == 7
+    print(f"ngpt train 4 steps -> export -> PyTorch 3 more steps: losses {['%.4f' % v for v in losses]}, "
+          f"AdamW step {int(opt.state_dict()['state'][0]['step'])}")
+    check(ok, "PyTorch does not continue an `ngpt train` checkpoint")
+
+    check(run(CONVERT + ["import", apt, b]).returncode == 0, "import of the exported training checkpoint")
+    same = open(a, "rb").read() == open(b, "rb").read()
+    print(f"ngpt train checkpoint -> export -> import: {'byte-identical' if same else 'DIFFERENT'}")
+    check(same, "training checkpoint does not survive export -> import byte for byte")
+
+    torch.save({"model_state": m.state_dict(), "model_cfg": ck["model_cfg"],
+                "optim_state": opt.state_dict()}, apt)
+    check(run(CONVERT + ["import", apt, b]).returncode == 0, "import of a PyTorch-continued checkpoint")
+    c = os.path.join(tmp, "cli_c.ngpt")
+    r = run(ng.env + [ng.cli, "train", "--resume", b, "--steps", "10", "--out", c] + common)
+    _, _, meta = nt.read_ngpt(c) if r.returncode == 0 else (None, None, {})
+    print(f"PyTorch 7 steps -> import -> ngpt train --resume to step 10: exit {r.returncode}, "
+          f"train.step {meta.get('train.step')}")
+    check(r.returncode == 0 and meta.get("train.step") == 10, "ngpt train --resume of an imported model")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = ap.parse_args()
+    ng = Ngpt(args.build, os.environ.get("RUN_ENV", ""))
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        test_config(ng, "tiny", dataclasses.replace(nt.TINY, dropout=0.1), 1e-5, tmp, "dataclass")
+        test_config(ng, "default", nt.DEFAULT, 5e-5, tmp, "dict")
+        test_bare_and_cli(ng, tmp)
+        test_rejects(tmp)
+        test_optimizer(ng, tmp)
+        test_training(ng, args.build, tmp)
+        test_cli_training(ng, tmp)
+    print(f"test_interop: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

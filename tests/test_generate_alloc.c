@@ -1,0 +1,73 @@
+/* test_generate_alloc.c — generation allocates nothing after init: prefill,
+ * decode, sampling, the sliding window, no-cache recomputation and beam
+ * search all run in the arena. The library's malloc/calloc/realloc calls are
+ * counted (the approach of test_arena.c). */
+/* test-ldflags: -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc */
+#include <stdlib.h>
+
+#include "test.h"
+
+static int allocations;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n) { allocations++; return __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t m) { allocations++; return __real_calloc(n, m); }
+void *__wrap_realloc(void *p, size_t n) { allocations++; return __real_realloc(p, n); }
+
+static int count_tokens(int32_t t, void *user)
+{
+    (void)t;
+    ++*(int *)user;
+    return 0;
+}
+
+int main(void)
+{
+    ngpt_config c = ngpt_config_default();
+    c.context_len = 16;
+    c.d_model = 32;
+    c.n_layers = 2;
+    c.n_heads = 4;
+    c.d_ff = 64;
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.batch = 3;
+    s.trace = NGPT_TRACE_LAST_ROW;
+    ngpt_context *ctx;
+    CHECK_OK(ngpt_init(&ctx, &c, &s, NULL, 0));
+    CHECK_OK(ngpt_init_weights(ctx, 3));
+
+    int before = allocations;
+    int32_t prompt[5] = {'h', 'e', 'l', 'l', 'o'}, three[15], out[40], tok;
+    for (int i = 0; i < 15; i++) three[i] = 'a' + i;
+    const float *lg;
+    CHECK_OK(ngpt_prefill(ctx, three, 3, 5));
+    CHECK_OK(ngpt_decode_step(ctx, prompt, 3));
+    CHECK_OK(ngpt_logits(ctx, &lg));
+    ngpt_sampler sm = ngpt_sampler_default();
+    sm.top_k = 20;
+    sm.top_p = 0.9f;
+    sm.min_p = 0.01f;
+    sm.repeat_penalty = 1.3f;
+    CHECK_OK(ngpt_sample(ctx, &sm, lg, prompt, 5, 0, 0, &tok));
+
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.sampler = sm;
+    gc.max_tokens = 40;                 /* slides past T = 16 */
+    const char *stops[] = {"ab", "\n"};
+    gc.stop = stops;
+    gc.n_stop = 2;
+    int streamed = 0;
+    ngpt_generate_result r;
+    CHECK_OK(ngpt_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    gc.no_cache = true;
+    CHECK_OK(ngpt_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    gc.no_cache = false;
+    gc.beam_width = 3;
+    gc.max_tokens = 8;
+    CHECK_OK(ngpt_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK(allocations == before, "generation allocated %d times", allocations - before);
+    CHECK(streamed > 0, "nothing streamed");
+    ngpt_free(ctx);
+    return test_summary("test_generate_alloc");
+}

@@ -1,0 +1,154 @@
+/* test_grad.c — backward against finite differences on the tiny config, for
+ * every parameter tensor: a directional derivative over a sample of elements
+ * (random signs), the analytic side accumulated in double. Also with dropout
+ * on (masks recomputed in backward), and the API's error paths. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test.h"
+
+enum { B = 2, T = 16, SAMPLE = 12 };
+
+static uint32_t lcg_state = 12345u;
+static uint32_t lcg(void) { return lcg_state = lcg_state * 1664525u + 1013904223u; }
+static float urand(void) { return (float)(lcg() >> 8) * 0x1p-24f * 2.0f - 1.0f; }
+
+static ngpt_config tiny(float dropout)
+{
+    ngpt_config c = ngpt_config_default();
+    c.vocab_size = 256, c.context_len = T, c.d_model = 32, c.n_layers = 2, c.n_heads = 4;
+    c.d_ff = 64, c.dropout = dropout;
+    return c;
+}
+
+/* Weights large enough for gradients well above float noise in the loss. */
+static void fill(ngpt_context *ctx)
+{
+    float *w;
+    size_t n;
+    ngpt_init_weights(ctx, 42);
+    ngpt_params(ctx, &w, &n);
+    for (int32_t t = 0; t < ngpt_tensor_count(ctx); t++) {
+        ngpt_tensor_info ti;
+        ngpt_tensor_get_info(ctx, t, &ti);
+        for (size_t i = 0; i < ti.count; i++) {
+            float *x = w + ti.offset + i;
+            *x = ti.ndim == 2 ? *x * 5.0f : *x + 0.1f * urand();
+        }
+    }
+}
+
+static float loss_of(ngpt_context *ctx, const int32_t *tok, const int32_t *tgt)
+{
+    float l = NAN;
+    ngpt_forward(ctx, tok, B, T, tgt, &l);
+    return l;
+}
+
+static void check_tensors(float dropout, int only_every)
+{
+    ngpt_config cfg = tiny(dropout);
+    ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
+    sh.batch = B, sh.seq = T;
+    ngpt_context *ctx;
+    CHECK_OK(ngpt_init(&ctx, &cfg, &sh, NULL, 0));
+    if (!ctx) return;
+    fill(ctx);
+    int32_t tok[B * T], tgt[B * T];
+    for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(lcg() >> 24), tgt[i] = (int32_t)(lcg() >> 24);
+    CHECK_OK(ngpt_set_dropout(ctx, dropout > 0.0f, 7, 3));
+    CHECK_OK(ngpt_zero_grads(ctx));
+    float l0;
+    CHECK_OK(ngpt_forward(ctx, tok, B, T, tgt, &l0));
+    CHECK_OK(ngpt_backward(ctx));
+    float *w, *g;
+    size_t n, ng;
+    ngpt_params(ctx, &w, &n);
+    CHECK_OK(ngpt_grads(ctx, &g, &ng));
+    float *g0 = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) g0[i] = g[i];
+
+    const float h = 1e-2f;
+    double worst = 0.0;
+    for (int32_t t = 0; t < ngpt_tensor_count(ctx); t += only_every) {
+        ngpt_tensor_info ti;
+        ngpt_tensor_get_info(ctx, t, &ti);
+        size_t idx[SAMPLE];
+        float sgn[SAMPLE];
+        double analytic = 0.0, mag = 0.0;
+        for (int s = 0; s < SAMPLE; s++) {
+            idx[s] = ti.offset + (size_t)(lcg() % (uint32_t)ti.count);
+            for (int r = 0; r < s; r++)
+                if (idx[r] == idx[s]) idx[s] = ti.offset + (idx[s] - ti.offset + 1) % ti.count;
+            sgn[s] = (lcg() & 0x100) ? 1.0f : -1.0f;
+        }
+        for (int s = 0; s < SAMPLE; s++) {
+            analytic += (double)sgn[s] * (double)g0[idx[s]];
+            mag += fabs((double)g0[idx[s]]);
+        }
+        float saved[SAMPLE];
+        for (int s = 0; s < SAMPLE; s++) saved[s] = w[idx[s]], w[idx[s]] = saved[s] + sgn[s] * h;
+        double lp = loss_of(ctx, tok, tgt);
+        for (int s = 0; s < SAMPLE; s++) w[idx[s]] = saved[s] - sgn[s] * h;
+        double lm = loss_of(ctx, tok, tgt);
+        for (int s = 0; s < SAMPLE; s++) w[idx[s]] = saved[s];
+        double fd = (lp - lm) / (2.0 * (double)h);
+        double err = fabs(fd - analytic), tol = 2e-3 * mag + 5e-4;
+        if (err / (mag + 1e-12) > worst) worst = err / (mag + 1e-12);
+        CHECK(err <= tol, "dropout %g %s: finite difference %.6g, backward %.6g (|g| sum %.3g)",
+              (double)dropout, ti.name, fd, analytic, mag);
+        CHECK(mag > 1e-4, "%s: sampled gradients are all ~0 (%.3g): the check would be empty",
+              ti.name, mag);
+    }
+    printf("grad check dropout %g: worst |fd - backward| / sum|g| = %.3g\n", (double)dropout, worst);
+    free(g0);
+    ngpt_free(ctx);
+}
+
+static void check_errors(void)
+{
+    ngpt_config cfg = tiny(0.0f);
+    ngpt_shape sh = ngpt_shape_default(NGPT_MODE_INFER);
+    sh.seq = T;
+    ngpt_context *ctx;
+    CHECK_STATUS(ngpt_backward(NULL), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_init(&ctx, &cfg, &sh, NULL, 0));
+    int32_t tok[T] = {0};
+    CHECK_OK(ngpt_forward(ctx, tok, 1, T, tok, NULL));
+    CHECK_STATUS(ngpt_backward(ctx), NGPT_ERR_WRONG_MODE);
+    float *g;
+    size_t n;
+    CHECK_STATUS(ngpt_grads(ctx, &g, &n), NGPT_ERR_WRONG_MODE);
+    ngpt_free(ctx);
+
+    sh = ngpt_shape_default(NGPT_MODE_TRAIN);
+    sh.batch = 1, sh.seq = T;
+    CHECK_OK(ngpt_init(&ctx, &cfg, &sh, NULL, 0));
+    CHECK_STATUS(ngpt_backward(ctx), NGPT_ERR_WRONG_MODE);          /* no forward yet */
+    CHECK_OK(ngpt_forward(ctx, tok, 1, T, NULL, NULL));
+    CHECK_STATUS(ngpt_backward(ctx), NGPT_ERR_WRONG_MODE);          /* no targets */
+    CHECK_STATUS(ngpt_grads(ctx, NULL, &n), NGPT_ERR_NULL_ARG);
+    /* accumulation: two backward passes of one batch give twice the gradient */
+    CHECK_OK(ngpt_init_weights(ctx, 1));
+    CHECK_OK(ngpt_zero_grads(ctx));
+    CHECK_OK(ngpt_forward(ctx, tok, 1, T, tok, NULL));
+    CHECK_OK(ngpt_backward(ctx));
+    CHECK_OK(ngpt_grads(ctx, &g, &n));
+    float *once = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) once[i] = g[i];
+    CHECK_OK(ngpt_backward(ctx));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fabsf(g[i] - 2.0f * once[i]) > 1e-6f * fabsf(once[i]) + 1e-12f) bad++;
+    CHECK(bad == 0, "%zu gradients are not twice the single pass", bad);
+    free(once);
+    ngpt_free(ctx);
+}
+
+int main(void)
+{
+    check_tensors(0.0f, 1);
+    check_tensors(0.2f, 3);
+    check_errors();
+    return test_summary("test_grad");
+}

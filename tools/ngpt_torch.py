@@ -1,0 +1,485 @@
+"""ngpt_torch.py — the reference model in PyTorch (DESIGN.md §1), the shared
+Philox4x32-10 generator, the deterministic golden weights, and readers and
+writers of the .ngpt checkpoint (docs/FORMAT.md) and golden bundles
+(tests/golden/*.bin). Run with Debian's /usr/bin/python3 (python3-torch).
+
+The model's state_dict names are exactly the .ngpt names, plus lm_head.weight
+(the same tensor as tok_emb.weight), so a .pt written by tools/convert.py
+loads with load_state_dict(strict=True).
+"""
+import ctypes
+import ctypes.util
+import dataclasses
+import math
+import os
+import struct
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# ------------------------------------------------------------------ config
+
+
+@dataclasses.dataclass
+class ModelConfig:
+    """Field names as the original training code stores model_cfg."""
+    V: int = 256
+    T: int = 256
+    C: int = 256
+    L: int = 4
+    H: int = 4
+    d_ff: int = 1024
+    dropout: float = 0.1
+    rope_theta: float = 10000.0
+
+    def validate(self):
+        for f in ("V", "T", "C", "L", "H", "d_ff"):
+            if int(getattr(self, f)) <= 0:
+                raise ValueError(f"config: {f}={getattr(self, f)} must be > 0")
+        if self.C % self.H:
+            raise ValueError(f"config: C={self.C} is not a multiple of H={self.H}")
+        if (self.C // self.H) % 2:
+            raise ValueError(f"config: head size D=C/H={self.C // self.H} must be even (RoPE pairs)")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"config: dropout={self.dropout} must be in [0, 1)")
+        if not self.rope_theta > 0:
+            raise ValueError(f"config: rope_theta={self.rope_theta} must be > 0")
+        return self
+
+
+TINY = ModelConfig(V=256, T=16, C=32, L=2, H=4, d_ff=64, dropout=0.0)
+DEFAULT = ModelConfig()
+
+# ------------------------------------------------------------------- model
+
+
+def rope_tables(cfg, T, dtype=torch.float64):
+    """(T, D/2) cos and sin. inv_freq_i = theta^(-2i/D) and the angle
+    pos*inv_freq in double, the angle rounded to float32 (as the original's
+    float32 cache), then cos/sin (in `dtype`)."""
+    D = cfg.C // cfg.H
+    half = D // 2
+    inv = np.array([math.pow(float(cfg.rope_theta), -(2.0 * i) / D) for i in range(half)])
+    ang = (np.arange(T, dtype=np.float64)[:, None] * inv[None, :]).astype(np.float32)
+    a = torch.from_numpy(ang).to(dtype)
+    return torch.cos(a), torch.sin(a)
+
+
+def apply_rope(x, cos, sin):
+    """x (B,H,T,D), interleaved pairs (2i, 2i+1):
+    x'_2i = x_2i c - x_2i+1 s, x'_2i+1 = x_2i s + x_2i+1 c."""
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    y0 = x0 * cos - x1 * sin
+    y1 = x0 * sin + x1 * cos
+    return torch.stack((y0, y1), dim=-1).flatten(-2)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.qkv = nn.Linear(cfg.C, 3 * cfg.C, bias=False)
+        self.proj = nn.Linear(cfg.C, cfg.C, bias=False)
+        self.attn_drop = nn.Dropout(cfg.dropout)
+        self.resid_drop = nn.Dropout(cfg.dropout)
+        self.last_att = None        # (B,H,T,T) pre-dropout probabilities when traced
+
+    def forward(self, x, trace=False):
+        B, T, C = x.shape
+        H = self.cfg.H
+        D = C // H
+        q, k, v = self.qkv(x).split(C, dim=2)      # columns [0,C) q, [C,2C) k, [2C,3C) v
+        q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))
+        cos, sin = rope_tables(self.cfg, T, x.dtype)
+        cos, sin = cos.to(x.device), sin.to(x.device)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        s = (q @ k.transpose(-2, -1)) / math.sqrt(D)
+        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        s = s.masked_fill(~mask, torch.finfo(torch.float32).min)
+        p = F.softmax(s, dim=-1)
+        self.last_att = p.detach() if trace else None
+        p = self.attn_drop(p)
+        o = (p @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_drop(self.proj(o))
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.fc1 = nn.Linear(cfg.C, cfg.d_ff)
+        self.fc2 = nn.Linear(cfg.d_ff, cfg.C)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        return self.drop(self.fc2(F.gelu(self.fc1(x))))     # exact (erf) GELU
+
+
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        # registration order = state_dict order = ngpt's tensor order
+        self.ln1 = nn.LayerNorm(cfg.C, eps=1e-5)
+        self.attn = Attention(cfg)
+        self.ln2 = nn.LayerNorm(cfg.C, eps=1e-5)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x, trace=False):
+        x = x + self.attn(self.ln1(x), trace)
+        return x + self.mlp(self.ln2(x))
+
+
+class NGPT(nn.Module):
+    """tokens (B,T) -> tok_emb -> dropout -> L x Block -> ln_f -> lm_head (tied)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.tok_emb = nn.Embedding(cfg.V, cfg.C)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.L)])
+        self.ln_f = nn.LayerNorm(cfg.C, eps=1e-5)
+        self.lm_head = nn.Linear(cfg.C, cfg.V, bias=False)
+        self.lm_head.weight = self.tok_emb.weight           # tied
+        self.apply(self._init)
+
+    @staticmethod
+    def _init(m):
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(m.weight, 0.0, 0.02)
+            if getattr(m, "bias", None) is not None:
+                nn.init.zeros_(m.bias)
+
+    def forward(self, idx, targets=None, trace=False):
+        """Returns (logits (B,T,V), mean cross-entropy or None)."""
+        x = self.drop(self.tok_emb(idx))
+        for b in self.blocks:
+            x = b(x, trace)
+        logits = self.lm_head(self.ln_f(x))
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+        return logits, loss
+
+    def attention_maps(self):
+        return [b.attn.last_att for b in self.blocks]
+
+
+def param_names(cfg):
+    """Parameter tensors in ngpt order (= state_dict order without lm_head)."""
+    names = ["tok_emb.weight"]
+    for i in range(cfg.L):
+        for n in ("ln1.weight", "ln1.bias", "attn.qkv.weight", "attn.proj.weight", "ln2.weight",
+                  "ln2.bias", "mlp.fc1.weight", "mlp.fc1.bias", "mlp.fc2.weight", "mlp.fc2.bias"):
+            names.append(f"blocks.{i}.{n}")
+    return names + ["ln_f.weight", "ln_f.bias"]
+
+
+def param_shapes(cfg):
+    V, C, Fd = cfg.V, cfg.C, cfg.d_ff
+    per = {"ln1.weight": (C,), "ln1.bias": (C,), "attn.qkv.weight": (3 * C, C),
+           "attn.proj.weight": (C, C), "ln2.weight": (C,), "ln2.bias": (C,),
+           "mlp.fc1.weight": (Fd, C), "mlp.fc1.bias": (Fd,), "mlp.fc2.weight": (C, Fd),
+           "mlp.fc2.bias": (C,)}
+    out = {}
+    for n in param_names(cfg):
+        if n == "tok_emb.weight":
+            out[n] = (V, C)
+        elif n.startswith("ln_f."):
+            out[n] = (C,)
+        else:
+            out[n] = per[n.split(".", 2)[2]]
+    return out
+
+# ------------------------------------------------------------------ Philox
+
+_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_W0, _W1 = np.uint32(0x9E3779B9), np.uint32(0xBB67AE85)
+_LO = np.uint64(0xFFFFFFFF)
+
+
+def philox4x32_10(ctr, key):
+    """ctr: uint32 array (..., 4), key: (k0, k1). Returns uint32 (..., 4).
+    Random123's Philox4x32-10: the key is bumped before every round after the first."""
+    c = np.asarray(ctr, dtype=np.uint32)
+    c0, c1, c2, c3 = (c[..., i].astype(np.uint64) for i in range(4))
+    k0, k1 = np.uint32(key[0]), np.uint32(key[1])
+    with np.errstate(over="ignore"):
+        for rnd in range(10):
+            if rnd:
+                k0 = np.uint32(k0 + _W0)
+                k1 = np.uint32(k1 + _W1)
+            p0 = _M0 * c0
+            p1 = _M1 * c2
+            hi0, lo0 = p0 >> np.uint64(32), p0 & _LO
+            hi1, lo1 = p1 >> np.uint64(32), p1 & _LO
+            c0, c1, c2, c3 = (hi1 ^ c1 ^ np.uint64(k0), lo1, hi0 ^ c3 ^ np.uint64(k1), lo0)
+    return np.stack([c0, c1, c2, c3], axis=-1).astype(np.uint32)
+
+
+def rng_words(seed, stream, step, n):
+    """Words 0..n-1 of a stream, = ngpt_rng_u32(seed, stream, step, e) (src/rng.h)."""
+    groups = np.arange((n + 3) // 4, dtype=np.uint64)
+    ctr = np.empty(groups.shape + (4,), dtype=np.uint32)
+    ctr[:, 0] = (groups & _LO).astype(np.uint32)
+    ctr[:, 1] = (groups >> np.uint64(32)).astype(np.uint32)
+    ctr[:, 2] = np.uint32(stream)
+    ctr[:, 3] = np.uint32(step & 0xFFFFFFFF)
+    key = (seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
+    return philox4x32_10(ctr, key).reshape(-1)[:n]
+
+
+KAT = [  # Random123 tests/kat_vectors, philox4x32 10 (ANCHORS.md §6): ctr, key, expected
+    ((0, 0, 0, 0), (0, 0), (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
+    ((0xffffffff,) * 4, (0xffffffff,) * 2, (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
+    ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), (0xa4093822, 0x299f31d0),
+     (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1)),
+]
+
+
+def philox_selftest():
+    for ctr, key, want in KAT:
+        got = tuple(int(w) for w in philox4x32_10(np.array([ctr], dtype=np.uint32), key)[0])
+        if got != want:
+            raise AssertionError(f"Philox KAT failed: ctr={ctr} key={key} got {got} want {want}")
+
+# ------------------------------------------------------------ golden weights
+
+GOLDEN_STREAM = 0x70000000
+
+
+def golden_scale(name, ndim):
+    """(base, scale) of the golden fill (docs/GOLDEN.md)."""
+    leaf = name.rsplit(".", 2)
+    is_ln = len(leaf) >= 2 and leaf[-2] in ("ln1", "ln2", "ln_f")
+    if is_ln and name.endswith(".weight"):
+        return 1.0, 0.1
+    if is_ln:
+        return 0.0, 0.1
+    if ndim == 1:
+        return 0.0, 0.02
+    return 0.0, 0.035
+
+
+def golden_weights(cfg, seed):
+    """{name: float32 ndarray} in ngpt order: value = base + scale*(float32(2u)-1)."""
+    out = {}
+    for t, (name, shape) in enumerate(param_shapes(cfg).items()):
+        n = int(np.prod(shape))
+        w = rng_words(seed, GOLDEN_STREAM | t, 0, n)
+        u = (w >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24)
+        r = np.float32(2.0) * u - np.float32(1.0)
+        base, scale = golden_scale(name, len(shape))
+        v = np.float32(base) + np.float32(scale) * r
+        assert v.dtype == np.float32
+        out[name] = v.reshape(shape)
+    return out
+
+
+def model_from_params(cfg, params, dtype=torch.float32):
+    """An NGPT whose parameters are `params` (name -> array), converted exactly."""
+    m = NGPT(cfg)
+    sd = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in params.items()}
+    sd["lm_head.weight"] = sd["tok_emb.weight"]
+    m.load_state_dict(sd, strict=True)
+    return m.to(dtype)
+
+# ------------------------------------------------------------------ XXH3-64
+
+
+def _xxh3_impl():
+    try:
+        import xxhash
+        return lambda b: xxhash.xxh3_64_intdigest(bytes(b))
+    except ImportError:
+        name = ctypes.util.find_library("xxhash") or "libxxhash.so.0"
+        lib = ctypes.CDLL(name)
+        lib.XXH3_64bits.restype = ctypes.c_uint64
+        lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        return lambda b: int(lib.XXH3_64bits(bytes(b), len(b)))
+
+
+xxh3_64 = _xxh3_impl()
+
+# --------------------------------------------------------- .ngpt checkpoint
+
+MAGIC = b"NGPTCKPT"
+VERSION = 1
+META_U64, META_F64, META_I64 = 0, 1, 2
+_HDR = struct.Struct("<8sIIQII6iff5B59x")      # 128 bytes
+_TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes (FORMAT.md says 32 reserved: sums to 136; 24 as src/checkpoint.c)
+_META = struct.Struct("<48sII8s")              # 64 bytes
+assert _HDR.size == 128 and _TENSOR.size == 128 and _META.size == 64
+
+
+def _align64(n):
+    return (n + 63) // 64 * 64
+
+
+def write_ngpt(path, cfg, tensors, meta=None):
+    """Writes a .ngpt file. tensors: ordered {name: float32 array}; meta:
+    {key: int | float | ("u64"|"i64"|"f64", value)}. Model tensors first in
+    ngpt order, then any optim.* tensors in the given order. Atomic (temp
+    file, fsync, rename)."""
+    meta = meta or {}
+    items = [(n, np.ascontiguousarray(a, dtype="<f4")) for n, a in tensors.items()]
+    for n, a in items:
+        if len(n.encode()) >= 64:
+            raise ValueError(f"tensor name too long: {n}")
+        if not 1 <= a.ndim <= 4:
+            raise ValueError(f"tensor {n}: ndim {a.ndim} not in 1..4")
+    header_bytes = _align64(128 + 128 * len(items) + 64 * len(meta))
+    off = header_bytes
+    table, blobs = [], []
+    for n, a in items:
+        shape = list(a.shape) + [0] * (4 - a.ndim)
+        table.append(_TENSOR.pack(n.encode(), 0, a.ndim, *shape, off, a.nbytes))
+        blobs.append(a.tobytes() + b"\0" * (_align64(a.nbytes) - a.nbytes))
+        off += _align64(a.nbytes)
+    file_bytes = off + 8
+    mtab = []
+    for k, v in meta.items():
+        if isinstance(v, tuple):
+            kind, v = v
+        else:
+            kind = "f64" if isinstance(v, float) else ("u64" if v >= 0 else "i64")
+        if len(k.encode()) >= 48:
+            raise ValueError(f"metadata key too long: {k}")
+        if kind == "u64":
+            mtab.append(_META.pack(k.encode(), META_U64, 0, struct.pack("<Q", int(v))))
+        elif kind == "i64":
+            mtab.append(_META.pack(k.encode(), META_I64, 0, struct.pack("<q", int(v))))
+        else:
+            mtab.append(_META.pack(k.encode(), META_F64, 0, struct.pack("<d", float(v))))
+    hdr = _HDR.pack(MAGIC, VERSION, header_bytes, file_bytes, len(items), len(meta),
+                    cfg.V, cfg.T, cfg.C, cfg.L, cfg.H, cfg.d_ff,
+                    float(cfg.dropout), float(cfg.rope_theta), 0, 1, 1, 0, 0)
+    head = hdr + b"".join(table) + b"".join(mtab)
+    body = head + b"\0" * (header_bytes - len(head)) + b"".join(blobs)
+    assert len(body) == file_bytes - 8
+    data = body + struct.pack("<Q", xxh3_64(body))
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class FormatError(ValueError):
+    pass
+
+
+def read_ngpt(path):
+    """Reads and validates a .ngpt file. Returns (cfg, {name: float32 array}, {key: value})."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 128 + 8:
+        raise FormatError(f"{path}: {len(data)} bytes is too short for an ngpt checkpoint")
+    (magic, version, header_bytes, file_bytes, n_t, n_m, V, T, C, L, H, d_ff, dropout, theta,
+     qkv_bias, tie, final_norm, norm, pos) = _HDR.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise FormatError(f"{path}: not an ngpt checkpoint (magic {magic!r})")
+    if version != VERSION:
+        raise FormatError(f"{path}: format version {version}, this tool reads {VERSION}")
+    if file_bytes != len(data):
+        raise FormatError(f"{path}: header says {file_bytes} bytes, file has {len(data)} (truncated?)")
+    (want,) = struct.unpack_from("<Q", data, file_bytes - 8)
+    got = xxh3_64(data[:file_bytes - 8])
+    if got != want:
+        raise FormatError(f"{path}: checksum mismatch (stored {want:016x}, computed {got:016x})")
+    if (qkv_bias, tie, final_norm, norm, pos) != (0, 1, 1, 0, 0):
+        raise FormatError(f"{path}: model variant (qkv_bias={qkv_bias} tie_lm_head={tie} "
+                          f"final_norm={final_norm} norm={norm} pos={pos}) is not the original's")
+    if header_bytes % 64 or header_bytes < 128 + 128 * n_t + 64 * n_m or header_bytes > file_bytes - 8:
+        raise FormatError(f"{path}: bad header_bytes {header_bytes}")
+    # the shortest decimal that rounds to the stored float32 (0.1, not 0.10000000149)
+    f32 = lambda x: float(str(np.float32(x)))  # noqa: E731
+    cfg = ModelConfig(V, T, C, L, H, d_ff, f32(dropout), f32(theta)).validate()
+    tensors = {}
+    for i in range(n_t):
+        name, dtype, ndim, s0, s1, s2, s3, off, nbytes = _TENSOR.unpack_from(data, 128 + 128 * i)
+        if b"\0" not in name:
+            raise FormatError(f"{path}: tensor {i}: name is not NUL-terminated")
+        name = name.split(b"\0", 1)[0].decode()
+        shape = (s0, s1, s2, s3)[:ndim]
+        if dtype != 0 or not 1 <= ndim <= 4:
+            raise FormatError(f"{path}: tensor {name}: dtype {dtype} / ndim {ndim} unknown")
+        if nbytes != 4 * int(np.prod(shape)) or off % 64 or off < header_bytes \
+                or off + nbytes > file_bytes - 8:
+            raise FormatError(f"{path}: tensor {name}: bad offset/size")
+        if name in tensors:
+            raise FormatError(f"{path}: tensor {name} appears twice")
+        tensors[name] = np.frombuffer(data, dtype="<f4", count=nbytes // 4, offset=off) \
+            .reshape(shape).astype(np.float32)
+    meta = {}
+    base = 128 + 128 * n_t
+    for i in range(n_m):
+        key, kind, _, raw = _META.unpack_from(data, base + 64 * i)
+        if b"\0" not in key:
+            raise FormatError(f"{path}: metadata {i}: key is not NUL-terminated")
+        key = key.split(b"\0", 1)[0].decode()
+        fmt = {META_U64: "<Q", META_F64: "<d", META_I64: "<q"}.get(kind)
+        if fmt is None:
+            raise FormatError(f"{path}: metadata {key}: unknown type {kind}")
+        meta[key] = struct.unpack(fmt, raw)[0]
+    shapes = param_shapes(cfg)
+    for n, s in shapes.items():
+        if n not in tensors:
+            raise FormatError(f"{path}: model tensor {n} is missing")
+        if tensors[n].shape != s:
+            raise FormatError(f"{path}: tensor {n} has shape {tensors[n].shape}, config implies {s}")
+    for n in tensors:
+        if n not in shapes and not n.startswith("optim."):
+            raise FormatError(f"{path}: unknown tensor {n}")
+    return cfg, tensors, meta
+
+# ----------------------------------------------------------- golden bundles
+
+GOLD_MAGIC = b"NGPTGOLD"
+
+
+def write_golden(path, entries):
+    """entries: ordered {name: array}; stored as float32 (ints exact below 2^24)."""
+    out = [GOLD_MAGIC, struct.pack("<II", 1, len(entries))]
+    for name, a in entries.items():
+        a = np.asarray(a)
+        if a.ndim == 0:
+            a = a.reshape(1)
+        f = np.ascontiguousarray(a, dtype="<f4")
+        if a.dtype.kind in "iu":
+            assert np.array_equal(f.astype(np.int64), a.astype(np.int64)), name
+        assert 1 <= f.ndim <= 4 and len(name.encode()) < 64, name
+        shape = list(f.shape) + [0] * (4 - f.ndim)
+        out.append(struct.pack("<64sI4I", name.encode(), f.ndim, *shape))
+        out.append(f.tobytes())
+    with open(path, "wb") as fh:
+        fh.write(b"".join(out))
+
+
+def read_golden(path):
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[:8] != GOLD_MAGIC:
+        raise FormatError(f"{path}: not a golden bundle")
+    version, n = struct.unpack_from("<II", data, 8)
+    if version != 1:
+        raise FormatError(f"{path}: golden version {version}")
+    pos, out = 16, {}
+    for _ in range(n):
+        name, ndim, *shape = struct.unpack_from("<64sI4I", data, pos)
+        pos += 84
+        shape = tuple(shape[:ndim])
+        cnt = int(np.prod(shape))
+        out[name.split(b"\0", 1)[0].decode()] = np.frombuffer(
+            data, dtype="<f4", count=cnt, offset=pos).reshape(shape).copy()
+        pos += 4 * cnt
+    if pos != len(data):
+        raise FormatError(f"{path}: {len(data) - pos} trailing bytes")
+    return out
+
+
+if __name__ == "__main__":
+    philox_selftest()
+    print("Philox4x32-10 KAT: 3/3 ok")
