@@ -88,4 +88,21 @@ static inline uint64_t fuzz_params_hash(ngpt_context *ctx)
     return h;
 }
 
+/* Reads typed values from the front of a fuzz input (zeros past its end). */
+typedef struct fuzz_reader {
+    const uint8_t *p;
+    size_t n;
+} fuzz_reader;
+
+static inline void fuzz_take(fuzz_reader *r, void *out, size_t k)
+{
+    memset(out, 0, k);
+    size_t m = k < r->n ? k : r->n;
+    if (m) memcpy(out, r->p, m);
+    r->p += m, r->n -= m;
+}
+static inline uint8_t fuzz_u8(fuzz_reader *r) { uint8_t v; fuzz_take(r, &v, 1); return v; }
+static inline int32_t fuzz_i32(fuzz_reader *r) { int32_t v; fuzz_take(r, &v, 4); return v; }
+static inline float fuzz_f32(fuzz_reader *r) { float v; fuzz_take(r, &v, 4); return v; }
+
 #endif
