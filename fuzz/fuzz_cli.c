@@ -5,7 +5,8 @@
  *
  * Containment: commands run inside a private temporary directory (the
  * process returns to its own directory after each input) that holds one
- * tiny model, m.ngpt, and is emptied and refilled after every input; an argument
+ * tiny model, m.ngpt, and a text file, d.txt, and is emptied and refilled
+ * after every input; stdin is /dev/null; an argument
  * with a '/' (a path outside it) makes the input uninteresting. The
  * library's allocations are capped at 8 MiB while a command runs (with
  * -Wl,--wrap=malloc, Linux), so a huge --config is an out-of-memory error
@@ -63,6 +64,13 @@ static void reset_dir(void)
     if (d) closedir(d);
     FILE *f = fopen("m.ngpt", "wb");
     if (!f || fwrite(model, 1, model_size, f) != model_size || fclose(f)) fuzz_fail("m.ngpt");
+    static const char text[] = "The quick brown fox jumps over the lazy dog.\n"
+                               "user: hello\nassistant: hi there\n"
+                               "system: be brief\nuser: what is ngpt?\n"
+                               "assistant: a small byte-level transformer in C.\n"
+                               "Pack my box with five dozen liquor jugs.\n";
+    f = fopen("d.txt", "wb");
+    if (!f || fwrite(text, 1, sizeof text - 1, f) != sizeof text - 1 || fclose(f)) fuzz_fail("d.txt");
 }
 
 static void remove_dir(void)
@@ -70,6 +78,7 @@ static void remove_dir(void)
     if (!dir[0] || chdir(dir) != 0) return;
     reset_dir();
     unlink("m.ngpt");
+    unlink("d.txt");
     if (chdir("/") == 0) rmdir(dir);
 }
 
@@ -77,6 +86,9 @@ static void setup(void)
 {
     snprintf(dir, sizeof dir, "%s/ngpt-fuzz-cli-XXXXXX", fuzz_tmpdir());
     if (!mkdtemp(dir) || chdir(dir) != 0) fuzz_fail("cannot make a temporary directory");
+    int null_in = open("/dev/null", O_RDONLY);      /* ngpt chat reads stdin: EOF at once */
+    if (null_in < 0 || dup2(null_in, 0) < 0) fuzz_fail("stdin");
+    close(null_in);
     atexit(remove_dir);
     ngpt_config cfg = fuzz_tiny_config();
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
@@ -88,6 +100,28 @@ static void setup(void)
     model = malloc(1 << 16);
     model_size = f ? fread(model, 1, 1 << 16, f) : 0;
     if (f) fclose(f);
+}
+
+/* Options whose value sets how much work a command does: an input asking
+ * for more than a little (or training without --steps) is uninteresting,
+ * it would only be slow. */
+static bool too_costly(int argc, char **argv)
+{
+    static const char *const costly[] = {"--steps", "--batches", "--batch", "--accum",
+                                         "--eval-batches", "--eval-every", "--max-tokens", "-n",
+                                         "--beam", "--seq", "--threads", "--warmup"};
+    bool steps = false;
+    for (int i = 1; i < argc; i++)
+        for (size_t j = 0; j < sizeof costly / sizeof costly[0]; j++) {
+            size_t k = strlen(costly[j]);
+            const char *v = NULL;
+            if (!strcmp(argv[i], costly[j]) && i + 1 < argc) v = argv[i + 1];
+            else if (!strncmp(argv[i], costly[j], k) && argv[i][k] == '=') v = argv[i] + k + 1;
+            if (!v) continue;
+            if (j == 0) steps = true;
+            if (strtoll(v, NULL, 10) > 16) return true;
+        }
+    return argc > 1 && !strcmp(argv[1], "train") && !steps;
 }
 
 /* Runs one command line; argv strings are exact-size heap copies. */
@@ -109,6 +143,7 @@ static void run_command(const uint8_t *p, size_t n)
         start += len + 1;
     }
     argv[argc] = NULL;
+    if (too_costly(argc, argv)) goto done;
     {
         CAP(1);
         int rc = cli_main(argc, argv);
