@@ -1,4 +1,4 @@
-# fuzz.mk — fuzzing (included by the Makefile).
+# fuzz.mk — fuzzing and the valgrind run (included by the Makefile).
 #   make fuzz [FUZZ_SECONDS=N]   builds the libFuzzer targets (clang, ASan+UBSan)
 #                                and runs each for N seconds (default 60)
 #   make fuzz-smoke              each target for a few seconds (~60 s in all; CI)
@@ -52,3 +52,9 @@ fuzz:
 fuzz-smoke:
 	$(FUZZ_MAKE)
 	sh fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS) $(FUZZ_NAMES)
+
+# make valgrind: the CLI's main paths (init, save, load, forward, train,
+# resume, eval, generate, beam search, trace) under valgrind memcheck.
+.PHONY: valgrind
+valgrind: all
+	sh tests/valgrind.sh $(CLI)
