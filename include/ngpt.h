@@ -248,7 +248,7 @@ ngpt_status ngpt_trace_get(const ngpt_context *ctx, int32_t layer, const float *
 
 /* ---------------------------------------------------------------- checksums */
 
-/* XXH3-64 of bytes; print with "%016" PRIx64. */
+/* XXH3-64 of bytes; print with "%016" PRIx64. NULL data with bytes > 0 gives 0. */
 uint64_t ngpt_checksum(const void *data, size_t bytes);
 /* XXH3-64 of all parameters / of the last forward's logits. */
 ngpt_status ngpt_checksum_params(const ngpt_context *ctx, uint64_t *hash);
