@@ -1,4 +1,5 @@
 /* config.c — defaults, validation and "key=value" parsing of the model config. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -94,7 +95,7 @@ static ngpt_status parse_int(const char *key, const char *s, int32_t *out)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
+    if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: %s expects an integer, got \"%s\"", key, s);
     *out = (int32_t)v;
     return NGPT_OK;
@@ -105,7 +106,7 @@ static ngpt_status parse_float(const char *key, const char *s, float *out)
     char *end;
     errno = 0;
     float v = strtof(s, &end);
-    if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+    if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE || !isfinite(v))
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: %s expects a finite number, got \"%s\"",
                          key, s);
     *out = v;
