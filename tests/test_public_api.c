@@ -278,6 +278,8 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     REJECTS(ngpt_optim_step(train, &opt, -1.0f, NULL), NGPT_ERR_BAD_ARG);
     o = opt, o.beta1 = 2.0f; REJECTS(ngpt_optim_step(train, &o, 1e-3f, NULL), NGPT_ERR_BAD_ARG);
     CHECK_HASH(phash(train), before);
+    REJECTS(ngpt_optim_skip_step(NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_optim_skip_step(infer), NGPT_ERR_WRONG_MODE);
     REJECTS(ngpt_optim_steps(NULL, &steps), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_optim_steps(train, NULL), NGPT_ERR_NULL_ARG);
 
