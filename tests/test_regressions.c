@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "test.h"
 
 /* fuzz_checkpoint_mem: a stored config with L = 687865857 passed validation
@@ -73,8 +74,53 @@ static void mismatch_message_tells_floats_apart(void)
     ngpt_free(cb);
 }
 
+/* Size audit (32-bit): the writer computed 128 + 128*nt + 64*nm unchecked, so
+ * on 32-bit a training checkpoint of a model with 33.5M tensors wrapped the
+ * header size and wrote an unreadable file over the old one. Now refused
+ * before any file is touched, on every build. */
+static const float one_float = 1.0f;
+static void one_tensor(void *user, size_t i, ngpt_ckpt_tensor *out)
+{
+    (void)user, (void)i;
+    ngpt_ckpt_tensor t = {.name = "x", .ndim = 1, .shape = {1}, .data = &one_float};
+    *out = t;
+}
+
+static void writer_table_overflow(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/ngpt-regress-w-%d.ngpt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    ngpt_config c = ngpt_config_default();
+    const size_t counts[] = {(size_t)40 * 1000 * 1000, SIZE_MAX / 64, SIZE_MAX};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        CHECK_STATUS(ngpt_ckpt_write(path, &c, counts[i], one_tensor, NULL, NULL, 0), NGPT_ERR_OVERFLOW);
+        CHECK(access(path, F_OK) != 0, "no file written for %zu tensors", counts[i]);
+    }
+    ngpt_ckpt_meta m = {"k", NGPT_META_U64, {.u = 1}};
+    CHECK_STATUS(ngpt_ckpt_write(path, &c, 1, one_tensor, NULL, &m, SIZE_MAX / 32), NGPT_ERR_OVERFLOW);
+}
+
+/* Size audit: batch*seq rows are counted in int by the kernels; a shape
+ * whose batch*seq passes 2^31-1 planned fine on 64-bit. */
+static void rows_overflow(void)
+{
+    ngpt_config c = ngpt_config_default();      /* T = 256 */
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.batch = INT32_MAX / 256 + 1;
+    size_t bytes;
+    CHECK_STATUS(ngpt_arena_size(&c, &s, &bytes), NGPT_ERR_OVERFLOW);
+    CHECK(strstr(ngpt_last_error(), "batch*seq") != NULL, "names batch*seq: %s", ngpt_last_error());
+    s.batch = INT32_MAX / 256;
+    ngpt_status st = ngpt_arena_size(&c, &s, &bytes);
+    CHECK(st == (SIZE_MAX > UINT32_MAX ? NGPT_OK : NGPT_ERR_OVERFLOW), "just below: %s",
+          ngpt_status_string(st));
+}
+
 int main(void)
 {
+    writer_table_overflow();
+    rows_overflow();
     mismatch_message_tells_floats_apart();
     huge_layer_count();
     format_round_trip();
