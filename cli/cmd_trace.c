@@ -40,6 +40,14 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
+/* Prints a label right-aligned in `width` columns (UTF-8 aware). */
+static void print_label(const char *lb, int width)
+{
+    int cols = 0;
+    for (const char *p = lb; *p; p++) cols += ((unsigned char)*p & 0xC0) != 0x80;
+    printf("%*s%s", width - cols > 0 ? width - cols : 0, "", lb);
+}
+
 enum { CELL = 16, PAD = 40 };
 
 static void svg_map(FILE *f, const float *p, const int32_t *tok, int n, int x0, int y0, int layer,
@@ -146,11 +154,11 @@ int cli_cmd_trace(int argc, char **argv)
             if (f) svg_map(f, m, tok, (int)n, PAD + h * side, PAD + (l - first) * side, l, h);
             if (!text) continue;
             printf("layer %d head %d\n%6s", l, h, "");
-            for (size_t j = 0; j < n; j++) label(tok[j], lb), printf(" %5s", lb);
+            for (size_t j = 0; j < n; j++) label(tok[j], lb), print_label(lb, 6);
             putchar('\n');
             for (size_t i = 0; i < n; i++) {
                 label(tok[i], lb);
-                printf("%6s", lb);
+                print_label(lb, 6);
                 for (size_t j = 0; j < n; j++) printf(" %5.3f", (double)m[i * n + j]);
                 putchar('\n');
             }
