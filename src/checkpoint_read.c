@@ -243,7 +243,12 @@ ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
     int fd = open(path, O_RDONLY);
     if (fd < 0) return ngpt_fail(NGPT_ERR_IO, "checkpoint: cannot open %s: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {     /* e.g. EOVERFLOW: a file over 2 GiB on a 32-bit build */
+        int e = errno;
+        close(fd);
+        return ngpt_fail(NGPT_ERR_IO, "checkpoint: cannot stat %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
         close(fd);
         return ngpt_fail(NGPT_ERR_IO, "checkpoint: %s is not a regular file", path);
     }
