@@ -321,6 +321,7 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     REJECTS(ngpt_data_batch(d, NGPT_SPLIT_TRAIN, 1, 0, 0, 4, tokens, targets), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_data_batch(d, NGPT_SPLIT_TRAIN, 1, 0, 2, -4, tokens, targets), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_data_batch(d, NGPT_SPLIT_EVAL, 1, 0, 1, 100, tokens, targets), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_data_batch(d, NGPT_SPLIT_EVAL, 1, 0, 1, INT32_MAX, tokens, targets), NGPT_ERR_BAD_ARG);
 
     /* steps and evaluation */
     float loss;
