@@ -179,8 +179,8 @@ static void kill_anytime(ngpt_context *check, const unsigned char *const *images
         pid_t pid = spawn();
         if (pid == 0) {
             ngpt_context *b = model(2), *c = model(3);
-            for (uint64_t k = 0; b && c; k++) ngpt_save(k % 2 ? c : b, path);
-            _exit(4);
+            if (!b || !c) _exit(4);
+            for (uint64_t k = 0;; k++) ngpt_save(k % 2 ? c : b, path);
         }
         lcg = lcg * 1103515245u + 12345u;
         struct timespec delay = {0, (long)((lcg >> 8) % 8000) * 1000};   /* 0..8 ms */
