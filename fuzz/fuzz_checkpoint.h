@@ -4,7 +4,9 @@
  *  - an accepted config validates, and read_config and load agree;
  *  - a failed load leaves the parameters bit for bit unchanged;
  *  - a valid file for another (small) config loads into a context planned
- *    for it, and a forward over it runs (its values may be anything). */
+ *    for it, and a forward over it runs (its values may be anything);
+ *  - through a file, ngpt_load_train into a training context either
+ *    succeeds with settings that validate or changes nothing. */
 #ifndef NGPT_FUZZ_CHECKPOINT_H
 #define NGPT_FUZZ_CHECKPOINT_H
 
@@ -65,6 +67,29 @@ static void fuzz_ckpt_other_config(const ngpt_config *cfg, const unsigned char *
     ngpt_free(ctx);
 }
 
+/* A file (path) whose config reads: ngpt_load_train into a training context
+ * planned for that config (if small): a success restores a finite step
+ * count and settings that validate; a failure changes nothing. */
+static void fuzz_ckpt_train(const ngpt_config *cfg, const char *path)
+{
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
+    s.batch = 1, s.seq = cfg->context_len < 4 ? cfg->context_len : 4;
+    size_t bytes;
+    if (ngpt_arena_size(cfg, &s, &bytes) || bytes > FUZZ_CKPT_MAX_ARENA) return;
+    ngpt_context *ctx;
+    if (ngpt_init(&ctx, cfg, &s, NULL, 0)) fuzz_fail("train init: %s", ngpt_last_error());
+    ngpt_train_state ts;
+    uint64_t before = fuzz_params_hash(ctx), steps = 0;
+    ngpt_status st = ngpt_load_train(ctx, path, &ts);
+    fuzz_expect_message(st, "load_train");
+    ngpt_optim_steps(ctx, &steps);
+    if (st && (fuzz_params_hash(ctx) != before || steps != 0))
+        fuzz_fail("a failed load_train (%s) changed the context", ngpt_status_string(st));
+    if (!st && ts.has_state && ngpt_optim_validate(&ts.opt))
+        fuzz_fail("load_train returned settings that do not validate: %s", ngpt_last_error());
+    ngpt_free(ctx);
+}
+
 static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *path)
 {
     if (path) fuzz_write_file(path, b, size);
@@ -86,6 +111,7 @@ static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *pat
                   ngpt_last_error());
     if (!ls) ngpt_init_weights(ctx, 1);   /* the next input starts from the same model */
     if (ls == NGPT_ERR_CONFIG_MISMATCH) fuzz_ckpt_other_config(&cfg, b, size, path);
+    if (!st && path) fuzz_ckpt_train(&cfg, path);
 }
 
 /* The input as it is, then resealed (size field and checksum fixed). */
