@@ -44,7 +44,12 @@ $(BUILD)/tests/test_fuzz_replay: tests/test_fuzz_replay.c $(FUZZ_SRC) $(FUZZ_HDR
 	    -DNGPT_SOURCE_DIR='"$(CURDIR)"' $(FUZZ_WRAP) -o $@ tests/test_fuzz_replay.c $(FUZZ_SRC) \
 	    $(CLI_LIB) $(LIB) $(LDFLAGS) $(LDLIBS)
 
-FUZZ_MAKE = $(MAKE) --no-print-directory CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) ARCH=$(ARCH) \
+# libFuzzer comes with clang's runtime (Debian: clang and libclang-rt-14-dev,
+# which apt installs only as a recommendation).
+FUZZ_CHECK = printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
+    $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c - -o $(FUZZ_BUILD)/check 2>/dev/null || \
+    { echo "fuzz: $(FUZZ_CC) cannot link libFuzzer: install clang and its runtime (Debian: apt-get install clang libclang-rt-14-dev)"; exit 1; }
+FUZZ_MAKE = mkdir -p $(FUZZ_BUILD) && $(FUZZ_CHECK) && $(MAKE) --no-print-directory CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) ARCH=$(ARCH) \
             TOOLCHAIN= SANFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=fuzz/coverage-ignore.txt" fuzz-bins
 fuzz:
 	$(FUZZ_MAKE)
