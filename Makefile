@@ -68,6 +68,7 @@ CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_SH := $(wildcard tests/test_*.sh)
 BENCH_SRC := $(wildcard bench/*.c)
 
 LIB := $(BUILD)/libngpt.a
@@ -119,7 +120,7 @@ test:
 
 test-native: all $(TEST_BIN) examples
 	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" \
-	    sh tests/run.sh $(TEST_BIN) tests/test_examples.sh
+	    sh tests/run.sh $(TEST_BIN) $(TEST_SH)
 
 # PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
 PYTHON ?= /usr/bin/python3

@@ -19,7 +19,7 @@ static const char *const HELP =
     "                  [--min-lr LR] [--warmup N] [--weight-decay W] [--no-decay-norms]\n"
     "                  [--clip C] [--accum N] [--seed S] [--threads N] [--eval-every N]\n"
     "                  [--eval-batches N] [--holdout F] [--out FILE] [--keep-best FILE]\n"
-    "                  [--resume FILE] [--log-csv FILE] [--config key=value ...]\n\n"
+    "                  [--stop-at N] [--resume FILE] [--log-csv FILE] [--config key=value ...]\n\n"
     "Trains a byte-level model on FILEs (concatenated; the last --holdout fraction is\n"
     "held out for evaluation). Without --data it trains on the corpus the build\n"
     "gathers from the project's own docs and sources (" NGPT_CORPUS_PATH ").\n\n"
@@ -38,6 +38,7 @@ static const char *const HELP =
     "  --eval-batches N   batches per evaluation (8)   --holdout F  held-out tail (0.1)\n"
     "  --out FILE         latest checkpoint, with training state (model.ngpt)\n"
     "  --keep-best FILE   also keep the checkpoint with the best eval loss\n"
+    "  --stop-at N        stop after step N (before --steps), saving --out as Ctrl-C does\n"
     "  --resume FILE      continue from a checkpoint (bit-identical to not stopping);\n"
     "                     its saved settings apply unless given again here\n"
     "  --log-csv FILE     step,loss,lr,grad_norm,tokens_per_s,eval_loss per step\n"
@@ -71,7 +72,7 @@ enum { MAX_DATA = 64 };
 typedef struct train_opts {
     const char *data[MAX_DATA];
     int n_data;
-    int32_t steps, batch, seq, threads, eval_every, eval_batches;
+    int32_t steps, batch, seq, threads, eval_every, eval_batches, stop_at;
     uint64_t seed;
     float holdout;
     ngpt_optim_config opt;
@@ -81,6 +82,7 @@ typedef struct train_opts {
     bool skip_nonfinite;
     /* which were given explicitly (they override a resumed checkpoint's) */
     bool g_batch, g_seq, g_seed, g_steps, g_lr, g_min_lr, g_warmup, g_wd, g_clip, g_accum, g_decay;
+    bool g_eval_every, g_eval_batches, g_holdout;
 } train_opts;
 
 static int parse(int argc, char **argv, train_opts *o)
@@ -125,11 +127,13 @@ static int parse(int argc, char **argv, train_opts *o)
         } else if (cli_opt(&a, "--threads", &v)) {
             ok = !v || cli_parse_i32(c, "--threads", v, 1, 1024, &o->threads);
         } else if (cli_opt(&a, "--eval-every", &v)) {
-            ok = !v || cli_parse_i32(c, "--eval-every", v, 0, INT32_MAX, &o->eval_every);
+            ok = !v || cli_parse_i32(c, "--eval-every", v, 0, INT32_MAX, &o->eval_every), o->g_eval_every = true;
         } else if (cli_opt(&a, "--eval-batches", &v)) {
-            ok = !v || cli_parse_i32(c, "--eval-batches", v, 1, 1 << 20, &o->eval_batches);
+            ok = !v || cli_parse_i32(c, "--eval-batches", v, 1, 1 << 20, &o->eval_batches), o->g_eval_batches = true;
         } else if (cli_opt(&a, "--holdout", &v)) {
-            ok = !v || cli_parse_f32(c, "--holdout", v, 0.0f, 0.99f, &o->holdout);
+            ok = !v || cli_parse_f32(c, "--holdout", v, 0.0f, 0.99f, &o->holdout), o->g_holdout = true;
+        } else if (cli_opt(&a, "--stop-at", &v)) {
+            ok = !v || cli_parse_i32(c, "--stop-at", v, 1, INT32_MAX, &o->stop_at);
         } else if (cli_opt(&a, "--out", &v)) {
             o->out = v;
         } else if (cli_opt(&a, "--keep-best", &v)) {
@@ -168,6 +172,9 @@ static void apply_saved(train_opts *o, const ngpt_train_state *s)
     if (!o->g_clip) o->opt.clip = s->opt.clip;
     if (!o->g_accum) o->opt.accum = s->opt.accum;
     if (!o->g_decay) o->opt.decay_all = s->opt.decay_all;
+    if (!o->g_eval_every) o->eval_every = s->eval_every;
+    if (!o->g_eval_batches) o->eval_batches = s->eval_batches;
+    if (!o->g_holdout) o->holdout = s->holdout;
     o->opt.beta1 = s->opt.beta1, o->opt.beta2 = s->opt.beta2, o->opt.eps = s->opt.eps;
 }
 
@@ -182,10 +189,13 @@ static bool params_finite(ngpt_context *ctx)
     return true;
 }
 
-static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o, float best)
+static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o, float best,
+                        uint64_t data_hash)
 {
-    ngpt_train_state ts = {.seed = o->seed, .batch = o->batch, .seq = o->seq, .opt = o->opt,
-                           .best_eval_loss = best};
+    ngpt_train_state ts = {.data_hash = data_hash, .seed = o->seed, .batch = o->batch,
+                           .seq = o->seq, .opt = o->opt,
+                           .best_eval_loss = best, .holdout = o->holdout,
+                           .eval_every = o->eval_every, .eval_batches = o->eval_batches};
     return ngpt_save_train(ctx, path, &ts);
 }
 
@@ -230,6 +240,17 @@ int cli_cmd_train(int argc, char **argv)
                                "unusable (run `make` to build it)\n");
         return cli_fail_status(cmd, "data", st);
     }
+    size_t tr = 0, ev = 0;
+    uint64_t data_hash = 0;
+    ngpt_data_sizes(data, &tr, &ev);
+    ngpt_data_checksum(data, &data_hash);
+    if (saved.has_state && saved.data_hash && saved.data_hash != data_hash)
+        fprintf(stderr, "ngpt train: warning: the data differs from the run saved in %s (pass the "
+                "same --data files to continue it exactly)\n", o.resume);
+    if (ev == 0 && o.best) {
+        ngpt_data_free(data);
+        return cli_error(cmd, CLI_USAGE, "--keep-best needs held-out data (--holdout > 0)");
+    }
     ngpt_shape shape = {.mode = NGPT_MODE_TRAIN, .batch = o.batch, .seq = o.seq,
                         .trace = NGPT_TRACE_NONE, .threads = o.threads};
     ngpt_context *ctx = NULL;
@@ -255,10 +276,9 @@ int cli_cmd_train(int argc, char **argv)
     }
 
     char desc[256];
-    size_t n_params = 0, tr = 0, ev = 0;
+    size_t n_params = 0;
     ngpt_config_format(&o.cfg, desc, sizeof desc);
     ngpt_config_param_count(&o.cfg, &n_params);
-    ngpt_data_sizes(data, &tr, &ev);
     uint64_t step = 0;
     ngpt_optim_steps(ctx, &step);
     printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, 1 thread%s)\n",
@@ -282,7 +302,8 @@ int cli_cmd_train(int argc, char **argv)
     rc = CLI_OK;
     bool nonfinite = false;
     int skipped_in_row = 0;
-    while (step < (uint64_t)o.steps && !interrupted) {
+    const uint64_t end = o.stop_at > 0 && o.stop_at < o.steps ? (uint64_t)o.stop_at : (uint64_t)o.steps;
+    while (step < end && !interrupted) {
         float loss, lr, norm;
         double t0 = now_s();
         if ((st = ngpt_train_step(ctx, &o.opt, data, o.seed, o.batch, o.seq, &loss, &lr, &norm))) {
@@ -303,14 +324,14 @@ int cli_cmd_train(int argc, char **argv)
         double tps = tokens_per_step * (double)(step - step_start) / (now - t_start);
         float eval = NAN;
         bool last = step == (uint64_t)o.steps;
-        if (last || (o.eval_every > 0 && step % (uint64_t)o.eval_every == 0)) {
+        if (ev > 0 && (last || (o.eval_every > 0 && step % (uint64_t)o.eval_every == 0))) {
             if ((st = ngpt_evaluate(ctx, data, o.seed, o.eval_batches, o.batch, o.seq, &eval))) {
                 rc = cli_fail_status(cmd, "evaluate", st);
                 break;
             }
             if (o.best && eval < best) {
                 best = eval;
-                if ((st = save(ctx, o.best, &o, best))) {
+                if ((st = save(ctx, o.best, &o, best, data_hash))) {
                     rc = cli_fail_status(cmd, o.best, st);
                     break;
                 }
@@ -347,10 +368,10 @@ int cli_cmd_train(int argc, char **argv)
         printf("stopped on a non-finite value; the parameters already hold NaN/Inf, so %s was "
                "not overwritten\n", o.out);
     } else if (rc == CLI_OK || interrupted || nonfinite) {
-        if ((st = save(ctx, o.out, &o, best))) rc = cli_fail_status(cmd, o.out, st);
-        else printf("%s %s at step %llu%s\n", interrupted ? "interrupted: saved"
+        if ((st = save(ctx, o.out, &o, best, data_hash))) rc = cli_fail_status(cmd, o.out, st);
+        else printf("%s %s at step %llu\n", interrupted ? "interrupted: saved"
                     : nonfinite ? "stopped on a non-finite value: saved the last good state in" : "saved",
-                    o.out, (unsigned long long)step, o.best && isfinite(best) ? "" : "");
+                    o.out, (unsigned long long)step);
         if (interrupted && rc == CLI_OK) rc = 130;
     }
     if (o.best && isfinite(best)) printf("best eval loss %.4f in %s\n", (double)best, o.best);

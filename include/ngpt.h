@@ -373,6 +373,9 @@ ngpt_status ngpt_data_open_mem(ngpt_data **data, const void *bytes, size_t size,
                                int32_t seq);
 void ngpt_data_free(ngpt_data *data);
 ngpt_status ngpt_data_sizes(const ngpt_data *data, size_t *train_bytes, size_t *eval_bytes);
+/* XXH3-64 of all the bytes (concatenated files): tells whether a resumed run
+ * sees the same data. */
+ngpt_status ngpt_data_checksum(const ngpt_data *data, uint64_t *hash);
 
 /* Batch `index` of a split: window b starts at a Philox draw (stream
  * NGPT_STREAM_DATA | split, counter (index, b)) keyed by seed, uniform over
@@ -412,6 +415,10 @@ typedef struct ngpt_train_state {
     int32_t batch, seq;         /* the batch shape trained with */
     ngpt_optim_config opt;      /* optimizer and schedule settings */
     float best_eval_loss;       /* best evaluation loss so far (INFINITY: none) */
+    /* evaluation settings of the run (optional in a file: 0.1, 100, 8 when absent) */
+    float holdout;              /* held-out fraction of the data */
+    int32_t eval_every, eval_batches;
+    uint64_t data_hash;         /* ngpt_data_checksum of the run's data (0: unknown) */
     bool has_state;             /* load: false for a model-only checkpoint */
 } ngpt_train_state;
 

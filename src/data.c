@@ -13,6 +13,7 @@ struct ngpt_data {
     const uint8_t *bytes;
     size_t size, train_size;    /* train = [0, train_size), eval = [train_size, size) */
     uint8_t *owned;
+    uint64_t hash;              /* XXH3-64 of all the bytes */
 };
 
 static ngpt_status check_common(ngpt_data **data, float holdout, int32_t seq)
@@ -46,6 +47,7 @@ static ngpt_status finish(ngpt_data **out, const uint8_t *bytes, size_t size, ui
     d->size = size;
     d->train_size = size - eval;
     d->owned = owned;
+    d->hash = ngpt_checksum(bytes, size);
     *out = d;
     return NGPT_OK;
 }
@@ -121,6 +123,13 @@ ngpt_status ngpt_data_sizes(const ngpt_data *d, size_t *train_bytes, size_t *eva
     if (!d || !train_bytes || !eval_bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "data_sizes: NULL argument");
     *train_bytes = d->train_size;
     *eval_bytes = d->size - d->train_size;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_data_checksum(const ngpt_data *d, uint64_t *hash)
+{
+    if (!d || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "data_checksum: NULL argument");
+    *hash = d->hash;
     return NGPT_OK;
 }
 

@@ -28,7 +28,7 @@ static void train_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
     }
 }
 
-enum { N_META = 16 };
+enum { N_META = 16, N_META_OPT = 4 };   /* required, then optional entries */
 
 ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path, const ngpt_train_state *ts)
 {
@@ -37,7 +37,7 @@ ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path, const ngp
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "save_train: the context was planned for inference "
                          "(use ngpt_save)");
     const ngpt_optim_config *o = &ts->opt;
-    ngpt_ckpt_meta m[N_META] = {
+    ngpt_ckpt_meta m[N_META + N_META_OPT] = {
         {"train.step", NGPT_META_U64, {.u = ctx->optim_steps}},
         {"train.seed", NGPT_META_U64, {.u = ts->seed}},
         {"train.batch", NGPT_META_I64, {.i = ts->batch}},
@@ -54,10 +54,14 @@ ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path, const ngp
         {"train.clip", NGPT_META_F64, {.f = o->clip}},
         {"train.accum", NGPT_META_I64, {.i = o->accum}},
         {"train.best_eval_loss", NGPT_META_F64, {.f = ts->best_eval_loss}},
+        {"train.holdout", NGPT_META_F64, {.f = ts->holdout}},
+        {"train.eval_every", NGPT_META_I64, {.i = ts->eval_every}},
+        {"train.eval_batches", NGPT_META_I64, {.i = ts->eval_batches}},
+        {"train.data_hash", NGPT_META_U64, {.u = ts->data_hash}},
     };
     writer_user u = {.ctx = ctx};
     return ngpt_ckpt_write(path, &ctx->cfg, 3 * (size_t)ctx->n_tensors, train_tensor_fn, &u, m,
-                           N_META);
+                           N_META + N_META_OPT);
 }
 
 static bool meta_get(const ngpt_ckpt_reader *r, const char *key, uint32_t type, ngpt_ckpt_meta *m)
@@ -99,6 +103,15 @@ static ngpt_status read_state(const ngpt_ckpt_reader *r, ngpt_train_state *ts, u
     s.opt.clip = (float)v[13].value.f;
     s.opt.accum = (int32_t)v[14].value.i;
     s.best_eval_loss = (float)v[15].value.f;
+    s.holdout = 0.1f, s.eval_every = 100, s.eval_batches = 8;
+    ngpt_ckpt_meta e;
+    if (meta_get(r, "train.holdout", NGPT_META_F64, &e)) s.holdout = (float)e.value.f;
+    if (meta_get(r, "train.eval_every", NGPT_META_I64, &e)) s.eval_every = (int32_t)e.value.i;
+    if (meta_get(r, "train.eval_batches", NGPT_META_I64, &e)) s.eval_batches = (int32_t)e.value.i;
+    if (meta_get(r, "train.data_hash", NGPT_META_U64, &e)) s.data_hash = e.value.u;
+    if (!(s.holdout >= 0.0f && s.holdout < 1.0f) || s.eval_every < 0 || s.eval_batches < 1)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: train.holdout/eval_every/eval_batches "
+                         "out of range");
     s.has_state = true;
     if (s.batch != v[2].value.i || s.seq != v[3].value.i || s.batch < 1 || s.seq < 1)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: train.batch/train.seq out of range");
@@ -116,7 +129,8 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
     if (st) return st;
     char name[NGPT_NAME_MAX + 8];
     const bool has_m = ngpt_ckpt_has_tensor(r, "optim.m.tok_emb.weight");
-    ngpt_train_state s = {.opt = ngpt_optim_default(), .best_eval_loss = INFINITY};
+    ngpt_train_state s = {.opt = ngpt_optim_default(), .best_eval_loss = INFINITY,
+                          .holdout = 0.1f, .eval_every = 100, .eval_batches = 8};
     uint64_t step = 0;
     if (has_m) {    /* everything is checked before anything is copied */
         if ((st = read_state(r, &s, &step))) return st;

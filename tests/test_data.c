@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>  /* getpid: unique file names when suites run side by side */
 
 #include "test.h"
 
@@ -22,10 +23,10 @@ static void check_files(void)
 {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char empty[512], shortf[512], good[512], good2[512];
-    snprintf(empty, sizeof empty, "%s/ngpt_test_empty_%d", dir, (int)sizeof big);
-    snprintf(shortf, sizeof shortf, "%s/ngpt_test_short_%d", dir, (int)sizeof big);
-    snprintf(good, sizeof good, "%s/ngpt_test_good_%d", dir, (int)sizeof big);
-    snprintf(good2, sizeof good2, "%s/ngpt_test_good2_%d", dir, (int)sizeof big);
+    snprintf(empty, sizeof empty, "%s/ngpt_test_empty_%ld", dir, (long)getpid());
+    snprintf(shortf, sizeof shortf, "%s/ngpt_test_short_%ld", dir, (long)getpid());
+    snprintf(good, sizeof good, "%s/ngpt_test_good_%ld", dir, (long)getpid());
+    snprintf(good2, sizeof good2, "%s/ngpt_test_good2_%ld", dir, (long)getpid());
     write_file(empty, "", 0);
     write_file(shortf, big, T);                    /* one byte short of a window */
     write_file(good, big, 3000);

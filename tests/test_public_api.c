@@ -314,6 +314,9 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     REJECTS(ngpt_data_sizes(NULL, &tr, &ev), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_data_sizes(d, NULL, &ev), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_data_sizes(d, &tr, NULL), NGPT_ERR_NULL_ARG);
+    uint64_t dh;
+    REJECTS(ngpt_data_checksum(NULL, &dh), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_data_checksum(d, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_data_batch(NULL, NGPT_SPLIT_TRAIN, 1, 0, 2, 4, tokens, targets), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_data_batch(d, NGPT_SPLIT_TRAIN, 1, 0, 2, 4, NULL, targets), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_data_batch(d, NGPT_SPLIT_TRAIN, 1, 0, 2, 4, tokens, NULL), NGPT_ERR_NULL_ARG);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>  /* getpid: unique file names when suites run side by side */
 
 #include "test.h"
 
@@ -51,14 +52,16 @@ int main(void)
 {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char p10[512], p20[512], pmodel[512];
-    snprintf(p10, sizeof p10, "%s/ngpt_resume10_%ld.ngpt", dir, (long)sizeof text);
-    snprintf(p20, sizeof p20, "%s/ngpt_resume20_%ld.ngpt", dir, (long)sizeof text);
-    snprintf(pmodel, sizeof pmodel, "%s/ngpt_resume_model_%ld.ngpt", dir, (long)sizeof text);
+    snprintf(p10, sizeof p10, "%s/ngpt_resume10_%ld.ngpt", dir, (long)getpid());
+    snprintf(p20, sizeof p20, "%s/ngpt_resume20_%ld.ngpt", dir, (long)getpid());
+    snprintf(pmodel, sizeof pmodel, "%s/ngpt_resume_model_%ld.ngpt", dir, (long)getpid());
     ngpt_data *d;
     CHECK_OK(ngpt_data_open_mem(&d, text, sizeof text - 1, 0.1f, T));
     ngpt_optim_config o = ngpt_optim_default();
     o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 5, o.total_steps = 20, o.accum = 2;
-    ngpt_train_state ts = {.seed = 42, .batch = B, .seq = T, .opt = o, .best_eval_loss = 4.5f};
+    ngpt_train_state ts = {.seed = 42, .batch = B, .seq = T, .opt = o, .best_eval_loss = 4.5f,
+                          .holdout = 0.25f, .eval_every = 7, .eval_batches = 3,
+                          .data_hash = 0x0123456789abcdefull};
 
     ngpt_context *a = new_ctx(NGPT_MODE_TRAIN, 32);
     ngpt_context *b = new_ctx(NGPT_MODE_TRAIN, 32);
@@ -76,7 +79,9 @@ int main(void)
     CHECK(got.has_state && got.seed == 42 && got.batch == B && got.seq == T &&
           got.opt.lr == o.lr && got.opt.min_lr == o.min_lr && got.opt.warmup == 5 &&
           got.opt.total_steps == 20 && got.opt.accum == 2 && got.opt.decay_all &&
-          got.opt.beta2 == o.beta2 && got.opt.clip == o.clip && got.best_eval_loss == 4.5f,
+          got.opt.beta2 == o.beta2 && got.opt.clip == o.clip && got.best_eval_loss == 4.5f &&
+          got.holdout == 0.25f && got.eval_every == 7 && got.eval_batches == 3 &&
+          got.data_hash == 0x0123456789abcdefull,
           "training state did not round-trip");
     uint64_t h_resumed = run(c, d, &got.opt, 10);
     CHECK_HASH(h_resumed, h20);

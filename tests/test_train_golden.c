@@ -15,18 +15,11 @@
  * (seen: g = -1.18e-7 against torch's -1.25e-7, clipped by 1/2.23) float32's
  * absolute gradient error shows up as ~0.7% of lr; elsewhere it is
  * invisible. Losses within 1e-5 relative. */
-#if defined(__has_include)
-#if __has_include("golden.h")
-#define HAVE_GOLDEN 1
-#endif
-#endif
-
 #include <math.h>
 #include <stdlib.h>
 
 #include "test.h"
 
-#ifdef HAVE_GOLDEN
 #include "golden.h"
 
 enum { B = 2, T = 16 };
@@ -139,12 +132,3 @@ int main(void)
     golden_free(&g);
     return test_summary("test_train_golden");
 }
-#else
-int main(void)
-{
-    /* tests/golden.h comes with the PyTorch golden vectors (issue: torch
-     * helper); until it is merged this program has nothing to compare. */
-    printf("test_train_golden: tests/golden.h not present, nothing compared\n");
-    return test_summary("test_train_golden");
-}
-#endif

@@ -54,7 +54,8 @@ TRAIN_META = (("step", "u64", None), ("seed", "u64", 42), ("batch", "i64", 32),
               ("decay_all", "u64", 1), ("clip", "f64", 1.0), ("accum", "i64", 1),
               ("best_eval_loss", "f64", float("inf")))
 # Written only when given (train_cfg or --train); ngpt_load_train reads them if present.
-TRAIN_META_OPTIONAL = (("holdout", "f64"), ("eval_every", "i64"), ("eval_batches", "i64"))
+TRAIN_META_OPTIONAL = (("holdout", "f64"), ("eval_every", "i64"), ("eval_batches", "i64"),
+                       ("data_hash", "u64"))
 TRAIN_ALIASES = {"batch_size": "batch", "learning_rate": "lr", "max_lr": "lr",
                  "max_steps": "total_steps", "max_iters": "total_steps", "steps": "total_steps",
                  "warmup_steps": "warmup", "warmup_iters": "warmup", "grad_clip": "clip",

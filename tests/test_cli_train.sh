@@ -1,0 +1,70 @@
+#!/bin/sh
+# test_cli_train.sh — `ngpt train` and `ngpt eval` end to end on a tiny model:
+# a run stopped at step 5 (--stop-at, as Ctrl-C saves) and resumed ends with
+# byte-identical latest and best checkpoints and CSV log to an unbroken run;
+# bad inputs are clear errors with the documented exit codes.
+# Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
+B=${BUILD:-build}
+N="$RUN_ENV $B/ngpt"
+passed=0 failed=0
+check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT
+i=0
+while [ $i -lt 40 ]; do   # ~4 KB of text
+    echo "line $i: the quick brown fox jumps over the lazy dog; pack my box with five dozen jugs" >> "$dir/d.txt"
+    i=$((i + 1))
+done
+M="--data $dir/d.txt --config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64
+   --batch 2 --seq 16 --steps 12 --warmup 2 --lr 3e-3 --eval-every 4 --eval-batches 2"
+
+$N train $M --out "$dir/a.ngpt" --keep-best "$dir/ab.ngpt" --log-csv "$dir/a.csv" > "$dir/a.log" 2>&1
+check $? "train: $(cat "$dir/a.log")"
+grep -q "^step 12/12 loss .* eval_loss .* bits/byte" "$dir/a.log"
+check $? "plain progress lines when stdout is not a terminal: $(cat "$dir/a.log")"
+[ "$(wc -l < "$dir/a.csv")" -eq 13 ] && head -n 1 "$dir/a.csv" | grep -q "^step,loss,lr,grad_norm,tokens_per_s,eval_loss$"
+check $? "csv log: header + 12 rows"
+
+$N train $M --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv "$dir/b.csv" --stop-at 5 > "$dir/b.log" 2>&1
+check $? "train --stop-at: $(cat "$dir/b.log")"
+grep -q "saved .*b.ngpt at step 5" "$dir/b.log"
+check $? "stopped at 5: $(cat "$dir/b.log")"
+$N train --resume "$dir/b.ngpt" --data "$dir/d.txt" --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv "$dir/b.csv" > "$dir/b2.log" 2>&1
+check $? "train --resume: $(cat "$dir/b2.log")"
+cmp -s "$dir/a.ngpt" "$dir/b.ngpt"
+check $? "resumed latest checkpoint differs from the unbroken run's"
+cmp -s "$dir/ab.ngpt" "$dir/bb.ngpt"
+check $? "resumed best checkpoint differs from the unbroken run's"
+cut -d, -f1-4,6 "$dir/a.csv" > "$dir/a.cut"; cut -d, -f1-4,6 "$dir/b.csv" > "$dir/b.cut"
+cmp -s "$dir/a.cut" "$dir/b.cut"
+check $? "resumed csv (without tokens/s) differs"
+$N train --resume "$dir/b.ngpt" --out "$dir/c.ngpt" --steps 13 2> "$dir/err" > /dev/null
+grep -q "warning: the data differs" "$dir/err"
+check $? "resuming on other data warns: $(cat "$dir/err")"
+
+out=$($N eval --model "$dir/a.ngpt" --data "$dir/d.txt" --batches 2 --batch 2 2>&1)
+check $? "eval: $out"
+echo "$out" | grep -Eq "^loss [0-9.]+ nats/byte, [0-9.]+ bits/byte"
+check $? "eval output: $out"
+
+: > "$dir/empty.txt"
+printf 'short' > "$dir/short.txt"
+expect() {  # expect CODE PATTERN ARGS...: exit status and a message on stderr
+    code=$1 pat=$2; shift 2
+    $N "$@" > /dev/null 2> "$dir/err"
+    rc=$?
+    [ $rc -eq "$code" ] && grep -q -- "$pat" "$dir/err"
+    check $? "ngpt $* -> exit $rc (want $code), stderr: $(cat "$dir/err") (want /$pat/)"
+}
+expect 1 "cannot open $dir/missing.txt" train --data "$dir/missing.txt" --steps 1
+expect 1 "empty.txt is empty" train --data "$dir/empty.txt" --steps 1
+expect 1 "short.txt has 5 bytes" train --data "$dir/short.txt" --steps 1 --config T=16
+expect 2 "steps" train --steps 0
+expect 2 "threads" train --threads 0
+expect 2 "unknown option" train --bogus
+expect 2 "--config cannot change" train --resume "$dir/a.ngpt" --config C=64
+expect 1 "missing.ngpt" train --resume "$dir/missing.ngpt"
+expect 2 "required" eval --model "$dir/a.ngpt"
+expect 1 "missing.ngpt" eval --model "$dir/missing.ngpt" --data "$dir/d.txt"
+echo "test_cli_train: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
