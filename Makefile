@@ -174,4 +174,6 @@ clean:
 
 FORCE:
 
+include fuzz/fuzz.mk     # make fuzz, make fuzz-smoke, the fuzz replay test
+
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,4 +1,5 @@
 /* args.c — option parsing and error printing shared by every command. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -74,7 +75,8 @@ bool cli_parse_i32(const char *cmd, const char *opt, const char *s, int32_t lo, 
     char *end;
     errno = 0;
     long long v = s ? strtoll(s, &end, 10) : 0;
-    if (!s || *s == '\0' || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
+    if (!s || *s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE || v < lo ||
+        v > hi) {
         cli_error(cmd, CLI_USAGE, "%s expects an integer in %" PRId32 "..%" PRId32 ", got \"%s\"",
                   opt, lo, hi, s ? s : "");
         return false;
@@ -87,8 +89,10 @@ bool cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *ou
 {
     char *end;
     errno = 0;
-    unsigned long long v = s && *s != '-' ? strtoull(s, &end, 10) : 0;
-    if (!s || *s == '\0' || *s == '-' || *end != '\0' || errno == ERANGE) {
+    /* strtoull skips blanks and negates "-1" to 2^64-1: neither is a number here */
+    unsigned long long v = s && *s != '-' && !isspace((unsigned char)*s) ? strtoull(s, &end, 10) : 0;
+    if (!s || *s == '\0' || *s == '-' || isspace((unsigned char)*s) || *end != '\0' ||
+        errno == ERANGE) {
         cli_error(cmd, CLI_USAGE, "%s expects a non-negative integer, got \"%s\"", opt, s ? s : "");
         return false;
     }
@@ -101,7 +105,8 @@ bool cli_parse_f32(const char *cmd, const char *opt, const char *s, float lo, fl
     char *end;
     errno = 0;
     float v = s ? strtof(s, &end) : 0.0f;
-    if (!s || *s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v) || v < lo || v > hi) {
+    if (!s || *s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE ||
+        !isfinite(v) || v < lo || v > hi) {
         cli_error(cmd, CLI_USAGE, "%s expects a number in [%g, %g], got \"%s\"", opt, (double)lo,
                   (double)hi, s ? s : "");
         return false;

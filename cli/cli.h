@@ -56,6 +56,10 @@ int cli_fail_status(const char *cmd, const char *what, ngpt_status st);
 /* Reads a checkpoint's config, plans a context for `shape` and loads it. */
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx);
 
+/* The whole tool: `ngpt <command> [options]` (argv[0] is the program name).
+ * Returns the exit code; never exits. cli/entry.c's main calls it. */
+int cli_main(int argc, char **argv);
+
 /* Commands (cli/cmd_<name>.c). */
 int cli_cmd_init(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);

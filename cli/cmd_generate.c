@@ -89,8 +89,7 @@ int cli_cmd_generate(int argc, char **argv)
         } else if (cli_opt(&a, "--stop", &v)) {
             if (!v) return CLI_USAGE;
             if (n_stop == MAX_STOP) return cli_error(a.cmd, CLI_USAGE, "at most %d --stop", MAX_STOP);
-            stops[n_stop] = strdup(v);
-            if (!stops[n_stop]) return cli_error(a.cmd, CLI_FAILED, "out of memory");
+            stops[n_stop] = (char *)v;  /* unescaped in place: it only shrinks, argv is ours */
             cli_unescape(stops[n_stop]);
             if (!stops[n_stop++][0]) return cli_error(a.cmd, CLI_USAGE, "--stop must not be empty");
         } else if (cli_opt(&a, "--beam", &v)) {
@@ -117,7 +116,10 @@ int cli_cmd_generate(int argc, char **argv)
         if (!prompt) prompt = "\n";
         n = strlen(prompt);
     }
-    if (n == 0) return cli_error(a.cmd, CLI_USAGE, "the prompt is empty");
+    if (n == 0) {
+        free(file_text);
+        return cli_error(a.cmd, CLI_USAGE, "the prompt is empty");
+    }
     o.gc.stop = (const char *const *)stops;
     o.gc.n_stop = n_stop;
     o.gc.on_prefilled = on_prefilled;
@@ -127,9 +129,16 @@ int cli_cmd_generate(int argc, char **argv)
     shape.threads = o.threads;
     ngpt_context *ctx;
     ngpt_status st = cli_open_model(model, &shape, &ctx);
-    if (st) return cli_fail_status(a.cmd, model, st);
+    if (st) {
+        free(file_text);
+        return cli_fail_status(a.cmd, model, st);
+    }
     int32_t *tokens = malloc((n ? n : 1) * sizeof(int32_t));
-    if (!tokens) return cli_error(a.cmd, CLI_FAILED, "out of memory");
+    if (!tokens) {
+        ngpt_free(ctx);
+        free(file_text);
+        return cli_error(a.cmd, CLI_FAILED, "out of memory");
+    }
     for (size_t i = 0; i < n; i++) tokens[i] = (unsigned char)prompt[i];
 
     timing tm = {0};
@@ -143,7 +152,6 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_free(ctx);
     free(tokens);
     free(file_text);
-    for (int i = 0; i < n_stop; i++) free(stops[i]);
     if (st) return cli_fail_status(a.cmd, "generate", st);
     double pre = tm.t_prefilled - t0, dec = t1 - tm.t_prefilled;
     fprintf(stderr, "ngpt generate: prefill %d tokens in %.3f s (%.1f tok/s), decode %d tokens in "

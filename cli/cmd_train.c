@@ -42,8 +42,13 @@ static const char *const HELP =
     "  --resume FILE      continue from a checkpoint (bit-identical to not stopping);\n"
     "                     its saved settings apply unless given again here\n"
     "  --log-csv FILE     step,loss,lr,grad_norm,tokens_per_s,eval_loss per step\n"
-    "  --config key=value model config for a new model (see ngpt init --help)\n\n"
-    "Ctrl-C saves the latest checkpoint and exits with status 130.\n";
+    "  --config key=value model config for a new model (see ngpt init --help)\n"
+    "  --skip-nonfinite   skip a step whose loss or gradient is NaN/Inf (at most 10 in\n"
+    "                     a row) instead of stopping\n\n"
+    "Ctrl-C saves the latest checkpoint and exits with status 130. A NaN or Inf loss\n"
+    "or gradient stops training with a message naming the step and saves the last\n"
+    "good state (parameters before that step) to --out, unless the parameters hold\n"
+    "NaN/Inf themselves (then --out is left as it was); exit status 1.\n";
 
 static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig) { (void)sig; interrupted = 1; }
@@ -74,6 +79,7 @@ typedef struct train_opts {
     const char *out, *best, *resume, *log_csv;
     ngpt_config cfg;
     bool cfg_given;
+    bool skip_nonfinite;
     /* which were given explicitly (they override a resumed checkpoint's) */
     bool g_batch, g_seq, g_seed, g_steps, g_lr, g_min_lr, g_warmup, g_wd, g_clip, g_accum, g_decay;
     bool g_eval_every, g_eval_batches, g_holdout;
@@ -90,6 +96,8 @@ static int parse(int argc, char **argv, train_opts *o)
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
             return -1;
+        } else if (cli_flag(&a, "--skip-nonfinite")) {
+            o->skip_nonfinite = true;
         } else if (cli_flag(&a, "--no-decay-norms")) {
             o->opt.decay_all = false, o->g_decay = true;
         } else if (cli_opt(&a, "--data", &v)) {
@@ -168,6 +176,17 @@ static void apply_saved(train_opts *o, const ngpt_train_state *s)
     if (!o->g_eval_batches) o->eval_batches = s->eval_batches;
     if (!o->g_holdout) o->holdout = s->holdout;
     o->opt.beta1 = s->opt.beta1, o->opt.beta2 = s->opt.beta2, o->opt.eps = s->opt.eps;
+}
+
+/* False if any parameter is NaN or Inf (such a state is not saved). */
+static bool params_finite(ngpt_context *ctx)
+{
+    float *p;
+    size_t n;
+    if (ngpt_params(ctx, &p, &n)) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(p[i])) return false;
+    return true;
 }
 
 static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o, float best,
@@ -281,14 +300,25 @@ int cli_cmd_train(int argc, char **argv)
     const double t_start = now_s();
     const uint64_t step_start = step;
     rc = CLI_OK;
+    bool nonfinite = false;
+    int skipped_in_row = 0;
     const uint64_t end = o.stop_at > 0 && o.stop_at < o.steps ? (uint64_t)o.stop_at : (uint64_t)o.steps;
     while (step < end && !interrupted) {
         float loss, lr, norm;
         double t0 = now_s();
         if ((st = ngpt_train_step(ctx, &o.opt, data, o.seed, o.batch, o.seq, &loss, &lr, &norm))) {
+            /* NaN/Inf: nothing was changed; skip the batch, or stop and save the last good state */
+            if (st == NGPT_ERR_NUMERIC && o.skip_nonfinite && ++skipped_in_row <= 10 &&
+                !ngpt_optim_skip_step(ctx)) {
+                fprintf(stderr, "ngpt train: skipped: %s\n", ngpt_last_error());
+                step++;
+                continue;
+            }
+            nonfinite = st == NGPT_ERR_NUMERIC;
             rc = cli_fail_status(cmd, "train step", st);
             break;
         }
+        skipped_in_row = 0;
         step++;
         double now = now_s(), dt = now - t0;
         double tps = tokens_per_step * (double)(step - step_start) / (now - t_start);
@@ -334,10 +364,14 @@ int cli_cmd_train(int argc, char **argv)
         }
     }
     if (tty) printf("\n");
-    if (rc == CLI_OK || interrupted) {
+    if (nonfinite && !params_finite(ctx)) {
+        printf("stopped on a non-finite value; the parameters already hold NaN/Inf, so %s was "
+               "not overwritten\n", o.out);
+    } else if (rc == CLI_OK || interrupted || nonfinite) {
         if ((st = save(ctx, o.out, &o, best, data_hash))) rc = cli_fail_status(cmd, o.out, st);
-        else printf("%s %s at step %llu\n", interrupted ? "interrupted: saved" : "saved", o.out,
-                    (unsigned long long)step);
+        else printf("%s %s at step %llu\n", interrupted ? "interrupted: saved"
+                    : nonfinite ? "stopped on a non-finite value: saved the last good state in" : "saved",
+                    o.out, (unsigned long long)step);
         if (interrupted && rc == CLI_OK) rc = 130;
     }
     if (o.best && isfinite(best)) printf("best eval loss %.4f in %s\n", (double)best, o.best);

@@ -1,4 +1,6 @@
-/* main.c — `ngpt <command> [options]`: dispatches to the command table. */
+/* main.c — `ngpt <command> [options]`: the command table and cli_main, which
+ * dispatches to it (cli/entry.c holds the process's main, so tests and fuzz
+ * targets can call cli_main). */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,7 +27,7 @@ static void usage(FILE *out)
     fprintf(out, "\n%s\n", ngpt_build_info());
 }
 
-int main(int argc, char **argv)
+int cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);

@@ -248,7 +248,7 @@ ngpt_status ngpt_trace_get(const ngpt_context *ctx, int32_t layer, const float *
 
 /* ---------------------------------------------------------------- checksums */
 
-/* XXH3-64 of bytes; print with "%016" PRIx64. */
+/* XXH3-64 of bytes; print with "%016" PRIx64. NULL data with bytes > 0 gives 0. */
 uint64_t ngpt_checksum(const void *data, size_t bytes);
 /* XXH3-64 of all parameters / of the last forward's logits. */
 ngpt_status ngpt_checksum_params(const ngpt_context *ctx, uint64_t *hash);
@@ -339,6 +339,12 @@ ngpt_status ngpt_lr_at(const ngpt_optim_config *opt, int64_t step, float *lr);
 ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *opt, float lr,
                             float *grad_norm);
 
+/* Counts one step without changing parameters or moments: how a training
+ * loop skips a step that failed with NGPT_ERR_NUMERIC (a NaN or Inf loss or
+ * gradient norm), so that the next ngpt_train_step takes the next batch and
+ * learning rate instead of the same failing batch again. */
+ngpt_status ngpt_optim_skip_step(ngpt_context *ctx);
+
 /* AdamW steps taken by this context (restored by ngpt_load_train). */
 ngpt_status ngpt_optim_steps(const ngpt_context *ctx, uint64_t *steps);
 
@@ -384,6 +390,9 @@ ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t se
  * opt->accum micro-batches with data batch index s*accum + a and dropout
  * keyed (seed, s*accum + a); then ngpt_optim_step with ngpt_lr_at(s).
  * *loss = mean of the micro-batch losses; lr and grad_norm may be NULL.
+ * A NaN or Inf loss or gradient norm is NGPT_ERR_NUMERIC naming the step
+ * (1-based), with parameters, moments and the step count unchanged: stop,
+ * or skip the batch with ngpt_optim_skip_step.
  * Resuming from a checkpoint with the same seed continues bit for bit. */
 ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
                             const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,

@@ -79,6 +79,7 @@ static bool tensor_bytes(const ngpt_ckpt_tensor *t, size_t *bytes)
     if (t->ndim < 1 || t->ndim > 4) return false;
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] < 0 || !ngpt_mul_ok(n, (size_t)t->shape[d], &n)) return false;
+    if (n > SIZE_MAX - 63) return false;    /* ngpt_align64(n) must not wrap */
     *bytes = n;
     return true;
 }
@@ -88,7 +89,15 @@ static ngpt_status write_all(sink *s, const ngpt_config *cfg, size_t nt, ngpt_ck
 {
     ngpt_status st;
     ngpt_ckpt_tensor t;
-    size_t header = ngpt_align64(NGPT_CKPT_HEADER + NGPT_CKPT_TENSOR_ENTRY * nt + NGPT_CKPT_META_ENTRY * nm);
+    /* header + tables, checked: on 32-bit 128 * nt wraps from 33.5M tensors
+     * (a training checkpoint of an 11M-layer model), and the format stores
+     * the header size in 32 bits anyway */
+    size_t tables, part;
+    if (!ngpt_mul_ok(nt, NGPT_CKPT_TENSOR_ENTRY, &tables) || !ngpt_mul_ok(nm, NGPT_CKPT_META_ENTRY, &part) ||
+        !ngpt_add_ok(tables, part, &tables) || !ngpt_add_ok(tables, NGPT_CKPT_HEADER, &tables) ||
+        tables > UINT32_MAX - 63)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "checkpoint: too many tensors for the format (%zu)", nt);
+    size_t header = ngpt_align64(tables);
     size_t data_end = header;
     for (size_t i = 0; i < nt; i++) {
         size_t b;
@@ -98,8 +107,6 @@ static ngpt_status write_all(sink *s, const ngpt_config *cfg, size_t nt, ngpt_ck
         if (!tensor_bytes(&t, &b) || !ngpt_add_ok(data_end, ngpt_align64(b), &data_end))
             return ngpt_fail(NGPT_ERR_OVERFLOW, "checkpoint: tensor %s is too large", t.name);
     }
-    if (header > UINT32_MAX)
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "checkpoint: too many tensors for the format");
     unsigned char h[NGPT_CKPT_HEADER] = {0};
     memcpy(h, NGPT_CKPT_MAGIC, 8);
     put_u32(h + 8, NGPT_CKPT_VERSION);
@@ -135,8 +142,7 @@ static ngpt_status write_all(sink *s, const ngpt_config *cfg, size_t nt, ngpt_ck
         memcpy(e + 56, &meta[i].value, 8);
         if ((st = sink_write(s, e, sizeof e))) return st;
     }
-    if ((st = sink_zeros(s, header - (NGPT_CKPT_HEADER + NGPT_CKPT_TENSOR_ENTRY * nt +
-                                     NGPT_CKPT_META_ENTRY * nm))))
+    if ((st = sink_zeros(s, header - tables)))
         return st;
     for (size_t i = 0; i < nt; i++) {
         size_t b;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -38,22 +39,44 @@ static ngpt_status config_decode(const unsigned char *h, ngpt_config *c)
     return NGPT_OK;
 }
 
+/* A config value for a message: integers exactly, floats with the digits
+ * that tell them apart (%g, else %.9g). */
+static void format_value(char out[32], double v, bool is_float)
+{
+    if (!is_float) {
+        snprintf(out, 32, "%.0f", v);
+        return;
+    }
+    snprintf(out, 32, "%g", v);
+    if (strtof(out, NULL) != (float)v) snprintf(out, 32, "%.9g", v);
+}
+
 ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
 {
-    const struct { const char *name; double a, b; } f[] = {
-        {"V", want->vocab_size, got->vocab_size},   {"T", want->context_len, got->context_len},
-        {"C", want->d_model, got->d_model},         {"L", want->n_layers, got->n_layers},
-        {"H", want->n_heads, got->n_heads},         {"d_ff", want->d_ff, got->d_ff},
-        {"dropout", want->dropout, got->dropout},   {"rope_theta", want->rope_theta, got->rope_theta},
-        {"qkv_bias", want->qkv_bias, got->qkv_bias}, {"tie_lm_head", want->tie_lm_head, got->tie_lm_head},
-        {"final_norm", want->final_norm, got->final_norm}, {"norm", want->norm, got->norm},
-        {"pos", want->pos, got->pos},
+    const struct { const char *name; double a, b; bool is_float; } f[] = {
+        {"V", want->vocab_size, got->vocab_size, false},
+        {"T", want->context_len, got->context_len, false},
+        {"C", want->d_model, got->d_model, false},
+        {"L", want->n_layers, got->n_layers, false},
+        {"H", want->n_heads, got->n_heads, false},
+        {"d_ff", want->d_ff, got->d_ff, false},
+        {"dropout", want->dropout, got->dropout, true},
+        {"rope_theta", want->rope_theta, got->rope_theta, true},
+        {"qkv_bias", want->qkv_bias, got->qkv_bias, false},
+        {"tie_lm_head", want->tie_lm_head, got->tie_lm_head, false},
+        {"final_norm", want->final_norm, got->final_norm, false},
+        {"norm", want->norm, got->norm, false},
+        {"pos", want->pos, got->pos, false},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (f[i].a != f[i].b)
+        if (f[i].a != f[i].b) {
+            char in_ckpt[32], in_ctx[32];
+            format_value(in_ckpt, f[i].b, f[i].is_float);
+            format_value(in_ctx, f[i].a, f[i].is_float);
             return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH,
-                             "checkpoint config differs from the context's: %s is %g in the "
-                             "checkpoint but %g in the context", f[i].name, f[i].b, f[i].a);
+                             "checkpoint config differs from the context's: %s is %s in the "
+                             "checkpoint but %s in the context", f[i].name, in_ckpt, in_ctx);
+        }
     return NGPT_OK;
 }
 
@@ -220,7 +243,12 @@ ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
     int fd = open(path, O_RDONLY);
     if (fd < 0) return ngpt_fail(NGPT_ERR_IO, "checkpoint: cannot open %s: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {     /* e.g. EOVERFLOW: a file over 2 GiB on a 32-bit build */
+        int e = errno;
+        close(fd);
+        return ngpt_fail(NGPT_ERR_IO, "checkpoint: cannot stat %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
         close(fd);
         return ngpt_fail(NGPT_ERR_IO, "checkpoint: %s is not a regular file", path);
     }

@@ -1,4 +1,5 @@
 /* config.c — defaults, validation and "key=value" parsing of the model config. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -57,6 +58,14 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg)
         return ngpt_fail((cfg->pos == NGPT_POS_SINUSOIDAL || cfg->pos == NGPT_POS_LEARNED)
                              ? NGPT_ERR_UNSUPPORTED : NGPT_ERR_BAD_CONFIG,
                          "config: pos must be rope (sinusoidal and learned are not implemented yet)");
+    /* Kernels take int dimensions (the widest is the qkv projection, 3C) and
+     * tensors are counted with int32 (1 + 10 L + 2). */
+    if (cfg->d_model > INT32_MAX / 3)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "config: C (d_model=%d) is too large: 3*C overflows "
+                         "a 32-bit int", (int)cfg->d_model);
+    if (cfg->n_layers > (INT32_MAX - 3) / 10)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "config: L (n_layers=%d) is too large: the tensor "
+                         "count 10*L+3 overflows a 32-bit int", (int)cfg->n_layers);
     ngpt_layout lay;
     if (!ngpt_layout_compute(cfg, &lay))
         return ngpt_fail(NGPT_ERR_OVERFLOW,
@@ -86,7 +95,7 @@ static ngpt_status parse_int(const char *key, const char *s, int32_t *out)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
+    if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: %s expects an integer, got \"%s\"", key, s);
     *out = (int32_t)v;
     return NGPT_OK;
@@ -97,7 +106,7 @@ static ngpt_status parse_float(const char *key, const char *s, float *out)
     char *end;
     errno = 0;
     float v = strtof(s, &end);
-    if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+    if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE || !isfinite(v))
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: %s expects a finite number, got \"%s\"",
                          key, s);
     *out = v;
@@ -164,15 +173,26 @@ ngpt_status ngpt_config_set(ngpt_config *cfg, const char *kv)
     return NGPT_OK;
 }
 
+/* The shortest of %g and %.9g that reads back as the same float, so a
+ * printed config can be passed back to --config and give the same model. */
+static void format_float(char out[32], float v)
+{
+    snprintf(out, 32, "%g", (double)v);
+    if (strtof(out, NULL) != v) snprintf(out, 32, "%.9g", (double)v);
+}
+
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
 {
     if (!buf || size == 0) return;
     if (!cfg) { buf[0] = '\0'; return; }
+    char dropout[32], theta[32];
+    format_float(dropout, cfg->dropout);
+    format_float(theta, cfg->rope_theta);
     snprintf(buf, size,
-             "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%g rope_theta=%g qkv_bias=%d "
+             "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%s rope_theta=%s qkv_bias=%d "
              "tie_lm_head=%d final_norm=%d norm=%s pos=%s",
              (int)cfg->vocab_size, (int)cfg->context_len, (int)cfg->d_model, (int)cfg->n_layers,
-             (int)cfg->n_heads, (int)cfg->d_ff, (double)cfg->dropout, (double)cfg->rope_theta,
+             (int)cfg->n_heads, (int)cfg->d_ff, dropout, theta,
              cfg->qkv_bias, cfg->tie_lm_head, cfg->final_norm,
              cfg->norm == NGPT_NORM_PRE ? "pre" : "post",
              cfg->pos == NGPT_POS_ROPE ? "rope" : cfg->pos == NGPT_POS_SINUSOIDAL ? "sinusoidal"

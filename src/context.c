@@ -25,6 +25,9 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
     if (s.seq < 1 || s.seq > cfg->context_len)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: seq must be in 1..T=%d (0 means T), got %d",
                          (int)cfg->context_len, (int)s.seq);
+    if ((int64_t)s.batch * s.seq > INT32_MAX)    /* kernels count rows (batch*seq) in int */
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "shape: batch*seq = %d*%d overflows a 32-bit int",
+                         (int)s.batch, (int)s.seq);
     if (s.trace != NGPT_TRACE_NONE && s.trace != NGPT_TRACE_FULL && s.trace != NGPT_TRACE_LAST_ROW)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: unknown trace mode %d", (int)s.trace);
     if (s.threads < 1 || s.threads > 1024)

@@ -89,7 +89,7 @@ ngpt_status ngpt_data_open(ngpt_data **data, const char *const *paths, int32_t n
         if (n == 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "data: %s is empty", paths[i]);
         if ((size_t)n < (size_t)seq + 1)
             return ngpt_fail(NGPT_ERR_BAD_ARG, "data: %s has %ld bytes, shorter than one window "
-                             "of seq+1 = %d bytes", paths[i], n, (int)seq + 1);
+                             "of seq+1 = %zu bytes", paths[i], n, (size_t)seq + 1);
         if (!ngpt_add_ok(total, (size_t)n, &total))
             return ngpt_fail(NGPT_ERR_OVERFLOW, "data: the files' total size overflows size_t");
     }
@@ -145,7 +145,7 @@ ngpt_status ngpt_data_batch(const ngpt_data *d, ngpt_split split, uint64_t seed,
     const size_t n = split == NGPT_SPLIT_EVAL ? d->size - d->train_size : d->train_size;
     if (n < (size_t)seq + 1)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "data_batch: the %s split has %zu bytes, fewer than "
-                         "seq+1 = %d", split == NGPT_SPLIT_EVAL ? "eval" : "train", n, (int)seq + 1);
+                         "seq+1 = %zu", split == NGPT_SPLIT_EVAL ? "eval" : "train", n, (size_t)seq + 1);
     const uint64_t starts = (uint64_t)(n - (size_t)seq);      /* valid window starts */
     for (int32_t b = 0; b < batch; b++) {
         uint32_t w[4];

@@ -109,7 +109,10 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
             return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: stop sequence %d must be 1..T=%d bytes "
                              "long, got %zu", (int)s, (int)T, m);
     }
-    if (gc->beam_width < 0 || gc->beam_width > ctx->shape.batch)
+    if (gc->beam_width < 0)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: beam width must be >= 0 (0 = sampling), "
+                         "got %d", (int)gc->beam_width);
+    if (gc->beam_width > ctx->shape.batch)
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "generate: beam width %d needs a context planned "
                          "with batch >= %d (it has %d)", (int)gc->beam_width,
                          (int)gc->beam_width, (int)ctx->shape.batch);

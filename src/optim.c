@@ -87,8 +87,9 @@ ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float
     const float norm = sqrtf(k->sumsq(p->grads, P)) * inv_accum;
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(norm))
-        return ngpt_fail(NGPT_ERR_NUMERIC, "optim_step: the gradient norm is %g (NaN or Inf): "
-                         "parameters left unchanged (try a lower learning rate)", (double)norm);
+        return ngpt_fail(NGPT_ERR_NUMERIC, "optim_step: step %llu: the gradient norm is %g (NaN "
+                         "or Inf): parameters left unchanged (try a lower learning rate)",
+                         (unsigned long long)ctx->optim_steps + 1, (double)norm);
     float coef = 1.0f;
     if (o->clip > 0.0f) {
         coef = o->clip / (norm + 1e-6f);
@@ -114,6 +115,16 @@ ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float
     }
     ctx->optim_steps++;
     ctx->has_targets = false;   /* the next backward needs a forward with these parameters */
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_optim_skip_step(ngpt_context *ctx)
+{
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_skip_step: NULL context");
+    if (ctx->shape.mode != NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_skip_step: the context was planned for inference");
+    ctx->optim_steps++;
+    ctx->has_targets = false;
     return NGPT_OK;
 }
 

@@ -43,6 +43,10 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
     }
     *loss = sum / (float)opt->accum;
     if (lr_out) *lr_out = lr;
+    if (!isfinite(*loss))       /* even if the gradients happen to be finite */
+        return ngpt_fail(NGPT_ERR_NUMERIC, "train_step: step %llu: the loss is %g (NaN or Inf): "
+                         "parameters left unchanged (try a lower learning rate)",
+                         (unsigned long long)s + 1, (double)*loss);
     return ngpt_optim_step(ctx, opt, lr, grad_norm);
 }
 

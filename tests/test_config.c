@@ -74,15 +74,18 @@ static void overflow(void)
         CHECK(st == NGPT_ERR_OVERFLOW, "32-bit: want overflow, got %s", ngpt_status_string(st));
     else
         CHECK(st == NGPT_OK && (double)bytes > 0x1p35, "64-bit: %s %zu", ngpt_status_string(st), bytes);
-    /* The training arena at a huge batch: ~2^51 bytes, only a 64-bit size holds it. */
+    /* The training arena at a huge batch (batch*seq just under 2^31 rows, the
+     * kernels' int limit): ~2^41 bytes, only a 64-bit size holds it. */
     c = ngpt_config_default();
     ngpt_shape t = ngpt_shape_default(NGPT_MODE_TRAIN);
-    t.batch = INT32_MAX;
+    t.batch = INT32_MAX / c.context_len;
     st = ngpt_arena_size(&c, &t, &bytes);
     if (SIZE_MAX <= UINT32_MAX)
         CHECK(st == NGPT_ERR_OVERFLOW, "32-bit: want overflow, got %s", ngpt_status_string(st));
     else
-        CHECK(st == NGPT_OK && (double)bytes > 0x1p50, "64-bit: %s %zu", ngpt_status_string(st), bytes);
+        CHECK(st == NGPT_OK && (double)bytes > 0x1p40, "64-bit: %s %zu", ngpt_status_string(st), bytes);
+    t.batch = INT32_MAX;        /* 2^39 rows: more than an int counts, on every build */
+    CHECK_STATUS(ngpt_arena_size(&c, &t, &bytes), NGPT_ERR_OVERFLOW);
 }
 
 static void parse(void)

@@ -1,0 +1,129 @@
+/* fuzz_checkpoint.h — the properties both checkpoint targets check, through
+ * the memory API (path NULL) or through a file at `path`:
+ *  - read_config and load never crash and fail with a message;
+ *  - an accepted config validates, and read_config and load agree;
+ *  - a failed load leaves the parameters bit for bit unchanged;
+ *  - a valid file for another (small) config loads into a context planned
+ *    for it, and a forward over it runs (its values may be anything);
+ *  - through a file, ngpt_load_train into a training context either
+ *    succeeds with settings that validate or changes nothing. */
+#ifndef NGPT_FUZZ_CHECKPOINT_H
+#define NGPT_FUZZ_CHECKPOINT_H
+
+#include <unistd.h>
+
+#include "fuzz.h"
+
+#define FUZZ_CKPT_MAX_ARENA (4u << 20)
+
+static ngpt_context *fuzz_ckpt_tiny_ctx(void)
+{
+    static ngpt_context *ctx;
+    if (!ctx) {
+        ngpt_config cfg = fuzz_tiny_config();
+        ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+        if (ngpt_init(&ctx, &cfg, &s, NULL, 0) || ngpt_init_weights(ctx, 1))
+            fuzz_fail("tiny context: %s", ngpt_last_error());
+    }
+    return ctx;
+}
+
+static ngpt_status fuzz_ckpt_read_config(const unsigned char *b, size_t size, const char *path,
+                                         ngpt_config *cfg)
+{
+    return path ? ngpt_checkpoint_read_config(path, cfg) : ngpt_checkpoint_read_config_mem(b, size, cfg);
+}
+
+static ngpt_status fuzz_ckpt_load(ngpt_context *ctx, const unsigned char *b, size_t size,
+                                  const char *path)
+{
+    return path ? ngpt_load(ctx, path) : ngpt_load_mem(ctx, b, size);
+}
+
+static void fuzz_write_file(const char *path, const unsigned char *b, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b, 1, size, f) != size || fclose(f) != 0) fuzz_fail("cannot write %s", path);
+}
+
+/* Loads a valid checkpoint of another small config into its own context. */
+static void fuzz_ckpt_other_config(const ngpt_config *cfg, const unsigned char *b, size_t size,
+                                   const char *path)
+{
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.seq = cfg->context_len < 4 ? cfg->context_len : 4;
+    size_t bytes;
+    ngpt_status st = ngpt_arena_size(cfg, &s, &bytes);
+    fuzz_expect_message(st, "arena_size");
+    if (st || bytes > FUZZ_CKPT_MAX_ARENA) return;
+    ngpt_context *ctx;
+    if ((st = ngpt_init(&ctx, cfg, &s, NULL, 0))) fuzz_fail("init for a valid checkpoint: %s", ngpt_last_error());
+    if ((st = fuzz_ckpt_load(ctx, b, size, path)))
+        fuzz_fail("read_config accepted the file but load into its own config failed: %s",
+                  ngpt_last_error());
+    int32_t tokens[4] = {0, 1 % cfg->vocab_size, 2 % cfg->vocab_size, 3 % cfg->vocab_size};
+    if ((st = ngpt_forward(ctx, tokens, 1, s.seq, tokens, NULL)))
+        fuzz_fail("forward on a loaded model: %s", ngpt_last_error());
+    ngpt_free(ctx);
+}
+
+/* A file (path) whose config reads: ngpt_load_train into a training context
+ * planned for that config (if small): a success restores a finite step
+ * count and settings that validate; a failure changes nothing. */
+static void fuzz_ckpt_train(const ngpt_config *cfg, const char *path)
+{
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
+    s.batch = 1, s.seq = cfg->context_len < 4 ? cfg->context_len : 4;
+    size_t bytes;
+    if (ngpt_arena_size(cfg, &s, &bytes) || bytes > FUZZ_CKPT_MAX_ARENA) return;
+    ngpt_context *ctx;
+    if (ngpt_init(&ctx, cfg, &s, NULL, 0)) fuzz_fail("train init: %s", ngpt_last_error());
+    ngpt_train_state ts;
+    uint64_t before = fuzz_params_hash(ctx), steps = 0;
+    ngpt_status st = ngpt_load_train(ctx, path, &ts);
+    fuzz_expect_message(st, "load_train");
+    ngpt_optim_steps(ctx, &steps);
+    if (st && (fuzz_params_hash(ctx) != before || steps != 0))
+        fuzz_fail("a failed load_train (%s) changed the context", ngpt_status_string(st));
+    if (!st && ts.has_state && ngpt_optim_validate(&ts.opt))
+        fuzz_fail("load_train returned settings that do not validate: %s", ngpt_last_error());
+    ngpt_free(ctx);
+}
+
+static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *path)
+{
+    if (path) fuzz_write_file(path, b, size);
+    ngpt_config cfg;
+    ngpt_status st = fuzz_ckpt_read_config(b, size, path, &cfg);
+    fuzz_expect_message(st, "checkpoint_read_config");
+    if (!st && ngpt_config_validate(&cfg))
+        fuzz_fail("read_config accepted an invalid config: %s", ngpt_last_error());
+
+    ngpt_context *ctx = fuzz_ckpt_tiny_ctx();
+    uint64_t before = fuzz_params_hash(ctx);
+    ngpt_status ls = fuzz_ckpt_load(ctx, b, size, path);
+    fuzz_expect_message(ls, "load");
+    if (ls && fuzz_params_hash(ctx) != before) fuzz_fail("a failed load (%s) changed the parameters",
+                                                         ngpt_status_string(ls));
+    if (st && !ls) fuzz_fail("load accepted a file that read_config rejected (%s)", ngpt_status_string(st));
+    if (!st && ls && ls != NGPT_ERR_CONFIG_MISMATCH)
+        fuzz_fail("read_config accepted the file but load said %s: %s", ngpt_status_string(ls),
+                  ngpt_last_error());
+    if (!ls) ngpt_init_weights(ctx, 1);   /* the next input starts from the same model */
+    if (ls == NGPT_ERR_CONFIG_MISMATCH) fuzz_ckpt_other_config(&cfg, b, size, path);
+    if (!st && path) fuzz_ckpt_train(&cfg, path);
+}
+
+/* The input as it is, then resealed (size field and checksum fixed). */
+static void fuzz_ckpt_run(const uint8_t *data, size_t size, const char *path)
+{
+    unsigned char *b = fuzz_copy(data, size);
+    fuzz_ckpt_check(b, size, path);
+    if (size >= 136) {
+        fuzz_reseal(b, size);
+        fuzz_ckpt_check(b, size, path);
+    }
+    free(b);
+}
+
+#endif

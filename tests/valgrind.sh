@@ -1,0 +1,31 @@
+#!/bin/sh
+# valgrind.sh NGPT — runs the CLI's main paths under valgrind (memcheck):
+# init (config, arena, weights, atomic save), info and checksum (verified
+# load, forward), a short train with evaluation, checkpoints and a resume,
+# eval, generate (sampling and beam search), trace. Any memory error or leak
+# fails: --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect.
+set -e
+ngpt=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ngpt-valgrind-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+for i in 1 2 3 4 5 6; do
+    echo "The quick brown fox jumps over the lazy dog. user: hello assistant: hi there $i"
+done > data.txt
+vg="valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect"
+tiny="--config T=16 --config C=16 --config L=2 --config H=2 --config d_ff=32"
+run() {
+    echo "valgrind: ngpt $*"
+    $vg "$ngpt" "$@" > out.txt 2> err.txt || { cat err.txt; echo "valgrind: FAILED: ngpt $*"; exit 1; }
+}
+run init --out m.ngpt --seed 7 $tiny
+run info m.ngpt
+run checksum m.ngpt --prompt "hello"
+run train --data data.txt --steps 3 --batch 2 --eval-every 2 --eval-batches 1 --holdout 0.2 \
+    --out t.ngpt --keep-best best.ngpt $tiny
+run train --data data.txt --resume t.ngpt --steps 4 --batch 2 --holdout 0.2 --out t.ngpt
+run eval --model t.ngpt --data data.txt --batches 1 --batch 2 --holdout 0.2
+run generate --model t.ngpt --prompt "The quick" -n 8 --temp 0.8 --top-k 10 --seed 1
+run generate --model t.ngpt --prompt "ab" -n 4 --beam 2
+run trace --model t.ngpt --prompt "abc" --text
+echo "valgrind: clean (9 runs)"
