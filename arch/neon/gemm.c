@@ -7,7 +7,9 @@
  * B's own rows when b_cs == 1 (backward), else a packed copy of the panel
  * (any strides: a Linear's W stored (out, in) has b_rs = 1, b_cs = K);
  * partial panels are packed with zero padding and only valid lanes stored.
- * k above PACK_K (never in the model) goes to the reference. */
+ * A panel that would need packing more than PACK_K rows of k (128 KiB of
+ * stack) is left to the reference; unpacked panels (b_cs == 1, e.g. weight
+ * gradients with k = B*T) have no limit. */
 #include <arm_neon.h>
 
 #include "kernels_neon.h"
@@ -92,16 +94,17 @@ void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
                          const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
                          float *c, ptrdiff_t c_rs, bool accumulate)
 {
-    if (k > PACK_K) {
-        ngpt_f32_gemm_ref(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
-        return;
-    }
     float pack[PACK_K * 8];
     for (int j = 0; j < n; j += 8) {
         const int nv = n - j < 8 ? n - j : 8;
         const float *bj = bias ? bias + j : NULL;
         if (nv == 8 && b_cs == 1) {
             panel(m, k, a, a_rs, a_cs, b + j, b_rs, bj, c + j, c_rs, nv, accumulate);
+            continue;
+        }
+        if (k > PACK_K) {   /* the same chains, from the reference */
+            ngpt_f32_gemm_ref(m, nv, k, a, a_rs, a_cs, b + j * b_cs, b_rs, b_cs, bj, c + j, c_rs,
+                              accumulate);
             continue;
         }
         for (int kk = 0; kk < k; kk++) {
