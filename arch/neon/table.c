@@ -6,9 +6,10 @@
  * reference runs on keeps them. Every arithmetic kernel here can meet a
  * subnormal (a product of two values below ~1e-19, a near-cancelling sum),
  * so on ARMv7 they are bit-identical only while no operand or result is
- * subnormal. The suite passes with them (build with
- * CFLAGS+=-DNGPT_NEON_ARMV7_FTZ), but exactness is the contract, so the
- * ARMv7 table keeps the reference unless that is set. AArch64 Advanced SIMD
+ * subnormal. Built with CFLAGS+=-DNGPT_NEON_ARMV7_FTZ they pass every
+ * golden test, but test_kernels_wide's subnormal case differs (sumsq, gemm,
+ * add): exactness is the contract, so the ARMv7 table keeps the reference
+ * unless that is set. AArch64 Advanced SIMD
  * honours FPCR.FZ (off) like the scalar unit: exact everywhere. */
 #include "kernels_neon.h"
 
