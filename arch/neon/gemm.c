@@ -7,6 +7,8 @@
  * B's own rows when b_cs == 1 (backward), else a packed copy of the panel
  * (any strides: a Linear's W stored (out, in) has b_rs = 1, b_cs = K);
  * partial panels are packed with zero padding and only valid lanes stored.
+ * Fewer than 4 rows (decode) against a W layout transpose 4x4 blocks in
+ * registers instead of packing (row_w8).
  * A panel that would need packing more than PACK_K rows of k (128 KiB of
  * stack) is left to the reference; unpacked panels (b_cs == 1, e.g. weight
  * gradients with k = B*T) have no limit. */
@@ -90,6 +92,51 @@ static void panel(int m, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, 
     }
 }
 
+/* k-major 4x4 transpose: r_l = 4 consecutive k of column l -> t_x = column
+ * values at k offset x. */
+static inline void transpose4(float32x4_t r0, float32x4_t r1, float32x4_t r2, float32x4_t r3,
+                              float32x4_t t[4])
+{
+    const float32x4x2_t p01 = vtrnq_f32(r0, r1), p23 = vtrnq_f32(r2, r3);
+    t[0] = vcombine_f32(vget_low_f32(p01.val[0]), vget_low_f32(p23.val[0]));
+    t[1] = vcombine_f32(vget_low_f32(p01.val[1]), vget_low_f32(p23.val[1]));
+    t[2] = vcombine_f32(vget_high_f32(p01.val[0]), vget_high_f32(p23.val[0]));
+    t[3] = vcombine_f32(vget_high_f32(p01.val[1]), vget_high_f32(p23.val[1]));
+}
+
+/* One row against 8 columns of a W-layout B (b_rs == 1: column j is the
+ * contiguous row b + j*b_cs), without packing: a decode step has one row, so
+ * a packed panel would be used once. 4x4 blocks are transposed in registers;
+ * each lane still takes k = 0, 1, 2, ... in order. */
+static void row_w8(int k, const float *ai, ptrdiff_t a_cs, const float *b, ptrdiff_t b_cs,
+                   const float *bias, float *c, bool accumulate)
+{
+    const float *w[8];
+    for (int jj = 0; jj < 8; jj++) w[jj] = b + jj * b_cs;
+    float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0;
+    int kk = 0;
+    for (; kk + 4 <= k; kk += 4) {
+        float32x4_t t[4], u[4];
+        transpose4(vld1q_f32(w[0] + kk), vld1q_f32(w[1] + kk), vld1q_f32(w[2] + kk),
+                   vld1q_f32(w[3] + kk), t);
+        transpose4(vld1q_f32(w[4] + kk), vld1q_f32(w[5] + kk), vld1q_f32(w[6] + kk),
+                   vld1q_f32(w[7] + kk), u);
+        for (int x = 0; x < 4; x++) {
+            const float32x4_t v = vdupq_n_f32(ai[(kk + x) * a_cs]);
+            c0 = vfmaq_f32(c0, v, t[x]);
+            c1 = vfmaq_f32(c1, v, u[x]);
+        }
+    }
+    for (; kk < k; kk++) {
+        float lo[4] = {w[0][kk], w[1][kk], w[2][kk], w[3][kk]};
+        float hi[4] = {w[4][kk], w[5][kk], w[6][kk], w[7][kk]};
+        const float32x4_t v = vdupq_n_f32(ai[kk * a_cs]);
+        c0 = vfmaq_f32(c0, v, vld1q_f32(lo));
+        c1 = vfmaq_f32(c1, v, vld1q_f32(hi));
+    }
+    store8(c, c0, c1, bias, 8, accumulate);
+}
+
 void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                          const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
                          float *c, ptrdiff_t c_rs, bool accumulate)
@@ -100,6 +147,11 @@ void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
         const float *bj = bias ? bias + j : NULL;
         if (nv == 8 && b_cs == 1) {
             panel(m, k, a, a_rs, a_cs, b + j, b_rs, bj, c + j, c_rs, nv, accumulate);
+            continue;
+        }
+        if (nv == 8 && b_rs == 1 && m < 4) {
+            for (int i = 0; i < m; i++)
+                row_w8(k, a + i * a_rs, a_cs, b + j * b_cs, b_cs, bj, c + i * c_rs + j, accumulate);
             continue;
         }
         if (k > PACK_K) {   /* the same chains, from the reference */
