@@ -36,17 +36,24 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
     return NGPT_OK;
 }
 
+/* Validates config and shape, resolves the shape and sizes the plan. */
+static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ngpt_shape *s,
+                             ngpt_plan *plan)
+{
+    ngpt_status st = ngpt_config_validate(cfg);
+    if (!st) st = shape_resolve(cfg, shape, s);
+    if (!st) st = ngpt_plan_walk(cfg, s, NULL, plan);
+    return st;
+}
+
 ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, size_t *bytes)
 {
     if (!cfg || !shape || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "arena_size: NULL argument");
-    ngpt_status st = ngpt_config_validate(cfg);
-    if (st) return st;
     ngpt_shape s;
-    if ((st = shape_resolve(cfg, shape, &s))) return st;
     ngpt_plan plan;
-    if ((st = ngpt_plan_walk(cfg, &s, NULL, &plan))) return st;
-    *bytes = plan.bytes;
-    return NGPT_OK;
+    ngpt_status st = plan_size(cfg, shape, &s, &plan);
+    if (!st) *bytes = plan.bytes;
+    return st;
 }
 
 void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
@@ -71,12 +78,10 @@ ngpt_status ngpt_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_sha
 {
     if (!out || !cfg || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "init: NULL argument");
     *out = NULL;
-    ngpt_status st = ngpt_config_validate(cfg);
-    if (st) return st;
     ngpt_shape s;
-    if ((st = shape_resolve(cfg, shape, &s))) return st;
     ngpt_plan plan;
-    if ((st = ngpt_plan_walk(cfg, &s, NULL, &plan))) return st;
+    ngpt_status st = plan_size(cfg, shape, &s, &plan);
+    if (st) return st;
 
     void *owned = NULL;
     if (arena) {

@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ngpt.h"
@@ -43,6 +44,30 @@ static int test_passed, test_failed;
 #define CHECK_HASH(got, want_hex)                                                 \
     CHECK((got) == (uint64_t)(want_hex), "hash %016" PRIx64 " want %016" PRIx64,  \
           (uint64_t)(got), (uint64_t)(want_hex))
+
+/* The tiny config most tests run on (fast enough for qemu):
+ * V=256 T=16 C=32 L=2 H=4 d_ff=64, dropout 0.1. */
+static inline ngpt_config test_config_tiny(void)
+{
+    ngpt_config c = ngpt_config_default();
+    c.context_len = 16, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.d_ff = 64;
+    return c;
+}
+
+/* A whole file in a malloc'd buffer (*n bytes), or NULL. */
+static inline unsigned char *test_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    *n = 0;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = size >= 0 ? malloc((size_t)size + 1) : NULL;
+    if (b && fread(b, 1, (size_t)size, f) == (size_t)size) *n = (size_t)size;
+    fclose(f);
+    return b;
+}
 
 static inline int test_summary(const char *name)
 {

@@ -4,26 +4,12 @@
 /* test-ldflags: -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc */
 #include <stdlib.h>
 
+#include "alloc_count.h"
 #include "test.h"
-
-static int allocations;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n) { allocations++; return __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t m) { allocations++; return __real_calloc(n, m); }
-void *__wrap_realloc(void *p, size_t n) { allocations++; return __real_realloc(p, n); }
-
-static ngpt_config tiny(void)
-{
-    ngpt_config c = ngpt_config_default();
-    c.context_len = 16, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.d_ff = 64;
-    return c;
-}
 
 static void exact_size(ngpt_mode mode, ngpt_trace trace)
 {
-    ngpt_config cfg = tiny();
+    ngpt_config cfg = test_config_tiny();
     ngpt_shape s = ngpt_shape_default(mode);
     s.batch = 3, s.trace = trace, s.threads = 2;
     size_t bytes;
@@ -58,7 +44,7 @@ static void exact_size(ngpt_mode mode, ngpt_trace trace)
 
 static void internal_allocation(void)
 {
-    ngpt_config cfg = tiny();
+    ngpt_config cfg = test_config_tiny();
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     int before = allocations;
     ngpt_context *ctx;
@@ -70,7 +56,7 @@ static void internal_allocation(void)
 
 static void bad_shapes(void)
 {
-    ngpt_config cfg = tiny();
+    ngpt_config cfg = test_config_tiny();
     size_t bytes;
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_shape b = s;
@@ -96,7 +82,7 @@ static void bad_shapes(void)
 static void sizes_grow(void)
 {
     /* More batch, sequence, training or a trace never needs less memory. */
-    ngpt_config cfg = tiny();
+    ngpt_config cfg = test_config_tiny();
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     size_t a, b, c, d, e;
     CHECK_OK(ngpt_arena_size(&cfg, &s, &a));

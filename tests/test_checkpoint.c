@@ -14,13 +14,6 @@
 
 static char path[256], path2[256];
 
-static ngpt_config tiny(void)
-{
-    ngpt_config c = ngpt_config_default();
-    c.context_len = 16, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.d_ff = 64;
-    return c;
-}
-
 static ngpt_context *make(ngpt_config cfg, uint64_t seed)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
@@ -28,19 +21,6 @@ static ngpt_context *make(ngpt_config cfg, uint64_t seed)
     CHECK_OK(ngpt_init(&ctx, &cfg, &s, NULL, 0));
     if (ctx) CHECK_OK(ngpt_init_weights(ctx, seed));
     return ctx;
-}
-
-static unsigned char *slurp(const char *p, size_t *n)
-{
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(*n ? *n : 1);
-    if (fread(b, 1, *n, f) != *n) *n = 0;
-    fclose(f);
-    return b;
 }
 
 static uint64_t params_hash(ngpt_context *ctx)
@@ -59,7 +39,7 @@ static void reseal(unsigned char *b, size_t n)
 
 static void round_trip(void)
 {
-    ngpt_context *a = make(tiny(), 42), *b = make(tiny(), 7);
+    ngpt_context *a = make(test_config_tiny(), 42), *b = make(test_config_tiny(), 7);
     if (!a || !b) return;
     CHECK(params_hash(a) != params_hash(b), "different seeds");
     CHECK_OK(ngpt_save(a, path));
@@ -72,11 +52,11 @@ static void round_trip(void)
     /* The file is the canonical bytes: saving the loaded model again is identical. */
     CHECK_OK(ngpt_save(b, path2));
     size_t n1, n2;
-    unsigned char *f1 = slurp(path, &n1), *f2 = slurp(path2, &n2);
+    unsigned char *f1 = test_read_file(path, &n1), *f2 = test_read_file(path2, &n2);
     CHECK(f1 && f2 && n1 == n2 && !memcmp(f1, f2, n1), "save is deterministic");
     CHECK(n1 % 64 == 8, "data area is 64-aligned, then 8 checksum bytes (%zu)", n1);
     /* From memory, also at an odd address. */
-    ngpt_context *c = make(tiny(), 9);
+    ngpt_context *c = make(test_config_tiny(), 9);
     unsigned char *odd = malloc(n1 + 1);
     memcpy(odd + 1, f1, n1);
     CHECK_OK(ngpt_checkpoint_read_config_mem(odd + 1, n1, &cfg));
@@ -109,11 +89,11 @@ static void expect_rejected(ngpt_context *ctx, const unsigned char *img, size_t 
 
 static void bad_files(void)
 {
-    ngpt_context *src = make(tiny(), 42), *dst = make(tiny(), 5);
+    ngpt_context *src = make(test_config_tiny(), 42), *dst = make(test_config_tiny(), 5);
     if (!src || !dst) return;
     CHECK_OK(ngpt_save(src, path));
     size_t n;
-    unsigned char *good = slurp(path, &n), *b = malloc(n);
+    unsigned char *good = test_read_file(path, &n), *b = malloc(n);
     uint32_t nt;
     memcpy(&nt, good + 24, 4);
     const size_t T0 = NGPT_CKPT_HEADER;            /* first tensor entry */
@@ -181,7 +161,7 @@ static void bad_files(void)
     expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "optim tensor shaped unlike its parameter");
 
     /* a valid file for another config: config mismatch naming the field */
-    ngpt_config other = tiny();
+    ngpt_config other = test_config_tiny();
     other.d_ff = 128;
     ngpt_context *big = make(other, 1);
     if (big) {
@@ -210,7 +190,7 @@ static ssize_t short_write(int fd, const void *buf, size_t n)
 
 static void io_errors(void)
 {
-    ngpt_context *a = make(tiny(), 42), *b = make(tiny(), 3);
+    ngpt_context *a = make(test_config_tiny(), 42), *b = make(test_config_tiny(), 3);
     if (!a || !b) return;
     CHECK_STATUS(ngpt_load(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
     CHECK(strstr(ngpt_last_error(), "/nonexistent/dir/model.ngpt") != NULL, "names the path: %s",
@@ -228,12 +208,12 @@ static void io_errors(void)
     /* A failed save (disk full mid-write) reports it and keeps the old file. */
     CHECK_OK(ngpt_save(a, path));
     size_t n_old, n_new;
-    unsigned char *old = slurp(path, &n_old);
+    unsigned char *old = test_read_file(path, &n_old);
     ngpt_ckpt_write_hook = short_write;
     CHECK_STATUS(ngpt_save(b, path), NGPT_ERR_IO);
     CHECK(strstr(ngpt_last_error(), "unchanged") != NULL, "says the old file is kept: %s", ngpt_last_error());
     ngpt_ckpt_write_hook = write;
-    unsigned char *now = slurp(path, &n_new);
+    unsigned char *now = test_read_file(path, &n_new);
     CHECK(old && now && n_old == n_new && !memcmp(old, now, n_old), "previous checkpoint intact");
     char cmd[300];
     snprintf(cmd, sizeof cmd, "ls %s.tmp.* >/dev/null 2>&1", path);

@@ -70,19 +70,6 @@ static ngpt_context *model(uint64_t seed)
     return ctx;
 }
 
-static unsigned char *slurp(const char *p, size_t *n)
-{
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(*n ? *n : 1);
-    if (fread(b, 1, *n, f) != *n) *n = 0;
-    fclose(f);
-    return b;
-}
-
 /* Removes the temporary files kills left in dir; returns how many. */
 static int sweep_temporaries(void)
 {
@@ -105,7 +92,7 @@ static void expect_whole(ngpt_context *ctx, const unsigned char *const *images, 
                          int n_images, const char *when)
 {
     size_t n = 0;
-    unsigned char *now = slurp(path, &n);
+    unsigned char *now = test_read_file(path, &n);
     int which = -1;
     for (int i = 0; now && i < n_images; i++)
         if (n == sizes[i] && !memcmp(now, images[i], n)) which = i;
@@ -192,7 +179,7 @@ static void kill_anytime(ngpt_context *check, const unsigned char *const *images
         char when[64];
         snprintf(when, sizeof when, "killed after %ld us", delay.tv_nsec / 1000);
         size_t n = 0;
-        unsigned char *now = slurp(path, &n);
+        unsigned char *now = test_read_file(path, &n);
         if (now && n == sizes[0] && !memcmp(now, images[0], n)) old++;
         else fresh++;
         free(now);
@@ -220,7 +207,7 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         snprintf(p, sizeof p, "%s/image%d", dir, i);
         CHECK(m[i] && ngpt_save(m[i], p) == NGPT_OK, "save image %d", i);
-        images[i] = slurp(p, &sizes[i]);
+        images[i] = test_read_file(p, &sizes[i]);
         unlink(p);
     }
     CHECK(images[0] && images[1] && sizes[0] == sizes[1] && memcmp(images[0], images[1], sizes[0]),

@@ -17,13 +17,6 @@
 
 static const char PROMPT[] = "The quick brown fox jumps over the lazy dog.";
 
-static ngpt_config tiny(void)
-{
-    ngpt_config c = ngpt_config_default();
-    c.context_len = 16, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.d_ff = 64;
-    return c;
-}
-
 static ngpt_context *make(ngpt_config cfg, int batch, int seq, ngpt_trace trace, uint64_t seed)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
@@ -69,7 +62,7 @@ static void golden_tiny(void)
 {
     int32_t tok[32], tgt[32];
     tiny_batch(tok, tgt);
-    ngpt_context *ctx = make(tiny(), 2, 16, NGPT_TRACE_NONE, 42);
+    ngpt_context *ctx = make(test_config_tiny(), 2, 16, NGPT_TRACE_NONE, 42);
     if (!ctx) return;
     uint64_t h;
     CHECK_OK(ngpt_checksum_params(ctx, &h));
@@ -99,7 +92,7 @@ static void golden_tiny(void)
     ngpt_free(ctx);
 
     /* dropout = 0 in train mode equals eval bit for bit */
-    ngpt_config c0 = tiny();
+    ngpt_config c0 = test_config_tiny();
     c0.dropout = 0.0f;
     ctx = make(c0, 2, 16, NGPT_TRACE_NONE, 42);
     if (!ctx) return;
@@ -109,7 +102,7 @@ static void golden_tiny(void)
     ngpt_free(ctx);
 
     /* another init seed, another model */
-    ctx = make(tiny(), 1, 16, NGPT_TRACE_NONE, 43);
+    ctx = make(test_config_tiny(), 1, 16, NGPT_TRACE_NONE, 43);
     if (!ctx) return;
     CHECK_OK(ngpt_checksum_params(ctx, &h));
     CHECK(h != GOLD_TINY_PARAMS, "seed 43 differs from 42");
@@ -121,8 +114,8 @@ static void batch_independence(void)
 {
     int32_t tok[32], tgt[32];
     tiny_batch(tok, tgt);
-    ngpt_context *two = make(tiny(), 2, 16, NGPT_TRACE_NONE, 42);
-    ngpt_context *one = make(tiny(), 1, 16, NGPT_TRACE_NONE, 42);
+    ngpt_context *two = make(test_config_tiny(), 2, 16, NGPT_TRACE_NONE, 42);
+    ngpt_context *one = make(test_config_tiny(), 1, 16, NGPT_TRACE_NONE, 42);
     if (!two || !one) return;
     const float *l2, *l1;
     CHECK_OK(ngpt_forward(two, tok, 2, 16, NULL, NULL));
@@ -142,9 +135,9 @@ static void traces(void)
 {
     int32_t tok[32], tgt[32];
     tiny_batch(tok, tgt);
-    ngpt_context *none = make(tiny(), 2, 16, NGPT_TRACE_NONE, 42);
-    ngpt_context *full = make(tiny(), 2, 16, NGPT_TRACE_FULL, 42);
-    ngpt_context *last = make(tiny(), 2, 16, NGPT_TRACE_LAST_ROW, 42);
+    ngpt_context *none = make(test_config_tiny(), 2, 16, NGPT_TRACE_NONE, 42);
+    ngpt_context *full = make(test_config_tiny(), 2, 16, NGPT_TRACE_FULL, 42);
+    ngpt_context *last = make(test_config_tiny(), 2, 16, NGPT_TRACE_LAST_ROW, 42);
     if (!none || !full || !last) return;
     for (int dropout = 0; dropout < 2; dropout++) {
         ngpt_context *all[3] = {none, full, last};
@@ -192,7 +185,7 @@ static void traces(void)
 
 static void bad_input(void)
 {
-    ngpt_context *ctx = make(tiny(), 2, 8, NGPT_TRACE_NONE, 42);
+    ngpt_context *ctx = make(test_config_tiny(), 2, 8, NGPT_TRACE_NONE, 42);
     if (!ctx) return;
     int32_t tok[32] = {0}, tgt[32] = {0};
     const float *l;

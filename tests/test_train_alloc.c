@@ -4,15 +4,9 @@
 /* test-ldflags: -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc */
 #include <stdlib.h>
 
+#include "alloc_count.h"
 #include "test.h"
 
-static int allocations;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n) { allocations++; return __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t m) { allocations++; return __real_calloc(n, m); }
-void *__wrap_realloc(void *p, size_t n) { allocations++; return __real_realloc(p, n); }
 
 int main(void)
 {

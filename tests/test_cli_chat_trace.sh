@@ -1,0 +1,72 @@
+#!/bin/sh
+# test_cli_chat_trace.sh — `ngpt chat` and `ngpt trace` end to end. A tiny
+# model is trained (60 steps, deterministic on every build) on a dialogue
+# where the assistant always answers "ok"; chat must then answer "ok" to each
+# line and stop at the next role marker without printing it. trace must draw
+# every head, escape the prompt's bytes in the SVG, and print rows that are
+# probability distributions. Bad usage gets the documented exit codes.
+# Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
+B=${BUILD:-build}
+N="$RUN_ENV $B/ngpt"
+passed=0 failed=0
+check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT
+i=0
+while [ $i -lt 200 ]; do printf 'user: hi\nassistant: ok\n' >> "$dir/d.txt"; i=$((i + 1)); done
+
+$N train --data "$dir/d.txt" --config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64 \
+    --config dropout=0 --batch 8 --seq 16 --steps 60 --warmup 5 --lr 1e-2 --min-lr 1e-3 \
+    --eval-every 0 --eval-batches 1 --out "$dir/m.ngpt" > "$dir/train.log" 2>&1
+check $? "train the dialogue model: $(cat "$dir/train.log")"
+
+# chat: one reply per stdin line, cut before "\nuser: " (never printed)
+printf 'hi\nhi\n' | $N chat --model "$dir/m.ngpt" --temp 0 -n 20 > "$dir/chat.out" 2> "$dir/chat.err"
+check $? "chat exit status: $(cat "$dir/chat.err")"
+printf 'ok\nok\n' | cmp -s - "$dir/chat.out"
+check $? "chat answers ok twice and stops at the role marker: $(od -c "$dir/chat.out" | head -3)"
+printf 'hi\n' | $N chat --model "$dir/m.ngpt" --system "be brief" --seed 3 -n 20 > "$dir/chat2.out" 2>&1
+check $? "chat with --system"
+printf 'hi\n' | $N chat --model "$dir/m.ngpt" --system "be brief" --seed 3 -n 20 > "$dir/chat3.out" 2>&1
+cmp -s "$dir/chat2.out" "$dir/chat3.out"
+check $? "chat: same seed, same reply"
+printf 'hi\n' | $N chat > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q -- "--model" "$dir/err"
+check $? "chat without --model is a usage error: $(cat "$dir/err")"
+printf 'hi\n' | $N chat --model "$dir/missing.ngpt" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q "missing.ngpt" "$dir/err"
+check $? "chat with a missing model names it: $(cat "$dir/err")"
+
+# trace --text: L*H tables whose rows are distributions with a causal mask
+$N trace --model "$dir/m.ngpt" --prompt 'a<&' --text > "$dir/trace.txt" 2> "$dir/err"
+check $? "trace --text: $(cat "$dir/err")"
+[ "$(grep -c '^layer [01] head [0-3]$' "$dir/trace.txt")" -eq 8 ]
+check $? "trace --text prints 2 layers x 4 heads"
+awk 'NF == 4 && $1 != "layer" && $2 ~ /^[0-9.]+$/ { rows++; s = $2 + $3 + $4; if (s < 0.998 || s > 1.002) bad++ }
+     NF == 4 && $1 == "a" && ($3 != "0.000" || $4 != "0.000") { bad++ }
+     END { exit !(rows == 24 && bad == 0) }' "$dir/trace.txt"
+check $? "trace rows sum to 1 and the first query sees only itself"
+$N trace --model "$dir/m.ngpt" --prompt 'a<&' --layer 1 --text > "$dir/trace1.txt" 2>&1
+[ "$(grep -c '^layer 1 head' "$dir/trace1.txt")" -eq 4 ] && ! grep -q '^layer 0' "$dir/trace1.txt"
+check $? "trace --layer 1 prints only layer 1"
+
+# trace --svg: a picture per head, the prompt's bytes escaped
+$N trace --model "$dir/m.ngpt" --prompt 'x<&"y' --svg "$dir/t.svg" > /dev/null 2>&1
+check $? "trace --svg"
+head -c 200 "$dir/t.svg" | grep -q "<svg" && tail -c 20 "$dir/t.svg" | grep -q "</svg>"
+check $? "the SVG is one <svg> element"
+grep -q '&lt;' "$dir/t.svg" && grep -q '&amp;' "$dir/t.svg" && grep -q '&quot;' "$dir/t.svg" &&
+    ! grep -q '>[^<]*<&' "$dir/t.svg"
+check $? "the SVG escapes <, & and \""
+[ "$(grep -o 'layer [01] head [0-3]' "$dir/t.svg" | sort -u | wc -l)" -eq 8 ]
+check $? "the SVG has a heatmap per head"
+$N trace --model "$dir/m.ngpt" --prompt 'ab' --layer 2 --text > /dev/null 2> "$dir/err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "layer" "$dir/err"
+check $? "trace --layer 2 of a 2-layer model is an error: $(cat "$dir/err")"
+$N trace --model "$dir/m.ngpt" --prompt 'ab' > /dev/null 2> "$dir/err"
+[ $? -eq 2 ]
+check $? "trace without --svg or --text is a usage error: $(cat "$dir/err")"
+
+echo "test_cli_chat_trace: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
