@@ -2,8 +2,8 @@
  * output C(i,j) is one fma chain over k in increasing order from +0.0f (one
  * lane of _mm256_fmadd_ps per k is exactly fmaf), then + bias[j], then added
  * to C when accumulating. Vectorised across 16 consecutive j (two vectors)
- * for tiles of 4 rows; the whole k loop runs with the accumulators in
- * registers, so no chain is ever split.
+ * for tiles of 6 rows (then 4, then 1); the whole k loop runs with the
+ * accumulators in registers, so no chain is ever split.
  *
  * B's 16-column panel is read in place when its rows are contiguous
  * (b_cs == 1: the backward's products), otherwise packed once per panel into
@@ -40,6 +40,45 @@ static inline void store_row(float *c, __m256 lo, __m256 hi, const float *bias, 
         if (bias) acc = acc + bias[j + jj];
         c[jj] = accumulate ? c[jj] + acc : acc;
     }
+}
+
+/* Rows i0..i0+5 against one panel (12 accumulators + 2 B vectors + 1 A
+ * broadcast = 15 of the 16 ymm registers). */
+static void tile6(int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, const float *bp,
+                  ptrdiff_t bstride, const float *bias, float *c, ptrdiff_t c_rs, int j, int nj,
+                  bool accumulate)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    const float *a0 = a, *a1 = a + a_rs, *a2 = a + 2 * a_rs, *a3 = a + 3 * a_rs;
+    const float *a4 = a + 4 * a_rs, *a5 = a + 5 * a_rs;
+    for (int kk = 0; kk < k; kk++) {
+        const float *bk = bp + kk * bstride;
+        const __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+        const ptrdiff_t o = kk * a_cs;
+        __m256 av = _mm256_broadcast_ss(a0 + o);
+        c00 = _mm256_fmadd_ps(av, b0, c00), c01 = _mm256_fmadd_ps(av, b1, c01);
+        av = _mm256_broadcast_ss(a1 + o);
+        c10 = _mm256_fmadd_ps(av, b0, c10), c11 = _mm256_fmadd_ps(av, b1, c11);
+        av = _mm256_broadcast_ss(a2 + o);
+        c20 = _mm256_fmadd_ps(av, b0, c20), c21 = _mm256_fmadd_ps(av, b1, c21);
+        av = _mm256_broadcast_ss(a3 + o);
+        c30 = _mm256_fmadd_ps(av, b0, c30), c31 = _mm256_fmadd_ps(av, b1, c31);
+        av = _mm256_broadcast_ss(a4 + o);
+        c40 = _mm256_fmadd_ps(av, b0, c40), c41 = _mm256_fmadd_ps(av, b1, c41);
+        av = _mm256_broadcast_ss(a5 + o);
+        c50 = _mm256_fmadd_ps(av, b0, c50), c51 = _mm256_fmadd_ps(av, b1, c51);
+    }
+    store_row(c, c00, c01, bias, j, nj, accumulate);
+    store_row(c + c_rs, c10, c11, bias, j, nj, accumulate);
+    store_row(c + 2 * c_rs, c20, c21, bias, j, nj, accumulate);
+    store_row(c + 3 * c_rs, c30, c31, bias, j, nj, accumulate);
+    store_row(c + 4 * c_rs, c40, c41, bias, j, nj, accumulate);
+    store_row(c + 5 * c_rs, c50, c51, bias, j, nj, accumulate);
 }
 
 /* Rows i0..i0+3 against one panel: bp(kk) = bp + kk*bstride holds B(kk, j..j+15). */
@@ -107,7 +146,7 @@ void ngpt_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
         return;
     }
     _Alignas(32) float pack[KMAX * NR];
-    const int m4 = m - m % 4;
+    const int m6 = m - m % 6;
     for (int j = 0; j < n; j += NR) {
         const int nj = n - j < NR ? n - j : NR;
         const float *bp;
@@ -129,10 +168,14 @@ void ngpt_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
                     one(i, j + jj, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
             continue;
         }
-        for (int i = 0; i < m4; i += 4)
+        int i = 0;
+        for (; i < m6; i += 6)
+            tile6(k, a + i * a_rs, a_rs, a_cs, bp, bstride, bias, c + i * c_rs + j, c_rs, j, nj,
+                  accumulate);
+        for (; i + 4 <= m; i += 4)
             tile4(k, a + i * a_rs, a_rs, a_cs, bp, bstride, bias, c + i * c_rs + j, c_rs, j, nj,
                   accumulate);
-        for (int i = m4; i < m; i++)
+        for (; i < m; i++)
             tile1(k, a + i * a_rs, a_cs, bp, bstride, bias, c + i * c_rs + j, j, nj, accumulate);
     }
 }
