@@ -33,5 +33,7 @@ void ngpt_f32_outer_acc__avx2(float *out, ptrdiff_t out_stride, const float *w, 
 void ngpt_f32_colsum_acc__avx2(float *db, const float *dy, size_t rows, int n);
 void ngpt_f32_rope__avx2(float *x, int heads, int dim, const float *cos_t, const float *sin_t);
 void ngpt_f32_rope_bwd__avx2(float *g, int heads, int dim, const float *cos_t, const float *sin_t);
+void ngpt_f32_dropout__avx2(float *y, const float *x, size_t n, uint64_t first,
+                            const ngpt_dropout_key *key);
 
 #endif
