@@ -8,13 +8,15 @@
  * B's 16-column panel is read in place when its rows are contiguous
  * (b_cs == 1: the backward's products), otherwise packed once per panel into
  * a stack buffer pack[k][16] (a Linear's W stored (out, in): b_rs == 1), zero
- * padded past n (padding lanes are computed and never stored). */
+ * padded past n (padding lanes are computed and never stored). When A is
+ * strided along k (the weight gradient dy^T x), its 6-row tiles are packed
+ * instead (gemm_strided_a). */
 #include <immintrin.h>
 #include <math.h>
 
 #include "kernels_avx2.h"
 
-enum { NR = 16, KMAX = 1024 };  /* panel width; largest packed k (64 KiB of stack) */
+enum { NR = 16, KMAX = 1024, KA = 4096 };  /* panel width; largest packed k (64 KiB of stack) */
 
 static inline void store_row(float *c, __m256 lo, __m256 hi, const float *bias, int j, int nj,
                              bool accumulate)
@@ -136,6 +138,44 @@ static void one(int i, int j, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a
     *ci = accumulate ? *ci + acc : acc;
 }
 
+/* A strided along k (the weight gradient dy^T x: A(i,k) = dy[k*out + i]),
+ * B's rows contiguous: each 6-row tile of A is packed once as apack[k][6]
+ * and run against every 16-column panel of B read in place, so A is not
+ * re-read with a page-sized stride for every panel. */
+static void gemm_strided_a(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                           const float *b, ptrdiff_t b_rs, const float *bias, float *c,
+                           ptrdiff_t c_rs, bool accumulate, float *pack)
+{
+    _Alignas(32) float apack[KA * 6];
+    const int nfull = n - n % NR, nt = n - nfull;
+    if (nt && k <= KMAX)            /* the column tail's panel, zero padded */
+        for (int kk = 0; kk < k; kk++) {
+            int jj = 0;
+            for (; jj < nt; jj++) pack[kk * NR + jj] = b[kk * b_rs + nfull + jj];
+            for (; jj < NR; jj++) pack[kk * NR + jj] = 0.0f;
+        }
+    int i = 0;
+    for (; i + 6 <= m; i += 6) {
+        const float *ai = a + i * a_rs;
+        for (int kk = 0; kk < k; kk++)
+            for (int r = 0; r < 6; r++) apack[kk * 6 + r] = ai[r * a_rs + kk * a_cs];
+        for (int j = 0; j < nfull; j += NR)
+            tile6(k, apack, 1, 6, b + j, b_rs, bias, c + i * c_rs + j, c_rs, j, NR, accumulate);
+        if (nt && k <= KMAX)
+            tile6(k, apack, 1, 6, pack, NR, bias, c + i * c_rs + nfull, c_rs, nfull, nt, accumulate);
+    }
+    for (; i < m; i++) {
+        for (int j = 0; j < nfull; j += NR)
+            tile1(k, a + i * a_rs, a_cs, b + j, b_rs, bias, c + i * c_rs + j, j, NR, accumulate);
+        if (nt && k <= KMAX)
+            tile1(k, a + i * a_rs, a_cs, pack, NR, bias, c + i * c_rs + nfull, nfull, nt, accumulate);
+    }
+    if (nt && k > KMAX)             /* a column tail with a long k: one chain each */
+        for (int r = 0; r < m; r++)
+            for (int j = nfull; j < n; j++)
+                one(r, j, k, a, a_rs, a_cs, b, b_rs, 1, bias, c, c_rs, accumulate);
+}
+
 void ngpt_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                          const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
                          float *c, ptrdiff_t c_rs, bool accumulate)
@@ -146,6 +186,10 @@ void ngpt_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
         return;
     }
     _Alignas(32) float pack[KMAX * NR];
+    if (b_cs == 1 && a_cs != 1 && k <= KA && m >= 6) {
+        gemm_strided_a(m, n, k, a, a_rs, a_cs, b, b_rs, bias, c, c_rs, accumulate, pack);
+        return;
+    }
     const int m6 = m - m % 6;
     for (int j = 0; j < n; j += NR) {
         const int nj = n - j < NR ? n - j : NR;
