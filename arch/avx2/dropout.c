@@ -1,8 +1,9 @@
 /* dropout.c — AVX2 dropout, bit-identical to the reference: the keep mask is
  * the same Philox4x32-10 words (integer arithmetic, exact by construction),
  * computed for 8 blocks at once (lane = block, 32-bit multiply-high/low from
- * two _mm256_mul_epu32), then applied per element as in the reference:
- * (w >> 8) >= threshold ? x * scale : 0. Constants as in src/philox.c. */
+ * two _mm256_mul_epu32), then applied as in the reference:
+ * (w >> 8) >= threshold ? x * scale : 0, with a compare mask. Constants as in
+ * src/philox.c. */
 #include <immintrin.h>
 
 #include "kernels_avx2.h"
@@ -56,15 +57,24 @@ void ngpt_f32_dropout__avx2(float *y, const float *x, size_t n, uint64_t first,
 {
     /* The head up to a block boundary and the tail (< 32) run the reference. */
     size_t i = (size_t)((4 - first % 4) % 4);
-    if (i > n) i = n;
+    if (i > n || ngpt_dropout_threshold(key->p) > (1u << 24)) i = n;   /* p >= 1: no mask */
     ngpt_f32_dropout_ref(y, x, i, first, key);
     const float scale = 1.0f / (1.0f - key->p);
     const uint32_t threshold = ngpt_dropout_threshold(key->p);
-    uint32_t w[4][8];
+    /* keep <=> (w >> 8) > threshold - 1, a signed compare: both sides are in
+     * [-1, 2^24]. A dropped element is +0.0f, a kept one x * scale. */
+    const __m256i thr1 = _mm256_set1_epi32((int)threshold - 1);
+    const __m256 vscale = _mm256_set1_ps(scale);
+    uint32_t w[4][8], words[32];
     for (; i + 32 <= n; i += 32) {
         philox8(key, (first + i) / 4, w);
-        for (int e = 0; e < 32; e++)
-            y[i + e] = (w[e % 4][e / 4] >> 8) >= threshold ? x[i + e] * scale : 0.0f;
+        for (int e = 0; e < 32; e++) words[e] = w[e % 4][e / 4];
+        for (int e = 0; e < 32; e += 8) {
+            const __m256i r = _mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(words + e)), 8);
+            const __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(r, thr1));
+            const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i + e), vscale);
+            _mm256_storeu_ps(y + i + e, _mm256_and_ps(keep, v));
+        }
     }
     ngpt_f32_dropout_ref(y + i, x + i, n - i, first + i, key);
 }
