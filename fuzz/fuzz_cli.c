@@ -124,6 +124,25 @@ static bool too_costly(int argc, char **argv)
     return argc > 1 && !strcmp(argv[1], "train") && !steps;
 }
 
+/* A model made with --config larger than tiny makes every later command on
+ * it slow (a T=2000 context slides by full prefills): uninteresting too. */
+static bool too_large(int argc, char **argv)
+{
+    static const char *const dims[] = {"T=", "context_len=", "C=", "d_model=", "L=", "n_layers=",
+                                       "d_ff=", "V=", "vocab_size="};
+    static const long long caps[] = {64, 64, 64, 64, 4, 4, 256, 256, 256};
+    for (int i = 1; i < argc; i++) {
+        const char *v = argv[i];
+        if (!strncmp(v, "--config=", 9)) v += 9;
+        else if (i > 1 && !strcmp(argv[i - 1], "--config")) (void)0;
+        else continue;
+        for (size_t j = 0; j < sizeof dims / sizeof dims[0]; j++)
+            if (!strncmp(v, dims[j], strlen(dims[j])) && strtoll(v + strlen(dims[j]), NULL, 10) > caps[j])
+                return true;
+    }
+    return false;
+}
+
 /* Runs one command line; argv strings are exact-size heap copies. */
 static void run_command(const uint8_t *p, size_t n)
 {
@@ -143,7 +162,7 @@ static void run_command(const uint8_t *p, size_t n)
         start += len + 1;
     }
     argv[argc] = NULL;
-    if (too_costly(argc, argv)) goto done;
+    if (too_costly(argc, argv) || too_large(argc, argv)) goto done;
     {
         CAP(1);
         int rc = cli_main(argc, argv);

@@ -4,15 +4,16 @@
 # (BUILD/corpus/<t>, where new ones go), then prints the executions per
 # target and in total. Exit status 1 if any target crashed: the input is in
 # BUILD/artifacts/<t>/ (fix it, then copy it to fuzz/regressions/<t>/).
-build=$1 seconds=$2
+build=$(mkdir -p "$1" && cd "$1" && pwd) seconds=$2    # absolute: fuzz_cli changes directory
+src=$(pwd)
 shift 2
 total=0 failed=0
 for t in "$@"; do
     bin=$build/bin/fuzz_$t
     mkdir -p "$build/corpus/$t" "$build/artifacts/$t"
-    dict=; [ -f "fuzz/$t.dict" ] && dict="-dict=fuzz/$t.dict"
-    seeds=; [ -d "fuzz/corpus/$t" ] && seeds="fuzz/corpus/$t"
-    regress=; [ -d "fuzz/regressions/$t" ] && regress="fuzz/regressions/$t"
+    dict=; [ -f "fuzz/$t.dict" ] && dict="-dict=$src/fuzz/$t.dict"
+    seeds=; [ -d "fuzz/corpus/$t" ] && seeds="$src/fuzz/corpus/$t"
+    regress=; [ -d "fuzz/regressions/$t" ] && regress="$src/fuzz/regressions/$t"
     log=$build/$t.log
     # -close_fd_mask=3: the commands' own output is dropped, crash reports are kept.
     "$bin" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=8192 \

@@ -1,0 +1,83 @@
+/* attention.c — NEON attention scores and weighted value sum, bit-identical
+ * to the reference: each output is the same fmaf chain in increasing index
+ * order, lanes hold different outputs. */
+#include <math.h>
+#include <arm_neon.h>
+
+#include "kernels_neon.h"
+
+/* Scores of 4 keys at a time: 4x4 blocks of K (rows j, columns d) are
+ * transposed so one vector holds k_j[d] for the 4 keys, and each lane's chain
+ * gets fmaf(q[d], k_j[d], acc) for d = 0, 1, 2, ... */
+void ngpt_f32_attn_scores__neon(float *s, const float *q, const float *k, ptrdiff_t k_stride,
+                                int n, int dim, float scale)
+{
+    int j = 0;
+    const int d4 = dim - dim % 4;
+    for (; j + 4 <= n; j += 4) {
+        const float *k0 = k + j * k_stride, *k1 = k0 + k_stride, *k2 = k1 + k_stride,
+                    *k3 = k2 + k_stride;
+        float32x4_t acc = vdupq_n_f32(0.0f);
+        int d = 0;
+        for (; d < d4; d += 4) {
+            /* rows r0..r3 -> columns t0..t3 (t_x[l] = k_l[d+x]) */
+            const float32x4x2_t p01 = vtrnq_f32(vld1q_f32(k0 + d), vld1q_f32(k1 + d));
+            const float32x4x2_t p23 = vtrnq_f32(vld1q_f32(k2 + d), vld1q_f32(k3 + d));
+            const float32x4_t t0 = vcombine_f32(vget_low_f32(p01.val[0]), vget_low_f32(p23.val[0]));
+            const float32x4_t t1 = vcombine_f32(vget_low_f32(p01.val[1]), vget_low_f32(p23.val[1]));
+            const float32x4_t t2 = vcombine_f32(vget_high_f32(p01.val[0]), vget_high_f32(p23.val[0]));
+            const float32x4_t t3 = vcombine_f32(vget_high_f32(p01.val[1]), vget_high_f32(p23.val[1]));
+            acc = vfmaq_f32(acc, vdupq_n_f32(q[d]), t0);
+            acc = vfmaq_f32(acc, vdupq_n_f32(q[d + 1]), t1);
+            acc = vfmaq_f32(acc, vdupq_n_f32(q[d + 2]), t2);
+            acc = vfmaq_f32(acc, vdupq_n_f32(q[d + 3]), t3);
+        }
+        for (; d < dim; d++) {
+            float32x4_t t = vdupq_n_f32(k0[d]);
+            t = vsetq_lane_f32(k1[d], t, 1);
+            t = vsetq_lane_f32(k2[d], t, 2);
+            t = vsetq_lane_f32(k3[d], t, 3);
+            acc = vfmaq_f32(acc, vdupq_n_f32(q[d]), t);
+        }
+        vst1q_f32(s + j, vmulq_f32(acc, vdupq_n_f32(scale)));
+    }
+    for (; j < n; j++) {
+        const float *kj = k + j * k_stride;
+        float acc = 0.0f;
+        for (int d = 0; d < dim; d++) acc = fmaf(q[d], kj[d], acc);
+        s[j] = acc * scale;
+    }
+}
+
+/* o[d..d+16) at a time: four accumulators run over j together. */
+void ngpt_f32_attn_wsum__neon(float *o, const float *p, const float *v, ptrdiff_t v_stride,
+                              int n, int dim)
+{
+    int d = 0;
+    for (; d + 16 <= dim; d += 16) {
+        float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+        for (int j = 0; j < n; j++) {
+            const float *vj = v + j * v_stride + d;
+            const float32x4_t pj = vdupq_n_f32(p[j]);
+            a0 = vfmaq_f32(a0, pj, vld1q_f32(vj));
+            a1 = vfmaq_f32(a1, pj, vld1q_f32(vj + 4));
+            a2 = vfmaq_f32(a2, pj, vld1q_f32(vj + 8));
+            a3 = vfmaq_f32(a3, pj, vld1q_f32(vj + 12));
+        }
+        vst1q_f32(o + d, a0);
+        vst1q_f32(o + d + 4, a1);
+        vst1q_f32(o + d + 8, a2);
+        vst1q_f32(o + d + 12, a3);
+    }
+    for (; d + 4 <= dim; d += 4) {
+        float32x4_t a0 = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j++)
+            a0 = vfmaq_f32(a0, vdupq_n_f32(p[j]), vld1q_f32(v + j * v_stride + d));
+        vst1q_f32(o + d, a0);
+    }
+    for (; d < dim; d++) {
+        float acc = 0.0f;
+        for (int j = 0; j < n; j++) acc = fmaf(p[j], v[j * v_stride + d], acc);
+        o[d] = acc;
+    }
+}
