@@ -1,0 +1,31 @@
+/* reduce.c — AVX2 canonical 8-lane sums (rsum, sumsq), bit-identical to the
+ * reference: one __m256 accumulator is the 8 virtual lanes. */
+#include <immintrin.h>
+#include <math.h>
+
+#include "kernels_avx2.h"
+
+float ngpt_f32_rsum__avx2(const float *x, size_t n)
+{
+    __m256 acc = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(x + i));
+    float p[NGPT_LANES];
+    _mm256_storeu_ps(p, acc);
+    for (; i < n; i++) p[i % NGPT_LANES] = p[i % NGPT_LANES] + x[i];
+    return ngpt_lanes_combine(p);
+}
+
+float ngpt_f32_sumsq__avx2(const float *x, size_t n)
+{
+    __m256 acc = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        acc = _mm256_fmadd_ps(v, v, acc);
+    }
+    float p[NGPT_LANES];
+    _mm256_storeu_ps(p, acc);
+    for (; i < n; i++) p[i % NGPT_LANES] = fmaf(x[i], x[i], p[i % NGPT_LANES]);
+    return ngpt_lanes_combine(p);
+}
