@@ -131,6 +131,19 @@ static void row_kernels(void)
         bad += !same("colsum_acc", o2, o1, (size_t)n, n);
         free(x), free(y), free(w), free(bb), free(o1), free(o2), free(s);
     }
+    /* dropout on long rows at large element offsets (vectorised Philox) */
+    const size_t lens[] = {1000, 4099};
+    const uint64_t firsts[] = {0, 12345, (1ull << 32) - 3};
+    for (int li = 0; li < 2; li++)
+        for (int fi = 0; fi < 3; fi++) {
+            size_t n = lens[li];
+            float *x = buf(n), *o1 = buf(n), *o2 = buf(n);
+            fill(x, n, 3000 + li, 4.0f);
+            ngpt_dropout_key key = {0x123456789ull, 77, ngpt_rng_site_dropout(3, NGPT_SITE_ATTN_PROBS), 0.1f};
+            R->dropout(o1, x, n, firsts[fi], &key), A->dropout(o2, x, n, firsts[fi], &key);
+            bad += !same("dropout (long)", o2, o1, n, (int)n);
+            free(x), free(o1), free(o2);
+        }
     CHECK(bad == 0, "%d row-kernel comparisons differ", bad);
 }
 
