@@ -107,18 +107,21 @@ def torch_load(path):
         ser.pickle = saved
 
 
-def cfg_from_object(obj):
-    """{field: value} from a dict, dataclass or plain object (known aliases too)."""
+def fields_of(obj):
+    """{name: value} of a dict, a dataclass instance or a plain object."""
     if obj is None:
         return {}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        d = dataclasses.asdict(obj)
-    elif isinstance(obj, dict):
-        d = dict(obj)
-    else:
-        d = dict(getattr(obj, "__dict__", {}))
+        return dataclasses.asdict(obj)
+    if isinstance(obj, dict):
+        return dict(obj)
+    return dict(getattr(obj, "__dict__", {}))
+
+
+def cfg_from_object(obj):
+    """{field: value} from a dict, dataclass or plain object (known aliases too)."""
     out = {}
-    for k, v in d.items():
+    for k, v in fields_of(obj).items():
         k = CFG_ALIASES.get(k, k)
         if k in CFG_FIELDS:
             out[k] = v
@@ -313,17 +316,10 @@ def train_meta(step, group, cfg, stored, overrides):
 
 
 def train_from_object(obj):
-    if obj is None:
-        return {}
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        d = dataclasses.asdict(obj)
-    elif isinstance(obj, dict):
-        d = dict(obj)
-    else:
-        d = dict(getattr(obj, "__dict__", {}))
+    """{train setting: value} from a dict, dataclass or plain object."""
     known = {k for k, _, _ in TRAIN_META} | {k for k, _ in TRAIN_META_OPTIONAL}
     out = {}
-    for k, v in d.items():
+    for k, v in fields_of(obj).items():
         k = TRAIN_ALIASES.get(k, k)
         if k in known and isinstance(v, (int, float, bool)):
             out[k] = v
