@@ -123,12 +123,12 @@ ngpt_status ngpt_backward(ngpt_context *ctx)
     linear_bwd_input(k, p->g_ln, p->g_logits, W + lay->tok_emb, (int)BT, C, V);
     /* ln_f: the residual stream gradient starts here */
     memset(p->g_res, 0, BT * C * sizeof(float));
-    float *x_last = ngpt_layer_acts_get(ctx, L - 1, B, T).x_out;
+    float *x_last = ngpt_layer_acts_get(ctx, L - 1).x_out;
     k->layernorm_bwd(p->g_res, G + lay->lnf_w, G + lay->lnf_b, p->g_ln, x_last, p->lnf_mean,
                      p->lnf_rstd, W + lay->lnf_w, BT, C);
 
     for (int l = L - 1; l >= 0; l--) {
-        ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l, B, T);
+        ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
         /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
         drop_bwd(ctx, p->g_branch, p->g_res, BT * C, l, NGPT_SITE_MLP_OUT);
         k->gelu_fwd(p->hidden, a.fc1, BT * F);

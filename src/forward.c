@@ -125,7 +125,7 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff, H = ctx->cfg.n_heads, D = C / H;
     const int B = ps->nseq, T = ps->len;
     const size_t BT = (size_t)B * (size_t)T;
-    ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l, B, T);
+    ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
 
     /* attention sublayer */
     k->layernorm_fwd(p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
@@ -170,13 +170,13 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const bool dropping = !ps->cached && ctx->dropout_on && ctx->cfg.dropout > 0.0f;
 
     /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
-    float *x = ngpt_layer_acts_get(ctx, 0, ps->nseq, ps->len).x_in;
+    float *x = ngpt_layer_acts_get(ctx, 0).x_in;
     for (size_t i = 0; i < BT; i++)
         memcpy(x + i * C, W + lay->tok_emb + (size_t)ps->tokens[i] * C, (size_t)C * sizeof(float));
     if (dropping) drop(ctx, x, BT * C, 0, L, NGPT_SITE_EMBED);
 
     for (int l = 0; l < L; l++) block(ctx, l, ps, dropping);
-    x = ngpt_layer_acts_get(ctx, L - 1, ps->nseq, ps->len).x_out;
+    x = ngpt_layer_acts_get(ctx, L - 1).x_out;
 
     k->layernorm_fwd(p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b, BT, C);
     linear(k, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);   /* tied lm_head */

@@ -197,7 +197,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *pass);
 /* Copies KV slot src into dst (cache.c; no checks). */
 void ngpt_cache_copy_slot(ngpt_context *ctx, int32_t dst, int32_t src);
 
-ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer, int B, int T);
+ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer);
 
 /* RoPE tables for positions 0..T-1 (context.c). */
 void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t);

@@ -123,7 +123,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     return NGPT_OK;
 }
 
-ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer, int B, int T)
+ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
 {
     const ngpt_plan *p = &ctx->plan;
     const bool train = ctx->shape.mode == NGPT_MODE_TRAIN;
@@ -145,7 +145,5 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer, int B, i
     a.atty = p->atty + li * BT * C;
     a.res1 = p->res1 + li * BT * C;
     a.fc1 = p->fc1 + li * BT * F;
-    (void)B;
-    (void)T;
     return a;
 }
