@@ -31,12 +31,14 @@ static int bench_forward(const ngpt_config *cfg, int batch, int seq, int reps, b
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = batch, shape.seq = seq;
     ngpt_context *ctx;
-    ngpt_status st = ngpt_init(&ctx, cfg, &shape, NULL, 0);
+    ngpt_status st = ngpt_context_init(&ctx, cfg, &shape, NULL, 0);
     if (st) {
         fprintf(stderr, "bench: %s\n", ngpt_last_error());
         return 1;
     }
-    ngpt_init_weights(ctx, 42);
+    ngpt_params_init(ctx, 42);
+    size_t bytes = 0;
+    ngpt_context_arena_used(ctx, &bytes);
     size_t n = (size_t)batch * seq;
     int32_t *tok = malloc(n * sizeof *tok), *tgt = malloc(n * sizeof *tgt);
     for (size_t i = 0; i < n; i++) tok[i] = (int32_t)((i * 31) % 256), tgt[i] = (int32_t)((i * 17) % 256);
@@ -45,7 +47,7 @@ static int bench_forward(const ngpt_config *cfg, int batch, int seq, int reps, b
     float loss;
     for (int r = 0; r < reps; r++) {
         double t0 = now();
-        st = ngpt_forward(ctx, tok, batch, seq, with_loss ? tgt : NULL, &loss);
+        st = ngpt_model_forward(ctx, tok, batch, seq, with_loss ? tgt : NULL, &loss);
         t[r] = now() - t0;
         if (st) break;
     }
@@ -53,11 +55,11 @@ static int bench_forward(const ngpt_config *cfg, int batch, int seq, int reps, b
         qsort(t, (size_t)reps, sizeof t[0], cmp_double);
         double med = t[reps / 2];
         printf("| forward%s | %5d | %4d | %10.1f | %9.2f | %12zu |\n", with_loss ? "+loss" : "     ",
-               batch, seq, (double)n / med, med * 1e3, ngpt_arena_used(ctx));
+               batch, seq, (double)n / med, med * 1e3, bytes);
     }
     free(tok);
     free(tgt);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     return st ? 1 : 0;
 }
 

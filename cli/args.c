@@ -118,11 +118,11 @@ bool cli_parse_f32(const char *cmd, const char *opt, const char *s, float lo, fl
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx)
 {
     ngpt_config cfg;
-    ngpt_status st = ngpt_checkpoint_read_config(path, &cfg);
+    ngpt_status st = ngpt_checkpoint_config(path, &cfg);
     if (st) return st;
-    if ((st = ngpt_init(ctx, &cfg, shape, NULL, 0))) return st;
-    if ((st = ngpt_load(*ctx, path))) {
-        ngpt_free(*ctx);
+    if ((st = ngpt_context_init(ctx, &cfg, shape, NULL, 0))) return st;
+    if ((st = ngpt_checkpoint_load(*ctx, path))) {
+        ngpt_context_free(*ctx);
         *ctx = NULL;
     }
     return st;

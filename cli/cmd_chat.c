@@ -78,13 +78,13 @@ int cli_cmd_chat(int argc, char **argv)
     ngpt_status st = cli_open_model(model, &shape, &ctx);
     if (st) return cli_fail_status(a.cmd, model, st);
     ngpt_config cfg;
-    ngpt_get_config(ctx, &cfg);
+    ngpt_context_config(ctx, &cfg);
     const size_t T = (size_t)cfg.context_len;
     int32_t *tokens = malloc(T * sizeof(int32_t));
     convo c = {0};
     if (!tokens || (system && (append(&c, "system: ", 8) || append(&c, system, strlen(system)) ||
                                append(&c, "\n", 1)))) {
-        ngpt_free(ctx);
+        ngpt_context_free(ctx);
         return cli_error(a.cmd, CLI_FAILED, "out of memory");
     }
     char line[4096];
@@ -100,7 +100,7 @@ int cli_cmd_chat(int argc, char **argv)
         for (size_t i = 0; i < take; i++) tokens[i] = (unsigned char)c.buf[c.len - take + i];
         o.gc.sampler.seed = seed + turn;
         ngpt_generate_result res;
-        st = ngpt_generate(ctx, &o.gc, tokens, (int32_t)take, NULL, 0, on_token, &c, &res);
+        st = ngpt_model_generate(ctx, &o.gc, tokens, (int32_t)take, NULL, 0, on_token, &c, &res);
         if (st) {
             rc = cli_fail_status(a.cmd, "generate", st);
             break;
@@ -114,6 +114,6 @@ int cli_cmd_chat(int argc, char **argv)
     }
     free(c.buf);
     free(tokens);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     return rc;
 }

@@ -45,7 +45,7 @@ int cli_cmd_checksum(int argc, char **argv)
     if (n == 0) return cli_error(a.cmd, CLI_USAGE, "--prompt must not be empty");
 
     ngpt_config cfg;
-    ngpt_status st = ngpt_checkpoint_read_config(path, &cfg);
+    ngpt_status st = ngpt_checkpoint_config(path, &cfg);
     if (st) return cli_fail_status(a.cmd, path, st);
     if (n > (size_t)cfg.context_len)
         return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu bytes but the model's context is T=%d",
@@ -58,14 +58,14 @@ int cli_cmd_checksum(int argc, char **argv)
     int32_t tokens[n];
     for (size_t i = 0; i < n; i++) tokens[i] = (unsigned char)prompt[i];
     uint64_t h_params = 0, h_eval = 0, h_train = 0;
-    ngpt_checksum_params(ctx, &h_params);
-    if (!(st = ngpt_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL))) {
-        ngpt_checksum_logits(ctx, &h_eval);
-        ngpt_set_dropout(ctx, true, seed, step);
-        if (!(st = ngpt_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL)))
-            ngpt_checksum_logits(ctx, &h_train);
+    ngpt_params_checksum(ctx, &h_params);
+    if (!(st = ngpt_model_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL))) {
+        ngpt_logits_checksum(ctx, &h_eval);
+        ngpt_dropout_set(ctx, true, seed, step);
+        if (!(st = ngpt_model_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL)))
+            ngpt_logits_checksum(ctx, &h_train);
     }
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     if (st) return cli_fail_status(a.cmd, "forward", st);
     printf("params=%016" PRIx64 "\nlogits_eval=%016" PRIx64 "\nlogits_train=%016" PRIx64 "\n",
            h_params, h_eval, h_train);

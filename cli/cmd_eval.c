@@ -53,7 +53,7 @@ int cli_cmd_eval(int argc, char **argv)
     if (!model || !n_data)
         return cli_error(a.cmd, CLI_USAGE, "--model FILE and --data FILE are required (see ngpt eval --help)");
     ngpt_config cfg;
-    ngpt_status st = ngpt_checkpoint_read_config(model, &cfg);
+    ngpt_status st = ngpt_checkpoint_config(model, &cfg);
     if (st) return cli_fail_status(a.cmd, model, st);
     if (seq == 0) seq = cfg.context_len;
     if (seq > cfg.context_len)
@@ -69,10 +69,10 @@ int cli_cmd_eval(int argc, char **argv)
         return cli_fail_status(a.cmd, model, st);
     }
     float loss = 0;
-    st = ngpt_evaluate(ctx, d, seed, batches, batch, seq, &loss);
+    st = ngpt_model_evaluate(ctx, d, seed, batches, batch, seq, &loss);
     size_t tr = 0, ev = 0;
     ngpt_data_sizes(d, &tr, &ev);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     ngpt_data_free(d);
     if (st) return cli_fail_status(a.cmd, "evaluate", st);
     printf("loss %.4f nats/byte, %.4f bits/byte (%d x %d windows of %d bytes from the last %zu bytes)\n",

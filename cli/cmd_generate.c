@@ -135,7 +135,7 @@ int cli_cmd_generate(int argc, char **argv)
     }
     int32_t *tokens = malloc((n ? n : 1) * sizeof(int32_t));
     if (!tokens) {
-        ngpt_free(ctx);
+        ngpt_context_free(ctx);
         free(file_text);
         return cli_error(a.cmd, CLI_FAILED, "out of memory");
     }
@@ -144,12 +144,12 @@ int cli_cmd_generate(int argc, char **argv)
     timing tm = {0};
     ngpt_generate_result res;
     const double t0 = cli_now();
-    st = ngpt_generate(ctx, &o.gc, tokens, n > INT32_MAX ? INT32_MAX : (int32_t)n, NULL, 0,
+    st = ngpt_model_generate(ctx, &o.gc, tokens, n > INT32_MAX ? INT32_MAX : (int32_t)n, NULL, 0,
                        on_token, &tm, &res);
     const double t1 = cli_now();
     putchar('\n');
     fflush(stdout);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     free(tokens);
     free(file_text);
     if (st) return cli_fail_status(a.cmd, "generate", st);

@@ -26,7 +26,7 @@ int cli_cmd_info(int argc, char **argv)
     }
     if (!path) return cli_error(a.cmd, CLI_USAGE, "a checkpoint FILE is required (see ngpt info --help)");
     ngpt_config cfg;
-    ngpt_status st = ngpt_checkpoint_read_config(path, &cfg);
+    ngpt_status st = ngpt_checkpoint_config(path, &cfg);
     if (st) return cli_fail_status(a.cmd, path, st);
     char desc[256];
     size_t n_params = 0, infer = 0, train = 0;

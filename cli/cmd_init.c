@@ -44,11 +44,11 @@ int cli_cmd_init(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = 1;      /* no forward runs: the smallest arena holding the parameters */
     ngpt_context *ctx;
-    if ((st = ngpt_init(&ctx, &cfg, &shape, NULL, 0))) return cli_fail_status(a.cmd, "init", st);
-    if (!(st = ngpt_init_weights(ctx, seed))) st = ngpt_save(ctx, out);
+    if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) return cli_fail_status(a.cmd, "init", st);
+    if (!(st = ngpt_params_init(ctx, seed))) st = ngpt_checkpoint_save(ctx, out);
     size_t n_params = 0;
     ngpt_config_param_count(&cfg, &n_params);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     if (st) return cli_fail_status(a.cmd, out, st);
     char desc[256];
     ngpt_config_format(&cfg, desc, sizeof desc);

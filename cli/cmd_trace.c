@@ -109,7 +109,7 @@ int cli_cmd_trace(int argc, char **argv)
     size_t n = strlen(prompt);
     if (n == 0) return cli_error(a.cmd, CLI_USAGE, "the prompt is empty");
     ngpt_config cfg;
-    ngpt_status st = ngpt_checkpoint_read_config(model, &cfg);
+    ngpt_status st = ngpt_checkpoint_config(model, &cfg);
     if (st) return cli_fail_status(a.cmd, model, st);
     if (n > (size_t)cfg.context_len)
         return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu bytes but the model's context is T=%d",
@@ -125,9 +125,9 @@ int cli_cmd_trace(int argc, char **argv)
     int32_t *tok = malloc(n * sizeof(int32_t));
     if (!tok) return cli_error(a.cmd, CLI_FAILED, "out of memory");
     for (size_t i = 0; i < n; i++) tok[i] = (unsigned char)prompt[i];
-    if ((st = ngpt_forward(ctx, tok, 1, (int32_t)n, NULL, NULL))) {
+    if ((st = ngpt_model_forward(ctx, tok, 1, (int32_t)n, NULL, NULL))) {
         free(tok);
-        ngpt_free(ctx);
+        ngpt_context_free(ctx);
         return cli_fail_status(a.cmd, "forward", st);
     }
     const int H = cfg.n_heads, first = only < 0 ? 0 : only, last = only < 0 ? cfg.n_layers - 1 : only;
@@ -136,7 +136,7 @@ int cli_cmd_trace(int argc, char **argv)
     if (svg) {
         if (!(f = fopen(svg, "w"))) {
             free(tok);
-            ngpt_free(ctx);
+            ngpt_context_free(ctx);
             return cli_error(a.cmd, CLI_FAILED, "cannot write %s", svg);
         }
         fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
@@ -148,7 +148,7 @@ int cli_cmd_trace(int argc, char **argv)
     for (int l = first; l <= last; l++) {
         const float *p;
         size_t count;
-        if ((st = ngpt_trace_get(ctx, l, &p, &count))) break;
+        if ((st = ngpt_trace_data(ctx, l, &p, &count))) break;
         for (int h = 0; h < H; h++) {
             const float *m = p + (size_t)h * n * n;
             if (f) svg_map(f, m, tok, (int)n, PAD + h * side, PAD + (l - first) * side, l, h);
@@ -170,7 +170,7 @@ int cli_cmd_trace(int argc, char **argv)
         write_failed = fclose(f) != 0;
     }
     free(tok);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     if (st) return cli_fail_status(a.cmd, "trace", st);
     if (write_failed) return cli_error(a.cmd, CLI_FAILED, "cannot finish writing %s", svg);
     if (svg) fprintf(stderr, "ngpt trace: wrote %s\n", svg);

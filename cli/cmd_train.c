@@ -183,7 +183,7 @@ static bool params_finite(ngpt_context *ctx)
 {
     float *p;
     size_t n;
-    if (ngpt_params(ctx, &p, &n)) return false;
+    if (ngpt_params_data(ctx, &p, &n)) return false;
     for (size_t i = 0; i < n; i++)
         if (!isfinite(p[i])) return false;
     return true;
@@ -196,14 +196,14 @@ static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o
                            .seq = o->seq, .opt = o->opt,
                            .best_eval_loss = best, .holdout = o->holdout,
                            .eval_every = o->eval_every, .eval_batches = o->eval_batches};
-    return ngpt_save_train(ctx, path, &ts);
+    return ngpt_checkpoint_save_train(ctx, path, &ts);
 }
 
 int cli_cmd_train(int argc, char **argv)
 {
     const char *cmd = argv[0];
     train_opts o = {.steps = 1000, .batch = 32, .seq = 0, .threads = 1, .eval_every = 100,
-                    .eval_batches = 8, .seed = 42, .holdout = 0.1f, .opt = ngpt_optim_default(),
+                    .eval_batches = 8, .seed = 42, .holdout = 0.1f, .opt = ngpt_optim_config_default(),
                     .out = "model.ngpt", .cfg = ngpt_config_default()};
     int rc = parse(argc, argv, &o);
     if (rc) return rc < 0 ? CLI_OK : rc;
@@ -211,13 +211,13 @@ int cli_cmd_train(int argc, char **argv)
     ngpt_status st;
     ngpt_train_state saved = {.best_eval_loss = INFINITY};
     if (o.resume) {
-        if ((st = ngpt_checkpoint_read_config(o.resume, &o.cfg))) return cli_fail_status(cmd, o.resume, st);
+        if ((st = ngpt_checkpoint_config(o.resume, &o.cfg))) return cli_fail_status(cmd, o.resume, st);
         /* a first look at the training state, to plan the context's shape */
         ngpt_shape probe = {.mode = NGPT_MODE_TRAIN, .batch = 1, .seq = 1, .threads = 1};
         ngpt_context *tmp;
-        if ((st = ngpt_init(&tmp, &o.cfg, &probe, NULL, 0))) return cli_fail_status(cmd, "init", st);
-        st = ngpt_load_train(tmp, o.resume, &saved);
-        ngpt_free(tmp);
+        if ((st = ngpt_context_init(&tmp, &o.cfg, &probe, NULL, 0))) return cli_fail_status(cmd, "init", st);
+        st = ngpt_checkpoint_load_train(tmp, o.resume, &saved);
+        ngpt_context_free(tmp);
         if (st) return cli_fail_status(cmd, o.resume, st);
         apply_saved(&o, &saved);
     } else if ((st = ngpt_config_validate(&o.cfg))) {
@@ -230,7 +230,7 @@ int cli_cmd_train(int argc, char **argv)
     o.opt.total_steps = o.steps;
     if (!o.g_warmup && o.opt.warmup > o.steps / 10 && !(o.resume && saved.has_state))
         o.opt.warmup = o.steps / 10;    /* a short run still gets most of its steps at full lr */
-    if ((st = ngpt_optim_validate(&o.opt))) return cli_error(cmd, CLI_USAGE, "%s", ngpt_last_error());
+    if ((st = ngpt_optim_config_validate(&o.opt))) return cli_error(cmd, CLI_USAGE, "%s", ngpt_last_error());
 
     const char *const corpus[] = {NGPT_CORPUS_PATH};
     const char *const *paths = o.n_data ? o.data : corpus;
@@ -255,20 +255,20 @@ int cli_cmd_train(int argc, char **argv)
                         .trace = NGPT_TRACE_NONE, .threads = o.threads};
     ngpt_context *ctx = NULL;
     size_t arena = 0;
-    if (!(st = ngpt_arena_size(&o.cfg, &shape, &arena))) st = ngpt_init(&ctx, &o.cfg, &shape, NULL, 0);
-    if (!st) st = o.resume ? ngpt_load_train(ctx, o.resume, NULL) : ngpt_init_weights(ctx, o.seed);
+    if (!(st = ngpt_arena_size(&o.cfg, &shape, &arena))) st = ngpt_context_init(&ctx, &o.cfg, &shape, NULL, 0);
+    if (!st) st = o.resume ? ngpt_checkpoint_load_train(ctx, o.resume, NULL) : ngpt_params_init(ctx, o.seed);
     if (st) {
-        ngpt_free(ctx);
+        ngpt_context_free(ctx);
         ngpt_data_free(data);
         return cli_fail_status(cmd, o.resume ? o.resume : "init", st);
     }
     FILE *csv = NULL;
     if (o.log_csv) {
         uint64_t s0 = 0;
-        ngpt_optim_steps(ctx, &s0);
+        ngpt_optim_step_count(ctx, &s0);
         csv = fopen(o.log_csv, s0 ? "a" : "w");
         if (!csv) {
-            ngpt_free(ctx);
+            ngpt_context_free(ctx);
             ngpt_data_free(data);
             return cli_error(cmd, CLI_FAILED, "cannot write %s", o.log_csv);
         }
@@ -280,7 +280,7 @@ int cli_cmd_train(int argc, char **argv)
     ngpt_config_format(&o.cfg, desc, sizeof desc);
     ngpt_config_param_count(&o.cfg, &n_params);
     uint64_t step = 0;
-    ngpt_optim_steps(ctx, &step);
+    ngpt_optim_step_count(ctx, &step);
     printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, 1 thread%s)\n",
            desc, n_params, (double)arena / 1048576.0, (int)o.batch, (int)o.seq, (int)o.opt.accum,
            o.threads > 1 ? ": --threads is not used yet" : "");
@@ -309,7 +309,7 @@ int cli_cmd_train(int argc, char **argv)
         if ((st = ngpt_train_step(ctx, &o.opt, data, o.seed, o.batch, o.seq, &loss, &lr, &norm))) {
             /* NaN/Inf: nothing was changed; skip the batch, or stop and save the last good state */
             if (st == NGPT_ERR_NUMERIC && o.skip_nonfinite && ++skipped_in_row <= 10 &&
-                !ngpt_optim_skip_step(ctx)) {
+                !ngpt_optim_skip(ctx)) {
                 fprintf(stderr, "ngpt train: skipped: %s\n", ngpt_last_error());
                 step++;
                 continue;
@@ -325,7 +325,7 @@ int cli_cmd_train(int argc, char **argv)
         float eval = NAN;
         bool last = step == (uint64_t)o.steps;
         if (ev > 0 && (last || (o.eval_every > 0 && step % (uint64_t)o.eval_every == 0))) {
-            if ((st = ngpt_evaluate(ctx, data, o.seed, o.eval_batches, o.batch, o.seq, &eval))) {
+            if ((st = ngpt_model_evaluate(ctx, data, o.seed, o.eval_batches, o.batch, o.seq, &eval))) {
                 rc = cli_fail_status(cmd, "evaluate", st);
                 break;
             }
@@ -376,7 +376,7 @@ int cli_cmd_train(int argc, char **argv)
     }
     if (o.best && isfinite(best)) printf("best eval loss %.4f in %s\n", (double)best, o.best);
     if (csv) fclose(csv);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     ngpt_data_free(data);
     return rc;
 }

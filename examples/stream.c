@@ -33,12 +33,12 @@ int main(int argc, char **argv)
     int n_new = argc > 3 ? atoi(argv[3]) : 64;
 
     ngpt_config cfg;                        /* plan a context for the checkpoint */
-    ngpt_status st = ngpt_checkpoint_read_config(path, &cfg);
+    ngpt_status st = ngpt_checkpoint_config(path, &cfg);
     if (st) return fail(path, st);
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *ctx;
-    if ((st = ngpt_init(&ctx, &cfg, &shape, NULL, 0))) return fail("init", st);
-    if ((st = ngpt_load(ctx, path))) return fail(path, st);
+    if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) return fail("init", st);
+    if ((st = ngpt_checkpoint_load(ctx, path))) return fail(path, st);
 
     int32_t tokens[4096];
     int32_t n = 0;
@@ -50,9 +50,9 @@ int main(int argc, char **argv)
     gc.sampler.top_k = 40;
     gc.sampler.seed = 42;
     ngpt_generate_result r;
-    st = ngpt_generate(ctx, &gc, tokens, n, NULL, 0, print_token, NULL, &r);
+    st = ngpt_model_generate(ctx, &gc, tokens, n, NULL, 0, print_token, NULL, &r);
     putchar('\n');
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     if (st) return fail("generate", st);
     fprintf(stderr, "stream: %d tokens (%s)\n", (int)r.n_tokens, ngpt_stop_reason_string(r.reason));
     return 0;

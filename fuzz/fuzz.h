@@ -84,7 +84,7 @@ static inline const char *fuzz_tmpdir(void)
 static inline uint64_t fuzz_params_hash(ngpt_context *ctx)
 {
     uint64_t h = 0;
-    if (ngpt_checksum_params(ctx, &h)) fuzz_fail("checksum_params: %s", ngpt_last_error());
+    if (ngpt_params_checksum(ctx, &h)) fuzz_fail("checksum_params: %s", ngpt_last_error());
     return h;
 }
 

@@ -5,7 +5,7 @@
  *  - a failed load leaves the parameters bit for bit unchanged;
  *  - a valid file for another (small) config loads into a context planned
  *    for it, and a forward over it runs (its values may be anything);
- *  - through a file, ngpt_load_train into a training context either
+ *  - through a file, ngpt_checkpoint_load_train into a training context either
  *    succeeds with settings that validate or changes nothing. */
 #ifndef NGPT_FUZZ_CHECKPOINT_H
 #define NGPT_FUZZ_CHECKPOINT_H
@@ -22,7 +22,7 @@ static ngpt_context *fuzz_ckpt_tiny_ctx(void)
     if (!ctx) {
         ngpt_config cfg = fuzz_tiny_config();
         ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-        if (ngpt_init(&ctx, &cfg, &s, NULL, 0) || ngpt_init_weights(ctx, 1))
+        if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, 1))
             fuzz_fail("tiny context: %s", ngpt_last_error());
     }
     return ctx;
@@ -31,13 +31,13 @@ static ngpt_context *fuzz_ckpt_tiny_ctx(void)
 static ngpt_status fuzz_ckpt_read_config(const unsigned char *b, size_t size, const char *path,
                                          ngpt_config *cfg)
 {
-    return path ? ngpt_checkpoint_read_config(path, cfg) : ngpt_checkpoint_read_config_mem(b, size, cfg);
+    return path ? ngpt_checkpoint_config(path, cfg) : ngpt_checkpoint_config_mem(b, size, cfg);
 }
 
 static ngpt_status fuzz_ckpt_load(ngpt_context *ctx, const unsigned char *b, size_t size,
                                   const char *path)
 {
-    return path ? ngpt_load(ctx, path) : ngpt_load_mem(ctx, b, size);
+    return path ? ngpt_checkpoint_load(ctx, path) : ngpt_checkpoint_load_mem(ctx, b, size);
 }
 
 static void fuzz_write_file(const char *path, const unsigned char *b, size_t size)
@@ -57,17 +57,17 @@ static void fuzz_ckpt_other_config(const ngpt_config *cfg, const unsigned char *
     fuzz_expect_message(st, "arena_size");
     if (st || bytes > FUZZ_CKPT_MAX_ARENA) return;
     ngpt_context *ctx;
-    if ((st = ngpt_init(&ctx, cfg, &s, NULL, 0))) fuzz_fail("init for a valid checkpoint: %s", ngpt_last_error());
+    if ((st = ngpt_context_init(&ctx, cfg, &s, NULL, 0))) fuzz_fail("init for a valid checkpoint: %s", ngpt_last_error());
     if ((st = fuzz_ckpt_load(ctx, b, size, path)))
         fuzz_fail("read_config accepted the file but load into its own config failed: %s",
                   ngpt_last_error());
     int32_t tokens[4] = {0, 1 % cfg->vocab_size, 2 % cfg->vocab_size, 3 % cfg->vocab_size};
-    if ((st = ngpt_forward(ctx, tokens, 1, s.seq, tokens, NULL)))
+    if ((st = ngpt_model_forward(ctx, tokens, 1, s.seq, tokens, NULL)))
         fuzz_fail("forward on a loaded model: %s", ngpt_last_error());
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
 }
 
-/* A file (path) whose config reads: ngpt_load_train into a training context
+/* A file (path) whose config reads: ngpt_checkpoint_load_train into a training context
  * planned for that config (if small): a success restores a finite step
  * count and settings that validate; a failure changes nothing. */
 static void fuzz_ckpt_train(const ngpt_config *cfg, const char *path)
@@ -77,17 +77,17 @@ static void fuzz_ckpt_train(const ngpt_config *cfg, const char *path)
     size_t bytes;
     if (ngpt_arena_size(cfg, &s, &bytes) || bytes > FUZZ_CKPT_MAX_ARENA) return;
     ngpt_context *ctx;
-    if (ngpt_init(&ctx, cfg, &s, NULL, 0)) fuzz_fail("train init: %s", ngpt_last_error());
+    if (ngpt_context_init(&ctx, cfg, &s, NULL, 0)) fuzz_fail("train init: %s", ngpt_last_error());
     ngpt_train_state ts;
     uint64_t before = fuzz_params_hash(ctx), steps = 0;
-    ngpt_status st = ngpt_load_train(ctx, path, &ts);
+    ngpt_status st = ngpt_checkpoint_load_train(ctx, path, &ts);
     fuzz_expect_message(st, "load_train");
-    ngpt_optim_steps(ctx, &steps);
+    ngpt_optim_step_count(ctx, &steps);
     if (st && (fuzz_params_hash(ctx) != before || steps != 0))
         fuzz_fail("a failed load_train (%s) changed the context", ngpt_status_string(st));
-    if (!st && ts.has_state && ngpt_optim_validate(&ts.opt))
+    if (!st && ts.has_state && ngpt_optim_config_validate(&ts.opt))
         fuzz_fail("load_train returned settings that do not validate: %s", ngpt_last_error());
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
 }
 
 static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *path)
@@ -109,7 +109,7 @@ static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *pat
     if (!st && ls && ls != NGPT_ERR_CONFIG_MISMATCH)
         fuzz_fail("read_config accepted the file but load said %s: %s", ngpt_status_string(ls),
                   ngpt_last_error());
-    if (!ls) ngpt_init_weights(ctx, 1);   /* the next input starts from the same model */
+    if (!ls) ngpt_params_init(ctx, 1);   /* the next input starts from the same model */
     if (ls == NGPT_ERR_CONFIG_MISMATCH) fuzz_ckpt_other_config(&cfg, b, size, path);
     if (!st && path) fuzz_ckpt_train(&cfg, path);
 }

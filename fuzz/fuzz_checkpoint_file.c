@@ -1,5 +1,5 @@
 /* fuzz_checkpoint_file.c — arbitrary bytes as a checkpoint file: written to
- * a temporary file, then ngpt_checkpoint_read_config + ngpt_load (the mmap
+ * a temporary file, then ngpt_checkpoint_config + ngpt_checkpoint_load (the mmap
  * path; fuzz_checkpoint.h lists the properties checked). */
 #include "fuzz_checkpoint.h"
 

@@ -1,5 +1,5 @@
 /* fuzz_checkpoint_mem.c — arbitrary bytes as a checkpoint in memory:
- * ngpt_checkpoint_read_config_mem + ngpt_load_mem (fuzz_checkpoint.h lists
+ * ngpt_checkpoint_config_mem + ngpt_checkpoint_load_mem (fuzz_checkpoint.h lists
  * the properties checked). Seeds: checkpoints saved by ngpt. */
 #include "fuzz_checkpoint.h"
 

@@ -93,9 +93,9 @@ static void setup(void)
     ngpt_config cfg = fuzz_tiny_config();
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *ctx;
-    if (ngpt_init(&ctx, &cfg, &s, NULL, 0) || ngpt_init_weights(ctx, 42) || ngpt_save(ctx, "m.ngpt"))
+    if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, 42) || ngpt_checkpoint_save(ctx, "m.ngpt"))
         fuzz_fail("m.ngpt: %s", ngpt_last_error());
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     FILE *f = fopen("m.ngpt", "rb");
     model = malloc(1 << 16);
     model_size = f ? fread(model, 1, 1 << 16, f) : 0;

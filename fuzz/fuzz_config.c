@@ -37,16 +37,18 @@ static void run_model(const ngpt_config *c, size_t odd)
     unsigned char *buf = malloc(bytes + odd);
     ngpt_context *ctx = NULL;
     if (!buf) abort();
-    if ((st = ngpt_init(&ctx, c, &s, buf + odd, bytes)))
+    if ((st = ngpt_context_init(&ctx, c, &s, buf + odd, bytes)))
         fuzz_fail("init of a planned config: %s", ngpt_last_error());
-    if (ngpt_arena_used(ctx) != bytes) fuzz_fail("arena_used %zu != planned %zu", ngpt_arena_used(ctx), bytes);
-    if ((st = ngpt_init_weights(ctx, 7))) fuzz_fail("init_weights: %s", ngpt_last_error());
+    size_t used = 0;
+    if (ngpt_context_arena_used(ctx, &used) || used != bytes)
+        fuzz_fail("arena_used %zu != planned %zu", used, bytes);
+    if ((st = ngpt_params_init(ctx, 7))) fuzz_fail("init_weights: %s", ngpt_last_error());
     int32_t tok[8];
     for (int i = 0; i < 8; i++) tok[i] = (i * 37 + 11) % c->vocab_size;
     float loss = NAN;
-    if ((st = ngpt_forward(ctx, tok, 1, s.seq, tok, &loss))) fuzz_fail("forward: %s", ngpt_last_error());
+    if ((st = ngpt_model_forward(ctx, tok, 1, s.seq, tok, &loss))) fuzz_fail("forward: %s", ngpt_last_error());
     const float *logits;
-    if ((st = ngpt_logits(ctx, &logits))) fuzz_fail("logits: %s", ngpt_last_error());
+    if ((st = ngpt_logits_data(ctx, &logits))) fuzz_fail("logits: %s", ngpt_last_error());
     for (size_t i = 0; i < (size_t)s.seq * (size_t)c->vocab_size; i++)
         if (!isfinite(logits[i])) fuzz_fail("logit %zu is %g", i, (double)logits[i]);
     if (!isfinite(loss)) fuzz_fail("loss is %g", (double)loss);

@@ -1,4 +1,4 @@
-/* fuzz_generate.c — prompt bytes through ngpt_generate on a tiny byte model
+/* fuzz_generate.c — prompt bytes through ngpt_model_generate on a tiny byte model
  * (V=256 T=16 C=8 L=1): the first bytes pick the settings (max_tokens,
  * temperature, top-k, end token, up to two stop sequences, beam width,
  * no_cache, stop at context full), the rest is the prompt (empty and
@@ -43,7 +43,7 @@ NGPT_FUZZ_ENTRY(generate)
         cfg.context_len = T, cfg.d_model = 8, cfg.n_layers = 1, cfg.n_heads = 2, cfg.d_ff = 16;
         ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
         s.batch = 2;
-        if (ngpt_init(&ctx, &cfg, &s, NULL, 0) || ngpt_init_weights(ctx, 42))
+        if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, 42))
             fuzz_fail("init: %s", ngpt_last_error());
     }
     fuzz_reader r = {data, size};
@@ -72,7 +72,7 @@ NGPT_FUZZ_ENTRY(generate)
     int32_t *out = malloc(64 * sizeof(int32_t));
     stream got = {.n = 0};
     ngpt_generate_result res = {0};
-    ngpt_status st = ngpt_generate(ctx, &gc, prompt, n_prompt, out, 64, on_token, &got, &res);
+    ngpt_status st = ngpt_model_generate(ctx, &gc, prompt, n_prompt, out, 64, on_token, &got, &res);
     fuzz_expect_message(st, "generate");
     if (!st) {
         if (res.n_tokens < 0 || res.n_tokens > gc.max_tokens || res.n_tokens > res.n_generated)

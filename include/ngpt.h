@@ -15,19 +15,19 @@
  *         size_t bytes;                                      // exact arena size, nothing is
  *         if (ngpt_arena_size(&cfg, &shape, &bytes)) return 1; // allocated until init
  *
- *         ngpt_context *ctx;
- *         if (ngpt_init(&ctx, &cfg, &shape, NULL, 0)) {      // NULL: the library allocates
- *             fprintf(stderr, "%s\n", ngpt_last_error());    // the arena once; or pass a
- *             return 1;                                      // static buffer of `bytes`
+ *         ngpt_context *ctx;                                 // NULL: the library allocates
+ *         if (ngpt_context_init(&ctx, &cfg, &shape, NULL, 0)) {  // the arena once; or pass
+ *             fprintf(stderr, "%s\n", ngpt_last_error());    // a static buffer of `bytes`
+ *             return 1;
  *         }
- *         ngpt_init_weights(ctx, 42);                        // or ngpt_load(ctx, "m.ngpt")
+ *         ngpt_params_init(ctx, 42);                         // or ngpt_checkpoint_load(ctx, path)
  *
  *         int32_t tokens[5] = {'h', 'e', 'l', 'l', 'o'};     // tokens are byte values
- *         ngpt_forward(ctx, tokens, 1, 5, NULL, NULL);
+ *         ngpt_model_forward(ctx, tokens, 1, 5, NULL, NULL);
  *         const float *logits;                               // (batch, seq, V)
- *         ngpt_logits(ctx, &logits);
+ *         ngpt_logits_data(ctx, &logits);
  *         printf("logit of 'x' after 'hello': %f\n", logits[4 * 256 + 'x']);
- *         ngpt_free(ctx);
+ *         ngpt_context_free(ctx);
  *         return 0;
  *     }
  *
@@ -39,7 +39,7 @@
  *    user can act on, what exactly was wrong (per thread, overwritten by the
  *    next failure on that thread).
  *  - All memory lives in one arena whose size is computed up front by
- *    ngpt_arena_size(). After ngpt_init() nothing is allocated.
+ *    ngpt_arena_size(). After ngpt_context_init() nothing is allocated.
  *  - Results are bit-identical on every build (scalar, AVX2, NEON, any thread
  *    count, gcc or clang): see DESIGN.md §4.
  *  - Tensors are row-major float32. Linear weights are stored as PyTorch
@@ -95,7 +95,7 @@ const char *ngpt_last_error(void);
 /* Called for a failed internal invariant before NGPT_ERR_INTERNAL is returned.
  * Default: none (the status is returned and the host app decides). */
 typedef void (*ngpt_abort_fn)(const char *file, int line, const char *message, void *user);
-void ngpt_set_abort_callback(ngpt_abort_fn fn, void *user);
+void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user);
 
 /* "ngpt 0.1.0 kernels=avx2 sleef=3.5 cc=gcc-12.2 flags=..." — for bug reports. */
 const char *ngpt_build_info(void);
@@ -187,28 +187,28 @@ typedef struct ngpt_context ngpt_context;
 /* Creates a context inside `arena` (arena_bytes >= ngpt_arena_size(), any
  * alignment: the start is rounded up to 64 bytes, which the size includes), or
  * allocates one block when arena is NULL (arena_bytes ignored). Parameters
- * start as zeros: call ngpt_init_weights() or ngpt_load(). */
-ngpt_status ngpt_init(ngpt_context **ctx, const ngpt_config *cfg, const ngpt_shape *shape,
+ * start as zeros: call ngpt_params_init() or ngpt_checkpoint_load(). */
+ngpt_status ngpt_context_init(ngpt_context **ctx, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes);
 
 /* Frees the internal allocation, if any. NULL is a no-op. */
-void ngpt_free(ngpt_context *ctx);
+void ngpt_context_free(ngpt_context *ctx);
 
-ngpt_status ngpt_get_config(const ngpt_context *ctx, ngpt_config *cfg);
-ngpt_status ngpt_get_shape(const ngpt_context *ctx, ngpt_shape *shape);
+ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg);
+ngpt_status ngpt_context_shape(const ngpt_context *ctx, ngpt_shape *shape);
 
 /* Bytes of the arena actually carved (== ngpt_arena_size for the plan). */
-size_t ngpt_arena_used(const ngpt_context *ctx);
+ngpt_status ngpt_context_arena_used(const ngpt_context *ctx, size_t *bytes);
 
 /* N(0, 0.02) for Linear/Embedding weights, zero biases, LayerNorm (1, 0),
  * drawn from Philox4x32-10 keyed by seed: the same model on every machine. */
-ngpt_status ngpt_init_weights(ngpt_context *ctx, uint64_t seed);
+ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed);
 
 /* --------------------------------------------------------------- parameters */
 
 /* Parameter tensors in state_dict order, named as the PyTorch model names them
  * ("tok_emb.weight", "blocks.0.ln1.weight", ...). All are contiguous in one
- * float array (ngpt_params). */
+ * float array (ngpt_params_data). */
 typedef struct ngpt_tensor_info {
     const char *name;
     int32_t ndim;
@@ -217,70 +217,70 @@ typedef struct ngpt_tensor_info {
     size_t count;               /* elements */
 } ngpt_tensor_info;
 
-int32_t ngpt_tensor_count(const ngpt_context *ctx);
-ngpt_status ngpt_tensor_get_info(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info);
+ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count);
+ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info);
 /* Finds a tensor by name; NGPT_ERR_BAD_ARG if there is none. */
 ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info);
 /* All parameters as one array of `count` floats (writable: tests, importers). */
-ngpt_status ngpt_params(ngpt_context *ctx, float **params, size_t *count);
+ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */
 
 /* Dropout in later forwards: off (eval, the default) or on with masks keyed
  * by (seed, step, site, element). Dropout is only applied when the config's
  * dropout > 0; with dropout 0 train mode equals eval bit for bit. */
-ngpt_status ngpt_set_dropout(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step);
+ngpt_status ngpt_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step);
 
 /* Full forward over tokens (batch, seq) (row-major). With targets (batch, seq)
  * it also computes the mean cross-entropy into *loss (loss may be NULL).
  * batch/seq must be within the shape the context was planned for. */
-ngpt_status ngpt_forward(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t seq,
-                         const int32_t *targets, float *loss);
+ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t batch,
+                               int32_t seq, const int32_t *targets, float *loss);
 
 /* Logits of the last forward, (batch, seq, V). Valid until the next call. */
-ngpt_status ngpt_logits(const ngpt_context *ctx, const float **logits);
+ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits);
 
 /* Attention probabilities (pre-dropout) of layer `layer` from the last
  * forward: NGPT_TRACE_FULL gives (batch, H, seq, seq) with zeros above the
  * diagonal; NGPT_TRACE_LAST_ROW gives (batch, H, seq). *count = floats. */
-ngpt_status ngpt_trace_get(const ngpt_context *ctx, int32_t layer, const float **probs,
+ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float **probs,
                            size_t *count);
 
 /* ---------------------------------------------------------------- checksums */
 
 /* XXH3-64 of bytes; print with "%016" PRIx64. NULL data with bytes > 0 gives 0. */
-uint64_t ngpt_checksum(const void *data, size_t bytes);
+uint64_t ngpt_checksum_bytes(const void *data, size_t bytes);
 /* XXH3-64 of all parameters / of the last forward's logits. */
-ngpt_status ngpt_checksum_params(const ngpt_context *ctx, uint64_t *hash);
-ngpt_status ngpt_checksum_logits(const ngpt_context *ctx, uint64_t *hash);
+ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash);
+ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
 
 /* --------------------------------------------------------------- checkpoint */
 
 /* Writes the model to `path` atomically: a temporary file beside it, fsync,
  * rename. A crash mid-save leaves the previous file intact. */
-ngpt_status ngpt_save(const ngpt_context *ctx, const char *path);
+ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
 
 /* Reads only the config of a checkpoint (to plan a context for it). The whole
  * file is verified (size, table, checksum) before anything is trusted. */
-ngpt_status ngpt_checkpoint_read_config(const char *path, ngpt_config *cfg);
-ngpt_status ngpt_checkpoint_read_config_mem(const void *data, size_t size, ngpt_config *cfg);
+ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg);
+ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg);
 
 /* Loads parameters into a context whose config equals the checkpoint's. On
  * any error the context's parameters are unchanged. */
-ngpt_status ngpt_load(ngpt_context *ctx, const char *path);
-ngpt_status ngpt_load_mem(ngpt_context *ctx, const void *data, size_t size);
+ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path);
+ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size);
 
-/* ---- training (issue 3) ---- */
+/* ---- training ---- */
 /*
  * A training step, by hand (ngpt_train_step does exactly this):
  *
- *     ngpt_zero_grads(ctx);
+ *     ngpt_grads_zero(ctx);
  *     for (int a = 0; a < accum; a++) {                  // micro-batches
- *         ngpt_set_dropout(ctx, true, seed, step * accum + a);
- *         ngpt_forward(ctx, tokens, B, T, targets, &loss);
- *         ngpt_backward(ctx);                             // grads += d(mean loss)
+ *         ngpt_dropout_set(ctx, true, seed, step * accum + a);
+ *         ngpt_model_forward(ctx, tokens, B, T, targets, &loss);
+ *         ngpt_model_backward(ctx);                             // grads += d(mean loss)
  *     }
- *     ngpt_lr_at(&opt, step, &lr);
+ *     ngpt_optim_lr(&opt, step, &lr);
  *     ngpt_optim_step(ctx, &opt, lr, &grad_norm);         // clip + AdamW
  *
  * Everything runs in the arena of a context planned with NGPT_MODE_TRAIN:
@@ -289,19 +289,19 @@ ngpt_status ngpt_load_mem(ngpt_context *ctx, const void *data, size_t size);
  * every build. Only ngpt_data_open() allocates (it reads files into memory).
  */
 
-/* Gradients of the mean cross-entropy of the last ngpt_forward (which must
+/* Gradients of the mean cross-entropy of the last ngpt_model_forward (which must
  * have had targets) with respect to every parameter, ADDED to the gradient
  * array, so several micro-batches sum up. Dropout masks of that forward are
  * recomputed from its (seed, step). NGPT_ERR_WRONG_MODE on an inference
  * context or when the last forward had no targets. */
-ngpt_status ngpt_backward(ngpt_context *ctx);
+ngpt_status ngpt_model_backward(ngpt_context *ctx);
 
 /* Sets all gradients to zero and the micro-batch count to 0. */
-ngpt_status ngpt_zero_grads(ngpt_context *ctx);
+ngpt_status ngpt_grads_zero(ngpt_context *ctx);
 
-/* The gradient array, in the same layout as ngpt_params (tensor offsets from
- * ngpt_tensor_get_info). The tied embedding's gradient sums both its uses. */
-ngpt_status ngpt_grads(ngpt_context *ctx, float **grads, size_t *count);
+/* The gradient array, in the same layout as ngpt_params_data (tensor offsets from
+ * ngpt_tensor_at). The tied embedding's gradient sums both its uses. */
+ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count);
 
 /* Optimizer and schedule settings; DESIGN.md §1 defaults. */
 typedef struct ngpt_optim_config {
@@ -318,24 +318,24 @@ typedef struct ngpt_optim_config {
     int32_t accum;              /* micro-batches per step (ngpt_train_step), 1 */
 } ngpt_optim_config;
 
-ngpt_optim_config ngpt_optim_default(void);
+ngpt_optim_config ngpt_optim_config_default(void);
 /* Checks ranges (lr >= 0, 0 <= betas < 1, eps > 0, warmup >= 0, ...). */
-ngpt_status ngpt_optim_validate(const ngpt_optim_config *opt);
+ngpt_status ngpt_optim_config_validate(const ngpt_optim_config *opt);
 
 /* Learning rate of step (0-based): lr*step/warmup while step < warmup, then
  * min + (lr-min)*0.5*(1+cos(pi*p)), p = (step-warmup)/(total-warmup) clamped
  * to [0,1], the result clamped to [min_lr, lr]. Computed in double with
  * SLEEF's deterministic cos, then rounded to float. */
-ngpt_status ngpt_lr_at(const ngpt_optim_config *opt, int64_t step, float *lr);
+ngpt_status ngpt_optim_lr(const ngpt_optim_config *opt, int64_t step, float *lr);
 
 /* One AdamW step with learning rate lr over the gradients accumulated since
- * ngpt_zero_grads (averaged over the number of backward passes): the global
+ * ngpt_grads_zero (averaged over the number of backward passes): the global
  * norm sqrt(sum g^2) (8-lane canonical) is reported in *grad_norm (may be
  * NULL) and clipped to opt->clip as torch.nn.utils.clip_grad_norm_ does
  * (coef = clip/(norm+1e-6), at most 1); then PyTorch's AdamW update
  * (kernels.h: ngpt_adamw_fn). NGPT_ERR_NUMERIC (nothing changed) when the
  * norm is not finite; NGPT_ERR_WRONG_MODE without a backward. Gradients are
- * left as they are (call ngpt_zero_grads before the next accumulation). */
+ * left as they are (call ngpt_grads_zero before the next accumulation). */
 ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *opt, float lr,
                             float *grad_norm);
 
@@ -343,10 +343,10 @@ ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *opt, flo
  * loop skips a step that failed with NGPT_ERR_NUMERIC (a NaN or Inf loss or
  * gradient norm), so that the next ngpt_train_step takes the next batch and
  * learning rate instead of the same failing batch again. */
-ngpt_status ngpt_optim_skip_step(ngpt_context *ctx);
+ngpt_status ngpt_optim_skip(ngpt_context *ctx);
 
-/* AdamW steps taken by this context (restored by ngpt_load_train). */
-ngpt_status ngpt_optim_steps(const ngpt_context *ctx, uint64_t *steps);
+/* AdamW steps taken by this context (restored by ngpt_checkpoint_load_train). */
+ngpt_status ngpt_optim_step_count(const ngpt_context *ctx, uint64_t *steps);
 
 /* ---- byte-level data */
 
@@ -386,13 +386,13 @@ ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t se
 
 /* ---- training loop pieces */
 
-/* One optimizer step of the context's training: step s = ngpt_optim_steps;
+/* One optimizer step of the context's training: step s = ngpt_optim_step_count;
  * opt->accum micro-batches with data batch index s*accum + a and dropout
- * keyed (seed, s*accum + a); then ngpt_optim_step with ngpt_lr_at(s).
+ * keyed (seed, s*accum + a); then ngpt_optim_step with ngpt_optim_lr(s).
  * *loss = mean of the micro-batch losses; lr and grad_norm may be NULL.
  * A NaN or Inf loss or gradient norm is NGPT_ERR_NUMERIC naming the step
  * (1-based), with parameters, moments and the step count unchanged: stop,
- * or skip the batch with ngpt_optim_skip_step.
+ * or skip the batch with ngpt_optim_skip.
  * Resuming from a checkpoint with the same seed continues bit for bit. */
 ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
                             const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,
@@ -402,7 +402,7 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
  * drawn from `seed` (batch indices 0..n_batches-1), dropout off; bits per
  * byte = loss / ln 2. Works on inference and training contexts; the
  * context's dropout setting is restored afterwards. */
-ngpt_status ngpt_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
+ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
                           int32_t n_batches, int32_t batch, int32_t seq, float *loss);
 
 /* ---- checkpoints with training state */
@@ -423,31 +423,32 @@ typedef struct ngpt_train_state {
 } ngpt_train_state;
 
 /* Saves parameters, AdamW moments (optim.m.*, optim.v.*), the step count and
- * *state atomically (as ngpt_save). Needs a training context. The file also
- * loads with ngpt_load (parameters only). */
-ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path,
+ * *state atomically (as ngpt_checkpoint_save). Needs a training context. The file also
+ * loads with ngpt_checkpoint_load (parameters only). */
+ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path,
                             const ngpt_train_state *state);
 
-/* Loads what ngpt_save_train wrote into a training context with the same
+/* Loads what ngpt_checkpoint_save_train wrote into a training context with the same
  * config, restoring the step count; *state (may be NULL) gets the saved
- * settings. A model-only checkpoint (ngpt_save, ngpt init) also loads: zero
+ * settings. A model-only checkpoint (ngpt_checkpoint_save, ngpt init) also loads: zero
  * moments, step 0, state->has_state false and default settings. All or
  * nothing: on error the context is unchanged. */
-ngpt_status ngpt_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *state);
+ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path,
+                                       ngpt_train_state *state);
 
-/* ---- generation (issue 4) ----
+/* ---- generation ----
  *
  * Generation runs on an NGPT_MODE_INFER context. Its arena holds a KV cache
  * with one slot per batch row: slot s stores, for every layer, the keys
  * (after RoPE) and values of the tokens fed to it so far, (L, batch, T, C)
  * each. A token fed to a slot that holds n tokens sits at position n.
- * Prefill and decode use the same wiring and kernels as ngpt_forward, so
+ * Prefill and decode use the same wiring and kernels as ngpt_model_forward, so
  * their logits are bit-identical to a full forward over the same tokens.
  *
  *     ngpt_generate_config gc = ngpt_generate_config_default();
  *     gc.sampler.temperature = 0.8f; gc.sampler.top_k = 40; gc.max_tokens = 200;
  *     ngpt_generate_result r;
- *     ngpt_generate(ctx, &gc, prompt, prompt_len, NULL, 0, on_token, user, &r);
+ *     ngpt_model_generate(ctx, &gc, prompt, prompt_len, NULL, 0, on_token, user, &r);
  *
  * Memory: the cache, the sampler's scratch (sorted ids, probabilities: V
  * each) and the beam-search bookkeeping are planned by ngpt_arena_size for
@@ -471,22 +472,23 @@ ngpt_status ngpt_cache_tokens(const ngpt_context *ctx, int32_t slot, const int32
 ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src);
 
 /* Appends tokens (batch, len) to slots 0..batch-1 (each slot may already hold
- * a different number of tokens) and computes their logits: ngpt_logits()
+ * a different number of tokens) and computes their logits: ngpt_logits_data()
  * then gives (batch, len, V). len <= the shape's seq; a slot that would hold
  * more than T tokens is NGPT_ERR_TOO_LONG (nothing is changed). With a trace
- * planned (shape.trace != NONE), ngpt_trace_get() gives per layer the
+ * planned (shape.trace != NONE), ngpt_trace_data() gives per layer the
  * attention row of each sequence's last new token, (batch, H, T), zeros past
  * its position. */
-ngpt_status ngpt_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t len);
+ngpt_status ngpt_cache_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch,
+                               int32_t len);
 
 /* The same for one slot: appends tokens[0..len) to slot `slot`. Logits
  * (1, len, V). */
-ngpt_status ngpt_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens,
+ngpt_status ngpt_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens,
                               int32_t len);
 
 /* One new token per sequence: tokens[s] is appended to slot s for
  * s < batch (independent sequences sharing the weights). Logits (batch, 1, V). */
-ngpt_status ngpt_decode_step(ngpt_context *ctx, const int32_t *tokens, int32_t batch);
+ngpt_status ngpt_cache_decode(ngpt_context *ctx, const int32_t *tokens, int32_t batch);
 
 /* The sampler. Each step is optional and they apply in this order:
  *   1. banned ids -> -inf; logit_bias[i] added to logit i;
@@ -526,12 +528,12 @@ ngpt_sampler ngpt_sampler_default(void);
 /* Checks every field against the context's vocabulary (the message names it). */
 ngpt_status ngpt_sampler_validate(const ngpt_sampler *s, int32_t vocab_size);
 
-/* Samples one token from a row of V logits (e.g. from ngpt_logits). recent:
+/* Samples one token from a row of V logits (e.g. from ngpt_logits_data). recent:
  * the sequence's tokens so far (n_recent of them, the last repeat_window are
  * used; NULL with 0 when there are none). The draw uses counter
  * (sequence, index): pass the slot and the position of the token being
  * produced. Uses the context's sampler scratch: one call at a time. */
-ngpt_status ngpt_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
                         const int32_t *recent, int32_t n_recent, int32_t sequence,
                         uint64_t index, int32_t *token);
 
@@ -547,7 +549,7 @@ typedef enum ngpt_stop_reason {
 /* Called with each output token as soon as it is final (streaming). Tokens
  * that might begin a stop sequence are held back until they cannot, so a
  * stop sequence is never streamed. Return 0 to go on, non-zero to stop:
- * ngpt_generate then returns NGPT_OK with reason NGPT_STOP_CALLBACK (a stop
+ * ngpt_model_generate then returns NGPT_OK with reason NGPT_STOP_CALLBACK (a stop
  * the user asked for is a normal end, not an error). */
 typedef int (*ngpt_token_fn)(int32_t token, void *user);
 
@@ -586,7 +588,7 @@ typedef struct ngpt_generate_result {
  * tokens go to out (out_cap >= max_tokens, or NULL) and to fn (or NULL) as
  * they become final. Sampling streams token by token; beam search knows its
  * answer only at the end and streams it then. result may be NULL. */
-ngpt_status ngpt_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
+ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
                           const int32_t *prompt, int32_t prompt_len, int32_t *out,
                           int32_t out_cap, ngpt_token_fn fn, void *user,
                           ngpt_generate_result *result);

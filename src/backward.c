@@ -4,7 +4,7 @@
  * C width, H heads, D = C/H, F = d_ff, V vocabulary, BT = B*T rows.
  *
  * Gradients accumulate (+=) into ctx->plan.grads so micro-batches add up;
- * ngpt_zero_grads() starts a new sum. Weight gradients are strided gemms
+ * ngpt_grads_zero() starts a new sum. Weight gradients are strided gemms
  * (A^T B) with accumulate, each output one chain over rows in increasing
  * order; bias/LayerNorm gradients continue one chain per element over rows.
  * Dropout masks are recomputed from (seed, step, site, element), never
@@ -94,14 +94,14 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
     }
 }
 
-ngpt_status ngpt_backward(ngpt_context *ctx)
+ngpt_status ngpt_model_backward(ngpt_context *ctx)
 {
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "backward: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: the context was planned for inference "
                          "(plan it with NGPT_MODE_TRAIN)");
     if (!ctx->has_forward || !ctx->has_targets)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: run ngpt_forward with targets first");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: run ngpt_model_forward with targets first");
 
     const ngpt_config *cfg = &ctx->cfg;
     const ngpt_kernels *k = ctx->k;
@@ -183,7 +183,7 @@ ngpt_status ngpt_backward(ngpt_context *ctx)
     return NGPT_OK;
 }
 
-ngpt_status ngpt_zero_grads(ngpt_context *ctx)
+ngpt_status ngpt_grads_zero(ngpt_context *ctx)
 {
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "zero_grads: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
@@ -193,7 +193,7 @@ ngpt_status ngpt_zero_grads(ngpt_context *ctx)
     return NGPT_OK;
 }
 
-ngpt_status ngpt_grads(ngpt_context *ctx, float **grads, size_t *count)
+ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)
 {
     if (!ctx || !grads || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "grads: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)

@@ -188,7 +188,7 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
             break;
         }
         reorder(ctx, nb);
-        if ((st = ngpt_decode_step(ctx, p->beam_tok, nb))) return st;
+        if ((st = ngpt_cache_decode(ctx, p->beam_tok, nb))) return st;
     }
 
     /* the answer: best normalised score, finished hypotheses first on ties */

@@ -133,18 +133,18 @@ static ngpt_status cached_pass(ngpt_context *ctx, const char *fn, int32_t slot0,
     return NGPT_OK;
 }
 
-ngpt_status ngpt_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t len)
+ngpt_status ngpt_cache_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t len)
 {
     return cached_pass(ctx, "prefill", 0, batch, tokens, len);
 }
 
-ngpt_status ngpt_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len)
+ngpt_status ngpt_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len)
 {
     if (ctx && (slot < 0 || slot >= ctx->shape.batch)) return check_slot(ctx, slot, "prefill_slot");
     return cached_pass(ctx, "prefill_slot", slot, 1, tokens, len);
 }
 
-ngpt_status ngpt_decode_step(ngpt_context *ctx, const int32_t *tokens, int32_t batch)
+ngpt_status ngpt_cache_decode(ngpt_context *ctx, const int32_t *tokens, int32_t batch)
 {
     return cached_pass(ctx, "decode_step", 0, batch, tokens, 1);
 }

@@ -1,5 +1,5 @@
 /* checkpoint.c — the .ngpt writer (docs/FORMAT.md): atomic save of named
- * tensors + metadata, and ngpt_save for the model. */
+ * tensors + metadata, and ngpt_checkpoint_save for the model. */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -216,7 +216,7 @@ static void model_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
     ngpt_ckpt_model_tensor(ctx, ctx->plan.params, (int32_t)i, out);
 }
 
-ngpt_status ngpt_save(const ngpt_context *ctx, const char *path)
+ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path)
 {
     if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "save: NULL argument");
     return ngpt_ckpt_write(path, &ctx->cfg, (size_t)ctx->n_tensors, model_tensor_fn, (void *)ctx,

@@ -1,5 +1,5 @@
 /* checkpoint_read.c — the .ngpt reader: validates a whole file before any of
- * it is trusted (docs/FORMAT.md, "Validation on load"), then ngpt_load. */
+ * it is trusted (docs/FORMAT.md, "Validation on load"), then ngpt_checkpoint_load. */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -316,7 +316,7 @@ bool ngpt_ckpt_find_meta(const ngpt_ckpt_reader *r, const char *key, ngpt_ckpt_m
 
 /* --------------------------------------------------------- model loading */
 
-ngpt_status ngpt_checkpoint_read_config_mem(const void *data, size_t size, ngpt_config *cfg)
+ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
 {
     if (!data || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "checkpoint_read_config: NULL argument");
     ngpt_ckpt_reader r;
@@ -325,7 +325,7 @@ ngpt_status ngpt_checkpoint_read_config_mem(const void *data, size_t size, ngpt_
     return st;
 }
 
-ngpt_status ngpt_checkpoint_read_config(const char *path, ngpt_config *cfg)
+ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
 {
     if (!path || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "checkpoint_read_config: NULL argument");
     ngpt_ckpt_reader r;
@@ -348,7 +348,7 @@ static ngpt_status load_from(ngpt_context *ctx, const ngpt_ckpt_reader *r)
     return st;
 }
 
-ngpt_status ngpt_load_mem(ngpt_context *ctx, const void *data, size_t size)
+ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
 {
     if (!ctx || !data) return ngpt_fail(NGPT_ERR_NULL_ARG, "load_mem: NULL argument");
     ngpt_ckpt_reader r;
@@ -356,7 +356,7 @@ ngpt_status ngpt_load_mem(ngpt_context *ctx, const void *data, size_t size)
     return st ? st : load_from(ctx, &r);
 }
 
-ngpt_status ngpt_load(ngpt_context *ctx, const char *path)
+ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path)
 {
     if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "load: NULL argument");
     ngpt_ckpt_reader r;

@@ -4,24 +4,24 @@
 
 #include "internal.h"
 
-uint64_t ngpt_checksum(const void *data, size_t bytes)
+uint64_t ngpt_checksum_bytes(const void *data, size_t bytes)
 {
     if (!data && bytes) return 0;   /* no status to return: 0, never a NULL read */
     return (uint64_t)XXH3_64bits(data, bytes);
 }
 
-ngpt_status ngpt_checksum_params(const ngpt_context *ctx, uint64_t *hash)
+ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash)
 {
     if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "checksum_params: NULL argument");
-    *hash = ngpt_checksum(ctx->plan.params, ctx->lay.total * sizeof(float));
+    *hash = ngpt_checksum_bytes(ctx->plan.params, ctx->lay.total * sizeof(float));
     return NGPT_OK;
 }
 
-ngpt_status ngpt_checksum_logits(const ngpt_context *ctx, uint64_t *hash)
+ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash)
 {
     if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "checksum_logits: NULL argument");
     if (!ctx->has_forward) return ngpt_fail(NGPT_ERR_WRONG_MODE, "checksum_logits: no forward has run");
     size_t n = (size_t)ctx->last_batch * ctx->last_seq * ctx->cfg.vocab_size;
-    *hash = ngpt_checksum(ctx->plan.logits, n * sizeof(float));
+    *hash = ngpt_checksum_bytes(ctx->plan.logits, n * sizeof(float));
     return NGPT_OK;
 }

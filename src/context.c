@@ -73,7 +73,7 @@ void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
     }
 }
 
-ngpt_status ngpt_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
+ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes)
 {
     if (!out || !cfg || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "init: NULL argument");
@@ -127,30 +127,40 @@ ngpt_status ngpt_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_sha
     return NGPT_OK;
 }
 
-void ngpt_free(ngpt_context *ctx)
+void ngpt_context_free(ngpt_context *ctx)
 {
     if (ctx) free(ctx->owned);
 }
 
-ngpt_status ngpt_get_config(const ngpt_context *ctx, ngpt_config *cfg)
+ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg)
 {
     if (!ctx || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "get_config: NULL argument");
     *cfg = ctx->cfg;
     return NGPT_OK;
 }
 
-ngpt_status ngpt_get_shape(const ngpt_context *ctx, ngpt_shape *shape)
+ngpt_status ngpt_context_shape(const ngpt_context *ctx, ngpt_shape *shape)
 {
     if (!ctx || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "get_shape: NULL argument");
     *shape = ctx->shape;
     return NGPT_OK;
 }
 
-size_t ngpt_arena_used(const ngpt_context *ctx) { return ctx ? ctx->plan.bytes : 0; }
+ngpt_status ngpt_context_arena_used(const ngpt_context *ctx, size_t *bytes)
+{
+    if (!ctx || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "context_arena_used: NULL argument");
+    *bytes = ctx->plan.bytes;
+    return NGPT_OK;
+}
 
-int32_t ngpt_tensor_count(const ngpt_context *ctx) { return ctx ? ctx->n_tensors : 0; }
+ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count)
+{
+    if (!ctx || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "tensor_count: NULL argument");
+    *count = ctx->n_tensors;
+    return NGPT_OK;
+}
 
-ngpt_status ngpt_tensor_get_info(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info)
+ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info)
 {
     if (!ctx || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "tensor_get_info: NULL argument");
     if (index < 0 || index >= ctx->n_tensors)
@@ -171,7 +181,7 @@ ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_ten
     return ngpt_fail(NGPT_ERR_BAD_ARG, "tensor_find: no tensor named \"%s\"", name);
 }
 
-ngpt_status ngpt_params(ngpt_context *ctx, float **params, size_t *count)
+ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 {
     if (!ctx || !params || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "params: NULL argument");
     *params = ctx->plan.params;
@@ -179,7 +189,7 @@ ngpt_status ngpt_params(ngpt_context *ctx, float **params, size_t *count)
     return NGPT_OK;
 }
 
-ngpt_status ngpt_set_dropout(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step)
+ngpt_status ngpt_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step)
 {
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "set_dropout: NULL context");
     ctx->dropout_on = enabled;
@@ -188,7 +198,7 @@ ngpt_status ngpt_set_dropout(ngpt_context *ctx, bool enabled, uint64_t seed, uin
     return NGPT_OK;
 }
 
-ngpt_status ngpt_init_weights(ngpt_context *ctx, uint64_t seed)
+ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
 {
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "init_weights: NULL context");
     float *params = ctx->plan.params;

@@ -47,7 +47,7 @@ static ngpt_status finish(ngpt_data **out, const uint8_t *bytes, size_t size, ui
     d->size = size;
     d->train_size = size - eval;
     d->owned = owned;
-    d->hash = ngpt_checksum(bytes, size);
+    d->hash = ngpt_checksum_bytes(bytes, size);
     *out = d;
     return NGPT_OK;
 }

@@ -182,7 +182,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     linear(k, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);   /* tied lm_head */
 }
 
-ngpt_status ngpt_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
+ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
                          const int32_t *targets, float *loss)
 {
     if (!ctx || !tokens) return ngpt_fail(NGPT_ERR_NULL_ARG, "forward: NULL context or tokens");
@@ -214,7 +214,7 @@ ngpt_status ngpt_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, in
     } else if (loss) {
         *loss = NAN;
     }
-    ctx->has_targets = targets && p->targets;   /* kept for ngpt_backward in train mode */
+    ctx->has_targets = targets && p->targets;   /* kept for ngpt_model_backward in train mode */
     if (ctx->has_targets) {
         memcpy(p->tokens, tokens, BT * sizeof(int32_t));
         memcpy(p->targets, targets, BT * sizeof(int32_t));
@@ -226,7 +226,7 @@ ngpt_status ngpt_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, in
     return NGPT_OK;
 }
 
-ngpt_status ngpt_logits(const ngpt_context *ctx, const float **logits)
+ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits)
 {
     if (!ctx || !logits) return ngpt_fail(NGPT_ERR_NULL_ARG, "logits: NULL argument");
     if (!ctx->has_forward) return ngpt_fail(NGPT_ERR_WRONG_MODE, "logits: no forward has run yet");
@@ -234,7 +234,7 @@ ngpt_status ngpt_logits(const ngpt_context *ctx, const float **logits)
     return NGPT_OK;
 }
 
-ngpt_status ngpt_trace_get(const ngpt_context *ctx, int32_t layer, const float **probs,
+ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float **probs,
                            size_t *count)
 {
     if (!ctx || !probs || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "trace_get: NULL argument");

@@ -64,7 +64,7 @@ ngpt_status ngpt_gen_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tok
     int32_t c = 0;
     for (int32_t at = 0; at < len; at += c) {
         c = len - at < chunk ? len - at : chunk;
-        ngpt_status st = ngpt_prefill_slot(ctx, slot, tokens + at, c);
+        ngpt_status st = ngpt_cache_prefill_slot(ctx, slot, tokens + at, c);
         if (st) return st;
     }
     *last_row = ctx->plan.logits + (size_t)(c - 1) * ctx->cfg.vocab_size;
@@ -156,7 +156,7 @@ static ngpt_status feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32
     int32_t n = ctx->plan.kv_len[0];
     ngpt_status st;
     if (!gc->no_cache && n < T) {
-        if ((st = ngpt_decode_step(ctx, &tok, 1))) return st;
+        if ((st = ngpt_cache_decode(ctx, &tok, 1))) return st;
         *row = ctx->plan.logits;
         return NGPT_OK;
     }
@@ -167,7 +167,7 @@ static ngpt_status feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32
     tmp[keep] = tok;
     ctx->plan.kv_len[0] = 0;
     if (gc->no_cache) {
-        if ((st = ngpt_forward(ctx, tmp, 1, keep + 1, NULL, NULL))) return st;
+        if ((st = ngpt_model_forward(ctx, tmp, 1, keep + 1, NULL, NULL))) return st;
         memcpy(win, tmp, (size_t)(keep + 1) * sizeof(int32_t));
         ctx->plan.kv_len[0] = keep + 1;     /* the window; no_cache keeps no K/V */
         *row = ctx->plan.logits + (size_t)keep * V;
@@ -176,7 +176,7 @@ static ngpt_status feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32
     return ngpt_gen_prefill(ctx, 0, tmp, keep + 1, row);
 }
 
-ngpt_status ngpt_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
+ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
                           const int32_t *prompt, int32_t prompt_len, int32_t *out,
                           int32_t out_cap, ngpt_token_fn fn, void *user,
                           ngpt_generate_result *result)
@@ -194,7 +194,7 @@ ngpt_status ngpt_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
 
     const float *row;
     if (gc->no_cache) {
-        if ((st = ngpt_forward(ctx, prompt, 1, prompt_len, NULL, NULL))) return st;
+        if ((st = ngpt_model_forward(ctx, prompt, 1, prompt_len, NULL, NULL))) return st;
         memcpy(ctx->plan.kv_tokens, prompt, (size_t)prompt_len * sizeof(int32_t));
         ctx->plan.kv_len[0] = prompt_len;
         row = ctx->plan.logits + (size_t)(prompt_len - 1) * ctx->cfg.vocab_size;
@@ -209,7 +209,7 @@ ngpt_status ngpt_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
         const int32_t n = ctx->plan.kv_len[0];
         const int32_t *win = ctx->plan.kv_tokens, *win_end = win + n;
         int32_t tok;
-        if ((st = ngpt_sample(ctx, &gc->sampler, row, win, n, 0, (uint64_t)i, &tok))) break;
+        if ((st = ngpt_sampler_sample(ctx, &gc->sampler, row, win, n, 0, (uint64_t)i, &tok))) break;
         if (tok == gc->end_token) {
             sm.pending++;
             emit(&sm, win_end, tok, 1);     /* the end token itself is the newest: held */

@@ -13,11 +13,11 @@ int32_t ngpt_stop_match(const ngpt_generate_config *gc, const int32_t *prior_end
                         int32_t tok, int32_t *hold);
 
 /* Processes `len` tokens into slot `slot` in chunks of the planned seq; the
- * last chunk's logits are in ngpt_logits, its last row at *last_row. */
+ * last chunk's logits are in ngpt_logits_data, its last row at *last_row. */
 ngpt_status ngpt_gen_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
                              const float **last_row);
 
-/* Beam search (beam.c); arguments already validated by ngpt_generate. */
+/* Beam search (beam.c); arguments already validated by ngpt_model_generate. */
 ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
                              const int32_t *prompt, int32_t prompt_len, int32_t *out,
                              ngpt_token_fn fn, void *user, ngpt_generate_result *res);

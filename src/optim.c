@@ -7,7 +7,7 @@
 
 #include "internal.h"
 
-ngpt_optim_config ngpt_optim_default(void)
+ngpt_optim_config ngpt_optim_config_default(void)
 {
     ngpt_optim_config o = {.lr = 3e-4f, .min_lr = 3e-5f, .warmup = 200, .total_steps = 5000,
                            .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
@@ -17,7 +17,7 @@ ngpt_optim_config ngpt_optim_default(void)
 
 static bool finite_in(float x, float lo, float hi) { return isfinite(x) && x >= lo && x <= hi; }
 
-ngpt_status ngpt_optim_validate(const ngpt_optim_config *o)
+ngpt_status ngpt_optim_config_validate(const ngpt_optim_config *o)
 {
     if (!o) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim: NULL config");
     if (!finite_in(o->lr, 0.0f, 1e3f))
@@ -43,10 +43,10 @@ ngpt_status ngpt_optim_validate(const ngpt_optim_config *o)
     return NGPT_OK;
 }
 
-ngpt_status ngpt_lr_at(const ngpt_optim_config *o, int64_t step, float *lr)
+ngpt_status ngpt_optim_lr(const ngpt_optim_config *o, int64_t step, float *lr)
 {
     if (!o || !lr) return ngpt_fail(NGPT_ERR_NULL_ARG, "lr_at: NULL argument");
-    ngpt_status st = ngpt_optim_validate(o);
+    ngpt_status st = ngpt_optim_config_validate(o);
     if (st) return st;
     if (step < 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "lr_at: step must be >= 0");
     const double base = o->lr, lo = o->min_lr;
@@ -71,13 +71,13 @@ ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float
     if (!ctx || !o) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_step: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: the context was planned for inference");
-    ngpt_status st = ngpt_optim_validate(o);
+    ngpt_status st = ngpt_optim_config_validate(o);
     if (st) return st;
     if (!isfinite(lr) || lr < 0.0f)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "optim_step: lr must be finite and >= 0, got %g",
                          (double)lr);
     if (ctx->n_backward < 1)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: no gradients (run ngpt_backward first)");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: no gradients (run ngpt_model_backward first)");
     const ngpt_kernels *k = ctx->k;
     ngpt_plan *p = &ctx->plan;
     const size_t P = ctx->lay.total;
@@ -118,7 +118,7 @@ ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float
     return NGPT_OK;
 }
 
-ngpt_status ngpt_optim_skip_step(ngpt_context *ctx)
+ngpt_status ngpt_optim_skip(ngpt_context *ctx)
 {
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_skip_step: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
@@ -128,7 +128,7 @@ ngpt_status ngpt_optim_skip_step(ngpt_context *ctx)
     return NGPT_OK;
 }
 
-ngpt_status ngpt_optim_steps(const ngpt_context *ctx, uint64_t *steps)
+ngpt_status ngpt_optim_step_count(const ngpt_context *ctx, uint64_t *steps)
 {
     if (!ctx || !steps) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_steps: NULL argument");
     *steps = ctx->optim_steps;

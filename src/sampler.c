@@ -162,7 +162,7 @@ void ngpt_sampler_filter(ngpt_context *ctx, const ngpt_sampler *s, float *z, int
     *n_out = n;
 }
 
-ngpt_status ngpt_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
                         const int32_t *recent, int32_t n_recent, int32_t sequence,
                         uint64_t index, int32_t *token)
 {

@@ -47,7 +47,7 @@ ngpt_status ngpt_fail(ngpt_status status, const char *fmt, ...)
     return status;
 }
 
-void ngpt_set_abort_callback(ngpt_abort_fn fn, void *user)
+void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user)
 {
     abort_fn = fn;
     abort_user = user;

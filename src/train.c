@@ -21,24 +21,24 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
     if (!ctx || !opt || !data || !loss) return ngpt_fail(NGPT_ERR_NULL_ARG, "train_step: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "train_step: the context was planned for inference");
-    ngpt_status st = ngpt_optim_validate(opt);
+    ngpt_status st = ngpt_optim_config_validate(opt);
     if (!st) st = check_batch(ctx, batch, seq, "train_step");
     if (st) return st;
     const uint64_t s = ctx->optim_steps;
     float lr;
-    if ((st = ngpt_lr_at(opt, (int64_t)s, &lr))) return st;
+    if ((st = ngpt_optim_lr(opt, (int64_t)s, &lr))) return st;
     int32_t *tokens = ctx->plan.batch_buf;
     int32_t *targets = tokens + (size_t)batch * seq;
     float sum = 0.0f;
-    ngpt_zero_grads(ctx);
+    ngpt_grads_zero(ctx);
     for (int32_t a = 0; a < opt->accum; a++) {
         const uint64_t micro = s * (uint64_t)opt->accum + (uint64_t)a;
         float l;
         if ((st = ngpt_data_batch(data, NGPT_SPLIT_TRAIN, seed, micro, batch, seq, tokens, targets)))
             return st;
-        ngpt_set_dropout(ctx, ctx->cfg.dropout > 0.0f, seed, micro);
-        if ((st = ngpt_forward(ctx, tokens, batch, seq, targets, &l))) return st;
-        if ((st = ngpt_backward(ctx))) return st;
+        ngpt_dropout_set(ctx, ctx->cfg.dropout > 0.0f, seed, micro);
+        if ((st = ngpt_model_forward(ctx, tokens, batch, seq, targets, &l))) return st;
+        if ((st = ngpt_model_backward(ctx))) return st;
         sum = sum + l;
     }
     *loss = sum / (float)opt->accum;
@@ -50,7 +50,7 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
     return ngpt_optim_step(ctx, opt, lr, grad_norm);
 }
 
-ngpt_status ngpt_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
+ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
                           int32_t n_batches, int32_t batch, int32_t seq, float *loss)
 {
     if (!ctx || !data || !loss) return ngpt_fail(NGPT_ERR_NULL_ARG, "evaluate: NULL argument");
@@ -65,7 +65,7 @@ ngpt_status ngpt_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t see
     for (int32_t i = 0; i < n_batches && !st; i++) {
         float l;
         st = ngpt_data_batch(data, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, tokens, targets);
-        if (!st) st = ngpt_forward(ctx, tokens, batch, seq, targets, &l);
+        if (!st) st = ngpt_model_forward(ctx, tokens, batch, seq, targets, &l);
         if (!st) sum += (double)l;
     }
     ctx->dropout_on = was_on;

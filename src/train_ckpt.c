@@ -30,12 +30,12 @@ static void train_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 
 enum { N_META = 16, N_META_OPT = 4 };   /* required, then optional entries */
 
-ngpt_status ngpt_save_train(const ngpt_context *ctx, const char *path, const ngpt_train_state *ts)
+ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path, const ngpt_train_state *ts)
 {
     if (!ctx || !path || !ts) return ngpt_fail(NGPT_ERR_NULL_ARG, "save_train: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "save_train: the context was planned for inference "
-                         "(use ngpt_save)");
+                         "(use ngpt_checkpoint_save)");
     const ngpt_optim_config *o = &ts->opt;
     ngpt_ckpt_meta m[N_META + N_META_OPT] = {
         {"train.step", NGPT_META_U64, {.u = ctx->optim_steps}},
@@ -115,7 +115,7 @@ static ngpt_status read_state(const ngpt_ckpt_reader *r, ngpt_train_state *ts, u
     s.has_state = true;
     if (s.batch != v[2].value.i || s.seq != v[3].value.i || s.batch < 1 || s.seq < 1)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: train.batch/train.seq out of range");
-    ngpt_status st = ngpt_optim_validate(&s.opt);
+    ngpt_status st = ngpt_optim_config_validate(&s.opt);
     if (st) return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: bad optimizer state: %s",
                              ngpt_last_error());
     *ts = s;
@@ -129,7 +129,7 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
     if (st) return st;
     char name[NGPT_NAME_MAX + 8];
     const bool has_m = ngpt_ckpt_has_tensor(r, "optim.m.tok_emb.weight");
-    ngpt_train_state s = {.opt = ngpt_optim_default(), .best_eval_loss = INFINITY,
+    ngpt_train_state s = {.opt = ngpt_optim_config_default(), .best_eval_loss = INFINITY,
                           .holdout = 0.1f, .eval_every = 100, .eval_batches = 8};
     uint64_t step = 0;
     if (has_m) {    /* everything is checked before anything is copied */
@@ -162,12 +162,12 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
     return NGPT_OK;
 }
 
-ngpt_status ngpt_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *ts)
+ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *ts)
 {
     if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "load_train: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "load_train: the context was planned for inference "
-                         "(use ngpt_load)");
+                         "(use ngpt_checkpoint_load)");
     ngpt_ckpt_reader r;
     ngpt_status st = ngpt_ckpt_open_file(&r, path);
     if (!st) st = load_train_from(ctx, &r, ts);

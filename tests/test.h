@@ -55,6 +55,13 @@ static inline ngpt_config test_config_tiny(void)
 }
 
 /* A whole file in a malloc'd buffer (*n bytes), or NULL. */
+/* Tensor count of a context (0 on error), for loops over the tensors. */
+static inline int32_t test_tensor_count(const ngpt_context *ctx)
+{
+    int32_t n = 0;
+    return ngpt_tensor_count(ctx, &n) == NGPT_OK ? n : 0;
+}
+
 static inline unsigned char *test_read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");

@@ -17,27 +17,29 @@ static void exact_size(ngpt_mode mode, ngpt_trace trace)
     unsigned char *buf = __real_malloc(bytes + 64);
     for (size_t shift = 0; shift < 64; shift += 7) {
         ngpt_context *ctx = NULL;
-        CHECK_STATUS(ngpt_init(&ctx, &cfg, &s, buf + shift, bytes - 1), NGPT_ERR_ARENA_TOO_SMALL);
+        CHECK_STATUS(ngpt_context_init(&ctx, &cfg, &s, buf + shift, bytes - 1), NGPT_ERR_ARENA_TOO_SMALL);
         CHECK(ctx == NULL, "no context on failure");
-        CHECK_OK(ngpt_init(&ctx, &cfg, &s, buf + shift, bytes));
+        CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, buf + shift, bytes));
         if (!ctx) continue;
-        CHECK(ngpt_arena_used(ctx) == bytes, "used %zu planned %zu", ngpt_arena_used(ctx), bytes);
+        size_t used = 0;
+        CHECK_OK(ngpt_context_arena_used(ctx, &used));
+        CHECK(used == bytes, "used %zu planned %zu", used, bytes);
         CHECK(((uintptr_t)ctx % 64) == 0, "context aligned");
         float *p;
         size_t n;
-        CHECK_OK(ngpt_params(ctx, &p, &n));
+        CHECK_OK(ngpt_params_data(ctx, &p, &n));
         CHECK((uintptr_t)p % 64 == 0 && (unsigned char *)p > buf && (unsigned char *)(p + n) <= buf + shift + bytes,
               "parameters inside the caller's buffer");
-        CHECK_OK(ngpt_init_weights(ctx, 1));
+        CHECK_OK(ngpt_params_init(ctx, 1));
         int32_t tok[3 * 16], tgt[3 * 16];
         for (int i = 0; i < 48; i++) tok[i] = (i * 37) % 256, tgt[i] = (i * 11) % 256;
         int before = allocations;
         float loss;
-        CHECK_OK(ngpt_set_dropout(ctx, true, 5, 1));
-        CHECK_OK(ngpt_forward(ctx, tok, 3, 16, tgt, &loss));
-        CHECK_OK(ngpt_forward(ctx, tok, 2, 9, NULL, NULL));
+        CHECK_OK(ngpt_dropout_set(ctx, true, 5, 1));
+        CHECK_OK(ngpt_model_forward(ctx, tok, 3, 16, tgt, &loss));
+        CHECK_OK(ngpt_model_forward(ctx, tok, 2, 9, NULL, NULL));
         CHECK(allocations == before, "forward allocated %d times", allocations - before);
-        ngpt_free(ctx);
+        ngpt_context_free(ctx);
     }
     free(buf);
 }
@@ -48,10 +50,10 @@ static void internal_allocation(void)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     int before = allocations;
     ngpt_context *ctx;
-    CHECK_OK(ngpt_init(&ctx, &cfg, &s, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
     CHECK(allocations == before + 1, "init allocates exactly once, did %d", allocations - before);
-    ngpt_free(ctx);
-    ngpt_free(NULL);
+    ngpt_context_free(ctx);
+    ngpt_context_free(NULL);
 }
 
 static void bad_shapes(void)
@@ -74,9 +76,9 @@ static void bad_shapes(void)
     CHECK_STATUS(ngpt_arena_size(&cfg, NULL, &bytes), NGPT_ERR_NULL_ARG);
     CHECK_STATUS(ngpt_arena_size(&cfg, &s, NULL), NGPT_ERR_NULL_ARG);
     ngpt_context *ctx;
-    CHECK_STATUS(ngpt_init(NULL, &cfg, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_init(NULL, &cfg, &s, NULL, 0), NGPT_ERR_NULL_ARG);
     cfg.n_heads = 5;
-    CHECK_STATUS(ngpt_init(&ctx, &cfg, &s, NULL, 0), NGPT_ERR_BAD_CONFIG);
+    CHECK_STATUS(ngpt_context_init(&ctx, &cfg, &s, NULL, 0), NGPT_ERR_BAD_CONFIG);
 }
 
 static void sizes_grow(void)

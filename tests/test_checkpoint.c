@@ -18,15 +18,15 @@ static ngpt_context *make(ngpt_config cfg, uint64_t seed)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_init(&ctx, &cfg, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_init_weights(ctx, seed));
+    CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
     return ctx;
 }
 
 static uint64_t params_hash(ngpt_context *ctx)
 {
     uint64_t h = 0;
-    ngpt_checksum_params(ctx, &h);
+    ngpt_params_checksum(ctx, &h);
     return h;
 }
 
@@ -42,15 +42,15 @@ static void round_trip(void)
     ngpt_context *a = make(test_config_tiny(), 42), *b = make(test_config_tiny(), 7);
     if (!a || !b) return;
     CHECK(params_hash(a) != params_hash(b), "different seeds");
-    CHECK_OK(ngpt_save(a, path));
+    CHECK_OK(ngpt_checkpoint_save(a, path));
     ngpt_config cfg;
-    CHECK_OK(ngpt_checkpoint_read_config(path, &cfg));
+    CHECK_OK(ngpt_checkpoint_config(path, &cfg));
     CHECK(ngpt_config_compare(&cfg, &(ngpt_config){0}) != NGPT_OK && cfg.d_model == 32 && cfg.n_layers == 2,
           "config read back");
-    CHECK_OK(ngpt_load(b, path));
+    CHECK_OK(ngpt_checkpoint_load(b, path));
     CHECK_HASH(params_hash(b), params_hash(a));
     /* The file is the canonical bytes: saving the loaded model again is identical. */
-    CHECK_OK(ngpt_save(b, path2));
+    CHECK_OK(ngpt_checkpoint_save(b, path2));
     size_t n1, n2;
     unsigned char *f1 = test_read_file(path, &n1), *f2 = test_read_file(path2, &n2);
     CHECK(f1 && f2 && n1 == n2 && !memcmp(f1, f2, n1), "save is deterministic");
@@ -59,8 +59,8 @@ static void round_trip(void)
     ngpt_context *c = make(test_config_tiny(), 9);
     unsigned char *odd = malloc(n1 + 1);
     memcpy(odd + 1, f1, n1);
-    CHECK_OK(ngpt_checkpoint_read_config_mem(odd + 1, n1, &cfg));
-    CHECK_OK(ngpt_load_mem(c, odd + 1, n1));
+    CHECK_OK(ngpt_checkpoint_config_mem(odd + 1, n1, &cfg));
+    CHECK_OK(ngpt_checkpoint_load_mem(c, odd + 1, n1));
     CHECK_HASH(params_hash(c), params_hash(a));
     /* No temporary file is left beside the checkpoint. */
     char tmpl[300];
@@ -69,9 +69,9 @@ static void round_trip(void)
     free(odd);
     free(f1);
     free(f2);
-    ngpt_free(a);
-    ngpt_free(b);
-    ngpt_free(c);
+    ngpt_context_free(a);
+    ngpt_context_free(b);
+    ngpt_context_free(c);
 }
 
 /* Loads a damaged image; expects `want` and that the model is unchanged. */
@@ -79,19 +79,19 @@ static void expect_rejected(ngpt_context *ctx, const unsigned char *img, size_t 
                             const char *what)
 {
     uint64_t before = params_hash(ctx);
-    ngpt_status st = ngpt_load_mem(ctx, img, n);
+    ngpt_status st = ngpt_checkpoint_load_mem(ctx, img, n);
     CHECK(st == want && ngpt_last_error()[0], "%s: got %s want %s (%s)", what, ngpt_status_string(st),
           ngpt_status_string(want), ngpt_last_error());
     CHECK_HASH(params_hash(ctx), before);
     ngpt_config cfg;
-    CHECK(ngpt_checkpoint_read_config_mem(img, n, &cfg) == want, "%s: read_config agrees", what);
+    CHECK(ngpt_checkpoint_config_mem(img, n, &cfg) == want, "%s: read_config agrees", what);
 }
 
 static void bad_files(void)
 {
     ngpt_context *src = make(test_config_tiny(), 42), *dst = make(test_config_tiny(), 5);
     if (!src || !dst) return;
-    CHECK_OK(ngpt_save(src, path));
+    CHECK_OK(ngpt_checkpoint_save(src, path));
     size_t n;
     unsigned char *good = test_read_file(path, &n), *b = malloc(n);
     uint32_t nt;
@@ -165,17 +165,17 @@ static void bad_files(void)
     other.d_ff = 128;
     ngpt_context *big = make(other, 1);
     if (big) {
-        CHECK_OK(ngpt_save(big, path2));
+        CHECK_OK(ngpt_checkpoint_save(big, path2));
         uint64_t before = params_hash(dst);
-        CHECK_STATUS(ngpt_load(dst, path2), NGPT_ERR_CONFIG_MISMATCH);
+        CHECK_STATUS(ngpt_checkpoint_load(dst, path2), NGPT_ERR_CONFIG_MISMATCH);
         CHECK(strstr(ngpt_last_error(), "d_ff") != NULL, "names the field: %s", ngpt_last_error());
         CHECK_HASH(params_hash(dst), before);
-        ngpt_free(big);
+        ngpt_context_free(big);
     }
     free(good);
     free(b);
-    ngpt_free(src);
-    ngpt_free(dst);
+    ngpt_context_free(src);
+    ngpt_context_free(dst);
 }
 
 static ssize_t short_write(int fd, const void *buf, size_t n)
@@ -192,25 +192,25 @@ static void io_errors(void)
 {
     ngpt_context *a = make(test_config_tiny(), 42), *b = make(test_config_tiny(), 3);
     if (!a || !b) return;
-    CHECK_STATUS(ngpt_load(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_checkpoint_load(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
     CHECK(strstr(ngpt_last_error(), "/nonexistent/dir/model.ngpt") != NULL, "names the path: %s",
           ngpt_last_error());
-    CHECK_STATUS(ngpt_load(a, "/"), NGPT_ERR_IO);
-    CHECK_STATUS(ngpt_save(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_checkpoint_load(a, "/"), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_checkpoint_save(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
     FILE *f = fopen(path2, "wb");
     fputs("not a checkpoint", f);
     fclose(f);
-    CHECK_STATUS(ngpt_load(a, path2), NGPT_ERR_BAD_FORMAT);
+    CHECK_STATUS(ngpt_checkpoint_load(a, path2), NGPT_ERR_BAD_FORMAT);
     f = fopen(path2, "wb");
     fclose(f);
-    CHECK_STATUS(ngpt_load(a, path2), NGPT_ERR_BAD_FORMAT);
+    CHECK_STATUS(ngpt_checkpoint_load(a, path2), NGPT_ERR_BAD_FORMAT);
 
     /* A failed save (disk full mid-write) reports it and keeps the old file. */
-    CHECK_OK(ngpt_save(a, path));
+    CHECK_OK(ngpt_checkpoint_save(a, path));
     size_t n_old, n_new;
     unsigned char *old = test_read_file(path, &n_old);
     ngpt_ckpt_write_hook = short_write;
-    CHECK_STATUS(ngpt_save(b, path), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_checkpoint_save(b, path), NGPT_ERR_IO);
     CHECK(strstr(ngpt_last_error(), "unchanged") != NULL, "says the old file is kept: %s", ngpt_last_error());
     ngpt_ckpt_write_hook = write;
     unsigned char *now = test_read_file(path, &n_new);
@@ -218,15 +218,15 @@ static void io_errors(void)
     char cmd[300];
     snprintf(cmd, sizeof cmd, "ls %s.tmp.* >/dev/null 2>&1", path);
     CHECK(system(cmd) != 0, "the temporary file was removed");
-    CHECK_OK(ngpt_load(b, path));
+    CHECK_OK(ngpt_checkpoint_load(b, path));
     CHECK_HASH(params_hash(b), params_hash(a));
-    CHECK_STATUS(ngpt_save(NULL, path), NGPT_ERR_NULL_ARG);
-    CHECK_STATUS(ngpt_save(a, NULL), NGPT_ERR_NULL_ARG);
-    CHECK_STATUS(ngpt_load_mem(a, NULL, 10), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_checkpoint_save(NULL, path), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_checkpoint_save(a, NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_checkpoint_load_mem(a, NULL, 10), NGPT_ERR_NULL_ARG);
     free(old);
     free(now);
-    ngpt_free(a);
-    ngpt_free(b);
+    ngpt_context_free(a);
+    ngpt_context_free(b);
 }
 
 int main(void)

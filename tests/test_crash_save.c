@@ -66,7 +66,7 @@ static ngpt_context *model(uint64_t seed)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.seq = 1;
     ngpt_context *ctx = NULL;
-    if (ngpt_init(&ctx, &cfg, &s, NULL, 0) || ngpt_init_weights(ctx, seed)) return NULL;
+    if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, seed)) return NULL;
     return ctx;
 }
 
@@ -98,8 +98,8 @@ static void expect_whole(ngpt_context *ctx, const unsigned char *const *images, 
         if (n == sizes[i] && !memcmp(now, images[i], n)) which = i;
     CHECK(which >= 0, "%s: the file at the path is none of the complete checkpoints (%zu bytes)", when, n);
     ngpt_config cfg;
-    CHECK_OK(ngpt_checkpoint_read_config(path, &cfg));
-    CHECK_OK(ngpt_load(ctx, path));
+    CHECK_OK(ngpt_checkpoint_config(path, &cfg));
+    CHECK_OK(ngpt_checkpoint_load(ctx, path));
     free(now);
 }
 
@@ -134,7 +134,7 @@ static void kill_at_bytes(ngpt_context *check, const unsigned char *const *image
             ngpt_context *ctx = model(2);
             kill_at = points[i], written = 0;
             ngpt_ckpt_write_hook = write_then_die;
-            _exit(ctx && ngpt_save(ctx, path) == NGPT_OK ? 0 : 4);
+            _exit(ctx && ngpt_checkpoint_save(ctx, path) == NGPT_OK ? 0 : 4);
         }
         int status = 0;
         waitpid(pid, &status, 0);
@@ -167,7 +167,7 @@ static void kill_anytime(ngpt_context *check, const unsigned char *const *images
         if (pid == 0) {
             ngpt_context *b = model(2), *c = model(3);
             if (!b || !c) _exit(4);
-            for (uint64_t k = 0;; k++) ngpt_save(k % 2 ? c : b, path);
+            for (uint64_t k = 0;; k++) ngpt_checkpoint_save(k % 2 ? c : b, path);
         }
         lcg = lcg * 1103515245u + 12345u;
         struct timespec delay = {0, (long)((lcg >> 8) % 8000) * 1000};   /* 0..8 ms */
@@ -206,13 +206,13 @@ int main(void)
     char p[320];
     for (int i = 0; i < 3; i++) {
         snprintf(p, sizeof p, "%s/image%d", dir, i);
-        CHECK(m[i] && ngpt_save(m[i], p) == NGPT_OK, "save image %d", i);
+        CHECK(m[i] && ngpt_checkpoint_save(m[i], p) == NGPT_OK, "save image %d", i);
         images[i] = test_read_file(p, &sizes[i]);
         unlink(p);
     }
     CHECK(images[0] && images[1] && sizes[0] == sizes[1] && memcmp(images[0], images[1], sizes[0]),
           "A and B are different files of one size");
-    CHECK_OK(ngpt_save(m[0], path));
+    CHECK_OK(ngpt_checkpoint_save(m[0], path));
     if (check && images[2]) {
         kill_at_bytes(check, (const unsigned char *const *)images, sizes);
         kill_anytime(check, (const unsigned char *const *)images, sizes);
@@ -220,7 +220,7 @@ int main(void)
     unlink(path);
     sweep_temporaries();
     rmdir(dir);
-    for (int i = 0; i < 3; i++) ngpt_free(m[i]), free(images[i]);
-    ngpt_free(check);
+    for (int i = 0; i < 3; i++) ngpt_context_free(m[i]), free(images[i]);
+    ngpt_context_free(check);
     return test_summary("test_crash_save");
 }

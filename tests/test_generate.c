@@ -26,8 +26,8 @@ static ngpt_context *make(int batch, ngpt_trace trace)
     s.batch = batch;
     s.trace = trace;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_init(&ctx, &c, &s, NULL, 0));
-    CHECK_OK(ngpt_init_weights(ctx, 7));
+    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
+    CHECK_OK(ngpt_params_init(ctx, 7));
     return ctx;
 }
 
@@ -35,8 +35,8 @@ static ngpt_context *make(int batch, ngpt_trace trace)
 static void full_logits(ngpt_context *ctx, const int32_t *tok, int n, float *full)
 {
     const float *lg;
-    CHECK_OK(ngpt_forward(ctx, tok, 1, n, NULL, NULL));
-    CHECK_OK(ngpt_logits(ctx, &lg));
+    CHECK_OK(ngpt_model_forward(ctx, tok, 1, n, NULL, NULL));
+    CHECK_OK(ngpt_logits_data(ctx, &lg));
     memcpy(full, lg, (size_t)n * V * sizeof(float));
 }
 
@@ -53,12 +53,12 @@ static void test_cached_equals_full(void)
     for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
         int p = prefixes[k];
         CHECK_OK(ngpt_cache_clear(ctx, -1));
-        CHECK_OK(ngpt_prefill(ctx, tok, 1, p));
-        CHECK_OK(ngpt_logits(ctx, &lg));
+        CHECK_OK(ngpt_cache_prefill(ctx, tok, 1, p));
+        CHECK_OK(ngpt_logits_data(ctx, &lg));
         CHECK(!memcmp(lg, full, (size_t)p * V * sizeof(float)), "prefill %d rows differ", p);
         for (int i = p; i < T; i++) {
-            CHECK_OK(ngpt_decode_step(ctx, tok + i, 1));
-            CHECK_OK(ngpt_logits(ctx, &lg));
+            CHECK_OK(ngpt_cache_decode(ctx, tok + i, 1));
+            CHECK_OK(ngpt_logits_data(ctx, &lg));
             CHECK(!memcmp(lg, full + (size_t)i * V, V * sizeof(float)),
                   "prefill %d + decode: position %d differs", p, i);
         }
@@ -68,20 +68,20 @@ static void test_cached_equals_full(void)
     }
     /* chunked prefill: 3 + 5 + 8 */
     CHECK_OK(ngpt_cache_clear(ctx, 0));
-    CHECK_OK(ngpt_prefill_slot(ctx, 0, tok, 3));
-    CHECK_OK(ngpt_prefill_slot(ctx, 0, tok + 3, 5));
-    CHECK_OK(ngpt_logits(ctx, &lg));
+    CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok, 3));
+    CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok + 3, 5));
+    CHECK_OK(ngpt_logits_data(ctx, &lg));
     CHECK(!memcmp(lg, full + 3 * V, 5 * V * sizeof(float)), "chunked prefill differs");
 
     /* the traced row of a decoded token equals the full forward's last row */
     const float *tr_full, *tr_dec;
     size_t nf, nd;
     static float row[4 * T];
-    CHECK_OK(ngpt_forward(ctx, tok, 1, 9, NULL, NULL));
-    CHECK_OK(ngpt_trace_get(ctx, 1, &tr_full, &nf));
+    CHECK_OK(ngpt_model_forward(ctx, tok, 1, 9, NULL, NULL));
+    CHECK_OK(ngpt_trace_data(ctx, 1, &tr_full, &nf));
     memcpy(row, tr_full, nf * sizeof(float));
-    CHECK_OK(ngpt_decode_step(ctx, tok + 8, 1));
-    CHECK_OK(ngpt_trace_get(ctx, 1, &tr_dec, &nd));
+    CHECK_OK(ngpt_cache_decode(ctx, tok + 8, 1));
+    CHECK_OK(ngpt_trace_data(ctx, 1, &tr_dec, &nd));
     CHECK(nf == 4 * 9 && nd == 4 * T, "trace counts %zu %zu", nf, nd);
     int same = 1;
     for (int h = 0; h < 4; h++)
@@ -94,31 +94,31 @@ static void test_cached_equals_full(void)
     static float full2[T * V];
     full_logits(ctx, other, T, full2);
     CHECK_OK(ngpt_cache_clear(ctx, -1));
-    CHECK_OK(ngpt_prefill_slot(ctx, 0, tok, 4));
-    CHECK_OK(ngpt_prefill_slot(ctx, 1, other, 9));
+    CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok, 4));
+    CHECK_OK(ngpt_cache_prefill_slot(ctx, 1, other, 9));
     for (int i = 0; i < 6; i++) {
         int32_t step[2] = {tok[4 + i], other[9 + i]};
-        CHECK_OK(ngpt_decode_step(ctx, step, 2));
-        CHECK_OK(ngpt_logits(ctx, &lg));
+        CHECK_OK(ngpt_cache_decode(ctx, step, 2));
+        CHECK_OK(ngpt_logits_data(ctx, &lg));
         CHECK(!memcmp(lg, full + (size_t)(4 + i) * V, V * sizeof(float)) &&
                   !memcmp(lg + V, full2 + (size_t)(9 + i) * V, V * sizeof(float)),
               "batched decode step %d differs", i);
     }
     /* a fork: copy slot 1 into slot 0 and continue it */
     CHECK_OK(ngpt_cache_copy(ctx, 0, 1));
-    CHECK_OK(ngpt_decode_step(ctx, other + 15, 1));
-    CHECK_OK(ngpt_logits(ctx, &lg));
+    CHECK_OK(ngpt_cache_decode(ctx, other + 15, 1));
+    CHECK_OK(ngpt_logits_data(ctx, &lg));
     CHECK(!memcmp(lg, full2 + 15 * V, V * sizeof(float)), "forked slot differs");
 
     /* errors */
-    CHECK_STATUS(ngpt_decode_step(ctx, tok, 1), NGPT_ERR_TOO_LONG);     /* slot 0 is full */
+    CHECK_STATUS(ngpt_cache_decode(ctx, tok, 1), NGPT_ERR_TOO_LONG);     /* slot 0 is full */
     int32_t bad = V;
     CHECK_OK(ngpt_cache_clear(ctx, -1));
-    CHECK_STATUS(ngpt_decode_step(ctx, &bad, 1), NGPT_ERR_BAD_TOKEN);
-    CHECK_STATUS(ngpt_prefill(ctx, tok, 3, 1), NGPT_ERR_EXCEEDS_PLAN);
-    CHECK_STATUS(ngpt_prefill_slot(ctx, 2, tok, 1), NGPT_ERR_BAD_ARG);
-    CHECK_STATUS(ngpt_prefill(NULL, tok, 1, 1), NGPT_ERR_NULL_ARG);
-    ngpt_free(ctx);
+    CHECK_STATUS(ngpt_cache_decode(ctx, &bad, 1), NGPT_ERR_BAD_TOKEN);
+    CHECK_STATUS(ngpt_cache_prefill(ctx, tok, 3, 1), NGPT_ERR_EXCEEDS_PLAN);
+    CHECK_STATUS(ngpt_cache_prefill_slot(ctx, 2, tok, 1), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_cache_prefill(NULL, tok, 1, 1), NGPT_ERR_NULL_ARG);
+    ngpt_context_free(ctx);
 }
 
 /* Records the streamed tokens; stops after `stop_after` when > 0. */
@@ -143,7 +143,7 @@ static ngpt_generate_result gen(ngpt_context *ctx, const ngpt_generate_config *g
     ngpt_generate_result r;
     memset(&r, 0, sizeof r);
     if (sk) sk->n = 0;
-    CHECK_OK(ngpt_generate(ctx, gc, p, n, out, gc->max_tokens, sk ? on_token : NULL, sk, &r));
+    CHECK_OK(ngpt_model_generate(ctx, gc, p, n, out, gc->max_tokens, sk ? on_token : NULL, sk, &r));
     if (sk) CHECK(sk->n == r.n_tokens && !memcmp(sk->tok, out, (size_t)sk->n * 4),
                   "streamed tokens differ from the output");
     return r;
@@ -158,8 +158,8 @@ static void greedy_by_hand(ngpt_context *ctx, const char *prompt, int n_new, int
     for (int g = 0; g < n_new; g++) {
         int w = n < T ? n : T;
         const float *lg;
-        CHECK_OK(ngpt_forward(ctx, seq + n - w, 1, w, NULL, NULL));
-        CHECK_OK(ngpt_logits(ctx, &lg));
+        CHECK_OK(ngpt_model_forward(ctx, seq + n - w, 1, w, NULL, NULL));
+        CHECK_OK(ngpt_logits_data(ctx, &lg));
         lg += (size_t)(w - 1) * V;
         int best = 0;
         for (int j = 1; j < V; j++)
@@ -203,7 +203,7 @@ static void test_generate(void)
     gen(ctx, &gc, "hello", b, NULL);
     CHECK(!memcmp(a, b, 40 * 4), "cached and uncached generation differ");
     gc.no_cache = false;
-    CHECK_HASH(ngpt_checksum(a, 40 * 4), 0x627d06be35defe58);
+    CHECK_HASH(ngpt_checksum_bytes(a, 40 * 4), 0x627d06be35defe58);
     gc.sampler.seed = 1235;
     gen(ctx, &gc, "hello", b, NULL);
     CHECK(memcmp(a, b, 40 * 4) != 0, "different seeds gave the same text");
@@ -256,35 +256,35 @@ static void test_generate(void)
     gen(ctx, &gc, "hi", b, NULL);
     CHECK(r.n_tokens >= 1 && !memcmp(a, b, (size_t)r.n_tokens * 4), "beam search n=%d",
           r.n_tokens);
-    CHECK_HASH(ngpt_checksum(a, (size_t)r.n_tokens * 4), 0x84966dd69663b7cc);
+    CHECK_HASH(ngpt_checksum_bytes(a, (size_t)r.n_tokens * 4), 0x84966dd69663b7cc);
     gc.beam_width = 4;
     int32_t p1 = 'x';
-    CHECK_STATUS(ngpt_generate(ctx, &gc, &p1, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    CHECK_STATUS(ngpt_model_generate(ctx, &gc, &p1, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
     gc.beam_width = 0;
 
     /* errors: a prompt longer than T, a bad token, bad sampler values */
     int32_t longp[T + 1] = {0};
-    CHECK_STATUS(ngpt_generate(ctx, &gc, longp, T + 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_TOO_LONG);
+    CHECK_STATUS(ngpt_model_generate(ctx, &gc, longp, T + 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_TOO_LONG);
     int32_t badp[2] = {'a', 300};
-    CHECK_STATUS(ngpt_generate(ctx, &gc, badp, 2, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    CHECK_STATUS(ngpt_model_generate(ctx, &gc, badp, 2, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
     gc.sampler.temperature = -1.0f;
-    CHECK_STATUS(ngpt_generate(ctx, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_model_generate(ctx, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     gc.sampler.temperature = 1.0f;
     gc.sampler.top_p = 0.0f;
-    CHECK_STATUS(ngpt_generate(ctx, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_model_generate(ctx, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     gc.sampler.top_p = 1.0f;
-    CHECK_STATUS(ngpt_generate(ctx, &gc, badp, 1, a, 3, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    ngpt_free(ctx);
+    CHECK_STATUS(ngpt_model_generate(ctx, &gc, badp, 1, a, 3, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    ngpt_context_free(ctx);
 
     /* a training context cannot generate */
     ngpt_config cf = tiny();
     ngpt_shape st = ngpt_shape_default(NGPT_MODE_TRAIN);
     st.batch = 1;
     ngpt_context *tr = NULL;
-    CHECK_OK(ngpt_init(&tr, &cf, &st, NULL, 0));
-    CHECK_STATUS(ngpt_generate(tr, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_WRONG_MODE);
-    CHECK_STATUS(ngpt_decode_step(tr, badp, 1), NGPT_ERR_WRONG_MODE);
-    ngpt_free(tr);
+    CHECK_OK(ngpt_context_init(&tr, &cf, &st, NULL, 0));
+    CHECK_STATUS(ngpt_model_generate(tr, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_cache_decode(tr, badp, 1), NGPT_ERR_WRONG_MODE);
+    ngpt_context_free(tr);
 }
 
 int main(void)

@@ -28,22 +28,22 @@ int main(void)
     s.batch = 3;
     s.trace = NGPT_TRACE_LAST_ROW;
     ngpt_context *ctx;
-    CHECK_OK(ngpt_init(&ctx, &c, &s, NULL, 0));
-    CHECK_OK(ngpt_init_weights(ctx, 3));
+    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
+    CHECK_OK(ngpt_params_init(ctx, 3));
 
     int before = allocations;
     int32_t prompt[5] = {'h', 'e', 'l', 'l', 'o'}, three[15], out[40], tok;
     for (int i = 0; i < 15; i++) three[i] = 'a' + i;
     const float *lg;
-    CHECK_OK(ngpt_prefill(ctx, three, 3, 5));
-    CHECK_OK(ngpt_decode_step(ctx, prompt, 3));
-    CHECK_OK(ngpt_logits(ctx, &lg));
+    CHECK_OK(ngpt_cache_prefill(ctx, three, 3, 5));
+    CHECK_OK(ngpt_cache_decode(ctx, prompt, 3));
+    CHECK_OK(ngpt_logits_data(ctx, &lg));
     ngpt_sampler sm = ngpt_sampler_default();
     sm.top_k = 20;
     sm.top_p = 0.9f;
     sm.min_p = 0.01f;
     sm.repeat_penalty = 1.3f;
-    CHECK_OK(ngpt_sample(ctx, &sm, lg, prompt, 5, 0, 0, &tok));
+    CHECK_OK(ngpt_sampler_sample(ctx, &sm, lg, prompt, 5, 0, 0, &tok));
 
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.sampler = sm;
@@ -53,15 +53,15 @@ int main(void)
     gc.n_stop = 2;
     int streamed = 0;
     ngpt_generate_result r;
-    CHECK_OK(ngpt_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     gc.no_cache = true;
-    CHECK_OK(ngpt_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     gc.no_cache = false;
     gc.beam_width = 3;
     gc.max_tokens = 8;
-    CHECK_OK(ngpt_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     CHECK(allocations == before, "generation allocated %d times", allocations - before);
     CHECK(streamed > 0, "nothing streamed");
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     return test_summary("test_generate_alloc");
 }

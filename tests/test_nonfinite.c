@@ -3,7 +3,7 @@
  * weight decay 10 flip and grow the weights every step) each make
  * ngpt_train_step fail with NGPT_ERR_NUMERIC naming the step, with the
  * parameters, AdamW moments and step count bit for bit unchanged;
- * ngpt_optim_skip_step then moves on to the next batch. */
+ * ngpt_optim_skip then moves on to the next batch. */
 #include <math.h>
 
 #include "internal.h"
@@ -20,8 +20,8 @@ static ngpt_context *make(void)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
     s.batch = 2;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_init(&ctx, &c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_init_weights(ctx, 5));
+    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_params_init(ctx, 5));
     return ctx;
 }
 
@@ -29,9 +29,9 @@ static ngpt_context *make(void)
 static uint64_t state_hash(const ngpt_context *ctx)
 {
     const size_t P = ctx->lay.total * sizeof(float);
-    uint64_t h[4] = {ngpt_checksum(ctx->plan.params, P), ngpt_checksum(ctx->plan.adam_m, P),
-                     ngpt_checksum(ctx->plan.adam_v, P), ctx->optim_steps};
-    return ngpt_checksum(h, sizeof h);
+    uint64_t h[4] = {ngpt_checksum_bytes(ctx->plan.params, P), ngpt_checksum_bytes(ctx->plan.adam_m, P),
+                     ngpt_checksum_bytes(ctx->plan.adam_v, P), ctx->optim_steps};
+    return ngpt_checksum_bytes(h, sizeof h);
 }
 
 /* One step must fail with NGPT_ERR_NUMERIC naming step `step`, changing nothing. */
@@ -55,29 +55,29 @@ static void poisoned(float value, const char *what)
     ngpt_data *d = NULL;
     CHECK_OK(ngpt_data_open_mem(&d, text, sizeof text - 1, 0.2f, 16));
     if (!ctx || !d) return;
-    ngpt_optim_config opt = ngpt_optim_default();
+    ngpt_optim_config opt = ngpt_optim_config_default();
     float loss, *p;
     size_t n;
     for (int i = 0; i < 3; i++) CHECK_OK(ngpt_train_step(ctx, &opt, d, 1, 2, 16, &loss, NULL, NULL));
-    CHECK_OK(ngpt_params(ctx, &p, &n));
+    CHECK_OK(ngpt_params_data(ctx, &p, &n));
     ngpt_tensor_info fc1;
     CHECK_OK(ngpt_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &fc1));
     p[fc1.offset + 7] = value;
     expect_numeric(ctx, &opt, d, 4, what);
     expect_numeric(ctx, &opt, d, 4, what);      /* the same batch again: the same answer */
     /* skipping counts the step and changes nothing else */
-    uint64_t steps, before = ngpt_checksum(ctx->plan.params, n * sizeof(float));
-    CHECK_OK(ngpt_optim_skip_step(ctx));
-    CHECK_OK(ngpt_optim_steps(ctx, &steps));
+    uint64_t steps, before = ngpt_checksum_bytes(ctx->plan.params, n * sizeof(float));
+    CHECK_OK(ngpt_optim_skip(ctx));
+    CHECK_OK(ngpt_optim_step_count(ctx, &steps));
     CHECK(steps == 4, "skip counted the step (%llu)", (unsigned long long)steps);
-    CHECK_HASH(ngpt_checksum(ctx->plan.params, n * sizeof(float)), before);
+    CHECK_HASH(ngpt_checksum_bytes(ctx->plan.params, n * sizeof(float)), before);
     expect_numeric(ctx, &opt, d, 5, what);
     /* repaired, training goes on from the next step */
     p[fc1.offset + 7] = 0.0f;
     CHECK_OK(ngpt_train_step(ctx, &opt, d, 1, 2, 16, &loss, NULL, NULL));
     CHECK(isfinite(loss), "finite loss after the repair");
     ngpt_data_free(d);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
 }
 
 static void diverging(void)
@@ -86,7 +86,7 @@ static void diverging(void)
     ngpt_data *d = NULL;
     CHECK_OK(ngpt_data_open_mem(&d, text, sizeof text - 1, 0.2f, 16));
     if (!ctx || !d) return;
-    ngpt_optim_config opt = ngpt_optim_default();
+    ngpt_optim_config opt = ngpt_optim_config_default();
     opt.lr = opt.min_lr = 10.0f, opt.warmup = 0, opt.weight_decay = 10.0f;
     float loss = 0.0f;
     ngpt_status st = NGPT_OK;
@@ -97,7 +97,7 @@ static void diverging(void)
     printf("diverging run: step %d stopped: %s\n", step + 1, ngpt_last_error());
     expect_numeric(ctx, &opt, d, (uint64_t)step + 1, "diverged");
     ngpt_data_free(d);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
 }
 
 int main(void)

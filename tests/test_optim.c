@@ -25,35 +25,35 @@ static const char text[] =
 
 static void check_schedule(void)
 {
-    ngpt_optim_config o = ngpt_optim_default();
+    ngpt_optim_config o = ngpt_optim_config_default();
     o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 10, o.total_steps = 110;
     float lr;
-    CHECK_OK(ngpt_lr_at(&o, 0, &lr));
+    CHECK_OK(ngpt_optim_lr(&o, 0, &lr));
     CHECK(lr == 0.0f, "step 0 of warmup: %g", (double)lr);
-    CHECK_OK(ngpt_lr_at(&o, 5, &lr));
+    CHECK_OK(ngpt_optim_lr(&o, 5, &lr));
     CHECK(lr == (float)(1e-3f * 5.0 / 10.0), "mid warmup: %g", (double)lr);
-    CHECK_OK(ngpt_lr_at(&o, 10, &lr));
+    CHECK_OK(ngpt_optim_lr(&o, 10, &lr));
     CHECK(lr == o.lr, "end of warmup: %g", (double)lr);
     for (int s = 10; s <= 130; s += 7) {
-        CHECK_OK(ngpt_lr_at(&o, s, &lr));
+        CHECK_OK(ngpt_optim_lr(&o, s, &lr));
         double p = (s - 10) / 100.0;
         p = p > 1 ? 1 : p;
         double want = 1e-4f + (1e-3f - 1e-4f) * 0.5 * (1 + cos(3.14159265358979 * p));
         CHECK(fabs(lr - want) <= 1e-6 * want, "cosine at %d: %g want %g", s, (double)lr, want);
         CHECK(lr >= o.min_lr && lr <= o.lr, "step %d: %g outside [min, base]", s, (double)lr);
     }
-    CHECK_OK(ngpt_lr_at(&o, 1000, &lr));
+    CHECK_OK(ngpt_optim_lr(&o, 1000, &lr));
     CHECK(lr == o.min_lr, "after the end: %g", (double)lr);
-    CHECK_STATUS(ngpt_lr_at(&o, -1, &lr), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_optim_lr(&o, -1, &lr), NGPT_ERR_BAD_ARG);
     o.min_lr = 2e-3f;
-    CHECK_STATUS(ngpt_lr_at(&o, 0, &lr), NGPT_ERR_BAD_ARG);
-    o = ngpt_optim_default();
+    CHECK_STATUS(ngpt_optim_lr(&o, 0, &lr), NGPT_ERR_BAD_ARG);
+    o = ngpt_optim_config_default();
     o.beta2 = 1.0f;
-    CHECK_STATUS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = ngpt_optim_default();
+    CHECK_STATUS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = ngpt_optim_config_default();
     o.accum = 0;
-    CHECK_STATUS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    CHECK_STATUS(ngpt_optim_validate(NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_optim_config_validate(NULL), NGPT_ERR_NULL_ARG);
 }
 
 static ngpt_context *train_ctx(void)
@@ -62,8 +62,8 @@ static ngpt_context *train_ctx(void)
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_init(&ctx, &cfg, &sh, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_init_weights(ctx, 42));
+    CHECK_OK(ngpt_context_init(&ctx, &cfg, &sh, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_params_init(ctx, 42));
     return ctx;
 }
 
@@ -74,26 +74,26 @@ static void check_first_step(bool decay_all)
     if (!ctx) return;
     int32_t tok[B * T], tgt[B * T];
     for (int i = 0; i < B * T; i++) tok[i] = (uint8_t)text[i], tgt[i] = (uint8_t)text[i + 1];
-    ngpt_optim_config o = ngpt_optim_default();
+    ngpt_optim_config o = ngpt_optim_config_default();
     o.clip = 0.0f, o.decay_all = decay_all;
     float *w, *g, norm;
     size_t n;
-    ngpt_params(ctx, &w, &n);
+    ngpt_params_data(ctx, &w, &n);
     float *w0 = malloc(n * sizeof(float));
     for (size_t i = 0; i < n; i++) w0[i] = w[i];
     CHECK_STATUS(ngpt_optim_step(ctx, &o, 1e-3f, &norm), NGPT_ERR_WRONG_MODE); /* no backward */
-    CHECK_OK(ngpt_zero_grads(ctx));
-    CHECK_OK(ngpt_forward(ctx, tok, B, T, tgt, NULL));
-    CHECK_OK(ngpt_backward(ctx));
-    ngpt_grads(ctx, &g, &n);
+    CHECK_OK(ngpt_grads_zero(ctx));
+    CHECK_OK(ngpt_model_forward(ctx, tok, B, T, tgt, NULL));
+    CHECK_OK(ngpt_model_backward(ctx));
+    ngpt_grads_data(ctx, &g, &n);
     double ss = 0;
     for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
     CHECK_OK(ngpt_optim_step(ctx, &o, 1e-3f, &norm));
     CHECK(fabs(norm - sqrt(ss)) <= 1e-5 * sqrt(ss), "norm %g want %g", (double)norm, sqrt(ss));
     size_t bad = 0;
-    for (int32_t t = 0; t < ngpt_tensor_count(ctx); t++) {
+    for (int32_t t = 0; t < test_tensor_count(ctx); t++) {
         ngpt_tensor_info ti;
-        ngpt_tensor_get_info(ctx, t, &ti);
+        ngpt_tensor_at(ctx, t, &ti);
         bool decays = decay_all || (ti.ndim == 2 && t != 0);
         for (size_t i = ti.offset; i < ti.offset + ti.count; i++) {
             double gi = g[i], den = fabs(gi) + 1e-8;
@@ -108,19 +108,19 @@ static void check_first_step(bool decay_all)
     CHECK(bad == 0, "decay_all=%d: %zu parameters differ from the closed-form first step",
           (int)decay_all, bad);
     uint64_t steps;
-    CHECK_OK(ngpt_optim_steps(ctx, &steps));
+    CHECK_OK(ngpt_optim_step_count(ctx, &steps));
     CHECK(steps == 1, "steps %llu", (unsigned long long)steps);
     /* a non-finite gradient is refused and leaves the parameters alone */
     uint64_t before, after;
-    ngpt_checksum_params(ctx, &before);
-    CHECK_OK(ngpt_forward(ctx, tok, B, T, tgt, NULL));
-    CHECK_OK(ngpt_backward(ctx));
+    ngpt_params_checksum(ctx, &before);
+    CHECK_OK(ngpt_model_forward(ctx, tok, B, T, tgt, NULL));
+    CHECK_OK(ngpt_model_backward(ctx));
     g[3] = NAN;
     CHECK_STATUS(ngpt_optim_step(ctx, &o, 1e-3f, &norm), NGPT_ERR_NUMERIC);
-    ngpt_checksum_params(ctx, &after);
+    ngpt_params_checksum(ctx, &after);
     CHECK(before == after, "parameters changed after a refused step");
     free(w0);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
 }
 
 /* Clipping: with clip c below the norm the update uses g * c/(norm+1e-6). */
@@ -130,18 +130,18 @@ static void check_clip(void)
     if (!a || !b) return;
     int32_t tok[B * T], tgt[B * T];
     for (int i = 0; i < B * T; i++) tok[i] = (uint8_t)text[i + 7], tgt[i] = (uint8_t)text[i + 8];
-    ngpt_optim_config o = ngpt_optim_default();
+    ngpt_optim_config o = ngpt_optim_config_default();
     float norm, *ga, *gb, *wa, *wb;
     size_t n;
     for (int s = 0; s < 2; s++) {   /* second step: moments differ if clipping is wrong */
         ngpt_context *c[2] = {a, b};
         for (int k = 0; k < 2; k++) {
-            ngpt_zero_grads(c[k]);
-            ngpt_forward(c[k], tok, B, T, tgt, NULL);
-            ngpt_backward(c[k]);
+            ngpt_grads_zero(c[k]);
+            ngpt_model_forward(c[k], tok, B, T, tgt, NULL);
+            ngpt_model_backward(c[k]);
         }
-        ngpt_grads(a, &ga, &n);
-        ngpt_grads(b, &gb, &n);
+        ngpt_grads_data(a, &ga, &n);
+        ngpt_grads_data(b, &gb, &n);
         double ss = 0;
         for (size_t i = 0; i < n; i++) ss += (double)ga[i] * ga[i];
         o.clip = (float)(0.25 * sqrt(ss));
@@ -151,13 +151,13 @@ static void check_clip(void)
         o.clip = 0.0f;
         CHECK_OK(ngpt_optim_step(b, &o, 1e-3f, &norm));
     }
-    ngpt_params(a, &wa, &n);
-    ngpt_params(b, &wb, &n);
+    ngpt_params_data(a, &wa, &n);
+    ngpt_params_data(b, &wb, &n);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) bad += wa[i] != wb[i];
     CHECK(bad == 0, "%zu parameters differ between clipping and clipping by hand", bad);
-    ngpt_free(a);
-    ngpt_free(b);
+    ngpt_context_free(a);
+    ngpt_context_free(b);
 }
 
 /* 10 steps of ngpt_train_step on fixed text (dropout 0.1, warmup 3, accum 2):
@@ -168,7 +168,7 @@ static void check_train_checksum(void)
     if (!ctx) return;
     ngpt_data *d;
     CHECK_OK(ngpt_data_open_mem(&d, text, sizeof text - 1, 0.1f, T));
-    ngpt_optim_config o = ngpt_optim_default();
+    ngpt_optim_config o = ngpt_optim_config_default();
     o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 3, o.total_steps = 10, o.accum = 2;
     float loss = 0, first = 0, lr, norm;
     for (int s = 0; s < 10; s++) {
@@ -176,12 +176,12 @@ static void check_train_checksum(void)
         if (s == 0) first = loss;
     }
     uint64_t h;
-    CHECK_OK(ngpt_checksum_params(ctx, &h));
+    CHECK_OK(ngpt_params_checksum(ctx, &h));
     printf("10 steps: loss %.6f -> %.6f, params %016" PRIx64 "\n", (double)first, (double)loss, h);
     CHECK(loss < first, "loss did not fall: %g -> %g", (double)first, (double)loss);
     CHECK_HASH(h, UINT64_C(0x27ec106dc6ecf5d6));
     ngpt_data_free(d);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
 }
 
 int main(void)

@@ -38,15 +38,15 @@ static ngpt_context *make(ngpt_mode mode, int32_t batch)
     ngpt_shape s = ngpt_shape_default(mode);
     s.batch = batch;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_init(&ctx, &c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_init_weights(ctx, 1));
+    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_params_init(ctx, 1));
     return ctx;
 }
 
 static uint64_t phash(ngpt_context *ctx)
 {
     uint64_t h = 0;
-    ngpt_checksum_params(ctx, &h);
+    ngpt_params_checksum(ctx, &h);
     return h;
 }
 
@@ -61,8 +61,8 @@ static void status_and_info(void)
     CHECK(ngpt_build_info() != NULL && strstr(ngpt_build_info(), "ngpt") != NULL, "build_info");
     CHECK(ngpt_stop_reason_string((ngpt_stop_reason)-1) != NULL, "stop reason -1");
     CHECK(ngpt_stop_reason_string((ngpt_stop_reason)99) != NULL, "stop reason 99");
-    CHECK(ngpt_checksum(NULL, 0) == ngpt_checksum("", 0), "checksum of nothing");
-    CHECK(ngpt_checksum(NULL, 16) == 0, "checksum(NULL, 16) is 0, not a crash");
+    CHECK(ngpt_checksum_bytes(NULL, 0) == ngpt_checksum_bytes("", 0), "checksum of nothing");
+    CHECK(ngpt_checksum_bytes(NULL, 16) == 0, "checksum(NULL, 16) is 0, not a crash");
 }
 
 static void config_functions(void)
@@ -111,41 +111,46 @@ static void planning(void)
     ngpt_context *ctx = (ngpt_context *)&c;     /* must be overwritten with NULL on failure */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         REJECTS(ngpt_arena_size(&c, &bad[i], &bytes), NGPT_ERR_BAD_ARG);
-        REJECTS(ngpt_init(&ctx, &c, &bad[i], NULL, 0), NGPT_ERR_BAD_ARG);
+        REJECTS(ngpt_context_init(&ctx, &c, &bad[i], NULL, 0), NGPT_ERR_BAD_ARG);
         CHECK(ctx == NULL, "no context on failure");
     }
-    REJECTS(ngpt_init(NULL, &c, &s, NULL, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_init(&ctx, NULL, &s, NULL, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_init(&ctx, &c, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_init(NULL, &c, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_init(&ctx, NULL, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_init(&ctx, &c, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
     CHECK_OK(ngpt_arena_size(&c, &s, &bytes));
     unsigned char small[64];
-    REJECTS(ngpt_init(&ctx, &c, &s, small, sizeof small), NGPT_ERR_ARENA_TOO_SMALL);
-    REJECTS(ngpt_init(&ctx, &c, &s, small, 0), NGPT_ERR_ARENA_TOO_SMALL);
+    REJECTS(ngpt_context_init(&ctx, &c, &s, small, sizeof small), NGPT_ERR_ARENA_TOO_SMALL);
+    REJECTS(ngpt_context_init(&ctx, &c, &s, small, 0), NGPT_ERR_ARENA_TOO_SMALL);
     ngpt_config bad_cfg = c;
     bad_cfg.d_model = 0;
-    REJECTS(ngpt_init(&ctx, &bad_cfg, &s, NULL, 0), NGPT_ERR_BAD_CONFIG);
+    REJECTS(ngpt_context_init(&ctx, &bad_cfg, &s, NULL, 0), NGPT_ERR_BAD_CONFIG);
     CHECK(ctx == NULL, "no context on failure");
-    ngpt_free(NULL);
-    CHECK(ngpt_arena_used(NULL) == 0, "arena_used(NULL)");
-    CHECK(ngpt_tensor_count(NULL) == 0, "tensor_count(NULL)");
+    ngpt_context_free(NULL);
+    size_t used;
+    int32_t count;
+    REJECTS(ngpt_context_arena_used(NULL, &used), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tensor_count(NULL, &count), NGPT_ERR_NULL_ARG);
 }
 
 static void context_functions(ngpt_context *ctx)
 {
     ngpt_config c;
     ngpt_shape s;
-    REJECTS(ngpt_get_config(NULL, &c), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_get_config(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_get_shape(NULL, &s), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_get_shape(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_init_weights(NULL, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_config(NULL, &c), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_config(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_shape(NULL, &s), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_shape(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_params_init(NULL, 1), NGPT_ERR_NULL_ARG);
     ngpt_tensor_info info;
-    int32_t n = ngpt_tensor_count(ctx);
-    REJECTS(ngpt_tensor_get_info(NULL, 0, &info), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_tensor_get_info(ctx, 0, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_tensor_get_info(ctx, -1, &info), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_tensor_get_info(ctx, n, &info), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_tensor_get_info(ctx, INT32_MAX, &info), NGPT_ERR_BAD_ARG);
+    int32_t n = 0;
+    REJECTS(ngpt_tensor_count(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_arena_used(ctx, NULL), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_tensor_count(ctx, &n));
+    REJECTS(ngpt_tensor_at(NULL, 0, &info), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tensor_at(ctx, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tensor_at(ctx, -1, &info), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_tensor_at(ctx, n, &info), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_tensor_at(ctx, INT32_MAX, &info), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_tensor_find(NULL, "ln_f.bias", &info), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tensor_find(ctx, NULL, &info), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tensor_find(ctx, "ln_f.bias", NULL), NGPT_ERR_NULL_ARG);
@@ -153,15 +158,15 @@ static void context_functions(ngpt_context *ctx)
     REJECTS(ngpt_tensor_find(ctx, "blocks.99.ln1.weight", &info), NGPT_ERR_BAD_ARG);
     float *p;
     size_t count;
-    REJECTS(ngpt_params(NULL, &p, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_params(ctx, NULL, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_params(ctx, &p, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_set_dropout(NULL, true, 1, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_params_data(NULL, &p, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_params_data(ctx, NULL, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_params_data(ctx, &p, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_dropout_set(NULL, true, 1, 2), NGPT_ERR_NULL_ARG);
     uint64_t h;
-    REJECTS(ngpt_checksum_params(NULL, &h), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checksum_params(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checksum_logits(NULL, &h), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checksum_logits(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_params_checksum(NULL, &h), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_params_checksum(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_logits_checksum(NULL, &h), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_logits_checksum(ctx, NULL), NGPT_ERR_NULL_ARG);
 }
 
 static void forward_functions(ngpt_context *ctx)
@@ -170,64 +175,64 @@ static void forward_functions(ngpt_context *ctx)
     size_t count;
     uint64_t h;
     /* before any forward */
-    REJECTS(ngpt_logits(ctx, &logits), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_checksum_logits(ctx, &h), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_trace_get(ctx, 0, &logits, &count), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_logits_data(ctx, &logits), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_logits_checksum(ctx, &h), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_trace_data(ctx, 0, &logits, &count), NGPT_ERR_WRONG_MODE);
     int32_t tok[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, bad[4] = {1, 256, 2, 3}, neg[2] = {-1, 0};
     float loss;
-    REJECTS(ngpt_forward(NULL, tok, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_forward(ctx, NULL, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_forward(ctx, tok, 0, 4, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_forward(ctx, tok, 1, 0, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_forward(ctx, tok, -1, 4, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_forward(ctx, tok, 1, -5, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_forward(ctx, tok, 1, 9, NULL, NULL), NGPT_ERR_TOO_LONG);
-    REJECTS(ngpt_forward(ctx, tok, 1, INT32_MAX, NULL, NULL), NGPT_ERR_TOO_LONG);
-    REJECTS(ngpt_forward(ctx, tok, 2, 4, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_forward(ctx, tok, INT32_MAX, 1, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_forward(ctx, bad, 1, 4, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_forward(ctx, neg, 1, 2, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_forward(ctx, tok, 1, 4, bad, &loss), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_logits(ctx, &logits), NGPT_ERR_WRONG_MODE);   /* still none */
-    CHECK_OK(ngpt_forward(ctx, tok, 1, 4, NULL, NULL));
-    REJECTS(ngpt_logits(NULL, &logits), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_logits(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_trace_get(NULL, 0, &logits, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_trace_get(ctx, 0, NULL, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_trace_get(ctx, 0, &logits, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_trace_get(ctx, -1, &logits, &count), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_trace_get(ctx, 1, &logits, &count), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_trace_get(ctx, 0, &logits, &count), NGPT_ERR_WRONG_MODE);   /* no trace planned */
+    REJECTS(ngpt_model_forward(NULL, tok, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_forward(ctx, NULL, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_forward(ctx, tok, 0, 4, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_forward(ctx, tok, 1, 0, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_forward(ctx, tok, -1, 4, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_forward(ctx, tok, 1, -5, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_forward(ctx, tok, 1, 9, NULL, NULL), NGPT_ERR_TOO_LONG);
+    REJECTS(ngpt_model_forward(ctx, tok, 1, INT32_MAX, NULL, NULL), NGPT_ERR_TOO_LONG);
+    REJECTS(ngpt_model_forward(ctx, tok, 2, 4, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_model_forward(ctx, tok, INT32_MAX, 1, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_model_forward(ctx, bad, 1, 4, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_model_forward(ctx, neg, 1, 2, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_model_forward(ctx, tok, 1, 4, bad, &loss), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_logits_data(ctx, &logits), NGPT_ERR_WRONG_MODE);   /* still none */
+    CHECK_OK(ngpt_model_forward(ctx, tok, 1, 4, NULL, NULL));
+    REJECTS(ngpt_logits_data(NULL, &logits), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_logits_data(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_trace_data(NULL, 0, &logits, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_trace_data(ctx, 0, NULL, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_trace_data(ctx, 0, &logits, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_trace_data(ctx, -1, &logits, &count), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_trace_data(ctx, 1, &logits, &count), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_trace_data(ctx, 0, &logits, &count), NGPT_ERR_WRONG_MODE);   /* no trace planned */
 }
 
 static void checkpoint_functions(ngpt_context *ctx, const char *path)
 {
     ngpt_config c;
     uint64_t before = phash(ctx);
-    REJECTS(ngpt_save(NULL, path), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_save(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_save(ctx, ""), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_save(NULL, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_save(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_save(ctx, ""), NGPT_ERR_IO);
     char longpath[5000];
     memset(longpath, 'a', sizeof longpath - 1);
     longpath[sizeof longpath - 1] = '\0';
-    REJECTS(ngpt_save(ctx, longpath), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_checkpoint_read_config(NULL, &c), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_read_config(path, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_read_config("", &c), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_read_config(longpath, &c), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_read_config_mem(NULL, 100, &c), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_read_config_mem("x", 1, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_read_config_mem("x", 0, &c), NGPT_ERR_BAD_FORMAT);
-    REJECTS(ngpt_checkpoint_read_config_mem("NGPTCKPT", 8, &c), NGPT_ERR_BAD_FORMAT);
-    REJECTS(ngpt_load(NULL, path), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_load(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_load(ctx, ""), NGPT_ERR_IO);
-    REJECTS(ngpt_load(ctx, "/"), NGPT_ERR_IO);
-    REJECTS(ngpt_load_mem(NULL, "x", 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_load_mem(ctx, NULL, 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_load_mem(ctx, "x", 0), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_checkpoint_save(ctx, longpath), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_checkpoint_config(NULL, &c), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_config(path, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_config("", &c), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_config(longpath, &c), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_config_mem(NULL, 100, &c), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_config_mem("x", 1, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_config_mem("x", 0, &c), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_checkpoint_config_mem("NGPTCKPT", 8, &c), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_checkpoint_load(NULL, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load(ctx, ""), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_load(ctx, "/"), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_load_mem(NULL, "x", 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_mem(ctx, NULL, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_mem(ctx, "x", 0), NGPT_ERR_BAD_FORMAT);
     static const unsigned char zeros[4096];
-    REJECTS(ngpt_load_mem(ctx, zeros, sizeof zeros), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_checkpoint_load_mem(ctx, zeros, sizeof zeros), NGPT_ERR_BAD_FORMAT);
     CHECK_HASH(phash(ctx), before);
 }
 
@@ -236,52 +241,52 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     float *g, lr;
     size_t count;
     uint64_t steps;
-    ngpt_optim_config opt = ngpt_optim_default(), o;
-    REJECTS(ngpt_backward(NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_backward(infer), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_backward(train), NGPT_ERR_WRONG_MODE);     /* no forward with targets yet */
+    ngpt_optim_config opt = ngpt_optim_config_default(), o;
+    REJECTS(ngpt_model_backward(NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_backward(infer), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_model_backward(train), NGPT_ERR_WRONG_MODE);     /* no forward with targets yet */
     int32_t tok[4] = {1, 2, 3, 4};
-    CHECK_OK(ngpt_forward(train, tok, 1, 4, NULL, NULL));
-    REJECTS(ngpt_backward(train), NGPT_ERR_WRONG_MODE);     /* that forward had no targets */
-    REJECTS(ngpt_zero_grads(NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_zero_grads(infer), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_grads(NULL, &g, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_grads(train, NULL, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_grads(train, &g, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_grads(infer, &g, &count), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_optim_validate(NULL), NGPT_ERR_NULL_ARG);
-    o = opt, o.lr = -1.0f; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.lr = NAN; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.min_lr = INFINITY; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.beta1 = 1.0f; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.beta2 = -0.1f; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.eps = 0.0f; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.warmup = -1; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.total_steps = -5; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.weight_decay = NAN; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.clip = NAN; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    o = opt, o.accum = 0; REJECTS(ngpt_optim_validate(&o), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_lr_at(NULL, 0, &lr), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_lr_at(&opt, 0, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_lr_at(&opt, -1, &lr), NGPT_ERR_BAD_ARG);
-    o = opt, o.eps = -1.0f; REJECTS(ngpt_lr_at(&o, 0, &lr), NGPT_ERR_BAD_ARG);
-    CHECK_OK(ngpt_lr_at(&opt, INT64_MAX, &lr));
+    CHECK_OK(ngpt_model_forward(train, tok, 1, 4, NULL, NULL));
+    REJECTS(ngpt_model_backward(train), NGPT_ERR_WRONG_MODE);     /* that forward had no targets */
+    REJECTS(ngpt_grads_zero(NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grads_zero(infer), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_grads_data(NULL, &g, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grads_data(train, NULL, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grads_data(train, &g, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grads_data(infer, &g, &count), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_optim_config_validate(NULL), NGPT_ERR_NULL_ARG);
+    o = opt, o.lr = -1.0f; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.lr = NAN; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.min_lr = INFINITY; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.beta1 = 1.0f; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.beta2 = -0.1f; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.eps = 0.0f; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.warmup = -1; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.total_steps = -5; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.weight_decay = NAN; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.clip = NAN; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    o = opt, o.accum = 0; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_optim_lr(NULL, 0, &lr), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_optim_lr(&opt, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_optim_lr(&opt, -1, &lr), NGPT_ERR_BAD_ARG);
+    o = opt, o.eps = -1.0f; REJECTS(ngpt_optim_lr(&o, 0, &lr), NGPT_ERR_BAD_ARG);
+    CHECK_OK(ngpt_optim_lr(&opt, INT64_MAX, &lr));
     CHECK(lr == opt.min_lr, "lr at the last step is min_lr: %g", (double)lr);
     uint64_t before = phash(train);
     REJECTS(ngpt_optim_step(NULL, &opt, 1e-3f, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_optim_step(train, NULL, 1e-3f, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_optim_step(infer, &opt, 1e-3f, NULL), NGPT_ERR_WRONG_MODE);
     REJECTS(ngpt_optim_step(train, &opt, 1e-3f, NULL), NGPT_ERR_WRONG_MODE);   /* no backward */
-    CHECK_OK(ngpt_forward(train, tok, 1, 3, tok + 1, NULL));
-    CHECK_OK(ngpt_backward(train));
+    CHECK_OK(ngpt_model_forward(train, tok, 1, 3, tok + 1, NULL));
+    CHECK_OK(ngpt_model_backward(train));
     REJECTS(ngpt_optim_step(train, &opt, NAN, NULL), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_optim_step(train, &opt, -1.0f, NULL), NGPT_ERR_BAD_ARG);
     o = opt, o.beta1 = 2.0f; REJECTS(ngpt_optim_step(train, &o, 1e-3f, NULL), NGPT_ERR_BAD_ARG);
     CHECK_HASH(phash(train), before);
-    REJECTS(ngpt_optim_skip_step(NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_optim_skip_step(infer), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_optim_steps(NULL, &steps), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_optim_steps(train, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_optim_skip(NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_optim_skip(infer), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_optim_step_count(NULL, &steps), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_optim_step_count(train, NULL), NGPT_ERR_NULL_ARG);
 
     /* data */
     ngpt_data *d = (ngpt_data *)&opt;
@@ -339,25 +344,25 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     REJECTS(ngpt_train_step(train, &opt, d, 1, 1, 9, &loss, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
     o = opt, o.accum = -2; REJECTS(ngpt_train_step(train, &o, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_BAD_ARG);
     CHECK_HASH(phash(train), before);
-    REJECTS(ngpt_evaluate(NULL, d, 1, 1, 1, 4, &loss), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_evaluate(train, NULL, 1, 1, 1, 4, &loss), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_evaluate(train, d, 1, 1, 1, 4, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_evaluate(train, d, 1, 0, 1, 4, &loss), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_evaluate(train, d, 1, -1, 1, 4, &loss), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_evaluate(train, d, 1, 1, 5, 4, &loss), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_evaluate(infer, d, 1, 1, 1, 100, &loss), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_model_evaluate(NULL, d, 1, 1, 1, 4, &loss), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_evaluate(train, NULL, 1, 1, 1, 4, &loss), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_evaluate(train, d, 1, 1, 1, 4, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_evaluate(train, d, 1, 0, 1, 4, &loss), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_evaluate(train, d, 1, -1, 1, 4, &loss), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_evaluate(train, d, 1, 1, 5, 4, &loss), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_model_evaluate(infer, d, 1, 1, 1, 100, &loss), NGPT_ERR_EXCEEDS_PLAN);
 
     /* training checkpoints */
     ngpt_train_state ts = {.seed = 1, .batch = 1, .seq = 4, .opt = opt, .best_eval_loss = INFINITY};
-    REJECTS(ngpt_save_train(NULL, path, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_save_train(train, NULL, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_save_train(train, path, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_save_train(infer, path, &ts), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_save_train(train, "/nonexistent/dir/t.ngpt", &ts), NGPT_ERR_IO);
-    REJECTS(ngpt_load_train(NULL, path, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_load_train(train, NULL, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_load_train(infer, path, &ts), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_load_train(train, "/nonexistent/dir/t.ngpt", &ts), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_save_train(NULL, path, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_save_train(train, NULL, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_save_train(train, path, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_save_train(infer, path, &ts), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_checkpoint_save_train(train, "/nonexistent/dir/t.ngpt", &ts), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_load_train(NULL, path, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_train(train, NULL, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_train(infer, path, &ts), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_checkpoint_load_train(train, "/nonexistent/dir/t.ngpt", &ts), NGPT_ERR_IO);
     CHECK_HASH(phash(train), before);
     ngpt_data_free(d);
 }
@@ -383,32 +388,32 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
     REJECTS(ngpt_cache_copy(infer, -1, 0), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_cache_copy(train, 0, 0), NGPT_ERR_WRONG_MODE);
     CHECK_OK(ngpt_cache_clear(infer, -1));
-    REJECTS(ngpt_prefill(NULL, tok, 1, 2), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_prefill(infer, NULL, 1, 2), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_prefill(train, tok, 1, 2), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_prefill(infer, tok, 0, 2), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_prefill(infer, tok, 2, 2), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_prefill(infer, tok, 1, 0), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_prefill(infer, tok, 1, -3), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_prefill(infer, tok, 1, 9), NGPT_ERR_TOO_LONG);
-    REJECTS(ngpt_prefill(infer, bad, 1, 2), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_prefill_slot(NULL, 0, tok, 2), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_prefill_slot(infer, 0, NULL, 2), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_prefill_slot(infer, 1, tok, 2), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_prefill_slot(infer, 0, tok, 0), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_prefill_slot(infer, 0, bad, 2), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_cache_prefill(NULL, tok, 1, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_prefill(infer, NULL, 1, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_prefill(train, tok, 1, 2), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_cache_prefill(infer, tok, 0, 2), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_prefill(infer, tok, 2, 2), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_cache_prefill(infer, tok, 1, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_prefill(infer, tok, 1, -3), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_prefill(infer, tok, 1, 9), NGPT_ERR_TOO_LONG);
+    REJECTS(ngpt_cache_prefill(infer, bad, 1, 2), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_cache_prefill_slot(NULL, 0, tok, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_prefill_slot(infer, 0, NULL, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_prefill_slot(infer, 1, tok, 2), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_prefill_slot(infer, 0, tok, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_prefill_slot(infer, 0, bad, 2), NGPT_ERR_BAD_TOKEN);
     CHECK_OK(ngpt_cache_len(infer, 0, &len));
     CHECK(len == 0, "rejected prefills left the cache empty (%d)", (int)len);
-    CHECK_OK(ngpt_prefill_slot(infer, 0, tok, 8));
-    REJECTS(ngpt_prefill_slot(infer, 0, tok, 1), NGPT_ERR_TOO_LONG);        /* T=8 is full */
-    REJECTS(ngpt_decode_step(infer, tok, 1), NGPT_ERR_TOO_LONG);
+    CHECK_OK(ngpt_cache_prefill_slot(infer, 0, tok, 8));
+    REJECTS(ngpt_cache_prefill_slot(infer, 0, tok, 1), NGPT_ERR_TOO_LONG);        /* T=8 is full */
+    REJECTS(ngpt_cache_decode(infer, tok, 1), NGPT_ERR_TOO_LONG);
     CHECK_OK(ngpt_cache_clear(infer, 0));
-    REJECTS(ngpt_decode_step(NULL, tok, 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_decode_step(infer, NULL, 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_decode_step(infer, tok, 0), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_decode_step(infer, tok, 2), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_decode_step(infer, bad + 1, 1), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_decode_step(train, tok, 1), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_cache_decode(NULL, tok, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_decode(infer, NULL, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_decode(infer, tok, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_decode(infer, tok, 2), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_cache_decode(infer, bad + 1, 1), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_cache_decode(train, tok, 1), NGPT_ERR_WRONG_MODE);
 
     /* sampler */
     ngpt_sampler s = ngpt_sampler_default(), b;
@@ -428,18 +433,18 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
     b = s, b.n_banned = 2, b.banned = banned; REJECTS(ngpt_sampler_validate(&b, 256), NGPT_ERR_BAD_TOKEN);
     bias[7] = INFINITY;
     b = s, b.logit_bias = bias; REJECTS(ngpt_sampler_validate(&b, 256), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_sample(NULL, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_sample(infer, NULL, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_sample(infer, &s, NULL, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_sample(infer, &s, logits, NULL, 0, 0, 0, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_sample(train, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_sample(infer, &s, logits, NULL, 3, 0, 0, &t), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_sample(infer, &s, logits, tok, -1, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_sampler_sample(NULL, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_sampler_sample(infer, NULL, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_sampler_sample(infer, &s, NULL, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_sampler_sample(infer, &s, logits, NULL, 0, 0, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_sampler_sample(train, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_sampler_sample(infer, &s, logits, NULL, 3, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_sampler_sample(infer, &s, logits, tok, -1, 0, 0, &t), NGPT_ERR_BAD_ARG);
     b = s, b.repeat_penalty = 1.3f;     /* recent tokens are read only with a penalty */
-    REJECTS(ngpt_sample(infer, &b, logits, bad, 2, 0, 0, &t), NGPT_ERR_BAD_TOKEN);
-    b = s, b.top_p = 2.0f; REJECTS(ngpt_sample(infer, &b, logits, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_sampler_sample(infer, &b, logits, bad, 2, 0, 0, &t), NGPT_ERR_BAD_TOKEN);
+    b = s, b.top_p = 2.0f; REJECTS(ngpt_sampler_sample(infer, &b, logits, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
     logits[5] = NAN;
-    REJECTS(ngpt_sample(infer, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NUMERIC);
+    REJECTS(ngpt_sampler_sample(infer, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NUMERIC);
     logits[5] = 0.0f;
 
     /* generate */
@@ -447,33 +452,33 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
     int32_t out[300];
     const char *stops[2] = {"ab", NULL};
     gc.max_tokens = 4;
-    REJECTS(ngpt_generate(NULL, &gc, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_generate(infer, NULL, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_generate(infer, &gc, NULL, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_generate(train, &gc, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_generate(infer, &gc, tok, 0, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_generate(infer, &gc, tok, -1, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_generate(infer, &gc, tok, 9, out, 300, NULL, NULL, NULL), NGPT_ERR_TOO_LONG);
-    REJECTS(ngpt_generate(infer, &gc, bad, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_generate(infer, &gc, tok, 2, out, 3, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_generate(infer, &gc, tok, 2, out, -1, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.max_tokens = 0; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.end_token = 256; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    g = gc, g.end_token = -2; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    g = gc, g.n_stop = 1; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.n_stop = -1, g.stop = stops; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_generate(NULL, &gc, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_generate(infer, NULL, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_generate(infer, &gc, NULL, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_generate(train, &gc, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_model_generate(infer, &gc, tok, 0, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_generate(infer, &gc, tok, -1, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_generate(infer, &gc, tok, 9, out, 300, NULL, NULL, NULL), NGPT_ERR_TOO_LONG);
+    REJECTS(ngpt_model_generate(infer, &gc, bad, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_model_generate(infer, &gc, tok, 2, out, 3, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_generate(infer, &gc, tok, 2, out, -1, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.max_tokens = 0; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.end_token = 256; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    g = gc, g.end_token = -2; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    g = gc, g.n_stop = 1; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.n_stop = -1, g.stop = stops; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     stops[1] = "";
-    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     stops[1] = "123456789";     /* longer than T = 8 */
-    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.beam_width = 2; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
-    g = gc, g.beam_width = -1; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.beam_width = 2; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    g = gc, g.beam_width = -1; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     g = gc, g.length_penalty = NAN, g.beam_width = 1;
-    REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.sampler.temperature = -2.0f; REJECTS(ngpt_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.sampler.temperature = -2.0f; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     ngpt_generate_result r;
-    CHECK_OK(ngpt_generate(infer, &gc, tok, 2, NULL, 0, NULL, NULL, &r));   /* out may be NULL */
+    CHECK_OK(ngpt_model_generate(infer, &gc, tok, 2, NULL, 0, NULL, NULL, &r));   /* out may be NULL */
     CHECK(r.n_tokens == 4, "4 tokens without an output array (%d)", (int)r.n_tokens);
 }
 
@@ -491,9 +496,9 @@ static void hook(const char *file, int line, const char *message, void *user)
 static void abort_callback(ngpt_context *ctx)
 {
     int token = 0;
-    ngpt_set_abort_callback(hook, &token);
+    ngpt_abort_callback_set(hook, &token);
     /* ordinary bad input is an error, not a broken invariant: no call */
-    REJECTS(ngpt_forward(ctx, NULL, 1, 1, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_forward(ctx, NULL, 1, 1, NULL, NULL), NGPT_ERR_NULL_ARG);
     CHECK(hook_calls == 0, "the hook is not called for bad input");
     int line = __LINE__ + 1;
     ngpt_status st = ngpt_internal_fail(__FILE__, line, "a == b");
@@ -503,7 +508,7 @@ static void abort_callback(ngpt_context *ctx)
           "hook got file, line, message and user (%d calls)", hook_calls);
     CHECK(strstr(ngpt_last_error(), "a == b") != NULL, "message names the invariant: %s", ngpt_last_error());
     /* the macro form returns from the function with NGPT_ERR_INTERNAL */
-    ngpt_set_abort_callback(NULL, NULL);
+    ngpt_abort_callback_set(NULL, NULL);
     st = ngpt_internal_fail("x.c", 1, "removed");
     CHECK(st == NGPT_ERR_INTERNAL && hook_calls == 1, "no hook after removing it");
 }
@@ -568,8 +573,8 @@ int main(void)
         abort_callback(infer);
     }
     coverage_of_header();
-    ngpt_free(infer);
-    ngpt_free(train);
+    ngpt_context_free(infer);
+    ngpt_context_free(train);
     unlink(path);
     return test_summary("test_public_api");
 }

@@ -58,20 +58,20 @@ static void mismatch_message_tells_floats_apart(void)
     a.rope_theta = 5000006.0f, b.rope_theta = 5000005.0f;
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *ca = NULL, *cb = NULL;
-    CHECK_OK(ngpt_init(&ca, &a, &s, NULL, 0));
-    CHECK_OK(ngpt_init(&cb, &b, &s, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ca, &a, &s, NULL, 0));
+    CHECK_OK(ngpt_context_init(&cb, &b, &s, NULL, 0));
     char path[256];
     snprintf(path, sizeof path, "%s/ngpt-regress-%d.ngpt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (int)getpid());
     if (ca && cb) {
-        CHECK_OK(ngpt_save(ca, path));
-        CHECK_STATUS(ngpt_load(cb, path), NGPT_ERR_CONFIG_MISMATCH);
+        CHECK_OK(ngpt_checkpoint_save(ca, path));
+        CHECK_STATUS(ngpt_checkpoint_load(cb, path), NGPT_ERR_CONFIG_MISMATCH);
         CHECK(strstr(ngpt_last_error(), "5000006") && strstr(ngpt_last_error(), "5000005"),
               "names both values: %s", ngpt_last_error());
     }
     unlink(path);
-    ngpt_free(ca);
-    ngpt_free(cb);
+    ngpt_context_free(ca);
+    ngpt_context_free(cb);
 }
 
 /* Size audit (32-bit): the writer computed 128 + 128*nt + 64*nm unchecked, so

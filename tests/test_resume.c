@@ -1,6 +1,6 @@
 /* test_resume.c — training 20 steps equals training 10, saving, loading into
  * a fresh context and training 10 more, bit for bit (parameters and AdamW
- * moments); model-only checkpoints and errors of ngpt_load_train. */
+ * moments); model-only checkpoints and errors of ngpt_checkpoint_load_train. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +23,8 @@ static ngpt_context *new_ctx(ngpt_mode mode, int32_t d_model)
     ngpt_shape sh = ngpt_shape_default(mode);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_init(&ctx, &c, &sh, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_init_weights(ctx, 42));
+    CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_params_init(ctx, 42));
     return ctx;
 }
 
@@ -34,7 +34,7 @@ static uint64_t run(ngpt_context *ctx, const ngpt_data *d, const ngpt_optim_conf
     float loss;
     for (int s = 0; s < steps; s++) CHECK_OK(ngpt_train_step(ctx, o, d, 42, B, T, &loss, NULL, NULL));
     uint64_t h = 0;
-    ngpt_checksum_params(ctx, &h);
+    ngpt_params_checksum(ctx, &h);
     return h;
 }
 
@@ -45,7 +45,7 @@ static uint64_t file_hash(const char *path)
     static unsigned char buf[1 << 20];
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
-    return ngpt_checksum(buf, n);
+    return ngpt_checksum_bytes(buf, n);
 }
 
 int main(void)
@@ -57,7 +57,7 @@ int main(void)
     snprintf(pmodel, sizeof pmodel, "%s/ngpt_resume_model_%ld.ngpt", dir, (long)getpid());
     ngpt_data *d;
     CHECK_OK(ngpt_data_open_mem(&d, text, sizeof text - 1, 0.1f, T));
-    ngpt_optim_config o = ngpt_optim_default();
+    ngpt_optim_config o = ngpt_optim_config_default();
     o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 5, o.total_steps = 20, o.accum = 2;
     ngpt_train_state ts = {.seed = 42, .batch = B, .seq = T, .opt = o, .best_eval_loss = 4.5f,
                           .holdout = 0.25f, .eval_every = 7, .eval_batches = 3,
@@ -68,13 +68,13 @@ int main(void)
     ngpt_context *c = new_ctx(NGPT_MODE_TRAIN, 32);
     if (!a || !b || !c) return test_summary("test_resume");
     uint64_t h20 = run(a, d, &o, 20);
-    CHECK_OK(ngpt_save_train(a, p20, &ts));
+    CHECK_OK(ngpt_checkpoint_save_train(a, p20, &ts));
     run(b, d, &o, 10);
-    CHECK_OK(ngpt_save_train(b, p10, &ts));
+    CHECK_OK(ngpt_checkpoint_save_train(b, p10, &ts));
     ngpt_train_state got;
-    CHECK_OK(ngpt_load_train(c, p10, &got));
+    CHECK_OK(ngpt_checkpoint_load_train(c, p10, &got));
     uint64_t steps = 0;
-    ngpt_optim_steps(c, &steps);
+    ngpt_optim_step_count(c, &steps);
     CHECK(steps == 10, "restored step %llu", (unsigned long long)steps);
     CHECK(got.has_state && got.seed == 42 && got.batch == B && got.seq == T &&
           got.opt.lr == o.lr && got.opt.min_lr == o.min_lr && got.opt.warmup == 5 &&
@@ -88,39 +88,39 @@ int main(void)
     /* moments and step too: the saved files are byte-identical */
     char p20b[600];
     snprintf(p20b, sizeof p20b, "%s.b", p20);
-    CHECK_OK(ngpt_save_train(c, p20b, &ts));
+    CHECK_OK(ngpt_checkpoint_save_train(c, p20b, &ts));
     CHECK(file_hash(p20) == file_hash(p20b) && file_hash(p20) != 0,
           "checkpoint after 20 steps differs from the resumed one");
     printf("20 steps: params %016" PRIx64 ", resumed at 10: %016" PRIx64 "\n", h20, h_resumed);
 
     /* a model-only checkpoint loads with zero moments and step 0 */
-    CHECK_OK(ngpt_save(a, pmodel));
-    CHECK_OK(ngpt_load_train(b, pmodel, &got));
-    ngpt_optim_steps(b, &steps);
+    CHECK_OK(ngpt_checkpoint_save(a, pmodel));
+    CHECK_OK(ngpt_checkpoint_load_train(b, pmodel, &got));
+    ngpt_optim_step_count(b, &steps);
     CHECK(!got.has_state && steps == 0, "model-only load: has_state %d step %llu",
           (int)got.has_state, (unsigned long long)steps);
     uint64_t hb;
-    ngpt_checksum_params(b, &hb);
+    ngpt_params_checksum(b, &hb);
     CHECK_HASH(hb, h20);
     /* a training checkpoint also loads as a plain model */
     ngpt_context *inf = new_ctx(NGPT_MODE_INFER, 32);
     if (inf) {
-        CHECK_OK(ngpt_load(inf, p20));
-        ngpt_checksum_params(inf, &hb);
+        CHECK_OK(ngpt_checkpoint_load(inf, p20));
+        ngpt_params_checksum(inf, &hb);
         CHECK_HASH(hb, h20);
-        CHECK_STATUS(ngpt_load_train(inf, p20, NULL), NGPT_ERR_WRONG_MODE);
-        CHECK_STATUS(ngpt_save_train(inf, p20b, &ts), NGPT_ERR_WRONG_MODE);
-        ngpt_free(inf);
+        CHECK_STATUS(ngpt_checkpoint_load_train(inf, p20, NULL), NGPT_ERR_WRONG_MODE);
+        CHECK_STATUS(ngpt_checkpoint_save_train(inf, p20b, &ts), NGPT_ERR_WRONG_MODE);
+        ngpt_context_free(inf);
     }
     ngpt_context *other = new_ctx(NGPT_MODE_TRAIN, 64);
     if (other) {
-        CHECK_STATUS(ngpt_load_train(other, p20, NULL), NGPT_ERR_CONFIG_MISMATCH);
-        ngpt_free(other);
+        CHECK_STATUS(ngpt_checkpoint_load_train(other, p20, NULL), NGPT_ERR_CONFIG_MISMATCH);
+        ngpt_context_free(other);
     }
-    CHECK_STATUS(ngpt_load_train(c, "/nonexistent/x.ngpt", NULL), NGPT_ERR_IO);
-    CHECK_STATUS(ngpt_save_train(c, p20b, NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_checkpoint_load_train(c, "/nonexistent/x.ngpt", NULL), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_checkpoint_save_train(c, p20b, NULL), NGPT_ERR_NULL_ARG);
     remove(p10), remove(p20), remove(p20b), remove(pmodel);
-    ngpt_free(a), ngpt_free(b), ngpt_free(c);
+    ngpt_context_free(a), ngpt_context_free(b), ngpt_context_free(c);
     ngpt_data_free(d);
     return test_summary("test_resume");
 }

@@ -32,7 +32,7 @@ static ngpt_context *golden_ctx(void)
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_init(&ctx, &c, &sh, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
     if (ctx) CHECK_OK(golden_fill_weights(ctx, 42));
     return ctx;
 }
@@ -88,38 +88,38 @@ int main(void)
     /* gradients */
     float loss, *grads, *params, norm;
     size_t n;
-    CHECK_OK(ngpt_zero_grads(ctx));
-    CHECK_OK(ngpt_forward(ctx, tok, B, T, tgt, &loss));
-    CHECK_OK(ngpt_backward(ctx));
-    CHECK_OK(ngpt_grads(ctx, &grads, &n));
-    CHECK_OK(ngpt_params(ctx, &params, &n));
+    CHECK_OK(ngpt_grads_zero(ctx));
+    CHECK_OK(ngpt_model_forward(ctx, tok, B, T, tgt, &loss));
+    CHECK_OK(ngpt_model_backward(ctx));
+    CHECK_OK(ngpt_grads_data(ctx, &grads, &n));
+    CHECK_OK(ngpt_params_data(ctx, &params, &n));
     char name[128];
     double worst = 0;
-    for (int32_t t = 0; t < ngpt_tensor_count(ctx); t++) {
+    for (int32_t t = 0; t < test_tensor_count(ctx); t++) {
         ngpt_tensor_info ti;
-        ngpt_tensor_get_info(ctx, t, &ti);
+        ngpt_tensor_at(ctx, t, &ti);
         snprintf(name, sizeof name, "grad.%s", ti.name);
         compare("gradient", ti.name, grads + ti.offset, golden_find(&g, name), ti.count, 2e-5,
                 1e-8, 0.0, &worst);
     }
-    printf("gradients of %d tensors: max abs err %.3g\n", (int)ngpt_tensor_count(ctx), worst);
+    printf("gradients of %d tensors: max abs err %.3g\n", (int)test_tensor_count(ctx), worst);
 
     /* AdamW, 10 steps on the same batch */
-    ngpt_optim_config o = ngpt_optim_default();
+    ngpt_optim_config o = ngpt_optim_config_default();
     o.lr = 1e-3f, o.weight_decay = 0.1f, o.clip = 1.0f, o.decay_all = true;
     double worst_loss = 0, worst1 = 0, worst10 = 0;
     for (int s = 1; s <= 10; s++) {
-        CHECK_OK(ngpt_zero_grads(ctx));
-        CHECK_OK(ngpt_forward(ctx, tok, B, T, tgt, &loss));
+        CHECK_OK(ngpt_grads_zero(ctx));
+        CHECK_OK(ngpt_model_forward(ctx, tok, B, T, tgt, &loss));
         double want = al->data[s - 1], err = fabs((double)loss - want);
         worst_loss = fmax(worst_loss, err);
         CHECK(err <= 1e-5 * fabs(want), "loss before step %d: %.8f torch %.8f", s, (double)loss, want);
-        CHECK_OK(ngpt_backward(ctx));
+        CHECK_OK(ngpt_model_backward(ctx));
         CHECK_OK(ngpt_optim_step(ctx, &o, 1e-3f, &norm));
         if (s != 1 && s != 10) continue;
-        for (int32_t t = 0; t < ngpt_tensor_count(ctx); t++) {
+        for (int32_t t = 0; t < test_tensor_count(ctx); t++) {
             ngpt_tensor_info ti;
-            ngpt_tensor_get_info(ctx, t, &ti);
+            ngpt_tensor_at(ctx, t, &ti);
             snprintf(name, sizeof name, "adamw%d.%s", s, ti.name);
             compare(s == 1 ? "adamw 1 step" : "adamw 10 steps", ti.name, params + ti.offset,
                     golden_find(&g, name), ti.count, 0.0, s == 1 ? 1e-5 : 3e-5, 1e-7,
@@ -128,7 +128,7 @@ int main(void)
     }
     printf("AdamW: losses max abs err %.3g; parameters after 1 step %.3g, after 10 steps %.3g\n",
            worst_loss, worst1, worst10);
-    ngpt_free(ctx);
+    ngpt_context_free(ctx);
     golden_free(&g);
     return test_summary("test_train_golden");
 }

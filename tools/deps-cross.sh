@@ -7,10 +7,12 @@ command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need=1
 command -v arm-linux-gnueabihf-gcc >/dev/null 2>&1 || need=1
 command -v qemu-aarch64 >/dev/null 2>&1 || need=1
 command -v qemu-arm >/dev/null 2>&1 || need=1
+[ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need=1
+[ -e /usr/arm-linux-gnueabihf/include/stdio.h ] || need=1
 [ -e /usr/include/aarch64-linux-gnu/sleef.h ] || need=1
 [ -e /usr/include/arm-linux-gnueabihf/sleef.h ] || need=1
 [ -z "$need" ] && exit 0
-pkgs="gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user libsleef-dev:arm64 libxxhash-dev:arm64 libsleef-dev:armhf libxxhash-dev:armhf"
+pkgs="gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross qemu-user libsleef-dev:arm64 libxxhash-dev:arm64 libsleef-dev:armhf libxxhash-dev:armhf"
 cmd="dpkg --add-architecture arm64 && dpkg --add-architecture armhf && apt-get update && apt-get install -y $pkgs"
 if command -v apt-get >/dev/null 2>&1; then
     sudo=

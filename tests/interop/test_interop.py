@@ -2,7 +2,7 @@
 """test_interop.py — PyTorch <-> ngpt (issue #5), run by `make test-interop`.
 
 Random PyTorch models (tiny and default configs) -> tools/convert.py import
--> ngpt logits (build/tests/interop/ngpt_logits) equal PyTorch's within a
+-> ngpt logits (build/tests/interop/ngpt_logits_data) equal PyTorch's within a
 stated tolerance, greedy 64-byte continuations identical; export -> PyTorch
 logits equal ngpt's; import -> export and .ngpt -> export -> import round
 trips bit-exact; bad checkpoints rejected naming the key; AdamW state
@@ -103,7 +103,7 @@ def torch_greedy(model, prompt, n, T):
 
 class Ngpt:
     def __init__(self, build, run_env):
-        self.helper = os.path.join(build, "tests", "interop", "ngpt_logits")
+        self.helper = os.path.join(build, "tests", "interop", "ngpt_logits_data")
         self.cli = os.path.join(build, "ngpt")
         self.env = shlex.split(run_env or "")
 
@@ -270,7 +270,7 @@ def test_optimizer(ng, tmp):
                np.array_equal(tensors[f"optim.v.{n}"], opt.state[p]["exp_avg_sq"].numpy())
                for n, p in model.named_parameters())
     check(m_ok and meta.get("train.step") == 3, f"optimizer tensors/metadata: step {meta.get('train.step')}")
-    want_keys = [f"train.{k}" for k, _, _ in convert.TRAIN_META]      # what ngpt_load_train reads
+    want_keys = [f"train.{k}" for k, _, _ in convert.TRAIN_META]      # what ngpt_checkpoint_load_train reads
     check(list(meta) == want_keys, f"train.* metadata keys {list(meta)}")
     check(meta["train.lr"] == 1e-3 and meta["train.beta2"] == 0.95 and meta["train.seq"] == cfg.T,
           f"train.* values from the optimizer/config: {meta}")
@@ -305,7 +305,7 @@ def test_training(ng, build, tmp):
     (float32 both sides, dropout 0, constant lr, the same batch)."""
     helper = os.path.join(build, "tests", "interop", "ngpt_train_steps")
     if not os.path.exists(helper):
-        print("PENDING: the training API (ngpt_save_train) is not in this tree: the "
+        print("PENDING: the training API (ngpt_checkpoint_save_train) is not in this tree: the "
               "ngpt <-> PyTorch training continuation test is not run")
         return
     cfg = dataclasses.replace(nt.TINY, dropout=0.0)
