@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pool.h"
 #include "rng.h"
 
 ngpt_shape ngpt_shape_default(ngpt_mode mode)
@@ -123,13 +124,20 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
             ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln2_w)[c] = 1.0f;
         }
     for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
+    /* last: nothing after this can fail, so a failed init never leaves threads */
+    if ((st = ngpt_pool_start(carved.pool, carved.pool_workers, s.threads))) {
+        free(owned);
+        return st;
+    }
     *out = ctx;
     return NGPT_OK;
 }
 
 void ngpt_context_free(ngpt_context *ctx)
 {
-    if (ctx) free(ctx->owned);
+    if (!ctx) return;
+    ngpt_pool_stop(ctx->plan.pool);
+    free(ctx->owned);
 }
 
 ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg)

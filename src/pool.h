@@ -1,0 +1,79 @@
+/* pool.h — the context's thread pool: threads-1 pthreads created once by
+ * ngpt_context_init (the caller's thread is worker 0), asleep between jobs,
+ * joined by ngpt_context_free. Its state lives in the arena (plan.c plans
+ * it), so the pool allocates nothing: a thread's stack is mmap'd by the C
+ * library when the thread is created, at init, and never after.
+ *
+ * A job is n_tasks calls fn(arg, task, thread) with task in [0, n_tasks),
+ * taken in any order by any thread; thread in [0, threads) names the caller
+ * (0) or a worker, so a task may use that thread's scratch. ngpt_pool_run
+ * returns when every task is done. Which thread runs which task is not
+ * deterministic, so tasks must write disjoint outputs and never depend on
+ * each other: then the result is the same for any thread count (DESIGN §4).
+ */
+#ifndef NGPT_POOL_H
+#define NGPT_POOL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "ngpt.h"
+
+typedef void (*ngpt_task_fn)(void *arg, int task, int thread);
+
+typedef struct ngpt_pool ngpt_pool;
+
+/* One worker thread (threads-1 of them, in the arena). */
+typedef struct ngpt_pool_worker {
+    pthread_t tid;
+    ngpt_pool *pool;
+    int index;                  /* 1..threads-1 */
+} ngpt_pool_worker;
+
+struct ngpt_pool {
+    int threads;                /* caller + workers */
+    int started;                /* workers running (they are joined by ngpt_pool_stop) */
+    ngpt_pool_worker *workers;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;        /* a new job (or stop) for sleeping workers */
+    pthread_cond_t done;        /* the last worker left the job */
+    int sleepers;               /* workers waiting on wake (under lock) */
+    bool caller_waits;          /* the caller sleeps on done (under lock) */
+    /* the current job: written by the caller before gen is bumped */
+    ngpt_task_fn fn;
+    void *arg;
+    int n_tasks;
+    atomic_int next;            /* next task to take */
+    atomic_int busy;            /* workers still inside the job */
+    atomic_uint gen;            /* job generation; bumped to start a job */
+    atomic_bool stop;
+    /* ops.c runs a job inline on the caller when its work (about one unit
+     * per multiply-add or element) is below this: waking the workers costs
+     * microseconds. A tuning knob that cannot change a result; tests set it
+     * to 0 so that even tiny jobs are split. */
+    double inline_below;
+};
+
+#define NGPT_POOL_INLINE_WORK 32768.0
+
+/* Starts threads-1 workers (workers: threads-1 entries in the arena). On
+ * failure the started workers are stopped and joined, and the status says
+ * which thread could not be created. */
+ngpt_status ngpt_pool_start(ngpt_pool *pool, ngpt_pool_worker *workers, int threads);
+
+/* Runs fn for tasks 0..n_tasks-1 across the pool; returns when all are done.
+ * With one thread or one task everything runs on the caller. */
+void ngpt_pool_run(ngpt_pool *pool, ngpt_task_fn fn, void *arg, int n_tasks);
+
+/* Wakes and joins every worker. Safe on a pool that failed to start. */
+void ngpt_pool_stop(ngpt_pool *pool);
+
+/* Hook for per-thread floating-point modes (DESIGN §4: flush-to-zero on the
+ * pool's threads): each worker calls it once when it starts, before any
+ * task. It does nothing today. Work on the caller's thread (worker 0, and
+ * every job run inline) must get the same mode by saving and restoring it
+ * around the library's entry points, not here. */
+void ngpt_pool_thread_fpmode(void);
+
+#endif
