@@ -33,7 +33,7 @@ static const char *const HELP =
     "  --clip C           clip the global gradient norm (1.0; 0 = off)\n"
     "  --accum N          micro-batches per step (1)\n"
     "  --seed S           weights, data windows and dropout (42)\n"
-    "  --threads N        accepted and validated; this version runs one thread\n"
+    CLI_THREADS_HELP
     "  --eval-every N     evaluate every N steps (100; 0 = only at the end)\n"
     "  --eval-batches N   batches per evaluation (8)   --holdout F  held-out tail (0.1)\n"
     "  --out FILE         latest checkpoint, with training state (model.ngpt)\n"
@@ -125,7 +125,7 @@ static int parse(int argc, char **argv, train_opts *o)
         } else if (cli_opt(&a, "--seed", &v)) {
             ok = !v || cli_parse_u64(c, "--seed", v, &o->seed), o->g_seed = true;
         } else if (cli_opt(&a, "--threads", &v)) {
-            ok = !v || cli_parse_i32(c, "--threads", v, 1, 1024, &o->threads);
+            ok = !v || cli_parse_threads(c, v, &o->threads);
         } else if (cli_opt(&a, "--eval-every", &v)) {
             ok = !v || cli_parse_i32(c, "--eval-every", v, 0, INT32_MAX, &o->eval_every), o->g_eval_every = true;
         } else if (cli_opt(&a, "--eval-batches", &v)) {
@@ -202,7 +202,7 @@ static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o
 int cli_cmd_train(int argc, char **argv)
 {
     const char *cmd = argv[0];
-    train_opts o = {.steps = 1000, .batch = 32, .seq = 0, .threads = 1, .eval_every = 100,
+    train_opts o = {.steps = 1000, .batch = 32, .seq = 0, .threads = 0, .eval_every = 100,
                     .eval_batches = 8, .seed = 42, .holdout = 0.1f, .opt = ngpt_optim_config_default(),
                     .out = "model.ngpt", .cfg = ngpt_config_default()};
     int rc = parse(argc, argv, &o);
@@ -253,6 +253,7 @@ int cli_cmd_train(int argc, char **argv)
     }
     ngpt_shape shape = {.mode = NGPT_MODE_TRAIN, .batch = o.batch, .seq = o.seq,
                         .trace = NGPT_TRACE_NONE, .threads = o.threads};
+    if (!shape.threads) shape.threads = cli_threads_auto(&o.cfg, &shape);
     ngpt_context *ctx = NULL;
     size_t arena = 0;
     if (!(st = ngpt_arena_size(&o.cfg, &shape, &arena))) st = ngpt_context_init(&ctx, &o.cfg, &shape, NULL, 0);
@@ -281,9 +282,9 @@ int cli_cmd_train(int argc, char **argv)
     ngpt_config_param_count(&o.cfg, &n_params);
     uint64_t step = 0;
     ngpt_optim_step_count(ctx, &step);
-    printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, 1 thread%s)\n",
+    printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, %d thread%s)\n",
            desc, n_params, (double)arena / 1048576.0, (int)o.batch, (int)o.seq, (int)o.opt.accum,
-           o.threads > 1 ? ": --threads is not used yet" : "");
+           (int)shape.threads, shape.threads > 1 ? "s" : "");
     printf("data %s%s: %zu bytes train, %zu held out; steps %llu..%d, lr %g -> %g, warmup %lld, "
            "seed %llu\n", paths[0], o.n_data > 1 ? " (+more)" : "", tr, ev,
            (unsigned long long)step, (int)o.steps, (double)o.opt.lr, (double)o.opt.min_lr,
