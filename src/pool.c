@@ -66,7 +66,14 @@ static void *worker_main(void *arg)
         }
         /* stop is only set between jobs, so no job is left behind */
         if (atomic_load_explicit(&p->stop, memory_order_acquire)) return NULL;
+        /* the job and how many workers it needs, read together under the
+         * lock: a worker it does not need is not waited for, so the caller
+         * may already be posting the next job */
+        pthread_mutex_lock(&p->lock);
         seen = atomic_load_explicit(&p->gen, memory_order_acquire);
+        const bool needed = w->index <= p->helpers;
+        pthread_mutex_unlock(&p->lock);
+        if (!needed) continue;
         run_tasks(p, w->index);
         if (atomic_fetch_sub_explicit(&p->busy, 1, memory_order_acq_rel) == 1) {
             pthread_mutex_lock(&p->lock);
@@ -137,8 +144,11 @@ void ngpt_pool_run(ngpt_pool *p, ngpt_task_fn fn, void *arg, int n_tasks)
     p->arg = arg;
     p->n_tasks = n_tasks;
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->busy, p->threads - 1, memory_order_relaxed);
+    /* workers 1..helpers take part (the others go back to waiting) */
+    const int helpers = n_tasks < p->threads ? n_tasks - 1 : p->threads - 1;
+    atomic_store_explicit(&p->busy, helpers, memory_order_relaxed);
     pthread_mutex_lock(&p->lock);
+    p->helpers = helpers;
     atomic_fetch_add_explicit(&p->gen, 1u, memory_order_release);
     if (p->sleepers) pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);

@@ -44,8 +44,9 @@ struct ngpt_pool {
     ngpt_task_fn fn;
     void *arg;
     int n_tasks;
+    int helpers;                /* workers 1..helpers take part (under lock) */
     atomic_int next;            /* next task to take */
-    atomic_int busy;            /* workers still inside the job */
+    atomic_int busy;            /* helpers still inside the job */
     atomic_uint gen;            /* job generation; bumped to start a job */
     atomic_bool stop;
     /* ops.c runs a job inline on the caller when its work (about one unit
