@@ -74,6 +74,25 @@ void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
     }
 }
 
+/* Clears what must start at zero: the context's fields, the parameters
+ * (documented), gradients and AdamW moments, the cache lengths. The rest of
+ * the arena (activations, scratch, the cache's rows: hundreds of MiB when
+ * training) is always written before it is read, so it is left as it is;
+ * clearing it all took seconds. */
+static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *s,
+                       const ngpt_config *cfg)
+{
+    ngpt_layout lay;
+    ngpt_layout_compute(cfg, &lay);
+    const size_t P = lay.total * sizeof(float);
+    memset(ctx, 0, sizeof *ctx);
+    memset(p->params, 0, P);
+    if (p->grads) memset(p->grads, 0, P);
+    if (p->adam_m) memset(p->adam_m, 0, P);
+    if (p->adam_v) memset(p->adam_v, 0, P);
+    if (p->kv_len) memset(p->kv_len, 0, (size_t)s->batch * sizeof(int32_t));
+}
+
 ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes)
 {
@@ -99,13 +118,13 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
     }
     uintptr_t a = ((uintptr_t)arena + (NGPT_ALIGN - 1)) & ~(uintptr_t)(NGPT_ALIGN - 1);
     unsigned char *base = (unsigned char *)a;
-    memset(base, 0, plan.bytes - NGPT_ALIGN);
     ngpt_plan carved;
     if ((st = ngpt_plan_walk(cfg, &s, base, &carved))) {
         free(owned);
         return st;
     }
     ngpt_context *ctx = (ngpt_context *)base;
+    zero_state(ctx, &carved, &s, cfg);
     ctx->cfg = *cfg;
     ctx->shape = s;
     ngpt_layout_compute(cfg, &ctx->lay);
