@@ -74,11 +74,11 @@ void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
     }
 }
 
-/* Clears what must start at zero: the context's fields, the parameters
- * (documented), gradients and AdamW moments, the cache lengths. The rest of
- * the arena (activations, scratch, the cache's rows: hundreds of MiB when
- * training) is always written before it is read, so it is left as it is;
- * clearing it all took seconds. */
+/* Clears, in a caller's arena, what must start at zero: the context's
+ * fields, the parameters (documented), gradients and AdamW moments, the
+ * cache lengths. The rest of the arena (activations, scratch, the cache's
+ * rows: hundreds of MiB when training) is always written before it is read,
+ * so it is left as it is; clearing it all took seconds. */
 static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *s,
                        const ngpt_config *cfg)
 {
@@ -110,7 +110,9 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
                              "init: the arena holds %zu bytes but this config and shape need %zu "
                              "(see ngpt_arena_size)", arena_bytes, plan.bytes);
     } else {
-        arena = owned = malloc(plan.bytes);
+        /* calloc: a large block comes from fresh zero pages, so nothing
+         * needs clearing and no page is touched before it is used */
+        arena = owned = calloc(1, plan.bytes);
         if (!owned)
             return ngpt_fail(NGPT_ERR_NO_MEMORY, "init: could not allocate the %zu-byte arena",
                              plan.bytes);
@@ -124,7 +126,8 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
         return st;
     }
     ngpt_context *ctx = (ngpt_context *)base;
-    zero_state(ctx, &carved, &s, cfg);
+    if (owned) memset(ctx, 0, sizeof *ctx);
+    else zero_state(ctx, &carved, &s, cfg);
     ctx->cfg = *cfg;
     ctx->shape = s;
     ngpt_layout_compute(cfg, &ctx->lay);
