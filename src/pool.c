@@ -1,9 +1,11 @@
-/* pool.c — the thread pool (pool.h). A job is published by bumping a
- * generation counter; workers poll it briefly (a job often follows the last
- * one within microseconds) and then sleep on a condition variable. Tasks are
- * handed out by an atomic counter, so a slow thread (the machine is shared)
- * takes fewer of them; the caller works too and then waits until every
- * worker has left the job, so the next job cannot race with this one. */
+/* pool.c — the thread pool (pool.h). A job is one atomic word holding its
+ * task count and the next task; every thread (the caller included) claims
+ * tasks from it until none is left, then the caller waits for the claimed
+ * ones to finish. A worker that wakes late finds nothing to claim and is not
+ * waited for, so a descheduled or sleeping worker (the machine is shared)
+ * never holds the caller up unless it is running a task. Idle workers poll
+ * the word briefly (a job often follows the last one within microseconds)
+ * and then sleep on a condition variable. */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -11,9 +13,12 @@
 #include "internal.h"
 #include "pool.h"
 
-/* Polls of the generation (worker) or busy count (caller) before sleeping:
+/* Polls of the job word (worker) or done count (caller) before sleeping:
  * a few tens of microseconds, short next to any job worth splitting. */
 enum { SPIN_POLLS = 4096 };
+
+/* Tasks one job word holds (16 bits each for the count and the next). */
+enum { MAX_TASKS = 0xffff };
 
 /* Our kernels keep up to ~160 KiB of packing buffers on the stack; some C
  * libraries default to 128 KiB thread stacks, and sanitizers need more. */
@@ -30,19 +35,31 @@ static inline void cpu_relax(void)
 
 void ngpt_pool_thread_fpmode(void) {}
 
-/* Takes tasks of the current job until none is left. */
+static bool has_task(unsigned job) { return (job & 0xffff) < job >> 16; }
+
+/* Claims and runs tasks of the live job until none is left to claim. */
 static void run_tasks(ngpt_pool *p, int thread)
 {
-    const ngpt_task_fn fn = p->fn;
-    void *const arg = p->arg;
-    const int n = p->n_tasks;
-    for (int t; (t = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < n;)
-        fn(arg, t, thread);
+    unsigned job = atomic_load_explicit(&p->job, memory_order_acquire);
+    while (has_task(job)) {
+        if (!atomic_compare_exchange_weak_explicit(&p->job, &job, job + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;       /* job now holds the current word: try again */
+        p->fn(p->arg, p->base + (int)(job & 0xffff), thread);
+        const int n = (int)(job >> 16);
+        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == n &&
+            thread != 0) {
+            pthread_mutex_lock(&p->lock);
+            if (p->caller_waits) pthread_cond_signal(&p->finished);
+            pthread_mutex_unlock(&p->lock);
+        }
+        job = atomic_load_explicit(&p->job, memory_order_acquire);
+    }
 }
 
-static bool job_posted(ngpt_pool *p, unsigned seen)
+static bool worker_wanted(ngpt_pool *p)
 {
-    return atomic_load_explicit(&p->gen, memory_order_acquire) != seen ||
+    return has_task(atomic_load_explicit(&p->job, memory_order_acquire)) ||
            atomic_load_explicit(&p->stop, memory_order_acquire);
 }
 
@@ -51,35 +68,22 @@ static void *worker_main(void *arg)
     const ngpt_pool_worker *w = arg;
     ngpt_pool *p = w->pool;
     ngpt_pool_thread_fpmode();
-    unsigned seen = 0;      /* the generation when the pool started: no job ran yet */
     for (;;) {
-        for (int spins = 0; !job_posted(p, seen);) {
+        for (int spins = 0; !worker_wanted(p);) {
             if (++spins < SPIN_POLLS) {
                 cpu_relax();
                 continue;
             }
+            /* the caller posts a job under the lock, so none is missed */
             pthread_mutex_lock(&p->lock);
             p->sleepers++;
-            while (!job_posted(p, seen)) pthread_cond_wait(&p->wake, &p->lock);
+            while (!worker_wanted(p)) pthread_cond_wait(&p->wake, &p->lock);
             p->sleepers--;
             pthread_mutex_unlock(&p->lock);
         }
-        /* stop is only set between jobs, so no job is left behind */
+        /* stop is only set between jobs, so no task is left behind */
         if (atomic_load_explicit(&p->stop, memory_order_acquire)) return NULL;
-        /* the job and how many workers it needs, read together under the
-         * lock: a worker it does not need is not waited for, so the caller
-         * may already be posting the next job */
-        pthread_mutex_lock(&p->lock);
-        seen = atomic_load_explicit(&p->gen, memory_order_acquire);
-        const bool needed = w->index <= p->helpers;
-        pthread_mutex_unlock(&p->lock);
-        if (!needed) continue;
         run_tasks(p, w->index);
-        if (atomic_fetch_sub_explicit(&p->busy, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&p->lock);
-            if (p->caller_waits) pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->lock);
-        }
     }
 }
 
@@ -89,14 +93,13 @@ ngpt_status ngpt_pool_start(ngpt_pool *p, ngpt_pool_worker *workers, int threads
     p->threads = threads;
     p->workers = workers;
     p->inline_below = NGPT_POOL_INLINE_WORK;
-    atomic_init(&p->next, 0);
-    atomic_init(&p->busy, 0);
-    atomic_init(&p->gen, 0u);
+    atomic_init(&p->job, 0u);
+    atomic_init(&p->done, 0);
     atomic_init(&p->stop, false);
     if (threads <= 1) return NGPT_OK;
     int err = pthread_mutex_init(&p->lock, NULL);
     if (!err && (err = pthread_cond_init(&p->wake, NULL))) pthread_mutex_destroy(&p->lock);
-    if (!err && (err = pthread_cond_init(&p->done, NULL))) {
+    if (!err && (err = pthread_cond_init(&p->finished, NULL))) {
         pthread_cond_destroy(&p->wake);
         pthread_mutex_destroy(&p->lock);
     }
@@ -133,39 +136,42 @@ ngpt_status ngpt_pool_start(ngpt_pool *p, ngpt_pool_worker *workers, int threads
     return NGPT_OK;
 }
 
-void ngpt_pool_run(ngpt_pool *p, ngpt_task_fn fn, void *arg, int n_tasks)
+/* One job of n <= MAX_TASKS tasks base..base+n-1. */
+static void run_job(ngpt_pool *p, ngpt_task_fn fn, void *arg, int base, int n)
 {
-    if (p->threads <= 1 || n_tasks <= 1) {
-        for (int t = 0; t < n_tasks; t++) fn(arg, t, 0);
-        return;
-    }
-    /* every worker left the last job (busy == 0), so none reads these now */
+    /* the last job is over: every task was claimed and is done */
     p->fn = fn;
     p->arg = arg;
-    p->n_tasks = n_tasks;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    /* workers 1..helpers take part (the others go back to waiting) */
-    const int helpers = n_tasks < p->threads ? n_tasks - 1 : p->threads - 1;
-    atomic_store_explicit(&p->busy, helpers, memory_order_relaxed);
+    p->base = base;
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
     pthread_mutex_lock(&p->lock);
-    p->helpers = helpers;
-    atomic_fetch_add_explicit(&p->gen, 1u, memory_order_release);
+    atomic_store_explicit(&p->job, (unsigned)n << 16, memory_order_release);
     if (p->sleepers) pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
 
     run_tasks(p, 0);
-    for (int spins = 0; atomic_load_explicit(&p->busy, memory_order_acquire) != 0;) {
+    for (int spins = 0; atomic_load_explicit(&p->done, memory_order_acquire) != n;) {
         if (++spins < SPIN_POLLS) {
             cpu_relax();
             continue;
         }
         pthread_mutex_lock(&p->lock);
         p->caller_waits = true;
-        while (atomic_load_explicit(&p->busy, memory_order_acquire) != 0)
-            pthread_cond_wait(&p->done, &p->lock);
+        while (atomic_load_explicit(&p->done, memory_order_acquire) != n)
+            pthread_cond_wait(&p->finished, &p->lock);
         p->caller_waits = false;
         pthread_mutex_unlock(&p->lock);
     }
+}
+
+void ngpt_pool_run(ngpt_pool *p, ngpt_task_fn fn, void *arg, int n_tasks)
+{
+    if (p->threads <= 1 || n_tasks <= 1) {
+        for (int t = 0; t < n_tasks; t++) fn(arg, t, 0);
+        return;
+    }
+    for (int base = 0; base < n_tasks; base += MAX_TASKS)
+        run_job(p, fn, arg, base, n_tasks - base < MAX_TASKS ? n_tasks - base : MAX_TASKS);
 }
 
 void ngpt_pool_stop(ngpt_pool *p)
@@ -177,7 +183,7 @@ void ngpt_pool_stop(ngpt_pool *p)
     pthread_mutex_unlock(&p->lock);
     for (int i = 0; i < p->started; i++) pthread_join(p->workers[i].tid, NULL);
     p->started = 0;
-    pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->finished);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->lock);
     p->threads = 1;

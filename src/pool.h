@@ -36,18 +36,19 @@ struct ngpt_pool {
     int started;                /* workers running (they are joined by ngpt_pool_stop) */
     ngpt_pool_worker *workers;
     pthread_mutex_t lock;
-    pthread_cond_t wake;        /* a new job (or stop) for sleeping workers */
-    pthread_cond_t done;        /* the last worker left the job */
+    pthread_cond_t wake;        /* tasks to take (or stop), for sleeping workers */
+    pthread_cond_t finished;    /* the last task of the job is done */
     int sleepers;               /* workers waiting on wake (under lock) */
-    bool caller_waits;          /* the caller sleeps on done (under lock) */
-    /* the current job: written by the caller before gen is bumped */
+    bool caller_waits;          /* the caller sleeps on finished (under lock) */
+    /* the current job: (n_tasks << 16) | next task. A thread claims a task
+     * with a compare-and-swap of the whole word, so it can only claim a task
+     * of the job that is live; fn/arg/base, written before the word, are read
+     * after the claim, when the job cannot end (its claimed task is not done). */
+    atomic_uint job;
+    atomic_int done;            /* tasks of the job finished */
     ngpt_task_fn fn;
     void *arg;
-    int n_tasks;
-    int helpers;                /* workers 1..helpers take part (under lock) */
-    atomic_int next;            /* next task to take */
-    atomic_int busy;            /* helpers still inside the job */
-    atomic_uint gen;            /* job generation; bumped to start a job */
+    int base;                   /* task index of the job's first task */
     atomic_bool stop;
     /* ops.c runs a job inline on the caller when its work (about one unit
      * per multiply-add or element) is below this: waking the workers costs
