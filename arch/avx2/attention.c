@@ -1,8 +1,10 @@
-/* attention.c — AVX2 attention scores and weighted sum, bit-identical to the
- * reference: every output is one fma chain in increasing index order.
+/* attention.c — AVX2 attention scores, weighted sum and the outer-product
+ * accumulation of their backward, bit-identical to the reference: every
+ * output is one fma chain in increasing index order.
  *  - scores: 8 keys side by side (lane = key); an 8x8 block of keys x dims is
  *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain.
- *  - wsum: 8 dims side by side (lane = d), the chain runs over keys j. */
+ *  - wsum: 8 dims side by side (lane = d), the chain runs over keys j.
+ *  - outer_acc: 8 dims side by side, one fma per element and call. */
 #include <immintrin.h>
 #include <math.h>
 
@@ -85,5 +87,18 @@ void ngpt_f32_attn_wsum__avx2(float *o, const float *p, const float *v, ptrdiff_
         float acc = 0.0f;
         for (int j = 0; j < n; j++) acc = fmaf(p[j], v[j * v_stride + d], acc);
         o[d] = acc;
+    }
+}
+
+void ngpt_f32_outer_acc__avx2(float *out, ptrdiff_t out_stride, const float *w, const float *x,
+                              int n, int dim)
+{
+    for (int j = 0; j < n; j++) {
+        float *o = out + j * out_stride;
+        const __m256 wj = _mm256_set1_ps(w[j]);
+        int d = 0;
+        for (; d + 8 <= dim; d += 8)
+            _mm256_storeu_ps(o + d, _mm256_fmadd_ps(wj, _mm256_loadu_ps(x + d), _mm256_loadu_ps(o + d)));
+        for (; d < dim; d++) o[d] = fmaf(w[j], x[d], o[d]);
     }
 }

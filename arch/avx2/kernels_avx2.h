@@ -1,9 +1,14 @@
-/* kernels_avx2.h — the AVX2+FMA kernels (x86-64, -mavx2 -mfma). Each matches
- * its reference in src/ref/ bit for bit (contract: src/kernels.h). */
+/* kernels_avx2.h — what the AVX2+FMA kernels (x86-64, -mavx2 -mfma) share:
+ * their prototypes and the helpers more than one op file uses. Each kernel
+ * matches its reference in src/ref/ bit for bit (contract: src/kernels.h). */
 #ifndef NGPT_KERNELS_AVX2_H
 #define NGPT_KERNELS_AVX2_H
 
+#include <immintrin.h>
+#include <sleef.h>
+
 #include "kernels.h"
+#include "ref/softmax.h"
 
 void ngpt_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                          const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
@@ -35,5 +40,57 @@ void ngpt_f32_rope__avx2(float *x, int heads, int dim, const float *cos_t, const
 void ngpt_f32_rope_bwd__avx2(float *g, int heads, int dim, const float *cos_t, const float *sin_t);
 void ngpt_f32_dropout__avx2(float *y, const float *x, size_t n, uint64_t first,
                             const ngpt_dropout_key *key);
+
+/* ---- softmax and cross-entropy (softmax.c, cross_entropy.c) ---- */
+
+/* The row max per lane with the reference's `s > m ? s : m` from s[0]; it
+ * can differ from the reference only in the sign of a zero max, which
+ * changes no result (s - (+0) == s - (-0) except for s = ±0, where exp gives
+ * 1 either way; and ±0 + log(sum >= 1) is the same). */
+static inline float avx2_row_max(const float *s, int n)
+{
+    __m256 m = _mm256_set1_ps(s[0]);
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256 v = _mm256_loadu_ps(s + j);
+        m = _mm256_blendv_ps(m, v, _mm256_cmp_ps(v, m, _CMP_GT_OQ));
+    }
+    float p[8];
+    _mm256_storeu_ps(p, m);
+    float mx = p[0];
+    for (int l = 1; l < 8; l++) mx = p[l] > mx ? p[l] : mx;
+    for (; j < n; j++) mx = s[j] > mx ? s[j] : mx;
+    return mx;
+}
+
+/* ngpt_exp_term of 8 lanes: SLEEF's vector finz exp (the bits of the scalar
+ * one), the cutoff applied by a mask. */
+static inline __m256 avx2_exp_term(__m256 d)
+{
+    const __m256 e = Sleef_finz_expf8_u10avx2(d);
+    return _mm256_andnot_ps(_mm256_cmp_ps(d, _mm256_set1_ps(NGPT_EXP_CUTOFF), _CMP_LT_OQ), e);
+}
+
+/* e_j = exp term of s_j - max into out (may alias s; NULL: not stored);
+ * returns their canonical sum. */
+static inline float avx2_exp_row(float *out, const float *s, int n, float mx)
+{
+    const __m256 vm = _mm256_set1_ps(mx);
+    __m256 acc = _mm256_setzero_ps();
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256 e = avx2_exp_term(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+        if (out) _mm256_storeu_ps(out + j, e);
+        acc = _mm256_add_ps(acc, e);
+    }
+    float p[NGPT_LANES];
+    _mm256_storeu_ps(p, acc);
+    for (; j < n; j++) {
+        const float e = ngpt_exp_term(s[j] - mx);
+        if (out) out[j] = e;
+        p[j % NGPT_LANES] = p[j % NGPT_LANES] + e;
+    }
+    return ngpt_lanes_combine(p);
+}
 
 #endif

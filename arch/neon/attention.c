@@ -1,6 +1,7 @@
-/* attention.c — NEON attention scores and weighted value sum, bit-identical
- * to the reference: each output is the same fmaf chain in increasing index
- * order, lanes hold different outputs. */
+/* attention.c — NEON attention scores, weighted value sum and the
+ * outer-product accumulation of their backward, bit-identical to the
+ * reference: each output is the same fmaf chain in increasing index order,
+ * lanes hold different outputs. */
 #include <math.h>
 #include <arm_neon.h>
 
@@ -79,5 +80,19 @@ void ngpt_f32_attn_wsum__neon(float *o, const float *p, const float *v, ptrdiff_
         float acc = 0.0f;
         for (int j = 0; j < n; j++) acc = fmaf(p[j], v[j * v_stride + d], acc);
         o[d] = acc;
+    }
+}
+
+void ngpt_f32_outer_acc__neon(float *out, ptrdiff_t out_stride, const float *w, const float *x,
+                              int n, int dim)
+{
+    for (int j = 0; j < n; j++) {
+        float *o = out + j * out_stride;
+        const float wj = w[j];
+        const float32x4_t wv = vdupq_n_f32(wj);
+        int d = 0;
+        for (; d + 4 <= dim; d += 4)
+            vst1q_f32(o + d, vfmaq_f32(vld1q_f32(o + d), wv, vld1q_f32(x + d)));
+        for (; d < dim; d++) o[d] = fmaf(wj, x[d], o[d]);
     }
 }
