@@ -6,7 +6,7 @@
 #include "kernels_neon.h"
 
 #if defined(__aarch64__)
-/* PyTorch's order, as the reference (spec in kernels.h). */
+/* PyTorch's order, as the reference (contract in src/kernels.inc). */
 void ngpt_f32_adamw__neon(float *p, const float *grad, float *m, float *v, size_t n,
                           const ngpt_adamw_coef *c)
 {
