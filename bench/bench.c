@@ -1,6 +1,7 @@
 /* bench.c — tokens/sec of the model at the default config (or --config),
  * printed with the build info, the thread count and the arena size, like
- * llama-bench. Timings are wall-clock medians of several repetitions.
+ * llama-bench, then each kernel at the default model's shapes (kernels.c).
+ * Timings are wall-clock medians of several repetitions.
  *
  *   ngpt-bench [--reps N] [--config key=value ...]
  */
@@ -11,6 +12,8 @@
 #include <time.h>
 
 #include "ngpt.h"
+
+int bench_kernels(int reps);    /* kernels.c */
 
 static double now(void)
 {
@@ -89,5 +92,6 @@ int main(int argc, char **argv)
     int T = cfg.context_len;
     int rc = bench_forward(&cfg, 1, T, reps, false);
     rc |= bench_forward(&cfg, 8, T / 2 > 0 ? T / 2 : 1, reps, true);
+    rc |= bench_kernels(reps);
     return rc;
 }

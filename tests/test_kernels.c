@@ -22,33 +22,20 @@ static ngpt_kernels only(const ngpt_kernels *from, const char *kernel)
     return t;
 }
 
-static void print_shape(const kc_entry *e, const kc_shape *s)
-{
-    fprintf(stderr, "%s(", e->kernel);
-    const char *d = e->c->dims;
-    for (int i = 0; i < 4 && *d; i++) {
-        const int len = (int)strcspn(d, " ");
-        fprintf(stderr, "%s%.*s=%" PRId64, i ? " " : "", len, d, s->v[i]);
-        d += len + (d[len] == ' ');
-    }
-    fprintf(stderr, ")");
-}
-
-/* Whether every slot of got holds the bits of want; unless printed is NULL,
- * prints the first difference (for the first few shapes that differ). */
+/* Whether got holds the bits of want; unless printed is NULL, prints the
+ * first difference (for the first few shapes that differ). */
 static bool same(const kc_entry *e, const char *what, const kc_state *got, const kc_state *want, int *printed)
 {
-    for (int s = 0; s < KC_SLOTS; s++)
-        for (size_t i = 0; i < want->len[s]; i++)
-            if (memcmp(&got->buf[s][i], &want->buf[s][i], sizeof(float)) != 0) {
-                if (printed && (*printed)++ < 5) {
-                    print_shape(e, &want->shape);
-                    fprintf(stderr, " %s: slot %d element %zu: %a vs %a\n", what, s, i,
-                            (double)got->buf[s][i], (double)want->buf[s][i]);
-                }
-                return false;
-            }
-    return true;
+    int slot;
+    size_t i;
+    if (kc_same(got, want, &slot, &i)) return true;
+    if (printed && (*printed)++ < 5) {
+        char shape[128];
+        kc_format(shape, sizeof shape, e->c, &want->shape);
+        fprintf(stderr, "%s(%s) %s: slot %d element %zu: %a vs %a\n", e->kernel, shape, what, slot, i,
+                (double)got->buf[slot][i], (double)want->buf[slot][i]);
+    }
+    return false;
 }
 
 static void check_kernel(const kc_entry *e, int *total)

@@ -1,6 +1,8 @@
 /* kcase.c — the list of cases (from the list of kernels) and the helpers
  * the cases share: reproducible buffers and shape lists. */
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,4 +72,28 @@ void kc_rotations(kc_state *st, int slot, size_t n)
 void kc_free(kc_state *st)
 {
     for (int i = 0; i < KC_SLOTS; i++) free(st->buf[i]), st->buf[i] = NULL;
+}
+
+bool kc_same(const kc_state *a, const kc_state *b, int *slot, size_t *index)
+{
+    for (int s = 0; s < KC_SLOTS; s++)
+        for (size_t i = 0; i < b->len[s]; i++)
+            if (memcmp(&a->buf[s][i], &b->buf[s][i], sizeof(float)) != 0) {
+                *slot = s, *index = i;
+                return false;
+            }
+    return true;
+}
+
+void kc_format(char *out, size_t size, const kc_case *c, const kc_shape *s)
+{
+    const char *d = c->dims;
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < 4 && *d && used < size; i++) {
+        const int len = (int)strcspn(d, " ");
+        const int w = snprintf(out + used, size - used, "%s%.*s=%" PRId64, i ? " " : "", len, d, s->v[i]);
+        used += w > 0 ? (size_t)w : 0;
+        d += len + (d[len] == ' ');
+    }
 }

@@ -79,4 +79,10 @@ float *kc_zeros(kc_state *st, int slot, size_t n);
 void kc_rotations(kc_state *st, int slot, size_t n);
 void kc_free(kc_state *st);
 
+/* Whether every slot of a holds the bits of b; if not, the first difference
+ * is at element *index of slot *slot. */
+bool kc_same(const kc_state *a, const kc_state *b, int *slot, size_t *index);
+/* "m=256 n=768 k=256 layout=4": the shape with the case's dims. */
+void kc_format(char *out, size_t size, const kc_case *c, const kc_shape *s);
+
 #endif
