@@ -11,22 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "ngpt.h"
-
-int bench_kernels(int reps);    /* kernels.c */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Median seconds of `reps` full forwards over (batch, seq). */
 static int bench_forward(const ngpt_config *cfg, int batch, int seq, int reps, bool with_loss)
@@ -49,14 +35,13 @@ static int bench_forward(const ngpt_config *cfg, int batch, int seq, int reps, b
     if (reps > 64) reps = 64;
     float loss;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         st = ngpt_model_forward(ctx, tok, batch, seq, with_loss ? tgt : NULL, &loss);
-        t[r] = now() - t0;
+        t[r] = bench_now() - t0;
         if (st) break;
     }
     if (!st) {
-        qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-        double med = t[reps / 2];
+        double med = bench_median(t, reps);
         printf("| forward%s | %5d | %4d | %10.1f | %9.2f | %12zu |\n", with_loss ? "+loss" : "     ",
                batch, seq, (double)n / med, med * 1e3, bytes);
     }

@@ -5,34 +5,18 @@
  * of the arrays each call reads and writes once. Each shape is first run
  * with the reference too and compared bit for bit: a rate is printed only
  * for a kernel that gives the reference's bits. */
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench.h"
 #include "kcase.h"
-
-int bench_kernels(int reps);
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Seconds per call of `calls` calls in a row. */
 static double batch(const kc_entry *e, kc_state *st, long calls)
 {
-    const double t0 = now();
+    const double t0 = bench_now();
     for (long i = 0; i < calls; i++) e->c->run(st, &ngpt_kernels_active);
-    return (now() - t0) / (double)calls;
+    return (bench_now() - t0) / (double)calls;
 }
 
 /* 0: the active kernel gives the reference's bits at this shape. */
@@ -64,8 +48,7 @@ static int bench_shape(const kc_entry *e, const kc_shape *s, int reps)
     double t[64];
     if (reps > 64) reps = 64;
     for (int r = 0; r < reps; r++) t[r] = batch(e, &st, calls);
-    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-    const double sec = t[reps / 2];
+    const double sec = bench_median(t, reps);
     printf(" %10.2f |", sec * 1e6);
     if (st.flops > 0) printf(" %8.2f |", st.flops / sec * 1e-9);
     else printf(" %8s |", "");

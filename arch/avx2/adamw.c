@@ -1,6 +1,7 @@
 /* adamw.c — AVX2 AdamW, bit-identical to the reference: elementwise, the
- * same operations in the same order (fma only where the reference has fmaf);
- * the tail (< 8 elements) runs the reference itself. */
+ * same operations in the same order (fma only where the reference has
+ * fmaf); the tail (< 8 elements) runs the reference. Same shape as
+ * arch/neon/adamw.c, 8 lanes where that has 4. */
 #include <immintrin.h>
 #include <math.h>
 

@@ -1,4 +1,5 @@
-/* add.c — AVX2 elementwise sum: 8 lanes at a time, the tail in scalar. */
+/* add.c — AVX2 elementwise sum: 8 lanes a step, the tail in scalar. Same
+ * shape as arch/neon/add.c. */
 #include <immintrin.h>
 
 #include "kernels_avx2.h"

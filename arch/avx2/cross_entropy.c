@@ -1,6 +1,8 @@
 /* cross_entropy.c — AVX2 cross-entropy of one row and its backward,
- * bit-identical to the reference: the exp terms and their canonical sum as
- * in softmax (avx2_exp_row), log through the reference's scalar SLEEF call. */
+ * bit-identical to the reference: the exp row as in softmax (avx2_exp_row),
+ * log through the reference's scalar SLEEF call; the backward divides and
+ * scales every term, then subtracts 1 at the target only ((e/sum - 0.0f) is
+ * e/sum bit for bit). Same shape as arch/neon/cross_entropy.c. */
 #include <immintrin.h>
 
 #include "kernels_avx2.h"

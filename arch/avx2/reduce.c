@@ -1,6 +1,9 @@
 /* reduce.c — AVX2 canonical 8-lane sums (rsum, sumsq) and bias column sums,
- * bit-identical to the reference: one __m256 accumulator is the 8 virtual
- * lanes; column sums add row after row, 8 columns a vector. */
+ * bit-identical to the reference. Row sums: one __m256 accumulator is the
+ * 8 virtual lanes, the tail goes to its lanes in scalar, then the reference
+ * tree; same shape as arch/neon/reduce.c (two float32x4_t there). Column
+ * sums add row after row into db, 8 columns a vector (NEON keeps 4 columns
+ * in a register over all rows instead: the same chains). */
 #include <immintrin.h>
 #include <math.h>
 

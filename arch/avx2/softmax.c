@@ -1,7 +1,9 @@
 /* softmax.c — AVX2 softmax of one row and its backward, bit-identical to the
- * reference: exp from Sleef_finz_expf8_u10avx2 (equal to the scalar finz
- * expf), the NGPT_EXP_CUTOFF applied by a mask, the sums in the canonical 8
- * lanes (one __m256). */
+ * reference: the exp row (avx2_exp_row: SLEEF's vector finz exp, the cutoff
+ * a mask, the canonical 8 lanes in one __m256), then one divide per
+ * element; the backward's dot in the 8 lanes, then one vector expression.
+ * Same shape as arch/neon/softmax.c: one __m256 here is two float32x4_t
+ * there. */
 #include <immintrin.h>
 #include <math.h>
 

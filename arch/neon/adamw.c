@@ -1,12 +1,13 @@
-/* adamw.c — NEON AdamW, elementwise with the reference's operations in its
- * order (vfmaq_f32 where it has fmaf); the tail runs the reference. Vector
- * divide and sqrt: AArch64 only. */
+/* adamw.c — NEON AdamW, bit-identical to the reference: elementwise, the
+ * same operations in the same order (vfmaq_f32 where it has fmaf); the tail
+ * (< 4 elements) runs the reference. Same shape as arch/avx2/adamw.c, 4
+ * lanes where that has 8. Vector divide and sqrt: AArch64 only (the list's
+ * A64). */
 #include <arm_neon.h>
 
 #include "kernels_neon.h"
 
 #if defined(__aarch64__)
-/* PyTorch's order, as the reference (contract in src/kernels.inc). */
 void ngpt_f32_adamw__neon(float *p, const float *grad, float *m, float *v, size_t n,
                           const ngpt_adamw_coef *c)
 {

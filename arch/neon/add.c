@@ -1,4 +1,5 @@
-/* add.c — NEON elementwise sum: 4 lanes at a time, the tail in scalar. */
+/* add.c — NEON elementwise sum: 4 lanes a step, the tail in scalar. Same
+ * shape as arch/avx2/add.c. */
 #include <arm_neon.h>
 
 #include "kernels_neon.h"

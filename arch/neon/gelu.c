@@ -1,7 +1,9 @@
-/* gelu.c — NEON GELU forward and backward through SLEEF's vector finz_
- * erf/exp, which return the bits of the scalar Sleef_finz_<f>f1_u10purecfma
- * the reference calls; tails in scalar. SLEEF's advsimd functions are
- * AArch64-only (ARMv7 runs the reference: src/kernels.inc). */
+/* gelu.c — NEON GELU forward and backward, bit-identical to the reference:
+ * the same operations per element in the same order, erf/exp from SLEEF's
+ * deterministic advsimd finz functions (the bits of the scalar finz ones the
+ * reference calls); the tail (< 4 elements) runs the reference. Same shape
+ * as arch/avx2/gelu.c, 4 lanes where that has 8. SLEEF's advsimd functions
+ * are AArch64 only (the list's A64). */
 #include <math.h>
 #include <arm_neon.h>
 #include <sleef.h>
@@ -19,10 +21,7 @@ void ngpt_f32_gelu_fwd__neon(float *y, const float *x, size_t n)
         const float32x4_t v = vld1q_f32(x + i);
         vst1q_f32(y + i, vmulq_f32(vmulq_f32(half, v), vaddq_f32(one, Sleef_finz_erff4_u10advsimd(vmulq_f32(v, k)))));
     }
-    for (; i < n; i++) {
-        const float v = x[i];
-        y[i] = (0.5f * v) * (1.0f + Sleef_finz_erff1_u10purecfma(v * RSQRT2));
-    }
+    ngpt_f32_gelu_fwd_ref(y + i, x + i, n - i);
 }
 
 void ngpt_f32_gelu_bwd__neon(float *dx, const float *x, const float *dy, size_t n)
@@ -36,11 +35,6 @@ void ngpt_f32_gelu_bwd__neon(float *dx, const float *x, const float *dy, size_t 
         const float32x4_t pdf = vmulq_f32(Sleef_finz_expf4_u10advsimd(vmulq_f32(vmulq_f32(mhalf, v), v)), kp);
         vst1q_f32(dx + i, vmulq_f32(vld1q_f32(dy + i), vfmaq_f32(cdf, v, pdf)));
     }
-    for (; i < n; i++) {
-        const float v = x[i];
-        const float cdf = 0.5f * (1.0f + Sleef_finz_erff1_u10purecfma(v * RSQRT2));
-        const float pdf = Sleef_finz_expf1_u10purecfma((-0.5f * v) * v) * RSQRT2PI;
-        dx[i] = dy[i] * fmaf(v, pdf, cdf);
-    }
+    ngpt_f32_gelu_bwd_ref(dx + i, x + i, dy + i, n - i);
 }
 #endif

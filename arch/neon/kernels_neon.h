@@ -31,7 +31,7 @@ static inline float32x4_t neon_exp_term(float32x4_t d)
 
 /* e_j = exp term of s_j - max, stored to e when e != NULL; returns their
  * canonical sum (lanes 0-3 and 4-7 in two float32x4_t). */
-static inline float neon_exp_sum(float *e, const float *s, int n, float mx)
+static inline float neon_exp_row(float *e, const float *s, int n, float mx)
 {
     const float32x4_t m = vdupq_n_f32(mx);
     float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;

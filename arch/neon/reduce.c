@@ -1,7 +1,9 @@
-/* reduce.c — NEON canonical 8-lane row sums (rsum, sumsq): lanes 0-3 and
- * 4-7 are two float32x4_t accumulators over 8-element blocks, the tail goes
- * to its lanes one element at a time, then the reference tree combines them;
- * and bias column sums, one chain per column over rows. */
+/* reduce.c — NEON canonical 8-lane sums (rsum, sumsq) and bias column sums,
+ * bit-identical to the reference. Row sums: lanes 0-3 and 4-7 are two
+ * float32x4_t accumulators over 8-element blocks, the tail goes to its
+ * lanes in scalar, then the reference tree; same shape as
+ * arch/avx2/reduce.c (one __m256 there). Column sums keep 4 columns in a
+ * register over all rows (AVX2 adds row after row into db: the same chains). */
 #include <math.h>
 #include <arm_neon.h>
 

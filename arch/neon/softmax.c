@@ -1,6 +1,10 @@
-/* softmax.c — NEON softmax of one row (AArch64: vector divide and SLEEF's
- * advsimd exp) and its backward (any NEON): the exp cutoff is a lane select,
- * sums are the canonical 8 lanes in two float32x4_t, tails in scalar. */
+/* softmax.c — NEON softmax of one row and its backward, bit-identical to the
+ * reference: the exp row (neon_exp_row: SLEEF's advsimd finz exp, the
+ * cutoff a lane select, the canonical 8 lanes in two float32x4_t), then one
+ * divide per element; the backward's dot in the 8 lanes, then one vector
+ * expression. Same shape as arch/avx2/softmax.c (one __m256 there is two
+ * float32x4_t here). The forward needs vdivq_f32 and SLEEF's advsimd
+ * functions: AArch64 only (the list's A64). */
 #include <math.h>
 #include <arm_neon.h>
 
@@ -9,7 +13,7 @@
 #if defined(__aarch64__)
 void ngpt_f32_softmax__neon(float *p, const float *s, int n)
 {
-    const float sum = neon_exp_sum(p, s, n, ngpt_row_max(s, n));
+    const float sum = neon_exp_row(p, s, n, ngpt_row_max(s, n));
     const float32x4_t sv = vdupq_n_f32(sum);
     int j = 0;
     for (; j + 4 <= n; j += 4) vst1q_f32(p + j, vdivq_f32(vld1q_f32(p + j), sv));

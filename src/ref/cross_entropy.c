@@ -5,23 +5,14 @@
 
 float ngpt_f32_xent_ref(const float *logits, int n, int target)
 {
-    float mx = ngpt_row_max(logits, n);
-    float lanes[NGPT_LANES] = {0};
-    for (int j = 0; j < n; j++)
-        lanes[j % NGPT_LANES] = lanes[j % NGPT_LANES] + ngpt_exp_term(logits[j] - mx);
-    return (mx + Sleef_finz_logf1_u10purecfma(ngpt_lanes_combine(lanes))) - logits[target];
+    const float mx = ngpt_row_max(logits, n);
+    const float sum = ngpt_exp_row(NULL, logits, n, mx);
+    return (mx + Sleef_finz_logf1_u10purecfma(sum)) - logits[target];
 }
 
 void ngpt_f32_xent_bwd_ref(float *dlogits, const float *logits, int n, int target, float scale)
 {
-    float mx = ngpt_row_max(logits, n);
-    float lanes[NGPT_LANES] = {0};
-    for (int j = 0; j < n; j++) {
-        float e = ngpt_exp_term(logits[j] - mx);
-        dlogits[j] = e;
-        lanes[j % NGPT_LANES] = lanes[j % NGPT_LANES] + e;
-    }
-    float sum = ngpt_lanes_combine(lanes);
+    const float sum = ngpt_exp_row(dlogits, logits, n, ngpt_row_max(logits, n));
     for (int j = 0; j < n; j++)
         dlogits[j] = (dlogits[j] / sum - (j == target ? 1.0f : 0.0f)) * scale;
 }

@@ -4,14 +4,7 @@
 
 void ngpt_f32_softmax_ref(float *p, const float *s, int n)
 {
-    float mx = ngpt_row_max(s, n);
-    float lanes[NGPT_LANES] = {0};
-    for (int j = 0; j < n; j++) {
-        float e = ngpt_exp_term(s[j] - mx);
-        p[j] = e;
-        lanes[j % NGPT_LANES] = lanes[j % NGPT_LANES] + e;
-    }
-    float sum = ngpt_lanes_combine(lanes);
+    const float sum = ngpt_exp_row(p, s, n, ngpt_row_max(s, n));
     for (int j = 0; j < n; j++) p[j] = p[j] / sum;
 }
 

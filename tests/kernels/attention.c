@@ -20,64 +20,39 @@ static void bench_shapes(kc_shapes *out)
 
 static ptrdiff_t stride(const kc_state *st) { return kc_int(st, 1) + kc_int(st, 2); }
 
-/* Each of the three streams n rows of dim, and a vector of n and one of dim. */
-static void count(kc_state *st, double rows_read_and_written)
-{
-    const double n = kc_int(st, 0), dim = kc_int(st, 1);
-    st->flops = 2.0 * n * dim;
-    st->bytes = 4.0 * (rows_read_and_written * n * dim + dim + n);
-}
+/* The same three arrays serve all three kernels: n strided rows (keys,
+ * values, or dK/dV rows), a vector of n (scores, probabilities, weights) and
+ * one of dim (query or output). */
+enum { ROWS, VN, VDIM };
 
-enum { Q, K, S };
-
-static void scores_setup(kc_state *st)
+static void fill(kc_state *st, double row_passes)
 {
     const int n = kc_int(st, 0), dim = kc_int(st, 1);
-    kc_rand(st, Q, (size_t)dim, 1.0f);
-    kc_rand(st, K, (size_t)n * (size_t)stride(st), 1.0f);
-    kc_zeros(st, S, (size_t)n);
-    count(st, 1);
+    kc_rand(st, ROWS, (size_t)n * (size_t)stride(st), 1.0f);
+    kc_rand(st, VN, (size_t)n, 1.0f);
+    kc_rand(st, VDIM, (size_t)dim, 1.0f);
+    st->flops = 2.0 * n * dim;
+    st->bytes = 4.0 * (row_passes * n * dim + dim + n);
 }
+
+static void read_rows(kc_state *st) { fill(st, 1.0); }    /* scores, wsum */
+static void update_rows(kc_state *st) { fill(st, 2.0); }  /* outer_acc */
 
 static void scores_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->attn_scores(st->buf[S], st->buf[Q], st->buf[K], stride(st), kc_int(st, 0), kc_int(st, 1), 0.125f);
-}
-
-const kc_case kc_attn_scores = {"n dim pad", test_shapes, bench_shapes, scores_setup, scores_run, NULL};
-
-enum { P, V, O };
-
-static void wsum_setup(kc_state *st)
-{
-    const int n = kc_int(st, 0), dim = kc_int(st, 1);
-    kc_rand(st, P, (size_t)n, 1.0f);
-    kc_rand(st, V, (size_t)n * (size_t)stride(st), 1.0f);
-    kc_zeros(st, O, (size_t)dim);
-    count(st, 1);
+    t->attn_scores(st->buf[VN], st->buf[VDIM], st->buf[ROWS], stride(st), kc_int(st, 0), kc_int(st, 1), 0.125f);
 }
 
 static void wsum_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->attn_wsum(st->buf[O], st->buf[P], st->buf[V], stride(st), kc_int(st, 0), kc_int(st, 1));
-}
-
-const kc_case kc_attn_wsum = {"n dim pad", test_shapes, bench_shapes, wsum_setup, wsum_run, NULL};
-
-enum { OUT, WT, X };
-
-static void outer_setup(kc_state *st)
-{
-    const int n = kc_int(st, 0), dim = kc_int(st, 1);
-    kc_rand(st, OUT, (size_t)n * (size_t)stride(st), 1.0f);
-    kc_rand(st, WT, (size_t)n, 1.0f);
-    kc_rand(st, X, (size_t)dim, 1.0f);
-    count(st, 2);
+    t->attn_wsum(st->buf[VDIM], st->buf[VN], st->buf[ROWS], stride(st), kc_int(st, 0), kc_int(st, 1));
 }
 
 static void outer_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->outer_acc(st->buf[OUT], stride(st), st->buf[WT], st->buf[X], kc_int(st, 0), kc_int(st, 1));
+    t->outer_acc(st->buf[ROWS], stride(st), st->buf[VN], st->buf[VDIM], kc_int(st, 0), kc_int(st, 1));
 }
 
-const kc_case kc_outer_acc = {"n dim pad", test_shapes, bench_shapes, outer_setup, outer_run, NULL};
+const kc_case kc_attn_scores = {"n dim pad", test_shapes, bench_shapes, read_rows, scores_run, NULL};
+const kc_case kc_attn_wsum = {"n dim pad", test_shapes, bench_shapes, read_rows, wsum_run, NULL};
+const kc_case kc_outer_acc = {"n dim pad", test_shapes, bench_shapes, update_rows, outer_run, NULL};
