@@ -16,15 +16,18 @@ check() {   # check DESCRIPTION WANT_FILE GOT_FILES
 defined_in() {  # files of DIR defining the function or object NAME (at column 0)
     grep -l -E "^[a-z].*[ *]$2( =|\()" "$1"/*.c 2>/dev/null | tr '\n' ' ' | sed 's/ $//'
 }
-entries=$(${CC:-cc} -E -P -x c -D'NGPT_KERNEL(k, op, ret, params, avx2, neon, ...)=@ k op avx2 neon' \
-          src/kernels.inc | tr '\n' ' ' | tr '@' '\n')
+isas="avx2 neon"    # the list's ISA columns, in order
+entries=$(${CC:-cc} -E -P -x c -D'NGPT_KERNEL(k, op, ret, params, ...)=@ k op __VA_ARGS__' \
+          src/kernels.inc | tr '\n' ' ' | tr -d ',' | tr '@' '\n')
 [ -n "$entries" ] || { echo "FAIL: no kernels read from src/kernels.inc"; failed=1; }
-while read -r k op avx2 neon; do
+while read -r k op flags; do
     [ -n "$k" ] || continue
     check "ngpt_f32_${k}_ref" "src/ref/$op.c" "$(defined_in src/ref "ngpt_f32_${k}_ref")"
     check "kc_$k" "tests/kernels/$op.c" "$(defined_in tests/kernels "kc_$k")"
-    for isa in avx2 neon; do
-        [ "$isa" = avx2 ] && flag=$avx2 || flag=$neon
+    set -- $flags
+    for isa in $isas; do
+        flag=${1:-missing}
+        [ $# -gt 0 ] && shift
         case $flag in
         SIMD | A64) want="arch/$isa/$op.c" ;;
         REF) want="" ;;
