@@ -22,7 +22,7 @@ typedef struct kc_shape {
 
 /* Inputs and outputs of one run: a case puts each argument array in a slot.
  * After a run every slot is compared, so a kernel that writes where it must
- * not (an input, past its rows) is caught as well. */
+ * not (an input, the padding of a strided output) is caught as well. */
 enum { KC_SLOTS = 8 };
 typedef struct kc_state {
     kc_shape shape;
