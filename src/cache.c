@@ -125,11 +125,7 @@ static ngpt_status cached_pass(ngpt_context *ctx, const char *fn, int32_t slot0,
                (size_t)len * sizeof(int32_t));
         ctx->plan.kv_len[slot0 + s] += len;
     }
-    ctx->last_batch = nseq;
-    ctx->last_seq = len;
-    ctx->has_forward = true;
-    ctx->last_cached = true;
-    ctx->last_slot0 = slot0;
+    ngpt_run_pass_done(ctx, nseq, len, true, slot0);
     return NGPT_OK;
 }
 

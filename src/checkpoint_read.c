@@ -344,7 +344,7 @@ static ngpt_status load_from(ngpt_context *ctx, const ngpt_ckpt_reader *r)
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
     }
-    if (!st) ctx->has_forward = false;
+    if (!st) ngpt_run_params_changed(ctx);
     return st;
 }
 

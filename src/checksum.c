@@ -20,8 +20,8 @@ ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash)
 ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash)
 {
     if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "checksum_logits: NULL argument");
-    if (!ctx->has_forward) return ngpt_fail(NGPT_ERR_WRONG_MODE, "checksum_logits: no forward has run");
-    size_t n = (size_t)ctx->last_batch * ctx->last_seq * ctx->cfg.vocab_size;
+    if (!ctx->run.pass.valid) return ngpt_fail(NGPT_ERR_WRONG_MODE, "checksum_logits: no forward has run");
+    size_t n = (size_t)ctx->run.pass.batch * ctx->run.pass.seq * ctx->cfg.vocab_size;
     *hash = ngpt_checksum_bytes(ctx->plan.logits, n * sizeof(float));
     return NGPT_OK;
 }

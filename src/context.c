@@ -192,10 +192,22 @@ ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 ngpt_status ngpt_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step)
 {
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "set_dropout: NULL context");
-    ctx->dropout_on = enabled;
-    ctx->dropout_seed = seed;
-    ctx->dropout_step = step;
+    ctx->run.dropout.on = enabled;
+    ctx->run.dropout.seed = seed;
+    ctx->run.dropout.step = step;
     return NGPT_OK;
+}
+
+bool ngpt_dropout_active(const ngpt_context *ctx)
+{
+    return ctx->run.dropout.on && ctx->cfg.dropout > 0.0f;
+}
+
+ngpt_dropout_key ngpt_dropout_key_of(const ngpt_context *ctx, int layer, int site)
+{
+    ngpt_dropout_key key = {ctx->run.dropout.seed, ctx->run.dropout.step,
+                            ngpt_rng_site_dropout(layer, site), ctx->cfg.dropout};
+    return key;
 }
 
 ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
@@ -223,6 +235,6 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
             }
         }
     }
-    ctx->has_forward = false;
+    ngpt_run_params_changed(ctx);
     return NGPT_OK;
 }

@@ -18,12 +18,10 @@ static void linear(const ngpt_kernels *k, float *y, const float *x, const float 
     k->gemm(rows, out, in, x, in, 1, w, 1, in, bias, y, out, false);
 }
 
-/* Applies dropout of one site in place when dropout is on. */
+/* Applies dropout of one site in place (the caller checks that it is on). */
 static void drop(const ngpt_context *ctx, float *x, size_t n, uint64_t first, int layer, int kind)
 {
-    if (!ctx->dropout_on || ctx->cfg.dropout <= 0.0f) return;
-    ngpt_dropout_key key = {ctx->dropout_seed, ctx->dropout_step,
-                            ngpt_rng_site_dropout(layer, kind), ctx->cfg.dropout};
+    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, kind);
     ctx->k->dropout(x, x, n, first, &key);
 }
 
@@ -56,9 +54,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     const size_t TC = (size_t)ctx->cfg.context_len;
     const ptrdiff_t row = 3 * (ptrdiff_t)C;
     const float scale = 1.0f / sqrtf((float)D);
-    const ngpt_dropout_key key = {ctx->dropout_seed, ctx->dropout_step,
-                                  ngpt_rng_site_dropout(layer, NGPT_SITE_ATTN_PROBS),
-                                  ctx->cfg.dropout};
+    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS);
     float *prow_scratch = pl->thread_rows;
     float *drow = pl->thread_rows + TC;
     /* the full (B,H,T,T) map only in a full pass; a cached pass traces the
@@ -167,7 +163,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const int C = ctx->cfg.d_model, V = ctx->cfg.vocab_size, L = ctx->cfg.n_layers;
     const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
     /* generation is always eval: dropout only in a full pass */
-    const bool dropping = !ps->cached && ctx->dropout_on && ctx->cfg.dropout > 0.0f;
+    const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
 
     /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
@@ -214,22 +210,19 @@ ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t
     } else if (loss) {
         *loss = NAN;
     }
-    ctx->has_targets = targets && p->targets;   /* kept for ngpt_model_backward in train mode */
-    if (ctx->has_targets) {
+    ngpt_run_pass_done(ctx, B, T, false, 0);
+    if (targets && p->targets) {    /* train mode: kept for ngpt_model_backward */
         memcpy(p->tokens, tokens, BT * sizeof(int32_t));
         memcpy(p->targets, targets, BT * sizeof(int32_t));
+        ctx->run.backward_ready = true;
     }
-    ctx->last_batch = B;
-    ctx->last_seq = T;
-    ctx->has_forward = true;
-    ctx->last_cached = false;
     return NGPT_OK;
 }
 
 ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits)
 {
     if (!ctx || !logits) return ngpt_fail(NGPT_ERR_NULL_ARG, "logits: NULL argument");
-    if (!ctx->has_forward) return ngpt_fail(NGPT_ERR_WRONG_MODE, "logits: no forward has run yet");
+    if (!ctx->run.pass.valid) return ngpt_fail(NGPT_ERR_WRONG_MODE, "logits: no forward has run yet");
     *logits = ctx->plan.logits;
     return NGPT_OK;
 }
@@ -241,13 +234,13 @@ ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float 
     if (layer < 0 || layer >= ctx->cfg.n_layers)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "trace_get: layer %d not in 0..%d", (int)layer,
                          (int)ctx->cfg.n_layers - 1);
-    if (!ctx->has_forward) return ngpt_fail(NGPT_ERR_WRONG_MODE, "trace_get: no forward has run yet");
-    const size_t B = (size_t)ctx->last_batch, T = (size_t)ctx->last_seq;
+    if (!ctx->run.pass.valid) return ngpt_fail(NGPT_ERR_WRONG_MODE, "trace_get: no forward has run yet");
+    const size_t B = (size_t)ctx->run.pass.batch, T = (size_t)ctx->run.pass.seq;
     const size_t H = (size_t)ctx->cfg.n_heads;
     const size_t plan_rows = (size_t)ctx->shape.batch * H * (size_t)ctx->shape.seq;
-    if (ctx->last_cached && ctx->plan.kv_trace) {   /* prefill/decode: (nseq, H, Tctx) */
+    if (ctx->run.pass.cached && ctx->plan.kv_trace) {   /* prefill/decode: (nseq, H, Tctx) */
         const size_t TC = (size_t)ctx->cfg.context_len;
-        *probs = ctx->plan.kv_trace + ((size_t)layer * ctx->shape.batch + ctx->last_slot0) * H * TC;
+        *probs = ctx->plan.kv_trace + ((size_t)layer * ctx->shape.batch + ctx->run.pass.slot0) * H * TC;
         *count = B * H * TC;
     } else if (ctx->shape.trace == NGPT_TRACE_FULL) {
         *probs = ctx->plan.att + (size_t)layer * plan_rows * (size_t)ctx->shape.seq;

@@ -149,6 +149,39 @@ typedef struct ngpt_plan {
 ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void *base,
                            ngpt_plan *plan);
 
+/* ---- the run state: what one call leaves behind for the next. Nothing here
+ * is saved in a checkpoint; each group says who sets it and when it stops
+ * being valid. */
+typedef struct ngpt_run_state {
+    /* Dropout of later full forwards. Set by ngpt_dropout_set (ngpt_train_step
+     * sets it per micro-batch); kept until set again (ngpt_model_evaluate
+     * turns it off and restores it). Backward recomputes the forward's masks
+     * from it, so it must not change between a forward and its backward.
+     * Every mask's key comes from ngpt_dropout_key_of (context.c). */
+    struct {
+        bool on;
+        uint64_t seed, step;
+    } dropout;
+    /* The last pass (full forward, prefill or decode): what plan.logits and
+     * the trace buffers hold (ngpt_logits_data, ngpt_trace_data). Recorded by
+     * ngpt_run_pass_done after every pass; replaced by the next pass; cleared
+     * when the parameters change (ngpt_run_params_changed). */
+    struct {
+        bool valid;
+        int32_t batch, seq;     /* sequences, tokens per sequence */
+        bool cached;            /* prefill/decode: the trace rows are in kv_trace */
+        int32_t slot0;          /* cached: its first KV slot */
+    } pass;
+    /* Gradient accumulation (train mode). backward_ready: the last pass was a
+     * full forward with targets over the current parameters, so its kept
+     * activations and targets are what ngpt_model_backward differentiates;
+     * any other pass, an optimizer step or skip, ngpt_model_evaluate and a
+     * parameter change clear it. n_backward: backward passes summed into
+     * plan.grads since ngpt_grads_zero (the optimizer averages over them). */
+    bool backward_ready;
+    int32_t n_backward;
+} ngpt_run_state;
+
 struct ngpt_context {
     ngpt_config cfg;
     ngpt_shape shape;           /* seq resolved (never 0) */
@@ -157,19 +190,40 @@ struct ngpt_context {
     const ngpt_kernels *k;
     void *owned;                /* the internal allocation, or NULL */
     int32_t n_tensors;
-    /* dropout */
-    bool dropout_on;
-    uint64_t dropout_seed, dropout_step;
-    /* last forward */
-    int32_t last_batch, last_seq;
-    bool has_forward;
-    /* training (backward.c, optim.c) */
-    bool has_targets;           /* the last forward had targets (train mode) */
-    int32_t n_backward;         /* backward passes accumulated since zero_grads */
-    uint64_t optim_steps;       /* AdamW steps taken (t of the bias correction) */
-    bool last_cached;           /* the last pass was prefill/decode (trace in kv_trace) */
-    int32_t last_slot0;         /* its first KV slot */
+    /* Training state that persists like the parameters and AdamW moments:
+     * AdamW steps taken (the t of the bias correction, and the step of the
+     * schedule and of the data). Saved and restored by the training
+     * checkpoint; counted by ngpt_optim_step and ngpt_optim_skip. */
+    uint64_t optim_steps;
+    ngpt_run_state run;
 };
+
+/* Records a pass over nseq sequences of len tokens (cached: KV slots
+ * slot0..): the logits and trace now belong to it, and it is not a training
+ * batch unless the full forward then marks it so. */
+static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t len, bool cached,
+                                      int32_t slot0)
+{
+    ctx->run.pass.valid = true;
+    ctx->run.pass.batch = nseq;
+    ctx->run.pass.seq = len;
+    ctx->run.pass.cached = cached;
+    ctx->run.pass.slot0 = slot0;
+    ctx->run.backward_ready = false;
+}
+
+/* The parameters changed (init, load): the last pass no longer describes
+ * them, and its activations cannot be differentiated. */
+static inline void ngpt_run_params_changed(ngpt_context *ctx)
+{
+    ctx->run.pass.valid = false;
+    ctx->run.backward_ready = false;
+}
+
+/* Dropout (context.c): whether full forwards drop now, and the key of the
+ * masks of one site (layer, NGPT_SITE_*; the embedding uses layer L). */
+bool ngpt_dropout_active(const ngpt_context *ctx);
+ngpt_dropout_key ngpt_dropout_key_of(const ngpt_context *ctx, int layer, int site);
 
 /* One beam-search candidate: continue beam `beam` with token `tok`. */
 typedef struct ngpt_beam_cand {

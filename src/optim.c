@@ -76,14 +76,14 @@ ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float
     if (!isfinite(lr) || lr < 0.0f)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "optim_step: lr must be finite and >= 0, got %g",
                          (double)lr);
-    if (ctx->n_backward < 1)
+    if (ctx->run.n_backward < 1)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: no gradients (run ngpt_model_backward first)");
     const ngpt_kernels *k = ctx->k;
     ngpt_plan *p = &ctx->plan;
     const size_t P = ctx->lay.total;
 
     /* global norm of the mean gradient, then the clip coefficient */
-    const float inv_accum = 1.0f / (float)ctx->n_backward;
+    const float inv_accum = 1.0f / (float)ctx->run.n_backward;
     const float norm = sqrtf(k->sumsq(p->grads, P)) * inv_accum;
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(norm))
@@ -114,7 +114,7 @@ ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float
                  p->adam_v + ti->offset, ti->count, &c);
     }
     ctx->optim_steps++;
-    ctx->has_targets = false;   /* the next backward needs a forward with these parameters */
+    ctx->run.backward_ready = false;   /* the next backward needs a forward with these parameters */
     return NGPT_OK;
 }
 
@@ -124,7 +124,7 @@ ngpt_status ngpt_optim_skip(ngpt_context *ctx)
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_skip_step: the context was planned for inference");
     ctx->optim_steps++;
-    ctx->has_targets = false;
+    ctx->run.backward_ready = false;
     return NGPT_OK;
 }
 

@@ -57,19 +57,19 @@ ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64
     if (n_batches < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "evaluate: n_batches must be >= 1");
     ngpt_status st = check_batch(ctx, batch, seq, "evaluate");
     if (st) return st;
-    const bool was_on = ctx->dropout_on;
+    const bool was_on = ctx->run.dropout.on;
     int32_t *tokens = ctx->plan.batch_buf;
     int32_t *targets = tokens + (size_t)batch * seq;
     double sum = 0.0;
-    ctx->dropout_on = false;
+    ctx->run.dropout.on = false;
     for (int32_t i = 0; i < n_batches && !st; i++) {
         float l;
         st = ngpt_data_batch(data, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, tokens, targets);
         if (!st) st = ngpt_model_forward(ctx, tokens, batch, seq, targets, &l);
         if (!st) sum += (double)l;
     }
-    ctx->dropout_on = was_on;
-    ctx->has_targets = false;   /* eval windows are not a training batch */
+    ctx->run.dropout.on = was_on;
+    ctx->run.backward_ready = false;    /* eval windows are not a training batch */
     if (st) return st;
     *loss = (float)(sum / (double)n_batches);
     return NGPT_OK;

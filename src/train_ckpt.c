@@ -156,8 +156,8 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
     }
     if (st) return st;
     ctx->optim_steps = step;
-    ctx->has_forward = ctx->has_targets = false;
-    ctx->n_backward = 0;
+    ngpt_run_params_changed(ctx);
+    ctx->run.n_backward = 0;    /* gradients summed so far belong to other parameters */
     if (ts) *ts = s;
     return NGPT_OK;
 }
