@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cache.h"
 #include "rng.h"
 
 /* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch. */
@@ -37,7 +37,7 @@ static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char
 /* Position of row i of sequence s in this pass. */
 static int32_t pass_pos0(const ngpt_context *ctx, const ngpt_pass *ps, int s)
 {
-    return ps->cached ? ctx->plan.kv_len[ps->slot0 + s] : 0;
+    return ps->cached ? ngpt_kv_len(ctx, ps->slot0 + s) : 0;
 }
 
 /* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C).
@@ -58,7 +58,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     float *prow_scratch = pl->thread_rows;
     float *drow = pl->thread_rows + TC;
     /* the full (B,H,T,T) map only in a full pass; a cached pass traces the
-     * last new token's row into kv_trace (L, Bplan, H, Tctx) */
+     * last new token's row into the cache's trace (cache.h) */
     float *att = ps->cached ? NULL : a->att;
     float *trace_rows = NULL;
     if (!ps->cached && pl->trace_rows)
@@ -71,9 +71,8 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
         ptrdiff_t kv_stride = row;
         float *trace_cached = NULL;
         if (ps->cached) {
-            size_t slot = (size_t)ps->slot0 + (size_t)b;
-            size_t off = ((size_t)layer * ctx->shape.batch + slot) * TC * C;
-            float *kc = pl->kv_k + off, *vc = pl->kv_v + off;
+            const int32_t slot = ps->slot0 + b;
+            float *kc = ngpt_kv_keys(ctx, layer, slot), *vc = ngpt_kv_values(ctx, layer, slot);
             for (int i = 0; i < T; i++) {
                 memcpy(kc + (size_t)(n0 + i) * C, base + i * row + C, (size_t)C * sizeof(float));
                 memcpy(vc + (size_t)(n0 + i) * C, base + i * row + 2 * C, (size_t)C * sizeof(float));
@@ -81,8 +80,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
             keys = kc;
             vals = vc;
             kv_stride = C;
-            if (pl->kv_trace)
-                trace_cached = pl->kv_trace + ((size_t)layer * ctx->shape.batch + slot) * H * TC;
+            trace_cached = ngpt_kv_trace(ctx, layer, slot);
         }
         for (int h = 0; h < H; h++) {
             for (int i = 0; i < T; i++) {
@@ -197,12 +195,19 @@ ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t
     ngpt_status st = check_ids(tokens, BT, cfg->vocab_size, "tokens");
     if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, "targets");
     if (st) return st;
+    ngpt_forward_run(ctx, tokens, B, T, targets, loss);
+    return NGPT_OK;
+}
 
+void ngpt_forward_run(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
+                      const int32_t *targets, float *loss)
+{
     const ngpt_pass pass = {tokens, B, T, false, 0};
     ngpt_model_pass(ctx, &pass);
 
     ngpt_plan *p = &ctx->plan;
-    const int V = cfg->vocab_size;
+    const int V = ctx->cfg.vocab_size;
+    const size_t BT = (size_t)B * (size_t)T;
     if (targets) {
         for (size_t i = 0; i < BT; i++) p->losses[i] = ctx->k->xent(p->logits + i * V, V, targets[i]);
         float mean = ctx->k->rsum(p->losses, BT) / (float)BT;
@@ -216,7 +221,6 @@ ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t
         memcpy(p->targets, targets, BT * sizeof(int32_t));
         ctx->run.backward_ready = true;
     }
-    return NGPT_OK;
 }
 
 ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits)
@@ -240,7 +244,7 @@ ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float 
     const size_t plan_rows = (size_t)ctx->shape.batch * H * (size_t)ctx->shape.seq;
     if (ctx->run.pass.cached && ctx->plan.kv_trace) {   /* prefill/decode: (nseq, H, Tctx) */
         const size_t TC = (size_t)ctx->cfg.context_len;
-        *probs = ctx->plan.kv_trace + ((size_t)layer * ctx->shape.batch + ctx->run.pass.slot0) * H * TC;
+        *probs = ngpt_kv_trace(ctx, layer, ctx->run.pass.slot0);
         *count = B * H * TC;
     } else if (ctx->shape.trace == NGPT_TRACE_FULL) {
         *probs = ctx->plan.att + (size_t)layer * plan_rows * (size_t)ctx->shape.seq;

@@ -200,7 +200,7 @@ struct ngpt_context {
 
 /* Records a pass over nseq sequences of len tokens (cached: KV slots
  * slot0..): the logits and trace now belong to it, and it is not a training
- * batch unless the full forward then marks it so. */
+ * batch unless ngpt_forward_run then marks it so. */
 static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t len, bool cached,
                                       int32_t slot0)
 {
@@ -248,8 +248,11 @@ typedef struct ngpt_pass {
 /* Runs the model (forward.c); logits land in plan.logits (nseq, len, V). */
 void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *pass);
 
-/* Copies KV slot src into dst (cache.c; no checks). */
-void ngpt_cache_copy_slot(ngpt_context *ctx, int32_t dst, int32_t src);
+/* ngpt_model_forward after its checks (tokens and targets valid, the shape
+ * within the plan): internal callers (training, evaluation, uncached
+ * generation) have validated their inputs once already. */
+void ngpt_forward_run(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t seq,
+                      const int32_t *targets, float *loss);
 
 ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer);
 

@@ -89,13 +89,9 @@ ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const 
     if (s->repeat_penalty != 1.0f && n_recent > 0) {
         int32_t *seen = ctx->plan.samp_tmp;     /* marks: each distinct token once */
         memset(seen, 0, (size_t)V * sizeof(int32_t));
-        int32_t first = s->repeat_window && n_recent > s->repeat_window
-            ? n_recent - s->repeat_window : 0;
+        int32_t first = ngpt_sampler_window_start(s, n_recent);
         for (int32_t i = first; i < n_recent; i++) {
             int32_t t = recent[i];
-            if (t < 0 || t >= V)
-                return ngpt_fail(NGPT_ERR_BAD_TOKEN, "sample: recent[%d] = %d is not a token id "
-                                 "in 0..%d", (int)i, (int)t, (int)V - 1);
             if (seen[t]) continue;
             seen[t] = 1;
             /* lowers the probability whatever the sign (with penalty > 1) */
@@ -162,22 +158,18 @@ void ngpt_sampler_filter(ngpt_context *ctx, const ngpt_sampler *s, float *z, int
     *n_out = n;
 }
 
-ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
-                        const int32_t *recent, int32_t n_recent, int32_t sequence,
-                        uint64_t index, int32_t *token)
+int32_t ngpt_sampler_window_start(const ngpt_sampler *s, int32_t n_recent)
 {
-    if (!ctx || !s || !logits || !token) return ngpt_fail(NGPT_ERR_NULL_ARG, "sample: NULL argument");
-    if (!ctx->plan.samp_z)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "sample: the context was planned for training; "
-                         "sampling needs an NGPT_MODE_INFER context");
-    if (n_recent < 0 || (n_recent > 0 && !recent))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "sample: n_recent = %d needs a recent array",
-                         (int)n_recent);
-    ngpt_status st = ngpt_sampler_validate(s, ctx->cfg.vocab_size);
-    if (st) return st;
-    float *z = ctx->plan.samp_z;
-    if ((st = ngpt_sampler_adjust(ctx, s, logits, recent, n_recent, z))) return st;
+    return s->repeat_window && n_recent > s->repeat_window ? n_recent - s->repeat_window : 0;
+}
 
+ngpt_status ngpt_sampler_draw(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+                              const int32_t *recent, int32_t n_recent, int32_t sequence,
+                              uint64_t index, int32_t *token)
+{
+    float *z = ctx->plan.samp_z;
+    ngpt_status st = ngpt_sampler_adjust(ctx, s, logits, recent, n_recent, z);
+    if (st) return st;
     if (s->temperature == 0.0f) {   /* argmax, ties to the lower id */
         int32_t best = 0;
         for (int32_t i = 1; i < ctx->cfg.vocab_size; i++)
@@ -200,4 +192,26 @@ ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const 
     }
     *token = idx[pick];
     return NGPT_OK;
+}
+
+ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+                        const int32_t *recent, int32_t n_recent, int32_t sequence,
+                        uint64_t index, int32_t *token)
+{
+    if (!ctx || !s || !logits || !token) return ngpt_fail(NGPT_ERR_NULL_ARG, "sample: NULL argument");
+    if (!ctx->plan.samp_z)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "sample: the context was planned for training; "
+                         "sampling needs an NGPT_MODE_INFER context");
+    if (n_recent < 0 || (n_recent > 0 && !recent))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "sample: n_recent = %d needs a recent array",
+                         (int)n_recent);
+    const int32_t V = ctx->cfg.vocab_size;
+    ngpt_status st = ngpt_sampler_validate(s, V);
+    if (st) return st;
+    if (s->repeat_penalty != 1.0f)      /* recent tokens are read only with a penalty */
+        for (int32_t i = ngpt_sampler_window_start(s, n_recent); i < n_recent; i++)
+            if (recent[i] < 0 || recent[i] >= V)
+                return ngpt_fail(NGPT_ERR_BAD_TOKEN, "sample: recent[%d] = %d is not a token id "
+                                 "in 0..%d", (int)i, (int)recent[i], (int)V - 1);
+    return ngpt_sampler_draw(ctx, s, logits, recent, n_recent, sequence, index, token);
 }
