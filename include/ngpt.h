@@ -392,7 +392,8 @@ ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t se
  * *loss = mean of the micro-batch losses; lr and grad_norm may be NULL.
  * A NaN or Inf loss or gradient norm is NGPT_ERR_NUMERIC naming the step
  * (1-based), with parameters, moments and the step count unchanged: stop,
- * or skip the batch with ngpt_optim_skip.
+ * or skip the batch with ngpt_optim_skip. NGPT_ERR_BAD_TOKEN when the
+ * training split holds a byte that is not a token id (a config with V < 256).
  * Resuming from a checkpoint with the same seed continues bit for bit. */
 ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
                             const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,

@@ -99,7 +99,12 @@ ngpt_status ngpt_model_backward(ngpt_context *ctx)
                          "(plan it with NGPT_MODE_TRAIN)");
     if (!ctx->run.backward_ready)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: run ngpt_model_forward with targets first");
+    ngpt_backward_run(ctx);
+    return NGPT_OK;
+}
 
+void ngpt_backward_run(ngpt_context *ctx)
+{
     const ngpt_config *cfg = &ctx->cfg;
     const ngpt_kernels *k = ctx->k;
     const ngpt_layout *lay = &ctx->lay;
@@ -177,7 +182,6 @@ ngpt_status ngpt_model_backward(ngpt_context *ctx)
         k->add(row, row, p->g_res + i * C, (size_t)C);
     }
     ctx->run.n_backward++;
-    return NGPT_OK;
 }
 
 ngpt_status ngpt_grads_zero(ngpt_context *ctx)
@@ -185,9 +189,14 @@ ngpt_status ngpt_grads_zero(ngpt_context *ctx)
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "zero_grads: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "zero_grads: the context was planned for inference");
+    ngpt_grads_reset(ctx);
+    return NGPT_OK;
+}
+
+void ngpt_grads_reset(ngpt_context *ctx)
+{
     memset(ctx->plan.grads, 0, ctx->lay.total * sizeof(float));
     ctx->run.n_backward = 0;
-    return NGPT_OK;
 }
 
 ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)

@@ -14,7 +14,15 @@ struct ngpt_data {
     size_t size, train_size;    /* train = [0, train_size), eval = [train_size, size) */
     uint8_t *owned;
     uint64_t hash;              /* XXH3-64 of all the bytes */
+    uint8_t max_byte[2];        /* the largest byte of each split (ngpt_split order) */
 };
+
+static uint8_t max_of(const uint8_t *p, size_t n)
+{
+    uint8_t m = 0;
+    for (size_t i = 0; i < n; i++) m = p[i] > m ? p[i] : m;
+    return m;
+}
 
 static ngpt_status check_common(ngpt_data **data, float holdout, int32_t seq)
 {
@@ -48,6 +56,8 @@ static ngpt_status finish(ngpt_data **out, const uint8_t *bytes, size_t size, ui
     d->train_size = size - eval;
     d->owned = owned;
     d->hash = ngpt_checksum_bytes(bytes, size);
+    d->max_byte[NGPT_SPLIT_TRAIN] = max_of(bytes, d->train_size);
+    d->max_byte[NGPT_SPLIT_EVAL] = max_of(bytes + d->train_size, eval);
     *out = d;
     return NGPT_OK;
 }
@@ -133,19 +143,34 @@ ngpt_status ngpt_data_checksum(const ngpt_data *d, uint64_t *hash)
     return NGPT_OK;
 }
 
-ngpt_status ngpt_data_batch(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_t index,
-                            int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets)
+/* The split's bytes: base and length. */
+static const uint8_t *split_bytes(const ngpt_data *d, ngpt_split split, size_t *n)
 {
-    if (!d || !tokens || !targets) return ngpt_fail(NGPT_ERR_NULL_ARG, "data_batch: NULL argument");
-    if (split != NGPT_SPLIT_TRAIN && split != NGPT_SPLIT_EVAL)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "data_batch: unknown split %d", (int)split);
-    if (batch < 1 || seq < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "data_batch: batch and seq must be >= 1");
-    const uint8_t *base = d->bytes + (split == NGPT_SPLIT_EVAL ? d->train_size : 0);
-    const size_t n = split == NGPT_SPLIT_EVAL ? d->size - d->train_size : d->train_size;
+    *n = split == NGPT_SPLIT_EVAL ? d->size - d->train_size : d->train_size;
+    return d->bytes + (split == NGPT_SPLIT_EVAL ? d->train_size : 0);
+}
+
+ngpt_status ngpt_data_check(const ngpt_data *d, ngpt_split split, int32_t seq, int32_t vocab_size,
+                            const char *who)
+{
+    size_t n;
+    split_bytes(d, split, &n);
+    const char *name = split == NGPT_SPLIT_EVAL ? "eval" : "train";
     if (n < (size_t)seq + 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "data_batch: the %s split has %zu bytes, fewer than "
-                         "seq+1 = %zu", split == NGPT_SPLIT_EVAL ? "eval" : "train", n, (size_t)seq + 1);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "%s: the %s split has %zu bytes, fewer than "
+                         "seq+1 = %zu", who, name, n, (size_t)seq + 1);
+    if (vocab_size > 0 && d->max_byte[split] >= vocab_size)
+        return ngpt_fail(NGPT_ERR_BAD_TOKEN, "%s: the %s split holds byte %d, which is not a "
+                         "token id of this model (V=%d)", who, name, (int)d->max_byte[split],
+                         (int)vocab_size);
+    return NGPT_OK;
+}
+
+void ngpt_data_draw(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_t index,
+                    int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets)
+{
+    size_t n;
+    const uint8_t *base = split_bytes(d, split, &n);
     const uint64_t starts = (uint64_t)(n - (size_t)seq);      /* valid window starts */
     for (int32_t b = 0; b < batch; b++) {
         uint32_t w[4];
@@ -157,5 +182,18 @@ ngpt_status ngpt_data_batch(const ngpt_data *d, ngpt_split split, uint64_t seed,
             targets[(size_t)b * seq + t] = win[t + 1];
         }
     }
+}
+
+ngpt_status ngpt_data_batch(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_t index,
+                            int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets)
+{
+    if (!d || !tokens || !targets) return ngpt_fail(NGPT_ERR_NULL_ARG, "data_batch: NULL argument");
+    if (split != NGPT_SPLIT_TRAIN && split != NGPT_SPLIT_EVAL)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "data_batch: unknown split %d", (int)split);
+    if (batch < 1 || seq < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "data_batch: batch and seq must be >= 1");
+    ngpt_status st = ngpt_data_check(d, split, seq, 0, "data_batch");
+    if (st) return st;
+    ngpt_data_draw(d, split, seed, index, batch, seq, tokens, targets);
     return NGPT_OK;
 }

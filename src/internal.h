@@ -158,7 +158,7 @@ typedef struct ngpt_run_state {
      * turns it off and restores it). Backward recomputes the forward's masks
      * from it, so it must not change between a forward and its backward.
      * Every mask's key comes from ngpt_dropout_key_of (context.c). */
-    struct {
+    struct ngpt_dropout_state {
         bool on;
         uint64_t seed, step;
     } dropout;
@@ -253,6 +253,26 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *pass);
  * generation) have validated their inputs once already. */
 void ngpt_forward_run(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t seq,
                       const int32_t *targets, float *loss);
+
+/* The training pieces after their checks (the public functions validate
+ * and call these; ngpt_train_step validates once and calls them per step):
+ * backward of the last forward (backward.c; run.backward_ready is set),
+ * zeroing the gradients, the learning rate of a step and one AdamW step
+ * (optim.c; the config is valid, run.n_backward >= 1; NGPT_ERR_NUMERIC with
+ * nothing changed when the gradient norm is not finite). */
+void ngpt_backward_run(ngpt_context *ctx);
+void ngpt_grads_reset(ngpt_context *ctx);
+float ngpt_lr_schedule(const ngpt_optim_config *opt, int64_t step);
+ngpt_status ngpt_optim_apply(ngpt_context *ctx, const ngpt_optim_config *opt, float lr,
+                             float *grad_norm);
+
+/* Data (data.c): ngpt_data_check says whether a split holds windows of
+ * seq+1 bytes and (vocab_size > 0) only bytes below vocab_size; then
+ * ngpt_data_draw fills batch `index` without checks. */
+ngpt_status ngpt_data_check(const ngpt_data *data, ngpt_split split, int32_t seq,
+                            int32_t vocab_size, const char *who);
+void ngpt_data_draw(const ngpt_data *data, ngpt_split split, uint64_t seed, uint64_t index,
+                    int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets);
 
 ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer);
 

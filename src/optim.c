@@ -49,6 +49,12 @@ ngpt_status ngpt_optim_lr(const ngpt_optim_config *o, int64_t step, float *lr)
     ngpt_status st = ngpt_optim_config_validate(o);
     if (st) return st;
     if (step < 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "lr_at: step must be >= 0");
+    *lr = ngpt_lr_schedule(o, step);
+    return NGPT_OK;
+}
+
+float ngpt_lr_schedule(const ngpt_optim_config *o, int64_t step)
+{
     const double base = o->lr, lo = o->min_lr;
     double r;
     if (step < o->warmup) {
@@ -61,8 +67,7 @@ ngpt_status ngpt_optim_lr(const ngpt_optim_config *o, int64_t step, float *lr)
         if (r < lo) r = lo;
         if (r > base) r = base;
     }
-    *lr = (float)r;
-    return NGPT_OK;
+    return (float)r;
 }
 
 ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float lr,
@@ -78,6 +83,12 @@ ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float
                          (double)lr);
     if (ctx->run.n_backward < 1)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: no gradients (run ngpt_model_backward first)");
+    return ngpt_optim_apply(ctx, o, lr, grad_norm);
+}
+
+ngpt_status ngpt_optim_apply(ngpt_context *ctx, const ngpt_optim_config *o, float lr,
+                             float *grad_norm)
+{
     const ngpt_kernels *k = ctx->k;
     ngpt_plan *p = &ctx->plan;
     const size_t P = ctx->lay.total;

@@ -23,22 +23,22 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "train_step: the context was planned for inference");
     ngpt_status st = ngpt_optim_config_validate(opt);
     if (!st) st = check_batch(ctx, batch, seq, "train_step");
+    if (!st) st = ngpt_data_check(data, NGPT_SPLIT_TRAIN, seq, ctx->cfg.vocab_size, "train_step");
     if (st) return st;
+    /* checked once: from here on the internal, non-validating pieces */
     const uint64_t s = ctx->optim_steps;
-    float lr;
-    if ((st = ngpt_optim_lr(opt, (int64_t)s, &lr))) return st;
+    const float lr = ngpt_lr_schedule(opt, (int64_t)s);
     int32_t *tokens = ctx->plan.batch_buf;
     int32_t *targets = tokens + (size_t)batch * seq;
     float sum = 0.0f;
-    ngpt_grads_zero(ctx);
+    ngpt_grads_reset(ctx);
     for (int32_t a = 0; a < opt->accum; a++) {
         const uint64_t micro = s * (uint64_t)opt->accum + (uint64_t)a;
         float l;
-        if ((st = ngpt_data_batch(data, NGPT_SPLIT_TRAIN, seed, micro, batch, seq, tokens, targets)))
-            return st;
-        ngpt_dropout_set(ctx, ctx->cfg.dropout > 0.0f, seed, micro);
-        if ((st = ngpt_model_forward(ctx, tokens, batch, seq, targets, &l))) return st;
-        if ((st = ngpt_model_backward(ctx))) return st;
+        ngpt_data_draw(data, NGPT_SPLIT_TRAIN, seed, micro, batch, seq, tokens, targets);
+        ctx->run.dropout = (struct ngpt_dropout_state){ctx->cfg.dropout > 0.0f, seed, micro};
+        ngpt_forward_run(ctx, tokens, batch, seq, targets, &l);
+        ngpt_backward_run(ctx);
         sum = sum + l;
     }
     *loss = sum / (float)opt->accum;
@@ -47,7 +47,7 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
         return ngpt_fail(NGPT_ERR_NUMERIC, "train_step: step %llu: the loss is %g (NaN or Inf): "
                          "parameters left unchanged (try a lower learning rate)",
                          (unsigned long long)s + 1, (double)*loss);
-    return ngpt_optim_step(ctx, opt, lr, grad_norm);
+    return ngpt_optim_apply(ctx, opt, lr, grad_norm);
 }
 
 ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
@@ -56,21 +56,21 @@ ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64
     if (!ctx || !data || !loss) return ngpt_fail(NGPT_ERR_NULL_ARG, "evaluate: NULL argument");
     if (n_batches < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "evaluate: n_batches must be >= 1");
     ngpt_status st = check_batch(ctx, batch, seq, "evaluate");
+    if (!st) st = ngpt_data_check(data, NGPT_SPLIT_EVAL, seq, ctx->cfg.vocab_size, "evaluate");
     if (st) return st;
     const bool was_on = ctx->run.dropout.on;
     int32_t *tokens = ctx->plan.batch_buf;
     int32_t *targets = tokens + (size_t)batch * seq;
     double sum = 0.0;
     ctx->run.dropout.on = false;
-    for (int32_t i = 0; i < n_batches && !st; i++) {
+    for (int32_t i = 0; i < n_batches; i++) {
         float l;
-        st = ngpt_data_batch(data, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, tokens, targets);
-        if (!st) st = ngpt_model_forward(ctx, tokens, batch, seq, targets, &l);
-        if (!st) sum += (double)l;
+        ngpt_data_draw(data, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, tokens, targets);
+        ngpt_forward_run(ctx, tokens, batch, seq, targets, &l);
+        sum += (double)l;
     }
     ctx->run.dropout.on = was_on;
     ctx->run.backward_ready = false;    /* eval windows are not a training batch */
-    if (st) return st;
     *loss = (float)(sum / (double)n_batches);
     return NGPT_OK;
 }

@@ -351,6 +351,22 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     REJECTS(ngpt_model_evaluate(train, d, 1, -1, 1, 4, &loss), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_model_evaluate(train, d, 1, 1, 5, 4, &loss), NGPT_ERR_EXCEEDS_PLAN);
     REJECTS(ngpt_model_evaluate(infer, d, 1, 1, 1, 100, &loss), NGPT_ERR_EXCEEDS_PLAN);
+    /* data bytes that are not token ids of a model with a smaller vocabulary
+     * ('a' = 97 and up in both splits): checked once per call, not per token */
+    ngpt_config small_cfg = tiny();
+    small_cfg.vocab_size = 64;
+    ngpt_shape small_shape = ngpt_shape_default(NGPT_MODE_TRAIN);
+    small_shape.batch = 1;
+    ngpt_context *small = NULL;
+    CHECK_OK(ngpt_context_init(&small, &small_cfg, &small_shape, NULL, 0));
+    if (small) {
+        REJECTS(ngpt_train_step(small, &opt, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+        REJECTS(ngpt_model_evaluate(small, d, 1, 1, 1, 4, &loss), NGPT_ERR_BAD_TOKEN);
+        uint64_t small_steps = 1;
+        CHECK(ngpt_optim_step_count(small, &small_steps) == NGPT_OK && small_steps == 0,
+              "a rejected step counts nothing");
+    }
+    ngpt_context_free(small);
 
     /* training checkpoints */
     ngpt_train_state ts = {.seed = 1, .batch = 1, .seq = 4, .opt = opt, .best_eval_loss = INFINITY};
