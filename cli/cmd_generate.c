@@ -131,7 +131,7 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_status st = cli_open_model(model, &shape, &ctx);
     if (st) {
         free(file_text);
-        return cli_fail_status(a.cmd, model, st);
+        return cli_library_failed(a.cmd);
     }
     int32_t *tokens = malloc((n ? n : 1) * sizeof(int32_t));
     if (!tokens) {
@@ -152,7 +152,7 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_context_free(ctx);
     free(tokens);
     free(file_text);
-    if (st) return cli_fail_status(a.cmd, "generate", st);
+    if (st) return cli_library_failed(a.cmd);
     double pre = tm.t_prefilled - t0, dec = t1 - tm.t_prefilled;
     fprintf(stderr, "ngpt generate: prefill %d tokens in %.3f s (%.1f tok/s), decode %d tokens in "
             "%.3f s (%.1f tok/s)%s, stop: %s\n", (int)res.prompt_tokens, pre,

@@ -143,7 +143,7 @@ static int parse(int argc, char **argv, train_opts *o)
         } else if (cli_opt(&a, "--log-csv", &v)) {
             o->log_csv = v;
         } else if (cli_opt(&a, "--config", &v)) {
-            if (v && ngpt_config_set(&o->cfg, v)) return cli_error(c, CLI_USAGE, "%s", ngpt_last_error());
+            if (v && ngpt_config_set(&o->cfg, v)) return cli_error(c, CLI_USAGE, "%s", cli_library_error());
             o->cfg_given = true;
         } else {
             return cli_unknown(&a);
@@ -211,17 +211,17 @@ int cli_cmd_train(int argc, char **argv)
     ngpt_status st;
     ngpt_train_state saved = {.best_eval_loss = INFINITY};
     if (o.resume) {
-        if ((st = ngpt_checkpoint_config(o.resume, &o.cfg))) return cli_fail_status(cmd, o.resume, st);
+        if ((st = ngpt_checkpoint_config(o.resume, &o.cfg))) return cli_library_failed(cmd);
         /* a first look at the training state, to plan the context's shape */
         ngpt_shape probe = {.mode = NGPT_MODE_TRAIN, .batch = 1, .seq = 1, .threads = 1};
         ngpt_context *tmp;
-        if ((st = ngpt_context_init(&tmp, &o.cfg, &probe, NULL, 0))) return cli_fail_status(cmd, "init", st);
+        if ((st = ngpt_context_init(&tmp, &o.cfg, &probe, NULL, 0))) return cli_library_failed(cmd);
         st = ngpt_checkpoint_load_train(tmp, o.resume, &saved);
         ngpt_context_free(tmp);
-        if (st) return cli_fail_status(cmd, o.resume, st);
+        if (st) return cli_library_failed(cmd);
         apply_saved(&o, &saved);
     } else if ((st = ngpt_config_validate(&o.cfg))) {
-        return cli_error(cmd, CLI_USAGE, "%s", ngpt_last_error());
+        return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
     }
     if (o.seq == 0) o.seq = o.cfg.context_len;
     if (o.seq > o.cfg.context_len)
@@ -230,7 +230,7 @@ int cli_cmd_train(int argc, char **argv)
     o.opt.total_steps = o.steps;
     if (!o.g_warmup && o.opt.warmup > o.steps / 10 && !(o.resume && saved.has_state))
         o.opt.warmup = o.steps / 10;    /* a short run still gets most of its steps at full lr */
-    if ((st = ngpt_optim_config_validate(&o.opt))) return cli_error(cmd, CLI_USAGE, "%s", ngpt_last_error());
+    if ((st = ngpt_optim_config_validate(&o.opt))) return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
 
     const char *const corpus[] = {NGPT_CORPUS_PATH};
     const char *const *paths = o.n_data ? o.data : corpus;
@@ -238,7 +238,7 @@ int cli_cmd_train(int argc, char **argv)
     if ((st = ngpt_data_open(&data, paths, o.n_data ? o.n_data : 1, o.holdout, o.seq))) {
         if (!o.n_data) fprintf(stderr, "ngpt train: no --data given and the bundled corpus is "
                                "unusable (run `make` to build it)\n");
-        return cli_fail_status(cmd, "data", st);
+        return cli_library_failed(cmd);
     }
     size_t tr = 0, ev = 0;
     uint64_t data_hash = 0;
@@ -260,7 +260,7 @@ int cli_cmd_train(int argc, char **argv)
     if (st) {
         ngpt_context_free(ctx);
         ngpt_data_free(data);
-        return cli_fail_status(cmd, o.resume ? o.resume : "init", st);
+        return cli_library_failed(cmd);
     }
     FILE *csv = NULL;
     if (o.log_csv) {
@@ -310,12 +310,12 @@ int cli_cmd_train(int argc, char **argv)
             /* NaN/Inf: nothing was changed; skip the batch, or stop and save the last good state */
             if (st == NGPT_ERR_NUMERIC && o.skip_nonfinite && ++skipped_in_row <= 10 &&
                 !ngpt_optim_skip(ctx)) {
-                fprintf(stderr, "ngpt train: skipped: %s\n", ngpt_last_error());
+                fprintf(stderr, "ngpt train: skipped: %s\n", cli_library_error());
                 step++;
                 continue;
             }
             nonfinite = st == NGPT_ERR_NUMERIC;
-            rc = cli_fail_status(cmd, "train step", st);
+            rc = cli_library_failed(cmd);
             break;
         }
         skipped_in_row = 0;
@@ -326,13 +326,13 @@ int cli_cmd_train(int argc, char **argv)
         bool last = step == (uint64_t)o.steps;
         if (ev > 0 && (last || (o.eval_every > 0 && step % (uint64_t)o.eval_every == 0))) {
             if ((st = ngpt_model_evaluate(ctx, data, o.seed, o.eval_batches, o.batch, o.seq, &eval))) {
-                rc = cli_fail_status(cmd, "evaluate", st);
+                rc = cli_library_failed(cmd);
                 break;
             }
             if (o.best && eval < best) {
                 best = eval;
                 if ((st = save(ctx, o.best, &o, best, data_hash))) {
-                    rc = cli_fail_status(cmd, o.best, st);
+                    rc = cli_library_failed(cmd);
                     break;
                 }
             }
@@ -368,7 +368,7 @@ int cli_cmd_train(int argc, char **argv)
         printf("stopped on a non-finite value; the parameters already hold NaN/Inf, so %s was "
                "not overwritten\n", o.out);
     } else if (rc == CLI_OK || interrupted || nonfinite) {
-        if ((st = save(ctx, o.out, &o, best, data_hash))) rc = cli_fail_status(cmd, o.out, st);
+        if ((st = save(ctx, o.out, &o, best, data_hash))) rc = cli_library_failed(cmd);
         else printf("%s %s at step %llu\n", interrupted ? "interrupted: saved"
                     : nonfinite ? "stopped on a non-finite value: saved the last good state in" : "saved",
                     o.out, (unsigned long long)step);

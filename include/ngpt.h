@@ -35,9 +35,15 @@
  *
  * Conventions
  *  - Every function that can fail returns an ngpt_status. NGPT_OK is 0.
- *    ngpt_status_string() names the status; ngpt_last_error() says, in words a
- *    user can act on, what exactly was wrong (per thread, overwritten by the
- *    next failure on that thread).
+ *    ngpt_status_string() names the status; ngpt_last_error() says what
+ *    exactly was wrong, per thread (overwritten by the next failure on that
+ *    thread), always in one form: "ngpt_<function>: <one sentence>" — the
+ *    public function you called (also when a part it uses found the
+ *    problem), then what is wrong, naming the file or value, and where there
+ *    is a choice what to do, e.g. "ngpt_model_generate: the prompt has 300
+ *    tokens but the model's context is T=256; shorten the prompt". The one
+ *    exception is NGPT_ERR_INTERNAL (a bug): "internal invariant failed at
+ *    <file>:<line>: <condition>".
  *  - All memory lives in one arena whose size is computed up front by
  *    ngpt_arena_size(). After ngpt_context_init() nothing is allocated.
  *  - Results are bit-identical on every build (scalar, AVX2, NEON, any thread

@@ -93,12 +93,13 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
 
 ngpt_status ngpt_model_backward(ngpt_context *ctx)
 {
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "backward: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_backward: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: the context was planned for inference "
-                         "(plan it with NGPT_MODE_TRAIN)");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: the context was planned "
+                         "for inference; plan it with NGPT_MODE_TRAIN");
     if (!ctx->run.backward_ready)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: run ngpt_model_forward with targets first");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: there is no forward with "
+                         "targets to differentiate; run ngpt_model_forward with targets first");
     ngpt_backward_run(ctx);
     return NGPT_OK;
 }
@@ -186,9 +187,9 @@ void ngpt_backward_run(ngpt_context *ctx)
 
 ngpt_status ngpt_grads_zero(ngpt_context *ctx)
 {
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "zero_grads: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_zero: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "zero_grads: the context was planned for inference");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_zero: the context was planned for inference; plan it with NGPT_MODE_TRAIN");
     ngpt_grads_reset(ctx);
     return NGPT_OK;
 }
@@ -201,9 +202,9 @@ void ngpt_grads_reset(ngpt_context *ctx)
 
 ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)
 {
-    if (!ctx || !grads || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "grads: NULL argument");
+    if (!ctx || !grads || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_data: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "grads: the context was planned for inference");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_data: the context was planned for inference; plan it with NGPT_MODE_TRAIN");
     *grads = ctx->plan.grads;
     *count = ctx->lay.total;
     return NGPT_OK;

@@ -32,58 +32,59 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason r)
     return "unknown";
 }
 
+/* The whole request, once: the loop below trusts it. */
 static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
                             const int32_t *prompt, int32_t prompt_len, const int32_t *out,
                             int32_t out_cap)
 {
-    if (!ctx || !gc || !prompt) return ngpt_fail(NGPT_ERR_NULL_ARG, "generate: NULL argument");
+#define FN "ngpt_model_generate: "
+    if (!ctx || !gc || !prompt) return ngpt_fail(NGPT_ERR_NULL_ARG, FN "NULL argument");
     if (!ctx->plan.kv_k)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "generate: the context was planned for training; "
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, FN "the context was planned for training; "
                          "generation needs an NGPT_MODE_INFER context");
     const int32_t T = ctx->cfg.context_len, V = ctx->cfg.vocab_size;
-    ngpt_status st = ngpt_sampler_validate(&gc->sampler, V);
-    if (st) return st;
-    if (prompt_len < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: the prompt needs at least one token");
+    ngpt_status st = ngpt_sampler_check(&gc->sampler, V);
+    if (st) return ngpt_prefixed("ngpt_model_generate", st);
+    if (prompt_len < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, FN "the prompt needs at least one token");
     if (prompt_len > T)
-        return ngpt_fail(NGPT_ERR_TOO_LONG, "generate: the prompt has %d tokens, longer than the "
-                         "model's context T=%d", (int)prompt_len, (int)T);
+        return ngpt_fail(NGPT_ERR_TOO_LONG, FN "the prompt has %d tokens but the model's context "
+                         "is T=%d; shorten the prompt", (int)prompt_len, (int)T);
     for (int32_t i = 0; i < prompt_len; i++)
         if (prompt[i] < 0 || prompt[i] >= V)
-            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "generate: prompt[%d] = %d is not a token id in "
-                             "0..%d", (int)i, (int)prompt[i], (int)V - 1);
+            return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "prompt[%d] = %d is not a token id in 0..%d",
+                             (int)i, (int)prompt[i], (int)V - 1);
     if (gc->max_tokens < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: max_tokens must be >= 1, got %d",
-                         (int)gc->max_tokens);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "max_tokens must be >= 1, got %d", (int)gc->max_tokens);
     if (out && out_cap < gc->max_tokens)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: out holds %d tokens, less than max_tokens "
-                         "= %d", (int)out_cap, (int)gc->max_tokens);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "out holds %d tokens, fewer than max_tokens = %d",
+                         (int)out_cap, (int)gc->max_tokens);
     if (gc->end_token < -1 || gc->end_token >= V)
-        return ngpt_fail(NGPT_ERR_BAD_TOKEN, "generate: end_token %d is not -1 or a token id in "
-                         "0..%d", (int)gc->end_token, (int)V - 1);
+        return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "end_token %d is not -1 or a token id in 0..%d",
+                         (int)gc->end_token, (int)V - 1);
     if (gc->n_stop < 0 || (gc->n_stop > 0 && !gc->stop))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: n_stop = %d needs a stop array",
-                         (int)gc->n_stop);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "n_stop = %d needs a stop array", (int)gc->n_stop);
     for (int32_t s = 0; s < gc->n_stop; s++) {
         size_t m = gc->stop[s] ? strlen(gc->stop[s]) : 0;
         if (m < 1 || m > (size_t)T)
-            return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: stop sequence %d must be 1..T=%d bytes "
-                             "long, got %zu", (int)s, (int)T, m);
+            return ngpt_fail(NGPT_ERR_BAD_ARG, FN "stop sequence %d must be 1..T=%d bytes long, "
+                             "got %zu", (int)s, (int)T, m);
     }
     if (gc->beam_width < 0)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: beam width must be >= 0 (0 = sampling), "
-                         "got %d", (int)gc->beam_width);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "beam_width must be >= 0 (0 = sampling), got %d",
+                         (int)gc->beam_width);
     if (gc->beam_width > ctx->shape.batch)
-        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "generate: beam width %d needs a context planned "
-                         "with batch >= %d (it has %d)", (int)gc->beam_width,
-                         (int)gc->beam_width, (int)ctx->shape.batch);
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "beam width %d needs a context planned with "
+                         "batch >= %d (it has %d)", (int)gc->beam_width, (int)gc->beam_width,
+                         (int)ctx->shape.batch);
     if (!(gc->length_penalty >= -16.0f && gc->length_penalty <= 16.0f))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: length_penalty must be in [-16, 16], got %g",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "length_penalty must be in [-16, 16], got %g",
                          (double)gc->length_penalty);
     if (gc->no_cache && ctx->shape.seq < T)
-        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "generate: no_cache recomputes up to T=%d tokens "
-                         "but the context was planned with seq=%d", (int)T, (int)ctx->shape.seq);
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "no_cache recomputes up to T=%d tokens but the "
+                         "context was planned with seq=%d; plan seq = T", (int)T,
+                         (int)ctx->shape.seq);
     return NGPT_OK;
+#undef FN
 }
 
 /* The sampling loop's window: the tokens the next logits row continues (the
@@ -150,7 +151,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     if (gc->beam_width >= 1) {
         st = ngpt_beam_search(ctx, gc, prompt, prompt_len, out, fn, user, &res);
         if (result) *result = res;
-        return st;
+        return ngpt_prefixed("ngpt_model_generate", st);
     }
 
     window w;
@@ -163,8 +164,10 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
         const int32_t n = w.n;
         const int32_t *win_end = w.tokens + n;
         int32_t tok;
-        if ((st = ngpt_sampler_draw(ctx, &gc->sampler, w.row, w.tokens, n, 0, (uint64_t)i, &tok)))
+        if ((st = ngpt_sampler_draw(ctx, &gc->sampler, w.row, w.tokens, n, 0, (uint64_t)i, &tok))) {
+            ngpt_prefixed("ngpt_model_generate", st);
             break;
+        }
         sm.pending++;
         res.n_generated = i + 1;
         if (tok == gc->end_token) {

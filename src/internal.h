@@ -13,16 +13,34 @@
 
 /* ---- errors (status.c) */
 
-/* Records a detailed message for ngpt_last_error() and returns status. */
+/* Messages (ngpt.h, Conventions): ngpt_last_error() reads
+ * "ngpt_<function>: <one sentence>", named after the public function the
+ * user called. A public function writes its own checks' messages with that
+ * prefix; an internal function that fails (a validator, the checkpoint
+ * reader, ...) leaves the bare sentence, and the public function that called
+ * it returns ngpt_prefixed("ngpt_<function>", status), so the prefix is
+ * written once, at the boundary. */
+
+/* Records a message for ngpt_last_error() and returns status. */
 ngpt_status ngpt_fail(ngpt_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Puts "fn: " in front of the current (bare) message when status is a
+ * failure; returns status either way. */
+ngpt_status ngpt_prefixed(const char *fn, ngpt_status status);
 /* Internal invariant: calls the abort hook and returns NGPT_ERR_INTERNAL. */
 ngpt_status ngpt_internal_fail(const char *file, int line, const char *what);
 #define NGPT_CHECK_INTERNAL(cond) \
     do { if (!(cond)) return ngpt_internal_fail(__FILE__, __LINE__, #cond); } while (0)
+
+/* ---- validators without a message prefix (the public ngpt_*_validate
+ * functions and every other public function that takes these structs call
+ * them and prefix their own name) */
+ngpt_status ngpt_config_check(const ngpt_config *cfg);
+ngpt_status ngpt_optim_check(const ngpt_optim_config *opt);
+ngpt_status ngpt_sampler_check(const ngpt_sampler *s, int32_t vocab_size);
 
 /* ---- checked size arithmetic: return false on overflow */
 
@@ -270,7 +288,7 @@ ngpt_status ngpt_optim_apply(ngpt_context *ctx, const ngpt_optim_config *opt, fl
  * seq+1 bytes and (vocab_size > 0) only bytes below vocab_size; then
  * ngpt_data_draw fills batch `index` without checks. */
 ngpt_status ngpt_data_check(const ngpt_data *data, ngpt_split split, int32_t seq,
-                            int32_t vocab_size, const char *who);
+                            int32_t vocab_size);
 void ngpt_data_draw(const ngpt_data *data, ngpt_split split, uint64_t seed, uint64_t index,
                     int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets);
 
