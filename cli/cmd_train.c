@@ -132,7 +132,8 @@ static int parse(int argc, char **argv, train_opts *o)
         } else if (cli_opt(&a, "--log-csv", &v)) {
             o->log_csv = v;
         } else if (cli_opt(&a, "--config", &v)) {
-            if (v && ngpt_config_set(&o->cfg, v)) return cli_error(c, CLI_USAGE, "%s", cli_library_error());
+            if (v && ngpt_config_set(&o->cfg, v))
+                return cli_error(c, CLI_USAGE, "%s", cli_library_error());
             o->cfg_given = true;
         } else {
             return cli_unknown(&a);
@@ -263,7 +264,8 @@ static int settle(const char *cmd, train_opts *o, const ngpt_train_state *saved)
     o->opt.total_steps = o->steps;
     if (!o->g_warmup && o->opt.warmup > o->steps / 10 && !saved->has_state)
         o->opt.warmup = o->steps / 10;  /* a short run still gets most of its steps at full lr */
-    if (ngpt_optim_config_validate(&o->opt)) return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
+    if (ngpt_optim_config_validate(&o->opt))
+        return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
     return CLI_OK;
 }
 
@@ -464,7 +466,8 @@ static int finish(run *r, int rc, bool nonfinite)
                     o->out, (unsigned long long)r->step);
         if (interrupted && rc == CLI_OK) rc = 130;
     }
-    if (o->best && isfinite(r->best)) printf("best eval loss %.4f in %s\n", (double)r->best, o->best);
+    if (o->best && isfinite(r->best))
+        printf("best eval loss %.4f in %s\n", (double)r->best, o->best);
     return rc;
 }
 

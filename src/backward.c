@@ -189,7 +189,8 @@ ngpt_status ngpt_grads_zero(ngpt_context *ctx)
 {
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_zero: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_zero: the context was planned for inference; plan it with NGPT_MODE_TRAIN");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_zero: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
     ngpt_grads_reset(ctx);
     return NGPT_OK;
 }
@@ -202,9 +203,11 @@ void ngpt_grads_reset(ngpt_context *ctx)
 
 ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)
 {
-    if (!ctx || !grads || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_data: NULL argument");
+    if (!ctx || !grads || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_data: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_data: the context was planned for inference; plan it with NGPT_MODE_TRAIN");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_data: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
     *grads = ctx->plan.grads;
     *count = ctx->lay.total;
     return NGPT_OK;

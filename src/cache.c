@@ -161,8 +161,8 @@ ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src)
 {
     ngpt_status st = need_cache(ctx, "ngpt_cache_copy");
     if (st) return st;
-    if ((st = check_slot(ctx, dst, "ngpt_cache_copy")) || (st = check_slot(ctx, src, "ngpt_cache_copy")))
-        return st;
+    if ((st = check_slot(ctx, dst, "ngpt_cache_copy"))) return st;
+    if ((st = check_slot(ctx, src, "ngpt_cache_copy"))) return st;
     ngpt_kv_copy(ctx, dst, src);
     return NGPT_OK;
 }
@@ -179,8 +179,8 @@ static ngpt_status cached_pass(ngpt_context *ctx, const char *fn, int32_t slot0,
                          (int)nseq, (int)len);
     if (slot0 < 0 || nseq > ctx->shape.batch - slot0)
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "%s: slots %d..%d exceed the context's planned "
-                         "batch of %d; plan a larger batch", fn, (int)slot0, (int)(slot0 + nseq - 1),
-                         (int)ctx->shape.batch);
+                         "batch of %d; plan a larger batch", fn, (int)slot0,
+                         (int)(slot0 + nseq - 1), (int)ctx->shape.batch);
     const int32_t T = ctx->cfg.context_len, V = ctx->cfg.vocab_size;
     if (len > T)
         return ngpt_fail(NGPT_ERR_TOO_LONG, "%s: %d tokens are longer than the model's context "
@@ -192,8 +192,8 @@ static ngpt_status cached_pass(ngpt_context *ctx, const char *fn, int32_t slot0,
     for (int32_t s = 0; s < nseq; s++) {
         int32_t n = ngpt_kv_len(ctx, slot0 + s);
         if (len > T - n)
-            return ngpt_fail(NGPT_ERR_TOO_LONG, "%s: slot %d holds %d tokens and %d more exceed the "
-                             "context T=%d; clear the slot or slide the window", fn,
+            return ngpt_fail(NGPT_ERR_TOO_LONG, "%s: slot %d holds %d tokens and %d more exceed "
+                             "the context T=%d; clear the slot or slide the window", fn,
                              (int)(slot0 + s), (int)n, (int)len, (int)T);
     }
     for (size_t i = 0; i < (size_t)nseq * (size_t)len; i++)
@@ -211,7 +211,8 @@ ngpt_status ngpt_cache_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t
 
 ngpt_status ngpt_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len)
 {
-    if (ctx && (slot < 0 || slot >= ctx->shape.batch)) return check_slot(ctx, slot, "ngpt_cache_prefill_slot");
+    if (ctx && (slot < 0 || slot >= ctx->shape.batch))
+        return check_slot(ctx, slot, "ngpt_cache_prefill_slot");
     return cached_pass(ctx, "ngpt_cache_prefill_slot", slot, 1, tokens, len);
 }
 

@@ -188,7 +188,8 @@ static ngpt_status read_config(const char *path, const void *data, size_t size, 
 
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
 {
-    if (!data || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config_mem: NULL argument");
+    if (!data || !cfg)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config_mem: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_config_mem", read_config(NULL, data, size, cfg));
 }
 
@@ -219,7 +220,8 @@ static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, s
 
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
 {
-    if (!ctx || !data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
+    if (!ctx || !data)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_load_mem", load(ctx, NULL, data, size));
 }
 

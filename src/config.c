@@ -86,7 +86,8 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
 
 ngpt_status ngpt_config_param_count(const ngpt_config *cfg, size_t *count)
 {
-    if (!cfg || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_param_count: NULL argument");
+    if (!cfg || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_param_count: NULL argument");
     ngpt_status st = ngpt_config_check(cfg);
     if (st) return ngpt_prefixed("ngpt_config_param_count", st);
     ngpt_layout lay;

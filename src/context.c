@@ -20,18 +20,21 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
     ngpt_shape s = *in;
     if (s.mode != NGPT_MODE_INFER && s.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.mode must be NGPT_MODE_INFER or NGPT_MODE_TRAIN");
-    if (s.batch < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.batch must be >= 1, got %d", (int)s.batch);
+    if (s.batch < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.batch must be >= 1, got %d", (int)s.batch);
     if (s.seq == 0) s.seq = cfg->context_len;
     if (s.seq < 1 || s.seq > cfg->context_len)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.seq must be in 1..T=%d (0 means T), got %d",
                          (int)cfg->context_len, (int)s.seq);
     if ((int64_t)s.batch * s.seq > INT32_MAX)    /* kernels count rows (batch*seq) in int */
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "batch*seq = %d*%d overflows a 32-bit int; plan a smaller batch or seq",
-                         (int)s.batch, (int)s.seq);
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "batch*seq = %d*%d overflows a 32-bit int; plan a "
+                         "smaller batch or seq", (int)s.batch, (int)s.seq);
     if (s.trace != NGPT_TRACE_NONE && s.trace != NGPT_TRACE_FULL && s.trace != NGPT_TRACE_LAST_ROW)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.trace %d is not an ngpt_trace value", (int)s.trace);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.trace %d is not an ngpt_trace value",
+                         (int)s.trace);
     if (s.threads < 1 || s.threads > 1024)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.threads must be in 1..1024, got %d", (int)s.threads);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.threads must be in 1..1024, got %d",
+                         (int)s.threads);
     *out = s;
     return NGPT_OK;
 }
@@ -49,7 +52,8 @@ static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ng
 
 ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, size_t *bytes)
 {
-    if (!cfg || !shape || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_arena_size: NULL argument");
+    if (!cfg || !shape || !bytes)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_arena_size: NULL argument");
     ngpt_shape s;
     ngpt_plan plan;
     ngpt_status st = plan_size(cfg, shape, &s, &plan);
@@ -77,7 +81,8 @@ void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
 ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes)
 {
-    if (!out || !cfg || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init: NULL argument");
+    if (!out || !cfg || !shape)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init: NULL argument");
     *out = NULL;
     ngpt_shape s;
     ngpt_plan plan;
@@ -94,7 +99,8 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
     } else {
         arena = owned = malloc(plan.bytes);
         if (!owned)
-            return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_context_init: could not allocate the %zu-byte arena; plan a smaller batch or seq, or pass your own buffer",
+            return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_context_init: could not allocate the "
+                             "%zu-byte arena; plan a smaller batch or seq, or pass your own buffer",
                              plan.bytes);
         arena_bytes = plan.bytes;
     }
@@ -150,7 +156,8 @@ ngpt_status ngpt_context_shape(const ngpt_context *ctx, ngpt_shape *shape)
 
 ngpt_status ngpt_context_arena_used(const ngpt_context *ctx, size_t *bytes)
 {
-    if (!ctx || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_arena_used: NULL argument");
+    if (!ctx || !bytes)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_arena_used: NULL argument");
     *bytes = ctx->plan.bytes;
     return NGPT_OK;
 }
@@ -166,26 +173,29 @@ ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_i
 {
     if (!ctx || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_at: NULL argument");
     if (index < 0 || index >= ctx->n_tensors)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tensor_at: index %d is not in 0..%d (ngpt_tensor_count)", (int)index,
-                         (int)ctx->n_tensors - 1);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tensor_at: index %d is not in 0..%d "
+                         "(ngpt_tensor_count)", (int)index, (int)ctx->n_tensors - 1);
     *info = ctx->plan.tensors[index];
     return NGPT_OK;
 }
 
 ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info)
 {
-    if (!ctx || !name || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_find: NULL argument");
+    if (!ctx || !name || !info)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_find: NULL argument");
     for (int32_t i = 0; i < ctx->n_tensors; i++)
         if (!strcmp(ctx->plan.tensors[i].name, name)) {
             *info = ctx->plan.tensors[i];
             return NGPT_OK;
         }
-    return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tensor_find: no tensor is named \"%s\" (ngpt_tensor_at lists them)", name);
+    return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tensor_find: no tensor is named \"%s\" "
+                     "(ngpt_tensor_at lists them)", name);
 }
 
 ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 {
-    if (!ctx || !params || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
+    if (!ctx || !params || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
     *params = ctx->plan.params;
     *count = ctx->lay.total;
     return NGPT_OK;

@@ -146,7 +146,8 @@ void ngpt_data_free(ngpt_data *data)
 
 ngpt_status ngpt_data_sizes(const ngpt_data *d, size_t *train_bytes, size_t *eval_bytes)
 {
-    if (!d || !train_bytes || !eval_bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_sizes: NULL argument");
+    if (!d || !train_bytes || !eval_bytes)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_sizes: NULL argument");
     *train_bytes = d->train_size;
     *eval_bytes = d->size - d->train_size;
     return NGPT_OK;
@@ -202,11 +203,14 @@ void ngpt_data_draw(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_
 ngpt_status ngpt_data_batch(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_t index,
                             int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets)
 {
-    if (!d || !tokens || !targets) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_batch: NULL argument");
+    if (!d || !tokens || !targets)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_batch: NULL argument");
     if (split != NGPT_SPLIT_TRAIN && split != NGPT_SPLIT_EVAL)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_batch: split %d is not an ngpt_split value", (int)split);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_batch: split %d is not an ngpt_split value",
+                         (int)split);
     if (batch < 1 || seq < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_batch: batch and seq must be >= 1, got %d and %d", (int)batch, (int)seq);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_batch: batch and seq must be >= 1, got %d "
+                         "and %d", (int)batch, (int)seq);
     ngpt_status st = ngpt_data_check(d, split, seq, 0);
     if (st) return ngpt_prefixed("ngpt_data_batch", st);
     ngpt_data_draw(d, split, seed, index, batch, seq, tokens, targets);

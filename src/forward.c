@@ -179,14 +179,15 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
                          const int32_t *targets, float *loss)
 {
-    if (!ctx || !tokens) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_forward: NULL context or tokens");
+    if (!ctx || !tokens)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_forward: NULL context or tokens");
     const ngpt_config *cfg = &ctx->cfg;
     if (T > cfg->context_len)
         return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_model_forward: a sequence of %d tokens is "
                          "longer than the model's context T=%d", (int)T, (int)cfg->context_len);
     if (B < 1 || T < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_forward: batch and seq must be >= 1, got %d and %d",
-                         (int)B, (int)T);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_forward: batch and seq must be >= 1, got "
+                         "%d and %d", (int)B, (int)T);
     if (B > ctx->shape.batch || T > ctx->shape.seq)
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "ngpt_model_forward: (batch=%d, seq=%d) exceeds "
                          "the context's planned (batch=%d, seq=%d); plan a larger shape",
@@ -226,7 +227,9 @@ void ngpt_forward_run(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32
 ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits)
 {
     if (!ctx || !logits) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_logits_data: NULL argument");
-    if (!ctx->run.pass.valid) return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_logits_data: there are no logits yet; run a forward, prefill or decode first");
+    if (!ctx->run.pass.valid)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_logits_data: there are no logits yet; run a "
+                         "forward, prefill or decode first");
     *logits = ctx->plan.logits;
     return NGPT_OK;
 }
@@ -234,11 +237,14 @@ ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits)
 ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float **probs,
                            size_t *count)
 {
-    if (!ctx || !probs || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_trace_data: NULL argument");
+    if (!ctx || !probs || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_trace_data: NULL argument");
     if (layer < 0 || layer >= ctx->cfg.n_layers)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_trace_data: layer %d is not in 0..%d", (int)layer,
                          (int)ctx->cfg.n_layers - 1);
-    if (!ctx->run.pass.valid) return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_trace_data: there is no trace yet; run a forward, prefill or decode first");
+    if (!ctx->run.pass.valid)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_trace_data: there is no trace yet; run a "
+                         "forward, prefill or decode first");
     const size_t B = (size_t)ctx->run.pass.batch, T = (size_t)ctx->run.pass.seq;
     const size_t H = (size_t)ctx->cfg.n_heads;
     const size_t plan_rows = (size_t)ctx->shape.batch * H * (size_t)ctx->shape.seq;

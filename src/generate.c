@@ -45,7 +45,8 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
     const int32_t T = ctx->cfg.context_len, V = ctx->cfg.vocab_size;
     ngpt_status st = ngpt_sampler_check(&gc->sampler, V);
     if (st) return ngpt_prefixed("ngpt_model_generate", st);
-    if (prompt_len < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, FN "the prompt needs at least one token");
+    if (prompt_len < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "the prompt needs at least one token");
     if (prompt_len > T)
         return ngpt_fail(NGPT_ERR_TOO_LONG, FN "the prompt has %d tokens but the model's context "
                          "is T=%d; shorten the prompt", (int)prompt_len, (int)T);
@@ -54,7 +55,8 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
             return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "prompt[%d] = %d is not a token id in 0..%d",
                              (int)i, (int)prompt[i], (int)V - 1);
     if (gc->max_tokens < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "max_tokens must be >= 1, got %d", (int)gc->max_tokens);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "max_tokens must be >= 1, got %d",
+                         (int)gc->max_tokens);
     if (out && out_cap < gc->max_tokens)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN "out holds %d tokens, fewer than max_tokens = %d",
                          (int)out_cap, (int)gc->max_tokens);

@@ -56,7 +56,8 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
 ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
                           int32_t n_batches, int32_t batch, int32_t seq, float *loss)
 {
-    if (!ctx || !data || !loss) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_evaluate: NULL argument");
+    if (!ctx || !data || !loss)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_evaluate: NULL argument");
     if (n_batches < 1)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_evaluate: n_batches must be >= 1, got %d",
                          (int)n_batches);

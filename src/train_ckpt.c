@@ -173,7 +173,8 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
 
 ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *ts)
 {
-    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_train: NULL argument");
+    if (!ctx || !path)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_train: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_checkpoint_load_train: the context was planned "
                          "for inference; load it with ngpt_checkpoint_load");
