@@ -16,6 +16,8 @@
 B=${BUILD:-build}
 passed=0 failed=0
 check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
+# none FILE MESSAGE: FILE lists violations; passes when it is empty
+none() { [ ! -s "$1" ]; check $? "$2: $(tr '\n' ';' < "$1")"; }
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
 
@@ -65,33 +67,27 @@ check $? "object files call each other in a cycle: $(grep -F -f "$dir/cycle" "$d
 
 awk '($1 ~ /^(src\/ref|arch)\//) && !($2 ~ /^(src\/ref|arch)\// || $2 == "src/philox")' \
     "$dir/calls" > "$dir/bad"
-[ ! -s "$dir/bad" ]
-check $? "kernels call the model: $(tr '\n' ';' < "$dir/bad")"
+none "$dir/bad" "kernels call the model"
 
 awk '$1 !~ /^cli\// && $2 ~ /^cli\//' "$dir/calls" > "$dir/bad"
-[ ! -s "$dir/bad" ]
-check $? "the library calls the tool: $(tr '\n' ';' < "$dir/bad")"
+none "$dir/bad" "the library calls the tool"
 
 grep -o 'ngpt_[a-z0-9_]*(' include/ngpt.h | tr -d '(' | sort -u > "$dir/public"
 awk 'NR == FNR { pub[$1]; next } $1 ~ /^cli\// && $2 !~ /^cli\// && !($3 in pub)' \
     "$dir/public" "$dir/calls" > "$dir/bad"
-[ ! -s "$dir/bad" ]
-check $? "the tool calls internal functions: $(tr '\n' ';' < "$dir/bad")"
+none "$dir/bad" "the tool calls internal functions"
 
 # ---- the include graph of the project's own headers ("file included")
 awk '/^#include "/ { inc = $2; gsub(/"/, "", inc); sub(/.*\//, "", inc); print FILENAME, inc }' \
     $(ls src/*.c src/*.h src/ref/*.c arch/*/*.c arch/*/*.h cli/*.c cli/*.h 2>/dev/null) > "$dir/includes"
 awk '{ sub(/.*\//, "", $1); if ($1 ~ /\.h$/) print $1, $2 }' "$dir/includes" > "$dir/hedges"
 cyclic "$dir/hedges" > "$dir/cycle"
-[ ! -s "$dir/cycle" ]
-check $? "headers include each other in a cycle: $(tr '\n' ' ' < "$dir/cycle")"
+none "$dir/cycle" "headers include each other in a cycle"
 awk '$1 ~ /^(src\/ref|arch)\// && $2 !~ /^(kernels|rng|kernels_[a-z0-9]+)\.h$/' \
     "$dir/includes" > "$dir/bad"
-[ ! -s "$dir/bad" ]
-check $? "kernels include model headers: $(tr '\n' ';' < "$dir/bad")"
+none "$dir/bad" "kernels include model headers"
 awk '$1 ~ /^cli\// && $2 != "cli.h" && $2 != "ngpt.h"' "$dir/includes" > "$dir/bad"
-[ ! -s "$dir/bad" ]
-check $? "the tool includes internal headers: $(tr '\n' ';' < "$dir/bad")"
+none "$dir/bad" "the tool includes internal headers"
 
 # ---- the build: a toolchain file that does not exist is an error
 if command -v "${MAKE:-make}" > /dev/null 2>&1; then
