@@ -156,6 +156,9 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
         return ngpt_prefixed("ngpt_model_generate", st);
     }
 
+    /* generation is eval: no_cache's full forwards must not drop either */
+    const bool dropout_was_on = ctx->run.dropout.on;
+    ctx->run.dropout.on = false;
     window w;
     window_start(ctx, gc, prompt, prompt_len, &w);
     if (gc->on_prefilled) gc->on_prefilled(user);
@@ -198,6 +201,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
         }
         window_feed(ctx, gc, tok, &w);
     }
+    ctx->run.dropout.on = dropout_was_on;
     res.n_tokens = sm.n_out;
     if (result) *result = res;
     return st;

@@ -173,7 +173,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
 typedef struct ngpt_run_state {
     /* Dropout of later full forwards. Set by ngpt_dropout_set (ngpt_train_step
      * sets it per micro-batch); kept until set again (ngpt_model_evaluate
-     * turns it off and restores it). Backward recomputes the forward's masks
+     * and ngpt_model_generate turn it off and restore it). Backward recomputes the forward's masks
      * from it, so it must not change between a forward and its backward.
      * Every mask's key comes from ngpt_dropout_key_of (context.c). */
     struct ngpt_dropout_state {
