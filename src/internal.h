@@ -172,10 +172,11 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
  * being valid. */
 typedef struct ngpt_run_state {
     /* Dropout of later full forwards. Set by ngpt_dropout_set (ngpt_train_step
-     * sets it per micro-batch); kept until set again (ngpt_model_evaluate
-     * and ngpt_model_generate turn it off and restore it). Backward recomputes the forward's masks
-     * from it, so it must not change between a forward and its backward.
-     * Every mask's key comes from ngpt_dropout_key_of (context.c). */
+     * sets it per micro-batch); kept until set again (ngpt_model_evaluate and
+     * ngpt_model_generate turn it off and restore it). Backward recomputes
+     * the forward's masks from it, so it must not change between a forward
+     * and its backward. Every mask's key comes from ngpt_dropout_key_of
+     * (context.c). */
     struct ngpt_dropout_state {
         bool on;
         uint64_t seed, step;
