@@ -46,7 +46,8 @@ typedef void (*ngpt_ckpt_tensor_fn)(void *user, size_t i, ngpt_ckpt_tensor *out)
 /* Writes model_block, n_tensors tensors and the metadata to `path`
  * atomically (temp file, fsync, rename, fsync of the directory). On error
  * the previous file is intact. */
-ngpt_status ngpt_ckpt_write(const char *path, const unsigned char model_block[NGPT_CKPT_MODEL_BYTES],
+ngpt_status ngpt_ckpt_write(const char *path,
+                            const unsigned char model_block[NGPT_CKPT_MODEL_BYTES],
                             size_t n_tensors, ngpt_ckpt_tensor_fn get, void *user,
                             const ngpt_ckpt_meta *meta, size_t n_meta);
 

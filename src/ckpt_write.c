@@ -149,9 +149,10 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
     return sink_write(s, sum, 8);
 }
 
-ngpt_status ngpt_ckpt_write(const char *path, const unsigned char model_block[NGPT_CKPT_MODEL_BYTES],
-                            size_t nt, ngpt_ckpt_tensor_fn get, void *user,
-                            const ngpt_ckpt_meta *meta, size_t nm)
+ngpt_status ngpt_ckpt_write(const char *path,
+                            const unsigned char model_block[NGPT_CKPT_MODEL_BYTES], size_t nt,
+                            ngpt_ckpt_tensor_fn get, void *user, const ngpt_ckpt_meta *meta,
+                            size_t nm)
 {
     char tmp[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
