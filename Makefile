@@ -3,7 +3,13 @@
 #   make test | make test-threads | make bench | make install PREFIX=/usr/local DESTDIR=
 # Flags follow DESIGN.md §4: C11, -ffp-contract=off, never fast-math.
 
--include $(TOOLCHAIN)
+# A toolchain file that does not exist is an error, not a silent native build.
+ifneq ($(strip $(TOOLCHAIN)),)
+  ifeq ($(wildcard $(TOOLCHAIN)),)
+    $(error TOOLCHAIN=$(TOOLCHAIN): no such file; use one of: $(wildcard toolchains/*.mk))
+  endif
+  include $(TOOLCHAIN)
+endif
 
 CC      ?= cc
 AR      ?= ar
@@ -78,6 +84,10 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SH := $(wildcard tests/test_*.sh)
 BENCH_SRC := $(wildcard bench/*.c)
+# The kernel cases, one per kernel of src/kernels.inc (tests/kernels/<op>.c):
+# the differential test and the per-kernel bench are made of them.
+KCASE_SRC := $(wildcard tests/kernels/*.c)
+KCASE_DEP := $(KCASE_SRC) $(wildcard tests/kernels/*.h) src/kernels.inc
 
 LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
@@ -116,8 +126,11 @@ $(CLI): $(CLI_OBJ) $(LIB)
 # A test may ask for extra link flags with a line "/* test-ldflags: ... */".
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(TEST_EXTRA) $(LIB) $(LDFLAGS) \
 	    $(shell sed -n 's|^/\* test-ldflags: \(.*\) \*/$$|\1|p' $<) $(LDLIBS)
+
+$(BUILD)/tests/test_kernels: TEST_EXTRA = -Itests/kernels $(KCASE_SRC)
+$(BUILD)/tests/test_kernels: $(KCASE_DEP)
 
 # make test: the suite natively, then (on an x86-64 Linux host) the AArch64
 # and ARMv7 builds under qemu-user, then one closing total line
@@ -164,9 +177,9 @@ examples: all
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
 
-$(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(LIB)
+$(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(KCASE_DEP) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests/kernels $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(KCASE_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
 
 # Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
 $(BUILD)/ngpt.pc: ngpt.pc.in FORCE

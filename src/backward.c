@@ -25,12 +25,11 @@
  * recomputed from the same key and element indices. Copies when off. */
 static void drop_bwd(ngpt_context *ctx, float *dx, const float *dy, size_t n, int layer, int kind)
 {
-    if (!ctx->dropout_on || ctx->cfg.dropout <= 0.0f) {
+    if (!ngpt_dropout_active(ctx)) {
         if (dx != dy) memcpy(dx, dy, n * sizeof(float));
         return;
     }
-    ngpt_dropout_key key = {ctx->dropout_seed, ctx->dropout_step,
-                            ngpt_rng_site_dropout(layer, kind), ctx->cfg.dropout};
+    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, kind);
     ngpt_op_dropout(ctx, dx, dy, n, 0, &key);
 }
 
@@ -43,26 +42,30 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
     const ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + C, .v = a->qkv + 2 * C,
                           .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
                           .probs = a->att,
-                          .dropping = ctx->dropout_on && ctx->cfg.dropout > 0.0f,
-                          .key = {ctx->dropout_seed, ctx->dropout_step,
-                                  ngpt_rng_site_dropout(layer, NGPT_SITE_ATTN_PROBS),
-                                  ctx->cfg.dropout}};
+                          .dropping = ngpt_dropout_active(ctx),
+                          .key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS)};
     ngpt_op_attention_bwd(ctx, &at, ctx->plan.ln_out, ctx->plan.g_qkv);
 }
 
 ngpt_status ngpt_model_backward(ngpt_context *ctx)
 {
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "backward: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_backward: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: the context was planned for inference "
-                         "(plan it with NGPT_MODE_TRAIN)");
-    if (!ctx->has_forward || !ctx->has_targets)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: run ngpt_model_forward with targets first");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: the context was planned "
+                         "for inference; plan it with NGPT_MODE_TRAIN");
+    if (!ctx->run.backward_ready)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: there is no forward with "
+                         "targets to differentiate; run ngpt_model_forward with targets first");
+    ngpt_backward_run(ctx);
+    return NGPT_OK;
+}
 
+void ngpt_backward_run(ngpt_context *ctx)
+{
     const ngpt_config *cfg = &ctx->cfg;
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
-    const int B = ctx->last_batch, T = ctx->last_seq;
+    const int B = ctx->run.pass.batch, T = ctx->run.pass.seq;
     const int C = cfg->d_model, F = cfg->d_ff, V = cfg->vocab_size, L = cfg->n_layers;
     const size_t BT = (size_t)B * (size_t)T;
     const int rows = (int)BT;
@@ -116,25 +119,32 @@ ngpt_status ngpt_model_backward(ngpt_context *ctx)
     /* embedding dropout, then the lookup: dE[token_i] += dx_i, rows in order */
     drop_bwd(ctx, p->g_res, p->g_res, BT * C, L, NGPT_SITE_EMBED);
     ngpt_op_embed_bwd(ctx, G + lay->tok_emb, p->g_res, p->tokens, BT, C, V);
-    ctx->n_backward++;
-    return NGPT_OK;
+    ctx->run.n_backward++;
 }
 
 ngpt_status ngpt_grads_zero(ngpt_context *ctx)
 {
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "zero_grads: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_zero: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "zero_grads: the context was planned for inference");
-    memset(ctx->plan.grads, 0, ctx->lay.total * sizeof(float));
-    ctx->n_backward = 0;
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_zero: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
+    ngpt_grads_reset(ctx);
     return NGPT_OK;
+}
+
+void ngpt_grads_reset(ngpt_context *ctx)
+{
+    memset(ctx->plan.grads, 0, ctx->lay.total * sizeof(float));
+    ctx->run.n_backward = 0;
 }
 
 ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)
 {
-    if (!ctx || !grads || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "grads: NULL argument");
+    if (!ctx || !grads || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_data: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "grads: the context was planned for inference");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_data: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
     *grads = ctx->plan.grads;
     *count = ctx->lay.total;
     return NGPT_OK;

@@ -105,8 +105,8 @@ ngpt_status ngpt_pool_start(ngpt_pool *p, ngpt_pool_worker *workers, int threads
     }
     if (err) {
         p->threads = 1;
-        return ngpt_fail(NGPT_ERR_THREAD, "init: could not create the thread pool's lock (%s)",
-                         strerror(err));
+        return ngpt_fail(NGPT_ERR_THREAD, "ngpt_context_init: could not create the thread "
+                         "pool's lock (%s)", strerror(err));
     }
     pthread_attr_t attr;
     size_t stack = 0;
@@ -130,8 +130,9 @@ ngpt_status ngpt_pool_start(ngpt_pool *p, ngpt_pool_worker *workers, int threads
     if (err) {
         int started = p->started;
         ngpt_pool_stop(p);
-        return ngpt_fail(NGPT_ERR_THREAD, "init: could not start worker thread %d of %d (%s); "
-                         "ask for fewer threads", started + 2, threads, strerror(err));
+        return ngpt_fail(NGPT_ERR_THREAD, "ngpt_context_init: could not start worker thread %d "
+                         "of %d (%s); ask for fewer threads", started + 2, threads,
+                         strerror(err));
     }
     return NGPT_OK;
 }
