@@ -13,8 +13,9 @@
 enum { TASKS_PER_THREAD = 4 };
 
 /* Cuts of a matrix product: row blocks a multiple of every ISA's row tile
- * (AVX2 6, NEON 4 or 8), column panels of the kernels' 16 columns. */
-enum { GEMM_ROW_ALIGN = 24, GEMM_COL_ALIGN = 16 };
+ * (AVX2 6, NEON 4 or 8), column panels of the kernels' 16 columns. Column
+ * cuts of other ops (weight and bias gradients) fall on 64-byte lines. */
+enum { GEMM_ROW_ALIGN = 24, GEMM_COL_ALIGN = 16, COL_ALIGN = 16 };
 
 /* Elementwise cuts: whole cache lines, whole Philox blocks for dropout. */
 enum { ELEM_ALIGN = 64 };
@@ -114,11 +115,12 @@ void ngpt_op_linear_bwd_input(ngpt_context *ctx, float *dx, const float *dy, con
 
 typedef struct rows_job {
     const ngpt_context *ctx;
-    float *out, *mean, *rstd;
-    const float *x, *w, *b;
+    float *out, *mean, *rstd, *dw, *db;
+    const float *x, *w, *b;     /* b: a bias, or dy of a backward */
     const int32_t *idx;         /* tokens or targets */
     const int32_t *pos0;
-    int c, len;
+    int c, len;                 /* c: row length (columns) */
+    size_t rows;
     bool backward;
     float scale;
 } rows_job;
@@ -139,20 +141,44 @@ void ngpt_op_layernorm_fwd(ngpt_context *ctx, float *out, float *mean, float *rs
     ngpt_par_for(ctx, rows, 1, 4.0 * c, ln_fwd_range, &j);
 }
 
+static void ln_bwd_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    j->ctx->k->layernorm_bwd(j->out + r0 * j->c, j->b + r0 * j->c, j->x + r0 * j->c,
+                             j->mean + r0, j->rstd + r0, j->w, r1 - r0, j->c);
+}
+
+/* Columns c0..c1-1 of dw/db, each one chain over every row. */
+static void ln_wb_range(void *arg, size_t c0, size_t c1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    j->ctx->k->layernorm_bwd_wb(j->dw + c0, j->db + c0, j->b + c0, j->x + c0, j->c, j->mean,
+                                j->rstd, j->rows, (int)(c1 - c0));
+}
+
 void ngpt_op_layernorm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
                            const float *x, const float *mean, const float *rstd, const float *w,
                            size_t rows, int c)
 {
-    /* dx is per row but dw/db are chains over every row: one call until the
-     * kernels offer the two halves separately */
-    ctx->k->layernorm_bwd(dx, dw, db, dy, x, mean, rstd, w, rows, c);
+    rows_job j = {.ctx = ctx, .out = dx, .dw = dw, .db = db, .b = dy, .x = x,
+                  .mean = (float *)mean, .rstd = (float *)rstd, .w = w, .c = c, .rows = rows};
+    ngpt_par_for(ctx, rows, 1, 8.0 * c, ln_bwd_range, &j);
+    ngpt_par_for(ctx, (size_t)c, COL_ALIGN, 3.0 * (double)rows, ln_wb_range, &j);
+}
+
+static void colsum_range(void *arg, size_t c0, size_t c1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    j->ctx->k->colsum_acc(j->db + c0, j->b + c0, j->c, j->rows, (int)(c1 - c0));
 }
 
 void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t rows, int n)
 {
-    /* one chain per column over every row: one call until the kernel takes
-     * a row stride (then it splits by columns) */
-    ctx->k->colsum_acc(db, dy, rows, n);
+    rows_job j = {.ctx = ctx, .db = db, .b = dy, .c = n, .rows = rows};
+    ngpt_par_for(ctx, (size_t)n, COL_ALIGN, (double)rows, colsum_range, &j);
 }
 
 static void xent_range(void *arg, size_t r0, size_t r1, int thread)

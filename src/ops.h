@@ -47,11 +47,12 @@ void ngpt_op_linear_bwd_input(ngpt_context *ctx, float *dx, const float *dy, con
 /* LayerNorm over rows of c (mean/rstd may be NULL), split by rows. */
 void ngpt_op_layernorm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd,
                            const float *x, const float *w, const float *b, size_t rows, int c);
-/* LayerNorm backward: dx += ..., dw/db continue one chain per column. */
+/* LayerNorm backward: dx += ... split by rows; dw/db continue one chain per
+ * column over every row, split by columns. */
 void ngpt_op_layernorm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
                            const float *x, const float *mean, const float *rstd, const float *w,
                            size_t rows, int c);
-/* db[j] += dy[r][j] over rows r in order (bias gradients). */
+/* db[j] += dy[r][j] over rows r in order (bias gradients), split by columns. */
 void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t rows, int n);
 
 /* Elementwise, split by element ranges. */

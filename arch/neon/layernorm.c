@@ -45,9 +45,8 @@ void ngpt_f32_layernorm_fwd__neon(float *out, float *mean, float *rstd, const fl
     }
 }
 
-void ngpt_f32_layernorm_bwd__neon(float *dx, float *dw, float *db, const float *dy,
-                                  const float *x, const float *mean, const float *rstd,
-                                  const float *w, size_t rows, int c)
+void ngpt_f32_layernorm_bwd__neon(float *dx, const float *dy, const float *x, const float *mean,
+                                  const float *rstd, const float *w, size_t rows, int c)
 {
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * (size_t)c, *dyr = dy + r * (size_t)c;
@@ -79,18 +78,49 @@ void ngpt_f32_layernorm_bwd__neon(float *dx, float *dw, float *db, const float *
         const float32x4_t m1v = vdupq_n_f32(m1), m2v = vdupq_n_f32(m2);
         for (i = 0; i + 4 <= c; i += 4) {
             const float32x4_t xh = vmulq_f32(vsubq_f32(vld1q_f32(xr + i), muv), rsv);
-            const float32x4_t d = vld1q_f32(dyr + i);
-            const float32x4_t g = vmulq_f32(d, vld1q_f32(w + i));
+            const float32x4_t g = vmulq_f32(vld1q_f32(dyr + i), vld1q_f32(w + i));
             const float32x4_t in = vfmaq_f32(vsubq_f32(g, m1v), vnegq_f32(xh), m2v);
             vst1q_f32(dxr + i, vfmaq_f32(vld1q_f32(dxr + i), rsv, in));
-            vst1q_f32(dw + i, vfmaq_f32(vld1q_f32(dw + i), d, xh));
-            vst1q_f32(db + i, vaddq_f32(vld1q_f32(db + i), d));
         }
         for (; i < c; i++) {
             const float xhat = (xr[i] - mu) * rs, g = dyr[i] * w[i];
             dxr[i] = fmaf(rs, fmaf(-xhat, m2, g - m1), dxr[i]);
-            dw[i] = fmaf(dyr[i], xhat, dw[i]);
-            db[i] = db[i] + dyr[i];
         }
     }
+}
+
+/* 8 columns at a time keep their dw and db chains in registers over every
+ * row (as arch/avx2/layernorm.c does with 16); then 4; the tail in scalar. */
+void ngpt_f32_layernorm_bwd_wb__neon(float *dw, float *db, const float *dy, const float *x,
+                                     ptrdiff_t ld, const float *mean, const float *rstd,
+                                     size_t rows, int n)
+{
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        float32x4_t w0 = vld1q_f32(dw + i), w1 = vld1q_f32(dw + i + 4);
+        float32x4_t b0 = vld1q_f32(db + i), b1 = vld1q_f32(db + i + 4);
+        for (size_t r = 0; r < rows; r++) {
+            const float *xr = x + (ptrdiff_t)r * ld + i, *dyr = dy + (ptrdiff_t)r * ld + i;
+            const float32x4_t muv = vdupq_n_f32(mean[r]), rsv = vdupq_n_f32(rstd[r]);
+            const float32x4_t d0 = vld1q_f32(dyr), d1 = vld1q_f32(dyr + 4);
+            w0 = vfmaq_f32(w0, d0, vmulq_f32(vsubq_f32(vld1q_f32(xr), muv), rsv));
+            w1 = vfmaq_f32(w1, d1, vmulq_f32(vsubq_f32(vld1q_f32(xr + 4), muv), rsv));
+            b0 = vaddq_f32(b0, d0);
+            b1 = vaddq_f32(b1, d1);
+        }
+        vst1q_f32(dw + i, w0), vst1q_f32(dw + i + 4, w1);
+        vst1q_f32(db + i, b0), vst1q_f32(db + i + 4, b1);
+    }
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t w0 = vld1q_f32(dw + i), b0 = vld1q_f32(db + i);
+        for (size_t r = 0; r < rows; r++) {
+            const float *xr = x + (ptrdiff_t)r * ld + i, *dyr = dy + (ptrdiff_t)r * ld + i;
+            const float32x4_t muv = vdupq_n_f32(mean[r]), rsv = vdupq_n_f32(rstd[r]);
+            const float32x4_t d0 = vld1q_f32(dyr);
+            w0 = vfmaq_f32(w0, d0, vmulq_f32(vsubq_f32(vld1q_f32(xr), muv), rsv));
+            b0 = vaddq_f32(b0, d0);
+        }
+        vst1q_f32(dw + i, w0), vst1q_f32(db + i, b0);
+    }
+    if (i < n) ngpt_f32_layernorm_bwd_wb_ref(dw + i, db + i, dy + i, x + i, ld, mean, rstd, rows, n - i);
 }

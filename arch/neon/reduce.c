@@ -42,17 +42,17 @@ float ngpt_f32_sumsq__neon(const float *x, size_t n)
 }
 
 /* Rows in increasing order per column, as the reference; 4 columns a lane. */
-void ngpt_f32_colsum_acc__neon(float *db, const float *dy, size_t rows, int n)
+void ngpt_f32_colsum_acc__neon(float *db, const float *dy, ptrdiff_t ld, size_t rows, int n)
 {
     int j = 0;
     for (; j + 4 <= n; j += 4) {
         float32x4_t acc = vld1q_f32(db + j);
-        for (size_t r = 0; r < rows; r++) acc = vaddq_f32(acc, vld1q_f32(dy + r * (size_t)n + j));
+        for (size_t r = 0; r < rows; r++) acc = vaddq_f32(acc, vld1q_f32(dy + (ptrdiff_t)r * ld + j));
         vst1q_f32(db + j, acc);
     }
     for (; j < n; j++) {
         float acc = db[j];
-        for (size_t r = 0; r < rows; r++) acc = acc + dy[r * (size_t)n + j];
+        for (size_t r = 0; r < rows; r++) acc = acc + dy[(ptrdiff_t)r * ld + j];
         db[j] = acc;
     }
 }

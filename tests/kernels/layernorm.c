@@ -1,6 +1,8 @@
-/* layernorm.c — the cases of layernorm_fwd and layernorm_bwd. Shape: rows c
- * [stats] — the forward with stats = 0 passes NULL mean/rstd (inference).
- * The backward takes the mean/rstd the reference forward saves. */
+/* layernorm.c — the cases of layernorm_fwd, layernorm_bwd and
+ * layernorm_bwd_wb. Shape: rows c [stats] — the forward with stats = 0
+ * passes NULL mean/rstd (inference). The backward takes the mean/rstd the
+ * reference forward saves. layernorm_bwd_wb: rows n pad — n columns of rows
+ * n + pad floats apart (a thread's share of the columns). */
 #include <stdlib.h>
 
 #include "kcase.h"
@@ -46,24 +48,59 @@ const kc_case kc_layernorm_fwd = {"rows c stats", fwd_tests, bench_shapes, fwd_s
 
 enum { BX, BDY, BW, BMEAN, BRSTD, DX, DW, DB };
 
+/* x, dy (rows, ld) and the mean/rstd of the reference forward over ld columns. */
+static void bwd_inputs(kc_state *st, size_t rows, size_t ld)
+{
+    const float *x = kc_rand(st, BX, rows * ld, 3.0f), *w = kc_rand(st, BW, ld, 1.0f);
+    kc_rand(st, BDY, rows * ld, 1.0f);
+    float *mean = kc_zeros(st, BMEAN, rows), *rstd = kc_zeros(st, BRSTD, rows);
+    float *y = calloc(rows * ld, sizeof(float)), *b = calloc(ld, sizeof(float));
+    if (!y || !b) abort();
+    ngpt_f32_layernorm_fwd_ref(y, mean, rstd, x, w, b, rows, (int)ld);
+    free(y), free(b);
+}
+
 static void bwd_setup(kc_state *st)
 {
     const size_t rows = kc_size(st, 0), c = kc_size(st, 1);
-    const float *x = kc_rand(st, BX, rows * c, 3.0f), *w = kc_rand(st, BW, c, 1.0f);
-    kc_rand(st, BDY, rows * c, 1.0f);
-    float *mean = kc_zeros(st, BMEAN, rows), *rstd = kc_zeros(st, BRSTD, rows);
-    float *y = calloc(rows * c, sizeof(float)), *b = calloc(c, sizeof(float));
-    if (!y || !b) abort();
-    ngpt_f32_layernorm_fwd_ref(y, mean, rstd, x, w, b, rows, (int)c);
-    free(y), free(b);
-    kc_rand(st, DX, rows * c, 0.1f), kc_rand(st, DW, c, 0.1f), kc_rand(st, DB, c, 0.1f);
-    st->bytes = 4.0 * (4.0 * (double)rows * c + 5.0 * c + 2.0 * rows);
+    bwd_inputs(st, rows, c);
+    kc_rand(st, DX, rows * c, 0.1f);
+    st->bytes = 4.0 * (4.0 * (double)rows * c + c + 2.0 * rows);
 }
 
 static void bwd_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->layernorm_bwd(st->buf[DX], st->buf[DW], st->buf[DB], st->buf[BDY], st->buf[BX], st->buf[BMEAN],
-                     st->buf[BRSTD], st->buf[BW], kc_size(st, 0), kc_int(st, 1));
+    t->layernorm_bwd(st->buf[DX], st->buf[BDY], st->buf[BX], st->buf[BMEAN], st->buf[BRSTD],
+                     st->buf[BW], kc_size(st, 0), kc_int(st, 1));
 }
 
 const kc_case kc_layernorm_bwd = {"rows c", bwd_tests, bench_shapes, bwd_setup, bwd_run, NULL};
+
+static void wb_tests(kc_shapes *out)
+{
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 6; c++) kc_add_shape(out, ROWS[r], COLS[c], 0), kc_add_shape(out, ROWS[r], COLS[c], 5);
+    kc_add_shape(out, 300, 37, 19);
+}
+
+static void wb_bench(kc_shapes *out)
+{
+    kc_add_shape(out, 256, 256, 0);
+}
+
+static void wb_setup(kc_state *st)
+{
+    const size_t rows = kc_size(st, 0), n = kc_size(st, 1);
+    bwd_inputs(st, rows, n + kc_size(st, 2));
+    kc_rand(st, DW, n, 0.1f), kc_rand(st, DB, n, 0.1f);
+    st->bytes = 4.0 * (2.0 * (double)rows * n + 4.0 * n + 2.0 * rows);
+}
+
+static void wb_run(kc_state *st, const ngpt_kernels *t)
+{
+    t->layernorm_bwd_wb(st->buf[DW], st->buf[DB], st->buf[BDY], st->buf[BX],
+                        (ptrdiff_t)(kc_size(st, 1) + kc_size(st, 2)), st->buf[BMEAN],
+                        st->buf[BRSTD], kc_size(st, 0), kc_int(st, 1));
+}
+
+const kc_case kc_layernorm_bwd_wb = {"rows n pad", wb_tests, wb_bench, wb_setup, wb_run, NULL};
