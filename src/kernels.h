@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gemm.h"      /* gemm, packed weights, gemm_packed */
+
 /* Reductions over rows use 8 virtual lanes: lane l sums elements i with
  * i % 8 == l in increasing i from +0.0f, then
  * ((p0+p4)+(p2+p6)) + ((p1+p5)+(p3+p7)). */
@@ -29,16 +31,6 @@ typedef struct ngpt_dropout_key {
     uint32_t site;              /* ngpt_rng_site_dropout(layer, kind) */
     float p;                    /* drop probability in (0, 1) */
 } ngpt_dropout_key;
-
-/* C(i,j) = [C(i,j) +] (sum_k A(i,k) B(k,j) [+ bias[j]])
- *   A(i,k) = a[i*a_rs + k*a_cs], B(k,j) = b[k*b_rs + j*b_cs], C(i,j) = c[i*c_rs + j].
- * The sum is one fmaf chain over k = 0..k-1 from +0.0f; the bias is added
- * after the chain, and with accumulate the result is then added to C. k may
- * be 0 (the chain is +0.0f). c must not alias a or b. */
-typedef void (*ngpt_gemm_fn)(int m, int n, int k,
-                             const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
-                             const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
-                             const float *bias, float *c, ptrdiff_t c_rs, bool accumulate);
 
 /* Canonical 8-lane sum of x[0..n). */
 typedef float (*ngpt_rsum_fn)(const float *x, size_t n);
@@ -156,6 +148,8 @@ typedef void (*ngpt_adamw_fn)(float *p, const float *grad, float *m, float *v, s
 typedef struct ngpt_kernels {
     const char *name;           /* "scalar", "avx2", "neon" */
     ngpt_gemm_fn gemm;
+    ngpt_pack_w_fn pack_w;
+    ngpt_gemm_packed_fn gemm_packed;
     ngpt_rsum_fn rsum;
     ngpt_layernorm_fwd_fn layernorm_fwd;
     ngpt_softmax_fn softmax;
@@ -181,7 +175,8 @@ typedef struct ngpt_kernels {
 /* Initializer of a table made of the reference kernels only. */
 #define NGPT_KERNELS_REF_INIT(table_name)                                               \
     {                                                                                    \
-        .name = (table_name), .gemm = ngpt_f32_gemm_ref, .rsum = ngpt_f32_rsum_ref,     \
+        .name = (table_name), .gemm = ngpt_f32_gemm_ref, .pack_w = ngpt_f32_pack_w_ref,         \
+        .gemm_packed = ngpt_f32_gemm_packed_ref, .rsum = ngpt_f32_rsum_ref,     \
         .layernorm_fwd = ngpt_f32_layernorm_fwd_ref, .softmax = ngpt_f32_softmax_ref,    \
         .xent = ngpt_f32_xent_ref, .attn_scores = ngpt_f32_attn_scores_ref,              \
         .attn_wsum = ngpt_f32_attn_wsum_ref, .gelu_fwd = ngpt_f32_gelu_fwd_ref,          \
@@ -201,9 +196,6 @@ extern const ngpt_kernels ngpt_kernels_ref;     /* src/ref/table.c */
 extern const ngpt_kernels ngpt_kernels_active;  /* chosen at build time */
 
 /* The reference kernels, callable directly (tests compare against them). */
-void ngpt_f32_gemm_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
-                       const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
-                       float *c, ptrdiff_t c_rs, bool accumulate);
 float ngpt_f32_rsum_ref(const float *x, size_t n);
 void ngpt_f32_layernorm_fwd_ref(float *out, float *mean, float *rstd, const float *x,
                                 const float *w, const float *b, size_t rows, int c);

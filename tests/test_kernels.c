@@ -10,6 +10,7 @@
 #include "test.h"
 
 static const ngpt_kernels *A = &ngpt_kernels_active, *R = &ngpt_kernels_ref;
+static _Alignas(64) float gemm_work[NGPT_GEMM_WORK_FLOATS];   /* packing space (gemm.h) */
 
 /* Reproducible values in [-scale, scale) (Philox, stream DATA). */
 static void fill(float *x, size_t n, uint64_t seed, float scale)
@@ -79,8 +80,8 @@ static void gemm_cases(void)
                     ptrdiff_t a_rs = at ? 1 : k, a_cs = at ? m : 1;
                     const float *bb = bias_on ? bias : NULL;
                     gemm_naive(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bb, c0, n + 3, acc);
-                    R->gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bb, c1, n + 3, acc);
-                    A->gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bb, c2, n + 3, acc);
+                    R->gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bb, c1, n + 3, acc, gemm_work);
+                    A->gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bb, c2, n + 3, acc, gemm_work);
                     size_t nc = (size_t)m * (n + 3);
                     if (!same("gemm ref vs definition", c1, c0, nc, m * 10000 + n * 100 + k)) bad++;
                     if (!same("gemm active vs ref", c2, c1, nc, m * 10000 + n * 100 + k)) bad++;

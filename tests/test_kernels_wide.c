@@ -13,6 +13,7 @@
 #include "test.h"
 
 static const ngpt_kernels *A = &ngpt_kernels_active, *R = &ngpt_kernels_ref;
+static _Alignas(64) float gemm_work[NGPT_GEMM_WORK_FLOATS];   /* packing space (gemm.h) */
 
 /* Reproducible values in [-scale, scale) (Philox, stream DATA). */
 static float *filled(size_t n, uint64_t seed, float scale)
@@ -50,8 +51,8 @@ static void gemm_wide(void)
             float *bias = filled((size_t)n, seed + 2, 0.5f), *c1 = filled((size_t)m * (n + 1), seed + 3, 1.0f);
             float *c2 = copy(c1, (size_t)m * (n + 1));
             const ptrdiff_t b_rs = w ? 1 : n, b_cs = w ? k : 1, a_rs = at ? 1 : k, a_cs = at ? m : 1;
-            R->gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias_on ? bias : NULL, c1, n + 1, acc);
-            A->gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias_on ? bias : NULL, c2, n + 1, acc);
+            R->gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias_on ? bias : NULL, c1, n + 1, acc, gemm_work);
+            A->gemm(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias_on ? bias : NULL, c2, n + 1, acc, gemm_work);
             if (!same(c2, c1, (size_t)m * (n + 1))) {
                 fprintf(stderr, "gemm m=%d n=%d k=%d layout %d differs\n", m, n, k, layout);
                 bad++;
@@ -112,8 +113,8 @@ static void subnormal(void)
         float r1 = R->sumsq(x, (size_t)n), r2 = A->sumsq(x, (size_t)n);
         bad += !same(&r2, &r1, 1);
         float *c1 = filled((size_t)n, (uint64_t)n + 9, 1e-38f), *c2 = copy(c1, (size_t)n);
-        R->gemm(1, n, 1, x, 1, 1, y, n, 1, NULL, c1, n, true);
-        A->gemm(1, n, 1, x, 1, 1, y, n, 1, NULL, c2, n, true);
+        R->gemm(1, n, 1, x, 1, 1, y, n, 1, NULL, c1, n, true, gemm_work);
+        A->gemm(1, n, 1, x, 1, 1, y, n, 1, NULL, c2, n, true, gemm_work);
         bad += !same(c2, c1, (size_t)n);
         R->add(y1, c1, x, (size_t)n), A->add(y2, c1, x, (size_t)n);
         bad += !same(y2, y1, (size_t)n);

@@ -5,6 +5,8 @@
 const ngpt_kernels ngpt_kernels_active = {
     .name = "avx2",
     .gemm = ngpt_f32_gemm__avx2,
+    .pack_w = ngpt_f32_pack_w_ref,
+    .gemm_packed = ngpt_f32_gemm_packed__avx2,
     .rsum = ngpt_f32_rsum__avx2,
     .layernorm_fwd = ngpt_f32_layernorm_fwd__avx2,
     .softmax = ngpt_f32_softmax__avx2,

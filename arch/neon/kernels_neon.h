@@ -7,7 +7,9 @@
 
 void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                          const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
-                         float *c, ptrdiff_t c_rs, bool accumulate);
+                         float *c, ptrdiff_t c_rs, bool accumulate, float *work);
+void ngpt_f32_gemm_packed__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                                const float *wp, const float *bias, float *c, ptrdiff_t c_rs);
 void ngpt_f32_attn_scores__neon(float *s, const float *q, const float *k, ptrdiff_t k_stride,
                                 int n, int dim, float scale);
 void ngpt_f32_attn_wsum__neon(float *o, const float *p, const float *v, ptrdiff_t v_stride,

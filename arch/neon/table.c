@@ -31,6 +31,8 @@
 const ngpt_kernels ngpt_kernels_active = {
     .name = NAME,
     .gemm = NEON(gemm),
+    .pack_w = ngpt_f32_pack_w_ref,
+    .gemm_packed = NEON(gemm_packed),
     .rsum = NEON(rsum),
     .layernorm_fwd = NEON(layernorm_fwd),
     .softmax = NEON64(softmax),

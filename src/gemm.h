@@ -1,0 +1,103 @@
+/* gemm.h — the matrix-product family of the kernel ABI: the general gemm, the
+ * packed-weight format and the products on packed weights. Included by
+ * kernels.h; the contract of every product is kernels.h's: each output is one
+ * fma chain over k in increasing order from +0.0f, then + bias, then added to
+ * the old C when accumulating (DESIGN.md §4).
+ *
+ * Packed weights (one layout for every ISA, so the reference, AVX2 and NEON
+ * read the same bytes): a Linear's W (n outputs, k inputs), stored (n, k) as
+ * in PyTorch, becomes ceil(n/16) panels of 16 output columns, each panel k
+ * rows of 16 floats:
+ *     wp[(j/16)*k*16 + kk*16 + j%16] = W[j][kk],  zero past n.
+ * Panel p starts at wp + p*k*16 (ngpt_gemm_panel). One kk row of a panel is
+ * exactly one 64-byte line when wp is 64-byte aligned, and a product walks
+ * each panel from its first byte to its last.
+ *
+ * Splitting work across threads (only independent outputs, never k):
+ *  - rows: call with a + i0*a_rs, c + i0*c_rs and m = the row count;
+ *  - columns of a packed product: j0 a multiple of 16, call with
+ *    ngpt_gemm_panel(wp, k, j0), bias + j0, c + j0 and n = the column count;
+ *  - columns of gemm: b + j0*b_cs, bias + j0, c + j0, n = the column count.
+ * Any split gives the same bits (each output's chain is the same whatever
+ * tile computes it). Each concurrent call needs its own workspace.
+ *
+ * Workspace: gemm takes `work`, NGPT_GEMM_WORK_BYTES bytes aligned to 64,
+ * private to the call while it runs (the model carves one per thread in the
+ * arena); it holds the packed A and B blocks and, when accumulating over more
+ * than one k block, the partial chains. Nothing larger than a few KiB goes on
+ * the stack, so pool threads and small boards are safe. */
+#ifndef NGPT_GEMM_H
+#define NGPT_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Register tile of the blocked gemm: MR rows x NR columns (NR = the packed
+ * panel width: two 8-lane groups; AVX2 two __m256, NEON four float32x4_t). */
+#define NGPT_GEMM_MR 6
+#define NGPT_GEMM_NR 16
+
+/* Cache blocks (floats), chosen for a 32-64 KiB L1d and a >= 512 KiB L2
+ * (Zen 4/5: 48 KiB / 1 MiB; Cortex-A76: 64 KiB / 512 KiB):
+ *  KC  k rows per block: one B micro-panel (KC x 16 = 16 KiB) stays in L1
+ *      while every A micro-panel of the block streams past it; a chain leaves
+ *      the registers once per KC steps (stored as a float, reloaded, continued).
+ *  MC  rows of the packed A block (MC x KC = 144 KiB), which stays in L2 while
+ *      the B panels of the block pass over it.
+ *  NC  columns of the packed B block (KC x NC = 256 KiB, L2/L3).
+ *  MS  rows whose partial chains the workspace holds when accumulating
+ *      (MS x NC = 288 KiB): C keeps the addend until the chain is done, so the
+ *      partials cannot live in C; B is packed once per MS rows. */
+#define NGPT_GEMM_KC 256
+#define NGPT_GEMM_MC 144
+#define NGPT_GEMM_NC 256
+#define NGPT_GEMM_MS 288
+
+/* Workspace of one gemm call: packed A block | packed B block | partials. */
+#define NGPT_GEMM_WORK_FLOATS                                                          \
+    (NGPT_GEMM_MC * NGPT_GEMM_KC + NGPT_GEMM_KC * NGPT_GEMM_NC + NGPT_GEMM_MS * NGPT_GEMM_NC)
+#define NGPT_GEMM_WORK_BYTES (NGPT_GEMM_WORK_FLOATS * sizeof(float))
+
+/* Floats of a packed (n, k) weight. */
+static inline size_t ngpt_packed_w_floats(int n, int k)
+{
+    return (size_t)((n + NGPT_GEMM_NR - 1) / NGPT_GEMM_NR) * (size_t)k * NGPT_GEMM_NR;
+}
+
+/* The panel holding output column j0 (j0 a multiple of 16). */
+static inline const float *ngpt_gemm_panel(const float *wp, int k, int j0)
+{
+    return wp + (size_t)(j0 / NGPT_GEMM_NR) * (size_t)k * NGPT_GEMM_NR;
+}
+
+/* C(i,j) = [C(i,j) +] (sum_k A(i,k) B(k,j) [+ bias[j]])
+ *   A(i,k) = a[i*a_rs + k*a_cs], B(k,j) = b[k*b_rs + j*b_cs], C(i,j) = c[i*c_rs + j].
+ * k may be 0 (the chain is +0.0f). c must not alias a, b or work. work: see
+ * above (the reference ignores it and may be given NULL). */
+typedef void (*ngpt_gemm_fn)(int m, int n, int k,
+                             const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                             const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
+                             const float *bias, float *c, ptrdiff_t c_rs, bool accumulate,
+                             float *work);
+
+/* Packs W (n, k), row j at w + j*w_rs, into wp (ngpt_packed_w_floats(n, k)
+ * floats, 64-byte aligned for full speed). A copy: the reference serves every
+ * ISA. */
+typedef void (*ngpt_pack_w_fn)(float *wp, const float *w, int n, int k, ptrdiff_t w_rs);
+
+/* C (m, n) = A (m, k) W^T [+ bias], A's rows at a + i*a_rs (contiguous along
+ * k), W packed (first panel at wp), C(i,j) = c[i*c_rs + j]. The forward
+ * Linear layers and decoding; m <= 8 (a decode step, a few beams) takes a
+ * gemv path that streams the panels once. No workspace. */
+typedef void (*ngpt_gemm_packed_fn)(int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                                    const float *wp, const float *bias, float *c,
+                                    ptrdiff_t c_rs);
+
+void ngpt_f32_gemm_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                       const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
+                       float *c, ptrdiff_t c_rs, bool accumulate, float *work);
+void ngpt_f32_pack_w_ref(float *wp, const float *w, int n, int k, ptrdiff_t w_rs);
+void ngpt_f32_gemm_packed_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                              const float *wp, const float *bias, float *c, ptrdiff_t c_rs);
+
+#endif
