@@ -8,7 +8,12 @@
  *       jr: NR, ir: MR    the ISA's register tile
  *
  * Without accumulate the chains wait in C itself between k blocks (C is an
- * output only), so the whole of m is one super-block. */
+ * output only), so the whole of m is one super-block.
+ *
+ * A is read in place when its rows are contiguous (x W^T, dY W): the tile
+ * broadcasts from MR row pointers, and packing it (a transpose) cost more
+ * than it saved. B is always packed (or given packed), so a micro-panel is
+ * KC consecutive lines whatever B's strides, free of cache-set conflicts. */
 #include <string.h>
 
 #include "gemm_blocked.h"
@@ -19,38 +24,66 @@ enum {
 };
 
 static inline int min_int(int x, int y) { return x < y ? x : y; }
+static inline int ceil_div(int x, int y) { return (x + y - 1) / y; }
+
+/* The source rows of a block are prefetched this many rows ahead of the
+ * copy (hints: no fault, no bit changes). The prefetch sits in the copy loop
+ * itself: gcc deletes a loop that only prefetches. */
+enum { PACK_AHEAD = 16 };
 
 /* B(kk, j) for kk < kc, j < nc -> dst[j/NR][kk][j%NR], zero padded to NR. */
 static void pack_b(float *dst, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, int kc, int nc)
 {
-    for (int j0 = 0; j0 < nc; j0 += NR, dst += (size_t)kc * NR) {
-        const int nj = min_int(NR, nc - j0);
-        const float *bj = b + j0 * b_cs;
-        if (b_cs == 1 && nj == NR) {            /* rows of B contiguous: line copies */
-            for (int kk = 0; kk < kc; kk++) memcpy(dst + kk * NR, bj + kk * b_rs, NR * sizeof(float));
-            continue;
+    const int nfull = b_cs == 1 ? nc - nc % NR : 0;
+    const size_t pstride = (size_t)kc * NR;
+    /* rows of B contiguous (dY W, X of dW): each row once, in order, split
+     * into the panels' lines */
+    for (int kk = 0; kk < kc && nfull > 0; kk++) {
+        const float *bk = b + kk * b_rs;
+        const ptrdiff_t ahead = kk + PACK_AHEAD < kc ? PACK_AHEAD * b_rs : 0;
+        float *d = dst + (size_t)kk * NR;
+        for (int j0 = 0; j0 < nfull; j0 += NR, d += pstride) {
+            __builtin_prefetch(bk + j0 + ahead);
+            memcpy(d, bk + j0, NR * sizeof(float));
         }
+    }
+    /* the rest (a W layout, a column tail): column by column, so that a
+     * Linear's W row (contiguous along k) is read in order */
+    for (int j0 = nfull; j0 < nc; j0 += NR) {
+        const int nj = min_int(NR, nc - j0);
+        float *d = dst + (size_t)(j0 / NR) * pstride;
+        const float *bj = b + j0 * b_cs;
         if (nj < NR)
-            for (int kk = 0; kk < kc; kk++) memset(dst + kk * NR + nj, 0, (size_t)(NR - nj) * sizeof(float));
-        for (int jj = 0; jj < nj; jj++)         /* column by column: a W row is contiguous */
-            for (int kk = 0; kk < kc; kk++) dst[kk * NR + jj] = bj[jj * b_cs + kk * b_rs];
+            for (int kk = 0; kk < kc; kk++) memset(d + kk * NR + nj, 0, (size_t)(NR - nj) * sizeof(float));
+        for (int jj = 0; jj < nj; jj++)
+            for (int kk = 0; kk < kc; kk++) d[kk * NR + jj] = bj[jj * b_cs + kk * b_rs];
     }
 }
 
 /* A(i, kk) for i < mc, kk < kc -> dst[i/MR][kk][i%MR], zero padded to MR. */
 static void pack_a(float *dst, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, int mc, int kc)
 {
-    for (int i0 = 0; i0 < mc; i0 += MR, dst += (size_t)kc * MR) {
-        const int mi = min_int(MR, mc - i0);
-        const float *ai = a + i0 * a_rs;
-        if (a_rs == 1 && mi == MR) {            /* the weight gradient's dy^T: MR floats per kk */
-            for (int kk = 0; kk < kc; kk++) memcpy(dst + kk * MR, ai + kk * a_cs, MR * sizeof(float));
-            continue;
+    const int mfull = a_rs == 1 ? mc - mc % MR : 0;
+    const size_t tstride = (size_t)kc * MR;
+    /* A^T with rows contiguous along i (the weight gradient's dy^T): each
+     * k-row of the block once, in order, split into the tiles' MR floats */
+    for (int kk = 0; kk < kc && mfull > 0; kk++) {
+        const float *ak = a + kk * a_cs;
+        const ptrdiff_t ahead = kk + PACK_AHEAD < kc ? PACK_AHEAD * a_cs : 0;
+        float *d = dst + (size_t)kk * MR;
+        for (int i0 = 0; i0 < mfull; i0 += MR, d += tstride) {
+            __builtin_prefetch(ak + i0 + ahead);
+            memcpy(d, ak + i0, MR * sizeof(float));
         }
+    }
+    for (int i0 = mfull; i0 < mc; i0 += MR) {
+        const int mi = min_int(MR, mc - i0);
+        float *d = dst + (size_t)(i0 / MR) * tstride;
+        const float *ai = a + i0 * a_rs;
         if (mi < MR)
-            for (int kk = 0; kk < kc; kk++) memset(dst + kk * MR + mi, 0, (size_t)(MR - mi) * sizeof(float));
+            for (int kk = 0; kk < kc; kk++) memset(d + kk * MR + mi, 0, (size_t)(MR - mi) * sizeof(float));
         for (int r = 0; r < mi; r++)
-            for (int kk = 0; kk < kc; kk++) dst[kk * MR + r] = ai[r * a_rs + kk * a_cs];
+            for (int kk = 0; kk < kc; kk++) d[kk * MR + r] = ai[r * a_rs + kk * a_cs];
     }
 }
 
@@ -70,7 +103,7 @@ static void edge_tile(ngpt_gemm_tile_fn tile, int kc, const float *a, ptrdiff_t 
 {
     _Alignas(64) float tin[MR * NR], tadd[MR * NR], tout[MR * NR], tbias[NR];
     _Alignas(64) float apad[KC * MR];
-    ngpt_gemm_tile_io t = {NULL, NR, tout, NR, NULL, NULL, NR, NULL, 0};
+    ngpt_gemm_tile_io t = {NULL, NR, tout, NR, NULL, NULL, NR};
     if (io->cin) tile_in(tin, MR, io->cin, io->cin_rs, mr, nr), t.cin = tin;
     if (io->cadd) tile_in(tadd, MR, io->cadd, io->cadd_rs, mr, nr), t.cadd = tadd;
     if (io->bias) tile_in(tbias, 1, io->bias, 0, 1, nr), t.bias = tbias;
@@ -83,80 +116,113 @@ static void edge_tile(ngpt_gemm_tile_fn tile, int kc, const float *a, ptrdiff_t 
         memcpy(io->cout + r * io->cout_rs, tout + r * NR, (size_t)nr * sizeof(float));
 }
 
+/* The operands of one call. */
+typedef struct gemm_args {
+    ngpt_gemm_tile_fn tile;
+    int m, n, k;
+    const float *a, *b, *wp, *bias;
+    ptrdiff_t a_rs, a_cs, b_rs, b_cs, c_rs;
+    float *c, *apack, *bpack, *part;
+    bool accumulate, partials, a_in_place;
+} gemm_args;
+
+/* Where the chains of the tile at (i, j) come from and go in k block
+ * (first, last) of the row super-block starting at `is`. */
+static ngpt_gemm_tile_io tile_io(const gemm_args *g, int i, int j, int is, int jc, bool first,
+                                 bool last)
+{
+    ngpt_gemm_tile_io io;
+    float *ct = g->c + i * g->c_rs + j;
+    if (g->partials) {      /* chains in work until the last block adds them to C */
+        float *pt = g->part + (size_t)(i - is) * NC + (j - jc);
+        io.cin = first ? NULL : pt, io.cin_rs = NC;
+        io.cout = last ? ct : pt, io.cout_rs = last ? g->c_rs : NC;
+        io.cadd = last ? ct : NULL;
+    } else {                /* chains in C (with accumulate: a single k block) */
+        io.cin = first ? NULL : ct, io.cin_rs = g->c_rs;
+        io.cout = ct, io.cout_rs = g->c_rs;
+        io.cadd = g->accumulate ? ct : NULL;
+    }
+    io.cadd_rs = g->c_rs;
+    io.bias = last && g->bias ? g->bias + j : NULL;
+    return io;
+}
+
+/* All tiles of one (A block, B block) pair: for each B panel (in L1), every
+ * A micro-panel of the block (in L2). */
+static void run_block(const gemm_args *g, const float *ablock, ptrdiff_t ars, ptrdiff_t acs,
+                      ptrdiff_t atile, const float *bblock, size_t panel_stride, int ic, int mc,
+                      int jc, int nc, int is, int kc, bool first, bool last)
+{
+    for (int jr = 0; jr < nc; jr += NR) {
+        const float *bp = bblock + (size_t)(jr / NR) * panel_stride;
+        const int nr = min_int(NR, nc - jr);
+        for (int ir = 0; ir < mc; ir += MR) {
+            const int mr = min_int(MR, mc - ir);
+            const float *at = ablock + (ir / MR) * atile;
+            const ngpt_gemm_tile_io io = tile_io(g, ic + ir, jc + jr, is, jc, first, last);
+            if (mr == MR && nr == NR)
+                g->tile(kc, at, ars, acs, bp, &io);
+            else
+                edge_tile(g->tile, kc, at, ars, acs, g->a_in_place, bp, &io, mr, nr);
+        }
+    }
+}
+
+/* Rows is..is+ms of columns jc..jc+nc, all k blocks. */
+static void run_super_block(const gemm_args *g, int jc, int nc, int is, int ms)
+{
+    const int kblocks = g->k > 0 ? ceil_div(g->k, KC) : 1;
+    for (int kb = 0; kb < kblocks; kb++) {
+        const int pc = kb * KC, kc = min_int(KC, g->k - pc);
+        const bool first = kb == 0, last = kb == kblocks - 1;
+        const float *bblock;
+        size_t panel_stride;
+        if (g->wp) {
+            bblock = g->wp + (size_t)(jc / NR) * (size_t)g->k * NR + (size_t)pc * NR;
+            panel_stride = (size_t)g->k * NR;
+        } else {
+            pack_b(g->bpack, g->b + pc * g->b_rs + jc * g->b_cs, g->b_rs, g->b_cs, kc, nc);
+            bblock = g->bpack;
+            panel_stride = (size_t)kc * NR;
+        }
+        for (int ic = is; ic < is + ms; ic += MC) {
+            const int mc = min_int(MC, is + ms - ic);
+            const float *ablock;
+            ptrdiff_t ars, acs, atile;   /* strides in the block, between row tiles */
+            if (g->a_in_place) {
+                ablock = g->a + ic * g->a_rs + pc, ars = g->a_rs, acs = 1, atile = MR * g->a_rs;
+            } else {
+                pack_a(g->apack, g->a + ic * g->a_rs + pc * g->a_cs, g->a_rs, g->a_cs, mc, kc);
+                ablock = g->apack, ars = 1, acs = MR, atile = (ptrdiff_t)kc * MR;
+            }
+            run_block(g, ablock, ars, acs, atile, bblock, panel_stride, ic, mc, jc, nc, is, kc,
+                      first, last);
+        }
+    }
+}
+
 void ngpt_gemm_blocked(ngpt_gemm_tile_fn tile, int m, int n, int k, const float *a,
                        ptrdiff_t a_rs, ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs,
                        ptrdiff_t b_cs, const float *wp, const float *bias, float *c,
                        ptrdiff_t c_rs, bool accumulate, float *work)
 {
     if (m <= 0 || n <= 0) return;
-    /* work: packed A block | packed B block | partial chains (none used: may be NULL) */
-    float *apack = work, *bpack = work ? work + MC * KC : NULL;
-    float *part = work ? work + MC * KC + KC * NC : NULL;
-    const int kblocks = k > 0 ? (k + KC - 1) / KC : 1;
-    const bool a_in_place = a_cs == 1;
-    const bool partials = accumulate && kblocks > 1;   /* C holds the addend meanwhile */
-    const int ms_step = partials ? MS : m;
-    for (int jc = 0; jc < n; jc += NC) {
-        const int nc = min_int(NC, n - jc);
-        for (int is = 0; is < m; is += ms_step) {
-            const int ms = min_int(ms_step, m - is);
-            for (int kb = 0; kb < kblocks; kb++) {
-                const int pc = kb * KC, kc = min_int(KC, k - pc);
-                const bool first = kb == 0, last = kb == kblocks - 1;
-                const float *bblock;
-                size_t panel_stride;
-                if (wp) {
-                    bblock = wp + (size_t)(jc / NR) * (size_t)k * NR + (size_t)pc * NR;
-                    panel_stride = (size_t)k * NR;
-                } else {
-                    pack_b(bpack, b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc);
-                    bblock = bpack;
-                    panel_stride = (size_t)kc * NR;
-                }
-                for (int ic = is; ic < is + ms; ic += MC) {
-                    const int mc = min_int(MC, is + ms - ic);
-                    const float *ablock;
-                    ptrdiff_t ars, acs, atile;   /* strides in the block, between row tiles */
-                    if (a_in_place) {
-                        ablock = a + ic * a_rs + pc, ars = a_rs, acs = 1, atile = MR * a_rs;
-                    } else {
-                        pack_a(apack, a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc);
-                        ablock = apack, ars = 1, acs = MR, atile = (ptrdiff_t)kc * MR;
-                    }
-                    for (int jr = 0; jr < nc; jr += NR) {
-                        const float *bp = bblock + (size_t)(jr / NR) * panel_stride;
-                        const int nr = min_int(NR, nc - jr), j = jc + jr;
-                        for (int ir = 0; ir < mc; ir += MR) {
-                            const int mr = min_int(MR, mc - ir), i = ic + ir;
-                            const float *at = ablock + (ir / MR) * atile;
-                            float *ct = c + i * c_rs + j;
-                            float *pt = partials ? part + (size_t)(i - is) * NC + jr : NULL;
-                            ngpt_gemm_tile_io io;
-                            if (partials) {
-                                io.cin = first ? NULL : pt, io.cin_rs = NC;
-                                io.cout = last ? ct : pt, io.cout_rs = last ? c_rs : NC;
-                                io.cadd = last ? ct : NULL;
-                            } else {
-                                io.cin = first ? NULL : ct, io.cin_rs = c_rs;
-                                io.cout = ct, io.cout_rs = c_rs;
-                                io.cadd = accumulate ? ct : NULL;   /* a single k block */
-                            }
-                            io.cadd_rs = c_rs;
-                            io.bias = last && bias ? bias + j : NULL;
-                            /* the tile below: its chains (C or work) and its C */
-                            io.next = ir + MR < mc ? (io.cin ? io.cin : io.cout) : NULL;
-                            io.next_rs = io.cin ? io.cin_rs : io.cout_rs;
-                            if (io.next) io.next += MR * io.next_rs;
-                            if (mr == MR && nr == NR)
-                                tile(kc, at, ars, acs, bp, &io);
-                            else
-                                edge_tile(tile, kc, at, ars, acs, a_in_place, bp, &io, mr, nr);
-                        }
-                    }
-                }
-            }
-        }
+    const int kblocks = k > 0 ? ceil_div(k, KC) : 1;
+    gemm_args g = {
+        .tile = tile, .m = m, .n = n, .k = k, .a = a, .b = b, .wp = wp, .bias = bias,
+        .a_rs = a_rs, .a_cs = a_cs, .b_rs = b_rs, .b_cs = b_cs, .c_rs = c_rs, .c = c,
+        .accumulate = accumulate,
+        .partials = accumulate && kblocks > 1,  /* C holds the addend meanwhile */
+        .a_in_place = a_cs == 1,
+    };
+    if (work) {     /* packed A block | packed B block | partial chains */
+        g.apack = work, g.bpack = work + MC * KC, g.part = work + MC * KC + KC * NC;
     }
+    const int ms_step = g.partials ? MS : m;
+    for (int jc = 0; jc < n; jc += NC)
+        for (int is = 0; is < m; is += ms_step)
+            run_super_block(&g, jc, min_int(NC, n - jc), is, min_int(ms_step, m - is));
 }
 
 /* The row groups of m <= 8 (4 + the rest) over one group of np <= 4 panels. */

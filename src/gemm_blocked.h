@@ -21,14 +21,11 @@ typedef struct ngpt_gemm_tile_io {
     const float *bias;          /* NR floats added after the chain, or NULL */
     const float *cadd;          /* the old C, added last (accumulate), or NULL */
     ptrdiff_t cadd_rs;
-    const float *next;          /* the next tile's chains or C, to prefetch (or NULL) */
-    ptrdiff_t next_rs;
 } ngpt_gemm_tile_io;
 
 /* A full MR x NR tile over kc steps: A(r, kk) = a[r*a_rs + kk*a_cs],
  * B(kk, jj) = bp[kk*NR + jj]. Per output: acc = cin or +0.0f; kc fmas in
- * increasing kk; then acc = acc + bias[jj]; then cout = cadd + acc. It may
- * prefetch the MR rows of NR floats at `next` (hints only). */
+ * increasing kk; then acc = acc + bias[jj]; then cout = cadd + acc. */
 typedef void (*ngpt_gemm_tile_fn)(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                                   const float *bp, const ngpt_gemm_tile_io *io);
 

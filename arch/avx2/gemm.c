@@ -50,11 +50,6 @@ static inline void store_row(const ngpt_gemm_tile_io *io, int r, __m256 lo, __m2
 static void tile_6x16(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, const float *bp,
                       const ngpt_gemm_tile_io *io)
 {
-    if (io->next)   /* the next tile's C rows arrive while this one runs */
-        for (int r = 0; r < MR; r++) {
-            _mm_prefetch((const char *)(io->next + r * io->next_rs), _MM_HINT_T0);
-            _mm_prefetch((const char *)(io->next + r * io->next_rs + NR - 1), _MM_HINT_T0);
-        }
     TILE_INIT(0) TILE_INIT(1) TILE_INIT(2) TILE_INIT(3) TILE_INIT(4) TILE_INIT(5)
     const float *a0 = a, *a1 = a + a_rs, *a2 = a + 2 * a_rs, *a3 = a + 3 * a_rs;
     const float *a4 = a + 4 * a_rs, *a5 = a + 5 * a_rs;
