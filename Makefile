@@ -74,7 +74,11 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SH := $(wildcard tests/test_*.sh)
-BENCH_SRC := bench/bench.c
+BENCH_SRC := $(filter-out bench/gemm_bench.c,$(wildcard bench/*.c))
+# The kernel cases, one per kernel of src/kernels.inc (tests/kernels/<op>.c):
+# the differential test and the per-kernel bench are made of them.
+KCASE_SRC := $(wildcard tests/kernels/*.c)
+KCASE_DEP := $(KCASE_SRC) $(wildcard tests/kernels/*.h) src/kernels.inc
 
 LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
@@ -113,8 +117,11 @@ $(CLI): $(CLI_OBJ) $(LIB)
 # A test may ask for extra link flags with a line "/* test-ldflags: ... */".
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(TEST_EXTRA) $(LIB) $(LDFLAGS) \
 	    $(shell sed -n 's|^/\* test-ldflags: \(.*\) \*/$$|\1|p' $<) $(LDLIBS)
+
+$(BUILD)/tests/test_kernels: TEST_EXTRA = -Itests/kernels $(KCASE_SRC)
+$(BUILD)/tests/test_kernels: $(KCASE_DEP)
 
 # make test: the suite natively, then (on an x86-64 Linux host) the AArch64
 # and ARMv7 builds under qemu-user, then one closing total line
@@ -153,9 +160,9 @@ examples: all
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
 
-$(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(LIB)
+$(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(KCASE_DEP) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests/kernels $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(KCASE_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
 
 # make bench-gemm: the matrix-product microbenchmark (bench/gemm_bench.c),
 # single thread. GEMM_BASELINE=<commit> also times that commit's gemm in the
@@ -165,7 +172,7 @@ GEMM_BASELINE ?=
 GEMM_BLAS := $(if $(TOOLCHAIN),,$(shell pkg-config --exists openblas 2>/dev/null && echo yes))
 GEMM_BENCH_FLAGS := $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
 GEMM_BENCH_LIBS := $(if $(GEMM_BLAS),$(shell pkg-config --libs openblas))
-GEMM_BENCH_SRC := bench/gemm_bench.c
+GEMM_BENCH_SRC := bench/gemm_bench.c bench/timing.c
 ifneq ($(GEMM_BASELINE),)
   GEMM_BENCH_SRC += $(BUILD)/bench/base_ref.c $(if $(filter scalar,$(ARCH)),,$(BUILD)/bench/base_isa.c)
   GEMM_BENCH_FLAGS += -DNGPT_BENCH_BASELINE -Ibench $(if $(filter scalar,$(ARCH)),,-DNGPT_BENCH_BASELINE_ISA)

@@ -1,6 +1,7 @@
 /* bench.c — tokens/sec of the model at the default config (or --config),
  * printed with the build info, the thread count and the arena size, like
- * llama-bench. Timings are wall-clock medians of several repetitions.
+ * llama-bench, then each kernel at the default model's shapes (kernels.c).
+ * Timings are wall-clock medians of several repetitions.
  *
  *   ngpt-bench [--reps N] [--config key=value ...]
  */
@@ -10,20 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "ngpt.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Median seconds of `reps` full forwards over (batch, seq). */
 static int bench_forward(const ngpt_config *cfg, int batch, int seq, int reps, bool with_loss)
@@ -46,14 +35,13 @@ static int bench_forward(const ngpt_config *cfg, int batch, int seq, int reps, b
     if (reps > 64) reps = 64;
     float loss;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         st = ngpt_model_forward(ctx, tok, batch, seq, with_loss ? tgt : NULL, &loss);
-        t[r] = now() - t0;
+        t[r] = bench_now() - t0;
         if (st) break;
     }
     if (!st) {
-        qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-        double med = t[reps / 2];
+        double med = bench_median(t, reps);
         printf("| forward%s | %5d | %4d | %10.1f | %9.2f | %12zu |\n", with_loss ? "+loss" : "     ",
                batch, seq, (double)n / med, med * 1e3, bytes);
     }
@@ -89,5 +77,6 @@ int main(int argc, char **argv)
     int T = cfg.context_len;
     int rc = bench_forward(&cfg, 1, T, reps, false);
     rc |= bench_forward(&cfg, 8, T / 2 > 0 ? T / 2 : 1, reps, true);
+    rc |= bench_kernels(reps);
     return rc;
 }

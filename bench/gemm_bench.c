@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench.h"
 #include "kernels.h"
 
 #if defined(__AVX2__)
@@ -36,19 +36,6 @@
 static const ngpt_kernels *K = &ngpt_kernels_active;
 static int reps = 5;
 static float *work;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static float *alloc_floats(size_t n, float scale)
 {
@@ -134,21 +121,17 @@ static void time_ops(op *o, const int *which, int nv, int inner, double flops, d
     const int r = reps > 64 ? 64 : reps;
     for (int v = 0; v < nv; v++) o->which = which[v], run(o);
     for (int i = 0; i < r; i++) {
-        double t0 = now();
-        const double pf = fma_probe(probe_iters), peak_now = pf / (now() - t0);
+        double t0 = bench_now();
+        const double pf = fma_probe(probe_iters), peak_now = pf / (bench_now() - t0);
         for (int v = 0; v < nv; v++) {
             o->which = which[v];
-            t0 = now();
+            t0 = bench_now();
             for (int j = 0; j < inner; j++) run(o);
-            t[v][i] = (now() - t0) / inner;
+            t[v][i] = (bench_now() - t0) / inner;
             q[v][i] = flops / t[v][i] / peak_now;
         }
     }
-    for (int v = 0; v < nv; v++) {
-        qsort(t[v], (size_t)r, sizeof t[v][0], cmp_double);
-        qsort(q[v], (size_t)r, sizeof q[v][0], cmp_double);
-        sec[v] = t[v][r / 2], ratio[v] = q[v][r / 2];
-    }
+    for (int v = 0; v < nv; v++) sec[v] = bench_median(t[v], r), ratio[v] = bench_median(q[v], r);
 }
 
 /* ---- FMA peak of one core: independent vector FMA chains, no memory.
@@ -313,11 +296,11 @@ int main(int argc, char **argv)
     if (rows < 1) rows = 1;
     work = alloc_floats(NGPT_GEMM_WORK_FLOATS, 0.0f);
     /* the probe: about 10 ms per round; its best rate is the peak shown */
-    double t0 = now(), pf = fma_probe(probe_iters), best = 0;
-    probe_iters = (long)((double)probe_iters * 0.01 / (now() - t0)) + 1;
+    double t0 = bench_now(), pf = fma_probe(probe_iters), best = 0;
+    probe_iters = (long)((double)probe_iters * 0.01 / (bench_now() - t0)) + 1;
     for (int i = 0; i < 5; i++) {
-        t0 = now(), pf = fma_probe(probe_iters);
-        if (pf / (now() - t0) > best) best = pf / (now() - t0);
+        t0 = bench_now(), pf = fma_probe(probe_iters);
+        if (pf / (bench_now() - t0) > best) best = pf / (bench_now() - t0);
     }
     printf("gemm bench: kernels %s, FMA peak probe %.1f GFLOP/s (one core), median of %d, "
            "workspace %zu KiB\n", K->name, best * 1e-9, reps, (size_t)NGPT_GEMM_WORK_BYTES / 1024);

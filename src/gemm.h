@@ -1,8 +1,9 @@
-/* gemm.h — the matrix-product family of the kernel ABI: the general gemm, the
- * packed-weight format and the products on packed weights. Included by
- * kernels.h; the contract of every product is kernels.h's: each output is one
- * fma chain over k in increasing order from +0.0f, then + bias, then added to
- * the old C when accumulating (DESIGN.md §4).
+/* gemm.h — what the matrix-product kernels of src/kernels.inc (gemm, pack_w,
+ * gemm_packed: their contracts are in the list) share with their callers:
+ * the packed-weight layout, the workspace, the block sizes and how to split
+ * a product across threads. Included by kernels.h. Every product keeps
+ * DESIGN.md §4: each output is one fma chain over k in increasing order from
+ * +0.0f, then + bias, then added to the old C when accumulating.
  *
  * Packed weights (one layout for every ISA, so the reference, AVX2 and NEON
  * read the same bytes): a Linear's W (n outputs, k inputs), stored (n, k) as
@@ -69,35 +70,5 @@ static inline const float *ngpt_gemm_panel(const float *wp, int k, int j0)
 {
     return wp + (size_t)(j0 / NGPT_GEMM_NR) * (size_t)k * NGPT_GEMM_NR;
 }
-
-/* C(i,j) = [C(i,j) +] (sum_k A(i,k) B(k,j) [+ bias[j]])
- *   A(i,k) = a[i*a_rs + k*a_cs], B(k,j) = b[k*b_rs + j*b_cs], C(i,j) = c[i*c_rs + j].
- * k may be 0 (the chain is +0.0f). c must not alias a, b or work. work: see
- * above (the reference ignores it and may be given NULL). */
-typedef void (*ngpt_gemm_fn)(int m, int n, int k,
-                             const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
-                             const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
-                             const float *bias, float *c, ptrdiff_t c_rs, bool accumulate,
-                             float *work);
-
-/* Packs W (n, k), row j at w + j*w_rs, into wp (ngpt_packed_w_floats(n, k)
- * floats, 64-byte aligned for full speed). A copy: the reference serves every
- * ISA. */
-typedef void (*ngpt_pack_w_fn)(float *wp, const float *w, int n, int k, ptrdiff_t w_rs);
-
-/* C (m, n) = A (m, k) W^T [+ bias], A's rows at a + i*a_rs (contiguous along
- * k), W packed (first panel at wp), C(i,j) = c[i*c_rs + j]. The forward
- * Linear layers and decoding; m <= 8 (a decode step, a few beams) takes a
- * gemv path that streams the panels once. No workspace. */
-typedef void (*ngpt_gemm_packed_fn)(int m, int n, int k, const float *a, ptrdiff_t a_rs,
-                                    const float *wp, const float *bias, float *c,
-                                    ptrdiff_t c_rs);
-
-void ngpt_f32_gemm_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
-                       const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
-                       float *c, ptrdiff_t c_rs, bool accumulate, float *work);
-void ngpt_f32_pack_w_ref(float *wp, const float *w, int n, int k, ptrdiff_t w_rs);
-void ngpt_f32_gemm_packed_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs,
-                              const float *wp, const float *bias, float *c, ptrdiff_t c_rs);
 
 #endif

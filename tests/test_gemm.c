@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "kernels.h"
+#include "kernels/gemm_def.h"
 #include "rng.h"
 #include "test.h"
 
@@ -47,21 +48,6 @@ static bool same(const char *what, const float *got, const float *want, size_t n
         }
     }
     return true;
-}
-
-/* The definition: one fmaf chain per output over k in increasing order from
- * +0.0f, then + bias, then the old C + that. */
-static void gemm_def(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
-                     const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias, float *c,
-                     ptrdiff_t c_rs, bool acc)
-{
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            float s = 0.0f;
-            for (int kk = 0; kk < k; kk++) s = fmaf(a[i * a_rs + kk * a_cs], b[kk * b_rs + j * b_cs], s);
-            if (bias) s = s + bias[j];
-            c[i * c_rs + j] = acc ? c[i * c_rs + j] + s : s;
-        }
 }
 
 /* The strides of layout L (0..8): A row-major, A^T (the weight gradient's
@@ -169,7 +155,7 @@ static void pack_w_layout(void)
             fill(w, (size_t)n * w_rs, 10 + n, 1.0f);
             wp[ngpt_packed_w_floats(n, k)] = 42.0f;         /* a guard just past the end */
             A->pack_w(wp, w, n, k, w_rs);
-            for (int j = 0; j < (n + 15) / 16 * 16; j++)
+            for (int j = 0; j < (n + 15) / 16 * 16; j++)   /* the layout, through ngpt_gemm_panel */
                 for (int kk = 0; kk < k; kk++) {
                     const float want = j < n ? w[j * w_rs + kk] : 0.0f;
                     const float got = ngpt_gemm_panel(wp, k, j / 16 * 16)[kk * 16 + j % 16];

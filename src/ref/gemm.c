@@ -1,5 +1,8 @@
-/* gemm.c — reference matrix product (spec in kernels.h): each output is one
- * fmaf chain over k in increasing order from +0.0f, bias added after.
+/* gemm.c — the reference matrix products (contracts in kernels.inc, layout in
+ * gemm.h): each output is one fmaf chain over k in increasing order from
+ * +0.0f, bias added after. gemm needs no workspace; pack_w is the packed
+ * layout by definition, for every ISA; gemm_packed runs one row against one
+ * 16-column panel at a time.
  *
  * Two loop orders compute exactly those chains (same operands, same order;
  * only independent chains are interleaved), so the bits are those of the
