@@ -225,7 +225,7 @@ void ngpt_gemm_blocked(ngpt_gemm_tile_fn tile, int m, int n, int k, const float 
             run_super_block(&g, jc, min_int(NC, n - jc), is, min_int(ms_step, m - is));
 }
 
-/* The row groups of m <= 8 (4 + the rest) over one group of np <= 4 panels. */
+/* The rows of m <= 8, 4 at a time, over one group of np <= 4 panels. */
 static void gemv_group(const ngpt_gemv_blocks *g, int m, int np, int k, const float *a,
                        ptrdiff_t a_rs, const float *w, size_t avail, const float *bias, float *c,
                        ptrdiff_t c_rs, int n)
@@ -236,12 +236,12 @@ static void gemv_group(const ngpt_gemv_blocks *g, int m, int np, int k, const fl
         const float *ai = a + i * a_rs;
         float *ci = c + i * c_rs;
         int p = 0;
-        for (; p + wide <= np; p += wide)
-            g->wide[rows - 1](k, ai, a_rs, w + p * ps, avail - p * ps, bias ? bias + p * NR : NULL,
-                              ci + p * NR, c_rs, n - p * NR);
+        for (; p + wide <= np; p += wide)   /* the first rows stream (and prefetch), the rest reread */
+            g->wide[rows - 1](k, ai, a_rs, w + p * ps, i ? 0 : avail - p * ps,
+                              bias ? bias + p * NR : NULL, ci + p * NR, c_rs, n - p * NR);
         for (; p < np; p++)
-            g->one[rows - 1](k, ai, a_rs, w + p * ps, avail - p * ps, bias ? bias + p * NR : NULL,
-                             ci + p * NR, c_rs, n - p * NR);
+            g->one[rows - 1](k, ai, a_rs, w + p * ps, i ? 0 : avail - p * ps,
+                             bias ? bias + p * NR : NULL, ci + p * NR, c_rs, n - p * NR);
         i += rows;
     }
 }

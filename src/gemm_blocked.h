@@ -42,7 +42,8 @@ void ngpt_gemm_blocked(ngpt_gemm_tile_fn tile, int m, int n, int k, const float 
  * streamed once from first line to last. A block: rows a + r*a_rs (r < R),
  * P panels from w (k*NR floats apart), outputs c + r*c_rs + p*NR + jj for
  * p*NR + jj < n, + bias[p*NR + jj] (bias may be NULL). avail = floats from w
- * to the end of the packed weight: prefetches stay below it. */
+ * to the end of the packed weight: prefetches stay below it; 0 (the panels
+ * are in cache already): no prefetch. */
 typedef void (*ngpt_gemv_block_fn)(int k, const float *a, ptrdiff_t a_rs, const float *w,
                                    size_t avail, const float *bias, float *c, ptrdiff_t c_rs,
                                    int n);
@@ -55,8 +56,9 @@ typedef struct ngpt_gemv_blocks {
 } ngpt_gemv_blocks;
 
 /* gemm_packed (gemm.h) through an ISA's pieces: m <= 8 streams the panels
- * in groups of 4, running every row group over a group while it is in
- * L1/L2; larger m goes through ngpt_gemm_blocked with A read in place. */
+ * in groups of 4 from L3/memory once, running every group of up to 4 rows
+ * over a group while it is in L1/L2; larger m goes through ngpt_gemm_blocked with
+ * A read in place. */
 void ngpt_gemm_packed_run(ngpt_gemm_tile_fn tile, const ngpt_gemv_blocks *gemv, int m, int n,
                           int k, const float *a, ptrdiff_t a_rs, const float *wp,
                           const float *bias, float *c, ptrdiff_t c_rs);

@@ -70,9 +70,11 @@ void ngpt_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
                       accumulate, work);
 }
 
-/* ---- m <= 8 on packed panels (src/gemm_blocked.h): R rows x P panels,
- * R*P <= 4, so the 2*R*P accumulators, P panel rows and a broadcast fit the
- * 16 registers. Each panel streams from its first line to its last; a
+/* ---- m <= 8 on packed panels (src/gemm_blocked.h): blocks of 1 row x 4
+ * panels and 2 rows x 2 panels: 8 chains (2 fma pipes x 4 cycles of latency)
+ * and at least two panels streaming at once (one stream alone reaches about
+ * 40 GB/s from L3, four about 90); 3 or 4 rows would need more than the 16
+ * registers. Each panel streams from its first line to its last; a
  * prefetch runs PF lines ahead in every stream and, past a panel's end, on
  * into the same panel of the next group of P (the next panels). */
 enum { PF = 32 };
@@ -88,12 +90,22 @@ enum { PF = 32 };
     if (P > p) {                                                                         \
         const float *wk = w + (p) * ps + (size_t)kk * NR;                                \
         w##p##0 = _mm256_loadu_ps(wk), w##p##1 = _mm256_loadu_ps(wk + 8);                \
-        if ((p) * ps + ahead < avail) _mm_prefetch((const char *)(w + (p) * ps + ahead), _MM_HINT_T0); \
     }
+#define GV_PREFETCH(p, ahead)                                                            \
+    if (P > p) _mm_prefetch((const char *)(w + (p) * ps + (ahead)), _MM_HINT_T0);
 #define GV_ROW(r)                                                                        \
     if (R > r) {                                                                         \
         av = _mm256_broadcast_ss(a + (r) * a_rs + kk);                                   \
         GV_FMA(r, 0) GV_FMA(r, 1) GV_FMA(r, 2) GV_FMA(r, 3)                              \
+    }
+/* One k step of every chain of the block; prefetching `ahead` floats past
+ * each panel's start when pf. */
+#define GV_STEP(pf, ahead)                                                               \
+    {                                                                                    \
+        GV_LOAD(0) GV_LOAD(1) GV_LOAD(2) GV_LOAD(3)                                      \
+        if (pf) { GV_PREFETCH(0, ahead) GV_PREFETCH(1, ahead) GV_PREFETCH(2, ahead) GV_PREFETCH(3, ahead) } \
+        __m256 av;                                                                       \
+        GV_ROW(0) GV_ROW(1) GV_ROW(2) GV_ROW(3)                                          \
     }
 #define GV_STORE(r, p)                                                                   \
     if (R > r && P > p)                                                                  \
@@ -126,14 +138,13 @@ gv_block(const int R, const int P, int k, const float *a, ptrdiff_t a_rs, const 
     GV_ACC(1, 0) GV_ACC(1, 1) GV_ACC(1, 2) GV_ACC(1, 3)
     GV_ACC(2, 0) GV_ACC(2, 1) GV_ACC(2, 2) GV_ACC(2, 3)
     GV_ACC(3, 0) GV_ACC(3, 1) GV_ACC(3, 2) GV_ACC(3, 3)
-    for (int kk = 0; kk < k; kk++) {
-        /* offset of the line to prefetch, from each panel's start */
-        const size_t ahead = kk + PF < k ? (size_t)(kk + PF) * NR
-                                         : (size_t)(kk + PF - k) * NR + (size_t)P * ps;
-        GV_LOAD(0) GV_LOAD(1) GV_LOAD(2) GV_LOAD(3)
-        __m256 av;
-        GV_ROW(0) GV_ROW(1) GV_ROW(2) GV_ROW(3)
+    int kk = 0;
+    if (avail && k >= PF) {     /* streaming from L3/memory: prefetch */
+        for (; kk < k - PF; kk++) GV_STEP(1, (size_t)(kk + PF) * NR)       /* in each panel */
+        if (avail >= 2 * (size_t)P * ps)                                    /* the next panels */
+            for (; kk < k; kk++) GV_STEP(1, (size_t)P * ps + (size_t)(kk + PF - k) * NR)
     }
+    for (; kk < k; kk++) GV_STEP(0, 0)
     GV_STORE(0, 0) GV_STORE(0, 1) GV_STORE(0, 2) GV_STORE(0, 3)
     GV_STORE(1, 0) GV_STORE(1, 1) GV_STORE(2, 0) GV_STORE(3, 0)
 }

@@ -77,7 +77,8 @@ void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
 }
 
 /* ---- m <= 8 on packed panels (src/gemm_blocked.h), as in arch/avx2/gemm.c:
- * R rows x P panels (R*P <= 4: 4*R*P accumulators and 4*P panel vectors);
+ * blocks of 1 row x 4 panels and 2 rows x 2 panels (16 accumulators, the
+ * panel rows, an ld1r broadcast);
  * each panel streams once, a prefetch runs PF lines ahead and on into the
  * next panels. */
 enum { PF = 32 };
@@ -99,12 +100,22 @@ enum { PF = 32 };
         const float *wk = w + (p) * ps + (size_t)kk * NR;                                \
         w##p##0 = vld1q_f32(wk), w##p##1 = vld1q_f32(wk + 4);                            \
         w##p##2 = vld1q_f32(wk + 8), w##p##3 = vld1q_f32(wk + 12);                       \
-        if ((p) * ps + ahead < avail) __builtin_prefetch(w + (p) * ps + ahead);          \
     }
+#define GV_PREFETCH(p, ahead)                                                            \
+    if (P > p) __builtin_prefetch(w + (p) * ps + (ahead));
 #define GV_ROW(r)                                                                        \
     if (R > r) {                                                                         \
         av = vld1q_dup_f32(a + (r) * a_rs + kk);                                         \
         GV_FMA(r, 0) GV_FMA(r, 1) GV_FMA(r, 2) GV_FMA(r, 3)                              \
+    }
+/* One k step of every chain of the block; prefetching `ahead` floats past
+ * each panel's start when pf. */
+#define GV_STEP(pf, ahead)                                                               \
+    {                                                                                    \
+        GV_LOAD(0) GV_LOAD(1) GV_LOAD(2) GV_LOAD(3)                                      \
+        if (pf) { GV_PREFETCH(0, ahead) GV_PREFETCH(1, ahead) GV_PREFETCH(2, ahead) GV_PREFETCH(3, ahead) } \
+        float32x4_t av;                                                                  \
+        GV_ROW(0) GV_ROW(1) GV_ROW(2) GV_ROW(3)                                          \
     }
 #define GV_STORE(r, p)                                                                   \
     if (R > r && P > p)                                                                  \
@@ -138,13 +149,13 @@ gv_block(const int R, const int P, int k, const float *a, ptrdiff_t a_rs, const 
     GV_ACC(1, 0) GV_ACC(1, 1) GV_ACC(1, 2) GV_ACC(1, 3)
     GV_ACC(2, 0) GV_ACC(2, 1) GV_ACC(2, 2) GV_ACC(2, 3)
     GV_ACC(3, 0) GV_ACC(3, 1) GV_ACC(3, 2) GV_ACC(3, 3)
-    for (int kk = 0; kk < k; kk++) {
-        const size_t ahead = kk + PF < k ? (size_t)(kk + PF) * NR
-                                         : (size_t)(kk + PF - k) * NR + (size_t)P * ps;
-        GV_LOAD(0) GV_LOAD(1) GV_LOAD(2) GV_LOAD(3)
-        float32x4_t av;
-        GV_ROW(0) GV_ROW(1) GV_ROW(2) GV_ROW(3)
+    int kk = 0;
+    if (avail && k >= PF) {     /* streaming from L3/memory: prefetch */
+        for (; kk < k - PF; kk++) GV_STEP(1, (size_t)(kk + PF) * NR)       /* in each panel */
+        if (avail >= 2 * (size_t)P * ps)                                    /* the next panels */
+            for (; kk < k; kk++) GV_STEP(1, (size_t)P * ps + (size_t)(kk + PF - k) * NR)
     }
+    for (; kk < k; kk++) GV_STEP(0, 0)
     GV_STORE(0, 0) GV_STORE(0, 1) GV_STORE(0, 2) GV_STORE(0, 3)
     GV_STORE(1, 0) GV_STORE(1, 1) GV_STORE(2, 0) GV_STORE(3, 0)
 }
