@@ -9,7 +9,7 @@
  *    B vectors and one A broadcast = 15 of the 16 ymm registers; 12
  *    independent fma chains cover the 2 pipes x 4 cycles of fma latency.
  *  - gemm_packed for m <= 8 (decode steps, beams): blocks of rows x panels
- *    with 6-8 chains in flight that stream the packed panels once from
+ *    with 8 chains in flight that stream the packed panels once from
  *    L3/memory, with software prefetch of the next panels. */
 #include <immintrin.h>
 
@@ -70,13 +70,13 @@ void ngpt_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
                       accumulate, work);
 }
 
-/* ---- m <= 8 on packed panels (src/gemm_blocked.h): blocks of 1 row x 4
- * panels and 2 rows x 2 panels: 8 chains (2 fma pipes x 4 cycles of latency)
- * and at least two panels streaming at once (one stream alone reaches about
- * 40 GB/s from L3, four about 90); 3 or 4 rows would need more than the 16
- * registers. Each panel streams from its first line to its last; a
- * prefetch runs PF lines ahead in every stream and, past a panel's end, on
- * into the same panel of the next group of P (the next panels). */
+/* ---- m <= 8 on packed panels (src/gemm_blocked.h): blocks of R rows x P
+ * panels, 1x4, 2x2, 4x1 (3x1 for three rows): 8 chains cover the 2 fma pipes
+ * x 4 cycles of latency. One row needs four panels streaming at once (about
+ * 90 GB/s from L3 where one stream gives about 60); four rows do 8 fmas per
+ * line and keep up with one. Each panel streams from its first line to its
+ * last; a prefetch runs PF lines ahead in every stream and, past a panel's
+ * end, on into the same panel of the next group of P (the next panels). */
 enum { PF = 32 };
 
 #define GV_ACC(r, p) __m256 s##r##p##0 = _mm256_setzero_ps(), s##r##p##1 = _mm256_setzero_ps();

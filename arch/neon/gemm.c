@@ -77,10 +77,9 @@ void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
 }
 
 /* ---- m <= 8 on packed panels (src/gemm_blocked.h), as in arch/avx2/gemm.c:
- * blocks of 1 row x 4 panels and 2 rows x 2 panels (16 accumulators, the
- * panel rows, an ld1r broadcast);
- * each panel streams once, a prefetch runs PF lines ahead and on into the
- * next panels. */
+ * blocks of R rows x P panels, 1x4, 2x2, 4x1, 3x1 (16 accumulators, the
+ * panel rows, an ld1r broadcast); each panel streams once, a prefetch runs
+ * PF lines ahead and on into the next panels. */
 enum { PF = 32 };
 
 #define GV_ACC(r, p)                                                                     \
