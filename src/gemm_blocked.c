@@ -31,60 +31,49 @@ static inline int ceil_div(int x, int y) { return (x + y - 1) / y; }
  * itself: gcc deletes a loop that only prefetches. */
 enum { PACK_AHEAD = 16 };
 
-/* B(kk, j) for kk < kc, j < nc -> dst[j/NR][kk][j%NR], zero padded to NR. */
-static void pack_b(float *dst, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, int kc, int nc)
+/* Packs src(l, kk) = src[l*ls + kk*ks], lanes l < lanes, kk < kc, into
+ * panels of w lanes: dst[l/w][kk][l%w], zero padded to whole panels. B's
+ * block: lanes are columns (w = NR); A's block: lanes are rows (w = MR). */
+static inline __attribute__((always_inline)) void
+pack_panels(float *dst, const float *src, ptrdiff_t ls, ptrdiff_t ks, int lanes, int kc,
+            const int w)
 {
-    const int nfull = b_cs == 1 ? nc - nc % NR : 0;
-    const size_t pstride = (size_t)kc * NR;
-    /* rows of B contiguous (dY W, X of dW): each row once, in order, split
-     * into the panels' lines */
-    for (int kk = 0; kk < kc && nfull > 0; kk++) {
-        const float *bk = b + kk * b_rs;
-        const ptrdiff_t ahead = kk + PACK_AHEAD < kc ? PACK_AHEAD * b_rs : 0;
-        float *d = dst + (size_t)kk * NR;
-        for (int j0 = 0; j0 < nfull; j0 += NR, d += pstride) {
-            __builtin_prefetch(bk + j0 + ahead);
-            memcpy(d, bk + j0, NR * sizeof(float));
+    const int lfull = ls == 1 ? lanes - lanes % w : 0;
+    const size_t pstride = (size_t)kc * w;
+    /* lanes contiguous (B's rows: dY W, X of dW; A^T: dY of dW): each source
+     * row once, in order, split into the panels' w floats */
+    for (int kk = 0; kk < kc && lfull > 0; kk++) {
+        const float *sk = src + kk * ks;
+        const ptrdiff_t ahead = kk + PACK_AHEAD < kc ? PACK_AHEAD * ks : 0;
+        float *d = dst + (size_t)kk * w;
+        for (int l0 = 0; l0 < lfull; l0 += w, d += pstride) {
+            __builtin_prefetch(sk + l0 + ahead);
+            memcpy(d, sk + l0, (size_t)w * sizeof(float));
         }
     }
-    /* the rest (a W layout, a column tail): column by column, so that a
-     * Linear's W row (contiguous along k) is read in order */
-    for (int j0 = nfull; j0 < nc; j0 += NR) {
-        const int nj = min_int(NR, nc - j0);
-        float *d = dst + (size_t)(j0 / NR) * pstride;
-        const float *bj = b + j0 * b_cs;
-        if (nj < NR)
-            for (int kk = 0; kk < kc; kk++) memset(d + kk * NR + nj, 0, (size_t)(NR - nj) * sizeof(float));
-        for (int jj = 0; jj < nj; jj++)
-            for (int kk = 0; kk < kc; kk++) d[kk * NR + jj] = bj[jj * b_cs + kk * b_rs];
+    /* the rest (a W layout, A's rows, a tail): lane by lane, each read along
+     * k (a Linear's W row is contiguous along k) */
+    for (int l0 = lfull; l0 < lanes; l0 += w) {
+        const int nl = min_int(w, lanes - l0);
+        float *d = dst + (size_t)(l0 / w) * pstride;
+        const float *sl = src + l0 * ls;
+        if (nl < w)
+            for (int kk = 0; kk < kc; kk++) memset(d + kk * w + nl, 0, (size_t)(w - nl) * sizeof(float));
+        for (int l = 0; l < nl; l++)
+            for (int kk = 0; kk < kc; kk++) d[kk * w + l] = sl[l * ls + kk * ks];
     }
 }
 
-/* A(i, kk) for i < mc, kk < kc -> dst[i/MR][kk][i%MR], zero padded to MR. */
+/* B(kk, j), kk < kc, j < nc -> dst[j/NR][kk][j%NR]. */
+static void pack_b(float *dst, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, int kc, int nc)
+{
+    pack_panels(dst, b, b_cs, b_rs, nc, kc, NR);
+}
+
+/* A(i, kk), i < mc, kk < kc -> dst[i/MR][kk][i%MR]. */
 static void pack_a(float *dst, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, int mc, int kc)
 {
-    const int mfull = a_rs == 1 ? mc - mc % MR : 0;
-    const size_t tstride = (size_t)kc * MR;
-    /* A^T with rows contiguous along i (the weight gradient's dy^T): each
-     * k-row of the block once, in order, split into the tiles' MR floats */
-    for (int kk = 0; kk < kc && mfull > 0; kk++) {
-        const float *ak = a + kk * a_cs;
-        const ptrdiff_t ahead = kk + PACK_AHEAD < kc ? PACK_AHEAD * a_cs : 0;
-        float *d = dst + (size_t)kk * MR;
-        for (int i0 = 0; i0 < mfull; i0 += MR, d += tstride) {
-            __builtin_prefetch(ak + i0 + ahead);
-            memcpy(d, ak + i0, MR * sizeof(float));
-        }
-    }
-    for (int i0 = mfull; i0 < mc; i0 += MR) {
-        const int mi = min_int(MR, mc - i0);
-        float *d = dst + (size_t)(i0 / MR) * tstride;
-        const float *ai = a + i0 * a_rs;
-        if (mi < MR)
-            for (int kk = 0; kk < kc; kk++) memset(d + kk * MR + mi, 0, (size_t)(MR - mi) * sizeof(float));
-        for (int r = 0; r < mi; r++)
-            for (int kk = 0; kk < kc; kk++) d[kk * MR + r] = ai[r * a_rs + kk * a_cs];
-    }
+    pack_panels(dst, a, a_rs, a_cs, mc, kc, MR);
 }
 
 /* Copies an mr x nr region (row stride rs) into rows of NR floats, zero elsewhere. */

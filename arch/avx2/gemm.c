@@ -70,21 +70,10 @@ void ngpt_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
                       accumulate, work);
 }
 
-/* ---- m <= 8 on packed panels (src/gemm_blocked.h): blocks of R rows x P
- * panels, 1x4, 2x2, 4x1 (3x1 for three rows): 8 chains cover the 2 fma pipes
- * x 4 cycles of latency. One row needs four panels streaming at once (about
- * 90 GB/s from L3 where one stream gives about 60); four rows do 8 fmas per
- * line and keep up with one. Each panel streams from its first line to its
- * last; a prefetch runs PF lines ahead in every stream and, past a panel's
- * end, on into the same panel of the next group of P (the next panels). */
-enum { PF = 32 };
-
+/* ---- m <= 8 on packed panels: the blocks of arch/gemv.h with two __m256
+ * per panel row. */
+#define GV_VEC __m256
 #define GV_ACC(r, p) __m256 s##r##p##0 = _mm256_setzero_ps(), s##r##p##1 = _mm256_setzero_ps();
-#define GV_FMA(r, p)                                                                     \
-    if (R > r && P > p) {                                                                \
-        s##r##p##0 = _mm256_fmadd_ps(av, w##p##0, s##r##p##0);                            \
-        s##r##p##1 = _mm256_fmadd_ps(av, w##p##1, s##r##p##1);                            \
-    }
 #define GV_LOAD(p)                                                                       \
     __m256 w##p##0 = _mm256_setzero_ps(), w##p##1 = w##p##0;                             \
     if (P > p) {                                                                         \
@@ -93,19 +82,11 @@ enum { PF = 32 };
     }
 #define GV_PREFETCH(p, ahead)                                                            \
     if (P > p) _mm_prefetch((const char *)(w + (p) * ps + (ahead)), _MM_HINT_T0);
-#define GV_ROW(r)                                                                        \
-    if (R > r) {                                                                         \
-        av = _mm256_broadcast_ss(a + (r) * a_rs + kk);                                   \
-        GV_FMA(r, 0) GV_FMA(r, 1) GV_FMA(r, 2) GV_FMA(r, 3)                              \
-    }
-/* One k step of every chain of the block; prefetching `ahead` floats past
- * each panel's start when pf. */
-#define GV_STEP(pf, ahead)                                                               \
-    {                                                                                    \
-        GV_LOAD(0) GV_LOAD(1) GV_LOAD(2) GV_LOAD(3)                                      \
-        if (pf) { GV_PREFETCH(0, ahead) GV_PREFETCH(1, ahead) GV_PREFETCH(2, ahead) GV_PREFETCH(3, ahead) } \
-        __m256 av;                                                                       \
-        GV_ROW(0) GV_ROW(1) GV_ROW(2) GV_ROW(3)                                          \
+#define GV_BROADCAST(x) _mm256_broadcast_ss(x)
+#define GV_FMA(r, p)                                                                     \
+    if (R > r && P > p) {                                                                \
+        s##r##p##0 = _mm256_fmadd_ps(av, w##p##0, s##r##p##0);                            \
+        s##r##p##1 = _mm256_fmadd_ps(av, w##p##1, s##r##p##1);                            \
     }
 #define GV_STORE(r, p)                                                                   \
     if (R > r && P > p)                                                                  \
@@ -129,36 +110,7 @@ static inline void gv_store(float *c, __m256 lo, __m256 hi, const float *bias, i
     for (int jj = 0; jj < n - j0; jj++) c[jj] = bias ? t[jj] + bias[j0 + jj] : t[jj];
 }
 
-static inline __attribute__((always_inline)) void
-gv_block(const int R, const int P, int k, const float *a, ptrdiff_t a_rs, const float *w,
-         size_t avail, const float *bias, float *c, ptrdiff_t c_rs, int n)
-{
-    const size_t ps = (size_t)k * NR;
-    GV_ACC(0, 0) GV_ACC(0, 1) GV_ACC(0, 2) GV_ACC(0, 3)     /* only R x P of them live */
-    GV_ACC(1, 0) GV_ACC(1, 1) GV_ACC(1, 2) GV_ACC(1, 3)
-    GV_ACC(2, 0) GV_ACC(2, 1) GV_ACC(2, 2) GV_ACC(2, 3)
-    GV_ACC(3, 0) GV_ACC(3, 1) GV_ACC(3, 2) GV_ACC(3, 3)
-    int kk = 0;
-    if (avail && k >= PF) {     /* streaming from L3/memory: prefetch */
-        for (; kk < k - PF; kk++) GV_STEP(1, (size_t)(kk + PF) * NR)       /* in each panel */
-        if (avail >= 2 * (size_t)P * ps)                                    /* the next panels */
-            for (; kk < k; kk++) GV_STEP(1, (size_t)P * ps + (size_t)(kk + PF - k) * NR)
-    }
-    for (; kk < k; kk++) GV_STEP(0, 0)
-    GV_STORE(0, 0) GV_STORE(0, 1) GV_STORE(0, 2) GV_STORE(0, 3)
-    GV_STORE(1, 0) GV_STORE(1, 1) GV_STORE(2, 0) GV_STORE(3, 0)
-}
-
-#define GV_FN(R, P)                                                                      \
-    static void gv_##R##x##P(int k, const float *a, ptrdiff_t a_rs, const float *w,      \
-                             size_t avail, const float *bias, float *c, ptrdiff_t c_rs, int n) \
-    {                                                                                    \
-        gv_block(R, P, k, a, a_rs, w, avail, bias, c, c_rs, n);                          \
-    }
-GV_FN(1, 4) GV_FN(2, 2) GV_FN(1, 1) GV_FN(2, 1) GV_FN(3, 1) GV_FN(4, 1)
-
-static const ngpt_gemv_blocks gemv_blocks = {
-    {4, 2, 1, 1}, {gv_1x4, gv_2x2, gv_3x1, gv_4x1}, {gv_1x1, gv_2x1, gv_3x1, gv_4x1}};
+#include "../gemv.h"
 
 void ngpt_f32_gemm_packed__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs,
                                 const float *wp, const float *bias, float *c, ptrdiff_t c_rs)

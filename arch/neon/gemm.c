@@ -76,22 +76,13 @@ void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
                       accumulate, work);
 }
 
-/* ---- m <= 8 on packed panels (src/gemm_blocked.h), as in arch/avx2/gemm.c:
- * blocks of R rows x P panels, 1x4, 2x2, 4x1, 3x1 (16 accumulators, the
- * panel rows, an ld1r broadcast); each panel streams once, a prefetch runs
- * PF lines ahead and on into the next panels. */
-enum { PF = 32 };
-
+/* ---- m <= 8 on packed panels: the blocks of arch/gemv.h with four
+ * float32x4_t per panel row (16 accumulators, the panel rows, an ld1r
+ * broadcast). */
+#define GV_VEC float32x4_t
 #define GV_ACC(r, p)                                                                     \
     float32x4_t s##r##p##0 = vdupq_n_f32(0.0f), s##r##p##1 = s##r##p##0,                 \
                 s##r##p##2 = s##r##p##0, s##r##p##3 = s##r##p##0;
-#define GV_FMA(r, p)                                                                     \
-    if (R > r && P > p) {                                                                \
-        s##r##p##0 = vfmaq_f32(s##r##p##0, av, w##p##0);                                 \
-        s##r##p##1 = vfmaq_f32(s##r##p##1, av, w##p##1);                                 \
-        s##r##p##2 = vfmaq_f32(s##r##p##2, av, w##p##2);                                 \
-        s##r##p##3 = vfmaq_f32(s##r##p##3, av, w##p##3);                                 \
-    }
 #define GV_LOAD(p)                                                                       \
     float32x4_t w##p##0 = vdupq_n_f32(0.0f), w##p##1 = w##p##0, w##p##2 = w##p##0,       \
                 w##p##3 = w##p##0;                                                       \
@@ -102,19 +93,13 @@ enum { PF = 32 };
     }
 #define GV_PREFETCH(p, ahead)                                                            \
     if (P > p) __builtin_prefetch(w + (p) * ps + (ahead));
-#define GV_ROW(r)                                                                        \
-    if (R > r) {                                                                         \
-        av = vld1q_dup_f32(a + (r) * a_rs + kk);                                         \
-        GV_FMA(r, 0) GV_FMA(r, 1) GV_FMA(r, 2) GV_FMA(r, 3)                              \
-    }
-/* One k step of every chain of the block; prefetching `ahead` floats past
- * each panel's start when pf. */
-#define GV_STEP(pf, ahead)                                                               \
-    {                                                                                    \
-        GV_LOAD(0) GV_LOAD(1) GV_LOAD(2) GV_LOAD(3)                                      \
-        if (pf) { GV_PREFETCH(0, ahead) GV_PREFETCH(1, ahead) GV_PREFETCH(2, ahead) GV_PREFETCH(3, ahead) } \
-        float32x4_t av;                                                                  \
-        GV_ROW(0) GV_ROW(1) GV_ROW(2) GV_ROW(3)                                          \
+#define GV_BROADCAST(x) vld1q_dup_f32(x)
+#define GV_FMA(r, p)                                                                     \
+    if (R > r && P > p) {                                                                \
+        s##r##p##0 = vfmaq_f32(s##r##p##0, av, w##p##0);                                 \
+        s##r##p##1 = vfmaq_f32(s##r##p##1, av, w##p##1);                                 \
+        s##r##p##2 = vfmaq_f32(s##r##p##2, av, w##p##2);                                 \
+        s##r##p##3 = vfmaq_f32(s##r##p##3, av, w##p##3);                                 \
     }
 #define GV_STORE(r, p)                                                                   \
     if (R > r && P > p)                                                                  \
@@ -139,36 +124,7 @@ static inline void gv_store(float *c, float32x4_t x0, float32x4_t x1, float32x4_
     for (int jj = 0; jj < n - j0; jj++) c[jj] = bias ? t[jj] + bias[j0 + jj] : t[jj];
 }
 
-static inline __attribute__((always_inline)) void
-gv_block(const int R, const int P, int k, const float *a, ptrdiff_t a_rs, const float *w,
-         size_t avail, const float *bias, float *c, ptrdiff_t c_rs, int n)
-{
-    const size_t ps = (size_t)k * NR;
-    GV_ACC(0, 0) GV_ACC(0, 1) GV_ACC(0, 2) GV_ACC(0, 3)     /* only R x P of them live */
-    GV_ACC(1, 0) GV_ACC(1, 1) GV_ACC(1, 2) GV_ACC(1, 3)
-    GV_ACC(2, 0) GV_ACC(2, 1) GV_ACC(2, 2) GV_ACC(2, 3)
-    GV_ACC(3, 0) GV_ACC(3, 1) GV_ACC(3, 2) GV_ACC(3, 3)
-    int kk = 0;
-    if (avail && k >= PF) {     /* streaming from L3/memory: prefetch */
-        for (; kk < k - PF; kk++) GV_STEP(1, (size_t)(kk + PF) * NR)       /* in each panel */
-        if (avail >= 2 * (size_t)P * ps)                                    /* the next panels */
-            for (; kk < k; kk++) GV_STEP(1, (size_t)P * ps + (size_t)(kk + PF - k) * NR)
-    }
-    for (; kk < k; kk++) GV_STEP(0, 0)
-    GV_STORE(0, 0) GV_STORE(0, 1) GV_STORE(0, 2) GV_STORE(0, 3)
-    GV_STORE(1, 0) GV_STORE(1, 1) GV_STORE(2, 0) GV_STORE(3, 0)
-}
-
-#define GV_FN(R, P)                                                                      \
-    static void gv_##R##x##P(int k, const float *a, ptrdiff_t a_rs, const float *w,      \
-                             size_t avail, const float *bias, float *c, ptrdiff_t c_rs, int n) \
-    {                                                                                    \
-        gv_block(R, P, k, a, a_rs, w, avail, bias, c, c_rs, n);                          \
-    }
-GV_FN(1, 4) GV_FN(2, 2) GV_FN(1, 1) GV_FN(2, 1) GV_FN(3, 1) GV_FN(4, 1)
-
-static const ngpt_gemv_blocks gemv_blocks = {
-    {4, 2, 1, 1}, {gv_1x4, gv_2x2, gv_3x1, gv_4x1}, {gv_1x1, gv_2x1, gv_3x1, gv_4x1}};
+#include "../gemv.h"
 
 void ngpt_f32_gemm_packed__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs,
                                 const float *wp, const float *bias, float *c, ptrdiff_t c_rs)
