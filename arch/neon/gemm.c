@@ -52,10 +52,35 @@ static inline void store_row(const ngpt_gemm_tile_io *io, int r, float32x4_t x0,
     vst1q_f32(co, x0), vst1q_f32(co + 4, x1), vst1q_f32(co + 8, x2), vst1q_f32(co + 12, x3);
 }
 
+/* A packed by the driver (a_rs = 1, a_cs = MR): the six values of step kk
+ * are one q and one d load, and each fma takes its row's value as a lane,
+ * so 24 accumulators + 4 B + 2 A = 30 registers. (AArch64: lane fmas by a
+ * 128-bit vector.) */
+#if defined(__aarch64__)
+#define TILE_FMA_LANE(r, fma_lane, av, lane)                                              \
+    c##r##0 = fma_lane(c##r##0, b0, av, lane), c##r##1 = fma_lane(c##r##1, b1, av, lane); \
+    c##r##2 = fma_lane(c##r##2, b2, av, lane), c##r##3 = fma_lane(c##r##3, b3, av, lane);
+#endif
+
 static void tile_6x16(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, const float *bp,
                       const ngpt_gemm_tile_io *io)
 {
     TILE_INIT(0) TILE_INIT(1) TILE_INIT(2) TILE_INIT(3) TILE_INIT(4) TILE_INIT(5)
+#if defined(__aarch64__)
+    if (a_rs == 1 && a_cs == MR) {
+        for (int kk = 0; kk < kc; kk++, bp += NR, a += MR) {
+            const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4);
+            const float32x4_t b2 = vld1q_f32(bp + 8), b3 = vld1q_f32(bp + 12);
+            const float32x4_t a03 = vld1q_f32(a);
+            const float32x2_t a45 = vld1_f32(a + 4);
+            TILE_FMA_LANE(0, vfmaq_laneq_f32, a03, 0) TILE_FMA_LANE(1, vfmaq_laneq_f32, a03, 1)
+            TILE_FMA_LANE(2, vfmaq_laneq_f32, a03, 2) TILE_FMA_LANE(3, vfmaq_laneq_f32, a03, 3)
+            TILE_FMA_LANE(4, vfmaq_lane_f32, a45, 0) TILE_FMA_LANE(5, vfmaq_lane_f32, a45, 1)
+        }
+        TILE_STORE(0); TILE_STORE(1); TILE_STORE(2); TILE_STORE(3); TILE_STORE(4); TILE_STORE(5);
+        return;
+    }
+#endif
     const float *a0 = a, *a1 = a + a_rs, *a2 = a + 2 * a_rs, *a3 = a + 3 * a_rs;
     const float *a4 = a + 4 * a_rs, *a5 = a + 5 * a_rs;
     ptrdiff_t o = 0;
