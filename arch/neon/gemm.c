@@ -5,9 +5,10 @@
  * two float32x4_t each, the AVX2 kernels' layout — never across k.
  *
  *  - gemm, and gemm_packed for m > 8: the shared cache-blocked driver
- *    (src/gemm_blocked.c) around a 6x16 register tile: 24 accumulators, four
- *    B vectors and one A broadcast (ld1r) = 29 of AArch64's 32 registers; 24
- *    chains cover 2 fma pipes x 4 cycles of latency several times over.
+ *    (src/gemm_blocked.c) around a 6x16 register tile: 24 accumulators and
+ *    four B vectors, A packed as two vectors taken by lane (30 of AArch64's
+ *    32 registers) or, read in place, one ld1r broadcast per row; 24 chains
+ *    cover 2 fma pipes x 4 cycles of latency three times over.
  *  - gemm_packed for m <= 8 (decode steps, beams): rows x panels blocks that
  *    stream the packed panels once, with prefetch of the next panels.
  * ARMv7 (16 q registers) compiles the same code with spills; it is used
