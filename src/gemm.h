@@ -22,11 +22,22 @@
  * Any split gives the same bits (each output's chain is the same whatever
  * tile computes it). Each concurrent call needs its own workspace.
  *
+ * The weight gradient dW = dY^T X splits the same way (rows are W's output
+ * rows, columns its inputs): every thread runs whole chains over B*T.
+ *
  * Workspace: gemm takes `work`, NGPT_GEMM_WORK_BYTES bytes aligned to 64,
- * private to the call while it runs (the model carves one per thread in the
- * arena); it holds the packed A and B blocks and, when accumulating over more
- * than one k block, the partial chains. Nothing larger than a few KiB goes on
- * the stack, so pool threads and small boards are safe. */
+ * private to the call while it runs: the arena holds one per thread,
+ * thread t's at plan.gemm_work + t * NGPT_GEMM_WORK_FLOATS. It holds the
+ * packed A and B blocks and, when accumulating over more than one k block,
+ * the partial chains. gemm_packed needs none (its B is packed already, its
+ * A read in place). Nothing larger than about 8 KiB goes on the stack, so
+ * pool threads and small boards are safe.
+ *
+ * Weights packed once: pack_w after each optimizer step (training) or at
+ * load (inference) into an arena region of ngpt_packed_w_floats(n, k)
+ * floats per Linear, then gemm_packed for x W^T: the forward's Linear
+ * layers, prefill, and decode (m <= 8 rows: one token or a few beams)
+ * without repacking anything per token. */
 #ifndef NGPT_GEMM_H
 #define NGPT_GEMM_H
 
@@ -38,8 +49,9 @@
 #define NGPT_GEMM_MR 6
 #define NGPT_GEMM_NR 16
 
-/* Cache blocks (floats), chosen for a 32-64 KiB L1d and a >= 512 KiB L2
- * (Zen 4/5: 48 KiB / 1 MiB; Cortex-A76: 64 KiB / 512 KiB):
+/* Cache blocks (floats), the same on every build, chosen for a 32-64 KiB
+ * L1d and a >= 512 KiB L2 (Zen 4/5: 48 KiB / 1 MiB; Cortex-A76: 64 KiB /
+ * 512 KiB, which holds the A and B blocks, 400 KiB):
  *  KC  k rows per block: one B micro-panel (KC x 16 = 16 KiB) stays in L1
  *      while every A micro-panel of the block streams past it; a chain leaves
  *      the registers once per KC steps (stored as a float, reloaded, continued).
