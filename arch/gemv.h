@@ -1,5 +1,5 @@
 /* gemv.h — the m <= 8 blocks of gemm_packed that the ISAs share
- * (arch/<isa>/gemm.c; driver: src/gemm_blocked.c): R rows x P panels per
+ * (arch/<isa>/gemm.c; driver: arch/gemm_blocked.h): R rows x P panels per
  * block, 1x4, 2x2, 1x1, 2x1, 3x1, 4x1 (8 chains cover 2 fma pipes x 4 cycles
  * of latency: one row needs four panels at once, four rows one); each panel
  * streams from its first line to its last while a prefetch runs PF lines

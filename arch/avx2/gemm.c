@@ -5,7 +5,7 @@
  * never across k.
  *
  *  - gemm, and gemm_packed for m > 8: the shared cache-blocked driver
- *    (src/gemm_blocked.c) around a 6x16 register tile: 12 accumulators, two
+ *    (arch/gemm_blocked.h) around a 6x16 register tile: 12 accumulators, two
  *    B vectors and one A broadcast = 15 of the 16 ymm registers; 12
  *    independent fma chains cover the 2 pipes x 4 cycles of fma latency.
  *  - gemm_packed for m <= 8 (decode steps, beams): blocks of rows x panels
@@ -13,10 +13,9 @@
  *    L3/memory, with software prefetch of the next panels. */
 #include <immintrin.h>
 
-#include "gemm_blocked.h"
+#include "../gemm_blocked.h"
 #include "kernels_avx2.h"
 
-enum { MR = NGPT_GEMM_MR, NR = NGPT_GEMM_NR };
 
 /* ---- the 6x16 tile of the blocked driver */
 

@@ -5,7 +5,7 @@
  * two float32x4_t each, the AVX2 kernels' layout — never across k.
  *
  *  - gemm, and gemm_packed for m > 8: the shared cache-blocked driver
- *    (src/gemm_blocked.c) around a 6x16 register tile: 24 accumulators and
+ *    (arch/gemm_blocked.h) around a 6x16 register tile: 24 accumulators and
  *    four B vectors, A packed as two vectors taken by lane (30 of AArch64's
  *    32 registers) or, read in place, one ld1r broadcast per row; 24 chains
  *    cover 2 fma pipes x 4 cycles of latency three times over.
@@ -15,10 +15,9 @@
  * only when asked for (table.c). */
 #include <arm_neon.h>
 
-#include "gemm_blocked.h"
+#include "../gemm_blocked.h"
 #include "kernels_neon.h"
 
-enum { MR = NGPT_GEMM_MR, NR = NGPT_GEMM_NR };
 
 /* ---- the 6x16 tile of the blocked driver */
 
