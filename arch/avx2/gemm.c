@@ -10,7 +10,8 @@
  *    independent fma chains cover the 2 pipes x 4 cycles of fma latency.
  *  - gemm_packed for m <= 8 (decode steps, beams): blocks of rows x panels
  *    with 8 chains in flight that stream the packed panels once from
- *    L3/memory, with software prefetch of the next panels. */
+ *    L3/memory, with software prefetch of the next panels.
+ * arch/neon/gemm.c has the same shape with four float32x4_t per tile row. */
 #include <immintrin.h>
 
 #include "../gemm_blocked.h"
