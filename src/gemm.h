@@ -59,12 +59,14 @@
  *      the B panels of the block pass over it.
  *  NC  columns of the packed B block (KC x NC = 256 KiB, L2/L3).
  *  MS  rows whose partial chains the workspace holds when accumulating
- *      (MS x NC = 288 KiB): C keeps the addend until the chain is done, so the
- *      partials cannot live in C; B is packed once per MS rows. */
+ *      (MS x NC = 1.1 MiB): C keeps the addend until the chain is done, so the
+ *      partials cannot live in C, and B is packed once per MS rows. 1152
+ *      (8 MC) covers every weight gradient of the default model (out <= 1024:
+ *      B packed once per k block, 5-8% faster than 288 on qkv and fc1). */
 #define NGPT_GEMM_KC 256
 #define NGPT_GEMM_MC 144
 #define NGPT_GEMM_NC 256
-#define NGPT_GEMM_MS 288
+#define NGPT_GEMM_MS 1152
 
 /* Workspace of one gemm call: packed A block | packed B block | partials. */
 #define NGPT_GEMM_WORK_FLOATS                                                          \

@@ -138,6 +138,14 @@ static void gemm_cases(void)
             for (int f = 0; f < 4; f++, cases++)
                 bad += !gemm_case(full[s][0], full[s][1], full[s][2], layout, f & 1, f & 2, a, b,
                                   bias, c0);
+    /* accumulating over more rows than the workspace holds chains for
+     * (NGPT_GEMM_MS): several row super-blocks, B packed again for each */
+    const int tall = NGPT_GEMM_MS + 13;
+    float *ta = buf(a_floats(tall, 300)), *tc = buf((size_t)tall * (33 + 3));
+    fill(ta, a_floats(tall, 300), 5, 1.0f), fill(tc, (size_t)tall * (33 + 3), 6, 1.0f);
+    for (int layout = 3; layout < 6; layout++, cases++)
+        bad += !gemm_case(tall, 33, 300, layout, layout == 4, true, ta, b, bias, tc);
+    free(ta), free(tc);
     CHECK(bad == 0, "%d of %d gemm cases differ", bad, cases);
     free(a), free(b), free(bias), free(c0);
 }

@@ -43,6 +43,8 @@ static void test_shapes(kc_shapes *out)
         for (int l = 0; l < 8; l++)
             kc_add_shape(out, wide[s][0], wide[s][1], wide[s][2], (l & 1 ? W : 0) | (l & 2 ? BIAS | ACC : 0) | (l & 4 ? AT : 0));
     for (int n = 1; n < 300; n += 23) kc_add_shape(out, 1, n, 1, ACC | TINY);
+    /* accumulating over more rows than the workspace keeps chains for */
+    kc_add_shape(out, NGPT_GEMM_MS + 7, 20, 300, AT | ACC);
 }
 
 /* The default model (C = 256, d_ff = 1024) on one sequence of T = 256. */
