@@ -12,10 +12,10 @@
  * machine; more tasks would only add overhead. */
 enum { TASKS_PER_THREAD = 4 };
 
-/* Cuts of a matrix product: row blocks a multiple of every ISA's row tile
- * (AVX2 6, NEON 4 or 8), column panels of the kernels' 16 columns. Column
+/* Cuts of a matrix product (gemm.h): row blocks of whole register tiles
+ * (4 x NGPT_GEMM_MR = 24 rows), column panels of NGPT_GEMM_NR = 16. Column
  * cuts of other ops (weight and bias gradients) fall on 64-byte lines. */
-enum { GEMM_ROW_ALIGN = 24, GEMM_COL_ALIGN = 16, COL_ALIGN = 16 };
+enum { GEMM_ROW_ALIGN = 4 * NGPT_GEMM_MR, GEMM_COL_ALIGN = NGPT_GEMM_NR, COL_ALIGN = 16 };
 
 /* Elementwise cuts: whole cache lines, whole Philox blocks for dropout. */
 enum { ELEM_ALIGN = 64 };
@@ -57,6 +57,7 @@ void ngpt_par_for(ngpt_context *ctx, size_t n, size_t align, double unit_work, n
 
 typedef struct gemm_job {
     const ngpt_kernels *k;
+    float *work;                /* the threads' workspaces (gemm.h), one after another */
     int m, n, kk;
     const float *a, *b, *bias;
     ptrdiff_t a_rs, a_cs, b_rs, b_cs, c_rs;
@@ -69,10 +70,9 @@ static void gemm_range(void *arg, size_t begin, size_t end, int thread)
     const gemm_job *g = arg;
     const ptrdiff_t i0 = g->by_cols ? 0 : (ptrdiff_t)begin, j0 = g->by_cols ? (ptrdiff_t)begin : 0;
     const int m = g->by_cols ? g->m : (int)(end - begin), n = g->by_cols ? (int)(end - begin) : g->n;
-    (void)thread;   /* a per-thread gemm workspace would be passed here */
     g->k->gemm(m, n, g->kk, g->a + i0 * g->a_rs, g->a_rs, g->a_cs, g->b + j0 * g->b_cs, g->b_rs,
                g->b_cs, g->bias ? g->bias + j0 : NULL, g->c + i0 * g->c_rs + j0, g->c_rs,
-               g->accumulate);
+               g->accumulate, g->work + (size_t)thread * NGPT_GEMM_WORK_FLOATS);
 }
 
 void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
@@ -80,7 +80,8 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
                   const float *bias, float *c, ptrdiff_t c_rs, bool accumulate)
 {
     if (m <= 0 || n <= 0) return;
-    gemm_job g = {ctx->k, m, n, k, a, b, bias, a_rs, a_cs, b_rs, b_cs, c_rs, c, accumulate, false};
+    gemm_job g = {ctx->k, ctx->plan.gemm_work, m, n, k, a, b, bias, a_rs, a_cs, b_rs, b_cs, c_rs,
+                  c, accumulate, false};
     /* row blocks, unless C has too few rows to feed the threads and more
      * column panels than row blocks (decoding: m = 1) */
     const size_t row_parts = ((size_t)m + GEMM_ROW_ALIGN - 1) / GEMM_ROW_ALIGN;
