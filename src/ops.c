@@ -15,7 +15,8 @@ enum { TASKS_PER_THREAD = 4 };
 /* Cuts of a matrix product (gemm.h): row blocks of whole register tiles
  * (4 x NGPT_GEMM_MR = 24 rows), column panels of NGPT_GEMM_NR = 16. Column
  * cuts of other ops (weight and bias gradients) fall on 64-byte lines. */
-enum { GEMM_ROW_ALIGN = 4 * NGPT_GEMM_MR, GEMM_COL_ALIGN = NGPT_GEMM_NR, COL_ALIGN = 16 };
+enum { GEMM_ROW_ALIGN = 4 * NGPT_GEMM_MR, GEMM_COL_ALIGN = NGPT_GEMM_NR, COL_ALIGN = 16,
+       ROWS_PER_PACK = 128 };
 
 /* Elementwise cuts: whole cache lines, whole Philox blocks for dropout. */
 enum { ELEM_ALIGN = 64 };
@@ -34,14 +35,15 @@ static void range_task(void *p, int task, int thread)
     j->fn(j->arg, begin, end, thread);
 }
 
-void ngpt_par_for(ngpt_context *ctx, size_t n, size_t align, double unit_work, ngpt_range_fn fn,
-                  void *arg)
+/* As ngpt_par_for, at most max_tasks parts. */
+static void par_for_at_most(ngpt_context *ctx, size_t n, size_t align, double unit_work,
+                            size_t max_tasks, ngpt_range_fn fn, void *arg)
 {
     if (n == 0) return;
     ngpt_pool *pool = ctx->plan.pool;
     const double work = (double)n * unit_work;
     const size_t pieces = (n + align - 1) / align;
-    size_t tasks = (size_t)pool->threads * TASKS_PER_THREAD;
+    size_t tasks = max_tasks;
     if (pool->inline_below > 0 && work / pool->inline_below < (double)tasks)
         tasks = (size_t)(work / pool->inline_below);    /* each task worth a wake-up */
     if (tasks > pieces) tasks = pieces;
@@ -51,6 +53,13 @@ void ngpt_par_for(ngpt_context *ctx, size_t n, size_t align, double unit_work, n
     }
     range_job j = {fn, arg, n, (pieces + tasks - 1) / tasks * align};
     ngpt_pool_run(pool, range_task, &j, (int)((n + j.chunk - 1) / j.chunk));
+}
+
+void ngpt_par_for(ngpt_context *ctx, size_t n, size_t align, double unit_work, ngpt_range_fn fn,
+                  void *arg)
+{
+    par_for_at_most(ctx, n, align, unit_work, (size_t)ctx->plan.pool->threads * TASKS_PER_THREAD,
+                    fn, arg);
 }
 
 /* ---- matrix products */
@@ -88,10 +97,18 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
     const size_t col_parts = ((size_t)n + GEMM_COL_ALIGN - 1) / GEMM_COL_ALIGN;
     g.by_cols = row_parts < 2 * (size_t)ctx->plan.pool->threads && col_parts > row_parts;
     const double chain = k > 0 ? (double)k : 1.0;
-    if (g.by_cols)
+    const size_t threads = (size_t)ctx->plan.pool->threads;
+    if (g.by_cols) {
         ngpt_par_for(ctx, (size_t)n, GEMM_COL_ALIGN, (double)m * chain, gemm_range, &g);
-    else
-        ngpt_par_for(ctx, (size_t)m, GEMM_ROW_ALIGN, (double)n * chain, gemm_range, &g);
+    } else {
+        /* every part packs all of B again (the weight gradient's B is k = B*T
+         * rows of X): at least ROWS_PER_PACK rows of C per part keep that
+         * repacking small, a few percent at most */
+        size_t most = (size_t)m / ROWS_PER_PACK;
+        if (most > threads * TASKS_PER_THREAD) most = threads * TASKS_PER_THREAD;
+        if (most < threads) most = threads;
+        par_for_at_most(ctx, (size_t)m, GEMM_ROW_ALIGN, (double)n * chain, most, gemm_range, &g);
+    }
 }
 
 void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
