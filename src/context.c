@@ -226,6 +226,7 @@ ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 {
     if (!ctx || !params || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
+    ctx->run.packed_valid = false;      /* the caller may write through the pointer */
     *params = ctx->plan.params;
     *count = ctx->lay.total;
     return NGPT_OK;

@@ -10,6 +10,7 @@
 
 #include "cache.h"
 #include "ops.h"
+#include "packed.h"
 #include "rng.h"
 
 /* Applies dropout of one site in place (the caller checks that it is on). */
@@ -72,6 +73,18 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     ngpt_op_attention_fwd(ctx, &at);
 }
 
+/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l,
+ * W = w stored (out, in) as in PyTorch: in a cached pass (generation) from
+ * the packed copy of W (packed.h), otherwise from the parameters. */
+static void linear(ngpt_context *ctx, const ngpt_pass *ps, int l, ngpt_linear which, float *y,
+                   const float *x, const float *w, const float *bias, int rows, int in, int out)
+{
+    if (ps->cached)
+        ngpt_op_linear_packed(ctx, y, x, ngpt_packed_w(ctx, l, which), bias, rows, in, out);
+    else
+        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out);
+}
+
 /* One transformer block (DESIGN §1), in place on the residual stream. */
 static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
 {
@@ -88,23 +101,23 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
                           ngpt_block_ptr(lay, W, l, lay->ln1_w),
                           ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
-    ngpt_op_linear(ctx, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w), NULL, (int)BT,
-                   C, 3 * C);
+    linear(ctx, ps, l, NGPT_LINEAR_QKV, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w),
+           NULL, (int)BT, C, 3 * C);
     ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? p->kv_len + ps->slot0 : NULL, false);
     attention(ctx, &a, l, ps, dropping);
-    ngpt_op_linear(ctx, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)BT,
-                   C, C);
+    linear(ctx, ps, l, NGPT_LINEAR_PROJ, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w),
+           NULL, (int)BT, C, C);
     if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_ATTN_OUT);
     ngpt_op_add(ctx, a.res1, a.x_in, p->branch, BT * C);
     /* MLP sublayer: ln2 (BT,C) -> fc1 (BT,F) -> GELU -> fc2 (BT,C) -> dropout -> + residual */
     ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean, a.ln2_rstd, a.res1,
                           ngpt_block_ptr(lay, W, l, lay->ln2_w),
                           ngpt_block_ptr(lay, W, l, lay->ln2_b), BT, C);
-    ngpt_op_linear(ctx, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
-                   ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)BT, C, F);
+    linear(ctx, ps, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
+           ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)BT, C, F);
     ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, BT * F);
-    ngpt_op_linear(ctx, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
-                   ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)BT, F, C);
+    linear(ctx, ps, l, NGPT_LINEAR_FC2, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
+           ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)BT, F, C);
     if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_MLP_OUT);
     ngpt_op_add(ctx, a.x_out, a.res1, p->branch, BT * C);
 }
@@ -118,6 +131,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
     /* generation is always eval: dropout only in a full pass */
     const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
+    if (ps->cached) ngpt_packed_refresh(ctx);
 
     /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
@@ -130,7 +144,8 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     /* ln_f (BT,C) -> tied lm_head: logits (BT,V) = lnf tok_emb^T */
     ngpt_op_layernorm_fwd(ctx, p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w,
                           W + lay->lnf_b, BT, C);
-    ngpt_op_linear(ctx, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);
+    linear(ctx, ps, 0, NGPT_LINEAR_LM_HEAD, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C,
+           V);
 }
 
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,

@@ -151,6 +151,7 @@ typedef struct ngpt_plan {
     int32_t *kv_tokens;         /* (B, Tctx) the tokens each slot's cache holds, in order */
     float *kv_trace;            /* (L, B, H, Tctx) last new token's probabilities, or NULL */
     float *kv_tmp;              /* (Tctx, C) one slot-layer block: beam reordering */
+    float *packed_w;            /* the Linear weights packed for gemm_packed (packed.h) */
     float *samp_z;              /* (V) sampler working logits */
     float *samp_p;              /* (V) sampler probabilities in sorted order */
     int32_t *samp_idx;          /* (V) token ids sorted by logit (desc, ties by id) */
@@ -202,6 +203,11 @@ typedef struct ngpt_run_state {
      * plan.grads since ngpt_grads_zero (the optimizer averages over them). */
     bool backward_ready;
     int32_t n_backward;
+    /* Infer mode: plan.packed_w holds the current parameters (packed.c).
+     * Set by ngpt_packed_refresh; cleared by a parameter change
+     * (ngpt_run_params_changed), by ngpt_params_data (its pointer can write
+     * them) and when ngpt_model_generate starts. */
+    bool packed_valid;
 } ngpt_run_state;
 
 struct ngpt_context {
@@ -235,11 +241,13 @@ static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t l
 }
 
 /* The parameters changed (init, load): the last pass no longer describes
- * them, and its activations cannot be differentiated. */
+ * them, its activations cannot be differentiated, and the packed weights
+ * are stale. */
 static inline void ngpt_run_params_changed(ngpt_context *ctx)
 {
     ctx->run.pass.valid = false;
     ctx->run.backward_ready = false;
+    ctx->run.packed_valid = false;
 }
 
 /* Dropout (context.c): whether full forwards drop now, and the key of the

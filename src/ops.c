@@ -74,6 +74,16 @@ typedef struct gemm_job {
     bool accumulate, by_cols;
 } gemm_job;
 
+/* Split a product's C (m, n) by column panels rather than row blocks: when
+ * it has too few rows to feed the threads and more panels than row blocks
+ * (decoding: m = 1). */
+static bool split_columns(const ngpt_context *ctx, int m, int n)
+{
+    const size_t row_parts = ((size_t)m + GEMM_ROW_ALIGN - 1) / GEMM_ROW_ALIGN;
+    const size_t col_parts = ((size_t)n + GEMM_COL_ALIGN - 1) / GEMM_COL_ALIGN;
+    return row_parts < 2 * (size_t)ctx->plan.pool->threads && col_parts > row_parts;
+}
+
 static void gemm_range(void *arg, size_t begin, size_t end, int thread)
 {
     const gemm_job *g = arg;
@@ -90,12 +100,7 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
 {
     if (m <= 0 || n <= 0) return;
     gemm_job g = {ctx->k, ctx->plan.gemm_work, m, n, k, a, b, bias, a_rs, a_cs, b_rs, b_cs, c_rs,
-                  c, accumulate, false};
-    /* row blocks, unless C has too few rows to feed the threads and more
-     * column panels than row blocks (decoding: m = 1) */
-    const size_t row_parts = ((size_t)m + GEMM_ROW_ALIGN - 1) / GEMM_ROW_ALIGN;
-    const size_t col_parts = ((size_t)n + GEMM_COL_ALIGN - 1) / GEMM_COL_ALIGN;
-    g.by_cols = row_parts < 2 * (size_t)ctx->plan.pool->threads && col_parts > row_parts;
+                  c, accumulate, split_columns(ctx, m, n)};
     const double chain = k > 0 ? (double)k : 1.0;
     const size_t threads = (size_t)ctx->plan.pool->threads;
     if (g.by_cols) {
@@ -127,6 +132,39 @@ void ngpt_op_linear_bwd_input(ngpt_context *ctx, float *dx, const float *dy, con
                               int rows, int in, int out)
 {
     ngpt_op_gemm(ctx, rows, in, out, dy, out, 1, w, in, 1, NULL, dx, in, false);
+}
+
+typedef struct packed_job {
+    const ngpt_kernels *k;
+    int m, n, kk;
+    const float *a, *wp, *bias;
+    float *c;
+    bool by_cols;
+} packed_job;
+
+static void packed_range(void *arg, size_t begin, size_t end, int thread)
+{
+    const packed_job *g = arg;
+    (void)thread;
+    if (g->by_cols)     /* panels from j0 = begin, a multiple of 16 */
+        g->k->gemm_packed(g->m, (int)(end - begin), g->kk, g->a, g->kk,
+                          ngpt_gemm_panel(g->wp, g->kk, (int)begin),
+                          g->bias ? g->bias + begin : NULL, g->c + begin, g->n);
+    else
+        g->k->gemm_packed((int)(end - begin), g->n, g->kk, g->a + begin * (size_t)g->kk, g->kk,
+                          g->wp, g->bias, g->c + begin * (size_t)g->n, g->n);
+}
+
+void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
+                           const float *bias, int rows, int in, int out)
+{
+    if (rows <= 0 || out <= 0) return;
+    packed_job g = {ctx->k, rows, out, in, x, wp, bias, y, split_columns(ctx, rows, out)};
+    const double chain = in > 0 ? (double)in : 1.0;
+    if (g.by_cols)
+        ngpt_par_for(ctx, (size_t)out, GEMM_COL_ALIGN, (double)rows * chain, packed_range, &g);
+    else
+        ngpt_par_for(ctx, (size_t)rows, GEMM_ROW_ALIGN, (double)out * chain, packed_range, &g);
 }
 
 /* ---- row-wise ops */

@@ -36,6 +36,9 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
 /* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch. */
 void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
                     const float *bias, int rows, int in, int out);
+/* The same with W packed (pack_w, packed.h): gemm_packed, split the same way. */
+void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
+                           const float *bias, int rows, int in, int out);
 /* dW (out, in) += dy^T (rows, out) x (rows, in): each dW(i,j) one chain over
  * all rows, split by rows of dW. */
 void ngpt_op_linear_bwd_weight(ngpt_context *ctx, float *dw, const float *dy, const float *x,

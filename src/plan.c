@@ -2,6 +2,7 @@
  * and carves the regions (base set), so the two can never disagree. Every
  * region starts on a 64-byte boundary; all arithmetic is overflow-checked. */
 #include "internal.h"
+#include "packed.h"
 #include "pool.h"
 
 typedef struct walker {
@@ -102,6 +103,9 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.kv_tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
         if (shape->trace != NGPT_TRACE_NONE) p.kv_trace = TAKE_F(&w, L, B, H, TC);
         p.kv_tmp = TAKE_F(&w, TC, C, 1, 1);
+        size_t packed = 0;
+        if (!ngpt_packed_floats(cfg, &packed)) w.overflow = true;
+        p.packed_w = TAKE_F(&w, packed, 1, 1, 1);
         p.samp_z = TAKE_F(&w, V, 1, 1, 1);
         p.samp_p = TAKE_F(&w, V, 1, 1, 1);
         p.samp_idx = take(&w, sizeof(int32_t), V, 1, 1, 1);

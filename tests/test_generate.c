@@ -1,5 +1,6 @@
 /* test_generate.c — KV cache and generation: prefill + decode logits equal
- * the full forward bit for bit at every position; batched decode; the
+ * the full forward bit for bit at every position, also after the parameters
+ * change (the packed weights follow); batched decode; the
  * generation loop (sliding window, stops, callback, beams); clear errors. */
 #include <stdlib.h>
 
@@ -297,9 +298,43 @@ static void test_generate(void)
     ngpt_context_free(tr);
 }
 
+/* Prefill and decode multiply by a packed copy of the weights: after the
+ * parameters change (written through ngpt_params_data, or loaded) they
+ * still equal the full forward. */
+static void test_cached_after_param_change(void)
+{
+    ngpt_context *ctx = make(1, NGPT_TRACE_NONE);
+    if (!ctx) return;
+    int32_t tok[6] = {3, 1, 4, 1, 5, 9};
+    static float full[6 * V];
+    const float *lg;
+    CHECK_OK(ngpt_cache_prefill(ctx, tok, 1, 6));     /* packs the weights of seed 7 */
+    float *w;
+    size_t n;
+    ngpt_tensor_info fc1;
+    CHECK_OK(ngpt_tensor_find(ctx, "blocks.1.mlp.fc1.weight", &fc1));
+    for (int round = 0; round < 2; round++) {
+        if (round == 0) {
+            CHECK_OK(ngpt_params_data(ctx, &w, &n));
+            for (size_t i = 0; i < fc1.count; i++) w[fc1.offset + i] *= -1.5f;
+        } else {
+            CHECK_OK(ngpt_params_init(ctx, 8));
+        }
+        full_logits(ctx, tok, 6, full);
+        CHECK_OK(ngpt_cache_clear(ctx, -1));
+        CHECK_OK(ngpt_cache_prefill(ctx, tok, 1, 5));
+        CHECK_OK(ngpt_cache_decode(ctx, tok + 5, 1));
+        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK(!memcmp(lg, full + 5 * V, V * sizeof(float)),
+              "decode after %s differs from the full forward", round ? "init" : "a write");
+    }
+    ngpt_context_free(ctx);
+}
+
 int main(void)
 {
     test_cached_equals_full();
+    test_cached_after_param_change();
     test_generate();
     return test_summary("test_generate");
 }
