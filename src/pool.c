@@ -20,8 +20,9 @@ enum { SPIN_POLLS = 4096 };
 /* Tasks one job word holds (16 bits each for the count and the next). */
 enum { MAX_TASKS = 0xffff };
 
-/* Our kernels keep up to ~160 KiB of packing buffers on the stack; some C
- * libraries default to 128 KiB thread stacks, and sanitizers need more. */
+/* The kernels keep a few KiB on the stack, but some C libraries default to
+ * 128 KiB thread stacks and the sanitizers need much more: at least 2 MiB
+ * (address space only; pages are touched as they are used). */
 enum { MIN_STACK = 2 << 20 };
 
 static inline void cpu_relax(void)

@@ -27,6 +27,7 @@ int main(void)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.batch = 3;
     s.trace = NGPT_TRACE_LAST_ROW;
+    s.threads = 2;      /* the pool runs jobs without allocating */
     ngpt_context *ctx;
     CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
     CHECK_OK(ngpt_params_init(ctx, 3));

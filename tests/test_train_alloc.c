@@ -13,7 +13,7 @@ int main(void)
     ngpt_config cfg = ngpt_config_default();
     cfg.context_len = 16, cfg.d_model = 32, cfg.n_layers = 2, cfg.n_heads = 4, cfg.d_ff = 64;
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
-    s.batch = 3, s.seq = 16;
+    s.batch = 3, s.seq = 16, s.threads = 2;    /* the pool runs jobs without allocating */
     static char text[2000];
     for (size_t i = 0; i < sizeof text; i++) text[i] = (char)('a' + (i * 7 + i / 13) % 26);
     ngpt_context *ctx = NULL;
