@@ -74,12 +74,13 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
 }
 
 /* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l,
- * W = w stored (out, in) as in PyTorch: in a cached pass (generation) from
- * the packed copy of W (packed.h), otherwise from the parameters. */
+ * W = w stored (out, in) as in PyTorch: a decode step (a cached pass of a
+ * few rows) multiplies by the packed copy of W (packed.h), anything larger
+ * by the parameters through gemm, which packs its blocks itself. */
 static void linear(ngpt_context *ctx, const ngpt_pass *ps, int l, ngpt_linear which, float *y,
                    const float *x, const float *w, const float *bias, int rows, int in, int out)
 {
-    if (ps->cached)
+    if (ps->cached && rows <= NGPT_PACKED_MAX_ROWS)
         ngpt_op_linear_packed(ctx, y, x, ngpt_packed_w(ctx, l, which), bias, rows, in, out);
     else
         ngpt_op_linear(ctx, y, x, w, bias, rows, in, out);
@@ -131,7 +132,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
     /* generation is always eval: dropout only in a full pass */
     const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
-    if (ps->cached) ngpt_packed_refresh(ctx);
+    if (ps->cached && (int)BT <= NGPT_PACKED_MAX_ROWS) ngpt_packed_refresh(ctx);
 
     /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;

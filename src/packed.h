@@ -5,6 +5,11 @@
 
 #include "internal.h"
 
+/* Passes of at most this many rows use the packed weights: gemm_packed's
+ * gemv path (gemm.h); more rows run faster through gemm, which packs the
+ * rows it multiplies as well. */
+#define NGPT_PACKED_MAX_ROWS 8
+
 /* The Linears of a layer, and the tied lm_head (tok_emb). */
 typedef enum ngpt_linear {
     NGPT_LINEAR_QKV,            /* (3C, C) */
