@@ -1,10 +1,10 @@
 /* packed.c — the Linear weights in gemm_packed's layout (gemm.h) for the
- * cached passes of generation: prefill and decode multiply by them (a
- * decode step's few rows take gemm_packed's gemv path, which streams each
- * panel once) instead of packing every weight again for every token.
+ * decode steps of generation (cached passes of at most NGPT_PACKED_MAX_ROWS
+ * rows): they take gemm_packed's gemv path, which streams each panel once,
+ * instead of packing every weight again for every token.
  *
  * They are a copy of the parameters, kept in infer mode only, and repacked
- * before a cached pass when the parameters may have changed since the last
+ * before such a pass when the parameters may have changed since the last
  * packing: ngpt_run_params_changed (init, load) and ngpt_params_data (its
  * pointer can write them) clear run.packed_valid, and ngpt_model_generate
  * clears it when it starts. Full forwards read the parameters themselves.

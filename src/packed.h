@@ -1,5 +1,5 @@
 /* packed.h — the Linear weights in gemm_packed's layout (gemm.h), kept for
- * the cached passes of generation (packed.c says when they are repacked). */
+ * the decode steps of generation (packed.c says when they are repacked). */
 #ifndef NGPT_PACKED_H
 #define NGPT_PACKED_H
 
