@@ -20,13 +20,10 @@ TARGET_MACHINE := $(shell $(CC) -dumpmachine 2>/dev/null)
 ifeq ($(ARCH),auto)
   ifneq ($(filter x86_64%,$(TARGET_MACHINE)),)
     ARCH := $(if $(wildcard arch/avx2/table.c),avx2,scalar)
-  else ifneq ($(filter aarch64%,$(TARGET_MACHINE)),)
+  else ifneq ($(filter aarch64% arm64% arm%,$(TARGET_MACHINE)),)
+    # AArch64 (Linux aarch64-*, Apple arm64-*) and ARMv7 with NEON-VFPv4:
+    # the same kernels, exact on both (arch/neon/kernels_neon.h).
     ARCH := $(if $(wildcard arch/neon/table.c),neon,scalar)
-  else ifneq ($(filter arm%,$(TARGET_MACHINE)),)
-    # ARMv7 NEON flushes subnormals to zero, so it cannot match the reference
-    # bit for bit (arch/neon/table.c): scalar unless asked for with
-    # ARCH=neon CFLAGS+=-DNGPT_NEON_ARMV7_FTZ.
-    ARCH := scalar
   else
     ARCH := scalar
   endif

@@ -11,27 +11,37 @@
  * registers instead of packing (row_w8).
  * A panel that would need packing more than PACK_K rows of k (128 KiB of
  * stack) is left to the reference; unpacked panels (b_cs == 1, e.g. weight
- * gradients with k = B*T) have no limit. */
+ * gradients with k = B*T) have no limit.
+ * ARMv7: a tile whose chains or sums flushed is recomputed by the reference
+ * before it is stored (panel_ref; kernels_neon.h, "the flush check"). */
 #include <arm_neon.h>
 
 #include "kernels_neon.h"
 
 enum { PACK_K = 4096 };
 
-/* Adds the bias, then C, exactly as the reference's store(), for nv <= 8
- * valid columns of a row (acc holds lanes 0-3 and 4-7). */
-static inline void store8(float *c, float32x4_t a0, float32x4_t a1, const float *bias, int nv,
-                          bool accumulate)
+/* The reference's store() of a row's nv <= 8 valid columns (lanes 0-3 and
+ * 4-7): the bias, then C. A full row is summed in registers (finish8),
+ * checked for flushes with its tile (ARMv7), then stored (put8); a partial
+ * row is summed in scalar as it is stored. */
+static inline void finish8(const float *c, float32x4_t *a0, float32x4_t *a1, const float *bias,
+                           int nv, bool accumulate)
+{
+    if (nv != 8) return;
+    if (bias) {
+        *a0 = vaddq_f32(*a0, vld1q_f32(bias));
+        *a1 = vaddq_f32(*a1, vld1q_f32(bias + 4));
+    }
+    if (accumulate) {
+        *a0 = vaddq_f32(vld1q_f32(c), *a0);
+        *a1 = vaddq_f32(vld1q_f32(c + 4), *a1);
+    }
+}
+
+static inline void put8(float *c, float32x4_t a0, float32x4_t a1, const float *bias, int nv,
+                        bool accumulate)
 {
     if (nv == 8) {
-        if (bias) {
-            a0 = vaddq_f32(a0, vld1q_f32(bias));
-            a1 = vaddq_f32(a1, vld1q_f32(bias + 4));
-        }
-        if (accumulate) {
-            a0 = vaddq_f32(vld1q_f32(c), a0);
-            a1 = vaddq_f32(vld1q_f32(c + 4), a1);
-        }
         vst1q_f32(c, a0);
         vst1q_f32(c + 4, a1);
         return;
@@ -44,6 +54,17 @@ static inline void store8(float *c, float32x4_t a0, float32x4_t a1, const float 
         if (bias) acc = acc + bias[j];
         c[j] = accumulate ? c[j] + acc : acc;
     }
+}
+
+/* Rows i..i+rows-1 of a panel by the reference: a tile whose chains or sums
+ * flushed on ARMv7 (kernels_neon.h, "the flush check"), before it is stored. */
+static void panel_ref(int i, int rows, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                      const float *bp, ptrdiff_t ldb, const float *bias, float *c,
+                      ptrdiff_t c_rs, int nv, bool accumulate)
+{
+    ngpt_f32_gemm_ref(rows, nv, k, a + i * a_rs, a_rs, a_cs, bp, ldb, 1, bias, c + i * c_rs, c_rs,
+                      accumulate);
+    neon_flags_clear();
 }
 
 /* All m rows against one panel: bp[kk*ldb + jj] = B(kk, j0+jj), jj < 8. */
@@ -74,10 +95,18 @@ static void panel(int m, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, 
             c31 = vfmaq_f32(c31, v, b1);
         }
         float *ci = c + i * c_rs;
-        store8(ci, c00, c01, bias, nv, accumulate);
-        store8(ci + c_rs, c10, c11, bias, nv, accumulate);
-        store8(ci + 2 * c_rs, c20, c21, bias, nv, accumulate);
-        store8(ci + 3 * c_rs, c30, c31, bias, nv, accumulate);
+        finish8(ci, &c00, &c01, bias, nv, accumulate);
+        finish8(ci + c_rs, &c10, &c11, bias, nv, accumulate);
+        finish8(ci + 2 * c_rs, &c20, &c21, bias, nv, accumulate);
+        finish8(ci + 3 * c_rs, &c30, &c31, bias, nv, accumulate);
+        if (neon_flushed(c00, c01, c10, c11) || neon_flushed(c20, c21, c30, c31)) {
+            panel_ref(i, 4, k, a, a_rs, a_cs, bp, ldb, bias, c, c_rs, nv, accumulate);
+            continue;
+        }
+        put8(ci, c00, c01, bias, nv, accumulate);
+        put8(ci + c_rs, c10, c11, bias, nv, accumulate);
+        put8(ci + 2 * c_rs, c20, c21, bias, nv, accumulate);
+        put8(ci + 3 * c_rs, c30, c31, bias, nv, accumulate);
     }
     for (; i < m; i++) {
         const float *ai = a + i * a_rs;
@@ -88,7 +117,11 @@ static void panel(int m, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, 
             c0 = vfmaq_f32(c0, v, vld1q_f32(bk));
             c1 = vfmaq_f32(c1, v, vld1q_f32(bk + 4));
         }
-        store8(c + i * c_rs, c0, c1, bias, nv, accumulate);
+        finish8(c + i * c_rs, &c0, &c1, bias, nv, accumulate);
+        if (neon_flushed2(c0, c1))
+            panel_ref(i, 1, k, a, a_rs, a_cs, bp, ldb, bias, c, c_rs, nv, accumulate);
+        else
+            put8(c + i * c_rs, c0, c1, bias, nv, accumulate);
     }
 }
 
@@ -134,13 +167,20 @@ static void row_w8(int k, const float *ai, ptrdiff_t a_cs, const float *b, ptrdi
         c0 = vfmaq_f32(c0, v, vld1q_f32(lo));
         c1 = vfmaq_f32(c1, v, vld1q_f32(hi));
     }
-    store8(c, c0, c1, bias, 8, accumulate);
+    finish8(c, &c0, &c1, bias, 8, accumulate);
+    if (neon_flushed2(c0, c1)) {
+        ngpt_f32_gemm_ref(1, 8, k, ai, 0, a_cs, b, 1, b_cs, bias, c, 0, accumulate);
+        neon_flags_clear();
+        return;
+    }
+    put8(c, c0, c1, bias, 8, accumulate);
 }
 
 void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                          const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
                          float *c, ptrdiff_t c_rs, bool accumulate)
 {
+    neon_flags_clear();
     float pack[PACK_K * 8];
     for (int j = 0; j < n; j += 8) {
         const int nv = n - j < 8 ? n - j : 8;
