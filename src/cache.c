@@ -4,6 +4,7 @@
  * kv_tokens[s] remembers which, so generation can slide its window. */
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 
 static ngpt_status need_cache(const ngpt_context *ctx, const char *fn)
@@ -135,16 +136,19 @@ static ngpt_status cached_pass(ngpt_context *ctx, const char *fn, int32_t slot0,
 
 ngpt_status ngpt_cache_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t len)
 {
+    NGPT_FPMODE_SCOPE;
     return cached_pass(ctx, "prefill", 0, batch, tokens, len);
 }
 
 ngpt_status ngpt_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len)
 {
+    NGPT_FPMODE_SCOPE;
     if (ctx && (slot < 0 || slot >= ctx->shape.batch)) return check_slot(ctx, slot, "prefill_slot");
     return cached_pass(ctx, "prefill_slot", slot, 1, tokens, len);
 }
 
 ngpt_status ngpt_cache_decode(ngpt_context *ctx, const int32_t *tokens, int32_t batch)
 {
+    NGPT_FPMODE_SCOPE;
     return cached_pass(ctx, "decode_step", 0, batch, tokens, 1);
 }

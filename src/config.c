@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 
 ngpt_config ngpt_config_default(void)
@@ -122,6 +123,7 @@ static ngpt_status parse_bool(const char *key, const char *s, bool *out)
 
 ngpt_status ngpt_config_set(ngpt_config *cfg, const char *kv)
 {
+    NGPT_FPMODE_SCOPE;
     if (!cfg || !kv) return ngpt_fail(NGPT_ERR_NULL_ARG, "config_set: NULL argument");
     const char *eq = strchr(kv, '=');
     if (!eq || eq == kv)

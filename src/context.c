@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 #include "rng.h"
 
@@ -76,6 +77,7 @@ void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
 ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes)
 {
+    NGPT_FPMODE_SCOPE;
     if (!out || !cfg || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "init: NULL argument");
     *out = NULL;
     ngpt_shape s;
@@ -200,6 +202,7 @@ ngpt_status ngpt_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uin
 
 ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "init_weights: NULL context");
     float *params = ctx->plan.params;
     for (int32_t t = 0; t < ctx->n_tensors; t++) {

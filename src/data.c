@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 #include "rng.h"
 
@@ -55,6 +56,7 @@ static ngpt_status finish(ngpt_data **out, const uint8_t *bytes, size_t size, ui
 ngpt_status ngpt_data_open_mem(ngpt_data **data, const void *bytes, size_t size, float holdout,
                                int32_t seq)
 {
+    NGPT_FPMODE_SCOPE;     /* the split is holdout * size */
     ngpt_status st = check_common(data, holdout, seq);
     if (st) return st;
     if (!bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "data: NULL bytes");
@@ -74,6 +76,7 @@ static long file_size(FILE *f)
 ngpt_status ngpt_data_open(ngpt_data **data, const char *const *paths, int32_t n_paths,
                            float holdout, int32_t seq)
 {
+    NGPT_FPMODE_SCOPE;     /* the split is holdout * size */
     ngpt_status st = check_common(data, holdout, seq);
     if (st) return st;
     if (!paths) return ngpt_fail(NGPT_ERR_NULL_ARG, "data: NULL path list");

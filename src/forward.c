@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 #include "rng.h"
 
@@ -185,6 +186,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
                          const int32_t *targets, float *loss)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !tokens) return ngpt_fail(NGPT_ERR_NULL_ARG, "forward: NULL context or tokens");
     const ngpt_config *cfg = &ctx->cfg;
     if (T > cfg->context_len)

@@ -4,6 +4,7 @@
  * original (recompute the last T tokens from position 0). */
 #include <string.h>
 
+#include "fpmode.h"
 #include "generate.h"
 
 ngpt_generate_config ngpt_generate_config_default(void)
@@ -181,6 +182,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
                           int32_t out_cap, ngpt_token_fn fn, void *user,
                           ngpt_generate_result *result)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_status st = validate(ctx, gc, prompt, prompt_len, out, out_cap);
     if (st) return st;
     ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len};

@@ -5,6 +5,7 @@
 #include <sleef.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 
 ngpt_optim_config ngpt_optim_config_default(void)
@@ -45,6 +46,7 @@ ngpt_status ngpt_optim_config_validate(const ngpt_optim_config *o)
 
 ngpt_status ngpt_optim_lr(const ngpt_optim_config *o, int64_t step, float *lr)
 {
+    NGPT_FPMODE_SCOPE;
     if (!o || !lr) return ngpt_fail(NGPT_ERR_NULL_ARG, "lr_at: NULL argument");
     ngpt_status st = ngpt_optim_config_validate(o);
     if (st) return st;
@@ -68,6 +70,7 @@ ngpt_status ngpt_optim_lr(const ngpt_optim_config *o, int64_t step, float *lr)
 ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float lr,
                             float *grad_norm)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !o) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_step: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: the context was planned for inference");

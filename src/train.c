@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 
 static ngpt_status check_batch(const ngpt_context *ctx, int32_t batch, int32_t seq, const char *who)
@@ -18,6 +19,7 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
                             const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,
                             float *loss, float *lr_out, float *grad_norm)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !opt || !data || !loss) return ngpt_fail(NGPT_ERR_NULL_ARG, "train_step: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "train_step: the context was planned for inference");
@@ -53,6 +55,7 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
 ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
                           int32_t n_batches, int32_t batch, int32_t seq, float *loss)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !data || !loss) return ngpt_fail(NGPT_ERR_NULL_ARG, "evaluate: NULL argument");
     if (n_batches < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "evaluate: n_batches must be >= 1");
     ngpt_status st = check_batch(ctx, batch, seq, "evaluate");
