@@ -16,6 +16,7 @@
 
 #include "fpmode.h"
 #include "kernels.h"
+#include "kernels/kcase.h"
 #include "test.h"
 
 #if defined(__arm__)
@@ -207,12 +208,12 @@ static void hostile_mode_bites(void)
 #endif
 }
 
-/* 0x1.000002p-64 * 0x1.fffffcp-63 = 0x1.fffffffffff8p-127: below FLT_MIN
- * before rounding, FLT_MIN after. IEEE (and x86 even under FTZ) gives
- * FLT_MIN, an ARM flush 0; the canonical math gives FLT_MIN everywhere. */
+/* KC_BAND_A * KC_BAND_B (kcase.h) is below FLT_MIN before rounding,
+ * FLT_MIN after. IEEE (and x86 even under FTZ) gives FLT_MIN, an ARM flush
+ * 0; the canonical math gives FLT_MIN everywhere. */
 static void band_rounds_up(void)
 {
-    const float a = 0x1.000002p-64f, b = 0x1.fffffcp-63f;
+    const float a = KC_BAND_A, b = KC_BAND_B;
     CHECK((double)a * (double)b < (double)FLT_MIN, "the exact product is tiny");
     const ngpt_kernels *tables[2] = {&ngpt_kernels_ref, &ngpt_kernels_active};
     for (int t = 0; t < 2; t++) {

@@ -3,14 +3,16 @@
  *   W     B stored as a Linear's weight (n, k): b_rs = 1, b_cs = k
  *         (else B's rows (k, n): b_rs = n, b_cs = 1);
  *   AT    A stored transposed (k, m): a_rs = 1, a_cs = m (the weight gradient);
- *   TINY  values whose products are subnormal (ARMv7 NEON flushes them).
+ *   TINY      values whose products are subnormal (ARMv7 NEON flushes them),
+ *             every chain starting with the band product (KC_BAND_A * KC_BAND_B);
+ *   ONE_TINY  normal values but one subnormal in A's last row.
  * C has 3 columns of padding (c_rs = n + 3) that must stay untouched. The
  * definition is the one-chain-per-output triple loop. */
 #include <math.h>
 
 #include "kcase.h"
 
-enum { BIAS = 1, ACC = 2, W = 4, AT = 8, TINY = 16 };
+enum { BIAS = 1, ACC = 2, W = 4, AT = 8, TINY = 16, ONE_TINY = 32 };
 enum { A, B, BIASV, C };
 
 static void test_shapes(kc_shapes *out)
@@ -28,6 +30,16 @@ static void test_shapes(kc_shapes *out)
         for (int l = 0; l < 8; l++)
             kc_add_shape(out, wide[s][0], wide[s][1], wide[s][2], (l & 1 ? W : 0) | (l & 2 ? BIAS | ACC : 0) | (l & 4 ? AT : 0));
     for (int n = 1; n < 300; n += 23) kc_add_shape(out, 1, n, 1, ACC | TINY);
+    /* subnormals through every path: 4-row tiles and rows left over, packed
+     * and unpacked panels, decode rows */
+    static const int tm[] = {1, 3, 4, 9}, tn[] = {8, 13, 33}, tk[] = {1, 6, 40};
+    static const int tl[] = {0, W, AT | ACC, W | BIAS | ACC};
+    for (int im = 0; im < 4; im++)
+        for (int in = 0; in < 3; in++)
+            for (int ik = 0; ik < 3; ik++)
+                for (int l = 0; l < 4; l++)
+                    kc_add_shape(out, tm[im], tn[in], tk[ik], tl[l] | TINY),
+                        kc_add_shape(out, tm[im], tn[in], tk[ik], tl[l] | ONE_TINY);
 }
 
 /* The default model (C = 256, d_ff = 1024) on one sequence of T = 256. */
@@ -58,10 +70,15 @@ static void setup(kc_state *st)
 {
     const gemm_args g = args(st);
     const bool tiny = g.layout & TINY;
-    kc_rand(st, A, (size_t)g.m * g.k, tiny ? 1.5e-19f : 1.0f);
-    kc_rand(st, B, (size_t)g.k * g.n, tiny ? 1e-19f : 1.0f);
+    float *a = tiny ? kc_tiny(st, A, (size_t)g.m * g.k, 0x1p-63f) : kc_rand(st, A, (size_t)g.m * g.k, 1.0f);
+    float *b = tiny ? kc_tiny(st, B, (size_t)g.k * g.n, 0x1p-63f) : kc_rand(st, B, (size_t)g.k * g.n, 1.0f);
     kc_rand(st, BIASV, (size_t)g.n, 0.5f);
     kc_rand(st, C, (size_t)g.m * (g.n + 3), tiny ? 1e-38f : 1.0f);
+    if (tiny && g.k > 0) {
+        for (int i = 0; i < g.m; i++) a[i * g.a_rs] = KC_BAND_A;
+        for (int j = 0; j < g.n; j++) b[j * g.b_cs] = KC_BAND_B;
+    }
+    if ((g.layout & ONE_TINY) && g.k > 0) a[(g.m - 1) * g.a_rs + (g.k - 1) * g.a_cs] = 0x1p-140f;
     st->flops = 2.0 * g.m * g.n * g.k;
     st->bytes = 4.0 * ((double)g.m * g.k + (double)g.k * g.n + (double)g.m * g.n * (g.layout & ACC ? 2 : 1));
 }

@@ -1,6 +1,9 @@
 /* layernorm.c — the cases of layernorm_fwd and layernorm_bwd. Shape: rows c
- * [stats] — the forward with stats = 0 passes NULL mean/rstd (inference).
- * The backward takes the mean/rstd the reference forward saves. */
+ * stats tiny — the forward with stats = 0 passes NULL mean/rstd (inference);
+ * the backward (stats = 1) takes the mean/rstd the reference forward saves. With
+ * tiny = 1, even rows are nearly constant (values near 2^-70: subnormal
+ * squared deviations) and weights, gradients and outputs are subnormal or
+ * tiny; odd rows are normal. */
 #include <stdlib.h>
 
 #include "kcase.h"
@@ -10,13 +13,32 @@ static const int ROWS[] = {1, 3, 6}, COLS[] = {2, 8, 10, 34, 66, 257};
 static void fwd_tests(kc_shapes *out)
 {
     for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 6; c++) kc_add_shape(out, ROWS[r], COLS[c], 1), kc_add_shape(out, ROWS[r], COLS[c], 0);
+        for (int c = 0; c < 6; c++)
+            kc_add_shape(out, ROWS[r], COLS[c], 1), kc_add_shape(out, ROWS[r], COLS[c], 0),
+                kc_add_shape(out, ROWS[r], COLS[c], 1, 1);
 }
 
 static void bwd_tests(kc_shapes *out)
 {
     for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 6; c++) kc_add_shape(out, ROWS[r], COLS[c]);
+        for (int c = 0; c < 6; c++) kc_add_shape(out, ROWS[r], COLS[c], 1), kc_add_shape(out, ROWS[r], COLS[c], 1, 1);
+}
+
+/* The rows x: uniform over ±3, or (tiny) near-constant even rows. */
+static float *rows_x(kc_state *st, int slot)
+{
+    const size_t rows = kc_size(st, 0), c = kc_size(st, 1);
+    if (!kc_int(st, 3)) return kc_rand(st, slot, rows * c, 3.0f);
+    float *x = kc_tiny(st, slot, rows * c, 0x1p-70f);
+    for (size_t r = 1; r < rows; r += 2)
+        for (size_t i = 0; i < c; i++) x[r * c + i] *= 0x1p70f;
+    return x;
+}
+
+/* Slot of n values: kc_rand(scale), or (tiny) kc_tiny(tiny_scale). */
+static float *vals(kc_state *st, int slot, size_t n, float scale, float tiny_scale)
+{
+    return kc_int(st, 3) ? kc_tiny(st, slot, n, tiny_scale) : kc_rand(st, slot, n, scale);
 }
 
 /* T = 256 rows of C = 256. */
@@ -30,7 +52,7 @@ enum { X, W, B, Y, MEAN, RSTD };
 static void fwd_setup(kc_state *st)
 {
     const size_t rows = kc_size(st, 0), c = kc_size(st, 1);
-    kc_rand(st, X, rows * c, 3.0f), kc_rand(st, W, c, 1.0f), kc_rand(st, B, c, 0.2f);
+    rows_x(st, X), vals(st, W, c, 1.0f, 0x1p-63f), vals(st, B, c, 0.2f, 0x1p-120f);
     kc_zeros(st, Y, rows * c), kc_zeros(st, MEAN, rows), kc_zeros(st, RSTD, rows);
     st->bytes = 4.0 * (2.0 * (double)rows * c + 2.0 * c + 2.0 * rows);
 }
@@ -42,21 +64,21 @@ static void fwd_run(kc_state *st, const ngpt_kernels *t)
                      st->buf[W], st->buf[B], kc_size(st, 0), kc_int(st, 1));
 }
 
-const kc_case kc_layernorm_fwd = {"rows c stats", fwd_tests, bench_shapes, fwd_setup, fwd_run, NULL};
+const kc_case kc_layernorm_fwd = {"rows c stats tiny", fwd_tests, bench_shapes, fwd_setup, fwd_run, NULL};
 
 enum { BX, BDY, BW, BMEAN, BRSTD, DX, DW, DB };
 
 static void bwd_setup(kc_state *st)
 {
     const size_t rows = kc_size(st, 0), c = kc_size(st, 1);
-    const float *x = kc_rand(st, BX, rows * c, 3.0f), *w = kc_rand(st, BW, c, 1.0f);
-    kc_rand(st, BDY, rows * c, 1.0f);
+    const float *x = rows_x(st, BX), *w = vals(st, BW, c, 1.0f, 0x1p-63f);
+    vals(st, BDY, rows * c, 1.0f, 0x1p-63f);
     float *mean = kc_zeros(st, BMEAN, rows), *rstd = kc_zeros(st, BRSTD, rows);
     float *y = calloc(rows * c, sizeof(float)), *b = calloc(c, sizeof(float));
     if (!y || !b) abort();
     ngpt_f32_layernorm_fwd_ref(y, mean, rstd, x, w, b, rows, (int)c);
     free(y), free(b);
-    kc_rand(st, DX, rows * c, 0.1f), kc_rand(st, DW, c, 0.1f), kc_rand(st, DB, c, 0.1f);
+    vals(st, DX, rows * c, 0.1f, 0x1p-120f), vals(st, DW, c, 0.1f, 0x1p-120f), vals(st, DB, c, 0.1f, 0x1p-120f);
     st->bytes = 4.0 * (4.0 * (double)rows * c + 5.0 * c + 2.0 * rows);
 }
 
@@ -66,4 +88,4 @@ static void bwd_run(kc_state *st, const ngpt_kernels *t)
                      st->buf[BRSTD], st->buf[BW], kc_size(st, 0), kc_int(st, 1));
 }
 
-const kc_case kc_layernorm_bwd = {"rows c", bwd_tests, bench_shapes, bwd_setup, bwd_run, NULL};
+const kc_case kc_layernorm_bwd = {"rows c stats tiny", bwd_tests, bench_shapes, bwd_setup, bwd_run, NULL};

@@ -1,7 +1,8 @@
 /* reduce.c — the cases of rsum, sumsq and colsum_acc. rsum and sumsq have a
  * definition: the canonical 8 lanes written out (kernels.h). Shapes:
- *   rsum: n;  sumsq: n tiny — tiny = 1: squares are subnormal;
- *   colsum_acc: rows n. */
+ *   rsum, sumsq: n tiny — tiny = 1: subnormal elements and sums near FLT_MIN
+ *     (rsum), subnormal squares (sumsq);
+ *   colsum_acc: rows n tiny — tiny = 1: subnormal elements and sums. */
 #include <math.h>
 
 #include "kcase.h"
@@ -10,11 +11,6 @@ static void sum_tests(kc_shapes *out)
 {
     for (int i = 0; i < kc_nsizes; i++) kc_add_shape(out, kc_sizes[i]);
     kc_add_shape(out, 1000), kc_add_shape(out, 4099);
-}
-
-static void sumsq_tests(kc_shapes *out)
-{
-    sum_tests(out);
     for (int n = 1; n < 300; n += 23) kc_add_shape(out, n, 1);
 }
 
@@ -26,12 +22,18 @@ static void sum_bench(kc_shapes *out)
 
 enum { X, OUT };
 
-static void sum_setup(kc_state *st)
+static void setup_tiny(kc_state *st, float tiny_scale)
 {
-    kc_rand(st, X, kc_size(st, 0), kc_int(st, 1) ? 1.5e-19f : 8.0f);
+    if (kc_int(st, 1))
+        kc_tiny(st, X, kc_size(st, 0), tiny_scale);
+    else
+        kc_rand(st, X, kc_size(st, 0), 8.0f);
     kc_zeros(st, OUT, 1);
     st->bytes = 4.0 * (double)kc_size(st, 0);
 }
+
+static void rsum_setup(kc_state *st) { setup_tiny(st, 0x1p-125f); }
+static void sumsq_setup(kc_state *st) { setup_tiny(st, 0x1p-63f); }
 
 static void rsum_run(kc_state *st, const ngpt_kernels *t)
 {
@@ -63,14 +65,14 @@ static void sumsq_definition(kc_state *st)
     st->buf[OUT][0] = canonical(lane);
 }
 
-const kc_case kc_rsum = {"n", sum_tests, sum_bench, sum_setup, rsum_run, rsum_definition};
-const kc_case kc_sumsq = {"n tiny", sumsq_tests, sum_bench, sum_setup, sumsq_run, sumsq_definition};
+const kc_case kc_rsum = {"n tiny", sum_tests, sum_bench, rsum_setup, rsum_run, rsum_definition};
+const kc_case kc_sumsq = {"n tiny", sum_tests, sum_bench, sumsq_setup, sumsq_run, sumsq_definition};
 
 static void colsum_tests(kc_shapes *out)
 {
     for (int i = 0; i < kc_nsizes; i++) kc_add_shape(out, 1, kc_sizes[i]);
     for (int rows = 1; rows < 70; rows += 7)
-        for (int n = 4; n < 43; n += 5) kc_add_shape(out, rows, n);
+        for (int n = 4; n < 43; n += 5) kc_add_shape(out, rows, n), kc_add_shape(out, rows, n, 1);
 }
 
 /* The bias gradient of the MLP's first layer: T = 256 rows of d_ff = 1024. */
@@ -84,7 +86,10 @@ enum { DB, DY };
 static void colsum_setup(kc_state *st)
 {
     const size_t rows = kc_size(st, 0), n = kc_size(st, 1);
-    kc_rand(st, DB, n, 1.0f), kc_rand(st, DY, rows * n, 8.0f);
+    if (kc_int(st, 2))
+        kc_tiny(st, DB, n, 0x1p-125f), kc_tiny(st, DY, rows * n, 0x1p-125f);
+    else
+        kc_rand(st, DB, n, 1.0f), kc_rand(st, DY, rows * n, 8.0f);
     st->bytes = 4.0 * ((double)rows * n + 2.0 * n);
 }
 
@@ -93,4 +98,4 @@ static void colsum_run(kc_state *st, const ngpt_kernels *t)
     t->colsum_acc(st->buf[DB], st->buf[DY], kc_size(st, 0), kc_int(st, 1));
 }
 
-const kc_case kc_colsum_acc = {"rows n", colsum_tests, colsum_bench, colsum_setup, colsum_run, NULL};
+const kc_case kc_colsum_acc = {"rows n tiny", colsum_tests, colsum_bench, colsum_setup, colsum_run, NULL};
