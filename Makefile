@@ -145,7 +145,7 @@ test-native: all $(TEST_BIN) examples
 
 # PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
 PYTHON ?= /usr/bin/python3
-INTEROP_BIN := $(BUILD)/tests/interop/ngpt_logits_data
+INTEROP_BIN := $(BUILD)/tests/interop/ngpt_logits
 # The training-continuation helper needs the training API (issue #3).
 ifneq ($(shell grep -l ngpt_checkpoint_save_train include/ngpt.h 2>/dev/null),)
   INTEROP_BIN += $(BUILD)/tests/interop/ngpt_train_steps

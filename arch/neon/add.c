@@ -20,10 +20,7 @@ void ngpt_f32_add__neon(float *y, const float *a, const float *b, size_t n)
             neon_flags_clear();
             continue;
         }
-        vst1q_f32(y + i, y0);
-        vst1q_f32(y + i + 4, y1);
-        vst1q_f32(y + i + 8, y2);
-        vst1q_f32(y + i + 12, y3);
+        neon_store16(y + i, y0, y1, y2, y3);
     }
     ngpt_f32_add_ref(y + i, a + i, b + i, n - i);
 }

@@ -80,10 +80,7 @@ void ngpt_f32_attn_wsum__neon(float *o, const float *p, const float *v, ptrdiff_
             neon_flags_clear();
             continue;
         }
-        vst1q_f32(o + d, a0);
-        vst1q_f32(o + d + 4, a1);
-        vst1q_f32(o + d + 8, a2);
-        vst1q_f32(o + d + 12, a3);
+        neon_store16(o + d, a0, a1, a2, a3);
     }
     for (; d + 4 <= dim; d += 4) {
         float32x4_t a0 = vdupq_n_f32(0.0f);
@@ -120,10 +117,7 @@ void ngpt_f32_outer_acc__neon(float *out, ptrdiff_t out_stride, const float *w, 
                 neon_flags_clear();
                 continue;
             }
-            vst1q_f32(o + d, o0);
-            vst1q_f32(o + d + 4, o1);
-            vst1q_f32(o + d + 8, o2);
-            vst1q_f32(o + d + 12, o3);
+            neon_store16(o + d, o0, o1, o2, o3);
         }
         for (; d + 4 <= dim; d += 4) {
             const float32x4_t o0 = vfmaq_f32(vld1q_f32(o + d), wv, vld1q_f32(x + d));

@@ -73,7 +73,7 @@ void ngpt_f32_dropout__neon(float *y, const float *x, size_t n, uint64_t first,
             neon_flags_clear();
             continue;
         }
-        for (int q = 0; q < 4; q++) vst1q_f32(y + i + 4 * q, r[q]);
+        neon_store16(y + i, r[0], r[1], r[2], r[3]);
     }
     ngpt_f32_dropout_ref(y + i, x + i, n - i, first + i, key);
 }

@@ -70,6 +70,16 @@ static inline bool neon_flushed(float32x4_t a, float32x4_t b, float32x4_t c, flo
 static inline bool neon_flushed1(float32x4_t a) { return neon_flushed(a, a, a, a); }
 static inline bool neon_flushed2(float32x4_t a, float32x4_t b) { return neon_flushed(a, b, a, b); }
 
+/* Stores a block of 16 floats held in four vectors (after its check). */
+static inline void neon_store16(float *p, float32x4_t a, float32x4_t b, float32x4_t c,
+                                float32x4_t d)
+{
+    vst1q_f32(p, a);
+    vst1q_f32(p + 4, b);
+    vst1q_f32(p + 8, c);
+    vst1q_f32(p + 12, d);
+}
+
 /* ---- per target: SLEEF's vector functions, divide and sqrt ----
  * SLEEF's finz vector functions give the bits of the scalar finz ones the
  * reference calls (AArch64: advsimd; ARMv7: neonvfpv4, exact whenever no
