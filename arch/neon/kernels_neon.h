@@ -42,6 +42,7 @@
  * neon_flags_clear() starts each kernel and follows each recomputation. */
 #if defined(__aarch64__)
 static inline void neon_flags_clear(void) {}
+static inline bool neon_flags_set(void) { return false; }
 static inline bool neon_flushed(float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d)
 {
     (void)a, (void)b, (void)c, (void)d;
@@ -62,6 +63,15 @@ static inline bool neon_flushed(float32x4_t a, float32x4_t b, float32x4_t c, flo
 {
     uint32_t f;
     __asm__ __volatile__("vmrs %0, fpscr" : "=r"(f) : "w"(a), "w"(b), "w"(c), "w"(d) : "memory");
+    return (f & NEON_FPSCR_FLUSH_FLAGS) != 0;
+}
+
+/* Whether a flush happened since the last clear, in work already stored
+ * (the memory clobber orders the read after those stores). */
+static inline bool neon_flags_set(void)
+{
+    uint32_t f;
+    __asm__ __volatile__("vmrs %0, fpscr" : "=r"(f) : : "memory");
     return (f & NEON_FPSCR_FLUSH_FLAGS) != 0;
 }
 #endif
