@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "fpmode.h"
+#include "gemm.h"
 #include "kernels.h"
 #include "kernels/kcase.h"
 #include "test.h"
@@ -216,14 +217,17 @@ static void band_rounds_up(void)
     const float a = KC_BAND_A, b = KC_BAND_B;
     CHECK((double)a * (double)b < (double)FLT_MIN, "the exact product is tiny");
     const ngpt_kernels *tables[2] = {&ngpt_kernels_ref, &ngpt_kernels_active};
-    for (int t = 0; t < 2; t++) {
+    float *work = aligned_alloc(64, NGPT_GEMM_WORK_BYTES);
+    CHECK(work != NULL, "gemm workspace");
+    for (int t = 0; t < 2 && work; t++) {
         float av[8], bv[8], c[8];
         for (int i = 0; i < 8; i++) av[i] = a, bv[i] = b, c[i] = -1.0f;
         /* 1 x 8 outputs of k = 1 (a NEON row), then 8 x 1 */
-        tables[t]->gemm(1, 8, 1, av, 1, 1, bv, 8, 1, NULL, c, 8, false);
+        tables[t]->gemm(1, 8, 1, av, 1, 1, bv, 8, 1, NULL, c, 8, false, work);
         for (int i = 0; i < 8; i++)
             CHECK(c[i] == FLT_MIN, "%s gemm: %a", tables[t]->name, (double)c[i]);
     }
+    free(work);
 }
 
 #if defined(__arm__)
