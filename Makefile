@@ -1,6 +1,6 @@
 # ngpt — build, test, bench, install.
-#   make [ARCH=auto|scalar|avx2|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1]
-#   make test | make bench | make install PREFIX=/usr/local DESTDIR=
+#   make [ARCH=auto|scalar|avx2|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1|thread]
+#   make test | make test-threads | make bench | make install PREFIX=/usr/local DESTDIR=
 # Flags follow DESIGN.md §4: C11, -ffp-contract=off, never fast-math.
 
 # A toolchain file that does not exist is an error, not a silent native build.
@@ -50,6 +50,9 @@ CPUFLAGS ?=
 ifeq ($(SANITIZE),1)
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
   BUILD ?= build/asan
+else ifeq ($(SANITIZE),thread)    # ThreadSanitizer: make SANITIZE=thread test-threads
+  SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+  BUILD ?= build/tsan
 endif
 BUILD ?= build
 
@@ -93,7 +96,7 @@ LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all corpus deps test test-native test-interop bench bench-gemm install uninstall clean examples check-apple
+.PHONY: all corpus deps test test-native test-threads test-interop bench bench-gemm install uninstall clean examples check-apple
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -142,6 +145,14 @@ test:
 test-native: all $(TEST_BIN) examples
 	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" \
 	    sh tests/run.sh $(TEST_BIN) $(TEST_SH)
+
+# The tests that run several threads: the thread-count sweep, the dirty
+# arena, the goldens with 3 threads, CLI training resumed with another
+# --threads. CI runs them under ThreadSanitizer: make SANITIZE=thread test-threads
+THREAD_TESTS := $(addprefix $(BUILD)/tests/,test_threads test_dirty_arena test_forward)
+test-threads: all $(THREAD_TESTS)
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" LABEL="$(TARGET_MACHINE)-$(ARCH)-threads" \
+	    sh tests/run.sh $(THREAD_TESTS) tests/test_cli_train.sh
 
 # PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
 PYTHON ?= /usr/bin/python3

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -123,12 +124,31 @@ bool cli_parse_f32(const char *cmd, const char *opt, const char *s, float lo, fl
     return true;
 }
 
+bool cli_parse_threads(const char *cmd, const char *s, int32_t *threads)
+{
+    return cli_parse_i32(cmd, "--threads", s, 1, 1024, threads);
+}
+
+int32_t cli_threads_auto(const ngpt_config *cfg, const ngpt_shape *shape)
+{
+    enum { PER_THREAD = 64 };
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t rows = (int64_t)shape->batch * (shape->seq > 0 ? shape->seq : cfg->context_len);
+    int64_t work = rows > cfg->d_model ? rows : cfg->d_model;
+    int64_t n = online > 0 ? online : 1;
+    if (n > work / PER_THREAD) n = work / PER_THREAD;
+    if (n > 1024) n = 1024;
+    return n < 1 ? 1 : (int32_t)n;
+}
+
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx)
 {
     ngpt_config cfg;
     ngpt_status st = ngpt_checkpoint_config(path, &cfg);
     if (st) return st;
-    if ((st = ngpt_context_init(ctx, &cfg, shape, NULL, 0))) return st;
+    ngpt_shape s = *shape;
+    if (s.threads == 0) s.threads = cli_threads_auto(&cfg, &s);
+    if ((st = ngpt_context_init(ctx, &cfg, &s, NULL, 0))) return st;
     if ((st = ngpt_checkpoint_load(*ctx, path))) {
         ngpt_context_free(*ctx);
         *ctx = NULL;

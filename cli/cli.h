@@ -57,8 +57,19 @@ const char *cli_library_error(void);
 /* Prints "ngpt <cmd>: <the library's sentence>"; returns CLI_FAILED. */
 int cli_library_failed(const char *cmd);
 
-/* Reads a checkpoint's config, plans a context for `shape` and loads it. */
+/* Reads a checkpoint's config, plans a context for `shape` and loads it;
+ * shape->threads == 0 means cli_threads_auto's count. */
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx);
+
+/* --threads N: 1..1024 (message printed on a bad value). */
+#define CLI_THREADS_HELP \
+    "  --threads N        threads (default: the online cores, at most one per 64 rows\n" \
+    "                     or model columns of the work; results are the same for any N)\n"
+bool cli_parse_threads(const char *cmd, const char *s, int32_t *threads);
+/* The default thread count for a shape: the online cores, capped by the work
+ * (one thread per 64 rows of a pass, batch*seq, or per 64 model columns, so
+ * a small model does not wake threads it cannot feed). */
+int32_t cli_threads_auto(const ngpt_config *cfg, const ngpt_shape *shape);
 
 /* The whole tool: `ngpt <command> [options]` (argv[0] is the program name).
  * Returns the exit code; never exits. cli/entry.c's main calls it. */

@@ -16,7 +16,8 @@ static const char *const HELP =
     "The conversation is \"system: TEXT\\nuser: LINE\\nassistant: REPLY\\n...\"; a reply\n"
     "ends at \"\\nuser: \", \"\\nsystem: \" or \"\\nassistant: \" (not printed), or after\n"
     "-n tokens (default 256). When the conversation is longer than the model's\n"
-    "context T, the model sees its last T bytes. Turn i samples with seed S+i.\n";
+    "context T, the model sees its last T bytes. Turn i samples with seed S+i.\n\n"
+    CLI_THREADS_HELP;
 
 typedef struct convo {
     char *buf;
@@ -49,7 +50,7 @@ static int on_token(int32_t tok, void *user)
 int cli_cmd_chat(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
-    cli_gen_opts o = {.gc = ngpt_generate_config_default(), .threads = 1};
+    cli_gen_opts o = {.gc = ngpt_generate_config_default(), .threads = 0};
     const char *model = NULL, *system = NULL, *v;
     int r;
     while (cli_next(&a)) {

@@ -7,7 +7,7 @@
 #include "cli.h"
 
 static const char *const HELP =
-    "usage: ngpt checksum FILE [--prompt TEXT] [--seed S] [--step N]\n\n"
+    "usage: ngpt checksum FILE [--prompt TEXT] [--seed S] [--step N] [--threads N]\n\n"
     "Prints one name=<16 hex digits> line each for:\n"
     "  params        all parameters\n"
     "  logits_eval   the logits over the prompt's bytes, eval mode\n"
@@ -16,13 +16,15 @@ static const char *const HELP =
     "same lines for the same file and arguments.\n\n"
     "  --prompt TEXT   bytes to run (default \"Hello, ngpt!\"), at most T bytes\n"
     "  --seed S        dropout seed (default 42)\n"
-    "  --step N        dropout step (default 0)\n";
+    "  --step N        dropout step (default 0)\n"
+    CLI_THREADS_HELP;
 
 int cli_cmd_checksum(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
     const char *path = NULL, *prompt = "Hello, ngpt!", *v;
     uint64_t seed = 42, step = 0;
+    int32_t threads = 0;
     while (cli_next(&a)) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
@@ -33,6 +35,8 @@ int cli_cmd_checksum(int argc, char **argv)
             if (v && !cli_parse_u64(a.cmd, "--seed", v, &seed)) return CLI_USAGE;
         } else if (cli_opt(&a, "--step", &v)) {
             if (v && !cli_parse_u64(a.cmd, "--step", v, &step)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--threads", &v)) {
+            if (v && !cli_parse_threads(a.cmd, v, &threads)) return CLI_USAGE;
         } else if (cli_arg(&a)[0] != '-' && !path) {
             path = cli_arg(&a);
         } else {
@@ -52,6 +56,7 @@ int cli_cmd_checksum(int argc, char **argv)
                          n, (int)cfg.context_len);
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = (int32_t)n;
+    shape.threads = threads;
     ngpt_context *ctx;
     if ((st = cli_open_model(path, &shape, &ctx))) return cli_library_failed(a.cmd);
 

@@ -6,13 +6,14 @@
 
 static const char *const HELP =
     "usage: ngpt eval --model FILE --data FILE [--data FILE ...] [--batches N]\n"
-    "                 [--batch B] [--seq T] [--holdout F] [--seed S]\n\n"
+    "                 [--batch B] [--seq T] [--holdout F] [--seed S] [--threads N]\n\n"
     "Mean cross-entropy (nats per byte) and bits per byte over N batches of B random\n"
     "windows from the held-out tail of the data (the same split `ngpt train` holds out).\n\n"
     "  --batches N   batches (8)      --batch B   windows per batch (8)\n"
     "  --seq T       window length (the model's T)\n"
     "  --holdout F   held-out fraction at the end of the data (0.1)\n"
-    "  --seed S      window seed (42)\n";
+    "  --seed S      window seed (42)\n"
+    CLI_THREADS_HELP;
 
 enum { MAX_DATA = 64 };
 
@@ -21,7 +22,7 @@ int cli_cmd_eval(int argc, char **argv)
     cli_args a = cli_args_init(argc, argv);
     const char *model = NULL, *data[MAX_DATA], *v;
     int n_data = 0;
-    int32_t batches = 8, batch = 8, seq = 0;
+    int32_t batches = 8, batch = 8, seq = 0, threads = 0;
     float holdout = 0.1f;
     uint64_t seed = 42;
     while (cli_next(&a)) {
@@ -44,6 +45,8 @@ int cli_cmd_eval(int argc, char **argv)
             ok = !v || cli_parse_f32(a.cmd, "--holdout", v, 0.001f, 0.99f, &holdout);
         } else if (cli_opt(&a, "--seed", &v)) {
             ok = !v || cli_parse_u64(a.cmd, "--seed", v, &seed);
+        } else if (cli_opt(&a, "--threads", &v)) {
+            ok = !v || cli_parse_threads(a.cmd, v, &threads);
         } else {
             return cli_unknown(&a);
         }
@@ -62,7 +65,7 @@ int cli_cmd_eval(int argc, char **argv)
     ngpt_data *d;
     if ((st = ngpt_data_open(&d, data, n_data, holdout, seq))) return cli_library_failed(a.cmd);
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
-    shape.batch = batch, shape.seq = seq;
+    shape.batch = batch, shape.seq = seq, shape.threads = threads;
     ngpt_context *ctx;
     if ((st = cli_open_model(model, &shape, &ctx))) {
         ngpt_data_free(d);

@@ -33,7 +33,7 @@ static const char *const HELP =
     "  --no-cache         recompute the whole context every step (for checking)\n"
     "  --stop-at-full     stop when the context is full instead of sliding the window\n"
     "  --no-newline       no closing newline on a terminal either\n"
-    "  --threads N        worker threads (default 1)\n";
+    CLI_THREADS_HELP;
 
 #define MAX_STOP 16
 
@@ -75,7 +75,7 @@ static char *read_file(const char *path, size_t *n)
 int cli_cmd_generate(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
-    cli_gen_opts o = {.gc = ngpt_generate_config_default(), .threads = 1};
+    cli_gen_opts o = {.gc = ngpt_generate_config_default(), .threads = 0};
     const char *model = NULL, *prompt = NULL, *prompt_file = NULL, *v;
     char *stops[MAX_STOP];
     int n_stop = 0, r;

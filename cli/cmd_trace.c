@@ -8,12 +8,14 @@
 #include "cli.h"
 
 static const char *const HELP =
-    "usage: ngpt trace --model FILE --prompt TEXT [--layer L] (--svg OUT.svg | --text)\n\n"
+    "usage: ngpt trace --model FILE --prompt TEXT [--layer L] (--svg OUT.svg | --text)\n"
+    "                  [--threads N]\n\n"
     "Runs the prompt's bytes through the model and draws each head's attention\n"
     "probabilities (rows: queries, columns: keys; darker = more attention).\n"
     "  --layer L   only layer L (default: every layer, one row of heads each)\n"
     "  --svg F     write an SVG picture to F\n"
-    "  --text      print the maps as tables of probabilities\n";
+    "  --text      print the maps as tables of probabilities\n"
+    CLI_THREADS_HELP;
 
 /* A printable label for byte b: itself, or a C-style escape. */
 static void label(int b, char out[8])
@@ -84,7 +86,7 @@ int cli_cmd_trace(int argc, char **argv)
     cli_args a = cli_args_init(argc, argv);
     const char *model = NULL, *prompt = NULL, *svg = NULL, *v;
     bool text = false;
-    int32_t only = -1;
+    int32_t only = -1, threads = 0;
     while (cli_next(&a)) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
@@ -99,6 +101,8 @@ int cli_cmd_trace(int argc, char **argv)
             if (!v || !cli_parse_i32(a.cmd, "--layer", v, 0, 1 << 20, &only)) return CLI_USAGE;
         } else if (cli_flag(&a, "--text")) {
             text = true;
+        } else if (cli_opt(&a, "--threads", &v)) {
+            if (!v || !cli_parse_threads(a.cmd, v, &threads)) return CLI_USAGE;
         } else {
             return cli_unknown(&a);
         }
@@ -120,6 +124,7 @@ int cli_cmd_trace(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = (int32_t)n;
     shape.trace = NGPT_TRACE_FULL;
+    shape.threads = threads;
     ngpt_context *ctx;
     if ((st = cli_open_model(model, &shape, &ctx))) return cli_library_failed(a.cmd);
     int32_t *tok = malloc(n * sizeof(int32_t));

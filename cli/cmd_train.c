@@ -35,7 +35,7 @@ static const char *const HELP =
     "  --clip C           clip the global gradient norm (1.0; 0 = off)\n"
     "  --accum N          micro-batches per step (1)\n"
     "  --seed S           weights, data windows and dropout (42)\n"
-    "  --threads N        accepted and validated; this version runs one thread\n"
+    CLI_THREADS_HELP
     "  --eval-every N     evaluate every N steps (100; 0 = only at the end)\n"
     "  --eval-batches N   batches per evaluation (8)   --holdout F  held-out tail (0.1)\n"
     "  --out FILE         latest checkpoint, with training state (model.ngpt)\n"
@@ -114,7 +114,7 @@ static int parse(int argc, char **argv, train_opts *o)
         } else if (cli_opt(&a, "--seed", &v)) {
             ok = !v || cli_parse_u64(c, "--seed", v, &o->seed), o->g_seed = true;
         } else if (cli_opt(&a, "--threads", &v)) {
-            ok = !v || cli_parse_i32(c, "--threads", v, 1, 1024, &o->threads);
+            ok = !v || cli_parse_threads(c, v, &o->threads);
         } else if (cli_opt(&a, "--eval-every", &v)) {
             ok = !v || cli_parse_i32(c, "--eval-every", v, 0, INT32_MAX, &o->eval_every), o->g_eval_every = true;
         } else if (cli_opt(&a, "--eval-batches", &v)) {
@@ -346,9 +346,9 @@ static void report_start(const run *r)
     size_t n_params = 0;
     ngpt_config_format(&o->cfg, desc, sizeof desc);
     ngpt_config_param_count(&o->cfg, &n_params);
-    printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, 1 thread%s)\n",
+    printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, %d thread%s)\n",
            desc, n_params, (double)r->arena / 1048576.0, (int)o->batch, (int)o->seq,
-           (int)o->opt.accum, o->threads > 1 ? ": --threads is not used yet" : "");
+           (int)o->opt.accum, (int)o->threads, o->threads > 1 ? "s" : "");
     printf("data %s%s: %zu bytes train, %zu held out; steps %llu..%d, lr %g -> %g, warmup %lld, "
            "seed %llu\n", r->data_name, o->n_data > 1 ? " (+more)" : "", r->train_bytes,
            r->eval_bytes, (unsigned long long)r->step, (int)o->steps, (double)o->opt.lr,
@@ -474,7 +474,7 @@ static int finish(run *r, int rc, bool nonfinite)
 int cli_cmd_train(int argc, char **argv)
 {
     const char *cmd = argv[0];
-    train_opts o = {.steps = 1000, .batch = 32, .seq = 0, .threads = 1, .eval_every = 100,
+    train_opts o = {.steps = 1000, .batch = 32, .seq = 0, .threads = 0, .eval_every = 100,
                     .eval_batches = 8, .seed = 42, .holdout = 0.1f, .opt = ngpt_optim_config_default(),
                     .out = "model.ngpt", .cfg = ngpt_config_default()};
     int rc = parse(argc, argv, &o);
@@ -488,6 +488,10 @@ int cli_cmd_train(int argc, char **argv)
         return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
     }
     if ((rc = settle(cmd, &o, &saved))) return rc;
+    if (!o.threads) {       /* the default: the online cores, capped by the batch's rows */
+        ngpt_shape s = {.mode = NGPT_MODE_TRAIN, .batch = o.batch, .seq = o.seq};
+        o.threads = cli_threads_auto(&o.cfg, &s);
+    }
 
     run r = {.cmd = cmd, .o = &o, .tty = isatty(fileno(stdout)),
              .best = saved.has_state ? saved.best_eval_loss : INFINITY};

@@ -66,7 +66,7 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o)
     if (cli_opt(a, "--seed", &v))
         return v && cli_parse_u64(cmd, "--seed", v, &s->seed) ? 1 : -1;
     if (cli_opt(a, "--threads", &v))
-        return v && cli_parse_i32(cmd, "--threads", v, 1, 1024, &o->threads) ? 1 : -1;
+        return v && cli_parse_threads(cmd, v, &o->threads) ? 1 : -1;
     if (cli_opt(a, "--end", &v))
         return v && cli_parse_i32(cmd, "--end", v, -1, 1 << 30, &gc->end_token) ? 1 : -1;
     if (cli_flag(a, "--stop-at-full")) {

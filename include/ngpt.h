@@ -89,6 +89,7 @@ typedef enum ngpt_status {
     NGPT_ERR_NUMERIC,           /* NaN or Inf where a finite value is required */
     NGPT_ERR_STOPPED,           /* a user callback asked to stop */
     NGPT_ERR_INTERNAL,          /* an internal invariant failed (a bug: please report) */
+    NGPT_ERR_THREAD,            /* a worker thread could not be started (ask for fewer) */
     NGPT_STATUS_COUNT
 } ngpt_status;
 
@@ -176,8 +177,16 @@ typedef struct ngpt_shape {
     int32_t batch;              /* >= 1 */
     int32_t seq;                /* 1..T; 0 means T */
     ngpt_trace trace;
-    int32_t threads;            /* >= 1 (per-thread scratch is planned) */
+    int32_t threads;            /* 1..1024: the context's thread pool (see below) */
 } ngpt_shape;
+
+/* Threads: ngpt_context_init starts threads-1 worker threads (pthreads; the
+ * calling thread is the first worker), which sleep between jobs and are
+ * joined by ngpt_context_free. Work is split only across independent outputs
+ * (rows of a matrix product, heads, elements), so every result is
+ * bit-identical for any thread count. A few small reductions stay on the
+ * calling thread (the loss mean, the gradient norm for clipping). Calls on
+ * one context must not overlap; separate contexts may run concurrently. */
 
 /* batch 1 (infer) or 32 (train), seq = T, no trace, 1 thread. */
 ngpt_shape ngpt_shape_default(ngpt_mode mode);
@@ -192,12 +201,14 @@ typedef struct ngpt_context ngpt_context;
 
 /* Creates a context inside `arena` (arena_bytes >= ngpt_arena_size(), any
  * alignment: the start is rounded up to 64 bytes, which the size includes), or
- * allocates one block when arena is NULL (arena_bytes ignored). Parameters
+ * allocates one block when arena is NULL (arena_bytes ignored), and starts
+ * its threads (NGPT_ERR_THREAD if the system refuses one). Parameters
  * start as zeros: call ngpt_params_init() or ngpt_checkpoint_load(). */
 ngpt_status ngpt_context_init(ngpt_context **ctx, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes);
 
-/* Frees the internal allocation, if any. NULL is a no-op. */
+/* Joins the context's threads and frees the internal allocation, if any (a
+ * caller's arena may be reused once this returns). NULL is a no-op. */
 void ngpt_context_free(ngpt_context *ctx);
 
 ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg);

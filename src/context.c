@@ -6,6 +6,7 @@
 
 #include "fpmode.h"
 #include "internal.h"
+#include "pool.h"
 #include "rng.h"
 
 ngpt_shape ngpt_shape_default(ngpt_mode mode)
@@ -79,6 +80,25 @@ void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
     }
 }
 
+/* Clears, in a caller's arena, what must start at zero: the context's
+ * fields, the parameters (documented), gradients and AdamW moments, the
+ * cache lengths. The rest of the arena (activations, scratch, the cache's
+ * rows: hundreds of MiB when training) is always written before it is read,
+ * so it is left as it is; clearing it all took seconds. */
+static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *s,
+                       const ngpt_config *cfg)
+{
+    ngpt_layout lay;
+    ngpt_layout_compute(cfg, &lay);
+    const size_t P = lay.total * sizeof(float);
+    memset(ctx, 0, sizeof *ctx);
+    memset(p->params, 0, P);
+    if (p->grads) memset(p->grads, 0, P);
+    if (p->adam_m) memset(p->adam_m, 0, P);
+    if (p->adam_v) memset(p->adam_v, 0, P);
+    if (p->kv_len) memset(p->kv_len, 0, (size_t)s->batch * sizeof(int32_t));
+}
+
 ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes)
 {
@@ -99,7 +119,9 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
                              "shape need %zu (size it with ngpt_arena_size)", arena_bytes,
                              plan.bytes);
     } else {
-        arena = owned = malloc(plan.bytes);
+        /* calloc: a large block comes from fresh zero pages, so nothing
+         * needs clearing and no page is touched before it is used */
+        arena = owned = calloc(1, plan.bytes);
         if (!owned)
             return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_context_init: could not allocate the "
                              "%zu-byte arena; plan a smaller batch or seq, or pass your own buffer",
@@ -108,13 +130,14 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
     }
     uintptr_t a = ((uintptr_t)arena + (NGPT_ALIGN - 1)) & ~(uintptr_t)(NGPT_ALIGN - 1);
     unsigned char *base = (unsigned char *)a;
-    memset(base, 0, plan.bytes - NGPT_ALIGN);
     ngpt_plan carved;
     if ((st = ngpt_plan_walk(cfg, &s, base, &carved))) {
         free(owned);
         return ngpt_prefixed("ngpt_context_init", st);
     }
     ngpt_context *ctx = (ngpt_context *)base;
+    if (owned) memset(ctx, 0, sizeof *ctx);
+    else zero_state(ctx, &carved, &s, cfg);
     ctx->cfg = *cfg;
     ctx->shape = s;
     ngpt_layout_compute(cfg, &ctx->lay);
@@ -133,13 +156,20 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
             ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln2_w)[c] = 1.0f;
         }
     for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
+    /* last: nothing after this can fail, so a failed init never leaves threads */
+    if ((st = ngpt_pool_start(carved.pool, carved.pool_workers, s.threads))) {
+        free(owned);
+        return st;
+    }
     *out = ctx;
     return NGPT_OK;
 }
 
 void ngpt_context_free(ngpt_context *ctx)
 {
-    if (ctx) free(ctx->owned);
+    if (!ctx) return;
+    ngpt_pool_stop(ctx->plan.pool);
+    free(ctx->owned);
 }
 
 ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg)

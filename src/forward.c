@@ -1,5 +1,5 @@
-/* forward.c — the model's wiring (DESIGN.md §1), written once over the kernel
- * table. Shapes: B batch, T sequence, C model width, H heads, D = C/H,
+/* forward.c — the model's wiring (DESIGN.md §1), written once over the ops
+ * (ops.h: the kernels, split across the thread pool). Shapes: B batch, T sequence, C model width, H heads, D = C/H,
  * F = d_ff, V vocabulary.
  *
  *   tokens (B,T) -> tok_emb -> dropout -> L x Block -> ln_f -> x tok_emb^T -> logits (B,T,V)
@@ -10,20 +10,14 @@
 
 #include "cache.h"
 #include "fpmode.h"
+#include "ops.h"
 #include "rng.h"
 
-/* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch. */
-static void linear(const ngpt_context *ctx, float *y, const float *x, const float *w,
-                   const float *bias, int rows, int in, int out)
-{
-    ctx->k->gemm(rows, out, in, x, in, 1, w, 1, in, bias, y, out, false, ctx->plan.gemm_work);
-}
-
 /* Applies dropout of one site in place (the caller checks that it is on). */
-static void drop(const ngpt_context *ctx, float *x, size_t n, uint64_t first, int layer, int kind)
+static void drop(ngpt_context *ctx, float *x, size_t n, int layer, int kind)
 {
     const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, kind);
-    ctx->k->dropout(x, x, n, first, &key);
+    ngpt_op_dropout(ctx, x, x, n, 0, &key);
 }
 
 static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char *what)
@@ -35,12 +29,6 @@ static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char
     return NGPT_OK;
 }
 
-/* Position of row i of sequence s in this pass. */
-static int32_t pass_pos0(const ngpt_context *ctx, const ngpt_pass *ps, int s)
-{
-    return ps->cached ? ngpt_kv_len(ctx, ps->slot0 + s) : 0;
-}
-
 /* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C).
  * Query i of sequence s attends to keys 0..pos0+i: in a full pass they are the
  * pass's own qkv rows (stride 3C); in a cached pass the new keys/values are
@@ -48,114 +36,82 @@ static int32_t pass_pos0(const ngpt_context *ctx, const ngpt_pass *ps, int s)
 static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, const ngpt_pass *ps,
                       bool dropping)
 {
-    const ngpt_kernels *k = ctx->k;
     const ngpt_plan *pl = &ctx->plan;
-    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads;
     const int B = ps->nseq, T = ps->len;
     const size_t TC = (size_t)ctx->cfg.context_len;
     const ptrdiff_t row = 3 * (ptrdiff_t)C;
-    const float scale = 1.0f / sqrtf((float)D);
-    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS);
-    float *prow_scratch = pl->thread_rows;
-    float *drow = pl->thread_rows + TC;
-    /* the full (B,H,T,T) map only in a full pass; a cached pass traces the
-     * last new token's row into the cache's trace (cache.h) */
-    float *att = ps->cached ? NULL : a->att;
-    float *trace_rows = NULL;
-    if (!ps->cached && pl->trace_rows)
-        trace_rows = pl->trace_rows + (size_t)layer * ctx->shape.batch * H * ctx->shape.seq;
-
-    for (int b = 0; b < B; b++) {
-        const float *base = a->qkv + (size_t)b * T * row;
-        const int n0 = pass_pos0(ctx, ps, b);
-        const float *keys = base + C, *vals = base + 2 * C;
-        ptrdiff_t kv_stride = row;
-        float *trace_cached = NULL;
-        if (ps->cached) {
-            const int32_t slot = ps->slot0 + b;
+    ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + C, .v = a->qkv + 2 * C,
+                    .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
+                    .out = a->atty, .dropping = dropping,
+                    .key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS)};
+    if (ps->cached) {
+        /* the new rows go after each slot's kv_len; attention reads the cache */
+        for (int b = 0; b < B; b++) {
+            const int32_t slot = ps->slot0 + b, n0 = ngpt_kv_len(ctx, slot);
+            const float *src = a->qkv + (size_t)b * T * row;
             float *kc = ngpt_kv_keys(ctx, layer, slot), *vc = ngpt_kv_values(ctx, layer, slot);
             for (int i = 0; i < T; i++) {
-                memcpy(kc + (size_t)(n0 + i) * C, base + i * row + C, (size_t)C * sizeof(float));
-                memcpy(vc + (size_t)(n0 + i) * C, base + i * row + 2 * C, (size_t)C * sizeof(float));
-            }
-            keys = kc;
-            vals = vc;
-            kv_stride = C;
-            trace_cached = ngpt_kv_trace(ctx, layer, slot);
-        }
-        for (int h = 0; h < H; h++) {
-            for (int i = 0; i < T; i++) {
-                const int n = n0 + i + 1;                           /* keys visible to query i */
-                size_t row_index = ((size_t)b * H + h) * T + i;   /* (b,h,i) of (B,H,T,T) */
-                float *p = att ? att + row_index * T : prow_scratch;
-                k->attn_scores(p, base + i * row + h * D, keys + h * D, kv_stride, n, D, scale);
-                k->softmax(p, p, n);
-                if (att) memset(p + n, 0, (size_t)(T - n) * sizeof(float));
-                if (trace_rows && i == T - 1)
-                    memcpy(trace_rows + ((size_t)b * H + h) * T, p, (size_t)T * sizeof(float));
-                if (trace_cached && i == T - 1) {
-                    float *tr = trace_cached + (size_t)h * TC;
-                    memcpy(tr, p, (size_t)n * sizeof(float));
-                    memset(tr + n, 0, (TC - (size_t)n) * sizeof(float));
-                }
-                const float *pv = p;
-                if (dropping) {
-                    k->dropout(drow, p, (size_t)n, row_index * T, &key);
-                    pv = drow;
-                }
-                k->attn_wsum(a->atty + ((size_t)b * T + i) * C + h * D, pv, vals + h * D,
-                             kv_stride, n, D);
+                memcpy(kc + (size_t)(n0 + i) * C, src + i * row + C, (size_t)C * sizeof(float));
+                memcpy(vc + (size_t)(n0 + i) * C, src + i * row + 2 * C, (size_t)C * sizeof(float));
             }
         }
+        /* slots slot0.. are consecutive blocks of (Tctx, C) */
+        at.k = ngpt_kv_keys(ctx, layer, ps->slot0);
+        at.v = ngpt_kv_values(ctx, layer, ps->slot0);
+        at.kv_seq = (ptrdiff_t)(TC * C);
+        at.kv_row = C;
+        at.pos0 = pl->kv_len + ps->slot0;
+        /* the last new token's row, (H, Tctx) per slot (cache.h) */
+        at.cache_rows = ngpt_kv_trace(ctx, layer, ps->slot0);
+        at.row_len = (int)TC;
+    } else {
+        at.probs = a->att;      /* the full (B,H,T,T) map: training, or a FULL trace */
+        if (pl->trace_rows)
+            at.last_rows = pl->trace_rows + (size_t)layer * ctx->shape.batch * H * ctx->shape.seq;
     }
+    ngpt_op_attention_fwd(ctx, &at);
 }
 
 /* One transformer block (DESIGN §1), in place on the residual stream. */
 static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
 {
-    const ngpt_kernels *k = ctx->k;
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
     float *W = p->params;
-    const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff, H = ctx->cfg.n_heads, D = C / H;
+    const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff;
     const int B = ps->nseq, T = ps->len;
     const size_t BT = (size_t)B * (size_t)T;
     ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
 
-    /* attention sublayer */
-    k->layernorm_fwd(p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
-                     ngpt_block_ptr(lay, W, l, lay->ln1_w), ngpt_block_ptr(lay, W, l, lay->ln1_b),
-                     BT, C);
-    linear(ctx, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w), NULL, (int)BT, C, 3 * C);
-    for (int b = 0; b < B; b++) {           /* RoPE on q and k at the row's position */
-        const int n0 = pass_pos0(ctx, ps, b);
-        for (int i = 0; i < T; i++) {
-            size_t r = (size_t)b * T + i, t = (size_t)(n0 + i);
-            const float *cs = p->rope_cos + t * (D / 2), *sn = p->rope_sin + t * (D / 2);
-            k->rope(a.qkv + r * 3 * C, H, D, cs, sn);
-            k->rope(a.qkv + r * 3 * C + C, H, D, cs, sn);
-        }
-    }
+    /* attention sublayer: ln1 (BT,C) -> qkv (BT,3C) -> RoPE on q,k -> attention (BT,C)
+     * -> proj (BT,C) -> dropout -> + residual */
+    ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
+                          ngpt_block_ptr(lay, W, l, lay->ln1_w),
+                          ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
+    ngpt_op_linear(ctx, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w), NULL, (int)BT,
+                   C, 3 * C);
+    ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? p->kv_len + ps->slot0 : NULL, false);
     attention(ctx, &a, l, ps, dropping);
-    linear(ctx, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)BT, C, C);
-    if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_ATTN_OUT);
-    k->add(a.res1, a.x_in, p->branch, BT * C);
-    /* MLP sublayer */
-    k->layernorm_fwd(p->ln_out, a.ln2_mean, a.ln2_rstd, a.res1,
-                     ngpt_block_ptr(lay, W, l, lay->ln2_w), ngpt_block_ptr(lay, W, l, lay->ln2_b),
-                     BT, C);
-    linear(ctx, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
-           ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)BT, C, F);
-    k->gelu_fwd(p->hidden, a.fc1, BT * F);
-    linear(ctx, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
-           ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)BT, F, C);
-    if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_MLP_OUT);
-    k->add(a.x_out, a.res1, p->branch, BT * C);
+    ngpt_op_linear(ctx, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)BT,
+                   C, C);
+    if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_ATTN_OUT);
+    ngpt_op_add(ctx, a.res1, a.x_in, p->branch, BT * C);
+    /* MLP sublayer: ln2 (BT,C) -> fc1 (BT,F) -> GELU -> fc2 (BT,C) -> dropout -> + residual */
+    ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean, a.ln2_rstd, a.res1,
+                          ngpt_block_ptr(lay, W, l, lay->ln2_w),
+                          ngpt_block_ptr(lay, W, l, lay->ln2_b), BT, C);
+    ngpt_op_linear(ctx, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
+                   ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)BT, C, F);
+    ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, BT * F);
+    ngpt_op_linear(ctx, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
+                   ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)BT, F, C);
+    if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_MLP_OUT);
+    ngpt_op_add(ctx, a.x_out, a.res1, p->branch, BT * C);
 }
 
 void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
 {
-    const ngpt_kernels *k = ctx->k;
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
     float *W = p->params;
@@ -166,15 +122,16 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
 
     /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
-    for (size_t i = 0; i < BT; i++)
-        memcpy(x + i * C, W + lay->tok_emb + (size_t)ps->tokens[i] * C, (size_t)C * sizeof(float));
-    if (dropping) drop(ctx, x, BT * C, 0, L, NGPT_SITE_EMBED);
+    ngpt_op_embed(ctx, x, W + lay->tok_emb, ps->tokens, BT, C);
+    if (dropping) drop(ctx, x, BT * C, L, NGPT_SITE_EMBED);
 
     for (int l = 0; l < L; l++) block(ctx, l, ps, dropping);
     x = ngpt_layer_acts_get(ctx, L - 1).x_out;
 
-    k->layernorm_fwd(p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b, BT, C);
-    linear(ctx, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);   /* tied lm_head */
+    /* ln_f (BT,C) -> tied lm_head: logits (BT,V) = lnf tok_emb^T */
+    ngpt_op_layernorm_fwd(ctx, p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w,
+                          W + lay->lnf_b, BT, C);
+    ngpt_op_linear(ctx, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);
 }
 
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
@@ -212,7 +169,8 @@ void ngpt_forward_run(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32
     const int V = ctx->cfg.vocab_size;
     const size_t BT = (size_t)B * (size_t)T;
     if (targets) {
-        for (size_t i = 0; i < BT; i++) p->losses[i] = ctx->k->xent(p->logits + i * V, V, targets[i]);
+        ngpt_op_xent(ctx, p->losses, p->logits, targets, BT, V);
+        /* the mean: one canonical sum over every row, on this thread */
         float mean = ctx->k->rsum(p->losses, BT) / (float)BT;
         if (loss) *loss = mean;
     } else if (loss) {

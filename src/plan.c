@@ -2,6 +2,7 @@
  * and carves the regions (base set), so the two can never disagree. Every
  * region starts on a 64-byte boundary; all arithmetic is overflow-checked. */
 #include "internal.h"
+#include "pool.h"
 
 typedef struct walker {
     unsigned char *base;        /* NULL while sizing */
@@ -83,6 +84,8 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
     p.thread_rows = TAKE_F(&w, (size_t)shape->threads, 2, TC, 1);
     p.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
+    p.pool = take(&w, sizeof(ngpt_pool), 1, 1, 1, 1);
+    p.pool_workers = take(&w, sizeof(ngpt_pool_worker), (size_t)shape->threads - 1, 1, 1, 1);
     p.batch_buf = take(&w, sizeof(int32_t), 2, B, T, 1);
     if (train) {
         p.tokens = take(&w, sizeof(int32_t), B, T, 1, 1);

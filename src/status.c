@@ -32,6 +32,7 @@ const char *ngpt_status_string(ngpt_status status)
         [NGPT_ERR_NUMERIC] = "non-finite value",
         [NGPT_ERR_STOPPED] = "stopped",
         [NGPT_ERR_INTERNAL] = "internal error",
+        [NGPT_ERR_THREAD] = "thread start failed",
     };
     if ((int)status < 0 || status >= NGPT_STATUS_COUNT) return "unknown status";
     return names[status];

@@ -1,8 +1,9 @@
 #!/bin/sh
 # test_cli_train.sh — `ngpt train` and `ngpt eval` end to end on a tiny model:
 # a run stopped at step 5 (--stop-at, as Ctrl-C saves) and resumed ends with
-# byte-identical latest and best checkpoints and CSV log to an unbroken run;
-# bad inputs are clear errors with the documented exit codes.
+# byte-identical latest and best checkpoints and CSV log to an unbroken run,
+# also with other thread counts (2 unbroken; 1, then resumed with 3);
+# checksum and eval print the same for any --threads; bad inputs are clear errors with the documented exit codes.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 B=${BUILD:-build}
 N="$RUN_ENV $B/ngpt"
@@ -18,18 +19,18 @@ done
 M="--data $dir/d.txt --config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64
    --batch 2 --seq 16 --steps 12 --warmup 2 --lr 3e-3 --eval-every 4 --eval-batches 2"
 
-$N train $M --out "$dir/a.ngpt" --keep-best "$dir/ab.ngpt" --log-csv "$dir/a.csv" > "$dir/a.log" 2>&1
+$N train $M --threads 2 --out "$dir/a.ngpt" --keep-best "$dir/ab.ngpt" --log-csv "$dir/a.csv" > "$dir/a.log" 2>&1
 check $? "train: $(cat "$dir/a.log")"
 grep -q "^step 12/12 loss .* eval_loss .* bits/byte" "$dir/a.log"
 check $? "plain progress lines when stdout is not a terminal: $(cat "$dir/a.log")"
 [ "$(wc -l < "$dir/a.csv")" -eq 13 ] && head -n 1 "$dir/a.csv" | grep -q "^step,loss,lr,grad_norm,tokens_per_s,eval_loss$"
 check $? "csv log: header + 12 rows"
 
-$N train $M --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv "$dir/b.csv" --stop-at 5 > "$dir/b.log" 2>&1
+$N train $M --threads 1 --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv "$dir/b.csv" --stop-at 5 > "$dir/b.log" 2>&1
 check $? "train --stop-at: $(cat "$dir/b.log")"
 grep -q "saved .*b.ngpt at step 5" "$dir/b.log"
 check $? "stopped at 5: $(cat "$dir/b.log")"
-$N train --resume "$dir/b.ngpt" --data "$dir/d.txt" --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv "$dir/b.csv" > "$dir/b2.log" 2>&1
+$N train --resume "$dir/b.ngpt" --threads 3 --data "$dir/d.txt" --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv "$dir/b.csv" > "$dir/b2.log" 2>&1
 check $? "train --resume: $(cat "$dir/b2.log")"
 cmp -s "$dir/a.ngpt" "$dir/b.ngpt"
 check $? "resumed latest checkpoint differs from the unbroken run's"
@@ -49,10 +50,16 @@ $N train --resume "$dir/b.ngpt" --data "$dir/d.txt" --out "$dir/c.ngpt" --steps 
 grep -q "^ngpt train: warning: --lr 0.001 (saved: 0.003) differs from the run saved in $dir/b.ngpt; the resumed run is no longer bit-identical" "$dir/err"
 check $? "only the setting that differs is named: $(cat "$dir/err")"
 
-out=$($N eval --model "$dir/a.ngpt" --data "$dir/d.txt" --batches 2 --batch 2 2>&1)
+out=$($N eval --model "$dir/a.ngpt" --data "$dir/d.txt" --batches 2 --batch 2 --threads 1 2>&1)
 check $? "eval: $out"
 echo "$out" | grep -Eq "^loss [0-9.]+ nats/byte, [0-9.]+ bits/byte"
 check $? "eval output: $out"
+out3=$($N eval --model "$dir/a.ngpt" --data "$dir/d.txt" --batches 2 --batch 2 --threads 3 2>&1)
+[ "$out3" = "$out" ]
+check $? "eval --threads 3 prints $out3, --threads 1 $out"
+c1=$($N checksum "$dir/a.ngpt" --threads 1 2>&1) && c3=$($N checksum "$dir/a.ngpt" --threads 3 2>&1) &&
+    [ "$c1" = "$c3" ] && echo "$c1" | grep -q "^logits_train="
+check $? "checksum --threads 1 and 3: $c1 / $c3"
 
 : > "$dir/empty.txt"
 printf 'short' > "$dir/short.txt"

@@ -1,10 +1,14 @@
 /* test_forward.c — the reference forward under the determinism contract:
- * golden XXH3 checksums that every build must reproduce, eval/train
- * reproducibility, dropout semantics, traces, batching, and bad input. */
+ * golden XXH3 checksums that every build must reproduce (with 1 thread, and
+ * with 3 threads splitting every job), eval/train reproducibility, dropout
+ * semantics, traces, batching, and bad input. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "test.h"
+
+#include "internal.h"   /* the pool's inline threshold: split even tiny jobs */
+#include "pool.h"
 
 /* Golden checksums: produced by the scalar reference, identical on x86-64,
  * AArch64 and ARMv7 (qemu). A change here is a change of the model's
@@ -17,12 +21,15 @@
 
 static const char PROMPT[] = "The quick brown fox jumps over the lazy dog.";
 
+static int32_t threads = 1;     /* of the contexts make() creates */
+
 static ngpt_context *make(ngpt_config cfg, int batch, int seq, ngpt_trace trace, uint64_t seed)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-    s.batch = batch, s.seq = seq, s.trace = trace;
+    s.batch = batch, s.seq = seq, s.trace = trace, s.threads = threads;
     ngpt_context *ctx = NULL;
     CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
+    if (ctx && threads > 1) ctx->plan.pool->inline_below = 0.0;
     if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
     return ctx;
 }
@@ -223,10 +230,13 @@ static void bad_input(void)
 
 int main(void)
 {
-    golden_default();
-    golden_tiny();
+    for (threads = 1; threads <= 3; threads += 2) {
+        golden_default();
+        golden_tiny();
+        traces();
+    }
+    threads = 1;
     batch_independence();
-    traces();
     bad_input();
     return test_summary("test_forward");
 }

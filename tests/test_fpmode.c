@@ -3,7 +3,8 @@
  *    sticky flags) is exactly the same after every public call that
  *    computes, and those calls give the bits they give in the default mode:
  *    the library computes in its own mode, on a model whose activations are
- *    subnormal too;
+ *    subnormal too, with one thread or three (every job split, so the pool's
+ *    workers compute);
  *  - the hostile mode really changes arithmetic here (else the above could
  *    not fail);
  *  - the canonical math keeps subnormals and rounds a product that is tiny
@@ -16,8 +17,10 @@
 
 #include "fpmode.h"
 #include "gemm.h"
+#include "internal.h"   /* the pool's inline threshold: split even tiny jobs */
 #include "kernels.h"
 #include "kernels/kcase.h"
+#include "pool.h"
 #include "test.h"
 
 #if defined(__arm__)
@@ -107,8 +110,18 @@ static uint64_t logits_hash(const ngpt_context *ctx)
     return h;
 }
 
+/* A context of the given shape and thread count, every job split. */
+static ngpt_context *make(const ngpt_config *cfg, ngpt_shape shape, int32_t threads)
+{
+    ngpt_context *ctx = NULL;
+    shape.threads = threads;
+    CALL(ngpt_context_init(&ctx, cfg, &shape, NULL, 0));
+    if (ctx) ctx->plan.pool->inline_below = 0.0;
+    return ctx;
+}
+
 /* Every computing call of the public API, each made in `caller`'s mode. */
-static void scenario(results *r, bool tiny)
+static void scenario(results *r, bool tiny, int32_t threads)
 {
     memset(r, 0, sizeof *r);
     ngpt_config cfg = test_config_tiny();
@@ -117,8 +130,7 @@ static void scenario(results *r, bool tiny)
 
     ngpt_shape train = ngpt_shape_default(NGPT_MODE_TRAIN);
     train.batch = 2, train.seq = 16;
-    ngpt_context *ctx = NULL;
-    CALL(ngpt_context_init(&ctx, &cfg, &train, NULL, 0));
+    ngpt_context *ctx = make(&cfg, train, threads);
     if (!ctx) return;
     CALL(ngpt_params_init(ctx, 42));
     if (tiny) tiny_logits(ctx);
@@ -148,8 +160,7 @@ static void scenario(results *r, bool tiny)
 
     ngpt_shape infer = ngpt_shape_default(NGPT_MODE_INFER);
     infer.batch = 1, infer.seq = 16;
-    ctx = NULL;
-    CALL(ngpt_context_init(&ctx, &cfg, &infer, NULL, 0));
+    ctx = make(&cfg, infer, threads);
     if (!ctx) return;
     CALL(ngpt_params_init(ctx, 42));
     if (tiny) tiny_logits(ctx);
@@ -174,18 +185,24 @@ static bool same_results(const results *a, const results *b)
 
 static void caller_mode_kept(void)
 {
-    results def, bad, def_tiny, bad_tiny;
+    results def, def_tiny;
     caller = ngpt_fpmode_get();     /* the default mode */
-    scenario(&def, false);
-    scenario(&def_tiny, true);
-    caller = hostile_mode();
-    scenario(&bad, false);
-    scenario(&bad_tiny, true);
-    ngpt_fpmode_set_library();
-    CHECK(same_results(&bad, &def), "a hostile caller mode changed the results");
-    CHECK(same_results(&bad_tiny, &def_tiny),
-          "a hostile caller mode changed the results of a model with subnormal activations");
+    scenario(&def, false, 1);
+    scenario(&def_tiny, true, 1);
     CHECK(def.params != def_tiny.params && def.logits != def_tiny.logits, "the tiny model differs");
+    static const int32_t threads[] = {1, 3};
+    for (int t = 0; t < 2; t++) {
+        results bad, bad_tiny;
+        caller = hostile_mode();
+        scenario(&bad, false, threads[t]);
+        scenario(&bad_tiny, true, threads[t]);
+        ngpt_fpmode_set_library();
+        CHECK(same_results(&bad, &def), "%d threads: a hostile caller mode changed the results",
+              (int)threads[t]);
+        CHECK(same_results(&bad_tiny, &def_tiny),
+              "%d threads: a hostile caller mode changed the results of a model with subnormal "
+              "activations", (int)threads[t]);
+    }
 }
 
 /* The hostile mode changes what plain arithmetic gives here, so the checks

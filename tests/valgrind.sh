@@ -2,7 +2,9 @@
 # valgrind.sh NGPT — runs the CLI's main paths under valgrind (memcheck):
 # init (config, arena, weights, atomic save), info and checksum (verified
 # load, forward), a short train with evaluation, checkpoints and a resume,
-# eval, generate (sampling and beam search), trace. Any memory error or leak
+# eval, generate (sampling and beam search), trace, some with 2 threads; the
+# arena is not cleared at init, so this also checks that nothing reads arena
+# memory before writing it. Any memory error or leak
 # fails: --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect.
 set -e
 ngpt=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -22,10 +24,10 @@ run init --out m.ngpt --seed 7 $tiny
 run info m.ngpt
 run checksum m.ngpt --prompt "hello"
 run train --data data.txt --steps 3 --batch 2 --eval-every 2 --eval-batches 1 --holdout 0.2 \
-    --out t.ngpt --keep-best best.ngpt $tiny
+    --out t.ngpt --keep-best best.ngpt --threads 2 $tiny
 run train --data data.txt --resume t.ngpt --steps 4 --batch 2 --holdout 0.2 --out t.ngpt
 run eval --model t.ngpt --data data.txt --batches 1 --batch 2 --holdout 0.2
-run generate --model t.ngpt --prompt "The quick" -n 8 --temp 0.8 --top-k 10 --seed 1
+run generate --model t.ngpt --prompt "The quick" -n 8 --temp 0.8 --top-k 10 --seed 1 --threads 2
 run generate --model t.ngpt --prompt "ab" -n 4 --beam 2
 run trace --model t.ngpt --prompt "abc" --text
 echo "valgrind: clean (9 runs)"

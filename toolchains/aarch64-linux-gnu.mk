@@ -4,4 +4,7 @@ CC := aarch64-linux-gnu-gcc
 AR := aarch64-linux-gnu-ar
 CPUFLAGS ?= -march=armv8-a
 BUILD ?= build/aarch64
-RUN_ENV ?= qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/lib/aarch64-linux-gnu
+# The guest's dynamic loader is started explicitly rather than found with
+# -L: with -L, qemu-user 7.2 hangs (aarch64) or crashes (armv7) in the guest's
+# pthread_create, and the thread pool needs threads.
+RUN_ENV ?= qemu-aarch64 /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 --library-path /usr/aarch64-linux-gnu/lib:/usr/lib/aarch64-linux-gnu

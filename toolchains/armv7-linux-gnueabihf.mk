@@ -4,4 +4,7 @@ CC := arm-linux-gnueabihf-gcc
 AR := arm-linux-gnueabihf-ar
 CPUFLAGS ?= -march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard
 BUILD ?= build/armv7
-RUN_ENV ?= qemu-arm -L /usr/arm-linux-gnueabihf -E LD_LIBRARY_PATH=/usr/lib/arm-linux-gnueabihf
+# The guest's dynamic loader is started explicitly rather than found with
+# -L: with -L, qemu-user 7.2 hangs (aarch64) or crashes (armv7) in the guest's
+# pthread_create, and the thread pool needs threads.
+RUN_ENV ?= qemu-arm /usr/arm-linux-gnueabihf/lib/ld-linux-armhf.so.3 --library-path /usr/arm-linux-gnueabihf/lib:/usr/lib/arm-linux-gnueabihf

@@ -34,10 +34,10 @@ float ngpt_f32_sumsq__avx2(const float *x, size_t n)
     return ngpt_lanes_combine(p);
 }
 
-void ngpt_f32_colsum_acc__avx2(float *db, const float *dy, size_t rows, int n)
+void ngpt_f32_colsum_acc__avx2(float *db, const float *dy, ptrdiff_t ld, size_t rows, int n)
 {
     for (size_t r = 0; r < rows; r++) {
-        const float *row = dy + r * (size_t)n;
+        const float *row = dy + (ptrdiff_t)r * ld;
         int j = 0;
         for (; j + 8 <= n; j += 8)
             _mm256_storeu_ps(db + j, _mm256_add_ps(_mm256_loadu_ps(db + j), _mm256_loadu_ps(row + j)));

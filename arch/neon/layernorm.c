@@ -8,7 +8,8 @@
  * near-constant row: tiny deviations, subnormal squares) is recomputed by
  * the reference, its output not being an input; the backward, which
  * accumulates, checks its sums before it writes anything and each block of
- * 4 elements before it stores it. */
+ * 4 elements before it stores it; the weight and bias gradients check each
+ * block of columns before they store it. */
 #include <math.h>
 #include <arm_neon.h>
 
@@ -65,22 +66,18 @@ void ngpt_f32_layernorm_fwd__neon(float *out, float *mean, float *rstd, const fl
     }
 }
 
-/* Elements [i0, i1) of a backward row once m1, m2 are known, in scalar. */
-static void layernorm_bwd_range(float *dxr, float *dw, float *db, const float *dyr,
-                                const float *xr, const float *w, float mu, float rs, float m1,
-                                float m2, int i0, int i1)
+/* dx of elements [i0, i1) of a backward row once m1, m2 are known, in scalar. */
+static void layernorm_bwd_range(float *dxr, const float *dyr, const float *xr, const float *w,
+                                float mu, float rs, float m1, float m2, int i0, int i1)
 {
     for (int i = i0; i < i1; i++) {
         const float xhat = (xr[i] - mu) * rs, g = dyr[i] * w[i];
         dxr[i] = fmaf(rs, fmaf(-xhat, m2, g - m1), dxr[i]);
-        dw[i] = fmaf(dyr[i], xhat, dw[i]);
-        db[i] = db[i] + dyr[i];
     }
 }
 
-void ngpt_f32_layernorm_bwd__neon(float *dx, float *dw, float *db, const float *dy,
-                                  const float *x, const float *mean, const float *rstd,
-                                  const float *w, size_t rows, int c)
+void ngpt_f32_layernorm_bwd__neon(float *dx, const float *dy, const float *x, const float *mean,
+                                  const float *rstd, const float *w, size_t rows, int c)
 {
     for (size_t r = 0; r < rows; r++) {
         neon_flags_clear();
@@ -101,8 +98,7 @@ void ngpt_f32_layernorm_bwd__neon(float *dx, float *dw, float *db, const float *
             s2hi = vfmaq_f32(s2hi, g1, xh1);
         }
         if (neon_flushed(s1lo, s1hi, s2lo, s2hi)) {     /* nothing of this row is written yet */
-            ngpt_f32_layernorm_bwd_ref(dxr, dw, db, dyr, xr, mean + r, rstd + r, w, 1, c);
-            neon_flags_clear();
+            ngpt_f32_layernorm_bwd_ref(dxr, dyr, xr, mean + r, rstd + r, w, 1, c);
             continue;
         }
         float l1[NGPT_LANES], l2[NGPT_LANES];
@@ -119,21 +115,64 @@ void ngpt_f32_layernorm_bwd__neon(float *dx, float *dw, float *db, const float *
         neon_flags_clear();     /* the scalar tail may have left one */
         for (i = 0; i + 4 <= c; i += 4) {
             const float32x4_t xh = vmulq_f32(vsubq_f32(vld1q_f32(xr + i), muv), rsv);
-            const float32x4_t d = vld1q_f32(dyr + i);
-            const float32x4_t g = vmulq_f32(d, vld1q_f32(w + i));
+            const float32x4_t g = vmulq_f32(vld1q_f32(dyr + i), vld1q_f32(w + i));
             const float32x4_t in = vfmaq_f32(vsubq_f32(g, m1v), vnegq_f32(xh), m2v);
             const float32x4_t dxi = vfmaq_f32(vld1q_f32(dxr + i), rsv, in);
-            const float32x4_t dwi = vfmaq_f32(vld1q_f32(dw + i), d, xh);
-            const float32x4_t dbi = vaddq_f32(vld1q_f32(db + i), d);
-            if (neon_flushed(dxi, dwi, dbi, dbi)) {
-                layernorm_bwd_range(dxr, dw, db, dyr, xr, w, mu, rs, m1, m2, i, i + 4);
+            if (neon_flushed1(dxi)) {
+                layernorm_bwd_range(dxr, dyr, xr, w, mu, rs, m1, m2, i, i + 4);
                 neon_flags_clear();
                 continue;
             }
             vst1q_f32(dxr + i, dxi);
-            vst1q_f32(dw + i, dwi);
-            vst1q_f32(db + i, dbi);
         }
-        layernorm_bwd_range(dxr, dw, db, dyr, xr, w, mu, rs, m1, m2, i, c);
+        layernorm_bwd_range(dxr, dyr, xr, w, mu, rs, m1, m2, i, c);
     }
+}
+
+/* 8 columns at a time keep their dw and db chains in registers over every
+ * row (as arch/avx2/layernorm.c does with 16); then 4; the tail in scalar.
+ * A block of columns that flushed is recomputed by the reference. */
+void ngpt_f32_layernorm_bwd_wb__neon(float *dw, float *db, const float *dy, const float *x,
+                                     ptrdiff_t ld, const float *mean, const float *rstd,
+                                     size_t rows, int n)
+{
+    neon_flags_clear();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        float32x4_t w0 = vld1q_f32(dw + i), w1 = vld1q_f32(dw + i + 4);
+        float32x4_t b0 = vld1q_f32(db + i), b1 = vld1q_f32(db + i + 4);
+        for (size_t r = 0; r < rows; r++) {
+            const float *xr = x + (ptrdiff_t)r * ld + i, *dyr = dy + (ptrdiff_t)r * ld + i;
+            const float32x4_t muv = vdupq_n_f32(mean[r]), rsv = vdupq_n_f32(rstd[r]);
+            const float32x4_t d0 = vld1q_f32(dyr), d1 = vld1q_f32(dyr + 4);
+            w0 = vfmaq_f32(w0, d0, vmulq_f32(vsubq_f32(vld1q_f32(xr), muv), rsv));
+            w1 = vfmaq_f32(w1, d1, vmulq_f32(vsubq_f32(vld1q_f32(xr + 4), muv), rsv));
+            b0 = vaddq_f32(b0, d0);
+            b1 = vaddq_f32(b1, d1);
+        }
+        if (neon_flushed(w0, w1, b0, b1)) {
+            ngpt_f32_layernorm_bwd_wb_ref(dw + i, db + i, dy + i, x + i, ld, mean, rstd, rows, 8);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(dw + i, w0), vst1q_f32(dw + i + 4, w1);
+        vst1q_f32(db + i, b0), vst1q_f32(db + i + 4, b1);
+    }
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t w0 = vld1q_f32(dw + i), b0 = vld1q_f32(db + i);
+        for (size_t r = 0; r < rows; r++) {
+            const float *xr = x + (ptrdiff_t)r * ld + i, *dyr = dy + (ptrdiff_t)r * ld + i;
+            const float32x4_t muv = vdupq_n_f32(mean[r]), rsv = vdupq_n_f32(rstd[r]);
+            const float32x4_t d0 = vld1q_f32(dyr);
+            w0 = vfmaq_f32(w0, d0, vmulq_f32(vsubq_f32(vld1q_f32(xr), muv), rsv));
+            b0 = vaddq_f32(b0, d0);
+        }
+        if (neon_flushed2(w0, b0)) {
+            ngpt_f32_layernorm_bwd_wb_ref(dw + i, db + i, dy + i, x + i, ld, mean, rstd, rows, 4);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(dw + i, w0), vst1q_f32(db + i, b0);
+    }
+    if (i < n) ngpt_f32_layernorm_bwd_wb_ref(dw + i, db + i, dy + i, x + i, ld, mean, rstd, rows, n - i);
 }

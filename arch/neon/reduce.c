@@ -53,30 +53,20 @@ float ngpt_f32_sumsq__neon(const float *x, size_t n)
     return ngpt_lanes_combine(p);
 }
 
-/* Columns j0..j1-1 in scalar: the reference's chains, one column at a time. */
-static void colsum_cols(float *db, const float *dy, size_t rows, int n, int j0, int j1)
-{
-    for (int j = j0; j < j1; j++) {
-        float acc = db[j];
-        for (size_t r = 0; r < rows; r++) acc = acc + dy[r * (size_t)n + j];
-        db[j] = acc;
-    }
-}
-
 /* Rows in increasing order per column, as the reference; 4 columns a lane. */
-void ngpt_f32_colsum_acc__neon(float *db, const float *dy, size_t rows, int n)
+void ngpt_f32_colsum_acc__neon(float *db, const float *dy, ptrdiff_t ld, size_t rows, int n)
 {
     neon_flags_clear();
     int j = 0;
     for (; j + 4 <= n; j += 4) {
         float32x4_t acc = vld1q_f32(db + j);
-        for (size_t r = 0; r < rows; r++) acc = vaddq_f32(acc, vld1q_f32(dy + r * (size_t)n + j));
+        for (size_t r = 0; r < rows; r++) acc = vaddq_f32(acc, vld1q_f32(dy + (ptrdiff_t)r * ld + j));
         if (neon_flushed1(acc)) {
-            colsum_cols(db, dy, rows, n, j, j + 4);
+            ngpt_f32_colsum_acc_ref(db + j, dy + j, ld, rows, 4);
             neon_flags_clear();
             continue;
         }
         vst1q_f32(db + j, acc);
     }
-    colsum_cols(db, dy, rows, n, j, n);
+    ngpt_f32_colsum_acc_ref(db + j, dy + j, ld, rows, n - j);
 }

@@ -25,9 +25,8 @@ void ngpt_f32_layernorm_fwd_ref(float *out, float *mean, float *rstd, const floa
     }
 }
 
-void ngpt_f32_layernorm_bwd_ref(float *dx, float *dw, float *db, const float *dy, const float *x,
-                                const float *mean, const float *rstd, const float *w,
-                                size_t rows, int c)
+void ngpt_f32_layernorm_bwd_ref(float *dx, const float *dy, const float *x, const float *mean,
+                                const float *rstd, const float *w, size_t rows, int c)
 {
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * (size_t)c, *dyr = dy + r * (size_t)c;
@@ -44,6 +43,18 @@ void ngpt_f32_layernorm_bwd_ref(float *dx, float *dw, float *db, const float *dy
         for (int i = 0; i < c; i++) {
             float xhat = (xr[i] - mu) * rs, g = dyr[i] * w[i];
             dxr[i] = fmaf(rs, fmaf(-xhat, m2, g - m1), dxr[i]);
+        }
+    }
+}
+
+void ngpt_f32_layernorm_bwd_wb_ref(float *dw, float *db, const float *dy, const float *x,
+                                   ptrdiff_t ld, const float *mean, const float *rstd,
+                                   size_t rows, int n)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + (ptrdiff_t)r * ld, *dyr = dy + (ptrdiff_t)r * ld;
+        for (int i = 0; i < n; i++) {
+            float xhat = (xr[i] - mean[r]) * rstd[r];
             dw[i] = fmaf(dyr[i], xhat, dw[i]);
             db[i] = db[i] + dyr[i];
         }

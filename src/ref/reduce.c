@@ -19,8 +19,8 @@ float ngpt_f32_sumsq_ref(const float *x, size_t n)
     return ngpt_lanes_combine(p);
 }
 
-void ngpt_f32_colsum_acc_ref(float *db, const float *dy, size_t rows, int n)
+void ngpt_f32_colsum_acc_ref(float *db, const float *dy, ptrdiff_t ld, size_t rows, int n)
 {
     for (size_t r = 0; r < rows; r++)
-        for (int j = 0; j < n; j++) db[j] = db[j] + dy[r * (size_t)n + j];
+        for (int j = 0; j < n; j++) db[j] = db[j] + dy[(ptrdiff_t)r * ld + j];
 }

@@ -2,7 +2,8 @@
  * definition: the canonical 8 lanes written out (kernels.h). Shapes:
  *   rsum, sumsq: n tiny — tiny = 1: subnormal elements and sums near FLT_MIN
  *     (rsum), subnormal squares (sumsq);
- *   colsum_acc: rows n tiny — tiny = 1: subnormal elements and sums. */
+ *   colsum_acc: rows n pad tiny (rows are n + pad floats apart, as when threads
+ *     split the columns; tiny = 1: subnormal elements and sums). */
 #include <math.h>
 
 #include "kcase.h"
@@ -70,32 +71,35 @@ const kc_case kc_sumsq = {"n tiny", sum_tests, sum_bench, sumsq_setup, sumsq_run
 
 static void colsum_tests(kc_shapes *out)
 {
-    for (int i = 0; i < kc_nsizes; i++) kc_add_shape(out, 1, kc_sizes[i]);
+    for (int i = 0; i < kc_nsizes; i++) kc_add_shape(out, 1, kc_sizes[i], 0);
     for (int rows = 1; rows < 70; rows += 7)
-        for (int n = 4; n < 43; n += 5) kc_add_shape(out, rows, n), kc_add_shape(out, rows, n, 1);
+        for (int n = 4; n < 43; n += 5)
+            kc_add_shape(out, rows, n, 0), kc_add_shape(out, rows, n, 13), kc_add_shape(out, rows, n, 13, 1);
 }
 
 /* The bias gradient of the MLP's first layer: T = 256 rows of d_ff = 1024. */
 static void colsum_bench(kc_shapes *out)
 {
-    kc_add_shape(out, 256, 1024);
+    kc_add_shape(out, 256, 1024, 0);
 }
 
 enum { DB, DY };
 
 static void colsum_setup(kc_state *st)
 {
-    const size_t rows = kc_size(st, 0), n = kc_size(st, 1);
-    if (kc_int(st, 2))
-        kc_tiny(st, DB, n, 0x1p-125f), kc_tiny(st, DY, rows * n, 0x1p-125f);
+    const size_t rows = kc_size(st, 0), n = kc_size(st, 1), ld = n + kc_size(st, 2);
+    if (kc_int(st, 3))
+        kc_tiny(st, DB, n, 0x1p-125f), kc_tiny(st, DY, rows * ld, 0x1p-125f);
     else
-        kc_rand(st, DB, n, 1.0f), kc_rand(st, DY, rows * n, 8.0f);
+        kc_rand(st, DB, n, 1.0f), kc_rand(st, DY, rows * ld, 8.0f);
     st->bytes = 4.0 * ((double)rows * n + 2.0 * n);
 }
 
 static void colsum_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->colsum_acc(st->buf[DB], st->buf[DY], kc_size(st, 0), kc_int(st, 1));
+    t->colsum_acc(st->buf[DB], st->buf[DY], (ptrdiff_t)(kc_size(st, 1) + kc_size(st, 2)),
+                  kc_size(st, 0), kc_int(st, 1));
 }
 
-const kc_case kc_colsum_acc = {"rows n tiny", colsum_tests, colsum_bench, colsum_setup, colsum_run, NULL};
+const kc_case kc_colsum_acc = {"rows n pad tiny", colsum_tests, colsum_bench, colsum_setup, colsum_run,
+                               NULL};
