@@ -22,25 +22,28 @@ BINDIR  ?= $(prefix)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 RUN_ENV ?=
 
+# The target, e.g. x86_64-linux-gnu, aarch64-linux-gnu, arm-linux-gnueabihf,
+# arm64-apple-darwin23 (clang answers for its --target when CC carries one).
 TARGET_MACHINE := $(shell $(CC) -dumpmachine 2>/dev/null)
 ifeq ($(ARCH),auto)
   ifneq ($(filter x86_64%,$(TARGET_MACHINE)),)
     ARCH := $(if $(wildcard arch/avx2/table.c),avx2,scalar)
-  else ifneq ($(filter aarch64%,$(TARGET_MACHINE)),)
+  else ifneq ($(filter aarch64% arm64% arm%,$(TARGET_MACHINE)),)
+    # AArch64 (Linux aarch64-*, Apple arm64-*) and ARMv7 with NEON-VFPv4:
+    # the same kernels, exact on both (arch/neon/kernels_neon.h).
     ARCH := $(if $(wildcard arch/neon/table.c),neon,scalar)
-  else ifneq ($(filter arm%,$(TARGET_MACHINE)),)
-    # ARMv7 NEON flushes subnormals to zero, so it cannot match the reference
-    # bit for bit (arch/neon/table.c): scalar unless asked for with
-    # ARCH=neon CFLAGS+=-DNGPT_NEON_ARMV7_FTZ.
-    ARCH := scalar
   else
     ARCH := scalar
   endif
 endif
 
-# FMA is part of the baseline: SLEEF's deterministic scalar functions need it.
+# FMA is part of the baseline: SLEEF's deterministic scalar functions need it
+# (x86-64: -mfma; 32-bit ARM: ARMv7-A with NEON-VFPv4, hard float, which a
+# compiler for Raspberry Pi OS's ARMv6 default needs to be told).
 ifneq ($(filter x86_64%,$(TARGET_MACHINE)),)
   CPUFLAGS ?= -mfma $(if $(filter avx2,$(ARCH)),-mavx2)
+else ifneq ($(filter arm-% armv7%,$(TARGET_MACHINE)),)
+  CPUFLAGS ?= -march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard
 endif
 CPUFLAGS ?=
 
@@ -93,7 +96,7 @@ LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all corpus deps test test-native test-threads test-interop bench bench-gemm install uninstall clean examples
+.PHONY: all corpus deps test test-native test-threads test-interop bench bench-gemm install uninstall clean examples check-apple
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -153,7 +156,7 @@ test-threads: all $(THREAD_TESTS)
 
 # PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
 PYTHON ?= /usr/bin/python3
-INTEROP_BIN := $(BUILD)/tests/interop/ngpt_logits_data
+INTEROP_BIN := $(BUILD)/tests/interop/ngpt_logits
 # The training-continuation helper needs the training API (issue #3).
 ifneq ($(shell grep -l ngpt_checkpoint_save_train include/ngpt.h 2>/dev/null),)
   INTEROP_BIN += $(BUILD)/tests/interop/ngpt_train_steps
@@ -173,6 +176,34 @@ examples: all
 	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
 	$(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
 	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
+
+# make check-apple: every library and CLI source compiled (and assembled, not
+# linked) for Apple Silicon with a build's flags: clang
+# --target=arm64-apple-macos11 -mcpu=apple-m1 (toolchains/apple-silicon.mk),
+# so that code a Mac would not build fails here. Linux has no macOS SDK, so
+# the C library's headers are AArch64 glibc's (libc6-dev-arm64-cross; clang
+# predefines __nonnull/__nullable for Darwin targets, which glibc's headers
+# define themselves) and sleef.h/xxhash.h come from a small include dir of
+# links to the arm64 and host copies. What it checks: the code under
+# __APPLE__/__aarch64__ with clang (NEON, inline asm for Mach-O, warnings);
+# not macOS's own headers (README: building on a Mac).
+APPLE_DIR := build/apple-check
+APPLE_SRC := $(wildcard src/*.c src/ref/*.c arch/neon/*.c cli/*.c)
+APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
+APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
+                -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include \
+                -D_DARWIN_C_SOURCE $(NUMERIC) -Wall -Wextra -Werror $(OPT) \
+                -DNGPT_ARCH_NAME='"neon"' -DNGPT_BUILD_FLAGS='"$(OPT) -mcpu=apple-m1"'
+check-apple: $(APPLE_OBJ)
+	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11"
+$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h:
+	@sh tools/deps-cross.sh
+	@mkdir -p $(dir $@)
+	ln -sf /usr/include/aarch64-linux-gnu/sleef.h $(APPLE_DIR)/include/sleef.h
+	ln -sf /usr/include/xxhash.h $(APPLE_DIR)/include/xxhash.h
+$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) $(APPLE_CFLAGS) -MMD -MP -c $< -o $@
 
 bench: all $(BUILD)/bench/ngpt-bench
 	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
@@ -233,4 +264,4 @@ FORCE:
 
 include fuzz/fuzz.mk     # make fuzz, make fuzz-smoke, the fuzz replay test
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(APPLE_OBJ:.o=.d)

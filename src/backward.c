@@ -17,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 #include "ops.h"
 #include "rng.h"
@@ -49,6 +50,7 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
 
 ngpt_status ngpt_model_backward(ngpt_context *ctx)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_backward: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: the context was planned "

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "fpmode.h"
 
 /* ------------------------------------------------------- internal operations */
 
@@ -206,11 +207,13 @@ static ngpt_status cached_pass(ngpt_context *ctx, const char *fn, int32_t slot0,
 
 ngpt_status ngpt_cache_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t len)
 {
+    NGPT_FPMODE_SCOPE;
     return cached_pass(ctx, "ngpt_cache_prefill", 0, batch, tokens, len);
 }
 
 ngpt_status ngpt_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len)
 {
+    NGPT_FPMODE_SCOPE;
     if (ctx && (slot < 0 || slot >= ctx->shape.batch))
         return check_slot(ctx, slot, "ngpt_cache_prefill_slot");
     return cached_pass(ctx, "ngpt_cache_prefill_slot", slot, 1, tokens, len);
@@ -218,5 +221,6 @@ ngpt_status ngpt_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32
 
 ngpt_status ngpt_cache_decode(ngpt_context *ctx, const int32_t *tokens, int32_t batch)
 {
+    NGPT_FPMODE_SCOPE;
     return cached_pass(ctx, "ngpt_cache_decode", 0, batch, tokens, 1);
 }

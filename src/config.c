@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 
 ngpt_config ngpt_config_default(void)
@@ -130,6 +131,7 @@ static ngpt_status parse_bool(const char *key, const char *s, bool *out)
 
 ngpt_status ngpt_config_set(ngpt_config *cfg, const char *kv)
 {
+    NGPT_FPMODE_SCOPE;
     if (!cfg || !kv) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_set: NULL argument");
     return ngpt_prefixed("ngpt_config_set", set_field(cfg, kv));
 }

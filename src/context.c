@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 #include "pool.h"
 #include "rng.h"
@@ -101,6 +102,7 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
 ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes)
 {
+    NGPT_FPMODE_SCOPE;
     if (!out || !cfg || !shape)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init: NULL argument");
     *out = NULL;
@@ -255,6 +257,7 @@ ngpt_dropout_key ngpt_dropout_key_of(const ngpt_context *ctx, int layer, int sit
 
 ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_init: NULL context");
     float *params = ctx->plan.params;
     for (int32_t t = 0; t < ctx->n_tensors; t++) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 #include "rng.h"
 
@@ -128,12 +129,14 @@ static ngpt_status open_files(ngpt_data **data, const char *const *paths, int32_
 ngpt_status ngpt_data_open_mem(ngpt_data **data, const void *bytes, size_t size, float holdout,
                                int32_t seq)
 {
+    NGPT_FPMODE_SCOPE;
     return ngpt_prefixed("ngpt_data_open_mem", open_mem(data, bytes, size, holdout, seq));
 }
 
 ngpt_status ngpt_data_open(ngpt_data **data, const char *const *paths, int32_t n_paths,
                            float holdout, int32_t seq)
 {
+    NGPT_FPMODE_SCOPE;
     return ngpt_prefixed("ngpt_data_open", open_files(data, paths, n_paths, holdout, seq));
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "fpmode.h"
 #include "ops.h"
 #include "packed.h"
 #include "rng.h"
@@ -152,6 +153,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
                          const int32_t *targets, float *loss)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !tokens)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_forward: NULL context or tokens");
     const ngpt_config *cfg = &ctx->cfg;

@@ -7,6 +7,7 @@
 
 #include "beam.h"
 #include "cache.h"
+#include "fpmode.h"
 #include "sampler.h"
 #include "stream.h"
 
@@ -145,6 +146,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
                           int32_t out_cap, ngpt_token_fn fn, void *user,
                           ngpt_generate_result *result)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_status st = validate(ctx, gc, prompt, prompt_len, out, out_cap);
     if (st) return st;
     ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len};

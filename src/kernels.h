@@ -70,7 +70,7 @@ extern const ngpt_kernels ngpt_kernels_active;  /* chosen at build time */
  *   NGPT_ISA_ENTRY(kernel, isa, SIMD)   .kernel = ngpt_f32_<kernel>__<isa>
  *   NGPT_ISA_ENTRY(kernel, isa, REF)    .kernel = ngpt_f32_<kernel>_ref
  * and NGPT_ISA_PROTO declares the ISA's own kernels (SIMD) only. The flag
- * is expanded first, so an ISA may map its own flags (A64) to these two. */
+ * is expanded first, so an ISA may map flags of its own to these two. */
 #define NGPT_REF_ENTRY(kernel, ...) .kernel = ngpt_f32_##kernel##_ref,
 #define NGPT_ISA_ENTRY(kernel, isa, flag) NGPT_ISA_ENTRY_(kernel, isa, flag)
 #define NGPT_ISA_ENTRY_(kernel, isa, flag) .kernel = NGPT_ISA_FN_##flag(kernel, isa),

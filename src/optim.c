@@ -6,6 +6,7 @@
 #include <sleef.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 #include "ops.h"
 
@@ -52,6 +53,7 @@ ngpt_status ngpt_optim_check(const ngpt_optim_config *o)
 
 ngpt_status ngpt_optim_lr(const ngpt_optim_config *o, int64_t step, float *lr)
 {
+    NGPT_FPMODE_SCOPE;
     if (!o || !lr) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_lr: NULL argument");
     ngpt_status st = ngpt_optim_check(o);
     if (st) return ngpt_prefixed("ngpt_optim_lr", st);
@@ -80,6 +82,7 @@ float ngpt_lr_schedule(const ngpt_optim_config *o, int64_t step)
 ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float lr,
                             float *grad_norm)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !o) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_step: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_optim_step: the context was planned for "

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 #include "pool.h"
 
@@ -34,7 +35,9 @@ static inline void cpu_relax(void)
 #endif
 }
 
-void ngpt_pool_thread_fpmode(void) {}
+/* A new thread inherits its creator's mode (the caller's, at context init),
+ * so each worker sets the library's once, for good (src/fpmode.h). */
+void ngpt_pool_thread_fpmode(void) { ngpt_fpmode_set_library(); }
 
 static bool has_task(unsigned job) { return (job & 0xffff) < job >> 16; }
 

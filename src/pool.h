@@ -71,11 +71,11 @@ void ngpt_pool_run(ngpt_pool *pool, ngpt_task_fn fn, void *arg, int n_tasks);
 /* Wakes and joins every worker. Safe on a pool that failed to start. */
 void ngpt_pool_stop(ngpt_pool *pool);
 
-/* Hook for per-thread floating-point modes (DESIGN §4: flush-to-zero on the
- * pool's threads): each worker calls it once when it starts, before any
- * task. It does nothing today. Work on the caller's thread (worker 0, and
- * every job run inline) must get the same mode by saving and restoring it
- * around the library's entry points, not here. */
+/* The library's floating-point mode on a worker (src/fpmode.h: IEEE
+ * subnormals, round to nearest): each worker calls it once when it starts,
+ * before any task. Work on the caller's thread (worker 0, and every job run
+ * inline) gets the same mode from NGPT_FPMODE_SCOPE at the library's entry
+ * points, which saves and restores the caller's. */
 void ngpt_pool_thread_fpmode(void);
 
 #endif

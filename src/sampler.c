@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 #include "rng.h"
 #include "sampler.h"
@@ -204,6 +205,7 @@ ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const 
                         const int32_t *recent, int32_t n_recent, int32_t sequence,
                         uint64_t index, int32_t *token)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !s || !logits || !token)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_sampler_sample: NULL argument");
     if (!ctx->plan.samp_z)

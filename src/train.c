@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fpmode.h"
 #include "internal.h"
 
 /* The batch shape fits the plan (a bare message: the callers prefix it). */
@@ -19,6 +20,7 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
                             const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,
                             float *loss, float *lr_out, float *grad_norm)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !opt || !data || !loss)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_train_step: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
@@ -56,6 +58,7 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
 ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
                           int32_t n_batches, int32_t batch, int32_t seq, float *loss)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !data || !loss)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_evaluate: NULL argument");
     if (n_batches < 1)

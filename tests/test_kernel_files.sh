@@ -2,7 +2,7 @@
 # test_kernel_files.sh — the layout the list of kernels (src/kernels.inc)
 # promises: each kernel's reference is defined in src/ref/<op>.c and nowhere
 # else, its ISA kernel in arch/<isa>/<op>.c exactly where the ISA's column
-# says SIMD or A64 (none where it says REF), and its case in
+# says SIMD (none where it says REF), and its case in
 # tests/kernels/<op>.c. Reads sources only (with the host's C preprocessor).
 passed=0 failed=0
 check() {   # check DESCRIPTION WANT_FILE GOT_FILES
@@ -29,9 +29,9 @@ while read -r k op flags; do
         flag=${1:-missing}
         [ $# -gt 0 ] && shift
         case $flag in
-        SIMD | A64) want="arch/$isa/$op.c" ;;
+        SIMD) want="arch/$isa/$op.c" ;;
         REF) want="" ;;
-        *) want="a known flag (SIMD, A64, REF), not '$flag'" ;;
+        *) want="a known flag (SIMD, REF), not '$flag'" ;;
         esac
         check "ngpt_f32_${k}__$isa ($flag)" "$want" "$(defined_in "arch/$isa" "ngpt_f32_${k}__$isa")"
     done

@@ -3,7 +3,7 @@
  * computed for 8 blocks at once (lane = block, 32-bit multiply-high/low from
  * two _mm256_mul_epu32), then applied as in the reference:
  * (w >> 8) >= threshold ? x * scale : 0, with a compare mask. Constants as in
- * rng.h. NEON has no dropout kernel yet (the list's neon column says REF). */
+ * rng.h. Same shape as arch/neon/dropout.c, 8 blocks where that has 4. */
 #include <immintrin.h>
 
 #include "kernels_avx2.h"

@@ -6,7 +6,9 @@
  *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain.
  *  - wsum: 16 dims in four accumulators (lane = d), the chains run over keys j.
  *  - outer_acc: 4 dims a vector, one fma per element and call.
- * Same shape as arch/avx2/attention.c at 4 lanes where that has 8. */
+ * Same shape as arch/avx2/attention.c at 4 lanes where that has 8.
+ * ARMv7: outputs whose chains flushed are recomputed by the reference
+ * before they are stored (kernels_neon.h, "the flush check"). */
 #include <math.h>
 #include <arm_neon.h>
 
@@ -18,6 +20,7 @@
 void ngpt_f32_attn_scores__neon(float *s, const float *q, const float *k, ptrdiff_t k_stride,
                                 int n, int dim, float scale)
 {
+    neon_flags_clear();
     int j = 0;
     const int d4 = dim - dim % 4;
     for (; j + 4 <= n; j += 4) {
@@ -45,7 +48,13 @@ void ngpt_f32_attn_scores__neon(float *s, const float *q, const float *k, ptrdif
             t = vsetq_lane_f32(k3[d], t, 3);
             acc = vfmaq_f32(acc, vdupq_n_f32(q[d]), t);
         }
-        vst1q_f32(s + j, vmulq_f32(acc, vdupq_n_f32(scale)));
+        const float32x4_t sj = vmulq_f32(acc, vdupq_n_f32(scale));
+        if (neon_flushed1(sj)) {
+            ngpt_f32_attn_scores_ref(s + j, q, k0, k_stride, 4, dim, scale);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(s + j, sj);
     }
     ngpt_f32_attn_scores_ref(s + j, q, k + j * k_stride, k_stride, n - j, dim, scale);
 }
@@ -54,6 +63,7 @@ void ngpt_f32_attn_scores__neon(float *s, const float *q, const float *k, ptrdif
 void ngpt_f32_attn_wsum__neon(float *o, const float *p, const float *v, ptrdiff_t v_stride,
                               int n, int dim)
 {
+    neon_flags_clear();
     int d = 0;
     for (; d + 16 <= dim; d += 16) {
         float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
@@ -65,30 +75,59 @@ void ngpt_f32_attn_wsum__neon(float *o, const float *p, const float *v, ptrdiff_
             a2 = vfmaq_f32(a2, pj, vld1q_f32(vj + 8));
             a3 = vfmaq_f32(a3, pj, vld1q_f32(vj + 12));
         }
-        vst1q_f32(o + d, a0);
-        vst1q_f32(o + d + 4, a1);
-        vst1q_f32(o + d + 8, a2);
-        vst1q_f32(o + d + 12, a3);
+        if (neon_flushed(a0, a1, a2, a3)) {
+            ngpt_f32_attn_wsum_ref(o + d, p, v + d, v_stride, n, 16);
+            neon_flags_clear();
+            continue;
+        }
+        neon_store16(o + d, a0, a1, a2, a3);
     }
     for (; d + 4 <= dim; d += 4) {
         float32x4_t a0 = vdupq_n_f32(0.0f);
         for (int j = 0; j < n; j++)
             a0 = vfmaq_f32(a0, vdupq_n_f32(p[j]), vld1q_f32(v + j * v_stride + d));
+        if (neon_flushed1(a0)) {
+            ngpt_f32_attn_wsum_ref(o + d, p, v + d, v_stride, n, 4);
+            neon_flags_clear();
+            continue;
+        }
         vst1q_f32(o + d, a0);
     }
     ngpt_f32_attn_wsum_ref(o + d, p, v + d, v_stride, n, dim - d);
 }
 
+/* 16 elements a block (4 a step after them), each block checked before it
+ * is stored. */
 void ngpt_f32_outer_acc__neon(float *out, ptrdiff_t out_stride, const float *w, const float *x,
                               int n, int dim)
 {
+    neon_flags_clear();
     for (int j = 0; j < n; j++) {
         float *o = out + j * out_stride;
         const float wj = w[j];
         const float32x4_t wv = vdupq_n_f32(wj);
         int d = 0;
-        for (; d + 4 <= dim; d += 4)
-            vst1q_f32(o + d, vfmaq_f32(vld1q_f32(o + d), wv, vld1q_f32(x + d)));
-        for (; d < dim; d++) o[d] = fmaf(wj, x[d], o[d]);
+        for (; d + 16 <= dim; d += 16) {
+            const float32x4_t o0 = vfmaq_f32(vld1q_f32(o + d), wv, vld1q_f32(x + d));
+            const float32x4_t o1 = vfmaq_f32(vld1q_f32(o + d + 4), wv, vld1q_f32(x + d + 4));
+            const float32x4_t o2 = vfmaq_f32(vld1q_f32(o + d + 8), wv, vld1q_f32(x + d + 8));
+            const float32x4_t o3 = vfmaq_f32(vld1q_f32(o + d + 12), wv, vld1q_f32(x + d + 12));
+            if (neon_flushed(o0, o1, o2, o3)) {
+                ngpt_f32_outer_acc_ref(o + d, 0, w + j, x + d, 1, 16);
+                neon_flags_clear();
+                continue;
+            }
+            neon_store16(o + d, o0, o1, o2, o3);
+        }
+        for (; d + 4 <= dim; d += 4) {
+            const float32x4_t o0 = vfmaq_f32(vld1q_f32(o + d), wv, vld1q_f32(x + d));
+            if (neon_flushed1(o0)) {
+                ngpt_f32_outer_acc_ref(o + d, 0, w + j, x + d, 1, 4);
+                neon_flags_clear();
+                continue;
+            }
+            vst1q_f32(o + d, o0);
+        }
+        ngpt_f32_outer_acc_ref(o + d, 0, w + j, x + d, 1, dim - d);
     }
 }

@@ -1,40 +1,65 @@
 /* gelu.c — NEON GELU forward and backward, bit-identical to the reference:
  * the same operations per element in the same order, erf/exp from SLEEF's
- * deterministic advsimd finz functions (the bits of the scalar finz ones the
- * reference calls); the tail (< 4 elements) runs the reference. Same shape
- * as arch/avx2/gelu.c, 4 lanes where that has 8. SLEEF's advsimd functions
- * are AArch64 only (the list's A64). */
+ * finz vector functions (neon_erff, neon_expf: the bits of the scalar finz
+ * ones the reference calls); 8 elements a block, the tail (< 8) runs the
+ * reference. Same shape as arch/avx2/gelu.c. ARMv7: a block that flushed
+ * (a tiny or very large x, whose erf or exp meets a subnormal inside SLEEF)
+ * is recomputed by the reference before it is stored (kernels_neon.h, "the
+ * flush check"). */
 #include <math.h>
 #include <arm_neon.h>
 #include <sleef.h>
 
 #include "kernels_neon.h"
 
-#if defined(__aarch64__)
 static const float RSQRT2 = 0.70710678118654752f, RSQRT2PI = 0.39894228040143268f;
+
+static inline float32x4_t gelu4(float32x4_t v)
+{
+    const float32x4_t half = vdupq_n_f32(0.5f), one = vdupq_n_f32(1.0f), k = vdupq_n_f32(RSQRT2);
+    return vmulq_f32(vmulq_f32(half, v), vaddq_f32(one, neon_erff(vmulq_f32(v, k))));
+}
 
 void ngpt_f32_gelu_fwd__neon(float *y, const float *x, size_t n)
 {
-    const float32x4_t half = vdupq_n_f32(0.5f), one = vdupq_n_f32(1.0f), k = vdupq_n_f32(RSQRT2);
+    neon_flags_clear();
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const float32x4_t v = vld1q_f32(x + i);
-        vst1q_f32(y + i, vmulq_f32(vmulq_f32(half, v), vaddq_f32(one, Sleef_finz_erff4_u10advsimd(vmulq_f32(v, k)))));
+    for (; i + 8 <= n; i += 8) {
+        const float32x4_t y0 = gelu4(vld1q_f32(x + i)), y1 = gelu4(vld1q_f32(x + i + 4));
+        if (neon_flushed2(y0, y1)) {
+            ngpt_f32_gelu_fwd_ref(y + i, x + i, 8);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(y + i, y0);
+        vst1q_f32(y + i + 4, y1);
     }
     ngpt_f32_gelu_fwd_ref(y + i, x + i, n - i);
 }
 
-void ngpt_f32_gelu_bwd__neon(float *dx, const float *x, const float *dy, size_t n)
+static inline float32x4_t gelu_grad4(float32x4_t v, float32x4_t dy)
 {
     const float32x4_t half = vdupq_n_f32(0.5f), mhalf = vdupq_n_f32(-0.5f),
                       one = vdupq_n_f32(1.0f), k = vdupq_n_f32(RSQRT2), kp = vdupq_n_f32(RSQRT2PI);
+    const float32x4_t cdf = vmulq_f32(half, vaddq_f32(one, neon_erff(vmulq_f32(v, k))));
+    const float32x4_t pdf = vmulq_f32(neon_expf(vmulq_f32(vmulq_f32(mhalf, v), v)), kp);
+    return vmulq_f32(dy, vfmaq_f32(cdf, v, pdf));
+}
+
+void ngpt_f32_gelu_bwd__neon(float *dx, const float *x, const float *dy, size_t n)
+{
+    neon_flags_clear();
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const float32x4_t v = vld1q_f32(x + i);
-        const float32x4_t cdf = vmulq_f32(half, vaddq_f32(one, Sleef_finz_erff4_u10advsimd(vmulq_f32(v, k))));
-        const float32x4_t pdf = vmulq_f32(Sleef_finz_expf4_u10advsimd(vmulq_f32(vmulq_f32(mhalf, v), v)), kp);
-        vst1q_f32(dx + i, vmulq_f32(vld1q_f32(dy + i), vfmaq_f32(cdf, v, pdf)));
+    for (; i + 8 <= n; i += 8) {
+        const float32x4_t d0 = gelu_grad4(vld1q_f32(x + i), vld1q_f32(dy + i));
+        const float32x4_t d1 = gelu_grad4(vld1q_f32(x + i + 4), vld1q_f32(dy + i + 4));
+        if (neon_flushed2(d0, d1)) {
+            ngpt_f32_gelu_bwd_ref(dx + i, x + i, dy + i, 8);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(dx + i, d0);
+        vst1q_f32(dx + i + 4, d1);
     }
     ngpt_f32_gelu_bwd_ref(dx + i, x + i, dy + i, n - i);
 }
-#endif

@@ -11,8 +11,11 @@
  *    cover 2 fma pipes x 4 cycles of latency three times over.
  *  - gemm_packed for m <= 8 (decode steps, beams): rows x panels blocks that
  *    stream the packed panels once, with prefetch of the next panels.
- * ARMv7 (16 q registers) compiles the same code with spills; it is used
- * only when asked for (table.c). */
+ * ARMv7 (16 q registers) compiles the same code with spills. There a tile
+ * whose chains flushed is recomputed by tile_rows_ref before it stores
+ * anything, a row whose bias or old-C sums flushed before it is stored, and a
+ * gemm_packed call whose gemv blocks flushed is recomputed by the reference
+ * (its C is an output only) (kernels_neon.h, "the flush check"). */
 #include <arm_neon.h>
 
 #include "../gemm_blocked.h"
@@ -33,10 +36,30 @@
     av = vld1q_dup_f32(a##r + o);                                                        \
     c##r##0 = vfmaq_f32(c##r##0, av, b0), c##r##1 = vfmaq_f32(c##r##1, av, b1);          \
     c##r##2 = vfmaq_f32(c##r##2, av, b2), c##r##3 = vfmaq_f32(c##r##3, av, b3);
-#define TILE_STORE(r) store_row(io, r, c##r##0, c##r##1, c##r##2, c##r##3)
+#define TILE_FLUSHED(r) neon_flushed(c##r##0, c##r##1, c##r##2, c##r##3)
+#define TILE_STORE(r)                                                                    \
+    if (!store_row(io, r, c##r##0, c##r##1, c##r##2, c##r##3))                           \
+        tile_rows_ref(kc, a_tile, a_rs, a_cs, bp_tile, io, r, r + 1);
 
-/* Row r of a finished tile: + bias, then the old C + acc (the reference's order). */
-static inline void store_row(const ngpt_gemm_tile_io *io, int r, float32x4_t x0, float32x4_t x1,
+/* Rows r0..r1-1 of a tile by its contract (gemm_blocked.h) in scalar, on
+ * ARMv7's VFP unit: acc = cin or +0.0f, kc fmaf in increasing kk, + bias,
+ * then cadd + acc. For a tile or a row that flushed, before it is stored. */
+static void tile_rows_ref(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, const float *bp,
+                          const ngpt_gemm_tile_io *io, int r0, int r1)
+{
+    for (int r = r0; r < r1; r++)
+        for (int jj = 0; jj < NR; jj++) {
+            float acc = io->cin ? io->cin[r * io->cin_rs + jj] : 0.0f;
+            for (int kk = 0; kk < kc; kk++) acc = fmaf(a[r * a_rs + kk * a_cs], bp[kk * NR + jj], acc);
+            if (io->bias) acc = acc + io->bias[jj];
+            io->cout[r * io->cout_rs + jj] = io->cadd ? io->cadd[r * io->cadd_rs + jj] + acc : acc;
+        }
+    neon_flags_clear();
+}
+
+/* Row r of a finished tile: + bias, then the old C + acc (the reference's
+ * order); false, storing nothing, if those sums flushed (ARMv7). */
+static inline bool store_row(const ngpt_gemm_tile_io *io, int r, float32x4_t x0, float32x4_t x1,
                              float32x4_t x2, float32x4_t x3)
 {
     if (io->bias) {
@@ -48,9 +71,20 @@ static inline void store_row(const ngpt_gemm_tile_io *io, int r, float32x4_t x0,
         x0 = vaddq_f32(vld1q_f32(ca), x0), x1 = vaddq_f32(vld1q_f32(ca + 4), x1);
         x2 = vaddq_f32(vld1q_f32(ca + 8), x2), x3 = vaddq_f32(vld1q_f32(ca + 12), x3);
     }
-    float *co = io->cout + r * io->cout_rs;
-    vst1q_f32(co, x0), vst1q_f32(co + 4, x1), vst1q_f32(co + 8, x2), vst1q_f32(co + 12, x3);
+    if (neon_flushed(x0, x1, x2, x3)) return false;
+    neon_store16(io->cout + r * io->cout_rs, x0, x1, x2, x3);
+    return true;
 }
+
+/* After a tile's k loop: if its chains flushed (ARMv7), the whole tile by
+ * tile_rows_ref instead; nothing was stored yet. */
+#define TILE_FINISH()                                                                    \
+    if (TILE_FLUSHED(0) || TILE_FLUSHED(1) || TILE_FLUSHED(2) || TILE_FLUSHED(3) ||      \
+        TILE_FLUSHED(4) || TILE_FLUSHED(5)) {                                            \
+        tile_rows_ref(kc, a_tile, a_rs, a_cs, bp_tile, io, 0, MR);                                 \
+        return;                                                                          \
+    }                                                                                    \
+    TILE_STORE(0) TILE_STORE(1) TILE_STORE(2) TILE_STORE(3) TILE_STORE(4) TILE_STORE(5)
 
 /* A packed by the driver (a_rs = 1, a_cs = MR): the six values of step kk
  * are one q and one d load, and each fma takes its row's value as a lane,
@@ -65,6 +99,8 @@ static inline void store_row(const ngpt_gemm_tile_io *io, int r, float32x4_t x0,
 static void tile_6x16(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, const float *bp,
                       const ngpt_gemm_tile_io *io)
 {
+    const float *const a_tile = a, *const bp_tile = bp;
+    neon_flags_clear();
     TILE_INIT(0) TILE_INIT(1) TILE_INIT(2) TILE_INIT(3) TILE_INIT(4) TILE_INIT(5)
 #if defined(__aarch64__)
     if (a_rs == 1 && a_cs == MR) {
@@ -77,7 +113,7 @@ static void tile_6x16(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, co
             TILE_FMA_LANE(2, vfmaq_laneq_f32, a03, 2) TILE_FMA_LANE(3, vfmaq_laneq_f32, a03, 3)
             TILE_FMA_LANE(4, vfmaq_lane_f32, a45, 0) TILE_FMA_LANE(5, vfmaq_lane_f32, a45, 1)
         }
-        TILE_STORE(0); TILE_STORE(1); TILE_STORE(2); TILE_STORE(3); TILE_STORE(4); TILE_STORE(5);
+        TILE_FINISH()
         return;
     }
 #endif
@@ -90,7 +126,7 @@ static void tile_6x16(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, co
         float32x4_t av;
         TILE_FMA(0) TILE_FMA(1) TILE_FMA(2) TILE_FMA(3) TILE_FMA(4) TILE_FMA(5)
     }
-    TILE_STORE(0); TILE_STORE(1); TILE_STORE(2); TILE_STORE(3); TILE_STORE(4); TILE_STORE(5);
+    TILE_FINISH()
 }
 
 void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
@@ -154,5 +190,8 @@ static inline void gv_store(float *c, float32x4_t x0, float32x4_t x1, float32x4_
 void ngpt_f32_gemm_packed__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs,
                                 const float *wp, const float *bias, float *c, ptrdiff_t c_rs)
 {
+    neon_flags_clear();
     ngpt_gemm_packed_run(tile_6x16, &gemv_blocks, m, n, k, a, a_rs, wp, bias, c, c_rs);
+    if (neon_flags_set())   /* a gemv block flushed (tiles mend their own) */
+        ngpt_f32_gemm_packed_ref(m, n, k, a, a_rs, wp, bias, c, c_rs);
 }

@@ -1,44 +1,155 @@
 /* kernels_neon.h — what the NEON kernels (AArch64, and ARMv7 NEON-VFPv4)
- * share: their prototypes and the helpers more than one op file uses. Each
- * kernel matches its reference in src/ref/ bit for bit (contract: src/kernels.inc). */
+ * share: their prototypes, the per-target building blocks (SLEEF's vector
+ * functions, divide and sqrt, the flush check) and the helpers more than one
+ * op file uses. Each kernel matches its reference in src/ref/ bit for bit on
+ * both targets (contract: src/kernels.inc). */
 #ifndef NGPT_KERNELS_NEON_H
 #define NGPT_KERNELS_NEON_H
 
+#include <math.h>
 #include <arm_neon.h>
 #include <sleef.h>
 
 #include "kernels.h"
 #include "ref/softmax.h"
 
-/* The prototypes of the kernels the list's neon column marks SIMD or A64
- * (arch/neon/table.c says which this target runs). */
-#define NEON_PROTO_SIMD SIMD
-#define NEON_PROTO_A64 SIMD
-#define NEON_PROTO_REF REF
+/* The prototypes of the kernels the list's neon column marks SIMD. */
 #define NGPT_KERNEL(kernel, op, ret, params, avx2_flag, neon_flag, ...) \
-    NGPT_ISA_PROTO(kernel, neon, NEON_PROTO_##neon_flag, ret, params)
+    NGPT_ISA_PROTO(kernel, neon, neon_flag, ret, params)
 #include "kernels.inc"
 
-/* ---- softmax and cross-entropy (softmax.c, cross_entropy.c) ---- */
+/* ---- exactness on ARMv7: the flush check ----
+ *
+ * The canonical math keeps IEEE subnormals (docs/DETERMINISM.md). AArch64's
+ * Advanced SIMD follows FPCR like the scalar unit, and the library's
+ * floating-point mode has FZ off (src/fpmode.c): its results are IEEE's.
+ * ARMv7's Advanced SIMD always flushes: a subnormal input is read as zero
+ * and a result that is tiny before rounding becomes zero; every other result
+ * is IEEE's. Each flush sets a sticky flag in FPSCR: IDC (an input was
+ * flushed) or UFC (a result was).
+ *
+ * So an ARMv7 kernel computes a block of outputs in registers, asks
+ * neon_flushed() before it stores them, and a block that flushed is
+ * recomputed by the reference on the VFP unit, which keeps subnormals: the
+ * bits are the reference's on every input, subnormal or not. A flag can also
+ * be set by an IEEE underflow in scalar code (a tail); then a block is
+ * recomputed that did not need it, which costs time, not bits. On AArch64
+ * neon_flushed() is false and the checks compile away.
+ *
+ * neon_flushed(a, b, c, d) takes the block's results as operands, so the
+ * compiler computes them before the flag read; its memory clobber keeps the
+ * loads of the next block after it and the stores of the last one before.
+ * neon_flags_clear() starts each kernel and follows each recomputation. */
 #if defined(__aarch64__)
-/* ngpt_exp_term of 4 lanes: SLEEF's vector finz exp (the bits of the scalar
- * one), the cutoff a lane select. */
+static inline void neon_flags_clear(void) {}
+static inline bool neon_flags_set(void) { return false; }
+static inline bool neon_flushed(float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d)
+{
+    (void)a, (void)b, (void)c, (void)d;
+    return false;
+}
+#else
+enum { NEON_FPSCR_FLUSH_FLAGS = 0x88 };     /* IDC (bit 7) | UFC (bit 3) */
+
+static inline void neon_flags_clear(void)
+{
+    uint32_t f;
+    __asm__ __volatile__("vmrs %0, fpscr" : "=r"(f) : : "memory");
+    if (f & NEON_FPSCR_FLUSH_FLAGS)
+        __asm__ __volatile__("vmsr fpscr, %0" : : "r"(f & ~(uint32_t)NEON_FPSCR_FLUSH_FLAGS) : "memory");
+}
+
+static inline bool neon_flushed(float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d)
+{
+    uint32_t f;
+    __asm__ __volatile__("vmrs %0, fpscr" : "=r"(f) : "w"(a), "w"(b), "w"(c), "w"(d) : "memory");
+    return (f & NEON_FPSCR_FLUSH_FLAGS) != 0;
+}
+
+/* Whether a flush happened since the last clear, in work already stored
+ * (the memory clobber orders the read after those stores). */
+static inline bool neon_flags_set(void)
+{
+    uint32_t f;
+    __asm__ __volatile__("vmrs %0, fpscr" : "=r"(f) : : "memory");
+    return (f & NEON_FPSCR_FLUSH_FLAGS) != 0;
+}
+#endif
+
+/* One or two result vectors. */
+static inline bool neon_flushed1(float32x4_t a) { return neon_flushed(a, a, a, a); }
+static inline bool neon_flushed2(float32x4_t a, float32x4_t b) { return neon_flushed(a, b, a, b); }
+
+/* Stores a block of 16 floats held in four vectors (after its check). */
+static inline void neon_store16(float *p, float32x4_t a, float32x4_t b, float32x4_t c,
+                                float32x4_t d)
+{
+    vst1q_f32(p, a);
+    vst1q_f32(p + 4, b);
+    vst1q_f32(p + 8, c);
+    vst1q_f32(p + 12, d);
+}
+
+/* ---- per target: SLEEF's vector functions, divide and sqrt ----
+ * SLEEF's finz vector functions give the bits of the scalar finz ones the
+ * reference calls (AArch64: advsimd; ARMv7: neonvfpv4, exact whenever no
+ * flush flag is set). ARMv7 has no vector divide or sqrt: each lane goes
+ * through the VFP unit, correctly rounded like the reference. */
+#if defined(__aarch64__)
+#define neon_expf Sleef_finz_expf4_u10advsimd
+#define neon_erff Sleef_finz_erff4_u10advsimd
+static inline float32x4_t neon_div(float32x4_t a, float32x4_t b) { return vdivq_f32(a, b); }
+static inline float32x4_t neon_sqrt(float32x4_t a) { return vsqrtq_f32(a); }
+#else
+#define neon_expf Sleef_finz_expf4_u10neonvfpv4
+#define neon_erff Sleef_finz_erff4_u10neonvfpv4
+static inline float32x4_t neon_div(float32x4_t a, float32x4_t b)
+{
+    float x[4], y[4];
+    vst1q_f32(x, a);
+    vst1q_f32(y, b);
+    for (int l = 0; l < 4; l++) x[l] = x[l] / y[l];
+    return vld1q_f32(x);
+}
+static inline float32x4_t neon_sqrt(float32x4_t a)
+{
+    float x[4];
+    vst1q_f32(x, a);
+    for (int l = 0; l < 4; l++) x[l] = sqrtf(x[l]);
+    return vld1q_f32(x);
+}
+#endif
+
+/* ---- softmax and cross-entropy (softmax.c, cross_entropy.c) ---- */
+
+/* ngpt_exp_term of 4 lanes: SLEEF's vector finz exp, the cutoff a lane
+ * select. */
 static inline float32x4_t neon_exp_term(float32x4_t d)
 {
     const uint32x4_t below = vcltq_f32(d, vdupq_n_f32(NGPT_EXP_CUTOFF));
-    return vbslq_f32(below, vdupq_n_f32(0.0f), Sleef_finz_expf4_u10advsimd(d));
+    return vbslq_f32(below, vdupq_n_f32(0.0f), neon_expf(d));
 }
 
-/* e_j = exp term of s_j - max, stored to e when e != NULL; returns their
- * canonical sum (lanes 0-3 and 4-7 in two float32x4_t). */
+/* e_j = exp term of s_j - max, stored to e when e != NULL (e may alias s);
+ * returns their canonical sum (lanes 0-3 and 4-7 in two float32x4_t). A
+ * block of 8 terms that flushed is recomputed by ngpt_exp_term before it is
+ * stored. The sums cannot flush: every term is +0 or at least
+ * exp(NGPT_EXP_CUTOFF), far above the subnormals. */
 static inline float neon_exp_row(float *e, const float *s, int n, float mx)
 {
+    neon_flags_clear();
     const float32x4_t m = vdupq_n_f32(mx);
     float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
     int j = 0;
     for (; j + 8 <= n; j += 8) {
-        const float32x4_t e0 = neon_exp_term(vsubq_f32(vld1q_f32(s + j), m));
-        const float32x4_t e1 = neon_exp_term(vsubq_f32(vld1q_f32(s + j + 4), m));
+        float32x4_t e0 = neon_exp_term(vsubq_f32(vld1q_f32(s + j), m));
+        float32x4_t e1 = neon_exp_term(vsubq_f32(vld1q_f32(s + j + 4), m));
+        if (neon_flushed2(e0, e1)) {
+            float t[8];
+            for (int l = 0; l < 8; l++) t[l] = ngpt_exp_term(s[j + l] - mx);
+            e0 = vld1q_f32(t), e1 = vld1q_f32(t + 4);
+            neon_flags_clear();
+        }
         if (e) {
             vst1q_f32(e + j, e0);
             vst1q_f32(e + j + 4, e1);
@@ -56,6 +167,5 @@ static inline float neon_exp_row(float *e, const float *s, int n, float mx)
     }
     return ngpt_lanes_combine(lanes);
 }
-#endif
 
 #endif

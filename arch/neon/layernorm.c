@@ -3,45 +3,76 @@
  * added to its lanes in scalar), the per-element formulas with vfmaq_f32
  * exactly where the reference has fmaf; 1/sqrtf and the divides by c stay
  * scalar (once per row). Same shape as arch/avx2/layernorm.c (one __m256
- * there is two float32x4_t here); elementwise passes go 4 lanes a step. */
+ * there is two float32x4_t here); elementwise passes go 4 lanes a step.
+ * ARMv7 (kernels_neon.h, "the flush check"): a forward row that flushed (a
+ * near-constant row: tiny deviations, subnormal squares) is recomputed by
+ * the reference, its output not being an input; the backward, which
+ * accumulates, checks its sums before it writes anything and each block of
+ * 4 elements before it stores it; the weight and bias gradients check each
+ * block of columns before they store it. */
 #include <math.h>
 #include <arm_neon.h>
 
 #include "kernels_neon.h"
+
+/* One row; returns false if it flushed (ARMv7). */
+static bool layernorm_row(float *yr, float *mean, float *rstd, const float *xr, const float *w,
+                          const float *b, int c)
+{
+    const float mu = ngpt_f32_rsum__neon(xr, (size_t)c) / (float)c;
+    neon_flags_clear();
+    const float32x4_t muv = vdupq_n_f32(mu);
+    float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
+    int i = 0;
+    for (; i + 8 <= c; i += 8) {
+        const float32x4_t d0 = vsubq_f32(vld1q_f32(xr + i), muv);
+        const float32x4_t d1 = vsubq_f32(vld1q_f32(xr + i + 4), muv);
+        lo = vfmaq_f32(lo, d0, d0);
+        hi = vfmaq_f32(hi, d1, d1);
+    }
+    float p[NGPT_LANES];
+    vst1q_f32(p, lo);
+    vst1q_f32(p + 4, hi);
+    for (int l = 0; i < c; i++, l++) {
+        const float d = xr[i] - mu;
+        p[l] = fmaf(d, d, p[l]);
+    }
+    const float var = ngpt_lanes_combine(p) / (float)c;
+    const float rs = 1.0f / sqrtf(var + 1e-5f);
+    const float32x4_t rsv = vdupq_n_f32(rs);
+    float32x4_t last = rsv;
+    for (i = 0; i + 4 <= c; i += 4) {
+        const float32x4_t xh = vmulq_f32(vsubq_f32(vld1q_f32(xr + i), muv), rsv);
+        last = vfmaq_f32(vld1q_f32(b + i), xh, vld1q_f32(w + i));
+        vst1q_f32(yr + i, last);
+    }
+    for (; i < c; i++) yr[i] = fmaf((xr[i] - mu) * rs, w[i], b[i]);
+    if (neon_flushed(lo, hi, last, last)) return false;
+    if (mean) *mean = mu;
+    if (rstd) *rstd = rs;
+    return true;
+}
 
 void ngpt_f32_layernorm_fwd__neon(float *out, float *mean, float *rstd, const float *x,
                                   const float *w, const float *b, size_t rows, int c)
 {
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * (size_t)c;
-        float *yr = out + r * (size_t)c;
-        const float mu = ngpt_f32_rsum__neon(xr, (size_t)c) / (float)c;
-        const float32x4_t muv = vdupq_n_f32(mu);
-        float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
-        int i = 0;
-        for (; i + 8 <= c; i += 8) {
-            const float32x4_t d0 = vsubq_f32(vld1q_f32(xr + i), muv);
-            const float32x4_t d1 = vsubq_f32(vld1q_f32(xr + i + 4), muv);
-            lo = vfmaq_f32(lo, d0, d0);
-            hi = vfmaq_f32(hi, d1, d1);
+        float *yr = out + r * (size_t)c, *mr = mean ? mean + r : NULL, *sr = rstd ? rstd + r : NULL;
+        if (!layernorm_row(yr, mr, sr, xr, w, b, c)) {
+            ngpt_f32_layernorm_fwd_ref(yr, mr, sr, xr, w, b, 1, c);
+            neon_flags_clear();
         }
-        float p[NGPT_LANES];
-        vst1q_f32(p, lo);
-        vst1q_f32(p + 4, hi);
-        for (int l = 0; i < c; i++, l++) {
-            const float d = xr[i] - mu;
-            p[l] = fmaf(d, d, p[l]);
-        }
-        const float var = ngpt_lanes_combine(p) / (float)c;
-        const float rs = 1.0f / sqrtf(var + 1e-5f);
-        const float32x4_t rsv = vdupq_n_f32(rs);
-        for (i = 0; i + 4 <= c; i += 4) {
-            const float32x4_t xh = vmulq_f32(vsubq_f32(vld1q_f32(xr + i), muv), rsv);
-            vst1q_f32(yr + i, vfmaq_f32(vld1q_f32(b + i), xh, vld1q_f32(w + i)));
-        }
-        for (; i < c; i++) yr[i] = fmaf((xr[i] - mu) * rs, w[i], b[i]);
-        if (mean) mean[r] = mu;
-        if (rstd) rstd[r] = rs;
+    }
+}
+
+/* dx of elements [i0, i1) of a backward row once m1, m2 are known, in scalar. */
+static void layernorm_bwd_range(float *dxr, const float *dyr, const float *xr, const float *w,
+                                float mu, float rs, float m1, float m2, int i0, int i1)
+{
+    for (int i = i0; i < i1; i++) {
+        const float xhat = (xr[i] - mu) * rs, g = dyr[i] * w[i];
+        dxr[i] = fmaf(rs, fmaf(-xhat, m2, g - m1), dxr[i]);
     }
 }
 
@@ -49,6 +80,7 @@ void ngpt_f32_layernorm_bwd__neon(float *dx, const float *dy, const float *x, co
                                   const float *rstd, const float *w, size_t rows, int c)
 {
     for (size_t r = 0; r < rows; r++) {
+        neon_flags_clear();
         const float *xr = x + r * (size_t)c, *dyr = dy + r * (size_t)c;
         float *dxr = dx + r * (size_t)c;
         const float mu = mean[r], rs = rstd[r];
@@ -65,6 +97,10 @@ void ngpt_f32_layernorm_bwd__neon(float *dx, const float *dy, const float *x, co
             s2lo = vfmaq_f32(s2lo, g0, xh0);
             s2hi = vfmaq_f32(s2hi, g1, xh1);
         }
+        if (neon_flushed(s1lo, s1hi, s2lo, s2hi)) {     /* nothing of this row is written yet */
+            ngpt_f32_layernorm_bwd_ref(dxr, dyr, xr, mean + r, rstd + r, w, 1, c);
+            continue;
+        }
         float l1[NGPT_LANES], l2[NGPT_LANES];
         vst1q_f32(l1, s1lo), vst1q_f32(l1 + 4, s1hi);
         vst1q_f32(l2, s2lo), vst1q_f32(l2 + 4, s2hi);
@@ -76,25 +112,31 @@ void ngpt_f32_layernorm_bwd__neon(float *dx, const float *dy, const float *x, co
         const float m1 = ngpt_lanes_combine(l1) / (float)c;
         const float m2 = ngpt_lanes_combine(l2) / (float)c;
         const float32x4_t m1v = vdupq_n_f32(m1), m2v = vdupq_n_f32(m2);
+        neon_flags_clear();     /* the scalar tail may have left one */
         for (i = 0; i + 4 <= c; i += 4) {
             const float32x4_t xh = vmulq_f32(vsubq_f32(vld1q_f32(xr + i), muv), rsv);
             const float32x4_t g = vmulq_f32(vld1q_f32(dyr + i), vld1q_f32(w + i));
             const float32x4_t in = vfmaq_f32(vsubq_f32(g, m1v), vnegq_f32(xh), m2v);
-            vst1q_f32(dxr + i, vfmaq_f32(vld1q_f32(dxr + i), rsv, in));
+            const float32x4_t dxi = vfmaq_f32(vld1q_f32(dxr + i), rsv, in);
+            if (neon_flushed1(dxi)) {
+                layernorm_bwd_range(dxr, dyr, xr, w, mu, rs, m1, m2, i, i + 4);
+                neon_flags_clear();
+                continue;
+            }
+            vst1q_f32(dxr + i, dxi);
         }
-        for (; i < c; i++) {
-            const float xhat = (xr[i] - mu) * rs, g = dyr[i] * w[i];
-            dxr[i] = fmaf(rs, fmaf(-xhat, m2, g - m1), dxr[i]);
-        }
+        layernorm_bwd_range(dxr, dyr, xr, w, mu, rs, m1, m2, i, c);
     }
 }
 
 /* 8 columns at a time keep their dw and db chains in registers over every
- * row (as arch/avx2/layernorm.c does with 16); then 4; the tail in scalar. */
+ * row (as arch/avx2/layernorm.c does with 16); then 4; the tail in scalar.
+ * A block of columns that flushed is recomputed by the reference. */
 void ngpt_f32_layernorm_bwd_wb__neon(float *dw, float *db, const float *dy, const float *x,
                                      ptrdiff_t ld, const float *mean, const float *rstd,
                                      size_t rows, int n)
 {
+    neon_flags_clear();
     int i = 0;
     for (; i + 8 <= n; i += 8) {
         float32x4_t w0 = vld1q_f32(dw + i), w1 = vld1q_f32(dw + i + 4);
@@ -108,6 +150,11 @@ void ngpt_f32_layernorm_bwd_wb__neon(float *dw, float *db, const float *dy, cons
             b0 = vaddq_f32(b0, d0);
             b1 = vaddq_f32(b1, d1);
         }
+        if (neon_flushed(w0, w1, b0, b1)) {
+            ngpt_f32_layernorm_bwd_wb_ref(dw + i, db + i, dy + i, x + i, ld, mean, rstd, rows, 8);
+            neon_flags_clear();
+            continue;
+        }
         vst1q_f32(dw + i, w0), vst1q_f32(dw + i + 4, w1);
         vst1q_f32(db + i, b0), vst1q_f32(db + i + 4, b1);
     }
@@ -119,6 +166,11 @@ void ngpt_f32_layernorm_bwd_wb__neon(float *dw, float *db, const float *dy, cons
             const float32x4_t d0 = vld1q_f32(dyr);
             w0 = vfmaq_f32(w0, d0, vmulq_f32(vsubq_f32(vld1q_f32(xr), muv), rsv));
             b0 = vaddq_f32(b0, d0);
+        }
+        if (neon_flushed2(w0, b0)) {
+            ngpt_f32_layernorm_bwd_wb_ref(dw + i, db + i, dy + i, x + i, ld, mean, rstd, rows, 4);
+            neon_flags_clear();
+            continue;
         }
         vst1q_f32(dw + i, w0), vst1q_f32(db + i, b0);
     }

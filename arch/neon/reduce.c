@@ -3,20 +3,27 @@
  * float32x4_t accumulators over 8-element blocks, the tail goes to its
  * lanes in scalar, then the reference tree; same shape as
  * arch/avx2/reduce.c (one __m256 there). Column sums keep 4 columns in a
- * register over all rows (AVX2 adds row after row into db: the same chains). */
+ * register over all rows (AVX2 adds row after row into db: the same chains).
+ * ARMv7: a row sum that flushed is the reference's; 4 columns that flushed
+ * are recomputed by the reference before they are stored (kernels_neon.h,
+ * "the flush check"). */
 #include <math.h>
 #include <arm_neon.h>
 
 #include "kernels_neon.h"
 
-
 float ngpt_f32_rsum__neon(const float *x, size_t n)
 {
+    neon_flags_clear();
     float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         lo = vaddq_f32(lo, vld1q_f32(x + i));
         hi = vaddq_f32(hi, vld1q_f32(x + i + 4));
+    }
+    if (neon_flushed2(lo, hi)) {
+        neon_flags_clear();
+        return ngpt_f32_rsum_ref(x, n);
     }
     float p[8];
     vst1q_f32(p, lo);
@@ -27,12 +34,17 @@ float ngpt_f32_rsum__neon(const float *x, size_t n)
 
 float ngpt_f32_sumsq__neon(const float *x, size_t n)
 {
+    neon_flags_clear();
     float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const float32x4_t a = vld1q_f32(x + i), b = vld1q_f32(x + i + 4);
         lo = vfmaq_f32(lo, a, a);
         hi = vfmaq_f32(hi, b, b);
+    }
+    if (neon_flushed2(lo, hi)) {
+        neon_flags_clear();
+        return ngpt_f32_sumsq_ref(x, n);
     }
     float p[8];
     vst1q_f32(p, lo);
@@ -44,15 +56,17 @@ float ngpt_f32_sumsq__neon(const float *x, size_t n)
 /* Rows in increasing order per column, as the reference; 4 columns a lane. */
 void ngpt_f32_colsum_acc__neon(float *db, const float *dy, ptrdiff_t ld, size_t rows, int n)
 {
+    neon_flags_clear();
     int j = 0;
     for (; j + 4 <= n; j += 4) {
         float32x4_t acc = vld1q_f32(db + j);
         for (size_t r = 0; r < rows; r++) acc = vaddq_f32(acc, vld1q_f32(dy + (ptrdiff_t)r * ld + j));
+        if (neon_flushed1(acc)) {
+            ngpt_f32_colsum_acc_ref(db + j, dy + j, ld, rows, 4);
+            neon_flags_clear();
+            continue;
+        }
         vst1q_f32(db + j, acc);
     }
-    for (; j < n; j++) {
-        float acc = db[j];
-        for (size_t r = 0; r < rows; r++) acc = acc + dy[(ptrdiff_t)r * ld + j];
-        db[j] = acc;
-    }
+    ngpt_f32_colsum_acc_ref(db + j, dy + j, ld, rows, n - j);
 }

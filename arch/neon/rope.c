@@ -3,7 +3,9 @@
  * (no fma), operands in the reference's order; 4 pairs a step,
  * deinterleaved by vld2q_f32 into a and b vectors; the loop over heads and
  * the pairs left to the reference are arch/rope.h, shared with
- * arch/avx2/rope.c, which keeps the pairs interleaved. */
+ * arch/avx2/rope.c, which keeps the pairs interleaved. ARMv7: 4 pairs that
+ * flushed are rotated by the reference before they are stored
+ * (kernels_neon.h, "the flush check"). */
 #include <arm_neon.h>
 
 #include "kernels_neon.h"
@@ -22,16 +24,26 @@ static inline void rotate4(float *v, const float *cos_t, const float *sin_t, boo
         ab.val[0] = vaddq_f32(vmulq_f32(a, c), vmulq_f32(b, s));
         ab.val[1] = vsubq_f32(vmulq_f32(b, c), vmulq_f32(a, s));
     }
+    if (neon_flushed2(ab.val[0], ab.val[1])) {
+        if (backward)
+            ngpt_f32_rope_bwd_ref(v, 1, 8, cos_t, sin_t);
+        else
+            ngpt_f32_rope_ref(v, 1, 8, cos_t, sin_t);
+        neon_flags_clear();
+        return;
+    }
     vst2q_f32(v, ab);
 }
 
 void ngpt_f32_rope__neon(float *x, int heads, int dim, const float *cos_t, const float *sin_t)
 {
+    neon_flags_clear();
     ngpt_rope_by4(x, heads, dim, cos_t, sin_t, false, rotate4);
 }
 
 void ngpt_f32_rope_bwd__neon(float *g, int heads, int dim, const float *cos_t,
                              const float *sin_t)
 {
+    neon_flags_clear();
     ngpt_rope_by4(g, heads, dim, cos_t, sin_t, true, rotate4);
 }

@@ -2,7 +2,7 @@
 """test_interop.py — PyTorch <-> ngpt (issue #5), run by `make test-interop`.
 
 Random PyTorch models (tiny and default configs) -> tools/convert.py import
--> ngpt logits (build/tests/interop/ngpt_logits_data) equal PyTorch's within a
+-> ngpt logits (build/tests/interop/ngpt_logits) equal PyTorch's within a
 stated tolerance, greedy 64-byte continuations identical; export -> PyTorch
 logits equal ngpt's; import -> export and .ngpt -> export -> import round
 trips bit-exact; bad checkpoints rejected naming the key; AdamW state
@@ -103,7 +103,7 @@ def torch_greedy(model, prompt, n, T):
 
 class Ngpt:
     def __init__(self, build, run_env):
-        self.helper = os.path.join(build, "tests", "interop", "ngpt_logits_data")
+        self.helper = os.path.join(build, "tests", "interop", "ngpt_logits")
         self.cli = os.path.join(build, "ngpt")
         self.env = shlex.split(run_env or "")
 

@@ -1,5 +1,7 @@
 /* attention.c — the cases of attn_scores, attn_wsum and outer_acc. Shape:
- * n dim pad — n keys (rows) of dim floats, row stride dim + pad. */
+ * n dim pad tiny — n keys (rows) of dim floats, row stride dim + pad; with
+ * tiny = 1 the values make subnormal products and sums, and each kernel's
+ * chains start with the band product (kcase.h). */
 #include "kcase.h"
 
 static void test_shapes(kc_shapes *out)
@@ -9,7 +11,7 @@ static void test_shapes(kc_shapes *out)
         for (int c = 0; c < 5; c++) kc_add_shape(out, rows[r], cols[c], 5);
     /* dozens of keys with dim tails */
     for (int n = 1; n < 70; n += 7)
-        for (int dim = 1; dim < 40; dim += 5) kc_add_shape(out, n, dim, 3);
+        for (int dim = 1; dim < 40; dim += 5) kc_add_shape(out, n, dim, 3), kc_add_shape(out, n, dim, 3, 1);
 }
 
 /* One query row against T = 256 keys of D = 64 in the qkv rows (3C = 768). */
@@ -28,15 +30,36 @@ enum { ROWS, VN, VDIM };
 static void fill(kc_state *st, double row_passes)
 {
     const int n = kc_int(st, 0), dim = kc_int(st, 1);
-    kc_rand(st, ROWS, (size_t)n * (size_t)stride(st), 1.0f);
-    kc_rand(st, VN, (size_t)n, 1.0f);
-    kc_rand(st, VDIM, (size_t)dim, 1.0f);
+    const size_t rows = (size_t)n * (size_t)stride(st);
+    if (kc_int(st, 3)) {
+        kc_tiny(st, ROWS, rows, 0x1p-63f), kc_tiny(st, VN, (size_t)n, 0x1p-63f);
+        kc_tiny(st, VDIM, (size_t)dim, 0x1p-63f);
+    } else {
+        kc_rand(st, ROWS, rows, 1.0f), kc_rand(st, VN, (size_t)n, 1.0f), kc_rand(st, VDIM, (size_t)dim, 1.0f);
+    }
     st->flops = 2.0 * n * dim;
     st->bytes = 4.0 * (row_passes * n * dim + dim + n);
 }
 
-static void read_rows(kc_state *st) { fill(st, 1.0); }    /* scores, wsum */
-static void update_rows(kc_state *st) { fill(st, 2.0); }  /* outer_acc */
+/* scores: q[0] * k_j[0] starts each chain; wsum: p[0] * v_0[d] */
+static void read_rows(kc_state *st)
+{
+    fill(st, 1.0);
+    if (!kc_int(st, 3)) return;
+    const int n = kc_int(st, 0), dim = kc_int(st, 1);
+    st->buf[VDIM][0] = KC_BAND_A, st->buf[VN][0] = KC_BAND_A;
+    for (int j = 0; j < n; j++) st->buf[ROWS][j * stride(st)] = KC_BAND_B;
+    for (int d = 0; d < dim; d++) st->buf[ROWS][d] = KC_BAND_B;
+}
+
+/* outer_acc: out_j[0] = 0 + w[j] * x[0] */
+static void update_rows(kc_state *st)
+{
+    fill(st, 2.0);
+    if (!kc_int(st, 3)) return;
+    for (int j = 0; j < kc_int(st, 0); j++) st->buf[VN][j] = KC_BAND_A, st->buf[ROWS][j * stride(st)] = 0.0f;
+    st->buf[VDIM][0] = KC_BAND_B;
+}
 
 static void scores_run(kc_state *st, const ngpt_kernels *t)
 {
@@ -53,6 +76,6 @@ static void outer_run(kc_state *st, const ngpt_kernels *t)
     t->outer_acc(st->buf[ROWS], stride(st), st->buf[VN], st->buf[VDIM], kc_int(st, 0), kc_int(st, 1));
 }
 
-const kc_case kc_attn_scores = {"n dim pad", test_shapes, bench_shapes, read_rows, scores_run, NULL};
-const kc_case kc_attn_wsum = {"n dim pad", test_shapes, bench_shapes, read_rows, wsum_run, NULL};
-const kc_case kc_outer_acc = {"n dim pad", test_shapes, bench_shapes, update_rows, outer_run, NULL};
+const kc_case kc_attn_scores = {"n dim pad tiny", test_shapes, bench_shapes, read_rows, scores_run, NULL};
+const kc_case kc_attn_wsum = {"n dim pad tiny", test_shapes, bench_shapes, read_rows, wsum_run, NULL};
+const kc_case kc_outer_acc = {"n dim pad tiny", test_shapes, bench_shapes, update_rows, outer_run, NULL};

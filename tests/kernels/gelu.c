@@ -1,10 +1,15 @@
-/* gelu.c — the cases of gelu_fwd and gelu_bwd. Shape: n inplace — with
- * inplace = 1 the output overwrites x (fwd) or dy (bwd). */
+/* gelu.c — the cases of gelu_fwd and gelu_bwd. Shape: n inplace tiny —
+ * with inplace = 1 the output overwrites x (fwd) or dy (bwd); with tiny = 1
+ * x mixes subnormal and tiny values (erf meets subnormals inside SLEEF),
+ * values of 11 to 20 (exp of -x^2/2 is subnormal or 0, erf's tail) and
+ * normal ones, and dy is tiny. */
 #include "kcase.h"
 
 static void test_shapes(kc_shapes *out)
 {
-    for (int i = 0; i < kc_nsizes; i++) kc_add_shape(out, kc_sizes[i], 0), kc_add_shape(out, kc_sizes[i], 1);
+    for (int i = 0; i < kc_nsizes; i++)
+        kc_add_shape(out, kc_sizes[i], 0), kc_add_shape(out, kc_sizes[i], 1), kc_add_shape(out, kc_sizes[i], 1, 1);
+    kc_add_shape(out, 1000, 1, 1);
 }
 
 /* The MLP hidden layer of one sequence: T * d_ff = 256 * 1024. */
@@ -18,7 +23,15 @@ enum { X, DY, Y };
 static void setup(kc_state *st)
 {
     const size_t n = kc_size(st, 0);
-    kc_rand(st, X, n, 8.0f), kc_rand(st, DY, n, 2.0f), kc_zeros(st, Y, n);
+    if (kc_int(st, 2)) {
+        float *x = kc_tiny(st, X, n, 0x1p-50f);
+        for (size_t i = 2; i < n; i += 4) x[i] = x[i] * 0x1p50f * 9.0f + (x[i] < 0.0f ? -11.0f : 11.0f);
+        for (size_t i = 3; i < n; i += 8) x[i] *= 0x1p52f;
+        kc_tiny(st, DY, n, 0x1p-63f);
+    } else {
+        kc_rand(st, X, n, 8.0f), kc_rand(st, DY, n, 2.0f);
+    }
+    kc_zeros(st, Y, n);
 }
 
 static void fwd_setup(kc_state *st)
@@ -33,7 +46,7 @@ static void fwd_run(kc_state *st, const ngpt_kernels *t)
     t->gelu_fwd(kc_int(st, 1) ? x : st->buf[Y], x, kc_size(st, 0));
 }
 
-const kc_case kc_gelu_fwd = {"n inplace", test_shapes, bench_shapes, fwd_setup, fwd_run, NULL};
+const kc_case kc_gelu_fwd = {"n inplace tiny", test_shapes, bench_shapes, fwd_setup, fwd_run, NULL};
 
 static void bwd_setup(kc_state *st)
 {
@@ -47,4 +60,4 @@ static void bwd_run(kc_state *st, const ngpt_kernels *t)
     t->gelu_bwd(kc_int(st, 1) ? dy : st->buf[Y], st->buf[X], dy, kc_size(st, 0));
 }
 
-const kc_case kc_gelu_bwd = {"n inplace", test_shapes, bench_shapes, bwd_setup, bwd_run, NULL};
+const kc_case kc_gelu_bwd = {"n inplace tiny", test_shapes, bench_shapes, bwd_setup, bwd_run, NULL};

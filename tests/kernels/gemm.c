@@ -6,7 +6,9 @@
  *   W     B stored as a Linear's weight (n, k): b_rs = 1, b_cs = k
  *         (else B's rows (k, n): b_rs = n, b_cs = 1);
  *   AT    A stored transposed (k, m): a_rs = 1, a_cs = m (the weight gradient);
- *   TINY  values whose products are subnormal (ARMv7 NEON flushes them).
+ *   TINY      values whose products are subnormal (ARMv7 NEON flushes them),
+ *             every chain starting with the band product (KC_BAND_A * KC_BAND_B);
+ *   ONE_TINY  normal values but one subnormal in A's last row.
  * C has 3 columns of padding (c_rs = n + 3) that must stay untouched. The
  * definition is the one-chain-per-output triple loop (gemm_def.h). */
 #include <stdlib.h>
@@ -23,7 +25,7 @@ static float *workspace(void)
     return work;
 }
 
-enum { BIAS = 1, ACC = 2, W = 4, AT = 8, TINY = 16 };
+enum { BIAS = 1, ACC = 2, W = 4, AT = 8, TINY = 16, ONE_TINY = 32 };
 enum { A, B, BIASV, C };
 
 static void test_shapes(kc_shapes *out)
@@ -45,6 +47,16 @@ static void test_shapes(kc_shapes *out)
     for (int n = 1; n < 300; n += 23) kc_add_shape(out, 1, n, 1, ACC | TINY);
     /* accumulating over more rows than the workspace keeps chains for */
     kc_add_shape(out, NGPT_GEMM_MS + 7, 20, 300, AT | ACC);
+    /* subnormals through every path: full and edge tiles, k across a cache
+     * block (chains continued in C or in the workspace) */
+    static const int tm[] = {1, 3, 6, 13}, tn[] = {8, 16, 33}, tk[] = {1, 6, 40, 300};
+    static const int tl[] = {0, W, AT | ACC, W | BIAS | ACC};
+    for (int im = 0; im < 4; im++)
+        for (int in = 0; in < 3; in++)
+            for (int ik = 0; ik < 4; ik++)
+                for (int l = 0; l < 4; l++)
+                    kc_add_shape(out, tm[im], tn[in], tk[ik], tl[l] | TINY),
+                        kc_add_shape(out, tm[im], tn[in], tk[ik], tl[l] | ONE_TINY);
 }
 
 /* The default model (C = 256, d_ff = 1024) on one sequence of T = 256. */
@@ -75,10 +87,15 @@ static void setup(kc_state *st)
 {
     const gemm_args g = args(st);
     const bool tiny = g.layout & TINY;
-    kc_rand(st, A, (size_t)g.m * g.k, tiny ? 1.5e-19f : 1.0f);
-    kc_rand(st, B, (size_t)g.k * g.n, tiny ? 1e-19f : 1.0f);
+    float *a = tiny ? kc_tiny(st, A, (size_t)g.m * g.k, 0x1p-63f) : kc_rand(st, A, (size_t)g.m * g.k, 1.0f);
+    float *b = tiny ? kc_tiny(st, B, (size_t)g.k * g.n, 0x1p-63f) : kc_rand(st, B, (size_t)g.k * g.n, 1.0f);
     kc_rand(st, BIASV, (size_t)g.n, 0.5f);
     kc_rand(st, C, (size_t)g.m * (g.n + 3), tiny ? 1e-38f : 1.0f);
+    if (tiny && g.k > 0) {
+        for (int i = 0; i < g.m; i++) a[i * g.a_rs] = KC_BAND_A;
+        for (int j = 0; j < g.n; j++) b[j * g.b_cs] = KC_BAND_B;
+    }
+    if ((g.layout & ONE_TINY) && g.k > 0) a[(g.m - 1) * g.a_rs + (g.k - 1) * g.a_cs] = 0x1p-140f;
     st->flops = 2.0 * g.m * g.n * g.k;
     st->bytes = 4.0 * ((double)g.m * g.k + (double)g.k * g.n + (double)g.m * g.n * (g.layout & ACC ? 2 : 1));
 }
@@ -137,8 +154,12 @@ static void pack_definition(kc_state *st)
 const kc_case kc_pack_w = {"n k", pack_test_shapes, pack_bench_shapes, pack_setup, pack_run,
                            pack_definition};
 
-/* ---- gemm_packed: shape m n k bias; A's rows k + 2 floats apart, C's n + 3,
- * W (n, k) packed by its definition in the setup */
+/* ---- gemm_packed: shape m n k variant; A's rows k + 2 floats apart, C's
+ * n + 3, W (n, k) packed by its definition in the setup; variant bits:
+ * GP_HAS_BIAS adds a bias, GP_TINY makes subnormal products, each chain
+ * starting with the band product */
+
+enum { GP_HAS_BIAS = 1, GP_TINY = 2 };
 
 enum { GP_A, GP_W, GP_WP, GP_BIAS, GP_C };
 
@@ -151,6 +172,8 @@ static void packed_test_shapes(kc_shapes *out)
         for (int in = 0; in < 5; in++)
             for (int ik = 0; ik < 4; ik++) kc_add_shape(out, ms[im], ns[in], ks[ik], (im + in + ik) % 2);
     kc_add_shape(out, 150, 40, 600, 1);
+    for (int im = 0; im < 9; im++)
+        for (int in = 0; in < 5; in++) kc_add_shape(out, ms[im], ns[in], 17, (in % 2) | GP_TINY);
 }
 
 static void packed_bench_shapes(kc_shapes *out)
@@ -165,8 +188,13 @@ static void packed_bench_shapes(kc_shapes *out)
 static void packed_setup(kc_state *st)
 {
     const int m = kc_int(st, 0), n = kc_int(st, 1), k = kc_int(st, 2);
-    kc_rand(st, GP_A, (size_t)m * (k + 2), 1.0f);
-    const float *w = kc_rand(st, GP_W, (size_t)n * k, 1.0f);
+    const bool tiny = kc_int(st, 3) & GP_TINY;
+    float *a = tiny ? kc_tiny(st, GP_A, (size_t)m * (k + 2), 0x1p-63f) : kc_rand(st, GP_A, (size_t)m * (k + 2), 1.0f);
+    float *w = tiny ? kc_tiny(st, GP_W, (size_t)n * k, 0x1p-63f) : kc_rand(st, GP_W, (size_t)n * k, 1.0f);
+    if (tiny && k > 0) {
+        for (int i = 0; i < m; i++) a[i * (k + 2)] = KC_BAND_A;
+        for (int j = 0; j < n; j++) w[j * k] = KC_BAND_B;
+    }
     pack_w_def(kc_zeros(st, GP_WP, ngpt_packed_w_floats(n, k)), w, n, k, k);
     kc_rand(st, GP_BIAS, (size_t)n, 0.5f);
     kc_rand(st, GP_C, (size_t)m * (n + 3), 1.0f);
@@ -177,16 +205,16 @@ static void packed_setup(kc_state *st)
 static void packed_run(kc_state *st, const ngpt_kernels *t)
 {
     const int m = kc_int(st, 0), n = kc_int(st, 1), k = kc_int(st, 2);
-    t->gemm_packed(m, n, k, st->buf[GP_A], k + 2, st->buf[GP_WP], kc_int(st, 3) ? st->buf[GP_BIAS] : NULL,
+    t->gemm_packed(m, n, k, st->buf[GP_A], k + 2, st->buf[GP_WP], kc_int(st, 3) & GP_HAS_BIAS ? st->buf[GP_BIAS] : NULL,
                    st->buf[GP_C], n + 3);
 }
 
 static void packed_definition(kc_state *st)
 {
     const int m = kc_int(st, 0), n = kc_int(st, 1), k = kc_int(st, 2);
-    gemm_def(m, n, k, st->buf[GP_A], k + 2, 1, st->buf[GP_W], 1, k, kc_int(st, 3) ? st->buf[GP_BIAS] : NULL,
+    gemm_def(m, n, k, st->buf[GP_A], k + 2, 1, st->buf[GP_W], 1, k, kc_int(st, 3) & GP_HAS_BIAS ? st->buf[GP_BIAS] : NULL,
              st->buf[GP_C], n + 3, false);
 }
 
-const kc_case kc_gemm_packed = {"m n k bias", packed_test_shapes, packed_bench_shapes, packed_setup,
+const kc_case kc_gemm_packed = {"m n k variant", packed_test_shapes, packed_bench_shapes, packed_setup,
                                 packed_run, packed_definition};

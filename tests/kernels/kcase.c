@@ -52,6 +52,13 @@ float *kc_rand(kc_state *st, int slot, size_t n, float scale)
     return x;
 }
 
+float *kc_tiny(kc_state *st, int slot, size_t n, float scale)
+{
+    float *x = kc_rand(st, slot, n, 1.0f);
+    for (size_t i = 0; i < n; i++) x[i] *= i % 4 == 0 ? 0x1p-126f : scale;
+    return x;
+}
+
 float *kc_zeros(kc_state *st, int slot, size_t n)
 {
     float *x = slot_alloc(st, slot, n);

@@ -75,6 +75,17 @@ extern const int kc_nsizes;
  * (shape, slot) only, so two setups of one shape hold the same bits. */
 float *kc_rand(kc_state *st, int slot, size_t n, float scale);
 float *kc_zeros(kc_state *st, int slot, size_t n);
+/* The subnormal cases (docs/DETERMINISM.md): like kc_rand, but every fourth
+ * value is an exact subnormal (or zero) and the others are times `scale`
+ * (0x1p-63f: their products are subnormal). */
+float *kc_tiny(kc_state *st, int slot, size_t n, float scale);
+
+/* KC_BAND_A * KC_BAND_B = 0x1.fffffffffff8p-127 exactly: below FLT_MIN before
+ * rounding, FLT_MIN after. The canonical math (IEEE) gives FLT_MIN; an ARM
+ * flush gives 0, so a case that starts a chain with this product checks
+ * that a flush of a result which IEEE rounds up to a normal is caught. */
+#define KC_BAND_A 0x1.000002p-64f
+#define KC_BAND_B 0x1.fffffcp-63f
 /* n cosine/sine pairs of unit length (RoPE tables): c -> slot, s -> slot + 1. */
 void kc_rotations(kc_state *st, int slot, size_t n);
 void kc_free(kc_state *st);
