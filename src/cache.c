@@ -107,6 +107,26 @@ void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_
     for (int32_t i = 0; i < n; i++) ctx->plan.kv_len[i] = (int32_t)len;
 }
 
+void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
+{
+    const int32_t len = ngpt_kv_len(ctx, slot), n = len - drop;
+    if (drop == 0) return;
+    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    const float *cs = ctx->plan.rope_cos + (size_t)drop * (size_t)(D / 2);
+    const float *sn = ctx->plan.rope_sin + (size_t)drop * (size_t)(D / 2);
+    for (int l = 0; l < ctx->cfg.n_layers; l++) {
+        float *k = ngpt_kv_keys(ctx, l, slot), *v = ngpt_kv_values(ctx, l, slot);
+        memmove(k, k + (size_t)drop * C, (size_t)n * C * sizeof(float));
+        memmove(v, v + (size_t)drop * C, (size_t)n * C * sizeof(float));
+        /* the transpose of position drop's rotation turns every pair back by
+         * drop*freq_i; the n kept rows are n*H contiguous head vectors */
+        ctx->k->rope_bwd(k, n * H, D, cs, sn);
+    }
+    int32_t *tok = ngpt_kv_tokens(ctx, slot);
+    memmove(tok, tok + drop, (size_t)n * sizeof(int32_t));
+    ctx->plan.kv_len[slot] = n;
+}
+
 /* ------------------------------------------------------------ public API */
 
 static ngpt_status need_cache(const ngpt_context *ctx, const char *fn)
@@ -164,6 +184,19 @@ ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src)
     if ((st = check_slot(ctx, dst, "ngpt_cache_copy"))) return st;
     if ((st = check_slot(ctx, src, "ngpt_cache_copy"))) return st;
     ngpt_kv_copy(ctx, dst, src);
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
+{
+    ngpt_status st = need_cache(ctx, "ngpt_cache_shift");
+    if (st) return st;
+    if ((st = check_slot(ctx, slot, "ngpt_cache_shift"))) return st;
+    const int32_t len = ngpt_kv_len(ctx, slot);
+    if (drop < 0 || drop > len)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_cache_shift: drop = %d is not in 0..%d (the "
+                         "tokens slot %d holds)", (int)drop, (int)len, (int)slot);
+    ngpt_kv_shift(ctx, slot, drop);
     return NGPT_OK;
 }
 
