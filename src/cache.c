@@ -15,10 +15,11 @@ void ngpt_kv_clear(ngpt_context *ctx, int32_t slot)
     else ctx->plan.kv_len[slot] = 0;
 }
 
-void ngpt_kv_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
-                    int32_t len)
+/* One cached pass; last_only: see ngpt_pass (nseq 1, logits (1, 1, V)). */
+static void append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
+                   int32_t len, bool last_only)
 {
-    const ngpt_pass pass = {tokens, nseq, len, true, slot0};
+    const ngpt_pass pass = {tokens, nseq, len, true, slot0, last_only};
     ngpt_model_pass(ctx, &pass);
     for (int32_t s = 0; s < nseq; s++) {
         const int32_t slot = slot0 + s;
@@ -26,7 +27,13 @@ void ngpt_kv_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_
                (size_t)len * sizeof(int32_t));
         ctx->plan.kv_len[slot] += len;
     }
-    ngpt_run_pass_done(ctx, nseq, len, true, slot0);
+    ngpt_run_pass_done(ctx, nseq, last_only ? 1 : len, true, slot0);
+}
+
+void ngpt_kv_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
+                    int32_t len)
+{
+    append(ctx, slot0, nseq, tokens, len, false);
 }
 
 void ngpt_kv_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
@@ -36,9 +43,9 @@ void ngpt_kv_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int
     int32_t c = 0;
     for (int32_t at = 0; at < len; at += c) {
         c = len - at < chunk ? len - at : chunk;
-        ngpt_kv_append(ctx, slot, 1, tokens + at, c);
+        append(ctx, slot, 1, tokens + at, c, true);
     }
-    *last_row = ctx->plan.logits + (size_t)(c - 1) * ctx->cfg.vocab_size;
+    *last_row = ctx->plan.logits;
 }
 
 void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src)

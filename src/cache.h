@@ -61,8 +61,9 @@ void ngpt_kv_clear(ngpt_context *ctx, int32_t slot);
 void ngpt_kv_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
                     int32_t len);
 
-/* Appends any number of tokens to one slot, in passes of the planned seq;
- * *last_row is the logits row of the last token. */
+/* Appends any number of tokens to one slot, in passes of the planned seq
+ * that compute only the last token's logits (ngpt_pass.last_only); *last_row
+ * is that row (plan.logits, (1, 1, V)). */
 void ngpt_kv_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
                      const float **last_row);
 

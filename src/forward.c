@@ -40,12 +40,13 @@ static int32_t pass_pos0(const ngpt_context *ctx, const ngpt_pass *ps, int s)
     return ps->cached ? ngpt_kv_len(ctx, ps->slot0 + s) : 0;
 }
 
-/* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C).
+/* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C),
+ * the rows of queries q0..len-1 (q0 > 0: a last_only pass's last layer).
  * Query i of sequence s attends to keys 0..pos0+i: in a full pass they are the
  * pass's own qkv rows (stride 3C); in a cached pass the new keys/values are
  * first appended to the slot's cache (stride C). Same kernels, same chains. */
 static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, const ngpt_pass *ps,
-                      bool dropping)
+                      bool dropping, int q0)
 {
     const ngpt_kernels *k = ctx->k;
     const ngpt_plan *pl = &ctx->plan;
@@ -83,7 +84,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
             trace_cached = ngpt_kv_trace(ctx, layer, slot);
         }
         for (int h = 0; h < H; h++) {
-            for (int i = 0; i < T; i++) {
+            for (int i = q0; i < T; i++) {                          /* queries from q0 */
                 const int n = n0 + i + 1;                           /* keys visible to query i */
                 size_t row_index = ((size_t)b * H + h) * T + i;   /* (b,h,i) of (B,H,T,T) */
                 float *p = att ? att + row_index * T : prow_scratch;
@@ -120,6 +121,10 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     const int B = ps->nseq, T = ps->len;
     const size_t BT = (size_t)B * (size_t)T;
     ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
+    /* rows r0..BT-1 go on past the attention: all of them, or only the last
+     * in the last layer of a last_only pass (one sequence) */
+    const bool last = ps->last_only && l == ctx->cfg.n_layers - 1;
+    const size_t r0 = last ? BT - 1 : 0, R = BT - r0;
 
     /* attention sublayer */
     k->layernorm_fwd(p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
@@ -135,21 +140,23 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
             k->rope(a.qkv + r * 3 * C + C, H, D, cs, sn);
         }
     }
-    attention(ctx, &a, l, ps, dropping);
-    linear(k, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)BT, C, C);
+    attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
+    float *atty = a.atty + r0 * C, *res1 = a.res1 + r0 * C;
+    const float *x_in = a.x_in + r0 * C;
+    linear(k, p->branch, atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)R, C, C);
     if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_ATTN_OUT);
-    k->add(a.res1, a.x_in, p->branch, BT * C);
+    k->add(res1, x_in, p->branch, R * C);
     /* MLP sublayer */
-    k->layernorm_fwd(p->ln_out, a.ln2_mean, a.ln2_rstd, a.res1,
+    k->layernorm_fwd(p->ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
                      ngpt_block_ptr(lay, W, l, lay->ln2_w), ngpt_block_ptr(lay, W, l, lay->ln2_b),
-                     BT, C);
+                     R, C);
     linear(k, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
-           ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)BT, C, F);
-    k->gelu_fwd(p->hidden, a.fc1, BT * F);
+           ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)R, C, F);
+    k->gelu_fwd(p->hidden, a.fc1, R * F);
     linear(k, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
-           ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)BT, F, C);
+           ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)R, F, C);
     if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_MLP_OUT);
-    k->add(a.x_out, a.res1, p->branch, BT * C);
+    k->add(a.x_out + r0 * C, res1, p->branch, R * C);
 }
 
 void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
@@ -170,10 +177,12 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     if (dropping) drop(ctx, x, BT * C, 0, L, NGPT_SITE_EMBED);
 
     for (int l = 0; l < L; l++) block(ctx, l, ps, dropping);
-    x = ngpt_layer_acts_get(ctx, L - 1).x_out;
+    /* a last_only pass goes on with its last row only */
+    const size_t r0 = ps->last_only ? BT - 1 : 0, R = BT - r0;
+    x = ngpt_layer_acts_get(ctx, L - 1).x_out + r0 * C;
 
-    k->layernorm_fwd(p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b, BT, C);
-    linear(k, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);   /* tied lm_head */
+    k->layernorm_fwd(p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b, R, C);
+    linear(k, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)R, C, V);   /* tied lm_head */
 }
 
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
@@ -203,7 +212,7 @@ ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t
 void ngpt_forward_run(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
                       const int32_t *targets, float *loss)
 {
-    const ngpt_pass pass = {tokens, B, T, false, 0};
+    const ngpt_pass pass = {tokens, B, T, false, 0, false};
     ngpt_model_pass(ctx, &pass);
 
     ngpt_plan *p = &ctx->plan;
