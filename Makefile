@@ -80,7 +80,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SH := $(wildcard tests/test_*.sh)
-BENCH_SRC := $(wildcard bench/*.c)
+BENCH_SRC := $(filter-out bench/gemm_bench.c,$(wildcard bench/*.c))
 # The kernel cases, one per kernel of src/kernels.inc (tests/kernels/<op>.c):
 # the differential test and the per-kernel bench are made of them.
 KCASE_SRC := $(wildcard tests/kernels/*.c)
@@ -90,7 +90,7 @@ LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all corpus deps test test-native test-interop bench install uninstall clean examples
+.PHONY: all corpus deps test test-native test-interop bench bench-gemm install uninstall clean examples
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -169,6 +169,34 @@ bench: all $(BUILD)/bench/ngpt-bench
 $(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(KCASE_DEP) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/kernels $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(KCASE_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
+
+# make bench-gemm: the matrix-product microbenchmark (bench/gemm_bench.c),
+# single thread. GEMM_BASELINE=<commit> also times that commit's gemm in the
+# same run (extracted with git); with OpenBLAS (pkg-config openblas, native
+# builds only) cblas_sgemm is a yardstick column. Neither is required.
+GEMM_BASELINE ?=
+GEMM_BLAS := $(if $(TOOLCHAIN),,$(shell pkg-config --exists openblas 2>/dev/null && echo yes))
+GEMM_BENCH_FLAGS := $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
+GEMM_BENCH_LIBS := $(if $(GEMM_BLAS),$(shell pkg-config --libs openblas))
+GEMM_BENCH_SRC := bench/gemm_bench.c bench/timing.c
+ifneq ($(GEMM_BASELINE),)
+  GEMM_BENCH_SRC += $(BUILD)/bench/base_ref.c $(if $(filter scalar,$(ARCH)),,$(BUILD)/bench/base_isa.c)
+  GEMM_BENCH_FLAGS += -DNGPT_BENCH_BASELINE -Ibench $(if $(filter scalar,$(ARCH)),,-DNGPT_BENCH_BASELINE_ISA)
+endif
+bench-gemm: all $(BUILD)/bench/ngpt-gemm-bench
+	OPENBLAS_NUM_THREADS=1 $(RUN_ENV) $(BUILD)/bench/ngpt-gemm-bench $(GEMM_BENCH_ARGS)
+
+$(BUILD)/bench/ngpt-gemm-bench: $(GEMM_BENCH_SRC) $(LIB) FORCE
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(GEMM_BENCH_FLAGS) -o $@ $(GEMM_BENCH_SRC) $(LIB) $(LDFLAGS) \
+	    $(GEMM_BENCH_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/base_ref.c: FORCE
+	@mkdir -p $(dir $@)
+	git show $(GEMM_BASELINE):src/ref/gemm.c | sed -f bench/gemm_baseline.sed > $@
+$(BUILD)/bench/base_isa.c: FORCE
+	@mkdir -p $(dir $@)
+	git show $(GEMM_BASELINE):arch/$(ARCH)/gemm.c | sed -f bench/gemm_baseline.sed > $@
 
 # Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
 $(BUILD)/ngpt.pc: ngpt.pc.in FORCE
