@@ -228,13 +228,7 @@ ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count);
 ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info);
 /* Finds a tensor by name; NGPT_ERR_BAD_ARG if there is none. */
 ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info);
-/* All parameters as one array of `count` floats (writable: tests, importers).
- * An inference context computes with packed copies of the Linear weights
- * (kept beside these, in the arena), made when the parameters are set
- * (ngpt_params_init, ngpt_checkpoint_load) and again by the first forward,
- * prefill or decode after each call of this function. So write through the
- * pointer before that pass, and call this function again before writing
- * again after it; reading needs no care. */
+/* All parameters as one array of `count` floats (writable: tests, importers). */
 ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */
@@ -467,11 +461,7 @@ ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path,
  * Memory: the cache, the sampler's scratch (sorted ids, probabilities: V
  * each) and the beam-search bookkeeping are planned by ngpt_arena_size for
  * every infer-mode shape; generation allocates nothing. The cache costs
- * 2*L*batch*T*C floats (2 MiB for the default config at batch 1). An
- * infer-mode arena also holds a copy of every Linear weight (the tied
- * lm_head included) packed for the matrix kernels, about the size of the
- * parameters again (12.9 MB at the default config): decoding reads only
- * those, once per token, and never repacks them.
+ * 2*L*batch*T*C floats (2 MiB for the default config at batch 1).
  */
 
 /* Empties KV slot `slot` (-1: every slot). */

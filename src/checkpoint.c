@@ -213,7 +213,7 @@ static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, s
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         st = ngpt_ckpt_read_tensor(&r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
     }
-    if (!st) ngpt_params_set_done(ctx);
+    if (!st) ngpt_run_params_changed(ctx);
     ngpt_ckpt_close(&r);
     return st;
 }

@@ -131,7 +131,6 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
             ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln2_w)[c] = 1.0f;
         }
     for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
-    ctx->run.packed_stale = true;   /* packed by ngpt_params_init, a load or the first pass */
     *out = ctx;
     return NGPT_OK;
 }
@@ -199,7 +198,6 @@ ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
     *params = ctx->plan.params;
     *count = ctx->lay.total;
-    ctx->run.packed_stale = true;   /* the caller may write: the next pass repacks */
     return NGPT_OK;
 }
 
@@ -249,6 +247,6 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
             }
         }
     }
-    ngpt_params_set_done(ctx);
+    ngpt_run_params_changed(ctx);
     return NGPT_OK;
 }

@@ -11,21 +11,11 @@
 #include "cache.h"
 #include "rng.h"
 
-/* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch:
- * from its packed copy wp (inference contexts, packed.c) or from W itself
- * (training contexts: wp NULL). The same chains either way. */
+/* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch. */
 static void linear(const ngpt_context *ctx, float *y, const float *x, const float *w,
-                   const float *wp, const float *bias, int rows, int in, int out)
+                   const float *bias, int rows, int in, int out)
 {
-    if (wp) ctx->k->gemm_packed(rows, out, in, x, in, wp, bias, y, out);
-    else ctx->k->gemm(rows, out, in, x, in, 1, w, 1, in, bias, y, out, false, ctx->plan.gemm_work);
-}
-
-/* The packed copy of a block's Linear weight (pk_field), or NULL in training. */
-static const float *packed(const ngpt_context *ctx, int layer, size_t pk_field)
-{
-    float *pk = ctx->plan.packed;
-    return pk ? ngpt_packed_ptr(&ctx->lay, pk, layer, pk_field) : NULL;
+    ctx->k->gemm(rows, out, in, x, in, 1, w, 1, in, bias, y, out, false, ctx->plan.gemm_work);
 }
 
 /* Applies dropout of one site in place (the caller checks that it is on). */
@@ -140,8 +130,7 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     k->layernorm_fwd(p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
                      ngpt_block_ptr(lay, W, l, lay->ln1_w), ngpt_block_ptr(lay, W, l, lay->ln1_b),
                      BT, C);
-    linear(ctx, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w), packed(ctx, l, lay->pk_qkv),
-           NULL, (int)BT, C, 3 * C);
+    linear(ctx, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w), NULL, (int)BT, C, 3 * C);
     for (int b = 0; b < B; b++) {           /* RoPE on q and k at the row's position */
         const int n0 = pass_pos0(ctx, ps, b);
         for (int i = 0; i < T; i++) {
@@ -154,8 +143,7 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
     float *atty = a.atty + r0 * C, *res1 = a.res1 + r0 * C;
     const float *x_in = a.x_in + r0 * C;
-    linear(ctx, p->branch, atty, ngpt_block_ptr(lay, W, l, lay->proj_w),
-           packed(ctx, l, lay->pk_proj), NULL, (int)R, C, C);
+    linear(ctx, p->branch, atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)R, C, C);
     if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_ATTN_OUT);
     k->add(res1, x_in, p->branch, R * C);
     /* MLP sublayer */
@@ -163,10 +151,10 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
                      ngpt_block_ptr(lay, W, l, lay->ln2_w), ngpt_block_ptr(lay, W, l, lay->ln2_b),
                      R, C);
     linear(ctx, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
-           packed(ctx, l, lay->pk_fc1), ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)R, C, F);
+           ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)R, C, F);
     k->gelu_fwd(p->hidden, a.fc1, R * F);
     linear(ctx, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
-           packed(ctx, l, lay->pk_fc2), ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)R, F, C);
+           ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)R, F, C);
     if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_MLP_OUT);
     k->add(a.x_out + r0 * C, res1, p->branch, R * C);
 }
@@ -181,7 +169,6 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
     /* generation is always eval: dropout only in a full pass */
     const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
-    if (ctx->run.packed_stale) ngpt_params_pack(ctx);      /* ngpt_params_data was called */
 
     /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
@@ -195,8 +182,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     x = ngpt_layer_acts_get(ctx, L - 1).x_out + r0 * C;
 
     k->layernorm_fwd(p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b, R, C);
-    const float *lm_head = p->packed ? p->packed + lay->pk_lm_head : NULL;   /* tied to tok_emb */
-    linear(ctx, p->logits, p->lnf, W + lay->tok_emb, lm_head, NULL, (int)R, C, V);
+    linear(ctx, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)R, C, V);   /* tied lm_head */
 }
 
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,

@@ -33,13 +33,11 @@
  * A read in place). Nothing larger than about 8 KiB goes on the stack, so
  * pool threads and small boards are safe.
  *
- * Weights packed once: an inference context keeps every Linear weight
- * packed (src/packed.c: pack_w when the parameters are set, into an arena
- * region of ngpt_packed_w_floats(n, k) floats per Linear) and runs x W^T as
- * gemm_packed: the forward's Linear layers, prefill, and decode (m <= 8
- * rows: one token or a few beams) without repacking anything per token. A
- * training context multiplies by W through gemm (at B*T rows its packing of
- * W is a small part of the product, and every optimizer step changes W). */
+ * Weights packed once: pack_w after each optimizer step (training) or at
+ * load (inference) into an arena region of ngpt_packed_w_floats(n, k)
+ * floats per Linear, then gemm_packed for x W^T: the forward's Linear
+ * layers, prefill, and decode (m <= 8 rows: one token or a few beams)
+ * without repacking anything per token. */
 #ifndef NGPT_GEMM_H
 #define NGPT_GEMM_H
 

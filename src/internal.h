@@ -67,11 +67,6 @@ typedef struct ngpt_layout {
     size_t tok_emb, blocks, block_stride, lnf_w, lnf_b, total;
     /* offsets inside one block */
     size_t ln1_w, ln1_b, qkv_w, proj_w, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
-    /* The packed copies of the Linear weights (inference contexts: plan.packed,
-     * gemm.h's layout, ngpt_packed_w_floats each): the lm_head (tok_emb, V x C)
-     * first, then per block qkv, proj, fc1, fc2 at pk_* inside the block. */
-    size_t pk_lm_head, pk_blocks, pk_block_stride, pk_total;
-    size_t pk_qkv, pk_proj, pk_fc1, pk_fc2;
 } ngpt_layout;
 
 /* Fills the layout; false if the count overflows size_t. */
@@ -80,11 +75,6 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay);
 static inline float *ngpt_block_ptr(const ngpt_layout *lay, float *base, int layer, size_t field)
 {
     return base + lay->blocks + (size_t)layer * lay->block_stride + field;
-}
-static inline float *ngpt_packed_ptr(const ngpt_layout *lay, float *packed, int layer,
-                                     size_t pk_field)
-{
-    return packed + lay->pk_blocks + (size_t)layer * lay->pk_block_stride + pk_field;
 }
 
 /* Tensor table entries (names + shapes), in state_dict order. */
@@ -118,7 +108,6 @@ typedef struct ngpt_plan {
     char *tensor_names;         /* (n_tensors, NGPT_NAME_MAX) */
     /* model state */
     float *params;              /* (P) */
-    float *packed;              /* infer: (lay.pk_total) the Linear weights packed (gemm.h) */
     float *grads;               /* (P) train */
     float *adam_m;              /* (P) train */
     float *adam_v;              /* (P) train */
@@ -211,11 +200,6 @@ typedef struct ngpt_run_state {
      * plan.grads since ngpt_grads_zero (the optimizer averages over them). */
     bool backward_ready;
     int32_t n_backward;
-    /* plan.packed (inference contexts) no longer matches plan.params: set by
-     * context init, ngpt_run_params_changed and ngpt_params_data (the caller
-     * may write through the pointer); cleared by ngpt_params_pack, which the
-     * next pass calls first when it is set. */
-    bool packed_stale;
 } ngpt_run_state;
 
 struct ngpt_context {
@@ -254,21 +238,6 @@ static inline void ngpt_run_params_changed(ngpt_context *ctx)
 {
     ctx->run.pass.valid = false;
     ctx->run.backward_ready = false;
-    ctx->run.packed_stale = true;
-}
-
-/* Packs every Linear weight of plan.params into plan.packed (packed.c;
- * nothing to do in a training context, which multiplies by the unpacked
- * weights) and clears run.packed_stale. */
-void ngpt_params_pack(ngpt_context *ctx);
-
-/* The parameters were set by ngpt_params_init or a checkpoint load:
- * ngpt_run_params_changed, and the packed copies made now (not by the next
- * pass, whose timing would then include them). */
-static inline void ngpt_params_set_done(ngpt_context *ctx)
-{
-    ngpt_run_params_changed(ctx);
-    ngpt_params_pack(ctx);
 }
 
 /* Dropout (context.c): whether full forwards drop now, and the key of the

@@ -1,5 +1,5 @@
 /* layout.c — where each parameter tensor lives in the flat parameter array,
- * and its state_dict name; where each Linear weight's packed copy lives. */
+ * and its state_dict name. */
 #include <stdio.h>
 
 #include "internal.h"
@@ -31,22 +31,8 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     TAKE(blocks, ngpt_mul_ok(L, l.block_stride, &n));
     TAKE(lnf_w, (n = C, true));
     TAKE(lnf_b, (n = C, true));
-    l.total = off;
-    /* packed copies (gemm.h): whole panels of NR output columns */
-    const size_t NR = NGPT_GEMM_NR;
-#define PANELS(rows) (((rows) + NR - 1) / NR * NR)
-    off = 0;
-    TAKE(pk_qkv, ngpt_mul_ok(PANELS(3 * C), C, &n));
-    TAKE(pk_proj, ngpt_mul_ok(PANELS(C), C, &n));
-    TAKE(pk_fc1, ngpt_mul_ok(PANELS(F), C, &n));
-    TAKE(pk_fc2, ngpt_mul_ok(PANELS(C), F, &n));
-    l.pk_block_stride = off;
-    off = 0;
-    TAKE(pk_lm_head, ngpt_mul_ok(PANELS(V), C, &n));
-    TAKE(pk_blocks, ngpt_mul_ok(L, l.pk_block_stride, &n));
-#undef PANELS
 #undef TAKE
-    l.pk_total = off;
+    l.total = off;
     *lay = l;
     return true;
 }

@@ -50,7 +50,6 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.tensor_names = take(&w, NGPT_NAME_MAX, NT, 1, 1, 1);
 
     p.params = TAKE_F(&w, P, 1, 1, 1);
-    if (!train) p.packed = TAKE_F(&w, lay.pk_total, 1, 1, 1);    /* packed.c */
     if (train) {
         p.grads = TAKE_F(&w, P, 1, 1, 1);
         p.adam_m = TAKE_F(&w, P, 1, 1, 1);

@@ -475,67 +475,11 @@ static void test_shift(void)
     ngpt_context_free(ctx);
 }
 
-/* An inference context multiplies by packed copies of the Linear weights,
- * a training context by the weights themselves: the same logits bit for
- * bit, for every row count (the gemv path for up to 8 rows, the blocked
- * one above). Writing through ngpt_params_data is seen by the next pass. */
-static void test_packed_weights(void)
-{
-    ngpt_config c = tiny();
-    c.d_ff = 72;                            /* a partial panel of 16 columns */
-    ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), st = ngpt_shape_default(NGPT_MODE_TRAIN);
-    si.batch = st.batch = 3;
-    ngpt_context *inf = NULL, *tr = NULL;
-    CHECK_OK(ngpt_context_init(&inf, &c, &si, NULL, 0));
-    CHECK_OK(ngpt_context_init(&tr, &c, &st, NULL, 0));
-    if (!inf || !tr) return;
-    CHECK_OK(ngpt_params_init(inf, 21));
-    CHECK_OK(ngpt_params_init(tr, 21));
-    int32_t tok[3 * T];
-    for (int i = 0; i < 3 * T; i++) tok[i] = (i * 71 + 9) % V;
-    const float *li, *lt;
-    static float keep[3 * T * V];
-    for (int round = 0; round < 2; round++) {
-        const int shapes[][2] = {{1, 1}, {1, 5}, {3, 1}, {1, 8}, {3, 3}, {1, 9}, {2, T}, {3, T}};
-        for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
-            const int b = shapes[k][0], n = shapes[k][1];
-            CHECK_OK(ngpt_model_forward(inf, tok, b, n, NULL, NULL));
-            CHECK_OK(ngpt_model_forward(tr, tok, b, n, NULL, NULL));
-            CHECK_OK(ngpt_logits_data(inf, &li));
-            CHECK_OK(ngpt_logits_data(tr, &lt));
-            CHECK(!memcmp(li, lt, (size_t)b * n * V * sizeof(float)),
-                  "round %d, (%d, %d): packed and unpacked logits differ", round, b, n);
-        }
-        if (round) break;
-        /* change a weight of every Linear in both; the packed copies follow */
-        memcpy(keep, li, 3 * T * V * sizeof(float));
-        const char *names[] = {"tok_emb.weight", "blocks.1.attn.qkv.weight",
-                               "blocks.0.attn.proj.weight", "blocks.1.mlp.fc1.weight",
-                               "blocks.0.mlp.fc2.weight"};
-        ngpt_context *both[2] = {inf, tr};
-        for (int x = 0; x < 2; x++) {
-            float *w;
-            size_t cnt;
-            CHECK_OK(ngpt_params_data(both[x], &w, &cnt));
-            for (size_t t = 0; t < sizeof names / sizeof *names; t++) {
-                ngpt_tensor_info ti;
-                CHECK_OK(ngpt_tensor_find(both[x], names[t], &ti));
-                w[ti.offset + ti.count - 1 - t] += 0.5f;
-            }
-        }
-    }
-    CHECK(memcmp(keep, li, (size_t)3 * T * V * sizeof(float)) != 0,
-          "writing through ngpt_params_data changed nothing");
-    ngpt_context_free(inf);
-    ngpt_context_free(tr);
-}
-
 int main(void)
 {
     test_cached_equals_full();
     test_generate();
     test_exact_past_context();
     test_shift();
-    test_packed_weights();
     return test_summary("test_generate");
 }
