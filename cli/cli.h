@@ -94,9 +94,11 @@ typedef struct cli_gen_opts {
     int32_t n_ban;
 } cli_gen_opts;
 /* Consumes one of -n --temp --top-k --top-p --min-p --repeat-penalty
- * --repeat-window --seed --threads --end --stop-at-full --ban: 1 taken,
+ * --repeat-window --seed --threads --end --stop-at-full --context --ban: 1 taken,
  * 0 not one of them, -1 bad value (message printed). */
 int cli_gen_option(cli_args *a, cli_gen_opts *o);
+/* One stderr line when ngpt_model_generate cropped the prompt (res->prompt_dropped). */
+void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what);
 /* Replaces \n \t \\ \xNN escapes in place. */
 void cli_unescape(char *s);
 /* Seconds from a monotonic clock. */

@@ -11,12 +11,14 @@
 static const char *const HELP =
     "usage: ngpt chat --model FILE [--system TEXT] [-n N] [--temp T] [--top-k K] [--top-p P]\n"
     "       [--min-p P] [--repeat-penalty R] [--repeat-window N] [--ban ID,...] [--seed S]\n"
-    "       [--threads N]\n\n"
+    "       [--context exact|shift] [--threads N]\n\n"
     "Reads one user message per line from stdin and streams each reply to stdout.\n"
     "The conversation is \"system: TEXT\\nuser: LINE\\nassistant: REPLY\\n...\"; a reply\n"
     "ends at \"\\nuser: \", \"\\nsystem: \" or \"\\nassistant: \" (not printed), or after\n"
     "-n tokens (default 256). When the conversation is longer than the model's\n"
-    "context T, the model sees its last T bytes. Turn i samples with seed S+i.\n\n"
+    "context T, the model sees its last T bytes (stderr says how many were dropped);\n"
+    "--context says what happens when a reply fills the context (see ngpt generate\n"
+    "--help). Turn i samples with seed S+i.\n\n"
     CLI_THREADS_HELP;
 
 typedef struct convo {
@@ -78,13 +80,11 @@ int cli_cmd_chat(int argc, char **argv)
     ngpt_context *ctx;
     ngpt_status st = cli_open_model(model, &shape, &ctx);
     if (st) return cli_library_failed(a.cmd);
-    ngpt_config cfg;
-    ngpt_context_config(ctx, &cfg);
-    const size_t T = (size_t)cfg.context_len;
-    int32_t *tokens = malloc(T * sizeof(int32_t));
+    int32_t *tokens = NULL;     /* the whole conversation: the library keeps its last T */
     convo c = {0};
-    if (!tokens || (system && (append(&c, "system: ", 8) || append(&c, system, strlen(system)) ||
-                               append(&c, "\n", 1)))) {
+    if (system && (append(&c, "system: ", 8) || append(&c, system, strlen(system)) ||
+                   append(&c, "\n", 1))) {
+        free(c.buf);
         ngpt_context_free(ctx);
         return cli_error(a.cmd, CLI_FAILED, "out of memory");
     }
@@ -97,17 +97,23 @@ int cli_cmd_chat(int argc, char **argv)
             rc = cli_error(a.cmd, CLI_FAILED, "out of memory");
             break;
         }
-        size_t take = c.len < T ? c.len : T;
-        for (size_t i = 0; i < take; i++) tokens[i] = (unsigned char)c.buf[c.len - take + i];
+        int32_t *grown = c.len <= INT32_MAX ? realloc(tokens, c.len * sizeof(int32_t)) : NULL;
+        if (!grown) {
+            rc = cli_error(a.cmd, CLI_FAILED, "out of memory");
+            break;
+        }
+        tokens = grown;
+        for (size_t i = 0; i < c.len; i++) tokens[i] = (unsigned char)c.buf[i];
         o.gc.sampler.seed = seed + turn;
         ngpt_generate_result res;
-        st = ngpt_model_generate(ctx, &o.gc, tokens, (int32_t)take, NULL, 0, on_token, &c, &res);
+        st = ngpt_model_generate(ctx, &o.gc, tokens, (int32_t)c.len, NULL, 0, on_token, &c, &res);
         if (st) {
             rc = cli_library_failed(a.cmd);
             break;
         }
         putchar('\n');
         fflush(stdout);
+        cli_report_cropped(a.cmd, &res, "conversation");
         if (append(&c, "\n", 1)) {
             rc = cli_error(a.cmd, CLI_FAILED, "out of memory");
             break;

@@ -13,10 +13,13 @@ static const char *const HELP =
     "usage: ngpt generate --model FILE [--prompt TEXT | --prompt-file F] [-n N] [--temp T]\n"
     "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-window N]\n"
     "       [--ban ID,...] [--stop STR ...] [--end ID] [--seed S] [--beam W] [--length-penalty A]\n"
-    "       [--no-cache] [--stop-at-full] [--no-newline] [--threads N]\n\n"
+    "       [--no-cache] [--context exact|shift] [--stop-at-full] [--no-newline]\n"
+    "       [--threads N]\n\n"
     "Streams the model's continuation of the prompt (bytes) to stdout as it is\n"
     "produced; prints prefill and decode tokens/sec to stderr. Exactly the generated\n"
-    "bytes are written; a newline follows them only when stdout is a terminal.\n\n"
+    "bytes are written; a newline follows them only when stdout is a terminal.\n"
+    "A prompt longer than the model's context T keeps its last T bytes (stderr says\n"
+    "how many were dropped).\n\n"
     "  -n N               new tokens at most (default 256)\n"
     "  --temp T           temperature, 0 = argmax (default 1)\n"
     "  --top-k K          keep the K most likely tokens (0 = off)\n"
@@ -31,7 +34,11 @@ static const char *const HELP =
     "  --beam W           beam search of width W instead of sampling\n"
     "  --length-penalty A beam score / len^A (default 1)\n"
     "  --no-cache         recompute the whole context every step (for checking)\n"
-    "  --stop-at-full     stop when the context is full instead of sliding the window\n"
+    "  --context MODE     when the context is full: exact (default) slides the window\n"
+    "                     like the original, recomputing the last T tokens per new\n"
+    "                     token; shift drops the oldest half of the cache and goes on\n"
+    "                     at full speed (approximate: docs/GENERATION.md)\n"
+    "  --stop-at-full     stop when the context is full instead\n"
     "  --no-newline       no closing newline on a terminal either\n"
     CLI_THREADS_HELP;
 
@@ -161,6 +168,7 @@ int cli_cmd_generate(int argc, char **argv)
     free(tokens);
     free(file_text);
     if (st) return cli_library_failed(a.cmd);
+    cli_report_cropped(a.cmd, &res, "prompt");
     double pre = tm.t_prefilled - t0, dec = t1 - tm.t_prefilled;
     fprintf(stderr, "ngpt generate: prefill %d tokens in %.3f s (%.1f tok/s), decode %d tokens in "
             "%.3f s (%.1f tok/s)%s, stop: %s\n", (int)res.prompt_tokens, pre,

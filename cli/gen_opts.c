@@ -73,6 +73,13 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o)
         gc->stop_at_context_full = true;
         return 1;
     }
+    if (cli_opt(a, "--context", &v)) {
+        if (!v) return -1;
+        if (!strcmp(v, "exact")) gc->context_mode = NGPT_CONTEXT_EXACT;
+        else if (!strcmp(v, "shift")) gc->context_mode = NGPT_CONTEXT_SHIFT;
+        else return cli_error(cmd, CLI_USAGE, "--context must be exact or shift"), -1;
+        return 1;
+    }
     if (cli_opt(a, "--ban", &v)) {
         if (!v) return -1;
         char buf[1024];
@@ -88,4 +95,12 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o)
         return 1;
     }
     return 0;
+}
+
+void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what)
+{
+    if (res->prompt_dropped > 0)
+        fprintf(stderr, "ngpt %s: the %s is longer than the model's context (T=%d bytes): its "
+                "first %d bytes were dropped\n", cmd, what, (int)res->prompt_tokens,
+                (int)res->prompt_dropped);
 }

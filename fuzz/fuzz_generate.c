@@ -1,10 +1,11 @@
 /* fuzz_generate.c — prompt bytes through ngpt_model_generate on a tiny byte model
  * (V=256 T=16 C=8 L=1): the first bytes pick the settings (max_tokens,
  * temperature, top-k, end token, up to two stop sequences, beam width,
- * no_cache, stop at context full), the rest is the prompt (empty and
- * longer-than-T prompts included). Properties: a success returns at most
- * max_tokens byte tokens, streamed exactly as returned, with no stop
- * sequence inside; a failure has a message; the KV cache never holds more
+ * no_cache, stop at context full, context mode exact/shift/invalid), the
+ * rest is the prompt (empty and longer-than-T prompts included). Properties:
+ * a success returns at most max_tokens byte tokens, streamed exactly as
+ * returned, with no stop sequence inside, and reports the prompt cropped to
+ * its last T tokens; a failure has a message; the KV cache never holds more
  * than T tokens. */
 #include "fuzz.h"
 
@@ -57,6 +58,7 @@ NGPT_FUZZ_ENTRY(generate)
     gc.beam_width = (flags & 2) ? fuzz_u8(&r) % 4 : 0;
     gc.no_cache = flags & 4;
     gc.stop_at_context_full = flags & 8;
+    gc.context_mode = (ngpt_context_mode)((flags >> 6) % 3);     /* 2: not a mode */
     char stop_buf[2][T + 2];
     const char *stops[2] = {stop_buf[0], stop_buf[1]};
     gc.n_stop = (flags >> 4) % 3;
@@ -78,6 +80,10 @@ NGPT_FUZZ_ENTRY(generate)
         if (res.n_tokens < 0 || res.n_tokens > gc.max_tokens || res.n_tokens > res.n_generated)
             fuzz_fail("%d output tokens of %d generated, max %d", (int)res.n_tokens,
                       (int)res.n_generated, (int)gc.max_tokens);
+        int32_t kept = n_prompt < T ? n_prompt : T;
+        if (res.prompt_tokens != kept || res.prompt_dropped != n_prompt - kept)
+            fuzz_fail("a prompt of %d: %d kept, %d dropped", (int)n_prompt,
+                      (int)res.prompt_tokens, (int)res.prompt_dropped);
         if (got.n != res.n_tokens) fuzz_fail("streamed %d tokens, returned %d", (int)got.n, (int)res.n_tokens);
         for (int32_t i = 0; i < res.n_tokens; i++) {
             if (out[i] < 0 || out[i] > 255) fuzz_fail("token %d", (int)out[i]);

@@ -40,8 +40,9 @@
  *    thread), always in one form: "ngpt_<function>: <one sentence>" — the
  *    public function you called (also when a part it uses found the
  *    problem), then what is wrong, naming the file or value, and where there
- *    is a choice what to do, e.g. "ngpt_model_generate: the prompt has 300
- *    tokens but the model's context is T=256; shorten the prompt". The one
+ *    is a choice what to do, e.g. "ngpt_cache_prefill: slot 0 holds 250
+ *    tokens and 10 more exceed the context T=256; clear the slot or slide
+ *    the window". The one
  *    exception is NGPT_ERR_INTERNAL (a bug): "internal invariant failed at
  *    <file>:<line>: <condition>".
  *  - All memory lives in one arena whose size is computed up front by
@@ -493,6 +494,17 @@ ngpt_status ngpt_cache_tokens(const ngpt_context *ctx, int32_t slot, const int32
  * then fork it into several sequences). */
 ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src);
 
+/* Context shift: drops the oldest `drop` tokens (0..its length) of slot
+ * `slot`; the kept ones move to positions 0.. and their cached keys are
+ * rotated back by `drop` positions (the RoPE transpose at angle drop*freq,
+ * applied in float to the keys as stored), values kept as they are. The
+ * next token then sits at position len - drop. Approximate: the kept keys
+ * and values were computed while the dropped tokens were in the context and
+ * at the old positions, so later logits differ from a prefill of the kept
+ * tokens (docs/GENERATION.md, "Full context"). Logits and trace of the last
+ * pass are unchanged. */
+ngpt_status ngpt_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop);
+
 /* Appends tokens (batch, len) to slots 0..batch-1 (each slot may already hold
  * a different number of tokens) and computes their logits: ngpt_logits_data()
  * then gives (batch, len, V). len <= the shape's seq; a slot that would hold
@@ -575,18 +587,34 @@ typedef enum ngpt_stop_reason {
  * the user asked for is a normal end, not an error). */
 typedef int (*ngpt_token_fn)(int32_t token, void *user);
 
+/* What generation does when the window holds T tokens and another token
+ * must be fed (docs/GENERATION.md, "Full context"). */
+typedef enum ngpt_context_mode {
+    /* The original's ids[-T:]: the window slides by one token and the last
+     * T tokens are recomputed from position 0, bit for bit a full forward
+     * over them; a T-token prefill per new token. */
+    NGPT_CONTEXT_EXACT = 0,
+    /* llama.cpp's context shift: the oldest half of the cache is dropped
+     * (ngpt_cache_shift with drop = T - T/2), the kept keys re-rotated to
+     * their new positions, and decoding goes on at full speed. Approximate. */
+    NGPT_CONTEXT_SHIFT
+} ngpt_context_mode;
+
 typedef struct ngpt_generate_config {
     ngpt_sampler sampler;
     int32_t max_tokens;         /* >= 1; 256 */
     int32_t end_token;          /* -1 = none; stops when sampled */
     const char *const *stop;    /* n_stop stop sequences, matched as bytes in the */
     int32_t n_stop;             /* generated part only; each 1..T bytes long */
-    /* Context full (the window holds T tokens): by default the window slides
-     * like the original — the next step recomputes the last T tokens from
-     * position 0 (a full T-token prefill per new token, O(T) times a decode
-     * step). With stop_at_context_full, generation stops instead. */
+    /* Context full (the window holds T tokens): context_mode says how the
+     * window moves on (NGPT_CONTEXT_EXACT: slide like the original, a T-token
+     * prefill per new token; NGPT_CONTEXT_SHIFT: drop the oldest half, cheap
+     * and approximate). With stop_at_context_full, generation stops instead. */
+    ngpt_context_mode context_mode;
     bool stop_at_context_full;
-    bool no_cache;              /* recompute the whole window each step (checking) */
+    /* Recompute the whole window with a full forward each step (checking
+     * NGPT_CONTEXT_EXACT; not with NGPT_CONTEXT_SHIFT, which needs the cache). */
+    bool no_cache;
     int32_t beam_width;         /* 0: sample; W >= 1: beam search, needs shape.batch >= W */
     float length_penalty;       /* beam: score = sum log p / len^length_penalty; 1 */
     /* Called once when the prompt has been processed (e.g. to time prefill
@@ -594,18 +622,21 @@ typedef struct ngpt_generate_config {
     void (*on_prefilled)(void *user);
 } ngpt_generate_config;
 
-/* sampler default, max_tokens 256, no end token, no stop sequences, slide,
- * cached, sampling (beam width 0), length penalty 1. */
+/* sampler default, max_tokens 256, no end token, no stop sequences, exact
+ * sliding window, cached, sampling (beam width 0), length penalty 1. */
 ngpt_generate_config ngpt_generate_config_default(void);
 
 typedef struct ngpt_generate_result {
     int32_t n_tokens;           /* output tokens (stop sequence and end token excluded) */
     int32_t n_generated;        /* tokens the model produced, all of them */
     ngpt_stop_reason reason;
-    int32_t prompt_tokens;      /* tokens prefilled */
+    int32_t prompt_tokens;      /* tokens prefilled (at most T) */
+    int32_t prompt_dropped;     /* tokens cropped from the prompt's start (it had more than T) */
 } ngpt_generate_result;
 
-/* Generates a continuation of prompt (prompt_len in 1..T tokens) in KV slot
+/* Generates a continuation of prompt (prompt_len >= 1 tokens; like the
+ * original, only the last T are used: result.prompt_dropped says how many
+ * were cropped) in KV slot
  * 0 (slots 0..W-1 for a beam of width W), which is cleared first. Output
  * tokens go to out (out_cap >= max_tokens, or NULL) and to fn (or NULL) as
  * they become final. Sampling streams token by token; beam search knows its

@@ -16,10 +16,11 @@ void ngpt_kv_clear(ngpt_context *ctx, int32_t slot)
     else ctx->plan.kv_len[slot] = 0;
 }
 
-void ngpt_kv_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
-                    int32_t len)
+/* One cached pass; last_only: see ngpt_pass (nseq 1, logits (1, 1, V)). */
+static void append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
+                   int32_t len, bool last_only)
 {
-    const ngpt_pass pass = {tokens, nseq, len, true, slot0};
+    const ngpt_pass pass = {tokens, nseq, len, true, slot0, last_only};
     ngpt_model_pass(ctx, &pass);
     for (int32_t s = 0; s < nseq; s++) {
         const int32_t slot = slot0 + s;
@@ -27,7 +28,13 @@ void ngpt_kv_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_
                (size_t)len * sizeof(int32_t));
         ctx->plan.kv_len[slot] += len;
     }
-    ngpt_run_pass_done(ctx, nseq, len, true, slot0);
+    ngpt_run_pass_done(ctx, nseq, last_only ? 1 : len, true, slot0);
+}
+
+void ngpt_kv_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
+                    int32_t len)
+{
+    append(ctx, slot0, nseq, tokens, len, false);
 }
 
 void ngpt_kv_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
@@ -37,9 +44,9 @@ void ngpt_kv_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int
     int32_t c = 0;
     for (int32_t at = 0; at < len; at += c) {
         c = len - at < chunk ? len - at : chunk;
-        ngpt_kv_append(ctx, slot, 1, tokens + at, c);
+        append(ctx, slot, 1, tokens + at, c, true);
     }
-    *last_row = ctx->plan.logits + (size_t)(c - 1) * ctx->cfg.vocab_size;
+    *last_row = ctx->plan.logits;
 }
 
 void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src)
@@ -108,6 +115,26 @@ void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_
     for (int32_t i = 0; i < n; i++) ctx->plan.kv_len[i] = (int32_t)len;
 }
 
+void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
+{
+    const int32_t len = ngpt_kv_len(ctx, slot), n = len - drop;
+    if (drop == 0) return;
+    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    const float *cs = ctx->plan.rope_cos + (size_t)drop * (size_t)(D / 2);
+    const float *sn = ctx->plan.rope_sin + (size_t)drop * (size_t)(D / 2);
+    for (int l = 0; l < ctx->cfg.n_layers; l++) {
+        float *k = ngpt_kv_keys(ctx, l, slot), *v = ngpt_kv_values(ctx, l, slot);
+        memmove(k, k + (size_t)drop * C, (size_t)n * C * sizeof(float));
+        memmove(v, v + (size_t)drop * C, (size_t)n * C * sizeof(float));
+        /* the transpose of position drop's rotation turns every pair back by
+         * drop*freq_i; the n kept rows are n*H contiguous head vectors */
+        ctx->k->rope_bwd(k, n * H, D, cs, sn);
+    }
+    int32_t *tok = ngpt_kv_tokens(ctx, slot);
+    memmove(tok, tok + drop, (size_t)n * sizeof(int32_t));
+    ctx->plan.kv_len[slot] = n;
+}
+
 /* ------------------------------------------------------------ public API */
 
 static ngpt_status need_cache(const ngpt_context *ctx, const char *fn)
@@ -165,6 +192,19 @@ ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src)
     if ((st = check_slot(ctx, dst, "ngpt_cache_copy"))) return st;
     if ((st = check_slot(ctx, src, "ngpt_cache_copy"))) return st;
     ngpt_kv_copy(ctx, dst, src);
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
+{
+    ngpt_status st = need_cache(ctx, "ngpt_cache_shift");
+    if (st) return st;
+    if ((st = check_slot(ctx, slot, "ngpt_cache_shift"))) return st;
+    const int32_t len = ngpt_kv_len(ctx, slot);
+    if (drop < 0 || drop > len)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_cache_shift: drop = %d is not in 0..%d (the "
+                         "tokens slot %d holds)", (int)drop, (int)len, (int)slot);
+    ngpt_kv_shift(ctx, slot, drop);
     return NGPT_OK;
 }
 

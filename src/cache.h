@@ -8,9 +8,9 @@
  *   kv_trace    (L, batch, H, Tctx)   the last new token's probabilities (traced plans)
  * Invariant: the cache holds keys and values for exactly kv_len[s] positions
  * 0..kv_len[s]-1 of slot s, and the next token fed to the slot sits at
- * position kv_len[s] (DESIGN §1). Every operation below keeps it, so a later
- * one (e.g. dropping the oldest tokens and re-rotating the kept keys to their
- * new positions) belongs here too, next to ngpt_kv_reorder.
+ * position kv_len[s] (DESIGN §1). Every operation below keeps it (the
+ * context shift too: after it the kept keys are rotated to their new
+ * positions, approximately), so a new one belongs here too.
  *
  * These functions trust their arguments (slots in range, tokens valid, room
  * in the slot): the public ngpt_cache_* functions validate at the boundary,
@@ -61,8 +61,9 @@ void ngpt_kv_clear(ngpt_context *ctx, int32_t slot);
 void ngpt_kv_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
                     int32_t len);
 
-/* Appends any number of tokens to one slot, in passes of the planned seq;
- * *last_row is the logits row of the last token. */
+/* Appends any number of tokens to one slot, in passes of the planned seq
+ * that compute only the last token's logits (ngpt_pass.last_only); *last_row
+ * is that row (plan.logits, (1, 1, V)). */
 void ngpt_kv_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
                      const float **last_row);
 
@@ -74,5 +75,12 @@ void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src);
  * one spare block (kv_tmp). All n parents must hold the same number of
  * tokens. work: 3n ints. */
 void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_t *work);
+
+/* Context shift (ngpt_cache_shift): drops the oldest `drop` tokens of slot
+ * `slot` (0 <= drop <= its length); the kept n = len - drop move to positions
+ * 0..n-1 with their values as they are and their keys rotated by -drop
+ * positions: the RoPE transpose (rope_bwd) with the tables of position drop,
+ * in float, on the keys as stored, i.e. R(-drop)R(p)k, not R(p-drop)k. */
+void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop);
 
 #endif

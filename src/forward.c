@@ -30,12 +30,13 @@ static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char
     return NGPT_OK;
 }
 
-/* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C).
+/* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C),
+ * the rows of queries q0..len-1 (q0 > 0: a last_only pass's last layer).
  * Query i of sequence s attends to keys 0..pos0+i: in a full pass they are the
  * pass's own qkv rows (stride 3C); in a cached pass the new keys/values are
  * first appended to the slot's cache (stride C). Same kernels, same chains. */
 static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, const ngpt_pass *ps,
-                      bool dropping)
+                      bool dropping, int q0)
 {
     const ngpt_plan *pl = &ctx->plan;
     const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads;
@@ -44,7 +45,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     const ptrdiff_t row = 3 * (ptrdiff_t)C;
     ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + C, .v = a->qkv + 2 * C,
                     .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
-                    .out = a->atty, .dropping = dropping,
+                    .out = a->atty, .q0 = q0, .dropping = dropping,
                     .key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS)};
     if (ps->cached) {
         /* the new rows go after each slot's kv_len; attention reads the cache */
@@ -97,31 +98,37 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     const int B = ps->nseq, T = ps->len;
     const size_t BT = (size_t)B * (size_t)T;
     ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
+    /* rows r0..BT-1 go on past the attention: all of them, or only the last
+     * in the last layer of a last_only pass (one sequence) */
+    const bool last = ps->last_only && l == ctx->cfg.n_layers - 1;
+    const size_t r0 = last ? BT - 1 : 0, R = BT - r0;
 
-    /* attention sublayer: ln1 (BT,C) -> qkv (BT,3C) -> RoPE on q,k -> attention (BT,C)
-     * -> proj (BT,C) -> dropout -> + residual */
+    /* attention sublayer: ln1 (BT,C) -> qkv (BT,3C) -> RoPE on q,k -> attention (R,C)
+     * -> proj (R,C) -> dropout -> + residual */
     ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
                           ngpt_block_ptr(lay, W, l, lay->ln1_w),
                           ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
     linear(ctx, ps, l, NGPT_LINEAR_QKV, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w),
            NULL, (int)BT, C, 3 * C);
     ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? p->kv_len + ps->slot0 : NULL, false);
-    attention(ctx, &a, l, ps, dropping);
-    linear(ctx, ps, l, NGPT_LINEAR_PROJ, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w),
-           NULL, (int)BT, C, C);
+    attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
+    float *atty = a.atty + r0 * C, *res1 = a.res1 + r0 * C;
+    const float *x_in = a.x_in + r0 * C;
+    linear(ctx, ps, l, NGPT_LINEAR_PROJ, p->branch, atty, ngpt_block_ptr(lay, W, l, lay->proj_w),
+           NULL, (int)R, C, C);
     if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_ATTN_OUT);
-    ngpt_op_add(ctx, a.res1, a.x_in, p->branch, BT * C);
-    /* MLP sublayer: ln2 (BT,C) -> fc1 (BT,F) -> GELU -> fc2 (BT,C) -> dropout -> + residual */
-    ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean, a.ln2_rstd, a.res1,
+    ngpt_op_add(ctx, res1, x_in, p->branch, R * C);
+    /* MLP sublayer: ln2 (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual */
+    ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
                           ngpt_block_ptr(lay, W, l, lay->ln2_w),
-                          ngpt_block_ptr(lay, W, l, lay->ln2_b), BT, C);
+                          ngpt_block_ptr(lay, W, l, lay->ln2_b), R, C);
     linear(ctx, ps, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
-           ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)BT, C, F);
-    ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, BT * F);
+           ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)R, C, F);
+    ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, R * F);
     linear(ctx, ps, l, NGPT_LINEAR_FC2, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
-           ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)BT, F, C);
+           ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)R, F, C);
     if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_MLP_OUT);
-    ngpt_op_add(ctx, a.x_out, a.res1, p->branch, BT * C);
+    ngpt_op_add(ctx, a.x_out + r0 * C, res1, p->branch, R * C);
 }
 
 void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
@@ -141,12 +148,14 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     if (dropping) drop(ctx, x, BT * C, L, NGPT_SITE_EMBED);
 
     for (int l = 0; l < L; l++) block(ctx, l, ps, dropping);
-    x = ngpt_layer_acts_get(ctx, L - 1).x_out;
+    /* a last_only pass goes on with its last row only */
+    const size_t r0 = ps->last_only ? BT - 1 : 0, R = BT - r0;
+    x = ngpt_layer_acts_get(ctx, L - 1).x_out + r0 * C;
 
-    /* ln_f (BT,C) -> tied lm_head: logits (BT,V) = lnf tok_emb^T */
+    /* ln_f (R,C) -> tied lm_head: logits (R,V) = lnf tok_emb^T */
     ngpt_op_layernorm_fwd(ctx, p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w,
-                          W + lay->lnf_b, BT, C);
-    linear(ctx, ps, 0, NGPT_LINEAR_LM_HEAD, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C,
+                          W + lay->lnf_b, R, C);
+    linear(ctx, ps, 0, NGPT_LINEAR_LM_HEAD, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)R, C,
            V);
 }
 
@@ -178,7 +187,7 @@ ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t
 void ngpt_forward_run(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
                       const int32_t *targets, float *loss)
 {
-    const ngpt_pass pass = {tokens, B, T, false, 0};
+    const ngpt_pass pass = {tokens, B, T, false, 0, false};
     ngpt_model_pass(ctx, &pass);
 
     ngpt_plan *p = &ctx->plan;

@@ -2,7 +2,8 @@
  * beam search (beam.c) or the sampling loop here: prefill the prompt, then
  * sample, stream and feed one token at a time (DESIGN §1 "Generation").
  * The window is slot 0 of the KV cache (cache.h); when it holds T tokens it
- * slides like the original (recompute the last T tokens from position 0). */
+ * slides like the original (recompute the last T tokens from position 0) or
+ * shifts (drop the oldest half of the cache, ngpt_kv_shift). */
 #include <string.h>
 
 #include "beam.h"
@@ -15,6 +16,7 @@ ngpt_generate_config ngpt_generate_config_default(void)
 {
     ngpt_generate_config g = {.sampler = ngpt_sampler_default(), .max_tokens = 256,
                               .end_token = -1, .stop = NULL, .n_stop = 0,
+                              .context_mode = NGPT_CONTEXT_EXACT,
                               .stop_at_context_full = false, .no_cache = false,
                               .beam_width = 0, .length_penalty = 1.0f, .on_prefilled = NULL};
     return g;
@@ -48,9 +50,6 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
     if (st) return ngpt_prefixed("ngpt_model_generate", st);
     if (prompt_len < 1)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN "the prompt needs at least one token");
-    if (prompt_len > T)
-        return ngpt_fail(NGPT_ERR_TOO_LONG, FN "the prompt has %d tokens but the model's context "
-                         "is T=%d; shorten the prompt", (int)prompt_len, (int)T);
     for (int32_t i = 0; i < prompt_len; i++)
         if (prompt[i] < 0 || prompt[i] >= V)
             return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "prompt[%d] = %d is not a token id in 0..%d",
@@ -82,6 +81,12 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
     if (!(gc->length_penalty >= -16.0f && gc->length_penalty <= 16.0f))
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN "length_penalty must be in [-16, 16], got %g",
                          (double)gc->length_penalty);
+    if (gc->context_mode != NGPT_CONTEXT_EXACT && gc->context_mode != NGPT_CONTEXT_SHIFT)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "context_mode %d is not an ngpt_context_mode value",
+                         (int)gc->context_mode);
+    if (gc->no_cache && gc->context_mode == NGPT_CONTEXT_SHIFT)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "no_cache recomputes the exact window; "
+                         "NGPT_CONTEXT_SHIFT needs the cache (use one or the other)");
     if (gc->no_cache && ctx->shape.seq < T)
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "no_cache recomputes up to T=%d tokens but the "
                          "context was planned with seq=%d; plan seq = T", (int)T,
@@ -90,55 +95,78 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
 #undef FN
 }
 
-/* The sampling loop's window: the tokens the next logits row continues (the
- * repetition penalty reads them, stop sequences match their tail). Cached,
- * it is slot 0's token list; with no_cache no keys or values are kept, so it
- * is a copy in plan.beam_fin_tok ((B, T) ints, unused while sampling). */
+/* The sampling loop's window. tokens[0..n) are the last n <= T tokens of
+ * prompt and output: stop sequences match their tail and held-back tokens
+ * are read from it. seen[0..n_seen) are the tokens the model's context holds
+ * (the repetition penalty reads them). Exact and no_cache: one list, slot
+ * 0's token list, or with no_cache (no keys or values kept) a copy in
+ * plan.beam_fin_tok ((B, T) ints, unused while sampling). Shift: seen is
+ * slot 0's token list, which the shift cuts to half, and tokens the copy. */
 typedef struct window {
     int32_t *tokens;
     int32_t n;
+    const int32_t *seen;
+    int32_t n_seen;
     const float *row;           /* logits of the token after tokens[n-1] */
 } window;
 
 static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, const int32_t *prompt,
                          int32_t len, window *w)
 {
+    w->n = len;
     if (gc->no_cache) {
         w->tokens = ctx->plan.beam_fin_tok;
         memcpy(w->tokens, prompt, (size_t)len * sizeof(int32_t));
-        w->n = len;
         ngpt_forward_run(ctx, w->tokens, 1, len, NULL, NULL);
         w->row = ctx->plan.logits + (size_t)(len - 1) * ctx->cfg.vocab_size;
-        return;
+    } else {
+        ngpt_kv_prefill(ctx, 0, prompt, len, &w->row);
+        w->tokens = ngpt_kv_tokens(ctx, 0);
+        if (gc->context_mode == NGPT_CONTEXT_SHIFT) {
+            w->tokens = ctx->plan.beam_fin_tok;
+            memcpy(w->tokens, prompt, (size_t)len * sizeof(int32_t));
+        }
     }
-    ngpt_kv_prefill(ctx, 0, prompt, len, &w->row);
-    w->tokens = ngpt_kv_tokens(ctx, 0);
-    w->n = ngpt_kv_len(ctx, 0);
+    w->seen = gc->no_cache ? w->tokens : ngpt_kv_tokens(ctx, 0);
+    w->n_seen = len;
 }
 
-/* Appends tok to the window (dropping its oldest token when it holds T) and
- * computes the next row. */
+/* Appends tok to a token list of n (<= T) that is not the cache's, dropping
+ * its oldest token when it holds T. */
+static void list_push(int32_t *tokens, int32_t *n, int32_t T, int32_t tok)
+{
+    if (*n == T) memmove(tokens, tokens + 1, (size_t)--*n * sizeof(int32_t));
+    tokens[(*n)++] = tok;
+}
+
+/* Appends tok to the window (when it holds T: slides it, or shifts the
+ * cache) and computes the next row. */
 static void window_feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32_t tok, window *w)
 {
     const int32_t T = ctx->cfg.context_len;
     if (gc->no_cache) {     /* recompute the whole window from position 0 */
-        if (w->n == T) memmove(w->tokens, w->tokens + 1, (size_t)--w->n * sizeof(int32_t));
-        w->tokens[w->n++] = tok;
+        list_push(w->tokens, &w->n, T, tok);
         ngpt_forward_run(ctx, w->tokens, 1, w->n, NULL, NULL);
         w->row = ctx->plan.logits + (size_t)(w->n - 1) * ctx->cfg.vocab_size;
+        w->n_seen = w->n;
         return;
     }
-    if (w->n < T) {
-        ngpt_kv_append(ctx, 0, 1, &tok, 1);
-        w->row = ctx->plan.logits;
-    } else {                /* full: the last T-1 tokens and tok again from position 0 */
+    const bool shift = gc->context_mode == NGPT_CONTEXT_SHIFT;
+    if (ngpt_kv_len(ctx, 0) == T && !shift) {
+        /* exact: the last T-1 tokens and tok again from position 0 */
         int32_t *tmp = ctx->plan.beam_fin_tok;
         memcpy(tmp, w->tokens + 1, (size_t)(T - 1) * sizeof(int32_t));
         tmp[T - 1] = tok;
         ngpt_kv_clear(ctx, 0);
         ngpt_kv_prefill(ctx, 0, tmp, T, &w->row);
+    } else {
+        if (ngpt_kv_len(ctx, 0) == T) ngpt_kv_shift(ctx, 0, T - T / 2);
+        ngpt_kv_append(ctx, 0, 1, &tok, 1);
+        w->row = ctx->plan.logits;
     }
-    w->n = ngpt_kv_len(ctx, 0);
+    if (shift) list_push(w->tokens, &w->n, T, tok);
+    else w->n = ngpt_kv_len(ctx, 0);
+    w->n_seen = ngpt_kv_len(ctx, 0);
 }
 
 ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
@@ -149,7 +177,12 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     NGPT_FPMODE_SCOPE;
     ngpt_status st = validate(ctx, gc, prompt, prompt_len, out, out_cap);
     if (st) return st;
-    ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len};
+    /* like the original's ids[-T:]: a longer prompt loses its start */
+    const int32_t T = ctx->cfg.context_len;
+    const int32_t dropped = prompt_len > T ? prompt_len - T : 0;
+    prompt += dropped;
+    prompt_len -= dropped;
+    ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len, dropped};
     if (result) *result = res;
     ngpt_kv_clear(ctx, -1);
     ctx->run.packed_valid = false;      /* parameters written since are packed again */
@@ -167,12 +200,12 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     if (gc->on_prefilled) gc->on_prefilled(user);
 
     ngpt_stream sm = {.out = out, .fn = fn, .user = user};
-    const int32_t T = ctx->cfg.context_len;
     for (int32_t i = 0;; i++) {
         const int32_t n = w.n;
         const int32_t *win_end = w.tokens + n;
         int32_t tok;
-        if ((st = ngpt_sampler_draw(ctx, &gc->sampler, w.row, w.tokens, n, 0, (uint64_t)i, &tok))) {
+        if ((st = ngpt_sampler_draw(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0, (uint64_t)i,
+                                    &tok))) {
             ngpt_prefixed("ngpt_model_generate", st);
             break;
         }
@@ -192,7 +225,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
             break;
         }
         bool last = i + 1 >= gc->max_tokens;
-        bool full = n >= T && gc->stop_at_context_full;
+        bool full = w.n_seen >= T && gc->stop_at_context_full;
         ngpt_stream_release(&sm, win_end, tok, last || full ? 0 : hold);
         if (sm.stopped) {
             res.reason = NGPT_STOP_CALLBACK;

@@ -273,9 +273,16 @@ typedef struct ngpt_pass {
     int32_t nseq, len;
     bool cached;
     int32_t slot0;              /* cached: first KV slot */
+    /* Cached, one sequence, and only its last token's logits are wanted
+     * (generation's own prefills): every layer still caches the keys and
+     * values of every token, but the last layer's attention, projection and
+     * MLP, ln_f and the lm_head run for the last token only (each row's
+     * chains are its own: the same bits). Logits (1, 1, V). */
+    bool last_only;
 } ngpt_pass;
 
-/* Runs the model (forward.c); logits land in plan.logits (nseq, len, V). */
+/* Runs the model (forward.c); logits land in plan.logits (nseq, len, V), or
+ * (1, 1, V) for a last_only pass. */
 void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *pass);
 
 /* ngpt_model_forward after its checks (tokens and targets valid, the shape

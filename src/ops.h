@@ -99,7 +99,8 @@ typedef struct ngpt_attn {
     ptrdiff_t kv_seq, kv_row;   /* strides between sequences, between positions */
     const int32_t *pos0;        /* (nseq) first position of each sequence, or NULL */
     int nseq, len;
-    float *out;                 /* (nseq, len, C) heads merged */
+    int q0;                     /* queries 0..q0-1 are skipped (forward only) */
+    float *out;                 /* (nseq, len, C) heads merged; rows from q0 */
     /* forward outputs besides out (each may be NULL) */
     float *probs;               /* (nseq, H, len, len) full map, zero past the causal edge */
     float *last_rows;           /* (nseq, H, len) the last query's probabilities */

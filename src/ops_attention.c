@@ -38,8 +38,9 @@ static void fwd_range(void *arg, size_t begin, size_t end, int thread)
     for (size_t blk = begin; blk < end; blk++) {
         const size_t sh = blk / (size_t)j->qblocks;         /* s*H + h */
         const int s = (int)(sh / (size_t)H), h = (int)(sh % (size_t)H);
-        const int i0 = (int)(blk % (size_t)j->qblocks) * QUERY_BLOCK;
-        const int i1 = i0 + QUERY_BLOCK < len ? i0 + QUERY_BLOCK : len;
+        const int b0 = (int)(blk % (size_t)j->qblocks) * QUERY_BLOCK;
+        const int i0 = b0 > at->q0 ? b0 : at->q0;
+        const int i1 = b0 + QUERY_BLOCK < len ? b0 + QUERY_BLOCK : len;
         const int n0 = at->pos0 ? at->pos0[s] : 0;
         const float *q = at->qkv + (size_t)s * len * row + h * D;
         const float *keys = at->k + s * at->kv_seq + h * D, *vals = at->v + s * at->kv_seq + h * D;

@@ -25,6 +25,10 @@ printf 'hi\nhi\n' | $N chat --model "$dir/m.ngpt" --temp 0 -n 20 > "$dir/chat.ou
 check $? "chat exit status: $(cat "$dir/chat.err")"
 printf 'ok\nok\n' | cmp -s - "$dir/chat.out"
 check $? "chat answers ok twice and stops at the role marker: $(od -c "$dir/chat.out" | head -3)"
+# the conversation outgrows T=16 at once: 20 bytes, then 43 (one line per turn)
+grep -q "the conversation is longer than the model's context (T=16 bytes): its first 4 bytes were dropped" "$dir/chat.err" &&
+    grep -q "its first 27 bytes were dropped" "$dir/chat.err"
+check $? "chat says how much of the conversation the model no longer sees: $(cat "$dir/chat.err")"
 printf 'hi\n' | $N chat --model "$dir/m.ngpt" --system "be brief" --seed 3 -n 20 > "$dir/chat2.out" 2>&1
 check $? "chat with --system"
 printf 'hi\n' | $N chat --model "$dir/m.ngpt" --system "be brief" --seed 3 -n 20 > "$dir/chat3.out" 2>&1

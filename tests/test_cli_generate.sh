@@ -4,7 +4,8 @@
 # what the model produced): -n N gives N bytes (a byte-level model, no stop
 # condition), which are the first N bytes of the -n N+1 run with the same
 # seed; the count agrees with the summary on stderr; --no-newline changes
-# nothing in a pipe. On a pseudo-terminal (native runs with script(1)) a
+# nothing in a pipe; a prompt longer than T is cropped (one stderr line);
+# --context shift. On a pseudo-terminal (native runs with script(1)) a
 # newline follows the text, and --no-newline drops it.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 B=${BUILD:-build}
@@ -30,6 +31,29 @@ check $? "the -n 20 bytes are the first 20 of -n 21: $(od -An -tx1 "$dir/a") / $
 $N $gen -n 20 --no-newline > "$dir/c" 2> /dev/null
 cmp -s "$dir/a" "$dir/c"
 check $? "--no-newline in a pipe: the same bytes"
+
+# Past the context (T=32): a longer prompt keeps its last 32 bytes and says
+# so on stderr; --context shift runs on at full speed and equals exact until
+# the window is first full (T - 5 + 1 = 28 tokens after the 5-byte prompt).
+long=abcdefghijklmnopqrstuvwxyz0123456789ABCD       # 40 bytes
+$N generate --model "$dir/m.ngpt" --prompt "$long" --seed 5 -n 10 > "$dir/l" 2> "$dir/l.err"
+check $? "a 40-byte prompt: $(cat "$dir/l.err")"
+grep -q "the prompt is longer than the model's context (T=32 bytes): its first 8 bytes were dropped" "$dir/l.err"
+check $? "stderr says 8 bytes were dropped: $(cat "$dir/l.err")"
+$N generate --model "$dir/m.ngpt" --prompt "${long#abcdefgh}" --seed 5 -n 10 > "$dir/m" 2> "$dir/m.err"
+cmp -s "$dir/l" "$dir/m" && ! grep -q dropped "$dir/m.err"
+check $? "the cropped prompt continues like its last 32 bytes"
+$N $gen -n 60 > "$dir/e" 2> /dev/null
+$N $gen -n 60 --context shift > "$dir/s" 2> "$dir/s.err"
+check $? "--context shift: $(cat "$dir/s.err")"
+[ "$(wc -c < "$dir/s")" -eq 60 ] && cmp -s -n 28 "$dir/e" "$dir/s"
+check $? "shift gives 60 bytes, the first 28 those of exact"
+$N $gen -n 5 --context sideways > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q "exact or shift" "$dir/err"
+check $? "a bad --context is a usage error: $(cat "$dir/err")"
+$N $gen -n 5 --context shift --no-cache > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q "no_cache" "$dir/err"
+check $? "--no-cache with shift fails clearly: $(cat "$dir/err")"
 
 # A terminal gets a closing newline, unless --no-newline. script(1) gives
 # the command a pty, which turns every \n into \r\n (the model's own too).

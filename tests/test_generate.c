@@ -2,9 +2,10 @@
  * the full forward bit for bit at every position, also after the parameters
  * change (the packed weights follow); batched decode; the
  * generation loop (sliding window, stops, callback, beams); clear errors. */
+#include <math.h>
 #include <stdlib.h>
 
-#include "internal.h"     /* the run state: generation leaves dropout as it was */
+#include "cache.h"        /* the cache's keys and values; the run state (internal.h) */
 #include "test.h"
 
 enum { V = 256, T = 16 };
@@ -151,23 +152,35 @@ static ngpt_generate_result gen(ngpt_context *ctx, const ngpt_generate_config *g
     return r;
 }
 
-/* Greedy by hand: full forward over the window, argmax, slide. */
-static void greedy_by_hand(ngpt_context *ctx, const char *prompt, int n_new, int32_t *out)
+/* Sampling by the original's definition, without the cache: at every step
+ * a full forward over the last T tokens (ids[-T:]) and a draw from its last
+ * row (the same sampler, counter = the token's index; the repetition
+ * penalty sees the window). The prompt may be longer than T. */
+static void sample_window(ngpt_context *ctx, const ngpt_sampler *s, const int32_t *prompt, int n,
+                          int n_new, int32_t *out)
 {
-    int32_t seq[T + 64];
-    int n = (int)strlen(prompt);
-    for (int i = 0; i < n; i++) seq[i] = (unsigned char)prompt[i];
+    static int32_t seq[4 * T + 256];
+    memcpy(seq, prompt, (size_t)n * sizeof(int32_t));
     for (int g = 0; g < n_new; g++) {
         int w = n < T ? n : T;
         const float *lg;
         CHECK_OK(ngpt_model_forward(ctx, seq + n - w, 1, w, NULL, NULL));
         CHECK_OK(ngpt_logits_data(ctx, &lg));
-        lg += (size_t)(w - 1) * V;
-        int best = 0;
-        for (int j = 1; j < V; j++)
-            if (lg[j] > lg[best]) best = j;
-        out[g] = seq[n++] = best;
+        CHECK_OK(ngpt_sampler_sample(ctx, s, lg + (size_t)(w - 1) * V, seq + n - w, w, 0,
+                                     (uint64_t)g, out + g));
+        seq[n++] = out[g];
     }
+}
+
+/* Greedy by hand: full forward over the window, argmax, slide. */
+static void greedy_by_hand(ngpt_context *ctx, const char *prompt, int n_new, int32_t *out)
+{
+    int32_t p[T];
+    int n = (int)strlen(prompt);
+    for (int i = 0; i < n; i++) p[i] = (unsigned char)prompt[i];
+    ngpt_sampler s = ngpt_sampler_default();
+    s.temperature = 0.0f;
+    sample_window(ctx, &s, p, n, n_new, out);
 }
 
 static void test_generate(void)
@@ -273,9 +286,7 @@ static void test_generate(void)
     CHECK_STATUS(ngpt_model_generate(ctx, &gc, &p1, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
     gc.beam_width = 0;
 
-    /* errors: a prompt longer than T, a bad token, bad sampler values */
-    int32_t longp[T + 1] = {0};
-    CHECK_STATUS(ngpt_model_generate(ctx, &gc, longp, T + 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_TOO_LONG);
+    /* errors: a bad token, bad sampler values */
     int32_t badp[2] = {'a', 300};
     CHECK_STATUS(ngpt_model_generate(ctx, &gc, badp, 2, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
     gc.sampler.temperature = -1.0f;
@@ -298,7 +309,174 @@ static void test_generate(void)
     ngpt_context_free(tr);
 }
 
-/* Prefill and decode multiply by a packed copy of the weights: after the
+/* Past T, NGPT_CONTEXT_EXACT is the original's definition bit for bit: the
+ * text equals full forwards over the last T tokens (sampled with the same
+ * draws; greedy and with a repetition penalty), also for a prompt longer
+ * than T (cropped to its last T tokens, as the original does). */
+static void test_exact_past_context(void)
+{
+    ngpt_context *ctx = make(1, NGPT_TRACE_NONE);
+    enum { NP = T + 5, N = 3 * T };
+    int32_t prompt[NP], want[N], got[N];
+    for (int i = 0; i < NP; i++) prompt[i] = (i * 53 + 7) % V;
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.max_tokens = N;
+    gc.sampler.seed = 99;
+    ngpt_generate_result r;
+    const int lens[] = {1, 5, T - 1, T, NP};
+    for (int temp0 = 0; temp0 < 2; temp0++) {
+        gc.sampler.temperature = temp0 ? 0.0f : 1.0f;
+        gc.sampler.repeat_penalty = temp0 ? 1.0f : 1.3f;
+        for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+            const int n = lens[k];
+            sample_window(ctx, &gc.sampler, prompt + NP - n, n, N, want);
+            for (int nc = 0; nc < 2; nc++) {
+                gc.no_cache = nc;
+                memset(got, 0, sizeof got);
+                CHECK_OK(ngpt_model_generate(ctx, &gc, prompt + NP - n, n, got, N, NULL, NULL, &r));
+                CHECK(r.n_tokens == N && !memcmp(got, want, sizeof want), "prompt of %d, "
+                      "temperature %g, no_cache %d: the text past T is not the sliding window's",
+                      n, (double)gc.sampler.temperature, nc);
+                CHECK(r.prompt_tokens == (n < T ? n : T) && r.prompt_dropped == (n > T ? n - T : 0),
+                      "prompt of %d: %d kept, %d dropped", n, (int)r.prompt_tokens,
+                      (int)r.prompt_dropped);
+            }
+        }
+    }
+    ngpt_context_free(ctx);
+}
+
+/* NGPT_CONTEXT_SHIFT: the cache operation itself, then generation with it. */
+static void test_shift(void)
+{
+    /* One layer: its keys and values come from the token alone (embedding,
+     * LayerNorm, projection), before any attention, so a shifted cache holds
+     * the values of a fresh prefill of the kept tokens bit for bit and its
+     * keys up to the rounding of R(-d)R(p) vs R(p-d); the next logits then
+     * match a fresh prefill's closely. Two layers: they do not (the kept
+     * states saw the dropped tokens), which is why the mode is approximate. */
+    for (int layers = 1; layers <= 2; layers++) {
+        ngpt_config c = tiny();
+        c.n_layers = layers;
+        ngpt_shape sh = ngpt_shape_default(NGPT_MODE_INFER);
+        sh.batch = 2;
+        ngpt_context *ctx = NULL;
+        CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
+        CHECK_OK(ngpt_params_init(ctx, 11));
+        int32_t tok[T + 1];
+        for (int i = 0; i <= T; i++) tok[i] = (i * 29 + 5) % V;
+        const int drop = T - T / 2, keep = T / 2;
+        CHECK_OK(ngpt_cache_clear(ctx, -1));
+        CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok, T));
+        CHECK_OK(ngpt_cache_shift(ctx, 0, drop));
+        CHECK_OK(ngpt_cache_prefill_slot(ctx, 1, tok + drop, keep));    /* fresh */
+        const int32_t *kt;
+        int32_t n;
+        CHECK_OK(ngpt_cache_tokens(ctx, 0, &kt, &n));
+        CHECK(n == keep && !memcmp(kt, tok + drop, (size_t)keep * 4), "shift kept %d tokens", n);
+        const size_t cnt = (size_t)keep * c.d_model;
+        const float *k0 = ngpt_kv_keys(ctx, 0, 0), *k1 = ngpt_kv_keys(ctx, 0, 1);
+        float err = 0.0f, mag = 0.0f;
+        for (size_t i = 0; i < cnt; i++) {
+            err = fmaxf(err, fabsf(k0[i] - k1[i]));
+            mag = fmaxf(mag, fabsf(k1[i]));
+        }
+        CHECK(err <= 1e-5f * mag && mag > 0.0f, "layer 0 keys after the shift: error %g of %g",
+              (double)err, (double)mag);
+        CHECK(!memcmp(ngpt_kv_values(ctx, 0, 0), ngpt_kv_values(ctx, 0, 1), cnt * 4),
+              "layer 0 values after the shift differ from a fresh prefill's");
+        int32_t next[2] = {tok[T], tok[T]};
+        const float *lg;
+        CHECK_OK(ngpt_cache_decode(ctx, next, 2));
+        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        float lerr = 0.0f, lmag = 0.0f;
+        for (int j = 0; j < V; j++) {
+            lerr = fmaxf(lerr, fabsf(lg[j] - lg[V + j]));
+            lmag = fmaxf(lmag, fabsf(lg[V + j]));
+        }
+        if (layers == 1)
+            CHECK(lerr <= 1e-4f * lmag, "one layer: logits after the shift off by %g of %g",
+                  (double)lerr, (double)lmag);
+        else
+            CHECK(lerr > 1e-4f * lmag, "two layers: the shift was exact (%g of %g)?",
+                  (double)lerr, (double)lmag);
+        /* drop 0 changes nothing; dropping everything empties the slot */
+        CHECK_OK(ngpt_cache_clear(ctx, 0));
+        CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok, 5));
+        static float before[T * 64];
+        memcpy(before, ngpt_kv_keys(ctx, 0, 0), 5 * (size_t)c.d_model * 4);
+        CHECK_OK(ngpt_cache_shift(ctx, 0, 0));
+        CHECK(!memcmp(before, ngpt_kv_keys(ctx, 0, 0), 5 * (size_t)c.d_model * 4) &&
+                  ngpt_cache_len(ctx, 0, &n) == NGPT_OK && n == 5, "drop 0 changed the slot");
+        CHECK_OK(ngpt_cache_shift(ctx, 0, 5));
+        CHECK(ngpt_cache_len(ctx, 0, &n) == NGPT_OK && n == 0, "drop all left %d", n);
+        ngpt_context_free(ctx);
+    }
+
+    /* generation: below T the same as exact; past T the definition written
+     * with the public calls (prefill, sample with the cache's tokens as the
+     * recent ones, shift the oldest half when full, decode) */
+    ngpt_context *ctx = make(1, NGPT_TRACE_NONE);
+    enum { N = 3 * T };
+    int32_t prompt[5] = {'h', 'e', 'l', 'l', 'o'}, want[N], got[N], exact[N];
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.max_tokens = N;
+    gc.sampler.seed = 5;
+    gc.sampler.repeat_penalty = 1.3f;
+    const float *lg;
+    CHECK_OK(ngpt_cache_clear(ctx, -1));
+    CHECK_OK(ngpt_cache_prefill(ctx, prompt, 1, 5));
+    for (int g = 0; g < N; g++) {
+        const int32_t *seen;
+        int32_t n;
+        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_cache_tokens(ctx, 0, &seen, &n));
+        CHECK_OK(ngpt_sampler_sample(ctx, &gc.sampler, lg + (size_t)(g == 0 ? 4 : 0) * V, seen, n,
+                                     0, (uint64_t)g, want + g));
+        if (n == T) CHECK_OK(ngpt_cache_shift(ctx, 0, T - T / 2));
+        CHECK_OK(ngpt_cache_decode(ctx, want + g, 1));
+    }
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, exact, N, NULL, NULL, NULL));
+    gc.context_mode = NGPT_CONTEXT_SHIFT;
+    ngpt_generate_result r;
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, got, N, NULL, NULL, &r));
+    CHECK(r.n_tokens == N && !memcmp(got, want, sizeof want), "shift generation differs from "
+          "its definition");
+    CHECK(!memcmp(got, exact, (T - 5 + 1) * 4) && memcmp(got, exact, sizeof got),
+          "below T, shift differs from exact (or past T it equals it)");
+
+    /* stop sequences longer than what the shift keeps, ending just after a
+     * shift, still stop exactly and stream the held tokens (the window's text
+     * is kept apart from the cache) */
+    gc.n_stop = 1;
+    int tried = 0;
+    for (int e = T - 5; e <= T - 3; e++) {          /* T-5: the first token fed by a shift */
+        for (int m = T / 2 + 2; m <= T / 2 + 4; m++) {
+            const int at = e - m + 1;
+            bool nz = at >= 0;
+            for (int j = 0; nz && j < m; j++) nz = got[at + j] != 0;
+            if (!nz) continue;
+            char stop[T + 1] = {0};
+            for (int j = 0; j < m; j++) stop[j] = (char)got[at + j];
+            int cut = 0;
+            while (memcmp(got + cut, got + at, (size_t)m * 4)) cut++;
+            const char *stops[1] = {stop};
+            gc.stop = stops;
+            static sink sk;
+            sk.n = 0;
+            CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, want, N, on_token, &sk, &r));
+            CHECK(r.reason == NGPT_STOP_SEQUENCE && r.n_tokens == cut && sk.n == cut &&
+                      !memcmp(sk.tok, got, (size_t)cut * 4),
+                  "shift + a stop of %d ending at %d: %s n=%d streamed %d want %d", m, e,
+                  ngpt_stop_reason_string(r.reason), (int)r.n_tokens, sk.n, cut);
+            tried++;
+        }
+    }
+    CHECK(tried >= 6, "only %d stop sequences tried", tried);
+    ngpt_context_free(ctx);
+}
+
+/* Decode steps multiply by a packed copy of the weights: after the
  * parameters change (written through ngpt_params_data, or loaded) they
  * still equal the full forward. */
 static void test_cached_after_param_change(void)
@@ -334,7 +512,9 @@ static void test_cached_after_param_change(void)
 int main(void)
 {
     test_cached_equals_full();
-    test_cached_after_param_change();
     test_generate();
+    test_exact_past_context();
+    test_shift();
+    test_cached_after_param_change();
     return test_summary("test_generate");
 }

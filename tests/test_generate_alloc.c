@@ -58,6 +58,12 @@ int main(void)
     gc.no_cache = true;
     CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     gc.no_cache = false;
+    gc.context_mode = NGPT_CONTEXT_SHIFT;   /* shifts past T */
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    gc.context_mode = NGPT_CONTEXT_EXACT;
+    int32_t longp[20];                      /* cropped to T = 16 */
+    for (int i = 0; i < 20; i++) longp[i] = 'a' + i;
+    CHECK_OK(ngpt_model_generate(ctx, &gc, longp, 20, out, 40, count_tokens, &streamed, &r));
     gc.beam_width = 3;
     gc.max_tokens = 8;
     CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));

@@ -417,6 +417,10 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
     REJECTS(ngpt_cache_copy(infer, 0, 1), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_cache_copy(infer, -1, 0), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_cache_copy(train, 0, 0), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_cache_shift(NULL, 0, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_shift(train, 0, 0), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_cache_shift(infer, 1, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_shift(infer, 0, -1), NGPT_ERR_BAD_ARG);
     CHECK_OK(ngpt_cache_clear(infer, -1));
     REJECTS(ngpt_cache_prefill(NULL, tok, 1, 2), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_cache_prefill(infer, NULL, 1, 2), NGPT_ERR_NULL_ARG);
@@ -436,6 +440,7 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
     CHECK(len == 0, "rejected prefills left the cache empty (%d)", (int)len);
     CHECK_OK(ngpt_cache_prefill_slot(infer, 0, tok, 8));
     REJECTS(ngpt_cache_prefill_slot(infer, 0, tok, 1), NGPT_ERR_TOO_LONG);        /* T=8 is full */
+    REJECTS(ngpt_cache_shift(infer, 0, 9), NGPT_ERR_BAD_ARG);       /* more than it holds */
     REJECTS(ngpt_cache_decode(infer, tok, 1), NGPT_ERR_TOO_LONG);
     CHECK_OK(ngpt_cache_clear(infer, 0));
     REJECTS(ngpt_cache_decode(NULL, tok, 1), NGPT_ERR_NULL_ARG);
@@ -488,7 +493,6 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
     REJECTS(ngpt_model_generate(train, &gc, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_WRONG_MODE);
     REJECTS(ngpt_model_generate(infer, &gc, tok, 0, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_model_generate(infer, &gc, tok, -1, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_generate(infer, &gc, tok, 9, out, 300, NULL, NULL, NULL), NGPT_ERR_TOO_LONG);
     REJECTS(ngpt_model_generate(infer, &gc, bad, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
     REJECTS(ngpt_model_generate(infer, &gc, tok, 2, out, 3, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     REJECTS(ngpt_model_generate(infer, &gc, tok, 2, out, -1, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
@@ -506,10 +510,16 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
     g = gc, g.beam_width = -1; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     g = gc, g.length_penalty = NAN, g.beam_width = 1;
     REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.context_mode = (ngpt_context_mode)2; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.context_mode = NGPT_CONTEXT_SHIFT, g.no_cache = true;
+    REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     g = gc, g.sampler.temperature = -2.0f; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     ngpt_generate_result r;
     CHECK_OK(ngpt_model_generate(infer, &gc, tok, 2, NULL, 0, NULL, NULL, &r));   /* out may be NULL */
     CHECK(r.n_tokens == 4, "4 tokens without an output array (%d)", (int)r.n_tokens);
+    CHECK_OK(ngpt_model_generate(infer, &gc, tok, 10, out, 300, NULL, NULL, &r));  /* > T = 8 */
+    CHECK(r.prompt_tokens == 8 && r.prompt_dropped == 2, "a 10-token prompt keeps its last 8 "
+          "(%d kept, %d dropped)", (int)r.prompt_tokens, (int)r.prompt_dropped);
 }
 
 /* ---- the abort hook */

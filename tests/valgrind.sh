@@ -2,9 +2,10 @@
 # valgrind.sh NGPT — runs the CLI's main paths under valgrind (memcheck):
 # init (config, arena, weights, atomic save), info and checksum (verified
 # load, forward), a short train with evaluation, checkpoints and a resume,
-# eval, generate (sampling and beam search), trace, some with 2 threads; the
-# arena is not cleared at init, so this also checks that nothing reads arena
-# memory before writing it. Any memory error or leak
+# eval, generate (sampling, beam search, past the context exact and shifted,
+# a prompt longer than the context), trace, some with 2 threads; the arena is
+# not cleared at init, so this also checks that nothing reads arena memory
+# before writing it. Any memory error or leak
 # fails: --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect.
 set -e
 ngpt=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -29,5 +30,7 @@ run train --data data.txt --resume t.ngpt --steps 4 --batch 2 --holdout 0.2 --ou
 run eval --model t.ngpt --data data.txt --batches 1 --batch 2 --holdout 0.2
 run generate --model t.ngpt --prompt "The quick" -n 8 --temp 0.8 --top-k 10 --seed 1 --threads 2
 run generate --model t.ngpt --prompt "ab" -n 4 --beam 2
+run generate --model t.ngpt --prompt "ab" -n 20 --temp 0
+run generate --model t.ngpt --prompt "The quick brown fox jumps" -n 40 --context shift --seed 2
 run trace --model t.ngpt --prompt "abc" --text
-echo "valgrind: clean (9 runs)"
+echo "valgrind: clean (11 runs)"

@@ -3,11 +3,14 @@
  * output is one fma chain in increasing index order, lanes hold different
  * outputs, leftovers run the reference.
  *  - scores: 8 keys side by side (lane = key); an 8x8 block of keys x dims is
- *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain.
+ *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain;
+ *    two such groups at a time (two chains in flight), and a last partial
+ *    group whose spare lanes recompute a real key and are not stored.
  *  - wsum: 32 dims in four accumulators (lane = d), the chains run over keys j.
  *  - outer_acc: 8 dims a vector, one fma per element and call.
  * Same shape as arch/neon/attention.c, which has 4 lanes where this has 8
- * (4x4 transposes, 16 dims for wsum). */
+ * (4x4 transposes, 16 dims for wsum) and runs one group of keys at a time
+ * with the reference for the last partial one. */
 #include <immintrin.h>
 #include <math.h>
 
@@ -30,31 +33,61 @@ static inline void transpose8(__m256 r[8])
     r[3] = _mm256_permute2f128_ps(u3, u7, 0x20), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* Chains of G groups of 8 keys at once (G independent fma chains hide the
+ * fma latency); rows[g*8 + jj] is key jj of group g. Returns the G vectors
+ * of finished chains (scaled) through out. */
+static inline __attribute__((always_inline)) void
+scores_groups(const int G, __m256 *out, const float *const *rows, const float *q, int dim,
+              __m256 vs)
+{
+    const int d8 = dim - dim % 8;
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int d = 0; d < d8; d += 8) {
+        __m256 r[2][8];
+        for (int g = 0; g < G; g++) {
+            for (int jj = 0; jj < 8; jj++) r[g][jj] = _mm256_loadu_ps(rows[g * 8 + jj] + d);
+            transpose8(r[g]);
+        }
+        for (int dd = 0; dd < 8; dd++) {
+            const __m256 qd = _mm256_set1_ps(q[d + dd]);
+            for (int g = 0; g < G; g++) acc[g] = _mm256_fmadd_ps(qd, r[g][dd], acc[g]);
+        }
+    }
+    for (int d = d8; d < dim; d++) {
+        const __m256 qd = _mm256_set1_ps(q[d]);
+        for (int g = 0; g < G; g++) {
+            const float *const *k = rows + g * 8;
+            __m256 col = _mm256_setr_ps(k[0][d], k[1][d], k[2][d], k[3][d], k[4][d], k[5][d],
+                                        k[6][d], k[7][d]);
+            acc[g] = _mm256_fmadd_ps(qd, col, acc[g]);
+        }
+    }
+    for (int g = 0; g < G; g++) out[g] = _mm256_mul_ps(acc[g], vs);
+}
+
 void ngpt_f32_attn_scores__avx2(float *s, const float *q, const float *k, ptrdiff_t k_stride,
                                 int n, int dim, float scale)
 {
-    const int n8 = n - n % 8, d8 = dim - dim % 8;
     const __m256 vs = _mm256_set1_ps(scale);
-    for (int j = 0; j < n8; j += 8) {
-        const float *kj = k + j * k_stride;
-        __m256 acc = _mm256_setzero_ps();
-        for (int d = 0; d < d8; d += 8) {
-            __m256 r[8];
-            for (int jj = 0; jj < 8; jj++) r[jj] = _mm256_loadu_ps(kj + jj * k_stride + d);
-            transpose8(r);
-            for (int dd = 0; dd < 8; dd++)
-                acc = _mm256_fmadd_ps(_mm256_set1_ps(q[d + dd]), r[dd], acc);
-        }
-        for (int d = d8; d < dim; d++) {
-            const float *p = kj + d;
-            __m256 col = _mm256_setr_ps(p[0], p[k_stride], p[2 * k_stride], p[3 * k_stride],
-                                        p[4 * k_stride], p[5 * k_stride], p[6 * k_stride],
-                                        p[7 * k_stride]);
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(q[d]), col, acc);
-        }
-        _mm256_storeu_ps(s + j, _mm256_mul_ps(acc, vs));
+    const float *rows[16];
+    __m256 out[2];
+    int j = 0;
+    for (; j + 16 <= n; j += 16) {     /* two groups of 8 keys: two chains in flight */
+        for (int jj = 0; jj < 16; jj++) rows[jj] = k + (j + jj) * k_stride;
+        scores_groups(2, out, rows, q, dim, vs);
+        _mm256_storeu_ps(s + j, out[0]);
+        _mm256_storeu_ps(s + j + 8, out[1]);
     }
-    ngpt_f32_attn_scores_ref(s + n8, q, k + n8 * k_stride, k_stride, n - n8, dim, scale);
+    if (j < n) {                       /* 1..15 keys left: lanes past n repeat key j */
+        const int left = n - j, G = left > 8 ? 2 : 1;
+        for (int jj = 0; jj < 8 * G; jj++) rows[jj] = k + (j + (jj < left ? jj : 0)) * k_stride;
+        if (G == 2) scores_groups(2, out, rows, q, dim, vs);
+        else scores_groups(1, out, rows, q, dim, vs);
+        float t[16];
+        _mm256_storeu_ps(t, out[0]);
+        if (G == 2) _mm256_storeu_ps(t + 8, out[1]);
+        for (int jj = 0; jj < left; jj++) s[j + jj] = t[jj];
+    }
 }
 
 void ngpt_f32_attn_wsum__avx2(float *o, const float *p, const float *v, ptrdiff_t v_stride,
