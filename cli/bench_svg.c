@@ -1,0 +1,106 @@
+/* bench_svg.c — a small hand-written SVG of a bench run for the README:
+ * horizontal bars of tokens/s per workload, then GFLOP/s per kernel beside
+ * the FMA peak measured in the same run. Each bar carries a min – max
+ * whisker and its median as text. No dependencies. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+enum { WIDTH = 760, LABEL_W = 250, BAR_H = 16, ROW_H = 22, VALUE_W = 120 };
+
+typedef struct bar {
+    char label[96];
+    double value, lo, hi;
+    const char *color;
+    char note[32];              /* after the value, e.g. "41% of peak" */
+} bar;
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
+        else if (*s == '&') fputs("&amp;", f);
+        else fputc(*s, f);
+    }
+}
+
+/* A panel of bars starting at y; returns the y below it. */
+static int panel(FILE *f, int y, const char *title, const char *unit, const bar *bars, int n)
+{
+    double max = 0;
+    for (int i = 0; i < n; i++) if (bars[i].hi > max) max = bars[i].hi;
+    if (max <= 0) max = 1;
+    const double scale = (WIDTH - LABEL_W - VALUE_W - 20) / max;
+    fprintf(f, "<text x=\"10\" y=\"%d\" class=\"title\">", y + 16);
+    xml_text(f, title);
+    fprintf(f, "</text>\n");
+    y += 28;
+    for (int i = 0; i < n; i++, y += ROW_H) {
+        const bar *b = &bars[i];
+        const double x0 = LABEL_W, w = b->value * scale;
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LABEL_W - 8, y + 12);
+        xml_text(f, b->label);
+        fprintf(f, "</text>\n<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n",
+                x0, y, w > 0.5 ? w : 0.5, BAR_H, b->color);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"whisker\"/>\n",
+                x0 + b->lo * scale, x0 + b->hi * scale, y + BAR_H / 2, y + BAR_H / 2);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.4g %s%s%s</text>\n", x0 + b->hi * scale + 6, y + 12,
+                b->value, unit, b->note[0] ? ", " : "", b->note);
+    }
+    return y + 10;
+}
+
+void bench_print_svg(FILE *f, const bench_opts *o, const bench_report *r)
+{
+    static bar bars[2 * BENCH_MAX_ROWS];
+    int nw = 0, nk = 0;
+    for (int i = 0; i < r->n_work; i++, nw++) {
+        const bench_workload *w = &r->work[i];
+        bar *b = &bars[nw];
+        char shape[48];
+        bench_workload_shape(w, shape, sizeof shape);
+        snprintf(b->label, sizeof b->label, "%s %s, %dt", w->test, shape, (int)w->threads);
+        b->value = bench_tok_s(w, w->sec.median);
+        b->lo = bench_tok_s(w, w->sec.max), b->hi = bench_tok_s(w, w->sec.min);
+        b->color = !strcmp(w->test, "train") ? "#c0504d" : !strcmp(w->test, "decode") ? "#4f81bd" : "#9bbb59";
+        b->note[0] = 0;
+    }
+    bar *kb = bars + nw;
+    for (int i = 0; i < r->n_peak; i++, nk++) {
+        const bench_peak *p = &r->peak[i];
+        snprintf(kb[nk].label, sizeof kb[nk].label, "FMA peak (probe), %dt", (int)p->threads);
+        kb[nk].value = p->flops / p->sec.median * 1e-9;
+        kb[nk].lo = p->flops / p->sec.max * 1e-9, kb[nk].hi = p->flops / p->sec.min * 1e-9;
+        kb[nk].color = "#7f7f7f";
+        kb[nk].note[0] = 0;
+    }
+    for (int i = 0; i < r->n_kern; i++, nk++) {
+        const bench_kernel *k = &r->kern[i];
+        double peak = bench_peak_gflops(r, k->threads);
+        snprintf(kb[nk].label, sizeof kb[nk].label, "%s %s, %dt", k->name, k->shape, (int)k->threads);
+        kb[nk].value = k->flops / k->sec.median * 1e-9;
+        kb[nk].lo = k->flops / k->sec.max * 1e-9, kb[nk].hi = k->flops / k->sec.min * 1e-9;
+        kb[nk].color = "#8064a2";
+        if (peak > 0) snprintf(kb[nk].note, sizeof kb[nk].note, "%.0f%% of peak", 100 * kb[nk].value / peak);
+        else kb[nk].note[0] = 0;
+    }
+    const int height = 70 + (nw + nk) * ROW_H + (nk ? 38 : 0) + 20;
+    char cfg[256];
+    ngpt_config_format(&o->cfg, cfg, sizeof cfg);
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
+            WIDTH, height, WIDTH, height);
+    fprintf(f, "<style>.title{font-weight:bold;font-size:14px}.small{fill:#555;font-size:11px}"
+               ".whisker{stroke:#222;stroke-width:1.5}</style>\n"
+               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(f, "<text x=\"10\" y=\"16\" class=\"small\">");
+    xml_text(f, ngpt_build_info());
+    fprintf(f, "</text>\n<text x=\"10\" y=\"31\" class=\"small\">");
+    xml_text(f, r->cpu);
+    fprintf(f, " — %s — %s</text>\n", r->date, cfg);
+    int y = panel(f, 36, "tokens/s per workload (median; whisker: min – max)", "tok/s", bars, nw);
+    if (nk) panel(f, y, "GFLOP/s per kernel against the FMA peak measured in the same run", "GFLOP/s", kb, nk);
+    fprintf(f, "</svg>\n");
+}
