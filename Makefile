@@ -74,7 +74,6 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SH := $(wildcard tests/test_*.sh)
-BENCH_SRC := $(wildcard bench/*.c)
 
 LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
@@ -150,12 +149,10 @@ examples: all
 	$(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
 	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
 
-bench: all $(BUILD)/bench/ngpt-bench
-	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
-
-$(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
+# make bench BENCH_ARGS="--quick --threads 1,2": `ngpt bench` (docs/BENCH.md).
+BENCH_ARGS ?=
+bench: all
+	$(RUN_ENV) $(CLI) bench $(BENCH_ARGS)
 
 # Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
 $(BUILD)/ngpt.pc: ngpt.pc.in FORCE
