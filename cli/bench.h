@@ -88,9 +88,10 @@ typedef struct bench_report {
 /* A measured call: returns 0 (NGPT_OK) or the status that stopped it. */
 typedef ngpt_status (*bench_fn)(void *arg);
 
-/* Calls fn(arg) o->warmup times, then o->runs times, timing each call.
- * With reps > 1 a timed run is `reps` calls and *out is per call.
- * `label` names the figure on the progress line. */
+/* Calls fn(arg) o->warmup times, then o->runs times, timing each call
+ * (fewer runs when a figure would exceed o->budget_s). A timed run is `reps`
+ * calls and *out is per call; reps 0 sets it from the warm-up so that a run
+ * lasts at least o->min_run_s. `label` names the figure on the progress line. */
 ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void *arg, int reps,
                        bench_stat *out);
 /* Calls per run so that a run lasts at least o->min_run_s (one untimed
@@ -117,8 +118,19 @@ int bench_workloads(const bench_opts *o, bench_report *r);
 /* Figures bench_workloads will time (for the progress count). */
 int bench_workloads_count(const bench_opts *o);
 
+/* ---- the FMA peak (bench_peak.c) ---- */
+
+/* Measures the peak for every thread count into r->peak. */
+ngpt_status bench_peaks(const bench_opts *o, bench_report *r);
+/* Figures bench_peaks will time. */
+int bench_peak_count(const bench_opts *o);
+/* What the probe runs: "AVX2 FMA, 8 lanes", "NEON FMA, 4 lanes", "scalar fmaf". */
+const char *bench_peak_isa(void);
+
 /* ---- output (bench_report.c, bench_svg.c) ---- */
 
+/* Orders the rows for reading: by test and shape, thread counts together. */
+void bench_report_sort(bench_report *r);
 void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r);
 void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r);
 void bench_print_svg(FILE *f, const bench_opts *o, const bench_report *r);
@@ -128,7 +140,9 @@ void bench_workload_shape(const bench_workload *w, char *buf, size_t size);
 /* Tokens per second of a workload: median, and min–max from the slowest
  * and fastest run. */
 double bench_tok_s(const bench_workload *w, double sec);
-/* The peak measured for a thread count (GFLOP/s), 0 if none. */
+/* The peak for a thread count (GFLOP/s): the probe's best run, the closest
+ * estimate of what the hardware allows (others' load only slows it); 0 if
+ * none was measured. */
 double bench_peak_gflops(const bench_report *r, int32_t threads);
 
 #endif

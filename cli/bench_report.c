@@ -12,8 +12,43 @@ double bench_tok_s(const bench_workload *w, double sec) { return sec > 0 ? w->to
 double bench_peak_gflops(const bench_report *r, int32_t threads)
 {
     for (int i = 0; i < r->n_peak; i++)
-        if (r->peak[i].threads == threads) return r->peak[i].flops / r->peak[i].sec.median * 1e-9;
+        if (r->peak[i].threads == threads) return r->peak[i].flops / r->peak[i].sec.min * 1e-9;
     return 0;
+}
+
+/* Rows grouped by what they measure, thread counts side by side. */
+static int test_rank(const char *test)
+{
+    return !strcmp(test, "prefill") ? 0 : !strcmp(test, "decode") ? 1 : 2;
+}
+
+static int cmp_i32(int32_t a, int32_t b) { return (a > b) - (a < b); }
+
+static int cmp_work(const void *pa, const void *pb)
+{
+    const bench_workload *a = pa, *b = pb;
+    int c = test_rank(a->test) - test_rank(b->test);
+    if (!c) c = cmp_i32(a->batch, b->batch);
+    if (!c) c = cmp_i32(a->seq, b->seq);
+    if (!c) c = cmp_i32(a->threads, b->threads);
+    return c;
+}
+
+static int cmp_arena(const void *pa, const void *pb)
+{
+    const bench_arena *a = pa, *b = pb;
+    int c = strcmp(a->mode, b->mode);
+    if (!c) c = cmp_i32(a->batch, b->batch);
+    if (!c) c = cmp_i32(a->seq, b->seq);
+    if (!c) c = cmp_i32(a->threads, b->threads);
+    return c;
+}
+
+void bench_report_sort(bench_report *r)
+{
+    /* keys are unique per row (one figure per test, shape and thread count) */
+    qsort(r->work, (size_t)r->n_work, sizeof r->work[0], cmp_work);
+    qsort(r->arena, (size_t)r->n_arena, sizeof r->arena[0], cmp_arena);
 }
 
 void bench_workload_shape(const bench_workload *w, char *buf, size_t size)
@@ -123,11 +158,11 @@ static void kernel_table(FILE *f, const bench_report *r)
     for (int i = 0; i < r->n_peak; i++, t.rows++) {
         const bench_peak *p = &r->peak[i];
         snprintf(md_cell(&t, t.rows, 0), MD_CELL, "fma peak (probe)");
-        snprintf(md_cell(&t, t.rows, 1), MD_CELL, "independent FMA chains");
+        snprintf(md_cell(&t, t.rows, 1), MD_CELL, "%s", bench_peak_isa());
         snprintf(md_cell(&t, t.rows, 2), MD_CELL, "%d", (int)p->threads);
         fmt_num(md_cell(&t, t.rows, 3), MD_CELL, p->flops / p->sec.median * 1e-9);
         fmt_range(md_cell(&t, t.rows, 4), MD_CELL, p->flops / p->sec.max * 1e-9, p->flops / p->sec.min * 1e-9);
-        snprintf(md_cell(&t, t.rows, 5), MD_CELL, "100");
+        fmt_num(md_cell(&t, t.rows, 5), MD_CELL, 100 * p->sec.min / p->sec.median);
     }
     for (int i = 0; i < r->n_kern; i++, t.rows++) {
         const bench_kernel *k = &r->kern[i];
@@ -155,12 +190,12 @@ static void memory_table(FILE *f, const bench_report *r)
         snprintf(md_cell(&t, i, 1), MD_CELL, "B=%d seq=%d", (int)a->batch, (int)a->seq);
         snprintf(md_cell(&t, i, 2), MD_CELL, "%d", (int)a->threads);
         snprintf(md_cell(&t, i, 3), MD_CELL, "%zu", a->bytes);
-        snprintf(md_cell(&t, i, 4), MD_CELL, "%.1f", (double)a->bytes / 1048576.0);
+        fmt_num(md_cell(&t, i, 4), MD_CELL, (double)a->bytes / 1048576.0);
     }
     if (r->peak_rss) {
         snprintf(md_cell(&t, t.rows, 0), MD_CELL, "peak RSS (process)");
         snprintf(md_cell(&t, t.rows, 3), MD_CELL, "%zu", r->peak_rss);
-        snprintf(md_cell(&t, t.rows, 4), MD_CELL, "%.1f", (double)r->peak_rss / 1048576.0);
+        fmt_num(md_cell(&t, t.rows, 4), MD_CELL, (double)r->peak_rss / 1048576.0);
         t.rows++;
     }
     md_print(f, &t);
@@ -171,8 +206,10 @@ void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r)
 {
     char cfg[256];
     ngpt_config_format(&o->cfg, cfg, sizeof cfg);
-    fprintf(f, "- build: %s\n- cpu: %s\n- config: %s (preset %s%s)\n", ngpt_build_info(), r->cpu,
-            cfg, o->preset, o->quick ? ", --quick" : "");
+    fprintf(f, "- build: %s\n- threads:", ngpt_build_info());
+    for (int t = 0; t < o->n_threads; t++) fprintf(f, "%s %d", t ? "," : "", (int)o->threads[t]);
+    fprintf(f, "\n- cpu: %s\n- config: %s (preset %s%s)\n", r->cpu, cfg, o->preset,
+            o->quick ? ", --quick" : "");
     fprintf(f, "- each figure: median of up to %d runs after %d warm-up (fewer for a slow figure, "
                "at least 3), min – max over the runs\n", o->runs, o->warmup);
     fprintf(f, "- date: %s, %.0f s; command: %s\n\n", r->date, r->wall_s, o->command);
@@ -222,7 +259,7 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
     fprintf(f, ",\n  \"preset\": ");
     json_str(f, o->preset);
     fprintf(f, ",\n  \"config\": {\"V\": %d, \"T\": %d, \"C\": %d, \"L\": %d, \"H\": %d, "
-               "\"d_ff\": %d, \"dropout\": %.9g, \"rope_theta\": %.9g},\n",
+               "\"d_ff\": %d, \"dropout\": %.7g, \"rope_theta\": %.7g},\n",
             (int)c->vocab_size, (int)c->context_len, (int)c->d_model, (int)c->n_layers,
             (int)c->n_heads, (int)c->d_ff, (double)c->dropout, (double)c->rope_theta);
     fprintf(f, "  \"quick\": %s,\n  \"runs\": %d,\n  \"warmup\": %d,\n  \"threads\": [",

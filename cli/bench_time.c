@@ -21,7 +21,8 @@ ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void
 {
     double t[BENCH_MAX_RUNS];
     int runs = o->runs < BENCH_MAX_RUNS ? o->runs : BENCH_MAX_RUNS;
-    if (reps < 1) reps = 1;
+    const bool auto_reps = reps < 1;
+    if (auto_reps) reps = 1;
     for (int w = 0; w < o->warmup; w++) {
         bench_progress(label, -1, runs);
         double t0 = cli_now();
@@ -29,9 +30,11 @@ ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void
             ngpt_status st = fn(arg);
             if (st) return st;
         }
+        const double call = (cli_now() - t0) / reps;
+        /* a fast call repeats so that a run is long enough to time */
+        if (auto_reps && call > 0 && call * reps < o->min_run_s) reps = (int)(o->min_run_s / call) + 1;
         /* a slow figure gets fewer runs (never fewer than 3): its budget */
-        double per_run = cli_now() - t0;
-        int fit = per_run > 0 ? (int)(o->budget_s / per_run) : runs;
+        int fit = call > 0 ? (int)(o->budget_s / (call * reps)) : runs;
         if (fit < runs) runs = fit < 3 ? (o->runs < 3 ? o->runs : 3) : fit;
     }
     for (int r = 0; r < runs; r++) {

@@ -94,7 +94,7 @@ static int add_figure(const bench_opts *o, bench_report *r, const char *test, in
     char label[64];
     snprintf(label, sizeof label, "%s b%d n%d, %d thread%s", test, (int)batch, (int)seq,
              (int)threads, threads > 1 ? "s" : "");
-    ngpt_status st = bench_time(o, label, fn, arg, 1, &w->sec);
+    ngpt_status st = bench_time(o, label, fn, arg, 0, &w->sec);
     if (st) {
         bench_progress_end();
         return cli_fail_status("bench", label, st);

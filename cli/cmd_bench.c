@@ -137,11 +137,14 @@ int cli_cmd_bench(int argc, char **argv)
     struct tm tm;
     strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     const double t0 = cli_now();
-    bench_progress_begin(bench_workloads_count(&o));
-    int rc = bench_workloads(&o, r);
+    bench_progress_begin(bench_peak_count(&o) + bench_workloads_count(&o));
+    ngpt_status st = bench_peaks(&o, r);
+    int rc = st ? (bench_progress_end(), cli_fail_status(a.cmd, "FMA peak probe", st)) : CLI_OK;
+    if (!rc) rc = bench_workloads(&o, r);
     bench_progress_end();
     r->wall_s = cli_now() - t0;
     r->peak_rss = bench_peak_rss();
+    bench_report_sort(r);
     if (!rc) {
         bool json_stdout = json && !strcmp(json, "-");
         if (json_stdout) bench_print_json(stdout, &o, r);
