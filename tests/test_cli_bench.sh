@@ -12,20 +12,24 @@ dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
 
 tiny="--config T=8 --config C=8 --config L=1 --config H=2 --config d_ff=16"
-$N bench --quick $tiny --runs 3 --threads 1,2 --json "$dir/b.json" --svg "$dir/b.svg" \
+# Two thread counts natively; one under qemu-user, whose pthread_create hangs
+# (qemu-aarch64 7.2) or crashes (qemu-arm) on this project's CI hosts.
+if [ -z "$RUN_ENV" ]; then threads=1,2 nt=2; else threads=1 nt=1; fi
+$N bench --quick $tiny --runs 3 --threads $threads --json "$dir/b.json" --svg "$dir/b.svg" \
     > "$dir/b.md" 2> "$dir/err"
 check $? "ngpt bench --quick on a tiny config: $(cat "$dir/err")"
 
 # Markdown: the rows each section must have (decode twice: batch 1 and 4,
 # train twice: B=8 and B=32, per thread count) ...
 count() { grep -c "^| $1 " "$dir/b.md"; }
-[ "$(count prefill)" = 2 ] && [ "$(count decode)" = 4 ] && [ "$(count train)" = 4 ]
-check $? "workload rows (prefill, decode b1/b4, train B=8/B=32, threads 1 and 2): $(cat "$dir/b.md")"
-[ "$(count 'arena, infer')" = 4 ] && [ "$(count 'arena, train')" = 4 ] && [ "$(count 'peak RSS')" = 1 ]
+[ "$(count prefill)" = $nt ] && [ "$(count decode)" = $((2 * nt)) ] && [ "$(count train)" = $((2 * nt)) ]
+check $? "workload rows (prefill, decode b1/b4, train B=8/B=32, per thread count): $(cat "$dir/b.md")"
+[ "$(count 'arena, infer')" = $((2 * nt)) ] && [ "$(count 'arena, train')" = $((2 * nt)) ] &&
+    [ "$(count 'peak RSS')" = 1 ]
 check $? "memory rows (arena per context, peak RSS)"
 grep -q "^- build: ngpt .*kernels=.*sleef=.*xxhash=.*cc=.*flags=" "$dir/b.md"
 check $? "the build-info line names kernels, SLEEF, xxHash, compiler and flags"
-[ "$(count 'fma peak (probe)')" = 2 ]
+[ "$(count 'fma peak (probe)')" = $nt ]
 check $? "an FMA peak per thread count"
 # ... and every numeric cell of every table row (ranges "a – b" included) is > 0.
 awk -F'|' '/^\| / && !/^\| -/ && !/^\| (test|kernel|memory) / {
@@ -40,7 +44,7 @@ awk -F'|' '/^\| / && !/^\| -/ && !/^\| (test|kernel|memory) / {
 check $? "every figure in the tables is positive"
 
 # JSON: the documented keys, and every median/min/max and byte count > 0.
-for key in '"schema": "ngpt-bench/1"' '"build_info"' '"cpu"' '"config"' '"threads": \[1, 2\]' \
+for key in '"schema": "ngpt-bench/1"' '"build_info"' '"cpu"' '"config"' '"threads": \[' \
     '"workloads"' '"tokens_per_s"' '"ms_per_call"' '"peak"' '"kernels"' '"arena"' '"peak_rss_bytes"'; do
     grep -q "$key" "$dir/b.json"
     check $? "JSON key $key"
@@ -50,14 +54,14 @@ tr ',{}' '\n\n\n' < "$dir/b.json" | awk -F': ' '
         v = $NF; gsub(/[ \]\n]/, "", v)
         if (v !~ /^[0-9.]+([eE][+-]?[0-9]+)?$/ || v + 0 <= 0) { print "not positive: " $0; bad = 1 }
         n++
-    } END { exit bad || n < 50 }'
+    } END { exit bad || n < 40 }'
 check $? "every JSON figure is positive"
 $N bench --quick $tiny --runs 1 --warmup 0 --json - > "$dir/stdout.json" 2> /dev/null
 head -c 1 "$dir/stdout.json" | grep -q '{' && tail -n 1 "$dir/stdout.json" | grep -q '^}$'
 check $? "--json - writes the JSON alone to stdout"
 
 head -n 1 "$dir/b.svg" | grep -q '^<svg ' && tail -n 1 "$dir/b.svg" | grep -q '^</svg>$' &&
-    [ "$(grep -c '<rect ' "$dir/b.svg")" -ge 13 ]
+    [ "$(grep -c '<rect ' "$dir/b.svg")" -ge $((6 * nt + 1)) ]
 check $? "the SVG is one <svg> element with a bar per figure"
 
 for bad in "--threads 0" "--threads 1,x" "--preset gpt3" "--runs 0" "--config Q=1" "--frobnicate"; do
