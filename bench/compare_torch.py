@@ -1,0 +1,280 @@
+#!/usr/bin/python3
+"""compare_torch.py — ngpt against PyTorch eager: the same model (the
+reference in tools/ngpt_torch.py), the same workloads and thread counts as
+`ngpt bench`, timed the same way, and a table of ratios ngpt / PyTorch.
+
+    /usr/bin/python3 bench/compare_torch.py [--ngpt build/ngpt] [--quick]
+        [--threads 1,2] [--preset default|gpt2-small] [--config k=v ...]
+        [--runs N] [--json FILE] [--out FILE]
+
+It runs `ngpt bench --json -` with the same options (or reads --json FILE, a
+saved run: its config, thread counts and runs are then used), then measures
+PyTorch in one child process per thread count and prints a markdown table.
+Without PyTorch it says so and exits 0: nothing else needs it.
+
+What is measured on each side (docs/BENCH.md):
+  prefill  a T/2-token prompt, batch 1: ngpt_cache_prefill vs model(prompt)
+           under torch.inference_mode() (logits at every position on both);
+  decode   min(256, T) tokens from an empty cache, batch 1 and 4, fixed
+           tokens, no sampling: ngpt_cache_decode vs model(token, cache=...)
+           with the reference model's preallocated KV cache (ngpt_torch.KVCache);
+  train    one optimizer step on a random batch: ngpt_train_step vs
+           zero_grad, forward with targets, backward, clip_grad_norm_(1.0),
+           AdamW(betas 0.9/0.95, eps 1e-8, weight decay 0.1); dropout as the
+           config's (model.train()).
+Timing as ngpt bench: warm-up calls, then the median of up to --runs timed
+runs with min-max (a slow figure gets fewer runs, at least 3; a fast call is
+repeated to a run of at least 20/50 ms).
+
+A fair PyTorch (measured on a 2-CPU AMD EPYC Zen 5 VM, Debian 12, torch 1.13):
+  - BLAS: Debian's torch calls libblas.so.3; point it at OpenBLAS's pthread
+    build (apt-get install libopenblas0-pthread; update-alternatives
+    --display libblas.so.3-x86_64-linux-gnu shows the choice). The OpenMP
+    build fought torch's own OpenMP threads.
+  - threads: for N threads the child runs with OPENBLAS_NUM_THREADS=N (the
+    products) and OMP_NUM_THREADS=1 with torch.set_num_threads(1) (torch's
+    element-wise ops), the best setting measured for 2 threads here
+    (--torch-omp N gives torch's own ops N threads instead).
+  - allocator: MALLOC_ARENA_MAX=2, MALLOC_TRIM_THRESHOLD_ and
+    MALLOC_MMAP_THRESHOLD_ at 1 GiB, MALLOC_TOP_PAD_ 256 MiB, so that big
+    tensors are reused from the heap instead of fresh (page-faulting) mmaps
+    every step; without them training steps varied by tens of percent.
+  - inference under torch.inference_mode() and model.eval(); RoPE tables
+    computed once (ngpt_torch.rope_tables keeps them).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# the allocator settings of the docstring, applied to every child
+ALLOC_ENV = {
+    "MALLOC_ARENA_MAX": "2",
+    "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
+    "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
+    "MALLOC_TOP_PAD_": str(256 << 20),
+}
+
+
+def have_torch():
+    try:
+        import torch  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+# ---------------------------------------------------------------- timing
+
+def measure(fn, runs, warmup, budget_s, min_run_s):
+    """ngpt bench's method (cli/bench_time.c): warm-up calls that also set
+    the repetitions per run and cut the runs to the budget; the median, min
+    and max seconds per call."""
+    reps, max_runs = 1, runs
+    for _ in range(warmup):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        call = (time.perf_counter() - t0) / reps
+        if call > 0 and call * reps < min_run_s:
+            reps = int(min_run_s / call) + 1
+        fit = int(budget_s / (call * reps)) if call > 0 else runs
+        if fit < runs:
+            runs = (3 if max_runs >= 3 else max_runs) if fit < 3 else fit
+    t = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        t.append((time.perf_counter() - t0) / reps)
+    return {"median": statistics.median(t), "min": min(t), "max": max(t), "runs": runs}
+
+
+# ---------------------------------------------------------- the PyTorch side
+
+def torch_child(spec):
+    """Runs in a child process whose environment sets the thread counts."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import ngpt_torch as nt
+
+    torch.set_num_threads(spec["torch_threads"])
+    c = spec["config"]
+    cfg = nt.ModelConfig(V=c["V"], T=c["T"], C=c["C"], L=c["L"], H=c["H"], d_ff=c["d_ff"],
+                         dropout=c["dropout"], rope_theta=c["rope_theta"]).validate()
+    torch.manual_seed(42)
+    model = nt.NGPT(cfg)
+    gen = torch.Generator().manual_seed(7)
+    timing = dict(runs=spec["runs"], warmup=spec["warmup"], budget_s=spec["budget_s"],
+                  min_run_s=spec["min_run_s"])
+    out = []
+    for w in spec["workloads"]:
+        test, B, n = w["test"], w["batch"], w["n"]
+        if test == "prefill":
+            model.eval()
+            idx = torch.randint(0, cfg.V, (B, n), generator=gen)
+
+            def fn():
+                with torch.inference_mode():
+                    model(idx)
+        elif test == "decode":
+            model.eval()
+            idx = torch.randint(0, cfg.V, (B, n), generator=gen)
+            cache = nt.KVCache(cfg, B)
+
+            def fn():
+                cache.clear()
+                with torch.inference_mode():
+                    for i in range(n):
+                        model(idx[:, i:i + 1], cache=cache)
+        elif test == "train":
+            model.train()
+            opt = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.95), eps=1e-8,
+                                    weight_decay=0.1)
+            x = torch.randint(0, cfg.V, (B, n), generator=gen)
+            y = torch.randint(0, cfg.V, (B, n), generator=gen)
+
+            def fn():
+                opt.zero_grad(set_to_none=True)
+                _, loss = model(x, y)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+        else:
+            continue
+        sec = measure(fn, **timing)
+        out.append(dict(w, seconds=sec))
+        print(f"compare_torch: torch {test} B={B} n={n}, {spec['threads']} thread(s): "
+              f"{w['tokens'] / sec['median']:.1f} tok/s", file=sys.stderr, flush=True)
+    return out
+
+
+def run_torch(spec, torch_omp):
+    """One child per thread count, with the environment of the docstring."""
+    t = spec["threads"]
+    env = dict(os.environ, **ALLOC_ENV)
+    omp = t if torch_omp else 1
+    env.update(OPENBLAS_NUM_THREADS=str(t), OMP_NUM_THREADS=str(omp), MKL_NUM_THREADS=str(t))
+    spec = dict(spec, torch_threads=omp)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"],
+                       input=json.dumps(spec), capture_output=True, text=True, env=env)
+    sys.stderr.write(p.stderr)
+    if p.returncode != 0:
+        raise SystemExit(f"compare_torch: the PyTorch child for {t} thread(s) failed")
+    return json.loads(p.stdout), env
+
+
+# -------------------------------------------------------------- the ngpt side
+
+def ngpt_run(args):
+    cmd = [args.ngpt, "bench", "--json", "-"]
+    if args.quick:
+        cmd.append("--quick")
+    if args.threads:
+        cmd += ["--threads", args.threads]
+    if args.preset:
+        cmd += ["--preset", args.preset]
+    for c in args.config or []:
+        cmd += ["--config", c]
+    if args.runs:
+        cmd += ["--runs", str(args.runs)]
+    print("compare_torch: " + " ".join(cmd), file=sys.stderr, flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"compare_torch: {' '.join(cmd)} failed (exit {p.returncode})")
+    return json.loads(p.stdout)
+
+
+# ----------------------------------------------------------------- the table
+
+def fmt(v):
+    a = abs(v)
+    return f"{v:.0f}" if a >= 1000 else f"{v:.1f}" if a >= 100 else f"{v:.2f}" if a >= 10 else f"{v:.3f}"
+
+
+def shape(w):
+    n = {"prefill": "prompt", "decode": "new"}.get(w["test"], "T")
+    return f"B={w['batch']} {n}={w['n']}"
+
+
+def table(rows, head, right):
+    widths = [max(len(h), 3, *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    lines = ["| " + " | ".join(h.ljust(wd) for h, wd in zip(head, widths)) + " |",
+             "| " + " | ".join("-" * (wd - 1) + (":" if rt else "-") for wd, rt in zip(widths, right)) + " |"]
+    for r in rows:
+        lines.append("| " + " | ".join(c.rjust(wd) if rt else c.ljust(wd)
+                                       for c, wd, rt in zip(r, widths, right)) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--ngpt", default=os.path.join(ROOT, "build", "ngpt"))
+    ap.add_argument("--json", help="a saved `ngpt bench --json` run instead of running ngpt")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--threads", help="N[,N...] (default: ngpt bench's)")
+    ap.add_argument("--preset")
+    ap.add_argument("--config", action="append", metavar="k=v")
+    ap.add_argument("--runs", type=int)
+    ap.add_argument("--torch-omp", action="store_true",
+                    help="give torch's own (OpenMP) ops the thread count too")
+    ap.add_argument("--out", help="also write the table here")
+    args = ap.parse_args()
+
+    if args.child:
+        json.dump(torch_child(json.load(sys.stdin)), sys.stdout)
+        return 0
+    if not have_torch():
+        print("compare_torch: skipped: PyTorch is not installed "
+              "(Debian: apt-get install python3-torch libopenblas0-pthread)")
+        return 0
+
+    ng = json.load(open(args.json)) if args.json else ngpt_run(args)
+    quick = ng.get("quick", False)
+    budget_s, min_run_s = (6.0, 0.02) if quick else (30.0, 0.05)
+    rows, envs = [], {}
+    for t in ng["threads"]:
+        work = [w for w in ng["workloads"] if w["threads"] == t]
+        spec = dict(config=ng["config"], threads=t, workloads=work, runs=ng["runs"],
+                    warmup=ng["warmup"], budget_s=budget_s, min_run_s=min_run_s)
+        res, env = run_torch(spec, args.torch_omp)
+        envs[t] = " ".join(f"{k}={env[k]}" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
+        for w, r in zip(work, res):
+            ngs, ts = w["tokens_per_s"], w["tokens"] / r["seconds"]["median"]
+            tlo, thi = w["tokens"] / r["seconds"]["max"], w["tokens"] / r["seconds"]["min"]
+            rows.append([w["test"], shape(w), str(t), fmt(ngs["median"]), fmt(ts),
+                         f"{fmt(tlo)} – {fmt(thi)}", f"{ngs['median'] / ts:.2f}"])
+
+    import torch
+    c = ng["config"]
+    alloc = " ".join(f"{k}={v}" for k, v in ALLOC_ENV.items())
+    out = [f"- ngpt: {ng['build_info']}",
+           f"- PyTorch {torch.__version__} eager, float32; per thread count: "
+           + "; ".join(f"{t}: {e}" for t, e in envs.items())
+           + (", torch.set_num_threads = the count" if args.torch_omp else ", torch.set_num_threads(1)"),
+           f"- allocator: {alloc}",
+           f"- cpu: {ng['cpu']}; config: V={c['V']} T={c['T']} C={c['C']} L={c['L']} H={c['H']} "
+           f"d_ff={c['d_ff']} dropout={c['dropout']:g}; {ng['date']}",
+           f"- tok/s: median of up to {ng['runs']} runs after {ng['warmup']} warm-up; "
+           "ratio > 1: ngpt is faster",
+           "",
+           table(rows, ["test", "shape", "threads", "ngpt tok/s", "PyTorch tok/s",
+                        "PyTorch min – max", "ngpt / PyTorch"],
+                 [False, False, True, True, True, True, True])]
+    text = "\n".join(out)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
