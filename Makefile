@@ -79,7 +79,7 @@ LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all corpus deps test test-native test-interop bench install uninstall clean examples
+.PHONY: all corpus deps test test-native test-interop bench bench-readme install uninstall clean examples
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -150,9 +150,15 @@ examples: all
 	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
 
 # make bench BENCH_ARGS="--quick --threads 1,2": `ngpt bench` (docs/BENCH.md).
+# make bench-readme: a full run's tables into README.md (Performance), the
+# chart docs/bench.svg, docs/bench.json, and the PyTorch comparison if torch
+# is installed (tools/bench_readme.sh).
 BENCH_ARGS ?=
 bench: all
 	$(RUN_ENV) $(CLI) bench $(BENCH_ARGS)
+
+bench-readme: all
+	BUILD="$(BUILD)" $(if $(BENCH_ARGS),BENCH_ARGS="$(BENCH_ARGS)") PYTHON="$(PYTHON)" sh tools/bench_readme.sh
 
 # Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
 $(BUILD)/ngpt.pc: ngpt.pc.in FORCE
