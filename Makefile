@@ -74,6 +74,15 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SH := $(wildcard tests/test_*.sh)
+# The kernel cases, one per kernel of src/kernels.inc (tests/kernels/<op>.c):
+# the differential test and `ngpt bench`'s kernel section are made of them.
+KCASE_SRC := $(wildcard tests/kernels/*.c)
+KCASE_DEP := $(KCASE_SRC) $(wildcard tests/kernels/*.h) src/kernels.inc
+# ngpt bench's kernel section (bench/kernel_bench.c) runs the cases from the
+# active table: it and the cases are linked into the tool.
+KBENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard bench/*.c) $(KCASE_SRC))
+$(KBENCH_OBJ): CPPFLAGS += -Itests/kernels
+$(BUILD)/obj/cli/bench_kernels.o: CPPFLAGS += -Ibench
 
 LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
@@ -106,14 +115,17 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(CLI): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+$(CLI): $(CLI_OBJ) $(KBENCH_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(KBENCH_OBJ) $(LIB) $(LDLIBS)
 
 # A test may ask for extra link flags with a line "/* test-ldflags: ... */".
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(TEST_EXTRA) $(LIB) $(LDFLAGS) \
 	    $(shell sed -n 's|^/\* test-ldflags: \(.*\) \*/$$|\1|p' $<) $(LDLIBS)
+
+$(BUILD)/tests/test_kernels: TEST_EXTRA = -Itests/kernels $(KCASE_SRC)
+$(BUILD)/tests/test_kernels: $(KCASE_DEP)
 
 # make test: the suite natively, then (on an x86-64 Linux host) the AArch64
 # and ARMv7 builds under qemu-user, then one closing total line
@@ -184,4 +196,4 @@ FORCE:
 
 include fuzz/fuzz.mk     # make fuzz, make fuzz-smoke, the fuzz replay test
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(KBENCH_OBJ:.o=.d)

@@ -49,9 +49,11 @@ typedef struct bench_workload {
 /* One kernel figure: flops and bytes moved per timed call. */
 typedef struct bench_kernel {
     char name[32];
-    char shape[48];
+    char shape[96];
     int32_t threads;
-    double flops, bytes;            /* bytes 0: compute-bound, no GB/s column */
+    double flops, bytes;            /* per kernel call; flops 0: not a product */
+    double calls;                   /* kernel calls per thread in a timed call */
+    bool exact;                     /* false: differs from the reference, no rate */
     bench_stat sec;
 } bench_kernel;
 
@@ -77,6 +79,7 @@ typedef struct bench_report {
     int n_peak;
     bench_arena arena[BENCH_MAX_ROWS];
     int n_arena;
+    bool kernel_differs;            /* a kernel gave other bits than the reference */
     size_t peak_rss;                /* bytes, 0 if unknown */
     char cpu[128];
     char date[32];                  /* UTC, ISO 8601 */
@@ -97,6 +100,11 @@ ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void
 /* Calls per run so that a run lasts at least o->min_run_s (one untimed
  * call measures it); at least 1. */
 int bench_calibrate(const bench_opts *o, bench_fn fn, void *arg, int *reps);
+
+/* Runs work(args + i*stride) for i < n on n threads at once, the calling
+ * thread being one of them (n = 1 starts no thread). NGPT_ERR_NO_MEMORY if
+ * a thread could not be started (the others still ran). */
+ngpt_status bench_parallel(int n, void *(*work)(void *), void *args, size_t stride);
 
 /* Progress on stderr: a line rewritten in place on a terminal, one line per
  * figure otherwise. bench_progress_begin sets the number of figures. */
@@ -127,6 +135,15 @@ int bench_peak_count(const bench_opts *o);
 /* What the probe runs: "AVX2 FMA, 8 lanes", "NEON FMA, 4 lanes", "scalar fmaf". */
 const char *bench_peak_isa(void);
 
+/* ---- kernels (bench_kernels.c) ---- */
+
+/* Every kernel of the list at the default model's shapes, for every thread
+ * count (t threads: t copies at once, each on its own inputs). Returns a CLI
+ * exit code. A kernel that differs from the reference gets a row saying so
+ * and sets r->kernel_differs. */
+int bench_kernels(const bench_opts *o, bench_report *r);
+int bench_kernels_count(const bench_opts *o);
+
 /* ---- output (bench_report.c, bench_svg.c) ---- */
 
 /* Orders the rows for reading: by test and shape, thread counts together. */
@@ -134,6 +151,9 @@ void bench_report_sort(bench_report *r);
 void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r);
 void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r);
 void bench_print_svg(FILE *f, const bench_opts *o, const bench_report *r);
+
+/* Kernel calls in a timed call: calls per thread x threads. */
+double bench_kernel_work(const bench_kernel *k);
 
 /* "B=1 prompt=128", "B=4 new=256", "B=32 T=256". */
 void bench_workload_shape(const bench_workload *w, char *buf, size_t size);

@@ -4,7 +4,6 @@
  * runs independent FMA chains in the widest vector the build uses: AVX2
  * (8 lanes), NEON (4 lanes) or scalar fmaf. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -67,17 +66,15 @@ typedef struct probe_job {
     long iters;                 /* per chain */
 } probe_job;
 
-/* The calling thread runs one share, threads - 1 others run beside it. */
 static ngpt_status run_probe(void *arg)
 {
-    const probe_job *j = arg;
-    pthread_t tid[1024];        /* --threads allows 1..1024 */
-    int started = 0;
-    for (; started < j->threads - 1; started++)
-        if (pthread_create(&tid[started], NULL, fma_chains, (void *)&j->iters) != 0) break;
-    fma_chains((void *)&j->iters);
-    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
-    return started == j->threads - 1 ? NGPT_OK : NGPT_ERR_NO_MEMORY;
+    probe_job *j = arg;
+    long *iters = malloc((size_t)j->threads * sizeof *iters);
+    if (!iters) return NGPT_ERR_NO_MEMORY;
+    for (int i = 0; i < j->threads; i++) iters[i] = j->iters;
+    ngpt_status st = bench_parallel(j->threads, fma_chains, iters, sizeof *iters);
+    free(iters);
+    return st;
 }
 
 const char *bench_peak_isa(void)

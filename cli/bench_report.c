@@ -7,6 +7,8 @@
 
 #include "bench.h"
 
+double bench_kernel_work(const bench_kernel *k) { return k->calls * k->threads; }
+
 double bench_tok_s(const bench_workload *w, double sec) { return sec > 0 ? w->tokens / sec : 0; }
 
 double bench_peak_gflops(const bench_report *r, int32_t threads)
@@ -76,7 +78,7 @@ static void fmt_range(char *buf, size_t size, double lo, double hi)
 
 /* ---- a markdown table: cells first, widths from them ---- */
 
-enum { MD_COLS = 8, MD_CELL = 64 };
+enum { MD_COLS = 8, MD_CELL = 112 };
 
 typedef struct md_table {
     int cols, rows;
@@ -151,29 +153,37 @@ static void workload_table(FILE *f, const bench_report *r)
 
 static void kernel_table(FILE *f, const bench_report *r)
 {
-    md_table t = {.cols = 7,
-                  .head = {"kernel", "shape", "threads", "GFLOP/s", "min – max", "% peak", "GB/s"},
-                  .right = {false, false, true, true, true, true, true}};
+    md_table t = {.cols = 8,
+                  .head = {"kernel", "shape", "threads", "µs/call", "min – max", "GFLOP/s", "% peak",
+                           "GB/s"},
+                  .right = {false, false, true, true, true, true, true, true}};
     if (!md_alloc(&t, r->n_peak + r->n_kern)) return;
     for (int i = 0; i < r->n_peak; i++, t.rows++) {
         const bench_peak *p = &r->peak[i];
         snprintf(md_cell(&t, t.rows, 0), MD_CELL, "fma peak (probe)");
         snprintf(md_cell(&t, t.rows, 1), MD_CELL, "%s", bench_peak_isa());
         snprintf(md_cell(&t, t.rows, 2), MD_CELL, "%d", (int)p->threads);
-        fmt_num(md_cell(&t, t.rows, 3), MD_CELL, p->flops / p->sec.median * 1e-9);
-        fmt_range(md_cell(&t, t.rows, 4), MD_CELL, p->flops / p->sec.max * 1e-9, p->flops / p->sec.min * 1e-9);
-        fmt_num(md_cell(&t, t.rows, 5), MD_CELL, 100 * p->sec.min / p->sec.median);
+        fmt_num(md_cell(&t, t.rows, 5), MD_CELL, p->flops / p->sec.median * 1e-9);
+        fmt_num(md_cell(&t, t.rows, 6), MD_CELL, 100 * p->sec.min / p->sec.median);
     }
     for (int i = 0; i < r->n_kern; i++, t.rows++) {
         const bench_kernel *k = &r->kern[i];
-        double gf = k->flops / k->sec.median * 1e-9, peak = bench_peak_gflops(r, k->threads);
+        const double n = bench_kernel_work(k), gf = n * k->flops / k->sec.median * 1e-9,
+                     peak = bench_peak_gflops(r, k->threads);
         snprintf(md_cell(&t, t.rows, 0), MD_CELL, "%s", k->name);
         snprintf(md_cell(&t, t.rows, 1), MD_CELL, "%s", k->shape);
         snprintf(md_cell(&t, t.rows, 2), MD_CELL, "%d", (int)k->threads);
-        fmt_num(md_cell(&t, t.rows, 3), MD_CELL, gf);
-        fmt_range(md_cell(&t, t.rows, 4), MD_CELL, k->flops / k->sec.max * 1e-9, k->flops / k->sec.min * 1e-9);
-        if (peak > 0) fmt_num(md_cell(&t, t.rows, 5), MD_CELL, 100 * gf / peak);
-        if (k->bytes > 0) fmt_num(md_cell(&t, t.rows, 6), MD_CELL, k->bytes / k->sec.median * 1e-9);
+        if (!k->exact) {
+            snprintf(md_cell(&t, t.rows, 3), MD_CELL, "DIFFERS from the reference");
+            continue;
+        }
+        fmt_num(md_cell(&t, t.rows, 3), MD_CELL, k->sec.median / k->calls * 1e6);
+        fmt_range(md_cell(&t, t.rows, 4), MD_CELL, k->sec.min / k->calls * 1e6, k->sec.max / k->calls * 1e6);
+        if (k->flops > 0) {     /* products: the case counts 2 flops per multiply-add */
+            fmt_num(md_cell(&t, t.rows, 5), MD_CELL, gf);
+            if (peak > 0) fmt_num(md_cell(&t, t.rows, 6), MD_CELL, 100 * gf / peak);
+        }
+        if (k->bytes > 0) fmt_num(md_cell(&t, t.rows, 7), MD_CELL, n * k->bytes / k->sec.median * 1e-9);
     }
     md_print(f, &t);
     free(t.cell);
@@ -288,20 +298,24 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
     fprintf(f, "\n  ],\n  \"kernels\": [");
     for (int i = 0; i < r->n_kern; i++) {
         const bench_kernel *k = &r->kern[i];
-        double peak = bench_peak_gflops(r, k->threads);
+        const double peak = bench_peak_gflops(r, k->threads), n = bench_kernel_work(k);
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
         json_str(f, k->name);
         fprintf(f, ", \"shape\": ");
         json_str(f, k->shape);
-        fprintf(f, ", \"threads\": %d, \"flops\": %.9g, \"bytes\": %.9g, \"runs\": %d, ",
-                (int)k->threads, k->flops, k->bytes, k->sec.runs);
+        fprintf(f, ", \"threads\": %d, \"exact\": %s, \"calls\": %.0f, \"bytes\": %.9g, "
+                   "\"runs\": %d, ", (int)k->threads, k->exact ? "true" : "false", k->calls, k->bytes,
+                k->sec.runs);
         json_stat(f, "seconds", &k->sec, 0, 1);
-        fputs(", ", f);
-        json_stat(f, "gflops", &k->sec, k->flops, 1e-9);
-        if (peak > 0) fprintf(f, ", \"peak_pct\": %.9g", 100 * k->flops / k->sec.median * 1e-9 / peak);
+        fprintf(f, ", \"us_per_call\": %.9g", k->sec.median / k->calls * 1e6);
+        if (k->flops > 0) {     /* products only */
+            fprintf(f, ", \"flops\": %.9g, ", k->flops);
+            json_stat(f, "gflops", &k->sec, n * k->flops, 1e-9);
+            if (peak > 0) fprintf(f, ", \"peak_pct\": %.9g", 100 * n * k->flops / k->sec.median * 1e-9 / peak);
+        }
         if (k->bytes > 0) {
             fputs(", ", f);
-            json_stat(f, "gbps", &k->sec, k->bytes, 1e-9);
+            json_stat(f, "gbps", &k->sec, n * k->bytes, 1e-9);
         }
         fputc('}', f);
     }

@@ -10,7 +10,7 @@
 enum { WIDTH = 760, LABEL_W = 250, BAR_H = 16, ROW_H = 22, VALUE_W = 120 };
 
 typedef struct bar {
-    char label[96];
+    char label[160];
     double value, lo, hi;
     const char *color;
     char note[32];              /* after the value, e.g. "41% of peak" */
@@ -76,15 +76,18 @@ void bench_print_svg(FILE *f, const bench_opts *o, const bench_report *r)
         kb[nk].color = "#7f7f7f";
         kb[nk].note[0] = 0;
     }
-    for (int i = 0; i < r->n_kern; i++, nk++) {
+    for (int i = 0; i < r->n_kern; i++) {
         const bench_kernel *k = &r->kern[i];
+        if (!k->exact || k->flops <= 0) continue;   /* the products: GFLOP/s */
         double peak = bench_peak_gflops(r, k->threads);
         snprintf(kb[nk].label, sizeof kb[nk].label, "%s %s, %dt", k->name, k->shape, (int)k->threads);
-        kb[nk].value = k->flops / k->sec.median * 1e-9;
-        kb[nk].lo = k->flops / k->sec.max * 1e-9, kb[nk].hi = k->flops / k->sec.min * 1e-9;
+        const double work = bench_kernel_work(k) * k->flops * 1e-9;
+        kb[nk].value = work / k->sec.median;
+        kb[nk].lo = work / k->sec.max, kb[nk].hi = work / k->sec.min;
         kb[nk].color = "#8064a2";
         if (peak > 0) snprintf(kb[nk].note, sizeof kb[nk].note, "%.0f%% of peak", 100 * kb[nk].value / peak);
         else kb[nk].note[0] = 0;
+        nk++;
     }
     const int height = 70 + (nw + nk) * ROW_H + (nk ? 38 : 0) + 20;
     char cfg[256];

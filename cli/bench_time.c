@@ -1,6 +1,7 @@
 /* bench_time.c — how `ngpt bench` times a figure: warm-up calls, then the
  * median of several timed runs with their min and max (the machine may be
  * shared: a median resists the odd slow run), and the progress line. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,20 @@ int bench_calibrate(const bench_opts *o, bench_fn fn, void *arg, int *reps)
     double n = dt > 0 ? o->min_run_s / dt : 1e6;
     *reps = n < 1 ? 1 : n > 1e6 ? 1000000 : (int)n + 1;
     return NGPT_OK;
+}
+
+ngpt_status bench_parallel(int n, void *(*work)(void *), void *args, size_t stride)
+{
+    pthread_t *tid = n > 1 ? malloc((size_t)(n - 1) * sizeof *tid) : NULL;
+    if (n > 1 && !tid) return NGPT_ERR_NO_MEMORY;
+    int started = 0;
+    for (; started < n - 1; started++)
+        if (pthread_create(&tid[started], NULL, work, (char *)args + (size_t)(started + 1) * stride))
+            break;
+    work(args);
+    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+    free(tid);
+    return started == n - 1 ? NGPT_OK : NGPT_ERR_NO_MEMORY;
 }
 
 /* ---- progress ---- */

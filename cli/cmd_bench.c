@@ -137,9 +137,10 @@ int cli_cmd_bench(int argc, char **argv)
     struct tm tm;
     strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     const double t0 = cli_now();
-    bench_progress_begin(bench_peak_count(&o) + bench_workloads_count(&o));
+    bench_progress_begin(bench_peak_count(&o) + bench_kernels_count(&o) + bench_workloads_count(&o));
     ngpt_status st = bench_peaks(&o, r);
     int rc = st ? (bench_progress_end(), cli_fail_status(a.cmd, "FMA peak probe", st)) : CLI_OK;
+    if (!rc) rc = bench_kernels(&o, r);
     if (!rc) rc = bench_workloads(&o, r);
     bench_progress_end();
     r->wall_s = cli_now() - t0;
@@ -151,6 +152,9 @@ int cli_cmd_bench(int argc, char **argv)
         else bench_print_markdown(stdout, &o, r);
         if (json && !json_stdout) rc = write_file(a.cmd, json, &o, r, bench_print_json);
         if (svg && !rc) rc = write_file(a.cmd, svg, &o, r, bench_print_svg);
+        if (r->kernel_differs && !rc)
+            rc = cli_error(a.cmd, CLI_FAILED, "a kernel gives other bits than the reference (its "
+                           "row says so): this build is broken, run make test");
     }
     free(r);
     return rc;

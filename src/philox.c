@@ -4,22 +4,17 @@
 
 #include "rng.h"
 
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
-
 void ngpt_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 {
     uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
     uint32_t k0 = key[0], k1 = key[1];
     for (int round = 0; round < 10; round++) {
         if (round > 0) { /* the key is bumped before every round after the first */
-            k0 += PHILOX_W0;
-            k1 += PHILOX_W1;
+            k0 += NGPT_PHILOX_W0;
+            k1 += NGPT_PHILOX_W1;
         }
-        uint64_t p0 = (uint64_t)PHILOX_M0 * c0;
-        uint64_t p1 = (uint64_t)PHILOX_M1 * c2;
+        uint64_t p0 = (uint64_t)NGPT_PHILOX_M0 * c0;
+        uint64_t p1 = (uint64_t)NGPT_PHILOX_M1 * c2;
         uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
         uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
         c0 = hi1 ^ c1 ^ k0;

@@ -28,6 +28,13 @@ enum {
     NGPT_SITE_MLP_OUT = 3
 };
 
+/* Philox4x32's round multipliers and key increments (the paper's
+ * constants), for philox.c and the vector dropout kernels. */
+#define NGPT_PHILOX_M0 0xD2511F53u
+#define NGPT_PHILOX_M1 0xCD9E8D57u
+#define NGPT_PHILOX_W0 0x9E3779B9u
+#define NGPT_PHILOX_W1 0xBB67AE85u
+
 void ngpt_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
 
 /* The 4 words of block `group` of a stream. */

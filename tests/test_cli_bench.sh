@@ -31,6 +31,10 @@ grep -q "^- build: ngpt .*kernels=.*sleef=.*xxhash=.*cc=.*flags=" "$dir/b.md"
 check $? "the build-info line names kernels, SLEEF, xxHash, compiler and flags"
 [ "$(count 'fma peak (probe)')" = $nt ]
 check $? "an FMA peak per thread count"
+# the kernel list's products and row kernels, each with a rate and no mismatch
+[ "$(count gemm)" -ge $((2 * nt)) ] && [ "$(count softmax)" = $nt ] && [ "$(count layernorm_fwd)" = $nt ] &&
+    [ "$(count gelu_fwd)" = $nt ] && [ "$(count attn_scores)" = $nt ] && ! grep -q DIFFERS "$dir/b.md"
+check $? "a kernel row per kernel of the list, each giving the reference's bits"
 # ... and every numeric cell of every table row (ranges "a – b" included) is > 0.
 awk -F'|' '/^\| / && !/^\| -/ && !/^\| (test|kernel|memory) / {
     for (i = 2; i < NF; i++) {
@@ -45,12 +49,13 @@ check $? "every figure in the tables is positive"
 
 # JSON: the documented keys, and every median/min/max and byte count > 0.
 for key in '"schema": "ngpt-bench/1"' '"build_info"' '"cpu"' '"config"' '"threads": \[' \
-    '"workloads"' '"tokens_per_s"' '"ms_per_call"' '"peak"' '"kernels"' '"arena"' '"peak_rss_bytes"'; do
+    '"workloads"' '"tokens_per_s"' '"ms_per_call"' '"peak"' '"kernels"' '"us_per_call"' '"gflops"' \
+    '"gbps"' '"arena"' '"peak_rss_bytes"'; do
     grep -q "$key" "$dir/b.json"
     check $? "JSON key $key"
 done
 tr ',{}' '\n\n\n' < "$dir/b.json" | awk -F': ' '
-    /"(median|min|max|bytes|peak_rss_bytes|tokens|flops|ms_per_call|peak_pct)": *[^ {[]/ {
+    /"(median|min|max|bytes|peak_rss_bytes|tokens|flops|ms_per_call|us_per_call|calls|peak_pct)": *[^ {[]/ {
         v = $NF; gsub(/[ \]\n]/, "", v)
         if (v !~ /^[0-9.]+([eE][+-]?[0-9]+)?$/ || v + 0 <= 0) { print "not positive: " $0; bad = 1 }
         n++

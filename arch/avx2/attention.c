@@ -1,8 +1,13 @@
-/* attention.c — AVX2 attention scores and weighted sum, bit-identical to the
- * reference: every output is one fma chain in increasing index order.
+/* attention.c — AVX2 attention scores, weighted sum and the outer-product
+ * accumulation of their backward, bit-identical to the reference: every
+ * output is one fma chain in increasing index order, lanes hold different
+ * outputs, leftovers run the reference.
  *  - scores: 8 keys side by side (lane = key); an 8x8 block of keys x dims is
  *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain.
- *  - wsum: 8 dims side by side (lane = d), the chain runs over keys j. */
+ *  - wsum: 32 dims in four accumulators (lane = d), the chains run over keys j.
+ *  - outer_acc: 8 dims a vector, one fma per element and call.
+ * Same shape as arch/neon/attention.c, which has 4 lanes where this has 8
+ * (4x4 transposes, 16 dims for wsum). */
 #include <immintrin.h>
 #include <math.h>
 
@@ -49,12 +54,7 @@ void ngpt_f32_attn_scores__avx2(float *s, const float *q, const float *k, ptrdif
         }
         _mm256_storeu_ps(s + j, _mm256_mul_ps(acc, vs));
     }
-    for (int j = n8; j < n; j++) {
-        const float *kj = k + j * k_stride;
-        float acc = 0.0f;
-        for (int d = 0; d < dim; d++) acc = fmaf(q[d], kj[d], acc);
-        s[j] = acc * scale;
-    }
+    ngpt_f32_attn_scores_ref(s + n8, q, k + n8 * k_stride, k_stride, n - n8, dim, scale);
 }
 
 void ngpt_f32_attn_wsum__avx2(float *o, const float *p, const float *v, ptrdiff_t v_stride,
@@ -81,9 +81,18 @@ void ngpt_f32_attn_wsum__avx2(float *o, const float *p, const float *v, ptrdiff_
             a0 = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(v + j * v_stride + d), a0);
         _mm256_storeu_ps(o + d, a0);
     }
-    for (; d < dim; d++) {
-        float acc = 0.0f;
-        for (int j = 0; j < n; j++) acc = fmaf(p[j], v[j * v_stride + d], acc);
-        o[d] = acc;
+    ngpt_f32_attn_wsum_ref(o + d, p, v + d, v_stride, n, dim - d);
+}
+
+void ngpt_f32_outer_acc__avx2(float *out, ptrdiff_t out_stride, const float *w, const float *x,
+                              int n, int dim)
+{
+    for (int j = 0; j < n; j++) {
+        float *o = out + j * out_stride;
+        const __m256 wj = _mm256_set1_ps(w[j]);
+        int d = 0;
+        for (; d + 8 <= dim; d += 8)
+            _mm256_storeu_ps(o + d, _mm256_fmadd_ps(wj, _mm256_loadu_ps(x + d), _mm256_loadu_ps(o + d)));
+        for (; d < dim; d++) o[d] = fmaf(w[j], x[d], o[d]);
     }
 }

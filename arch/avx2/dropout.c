@@ -3,16 +3,11 @@
  * computed for 8 blocks at once (lane = block, 32-bit multiply-high/low from
  * two _mm256_mul_epu32), then applied as in the reference:
  * (w >> 8) >= threshold ? x * scale : 0, with a compare mask. Constants as in
- * src/philox.c. */
+ * rng.h. NEON has no dropout kernel yet (the list's neon column says REF). */
 #include <immintrin.h>
 
 #include "kernels_avx2.h"
 #include "rng.h"
-
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
 
 /* (hi, lo) of the 32x32 -> 64-bit products of 8 lanes by m. */
 static inline void mulhilo8(__m256i c, __m256i m, __m256i *hi, __m256i *lo)
@@ -35,9 +30,9 @@ static void philox8(const ngpt_dropout_key *key, uint64_t group0, uint32_t w[4][
     __m256i c1 = _mm256_loadu_si256((const __m256i *)hi32);
     __m256i c2 = _mm256_set1_epi32((int)key->site), c3 = _mm256_set1_epi32((int)(uint32_t)key->step);
     uint32_t k0 = (uint32_t)key->seed, k1 = (uint32_t)(key->seed >> 32);
-    const __m256i m0 = _mm256_set1_epi32((int)PHILOX_M0), m1 = _mm256_set1_epi32((int)PHILOX_M1);
+    const __m256i m0 = _mm256_set1_epi32((int)NGPT_PHILOX_M0), m1 = _mm256_set1_epi32((int)NGPT_PHILOX_M1);
     for (int round = 0; round < 10; round++) {
-        if (round > 0) k0 += PHILOX_W0, k1 += PHILOX_W1;
+        if (round > 0) k0 += NGPT_PHILOX_W0, k1 += NGPT_PHILOX_W1;
         __m256i hi0, lo0, hi1, lo1;
         mulhilo8(c0, m0, &hi0, &lo0);
         mulhilo8(c2, m1, &hi1, &lo1);

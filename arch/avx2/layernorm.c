@@ -1,6 +1,9 @@
 /* layernorm.c — AVX2 LayerNorm forward and backward, bit-identical to the
- * reference: row sums in the canonical 8 lanes (one __m256), the same
- * per-element operations (fma where the reference has fmaf). */
+ * reference: row sums in the canonical 8 lanes (one __m256, the tail added
+ * to its lanes in scalar), the same per-element operations (fma where the
+ * reference has fmaf); 1/sqrtf and the divides by c stay scalar (once per
+ * row). Same shape as arch/neon/layernorm.c: one __m256 here is two
+ * float32x4_t there. */
 #include <immintrin.h>
 #include <math.h>
 

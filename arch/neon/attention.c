@@ -1,6 +1,12 @@
-/* attention.c — NEON attention scores and weighted value sum, bit-identical
- * to the reference: each output is the same fmaf chain in increasing index
- * order, lanes hold different outputs. */
+/* attention.c — NEON attention scores, weighted sum and the outer-product
+ * accumulation of their backward, bit-identical to the reference: every
+ * output is one fmaf chain in increasing index order, lanes hold different
+ * outputs, leftovers run the reference.
+ *  - scores: 4 keys side by side (lane = key); a 4x4 block of keys x dims is
+ *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain.
+ *  - wsum: 16 dims in four accumulators (lane = d), the chains run over keys j.
+ *  - outer_acc: 4 dims a vector, one fma per element and call.
+ * Same shape as arch/avx2/attention.c at 4 lanes where that has 8. */
 #include <math.h>
 #include <arm_neon.h>
 
@@ -41,12 +47,7 @@ void ngpt_f32_attn_scores__neon(float *s, const float *q, const float *k, ptrdif
         }
         vst1q_f32(s + j, vmulq_f32(acc, vdupq_n_f32(scale)));
     }
-    for (; j < n; j++) {
-        const float *kj = k + j * k_stride;
-        float acc = 0.0f;
-        for (int d = 0; d < dim; d++) acc = fmaf(q[d], kj[d], acc);
-        s[j] = acc * scale;
-    }
+    ngpt_f32_attn_scores_ref(s + j, q, k + j * k_stride, k_stride, n - j, dim, scale);
 }
 
 /* o[d..d+16) at a time: four accumulators run over j together. */
@@ -75,9 +76,19 @@ void ngpt_f32_attn_wsum__neon(float *o, const float *p, const float *v, ptrdiff_
             a0 = vfmaq_f32(a0, vdupq_n_f32(p[j]), vld1q_f32(v + j * v_stride + d));
         vst1q_f32(o + d, a0);
     }
-    for (; d < dim; d++) {
-        float acc = 0.0f;
-        for (int j = 0; j < n; j++) acc = fmaf(p[j], v[j * v_stride + d], acc);
-        o[d] = acc;
+    ngpt_f32_attn_wsum_ref(o + d, p, v + d, v_stride, n, dim - d);
+}
+
+void ngpt_f32_outer_acc__neon(float *out, ptrdiff_t out_stride, const float *w, const float *x,
+                              int n, int dim)
+{
+    for (int j = 0; j < n; j++) {
+        float *o = out + j * out_stride;
+        const float wj = w[j];
+        const float32x4_t wv = vdupq_n_f32(wj);
+        int d = 0;
+        for (; d + 4 <= dim; d += 4)
+            vst1q_f32(o + d, vfmaq_f32(vld1q_f32(o + d), wv, vld1q_f32(x + d)));
+        for (; d < dim; d++) o[d] = fmaf(wj, x[d], o[d]);
     }
 }

@@ -1,7 +1,9 @@
 /* layernorm.c — NEON LayerNorm forward and backward, bit-identical to the
- * reference: row sums in the canonical 8 lanes (two float32x4_t), the
- * per-element formulas with vfmaq_f32 exactly where the reference has fmaf;
- * 1/sqrtf and the divides by c stay scalar (once per row). */
+ * reference: row sums in the canonical 8 lanes (two float32x4_t, the tail
+ * added to its lanes in scalar), the per-element formulas with vfmaq_f32
+ * exactly where the reference has fmaf; 1/sqrtf and the divides by c stay
+ * scalar (once per row). Same shape as arch/avx2/layernorm.c (one __m256
+ * there is two float32x4_t here); elementwise passes go 4 lanes a step. */
 #include <math.h>
 #include <arm_neon.h>
 

@@ -1,6 +1,9 @@
-/* reduce.c — NEON canonical 8-lane row sums: lanes 0-3 and 4-7 are two
- * float32x4_t accumulators over 8-element blocks, the tail goes to its lanes
- * one element at a time, then the reference tree combines them. */
+/* reduce.c — NEON canonical 8-lane sums (rsum, sumsq) and bias column sums,
+ * bit-identical to the reference. Row sums: lanes 0-3 and 4-7 are two
+ * float32x4_t accumulators over 8-element blocks, the tail goes to its
+ * lanes in scalar, then the reference tree; same shape as
+ * arch/avx2/reduce.c (one __m256 there). Column sums keep 4 columns in a
+ * register over all rows (AVX2 adds row after row into db: the same chains). */
 #include <math.h>
 #include <arm_neon.h>
 
@@ -38,24 +41,18 @@ float ngpt_f32_sumsq__neon(const float *x, size_t n)
     return ngpt_lanes_combine(p);
 }
 
-void ngpt_f32_softmax_bwd__neon(float *ds, const float *p, const float *dp, int n, float scale)
+/* Rows in increasing order per column, as the reference; 4 columns a lane. */
+void ngpt_f32_colsum_acc__neon(float *db, const float *dy, size_t rows, int n)
 {
-    float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
     int j = 0;
-    for (; j + 8 <= n; j += 8) {
-        lo = vfmaq_f32(lo, vld1q_f32(p + j), vld1q_f32(dp + j));
-        hi = vfmaq_f32(hi, vld1q_f32(p + j + 4), vld1q_f32(dp + j + 4));
-    }
-    float lanes[8];
-    vst1q_f32(lanes, lo);
-    vst1q_f32(lanes + 4, hi);
-    for (int l = 0; j < n; j++, l++) lanes[l] = fmaf(p[j], dp[j], lanes[l]);
-    const float dot = ngpt_lanes_combine(lanes);
-    const float32x4_t dotv = vdupq_n_f32(dot), sv = vdupq_n_f32(scale);
-    j = 0;
     for (; j + 4 <= n; j += 4) {
-        const float32x4_t pj = vld1q_f32(p + j), dj = vld1q_f32(dp + j);
-        vst1q_f32(ds + j, vmulq_f32(vmulq_f32(pj, vsubq_f32(dj, dotv)), sv));
+        float32x4_t acc = vld1q_f32(db + j);
+        for (size_t r = 0; r < rows; r++) acc = vaddq_f32(acc, vld1q_f32(dy + r * (size_t)n + j));
+        vst1q_f32(db + j, acc);
     }
-    for (; j < n; j++) ds[j] = (p[j] * (dp[j] - dot)) * scale;
+    for (; j < n; j++) {
+        float acc = db[j];
+        for (size_t r = 0; r < rows; r++) acc = acc + dy[r * (size_t)n + j];
+        db[j] = acc;
+    }
 }

@@ -2,4 +2,8 @@
  * compiles arch/<isa>/table.c instead of this file. */
 #include "../kernels.h"
 
-const ngpt_kernels ngpt_kernels_active = NGPT_KERNELS_REF_INIT("scalar");
+const ngpt_kernels ngpt_kernels_active = {
+    .name = "scalar",
+#define NGPT_KERNEL NGPT_REF_ENTRY
+#include "../kernels.inc"
+};

@@ -1,15 +1,7 @@
-/* adamw.c — reference AdamW update and the sum of squares for gradient
- * clipping (spec in kernels.h). */
+/* adamw.c — reference AdamW update (decoupled weight decay, PyTorch's order). */
 #include <math.h>
 
 #include "../kernels.h"
-
-float ngpt_f32_sumsq_ref(const float *x, size_t n)
-{
-    float p[NGPT_LANES] = {0};
-    for (size_t i = 0; i < n; i++) p[i % NGPT_LANES] = fmaf(x[i], x[i], p[i % NGPT_LANES]);
-    return ngpt_lanes_combine(p);
-}
 
 void ngpt_f32_adamw_ref(float *p, const float *grad, float *m, float *v, size_t n,
                         const ngpt_adamw_coef *c)

@@ -1,5 +1,6 @@
-/* attention.c — reference attention scores (q.k * scale) and the weighted
- * sum of values; both are fmaf chains in increasing index order. */
+/* attention.c — reference attention scores (q.k * scale), the weighted sum
+ * of values, and the outer-product accumulation of their backward; all are
+ * fmaf chains in increasing index order. */
 #include <math.h>
 
 #include "../kernels.h"
@@ -22,5 +23,14 @@ void ngpt_f32_attn_wsum_ref(float *o, const float *p, const float *v, ptrdiff_t 
         float acc = 0.0f;
         for (int j = 0; j < n; j++) acc = fmaf(p[j], v[j * v_stride + d], acc);
         o[d] = acc;
+    }
+}
+
+void ngpt_f32_outer_acc_ref(float *out, ptrdiff_t out_stride, const float *w, const float *x,
+                            int n, int dim)
+{
+    for (int j = 0; j < n; j++) {
+        float *o = out + j * out_stride;
+        for (int d = 0; d < dim; d++) o[d] = fmaf(w[j], x[d], o[d]);
     }
 }

@@ -1,4 +1,6 @@
-/* layernorm.c — reference LayerNorm forward (eps 1e-5, biased variance). */
+/* layernorm.c — reference LayerNorm forward (eps 1e-5, biased variance) and
+ * backward; the backward recomputes xhat from the saved mean/rstd exactly
+ * as the forward computed it. */
 #include <math.h>
 
 #include "../kernels.h"
@@ -20,5 +22,30 @@ void ngpt_f32_layernorm_fwd_ref(float *out, float *mean, float *rstd, const floa
         for (int i = 0; i < c; i++) yr[i] = fmaf((xr[i] - mu) * rs, w[i], b[i]);
         if (mean) mean[r] = mu;
         if (rstd) rstd[r] = rs;
+    }
+}
+
+void ngpt_f32_layernorm_bwd_ref(float *dx, float *dw, float *db, const float *dy, const float *x,
+                                const float *mean, const float *rstd, const float *w,
+                                size_t rows, int c)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * (size_t)c, *dyr = dy + r * (size_t)c;
+        float *dxr = dx + r * (size_t)c;
+        const float mu = mean[r], rs = rstd[r];
+        float l1[NGPT_LANES] = {0}, l2[NGPT_LANES] = {0};
+        for (int i = 0; i < c; i++) {
+            float xhat = (xr[i] - mu) * rs, g = dyr[i] * w[i];
+            l1[i % NGPT_LANES] = l1[i % NGPT_LANES] + g;
+            l2[i % NGPT_LANES] = fmaf(g, xhat, l2[i % NGPT_LANES]);
+        }
+        const float m1 = ngpt_lanes_combine(l1) / (float)c;
+        const float m2 = ngpt_lanes_combine(l2) / (float)c;
+        for (int i = 0; i < c; i++) {
+            float xhat = (xr[i] - mu) * rs, g = dyr[i] * w[i];
+            dxr[i] = fmaf(rs, fmaf(-xhat, m2, g - m1), dxr[i]);
+            dw[i] = fmaf(dyr[i], xhat, dw[i]);
+            db[i] = db[i] + dyr[i];
+        }
     }
 }

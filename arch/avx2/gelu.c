@@ -1,7 +1,8 @@
-/* elementwise.c — AVX2 GELU forward/backward and add, bit-identical to the
- * reference: the same operations per element in the same order, erf/exp from
- * SLEEF's deterministic vector finz functions (equal to the scalar finz ones
- * the reference calls); the tail (< 8 elements) runs the reference itself. */
+/* gelu.c — AVX2 GELU forward and backward, bit-identical to the reference:
+ * the same operations per element in the same order, erf/exp from SLEEF's
+ * deterministic vector finz functions (the bits of the scalar finz ones the
+ * reference calls); the tail (< 8 elements) runs the reference. Same shape
+ * as arch/neon/gelu.c, 8 lanes where that has 4. */
 #include <immintrin.h>
 #include <math.h>
 #include <sleef.h>
@@ -34,12 +35,4 @@ void ngpt_f32_gelu_bwd__avx2(float *dx, const float *x, const float *dy, size_t 
         _mm256_storeu_ps(dx + i, _mm256_mul_ps(_mm256_loadu_ps(dy + i), _mm256_fmadd_ps(v, pdf, cdf)));
     }
     ngpt_f32_gelu_bwd_ref(dx + i, x + i, dy + i, n - i);
-}
-
-void ngpt_f32_add__avx2(float *y, const float *a, const float *b, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
-    for (; i < n; i++) y[i] = a[i] + b[i];
 }
