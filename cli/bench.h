@@ -27,6 +27,7 @@ typedef struct bench_opts {
     double min_run_s;               /* a kernel run repeats its call at least this long */
     bool quick;
     bool big_train;                 /* measure training at B=32 T=256 too */
+    int32_t decode_tokens;          /* new tokens per decode figure (256) */
     char command[512];              /* the command line, for the report */
 } bench_opts;
 

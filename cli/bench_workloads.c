@@ -1,7 +1,7 @@
 /* bench_workloads.c — what a user of ngpt waits for, measured through the
  * public API only:
  *   prefill  a T/2-token prompt into an empty KV cache (batch 1);
- *   decode   min(256, T) new tokens from an empty cache, one ngpt_cache_decode
+ *   decode   min(256, T) new tokens (o->decode_tokens) from an empty cache, one ngpt_cache_decode
  *            per token, batch 1 and batch 4 (independent sequences); fixed
  *            tokens, no sampling (as llama-bench's tg test);
  *   train    ngpt_train_step (forward, backward, clip, AdamW; the config's
@@ -15,7 +15,7 @@
 #include "bench.h"
 #include "cli.h"
 
-enum { DECODE_TOKENS = 256, DECODE_BATCH = 4, DATA_BYTES = 1 << 20 };
+enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20 };
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
@@ -107,7 +107,7 @@ static int add_figure(const bench_opts *o, bench_report *r, const char *test, in
 static int bench_generation(const bench_opts *o, bench_report *r, int32_t threads)
 {
     const int32_t T = o->cfg.context_len, V = o->cfg.vocab_size;
-    const int32_t prompt = T / 2 > 0 ? T / 2 : 1, steps = min_i32(DECODE_TOKENS, T);
+    const int32_t prompt = T / 2 > 0 ? T / 2 : 1, steps = min_i32(o->decode_tokens, T);
     int32_t *tok = malloc((size_t)DECODE_BATCH * (size_t)(T > steps ? T : steps) * sizeof *tok);
     if (!tok) return cli_error("bench", CLI_FAILED, "out of memory");
     for (int64_t i = 0; i < (int64_t)DECODE_BATCH * T; i++) tok[i] = token_at(i, V);

@@ -14,10 +14,12 @@ static const char *const HELP =
     "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
     "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N]\n\n"
-    "Measures this build on this machine: prefill (a T/2-token prompt), decode\n"
+    "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
+    "list (GFLOP/s with % of that peak, GB/s), prefill (a T/2-token prompt), decode\n"
     "(256 new tokens, batch 1 and 4), training steps (B=8 T=128 and B=32 T=256),\n"
     "arena bytes and peak RSS. Each figure is the median of several runs after a\n"
-    "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n\n"
+    "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n"
+    "docs/BENCH.md says what each figure is.\n\n"
     "  --config key=value model config (see ngpt init --help), after the preset\n"
     "  --preset NAME      default (V=256 T=256 C=256 L=4 H=4 d_ff=1024) or\n"
     "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256)\n"
@@ -26,7 +28,8 @@ static const char *const HELP =
     "                     of the tables)\n"
     "  --svg FILE         also draw a chart: tokens/s per workload, GFLOP/s per kernel\n"
     "  --quick            fewer runs (about a minute for the default model); a model\n"
-    "                     above 16M parameters skips training at B=32 T=256\n"
+    "                     above 16M parameters skips training at B=32 T=256 and\n"
+    "                     decodes 64 tokens instead of 256\n"
     "  --runs N           timed runs per figure (default 10, --quick 5)\n"
     "  --warmup N         untimed runs before them (default 1)\n";
 
@@ -127,7 +130,11 @@ int cli_cmd_bench(int argc, char **argv)
     if (!o.runs) o.runs = o.quick ? 5 : 10;
     o.budget_s = o.quick ? 6.0 : 30.0;
     o.min_run_s = o.quick ? 0.02 : 0.05;
-    o.big_train = !o.quick || params <= BIG_MODEL_PARAMS;
+    /* --quick on a big model: no B=32 T=256 step (a minute or more, GiBs of
+     * arena) and 64 decode tokens instead of 256 */
+    const bool quick_big = o.quick && params > BIG_MODEL_PARAMS;
+    o.big_train = !quick_big;
+    o.decode_tokens = quick_big ? 64 : 256;
     command_line(argc, argv, o.command, sizeof o.command);
 
     bench_report *r = calloc(1, sizeof *r);
