@@ -3,7 +3,13 @@
 #   make test | make bench | make install PREFIX=/usr/local DESTDIR=
 # Flags follow DESIGN.md §4: C11, -ffp-contract=off, never fast-math.
 
--include $(TOOLCHAIN)
+# A toolchain file that does not exist is an error, not a silent native build.
+ifneq ($(strip $(TOOLCHAIN)),)
+  ifeq ($(wildcard $(TOOLCHAIN)),)
+    $(error TOOLCHAIN=$(TOOLCHAIN): no such file; use one of: $(wildcard toolchains/*.mk))
+  endif
+  include $(TOOLCHAIN)
+endif
 
 CC      ?= cc
 AR      ?= ar

@@ -65,9 +65,17 @@ int cli_error(const char *cmd, int code, const char *fmt, ...)
     return code;
 }
 
-int cli_fail_status(const char *cmd, const char *what, ngpt_status st)
+const char *cli_library_error(void)
 {
-    return cli_error(cmd, CLI_FAILED, "%s: %s: %s", what, ngpt_status_string(st), ngpt_last_error());
+    const char *m = ngpt_last_error();
+    if (strncmp(m, "ngpt_", 5) != 0) return m;
+    size_t n = 5 + strspn(m + 5, "abcdefghijklmnopqrstuvwxyz0123456789_");
+    return m[n] == ':' && m[n + 1] == ' ' ? m + n + 2 : m;
+}
+
+int cli_library_failed(const char *cmd)
+{
+    return cli_error(cmd, CLI_FAILED, "%s", cli_library_error());
 }
 
 bool cli_parse_i32(const char *cmd, const char *opt, const char *s, int32_t lo, int32_t hi, int32_t *out)

@@ -50,8 +50,12 @@ int cli_error(const char *cmd, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* Prints the library's failure: "ngpt <cmd>: <what>: <status>: <detail>"; returns CLI_FAILED. */
-int cli_fail_status(const char *cmd, const char *what, ngpt_status st);
+/* The library's last message without its "ngpt_<function>: " prefix (the
+ * convention of ngpt.h): the sentence, which names files and values itself;
+ * a command's user did not call that function. */
+const char *cli_library_error(void);
+/* Prints "ngpt <cmd>: <the library's sentence>"; returns CLI_FAILED. */
+int cli_library_failed(const char *cmd);
 
 /* Reads a checkpoint's config, plans a context for `shape` and loads it. */
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx);

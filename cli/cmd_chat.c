@@ -76,7 +76,7 @@ int cli_cmd_chat(int argc, char **argv)
     shape.threads = o.threads;
     ngpt_context *ctx;
     ngpt_status st = cli_open_model(model, &shape, &ctx);
-    if (st) return cli_fail_status(a.cmd, model, st);
+    if (st) return cli_library_failed(a.cmd);
     ngpt_config cfg;
     ngpt_context_config(ctx, &cfg);
     const size_t T = (size_t)cfg.context_len;
@@ -102,7 +102,7 @@ int cli_cmd_chat(int argc, char **argv)
         ngpt_generate_result res;
         st = ngpt_model_generate(ctx, &o.gc, tokens, (int32_t)take, NULL, 0, on_token, &c, &res);
         if (st) {
-            rc = cli_fail_status(a.cmd, "generate", st);
+            rc = cli_library_failed(a.cmd);
             break;
         }
         putchar('\n');

@@ -46,14 +46,14 @@ int cli_cmd_checksum(int argc, char **argv)
 
     ngpt_config cfg;
     ngpt_status st = ngpt_checkpoint_config(path, &cfg);
-    if (st) return cli_fail_status(a.cmd, path, st);
+    if (st) return cli_library_failed(a.cmd);
     if (n > (size_t)cfg.context_len)
         return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu bytes but the model's context is T=%d",
                          n, (int)cfg.context_len);
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = (int32_t)n;
     ngpt_context *ctx;
-    if ((st = cli_open_model(path, &shape, &ctx))) return cli_fail_status(a.cmd, path, st);
+    if ((st = cli_open_model(path, &shape, &ctx))) return cli_library_failed(a.cmd);
 
     int32_t tokens[n];
     for (size_t i = 0; i < n; i++) tokens[i] = (unsigned char)prompt[i];
@@ -66,7 +66,7 @@ int cli_cmd_checksum(int argc, char **argv)
             ngpt_logits_checksum(ctx, &h_train);
     }
     ngpt_context_free(ctx);
-    if (st) return cli_fail_status(a.cmd, "forward", st);
+    if (st) return cli_library_failed(a.cmd);
     printf("params=%016" PRIx64 "\nlogits_eval=%016" PRIx64 "\nlogits_train=%016" PRIx64 "\n",
            h_params, h_eval, h_train);
     return CLI_OK;

@@ -54,19 +54,19 @@ int cli_cmd_eval(int argc, char **argv)
         return cli_error(a.cmd, CLI_USAGE, "--model FILE and --data FILE are required (see ngpt eval --help)");
     ngpt_config cfg;
     ngpt_status st = ngpt_checkpoint_config(model, &cfg);
-    if (st) return cli_fail_status(a.cmd, model, st);
+    if (st) return cli_library_failed(a.cmd);
     if (seq == 0) seq = cfg.context_len;
     if (seq > cfg.context_len)
         return cli_error(a.cmd, CLI_USAGE, "--seq %d is longer than the model's context T=%d",
                          (int)seq, (int)cfg.context_len);
     ngpt_data *d;
-    if ((st = ngpt_data_open(&d, data, n_data, holdout, seq))) return cli_fail_status(a.cmd, "data", st);
+    if ((st = ngpt_data_open(&d, data, n_data, holdout, seq))) return cli_library_failed(a.cmd);
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = batch, shape.seq = seq;
     ngpt_context *ctx;
     if ((st = cli_open_model(model, &shape, &ctx))) {
         ngpt_data_free(d);
-        return cli_fail_status(a.cmd, model, st);
+        return cli_library_failed(a.cmd);
     }
     float loss = 0;
     st = ngpt_model_evaluate(ctx, d, seed, batches, batch, seq, &loss);
@@ -74,7 +74,7 @@ int cli_cmd_eval(int argc, char **argv)
     ngpt_data_sizes(d, &tr, &ev);
     ngpt_context_free(ctx);
     ngpt_data_free(d);
-    if (st) return cli_fail_status(a.cmd, "evaluate", st);
+    if (st) return cli_library_failed(a.cmd);
     printf("loss %.4f nats/byte, %.4f bits/byte (%d x %d windows of %d bytes from the last %zu bytes)\n",
            (double)loss, (double)loss / 0.69314718055994531, (int)batches, (int)batch, (int)seq, ev);
     return CLI_OK;

@@ -1,8 +1,11 @@
 /* cmd_generate.c — `ngpt generate`: streams a completion to stdout and the
- * prefill / decode speeds to stderr. */
+ * prefill / decode speeds to stderr. stdout gets exactly the generated
+ * bytes, so `ngpt generate ... | xxd` shows what the model produced; only a
+ * terminal gets a closing newline, so the shell prompt starts on its own line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -10,9 +13,10 @@ static const char *const HELP =
     "usage: ngpt generate --model FILE [--prompt TEXT | --prompt-file F] [-n N] [--temp T]\n"
     "       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-window N]\n"
     "       [--ban ID,...] [--stop STR ...] [--end ID] [--seed S] [--beam W] [--length-penalty A]\n"
-    "       [--no-cache] [--stop-at-full] [--threads N]\n\n"
+    "       [--no-cache] [--stop-at-full] [--no-newline] [--threads N]\n\n"
     "Streams the model's continuation of the prompt (bytes) to stdout as it is\n"
-    "produced; prints prefill and decode tokens/sec to stderr.\n\n"
+    "produced; prints prefill and decode tokens/sec to stderr. Exactly the generated\n"
+    "bytes are written; a newline follows them only when stdout is a terminal.\n\n"
     "  -n N               new tokens at most (default 256)\n"
     "  --temp T           temperature, 0 = argmax (default 1)\n"
     "  --top-k K          keep the K most likely tokens (0 = off)\n"
@@ -28,6 +32,7 @@ static const char *const HELP =
     "  --length-penalty A beam score / len^A (default 1)\n"
     "  --no-cache         recompute the whole context every step (for checking)\n"
     "  --stop-at-full     stop when the context is full instead of sliding the window\n"
+    "  --no-newline       no closing newline on a terminal either\n"
     "  --threads N        worker threads (default 1)\n";
 
 #define MAX_STOP 16
@@ -74,6 +79,7 @@ int cli_cmd_generate(int argc, char **argv)
     const char *model = NULL, *prompt = NULL, *prompt_file = NULL, *v;
     char *stops[MAX_STOP];
     int n_stop = 0, r;
+    bool newline = isatty(fileno(stdout));
     while (cli_next(&a)) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
@@ -99,6 +105,8 @@ int cli_cmd_generate(int argc, char **argv)
                 return CLI_USAGE;
         } else if (cli_flag(&a, "--no-cache")) {
             o.gc.no_cache = true;
+        } else if (cli_flag(&a, "--no-newline")) {
+            newline = false;
         } else {
             return cli_unknown(&a);
         }
@@ -131,7 +139,7 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_status st = cli_open_model(model, &shape, &ctx);
     if (st) {
         free(file_text);
-        return cli_fail_status(a.cmd, model, st);
+        return cli_library_failed(a.cmd);
     }
     int32_t *tokens = malloc((n ? n : 1) * sizeof(int32_t));
     if (!tokens) {
@@ -147,12 +155,12 @@ int cli_cmd_generate(int argc, char **argv)
     st = ngpt_model_generate(ctx, &o.gc, tokens, n > INT32_MAX ? INT32_MAX : (int32_t)n, NULL, 0,
                        on_token, &tm, &res);
     const double t1 = cli_now();
-    putchar('\n');
+    if (newline) putchar('\n');
     fflush(stdout);
     ngpt_context_free(ctx);
     free(tokens);
     free(file_text);
-    if (st) return cli_fail_status(a.cmd, "generate", st);
+    if (st) return cli_library_failed(a.cmd);
     double pre = tm.t_prefilled - t0, dec = t1 - tm.t_prefilled;
     fprintf(stderr, "ngpt generate: prefill %d tokens in %.3f s (%.1f tok/s), decode %d tokens in "
             "%.3f s (%.1f tok/s)%s, stop: %s\n", (int)res.prompt_tokens, pre,

@@ -27,14 +27,14 @@ int cli_cmd_info(int argc, char **argv)
     if (!path) return cli_error(a.cmd, CLI_USAGE, "a checkpoint FILE is required (see ngpt info --help)");
     ngpt_config cfg;
     ngpt_status st = ngpt_checkpoint_config(path, &cfg);
-    if (st) return cli_fail_status(a.cmd, path, st);
+    if (st) return cli_library_failed(a.cmd);
     char desc[256];
     size_t n_params = 0, infer = 0, train = 0;
     ngpt_config_format(&cfg, desc, sizeof desc);
     ngpt_config_param_count(&cfg, &n_params);
     ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), st_ = ngpt_shape_default(NGPT_MODE_TRAIN);
     if ((st = ngpt_arena_size(&cfg, &si, &infer)) || (st = ngpt_arena_size(&cfg, &st_, &train)))
-        return cli_fail_status(a.cmd, "arena size", st);
+        return cli_library_failed(a.cmd);
     printf("file:        %s\n", path);
     printf("config:      %s\n", desc);
     printf("parameters:  %zu (%.2f MiB as float32)\n", n_params, n_params * 4.0 / 1048576.0);

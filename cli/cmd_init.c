@@ -31,7 +31,7 @@ int cli_cmd_init(int argc, char **argv)
         } else if (cli_opt(&a, "--config", &v)) {
             ngpt_status st;
             if (v && (st = ngpt_config_set(&cfg, v)))
-                return cli_error(a.cmd, CLI_USAGE, "%s", ngpt_last_error());
+                return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
         } else {
             return cli_unknown(&a);
         }
@@ -39,17 +39,17 @@ int cli_cmd_init(int argc, char **argv)
     if (a.failed) return CLI_USAGE;
     if (!out) return cli_error(a.cmd, CLI_USAGE, "--out FILE is required (see ngpt init --help)");
     ngpt_status st = ngpt_config_validate(&cfg);
-    if (st) return cli_error(a.cmd, CLI_USAGE, "%s", ngpt_last_error());
+    if (st) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
 
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = 1;      /* no forward runs: the smallest arena holding the parameters */
     ngpt_context *ctx;
-    if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) return cli_fail_status(a.cmd, "init", st);
+    if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) return cli_library_failed(a.cmd);
     if (!(st = ngpt_params_init(ctx, seed))) st = ngpt_checkpoint_save(ctx, out);
     size_t n_params = 0;
     ngpt_config_param_count(&cfg, &n_params);
     ngpt_context_free(ctx);
-    if (st) return cli_fail_status(a.cmd, out, st);
+    if (st) return cli_library_failed(a.cmd);
     char desc[256];
     ngpt_config_format(&cfg, desc, sizeof desc);
     printf("wrote %s: %zu parameters, seed %llu, %s\n", out, n_params, (unsigned long long)seed, desc);

@@ -110,7 +110,7 @@ int cli_cmd_trace(int argc, char **argv)
     if (n == 0) return cli_error(a.cmd, CLI_USAGE, "the prompt is empty");
     ngpt_config cfg;
     ngpt_status st = ngpt_checkpoint_config(model, &cfg);
-    if (st) return cli_fail_status(a.cmd, model, st);
+    if (st) return cli_library_failed(a.cmd);
     if (n > (size_t)cfg.context_len)
         return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu bytes but the model's context is T=%d",
                          n, (int)cfg.context_len);
@@ -121,14 +121,14 @@ int cli_cmd_trace(int argc, char **argv)
     shape.seq = (int32_t)n;
     shape.trace = NGPT_TRACE_FULL;
     ngpt_context *ctx;
-    if ((st = cli_open_model(model, &shape, &ctx))) return cli_fail_status(a.cmd, model, st);
+    if ((st = cli_open_model(model, &shape, &ctx))) return cli_library_failed(a.cmd);
     int32_t *tok = malloc(n * sizeof(int32_t));
     if (!tok) return cli_error(a.cmd, CLI_FAILED, "out of memory");
     for (size_t i = 0; i < n; i++) tok[i] = (unsigned char)prompt[i];
     if ((st = ngpt_model_forward(ctx, tok, 1, (int32_t)n, NULL, NULL))) {
         free(tok);
         ngpt_context_free(ctx);
-        return cli_fail_status(a.cmd, "forward", st);
+        return cli_library_failed(a.cmd);
     }
     const int H = cfg.n_heads, first = only < 0 ? 0 : only, last = only < 0 ? cfg.n_layers - 1 : only;
     const int side = (int)n * CELL + PAD + 8;
@@ -171,7 +171,7 @@ int cli_cmd_trace(int argc, char **argv)
     }
     free(tok);
     ngpt_context_free(ctx);
-    if (st) return cli_fail_status(a.cmd, "trace", st);
+    if (st) return cli_library_failed(a.cmd);
     if (write_failed) return cli_error(a.cmd, CLI_FAILED, "cannot finish writing %s", svg);
     if (svg) fprintf(stderr, "ngpt trace: wrote %s\n", svg);
     return CLI_OK;

@@ -1,11 +1,13 @@
 /* cmd_train.c — `ngpt train`: byte-level training with AdamW, warmup +
  * cosine, periodic evaluation, atomic checkpoints (latest and best), resume,
- * a progress line on a terminal and Ctrl-C saving before it exits. */
+ * a progress line on a terminal and Ctrl-C saving before it exits.
+ * One function per job: options (parse, resume_settings, settle), data
+ * (open_data), model (open_model), the loop (train_loop), reporting
+ * (report_start, report_step, finish). */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -40,7 +42,8 @@ static const char *const HELP =
     "  --keep-best FILE   also keep the checkpoint with the best eval loss\n"
     "  --stop-at N        stop after step N (before --steps), saving --out as Ctrl-C does\n"
     "  --resume FILE      continue from a checkpoint (bit-identical to not stopping);\n"
-    "                     its saved settings apply unless given again here\n"
+    "                     its saved settings apply unless given again here (a warning\n"
+    "                     names any that then differ: the run is no longer identical)\n"
     "  --log-csv FILE     step,loss,lr,grad_norm,tokens_per_s,eval_loss per step\n"
     "  --config key=value model config for a new model (see ngpt init --help)\n"
     "  --skip-nonfinite   skip a step whose loss or gradient is NaN/Inf (at most 10 in\n"
@@ -52,20 +55,6 @@ static const char *const HELP =
 
 static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig) { (void)sig; interrupted = 1; }
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void fmt_eta(double s, char *buf, size_t n)
-{
-    long t = (long)(s + 0.5);
-    if (t >= 3600) snprintf(buf, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
-    else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
-}
 
 enum { MAX_DATA = 64 };
 
@@ -143,7 +132,8 @@ static int parse(int argc, char **argv, train_opts *o)
         } else if (cli_opt(&a, "--log-csv", &v)) {
             o->log_csv = v;
         } else if (cli_opt(&a, "--config", &v)) {
-            if (v && ngpt_config_set(&o->cfg, v)) return cli_error(c, CLI_USAGE, "%s", ngpt_last_error());
+            if (v && ngpt_config_set(&o->cfg, v))
+                return cli_error(c, CLI_USAGE, "%s", cli_library_error());
             o->cfg_given = true;
         } else {
             return cli_unknown(&a);
@@ -199,6 +189,288 @@ static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o
     return ngpt_checkpoint_save_train(ctx, path, &ts);
 }
 
+/* ------------------------------------------------------------- options */
+
+/* --resume: reads the saved training state (through a context planned for
+ * batch 1, seq 1: the real shape depends on it) and applies its settings. */
+static int resume_settings(const char *cmd, train_opts *o, ngpt_train_state *saved)
+{
+    ngpt_status st = ngpt_checkpoint_config(o->resume, &o->cfg);
+    if (st) return cli_library_failed(cmd);
+    ngpt_shape probe = {.mode = NGPT_MODE_TRAIN, .batch = 1, .seq = 1, .threads = 1};
+    ngpt_context *tmp;
+    if ((st = ngpt_context_init(&tmp, &o->cfg, &probe, NULL, 0))) return cli_library_failed(cmd);
+    st = ngpt_checkpoint_load_train(tmp, o->resume, saved);
+    ngpt_context_free(tmp);
+    if (st) return cli_library_failed(cmd);
+    apply_saved(o, saved);
+    return CLI_OK;
+}
+
+/* Appends "OPT NOW (saved: WAS)" to a comma-separated list. */
+static void list_change(char *list, size_t cap, const char *opt, const char *now, const char *was)
+{
+    size_t n = strlen(list);
+    snprintf(list + n, cap - n, "%s%s %s (saved: %s)", n ? ", " : "", opt, now, was);
+}
+
+/* Settings given again on resume that differ from the saved run: the
+ * continuation is then no longer the run that was interrupted. */
+static void warn_changed(const train_opts *o, const ngpt_train_state *s)
+{
+    const struct { const char *opt; bool given; double now, was; } f[] = {
+        {"--steps", o->g_steps, o->steps, (double)s->opt.total_steps},
+        {"--batch", o->g_batch, o->batch, s->batch},
+        {"--seq", o->g_seq, o->seq, s->seq},
+        {"--lr", o->g_lr, o->opt.lr, s->opt.lr},
+        {"--min-lr", o->g_min_lr, o->opt.min_lr, s->opt.min_lr},
+        {"--warmup", o->g_warmup, (double)o->opt.warmup, (double)s->opt.warmup},
+        {"--weight-decay", o->g_wd, o->opt.weight_decay, s->opt.weight_decay},
+        {"--clip", o->g_clip, o->opt.clip, s->opt.clip},
+        {"--accum", o->g_accum, o->opt.accum, s->opt.accum},
+        {"--no-decay-norms", o->g_decay, !o->opt.decay_all, !s->opt.decay_all},
+        {"--holdout", o->g_holdout, o->holdout, s->holdout},
+    };
+    char list[640] = "", now[32], was[32];
+    int changed = 0;
+    if (o->g_seed && o->seed != s->seed) {
+        snprintf(now, sizeof now, "%llu", (unsigned long long)o->seed);
+        snprintf(was, sizeof was, "%llu", (unsigned long long)s->seed);
+        list_change(list, sizeof list, "--seed", now, was);
+        changed++;
+    }
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (!f[i].given || f[i].now == f[i].was) continue;
+        snprintf(now, sizeof now, "%g", f[i].now);
+        snprintf(was, sizeof was, "%g", f[i].was);
+        list_change(list, sizeof list, f[i].opt, now, was);
+        changed++;
+    }
+    if (!changed) return;
+    const bool schedule = o->g_steps && (double)o->steps != (double)s->opt.total_steps;
+    fprintf(stderr, "ngpt train: warning: %s %s the run saved in %s; %sthe resumed run is no "
+            "longer bit-identical to an uninterrupted one\n", list,
+            changed > 1 ? "differ from" : "differs from", o->resume,
+            schedule ? "the learning-rate schedule changes and " : "");
+}
+
+/* Resolves seq, the schedule length and the warmup, and checks them. */
+static int settle(const char *cmd, train_opts *o, const ngpt_train_state *saved)
+{
+    if (o->seq == 0) o->seq = o->cfg.context_len;
+    if (o->seq > o->cfg.context_len)
+        return cli_error(cmd, CLI_USAGE, "--seq %d is longer than the model's context T=%d",
+                         (int)o->seq, (int)o->cfg.context_len);
+    o->opt.total_steps = o->steps;
+    if (!o->g_warmup && o->opt.warmup > o->steps / 10 && !saved->has_state)
+        o->opt.warmup = o->steps / 10;  /* a short run still gets most of its steps at full lr */
+    if (ngpt_optim_config_validate(&o->opt))
+        return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
+    return CLI_OK;
+}
+
+/* ---------------------------------------------------------- data, model */
+
+/* What a run works with, once set up. */
+typedef struct run {
+    const char *cmd;
+    train_opts *o;
+    ngpt_data *data;
+    const char *data_name;      /* for the report */
+    size_t train_bytes, eval_bytes, arena;
+    uint64_t data_hash;
+    ngpt_context *ctx;
+    FILE *csv;
+    float best;                 /* best eval loss so far */
+    uint64_t step, step_start;
+    double t_start;
+    bool tty;
+} run;
+
+static int open_data(run *r, const ngpt_train_state *saved)
+{
+    const train_opts *o = r->o;
+    static const char *const corpus[] = {NGPT_CORPUS_PATH};
+    const char *const *paths = o->n_data ? o->data : corpus;
+    if (ngpt_data_open(&r->data, paths, o->n_data ? o->n_data : 1, o->holdout, o->seq)) {
+        if (!o->n_data)
+            return cli_error(r->cmd, CLI_FAILED, "no --data given, and the bundled corpus is "
+                             "unusable (run `make` to build it): %s", cli_library_error());
+        return cli_library_failed(r->cmd);
+    }
+    r->data_name = paths[0];
+    ngpt_data_sizes(r->data, &r->train_bytes, &r->eval_bytes);
+    ngpt_data_checksum(r->data, &r->data_hash);
+    if (saved->has_state && saved->data_hash && saved->data_hash != r->data_hash)
+        fprintf(stderr, "ngpt train: warning: the data differs from the run saved in %s (pass the "
+                "same --data files to continue it exactly)\n", o->resume);
+    if (r->eval_bytes == 0 && o->best)
+        return cli_error(r->cmd, CLI_USAGE, "--keep-best needs held-out data (--holdout > 0)");
+    return CLI_OK;
+}
+
+/* The training context: the resumed checkpoint or fresh weights, and the
+ * CSV log (appended to when resuming past step 0). */
+static int open_model(run *r)
+{
+    const train_opts *o = r->o;
+    ngpt_shape shape = {.mode = NGPT_MODE_TRAIN, .batch = o->batch, .seq = o->seq,
+                        .trace = NGPT_TRACE_NONE, .threads = o->threads};
+    ngpt_status st = ngpt_arena_size(&o->cfg, &shape, &r->arena);
+    if (!st) st = ngpt_context_init(&r->ctx, &o->cfg, &shape, NULL, 0);
+    if (!st) st = o->resume ? ngpt_checkpoint_load_train(r->ctx, o->resume, NULL)
+                            : ngpt_params_init(r->ctx, o->seed);
+    if (st) return cli_library_failed(r->cmd);
+    ngpt_optim_step_count(r->ctx, &r->step);
+    if (o->log_csv) {
+        r->csv = fopen(o->log_csv, r->step ? "a" : "w");
+        if (!r->csv) return cli_error(r->cmd, CLI_FAILED, "cannot write %s", o->log_csv);
+        if (!r->step) fprintf(r->csv, "step,loss,lr,grad_norm,tokens_per_s,eval_loss\n");
+    }
+    return CLI_OK;
+}
+
+/* ----------------------------------------------------------- reporting */
+
+static void fmt_eta(double s, char *buf, size_t n)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(buf, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
+    else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+}
+
+static void report_start(const run *r)
+{
+    const train_opts *o = r->o;
+    char desc[256];
+    size_t n_params = 0;
+    ngpt_config_format(&o->cfg, desc, sizeof desc);
+    ngpt_config_param_count(&o->cfg, &n_params);
+    printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, 1 thread%s)\n",
+           desc, n_params, (double)r->arena / 1048576.0, (int)o->batch, (int)o->seq,
+           (int)o->opt.accum, o->threads > 1 ? ": --threads is not used yet" : "");
+    printf("data %s%s: %zu bytes train, %zu held out; steps %llu..%d, lr %g -> %g, warmup %lld, "
+           "seed %llu\n", r->data_name, o->n_data > 1 ? " (+more)" : "", r->train_bytes,
+           r->eval_bytes, (unsigned long long)r->step, (int)o->steps, (double)o->opt.lr,
+           (double)o->opt.min_lr, (long long)o->opt.warmup, (unsigned long long)o->seed);
+    fflush(stdout);
+}
+
+/* One step's progress: a line rewritten in place on a terminal, plain lines
+ * (every 10th step, the first, the last and evaluations) otherwise; the CSV
+ * row. dt: the step's seconds; now: when it ended (before any evaluation);
+ * eval is NaN when the step did not evaluate. */
+static void report_step(const run *r, float loss, float lr, float norm, double dt, double now,
+                        float eval)
+{
+    const train_opts *o = r->o;
+    const double elapsed = now - r->t_start;
+    const uint64_t done = r->step - r->step_start;
+    const double tps = (double)o->batch * o->seq * o->opt.accum * (double)done / elapsed;
+    const bool last = r->step == (uint64_t)o->steps;
+    char eta[32];
+    fmt_eta((double)((uint64_t)o->steps - r->step) * elapsed / (double)done, eta, sizeof eta);
+    if (r->tty) {
+        printf("\rstep %llu/%d  loss %.4f  lr %.2e  %.0f tok/s  %.0f ms/step  ETA %s   ",
+               (unsigned long long)r->step, (int)o->steps, (double)loss, (double)lr, tps,
+               1e3 * dt, eta);
+        if (!isnan(eval)) printf("\n  eval loss %.4f (%.3f bits/byte)\n", (double)eval,
+                                 (double)eval / 0.69314718055994531);
+    } else if (done == 1 || r->step % 10 == 0 || last || !isnan(eval)) {
+        printf("step %llu/%d loss %.4f lr %.2e grad_norm %.3f tok/s %.0f ms/step %.0f ETA %s",
+               (unsigned long long)r->step, (int)o->steps, (double)loss, (double)lr,
+               (double)norm, tps, 1e3 * dt, eta);
+        if (!isnan(eval)) printf(" eval_loss %.4f bits/byte %.3f", (double)eval,
+                                 (double)eval / 0.69314718055994531);
+        printf("\n");
+    }
+    fflush(stdout);
+    if (r->csv) {
+        fprintf(r->csv, "%llu,%.6f,%.6e,%.6f,%.1f,", (unsigned long long)r->step, (double)loss,
+                (double)lr, (double)norm, tps);
+        if (!isnan(eval)) fprintf(r->csv, "%.6f", (double)eval);
+        fprintf(r->csv, "\n");
+    }
+}
+
+/* ---------------------------------------------------------------- loop */
+
+/* Evaluates when due (every --eval-every steps and at the last), keeping
+ * --keep-best; *eval stays NaN otherwise. */
+static int evaluate_if_due(run *r, float *eval)
+{
+    const train_opts *o = r->o;
+    const bool due = r->step == (uint64_t)o->steps ||
+                     (o->eval_every > 0 && r->step % (uint64_t)o->eval_every == 0);
+    if (r->eval_bytes == 0 || !due) return CLI_OK;
+    if (ngpt_model_evaluate(r->ctx, r->data, o->seed, o->eval_batches, o->batch, o->seq, eval))
+        return cli_library_failed(r->cmd);
+    if (o->best && *eval < r->best) {
+        r->best = *eval;
+        if (save(r->ctx, o->best, o, r->best, r->data_hash)) return cli_library_failed(r->cmd);
+    }
+    r->best = *eval < r->best ? *eval : r->best;
+    return CLI_OK;
+}
+
+/* Steps until --steps (or --stop-at, or Ctrl-C). *nonfinite: stopped on a
+ * NaN/Inf loss or gradient (nothing of that step was applied). */
+static int train_loop(run *r, bool *nonfinite)
+{
+    const train_opts *o = r->o;
+    const uint64_t end = o->stop_at > 0 && o->stop_at < o->steps ? (uint64_t)o->stop_at
+                                                                  : (uint64_t)o->steps;
+    int skipped_in_row = 0;
+    r->t_start = cli_now();
+    r->step_start = r->step;
+    while (r->step < end && !interrupted) {
+        float loss, lr, norm, eval = NAN;
+        const double t0 = cli_now();
+        ngpt_status st = ngpt_train_step(r->ctx, &o->opt, r->data, o->seed, o->batch, o->seq,
+                                         &loss, &lr, &norm);
+        if (st) {
+            /* NaN/Inf: nothing was changed; skip the batch, or stop and save the last good state */
+            if (st == NGPT_ERR_NUMERIC && o->skip_nonfinite && ++skipped_in_row <= 10 &&
+                !ngpt_optim_skip(r->ctx)) {
+                fprintf(stderr, "ngpt train: skipped: %s\n", cli_library_error());
+                r->step++;
+                continue;
+            }
+            *nonfinite = st == NGPT_ERR_NUMERIC;
+            return cli_library_failed(r->cmd);
+        }
+        skipped_in_row = 0;
+        r->step++;
+        const double now = cli_now();
+        int rc = evaluate_if_due(r, &eval);
+        if (rc) return rc;
+        report_step(r, loss, lr, norm, now - t0, now, eval);
+    }
+    return CLI_OK;
+}
+
+/* Saves --out at the end, on Ctrl-C, or after a non-finite stop (the last
+ * good state, unless the parameters themselves went bad); the exit code. */
+static int finish(run *r, int rc, bool nonfinite)
+{
+    const train_opts *o = r->o;
+    if (r->tty) printf("\n");
+    if (nonfinite && !params_finite(r->ctx)) {
+        printf("stopped on a non-finite value; the parameters already hold NaN/Inf, so %s was "
+               "not overwritten\n", o->out);
+    } else if (rc == CLI_OK || interrupted || nonfinite) {
+        if (save(r->ctx, o->out, o, r->best, r->data_hash)) rc = cli_library_failed(r->cmd);
+        else printf("%s %s at step %llu\n", interrupted ? "interrupted: saved"
+                    : nonfinite ? "stopped on a non-finite value: saved the last good state in"
+                                : "saved",
+                    o->out, (unsigned long long)r->step);
+        if (interrupted && rc == CLI_OK) rc = 130;
+    }
+    if (o->best && isfinite(r->best))
+        printf("best eval loss %.4f in %s\n", (double)r->best, o->best);
+    return rc;
+}
+
 int cli_cmd_train(int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -208,175 +480,29 @@ int cli_cmd_train(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc) return rc < 0 ? CLI_OK : rc;
 
-    ngpt_status st;
     ngpt_train_state saved = {.best_eval_loss = INFINITY};
     if (o.resume) {
-        if ((st = ngpt_checkpoint_config(o.resume, &o.cfg))) return cli_fail_status(cmd, o.resume, st);
-        /* a first look at the training state, to plan the context's shape */
-        ngpt_shape probe = {.mode = NGPT_MODE_TRAIN, .batch = 1, .seq = 1, .threads = 1};
-        ngpt_context *tmp;
-        if ((st = ngpt_context_init(&tmp, &o.cfg, &probe, NULL, 0))) return cli_fail_status(cmd, "init", st);
-        st = ngpt_checkpoint_load_train(tmp, o.resume, &saved);
-        ngpt_context_free(tmp);
-        if (st) return cli_fail_status(cmd, o.resume, st);
-        apply_saved(&o, &saved);
-    } else if ((st = ngpt_config_validate(&o.cfg))) {
-        return cli_error(cmd, CLI_USAGE, "%s", ngpt_last_error());
+        if ((rc = resume_settings(cmd, &o, &saved))) return rc;
+        if (saved.has_state) warn_changed(&o, &saved);
+    } else if (ngpt_config_validate(&o.cfg)) {
+        return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
     }
-    if (o.seq == 0) o.seq = o.cfg.context_len;
-    if (o.seq > o.cfg.context_len)
-        return cli_error(cmd, CLI_USAGE, "--seq %d is longer than the model's context T=%d",
-                         (int)o.seq, (int)o.cfg.context_len);
-    o.opt.total_steps = o.steps;
-    if (!o.g_warmup && o.opt.warmup > o.steps / 10 && !(o.resume && saved.has_state))
-        o.opt.warmup = o.steps / 10;    /* a short run still gets most of its steps at full lr */
-    if ((st = ngpt_optim_config_validate(&o.opt))) return cli_error(cmd, CLI_USAGE, "%s", ngpt_last_error());
+    if ((rc = settle(cmd, &o, &saved))) return rc;
 
-    const char *const corpus[] = {NGPT_CORPUS_PATH};
-    const char *const *paths = o.n_data ? o.data : corpus;
-    ngpt_data *data;
-    if ((st = ngpt_data_open(&data, paths, o.n_data ? o.n_data : 1, o.holdout, o.seq))) {
-        if (!o.n_data) fprintf(stderr, "ngpt train: no --data given and the bundled corpus is "
-                               "unusable (run `make` to build it)\n");
-        return cli_fail_status(cmd, "data", st);
-    }
-    size_t tr = 0, ev = 0;
-    uint64_t data_hash = 0;
-    ngpt_data_sizes(data, &tr, &ev);
-    ngpt_data_checksum(data, &data_hash);
-    if (saved.has_state && saved.data_hash && saved.data_hash != data_hash)
-        fprintf(stderr, "ngpt train: warning: the data differs from the run saved in %s (pass the "
-                "same --data files to continue it exactly)\n", o.resume);
-    if (ev == 0 && o.best) {
-        ngpt_data_free(data);
-        return cli_error(cmd, CLI_USAGE, "--keep-best needs held-out data (--holdout > 0)");
-    }
-    ngpt_shape shape = {.mode = NGPT_MODE_TRAIN, .batch = o.batch, .seq = o.seq,
-                        .trace = NGPT_TRACE_NONE, .threads = o.threads};
-    ngpt_context *ctx = NULL;
-    size_t arena = 0;
-    if (!(st = ngpt_arena_size(&o.cfg, &shape, &arena))) st = ngpt_context_init(&ctx, &o.cfg, &shape, NULL, 0);
-    if (!st) st = o.resume ? ngpt_checkpoint_load_train(ctx, o.resume, NULL) : ngpt_params_init(ctx, o.seed);
-    if (st) {
-        ngpt_context_free(ctx);
-        ngpt_data_free(data);
-        return cli_fail_status(cmd, o.resume ? o.resume : "init", st);
-    }
-    FILE *csv = NULL;
-    if (o.log_csv) {
-        uint64_t s0 = 0;
-        ngpt_optim_step_count(ctx, &s0);
-        csv = fopen(o.log_csv, s0 ? "a" : "w");
-        if (!csv) {
-            ngpt_context_free(ctx);
-            ngpt_data_free(data);
-            return cli_error(cmd, CLI_FAILED, "cannot write %s", o.log_csv);
-        }
-        if (!s0) fprintf(csv, "step,loss,lr,grad_norm,tokens_per_s,eval_loss\n");
-    }
-
-    char desc[256];
-    size_t n_params = 0;
-    ngpt_config_format(&o.cfg, desc, sizeof desc);
-    ngpt_config_param_count(&o.cfg, &n_params);
-    uint64_t step = 0;
-    ngpt_optim_step_count(ctx, &step);
-    printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, 1 thread%s)\n",
-           desc, n_params, (double)arena / 1048576.0, (int)o.batch, (int)o.seq, (int)o.opt.accum,
-           o.threads > 1 ? ": --threads is not used yet" : "");
-    printf("data %s%s: %zu bytes train, %zu held out; steps %llu..%d, lr %g -> %g, warmup %lld, "
-           "seed %llu\n", paths[0], o.n_data > 1 ? " (+more)" : "", tr, ev,
-           (unsigned long long)step, (int)o.steps, (double)o.opt.lr, (double)o.opt.min_lr,
-           (long long)o.opt.warmup, (unsigned long long)o.seed);
-    fflush(stdout);
-
-    const bool tty = isatty(fileno(stdout));
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigaction(SIGINT, &sa, NULL);
-    float best = saved.has_state ? saved.best_eval_loss : INFINITY;
-    const double tokens_per_step = (double)o.batch * o.seq * o.opt.accum;
-    const double t_start = now_s();
-    const uint64_t step_start = step;
-    rc = CLI_OK;
+    run r = {.cmd = cmd, .o = &o, .tty = isatty(fileno(stdout)),
+             .best = saved.has_state ? saved.best_eval_loss : INFINITY};
     bool nonfinite = false;
-    int skipped_in_row = 0;
-    const uint64_t end = o.stop_at > 0 && o.stop_at < o.steps ? (uint64_t)o.stop_at : (uint64_t)o.steps;
-    while (step < end && !interrupted) {
-        float loss, lr, norm;
-        double t0 = now_s();
-        if ((st = ngpt_train_step(ctx, &o.opt, data, o.seed, o.batch, o.seq, &loss, &lr, &norm))) {
-            /* NaN/Inf: nothing was changed; skip the batch, or stop and save the last good state */
-            if (st == NGPT_ERR_NUMERIC && o.skip_nonfinite && ++skipped_in_row <= 10 &&
-                !ngpt_optim_skip(ctx)) {
-                fprintf(stderr, "ngpt train: skipped: %s\n", ngpt_last_error());
-                step++;
-                continue;
-            }
-            nonfinite = st == NGPT_ERR_NUMERIC;
-            rc = cli_fail_status(cmd, "train step", st);
-            break;
-        }
-        skipped_in_row = 0;
-        step++;
-        double now = now_s(), dt = now - t0;
-        double tps = tokens_per_step * (double)(step - step_start) / (now - t_start);
-        float eval = NAN;
-        bool last = step == (uint64_t)o.steps;
-        if (ev > 0 && (last || (o.eval_every > 0 && step % (uint64_t)o.eval_every == 0))) {
-            if ((st = ngpt_model_evaluate(ctx, data, o.seed, o.eval_batches, o.batch, o.seq, &eval))) {
-                rc = cli_fail_status(cmd, "evaluate", st);
-                break;
-            }
-            if (o.best && eval < best) {
-                best = eval;
-                if ((st = save(ctx, o.best, &o, best, data_hash))) {
-                    rc = cli_fail_status(cmd, o.best, st);
-                    break;
-                }
-            }
-            best = eval < best ? eval : best;
-        }
-        char eta[32];
-        fmt_eta((double)((uint64_t)o.steps - step) * (now - t_start) / (double)(step - step_start),
-                eta, sizeof eta);
-        if (tty) {
-            printf("\rstep %llu/%d  loss %.4f  lr %.2e  %.0f tok/s  %.0f ms/step  ETA %s   ",
-                   (unsigned long long)step, (int)o.steps, (double)loss, (double)lr, tps,
-                   1e3 * dt, eta);
-            if (!isnan(eval)) printf("\n  eval loss %.4f (%.3f bits/byte)\n", (double)eval,
-                                     (double)eval / 0.69314718055994531);
-        } else if (step == step_start + 1 || step % 10 == 0 || last || !isnan(eval)) {
-            printf("step %llu/%d loss %.4f lr %.2e grad_norm %.3f tok/s %.0f ms/step %.0f ETA %s",
-                   (unsigned long long)step, (int)o.steps, (double)loss, (double)lr,
-                   (double)norm, tps, 1e3 * dt, eta);
-            if (!isnan(eval)) printf(" eval_loss %.4f bits/byte %.3f", (double)eval,
-                                     (double)eval / 0.69314718055994531);
-            printf("\n");
-        }
-        fflush(stdout);
-        if (csv) {
-            fprintf(csv, "%llu,%.6f,%.6e,%.6f,%.1f,", (unsigned long long)step, (double)loss,
-                    (double)lr, (double)norm, tps);
-            if (!isnan(eval)) fprintf(csv, "%.6f", (double)eval);
-            fprintf(csv, "\n");
-        }
+    if (!(rc = open_data(&r, &saved)) && !(rc = open_model(&r))) {
+        report_start(&r);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_sigint;
+        sigaction(SIGINT, &sa, NULL);
+        rc = train_loop(&r, &nonfinite);
+        rc = finish(&r, rc, nonfinite);
     }
-    if (tty) printf("\n");
-    if (nonfinite && !params_finite(ctx)) {
-        printf("stopped on a non-finite value; the parameters already hold NaN/Inf, so %s was "
-               "not overwritten\n", o.out);
-    } else if (rc == CLI_OK || interrupted || nonfinite) {
-        if ((st = save(ctx, o.out, &o, best, data_hash))) rc = cli_fail_status(cmd, o.out, st);
-        else printf("%s %s at step %llu\n", interrupted ? "interrupted: saved"
-                    : nonfinite ? "stopped on a non-finite value: saved the last good state in" : "saved",
-                    o.out, (unsigned long long)step);
-        if (interrupted && rc == CLI_OK) rc = 130;
-    }
-    if (o.best && isfinite(best)) printf("best eval loss %.4f in %s\n", (double)best, o.best);
-    if (csv) fclose(csv);
-    ngpt_context_free(ctx);
-    ngpt_data_free(data);
+    if (r.csv) fclose(r.csv);
+    ngpt_context_free(r.ctx);
+    ngpt_data_free(r.data);
     return rc;
 }

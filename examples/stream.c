@@ -17,9 +17,11 @@ static int print_token(int32_t token, void *user)
     return 0;                       /* non-zero would stop generation */
 }
 
-static int fail(const char *what, ngpt_status st)
+/* The message names the function that failed and says what to do, e.g.
+ * "ngpt_checkpoint_config: cannot open model.ngpt: No such file or directory". */
+static int fail(void)
 {
-    fprintf(stderr, "stream: %s: %s: %s\n", what, ngpt_status_string(st), ngpt_last_error());
+    fprintf(stderr, "stream: %s\n", ngpt_last_error());
     return 1;
 }
 
@@ -34,11 +36,11 @@ int main(int argc, char **argv)
 
     ngpt_config cfg;                        /* plan a context for the checkpoint */
     ngpt_status st = ngpt_checkpoint_config(path, &cfg);
-    if (st) return fail(path, st);
+    if (st) return fail();
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *ctx;
-    if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) return fail("init", st);
-    if ((st = ngpt_checkpoint_load(ctx, path))) return fail(path, st);
+    if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) return fail();
+    if ((st = ngpt_checkpoint_load(ctx, path))) return fail();
 
     int32_t tokens[4096];
     int32_t n = 0;
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
     st = ngpt_model_generate(ctx, &gc, tokens, n, NULL, 0, print_token, NULL, &r);
     putchar('\n');
     ngpt_context_free(ctx);
-    if (st) return fail("generate", st);
+    if (st) return fail();
     fprintf(stderr, "stream: %d tokens (%s)\n", (int)r.n_tokens, ngpt_stop_reason_string(r.reason));
     return 0;
 }

@@ -36,11 +36,18 @@
     } while (0)
 
 /* A failing status must come with a message naming what was wrong. */
-static inline void fuzz_expect_message(ngpt_status st, const char *what)
+/* A failure of public function fn left a message in the form of ngpt.h's
+ * Conventions: "fn: <sentence>" (internal invariants have their own form). */
+static inline void fuzz_expect_message(ngpt_status st, const char *fn)
 {
-    if (st != NGPT_OK && ngpt_last_error()[0] == '\0')
-        fuzz_fail("%s failed with %s but left no message", what, ngpt_status_string(st));
-    if ((int)st < 0 || st >= NGPT_STATUS_COUNT) fuzz_fail("%s returned status %d", what, (int)st);
+    const char *m = ngpt_last_error();
+    const size_t n = strlen(fn);
+    if (st != NGPT_OK && m[0] == '\0')
+        fuzz_fail("%s failed with %s but left no message", fn, ngpt_status_string(st));
+    if (st != NGPT_OK && st != NGPT_ERR_INTERNAL &&
+        (strncmp(m, fn, n) != 0 || m[n] != ':' || m[n + 1] != ' ' || !strncmp(m + n + 2, "ngpt_", 5)))
+        fuzz_fail("%s failed with a message that does not start with \"%s: \" once: %s", fn, fn, m);
+    if ((int)st < 0 || st >= NGPT_STATUS_COUNT) fuzz_fail("%s returned status %d", fn, (int)st);
 }
 
 /* The tiny model of the seed checkpoints (fuzz/corpus/checkpoint_*). */

@@ -54,7 +54,7 @@ static void fuzz_ckpt_other_config(const ngpt_config *cfg, const unsigned char *
     s.seq = cfg->context_len < 4 ? cfg->context_len : 4;
     size_t bytes;
     ngpt_status st = ngpt_arena_size(cfg, &s, &bytes);
-    fuzz_expect_message(st, "arena_size");
+    fuzz_expect_message(st, "ngpt_arena_size");
     if (st || bytes > FUZZ_CKPT_MAX_ARENA) return;
     ngpt_context *ctx;
     if ((st = ngpt_context_init(&ctx, cfg, &s, NULL, 0))) fuzz_fail("init for a valid checkpoint: %s", ngpt_last_error());
@@ -81,7 +81,7 @@ static void fuzz_ckpt_train(const ngpt_config *cfg, const char *path)
     ngpt_train_state ts;
     uint64_t before = fuzz_params_hash(ctx), steps = 0;
     ngpt_status st = ngpt_checkpoint_load_train(ctx, path, &ts);
-    fuzz_expect_message(st, "load_train");
+    fuzz_expect_message(st, "ngpt_checkpoint_load_train");
     ngpt_optim_step_count(ctx, &steps);
     if (st && (fuzz_params_hash(ctx) != before || steps != 0))
         fuzz_fail("a failed load_train (%s) changed the context", ngpt_status_string(st));
@@ -95,14 +95,14 @@ static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *pat
     if (path) fuzz_write_file(path, b, size);
     ngpt_config cfg;
     ngpt_status st = fuzz_ckpt_read_config(b, size, path, &cfg);
-    fuzz_expect_message(st, "checkpoint_read_config");
+    fuzz_expect_message(st, path ? "ngpt_checkpoint_config" : "ngpt_checkpoint_config_mem");
     if (!st && ngpt_config_validate(&cfg))
         fuzz_fail("read_config accepted an invalid config: %s", ngpt_last_error());
 
     ngpt_context *ctx = fuzz_ckpt_tiny_ctx();
     uint64_t before = fuzz_params_hash(ctx);
     ngpt_status ls = fuzz_ckpt_load(ctx, b, size, path);
-    fuzz_expect_message(ls, "load");
+    fuzz_expect_message(ls, path ? "ngpt_checkpoint_load" : "ngpt_checkpoint_load_mem");
     if (ls && fuzz_params_hash(ctx) != before) fuzz_fail("a failed load (%s) changed the parameters",
                                                          ngpt_status_string(ls));
     if (st && !ls) fuzz_fail("load accepted a file that read_config rejected (%s)", ngpt_status_string(st));

@@ -32,7 +32,7 @@ static void run_model(const ngpt_config *c, size_t odd)
     s.seq = c->context_len < 4 ? c->context_len : 4;
     size_t bytes;
     ngpt_status st = ngpt_arena_size(c, &s, &bytes);
-    fuzz_expect_message(st, "arena_size");
+    fuzz_expect_message(st, "ngpt_arena_size");
     if (st || bytes > MAX_ARENA) return;
     unsigned char *buf = malloc(bytes + odd);
     ngpt_context *ctx = NULL;
@@ -68,7 +68,7 @@ NGPT_FUZZ_ENTRY(config)
         kv[len] = '\0';
         ngpt_config before = c;
         ngpt_status st = ngpt_config_set(&c, kv);
-        fuzz_expect_message(st, "config_set");
+        fuzz_expect_message(st, "ngpt_config_set");
         if (st && ngpt_config_compare(&before, &c)) fuzz_fail("a rejected line changed the config");
         free(kv);
         start += len + 1;
@@ -83,7 +83,7 @@ NGPT_FUZZ_ENTRY(config)
         free(small);
     }
     ngpt_status st = ngpt_config_validate(&c);
-    fuzz_expect_message(st, "config_validate");
+    fuzz_expect_message(st, "ngpt_config_validate");
     size_t count;
     ngpt_status pc = ngpt_config_param_count(&c, &count);
     if ((st == NGPT_OK) != (pc == NGPT_OK)) fuzz_fail("validate and param_count disagree");
@@ -91,7 +91,7 @@ NGPT_FUZZ_ENTRY(config)
     for (int i = 0; i < 2; i++) {
         size_t bytes;
         ngpt_status as = ngpt_arena_size(&c, &shapes[i], &bytes);
-        fuzz_expect_message(as, "arena_size");
+        fuzz_expect_message(as, "ngpt_arena_size");
         if (st && !as) fuzz_fail("arena_size planned an invalid config");
     }
     if (st) return 0;

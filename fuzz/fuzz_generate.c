@@ -73,7 +73,7 @@ NGPT_FUZZ_ENTRY(generate)
     stream got = {.n = 0};
     ngpt_generate_result res = {0};
     ngpt_status st = ngpt_model_generate(ctx, &gc, prompt, n_prompt, out, 64, on_token, &got, &res);
-    fuzz_expect_message(st, "generate");
+    fuzz_expect_message(st, "ngpt_model_generate");
     if (!st) {
         if (res.n_tokens < 0 || res.n_tokens > gc.max_tokens || res.n_tokens > res.n_generated)
             fuzz_fail("%d output tokens of %d generated, max %d", (int)res.n_tokens,

@@ -47,11 +47,11 @@ NGPT_FUZZ_ENTRY(sampler)
     uint64_t index = fuzz_u8(&r);
 
     ngpt_status vs = ngpt_sampler_validate(&s, V);
-    fuzz_expect_message(vs, "sampler_validate");
+    fuzz_expect_message(vs, "ngpt_sampler_validate");
     int32_t token = -12345;
     ngpt_status st = ngpt_sampler_sample(ctx, &s, logits, n_recent ? recent : NULL, n_recent, sequence,
                                  index, &token);
-    fuzz_expect_message(st, "sample");
+    fuzz_expect_message(st, "ngpt_sampler_sample");
     if (vs && !st) fuzz_fail("sample accepted settings validate rejects: %s", ngpt_status_string(vs));
     if (!st) {
         if (token < 0 || token >= V) fuzz_fail("sampled token %d", (int)token);

@@ -35,9 +35,15 @@
  *
  * Conventions
  *  - Every function that can fail returns an ngpt_status. NGPT_OK is 0.
- *    ngpt_status_string() names the status; ngpt_last_error() says, in words a
- *    user can act on, what exactly was wrong (per thread, overwritten by the
- *    next failure on that thread).
+ *    ngpt_status_string() names the status; ngpt_last_error() says what
+ *    exactly was wrong, per thread (overwritten by the next failure on that
+ *    thread), always in one form: "ngpt_<function>: <one sentence>" — the
+ *    public function you called (also when a part it uses found the
+ *    problem), then what is wrong, naming the file or value, and where there
+ *    is a choice what to do, e.g. "ngpt_model_generate: the prompt has 300
+ *    tokens but the model's context is T=256; shorten the prompt". The one
+ *    exception is NGPT_ERR_INTERNAL (a bug): "internal invariant failed at
+ *    <file>:<line>: <condition>".
  *  - All memory lives in one arena whose size is computed up front by
  *    ngpt_arena_size(). After ngpt_context_init() nothing is allocated.
  *  - Results are bit-identical on every build (scalar, AVX2, NEON, any thread
@@ -393,7 +399,8 @@ ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t se
  * *loss = mean of the micro-batch losses; lr and grad_norm may be NULL.
  * A NaN or Inf loss or gradient norm is NGPT_ERR_NUMERIC naming the step
  * (1-based), with parameters, moments and the step count unchanged: stop,
- * or skip the batch with ngpt_optim_skip.
+ * or skip the batch with ngpt_optim_skip. NGPT_ERR_BAD_TOKEN when the
+ * training split holds a byte that is not a token id (a config with V < 256).
  * Resuming from a checkpoint with the same seed continues bit for bit. */
 ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
                             const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,

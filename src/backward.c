@@ -39,12 +39,11 @@ static void linear_bwd_input(const ngpt_kernels *k, float *dx, const float *dy, 
 static void drop_bwd(const ngpt_context *ctx, float *dx, const float *dy, size_t n, int layer,
                      int kind)
 {
-    if (!ctx->dropout_on || ctx->cfg.dropout <= 0.0f) {
+    if (!ngpt_dropout_active(ctx)) {
         if (dx != dy) memcpy(dx, dy, n * sizeof(float));
         return;
     }
-    ngpt_dropout_key key = {ctx->dropout_seed, ctx->dropout_step,
-                            ngpt_rng_site_dropout(layer, kind), ctx->cfg.dropout};
+    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, kind);
     ctx->k->dropout(dx, dy, n, 0, &key);
 }
 
@@ -56,10 +55,8 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
     const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
     const ptrdiff_t row = 3 * (ptrdiff_t)C;
     const float scale = 1.0f / sqrtf((float)D);
-    const bool dropping = ctx->dropout_on && ctx->cfg.dropout > 0.0f;
-    const ngpt_dropout_key key = {ctx->dropout_seed, ctx->dropout_step,
-                                  ngpt_rng_site_dropout(layer, NGPT_SITE_ATTN_PROBS),
-                                  ctx->cfg.dropout};
+    const bool dropping = ngpt_dropout_active(ctx);
+    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS);
     float *pd = ctx->plan.thread_rows;                  /* (T) dropped probabilities */
     float *dp = ctx->plan.thread_rows + ctx->shape.seq; /* (T) dP, then dS */
     float *gqkv = ctx->plan.g_qkv;
@@ -96,18 +93,24 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
 
 ngpt_status ngpt_model_backward(ngpt_context *ctx)
 {
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "backward: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_backward: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: the context was planned for inference "
-                         "(plan it with NGPT_MODE_TRAIN)");
-    if (!ctx->has_forward || !ctx->has_targets)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "backward: run ngpt_model_forward with targets first");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: the context was planned "
+                         "for inference; plan it with NGPT_MODE_TRAIN");
+    if (!ctx->run.backward_ready)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: there is no forward with "
+                         "targets to differentiate; run ngpt_model_forward with targets first");
+    ngpt_backward_run(ctx);
+    return NGPT_OK;
+}
 
+void ngpt_backward_run(ngpt_context *ctx)
+{
     const ngpt_config *cfg = &ctx->cfg;
     const ngpt_kernels *k = ctx->k;
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
-    const int B = ctx->last_batch, T = ctx->last_seq;
+    const int B = ctx->run.pass.batch, T = ctx->run.pass.seq;
     const int C = cfg->d_model, F = cfg->d_ff, V = cfg->vocab_size, H = cfg->n_heads;
     const int L = cfg->n_layers, D = C / H;
     const size_t BT = (size_t)B * (size_t)T;
@@ -179,25 +182,32 @@ ngpt_status ngpt_model_backward(ngpt_context *ctx)
         float *row = G + lay->tok_emb + (size_t)p->tokens[i] * C;
         k->add(row, row, p->g_res + i * C, (size_t)C);
     }
-    ctx->n_backward++;
-    return NGPT_OK;
+    ctx->run.n_backward++;
 }
 
 ngpt_status ngpt_grads_zero(ngpt_context *ctx)
 {
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "zero_grads: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_zero: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "zero_grads: the context was planned for inference");
-    memset(ctx->plan.grads, 0, ctx->lay.total * sizeof(float));
-    ctx->n_backward = 0;
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_zero: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
+    ngpt_grads_reset(ctx);
     return NGPT_OK;
+}
+
+void ngpt_grads_reset(ngpt_context *ctx)
+{
+    memset(ctx->plan.grads, 0, ctx->lay.total * sizeof(float));
+    ctx->run.n_backward = 0;
 }
 
 ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)
 {
-    if (!ctx || !grads || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "grads: NULL argument");
+    if (!ctx || !grads || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_data: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "grads: the context was planned for inference");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_data: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
     *grads = ctx->plan.grads;
     *count = ctx->lay.total;
     return NGPT_OK;

@@ -17,8 +17,10 @@
 #include <sleef.h>
 #include <string.h>
 
-#include "generate.h"
+#include "beam.h"
+#include "cache.h"
 #include "sampler.h"
+#include "stream.h"
 
 static bool cand_before(const ngpt_beam_cand *a, const ngpt_beam_cand *b)
 {
@@ -38,63 +40,6 @@ static void cand_insert(ngpt_beam_cand *list, int32_t *n, int32_t cap, const ngp
         i--;
     }
     list[i] = *c;
-}
-
-/* Rearranges n slot blocks (bytes each, stride apart) so that block i gets
- * the old block parent[i], with one temporary block: copies whose destination
- * nobody still reads go first; a cycle is broken through tmp. */
-static void permute(unsigned char *base, size_t stride, size_t bytes, unsigned char *tmp,
-                    const int32_t *parent, int32_t n, int32_t *work)
-{
-    int32_t *src = work, *readers = work + n, *done = work + 2 * n;
-    for (int32_t i = 0; i < n; i++) readers[i] = 0;
-    for (int32_t i = 0; i < n; i++) {
-        src[i] = parent[i];
-        done[i] = parent[i] == i;
-        if (!done[i]) readers[parent[i]]++;
-    }
-    for (;;) {
-        bool progress = false, pending = false;
-        for (int32_t i = 0; i < n; i++) {
-            if (done[i]) continue;
-            pending = true;
-            if (readers[i]) continue;
-            memcpy(base + i * stride, src[i] < 0 ? tmp : base + src[i] * stride, bytes);
-            if (src[i] >= 0) readers[src[i]]--;
-            done[i] = 1;
-            progress = true;
-        }
-        if (!pending) return;
-        if (progress) continue;
-        for (int32_t i = 0; i < n; i++) {   /* only cycles remain: break one at i */
-            if (done[i]) continue;
-            memcpy(tmp, base + i * stride, bytes);
-            for (int32_t j = 0; j < n; j++)
-                if (!done[j] && src[j] == i) src[j] = -1;
-            readers[i] = 0;
-            break;
-        }
-    }
-}
-
-/* Slots 0..n-1 continue slots parent[0..n): caches and token lists. */
-static void reorder(ngpt_context *ctx, int32_t n)
-{
-    ngpt_plan *p = &ctx->plan;
-    const size_t TC = (size_t)ctx->cfg.context_len, C = (size_t)ctx->cfg.d_model;
-    const size_t len = (size_t)p->kv_len[0];    /* all live beams hold the same count */
-    const size_t blk = TC * C * sizeof(float);
-    unsigned char *tmp = (unsigned char *)p->kv_tmp;
-    for (int l = 0; l < ctx->cfg.n_layers; l++) {
-        size_t base = (size_t)l * ctx->shape.batch * TC * C;
-        permute((unsigned char *)(p->kv_k + base), blk, len * C * sizeof(float), tmp,
-                p->beam_parent, n, p->beam_work);
-        permute((unsigned char *)(p->kv_v + base), blk, len * C * sizeof(float), tmp,
-                p->beam_parent, n, p->beam_work);
-    }
-    permute((unsigned char *)p->kv_tokens, TC * sizeof(int32_t), len * sizeof(int32_t), tmp,
-            p->beam_parent, n, p->beam_work);
-    for (int32_t i = 0; i < n; i++) p->kv_len[i] = (int32_t)len;
 }
 
 static float normalise(float score, int32_t len, float penalty)
@@ -120,7 +65,7 @@ static void finish(ngpt_context *ctx, int32_t W, int32_t *nf, const ngpt_beam_ca
         (*nf)++;
     }
     int32_t *dst = p->beam_fin_tok + (size_t)slot * TC;
-    const int32_t *src = p->kv_tokens + (size_t)c->beam * TC + prompt_len;
+    const int32_t *src = ngpt_kv_tokens(ctx, c->beam) + prompt_len;
     for (int32_t i = 0; i < n_keep; i++) dst[i] = i < gen - 1 ? src[i] : c->tok;
     p->beam_fin_len[slot] = n_keep;
     p->beam_fin_score[slot] = s;
@@ -135,8 +80,8 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
     const int32_t W = gc->beam_width, V = ctx->cfg.vocab_size, T = ctx->cfg.context_len;
     const size_t TC = (size_t)T;
     const float *row;
-    ngpt_status st = ngpt_gen_prefill(ctx, 0, prompt, prompt_len, &row);
-    if (st) return st;
+    ngpt_status st;
+    ngpt_kv_prefill(ctx, 0, prompt, prompt_len, &row);
     if (gc->on_prefilled) gc->on_prefilled(user);
 
     int32_t nb = 1, nf = 0, gen = 0;
@@ -149,8 +94,8 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
         for (int32_t b = 0; b < nb; b++) {
             const float *logits = gen == 0 ? row : p->logits + (size_t)b * V;
             float *z = p->samp_z, *pr = p->samp_p;
-            if ((st = ngpt_sampler_adjust(ctx, &gc->sampler, logits, p->kv_tokens + (size_t)b * TC,
-                                          p->kv_len[b], z)))
+            if ((st = ngpt_sampler_adjust(ctx, &gc->sampler, logits, ngpt_kv_tokens(ctx, b),
+                                          ngpt_kv_len(ctx, b), z)))
                 return st;
             ctx->k->softmax(pr, z, V);
             for (int32_t t = 0; t < V; t++) {
@@ -165,7 +110,7 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
         int32_t nl = 0;
         for (int32_t i = 0; i < nc && nl < W; i++) {
             const ngpt_beam_cand c = cand[i];
-            const int32_t *tail = p->kv_tokens + (size_t)c.beam * TC + p->kv_len[c.beam];
+            const int32_t *tail = ngpt_kv_tokens(ctx, c.beam) + ngpt_kv_len(ctx, c.beam);
             int32_t m = c.tok == gc->end_token ? -1 : ngpt_stop_match(gc, tail, gen - 1, c.tok, NULL);
             if (m < 0) {
                 finish(ctx, W, &nf, &c, prompt_len, gen, gen - 1, gc->length_penalty,
@@ -183,12 +128,12 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
         nb = nl;
         if (nf == W || nb == 0) break;
         if (gen >= gc->max_tokens) break;
-        if (p->kv_len[0] >= T) {
+        if (ngpt_kv_len(ctx, 0) >= T) {
             reason = NGPT_STOP_CONTEXT_FULL;
             break;
         }
-        reorder(ctx, nb);
-        if ((st = ngpt_cache_decode(ctx, p->beam_tok, nb))) return st;
+        ngpt_kv_reorder(ctx, p->beam_parent, nb, p->beam_work);
+        ngpt_kv_append(ctx, 0, nb, p->beam_tok, 1);
     }
 
     /* the answer: best normalised score, finished hypotheses first on ties */
@@ -216,21 +161,19 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
     } else {    /* a live beam: its parent's tokens then its new token */
         int32_t par = p->beam_parent[best_l];
         int32_t *dst = p->beam_fin_tok;     /* the pool is no longer needed */
-        memcpy(dst, p->kv_tokens + (size_t)par * TC + prompt_len,
-               (size_t)(gen - 1) * sizeof(int32_t));
+        memcpy(dst, ngpt_kv_tokens(ctx, par) + prompt_len, (size_t)(gen - 1) * sizeof(int32_t));
         dst[gen - 1] = p->beam_tok[best_l];
         toks = dst;
         n = gen;
     }
-    res->n_generated = gen;
-    for (int32_t i = 0; i < n; i++) {
-        if (out) out[i] = toks[i];
-        res->n_tokens = i + 1;
-        if (fn && fn(toks[i], user)) {
+    ngpt_stream sm = {.out = out, .fn = fn, .user = user};
+    for (int32_t i = 0; i < n; i++)
+        if (!ngpt_stream_put(&sm, toks[i])) {
             reason = NGPT_STOP_CALLBACK;
             break;
         }
-    }
+    res->n_generated = gen;
+    res->n_tokens = sm.n_out;
     res->reason = reason;
     return NGPT_OK;
 }

@@ -1,204 +1,154 @@
-/* checkpoint.c — the .ngpt writer (docs/FORMAT.md): atomic save of named
- * tensors + metadata, and ngpt_checkpoint_save for the model. */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
+/* checkpoint.c — model checkpoints (checkpoint.h): the config in the
+ * header's model block, the tensor set a config implies, and the public
+ * ngpt_checkpoint_save / _config / _load functions over the container
+ * (ckpt_file.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checkpoint.h"
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the .ngpt format is little-endian; big-endian hosts are not supported"
-#endif
+/* ------------------------------------------------------ the model block */
 
+/* Offsets inside the model block (header offset - 32). */
+enum { BLOCK_INTS = 0, BLOCK_DROPOUT = 24, BLOCK_THETA = 28, BLOCK_FLAGS = 32 };
 
-ssize_t (*ngpt_ckpt_write_hook)(int fd, const void *buf, size_t n) = write;
-
-/* ---------------------------------------------------------------- helpers */
-
-static void put_u32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
-
-
-static void config_encode(const ngpt_config *c, unsigned char *h)
+void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MODEL_BYTES])
 {
     const int32_t ints[6] = {c->vocab_size, c->context_len, c->d_model,
                              c->n_layers,   c->n_heads,     c->d_ff};
-    memcpy(h + 32, ints, sizeof ints);
-    memcpy(h + 56, &c->dropout, 4);
-    memcpy(h + 60, &c->rope_theta, 4);
-    h[64] = c->qkv_bias, h[65] = c->tie_lm_head, h[66] = c->final_norm;
-    h[67] = (unsigned char)c->norm, h[68] = (unsigned char)c->pos;
+    memcpy(b + BLOCK_INTS, ints, sizeof ints);
+    memcpy(b + BLOCK_DROPOUT, &c->dropout, 4);
+    memcpy(b + BLOCK_THETA, &c->rope_theta, 4);
+    b[BLOCK_FLAGS] = c->qkv_bias, b[BLOCK_FLAGS + 1] = c->tie_lm_head;
+    b[BLOCK_FLAGS + 2] = c->final_norm;
+    b[BLOCK_FLAGS + 3] = (unsigned char)c->norm, b[BLOCK_FLAGS + 4] = (unsigned char)c->pos;
 }
 
-/* ----------------------------------------------------------------- writer */
-
-typedef struct sink {
-    int fd;
-    XXH3_state_t hash;
-    uint64_t written;
-} sink;
-
-static ngpt_status sink_write(sink *s, const void *buf, size_t n)
+static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
 {
-    const unsigned char *p = buf;
-    XXH3_64bits_update(&s->hash, buf, n);
-    while (n > 0) {
-        ssize_t w = ngpt_ckpt_write_hook(s->fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0)
-            return ngpt_fail(NGPT_ERR_IO, "checkpoint: write failed: %s",
-                             w < 0 ? strerror(errno) : "no progress (disk full?)");
-        p += w, n -= (size_t)w, s->written += (uint64_t)w;
+    const unsigned char *b = r->model_block;
+    int32_t ints[6];
+    memcpy(ints, b + BLOCK_INTS, sizeof ints);
+    c->vocab_size = ints[0], c->context_len = ints[1], c->d_model = ints[2];
+    c->n_layers = ints[3], c->n_heads = ints[4], c->d_ff = ints[5];
+    memcpy(&c->dropout, b + BLOCK_DROPOUT, 4);
+    memcpy(&c->rope_theta, b + BLOCK_THETA, 4);
+    for (int i = 0; i < 3; i++)
+        if (b[BLOCK_FLAGS + i] > 1)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "config flag byte %d of %s is %u, not "
+                                  "0 or 1", NGPT_CKPT_MODEL_BLOCK + BLOCK_FLAGS + i, r->src,
+                                  b[BLOCK_FLAGS + i]);
+    c->qkv_bias = b[BLOCK_FLAGS], c->tie_lm_head = b[BLOCK_FLAGS + 1];
+    c->final_norm = b[BLOCK_FLAGS + 2];
+    c->norm = (ngpt_norm_placement)b[BLOCK_FLAGS + 3];
+    c->pos = (ngpt_pos_encoding)b[BLOCK_FLAGS + 4];
+    ngpt_status st = ngpt_config_check(c);
+    if (st) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", ngpt_last_error());
+        return ngpt_fail(st == NGPT_ERR_UNSUPPORTED ? st : NGPT_ERR_BAD_FORMAT,
+                         "the config stored in %s is not valid: %s", r->src, why);
     }
     return NGPT_OK;
 }
 
-static ngpt_status sink_zeros(sink *s, size_t n)
+/* ----------------------------------------------------- the tensor set */
+
+/* The model tensors are exactly those the config implies; other names must
+ * be optim.m.<model tensor> / optim.v.<model tensor> with the same shape. */
+static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config *cfg)
 {
-    static const unsigned char zeros[64];
-    ngpt_status st = NGPT_OK;
-    while (n > 0 && !st) {
-        size_t k = n < sizeof zeros ? n : sizeof zeros;
-        st = sink_write(s, zeros, k);
-        n -= k;
+    ngpt_layout lay;
+    ngpt_layout_compute(cfg, &lay);
+    int32_t n_model = ngpt_layout_tensor_count(cfg);
+    char name[NGPT_NAME_MAX];
+    ngpt_tensor_info info;
+    for (int32_t i = 0; i < n_model; i++) {
+        ngpt_layout_tensor(cfg, &lay, i, name, &info);
+        int64_t at = ngpt_ckpt_find_tensor(r, name);
+        if (at < 0)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s is missing in %s", name,
+                                  r->src);
+        if (!ngpt_ckpt_tensor_shape_is(r, (uint32_t)at, info.ndim, info.shape))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s does not have the "
+                                  "shape (%d%s%.0d) its config implies", name, r->src,
+                                  (int)info.shape[0], info.ndim > 1 ? "," : "",
+                                  info.ndim > 1 ? (int)info.shape[1] : 0);
     }
+    for (uint32_t i = 0; i < r->n_tensors; i++) {
+        const char *tname = ngpt_ckpt_tensor_name(r, i);
+        const char *base = tname;
+        if (!strncmp(tname, "optim.m.", 8) || !strncmp(tname, "optim.v.", 8)) base = tname + 8;
+        bool known = false;
+        for (int32_t j = 0; j < n_model && !known; j++) {
+            ngpt_layout_tensor(cfg, &lay, j, name, &info);
+            if (!strcmp(base, name)) {
+                known = true;
+                if (base != tname && !ngpt_ckpt_tensor_shape_is(r, i, info.ndim, info.shape))
+                    return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s is not shaped "
+                                          "like %s", tname, r->src, name);
+            }
+        }
+        if (!known)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s holds unknown tensor %s", r->src,
+                                  tname);
+    }
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const void *data,
+                                 size_t size, ngpt_config *cfg)
+{
+    ngpt_status st = path ? ngpt_ckpt_open_file(r, path) : ngpt_ckpt_open_mem(r, data, size);
+    if (st) return st;
+    if ((st = config_decode(r, cfg)) || (st = check_tensor_set(r, cfg))) ngpt_ckpt_close(r);
     return st;
 }
 
-static bool tensor_bytes(const ngpt_ckpt_tensor *t, size_t *bytes)
+/* A config value for a message: integers exactly, floats with the digits
+ * that tell them apart (%g, else %.9g). */
+static void format_value(char out[32], double v, bool is_float)
 {
-    size_t n = sizeof(float);
-    if (t->ndim < 1 || t->ndim > 4) return false;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] < 0 || !ngpt_mul_ok(n, (size_t)t->shape[d], &n)) return false;
-    if (n > SIZE_MAX - 63) return false;    /* ngpt_align64(n) must not wrap */
-    *bytes = n;
-    return true;
+    if (!is_float) {
+        snprintf(out, 32, "%.0f", v);
+        return;
+    }
+    snprintf(out, 32, "%g", v);
+    if (strtof(out, NULL) != (float)v) snprintf(out, 32, "%.9g", v);
 }
 
-static ngpt_status write_all(sink *s, const ngpt_config *cfg, size_t nt, ngpt_ckpt_tensor_fn get,
-                             void *user, const ngpt_ckpt_meta *meta, size_t nm)
+ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
 {
-    ngpt_status st;
-    ngpt_ckpt_tensor t;
-    /* header + tables, checked: on 32-bit 128 * nt wraps from 33.5M tensors
-     * (a training checkpoint of an 11M-layer model), and the format stores
-     * the header size in 32 bits anyway */
-    size_t tables, part;
-    if (!ngpt_mul_ok(nt, NGPT_CKPT_TENSOR_ENTRY, &tables) || !ngpt_mul_ok(nm, NGPT_CKPT_META_ENTRY, &part) ||
-        !ngpt_add_ok(tables, part, &tables) || !ngpt_add_ok(tables, NGPT_CKPT_HEADER, &tables) ||
-        tables > UINT32_MAX - 63)
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "checkpoint: too many tensors for the format (%zu)", nt);
-    size_t header = ngpt_align64(tables);
-    size_t data_end = header;
-    for (size_t i = 0; i < nt; i++) {
-        size_t b;
-        get(user, i, &t);
-        if (!t.name || !t.data || strlen(t.name) >= NGPT_NAME_MAX)
-            return ngpt_fail(NGPT_ERR_BAD_ARG, "checkpoint: tensor %zu has no data or a bad name", i);
-        if (!tensor_bytes(&t, &b) || !ngpt_add_ok(data_end, ngpt_align64(b), &data_end))
-            return ngpt_fail(NGPT_ERR_OVERFLOW, "checkpoint: tensor %s is too large", t.name);
-    }
-    unsigned char h[NGPT_CKPT_HEADER] = {0};
-    memcpy(h, NGPT_CKPT_MAGIC, 8);
-    put_u32(h + 8, NGPT_CKPT_VERSION);
-    put_u32(h + 12, (uint32_t)header);
-    put_u64(h + 16, (uint64_t)data_end + 8);
-    put_u32(h + 24, (uint32_t)nt);
-    put_u32(h + 28, (uint32_t)nm);
-    config_encode(cfg, h);
-    if ((st = sink_write(s, h, sizeof h))) return st;
-
-    size_t off = header;
-    for (size_t i = 0; i < nt; i++) {
-        unsigned char e[NGPT_CKPT_TENSOR_ENTRY] = {0};
-        size_t b;
-        get(user, i, &t);
-        tensor_bytes(&t, &b);
-        memcpy(e, t.name, strlen(t.name));
-        put_u32(e + 64, 0);
-        put_u32(e + 68, (uint32_t)t.ndim);
-        for (int d = 0; d < t.ndim; d++) put_u32(e + 72 + 4 * d, (uint32_t)t.shape[d]);
-        put_u64(e + 88, off);
-        put_u64(e + 96, b);
-        if ((st = sink_write(s, e, sizeof e))) return st;
-        off += ngpt_align64(b);
-    }
-    for (size_t i = 0; i < nm; i++) {
-        unsigned char e[NGPT_CKPT_META_ENTRY] = {0};
-        size_t klen = strlen(meta[i].key);
-        if (klen >= NGPT_CKPT_META_KEY || meta[i].type > NGPT_META_I64)
-            return ngpt_fail(NGPT_ERR_BAD_ARG, "checkpoint: bad metadata entry \"%s\"", meta[i].key);
-        memcpy(e, meta[i].key, klen);
-        put_u32(e + 48, meta[i].type);
-        memcpy(e + 56, &meta[i].value, 8);
-        if ((st = sink_write(s, e, sizeof e))) return st;
-    }
-    if ((st = sink_zeros(s, header - tables)))
-        return st;
-    for (size_t i = 0; i < nt; i++) {
-        size_t b;
-        get(user, i, &t);
-        tensor_bytes(&t, &b);
-        if ((st = sink_write(s, t.data, b)) || (st = sink_zeros(s, ngpt_align64(b) - b)))
-            return st;
-    }
-    unsigned char sum[8];
-    put_u64(sum, (uint64_t)XXH3_64bits_digest(&s->hash));
-    return sink_write(s, sum, 8);
-}
-
-ngpt_status ngpt_ckpt_write(const char *path, const ngpt_config *cfg, size_t nt,
-                            ngpt_ckpt_tensor_fn get, void *user,
-                            const ngpt_ckpt_meta *meta, size_t nm)
-{
-    if (!path || !cfg || (nt && !get) || (nm && !meta))
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "checkpoint write: NULL argument");
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "checkpoint: path is too long: %s", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return ngpt_fail(NGPT_ERR_IO, "checkpoint: cannot create a temporary file beside %s: %s",
-                         path, strerror(errno));
-    sink s = {.fd = fd};
-    XXH3_64bits_reset(&s.hash);
-    ngpt_status st = write_all(&s, cfg, nt, get, user, meta, nm);
-    if (!st && fchmod(fd, 0644) != 0) (void)0;  /* best effort: mkstemp made it 0600 */
-    if (!st && fsync(fd) != 0)
-        st = ngpt_fail(NGPT_ERR_IO, "checkpoint: fsync of %s failed: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && !st)
-        st = ngpt_fail(NGPT_ERR_IO, "checkpoint: closing %s failed: %s", tmp, strerror(errno));
-    if (!st && rename(tmp, path) != 0)
-        st = ngpt_fail(NGPT_ERR_IO, "checkpoint: renaming %s to %s failed: %s", tmp, path,
-                       strerror(errno));
-    if (st) {
-        char keep[512];
-        snprintf(keep, sizeof keep, "%s", ngpt_last_error());
-        unlink(tmp);
-        return ngpt_fail(st, "%s (the previous %s is unchanged)", keep, path);
-    }
-    /* Make the rename itself durable. */
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
-    else snprintf(dir, sizeof dir, ".");
-    int dfd = open(dir, O_RDONLY);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
+    const struct { const char *name; double a, b; bool is_float; } f[] = {
+        {"V", want->vocab_size, got->vocab_size, false},
+        {"T", want->context_len, got->context_len, false},
+        {"C", want->d_model, got->d_model, false},
+        {"L", want->n_layers, got->n_layers, false},
+        {"H", want->n_heads, got->n_heads, false},
+        {"d_ff", want->d_ff, got->d_ff, false},
+        {"dropout", want->dropout, got->dropout, true},
+        {"rope_theta", want->rope_theta, got->rope_theta, true},
+        {"qkv_bias", want->qkv_bias, got->qkv_bias, false},
+        {"tie_lm_head", want->tie_lm_head, got->tie_lm_head, false},
+        {"final_norm", want->final_norm, got->final_norm, false},
+        {"norm", want->norm, got->norm, false},
+        {"pos", want->pos, got->pos, false},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].a != f[i].b) {
+            char in_ckpt[32], in_ctx[32];
+            format_value(in_ckpt, f[i].b, f[i].is_float);
+            format_value(in_ctx, f[i].a, f[i].is_float);
+            return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH,
+                             "the checkpoint's config differs from the context's: %s is %s in "
+                             "the checkpoint but %s in the context (plan the context with "
+                             "ngpt_checkpoint_config)", f[i].name, in_ckpt, in_ctx);
+        }
     return NGPT_OK;
 }
+
+/* ------------------------------------------------------------ saving */
 
 void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t i,
                             ngpt_ckpt_tensor *out)
@@ -218,7 +168,65 @@ static void model_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 
 ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path)
 {
-    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "save: NULL argument");
-    return ngpt_ckpt_write(path, &ctx->cfg, (size_t)ctx->n_tensors, model_tensor_fn, (void *)ctx,
-                           NULL, 0);
+    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_save: NULL argument");
+    unsigned char block[NGPT_CKPT_MODEL_BYTES];
+    ngpt_ckpt_config_encode(&ctx->cfg, block);
+    return ngpt_prefixed("ngpt_checkpoint_save",
+                         ngpt_ckpt_write(path, block, (size_t)ctx->n_tensors, model_tensor_fn,
+                                         (void *)ctx, NULL, 0));
+}
+
+/* ----------------------------------------------------------- loading */
+
+static ngpt_status read_config(const char *path, const void *data, size_t size, ngpt_config *cfg)
+{
+    ngpt_ckpt_reader r;
+    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, cfg);
+    if (!st) ngpt_ckpt_close(&r);
+    return st;
+}
+
+ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
+{
+    if (!data || !cfg)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config_mem: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_config_mem", read_config(NULL, data, size, cfg));
+}
+
+ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
+{
+    if (!path || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_config", read_config(path, NULL, 0, cfg));
+}
+
+/* Opens, checks the config against the context's, and copies every model
+ * tensor; the reader is verified, so this cannot fail halfway and leave
+ * the parameters half-loaded. */
+static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, size_t size)
+{
+    ngpt_ckpt_reader r;
+    ngpt_config cfg;
+    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &cfg);
+    if (st) return st;
+    st = ngpt_config_compare(&ctx->cfg, &cfg);
+    for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
+        const ngpt_tensor_info *t = &ctx->plan.tensors[i];
+        st = ngpt_ckpt_read_tensor(&r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
+    }
+    if (!st) ngpt_run_params_changed(ctx);
+    ngpt_ckpt_close(&r);
+    return st;
+}
+
+ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
+{
+    if (!ctx || !data)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_load_mem", load(ctx, NULL, data, size));
+}
+
+ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path)
+{
+    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_load", load(ctx, path, NULL, 0));
 }

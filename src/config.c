@@ -21,7 +21,12 @@ ngpt_config ngpt_config_default(void)
 
 ngpt_status ngpt_config_validate(const ngpt_config *cfg)
 {
-    if (!cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "config is NULL");
+    if (!cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_validate: NULL config");
+    return ngpt_prefixed("ngpt_config_validate", ngpt_config_check(cfg));
+}
+
+ngpt_status ngpt_config_check(const ngpt_config *cfg)
+{
     const struct { const char *name; int32_t v; } sizes[] = {
         {"V (vocab_size)", cfg->vocab_size}, {"T (context_len)", cfg->context_len},
         {"C (d_model)", cfg->d_model},       {"L (n_layers)", cfg->n_layers},
@@ -29,66 +34,69 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg)
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i].v <= 0)
-            return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: %s must be > 0, got %d",
+            return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s must be > 0, got %d",
                              sizes[i].name, (int)sizes[i].v);
     if (cfg->d_model % cfg->n_heads != 0)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
-                         "config: C (d_model=%d) must be divisible by H (n_heads=%d)",
+                         "C (d_model=%d) must be divisible by H (n_heads=%d)",
                          (int)cfg->d_model, (int)cfg->n_heads);
     if ((cfg->d_model / cfg->n_heads) % 2 != 0)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
-                         "config: head size D = C/H = %d must be even (RoPE rotates pairs)",
+                         "head size D = C/H = %d must be even (RoPE rotates pairs)",
                          (int)(cfg->d_model / cfg->n_heads));
     if (!(cfg->dropout >= 0.0f && cfg->dropout < 1.0f))
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: dropout must be in [0, 1), got %g",
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "dropout must be in [0, 1), got %g",
                          (double)cfg->dropout);
     if (!(cfg->rope_theta > 0.0f) || !isfinite(cfg->rope_theta))
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: rope_theta must be finite and > 0, got %g",
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_theta must be finite and > 0, got %g",
                          (double)cfg->rope_theta);
     if (cfg->qkv_bias)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "config: qkv_bias=1 is not implemented yet");
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "qkv_bias=1 is not implemented yet");
     if (!cfg->tie_lm_head)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "config: tie_lm_head=0 is not implemented yet");
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "tie_lm_head=0 is not implemented yet");
     if (!cfg->final_norm)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "config: final_norm=0 is not implemented yet");
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "final_norm=0 is not implemented yet");
     if (cfg->norm != NGPT_NORM_PRE)
         return ngpt_fail(cfg->norm == NGPT_NORM_POST ? NGPT_ERR_UNSUPPORTED : NGPT_ERR_BAD_CONFIG,
-                         "config: norm must be pre (post-norm is not implemented yet)");
+                         "norm must be pre (post-norm is not implemented yet)");
     if (cfg->pos != NGPT_POS_ROPE)
         return ngpt_fail((cfg->pos == NGPT_POS_SINUSOIDAL || cfg->pos == NGPT_POS_LEARNED)
                              ? NGPT_ERR_UNSUPPORTED : NGPT_ERR_BAD_CONFIG,
-                         "config: pos must be rope (sinusoidal and learned are not implemented yet)");
+                         "pos must be rope (sinusoidal and learned are not implemented yet)");
     /* Kernels take int dimensions (the widest is the qkv projection, 3C) and
      * tensors are counted with int32 (1 + 10 L + 2). */
     if (cfg->d_model > INT32_MAX / 3)
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "config: C (d_model=%d) is too large: 3*C overflows "
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "C (d_model=%d) is too large: 3*C overflows "
                          "a 32-bit int", (int)cfg->d_model);
     if (cfg->n_layers > (INT32_MAX - 3) / 10)
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "config: L (n_layers=%d) is too large: the tensor "
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "L (n_layers=%d) is too large: the tensor "
                          "count 10*L+3 overflows a 32-bit int", (int)cfg->n_layers);
     ngpt_layout lay;
     if (!ngpt_layout_compute(cfg, &lay))
         return ngpt_fail(NGPT_ERR_OVERFLOW,
-                         "config: the parameter count overflows size_t on this machine");
+                         "the parameter count overflows size_t on this machine");
     /* The largest single activation, (T, T) per head and (T, d_ff), must be
      * addressable with int indices used by the kernels. */
     size_t tt;
     if (!ngpt_mul_ok((size_t)cfg->context_len, (size_t)cfg->context_len, &tt) || tt > INT32_MAX)
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "config: T*T = %d*%d is too large",
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "T*T = %d*%d is too large",
                          (int)cfg->context_len, (int)cfg->context_len);
     return NGPT_OK;
 }
 
 ngpt_status ngpt_config_param_count(const ngpt_config *cfg, size_t *count)
 {
-    if (!cfg || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "config_param_count: NULL argument");
-    ngpt_status st = ngpt_config_validate(cfg);
-    if (st) return st;
+    if (!cfg || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_param_count: NULL argument");
+    ngpt_status st = ngpt_config_check(cfg);
+    if (st) return ngpt_prefixed("ngpt_config_param_count", st);
     ngpt_layout lay;
     ngpt_layout_compute(cfg, &lay);
     *count = lay.total;
     return NGPT_OK;
 }
+
+static ngpt_status set_field(ngpt_config *cfg, const char *kv);
 
 static ngpt_status parse_int(const char *key, const char *s, int32_t *out)
 {
@@ -96,7 +104,7 @@ static ngpt_status parse_int(const char *key, const char *s, int32_t *out)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: %s expects an integer, got \"%s\"", key, s);
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s expects an integer, got \"%s\"", key, s);
     *out = (int32_t)v;
     return NGPT_OK;
 }
@@ -107,7 +115,7 @@ static ngpt_status parse_float(const char *key, const char *s, float *out)
     errno = 0;
     float v = strtof(s, &end);
     if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: %s expects a finite number, got \"%s\"",
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s expects a finite number, got \"%s\"",
                          key, s);
     *out = v;
     return NGPT_OK;
@@ -117,19 +125,25 @@ static ngpt_status parse_bool(const char *key, const char *s, bool *out)
 {
     if (!strcmp(s, "1") || !strcmp(s, "true") || !strcmp(s, "yes")) { *out = true; return NGPT_OK; }
     if (!strcmp(s, "0") || !strcmp(s, "false") || !strcmp(s, "no")) { *out = false; return NGPT_OK; }
-    return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: %s expects 0/1/true/false, got \"%s\"", key, s);
+    return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s expects 0/1/true/false, got \"%s\"", key, s);
 }
 
 ngpt_status ngpt_config_set(ngpt_config *cfg, const char *kv)
 {
-    if (!cfg || !kv) return ngpt_fail(NGPT_ERR_NULL_ARG, "config_set: NULL argument");
+    if (!cfg || !kv) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_set: NULL argument");
+    return ngpt_prefixed("ngpt_config_set", set_field(cfg, kv));
+}
+
+/* ngpt_config_set after its NULL checks; messages without the prefix. */
+static ngpt_status set_field(ngpt_config *cfg, const char *kv)
+{
     const char *eq = strchr(kv, '=');
     if (!eq || eq == kv)
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: expected key=value, got \"%s\"", kv);
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "expected key=value, got \"%s\"", kv);
     char key[32];
     size_t klen = (size_t)(eq - kv);
     if (klen >= sizeof key)
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: unknown key \"%.*s\"", (int)klen, kv);
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "unknown key \"%.*s\"", (int)klen, kv);
     memcpy(key, kv, klen);
     key[klen] = '\0';
     const char *val = eq + 1;
@@ -154,18 +168,18 @@ ngpt_status ngpt_config_set(ngpt_config *cfg, const char *kv)
     else if (!strcmp(key, "norm")) {
         if (!strcmp(val, "pre")) c.norm = NGPT_NORM_PRE;
         else if (!strcmp(val, "post")) c.norm = NGPT_NORM_POST;
-        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "config: norm expects pre|post, got \"%s\"", val);
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm expects pre|post, got \"%s\"", val);
         st = NGPT_OK;
     } else if (!strcmp(key, "pos")) {
         if (!strcmp(val, "rope")) c.pos = NGPT_POS_ROPE;
         else if (!strcmp(val, "sinusoidal")) c.pos = NGPT_POS_SINUSOIDAL;
         else if (!strcmp(val, "learned")) c.pos = NGPT_POS_LEARNED;
         else return ngpt_fail(NGPT_ERR_BAD_CONFIG,
-                              "config: pos expects rope|sinusoidal|learned, got \"%s\"", val);
+                              "pos expects rope|sinusoidal|learned, got \"%s\"", val);
         st = NGPT_OK;
     } else {
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
-                         "config: unknown key \"%s\" (known: V T C L H d_ff dropout rope_theta "
+                         "unknown key \"%s\" (known: V T C L H d_ff dropout rope_theta "
                          "qkv_bias tie_lm_head final_norm norm pos)", key);
     }
     if (st) return st;

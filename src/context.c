@@ -19,28 +19,32 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
 {
     ngpt_shape s = *in;
     if (s.mode != NGPT_MODE_INFER && s.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: mode must be NGPT_MODE_INFER or NGPT_MODE_TRAIN");
-    if (s.batch < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: batch must be >= 1, got %d", (int)s.batch);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.mode must be NGPT_MODE_INFER or NGPT_MODE_TRAIN");
+    if (s.batch < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.batch must be >= 1, got %d", (int)s.batch);
     if (s.seq == 0) s.seq = cfg->context_len;
     if (s.seq < 1 || s.seq > cfg->context_len)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: seq must be in 1..T=%d (0 means T), got %d",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.seq must be in 1..T=%d (0 means T), got %d",
                          (int)cfg->context_len, (int)s.seq);
     if ((int64_t)s.batch * s.seq > INT32_MAX)    /* kernels count rows (batch*seq) in int */
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "shape: batch*seq = %d*%d overflows a 32-bit int",
-                         (int)s.batch, (int)s.seq);
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "batch*seq = %d*%d overflows a 32-bit int; plan a "
+                         "smaller batch or seq", (int)s.batch, (int)s.seq);
     if (s.trace != NGPT_TRACE_NONE && s.trace != NGPT_TRACE_FULL && s.trace != NGPT_TRACE_LAST_ROW)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: unknown trace mode %d", (int)s.trace);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.trace %d is not an ngpt_trace value",
+                         (int)s.trace);
     if (s.threads < 1 || s.threads > 1024)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape: threads must be in 1..1024, got %d", (int)s.threads);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.threads must be in 1..1024, got %d",
+                         (int)s.threads);
     *out = s;
     return NGPT_OK;
 }
 
-/* Validates config and shape, resolves the shape and sizes the plan. */
+/* Validates config and shape, resolves the shape and sizes the plan
+ * (messages without a prefix: the public callers add theirs). */
 static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ngpt_shape *s,
                              ngpt_plan *plan)
 {
-    ngpt_status st = ngpt_config_validate(cfg);
+    ngpt_status st = ngpt_config_check(cfg);
     if (!st) st = shape_resolve(cfg, shape, s);
     if (!st) st = ngpt_plan_walk(cfg, s, NULL, plan);
     return st;
@@ -48,12 +52,13 @@ static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ng
 
 ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, size_t *bytes)
 {
-    if (!cfg || !shape || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "arena_size: NULL argument");
+    if (!cfg || !shape || !bytes)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_arena_size: NULL argument");
     ngpt_shape s;
     ngpt_plan plan;
     ngpt_status st = plan_size(cfg, shape, &s, &plan);
     if (!st) *bytes = plan.bytes;
-    return st;
+    return ngpt_prefixed("ngpt_arena_size", st);
 }
 
 void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
@@ -76,23 +81,26 @@ void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
 ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes)
 {
-    if (!out || !cfg || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "init: NULL argument");
+    if (!out || !cfg || !shape)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init: NULL argument");
     *out = NULL;
     ngpt_shape s;
     ngpt_plan plan;
     ngpt_status st = plan_size(cfg, shape, &s, &plan);
-    if (st) return st;
+    if (st) return ngpt_prefixed("ngpt_context_init", st);
 
     void *owned = NULL;
     if (arena) {
         if (arena_bytes < plan.bytes)
             return ngpt_fail(NGPT_ERR_ARENA_TOO_SMALL,
-                             "init: the arena holds %zu bytes but this config and shape need %zu "
-                             "(see ngpt_arena_size)", arena_bytes, plan.bytes);
+                             "ngpt_context_init: the arena holds %zu bytes but this config and "
+                             "shape need %zu (size it with ngpt_arena_size)", arena_bytes,
+                             plan.bytes);
     } else {
         arena = owned = malloc(plan.bytes);
         if (!owned)
-            return ngpt_fail(NGPT_ERR_NO_MEMORY, "init: could not allocate the %zu-byte arena",
+            return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_context_init: could not allocate the "
+                             "%zu-byte arena; plan a smaller batch or seq, or pass your own buffer",
                              plan.bytes);
         arena_bytes = plan.bytes;
     }
@@ -102,7 +110,7 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
     ngpt_plan carved;
     if ((st = ngpt_plan_walk(cfg, &s, base, &carved))) {
         free(owned);
-        return st;
+        return ngpt_prefixed("ngpt_context_init", st);
     }
     ngpt_context *ctx = (ngpt_context *)base;
     ctx->cfg = *cfg;
@@ -134,56 +142,60 @@ void ngpt_context_free(ngpt_context *ctx)
 
 ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg)
 {
-    if (!ctx || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "get_config: NULL argument");
+    if (!ctx || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_config: NULL argument");
     *cfg = ctx->cfg;
     return NGPT_OK;
 }
 
 ngpt_status ngpt_context_shape(const ngpt_context *ctx, ngpt_shape *shape)
 {
-    if (!ctx || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "get_shape: NULL argument");
+    if (!ctx || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_shape: NULL argument");
     *shape = ctx->shape;
     return NGPT_OK;
 }
 
 ngpt_status ngpt_context_arena_used(const ngpt_context *ctx, size_t *bytes)
 {
-    if (!ctx || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "context_arena_used: NULL argument");
+    if (!ctx || !bytes)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_arena_used: NULL argument");
     *bytes = ctx->plan.bytes;
     return NGPT_OK;
 }
 
 ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count)
 {
-    if (!ctx || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "tensor_count: NULL argument");
+    if (!ctx || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_count: NULL argument");
     *count = ctx->n_tensors;
     return NGPT_OK;
 }
 
 ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info)
 {
-    if (!ctx || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "tensor_get_info: NULL argument");
+    if (!ctx || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_at: NULL argument");
     if (index < 0 || index >= ctx->n_tensors)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "tensor_get_info: index %d not in 0..%d", (int)index,
-                         (int)ctx->n_tensors - 1);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tensor_at: index %d is not in 0..%d "
+                         "(ngpt_tensor_count)", (int)index, (int)ctx->n_tensors - 1);
     *info = ctx->plan.tensors[index];
     return NGPT_OK;
 }
 
 ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info)
 {
-    if (!ctx || !name || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "tensor_find: NULL argument");
+    if (!ctx || !name || !info)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_find: NULL argument");
     for (int32_t i = 0; i < ctx->n_tensors; i++)
         if (!strcmp(ctx->plan.tensors[i].name, name)) {
             *info = ctx->plan.tensors[i];
             return NGPT_OK;
         }
-    return ngpt_fail(NGPT_ERR_BAD_ARG, "tensor_find: no tensor named \"%s\"", name);
+    return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tensor_find: no tensor is named \"%s\" "
+                     "(ngpt_tensor_at lists them)", name);
 }
 
 ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 {
-    if (!ctx || !params || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "params: NULL argument");
+    if (!ctx || !params || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
     *params = ctx->plan.params;
     *count = ctx->lay.total;
     return NGPT_OK;
@@ -191,16 +203,28 @@ ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 
 ngpt_status ngpt_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step)
 {
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "set_dropout: NULL context");
-    ctx->dropout_on = enabled;
-    ctx->dropout_seed = seed;
-    ctx->dropout_step = step;
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_dropout_set: NULL context");
+    ctx->run.dropout.on = enabled;
+    ctx->run.dropout.seed = seed;
+    ctx->run.dropout.step = step;
     return NGPT_OK;
+}
+
+bool ngpt_dropout_active(const ngpt_context *ctx)
+{
+    return ctx->run.dropout.on && ctx->cfg.dropout > 0.0f;
+}
+
+ngpt_dropout_key ngpt_dropout_key_of(const ngpt_context *ctx, int layer, int site)
+{
+    ngpt_dropout_key key = {ctx->run.dropout.seed, ctx->run.dropout.step,
+                            ngpt_rng_site_dropout(layer, site), ctx->cfg.dropout};
+    return key;
 }
 
 ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
 {
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "init_weights: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_init: NULL context");
     float *params = ctx->plan.params;
     for (int32_t t = 0; t < ctx->n_tensors; t++) {
         const ngpt_tensor_info *info = &ctx->plan.tensors[t];
@@ -223,6 +247,6 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
             }
         }
     }
-    ctx->has_forward = false;
+    ngpt_run_params_changed(ctx);
     return NGPT_OK;
 }

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cache.h"
 #include "rng.h"
 
 /* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch. */
@@ -18,12 +18,10 @@ static void linear(const ngpt_kernels *k, float *y, const float *x, const float 
     k->gemm(rows, out, in, x, in, 1, w, 1, in, bias, y, out, false);
 }
 
-/* Applies dropout of one site in place when dropout is on. */
+/* Applies dropout of one site in place (the caller checks that it is on). */
 static void drop(const ngpt_context *ctx, float *x, size_t n, uint64_t first, int layer, int kind)
 {
-    if (!ctx->dropout_on || ctx->cfg.dropout <= 0.0f) return;
-    ngpt_dropout_key key = {ctx->dropout_seed, ctx->dropout_step,
-                            ngpt_rng_site_dropout(layer, kind), ctx->cfg.dropout};
+    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, kind);
     ctx->k->dropout(x, x, n, first, &key);
 }
 
@@ -31,15 +29,15 @@ static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char
 {
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= V)
-            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "forward: %s[%zu] = %d is not a token id in 0..%d",
-                             what, i, (int)ids[i], (int)V - 1);
+            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_model_forward: %s[%zu] = %d is not a "
+                             "token id in 0..%d", what, i, (int)ids[i], (int)V - 1);
     return NGPT_OK;
 }
 
 /* Position of row i of sequence s in this pass. */
 static int32_t pass_pos0(const ngpt_context *ctx, const ngpt_pass *ps, int s)
 {
-    return ps->cached ? ctx->plan.kv_len[ps->slot0 + s] : 0;
+    return ps->cached ? ngpt_kv_len(ctx, ps->slot0 + s) : 0;
 }
 
 /* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C).
@@ -56,13 +54,11 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     const size_t TC = (size_t)ctx->cfg.context_len;
     const ptrdiff_t row = 3 * (ptrdiff_t)C;
     const float scale = 1.0f / sqrtf((float)D);
-    const ngpt_dropout_key key = {ctx->dropout_seed, ctx->dropout_step,
-                                  ngpt_rng_site_dropout(layer, NGPT_SITE_ATTN_PROBS),
-                                  ctx->cfg.dropout};
+    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS);
     float *prow_scratch = pl->thread_rows;
     float *drow = pl->thread_rows + TC;
     /* the full (B,H,T,T) map only in a full pass; a cached pass traces the
-     * last new token's row into kv_trace (L, Bplan, H, Tctx) */
+     * last new token's row into the cache's trace (cache.h) */
     float *att = ps->cached ? NULL : a->att;
     float *trace_rows = NULL;
     if (!ps->cached && pl->trace_rows)
@@ -75,9 +71,8 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
         ptrdiff_t kv_stride = row;
         float *trace_cached = NULL;
         if (ps->cached) {
-            size_t slot = (size_t)ps->slot0 + (size_t)b;
-            size_t off = ((size_t)layer * ctx->shape.batch + slot) * TC * C;
-            float *kc = pl->kv_k + off, *vc = pl->kv_v + off;
+            const int32_t slot = ps->slot0 + b;
+            float *kc = ngpt_kv_keys(ctx, layer, slot), *vc = ngpt_kv_values(ctx, layer, slot);
             for (int i = 0; i < T; i++) {
                 memcpy(kc + (size_t)(n0 + i) * C, base + i * row + C, (size_t)C * sizeof(float));
                 memcpy(vc + (size_t)(n0 + i) * C, base + i * row + 2 * C, (size_t)C * sizeof(float));
@@ -85,8 +80,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
             keys = kc;
             vals = vc;
             kv_stride = C;
-            if (pl->kv_trace)
-                trace_cached = pl->kv_trace + ((size_t)layer * ctx->shape.batch + slot) * H * TC;
+            trace_cached = ngpt_kv_trace(ctx, layer, slot);
         }
         for (int h = 0; h < H; h++) {
             for (int i = 0; i < T; i++) {
@@ -167,7 +161,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const int C = ctx->cfg.d_model, V = ctx->cfg.vocab_size, L = ctx->cfg.n_layers;
     const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
     /* generation is always eval: dropout only in a full pass */
-    const bool dropping = !ps->cached && ctx->dropout_on && ctx->cfg.dropout > 0.0f;
+    const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
 
     /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
@@ -185,28 +179,36 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
                          const int32_t *targets, float *loss)
 {
-    if (!ctx || !tokens) return ngpt_fail(NGPT_ERR_NULL_ARG, "forward: NULL context or tokens");
+    if (!ctx || !tokens)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_forward: NULL context or tokens");
     const ngpt_config *cfg = &ctx->cfg;
     if (T > cfg->context_len)
-        return ngpt_fail(NGPT_ERR_TOO_LONG, "forward: sequence of %d tokens is longer than the "
-                         "model's context T=%d", (int)T, (int)cfg->context_len);
+        return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_model_forward: a sequence of %d tokens is "
+                         "longer than the model's context T=%d", (int)T, (int)cfg->context_len);
     if (B < 1 || T < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "forward: batch and seq must be >= 1 (got %d, %d)",
-                         (int)B, (int)T);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_forward: batch and seq must be >= 1, got "
+                         "%d and %d", (int)B, (int)T);
     if (B > ctx->shape.batch || T > ctx->shape.seq)
-        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "forward: (batch=%d, seq=%d) exceeds the context's "
-                         "planned (batch=%d, seq=%d)", (int)B, (int)T, (int)ctx->shape.batch,
-                         (int)ctx->shape.seq);
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "ngpt_model_forward: (batch=%d, seq=%d) exceeds "
+                         "the context's planned (batch=%d, seq=%d); plan a larger shape",
+                         (int)B, (int)T, (int)ctx->shape.batch, (int)ctx->shape.seq);
     const size_t BT = (size_t)B * (size_t)T;
     ngpt_status st = check_ids(tokens, BT, cfg->vocab_size, "tokens");
     if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, "targets");
     if (st) return st;
+    ngpt_forward_run(ctx, tokens, B, T, targets, loss);
+    return NGPT_OK;
+}
 
+void ngpt_forward_run(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
+                      const int32_t *targets, float *loss)
+{
     const ngpt_pass pass = {tokens, B, T, false, 0};
     ngpt_model_pass(ctx, &pass);
 
     ngpt_plan *p = &ctx->plan;
-    const int V = cfg->vocab_size;
+    const int V = ctx->cfg.vocab_size;
+    const size_t BT = (size_t)B * (size_t)T;
     if (targets) {
         for (size_t i = 0; i < BT; i++) p->losses[i] = ctx->k->xent(p->logits + i * V, V, targets[i]);
         float mean = ctx->k->rsum(p->losses, BT) / (float)BT;
@@ -214,22 +216,20 @@ ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t
     } else if (loss) {
         *loss = NAN;
     }
-    ctx->has_targets = targets && p->targets;   /* kept for ngpt_model_backward in train mode */
-    if (ctx->has_targets) {
+    ngpt_run_pass_done(ctx, B, T, false, 0);
+    if (targets && p->targets) {    /* train mode: kept for ngpt_model_backward */
         memcpy(p->tokens, tokens, BT * sizeof(int32_t));
         memcpy(p->targets, targets, BT * sizeof(int32_t));
+        ctx->run.backward_ready = true;
     }
-    ctx->last_batch = B;
-    ctx->last_seq = T;
-    ctx->has_forward = true;
-    ctx->last_cached = false;
-    return NGPT_OK;
 }
 
 ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits)
 {
-    if (!ctx || !logits) return ngpt_fail(NGPT_ERR_NULL_ARG, "logits: NULL argument");
-    if (!ctx->has_forward) return ngpt_fail(NGPT_ERR_WRONG_MODE, "logits: no forward has run yet");
+    if (!ctx || !logits) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_logits_data: NULL argument");
+    if (!ctx->run.pass.valid)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_logits_data: there are no logits yet; run a "
+                         "forward, prefill or decode first");
     *logits = ctx->plan.logits;
     return NGPT_OK;
 }
@@ -237,17 +237,20 @@ ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits)
 ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float **probs,
                            size_t *count)
 {
-    if (!ctx || !probs || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "trace_get: NULL argument");
+    if (!ctx || !probs || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_trace_data: NULL argument");
     if (layer < 0 || layer >= ctx->cfg.n_layers)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "trace_get: layer %d not in 0..%d", (int)layer,
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_trace_data: layer %d is not in 0..%d", (int)layer,
                          (int)ctx->cfg.n_layers - 1);
-    if (!ctx->has_forward) return ngpt_fail(NGPT_ERR_WRONG_MODE, "trace_get: no forward has run yet");
-    const size_t B = (size_t)ctx->last_batch, T = (size_t)ctx->last_seq;
+    if (!ctx->run.pass.valid)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_trace_data: there is no trace yet; run a "
+                         "forward, prefill or decode first");
+    const size_t B = (size_t)ctx->run.pass.batch, T = (size_t)ctx->run.pass.seq;
     const size_t H = (size_t)ctx->cfg.n_heads;
     const size_t plan_rows = (size_t)ctx->shape.batch * H * (size_t)ctx->shape.seq;
-    if (ctx->last_cached && ctx->plan.kv_trace) {   /* prefill/decode: (nseq, H, Tctx) */
+    if (ctx->run.pass.cached && ctx->plan.kv_trace) {   /* prefill/decode: (nseq, H, Tctx) */
         const size_t TC = (size_t)ctx->cfg.context_len;
-        *probs = ctx->plan.kv_trace + ((size_t)layer * ctx->shape.batch + ctx->last_slot0) * H * TC;
+        *probs = ngpt_kv_trace(ctx, layer, ctx->run.pass.slot0);
         *count = B * H * TC;
     } else if (ctx->shape.trace == NGPT_TRACE_FULL) {
         *probs = ctx->plan.att + (size_t)layer * plan_rows * (size_t)ctx->shape.seq;
@@ -256,8 +259,8 @@ ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float 
         *probs = ctx->plan.trace_rows + (size_t)layer * plan_rows;
         *count = B * H * T;
     } else {
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "trace_get: the context was planned without a trace "
-                         "(set ngpt_shape.trace)");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_trace_data: the context was planned "
+                         "without a trace; set ngpt_shape.trace");
     }
     return NGPT_OK;
 }

@@ -1,10 +1,14 @@
-/* generate.c — the generation loop: prefill the prompt, then sample, stream
- * and feed one token at a time (DESIGN §1 "Generation"). Slot 0's cache and
- * token list are the window; when it holds T tokens the window slides like the
- * original (recompute the last T tokens from position 0). */
+/* generate.c — ngpt_model_generate: validates the request once, then runs
+ * beam search (beam.c) or the sampling loop here: prefill the prompt, then
+ * sample, stream and feed one token at a time (DESIGN §1 "Generation").
+ * The window is slot 0 of the KV cache (cache.h); when it holds T tokens it
+ * slides like the original (recompute the last T tokens from position 0). */
 #include <string.h>
 
-#include "generate.h"
+#include "beam.h"
+#include "cache.h"
+#include "sampler.h"
+#include "stream.h"
 
 ngpt_generate_config ngpt_generate_config_default(void)
 {
@@ -28,152 +32,112 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason r)
     return "unknown";
 }
 
-/* The j-th newest generated token: j = 0 is tok, j >= 1 is prior_end[-j]. */
-static int32_t gen_at(const int32_t *prior_end, int32_t tok, int32_t j)
-{
-    return j == 0 ? tok : prior_end[-j];
-}
-
-int32_t ngpt_stop_match(const ngpt_generate_config *gc, const int32_t *prior_end, int32_t avail,
-                        int32_t tok, int32_t *hold)
-{
-    int32_t done = 0, partial = 0;
-    for (int32_t s = 0; s < gc->n_stop; s++) {
-        const unsigned char *str = (const unsigned char *)gc->stop[s];
-        const int32_t m = (int32_t)strlen(gc->stop[s]);
-        /* the tail of length k equals str[0..k) for k <= m */
-        for (int32_t k = m; k >= 1; k--) {
-            if (k > avail + 1 || (k == m ? k <= done : k <= partial)) continue;
-            bool eq = true;
-            for (int32_t j = 0; j < k && eq; j++)
-                eq = gen_at(prior_end, tok, j) == (int32_t)str[k - 1 - j];
-            if (!eq) continue;
-            if (k == m) done = m;
-            else partial = k;
-            break;
-        }
-    }
-    if (hold) *hold = partial;
-    return done;
-}
-
-ngpt_status ngpt_gen_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
-                             const float **last_row)
-{
-    const int32_t chunk = ctx->shape.seq;
-    int32_t c = 0;
-    for (int32_t at = 0; at < len; at += c) {
-        c = len - at < chunk ? len - at : chunk;
-        ngpt_status st = ngpt_cache_prefill_slot(ctx, slot, tokens + at, c);
-        if (st) return st;
-    }
-    *last_row = ctx->plan.logits + (size_t)(c - 1) * ctx->cfg.vocab_size;
-    return NGPT_OK;
-}
-
+/* The whole request, once: the loop below trusts it. */
 static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
                             const int32_t *prompt, int32_t prompt_len, const int32_t *out,
                             int32_t out_cap)
 {
-    if (!ctx || !gc || !prompt) return ngpt_fail(NGPT_ERR_NULL_ARG, "generate: NULL argument");
+#define FN "ngpt_model_generate: "
+    if (!ctx || !gc || !prompt) return ngpt_fail(NGPT_ERR_NULL_ARG, FN "NULL argument");
     if (!ctx->plan.kv_k)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "generate: the context was planned for training; "
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, FN "the context was planned for training; "
                          "generation needs an NGPT_MODE_INFER context");
     const int32_t T = ctx->cfg.context_len, V = ctx->cfg.vocab_size;
-    ngpt_status st = ngpt_sampler_validate(&gc->sampler, V);
-    if (st) return st;
+    ngpt_status st = ngpt_sampler_check(&gc->sampler, V);
+    if (st) return ngpt_prefixed("ngpt_model_generate", st);
     if (prompt_len < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: the prompt needs at least one token");
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "the prompt needs at least one token");
     if (prompt_len > T)
-        return ngpt_fail(NGPT_ERR_TOO_LONG, "generate: the prompt has %d tokens, longer than the "
-                         "model's context T=%d", (int)prompt_len, (int)T);
+        return ngpt_fail(NGPT_ERR_TOO_LONG, FN "the prompt has %d tokens but the model's context "
+                         "is T=%d; shorten the prompt", (int)prompt_len, (int)T);
     for (int32_t i = 0; i < prompt_len; i++)
         if (prompt[i] < 0 || prompt[i] >= V)
-            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "generate: prompt[%d] = %d is not a token id in "
-                             "0..%d", (int)i, (int)prompt[i], (int)V - 1);
+            return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "prompt[%d] = %d is not a token id in 0..%d",
+                             (int)i, (int)prompt[i], (int)V - 1);
     if (gc->max_tokens < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: max_tokens must be >= 1, got %d",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "max_tokens must be >= 1, got %d",
                          (int)gc->max_tokens);
     if (out && out_cap < gc->max_tokens)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: out holds %d tokens, less than max_tokens "
-                         "= %d", (int)out_cap, (int)gc->max_tokens);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "out holds %d tokens, fewer than max_tokens = %d",
+                         (int)out_cap, (int)gc->max_tokens);
     if (gc->end_token < -1 || gc->end_token >= V)
-        return ngpt_fail(NGPT_ERR_BAD_TOKEN, "generate: end_token %d is not -1 or a token id in "
-                         "0..%d", (int)gc->end_token, (int)V - 1);
+        return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "end_token %d is not -1 or a token id in 0..%d",
+                         (int)gc->end_token, (int)V - 1);
     if (gc->n_stop < 0 || (gc->n_stop > 0 && !gc->stop))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: n_stop = %d needs a stop array",
-                         (int)gc->n_stop);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "n_stop = %d needs a stop array", (int)gc->n_stop);
     for (int32_t s = 0; s < gc->n_stop; s++) {
         size_t m = gc->stop[s] ? strlen(gc->stop[s]) : 0;
         if (m < 1 || m > (size_t)T)
-            return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: stop sequence %d must be 1..T=%d bytes "
-                             "long, got %zu", (int)s, (int)T, m);
+            return ngpt_fail(NGPT_ERR_BAD_ARG, FN "stop sequence %d must be 1..T=%d bytes long, "
+                             "got %zu", (int)s, (int)T, m);
     }
     if (gc->beam_width < 0)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: beam width must be >= 0 (0 = sampling), "
-                         "got %d", (int)gc->beam_width);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "beam_width must be >= 0 (0 = sampling), got %d",
+                         (int)gc->beam_width);
     if (gc->beam_width > ctx->shape.batch)
-        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "generate: beam width %d needs a context planned "
-                         "with batch >= %d (it has %d)", (int)gc->beam_width,
-                         (int)gc->beam_width, (int)ctx->shape.batch);
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "beam width %d needs a context planned with "
+                         "batch >= %d (it has %d)", (int)gc->beam_width, (int)gc->beam_width,
+                         (int)ctx->shape.batch);
     if (!(gc->length_penalty >= -16.0f && gc->length_penalty <= 16.0f))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "generate: length_penalty must be in [-16, 16], got %g",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "length_penalty must be in [-16, 16], got %g",
                          (double)gc->length_penalty);
     if (gc->no_cache && ctx->shape.seq < T)
-        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "generate: no_cache recomputes up to T=%d tokens "
-                         "but the context was planned with seq=%d", (int)T, (int)ctx->shape.seq);
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "no_cache recomputes up to T=%d tokens but the "
+                         "context was planned with seq=%d; plan seq = T", (int)T,
+                         (int)ctx->shape.seq);
     return NGPT_OK;
+#undef FN
 }
 
-/* The streaming state of one sampled sequence. */
-typedef struct stream {
-    int32_t *out;
-    ngpt_token_fn fn;
-    void *user;
-    int32_t n_out, pending;     /* emitted; generated but held back */
-    bool stopped;               /* the callback asked to stop */
-} stream;
+/* The sampling loop's window: the tokens the next logits row continues (the
+ * repetition penalty reads them, stop sequences match their tail). Cached,
+ * it is slot 0's token list; with no_cache no keys or values are kept, so it
+ * is a copy in plan.beam_fin_tok ((B, T) ints, unused while sampling). */
+typedef struct window {
+    int32_t *tokens;
+    int32_t n;
+    const float *row;           /* logits of the token after tokens[n-1] */
+} window;
 
-/* Emits the pending tokens older than the newest `keep` (j = pending-1 .. keep). */
-static void emit(stream *sm, const int32_t *prior_end, int32_t tok, int32_t keep)
+static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, const int32_t *prompt,
+                         int32_t len, window *w)
 {
-    for (int32_t j = sm->pending - 1; j >= keep && !sm->stopped; j--) {
-        int32_t t = gen_at(prior_end, tok, j);
-        if (sm->out) sm->out[sm->n_out] = t;
-        sm->n_out++;
-        sm->pending = j;
-        if (sm->fn && sm->fn(t, sm->user)) sm->stopped = true;
-    }
-    if (!sm->stopped && sm->pending > keep) sm->pending = keep;
-}
-
-/* Feeds tok into the window (slot 0) and returns the next logits row. */
-static ngpt_status feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32_t tok,
-                        const float **row)
-{
-    const int32_t T = ctx->cfg.context_len, V = ctx->cfg.vocab_size;
-    int32_t *win = ctx->plan.kv_tokens;          /* slot 0 */
-    int32_t n = ctx->plan.kv_len[0];
-    ngpt_status st;
-    if (!gc->no_cache && n < T) {
-        if ((st = ngpt_cache_decode(ctx, &tok, 1))) return st;
-        *row = ctx->plan.logits;
-        return NGPT_OK;
-    }
-    /* recompute: the window (slid by one when full) from position 0 */
-    int32_t *tmp = ctx->plan.beam_fin_tok;       /* (B, T) scratch, unused while sampling */
-    int32_t keep = n < T ? n : T - 1;
-    memcpy(tmp, win + (n - keep), (size_t)keep * sizeof(int32_t));
-    tmp[keep] = tok;
-    ctx->plan.kv_len[0] = 0;
     if (gc->no_cache) {
-        if ((st = ngpt_model_forward(ctx, tmp, 1, keep + 1, NULL, NULL))) return st;
-        memcpy(win, tmp, (size_t)(keep + 1) * sizeof(int32_t));
-        ctx->plan.kv_len[0] = keep + 1;     /* the window; no_cache keeps no K/V */
-        *row = ctx->plan.logits + (size_t)keep * V;
-        return NGPT_OK;
+        w->tokens = ctx->plan.beam_fin_tok;
+        memcpy(w->tokens, prompt, (size_t)len * sizeof(int32_t));
+        w->n = len;
+        ngpt_forward_run(ctx, w->tokens, 1, len, NULL, NULL);
+        w->row = ctx->plan.logits + (size_t)(len - 1) * ctx->cfg.vocab_size;
+        return;
     }
-    return ngpt_gen_prefill(ctx, 0, tmp, keep + 1, row);
+    ngpt_kv_prefill(ctx, 0, prompt, len, &w->row);
+    w->tokens = ngpt_kv_tokens(ctx, 0);
+    w->n = ngpt_kv_len(ctx, 0);
+}
+
+/* Appends tok to the window (dropping its oldest token when it holds T) and
+ * computes the next row. */
+static void window_feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32_t tok, window *w)
+{
+    const int32_t T = ctx->cfg.context_len;
+    if (gc->no_cache) {     /* recompute the whole window from position 0 */
+        if (w->n == T) memmove(w->tokens, w->tokens + 1, (size_t)--w->n * sizeof(int32_t));
+        w->tokens[w->n++] = tok;
+        ngpt_forward_run(ctx, w->tokens, 1, w->n, NULL, NULL);
+        w->row = ctx->plan.logits + (size_t)(w->n - 1) * ctx->cfg.vocab_size;
+        return;
+    }
+    if (w->n < T) {
+        ngpt_kv_append(ctx, 0, 1, &tok, 1);
+        w->row = ctx->plan.logits;
+    } else {                /* full: the last T-1 tokens and tok again from position 0 */
+        int32_t *tmp = ctx->plan.beam_fin_tok;
+        memcpy(tmp, w->tokens + 1, (size_t)(T - 1) * sizeof(int32_t));
+        tmp[T - 1] = tok;
+        ngpt_kv_clear(ctx, 0);
+        ngpt_kv_prefill(ctx, 0, tmp, T, &w->row);
+    }
+    w->n = ngpt_kv_len(ctx, 0);
 }
 
 ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
@@ -185,51 +149,48 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     if (st) return st;
     ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len};
     if (result) *result = res;
-    ngpt_cache_clear(ctx, -1);
+    ngpt_kv_clear(ctx, -1);
     if (gc->beam_width >= 1) {
         st = ngpt_beam_search(ctx, gc, prompt, prompt_len, out, fn, user, &res);
         if (result) *result = res;
-        return st;
+        return ngpt_prefixed("ngpt_model_generate", st);
     }
 
-    const float *row;
-    if (gc->no_cache) {
-        if ((st = ngpt_model_forward(ctx, prompt, 1, prompt_len, NULL, NULL))) return st;
-        memcpy(ctx->plan.kv_tokens, prompt, (size_t)prompt_len * sizeof(int32_t));
-        ctx->plan.kv_len[0] = prompt_len;
-        row = ctx->plan.logits + (size_t)(prompt_len - 1) * ctx->cfg.vocab_size;
-    } else if ((st = ngpt_gen_prefill(ctx, 0, prompt, prompt_len, &row))) {
-        return st;
-    }
+    /* generation is eval: no_cache's full forwards must not drop either */
+    const bool dropout_was_on = ctx->run.dropout.on;
+    ctx->run.dropout.on = false;
+    window w;
+    window_start(ctx, gc, prompt, prompt_len, &w);
     if (gc->on_prefilled) gc->on_prefilled(user);
 
-    stream sm = {out, fn, user, 0, 0, false};
+    ngpt_stream sm = {.out = out, .fn = fn, .user = user};
     const int32_t T = ctx->cfg.context_len;
     for (int32_t i = 0;; i++) {
-        const int32_t n = ctx->plan.kv_len[0];
-        const int32_t *win = ctx->plan.kv_tokens, *win_end = win + n;
+        const int32_t n = w.n;
+        const int32_t *win_end = w.tokens + n;
         int32_t tok;
-        if ((st = ngpt_sampler_sample(ctx, &gc->sampler, row, win, n, 0, (uint64_t)i, &tok))) break;
-        if (tok == gc->end_token) {
-            sm.pending++;
-            emit(&sm, win_end, tok, 1);     /* the end token itself is the newest: held */
-            res.reason = sm.stopped ? NGPT_STOP_CALLBACK : NGPT_STOP_END_TOKEN;
-            res.n_generated = i + 1;
+        if ((st = ngpt_sampler_draw(ctx, &gc->sampler, w.row, w.tokens, n, 0, (uint64_t)i, &tok))) {
+            ngpt_prefixed("ngpt_model_generate", st);
             break;
         }
         sm.pending++;
         res.n_generated = i + 1;
-        const int32_t avail = i < n ? i : n;          /* generated tokens before tok in win */
+        if (tok == gc->end_token) {
+            ngpt_stream_release(&sm, win_end, tok, 1);  /* the end token itself is the newest: held */
+            res.reason = sm.stopped ? NGPT_STOP_CALLBACK : NGPT_STOP_END_TOKEN;
+            break;
+        }
+        const int32_t avail = i < n ? i : n;          /* generated tokens before tok in the window */
         int32_t hold = 0;
         int32_t m = ngpt_stop_match(gc, win_end, avail, tok, &hold);
         if (m > 0) {
-            emit(&sm, win_end, tok, m);
+            ngpt_stream_release(&sm, win_end, tok, m);
             res.reason = sm.stopped ? NGPT_STOP_CALLBACK : NGPT_STOP_SEQUENCE;
             break;
         }
         bool last = i + 1 >= gc->max_tokens;
         bool full = n >= T && gc->stop_at_context_full;
-        emit(&sm, win_end, tok, last || full ? 0 : hold);
+        ngpt_stream_release(&sm, win_end, tok, last || full ? 0 : hold);
         if (sm.stopped) {
             res.reason = NGPT_STOP_CALLBACK;
             break;
@@ -238,9 +199,9 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
             res.reason = last ? NGPT_STOP_MAX_TOKENS : NGPT_STOP_CONTEXT_FULL;
             break;
         }
-        if ((st = feed(ctx, gc, tok, &row))) break;
+        window_feed(ctx, gc, tok, &w);
     }
-    if (gc->no_cache) ctx->plan.kv_len[0] = 0;      /* no K/V behind the window */
+    ctx->run.dropout.on = dropout_was_on;
     res.n_tokens = sm.n_out;
     if (result) *result = res;
     return st;

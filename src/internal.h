@@ -13,16 +13,34 @@
 
 /* ---- errors (status.c) */
 
-/* Records a detailed message for ngpt_last_error() and returns status. */
+/* Messages (ngpt.h, Conventions): ngpt_last_error() reads
+ * "ngpt_<function>: <one sentence>", named after the public function the
+ * user called. A public function writes its own checks' messages with that
+ * prefix; an internal function that fails (a validator, the checkpoint
+ * reader, ...) leaves the bare sentence, and the public function that called
+ * it returns ngpt_prefixed("ngpt_<function>", status), so the prefix is
+ * written once, at the boundary. */
+
+/* Records a message for ngpt_last_error() and returns status. */
 ngpt_status ngpt_fail(ngpt_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Puts "fn: " in front of the current (bare) message when status is a
+ * failure; returns status either way. */
+ngpt_status ngpt_prefixed(const char *fn, ngpt_status status);
 /* Internal invariant: calls the abort hook and returns NGPT_ERR_INTERNAL. */
 ngpt_status ngpt_internal_fail(const char *file, int line, const char *what);
 #define NGPT_CHECK_INTERNAL(cond) \
     do { if (!(cond)) return ngpt_internal_fail(__FILE__, __LINE__, #cond); } while (0)
+
+/* ---- validators without a message prefix (the public ngpt_*_validate
+ * functions and every other public function that takes these structs call
+ * them and prefix their own name) */
+ngpt_status ngpt_config_check(const ngpt_config *cfg);
+ngpt_status ngpt_optim_check(const ngpt_optim_config *opt);
+ngpt_status ngpt_sampler_check(const ngpt_sampler *s, int32_t vocab_size);
 
 /* ---- checked size arithmetic: return false on overflow */
 
@@ -149,6 +167,40 @@ typedef struct ngpt_plan {
 ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void *base,
                            ngpt_plan *plan);
 
+/* ---- the run state: what one call leaves behind for the next. Nothing here
+ * is saved in a checkpoint; each group says who sets it and when it stops
+ * being valid. */
+typedef struct ngpt_run_state {
+    /* Dropout of later full forwards. Set by ngpt_dropout_set (ngpt_train_step
+     * sets it per micro-batch); kept until set again (ngpt_model_evaluate and
+     * ngpt_model_generate turn it off and restore it). Backward recomputes
+     * the forward's masks from it, so it must not change between a forward
+     * and its backward. Every mask's key comes from ngpt_dropout_key_of
+     * (context.c). */
+    struct ngpt_dropout_state {
+        bool on;
+        uint64_t seed, step;
+    } dropout;
+    /* The last pass (full forward, prefill or decode): what plan.logits and
+     * the trace buffers hold (ngpt_logits_data, ngpt_trace_data). Recorded by
+     * ngpt_run_pass_done after every pass; replaced by the next pass; cleared
+     * when the parameters change (ngpt_run_params_changed). */
+    struct {
+        bool valid;
+        int32_t batch, seq;     /* sequences, tokens per sequence */
+        bool cached;            /* prefill/decode: the trace rows are in kv_trace */
+        int32_t slot0;          /* cached: its first KV slot */
+    } pass;
+    /* Gradient accumulation (train mode). backward_ready: the last pass was a
+     * full forward with targets over the current parameters, so its kept
+     * activations and targets are what ngpt_model_backward differentiates;
+     * any other pass, an optimizer step or skip, ngpt_model_evaluate and a
+     * parameter change clear it. n_backward: backward passes summed into
+     * plan.grads since ngpt_grads_zero (the optimizer averages over them). */
+    bool backward_ready;
+    int32_t n_backward;
+} ngpt_run_state;
+
 struct ngpt_context {
     ngpt_config cfg;
     ngpt_shape shape;           /* seq resolved (never 0) */
@@ -157,19 +209,40 @@ struct ngpt_context {
     const ngpt_kernels *k;
     void *owned;                /* the internal allocation, or NULL */
     int32_t n_tensors;
-    /* dropout */
-    bool dropout_on;
-    uint64_t dropout_seed, dropout_step;
-    /* last forward */
-    int32_t last_batch, last_seq;
-    bool has_forward;
-    /* training (backward.c, optim.c) */
-    bool has_targets;           /* the last forward had targets (train mode) */
-    int32_t n_backward;         /* backward passes accumulated since zero_grads */
-    uint64_t optim_steps;       /* AdamW steps taken (t of the bias correction) */
-    bool last_cached;           /* the last pass was prefill/decode (trace in kv_trace) */
-    int32_t last_slot0;         /* its first KV slot */
+    /* Training state that persists like the parameters and AdamW moments:
+     * AdamW steps taken (the t of the bias correction, and the step of the
+     * schedule and of the data). Saved and restored by the training
+     * checkpoint; counted by ngpt_optim_step and ngpt_optim_skip. */
+    uint64_t optim_steps;
+    ngpt_run_state run;
 };
+
+/* Records a pass over nseq sequences of len tokens (cached: KV slots
+ * slot0..): the logits and trace now belong to it, and it is not a training
+ * batch unless ngpt_forward_run then marks it so. */
+static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t len, bool cached,
+                                      int32_t slot0)
+{
+    ctx->run.pass.valid = true;
+    ctx->run.pass.batch = nseq;
+    ctx->run.pass.seq = len;
+    ctx->run.pass.cached = cached;
+    ctx->run.pass.slot0 = slot0;
+    ctx->run.backward_ready = false;
+}
+
+/* The parameters changed (init, load): the last pass no longer describes
+ * them, and its activations cannot be differentiated. */
+static inline void ngpt_run_params_changed(ngpt_context *ctx)
+{
+    ctx->run.pass.valid = false;
+    ctx->run.backward_ready = false;
+}
+
+/* Dropout (context.c): whether full forwards drop now, and the key of the
+ * masks of one site (layer, NGPT_SITE_*; the embedding uses layer L). */
+bool ngpt_dropout_active(const ngpt_context *ctx);
+ngpt_dropout_key ngpt_dropout_key_of(const ngpt_context *ctx, int layer, int site);
 
 /* One beam-search candidate: continue beam `beam` with token `tok`. */
 typedef struct ngpt_beam_cand {
@@ -194,8 +267,31 @@ typedef struct ngpt_pass {
 /* Runs the model (forward.c); logits land in plan.logits (nseq, len, V). */
 void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *pass);
 
-/* Copies KV slot src into dst (cache.c; no checks). */
-void ngpt_cache_copy_slot(ngpt_context *ctx, int32_t dst, int32_t src);
+/* ngpt_model_forward after its checks (tokens and targets valid, the shape
+ * within the plan): internal callers (training, evaluation, uncached
+ * generation) have validated their inputs once already. */
+void ngpt_forward_run(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t seq,
+                      const int32_t *targets, float *loss);
+
+/* The training pieces after their checks (the public functions validate
+ * and call these; ngpt_train_step validates once and calls them per step):
+ * backward of the last forward (backward.c; run.backward_ready is set),
+ * zeroing the gradients, the learning rate of a step and one AdamW step
+ * (optim.c; the config is valid, run.n_backward >= 1; NGPT_ERR_NUMERIC with
+ * nothing changed when the gradient norm is not finite). */
+void ngpt_backward_run(ngpt_context *ctx);
+void ngpt_grads_reset(ngpt_context *ctx);
+float ngpt_lr_schedule(const ngpt_optim_config *opt, int64_t step);
+ngpt_status ngpt_optim_apply(ngpt_context *ctx, const ngpt_optim_config *opt, float lr,
+                             float *grad_norm);
+
+/* Data (data.c): ngpt_data_check says whether a split holds windows of
+ * seq+1 bytes and (vocab_size > 0) only bytes below vocab_size; then
+ * ngpt_data_draw fills batch `index` without checks. */
+ngpt_status ngpt_data_check(const ngpt_data *data, ngpt_split split, int32_t seq,
+                            int32_t vocab_size);
+void ngpt_data_draw(const ngpt_data *data, ngpt_split split, uint64_t seed, uint64_t index,
+                    int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets);
 
 ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer);
 

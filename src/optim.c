@@ -19,36 +19,47 @@ static bool finite_in(float x, float lo, float hi) { return isfinite(x) && x >= 
 
 ngpt_status ngpt_optim_config_validate(const ngpt_optim_config *o)
 {
-    if (!o) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim: NULL config");
+    if (!o) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_config_validate: NULL config");
+    return ngpt_prefixed("ngpt_optim_config_validate", ngpt_optim_check(o));
+}
+
+ngpt_status ngpt_optim_check(const ngpt_optim_config *o)
+{
     if (!finite_in(o->lr, 0.0f, 1e3f))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: lr must be finite and >= 0, got %g", (double)o->lr);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "lr must be finite and >= 0, got %g", (double)o->lr);
     if (!finite_in(o->min_lr, 0.0f, o->lr))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: min_lr must be in [0, lr=%g], got %g",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "min_lr must be in [0, lr=%g], got %g",
                          (double)o->lr, (double)o->min_lr);
-    if (o->warmup < 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: warmup must be >= 0");
-    if (o->total_steps < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: total_steps must be >= 1");
+    if (o->warmup < 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "warmup must be >= 0");
+    if (o->total_steps < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "total_steps must be >= 1");
     if (!finite_in(o->beta1, 0.0f, 0.999999f) || o->beta1 >= 1.0f)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: beta1 must be in [0, 1), got %g", (double)o->beta1);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "beta1 must be in [0, 1), got %g", (double)o->beta1);
     if (!finite_in(o->beta2, 0.0f, 0.999999f) || o->beta2 >= 1.0f)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: beta2 must be in [0, 1), got %g", (double)o->beta2);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "beta2 must be in [0, 1), got %g", (double)o->beta2);
     if (!(o->eps > 0.0f) || !isfinite(o->eps))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: eps must be > 0, got %g", (double)o->eps);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "eps must be > 0, got %g", (double)o->eps);
     if (!finite_in(o->weight_decay, 0.0f, 1e3f))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: weight_decay must be finite and >= 0, got %g",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "weight_decay must be finite and >= 0, got %g",
                          (double)o->weight_decay);
-    if (!isfinite(o->clip)) return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: clip must be finite");
+    if (!isfinite(o->clip)) return ngpt_fail(NGPT_ERR_BAD_ARG, "clip must be finite");
     if (o->accum < 1 || o->accum > 1 << 20)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim: accum must be in 1..%d, got %d", 1 << 20,
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "accum must be in 1..%d, got %d", 1 << 20,
                          (int)o->accum);
     return NGPT_OK;
 }
 
 ngpt_status ngpt_optim_lr(const ngpt_optim_config *o, int64_t step, float *lr)
 {
-    if (!o || !lr) return ngpt_fail(NGPT_ERR_NULL_ARG, "lr_at: NULL argument");
-    ngpt_status st = ngpt_optim_config_validate(o);
-    if (st) return st;
-    if (step < 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "lr_at: step must be >= 0");
+    if (!o || !lr) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_lr: NULL argument");
+    ngpt_status st = ngpt_optim_check(o);
+    if (st) return ngpt_prefixed("ngpt_optim_lr", st);
+    if (step < 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_optim_lr: step must be >= 0");
+    *lr = ngpt_lr_schedule(o, step);
+    return NGPT_OK;
+}
+
+float ngpt_lr_schedule(const ngpt_optim_config *o, int64_t step)
+{
     const double base = o->lr, lo = o->min_lr;
     double r;
     if (step < o->warmup) {
@@ -61,34 +72,41 @@ ngpt_status ngpt_optim_lr(const ngpt_optim_config *o, int64_t step, float *lr)
         if (r < lo) r = lo;
         if (r > base) r = base;
     }
-    *lr = (float)r;
-    return NGPT_OK;
+    return (float)r;
 }
 
 ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float lr,
                             float *grad_norm)
 {
-    if (!ctx || !o) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_step: NULL argument");
+    if (!ctx || !o) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_step: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: the context was planned for inference");
-    ngpt_status st = ngpt_optim_config_validate(o);
-    if (st) return st;
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_optim_step: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
+    ngpt_status st = ngpt_optim_check(o);
+    if (st) return ngpt_prefixed("ngpt_optim_step", st);
     if (!isfinite(lr) || lr < 0.0f)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "optim_step: lr must be finite and >= 0, got %g",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_optim_step: lr must be finite and >= 0, got %g",
                          (double)lr);
-    if (ctx->n_backward < 1)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_step: no gradients (run ngpt_model_backward first)");
+    if (ctx->run.n_backward < 1)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_optim_step: there are no gradients; run "
+                         "ngpt_model_backward first");
+    return ngpt_prefixed("ngpt_optim_step", ngpt_optim_apply(ctx, o, lr, grad_norm));
+}
+
+ngpt_status ngpt_optim_apply(ngpt_context *ctx, const ngpt_optim_config *o, float lr,
+                             float *grad_norm)
+{
     const ngpt_kernels *k = ctx->k;
     ngpt_plan *p = &ctx->plan;
     const size_t P = ctx->lay.total;
 
     /* global norm of the mean gradient, then the clip coefficient */
-    const float inv_accum = 1.0f / (float)ctx->n_backward;
+    const float inv_accum = 1.0f / (float)ctx->run.n_backward;
     const float norm = sqrtf(k->sumsq(p->grads, P)) * inv_accum;
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(norm))
-        return ngpt_fail(NGPT_ERR_NUMERIC, "optim_step: step %llu: the gradient norm is %g (NaN "
-                         "or Inf): parameters left unchanged (try a lower learning rate)",
+        return ngpt_fail(NGPT_ERR_NUMERIC, "the gradient norm of step %llu is %g (NaN or Inf); "
+                         "the parameters are unchanged (try a lower learning rate)",
                          (unsigned long long)ctx->optim_steps + 1, (double)norm);
     float coef = 1.0f;
     if (o->clip > 0.0f) {
@@ -114,23 +132,24 @@ ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *o, float
                  p->adam_v + ti->offset, ti->count, &c);
     }
     ctx->optim_steps++;
-    ctx->has_targets = false;   /* the next backward needs a forward with these parameters */
+    ctx->run.backward_ready = false;   /* the next backward needs a forward with these parameters */
     return NGPT_OK;
 }
 
 ngpt_status ngpt_optim_skip(ngpt_context *ctx)
 {
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_skip_step: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_skip: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "optim_skip_step: the context was planned for inference");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_optim_skip: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
     ctx->optim_steps++;
-    ctx->has_targets = false;
+    ctx->run.backward_ready = false;
     return NGPT_OK;
 }
 
 ngpt_status ngpt_optim_step_count(const ngpt_context *ctx, uint64_t *steps)
 {
-    if (!ctx || !steps) return ngpt_fail(NGPT_ERR_NULL_ARG, "optim_steps: NULL argument");
+    if (!ctx || !steps) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_step_count: NULL argument");
     *steps = ctx->optim_steps;
     return NGPT_OK;
 }

@@ -33,7 +33,8 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
 {
     ngpt_layout lay;
     if (!ngpt_layout_compute(cfg, &lay))
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "arena: the parameter count overflows size_t");
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the parameter count overflows size_t on this machine; "
+                         "use a smaller model");
     const bool train = shape->mode == NGPT_MODE_TRAIN;
     const size_t B = (size_t)shape->batch, T = (size_t)shape->seq;
     const size_t C = (size_t)cfg->d_model, F = (size_t)cfg->d_ff, V = (size_t)cfg->vocab_size;
@@ -113,12 +114,13 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
 
     if (w.overflow)
         return ngpt_fail(NGPT_ERR_OVERFLOW,
-                         "arena: the size for this config and shape (batch=%d seq=%d) "
-                         "overflows size_t on this machine",
+                         "the arena for this config and shape (batch=%d seq=%d) overflows "
+                         "size_t on this machine; plan a smaller batch, seq or model",
                          (int)shape->batch, (int)shape->seq);
     /* Slack so that any caller buffer can be aligned up to 64 bytes. */
     if (!ngpt_add_ok(w.off, NGPT_ALIGN, &p.bytes))
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "arena: size overflows size_t");
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the arena size overflows size_t on this machine; plan "
+                         "a smaller batch, seq or model");
     *plan = p;
     return NGPT_OK;
 }

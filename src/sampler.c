@@ -21,36 +21,41 @@ ngpt_sampler ngpt_sampler_default(void)
 
 ngpt_status ngpt_sampler_validate(const ngpt_sampler *s, int32_t V)
 {
-    if (!s) return ngpt_fail(NGPT_ERR_NULL_ARG, "sampler: NULL sampler");
+    if (!s) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_sampler_validate: NULL sampler");
+    return ngpt_prefixed("ngpt_sampler_validate", ngpt_sampler_check(s, V));
+}
+
+ngpt_status ngpt_sampler_check(const ngpt_sampler *s, int32_t V)
+{
     if (!(s->temperature >= 0.0f) || isinf(s->temperature))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "sampler: temperature must be a finite value >= 0 "
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "temperature must be a finite value >= 0 "
                          "(0 = argmax), got %g", (double)s->temperature);
     if (s->top_k < 0)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "sampler: top_k must be >= 0 (0 = off), got %d",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "top_k must be >= 0 (0 = off), got %d",
                          (int)s->top_k);
     if (!(s->top_p > 0.0f && s->top_p <= 1.0f))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "sampler: top_p must be in (0, 1] (1 = off), got %g",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "top_p must be in (0, 1] (1 = off), got %g",
                          (double)s->top_p);
     if (!(s->min_p >= 0.0f && s->min_p <= 1.0f))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "sampler: min_p must be in [0, 1] (0 = off), got %g",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "min_p must be in [0, 1] (0 = off), got %g",
                          (double)s->min_p);
     if (!(s->repeat_penalty > 0.0f) || isinf(s->repeat_penalty))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "sampler: repeat_penalty must be a finite value > 0 "
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "repeat_penalty must be a finite value > 0 "
                          "(1 = off), got %g", (double)s->repeat_penalty);
     if (s->repeat_window < 0)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "sampler: repeat_window must be >= 0, got %d",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "repeat_window must be >= 0, got %d",
                          (int)s->repeat_window);
     if (s->n_banned < 0 || (s->n_banned > 0 && !s->banned))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "sampler: n_banned = %d needs a banned array",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "n_banned = %d needs a banned array",
                          (int)s->n_banned);
     for (int32_t i = 0; i < s->n_banned; i++)
         if (s->banned[i] < 0 || s->banned[i] >= V)
-            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "sampler: banned[%d] = %d is not a token id in "
+            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "banned[%d] = %d is not a token id in "
                              "0..%d", (int)i, (int)s->banned[i], (int)V - 1);
     if (s->logit_bias)
         for (int32_t i = 0; i < V; i++)
             if (!isfinite(s->logit_bias[i]))
-                return ngpt_fail(NGPT_ERR_BAD_ARG, "sampler: logit_bias[%d] is not finite (ban "
+                return ngpt_fail(NGPT_ERR_BAD_ARG, "logit_bias[%d] is not finite (ban "
                                  "the token instead)", (int)i);
     return NGPT_OK;
 }
@@ -82,20 +87,17 @@ ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const 
     const int32_t V = ctx->cfg.vocab_size;
     for (int32_t i = 0; i < V; i++) {
         if (isnan(logits[i]) || logits[i] == INFINITY)
-            return ngpt_fail(NGPT_ERR_NUMERIC, "sample: logit %d is %g", (int)i, (double)logits[i]);
+            return ngpt_fail(NGPT_ERR_NUMERIC, "logit %d is %g, so no token can be sampled (the "
+                             "model's parameters hold NaN or Inf)", (int)i, (double)logits[i]);
         z[i] = s->logit_bias ? logits[i] + s->logit_bias[i] : logits[i];
     }
     for (int32_t i = 0; i < s->n_banned; i++) z[s->banned[i]] = -INFINITY;
     if (s->repeat_penalty != 1.0f && n_recent > 0) {
         int32_t *seen = ctx->plan.samp_tmp;     /* marks: each distinct token once */
         memset(seen, 0, (size_t)V * sizeof(int32_t));
-        int32_t first = s->repeat_window && n_recent > s->repeat_window
-            ? n_recent - s->repeat_window : 0;
+        int32_t first = ngpt_sampler_window_start(s, n_recent);
         for (int32_t i = first; i < n_recent; i++) {
             int32_t t = recent[i];
-            if (t < 0 || t >= V)
-                return ngpt_fail(NGPT_ERR_BAD_TOKEN, "sample: recent[%d] = %d is not a token id "
-                                 "in 0..%d", (int)i, (int)t, (int)V - 1);
             if (seen[t]) continue;
             seen[t] = 1;
             /* lowers the probability whatever the sign (with penalty > 1) */
@@ -104,7 +106,7 @@ ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const 
     }
     for (int32_t i = 0; i < V; i++)
         if (z[i] != -INFINITY) return NGPT_OK;
-    return ngpt_fail(NGPT_ERR_BAD_ARG, "sample: every token is banned");
+    return ngpt_fail(NGPT_ERR_BAD_ARG, "every token is banned (or has a -inf logit); ban fewer");
 }
 
 /* Survivors after temperature, top-k, top-p and min-p: idx[0..*n) in
@@ -162,22 +164,18 @@ void ngpt_sampler_filter(ngpt_context *ctx, const ngpt_sampler *s, float *z, int
     *n_out = n;
 }
 
-ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
-                        const int32_t *recent, int32_t n_recent, int32_t sequence,
-                        uint64_t index, int32_t *token)
+int32_t ngpt_sampler_window_start(const ngpt_sampler *s, int32_t n_recent)
 {
-    if (!ctx || !s || !logits || !token) return ngpt_fail(NGPT_ERR_NULL_ARG, "sample: NULL argument");
-    if (!ctx->plan.samp_z)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "sample: the context was planned for training; "
-                         "sampling needs an NGPT_MODE_INFER context");
-    if (n_recent < 0 || (n_recent > 0 && !recent))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "sample: n_recent = %d needs a recent array",
-                         (int)n_recent);
-    ngpt_status st = ngpt_sampler_validate(s, ctx->cfg.vocab_size);
-    if (st) return st;
-    float *z = ctx->plan.samp_z;
-    if ((st = ngpt_sampler_adjust(ctx, s, logits, recent, n_recent, z))) return st;
+    return s->repeat_window && n_recent > s->repeat_window ? n_recent - s->repeat_window : 0;
+}
 
+ngpt_status ngpt_sampler_draw(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+                              const int32_t *recent, int32_t n_recent, int32_t sequence,
+                              uint64_t index, int32_t *token)
+{
+    float *z = ctx->plan.samp_z;
+    ngpt_status st = ngpt_sampler_adjust(ctx, s, logits, recent, n_recent, z);
+    if (st) return st;
     if (s->temperature == 0.0f) {   /* argmax, ties to the lower id */
         int32_t best = 0;
         for (int32_t i = 1; i < ctx->cfg.vocab_size; i++)
@@ -200,4 +198,28 @@ ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const 
     }
     *token = idx[pick];
     return NGPT_OK;
+}
+
+ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+                        const int32_t *recent, int32_t n_recent, int32_t sequence,
+                        uint64_t index, int32_t *token)
+{
+    if (!ctx || !s || !logits || !token)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_sampler_sample: NULL argument");
+    if (!ctx->plan.samp_z)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_sampler_sample: the context was planned for "
+                         "training; sampling needs an NGPT_MODE_INFER context");
+    if (n_recent < 0 || (n_recent > 0 && !recent))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_sampler_sample: n_recent = %d needs a recent "
+                         "array", (int)n_recent);
+    const int32_t V = ctx->cfg.vocab_size;
+    ngpt_status st = ngpt_sampler_check(s, V);
+    if (st) return ngpt_prefixed("ngpt_sampler_sample", st);
+    if (s->repeat_penalty != 1.0f)      /* recent tokens are read only with a penalty */
+        for (int32_t i = ngpt_sampler_window_start(s, n_recent); i < n_recent; i++)
+            if (recent[i] < 0 || recent[i] >= V)
+                return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_sampler_sample: recent[%d] = %d is not "
+                                 "a token id in 0..%d", (int)i, (int)recent[i], (int)V - 1);
+    return ngpt_prefixed("ngpt_sampler_sample",
+                         ngpt_sampler_draw(ctx, s, logits, recent, n_recent, sequence, index, token));
 }

@@ -8,6 +8,13 @@
  * the result is unique). tmp: n ints. */
 void ngpt_sort_desc(const float *z, int32_t *idx, int32_t *tmp, int32_t n);
 
+/* The sampler's internal steps. They trust their arguments (the sampler
+ * validated, recent tokens in range): ngpt_sampler_sample and
+ * ngpt_model_generate validate once at the boundary. */
+
+/* Index of the first of the n_recent tokens the repetition penalty reads. */
+int32_t ngpt_sampler_window_start(const ngpt_sampler *s, int32_t n_recent);
+
 /* Steps 1-2 of the pipeline (ban, bias, repetition penalty) into z (V).
  * Fails on non-finite logits or when every token is banned. */
 ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
@@ -17,5 +24,11 @@ ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const 
  * ngpt_sampler_adjust: the survivors are plan.samp_idx[0..*n) in descending
  * order with probabilities plan.samp_p[0..*n). */
 void ngpt_sampler_filter(ngpt_context *ctx, const ngpt_sampler *s, float *z, int32_t *n);
+
+/* The whole pipeline on one row of logits: ngpt_sampler_sample without its
+ * checks. */
+ngpt_status ngpt_sampler_draw(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+                              const int32_t *recent, int32_t n_recent, int32_t sequence,
+                              uint64_t index, int32_t *token);
 
 #endif

@@ -1,6 +1,7 @@
 /* status.c — status names, the per-thread error message, the abort hook. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -37,6 +38,21 @@ const char *ngpt_status_string(ngpt_status status)
 }
 
 const char *ngpt_last_error(void) { return last_error; }
+
+ngpt_status ngpt_prefixed(const char *fn, ngpt_status status)
+{
+    if (status == NGPT_OK) return status;
+    /* shift the sentence right, cutting its end if it no longer fits */
+    const size_t cap = sizeof last_error, pre = strlen(fn) + 2;
+    if (pre >= cap) return status;
+    size_t len = strlen(last_error);
+    if (len > cap - 1 - pre) len = cap - 1 - pre;
+    memmove(last_error + pre, last_error, len);
+    last_error[pre + len] = '\0';
+    memcpy(last_error, fn, pre - 2);
+    memcpy(last_error + pre - 2, ": ", 2);
+    return status;
+}
 
 ngpt_status ngpt_fail(ngpt_status status, const char *fmt, ...)
 {

@@ -5,11 +5,12 @@
 
 #include "internal.h"
 
-static ngpt_status check_batch(const ngpt_context *ctx, int32_t batch, int32_t seq, const char *who)
+/* The batch shape fits the plan (a bare message: the callers prefix it). */
+static ngpt_status check_batch(const ngpt_context *ctx, int32_t batch, int32_t seq)
 {
     if (batch < 1 || seq < 1 || batch > ctx->shape.batch || seq > ctx->shape.seq)
-        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "%s: (batch=%d, seq=%d) must be within the "
-                         "context's planned (batch=%d, seq=%d)", who, (int)batch, (int)seq,
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "(batch=%d, seq=%d) must be within the "
+                         "context's planned (batch=%d, seq=%d)", (int)batch, (int)seq,
                          (int)ctx->shape.batch, (int)ctx->shape.seq);
     return NGPT_OK;
 }
@@ -18,59 +19,64 @@ ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
                             const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,
                             float *loss, float *lr_out, float *grad_norm)
 {
-    if (!ctx || !opt || !data || !loss) return ngpt_fail(NGPT_ERR_NULL_ARG, "train_step: NULL argument");
+    if (!ctx || !opt || !data || !loss)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_train_step: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "train_step: the context was planned for inference");
-    ngpt_status st = ngpt_optim_config_validate(opt);
-    if (!st) st = check_batch(ctx, batch, seq, "train_step");
-    if (st) return st;
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_train_step: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
+    ngpt_status st = ngpt_optim_check(opt);
+    if (!st) st = check_batch(ctx, batch, seq);
+    if (!st) st = ngpt_data_check(data, NGPT_SPLIT_TRAIN, seq, ctx->cfg.vocab_size);
+    if (st) return ngpt_prefixed("ngpt_train_step", st);
+    /* checked once: from here on the internal, non-validating pieces */
     const uint64_t s = ctx->optim_steps;
-    float lr;
-    if ((st = ngpt_optim_lr(opt, (int64_t)s, &lr))) return st;
+    const float lr = ngpt_lr_schedule(opt, (int64_t)s);
     int32_t *tokens = ctx->plan.batch_buf;
     int32_t *targets = tokens + (size_t)batch * seq;
     float sum = 0.0f;
-    ngpt_grads_zero(ctx);
+    ngpt_grads_reset(ctx);
     for (int32_t a = 0; a < opt->accum; a++) {
         const uint64_t micro = s * (uint64_t)opt->accum + (uint64_t)a;
         float l;
-        if ((st = ngpt_data_batch(data, NGPT_SPLIT_TRAIN, seed, micro, batch, seq, tokens, targets)))
-            return st;
-        ngpt_dropout_set(ctx, ctx->cfg.dropout > 0.0f, seed, micro);
-        if ((st = ngpt_model_forward(ctx, tokens, batch, seq, targets, &l))) return st;
-        if ((st = ngpt_model_backward(ctx))) return st;
+        ngpt_data_draw(data, NGPT_SPLIT_TRAIN, seed, micro, batch, seq, tokens, targets);
+        ctx->run.dropout = (struct ngpt_dropout_state){ctx->cfg.dropout > 0.0f, seed, micro};
+        ngpt_forward_run(ctx, tokens, batch, seq, targets, &l);
+        ngpt_backward_run(ctx);
         sum = sum + l;
     }
     *loss = sum / (float)opt->accum;
     if (lr_out) *lr_out = lr;
     if (!isfinite(*loss))       /* even if the gradients happen to be finite */
-        return ngpt_fail(NGPT_ERR_NUMERIC, "train_step: step %llu: the loss is %g (NaN or Inf): "
-                         "parameters left unchanged (try a lower learning rate)",
+        return ngpt_fail(NGPT_ERR_NUMERIC, "ngpt_train_step: the loss of step %llu is %g (NaN "
+                         "or Inf); the parameters are unchanged (try a lower learning rate)",
                          (unsigned long long)s + 1, (double)*loss);
-    return ngpt_optim_step(ctx, opt, lr, grad_norm);
+    return ngpt_prefixed("ngpt_train_step", ngpt_optim_apply(ctx, opt, lr, grad_norm));
 }
 
 ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
                           int32_t n_batches, int32_t batch, int32_t seq, float *loss)
 {
-    if (!ctx || !data || !loss) return ngpt_fail(NGPT_ERR_NULL_ARG, "evaluate: NULL argument");
-    if (n_batches < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "evaluate: n_batches must be >= 1");
-    ngpt_status st = check_batch(ctx, batch, seq, "evaluate");
-    if (st) return st;
-    const bool was_on = ctx->dropout_on;
+    if (!ctx || !data || !loss)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_evaluate: NULL argument");
+    if (n_batches < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_evaluate: n_batches must be >= 1, got %d",
+                         (int)n_batches);
+    ngpt_status st = check_batch(ctx, batch, seq);
+    if (!st) st = ngpt_data_check(data, NGPT_SPLIT_EVAL, seq, ctx->cfg.vocab_size);
+    if (st) return ngpt_prefixed("ngpt_model_evaluate", st);
+    const bool was_on = ctx->run.dropout.on;
     int32_t *tokens = ctx->plan.batch_buf;
     int32_t *targets = tokens + (size_t)batch * seq;
     double sum = 0.0;
-    ctx->dropout_on = false;
-    for (int32_t i = 0; i < n_batches && !st; i++) {
+    ctx->run.dropout.on = false;
+    for (int32_t i = 0; i < n_batches; i++) {
         float l;
-        st = ngpt_data_batch(data, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, tokens, targets);
-        if (!st) st = ngpt_model_forward(ctx, tokens, batch, seq, targets, &l);
-        if (!st) sum += (double)l;
+        ngpt_data_draw(data, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, tokens, targets);
+        ngpt_forward_run(ctx, tokens, batch, seq, targets, &l);
+        sum += (double)l;
     }
-    ctx->dropout_on = was_on;
-    ctx->has_targets = false;   /* eval windows are not a training batch */
-    if (st) return st;
+    ctx->run.dropout.on = was_on;
+    ctx->run.backward_ready = false;    /* eval windows are not a training batch */
     *loss = (float)(sum / (double)n_batches);
     return NGPT_OK;
 }

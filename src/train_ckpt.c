@@ -32,10 +32,11 @@ enum { N_META = 16, N_META_OPT = 4 };   /* required, then optional entries */
 
 ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path, const ngpt_train_state *ts)
 {
-    if (!ctx || !path || !ts) return ngpt_fail(NGPT_ERR_NULL_ARG, "save_train: NULL argument");
+    if (!ctx || !path || !ts)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_save_train: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "save_train: the context was planned for inference "
-                         "(use ngpt_checkpoint_save)");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_checkpoint_save_train: the context was planned "
+                         "for inference; save it with ngpt_checkpoint_save");
     const ngpt_optim_config *o = &ts->opt;
     ngpt_ckpt_meta m[N_META + N_META_OPT] = {
         {"train.step", NGPT_META_U64, {.u = ctx->optim_steps}},
@@ -60,8 +61,11 @@ ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path
         {"train.data_hash", NGPT_META_U64, {.u = ts->data_hash}},
     };
     writer_user u = {.ctx = ctx};
-    return ngpt_ckpt_write(path, &ctx->cfg, 3 * (size_t)ctx->n_tensors, train_tensor_fn, &u, m,
-                           N_META + N_META_OPT);
+    unsigned char block[NGPT_CKPT_MODEL_BYTES];
+    ngpt_ckpt_config_encode(&ctx->cfg, block);
+    return ngpt_prefixed("ngpt_checkpoint_save_train",
+                         ngpt_ckpt_write(path, block, 3 * (size_t)ctx->n_tensors, train_tensor_fn,
+                                         &u, m, N_META + N_META_OPT));
 }
 
 static bool meta_get(const ngpt_ckpt_reader *r, const char *key, uint32_t type, ngpt_ckpt_meta *m)
@@ -84,8 +88,8 @@ static ngpt_status read_state(const ngpt_ckpt_reader *r, ngpt_train_state *ts, u
     ngpt_ckpt_meta v[N_META];
     for (int i = 0; i < N_META; i++)
         if (!meta_get(r, want[i].key, want[i].type, &v[i]))
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: the checkpoint's training state "
-                             "lacks %s (or it has the wrong type)", want[i].key);
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "the training state in %s lacks %s (or it has "
+                             "the wrong type)", r->src, want[i].key);
     ngpt_train_state s = {0};
     *step = v[0].value.u;
     s.seed = v[1].value.u;
@@ -110,25 +114,29 @@ static ngpt_status read_state(const ngpt_ckpt_reader *r, ngpt_train_state *ts, u
     if (meta_get(r, "train.eval_batches", NGPT_META_I64, &e)) s.eval_batches = (int32_t)e.value.i;
     if (meta_get(r, "train.data_hash", NGPT_META_U64, &e)) s.data_hash = e.value.u;
     if (!(s.holdout >= 0.0f && s.holdout < 1.0f) || s.eval_every < 0 || s.eval_batches < 1)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: train.holdout/eval_every/eval_batches "
-                         "out of range");
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "train.holdout, train.eval_every or "
+                         "train.eval_batches in %s is out of range", r->src);
     s.has_state = true;
     if (s.batch != v[2].value.i || s.seq != v[3].value.i || s.batch < 1 || s.seq < 1)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: train.batch/train.seq out of range");
-    ngpt_status st = ngpt_optim_config_validate(&s.opt);
-    if (st) return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: bad optimizer state: %s",
-                             ngpt_last_error());
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "train.batch or train.seq in %s is out of range",
+                         r->src);
+    if (ngpt_optim_check(&s.opt)) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", ngpt_last_error());
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "the optimizer settings in %s are not valid: %s",
+                         r->src, why);
+    }
     *ts = s;
     return NGPT_OK;
 }
 
 static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
-                                   ngpt_train_state *ts)
+                                   const ngpt_config *cfg, ngpt_train_state *ts)
 {
-    ngpt_status st = ngpt_config_compare(&ctx->cfg, &r->cfg);
+    ngpt_status st = ngpt_config_compare(&ctx->cfg, cfg);
     if (st) return st;
     char name[NGPT_NAME_MAX + 8];
-    const bool has_m = ngpt_ckpt_has_tensor(r, "optim.m.tok_emb.weight");
+    const bool has_m = ngpt_ckpt_find_tensor(r, "optim.m.tok_emb.weight") >= 0;
     ngpt_train_state s = {.opt = ngpt_optim_config_default(), .best_eval_loss = INFINITY,
                           .holdout = 0.1f, .eval_every = 100, .eval_batches = 8};
     uint64_t step = 0;
@@ -137,8 +145,9 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
         for (int32_t i = 0; i < ctx->n_tensors; i++)
             for (int mv = 0; mv < 2; mv++) {
                 snprintf(name, sizeof name, "optim.%c.%s", mv ? 'v' : 'm', ctx->plan.tensors[i].name);
-                if (!ngpt_ckpt_has_tensor(r, name))
-                    return ngpt_fail(NGPT_ERR_BAD_FORMAT, "load_train: %s is missing", name);
+                if (ngpt_ckpt_find_tensor(r, name) < 0)
+                    return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s is missing in %s", name,
+                                     r->src);
             }
     }
     for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
@@ -156,21 +165,25 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
     }
     if (st) return st;
     ctx->optim_steps = step;
-    ctx->has_forward = ctx->has_targets = false;
-    ctx->n_backward = 0;
+    ngpt_run_params_changed(ctx);
+    ctx->run.n_backward = 0;    /* gradients summed so far belong to other parameters */
     if (ts) *ts = s;
     return NGPT_OK;
 }
 
 ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *ts)
 {
-    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "load_train: NULL argument");
+    if (!ctx || !path)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_train: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "load_train: the context was planned for inference "
-                         "(use ngpt_checkpoint_load)");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_checkpoint_load_train: the context was planned "
+                         "for inference; load it with ngpt_checkpoint_load");
     ngpt_ckpt_reader r;
-    ngpt_status st = ngpt_ckpt_open_file(&r, path);
-    if (!st) st = load_train_from(ctx, &r, ts);
-    ngpt_ckpt_close(&r);
-    return st;
+    ngpt_config cfg;
+    ngpt_status st = ngpt_ckpt_open_model(&r, path, NULL, 0, &cfg);
+    if (!st) {
+        st = load_train_from(ctx, &r, &cfg, ts);
+        ngpt_ckpt_close(&r);
+    }
+    return ngpt_prefixed("ngpt_checkpoint_load_train", st);
 }

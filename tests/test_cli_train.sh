@@ -38,9 +38,16 @@ check $? "resumed best checkpoint differs from the unbroken run's"
 cut -d, -f1-4,6 "$dir/a.csv" > "$dir/a.cut"; cut -d, -f1-4,6 "$dir/b.csv" > "$dir/b.cut"
 cmp -s "$dir/a.cut" "$dir/b.cut"
 check $? "resumed csv (without tokens/s) differs"
+! grep -q "warning" "$dir/b2.log"
+check $? "resuming with the saved settings does not warn: $(grep warning "$dir/b2.log")"
 $N train --resume "$dir/b.ngpt" --out "$dir/c.ngpt" --steps 13 2> "$dir/err" > /dev/null
 grep -q "warning: the data differs" "$dir/err"
 check $? "resuming on other data warns: $(cat "$dir/err")"
+grep -q "^ngpt train: warning: --steps 13 (saved: 12) differs from the run saved in $dir/b.ngpt; the learning-rate schedule changes and the resumed run is no longer bit-identical to an uninterrupted one$" "$dir/err"
+check $? "resuming with another --steps warns, naming both values: $(cat "$dir/err")"
+$N train --resume "$dir/b.ngpt" --data "$dir/d.txt" --out "$dir/c.ngpt" --steps 12 --lr 1e-3 --seed 42 2> "$dir/err" > /dev/null
+grep -q "^ngpt train: warning: --lr 0.001 (saved: 0.003) differs from the run saved in $dir/b.ngpt; the resumed run is no longer bit-identical" "$dir/err"
+check $? "only the setting that differs is named: $(cat "$dir/err")"
 
 out=$($N eval --model "$dir/a.ngpt" --data "$dir/d.txt" --batches 2 --batch 2 2>&1)
 check $? "eval: $out"

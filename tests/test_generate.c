@@ -3,6 +3,7 @@
  * generation loop (sliding window, stops, callback, beams); clear errors. */
 #include <stdlib.h>
 
+#include "internal.h"     /* the run state: generation leaves dropout as it was */
 #include "test.h"
 
 enum { V = 256, T = 16 };
@@ -202,6 +203,15 @@ static void test_generate(void)
     gc.no_cache = true;
     gen(ctx, &gc, "hello", b, NULL);
     CHECK(!memcmp(a, b, 40 * 4), "cached and uncached generation differ");
+    /* generation is eval: dropout set on the context changes nothing, and
+     * the setting is left as it was */
+    CHECK_OK(ngpt_dropout_set(ctx, true, 99, 7));
+    memset(b, 0, 40 * 4);
+    gen(ctx, &gc, "hello", b, NULL);
+    CHECK(!memcmp(a, b, 40 * 4), "uncached generation applied the context's dropout");
+    CHECK(ctx->run.dropout.on && ctx->run.dropout.seed == 99 && ctx->run.dropout.step == 7,
+          "generation changed the dropout setting");
+    CHECK_OK(ngpt_dropout_set(ctx, false, 0, 0));
     gc.no_cache = false;
     CHECK_HASH(ngpt_checksum_bytes(a, 40 * 4), 0x627d06be35defe58);
     gc.sampler.seed = 1235;

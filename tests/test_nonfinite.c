@@ -43,7 +43,7 @@ static void expect_numeric(ngpt_context *ctx, const ngpt_optim_config *opt, cons
     ngpt_status st = ngpt_train_step(ctx, opt, d, 1, 2, 16, &loss, NULL, NULL);
     CHECK(st == NGPT_ERR_NUMERIC, "%s: got %s (%s)", what, ngpt_status_string(st), ngpt_last_error());
     char want[32];
-    snprintf(want, sizeof want, "step %llu:", (unsigned long long)step);
+    snprintf(want, sizeof want, "of step %llu is", (unsigned long long)step);
     CHECK(strstr(ngpt_last_error(), want) != NULL, "%s: the message names %s: %s", what, want,
           ngpt_last_error());
     CHECK_HASH(state_hash(ctx), before);

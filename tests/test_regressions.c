@@ -91,14 +91,16 @@ static void writer_table_overflow(void)
     char path[256];
     snprintf(path, sizeof path, "%s/ngpt-regress-w-%d.ngpt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (int)getpid());
-    ngpt_config c = ngpt_config_default();
+    const ngpt_config c = ngpt_config_default();
+    unsigned char block[NGPT_CKPT_MODEL_BYTES];
+    ngpt_ckpt_config_encode(&c, block);
     const size_t counts[] = {(size_t)40 * 1000 * 1000, SIZE_MAX / 64, SIZE_MAX};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        CHECK_STATUS(ngpt_ckpt_write(path, &c, counts[i], one_tensor, NULL, NULL, 0), NGPT_ERR_OVERFLOW);
+        CHECK_STATUS(ngpt_ckpt_write(path, block, counts[i], one_tensor, NULL, NULL, 0), NGPT_ERR_OVERFLOW);
         CHECK(access(path, F_OK) != 0, "no file written for %zu tensors", counts[i]);
     }
     ngpt_ckpt_meta m = {"k", NGPT_META_U64, {.u = 1}};
-    CHECK_STATUS(ngpt_ckpt_write(path, &c, 1, one_tensor, NULL, &m, SIZE_MAX / 32), NGPT_ERR_OVERFLOW);
+    CHECK_STATUS(ngpt_ckpt_write(path, block, 1, one_tensor, NULL, &m, SIZE_MAX / 32), NGPT_ERR_OVERFLOW);
 }
 
 /* Size audit: batch*seq rows are counted in int by the kernels; a shape
