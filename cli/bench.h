@@ -102,10 +102,18 @@ ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void
  * call measures it); at least 1. */
 int bench_calibrate(const bench_opts *o, bench_fn fn, void *arg, int *reps);
 
+/* The bench's own failures, outside the library's statuses. */
+#define BENCH_ERR_MEMORY ((ngpt_status)(NGPT_STATUS_COUNT + 1))
+#define BENCH_ERR_THREAD ((ngpt_status)(NGPT_STATUS_COUNT + 2))
+
 /* Runs work(args + i*stride) for i < n on n threads at once, the calling
- * thread being one of them (n = 1 starts no thread). NGPT_ERR_NO_MEMORY if
- * a thread could not be started (the others still ran). */
+ * thread being one of them (n = 1 starts no thread). BENCH_ERR_THREAD if a
+ * thread could not be started (the others still ran). */
 ngpt_status bench_parallel(int n, void *(*work)(void *), void *args, size_t stride);
+
+/* Ends the progress line and prints "ngpt bench: <what>: <why>" (the
+ * library's sentence, or the bench's own failure); returns CLI_FAILED. */
+int bench_failed(const char *what, ngpt_status st);
 
 /* Progress on stderr: a line rewritten in place on a terminal, one line per
  * figure otherwise. bench_progress_begin sets the number of figures. */

@@ -62,8 +62,7 @@ static int bench_pair(const bench_opts *o, bench_report *r, int i, int32_t t, bo
                  t > 1 ? "s" : "");
         if (!st) st = bench_time(o, label, run_copies, &k, 1, &row->sec);
         if (st) {
-            bench_progress_end();
-            rc = cli_fail_status("bench", label, st);
+            rc = bench_failed(label, st);
         } else {
             row->flops = info.flops;
             row->bytes = info.bytes;

@@ -70,7 +70,7 @@ static ngpt_status run_probe(void *arg)
 {
     probe_job *j = arg;
     long *iters = malloc((size_t)j->threads * sizeof *iters);
-    if (!iters) return NGPT_ERR_NO_MEMORY;
+    if (!iters) return BENCH_ERR_MEMORY;
     for (int i = 0; i < j->threads; i++) iters[i] = j->iters;
     ngpt_status st = bench_parallel(j->threads, fma_chains, iters, sizeof *iters);
     free(iters);

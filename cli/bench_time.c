@@ -70,7 +70,7 @@ int bench_calibrate(const bench_opts *o, bench_fn fn, void *arg, int *reps)
 ngpt_status bench_parallel(int n, void *(*work)(void *), void *args, size_t stride)
 {
     pthread_t *tid = n > 1 ? malloc((size_t)(n - 1) * sizeof *tid) : NULL;
-    if (n > 1 && !tid) return NGPT_ERR_NO_MEMORY;
+    if (n > 1 && !tid) return BENCH_ERR_MEMORY;
     int started = 0;
     for (; started < n - 1; started++)
         if (pthread_create(&tid[started], NULL, work, (char *)args + (size_t)(started + 1) * stride))
@@ -78,7 +78,16 @@ ngpt_status bench_parallel(int n, void *(*work)(void *), void *args, size_t stri
     work(args);
     for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
     free(tid);
-    return started == n - 1 ? NGPT_OK : NGPT_ERR_NO_MEMORY;
+    return started == n - 1 ? NGPT_OK : BENCH_ERR_THREAD;
+}
+
+int bench_failed(const char *what, ngpt_status st)
+{
+    bench_progress_end();
+    const char *why = st == BENCH_ERR_MEMORY ? "out of memory"
+                      : st == BENCH_ERR_THREAD ? "a thread could not be started"
+                      : cli_library_error();
+    return cli_error("bench", CLI_FAILED, "%s: %s", what, why);
 }
 
 /* ---- progress ---- */

@@ -69,8 +69,7 @@ static int open_ctx(const bench_opts *o, bench_report *r, ngpt_mode mode, int32_
     if (!st) st = ngpt_context_init(ctx, &o->cfg, &shape, NULL, 0);
     if (!st && (st = ngpt_params_init(*ctx, 42))) ngpt_context_free(*ctx);
     if (st) {
-        bench_progress_end();
-        return cli_fail_status("bench", mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
+        return bench_failed(mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
     }
     if (r->n_arena < BENCH_MAX_ROWS) {
         bench_arena *a = &r->arena[r->n_arena++];
@@ -96,8 +95,7 @@ static int add_figure(const bench_opts *o, bench_report *r, const char *test, in
              (int)threads, threads > 1 ? "s" : "");
     ngpt_status st = bench_time(o, label, fn, arg, 0, &w->sec);
     if (st) {
-        bench_progress_end();
-        return cli_fail_status("bench", label, st);
+        return bench_failed(label, st);
     }
     r->n_work++;
     return CLI_OK;
@@ -157,7 +155,7 @@ static int bench_training(const bench_opts *o, bench_report *r, int32_t threads)
         ngpt_data *data;
         ngpt_status st = ngpt_data_open_mem(&data, bytes, DATA_BYTES, 0.1f, T);
         if (st) {
-            rc = cli_fail_status("bench", "synthetic data", st);
+            rc = bench_failed("synthetic data", st);
             break;
         }
         ngpt_context *ctx;

@@ -123,8 +123,8 @@ int cli_cmd_bench(int argc, char **argv)
     if (!apply_preset(a.cmd, o.preset, &o.cfg)) return CLI_USAGE;
     for (int i = 0; i < n_configs; i++)
         if (ngpt_config_set(&o.cfg, configs[i]))
-            return cli_error(a.cmd, CLI_USAGE, "--config: %s", ngpt_last_error());
-    if (ngpt_config_validate(&o.cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", ngpt_last_error());
+            return cli_error(a.cmd, CLI_USAGE, "--config %s: %s", configs[i], cli_library_error());
+    if (ngpt_config_validate(&o.cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
     size_t params = 0;
     ngpt_config_param_count(&o.cfg, &params);
     if (!o.runs) o.runs = o.quick ? 5 : 10;
@@ -146,7 +146,7 @@ int cli_cmd_bench(int argc, char **argv)
     const double t0 = cli_now();
     bench_progress_begin(bench_peak_count(&o) + bench_kernels_count(&o) + bench_workloads_count(&o));
     ngpt_status st = bench_peaks(&o, r);
-    int rc = st ? (bench_progress_end(), cli_fail_status(a.cmd, "FMA peak probe", st)) : CLI_OK;
+    int rc = st ? bench_failed("FMA peak probe", st) : CLI_OK;
     if (!rc) rc = bench_kernels(&o, r);
     if (!rc) rc = bench_workloads(&o, r);
     bench_progress_end();
