@@ -84,11 +84,13 @@ TEST_SH := $(wildcard tests/test_*.sh)
 # the differential test and `ngpt bench`'s kernel section are made of them.
 KCASE_SRC := $(wildcard tests/kernels/*.c)
 KCASE_DEP := $(KCASE_SRC) $(wildcard tests/kernels/*.h) src/kernels.inc
-# ngpt bench's kernel section (bench/kernel_bench.c) runs the cases from the
-# active table: it and the cases are linked into the tool.
-KBENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard bench/*.c) $(KCASE_SRC))
+# The bench layer (bench/bench.h: clock, statistics, the FMA probe; and the
+# kernel section, bench/kernel_bench.c, which runs the cases from the active
+# table) is linked into the tool with the cases, for ngpt bench.
+BENCH_LAYER_SRC := bench/timing.c bench/peak.c bench/kernel_bench.c
+KBENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_LAYER_SRC) $(KCASE_SRC))
 $(KBENCH_OBJ): CPPFLAGS += -Itests/kernels
-$(BUILD)/obj/cli/bench_kernels.o: CPPFLAGS += -Ibench
+$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cli/bench_*.c cli/cmd_bench.c)): CPPFLAGS += -Ibench
 
 LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt

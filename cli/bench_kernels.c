@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bench.h"
+#include "cmd_bench.h"
 #include "cli.h"
 #include "kernel_bench.h"
 

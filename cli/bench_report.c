@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cmd_bench.h"
 
 double bench_kernel_work(const bench_kernel *k) { return k->calls * k->threads; }
 
@@ -161,7 +162,7 @@ static void kernel_table(FILE *f, const bench_report *r)
     for (int i = 0; i < r->n_peak; i++, t.rows++) {
         const bench_peak *p = &r->peak[i];
         snprintf(md_cell(&t, t.rows, 0), MD_CELL, "fma peak (probe)");
-        snprintf(md_cell(&t, t.rows, 1), MD_CELL, "%s", bench_peak_isa());
+        snprintf(md_cell(&t, t.rows, 1), MD_CELL, "%s", bench_fma_isa());
         snprintf(md_cell(&t, t.rows, 2), MD_CELL, "%d", (int)p->threads);
         fmt_num(md_cell(&t, t.rows, 5), MD_CELL, p->flops / p->sec.median * 1e-9);
         fmt_num(md_cell(&t, t.rows, 6), MD_CELL, 100 * p->sec.min / p->sec.median);

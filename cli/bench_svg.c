@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench.h"
+#include "cmd_bench.h"
 
 enum { WIDTH = 760, LABEL_W = 250, BAR_H = 16, ROW_H = 22, VALUE_W = 120 };
 

@@ -10,12 +10,7 @@
 
 #include "bench.h"
 #include "cli.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "cmd_bench.h"
 
 ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void *arg, int reps,
                        bench_stat *out)
@@ -26,12 +21,12 @@ ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void
     if (auto_reps) reps = 1;
     for (int w = 0; w < o->warmup; w++) {
         bench_progress(label, -1, runs);
-        double t0 = cli_now();
+        double t0 = bench_now();
         for (int i = 0; i < reps; i++) {
             ngpt_status st = fn(arg);
             if (st) return st;
         }
-        const double call = (cli_now() - t0) / reps;
+        const double call = (bench_now() - t0) / reps;
         /* a fast call repeats so that a run is long enough to time */
         if (auto_reps && call > 0 && call * reps < o->min_run_s) reps = (int)(o->min_run_s / call) + 1;
         /* a slow figure gets fewer runs (never fewer than 3): its budget */
@@ -40,27 +35,23 @@ ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void
     }
     for (int r = 0; r < runs; r++) {
         bench_progress(label, r, runs);
-        double t0 = cli_now();
+        double t0 = bench_now();
         for (int i = 0; i < reps; i++) {
             ngpt_status st = fn(arg);
             if (st) return st;
         }
-        t[r] = (cli_now() - t0) / reps;
+        t[r] = (bench_now() - t0) / reps;
     }
-    qsort(t, (size_t)runs, sizeof t[0], cmp_double);
-    /* the median of an even count is the mean of the middle two */
-    out->median = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
-    out->min = t[0];
-    out->max = t[runs - 1];
+    bench_stats(t, runs, &out->median, &out->min, &out->max);
     out->runs = runs;
     return NGPT_OK;
 }
 
 int bench_calibrate(const bench_opts *o, bench_fn fn, void *arg, int *reps)
 {
-    double t0 = cli_now();
+    double t0 = bench_now();
     ngpt_status st = fn(arg);
-    double dt = cli_now() - t0;
+    double dt = bench_now() - t0;
     if (st) return st;
     double n = dt > 0 ? o->min_run_s / dt : 1e6;
     *reps = n < 1 ? 1 : n > 1e6 ? 1000000 : (int)n + 1;
@@ -104,7 +95,7 @@ void bench_progress_begin(int figures)
 {
     progress.figures = figures;
     progress.done = 0;
-    progress.t0 = cli_now();
+    progress.t0 = bench_now();
     progress.tty = isatty(STDERR_FILENO);
     progress.last[0] = 0;
     progress.width = 0;
@@ -117,7 +108,7 @@ void bench_progress(const char *label, int run, int runs)
         snprintf(progress.last, sizeof progress.last, "%s", label);
         progress.done++;
     }
-    double el = cli_now() - progress.t0;
+    double el = bench_now() - progress.t0;
     if (progress.tty) {
         char line[160];
         int n = snprintf(line, sizeof line, "ngpt bench: [%d/%d] %s: %s %d/%d  (%.0f s)",

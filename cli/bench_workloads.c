@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "cmd_bench.h"
 #include "cli.h"
 
 enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20 };

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd_bench.h"
 #include "bench.h"
 #include "cli.h"
 
@@ -143,14 +144,14 @@ int cli_cmd_bench(int argc, char **argv)
     time_t now = time(NULL);
     struct tm tm;
     strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-    const double t0 = cli_now();
+    const double t0 = bench_now();
     bench_progress_begin(bench_peak_count(&o) + bench_kernels_count(&o) + bench_workloads_count(&o));
     ngpt_status st = bench_peaks(&o, r);
     int rc = st ? bench_failed("FMA peak probe", st) : CLI_OK;
     if (!rc) rc = bench_kernels(&o, r);
     if (!rc) rc = bench_workloads(&o, r);
     bench_progress_end();
-    r->wall_s = cli_now() - t0;
+    r->wall_s = bench_now() - t0;
     r->peak_rss = bench_peak_rss();
     bench_report_sort(r);
     if (!rc) {

@@ -1,10 +1,10 @@
-/* bench.h — `ngpt bench`: what its pieces share. cmd_bench.c parses the
+/* cmd_bench.h — `ngpt bench`: what its pieces share. cmd_bench.c parses the
  * options and runs the sections; bench_time.c times a call (warm-up, median
  * of runs, min–max) and draws the progress line; bench_workloads.c measures
  * prefill, decode and training through the public API; bench_report.c
  * prints the markdown tables and the JSON; bench_svg.c draws the chart. */
-#ifndef NGPT_CLI_BENCH_H
-#define NGPT_CLI_BENCH_H
+#ifndef NGPT_CLI_CMD_BENCH_H
+#define NGPT_CLI_CMD_BENCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -141,8 +141,6 @@ int bench_workloads_count(const bench_opts *o);
 ngpt_status bench_peaks(const bench_opts *o, bench_report *r);
 /* Figures bench_peaks will time. */
 int bench_peak_count(const bench_opts *o);
-/* What the probe runs: "AVX2 FMA, 8 lanes", "NEON FMA, 4 lanes", "scalar fmaf". */
-const char *bench_peak_isa(void);
 
 /* ---- kernels (bench_kernels.c) ---- */
 
