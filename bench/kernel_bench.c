@@ -51,6 +51,12 @@ int kbench_count(void)
     return n_pairs;
 }
 
+const char *kbench_kernel(int i)
+{
+    list_pairs();
+    return i >= 0 && i < n_pairs ? pairs[i].e->kernel : NULL;
+}
+
 /* The active kernel against the reference at this shape, every slot. */
 static bool exact(const kc_entry *e, const kc_shape *s)
 {

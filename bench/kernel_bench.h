@@ -19,8 +19,9 @@ typedef struct kbench_info {
     bool exact;                 /* the active kernel gives the reference's bits here */
 } kbench_info;
 
-/* The (kernel, shape) pairs, in the list's order. */
+/* The (kernel, shape) pairs, in the list's order, and the kernel of pair i. */
 int kbench_count(void);
+const char *kbench_kernel(int i);
 
 /* Prepares pair i: inputs that are a function of the shape only, and a
  * bit-for-bit check of the active kernel against the reference at it. */

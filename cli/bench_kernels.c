@@ -4,6 +4,7 @@
  * the rate is their sum, set against the t-thread FMA peak. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd_bench.h"
 #include "cli.h"
@@ -32,7 +33,48 @@ static ngpt_status run_copies(void *arg)
     return bench_parallel(k->threads, run_job, k->jobs, sizeof k->jobs[0]);
 }
 
-int bench_kernels_count(const bench_opts *o) { return kbench_count() * o->n_threads; }
+/* Whether `name` is one of the comma-separated names of `list`. */
+static bool listed(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *p = list; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0)) return true;
+    }
+    return false;
+}
+
+static bool selected(const bench_opts *o, int i)
+{
+    return !strcmp(o->kernels, "all") || listed(o->kernels, kbench_kernel(i));
+}
+
+bool bench_kernels_valid(const bench_opts *o)
+{
+    if (!strcmp(o->kernels, "all") || !strcmp(o->kernels, "none")) return true;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", o->kernels);
+    for (char *name = strtok(buf, ","); name; name = strtok(NULL, ",")) {
+        bool known = false;
+        for (int i = 0; i < kbench_count() && !known; i++) known = !strcmp(name, kbench_kernel(i));
+        if (!known) {
+            char names[1024] = "";
+            for (int i = 0; i < kbench_count(); i++)
+                if (!listed(names, kbench_kernel(i)))
+                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                             names[0] ? "," : "", kbench_kernel(i));
+            cli_error("bench", CLI_USAGE, "--kernels: no kernel \"%s\" in the list (%s)", name, names);
+            return false;
+        }
+    }
+    return true;
+}
+
+int bench_kernels_count(const bench_opts *o)
+{
+    int n = 0;
+    for (int i = 0; i < kbench_count(); i++) n += selected(o, i);
+    return n * o->n_threads;
+}
 
 /* Pair i at t threads: one row. */
 static int bench_pair(const bench_opts *o, bench_report *r, int i, int32_t t, bool *differs)
@@ -81,6 +123,7 @@ int bench_kernels(const bench_opts *o, bench_report *r)
     const int n = kbench_count();
     for (int t = 0; t < o->n_threads; t++)
         for (int i = 0; i < n; i++) {
+            if (!selected(o, i)) continue;
             int rc = bench_pair(o, r, i, o->threads[t], &differs);
             if (rc) return rc;
         }

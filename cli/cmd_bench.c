@@ -14,7 +14,7 @@
 static const char *const HELP =
     "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
     "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
-    "                  [--runs N] [--warmup N]\n\n"
+    "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n\n"
     "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
     "list (GFLOP/s with % of that peak, GB/s), prefill (a T/2-token prompt), decode\n"
     "(256 new tokens, batch 1 and 4), training steps (B=8 T=128 and B=32 T=256),\n"
@@ -32,7 +32,9 @@ static const char *const HELP =
     "                     above 16M parameters skips training at B=32 T=256 and\n"
     "                     decodes 64 tokens instead of 256\n"
     "  --runs N           timed runs per figure (default 10, --quick 5)\n"
-    "  --warmup N         untimed runs before them (default 1)\n";
+    "  --warmup N         untimed runs before them (default 1)\n"
+    "  --kernels LIST     the kernel table: all (default), none, or kernels of the\n"
+    "                     list by name, e.g. gemm,softmax\n";
 
 enum { BIG_MODEL_PARAMS = 16 * 1000 * 1000 };
 
@@ -90,7 +92,8 @@ static int write_file(const char *cmd, const char *path, const bench_opts *o, co
 int cli_cmd_bench(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
-    bench_opts o = {.preset = "default", .threads = {1}, .n_threads = 1, .runs = 0, .warmup = 1};
+    bench_opts o = {.preset = "default", .threads = {1}, .n_threads = 1, .runs = 0, .warmup = 1,
+                    .kernels = "all"};
     const char *configs[64], *json = NULL, *svg = NULL, *v;
     int n_configs = 0;
     while (cli_next(&a)) {
@@ -116,11 +119,13 @@ int cli_cmd_bench(int argc, char **argv)
             if (!v || !cli_parse_i32(a.cmd, "--runs", v, 1, BENCH_MAX_RUNS, &o.runs)) return CLI_USAGE;
         } else if (cli_opt(&a, "--warmup", &v)) {
             if (!v || !cli_parse_i32(a.cmd, "--warmup", v, 0, 100, &o.warmup)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--kernels", &v)) {
+            if (!(o.kernels = v)) return CLI_USAGE;
         } else {
             return cli_unknown(&a);
         }
     }
-    if (a.failed) return CLI_USAGE;
+    if (a.failed || !bench_kernels_valid(&o)) return CLI_USAGE;
     if (!apply_preset(a.cmd, o.preset, &o.cfg)) return CLI_USAGE;
     for (int i = 0; i < n_configs; i++)
         if (ngpt_config_set(&o.cfg, configs[i]))

@@ -28,6 +28,7 @@ typedef struct bench_opts {
     bool quick;
     bool big_train;                 /* measure training at B=32 T=256 too */
     int32_t decode_tokens;          /* new tokens per decode figure (256) */
+    const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
     char command[512];              /* the command line, for the report */
 } bench_opts;
 
@@ -150,6 +151,9 @@ int bench_peak_count(const bench_opts *o);
  * and sets r->kernel_differs. */
 int bench_kernels(const bench_opts *o, bench_report *r);
 int bench_kernels_count(const bench_opts *o);
+/* Whether o->kernels names only kernels of the list (else prints which
+ * does not, with the list, and returns false). */
+bool bench_kernels_valid(const bench_opts *o);
 
 /* ---- output (bench_report.c, bench_svg.c) ---- */
 
