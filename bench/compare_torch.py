@@ -5,7 +5,7 @@ reference in tools/ngpt_torch.py), the same workloads and thread counts as
 
     /usr/bin/python3 bench/compare_torch.py [--ngpt build/ngpt] [--quick]
         [--threads 1,2] [--preset default|gpt2-small] [--config k=v ...]
-        [--runs N] [--json FILE] [--out FILE]
+        [--runs N] [--json FILE] [--out FILE] [--blas]
 
 It runs `ngpt bench --json -` with the same options (or reads --json FILE, a
 saved run: its config, thread counts and runs are then used), then measures
@@ -22,6 +22,10 @@ What is measured on each side (docs/BENCH.md):
            zero_grad, forward with targets, backward, clip_grad_norm_(1.0),
            AdamW(betas 0.9/0.95, eps 1e-8, weight decay 0.1); dropout as the
            config's (model.train()).
+With --blas, a GEMM yardstick too: OpenBLAS's cblas_sgemm (libopenblas.so.0,
+OPENBLAS_NUM_THREADS = the thread count, no PyTorch needed) at the m, n, k of
+ngpt bench's gemm rows, row-major without transposes or bias, against
+ngpt's GFLOP/s there.
 Timing as ngpt bench: warm-up calls, then the median of up to --runs timed
 runs with min-max (a slow figure gets fewer runs, at least 3; a fast call is
 repeated to a run of at least 20/50 ms).
@@ -155,6 +159,69 @@ def torch_child(spec):
     return out
 
 
+def blas_child(spec):
+    """cblas_sgemm at each (m, n, k), in a child whose environment sets
+    OPENBLAS_NUM_THREADS: OpenBLAS splits one product over the threads, as
+    it is used (ngpt's t-thread kernel rows run t copies at once)."""
+    import ctypes
+    import ctypes.util
+    import numpy as np
+    lib = ctypes.CDLL(ctypes.util.find_library("openblas") or "libopenblas.so.0")
+    f32p = ctypes.POINTER(ctypes.c_float)
+    lib.cblas_sgemm.argtypes = [ctypes.c_int] * 6 + [ctypes.c_float, f32p, ctypes.c_int, f32p,
+                                                     ctypes.c_int, ctypes.c_float, f32p, ctypes.c_int]
+    out = []
+    rng = np.random.default_rng(1)
+    for m, n, k in spec["shapes"]:
+        a = rng.standard_normal((m, k), dtype=np.float32)
+        b = rng.standard_normal((k, n), dtype=np.float32)
+        c = np.zeros((m, n), dtype=np.float32)
+        pa, pb, pc = (x.ctypes.data_as(f32p) for x in (a, b, c))
+
+        def fn():   # CblasRowMajor = 101, CblasNoTrans = 111
+            lib.cblas_sgemm(101, 111, 111, m, n, k, 1.0, pa, k, pb, n, 0.0, pc, n)
+        sec = measure(fn, spec["runs"], spec["warmup"], spec["budget_s"], spec["min_run_s"])
+        out.append({"m": m, "n": n, "k": k, "gflops": 2.0 * m * n * k / sec["median"] * 1e-9})
+    return out
+
+
+def gemm_shapes(ng):
+    """(m, n, k) of ngpt bench's gemm rows, in order, once each."""
+    shapes = []
+    for r in ng.get("kernels", []):
+        if r["name"] != "gemm" or "gflops" not in r:
+            continue
+        d = dict(kv.split("=") for kv in r["shape"].split() if "=" in kv)
+        mnk = (int(d["m"]), int(d["n"]), int(d["k"]))
+        if mnk not in shapes:
+            shapes.append(mnk)
+    return shapes
+
+
+def blas_table(ng, budget_s, min_run_s):
+    shapes = gemm_shapes(ng)
+    if not shapes:
+        return "(no gemm rows in the ngpt run: nothing to compare OpenBLAS with)"
+    rows = []
+    for t in ng["threads"]:
+        env = dict(os.environ, **ALLOC_ENV, OPENBLAS_NUM_THREADS=str(t), OMP_NUM_THREADS="1")
+        spec = dict(shapes=shapes, runs=ng["runs"], warmup=ng["warmup"], budget_s=budget_s,
+                    min_run_s=min_run_s)
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--blas-child"],
+                           input=json.dumps(spec), capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            sys.stderr.write(p.stderr)
+            return "(OpenBLAS could not be loaded: apt-get install libopenblas0-pthread)"
+        for b in json.loads(p.stdout):
+            ours = [r for r in ng["kernels"] if r["name"] == "gemm" and r["threads"] == t and
+                    r["shape"].startswith(f"m={b['m']} n={b['n']} k={b['k']} ")]
+            for r in ours:
+                g = r["gflops"]["median"]
+                rows.append([r["shape"], str(t), fmt(g), fmt(b["gflops"]), f"{g / b['gflops']:.2f}"])
+    return table(rows, ["gemm", "threads", "ngpt GFLOP/s", "OpenBLAS GFLOP/s", "ngpt / OpenBLAS"],
+                 [False, True, True, True, True])
+
+
 def run_torch(spec, torch_omp):
     """One child per thread count, with the environment of the docstring."""
     t = spec["threads"]
@@ -216,6 +283,9 @@ def table(rows, head, right):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--blas-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--blas", action="store_true",
+                    help="also cblas_sgemm at ngpt bench's gemm shapes (a GEMM yardstick)")
     ap.add_argument("--ngpt", default=os.path.join(ROOT, "build", "ngpt"))
     ap.add_argument("--json", help="a saved `ngpt bench --json` run instead of running ngpt")
     ap.add_argument("--quick", action="store_true")
@@ -230,6 +300,9 @@ def main():
 
     if args.child:
         json.dump(torch_child(json.load(sys.stdin)), sys.stdout)
+        return 0
+    if args.blas_child:
+        json.dump(blas_child(json.load(sys.stdin)), sys.stdout)
         return 0
     if not have_torch():
         print("compare_torch: skipped: PyTorch is not installed "
@@ -268,6 +341,10 @@ def main():
            table(rows, ["test", "shape", "threads", "ngpt tok/s", "PyTorch tok/s",
                         "PyTorch min – max", "ngpt / PyTorch"],
                  [False, False, True, True, True, True, True])]
+    if args.blas:
+        out += ["", "GEMM yardstick: OpenBLAS cblas_sgemm (row-major, no transposes, "
+                "OPENBLAS_NUM_THREADS = threads) at ngpt bench's gemm shapes:", "",
+                blas_table(ng, budget_s, min_run_s)]
     text = "\n".join(out)
     print(text)
     if args.out:
