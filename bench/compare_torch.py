@@ -33,8 +33,9 @@ repeated to a run of at least 20/50 ms).
 A fair PyTorch (measured on a 2-CPU AMD EPYC Zen 5 VM, Debian 12, torch 1.13):
   - BLAS: Debian's torch calls libblas.so.3; point it at OpenBLAS's pthread
     build (apt-get install libopenblas0-pthread; update-alternatives
-    --display libblas.so.3-x86_64-linux-gnu shows the choice). The OpenMP
-    build fought torch's own OpenMP threads.
+    --display libblas.so.3-x86_64-linux-gnu shows the choice), not the
+    OpenMP build, whose threads would share torch's OpenMP runtime (not
+    measured here: this machine has the pthread build).
   - threads: for N threads the child runs with OPENBLAS_NUM_THREADS=N (the
     products) and OMP_NUM_THREADS=1 with torch.set_num_threads(1) (torch's
     element-wise ops), the best setting measured for 2 threads here: with
