@@ -96,7 +96,8 @@ LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all corpus deps test test-native test-interop bench bench-readme install uninstall clean examples
+.PHONY: all corpus deps test test-native test-interop bench bench-readme bench-gemm install uninstall \
+        clean examples
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -179,6 +180,34 @@ bench: all
 
 bench-readme: all
 	BUILD="$(BUILD)" $(if $(BENCH_ARGS),BENCH_ARGS="$(BENCH_ARGS)") PYTHON="$(PYTHON)" sh tools/bench_readme.sh
+
+# make bench-gemm: the matrix-product microbenchmark (bench/gemm_bench.c),
+# single thread. GEMM_BASELINE=<commit> also times that commit's gemm in the
+# same run (extracted with git); with OpenBLAS (pkg-config openblas, native
+# builds only) cblas_sgemm is a yardstick column. Neither is required.
+GEMM_BASELINE ?=
+GEMM_BLAS := $(if $(TOOLCHAIN),,$(shell pkg-config --exists openblas 2>/dev/null && echo yes))
+GEMM_BENCH_FLAGS := $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
+GEMM_BENCH_LIBS := $(if $(GEMM_BLAS),$(shell pkg-config --libs openblas))
+GEMM_BENCH_SRC := bench/gemm_bench.c bench/timing.c bench/peak.c
+ifneq ($(GEMM_BASELINE),)
+  GEMM_BENCH_SRC += $(BUILD)/bench/base_ref.c $(if $(filter scalar,$(ARCH)),,$(BUILD)/bench/base_isa.c)
+  GEMM_BENCH_FLAGS += -DNGPT_BENCH_BASELINE -Ibench $(if $(filter scalar,$(ARCH)),,-DNGPT_BENCH_BASELINE_ISA)
+endif
+bench-gemm: all $(BUILD)/bench/ngpt-gemm-bench
+	OPENBLAS_NUM_THREADS=1 $(RUN_ENV) $(BUILD)/bench/ngpt-gemm-bench $(GEMM_BENCH_ARGS)
+
+$(BUILD)/bench/ngpt-gemm-bench: $(GEMM_BENCH_SRC) $(LIB) FORCE
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(GEMM_BENCH_FLAGS) -o $@ $(GEMM_BENCH_SRC) $(LIB) $(LDFLAGS) \
+	    $(GEMM_BENCH_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/base_ref.c: FORCE
+	@mkdir -p $(dir $@)
+	git show $(GEMM_BASELINE):src/ref/gemm.c | sed -f bench/gemm_baseline.sed > $@
+$(BUILD)/bench/base_isa.c: FORCE
+	@mkdir -p $(dir $@)
+	git show $(GEMM_BASELINE):arch/$(ARCH)/gemm.c | sed -f bench/gemm_baseline.sed > $@
 
 # Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
 $(BUILD)/ngpt.pc: ngpt.pc.in FORCE

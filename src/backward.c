@@ -21,17 +21,17 @@
 #include "rng.h"
 
 /* dW (out,in) += dy^T (rows,out) x (rows,in): one chain over rows. */
-static void linear_bwd_weight(const ngpt_kernels *k, float *dw, const float *dy, const float *x,
+static void linear_bwd_weight(const ngpt_context *ctx, float *dw, const float *dy, const float *x,
                               int rows, int in, int out)
 {
-    k->gemm(out, in, rows, dy, 1, out, x, in, 1, NULL, dw, in, true);
+    ctx->k->gemm(out, in, rows, dy, 1, out, x, in, 1, NULL, dw, in, true, ctx->plan.gemm_work);
 }
 
 /* dx (rows,in) = dy (rows,out) W (out,in). */
-static void linear_bwd_input(const ngpt_kernels *k, float *dx, const float *dy, const float *w,
+static void linear_bwd_input(const ngpt_context *ctx, float *dx, const float *dy, const float *w,
                              int rows, int in, int out)
 {
-    k->gemm(rows, in, out, dy, out, 1, w, in, 1, NULL, dx, in, false);
+    ctx->k->gemm(rows, in, out, dy, out, 1, w, in, 1, NULL, dx, in, false, ctx->plan.gemm_work);
 }
 
 /* Dropout backward of one site: dx = mask * scale * dy, the forward's mask
@@ -122,8 +122,8 @@ void ngpt_backward_run(ngpt_context *ctx)
     for (size_t i = 0; i < BT; i++)
         k->xent_bwd(p->g_logits + i * V, p->logits + i * V, V, p->targets[i], inv_bt);
     /* tied lm_head: dE += dlogits^T lnf; dlnf = dlogits E */
-    linear_bwd_weight(k, G + lay->tok_emb, p->g_logits, p->lnf, (int)BT, C, V);
-    linear_bwd_input(k, p->g_ln, p->g_logits, W + lay->tok_emb, (int)BT, C, V);
+    linear_bwd_weight(ctx, G + lay->tok_emb, p->g_logits, p->lnf, (int)BT, C, V);
+    linear_bwd_input(ctx, p->g_ln, p->g_logits, W + lay->tok_emb, (int)BT, C, V);
     /* ln_f: the residual stream gradient starts here */
     memset(p->g_res, 0, BT * C * sizeof(float));
     float *x_last = ngpt_layer_acts_get(ctx, L - 1).x_out;
@@ -135,18 +135,18 @@ void ngpt_backward_run(ngpt_context *ctx)
         /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
         drop_bwd(ctx, p->g_branch, p->g_res, BT * C, l, NGPT_SITE_MLP_OUT);
         k->gelu_fwd(p->hidden, a.fc1, BT * F);
-        linear_bwd_weight(k, ngpt_block_ptr(lay, G, l, lay->fc2_w), p->g_branch, p->hidden,
+        linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->fc2_w), p->g_branch, p->hidden,
                           (int)BT, F, C);
         k->colsum_acc(ngpt_block_ptr(lay, G, l, lay->fc2_b), p->g_branch, BT, C);
-        linear_bwd_input(k, p->hidden, p->g_branch, ngpt_block_ptr(lay, W, l, lay->fc2_w),
+        linear_bwd_input(ctx, p->hidden, p->g_branch, ngpt_block_ptr(lay, W, l, lay->fc2_w),
                          (int)BT, F, C);
         k->gelu_bwd(p->hidden, a.fc1, p->hidden, BT * F);
         k->layernorm_fwd(p->ln_out, NULL, NULL, a.res1, ngpt_block_ptr(lay, W, l, lay->ln2_w),
                          ngpt_block_ptr(lay, W, l, lay->ln2_b), BT, C);
-        linear_bwd_weight(k, ngpt_block_ptr(lay, G, l, lay->fc1_w), p->hidden, p->ln_out,
+        linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->fc1_w), p->hidden, p->ln_out,
                           (int)BT, C, F);
         k->colsum_acc(ngpt_block_ptr(lay, G, l, lay->fc1_b), p->hidden, BT, F);
-        linear_bwd_input(k, p->g_ln, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc1_w),
+        linear_bwd_input(ctx, p->g_ln, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc1_w),
                          (int)BT, C, F);
         k->layernorm_bwd(p->g_res, ngpt_block_ptr(lay, G, l, lay->ln2_w),
                          ngpt_block_ptr(lay, G, l, lay->ln2_b), p->g_ln, a.res1, a.ln2_mean,
@@ -154,9 +154,9 @@ void ngpt_backward_run(ngpt_context *ctx)
 
         /* attention sublayer: res1 = x_in + drop(proj(attn(rope(qkv(ln1(x_in)))))) */
         drop_bwd(ctx, p->g_branch, p->g_res, BT * C, l, NGPT_SITE_ATTN_OUT);
-        linear_bwd_weight(k, ngpt_block_ptr(lay, G, l, lay->proj_w), p->g_branch, a.atty,
+        linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->proj_w), p->g_branch, a.atty,
                           (int)BT, C, C);
-        linear_bwd_input(k, p->ln_out, p->g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
+        linear_bwd_input(ctx, p->ln_out, p->g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
                          (int)BT, C, C);
         attention_bwd(ctx, &a, l, B, T);
         for (size_t r = 0; r < BT; r++) {       /* RoPE backward on dq and dk */
@@ -167,9 +167,9 @@ void ngpt_backward_run(ngpt_context *ctx)
         }
         k->layernorm_fwd(p->ln_out, NULL, NULL, a.x_in, ngpt_block_ptr(lay, W, l, lay->ln1_w),
                          ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
-        linear_bwd_weight(k, ngpt_block_ptr(lay, G, l, lay->qkv_w), p->g_qkv, p->ln_out,
+        linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_w), p->g_qkv, p->ln_out,
                           (int)BT, C, 3 * C);
-        linear_bwd_input(k, p->g_ln, p->g_qkv, ngpt_block_ptr(lay, W, l, lay->qkv_w), (int)BT,
+        linear_bwd_input(ctx, p->g_ln, p->g_qkv, ngpt_block_ptr(lay, W, l, lay->qkv_w), (int)BT,
                          C, 3 * C);
         k->layernorm_bwd(p->g_res, ngpt_block_ptr(lay, G, l, lay->ln1_w),
                          ngpt_block_ptr(lay, G, l, lay->ln1_b), p->g_ln, a.x_in, a.ln1_mean,

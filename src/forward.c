@@ -12,10 +12,10 @@
 #include "rng.h"
 
 /* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch. */
-static void linear(const ngpt_kernels *k, float *y, const float *x, const float *w,
+static void linear(const ngpt_context *ctx, float *y, const float *x, const float *w,
                    const float *bias, int rows, int in, int out)
 {
-    k->gemm(rows, out, in, x, in, 1, w, 1, in, bias, y, out, false);
+    ctx->k->gemm(rows, out, in, x, in, 1, w, 1, in, bias, y, out, false, ctx->plan.gemm_work);
 }
 
 /* Applies dropout of one site in place (the caller checks that it is on). */
@@ -125,7 +125,7 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     k->layernorm_fwd(p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
                      ngpt_block_ptr(lay, W, l, lay->ln1_w), ngpt_block_ptr(lay, W, l, lay->ln1_b),
                      BT, C);
-    linear(k, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w), NULL, (int)BT, C, 3 * C);
+    linear(ctx, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w), NULL, (int)BT, C, 3 * C);
     for (int b = 0; b < B; b++) {           /* RoPE on q and k at the row's position */
         const int n0 = pass_pos0(ctx, ps, b);
         for (int i = 0; i < T; i++) {
@@ -136,17 +136,17 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
         }
     }
     attention(ctx, &a, l, ps, dropping);
-    linear(k, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)BT, C, C);
+    linear(ctx, p->branch, a.atty, ngpt_block_ptr(lay, W, l, lay->proj_w), NULL, (int)BT, C, C);
     if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_ATTN_OUT);
     k->add(a.res1, a.x_in, p->branch, BT * C);
     /* MLP sublayer */
     k->layernorm_fwd(p->ln_out, a.ln2_mean, a.ln2_rstd, a.res1,
                      ngpt_block_ptr(lay, W, l, lay->ln2_w), ngpt_block_ptr(lay, W, l, lay->ln2_b),
                      BT, C);
-    linear(k, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
+    linear(ctx, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
            ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)BT, C, F);
     k->gelu_fwd(p->hidden, a.fc1, BT * F);
-    linear(k, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
+    linear(ctx, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
            ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)BT, F, C);
     if (dropping) drop(ctx, p->branch, BT * C, 0, l, NGPT_SITE_MLP_OUT);
     k->add(a.x_out, a.res1, p->branch, BT * C);
@@ -173,7 +173,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     x = ngpt_layer_acts_get(ctx, L - 1).x_out;
 
     k->layernorm_fwd(p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b, BT, C);
-    linear(k, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);   /* tied lm_head */
+    linear(ctx, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)BT, C, V);   /* tied lm_head */
 }
 
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,

@@ -142,6 +142,7 @@ typedef struct ngpt_plan {
     float *g_ln;                /* (B,T,C) LayerNorm output */
     float *g_qkv;               /* (B,T,3C) */
     float *thread_rows;         /* (threads, 2, Tctx) probability rows (Tctx = context_len) */
+    float *gemm_work;           /* (threads, NGPT_GEMM_WORK_FLOATS) gemm packing space (gemm.h) */
     /* generation (infer mode only; see generate.c, sampler.c, beam.c) */
     float *kv_k, *kv_v;         /* (L, B, Tctx, C) keys after RoPE / values, per sequence slot */
     int32_t *kv_len;            /* (B) tokens cached per slot */

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gemm.h"      /* the gemm family's packed layout, workspace and block sizes */
+
 /* Reductions over rows use 8 virtual lanes: lane l sums elements i with
  * i % 8 == l in increasing i from +0.0f, then
  * ((p0+p4)+(p2+p6)) + ((p1+p5)+(p3+p7)). */

@@ -82,6 +82,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.branch = TAKE_F(&w, B, T, C, 1);
     const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
     p.thread_rows = TAKE_F(&w, (size_t)shape->threads, 2, TC, 1);
+    p.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
     p.batch_buf = take(&w, sizeof(int32_t), 2, B, T, 1);
     if (train) {
         p.tokens = take(&w, sizeof(int32_t), B, T, 1, 1);

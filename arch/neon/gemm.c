@@ -1,169 +1,158 @@
-/* gemm.c — NEON matrix product, bit-identical to ngpt_f32_gemm_ref.
+/* gemm.c — NEON matrix products, bit-identical to the reference: every
+ * output is one fma chain over k in increasing order from +0.0f (one lane of
+ * vfmaq_f32 per k is exactly fmaf), then + bias, then added to the old C when
+ * accumulating. Vectorised across 16 output columns — two 8-lane groups of
+ * two float32x4_t each, the AVX2 kernels' layout — never across k.
  *
- * Vectorised across outputs only: a tile of 4 rows x 8 columns keeps eight
- * float32x4_t accumulators, each lane one output C(i,j), and advances them
- * with one vfmaq_f32 per k (== fmaf per lane) in increasing k from +0.0f, so
- * every chain is the reference's. The columns come from an 8-wide panel:
- * B's own rows when b_cs == 1 (backward), else a packed copy of the panel
- * (any strides: a Linear's W stored (out, in) has b_rs = 1, b_cs = K);
- * partial panels are packed with zero padding and only valid lanes stored.
- * Fewer than 4 rows (decode) against a W layout transpose 4x4 blocks in
- * registers instead of packing (row_w8).
- * A panel that would need packing more than PACK_K rows of k (128 KiB of
- * stack) is left to the reference; unpacked panels (b_cs == 1, e.g. weight
- * gradients with k = B*T) have no limit. */
+ *  - gemm, and gemm_packed for m > 8: the shared cache-blocked driver
+ *    (arch/gemm_blocked.h) around a 6x16 register tile: 24 accumulators and
+ *    four B vectors, A packed as two vectors taken by lane (30 of AArch64's
+ *    32 registers) or, read in place, one ld1r broadcast per row; 24 chains
+ *    cover 2 fma pipes x 4 cycles of latency three times over.
+ *  - gemm_packed for m <= 8 (decode steps, beams): rows x panels blocks that
+ *    stream the packed panels once, with prefetch of the next panels.
+ * ARMv7 (16 q registers) compiles the same code with spills; it is used
+ * only when asked for (table.c). */
 #include <arm_neon.h>
 
+#include "../gemm_blocked.h"
 #include "kernels_neon.h"
 
-enum { PACK_K = 4096 };
 
-/* Adds the bias, then C, exactly as the reference's store(), for nv <= 8
- * valid columns of a row (acc holds lanes 0-3 and 4-7). */
-static inline void store8(float *c, float32x4_t a0, float32x4_t a1, const float *bias, int nv,
-                          bool accumulate)
+/* ---- the 6x16 tile of the blocked driver */
+
+#define TILE_INIT(r)                                                                     \
+    float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0,       \
+                c##r##3 = c##r##0;                                                       \
+    if (io->cin) {                                                                       \
+        const float *ci = io->cin + (r) * io->cin_rs;                                    \
+        c##r##0 = vld1q_f32(ci), c##r##1 = vld1q_f32(ci + 4);                            \
+        c##r##2 = vld1q_f32(ci + 8), c##r##3 = vld1q_f32(ci + 12);                       \
+    }
+#define TILE_FMA(r)                                                                      \
+    av = vld1q_dup_f32(a##r + o);                                                        \
+    c##r##0 = vfmaq_f32(c##r##0, av, b0), c##r##1 = vfmaq_f32(c##r##1, av, b1);          \
+    c##r##2 = vfmaq_f32(c##r##2, av, b2), c##r##3 = vfmaq_f32(c##r##3, av, b3);
+#define TILE_STORE(r) store_row(io, r, c##r##0, c##r##1, c##r##2, c##r##3)
+
+/* Row r of a finished tile: + bias, then the old C + acc (the reference's order). */
+static inline void store_row(const ngpt_gemm_tile_io *io, int r, float32x4_t x0, float32x4_t x1,
+                             float32x4_t x2, float32x4_t x3)
 {
-    if (nv == 8) {
-        if (bias) {
-            a0 = vaddq_f32(a0, vld1q_f32(bias));
-            a1 = vaddq_f32(a1, vld1q_f32(bias + 4));
+    if (io->bias) {
+        x0 = vaddq_f32(x0, vld1q_f32(io->bias)), x1 = vaddq_f32(x1, vld1q_f32(io->bias + 4));
+        x2 = vaddq_f32(x2, vld1q_f32(io->bias + 8)), x3 = vaddq_f32(x3, vld1q_f32(io->bias + 12));
+    }
+    if (io->cadd) {
+        const float *ca = io->cadd + r * io->cadd_rs;
+        x0 = vaddq_f32(vld1q_f32(ca), x0), x1 = vaddq_f32(vld1q_f32(ca + 4), x1);
+        x2 = vaddq_f32(vld1q_f32(ca + 8), x2), x3 = vaddq_f32(vld1q_f32(ca + 12), x3);
+    }
+    float *co = io->cout + r * io->cout_rs;
+    vst1q_f32(co, x0), vst1q_f32(co + 4, x1), vst1q_f32(co + 8, x2), vst1q_f32(co + 12, x3);
+}
+
+/* A packed by the driver (a_rs = 1, a_cs = MR): the six values of step kk
+ * are one q and one d load, and each fma takes its row's value as a lane,
+ * so 24 accumulators + 4 B + 2 A = 30 registers. (AArch64: lane fmas by a
+ * 128-bit vector.) */
+#if defined(__aarch64__)
+#define TILE_FMA_LANE(r, fma_lane, av, lane)                                              \
+    c##r##0 = fma_lane(c##r##0, b0, av, lane), c##r##1 = fma_lane(c##r##1, b1, av, lane); \
+    c##r##2 = fma_lane(c##r##2, b2, av, lane), c##r##3 = fma_lane(c##r##3, b3, av, lane);
+#endif
+
+static void tile_6x16(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, const float *bp,
+                      const ngpt_gemm_tile_io *io)
+{
+    TILE_INIT(0) TILE_INIT(1) TILE_INIT(2) TILE_INIT(3) TILE_INIT(4) TILE_INIT(5)
+#if defined(__aarch64__)
+    if (a_rs == 1 && a_cs == MR) {
+        for (int kk = 0; kk < kc; kk++, bp += NR, a += MR) {
+            const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4);
+            const float32x4_t b2 = vld1q_f32(bp + 8), b3 = vld1q_f32(bp + 12);
+            const float32x4_t a03 = vld1q_f32(a);
+            const float32x2_t a45 = vld1_f32(a + 4);
+            TILE_FMA_LANE(0, vfmaq_laneq_f32, a03, 0) TILE_FMA_LANE(1, vfmaq_laneq_f32, a03, 1)
+            TILE_FMA_LANE(2, vfmaq_laneq_f32, a03, 2) TILE_FMA_LANE(3, vfmaq_laneq_f32, a03, 3)
+            TILE_FMA_LANE(4, vfmaq_lane_f32, a45, 0) TILE_FMA_LANE(5, vfmaq_lane_f32, a45, 1)
         }
-        if (accumulate) {
-            a0 = vaddq_f32(vld1q_f32(c), a0);
-            a1 = vaddq_f32(vld1q_f32(c + 4), a1);
-        }
-        vst1q_f32(c, a0);
-        vst1q_f32(c + 4, a1);
+        TILE_STORE(0); TILE_STORE(1); TILE_STORE(2); TILE_STORE(3); TILE_STORE(4); TILE_STORE(5);
         return;
     }
-    float t[8];
-    vst1q_f32(t, a0);
-    vst1q_f32(t + 4, a1);
-    for (int j = 0; j < nv; j++) {
-        float acc = t[j];
-        if (bias) acc = acc + bias[j];
-        c[j] = accumulate ? c[j] + acc : acc;
+#endif
+    const float *a0 = a, *a1 = a + a_rs, *a2 = a + 2 * a_rs, *a3 = a + 3 * a_rs;
+    const float *a4 = a + 4 * a_rs, *a5 = a + 5 * a_rs;
+    ptrdiff_t o = 0;
+    for (int kk = 0; kk < kc; kk++, bp += NR, o += a_cs) {
+        const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4);
+        const float32x4_t b2 = vld1q_f32(bp + 8), b3 = vld1q_f32(bp + 12);
+        float32x4_t av;
+        TILE_FMA(0) TILE_FMA(1) TILE_FMA(2) TILE_FMA(3) TILE_FMA(4) TILE_FMA(5)
     }
-}
-
-/* All m rows against one panel: bp[kk*ldb + jj] = B(kk, j0+jj), jj < 8. */
-static void panel(int m, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, const float *bp,
-                  ptrdiff_t ldb, const float *bias, float *c, ptrdiff_t c_rs, int nv,
-                  bool accumulate)
-{
-    int i = 0;
-    for (; i + 4 <= m; i += 4) {
-        const float *a0 = a + i * a_rs, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs;
-        float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00;
-        float32x4_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
-        const float *bk = bp;
-        for (int kk = 0; kk < k; kk++, bk += ldb) {
-            const float32x4_t b0 = vld1q_f32(bk), b1 = vld1q_f32(bk + 4);
-            const ptrdiff_t o = kk * a_cs;
-            float32x4_t v = vdupq_n_f32(a0[o]);
-            c00 = vfmaq_f32(c00, v, b0);
-            c01 = vfmaq_f32(c01, v, b1);
-            v = vdupq_n_f32(a1[o]);
-            c10 = vfmaq_f32(c10, v, b0);
-            c11 = vfmaq_f32(c11, v, b1);
-            v = vdupq_n_f32(a2[o]);
-            c20 = vfmaq_f32(c20, v, b0);
-            c21 = vfmaq_f32(c21, v, b1);
-            v = vdupq_n_f32(a3[o]);
-            c30 = vfmaq_f32(c30, v, b0);
-            c31 = vfmaq_f32(c31, v, b1);
-        }
-        float *ci = c + i * c_rs;
-        store8(ci, c00, c01, bias, nv, accumulate);
-        store8(ci + c_rs, c10, c11, bias, nv, accumulate);
-        store8(ci + 2 * c_rs, c20, c21, bias, nv, accumulate);
-        store8(ci + 3 * c_rs, c30, c31, bias, nv, accumulate);
-    }
-    for (; i < m; i++) {
-        const float *ai = a + i * a_rs;
-        float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0;
-        const float *bk = bp;
-        for (int kk = 0; kk < k; kk++, bk += ldb) {
-            const float32x4_t v = vdupq_n_f32(ai[kk * a_cs]);
-            c0 = vfmaq_f32(c0, v, vld1q_f32(bk));
-            c1 = vfmaq_f32(c1, v, vld1q_f32(bk + 4));
-        }
-        store8(c + i * c_rs, c0, c1, bias, nv, accumulate);
-    }
-}
-
-/* k-major 4x4 transpose: r_l = 4 consecutive k of column l -> t_x = column
- * values at k offset x. */
-static inline void transpose4(float32x4_t r0, float32x4_t r1, float32x4_t r2, float32x4_t r3,
-                              float32x4_t t[4])
-{
-    const float32x4x2_t p01 = vtrnq_f32(r0, r1), p23 = vtrnq_f32(r2, r3);
-    t[0] = vcombine_f32(vget_low_f32(p01.val[0]), vget_low_f32(p23.val[0]));
-    t[1] = vcombine_f32(vget_low_f32(p01.val[1]), vget_low_f32(p23.val[1]));
-    t[2] = vcombine_f32(vget_high_f32(p01.val[0]), vget_high_f32(p23.val[0]));
-    t[3] = vcombine_f32(vget_high_f32(p01.val[1]), vget_high_f32(p23.val[1]));
-}
-
-/* One row against 8 columns of a W-layout B (b_rs == 1: column j is the
- * contiguous row b + j*b_cs), without packing: a decode step has one row, so
- * a packed panel would be used once. 4x4 blocks are transposed in registers;
- * each lane still takes k = 0, 1, 2, ... in order. */
-static void row_w8(int k, const float *ai, ptrdiff_t a_cs, const float *b, ptrdiff_t b_cs,
-                   const float *bias, float *c, bool accumulate)
-{
-    const float *w[8];
-    for (int jj = 0; jj < 8; jj++) w[jj] = b + jj * b_cs;
-    float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0;
-    int kk = 0;
-    for (; kk + 4 <= k; kk += 4) {
-        float32x4_t t[4], u[4];
-        transpose4(vld1q_f32(w[0] + kk), vld1q_f32(w[1] + kk), vld1q_f32(w[2] + kk),
-                   vld1q_f32(w[3] + kk), t);
-        transpose4(vld1q_f32(w[4] + kk), vld1q_f32(w[5] + kk), vld1q_f32(w[6] + kk),
-                   vld1q_f32(w[7] + kk), u);
-        for (int x = 0; x < 4; x++) {
-            const float32x4_t v = vdupq_n_f32(ai[(kk + x) * a_cs]);
-            c0 = vfmaq_f32(c0, v, t[x]);
-            c1 = vfmaq_f32(c1, v, u[x]);
-        }
-    }
-    for (; kk < k; kk++) {
-        float lo[4] = {w[0][kk], w[1][kk], w[2][kk], w[3][kk]};
-        float hi[4] = {w[4][kk], w[5][kk], w[6][kk], w[7][kk]};
-        const float32x4_t v = vdupq_n_f32(ai[kk * a_cs]);
-        c0 = vfmaq_f32(c0, v, vld1q_f32(lo));
-        c1 = vfmaq_f32(c1, v, vld1q_f32(hi));
-    }
-    store8(c, c0, c1, bias, 8, accumulate);
+    TILE_STORE(0); TILE_STORE(1); TILE_STORE(2); TILE_STORE(3); TILE_STORE(4); TILE_STORE(5);
 }
 
 void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                          const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
-                         float *c, ptrdiff_t c_rs, bool accumulate)
+                         float *c, ptrdiff_t c_rs, bool accumulate, float *work)
 {
-    float pack[PACK_K * 8];
-    for (int j = 0; j < n; j += 8) {
-        const int nv = n - j < 8 ? n - j : 8;
-        const float *bj = bias ? bias + j : NULL;
-        if (nv == 8 && b_cs == 1) {
-            panel(m, k, a, a_rs, a_cs, b + j, b_rs, bj, c + j, c_rs, nv, accumulate);
-            continue;
-        }
-        if (nv == 8 && b_rs == 1 && m < 4) {
-            for (int i = 0; i < m; i++)
-                row_w8(k, a + i * a_rs, a_cs, b + j * b_cs, b_cs, bj, c + i * c_rs + j, accumulate);
-            continue;
-        }
-        if (k > PACK_K) {   /* the same chains, from the reference */
-            ngpt_f32_gemm_ref(m, nv, k, a, a_rs, a_cs, b + j * b_cs, b_rs, b_cs, bj, c + j, c_rs,
-                              accumulate);
-            continue;
-        }
-        for (int kk = 0; kk < k; kk++) {
-            const float *src = b + kk * b_rs + j * b_cs;
-            float *dst = pack + kk * 8;
-            for (int jj = 0; jj < 8; jj++) dst[jj] = jj < nv ? src[jj * b_cs] : 0.0f;
-        }
-        panel(m, k, a, a_rs, a_cs, pack, 8, bj, c + j, c_rs, nv, accumulate);
+    ngpt_gemm_blocked(tile_6x16, m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, NULL, bias, c, c_rs,
+                      accumulate, work);
+}
+
+/* ---- m <= 8 on packed panels: the blocks of arch/gemv.h with four
+ * float32x4_t per panel row (16 accumulators, the panel rows, an ld1r
+ * broadcast). */
+#define GV_VEC float32x4_t
+#define GV_ACC(r, p)                                                                     \
+    float32x4_t s##r##p##0 = vdupq_n_f32(0.0f), s##r##p##1 = s##r##p##0,                 \
+                s##r##p##2 = s##r##p##0, s##r##p##3 = s##r##p##0;
+#define GV_LOAD(p)                                                                       \
+    float32x4_t w##p##0 = vdupq_n_f32(0.0f), w##p##1 = w##p##0, w##p##2 = w##p##0,       \
+                w##p##3 = w##p##0;                                                       \
+    if (P > p) {                                                                         \
+        const float *wk = w + (p) * ps + (size_t)kk * NR;                                \
+        w##p##0 = vld1q_f32(wk), w##p##1 = vld1q_f32(wk + 4);                            \
+        w##p##2 = vld1q_f32(wk + 8), w##p##3 = vld1q_f32(wk + 12);                       \
     }
+#define GV_PREFETCH(p, ahead)                                                            \
+    if (P > p) __builtin_prefetch(w + (p) * ps + (ahead));
+#define GV_BROADCAST(x) vld1q_dup_f32(x)
+#define GV_FMA(r, p)                                                                     \
+    if (R > r && P > p) {                                                                \
+        s##r##p##0 = vfmaq_f32(s##r##p##0, av, w##p##0);                                 \
+        s##r##p##1 = vfmaq_f32(s##r##p##1, av, w##p##1);                                 \
+        s##r##p##2 = vfmaq_f32(s##r##p##2, av, w##p##2);                                 \
+        s##r##p##3 = vfmaq_f32(s##r##p##3, av, w##p##3);                                 \
+    }
+#define GV_STORE(r, p)                                                                   \
+    if (R > r && P > p)                                                                  \
+        gv_store(c + (r) * c_rs + (p) * NR, s##r##p##0, s##r##p##1, s##r##p##2, s##r##p##3, \
+                 bias, (p) * NR, n);
+
+/* Columns j0..j0+15 of one row (only those below n): + bias. */
+static inline void gv_store(float *c, float32x4_t x0, float32x4_t x1, float32x4_t x2,
+                            float32x4_t x3, const float *bias, int j0, int n)
+{
+    if (n - j0 >= NR) {
+        if (bias) {
+            const float *b = bias + j0;
+            x0 = vaddq_f32(x0, vld1q_f32(b)), x1 = vaddq_f32(x1, vld1q_f32(b + 4));
+            x2 = vaddq_f32(x2, vld1q_f32(b + 8)), x3 = vaddq_f32(x3, vld1q_f32(b + 12));
+        }
+        vst1q_f32(c, x0), vst1q_f32(c + 4, x1), vst1q_f32(c + 8, x2), vst1q_f32(c + 12, x3);
+        return;
+    }
+    float t[NR];
+    vst1q_f32(t, x0), vst1q_f32(t + 4, x1), vst1q_f32(t + 8, x2), vst1q_f32(t + 12, x3);
+    for (int jj = 0; jj < n - j0; jj++) c[jj] = bias ? t[jj] + bias[j0 + jj] : t[jj];
+}
+
+#include "../gemv.h"
+
+void ngpt_f32_gemm_packed__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                                const float *wp, const float *bias, float *c, ptrdiff_t c_rs)
+{
+    ngpt_gemm_packed_run(tile_6x16, &gemv_blocks, m, n, k, a, a_rs, wp, bias, c, c_rs);
 }

@@ -1,5 +1,8 @@
-/* gemm.c — reference matrix product (spec in kernels.h): each output is one
- * fmaf chain over k in increasing order from +0.0f, bias added after.
+/* gemm.c — the reference matrix products (contracts in kernels.inc, layout in
+ * gemm.h): each output is one fmaf chain over k in increasing order from
+ * +0.0f, bias added after. gemm needs no workspace; pack_w is the packed
+ * layout by definition, for every ISA; gemm_packed runs one row against one
+ * 16-column panel at a time.
  *
  * Two loop orders compute exactly those chains (same operands, same order;
  * only independent chains are interleaved), so the bits are those of the
@@ -97,10 +100,40 @@ static void gemm_tiled(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrd
 
 void ngpt_f32_gemm_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                        const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs, const float *bias,
-                       float *c, ptrdiff_t c_rs, bool accumulate)
+                       float *c, ptrdiff_t c_rs, bool accumulate, float *work)
 {
+    (void)work;     /* the reference needs no packing space */
     if (b_cs == 1 && b_rs != 1)
         gemm_ikj(m, n, k, a, a_rs, a_cs, b, b_rs, bias, c, c_rs, accumulate);
     else
         gemm_tiled(m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate);
+}
+
+/* The packed layout (gemm.h): panel p, row kk, lane jj holds W[p*16 + jj][kk]. */
+void ngpt_f32_pack_w_ref(float *wp, const float *w, int n, int k, ptrdiff_t w_rs)
+{
+    for (int j0 = 0; j0 < n; j0 += NGPT_GEMM_NR) {
+        float *panel = wp + (size_t)(j0 / NGPT_GEMM_NR) * (size_t)k * NGPT_GEMM_NR;
+        for (int kk = 0; kk < k; kk++)
+            for (int jj = 0; jj < NGPT_GEMM_NR; jj++)
+                panel[(size_t)kk * NGPT_GEMM_NR + jj] = j0 + jj < n ? w[(j0 + jj) * w_rs + kk] : 0.0f;
+    }
+}
+
+/* One row against one panel: its 16 chains advance together over k. */
+void ngpt_f32_gemm_packed_ref(int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                              const float *wp, const float *bias, float *c, ptrdiff_t c_rs)
+{
+    for (int i = 0; i < m; i++) {
+        const float *ai = a + i * a_rs;
+        for (int j0 = 0; j0 < n; j0 += NGPT_GEMM_NR) {
+            const float *panel = ngpt_gemm_panel(wp, k, j0);
+            const int nj = n - j0 < NGPT_GEMM_NR ? n - j0 : NGPT_GEMM_NR;
+            float acc[NGPT_GEMM_NR] = {0};
+            for (int kk = 0; kk < k; kk++)
+                for (int jj = 0; jj < NGPT_GEMM_NR; jj++)
+                    acc[jj] = fmaf(ai[kk], panel[(size_t)kk * NGPT_GEMM_NR + jj], acc[jj]);
+            for (int jj = 0; jj < nj; jj++) store(c + i * c_rs + j0 + jj, acc[jj], bias, j0 + jj, false);
+        }
+    }
 }

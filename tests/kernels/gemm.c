@@ -1,14 +1,27 @@
-/* gemm.c — the gemm case. Shape: m n k layout, with layout bits
+/* gemm.c — the cases of the matrix products: gemm, pack_w, gemm_packed
+ * (tests/test_gemm.c goes further: k to 9000, thread splits, NaN/Inf).
+ *
+ * gemm: shape m n k layout, with layout bits
  *   BIAS  add a bias;  ACC  accumulate into C;
  *   W     B stored as a Linear's weight (n, k): b_rs = 1, b_cs = k
  *         (else B's rows (k, n): b_rs = n, b_cs = 1);
  *   AT    A stored transposed (k, m): a_rs = 1, a_cs = m (the weight gradient);
  *   TINY  values whose products are subnormal (ARMv7 NEON flushes them).
  * C has 3 columns of padding (c_rs = n + 3) that must stay untouched. The
- * definition is the one-chain-per-output triple loop. */
-#include <math.h>
+ * definition is the one-chain-per-output triple loop (gemm_def.h). */
+#include <stdlib.h>
 
+#include "gemm_def.h"
 #include "kcase.h"
+
+/* The workspace of a gemm call (not a slot: what a kernel leaves there is
+ * not a result). Allocated once, at exactly its size. */
+static float *workspace(void)
+{
+    static float *work;
+    if (!work && !(work = malloc(NGPT_GEMM_WORK_BYTES))) abort();
+    return work;
+}
 
 enum { BIAS = 1, ACC = 2, W = 4, AT = 8, TINY = 16 };
 enum { A, B, BIASV, C };
@@ -21,13 +34,17 @@ static void test_shapes(kc_shapes *out)
         for (int in = 0; in < 5; in++)
             for (int ik = 0; ik < 5; ik++)
                 for (int layout = 0; layout < 16; layout++) kc_add_shape(out, ms[im], ns[in], ks[ik], layout);
-    /* many-row tiles with leftovers, full and partial panels, k past the
-     * packing limits (4096 floats: arch/neon/gemm.c) */
-    static const int wide[][3] = {{37, 45, 300}, {5, 17, 5000}, {64, 72, 128}, {1, 100, 257}, {9, 8, 4100}};
-    for (int s = 0; s < 5; s++)
+    /* many-row tiles with leftovers, full and partial panels, k across the
+     * cache blocks (KC = 256: chains continued in C or, accumulating, in the
+     * workspace), rows past MC = 144 and columns past NC = 256 */
+    static const int wide[][3] = {{37, 45, 300}, {5, 17, 5000}, {64, 72, 128}, {1, 100, 257},
+                                  {9, 8, 4100}, {150, 20, 520}, {7, 270, 260}};
+    for (int s = 0; s < 7; s++)
         for (int l = 0; l < 8; l++)
             kc_add_shape(out, wide[s][0], wide[s][1], wide[s][2], (l & 1 ? W : 0) | (l & 2 ? BIAS | ACC : 0) | (l & 4 ? AT : 0));
     for (int n = 1; n < 300; n += 23) kc_add_shape(out, 1, n, 1, ACC | TINY);
+    /* accumulating over more rows than the workspace keeps chains for */
+    kc_add_shape(out, NGPT_GEMM_MS + 7, 20, 300, AT | ACC);
 }
 
 /* The default model (C = 256, d_ff = 1024) on one sequence of T = 256. */
@@ -70,22 +87,106 @@ static void run(kc_state *st, const ngpt_kernels *t)
 {
     const gemm_args g = args(st);
     t->gemm(g.m, g.n, g.k, st->buf[A], g.a_rs, g.a_cs, st->buf[B], g.b_rs, g.b_cs,
-            g.layout & BIAS ? st->buf[BIASV] : NULL, st->buf[C], g.n + 3, g.layout & ACC);
+            g.layout & BIAS ? st->buf[BIASV] : NULL, st->buf[C], g.n + 3, g.layout & ACC, workspace());
 }
 
 static void definition(kc_state *st)
 {
     const gemm_args g = args(st);
-    const float *a = st->buf[A], *b = st->buf[B], *bias = st->buf[BIASV];
-    float *c = st->buf[C];
-    for (int i = 0; i < g.m; i++)
-        for (int j = 0; j < g.n; j++) {
-            float s = 0.0f;
-            for (int kk = 0; kk < g.k; kk++) s = fmaf(a[i * g.a_rs + kk * g.a_cs], b[kk * g.b_rs + j * g.b_cs], s);
-            if (g.layout & BIAS) s = s + bias[j];
-            float *cij = c + (ptrdiff_t)i * (g.n + 3) + j;
-            *cij = g.layout & ACC ? *cij + s : s;
-        }
+    gemm_def(g.m, g.n, g.k, st->buf[A], g.a_rs, g.a_cs, st->buf[B], g.b_rs, g.b_cs,
+             g.layout & BIAS ? st->buf[BIASV] : NULL, st->buf[C], g.n + 3, g.layout & ACC);
 }
 
 const kc_case kc_gemm = {"m n k layout", test_shapes, bench_shapes, setup, run, definition};
+
+/* ---- pack_w: shape n k (W's rows 3 floats longer than k) */
+
+enum { PW_W, PW_WP };
+
+static void pack_test_shapes(kc_shapes *out)
+{
+    static const int ns[] = {1, 7, 15, 16, 17, 33, 100}, ks[] = {0, 1, 5, 64};
+    for (int in = 0; in < 7; in++)
+        for (int ik = 0; ik < 4; ik++) kc_add_shape(out, ns[in], ks[ik]);
+}
+
+static void pack_bench_shapes(kc_shapes *out)
+{
+    kc_add_shape(out, 768, 256);   /* W_qkv */
+    kc_add_shape(out, 256, 1024);  /* W_fc2 */
+}
+
+static void pack_setup(kc_state *st)
+{
+    const int n = kc_int(st, 0), k = kc_int(st, 1);
+    kc_rand(st, PW_W, (size_t)n * (k + 3), 1.0f);
+    kc_rand(st, PW_WP, ngpt_packed_w_floats(n, k), 1.0f);   /* every float is written */
+    st->bytes = 8.0 * (double)n * k;
+}
+
+static void pack_run(kc_state *st, const ngpt_kernels *t)
+{
+    t->pack_w(st->buf[PW_WP], st->buf[PW_W], kc_int(st, 0), kc_int(st, 1), kc_int(st, 1) + 3);
+}
+
+static void pack_definition(kc_state *st)
+{
+    pack_w_def(st->buf[PW_WP], st->buf[PW_W], kc_int(st, 0), kc_int(st, 1), kc_int(st, 1) + 3);
+}
+
+const kc_case kc_pack_w = {"n k", pack_test_shapes, pack_bench_shapes, pack_setup, pack_run,
+                           pack_definition};
+
+/* ---- gemm_packed: shape m n k bias; A's rows k + 2 floats apart, C's n + 3,
+ * W (n, k) packed by its definition in the setup */
+
+enum { GP_A, GP_W, GP_WP, GP_BIAS, GP_C };
+
+static void packed_test_shapes(kc_shapes *out)
+{
+    /* the gemv path (m <= 8: row groups of 4, blocks of 4/2/1 panels) and
+     * the tiles (m > 8), partial panels, k across KC */
+    static const int ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 13}, ns[] = {1, 17, 33, 64, 100}, ks[] = {0, 1, 17, 300};
+    for (int im = 0; im < 9; im++)
+        for (int in = 0; in < 5; in++)
+            for (int ik = 0; ik < 4; ik++) kc_add_shape(out, ms[im], ns[in], ks[ik], (im + in + ik) % 2);
+    kc_add_shape(out, 150, 40, 600, 1);
+}
+
+static void packed_bench_shapes(kc_shapes *out)
+{
+    kc_add_shape(out, 256, 768, 256, 0);    /* x W_qkv^T */
+    kc_add_shape(out, 256, 256, 1024, 1);   /* MLP down */
+    kc_add_shape(out, 1, 768, 256, 0);      /* one decode step */
+    kc_add_shape(out, 1, 256, 1024, 1);
+    kc_add_shape(out, 4, 1024, 256, 1);     /* four beams */
+}
+
+static void packed_setup(kc_state *st)
+{
+    const int m = kc_int(st, 0), n = kc_int(st, 1), k = kc_int(st, 2);
+    kc_rand(st, GP_A, (size_t)m * (k + 2), 1.0f);
+    const float *w = kc_rand(st, GP_W, (size_t)n * k, 1.0f);
+    pack_w_def(kc_zeros(st, GP_WP, ngpt_packed_w_floats(n, k)), w, n, k, k);
+    kc_rand(st, GP_BIAS, (size_t)n, 0.5f);
+    kc_rand(st, GP_C, (size_t)m * (n + 3), 1.0f);
+    st->flops = 2.0 * m * n * k;
+    st->bytes = 4.0 * ((double)m * k + (double)ngpt_packed_w_floats(n, k) + (double)m * n);
+}
+
+static void packed_run(kc_state *st, const ngpt_kernels *t)
+{
+    const int m = kc_int(st, 0), n = kc_int(st, 1), k = kc_int(st, 2);
+    t->gemm_packed(m, n, k, st->buf[GP_A], k + 2, st->buf[GP_WP], kc_int(st, 3) ? st->buf[GP_BIAS] : NULL,
+                   st->buf[GP_C], n + 3);
+}
+
+static void packed_definition(kc_state *st)
+{
+    const int m = kc_int(st, 0), n = kc_int(st, 1), k = kc_int(st, 2);
+    gemm_def(m, n, k, st->buf[GP_A], k + 2, 1, st->buf[GP_W], 1, k, kc_int(st, 3) ? st->buf[GP_BIAS] : NULL,
+             st->buf[GP_C], n + 3, false);
+}
+
+const kc_case kc_gemm_packed = {"m n k bias", packed_test_shapes, packed_bench_shapes, packed_setup,
+                                packed_run, packed_definition};
