@@ -187,7 +187,7 @@ bench-readme: all
 # builds only) cblas_sgemm is a yardstick column. Neither is required.
 GEMM_BASELINE ?=
 GEMM_BLAS := $(if $(TOOLCHAIN),,$(shell pkg-config --exists openblas 2>/dev/null && echo yes))
-GEMM_BENCH_FLAGS := $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
+GEMM_BENCH_FLAGS := -Itests/kernels $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
 GEMM_BENCH_LIBS := $(if $(GEMM_BLAS),$(shell pkg-config --libs openblas))
 GEMM_BENCH_SRC := bench/gemm_bench.c bench/timing.c bench/peak.c
 ifneq ($(GEMM_BASELINE),)

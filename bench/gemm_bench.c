@@ -23,6 +23,7 @@
 
 #include "bench.h"
 #include "kernels.h"
+#include "model_shapes.h"
 
 #ifdef NGPT_BENCH_CBLAS
 #include <cblas.h>
@@ -237,7 +238,7 @@ static void decode_row(const char *name, int m, int out, int in)
 
 int main(int argc, char **argv)
 {
-    int rows = 8192;
+    int rows = KC_TRAIN_ROWS;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = atoi(argv[++i]);
@@ -266,9 +267,7 @@ int main(int argc, char **argv)
                                           : "median over rounds of the rate / the probe's rate in "
                                             "the same round");
 
-    const int C = 256, F = 1024, V = 256;
-    const struct { const char *name; int out, in; } lin[] = {
-        {"qkv", 3 * C, C}, {"proj", C, C}, {"fc1", F, C}, {"fc2", C, F}, {"lm_head", V, C}};
+    const kc_linear *lin = kc_linears;     /* the model's products, as ngpt bench's */
     printf("training products, GFLOP/s and %% of peak\n");
     printf("| product      |     m     n     k |      gemm     |  gemm_packed  |");
 #ifdef NGPT_BENCH_BASELINE
@@ -281,7 +280,7 @@ int main(int argc, char **argv)
     printf("\n");
     const char *kinds[] = {"fwd", "dX", "dW"};
     for (int kd = 0; kd < 3; kd++)
-        for (int l = 0; l < 5; l++) training_row(lin[l].name, kinds[kd], rows, lin[l].out, lin[l].in);
+        for (int l = 0; l < KC_LINEARS; l++) training_row(lin[l].name, kinds[kd], rows, lin[l].out, lin[l].in);
 
     printf("\ndecode on weights from L3/memory: GFLOP/s and GB/s of weights read\n");
     printf("| product      |     m     n     k |  gemm_packed  |  gemm (W)     |");
@@ -293,7 +292,7 @@ int main(int argc, char **argv)
 #endif
     printf("\n");
     for (int m = 1; m <= 8; m++)
-        for (int l = 0; l < 5; l++) {
+        for (int l = 0; l < KC_LINEARS; l++) {
             if (m > 1 && m != 2 && m != 4 && m != 8 && l > 0) continue;
             decode_row(lin[l].name, m, lin[l].out, lin[l].in);
         }

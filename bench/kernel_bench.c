@@ -70,7 +70,7 @@ static bool exact(const kc_entry *e, const kc_shape *s)
     return same;
 }
 
-kbench_call *kbench_open(int i, kbench_info *info)
+kbench_call *kbench_open(int i, bool check, kbench_info *info)
 {
     list_pairs();
     if (i < 0 || i >= n_pairs) return NULL;
@@ -83,7 +83,7 @@ kbench_call *kbench_open(int i, kbench_info *info)
     kc_format(info->shape, sizeof info->shape, call->e->c, &call->st.shape);
     info->flops = call->st.flops;
     info->bytes = call->st.bytes;
-    info->exact = exact(call->e, &call->st.shape);
+    info->exact = !check || exact(call->e, &call->st.shape);
     return call;
 }
 

@@ -23,9 +23,10 @@ typedef struct kbench_info {
 int kbench_count(void);
 const char *kbench_kernel(int i);
 
-/* Prepares pair i: inputs that are a function of the shape only, and a
- * bit-for-bit check of the active kernel against the reference at it. */
-kbench_call *kbench_open(int i, kbench_info *info);
+/* Prepares pair i: inputs that are a function of the shape only, and with
+ * `check` a bit-for-bit check of the active kernel against the reference at
+ * it (info->exact; without the check, true). */
+kbench_call *kbench_open(int i, bool check, kbench_info *info);
 
 /* One call of the active kernel (its outputs are overwritten each time). */
 void kbench_run(kbench_call *call);

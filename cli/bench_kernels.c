@@ -83,9 +83,11 @@ static int bench_pair(const bench_opts *o, bench_report *r, int i, int32_t t, bo
     if (!k.jobs) return cli_error("bench", CLI_FAILED, "out of memory");
     kbench_info info = {0};
     int rc = CLI_OK;
-    for (int c = 0; c < t && !rc; c++) {
+    for (int c = 0; c < t && !rc; c++) {     /* t copies, one checked against the reference */
+        kbench_info copy;
         k.jobs[c].calls = 1;
-        if (!(k.jobs[c].call = kbench_open(i, &info))) rc = cli_error("bench", CLI_FAILED, "out of memory");
+        if (!(k.jobs[c].call = kbench_open(i, c == 0, c == 0 ? &info : &copy)))
+            rc = cli_error("bench", CLI_FAILED, "out of memory");
     }
     bench_kernel *row = &r->kern[r->n_kern];
     if (!rc && r->n_kern == BENCH_MAX_ROWS) rc = cli_error("bench", CLI_FAILED, "too many figures");
