@@ -86,17 +86,24 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SH := $(wildcard tests/test_*.sh)
-BENCH_SRC := $(filter-out bench/gemm_bench.c,$(wildcard bench/*.c))
 # The kernel cases, one per kernel of src/kernels.inc (tests/kernels/<op>.c):
-# the differential test and the per-kernel bench are made of them.
+# the differential test and `ngpt bench`'s kernel section are made of them.
 KCASE_SRC := $(wildcard tests/kernels/*.c)
 KCASE_DEP := $(KCASE_SRC) $(wildcard tests/kernels/*.h) src/kernels.inc
+# The bench layer (bench/bench.h: clock, statistics, the FMA probe; and the
+# kernel section, bench/kernel_bench.c, which runs the cases from the active
+# table) is linked into the tool with the cases, for ngpt bench.
+BENCH_LAYER_SRC := bench/timing.c bench/peak.c bench/kernel_bench.c
+KBENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_LAYER_SRC) $(KCASE_SRC))
+$(KBENCH_OBJ): CPPFLAGS += -Itests/kernels
+$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cli/bench_*.c cli/cmd_bench.c)): CPPFLAGS += -Ibench
 
 LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
-.PHONY: all corpus deps test test-native test-threads test-interop bench bench-gemm install uninstall clean examples check-apple
+.PHONY: all corpus deps test test-native test-threads test-interop bench bench-readme bench-gemm \
+        install uninstall clean examples check-apple
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -123,8 +130,8 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(CLI): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+$(CLI): $(CLI_OBJ) $(KBENCH_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(KBENCH_OBJ) $(LIB) $(LDLIBS)
 
 # A test may ask for extra link flags with a line "/* test-ldflags: ... */".
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
@@ -205,12 +212,16 @@ $(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxha
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_CFLAGS) -MMD -MP -c $< -o $@
 
-bench: all $(BUILD)/bench/ngpt-bench
-	$(RUN_ENV) $(BUILD)/bench/ngpt-bench
+# make bench BENCH_ARGS="--quick --threads 1,2": `ngpt bench` (docs/BENCH.md).
+# make bench-readme: a full run's tables into README.md (Performance), the
+# chart docs/bench.svg, docs/bench.json, and the PyTorch comparison if torch
+# is installed (tools/bench_readme.sh).
+BENCH_ARGS ?=
+bench: all
+	$(RUN_ENV) $(CLI) bench $(BENCH_ARGS)
 
-$(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(KCASE_DEP) $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/kernels $(ALL_CFLAGS) -o $@ $(BENCH_SRC) $(KCASE_SRC) $(LIB) $(LDFLAGS) $(LDLIBS)
+bench-readme: all
+	BUILD="$(BUILD)" $(if $(BENCH_ARGS),BENCH_ARGS="$(BENCH_ARGS)") PYTHON="$(PYTHON)" sh tools/bench_readme.sh
 
 # make bench-gemm: the matrix-product microbenchmark (bench/gemm_bench.c),
 # single thread. GEMM_BASELINE=<commit> also times that commit's gemm in the
@@ -218,9 +229,9 @@ $(BUILD)/bench/ngpt-bench: $(BENCH_SRC) $(KCASE_DEP) $(LIB)
 # builds only) cblas_sgemm is a yardstick column. Neither is required.
 GEMM_BASELINE ?=
 GEMM_BLAS := $(if $(TOOLCHAIN),,$(shell pkg-config --exists openblas 2>/dev/null && echo yes))
-GEMM_BENCH_FLAGS := $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
+GEMM_BENCH_FLAGS := -Itests/kernels $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
 GEMM_BENCH_LIBS := $(if $(GEMM_BLAS),$(shell pkg-config --libs openblas))
-GEMM_BENCH_SRC := bench/gemm_bench.c bench/timing.c
+GEMM_BENCH_SRC := bench/gemm_bench.c bench/timing.c bench/peak.c
 ifneq ($(GEMM_BASELINE),)
   GEMM_BENCH_SRC += $(BUILD)/bench/base_ref.c $(if $(filter scalar,$(ARCH)),,$(BUILD)/bench/base_isa.c)
   GEMM_BENCH_FLAGS += -DNGPT_BENCH_BASELINE -Ibench $(if $(filter scalar,$(ARCH)),,-DNGPT_BENCH_BASELINE_ISA)
@@ -264,4 +275,4 @@ FORCE:
 
 include fuzz/fuzz.mk     # make fuzz, make fuzz-smoke, the fuzz replay test
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(APPLE_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(KBENCH_OBJ:.o=.d) $(APPLE_OBJ:.o=.d)

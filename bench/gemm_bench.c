@@ -1,7 +1,8 @@
 /* gemm_bench.c — the matrix products of the default model (C=256, d_ff=1024,
  * V=256) at the training shapes (rows = B*T, 8192 by default) and the decode
  * shapes, single thread: GFLOP/s (median of --reps runs after a warm-up) and
- * % of an FMA peak measured by a probe in the same run. Columns:
+ * % of an FMA peak measured by the probe (bench/peak.c, as ngpt bench's) in
+ * the same run. Columns:
  *   new     the active table's gemm / gemm_packed (this build)
  *   ref     the reference, when --ref is given (slow)
  *   base    a baseline commit's gemm (make bench-gemm GEMM_BASELINE=<commit>)
@@ -22,12 +23,8 @@
 
 #include "bench.h"
 #include "kernels.h"
+#include "model_shapes.h"
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#elif defined(__ARM_NEON)
-#include <arm_neon.h>
-#endif
 #ifdef NGPT_BENCH_CBLAS
 #include <cblas.h>
 #endif
@@ -114,7 +111,6 @@ static void run(op *o)
  * to the FMA probe's in the same round. One warm-up call each, then `reps`
  * rounds that time `inner` calls of every variant in turn and a probe of
  * about the same length (a busy machine slows all of them alike). */
-static double fma_probe(long iters);
 static long probe_iters = 1000000;
 
 static void time_ops(op *o, const int *which, int nv, int inner, double flops, double *sec,
@@ -125,7 +121,7 @@ static void time_ops(op *o, const int *which, int nv, int inner, double flops, d
     for (int v = 0; v < nv; v++) o->which = which[v], run(o);
     for (int i = 0; i < r; i++) {
         double t0 = bench_now();
-        const double pf = fma_probe(probe_iters), peak_now = pf / (bench_now() - t0);
+        const double pf = bench_fma_probe(probe_iters), peak_now = pf / (bench_now() - t0);
         if (peak_now > peak_best) peak_best = peak_now;
         for (int v = 0; v < nv; v++) {
             o->which = which[v];
@@ -139,52 +135,6 @@ static void time_ops(op *o, const int *which, int nv, int inner, double flops, d
         sec[v] = bench_median(t[v], r), ratio[v] = bench_median(q[v], r);
         if (best_of) sec[v] = t[v][0], ratio[v] = flops / t[v][0] / peak_best;  /* t sorted */
     }
-}
-
-/* ---- FMA peak of one core: independent vector FMA chains, no memory.
- * Runs `iters` rounds and returns the flops done. */
-static double fma_probe(long iters)
-{
-#if defined(__AVX2__)
-    const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
-    __m256 x0 = _mm256_set1_ps(1), x1 = _mm256_set1_ps(2), x2 = _mm256_set1_ps(3);
-    __m256 x3 = _mm256_set1_ps(4), x4 = _mm256_set1_ps(5), x5 = _mm256_set1_ps(6);
-    __m256 x6 = _mm256_set1_ps(7), x7 = _mm256_set1_ps(8), x8 = _mm256_set1_ps(9);
-    __m256 x9 = _mm256_set1_ps(10), xa = _mm256_set1_ps(11), xb = _mm256_set1_ps(12);
-    for (long it = 0; it < iters; it++) {   /* 12 chains: 2 pipes x 4 cycles, with room */
-        x0 = _mm256_fmadd_ps(x0, m, a), x1 = _mm256_fmadd_ps(x1, m, a);
-        x2 = _mm256_fmadd_ps(x2, m, a), x3 = _mm256_fmadd_ps(x3, m, a);
-        x4 = _mm256_fmadd_ps(x4, m, a), x5 = _mm256_fmadd_ps(x5, m, a);
-        x6 = _mm256_fmadd_ps(x6, m, a), x7 = _mm256_fmadd_ps(x7, m, a);
-        x8 = _mm256_fmadd_ps(x8, m, a), x9 = _mm256_fmadd_ps(x9, m, a);
-        xa = _mm256_fmadd_ps(xa, m, a), xb = _mm256_fmadd_ps(xb, m, a);
-    }
-    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3)),
-                             _mm256_add_ps(_mm256_add_ps(x4, x5), _mm256_add_ps(x6, x7)));
-    s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(x8, x9), _mm256_add_ps(xa, xb)));
-    volatile float sink = _mm256_cvtss_f32(s);
-    (void)sink;
-    return 2.0 * 8 * 12 * (double)iters;
-#elif defined(__ARM_NEON) && defined(__aarch64__)
-    const float32x4_t m = vdupq_n_f32(0.999999f), a = vdupq_n_f32(1e-7f);
-    float32x4_t x[24];
-    for (int i = 0; i < 24; i++) x[i] = vdupq_n_f32((float)i);
-    for (long it = 0; it < iters; it++)
-        for (int i = 0; i < 24; i++) x[i] = vfmaq_f32(a, x[i], m);
-    float32x4_t s = x[0];
-    for (int i = 1; i < 24; i++) s = vaddq_f32(s, x[i]);
-    volatile float sink = vgetq_lane_f32(s, 0);
-    (void)sink;
-    return 2.0 * 4 * 24 * (double)iters;
-#else
-    float x[8], m = 0.999999f, a = 1e-7f;
-    for (int i = 0; i < 8; i++) x[i] = (float)i;
-    for (long it = 0; it < iters; it++)
-        for (int i = 0; i < 8; i++) x[i] = fmaf(x[i], m, a);
-    volatile float sink = x[0] + x[7];
-    (void)sink;
-    return 2.0 * 8 * (double)iters;
-#endif
 }
 
 static bool with_ref;
@@ -288,7 +238,7 @@ static void decode_row(const char *name, int m, int out, int in)
 
 int main(int argc, char **argv)
 {
-    int rows = 8192;
+    int rows = KC_TRAIN_ROWS;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc) rows = atoi(argv[++i]);
@@ -304,10 +254,10 @@ int main(int argc, char **argv)
     if (rows < 1) rows = 1;
     work = alloc_floats(NGPT_GEMM_WORK_FLOATS, 0.0f);
     /* the probe: about 10 ms per round; its best rate is the peak shown */
-    double t0 = bench_now(), pf = fma_probe(probe_iters), best = 0;
+    double t0 = bench_now(), pf = bench_fma_probe(probe_iters), best = 0;
     probe_iters = (long)((double)probe_iters * 0.01 / (bench_now() - t0)) + 1;
     for (int i = 0; i < 5; i++) {
-        t0 = bench_now(), pf = fma_probe(probe_iters);
+        t0 = bench_now(), pf = bench_fma_probe(probe_iters);
         if (pf / (bench_now() - t0) > best) best = pf / (bench_now() - t0);
     }
     printf("gemm bench: kernels %s, FMA peak probe %.1f GFLOP/s (one core), %s of %d, "
@@ -317,9 +267,7 @@ int main(int argc, char **argv)
                                           : "median over rounds of the rate / the probe's rate in "
                                             "the same round");
 
-    const int C = 256, F = 1024, V = 256;
-    const struct { const char *name; int out, in; } lin[] = {
-        {"qkv", 3 * C, C}, {"proj", C, C}, {"fc1", F, C}, {"fc2", C, F}, {"lm_head", V, C}};
+    const kc_linear *lin = kc_linears;     /* the model's products, as ngpt bench's */
     printf("training products, GFLOP/s and %% of peak\n");
     printf("| product      |     m     n     k |      gemm     |  gemm_packed  |");
 #ifdef NGPT_BENCH_BASELINE
@@ -332,7 +280,7 @@ int main(int argc, char **argv)
     printf("\n");
     const char *kinds[] = {"fwd", "dX", "dW"};
     for (int kd = 0; kd < 3; kd++)
-        for (int l = 0; l < 5; l++) training_row(lin[l].name, kinds[kd], rows, lin[l].out, lin[l].in);
+        for (int l = 0; l < KC_LINEARS; l++) training_row(lin[l].name, kinds[kd], rows, lin[l].out, lin[l].in);
 
     printf("\ndecode on weights from L3/memory: GFLOP/s and GB/s of weights read\n");
     printf("| product      |     m     n     k |  gemm_packed  |  gemm (W)     |");
@@ -344,7 +292,7 @@ int main(int argc, char **argv)
 #endif
     printf("\n");
     for (int m = 1; m <= 8; m++)
-        for (int l = 0; l < 5; l++) {
+        for (int l = 0; l < KC_LINEARS; l++) {
             if (m > 1 && m != 2 && m != 4 && m != 8 && l > 0) continue;
             decode_row(lin[l].name, m, lin[l].out, lin[l].in);
         }

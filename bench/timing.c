@@ -1,5 +1,4 @@
-/* timing.c — the bench's clock and median. */
-#define _POSIX_C_SOURCE 200809L
+/* timing.c — the bench's clock and the statistics of its timed runs. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -18,8 +17,17 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double bench_median(double *t, int n)
+void bench_stats(double *t, int n, double *median, double *min, double *max)
 {
     qsort(t, (size_t)n, sizeof t[0], cmp_double);
-    return t[n / 2];
+    *median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    *min = t[0];
+    *max = t[n - 1];
+}
+
+double bench_median(double *t, int n)
+{
+    double median, min, max;
+    bench_stats(t, n, &median, &min, &max);
+    return median;
 }

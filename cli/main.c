@@ -16,6 +16,7 @@ static const cli_command commands[] = {
     {"generate", "stream a completion of a prompt (sampling or beam search)", cli_cmd_generate},
     {"chat", "chat with a model in the original's system/user/assistant format", cli_cmd_chat},
     {"trace", "draw a prompt's attention maps as SVG (or a text table)", cli_cmd_trace},
+    {"bench", "measure prefill, decode, training and kernel speed on this machine", cli_cmd_bench},
 };
 
 static void usage(FILE *out)

@@ -104,13 +104,15 @@ static void setup(void)
 
 /* Options whose value sets how much work a command does: an input asking
  * for more than a little (or training without --steps) is uninteresting,
- * it would only be slow. */
+ * it would only be slow. So is `ngpt bench`: it measures for seconds
+ * whatever its options. */
 static bool too_costly(int argc, char **argv)
 {
     static const char *const costly[] = {"--steps", "--batches", "--batch", "--accum",
                                          "--eval-batches", "--eval-every", "--max-tokens", "-n",
                                          "--beam", "--seq", "--threads", "--warmup"};
     bool steps = false;
+    if (argc > 1 && !strcmp(argv[1], "bench")) return true;
     for (int i = 1; i < argc; i++)
         for (size_t j = 0; j < sizeof costly / sizeof costly[0]; j++) {
             size_t k = strlen(costly[j]);

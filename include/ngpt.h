@@ -105,7 +105,8 @@ const char *ngpt_last_error(void);
 typedef void (*ngpt_abort_fn)(const char *file, int line, const char *message, void *user);
 void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user);
 
-/* "ngpt 0.1.0 kernels=avx2 sleef=3.5 cc=gcc-12.2 flags=..." — for bug reports. */
+/* "ngpt 0.1.0 kernels=avx2 target=x86_64 sleef=3.5.1 xxhash=0.8.1 cc=gcc-12.2
+ * flags=..." — for bug reports and benches. */
 const char *ngpt_build_info(void);
 
 /* ------------------------------------------------------------------ config */

@@ -1,5 +1,6 @@
 /* build_info.c — one line naming what was built, for bug reports and benches. */
 #include <sleef.h>
+#include <xxhash.h>
 
 #include "internal.h"
 
@@ -37,5 +38,6 @@ const char *ngpt_build_info(void)
     return "ngpt " NGPT_STR(NGPT_VERSION_MAJOR) "." NGPT_STR(NGPT_VERSION_MINOR) "."
            NGPT_STR(NGPT_VERSION_PATCH) " kernels=" NGPT_ARCH_NAME " target=" NGPT_TARGET
            " sleef=" NGPT_STR(SLEEF_VERSION_MAJOR) "." NGPT_STR(SLEEF_VERSION_MINOR) "."
-           NGPT_STR(SLEEF_VERSION_PATCHLEVEL) " cc=" NGPT_CC " flags=" NGPT_BUILD_FLAGS;
+           NGPT_STR(SLEEF_VERSION_PATCHLEVEL) " xxhash=" NGPT_STR(XXH_VERSION_MAJOR) "."
+           NGPT_STR(XXH_VERSION_MINOR) "." NGPT_STR(XXH_VERSION_RELEASE) " cc=" NGPT_CC " flags=" NGPT_BUILD_FLAGS;
 }

@@ -8,9 +8,13 @@
 #  - kernels (src/ref/, arch/) call only kernels and the random number
 #    generator (src/philox), never the model;
 #  - the library never calls the command-line tool, and the tool calls only
-#    functions of the public header include/ngpt.h;
+#    functions of the public header include/ngpt.h — except that `ngpt
+#    bench` (cli/cmd_bench.c, cli/bench_*.c) uses the bench layer (bench/:
+#    clock, FMA probe, the kernel table), which calls only the kernel cases
+#    (tests/kernels/), kernels and the RNG, never the model;
 #  - no cycles between the project's headers, kernels include no model
-#    header, and the tool includes only its own headers and ngpt.h;
+#    header, and the tool includes only its own headers and ngpt.h (ngpt
+#    bench's files also the bench layer's);
 #  - make TOOLCHAIN=<missing file> stops with an error naming the file.
 # Env: BUILD (build dir). Prints the run.sh summary line.
 B=${BUILD:-build}
@@ -43,7 +47,7 @@ cyclic() {
 }
 
 # ---- the symbol graph: "module symbol" for definitions and for uses
-objs=$(find "$B/obj/src" "$B/obj/arch" "$B/obj/cli" -name '*.o' 2>/dev/null | sort)
+objs=$(find "$B/obj/src" "$B/obj/arch" "$B/obj/cli" "$B/obj/bench" -name '*.o' 2>/dev/null | sort)
 [ -n "$objs" ]
 check $? "objects under $B/obj (build first)"
 # one nm for all (nm -A prefixes each line with "file: "); macOS adds a "_"
@@ -73,9 +77,12 @@ awk '$1 !~ /^cli\// && $2 ~ /^cli\//' "$dir/calls" > "$dir/bad"
 none "$dir/bad" "the library calls the tool"
 
 grep -o 'ngpt_[a-z0-9_]*(' include/ngpt.h | tr -d '(' | sort -u > "$dir/public"
-awk 'NR == FNR { pub[$1]; next } $1 ~ /^cli\// && $2 !~ /^cli\// && !($3 in pub)' \
+awk 'NR == FNR { pub[$1]; next } $1 ~ /^cli\// && $2 !~ /^cli\// && !($3 in pub) &&
+     !($1 ~ /^cli\/(cmd_bench|bench_[a-z_]+)$/ && $2 ~ /^bench\//)' \
     "$dir/public" "$dir/calls" > "$dir/bad"
 none "$dir/bad" "the tool calls internal functions"
+awk '$1 ~ /^bench\// && $2 !~ /^(bench|src\/ref|arch)\// && $2 != "src/philox"' "$dir/calls" > "$dir/bad"
+none "$dir/bad" "the kernel bench calls the model"
 
 # ---- the include graph of the project's own headers ("file included")
 awk '/^#include "/ { inc = $2; gsub(/"/, "", inc); sub(/.*\//, "", inc); print FILENAME, inc }' \
@@ -91,7 +98,10 @@ awk 'NR == FNR { ok[$1]; next } $1 ~ /^(src\/ref|arch)\// && !($2 in ok)' \
     "$dir/kernel_headers" "$dir/includes" > "$dir/bad"
 none "$dir/bad" "kernels include model headers"
 ls cli/*.h | sed 's|.*/||' > "$dir/cli_headers"; echo ngpt.h >> "$dir/cli_headers"
-awk 'NR == FNR { ok[$1]; next } $1 ~ /^cli\// && !($2 in ok)' "$dir/cli_headers" "$dir/includes" \
+ls bench/*.h | sed 's|.*/||' > "$dir/bench_headers"
+awk 'NR == FNR { bench[$1]; next } FILENAME == ARGV[2] { ok[$1]; next }
+     $1 ~ /^cli\// && !($2 in ok) && !($1 ~ /^cli\/(cmd_bench|bench_[a-z_]+)\.c$/ && ($2 in bench))' \
+    "$dir/bench_headers" "$dir/cli_headers" "$dir/includes" \
     > "$dir/bad"
 none "$dir/bad" "the tool includes internal headers"
 

@@ -58,13 +58,21 @@ DEFAULT = ModelConfig()
 def rope_tables(cfg, T, dtype=torch.float64):
     """(T, D/2) cos and sin. inv_freq_i = theta^(-2i/D) and the angle
     pos*inv_freq in double, the angle rounded to float32 (as the original's
-    float32 cache), then cos/sin (in `dtype`)."""
+    float32 cache), then cos/sin (in `dtype`). Kept per (D, theta, T, dtype):
+    every layer of every forward asks for the same tables."""
     D = cfg.C // cfg.H
-    half = D // 2
-    inv = np.array([math.pow(float(cfg.rope_theta), -(2.0 * i) / D) for i in range(half)])
-    ang = (np.arange(T, dtype=np.float64)[:, None] * inv[None, :]).astype(np.float32)
-    a = torch.from_numpy(ang).to(dtype)
-    return torch.cos(a), torch.sin(a)
+    key = (D, float(cfg.rope_theta), int(T), dtype)
+    if key not in _ROPE_TABLES:
+        half = D // 2
+        inv = np.array([math.pow(float(cfg.rope_theta), -(2.0 * i) / D) for i in range(half)])
+        ang = (np.arange(T, dtype=np.float64)[:, None] * inv[None, :]).astype(np.float32)
+        with torch.inference_mode(False):   # usable by autograd later on
+            a = torch.from_numpy(ang).to(dtype)
+            _ROPE_TABLES[key] = (torch.cos(a), torch.sin(a))
+    return _ROPE_TABLES[key]
+
+
+_ROPE_TABLES = {}
 
 
 def apply_rope(x, cos, sin):
@@ -86,17 +94,24 @@ class Attention(nn.Module):
         self.resid_drop = nn.Dropout(cfg.dropout)
         self.last_att = None        # (B,H,T,T) pre-dropout probabilities when traced
 
-    def forward(self, x, trace=False):
+    def forward(self, x, trace=False, cache=None, pos=0):
+        """cache: this layer's (keys, values) buffers of a KVCache; the new
+        tokens sit at positions pos.. and see every cached key before them."""
         B, T, C = x.shape
         H = self.cfg.H
         D = C // H
         q, k, v = self.qkv(x).split(C, dim=2)      # columns [0,C) q, [C,2C) k, [2C,3C) v
         q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))
-        cos, sin = rope_tables(self.cfg, T, x.dtype)
-        cos, sin = cos.to(x.device), sin.to(x.device)
+        cos, sin = rope_tables(self.cfg, pos + T, x.dtype)
+        cos, sin = cos[pos:].to(x.device), sin[pos:].to(x.device)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if cache is not None:                       # keys stored after RoPE, as ngpt's
+            keys, values = cache
+            keys[:, :, pos:pos + T] = k
+            values[:, :, pos:pos + T] = v
+            k, v = keys[:, :, :pos + T], values[:, :, :pos + T]
         s = (q @ k.transpose(-2, -1)) / math.sqrt(D)
-        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        mask = torch.ones(T, pos + T, dtype=torch.bool, device=x.device).tril(pos)
         s = s.masked_fill(~mask, torch.finfo(torch.float32).min)
         p = F.softmax(s, dim=-1)
         self.last_att = p.detach() if trace else None
@@ -125,8 +140,8 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(cfg.C, eps=1e-5)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, trace=False):
-        x = x + self.attn(self.ln1(x), trace)
+    def forward(self, x, trace=False, cache=None, pos=0):
+        x = x + self.attn(self.ln1(x), trace, cache, pos)
         return x + self.mlp(self.ln2(x))
 
 
@@ -151,11 +166,16 @@ class NGPT(nn.Module):
             if getattr(m, "bias", None) is not None:
                 nn.init.zeros_(m.bias)
 
-    def forward(self, idx, targets=None, trace=False):
-        """Returns (logits (B,T,V), mean cross-entropy or None)."""
+    def forward(self, idx, targets=None, trace=False, cache=None):
+        """Returns (logits (B,T,V), mean cross-entropy or None). With a
+        KVCache, idx continues the cached sequences (at position cache.len)
+        and is appended to them."""
+        pos = cache.len if cache is not None else 0
         x = self.drop(self.tok_emb(idx))
-        for b in self.blocks:
-            x = b(x, trace)
+        for i, b in enumerate(self.blocks):
+            x = b(x, trace, cache.layer(i) if cache is not None else None, pos)
+        if cache is not None:
+            cache.len += idx.shape[1]
         logits = self.lm_head(self.ln_f(x))
         loss = None
         if targets is not None:
@@ -164,6 +184,24 @@ class NGPT(nn.Module):
 
     def attention_maps(self):
         return [b.attn.last_att for b in self.blocks]
+
+
+class KVCache:
+    """Keys (after RoPE) and values of every layer for `batch` sequences of
+    up to cfg.T tokens, preallocated (B, H, T, D) each, as ngpt's KV cache:
+    a token fed to a cache holding n tokens sits at position n."""
+
+    def __init__(self, cfg, batch, dtype=torch.float32, device=None):
+        shape = (batch, cfg.H, cfg.T, cfg.C // cfg.H)
+        self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(cfg.L)]
+        self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(cfg.L)]
+        self.len = 0
+
+    def layer(self, i):
+        return self.keys[i], self.values[i]
+
+    def clear(self):
+        self.len = 0
 
 
 def param_names(cfg):

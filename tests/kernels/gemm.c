@@ -15,6 +15,7 @@
 
 #include "gemm_def.h"
 #include "kcase.h"
+#include "model_shapes.h"
 
 /* The workspace of a gemm call (not a slot: what a kernel leaves there is
  * not a result). Allocated once, at exactly its size. */
@@ -59,15 +60,17 @@ static void test_shapes(kc_shapes *out)
                         kc_add_shape(out, tm[im], tn[in], tk[ik], tl[l] | ONE_TINY);
 }
 
-/* The default model (C = 256, d_ff = 1024) on one sequence of T = 256. */
+/* The default model's training products (model_shapes.h), per Linear:
+ * forward x W^T, dX = dY W, dW += dY^T X. */
 static void bench_shapes(kc_shapes *out)
 {
-    kc_add_shape(out, 256, 768, 256, W);          /* x W_qkv^T */
-    kc_add_shape(out, 256, 1024, 256, W | BIAS);  /* MLP up */
-    kc_add_shape(out, 256, 256, 1024, W | BIAS);  /* MLP down */
-    kc_add_shape(out, 256, 256, 768, 0);          /* backward: dx = dqkv W_qkv */
-    kc_add_shape(out, 768, 256, 256, AT | ACC);   /* backward: dW_qkv += dqkv^T x */
-    kc_add_shape(out, 1, 768, 256, W);            /* one decode step */
+    for (int l = 0; l < KC_LINEARS; l++) {
+        const kc_linear *L = &kc_linears[l];
+        if (kc_linear_repeats(l)) continue;
+        kc_add_shape(out, KC_TRAIN_ROWS, L->out, L->in, W | (L->bias ? BIAS : 0));
+        kc_add_shape(out, KC_TRAIN_ROWS, L->in, L->out, 0);
+        kc_add_shape(out, L->out, L->in, KC_TRAIN_ROWS, AT | ACC);
+    }
 }
 
 typedef struct gemm_args {
@@ -129,8 +132,8 @@ static void pack_test_shapes(kc_shapes *out)
 
 static void pack_bench_shapes(kc_shapes *out)
 {
-    kc_add_shape(out, 768, 256);   /* W_qkv */
-    kc_add_shape(out, 256, 1024);  /* W_fc2 */
+    for (int l = 0; l < KC_LINEARS; l++)
+        if (!kc_linear_repeats(l)) kc_add_shape(out, kc_linears[l].out, kc_linears[l].in);
 }
 
 static void pack_setup(kc_state *st)
@@ -176,13 +179,15 @@ static void packed_test_shapes(kc_shapes *out)
         for (int in = 0; in < 5; in++) kc_add_shape(out, ms[im], ns[in], 17, (in % 2) | GP_TINY);
 }
 
+/* The forward products on packed weights over a training step's rows, and
+ * the decode step's (one row: the gemv path). */
 static void packed_bench_shapes(kc_shapes *out)
 {
-    kc_add_shape(out, 256, 768, 256, 0);    /* x W_qkv^T */
-    kc_add_shape(out, 256, 256, 1024, 1);   /* MLP down */
-    kc_add_shape(out, 1, 768, 256, 0);      /* one decode step */
-    kc_add_shape(out, 1, 256, 1024, 1);
-    kc_add_shape(out, 4, 1024, 256, 1);     /* four beams */
+    static const int rows[] = {KC_TRAIN_ROWS, 1};
+    for (int r = 0; r < 2; r++)
+        for (int l = 0; l < KC_LINEARS; l++)
+            if (!kc_linear_repeats(l))
+                kc_add_shape(out, rows[r], kc_linears[l].out, kc_linears[l].in, kc_linears[l].bias);
 }
 
 static void packed_setup(kc_state *st)

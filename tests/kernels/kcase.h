@@ -3,7 +3,8 @@
  * and runs its kernel from a given table; two programs are made of them:
  *   tests/test_kernels.c  each test shape with the reference and with the
  *                         active table, every buffer compared bit for bit
- *   bench/kernels.c       the active table timed at the default model's shapes
+ *   ngpt bench            the active table timed at the default model's shapes
+ *                         (bench/kernel_bench.c)
  * The list of cases is generated from the list of kernels (kcase.c): a kernel
  * without a case `kc_<kernel>` does not link. */
 #ifndef NGPT_KCASE_H

@@ -1,0 +1,188 @@
+/* bench_workloads.c — what a user of ngpt waits for, measured through the
+ * public API only:
+ *   prefill  a T/2-token prompt into an empty KV cache (batch 1);
+ *   decode   min(256, T) new tokens (o->decode_tokens) from an empty cache, one ngpt_cache_decode
+ *            per token, batch 1 and batch 4 (independent sequences); fixed
+ *            tokens, no sampling (as llama-bench's tg test);
+ *   train    ngpt_train_step (forward, backward, clip, AdamW; the config's
+ *            dropout) on synthetic bytes, B=8 T=128 and B=32 T=256 (T capped
+ *            at the model's context);
+ * and the arena of every context planned for them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_bench.h"
+#include "cli.h"
+
+enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20 };
+
+static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
+
+/* A token pattern that visits the whole vocabulary. */
+static int32_t token_at(int64_t i, int32_t vocab) { return (int32_t)((i * 31 + 7) % vocab); }
+
+typedef struct gen_job {
+    ngpt_context *ctx;
+    int32_t batch, len;
+    int32_t *tokens;            /* batch * len */
+} gen_job;
+
+static ngpt_status run_prefill(void *arg)
+{
+    gen_job *j = arg;
+    ngpt_status st = ngpt_cache_clear(j->ctx, -1);
+    return st ? st : ngpt_cache_prefill(j->ctx, j->tokens, j->batch, j->len);
+}
+
+static ngpt_status run_decode(void *arg)
+{
+    gen_job *j = arg;
+    ngpt_status st = ngpt_cache_clear(j->ctx, -1);
+    for (int32_t i = 0; !st && i < j->len; i++)
+        st = ngpt_cache_decode(j->ctx, j->tokens + (size_t)i * j->batch, j->batch);
+    return st;
+}
+
+typedef struct train_job {
+    ngpt_context *ctx;
+    const ngpt_data *data;
+    ngpt_optim_config opt;
+    int32_t batch, seq;
+} train_job;
+
+static ngpt_status run_train(void *arg)
+{
+    train_job *j = arg;
+    float loss;
+    return ngpt_train_step(j->ctx, &j->opt, j->data, 42, j->batch, j->seq, &loss, NULL, NULL);
+}
+
+/* Plans, allocates and initialises a context; records its arena. */
+static int open_ctx(const bench_opts *o, bench_report *r, ngpt_mode mode, int32_t batch,
+                    int32_t seq, int32_t threads, ngpt_context **ctx)
+{
+    ngpt_shape shape = ngpt_shape_default(mode);
+    shape.batch = batch, shape.seq = seq, shape.threads = threads;
+    size_t bytes;
+    ngpt_status st = ngpt_arena_size(&o->cfg, &shape, &bytes);
+    if (!st) st = ngpt_context_init(ctx, &o->cfg, &shape, NULL, 0);
+    if (!st && (st = ngpt_params_init(*ctx, 42))) ngpt_context_free(*ctx);
+    if (st) {
+        return bench_failed(mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
+    }
+    if (r->n_arena < BENCH_MAX_ROWS) {
+        bench_arena *a = &r->arena[r->n_arena++];
+        snprintf(a->mode, sizeof a->mode, "%s", mode == NGPT_MODE_TRAIN ? "train" : "infer");
+        a->batch = batch, a->seq = seq ? seq : o->cfg.context_len, a->threads = threads;
+        a->bytes = bytes;
+    }
+    return CLI_OK;
+}
+
+/* Times fn and appends the figure. */
+static int add_figure(const bench_opts *o, bench_report *r, const char *test, int32_t batch,
+                      int32_t seq, int32_t threads, double tokens, int32_t api_calls, bench_fn fn,
+                      void *arg)
+{
+    if (r->n_work == BENCH_MAX_ROWS) return cli_error("bench", CLI_FAILED, "too many figures");
+    bench_workload *w = &r->work[r->n_work];
+    snprintf(w->test, sizeof w->test, "%s", test);
+    w->batch = batch, w->seq = seq, w->threads = threads, w->tokens = tokens;
+    w->api_calls = api_calls;
+    char label[64];
+    snprintf(label, sizeof label, "%s b%d n%d, %d thread%s", test, (int)batch, (int)seq,
+             (int)threads, threads > 1 ? "s" : "");
+    ngpt_status st = bench_time(o, label, fn, arg, 0, &w->sec);
+    if (st) {
+        return bench_failed(label, st);
+    }
+    r->n_work++;
+    return CLI_OK;
+}
+
+/* Prefill and decode on inference contexts planned for them. */
+static int bench_generation(const bench_opts *o, bench_report *r, int32_t threads)
+{
+    const int32_t T = o->cfg.context_len, V = o->cfg.vocab_size;
+    const int32_t prompt = T / 2 > 0 ? T / 2 : 1, steps = min_i32(o->decode_tokens, T);
+    int32_t *tok = malloc((size_t)DECODE_BATCH * (size_t)(T > steps ? T : steps) * sizeof *tok);
+    if (!tok) return cli_error("bench", CLI_FAILED, "out of memory");
+    for (int64_t i = 0; i < (int64_t)DECODE_BATCH * T; i++) tok[i] = token_at(i, V);
+
+    ngpt_context *ctx;
+    int rc = open_ctx(o, r, NGPT_MODE_INFER, 1, 0, threads, &ctx);
+    if (!rc) {
+        gen_job pre = {ctx, 1, prompt, tok}, dec = {ctx, 1, steps, tok};
+        rc = add_figure(o, r, "prefill", 1, prompt, threads, prompt, 1, run_prefill, &pre);
+        if (!rc) rc = add_figure(o, r, "decode", 1, steps, threads, steps, steps, run_decode, &dec);
+        ngpt_context_free(ctx);
+    }
+    if (!rc) rc = open_ctx(o, r, NGPT_MODE_INFER, DECODE_BATCH, 1, threads, &ctx);
+    if (!rc) {
+        gen_job dec = {ctx, DECODE_BATCH, steps, tok};
+        rc = add_figure(o, r, "decode", DECODE_BATCH, steps, threads,
+                        (double)DECODE_BATCH * steps, steps, run_decode, &dec);
+        ngpt_context_free(ctx);
+    }
+    free(tok);
+    return rc;
+}
+
+/* The training shapes measured: B=8 T=128, and B=32 T=256 unless skipped. */
+static int train_shapes(const bench_opts *o, int32_t shapes[2][2])
+{
+    const int32_t T = o->cfg.context_len;
+    int n = 0;
+    shapes[n][0] = 8, shapes[n][1] = min_i32(128, T), n++;
+    if (o->big_train) shapes[n][0] = 32, shapes[n][1] = min_i32(256, T), n++;
+    return n;
+}
+
+static int bench_training(const bench_opts *o, bench_report *r, int32_t threads)
+{
+    unsigned char *bytes = malloc(DATA_BYTES);
+    if (!bytes) return cli_error("bench", CLI_FAILED, "out of memory");
+    uint32_t x = 12345;
+    for (size_t i = 0; i < DATA_BYTES; i++) {       /* printable noise: any bytes would do */
+        x = x * 1664525u + 1013904223u;
+        bytes[i] = (unsigned char)(' ' + (x >> 24) % 95);
+    }
+    int32_t shapes[2][2];
+    int n = train_shapes(o, shapes), rc = CLI_OK;
+    for (int s = 0; s < n && !rc; s++) {
+        const int32_t B = shapes[s][0], T = shapes[s][1];
+        ngpt_data *data;
+        ngpt_status st = ngpt_data_open_mem(&data, bytes, DATA_BYTES, 0.1f, T);
+        if (st) {
+            rc = bench_failed("synthetic data", st);
+            break;
+        }
+        ngpt_context *ctx;
+        rc = open_ctx(o, r, NGPT_MODE_TRAIN, B, T, threads, &ctx);
+        if (!rc) {
+            train_job j = {ctx, data, ngpt_optim_config_default(), B, T};
+            rc = add_figure(o, r, "train", B, T, threads, (double)B * T, 1, run_train, &j);
+            ngpt_context_free(ctx);
+        }
+        ngpt_data_free(data);
+    }
+    free(bytes);
+    return rc;
+}
+
+int bench_workloads_count(const bench_opts *o)
+{
+    int32_t shapes[2][2];
+    return o->n_threads * (3 + train_shapes(o, shapes));
+}
+
+int bench_workloads(const bench_opts *o, bench_report *r)
+{
+    for (int t = 0; t < o->n_threads; t++) {
+        int rc = bench_generation(o, r, o->threads[t]);
+        if (!rc) rc = bench_training(o, r, o->threads[t]);
+        if (rc) return rc;
+    }
+    return CLI_OK;
+}

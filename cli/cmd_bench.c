@@ -1,0 +1,174 @@
+/* cmd_bench.c — `ngpt bench`: how fast this build runs a model on this
+ * machine (prefill, decode, training, kernels against a measured FMA peak,
+ * memory), as markdown tables, JSON and an SVG chart. docs/BENCH.md says
+ * what each figure measures and how. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd_bench.h"
+#include "bench.h"
+#include "cli.h"
+
+static const char *const HELP =
+    "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
+    "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
+    "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n\n"
+    "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
+    "list (GFLOP/s with % of that peak, GB/s), prefill (a T/2-token prompt), decode\n"
+    "(256 new tokens, batch 1 and 4), training steps (B=8 T=128 and B=32 T=256),\n"
+    "arena bytes and peak RSS. Each figure is the median of several runs after a\n"
+    "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n"
+    "docs/BENCH.md says what each figure is.\n\n"
+    "  --config key=value model config (see ngpt init --help), after the preset\n"
+    "  --preset NAME      default (V=256 T=256 C=256 L=4 H=4 d_ff=1024) or\n"
+    "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256)\n"
+    "  --threads N,...    run every figure for each thread count (default 1)\n"
+    "  --json FILE        also write the figures as JSON (- : JSON on stdout instead\n"
+    "                     of the tables)\n"
+    "  --svg FILE         also draw a chart: tokens/s per workload, GFLOP/s per kernel\n"
+    "  --quick            fewer runs (about a minute for the default model); a model\n"
+    "                     above 16M parameters skips training at B=32 T=256 and\n"
+    "                     decodes 64 tokens instead of 256\n"
+    "  --runs N           timed runs per figure (default 10, --quick 5)\n"
+    "  --warmup N         untimed runs before them (default 1)\n"
+    "  --kernels LIST     the kernel table: all (default), none, or kernels of the\n"
+    "                     list by name, e.g. gemm,softmax\n";
+
+enum { BIG_MODEL_PARAMS = 16 * 1000 * 1000 };
+
+static bool parse_threads(const char *cmd, const char *s, bench_opts *o)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    o->n_threads = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (o->n_threads == BENCH_MAX_THREADS) {
+            cli_error(cmd, CLI_USAGE, "--threads: at most %d counts", BENCH_MAX_THREADS);
+            return false;
+        }
+        if (!cli_parse_i32(cmd, "--threads", tok, 1, 1024, &o->threads[o->n_threads])) return false;
+        o->n_threads++;
+    }
+    if (o->n_threads == 0) cli_error(cmd, CLI_USAGE, "--threads expects N or N,N,...");
+    return o->n_threads > 0;
+}
+
+static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
+{
+    static const char *const gpt2_small[] = {"C=768", "L=12", "H=12", "d_ff=3072", "T=1024"};
+    *cfg = ngpt_config_default();
+    if (!strcmp(name, "default")) return true;
+    if (!strcmp(name, "gpt2-small")) {
+        for (size_t i = 0; i < sizeof gpt2_small / sizeof gpt2_small[0]; i++)
+            if (ngpt_config_set(cfg, gpt2_small[i])) return false;
+        return true;
+    }
+    cli_error(cmd, CLI_USAGE, "--preset expects default or gpt2-small, got \"%s\"", name);
+    return false;
+}
+
+/* "ngpt bench --quick ..." with arguments that hold blanks quoted. */
+static void command_line(int argc, char **argv, char *buf, size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "ngpt");
+    for (int i = 0; i < argc && n < size; i++) {
+        const char *q = strpbrk(argv[i], " \t\"'") ? "'" : "";
+        n += (size_t)snprintf(buf + n, size - n, " %s%s%s", q, argv[i], q);
+    }
+}
+
+static int write_file(const char *cmd, const char *path, const bench_opts *o, const bench_report *r,
+                      void (*print)(FILE *, const bench_opts *, const bench_report *))
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return cli_error(cmd, CLI_FAILED, "cannot write %s", path);
+    print(f, o, r);
+    if (fclose(f) != 0) return cli_error(cmd, CLI_FAILED, "cannot write %s", path);
+    return CLI_OK;
+}
+
+int cli_cmd_bench(int argc, char **argv)
+{
+    cli_args a = cli_args_init(argc, argv);
+    bench_opts o = {.preset = "default", .threads = {1}, .n_threads = 1, .runs = 0, .warmup = 1,
+                    .kernels = "all"};
+    const char *configs[64], *json = NULL, *svg = NULL, *v;
+    int n_configs = 0;
+    while (cli_next(&a)) {
+        if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
+            fputs(HELP, stdout);
+            return CLI_OK;
+        } else if (cli_flag(&a, "--quick")) {
+            o.quick = true;
+        } else if (cli_opt(&a, "--config", &v)) {
+            if (!v) return CLI_USAGE;
+            if (n_configs == 64) return cli_error(a.cmd, CLI_USAGE, "at most 64 --config");
+            configs[n_configs++] = v;
+        } else if (cli_opt(&a, "--preset", &v)) {
+            if (!v) return CLI_USAGE;
+            o.preset = v;
+        } else if (cli_opt(&a, "--threads", &v)) {
+            if (!v || !parse_threads(a.cmd, v, &o)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--json", &v)) {
+            if (!(json = v)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--svg", &v)) {
+            if (!(svg = v)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--runs", &v)) {
+            if (!v || !cli_parse_i32(a.cmd, "--runs", v, 1, BENCH_MAX_RUNS, &o.runs)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--warmup", &v)) {
+            if (!v || !cli_parse_i32(a.cmd, "--warmup", v, 0, 100, &o.warmup)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--kernels", &v)) {
+            if (!(o.kernels = v)) return CLI_USAGE;
+        } else {
+            return cli_unknown(&a);
+        }
+    }
+    if (a.failed || !bench_kernels_valid(&o)) return CLI_USAGE;
+    if (!apply_preset(a.cmd, o.preset, &o.cfg)) return CLI_USAGE;
+    for (int i = 0; i < n_configs; i++)
+        if (ngpt_config_set(&o.cfg, configs[i]))
+            return cli_error(a.cmd, CLI_USAGE, "--config %s: %s", configs[i], cli_library_error());
+    if (ngpt_config_validate(&o.cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
+    size_t params = 0;
+    ngpt_config_param_count(&o.cfg, &params);
+    if (!o.runs) o.runs = o.quick ? 5 : 10;
+    o.budget_s = o.quick ? 6.0 : 30.0;
+    o.min_run_s = o.quick ? 0.02 : 0.05;
+    /* --quick on a big model: no B=32 T=256 step (a minute or more, GiBs of
+     * arena) and 64 decode tokens instead of 256 */
+    const bool quick_big = o.quick && params > BIG_MODEL_PARAMS;
+    o.big_train = !quick_big;
+    o.decode_tokens = quick_big ? 64 : 256;
+    command_line(argc, argv, o.command, sizeof o.command);
+
+    bench_report *r = calloc(1, sizeof *r);
+    if (!r) return cli_error(a.cmd, CLI_FAILED, "out of memory");
+    bench_cpu_name(r->cpu, sizeof r->cpu);
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    const double t0 = bench_now();
+    bench_progress_begin(bench_peak_count(&o) + bench_kernels_count(&o) + bench_workloads_count(&o));
+    ngpt_status st = bench_peaks(&o, r);
+    int rc = st ? bench_failed("FMA peak probe", st) : CLI_OK;
+    if (!rc) rc = bench_kernels(&o, r);
+    if (!rc) rc = bench_workloads(&o, r);
+    bench_progress_end();
+    r->wall_s = bench_now() - t0;
+    r->peak_rss = bench_peak_rss();
+    bench_report_sort(r);
+    if (!rc) {
+        bool json_stdout = json && !strcmp(json, "-");
+        if (json_stdout) bench_print_json(stdout, &o, r);
+        else bench_print_markdown(stdout, &o, r);
+        if (json && !json_stdout) rc = write_file(a.cmd, json, &o, r, bench_print_json);
+        if (svg && !rc) rc = write_file(a.cmd, svg, &o, r, bench_print_svg);
+        if (r->kernel_differs && !rc)
+            rc = cli_error(a.cmd, CLI_FAILED, "a kernel gives other bits than the reference (its "
+                           "row says so): this build is broken, run make test");
+    }
+    free(r);
+    return rc;
+}

@@ -1,0 +1,179 @@
+/* cmd_bench.h — `ngpt bench`: what its pieces share. cmd_bench.c parses the
+ * options and runs the sections; bench_time.c times a call (warm-up, median
+ * of runs, min–max) and draws the progress line; bench_workloads.c measures
+ * prefill, decode and training through the public API; bench_report.c
+ * prints the markdown tables and the JSON; bench_svg.c draws the chart. */
+#ifndef NGPT_CLI_CMD_BENCH_H
+#define NGPT_CLI_CMD_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ngpt.h"
+
+enum { BENCH_MAX_THREADS = 8, BENCH_MAX_RUNS = 64, BENCH_MAX_ROWS = 128 };
+
+/* What one `ngpt bench` invocation measures and how. */
+typedef struct bench_opts {
+    ngpt_config cfg;
+    const char *preset;             /* "default", "gpt2-small" */
+    int32_t threads[BENCH_MAX_THREADS];
+    int n_threads;
+    int runs;                       /* timed runs per figure (after warm-up) */
+    int warmup;                     /* untimed runs before them */
+    double budget_s;                /* runs are cut (to 3) to fit a figure in this */
+    double min_run_s;               /* a kernel run repeats its call at least this long */
+    bool quick;
+    bool big_train;                 /* measure training at B=32 T=256 too */
+    int32_t decode_tokens;          /* new tokens per decode figure (256) */
+    const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
+    char command[512];              /* the command line, for the report */
+} bench_opts;
+
+/* Seconds per call over the timed runs. */
+typedef struct bench_stat {
+    double median, min, max;
+    int runs;
+} bench_stat;
+
+/* One workload figure: `tokens` tokens processed per timed call. */
+typedef struct bench_workload {
+    char test[32];                  /* "prefill", "decode", "train" */
+    int32_t batch, seq;             /* prompt length, new tokens, or window */
+    int32_t threads;
+    double tokens;                  /* per timed call */
+    int32_t api_calls;              /* library calls in one timed call (decode: steps) */
+    bench_stat sec;
+} bench_workload;
+
+/* One kernel figure: flops and bytes moved per timed call. */
+typedef struct bench_kernel {
+    char name[32];
+    char shape[96];
+    int32_t threads;
+    double flops, bytes;            /* per kernel call; flops 0: not a product */
+    double calls;                   /* kernel calls per thread in a timed call */
+    bool exact;                     /* false: differs from the reference, no rate */
+    bench_stat sec;
+} bench_kernel;
+
+/* The FMA probe's peak for a thread count. */
+typedef struct bench_peak {
+    int32_t threads;
+    double flops;                   /* per call */
+    bench_stat sec;
+} bench_peak;
+
+typedef struct bench_arena {
+    char mode[8];                   /* "infer", "train" */
+    int32_t batch, seq, threads;
+    size_t bytes;
+} bench_arena;
+
+typedef struct bench_report {
+    bench_workload work[BENCH_MAX_ROWS];
+    int n_work;
+    bench_kernel kern[BENCH_MAX_ROWS];
+    int n_kern;
+    bench_peak peak[BENCH_MAX_THREADS];
+    int n_peak;
+    bench_arena arena[BENCH_MAX_ROWS];
+    int n_arena;
+    bool kernel_differs;            /* a kernel gave other bits than the reference */
+    size_t peak_rss;                /* bytes, 0 if unknown */
+    char cpu[128];
+    char date[32];                  /* UTC, ISO 8601 */
+    double wall_s;                  /* the whole run */
+} bench_report;
+
+/* ---- timing (bench_time.c) ---- */
+
+/* A measured call: returns 0 (NGPT_OK) or the status that stopped it. */
+typedef ngpt_status (*bench_fn)(void *arg);
+
+/* Calls fn(arg) o->warmup times, then o->runs times, timing each call
+ * (fewer runs when a figure would exceed o->budget_s). A timed run is `reps`
+ * calls and *out is per call; reps 0 sets it from the warm-up so that a run
+ * lasts at least o->min_run_s. `label` names the figure on the progress line. */
+ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void *arg, int reps,
+                       bench_stat *out);
+/* Calls per run so that a run lasts at least o->min_run_s (one untimed
+ * call measures it); at least 1. */
+int bench_calibrate(const bench_opts *o, bench_fn fn, void *arg, int *reps);
+
+/* The bench's own failures, outside the library's statuses. */
+#define BENCH_ERR_MEMORY ((ngpt_status)(NGPT_STATUS_COUNT + 1))
+#define BENCH_ERR_THREAD ((ngpt_status)(NGPT_STATUS_COUNT + 2))
+
+/* Runs work(args + i*stride) for i < n on n threads at once, the calling
+ * thread being one of them (n = 1 starts no thread). BENCH_ERR_THREAD if a
+ * thread could not be started (the others still ran). */
+ngpt_status bench_parallel(int n, void *(*work)(void *), void *args, size_t stride);
+
+/* Ends the progress line and prints "ngpt bench: <what>: <why>" (the
+ * library's sentence, or the bench's own failure); returns CLI_FAILED. */
+int bench_failed(const char *what, ngpt_status st);
+
+/* Progress on stderr: a line rewritten in place on a terminal, one line per
+ * figure otherwise. bench_progress_begin sets the number of figures. */
+void bench_progress_begin(int figures);
+void bench_progress(const char *label, int run, int runs);
+void bench_progress_end(void);
+
+/* The process's peak resident set in bytes (0 if unknown). */
+size_t bench_peak_rss(void);
+/* The CPU's model name ("unknown" when the system does not say). */
+void bench_cpu_name(char *buf, size_t size);
+
+/* ---- workloads (bench_workloads.c) ---- */
+
+/* Prefill (T/2 prompt), decode (batch 1 and 4), training (B=8 T=128 and,
+ * with o->big_train, B=32 T=256) for every thread count, and the arena of
+ * every context used. Returns a CLI exit code. */
+int bench_workloads(const bench_opts *o, bench_report *r);
+/* Figures bench_workloads will time (for the progress count). */
+int bench_workloads_count(const bench_opts *o);
+
+/* ---- the FMA peak (bench_peak.c) ---- */
+
+/* Measures the peak for every thread count into r->peak. */
+ngpt_status bench_peaks(const bench_opts *o, bench_report *r);
+/* Figures bench_peaks will time. */
+int bench_peak_count(const bench_opts *o);
+
+/* ---- kernels (bench_kernels.c) ---- */
+
+/* Every kernel of the list at the default model's shapes, for every thread
+ * count (t threads: t copies at once, each on its own inputs). Returns a CLI
+ * exit code. A kernel that differs from the reference gets a row saying so
+ * and sets r->kernel_differs. */
+int bench_kernels(const bench_opts *o, bench_report *r);
+int bench_kernels_count(const bench_opts *o);
+/* Whether o->kernels names only kernels of the list (else prints which
+ * does not, with the list, and returns false). */
+bool bench_kernels_valid(const bench_opts *o);
+
+/* ---- output (bench_report.c, bench_svg.c) ---- */
+
+/* Orders the rows for reading: by test and shape, thread counts together. */
+void bench_report_sort(bench_report *r);
+void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r);
+void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r);
+void bench_print_svg(FILE *f, const bench_opts *o, const bench_report *r);
+
+/* Kernel calls in a timed call: calls per thread x threads. */
+double bench_kernel_work(const bench_kernel *k);
+
+/* "B=1 prompt=128", "B=4 new=256", "B=32 T=256". */
+void bench_workload_shape(const bench_workload *w, char *buf, size_t size);
+/* Tokens per second of a workload: median, and min–max from the slowest
+ * and fastest run. */
+double bench_tok_s(const bench_workload *w, double sec);
+/* The peak for a thread count (GFLOP/s): the probe's best run, the closest
+ * estimate of what the hardware allows (others' load only slows it); 0 if
+ * none was measured. */
+double bench_peak_gflops(const bench_report *r, int32_t threads);
+
+#endif

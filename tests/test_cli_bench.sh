@@ -1,0 +1,93 @@
+#!/bin/sh
+# test_cli_bench.sh — `ngpt bench` end to end on a tiny model (a few seconds,
+# also under qemu): every section of the markdown report is there and every
+# figure in it is a positive number; the JSON has every key docs/BENCH.md
+# promises, with positive figures; the SVG is one closed <svg> element; bad
+# usage exits 2. Env: BUILD, RUN_ENV. Prints the run.sh summary line.
+B=${BUILD:-build}
+N="$RUN_ENV $B/ngpt"
+passed=0 failed=0
+check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT
+
+tiny="--config T=8 --config C=8 --config L=1 --config H=2 --config d_ff=16"
+# Natively: two thread counts and every kernel. Under qemu-user: one thread
+# count (its pthread_create hangs (qemu-aarch64 7.2) or crashes (qemu-arm) on
+# this project's CI hosts) and the cheap kernels (the GEMMs at the default
+# model's shapes take seconds each when emulated).
+if [ -z "$RUN_ENV" ]; then
+    threads=1,2 nt=2 kernels=all
+else
+    threads=1 nt=1 kernels=attn_scores,softmax,layernorm_fwd,rope
+fi
+$N bench --quick $tiny --runs 3 --threads $threads --kernels $kernels --json "$dir/b.json" \
+    --svg "$dir/b.svg" > "$dir/b.md" 2> "$dir/err"
+check $? "ngpt bench --quick on a tiny config: $(cat "$dir/err")"
+
+# Markdown: the rows each section must have (decode twice: batch 1 and 4,
+# train twice: B=8 and B=32, per thread count) ...
+count() { grep -c "^| $1 " "$dir/b.md"; }
+[ "$(count prefill)" = $nt ] && [ "$(count decode)" = $((2 * nt)) ] && [ "$(count train)" = $((2 * nt)) ]
+check $? "workload rows (prefill, decode b1/b4, train B=8/B=32, per thread count): $(cat "$dir/b.md")"
+[ "$(count 'arena, infer')" = $((2 * nt)) ] && [ "$(count 'arena, train')" = $((2 * nt)) ] &&
+    [ "$(count 'peak RSS')" = 1 ]
+check $? "memory rows (arena per context, peak RSS)"
+grep -q "^- build: ngpt .*kernels=.*sleef=.*xxhash=.*cc=.*flags=" "$dir/b.md"
+check $? "the build-info line names kernels, SLEEF, xxHash, compiler and flags"
+[ "$(count 'fma peak (probe)')" = $nt ]
+check $? "an FMA peak per thread count"
+# the kernel list's products and row kernels, each with a rate and no mismatch
+if [ "$kernels" = all ]; then
+    [ "$(count gemm)" -ge $((2 * nt)) ] && [ "$(count gelu_fwd)" = $nt ] && [ "$(count adamw)" = $nt ]
+    check $? "a kernel row per kernel of the list"
+fi
+[ "$(count softmax)" = $nt ] && [ "$(count layernorm_fwd)" = $nt ] && [ "$(count attn_scores)" = $nt ] &&
+    ! grep -q DIFFERS "$dir/b.md"
+check $? "kernel rows, each giving the reference's bits"
+# ... and every numeric cell of every table row (ranges "a – b" included) is > 0.
+awk -F'|' '/^\| / && !/^\| -/ && !/^\| (test|kernel|memory) / {
+    for (i = 2; i < NF; i++) {
+        c = $i; gsub(/^ +| +$/, "", c)
+        n = split(c, part, / – /)
+        for (j = 1; j <= n; j++)
+            if (part[j] ~ /^[0-9.]+$/ && part[j] + 0 <= 0) { print "not positive: " $0; bad = 1 }
+    }
+    rows++
+} END { exit bad || rows < 10 }' "$dir/b.md"
+check $? "every figure in the tables is positive"
+
+# JSON: the documented keys, and every median/min/max and byte count > 0.
+for key in '"schema": "ngpt-bench/1"' '"build_info"' '"cpu"' '"config"' '"threads": \[' \
+    '"workloads"' '"tokens_per_s"' '"ms_per_call"' '"peak"' '"kernels"' '"us_per_call"' '"gflops"' \
+    '"gbps"' '"arena"' '"peak_rss_bytes"'; do
+    grep -q "$key" "$dir/b.json"
+    check $? "JSON key $key"
+done
+tr ',{}' '\n\n\n' < "$dir/b.json" | awk -F': ' '
+    /"(median|min|max|bytes|peak_rss_bytes|tokens|flops|ms_per_call|us_per_call|calls|peak_pct)": *[^ {[]/ {
+        v = $NF; gsub(/[ \]\n]/, "", v)
+        if (v !~ /^[0-9.]+([eE][+-]?[0-9]+)?$/ || v + 0 <= 0) { print "not positive: " $0; bad = 1 }
+        n++
+    } END { exit bad || n < 40 }'
+check $? "every JSON figure is positive"
+$N bench --quick $tiny --runs 1 --warmup 0 --kernels none --json - > "$dir/stdout.json" 2> /dev/null
+head -c 1 "$dir/stdout.json" | grep -q '{' && tail -n 1 "$dir/stdout.json" | grep -q '^}$' &&
+    grep -q '"kernels": \[$' "$dir/stdout.json" && grep -A1 '"kernels": \[$' "$dir/stdout.json" | grep -q '^  \],'
+check $? "--json - writes the JSON alone to stdout; --kernels none leaves the kernel list empty"
+
+head -n 1 "$dir/b.svg" | grep -q '^<svg ' && tail -n 1 "$dir/b.svg" | grep -q '^</svg>$' &&
+    [ "$(grep -c '<rect ' "$dir/b.svg")" -ge $((6 * nt + 1)) ]
+check $? "the SVG is one <svg> element with a bar per figure"
+
+for bad in "--threads 0" "--threads 1,x" "--preset gpt3" "--runs 0" "--config Q=1" "--kernels gemm,nope" \
+    "--frobnicate"; do
+    $N bench $bad > /dev/null 2> "$dir/err"
+    [ $? = 2 ] && [ -s "$dir/err" ]
+    check $? "ngpt bench $bad exits 2 with a message"
+done
+$N bench --help | grep -q "usage: ngpt bench"
+check $? "ngpt bench --help"
+
+echo "test_cli_bench: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

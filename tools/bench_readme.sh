@@ -1,0 +1,45 @@
+#!/bin/sh
+# bench_readme.sh — what `make bench-readme` runs: a full `ngpt bench` on this
+# machine (threads 1 and 2 unless BENCH_ARGS says otherwise), whose tables
+# replace the README's between <!-- bench:begin --> and <!-- bench:end -->
+# (the kernel table at the first thread count), with docs/bench.md (every
+# row), docs/bench.svg (the chart) and docs/bench.json (the figures); then,
+# when PyTorch is installed, bench/compare_torch.py on those same figures
+# between <!-- bench-torch:begin --> and <!-- bench-torch:end -->.
+# Env: BUILD (build dir), BENCH_ARGS, PYTHON.
+set -e
+B=${BUILD:-build}
+PYTHON=${PYTHON:-/usr/bin/python3}
+ARGS=${BENCH_ARGS:---threads 1,2}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# replace BEGIN END FILE: the README's lines between the markers become FILE
+replace() {
+    awk -v b="<!-- $1 -->" -v e="<!-- $2 -->" -v f="$3" '
+        $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
+        $0 == e { skip = 0 }
+        !skip' README.md > "$tmp/README.md"
+    grep -q "^<!-- $1 -->\$" README.md || { echo "bench_readme: README.md lacks <!-- $1 -->" >&2; exit 1; }
+    cp "$tmp/README.md" README.md
+}
+
+# shellcheck disable=SC2086
+"$B/ngpt" bench $ARGS --json docs/bench.json --svg docs/bench.svg > docs/bench.md
+# The README keeps the kernel rows of the first thread count (docs/bench.md
+# has them all).
+awk -F'|' '/^- threads:/ { split($0, t, /[:,] */); first = t[2] + 0 }
+    /^\| kernel / { kernels = 1 } /^$/ { kernels = 0 }
+    !kernels || $4 !~ /^ *[0-9]+ *$/ || $4 + 0 == first' docs/bench.md > "$tmp/bench.md"
+{ echo; cat "$tmp/bench.md"; echo; echo "All the rows: docs/bench.md (docs/bench.json)."; echo; } > "$tmp/block.md"
+replace bench:begin bench:end "$tmp/block.md"
+echo "bench_readme: README.md tables, docs/bench.md, docs/bench.svg and docs/bench.json updated"
+
+if "$PYTHON" -c 'import torch' 2> /dev/null; then
+    "$PYTHON" bench/compare_torch.py --json docs/bench.json --out "$tmp/torch.md" > /dev/null
+    { echo; cat "$tmp/torch.md"; echo; } > "$tmp/block.md"
+    replace bench-torch:begin bench-torch:end "$tmp/block.md"
+    echo "bench_readme: README.md PyTorch comparison updated"
+else
+    echo "bench_readme: no PyTorch: the README's comparison is left as it was"
+fi
