@@ -78,14 +78,18 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
 /* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l,
  * W = w stored (out, in) as in PyTorch: a decode step (a cached pass of a
  * few rows) multiplies by the packed copy of W (packed.h), anything larger
- * by the parameters through gemm, which packs its blocks itself. */
+ * by the parameters through gemm, which packs its blocks itself. The copy
+ * is refreshed here, on first use, because a pass may switch to it midway
+ * (the last layer of a last_only prefill has one row). */
 static void linear(ngpt_context *ctx, const ngpt_pass *ps, int l, ngpt_linear which, float *y,
                    const float *x, const float *w, const float *bias, int rows, int in, int out)
 {
-    if (ps->cached && rows <= NGPT_PACKED_MAX_ROWS)
+    if (ps->cached && rows <= NGPT_PACKED_MAX_ROWS) {
+        ngpt_packed_refresh(ctx);
         ngpt_op_linear_packed(ctx, y, x, ngpt_packed_w(ctx, l, which), bias, rows, in, out);
-    else
+    } else {
         ngpt_op_linear(ctx, y, x, w, bias, rows, in, out);
+    }
 }
 
 /* One transformer block (DESIGN §1), in place on the residual stream. */
@@ -140,7 +144,6 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
     /* generation is always eval: dropout only in a full pass */
     const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
-    if (ps->cached && (int)BT <= NGPT_PACKED_MAX_ROWS) ngpt_packed_refresh(ctx);
 
     /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;

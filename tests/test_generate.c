@@ -509,6 +509,38 @@ static void test_cached_after_param_change(void)
     ngpt_context_free(ctx);
 }
 
+/* A fresh context whose first pass is a long prompt: generation's prefill
+ * computes its last layer for one row, which takes the packed weights that
+ * no earlier pass has made yet (the first text must still be the full
+ * forward's argmax). Regression: the copy was refreshed only for passes of
+ * at most 8 rows, so this read an unpacked (zero) copy. */
+static void test_fresh_long_prompt(void)
+{
+    int32_t prompt[T], got[2];
+    for (int i = 0; i < T; i++) prompt[i] = (i * 37 + 11) % V;
+    for (int n = 9; n <= T; n += T - 9) {
+        ngpt_context *ctx = make(1, NGPT_TRACE_NONE);
+        if (!ctx) return;
+        static float full[T * V];
+        full_logits(ctx, prompt, n, full);
+        ngpt_context_free(ctx);
+        ctx = make(1, NGPT_TRACE_NONE);
+        if (!ctx) return;
+        ngpt_generate_config gc = ngpt_generate_config_default();
+        gc.max_tokens = 1;
+        gc.sampler.temperature = 0.0f;
+        ngpt_generate_result r;
+        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, n, got, 1, NULL, NULL, &r));
+        const float *row = full + (size_t)(n - 1) * V;
+        int best = 0;
+        for (int j = 1; j < V; j++)
+            if (row[j] > row[best]) best = j;
+        CHECK(r.n_tokens == 1 && got[0] == best, "fresh context, prompt of %d: token %d, the "
+              "full forward's argmax is %d", n, (int)got[0], best);
+        ngpt_context_free(ctx);
+    }
+}
+
 int main(void)
 {
     test_cached_equals_full();
@@ -516,5 +548,6 @@ int main(void)
     test_exact_past_context();
     test_shift();
     test_cached_after_param_change();
+    test_fresh_long_prompt();
     return test_summary("test_generate");
 }
