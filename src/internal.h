@@ -144,6 +144,7 @@ typedef struct ngpt_plan {
     float *g_branch;            /* (B,T,C) sublayer output before dropout */
     float *g_ln;                /* (B,T,C) LayerNorm output */
     float *g_qkv;               /* (B,T,3C) */
+    float *gelu_grad;           /* (B,T,F) GELU derivative at fc1, from the recompute's erf */
     float *thread_rows;         /* (threads, D + 2*NGPT_ATTN_TILE, Tctx) attention scratch:
                                  * transposed keys, probability rows (Tctx = context_len) */
     float *gemm_work;           /* (threads, NGPT_GEMM_WORK_FLOATS) gemm packing space (gemm.h) */

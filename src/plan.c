@@ -96,6 +96,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.g_branch = TAKE_F(&w, B, T, C, 1);
         p.g_ln = TAKE_F(&w, B, T, C, 1);
         p.g_qkv = TAKE_F(&w, B, T, 3 * C, 1);
+        p.gelu_grad = TAKE_F(&w, B, T, F, 1);
     } else {   /* generation: KV cache, sampler and beam scratch (generate.c) */
         p.kv_k = TAKE_F(&w, L, B, TC, C);
         p.kv_v = TAKE_F(&w, L, B, TC, C);
