@@ -64,21 +64,37 @@ static void keep_row(const attn_job *j, size_t sh, int i, float *p, int n)
     }
 }
 
+/* Where the forward of (sequence s, head h) = sh reads. */
+typedef struct attn_head {
+    int s, h, n0;               /* n0: cached positions before query 0 */
+    const float *q, *keys, *vals;
+    float *out;                 /* output row of query 0 */
+} attn_head;
+
+static attn_head head_of(const attn_job *j, size_t sh)
+{
+    const ngpt_attn *at = j->at;
+    const int s = (int)(sh / (size_t)j->H), h = (int)(sh % (size_t)j->H);
+    const ptrdiff_t row = 3 * (ptrdiff_t)j->C;
+    attn_head a = {s, h, at->pos0 ? at->pos0[s] : 0, at->qkv + (size_t)s * at->len * row + h * j->D,
+                   at->k + s * at->kv_seq + h * j->D, at->v + s * at->kv_seq + h * j->D,
+                   at->out + (size_t)s * at->len * j->C + h * j->D};
+    return a;
+}
+
 /* Queries i0..i1-1 of (s, h) one at a time (no copy of the keys). */
 static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_scratch *sc)
 {
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
-    const int H = j->H, D = j->D, C = j->C, len = at->len;
-    const int s = (int)(sh / (size_t)H), h = (int)(sh % (size_t)H), n0 = at->pos0 ? at->pos0[s] : 0;
+    const int D = j->D, C = j->C, len = at->len;
     const ptrdiff_t row = 3 * (ptrdiff_t)C;
-    const float *q = at->qkv + (size_t)s * len * row + h * D;
-    const float *keys = at->k + s * at->kv_seq + h * D, *vals = at->v + s * at->kv_seq + h * D;
+    const attn_head a = head_of(j, sh);
     for (int i = i0; i < i1; i++) {
-        const int n = n0 + i + 1;                       /* keys visible to query i */
+        const int n = a.n0 + i + 1;                     /* keys visible to query i */
         const size_t row_index = sh * (size_t)len + (size_t)i;   /* (s,h,i) of (nseq,H,len,len) */
         float *p = at->probs ? at->probs + row_index * len : sc->rows0;
-        k->attn_scores(p, q + i * row, keys, at->kv_row, n, D, j->scale);
+        k->attn_scores(p, a.q + i * row, a.keys, at->kv_row, n, D, j->scale);
         k->softmax(p, p, n);
         keep_row(j, sh, i, p, n);
         const float *pv = p;
@@ -86,7 +102,7 @@ static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_sc
             k->dropout(sc->rows1, p, (size_t)n, row_index * len, &at->key);
             pv = sc->rows1;
         }
-        k->attn_wsum(at->out + ((size_t)s * len + i) * C + h * D, 0, pv, 0, 1, vals, at->kv_row, n, D);
+        k->attn_wsum(a.out + (size_t)i * C, 0, pv, 0, 1, a.vals, at->kv_row, n, D);
     }
 }
 
@@ -95,28 +111,26 @@ static void fwd_tiles(const attn_job *j, size_t sh, int i0, int i1, const attn_s
 {
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
-    const int H = j->H, D = j->D, C = j->C, len = at->len;
-    const int s = (int)(sh / (size_t)H), h = (int)(sh % (size_t)H), n0 = at->pos0 ? at->pos0[s] : 0;
+    const int D = j->D, C = j->C, len = at->len;
     const ptrdiff_t row = 3 * (ptrdiff_t)C;
-    const float *q = at->qkv + (size_t)s * len * row + h * D;
-    const float *keys = at->k + s * at->kv_seq + h * D, *vals = at->v + s * at->kv_seq + h * D;
-    transpose_rows(sc->kt, sc->ld, keys, at->kv_row, n0 + i1, D);
+    const attn_head a = head_of(j, sh);
+    transpose_rows(sc->kt, sc->ld, a.keys, at->kv_row, a.n0 + i1, D);
     for (int t0 = i0; t0 < i1; t0 += NGPT_ATTN_TILE) {
         const int R = i1 - t0 < NGPT_ATTN_TILE ? i1 - t0 : NGPT_ATTN_TILE;
         const size_t first = sh * (size_t)len + (size_t)t0;     /* row index of query t0 */
         float *p = at->probs ? at->probs + first * len : sc->rows0;
         const ptrdiff_t ps = at->probs ? len : sc->ld;
-        k->attn_scores_t(p, ps, q + t0 * row, row, R, sc->kt, sc->ld, n0 + t0 + 1, D, j->scale);
+        k->attn_scores_t(p, ps, a.q + t0 * row, row, R, sc->kt, sc->ld, a.n0 + t0 + 1, D, j->scale);
         for (int r = 0; r < R; r++) {
-            const int n = n0 + t0 + r + 1;
+            const int n = a.n0 + t0 + r + 1;
             float *pr = p + r * ps;
             k->softmax(pr, pr, n);
             keep_row(j, sh, t0 + r, pr, n);
             if (at->dropping)
                 k->dropout(sc->rows1 + r * sc->ld, pr, (size_t)n, (first + r) * len, &at->key);
         }
-        k->attn_wsum(at->out + ((size_t)s * len + t0) * C + h * D, C, at->dropping ? sc->rows1 : p,
-                     at->dropping ? sc->ld : ps, R, vals, at->kv_row, n0 + t0 + 1, D);
+        k->attn_wsum(a.out + (size_t)t0 * C, C, at->dropping ? sc->rows1 : p,
+                     at->dropping ? sc->ld : ps, R, a.vals, at->kv_row, a.n0 + t0 + 1, D);
     }
 }
 
