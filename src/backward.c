@@ -91,11 +91,11 @@ void ngpt_backward_run(ngpt_context *ctx)
 #define GB(field) ngpt_block_ptr(lay, G, l, lay->field)     /* and its gradient */
         /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
         drop_bwd(ctx, p->g_branch, p->g_res, BT * C, l, NGPT_SITE_MLP_OUT);
-        ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, BT * F);                /* recomputed (BT,F) */
+        ngpt_op_gelu_fwd_grad(ctx, p->hidden, p->gelu_grad, a.fc1, BT * F);  /* recomputed (BT,F) */
         ngpt_op_linear_bwd_weight(ctx, GB(fc2_w), p->g_branch, p->hidden, rows, F, C);
         ngpt_op_colsum_acc(ctx, GB(fc2_b), p->g_branch, BT, C);
         ngpt_op_linear_bwd_input(ctx, p->hidden, p->g_branch, WB(fc2_w), rows, F, C);
-        ngpt_op_gelu_bwd(ctx, p->hidden, a.fc1, p->hidden, BT * F);     /* dfc1 (BT,F) */
+        ngpt_op_gelu_bwd(ctx, p->hidden, p->gelu_grad, p->hidden, BT * F);  /* dfc1 (BT,F) */
         ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln2_w), WB(ln2_b), BT, C);
         ngpt_op_linear_bwd_weight(ctx, GB(fc1_w), p->hidden, p->ln_out, rows, C, F);
         ngpt_op_colsum_acc(ctx, GB(fc1_b), p->hidden, BT, F);

@@ -101,6 +101,9 @@ typedef struct ngpt_layer_acts {
 } ngpt_layer_acts;
 
 /* ---- the arena plan: one walker both sizes (base NULL) and carves. */
+/* Query rows the attention op hands its tile kernels at once (ops_attention.c). */
+enum { NGPT_ATTN_TILE = 16 };
+
 typedef struct ngpt_plan {
     size_t bytes;               /* total, including alignment slack */
     /* tensor table */
@@ -141,7 +144,9 @@ typedef struct ngpt_plan {
     float *g_branch;            /* (B,T,C) sublayer output before dropout */
     float *g_ln;                /* (B,T,C) LayerNorm output */
     float *g_qkv;               /* (B,T,3C) */
-    float *thread_rows;         /* (threads, 2, Tctx) probability rows (Tctx = context_len) */
+    float *gelu_grad;           /* (B,T,F) GELU derivative at fc1, from the recompute's erf */
+    float *thread_rows;         /* (threads, D + 2*NGPT_ATTN_TILE, Tctx) attention scratch:
+                                 * transposed keys, probability rows (Tctx = context_len) */
     float *gemm_work;           /* (threads, NGPT_GEMM_WORK_FLOATS) gemm packing space (gemm.h) */
     struct ngpt_pool *pool;     /* the thread pool's state (pool.h) */
     struct ngpt_pool_worker *pool_workers;  /* (threads - 1) */

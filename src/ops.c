@@ -352,6 +352,13 @@ static void gelu_fwd_range(void *arg, size_t i0, size_t i1, int thread)
     j->k->gelu_fwd(j->y + i0, j->a + i0, i1 - i0);
 }
 
+static void gelu_fwd_grad_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    j->k->gelu_fwd_grad(j->y + i0, j->m + i0, j->a + i0, i1 - i0);
+}
+
 static void gelu_bwd_range(void *arg, size_t i0, size_t i1, int thread)
 {
     const elem_job *j = arg;
@@ -386,10 +393,16 @@ void ngpt_op_gelu_fwd(ngpt_context *ctx, float *y, const float *x, size_t n)
     ngpt_par_for(ctx, n, ELEM_ALIGN, 16.0, gelu_fwd_range, &j);
 }
 
-void ngpt_op_gelu_bwd(ngpt_context *ctx, float *dx, const float *x, const float *dy, size_t n)
+void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n)
 {
-    elem_job j = {.k = ctx->k, .y = dx, .a = x, .b = dy};
-    ngpt_par_for(ctx, n, ELEM_ALIGN, 24.0, gelu_bwd_range, &j);
+    elem_job j = {.k = ctx->k, .y = y, .m = g, .a = x};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 24.0, gelu_fwd_grad_range, &j);
+}
+
+void ngpt_op_gelu_bwd(ngpt_context *ctx, float *dx, const float *g, const float *dy, size_t n)
+{
+    elem_job j = {.k = ctx->k, .y = dx, .a = g, .b = dy};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 2.0, gelu_bwd_range, &j);
 }
 
 void ngpt_op_add(ngpt_context *ctx, float *y, const float *a, const float *b, size_t n)

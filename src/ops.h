@@ -60,7 +60,10 @@ void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t ro
 
 /* Elementwise, split by element ranges. */
 void ngpt_op_gelu_fwd(ngpt_context *ctx, float *y, const float *x, size_t n);
-void ngpt_op_gelu_bwd(ngpt_context *ctx, float *dx, const float *x, const float *dy, size_t n);
+/* y = GELU(x) and g = its derivative, from one erf (gelu_fwd_grad) */
+void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n);
+/* dx = dy * g, g from ngpt_op_gelu_fwd_grad */
+void ngpt_op_gelu_bwd(ngpt_context *ctx, float *dx, const float *g, const float *dy, size_t n);
 void ngpt_op_add(ngpt_context *ctx, float *y, const float *a, const float *b, size_t n);
 /* y[i] = dropout of x[i] as element first+i of the key's stream. */
 void ngpt_op_dropout(ngpt_context *ctx, float *y, const float *x, size_t n, uint64_t first,

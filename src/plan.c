@@ -83,7 +83,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.hidden = TAKE_F(&w, B, T, F, 1);
     p.branch = TAKE_F(&w, B, T, C, 1);
     const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
-    p.thread_rows = TAKE_F(&w, (size_t)shape->threads, 2, TC, 1);
+    p.thread_rows = TAKE_F(&w, (size_t)shape->threads, D + 2 * NGPT_ATTN_TILE, TC, 1);
     p.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
     p.pool = take(&w, sizeof(ngpt_pool), 1, 1, 1, 1);
     p.pool_workers = take(&w, sizeof(ngpt_pool_worker), (size_t)shape->threads - 1, 1, 1, 1);
@@ -96,6 +96,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.g_branch = TAKE_F(&w, B, T, C, 1);
         p.g_ln = TAKE_F(&w, B, T, C, 1);
         p.g_qkv = TAKE_F(&w, B, T, 3 * C, 1);
+        p.gelu_grad = TAKE_F(&w, B, T, F, 1);
     } else {   /* generation: KV cache, sampler and beam scratch (generate.c) */
         p.kv_k = TAKE_F(&w, L, B, TC, C);
         p.kv_v = TAKE_F(&w, L, B, TC, C);

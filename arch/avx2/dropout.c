@@ -18,8 +18,11 @@ static inline void mulhilo8(__m256i c, __m256i m, __m256i *hi, __m256i *lo)
     *hi = _mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA);
 }
 
-/* Words w[word][b] of blocks group0 + b, b < 8, of the key's stream. */
-static void philox8(const ngpt_dropout_key *key, uint64_t group0, uint32_t w[4][8])
+/* Words of the 32 elements of blocks group0 .. group0 + 7 of the key's
+ * stream, in element order: out[v] lane l is word (8v + l) % 4 of block
+ * group0 + (8v + l) / 4. */
+static inline __attribute__((always_inline)) void
+philox8(const ngpt_dropout_key *key, uint64_t group0, __m256i out[4])
 {
     uint32_t lo32[8], hi32[8];
     for (int b = 0; b < 8; b++) {
@@ -41,16 +44,21 @@ static void philox8(const ngpt_dropout_key *key, uint64_t group0, uint32_t w[4][
         c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32((int)k1));
         c3 = lo0;
     }
-    _mm256_storeu_si256((__m256i *)w[0], c0);
-    _mm256_storeu_si256((__m256i *)w[1], c1);
-    _mm256_storeu_si256((__m256i *)w[2], c2);
-    _mm256_storeu_si256((__m256i *)w[3], c3);
+    /* c_w lane b = word w of block b -> 4x8 transpose to element order */
+    const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
+    const __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
+    const __m256i b04 = _mm256_unpacklo_epi64(t0, t2), b15 = _mm256_unpackhi_epi64(t0, t2);
+    const __m256i b26 = _mm256_unpacklo_epi64(t1, t3), b37 = _mm256_unpackhi_epi64(t1, t3);
+    out[0] = _mm256_permute2x128_si256(b04, b15, 0x20);
+    out[1] = _mm256_permute2x128_si256(b26, b37, 0x20);
+    out[2] = _mm256_permute2x128_si256(b04, b15, 0x31);
+    out[3] = _mm256_permute2x128_si256(b26, b37, 0x31);
 }
 
 void ngpt_f32_dropout__avx2(float *y, const float *x, size_t n, uint64_t first,
                             const ngpt_dropout_key *key)
 {
-    /* The head up to a block boundary and the tail (< 32) run the reference. */
+    /* The head up to a block boundary runs the reference. */
     size_t i = (size_t)((4 - first % 4) % 4);
     if (i > n || ngpt_dropout_threshold(key->p) > (1u << 24)) i = n;   /* p >= 1: no mask */
     ngpt_f32_dropout_ref(y, x, i, first, key);
@@ -60,16 +68,20 @@ void ngpt_f32_dropout__avx2(float *y, const float *x, size_t n, uint64_t first,
      * [-1, 2^24]. A dropped element is +0.0f, a kept one x * scale. */
     const __m256i thr1 = _mm256_set1_epi32((int)threshold - 1);
     const __m256 vscale = _mm256_set1_ps(scale);
-    uint32_t w[4][8], words[32];
+    __m256i w[4];
     for (; i + 32 <= n; i += 32) {
         philox8(key, (first + i) / 4, w);
-        for (int e = 0; e < 32; e++) words[e] = w[e % 4][e / 4];
-        for (int e = 0; e < 32; e += 8) {
-            const __m256i r = _mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(words + e)), 8);
-            const __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(r, thr1));
-            const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i + e), vscale);
-            _mm256_storeu_ps(y + i + e, _mm256_and_ps(keep, v));
+        for (int v = 0; v < 4; v++) {
+            const __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_srli_epi32(w[v], 8), thr1));
+            const __m256 xs = _mm256_mul_ps(_mm256_loadu_ps(x + i + 8 * v), vscale);
+            _mm256_storeu_ps(y + i + 8 * v, _mm256_and_ps(keep, xs));
         }
     }
-    ngpt_f32_dropout_ref(y + i, x + i, n - i, first + i, key);
+    if (i < n) {   /* the tail (< 32): its blocks at once too, applied as the reference does */
+        uint32_t words[32];
+        philox8(key, (first + i) / 4, w);
+        for (int v = 0; v < 4; v++) _mm256_storeu_si256((__m256i *)(words + 8 * v), w[v]);
+        for (size_t e = 0; i + e < n; e++)
+            y[i + e] = (words[e] >> 8) >= threshold ? x[i + e] * scale : 0.0f;
+    }
 }

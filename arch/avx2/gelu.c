@@ -22,7 +22,7 @@ void ngpt_f32_gelu_fwd__avx2(float *y, const float *x, size_t n)
     ngpt_f32_gelu_fwd_ref(y + i, x + i, n - i);
 }
 
-void ngpt_f32_gelu_bwd__avx2(float *dx, const float *x, const float *dy, size_t n)
+void ngpt_f32_gelu_fwd_grad__avx2(float *y, float *g, const float *x, size_t n)
 {
     const __m256 half = _mm256_set1_ps(0.5f), mhalf = _mm256_set1_ps(-0.5f);
     const __m256 one = _mm256_set1_ps(1.0f), rsqrt2 = _mm256_set1_ps(0.70710678118654752f);
@@ -30,9 +30,19 @@ void ngpt_f32_gelu_bwd__avx2(float *dx, const float *x, const float *dy, size_t 
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 v = _mm256_loadu_ps(x + i);
-        __m256 cdf = _mm256_mul_ps(half, _mm256_add_ps(one, Sleef_finz_erff8_u10avx2(_mm256_mul_ps(v, rsqrt2))));
+        __m256 e1 = _mm256_add_ps(one, Sleef_finz_erff8_u10avx2(_mm256_mul_ps(v, rsqrt2)));
+        __m256 cdf = _mm256_mul_ps(half, e1);
         __m256 pdf = _mm256_mul_ps(Sleef_finz_expf8_u10avx2(_mm256_mul_ps(_mm256_mul_ps(mhalf, v), v)), rsqrt2pi);
-        _mm256_storeu_ps(dx + i, _mm256_mul_ps(_mm256_loadu_ps(dy + i), _mm256_fmadd_ps(v, pdf, cdf)));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(half, v), e1));
+        _mm256_storeu_ps(g + i, _mm256_fmadd_ps(v, pdf, cdf));
     }
-    ngpt_f32_gelu_bwd_ref(dx + i, x + i, dy + i, n - i);
+    ngpt_f32_gelu_fwd_grad_ref(y + i, g + i, x + i, n - i);
+}
+
+void ngpt_f32_gelu_bwd__avx2(float *dx, const float *g, const float *dy, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dx + i, _mm256_mul_ps(_mm256_loadu_ps(dy + i), _mm256_loadu_ps(g + i)));
+    ngpt_f32_gelu_bwd_ref(dx + i, g + i, dy + i, n - i);
 }

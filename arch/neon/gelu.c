@@ -1,4 +1,4 @@
-/* gelu.c — NEON GELU forward and backward, bit-identical to the reference:
+/* gelu.c — NEON GELU forward, forward with derivative, and backward product, bit-identical to the reference:
  * the same operations per element in the same order, erf/exp from SLEEF's
  * finz vector functions (neon_erff, neon_expf: the bits of the scalar finz
  * ones the reference calls); 8 elements a block, the tail (< 8) runs the
@@ -37,29 +37,53 @@ void ngpt_f32_gelu_fwd__neon(float *y, const float *x, size_t n)
     ngpt_f32_gelu_fwd_ref(y + i, x + i, n - i);
 }
 
-static inline float32x4_t gelu_grad4(float32x4_t v, float32x4_t dy)
+/* GELU (*y) and its derivative (*g) of 4 elements from one erf. */
+static inline void gelu_fwd_grad4(float32x4_t v, float32x4_t *y, float32x4_t *g)
 {
     const float32x4_t half = vdupq_n_f32(0.5f), mhalf = vdupq_n_f32(-0.5f),
                       one = vdupq_n_f32(1.0f), k = vdupq_n_f32(RSQRT2), kp = vdupq_n_f32(RSQRT2PI);
-    const float32x4_t cdf = vmulq_f32(half, vaddq_f32(one, neon_erff(vmulq_f32(v, k))));
+    const float32x4_t e1 = vaddq_f32(one, neon_erff(vmulq_f32(v, k)));
+    const float32x4_t cdf = vmulq_f32(half, e1);
     const float32x4_t pdf = vmulq_f32(neon_expf(vmulq_f32(vmulq_f32(mhalf, v), v)), kp);
-    return vmulq_f32(dy, vfmaq_f32(cdf, v, pdf));
+    *y = vmulq_f32(vmulq_f32(half, v), e1);
+    *g = vfmaq_f32(cdf, v, pdf);
 }
 
-void ngpt_f32_gelu_bwd__neon(float *dx, const float *x, const float *dy, size_t n)
+void ngpt_f32_gelu_fwd_grad__neon(float *y, float *g, const float *x, size_t n)
 {
     neon_flags_clear();
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        const float32x4_t d0 = gelu_grad4(vld1q_f32(x + i), vld1q_f32(dy + i));
-        const float32x4_t d1 = gelu_grad4(vld1q_f32(x + i + 4), vld1q_f32(dy + i + 4));
+        float32x4_t y0, g0, y1, g1;
+        gelu_fwd_grad4(vld1q_f32(x + i), &y0, &g0);
+        gelu_fwd_grad4(vld1q_f32(x + i + 4), &y1, &g1);
+        if (neon_flushed(y0, g0, y1, g1)) {
+            ngpt_f32_gelu_fwd_grad_ref(y + i, g + i, x + i, 8);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(y + i, y0);
+        vst1q_f32(y + i + 4, y1);
+        vst1q_f32(g + i, g0);
+        vst1q_f32(g + i + 4, g1);
+    }
+    ngpt_f32_gelu_fwd_grad_ref(y + i, g + i, x + i, n - i);
+}
+
+void ngpt_f32_gelu_bwd__neon(float *dx, const float *g, const float *dy, size_t n)
+{
+    neon_flags_clear();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const float32x4_t d0 = vmulq_f32(vld1q_f32(dy + i), vld1q_f32(g + i));
+        const float32x4_t d1 = vmulq_f32(vld1q_f32(dy + i + 4), vld1q_f32(g + i + 4));
         if (neon_flushed2(d0, d1)) {
-            ngpt_f32_gelu_bwd_ref(dx + i, x + i, dy + i, 8);
+            ngpt_f32_gelu_bwd_ref(dx + i, g + i, dy + i, 8);
             neon_flags_clear();
             continue;
         }
         vst1q_f32(dx + i, d0);
         vst1q_f32(dx + i + 4, d1);
     }
-    ngpt_f32_gelu_bwd_ref(dx + i, x + i, dy + i, n - i);
+    ngpt_f32_gelu_bwd_ref(dx + i, g + i, dy + i, n - i);
 }

@@ -1,5 +1,6 @@
-/* gelu.c — reference GELU (exact, erf form) and its derivative, with erf and
- * exp from SLEEF's deterministic finz functions. */
+/* gelu.c — reference GELU (exact, erf form), GELU with its derivative from
+ * one erf, and the backward's product; erf and exp from SLEEF's
+ * deterministic finz functions. */
 #include <math.h>
 #include <sleef.h>
 
@@ -13,12 +14,19 @@ void ngpt_f32_gelu_fwd_ref(float *y, const float *x, size_t n)
     }
 }
 
-void ngpt_f32_gelu_bwd_ref(float *dx, const float *x, const float *dy, size_t n)
+void ngpt_f32_gelu_fwd_grad_ref(float *y, float *g, const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
-        float cdf = 0.5f * (1.0f + Sleef_finz_erff1_u10purecfma(v * 0.70710678118654752f));
+        float e = Sleef_finz_erff1_u10purecfma(v * 0.70710678118654752f);
+        float cdf = 0.5f * (1.0f + e);
         float pdf = Sleef_finz_expf1_u10purecfma((-0.5f * v) * v) * 0.39894228040143268f;
-        dx[i] = dy[i] * fmaf(v, pdf, cdf);
+        y[i] = (0.5f * v) * (1.0f + e);
+        g[i] = fmaf(v, pdf, cdf);
     }
+}
+
+void ngpt_f32_gelu_bwd_ref(float *dx, const float *g, const float *dy, size_t n)
+{
+    for (size_t i = 0; i < n; i++) dx[i] = dy[i] * g[i];
 }

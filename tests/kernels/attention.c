@@ -1,81 +1,138 @@
-/* attention.c — the cases of attn_scores, attn_wsum and outer_acc. Shape:
- * n dim pad tiny — n keys (rows) of dim floats, row stride dim + pad; with
- * tiny = 1 the values make subnormal products and sums, and each kernel's
+/* attention.c — the cases of attn_scores, attn_scores_t, attn_wsum and
+ * outer_acc. Shape: rows n dim mode — `rows` causal query rows (row r sees
+ * n + r keys; attn_scores: one row of n keys) of dim floats; mode = 2*pad +
+ * tiny: every strided row is `pad` floats longer than it needs, and with
+ * tiny = 1 the values make subnormal products and sums and each kernel's
  * chains start with the band product (kcase.h). */
+#include <stdlib.h>
+
 #include "kcase.h"
 
 static void test_shapes(kc_shapes *out)
 {
-    static const int rows[] = {1, 3, 6}, cols[] = {2, 8, 10, 34, 66};
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 5; c++) kc_add_shape(out, rows[r], cols[c], 5);
-    /* dozens of keys with dim tails */
-    for (int n = 1; n < 70; n += 7)
-        for (int dim = 1; dim < 40; dim += 5) kc_add_shape(out, n, dim, 3), kc_add_shape(out, n, dim, 3, 1);
+    static const int rows[] = {1, 3, 4, 6, 9}, keys[] = {1, 6, 17, 33}, dims[] = {1, 8, 10, 17, 34, 66};
+    for (int r = 0; r < 5; r++)
+        for (int n = 0; n < 4; n++)
+            for (int d = 0; d < 6; d++)
+                for (int tiny = 0; tiny < 2; tiny++) kc_add_shape(out, rows[r], keys[n], dims[d], 2 * 3 + tiny);
 }
 
 /* One query row against T = 256 keys of D = 64 in the qkv rows (3C = 768). */
-static void bench_shapes(kc_shapes *out)
+static void bench_row(kc_shapes *out)
 {
-    kc_add_shape(out, 256, 64, 768 - 64);
+    kc_add_shape(out, 1, 256, 64, 2 * (768 - 64));
 }
 
-static ptrdiff_t stride(const kc_state *st) { return kc_int(st, 1) + kc_int(st, 2); }
-
-/* The same three arrays serve all three kernels: n strided rows (keys,
- * values, or dK/dV rows), a vector of n (scores, probabilities, weights) and
- * one of dim (query or output). */
-enum { ROWS, VN, VDIM };
-
-static void fill(kc_state *st, double row_passes)
+/* A whole head of a 256-token sequence: rows 0..255 over their 1..256 keys. */
+static void bench_rows(kc_shapes *out)
 {
-    const int n = kc_int(st, 0), dim = kc_int(st, 1);
-    const size_t rows = (size_t)n * (size_t)stride(st);
-    if (kc_int(st, 3)) {
-        kc_tiny(st, ROWS, rows, 0x1p-63f), kc_tiny(st, VN, (size_t)n, 0x1p-63f);
-        kc_tiny(st, VDIM, (size_t)dim, 0x1p-63f);
+    kc_add_shape(out, 256, 1, 64, 0);
+}
+
+/* Three arrays serve every kernel:
+ *   KEYS  attn_scores: n key rows; scores_t: kt (dim rows of the keys);
+ *         wsum: the value rows; outer_acc: the dK/dV rows
+ *   VN    rows vectors of keys (scores, probabilities, weights)
+ *   VDIM  rows vectors of dim (queries, outputs, x) */
+enum { KEYS, VN, VDIM };
+
+static int rows_of(const kc_state *st) { return kc_int(st, 0); }
+static int keys_of(const kc_state *st) { return kc_int(st, 1) + kc_int(st, 0) - 1; }
+static int dim_of(const kc_state *st) { return kc_int(st, 2); }
+static int pad_of(const kc_state *st) { return kc_int(st, 3) / 2; }
+static bool tiny_of(const kc_state *st) { return kc_int(st, 3) & 1; }
+static ptrdiff_t vn_stride(const kc_state *st) { return keys_of(st) + pad_of(st); }
+static ptrdiff_t vdim_stride(const kc_state *st) { return dim_of(st) + pad_of(st); }
+
+/* kt: dim rows of the keys' columns; otherwise a row per key. */
+static ptrdiff_t keys_stride(const kc_state *st, bool transposed)
+{
+    return transposed ? vn_stride(st) : vdim_stride(st);
+}
+
+static void fill(kc_state *st, bool transposed, double key_passes)
+{
+    const int rows = rows_of(st), n = keys_of(st), dim = dim_of(st);
+    const size_t kl = (size_t)(transposed ? dim : n) * (size_t)keys_stride(st, transposed);
+    const size_t vn = (size_t)rows * (size_t)vn_stride(st), vd = (size_t)rows * (size_t)vdim_stride(st);
+    if (tiny_of(st)) {
+        kc_tiny(st, KEYS, kl, 0x1p-63f), kc_tiny(st, VN, vn, 0x1p-63f), kc_tiny(st, VDIM, vd, 0x1p-63f);
     } else {
-        kc_rand(st, ROWS, rows, 1.0f), kc_rand(st, VN, (size_t)n, 1.0f), kc_rand(st, VDIM, (size_t)dim, 1.0f);
+        kc_rand(st, KEYS, kl, 1.0f), kc_rand(st, VN, vn, 1.0f), kc_rand(st, VDIM, vd, 1.0f);
     }
-    st->flops = 2.0 * n * dim;
-    st->bytes = 4.0 * (row_passes * n * dim + dim + n);
+    double products = 0.0;      /* sum over rows of keys seen */
+    for (int r = 0; r < rows; r++) products += kc_int(st, 1) + r;
+    st->flops = 2.0 * products * dim;
+    st->bytes = 4.0 * (key_passes * n * dim + (double)rows * dim + products);
 }
 
-/* scores: q[0] * k_j[0] starts each chain; wsum: p[0] * v_0[d] */
-static void read_rows(kc_state *st)
+/* scores: q_r[0] * k_j[0] starts each chain */
+static void setup_scores(kc_state *st, bool transposed)
 {
-    fill(st, 1.0);
-    if (!kc_int(st, 3)) return;
-    const int n = kc_int(st, 0), dim = kc_int(st, 1);
-    st->buf[VDIM][0] = KC_BAND_A, st->buf[VN][0] = KC_BAND_A;
-    for (int j = 0; j < n; j++) st->buf[ROWS][j * stride(st)] = KC_BAND_B;
-    for (int d = 0; d < dim; d++) st->buf[ROWS][d] = KC_BAND_B;
+    fill(st, transposed, 1.0);
+    if (!tiny_of(st)) return;
+    for (int r = 0; r < rows_of(st); r++) st->buf[VDIM][r * vdim_stride(st)] = KC_BAND_A;
+    for (int j = 0; j < keys_of(st); j++)
+        st->buf[KEYS][transposed ? j : j * keys_stride(st, false)] = KC_BAND_B;
 }
 
-/* outer_acc: out_j[0] = 0 + w[j] * x[0] */
-static void update_rows(kc_state *st)
+static void scores_setup(kc_state *st) { setup_scores(st, false); }
+static void scores_t_setup(kc_state *st) { setup_scores(st, true); }
+
+/* wsum: p_r[0] * v_0[d] */
+static void wsum_setup(kc_state *st)
 {
-    fill(st, 2.0);
-    if (!kc_int(st, 3)) return;
-    for (int j = 0; j < kc_int(st, 0); j++) st->buf[VN][j] = KC_BAND_A, st->buf[ROWS][j * stride(st)] = 0.0f;
+    fill(st, false, 1.0);
+    if (!tiny_of(st)) return;
+    for (int r = 0; r < rows_of(st); r++) st->buf[VN][r * vn_stride(st)] = KC_BAND_A;
+    for (int d = 0; d < dim_of(st); d++) st->buf[KEYS][d] = KC_BAND_B;
+}
+
+/* outer_acc: out_j[0] = 0 + w_0[j] * x_0[0] */
+static void outer_setup(kc_state *st)
+{
+    fill(st, false, 2.0);
+    if (!tiny_of(st)) return;
+    for (int j = 0; j < keys_of(st); j++)
+        st->buf[VN][j] = KC_BAND_A, st->buf[KEYS][j * keys_stride(st, false)] = 0.0f;
     st->buf[VDIM][0] = KC_BAND_B;
 }
 
 static void scores_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->attn_scores(st->buf[VN], st->buf[VDIM], st->buf[ROWS], stride(st), kc_int(st, 0), kc_int(st, 1), 0.125f);
+    t->attn_scores(st->buf[VN], st->buf[VDIM], st->buf[KEYS], keys_stride(st, false), keys_of(st),
+                   dim_of(st), 0.125f);
+}
+
+static void scores_t_run(kc_state *st, const ngpt_kernels *t)
+{
+    t->attn_scores_t(st->buf[VN], vn_stride(st), st->buf[VDIM], vdim_stride(st), rows_of(st),
+                     st->buf[KEYS], keys_stride(st, true), kc_int(st, 1), dim_of(st), 0.125f);
 }
 
 static void wsum_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->attn_wsum(st->buf[VDIM], st->buf[VN], st->buf[ROWS], stride(st), kc_int(st, 0), kc_int(st, 1));
+    t->attn_wsum(st->buf[VDIM], vdim_stride(st), st->buf[VN], vn_stride(st), rows_of(st),
+                 st->buf[KEYS], keys_stride(st, false), kc_int(st, 1), dim_of(st));
 }
 
 static void outer_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->outer_acc(st->buf[ROWS], stride(st), st->buf[VN], st->buf[VDIM], kc_int(st, 0), kc_int(st, 1));
+    t->outer_acc(st->buf[KEYS], keys_stride(st, false), st->buf[VN], vn_stride(st), st->buf[VDIM],
+                 vdim_stride(st), rows_of(st), kc_int(st, 1), dim_of(st));
 }
 
-const kc_case kc_attn_scores = {"n dim pad tiny", test_shapes, bench_shapes, read_rows, scores_run, NULL};
-const kc_case kc_attn_wsum = {"n dim pad tiny", test_shapes, bench_shapes, read_rows, wsum_run, NULL};
-const kc_case kc_outer_acc = {"n dim pad tiny", test_shapes, bench_shapes, update_rows, outer_run, NULL};
+/* attn_scores is one row: its shapes are rows = 1. */
+static void row_shapes(kc_shapes *out)
+{
+    kc_shapes all = {0};
+    test_shapes(&all);
+    for (int i = 0; i < all.count; i++)
+        if (all.at[i].v[0] == 1) kc_push(out, all.at[i]);
+    free(all.at);
+}
+
+const kc_case kc_attn_scores = {"rows n dim mode", row_shapes, bench_row, scores_setup, scores_run, NULL};
+const kc_case kc_attn_scores_t = {"rows n dim mode", test_shapes, bench_rows, scores_t_setup, scores_t_run, NULL};
+const kc_case kc_attn_wsum = {"rows n dim mode", test_shapes, bench_rows, wsum_setup, wsum_run, NULL};
+const kc_case kc_outer_acc = {"rows n dim mode", test_shapes, bench_rows, outer_setup, outer_run, NULL};

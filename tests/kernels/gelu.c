@@ -1,5 +1,6 @@
-/* gelu.c — the cases of gelu_fwd and gelu_bwd. Shape: n inplace tiny —
- * with inplace = 1 the output overwrites x (fwd) or dy (bwd); with tiny = 1
+/* gelu.c — the cases of gelu_fwd, gelu_fwd_grad and gelu_bwd. Shape: n
+ * inplace tiny — with inplace = 1 the output overwrites x (fwd) or dy (bwd;
+ * gelu_fwd_grad has no in-place form); with tiny = 1
  * x mixes subnormal and tiny values (erf meets subnormals inside SLEEF),
  * values of 11 to 20 (exp of -x^2/2 is subnormal or 0, erf's tail) and
  * normal ones, and dy is tiny. */
@@ -18,7 +19,7 @@ static void bench_shapes(kc_shapes *out)
     kc_add_shape(out, 256 * 1024, 0);
 }
 
-enum { X, DY, Y };
+enum { X, DY, Y, G };
 
 static void setup(kc_state *st)
 {
@@ -31,7 +32,7 @@ static void setup(kc_state *st)
     } else {
         kc_rand(st, X, n, 8.0f), kc_rand(st, DY, n, 2.0f);
     }
-    kc_zeros(st, Y, n);
+    kc_zeros(st, Y, n), kc_zeros(st, G, n);
 }
 
 static void fwd_setup(kc_state *st)
@@ -48,12 +49,20 @@ static void fwd_run(kc_state *st, const ngpt_kernels *t)
 
 const kc_case kc_gelu_fwd = {"n inplace tiny", test_shapes, bench_shapes, fwd_setup, fwd_run, NULL};
 
+static void fwd_grad_run(kc_state *st, const ngpt_kernels *t)
+{
+    t->gelu_fwd_grad(st->buf[Y], st->buf[G], st->buf[X], kc_size(st, 0));
+}
+
+const kc_case kc_gelu_fwd_grad = {"n inplace tiny", test_shapes, bench_shapes, fwd_setup, fwd_grad_run, NULL};
+
 static void bwd_setup(kc_state *st)
 {
     setup(st);
     st->bytes = 4.0 * 3.0 * (double)kc_size(st, 0);
 }
 
+/* x serves as the derivative g: tiny x times tiny dy gives subnormal products */
 static void bwd_run(kc_state *st, const ngpt_kernels *t)
 {
     float *dy = st->buf[DY];
