@@ -20,10 +20,7 @@ static ngpt_config tiny(float dropout, const char *variant)
     ngpt_config c = ngpt_config_default();
     c.vocab_size = 256, c.context_len = T, c.d_model = 32, c.n_layers = 2, c.n_heads = 4;
     c.d_ff = 64, c.dropout = dropout;
-    char buf[256], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", variant);
-    for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
-        CHECK_OK(ngpt_config_set(&c, kv));
+    CHECK(test_config_apply(&c, variant), "config %s: %s", variant, ngpt_last_error());
     return c;
 }
 

@@ -22,10 +22,7 @@ static const char COMBO_B[] = "pos=sinusoidal qkv_bias=1";
 static ngpt_config tiny(const char *sw)
 {
     ngpt_config c = test_config_tiny();
-    char buf[256], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", sw);
-    for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
-        CHECK_OK(ngpt_config_set(&c, kv));
+    CHECK(test_config_apply(&c, sw), "config %s: %s", sw, ngpt_last_error());
     return c;
 }
 
