@@ -127,10 +127,10 @@ typedef struct ngpt_config {
     int32_t context_len;        /* T, the longest sequence */
     int32_t d_model;            /* C */
     int32_t n_layers;           /* L */
-    int32_t n_heads;            /* H; C/H must be an even integer */
+    int32_t n_heads;            /* H; C/H must be an integer, even with RoPE */
     int32_t d_ff;               /* MLP hidden size */
     float dropout;              /* in [0, 1) */
-    float rope_theta;           /* > 0 */
+    float rope_theta;           /* > 0; also the base of pos=sinusoidal's wavelengths */
     /* Variants of the wiring (docs/FORMAT.md lists their cost); the
      * defaults are the original model. */
     bool qkv_bias;              /* false; true: attn.qkv.bias (3C) per block */
