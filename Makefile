@@ -195,10 +195,10 @@ examples: all
 # __APPLE__/__aarch64__ with clang (NEON, inline asm for Mach-O, warnings);
 # not macOS's own headers (README: building on a Mac).
 APPLE_DIR := build/apple-check
-APPLE_SRC := $(wildcard src/*.c src/ref/*.c arch/neon/*.c cli/*.c)
+APPLE_SRC := $(wildcard src/*.c src/ref/*.c arch/neon/*.c cli/*.c) $(BENCH_LAYER_SRC) $(KCASE_SRC)
 APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
 APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
-                -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include \
+                -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Itests/kernels \
                 -D_DARWIN_C_SOURCE $(NUMERIC) -Wall -Wextra -Werror $(OPT) \
                 -DNGPT_ARCH_NAME='"neon"' -DNGPT_BUILD_FLAGS='"$(OPT) -mcpu=apple-m1"'
 check-apple: $(APPLE_OBJ)

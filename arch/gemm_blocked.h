@@ -133,22 +133,17 @@ static void tile_in(float *t, int rows, const float *src, ptrdiff_t rs, int mr, 
 }
 
 /* A tile past the edge of m or n: the full tile runs on copies (padded rows
- * and columns compute values that are never stored). A read in place has
- * fewer than MR rows left: they are packed with zero rows. */
+ * and columns compute values that are never stored). A has MR rows (a
+ * block's last rows read in place come packed with zero rows: run_block). */
 static void edge_tile(ngpt_gemm_tile_fn tile, int kc, const float *a, ptrdiff_t a_rs,
-                      ptrdiff_t a_cs, bool a_in_place, const float *bp,
-                      const ngpt_gemm_tile_io *io, int mr, int nr)
+                      ptrdiff_t a_cs, const float *bp, const ngpt_gemm_tile_io *io, int mr,
+                      int nr)
 {
     _Alignas(64) float tin[MR * NR], tadd[MR * NR], tout[MR * NR], tbias[NR];
-    _Alignas(64) float apad[KC * MR];
     ngpt_gemm_tile_io t = {NULL, NR, tout, NR, NULL, NULL, NR};
     if (io->cin) tile_in(tin, MR, io->cin, io->cin_rs, mr, nr), t.cin = tin;
     if (io->cadd) tile_in(tadd, MR, io->cadd, io->cadd_rs, mr, nr), t.cadd = tadd;
     if (io->bias) tile_in(tbias, 1, io->bias, 0, 1, nr), t.bias = tbias;
-    if (a_in_place && mr < MR) {
-        pack_a(apad, a, a_rs, a_cs, mr, kc);
-        a = apad, a_rs = 1, a_cs = MR;
-    }
     tile(kc, a, a_rs, a_cs, bp, &t);
     for (int r = 0; r < mr; r++)
         memcpy(io->cout + r * io->cout_rs, tout + r * NR, (size_t)nr * sizeof(float));
@@ -192,6 +187,12 @@ static void run_block(const gemm_args *g, const float *ablock, ptrdiff_t ars, pt
                       ptrdiff_t atile, const float *bblock, size_t panel_stride, int ic, int mc,
                       int jc, int nc, int is, int kc, bool first, bool last)
 {
+    /* A read in place with fewer than MR rows left: those rows packed with
+     * zero rows once for the block (not once per B panel: a prefill of 128
+     * rows has 2 left in every product) */
+    _Alignas(64) float apad[KC * MR];
+    const int mfull = mc - mc % MR;
+    if (g->a_in_place && mfull < mc) pack_a(apad, ablock + (mfull / MR) * atile, ars, acs, mc - mfull, kc);
     for (int jr = 0; jr < nc; jr += NR) {
         const float *bp = bblock + (size_t)(jr / NR) * panel_stride;
         const int nr = min_int(NR, nc - jr);
@@ -201,8 +202,10 @@ static void run_block(const gemm_args *g, const float *ablock, ptrdiff_t ars, pt
             const ngpt_gemm_tile_io io = tile_io(g, ic + ir, jc + jr, is, jc, first, last);
             if (mr == MR && nr == NR)
                 g->tile(kc, at, ars, acs, bp, &io);
+            else if (mr < MR && g->a_in_place)
+                edge_tile(g->tile, kc, apad, 1, MR, bp, &io, mr, nr);
             else
-                edge_tile(g->tile, kc, at, ars, acs, g->a_in_place, bp, &io, mr, nr);
+                edge_tile(g->tile, kc, at, ars, acs, bp, &io, mr, nr);
         }
     }
 }

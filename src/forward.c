@@ -79,15 +79,14 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
 }
 
 /* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l,
- * W = w stored (out, in) as in PyTorch: a decode step (a cached pass of a
- * few rows) multiplies by the packed copy of W (packed.h), anything larger
- * by the parameters through gemm, which packs its blocks itself. The copy
- * is refreshed here, on first use, because a pass may switch to it midway
- * (the last layer of a last_only prefill has one row). */
+ * W = w stored (out, in) as in PyTorch: a cached pass (prefill, decode)
+ * multiplies by the packed copy of W (packed.h), a full pass by the
+ * parameters through gemm, which packs its blocks itself. The copy is
+ * refreshed here, on first use. */
 static void linear(ngpt_context *ctx, const ngpt_pass *ps, int l, ngpt_linear which, float *y,
                    const float *x, const float *w, const float *bias, int rows, int in, int out)
 {
-    if (ps->cached && rows <= NGPT_PACKED_MAX_ROWS) {
+    if (ps->cached) {
         ngpt_packed_refresh(ctx);
         ngpt_op_linear_packed(ctx, y, x, ngpt_packed_w(ctx, l, which), bias, rows, in, out);
     } else {

@@ -163,7 +163,8 @@ typedef struct ngpt_plan {
     float *samp_z;              /* (V) sampler working logits */
     float *samp_p;              /* (V) sampler probabilities in sorted order */
     int32_t *samp_idx;          /* (V) token ids sorted by logit (desc, ties by id) */
-    int32_t *samp_tmp;          /* (V) merge-sort buffer / repetition marks */
+    int32_t *samp_tmp;          /* (V) repetition marks */
+    uint64_t *samp_keys;        /* (2, V) the sort's keys and merge buffer */
     float *beam_score;          /* (B) summed log-probabilities of the live beams */
     int32_t *beam_parent;       /* (B) slot each new beam continues */
     int32_t *beam_tok;          /* (B) token each new beam appends */

@@ -18,6 +18,12 @@ enum { TASKS_PER_THREAD = 4 };
 enum { GEMM_ROW_ALIGN = 4 * NGPT_GEMM_MR, GEMM_COL_ALIGN = NGPT_GEMM_NR, COL_ALIGN = 16,
        ROWS_PER_PACK = 128 };
 
+/* Column cuts of a packed product: whole groups of 4 panels, as the m <= 8
+ * path streams them (arch/gemv.h), so a part of a decode step's fc2 (16
+ * panels, 8 parts by work) is one 1x4 block with 8 fma chains in flight,
+ * not two 1x1 blocks with 2 (latency-bound, slower than L3 streams). */
+enum { PACKED_COL_ALIGN = 4 * NGPT_GEMM_NR };
+
 /* Elementwise cuts: whole cache lines, whole Philox blocks for dropout. */
 enum { ELEM_ALIGN = 64 };
 
@@ -162,7 +168,7 @@ void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const fl
     packed_job g = {ctx->k, rows, out, in, x, wp, bias, y, split_columns(ctx, rows, out)};
     const double chain = in > 0 ? (double)in : 1.0;
     if (g.by_cols)
-        ngpt_par_for(ctx, (size_t)out, GEMM_COL_ALIGN, (double)rows * chain, packed_range, &g);
+        ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, (double)rows * chain, packed_range, &g);
     else
         ngpt_par_for(ctx, (size_t)rows, GEMM_ROW_ALIGN, (double)out * chain, packed_range, &g);
 }

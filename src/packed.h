@@ -1,14 +1,9 @@
 /* packed.h — the Linear weights in gemm_packed's layout (gemm.h), kept for
- * the decode steps of generation (packed.c says when they are repacked). */
+ * the cached passes of generation (packed.c says when they are repacked). */
 #ifndef NGPT_PACKED_H
 #define NGPT_PACKED_H
 
 #include "internal.h"
-
-/* Passes of at most this many rows use the packed weights: gemm_packed's
- * gemv path (gemm.h); more rows run faster through gemm, which packs the
- * rows it multiplies as well. */
-#define NGPT_PACKED_MAX_ROWS 8
 
 /* The Linears of a layer, and the lm_head (tied: tok_emb). */
 typedef enum ngpt_linear {

@@ -113,6 +113,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.samp_p = TAKE_F(&w, V, 1, 1, 1);
         p.samp_idx = take(&w, sizeof(int32_t), V, 1, 1, 1);
         p.samp_tmp = take(&w, sizeof(int32_t), V, 1, 1, 1);
+        p.samp_keys = take(&w, sizeof(uint64_t), 2, V, 1, 1);
         p.beam_score = TAKE_F(&w, B, 1, 1, 1);
         p.beam_parent = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.beam_tok = take(&w, sizeof(int32_t), B, 1, 1, 1);

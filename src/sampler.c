@@ -2,8 +2,8 @@
  * documented at ngpt_sampler in ngpt.h). Every order is total (value, then
  * token id), so no result depends on a sort's stability or the platform.
  * Scratch lives in the arena: samp_z (V) working logits, samp_idx (V) ids in
- * descending order, samp_p (V) their probabilities, samp_tmp (V) merge
- * buffer and repetition marks. */
+ * descending order, samp_p (V) their probabilities, samp_keys (2V) the
+ * sort's keys, samp_tmp (V) repetition marks. */
 #include <math.h>
 #include <string.h>
 
@@ -61,25 +61,43 @@ ngpt_status ngpt_sampler_check(const ngpt_sampler *s, int32_t V)
     return NGPT_OK;
 }
 
-/* a before b in descending order: larger value first, then the lower id. */
-static bool before(const float *z, int32_t a, int32_t b)
+/* The order of floats as unsigned integers: a < b exactly when x < y (no
+ * NaN here), with -0 and +0 one value, as `==` has them. */
+static uint32_t ordered_bits(float x)
 {
-    return z[a] > z[b] || (z[a] == z[b] && a < b);
+    uint32_t u;
+    if (x == 0.0f) x = 0.0f;
+    memcpy(&u, &x, sizeof u);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
 }
 
-void ngpt_sort_desc(const float *z, int32_t *idx, int32_t *tmp, int32_t n)
+void ngpt_sort_desc(const float *z, int32_t *idx, uint64_t *keys, int32_t n)
 {
-    /* bottom-up merge sort under a total order: the result is unique */
+    /* one integer per token, its place in the order: the value's bits
+     * (larger first) above the id (lower first), all keys distinct */
+    uint64_t *src = keys, *dst = keys + n;
+    for (int32_t i = 0; i < n; i++)
+        src[i] = (uint64_t)~ordered_bits(z[idx[i]]) << 32 | (uint32_t)idx[i];
+    /* bottom-up merge sort of the keys; each step picks without a branch,
+     * since which run wins is random */
     for (int32_t w = 1; w < n; w *= 2) {
         for (int32_t lo = 0; lo < n; lo += 2 * w) {
             int32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             int32_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi) tmp[o++] = before(z, idx[j], idx[i]) ? idx[j++] : idx[i++];
-            while (i < mid) tmp[o++] = idx[i++];
-            while (j < hi) tmp[o++] = idx[j++];
+            while (i < mid && j < hi) {
+                const uint64_t a = src[i], b = src[j];
+                const bool take_b = b < a;
+                dst[o++] = take_b ? b : a;
+                j += take_b;
+                i += !take_b;
+            }
+            while (i < mid) dst[o++] = src[i++];
+            while (j < hi) dst[o++] = src[j++];
         }
-        memcpy(idx, tmp, (size_t)n * sizeof(int32_t));
+        uint64_t *t = src;
+        src = dst, dst = t;
     }
+    for (int32_t i = 0; i < n; i++) idx[i] = (int32_t)(uint32_t)src[i];
 }
 
 ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
@@ -124,7 +142,7 @@ void ngpt_sampler_filter(ngpt_context *ctx, const ngpt_sampler *s, float *z, int
         z[i] = z[i] / s->temperature;
         idx[n++] = i;
     }
-    ngpt_sort_desc(z, idx, ctx->plan.samp_tmp, n);
+    ngpt_sort_desc(z, idx, ctx->plan.samp_keys, n);
     /* a logit that overflowed to -inf after the division drops out here */
     while (n > 1 && z[idx[n - 1]] == -INFINITY) n--;
     if (s->top_k > 0 && s->top_k < n) n = s->top_k;

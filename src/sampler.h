@@ -5,8 +5,8 @@
 #include "internal.h"
 
 /* Sorts idx[0..n) by z descending, ties by the lower id (a total order, so
- * the result is unique). tmp: n ints. */
-void ngpt_sort_desc(const float *z, int32_t *idx, int32_t *tmp, int32_t n);
+ * the result is unique; z holds no NaN). keys: 2n scratch. */
+void ngpt_sort_desc(const float *z, int32_t *idx, uint64_t *keys, int32_t n);
 
 /* The sampler's internal steps. They trust their arguments (the sampler
  * validated, recent tokens in range): ngpt_sampler_sample and

@@ -4,12 +4,7 @@
 # figure in it is a positive number; the JSON has every key docs/BENCH.md
 # promises, with positive figures; the SVG is one closed <svg> element; bad
 # usage exits 2. Env: BUILD, RUN_ENV. Prints the run.sh summary line.
-B=${BUILD:-build}
-N="$RUN_ENV $B/ngpt"
-passed=0 failed=0
-check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/cli_lib.sh"
 
 tiny="--config T=8 --config C=8 --config L=1 --config H=2 --config d_ff=16"
 # Natively: two thread counts and every kernel. Under qemu-user: one thread
@@ -89,5 +84,4 @@ done
 $N bench --help | grep -q "usage: ngpt bench"
 check $? "ngpt bench --help"
 
-echo "test_cli_bench: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary test_cli_bench

@@ -6,12 +6,7 @@
 # every head, escape the prompt's bytes in the SVG, and print rows that are
 # probability distributions. Bad usage gets the documented exit codes.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
-B=${BUILD:-build}
-N="$RUN_ENV $B/ngpt"
-passed=0 failed=0
-check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/cli_lib.sh"
 i=0
 while [ $i -lt 200 ]; do printf 'user: hi\nassistant: ok\n' >> "$dir/d.txt"; i=$((i + 1)); done
 
@@ -72,5 +67,4 @@ $N trace --model "$dir/m.ngpt" --prompt 'ab' > /dev/null 2> "$dir/err"
 [ $? -eq 2 ]
 check $? "trace without --svg or --text is a usage error: $(cat "$dir/err")"
 
-echo "test_cli_chat_trace: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary test_cli_chat_trace

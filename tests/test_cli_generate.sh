@@ -8,12 +8,7 @@
 # --context shift. On a pseudo-terminal (native runs with script(1)) a
 # newline follows the text, and --no-newline drops it.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
-B=${BUILD:-build}
-N="$RUN_ENV $B/ngpt"
-passed=0 failed=0
-check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/cli_lib.sh"
 $N init --out "$dir/m.ngpt" --seed 7 --config T=32 --config C=16 --config L=1 --config H=2 \
     --config d_ff=32 > /dev/null 2>&1
 check $? "ngpt init"
@@ -83,5 +78,4 @@ check $? "generate with the variant past T: $(cat "$dir/v.err")"
 $N generate --model "$dir/v.ngpt" --prompt hello -n 40 --context shift > /dev/null 2> "$dir/v.err"
 [ $? -ne 0 ] && grep -q "absolute positions" "$dir/v.err"
 check $? "--context shift with learned positions is refused: $(cat "$dir/v.err")"
-echo "test_cli_generate: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary test_cli_generate

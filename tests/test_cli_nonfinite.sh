@@ -5,11 +5,7 @@
 # the step, and --out then holds the last good state, which loads and is
 # finite; with --skip-nonfinite the failing steps are skipped (at most 10 in
 # a row), each named. Env: BUILD, RUN_ENV. Prints the run.sh summary line.
-B=${BUILD:-build}
-passed=0 failed=0
-check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/cli_lib.sh"
 i=0
 while [ $i -lt 20 ]; do echo "The quick brown fox jumps over the lazy dog $i"; i=$((i + 1)); done > "$dir/d.txt"
 tiny="--config T=16 --config C=16 --config L=1 --config H=2 --config d_ff=32"
@@ -36,5 +32,4 @@ $RUN_ENV "$B/ngpt" train $common --steps 40 --lr 10 --min-lr 10 --warmup 0 --wei
 check $? "--skip-nonfinite skips 10 named steps in a row: $(grep -c skipped "$dir/out2")"
 grep -q "stopped on a non-finite value" "$dir/out2"
 check $? "then stops: $(tail -n 1 "$dir/out2")"
-echo "test_cli_nonfinite: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary test_cli_nonfinite

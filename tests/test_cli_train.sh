@@ -5,12 +5,7 @@
 # also with other thread counts (2 unbroken; 1, then resumed with 3);
 # checksum and eval print the same for any --threads; bad inputs are clear errors with the documented exit codes.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
-B=${BUILD:-build}
-N="$RUN_ENV $B/ngpt"
-passed=0 failed=0
-check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/cli_lib.sh"
 i=0
 while [ $i -lt 40 ]; do   # ~4 KB of text
     echo "line $i: the quick brown fox jumps over the lazy dog; pack my box with five dozen jugs" >> "$dir/d.txt"
@@ -80,5 +75,4 @@ expect 2 "--config cannot change" train --resume "$dir/a.ngpt" --config C=64
 expect 1 "missing.ngpt" train --resume "$dir/missing.ngpt"
 expect 2 "required" eval --model "$dir/a.ngpt"
 expect 1 "missing.ngpt" eval --model "$dir/missing.ngpt" --data "$dir/d.txt"
-echo "test_cli_train: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary test_cli_train

@@ -2,11 +2,7 @@
 # test_examples.sh — runs examples/stream (built by `make examples` against the
 # installed library through pkg-config) on a tiny model made by the CLI.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
-B=${BUILD:-build}
-passed=0 failed=0
-check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/cli_lib.sh"
 $RUN_ENV "$B/ngpt" init --out "$dir/m.ngpt" --seed 3 --config T=32 --config C=32 --config L=2 \
     --config H=4 --config d_ff=64 >/dev/null 2>&1
 check $? "ngpt init"
@@ -20,5 +16,4 @@ check $? "same seed, same text"
 $RUN_ENV "$B/examples/stream" "$dir/missing.ngpt" "x" 2>"$dir/err"
 [ $? -ne 0 ] && grep -q "stream: .*missing.ngpt" "$dir/err"
 check $? "a missing model is a clear error"
-echo "test_examples: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary test_examples

@@ -39,8 +39,48 @@ static float prob_of(const int32_t *ids, const float *p, int n, int32_t t)
     return 0.0f;
 }
 
+/* ngpt_sort_desc against the order's definition (a sort by comparison
+ * with `before`, insertion) on many rows: few distinct values (ties), both
+ * zeros, infinities, tiny and huge magnitudes, lengths 0..300. */
+static bool before(const float *z, int32_t a, int32_t b)
+{
+    return z[a] > z[b] || (z[a] == z[b] && a < b);
+}
+
+static void test_sort_definition(void)
+{
+    enum { N = 300 };
+    static const float vals[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0x1p-140f,
+                                 -0x1p-140f, 3.0e38f, -3.0e38f, 0.5f, -2.25f};
+    float z[N];
+    int32_t idx[N], want[N];
+    uint64_t keys[2 * N];
+    uint64_t state = 12345;
+    int bad = 0;
+    for (int row = 0; row < 400; row++) {
+        const int n = row < 301 ? row : (int)(state >> 40) % (N + 1);
+        const int distinct = 1 + row % 12;
+        for (int i = 0; i < N; i++) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            z[i] = vals[(state >> 33) % (uint64_t)distinct];
+        }
+        for (int i = 0; i < n; i++) idx[i] = want[i] = (i * 7 + row) % n;   /* a permutation when gcd(7, n) = 1 */
+        if (n % 7 == 0)
+            for (int i = 0; i < n; i++) idx[i] = want[i] = n - 1 - i;
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && before(z, want[j], want[j - 1]); j--) {
+                const int32_t t = want[j];
+                want[j] = want[j - 1], want[j - 1] = t;
+            }
+        ngpt_sort_desc(z, idx, keys, n);
+        bad += n > 0 && memcmp(idx, want, (size_t)n * sizeof(int32_t)) != 0;
+    }
+    CHECK(bad == 0, "%d rows sorted otherwise than the definition", bad);
+}
+
 int main(void)
 {
+    test_sort_definition();
     ngpt_config c = ngpt_config_default();
     c.vocab_size = V;
     c.context_len = 8;

@@ -112,6 +112,35 @@ static inline void gv_store(float *c, __m256 lo, __m256 hi, const float *bias, i
 
 #include "../gemv.h"
 
+/* ---- pack_w: each panel's 16 rows of W turned into k rows of 16 floats,
+ * four 4x4 blocks per 4 k (a copy, so the bits are W's; the reference packs
+ * a last partial panel and the k % 4 tail). It repacks every weight when
+ * generation starts, which a scalar element-by-element copy made cost as
+ * much as a short prompt's prefill. */
+void ngpt_f32_pack_w__avx2(float *wp, const float *w, int n, int k, ptrdiff_t w_rs)
+{
+    const int k4 = k - k % 4, nfull = n - n % NR;
+    for (int j0 = 0; j0 < nfull; j0 += NR) {
+        float *panel = wp + (size_t)(j0 / NR) * (size_t)k * NR;
+        const float *rows = w + j0 * w_rs;
+        for (int kk = 0; kk < k4; kk += 4)
+            for (int g = 0; g < NR; g += 4) {
+                const float *r = rows + g * w_rs + kk;
+                __m128 c0 = _mm_loadu_ps(r), c1 = _mm_loadu_ps(r + w_rs);
+                __m128 c2 = _mm_loadu_ps(r + 2 * w_rs), c3 = _mm_loadu_ps(r + 3 * w_rs);
+                _MM_TRANSPOSE4_PS(c0, c1, c2, c3);
+                float *d = panel + (size_t)kk * NR + g;
+                _mm_storeu_ps(d, c0), _mm_storeu_ps(d + NR, c1);
+                _mm_storeu_ps(d + 2 * NR, c2), _mm_storeu_ps(d + 3 * NR, c3);
+            }
+        for (int kk = k4; kk < k; kk++)
+            for (int jj = 0; jj < NR; jj++) panel[(size_t)kk * NR + jj] = rows[jj * w_rs + kk];
+    }
+    if (nfull < n)
+        ngpt_f32_pack_w_ref(wp + (size_t)(nfull / NR) * (size_t)k * NR, w + nfull * w_rs,
+                            n - nfull, k, w_rs);
+}
+
 void ngpt_f32_gemm_packed__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs,
                                 const float *wp, const float *bias, float *c, ptrdiff_t c_rs)
 {
