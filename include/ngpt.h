@@ -112,14 +112,14 @@ const char *ngpt_build_info(void);
 /* ------------------------------------------------------------------ config */
 
 typedef enum ngpt_pos_encoding {
-    NGPT_POS_ROPE = 0,          /* rotary, interleaved pairs (the original) */
-    NGPT_POS_SINUSOIDAL,        /* reserved: not implemented yet */
-    NGPT_POS_LEARNED            /* reserved: not implemented yet */
+    NGPT_POS_ROPE = 0,          /* rotary on q and k, interleaved pairs (the original) */
+    NGPT_POS_SINUSOIDAL,        /* x = tok_emb + a fixed sin/cos table (base rope_theta) */
+    NGPT_POS_LEARNED            /* x = tok_emb + pos_emb.weight (T, C), trained */
 } ngpt_pos_encoding;
 
 typedef enum ngpt_norm_placement {
     NGPT_NORM_PRE = 0,          /* x + f(ln(x)) (the original) */
-    NGPT_NORM_POST              /* reserved: not implemented yet */
+    NGPT_NORM_POST              /* ln(x + f(x)), the 2017 Transformer's order */
 } ngpt_norm_placement;
 
 typedef struct ngpt_config {
@@ -127,15 +127,16 @@ typedef struct ngpt_config {
     int32_t context_len;        /* T, the longest sequence */
     int32_t d_model;            /* C */
     int32_t n_layers;           /* L */
-    int32_t n_heads;            /* H; C/H must be an even integer */
+    int32_t n_heads;            /* H; C/H must be an integer, even with RoPE */
     int32_t d_ff;               /* MLP hidden size */
     float dropout;              /* in [0, 1) */
-    float rope_theta;           /* > 0 */
-    /* Variants of the wiring. Only the original's values are implemented now;
-     * validation rejects the others with NGPT_ERR_UNSUPPORTED. */
-    bool qkv_bias;              /* false */
-    bool tie_lm_head;           /* true: lm_head.weight is tok_emb.weight */
-    bool final_norm;            /* true: ln_f before lm_head */
+    float rope_theta;           /* > 0; also the base of pos=sinusoidal's wavelengths */
+    /* Variants of the wiring (docs/FORMAT.md lists their cost); the
+     * defaults are the original model. */
+    bool qkv_bias;              /* false; true: attn.qkv.bias (3C) per block */
+    bool tie_lm_head;           /* true: lm_head.weight is tok_emb.weight; false: its own
+                                   lm_head.weight (V, C). --config alias: tied_head */
+    bool final_norm;            /* true: ln_f before lm_head; false: no ln_f tensors */
     ngpt_norm_placement norm;   /* NGPT_NORM_PRE */
     ngpt_pos_encoding pos;      /* NGPT_POS_ROPE */
 } ngpt_config;
@@ -149,7 +150,8 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg);
 
 /* Sets one field from "key=value". Keys: V T C L H d_ff dropout rope_theta
  * qkv_bias tie_lm_head final_norm norm(pre|post) pos(rope|sinusoidal|learned).
- * Long aliases: vocab_size context_len d_model n_layers n_heads.
+ * Long aliases: vocab_size context_len d_model n_layers n_heads, and
+ * tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
 ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
 

@@ -62,64 +62,157 @@ ngpt_status ngpt_model_backward(ngpt_context *ctx)
     return NGPT_OK;
 }
 
+/* The attention sublayer's backward from dy = d(its residual sum): dropout,
+ * proj, attention, [RoPE], [qkv bias], qkv; d(qkv's input) lands in g_ln.
+ * attn_in is qkv's input: ln_out (pre-norm: ln1's output, recomputed here
+ * once ln_out's d(atty) is used) or x_in (post-norm). */
+static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int B, int T,
+                              const float *dy, const float *attn_in)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params, *G = p->grads;
+    const int C = ctx->cfg.d_model, rows = B * T;
+    const size_t BT = (size_t)rows;
+    drop_bwd(ctx, p->g_branch, dy, BT * C, l, NGPT_SITE_ATTN_OUT);
+    ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->proj_w), p->g_branch, a->atty,
+                              rows, C, C);
+    ngpt_op_linear_bwd_input(ctx, p->ln_out, p->g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
+                             rows, C, C);
+    attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,3C) */
+    if (ctx->cfg.pos == NGPT_POS_ROPE) ngpt_op_rope(ctx, p->g_qkv, B, T, NULL, true);
+    if (ctx->cfg.qkv_bias)
+        ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_b), p->g_qkv, BT, 3 * C);
+    if (attn_in == p->ln_out)   /* pre-norm: ln1's output, recomputed over d(atty) */
+        ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a->x_in,
+                              ngpt_block_ptr(lay, W, l, lay->ln1_w),
+                              ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
+    ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_w), p->g_qkv, attn_in, rows,
+                              C, 3 * C);
+    ngpt_op_linear_bwd_input(ctx, p->g_ln, p->g_qkv, ngpt_block_ptr(lay, W, l, lay->qkv_w), rows,
+                             C, 3 * C);
+}
+
+/* The MLP sublayer's backward from dy = d(its residual sum): dropout, fc2,
+ * GELU, fc1 over its input (recomputed into ln_out by the caller);
+ * d(that input) lands in g_ln. */
+static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int rows,
+                             const float *dy)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params, *G = p->grads;
+    const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff;
+    const size_t BT = (size_t)rows;
+#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
+#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)     /* and its gradient */
+    drop_bwd(ctx, p->g_branch, dy, BT * C, l, NGPT_SITE_MLP_OUT);
+    ngpt_op_gelu_fwd_grad(ctx, p->hidden, p->gelu_grad, a->fc1, BT * F);  /* recomputed (BT,F) */
+    ngpt_op_linear_bwd_weight(ctx, GB(fc2_w), p->g_branch, p->hidden, rows, F, C);
+    ngpt_op_colsum_acc(ctx, GB(fc2_b), p->g_branch, BT, C);
+    ngpt_op_linear_bwd_input(ctx, p->hidden, p->g_branch, WB(fc2_w), rows, F, C);
+    ngpt_op_gelu_bwd(ctx, p->hidden, p->gelu_grad, p->hidden, BT * F);  /* dfc1 (BT,F) */
+    ngpt_op_linear_bwd_weight(ctx, GB(fc1_w), p->hidden, p->ln_out, rows, C, F);
+    ngpt_op_colsum_acc(ctx, GB(fc1_b), p->hidden, BT, F);
+    ngpt_op_linear_bwd_input(ctx, p->g_ln, p->hidden, WB(fc1_w), rows, C, F);
+#undef WB
+#undef GB
+}
+
+/* Pre-norm block backward: g_res holds d(x_out) and leaves with d(x_in). */
+static void pre_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params, *G = p->grads;
+    const int C = ctx->cfg.d_model;
+    const size_t BT = (size_t)B * (size_t)T;
+    ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
+#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)
+#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)
+    /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
+    ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln2_w), WB(ln2_b), BT, C);
+    mlp_sublayer_bwd(ctx, &a, l, (int)BT, p->g_res);
+    ngpt_op_layernorm_bwd(ctx, p->g_res, GB(ln2_w), GB(ln2_b), p->g_ln, a.res1, a.ln2_mean,
+                          a.ln2_rstd, WB(ln2_w), BT, C);
+    /* attention sublayer: res1 = x_in + drop(proj(attn(rope(qkv(ln1(x_in)))))) */
+    attn_sublayer_bwd(ctx, &a, l, B, T, p->g_res, p->ln_out);
+    ngpt_op_layernorm_bwd(ctx, p->g_res, GB(ln1_w), GB(ln1_b), p->g_ln, a.x_in, a.ln1_mean,
+                          a.ln1_rstd, WB(ln1_w), BT, C);
+#undef WB
+#undef GB
+}
+
+/* Post-norm block backward: g_res holds d(x_out) and leaves with d(x_in).
+ * x_out = ln2(res2), res2 = y1 + drop(MLP(y1)), y1 = ln1(res1),
+ * res1 = x_in + drop(Attn(x_in)). Each LayerNorm's d(input) goes to g_ln
+ * (zeroed: the kernel adds), is copied to g_res as the residual's share, and
+ * the sublayer's share is added to it. */
+static void post_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params, *G = p->grads;
+    const int C = ctx->cfg.d_model;
+    const size_t BT = (size_t)B * (size_t)T, n = BT * (size_t)C;
+    ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
+#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)
+#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)
+    memset(p->g_ln, 0, n * sizeof(float));
+    ngpt_op_layernorm_bwd(ctx, p->g_ln, GB(ln2_w), GB(ln2_b), p->g_res, a.res2, a.ln2_mean,
+                          a.ln2_rstd, WB(ln2_w), BT, C);
+    memcpy(p->g_res, p->g_ln, n * sizeof(float));                      /* d(res2) */
+    ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln1_w), WB(ln1_b), BT, C);
+    mlp_sublayer_bwd(ctx, &a, l, (int)BT, p->g_res);
+    ngpt_op_add(ctx, p->g_res, p->g_res, p->g_ln, n);                   /* d(y1) */
+    memset(p->g_ln, 0, n * sizeof(float));
+    ngpt_op_layernorm_bwd(ctx, p->g_ln, GB(ln1_w), GB(ln1_b), p->g_res, a.res1, a.ln1_mean,
+                          a.ln1_rstd, WB(ln1_w), BT, C);
+    memcpy(p->g_res, p->g_ln, n * sizeof(float));                      /* d(res1) */
+    attn_sublayer_bwd(ctx, &a, l, B, T, p->g_res, a.x_in);
+    ngpt_op_add(ctx, p->g_res, p->g_res, p->g_ln, n);                   /* d(x_in) */
+#undef WB
+#undef GB
+}
+
 void ngpt_backward_run(ngpt_context *ctx)
 {
     const ngpt_config *cfg = &ctx->cfg;
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
     const int B = ctx->run.pass.batch, T = ctx->run.pass.seq;
-    const int C = cfg->d_model, F = cfg->d_ff, V = cfg->vocab_size, L = cfg->n_layers;
+    const int C = cfg->d_model, V = cfg->vocab_size, L = cfg->n_layers;
     const size_t BT = (size_t)B * (size_t)T;
     const int rows = (int)BT;
     float *W = p->params;       /* read only here */
     float *G = p->grads;
+    float *x_last = ngpt_layer_acts_get(ctx, L - 1).x_out;
 
     /* loss = mean over BT rows of cross-entropy -> dlogits (BT,V) */
     ngpt_op_xent_bwd(ctx, p->g_logits, p->logits, p->targets, BT, V, 1.0f / (float)BT);
-    /* tied lm_head: dE (V,C) += dlogits^T lnf; dlnf (BT,C) = dlogits E */
-    ngpt_op_linear_bwd_weight(ctx, G + lay->tok_emb, p->g_logits, p->lnf, rows, C, V);
-    ngpt_op_linear_bwd_input(ctx, p->g_ln, p->g_logits, W + lay->tok_emb, rows, C, V);
-    /* ln_f: the residual stream gradient (BT,C) starts here */
-    memset(p->g_res, 0, BT * C * sizeof(float));
-    float *x_last = ngpt_layer_acts_get(ctx, L - 1).x_out;
-    ngpt_op_layernorm_bwd(ctx, p->g_res, G + lay->lnf_w, G + lay->lnf_b, p->g_ln, x_last,
-                          p->lnf_mean, p->lnf_rstd, W + lay->lnf_w, BT, C);
-
-    for (int l = L - 1; l >= 0; l--) {
-        ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
-#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
-#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)     /* and its gradient */
-        /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
-        drop_bwd(ctx, p->g_branch, p->g_res, BT * C, l, NGPT_SITE_MLP_OUT);
-        ngpt_op_gelu_fwd_grad(ctx, p->hidden, p->gelu_grad, a.fc1, BT * F);  /* recomputed (BT,F) */
-        ngpt_op_linear_bwd_weight(ctx, GB(fc2_w), p->g_branch, p->hidden, rows, F, C);
-        ngpt_op_colsum_acc(ctx, GB(fc2_b), p->g_branch, BT, C);
-        ngpt_op_linear_bwd_input(ctx, p->hidden, p->g_branch, WB(fc2_w), rows, F, C);
-        ngpt_op_gelu_bwd(ctx, p->hidden, p->gelu_grad, p->hidden, BT * F);  /* dfc1 (BT,F) */
-        ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln2_w), WB(ln2_b), BT, C);
-        ngpt_op_linear_bwd_weight(ctx, GB(fc1_w), p->hidden, p->ln_out, rows, C, F);
-        ngpt_op_colsum_acc(ctx, GB(fc1_b), p->hidden, BT, F);
-        ngpt_op_linear_bwd_input(ctx, p->g_ln, p->hidden, WB(fc1_w), rows, C, F);
-        ngpt_op_layernorm_bwd(ctx, p->g_res, GB(ln2_w), GB(ln2_b), p->g_ln, a.res1, a.ln2_mean,
-                              a.ln2_rstd, WB(ln2_w), BT, C);
-
-        /* attention sublayer: res1 = x_in + drop(proj(attn(rope(qkv(ln1(x_in)))))) */
-        drop_bwd(ctx, p->g_branch, p->g_res, BT * C, l, NGPT_SITE_ATTN_OUT);
-        ngpt_op_linear_bwd_weight(ctx, GB(proj_w), p->g_branch, a.atty, rows, C, C);
-        ngpt_op_linear_bwd_input(ctx, p->ln_out, p->g_branch, WB(proj_w), rows, C, C);
-        attention_bwd(ctx, &a, l, B, T);                                /* g_qkv (BT,3C) */
-        ngpt_op_rope(ctx, p->g_qkv, B, T, NULL, true);                  /* on dq and dk */
-        ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.x_in, WB(ln1_w), WB(ln1_b), BT, C);
-        ngpt_op_linear_bwd_weight(ctx, GB(qkv_w), p->g_qkv, p->ln_out, rows, C, 3 * C);
-        ngpt_op_linear_bwd_input(ctx, p->g_ln, p->g_qkv, WB(qkv_w), rows, C, 3 * C);
-        ngpt_op_layernorm_bwd(ctx, p->g_res, GB(ln1_w), GB(ln1_b), p->g_ln, a.x_in, a.ln1_mean,
-                              a.ln1_rstd, WB(ln1_w), BT, C);
-#undef WB
-#undef GB
+    /* lm_head (tied: tok_emb): dW (V,C) += dlogits^T head_in; d(head_in) (BT,C) = dlogits W */
+    if (cfg->final_norm) {
+        ngpt_op_linear_bwd_weight(ctx, G + lay->lm_head, p->g_logits, p->lnf, rows, C, V);
+        ngpt_op_linear_bwd_input(ctx, p->g_ln, p->g_logits, W + lay->lm_head, rows, C, V);
+        /* ln_f: the residual stream gradient (BT,C) starts here */
+        memset(p->g_res, 0, BT * C * sizeof(float));
+        ngpt_op_layernorm_bwd(ctx, p->g_res, G + lay->lnf_w, G + lay->lnf_b, p->g_ln, x_last,
+                              p->lnf_mean, p->lnf_rstd, W + lay->lnf_w, BT, C);
+    } else {
+        ngpt_op_linear_bwd_weight(ctx, G + lay->lm_head, p->g_logits, x_last, rows, C, V);
+        ngpt_op_linear_bwd_input(ctx, p->g_res, p->g_logits, W + lay->lm_head, rows, C, V);
     }
 
-    /* embedding dropout, then the lookup: dE[token_i] += dx_i, rows in order */
+    for (int l = L - 1; l >= 0; l--) {
+        if (cfg->norm == NGPT_NORM_POST) post_norm_block_bwd(ctx, l, B, T);
+        else pre_norm_block_bwd(ctx, l, B, T);
+    }
+
+    /* embedding dropout, then the lookups: dE[token_i] += dx_i, rows in order
+     * (learned positions: dP[position_i] += dx_i likewise) */
     drop_bwd(ctx, p->g_res, p->g_res, BT * C, L, NGPT_SITE_EMBED);
+    if (cfg->pos == NGPT_POS_LEARNED)
+        ngpt_op_embed_bwd(ctx, G + lay->pos_emb, p->g_res, p->pos_ids, BT, C, cfg->context_len);
     ngpt_op_embed_bwd(ctx, G + lay->tok_emb, p->g_res, p->tokens, BT, C, V);
     ctx->run.n_backward++;
 }

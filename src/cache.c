@@ -200,6 +200,10 @@ ngpt_status ngpt_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
     ngpt_status st = need_cache(ctx, "ngpt_cache_shift");
     if (st) return st;
     if ((st = check_slot(ctx, slot, "ngpt_cache_shift"))) return st;
+    if (ctx->cfg.pos != NGPT_POS_ROPE)
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "ngpt_cache_shift: the keys of a model with "
+                         "absolute positions cannot be moved to new positions; clear the slot "
+                         "and prefill the kept tokens again");
     const int32_t len = ngpt_kv_len(ctx, slot);
     if (drop < 0 || drop > len)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_cache_shift: drop = %d is not in 0..%d (the "

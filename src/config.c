@@ -41,37 +41,34 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                          "C (d_model=%d) must be divisible by H (n_heads=%d)",
                          (int)cfg->d_model, (int)cfg->n_heads);
-    if ((cfg->d_model / cfg->n_heads) % 2 != 0)
+    if (cfg->pos == NGPT_POS_ROPE && (cfg->d_model / cfg->n_heads) % 2 != 0)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                          "head size D = C/H = %d must be even (RoPE rotates pairs)",
                          (int)(cfg->d_model / cfg->n_heads));
+    if (cfg->pos == NGPT_POS_SINUSOIDAL && cfg->d_model % 2 != 0)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG,
+                         "C (d_model=%d) must be even for pos=sinusoidal (sin/cos pairs)",
+                         (int)cfg->d_model);
     if (!(cfg->dropout >= 0.0f && cfg->dropout < 1.0f))
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "dropout must be in [0, 1), got %g",
                          (double)cfg->dropout);
     if (!(cfg->rope_theta > 0.0f) || !isfinite(cfg->rope_theta))
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_theta must be finite and > 0, got %g",
                          (double)cfg->rope_theta);
-    if (cfg->qkv_bias)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "qkv_bias=1 is not implemented yet");
-    if (!cfg->tie_lm_head)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "tie_lm_head=0 is not implemented yet");
-    if (!cfg->final_norm)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "final_norm=0 is not implemented yet");
-    if (cfg->norm != NGPT_NORM_PRE)
-        return ngpt_fail(cfg->norm == NGPT_NORM_POST ? NGPT_ERR_UNSUPPORTED : NGPT_ERR_BAD_CONFIG,
-                         "norm must be pre (post-norm is not implemented yet)");
-    if (cfg->pos != NGPT_POS_ROPE)
-        return ngpt_fail((cfg->pos == NGPT_POS_SINUSOIDAL || cfg->pos == NGPT_POS_LEARNED)
-                             ? NGPT_ERR_UNSUPPORTED : NGPT_ERR_BAD_CONFIG,
-                         "pos must be rope (sinusoidal and learned are not implemented yet)");
+    if (cfg->norm != NGPT_NORM_PRE && cfg->norm != NGPT_NORM_POST)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm must be pre or post, got %d", (int)cfg->norm);
+    if (cfg->pos != NGPT_POS_ROPE && cfg->pos != NGPT_POS_SINUSOIDAL &&
+        cfg->pos != NGPT_POS_LEARNED)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "pos must be rope, sinusoidal or learned, got %d",
+                         (int)cfg->pos);
     /* Kernels take int dimensions (the widest is the qkv projection, 3C) and
-     * tensors are counted with int32 (1 + 10 L + 2). */
+     * tensors are counted with int32 (at most 2 + 11 L + 3). */
     if (cfg->d_model > INT32_MAX / 3)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "C (d_model=%d) is too large: 3*C overflows "
                          "a 32-bit int", (int)cfg->d_model);
-    if (cfg->n_layers > (INT32_MAX - 3) / 10)
+    if (cfg->n_layers > (INT32_MAX - 5) / 11)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "L (n_layers=%d) is too large: the tensor "
-                         "count 10*L+3 overflows a 32-bit int", (int)cfg->n_layers);
+                         "count 11*L+5 overflows a 32-bit int", (int)cfg->n_layers);
     ngpt_layout lay;
     if (!ngpt_layout_compute(cfg, &lay))
         return ngpt_fail(NGPT_ERR_OVERFLOW,
@@ -165,7 +162,7 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
     if (!strcmp(key, "dropout")) st = parse_float(key, val, &c.dropout);
     else if (!strcmp(key, "rope_theta")) st = parse_float(key, val, &c.rope_theta);
     else if (!strcmp(key, "qkv_bias")) st = parse_bool(key, val, &c.qkv_bias);
-    else if (!strcmp(key, "tie_lm_head")) st = parse_bool(key, val, &c.tie_lm_head);
+    else if (!strcmp(key, "tie_lm_head") || !strcmp(key, "tied_head")) st = parse_bool(key, val, &c.tie_lm_head);
     else if (!strcmp(key, "final_norm")) st = parse_bool(key, val, &c.final_norm);
     else if (!strcmp(key, "norm")) {
         if (!strcmp(val, "pre")) c.norm = NGPT_NORM_PRE;
@@ -182,7 +179,7 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
     } else {
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                          "unknown key \"%s\" (known: V T C L H d_ff dropout rope_theta "
-                         "qkv_bias tie_lm_head final_norm norm pos)", key);
+                         "qkv_bias tie_lm_head (tied_head) final_norm norm pos)", key);
     }
     if (st) return st;
     *cfg = c;

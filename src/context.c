@@ -63,21 +63,34 @@ ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, siz
     return ngpt_prefixed("ngpt_arena_size", st);
 }
 
-void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
+/* sin and cos of pos * theta^(-2i/dim) for pairs i and positions 0..T-1,
+ * element (pos, i) at pos * row + i * step: the inverse frequency in
+ * double, the angle rounded to float, then sin/cos in float like the
+ * original's float32 cache. */
+static void angle_table(const ngpt_config *cfg, int pairs, double dim, float *sin_t, float *cos_t,
+                        size_t row, size_t step)
 {
-    const int half = cfg->d_model / cfg->n_heads / 2;
-    const double D = (double)(2 * half);
-    for (int i = 0; i < half; i++) {
-        /* inv_freq_i = theta^(-2i/D), the angle in double, rounded to float,
-         * then cos/sin in float like the original's float32 cache. */
-        double inv_freq = Sleef_finz_powd1_u10purecfma((double)cfg->rope_theta, -(2.0 * i) / D);
+    for (int i = 0; i < pairs; i++) {
+        double inv_freq = Sleef_finz_powd1_u10purecfma((double)cfg->rope_theta, -(2.0 * i) / dim);
         for (int pos = 0; pos < cfg->context_len; pos++) {
             float angle = (float)((double)pos * inv_freq);
             Sleef_float_2 sc = Sleef_finz_sincosf1_u10purecfma(angle);
-            cos_t[(size_t)pos * half + i] = sc.y;
-            sin_t[(size_t)pos * half + i] = sc.x;
+            cos_t[(size_t)pos * row + (size_t)i * step] = sc.y;
+            sin_t[(size_t)pos * row + (size_t)i * step] = sc.x;
         }
     }
+}
+
+void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
+{
+    const int half = cfg->d_model / cfg->n_heads / 2;
+    angle_table(cfg, half, (double)(2 * half), sin_t, cos_t, (size_t)half, 1);
+}
+
+void ngpt_sinusoid_table(const ngpt_config *cfg, float *pe)
+{
+    const int half = cfg->d_model / 2;
+    angle_table(cfg, half, (double)cfg->d_model, pe, pe + 1, (size_t)cfg->d_model, 2);
 }
 
 /* Clears, in a caller's arena, what must start at zero: the context's
@@ -149,13 +162,15 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
         ngpt_layout_tensor(cfg, &ctx->lay, i, carved.tensor_names + (size_t)i * NGPT_NAME_MAX,
                            &carved.tensors[i]);
     ngpt_rope_tables(cfg, carved.rope_cos, carved.rope_sin);
+    if (carved.pos_table) ngpt_sinusoid_table(cfg, carved.pos_table);
     /* LayerNorm weights start at 1 so a fresh context is a valid model. */
     for (int l = 0; l < cfg->n_layers; l++)
         for (int c = 0; c < cfg->d_model; c++) {
             ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln1_w)[c] = 1.0f;
             ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln2_w)[c] = 1.0f;
         }
-    for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
+    if (cfg->final_norm)
+        for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
     /* last: nothing after this can fail, so a failed init never leaves threads */
     if ((st = ngpt_pool_start(carved.pool, carved.pool_workers, s.threads))) {
         free(owned);

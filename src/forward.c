@@ -4,6 +4,9 @@
  *
  *   tokens (B,T) -> tok_emb -> dropout -> L x Block -> ln_f -> x tok_emb^T -> logits (B,T,V)
  *   Block: x = x + drop(Attn(ln1(x)));  x = x + drop(MLP(ln2(x)))
+ *
+ * The variants (ngpt_config) change parts of it: [+ pos table] after tok_emb,
+ * post-norm blocks, a bias on qkv, no ln_f, an untied lm_head (lay.lm_head).
  */
 #include <math.h>
 #include <string.h>
@@ -91,7 +94,9 @@ static void linear(ngpt_context *ctx, const ngpt_pass *ps, int l, ngpt_linear wh
     }
 }
 
-/* One transformer block (DESIGN §1), in place on the residual stream. */
+/* One transformer block (DESIGN §1), in place on the residual stream.
+ * Pre-norm (the original): x = x + drop(Attn(ln1(x))); x = x + drop(MLP(ln2(x))).
+ * Post-norm: x = ln1(x + drop(Attn(x))); x = ln2(x + drop(MLP(x))). */
 static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
 {
     const ngpt_layout *lay = &ctx->lay;
@@ -100,38 +105,71 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff;
     const int B = ps->nseq, T = ps->len;
     const size_t BT = (size_t)B * (size_t)T;
+    const bool post = ctx->cfg.norm == NGPT_NORM_POST;
     ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
     /* rows r0..BT-1 go on past the attention: all of them, or only the last
      * in the last layer of a last_only pass (one sequence) */
     const bool last = ps->last_only && l == ctx->cfg.n_layers - 1;
     const size_t r0 = last ? BT - 1 : 0, R = BT - r0;
+#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
 
-    /* attention sublayer: ln1 (BT,C) -> qkv (BT,3C) -> RoPE on q,k -> attention (R,C)
-     * -> proj (R,C) -> dropout -> + residual */
-    ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in,
-                          ngpt_block_ptr(lay, W, l, lay->ln1_w),
-                          ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
-    linear(ctx, ps, l, NGPT_LINEAR_QKV, a.qkv, p->ln_out, ngpt_block_ptr(lay, W, l, lay->qkv_w),
-           NULL, (int)BT, C, 3 * C);
-    ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? p->kv_len + ps->slot0 : NULL, false);
+    /* attention sublayer: [ln1] (BT,C) -> qkv (BT,3C) [+ bias] -> [RoPE on q,k]
+     * -> attention (R,C) -> proj (R,C) -> dropout -> + residual */
+    const float *attn_in = a.x_in;
+    if (!post) {
+        ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in, WB(ln1_w),
+                              WB(ln1_b), BT, C);
+        attn_in = p->ln_out;
+    }
+    linear(ctx, ps, l, NGPT_LINEAR_QKV, a.qkv, attn_in, WB(qkv_w),
+           ctx->cfg.qkv_bias ? WB(qkv_b) : NULL, (int)BT, C, 3 * C);
+    if (ctx->cfg.pos == NGPT_POS_ROPE)
+        ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? p->kv_len + ps->slot0 : NULL, false);
     attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
     float *atty = a.atty + r0 * C, *res1 = a.res1 + r0 * C;
     const float *x_in = a.x_in + r0 * C;
-    linear(ctx, ps, l, NGPT_LINEAR_PROJ, p->branch, atty, ngpt_block_ptr(lay, W, l, lay->proj_w),
-           NULL, (int)R, C, C);
+    linear(ctx, ps, l, NGPT_LINEAR_PROJ, p->branch, atty, WB(proj_w), NULL, (int)R, C, C);
     if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_ATTN_OUT);
     ngpt_op_add(ctx, res1, x_in, p->branch, R * C);
-    /* MLP sublayer: ln2 (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual */
-    ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
-                          ngpt_block_ptr(lay, W, l, lay->ln2_w),
-                          ngpt_block_ptr(lay, W, l, lay->ln2_b), R, C);
-    linear(ctx, ps, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, ngpt_block_ptr(lay, W, l, lay->fc1_w),
-           ngpt_block_ptr(lay, W, l, lay->fc1_b), (int)R, C, F);
+    /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual;
+     * pre-norm: ln2(res1), residual res1; post-norm: ln1(res1) is both, and ln2
+     * normalises the sum */
+    if (post)
+        ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean + r0, a.ln1_rstd + r0, res1,
+                              WB(ln1_w), WB(ln1_b), R, C);
+    else
+        ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
+                              WB(ln2_w), WB(ln2_b), R, C);
+    linear(ctx, ps, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F);
     ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, R * F);
-    linear(ctx, ps, l, NGPT_LINEAR_FC2, p->branch, p->hidden, ngpt_block_ptr(lay, W, l, lay->fc2_w),
-           ngpt_block_ptr(lay, W, l, lay->fc2_b), (int)R, F, C);
+    linear(ctx, ps, l, NGPT_LINEAR_FC2, p->branch, p->hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
     if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_MLP_OUT);
-    ngpt_op_add(ctx, a.x_out + r0 * C, res1, p->branch, R * C);
+    if (post) {
+        float *res2 = a.res2 + r0 * C;
+        ngpt_op_add(ctx, res2, p->ln_out, p->branch, R * C);
+        ngpt_op_layernorm_fwd(ctx, a.x_out + r0 * C, a.ln2_mean + r0, a.ln2_rstd + r0, res2,
+                              WB(ln2_w), WB(ln2_b), R, C);
+    } else {
+        ngpt_op_add(ctx, a.x_out + r0 * C, res1, p->branch, R * C);
+    }
+#undef WB
+}
+
+/* Absolute positions (pos=sinusoidal|learned): x (rows, C) += table[position]
+ * of each row: 0.. in a full pass, after the slot's cached tokens in a
+ * cached one. The positions stay in plan.pos_ids for the backward. */
+static void add_positions(ngpt_context *ctx, const ngpt_pass *ps, float *x)
+{
+    ngpt_plan *p = &ctx->plan;
+    const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
+    for (int s = 0; s < ps->nseq; s++) {
+        const int32_t pos0 = ps->cached ? ngpt_kv_len(ctx, ps->slot0 + s) : 0;
+        for (int i = 0; i < ps->len; i++) p->pos_ids[(size_t)s * ps->len + i] = pos0 + i;
+    }
+    const float *table = ctx->cfg.pos == NGPT_POS_LEARNED ? p->params + ctx->lay.pos_emb
+                                                          : p->pos_table;
+    ngpt_op_embed(ctx, p->branch, table, p->pos_ids, BT, ctx->cfg.d_model);
+    ngpt_op_add(ctx, x, x, p->branch, BT * (size_t)ctx->cfg.d_model);
 }
 
 void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
@@ -144,9 +182,10 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     /* generation is always eval: dropout only in a full pass */
     const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
 
-    /* embedding (B,T) -> (B,T,C), then dropout (site: layer index L) */
+    /* embedding (B,T) -> (B,T,C) [+ positions], then dropout (site: layer index L) */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
     ngpt_op_embed(ctx, x, W + lay->tok_emb, ps->tokens, BT, C);
+    if (ctx->cfg.pos != NGPT_POS_ROPE) add_positions(ctx, ps, x);
     if (dropping) drop(ctx, x, BT * C, L, NGPT_SITE_EMBED);
 
     for (int l = 0; l < L; l++) block(ctx, l, ps, dropping);
@@ -154,11 +193,15 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const size_t r0 = ps->last_only ? BT - 1 : 0, R = BT - r0;
     x = ngpt_layer_acts_get(ctx, L - 1).x_out + r0 * C;
 
-    /* ln_f (R,C) -> tied lm_head: logits (R,V) = lnf tok_emb^T */
-    ngpt_op_layernorm_fwd(ctx, p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w,
-                          W + lay->lnf_b, R, C);
-    linear(ctx, ps, 0, NGPT_LINEAR_LM_HEAD, p->logits, p->lnf, W + lay->tok_emb, NULL, (int)R, C,
-           V);
+    /* [ln_f] (R,C) -> lm_head (tied: tok_emb): logits (R,V) = x W_head^T */
+    const float *head_in = x;
+    if (ctx->cfg.final_norm) {
+        ngpt_op_layernorm_fwd(ctx, p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w,
+                              W + lay->lnf_b, R, C);
+        head_in = p->lnf;
+    }
+    linear(ctx, ps, 0, NGPT_LINEAR_LM_HEAD, p->logits, head_in, W + lay->lm_head, NULL, (int)R,
+           C, V);
 }
 
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,

@@ -87,6 +87,10 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
     if (gc->no_cache && gc->context_mode == NGPT_CONTEXT_SHIFT)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN "no_cache recomputes the exact window; "
                          "NGPT_CONTEXT_SHIFT needs the cache (use one or the other)");
+    if (gc->context_mode == NGPT_CONTEXT_SHIFT && ctx->cfg.pos != NGPT_POS_ROPE)
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, FN "NGPT_CONTEXT_SHIFT re-rotates RoPE keys; a "
+                         "model with absolute positions (pos=%s) slides exactly (NGPT_CONTEXT_EXACT)",
+                         ctx->cfg.pos == NGPT_POS_LEARNED ? "learned" : "sinusoidal");
     if (gc->no_cache && ctx->shape.seq < T)
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "no_cache recomputes up to T=%d tokens but the "
                          "context was planned with seq=%d; plan seq = T", (int)T,

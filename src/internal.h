@@ -58,15 +58,19 @@ static inline bool ngpt_add_ok(size_t a, size_t b, size_t *r)
 }
 
 /* ---- parameter layout (floats), in state_dict order:
- * tok_emb (V,C) | blocks[L] | ln_f.weight (C) | ln_f.bias (C)
- * block: ln1.weight (C) ln1.bias (C) attn.qkv.weight (3C,C) attn.proj.weight (C,C)
- *        ln2.weight (C) ln2.bias (C) mlp.fc1.weight (d_ff,C) mlp.fc1.bias (d_ff)
- *        mlp.fc2.weight (C,d_ff) mlp.fc2.bias (C)
+ * tok_emb (V,C) | [pos_emb (T,C)] | blocks[L] | [ln_f.weight (C) ln_f.bias (C)]
+ * | [lm_head (V,C)]
+ * block: ln1.weight (C) ln1.bias (C) attn.qkv.weight (3C,C) [attn.qkv.bias (3C)]
+ *        attn.proj.weight (C,C) ln2.weight (C) ln2.bias (C) mlp.fc1.weight (d_ff,C)
+ *        mlp.fc1.bias (d_ff) mlp.fc2.weight (C,d_ff) mlp.fc2.bias (C)
+ * [..] only with the variant that has it (pos=learned, final_norm, untied
+ * lm_head, qkv_bias); an absent tensor has no floats. Tied, lm_head is
+ * tok_emb's offset, so the wiring reads and accumulates into one tensor.
  * The same layout is used for gradients and AdamW moments. */
 typedef struct ngpt_layout {
-    size_t tok_emb, blocks, block_stride, lnf_w, lnf_b, total;
+    size_t tok_emb, pos_emb, blocks, block_stride, lnf_w, lnf_b, lm_head, total;
     /* offsets inside one block */
-    size_t ln1_w, ln1_b, qkv_w, proj_w, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+    size_t ln1_w, ln1_b, qkv_w, qkv_b, proj_w, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
 } ngpt_layout;
 
 /* Fills the layout; false if the count overflows size_t. */
@@ -93,7 +97,8 @@ typedef struct ngpt_layer_acts {
     float *qkv;         /* (B,T,3C) q and k after RoPE */
     float *att;         /* (B,H,T,T) pre-dropout probabilities, or NULL */
     float *atty;        /* (B,T,C) attention output, heads merged, before proj */
-    float *res1;        /* (B,T,C) x_in + dropout(proj(atty)) */
+    float *res1;        /* (B,T,C) x_in + dropout(proj(atty)) (post-norm: ln1's input) */
+    float *res2;        /* post-norm only: (B,T,C) ln2's input; else NULL */
     float *ln2_mean;    /* (B,T) */
     float *ln2_rstd;    /* (B,T) */
     float *fc1;         /* (B,T,d_ff) before GELU */
@@ -116,6 +121,8 @@ typedef struct ngpt_plan {
     float *adam_v;              /* (P) train */
     float *rope_cos;            /* (T, D/2) */
     float *rope_sin;            /* (T, D/2) */
+    float *pos_table;           /* pos=sinusoidal: (T, C) sin/cos table, else NULL */
+    int32_t *pos_ids;           /* absolute positions: (B,T) position of each row, else NULL */
     /* activations; per layer arrays have L copies in train mode, 1 in infer */
     float *x;                   /* train (L+1,B,T,C) layer inputs + output; infer (B,T,C) */
     float *ln_mean, *ln_rstd;   /* (L',2,B,T) ln1 then ln2 */
@@ -124,6 +131,7 @@ typedef struct ngpt_plan {
     float *trace_rows;          /* LAST_ROW trace (L,B,H,T), or NULL */
     float *atty;                /* (L',B,T,C) */
     float *res1;                /* (L',B,T,C) */
+    float *res2;                /* post-norm: (L',B,T,C), else NULL */
     float *fc1;                 /* (L',B,T,d_ff) */
     float *lnf;                 /* (B,T,C) ln_f output */
     float *lnf_mean, *lnf_rstd; /* (B,T) */
@@ -321,5 +329,8 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer);
 
 /* RoPE tables for positions 0..T-1 (context.c). */
 void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t);
+/* pos=sinusoidal's table (T, C): pe[p][2i] = sin(p w_i), pe[p][2i+1] =
+ * cos(p w_i), w_i = rope_theta^(-2i/C), computed like the RoPE tables. */
+void ngpt_sinusoid_table(const ngpt_config *cfg, float *pe);
 
 #endif

@@ -1,5 +1,6 @@
 /* layout.c — where each parameter tensor lives in the flat parameter array,
- * and its state_dict name. */
+ * and its state_dict name. The variants (ngpt_config) add or remove
+ * tensors; the default model's layout is the original one. */
 #include <stdio.h>
 
 #include "internal.h"
@@ -7,7 +8,7 @@
 bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
 {
     size_t V = (size_t)cfg->vocab_size, C = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
-    size_t L = (size_t)cfg->n_layers, off = 0, n;
+    size_t L = (size_t)cfg->n_layers, T = (size_t)cfg->context_len, off = 0, n;
     ngpt_layout l = {0};
 #define TAKE(field, count_expr)                                  \
     do {                                                         \
@@ -18,6 +19,7 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     TAKE(ln1_w, (n = C, true));
     TAKE(ln1_b, (n = C, true));
     TAKE(qkv_w, ngpt_mul_ok(3 * C, C, &n));
+    TAKE(qkv_b, (n = cfg->qkv_bias ? 3 * C : 0, true));
     TAKE(proj_w, ngpt_mul_ok(C, C, &n));
     TAKE(ln2_w, (n = C, true));
     TAKE(ln2_b, (n = C, true));
@@ -28,50 +30,98 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     l.block_stride = off;
     off = 0;
     TAKE(tok_emb, ngpt_mul_ok(V, C, &n));
+    TAKE(pos_emb, ngpt_mul_ok(cfg->pos == NGPT_POS_LEARNED ? T : 0, C, &n));
     TAKE(blocks, ngpt_mul_ok(L, l.block_stride, &n));
-    TAKE(lnf_w, (n = C, true));
-    TAKE(lnf_b, (n = C, true));
+    TAKE(lnf_w, (n = cfg->final_norm ? C : 0, true));
+    TAKE(lnf_b, (n = cfg->final_norm ? C : 0, true));
+    TAKE(lm_head, ngpt_mul_ok(cfg->tie_lm_head ? 0 : V, C, &n));
 #undef TAKE
+    if (cfg->tie_lm_head) l.lm_head = l.tok_emb;
     l.total = off;
     *lay = l;
     return true;
 }
 
-enum { BLOCK_TENSORS = 10 };
+/* One tensor of the table: name (after "blocks.<l>." inside a block),
+ * offset, shape (cols 0: a vector). */
+typedef struct entry {
+    const char *name;
+    size_t offset;
+    int32_t rows, cols;
+} entry;
+
+/* The tensors before the blocks, of one block, and after the blocks, in
+ * state_dict order; each returns how many it wrote. */
+static int head_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[2])
+{
+    int n = 0;
+    e[n++] = (entry){"tok_emb.weight", lay->tok_emb, c->vocab_size, c->d_model};
+    if (c->pos == NGPT_POS_LEARNED)
+        e[n++] = (entry){"pos_emb.weight", lay->pos_emb, c->context_len, c->d_model};
+    return n;
+}
+
+static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[11])
+{
+    const int32_t C = c->d_model, F = c->d_ff;
+    int n = 0;
+    e[n++] = (entry){"ln1.weight", lay->ln1_w, C, 0};
+    e[n++] = (entry){"ln1.bias", lay->ln1_b, C, 0};
+    e[n++] = (entry){"attn.qkv.weight", lay->qkv_w, 3 * C, C};
+    if (c->qkv_bias) e[n++] = (entry){"attn.qkv.bias", lay->qkv_b, 3 * C, 0};
+    e[n++] = (entry){"attn.proj.weight", lay->proj_w, C, C};
+    e[n++] = (entry){"ln2.weight", lay->ln2_w, C, 0};
+    e[n++] = (entry){"ln2.bias", lay->ln2_b, C, 0};
+    e[n++] = (entry){"mlp.fc1.weight", lay->fc1_w, F, C};
+    e[n++] = (entry){"mlp.fc1.bias", lay->fc1_b, F, 0};
+    e[n++] = (entry){"mlp.fc2.weight", lay->fc2_w, C, F};
+    e[n++] = (entry){"mlp.fc2.bias", lay->fc2_b, C, 0};
+    return n;
+}
+
+static int tail_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[3])
+{
+    int n = 0;
+    if (c->final_norm) {
+        e[n++] = (entry){"ln_f.weight", lay->lnf_w, c->d_model, 0};
+        e[n++] = (entry){"ln_f.bias", lay->lnf_b, c->d_model, 0};
+    }
+    if (!c->tie_lm_head) e[n++] = (entry){"lm_head.weight", lay->lm_head, c->vocab_size, c->d_model};
+    return n;
+}
 
 int32_t ngpt_layout_tensor_count(const ngpt_config *cfg)
 {
-    return 1 + BLOCK_TENSORS * cfg->n_layers + 2;
+    ngpt_layout lay = {0};
+    entry e[11];
+    return head_entries(cfg, &lay, e) + block_entries(cfg, &lay, e) * cfg->n_layers +
+           tail_entries(cfg, &lay, e);
 }
 
 void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t i,
                         char name[NGPT_NAME_MAX], ngpt_tensor_info *info)
 {
-    int32_t V = cfg->vocab_size, C = cfg->d_model, F = cfg->d_ff;
-    int32_t last = ngpt_layout_tensor_count(cfg) - 1;
-    ngpt_tensor_info t = {.name = name, .ndim = 1};
-    if (i == 0) {
-        snprintf(name, NGPT_NAME_MAX, "tok_emb.weight");
-        t.ndim = 2, t.shape[0] = V, t.shape[1] = C, t.offset = lay->tok_emb;
-    } else if (i >= last - 1) {
-        bool w = i == last - 1;
-        snprintf(name, NGPT_NAME_MAX, "ln_f.%s", w ? "weight" : "bias");
-        t.shape[0] = C, t.offset = w ? lay->lnf_w : lay->lnf_b;
+    entry e[11];
+    int32_t n_head = head_entries(cfg, lay, e), per_block = block_entries(cfg, lay, e);
+    int32_t in_blocks = per_block * cfg->n_layers;
+    entry pick;
+    if (i < n_head) {
+        head_entries(cfg, lay, e);
+        pick = e[i];
+        snprintf(name, NGPT_NAME_MAX, "%s", pick.name);
+    } else if (i < n_head + in_blocks) {
+        int32_t layer = (i - n_head) / per_block;
+        pick = e[(i - n_head) % per_block];
+        pick.offset += lay->blocks + (size_t)layer * lay->block_stride;
+        snprintf(name, NGPT_NAME_MAX, "blocks.%d.%s", (int)layer, pick.name);
     } else {
-        int32_t layer = (i - 1) / BLOCK_TENSORS, which = (i - 1) % BLOCK_TENSORS;
-        static const char *const names[BLOCK_TENSORS] = {
-            "ln1.weight", "ln1.bias", "attn.qkv.weight", "attn.proj.weight", "ln2.weight",
-            "ln2.bias", "mlp.fc1.weight", "mlp.fc1.bias", "mlp.fc2.weight", "mlp.fc2.bias"};
-        const size_t offs[BLOCK_TENSORS] = {lay->ln1_w, lay->ln1_b, lay->qkv_w, lay->proj_w,
-                                            lay->ln2_w, lay->ln2_b, lay->fc1_w, lay->fc1_b,
-                                            lay->fc2_w, lay->fc2_b};
-        const int32_t rows[BLOCK_TENSORS] = {C, C, 3 * C, C, C, C, F, F, C, C};
-        const int32_t cols[BLOCK_TENSORS] = {0, 0, C, C, 0, 0, C, 0, F, 0};
-        snprintf(name, NGPT_NAME_MAX, "blocks.%d.%s", (int)layer, names[which]);
-        t.shape[0] = rows[which];
-        if (cols[which]) t.ndim = 2, t.shape[1] = cols[which];
-        t.offset = lay->blocks + (size_t)layer * lay->block_stride + offs[which];
+        tail_entries(cfg, lay, e);
+        pick = e[i - n_head - in_blocks];
+        snprintf(name, NGPT_NAME_MAX, "%s", pick.name);
     }
-    t.count = (size_t)t.shape[0] * (t.ndim == 2 ? (size_t)t.shape[1] : 1);
+    ngpt_tensor_info t = {.name = name, .ndim = pick.cols ? 2 : 1, .offset = pick.offset};
+    t.shape[0] = pick.rows;
+    if (pick.cols) t.shape[1] = pick.cols;
+    t.count = (size_t)t.shape[0] * (pick.cols ? (size_t)pick.cols : 1);
     *info = t;
 }

@@ -132,7 +132,8 @@ ngpt_status ngpt_optim_apply(ngpt_context *ctx, const ngpt_optim_config *o, floa
     const float decay = (float)(1.0 - (double)lr * (double)o->weight_decay);
     for (int32_t i = 0; i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *ti = &p->tensors[i];
-        bool decays = o->decay_all || (ti->ndim == 2 && i != 0);   /* tensor 0: tok_emb */
+        /* the 2-D Linear weights decay, the embeddings (tok_emb, pos_emb) do not */
+        bool decays = o->decay_all || (ti->ndim == 2 && !strstr(ti->name, "_emb."));
         c.decay = decays ? decay : 1.0f;
         ngpt_op_adamw(ctx, p->params + ti->offset, p->grads + ti->offset, p->adam_m + ti->offset,
                       p->adam_v + ti->offset, ti->count, &c);

@@ -11,7 +11,7 @@
  * pointer can write them) clear run.packed_valid, and ngpt_model_generate
  * clears it when it starts. Full forwards read the parameters themselves.
  *
- * plan.packed_w holds the tied lm_head (V x C), then per layer qkv, proj,
+ * plan.packed_w holds the lm_head (V x C, tied: tok_emb), then per layer qkv, proj,
  * fc1, fc2, each ngpt_packed_w_floats(n, k) floats. */
 #include "ops.h"
 #include "packed.h"
@@ -77,7 +77,7 @@ static const float *weights_of(const ngpt_context *ctx, int layer, ngpt_linear w
     case NGPT_LINEAR_PROJ: return ngpt_block_ptr(lay, (float *)W, layer, lay->proj_w);
     case NGPT_LINEAR_FC1: return ngpt_block_ptr(lay, (float *)W, layer, lay->fc1_w);
     case NGPT_LINEAR_FC2: return ngpt_block_ptr(lay, (float *)W, layer, lay->fc2_w);
-    default: return W + lay->tok_emb;
+    default: return W + lay->lm_head;     /* tied: tok_emb */
     }
 }
 

@@ -5,7 +5,7 @@
 
 #include "internal.h"
 
-/* The Linears of a layer, and the tied lm_head (tok_emb). */
+/* The Linears of a layer, and the lm_head (tied: tok_emb). */
 typedef enum ngpt_linear {
     NGPT_LINEAR_QKV,            /* (3C, C) */
     NGPT_LINEAR_PROJ,           /* (C, C) */

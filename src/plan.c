@@ -59,6 +59,8 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     }
     p.rope_cos = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
     p.rope_sin = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
+    if (cfg->pos == NGPT_POS_SINUSOIDAL) p.pos_table = TAKE_F(&w, (size_t)cfg->context_len, C, 1, 1);
+    if (cfg->pos != NGPT_POS_ROPE) p.pos_ids = take(&w, sizeof(int32_t), B, T, 1, 1);
 
     p.x = TAKE_F(&w, train ? L + 1 : 1, B, T, C);
     p.ln_mean = TAKE_F(&w, LL, 2, B, T);
@@ -72,6 +74,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     if (shape->trace == NGPT_TRACE_LAST_ROW) p.trace_rows = TAKE_F(&w, L, B, H, T);
     p.atty = TAKE_F(&w, LL, B, T, C);
     p.res1 = TAKE_F(&w, LL, B, T, C);
+    if (cfg->norm == NGPT_NORM_POST) p.res2 = TAKE_F(&w, LL, B, T, C);
     p.fc1 = TAKE_F(&w, LL, B, T, F);
     p.lnf = TAKE_F(&w, B, T, C, 1);
     p.lnf_mean = TAKE_F(&w, B, T, 1, 1);
@@ -156,6 +159,7 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
     a.att = p->att ? p->att + (size_t)layer * BT * H * (size_t)ctx->shape.seq : NULL;
     a.atty = p->atty + li * BT * C;
     a.res1 = p->res1 + li * BT * C;
+    a.res2 = p->res2 ? p->res2 + li * BT * C : NULL;
     a.fc1 = p->fc1 + li * BT * F;
     return a;
 }

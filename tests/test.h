@@ -54,6 +54,17 @@ static inline ngpt_config test_config_tiny(void)
     return c;
 }
 
+/* Applies space-separated "key=value" settings (ngpt_config_set), e.g. a
+ * model variant "norm=post pos=learned"; false if one is refused. */
+static inline bool test_config_apply(ngpt_config *c, const char *settings)
+{
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", settings);
+    for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
+        if (ngpt_config_set(c, kv) != NGPT_OK) return false;
+    return true;
+}
+
 /* A whole file in a malloc'd buffer (*n bytes), or NULL. */
 /* Tensor count of a context (0 on error), for loops over the tensors. */
 static inline int32_t test_tensor_count(const ngpt_context *ctx)

@@ -62,4 +62,20 @@ if [ -z "$RUN_ENV" ] && command -v script > /dev/null 2>&1 &&
     [ "$(wc -c < "$dir/u")" -eq $((20 + nl)) ]
     check $? "--no-newline on a terminal: the text only: $(od -An -tx1 "$dir/u")"
 fi
+# a model variant: init takes the switches (tied_head is tie_lm_head's
+# alias), info shows them, generate runs it; the shift is refused for
+# absolute positions (usage of a model that cannot shift: exit 1)
+$N init --out "$dir/v.ngpt" --seed 7 --config T=32 --config C=16 --config L=1 --config H=2 \
+    --config d_ff=32 --config qkv_bias=1 --config tied_head=0 --config norm=post \
+    --config final_norm=0 --config pos=learned > /dev/null 2>&1
+check $? "ngpt init of a variant"
+$N info "$dir/v.ngpt" > "$dir/info" 2>&1
+grep -q "qkv_bias=1 tie_lm_head=0 final_norm=0 norm=post pos=learned" "$dir/info"
+check $? "ngpt info shows the switches: $(cat "$dir/info")"
+$N generate --model "$dir/v.ngpt" --prompt hello -n 40 > "$dir/v" 2> "$dir/v.err"
+[ $? -eq 0 ] && [ "$(wc -c < "$dir/v")" -eq 40 ]
+check $? "generate with the variant past T: $(cat "$dir/v.err")"
+$N generate --model "$dir/v.ngpt" --prompt hello -n 40 --context shift > /dev/null 2> "$dir/v.err"
+[ $? -ne 0 ] && grep -q "absolute positions" "$dir/v.err"
+check $? "--context shift with learned positions is refused: $(cat "$dir/v.err")"
 summary test_cli_generate

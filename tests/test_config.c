@@ -45,12 +45,19 @@ static void validation(void)
     c = d, c.dropout = NAN, expect_bad(c, NGPT_ERR_BAD_CONFIG, "dropout");
     c = d, c.rope_theta = 0.0f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_theta");
     c = d, c.rope_theta = INFINITY, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_theta");
-    c = d, c.qkv_bias = true, expect_bad(c, NGPT_ERR_UNSUPPORTED, "qkv_bias");
-    c = d, c.tie_lm_head = false, expect_bad(c, NGPT_ERR_UNSUPPORTED, "tie_lm_head");
-    c = d, c.final_norm = false, expect_bad(c, NGPT_ERR_UNSUPPORTED, "final_norm");
-    c = d, c.norm = NGPT_NORM_POST, expect_bad(c, NGPT_ERR_UNSUPPORTED, "norm");
-    c = d, c.pos = NGPT_POS_LEARNED, expect_bad(c, NGPT_ERR_UNSUPPORTED, "pos");
+    c = d, c.norm = (ngpt_norm_placement)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm");
     c = d, c.pos = (ngpt_pos_encoding)9, expect_bad(c, NGPT_ERR_BAD_CONFIG, "pos");
+    /* the variants are valid; the head size only needs to be even for RoPE,
+     * C for the sinusoid's sin/cos pairs */
+    c = d, c.qkv_bias = true, c.tie_lm_head = false, c.final_norm = false;
+    c.norm = NGPT_NORM_POST, c.pos = NGPT_POS_LEARNED;
+    CHECK_OK(ngpt_config_validate(&c));
+    c = d, c.d_model = 12, c.n_heads = 4, c.pos = NGPT_POS_SINUSOIDAL;
+    CHECK_OK(ngpt_config_validate(&c));
+    c = d, c.d_model = 9, c.n_heads = 3, c.pos = NGPT_POS_LEARNED;
+    CHECK_OK(ngpt_config_validate(&c));
+    c = d, c.d_model = 9, c.n_heads = 3, c.pos = NGPT_POS_SINUSOIDAL;
+    expect_bad(c, NGPT_ERR_BAD_CONFIG, "sinusoidal");
     CHECK_STATUS(ngpt_config_validate(NULL), NGPT_ERR_NULL_ARG);
     c = d, c.context_len = 65536, expect_bad(c, NGPT_ERR_OVERFLOW, "T*T");
 }
@@ -101,6 +108,22 @@ static void parse(void)
     CHECK_OK(ngpt_config_set(&c, "pos=rope"));
     CHECK(c.d_model == 64 && c.n_layers == 2 && c.dropout == 0.25f && c.rope_theta == 500.0f &&
               c.d_ff == 128, "values not applied");
+    /* the variants, and tied_head as tie_lm_head's alias; the format reads back */
+    ngpt_config v = c, back = ngpt_config_default();
+    CHECK_OK(ngpt_config_set(&v, "qkv_bias=1"));
+    CHECK_OK(ngpt_config_set(&v, "tied_head=0"));
+    CHECK_OK(ngpt_config_set(&v, "final_norm=no"));
+    CHECK_OK(ngpt_config_set(&v, "norm=post"));
+    CHECK_OK(ngpt_config_set(&v, "pos=sinusoidal"));
+    CHECK(v.qkv_bias && !v.tie_lm_head && !v.final_norm && v.norm == NGPT_NORM_POST &&
+              v.pos == NGPT_POS_SINUSOIDAL, "variant values not applied");
+    CHECK_OK(ngpt_config_set(&v, "tie_lm_head=1"));
+    CHECK_OK(ngpt_config_set(&v, "pos=learned"));
+    CHECK(v.tie_lm_head && v.pos == NGPT_POS_LEARNED, "tie_lm_head/pos=learned not applied");
+    char line[256];
+    ngpt_config_format(&v, line, sizeof line);
+    CHECK(test_config_apply(&back, line), "%s: %s", line, ngpt_last_error());
+    CHECK(ngpt_config_compare(&back, &v) == NGPT_OK, "the variant's format does not read back");
     ngpt_config before = c;
     const char *bad[] = {"X=1", "C", "=5", "C=", "C=abc", "C=12x", "C=99999999999", "dropout=x",
                          "dropout=inf", "qkv_bias=maybe", "norm=side", "pos=alibi",

@@ -1,7 +1,8 @@
 /* test_grad.c — backward against finite differences on the tiny config, for
  * every parameter tensor: a directional derivative over a sample of elements
  * (random signs), the analytic side accumulated in double. Also with dropout
- * on (masks recomputed in backward), and the API's error paths. */
+ * on (masks recomputed in backward), for every model variant (ngpt_config's
+ * switches, one at a time and all together), and the API's error paths. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -13,11 +14,13 @@ static uint32_t lcg_state = 12345u;
 static uint32_t lcg(void) { return lcg_state = lcg_state * 1664525u + 1013904223u; }
 static float urand(void) { return (float)(lcg() >> 8) * 0x1p-24f * 2.0f - 1.0f; }
 
-static ngpt_config tiny(float dropout)
+/* The tiny config with the space-separated "key=value" switches of variant. */
+static ngpt_config tiny(float dropout, const char *variant)
 {
     ngpt_config c = ngpt_config_default();
     c.vocab_size = 256, c.context_len = T, c.d_model = 32, c.n_layers = 2, c.n_heads = 4;
     c.d_ff = 64, c.dropout = dropout;
+    CHECK(test_config_apply(&c, variant), "config %s: %s", variant, ngpt_last_error());
     return c;
 }
 
@@ -45,9 +48,9 @@ static float loss_of(ngpt_context *ctx, const int32_t *tok, const int32_t *tgt)
     return l;
 }
 
-static void check_tensors(float dropout, int only_every)
+static void check_tensors(float dropout, int only_every, const char *variant)
 {
-    ngpt_config cfg = tiny(dropout);
+    ngpt_config cfg = tiny(dropout, variant);
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx;
@@ -78,6 +81,10 @@ static void check_tensors(float dropout, int only_every)
         double analytic = 0.0, mag = 0.0;
         for (int s = 0; s < SAMPLE; s++) {
             idx[s] = ti.offset + (size_t)(lcg() % (uint32_t)ti.count);
+            /* untied, only the rows of the batch's tokens have a gradient */
+            if (!cfg.tie_lm_head && !strcmp(ti.name, "tok_emb.weight"))
+                idx[s] = ti.offset + (size_t)tok[lcg() % (B * T)] * (size_t)ti.shape[1] +
+                         lcg() % (uint32_t)ti.shape[1];
             for (int r = 0; r < s; r++)
                 if (idx[r] == idx[s]) idx[s] = ti.offset + (idx[s] - ti.offset + 1) % ti.count;
             sgn[s] = (lcg() & 0x100) ? 1.0f : -1.0f;
@@ -95,19 +102,20 @@ static void check_tensors(float dropout, int only_every)
         double fd = (lp - lm) / (2.0 * (double)h);
         double err = fabs(fd - analytic), tol = 2e-3 * mag + 5e-4;
         if (err / (mag + 1e-12) > worst) worst = err / (mag + 1e-12);
-        CHECK(err <= tol, "dropout %g %s: finite difference %.6g, backward %.6g (|g| sum %.3g)",
-              (double)dropout, ti.name, fd, analytic, mag);
+        CHECK(err <= tol, "[%s] dropout %g %s: finite difference %.6g, backward %.6g (|g| sum "
+              "%.3g)", variant, (double)dropout, ti.name, fd, analytic, mag);
         CHECK(mag > 1e-4, "%s: sampled gradients are all ~0 (%.3g): the check would be empty",
               ti.name, mag);
     }
-    printf("grad check dropout %g: worst |fd - backward| / sum|g| = %.3g\n", (double)dropout, worst);
+    printf("grad check [%s] dropout %g: worst |fd - backward| / sum|g| = %.3g\n", variant,
+           (double)dropout, worst);
     free(g0);
     ngpt_context_free(ctx);
 }
 
 static void check_errors(void)
 {
-    ngpt_config cfg = tiny(0.0f);
+    ngpt_config cfg = tiny(0.0f, "");
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_INFER);
     sh.seq = T;
     ngpt_context *ctx;
@@ -147,8 +155,14 @@ static void check_errors(void)
 
 int main(void)
 {
-    check_tensors(0.0f, 1);
-    check_tensors(0.2f, 3);
+    check_tensors(0.0f, 1, "");
+    check_tensors(0.2f, 3, "");
+    static const char *const variants[] = {
+        "qkv_bias=1", "tie_lm_head=0", "final_norm=0", "norm=post", "pos=sinusoidal",
+        "pos=learned", "norm=post final_norm=0 qkv_bias=1 tie_lm_head=0 pos=learned"};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        check_tensors(0.0f, 1, variants[i]);
+    check_tensors(0.2f, 2, variants[sizeof variants / sizeof variants[0] - 1]);
     check_errors();
     return test_summary("test_grad");
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""convert.py — PyTorch checkpoints of the original model <-> .ngpt.
+"""convert.py — PyTorch checkpoints of the original model and its variants <-> .ngpt.
 
   /usr/bin/python3 tools/convert.py import model.pt model.ngpt [--config k=v ...] [--no-optim]
   /usr/bin/python3 tools/convert.py export model.ngpt model.pt [--no-optim] [--cfg-dataclass]
@@ -8,6 +8,13 @@ import accepts a bare state_dict, or a dict with `model_state` (or
 `state_dict`/`model`) and optionally `model_cfg` (a dict, a dataclass or any
 object with fields V T C L H d_ff dropout rope_theta) and an AdamW state
 (`optim_state`, `optimizer_state`, `optimizer`, `opt_state` or `optim`).
+The variants (qkv_bias tie_lm_head final_norm norm pos; tied_head is an
+alias of tie_lm_head) come from the stored config, else from the keys: a
+blocks.N.attn.qkv.bias means qkv_bias=1, pos_emb.weight pos=learned, no
+ln_f.* final_norm=0, an lm_head.weight that differs from tok_emb.weight
+tie_lm_head=0. norm=post and pos=sinusoidal leave no key behind: pass them
+with --config when the checkpoint does not store them. A key that maps to
+no ngpt tensor is an error naming it.
 Without a stored config it is inferred from the shapes (V, C, L, d_ff); T
 defaults to 256, H to 4, dropout to 0.1 and rope_theta to 10000: pass
 `--config T=... H=...` for what the shapes cannot tell. A `module.` or
@@ -19,7 +26,8 @@ others from a `train_cfg` entry of the checkpoint, `--train key=value`, or
 ngpt's defaults.
 
 export writes {"model_state", "model_cfg", ["optim_state", "step",
-"train_cfg"]}: the state_dict (with lm_head.weight, tied to tok_emb.weight)
+"train_cfg"]}: the state_dict (with lm_head.weight, tied to tok_emb.weight
+unless tie_lm_head=0)
 loads into the original model class with load_state_dict(strict=True);
 optim_state loads into torch.optim.AdamW(model.parameters(), ...) with
 load_state_dict; train_cfg holds the train.* settings (import reads it back).
@@ -38,9 +46,12 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ngpt_torch as nt  # noqa: E402
 
-CFG_FIELDS = ("V", "T", "C", "L", "H", "d_ff", "dropout", "rope_theta")
+SIZE_FIELDS = ("V", "T", "C", "L", "H", "d_ff", "dropout", "rope_theta")
+CFG_FIELDS = SIZE_FIELDS + nt.VARIANT_FIELDS
+BOOL_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm")
 CFG_ALIASES = {"vocab_size": "V", "context_len": "T", "block_size": "T", "d_model": "C",
-               "n_embd": "C", "n_layers": "L", "n_layer": "L", "n_heads": "H", "n_head": "H"}
+               "n_embd": "C", "n_layers": "L", "n_layer": "L", "n_heads": "H", "n_head": "H",
+               "tied_head": "tie_lm_head"}
 MODEL_KEYS = ("model_state", "state_dict", "model")
 OPTIM_KEYS = ("optim_state", "optimizer_state", "optimizer", "opt_state", "optim")
 TRAIN_CFG_KEYS = ("train_cfg", "train_config", "training_cfg")
@@ -137,11 +148,30 @@ def parse_overrides(pairs):
         k = CFG_ALIASES.get(k, k)
         if k not in CFG_FIELDS:
             raise ConvertError(f"--config {kv!r}: unknown key {k!r} (known: {' '.join(CFG_FIELDS)})")
+        if k in BOOL_FIELDS:
+            if v not in ("0", "1", "true", "false", "yes", "no"):
+                raise ConvertError(f"--config {kv!r}: expected 0/1/true/false")
+            out[k] = v in ("1", "true", "yes")
+            continue
+        if k in ("norm", "pos"):
+            out[k] = v
+            continue
         try:
             out[k] = float(v) if k in ("dropout", "rope_theta") else int(v)
         except ValueError:
             raise ConvertError(f"--config {kv!r}: {v!r} is not a number") from None
     return out
+
+
+def variant_value(k, v):
+    """A stored variant field as ModelConfig holds it (bools; norm/pos names,
+    also ngpt's enum numbers)."""
+    if k in BOOL_FIELDS:
+        return bool(v)
+    names = nt.NORMS if k == "norm" else nt.POSITIONS
+    if isinstance(v, int) and 0 <= v < len(names):
+        return names[v]
+    return str(v)
 
 
 def split_checkpoint(obj):
@@ -180,6 +210,17 @@ def infer_config(sd, stored, overrides):
     fc1 = sd.get("blocks.0.mlp.fc1.weight")
     if fc1 is not None and fc1.dim() == 2:
         c.setdefault("d_ff", fc1.shape[0])
+    # the variants the keys tell (a stored or given value wins)
+    told = {"qkv_bias": "blocks.0.attn.qkv.bias" in sd, "final_norm": "ln_f.weight" in sd}
+    if "pos_emb.weight" in sd:
+        told["pos"] = "learned"
+    head, emb = sd.get("lm_head.weight"), sd.get("tok_emb.weight")
+    if head is not None:
+        told["tie_lm_head"] = tuple(head.shape) == tuple(emb.shape) and torch.equal(
+            head.detach().cpu().to(torch.float32), emb.detach().cpu().to(torch.float32))
+    for f, v in told.items():
+        if f not in c and f not in overrides:
+            c[f] = v
     guessed = []
     for f, d in (("T", 256), ("H", 4), ("dropout", 0.1), ("rope_theta", 10000.0)):
         if f not in c and f not in overrides:
@@ -193,7 +234,8 @@ def infer_config(sd, stored, overrides):
               " ".join(f"{f}={c[f]}" for f in guessed) + " (override with --config key=value)")
     try:
         cfg = nt.ModelConfig(**{f: (float(c[f]) if f in ("dropout", "rope_theta") else int(c[f]))
-                                for f in CFG_FIELDS})
+                                for f in SIZE_FIELDS},
+                             **{f: variant_value(f, c[f]) for f in nt.VARIANT_FIELDS if f in c})
         return cfg.validate()
     except ValueError as e:
         raise ConvertError(str(e)) from None
@@ -215,10 +257,15 @@ def check_state(sd, cfg):
     shapes = nt.param_shapes(cfg)
     allowed = set(shapes) | {"lm_head.weight"}
     unknown = sorted(k for k in sd if k not in allowed)
+    if unknown:
+        unknown[-1] += (" (ngpt maps tok_emb, pos_emb (pos=learned), blocks.N.{ln1,ln2}, "
+                        "attn.qkv.weight/.bias (qkv_bias), attn.proj.weight, mlp.fc1/fc2, ln_f "
+                        "(final_norm), lm_head (tie_lm_head=0); config " + cfg_str(cfg) + ")")
     missing = [k for k in shapes if k not in sd]
     bad = [f"{k} {tuple(sd[k].shape)} (want {shapes[k]})" for k in shapes
            if k in sd and tuple(sd[k].shape) != shapes[k]]
-    if "lm_head.weight" in sd and tuple(sd["lm_head.weight"].shape) != shapes["tok_emb.weight"]:
+    if cfg.tie_lm_head and "lm_head.weight" in sd and \
+            tuple(sd["lm_head.weight"].shape) != shapes["tok_emb.weight"]:
         bad.append(f"lm_head.weight {tuple(sd['lm_head.weight'].shape)} (want {shapes['tok_emb.weight']})")
     msgs = []
     if unknown:
@@ -230,13 +277,15 @@ def check_state(sd, cfg):
     if msgs:
         raise ConvertError("; ".join(msgs))
     out = collections.OrderedDict((k, to_f32(k, sd[k])) for k in shapes)
-    if "lm_head.weight" in sd:
+    if not cfg.tie_lm_head:
+        print("lm_head.weight is its own tensor (tie_lm_head=0)")
+    elif "lm_head.weight" in sd:
         head = to_f32("lm_head.weight", sd["lm_head.weight"])
         if not np.array_equal(head, out["tok_emb.weight"]):
             diff = float(np.max(np.abs(head.astype(np.float64) - out["tok_emb.weight"])))
             raise ConvertError("lm_head.weight differs from tok_emb.weight (max abs diff "
-                               f"{diff:.3g}): ngpt ties them, so this untied model cannot be "
-                               "imported exactly")
+                               f"{diff:.3g}) but the config says tie_lm_head=1; import it "
+                               "untied with --config tie_lm_head=0")
         print("lm_head.weight equals tok_emb.weight (tied): ok")
     else:
         print("note: no lm_head.weight key; it is tied to tok_emb.weight")
@@ -244,7 +293,9 @@ def check_state(sd, cfg):
 
 
 def cfg_str(cfg):
-    return " ".join(f"{f}={getattr(cfg, f)}" for f in CFG_FIELDS)
+    """The config as ngpt's --config writes it (bools as 0/1)."""
+    return " ".join(f"{f}={int(v) if isinstance(v, bool) else v}"
+                    for f, v in ((f, getattr(cfg, f)) for f in CFG_FIELDS))
 
 
 def optim_tensors(opt, params):
@@ -369,7 +420,8 @@ def do_export(args):
     sd = collections.OrderedDict()
     for name in nt.param_names(cfg):
         sd[name] = torch.from_numpy(tensors[name].copy())
-    sd["lm_head.weight"] = sd["tok_emb.weight"]                 # tied: the same tensor
+    if cfg.tie_lm_head:
+        sd["lm_head.weight"] = sd["tok_emb.weight"]             # tied: the same tensor
     if args.cfg_dataclass:
         model_cfg = dataclasses.replace(cfg)
     else:
@@ -409,7 +461,8 @@ def main(argv=None):
     im.add_argument("input")
     im.add_argument("output")
     im.add_argument("--config", action="append", metavar="KEY=VALUE", nargs="+",
-                    help="set/override config fields (V T C L H d_ff dropout rope_theta)")
+                    help="set/override config fields (V T C L H d_ff dropout rope_theta "
+                    "qkv_bias tie_lm_head final_norm norm pos)")
     im.add_argument("--no-optim", action="store_true", help="ignore optimizer state")
     im.add_argument("--train", action="append", metavar="KEY=VALUE", nargs="+",
                     help="set train.* settings stored with the optimizer state (seed batch seq "

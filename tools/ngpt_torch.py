@@ -4,8 +4,10 @@ writers of the .ngpt checkpoint (docs/FORMAT.md) and golden bundles
 (tests/golden/*.bin). Run with Debian's /usr/bin/python3 (python3-torch).
 
 The model's state_dict names are exactly the .ngpt names, plus lm_head.weight
-(the same tensor as tok_emb.weight), so a .pt written by tools/convert.py
-loads with load_state_dict(strict=True).
+(the same tensor as tok_emb.weight when tied), so a .pt written by
+tools/convert.py loads with load_state_dict(strict=True). The variants of
+ngpt_config (qkv_bias, tie_lm_head, final_norm, norm, pos) are ModelConfig
+fields with the same names and defaults.
 """
 import ctypes
 import ctypes.util
@@ -33,6 +35,11 @@ class ModelConfig:
     d_ff: int = 1024
     dropout: float = 0.1
     rope_theta: float = 10000.0
+    qkv_bias: bool = False          # attn.qkv.bias (3C) per block
+    tie_lm_head: bool = True        # False: its own lm_head.weight (V, C)
+    final_norm: bool = True         # False: no ln_f
+    norm: str = "pre"               # "post": LayerNorm after each residual add
+    pos: str = "rope"               # "sinusoidal" | "learned": added to tok_emb
 
     def validate(self):
         for f in ("V", "T", "C", "L", "H", "d_ff"):
@@ -40,14 +47,24 @@ class ModelConfig:
                 raise ValueError(f"config: {f}={getattr(self, f)} must be > 0")
         if self.C % self.H:
             raise ValueError(f"config: C={self.C} is not a multiple of H={self.H}")
-        if (self.C // self.H) % 2:
+        if self.norm not in NORMS:
+            raise ValueError(f"config: norm={self.norm!r} must be one of {' '.join(NORMS)}")
+        if self.pos not in POSITIONS:
+            raise ValueError(f"config: pos={self.pos!r} must be one of {' '.join(POSITIONS)}")
+        if self.pos == "rope" and (self.C // self.H) % 2:
             raise ValueError(f"config: head size D=C/H={self.C // self.H} must be even (RoPE pairs)")
+        if self.pos == "sinusoidal" and self.C % 2:
+            raise ValueError(f"config: C={self.C} must be even for pos=sinusoidal")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"config: dropout={self.dropout} must be in [0, 1)")
         if not self.rope_theta > 0:
             raise ValueError(f"config: rope_theta={self.rope_theta} must be > 0")
         return self
 
+
+NORMS = ("pre", "post")                       # ngpt_norm_placement order
+POSITIONS = ("rope", "sinusoidal", "learned")  # ngpt_pos_encoding order
+VARIANT_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "norm", "pos")
 
 TINY = ModelConfig(V=256, T=16, C=32, L=2, H=4, d_ff=64, dropout=0.0)
 DEFAULT = ModelConfig()
@@ -75,6 +92,17 @@ def rope_tables(cfg, T, dtype=torch.float64):
 _ROPE_TABLES = {}
 
 
+def sinusoid_table(cfg, dtype=torch.float64):
+    """(T, C) table of pos=sinusoidal: pe[p, 2i] = sin(p w_i), pe[p, 2i+1] =
+    cos(p w_i), w_i = theta^(-2i/C) in double, the angle rounded to float32
+    (ngpt_sinusoid_table)."""
+    half = cfg.C // 2
+    inv = np.array([math.pow(float(cfg.rope_theta), -(2.0 * i) / cfg.C) for i in range(half)])
+    ang = torch.from_numpy((np.arange(cfg.T, dtype=np.float64)[:, None] * inv[None, :])
+                           .astype(np.float32)).to(dtype)
+    return torch.stack((torch.sin(ang), torch.cos(ang)), dim=-1).flatten(-2)
+
+
 def apply_rope(x, cos, sin):
     """x (B,H,T,D), interleaved pairs (2i, 2i+1):
     x'_2i = x_2i c - x_2i+1 s, x'_2i+1 = x_2i s + x_2i+1 c."""
@@ -88,7 +116,7 @@ class Attention(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.cfg = cfg
-        self.qkv = nn.Linear(cfg.C, 3 * cfg.C, bias=False)
+        self.qkv = nn.Linear(cfg.C, 3 * cfg.C, bias=cfg.qkv_bias)
         self.proj = nn.Linear(cfg.C, cfg.C, bias=False)
         self.attn_drop = nn.Dropout(cfg.dropout)
         self.resid_drop = nn.Dropout(cfg.dropout)
@@ -102,9 +130,10 @@ class Attention(nn.Module):
         D = C // H
         q, k, v = self.qkv(x).split(C, dim=2)      # columns [0,C) q, [C,2C) k, [2C,3C) v
         q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))
-        cos, sin = rope_tables(self.cfg, pos + T, x.dtype)
-        cos, sin = cos[pos:].to(x.device), sin[pos:].to(x.device)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if self.cfg.pos == "rope":
+            cos, sin = rope_tables(self.cfg, pos + T, x.dtype)
+            cos, sin = cos[pos:].to(x.device), sin[pos:].to(x.device)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         if cache is not None:                       # keys stored after RoPE, as ngpt's
             keys, values = cache
             keys[:, :, pos:pos + T] = k
@@ -140,23 +169,32 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(cfg.C, eps=1e-5)
         self.mlp = MLP(cfg)
 
+        self.post = cfg.norm == "post"
+
     def forward(self, x, trace=False, cache=None, pos=0):
+        if self.post:       # the 2017 Transformer's order
+            x = self.ln1(x + self.attn(x, trace, cache, pos))
+            return self.ln2(x + self.mlp(x))
         x = x + self.attn(self.ln1(x), trace, cache, pos)
         return x + self.mlp(self.ln2(x))
 
 
 class NGPT(nn.Module):
-    """tokens (B,T) -> tok_emb -> dropout -> L x Block -> ln_f -> lm_head (tied)."""
+    """tokens (B,T) -> tok_emb [+ positions] -> dropout -> L x Block -> [ln_f] ->
+    lm_head (tied by default)."""
 
     def __init__(self, cfg):
         super().__init__()
         self.cfg = cfg
         self.tok_emb = nn.Embedding(cfg.V, cfg.C)
+        if cfg.pos == "learned":
+            self.pos_emb = nn.Embedding(cfg.T, cfg.C)
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.L)])
-        self.ln_f = nn.LayerNorm(cfg.C, eps=1e-5)
+        self.ln_f = nn.LayerNorm(cfg.C, eps=1e-5) if cfg.final_norm else nn.Identity()
         self.lm_head = nn.Linear(cfg.C, cfg.V, bias=False)
-        self.lm_head.weight = self.tok_emb.weight           # tied
+        if cfg.tie_lm_head:
+            self.lm_head.weight = self.tok_emb.weight       # tied
         self.apply(self._init)
 
     @staticmethod
@@ -171,7 +209,14 @@ class NGPT(nn.Module):
         KVCache, idx continues the cached sequences (at position cache.len)
         and is appended to them."""
         pos = cache.len if cache is not None else 0
-        x = self.drop(self.tok_emb(idx))
+        x = self.tok_emb(idx)
+        if self.cfg.pos != "rope":
+            at = torch.arange(pos, pos + idx.shape[1], device=idx.device)
+            if self.cfg.pos == "learned":
+                x = x + self.pos_emb(at)
+            else:
+                x = x + sinusoid_table(self.cfg, x.dtype).to(x.device)[at]
+        x = self.drop(x)
         for i, b in enumerate(self.blocks):
             x = b(x, trace, cache.layer(i) if cache is not None else None, pos)
         if cache is not None:
@@ -205,13 +250,18 @@ class KVCache:
 
 
 def param_names(cfg):
-    """Parameter tensors in ngpt order (= state_dict order without lm_head)."""
-    names = ["tok_emb.weight"]
+    """Parameter tensors in ngpt order (= state_dict order without a tied
+    lm_head; = named_parameters() order)."""
+    names = ["tok_emb.weight"] + (["pos_emb.weight"] if cfg.pos == "learned" else [])
+    block = ["ln1.weight", "ln1.bias", "attn.qkv.weight"] + \
+        (["attn.qkv.bias"] if cfg.qkv_bias else []) + \
+        ["attn.proj.weight", "ln2.weight", "ln2.bias", "mlp.fc1.weight", "mlp.fc1.bias",
+         "mlp.fc2.weight", "mlp.fc2.bias"]
     for i in range(cfg.L):
-        for n in ("ln1.weight", "ln1.bias", "attn.qkv.weight", "attn.proj.weight", "ln2.weight",
-                  "ln2.bias", "mlp.fc1.weight", "mlp.fc1.bias", "mlp.fc2.weight", "mlp.fc2.bias"):
-            names.append(f"blocks.{i}.{n}")
-    return names + ["ln_f.weight", "ln_f.bias"]
+        names += [f"blocks.{i}.{n}" for n in block]
+    if cfg.final_norm:
+        names += ["ln_f.weight", "ln_f.bias"]
+    return names + ([] if cfg.tie_lm_head else ["lm_head.weight"])
 
 
 def param_shapes(cfg):
@@ -219,11 +269,13 @@ def param_shapes(cfg):
     per = {"ln1.weight": (C,), "ln1.bias": (C,), "attn.qkv.weight": (3 * C, C),
            "attn.proj.weight": (C, C), "ln2.weight": (C,), "ln2.bias": (C,),
            "mlp.fc1.weight": (Fd, C), "mlp.fc1.bias": (Fd,), "mlp.fc2.weight": (C, Fd),
-           "mlp.fc2.bias": (C,)}
+           "mlp.fc2.bias": (C,), "attn.qkv.bias": (3 * C,)}
     out = {}
     for n in param_names(cfg):
-        if n == "tok_emb.weight":
+        if n in ("tok_emb.weight", "lm_head.weight"):
             out[n] = (V, C)
+        elif n == "pos_emb.weight":
+            out[n] = (cfg.T, C)
         elif n.startswith("ln_f."):
             out[n] = (C,)
         else:
@@ -319,7 +371,8 @@ def model_from_params(cfg, params, dtype=torch.float32):
     """An NGPT whose parameters are `params` (name -> array), converted exactly."""
     m = NGPT(cfg)
     sd = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in params.items()}
-    sd["lm_head.weight"] = sd["tok_emb.weight"]
+    if cfg.tie_lm_head:
+        sd["lm_head.weight"] = sd["tok_emb.weight"]
     m.load_state_dict(sd, strict=True)
     return m.to(dtype)
 
@@ -392,7 +445,9 @@ def write_ngpt(path, cfg, tensors, meta=None):
             mtab.append(_META.pack(k.encode(), META_F64, 0, struct.pack("<d", float(v))))
     hdr = _HDR.pack(MAGIC, VERSION, header_bytes, file_bytes, len(items), len(meta),
                     cfg.V, cfg.T, cfg.C, cfg.L, cfg.H, cfg.d_ff,
-                    float(cfg.dropout), float(cfg.rope_theta), 0, 1, 1, 0, 0)
+                    float(cfg.dropout), float(cfg.rope_theta), int(cfg.qkv_bias),
+                    int(cfg.tie_lm_head), int(cfg.final_norm), NORMS.index(cfg.norm),
+                    POSITIONS.index(cfg.pos))
     head = hdr + b"".join(table) + b"".join(mtab)
     body = head + b"\0" * (header_bytes - len(head)) + b"".join(blobs)
     assert len(body) == file_bytes - 8
@@ -427,14 +482,15 @@ def read_ngpt(path):
     got = xxh3_64(data[:file_bytes - 8])
     if got != want:
         raise FormatError(f"{path}: checksum mismatch (stored {want:016x}, computed {got:016x})")
-    if (qkv_bias, tie, final_norm, norm, pos) != (0, 1, 1, 0, 0):
-        raise FormatError(f"{path}: model variant (qkv_bias={qkv_bias} tie_lm_head={tie} "
-                          f"final_norm={final_norm} norm={norm} pos={pos}) is not the original's")
+    if max(qkv_bias, tie, final_norm) > 1 or norm >= len(NORMS) or pos >= len(POSITIONS):
+        raise FormatError(f"{path}: unknown model variant (qkv_bias={qkv_bias} tie_lm_head={tie} "
+                          f"final_norm={final_norm} norm={norm} pos={pos})")
     if header_bytes % 64 or header_bytes < 128 + 128 * n_t + 64 * n_m or header_bytes > file_bytes - 8:
         raise FormatError(f"{path}: bad header_bytes {header_bytes}")
     # the shortest decimal that rounds to the stored float32 (0.1, not 0.10000000149)
     f32 = lambda x: float(str(np.float32(x)))  # noqa: E731
-    cfg = ModelConfig(V, T, C, L, H, d_ff, f32(dropout), f32(theta)).validate()
+    cfg = ModelConfig(V, T, C, L, H, d_ff, f32(dropout), f32(theta), bool(qkv_bias), bool(tie),
+                      bool(final_norm), NORMS[norm], POSITIONS[pos]).validate()
     tensors = {}
     for i in range(n_t):
         name, dtype, ndim, s0, s1, s2, s3, off, nbytes = _TENSOR.unpack_from(data, 128 + 128 * i)

@@ -7,6 +7,10 @@ stated tolerance, greedy 64-byte continuations identical; export -> PyTorch
 logits equal ngpt's; import -> export and .ngpt -> export -> import round
 trips bit-exact; bad checkpoints rejected naming the key; AdamW state
 survives the round trip (training continues bit-identically in PyTorch).
+The same for every model variant (ngpt_config's switches, one at a time and
+all together, tiny config, the tiny tolerance): logits, greedy text with and
+without the cache, the round trips, and 3 training steps continued in the
+other framework (the gradients after each step).
 
 Tolerance (max abs logit error against the float64 PyTorch model): 1e-5 for
 the tiny config, 5e-5 for the default one, the same as tests/test_golden.c
@@ -138,8 +142,8 @@ class Ngpt:
 def test_config(ng, name, cfg, tol, tmp, cfg_style):
     model = random_model(cfg, seed=1234 + cfg.C)
     pt, ck, back = (os.path.join(tmp, f"{name}.{e}") for e in ("pt", "ngpt", "back.pt"))
-    cfg_obj = ModelConfig(**dataclasses.asdict(cfg)) if cfg_style == "dataclass" \
-        else dataclasses.asdict(cfg)
+    sizes = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(ModelConfig)}
+    cfg_obj = ModelConfig(**sizes) if cfg_style == "dataclass" else dataclasses.asdict(cfg)
     torch.save({"model_state": model.state_dict(), "model_cfg": cfg_obj}, pt)
     check(run(CONVERT + ["import", pt, ck]).returncode == 0, f"{name}: import")
 
@@ -224,6 +228,8 @@ def test_rejects(tmp):
     sd = random_model(cfg, seed=3).state_dict()
     cases = {
         "unknown": ({**sd, "blocks.0.attn.bias": torch.zeros(4)}, "blocks.0.attn.bias"),
+        "proj bias": ({**sd, "blocks.1.attn.proj.bias": torch.zeros(cfg.C)},
+                      "blocks.1.attn.proj.bias"),
         "missing": ({k: v for k, v in sd.items() if k != "ln_f.bias"}, "ln_f.bias"),
         "shape": ({**sd, "blocks.1.mlp.fc2.weight": sd["blocks.1.mlp.fc2.weight"].t().contiguous()},
                   "blocks.1.mlp.fc2.weight"),
@@ -231,7 +237,10 @@ def test_rejects(tmp):
     }
     for what, (bad, key) in cases.items():
         pt = os.path.join(tmp, f"bad_{what}.pt")
-        torch.save({"model_state": bad, "model_cfg": dataclasses.asdict(cfg)}, pt)
+        # the stored config says tied: an lm_head that differs cannot be it
+        stored = {**dataclasses.asdict(cfg), "tie_lm_head": True} if what == "untied" \
+            else {f: getattr(cfg, f) for f in ("V", "T", "C", "L", "H", "d_ff", "dropout", "rope_theta")}
+        torch.save({"model_state": bad, "model_cfg": stored}, pt)
         p = run(CONVERT + ["import", pt, os.path.join(tmp, "bad.ngpt")], expect_ok=False)
         ok = p.returncode != 0 and key in p.stderr
         print(f"reject {what}: exit {p.returncode}: {p.stderr.strip()[:160]}")
@@ -298,7 +307,7 @@ def test_optimizer(ng, tmp):
     check(same, "training after the optimizer round trip differs")
 
 
-def test_training(ng, build, tmp):
+def test_training(ng, build, tmp, cfg=None, name="tiny"):
     """A model trained a few steps with ngpt, exported, continues training in
     PyTorch; one trained in PyTorch, imported, continues in ngpt. Each
     continuation is compared with the other framework's own continuation
@@ -308,7 +317,7 @@ def test_training(ng, build, tmp):
         print("PENDING: the training API (ngpt_checkpoint_save_train) is not in this tree: the "
               "ngpt <-> PyTorch training continuation test is not run")
         return
-    cfg = dataclasses.replace(nt.TINY, dropout=0.0)
+    cfg = dataclasses.replace(cfg or nt.TINY, dropout=0.0)
     B, T, lr = 2, 16, 1e-3
     win = np.frombuffer(TEXT[:B * (T + 1)], dtype=np.uint8).astype(np.int64).reshape(B, T + 1)
     wf = os.path.join(tmp, "win.i32")
@@ -349,7 +358,7 @@ def test_training(ng, build, tmp):
         return max(float(np.max(np.abs(p.detach().numpy() - t[n]))) for n, p in m.named_parameters())
 
     base = random_model(cfg, seed=21)
-    p0, n0 = os.path.join(tmp, "t0.pt"), os.path.join(tmp, "t0.ngpt")
+    p0, n0 = os.path.join(tmp, f"{name}_t0.pt"), os.path.join(tmp, f"{name}_t0.ngpt")
     torch.save({"model_state": base.state_dict(), "model_cfg": dataclasses.asdict(cfg)}, p0)
     run(CONVERT + ["import", p0, n0])
 
@@ -362,7 +371,7 @@ def test_training(ng, build, tmp):
     check(int(opt.state_dict()["state"][0]["step"]) == 3, "exported AdamW step count")
     lt = torch_steps(m, opt, 3)
     dl, dp = max(abs(a - b) for a, b in zip(lb, lt)), param_err(m, n6)
-    print(f"ngpt 3 steps -> export -> PyTorch 3 steps vs ngpt 6 steps: losses {la + lt}, "
+    print(f"{name}: ngpt 3 steps -> export -> PyTorch 3 steps vs ngpt 6 steps: losses {la + lt}, "
           f"max loss diff {dl:.3g}, max param diff {dp:.3g}")
     check(dl <= 1e-5 and dp <= 1e-5, f"continuation in PyTorch differs: loss {dl:.3g} param {dp:.3g}")
 
@@ -376,7 +385,7 @@ def test_training(ng, build, tmp):
     ln = ngpt_steps(q6, os.path.join(tmp, "q6.ngpt"), 3)
     lt2 = torch_steps(m, opt, 3)
     dl, dp = max(abs(a - b) for a, b in zip(ln, lt2)), param_err(m, os.path.join(tmp, "q6.ngpt"))
-    print(f"PyTorch 3 steps -> import -> ngpt 3 steps vs PyTorch 6 steps: losses {lt + ln}, "
+    print(f"{name}: PyTorch 3 steps -> import -> ngpt 3 steps vs PyTorch 6 steps: losses {lt + ln}, "
           f"max loss diff {dl:.3g}, max param diff {dp:.3g}")
     check(dl <= 1e-5 and dp <= 1e-5, f"continuation in ngpt differs: loss {dl:.3g} param {dp:.3g}")
 
@@ -437,6 +446,18 @@ def test_cli_training(ng, tmp):
     check(r.returncode == 0 and meta.get("train.step") == 10, "ngpt train --resume of an imported model")
 
 
+# The model variants (ngpt_config's switches), one at a time and together.
+VARIANTS = (
+    ("qkv_bias", dict(qkv_bias=True)),
+    ("untied", dict(tie_lm_head=False)),
+    ("no_final_norm", dict(final_norm=False)),
+    ("post_norm", dict(norm="post")),
+    ("sinusoidal", dict(pos="sinusoidal")),
+    ("learned", dict(pos="learned")),
+    ("all", dict(qkv_bias=True, tie_lm_head=False, final_norm=False, norm="post", pos="learned")),
+)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -452,6 +473,10 @@ def main():
         test_optimizer(ng, tmp)
         test_training(ng, args.build, tmp)
         test_cli_training(ng, tmp)
+        for label, kw in VARIANTS:
+            cfg = dataclasses.replace(nt.TINY, dropout=0.1, **kw)
+            test_config(ng, label, cfg, 1e-5, tmp, "dict")
+            test_training(ng, args.build, tmp, cfg, label)
     print(f"test_interop: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
