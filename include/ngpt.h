@@ -243,10 +243,10 @@ ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_i
 /* Finds a tensor by name; NGPT_ERR_BAD_ARG if there is none. */
 ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info);
 /* All parameters as one array of `count` floats (writable: tests, importers).
- * Forwards read them as they are; decode steps use a packed copy made from
- * them after this call (or init, load, the start of generation), so call it
- * again after writing through an old pointer before decoding with
- * ngpt_cache_*. */
+ * Forwards read them as they are; prefill and decode use a packed copy made
+ * from them after this call (or init, load, the start of generation), so
+ * call it again after writing through an old pointer before prefilling or
+ * decoding with ngpt_cache_*. */
 ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */

@@ -81,17 +81,15 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
 /* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l,
  * W = w stored (out, in) as in PyTorch: a cached pass (prefill, decode)
  * multiplies by the packed copy of W (packed.h), a full pass by the
- * parameters through gemm, which packs its blocks itself. The copy is
- * refreshed here, on first use. */
+ * parameters through gemm, which packs its blocks itself (ngpt_model_pass
+ * refreshes the copy before a cached pass). */
 static void linear(ngpt_context *ctx, const ngpt_pass *ps, int l, ngpt_linear which, float *y,
                    const float *x, const float *w, const float *bias, int rows, int in, int out)
 {
-    if (ps->cached) {
-        ngpt_packed_refresh(ctx);
+    if (ps->cached)
         ngpt_op_linear_packed(ctx, y, x, ngpt_packed_w(ctx, l, which), bias, rows, in, out);
-    } else {
+    else
         ngpt_op_linear(ctx, y, x, w, bias, rows, in, out);
-    }
 }
 
 /* One transformer block (DESIGN §1), in place on the residual stream.
@@ -181,6 +179,7 @@ void ngpt_model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
     /* generation is always eval: dropout only in a full pass */
     const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
+    if (ps->cached) ngpt_packed_refresh(ctx);   /* the parameters may have changed */
 
     /* embedding (B,T) -> (B,T,C) [+ positions], then dropout (site: layer index L) */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
