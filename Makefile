@@ -76,11 +76,15 @@ ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
 LDLIBS  += -lsleef -lxxhash -lm -lpthread
 LDFLAGS += $(SANFLAGS)
 
-LIB_SRC := $(wildcard src/*.c) $(filter-out $(if $(filter scalar,$(ARCH)),,src/ref/active.c),$(wildcard src/ref/*.c))
+# The library: every layer folder of src/ (docs/ARCHITECTURE.md), the
+# reference kernels, and the kernels of the chosen ISA.
+LIB_SRC := $(filter-out src/ref/active.c,$(wildcard src/*/*.c)) $(if $(filter scalar,$(ARCH)),src/ref/active.c)
 ifneq ($(ARCH),scalar)
   LIB_SRC += $(wildcard arch/$(ARCH)/*.c)
 endif
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# Every portable source (check-apple compiles them with the NEON kernels).
+LIB_SRC_ALL_ISA := $(filter-out src/ref/active.c,$(wildcard src/*/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -109,7 +113,7 @@ all: deps $(LIB) $(CLI) $(CORPUS)
 # The bundled training corpus: the project's own docs and sources, gathered
 # at build time so `ngpt train` without --data works on a fresh clone.
 CORPUS_SRC := $(sort $(wildcard README.md docs/*.md)) include/ngpt.h \
-              $(sort $(wildcard src/*.h src/*.c src/ref/*.c cli/*.h cli/*.c tests/*.h tests/*.c)) Makefile
+              $(sort $(wildcard src/*.h src/*/*.h src/*/*.c cli/*.h cli/*.c tests/*.h tests/*.c)) Makefile
 $(CORPUS): $(CORPUS_SRC)
 	@mkdir -p $(dir $@)
 	cat $(CORPUS_SRC) > $@
@@ -195,7 +199,7 @@ examples: all
 # __APPLE__/__aarch64__ with clang (NEON, inline asm for Mach-O, warnings);
 # not macOS's own headers (README: building on a Mac).
 APPLE_DIR := build/apple-check
-APPLE_SRC := $(wildcard src/*.c src/ref/*.c arch/neon/*.c cli/*.c) $(BENCH_LAYER_SRC) $(KCASE_SRC)
+APPLE_SRC := $(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c cli/*.c) $(BENCH_LAYER_SRC) $(KCASE_SRC)
 APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
 APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
                 -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Itests/kernels \

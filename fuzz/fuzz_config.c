@@ -8,7 +8,7 @@
  * config and always NUL-terminates. */
 #include <math.h>
 
-#include "checkpoint.h"     /* ngpt_config_compare */
+#include "runtime/config.h"     /* ngpt_config_compare */
 #include "fuzz.h"
 
 #define MAX_LINES 32

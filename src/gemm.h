@@ -27,7 +27,7 @@
  *
  * Workspace: gemm takes `work`, NGPT_GEMM_WORK_BYTES bytes aligned to 64,
  * private to the call while it runs: the arena holds one per thread,
- * thread t's at plan.gemm_work + t * NGPT_GEMM_WORK_FLOATS. It holds the
+ * thread t's at plan.threads.gemm_work + t * NGPT_GEMM_WORK_FLOATS. It holds the
  * packed A and B blocks and, when accumulating over more than one k block,
  * the partial chains. gemm_packed needs none (its B is packed already, its
  * A read in place). Nothing larger than about 8 KiB goes on the stack, so

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ngpt.h"
-#include "rng.h"
+#include "base/rng.h"
 
 typedef struct golden_entry {
     char name[65];

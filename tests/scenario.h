@@ -9,8 +9,8 @@
 
 #include "test.h"
 
-#include "internal.h"   /* the pool's inline threshold: split even tiny jobs */
-#include "pool.h"
+#include "runtime/context.h"   /* the pool's inline threshold: split even tiny jobs */
+#include "runtime/pool.h"
 
 /* How a run's contexts are made: the thread count, every job split, and
  * (dirty) a caller arena filled with NaN bytes instead of the library's. */
@@ -58,7 +58,7 @@ static ngpt_context *scenario_make(const ngpt_config *cfg, ngpt_mode mode, int32
         CHECK_OK(ngpt_context_init(&ctx, cfg, &s, NULL, 0));
     }
     if (!ctx) return NULL;
-    if (v.split_all) ctx->plan.pool->inline_below = 0.0;
+    if (v.split_all) ctx->plan.threads.pool->inline_below = 0.0;
     CHECK_OK(ngpt_params_init(ctx, 5));
     return ctx;
 }

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "test.h"
 
 static char path[256], path2[256];

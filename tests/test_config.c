@@ -2,7 +2,7 @@
  * parsing, and size overflow (also where size_t is 32 bits). */
 #include <math.h>
 
-#include "checkpoint.h"   /* ngpt_config_compare */
+#include "runtime/config.h"   /* ngpt_config_compare */
 #include "test.h"
 
 static void defaults(void)

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "test.h"
 
 #ifdef __linux__

@@ -7,8 +7,8 @@
 
 #include "test.h"
 
-#include "internal.h"   /* the pool's inline threshold: split even tiny jobs */
-#include "pool.h"
+#include "runtime/context.h"   /* the pool's inline threshold: split even tiny jobs */
+#include "runtime/pool.h"
 
 /* Golden checksums: produced by the scalar reference, identical on x86-64,
  * AArch64 and ARMv7 (qemu). A change here is a change of the model's
@@ -29,7 +29,7 @@ static ngpt_context *make(ngpt_config cfg, int batch, int seq, ngpt_trace trace,
     s.batch = batch, s.seq = seq, s.trace = trace, s.threads = threads;
     ngpt_context *ctx = NULL;
     CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
-    if (ctx && threads > 1) ctx->plan.pool->inline_below = 0.0;
+    if (ctx && threads > 1) ctx->plan.threads.pool->inline_below = 0.0;
     if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
     return ctx;
 }

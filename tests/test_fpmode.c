@@ -15,12 +15,12 @@
 #include <float.h>
 #include <math.h>
 
-#include "fpmode.h"
+#include "base/fpmode.h"
 #include "gemm.h"
-#include "internal.h"   /* the pool's inline threshold: split even tiny jobs */
+#include "runtime/context.h"   /* the pool's inline threshold: split even tiny jobs */
 #include "kernels.h"
 #include "kernels/kcase.h"
-#include "pool.h"
+#include "runtime/pool.h"
 #include "test.h"
 
 #if defined(__arm__)
@@ -116,7 +116,7 @@ static ngpt_context *make(const ngpt_config *cfg, ngpt_shape shape, int32_t thre
     ngpt_context *ctx = NULL;
     shape.threads = threads;
     CALL(ngpt_context_init(&ctx, cfg, &shape, NULL, 0));
-    if (ctx) ctx->plan.pool->inline_below = 0.0;
+    if (ctx) ctx->plan.threads.pool->inline_below = 0.0;
     return ctx;
 }
 

@@ -12,7 +12,7 @@
 
 #include "kernels.h"
 #include "kernels/gemm_def.h"
-#include "rng.h"
+#include "base/rng.h"
 #include "test.h"
 
 static const ngpt_kernels *A = &ngpt_kernels_active, *R = &ngpt_kernels_ref;

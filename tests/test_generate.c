@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "cache.h"        /* the cache's keys and values; the run state (internal.h) */
+#include "model/kv.h"     /* the cache's keys and values; the run state (runtime/context.h) */
 #include "test.h"
 
 enum { V = 256, T = 16 };

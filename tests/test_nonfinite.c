@@ -6,7 +6,7 @@
  * ngpt_optim_skip then moves on to the next batch. */
 #include <math.h>
 
-#include "internal.h"
+#include "runtime/context.h"
 #include "test.h"
 
 static const char text[] =

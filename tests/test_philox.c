@@ -2,7 +2,7 @@
  * and the samplers built on it. */
 #include <math.h>
 
-#include "rng.h"
+#include "base/rng.h"
 #include "test.h"
 
 static void kat(void)

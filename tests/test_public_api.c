@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/error.h"
 #include "test.h"
 
 /* True if the message starts with "<the function called in expr>: " and

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "test.h"
 
 /* fuzz_checkpoint_mem: a stored config with L = 687865857 passed validation

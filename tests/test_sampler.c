@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "test.h"
-#include "sampler.h"
+#include "generate/sampler.h"
 
 enum { V = 8 };
 
@@ -15,13 +15,13 @@ static ngpt_context *ctx;
 static int survivors(const ngpt_sampler *s, const float *logits, const int32_t *recent, int nr,
                      int32_t *ids, float *probs)
 {
-    float *z = ctx->plan.samp_z;
+    float *z = ctx->plan.samp.z;
     CHECK_OK(ngpt_sampler_adjust(ctx, s, logits, recent, nr, z));
     int32_t n = 0;
     ngpt_sampler_filter(ctx, s, z, &n);
     for (int i = 0; i < n; i++) {
-        ids[i] = ctx->plan.samp_idx[i];
-        if (probs) probs[i] = ctx->plan.samp_p[i];
+        ids[i] = ctx->plan.samp.idx[i];
+        if (probs) probs[i] = ctx->plan.samp.p[i];
     }
     return n;
 }
@@ -150,11 +150,11 @@ int main(void)
     int n1 = survivors(&s, lg, recent, 4, i1, p1);
     CHECK(prob_of(i1, p1, n1, 5) < prob_of(i0, p0, n0, 5), "penalty on a positive logit");
     CHECK(prob_of(i1, p1, n1, 4) < prob_of(i0, p0, n0, 4), "penalty on a negative logit");
-    CHECK(ctx->plan.samp_z[4] == -1.5f && ctx->plan.samp_z[5] == 2.0f / 1.5f,
-          "penalised logits %g %g", (double)ctx->plan.samp_z[4], (double)ctx->plan.samp_z[5]);
+    CHECK(ctx->plan.samp.z[4] == -1.5f && ctx->plan.samp.z[5] == 2.0f / 1.5f,
+          "penalised logits %g %g", (double)ctx->plan.samp.z[4], (double)ctx->plan.samp.z[5]);
     s.repeat_window = 3;            /* only the last 3: token 5 is out of the window */
     n1 = survivors(&s, lg, recent, 4, i1, p1);
-    CHECK(ctx->plan.samp_z[5] == 2.0f, "window ignored");
+    CHECK(ctx->plan.samp.z[5] == 2.0f, "window ignored");
     s.repeat_penalty = 1.0f;
     s.repeat_window = 0;
 

@@ -2,7 +2,7 @@
  * Philox block e / 4 of the key's stream (rng.h), so it depends on neither
  * the thread count nor the vector width. */
 #include "../kernels.h"
-#include "../rng.h"
+#include "../base/rng.h"
 
 void ngpt_f32_dropout_ref(float *y, const float *x, size_t n, uint64_t first,
                           const ngpt_dropout_key *key)

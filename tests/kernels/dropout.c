@@ -4,7 +4,7 @@
  *   INPLACE  y overwrites x, as the model calls it;
  *   TINY     x holds subnormal and tiny values (x * scale flushes on ARMv7). */
 #include "kcase.h"
-#include "rng.h"
+#include "base/rng.h"
 
 enum { LONG = 1, INPLACE = 2, TINY = 4 };
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kcase.h"
-#include "rng.h"
+#include "base/rng.h"
 
 const kc_entry kc_all[] = {
 #define NGPT_KERNEL(kernel, op, ...) {#kernel, #op, &kc_##kernel},

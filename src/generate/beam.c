@@ -1,0 +1,180 @@
+/* beam.c — beam search of width W over KV slots 0..W-1.
+ *
+ * Each step, every live beam b scores its continuations t with
+ * score(b) + log softmax(z_b)[t] (z_b: logits after the sampler's ban, bias
+ * and repetition penalty; temperature and filters do not apply). The 2W best
+ * candidates, ordered by (score desc, logit desc, beam asc, token asc), are
+ * taken in turn: one ending in end_token or a stop sequence becomes a
+ * finished hypothesis (output cut before the stop sequence; the pool keeps
+ * the W best by normalised score), the others become the next live beams
+ * until there are W. Normalised score = score / len^length_penalty with len
+ * the generated tokens including the last one. The search ends when W
+ * hypotheses are finished, no beam is live, max_tokens is reached or the
+ * context is full (beams do not slide); the answer is the best normalised
+ * score among finished and live hypotheses (finished first on ties).
+ * Width 1 picks the argmax each step: it equals greedy sampling. */
+#include <math.h>
+#include <sleef.h>
+#include <string.h>
+
+#include "generate/beam.h"
+#include "generate/sampler.h"
+#include "generate/stop.h"
+#include "model/model.h"
+#include "model/kv.h"
+
+static bool cand_before(const ngpt_beam_cand *a, const ngpt_beam_cand *b)
+{
+    if (a->score != b->score) return a->score > b->score;
+    if (a->z != b->z) return a->z > b->z;
+    if (a->beam != b->beam) return a->beam < b->beam;
+    return a->tok < b->tok;
+}
+
+/* Inserts c into the sorted list (n entries, capacity cap). */
+static void cand_insert(ngpt_beam_cand *list, int32_t *n, int32_t cap, const ngpt_beam_cand *c)
+{
+    if (*n == cap && !cand_before(c, &list[cap - 1])) return;
+    int32_t i = *n < cap ? (*n)++ : cap - 1;
+    while (i > 0 && cand_before(c, &list[i - 1])) {
+        list[i] = list[i - 1];
+        i--;
+    }
+    list[i] = *c;
+}
+
+static float normalise(float score, int32_t len, float penalty)
+{
+    return score / Sleef_finz_powf1_u10purecfma((float)len, penalty);
+}
+
+/* Adds a finished hypothesis (the first n_keep generated tokens of beam b's
+ * continuation by tok) to the pool if it is among the W best. */
+static void finish(ngpt_context *ctx, int32_t W, int32_t *nf, const ngpt_beam_cand *c,
+                   int32_t prompt_len, int32_t gen, int32_t n_keep, float penalty, int32_t reason)
+{
+    ngpt_plan *p = &ctx->plan;
+    const size_t TC = (size_t)ctx->cfg.context_len;
+    float s = normalise(c->score, gen, penalty);
+    int32_t slot = *nf;
+    if (*nf == W) {     /* replace the worst (the last of the worst on ties) if s beats it */
+        slot = 0;
+        for (int32_t i = 1; i < W; i++)
+            if (p->beam.fin_score[i] <= p->beam.fin_score[slot]) slot = i;
+        if (!(s > p->beam.fin_score[slot])) return;
+    } else {
+        (*nf)++;
+    }
+    int32_t *dst = p->beam.fin_tok + (size_t)slot * TC;
+    const int32_t *src = ngpt_kv_tokens(ctx, c->beam) + prompt_len;
+    for (int32_t i = 0; i < n_keep; i++) dst[i] = i < gen - 1 ? src[i] : c->tok;
+    p->beam.fin_len[slot] = n_keep;
+    p->beam.fin_score[slot] = s;
+    p->beam.work[3 * W + slot] = reason;
+}
+
+ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
+                             const int32_t *prompt, int32_t prompt_len, int32_t *out,
+                             ngpt_token_fn fn, void *user, ngpt_generate_result *res)
+{
+    ngpt_plan *p = &ctx->plan;
+    const int32_t W = gc->beam_width, V = ctx->cfg.vocab_size, T = ctx->cfg.context_len;
+    const size_t TC = (size_t)T;
+    const float *row;
+    ngpt_status st;
+    ngpt_model_prefill(ctx, 0, prompt, prompt_len, &row);
+    if (gc->on_prefilled) gc->on_prefilled(user);
+
+    int32_t nb = 1, nf = 0, gen = 0;
+    p->beam.score[0] = 0.0f;
+    ngpt_stop_reason reason = NGPT_STOP_MAX_TOKENS;
+    for (;;) {
+        /* the 2W best continuations of the live beams */
+        ngpt_beam_cand *cand = p->beam.cand;
+        int32_t nc = 0;
+        for (int32_t b = 0; b < nb; b++) {
+            const float *logits = gen == 0 ? row : p->logits + (size_t)b * V;
+            float *z = p->beam.z, *pr = p->beam.p;
+            if ((st = ngpt_sampler_adjust(ctx, &gc->sampler, logits, ngpt_kv_tokens(ctx, b),
+                                          ngpt_kv_len(ctx, b), z)))
+                return st;
+            ctx->k->softmax(pr, z, V);
+            for (int32_t t = 0; t < V; t++) {
+                if (!(pr[t] > 0.0f)) continue;
+                ngpt_beam_cand c = {p->beam.score[b] + Sleef_finz_logf1_u10purecfma(pr[t]), z[t],
+                                    b, t};
+                cand_insert(cand, &nc, 2 * W, &c);
+            }
+        }
+        gen++;
+        /* take them in order: finished hypotheses or the next live beams */
+        int32_t nl = 0;
+        for (int32_t i = 0; i < nc && nl < W; i++) {
+            const ngpt_beam_cand c = cand[i];
+            const int32_t *tail = ngpt_kv_tokens(ctx, c.beam) + ngpt_kv_len(ctx, c.beam);
+            int32_t m = c.tok == gc->end_token ? -1 : ngpt_stop_match(gc, tail, gen - 1, c.tok, NULL);
+            if (m < 0) {
+                finish(ctx, W, &nf, &c, prompt_len, gen, gen - 1, gc->length_penalty,
+                       NGPT_STOP_END_TOKEN);
+            } else if (m > 0) {
+                finish(ctx, W, &nf, &c, prompt_len, gen, gen - m, gc->length_penalty,
+                       NGPT_STOP_SEQUENCE);
+            } else {
+                p->beam.parent[nl] = c.beam;
+                p->beam.tok[nl] = c.tok;
+                p->beam.score[nl] = c.score;
+                nl++;
+            }
+        }
+        nb = nl;
+        if (nf == W || nb == 0) break;
+        if (gen >= gc->max_tokens) break;
+        if (ngpt_kv_len(ctx, 0) >= T) {
+            reason = NGPT_STOP_CONTEXT_FULL;
+            break;
+        }
+        ngpt_kv_reorder(ctx, p->beam.parent, nb, p->beam.work);
+        ngpt_model_append(ctx, 0, nb, p->beam.tok, 1);
+    }
+
+    /* the answer: best normalised score, finished hypotheses first on ties */
+    int32_t best_f = -1, best_l = -1;
+    float best = -INFINITY;
+    for (int32_t i = 0; i < nf; i++)
+        if (best_f < 0 || p->beam.fin_score[i] > best) {
+            best_f = i;
+            best = p->beam.fin_score[i];
+        }
+    for (int32_t i = 0; i < nb; i++) {
+        float s = normalise(p->beam.score[i], gen, gc->length_penalty);
+        if ((best_f < 0 && best_l < 0) || s > best) {
+            best_l = i;
+            best_f = -1;
+            best = s;
+        }
+    }
+    const int32_t *toks;
+    int32_t n;
+    if (best_f >= 0) {
+        toks = p->beam.fin_tok + (size_t)best_f * TC;
+        n = p->beam.fin_len[best_f];
+        reason = (ngpt_stop_reason)p->beam.work[3 * W + best_f];
+    } else {    /* a live beam: its parent's tokens then its new token */
+        int32_t par = p->beam.parent[best_l];
+        int32_t *dst = p->beam.fin_tok;     /* the pool is no longer needed */
+        memcpy(dst, ngpt_kv_tokens(ctx, par) + prompt_len, (size_t)(gen - 1) * sizeof(int32_t));
+        dst[gen - 1] = p->beam.tok[best_l];
+        toks = dst;
+        n = gen;
+    }
+    ngpt_output sm = {.out = out, .fn = fn, .user = user};
+    for (int32_t i = 0; i < n; i++)
+        if (!ngpt_output_put(&sm, toks[i])) {
+            reason = NGPT_STOP_CALLBACK;
+            break;
+        }
+    res->n_generated = gen;
+    res->n_tokens = sm.n_out;
+    res->reason = reason;
+    return NGPT_OK;
+}

@@ -1,0 +1,253 @@
+/* generate.c — ngpt_model_generate: validates the request once, then runs
+ * beam search (beam.c) or the sampling loop here: prefill the prompt, then
+ * sample, stream and feed one token at a time (DESIGN §1 "Generation").
+ * The window is slot 0 of the KV cache (model/kv.h); when it holds T tokens it
+ * slides like the original (recompute the last T tokens from position 0) or
+ * shifts (drop the oldest half of the cache, ngpt_kv_shift). */
+#include <string.h>
+
+#include "base/fpmode.h"
+#include "generate/beam.h"
+#include "generate/sampler.h"
+#include "generate/stop.h"
+#include "model/kv.h"
+#include "model/model.h"
+#include "runtime/dropout.h"
+
+ngpt_generate_config ngpt_generate_config_default(void)
+{
+    ngpt_generate_config g = {.sampler = ngpt_sampler_default(), .max_tokens = 256,
+                              .end_token = -1, .stop = NULL, .n_stop = 0,
+                              .context_mode = NGPT_CONTEXT_EXACT,
+                              .stop_at_context_full = false, .no_cache = false,
+                              .beam_width = 0, .length_penalty = 1.0f, .on_prefilled = NULL};
+    return g;
+}
+
+const char *ngpt_stop_reason_string(ngpt_stop_reason r)
+{
+    switch (r) {
+    case NGPT_STOP_NONE: return "none";
+    case NGPT_STOP_MAX_TOKENS: return "max tokens";
+    case NGPT_STOP_END_TOKEN: return "end token";
+    case NGPT_STOP_SEQUENCE: return "stop sequence";
+    case NGPT_STOP_CALLBACK: return "stopped by the callback";
+    case NGPT_STOP_CONTEXT_FULL: return "context full";
+    }
+    return "unknown";
+}
+
+/* The whole request, once: the loop below trusts it. */
+static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
+                            const int32_t *prompt, int32_t prompt_len, const int32_t *out,
+                            int32_t out_cap)
+{
+#define FN "ngpt_model_generate: "
+    if (!ctx || !gc || !prompt) return ngpt_fail(NGPT_ERR_NULL_ARG, FN "NULL argument");
+    if (!ngpt_kv_planned(ctx))
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, FN "the context was planned for training; "
+                         "generation needs an NGPT_MODE_INFER context");
+    const int32_t T = ctx->cfg.context_len, V = ctx->cfg.vocab_size;
+    ngpt_status st = ngpt_sampler_check(&gc->sampler, V);
+    if (st) return ngpt_prefixed("ngpt_model_generate", st);
+    if (prompt_len < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "the prompt needs at least one token");
+    for (int32_t i = 0; i < prompt_len; i++)
+        if (prompt[i] < 0 || prompt[i] >= V)
+            return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "prompt[%d] = %d is not a token id in 0..%d",
+                             (int)i, (int)prompt[i], (int)V - 1);
+    if (gc->max_tokens < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "max_tokens must be >= 1, got %d",
+                         (int)gc->max_tokens);
+    if (out && out_cap < gc->max_tokens)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "out holds %d tokens, fewer than max_tokens = %d",
+                         (int)out_cap, (int)gc->max_tokens);
+    if (gc->end_token < -1 || gc->end_token >= V)
+        return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "end_token %d is not -1 or a token id in 0..%d",
+                         (int)gc->end_token, (int)V - 1);
+    if (gc->n_stop < 0 || (gc->n_stop > 0 && !gc->stop))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "n_stop = %d needs a stop array", (int)gc->n_stop);
+    for (int32_t s = 0; s < gc->n_stop; s++) {
+        size_t m = gc->stop[s] ? strlen(gc->stop[s]) : 0;
+        if (m < 1 || m > (size_t)T)
+            return ngpt_fail(NGPT_ERR_BAD_ARG, FN "stop sequence %d must be 1..T=%d bytes long, "
+                             "got %zu", (int)s, (int)T, m);
+    }
+    if (gc->beam_width < 0)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "beam_width must be >= 0 (0 = sampling), got %d",
+                         (int)gc->beam_width);
+    if (gc->beam_width > ctx->shape.batch)
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "beam width %d needs a context planned with "
+                         "batch >= %d (it has %d)", (int)gc->beam_width, (int)gc->beam_width,
+                         (int)ctx->shape.batch);
+    if (!(gc->length_penalty >= -16.0f && gc->length_penalty <= 16.0f))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "length_penalty must be in [-16, 16], got %g",
+                         (double)gc->length_penalty);
+    if (gc->context_mode != NGPT_CONTEXT_EXACT && gc->context_mode != NGPT_CONTEXT_SHIFT)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "context_mode %d is not an ngpt_context_mode value",
+                         (int)gc->context_mode);
+    if (gc->no_cache && gc->context_mode == NGPT_CONTEXT_SHIFT)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "no_cache recomputes the exact window; "
+                         "NGPT_CONTEXT_SHIFT needs the cache (use one or the other)");
+    if (gc->context_mode == NGPT_CONTEXT_SHIFT && ctx->cfg.pos != NGPT_POS_ROPE)
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, FN "NGPT_CONTEXT_SHIFT re-rotates RoPE keys; a "
+                         "model with absolute positions (pos=%s) slides exactly (NGPT_CONTEXT_EXACT)",
+                         ctx->cfg.pos == NGPT_POS_LEARNED ? "learned" : "sinusoidal");
+    if (gc->no_cache && ctx->shape.seq < T)
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "no_cache recomputes up to T=%d tokens but the "
+                         "context was planned with seq=%d; plan seq = T", (int)T,
+                         (int)ctx->shape.seq);
+    return NGPT_OK;
+#undef FN
+}
+
+/* The sampling loop's window. tokens[0..n) are the last n <= T tokens of
+ * prompt and output: stop sequences match their tail and held-back tokens
+ * are read from it. seen[0..n_seen) are the tokens the model's context holds
+ * (the repetition penalty reads them). Exact: one list, slot 0's token list.
+ * no_cache (no keys or values kept): one list, the window's own copy
+ * (plan.gen.window). Shift: seen is slot 0's token list, which the shift
+ * cuts to half, and tokens the own copy. */
+typedef struct window {
+    const int32_t *tokens;
+    int32_t n;
+    const int32_t *seen;
+    int32_t n_seen;
+    const float *row;           /* logits of the token after tokens[n-1] */
+} window;
+
+static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, const int32_t *prompt,
+                         int32_t len, window *w)
+{
+    int32_t *own = ctx->plan.gen.window;
+    w->n = len;
+    if (gc->no_cache) {
+        memcpy(own, prompt, (size_t)len * sizeof(int32_t));
+        ngpt_model_forward_unchecked(ctx, own, 1, len, NULL, NULL);
+        w->row = ctx->plan.logits + (size_t)(len - 1) * ctx->cfg.vocab_size;
+        w->tokens = own;
+    } else {
+        ngpt_model_prefill(ctx, 0, prompt, len, &w->row);
+        w->tokens = ngpt_kv_tokens(ctx, 0);
+        if (gc->context_mode == NGPT_CONTEXT_SHIFT) {
+            memcpy(own, prompt, (size_t)len * sizeof(int32_t));
+            w->tokens = own;
+        }
+    }
+    w->seen = gc->no_cache ? w->tokens : ngpt_kv_tokens(ctx, 0);
+    w->n_seen = len;
+}
+
+/* Appends tok to the window's own copy of n (<= T) tokens, dropping its
+ * oldest token when it holds T. */
+static void own_push(ngpt_context *ctx, int32_t *n, int32_t tok)
+{
+    int32_t *tokens = ctx->plan.gen.window;
+    const int32_t T = ctx->cfg.context_len;
+    if (*n == T) memmove(tokens, tokens + 1, (size_t)--*n * sizeof(int32_t));
+    tokens[(*n)++] = tok;
+}
+
+/* Appends tok to the window (when it holds T: slides it, or shifts the
+ * cache) and computes the next row. */
+static void window_feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32_t tok, window *w)
+{
+    const int32_t T = ctx->cfg.context_len;
+    if (gc->no_cache) {     /* recompute the whole window from position 0 */
+        own_push(ctx, &w->n, tok);
+        ngpt_model_forward_unchecked(ctx, ctx->plan.gen.window, 1, w->n, NULL, NULL);
+        w->row = ctx->plan.logits + (size_t)(w->n - 1) * ctx->cfg.vocab_size;
+        w->n_seen = w->n;
+        return;
+    }
+    const bool shift = gc->context_mode == NGPT_CONTEXT_SHIFT;
+    if (ngpt_kv_len(ctx, 0) == T && !shift) {
+        /* exact: the last T-1 tokens and tok again from position 0, staged
+         * in the window's own buffer (unused in exact mode) */
+        int32_t *tmp = ctx->plan.gen.window;
+        memcpy(tmp, w->tokens + 1, (size_t)(T - 1) * sizeof(int32_t));
+        tmp[T - 1] = tok;
+        ngpt_kv_clear(ctx, 0);
+        ngpt_model_prefill(ctx, 0, tmp, T, &w->row);
+    } else {
+        if (ngpt_kv_len(ctx, 0) == T) ngpt_kv_shift(ctx, 0, T - T / 2);
+        ngpt_model_append(ctx, 0, 1, &tok, 1);
+        w->row = ctx->plan.logits;
+    }
+    if (shift) own_push(ctx, &w->n, tok);
+    else w->n = ngpt_kv_len(ctx, 0);
+    w->n_seen = ngpt_kv_len(ctx, 0);
+}
+
+ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
+                          const int32_t *prompt, int32_t prompt_len, int32_t *out,
+                          int32_t out_cap, ngpt_token_fn fn, void *user,
+                          ngpt_generate_result *result)
+{
+    NGPT_FPMODE_SCOPE;
+    ngpt_status st = validate(ctx, gc, prompt, prompt_len, out, out_cap);
+    if (st) return st;
+    /* like the original's ids[-T:]: a longer prompt loses its start */
+    const int32_t T = ctx->cfg.context_len;
+    const int32_t dropped = prompt_len > T ? prompt_len - T : 0;
+    prompt += dropped;
+    prompt_len -= dropped;
+    ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len, dropped};
+    if (result) *result = res;
+    ngpt_kv_clear(ctx, -1);
+    ngpt_run_params_written(ctx);       /* through ngpt_params_data's pointer, maybe: repack */
+    if (gc->beam_width >= 1) {
+        st = ngpt_beam_search(ctx, gc, prompt, prompt_len, out, fn, user, &res);
+        if (result) *result = res;
+        return ngpt_prefixed("ngpt_model_generate", st);
+    }
+
+    /* generation is eval: no_cache's full forwards must not drop either */
+    const bool dropout_was_on = ngpt_dropout_pause(ctx);
+    window w;
+    window_start(ctx, gc, prompt, prompt_len, &w);
+    if (gc->on_prefilled) gc->on_prefilled(user);
+
+    ngpt_output sm = {.out = out, .fn = fn, .user = user};
+    for (int32_t i = 0;; i++) {
+        const int32_t n = w.n;
+        const int32_t *win_end = w.tokens + n;
+        int32_t tok;
+        if ((st = ngpt_sampler_sample_unchecked(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0, (uint64_t)i,
+                                    &tok))) {
+            ngpt_prefixed("ngpt_model_generate", st);
+            break;
+        }
+        sm.pending++;
+        res.n_generated = i + 1;
+        if (tok == gc->end_token) {
+            ngpt_output_release(&sm, win_end, tok, 1);  /* the end token itself is the newest: held */
+            res.reason = sm.stopped ? NGPT_STOP_CALLBACK : NGPT_STOP_END_TOKEN;
+            break;
+        }
+        const int32_t avail = i < n ? i : n;          /* generated tokens before tok in the window */
+        int32_t hold = 0;
+        int32_t m = ngpt_stop_match(gc, win_end, avail, tok, &hold);
+        if (m > 0) {
+            ngpt_output_release(&sm, win_end, tok, m);
+            res.reason = sm.stopped ? NGPT_STOP_CALLBACK : NGPT_STOP_SEQUENCE;
+            break;
+        }
+        bool last = i + 1 >= gc->max_tokens;
+        bool full = w.n_seen >= T && gc->stop_at_context_full;
+        ngpt_output_release(&sm, win_end, tok, last || full ? 0 : hold);
+        if (sm.stopped) {
+            res.reason = NGPT_STOP_CALLBACK;
+            break;
+        }
+        if (last || full) {
+            res.reason = last ? NGPT_STOP_MAX_TOKENS : NGPT_STOP_CONTEXT_FULL;
+            break;
+        }
+        window_feed(ctx, gc, tok, &w);
+    }
+    ngpt_dropout_resume(ctx, dropout_was_on);
+    res.n_tokens = sm.n_out;
+    if (result) *result = res;
+    return st;
+}

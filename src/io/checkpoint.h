@@ -1,0 +1,25 @@
+/* checkpoint.h — the model side of checkpoints (checkpoint.c): the config in
+ * the container's model block, the set of tensors a config implies, and
+ * opening a file as a model checkpoint. The container itself (header,
+ * tables, checksum, atomic writes) is ckpt_file.h; training checkpoints
+ * (train_ckpt.c) add optimizer tensors and train.* metadata through both. */
+#ifndef NGPT_IO_CHECKPOINT_H
+#define NGPT_IO_CHECKPOINT_H
+
+#include "io/ckpt_file.h"
+#include "runtime/context.h"
+
+/* The config as the header's model block (docs/FORMAT.md, offsets 32..68). */
+void ngpt_ckpt_config_encode(const ngpt_config *cfg, unsigned char block[NGPT_CKPT_MODEL_BYTES]);
+
+/* Opens a container (path, or data/size when path is NULL) and checks it is
+ * a model checkpoint: a valid config, and exactly the tensors the config
+ * implies plus optional optim.m.* / optim.v.* twins. *cfg gets the config. */
+ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const void *data,
+                                 size_t size, ngpt_config *cfg);
+
+/* The model's own tensors (state_dict order) as writer entries. */
+void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t i,
+                            ngpt_ckpt_tensor *out);
+
+#endif

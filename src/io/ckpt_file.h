@@ -1,0 +1,90 @@
+/* ckpt_file.h — the .ngpt container (docs/FORMAT.md): named float32 tensors
+ * and typed metadata behind a fixed header, sealed by an XXH3-64 checksum.
+ * ckpt_write.c writes one atomically; ckpt_read.c validates a whole file
+ * before any of it is used. The container knows nothing about models: the
+ * header's model block (the config) is bytes it carries, and which tensors
+ * a file must hold is decided by the model side (checkpoint.c).
+ *
+ * Failures leave a bare sentence in ngpt_last_error() (naming the file);
+ * the public function that called prefixes its name (ngpt_prefixed). */
+#ifndef NGPT_IO_CKPT_FILE_H
+#define NGPT_IO_CKPT_FILE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/checked.h"
+#include "base/error.h"
+#include "runtime/layout.h"
+
+#define NGPT_CKPT_MAGIC "NGPTCKPT"     /* 8 bytes, no NUL */
+#define NGPT_CKPT_VERSION 1
+#define NGPT_CKPT_HEADER 128
+#define NGPT_CKPT_MODEL_BLOCK 32        /* offset of the model block in the header */
+#define NGPT_CKPT_MODEL_BYTES 37        /* its size; bytes 69..127 are reserved (zero) */
+#define NGPT_CKPT_TENSOR_ENTRY 128
+#define NGPT_CKPT_META_ENTRY 64
+#define NGPT_CKPT_META_KEY 48
+
+typedef struct ngpt_ckpt_tensor {
+    const char *name;
+    int32_t ndim;               /* 1..4 */
+    int32_t shape[4];
+    const float *data;          /* writer: the values; reader: NULL (use read_tensor) */
+} ngpt_ckpt_tensor;
+
+enum { NGPT_META_U64 = 0, NGPT_META_F64 = 1, NGPT_META_I64 = 2 };
+
+typedef struct ngpt_ckpt_meta {
+    const char *key;            /* < 48 bytes */
+    uint32_t type;              /* NGPT_META_* */
+    union { uint64_t u; double f; int64_t i; } value;
+} ngpt_ckpt_meta;
+
+/* Produces writer entry i (called more than once per entry, in any order:
+ * entries are made on the fly, so a save allocates nothing). */
+typedef void (*ngpt_ckpt_tensor_fn)(void *user, size_t i, ngpt_ckpt_tensor *out);
+
+/* Writes model_block, n_tensors tensors and the metadata to `path`
+ * atomically (temp file, fsync, rename, fsync of the directory). On error
+ * the previous file is intact. */
+ngpt_status ngpt_ckpt_write(const char *path,
+                            const unsigned char model_block[NGPT_CKPT_MODEL_BYTES],
+                            size_t n_tensors, ngpt_ckpt_tensor_fn get, void *user,
+                            const ngpt_ckpt_meta *meta, size_t n_meta);
+
+typedef struct ngpt_ckpt_reader {
+    const unsigned char *data;  /* the whole verified file */
+    size_t size;
+    const unsigned char *model_block;   /* NGPT_CKPT_MODEL_BYTES of the header */
+    uint32_t n_tensors, n_meta, header_bytes;
+    const char *src;            /* for messages: the path, or "the buffer" */
+    void *map;                  /* mmap of a file, or NULL */
+    size_t map_size;
+} ngpt_ckpt_reader;
+
+/* Validates the container (everything docs/FORMAT.md lists except the
+ * model's config and tensor set); on success the reader is open. `path`
+ * must outlive the reader (messages name it). */
+ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t size);
+ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path);
+void ngpt_ckpt_close(ngpt_ckpt_reader *r);
+
+/* Entry i of the tensor table: its name, and whether its shape is (ndim, shape). */
+const char *ngpt_ckpt_tensor_name(const ngpt_ckpt_reader *r, uint32_t i);
+bool ngpt_ckpt_tensor_shape_is(const ngpt_ckpt_reader *r, uint32_t i, int32_t ndim,
+                               const int32_t *shape);
+/* Index of tensor `name`, or -1. */
+int64_t ngpt_ckpt_find_tensor(const ngpt_ckpt_reader *r, const char *name);
+
+/* Copies tensor `name` into dst after checking its shape equals
+ * (ndim, shape); NGPT_ERR_BAD_FORMAT if absent or shaped differently. */
+ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, int32_t ndim,
+                                  const int32_t *shape, float *dst);
+/* Finds a metadata entry; false if absent. */
+bool ngpt_ckpt_find_meta(const ngpt_ckpt_reader *r, const char *key, ngpt_ckpt_meta *out);
+
+/* Test hook: the write(2) the writer uses (simulates short writes, ENOSPC). */
+extern ssize_t (*ngpt_ckpt_write_hook)(int fd, const void *buf, size_t n);
+
+#endif

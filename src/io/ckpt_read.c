@@ -1,0 +1,231 @@
+/* ckpt_read.c — the .ngpt container reader (ckpt_file.h): validates the
+ * container of a whole file before any of it is trusted (docs/FORMAT.md,
+ * "Validation on load"); the model side (checkpoint.c) then checks the
+ * config and the tensor set. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/ckpt_file.h"
+
+static uint32_t get_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+static const unsigned char *tensor_entry(const ngpt_ckpt_reader *r, uint32_t i)
+{
+    return r->data + NGPT_CKPT_HEADER + (size_t)i * NGPT_CKPT_TENSOR_ENTRY;
+}
+
+static const unsigned char *meta_entry(const ngpt_ckpt_reader *r, uint32_t i)
+{
+    return r->data + NGPT_CKPT_HEADER + (size_t)r->n_tensors * NGPT_CKPT_TENSOR_ENTRY +
+           (size_t)i * NGPT_CKPT_META_ENTRY;
+}
+
+static bool name_ok(const unsigned char *p, size_t cap)
+{
+    size_t n = strnlen((const char *)p, cap);
+    if (n == 0 || n == cap) return false;
+    for (size_t i = n; i < cap; i++)       /* NUL-padded */
+        if (p[i]) return false;
+    return true;
+}
+
+const char *ngpt_ckpt_tensor_name(const ngpt_ckpt_reader *r, uint32_t i)
+{
+    return (const char *)tensor_entry(r, i);
+}
+
+int64_t ngpt_ckpt_find_tensor(const ngpt_ckpt_reader *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->n_tensors; i++)
+        if (!strncmp((const char *)tensor_entry(r, i), name, NGPT_NAME_MAX)) return i;
+    return -1;
+}
+
+bool ngpt_ckpt_tensor_shape_is(const ngpt_ckpt_reader *r, uint32_t i, int32_t ndim,
+                               const int32_t *shape)
+{
+    const unsigned char *e = tensor_entry(r, i);
+    if (get_u32(e + 68) != (uint32_t)ndim) return false;
+    for (int32_t d = 0; d < ndim; d++)
+        if (get_u32(e + 72 + 4 * d) != (uint32_t)shape[d]) return false;
+    return true;
+}
+
+/* Checks entry i's own fields: name, dtype, ndim, shape, data range. */
+static ngpt_status check_tensor_entry(const ngpt_ckpt_reader *r, uint32_t i, size_t data_end)
+{
+    const unsigned char *e = tensor_entry(r, i);
+    if (!name_ok(e, NGPT_NAME_MAX))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %u of %s has a malformed name; "
+                              "the file is damaged", i, r->src);
+    const char *name = (const char *)e;
+    uint32_t dtype = get_u32(e + 64), ndim = get_u32(e + 68);
+    if (dtype != 0)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has unknown dtype %u "
+                              "(this build reads float32, dtype 0)", name, r->src, dtype);
+    if (ndim < 1 || ndim > 4)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has ndim %u, not 1..4",
+                              name, r->src, ndim);
+    size_t bytes = sizeof(float);
+    for (uint32_t d = 0; d < 4; d++) {
+        uint32_t dim = get_u32(e + 72 + 4 * d);
+        if (d >= ndim) {
+            if (dim != 0)
+                return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s sets unused "
+                                      "dimension %u to %u", name, r->src, d, dim);
+        } else if (dim > INT32_MAX || !ngpt_mul_ok(bytes, dim, &bytes)) {
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an impossible "
+                                  "shape", name, r->src);
+        }
+    }
+    uint64_t off = get_u64(e + 88), nbytes = get_u64(e + 96);
+    if (nbytes != bytes)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s holds %llu bytes but its "
+                              "shape needs %zu", name, r->src, (unsigned long long)nbytes, bytes);
+    if (off % 64 != 0 || off < r->header_bytes || off > data_end || nbytes > data_end - off)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s lies outside the data "
+                              "area", name, r->src);
+    for (uint32_t j = 0; j < i; j++)
+        if (!strncmp((const char *)tensor_entry(r, j), name, NGPT_NAME_MAX))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s appears twice in %s", name,
+                                  r->src);
+    return NGPT_OK;
+}
+
+/* Validates the container of data[0..size) for a reader whose src is set. */
+static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t size)
+{
+    if (size < 8 || memcmp(p, NGPT_CKPT_MAGIC, 8) != 0)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not an ngpt checkpoint (its first "
+                              "bytes are not NGPTCKPT)", r->src);
+    if (size < NGPT_CKPT_HEADER + 8)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %zu bytes, shorter than "
+                              "the header", r->src, size);
+    uint32_t version = get_u32(p + 8);
+    if (version != NGPT_CKPT_VERSION)
+        return ngpt_fail(NGPT_ERR_VERSION, "%s has format version %u but this build "
+                              "reads version %d; use a matching ngpt", r->src, version,
+                              NGPT_CKPT_VERSION);
+    uint64_t file_bytes = get_u64(p + 16);
+    if (file_bytes != size)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated or padded: its header "
+                              "says %llu bytes but there are %zu", r->src,
+                              (unsigned long long)file_bytes, size);
+    if ((uint64_t)XXH3_64bits(p, size - 8) != get_u64(p + size - 8))
+        return ngpt_fail(NGPT_ERR_CHECKSUM, "%s is corrupted: its checksum does not "
+                              "match its contents", r->src);
+    r->data = p;
+    r->size = size;
+    r->model_block = p + NGPT_CKPT_MODEL_BLOCK;
+    r->header_bytes = get_u32(p + 12);
+    r->n_tensors = get_u32(p + 24);
+    r->n_meta = get_u32(p + 28);
+    for (int i = NGPT_CKPT_MODEL_BLOCK + NGPT_CKPT_MODEL_BYTES; i < NGPT_CKPT_HEADER; i++)
+        if (p[i])
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s sets reserved header byte %d; it "
+                                  "was written by a newer or broken writer", r->src, i);
+    size_t tables = NGPT_CKPT_HEADER, part;
+    if (!ngpt_mul_ok(r->n_tensors, NGPT_CKPT_TENSOR_ENTRY, &part) || !ngpt_add_ok(tables, part, &tables) ||
+        !ngpt_mul_ok(r->n_meta, NGPT_CKPT_META_ENTRY, &part) || !ngpt_add_ok(tables, part, &tables) ||
+        r->header_bytes % 64 != 0 || tables > r->header_bytes || r->header_bytes > size - 8)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "the tensor and metadata tables of %s do "
+                              "not fit in its header", r->src);
+    ngpt_status st = NGPT_OK;
+    for (uint32_t i = 0; !st && i < r->n_tensors; i++) st = check_tensor_entry(r, i, size - 8);
+    for (uint32_t i = 0; !st && i < r->n_meta; i++) {
+        const unsigned char *e = meta_entry(r, i);
+        if (!name_ok(e, NGPT_CKPT_META_KEY) || get_u32(e + 48) > NGPT_META_I64)
+            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "metadata entry %u of %s is malformed",
+                                i, r->src);
+    }
+    return st;
+}
+
+ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t size)
+{
+    memset(r, 0, sizeof *r);
+    r->src = "the buffer";
+    ngpt_status st = verify(r, data, size);
+    if (st) ngpt_ckpt_close(r);
+    return st;
+}
+
+ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
+{
+    memset(r, 0, sizeof *r);
+    r->src = path;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return ngpt_fail(NGPT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {     /* e.g. EOVERFLOW: a file over 2 GiB on a 32-bit build */
+        int e = errno;
+        close(fd);
+        return ngpt_fail(NGPT_ERR_IO, "cannot stat %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return ngpt_fail(NGPT_ERR_IO, "%s is not a regular file", path);
+    }
+    if (sb.st_size < NGPT_CKPT_HEADER + 8 || (uint64_t)sb.st_size > SIZE_MAX) {
+        close(fd);
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %s (%lld bytes)", path,
+                              sb.st_size < NGPT_CKPT_HEADER + 8 ? "too short to be a checkpoint"
+                                                                 : "too large for this machine",
+                              (long long)sb.st_size);
+    }
+    size_t size = (size_t)sb.st_size;
+    /* A mapping, not a heap copy: loading allocates nothing. */
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return ngpt_fail(NGPT_ERR_IO, "cannot map %s: %s", path, strerror(errno));
+    r->map = map;
+    r->map_size = size;
+    ngpt_status st = verify(r, map, size);
+    if (st) ngpt_ckpt_close(r);
+    return st;
+}
+
+void ngpt_ckpt_close(ngpt_ckpt_reader *r)
+{
+    if (r->map) munmap(r->map, r->map_size);
+    memset(r, 0, sizeof *r);
+}
+
+ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, int32_t ndim,
+                                  const int32_t *shape, float *dst)
+{
+    int64_t at = ngpt_ckpt_find_tensor(r, name);
+    if (at < 0)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s is missing in %s", name, r->src);
+    if (!ngpt_ckpt_tensor_shape_is(r, (uint32_t)at, ndim, shape))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an unexpected shape",
+                              name, r->src);
+    const unsigned char *e = tensor_entry(r, (uint32_t)at);
+    memcpy(dst, r->data + get_u64(e + 88), (size_t)get_u64(e + 96));
+    return NGPT_OK;
+}
+
+bool ngpt_ckpt_find_meta(const ngpt_ckpt_reader *r, const char *key, ngpt_ckpt_meta *out)
+{
+    for (uint32_t i = 0; i < r->n_meta; i++) {
+        const unsigned char *e = meta_entry(r, i);
+        if (!strncmp((const char *)e, key, NGPT_CKPT_META_KEY)) {
+            out->key = (const char *)e;
+            out->type = get_u32(e + 48);
+            memcpy(&out->value, e + 56, 8);
+            return true;
+        }
+    }
+    return false;
+}

@@ -1,0 +1,193 @@
+/* ckpt_write.c — the .ngpt container writer (ckpt_file.h, docs/FORMAT.md):
+ * an atomic save of a model block, named tensors and metadata. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/ckpt_file.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the .ngpt format is little-endian; big-endian hosts are not supported"
+#endif
+
+
+ssize_t (*ngpt_ckpt_write_hook)(int fd, const void *buf, size_t n) = write;
+
+/* ---------------------------------------------------------------- helpers */
+
+static void put_u32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+
+
+/* ----------------------------------------------------------------- writer */
+
+typedef struct sink {
+    int fd;
+    XXH3_state_t hash;
+    uint64_t written;
+    const char *path;           /* for messages */
+} sink;
+
+static ngpt_status sink_write(sink *s, const void *buf, size_t n)
+{
+    const unsigned char *p = buf;
+    XXH3_64bits_update(&s->hash, buf, n);
+    while (n > 0) {
+        ssize_t w = ngpt_ckpt_write_hook(s->fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            return ngpt_fail(NGPT_ERR_IO, "writing %s failed: %s", s->path,
+                             w < 0 ? strerror(errno) : "no progress (is the disk full?)");
+        p += w, n -= (size_t)w, s->written += (uint64_t)w;
+    }
+    return NGPT_OK;
+}
+
+static ngpt_status sink_zeros(sink *s, size_t n)
+{
+    static const unsigned char zeros[64];
+    ngpt_status st = NGPT_OK;
+    while (n > 0 && !st) {
+        size_t k = n < sizeof zeros ? n : sizeof zeros;
+        st = sink_write(s, zeros, k);
+        n -= k;
+    }
+    return st;
+}
+
+static bool tensor_bytes(const ngpt_ckpt_tensor *t, size_t *bytes)
+{
+    size_t n = sizeof(float);
+    if (t->ndim < 1 || t->ndim > 4) return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] < 0 || !ngpt_mul_ok(n, (size_t)t->shape[d], &n)) return false;
+    if (n > SIZE_MAX - 63) return false;    /* ngpt_align64(n) must not wrap */
+    *bytes = n;
+    return true;
+}
+
+static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t nt,
+                             ngpt_ckpt_tensor_fn get, void *user, const ngpt_ckpt_meta *meta,
+                             size_t nm)
+{
+    ngpt_status st;
+    ngpt_ckpt_tensor t;
+    /* header + tables, checked: on 32-bit 128 * nt wraps from 33.5M tensors
+     * (a training checkpoint of an 11M-layer model), and the format stores
+     * the header size in 32 bits anyway */
+    size_t tables, part;
+    if (!ngpt_mul_ok(nt, NGPT_CKPT_TENSOR_ENTRY, &tables) || !ngpt_mul_ok(nm, NGPT_CKPT_META_ENTRY, &part) ||
+        !ngpt_add_ok(tables, part, &tables) || !ngpt_add_ok(tables, NGPT_CKPT_HEADER, &tables) ||
+        tables > UINT32_MAX - 63)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "%zu tensors are more than the format's header "
+                         "can list", nt);
+    size_t header = ngpt_align64(tables);
+    size_t data_end = header;
+    for (size_t i = 0; i < nt; i++) {
+        size_t b;
+        get(user, i, &t);
+        if (!t.name || !t.data || strlen(t.name) >= NGPT_NAME_MAX)
+            return ngpt_fail(NGPT_ERR_BAD_ARG, "tensor %zu has no data or a bad name", i);
+        if (!tensor_bytes(&t, &b) || !ngpt_add_ok(data_end, ngpt_align64(b), &data_end))
+            return ngpt_fail(NGPT_ERR_OVERFLOW, "tensor %s is too large for this machine",
+                             t.name);
+    }
+    unsigned char h[NGPT_CKPT_HEADER] = {0};
+    memcpy(h, NGPT_CKPT_MAGIC, 8);
+    put_u32(h + 8, NGPT_CKPT_VERSION);
+    put_u32(h + 12, (uint32_t)header);
+    put_u64(h + 16, (uint64_t)data_end + 8);
+    put_u32(h + 24, (uint32_t)nt);
+    put_u32(h + 28, (uint32_t)nm);
+    memcpy(h + NGPT_CKPT_MODEL_BLOCK, model_block, NGPT_CKPT_MODEL_BYTES);
+    if ((st = sink_write(s, h, sizeof h))) return st;
+
+    size_t off = header;
+    for (size_t i = 0; i < nt; i++) {
+        unsigned char e[NGPT_CKPT_TENSOR_ENTRY] = {0};
+        size_t b;
+        get(user, i, &t);
+        tensor_bytes(&t, &b);
+        memcpy(e, t.name, strlen(t.name));
+        put_u32(e + 64, 0);
+        put_u32(e + 68, (uint32_t)t.ndim);
+        for (int d = 0; d < t.ndim; d++) put_u32(e + 72 + 4 * d, (uint32_t)t.shape[d]);
+        put_u64(e + 88, off);
+        put_u64(e + 96, b);
+        if ((st = sink_write(s, e, sizeof e))) return st;
+        off += ngpt_align64(b);
+    }
+    for (size_t i = 0; i < nm; i++) {
+        unsigned char e[NGPT_CKPT_META_ENTRY] = {0};
+        size_t klen = strlen(meta[i].key);
+        if (klen >= NGPT_CKPT_META_KEY || meta[i].type > NGPT_META_I64)
+            return ngpt_fail(NGPT_ERR_BAD_ARG, "bad metadata entry \"%s\"", meta[i].key);
+        memcpy(e, meta[i].key, klen);
+        put_u32(e + 48, meta[i].type);
+        memcpy(e + 56, &meta[i].value, 8);
+        if ((st = sink_write(s, e, sizeof e))) return st;
+    }
+    if ((st = sink_zeros(s, header - tables)))
+        return st;
+    for (size_t i = 0; i < nt; i++) {
+        size_t b;
+        get(user, i, &t);
+        tensor_bytes(&t, &b);
+        if ((st = sink_write(s, t.data, b)) || (st = sink_zeros(s, ngpt_align64(b) - b)))
+            return st;
+    }
+    unsigned char sum[8];
+    put_u64(sum, (uint64_t)XXH3_64bits_digest(&s->hash));
+    return sink_write(s, sum, 8);
+}
+
+ngpt_status ngpt_ckpt_write(const char *path,
+                            const unsigned char model_block[NGPT_CKPT_MODEL_BYTES], size_t nt,
+                            ngpt_ckpt_tensor_fn get, void *user, const ngpt_ckpt_meta *meta,
+                            size_t nm)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "the path %s is too long", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return ngpt_fail(NGPT_ERR_IO, "cannot create a temporary file beside %s: %s",
+                         path, strerror(errno));
+    sink s = {.fd = fd, .path = path};
+    XXH3_64bits_reset(&s.hash);
+    ngpt_status st = write_all(&s, model_block, nt, get, user, meta, nm);
+    if (!st && fchmod(fd, 0644) != 0) (void)0;  /* best effort: mkstemp made it 0600 */
+    if (!st && fsync(fd) != 0)
+        st = ngpt_fail(NGPT_ERR_IO, "fsync of %s failed: %s", tmp, strerror(errno));
+    if (close(fd) != 0 && !st)
+        st = ngpt_fail(NGPT_ERR_IO, "closing %s failed: %s", tmp, strerror(errno));
+    if (!st && rename(tmp, path) != 0)
+        st = ngpt_fail(NGPT_ERR_IO, "renaming %s to %s failed: %s", tmp, path,
+                       strerror(errno));
+    if (st) {
+        char keep[512];
+        snprintf(keep, sizeof keep, "%s", ngpt_last_error());
+        unlink(tmp);
+        return ngpt_fail(st, "%s; the previous %s is unchanged", keep, path);
+    }
+    /* Make the rename itself durable. */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    int dfd = open(dir, O_RDONLY);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return NGPT_OK;
+}

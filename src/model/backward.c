@@ -1,0 +1,248 @@
+/* backward.c — gradients of the mean cross-entropy of the last forward with
+ * respect to every parameter, the forward's wiring (forward.c) walked in
+ * reverse over the ops (ops.h, split across the thread pool). Shapes as in forward.c: B batch, T sequence,
+ * C width, H heads, D = C/H, F = d_ff, V vocabulary, BT = B*T rows.
+ *
+ * Gradients accumulate (+=) into ctx->plan.grads so micro-batches add up;
+ * ngpt_grads_zero() starts a new sum. Weight gradients are strided gemms
+ * (A^T B) with accumulate, each output one chain over rows in increasing
+ * order; bias/LayerNorm gradients continue one chain per element over rows.
+ * Dropout masks are recomputed from (seed, step, site, element), never
+ * stored; LayerNorm and GELU outputs are recomputed into the forward's
+ * scratch (ln_out, hidden) instead of being kept per layer. That scratch
+ * doubles as gradient space once its recomputed value has been used:
+ * hidden holds dGELU-out then dfc1 after dW2 is formed, and ln_out holds
+ * d(attention output) before ln1's output is recomputed.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "base/fpmode.h"
+#include "base/rng.h"
+#include "model/acts.h"
+#include "model/model.h"
+#include "ops/ops.h"
+#include "runtime/dropout.h"
+
+/* Dropout backward of one site: dx = mask * scale * dy, the forward's mask
+ * recomputed from the same key and element indices. Copies when off. */
+static void drop_bwd(ngpt_context *ctx, float *dx, const float *dy, size_t n, int layer, int kind)
+{
+    if (!ngpt_dropout_active(ctx)) {
+        if (dx != dy) memcpy(dx, dy, n * sizeof(float));
+        return;
+    }
+    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, kind);
+    ngpt_op_dropout(ctx, dx, dy, n, 0, &key);
+}
+
+/* Attention core backward of one layer: d(atty) in ln_out (B,T,C) -> g_qkv (B,T,3C),
+ * gradients of q and k after RoPE (the RoPE backward follows). */
+static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, int B, int T)
+{
+    const int C = ctx->cfg.d_model;
+    const ptrdiff_t row = 3 * (ptrdiff_t)C;
+    const ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + C, .v = a->qkv + 2 * C,
+                          .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
+                          .probs = a->att,
+                          .dropping = ngpt_dropout_active(ctx),
+                          .key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS)};
+    ngpt_op_attention_bwd(ctx, &at, ctx->plan.ln_out, ctx->plan.bwd.g_qkv);
+}
+
+ngpt_status ngpt_model_backward(ngpt_context *ctx)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_backward: NULL context");
+    if (ctx->shape.mode != NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: the context was planned "
+                         "for inference; plan it with NGPT_MODE_TRAIN");
+    if (!ctx->run.backward_ready)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: there is no forward with "
+                         "targets to differentiate; run ngpt_model_forward with targets first");
+    ngpt_model_backward_unchecked(ctx);
+    return NGPT_OK;
+}
+
+/* The attention sublayer's backward from dy = d(its residual sum): dropout,
+ * proj, attention, [RoPE], [qkv bias], qkv; d(qkv's input) lands in g_ln.
+ * attn_in is qkv's input: ln_out (pre-norm: ln1's output, recomputed here
+ * once ln_out's d(atty) is used) or x_in (post-norm). */
+static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int B, int T,
+                              const float *dy, const float *attn_in)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params, *G = p->grads;
+    const int C = ctx->cfg.d_model, rows = B * T;
+    const size_t BT = (size_t)rows;
+    drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_ATTN_OUT);
+    ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->proj_w), p->bwd.g_branch, a->atty,
+                              rows, C, C);
+    ngpt_op_linear_bwd_input(ctx, p->ln_out, p->bwd.g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
+                             rows, C, C);
+    attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,3C) */
+    if (ctx->cfg.pos == NGPT_POS_ROPE) ngpt_op_rope(ctx, p->bwd.g_qkv, B, T, NULL, true);
+    if (ctx->cfg.qkv_bias)
+        ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_b), p->bwd.g_qkv, BT, 3 * C);
+    if (attn_in == p->ln_out)   /* pre-norm: ln1's output, recomputed over d(atty) */
+        ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a->x_in,
+                              ngpt_block_ptr(lay, W, l, lay->ln1_w),
+                              ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
+    ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_w), p->bwd.g_qkv, attn_in, rows,
+                              C, 3 * C);
+    ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, p->bwd.g_qkv, ngpt_block_ptr(lay, W, l, lay->qkv_w), rows,
+                             C, 3 * C);
+}
+
+/* The MLP sublayer's backward from dy = d(its residual sum): dropout, fc2,
+ * GELU, fc1 over its input (recomputed into ln_out by the caller);
+ * d(that input) lands in g_ln. */
+static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int rows,
+                             const float *dy)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params, *G = p->grads;
+    const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff;
+    const size_t BT = (size_t)rows;
+#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
+#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)     /* and its gradient */
+    drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_MLP_OUT);
+    ngpt_op_gelu_fwd_grad(ctx, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F);  /* recomputed (BT,F) */
+    ngpt_op_linear_bwd_weight(ctx, GB(fc2_w), p->bwd.g_branch, p->hidden, rows, F, C);
+    ngpt_op_colsum_acc(ctx, GB(fc2_b), p->bwd.g_branch, BT, C);
+    ngpt_op_linear_bwd_input(ctx, p->hidden, p->bwd.g_branch, WB(fc2_w), rows, F, C);
+    ngpt_op_gelu_bwd(ctx, p->hidden, p->bwd.gelu_grad, p->hidden, BT * F);  /* dfc1 (BT,F) */
+    ngpt_op_linear_bwd_weight(ctx, GB(fc1_w), p->hidden, p->ln_out, rows, C, F);
+    ngpt_op_colsum_acc(ctx, GB(fc1_b), p->hidden, BT, F);
+    ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, p->hidden, WB(fc1_w), rows, C, F);
+#undef WB
+#undef GB
+}
+
+/* Pre-norm block backward: g_res holds d(x_out) and leaves with d(x_in). */
+static void pre_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params, *G = p->grads;
+    const int C = ctx->cfg.d_model;
+    const size_t BT = (size_t)B * (size_t)T;
+    ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
+#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)
+#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)
+    /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
+    ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln2_w), WB(ln2_b), BT, C);
+    mlp_sublayer_bwd(ctx, &a, l, (int)BT, p->bwd.g_res);
+    ngpt_op_layernorm_bwd(ctx, p->bwd.g_res, GB(ln2_w), GB(ln2_b), p->bwd.g_ln, a.res1, a.ln2_mean,
+                          a.ln2_rstd, WB(ln2_w), BT, C);
+    /* attention sublayer: res1 = x_in + drop(proj(attn(rope(qkv(ln1(x_in)))))) */
+    attn_sublayer_bwd(ctx, &a, l, B, T, p->bwd.g_res, p->ln_out);
+    ngpt_op_layernorm_bwd(ctx, p->bwd.g_res, GB(ln1_w), GB(ln1_b), p->bwd.g_ln, a.x_in, a.ln1_mean,
+                          a.ln1_rstd, WB(ln1_w), BT, C);
+#undef WB
+#undef GB
+}
+
+/* Post-norm block backward: g_res holds d(x_out) and leaves with d(x_in).
+ * x_out = ln2(res2), res2 = y1 + drop(MLP(y1)), y1 = ln1(res1),
+ * res1 = x_in + drop(Attn(x_in)). Each LayerNorm's d(input) goes to g_ln
+ * (zeroed: the kernel adds), is copied to g_res as the residual's share, and
+ * the sublayer's share is added to it. */
+static void post_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params, *G = p->grads;
+    const int C = ctx->cfg.d_model;
+    const size_t BT = (size_t)B * (size_t)T, n = BT * (size_t)C;
+    ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
+#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)
+#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)
+    memset(p->bwd.g_ln, 0, n * sizeof(float));
+    ngpt_op_layernorm_bwd(ctx, p->bwd.g_ln, GB(ln2_w), GB(ln2_b), p->bwd.g_res, a.res2, a.ln2_mean,
+                          a.ln2_rstd, WB(ln2_w), BT, C);
+    memcpy(p->bwd.g_res, p->bwd.g_ln, n * sizeof(float));                      /* d(res2) */
+    ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln1_w), WB(ln1_b), BT, C);
+    mlp_sublayer_bwd(ctx, &a, l, (int)BT, p->bwd.g_res);
+    ngpt_op_add(ctx, p->bwd.g_res, p->bwd.g_res, p->bwd.g_ln, n);                   /* d(y1) */
+    memset(p->bwd.g_ln, 0, n * sizeof(float));
+    ngpt_op_layernorm_bwd(ctx, p->bwd.g_ln, GB(ln1_w), GB(ln1_b), p->bwd.g_res, a.res1, a.ln1_mean,
+                          a.ln1_rstd, WB(ln1_w), BT, C);
+    memcpy(p->bwd.g_res, p->bwd.g_ln, n * sizeof(float));                      /* d(res1) */
+    attn_sublayer_bwd(ctx, &a, l, B, T, p->bwd.g_res, a.x_in);
+    ngpt_op_add(ctx, p->bwd.g_res, p->bwd.g_res, p->bwd.g_ln, n);                   /* d(x_in) */
+#undef WB
+#undef GB
+}
+
+void ngpt_model_backward_unchecked(ngpt_context *ctx)
+{
+    const ngpt_config *cfg = &ctx->cfg;
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    const int B = ctx->run.pass.batch, T = ctx->run.pass.seq;
+    const int C = cfg->d_model, V = cfg->vocab_size, L = cfg->n_layers;
+    const size_t BT = (size_t)B * (size_t)T;
+    const int rows = (int)BT;
+    float *W = p->params;       /* read only here */
+    float *G = p->grads;
+    float *x_last = ngpt_layer_acts_get(ctx, L - 1).x_out;
+
+    /* loss = mean over BT rows of cross-entropy -> dlogits (BT,V) */
+    ngpt_op_xent_bwd(ctx, p->bwd.g_logits, p->logits, p->bwd.targets, BT, V, 1.0f / (float)BT);
+    /* lm_head (tied: tok_emb): dW (V,C) += dlogits^T head_in; d(head_in) (BT,C) = dlogits W */
+    if (cfg->final_norm) {
+        ngpt_op_linear_bwd_weight(ctx, G + lay->lm_head, p->bwd.g_logits, p->lnf, rows, C, V);
+        ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, p->bwd.g_logits, W + lay->lm_head, rows, C, V);
+        /* ln_f: the residual stream gradient (BT,C) starts here */
+        memset(p->bwd.g_res, 0, BT * C * sizeof(float));
+        ngpt_op_layernorm_bwd(ctx, p->bwd.g_res, G + lay->lnf_w, G + lay->lnf_b, p->bwd.g_ln, x_last,
+                              p->lnf_mean, p->lnf_rstd, W + lay->lnf_w, BT, C);
+    } else {
+        ngpt_op_linear_bwd_weight(ctx, G + lay->lm_head, p->bwd.g_logits, x_last, rows, C, V);
+        ngpt_op_linear_bwd_input(ctx, p->bwd.g_res, p->bwd.g_logits, W + lay->lm_head, rows, C, V);
+    }
+
+    for (int l = L - 1; l >= 0; l--) {
+        if (cfg->norm == NGPT_NORM_POST) post_norm_block_bwd(ctx, l, B, T);
+        else pre_norm_block_bwd(ctx, l, B, T);
+    }
+
+    /* embedding dropout, then the lookups: dE[token_i] += dx_i, rows in order
+     * (learned positions: dP[position_i] += dx_i likewise) */
+    drop_bwd(ctx, p->bwd.g_res, p->bwd.g_res, BT * C, L, NGPT_SITE_EMBED);
+    if (cfg->pos == NGPT_POS_LEARNED)
+        ngpt_op_embed_bwd(ctx, G + lay->pos_emb, p->bwd.g_res, p->pos_ids, BT, C, cfg->context_len);
+    ngpt_op_embed_bwd(ctx, G + lay->tok_emb, p->bwd.g_res, p->bwd.tokens, BT, C, V);
+    ctx->run.n_backward++;
+}
+
+ngpt_status ngpt_grads_zero(ngpt_context *ctx)
+{
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_zero: NULL context");
+    if (ctx->shape.mode != NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_zero: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
+    ngpt_grads_zero_unchecked(ctx);
+    return NGPT_OK;
+}
+
+void ngpt_grads_zero_unchecked(ngpt_context *ctx)
+{
+    memset(ctx->plan.grads, 0, ctx->lay.total * sizeof(float));
+    ctx->run.n_backward = 0;
+}
+
+ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)
+{
+    if (!ctx || !grads || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_data: NULL argument");
+    if (ctx->shape.mode != NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_data: the context was planned for "
+                         "inference; plan it with NGPT_MODE_TRAIN");
+    *grads = ctx->plan.grads;
+    *count = ctx->lay.total;
+    return NGPT_OK;
+}

@@ -1,0 +1,299 @@
+/* forward.c — the model's wiring (DESIGN.md §1), written once over the ops
+ * (ops.h: the kernels, split across the thread pool). Shapes: B batch, T sequence, C model width, H heads, D = C/H,
+ * F = d_ff, V vocabulary.
+ *
+ *   tokens (B,T) -> tok_emb -> dropout -> L x Block -> ln_f -> x tok_emb^T -> logits (B,T,V)
+ *   Block: x = x + drop(Attn(ln1(x)));  x = x + drop(MLP(ln2(x)))
+ *
+ * The variants (ngpt_config) change parts of it: [+ pos table] after tok_emb,
+ * post-norm blocks, a bias on qkv, no ln_f, an untied lm_head (lay.lm_head).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "base/fpmode.h"
+#include "base/rng.h"
+#include "model/acts.h"
+#include "model/kv.h"
+#include "model/model.h"
+#include "model/packed.h"
+#include "ops/ops.h"
+#include "runtime/dropout.h"
+
+/* One pass of the model over nseq sequences of len new tokens each (rows
+ * r = s*len + i). Full forward: positions 0..len-1, keys/values from the
+ * pass's own qkv. Cached (generation): sequence s is KV slot slot0+s; its new
+ * tokens sit at positions ngpt_kv_len(slot)..+len-1, their keys (after RoPE)
+ * and values are written to the cache and attention reads the cache. Both
+ * use the same wiring and kernel chains, so the logits are bit-identical. */
+typedef struct ngpt_pass {
+    const int32_t *tokens;      /* (nseq, len), already validated */
+    int32_t nseq, len;
+    bool cached;
+    int32_t slot0;              /* cached: first KV slot */
+    /* Cached, one sequence, and only its last token's logits are wanted
+     * (generation's own prefills): every layer still caches the keys and
+     * values of every token, but the last layer's attention, projection and
+     * MLP, ln_f and the lm_head run for the last token only (each row's
+     * chains are its own: the same bits). Logits (1, 1, V). */
+    bool last_only;
+} ngpt_pass;
+
+/* Applies dropout of one site in place (the caller checks that it is on). */
+static void drop(ngpt_context *ctx, float *x, size_t n, int layer, int kind)
+{
+    const ngpt_dropout_key key = ngpt_dropout_key_of(ctx, layer, kind);
+    ngpt_op_dropout(ctx, x, x, n, 0, &key);
+}
+
+static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= V)
+            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_model_forward: %s[%zu] = %d is not a "
+                             "token id in 0..%d", what, i, (int)ids[i], (int)V - 1);
+    return NGPT_OK;
+}
+
+/* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C),
+ * the rows of queries q0..len-1 (q0 > 0: a last_only pass's last layer).
+ * Query i of sequence s attends to keys 0..pos0+i: in a full pass they are the
+ * pass's own qkv rows (stride 3C); in a cached pass the new keys/values are
+ * first appended to the slot's cache (stride C). Same kernels, same chains. */
+static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, const ngpt_pass *ps,
+                      bool dropping, int q0)
+{
+    const ngpt_plan *pl = &ctx->plan;
+    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads;
+    const int B = ps->nseq, T = ps->len;
+    const size_t TC = (size_t)ctx->cfg.context_len;
+    const ptrdiff_t row = 3 * (ptrdiff_t)C;
+    ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + C, .v = a->qkv + 2 * C,
+                    .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
+                    .out = a->atty, .q0 = q0, .dropping = dropping,
+                    .key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS)};
+    if (ps->cached) {
+        /* the new rows go after each slot's cached ones; attention reads the cache */
+        for (int b = 0; b < B; b++) {
+            const float *src = a->qkv + (size_t)b * T * row;
+            ngpt_kv_write(ctx, layer, ps->slot0 + b, T, src + C, src + 2 * C, row);
+        }
+        /* slots slot0.. are consecutive blocks of (Tctx, C) */
+        at.k = ngpt_kv_keys(ctx, layer, ps->slot0);
+        at.v = ngpt_kv_values(ctx, layer, ps->slot0);
+        at.kv_seq = (ptrdiff_t)(TC * C);
+        at.kv_row = C;
+        at.pos0 = ngpt_kv_lens(ctx, ps->slot0);
+        /* the last new token's row, (H, Tctx) per slot */
+        at.cache_rows = ngpt_kv_trace(ctx, layer, ps->slot0);
+        at.row_len = (int)TC;
+    } else {
+        at.probs = a->att;      /* the full (B,H,T,T) map: training, or a FULL trace */
+        if (pl->trace_rows)
+            at.last_rows = pl->trace_rows + (size_t)layer * ctx->shape.batch * H * ctx->shape.seq;
+    }
+    ngpt_op_attention_fwd(ctx, &at);
+}
+
+/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l,
+ * W = w stored (out, in) as in PyTorch: a cached pass (prefill, decode)
+ * multiplies by the packed copy of W (packed.h), a full pass by the
+ * parameters through gemm, which packs its blocks itself (model_pass
+ * refreshes the copy before a cached pass). */
+static void linear(ngpt_context *ctx, const ngpt_pass *ps, int l, ngpt_linear which, float *y,
+                   const float *x, const float *w, const float *bias, int rows, int in, int out)
+{
+    if (ps->cached)
+        ngpt_op_linear_packed(ctx, y, x, ngpt_packed_w(ctx, l, which), bias, rows, in, out);
+    else
+        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out);
+}
+
+/* One transformer block (DESIGN §1), in place on the residual stream.
+ * Pre-norm (the original): x = x + drop(Attn(ln1(x))); x = x + drop(MLP(ln2(x))).
+ * Post-norm: x = ln1(x + drop(Attn(x))); x = ln2(x + drop(MLP(x))). */
+static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params;
+    const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff;
+    const int B = ps->nseq, T = ps->len;
+    const size_t BT = (size_t)B * (size_t)T;
+    const bool post = ctx->cfg.norm == NGPT_NORM_POST;
+    ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
+    /* rows r0..BT-1 go on past the attention: all of them, or only the last
+     * in the last layer of a last_only pass (one sequence) */
+    const bool last = ps->last_only && l == ctx->cfg.n_layers - 1;
+    const size_t r0 = last ? BT - 1 : 0, R = BT - r0;
+#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
+
+    /* attention sublayer: [ln1] (BT,C) -> qkv (BT,3C) [+ bias] -> [RoPE on q,k]
+     * -> attention (R,C) -> proj (R,C) -> dropout -> + residual */
+    const float *attn_in = a.x_in;
+    if (!post) {
+        ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in, WB(ln1_w),
+                              WB(ln1_b), BT, C);
+        attn_in = p->ln_out;
+    }
+    linear(ctx, ps, l, NGPT_LINEAR_QKV, a.qkv, attn_in, WB(qkv_w),
+           ctx->cfg.qkv_bias ? WB(qkv_b) : NULL, (int)BT, C, 3 * C);
+    if (ctx->cfg.pos == NGPT_POS_ROPE)
+        ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? ngpt_kv_lens(ctx, ps->slot0) : NULL, false);
+    attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
+    float *atty = a.atty + r0 * C, *res1 = a.res1 + r0 * C;
+    const float *x_in = a.x_in + r0 * C;
+    linear(ctx, ps, l, NGPT_LINEAR_PROJ, p->branch, atty, WB(proj_w), NULL, (int)R, C, C);
+    if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_ATTN_OUT);
+    ngpt_op_add(ctx, res1, x_in, p->branch, R * C);
+    /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual;
+     * pre-norm: ln2(res1), residual res1; post-norm: ln1(res1) is both, and ln2
+     * normalises the sum */
+    if (post)
+        ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean + r0, a.ln1_rstd + r0, res1,
+                              WB(ln1_w), WB(ln1_b), R, C);
+    else
+        ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
+                              WB(ln2_w), WB(ln2_b), R, C);
+    linear(ctx, ps, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F);
+    ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, R * F);
+    linear(ctx, ps, l, NGPT_LINEAR_FC2, p->branch, p->hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
+    if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_MLP_OUT);
+    if (post) {
+        float *res2 = a.res2 + r0 * C;
+        ngpt_op_add(ctx, res2, p->ln_out, p->branch, R * C);
+        ngpt_op_layernorm_fwd(ctx, a.x_out + r0 * C, a.ln2_mean + r0, a.ln2_rstd + r0, res2,
+                              WB(ln2_w), WB(ln2_b), R, C);
+    } else {
+        ngpt_op_add(ctx, a.x_out + r0 * C, res1, p->branch, R * C);
+    }
+#undef WB
+}
+
+/* Absolute positions (pos=sinusoidal|learned): x (rows, C) += table[position]
+ * of each row: 0.. in a full pass, after the slot's cached tokens in a
+ * cached one. The positions stay in plan.pos_ids for the backward. */
+static void add_positions(ngpt_context *ctx, const ngpt_pass *ps, float *x)
+{
+    ngpt_plan *p = &ctx->plan;
+    const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
+    for (int s = 0; s < ps->nseq; s++) {
+        const int32_t pos0 = ps->cached ? ngpt_kv_len(ctx, ps->slot0 + s) : 0;
+        for (int i = 0; i < ps->len; i++) p->pos_ids[(size_t)s * ps->len + i] = pos0 + i;
+    }
+    const float *table = ctx->cfg.pos == NGPT_POS_LEARNED ? p->params + ctx->lay.pos_emb
+                                                          : p->pos_table;
+    ngpt_op_embed(ctx, p->branch, table, p->pos_ids, BT, ctx->cfg.d_model);
+    ngpt_op_add(ctx, x, x, p->branch, BT * (size_t)ctx->cfg.d_model);
+}
+
+static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
+{
+    const ngpt_layout *lay = &ctx->lay;
+    ngpt_plan *p = &ctx->plan;
+    float *W = p->params;
+    const int C = ctx->cfg.d_model, V = ctx->cfg.vocab_size, L = ctx->cfg.n_layers;
+    const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
+    /* generation is always eval: dropout only in a full pass */
+    const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
+    if (ps->cached) ngpt_packed_refresh(ctx);   /* the parameters may have changed */
+
+    /* embedding (B,T) -> (B,T,C) [+ positions], then dropout (site: layer index L) */
+    float *x = ngpt_layer_acts_get(ctx, 0).x_in;
+    ngpt_op_embed(ctx, x, W + lay->tok_emb, ps->tokens, BT, C);
+    if (ctx->cfg.pos != NGPT_POS_ROPE) add_positions(ctx, ps, x);
+    if (dropping) drop(ctx, x, BT * C, L, NGPT_SITE_EMBED);
+
+    for (int l = 0; l < L; l++) block(ctx, l, ps, dropping);
+    /* a last_only pass goes on with its last row only */
+    const size_t r0 = ps->last_only ? BT - 1 : 0, R = BT - r0;
+    x = ngpt_layer_acts_get(ctx, L - 1).x_out + r0 * C;
+
+    /* [ln_f] (R,C) -> lm_head (tied: tok_emb): logits (R,V) = x W_head^T */
+    const float *head_in = x;
+    if (ctx->cfg.final_norm) {
+        ngpt_op_layernorm_fwd(ctx, p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w,
+                              W + lay->lnf_b, R, C);
+        head_in = p->lnf;
+    }
+    linear(ctx, ps, 0, NGPT_LINEAR_LM_HEAD, p->logits, head_in, W + lay->lm_head, NULL, (int)R,
+           C, V);
+}
+
+ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
+                         const int32_t *targets, float *loss)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!ctx || !tokens)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_forward: NULL context or tokens");
+    const ngpt_config *cfg = &ctx->cfg;
+    if (T > cfg->context_len)
+        return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_model_forward: a sequence of %d tokens is "
+                         "longer than the model's context T=%d", (int)T, (int)cfg->context_len);
+    if (B < 1 || T < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_forward: batch and seq must be >= 1, got "
+                         "%d and %d", (int)B, (int)T);
+    if (B > ctx->shape.batch || T > ctx->shape.seq)
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "ngpt_model_forward: (batch=%d, seq=%d) exceeds "
+                         "the context's planned (batch=%d, seq=%d); plan a larger shape",
+                         (int)B, (int)T, (int)ctx->shape.batch, (int)ctx->shape.seq);
+    const size_t BT = (size_t)B * (size_t)T;
+    ngpt_status st = check_ids(tokens, BT, cfg->vocab_size, "tokens");
+    if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, "targets");
+    if (st) return st;
+    ngpt_model_forward_unchecked(ctx, tokens, B, T, targets, loss);
+    return NGPT_OK;
+}
+
+void ngpt_model_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, int32_t B,
+                                  int32_t T, const int32_t *targets, float *loss)
+{
+    const ngpt_pass pass = {tokens, B, T, false, 0, false};
+    model_pass(ctx, &pass);
+
+    ngpt_plan *p = &ctx->plan;
+    const int V = ctx->cfg.vocab_size;
+    const size_t BT = (size_t)B * (size_t)T;
+    if (targets) {
+        ngpt_op_xent(ctx, p->losses, p->logits, targets, BT, V);
+        /* the mean: one canonical sum over every row, on this thread */
+        float mean = ctx->k->rsum(p->losses, BT) / (float)BT;
+        if (loss) *loss = mean;
+    } else if (loss) {
+        *loss = NAN;
+    }
+    ngpt_run_pass_done(ctx, B, T, false, 0);
+    if (targets && p->bwd.targets) {    /* train mode: kept for ngpt_model_backward */
+        memcpy(p->bwd.tokens, tokens, BT * sizeof(int32_t));
+        memcpy(p->bwd.targets, targets, BT * sizeof(int32_t));
+        ctx->run.backward_ready = true;
+    }
+}
+
+/* One cached pass; last_only: see ngpt_pass (nseq 1, logits (1, 1, V)). */
+static void append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
+                   int32_t len, bool last_only)
+{
+    const ngpt_pass pass = {tokens, nseq, len, true, slot0, last_only};
+    model_pass(ctx, &pass);
+    for (int32_t s = 0; s < nseq; s++) ngpt_kv_commit(ctx, slot0 + s, tokens + (size_t)s * len, len);
+    ngpt_run_pass_done(ctx, nseq, last_only ? 1 : len, true, slot0);
+}
+
+void ngpt_model_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,
+                       int32_t len)
+{
+    append(ctx, slot0, nseq, tokens, len, false);
+}
+
+void ngpt_model_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
+                        const float **last_row)
+{
+    const int32_t chunk = ctx->shape.seq;
+    int32_t c = 0;
+    for (int32_t at = 0; at < len; at += c) {
+        c = len - at < chunk ? len - at : chunk;
+        append(ctx, slot, 1, tokens + at, c, true);
+    }
+    *last_row = ctx->plan.logits;
+}

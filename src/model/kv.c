@@ -1,0 +1,135 @@
+/* kv.c — the KV cache's storage (layout and invariant in kv.h): the only
+ * code that writes plan.kv. */
+#include <string.h>
+
+#include "model/kv.h"
+
+/* Writable views of what kv.h's accessors read. */
+static float *keys_at(ngpt_context *ctx, int layer, int32_t slot)
+{
+    return (float *)ngpt_kv_keys(ctx, layer, slot);
+}
+static float *values_at(ngpt_context *ctx, int layer, int32_t slot)
+{
+    return (float *)ngpt_kv_values(ctx, layer, slot);
+}
+static int32_t *tokens_at(ngpt_context *ctx, int32_t slot)
+{
+    return (int32_t *)ngpt_kv_tokens(ctx, slot);
+}
+
+float *ngpt_kv_trace(const ngpt_context *ctx, int layer, int32_t slot)
+{
+    if (!ctx->plan.kv.trace) return NULL;
+    const size_t rows = (size_t)ctx->cfg.n_heads * (size_t)ctx->cfg.context_len;
+    return ctx->plan.kv.trace + ((size_t)layer * (size_t)ctx->shape.batch + (size_t)slot) * rows;
+}
+
+void ngpt_kv_write(ngpt_context *ctx, int layer, int32_t slot, int n, const float *keys,
+                   const float *values, ptrdiff_t stride)
+{
+    const size_t C = (size_t)ctx->cfg.d_model, n0 = (size_t)ngpt_kv_len(ctx, slot);
+    float *kc = keys_at(ctx, layer, slot) + n0 * C, *vc = values_at(ctx, layer, slot) + n0 * C;
+    for (int i = 0; i < n; i++) {
+        memcpy(kc + (size_t)i * C, keys + i * stride, C * sizeof(float));
+        memcpy(vc + (size_t)i * C, values + i * stride, C * sizeof(float));
+    }
+}
+
+void ngpt_kv_commit(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t n)
+{
+    memcpy(tokens_at(ctx, slot) + ngpt_kv_len(ctx, slot), tokens, (size_t)n * sizeof(int32_t));
+    ctx->plan.kv.len[slot] += n;
+}
+
+void ngpt_kv_clear(ngpt_context *ctx, int32_t slot)
+{
+    if (slot < 0) memset(ctx->plan.kv.len, 0, (size_t)ctx->shape.batch * sizeof(int32_t));
+    else ctx->plan.kv.len[slot] = 0;
+}
+
+void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src)
+{
+    if (dst == src) return;
+    const size_t n = (size_t)ngpt_kv_len(ctx, src), C = (size_t)ctx->cfg.d_model;
+    for (int l = 0; l < ctx->cfg.n_layers; l++) {
+        memcpy(keys_at(ctx, l, dst), ngpt_kv_keys(ctx, l, src), n * C * sizeof(float));
+        memcpy(values_at(ctx, l, dst), ngpt_kv_values(ctx, l, src), n * C * sizeof(float));
+    }
+    memcpy(tokens_at(ctx, dst), ngpt_kv_tokens(ctx, src), n * sizeof(int32_t));
+    ctx->plan.kv.len[dst] = (int32_t)n;
+}
+
+/* Rearranges n blocks (bytes each, stride apart) so that block i gets the
+ * old block parent[i], with one temporary block: copies whose destination
+ * nobody still reads go first; a cycle is broken through tmp. */
+static void permute(unsigned char *base, size_t stride, size_t bytes, unsigned char *tmp,
+                    const int32_t *parent, int32_t n, int32_t *work)
+{
+    int32_t *src = work, *readers = work + n, *done = work + 2 * n;
+    for (int32_t i = 0; i < n; i++) readers[i] = 0;
+    for (int32_t i = 0; i < n; i++) {
+        src[i] = parent[i];
+        done[i] = parent[i] == i;
+        if (!done[i]) readers[parent[i]]++;
+    }
+    for (;;) {
+        bool progress = false, pending = false;
+        for (int32_t i = 0; i < n; i++) {
+            if (done[i]) continue;
+            pending = true;
+            if (readers[i]) continue;
+            memcpy(base + i * stride, src[i] < 0 ? tmp : base + src[i] * stride, bytes);
+            if (src[i] >= 0) readers[src[i]]--;
+            done[i] = 1;
+            progress = true;
+        }
+        if (!pending) return;
+        if (progress) continue;
+        for (int32_t i = 0; i < n; i++) {   /* only cycles remain: break one at i */
+            if (done[i]) continue;
+            memcpy(tmp, base + i * stride, bytes);
+            for (int32_t j = 0; j < n; j++)
+                if (!done[j] && src[j] == i) src[j] = -1;
+            readers[i] = 0;
+            break;
+        }
+    }
+}
+
+void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_t *work)
+{
+    const size_t TC = (size_t)ctx->cfg.context_len, C = (size_t)ctx->cfg.d_model;
+    const size_t len = (size_t)ngpt_kv_len(ctx, parent[0]);
+    const size_t blk = TC * C * sizeof(float);
+    unsigned char *tmp = (unsigned char *)ctx->plan.kv.tmp;
+    for (int l = 0; l < ctx->cfg.n_layers; l++) {
+        permute((unsigned char *)keys_at(ctx, l, 0), blk, len * C * sizeof(float), tmp,
+                parent, n, work);
+        permute((unsigned char *)values_at(ctx, l, 0), blk, len * C * sizeof(float), tmp,
+                parent, n, work);
+    }
+    permute((unsigned char *)tokens_at(ctx, 0), TC * sizeof(int32_t), len * sizeof(int32_t),
+            tmp, parent, n, work);
+    for (int32_t i = 0; i < n; i++) ctx->plan.kv.len[i] = (int32_t)len;
+}
+
+void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
+{
+    const int32_t len = ngpt_kv_len(ctx, slot), n = len - drop;
+    if (drop == 0) return;
+    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    const float *cs = ctx->plan.rope_cos + (size_t)drop * (size_t)(D / 2);
+    const float *sn = ctx->plan.rope_sin + (size_t)drop * (size_t)(D / 2);
+    for (int l = 0; l < ctx->cfg.n_layers; l++) {
+        float *k = keys_at(ctx, l, slot), *v = values_at(ctx, l, slot);
+        memmove(k, k + (size_t)drop * C, (size_t)n * C * sizeof(float));
+        memmove(v, v + (size_t)drop * C, (size_t)n * C * sizeof(float));
+        /* the transpose of position drop's rotation turns every pair back by
+         * drop*freq_i; the n kept rows are n*H contiguous head vectors */
+        ctx->k->rope_bwd(k, n * H, D, cs, sn);
+    }
+    int32_t *tok = tokens_at(ctx, slot);
+    memmove(tok, tok + drop, (size_t)n * sizeof(int32_t));
+    ctx->plan.kv.len[slot] = n;
+}

@@ -1,0 +1,97 @@
+/* kv.h — the KV cache's storage (model/kv.c is its only reader and writer
+ * of plan.kv). The model's cached pass writes each layer's new keys and
+ * values through ngpt_kv_write and then records the tokens with
+ * ngpt_kv_commit (model/forward.c, ngpt_model_append: the one place a token
+ * is appended); generation, beam search and the public ngpt_cache_*
+ * functions (generate/) use the slot operations below.
+ *
+ * Slot s (0 <= s < the planned batch) holds, for every layer, the keys
+ * (after RoPE) and values of the tokens fed to it so far, and the tokens
+ * themselves, in order:
+ *   keys, values (L, batch, Tctx, C)   tokens (batch, Tctx)   len (batch)
+ *   trace        (L, batch, H, Tctx)   the last new token's probabilities (traced plans)
+ * Invariant: the cache holds keys and values for exactly len[s] positions
+ * 0..len[s]-1 of slot s, and the next token fed to the slot sits at position
+ * len[s] (DESIGN.md §1). Every operation below keeps it (the context shift
+ * too: after it the kept keys are rotated to their new positions,
+ * approximately), so a new one belongs here too.
+ *
+ * These functions trust their arguments (slots in range, tokens valid, room
+ * in the slot): the public ngpt_cache_* functions validate at the boundary,
+ * and generation validates its request once. */
+#ifndef NGPT_MODEL_KV_H
+#define NGPT_MODEL_KV_H
+
+#include "runtime/context.h"
+
+/* Whether the context has a cache (infer mode). */
+static inline bool ngpt_kv_planned(const ngpt_context *ctx)
+{
+    return ctx->plan.kv.k != NULL;
+}
+
+/* Tokens slot `slot` holds. */
+static inline int32_t ngpt_kv_len(const ngpt_context *ctx, int32_t slot)
+{
+    return ctx->plan.kv.len[slot];
+}
+
+/* The lengths of slots slot0, slot0+1, ...: each slot's next position. */
+static inline const int32_t *ngpt_kv_lens(const ngpt_context *ctx, int32_t slot0)
+{
+    return ctx->plan.kv.len + slot0;
+}
+
+/* The tokens slot `slot` holds (ngpt_kv_len of them). */
+static inline const int32_t *ngpt_kv_tokens(const ngpt_context *ctx, int32_t slot)
+{
+    return ctx->plan.kv.tokens + (size_t)slot * (size_t)ctx->cfg.context_len;
+}
+
+/* Keys / values of one layer of one slot: (Tctx, C), row = position;
+ * slots are consecutive blocks of (Tctx, C). */
+static inline const float *ngpt_kv_keys(const ngpt_context *ctx, int layer, int32_t slot)
+{
+    const size_t block = (size_t)ctx->cfg.context_len * (size_t)ctx->cfg.d_model;
+    return ctx->plan.kv.k + ((size_t)layer * (size_t)ctx->shape.batch + (size_t)slot) * block;
+}
+static inline const float *ngpt_kv_values(const ngpt_context *ctx, int layer, int32_t slot)
+{
+    const size_t block = (size_t)ctx->cfg.context_len * (size_t)ctx->cfg.d_model;
+    return ctx->plan.kv.v + ((size_t)layer * (size_t)ctx->shape.batch + (size_t)slot) * block;
+}
+
+/* The traced attention rows of one layer of slots slot.., (H, Tctx) per
+ * slot, or NULL when the plan has no trace. */
+float *ngpt_kv_trace(const ngpt_context *ctx, int layer, int32_t slot);
+
+/* Stores the key and value rows (C floats each, key_stride and value
+ * stride apart) of n new tokens of slot `slot` of one layer at positions
+ * len.. (the tokens are recorded afterwards by ngpt_kv_commit). */
+void ngpt_kv_write(ngpt_context *ctx, int layer, int32_t slot, int n, const float *keys,
+                   const float *values, ptrdiff_t stride);
+
+/* Records n tokens appended to slot `slot` (their keys and values are
+ * written): the slot now holds len + n. */
+void ngpt_kv_commit(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t n);
+
+/* Empties slot `slot`, or every slot for -1. */
+void ngpt_kv_clear(ngpt_context *ctx, int32_t slot);
+
+/* Slot dst becomes a copy of slot src. */
+void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src);
+
+/* Slots 0..n-1 become copies of the old slots parent[0..n) (a permutation
+ * with repeats, as beam search needs), moving each block at most twice with
+ * one spare block. All n parents must hold the same number of tokens.
+ * work: 3n ints. */
+void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_t *work);
+
+/* Context shift (ngpt_cache_shift): drops the oldest `drop` tokens of slot
+ * `slot` (0 <= drop <= its length); the kept n = len - drop move to positions
+ * 0..n-1 with their values as they are and their keys rotated by -drop
+ * positions: the RoPE transpose (rope_bwd) with the tables of position drop,
+ * in float, on the keys as stored, i.e. R(-drop)R(p)k, not R(p-drop)k. */
+void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop);
+
+#endif

@@ -1,0 +1,233 @@
+/* attention.c — causal self-attention forward and backward (ops.h),
+ * split across the pool. The forward's queries are independent: its parts
+ * are blocks of query rows of one (sequence, head). The backward accumulates
+ * dK and dV of a (sequence, head) over its query rows in increasing order,
+ * so its parts are whole (sequence, head) pairs.
+ *
+ * Both run tiles of NGPT_ATTN_TILE query rows through the multi-row kernels
+ * (attn_scores_t, attn_wsum, outer_acc), which do no work past the causal
+ * edge. Scores need the keys (forward) or values (backward, dP = dO . v_j)
+ * transposed: each part copies those it reads into the thread's scratch
+ * (plan.threads.attn_rows), with the probability rows that are not kept. A block
+ * of fewer than MIN_TILED rows (decoding, a last-only prefill) runs a row at
+ * a time against the keys as they are, which needs no copy. */
+#include <math.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+enum { QUERY_BLOCK = 64,       /* query rows per forward part when parts are scarce */
+       MIN_TILED = 4 };
+
+typedef struct attn_job {
+    const ngpt_context *ctx;
+    const ngpt_attn *at;
+    const float *dout;
+    float *dqkv;
+    int H, D, C, qblock, qblocks;
+    float scale;
+} attn_job;
+
+/* The thread's scratch: D rows of transposed keys (kt), then two tiles of
+ * NGPT_ATTN_TILE rows, each row context_len floats (ld). */
+typedef struct attn_scratch {
+    float *kt, *rows0, *rows1;
+    ptrdiff_t ld;
+} attn_scratch;
+
+static attn_scratch scratch_of(const attn_job *j, int thread)
+{
+    const ptrdiff_t ld = j->ctx->cfg.context_len;
+    float *base = j->ctx->plan.threads.attn_rows + (size_t)thread * (size_t)(j->D + 2 * NGPT_ATTN_TILE) * (size_t)ld;
+    attn_scratch s = {base, base + j->D * ld, base + (j->D + NGPT_ATTN_TILE) * ld, ld};
+    return s;
+}
+
+/* kt[d*ld + i] = x_i[d] for i < n, x_i = x + i*stride (a copy). */
+static void transpose_rows(float *kt, ptrdiff_t ld, const float *x, ptrdiff_t stride, int n, int dim)
+{
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < dim; d++) kt[d * ld + i] = x[i * stride + d];
+}
+
+/* What the forward keeps of query i's probability row p (n of row_len). */
+static void keep_row(const attn_job *j, size_t sh, int i, float *p, int n)
+{
+    const ngpt_attn *at = j->at;
+    const int len = at->len;
+    if (at->probs) memset(p + n, 0, (size_t)(len - n) * sizeof(float));
+    if (i == len - 1 && at->last_rows) memcpy(at->last_rows + sh * len, p, (size_t)len * sizeof(float));
+    if (i == len - 1 && at->cache_rows) {
+        float *tr = at->cache_rows + sh * (size_t)at->row_len;
+        memcpy(tr, p, (size_t)n * sizeof(float));
+        memset(tr + n, 0, (size_t)(at->row_len - n) * sizeof(float));
+    }
+}
+
+/* Where the forward of (sequence s, head h) = sh reads. */
+typedef struct attn_head {
+    int s, h, n0;               /* n0: cached positions before query 0 */
+    const float *q, *keys, *vals;
+    float *out;                 /* output row of query 0 */
+} attn_head;
+
+static attn_head head_of(const attn_job *j, size_t sh)
+{
+    const ngpt_attn *at = j->at;
+    const int s = (int)(sh / (size_t)j->H), h = (int)(sh % (size_t)j->H);
+    const ptrdiff_t row = 3 * (ptrdiff_t)j->C;
+    attn_head a = {s, h, at->pos0 ? at->pos0[s] : 0, at->qkv + (size_t)s * at->len * row + h * j->D,
+                   at->k + s * at->kv_seq + h * j->D, at->v + s * at->kv_seq + h * j->D,
+                   at->out + (size_t)s * at->len * j->C + h * j->D};
+    return a;
+}
+
+/* Queries i0..i1-1 of (s, h) one at a time (no copy of the keys). */
+static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_scratch *sc)
+{
+    const ngpt_attn *at = j->at;
+    const ngpt_kernels *k = j->ctx->k;
+    const int D = j->D, C = j->C, len = at->len;
+    const ptrdiff_t row = 3 * (ptrdiff_t)C;
+    const attn_head a = head_of(j, sh);
+    for (int i = i0; i < i1; i++) {
+        const int n = a.n0 + i + 1;                     /* keys visible to query i */
+        const size_t row_index = sh * (size_t)len + (size_t)i;   /* (s,h,i) of (nseq,H,len,len) */
+        float *p = at->probs ? at->probs + row_index * len : sc->rows0;
+        k->attn_scores(p, a.q + i * row, a.keys, at->kv_row, n, D, j->scale);
+        k->softmax(p, p, n);
+        keep_row(j, sh, i, p, n);
+        const float *pv = p;
+        if (at->dropping) {
+            k->dropout(sc->rows1, p, (size_t)n, row_index * len, &at->key);
+            pv = sc->rows1;
+        }
+        k->attn_wsum(a.out + (size_t)i * C, 0, pv, 0, 1, a.vals, at->kv_row, n, D);
+    }
+}
+
+/* Queries i0..i1-1 of (s, h) in tiles, against the transposed keys. */
+static void fwd_tiles(const attn_job *j, size_t sh, int i0, int i1, const attn_scratch *sc)
+{
+    const ngpt_attn *at = j->at;
+    const ngpt_kernels *k = j->ctx->k;
+    const int D = j->D, C = j->C, len = at->len;
+    const ptrdiff_t row = 3 * (ptrdiff_t)C;
+    const attn_head a = head_of(j, sh);
+    transpose_rows(sc->kt, sc->ld, a.keys, at->kv_row, a.n0 + i1, D);
+    for (int t0 = i0; t0 < i1; t0 += NGPT_ATTN_TILE) {
+        const int R = i1 - t0 < NGPT_ATTN_TILE ? i1 - t0 : NGPT_ATTN_TILE;
+        const size_t first = sh * (size_t)len + (size_t)t0;     /* row index of query t0 */
+        float *p = at->probs ? at->probs + first * len : sc->rows0;
+        const ptrdiff_t ps = at->probs ? len : sc->ld;
+        k->attn_scores_t(p, ps, a.q + t0 * row, row, R, sc->kt, sc->ld, a.n0 + t0 + 1, D, j->scale);
+        for (int r = 0; r < R; r++) {
+            const int n = a.n0 + t0 + r + 1;
+            float *pr = p + r * ps;
+            k->softmax(pr, pr, n);
+            keep_row(j, sh, t0 + r, pr, n);
+            if (at->dropping)
+                k->dropout(sc->rows1 + r * sc->ld, pr, (size_t)n, (first + r) * len, &at->key);
+        }
+        k->attn_wsum(a.out + (size_t)t0 * C, C, at->dropping ? sc->rows1 : p,
+                     at->dropping ? sc->ld : ps, R, a.vals, at->kv_row, a.n0 + t0 + 1, D);
+    }
+}
+
+/* Query rows of blocks begin..end-1; block b is (sequence, head, rows). */
+static void fwd_range(void *arg, size_t begin, size_t end, int thread)
+{
+    const attn_job *j = arg;
+    const attn_scratch sc = scratch_of(j, thread);
+    for (size_t blk = begin; blk < end; blk++) {
+        const size_t sh = blk / (size_t)j->qblocks;         /* s*H + h */
+        const int b0 = (int)(blk % (size_t)j->qblocks) * j->qblock;
+        const int i0 = b0 > j->at->q0 ? b0 : j->at->q0;
+        const int i1 = b0 + j->qblock < j->at->len ? b0 + j->qblock : j->at->len;
+        if (i1 - i0 >= MIN_TILED) fwd_tiles(j, sh, i0, i1, &sc);
+        else fwd_rows(j, sh, i0, i1, &sc);
+    }
+}
+
+static attn_job job_of(const ngpt_context *ctx, const ngpt_attn *at)
+{
+    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    /* whole (sequence, head) pairs copy their keys once; blocks of rows when
+     * the pairs are too few to share among the threads */
+    const bool few = (size_t)at->nseq * (size_t)H < 8 * (size_t)ctx->shape.threads;
+    const int qblock = few && at->len > QUERY_BLOCK ? QUERY_BLOCK : at->len;
+    attn_job j = {ctx, at, NULL, NULL, H, D, C, qblock, (at->len + qblock - 1) / qblock,
+                  1.0f / sqrtf((float)D)};
+    return j;
+}
+
+void ngpt_op_attention_fwd(ngpt_context *ctx, const ngpt_attn *at)
+{
+    attn_job j = job_of(ctx, at);
+    const size_t blocks = (size_t)at->nseq * j.H * j.qblocks;
+    /* per block: qblock queries, each a dot and a weighted sum over its keys */
+    const double keys = (at->pos0 ? ctx->cfg.context_len / 2.0 : 0.0) + at->len / 2.0 + 1.0;
+    const double unit = j.qblock * keys * (2.0 * j.D + 8.0);
+    ngpt_par_for(ctx, blocks, 1, unit, fwd_range, &j);
+}
+
+/* (sequence, head) pairs begin..end-1, each over its query rows in order,
+ * a tile of rows at a time. */
+static void bwd_range(void *arg, size_t begin, size_t end, int thread)
+{
+    const attn_job *j = arg;
+    const ngpt_attn *at = j->at;
+    const ngpt_kernels *k = j->ctx->k;
+    const int H = j->H, D = j->D, C = j->C, T = at->len;
+    const ptrdiff_t row = 3 * (ptrdiff_t)C;
+    const attn_scratch sc = scratch_of(j, thread);
+    float *pd = sc.rows0, *dp = sc.rows1;       /* dropped probabilities; dP, then dS */
+    for (size_t sh = begin; sh < end; sh++) {
+        const int s = (int)(sh / (size_t)H), h = (int)(sh % (size_t)H);
+        const float *base = at->qkv + (size_t)s * T * row;
+        float *gbase = j->dqkv + (size_t)s * T * row;
+        const float *keys = base + C + h * D, *vals = base + 2 * C + h * D;
+        float *gkeys = gbase + C + h * D, *gvals = gbase + 2 * C + h * D;
+        for (int i = 0; i < T; i++) {           /* dK, dV of this head accumulate from zero */
+            memset(gkeys + i * row, 0, (size_t)D * sizeof(float));
+            memset(gvals + i * row, 0, (size_t)D * sizeof(float));
+        }
+        transpose_rows(sc.kt, sc.ld, vals, row, T, D);
+        for (int t0 = 0; t0 < T; t0 += NGPT_ATTN_TILE) {    /* query rows in increasing order */
+            const int R = T - t0 < NGPT_ATTN_TILE ? T - t0 : NGPT_ATTN_TILE;
+            const size_t first = sh * (size_t)T + (size_t)t0;
+            const float *p = at->probs + first * T;
+            const float *go = j->dout + ((size_t)s * T + t0) * C + h * D;
+            const float *pv = p;
+            ptrdiff_t pvs = T;
+            if (at->dropping) {
+                for (int r = 0; r < R; r++)
+                    k->dropout(pd + r * sc.ld, p + r * T, (size_t)(t0 + r + 1), (first + r) * T, &at->key);
+                pv = pd, pvs = sc.ld;
+            }
+            /* o_i = sum_j pv_j v_j:  dV_j += pv_j dO_i;  dPv_j = dO_i . v_j */
+            k->outer_acc(gvals, row, pv, pvs, go, C, R, t0 + 1, D);
+            k->attn_scores_t(dp, sc.ld, go, C, R, sc.kt, sc.ld, t0 + 1, D, 1.0f);
+            for (int r = 0; r < R; r++) {
+                const int n = t0 + r + 1;
+                float *dpr = dp + r * sc.ld;
+                if (at->dropping) k->dropout(dpr, dpr, (size_t)n, (first + r) * T, &at->key);
+                /* softmax and the 1/sqrt(D) scale: dS (scores = q.k * scale) */
+                k->softmax_bwd(dpr, p + r * T, dpr, n, j->scale);
+            }
+            /* dQ_i = sum_j dS_j k_j (written whole);  dK_j += dS_j q_i */
+            k->attn_wsum(gbase + (size_t)t0 * row + h * D, row, dp, sc.ld, R, keys, row, t0 + 1, D);
+            k->outer_acc(gkeys, row, dp, sc.ld, base + (size_t)t0 * row + h * D, row, R, t0 + 1, D);
+        }
+    }
+}
+
+void ngpt_op_attention_bwd(ngpt_context *ctx, const ngpt_attn *at, const float *dout,
+                           float *dqkv)
+{
+    attn_job j = job_of(ctx, at);
+    j.dout = dout;
+    j.dqkv = dqkv;
+    const double unit = (double)at->len * (at->len / 2.0 + 1.0) * (5.0 * j.D + 16.0);
+    ngpt_par_for(ctx, (size_t)at->nseq * j.H, 1, unit, bwd_range, &j);
+}

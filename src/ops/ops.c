@@ -1,0 +1,426 @@
+/* ops.c — the model's operations split across the thread pool (ops.h):
+ * matrix products by row blocks or column panels, row-wise ops by rows,
+ * elementwise ops by element ranges, the embedding gradient by table rows.
+ * Every part is one call of the single-threaded kernel on a sub-range of
+ * outputs, so the bits do not depend on where the cuts fall. */
+#include <string.h>
+
+#include "ops/ops.h"
+#include "runtime/pool.h"
+
+/* Tasks per thread: dynamic hand-out balances uneven parts and a shared
+ * machine; more tasks would only add overhead. */
+enum { TASKS_PER_THREAD = 4 };
+
+/* Cuts of a matrix product (gemm.h): row blocks of whole register tiles
+ * (4 x NGPT_GEMM_MR = 24 rows), column panels of NGPT_GEMM_NR = 16. Column
+ * cuts of other ops (weight and bias gradients) fall on 64-byte lines. */
+enum { GEMM_ROW_ALIGN = 4 * NGPT_GEMM_MR, GEMM_COL_ALIGN = NGPT_GEMM_NR, COL_ALIGN = 16,
+       ROWS_PER_PACK = 128 };
+
+/* Column cuts of a packed product: whole groups of 4 panels, as the m <= 8
+ * path streams them (arch/gemv.h), so a part of a decode step's fc2 (16
+ * panels, 8 parts by work) is one 1x4 block with 8 fma chains in flight,
+ * not two 1x1 blocks with 2 (latency-bound, slower than L3 streams). */
+enum { PACKED_COL_ALIGN = 4 * NGPT_GEMM_NR };
+
+/* Elementwise cuts: whole cache lines, whole Philox blocks for dropout. */
+enum { ELEM_ALIGN = 64 };
+
+typedef struct range_job {
+    ngpt_range_fn fn;
+    void *arg;
+    size_t n, chunk;
+} range_job;
+
+static void range_task(void *p, int task, int thread)
+{
+    const range_job *j = p;
+    size_t begin = (size_t)task * j->chunk;
+    size_t end = j->n - begin < j->chunk ? j->n : begin + j->chunk;
+    j->fn(j->arg, begin, end, thread);
+}
+
+/* As ngpt_par_for, at most max_tasks parts. */
+static void par_for_at_most(ngpt_context *ctx, size_t n, size_t align, double unit_work,
+                            size_t max_tasks, ngpt_range_fn fn, void *arg)
+{
+    if (n == 0) return;
+    ngpt_pool *pool = ctx->plan.threads.pool;
+    const double work = (double)n * unit_work;
+    const size_t pieces = (n + align - 1) / align;
+    size_t tasks = max_tasks;
+    if (pool->inline_below > 0 && work / pool->inline_below < (double)tasks)
+        tasks = (size_t)(work / pool->inline_below);    /* each task worth a wake-up */
+    if (tasks > pieces) tasks = pieces;
+    if (pool->threads <= 1 || tasks <= 1) {
+        fn(arg, 0, n, 0);
+        return;
+    }
+    range_job j = {fn, arg, n, (pieces + tasks - 1) / tasks * align};
+    ngpt_pool_run(pool, range_task, &j, (int)((n + j.chunk - 1) / j.chunk));
+}
+
+void ngpt_par_for(ngpt_context *ctx, size_t n, size_t align, double unit_work, ngpt_range_fn fn,
+                  void *arg)
+{
+    par_for_at_most(ctx, n, align, unit_work, (size_t)ctx->plan.threads.pool->threads * TASKS_PER_THREAD,
+                    fn, arg);
+}
+
+/* ---- matrix products */
+
+typedef struct gemm_job {
+    const ngpt_kernels *k;
+    float *work;                /* the threads' workspaces (gemm.h), one after another */
+    int m, n, kk;
+    const float *a, *b, *bias;
+    ptrdiff_t a_rs, a_cs, b_rs, b_cs, c_rs;
+    float *c;
+    bool accumulate, by_cols;
+} gemm_job;
+
+/* Split a product's C (m, n) by column panels rather than row blocks: when
+ * it has too few rows to feed the threads and more panels than row blocks
+ * (decoding: m = 1). */
+static bool split_columns(const ngpt_context *ctx, int m, int n)
+{
+    const size_t row_parts = ((size_t)m + GEMM_ROW_ALIGN - 1) / GEMM_ROW_ALIGN;
+    const size_t col_parts = ((size_t)n + GEMM_COL_ALIGN - 1) / GEMM_COL_ALIGN;
+    return row_parts < 2 * (size_t)ctx->plan.threads.pool->threads && col_parts > row_parts;
+}
+
+static void gemm_range(void *arg, size_t begin, size_t end, int thread)
+{
+    const gemm_job *g = arg;
+    const ptrdiff_t i0 = g->by_cols ? 0 : (ptrdiff_t)begin, j0 = g->by_cols ? (ptrdiff_t)begin : 0;
+    const int m = g->by_cols ? g->m : (int)(end - begin), n = g->by_cols ? (int)(end - begin) : g->n;
+    g->k->gemm(m, n, g->kk, g->a + i0 * g->a_rs, g->a_rs, g->a_cs, g->b + j0 * g->b_cs, g->b_rs,
+               g->b_cs, g->bias ? g->bias + j0 : NULL, g->c + i0 * g->c_rs + j0, g->c_rs,
+               g->accumulate, g->work + (size_t)thread * NGPT_GEMM_WORK_FLOATS);
+}
+
+void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                  ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
+                  const float *bias, float *c, ptrdiff_t c_rs, bool accumulate)
+{
+    if (m <= 0 || n <= 0) return;
+    gemm_job g = {ctx->k, ctx->plan.threads.gemm_work, m, n, k, a, b, bias, a_rs, a_cs, b_rs, b_cs, c_rs,
+                  c, accumulate, split_columns(ctx, m, n)};
+    const double chain = k > 0 ? (double)k : 1.0;
+    const size_t threads = (size_t)ctx->plan.threads.pool->threads;
+    if (g.by_cols) {
+        ngpt_par_for(ctx, (size_t)n, GEMM_COL_ALIGN, (double)m * chain, gemm_range, &g);
+    } else {
+        /* every part packs all of B again (the weight gradient's B is k = B*T
+         * rows of X): at least ROWS_PER_PACK rows of C per part keep that
+         * repacking small, a few percent at most */
+        size_t most = (size_t)m / ROWS_PER_PACK;
+        if (most > threads * TASKS_PER_THREAD) most = threads * TASKS_PER_THREAD;
+        if (most < threads) most = threads;
+        par_for_at_most(ctx, (size_t)m, GEMM_ROW_ALIGN, (double)n * chain, most, gemm_range, &g);
+    }
+}
+
+void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
+                    const float *bias, int rows, int in, int out)
+{
+    ngpt_op_gemm(ctx, rows, out, in, x, in, 1, w, 1, in, bias, y, out, false);
+}
+
+void ngpt_op_linear_bwd_weight(ngpt_context *ctx, float *dw, const float *dy, const float *x,
+                               int rows, int in, int out)
+{
+    ngpt_op_gemm(ctx, out, in, rows, dy, 1, out, x, in, 1, NULL, dw, in, true);
+}
+
+void ngpt_op_linear_bwd_input(ngpt_context *ctx, float *dx, const float *dy, const float *w,
+                              int rows, int in, int out)
+{
+    ngpt_op_gemm(ctx, rows, in, out, dy, out, 1, w, in, 1, NULL, dx, in, false);
+}
+
+typedef struct packed_job {
+    const ngpt_kernels *k;
+    int m, n, kk;
+    const float *a, *wp, *bias;
+    float *c;
+    bool by_cols;
+} packed_job;
+
+static void packed_range(void *arg, size_t begin, size_t end, int thread)
+{
+    const packed_job *g = arg;
+    (void)thread;
+    if (g->by_cols)     /* panels from j0 = begin, a multiple of 16 */
+        g->k->gemm_packed(g->m, (int)(end - begin), g->kk, g->a, g->kk,
+                          ngpt_gemm_panel(g->wp, g->kk, (int)begin),
+                          g->bias ? g->bias + begin : NULL, g->c + begin, g->n);
+    else
+        g->k->gemm_packed((int)(end - begin), g->n, g->kk, g->a + begin * (size_t)g->kk, g->kk,
+                          g->wp, g->bias, g->c + begin * (size_t)g->n, g->n);
+}
+
+void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
+                           const float *bias, int rows, int in, int out)
+{
+    if (rows <= 0 || out <= 0) return;
+    packed_job g = {ctx->k, rows, out, in, x, wp, bias, y, split_columns(ctx, rows, out)};
+    const double chain = in > 0 ? (double)in : 1.0;
+    if (g.by_cols)
+        ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, (double)rows * chain, packed_range, &g);
+    else
+        ngpt_par_for(ctx, (size_t)rows, GEMM_ROW_ALIGN, (double)out * chain, packed_range, &g);
+}
+
+/* ---- row-wise ops */
+
+typedef struct rows_job {
+    const ngpt_context *ctx;
+    float *out, *mean, *rstd, *dw, *db;
+    const float *x, *w, *b;     /* b: a bias, or dy of a backward */
+    const int32_t *idx;         /* tokens or targets */
+    const int32_t *pos0;
+    int c, len;                 /* c: row length (columns) */
+    size_t rows;
+    bool backward;
+    float scale;
+} rows_job;
+
+static void ln_fwd_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    j->ctx->k->layernorm_fwd(j->out + r0 * j->c, j->mean ? j->mean + r0 : NULL,
+                             j->rstd ? j->rstd + r0 : NULL, j->x + r0 * j->c, j->w, j->b, r1 - r0,
+                             j->c);
+}
+
+void ngpt_op_layernorm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd,
+                           const float *x, const float *w, const float *b, size_t rows, int c)
+{
+    rows_job j = {.ctx = ctx, .out = out, .mean = mean, .rstd = rstd, .x = x, .w = w, .b = b, .c = c};
+    ngpt_par_for(ctx, rows, 1, 4.0 * c, ln_fwd_range, &j);
+}
+
+static void ln_bwd_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    j->ctx->k->layernorm_bwd(j->out + r0 * j->c, j->b + r0 * j->c, j->x + r0 * j->c,
+                             j->mean + r0, j->rstd + r0, j->w, r1 - r0, j->c);
+}
+
+/* Columns c0..c1-1 of dw/db, each one chain over every row. */
+static void ln_wb_range(void *arg, size_t c0, size_t c1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    j->ctx->k->layernorm_bwd_wb(j->dw + c0, j->db + c0, j->b + c0, j->x + c0, j->c, j->mean,
+                                j->rstd, j->rows, (int)(c1 - c0));
+}
+
+void ngpt_op_layernorm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
+                           const float *x, const float *mean, const float *rstd, const float *w,
+                           size_t rows, int c)
+{
+    rows_job j = {.ctx = ctx, .out = dx, .dw = dw, .db = db, .b = dy, .x = x,
+                  .mean = (float *)mean, .rstd = (float *)rstd, .w = w, .c = c, .rows = rows};
+    ngpt_par_for(ctx, rows, 1, 8.0 * c, ln_bwd_range, &j);
+    ngpt_par_for(ctx, (size_t)c, COL_ALIGN, 3.0 * (double)rows, ln_wb_range, &j);
+}
+
+static void colsum_range(void *arg, size_t c0, size_t c1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    j->ctx->k->colsum_acc(j->db + c0, j->b + c0, j->c, j->rows, (int)(c1 - c0));
+}
+
+void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t rows, int n)
+{
+    rows_job j = {.ctx = ctx, .db = db, .b = dy, .c = n, .rows = rows};
+    ngpt_par_for(ctx, (size_t)n, COL_ALIGN, (double)rows, colsum_range, &j);
+}
+
+static void xent_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    for (size_t r = r0; r < r1; r++) {
+        const float *row = j->x + r * (size_t)j->c;
+        if (j->backward)
+            j->ctx->k->xent_bwd(j->out + r * (size_t)j->c, row, j->c, j->idx[r], j->scale);
+        else
+            j->out[r] = j->ctx->k->xent(row, j->c, j->idx[r]);
+    }
+}
+
+void ngpt_op_xent(ngpt_context *ctx, float *losses, const float *logits, const int32_t *targets,
+                  size_t rows, int n)
+{
+    rows_job j = {.ctx = ctx, .out = losses, .x = logits, .idx = targets, .c = n};
+    ngpt_par_for(ctx, rows, 1, 8.0 * n, xent_range, &j);
+}
+
+void ngpt_op_xent_bwd(ngpt_context *ctx, float *dlogits, const float *logits,
+                      const int32_t *targets, size_t rows, int n, float scale)
+{
+    rows_job j = {.ctx = ctx, .out = dlogits, .x = logits, .idx = targets, .c = n,
+                  .backward = true, .scale = scale};
+    ngpt_par_for(ctx, rows, 1, 10.0 * n, xent_range, &j);
+}
+
+static void rope_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const rows_job *j = arg;
+    const ngpt_context *ctx = j->ctx;
+    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    (void)thread;
+    for (size_t r = r0; r < r1; r++) {
+        const size_t s = r / (size_t)j->len, i = r % (size_t)j->len;
+        const size_t t = (size_t)(j->pos0 ? j->pos0[s] : 0) + i;
+        const float *cs = ctx->plan.rope_cos + t * (D / 2), *sn = ctx->plan.rope_sin + t * (D / 2);
+        float *q = j->out + r * 3 * (size_t)C;
+        if (j->backward) {
+            ctx->k->rope_bwd(q, H, D, cs, sn);
+            ctx->k->rope_bwd(q + C, H, D, cs, sn);
+        } else {
+            ctx->k->rope(q, H, D, cs, sn);
+            ctx->k->rope(q + C, H, D, cs, sn);
+        }
+    }
+}
+
+void ngpt_op_rope(ngpt_context *ctx, float *qkv, int nseq, int len, const int32_t *pos0,
+                  bool backward)
+{
+    rows_job j = {.ctx = ctx, .out = qkv, .pos0 = pos0, .len = len, .backward = backward};
+    ngpt_par_for(ctx, (size_t)nseq * (size_t)len, 1, 6.0 * ctx->cfg.d_model, rope_range, &j);
+}
+
+static void embed_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    for (size_t r = r0; r < r1; r++)
+        memcpy(j->out + r * j->c, j->x + (size_t)j->idx[r] * j->c, (size_t)j->c * sizeof(float));
+}
+
+void ngpt_op_embed(ngpt_context *ctx, float *x, const float *table, const int32_t *tokens,
+                   size_t rows, int c)
+{
+    rows_job j = {.ctx = ctx, .out = x, .x = table, .idx = tokens, .c = c};
+    ngpt_par_for(ctx, rows, 1, (double)c, embed_range, &j);
+}
+
+/* Table rows v0..v1-1: every token in order, adding those in range. */
+static void embed_bwd_range(void *arg, size_t v0, size_t v1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    for (size_t r = 0; r < (size_t)j->len; r++) {
+        const size_t t = (size_t)j->idx[r];
+        if (t < v0 || t >= v1) continue;
+        float *row = j->out + t * j->c;
+        j->ctx->k->add(row, row, j->x + r * j->c, (size_t)j->c);
+    }
+}
+
+void ngpt_op_embed_bwd(ngpt_context *ctx, float *dtable, const float *dx, const int32_t *tokens,
+                       size_t rows, int c, int vocab)
+{
+    rows_job j = {.ctx = ctx, .out = dtable, .x = dx, .idx = tokens, .c = c, .len = (int)rows};
+    ngpt_par_for(ctx, (size_t)vocab, 1, (double)rows * c / vocab + (double)rows, embed_bwd_range, &j);
+}
+
+/* ---- elementwise ops */
+
+typedef struct elem_job {
+    const ngpt_kernels *k;
+    float *y, *m, *v;
+    const float *a, *b;
+    uint64_t first;
+    const ngpt_dropout_key *key;
+    const ngpt_adamw_coef *coef;
+} elem_job;
+
+static void gelu_fwd_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    j->k->gelu_fwd(j->y + i0, j->a + i0, i1 - i0);
+}
+
+static void gelu_fwd_grad_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    j->k->gelu_fwd_grad(j->y + i0, j->m + i0, j->a + i0, i1 - i0);
+}
+
+static void gelu_bwd_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    j->k->gelu_bwd(j->y + i0, j->a + i0, j->b + i0, i1 - i0);
+}
+
+static void add_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    j->k->add(j->y + i0, j->a + i0, j->b + i0, i1 - i0);
+}
+
+static void dropout_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    j->k->dropout(j->y + i0, j->a + i0, i1 - i0, j->first + i0, j->key);
+}
+
+static void adamw_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    j->k->adamw(j->y + i0, j->a + i0, j->m + i0, j->v + i0, i1 - i0, j->coef);
+}
+
+void ngpt_op_gelu_fwd(ngpt_context *ctx, float *y, const float *x, size_t n)
+{
+    elem_job j = {.k = ctx->k, .y = y, .a = x};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 16.0, gelu_fwd_range, &j);
+}
+
+void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n)
+{
+    elem_job j = {.k = ctx->k, .y = y, .m = g, .a = x};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 24.0, gelu_fwd_grad_range, &j);
+}
+
+void ngpt_op_gelu_bwd(ngpt_context *ctx, float *dx, const float *g, const float *dy, size_t n)
+{
+    elem_job j = {.k = ctx->k, .y = dx, .a = g, .b = dy};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 2.0, gelu_bwd_range, &j);
+}
+
+void ngpt_op_add(ngpt_context *ctx, float *y, const float *a, const float *b, size_t n)
+{
+    elem_job j = {.k = ctx->k, .y = y, .a = a, .b = b};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 1.0, add_range, &j);
+}
+
+void ngpt_op_dropout(ngpt_context *ctx, float *y, const float *x, size_t n, uint64_t first,
+                     const ngpt_dropout_key *key)
+{
+    elem_job j = {.k = ctx->k, .y = y, .a = x, .first = first, .key = key};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 8.0, dropout_range, &j);
+}
+
+void ngpt_op_adamw(ngpt_context *ctx, float *p, const float *g, float *m, float *v, size_t n,
+                   const ngpt_adamw_coef *c)
+{
+    elem_job j = {.k = ctx->k, .y = p, .a = g, .m = m, .v = v, .coef = c};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 8.0, adamw_range, &j);
+}

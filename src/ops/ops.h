@@ -1,0 +1,125 @@
+/* ops.h — the model's operations, between the wiring (forward.c,
+ * backward.c, optim.c) and the single-threaded kernels of ctx->k.
+ *
+ * Each op cuts its *outputs* into parts (rows of a matrix product, columns
+ * of a weight gradient, heads, elements, vocabulary rows) and runs the
+ * kernels on the parts across the context's thread pool. Every output is
+ * still computed by exactly one kernel call with its whole chain, so which
+ * thread computes which part, and how many parts there are, cannot change a
+ * bit (DESIGN §4): the results are the same for any thread count. A job
+ * whose work is below pool->inline_below runs whole on the calling thread.
+ *
+ * The few reductions whose chain crosses every row (the loss mean, the
+ * gradient norm for clipping) stay single-threaded in their callers: they
+ * are canonical 8-lane sums over all elements, and cost about a millisecond
+ * per training step.
+ */
+#ifndef NGPT_OPS_OPS_H
+#define NGPT_OPS_OPS_H
+
+#include "runtime/context.h"
+
+/* Calls fn(arg, begin, end, thread) on ranges covering [0, n) once, across
+ * the pool; every range but the last is a multiple of align. unit_work is
+ * the work of one item (about one unit per multiply-add). */
+typedef void (*ngpt_range_fn)(void *arg, size_t begin, size_t end, int thread);
+void ngpt_par_for(ngpt_context *ctx, size_t n, size_t align, double unit_work, ngpt_range_fn fn,
+                  void *arg);
+
+/* C(i,j) = [C(i,j) +] sum_k A(i,k) B(k,j) [+ bias[j]]: the gemm kernel's
+ * contract (kernels.h), split by row blocks of C, or by column panels when
+ * C has few rows (decoding). */
+void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                  ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
+                  const float *bias, float *c, ptrdiff_t c_rs, bool accumulate);
+
+/* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch. */
+void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
+                    const float *bias, int rows, int in, int out);
+/* The same with W packed (pack_w, packed.h): gemm_packed, split the same way. */
+void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
+                           const float *bias, int rows, int in, int out);
+/* dW (out, in) += dy^T (rows, out) x (rows, in): each dW(i,j) one chain over
+ * all rows, split by rows of dW. */
+void ngpt_op_linear_bwd_weight(ngpt_context *ctx, float *dw, const float *dy, const float *x,
+                               int rows, int in, int out);
+/* dx (rows, in) = dy (rows, out) W (out, in). */
+void ngpt_op_linear_bwd_input(ngpt_context *ctx, float *dx, const float *dy, const float *w,
+                              int rows, int in, int out);
+
+/* LayerNorm over rows of c (mean/rstd may be NULL), split by rows. */
+void ngpt_op_layernorm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd,
+                           const float *x, const float *w, const float *b, size_t rows, int c);
+/* LayerNorm backward: dx += ... split by rows; dw/db continue one chain per
+ * column over every row, split by columns. */
+void ngpt_op_layernorm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
+                           const float *x, const float *mean, const float *rstd, const float *w,
+                           size_t rows, int c);
+/* db[j] += dy[r][j] over rows r in order (bias gradients), split by columns. */
+void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t rows, int n);
+
+/* Elementwise, split by element ranges. */
+void ngpt_op_gelu_fwd(ngpt_context *ctx, float *y, const float *x, size_t n);
+/* y = GELU(x) and g = its derivative, from one erf (gelu_fwd_grad) */
+void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n);
+/* dx = dy * g, g from ngpt_op_gelu_fwd_grad */
+void ngpt_op_gelu_bwd(ngpt_context *ctx, float *dx, const float *g, const float *dy, size_t n);
+void ngpt_op_add(ngpt_context *ctx, float *y, const float *a, const float *b, size_t n);
+/* y[i] = dropout of x[i] as element first+i of the key's stream. */
+void ngpt_op_dropout(ngpt_context *ctx, float *y, const float *x, size_t n, uint64_t first,
+                     const ngpt_dropout_key *key);
+/* AdamW over n elements of one tensor (kernels.h). */
+void ngpt_op_adamw(ngpt_context *ctx, float *p, const float *g, float *m, float *v, size_t n,
+                   const ngpt_adamw_coef *c);
+
+/* RoPE (or its transpose when backward) on the q and k parts of rows of
+ * (nseq, len, 3C); row i of sequence s is at position (pos0 ? pos0[s] : 0) + i. */
+void ngpt_op_rope(ngpt_context *ctx, float *qkv, int nseq, int len, const int32_t *pos0,
+                  bool backward);
+
+/* Embedding lookup x[r] = table[tokens[r]] (rows of c), split by rows. */
+void ngpt_op_embed(ngpt_context *ctx, float *x, const float *table, const int32_t *tokens,
+                   size_t rows, int c);
+/* dtable[tokens[r]] += dx[r] for rows r in order, split by table rows (each
+ * scans every token, so each table row's chain keeps the row order). */
+void ngpt_op_embed_bwd(ngpt_context *ctx, float *dtable, const float *dx, const int32_t *tokens,
+                       size_t rows, int c, int vocab);
+
+/* Cross-entropy per row: losses[r] of logits row r (n classes) against
+ * targets[r]; and its backward with scale (1/rows of the mean). */
+void ngpt_op_xent(ngpt_context *ctx, float *losses, const float *logits, const int32_t *targets,
+                  size_t rows, int n);
+void ngpt_op_xent_bwd(ngpt_context *ctx, float *dlogits, const float *logits,
+                      const int32_t *targets, size_t rows, int n, float scale);
+
+/* Causal self-attention of one layer over nseq sequences of len queries
+ * (ops/attention.c). Query i of sequence s sits at position n0 = pos0[s]
+ * (0 without pos0) + i and sees keys 0..n0+i of its sequence: key j of
+ * sequence s at k + s*kv_seq + j*kv_row (v likewise). */
+typedef struct ngpt_attn {
+    const float *qkv;           /* (nseq, len, 3C); q of head h at column h*D */
+    const float *k, *v;         /* keys/values of sequence 0, head 0 */
+    ptrdiff_t kv_seq, kv_row;   /* strides between sequences, between positions */
+    const int32_t *pos0;        /* (nseq) first position of each sequence, or NULL */
+    int nseq, len;
+    int q0;                     /* queries 0..q0-1 are skipped (forward only) */
+    float *out;                 /* (nseq, len, C) heads merged; rows from q0 */
+    /* forward outputs besides out (each may be NULL) */
+    float *probs;               /* (nseq, H, len, len) full map, zero past the causal edge */
+    float *last_rows;           /* (nseq, H, len) the last query's probabilities */
+    float *cache_rows;          /* (nseq, H, row_len) the last query's, zero padded to row_len */
+    int row_len;
+    /* attention dropout (train) */
+    bool dropping;
+    ngpt_dropout_key key;
+} ngpt_attn;
+
+/* Forward: out, and the probability outputs that are set. */
+void ngpt_op_attention_fwd(ngpt_context *ctx, const ngpt_attn *at);
+/* Backward of a full pass (pos0 NULL, k/v inside qkv, probs = the forward's
+ * map): d(out) (nseq, len, C) -> dqkv (nseq, len, 3C), q and k before the
+ * RoPE backward; split by (sequence, head). */
+void ngpt_op_attention_bwd(ngpt_context *ctx, const ngpt_attn *at, const float *dout,
+                           float *dqkv);
+
+#endif

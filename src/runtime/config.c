@@ -1,0 +1,257 @@
+/* config.c — defaults, validation and "key=value" parsing of the model config. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fpmode.h"
+#include "base/checked.h"
+#include "runtime/config.h"
+#include "runtime/layout.h"
+
+ngpt_config ngpt_config_default(void)
+{
+    ngpt_config c = {
+        .vocab_size = 256, .context_len = 256, .d_model = 256, .n_layers = 4, .n_heads = 4,
+        .d_ff = 1024, .dropout = 0.1f, .rope_theta = 10000.0f,
+        .qkv_bias = false, .tie_lm_head = true, .final_norm = true,
+        .norm = NGPT_NORM_PRE, .pos = NGPT_POS_ROPE,
+    };
+    return c;
+}
+
+ngpt_status ngpt_config_validate(const ngpt_config *cfg)
+{
+    if (!cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_validate: NULL config");
+    return ngpt_prefixed("ngpt_config_validate", ngpt_config_check(cfg));
+}
+
+ngpt_status ngpt_config_check(const ngpt_config *cfg)
+{
+    const struct { const char *name; int32_t v; } sizes[] = {
+        {"V (vocab_size)", cfg->vocab_size}, {"T (context_len)", cfg->context_len},
+        {"C (d_model)", cfg->d_model},       {"L (n_layers)", cfg->n_layers},
+        {"H (n_heads)", cfg->n_heads},       {"d_ff", cfg->d_ff},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].v <= 0)
+            return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s must be > 0, got %d",
+                             sizes[i].name, (int)sizes[i].v);
+    if (cfg->d_model % cfg->n_heads != 0)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG,
+                         "C (d_model=%d) must be divisible by H (n_heads=%d)",
+                         (int)cfg->d_model, (int)cfg->n_heads);
+    if (cfg->pos == NGPT_POS_ROPE && (cfg->d_model / cfg->n_heads) % 2 != 0)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG,
+                         "head size D = C/H = %d must be even (RoPE rotates pairs)",
+                         (int)(cfg->d_model / cfg->n_heads));
+    if (cfg->pos == NGPT_POS_SINUSOIDAL && cfg->d_model % 2 != 0)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG,
+                         "C (d_model=%d) must be even for pos=sinusoidal (sin/cos pairs)",
+                         (int)cfg->d_model);
+    if (!(cfg->dropout >= 0.0f && cfg->dropout < 1.0f))
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "dropout must be in [0, 1), got %g",
+                         (double)cfg->dropout);
+    if (!(cfg->rope_theta > 0.0f) || !isfinite(cfg->rope_theta))
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_theta must be finite and > 0, got %g",
+                         (double)cfg->rope_theta);
+    if (cfg->norm != NGPT_NORM_PRE && cfg->norm != NGPT_NORM_POST)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm must be pre or post, got %d", (int)cfg->norm);
+    if (cfg->pos != NGPT_POS_ROPE && cfg->pos != NGPT_POS_SINUSOIDAL &&
+        cfg->pos != NGPT_POS_LEARNED)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "pos must be rope, sinusoidal or learned, got %d",
+                         (int)cfg->pos);
+    /* Kernels take int dimensions (the widest is the qkv projection, 3C) and
+     * tensors are counted with int32 (at most 2 + 11 L + 3). */
+    if (cfg->d_model > INT32_MAX / 3)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "C (d_model=%d) is too large: 3*C overflows "
+                         "a 32-bit int", (int)cfg->d_model);
+    if (cfg->n_layers > (INT32_MAX - 5) / 11)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "L (n_layers=%d) is too large: the tensor "
+                         "count 11*L+5 overflows a 32-bit int", (int)cfg->n_layers);
+    ngpt_layout lay;
+    if (!ngpt_layout_compute(cfg, &lay))
+        return ngpt_fail(NGPT_ERR_OVERFLOW,
+                         "the parameter count overflows size_t on this machine");
+    /* The largest single activation, (T, T) per head and (T, d_ff), must be
+     * addressable with int indices used by the kernels. */
+    size_t tt;
+    if (!ngpt_mul_ok((size_t)cfg->context_len, (size_t)cfg->context_len, &tt) || tt > INT32_MAX)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "T*T = %d*%d is too large",
+                         (int)cfg->context_len, (int)cfg->context_len);
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_config_param_count(const ngpt_config *cfg, size_t *count)
+{
+    if (!cfg || !count)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_param_count: NULL argument");
+    ngpt_status st = ngpt_config_check(cfg);
+    if (st) return ngpt_prefixed("ngpt_config_param_count", st);
+    ngpt_layout lay;
+    ngpt_layout_compute(cfg, &lay);
+    *count = lay.total;
+    return NGPT_OK;
+}
+
+static ngpt_status set_field(ngpt_config *cfg, const char *kv);
+
+static ngpt_status parse_int(const char *key, const char *s, int32_t *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s expects an integer, got \"%s\"", key, s);
+    *out = (int32_t)v;
+    return NGPT_OK;
+}
+
+static ngpt_status parse_float(const char *key, const char *s, float *out)
+{
+    char *end;
+    errno = 0;
+    float v = strtof(s, &end);
+    if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s expects a finite number, got \"%s\"",
+                         key, s);
+    *out = v;
+    return NGPT_OK;
+}
+
+static ngpt_status parse_bool(const char *key, const char *s, bool *out)
+{
+    if (!strcmp(s, "1") || !strcmp(s, "true") || !strcmp(s, "yes")) { *out = true; return NGPT_OK; }
+    if (!strcmp(s, "0") || !strcmp(s, "false") || !strcmp(s, "no")) { *out = false; return NGPT_OK; }
+    return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s expects 0/1/true/false, got \"%s\"", key, s);
+}
+
+ngpt_status ngpt_config_set(ngpt_config *cfg, const char *kv)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!cfg || !kv) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_set: NULL argument");
+    return ngpt_prefixed("ngpt_config_set", set_field(cfg, kv));
+}
+
+/* ngpt_config_set after its NULL checks; messages without the prefix. */
+static ngpt_status set_field(ngpt_config *cfg, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "expected key=value, got \"%s\"", kv);
+    char key[32];
+    size_t klen = (size_t)(eq - kv);
+    if (klen >= sizeof key)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "unknown key \"%.*s\"", (int)klen, kv);
+    memcpy(key, kv, klen);
+    key[klen] = '\0';
+    const char *val = eq + 1;
+    ngpt_config c = *cfg;
+    ngpt_status st;
+    struct { const char *a, *b; int32_t *field; } ints[] = {
+        {"V", "vocab_size", &c.vocab_size}, {"T", "context_len", &c.context_len},
+        {"C", "d_model", &c.d_model},       {"L", "n_layers", &c.n_layers},
+        {"H", "n_heads", &c.n_heads},       {"d_ff", "d_ff", &c.d_ff},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (!strcmp(key, ints[i].a) || !strcmp(key, ints[i].b)) {
+            if ((st = parse_int(key, val, ints[i].field))) return st;
+            *cfg = c;
+            return NGPT_OK;
+        }
+    if (!strcmp(key, "dropout")) st = parse_float(key, val, &c.dropout);
+    else if (!strcmp(key, "rope_theta")) st = parse_float(key, val, &c.rope_theta);
+    else if (!strcmp(key, "qkv_bias")) st = parse_bool(key, val, &c.qkv_bias);
+    else if (!strcmp(key, "tie_lm_head") || !strcmp(key, "tied_head")) st = parse_bool(key, val, &c.tie_lm_head);
+    else if (!strcmp(key, "final_norm")) st = parse_bool(key, val, &c.final_norm);
+    else if (!strcmp(key, "norm")) {
+        if (!strcmp(val, "pre")) c.norm = NGPT_NORM_PRE;
+        else if (!strcmp(val, "post")) c.norm = NGPT_NORM_POST;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm expects pre|post, got \"%s\"", val);
+        st = NGPT_OK;
+    } else if (!strcmp(key, "pos")) {
+        if (!strcmp(val, "rope")) c.pos = NGPT_POS_ROPE;
+        else if (!strcmp(val, "sinusoidal")) c.pos = NGPT_POS_SINUSOIDAL;
+        else if (!strcmp(val, "learned")) c.pos = NGPT_POS_LEARNED;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG,
+                              "pos expects rope|sinusoidal|learned, got \"%s\"", val);
+        st = NGPT_OK;
+    } else {
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG,
+                         "unknown key \"%s\" (known: V T C L H d_ff dropout rope_theta "
+                         "qkv_bias tie_lm_head (tied_head) final_norm norm pos)", key);
+    }
+    if (st) return st;
+    *cfg = c;
+    return NGPT_OK;
+}
+
+/* The shortest of %g and %.9g that reads back as the same float, so a
+ * printed config can be passed back to --config and give the same model. */
+static void format_float(char out[32], float v)
+{
+    snprintf(out, 32, "%g", (double)v);
+    if (strtof(out, NULL) != v) snprintf(out, 32, "%.9g", (double)v);
+}
+
+void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
+{
+    if (!buf || size == 0) return;
+    if (!cfg) { buf[0] = '\0'; return; }
+    char dropout[32], theta[32];
+    format_float(dropout, cfg->dropout);
+    format_float(theta, cfg->rope_theta);
+    snprintf(buf, size,
+             "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%s rope_theta=%s qkv_bias=%d "
+             "tie_lm_head=%d final_norm=%d norm=%s pos=%s",
+             (int)cfg->vocab_size, (int)cfg->context_len, (int)cfg->d_model, (int)cfg->n_layers,
+             (int)cfg->n_heads, (int)cfg->d_ff, dropout, theta,
+             cfg->qkv_bias, cfg->tie_lm_head, cfg->final_norm,
+             cfg->norm == NGPT_NORM_PRE ? "pre" : "post",
+             cfg->pos == NGPT_POS_ROPE ? "rope" : cfg->pos == NGPT_POS_SINUSOIDAL ? "sinusoidal"
+                                                                                  : "learned");
+}
+
+/* A config value for a message: integers exactly, floats with the digits
+ * that tell them apart (%g, else %.9g). */
+static void format_value(char out[32], double v, bool is_float)
+{
+    if (!is_float) {
+        snprintf(out, 32, "%.0f", v);
+        return;
+    }
+    snprintf(out, 32, "%g", v);
+    if (strtof(out, NULL) != (float)v) snprintf(out, 32, "%.9g", v);
+}
+
+ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
+{
+    const struct { const char *name; double a, b; bool is_float; } f[] = {
+        {"V", want->vocab_size, got->vocab_size, false},
+        {"T", want->context_len, got->context_len, false},
+        {"C", want->d_model, got->d_model, false},
+        {"L", want->n_layers, got->n_layers, false},
+        {"H", want->n_heads, got->n_heads, false},
+        {"d_ff", want->d_ff, got->d_ff, false},
+        {"dropout", want->dropout, got->dropout, true},
+        {"rope_theta", want->rope_theta, got->rope_theta, true},
+        {"qkv_bias", want->qkv_bias, got->qkv_bias, false},
+        {"tie_lm_head", want->tie_lm_head, got->tie_lm_head, false},
+        {"final_norm", want->final_norm, got->final_norm, false},
+        {"norm", want->norm, got->norm, false},
+        {"pos", want->pos, got->pos, false},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].a != f[i].b) {
+            char in_ckpt[32], in_ctx[32];
+            format_value(in_ckpt, f[i].b, f[i].is_float);
+            format_value(in_ctx, f[i].a, f[i].is_float);
+            return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH,
+                             "the checkpoint's config differs from the context's: %s is %s in "
+                             "the checkpoint but %s in the context (plan the context with "
+                             "ngpt_checkpoint_config)", f[i].name, in_ckpt, in_ctx);
+        }
+    return NGPT_OK;
+}

@@ -1,0 +1,182 @@
+/* context.c — planning, creating, inspecting and freeing a context. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/checked.h"
+#include "base/fpmode.h"
+#include "runtime/config.h"
+#include "runtime/context.h"
+#include "runtime/pool.h"
+#include "runtime/positions.h"
+
+ngpt_shape ngpt_shape_default(ngpt_mode mode)
+{
+    ngpt_shape s = {.mode = mode, .batch = mode == NGPT_MODE_TRAIN ? 32 : 1, .seq = 0,
+                    .trace = NGPT_TRACE_NONE, .threads = 1};
+    return s;
+}
+
+/* Validates the shape against the config and resolves seq = 0 to T. */
+static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, ngpt_shape *out)
+{
+    ngpt_shape s = *in;
+    if (s.mode != NGPT_MODE_INFER && s.mode != NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.mode must be NGPT_MODE_INFER or NGPT_MODE_TRAIN");
+    if (s.batch < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.batch must be >= 1, got %d", (int)s.batch);
+    if (s.seq == 0) s.seq = cfg->context_len;
+    if (s.seq < 1 || s.seq > cfg->context_len)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.seq must be in 1..T=%d (0 means T), got %d",
+                         (int)cfg->context_len, (int)s.seq);
+    if ((int64_t)s.batch * s.seq > INT32_MAX)    /* kernels count rows (batch*seq) in int */
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "batch*seq = %d*%d overflows a 32-bit int; plan a "
+                         "smaller batch or seq", (int)s.batch, (int)s.seq);
+    if (s.trace != NGPT_TRACE_NONE && s.trace != NGPT_TRACE_FULL && s.trace != NGPT_TRACE_LAST_ROW)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.trace %d is not an ngpt_trace value",
+                         (int)s.trace);
+    if (s.threads < 1 || s.threads > 1024)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.threads must be in 1..1024, got %d",
+                         (int)s.threads);
+    *out = s;
+    return NGPT_OK;
+}
+
+/* Validates config and shape, resolves the shape and sizes the plan
+ * (messages without a prefix: the public callers add theirs). */
+static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ngpt_shape *s,
+                             ngpt_plan *plan)
+{
+    ngpt_status st = ngpt_config_check(cfg);
+    if (!st) st = shape_resolve(cfg, shape, s);
+    if (!st) st = ngpt_plan_walk(cfg, s, NULL, plan);
+    return st;
+}
+
+ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, size_t *bytes)
+{
+    if (!cfg || !shape || !bytes)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_arena_size: NULL argument");
+    ngpt_shape s;
+    ngpt_plan plan;
+    ngpt_status st = plan_size(cfg, shape, &s, &plan);
+    if (!st) *bytes = plan.bytes;
+    return ngpt_prefixed("ngpt_arena_size", st);
+}
+
+/* Clears, in a caller's arena, what must start at zero: the context's
+ * fields, the parameters (documented), gradients and AdamW moments, the
+ * cache lengths. The rest of the arena (activations, scratch, the cache's
+ * rows: hundreds of MiB when training) is always written before it is read,
+ * so it is left as it is; clearing it all took seconds. */
+static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *s,
+                       const ngpt_config *cfg)
+{
+    ngpt_layout lay;
+    ngpt_layout_compute(cfg, &lay);
+    const size_t P = lay.total * sizeof(float);
+    memset(ctx, 0, sizeof *ctx);
+    memset(p->params, 0, P);
+    if (p->grads) memset(p->grads, 0, P);
+    if (p->adam_m) memset(p->adam_m, 0, P);
+    if (p->adam_v) memset(p->adam_v, 0, P);
+    if (p->kv.len) memset(p->kv.len, 0, (size_t)s->batch * sizeof(int32_t));
+}
+
+ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
+                      void *arena, size_t arena_bytes)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!out || !cfg || !shape)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init: NULL argument");
+    *out = NULL;
+    ngpt_shape s;
+    ngpt_plan plan;
+    ngpt_status st = plan_size(cfg, shape, &s, &plan);
+    if (st) return ngpt_prefixed("ngpt_context_init", st);
+
+    void *owned = NULL;
+    if (arena) {
+        if (arena_bytes < plan.bytes)
+            return ngpt_fail(NGPT_ERR_ARENA_TOO_SMALL,
+                             "ngpt_context_init: the arena holds %zu bytes but this config and "
+                             "shape need %zu (size it with ngpt_arena_size)", arena_bytes,
+                             plan.bytes);
+    } else {
+        /* calloc: a large block comes from fresh zero pages, so nothing
+         * needs clearing and no page is touched before it is used */
+        arena = owned = calloc(1, plan.bytes);
+        if (!owned)
+            return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_context_init: could not allocate the "
+                             "%zu-byte arena; plan a smaller batch or seq, or pass your own buffer",
+                             plan.bytes);
+        arena_bytes = plan.bytes;
+    }
+    uintptr_t a = ((uintptr_t)arena + (NGPT_ALIGN - 1)) & ~(uintptr_t)(NGPT_ALIGN - 1);
+    unsigned char *base = (unsigned char *)a;
+    ngpt_plan carved;
+    if ((st = ngpt_plan_walk(cfg, &s, base, &carved))) {
+        free(owned);
+        return ngpt_prefixed("ngpt_context_init", st);
+    }
+    ngpt_context *ctx = (ngpt_context *)base;
+    if (owned) memset(ctx, 0, sizeof *ctx);
+    else zero_state(ctx, &carved, &s, cfg);
+    ctx->cfg = *cfg;
+    ctx->shape = s;
+    ngpt_layout_compute(cfg, &ctx->lay);
+    ctx->plan = carved;
+    ctx->k = &ngpt_kernels_active;
+    ctx->owned = owned;
+    ctx->n_tensors = ngpt_layout_tensor_count(cfg);
+    for (int32_t i = 0; i < ctx->n_tensors; i++)
+        ngpt_layout_tensor(cfg, &ctx->lay, i, carved.tensor_names + (size_t)i * NGPT_NAME_MAX,
+                           &carved.tensors[i]);
+    ngpt_rope_tables(cfg, carved.rope_cos, carved.rope_sin);
+    if (carved.pos_table) ngpt_sinusoid_table(cfg, carved.pos_table);
+    /* LayerNorm weights start at 1 so a fresh context is a valid model. */
+    for (int l = 0; l < cfg->n_layers; l++)
+        for (int c = 0; c < cfg->d_model; c++) {
+            ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln1_w)[c] = 1.0f;
+            ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln2_w)[c] = 1.0f;
+        }
+    if (cfg->final_norm)
+        for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
+    ngpt_run_params_changed(ctx);       /* new parameters: nothing is packed from them yet */
+    /* last: nothing after this can fail, so a failed init never leaves threads */
+    if ((st = ngpt_pool_start(carved.threads.pool, carved.threads.workers, s.threads))) {
+        free(owned);
+        return st;
+    }
+    *out = ctx;
+    return NGPT_OK;
+}
+
+void ngpt_context_free(ngpt_context *ctx)
+{
+    if (!ctx) return;
+    ngpt_pool_stop(ctx->plan.threads.pool);
+    free(ctx->owned);
+}
+
+ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg)
+{
+    if (!ctx || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_config: NULL argument");
+    *cfg = ctx->cfg;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_context_shape(const ngpt_context *ctx, ngpt_shape *shape)
+{
+    if (!ctx || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_shape: NULL argument");
+    *shape = ctx->shape;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_context_arena_used(const ngpt_context *ctx, size_t *bytes)
+{
+    if (!ctx || !bytes)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_arena_used: NULL argument");
+    *bytes = ctx->plan.bytes;
+    return NGPT_OK;
+}
+

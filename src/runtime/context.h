@@ -1,0 +1,98 @@
+/* context.h — the context (runtime/context.c creates it) and its run
+ * state: what one call leaves behind for the next. */
+#ifndef NGPT_RUNTIME_CONTEXT_H
+#define NGPT_RUNTIME_CONTEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "kernels.h"
+#include "runtime/layout.h"
+#include "runtime/plan.h"
+
+/* Nothing here is saved in a checkpoint; each group says who writes it and
+ * when it stops being valid. */
+typedef struct ngpt_run_state {
+    /* Dropout of later full forwards: written only through runtime/dropout.h
+     * (ngpt_dropout_set, a training step per micro-batch, and evaluation and
+     * generation, which pause it and resume it). Backward recomputes the
+     * forward's masks from it, so it must not change between a forward and
+     * its backward. */
+    struct ngpt_dropout_state {
+        bool on;
+        uint64_t seed, step;
+    } dropout;
+    /* The last pass (full forward, prefill or decode): what plan.logits and
+     * the trace buffers hold (ngpt_logits_data, ngpt_trace_data). Recorded by
+     * ngpt_run_pass_done after every pass; replaced by the next pass; cleared
+     * when the parameters change (ngpt_run_params_changed). */
+    struct {
+        bool valid;
+        int32_t batch, seq;     /* sequences, tokens per sequence */
+        bool cached;            /* prefill/decode: the trace rows are in the KV cache's */
+        int32_t slot0;          /* cached: its first KV slot */
+    } pass;
+    /* Gradient accumulation (train mode). backward_ready: the last pass was a
+     * full forward with targets over the current parameters, so its kept
+     * activations and targets are what ngpt_model_backward differentiates
+     * (set by model/forward.c); any other pass, an optimizer step or skip,
+     * ngpt_model_evaluate and a parameter change clear it. n_backward:
+     * backward passes summed into plan.grads since the gradients were zeroed
+     * (the optimizer averages over them). */
+    bool backward_ready;
+    int32_t n_backward;
+    /* Parameter epochs: params_epoch counts the times the parameters may have
+     * been written (ngpt_run_params_written); packed_epoch is the epoch the
+     * packed weights (plan.packed_w) were made from, written only by
+     * model/packed.c, which repacks when the two differ. */
+    uint64_t params_epoch, packed_epoch;
+} ngpt_run_state;
+
+struct ngpt_context {
+    ngpt_config cfg;
+    ngpt_shape shape;           /* seq resolved (never 0) */
+    ngpt_layout lay;
+    ngpt_plan plan;
+    const ngpt_kernels *k;
+    void *owned;                /* the internal allocation, or NULL */
+    int32_t n_tensors;
+    /* Training state that persists like the parameters and AdamW moments:
+     * AdamW steps taken (the t of the bias correction, and the step of the
+     * schedule and of the data). Saved and restored by the training
+     * checkpoint; counted by ngpt_optim_step and ngpt_optim_skip. */
+    uint64_t optim_steps;
+    ngpt_run_state run;
+};
+
+/* Records a pass over nseq sequences of len tokens (cached: KV slots
+ * slot0..): the logits and trace now belong to it, and it is not a training
+ * batch unless the full forward then marks it so. */
+static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t len, bool cached,
+                                      int32_t slot0)
+{
+    ctx->run.pass.valid = true;
+    ctx->run.pass.batch = nseq;
+    ctx->run.pass.seq = len;
+    ctx->run.pass.cached = cached;
+    ctx->run.pass.slot0 = slot0;
+    ctx->run.backward_ready = false;
+}
+
+/* The parameters may have been written (a pointer to them was handed out,
+ * or generation starts after one was): copies made from them are stale. */
+static inline void ngpt_run_params_written(ngpt_context *ctx)
+{
+    ctx->run.params_epoch++;
+}
+
+/* The parameters changed (init, load): the last pass no longer describes
+ * them and its activations cannot be differentiated. */
+static inline void ngpt_run_params_changed(ngpt_context *ctx)
+{
+    ctx->run.pass.valid = false;
+    ctx->run.backward_ready = false;
+    ngpt_run_params_written(ctx);
+}
+
+#endif

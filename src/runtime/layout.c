@@ -1,0 +1,189 @@
+/* layout.c — where each parameter tensor lives in the flat parameter array,
+ * its state_dict name, and the Linear layers (layout.h). The variants
+ * (ngpt_config) add or remove tensors; the default model's layout is the
+ * original one. */
+#include <stdio.h>
+
+#include "base/checked.h"
+#include "gemm.h"
+#include "runtime/layout.h"
+
+bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
+{
+    size_t V = (size_t)cfg->vocab_size, C = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
+    size_t L = (size_t)cfg->n_layers, T = (size_t)cfg->context_len, off = 0, n;
+    ngpt_layout l = {0};
+#define TAKE(field, count_expr)                                  \
+    do {                                                         \
+        l.field = off;                                           \
+        if (!(count_expr) || !ngpt_add_ok(off, n, &off)) return false; \
+    } while (0)
+    /* block-relative offsets first */
+    TAKE(ln1_w, (n = C, true));
+    TAKE(ln1_b, (n = C, true));
+    TAKE(qkv_w, ngpt_mul_ok(3 * C, C, &n));
+    TAKE(qkv_b, (n = cfg->qkv_bias ? 3 * C : 0, true));
+    TAKE(proj_w, ngpt_mul_ok(C, C, &n));
+    TAKE(ln2_w, (n = C, true));
+    TAKE(ln2_b, (n = C, true));
+    TAKE(fc1_w, ngpt_mul_ok(F, C, &n));
+    TAKE(fc1_b, (n = F, true));
+    TAKE(fc2_w, ngpt_mul_ok(C, F, &n));
+    TAKE(fc2_b, (n = C, true));
+    l.block_stride = off;
+    off = 0;
+    TAKE(tok_emb, ngpt_mul_ok(V, C, &n));
+    TAKE(pos_emb, ngpt_mul_ok(cfg->pos == NGPT_POS_LEARNED ? T : 0, C, &n));
+    TAKE(blocks, ngpt_mul_ok(L, l.block_stride, &n));
+    TAKE(lnf_w, (n = cfg->final_norm ? C : 0, true));
+    TAKE(lnf_b, (n = cfg->final_norm ? C : 0, true));
+    TAKE(lm_head, ngpt_mul_ok(cfg->tie_lm_head ? 0 : V, C, &n));
+#undef TAKE
+    if (cfg->tie_lm_head) l.lm_head = l.tok_emb;
+    l.total = off;
+    *lay = l;
+    return true;
+}
+
+/* One tensor of the table: name (after "blocks.<l>." inside a block),
+ * offset, shape (cols 0: a vector). */
+typedef struct entry {
+    const char *name;
+    size_t offset;
+    int32_t rows, cols;
+} entry;
+
+/* The tensors before the blocks, of one block, and after the blocks, in
+ * state_dict order; each returns how many it wrote. */
+static int head_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[2])
+{
+    int n = 0;
+    e[n++] = (entry){"tok_emb.weight", lay->tok_emb, c->vocab_size, c->d_model};
+    if (c->pos == NGPT_POS_LEARNED)
+        e[n++] = (entry){"pos_emb.weight", lay->pos_emb, c->context_len, c->d_model};
+    return n;
+}
+
+static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[11])
+{
+    const int32_t C = c->d_model, F = c->d_ff;
+    int n = 0;
+    e[n++] = (entry){"ln1.weight", lay->ln1_w, C, 0};
+    e[n++] = (entry){"ln1.bias", lay->ln1_b, C, 0};
+    e[n++] = (entry){"attn.qkv.weight", lay->qkv_w, 3 * C, C};
+    if (c->qkv_bias) e[n++] = (entry){"attn.qkv.bias", lay->qkv_b, 3 * C, 0};
+    e[n++] = (entry){"attn.proj.weight", lay->proj_w, C, C};
+    e[n++] = (entry){"ln2.weight", lay->ln2_w, C, 0};
+    e[n++] = (entry){"ln2.bias", lay->ln2_b, C, 0};
+    e[n++] = (entry){"mlp.fc1.weight", lay->fc1_w, F, C};
+    e[n++] = (entry){"mlp.fc1.bias", lay->fc1_b, F, 0};
+    e[n++] = (entry){"mlp.fc2.weight", lay->fc2_w, C, F};
+    e[n++] = (entry){"mlp.fc2.bias", lay->fc2_b, C, 0};
+    return n;
+}
+
+static int tail_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[3])
+{
+    int n = 0;
+    if (c->final_norm) {
+        e[n++] = (entry){"ln_f.weight", lay->lnf_w, c->d_model, 0};
+        e[n++] = (entry){"ln_f.bias", lay->lnf_b, c->d_model, 0};
+    }
+    if (!c->tie_lm_head) e[n++] = (entry){"lm_head.weight", lay->lm_head, c->vocab_size, c->d_model};
+    return n;
+}
+
+int32_t ngpt_layout_tensor_count(const ngpt_config *cfg)
+{
+    ngpt_layout lay = {0};
+    entry e[11];
+    return head_entries(cfg, &lay, e) + block_entries(cfg, &lay, e) * cfg->n_layers +
+           tail_entries(cfg, &lay, e);
+}
+
+void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t i,
+                        char name[NGPT_NAME_MAX], ngpt_tensor_info *info)
+{
+    entry e[11];
+    int32_t n_head = head_entries(cfg, lay, e), per_block = block_entries(cfg, lay, e);
+    int32_t in_blocks = per_block * cfg->n_layers;
+    entry pick;
+    if (i < n_head) {
+        head_entries(cfg, lay, e);
+        pick = e[i];
+        snprintf(name, NGPT_NAME_MAX, "%s", pick.name);
+    } else if (i < n_head + in_blocks) {
+        int32_t layer = (i - n_head) / per_block;
+        pick = e[(i - n_head) % per_block];
+        pick.offset += lay->blocks + (size_t)layer * lay->block_stride;
+        snprintf(name, NGPT_NAME_MAX, "blocks.%d.%s", (int)layer, pick.name);
+    } else {
+        tail_entries(cfg, lay, e);
+        pick = e[i - n_head - in_blocks];
+        snprintf(name, NGPT_NAME_MAX, "%s", pick.name);
+    }
+    ngpt_tensor_info t = {.name = name, .ndim = pick.cols ? 2 : 1, .offset = pick.offset};
+    t.shape[0] = pick.rows;
+    if (pick.cols) t.shape[1] = pick.cols;
+    t.count = (size_t)t.shape[0] * (pick.cols ? (size_t)pick.cols : 1);
+    *info = t;
+}
+
+/* ---- the Linear layers */
+
+void ngpt_linear_dims(const ngpt_config *c, ngpt_linear which, int *out, int *in)
+{
+    const int C = c->d_model, F = c->d_ff;
+    switch (which) {
+    case NGPT_LINEAR_QKV: *out = 3 * C, *in = C; return;
+    case NGPT_LINEAR_PROJ: *out = C, *in = C; return;
+    case NGPT_LINEAR_FC1: *out = F, *in = C; return;
+    case NGPT_LINEAR_FC2: *out = C, *in = F; return;
+    default: *out = c->vocab_size, *in = C; return;
+    }
+}
+
+size_t ngpt_linear_weight(const ngpt_layout *lay, int layer, ngpt_linear which)
+{
+    const size_t block = lay->blocks + (size_t)layer * lay->block_stride;
+    switch (which) {
+    case NGPT_LINEAR_QKV: return block + lay->qkv_w;
+    case NGPT_LINEAR_PROJ: return block + lay->proj_w;
+    case NGPT_LINEAR_FC1: return block + lay->fc1_w;
+    case NGPT_LINEAR_FC2: return block + lay->fc2_w;
+    default: return lay->lm_head;     /* tied: tok_emb */
+    }
+}
+
+/* Floats of one Linear packed; false on overflow. */
+static bool packed_floats_of(const ngpt_config *c, ngpt_linear which, size_t *f)
+{
+    int n, k;
+    ngpt_linear_dims(c, which, &n, &k);
+    size_t panels = ((size_t)n + NGPT_GEMM_NR - 1) / NGPT_GEMM_NR;
+    return ngpt_mul_ok(panels, (size_t)k, f) && ngpt_mul_ok(*f, NGPT_GEMM_NR, f);
+}
+
+bool ngpt_linear_packed_floats(const ngpt_config *cfg, size_t *floats)
+{
+    size_t total, f, per_layer = 0;
+    if (!packed_floats_of(cfg, NGPT_LINEAR_LM_HEAD, &total)) return false;
+    for (int i = 0; i < NGPT_LINEAR_PER_LAYER; i++)
+        if (!packed_floats_of(cfg, (ngpt_linear)i, &f) || !ngpt_add_ok(per_layer, f, &per_layer))
+            return false;
+    return ngpt_mul_ok(per_layer, (size_t)cfg->n_layers, &f) && ngpt_add_ok(total, f, floats);
+}
+
+/* (sizes checked by ngpt_linear_packed_floats when the arena was planned) */
+size_t ngpt_linear_packed_offset(const ngpt_config *c, int layer, ngpt_linear which)
+{
+    if (which == NGPT_LINEAR_LM_HEAD) return 0;
+    size_t head = 0, f = 0, per_layer = 0, before = 0;
+    packed_floats_of(c, NGPT_LINEAR_LM_HEAD, &head);
+    for (int i = 0; i < NGPT_LINEAR_PER_LAYER; i++) {
+        packed_floats_of(c, (ngpt_linear)i, &f);
+        if (i < (int)which) before += f;
+        per_layer += f;
+    }
+    return head + (size_t)layer * per_layer + before;
+}

@@ -1,0 +1,70 @@
+/* layout.h — where every parameter lives in the flat parameter array
+ * (runtime/layout.c), its state_dict name, and the Linear layers the
+ * model multiplies by (their shapes, and where their packed copies sit).
+ *
+ * Parameter layout (floats), in state_dict order:
+ *   tok_emb (V,C) | [pos_emb (T,C)] | blocks[L] | [ln_f.weight (C) ln_f.bias (C)]
+ *   | [lm_head (V,C)]
+ *   block: ln1.weight (C) ln1.bias (C) attn.qkv.weight (3C,C) [attn.qkv.bias (3C)]
+ *          attn.proj.weight (C,C) ln2.weight (C) ln2.bias (C) mlp.fc1.weight (d_ff,C)
+ *          mlp.fc1.bias (d_ff) mlp.fc2.weight (C,d_ff) mlp.fc2.bias (C)
+ * [..] only with the variant that has it (pos=learned, final_norm, untied
+ * lm_head, qkv_bias); an absent tensor has no floats. Tied, lm_head is
+ * tok_emb's offset, so the wiring reads and accumulates into one tensor.
+ * Gradients and AdamW moments use the same layout. */
+#ifndef NGPT_RUNTIME_LAYOUT_H
+#define NGPT_RUNTIME_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ngpt.h"
+
+#define NGPT_NAME_MAX 64        /* tensor names, NUL included */
+
+typedef struct ngpt_layout {
+    size_t tok_emb, pos_emb, blocks, block_stride, lnf_w, lnf_b, lm_head, total;
+    /* offsets inside one block */
+    size_t ln1_w, ln1_b, qkv_w, qkv_b, proj_w, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+} ngpt_layout;
+
+/* Fills the layout; false if the count overflows size_t. */
+bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay);
+
+/* Field `field` (a block-relative offset) of layer `layer`. */
+static inline float *ngpt_block_ptr(const ngpt_layout *lay, float *base, int layer, size_t field)
+{
+    return base + lay->blocks + (size_t)layer * lay->block_stride + field;
+}
+
+/* Tensor table entries (names + shapes), in state_dict order. */
+int32_t ngpt_layout_tensor_count(const ngpt_config *cfg);
+/* Entry i: name into name[NGPT_NAME_MAX], shape, offset, count. */
+void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t i,
+                        char name[NGPT_NAME_MAX], ngpt_tensor_info *info);
+
+/* ---- the Linear layers: x W^T with W stored (out, in) as in PyTorch */
+
+/* The Linears of a layer, and the lm_head (tied: tok_emb). */
+typedef enum ngpt_linear {
+    NGPT_LINEAR_QKV,            /* (3C, C) */
+    NGPT_LINEAR_PROJ,           /* (C, C) */
+    NGPT_LINEAR_FC1,            /* (d_ff, C) */
+    NGPT_LINEAR_FC2,            /* (C, d_ff) */
+    NGPT_LINEAR_PER_LAYER,
+    NGPT_LINEAR_LM_HEAD = NGPT_LINEAR_PER_LAYER     /* (V, C), layer ignored */
+} ngpt_linear;
+
+/* (out, in) of a Linear. */
+void ngpt_linear_dims(const ngpt_config *cfg, ngpt_linear which, int *out, int *in);
+
+/* The offset of a Linear's W in the parameters. */
+size_t ngpt_linear_weight(const ngpt_layout *lay, int layer, ngpt_linear which);
+
+/* The packed copies of the Linears (gemm.h's panel layout, model/packed.c
+ * fills them): the lm_head, then per layer qkv, proj, fc1, fc2. Their floats
+ * in all (false if that overflows size_t), and the offset of one. */
+bool ngpt_linear_packed_floats(const ngpt_config *cfg, size_t *floats);
+size_t ngpt_linear_packed_offset(const ngpt_config *cfg, int layer, ngpt_linear which);
+
+#endif

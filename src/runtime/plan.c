@@ -1,0 +1,143 @@
+/* plan.c — the arena planner. One walker computes the exact size (base NULL)
+ * and carves the regions (base set), so the two can never disagree. Every
+ * region starts on a 64-byte boundary; all arithmetic is overflow-checked. */
+#include "base/checked.h"
+#include "runtime/context.h"
+#include "runtime/plan.h"
+#include "runtime/pool.h"
+
+typedef struct walker {
+    unsigned char *base;        /* NULL while sizing */
+    size_t off;
+    bool overflow;
+} walker;
+
+/* Reserves count * elem bytes (count = a*b*c*d) and returns the region. */
+static void *take(walker *w, size_t elem, size_t a, size_t b, size_t c, size_t d)
+{
+    size_t n = elem;
+    if (!ngpt_mul_ok(n, a, &n) || !ngpt_mul_ok(n, b, &n) || !ngpt_mul_ok(n, c, &n) ||
+        !ngpt_mul_ok(n, d, &n)) {
+        w->overflow = true;
+        return NULL;
+    }
+    size_t start = (w->off + (NGPT_ALIGN - 1)) & ~(size_t)(NGPT_ALIGN - 1);
+    if (start < w->off || !ngpt_add_ok(start, n, &w->off)) {
+        w->overflow = true;
+        return NULL;
+    }
+    return w->base && n ? w->base + start : NULL;
+}
+
+#define TAKE_F(w, a, b, c, d) ((float *)take((w), sizeof(float), (a), (b), (c), (d)))
+
+ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void *base,
+                           ngpt_plan *plan)
+{
+    ngpt_layout lay;
+    if (!ngpt_layout_compute(cfg, &lay))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the parameter count overflows size_t on this machine; "
+                         "use a smaller model");
+    const bool train = shape->mode == NGPT_MODE_TRAIN;
+    const size_t B = (size_t)shape->batch, T = (size_t)shape->seq;
+    const size_t C = (size_t)cfg->d_model, F = (size_t)cfg->d_ff, V = (size_t)cfg->vocab_size;
+    const size_t H = (size_t)cfg->n_heads, L = (size_t)cfg->n_layers;
+    const size_t D = C / H, P = lay.total;
+    const size_t LL = train ? L : 1;    /* copies of per-layer activations */
+    const size_t NT = (size_t)ngpt_layout_tensor_count(cfg);
+    walker w = {(unsigned char *)base, 0, false};
+    ngpt_plan p = {0};
+
+    take(&w, sizeof(struct ngpt_context), 1, 1, 1, 1);
+    p.tensors = take(&w, sizeof(ngpt_tensor_info), NT, 1, 1, 1);
+    p.tensor_names = take(&w, NGPT_NAME_MAX, NT, 1, 1, 1);
+
+    p.params = TAKE_F(&w, P, 1, 1, 1);
+    if (train) {
+        p.grads = TAKE_F(&w, P, 1, 1, 1);
+        p.adam_m = TAKE_F(&w, P, 1, 1, 1);
+        p.adam_v = TAKE_F(&w, P, 1, 1, 1);
+    }
+    p.rope_cos = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
+    p.rope_sin = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
+    if (cfg->pos == NGPT_POS_SINUSOIDAL) p.pos_table = TAKE_F(&w, (size_t)cfg->context_len, C, 1, 1);
+    if (cfg->pos != NGPT_POS_ROPE) p.pos_ids = take(&w, sizeof(int32_t), B, T, 1, 1);
+
+    p.x = TAKE_F(&w, train ? L + 1 : 1, B, T, C);
+    p.ln_mean = TAKE_F(&w, LL, 2, B, T);
+    p.ln_rstd = TAKE_F(&w, LL, 2, B, T);
+    p.qkv = TAKE_F(&w, LL, B, T, 3 * C);
+    if (train || shape->trace == NGPT_TRACE_FULL) {
+        size_t bh = 0;
+        if (!ngpt_mul_ok(B, H, &bh)) w.overflow = true;
+        p.att = TAKE_F(&w, L, bh, T, T);
+    }
+    if (shape->trace == NGPT_TRACE_LAST_ROW) p.trace_rows = TAKE_F(&w, L, B, H, T);
+    p.atty = TAKE_F(&w, LL, B, T, C);
+    p.res1 = TAKE_F(&w, LL, B, T, C);
+    if (cfg->norm == NGPT_NORM_POST) p.res2 = TAKE_F(&w, LL, B, T, C);
+    p.fc1 = TAKE_F(&w, LL, B, T, F);
+    p.lnf = TAKE_F(&w, B, T, C, 1);
+    p.lnf_mean = TAKE_F(&w, B, T, 1, 1);
+    p.lnf_rstd = TAKE_F(&w, B, T, 1, 1);
+    p.logits = TAKE_F(&w, B, T, V, 1);
+    p.losses = TAKE_F(&w, B, T, 1, 1);
+
+    p.ln_out = TAKE_F(&w, B, T, C, 1);
+    p.hidden = TAKE_F(&w, B, T, F, 1);
+    p.branch = TAKE_F(&w, B, T, C, 1);
+    const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
+    p.threads.attn_rows = TAKE_F(&w, (size_t)shape->threads, D + 2 * NGPT_ATTN_TILE, TC, 1);
+    p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
+    p.threads.pool = take(&w, sizeof(ngpt_pool), 1, 1, 1, 1);
+    p.threads.workers = take(&w, sizeof(ngpt_pool_worker), (size_t)shape->threads - 1, 1, 1, 1);
+    p.batch_buf = take(&w, sizeof(int32_t), 2, B, T, 1);
+    if (train) {
+        p.bwd.tokens = take(&w, sizeof(int32_t), B, T, 1, 1);
+        p.bwd.targets = take(&w, sizeof(int32_t), B, T, 1, 1);
+        p.bwd.g_logits = TAKE_F(&w, B, T, V, 1);
+        p.bwd.g_res = TAKE_F(&w, B, T, C, 1);
+        p.bwd.g_branch = TAKE_F(&w, B, T, C, 1);
+        p.bwd.g_ln = TAKE_F(&w, B, T, C, 1);
+        p.bwd.g_qkv = TAKE_F(&w, B, T, 3 * C, 1);
+        p.bwd.gelu_grad = TAKE_F(&w, B, T, F, 1);
+    } else {   /* generation: KV cache, packed weights, sampler, beam and window scratch */
+        p.kv.k = TAKE_F(&w, L, B, TC, C);
+        p.kv.v = TAKE_F(&w, L, B, TC, C);
+        p.kv.len = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        p.kv.tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
+        if (shape->trace != NGPT_TRACE_NONE) p.kv.trace = TAKE_F(&w, L, B, H, TC);
+        p.kv.tmp = TAKE_F(&w, TC, C, 1, 1);
+        size_t packed = 0;
+        if (!ngpt_linear_packed_floats(cfg, &packed)) w.overflow = true;
+        p.packed_w = TAKE_F(&w, packed, 1, 1, 1);
+        p.samp.z = TAKE_F(&w, V, 1, 1, 1);
+        p.samp.p = TAKE_F(&w, V, 1, 1, 1);
+        p.samp.idx = take(&w, sizeof(int32_t), V, 1, 1, 1);
+        p.samp.tmp = take(&w, sizeof(int32_t), V, 1, 1, 1);
+        p.samp.keys = take(&w, sizeof(uint64_t), 2, V, 1, 1);
+        p.beam.score = TAKE_F(&w, B, 1, 1, 1);
+        p.beam.parent = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        p.beam.tok = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        p.beam.work = take(&w, sizeof(int32_t), 4, B, 1, 1);
+        p.beam.cand = take(&w, sizeof(ngpt_beam_cand), 2, B, 1, 1);
+        p.beam.fin_tok = take(&w, sizeof(int32_t), B, TC, 1, 1);
+        p.beam.fin_len = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        p.beam.fin_score = TAKE_F(&w, B, 1, 1, 1);
+        p.beam.z = TAKE_F(&w, V, 1, 1, 1);
+        p.beam.p = TAKE_F(&w, V, 1, 1, 1);
+        p.gen.window = take(&w, sizeof(int32_t), TC, 1, 1, 1);
+    }
+
+    if (w.overflow)
+        return ngpt_fail(NGPT_ERR_OVERFLOW,
+                         "the arena for this config and shape (batch=%d seq=%d) overflows "
+                         "size_t on this machine; plan a smaller batch, seq or model",
+                         (int)shape->batch, (int)shape->seq);
+    /* Slack so that any caller buffer can be aligned up to 64 bytes. */
+    if (!ngpt_add_ok(w.off, NGPT_ALIGN, &p.bytes))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the arena size overflows size_t on this machine; plan "
+                         "a smaller batch, seq or model");
+    *plan = p;
+    return NGPT_OK;
+}

@@ -1,0 +1,134 @@
+/* plan.h — the arena plan (runtime/plan.c): every buffer of a context, as
+ * pointers into the one arena. One walker both sizes the arena (base NULL)
+ * and carves it, so the two can never disagree (DESIGN.md §3).
+ *
+ * Shapes: B, T the planned batch and sequence (ngpt_shape), Tctx the model's
+ * context length, L layers, L' = L in train mode and 1 in infer mode (the
+ * layers share one set of activations), P parameters. Each group says who
+ * owns it: only its owner writes it; the wiring (model/) reads the model's
+ * state and writes the activations. */
+#ifndef NGPT_RUNTIME_PLAN_H
+#define NGPT_RUNTIME_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ngpt.h"
+
+/* Query rows the attention op hands its tile kernels at once (ops/attention.c). */
+enum { NGPT_ATTN_TILE = 16 };
+
+/* One beam-search candidate (generate/beam.c): continue beam `beam` with
+ * token `tok`. Here because the plan carves an array of them. */
+typedef struct ngpt_beam_cand {
+    float score;                /* beam score + log p(tok) */
+    float z;                    /* the token's logit (tie-break: width 1 == greedy) */
+    int32_t beam, tok;
+} ngpt_beam_cand;
+
+typedef struct ngpt_plan {
+    size_t bytes;               /* total, including alignment slack */
+
+    /* the tensor table (runtime/params.c) */
+    ngpt_tensor_info *tensors;  /* (n_tensors) */
+    char *tensor_names;         /* (n_tensors, NGPT_NAME_MAX) */
+    /* the model's state: parameters (runtime/params.c, io/, train/optim.c),
+     * gradients (model/backward.c), AdamW moments (train/optim.c) */
+    float *params;              /* (P) */
+    float *grads;               /* (P) train */
+    float *adam_m;              /* (P) train */
+    float *adam_v;              /* (P) train */
+    /* position tables, written once at init (runtime/positions.c) */
+    float *rope_cos;            /* (Tctx, D/2) */
+    float *rope_sin;            /* (Tctx, D/2) */
+    float *pos_table;           /* pos=sinusoidal: (Tctx, C) sin/cos table, else NULL */
+    int32_t *pos_ids;           /* absolute positions: (B,T) position of each row, else NULL */
+
+    /* activations (model/forward.c writes them, model/backward.c reads
+     * them; model/acts.c gives one layer's view) */
+    float *x;                   /* train (L+1,B,T,C) layer inputs + output; infer (B,T,C) */
+    float *ln_mean, *ln_rstd;   /* (L',2,B,T) ln1 then ln2 */
+    float *qkv;                 /* (L',B,T,3C) */
+    float *att;                 /* train (L,B,H,T,T); infer: the FULL trace or NULL */
+    float *trace_rows;          /* LAST_ROW trace (L,B,H,T), or NULL */
+    float *atty;                /* (L',B,T,C) */
+    float *res1;                /* (L',B,T,C) */
+    float *res2;                /* post-norm: (L',B,T,C), else NULL */
+    float *fc1;                 /* (L',B,T,d_ff) */
+    float *lnf;                 /* (B,T,C) ln_f output */
+    float *lnf_mean, *lnf_rstd; /* (B,T) */
+    float *logits;              /* (B,T,V) */
+    float *losses;              /* (B,T) */
+    /* scratch shared by the layers */
+    float *ln_out;              /* (B,T,C) ln1/ln2 output */
+    float *hidden;              /* (B,T,d_ff) GELU output */
+    float *branch;              /* (B,T,C) proj/fc2 output before dropout */
+    int32_t *batch_buf;         /* (2,B,T) tokens then targets staged by the data loader */
+
+    /* train mode: what backward keeps and its gradients of activations
+     * (model/backward.c); the ln and GELU outputs are recomputed into
+     * ln_out/hidden instead of being kept, and those two also carry
+     * d(attention output) and d(hidden) */
+    struct ngpt_plan_bwd {
+        int32_t *tokens;        /* (B,T) of the last forward with targets */
+        int32_t *targets;       /* (B,T) */
+        float *g_logits;        /* (B,T,V) */
+        float *g_res;           /* (B,T,C) residual stream */
+        float *g_branch;        /* (B,T,C) sublayer output before dropout */
+        float *g_ln;            /* (B,T,C) LayerNorm output */
+        float *g_qkv;           /* (B,T,3C) */
+        float *gelu_grad;       /* (B,T,F) GELU derivative at fc1, from the recompute's erf */
+    } bwd;
+
+    /* the thread pool (runtime/pool.c) and each thread's scratch (ops/) */
+    struct ngpt_plan_threads {
+        float *attn_rows;       /* (threads, D + 2*NGPT_ATTN_TILE, Tctx) attention scratch:
+                                 * transposed keys, probability rows */
+        float *gemm_work;       /* (threads, NGPT_GEMM_WORK_FLOATS) gemm packing space (gemm.h) */
+        struct ngpt_pool *pool;
+        struct ngpt_pool_worker *workers;   /* (threads - 1) */
+    } threads;
+
+    /* infer mode: the KV cache's storage (model/kv.c, its only reader and writer) */
+    struct ngpt_plan_kv {
+        float *k, *v;           /* (L, B, Tctx, C) keys after RoPE / values, per slot */
+        int32_t *len;           /* (B) tokens cached per slot */
+        int32_t *tokens;        /* (B, Tctx) the tokens each slot holds, in order */
+        float *trace;           /* (L, B, H, Tctx) last new token's probabilities, or NULL */
+        float *tmp;             /* (Tctx, C) one slot-layer block: beam reordering */
+    } kv;
+    /* infer mode: the Linear weights packed for gemm_packed (model/packed.c) */
+    float *packed_w;
+    /* infer mode: the sampler's working rows (generate/sampler.c) */
+    struct ngpt_plan_samp {
+        float *z;               /* (V) working logits */
+        float *p;               /* (V) probabilities in sorted order */
+        int32_t *idx;           /* (V) token ids sorted by logit (desc, ties by id) */
+        int32_t *tmp;           /* (V) repetition marks */
+        uint64_t *keys;         /* (2, V) the sort's keys and merge buffer */
+    } samp;
+    /* infer mode: beam search's bookkeeping (generate/beam.c) */
+    struct ngpt_plan_beam {
+        float *score;           /* (B) summed log-probabilities of the live beams */
+        int32_t *parent;        /* (B) slot each new beam continues */
+        int32_t *tok;           /* (B) token each new beam appends */
+        int32_t *work;          /* (4, B) slot permutation work, finished reasons */
+        ngpt_beam_cand *cand;   /* (2B) best candidates of one step */
+        int32_t *fin_tok;       /* (B, Tctx) finished hypotheses' generated tokens */
+        int32_t *fin_len;       /* (B) */
+        float *fin_score;       /* (B) length-penalised scores */
+        float *z;               /* (V) one beam's adjusted logits */
+        float *p;               /* (V) their softmax */
+    } beam;
+    /* infer mode: the sampling loop's window (generate/generate.c) */
+    struct ngpt_plan_gen {
+        int32_t *window;        /* (Tctx) its own copy of the window's tokens */
+    } gen;
+} ngpt_plan;
+
+/* Sizes (base == NULL) or carves (base 64-aligned) the whole arena, starting
+ * with the context struct itself. Bare messages (the caller prefixes). */
+ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void *base,
+                           ngpt_plan *plan);
+
+#endif

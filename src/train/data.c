@@ -1,0 +1,222 @@
+/* data.c — the byte-level data loader: files concatenated, a held-out tail,
+ * random windows of seq+1 bytes from Philox. Reading files allocates one
+ * buffer (documented in ngpt.h); drawing batches allocates nothing. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fpmode.h"
+#include "base/rng.h"
+#include "base/checked.h"
+#include "train/train.h"
+
+struct ngpt_data {
+    const uint8_t *bytes;
+    size_t size, train_size;    /* train = [0, train_size), eval = [train_size, size) */
+    uint8_t *owned;
+    uint64_t hash;              /* XXH3-64 of all the bytes */
+    uint8_t max_byte[2];        /* the largest byte of each split (ngpt_split order) */
+};
+
+static uint8_t max_of(const uint8_t *p, size_t n)
+{
+    uint8_t m = 0;
+    for (size_t i = 0; i < n; i++) m = p[i] > m ? p[i] : m;
+    return m;
+}
+
+static ngpt_status check_common(ngpt_data **data, float holdout, int32_t seq)
+{
+    if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "NULL data pointer");
+    *data = NULL;
+    if (!(holdout >= 0.0f && holdout < 1.0f))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "holdout must be in [0, 1), got %g", (double)holdout);
+    if (seq < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "seq must be >= 1, got %d", (int)seq);
+    return NGPT_OK;
+}
+
+/* Splits and checks that both splits hold a window of seq+1 bytes. */
+static ngpt_status finish(ngpt_data **out, const uint8_t *bytes, size_t size, uint8_t *owned,
+                          float holdout, int32_t seq)
+{
+    size_t eval = (size_t)((double)size * (double)holdout);
+    size_t need = (size_t)seq + 1;
+    if (size - eval < need || (holdout > 0.0f && eval < need)) {
+        free(owned);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "%zu bytes split into %zu for training and %zu "
+                         "held out (holdout %g), but each part needs at least seq+1 = %zu "
+                         "bytes; use more data or another holdout",
+                         size, size - eval, eval, (double)holdout, need);
+    }
+    ngpt_data *d = malloc(sizeof *d);
+    if (!d) {
+        free(owned);
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for the data");
+    }
+    d->bytes = bytes;
+    d->size = size;
+    d->train_size = size - eval;
+    d->owned = owned;
+    d->hash = ngpt_checksum_bytes(bytes, size);
+    d->max_byte[NGPT_SPLIT_TRAIN] = max_of(bytes, d->train_size);
+    d->max_byte[NGPT_SPLIT_EVAL] = max_of(bytes + d->train_size, eval);
+    *out = d;
+    return NGPT_OK;
+}
+
+/* The two constructors: messages without a prefix, added by their public
+ * wrappers below. */
+static ngpt_status open_mem(ngpt_data **data, const void *bytes, size_t size, float holdout,
+                            int32_t seq)
+{
+    ngpt_status st = check_common(data, holdout, seq);
+    if (st) return st;
+    if (!bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "NULL bytes");
+    if (size == 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "the buffer is empty");
+    return finish(data, bytes, size, NULL, holdout, seq);
+}
+
+/* Size of an open file, or -1. */
+static long file_size(FILE *f)
+{
+    if (fseek(f, 0, SEEK_END) != 0) return -1;
+    long n = ftell(f);
+    if (fseek(f, 0, SEEK_SET) != 0) return -1;
+    return n;
+}
+
+static ngpt_status open_files(ngpt_data **data, const char *const *paths, int32_t n_paths,
+                              float holdout, int32_t seq)
+{
+    ngpt_status st = check_common(data, holdout, seq);
+    if (st) return st;
+    if (!paths) return ngpt_fail(NGPT_ERR_NULL_ARG, "NULL path list");
+    if (n_paths < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "no data files given");
+    size_t total = 0;
+    for (int32_t i = 0; i < n_paths; i++) {     /* sizes first: one allocation */
+        if (!paths[i]) return ngpt_fail(NGPT_ERR_NULL_ARG, "path %d is NULL", (int)i);
+        FILE *f = fopen(paths[i], "rb");
+        if (!f) return ngpt_fail(NGPT_ERR_IO, "cannot open %s: %s", paths[i], strerror(errno));
+        long n = file_size(f);
+        fclose(f);
+        if (n < 0) return ngpt_fail(NGPT_ERR_IO, "cannot read the size of %s", paths[i]);
+        if (n == 0) return ngpt_fail(NGPT_ERR_BAD_ARG, "%s is empty", paths[i]);
+        if ((size_t)n < (size_t)seq + 1)
+            return ngpt_fail(NGPT_ERR_BAD_ARG, "%s has %ld bytes, shorter than one window "
+                             "of seq+1 = %zu bytes; use a longer file or a smaller seq",
+                             paths[i], n, (size_t)seq + 1);
+        if (!ngpt_add_ok(total, (size_t)n, &total))
+            return ngpt_fail(NGPT_ERR_OVERFLOW, "the files' total size overflows size_t");
+    }
+    uint8_t *buf = malloc(total);
+    if (!buf) return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate %zu bytes", total);
+    size_t off = 0;
+    for (int32_t i = 0; i < n_paths; i++) {
+        FILE *f = fopen(paths[i], "rb");
+        long n = f ? file_size(f) : -1;
+        if (!f || n < 0 || (size_t)n > total - off || fread(buf + off, 1, (size_t)n, f) != (size_t)n) {
+            if (f) fclose(f);
+            free(buf);
+            return ngpt_fail(NGPT_ERR_IO, "reading %s failed (did it change while it was read?)",
+                             paths[i]);
+        }
+        fclose(f);
+        off += (size_t)n;
+    }
+    return finish(data, buf, off, buf, holdout, seq);
+}
+
+ngpt_status ngpt_data_open_mem(ngpt_data **data, const void *bytes, size_t size, float holdout,
+                               int32_t seq)
+{
+    NGPT_FPMODE_SCOPE;
+    return ngpt_prefixed("ngpt_data_open_mem", open_mem(data, bytes, size, holdout, seq));
+}
+
+ngpt_status ngpt_data_open(ngpt_data **data, const char *const *paths, int32_t n_paths,
+                           float holdout, int32_t seq)
+{
+    NGPT_FPMODE_SCOPE;
+    return ngpt_prefixed("ngpt_data_open", open_files(data, paths, n_paths, holdout, seq));
+}
+
+void ngpt_data_free(ngpt_data *data)
+{
+    if (!data) return;
+    free(data->owned);
+    free(data);
+}
+
+ngpt_status ngpt_data_sizes(const ngpt_data *d, size_t *train_bytes, size_t *eval_bytes)
+{
+    if (!d || !train_bytes || !eval_bytes)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_sizes: NULL argument");
+    *train_bytes = d->train_size;
+    *eval_bytes = d->size - d->train_size;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_data_checksum(const ngpt_data *d, uint64_t *hash)
+{
+    if (!d || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_checksum: NULL argument");
+    *hash = d->hash;
+    return NGPT_OK;
+}
+
+/* The split's bytes: base and length. */
+static const uint8_t *split_bytes(const ngpt_data *d, ngpt_split split, size_t *n)
+{
+    *n = split == NGPT_SPLIT_EVAL ? d->size - d->train_size : d->train_size;
+    return d->bytes + (split == NGPT_SPLIT_EVAL ? d->train_size : 0);
+}
+
+ngpt_status ngpt_data_check(const ngpt_data *d, ngpt_split split, int32_t seq, int32_t vocab_size)
+{
+    size_t n;
+    split_bytes(d, split, &n);
+    const char *name = split == NGPT_SPLIT_EVAL ? "eval" : "train";
+    if (n < (size_t)seq + 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "the %s split of the data has %zu bytes, fewer than "
+                         "one window of seq+1 = %zu", name, n, (size_t)seq + 1);
+    if (vocab_size > 0 && d->max_byte[split] >= vocab_size)
+        return ngpt_fail(NGPT_ERR_BAD_TOKEN, "the %s split of the data holds byte %d, which is "
+                         "not a token id of this model (V=%d)", name, (int)d->max_byte[split],
+                         (int)vocab_size);
+    return NGPT_OK;
+}
+
+void ngpt_data_batch_unchecked(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_t index,
+                    int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets)
+{
+    size_t n;
+    const uint8_t *base = split_bytes(d, split, &n);
+    const uint64_t starts = (uint64_t)(n - (size_t)seq);      /* valid window starts */
+    for (int32_t b = 0; b < batch; b++) {
+        uint32_t w[4];
+        ngpt_rng_block(seed, NGPT_STREAM_DATA | (uint32_t)split, index, (uint64_t)b, w);
+        uint64_t start = (((uint64_t)w[0] << 32) | w[1]) % starts;
+        const uint8_t *win = base + start;
+        for (int32_t t = 0; t < seq; t++) {
+            tokens[(size_t)b * seq + t] = win[t];
+            targets[(size_t)b * seq + t] = win[t + 1];
+        }
+    }
+}
+
+ngpt_status ngpt_data_batch(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_t index,
+                            int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets)
+{
+    if (!d || !tokens || !targets)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_batch: NULL argument");
+    if (split != NGPT_SPLIT_TRAIN && split != NGPT_SPLIT_EVAL)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_batch: split %d is not an ngpt_split value",
+                         (int)split);
+    if (batch < 1 || seq < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_batch: batch and seq must be >= 1, got %d "
+                         "and %d", (int)batch, (int)seq);
+    ngpt_status st = ngpt_data_check(d, split, seq, 0);
+    if (st) return ngpt_prefixed("ngpt_data_batch", st);
+    ngpt_data_batch_unchecked(d, split, seed, index, batch, seq, tokens, targets);
+    return NGPT_OK;
+}
