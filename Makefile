@@ -90,17 +90,19 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SH := $(wildcard tests/test_*.sh)
-# The kernel cases, one per kernel of src/kernels.inc (tests/kernels/<op>.c):
+# The kernel cases, one per kernel of src/kernels.inc (bench/kernels/<op>.c):
 # the differential test and `ngpt bench`'s kernel section are made of them.
-KCASE_SRC := $(wildcard tests/kernels/*.c)
-KCASE_DEP := $(KCASE_SRC) $(wildcard tests/kernels/*.h) src/kernels.inc
-# The bench layer (bench/bench.h: clock, statistics, the FMA probe; and the
-# kernel section, bench/kernel_bench.c, which runs the cases from the active
-# table) is linked into the tool with the cases, for ngpt bench.
+KCASE_SRC := $(wildcard bench/kernels/*.c)
+KCASE_DEP := $(KCASE_SRC) $(wildcard bench/kernels/*.h) src/kernels.inc
+# `ngpt bench` (bench/, docs/BENCH.md), linked into the tool: the command
+# (bench/cmd_bench.c and its pieces), the bench layer (bench/bench.h: clock,
+# statistics, the FMA probe; bench/kernel_bench.c, which runs the cases from
+# the active table) and the kernel cases. bench/gemm_bench.c is a program of
+# its own (make bench-gemm).
 BENCH_LAYER_SRC := bench/timing.c bench/peak.c bench/kernel_bench.c
-KBENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_LAYER_SRC) $(KCASE_SRC))
-$(KBENCH_OBJ): CPPFLAGS += -Itests/kernels
-$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cli/bench_*.c cli/cmd_bench.c)): CPPFLAGS += -Ibench
+BENCH_SRC := $(filter-out bench/gemm_bench.c,$(wildcard bench/*.c)) $(KCASE_SRC)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
+$(BENCH_OBJ): CPPFLAGS += -Ibench -Ibench/kernels -Icli
 
 LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
@@ -134,16 +136,16 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(CLI): $(CLI_OBJ) $(KBENCH_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(KBENCH_OBJ) $(LIB) $(LDLIBS)
+$(CLI): $(CLI_OBJ) $(BENCH_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BENCH_OBJ) $(LIB) $(LDLIBS)
 
 # A test may ask for extra link flags with a line "/* test-ldflags: ... */".
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< $(TEST_EXTRA) $(LIB) $(LDFLAGS) \
+	$(CC) $(CPPFLAGS) -Itests -Ibench $(ALL_CFLAGS) -o $@ $< $(TEST_EXTRA) $(LIB) $(LDFLAGS) \
 	    $(shell sed -n 's|^/\* test-ldflags: \(.*\) \*/$$|\1|p' $<) $(LDLIBS)
 
-$(BUILD)/tests/test_kernels: TEST_EXTRA = -Itests/kernels $(KCASE_SRC)
+$(BUILD)/tests/test_kernels: TEST_EXTRA = -Ibench/kernels $(KCASE_SRC)
 $(BUILD)/tests/test_kernels: $(KCASE_DEP)
 
 # make test: the suite natively, then (on an x86-64 Linux host) the AArch64
@@ -199,10 +201,10 @@ examples: all
 # __APPLE__/__aarch64__ with clang (NEON, inline asm for Mach-O, warnings);
 # not macOS's own headers (README: building on a Mac).
 APPLE_DIR := build/apple-check
-APPLE_SRC := $(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c cli/*.c) $(BENCH_LAYER_SRC) $(KCASE_SRC)
+APPLE_SRC := $(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c) $(CLI_SRC) $(BENCH_SRC)
 APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
 APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
-                -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Itests/kernels \
+                -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Ibench/kernels -Icli \
                 -D_DARWIN_C_SOURCE $(NUMERIC) -Wall -Wextra -Werror $(OPT) \
                 -DNGPT_ARCH_NAME='"neon"' -DNGPT_BUILD_FLAGS='"$(OPT) -mcpu=apple-m1"'
 check-apple: $(APPLE_OBJ)
@@ -233,7 +235,7 @@ bench-readme: all
 # builds only) cblas_sgemm is a yardstick column. Neither is required.
 GEMM_BASELINE ?=
 GEMM_BLAS := $(if $(TOOLCHAIN),,$(shell pkg-config --exists openblas 2>/dev/null && echo yes))
-GEMM_BENCH_FLAGS := -Itests/kernels $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
+GEMM_BENCH_FLAGS := -Ibench/kernels $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
 GEMM_BENCH_LIBS := $(if $(GEMM_BLAS),$(shell pkg-config --libs openblas))
 GEMM_BENCH_SRC := bench/gemm_bench.c bench/timing.c bench/peak.c
 ifneq ($(GEMM_BASELINE),)
@@ -279,4 +281,4 @@ FORCE:
 
 include fuzz/fuzz.mk     # make fuzz, make fuzz-smoke, the fuzz replay test
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(KBENCH_OBJ:.o=.d) $(APPLE_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(APPLE_OBJ:.o=.d)

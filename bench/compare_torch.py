@@ -82,7 +82,7 @@ def have_torch():
 # ---------------------------------------------------------------- timing
 
 def measure(fn, runs, warmup, budget_s, min_run_s):
-    """ngpt bench's method (cli/bench_time.c): warm-up calls that also set
+    """ngpt bench's method (bench/measure.c): warm-up calls that also set
     the repetitions per run and cut the runs to the budget; the median, min
     and max seconds per call."""
     reps, max_runs = 1, runs

@@ -1,7 +1,7 @@
 /* kernel_bench.h — the kernel section of `ngpt bench`: every kernel of the
- * list (src/kernels.inc) at its case's bench shapes (tests/kernels/<op>.c,
+ * list (src/kernels.inc) at its case's bench shapes (bench/kernels/<op>.c,
  * the default model's), run from the active table. This layer prepares,
- * checks and runs the calls; the tool times them (cli/bench_time.c). It is
+ * checks and runs the calls; the tool times them (bench/measure.c). It is
  * the one part of the tool below the public API: it measures the library's
  * internal kernels, as the tests do. */
 #ifndef NGPT_KERNEL_BENCH_H

@@ -72,7 +72,7 @@ bool cli_parse_threads(const char *cmd, const char *s, int32_t *threads);
 int32_t cli_threads_auto(const ngpt_config *cfg, const ngpt_shape *shape);
 
 /* The whole tool: `ngpt <command> [options]` (argv[0] is the program name).
- * Returns the exit code; never exits. cli/entry.c's main calls it. */
+ * Returns the exit code; never exits. cli/main.c's main calls it. */
 int cli_main(int argc, char **argv);
 
 /* Commands (cli/cmd_<name>.c). */

@@ -1,50 +1,5 @@
-/* main.c — `ngpt <command> [options]`: the command table and cli_main, which
- * dispatches to it (cli/entry.c holds the process's main, so tests and fuzz
- * targets can call cli_main). */
-#include <stdio.h>
-#include <string.h>
-
+/* main.c — the ngpt program's main. Kept apart from cli_main (commands.c) so
+ * the fuzz targets and tests link every command without a second main. */
 #include "cli.h"
 
-static const cli_command commands[] = {
-    {"init", "create a model with fresh weights and save it", cli_cmd_init},
-    {"info", "print a checkpoint's config, parameter count and arena sizes", cli_cmd_info},
-    {"checksum", "print XXH3 checksums of parameters and logits (determinism check)",
-     cli_cmd_checksum},
-    {"train", "train a model on text files (or the bundled corpus), with resume", cli_cmd_train},
-    {"eval", "print a model's loss and bits per byte on held-out text", cli_cmd_eval},
-    {"generate", "stream a completion of a prompt (sampling or beam search)", cli_cmd_generate},
-    {"chat", "chat with a model in the original's system/user/assistant format", cli_cmd_chat},
-    {"trace", "draw a prompt's attention maps as SVG (or a text table)", cli_cmd_trace},
-    {"bench", "measure prefill, decode, training and kernel speed on this machine", cli_cmd_bench},
-};
-
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: ngpt <command> [options]    (ngpt <command> --help for details)\n\n"
-                 "commands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n%s\n", ngpt_build_info());
-}
-
-int cli_main(int argc, char **argv)
-{
-    if (argc < 2) {
-        usage(stderr);
-        return CLI_USAGE;
-    }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        usage(stdout);
-        return CLI_OK;
-    }
-    if (!strcmp(argv[1], "--version")) {
-        printf("%s\n", ngpt_build_info());
-        return CLI_OK;
-    }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "ngpt: unknown command \"%s\"\n\n", argv[1]);
-    usage(stderr);
-    return CLI_USAGE;
-}
+int main(int argc, char **argv) { return cli_main(argc, argv); }

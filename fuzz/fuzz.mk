@@ -23,7 +23,7 @@ ifeq ($(shell uname -s),Linux)
 endif
 
 .PHONY: fuzz fuzz-smoke fuzz-bins
-$(CLI_LIB): $(filter-out %/entry.o,$(CLI_OBJ)) $(KBENCH_OBJ)
+$(CLI_LIB): $(filter-out %/cli/main.o,$(CLI_OBJ)) $(BENCH_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^

@@ -15,7 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gemm.h"      /* the gemm family's packed layout, workspace and block sizes */
+#include "base/rng.h"   /* the dropout key */
+#include "gemm.h"       /* the gemm family's packed layout, workspace and block sizes */
 
 /* Reductions over rows use 8 virtual lanes: lane l sums elements i with
  * i % 8 == l in increasing i from +0.0f, then
@@ -25,14 +26,6 @@
 /* Softmax/log-sum-exp terms with x - max below this are exactly 0, so no
  * canonical result is subnormal (ARMv7 NEON flushes subnormals to zero). */
 #define NGPT_EXP_CUTOFF (-70.0f)
-
-/* Dropout stream position: masks are a pure function of these. */
-typedef struct ngpt_dropout_key {
-    uint64_t seed;
-    uint64_t step;
-    uint32_t site;              /* ngpt_rng_site_dropout(layer, kind) */
-    float p;                    /* drop probability in (0, 1) */
-} ngpt_dropout_key;
 
 /* Per-step AdamW scalars (float, computed once per step by the optimizer). */
 typedef struct ngpt_adamw_coef {

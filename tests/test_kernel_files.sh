@@ -3,7 +3,7 @@
 # promises: each kernel's reference is defined in src/ref/<op>.c and nowhere
 # else, its ISA kernel in arch/<isa>/<op>.c exactly where the ISA's column
 # says SIMD (none where it says REF), and its case in
-# tests/kernels/<op>.c. Reads sources only (with the host's C preprocessor).
+# bench/kernels/<op>.c. Reads sources only (with the host's C preprocessor).
 passed=0 failed=0
 check() {   # check DESCRIPTION WANT_FILE GOT_FILES
     if [ "$2" = "$3" ]; then
@@ -23,7 +23,7 @@ entries=$(${CC:-cc} -E -P -x c -D'NGPT_KERNEL(k, op, ret, params, ...)=@ k op __
 while read -r k op flags; do
     [ -n "$k" ] || continue
     check "ngpt_f32_${k}_ref" "src/ref/$op.c" "$(defined_in src/ref "ngpt_f32_${k}_ref")"
-    check "kc_$k" "tests/kernels/$op.c" "$(defined_in tests/kernels "kc_$k")"
+    check "kc_$k" "bench/kernels/$op.c" "$(defined_in bench/kernels "kc_$k")"
     set -- $flags
     for isa in $isas; do
         flag=${1:-missing}

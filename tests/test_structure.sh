@@ -1,20 +1,30 @@
 #!/bin/sh
-# test_structure.sh — the layering docs/ARCHITECTURE.md draws, checked on the
-# objects of this build (so the kernels of its ISA are included) and on the
-# sources:
-#  - no cycles between object files: a file that calls another is never
-#    called back by it, directly or through others (nm: who defines and who
-#    uses each symbol);
-#  - kernels (src/ref/, arch/) call only kernels and the random number
-#    generator (src/philox), never the model;
-#  - the library never calls the command-line tool, and the tool calls only
-#    functions of the public header include/ngpt.h — except that `ngpt
-#    bench` (cli/cmd_bench.c, cli/bench_*.c) uses the bench layer (bench/:
-#    clock, FMA probe, the kernel table), which calls only the kernel cases
-#    (tests/kernels/), kernels and the RNG, never the model;
-#  - no cycles between the project's headers, kernels include no model
-#    header, and the tool includes only its own headers and ngpt.h (ngpt
-#    bench's files also the bench layer's);
+# test_structure.sh — the floor plan docs/ARCHITECTURE.md draws, checked on
+# the objects of this build (so the kernels of its ISA are included) and on
+# the sources. A file's folder is its layer; from the bottom:
+#
+#   0 base       src/base
+#   1 kernels    src/ref, arch/<isa> (and the kernel ABI at src/'s root)
+#   2 runtime    src/runtime        2 tokenizer   src/tokenizer
+#   3 ops        src/ops
+#   4 model      src/model
+#   5 io         src/io
+#   6 train      src/train          6 generate    src/generate
+#
+# Checked:
+#  - a layer calls (nm: who defines and who uses each symbol) and includes
+#    only its own folder and the layers below it; two folders on the same
+#    floor never reach each other;
+#  - kernels use nothing of base but the random numbers (base/philox.c,
+#    base/rng.h): they know no context, config or error;
+#  - no cycle between object files, nor between headers;
+#  - the library never calls the tools; the tool (cli/) calls only functions
+#    of the public header and includes only ngpt.h and its own headers,
+#    except that it starts `ngpt bench` (bench/cmd_bench.c); `ngpt bench`
+#    (bench/) calls the public API, its own files, the kernel cases
+#    (bench/kernels/), the kernels and the random numbers, and cli/'s
+#    argument helpers; the shipped tool links nothing from tests/;
+#  - no more than a handful of files at src/'s root;
 #  - make TOOLCHAIN=<missing file> stops with an error naming the file.
 # Env: BUILD (build dir). Prints the run.sh summary line.
 B=${BUILD:-build}
@@ -24,6 +34,30 @@ check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 
 none() { [ ! -s "$1" ]; check $? "$2: $(tr '\n' ';' < "$1")"; }
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
+
+# The layer of a path (a module "src/model/forward" or a file): its floor
+# number, or -1 outside the library. Shared by every awk below.
+LAYER='function floor_of(p) {
+           if (p ~ /^src\/base\//) return 0
+           if (p ~ /^(src\/ref|arch)\// || p ~ /^src\/[^\/]+$/) return 1
+           if (p ~ /^src\/(runtime|tokenizer)\//) return 2
+           if (p ~ /^src\/ops\//) return 3
+           if (p ~ /^src\/model\//) return 4
+           if (p ~ /^src\/io\//) return 5
+           if (p ~ /^src\/(train|generate)\//) return 6
+           return -1
+       }
+       function room_of(p) {   # the folder, or the kernel layer as one room
+           if (floor_of(p) == 1) return "kernels"
+           sub(/\/[^\/]*$/, "", p); return p
+       }
+       function allowed(from, to) {
+           if (floor_of(from) < 0 || floor_of(to) < 0) return 1
+           if (room_of(from) == room_of(to)) return 1
+           if (floor_of(from) == 1 && floor_of(to) == 0)
+               return to ~ /^src\/base\/(philox|rng\.h)/
+           return floor_of(to) < floor_of(from)
+       }'
 
 # Prints the nodes of edge list $1 ("from to" lines) that lie on a cycle:
 # removes nodes without outgoing edges, then nodes without incoming edges,
@@ -69,41 +103,63 @@ cyclic "$dir/edges" > "$dir/cycle"
 check $? "object files call each other in a cycle: $(grep -F -f "$dir/cycle" "$dir/calls" | \
     awk 'NR == FNR { c[$1]; next } ($1 in c) && ($2 in c)' "$dir/cycle" - | tr '\n' ';')"
 
-awk '($1 ~ /^(src\/ref|arch)\//) && !($2 ~ /^(src\/ref|arch)\// || $2 == "src/philox")' \
-    "$dir/calls" > "$dir/bad"
-none "$dir/bad" "kernels call the model"
+awk "$LAYER"' !allowed($1, $2) { print $1 " -> " $2 " (" $3 ")" }' "$dir/calls" > "$dir/bad"
+none "$dir/bad" "a layer calls a layer above it or beside it"
 
-awk '$1 !~ /^cli\// && $2 ~ /^cli\//' "$dir/calls" > "$dir/bad"
-none "$dir/bad" "the library calls the tool"
+awk '$1 ~ /^src\// && $2 ~ /^(cli|bench)\//' "$dir/calls" > "$dir/bad"
+none "$dir/bad" "the library calls the tools"
 
 grep -o 'ngpt_[a-z0-9_]*(' include/ngpt.h | tr -d '(' | sort -u > "$dir/public"
-awk 'NR == FNR { pub[$1]; next } $1 ~ /^cli\// && $2 !~ /^cli\// && !($3 in pub) &&
-     !($1 ~ /^cli\/(cmd_bench|bench_[a-z_]+)$/ && $2 ~ /^bench\//)' \
+awk 'NR == FNR { pub[$1]; next }
+     $1 ~ /^cli\// && $2 !~ /^cli\// && !($3 in pub) && $2 != "bench/cmd_bench"' \
     "$dir/public" "$dir/calls" > "$dir/bad"
 none "$dir/bad" "the tool calls internal functions"
-awk '$1 ~ /^bench\// && $2 !~ /^(bench|src\/ref|arch)\// && $2 != "src/philox"' "$dir/calls" > "$dir/bad"
-none "$dir/bad" "the kernel bench calls the model"
+awk 'NR == FNR { pub[$1]; next }
+     $1 ~ /^bench\// && $2 !~ /^(bench|src\/ref|arch|cli)\// && $2 != "src/base/philox" && !($3 in pub)' \
+    "$dir/public" "$dir/calls" > "$dir/bad"
+none "$dir/bad" "ngpt bench calls the library around its public API"
+awk 'function layer(m) { return m ~ /^bench\/((timing|peak|kernel_bench)$|kernels\/)/ }
+     layer($1) && !layer($2) && $2 !~ /^(src\/ref|arch)\// && $2 != "src/base/philox"' \
+    "$dir/calls" > "$dir/bad"
+none "$dir/bad" "the bench layer calls more than kernels"
+# (the source names its debug information carries: a build with -g)
+[ -f "$B/ngpt" ] && strings -a "$B/ngpt" | grep -E '^tests/[a-z_/]*\.c$' | sort -u > "$dir/bad"
+none "$dir/bad" "the ngpt binary links files of tests/"
 
-# ---- the include graph of the project's own headers ("file included")
-awk '/^#include "/ { inc = $2; gsub(/"/, "", inc); sub(/.*\//, "", inc); print FILENAME, inc }' \
-    $(ls src/*.c src/*.h src/ref/*.c arch/*/*.c arch/*/*.h cli/*.c cli/*.h 2>/dev/null) > "$dir/includes"
-awk '{ sub(/.*\//, "", $1); if ($1 ~ /\.h$/) print $1, $2 }' "$dir/includes" > "$dir/hedges"
+# ---- the include graph of the project's own headers: "file included-file"
+# (an include is resolved against the file's own folder, then src/, then
+# include/, then cli/ and bench/ for the tools)
+for f in $(ls src/*.h src/*/*.c src/*/*.h arch/*.h arch/*/*.c arch/*/*.h cli/*.c cli/*.h \
+              bench/*.c bench/*.h bench/kernels/*.c bench/kernels/*.h 2>/dev/null); do
+    sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
+        d=$(dirname "$f")
+        for cand in "$d/$inc" "src/$inc" "include/$inc" "cli/$inc" "bench/$inc" "bench/kernels/$inc"; do
+            if [ -f "$cand" ]; then
+                echo "$f $(realpath --relative-to=. "$cand")"
+                continue 2
+            fi
+        done
+        echo "$f unresolved:$inc"
+    done
+done > "$dir/includes"
+grep unresolved: "$dir/includes" > "$dir/bad"
+none "$dir/bad" "includes that name no file of the project"
+awk '$1 ~ /\.h$/ && $1 != $2' "$dir/includes" > "$dir/hedges"
 cyclic "$dir/hedges" > "$dir/cycle"
 none "$dir/cycle" "headers include each other in a cycle"
-# kernels may include the kernel ABI (kernels.h, the list kernels.inc), the
-# RNG, and headers of the kernel layer itself (src/ref/*.h, arch/**/*.h)
-ls src/ref/*.h arch/*.h arch/*/*.h 2>/dev/null | sed 's|.*/||' > "$dir/kernel_headers"
-printf 'kernels.h\nkernels.inc\nrng.h\n' >> "$dir/kernel_headers"
-awk 'NR == FNR { ok[$1]; next } $1 ~ /^(src\/ref|arch)\// && !($2 in ok)' \
-    "$dir/kernel_headers" "$dir/includes" > "$dir/bad"
-none "$dir/bad" "kernels include model headers"
-ls cli/*.h | sed 's|.*/||' > "$dir/cli_headers"; echo ngpt.h >> "$dir/cli_headers"
-ls bench/*.h | sed 's|.*/||' > "$dir/bench_headers"
-awk 'NR == FNR { bench[$1]; next } FILENAME == ARGV[2] { ok[$1]; next }
-     $1 ~ /^cli\// && !($2 in ok) && !($1 ~ /^cli\/(cmd_bench|bench_[a-z_]+)\.c$/ && ($2 in bench))' \
-    "$dir/bench_headers" "$dir/cli_headers" "$dir/includes" \
-    > "$dir/bad"
+awk "$LAYER"' $2 != "src/kernels.inc" && !allowed($1, $2) { print $1 " includes " $2 }' \
+    "$dir/includes" > "$dir/bad"
+none "$dir/bad" "a layer includes a header of a layer above it or beside it"
+awk '$1 ~ /^cli\// && $2 !~ /^cli\// && $2 != "include/ngpt.h"' "$dir/includes" > "$dir/bad"
 none "$dir/bad" "the tool includes internal headers"
+awk '$1 ~ /^bench\// && $2 !~ /^(bench\/|cli\/cli\.h|include\/ngpt\.h|src\/kernels\.(h|inc)|src\/gemm\.h|src\/base\/rng\.h)/' \
+    "$dir/includes" > "$dir/bad"
+none "$dir/bad" "ngpt bench includes library headers beyond the kernel ABI"
+
+# ---- src/'s root holds only the kernel ABI: a handful of files
+ls src | grep -v '^[a-z]*$' > "$dir/root"
+[ "$(wc -l < "$dir/root")" -le 5 ]
+check $? "src/ has more than a handful of files at its root: $(tr '\n' ' ' < "$dir/root")"
 
 # ---- the build: a toolchain file that does not exist is an error
 if command -v "${MAKE:-make}" > /dev/null 2>&1; then

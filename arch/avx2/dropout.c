@@ -7,7 +7,7 @@
 #include <immintrin.h>
 
 #include "kernels_avx2.h"
-#include "rng.h"
+#include "base/rng.h"
 
 /* (hi, lo) of the 32x32 -> 64-bit products of 8 lanes by m. */
 static inline void mulhilo8(__m256i c, __m256i m, __m256i *hi, __m256i *lo)

@@ -10,7 +10,7 @@
 #include <arm_neon.h>
 
 #include "kernels_neon.h"
-#include "rng.h"
+#include "base/rng.h"
 
 /* (hi, lo) of the 32x32 -> 64-bit products of 4 lanes by m. */
 static inline void mulhilo4(uint32x4_t c, uint32_t m, uint32x4_t *hi, uint32x4_t *lo)

@@ -11,8 +11,6 @@
 
 #include <stdint.h>
 
-#include "kernels.h"
-
 enum {
     NGPT_STREAM_INIT = 0x10000000u,     /* | tensor index */
     NGPT_STREAM_DROPOUT = 0x20000000u,  /* | layer << 4 | site kind */
@@ -57,6 +55,14 @@ static inline uint32_t ngpt_rng_site_dropout(int layer, int kind)
 {
     return NGPT_STREAM_DROPOUT | ((uint32_t)layer << 4) | (uint32_t)kind;
 }
+
+/* Dropout stream position: masks are a pure function of these. */
+typedef struct ngpt_dropout_key {
+    uint64_t seed;
+    uint64_t step;
+    uint32_t site;              /* ngpt_rng_site_dropout(layer, kind) */
+    float p;                    /* drop probability in (0, 1) */
+} ngpt_dropout_key;
 
 /* Dropout keep decision of element e: (w >> 8) >= floor(p * 2^24). */
 int ngpt_dropout_keep(const ngpt_dropout_key *key, uint64_t e);

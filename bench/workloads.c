@@ -1,4 +1,4 @@
-/* bench_workloads.c — what a user of ngpt waits for, measured through the
+/* workloads.c — what a user of ngpt waits for, measured through the
  * public API only:
  *   prefill  a T/2-token prompt into an empty KV cache (batch 1);
  *   decode   min(256, T) new tokens (o->decode_tokens) from an empty cache, one ngpt_cache_decode

@@ -1,4 +1,4 @@
-/* bench_peak.c — ngpt bench's FMA peak per thread count: the probe
+/* peak_rows.c — ngpt bench's FMA peak per thread count: the probe
  * (bench/peak.c) on N threads at once, timed like every figure, each call
  * about a kernel run long. */
 #include <stdlib.h>

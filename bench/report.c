@@ -1,4 +1,4 @@
-/* bench_report.c — `ngpt bench`'s output: markdown tables whose columns are
+/* report.c — `ngpt bench`'s output: markdown tables whose columns are
  * as wide as their widest cell (llama-bench style), and the same figures as
  * JSON with stable keys (docs/BENCH.md lists them). */
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* kcase.c — the list of cases (from the list of kernels) and the helpers
- * the cases share: reproducible buffers and shape lists. */
+/* kcase.c — the helpers the cases share: reproducible buffers and shape
+ * lists (the list of cases itself is kcase_list.c). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,12 +8,6 @@
 
 #include "kcase.h"
 #include "base/rng.h"
-
-const kc_entry kc_all[] = {
-#define NGPT_KERNEL(kernel, op, ...) {#kernel, #op, &kc_##kernel},
-#include "kernels.inc"
-};
-const int kc_count = (int)(sizeof kc_all / sizeof kc_all[0]);
 
 const int kc_sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 257};
 const int kc_nsizes = (int)(sizeof kc_sizes / sizeof kc_sizes[0]);

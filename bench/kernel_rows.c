@@ -1,4 +1,4 @@
-/* bench_kernels.c — ngpt bench's kernel table: every (kernel, shape) pair
+/* kernel_rows.c — ngpt bench's kernel table: every (kernel, shape) pair
  * of the kernel list (bench/kernel_bench.h) timed like every other figure.
  * With t threads, t copies of the call run at once, each on its own inputs:
  * the rate is their sum, set against the t-thread FMA peak. */

@@ -1,4 +1,4 @@
-/* bench_svg.c — a small hand-written SVG of a bench run for the README:
+/* svg.c — a small hand-written SVG of a bench run for the README:
  * horizontal bars of tokens/s per workload, then GFLOP/s of the products
  * (at the run's first thread count) beside the FMA peak measured in the
  * same run. Each bar carries a min – max whisker and its median as text.

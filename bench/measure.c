@@ -1,4 +1,4 @@
-/* bench_time.c — how `ngpt bench` times a figure: warm-up calls, then the
+/* measure.c — how `ngpt bench` times a figure: warm-up calls, then the
  * median of several timed runs with their min and max (the machine may be
  * shared: a median resists the odd slow run), and the progress line. */
 #include <pthread.h>

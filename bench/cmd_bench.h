@@ -1,8 +1,8 @@
 /* cmd_bench.h — `ngpt bench`: what its pieces share. cmd_bench.c parses the
- * options and runs the sections; bench_time.c times a call (warm-up, median
- * of runs, min–max) and draws the progress line; bench_workloads.c measures
- * prefill, decode and training through the public API; bench_report.c
- * prints the markdown tables and the JSON; bench_svg.c draws the chart. */
+ * options and runs the sections; measure.c times a call (warm-up, median
+ * of runs, min–max) and draws the progress line; workloads.c measures
+ * prefill, decode and training through the public API; report.c
+ * prints the markdown tables and the JSON; svg.c draws the chart. */
 #ifndef NGPT_CLI_CMD_BENCH_H
 #define NGPT_CLI_CMD_BENCH_H
 
@@ -88,7 +88,7 @@ typedef struct bench_report {
     double wall_s;                  /* the whole run */
 } bench_report;
 
-/* ---- timing (bench_time.c) ---- */
+/* ---- timing (measure.c) ---- */
 
 /* A measured call: returns 0 (NGPT_OK) or the status that stopped it. */
 typedef ngpt_status (*bench_fn)(void *arg);
@@ -127,7 +127,7 @@ size_t bench_peak_rss(void);
 /* The CPU's model name ("unknown" when the system does not say). */
 void bench_cpu_name(char *buf, size_t size);
 
-/* ---- workloads (bench_workloads.c) ---- */
+/* ---- workloads (workloads.c) ---- */
 
 /* Prefill (T/2 prompt), decode (batch 1 and 4), training (B=8 T=128 and,
  * with o->big_train, B=32 T=256) for every thread count, and the arena of
@@ -136,14 +136,14 @@ int bench_workloads(const bench_opts *o, bench_report *r);
 /* Figures bench_workloads will time (for the progress count). */
 int bench_workloads_count(const bench_opts *o);
 
-/* ---- the FMA peak (bench_peak.c) ---- */
+/* ---- the FMA peak (peak_rows.c) ---- */
 
 /* Measures the peak for every thread count into r->peak. */
 ngpt_status bench_peaks(const bench_opts *o, bench_report *r);
 /* Figures bench_peaks will time. */
 int bench_peak_count(const bench_opts *o);
 
-/* ---- kernels (bench_kernels.c) ---- */
+/* ---- kernels (kernel_rows.c) ---- */
 
 /* Every kernel of the list at the default model's shapes, for every thread
  * count (t threads: t copies at once, each on its own inputs). Returns a CLI
@@ -155,7 +155,7 @@ int bench_kernels_count(const bench_opts *o);
  * does not, with the list, and returns false). */
 bool bench_kernels_valid(const bench_opts *o);
 
-/* ---- output (bench_report.c, bench_svg.c) ---- */
+/* ---- output (report.c, svg.c) ---- */
 
 /* Orders the rows for reading: by test and shape, thread counts together. */
 void bench_report_sort(bench_report *r);
