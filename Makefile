@@ -257,11 +257,14 @@ $(BUILD)/bench/base_isa.c: FORCE
 	@mkdir -p $(dir $@)
 	git show $(GEMM_BASELINE):arch/$(ARCH)/gemm.c | sed -f bench/gemm_baseline.sed > $@
 
+# The version, read from include/ngpt.h (its one home).
+VERSION := $(shell awk '/^\#define NGPT_VERSION_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $$3 } END { print v }' include/ngpt.h)
+
 # Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
 $(BUILD)/ngpt.pc: ngpt.pc.in FORCE
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(prefix)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@VERSION@|0.1.0|' $< > $@
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 install: all $(BUILD)/ngpt.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)

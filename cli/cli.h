@@ -59,6 +59,10 @@ int cli_library_failed(const char *cmd);
 
 /* Reads a checkpoint's config, plans a context for `shape` and loads it;
  * shape->threads == 0 means cli_threads_auto's count. */
+/* Reads a whole file into a malloc'd buffer (*n bytes; the CLI may
+ * allocate); NULL with errno set when it cannot. */
+char *cli_read_file(const char *path, size_t *n);
+
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx);
 
 /* --threads N: 1..1024 (message printed on a bad value). */

@@ -4,9 +4,11 @@
  * One function per job: options (parse, resume_settings, settle), data
  * (open_data), model (open_model), the loop (train_loop), reporting
  * (report_start, report_step, finish). */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,6 +68,8 @@ typedef struct train_opts {
     float holdout;
     ngpt_optim_config opt;
     const char *out, *best, *resume, *log_csv;
+    char *resume_data;          /* --resume's file, read once (resume_settings) */
+    size_t resume_size;
     ngpt_config cfg;
     bool cfg_given;
     bool skip_nonfinite;
@@ -191,18 +195,15 @@ static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o
 
 /* ------------------------------------------------------------- options */
 
-/* --resume: reads the saved training state (through a context planned for
- * batch 1, seq 1: the real shape depends on it) and applies its settings. */
+/* --resume: reads the checkpoint once (open_model loads the same bytes) and
+ * applies the saved settings, which decide the shape of the context. */
 static int resume_settings(const char *cmd, train_opts *o, ngpt_train_state *saved)
 {
-    ngpt_status st = ngpt_checkpoint_config(o->resume, &o->cfg);
-    if (st) return cli_library_failed(cmd);
-    ngpt_shape probe = {.mode = NGPT_MODE_TRAIN, .batch = 1, .seq = 1, .threads = 1};
-    ngpt_context *tmp;
-    if ((st = ngpt_context_init(&tmp, &o->cfg, &probe, NULL, 0))) return cli_library_failed(cmd);
-    st = ngpt_checkpoint_load_train(tmp, o->resume, saved);
-    ngpt_context_free(tmp);
-    if (st) return cli_library_failed(cmd);
+    if (!(o->resume_data = cli_read_file(o->resume, &o->resume_size)))
+        return cli_error(cmd, CLI_FAILED, "cannot read %s: %s", o->resume, strerror(errno));
+    if (ngpt_checkpoint_train_state_mem(o->resume_data, o->resume_size, &o->cfg, saved))
+        return cli_error(cmd, CLI_FAILED, "cannot resume from %s: %s", o->resume,
+                         cli_library_error());
     apply_saved(o, saved);
     return CLI_OK;
 }
@@ -318,8 +319,11 @@ static int open_model(run *r)
                         .trace = NGPT_TRACE_NONE, .threads = o->threads};
     ngpt_status st = ngpt_arena_size(&o->cfg, &shape, &r->arena);
     if (!st) st = ngpt_context_init(&r->ctx, &o->cfg, &shape, NULL, 0);
-    if (!st) st = o->resume ? ngpt_checkpoint_load_train(r->ctx, o->resume, NULL)
+    if (!st) st = o->resume ? ngpt_checkpoint_load_train_mem(r->ctx, o->resume_data,
+                                                             o->resume_size, NULL)
                             : ngpt_params_init(r->ctx, o->seed);
+    free(r->o->resume_data);    /* loaded: the bytes are no longer needed */
+    r->o->resume_data = NULL;
     if (st) return cli_library_failed(r->cmd);
     ngpt_optim_step_count(r->ctx, &r->step);
     if (o->log_csv) {
@@ -471,29 +475,25 @@ static int finish(run *r, int rc, bool nonfinite)
     return rc;
 }
 
-int cli_cmd_train(int argc, char **argv)
+/* The command after parsing: settings (saved ones on resume), data, model,
+ * the loop, the final save. */
+static int train_command(const char *cmd, train_opts *o)
 {
-    const char *cmd = argv[0];
-    train_opts o = {.steps = 1000, .batch = 32, .seq = 0, .threads = 0, .eval_every = 100,
-                    .eval_batches = 8, .seed = 42, .holdout = 0.1f, .opt = ngpt_optim_config_default(),
-                    .out = "model.ngpt", .cfg = ngpt_config_default()};
-    int rc = parse(argc, argv, &o);
-    if (rc) return rc < 0 ? CLI_OK : rc;
-
     ngpt_train_state saved = {.best_eval_loss = INFINITY};
-    if (o.resume) {
-        if ((rc = resume_settings(cmd, &o, &saved))) return rc;
-        if (saved.has_state) warn_changed(&o, &saved);
-    } else if (ngpt_config_validate(&o.cfg)) {
+    int rc;
+    if (o->resume) {
+        if ((rc = resume_settings(cmd, o, &saved))) return rc;
+        if (saved.has_state) warn_changed(o, &saved);
+    } else if (ngpt_config_validate(&o->cfg)) {
         return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
     }
-    if ((rc = settle(cmd, &o, &saved))) return rc;
-    if (!o.threads) {       /* the default: the online cores, capped by the batch's rows */
-        ngpt_shape s = {.mode = NGPT_MODE_TRAIN, .batch = o.batch, .seq = o.seq};
-        o.threads = cli_threads_auto(&o.cfg, &s);
+    if ((rc = settle(cmd, o, &saved))) return rc;
+    if (!o->threads) {      /* the default: the online cores, capped by the batch's rows */
+        ngpt_shape s = {.mode = NGPT_MODE_TRAIN, .batch = o->batch, .seq = o->seq};
+        o->threads = cli_threads_auto(&o->cfg, &s);
     }
 
-    run r = {.cmd = cmd, .o = &o, .tty = isatty(fileno(stdout)),
+    run r = {.cmd = cmd, .o = o, .tty = isatty(fileno(stdout)),
              .best = saved.has_state ? saved.best_eval_loss : INFINITY};
     bool nonfinite = false;
     if (!(rc = open_data(&r, &saved)) && !(rc = open_model(&r))) {
@@ -508,5 +508,17 @@ int cli_cmd_train(int argc, char **argv)
     if (r.csv) fclose(r.csv);
     ngpt_context_free(r.ctx);
     ngpt_data_free(r.data);
+    return rc;
+}
+
+int cli_cmd_train(int argc, char **argv)
+{
+    train_opts o = {.steps = 1000, .batch = 32, .seq = 0, .threads = 0, .eval_every = 100,
+                    .eval_batches = 8, .seed = 42, .holdout = 0.1f, .opt = ngpt_optim_config_default(),
+                    .out = "model.ngpt", .cfg = ngpt_config_default()};
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc < 0 ? CLI_OK : rc;
+    rc = train_command(argv[0], &o);
+    free(o.resume_data);
     return rc;
 }

@@ -63,8 +63,11 @@
 extern "C" {
 #endif
 
+/* The library's version: the one place it is written (the Makefile and the
+ * pkg-config file read it from here; ngpt_build_info and `ngpt --version`
+ * print it). 0.x: a minor version may break the API (CHANGES.md says how). */
 #define NGPT_VERSION_MAJOR 0
-#define NGPT_VERSION_MINOR 1
+#define NGPT_VERSION_MINOR 2
 #define NGPT_VERSION_PATCH 0
 
 /* ------------------------------------------------------------------ status */
@@ -461,6 +464,20 @@ ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path
  * nothing: on error the context is unchanged. */
 ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path,
                                        ngpt_train_state *state);
+/* The same from a checkpoint in memory (data, size), e.g. read once by a
+ * caller that also needs ngpt_checkpoint_train_state_mem first. */
+ngpt_status ngpt_checkpoint_load_train_mem(ngpt_context *ctx, const void *data, size_t size,
+                                           ngpt_train_state *state);
+
+/* A checkpoint's config and training state without a context: what a caller
+ * needs to plan the context that resumes it (the batch shape is in *state).
+ * *state is what ngpt_checkpoint_load_train would return (has_state false
+ * for a model-only checkpoint); the file is validated whole, as by a load. */
+ngpt_status ngpt_checkpoint_train_state(const char *path, ngpt_config *cfg,
+                                        ngpt_train_state *state);
+/* The same from a checkpoint in memory. */
+ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_config *cfg,
+                                            ngpt_train_state *state);
 
 /* ---- generation ----
  *

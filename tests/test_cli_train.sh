@@ -25,8 +25,19 @@ $N train $M --threads 1 --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv
 check $? "train --stop-at: $(cat "$dir/b.log")"
 grep -q "saved .*b.ngpt at step 5" "$dir/b.log"
 check $? "stopped at 5: $(cat "$dir/b.log")"
-$N train --resume "$dir/b.ngpt" --threads 3 --data "$dir/d.txt" --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv "$dir/b.csv" > "$dir/b2.log" 2>&1
+# (natively, strace counts the opens of the resumed file: it is read once)
+if [ -z "$RUN_ENV" ] && command -v strace > /dev/null 2>&1; then
+    N_RESUME="strace -f -e trace=open,openat -o $dir/trace $N"
+else
+    N_RESUME=$N
+fi
+$N_RESUME train --resume "$dir/b.ngpt" --threads 3 --data "$dir/d.txt" --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv "$dir/b.csv" > "$dir/b2.log" 2>&1
 check $? "train --resume: $(cat "$dir/b2.log")"
+if [ -f "$dir/trace" ]; then
+    opens=$(grep -c "\"$dir/b.ngpt\", O_RDONLY" "$dir/trace")
+    [ "$opens" -eq 1 ]
+    check $? "train --resume reads the checkpoint once (opened $opens times for reading)"
+fi
 cmp -s "$dir/a.ngpt" "$dir/b.ngpt"
 check $? "resumed latest checkpoint differs from the unbroken run's"
 cmp -s "$dir/ab.ngpt" "$dir/bb.ngpt"

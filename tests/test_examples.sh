@@ -16,4 +16,10 @@ check $? "same seed, same text"
 $RUN_ENV "$B/examples/stream" "$dir/missing.ngpt" "x" 2>"$dir/err"
 [ $? -ne 0 ] && grep -q "stream: .*missing.ngpt" "$dir/err"
 check $? "a missing model is a clear error"
+# one version everywhere: ngpt.h, the tool, the installed pkg-config file
+want=$(awk '/^#define NGPT_VERSION_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $3 } END { print v }' include/ngpt.h)
+got_tool=$($RUN_ENV "$B/ngpt" --version | awk '{ print $2 }')
+got_pc=$(sed -n 's/^Version: //p' "$B/examples/prefix/lib/pkgconfig/ngpt.pc")
+[ -n "$want" ] && [ "$got_tool" = "$want" ] && [ "$got_pc" = "$want" ]
+check $? "one version: ngpt.h $want, ngpt --version $got_tool, ngpt.pc $got_pc"
 summary test_examples

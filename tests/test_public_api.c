@@ -393,6 +393,18 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     REJECTS(ngpt_checkpoint_load_train(train, NULL, &ts), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_load_train(infer, path, &ts), NGPT_ERR_WRONG_MODE);
     REJECTS(ngpt_checkpoint_load_train(train, "/nonexistent/dir/t.ngpt", &ts), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_load_train_mem(NULL, "x", 1, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_train_mem(train, NULL, 1, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_train_mem(infer, "NGPTCKPT", 8, &ts), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_checkpoint_load_train_mem(train, "NGPTCKPT", 8, &ts), NGPT_ERR_BAD_FORMAT);
+    ngpt_config cfg;
+    REJECTS(ngpt_checkpoint_train_state(NULL, &cfg, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_train_state(path, NULL, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_train_state(path, &cfg, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_train_state("/nonexistent/dir/t.ngpt", &cfg, &ts), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_train_state_mem(NULL, 1, &cfg, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_train_state_mem("x", 1, NULL, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_train_state_mem("x", 0, &cfg, &ts), NGPT_ERR_BAD_FORMAT);
     CHECK_HASH(phash(train), before);
     ngpt_data_free(d);
 }

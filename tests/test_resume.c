@@ -48,6 +48,38 @@ static uint64_t file_hash(const char *path)
     return ngpt_checksum_bytes(buf, n);
 }
 
+/* A whole file in a malloc'd buffer, or NULL. */
+static void *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = n > 0 ? malloc((size_t)n) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+/* Two training states field by field (a struct with padding has no memcmp). */
+static bool same_state(const ngpt_train_state *a, const ngpt_train_state *b)
+{
+    const ngpt_optim_config *x = &a->opt, *y = &b->opt;
+    return a->seed == b->seed && a->batch == b->batch && a->seq == b->seq &&
+           x->lr == y->lr && x->min_lr == y->min_lr && x->warmup == y->warmup &&
+           x->total_steps == y->total_steps && x->beta1 == y->beta1 && x->beta2 == y->beta2 &&
+           x->eps == y->eps && x->weight_decay == y->weight_decay &&
+           x->decay_all == y->decay_all && x->clip == y->clip && x->accum == y->accum &&
+           a->best_eval_loss == b->best_eval_loss && a->holdout == b->holdout &&
+           a->eval_every == b->eval_every && a->eval_batches == b->eval_batches &&
+           a->data_hash == b->data_hash && a->has_state == b->has_state;
+}
+
 int main(void)
 {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -71,8 +103,12 @@ int main(void)
     CHECK_OK(ngpt_checkpoint_save_train(a, p20, &ts));
     run(b, d, &o, 10);
     CHECK_OK(ngpt_checkpoint_save_train(b, p10, &ts));
-    ngpt_train_state got;
+    ngpt_train_state got, peeked;
+    ngpt_config peeked_cfg;
+    CHECK_OK(ngpt_checkpoint_train_state(p10, &peeked_cfg, &peeked));
     CHECK_OK(ngpt_checkpoint_load_train(c, p10, &got));
+    CHECK(same_state(&peeked, &got) && peeked_cfg.d_model == 32,
+          "ngpt_checkpoint_train_state differs from what the load returns");
     uint64_t steps = 0;
     ngpt_optim_step_count(c, &steps);
     CHECK(steps == 10, "restored step %llu", (unsigned long long)steps);
@@ -99,6 +135,31 @@ int main(void)
     ngpt_optim_step_count(b, &steps);
     CHECK(!got.has_state && steps == 0, "model-only load: has_state %d step %llu",
           (int)got.has_state, (unsigned long long)steps);
+    CHECK_OK(ngpt_checkpoint_train_state(pmodel, &peeked_cfg, &peeked));
+    CHECK(same_state(&peeked, &got), "model-only: the state read differs from the load's");
+    /* the same from memory: the bytes of the file, read once */
+    uint64_t hb0;
+    ngpt_params_checksum(b, &hb0);
+    size_t size = 0;
+    void *bytes = read_all(p10, &size);
+    ngpt_context *m = new_ctx(NGPT_MODE_TRAIN, 32);
+    if (bytes && m) {
+        CHECK_OK(ngpt_checkpoint_train_state_mem(bytes, size, &peeked_cfg, &peeked));
+        CHECK_OK(ngpt_checkpoint_load_train_mem(m, bytes, size, &got));
+        CHECK(peeked.has_state && same_state(&peeked, &got), "from memory: states differ");
+        uint64_t hm, hc;
+        ngpt_optim_step_count(m, &steps);
+        CHECK(steps == 10, "from memory: step %llu", (unsigned long long)steps);
+        ((unsigned char *)bytes)[size / 2] ^= 1;
+        CHECK_STATUS(ngpt_checkpoint_train_state_mem(bytes, size, &peeked_cfg, &peeked),
+                     NGPT_ERR_CHECKSUM);
+        CHECK_STATUS(ngpt_checkpoint_load_train_mem(b, bytes, size, NULL), NGPT_ERR_CHECKSUM);
+        ngpt_params_checksum(m, &hm);
+        ngpt_params_checksum(b, &hc);
+        CHECK(hm != 0 && hc == hb0, "a damaged buffer changed a context");
+    }
+    free(bytes);
+    ngpt_context_free(m);
     uint64_t hb;
     ngpt_params_checksum(b, &hb);
     CHECK_HASH(hb, h20);

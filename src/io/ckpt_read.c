@@ -153,7 +153,7 @@ static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t si
 ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t size)
 {
     memset(r, 0, sizeof *r);
-    r->src = "the buffer";
+    r->src = "the checkpoint in memory";
     ngpt_status st = verify(r, data, size);
     if (st) ngpt_ckpt_close(r);
     return st;

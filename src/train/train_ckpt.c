@@ -132,18 +132,30 @@ static ngpt_status read_state(const ngpt_ckpt_reader *r, ngpt_train_state *ts, u
     return NGPT_OK;
 }
 
+/* The training state of an open model checkpoint: read_state's, or for a
+ * model-only file (no optim.* tensors) the defaults with has_state false.
+ * *has_moments says which; *step is the saved step count (0 without). */
+static ngpt_status state_of(const ngpt_ckpt_reader *r, ngpt_train_state *ts, uint64_t *step,
+                            bool *has_moments)
+{
+    *has_moments = ngpt_ckpt_find_tensor(r, "optim.m.tok_emb.weight") >= 0;
+    *step = 0;
+    *ts = (ngpt_train_state){.opt = ngpt_optim_config_default(), .best_eval_loss = INFINITY,
+                             .holdout = 0.1f, .eval_every = 100, .eval_batches = 8};
+    return *has_moments ? read_state(r, ts, step) : NGPT_OK;
+}
+
 static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
                                    const ngpt_config *cfg, ngpt_train_state *ts)
 {
     ngpt_status st = ngpt_config_compare(&ctx->cfg, cfg);
     if (st) return st;
     char name[NGPT_NAME_MAX + 8];
-    const bool has_m = ngpt_ckpt_find_tensor(r, "optim.m.tok_emb.weight") >= 0;
-    ngpt_train_state s = {.opt = ngpt_optim_config_default(), .best_eval_loss = INFINITY,
-                          .holdout = 0.1f, .eval_every = 100, .eval_batches = 8};
-    uint64_t step = 0;
-    if (has_m) {    /* everything is checked before anything is copied */
-        if ((st = read_state(r, &s, &step))) return st;
+    ngpt_train_state s;
+    uint64_t step;
+    bool has_m;
+    if ((st = state_of(r, &s, &step, &has_m))) return st;
+    if (has_m)      /* everything is checked before anything is copied */
         for (int32_t i = 0; i < ctx->n_tensors; i++)
             for (int mv = 0; mv < 2; mv++) {
                 snprintf(name, sizeof name, "optim.%c.%s", mv ? 'v' : 'm', ctx->plan.tensors[i].name);
@@ -151,7 +163,6 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
                     return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s is missing in %s", name,
                                      r->src);
             }
-    }
     for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
@@ -173,19 +184,63 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
     return NGPT_OK;
 }
 
-ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *ts)
+/* ngpt_checkpoint_load_train from a file (path) or from memory (data/size). */
+static ngpt_status load_train(ngpt_context *ctx, const char *fn, const char *path,
+                              const void *data, size_t size, ngpt_train_state *ts)
 {
-    if (!ctx || !path)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_train: NULL argument");
+    if (!ctx || (!path && !data))
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL argument", fn);
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_checkpoint_load_train: the context was planned "
-                         "for inference; load it with ngpt_checkpoint_load");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "%s: the context was planned for inference; load "
+                         "it with ngpt_checkpoint_load", fn);
     ngpt_ckpt_reader r;
     ngpt_config cfg;
-    ngpt_status st = ngpt_ckpt_open_model(&r, path, NULL, 0, &cfg);
+    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &cfg);
     if (!st) {
         st = load_train_from(ctx, &r, &cfg, ts);
         ngpt_ckpt_close(&r);
     }
-    return ngpt_prefixed("ngpt_checkpoint_load_train", st);
+    return ngpt_prefixed(fn, st);
+}
+
+ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *ts)
+{
+    return load_train(ctx, "ngpt_checkpoint_load_train", path, NULL, 0, ts);
+}
+
+ngpt_status ngpt_checkpoint_load_train_mem(ngpt_context *ctx, const void *data, size_t size,
+                                           ngpt_train_state *ts)
+{
+    return load_train(ctx, "ngpt_checkpoint_load_train_mem", NULL, data, size, ts);
+}
+
+/* ngpt_checkpoint_train_state from a file or from memory. */
+static ngpt_status train_state(const char *fn, const char *path, const void *data, size_t size,
+                               ngpt_config *cfg, ngpt_train_state *ts)
+{
+    if ((!path && !data) || !cfg || !ts)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL argument", fn);
+    ngpt_ckpt_reader r;
+    ngpt_config c;
+    ngpt_train_state s;
+    uint64_t step;
+    bool has_m;
+    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &c);
+    if (!st) {
+        st = state_of(&r, &s, &step, &has_m);
+        ngpt_ckpt_close(&r);
+    }
+    if (!st) *cfg = c, *ts = s;
+    return ngpt_prefixed(fn, st);
+}
+
+ngpt_status ngpt_checkpoint_train_state(const char *path, ngpt_config *cfg, ngpt_train_state *ts)
+{
+    return train_state("ngpt_checkpoint_train_state", path, NULL, 0, cfg, ts);
+}
+
+ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_config *cfg,
+                                            ngpt_train_state *ts)
+{
+    return train_state("ngpt_checkpoint_train_state_mem", NULL, data, size, cfg, ts);
 }
