@@ -14,7 +14,8 @@
 static const char *const HELP =
     "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
     "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
-    "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n\n"
+    "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
+    "                  [--prompt N]\n\n"
     "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
     "list (GFLOP/s with % of that peak, GB/s), prefill (a T/2-token prompt), decode\n"
     "(256 new tokens, batch 1 and 4), training steps (B=8 T=128 and B=32 T=256),\n"
@@ -34,7 +35,9 @@ static const char *const HELP =
     "  --runs N           timed runs per figure (default 10, --quick 5)\n"
     "  --warmup N         untimed runs before them (default 1)\n"
     "  --kernels LIST     the kernel table: all (default), none, or kernels of the\n"
-    "                     list by name, e.g. gemm,softmax\n";
+    "                     list by name, e.g. gemm,softmax\n"
+    "  --prompt N         the prefill's prompt length (default T/2), e.g. to compare\n"
+    "                     with what ngpt generate reports for a prompt\n";
 
 enum { BIG_MODEL_PARAMS = 16 * 1000 * 1000 };
 
@@ -119,6 +122,9 @@ int cli_cmd_bench(int argc, char **argv)
             if (!v || !cli_parse_i32(a.cmd, "--runs", v, 1, BENCH_MAX_RUNS, &o.runs)) return CLI_USAGE;
         } else if (cli_opt(&a, "--warmup", &v)) {
             if (!v || !cli_parse_i32(a.cmd, "--warmup", v, 0, 100, &o.warmup)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--prompt", &v)) {
+            if (!v || !cli_parse_i32(a.cmd, "--prompt", v, 1, INT32_MAX, &o.prompt_tokens))
+                return CLI_USAGE;
         } else if (cli_opt(&a, "--kernels", &v)) {
             if (!(o.kernels = v)) return CLI_USAGE;
         } else {
@@ -131,6 +137,9 @@ int cli_cmd_bench(int argc, char **argv)
         if (ngpt_config_set(&o.cfg, configs[i]))
             return cli_error(a.cmd, CLI_USAGE, "--config %s: %s", configs[i], cli_library_error());
     if (ngpt_config_validate(&o.cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
+    if (o.prompt_tokens > o.cfg.context_len)
+        return cli_error(a.cmd, CLI_USAGE, "--prompt %d is longer than the model's context T=%d",
+                         (int)o.prompt_tokens, (int)o.cfg.context_len);
     size_t params = 0;
     ngpt_config_param_count(&o.cfg, &params);
     if (!o.runs) o.runs = o.quick ? 5 : 10;

@@ -28,6 +28,7 @@ typedef struct bench_opts {
     bool quick;
     bool big_train;                 /* measure training at B=32 T=256 too */
     int32_t decode_tokens;          /* new tokens per decode figure (256) */
+    int32_t prompt_tokens;          /* the prefill's prompt (0: T/2) */
     const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
     char command[512];              /* the command line, for the report */
 } bench_opts;

@@ -1,6 +1,6 @@
 /* workloads.c — what a user of ngpt waits for, measured through the
  * public API only:
- *   prefill  a T/2-token prompt into an empty KV cache (batch 1);
+ *   prefill  a T/2-token prompt (o->prompt_tokens) into an empty KV cache (batch 1);
  *   decode   min(256, T) new tokens (o->decode_tokens) from an empty cache, one ngpt_cache_decode
  *            per token, batch 1 and batch 4 (independent sequences); fixed
  *            tokens, no sampling (as llama-bench's tg test);
@@ -105,7 +105,8 @@ static int add_figure(const bench_opts *o, bench_report *r, const char *test, in
 static int bench_generation(const bench_opts *o, bench_report *r, int32_t threads)
 {
     const int32_t T = o->cfg.context_len, V = o->cfg.vocab_size;
-    const int32_t prompt = T / 2 > 0 ? T / 2 : 1, steps = min_i32(o->decode_tokens, T);
+    const int32_t prompt = o->prompt_tokens ? o->prompt_tokens : T / 2 > 0 ? T / 2 : 1;
+    const int32_t steps = min_i32(o->decode_tokens, T);
     int32_t *tok = malloc((size_t)DECODE_BATCH * (size_t)(T > steps ? T : steps) * sizeof *tok);
     if (!tok) return cli_error("bench", CLI_FAILED, "out of memory");
     for (int64_t i = 0; i < (int64_t)DECODE_BATCH * T; i++) tok[i] = token_at(i, V);

@@ -121,9 +121,14 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = o.gc.beam_width > 1 ? o.gc.beam_width : 1;
     shape.threads = o.threads;
-    ngpt_context *ctx;
+    ngpt_context *ctx = NULL;
+    const double t_load = cli_now();
     ngpt_status st = cli_open_model(model, &shape, &ctx);
+    const double t_setup = cli_now();
+    if (!st) st = ngpt_context_prepare(ctx);    /* one-time set-up, timed apart */
+    const double t_ready = cli_now();
     if (st) {
+        ngpt_context_free(ctx);
         free(file_text);
         return cli_library_failed(a.cmd);
     }
@@ -149,8 +154,9 @@ int cli_cmd_generate(int argc, char **argv)
     if (st) return cli_library_failed(a.cmd);
     cli_report_cropped(a.cmd, &res, "prompt");
     double pre = tm.t_prefilled - t0, dec = t1 - tm.t_prefilled;
-    fprintf(stderr, "ngpt generate: prefill %d tokens in %.3f s (%.1f tok/s), decode %d tokens in "
-            "%.3f s (%.1f tok/s)%s, stop: %s\n", (int)res.prompt_tokens, pre,
+    fprintf(stderr, "ngpt generate: load %.3f s, set-up %.3f s, prefill %d tokens in %.3f s "
+            "(%.1f tok/s), decode %d tokens in %.3f s (%.1f tok/s)%s, stop: %s\n",
+            t_setup - t_load, t_ready - t_setup, (int)res.prompt_tokens, pre,
             pre > 0 ? res.prompt_tokens / pre : 0.0, (int)res.n_generated, dec,
             dec > 0 ? res.n_generated / dec : 0.0, o.gc.no_cache ? " [no cache]" : "",
             ngpt_stop_reason_string(res.reason));

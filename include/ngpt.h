@@ -224,6 +224,14 @@ ngpt_status ngpt_context_shape(const ngpt_context *ctx, ngpt_shape *shape);
 /* Bytes of the arena actually carved (== ngpt_arena_size for the plan). */
 ngpt_status ngpt_context_arena_used(const ngpt_context *ctx, size_t *bytes);
 
+/* Does now the one-time work a context's first passes would otherwise do
+ * on their way: touches every page of the arena (an arena the library
+ * allocates is mapped by the system page by page, on first use) and, in
+ * infer mode, packs the weights for prefill and decode. Optional; results
+ * are the same with or without it. Call it after loading to keep that cost
+ * out of a timed first generation (ngpt generate reports it as set-up). */
+ngpt_status ngpt_context_prepare(ngpt_context *ctx);
+
 /* N(0, 0.02) for Linear/Embedding weights, zero biases, LayerNorm (1, 0),
  * drawn from Philox4x32-10 keyed by seed: the same model on every machine. */
 ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed);
@@ -247,9 +255,9 @@ ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_i
 ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info);
 /* All parameters as one array of `count` floats (writable: tests, importers).
  * Forwards read them as they are; prefill and decode use a packed copy made
- * from them after this call (or init, load, the start of generation), so
- * call it again after writing through an old pointer before prefilling or
- * decoding with ngpt_cache_*. */
+ * from them after this call (or init, load, and once this was called the
+ * start of every generation), so call it again after writing through an old
+ * pointer before prefilling or decoding with ngpt_cache_*. */
 ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */

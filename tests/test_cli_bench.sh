@@ -28,6 +28,12 @@ check $? "workload rows (prefill, decode b1/b4, train B=8/B=32, per thread count
 [ "$(count 'arena, infer')" = $((2 * nt)) ] && [ "$(count 'arena, train')" = $((2 * nt)) ] &&
     [ "$(count 'peak RSS')" = 1 ]
 check $? "memory rows (arena per context, peak RSS)"
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --prompt 5 > "$dir/p.md" 2> "$dir/err"
+grep -q "^| prefill .* prompt=5 " "$dir/p.md"
+check $? "--prompt 5 sets the prefill's prompt: $(cat "$dir/p.md" "$dir/err")"
+$N bench $tiny --prompt 9 > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q "prompt 9 is longer than the model's context T=8" "$dir/err"
+check $? "--prompt past T is a usage error: $(cat "$dir/err")"
 grep -q "^- build: ngpt .*kernels=.*sleef=.*xxhash=.*cc=.*flags=" "$dir/b.md"
 check $? "the build-info line names kernels, SLEEF, xxHash, compiler and flags"
 [ "$(count 'fma peak (probe)')" = $nt ]

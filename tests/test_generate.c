@@ -541,6 +541,48 @@ static void test_fresh_long_prompt(void)
     }
 }
 
+/* Greedy tokens of a generation, and the logits checksum it leaves. */
+static uint64_t greedy_run(ngpt_context *ctx, const int32_t *prompt, int n, int32_t out[8])
+{
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.max_tokens = 8;
+    gc.sampler.temperature = 0.0f;
+    ngpt_generate_result r;
+    uint64_t h = 0;
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, n, out, 8, NULL, NULL, &r));
+    CHECK_OK(ngpt_logits_checksum(ctx, &h));
+    return h;
+}
+
+/* ngpt_context_prepare changes no result, and a generation sees parameters
+ * written through a pointer handed out before an earlier generation (which
+ * packed the old values): each generation after ngpt_params_data repacks. */
+static void test_prepare_and_old_pointer(void)
+{
+    const int32_t prompt[5] = {7, 1, 8, 2, 8};
+    int32_t a[8], b[8];
+    ngpt_context *plain = make(1, NGPT_TRACE_NONE), *prepared = make(1, NGPT_TRACE_NONE);
+    if (plain && prepared) {
+        CHECK_OK(ngpt_context_prepare(prepared));
+        uint64_t ha = greedy_run(plain, prompt, 5, a), hb = greedy_run(prepared, prompt, 5, b);
+        CHECK(ha == hb && !memcmp(a, b, sizeof a), "a prepared context generates differently");
+        float *w;
+        size_t n;
+        CHECK_OK(ngpt_params_data(prepared, &w, &n));
+        greedy_run(prepared, prompt, 5, b);             /* packs the current values */
+        for (size_t i = 0; i < n; i++) w[i] *= 0.5f;    /* then writes through the old pointer */
+        uint64_t h_old_ptr = greedy_run(prepared, prompt, 5, b);
+        float *w2;
+        CHECK_OK(ngpt_params_data(plain, &w2, &n));
+        for (size_t i = 0; i < n; i++) w2[i] *= 0.5f;
+        uint64_t h_fresh = greedy_run(plain, prompt, 5, a);
+        CHECK(h_old_ptr == h_fresh && h_fresh != ha && !memcmp(a, b, sizeof a),
+              "a generation after a write through an old pointer used stale packed weights");
+    }
+    ngpt_context_free(plain);
+    ngpt_context_free(prepared);
+}
+
 int main(void)
 {
     test_cached_equals_full();
@@ -549,5 +591,6 @@ int main(void)
     test_shift();
     test_cached_after_param_change();
     test_fresh_long_prompt();
+    test_prepare_and_old_pointer();
     return test_summary("test_generate");
 }

@@ -143,6 +143,7 @@ static void planning(void)
     size_t used;
     int32_t count;
     REJECTS(ngpt_context_arena_used(NULL, &used), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_prepare(NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tensor_count(NULL, &count), NGPT_ERR_NULL_ARG);
 }
 

@@ -47,6 +47,10 @@ typedef struct ngpt_run_state {
      * packed weights (plan.packed_w) were made from, written only by
      * model/packed.c, which repacks when the two differ. */
     uint64_t params_epoch, packed_epoch;
+    /* ngpt_params_data handed out a writable pointer: from then on the
+     * parameters may change at any time, so each generation starts by
+     * assuming they did (runtime/params.c sets it, never clears it). */
+    bool params_exposed;
 } ngpt_run_state;
 
 struct ngpt_context {

@@ -40,7 +40,8 @@ ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 {
     if (!ctx || !params || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
-    ngpt_run_params_written(ctx);       /* the caller may write through the pointer */
+    ctx->run.params_exposed = true;     /* the caller may write through the pointer, */
+    ngpt_run_params_written(ctx);       /* now or later */
     *params = ctx->plan.params;
     *count = ctx->lay.total;
     return NGPT_OK;
