@@ -27,8 +27,12 @@ ngpt's defaults.
 
 export writes {"model_state", "model_cfg", ["optim_state", "step",
 "train_cfg"]}: the state_dict (with lm_head.weight, tied to tok_emb.weight
-unless tie_lm_head=0)
-loads into the original model class with load_state_dict(strict=True);
+unless tie_lm_head=0) loads with load_state_dict(strict=True). When every
+variant switch is at its default, model_cfg holds exactly the original's
+eight fields (ints V T C L H d_ff, floats dropout rope_theta), so the
+original's ModelConfig(**model_cfg) and model class load it; otherwise it
+also holds the switches, which only tools/ngpt_torch.py's ModelConfig and
+NGPT know, and export says so on stderr;
 optim_state loads into torch.optim.AdamW(model.parameters(), ...) with
 load_state_dict; train_cfg holds the train.* settings (import reads it back).
 """
@@ -292,10 +296,13 @@ def check_state(sd, cfg):
     return out
 
 
+def field_str(v):
+    return int(v) if isinstance(v, bool) else v
+
+
 def cfg_str(cfg):
     """The config as ngpt's --config writes it (bools as 0/1)."""
-    return " ".join(f"{f}={int(v) if isinstance(v, bool) else v}"
-                    for f, v in ((f, getattr(cfg, f)) for f in CFG_FIELDS))
+    return " ".join(f"{f}={field_str(getattr(cfg, f))}" for f in CFG_FIELDS)
 
 
 def optim_tensors(opt, params):
@@ -422,10 +429,19 @@ def do_export(args):
         sd[name] = torch.from_numpy(tensors[name].copy())
     if cfg.tie_lm_head:
         sd["lm_head.weight"] = sd["tok_emb.weight"]             # tied: the same tensor
+    switches = [f for f in nt.VARIANT_FIELDS if getattr(cfg, f) != getattr(nt.DEFAULT, f)]
     if args.cfg_dataclass:
         model_cfg = dataclasses.replace(cfg)
-    else:
+    elif switches:
         model_cfg = {f: getattr(cfg, f) for f in CFG_FIELDS}
+    else:       # the original's ModelConfig(**model_cfg): exactly its eight fields
+        model_cfg = {f: (float if f in ("dropout", "rope_theta") else int)(getattr(cfg, f))
+                     for f in SIZE_FIELDS}
+    if switches:
+        print("convert.py export: warning: the original project cannot load this model: its "
+              "ModelConfig has no fields for the switches " +
+              " ".join(f"{f}={field_str(getattr(cfg, f))}" for f in switches) +
+              " (load it with tools/ngpt_torch.py's NGPT)", file=sys.stderr)
     out = {"model_state": sd, "model_cfg": model_cfg}
     has_optim = any(k.startswith("optim.") for k in tensors)
     if has_optim and not args.no_optim:

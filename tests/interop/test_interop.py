@@ -7,6 +7,12 @@ stated tolerance, greedy 64-byte continuations identical; export -> PyTorch
 logits equal ngpt's; import -> export and .ngpt -> export -> import round
 trips bit-exact; bad checkpoints rejected naming the key; AdamW state
 survives the round trip (training continues bit-identically in PyTorch).
+Every export of a model with the variant switches at their defaults loads
+the way the original project loads a checkpoint (ModelConfig(**model_cfg)
+with its frozen eight-field config class, strict load_state_dict) and gives
+the same greedy text as `ngpt generate`; the original's model, saved with
+that dataclass as model_cfg, imports back byte for byte; a variant export
+says on stderr, naming its switches, that the original cannot load it.
 The same for every model variant (ngpt_config's switches, one at a time and
 all together, tiny config, the tiny tolerance): logits, greedy text with and
 without the cache, the round trips, and 3 training steps continued in the
@@ -19,8 +25,11 @@ max(C, d_ff) terms per layer, which gives ~1e-7 (tiny) to ~1e-6 (default)
 here; the bounds sit well above that and well below any wiring mistake.
 """
 import argparse
+import contextlib
 import dataclasses
+import io
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -39,10 +48,11 @@ TEXT = b"Once upon a time, a small model on a small board read one byte at a tim
 passed = failed = 0
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class ModelConfig:
-    """Stands for the original training code's config class: it lives in this
-    script's __main__, which convert.py cannot import (tests its fallback)."""
+    """Stands for the original training code's config class, a frozen
+    dataclass with exactly these fields. It lives in this script's __main__,
+    which convert.py run as a command cannot import (tests its fallback)."""
     V: int
     T: int
     C: int
@@ -68,6 +78,69 @@ def run(cmd, expect_ok=True):
     if expect_ok and p.returncode != 0:
         print(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stdout}{p.stderr}", file=sys.stderr)
     return p
+
+
+def variant_switches(cfg):
+    """The variant switches not at their defaults: none for the original's model."""
+    return [f for f in nt.VARIANT_FIELDS if getattr(cfg, f) != getattr(nt.DEFAULT, f)]
+
+
+def export(src, dst, cfg, what):
+    """convert.py export, then torch.load (None on failure). A variant model's
+    export says in one stderr line, naming its switches, that the original
+    cannot load it; the original's model exports without a word."""
+    p = run(CONVERT + ["export", src, dst])
+    if not check(p.returncode == 0, f"{what}: export"):
+        return None
+    switches = variant_switches(cfg)
+    lines = p.stderr.splitlines()
+    named = [f for f in nt.VARIANT_FIELDS if lines and re.search(rf"(?<!\w){f}=", lines[0])]
+    if switches:
+        ok = len(lines) == 1 and "original" in lines[0] and named == switches
+        print(f"{what}: export warns: {lines[0] if lines else 'NOTHING'}")
+    else:
+        ok = not lines
+    check(ok, f"{what}: export stderr {p.stderr!r} (want " +
+          (f"one line naming {' '.join(switches)})" if switches else "nothing)"))
+    return torch.load(dst)
+
+
+def load_like_original(ck, what):
+    """What the original project does with a checkpoint: ModelConfig(**model_cfg)
+    with its frozen eight-field class (any other field is a TypeError), its GPT
+    (the reference model with every switch at its default) built from that,
+    and a strict load_state_dict. (model, its ModelConfig) or (None, None)."""
+    try:
+        cfg = ModelConfig(**ck["model_cfg"])
+    except TypeError as e:
+        check(False, f"{what}: the original's ModelConfig(**model_cfg) fails: {e}")
+        return None, None
+    kinds = {f.name: type(getattr(cfg, f.name)).__name__ for f in dataclasses.fields(cfg)}
+    want = {f.name: ("float" if f.name in ("dropout", "rope_theta") else "int")
+            for f in dataclasses.fields(cfg)}
+    check(kinds == want, f"{what}: model_cfg types {kinds}")
+    model = nt.NGPT(nt.ModelConfig(**dataclasses.asdict(cfg)))
+    try:
+        model.load_state_dict(ck["model_state"], strict=True)
+    except RuntimeError as e:
+        check(False, f"{what}: the original's strict load_state_dict fails: {e}")
+        return None, None
+    return model.eval(), cfg
+
+
+def load_export(ck, cfg, what):
+    """The exported model: loaded the original's way when it is the original's
+    model, else with tools/ngpt_torch.py's ModelConfig and NGPT."""
+    if variant_switches(cfg):
+        m = nt.NGPT(nt.ModelConfig(**ck["model_cfg"]))
+        m.load_state_dict(ck["model_state"], strict=True)
+        return m.eval()
+    return load_like_original(ck, what)[0]
+
+
+def quiet(fn, *args):
+    with contextlib.redirect_stdout(io.StringIO()):
+        return fn(*args)
 
 
 def random_model(cfg, seed):
@@ -166,21 +239,21 @@ def test_config(ng, name, cfg, tol, tmp, cfg_style):
     print(f"{name}: greedy 64 bytes (full forwards, window T={cfg.T}): "
           f"{'identical' if same else 'DIFFERENT'}; smallest top-2 logit gap {gap:.3g}")
     check(same, f"{name}: greedy continuation differs:\n ngpt  {gen}\n torch {want}")
-    gen = ng.generate(ck, bytes(prompt), 64)
-    if gen is None:
+    cli = ng.generate(ck, bytes(prompt), 64)
+    if cli is None:
         print(f"{name}: PENDING: `ngpt generate` is not in this tree")
     else:
-        same = gen == want
+        same = cli == want
         print(f"{name}: ngpt generate --temp 0 -n 64 (KV cache, sliding window): "
               f"{'identical' if same else 'DIFFERENT'} to PyTorch's greedy bytes")
-        check(same, f"{name}: ngpt generate differs:\n ngpt  {gen}\n torch {want}")
+        check(same, f"{name}: ngpt generate differs:\n ngpt  {cli}\n torch {want}")
 
-    check(run(CONVERT + ["export", ck, back]).returncode == 0, f"{name}: export")
-    exp = torch.load(back)
-    ecfg = exp["model_cfg"]
-    m2 = nt.NGPT(nt.ModelConfig(**ecfg))
-    m2.load_state_dict(exp["model_state"], strict=True)
-    m2.eval()
+    exp = export(ck, back, cfg, name)
+    m2 = load_export(exp, cfg, name) if exp is not None else None
+    if m2 is None:
+        return
+    if not variant_switches(cfg):
+        test_original(ng, name, exp, m2, prompt, cli, ck, tmp)
     orig = model.state_dict()
     exact = list(exp["model_state"]) == list(orig) and all(
         torch.equal(exp["model_state"][k], orig[k]) for k in orig)
@@ -191,6 +264,31 @@ def test_config(ng, name, cfg, tol, tmp, cfg_style):
     print(f"{name}: export -> PyTorch float32 logits vs ngpt: max abs err {e_exp:.3g}")
     check(e_exp <= tol, f"{name}: exported logits err {e_exp:.3g} > {tol:.0e}")
     return model
+
+
+def test_original(ng, name, exp, model, prompt, cli, ck, tmp):
+    """The export loaded the original project's way gives `ngpt generate`'s
+    greedy text; the original, saving its model with its ModelConfig instance
+    as model_cfg, writes a checkpoint that imports back to the same .ngpt
+    (convert.py as a command, where that class cannot be imported, and
+    in-process, where it can)."""
+    print(f"{name}: export -> the original's loader: model_cfg {sorted(exp['model_cfg'])}, "
+          "strict load_state_dict ok")
+    if cli is not None:
+        got, _ = torch_greedy(model, prompt, 64, model.cfg.T)
+        same = got == cli
+        print(f"{name}: export -> the original's loader, greedy 64 bytes: "
+              f"{'identical' if same else 'DIFFERENT'} to ngpt generate --temp 0")
+        check(same, f"{name}: greedy text after the original's load differs:\n torch {got}\n ngpt  {cli}")
+    pt = os.path.join(tmp, f"{name}.orig.pt")
+    torch.save({"model_state": model.state_dict(), "model_cfg": ModelConfig(**exp["model_cfg"])}, pt)
+    for how, cmd in (("command", lambda out: run(CONVERT + ["import", pt, out]).returncode),
+                     ("in-process", lambda out: quiet(convert.main, ["import", pt, out]))):
+        out = os.path.join(tmp, f"{name}.orig.ngpt")
+        same = cmd(out) == 0 and open(out, "rb").read() == open(ck, "rb").read()
+        print(f"{name}: the original's checkpoint (model_cfg a frozen ModelConfig) -> import ({how}): "
+              f"{'the same .ngpt' if same else 'DIFFERENT'}")
+        check(same, f"{name}: import of a dataclass model_cfg ({how}) differs from the .ngpt")
 
 
 def test_bare_and_cli(ng, tmp):
@@ -216,7 +314,9 @@ def test_bare_and_cli(ng, tmp):
     if not check(r.returncode == 0, "ngpt init"):
         return
     cp, c2 = os.path.join(tmp, "c.pt"), os.path.join(tmp, "c2.ngpt")
-    run(CONVERT + ["export", c, cp])
+    ck = export(c, cp, nt.TINY, "ngpt init")
+    if ck is not None and load_like_original(ck, "ngpt init")[0] is not None:
+        print("ngpt init -> export -> the original's loader: ok")
     run(CONVERT + ["import", cp, c2])
     same = open(c, "rb").read() == open(c2, "rb").read()
     print(f"ngpt init -> export -> import: {'byte-identical file' if same else 'DIFFERENT'}")
@@ -285,7 +385,7 @@ def test_optimizer(ng, tmp):
           f"train.* values from the optimizer/config: {meta}")
     check(ng.logits(ck, list(TEXT[:16]), cfg.V, tmp) is not None,
           "the C loader accepts a checkpoint with optimizer state")
-    check(run(CONVERT + ["export", ck, back]).returncode == 0, "export with optimizer state")
+    exp = export(ck, back, cfg, "export with optimizer state")
     ck2 = os.path.join(tmp, "opt2.ngpt")
     run(CONVERT + ["import", back, ck2, "--train", "seed=7", "batch=8"])
     _, _, meta2 = nt.read_ngpt(ck2)
@@ -294,9 +394,10 @@ def test_optimizer(ng, tmp):
     same = open(ck, "rb").read() == open(ck2, "rb").read()
     print(f"checkpoint with optimizer state -> export -> import: {'byte-identical' if same else 'DIFFERENT'}")
     check(same, "optimizer checkpoint does not survive export -> import byte for byte")
-    exp = torch.load(back)
-    m2 = nt.NGPT(nt.ModelConfig(**exp["model_cfg"]))
-    m2.load_state_dict(exp["model_state"], strict=True)
+    m2 = load_export(exp, cfg, "export with optimizer state") if exp is not None else None
+    if m2 is None:
+        return
+    m2.train()
     opt2 = make_opt(m2)
     opt2.load_state_dict(exp["optim_state"])
     la = [step(model, opt) for _ in range(3)]
@@ -344,10 +445,15 @@ def test_training(ng, build, tmp, cfg=None, name="tiny"):
     def adamw(m):
         return torch.optim.AdamW(m.parameters(), lr=lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
 
-    def load_pt(path):
-        ck = torch.load(path)
-        m = nt.NGPT(nt.ModelConfig(**ck["model_cfg"]))
-        m.load_state_dict(ck["model_state"], strict=True)
+    def load_pt(ck, exported):
+        """(model, AdamW) of the test's own checkpoint or of an export."""
+        if exported:
+            m = load_export(ck, cfg, f"{name}: export of an ngpt training checkpoint")
+            if m is None:
+                return None, None
+        else:
+            m = nt.NGPT(nt.ModelConfig(**ck["model_cfg"]))
+            m.load_state_dict(ck["model_state"], strict=True)
         opt = adamw(m)
         if "optim_state" in ck:
             opt.load_state_dict(ck["optim_state"])
@@ -366,17 +472,18 @@ def test_training(ng, build, tmp, cfg=None, name="tiny"):
     n3, n6, p3 = (os.path.join(tmp, f) for f in ("n3.ngpt", "n6.ngpt", "n3.pt"))
     la = ngpt_steps(n0, n3, 3)
     lb = ngpt_steps(n3, n6, 3)
-    check(run(CONVERT + ["export", n3, p3]).returncode == 0, "export of an ngpt training checkpoint")
-    m, opt = load_pt(p3)
-    check(int(opt.state_dict()["state"][0]["step"]) == 3, "exported AdamW step count")
-    lt = torch_steps(m, opt, 3)
-    dl, dp = max(abs(a - b) for a, b in zip(lb, lt)), param_err(m, n6)
-    print(f"{name}: ngpt 3 steps -> export -> PyTorch 3 steps vs ngpt 6 steps: losses {la + lt}, "
-          f"max loss diff {dl:.3g}, max param diff {dp:.3g}")
-    check(dl <= 1e-5 and dp <= 1e-5, f"continuation in PyTorch differs: loss {dl:.3g} param {dp:.3g}")
+    ck = export(n3, p3, cfg, f"{name}: export of an ngpt training checkpoint")
+    m, opt = load_pt(ck, True) if ck is not None else (None, None)
+    if m is not None:
+        check(int(opt.state_dict()["state"][0]["step"]) == 3, "exported AdamW step count")
+        lt = torch_steps(m, opt, 3)
+        dl, dp = max(abs(a - b) for a, b in zip(lb, lt)), param_err(m, n6)
+        print(f"{name}: ngpt 3 steps -> export -> PyTorch 3 steps vs ngpt 6 steps: losses {la + lt}, "
+              f"max loss diff {dl:.3g}, max param diff {dp:.3g}")
+        check(dl <= 1e-5 and dp <= 1e-5, f"continuation in PyTorch differs: loss {dl:.3g} param {dp:.3g}")
 
     # PyTorch 3 steps -> import -> ngpt 3 steps, against PyTorch's own 6 steps
-    m, opt = load_pt(p0)
+    m, opt = load_pt(torch.load(p0), False)
     lt = torch_steps(m, opt, 3)
     q3, q6 = os.path.join(tmp, "q3.pt"), os.path.join(tmp, "q3.ngpt")
     torch.save({"model_state": m.state_dict(), "model_cfg": dataclasses.asdict(cfg),
@@ -406,10 +513,10 @@ def test_cli_training(ng, tmp):
     r = run(ng.env + [ng.cli, "train", "--steps", "4", "--warmup", "1", "--out", a] + common + tiny)
     if not check(r.returncode == 0, "ngpt train"):
         return
-    check(run(CONVERT + ["export", a, apt]).returncode == 0, "export of `ngpt train` output")
-    ck = torch.load(apt)
-    m = nt.NGPT(nt.ModelConfig(**ck["model_cfg"]))
-    m.load_state_dict(ck["model_state"], strict=True)
+    ck = export(a, apt, nt.TINY, "export of `ngpt train` output")
+    m, mcfg = load_like_original(ck, "export of `ngpt train` output") if ck is not None else (None, None)
+    if m is None:
+        return
     opt = torch.optim.AdamW(m.parameters(), lr=ck["train_cfg"]["lr"],
                             betas=(ck["train_cfg"]["beta1"], ck["train_cfg"]["beta2"]),
                             eps=ck["train_cfg"]["eps"], weight_decay=ck["train_cfg"]["weight_decay"])
@@ -435,7 +542,7 @@ def test_cli_training(ng, tmp):
     print(f"ngpt train checkpoint -> export -> import: {'byte-identical' if same else 'DIFFERENT'}")
     check(same, "training checkpoint does not survive export -> import byte for byte")
 
-    torch.save({"model_state": m.state_dict(), "model_cfg": ck["model_cfg"],
+    torch.save({"model_state": m.state_dict(), "model_cfg": mcfg,
                 "optim_state": opt.state_dict()}, apt)
     check(run(CONVERT + ["import", apt, b]).returncode == 0, "import of a PyTorch-continued checkpoint")
     c = os.path.join(tmp, "cli_c.ngpt")
