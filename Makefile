@@ -1,7 +1,7 @@
 # ngpt — build, test, bench, install.
 #   make [ARCH=auto|scalar|avx2|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1|thread]
 #   make test | make test-threads | make bench | make install PREFIX=/usr/local DESTDIR=
-# Flags follow DESIGN.md §4: C11, -ffp-contract=off, never fast-math.
+# Flags follow docs/DESIGN.md §4: C11, -ffp-contract=off, never fast-math.
 
 # A toolchain file that does not exist is an error, not a silent native build.
 ifneq ($(strip $(TOOLCHAIN)),)
@@ -167,13 +167,9 @@ test-threads: all $(THREAD_TESTS)
 	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" LABEL="$(TARGET_MACHINE)-$(ARCH)-threads" \
 	    sh tests/run.sh $(THREAD_TESTS) tests/test_cli_train.sh
 
-# PyTorch interop (issue #5): needs Debian python3-torch; not part of `make test`.
+# PyTorch interop (docs/PYTORCH.md): needs Debian python3-torch; not part of `make test`.
 PYTHON ?= /usr/bin/python3
-INTEROP_BIN := $(BUILD)/tests/interop/ngpt_logits
-# The training-continuation helper needs the training API (issue #3).
-ifneq ($(shell grep -l ngpt_checkpoint_save_train include/ngpt.h 2>/dev/null),)
-  INTEROP_BIN += $(BUILD)/tests/interop/ngpt_train_steps
-endif
+INTEROP_BIN := $(BUILD)/tests/interop/ngpt_logits $(BUILD)/tests/interop/ngpt_train_steps
 $(BUILD)/tests/interop/%: tests/interop/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)

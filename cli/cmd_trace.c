@@ -1,5 +1,5 @@
 /* cmd_trace.c — `ngpt trace`: the attention maps of a prompt (pre-dropout
- * probabilities of a full forward, DESIGN §1) as an SVG with one heatmap per
+ * probabilities of a full forward, docs/DESIGN.md §1) as an SVG with one heatmap per
  * head, or as a text table. */
 #include <stdio.h>
 #include <stdlib.h>

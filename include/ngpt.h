@@ -48,7 +48,7 @@
  *  - All memory lives in one arena whose size is computed up front by
  *    ngpt_arena_size(). After ngpt_context_init() nothing is allocated.
  *  - Results are bit-identical on every build (scalar, AVX2, NEON, any thread
- *    count, gcc or clang): see DESIGN.md §4.
+ *    count, gcc or clang): see docs/DESIGN.md §4.
  *  - Tensors are row-major float32. Linear weights are stored as PyTorch
  *    stores them, (out_features, in_features).
  */
@@ -339,7 +339,7 @@ ngpt_status ngpt_grads_zero(ngpt_context *ctx);
  * ngpt_tensor_at). The tied embedding's gradient sums both its uses. */
 ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count);
 
-/* Optimizer and schedule settings; DESIGN.md §1 defaults. */
+/* Optimizer and schedule settings; docs/DESIGN.md §1 defaults. */
 typedef struct ngpt_optim_config {
     float lr;                   /* base learning rate, 3e-4 */
     float min_lr;               /* end of the cosine, 3e-5 */

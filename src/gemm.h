@@ -2,7 +2,7 @@
  * gemm_packed: their contracts are in the list) share with their callers:
  * the packed-weight layout, the workspace, the block sizes and how to split
  * a product across threads. Included by kernels.h. Every product keeps
- * DESIGN.md §4: each output is one fma chain over k in increasing order from
+ * docs/DESIGN.md §4: each output is one fma chain over k in increasing order from
  * +0.0f, then + bias, then added to the old C when accumulating.
  *
  * Packed weights (one layout for every ISA, so the reference, AVX2 and NEON

@@ -6,7 +6,7 @@
  * specification. An ISA (arch/<isa>/<op>.c) implements the same functions and
  * must match the reference bit for bit; its table (arch/<isa>/table.c) is
  * chosen at build time as ngpt_kernels_active, and points the kernels its
- * column of the list marks REF at the reference. Determinism: DESIGN.md §4.
+ * column of the list marks REF at the reference. Determinism: docs/DESIGN.md §4.
  */
 #ifndef NGPT_KERNELS_H
 #define NGPT_KERNELS_H

@@ -10,7 +10,7 @@ static void defaults(void)
     ngpt_config c = ngpt_config_default();
     CHECK(c.vocab_size == 256 && c.context_len == 256 && c.d_model == 256 && c.n_layers == 4 &&
               c.n_heads == 4 && c.d_ff == 1024 && c.dropout == 0.1f && c.rope_theta == 10000.0f,
-          "defaults differ from DESIGN §1");
+          "defaults differ from docs/DESIGN.md §1");
     CHECK_OK(ngpt_config_validate(&c));
     size_t n;
     CHECK_OK(ngpt_config_param_count(&c, &n));

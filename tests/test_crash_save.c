@@ -1,5 +1,5 @@
 /* test_crash_save.c — a process killed (SIGKILL) at any point of a checkpoint
- * save never damages the previous checkpoint (DESIGN §5):
+ * save never damages the previous checkpoint (docs/DESIGN.md §5):
  *  1. at exact byte counts: a child saves a new model through a write hook
  *     that writes up to byte N of the file, then SIGKILLs itself — for N in
  *     the header, the tables, the data, the checksum, and after the last byte

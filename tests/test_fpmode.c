@@ -1,4 +1,4 @@
-/* test_fpmode.c — the floating-point mode (src/fpmode.h, docs/DETERMINISM.md):
+/* test_fpmode.c — the floating-point mode (src/base/fpmode.h, docs/DETERMINISM.md):
  *  - a caller's mode (flush-to-zero, denormals-are-zero, round toward zero,
  *    sticky flags) is exactly the same after every public call that
  *    computes, and those calls give the bits they give in the default mode:

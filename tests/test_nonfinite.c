@@ -1,4 +1,4 @@
-/* test_nonfinite.c — NaN and Inf in training (issue #6 item 4): a poisoned
+/* test_nonfinite.c — NaN and Inf in training: a poisoned
  * parameter (NaN, then Inf) and a run that diverges (learning rate 10 and
  * weight decay 10 flip and grow the weights every step) each make
  * ngpt_train_step fail with NGPT_ERR_NUMERIC naming the step, with the

@@ -1,6 +1,7 @@
-/* test_regressions.c — one test per bug found by fuzzing or by the bad-input
- * audit (issue #6), stated directly through the public API. The crashing
- * inputs themselves are replayed by test_fuzz_replay (fuzz/regressions/). */
+/* test_regressions.c — one test per bug found by fuzzing or by a bad-input
+ * audit of the public functions, stated directly through the public API. The
+ * crashing inputs themselves are replayed by test_fuzz_replay
+ * (fuzz/regressions/). */
 #include <stdlib.h>
 #include <unistd.h>
 

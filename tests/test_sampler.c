@@ -1,7 +1,7 @@
 /* test_sampler.c — each sampler filter on crafted logits: exact survivors
  * (ties included), the repetition penalty's direction, argmax equivalences,
  * top-p 1 == unfiltered, bad values. Uses the internal filter to see the
- * survivors (src/sampler.h). */
+ * survivors (src/generate/sampler.h). */
 #include <math.h>
 
 #include "test.h"

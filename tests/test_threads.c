@@ -1,5 +1,5 @@
 /* test_threads.c — every result is the same for 1, 2, 3, 4 and 7 threads
- * (DESIGN §4): parameters, gradients, loss and gradient norm after 3 AdamW
+ * (docs/DESIGN.md §4): parameters, gradients, loss and gradient norm after 3 AdamW
  * steps with dropout and gradient accumulation, eval and train-mode logits,
  * attention traces, sampled and beam-searched text, on the tiny config and
  * (natively) a mid-size one with odd sizes (C = 90, 185 rows) so that every

@@ -59,7 +59,7 @@ CFG_ALIASES = {"vocab_size": "V", "context_len": "T", "block_size": "T", "d_mode
 MODEL_KEYS = ("model_state", "state_dict", "model")
 OPTIM_KEYS = ("optim_state", "optimizer_state", "optimizer", "opt_state", "optim")
 TRAIN_CFG_KEYS = ("train_cfg", "train_config", "training_cfg")
-# The train.* metadata of ngpt_checkpoint_save_train (src/train_ckpt.c), in its order and
+# The train.* metadata of ngpt_checkpoint_save_train (src/train/train_ckpt.c), in its order and
 # types; all of them must be present when optim.* tensors are. None: filled in
 # from the optimizer state or the config.
 TRAIN_META = (("step", "u64", None), ("seed", "u64", 42), ("batch", "i64", 32),
@@ -355,7 +355,7 @@ def train_meta(step, group, cfg, stored, overrides):
         else:
             v = overrides.get(key, stored.get(key, from_group.get(key, default)))
         if key == "min_lr" and v is None:
-            v = 0.1 * float(overrides.get("lr", stored.get("lr", lr)))   # DESIGN: 3e-5 / 3e-4
+            v = 0.1 * float(overrides.get("lr", stored.get("lr", lr)))   # docs/DESIGN.md §1: 3e-5 / 3e-4
         vals[key] = v
     optional = [(k, kind) for k, kind in TRAIN_META_OPTIONAL if k in overrides or k in stored]
     for k, _ in optional:

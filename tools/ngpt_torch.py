@@ -1,4 +1,4 @@
-"""ngpt_torch.py — the reference model in PyTorch (DESIGN.md §1), the shared
+"""ngpt_torch.py — the reference model in PyTorch (docs/DESIGN.md §1), the shared
 Philox4x32-10 generator, the deterministic golden weights, and readers and
 writers of the .ngpt checkpoint (docs/FORMAT.md) and golden bundles
 (tests/golden/*.bin). Run with Debian's /usr/bin/python3 (python3-torch).
@@ -309,7 +309,7 @@ def philox4x32_10(ctr, key):
 
 
 def rng_words(seed, stream, step, n):
-    """Words 0..n-1 of a stream, = ngpt_rng_u32(seed, stream, step, e) (src/rng.h)."""
+    """Words 0..n-1 of a stream, = ngpt_rng_u32(seed, stream, step, e) (src/base/rng.h)."""
     groups = np.arange((n + 3) // 4, dtype=np.uint64)
     ctr = np.empty(groups.shape + (4,), dtype=np.uint32)
     ctr[:, 0] = (groups & _LO).astype(np.uint32)
@@ -399,7 +399,7 @@ MAGIC = b"NGPTCKPT"
 VERSION = 1
 META_U64, META_F64, META_I64 = 0, 1, 2
 _HDR = struct.Struct("<8sIIQII6iff5B59x")      # 128 bytes
-_TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes (FORMAT.md says 32 reserved: sums to 136; 24 as src/checkpoint.c)
+_TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes: docs/FORMAT.md, "Tensor table entry"
 _META = struct.Struct("<48sII8s")              # 64 bytes
 assert _HDR.size == 128 and _TENSOR.size == 128 and _META.size == 64
 

@@ -22,7 +22,7 @@
  *
  * The canonical math keeps IEEE subnormals (docs/DETERMINISM.md). AArch64's
  * Advanced SIMD follows FPCR like the scalar unit, and the library's
- * floating-point mode has FZ off (src/fpmode.c): its results are IEEE's.
+ * floating-point mode has FZ off (src/base/fpmode.h): its results are IEEE's.
  * ARMv7's Advanced SIMD always flushes: a subnormal input is read as zero
  * and a result that is tiny before rounding becomes zero; every other result
  * is IEEE's. Each flush sets a sticky flag in FPSCR: IDC (an input was

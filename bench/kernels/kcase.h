@@ -5,7 +5,7 @@
  *                         active table, every buffer compared bit for bit
  *   ngpt bench            the active table timed at the default model's shapes
  *                         (bench/kernel_bench.c)
- * The list of cases is generated from the list of kernels (kcase.c): a kernel
+ * The list of cases is generated from the list of kernels (kcase_list.c): a kernel
  * without a case `kc_<kernel>` does not link. */
 #ifndef NGPT_KCASE_H
 #define NGPT_KCASE_H
@@ -49,7 +49,7 @@ typedef struct kc_case {
     void (*definition)(kc_state *st);
 } kc_case;
 
-/* The cases of the list's kernels, in its order (kcase.c). */
+/* The cases of the list's kernels, in its order (kcase_list.c). */
 typedef struct kc_entry {
     const char *kernel, *op;
     const kc_case *c;

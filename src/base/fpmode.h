@@ -1,4 +1,4 @@
-/* fpmode.h — the floating-point mode the library computes in (DESIGN §4,
+/* fpmode.h — the floating-point mode the library computes in (docs/DESIGN.md §4,
  * docs/DETERMINISM.md): round to nearest even, subnormals kept (no
  * flush-to-zero, no denormals-are-zero), IEEE NaN propagation, every
  * exception masked. Its results are then the same on x86-64 (MXCSR 0x1F80),

@@ -1,6 +1,6 @@
 /* generate.c — ngpt_model_generate: validates the request once, then runs
  * beam search (beam.c) or the sampling loop here: prefill the prompt, then
- * sample, stream and feed one token at a time (DESIGN §1 "Generation").
+ * sample, stream and feed one token at a time (docs/DESIGN.md §1 "Generation").
  * The window is slot 0 of the KV cache (model/kv.h); when it holds T tokens it
  * slides like the original (recompute the last T tokens from position 0) or
  * shifts (drop the oldest half of the cache, ngpt_kv_shift). */
@@ -214,8 +214,8 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
         const int32_t n = w.n;
         const int32_t *win_end = w.tokens + n;
         int32_t tok;
-        if ((st = ngpt_sampler_sample_unchecked(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0, (uint64_t)i,
-                                    &tok))) {
+        if ((st = ngpt_sampler_sample_unchecked(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0,
+                                                (uint64_t)i, &tok))) {
             ngpt_prefixed("ngpt_model_generate", st);
             break;
         }

@@ -187,9 +187,10 @@ int32_t ngpt_sampler_window_start(const ngpt_sampler *s, int32_t n_recent)
     return s->repeat_window && n_recent > s->repeat_window ? n_recent - s->repeat_window : 0;
 }
 
-ngpt_status ngpt_sampler_sample_unchecked(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
-                              const int32_t *recent, int32_t n_recent, int32_t sequence,
-                              uint64_t index, int32_t *token)
+ngpt_status ngpt_sampler_sample_unchecked(ngpt_context *ctx, const ngpt_sampler *s,
+                                          const float *logits, const int32_t *recent,
+                                          int32_t n_recent, int32_t sequence, uint64_t index,
+                                          int32_t *token)
 {
     float *z = ctx->plan.samp.z;
     ngpt_status st = ngpt_sampler_adjust(ctx, s, logits, recent, n_recent, z);
@@ -240,5 +241,6 @@ ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const 
                 return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_sampler_sample: recent[%d] = %d is not "
                                  "a token id in 0..%d", (int)i, (int)recent[i], (int)V - 1);
     return ngpt_prefixed("ngpt_sampler_sample",
-                         ngpt_sampler_sample_unchecked(ctx, s, logits, recent, n_recent, sequence, index, token));
+                         ngpt_sampler_sample_unchecked(ctx, s, logits, recent, n_recent,
+                                                       sequence, index, token));
 }

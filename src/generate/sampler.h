@@ -31,8 +31,9 @@ void ngpt_sampler_filter(ngpt_context *ctx, const ngpt_sampler *s, float *z, int
 
 /* The whole pipeline on one row of logits: ngpt_sampler_sample without its
  * checks. */
-ngpt_status ngpt_sampler_sample_unchecked(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
-                              const int32_t *recent, int32_t n_recent, int32_t sequence,
-                              uint64_t index, int32_t *token);
+ngpt_status ngpt_sampler_sample_unchecked(ngpt_context *ctx, const ngpt_sampler *s,
+                                          const float *logits, const int32_t *recent,
+                                          int32_t n_recent, int32_t sequence, uint64_t index,
+                                          int32_t *token);
 
 #endif

@@ -1,6 +1,6 @@
-/* forward.c — the model's wiring (DESIGN.md §1), written once over the ops
- * (ops.h: the kernels, split across the thread pool). Shapes: B batch, T sequence, C model width, H heads, D = C/H,
- * F = d_ff, V vocabulary.
+/* forward.c — the model's wiring (docs/DESIGN.md §1), written once over the
+ * ops (ops/ops.h: the kernels, split across the thread pool). Shapes: B batch,
+ * T sequence, C model width, H heads, D = C/H, F = d_ff, V vocabulary.
  *
  *   tokens (B,T) -> tok_emb -> dropout -> L x Block -> ln_f -> x tok_emb^T -> logits (B,T,V)
  *   Block: x = x + drop(Attn(ln1(x)));  x = x + drop(MLP(ln2(x)))
@@ -109,7 +109,7 @@ static void linear(ngpt_context *ctx, const ngpt_pass *ps, int l, ngpt_linear wh
         ngpt_op_linear(ctx, y, x, w, bias, rows, in, out);
 }
 
-/* One transformer block (DESIGN §1), in place on the residual stream.
+/* One transformer block (docs/DESIGN.md §1), in place on the residual stream.
  * Pre-norm (the original): x = x + drop(Attn(ln1(x))); x = x + drop(MLP(ln2(x))).
  * Post-norm: x = ln1(x + drop(Attn(x))); x = ln2(x + drop(MLP(x))). */
 static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
@@ -276,7 +276,8 @@ static void append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t
 {
     const ngpt_pass pass = {tokens, nseq, len, true, slot0, last_only};
     model_pass(ctx, &pass);
-    for (int32_t s = 0; s < nseq; s++) ngpt_kv_commit(ctx, slot0 + s, tokens + (size_t)s * len, len);
+    for (int32_t s = 0; s < nseq; s++)
+        ngpt_kv_commit(ctx, slot0 + s, tokens + (size_t)s * len, len);
     ngpt_run_pass_done(ctx, nseq, last_only ? 1 : len, true, slot0);
 }
 

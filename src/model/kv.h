@@ -12,7 +12,7 @@
  *   trace        (L, batch, H, Tctx)   the last new token's probabilities (traced plans)
  * Invariant: the cache holds keys and values for exactly len[s] positions
  * 0..len[s]-1 of slot s, and the next token fed to the slot sits at position
- * len[s] (DESIGN.md §1). Every operation below keeps it (the context shift
+ * len[s] (docs/DESIGN.md §1). Every operation below keeps it (the context shift
  * too: after it the kept keys are rotated to their new positions,
  * approximately), so a new one belongs here too.
  *

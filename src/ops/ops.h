@@ -6,7 +6,7 @@
  * kernels on the parts across the context's thread pool. Every output is
  * still computed by exactly one kernel call with its whole chain, so which
  * thread computes which part, and how many parts there are, cannot change a
- * bit (DESIGN §4): the results are the same for any thread count. A job
+ * bit (docs/DESIGN.md §4): the results are the same for any thread count. A job
  * whose work is below pool->inline_below runs whole on the calling thread.
  *
  * The few reductions whose chain crosses every row (the loss mean, the

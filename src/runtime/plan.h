@@ -1,6 +1,6 @@
 /* plan.h — the arena plan (runtime/plan.c): every buffer of a context, as
  * pointers into the one arena. One walker both sizes the arena (base NULL)
- * and carves it, so the two can never disagree (DESIGN.md §3).
+ * and carves it, so the two can never disagree (docs/DESIGN.md §3).
  *
  * Shapes: B, T the planned batch and sequence (ngpt_shape), Tctx the model's
  * context length, L layers, L' = L in train mode and 1 in infer mode (the

@@ -36,7 +36,7 @@ static inline void cpu_relax(void)
 }
 
 /* A new thread inherits its creator's mode (the caller's, at context init),
- * so each worker sets the library's once, for good (src/fpmode.h). */
+ * so each worker sets the library's once, for good (src/base/fpmode.h). */
 void ngpt_pool_thread_fpmode(void) { ngpt_fpmode_set_library(); }
 
 static bool has_task(unsigned job) { return (job & 0xffff) < job >> 16; }

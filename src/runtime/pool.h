@@ -9,7 +9,7 @@
  * (0) or a worker, so a task may use that thread's scratch. ngpt_pool_run
  * returns when every task is done. Which thread runs which task is not
  * deterministic, so tasks must write disjoint outputs and never depend on
- * each other: then the result is the same for any thread count (DESIGN §4).
+ * each other: then the result is the same for any thread count (docs/DESIGN.md §4).
  */
 #ifndef NGPT_RUNTIME_POOL_H
 #define NGPT_RUNTIME_POOL_H
@@ -71,7 +71,7 @@ void ngpt_pool_run(ngpt_pool *pool, ngpt_task_fn fn, void *arg, int n_tasks);
 /* Wakes and joins every worker. Safe on a pool that failed to start. */
 void ngpt_pool_stop(ngpt_pool *pool);
 
-/* The library's floating-point mode on a worker (src/fpmode.h: IEEE
+/* The library's floating-point mode on a worker (src/base/fpmode.h: IEEE
  * subnormals, round to nearest): each worker calls it once when it starts,
  * before any task. Work on the caller's thread (worker 0, and every job run
  * inline) gets the same mode from NGPT_FPMODE_SCOPE at the library's entry

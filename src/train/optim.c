@@ -1,5 +1,5 @@
 /* optim.c — learning-rate schedule, global-norm clipping and AdamW
- * (DESIGN.md §1). Per-step scalars are computed in double and rounded to
+ * (docs/DESIGN.md §1). Per-step scalars are computed in double and rounded to
  * float once; the per-element update is the adamw kernel (kernels.h), split
  * across the thread pool by element ranges (ops.h). */
 #include <math.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_interop.py — PyTorch <-> ngpt (issue #5), run by `make test-interop`.
+"""test_interop.py — PyTorch <-> ngpt (docs/PYTORCH.md), run by `make test-interop`.
 
 Random PyTorch models (tiny and default configs) -> tools/convert.py import
 -> ngpt logits (build/tests/interop/ngpt_logits) equal PyTorch's within a
