@@ -27,7 +27,8 @@ grep -q "saved .*b.ngpt at step 5" "$dir/b.log"
 check $? "stopped at 5: $(cat "$dir/b.log")"
 # (natively, strace counts the opens of the resumed file: it is read once)
 if [ -z "$RUN_ENV" ] && command -v strace > /dev/null 2>&1; then
-    N_RESUME="strace -f -e trace=open,openat -o $dir/trace $N"
+    # (LeakSanitizer cannot run under ptrace: an ASan build checks leaks elsewhere)
+    N_RESUME="env ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -e trace=open,openat -o $dir/trace $N"
 else
     N_RESUME=$N
 fi
