@@ -76,6 +76,14 @@ static inline bool neon_flags_set(void)
 }
 #endif
 
+/* A point no load moves across (a compiler barrier, no instruction): put
+ * after each row of a register tile's step, it keeps gcc's scheduler, which
+ * runs before register allocation, from hoisting the next rows' loads of A
+ * above this row's fmas, which needs more registers than there are and
+ * spills accumulators in the k loop. The out-of-order cores reorder those
+ * loads anyway; llvm-mca (make mca) shows the spills it saves. */
+#define NEON_ORDER() __asm__ __volatile__("" ::: "memory")
+
 /* One or two result vectors. */
 static inline bool neon_flushed1(float32x4_t a) { return neon_flushed(a, a, a, a); }
 static inline bool neon_flushed2(float32x4_t a, float32x4_t b) { return neon_flushed(a, b, a, b); }
