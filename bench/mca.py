@@ -166,10 +166,11 @@ class Dialect:
         """(bytes loaded, bytes stored, stack access?) of one instruction."""
         m, ops = ins.mnem.lower(), ins.ops
         if self.kind == "a64":
-            if "[" not in ops or m.startswith("prfm"):
+            addr = re.search(r"\[(x\d+|sp)\b", ops)
+            if not addr or m.startswith("prfm"):
                 return 0, 0, False
             stack = bool(re.search(r"\[(sp|x29)\b", ops))
-            regs = ops[: ops.index("[")]
+            regs = ops[: addr.start()]
             if m.startswith("ld1r") or re.match(r"ld[1-4]r?$", m) and "}[" in regs:
                 size = {"b": 1, "h": 2, "s": 4, "d": 8}[re.search(r"\.\d*([bhsd])", regs).group(1)]
                 n = regs.count("v") if m.startswith("ld1r") else 1
@@ -191,7 +192,8 @@ class Dialect:
             store = m.startswith("st")
             return (0, nbytes, stack) if store else (nbytes, 0, stack)
         if self.kind == "a32":
-            if "[" not in ops and not re.match(r"v?(ldm|stm|push|pop|vpush|vpop)", m):
+            if not re.search(r"\[(r\d+|sp|ip|lr|fp|sl|sb)\b", ops) and \
+                    not re.match(r"v?(ldm|stm|push|pop|vpush|vpop)", m):
                 return 0, 0, False
             if m.startswith("pld"):
                 return 0, 0, False

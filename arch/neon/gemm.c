@@ -235,29 +235,49 @@ void ngpt_f32_gemm__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
 }
 
 /* ---- m <= 8 on packed panels: the blocks of arch/gemv.h with four
- * float32x4_t per panel row (16 accumulators, the panel rows, an ld1r
- * broadcast). */
+ * float32x4_t per panel row, A's value of the step broadcast to a 64-bit
+ * register and taken by lane. A block of one row loads each panel vector
+ * where its fma takes it (kept for all four panels they and the 16
+ * accumulators are 33 registers: spills); a block of several rows loads the
+ * panel row once for them all (GV_KEEP). ARMv7 (16 registers) has blocks
+ * of at most 12 accumulators: 1x2 for one row, 2x1 and 3x1, and four rows
+ * as two 2x1 blocks over the same panel (the second reading it from cache);
+ * its 3x1 block loads panel vectors where they are used too. */
+#if defined(__aarch64__)
+#define GV_KEEP (R > 1)
+#define GV_VEC float32x2_t
+#define GV_BROADCAST(x) vld1_dup_f32(x)
+#define GV_FMA1(s, w) vfmaq_lane_f32(s, w, av, 0)
+#else
+#define GV_KEEP (R == 2)
 #define GV_VEC float32x4_t
+#define GV_BROADCAST(x) vld1q_dup_f32(x)
+#define GV_FMA1(s, w) vfmaq_f32(s, av, w)
+#endif
 #define GV_ACC(r, p)                                                                     \
     float32x4_t s##r##p##0 = vdupq_n_f32(0.0f), s##r##p##1 = s##r##p##0,                 \
                 s##r##p##2 = s##r##p##0, s##r##p##3 = s##r##p##0;
 #define GV_LOAD(p)                                                                       \
     float32x4_t w##p##0 = vdupq_n_f32(0.0f), w##p##1 = w##p##0, w##p##2 = w##p##0,       \
                 w##p##3 = w##p##0;                                                       \
-    if (P > p) {                                                                         \
+    if (GV_KEEP && P > p) {                                                              \
         const float *wk = w + (p) * ps + (size_t)kk * NR;                                \
         w##p##0 = vld1q_f32(wk), w##p##1 = vld1q_f32(wk + 4);                            \
         w##p##2 = vld1q_f32(wk + 8), w##p##3 = vld1q_f32(wk + 12);                       \
     }
 #define GV_PREFETCH(p, ahead)                                                            \
     if (P > p) __builtin_prefetch(w + (p) * ps + (ahead));
-#define GV_BROADCAST(x) vld1q_dup_f32(x)
 #define GV_FMA(r, p)                                                                     \
     if (R > r && P > p) {                                                                \
-        s##r##p##0 = vfmaq_f32(s##r##p##0, av, w##p##0);                                 \
-        s##r##p##1 = vfmaq_f32(s##r##p##1, av, w##p##1);                                 \
-        s##r##p##2 = vfmaq_f32(s##r##p##2, av, w##p##2);                                 \
-        s##r##p##3 = vfmaq_f32(s##r##p##3, av, w##p##3);                                 \
+        float32x4_t x0 = w##p##0, x1 = w##p##1, x2 = w##p##2, x3 = w##p##3;              \
+        if (!GV_KEEP) {                                                                  \
+            const float *wk = w + (p) * ps + (size_t)kk * NR;                            \
+            x0 = vld1q_f32(wk), x1 = vld1q_f32(wk + 4);                                  \
+            x2 = vld1q_f32(wk + 8), x3 = vld1q_f32(wk + 12);                             \
+        }                                                                                \
+        s##r##p##0 = GV_FMA1(s##r##p##0, x0), s##r##p##1 = GV_FMA1(s##r##p##1, x1);      \
+        s##r##p##2 = GV_FMA1(s##r##p##2, x2), s##r##p##3 = GV_FMA1(s##r##p##3, x3);      \
+        if (!GV_KEEP) NEON_ORDER();                                                      \
     }
 #define GV_STORE(r, p)                                                                   \
     if (R > r && P > p)                                                                  \
@@ -282,7 +302,24 @@ static inline void gv_store(float *c, float32x4_t x0, float32x4_t x1, float32x4_
     for (int jj = 0; jj < n - j0; jj++) c[jj] = bias ? t[jj] + bias[j0 + jj] : t[jj];
 }
 
+#if defined(__aarch64__)
 #include "../gemv.h"
+#else
+#define GV_OWN_BLOCKS
+#include "../gemv.h"
+GV_FN(1, 2) GV_FN(1, 1) GV_FN(2, 1) GV_FN(3, 1)
+
+/* Four rows: rows 0-1 stream the panel, rows 2-3 read it again from cache. */
+static void gv_4x1(int k, const float *a, ptrdiff_t a_rs, const float *w, size_t avail,
+                   const float *bias, float *c, ptrdiff_t c_rs, int n)
+{
+    gv_2x1(k, a, a_rs, w, avail, bias, c, c_rs, n);
+    gv_2x1(k, a + 2 * a_rs, a_rs, w, 0, bias, c + 2 * c_rs, c_rs, n);
+}
+
+static const ngpt_gemv_blocks gemv_blocks = {
+    {2, 1, 1, 1}, {gv_1x2, gv_2x1, gv_3x1, gv_4x1}, {gv_1x1, gv_2x1, gv_3x1, gv_4x1}};
+#endif
 
 void ngpt_f32_gemm_packed__neon(int m, int n, int k, const float *a, ptrdiff_t a_rs,
                                 const float *wp, const float *bias, float *c, ptrdiff_t c_rs)
