@@ -84,6 +84,27 @@ static inline bool neon_flags_set(void)
  * loads anyway; llvm-mca (make mca) shows the spills it saves. */
 #define NEON_ORDER() __asm__ __volatile__("" ::: "memory")
 
+/* A value broadcast to every lane for an fma: AArch64 loads it to one
+ * 64-bit register and the fma takes it by lane (LLVM's model of the Apple
+ * cores issues a by-lane fma on 3 units and a by-vector one on 2); ARMv7 has
+ * no fma by lane and loads it to all four lanes. Either way the fma is
+ * acc + v * value, rounded once: fmaf's bits. */
+#if defined(__aarch64__)
+typedef float32x2_t neon_bcast;
+static inline neon_bcast neon_bcast_load(const float *p) { return vld1_dup_f32(p); }
+static inline float32x4_t neon_fma_bcast(float32x4_t acc, float32x4_t v, neon_bcast b)
+{
+    return vfmaq_lane_f32(acc, v, b, 0);
+}
+#else
+typedef float32x4_t neon_bcast;
+static inline neon_bcast neon_bcast_load(const float *p) { return vld1q_dup_f32(p); }
+static inline float32x4_t neon_fma_bcast(float32x4_t acc, float32x4_t v, neon_bcast b)
+{
+    return vfmaq_f32(acc, b, v);
+}
+#endif
+
 /* One or two result vectors. */
 static inline bool neon_flushed1(float32x4_t a) { return neon_flushed(a, a, a, a); }
 static inline bool neon_flushed2(float32x4_t a, float32x4_t b) { return neon_flushed(a, b, a, b); }
