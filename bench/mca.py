@@ -446,8 +446,8 @@ def find_loops(body, d, src):
         if not paths:
             continue
 
-        def cold(path):
-            return any(c.endswith("_ref") or "_ref." in c for b in path for c in calls[b])
+        def cold(path):     # a call other than to SLEEF's vector functions: a fallback
+            return any(not c.startswith("Sleef_") for b in path for c in calls[b])
 
         best = max(paths, key=lambda p: (not cold(p), sum(len(blocks[b]["insns"]) for b in p)))
         insns = [ins for b in best for ins in blocks[b]["insns"]]
