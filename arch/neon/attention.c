@@ -294,7 +294,7 @@ static void outer_ref_j(float *oj, const float *w, ptrdiff_t w_stride, const flo
 }
 
 /* out_j[d..d+4V) += the fmas of rows r0..R-1 (those that see key j), in row
- * order: loaded once, stored once. */
+ * order: loaded once, stored once. wr[r] points at w_r[j]. */
 static inline __attribute__((always_inline)) void
 outer_key(const int R, const int V, const int r0, float *oj, float32x4_t xr[TILE_ROWS][TV],
           const float *const wr[TILE_ROWS], const float *w, ptrdiff_t w_stride, const float *x,
@@ -305,7 +305,7 @@ outer_key(const int R, const int V, const int r0, float *oj, float32x4_t xr[TILE
     for (int c = 0; c < V; c++) acc[c] = vld1q_f32(oj + 4 * c);
     UNROLL
     for (int r = r0; r < R; r++) {
-        const neon_bcast wj = neon_bcast_load(wr[r] + j);
+        const neon_bcast wj = neon_bcast_load(wr[r]);
         UNROLL
         for (int c = 0; c < V; c++) acc[c] = neon_fma_bcast(acc[c], xr[r][c], wj);
     }
@@ -333,11 +333,17 @@ outer_rows(const int R, const int V, float *out, ptrdiff_t out_stride, const flo
         for (int c = 0; c < V; c++) xr[r][c] = vld1q_f32(x + r * x_stride + 4 * c);
     }
     float *oj = out;
-    for (int j = 0; j < n; j++, oj += out_stride)
+    for (int j = 0; j < n; j++, oj += out_stride) {
         outer_key(R, V, 0, oj, xr, wr, w, w_stride, x, x_stride, j);
+        UNROLL
+        for (int r = 0; r < R; r++) wr[r]++;
+    }
     UNROLL
-    for (int t = 0; t + 1 < R; t++, oj += out_stride)
+    for (int t = 0; t + 1 < R; t++, oj += out_stride) {
         outer_key(R, V, t + 1, oj, xr, wr, w, w_stride, x, x_stride, n + t);
+        UNROLL
+        for (int r = 0; r < R; r++) wr[r]++;
+    }
 }
 
 #define OUTER_FN(R)                                                                      \
