@@ -61,12 +61,17 @@ BUILDS = [
     Build("avx512", "x86-64 AVX-512 (gcc)", ["ARCH=avx512"], None, "x86", "x86_64-linux-gnu",
           ["skylake-avx512", "icelake-server", "znver4"]),
 ]
-# What the cores are (the README's and docs/BENCH.md's names for them).
-CORE_NOTE = {
-    "cortex-a72": "Raspberry Pi 4", "neoverse-n1": "≈ Cortex-A76, Raspberry Pi 5",
-    "apple-m1": "LLVM's Cyclone model", "cortex-a57": "32-bit, ≈ Cortex-A72",
-    "haswell": "", "skylake": "", "znver3": "Zen 3", "skylake-avx512": "", "icelake-server": "",
-    "znver4": "Zen 4",
+# Each core's FMA peak in fp32 lanes per cycle, from its vendor's
+# optimisation guide: the hardware's, which is the yardstick (a model can
+# allow more or less: its own is measured and printed next to it).
+HW_PEAK = {
+    "cortex-a72": 4,        # one 128-bit fma a cycle (two 64-bit pipes)
+    "neoverse-n1": 8,       # two 128-bit pipes (Cortex-A76)
+    "apple-m1": 16,         # four 128-bit pipes (Firestorm)
+    "cortex-a57": 4,        # as the A72 (the 32-bit build's stand-in for it)
+    "haswell": 16, "skylake": 16, "znver3": 16,             # two 256-bit pipes
+    "skylake-avx512": 32, "icelake-server": 32,             # two 512-bit pipes (Xeon)
+    "znver4": 16,           # 512-bit fmas on two 256-bit pipes
 }
 
 
@@ -169,8 +174,9 @@ class Dialect:
             addr = re.search(r"\[(x\d+|sp)\b", ops)
             if not addr or m.startswith("prfm"):
                 return 0, 0, False
-            stack = bool(re.search(r"\[(sp|x29)\b", ops))
             regs = ops[: addr.start()]
+            stack = bool(re.search(r"\[(sp|x29)\b", ops)) and \
+                ("v" if re.search(r"\b[qdshbv]\d+", regs) else "g")
             if m.startswith("ld1r") or re.match(r"ld[1-4]r?$", m) and "}[" in regs:
                 size = {"b": 1, "h": 2, "s": 4, "d": 8}[re.search(r"\.\d*([bhsd])", regs).group(1)]
                 n = regs.count("v") if m.startswith("ld1r") else 1
@@ -197,7 +203,8 @@ class Dialect:
                 return 0, 0, False
             if m.startswith("pld"):
                 return 0, 0, False
-            stack = bool(re.search(r"\[sp\b", ops)) or m.startswith(("push", "pop", "vpush", "vpop"))
+            stack = (bool(re.search(r"\[sp\b", ops)) or m.startswith(("push", "pop", "vpush", "vpop"))) \
+                and ("v" if m.startswith("v") else "g")
             if m.startswith(("vld", "vst")) and "{" in ops:
                 lst = ops[ops.index("{") + 1: ops.index("}")]
                 esize = int(re.search(r"\.(\d+)", m).group(1)) // 8 if re.search(r"\.(\d+)", m) else 4
@@ -240,7 +247,7 @@ class Dialect:
         # x86 (AT&T): a memory operand has parentheses or is a bare symbol
         if "(" not in ops or m.startswith(("lea", "prefetch", "nop")):
             return 0, 0, False
-        stack = "(%rsp" in ops or "(%rbp" in ops
+        stack = ("(%rsp" in ops or "(%rbp" in ops) and ("v" if re.search(r"%[xyz]mm", ops) else "g")
         if m.startswith(("vbroadcastss", "vmovss", "movss", "vmaskmov")) and "ss" in m:
             nbytes = 4
         elif m.endswith("ss"):
@@ -310,7 +317,7 @@ def parse_asm(text, d):
 
 # ---------------------------------------------------------------- loops
 
-Loop = collections.namedtuple("Loop", "func insns loc paths calls spills fma lanes load store")
+Loop = collections.namedtuple("Loop", "insns loc paths calls vspills gspills fma lanes load store")
 
 
 # A source line that does vector work by hand: an intrinsic, SLEEF, an ISA
@@ -325,6 +332,11 @@ class Sources:
 
     def __init__(self, filemap):
         self.filemap, self.lines = filemap, {}
+
+    def own(self, loc):
+        """Whether the line is in the project (not a system or compiler header)."""
+        path = self.filemap.get(loc[0], "")
+        return bool(path) and not os.path.isabs(path) or path.startswith(ROOT)
 
     def simd(self, loc):
         if not loc or loc[0] not in self.filemap:
@@ -455,21 +467,24 @@ def find_loops(body, d, src):
         # that does not is a conditional branch back, kept as it is
         if not any(d.is_vector(i) for i in insns) or not any(src.simd(i.loc) for i in insns):
             continue
-        load = store = spills = 0
+        load = store = vspills = gspills = 0
         fma = lanes = 0
         for ins in insns:
             ld, st, stack_acc = d.mem(ins)
             load += ld
             store += st
-            spills += 1 if stack_acc else 0
+            vspills += stack_acc == "v"
+            gspills += stack_acc == "g"
             fl = d.fma_lanes(ins)
             if fl:
                 fma += 1
                 lanes += fl
-        # the loop's line: its closing branch's
-        loc = insns[-1].loc or insns[0].loc
-        out.append(Loop(None, insns, loc, len(paths),
-                        sorted({c for b in best for c in calls[b]}), spills, fma, lanes, load, store))
+        # the loop's line: its closing branch's, or the last one's in the
+        # project's sources (gcc gives inlined intrinsics the header's)
+        locs = [i.loc for i in insns if i.loc and src.own(i.loc)] or [i.loc for i in insns if i.loc]
+        loc = locs[-1] if locs else None
+        out.append(Loop(insns, loc, len(paths), sorted({c for b in best for c in calls[b]}),
+                        vspills, gspills, fma, lanes, load, store))
     return out
 
 
@@ -545,7 +560,10 @@ def fma_peak(build, d, core):
 
 def make_flags(build):
     """The compiler and flags `make` uses for this build's kernels."""
-    p = run(["make", "-s", "--no-print-directory", *build.make_args, "mca-flags"], cwd=ROOT)
+    # not the calling make's variables (make CC=clang test-native): the
+    # builds analysed are the default ones
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    p = run(["make", "-s", "--no-print-directory", *build.make_args, "mca-flags"], cwd=ROOT, env=env)
     if p.returncode != 0:
         return None, p.stderr.strip()
     lines = p.stdout.strip().splitlines()
@@ -616,33 +634,72 @@ def analyse(build, files, outdir):
 
 
 def cell_pct(lp, cyc, peak):
-    return 100.0 * lp.lanes / cyc / peak if lp.lanes and cyc > 0 else None
+    """% of the hardware's FMA peak; the model's cycles are capped below by
+    what the hardware's FMA pipes allow (second value: whether they were)."""
+    if not lp.lanes or cyc <= 0:
+        return None, False
+    floor = lp.lanes / peak
+    return 100.0 * lp.lanes / max(cyc, floor) / peak, cyc < floor
+
+
+def summary(rows):
+    """Each function's main loops: those with at least a quarter of the
+    function's most FMA lanes (or, without fmas, bytes) a trip (a loop
+    unrolled four times carries four times the work of one that is not),
+    the one with the most lanes of each source line (the variants of an
+    inlined block)."""
+    best = {}
+    for r in rows:
+        lp = r["loop"]
+        key = (lp.lanes, lp.load + lp.store)
+        best[r["func"]] = max(best.get(r["func"], key), key)
+    keep, seen = [], {}
+    for r in rows:
+        lp, top = r["loop"], best[r["func"]]
+        if (top[0] and lp.lanes * 4 < top[0]) or (not top[0] and (lp.load + lp.store) * 4 < top[1]):
+            continue
+        k = (r["func"], r["loc"])
+        if k in seen and seen[k]["loop"].lanes >= lp.lanes:
+            continue
+        if k in seen:
+            keep.remove(seen[k])
+        seen[k] = r
+        keep.append(r)
+    return keep
 
 
 def render(build, cc, flags, rows, result, peaks, markdown):
-    out = []
-    out.append(f"### {build.name}: {cc} {flags_cpu(flags)}")
-    out.append("")
-    head = ["kernel", "loop", "insns", "FMA lanes", "bytes", "spills"]
+    out = [f"### {build.name}: {cc} {flags_cpu(flags)}", ""]
+    head = ["kernel", "loop", "FMA lanes", "bytes", "stack"]
     for core in build.cores:
-        head += [f"{core} cyc", "% peak", "B/cyc", "bound"]
+        head += [f"{core} cyc", "rate", "bound"]
     table = [head]
+    capped = False
     for r in rows:
         lp = r["loop"]
-        line = [r["func"], r["loc"], str(len(lp.insns)), str(lp.lanes), str(lp.load + lp.store),
-                str(lp.spills)]
+        loc = r["loc"] + (" +call" if lp.calls else "")
+        line = [r["func"], loc, str(lp.lanes), str(lp.load + lp.store),
+                f"{lp.vspills}+{lp.gspills}" if lp.gspills else str(lp.vspills)]
         for core in build.cores:
             cyc, (res, pr) = result[r["name"]][core]
-            pct = cell_pct(lp, cyc, peaks[core])
-            bound = res if pr >= 0.9 * cyc else "latency"
-            line += [f"{cyc:.2f}", f"{pct:.0f}%" if pct is not None else "-",
-                     f"{(lp.load + lp.store) / cyc:.1f}" if cyc > 0 else "-", bound]
-        if lp.calls:
-            line[1] += " (calls " + ", ".join(c for c in lp.calls) + ")"
+            pct, cap = cell_pct(lp, cyc, HW_PEAK[core])
+            capped |= cap
+            rate = (f"{pct:.0f}%" + ("*" if cap else "")) if pct is not None else \
+                f"{(lp.load + lp.store) / cyc:.1f} B/c"
+            line += [f"{cyc:.2f}", rate, re.sub(r"^(A57|N1|Cy|HW|SKL|SKX|ICX|Zn3|Zn4)(Unit)?", "", res)
+                     if pr >= 0.9 * cyc else "latency"]
         table.append(line)
     out.extend(fmt_table(table, markdown))
     out.append("")
-    out.append("FMA peak of the model: " + ", ".join(f"{c} {peaks[c]:g} lanes/cycle" for c in build.cores))
+    out.append("FMA peak, lanes per cycle (hardware; the model's own): " + ", ".join(
+        f"{c} {HW_PEAK[c]:g} ({peaks[c]:g})" for c in build.cores) + ".")
+    if capped:
+        out.append("* the model's cycles are below what the hardware's FMA pipes allow; the rate "
+                   "is taken at the FMA bound.")
+    calls = sorted({c for r in rows for c in r["loop"].calls})
+    if calls:
+        out.append("+call: the loop calls " + ", ".join(calls) + " (the callee is not in the "
+                   "cycles; what lives across the call is on the stack).")
     out.append("")
     return "\n".join(out)
 
@@ -666,12 +723,8 @@ def fmt_table(table, markdown):
 
 def tile_rows(rows):
     """The GEMM register tile's k loops: the loops of gemm.c's tile functions
-    that carry the most FMAs of that file."""
-    cand = [r for r in rows if r["op"] == "gemm" and "tile" in r["func"] and r["loop"].fma]
-    if not cand:
-        return []
-    top = max(r["loop"].fma for r in cand)
-    return [r for r in cand if r["loop"].fma * 2 > top]
+    with at least 12 fmas a trip (a 6x8 step or more)."""
+    return [r for r in rows if r["op"] == "gemm" and "tile" in r["func"] and r["loop"].fma >= 12]
 
 
 def main():
@@ -682,6 +735,8 @@ def main():
     ap.add_argument("--check", action="append", default=[],
                     help="gemm-tile:CORE>=PCT: fail unless every k loop of the GEMM tile reaches "
                          "PCT %% of CORE's FMA peak with no spill")
+    ap.add_argument("--all", action="store_true",
+                    help="every inner loop (default: each function's main ones)")
     ap.add_argument("--keep", help="keep the assembly in this directory")
     args = ap.parse_args()
     if not shutil.which(MCA):
@@ -715,7 +770,9 @@ def main():
         except (RuntimeError, FileNotFoundError) as e:
             print(f"### {build.name}: skipped: {e}\n")
             continue
-        print(render(build, cc, flags, rows, result, peaks, args.markdown))
+        if not checks:
+            print(render(build, cc, flags, rows if args.all else summary(rows), result, peaks,
+                         args.markdown))
         for core, floor in checks:
             if core not in build.cores:
                 continue
@@ -725,10 +782,11 @@ def main():
                 failures.append(f"{build.name} {core}: no GEMM tile loop found in gemm.c")
             for r in tiles:
                 cyc = result[r["name"]][core][0]
-                pct = cell_pct(r["loop"], cyc, peaks[core])
-                ok = pct >= floor and r["loop"].spills == 0
-                print(f"check {build.isa} {core} gemm tile {r['func']} {r['loc']}: {pct:.1f}% of peak "
-                      f"(floor {floor:g}%), {r['loop'].spills} spills: {'ok' if ok else 'FAILED'}")
+                pct = cell_pct(r["loop"], cyc, HW_PEAK[core])[0]
+                ok = pct >= floor and r["loop"].vspills == 0
+                print(f"check {build.isa} {core} gemm tile {r['func']} {r['loc']}: {cyc:.2f} cycles, "
+                      f"{pct:.1f}% of peak (floor {floor:g}%), {r['loop'].vspills} spills: "
+                      f"{'ok' if ok else 'FAILED'}")
                 if not ok:
                     failures.append(f"{build.isa} {core} {r['func']} {r['loc']}")
     if not args.keep:

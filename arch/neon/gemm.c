@@ -80,10 +80,20 @@ store_row(const ngpt_gemm_tile_io *io, int r, int j0, const int V, float32x4_t x
         c4##j = vfmaq_laneq_f32(c4##j, bj, x4, u), c5##j = vfmaq_laneq_f32(c5##j, bj, x5, u); \
         NEON_ORDER();                                                                    \
     }
+/* clang turns a broadcast load taken by lane into a broadcast load and fmas
+ * by vector, which LLVM's model of the Apple cores issues on 2 units instead
+ * of 3; hiding the broadcast keeps the lane form (gcc keeps it anyway and
+ * schedules worse around the hidden value). */
+#if defined(__clang__)
+#define TILE_KEEP_LANE(v) __asm__("" : "+w"(v))
+#else
+#define TILE_KEEP_LANE(v) (void)0
+#endif
 #define TILE_STEP4(u)                                                                    \
     TILE_COL4(0, u) TILE_COL4(1, u) TILE_COL4(2, u) TILE_COL4(3, u) bp += NR;
 #define TILE_ROW(r)                                                                      \
     av = vld1_dup_f32(a##r + kk * a_cs);                                                 \
+    TILE_KEEP_LANE(av);                                                                  \
     TILE_FMA_LANE(r, vfmaq_lane_f32, av, 0)                                              \
     NEON_ORDER();
 #define TILE_STORE(r)                                                                    \
