@@ -59,7 +59,7 @@ BUILDS = [
     Build("avx2", "x86-64 AVX2 (gcc)", ["ARCH=avx2"], None, "x86", "x86_64-linux-gnu",
           ["haswell", "skylake", "znver3"]),
     Build("avx512", "x86-64 AVX-512 (gcc)", ["ARCH=avx512"], None, "x86", "x86_64-linux-gnu",
-          ["skylake-avx512", "icelake-server", "znver4"]),
+          ["skylake-avx512", "znver4"]),
 ]
 # Each core's FMA peak in fp32 lanes per cycle, from its vendor's
 # optimisation guide: the hardware's, which is the yardstick (a model can
@@ -70,7 +70,7 @@ HW_PEAK = {
     "apple-m1": 16,         # four 128-bit pipes (Firestorm)
     "cortex-a57": 4,        # as the A72 (the 32-bit build's stand-in for it)
     "haswell": 16, "skylake": 16, "znver3": 16,             # two 256-bit pipes
-    "skylake-avx512": 32, "icelake-server": 32,             # two 512-bit pipes (Xeon)
+    "skylake-avx512": 32,   # two 512-bit pipes (Xeon Gold and Platinum)
     "znver4": 16,           # 512-bit fmas on two 256-bit pipes
 }
 
@@ -686,7 +686,7 @@ def render(build, cc, flags, rows, result, peaks, markdown):
             capped |= cap
             rate = (f"{pct:.0f}%" + ("*" if cap else "")) if pct is not None else \
                 f"{(lp.load + lp.store) / cyc:.1f} B/c"
-            line += [f"{cyc:.2f}", rate, re.sub(r"^(A57|N1|Cy|HW|SKL|SKX|ICX|Zn3|Zn4)(Unit)?", "", res)
+            line += [f"{cyc:.2f}", rate, re.sub(r"^(A57|N1|Cy|HW|SKL|SKX|Zn3|Zn4)(Unit)?", "", res)
                      if pr >= 0.9 * cyc else "latency"]
         table.append(line)
     out.extend(fmt_table(table, markdown))

@@ -132,20 +132,22 @@ static inline float32x4_t neon_sqrt(float32x4_t a) { return vsqrtq_f32(a); }
 #else
 #define neon_expf Sleef_finz_expf4_u10neonvfpv4
 #define neon_erff Sleef_finz_erff4_u10neonvfpv4
+/* lane l of a / b and sqrt of lane l on the VFP unit, which works on the
+ * lanes in place (s registers are the lanes of q0-q7): no trip through
+ * memory. */
+#define NEON_LANE_DIV(l) r = vsetq_lane_f32(vgetq_lane_f32(a, l) / vgetq_lane_f32(b, l), r, l)
+#define NEON_LANE_SQRT(l) r = vsetq_lane_f32(sqrtf(vgetq_lane_f32(a, l)), r, l)
 static inline float32x4_t neon_div(float32x4_t a, float32x4_t b)
 {
-    float x[4], y[4];
-    vst1q_f32(x, a);
-    vst1q_f32(y, b);
-    for (int l = 0; l < 4; l++) x[l] = x[l] / y[l];
-    return vld1q_f32(x);
+    float32x4_t r = a;
+    NEON_LANE_DIV(0), NEON_LANE_DIV(1), NEON_LANE_DIV(2), NEON_LANE_DIV(3);
+    return r;
 }
 static inline float32x4_t neon_sqrt(float32x4_t a)
 {
-    float x[4];
-    vst1q_f32(x, a);
-    for (int l = 0; l < 4; l++) x[l] = sqrtf(x[l]);
-    return vld1q_f32(x);
+    float32x4_t r = a;
+    NEON_LANE_SQRT(0), NEON_LANE_SQRT(1), NEON_LANE_SQRT(2), NEON_LANE_SQRT(3);
+    return r;
 }
 #endif
 
