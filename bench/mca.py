@@ -558,11 +558,15 @@ def fma_peak(build, d, core):
 
 # ---------------------------------------------------------------- builds
 
+MAKE_VARS = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CC", "AR", "ARCH", "TOOLCHAIN", "BUILD", "OPT",
+             "CFLAGS", "CPPFLAGS", "CPUFLAGS", "SANITIZE", "LDFLAGS")
+
+
 def make_flags(build):
     """The compiler and flags `make` uses for this build's kernels."""
-    # not the calling make's variables (make CC=clang test-native): the
-    # builds analysed are the default ones
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    # not the calling make's variables (make CC=clang test-native puts CC in
+    # the environment too): the builds analysed are the default ones
+    env = {k: v for k, v in os.environ.items() if k not in MAKE_VARS}
     p = run(["make", "-s", "--no-print-directory", *build.make_args, "mca-flags"], cwd=ROOT, env=env)
     if p.returncode != 0:
         return None, p.stderr.strip()
