@@ -122,7 +122,7 @@ static void tile_6x16(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, co
          * clang also holds four steps a trip without a spill, each row's
          * four values one load and the B vectors one at a time (24 + 6 A + 1
          * B): a third of the loads (llvm-mca: the M1 model's peak instead of
-         * 71% of it); gcc spills that form (it broadcasts the lanes into
+         * 80% of it); gcc spills that form (it broadcasts the lanes into
          * registers of their own), so it runs the one-step loop. */
         const float *a0 = a, *a1 = a + a_rs, *a2 = a + 2 * a_rs, *a3 = a + 3 * a_rs;
         const float *a4 = a + 4 * a_rs, *a5 = a + 5 * a_rs;
@@ -148,13 +148,6 @@ static void tile_6x16(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, co
 
 #else
 
-/* ARMv7 (16 q registers, no fma by lane): the 6x16 tile is two 6x8 halves,
- * each its own sweep over k with 12 accumulators, the half's 2 B vectors and
- * one A broadcast (vld1 to all lanes): 15 registers. A half whose chains
- * flushed is recomputed by tile_ref before any of it is stored, a row whose
- * bias or old-C sums flushed before it is stored; the first half is stored
- * before the second starts, which reads and writes only its own columns (so
- * cout may be cin or cadd). */
 /* Rows r0..r1-1, columns j0..j1-1 of a tile by its contract
  * (gemm_blocked.h) in scalar, on ARMv7's VFP unit: acc = cin or +0.0f, kc
  * fmaf in increasing kk, + bias, then cadd + acc. For the part of a tile
@@ -172,6 +165,13 @@ static void tile_ref(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, con
     neon_flags_clear();
 }
 
+/* ARMv7 (16 q registers, no fma by lane): the 6x16 tile is two 6x8 halves,
+ * each its own sweep over k with 12 accumulators, the half's 2 B vectors and
+ * one A broadcast (vld1 to all lanes): 15 registers. A half whose chains
+ * flushed is recomputed by tile_ref before any of it is stored, a row whose
+ * bias or old-C sums flushed before it is stored; the first half is stored
+ * before the second starts, which reads and writes only its own columns (so
+ * cout may be cin or cadd). */
 #define HALF_INIT(r)                                                                     \
     float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0;                          \
     if (io->cin) {                                                                       \
