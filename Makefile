@@ -109,7 +109,7 @@ CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
 .PHONY: all corpus deps test test-native test-threads test-interop bench bench-readme bench-gemm \
-        install uninstall clean examples check-apple
+        install uninstall clean examples check-apple mca mca-flags
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -252,6 +252,18 @@ $(BUILD)/bench/base_ref.c: FORCE
 $(BUILD)/bench/base_isa.c: FORCE
 	@mkdir -p $(dir $@)
 	git show $(GEMM_BASELINE):arch/$(ARCH)/gemm.c | sed -f bench/gemm_baseline.sed > $@
+
+# make mca: every ISA's kernels compiled as their builds compile them, and
+# llvm-mca-19's cycles per iteration of each inner loop on the cores it
+# models (bench/mca.py; docs/BENCH.md, "On paper"). MCA_ARGS="--isa neon
+# --files gemm --markdown" narrows it. mca-flags prints a build's compiler
+# and flags for it (with ARCH= or TOOLCHAIN=).
+MCA_ARGS ?=
+mca:
+	$(PYTHON) bench/mca.py $(MCA_ARGS)
+mca-flags:
+	@echo '$(CC)'
+	@echo '$(CPPFLAGS) $(NUMERIC) $(CPUFLAGS) $(OPT)'
 
 # The version, read from include/ngpt.h (its one home).
 VERSION := $(shell awk '/^\#define NGPT_VERSION_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $$3 } END { print v }' include/ngpt.h)

@@ -69,10 +69,14 @@ gv_block(const int R, const int P, int k, const float *a, ptrdiff_t a_rs, const 
     {                                                                                    \
         gv_block(R, P, k, a, a_rs, w, avail, bias, c, c_rs, n);                          \
     }
-GV_FN(1, 4) GV_FN(2, 2) GV_FN(1, 1) GV_FN(2, 1) GV_FN(3, 1) GV_FN(4, 1)
 
-/* The blocks for ngpt_gemm_packed_run. */
+/* The blocks for ngpt_gemm_packed_run. An ISA with too few registers for
+ * them defines GV_OWN_BLOCKS before including this file, then its own
+ * blocks (GV_FN) and gemv_blocks. */
+#ifndef GV_OWN_BLOCKS
+GV_FN(1, 4) GV_FN(2, 2) GV_FN(1, 1) GV_FN(2, 1) GV_FN(3, 1) GV_FN(4, 1)
 static const ngpt_gemv_blocks gemv_blocks = {
     {4, 2, 1, 1}, {gv_1x4, gv_2x2, gv_3x1, gv_4x1}, {gv_1x1, gv_2x1, gv_3x1, gv_4x1}};
+#endif
 
 #endif

@@ -2,8 +2,7 @@
  * build's ISA reaches on this core, with no memory traffic, to set kernel
  * rates against a peak measured in the same run (same clock, same load).
  * Independent FMA chains in the widest vector the build's flags allow: AVX2
- * (8 lanes), NEON (4 lanes; ARMv7 builds too, whose kernels are the scalar
- * reference) or scalar fmaf. */
+ * (8 lanes), NEON (4 lanes; AArch64 and ARMv7 builds) or scalar fmaf. */
 #include <math.h>
 #include <stdlib.h>
 

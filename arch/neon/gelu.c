@@ -1,8 +1,8 @@
 /* gelu.c — NEON GELU forward, forward with derivative, and backward product, bit-identical to the reference:
  * the same operations per element in the same order, erf/exp from SLEEF's
  * finz vector functions (neon_erff, neon_expf: the bits of the scalar finz
- * ones the reference calls); 8 elements a block, the tail (< 8) runs the
- * reference. Same shape as arch/avx2/gelu.c. ARMv7: a block that flushed
+ * ones the reference calls); 4 elements a block (gelu_bwd: 8), the tail
+ * runs the reference. Same shape as arch/avx2/gelu.c. ARMv7: a block that flushed
  * (a tiny or very large x, whose erf or exp meets a subnormal inside SLEEF)
  * is recomputed by the reference before it is stored (kernels_neon.h, "the
  * flush check"). */
@@ -14,58 +14,55 @@
 
 static const float RSQRT2 = 0.70710678118654752f, RSQRT2PI = 0.39894228040143268f;
 
-static inline float32x4_t gelu4(float32x4_t v)
-{
-    const float32x4_t half = vdupq_n_f32(0.5f), one = vdupq_n_f32(1.0f), k = vdupq_n_f32(RSQRT2);
-    return vmulq_f32(vmulq_f32(half, v), vaddq_f32(one, neon_erff(vmulq_f32(v, k))));
-}
-
+/* GELU of 4 elements a block, x read again after the erf call (NEON_ORDER:
+ * SLEEF's functions are const, so the compiler would keep it in a register,
+ * which the call clobbers, on the stack): nothing lives across the call. */
 void ngpt_f32_gelu_fwd__neon(float *y, const float *x, size_t n)
 {
+    const float32x4_t half = vdupq_n_f32(0.5f), one = vdupq_n_f32(1.0f), k = vdupq_n_f32(RSQRT2);
     neon_flags_clear();
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const float32x4_t y0 = gelu4(vld1q_f32(x + i)), y1 = gelu4(vld1q_f32(x + i + 4));
-        if (neon_flushed2(y0, y1)) {
-            ngpt_f32_gelu_fwd_ref(y + i, x + i, 8);
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t e = neon_erff(vmulq_f32(vld1q_f32(x + i), k));
+        NEON_ORDER();
+        const float32x4_t yi = vmulq_f32(vmulq_f32(half, vld1q_f32(x + i)), vaddq_f32(one, e));
+        if (neon_flushed1(yi)) {
+            ngpt_f32_gelu_fwd_ref(y + i, x + i, 4);
             neon_flags_clear();
             continue;
         }
-        vst1q_f32(y + i, y0);
-        vst1q_f32(y + i + 4, y1);
+        vst1q_f32(y + i, yi);
     }
     ngpt_f32_gelu_fwd_ref(y + i, x + i, n - i);
 }
 
-/* GELU (*y) and its derivative (*g) of 4 elements from one erf. */
-static inline void gelu_fwd_grad4(float32x4_t v, float32x4_t *y, float32x4_t *g)
+/* GELU and its derivative, 4 elements a block: exp first, then erf, x read
+ * again after each call, so that only pdf lives across a call (on the
+ * stack on AArch64, whose calling convention keeps no 128-bit register). */
+void ngpt_f32_gelu_fwd_grad__neon(float *y, float *g, const float *x, size_t n)
 {
     const float32x4_t half = vdupq_n_f32(0.5f), mhalf = vdupq_n_f32(-0.5f),
                       one = vdupq_n_f32(1.0f), k = vdupq_n_f32(RSQRT2), kp = vdupq_n_f32(RSQRT2PI);
-    const float32x4_t e1 = vaddq_f32(one, neon_erff(vmulq_f32(v, k)));
-    const float32x4_t cdf = vmulq_f32(half, e1);
-    const float32x4_t pdf = vmulq_f32(neon_expf(vmulq_f32(vmulq_f32(mhalf, v), v)), kp);
-    *y = vmulq_f32(vmulq_f32(half, v), e1);
-    *g = vfmaq_f32(cdf, v, pdf);
-}
-
-void ngpt_f32_gelu_fwd_grad__neon(float *y, float *g, const float *x, size_t n)
-{
     neon_flags_clear();
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        float32x4_t y0, g0, y1, g1;
-        gelu_fwd_grad4(vld1q_f32(x + i), &y0, &g0);
-        gelu_fwd_grad4(vld1q_f32(x + i + 4), &y1, &g1);
-        if (neon_flushed(y0, g0, y1, g1)) {
-            ngpt_f32_gelu_fwd_grad_ref(y + i, g + i, x + i, 8);
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t v = vld1q_f32(x + i);
+        const float32x4_t pdf = vmulq_f32(neon_expf(vmulq_f32(vmulq_f32(mhalf, v), v)), kp);
+        NEON_ORDER();
+        v = vld1q_f32(x + i);
+        const float32x4_t e = neon_erff(vmulq_f32(v, k));
+        NEON_ORDER();
+        v = vld1q_f32(x + i);
+        const float32x4_t e1 = vaddq_f32(one, e);
+        const float32x4_t yi = vmulq_f32(vmulq_f32(half, v), e1);
+        const float32x4_t gi = vfmaq_f32(vmulq_f32(half, e1), v, pdf);
+        if (neon_flushed2(yi, gi)) {
+            ngpt_f32_gelu_fwd_grad_ref(y + i, g + i, x + i, 4);
             neon_flags_clear();
             continue;
         }
-        vst1q_f32(y + i, y0);
-        vst1q_f32(y + i + 4, y1);
-        vst1q_f32(g + i, g0);
-        vst1q_f32(g + i + 4, g1);
+        vst1q_f32(y + i, yi);
+        vst1q_f32(g + i, gi);
     }
     ngpt_f32_gelu_fwd_grad_ref(y + i, g + i, x + i, n - i);
 }

@@ -76,6 +76,35 @@ static inline bool neon_flags_set(void)
 }
 #endif
 
+/* A point no load moves across (a compiler barrier, no instruction): put
+ * after each row of a register tile's step, it keeps gcc's scheduler, which
+ * runs before register allocation, from hoisting the next rows' loads of A
+ * above this row's fmas, which needs more registers than there are and
+ * spills accumulators in the k loop. The out-of-order cores reorder those
+ * loads anyway; llvm-mca (make mca) shows the spills it saves. */
+#define NEON_ORDER() __asm__ __volatile__("" ::: "memory")
+
+/* A value broadcast to every lane for an fma: AArch64 loads it to one
+ * 64-bit register and the fma takes it by lane (LLVM's model of the Apple
+ * cores issues a by-lane fma on 3 units and a by-vector one on 2); ARMv7 has
+ * no fma by lane and loads it to all four lanes. Either way the fma is
+ * acc + v * value, rounded once: fmaf's bits. */
+#if defined(__aarch64__)
+typedef float32x2_t neon_bcast;
+static inline neon_bcast neon_bcast_load(const float *p) { return vld1_dup_f32(p); }
+static inline float32x4_t neon_fma_bcast(float32x4_t acc, float32x4_t v, neon_bcast b)
+{
+    return vfmaq_lane_f32(acc, v, b, 0);
+}
+#else
+typedef float32x4_t neon_bcast;
+static inline neon_bcast neon_bcast_load(const float *p) { return vld1q_dup_f32(p); }
+static inline float32x4_t neon_fma_bcast(float32x4_t acc, float32x4_t v, neon_bcast b)
+{
+    return vfmaq_f32(acc, b, v);
+}
+#endif
+
 /* One or two result vectors. */
 static inline bool neon_flushed1(float32x4_t a) { return neon_flushed(a, a, a, a); }
 static inline bool neon_flushed2(float32x4_t a, float32x4_t b) { return neon_flushed(a, b, a, b); }
@@ -103,20 +132,22 @@ static inline float32x4_t neon_sqrt(float32x4_t a) { return vsqrtq_f32(a); }
 #else
 #define neon_expf Sleef_finz_expf4_u10neonvfpv4
 #define neon_erff Sleef_finz_erff4_u10neonvfpv4
+/* lane l of a / b and sqrt of lane l on the VFP unit, which works on the
+ * lanes in place (s registers are the lanes of q0-q7): no trip through
+ * memory. */
+#define NEON_LANE_DIV(l) r = vsetq_lane_f32(vgetq_lane_f32(a, l) / vgetq_lane_f32(b, l), r, l)
+#define NEON_LANE_SQRT(l) r = vsetq_lane_f32(sqrtf(vgetq_lane_f32(a, l)), r, l)
 static inline float32x4_t neon_div(float32x4_t a, float32x4_t b)
 {
-    float x[4], y[4];
-    vst1q_f32(x, a);
-    vst1q_f32(y, b);
-    for (int l = 0; l < 4; l++) x[l] = x[l] / y[l];
-    return vld1q_f32(x);
+    float32x4_t r = a;
+    NEON_LANE_DIV(0), NEON_LANE_DIV(1), NEON_LANE_DIV(2), NEON_LANE_DIV(3);
+    return r;
 }
 static inline float32x4_t neon_sqrt(float32x4_t a)
 {
-    float x[4];
-    vst1q_f32(x, a);
-    for (int l = 0; l < 4; l++) x[l] = sqrtf(x[l]);
-    return vld1q_f32(x);
+    float32x4_t r = a;
+    NEON_LANE_SQRT(0), NEON_LANE_SQRT(1), NEON_LANE_SQRT(2), NEON_LANE_SQRT(3);
+    return r;
 }
 #endif
 

@@ -116,7 +116,10 @@ void ngpt_f32_layernorm_bwd__neon(float *dx, const float *dy, const float *x, co
         for (i = 0; i + 4 <= c; i += 4) {
             const float32x4_t xh = vmulq_f32(vsubq_f32(vld1q_f32(xr + i), muv), rsv);
             const float32x4_t g = vmulq_f32(vld1q_f32(dyr + i), vld1q_f32(w + i));
-            const float32x4_t in = vfmaq_f32(vsubq_f32(g, m1v), vnegq_f32(xh), m2v);
+            /* fmaf(-xhat, m2, g - m1): vfms negates xh inside the fma, bit
+             * for bit the same (gcc builds ARMv7's vnegq_f32 from four VFP
+             * negations through the stack) */
+            const float32x4_t in = vfmsq_f32(vsubq_f32(g, m1v), xh, m2v);
             const float32x4_t dxi = vfmaq_f32(vld1q_f32(dxr + i), rsv, in);
             if (neon_flushed1(dxi)) {
                 layernorm_bwd_range(dxr, dyr, xr, w, mu, rs, m1, m2, i, i + 4);

@@ -8,7 +8,10 @@
  *   AT    A stored transposed (k, m): a_rs = 1, a_cs = m (the weight gradient);
  *   TINY      values whose products are subnormal (ARMv7 NEON flushes them),
  *             every chain starting with the band product (KC_BAND_A * KC_BAND_B);
- *   ONE_TINY  normal values but one subnormal in A's last row.
+ *   ONE_TINY  normal values but one subnormal in A's last row;
+ *   ONE_TINY_B  normal values but one subnormal in B's last column (a tile
+ *             whose right half flushes and left half does not: ARMv7 runs
+ *             the halves one after the other).
  * C has 3 columns of padding (c_rs = n + 3) that must stay untouched. The
  * definition is the one-chain-per-output triple loop (gemm_def.h). */
 #include <stdlib.h>
@@ -26,7 +29,7 @@ static float *workspace(void)
     return work;
 }
 
-enum { BIAS = 1, ACC = 2, W = 4, AT = 8, TINY = 16, ONE_TINY = 32 };
+enum { BIAS = 1, ACC = 2, W = 4, AT = 8, TINY = 16, ONE_TINY = 32, ONE_TINY_B = 64 };
 enum { A, B, BIASV, C };
 
 static void test_shapes(kc_shapes *out)
@@ -57,7 +60,8 @@ static void test_shapes(kc_shapes *out)
             for (int ik = 0; ik < 4; ik++)
                 for (int l = 0; l < 4; l++)
                     kc_add_shape(out, tm[im], tn[in], tk[ik], tl[l] | TINY),
-                        kc_add_shape(out, tm[im], tn[in], tk[ik], tl[l] | ONE_TINY);
+                        kc_add_shape(out, tm[im], tn[in], tk[ik], tl[l] | ONE_TINY),
+                        kc_add_shape(out, tm[im], tn[in], tk[ik], tl[l] | ONE_TINY_B);
 }
 
 /* The default model's training products (model_shapes.h), per Linear:
@@ -99,6 +103,7 @@ static void setup(kc_state *st)
         for (int j = 0; j < g.n; j++) b[j * g.b_cs] = KC_BAND_B;
     }
     if ((g.layout & ONE_TINY) && g.k > 0) a[(g.m - 1) * g.a_rs + (g.k - 1) * g.a_cs] = 0x1p-140f;
+    if ((g.layout & ONE_TINY_B) && g.k > 0) b[(g.k - 1) * g.b_rs + (g.n - 1) * g.b_cs] = 0x1p-140f;
     st->flops = 2.0 * g.m * g.n * g.k;
     st->bytes = 4.0 * ((double)g.m * g.k + (double)g.k * g.n + (double)g.m * g.n * (g.layout & ACC ? 2 : 1));
 }
