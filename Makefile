@@ -224,7 +224,7 @@ examples: all
 # __APPLE__/__aarch64__ with clang (NEON, inline asm for Mach-O, warnings);
 # not macOS's own headers (README: building on a Mac).
 APPLE_DIR := build/apple-check
-APPLE_SRC := $(wildcard src/*.c src/ref/*.c arch/neon/*.c cli/*.c) $(filter-out $(PEAK_X86_SRC),$(BENCH_LAYER_SRC)) \
+APPLE_SRC := $(wildcard src/*.c src/base/*.c src/ref/*.c arch/neon/*.c cli/*.c) $(filter-out $(PEAK_X86_SRC),$(BENCH_LAYER_SRC)) \
              $(KCASE_SRC)
 APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
 APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
