@@ -26,8 +26,8 @@
  * rows, columns its inputs): every thread runs whole chains over B*T. Each
  * part packs its own blocks of B (k = B*T rows of X) and, for every
  * NC-column block, of A: ops.c cuts a weight gradient into whole NC-column
- * blocks where it has several (no extra packing), else into one row part
- * per thread.
+ * blocks where it has one for every thread (no extra packing), else into
+ * one row part per thread.
  *
  * Workspace: gemm takes `work`, NGPT_GEMM_WORK_BYTES bytes aligned to 64,
  * private to the call while it runs: the arena holds one per thread,

@@ -111,10 +111,10 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
     const size_t threads = (size_t)ctx->plan.pool->threads;
     if (g.by_cols) {
         ngpt_par_for(ctx, (size_t)n, GEMM_COL_ALIGN, (double)m * chain, gemm_range, &g);
-    } else if (a_cs != 1 && (size_t)n >= 2 * NGPT_GEMM_NC) {
+    } else if (a_cs != 1 && (size_t)n >= threads * NGPT_GEMM_NC) {
         /* A weight gradient dY^T X (A transposed: the kernel packs it, once
-         * per NC-column block of B) with several such blocks: parts of whole
-         * blocks pack neither operand more than one call would */
+         * per NC-column block of B) with a block for every thread: parts of
+         * whole blocks pack neither operand more than one call would */
         g.by_cols = true;
         par_for_at_most(ctx, (size_t)n, NGPT_GEMM_NC, (double)m * chain,
                         (size_t)n / NGPT_GEMM_NC, gemm_range, &g);
