@@ -281,7 +281,7 @@ $(BUILD)/bench/ngpt-gemm-bench: $(GEMM_BENCH_SRC) $(GEMM_BENCH_OBJ) $(LIB) FORCE
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(GEMM_BENCH_FLAGS) -o $@ $(GEMM_BENCH_SRC) $(GEMM_BENCH_OBJ) \
 	    $(LIB) $(LDFLAGS) $(GEMM_BENCH_LIBS) $(LDLIBS)
 $(BUILD)/bench/base_isa.o: $(BUILD)/bench/base_isa.c
-	$(CC) $(CPPFLAGS) -Ibench -Iarch/$(ARCH) $(ALL_CFLAGS) $(KERNEL_FLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) -Iarch/$(ARCH) $(ALL_CFLAGS) $(GEMM_BENCH_FLAGS) $(KERNEL_FLAGS) -c $< -o $@
 
 $(BUILD)/bench/base_ref.c: FORCE
 	@mkdir -p $(dir $@)
