@@ -1,5 +1,5 @@
 # ngpt — build, test, bench, install.
-#   make [ARCH=auto|scalar|avx2|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1|thread]
+#   make [ARCH=auto|scalar|avx2|avx512|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1|thread]
 #   make test | make test-threads | make bench | make install PREFIX=/usr/local DESTDIR=
 # Flags follow docs/DESIGN.md §4: C11, -ffp-contract=off, never fast-math.
 
@@ -25,9 +25,23 @@ RUN_ENV ?=
 # The target, e.g. x86_64-linux-gnu, aarch64-linux-gnu, arm-linux-gnueabihf,
 # arm64-apple-darwin23 (clang answers for its --target when CC carries one).
 TARGET_MACHINE := $(shell $(CC) -dumpmachine 2>/dev/null)
+# The kernels' instruction sets on x86-64, beyond the -mfma baseline: only the
+# files of arch/avx2 and arch/avx512 are compiled with them (the rest of the
+# library, the tool and the tests stay at the baseline), and ngpt_context_init
+# refuses a CPU that lacks them (src/base/cpu.c).
+AVX2_FLAGS   := -mavx2
+AVX512_FLAGS := -mavx2 -mavx512f -mavx512bw -mavx512vl -mavx512dq
 ifeq ($(ARCH),auto)
   ifneq ($(filter x86_64%,$(TARGET_MACHINE)),)
+    # avx512 when the build host's CPU and the compiler both have AVX-512
+    # F/BW/VL/DQ (a cpuid probe compiled with those flags and run here; never
+    # for a cross build), avx2 otherwise: a binary for any Haswell/Zen or later.
     ARCH := $(if $(wildcard arch/avx2/table.c),avx2,scalar)
+    ifeq ($(ARCH)$(strip $(TOOLCHAIN)),avx2)
+      ifneq ($(wildcard arch/avx512/table.c),)
+        ARCH := $(shell CC="$(CC)" sh tools/cpu_avx512.sh $(AVX512_FLAGS) >/dev/null 2>&1 && echo avx512 || echo avx2)
+      endif
+    endif
   else ifneq ($(filter aarch64% arm64% arm%,$(TARGET_MACHINE)),)
     # AArch64 (Linux aarch64-*, Apple arm64-*) and ARMv7 with NEON-VFPv4:
     # the same kernels, exact on both (arch/neon/kernels_neon.h).
@@ -41,7 +55,7 @@ endif
 # (x86-64: -mfma; 32-bit ARM: ARMv7-A with NEON-VFPv4, hard float, which a
 # compiler for Raspberry Pi OS's ARMv6 default needs to be told).
 ifneq ($(filter x86_64%,$(TARGET_MACHINE)),)
-  CPUFLAGS ?= -mfma $(if $(filter avx2,$(ARCH)),-mavx2)
+  CPUFLAGS ?= -mfma
 else ifneq ($(filter arm-% armv7%,$(TARGET_MACHINE)),)
   CPUFLAGS ?= -march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard
 endif
@@ -71,8 +85,13 @@ ifeq ($(shell uname -s),Darwin)   # Homebrew's SLEEF and xxHash
   export NGPT_DEPS_CPPFLAGS = -I$(BREW_PREFIX)/include
 endif
 CFLAGS  ?= $(OPT) -g
+# The kernel directories' own flags (x86-64): arch/avx2 -mavx2, arch/avx512
+# the AVX-512 set. An avx512 build links arch/avx2 too (the kernels its
+# column marks AVX2), each directory with its own flags.
+KERNEL_FLAGS := $(if $(filter avx2,$(ARCH)),$(AVX2_FLAGS),$(if $(filter avx512,$(ARCH)),$(AVX512_FLAGS)))
 ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
-             -DNGPT_ARCH_NAME='"$(ARCH)"' -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS))"'
+             -DNGPT_ARCH_NAME='"$(ARCH)"' \
+             -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS)$(if $(KERNEL_FLAGS),; kernels $(KERNEL_FLAGS)))"'
 LDLIBS  += -lsleef -lxxhash -lm -lpthread
 LDFLAGS += $(SANFLAGS)
 
@@ -81,6 +100,9 @@ LDFLAGS += $(SANFLAGS)
 LIB_SRC := $(filter-out src/ref/active.c,$(wildcard src/*/*.c)) $(if $(filter scalar,$(ARCH)),src/ref/active.c)
 ifneq ($(ARCH),scalar)
   LIB_SRC += $(wildcard arch/$(ARCH)/*.c)
+endif
+ifeq ($(ARCH),avx512)
+  LIB_SRC += $(filter-out arch/avx2/table.c,$(wildcard arch/avx2/*.c))
 endif
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # Every portable source (check-apple compiles them with the NEON kernels).
@@ -99,8 +121,11 @@ KCASE_DEP := $(KCASE_SRC) $(wildcard bench/kernels/*.h) src/kernels.inc
 # statistics, the FMA probe; bench/kernel_bench.c, which runs the cases from
 # the active table) and the kernel cases. bench/gemm_bench.c is a program of
 # its own (make bench-gemm).
-BENCH_LAYER_SRC := bench/timing.c bench/peak.c bench/kernel_bench.c
-BENCH_SRC := $(filter-out bench/gemm_bench.c,$(wildcard bench/*.c)) $(KCASE_SRC)
+# x86-64: the probe of the widest FMA (zmm), whatever the build's kernels,
+# run only on a CPU that has AVX-512F (bench/peak.c asks cpuid first).
+PEAK_X86_SRC := $(if $(filter x86_64%,$(TARGET_MACHINE)),bench/peak_avx512.c)
+BENCH_SRC := $(filter-out bench/gemm_bench.c bench/peak_avx512.c,$(wildcard bench/*.c)) \
+             $(PEAK_X86_SRC) $(KCASE_SRC)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
 $(BENCH_OBJ): CPPFLAGS += -Ibench -Ibench/kernels -Icli
 
@@ -108,8 +133,9 @@ LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
+
 .PHONY: all corpus deps test test-native test-threads test-interop bench bench-readme bench-gemm \
-        install uninstall clean examples check-apple mca mca-flags
+        install uninstall clean examples check-apple mca mca-flags print-arch
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -129,7 +155,9 @@ deps:
 
 $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ISA_FLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj/arch/avx2/%.o: ISA_FLAGS = $(AVX2_FLAGS)
+$(BUILD)/obj/arch/avx512/%.o $(BUILD)/obj/bench/peak_avx512.o: ISA_FLAGS = $(AVX512_FLAGS)
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -197,7 +225,7 @@ examples: all
 # __APPLE__/__aarch64__ with clang (NEON, inline asm for Mach-O, warnings);
 # not macOS's own headers (README: building on a Mac).
 APPLE_DIR := build/apple-check
-APPLE_SRC := $(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c) $(CLI_SRC) $(BENCH_SRC)
+APPLE_SRC := $(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c) $(CLI_SRC) $(filter-out $(PEAK_X86_SRC),$(BENCH_SRC))
 APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
 APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
                 -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Ibench/kernels -Icli \
@@ -233,18 +261,27 @@ GEMM_BASELINE ?=
 GEMM_BLAS := $(if $(TOOLCHAIN),,$(shell pkg-config --exists openblas 2>/dev/null && echo yes))
 GEMM_BENCH_FLAGS := -Ibench/kernels $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
 GEMM_BENCH_LIBS := $(if $(GEMM_BLAS),$(shell pkg-config --libs openblas))
-GEMM_BENCH_SRC := bench/gemm_bench.c bench/timing.c bench/peak.c
+GEMM_BENCH_SRC := bench/gemm_bench.c
+GEMM_BENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,bench/timing.c bench/peak.c $(PEAK_X86_SRC))
 ifneq ($(GEMM_BASELINE),)
-  GEMM_BENCH_SRC += $(BUILD)/bench/base_ref.c $(if $(filter scalar,$(ARCH)),,$(BUILD)/bench/base_isa.c)
+  GEMM_BENCH_SRC += $(BUILD)/bench/base_ref.c
+  GEMM_BENCH_OBJ += $(if $(filter scalar,$(ARCH)),,$(BUILD)/bench/base_isa.o)
   GEMM_BENCH_FLAGS += -DNGPT_BENCH_BASELINE -Ibench $(if $(filter scalar,$(ARCH)),,-DNGPT_BENCH_BASELINE_ISA)
 endif
+# OpenBLAS picks its kernels by the CPU unless OPENBLAS_CORETYPE says
+# otherwise; on an AVX-512 CPU the yardstick runs its AVX-512 kernels
+# (SkylakeX) unless the caller set OPENBLAS_CORETYPE (docs/BENCH.md).
+GEMM_CORETYPE := $(or $(OPENBLAS_CORETYPE),$(if $(filter avx512,$(ARCH)),SkylakeX))
 bench-gemm: all $(BUILD)/bench/ngpt-gemm-bench
-	OPENBLAS_NUM_THREADS=1 $(RUN_ENV) $(BUILD)/bench/ngpt-gemm-bench $(GEMM_BENCH_ARGS)
+	OPENBLAS_NUM_THREADS=1 $(if $(GEMM_CORETYPE),OPENBLAS_CORETYPE=$(GEMM_CORETYPE)) \
+	    $(RUN_ENV) $(BUILD)/bench/ngpt-gemm-bench $(GEMM_BENCH_ARGS)
 
-$(BUILD)/bench/ngpt-gemm-bench: $(GEMM_BENCH_SRC) $(LIB) FORCE
+$(BUILD)/bench/ngpt-gemm-bench: $(GEMM_BENCH_SRC) $(GEMM_BENCH_OBJ) $(LIB) FORCE
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(GEMM_BENCH_FLAGS) -o $@ $(GEMM_BENCH_SRC) $(LIB) $(LDFLAGS) \
-	    $(GEMM_BENCH_LIBS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(GEMM_BENCH_FLAGS) -o $@ $(GEMM_BENCH_SRC) $(GEMM_BENCH_OBJ) \
+	    $(LIB) $(LDFLAGS) $(GEMM_BENCH_LIBS) $(LDLIBS)
+$(BUILD)/bench/base_isa.o: $(BUILD)/bench/base_isa.c
+	$(CC) $(CPPFLAGS) -Iarch/$(ARCH) $(ALL_CFLAGS) $(GEMM_BENCH_FLAGS) $(KERNEL_FLAGS) -c $< -o $@
 
 $(BUILD)/bench/base_ref.c: FORCE
 	@mkdir -p $(dir $@)
@@ -263,7 +300,7 @@ mca:
 	$(PYTHON) bench/mca.py $(MCA_ARGS)
 mca-flags:
 	@echo '$(CC)'
-	@echo '$(CPPFLAGS) $(NUMERIC) $(CPUFLAGS) $(OPT)'
+	@echo '$(CPPFLAGS) $(NUMERIC) $(CPUFLAGS) $(KERNEL_FLAGS) $(OPT)'
 
 # The version, read from include/ngpt.h (its one home).
 VERSION := $(shell awk '/^\#define NGPT_VERSION_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $$3 } END { print v }' include/ngpt.h)
@@ -287,6 +324,10 @@ uninstall:
 
 clean:
 	rm -rf build
+
+# The kernels this make would build (ARCH=auto resolved): tests/suite.sh asks.
+print-arch:
+	@echo $(ARCH)
 
 FORCE:
 

@@ -31,20 +31,25 @@
 #include "kernels.h"
 
 /* Where a tile's chains come from and go. Row r, column jj of each is at
- * ptr[r*rs + jj] (jj < NR, r < MR). */
+ * ptr[r*rs + jj] (jj < the tile's columns, r < MR). */
 typedef struct ngpt_gemm_tile_io {
     const float *cin;           /* chains so far, or NULL: start at +0.0f */
     ptrdiff_t cin_rs;
     float *cout;                /* the tile's result (may be cin) */
     ptrdiff_t cout_rs;
-    const float *bias;          /* NR floats added after the chain, or NULL */
+    const float *bias;          /* a float per column added after the chain, or NULL */
     const float *cadd;          /* the old C, added last (accumulate), or NULL */
     ptrdiff_t cadd_rs;
+    int panels;                 /* B panels (of NR columns) the tile covers: 1, or 2 for a
+                                   tile two panels wide (NGPT_TILE_NR = 32) */
+    ptrdiff_t b_next;           /* with 2 panels: floats from the first to the second */
 } ngpt_gemm_tile_io;
 
-/* A full MR x NR tile over kc steps: A(r, kk) = a[r*a_rs + kk*a_cs],
- * B(kk, jj) = bp[kk*NR + jj]. Per output: acc = cin or +0.0f; kc fmas in
- * increasing kk; then acc = acc + bias[jj]; then cout = cadd + acc. */
+/* A full tile over kc steps, MR rows x NR columns (or, for a tile two
+ * panels wide, 2*NR when io->panels == 2): A(r, kk) = a[r*a_rs + kk*a_cs],
+ * B(kk, jj) = bp[kk*NR + jj] for jj < NR, bp[b_next + kk*NR + jj - NR]
+ * past it. Per output: acc = cin or +0.0f; kc fmas in increasing kk; then
+ * acc = acc + bias[jj]; then cout = cadd + acc. */
 typedef void (*ngpt_gemm_tile_fn)(int kc, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs,
                                   const float *bp, const ngpt_gemm_tile_io *io);
 
@@ -67,8 +72,20 @@ typedef struct ngpt_gemv_blocks {
     ngpt_gemv_block_fn wide[4], one[4];
 } ngpt_gemv_blocks;
 
+/* The ISA's register tile, which its gemm.c may define before including
+ * this file: NGPT_TILE_MR rows (NGPT_GEMM_MR = 6 by default, AVX2's and
+ * NEON's) x NGPT_TILE_NR columns, one packed panel of 16 (NR, the default)
+ * or two side by side (32). The packed layout is gemm.h's either way. MC
+ * is a multiple of every MR in use. */
+#ifndef NGPT_TILE_MR
+#define NGPT_TILE_MR NGPT_GEMM_MR
+#endif
+#ifndef NGPT_TILE_NR
+#define NGPT_TILE_NR NGPT_GEMM_NR
+#endif
+
 enum {
-    MR = NGPT_GEMM_MR, NR = NGPT_GEMM_NR, KC = NGPT_GEMM_KC, MC = NGPT_GEMM_MC,
+    MR = NGPT_TILE_MR, TN = NGPT_TILE_NR, NR = NGPT_GEMM_NR, KC = NGPT_GEMM_KC, MC = NGPT_GEMM_MC,
     NC = NGPT_GEMM_NC, MS = NGPT_GEMM_MS
 };
 
@@ -125,11 +142,11 @@ static void pack_a(float *dst, const float *a, ptrdiff_t a_rs, ptrdiff_t a_cs, i
     pack_panels(dst, a, a_rs, a_cs, mc, kc, MR);
 }
 
-/* Copies an mr x nr region (row stride rs) into rows of NR floats, zero elsewhere. */
+/* Copies an mr x nr region (row stride rs) into rows of TN floats, zero elsewhere. */
 static void tile_in(float *t, int rows, const float *src, ptrdiff_t rs, int mr, int nr)
 {
-    memset(t, 0, (size_t)rows * NR * sizeof(float));
-    for (int r = 0; r < mr; r++) memcpy(t + r * NR, src + r * rs, (size_t)nr * sizeof(float));
+    memset(t, 0, (size_t)rows * TN * sizeof(float));
+    for (int r = 0; r < mr; r++) memcpy(t + r * TN, src + r * rs, (size_t)nr * sizeof(float));
 }
 
 /* A tile past the edge of m or n: the full tile runs on copies (padded rows
@@ -139,14 +156,14 @@ static void edge_tile(ngpt_gemm_tile_fn tile, int kc, const float *a, ptrdiff_t 
                       ptrdiff_t a_cs, const float *bp, const ngpt_gemm_tile_io *io, int mr,
                       int nr)
 {
-    _Alignas(64) float tin[MR * NR], tadd[MR * NR], tout[MR * NR], tbias[NR];
-    ngpt_gemm_tile_io t = {NULL, NR, tout, NR, NULL, NULL, NR};
+    _Alignas(64) float tin[MR * TN], tadd[MR * TN], tout[MR * TN], tbias[TN];
+    ngpt_gemm_tile_io t = {NULL, TN, tout, TN, NULL, NULL, TN, io->panels, io->b_next};
     if (io->cin) tile_in(tin, MR, io->cin, io->cin_rs, mr, nr), t.cin = tin;
     if (io->cadd) tile_in(tadd, MR, io->cadd, io->cadd_rs, mr, nr), t.cadd = tadd;
     if (io->bias) tile_in(tbias, 1, io->bias, 0, 1, nr), t.bias = tbias;
     tile(kc, a, a_rs, a_cs, bp, &t);
     for (int r = 0; r < mr; r++)
-        memcpy(io->cout + r * io->cout_rs, tout + r * NR, (size_t)nr * sizeof(float));
+        memcpy(io->cout + r * io->cout_rs, tout + r * TN, (size_t)nr * sizeof(float));
 }
 
 /* The operands of one call. */
@@ -178,11 +195,12 @@ static ngpt_gemm_tile_io tile_io(const gemm_args *g, int i, int j, int is, int j
     }
     io.cadd_rs = g->c_rs;
     io.bias = last && g->bias ? g->bias + j : NULL;
+    io.panels = 1, io.b_next = 0;
     return io;
 }
 
-/* All tiles of one (A block, B block) pair: for each B panel (in L1), every
- * A micro-panel of the block (in L2). */
+/* All tiles of one (A block, B block) pair: for each B micro-panel (one or
+ * two panels: in L1), every A micro-panel of the block (in L2). */
 static void run_block(const gemm_args *g, const float *ablock, ptrdiff_t ars, ptrdiff_t acs,
                       ptrdiff_t atile, const float *bblock, size_t panel_stride, int ic, int mc,
                       int jc, int nc, int is, int kc, bool first, bool last)
@@ -193,14 +211,15 @@ static void run_block(const gemm_args *g, const float *ablock, ptrdiff_t ars, pt
     _Alignas(64) float apad[KC * MR];
     const int mfull = mc - mc % MR;
     if (g->a_in_place && mfull < mc) pack_a(apad, ablock + (mfull / MR) * atile, ars, acs, mc - mfull, kc);
-    for (int jr = 0; jr < nc; jr += NR) {
+    for (int jr = 0; jr < nc; jr += TN) {
         const float *bp = bblock + (size_t)(jr / NR) * panel_stride;
-        const int nr = min_int(NR, nc - jr);
+        const int nr = min_int(TN, nc - jr);
         for (int ir = 0; ir < mc; ir += MR) {
             const int mr = min_int(MR, mc - ir);
             const float *at = ablock + (ir / MR) * atile;
-            const ngpt_gemm_tile_io io = tile_io(g, ic + ir, jc + jr, is, jc, first, last);
-            if (mr == MR && nr == NR)
+            ngpt_gemm_tile_io io = tile_io(g, ic + ir, jc + jr, is, jc, first, last);
+            if (nr > NR) io.panels = 2, io.b_next = (ptrdiff_t)panel_stride;
+            if (mr == MR && nr % NR == 0)
                 g->tile(kc, at, ars, acs, bp, &io);
             else if (mr < MR && g->a_in_place)
                 edge_tile(g->tile, kc, apad, 1, MR, bp, &io, mr, nr);

@@ -9,7 +9,7 @@
  *
  * The ISA defines, before including this file, its vector type and pieces
  * (each a no-op unless R > r and P > p, for the block's constants R and P):
- *   GV_VEC              the vector type (AVX2 __m256, NEON float32x4_t)
+ *   GV_VEC              the vector type (AVX2 __m256, AVX-512 __m512, NEON float32x4_t)
  *   GV_ACC(r, p)        declares the zeroed accumulators s<r><p><h> of row r, panel p
  *   GV_LOAD(p)          declares w<p><h> and loads row kk of panel p into them
  *   GV_PREFETCH(p, off) prefetches w + p*ps + off

@@ -5,6 +5,8 @@
 #ifndef NGPT_BENCH_H
 #define NGPT_BENCH_H
 
+#include <stdbool.h>
+
 double bench_now(void);                 /* seconds, monotonic */
 
 /* Sorts t[0..n) (n >= 1) and gives its median (the mean of the middle two
@@ -13,11 +15,20 @@ void bench_stats(double *t, int n, double *median, double *min, double *max);
 double bench_median(double *t, int n);  /* bench_stats' median */
 
 /* The FMA peak probe: 12 independent chains of `iters` dependent FMAs each,
- * in the widest FMA vector the build's flags allow (bench_fma_isa), touching
- * no memory. Returns the flops done; time it to get the arithmetic peak of
- * the core it runs on (run it on N threads at once for N cores). */
+ * touching no memory, in the widest FMA vector this CPU executes
+ * (bench_fma_isa: on x86-64 AVX-512 when cpuid says so, whatever the
+ * build's kernels). Returns the flops done; time it to get the arithmetic
+ * peak of the core it runs on (run it on N threads at once for N cores).
+ * Every "% of peak" is against it. */
 double bench_fma_probe(long iters);
-/* "AVX2 FMA, 8 lanes", "NEON FMA, 4 lanes" or "scalar fmaf". */
+/* "AVX-512 FMA, 16 lanes", "AVX2 FMA, 8 lanes", "NEON FMA, 4 lanes" or
+ * "scalar fmaf". */
 const char *bench_fma_isa(void);
+/* The same probe in the FMA of the build's kernels (an AVX2 build on an
+ * AVX-512 CPU: 8 lanes; the scalar reference: fmaf), and whether that is
+ * the widest one. */
+double bench_fma_probe_kernels(long iters);
+const char *bench_fma_isa_kernels(void);
+bool bench_fma_kernels_widest(void);
 
 #endif

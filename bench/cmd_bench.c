@@ -152,6 +152,15 @@ int cli_cmd_bench(int argc, char **argv)
     o.decode_tokens = quick_big ? 64 : 256;
     command_line(argc, argv, o.command, sizeof o.command);
 
+    /* the kernel table runs the kernels directly: let the library check the
+     * CPU against the build first (a tiny context), rather than meet SIGILL */
+    ngpt_config tiny = ngpt_config_default();
+    tiny.context_len = 8, tiny.d_model = 8, tiny.n_layers = 1, tiny.n_heads = 2, tiny.d_ff = 16;
+    ngpt_shape tiny_shape = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_context *probe = NULL;
+    if (ngpt_context_init(&probe, &tiny, &tiny_shape, NULL, 0)) return cli_library_failed(a.cmd);
+    ngpt_context_free(probe);
+
     bench_report *r = calloc(1, sizeof *r);
     if (!r) return cli_error(a.cmd, CLI_FAILED, "out of memory");
     bench_cpu_name(r->cpu, sizeof r->cpu);

@@ -60,9 +60,11 @@ typedef struct bench_kernel {
     bench_stat sec;
 } bench_kernel;
 
-/* The FMA probe's peak for a thread count. */
+/* The FMA probe's peak for a thread count: in the CPU's widest FMA, and
+ * (kernels) in the narrower one the build's kernels use, when they do. */
 typedef struct bench_peak {
     int32_t threads;
+    bool kernels;                   /* false: the CPU's widest FMA, the peak */
     double flops;                   /* per call */
     bench_stat sec;
 } bench_peak;
@@ -78,7 +80,7 @@ typedef struct bench_report {
     int n_work;
     bench_kernel kern[BENCH_MAX_ROWS];
     int n_kern;
-    bench_peak peak[BENCH_MAX_THREADS];
+    bench_peak peak[2 * BENCH_MAX_THREADS];
     int n_peak;
     bench_arena arena[BENCH_MAX_ROWS];
     int n_arena;
@@ -172,9 +174,9 @@ void bench_workload_shape(const bench_workload *w, char *buf, size_t size);
 /* Tokens per second of a workload: median, and min–max from the slowest
  * and fastest run. */
 double bench_tok_s(const bench_workload *w, double sec);
-/* The peak for a thread count (GFLOP/s): the probe's best run, the closest
- * estimate of what the hardware allows (others' load only slows it); 0 if
- * none was measured. */
+/* The peak for a thread count (GFLOP/s): the best run of the probe in the
+ * CPU's widest FMA, the closest estimate of what the hardware allows
+ * (others' load only slows it); 0 if none was measured. */
 double bench_peak_gflops(const bench_report *r, int32_t threads);
 
 #endif

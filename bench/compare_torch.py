@@ -50,6 +50,14 @@ A fair PyTorch (measured on a 2-CPU AMD EPYC Zen 5 VM, Debian 12, torch 1.13):
     without them and 8.4 s with them (B=8 T=128: 1.10 s and 0.67 s).
   - inference under torch.inference_mode() and model.eval(); RoPE tables
     computed once (ngpt_torch.rope_tables keeps them).
+  - BLAS kernels: on a CPU with AVX-512 (F, BW, VL, DQ in /proc/cpuinfo)
+    the children run with OPENBLAS_CORETYPE=SkylakeX, OpenBLAS's AVX-512
+    kernels, unless the caller's environment sets OPENBLAS_CORETYPE (then
+    that is used, with a note when it names an AVX2-only core on such a
+    CPU): an environment that pins OpenBLAS to Haswell (AVX2) halves its
+    products on a core that runs 512-bit FMAs at full width (Zen 5, Xeon),
+    and a PyTorch with an AVX-512 BLAS is what a user of that CPU gets. The
+    table's header says which was used (docs/BENCH.md).
 """
 import argparse
 import json
@@ -69,6 +77,38 @@ ALLOC_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
     "MALLOC_TOP_PAD_": str(256 << 20),
 }
+
+
+# OpenBLAS core types that run its AVX2 kernels at most
+AVX2_CORES = {"haswell", "zen", "sandybridge", "nehalem", "core2", "prescott", "atom", "barcelona",
+              "bulldozer", "piledriver", "steamroller", "excavator"}
+
+
+def cpu_has_avx512():
+    """Whether /proc/cpuinfo lists AVX-512 F, BW, VL and DQ (False elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags
+    except OSError:
+        pass
+    return False
+
+
+def blas_coretype():
+    """(OPENBLAS_CORETYPE for the children or None, a sentence saying why)."""
+    user = os.environ.get("OPENBLAS_CORETYPE")
+    if user:
+        why = "from the environment"
+        if user.lower() in AVX2_CORES and cpu_has_avx512():
+            why += (" (note: it pins OpenBLAS to its AVX2 kernels on this AVX-512 CPU; "
+                    "unset it for OpenBLAS's AVX-512 kernels)")
+        return user, why
+    if cpu_has_avx512():
+        return "SkylakeX", "OpenBLAS's AVX-512 kernels: this CPU has AVX-512"
+    return None, "OpenBLAS's own choice for this CPU"
 
 
 def have_torch():
@@ -210,6 +250,9 @@ def blas_table(ng, budget_s, min_run_s):
     rows = []
     for t in ng["threads"]:
         env = dict(os.environ, **ALLOC_ENV, OPENBLAS_NUM_THREADS=str(t), OMP_NUM_THREADS="1")
+        core, _ = blas_coretype()
+        if core:
+            env["OPENBLAS_CORETYPE"] = core
         spec = dict(shapes=shapes, runs=ng["runs"], warmup=ng["warmup"], budget_s=budget_s,
                     min_run_s=min_run_s)
         p = subprocess.run([sys.executable, os.path.abspath(__file__), "--blas-child"],
@@ -233,6 +276,9 @@ def run_torch(spec, torch_omp):
     env = dict(os.environ, **ALLOC_ENV)
     omp = t if torch_omp else 1
     env.update(OPENBLAS_NUM_THREADS=str(t), OMP_NUM_THREADS=str(omp), MKL_NUM_THREADS=str(t))
+    core, _ = blas_coretype()
+    if core:
+        env["OPENBLAS_CORETYPE"] = core
     spec = dict(spec, torch_threads=omp)
     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"],
                        input=json.dumps(spec), capture_output=True, text=True, env=env)
@@ -314,6 +360,9 @@ def main():
               "(Debian: apt-get install python3-torch libopenblas0-pthread)")
         return 0
 
+    core, why = blas_coretype()
+    blas_line = f"- BLAS: OPENBLAS_CORETYPE={core or '(unset)'}: {why}"
+    print("compare_torch: " + blas_line[2:], file=sys.stderr, flush=True)
     ng = json.load(open(args.json)) if args.json else ngpt_run(args)
     quick = ng.get("quick", False)
     budget_s, min_run_s = (6.0, 0.02) if quick else (30.0, 0.05)
@@ -338,6 +387,7 @@ def main():
            + "; ".join(f"{t}: {e}" for t, e in envs.items())
            + (", torch.set_num_threads = the count" if args.torch_omp else ", torch.set_num_threads(1)"),
            f"- allocator: {alloc}",
+           blas_line,
            f"- cpu: {ng['cpu']}; config: V={c['V']} T={c['T']} C={c['C']} L={c['L']} H={c['H']} "
            f"d_ff={c['d_ff']} dropout={c['dropout']:g}; {ng['date']}",
            f"- tok/s: median of up to {ng['runs']} runs after {ng['warmup']} warm-up; "

@@ -6,7 +6,8 @@
  *   new     the active table's gemm / gemm_packed (this build)
  *   ref     the reference, when --ref is given (slow)
  *   base    a baseline commit's gemm (make bench-gemm GEMM_BASELINE=<commit>)
- *   blas    cblas_sgemm/sgemv when built with OpenBLAS (OPENBLAS_NUM_THREADS=1)
+ *   blas    cblas_sgemm/sgemv when built with OpenBLAS (OPENBLAS_NUM_THREADS=1;
+ *           the header names the OpenBLAS kernels, OPENBLAS_CORETYPE's choice)
  * Decode (m <= 8 rows on packed weights) cycles through enough copies of each
  * matrix that none stays in L2, as a decode step streams the whole model; it
  * prints GB/s of packed weights.
@@ -260,9 +261,16 @@ int main(int argc, char **argv)
         t0 = bench_now(), pf = bench_fma_probe(probe_iters);
         if (pf / (bench_now() - t0) > best) best = pf / (bench_now() - t0);
     }
-    printf("gemm bench: kernels %s, FMA peak probe %.1f GFLOP/s (one core), %s of %d, "
-           "workspace %zu KiB\n", K->name, best * 1e-9, best_of ? "best" : "median", reps,
-           (size_t)NGPT_GEMM_WORK_BYTES / 1024);
+    printf("gemm bench: kernels %s, FMA peak probe %.1f GFLOP/s (%s, one core), %s of %d, "
+           "workspace %zu KiB\n", K->name, best * 1e-9, bench_fma_isa(), best_of ? "best" : "median",
+           reps, (size_t)NGPT_GEMM_WORK_BYTES / 1024);
+#ifdef NGPT_BENCH_CBLAS
+    /* make bench-gemm sets OPENBLAS_CORETYPE=SkylakeX for an avx512 build
+     * unless the caller set it (docs/BENCH.md): say what OpenBLAS runs */
+    const char *core = getenv("OPENBLAS_CORETYPE");
+    printf("OpenBLAS: %s kernels (OPENBLAS_CORETYPE=%s)\n", openblas_get_corename(),
+           core ? core : "unset: its own choice");
+#endif
     printf("%% of peak: %s\n\n", best_of ? "the best rate / the probe's best rate"
                                           : "median over rounds of the rate / the probe's rate in "
                                             "the same round");

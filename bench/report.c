@@ -15,7 +15,7 @@ double bench_tok_s(const bench_workload *w, double sec) { return sec > 0 ? w->to
 double bench_peak_gflops(const bench_report *r, int32_t threads)
 {
     for (int i = 0; i < r->n_peak; i++)
-        if (r->peak[i].threads == threads) return r->peak[i].flops / r->peak[i].sec.min * 1e-9;
+        if (r->peak[i].threads == threads && !r->peak[i].kernels) return r->peak[i].flops / r->peak[i].sec.min * 1e-9;
     return 0;
 }
 
@@ -161,11 +161,15 @@ static void kernel_table(FILE *f, const bench_report *r)
     if (!md_alloc(&t, r->n_peak + r->n_kern)) return;
     for (int i = 0; i < r->n_peak; i++, t.rows++) {
         const bench_peak *p = &r->peak[i];
-        snprintf(md_cell(&t, t.rows, 0), MD_CELL, "fma peak (probe)");
-        snprintf(md_cell(&t, t.rows, 1), MD_CELL, "%s", bench_fma_isa());
+        snprintf(md_cell(&t, t.rows, 0), MD_CELL, p->kernels ? "fma (the kernels' width)" : "fma peak (probe)");
+        snprintf(md_cell(&t, t.rows, 1), MD_CELL, "%s", p->kernels ? bench_fma_isa_kernels() : bench_fma_isa());
         snprintf(md_cell(&t, t.rows, 2), MD_CELL, "%d", (int)p->threads);
         fmt_num(md_cell(&t, t.rows, 5), MD_CELL, p->flops / p->sec.median * 1e-9);
-        fmt_num(md_cell(&t, t.rows, 6), MD_CELL, 100 * p->sec.min / p->sec.median);
+        /* the peak's row: its median against its best (how steady the
+         * machine was); the kernels' probe: its median against the peak */
+        const double peak = bench_peak_gflops(r, p->threads);
+        if (!p->kernels) fmt_num(md_cell(&t, t.rows, 6), MD_CELL, 100 * p->sec.min / p->sec.median);
+        else if (peak > 0) fmt_num(md_cell(&t, t.rows, 6), MD_CELL, 100 * p->flops / p->sec.median * 1e-9 / peak);
     }
     for (int i = 0; i < r->n_kern; i++, t.rows++) {
         const bench_kernel *k = &r->kern[i];
@@ -291,8 +295,10 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
     fprintf(f, "\n  ],\n  \"peak\": [");
     for (int i = 0; i < r->n_peak; i++) {
         const bench_peak *p = &r->peak[i];
-        fprintf(f, "%s\n    {\"threads\": %d, \"flops\": %.9g, \"runs\": %d, ", i ? "," : "",
-                (int)p->threads, p->flops, p->sec.runs);
+        fprintf(f, "%s\n    {\"threads\": %d, \"isa\": \"%s\", \"widest\": %s, \"flops\": %.9g, "
+                "\"runs\": %d, ", i ? "," : "", (int)p->threads,
+                p->kernels ? bench_fma_isa_kernels() : bench_fma_isa(), p->kernels ? "false" : "true",
+                p->flops, p->sec.runs);
         json_stat(f, "gflops", &p->sec, p->flops, 1e-9);
         fputc('}', f);
     }

@@ -75,7 +75,8 @@ void bench_print_svg(FILE *f, const bench_opts *o, const bench_report *r)
     bar *kb = bars + nw;
     for (int i = 0; i < r->n_peak; i++, nk++) {
         const bench_peak *p = &r->peak[i];
-        snprintf(kb[nk].label, sizeof kb[nk].label, "FMA peak (probe), %dt", (int)p->threads);
+        snprintf(kb[nk].label, sizeof kb[nk].label, "FMA %s, %dt",
+                 p->kernels ? "(the kernels' width)" : "peak (probe)", (int)p->threads);
         kb[nk].value = p->flops / p->sec.median * 1e-9;
         kb[nk].lo = p->flops / p->sec.max * 1e-9, kb[nk].hi = p->flops / p->sec.min * 1e-9;
         kb[nk].color = "#7f7f7f";

@@ -23,14 +23,18 @@
  * tile computes it). Each concurrent call needs its own workspace.
  *
  * The weight gradient dW = dY^T X splits the same way (rows are W's output
- * rows, columns its inputs): every thread runs whole chains over B*T.
+ * rows, columns its inputs): every thread runs whole chains over B*T. Each
+ * part packs its own blocks of B (k = B*T rows of X) and, for every
+ * NC-column block, of A: ops.c cuts a weight gradient into whole NC-column
+ * blocks where it has one for every thread (no extra packing), else into
+ * one row part per thread.
  *
  * Workspace: gemm takes `work`, NGPT_GEMM_WORK_BYTES bytes aligned to 64,
  * private to the call while it runs: the arena holds one per thread,
  * thread t's at plan.threads.gemm_work + t * NGPT_GEMM_WORK_FLOATS. It holds the
  * packed A and B blocks and, when accumulating over more than one k block,
  * the partial chains. gemm_packed needs none (its B is packed already, its
- * A read in place). Nothing larger than about 8 KiB goes on the stack, so
+ * A read in place). Nothing larger than about 12 KiB goes on the stack, so
  * pool threads and small boards are safe.
  *
  * Weights packed once: pack_w after each optimizer step (training) or at
@@ -44,8 +48,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Register tile of the blocked gemm: MR rows x NR columns (NR = the packed
- * panel width: two 8-lane groups; AVX2 two __m256, NEON four float32x4_t). */
+/* The packed panel width NR (two 8-lane groups: AVX2 two __m256, NEON four
+ * float32x4_t, AVX-512 one __m512), and the register tile's rows MR of the
+ * ISAs whose tile is one panel wide (AVX2, NEON: 6x16). An ISA may choose
+ * its own tile in arch/gemm_blocked.h (AVX-512: 8 rows x two panels). */
 #define NGPT_GEMM_MR 6
 #define NGPT_GEMM_NR 16
 

@@ -43,7 +43,7 @@ typedef struct ngpt_adamw_coef {
 
 /* A table of kernels: one field per kernel of the list, in its order. */
 typedef struct ngpt_kernels {
-    const char *name;           /* "scalar", "avx2", "neon", ... */
+    const char *name;           /* "scalar", "avx2", "avx512", "neon", ... */
 #define NGPT_KERNEL(kernel, op, ret, params, ...) ngpt_##kernel##_fn kernel;
 #include "kernels.inc"
 } ngpt_kernels;
@@ -62,17 +62,21 @@ extern const ngpt_kernels ngpt_kernels_active;  /* chosen at build time */
  * For an ISA, each column entry of the list picks through NGPT_ISA_ENTRY:
  *   NGPT_ISA_ENTRY(kernel, isa, SIMD)   .kernel = ngpt_f32_<kernel>__<isa>
  *   NGPT_ISA_ENTRY(kernel, isa, REF)    .kernel = ngpt_f32_<kernel>_ref
- * and NGPT_ISA_PROTO declares the ISA's own kernels (SIMD) only. The flag
- * is expanded first, so an ISA may map flags of its own to these two. */
+ *   NGPT_ISA_ENTRY(kernel, isa, AVX2)   .kernel = ngpt_f32_<kernel>__avx2
+ * and NGPT_ISA_PROTO declares the kernels a table names besides the
+ * reference (SIMD: the ISA's own; AVX2: the AVX2 one it borrows). The flag
+ * is expanded first, so an ISA may map flags of its own to these. */
 #define NGPT_REF_ENTRY(kernel, ...) .kernel = ngpt_f32_##kernel##_ref,
 #define NGPT_ISA_ENTRY(kernel, isa, flag) NGPT_ISA_ENTRY_(kernel, isa, flag)
 #define NGPT_ISA_ENTRY_(kernel, isa, flag) .kernel = NGPT_ISA_FN_##flag(kernel, isa),
 #define NGPT_ISA_FN_SIMD(kernel, isa) ngpt_f32_##kernel##__##isa
 #define NGPT_ISA_FN_REF(kernel, isa) ngpt_f32_##kernel##_ref
+#define NGPT_ISA_FN_AVX2(kernel, isa) ngpt_f32_##kernel##__avx2
 #define NGPT_ISA_PROTO(kernel, isa, flag, ret, params) NGPT_ISA_PROTO_(kernel, isa, flag, ret, params)
 #define NGPT_ISA_PROTO_(kernel, isa, flag, ret, params) NGPT_ISA_PROTO_##flag(kernel, isa, ret, params)
 #define NGPT_ISA_PROTO_SIMD(kernel, isa, ret, params) ret ngpt_f32_##kernel##__##isa params;
 #define NGPT_ISA_PROTO_REF(kernel, isa, ret, params)
+#define NGPT_ISA_PROTO_AVX2(kernel, isa, ret, params) ret ngpt_f32_##kernel##__avx2 params;
 
 /* Combines 8 lane partial sums in the canonical tree. */
 static inline float ngpt_lanes_combine(const float p[NGPT_LANES])

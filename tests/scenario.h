@@ -109,7 +109,12 @@ static void scenario_infer(const ngpt_config *cfg, int32_t B, int32_t T, variant
     ngpt_context *ctx = scenario_make(cfg, NGPT_MODE_INFER, B, T, NGPT_TRACE_FULL, v, &arena);
     if (!ctx) return;
     int32_t tok[4096];
-    for (int32_t i = 0; i < B * T; i++) tok[i] = (unsigned char)TEXT[(i * 7) % (sizeof TEXT - 1)];
+    /* tok[i] = TEXT[(7 i) mod len], as a recurrence: clang 14 at -mfma
+     * without -mavx2 (the x86 baseline of tests and library) miscompiled
+     * the modulo written out, unrolled into byte shuffles of TEXT (3 of 48
+     * tokens read past the text's end) */
+    for (int32_t i = 0, at = 0; i < B * T; i++, at = (at + 7) % (int32_t)(sizeof TEXT - 1))
+        tok[i] = (unsigned char)TEXT[at];
     const float *map;
     size_t n;
     CHECK_OK(ngpt_model_forward(ctx, tok, B, T, NULL, NULL));

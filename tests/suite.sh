@@ -1,7 +1,10 @@
 #!/bin/sh
 # suite.sh — what `make test` runs: every build's suite, then one total.
 #   1. the native build (make test-native)
-#   2. on x86-64 Linux (and no TOOLCHAIN given): the AArch64 and ARMv7 builds
+#   2. when the native build's kernels are avx512 (ARCH=auto on a CPU with
+#      AVX-512): the avx2 build too, natively, in build/avx2 — the binary for
+#      any Haswell/Zen, with the same golden constants
+#   3. on x86-64 Linux (and no TOOLCHAIN given): the AArch64 and ARMv7 builds
 #      under qemu-user, installing the cross toolchain when it can
 # Each run appends "label passed failed" to the results file; a build that
 # fails before its tests run is recorded as one failure.
@@ -17,6 +20,9 @@ run() {     # run LABEL [make arguments]
 }
 
 run native ${TOOLCHAIN:+TOOLCHAIN=$TOOLCHAIN}
+if [ "$($MAKE --no-print-directory -s ${TOOLCHAIN:+TOOLCHAIN=$TOOLCHAIN} print-arch)" = avx512 ]; then
+    run avx2 ARCH=avx2 BUILD=build/avx2
+fi
 if [ -z "$TOOLCHAIN" ] && [ "$(uname -m)" = x86_64 ] && [ "$(uname -s)" = Linux ]; then
     if sh tools/deps-cross.sh; then
         run aarch64 TOOLCHAIN=toolchains/aarch64-linux-gnu.mk

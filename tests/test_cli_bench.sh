@@ -38,6 +38,18 @@ grep -q "^- build: ngpt .*kernels=.*sleef=.*xxhash=.*cc=.*flags=" "$dir/b.md"
 check $? "the build-info line names kernels, SLEEF, xxHash, compiler and flags"
 [ "$(count 'fma peak (probe)')" = $nt ]
 check $? "an FMA peak per thread count"
+# the peak is the CPU's widest FMA; a build whose kernels use a narrower one
+# (AVX2 kernels on an AVX-512 CPU, the scalar reference) gets a row of that
+# width per thread count too, and its JSON peak entries say which is which
+widths=$(count "fma (the kernels' width)")
+case "$(sed -n 's/.*kernels=\([a-z0-9]*\).*/\1/p' "$dir/b.md" | head -1) $(grep -c 'AVX-512 FMA' "$dir/b.md")" in
+avx2\ [1-9]*|scalar\ [1-9]*) want=$nt ;;     # an AVX-512 CPU, narrower kernels
+scalar\ 0) want=$(grep -q 'fma peak (probe) | scalar' "$dir/b.md" && echo 0 || echo $nt) ;;
+*) want=0 ;;
+esac
+[ "$widths" = "$want" ] && [ "$(grep -c '"widest": false' "$dir/b.json")" = "$want" ] &&
+    [ "$(grep -c '"widest": true' "$dir/b.json")" = $nt ]
+check $? "a probe row in the kernels' width exactly when it is narrower than the peak ($widths, want $want)"
 # the kernel list's products and row kernels, each with a rate and no mismatch
 if [ "$kernels" = all ]; then
     [ "$(count gemm)" -ge $((2 * nt)) ] && [ "$(count gelu_fwd)" = $nt ] && [ "$(count adamw)" = $nt ]

@@ -32,8 +32,11 @@ fi
 # (packed, and in place four steps a trip: LLVM's model of the M1 issues 3
 # fmas a cycle where the core has 4 pipes) / 60 (one step a trip: the
 # remainder of k), cortex-a57 (ARMv7 build) 100 / 86, haswell 92,
-# skylake 100, znver3 100.
+# skylake 100, znver3 100; the AVX-512 8x32 tile: skylake-avx512 89, znver4
+# 67 (LLVM's Zen 4 model; measured on a Zen 4 the tile runs at about 90% of
+# its FMA peak: docs/BENCH.md).
 floors="cortex-a72>=95 neoverse-n1>=94 apple-m1>=58 cortex-a57>=84 haswell>=90 skylake>=95 znver3>=95"
+floors="$floors skylake-avx512>=85 znver4>=64"
 args=
 for f in $floors; do args="$args --check gemm-tile:$f"; done
 # shellcheck disable=SC2086

@@ -8,6 +8,7 @@
 
 #include "kernels_avx2.h"
 #include "base/rng.h"
+#include "../dropout.h"
 
 /* (hi, lo) of the 32x32 -> 64-bit products of 8 lanes by m. */
 static inline void mulhilo8(__m256i c, __m256i m, __m256i *hi, __m256i *lo)
@@ -58,10 +59,7 @@ philox8(const ngpt_dropout_key *key, uint64_t group0, __m256i out[4])
 void ngpt_f32_dropout__avx2(float *y, const float *x, size_t n, uint64_t first,
                             const ngpt_dropout_key *key)
 {
-    /* The head up to a block boundary runs the reference. */
-    size_t i = (size_t)((4 - first % 4) % 4);
-    if (i > n || ngpt_dropout_threshold(key->p) > (1u << 24)) i = n;   /* p >= 1: no mask */
-    ngpt_f32_dropout_ref(y, x, i, first, key);
+    size_t i = ngpt_dropout_head(y, x, n, first, key);
     const float scale = 1.0f / (1.0f - key->p);
     const uint32_t threshold = ngpt_dropout_threshold(key->p);
     /* keep <=> (w >> 8) > threshold - 1, a signed compare: both sides are in
@@ -81,7 +79,6 @@ void ngpt_f32_dropout__avx2(float *y, const float *x, size_t n, uint64_t first,
         uint32_t words[32];
         philox8(key, (first + i) / 4, w);
         for (int v = 0; v < 4; v++) _mm256_storeu_si256((__m256i *)(words + 8 * v), w[v]);
-        for (size_t e = 0; i + e < n; e++)
-            y[i + e] = (words[e] >> 8) >= threshold ? x[i + e] * scale : 0.0f;
+        ngpt_dropout_apply(y + i, x + i, n - i, words, threshold, scale);
     }
 }

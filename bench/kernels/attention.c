@@ -10,9 +10,9 @@
 
 static void test_shapes(kc_shapes *out)
 {
-    static const int rows[] = {1, 3, 4, 6, 9}, keys[] = {1, 6, 17, 33}, dims[] = {1, 8, 10, 17, 34, 66};
-    for (int r = 0; r < 5; r++)
-        for (int n = 0; n < 4; n++)
+    static const int rows[] = {1, 3, 4, 6, 9, 17}, keys[] = {1, 6, 17, 33, 40}, dims[] = {1, 8, 10, 17, 34, 66};
+    for (int r = 0; r < 6; r++)
+        for (int n = 0; n < 5; n++)
             for (int d = 0; d < 6; d++)
                 for (int tiny = 0; tiny < 2; tiny++) kc_add_shape(out, rows[r], keys[n], dims[d], 2 * 3 + tiny);
 }

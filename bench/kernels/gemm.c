@@ -34,7 +34,7 @@ enum { A, B, BIASV, C };
 
 static void test_shapes(kc_shapes *out)
 {
-    /* across tile edges (4x4, 6x16, 4x8, 8 columns), every layout */
+    /* across tile edges (4x4, 6x16, 8x32, 4x8, 8 columns), every layout */
     static const int ms[] = {1, 3, 4, 5, 13}, ns[] = {1, 7, 8, 9, 33}, ks[] = {0, 1, 5, 17, 64};
     for (int im = 0; im < 5; im++)
         for (int in = 0; in < 5; in++)
@@ -44,8 +44,10 @@ static void test_shapes(kc_shapes *out)
      * cache blocks (KC = 256: chains continued in C or, accumulating, in the
      * workspace), rows past MC = 144 and columns past NC = 256 */
     static const int wide[][3] = {{37, 45, 300}, {5, 17, 5000}, {64, 72, 128}, {1, 100, 257},
-                                  {9, 8, 4100}, {150, 20, 520}, {7, 270, 260}};
-    for (int s = 0; s < 7; s++)
+                                  {9, 8, 4100}, {150, 20, 520}, {7, 270, 260},
+                                  /* tiles two panels wide, then one full panel */
+                                  {16, 48, 300}, {24, 80, 40}};
+    for (int s = 0; s < 9; s++)
         for (int l = 0; l < 8; l++)
             kc_add_shape(out, wide[s][0], wide[s][1], wide[s][2], (l & 1 ? W : 0) | (l & 2 ? BIAS | ACC : 0) | (l & 4 ? AT : 0));
     for (int n = 1; n < 300; n += 23) kc_add_shape(out, 1, n, 1, ACC | TINY);
@@ -180,6 +182,7 @@ static void packed_test_shapes(kc_shapes *out)
         for (int in = 0; in < 5; in++)
             for (int ik = 0; ik < 4; ik++) kc_add_shape(out, ms[im], ns[in], ks[ik], (im + in + ik) % 2);
     kc_add_shape(out, 150, 40, 600, 1);
+    kc_add_shape(out, 16, 48, 40, 1);   /* a two-panel tile, then one full panel */
     for (int im = 0; im < 9; im++)
         for (int in = 0; in < 5; in++) kc_add_shape(out, ms[im], ns[in], 17, (in % 2) | GP_TINY);
 }

@@ -107,6 +107,7 @@ static void wb_tests(kc_shapes *out)
             kc_add_shape(out, ROWS[r], COLS[c], 0), kc_add_shape(out, ROWS[r], COLS[c], 5),
                 kc_add_shape(out, ROWS[r], COLS[c], 5, 1);
     kc_add_shape(out, 300, 37, 19);
+    kc_add_shape(out, 5, 50, 3);    /* 32 columns, 16, then 2 */
 }
 
 static void wb_bench(kc_shapes *out)

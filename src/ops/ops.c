@@ -16,7 +16,7 @@ enum { TASKS_PER_THREAD = 4 };
  * (4 x NGPT_GEMM_MR = 24 rows), column panels of NGPT_GEMM_NR = 16. Column
  * cuts of other ops (weight and bias gradients) fall on 64-byte lines. */
 enum { GEMM_ROW_ALIGN = 4 * NGPT_GEMM_MR, GEMM_COL_ALIGN = NGPT_GEMM_NR, COL_ALIGN = 16,
-       ROWS_PER_PACK = 128 };
+       ROWS_PER_PACK = 128, GEMM_PART_ALIGN = 8 };
 
 /* Column cuts of a packed product: whole groups of 4 panels, as the m <= 8
  * path streams them (arch/gemv.h), so a part of a decode step's fc2 (16
@@ -111,14 +111,23 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
     const size_t threads = (size_t)ctx->plan.threads.pool->threads;
     if (g.by_cols) {
         ngpt_par_for(ctx, (size_t)n, GEMM_COL_ALIGN, (double)m * chain, gemm_range, &g);
+    } else if (a_cs != 1 && (size_t)n >= threads * NGPT_GEMM_NC) {
+        /* A weight gradient dY^T X (A transposed: the kernel packs it, once
+         * per NC-column block of B) with a block for every thread: parts of
+         * whole blocks pack neither operand more than one call would */
+        g.by_cols = true;
+        par_for_at_most(ctx, (size_t)n, NGPT_GEMM_NC, (double)m * chain,
+                        (size_t)n / NGPT_GEMM_NC, gemm_range, &g);
     } else {
         /* every part packs all of B again (the weight gradient's B is k = B*T
-         * rows of X): at least ROWS_PER_PACK rows of C per part keep that
-         * repacking small, a few percent at most */
+         * rows of X, as much packing per part as a 64-row part's products):
+         * a weight gradient is cut into one part per thread, other products
+         * into parts of at least ROWS_PER_PACK rows */
         size_t most = (size_t)m / ROWS_PER_PACK;
         if (most > threads * TASKS_PER_THREAD) most = threads * TASKS_PER_THREAD;
-        if (most < threads) most = threads;
-        par_for_at_most(ctx, (size_t)m, GEMM_ROW_ALIGN, (double)n * chain, most, gemm_range, &g);
+        if (a_cs != 1 || most < threads) most = threads;
+        par_for_at_most(ctx, (size_t)m, a_cs != 1 ? GEMM_PART_ALIGN : GEMM_ROW_ALIGN,
+                        (double)n * chain, most, gemm_range, &g);
     }
 }
 

@@ -40,7 +40,9 @@ void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
 void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
                            const float *bias, int rows, int in, int out);
 /* dW (out, in) += dy^T (rows, out) x (rows, in): each dW(i,j) one chain over
- * all rows, split by rows of dW. */
+ * all rows, split by 256-column blocks of dW where it has one for every
+ * thread, else by rows of dW, one part per thread (each part packs its
+ * operands: gemm.h). */
 void ngpt_op_linear_bwd_weight(ngpt_context *ctx, float *dw, const float *dy, const float *x,
                                int rows, int in, int out);
 /* dx (rows, in) = dy (rows, out) W (out, in). */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/checked.h"
+#include "base/cpu.h"
 #include "base/fpmode.h"
 #include "runtime/config.h"
 #include "runtime/context.h"
@@ -91,7 +92,8 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
     *out = NULL;
     ngpt_shape s;
     ngpt_plan plan;
-    ngpt_status st = plan_size(cfg, shape, &s, &plan);
+    ngpt_status st = ngpt_cpu_check();     /* before anything can reach a kernel */
+    if (!st) st = plan_size(cfg, shape, &s, &plan);
     if (st) return ngpt_prefixed("ngpt_context_init", st);
 
     void *owned = NULL;
