@@ -76,7 +76,7 @@ ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
 LDLIBS  += -lsleef -lxxhash -lm -lpthread
 LDFLAGS += $(SANFLAGS)
 
-LIB_SRC := $(wildcard src/*.c) $(filter-out $(if $(filter scalar,$(ARCH)),,src/ref/active.c),$(wildcard src/ref/*.c))
+LIB_SRC := $(wildcard src/*.c src/tokenizer/*.c) $(filter-out $(if $(filter scalar,$(ARCH)),,src/ref/active.c),$(wildcard src/ref/*.c))
 ifneq ($(ARCH),scalar)
   LIB_SRC += $(wildcard arch/$(ARCH)/*.c)
 endif
@@ -114,7 +114,7 @@ $(CORPUS): $(CORPUS_SRC)
 	@mkdir -p $(dir $@)
 	cat $(CORPUS_SRC) > $@
 corpus: $(CORPUS)
-$(BUILD)/obj/cli/cmd_train.o: CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
+$(BUILD)/obj/cli/cmd_train.o $(BUILD)/obj/cli/cmd_tokenizer.o: CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
 
 # Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
 # exactly what to run without the rights to.
@@ -195,7 +195,7 @@ examples: all
 # __APPLE__/__aarch64__ with clang (NEON, inline asm for Mach-O, warnings);
 # not macOS's own headers (README: building on a Mac).
 APPLE_DIR := build/apple-check
-APPLE_SRC := $(wildcard src/*.c src/ref/*.c arch/neon/*.c cli/*.c) $(BENCH_LAYER_SRC) $(KCASE_SRC)
+APPLE_SRC := $(wildcard src/*.c src/tokenizer/*.c src/ref/*.c arch/neon/*.c cli/*.c) $(BENCH_LAYER_SRC) $(KCASE_SRC)
 APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
 APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
                 -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Itests/kernels \

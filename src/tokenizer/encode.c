@@ -1,0 +1,195 @@
+/* encode.c — text to token ids (ngpt_tokenizer_encode): the pre-tokenizer
+ * cuts the text into pieces (pretok.c), and BPE cuts each piece into tokens:
+ * from its bytes, the adjacent pair with the lowest rank (the id it merges
+ * into) is joined, the leftmost of equals first, until no pair merges.
+ *
+ * Two ways to do that, with the same result: a piece of at most SMALL bytes
+ * keeps its symbols and pair ranks in two arrays on the stack and scans
+ * them for the minimum (tiktoken's loop; fastest for words); a longer piece
+ * keeps its symbols in a linked list and its pairs in a binary min-heap
+ * keyed by (rank, position), O(m log m), in one temporary buffer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokenizer/tokenizer.h"
+
+enum { SMALL = 128 };
+
+typedef struct writer {
+    int32_t *ids;               /* NULL: count only */
+    size_t cap, n;
+} writer;
+
+static inline void emit(writer *w, int32_t id)
+{
+    if (w->ids && w->n < w->cap) w->ids[w->n] = id;
+    w->n++;
+}
+
+static inline int32_t rank_of(const ngpt_tokenizer *t, int32_t a, int32_t b)
+{
+    int32_t r = ngpt_tok_pair(t, a, b);
+    return r < 0 ? INT32_MAX : r;
+}
+
+static void bpe_small(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w)
+{
+    int32_t sym[SMALL], rank[SMALL];     /* rank[i]: the pair sym[i], sym[i+1] */
+    for (size_t i = 0; i < m; i++) sym[i] = t->byte_id[p[i]];
+    for (size_t i = 0; i + 1 < m; i++) rank[i] = rank_of(t, sym[i], sym[i + 1]);
+    size_t n = m;
+    while (n > 1) {
+        size_t best = 0;
+        for (size_t i = 1; i + 1 < n; i++)
+            if (rank[i] < rank[best]) best = i;
+        if (rank[best] == INT32_MAX) break;
+        sym[best] = rank[best];
+        n--;
+        memmove(sym + best + 1, sym + best + 2, (n - best - 1) * sizeof *sym);
+        if (best + 1 < n) memmove(rank + best + 1, rank + best + 2, (n - best - 2) * sizeof *rank);
+        if (best > 0) rank[best - 1] = rank_of(t, sym[best - 1], sym[best]);
+        if (best + 1 < n) rank[best] = rank_of(t, sym[best], sym[best + 1]);
+    }
+    for (size_t i = 0; i < n; i++) emit(w, sym[i]);
+}
+
+/* ---- the long path: a linked list of symbols and a heap of pairs */
+
+typedef struct scratch {
+    void *buf;
+    size_t syms;                /* symbols buf has room for */
+} scratch;
+
+typedef struct heap {
+    uint64_t *h;                /* rank << 32 | position of the pair's left symbol */
+    size_t n;
+} heap;
+
+static void heap_push(heap *hp, uint64_t key)
+{
+    uint64_t *h = hp->h;
+    size_t i = hp->n++;
+    while (i > 0 && h[(i - 1) / 2] > key) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = key;
+}
+
+static uint64_t heap_pop(heap *hp)
+{
+    uint64_t *h = hp->h, top = h[0], last = h[--hp->n];
+    size_t i = 0, n = hp->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h[c + 1] < h[c]) c++;
+        if (h[c] >= last) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (n) h[i] = last;
+    return top;
+}
+
+/* Per symbol: id, next, prev, the rank of its pair with next (4 bytes each),
+ * and up to three heap entries (8 bytes each): the first pairs, then two
+ * per merge. */
+enum { LONG_BYTES_PER_SYMBOL = 4 * 4 + 3 * 8 };
+
+static ngpt_status bpe_long(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
+                            scratch *s)
+{
+    if (m > INT32_MAX)
+        return ngpt_fail(NGPT_ERR_TOO_LONG, "a piece of %zu bytes is longer than the encoder "
+                         "takes (2^31 - 1); use a pre-tokenizer or encode the text in parts", m);
+    if (m > s->syms) {
+        size_t bytes;
+        if (!ngpt_mul_ok(m, LONG_BYTES_PER_SYMBOL, &bytes))
+            return ngpt_fail(NGPT_ERR_OVERFLOW, "a piece of %zu bytes needs more working memory "
+                             "than this machine can address", m);
+        free(s->buf);
+        s->buf = malloc(bytes);
+        s->syms = s->buf ? m : 0;
+        if (!s->buf)
+            return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory encoding a piece of %zu bytes "
+                             "(%zu bytes of working memory)", m, bytes);
+    }
+    uint64_t *hbuf = s->buf;
+    int32_t *sym = (int32_t *)(hbuf + 3 * m), *next = sym + m, *prev = next + m, *rank = prev + m;
+    heap hp = {hbuf, 0};
+    int32_t n = (int32_t)m;
+    for (int32_t i = 0; i < n; i++) {
+        sym[i] = t->byte_id[p[i]];
+        next[i] = i + 1 < n ? i + 1 : -1;
+        prev[i] = i - 1;
+    }
+    for (int32_t i = 0; i + 1 < n; i++) {
+        rank[i] = rank_of(t, sym[i], sym[i + 1]);
+        if (rank[i] != INT32_MAX) heap_push(&hp, (uint64_t)rank[i] << 32 | (uint32_t)i);
+    }
+    rank[n - 1] = INT32_MAX;
+    while (hp.n > 0) {
+        uint64_t key = heap_pop(&hp);
+        int32_t r = (int32_t)(key >> 32), i = (int32_t)(uint32_t)key;
+        if (rank[i] != r) continue;             /* stale: the pair at i changed */
+        int32_t q = next[i];
+        sym[i] = r;                             /* join i and q */
+        next[i] = next[q];
+        if (next[q] >= 0) prev[next[q]] = i;
+        sym[q] = -1, rank[q] = INT32_MAX;
+        rank[i] = next[i] >= 0 ? rank_of(t, sym[i], sym[next[i]]) : INT32_MAX;
+        if (rank[i] != INT32_MAX) heap_push(&hp, (uint64_t)rank[i] << 32 | (uint32_t)i);
+        int32_t a = prev[i];
+        if (a >= 0) {
+            rank[a] = rank_of(t, sym[a], sym[i]);
+            if (rank[a] != INT32_MAX) heap_push(&hp, (uint64_t)rank[a] << 32 | (uint32_t)a);
+        }
+    }
+    for (int32_t i = 0; i >= 0; i = next[i]) emit(w, sym[i]);
+    return NGPT_OK;
+}
+
+static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
+                                scratch *s)
+{
+    if (m == 1) {
+        emit(w, t->byte_id[p[0]]);
+        return NGPT_OK;
+    }
+    if (t->rule == NGPT_MERGE_CONCAT) {         /* tiktoken: a piece that is a token */
+        int32_t id = ngpt_tok_lookup(t, p, m);
+        if (id >= 0) {
+            emit(w, id);
+            return NGPT_OK;
+        }
+    }
+    if (m <= SMALL) {
+        bpe_small(t, p, m, w);
+        return NGPT_OK;
+    }
+    return bpe_long(t, p, m, w, s);
+}
+
+ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, size_t len,
+                                  int32_t *ids, size_t cap, size_t *n_ids)
+{
+    if (!t || !n_ids || (!text && len > 0))
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_encode: NULL argument");
+    const uint8_t *s8 = text;
+    writer w = {ids, ids ? cap : 0, 0};
+    scratch s = {NULL, 0};
+    ngpt_status st = NGPT_OK;
+    for (size_t i = 0; i < len && !st;) {
+        size_t end = ngpt_pretok_next(t->pretok, s8, len, i);
+        st = encode_piece(t, s8 + i, end - i, &w, &s);
+        i = end;
+    }
+    free(s.buf);
+    if (st) return ngpt_prefixed("ngpt_tokenizer_encode", st);
+    *n_ids = w.n;
+    if (ids && w.n > cap)
+        return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_tokenizer_encode: the text makes %zu ids but "
+                         "the buffer holds %zu", w.n, cap);
+    return NGPT_OK;
+}
