@@ -58,27 +58,6 @@ static int on_token(int32_t tok, void *user)
     return 0;
 }
 
-/* Reads a whole file into a malloc'd buffer (the CLI may allocate). */
-static char *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) free(buf);
-            buf = nb;
-        }
-    }
-    fclose(f);
-    *n = len;
-    return buf;
-}
-
 int cli_cmd_generate(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
@@ -124,7 +103,7 @@ int cli_cmd_generate(int argc, char **argv)
     size_t n = 0;
     char *file_text = NULL;
     if (prompt_file) {
-        if (!(file_text = read_file(prompt_file, &n)))
+        if (!(file_text = cli_read_file(prompt_file, &n)))
             return cli_error(a.cmd, CLI_FAILED, "cannot read %s", prompt_file);
         prompt = file_text;
     } else {
