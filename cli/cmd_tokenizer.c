@@ -230,7 +230,13 @@ static int cmd_encode(int argc, char **argv)
         } else if (!f) {
             rc = CLI_FAILED;
         } else {
-            for (size_t i = 0; i < n_ids; i++) fprintf(f, i ? " %" PRId32 : "%" PRId32, ids[i]);
+            for (size_t i = 0; i < n_ids; i++) {     /* ids are >= 0: digits by hand, fast */
+                char digits[16], *d = digits + sizeof digits;
+                uint32_t v = (uint32_t)ids[i];
+                do *--d = (char)('0' + v % 10); while (v /= 10);
+                if (i) *--d = ' ';
+                fwrite(d, 1, (size_t)(digits + sizeof digits - d), f);
+            }
             fputc('\n', f);
             rc = close_out(a.cmd, f, out);
         }

@@ -775,10 +775,11 @@ ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *tok, int32_t id, const ui
  * the number of ids: never more than len, so cap >= len always suffices.
  * ids may be NULL to count only; when they do not fit in cap,
  * NGPT_ERR_TOO_LONG with *n_ids = the number needed (ids holds the first
- * cap). O(n log n) in the length of a piece. Allocates nothing while every
- * piece is at most 128 bytes long (with the GPT-2 pattern all but runs of
- * letters, digits, symbols or spaces longer than that); a longer piece takes
- * one temporary buffer (36 bytes per byte of it), freed before return. */
+ * cap). O(n log n) in the length of a piece. Allocates nothing unless a
+ * piece holds more than 128 bytes in a row that tokens could join (where no
+ * token has two bytes side by side, no token spans them, so a piece is
+ * encoded in parts cut there); such a stretch takes one temporary buffer of
+ * 40 bytes per byte, freed before return. */
 ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *tok, const void *text, size_t len,
                                   int32_t *ids, size_t cap, size_t *n_ids);
 

@@ -3,17 +3,18 @@
  * from its bytes, the adjacent pair with the lowest rank (the id it merges
  * into) is joined, the leftmost of equals first, until no pair merges.
  *
- * Two ways to do that, with the same result: a piece of at most SMALL bytes
- * keeps its symbols and pair ranks in two arrays on the stack and scans
- * them for the minimum (tiktoken's loop; fastest for words); a longer piece
+ * Two ways to do that, with the same result: a piece of at most SCAN bytes
+ * keeps its symbols and pair ranks in two arrays and scans them for the
+ * minimum (tiktoken's loop, O(m^2): fastest for short words); a longer piece
  * keeps its symbols in a linked list and its pairs in a binary min-heap
- * keyed by (rank, position), O(m log m), in one temporary buffer. */
+ * keyed by (rank, position), O(m log m), in a scratch buffer: on the stack
+ * up to STACK_SYMBOLS bytes, else one allocation per call. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tokenizer/tokenizer.h"
 
-enum { SMALL = 128 };
+enum { SCAN = 32, STACK_SYMBOLS = 128 };
 
 typedef struct writer {
     int32_t *ids;               /* NULL: count only */
@@ -34,7 +35,7 @@ static inline int32_t rank_of(const ngpt_tokenizer *t, int32_t a, int32_t b)
 
 static void bpe_small(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w)
 {
-    int32_t sym[SMALL], rank[SMALL];     /* rank[i]: the pair sym[i], sym[i+1] */
+    int32_t sym[SCAN], rank[SCAN];       /* rank[i]: the pair sym[i], sym[i+1] */
     for (size_t i = 0; i < m; i++) sym[i] = t->byte_id[p[i]];
     for (size_t i = 0; i + 1 < m; i++) rank[i] = rank_of(t, sym[i], sym[i + 1]);
     size_t n = m;
@@ -56,8 +57,9 @@ static void bpe_small(const ngpt_tokenizer *t, const uint8_t *p, size_t m, write
 /* ---- the long path: a linked list of symbols and a heap of pairs */
 
 typedef struct scratch {
-    void *buf;
+    void *buf;                  /* stack, or a heap block */
     size_t syms;                /* symbols buf has room for */
+    uint64_t stack[STACK_SYMBOLS * 5];      /* LONG_BYTES_PER_SYMBOL each */
 } scratch;
 
 typedef struct heap {
@@ -96,6 +98,7 @@ static uint64_t heap_pop(heap *hp)
  * and up to three heap entries (8 bytes each): the first pairs, then two
  * per merge. */
 enum { LONG_BYTES_PER_SYMBOL = 4 * 4 + 3 * 8 };
+_Static_assert(sizeof(uint64_t) * 5 == LONG_BYTES_PER_SYMBOL, "scratch.stack holds STACK_SYMBOLS");
 
 static ngpt_status bpe_long(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
                             scratch *s)
@@ -108,7 +111,7 @@ static ngpt_status bpe_long(const ngpt_tokenizer *t, const uint8_t *p, size_t m,
         if (!ngpt_mul_ok(m, LONG_BYTES_PER_SYMBOL, &bytes))
             return ngpt_fail(NGPT_ERR_OVERFLOW, "a piece of %zu bytes needs more working memory "
                              "than this machine can address", m);
-        free(s->buf);
+        if (s->buf != s->stack) free(s->buf);
         s->buf = malloc(bytes);
         s->syms = s->buf ? m : 0;
         if (!s->buf)
@@ -150,25 +153,43 @@ static ngpt_status bpe_long(const ngpt_tokenizer *t, const uint8_t *p, size_t m,
     return NGPT_OK;
 }
 
-static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
-                                scratch *s)
+/* BPE on a part of a piece that no token spans out of. */
+static ngpt_status encode_part(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
+                               scratch *s)
 {
     if (m == 1) {
         emit(w, t->byte_id[p[0]]);
         return NGPT_OK;
     }
-    if (t->rule == NGPT_MERGE_CONCAT) {         /* tiktoken: a piece that is a token */
+    if (m <= SCAN) {
+        bpe_small(t, p, m, w);
+        return NGPT_OK;
+    }
+    return bpe_long(t, p, m, w, s);
+}
+
+static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
+                                scratch *s)
+{
+    if (m > 1 && t->rule == NGPT_MERGE_CONCAT) {    /* tiktoken: a piece that is a token */
         int32_t id = ngpt_tok_lookup(t, p, m);
         if (id >= 0) {
             emit(w, id);
             return NGPT_OK;
         }
     }
-    if (m <= SMALL) {
-        bpe_small(t, p, m, w);
-        return NGPT_OK;
-    }
-    return bpe_long(t, p, m, w, s);
+    if (m <= SCAN) return encode_part(t, p, m, w, s);
+    /* Every symbol BPE makes is a token, so none spans two bytes that no
+     * token holds side by side: the parts between such places are encoded
+     * apart, with the same result (and short parts instead of one long). */
+    size_t start = 0;
+    ngpt_status st = NGPT_OK;
+    for (size_t i = 1; i < m && !st; i++)
+        if (!ngpt_tok_joinable(t, p[i - 1], p[i])) {
+            st = encode_part(t, p + start, i - start, w, s);
+            start = i;
+        }
+    return st ? st : encode_part(t, p + start, m - start, w, s);
 }
 
 ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, size_t len,
@@ -178,14 +199,16 @@ ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, siz
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_encode: NULL argument");
     const uint8_t *s8 = text;
     writer w = {ids, ids ? cap : 0, 0};
-    scratch s = {NULL, 0};
+    scratch s;
+    s.buf = s.stack;
+    s.syms = STACK_SYMBOLS;
     ngpt_status st = NGPT_OK;
     for (size_t i = 0; i < len && !st;) {
         size_t end = ngpt_pretok_next(t->pretok, s8, len, i);
         st = encode_piece(t, s8 + i, end - i, &w, &s);
         i = end;
     }
-    free(s.buf);
+    if (s.buf != s.stack) free(s.buf);
     if (st) return ngpt_prefixed("ngpt_tokenizer_encode", st);
     *n_ids = w.n;
     if (ids && w.n > cap)

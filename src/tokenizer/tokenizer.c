@@ -231,6 +231,11 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
     }
     for (int32_t i = 0; i < s->n_special; i++)
         memcpy(t->bytes + t->off[256 + s->n_merges + i], s->special[i], s->special_len[i]);
+    for (size_t id = 256; id < 256 + m; id++)
+        for (uint32_t i = t->off[id] + 1; i < t->off[id + 1]; i++) {
+            unsigned bit = (unsigned)t->bytes[i - 1] << 8 | t->bytes[i];
+            t->joinable[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+        }
 
     if (t->rule == NGPT_MERGE_CONCAT) {
         t->str_bits = table_bits(256 + m);

@@ -46,6 +46,9 @@ struct ngpt_tokenizer {
     uint64_t *pair_key;
     int32_t *pair_val;
     uint32_t pair_bits;
+    /* bit x * 256 + y: some token (not special) holds byte x followed by
+     * byte y; where not, no token of any encoding spans the two bytes */
+    uint8_t joinable[256 * 256 / 8];
     /* NGPT_MERGE_CONCAT: token bytes -> id + 1 (0 empty), specials excluded */
     int32_t *str_slot;
     uint32_t str_bits;
@@ -69,6 +72,12 @@ static inline int32_t ngpt_tok_pair(const ngpt_tokenizer *t, int32_t a, int32_t 
         if (k == key) return t->pair_val[i];
         if (k == NGPT_PAIR_EMPTY) return -1;
     }
+}
+
+static inline bool ngpt_tok_joinable(const ngpt_tokenizer *t, uint8_t x, uint8_t y)
+{
+    unsigned bit = (unsigned)x << 8 | y;
+    return (t->joinable[bit >> 3] >> (bit & 7)) & 1;
 }
 
 /* NGPT_MERGE_CONCAT: the id of the token whose bytes are s[0..n), or -1. */
