@@ -809,7 +809,35 @@ static void buffers(const ngpt_tokenizer *t)
           allocations - before);
 }
 
-/* A long piece (the heap path) against the naive encoder. */
+/* Text over two letters: every byte pair is inside some token, so a piece
+ * is never cut and long ones take the heap path. */
+static void two_letters(void)
+{
+    size_t n = 30000;
+    uint8_t *s = malloc(n);
+    for (size_t i = 0; i < n; i++) s[i] = rnd_below(3) ? 'a' : 'b';
+    ngpt_tokenizer *t = train(s, n, 400, NGPT_PRETOK_NONE);
+    if (!t) return;
+    CHECK(ngpt_tok_joinable(t, 'a', 'a') && ngpt_tok_joinable(t, 'a', 'b') &&
+              ngpt_tok_joinable(t, 'b', 'a') && ngpt_tok_joinable(t, 'b', 'b') && !ngpt_tok_joinable(t, 'a', 'c'),
+          "two letters: every pair of them is joinable");
+    tokbytes *v = sorted_tokens(t);
+    int32_t *ids = malloc(n * sizeof *ids), *ref = malloc(n * sizeof *ref);
+    int differ = 0;
+    for (int it = 0; it < 60; it++) {
+        size_t m = 1 + rnd_below(it < 50 ? 600 : n), k = 0;
+        for (size_t i = 0; i < m; i++) s[i] = rnd_below(3) ? 'a' : 'b';
+        size_t want = naive_encode(t, v, s, m, ref);
+        if (ngpt_tokenizer_encode(t, s, m, ids, m, &k) || k != want || memcmp(ids, ref, k * sizeof *ids))
+            differ++;
+    }
+    CHECK(differ == 0, "two letters, pieces of up to 30000 bytes on the heap path: %d of 60 differ from "
+          "the naive encoder", differ);
+    free(s), free(v), free(ids), free(ref);
+    ngpt_tokenizer_free(t);
+}
+
+/* A long piece (cut where tokens cannot span) against the naive encoder. */
 static void long_piece(const ngpt_tokenizer *t)
 {
     size_t n = 20000;
@@ -838,6 +866,7 @@ int main(void)
         encode_against_naive(tl, "trained, lines", 800, 400);
         encode_against_naive(tn, "trained, no pre-tokenizer", 800, 400);
         long_piece(tn);
+        two_letters();
         files(tg);
         gpt2(tg);
         buffers(tg);
