@@ -16,12 +16,6 @@
 
 static const char SHADES[] = " .:-=+*#%@";      /* 0 .. 1 */
 
-static int fail(void)
-{
-    fprintf(stderr, "attention: %s\n", ngpt_last_error());
-    return 1;
-}
-
 /* A short printable label for token id: its bytes, escaped. */
 static void label(const ngpt_tokenizer *tok, int32_t id, char out[16])
 {
@@ -47,35 +41,36 @@ int main(int argc, char **argv)
     const char *path = argv[1], *prompt = argv[2];
     ngpt_config cfg;
     ngpt_tokenizer *tok = NULL;
-    if (ngpt_checkpoint_config(path, &cfg)) return fail();
-    if (argc > 3 && ngpt_tokenizer_load(&tok, argv[3])) return fail();
-
+    ngpt_context *ctx = NULL;
     size_t len = strlen(prompt), n = 0;
     int32_t *ids = malloc((len ? len : 1) * sizeof *ids);
-    if (!ids) return 1;
+    int rc = 1;
+    if (!ids || ngpt_checkpoint_config(path, &cfg)) goto done;
+    if (argc > 3 && ngpt_tokenizer_load(&tok, argv[3])) goto done;
     if (tok) {
-        if (ngpt_tokenizer_encode(tok, prompt, len, ids, len, &n)) return fail();
+        if (ngpt_tokenizer_encode(tok, prompt, len, ids, len, &n)) goto done;
     } else {
         for (; n < len; n++) ids[n] = (unsigned char)prompt[n];     /* a token is a byte */
     }
     if (n == 0 || n > (size_t)cfg.context_len) {
         fprintf(stderr, "attention: the prompt has %zu tokens; the model takes 1..%d\n", n,
                 (int)cfg.context_len);
-        return 2;
+        rc = 2;
+        goto done;
     }
 
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = (int32_t)n;
     shape.trace = NGPT_TRACE_FULL;                  /* keep every layer's probabilities */
-    ngpt_context *ctx;
-    if (ngpt_context_init(&ctx, &cfg, &shape, NULL, 0) || ngpt_checkpoint_load(ctx, path)) return fail();
-    if (ngpt_model_forward(ctx, ids, 1, (int32_t)n, NULL, NULL)) return fail();
+    if (ngpt_context_init(&ctx, &cfg, &shape, NULL, 0) || ngpt_checkpoint_load(ctx, path) ||
+        ngpt_model_forward(ctx, ids, 1, (int32_t)n, NULL, NULL))
+        goto done;
 
     char lb[16];
     for (int32_t l = 0; l < cfg.n_layers; l++) {
         const float *p;
         size_t count;
-        if (ngpt_trace_data(ctx, l, &p, &count)) return fail();
+        if (ngpt_trace_data(ctx, l, &p, &count)) goto done;
         for (int32_t h = 0; h < cfg.n_heads; h++) {
             const float *m = p + (size_t)h * n * n;
             float lo = 2.0f, hi = -1.0f;
@@ -96,21 +91,27 @@ int main(int argc, char **argv)
             }
             /* the last token's three strongest keys */
             const float *last = m + (n - 1) * n;
+            size_t top[3] = {0, 0, 0};
             printf("  the last token attends most to:");
-            bool used[4096] = {false};
-            for (int k = 0; k < 3 && k < (int)n && n <= 4096; k++) {
-                size_t best = 0;
-                for (size_t j = 0; j < n; j++)
-                    if (!used[j] && (used[best] || last[j] > last[best])) best = j;
-                used[best] = true;
+            for (int k = 0; k < 3 && k < (int)n; k++) {
+                size_t best = n;
+                for (size_t j = 0; j < n; j++) {
+                    bool taken = false;
+                    for (int q = 0; q < k; q++) taken |= top[q] == j;
+                    if (!taken && (best == n || last[j] > last[best])) best = j;
+                }
+                top[k] = best;
                 label(tok, ids[best], lb);
                 printf(" %s@%zu %.3f", lb, best, (double)last[best]);
             }
             printf("\n  rows sum to %.4f..%.4f\n\n", (double)lo, (double)hi);
         }
     }
+    rc = 0;
+done:
+    if (rc == 1) fprintf(stderr, "attention: %s\n", ids ? ngpt_last_error() : "out of memory");
     free(ids);
     ngpt_tokenizer_free(tok);
     ngpt_context_free(ctx);
-    return 0;
+    return rc;
 }

@@ -25,12 +25,6 @@ typedef struct column {
     size_t len;
 } column;
 
-static int fail(void)
-{
-    fprintf(stderr, "sampling: %s\n", ngpt_last_error());
-    return 1;
-}
-
 /* A token's bytes, printable: ASCII as it is, a newline as '|', anything
  * else as '.' (a byte model can stop in the middle of a UTF-8 character). */
 static void append(column *c, const ngpt_tokenizer *tok, int32_t id)
@@ -55,33 +49,32 @@ int main(int argc, char **argv)
     if (n_new < 1 || n_new > MAX_OUT) n_new = 48;
 
     ngpt_config cfg;
-    ngpt_context *ctx;
+    ngpt_context *ctx = NULL;
     ngpt_tokenizer *tok = NULL;
-    if (ngpt_checkpoint_config(path, &cfg)) return fail();
+    ngpt_tokenizer_info info;
+    size_t len = strlen(prompt), n = 0;
+    int32_t *ids = malloc((len ? len : 1) * sizeof *ids);
+    int rc = 1;
+    if (!ids || ngpt_checkpoint_config(path, &cfg)) goto done;
     if (argc > 4) {
-        ngpt_tokenizer_info info;
-        if (ngpt_tokenizer_load(&tok, argv[4]) || ngpt_tokenizer_describe(tok, &info)) return fail();
+        if (ngpt_tokenizer_load(&tok, argv[4]) || ngpt_tokenizer_describe(tok, &info)) goto done;
         if (info.n_tokens > cfg.vocab_size) {
             fprintf(stderr, "sampling: the tokenizer has %d tokens but the model only V=%d\n",
                     (int)info.n_tokens, (int)cfg.vocab_size);
-            return 1;
+            rc = 3;
+            goto done;
         }
-    }
-    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
-    if (ngpt_context_init(&ctx, &cfg, &shape, NULL, 0) || ngpt_checkpoint_load(ctx, path)) return fail();
-
-    size_t len = strlen(prompt), n = 0;
-    int32_t *ids = malloc((len ? len : 1) * sizeof *ids);
-    if (!ids) return 1;
-    if (tok) {
-        if (ngpt_tokenizer_encode(tok, prompt, len, ids, len, &n)) return fail();
+        if (ngpt_tokenizer_encode(tok, prompt, len, ids, len, &n)) goto done;
     } else {
         for (; n < len; n++) ids[n] = (unsigned char)prompt[n];     /* a token is a byte */
     }
     if (n == 0) {
         fprintf(stderr, "sampling: the prompt is empty\n");
-        return 2;
+        rc = 2;
+        goto done;
     }
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    if (ngpt_context_init(&ctx, &cfg, &shape, NULL, 0) || ngpt_checkpoint_load(ctx, path)) goto done;
 
     static column cols[3];
     cols[0].title = "greedy";
@@ -101,7 +94,7 @@ int main(int argc, char **argv)
         gc.sampler.seed = 42;                       /* the same draws on every machine */
         gc.max_tokens = n_new;
         if (ngpt_model_generate(ctx, &gc, ids, (int32_t)n, cols[c].out, MAX_OUT, NULL, NULL, &cols[c].r))
-            return fail();
+            goto done;
         for (int32_t i = 0; i < cols[c].r.n_tokens; i++) append(&cols[c], tok, cols[c].out[i]);
     }
 
@@ -124,8 +117,11 @@ int main(int argc, char **argv)
                  ngpt_stop_reason_string(cols[c].r.reason));
         printf("%-*s%s", WIDTH, s, c < 2 ? " | " : "\n");
     }
+    rc = 0;
+done:
+    if (rc == 1) fprintf(stderr, "sampling: %s\n", ids ? ngpt_last_error() : "out of memory");
     free(ids);
     ngpt_tokenizer_free(tok);
     ngpt_context_free(ctx);
-    return 0;
+    return rc == 3 ? 1 : rc;
 }

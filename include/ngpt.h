@@ -721,7 +721,7 @@ ngpt_tokenizer_train_config ngpt_tokenizer_train_config_default(void);
  * or no pair is left (a pair whose token would exceed 256 bytes is never
  * merged). Integer arithmetic only: the same texts give the same tokenizer
  * on every machine. Special tokens follow the merges (end, then padding).
- * Merge rule NGPT_MERGE_PAIRS. Allocates working memory of about 40 bytes
+ * Merge rule NGPT_MERGE_PAIRS. Allocates working memory of about 35 bytes
  * per byte of distinct pieces (all of the text with NGPT_PRETOK_NONE). */
 ngpt_status ngpt_tokenizer_train(ngpt_tokenizer **tok, const ngpt_tokenizer_train_config *cfg,
                                  const void *const *texts, const size_t *sizes, int32_t n_texts);
