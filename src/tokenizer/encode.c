@@ -153,9 +153,9 @@ static ngpt_status bpe_long(const ngpt_tokenizer *t, const uint8_t *p, size_t m,
     return NGPT_OK;
 }
 
-/* BPE on a part of a piece that no token spans out of. */
-static ngpt_status encode_part(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
-                               scratch *s)
+/* BPE on bytes that no token spans out of. */
+static ngpt_status bpe_part(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
+                            scratch *s)
 {
     if (m == 1) {
         emit(w, t->byte_id[p[0]]);
@@ -166,6 +166,44 @@ static ngpt_status encode_part(const ngpt_tokenizer *t, const uint8_t *p, size_t
         return NGPT_OK;
     }
     return bpe_long(t, p, m, w, s);
+}
+
+/* The same, but bytes that are a token which encodes to itself are it. */
+static ngpt_status encode_part(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
+                               scratch *s)
+{
+    int32_t id = ngpt_tok_lookup(t, p, m);
+    if (id >= 0 && ngpt_tok_whole(t, id)) {
+        emit(w, id);
+        return NGPT_OK;
+    }
+    return bpe_part(t, p, m, w, s);
+}
+
+static void scratch_init(scratch *s)
+{
+    s->buf = s->stack;
+    s->syms = STACK_SYMBOLS;
+}
+
+static void scratch_free(scratch *s)
+{
+    if (s->buf != s->stack) free(s->buf);
+}
+
+ngpt_status ngpt_tok_mark_whole(ngpt_tokenizer *t)
+{
+    scratch s;
+    scratch_init(&s);
+    int32_t out[NGPT_TOK_MAX_BYTES];
+    ngpt_status st = NGPT_OK;
+    for (int32_t id = 0; id < 256 + t->n_merges && !st; id++) {
+        writer w = {out, NGPT_TOK_MAX_BYTES, 0};
+        st = bpe_part(t, t->bytes + t->off[id], t->off[id + 1] - t->off[id], &w, &s);
+        if (!st && w.n == 1 && out[0] == id) t->whole[id >> 3] |= (uint8_t)(1u << (id & 7));
+    }
+    scratch_free(&s);
+    return st;
 }
 
 static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
@@ -200,15 +238,14 @@ ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, siz
     const uint8_t *s8 = text;
     writer w = {ids, ids ? cap : 0, 0};
     scratch s;
-    s.buf = s.stack;
-    s.syms = STACK_SYMBOLS;
+    scratch_init(&s);
     ngpt_status st = NGPT_OK;
     for (size_t i = 0; i < len && !st;) {
         size_t end = ngpt_pretok_next(t->pretok, s8, len, i);
         st = encode_piece(t, s8 + i, end - i, &w, &s);
         i = end;
     }
-    if (s.buf != s.stack) free(s.buf);
+    scratch_free(&s);
     if (st) return ngpt_prefixed("ngpt_tokenizer_encode", st);
     *n_ids = w.n;
     if (ids && w.n > cap)

@@ -25,6 +25,7 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
     free(t->pair_key);
     free(t->pair_val);
     free(t->str_slot);
+    free(t->whole);
     free(t);
 }
 
@@ -51,27 +52,11 @@ static int32_t pair_insert(ngpt_tokenizer *t, uint32_t a, uint32_t b, int32_t id
     }
 }
 
-static uint32_t str_hash_slot(const uint8_t *s, size_t n, uint32_t bits)
-{
-    return (uint32_t)(XXH3_64bits(s, n) >> (64 - bits));
-}
-
 static size_t tok_len(const ngpt_tokenizer *t, int32_t id) { return t->off[id + 1] - t->off[id]; }
 
-int32_t ngpt_tok_lookup(const ngpt_tokenizer *t, const uint8_t *s, size_t n)
-{
-    if (n == 1) return t->byte_id[s[0]];
-    if (n == 0 || n > (size_t)t->max_len) return -1;
-    uint32_t mask = (1u << t->str_bits) - 1;
-    for (uint32_t i = str_hash_slot(s, n, t->str_bits);; i = (i + 1) & mask) {
-        int32_t v = t->str_slot[i];
-        if (v == 0) return -1;
-        if (tok_len(t, v - 1) == n && !memcmp(t->bytes + t->off[v - 1], s, n)) return v - 1;
-    }
-}
-
-/* Every non-special token's bytes in the string table; false (message set)
- * when two tokens have the same bytes. */
+/* Every non-special token's bytes in the string table (the first of tokens
+ * with the same bytes); false (message set) when the concat rule finds two
+ * with the same bytes. */
 static bool build_strings(ngpt_tokenizer *t, const char *src)
 {
     int32_t n = 256 + t->n_merges;
@@ -79,13 +64,14 @@ static bool build_strings(ngpt_tokenizer *t, const char *src)
     for (int32_t id = 0; id < n; id++) {
         const uint8_t *s = t->bytes + t->off[id];
         size_t len = tok_len(t, id);
-        for (uint32_t i = str_hash_slot(s, len, t->str_bits);; i = (i + 1) & mask) {
+        for (uint32_t i = ngpt_str_slot(s, len, t->str_bits);; i = (i + 1) & mask) {
             int32_t v = t->str_slot[i];
             if (v == 0) {
                 t->str_slot[i] = id + 1;
                 break;
             }
             if (tok_len(t, v - 1) == len && !memcmp(t->bytes + t->off[v - 1], s, len)) {
+                if (t->rule == NGPT_MERGE_PAIRS) break;
                 ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: tokens %d and %d have the "
                           "same bytes, which the concat merge rule does not allow", src,
                           (int)(v - 1), (int)id);
@@ -237,14 +223,15 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
             t->joinable[bit >> 3] |= (uint8_t)(1u << (bit & 7));
         }
 
+    t->str_bits = table_bits(256 + m);
+    t->str_slot = calloc((size_t)1 << t->str_bits, sizeof *t->str_slot);
+    t->whole = calloc(((size_t)t->n_tokens + 7) / 8, 1);
+    if (!t->str_slot || !t->whole) goto no_memory;
+    if (!build_strings(t, src)) {
+        st = NGPT_ERR_BAD_FORMAT;
+        goto fail;
+    }
     if (t->rule == NGPT_MERGE_CONCAT) {
-        t->str_bits = table_bits(256 + m);
-        t->str_slot = calloc((size_t)1 << t->str_bits, sizeof *t->str_slot);
-        if (!t->str_slot) goto no_memory;
-        if (!build_strings(t, src)) {
-            st = NGPT_ERR_BAD_FORMAT;
-            goto fail;
-        }
         /* the merges' own pairs are among the splits: a table for all of them */
         size_t pairs = concat_pair_count(t, false);
         free(t->pair_key);
@@ -256,6 +243,7 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
         memset(t->pair_key, 0xFF, ((size_t)1 << t->pair_bits) * sizeof *t->pair_key);
         concat_pair_count(t, true);
     }
+    if ((st = ngpt_tok_mark_whole(t))) goto fail;
     size_t size = ngpt_tok_image(t, NULL);
     uint8_t *image = malloc(size);
     if (!image) goto no_memory;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -49,9 +50,13 @@ struct ngpt_tokenizer {
     /* bit x * 256 + y: some token (not special) holds byte x followed by
      * byte y; where not, no token of any encoding spans the two bytes */
     uint8_t joinable[256 * 256 / 8];
-    /* NGPT_MERGE_CONCAT: token bytes -> id + 1 (0 empty), specials excluded */
+    /* token bytes -> id + 1 (0 empty), specials excluded; of tokens with
+     * the same bytes (possible with NGPT_MERGE_PAIRS), the first */
     int32_t *str_slot;
     uint32_t str_bits;
+    /* bit id: the bytes of token id, encoded alone, are token id (most
+     * tokens): a part of a piece that is such a token needs no BPE */
+    uint8_t *whole;
     uint64_t checksum;          /* XXH3-64 of the file image */
 };
 
@@ -80,8 +85,34 @@ static inline bool ngpt_tok_joinable(const ngpt_tokenizer *t, uint8_t x, uint8_t
     return (t->joinable[bit >> 3] >> (bit & 7)) & 1;
 }
 
-/* NGPT_MERGE_CONCAT: the id of the token whose bytes are s[0..n), or -1. */
-int32_t ngpt_tok_lookup(const ngpt_tokenizer *t, const uint8_t *s, size_t n);
+static inline uint32_t ngpt_str_slot(const uint8_t *s, size_t n, uint32_t bits)
+{
+    uint64_t h = 0xcbf29ce484222325ull;             /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
+    return (uint32_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+/* The id of the token whose bytes are s[0..n) (specials excluded), or -1. */
+static inline int32_t ngpt_tok_lookup(const ngpt_tokenizer *t, const uint8_t *s, size_t n)
+{
+    if (n == 1) return t->byte_id[s[0]];
+    if (n == 0 || n > (size_t)t->max_len) return -1;
+    uint32_t mask = (1u << t->str_bits) - 1;
+    for (uint32_t i = ngpt_str_slot(s, n, t->str_bits);; i = (i + 1) & mask) {
+        int32_t v = t->str_slot[i];
+        if (v == 0) return -1;
+        if (t->off[v] - t->off[v - 1] == n && !memcmp(t->bytes + t->off[v - 1], s, n)) return v - 1;
+    }
+}
+
+static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
+{
+    return (t->whole[id >> 3] >> (id & 7)) & 1;
+}
+
+/* Sets t->whole (allocated by the caller, zeroed): encodes every merge's
+ * bytes alone (encode.c). */
+ngpt_status ngpt_tok_mark_whole(ngpt_tokenizer *t);
 
 /* Makes a tokenizer from spec, checking it (docs/FORMAT.md, "Validation");
  * a failure leaves a bare sentence naming `src` (the file, "the buffer",
