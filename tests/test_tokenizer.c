@@ -622,6 +622,8 @@ static void files(const ngpt_tokenizer *t)
         CHECK_OK(ngpt_tokenizer_encode(a, "aab", 3, ids, 4, &k));
         CHECK(k == 1 && ids[0] == 258, "pairs rule: aab is a + ab (merge 0 first), then merge 2: "
               "%zu ids, the first %d", k, (int)ids[0]);
+        CHECK(ngpt_tok_whole(a, 258) && !ngpt_tok_whole(a, 259) && ngpt_tok_lookup(a, (const uint8_t *)"aab", 3) == 258,
+              "of the twins \"aab\", 258 encodes to itself and 259 does not");
     }
     ngpt_tokenizer_free(a);
 }
