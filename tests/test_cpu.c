@@ -16,7 +16,9 @@ static ngpt_status init(ngpt_context **ctx)
     return ngpt_context_init(ctx, &cfg, &shape, NULL, 0);
 }
 
-/* With NGPT_CPU_HIDE=hide, init refuses naming `label` and the build. */
+/* With NGPT_CPU_HIDE=hide, init refuses naming `label` and the build
+ * (x86-64: other targets have no feature to hide). */
+#if defined(__x86_64__)
 static void refused(const char *hide, const char *label)
 {
     setenv("NGPT_CPU_HIDE", hide, 1);
@@ -30,6 +32,7 @@ static void refused(const char *hide, const char *label)
           "names %s and why it is missing: %s", label, msg);
     unsetenv("NGPT_CPU_HIDE");
 }
+#endif
 
 /* With NGPT_CPU_HIDE=hide (a feature the build does not need), init works. */
 static void accepted(const char *hide)

@@ -1,6 +1,8 @@
 #!/bin/sh
-# test_examples.sh — runs examples/stream (built by `make examples` against the
-# installed library through pkg-config) on a tiny model made by the CLI.
+# test_examples.sh — runs the examples (built by `make examples` against the
+# installed library through pkg-config) on a tiny model made by the CLI:
+# stream, sampling (greedy, top-k and top-p side by side) and attention
+# (every head's weights as text), with and without a tokenizer file.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 $RUN_ENV "$B/ngpt" init --out "$dir/m.ngpt" --seed 3 --config T=32 --config C=32 --config L=2 \
@@ -22,4 +24,40 @@ got_tool=$($RUN_ENV "$B/ngpt" --version | awk '{ print $2 }')
 got_pc=$(sed -n 's/^Version: //p' "$B/examples/prefix/lib/pkgconfig/ngpt.pc")
 [ -n "$want" ] && [ "$got_tool" = "$want" ] && [ "$got_pc" = "$want" ]
 check $? "one version: ngpt.h $want, ngpt --version $got_tool, ngpt.pc $got_pc"
+
+# sampling: three columns, deterministic, greedy is ngpt generate --temp 0
+out=$($RUN_ENV "$B/examples/sampling" "$dir/m.ngpt" "hello" 30 2>"$dir/err")
+check $? "sampling exit status: $(cat "$dir/err")"
+echo "$out" | grep -q "^greedy  *| top-k 40, T 0.8  *| top-p 0.9, T 0.8"
+check $? "sampling prints the three columns: $out"
+[ "$(echo "$out" | grep -c "(30 tokens, max tokens)")" = 1 ] && echo "$out" | grep -q "(30 tokens, max tokens) *| (30 tokens"
+check $? "sampling: 30 tokens in each column"
+[ "$out" = "$($RUN_ENV "$B/examples/sampling" "$dir/m.ngpt" "hello" 30 2>/dev/null)" ]
+check $? "sampling: the same seed, the same columns"
+greedy=$(echo "$out" | sed -n 5p | cut -c1-26)
+want=$($N generate --model "$dir/m.ngpt" --prompt hello --temp 0 -n 30 2>/dev/null | tr '\n' '|' |
+       LC_ALL=C tr -c ' -~' '.' | cut -c1-26)
+[ ${#greedy} -eq 26 ] && [ "$greedy" = "$want" ]
+check $? "the greedy column is ngpt generate --temp 0: \"$greedy\" vs \"$want\""
+$N tokenizer train --data "$dir/m.ngpt" --vocab 256 --no-end --no-pad --out "$dir/bytes.tok" >/dev/null 2>&1
+out2=$($RUN_ENV "$B/examples/sampling" "$dir/m.ngpt" "hello" 30 "$dir/bytes.tok" 2>"$dir/err")
+[ "$out2" = "$out" ]
+check $? "sampling with a byte tokenizer file prints the same: $(cat "$dir/err")"
+$N tokenizer train --data "$dir/m.ngpt" --vocab 300 --out "$dir/big.tok" >/dev/null 2>&1
+$RUN_ENV "$B/examples/sampling" "$dir/m.ngpt" "hello" 30 "$dir/big.tok" >/dev/null 2>"$dir/err"
+[ $? -eq 1 ] && grep -q "tokenizer has 300 tokens but the model only V=256" "$dir/err"
+check $? "sampling with a tokenizer larger than V: $(cat "$dir/err")"
+
+# attention: L*H grids whose rows are distributions
+out=$($RUN_ENV "$B/examples/attention" "$dir/m.ngpt" "hello" 2>"$dir/err")
+check $? "attention exit status: $(cat "$dir/err")"
+[ "$(echo "$out" | grep -c "^layer [01] head [0-3]$")" = 8 ]
+check $? "attention prints 2 layers x 4 heads"
+[ "$(echo "$out" | grep -c "rows sum to 1.0000..1.0000")" = 8 ]
+check $? "attention rows sum to 1: $(echo "$out" | grep "rows sum" | sort | uniq -c)"
+echo "$out" | sed -n 2p | grep -q "^ *h |@    |$"
+check $? "the first token attends only to itself: $(echo "$out" | sed -n 2p)"
+$RUN_ENV "$B/examples/attention" "$dir/m.ngpt" "0123456789012345678901234567890123" >/dev/null 2>"$dir/err"
+[ $? -eq 2 ] && grep -q "the model takes 1..32" "$dir/err"
+check $? "attention with a prompt longer than T: $(cat "$dir/err")"
 summary test_examples

@@ -535,6 +535,92 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
           "(%d kept, %d dropped)", (int)r.prompt_tokens, (int)r.prompt_dropped);
 }
 
+/* ---- the tokenizer */
+
+static void tokenizer_functions(const char *path)
+{
+    ngpt_tokenizer_train_config cfg = ngpt_tokenizer_train_config_default(), c;
+    static const char text[] = "the cat and the hat, the bat and the rat";
+    const void *texts[2] = {text, NULL};
+    size_t sizes[2] = {sizeof text - 1, 4};
+    ngpt_tokenizer *tok = (ngpt_tokenizer *)&cfg;   /* must be overwritten with NULL on failure */
+    REJECTS(ngpt_tokenizer_train(NULL, &cfg, texts, sizes, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_train(&tok, NULL, texts, sizes, 1), NGPT_ERR_NULL_ARG);
+    CHECK(tok == NULL, "no tokenizer on failure");
+    REJECTS(ngpt_tokenizer_train(&tok, &cfg, NULL, sizes, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_train(&tok, &cfg, texts, NULL, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_train(&tok, &cfg, texts, sizes, 2), NGPT_ERR_NULL_ARG);   /* texts[1] NULL */
+    REJECTS(ngpt_tokenizer_train(&tok, &cfg, texts, sizes, -1), NGPT_ERR_BAD_ARG);
+    c = cfg, c.vocab_size = 257; REJECTS(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1), NGPT_ERR_BAD_ARG);
+    c = cfg, c.vocab_size = (1 << 20) + 1; REJECTS(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1), NGPT_ERR_BAD_ARG);
+    c = cfg, c.pretok = (ngpt_pretokenizer)9; REJECTS(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1), NGPT_ERR_BAD_ARG);
+    c = cfg, c.min_count = 0; REJECTS(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1), NGPT_ERR_BAD_ARG);
+    CHECK(tok == NULL, "no tokenizer on failure");
+    c = cfg, c.vocab_size = 300;
+    CHECK_OK(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1));
+    if (!tok) return;
+
+    ngpt_tokenizer *t2 = (ngpt_tokenizer *)&cfg;
+    REJECTS(ngpt_tokenizer_load(NULL, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load(&t2, NULL), NGPT_ERR_NULL_ARG);
+    CHECK(t2 == NULL, "no tokenizer on failure");
+    REJECTS(ngpt_tokenizer_load(&t2, "/nonexistent/ngpt.tok"), NGPT_ERR_IO);
+    REJECTS(ngpt_tokenizer_load(&t2, "/"), NGPT_ERR_IO);                   /* a directory */
+    REJECTS(ngpt_tokenizer_load(&t2, path), NGPT_ERR_BAD_FORMAT);          /* a text file */
+    REJECTS(ngpt_tokenizer_load_mem(NULL, text, 10), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_mem(&t2, NULL, 10), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_mem(&t2, text, 0), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_tokenizer_load_mem(&t2, text, sizeof text), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_tokenizer_load_gpt2(NULL, path, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_gpt2(&t2, NULL, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_gpt2(&t2, path, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_gpt2(&t2, "/nonexistent/encoder.json", path), NGPT_ERR_IO);
+    REJECTS(ngpt_tokenizer_load_gpt2(&t2, path, "/nonexistent/vocab.bpe"), NGPT_ERR_IO);
+    REJECTS(ngpt_tokenizer_load_gpt2(&t2, path, path), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_tokenizer_load_gpt2_mem(NULL, "{}", 2, "", 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_gpt2_mem(&t2, NULL, 2, "", 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_gpt2_mem(&t2, "{}", 2, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_gpt2_mem(&t2, "{\"a\": 0}", 8, "", 0), NGPT_ERR_BAD_FORMAT);
+    CHECK(t2 == NULL, "no tokenizer on failure");
+
+    size_t size = 0;
+    char small[16];
+    REJECTS(ngpt_tokenizer_save(NULL, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_save(tok, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_save(tok, "/nonexistent/dir/t.tok"), NGPT_ERR_IO);
+    REJECTS(ngpt_tokenizer_save_mem(NULL, small, sizeof small, &size), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_save_mem(tok, small, sizeof small, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_save_mem(tok, small, sizeof small, &size), NGPT_ERR_BAD_ARG);
+    CHECK(size > sizeof small, "save_mem says the size it needs (%zu)", size);
+    ngpt_tokenizer_free(NULL);
+
+    ngpt_tokenizer_info info;
+    const uint8_t *bytes;
+    size_t len, n;
+    int32_t ids[64] = {0};
+    REJECTS(ngpt_tokenizer_describe(NULL, &info), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_describe(tok, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_token(NULL, 0, &bytes, &len), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_token(tok, 0, NULL, &len), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_token(tok, 0, &bytes, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_token(tok, -1, &bytes, &len), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_tokenizer_token(tok, 300, &bytes, &len), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_tokenizer_encode(NULL, text, 4, ids, 64, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_encode(tok, NULL, 4, ids, 64, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_encode(tok, text, 4, ids, 64, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_encode(tok, text, sizeof text - 1, ids, 1, &n), NGPT_ERR_TOO_LONG);
+    REJECTS(ngpt_tokenizer_decode(NULL, ids, 1, small, sizeof small, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_decode(tok, NULL, 1, small, sizeof small, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_decode(tok, ids, 1, small, sizeof small, NULL), NGPT_ERR_NULL_ARG);
+    ids[1] = 300;
+    REJECTS(ngpt_tokenizer_decode(tok, ids, 2, small, sizeof small, &n), NGPT_ERR_BAD_TOKEN);
+    ids[1] = -7;
+    REJECTS(ngpt_tokenizer_decode(tok, ids, 2, small, sizeof small, &n), NGPT_ERR_BAD_TOKEN);
+    ids[0] = ids[1] = 'x';
+    REJECTS(ngpt_tokenizer_decode(tok, ids, 2, small, 1, &n), NGPT_ERR_TOO_LONG);
+    ngpt_tokenizer_free(tok);
+}
+
 /* ---- the abort hook */
 
 static int hook_calls, hook_line;
@@ -625,6 +711,7 @@ int main(void)
         generation_functions(infer, train);
         abort_callback(infer);
     }
+    tokenizer_functions(path);
     coverage_of_header();
     ngpt_context_free(infer);
     ngpt_context_free(train);

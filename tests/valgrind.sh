@@ -3,7 +3,8 @@
 # init (config, arena, weights, atomic save), info and checksum (verified
 # load, forward), a short train with evaluation, checkpoints and a resume,
 # eval, generate (sampling, beam search, past the context exact and shifted,
-# a prompt longer than the context), trace, some with 2 threads; the arena is
+# a prompt longer than the context), trace, tokenizer training with each
+# pre-tokenizer, encoding and decoding, some with 2 threads; the arena is
 # not cleared at init, so this also checks that nothing reads arena memory
 # before writing it. Any memory error or leak
 # fails: --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect.
@@ -33,4 +34,9 @@ run generate --model t.ngpt --prompt "ab" -n 4 --beam 2
 run generate --model t.ngpt --prompt "ab" -n 20 --temp 0
 run generate --model t.ngpt --prompt "The quick brown fox jumps" -n 40 --context shift --seed 2
 run trace --model t.ngpt --prompt "abc" --text
-echo "valgrind: clean (11 runs)"
+run tokenizer train --data data.txt --vocab 300 --out t.tok
+run tokenizer train --data data.txt --vocab 300 --split none --out n.tok
+run tokenizer encode --tokenizer n.tok --in data.txt --out ids.txt
+run tokenizer decode --tokenizer n.tok --in ids.txt
+run tokenizer info t.tok --tokens
+echo "valgrind: clean (16 runs)"

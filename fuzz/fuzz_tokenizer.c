@@ -1,0 +1,131 @@
+/* fuzz_tokenizer.c — the tokenizer's loaders and its encoder. The first
+ * byte picks what the rest is:
+ *   0  a tokenizer file (ngpt_tokenizer_load_mem)
+ *   1  the same, its size field and checksum made right first, so that the
+ *      fuzzer reaches the checks behind them
+ *   2  GPT-2's two files: a 2-byte length, encoder.json, then vocab.bpe
+ *   3  text to train on: vocab size and pre-tokenizer from the next byte
+ * Properties: every failure has a message; a tokenizer that loads or trains
+ * encodes the input into ids inside its vocabulary, decodes them back to the
+ * input exactly, counts the same number of ids without a buffer, and saves
+ * an image that loads back with the same checksum. Every input is also
+ * encoded and decoded with three fixed tokenizers (GPT-2 pieces, lines, no
+ * pre-tokenizer), so the encoder sees every byte string. Seeds: files made
+ * by ngpt (fuzz/corpus/tokenizer). */
+#include "fuzz.h"
+
+/* Round trip of text through tok, with the properties above. */
+static void exercise(const ngpt_tokenizer *tok, const uint8_t *text, size_t n, const char *what)
+{
+    ngpt_tokenizer_info info;
+    if (ngpt_tokenizer_describe(tok, &info)) fuzz_fail("%s: describe: %s", what, ngpt_last_error());
+    int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    uint8_t *back = malloc(n ? n : 1);
+    if (!ids || !back) abort();
+    size_t k = 0, count = 0, bytes = 0;
+    ngpt_status st = ngpt_tokenizer_encode(tok, text, n, ids, n, &k);
+    fuzz_expect_message(st, "ngpt_tokenizer_encode");
+    if (st) fuzz_fail("%s: encode of %zu bytes failed: %s", what, n, ngpt_last_error());
+    if (k > n) fuzz_fail("%s: %zu ids for %zu bytes", what, k, n);
+    if (ngpt_tokenizer_encode(tok, text, n, NULL, 0, &count) || count != k)
+        fuzz_fail("%s: counting gives %zu ids, encoding %zu", what, count, k);
+    for (size_t i = 0; i < k; i++)
+        if (ids[i] < 0 || ids[i] >= info.n_tokens - info.n_special)
+            fuzz_fail("%s: id %d is not a token of text (%d tokens, %d special)", what, (int)ids[i],
+                      (int)info.n_tokens, (int)info.n_special);
+    st = ngpt_tokenizer_decode(tok, ids, k, back, n, &bytes);
+    if (st || bytes != n || (n && memcmp(back, text, n)))
+        fuzz_fail("%s: decode(encode(x)) != x (%zu bytes, %zu back): %s", what, n, bytes,
+                  ngpt_last_error());
+    free(ids);
+    free(back);
+}
+
+static void save_and_reload(const ngpt_tokenizer *tok)
+{
+    size_t size = 0;
+    if (ngpt_tokenizer_save_mem(tok, NULL, 0, &size)) fuzz_fail("save_mem size: %s", ngpt_last_error());
+    uint8_t *image = malloc(size);
+    if (!image) abort();
+    if (ngpt_tokenizer_save_mem(tok, image, size, &size)) fuzz_fail("save_mem: %s", ngpt_last_error());
+    ngpt_tokenizer *again = NULL;
+    if (ngpt_tokenizer_load_mem(&again, image, size))
+        fuzz_fail("a saved tokenizer does not load: %s", ngpt_last_error());
+    ngpt_tokenizer_info a, b;
+    ngpt_tokenizer_describe(tok, &a);
+    ngpt_tokenizer_describe(again, &b);
+    if (a.checksum != b.checksum || a.n_tokens != b.n_tokens)
+        fuzz_fail("a reloaded tokenizer differs");
+    ngpt_tokenizer_free(again);
+    free(image);
+}
+
+static ngpt_tokenizer *fixed[3];
+
+static void make_fixed(void)
+{
+    static const char text[] =
+        "The tokenizer's merges: the pairs that occur most often, joined first. It's 2024; "
+        "we're counting 1234567 bytes.\n  int x = y + 1;  // caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac\n"
+        "The tokenizer's merges: the pairs that occur most often, joined first.\n";
+    const ngpt_pretokenizer p[3] = {NGPT_PRETOK_GPT2, NGPT_PRETOK_LINES, NGPT_PRETOK_NONE};
+    for (int i = 0; i < 3; i++) {
+        ngpt_tokenizer_train_config cfg = ngpt_tokenizer_train_config_default();
+        cfg.vocab_size = 320;
+        cfg.pretok = p[i];
+        const void *texts[1] = {text};
+        size_t sizes[1] = {sizeof text - 1};
+        if (ngpt_tokenizer_train(&fixed[i], &cfg, texts, sizes, 1))
+            fuzz_fail("train the fixed tokenizer: %s", ngpt_last_error());
+    }
+}
+
+NGPT_FUZZ_ENTRY(tokenizer)
+{
+    if (!fixed[0]) make_fixed();
+    for (int i = 0; i < 3; i++) exercise(fixed[i], data, size, "a fixed tokenizer");
+    if (size < 1) return 0;
+    uint8_t mode = data[0] % 4;
+    const uint8_t *rest = data + 1;
+    size_t n = size - 1;
+    unsigned char *copy = fuzz_copy(rest, n);      /* exact size: ASan sees overreads */
+    ngpt_tokenizer *tok = NULL;
+    ngpt_status st;
+    const char *fn;
+    if (mode <= 1) {
+        if (mode == 1 && n >= 64 + 256 + 8) {      /* the size at 40, the XXH3 at the end */
+            uint64_t sz = n, h;
+            memcpy(copy + 40, &sz, 8);
+            h = XXH3_64bits(copy, n - 8);
+            memcpy(copy + n - 8, &h, 8);
+        }
+        fn = "ngpt_tokenizer_load_mem";
+        st = ngpt_tokenizer_load_mem(&tok, copy, n);
+    } else if (mode == 2) {
+        size_t off = n >= 2 ? 2 : n, json = n >= 2 ? (size_t)(copy[0] | copy[1] << 8) : 0;
+        if (json > n - off) json = n - off;
+        unsigned char *j = fuzz_copy(copy + off, json), *b = fuzz_copy(copy + off + json, n - off - json);
+        fn = "ngpt_tokenizer_load_gpt2_mem";
+        st = ngpt_tokenizer_load_gpt2_mem(&tok, j, json, b, n - off - json);
+        free(j);
+        free(b);
+    } else {
+        ngpt_tokenizer_train_config cfg = ngpt_tokenizer_train_config_default();
+        uint8_t how = n ? copy[0] : 0;
+        cfg.vocab_size = 256 + 2 + (how & 63);
+        cfg.pretok = (ngpt_pretokenizer)((how >> 6) % 3);
+        const void *texts[1] = {copy};
+        fn = "ngpt_tokenizer_train";
+        st = ngpt_tokenizer_train(&tok, &cfg, texts, &n, 1);
+        if (st) fuzz_fail("training on %zu bytes failed: %s", n, ngpt_last_error());
+    }
+    fuzz_expect_message(st, fn);
+    if (st && tok) fuzz_fail("%s failed but made a tokenizer", fn);
+    if (!st) {
+        exercise(tok, rest, n, fn);
+        save_and_reload(tok);
+    }
+    ngpt_tokenizer_free(tok);
+    free(copy);
+    return 0;
+}

@@ -1,0 +1,206 @@
+/* format.c — tokenizer files (docs/FORMAT.md, "Tokenizer files"): reading
+ * one from a file or from memory, checked whole before it is used, and
+ * writing one atomically. tokenizer.c writes the image and checks what the
+ * file says (ngpt_tok_build). */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tokenizer/tokenizer.h"
+
+static uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* Parses and checks an image; src names it in messages (bare sentences). */
+static ngpt_status parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, const char *src)
+{
+    if (size < 8 || memcmp(p, NGPT_TOK_MAGIC, 8) != 0)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not an ngpt tokenizer (its first bytes are "
+                         "not NGPTTOKN)", src);
+    const size_t fixed = NGPT_TOK_HEADER + 256 + 8;
+    if (size < fixed)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %zu bytes, shorter than the "
+                         "header", src, size);
+    uint32_t version = get_u32(p + 8);
+    if (version != NGPT_TOK_VERSION)
+        return ngpt_fail(NGPT_ERR_VERSION, "%s has tokenizer format version %u but this build "
+                         "reads version %d; use a matching ngpt", src, version, NGPT_TOK_VERSION);
+    uint64_t file_bytes = get_u64(p + 40);
+    if (file_bytes != size)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated or padded: its header says %llu "
+                         "bytes but there are %zu", src, (unsigned long long)file_bytes, size);
+    if ((uint64_t)XXH3_64bits(p, size - 8) != get_u64(p + size - 8))
+        return ngpt_fail(NGPT_ERR_CHECKSUM, "%s is corrupted: its checksum does not match its "
+                         "contents", src);
+    for (int i = 34; i < NGPT_TOK_HEADER; i++)
+        if (p[i] && (i < 40 || i >= 48))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s sets reserved header byte %d; it was "
+                             "written by a newer or broken writer", src, i);
+    uint32_t n_tokens = get_u32(p + 12), n_merges = get_u32(p + 16), n_special = get_u32(p + 20);
+    if (n_merges > NGPT_TOK_MAX_TOKENS || n_special > NGPT_TOK_MAX_SPECIAL ||
+        (uint64_t)n_tokens != 256 + (uint64_t)n_merges + n_special)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %u tokens are not 256 bytes, "
+                         "%u merges and %u special tokens (limits: %d tokens, %d special)", src,
+                         n_tokens, n_merges, n_special, NGPT_TOK_MAX_TOKENS, NGPT_TOK_MAX_SPECIAL);
+    size_t at = NGPT_TOK_HEADER + 256;
+    if ((size - fixed) / 8 < n_merges)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %u merges do not fit in %zu "
+                         "bytes", src, n_merges, size);
+    static ngpt_tok_spec spec_zero;
+    ngpt_tok_spec spec = spec_zero;
+    memcpy(spec.id_byte, p + NGPT_TOK_HEADER, 256);
+    spec.n_merges = (int32_t)n_merges;
+    spec.n_special = (int32_t)n_special;
+    spec.end_id = (int32_t)get_u32(p + 24);
+    spec.pad_id = (int32_t)get_u32(p + 28);
+    spec.pretok = p[32];
+    spec.rule = p[33];
+    uint32_t *merges = malloc(n_merges ? (size_t)n_merges * 8 : 1);
+    if (!merges) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+    memcpy(merges, p + at, (size_t)n_merges * 8);      /* little-endian hosts only */
+    spec.merges = merges;
+    at += (size_t)n_merges * 8;
+    ngpt_status st = NGPT_OK;
+    for (uint32_t i = 0; i < n_special && !st; i++) {
+        uint32_t len = at + 4 <= size - 8 ? get_u32(p + at) : 0;
+        if (at + 4 > size - 8 || len > size - 8 - at - 4)
+            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: special token %u does not fit",
+                           src, i);
+        spec.special[i] = p + at + 4;
+        spec.special_len[i] = len;
+        at += 4 + (size_t)len;
+    }
+    if (!st && at != size - 8)
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %zu bytes follow its last "
+                       "special token", src, size - 8 - at);
+    if (!st) st = ngpt_tok_build(tok, &spec, src);
+    free(merges);
+    return st;
+}
+
+ngpt_status ngpt_tokenizer_load_mem(ngpt_tokenizer **tok, const void *data, size_t size)
+{
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_mem: NULL argument");
+    *tok = NULL;
+    if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_mem: NULL argument");
+    return ngpt_prefixed("ngpt_tokenizer_load_mem", parse(tok, data, size, "the buffer"));
+}
+
+ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size)
+{
+    *buf = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return ngpt_fail(NGPT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {      /* e.g. EOVERFLOW: over 2 GiB on a 32-bit build */
+        int e = errno;
+        close(fd);
+        return ngpt_fail(NGPT_ERR_IO, "cannot stat %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size >= SIZE_MAX) {
+        close(fd);
+        return ngpt_fail(NGPT_ERR_IO, "%s is %s", path, S_ISREG(sb.st_mode) ?
+                         "too large for this machine" : "not a regular file");
+    }
+    size_t n = (size_t)sb.st_size, got = 0;
+    uint8_t *b = malloc(n ? n : 1);
+    if (!b) {
+        close(fd);
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s (%zu bytes)", path, n);
+    }
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            int e = errno;
+            close(fd);
+            free(b);
+            return ngpt_fail(NGPT_ERR_IO, "reading %s failed: %s", path,
+                             r < 0 ? strerror(e) : "the file shrank while being read");
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *buf = b;
+    *size = n;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_tokenizer_load(ngpt_tokenizer **tok, const char *path)
+{
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load: NULL argument");
+    *tok = NULL;
+    if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load: NULL argument");
+    uint8_t *buf;
+    size_t size;
+    ngpt_status st = ngpt_tok_read_file(path, &buf, &size);
+    if (!st) {
+        st = parse(tok, buf, size, path);
+        free(buf);
+    }
+    return ngpt_prefixed("ngpt_tokenizer_load", st);
+}
+
+ngpt_status ngpt_tokenizer_save_mem(const ngpt_tokenizer *tok, void *buf, size_t cap, size_t *size)
+{
+    if (!tok || !size) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_save_mem: NULL argument");
+    size_t need = ngpt_tok_image(tok, NULL);
+    *size = need;
+    if (!buf) return NGPT_OK;
+    if (cap < need)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tokenizer_save_mem: the tokenizer takes %zu "
+                         "bytes but the buffer holds %zu", need, cap);
+    ngpt_tok_image(tok, buf);
+    return NGPT_OK;
+}
+
+static ngpt_status write_atomic(const char *path, const uint8_t *data, size_t n)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "the path %s is too long", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return ngpt_fail(NGPT_ERR_IO, "cannot create a temporary file beside %s: %s", path,
+                         strerror(errno));
+    ngpt_status st = NGPT_OK;
+    for (size_t done = 0; done < n && !st;) {
+        ssize_t w = write(fd, data + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            st = ngpt_fail(NGPT_ERR_IO, "writing %s failed: %s", tmp,
+                           w < 0 ? strerror(errno) : "no progress (is the disk full?)");
+        else
+            done += (size_t)w;
+    }
+    if (!st && fchmod(fd, 0644) != 0) (void)0;  /* best effort: mkstemp made it 0600 */
+    if (!st && fsync(fd) != 0)
+        st = ngpt_fail(NGPT_ERR_IO, "fsync of %s failed: %s", tmp, strerror(errno));
+    if (close(fd) != 0 && !st)
+        st = ngpt_fail(NGPT_ERR_IO, "closing %s failed: %s", tmp, strerror(errno));
+    if (!st && rename(tmp, path) != 0)
+        st = ngpt_fail(NGPT_ERR_IO, "renaming %s to %s failed: %s", tmp, path, strerror(errno));
+    if (st) unlink(tmp);
+    return st;
+}
+
+ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path)
+{
+    if (!tok || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_save: NULL argument");
+    size_t n = ngpt_tok_image(tok, NULL);
+    uint8_t *image = malloc(n);
+    if (!image) return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_tokenizer_save: out of memory");
+    ngpt_tok_image(tok, image);
+    ngpt_status st = write_atomic(path, image, n);
+    free(image);
+    return ngpt_prefixed("ngpt_tokenizer_save", st);
+}

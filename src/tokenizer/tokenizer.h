@@ -1,0 +1,136 @@
+/* tokenizer.h — the BPE tokenizer's object and what its files share
+ * (docs/TOKENIZER.md). tokenizer.c makes one from a spec (the merge list and
+ * its settings: training, a tokenizer file and GPT-2's files all end there),
+ * validates it and derives the lookup tables; it also writes the file image
+ * (docs/FORMAT.md, "Tokenizer files") and owns the accessors. The tokenizer
+ * depends only on the base layer (errors). */
+#ifndef NGPT_TOKENIZER_H
+#define NGPT_TOKENIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/checked.h"
+#include "base/error.h"
+
+#define NGPT_TOK_MAGIC "NGPTTOKN"          /* 8 bytes, no NUL */
+#define NGPT_TOK_VERSION 1
+#define NGPT_TOK_HEADER 64                  /* then 256 bytes: the byte of each id < 256 */
+#define NGPT_TOK_MAX_TOKENS (1 << 20)       /* n_tokens limit */
+#define NGPT_TOK_MAX_BYTES 256              /* the longest token, and a special's name */
+#define NGPT_TOK_MAX_SPECIAL 256
+
+/* What a tokenizer is made of; tokenizer.c copies it. */
+typedef struct ngpt_tok_spec {
+    uint8_t id_byte[256];       /* the byte of token i < 256: a permutation of 0..255 */
+    const uint32_t *merges;     /* (n_merges, 2): merge k joins tokens merges[2k], [2k+1] */
+    int32_t n_merges;
+    int32_t n_special;
+    const uint8_t *special[NGPT_TOK_MAX_SPECIAL];   /* names */
+    size_t special_len[NGPT_TOK_MAX_SPECIAL];
+    int32_t end_id, pad_id;     /* special ids, or -1 */
+    int32_t pretok, rule;       /* ngpt_pretokenizer, ngpt_merge_rule */
+} ngpt_tok_spec;
+
+struct ngpt_tokenizer {
+    int32_t n_tokens, n_merges, n_special, end_id, pad_id, max_len;
+    ngpt_pretokenizer pretok;
+    ngpt_merge_rule rule;
+    int32_t byte_id[256];       /* the id of each byte */
+    uint8_t id_byte[256];
+    uint32_t *merges;           /* (n_merges, 2) */
+    uint32_t *off;              /* (n_tokens + 1): token i is bytes[off[i] .. off[i+1]) */
+    uint8_t *bytes;
+    /* (left, right) -> the id they merge into (its rank: ids of merges grow
+     * with their rank); open addressing, keys left << 32 | right */
+    uint64_t *pair_key;
+    int32_t *pair_val;
+    uint32_t pair_bits;
+    /* bit x * 256 + y: some token (not special) holds byte x followed by
+     * byte y; where not, no token of any encoding spans the two bytes */
+    uint8_t joinable[256 * 256 / 8];
+    /* token bytes -> id + 1 (0 empty), specials excluded; of tokens with
+     * the same bytes (possible with NGPT_MERGE_PAIRS), the first */
+    int32_t *str_slot;
+    uint32_t str_bits;
+    /* bit id: the bytes of token id, encoded alone, are token id (most
+     * tokens): a part of a piece that is such a token needs no BPE */
+    uint8_t *whole;
+    uint64_t checksum;          /* XXH3-64 of the file image */
+};
+
+#define NGPT_PAIR_EMPTY UINT64_MAX
+
+static inline uint32_t ngpt_pair_slot(uint64_t key, uint32_t bits)
+{
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+/* The id tokens a and b merge into, or -1. */
+static inline int32_t ngpt_tok_pair(const ngpt_tokenizer *t, int32_t a, int32_t b)
+{
+    uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    uint32_t mask = (1u << t->pair_bits) - 1;
+    for (uint32_t i = ngpt_pair_slot(key, t->pair_bits);; i = (i + 1) & mask) {
+        uint64_t k = t->pair_key[i];
+        if (k == key) return t->pair_val[i];
+        if (k == NGPT_PAIR_EMPTY) return -1;
+    }
+}
+
+static inline bool ngpt_tok_joinable(const ngpt_tokenizer *t, uint8_t x, uint8_t y)
+{
+    unsigned bit = (unsigned)x << 8 | y;
+    return (t->joinable[bit >> 3] >> (bit & 7)) & 1;
+}
+
+static inline uint32_t ngpt_str_slot(const uint8_t *s, size_t n, uint32_t bits)
+{
+    uint64_t h = 0xcbf29ce484222325ull;             /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
+    return (uint32_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+/* The id of the token whose bytes are s[0..n) (specials excluded), or -1. */
+static inline int32_t ngpt_tok_lookup(const ngpt_tokenizer *t, const uint8_t *s, size_t n)
+{
+    if (n == 1) return t->byte_id[s[0]];
+    if (n == 0 || n > (size_t)t->max_len) return -1;
+    uint32_t mask = (1u << t->str_bits) - 1;
+    for (uint32_t i = ngpt_str_slot(s, n, t->str_bits);; i = (i + 1) & mask) {
+        int32_t v = t->str_slot[i];
+        if (v == 0) return -1;
+        if (t->off[v] - t->off[v - 1] == n && !memcmp(t->bytes + t->off[v - 1], s, n)) return v - 1;
+    }
+}
+
+static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
+{
+    return (t->whole[id >> 3] >> (id & 7)) & 1;
+}
+
+/* Sets t->whole (allocated by the caller, zeroed): encodes every merge's
+ * bytes alone (encode.c). */
+ngpt_status ngpt_tok_mark_whole(ngpt_tokenizer *t);
+
+/* Makes a tokenizer from spec, checking it (docs/FORMAT.md, "Validation");
+ * a failure leaves a bare sentence naming `src` (the file, "the buffer",
+ * "the training result"). */
+ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *spec, const char *src);
+
+/* The file image (docs/FORMAT.md): returns its size; writes it into buf
+ * (which holds that many bytes) unless buf is NULL. */
+size_t ngpt_tok_image(const ngpt_tokenizer *t, uint8_t *buf);
+
+/* Reads the whole regular file at path into *buf (malloc'd, *size bytes);
+ * bare messages naming it (format.c). */
+ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size);
+
+/* ---- pre-tokenization (pretok.c) */
+
+/* The end of the piece that starts at t[i] (i < n). */
+size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t i);
+
+#endif
