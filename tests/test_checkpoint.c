@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "io/checkpoint.h"
+#include "runtime/config.h"     /* ngpt_config_compare */
 #include "test.h"
 
 static char path[256], path2[256];

@@ -88,7 +88,10 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.branch = TAKE_F(&w, B, T, C, 1);
     const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
     p.threads.attn_rows = TAKE_F(&w, (size_t)shape->threads, D + 2 * NGPT_ATTN_TILE, TC, 1);
-    p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
+    const bool q8 = cfg->weights == NGPT_WEIGHTS_Q8;
+    const size_t KMAX = C > F ? C : F;     /* the widest input of a Linear */
+    if (!q8) p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
+    if (!train) p.threads.panel = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_NR, KMAX, 1);
     p.threads.pool = take(&w, sizeof(ngpt_pool), 1, 1, 1, 1);
     p.threads.workers = take(&w, sizeof(ngpt_pool_worker), (size_t)shape->threads - 1, 1, 1, 1);
     p.batch_buf = take(&w, sizeof(int32_t), 2, B, T, 1);
@@ -108,9 +111,12 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.kv.tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
         if (shape->trace != NGPT_TRACE_NONE) p.kv.trace = TAKE_F(&w, L, B, H, TC);
         p.kv.tmp = TAKE_F(&w, TC, C, 1, 1);
-        size_t packed = 0;
-        if (!ngpt_linear_packed_floats(cfg, &packed)) w.overflow = true;
-        p.packed_w = TAKE_F(&w, packed, 1, 1, 1);
+        if (q8) {
+            size_t bytes = 0, rows = B * T < NGPT_Q8_NR ? NGPT_Q8_NR : B * T;
+            if (!ngpt_linear_q8_bytes(cfg, &bytes)) w.overflow = true;
+            p.q8_w = take(&w, 1, bytes, 1, 1, 1);
+            p.q8_x = take(&w, 1, rows, ngpt_q8_row_bytes((int)KMAX), 1, 1);
+        }
         p.samp.z = TAKE_F(&w, V, 1, 1, 1);
         p.samp.p = TAKE_F(&w, V, 1, 1, 1);
         p.samp.idx = take(&w, sizeof(int32_t), V, 1, 1, 1);

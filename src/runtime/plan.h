@@ -84,7 +84,11 @@ typedef struct ngpt_plan {
     struct ngpt_plan_threads {
         float *attn_rows;       /* (threads, D + 2*NGPT_ATTN_TILE, Tctx) attention scratch:
                                  * transposed keys, probability rows */
-        float *gemm_work;       /* (threads, NGPT_GEMM_WORK_FLOATS) gemm packing space (gemm.h) */
+        float *gemm_work;       /* (threads, NGPT_GEMM_WORK_FLOATS) gemm packing space (gemm.h);
+                                 * NULL for weights=q8 (no float product) */
+        float *panel;           /* infer: (threads, 16, max(C, d_ff)) one panel of a Linear's W
+                                 * while runtime/weights.c packs it in place (f32), or while
+                                 * runtime/params.c draws it to be quantized (q8) */
         struct ngpt_pool *pool;
         struct ngpt_pool_worker *workers;   /* (threads - 1) */
     } threads;
@@ -97,8 +101,11 @@ typedef struct ngpt_plan {
         float *trace;           /* (L, B, H, Tctx) last new token's probabilities, or NULL */
         float *tmp;             /* (Tctx, C) one slot-layer block: beam reordering */
     } kv;
-    /* infer mode: the Linear weights packed for gemm_packed (model/packed.c) */
-    float *packed_w;
+    /* infer mode, weights=q8: the 8-bit weights (runtime/weights.c writes them,
+     * the products read them), and the quantized rows of a product's input
+     * (ops/ops.c; runtime/weights.c's scratch while it quantizes a weight) */
+    int8_t *q8_w;               /* ngpt_linear_q8_bytes */
+    int8_t *q8_x;               /* (max(B*T, 16), ngpt_q8_row_bytes(max(C, d_ff))) */
     /* infer mode: the sampler's working rows (generate/sampler.c) */
     struct ngpt_plan_samp {
         float *z;               /* (V) working logits */
