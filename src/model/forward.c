@@ -160,15 +160,15 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
                               WB(ln2_w), WB(ln2_b), R, C);
     linear(ctx, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F);
     ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, R * F);
-    linear(ctx, l, NGPT_LINEAR_FC2, p->branch, p->hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
-    if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_MLP_OUT);
+    linear(ctx, l, NGPT_LINEAR_FC2, a.mlp_out, p->hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
+    if (dropping) drop(ctx, a.mlp_out, BT * C, l, NGPT_SITE_MLP_OUT);
     if (post) {
         float *res2 = a.res2 + r0 * C;
-        ngpt_op_add(ctx, res2, p->ln_out, p->branch, R * C);
+        ngpt_op_add(ctx, res2, p->ln_out, a.mlp_out, R * C);
         ngpt_op_layernorm_fwd(ctx, a.x_out + r0 * C, a.ln2_mean + r0, a.ln2_rstd + r0, res2,
                               WB(ln2_w), WB(ln2_b), R, C);
     } else {
-        ngpt_op_add(ctx, a.x_out + r0 * C, res1, p->branch, R * C);
+        ngpt_op_add(ctx, a.x_out + r0 * C, res1, a.mlp_out, R * C);
     }
 #undef WB
 }

@@ -42,8 +42,7 @@ static void convert_linear(void *arg, int i, int thread)
     ngpt_context *ctx = j->ctx;
     int n, k;
     float *w = ctx->plan.params + linear_at(ctx, i, &n, &k);
-    const size_t kmax = (size_t)(ctx->cfg.d_model > ctx->cfg.d_ff ? ctx->cfg.d_model : ctx->cfg.d_ff);
-    float *tmp = ctx->plan.threads.panel + (size_t)thread * NR * kmax;
+    float *tmp = ctx->plan.threads.panel + (size_t)thread * ctx->plan.threads.panel_stride;
     const size_t panel = (size_t)NR * (size_t)k;
     for (int p = 0; p < n / NR; p++) {
         float *blk = w + (size_t)p * panel;
