@@ -54,7 +54,10 @@ int cli_cmd_quantize(int argc, char **argv)
     ngpt_context_free(ctx);
     if (st) return cli_library_failed(a.cmd);
     const long long before = file_bytes(in), after = file_bytes(out);
-    printf("wrote %s: 8-bit weights, %lld bytes (%s: %lld bytes, %.2fx smaller)\n", out, after, in,
-           before, after > 0 ? (double)before / (double)after : 0.0);
+    ngpt_train_state ts = {0};
+    ngpt_checkpoint_train_state(in, &cfg, &ts);
+    printf("wrote %s: 8-bit weights, %lld bytes (%s: %lld bytes%s, %.2fx smaller)\n", out, after,
+           in, before, ts.has_state ? " with its optimizer state, which an 8-bit model does not keep" : "",
+           after > 0 ? (double)before / (double)after : 0.0);
     return CLI_OK;
 }
