@@ -24,11 +24,7 @@ for threads in 1 3; do
     cmp -s "$dir/want" "$dir/got"
     check $? "8-bit seed 42, --threads $threads: $(tr '\n' ' ' < "$dir/got") $(cat "$dir/err")"
 done
-awk -v want="$(tr '\n' ' ' < "$dir/want")" '
-    { sub(/^ +/, ""); line[NR] = $0 }
-    END { for (i = 1; i + 2 <= NR; i++)
-              if (line[i] " " line[i + 1] " " line[i + 2] " " == want) found = 1
-          exit !found }' README.md
+readme_shows "$dir/want"
 check $? "README shows the 8-bit model's checksums"
 
 $N info "$dir/q.ngpt" > "$dir/info" 2> "$dir/err"
@@ -41,11 +37,7 @@ $N info "$dir/m.ngpt" | grep -q "^weights: *f32"
 check $? "info on a float32 model says f32"
 
 # a tiny model that answers "ok", float32 and quantized
-i=0
-while [ $i -lt 200 ]; do printf 'user: hi\nassistant: ok\n' >> "$dir/d.txt"; i=$((i + 1)); done
-$N train --data "$dir/d.txt" --config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64 \
-    --config dropout=0 --batch 8 --seq 16 --steps 60 --warmup 5 --lr 1e-2 --min-lr 1e-3 \
-    --eval-every 0 --eval-batches 1 --out "$dir/t.ngpt" > "$dir/train.log" 2>&1
+train_ok_model "$dir/t.ngpt"
 check $? "train the dialogue model: $(cat "$dir/train.log")"
 $N quantize "$dir/t.ngpt" "$dir/t8.ngpt" > /dev/null 2> "$dir/err"
 check $? "quantize the dialogue model: $(cat "$dir/err")"

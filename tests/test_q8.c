@@ -55,15 +55,6 @@ static void full(ngpt_context *ctx, const int32_t *tok, int b, int t, int V, flo
     if (lg) memcpy(out, lg, sizeof(float) * (size_t)b * t * V);
 }
 
-static bool same_file(const char *a, const char *b)
-{
-    size_t na, nb;
-    unsigned char *fa = test_read_file(a, &na), *fb = test_read_file(b, &nb);
-    bool same = fa && fb && na == nb && !memcmp(fa, fb, na);
-    free(fa), free(fb);
-    return same;
-}
-
 /* init quantizes the float32 draw; a load quantizes the float32 file; a q8
  * file loads back to the same weights and saves the same bytes. */
 static void test_made_and_saved(const char *sw)
@@ -84,7 +75,7 @@ static void test_made_and_saved(const char *sw)
     CHECK_OK(ngpt_checkpoint_load(b, path));
     CHECK_HASH(params_hash(b), params_hash(a));
     CHECK_OK(ngpt_checkpoint_save(b, path2));
-    CHECK(same_file(path, path2), "[%s] saving the loaded model gives other bytes", sw);
+    CHECK(test_same_file(path, path2), "[%s] saving the loaded model gives other bytes", sw);
     /* a float32 context refuses the 8-bit file */
     CHECK_STATUS(ngpt_checkpoint_load(fl, path), NGPT_ERR_CONFIG_MISMATCH);
     CHECK(strstr(ngpt_last_error(), "weights is q8 in the checkpoint") != NULL, "%s", ngpt_last_error());

@@ -49,15 +49,6 @@ static uint64_t params_hash(const ngpt_context *ctx)
     return h;
 }
 
-static bool same_file(const char *a, const char *b)
-{
-    size_t na, nb;
-    unsigned char *fa = test_read_file(a, &na), *fb = test_read_file(b, &nb);
-    bool same = fa && fb && na == nb && !memcmp(fa, fb, na);
-    free(fa), free(fb);
-    return same;
-}
-
 static void test_views(const char *name, const ngpt_config *cfg)
 {
     const size_t n = 2 * (size_t)cfg->context_len * (size_t)cfg->vocab_size;
@@ -73,7 +64,7 @@ static void test_views(const char *name, const ngpt_config *cfg)
     /* hashed and saved in the state_dict layout while packed */
     CHECK_HASH(params_hash(in), params_hash(tr));
     CHECK_OK(ngpt_checkpoint_save(in, path2));
-    CHECK(same_file(path, path2), "[%s] a packed context saves other bytes", name);
+    CHECK(test_same_file(path, path2), "[%s] a packed context saves other bytes", name);
     /* the pointer: the state_dict layout, and stays so across passes */
     float *p, *q;
     size_t count, count_tr;

@@ -17,6 +17,7 @@
  *    group and output, lane = output. */
 #include <string.h>
 
+#include "../q8_run.h"
 #include "kernels_avx2.h"
 
 enum { G = NGPT_Q8_GROUP, NR = NGPT_Q8_NR, QUADS = NGPT_Q8_QUADS, BLOCK = NGPT_Q8_BLOCK };
@@ -44,21 +45,9 @@ static inline float quantize_group(int8_t *q, const float *x)
     const __m256i a3 = _mm256_and_si256(_mm256_castps_si256(v3), abs_mask);
     const uint32_t amax_bits = (uint32_t)hmax_epi32(
         _mm256_max_epi32(_mm256_max_epi32(a0, a1), _mm256_max_epi32(a2, a3)));
-    if (amax_bits >= 0x7f800000u) {     /* Inf or NaN */
-        _mm256_storeu_si256((__m256i *)(void *)q, _mm256_setzero_si256());
-        const uint32_t nan = 0x7fc00000u;
-        float d;
-        memcpy(&d, &nan, sizeof d);
-        return d;
-    }
-    float amax;
-    memcpy(&amax, &amax_bits, sizeof amax);
-    const float d = amax / 127.0f;
-    if (!(d >= NGPT_Q8_MIN_SCALE)) {
-        _mm256_storeu_si256((__m256i *)(void *)q, _mm256_setzero_si256());
-        return 0.0f;
-    }
-    const __m256 id = _mm256_set1_ps(127.0f / amax);
+    float d, idf;
+    if (!q8_group_scale(amax_bits, q, &d, &idf)) return d;
+    const __m256 id = _mm256_set1_ps(idf);
     const __m256i r0 = _mm256_cvtps_epi32(_mm256_mul_ps(v0, id));
     const __m256i r1 = _mm256_cvtps_epi32(_mm256_mul_ps(v1, id));
     const __m256i r2 = _mm256_cvtps_epi32(_mm256_mul_ps(v2, id));
@@ -74,39 +63,10 @@ static inline float quantize_group(int8_t *q, const float *x)
 void ngpt_f32_quantize_q8__avx2(int8_t *xq, ptrdiff_t xq_rs, const float *x, ptrdiff_t x_rs, int m,
                                 int k)
 {
-    const int groups = ngpt_q8_groups(k), full = k / G;
-    for (int i = 0; i < m; i++) {
-        int8_t *row = xq + i * xq_rs;
-        float *d = (float *)(void *)(row + (size_t)groups * G);
-        const float *xi = x + i * x_rs;
-        for (int g = 0; g < full; g++) d[g] = quantize_group(row + (size_t)g * G, xi + (size_t)g * G);
-        if (full < groups) {    /* the last, shorter group, zero-padded */
-            float t[G] = {0};
-            memcpy(t, xi + (size_t)full * G, (size_t)(k - full * G) * sizeof(float));
-            d[full] = quantize_group(row + (size_t)full * G, t);
-        }
-    }
+    q8_quantize_rows(quantize_group, xq, xq_rs, x, x_rs, m, k);
 }
 
 /* ---- gemm_q8 */
-
-/* 16 outputs of one row (those below nvalid): + bias. */
-static inline void store16(float *c, __m256 lo, __m256 hi, const float *bias, int nvalid)
-{
-    if (nvalid >= NR) {
-        if (bias) {
-            lo = _mm256_add_ps(lo, _mm256_loadu_ps(bias));
-            hi = _mm256_add_ps(hi, _mm256_loadu_ps(bias + 8));
-        }
-        _mm256_storeu_ps(c, lo);
-        _mm256_storeu_ps(c + 8, hi);
-        return;
-    }
-    float t[NR];
-    _mm256_storeu_ps(t, lo);
-    _mm256_storeu_ps(t + 8, hi);
-    for (int jj = 0; jj < nvalid; jj++) c[jj] = bias ? t[jj] + bias[jj] : t[jj];
-}
 
 /* The int32 sums of 8 outputs (w: one ymm of the panel) with a row's
  * broadcast quad x (ax = |x|), added to acc. */
@@ -158,28 +118,14 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
             f11 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i11), _mm256_mul_ps(xd1, wd1), f11);
         }
     }
-    store16(c, f00, f01, bias, nvalid);
-    if (R > 1) store16(c + c_rs, f10, f11, bias, nvalid);
+    avx2_store16(c, f00, f01, bias, nvalid);
+    if (R > 1) avx2_store16(c + c_rs, f10, f11, bias, nvalid);
 }
+
+Q8_PANEL_FNS(panel_rows)
 
 void ngpt_f32_gemm_q8__avx2(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                             const int8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
-    const int groups = ngpt_q8_groups(k);
-    for (int j0 = 0; j0 < n; j0 += NR) {
-        const int8_t *panel = ngpt_q8_panel(wq, k, j0);
-        const float *b = bias ? bias + j0 : NULL;
-        const int nvalid = n - j0;
-        int i = 0;
-        for (; i + 2 <= m; i += 2) {
-            const int8_t *x0 = xq + i * xq_rs, *x1 = x0 + xq_rs;
-            panel_rows(2, groups, x0, ngpt_q8_row_scales(x0, k), x1, ngpt_q8_row_scales(x1, k),
-                       panel, b, c + i * c_rs + j0, c_rs, nvalid);
-        }
-        if (i < m) {
-            const int8_t *x0 = xq + i * xq_rs;
-            panel_rows(1, groups, x0, ngpt_q8_row_scales(x0, k), NULL, NULL, panel, b,
-                       c + i * c_rs + j0, c_rs, nvalid);
-        }
-    }
+    q8_gemm_run(panel_2, panel_1, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
 }

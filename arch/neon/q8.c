@@ -22,6 +22,7 @@
  *    added on the VFP unit, which keeps a subnormal sum. */
 #include <string.h>
 
+#include "../q8_run.h"
 #include "kernels_neon.h"
 
 enum { G = NGPT_Q8_GROUP, NR = NGPT_Q8_NR, QUADS = NGPT_Q8_QUADS, BLOCK = NGPT_Q8_BLOCK };
@@ -61,21 +62,9 @@ static inline float quantize_group(int8_t *q, const float *x)
         m = vmaxq_u32(m, vandq_u32(vreinterpretq_u32_f32(v[i]), abs_mask));
     }
     const uint32_t amax_bits = hmax_u32(m);
-    if (amax_bits >= 0x7f800000u) {     /* Inf or NaN */
-        memset(q, 0, G);
-        const uint32_t nan = 0x7fc00000u;
-        float d;
-        memcpy(&d, &nan, sizeof d);
-        return d;
-    }
-    float amax;
-    memcpy(&amax, &amax_bits, sizeof amax);
-    const float d = amax / 127.0f;
-    if (!(d >= NGPT_Q8_MIN_SCALE)) {
-        memset(q, 0, G);
-        return 0.0f;
-    }
-    const float32x4_t id = vdupq_n_f32(127.0f / amax);
+    float d, idf;
+    if (!q8_group_scale(amax_bits, q, &d, &idf)) return d;
+    const float32x4_t id = vdupq_n_f32(idf);
     for (int i = 0; i < 8; i += 2) {
         const int16x8_t h = vcombine_s16(vmovn_s32(round_even(vmulq_f32(v[i], id))),
                                          vmovn_s32(round_even(vmulq_f32(v[i + 1], id))));
@@ -87,18 +76,7 @@ static inline float quantize_group(int8_t *q, const float *x)
 void ngpt_f32_quantize_q8__neon(int8_t *xq, ptrdiff_t xq_rs, const float *x, ptrdiff_t x_rs, int m,
                                 int k)
 {
-    const int groups = ngpt_q8_groups(k), full = k / G;
-    for (int i = 0; i < m; i++) {
-        int8_t *row = xq + i * xq_rs;
-        float *d = (float *)(void *)(row + (size_t)groups * G);
-        const float *xi = x + i * x_rs;
-        for (int g = 0; g < full; g++) d[g] = quantize_group(row + (size_t)g * G, xi + (size_t)g * G);
-        if (full < groups) {    /* the last, shorter group, zero-padded */
-            float t[G] = {0};
-            memcpy(t, xi + (size_t)full * G, (size_t)(k - full * G) * sizeof(float));
-            d[full] = quantize_group(row + (size_t)full * G, t);
-        }
-    }
+    q8_quantize_rows(quantize_group, xq, xq_rs, x, x_rs, m, k);
 }
 
 /* ---- gemm_q8 */
@@ -193,24 +171,10 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
     if (R > 1) store16(c + c_rs, f1, bias, nvalid);
 }
 
+Q8_PANEL_FNS(panel_rows)
+
 void ngpt_f32_gemm_q8__neon(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                             const int8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
-    const int groups = ngpt_q8_groups(k);
-    for (int j0 = 0; j0 < n; j0 += NR) {
-        const int8_t *panel = ngpt_q8_panel(wq, k, j0);
-        const float *b = bias ? bias + j0 : NULL;
-        const int nvalid = n - j0;
-        int i = 0;
-        for (; i + 2 <= m; i += 2) {
-            const int8_t *x0 = xq + i * xq_rs, *x1 = x0 + xq_rs;
-            panel_rows(2, groups, x0, ngpt_q8_row_scales(x0, k), x1, ngpt_q8_row_scales(x1, k),
-                       panel, b, c + i * c_rs + j0, c_rs, nvalid);
-        }
-        if (i < m) {
-            const int8_t *x0 = xq + i * xq_rs;
-            panel_rows(1, groups, x0, ngpt_q8_row_scales(x0, k), NULL, NULL, panel, b,
-                       c + i * c_rs + j0, c_rs, nvalid);
-        }
-    }
+    q8_gemm_run(panel_2, panel_1, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
 }
