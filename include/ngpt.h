@@ -327,7 +327,9 @@ ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float 
 
 /* XXH3-64 of bytes; print with "%016" PRIx64. NULL data with bytes > 0 gives 0. */
 uint64_t ngpt_checksum_bytes(const void *data, size_t bytes);
-/* XXH3-64 of all parameters / of the last forward's logits. */
+/* XXH3-64 of all parameters in the state_dict layout (an 8-bit model: its
+ * float32 parameters, then the bytes of its 8-bit weights) / of the last
+ * forward's logits. */
 ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash);
 ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
 
