@@ -5,7 +5,8 @@
  * training context; parameter checksums and saved files in either state;
  * values written through the pointer read back after packing. On the tiny
  * config and on one whose every Linear has rows past its last full panel
- * (n % 16 != 0) and inputs past a whole group. And the arenas of the
+ * (n % 16 != 0) and inputs past a whole group, and one whose panel does
+ * not fit the gemm workspace. And the arenas of the
  * gpt2-small preset fit the budgets docs/BENCH.md gives. */
 #include <stdlib.h>
 #include <unistd.h>
@@ -149,6 +150,11 @@ int main(void)
     test_views("tails", &tails);
     CHECK(test_config_apply(&tails, "tie_lm_head=0 qkv_bias=1"), "untied");
     test_views("tails untied", &tails);
+    /* fc2's panel (16 x 25000 floats) is larger than the gemm workspace
+     * that packing borrows otherwise */
+    ngpt_config wide = test_config_tiny();
+    CHECK(test_config_apply(&wide, "C=8 H=2 L=1 d_ff=25000 T=8"), "wide config");
+    test_views("wide", &wide);
     test_generation(&tiny);
     test_gpt2_small_arenas();
     unlink(path);
