@@ -345,7 +345,10 @@ ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg);
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg);
 
 /* Loads parameters into a context whose config equals the checkpoint's. On
- * any error the context's parameters are unchanged. */
+ * any error the context's parameters are unchanged. An 8-bit context
+ * (weights=q8) also takes the float32 file of the same model and quantizes
+ * it as it loads (what `ngpt quantize` does; ngpt_checkpoint_save then
+ * writes the 8-bit file); a float32 context refuses an 8-bit file. */
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size);
 
