@@ -95,21 +95,30 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     ngpt_op_attention_fwd(ctx, &at);
 }
 
-/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l,
+/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l
+ * [and gelu = GELU(y)],
  * W = w stored (out, in) as in PyTorch, as the context holds it
  * (runtime/weights.h): 8-bit, packed in place (inference, the panels that
  * model_pass packs before every pass), or as it is (training; inference
  * while ngpt_params_data's pointer is out), through gemm, which packs its
  * blocks itself. The same bits for both float paths. */
+static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
+                        const float *w, const float *bias, int rows, int in, int out, float *gelu)
+{
+    if (ctx->cfg.weights == NGPT_WEIGHTS_Q8)
+        ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out, gelu);
+    else if (ctx->run.weights_packed)
+        ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, gelu);
+    else
+        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, gelu);
+}
+
+/* A Linear without GELU; linear_gelu also writes gelu = GELU(y) in the
+ * product's own job (fc1: ops.h). */
 static void linear(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
                    const float *w, const float *bias, int rows, int in, int out)
 {
-    if (ctx->cfg.weights == NGPT_WEIGHTS_Q8)
-        ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out);
-    else if (ctx->run.weights_packed)
-        ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out);
-    else
-        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out);
+    linear_gelu(ctx, l, which, y, x, w, bias, rows, in, out, NULL);
 }
 
 /* One transformer block (docs/DESIGN.md §1), in place on the residual stream.
@@ -158,8 +167,8 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     else
         ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
                               WB(ln2_w), WB(ln2_b), R, C);
-    linear(ctx, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F);
-    ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, R * F);
+    linear_gelu(ctx, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F,
+                p->hidden);
     linear(ctx, l, NGPT_LINEAR_FC2, a.mlp_out, p->hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
     if (dropping) drop(ctx, a.mlp_out, BT * C, l, NGPT_SITE_MLP_OUT);
     if (post) {

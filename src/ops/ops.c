@@ -82,8 +82,27 @@ typedef struct gemm_job {
     const float *a, *b, *bias;
     ptrdiff_t a_rs, a_cs, b_rs, b_cs, c_rs;
     float *c;
+    float *gelu;                /* a Linear's GELU of C, or NULL (gelu_part) */
     bool accumulate, by_cols;
 } gemm_job;
+
+/* Rows i0..i0+m-1, columns j0..j0+n-1 of y (row stride rs) through GELU
+ * into gelu (the same layout; it may be y): the epilogue a product part
+ * runs on its own outputs, so fc1 and its GELU are one job. Elementwise:
+ * the same bits as a GELU op after the product. */
+static void gelu_part(const ngpt_kernels *k, float *gelu, const float *y, ptrdiff_t rs, ptrdiff_t i0,
+                      int m, ptrdiff_t j0, int n)
+{
+    if (!gelu) return;
+    if (j0 == 0 && n == rs) {
+        k->gelu_fwd(gelu + i0 * rs, y + i0 * rs, (size_t)m * (size_t)n);
+        return;
+    }
+    for (int r = 0; r < m; r++) k->gelu_fwd(gelu + (i0 + r) * rs + j0, y + (i0 + r) * rs + j0, (size_t)n);
+}
+
+/* The work par_for counts for GELU, per element (as for its gradient op). */
+#define GELU_WORK 16.0
 
 /* Split a product's C (m, n) by column panels rather than row blocks: when
  * it has too few rows to feed the threads and more panels than row blocks
@@ -103,16 +122,18 @@ static void gemm_range(void *arg, size_t begin, size_t end, int thread)
     g->k->gemm(m, n, g->kk, g->a + i0 * g->a_rs, g->a_rs, g->a_cs, g->b + j0 * g->b_cs, g->b_rs,
                g->b_cs, g->bias ? g->bias + j0 : NULL, g->c + i0 * g->c_rs + j0, g->c_rs,
                g->accumulate, g->work + (size_t)thread * NGPT_GEMM_WORK_FLOATS);
+    gelu_part(g->k, g->gelu, g->c, g->c_rs, i0, m, j0, n);
 }
 
-void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
-                  ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
-                  const float *bias, float *c, ptrdiff_t c_rs, bool accumulate)
+/* ngpt_op_gemm with the GELU epilogue (gelu_part) when gelu is set. */
+static void gemm_run(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                     ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
+                     const float *bias, float *c, ptrdiff_t c_rs, bool accumulate, float *gelu)
 {
     if (m <= 0 || n <= 0) return;
     gemm_job g = {ctx->k, ctx->plan.threads.gemm_work, m, n, k, a, b, bias, a_rs, a_cs, b_rs, b_cs, c_rs,
-                  c, accumulate, split_columns(ctx, m, n)};
-    const double chain = k > 0 ? (double)k : 1.0;
+                  c, gelu, accumulate, split_columns(ctx, m, n)};
+    const double chain = (k > 0 ? (double)k : 1.0) + (gelu ? GELU_WORK : 0.0);
     const size_t threads = (size_t)ctx->plan.threads.pool->threads;
     if (g.by_cols) {
         ngpt_par_for(ctx, (size_t)n, GEMM_COL_ALIGN, (double)m * chain, gemm_range, &g);
@@ -127,10 +148,17 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
     }
 }
 
-void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
-                    const float *bias, int rows, int in, int out)
+void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                  ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
+                  const float *bias, float *c, ptrdiff_t c_rs, bool accumulate)
 {
-    ngpt_op_gemm(ctx, rows, out, in, x, in, 1, w, 1, in, bias, y, out, false);
+    gemm_run(ctx, m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate, NULL);
+}
+
+void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
+                    const float *bias, int rows, int in, int out, float *gelu)
+{
+    gemm_run(ctx, rows, out, in, x, in, 1, w, 1, in, bias, y, out, false, gelu);
 }
 
 void ngpt_op_linear_bwd_weight(ngpt_context *ctx, float *dw, const float *dy, const float *x,
@@ -154,7 +182,7 @@ typedef struct packed_job {
     float *work;
     int m, n, kk, nfull;
     const float *a, *wp, *bias;
-    float *c;
+    float *c, *gelu;
     bool by_cols;
 } packed_job;
 
@@ -172,6 +200,7 @@ static void packed_part(const packed_job *g, int i0, int m, int j0, int j1, int 
         g->k->gemm(m, j1 - jt, g->kk, a, g->kk, 1, g->wp + (size_t)jt * g->kk, 1, g->kk,
                    g->bias ? g->bias + jt : NULL, c + jt, g->n, false,
                    g->work + (size_t)thread * NGPT_GEMM_WORK_FLOATS);
+    gelu_part(g->k, g->gelu, g->c, g->n, i0, m, j0, j1 - j0);
 }
 
 static void packed_range(void *arg, size_t begin, size_t end, int thread)
@@ -184,12 +213,12 @@ static void packed_range(void *arg, size_t begin, size_t end, int thread)
 }
 
 void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
-                           const float *bias, int rows, int in, int out)
+                           const float *bias, int rows, int in, int out, float *gelu)
 {
     if (rows <= 0 || out <= 0) return;
     packed_job g = {ctx->k, ctx->plan.threads.gemm_work, rows, out, in,
-                    out - out % NGPT_GEMM_NR, x, wp, bias, y, split_columns(ctx, rows, out)};
-    const double chain = in > 0 ? (double)in : 1.0;
+                    out - out % NGPT_GEMM_NR, x, wp, bias, y, gelu, split_columns(ctx, rows, out)};
+    const double chain = (in > 0 ? (double)in : 1.0) + (gelu ? GELU_WORK : 0.0);
     if (g.by_cols)
         ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, (double)rows * chain, packed_range, &g);
     else
@@ -206,7 +235,7 @@ typedef struct q8_job {
     int8_t *xq;
     ptrdiff_t xq_rs;
     const int8_t *wq;
-    float *c;
+    float *c, *gelu;
     bool by_cols;
 } q8_job;
 
@@ -222,24 +251,27 @@ static void q8_range(void *arg, size_t begin, size_t end, int thread)
 {
     const q8_job *g = arg;
     (void)thread;
-    if (g->by_cols)     /* panels from j0 = begin, a multiple of 16 */
+    if (g->by_cols) {   /* panels from j0 = begin, a multiple of 16 */
         g->k->gemm_q8(g->m, (int)(end - begin), g->kk, g->xq, g->xq_rs,
                       ngpt_q8_panel(g->wq, g->kk, (int)begin), g->bias ? g->bias + begin : NULL,
                       g->c + begin, g->n);
-    else
+        gelu_part(g->k, g->gelu, g->c, g->n, 0, g->m, (ptrdiff_t)begin, (int)(end - begin));
+    } else {
         g->k->gemm_q8((int)(end - begin), g->n, g->kk, g->xq + (ptrdiff_t)begin * g->xq_rs,
                       g->xq_rs, g->wq, g->bias, g->c + begin * (size_t)g->n, g->n);
+        gelu_part(g->k, g->gelu, g->c, g->n, (ptrdiff_t)begin, (int)(end - begin), 0, g->n);
+    }
 }
 
 void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
-                       const float *bias, int rows, int in, int out)
+                       const float *bias, int rows, int in, int out, float *gelu)
 {
     if (rows <= 0 || out <= 0) return;
     q8_job g = {ctx->k, rows, out, in, x, bias, ctx->plan.q8_x,
-                (ptrdiff_t)ngpt_q8_row_bytes(in), wq, y, split_columns(ctx, rows, out)};
+                (ptrdiff_t)ngpt_q8_row_bytes(in), wq, y, gelu, split_columns(ctx, rows, out)};
     ngpt_par_for(ctx, (size_t)rows, 1, 4.0 * in, quantize_range, &g);
     /* an int8 multiply-add costs a fraction of a float one */
-    const double chain = in > 0 ? Q8_WORK * in : 1.0;
+    const double chain = (in > 0 ? Q8_WORK * in : 1.0) + (gelu ? GELU_WORK : 0.0);
     if (g.by_cols)
         ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, (double)rows * chain, q8_range, &g);
     else
@@ -462,13 +494,6 @@ typedef struct elem_job {
     const ngpt_adamw_coef *coef;
 } elem_job;
 
-static void gelu_fwd_range(void *arg, size_t i0, size_t i1, int thread)
-{
-    const elem_job *j = arg;
-    (void)thread;
-    j->k->gelu_fwd(j->y + i0, j->a + i0, i1 - i0);
-}
-
 static void gelu_fwd_grad_range(void *arg, size_t i0, size_t i1, int thread)
 {
     const elem_job *j = arg;
@@ -502,12 +527,6 @@ static void adamw_range(void *arg, size_t i0, size_t i1, int thread)
     const elem_job *j = arg;
     (void)thread;
     j->k->adamw(j->y + i0, j->a + i0, j->m + i0, j->v + i0, i1 - i0, j->coef);
-}
-
-void ngpt_op_gelu_fwd(ngpt_context *ctx, float *y, const float *x, size_t n)
-{
-    elem_job j = {.k = ctx->k, .y = y, .a = x};
-    ngpt_par_for(ctx, n, ELEM_ALIGN, 16.0, gelu_fwd_range, &j);
 }
 
 void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n)

@@ -33,18 +33,21 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
                   ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
                   const float *bias, float *c, ptrdiff_t c_rs, bool accumulate);
 
-/* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch. */
+/* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch;
+ * with gelu set, also gelu (rows, out) = GELU(y) (it may be y), each part
+ * of the product followed by its own outputs' GELU in the same job (fc1:
+ * one job instead of two, and its GELU split like the product). */
 void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
-                    const float *bias, int rows, int in, int out);
+                    const float *bias, int rows, int in, int out, float *gelu);
 /* The same with W's full panels packed in place (runtime/weights.h: wp is
  * the Linear's W in the parameters, its rows past out - out % 16 as they
  * are): gemm_packed, and gemm for those rows, split the same way. */
 void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
-                           const float *bias, int rows, int in, int out);
+                           const float *bias, int rows, int in, int out, float *gelu);
 /* The same with an 8-bit W (src/q8.h): x's rows quantized into plan.q8_x,
  * then gemm_q8. */
 void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
-                       const float *bias, int rows, int in, int out);
+                       const float *bias, int rows, int in, int out, float *gelu);
 /* dW (out, in) += dy^T (rows, out) x (rows, in): each dW(i,j) one chain over
  * all rows, split by rows of dW. */
 void ngpt_op_linear_bwd_weight(ngpt_context *ctx, float *dw, const float *dy, const float *x,
@@ -65,7 +68,6 @@ void ngpt_op_layernorm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, c
 void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t rows, int n);
 
 /* Elementwise, split by element ranges. */
-void ngpt_op_gelu_fwd(ngpt_context *ctx, float *y, const float *x, size_t n);
 /* y = GELU(x) and g = its derivative, from one erf (gelu_fwd_grad) */
 void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n);
 /* dx = dy * g, g from ngpt_op_gelu_fwd_grad */
