@@ -184,8 +184,8 @@ test:
 	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
 
 test-native: all $(TEST_BIN) examples
-	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" LABEL="$(TARGET_MACHINE)-$(ARCH)" \
-	    sh tests/run.sh $(TEST_BIN) $(TEST_SH)
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" \
+	    LABEL="$(TARGET_MACHINE)-$(ARCH)$(TEST_LABEL)" sh tests/run.sh $(TEST_BIN) $(TEST_SH)
 
 # The tests that run several threads: the thread-count sweep, the dirty
 # arena, the goldens with 3 threads, CLI training resumed with another

@@ -15,10 +15,11 @@ static const char *const HELP =
     "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
     "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
-    "                  [--prompt N]\n\n"
+    "                  [--prompt N] [--weights f32,q8]\n\n"
     "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
     "list (GFLOP/s with % of that peak, GB/s), prefill (a T/2-token prompt), decode\n"
-    "(256 new tokens, batch 1 and 4), training steps (B=8 T=128 and B=32 T=256),\n"
+    "(256 new tokens, batch 1 and 4) with float32 and with 8-bit weights, training\n"
+    "steps (B=8 T=128 and B=32 T=256),\n"
     "arena bytes and peak RSS. Each figure is the median of several runs after a\n"
     "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n"
     "docs/BENCH.md says what each figure is.\n\n"
@@ -37,7 +38,10 @@ static const char *const HELP =
     "  --kernels LIST     the kernel table: all (default), none, or kernels of the\n"
     "                     list by name, e.g. gemm,softmax\n"
     "  --prompt N         the prefill's prompt length (default T/2), e.g. to compare\n"
-    "                     with what ngpt generate reports for a prompt\n";
+    "                     with what ngpt generate reports for a prompt\n"
+    "  --weights LIST     the weights prefill and decode run with: f32, q8 (the same\n"
+    "                     model quantized, ngpt quantize), or both (default f32,q8);\n"
+    "                     training is float32\n";
 
 enum { BIG_MODEL_PARAMS = 16 * 1000 * 1000 };
 
@@ -56,6 +60,24 @@ static bool parse_threads(const char *cmd, const char *s, bench_opts *o)
     }
     if (o->n_threads == 0) cli_error(cmd, CLI_USAGE, "--threads expects N or N,N,...");
     return o->n_threads > 0;
+}
+
+static bool parse_weights(const char *cmd, const char *s, bench_opts *o)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", s);
+    o->n_weights = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        const bool q8 = !strcmp(tok, "q8");
+        if ((!q8 && strcmp(tok, "f32")) || o->n_weights == 2 ||
+            (o->n_weights == 1 && o->weights[0] == (q8 ? NGPT_WEIGHTS_Q8 : NGPT_WEIGHTS_F32))) {
+            cli_error(cmd, CLI_USAGE, "--weights expects f32, q8 or f32,q8, got \"%s\"", s);
+            return false;
+        }
+        o->weights[o->n_weights++] = q8 ? NGPT_WEIGHTS_Q8 : NGPT_WEIGHTS_F32;
+    }
+    if (o->n_weights == 0) cli_error(cmd, CLI_USAGE, "--weights expects f32, q8 or f32,q8");
+    return o->n_weights > 0;
 }
 
 static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
@@ -96,7 +118,8 @@ int cli_cmd_bench(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
     bench_opts o = {.preset = "default", .threads = {1}, .n_threads = 1, .runs = 0, .warmup = 1,
-                    .kernels = "all"};
+                    .kernels = "all", .weights = {NGPT_WEIGHTS_F32, NGPT_WEIGHTS_Q8},
+                    .n_weights = 2};
     const char *configs[64], *json = NULL, *svg = NULL, *v;
     int n_configs = 0;
     while (cli_next(&a)) {
@@ -127,6 +150,8 @@ int cli_cmd_bench(int argc, char **argv)
                 return CLI_USAGE;
         } else if (cli_opt(&a, "--kernels", &v)) {
             if (!(o.kernels = v)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--weights", &v)) {
+            if (!v || !parse_weights(a.cmd, v, &o)) return CLI_USAGE;
         } else {
             return cli_unknown(&a);
         }
@@ -137,6 +162,9 @@ int cli_cmd_bench(int argc, char **argv)
         if (ngpt_config_set(&o.cfg, configs[i]))
             return cli_error(a.cmd, CLI_USAGE, "--config %s: %s", configs[i], cli_library_error());
     if (ngpt_config_validate(&o.cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
+    if (o.cfg.weights != NGPT_WEIGHTS_F32)
+        return cli_error(a.cmd, CLI_USAGE, "--config weights=q8: the bench trains the float32 "
+                         "model; choose the weights of prefill and decode with --weights");
     if (o.prompt_tokens > o.cfg.context_len)
         return cli_error(a.cmd, CLI_USAGE, "--prompt %d is longer than the model's context T=%d",
                          (int)o.prompt_tokens, (int)o.cfg.context_len);

@@ -30,6 +30,8 @@ typedef struct bench_opts {
     int32_t decode_tokens;          /* new tokens per decode figure (256) */
     int32_t prompt_tokens;          /* the prefill's prompt (0: T/2) */
     const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
+    ngpt_weights weights[2];        /* the weights prefill and decode run with, in order */
+    int n_weights;
     char command[512];              /* the command line, for the report */
 } bench_opts;
 
@@ -42,6 +44,7 @@ typedef struct bench_stat {
 /* One workload figure: `tokens` tokens processed per timed call. */
 typedef struct bench_workload {
     char test[32];                  /* "prefill", "decode", "train" */
+    char weights[4];                /* "f32", "q8" */
     int32_t batch, seq;             /* prompt length, new tokens, or window */
     int32_t threads;
     double tokens;                  /* per timed call */
@@ -71,6 +74,7 @@ typedef struct bench_peak {
 
 typedef struct bench_arena {
     char mode[8];                   /* "infer", "train" */
+    char weights[4];                /* "f32", "q8" */
     int32_t batch, seq, threads;
     size_t bytes;
 } bench_arena;
@@ -132,9 +136,10 @@ void bench_cpu_name(char *buf, size_t size);
 
 /* ---- workloads (workloads.c) ---- */
 
-/* Prefill (T/2 prompt), decode (batch 1 and 4), training (B=8 T=128 and,
- * with o->big_train, B=32 T=256) for every thread count, and the arena of
- * every context used. Returns a CLI exit code. */
+/* Prefill (T/2 prompt) and decode (batch 1 and 4) with each of o->weights,
+ * training (float32; B=8 T=128 and, with o->big_train, B=32 T=256) for
+ * every thread count, and the arena of every context used. Returns a CLI
+ * exit code. */
 int bench_workloads(const bench_opts *o, bench_report *r);
 /* Figures bench_workloads will time (for the progress count). */
 int bench_workloads_count(const bench_opts *o);

@@ -291,7 +291,7 @@ def run_torch(spec, torch_omp):
 # -------------------------------------------------------------- the ngpt side
 
 def ngpt_run(args):
-    cmd = [args.ngpt, "bench", "--json", "-"]
+    cmd = [args.ngpt, "bench", "--json", "-", "--weights", "f32"]
     if args.quick:
         cmd.append("--quick")
     if args.threads:
@@ -368,7 +368,9 @@ def main():
     budget_s, min_run_s = (6.0, 0.02) if quick else (30.0, 0.05)
     rows, envs = [], {}
     for t in ng["threads"]:
-        work = [w for w in ng["workloads"] if w["threads"] == t]
+        # PyTorch runs the float32 model: ngpt's 8-bit rows have no counterpart
+        work = [w for w in ng["workloads"]
+                if w["threads"] == t and w.get("weights", "f32") == "f32"]
         spec = dict(config=ng["config"], threads=t, workloads=work, runs=ng["runs"],
                     warmup=ng["warmup"], budget_s=budget_s, min_run_s=min_run_s)
         res, env = run_torch(spec, args.torch_omp)

@@ -34,6 +34,7 @@ static int cmp_work(const void *pa, const void *pb)
     if (!c) c = cmp_i32(a->batch, b->batch);
     if (!c) c = cmp_i32(a->seq, b->seq);
     if (!c) c = cmp_i32(a->threads, b->threads);
+    if (!c) c = strcmp(a->weights, b->weights);     /* f32, then q8 */
     return c;
 }
 
@@ -44,6 +45,7 @@ static int cmp_arena(const void *pa, const void *pb)
     if (!c) c = cmp_i32(a->batch, b->batch);
     if (!c) c = cmp_i32(a->seq, b->seq);
     if (!c) c = cmp_i32(a->threads, b->threads);
+    if (!c) c = strcmp(a->weights, b->weights);
     return c;
 }
 
@@ -141,7 +143,7 @@ static void workload_table(FILE *f, const bench_report *r)
     if (!md_alloc(&t, r->n_work)) return;
     for (int i = 0; i < r->n_work; i++, t.rows++) {
         const bench_workload *w = &r->work[i];
-        snprintf(md_cell(&t, i, 0), MD_CELL, "%s", w->test);
+        snprintf(md_cell(&t, i, 0), MD_CELL, "%s%s", w->test, strcmp(w->weights, "q8") ? "" : " q8");
         bench_workload_shape(w, md_cell(&t, i, 1), MD_CELL);
         snprintf(md_cell(&t, i, 2), MD_CELL, "%d", (int)w->threads);
         fmt_num(md_cell(&t, i, 3), MD_CELL, bench_tok_s(w, w->sec.median));
@@ -201,7 +203,7 @@ static void memory_table(FILE *f, const bench_report *r)
     if (!md_alloc(&t, r->n_arena + 1)) return;
     for (int i = 0; i < r->n_arena; i++, t.rows++) {
         const bench_arena *a = &r->arena[i];
-        snprintf(md_cell(&t, i, 0), MD_CELL, "arena, %s", a->mode);
+        snprintf(md_cell(&t, i, 0), MD_CELL, "arena, %s%s", a->mode, strcmp(a->weights, "q8") ? "" : " q8");
         snprintf(md_cell(&t, i, 1), MD_CELL, "B=%d seq=%d", (int)a->batch, (int)a->seq);
         snprintf(md_cell(&t, i, 2), MD_CELL, "%d", (int)a->threads);
         snprintf(md_cell(&t, i, 3), MD_CELL, "%zu", a->bytes);
@@ -283,10 +285,10 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
     fprintf(f, "],\n  \"workloads\": [");
     for (int i = 0; i < r->n_work; i++) {
         const bench_workload *w = &r->work[i];
-        fprintf(f, "%s\n    {\"test\": \"%s\", \"batch\": %d, \"n\": %d, \"threads\": %d, "
-                   "\"tokens\": %.0f, \"calls\": %d, \"runs\": %d, ",
-                i ? "," : "", w->test, (int)w->batch, (int)w->seq, (int)w->threads, w->tokens,
-                (int)w->api_calls, w->sec.runs);
+        fprintf(f, "%s\n    {\"test\": \"%s\", \"weights\": \"%s\", \"batch\": %d, \"n\": %d, "
+                   "\"threads\": %d, \"tokens\": %.0f, \"calls\": %d, \"runs\": %d, ",
+                i ? "," : "", w->test, w->weights, (int)w->batch, (int)w->seq, (int)w->threads,
+                w->tokens, (int)w->api_calls, w->sec.runs);
         json_stat(f, "seconds", &w->sec, 0, 1);
         fputs(", ", f);
         json_stat(f, "tokens_per_s", &w->sec, w->tokens, 1);
@@ -329,9 +331,9 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
     fprintf(f, "\n  ],\n  \"arena\": [");
     for (int i = 0; i < r->n_arena; i++) {
         const bench_arena *a = &r->arena[i];
-        fprintf(f, "%s\n    {\"mode\": \"%s\", \"batch\": %d, \"seq\": %d, \"threads\": %d, "
-                   "\"bytes\": %zu}", i ? "," : "", a->mode, (int)a->batch, (int)a->seq,
-                (int)a->threads, a->bytes);
+        fprintf(f, "%s\n    {\"mode\": \"%s\", \"weights\": \"%s\", \"batch\": %d, \"seq\": %d, "
+                   "\"threads\": %d, \"bytes\": %zu}", i ? "," : "", a->mode, a->weights,
+                (int)a->batch, (int)a->seq, (int)a->threads, a->bytes);
     }
     fprintf(f, "\n  ],\n  \"peak_rss_bytes\": %zu,\n  \"wall_s\": %.3f\n}\n", r->peak_rss, r->wall_s);
 }

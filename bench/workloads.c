@@ -1,5 +1,6 @@
 /* workloads.c — what a user of ngpt waits for, measured through the
- * public API only:
+ * public API only, prefill and decode with float32 and with 8-bit weights
+ * (o->weights: the same model, ngpt_params_init(42), quantized):
  *   prefill  a T/2-token prompt (o->prompt_tokens) into an empty KV cache (batch 1);
  *   decode   min(256, T) new tokens (o->decode_tokens) from an empty cache, one ngpt_cache_decode
  *            per token, batch 1 and batch 4 (independent sequences); fixed
@@ -58,15 +59,17 @@ static ngpt_status run_train(void *arg)
     return ngpt_train_step(j->ctx, &j->opt, j->data, 42, j->batch, j->seq, &loss, NULL, NULL);
 }
 
+static const char *weights_name(ngpt_weights w) { return w == NGPT_WEIGHTS_Q8 ? "q8" : "f32"; }
+
 /* Plans, allocates and initialises a context; records its arena. */
-static int open_ctx(const bench_opts *o, bench_report *r, ngpt_mode mode, int32_t batch,
+static int open_ctx(const ngpt_config *cfg, bench_report *r, ngpt_mode mode, int32_t batch,
                     int32_t seq, int32_t threads, ngpt_context **ctx)
 {
     ngpt_shape shape = ngpt_shape_default(mode);
     shape.batch = batch, shape.seq = seq, shape.threads = threads;
     size_t bytes;
-    ngpt_status st = ngpt_arena_size(&o->cfg, &shape, &bytes);
-    if (!st) st = ngpt_context_init(ctx, &o->cfg, &shape, NULL, 0);
+    ngpt_status st = ngpt_arena_size(cfg, &shape, &bytes);
+    if (!st) st = ngpt_context_init(ctx, cfg, &shape, NULL, 0);
     if (!st && (st = ngpt_params_init(*ctx, 42))) ngpt_context_free(*ctx);
     if (st) {
         return bench_failed(mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
@@ -74,25 +77,28 @@ static int open_ctx(const bench_opts *o, bench_report *r, ngpt_mode mode, int32_
     if (r->n_arena < BENCH_MAX_ROWS) {
         bench_arena *a = &r->arena[r->n_arena++];
         snprintf(a->mode, sizeof a->mode, "%s", mode == NGPT_MODE_TRAIN ? "train" : "infer");
-        a->batch = batch, a->seq = seq ? seq : o->cfg.context_len, a->threads = threads;
+        snprintf(a->weights, sizeof a->weights, "%s", weights_name(cfg->weights));
+        a->batch = batch, a->seq = seq ? seq : cfg->context_len, a->threads = threads;
         a->bytes = bytes;
     }
     return CLI_OK;
 }
 
 /* Times fn and appends the figure. */
-static int add_figure(const bench_opts *o, bench_report *r, const char *test, int32_t batch,
-                      int32_t seq, int32_t threads, double tokens, int32_t api_calls, bench_fn fn,
-                      void *arg)
+static int add_figure(const bench_opts *o, bench_report *r, const char *test, ngpt_weights wt,
+                      int32_t batch, int32_t seq, int32_t threads, double tokens,
+                      int32_t api_calls, bench_fn fn, void *arg)
 {
     if (r->n_work == BENCH_MAX_ROWS) return cli_error("bench", CLI_FAILED, "too many figures");
     bench_workload *w = &r->work[r->n_work];
     snprintf(w->test, sizeof w->test, "%s", test);
+    snprintf(w->weights, sizeof w->weights, "%s", weights_name(wt));
     w->batch = batch, w->seq = seq, w->threads = threads, w->tokens = tokens;
     w->api_calls = api_calls;
     char label[64];
-    snprintf(label, sizeof label, "%s b%d n%d, %d thread%s", test, (int)batch, (int)seq,
-             (int)threads, threads > 1 ? "s" : "");
+    snprintf(label, sizeof label, "%s%s b%d n%d, %d thread%s", test,
+             wt == NGPT_WEIGHTS_Q8 ? " q8" : "", (int)batch, (int)seq, (int)threads,
+             threads > 1 ? "s" : "");
     ngpt_status st = bench_time(o, label, fn, arg, 0, &w->sec);
     if (st) {
         return bench_failed(label, st);
@@ -101,8 +107,10 @@ static int add_figure(const bench_opts *o, bench_report *r, const char *test, in
     return CLI_OK;
 }
 
-/* Prefill and decode on inference contexts planned for them. */
-static int bench_generation(const bench_opts *o, bench_report *r, int32_t threads)
+/* Prefill and decode on inference contexts planned for them, with the
+ * weights of cfg. */
+static int bench_generation(const bench_opts *o, const ngpt_config *cfg, bench_report *r,
+                            int32_t threads)
 {
     const int32_t T = o->cfg.context_len, V = o->cfg.vocab_size;
     const int32_t prompt = o->prompt_tokens ? o->prompt_tokens : T / 2 > 0 ? T / 2 : 1;
@@ -112,17 +120,19 @@ static int bench_generation(const bench_opts *o, bench_report *r, int32_t thread
     for (int64_t i = 0; i < (int64_t)DECODE_BATCH * T; i++) tok[i] = token_at(i, V);
 
     ngpt_context *ctx;
-    int rc = open_ctx(o, r, NGPT_MODE_INFER, 1, 0, threads, &ctx);
+    int rc = open_ctx(cfg, r, NGPT_MODE_INFER, 1, 0, threads, &ctx);
+    const ngpt_weights wt = cfg->weights;
     if (!rc) {
         gen_job pre = {ctx, 1, prompt, tok}, dec = {ctx, 1, steps, tok};
-        rc = add_figure(o, r, "prefill", 1, prompt, threads, prompt, 1, run_prefill, &pre);
-        if (!rc) rc = add_figure(o, r, "decode", 1, steps, threads, steps, steps, run_decode, &dec);
+        rc = add_figure(o, r, "prefill", wt, 1, prompt, threads, prompt, 1, run_prefill, &pre);
+        if (!rc)
+            rc = add_figure(o, r, "decode", wt, 1, steps, threads, steps, steps, run_decode, &dec);
         ngpt_context_free(ctx);
     }
-    if (!rc) rc = open_ctx(o, r, NGPT_MODE_INFER, DECODE_BATCH, 1, threads, &ctx);
+    if (!rc) rc = open_ctx(cfg, r, NGPT_MODE_INFER, DECODE_BATCH, 1, threads, &ctx);
     if (!rc) {
         gen_job dec = {ctx, DECODE_BATCH, steps, tok};
-        rc = add_figure(o, r, "decode", DECODE_BATCH, steps, threads,
+        rc = add_figure(o, r, "decode", wt, DECODE_BATCH, steps, threads,
                         (double)DECODE_BATCH * steps, steps, run_decode, &dec);
         ngpt_context_free(ctx);
     }
@@ -160,10 +170,11 @@ static int bench_training(const bench_opts *o, bench_report *r, int32_t threads)
             break;
         }
         ngpt_context *ctx;
-        rc = open_ctx(o, r, NGPT_MODE_TRAIN, B, T, threads, &ctx);
+        rc = open_ctx(&o->cfg, r, NGPT_MODE_TRAIN, B, T, threads, &ctx);
         if (!rc) {
             train_job j = {ctx, data, ngpt_optim_config_default(), B, T};
-            rc = add_figure(o, r, "train", B, T, threads, (double)B * T, 1, run_train, &j);
+            rc = add_figure(o, r, "train", NGPT_WEIGHTS_F32, B, T, threads, (double)B * T, 1,
+                            run_train, &j);
             ngpt_context_free(ctx);
         }
         ngpt_data_free(data);
@@ -175,13 +186,18 @@ static int bench_training(const bench_opts *o, bench_report *r, int32_t threads)
 int bench_workloads_count(const bench_opts *o)
 {
     int32_t shapes[2][2];
-    return o->n_threads * (3 + train_shapes(o, shapes));
+    return o->n_threads * (3 * o->n_weights + train_shapes(o, shapes));
 }
 
 int bench_workloads(const bench_opts *o, bench_report *r)
 {
     for (int t = 0; t < o->n_threads; t++) {
-        int rc = bench_generation(o, r, o->threads[t]);
+        int rc = CLI_OK;
+        for (int w = 0; w < o->n_weights && !rc; w++) {
+            ngpt_config cfg = o->cfg;
+            cfg.weights = o->weights[w];
+            rc = bench_generation(o, &cfg, r, o->threads[t]);
+        }
         if (!rc) rc = bench_training(o, r, o->threads[t]);
         if (rc) return rc;
     }

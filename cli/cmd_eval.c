@@ -1,27 +1,141 @@
 /* cmd_eval.c — `ngpt eval`: mean loss and bits per byte of a model on the
- * held-out tail of a data file, over fixed seeded windows. */
+ * held-out tail of a data file, over fixed seeded windows; with --compare,
+ * how far another model of the same shape (a quantized one's float32
+ * original) is from it there. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
 static const char *const HELP =
     "usage: ngpt eval --model FILE --data FILE [--data FILE ...] [--batches N]\n"
-    "                 [--batch B] [--seq T] [--holdout F] [--seed S] [--threads N]\n\n"
+    "                 [--batch B] [--seq T] [--holdout F] [--seed S] [--compare FILE]\n"
+    "                 [--threads N]\n\n"
     "Mean cross-entropy (nats per byte) and bits per byte over N batches of B random\n"
     "windows from the held-out tail of the data (the same split `ngpt train` holds out).\n\n"
+    "  --compare FILE  also evaluate FILE, a model of the same V and T (e.g. the\n"
+    "                float32 original of a model from ngpt quantize), on the same\n"
+    "                windows: its bits per byte, the largest difference between\n"
+    "                the two models' logits there, how often their most likely\n"
+    "                next byte is the same, and how many of 256 bytes they\n"
+    "                generate alike (greedy, after the held-out text's first 64)\n"
     "  --batches N   batches (8)      --batch B   windows per batch (8)\n"
     "  --seq T       window length (the model's T)\n"
     "  --holdout F   held-out fraction at the end of the data (0.1)\n"
     "  --seed S      window seed (42)\n"
     CLI_THREADS_HELP;
 
-enum { MAX_DATA = 64 };
+enum { MAX_DATA = 64, GREEDY_PROMPT = 64, GREEDY_BYTES = 256 };
+
+typedef struct compare_opts {
+    const char *cmd, *path;
+    const ngpt_data *data;
+    const ngpt_shape *shape;
+    uint64_t seed;
+    int32_t batches, batch, seq;
+    float loss;             /* the first model's */
+} compare_opts;
+
+/* Greedy bytes after prompt into out; how many were made. */
+static int32_t greedy(ngpt_context *ctx, const int32_t *prompt, int32_t n, int32_t *out)
+{
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.sampler.temperature = 0.0f;
+    gc.max_tokens = GREEDY_BYTES;
+    ngpt_generate_result r = {0};
+    return ngpt_model_generate(ctx, &gc, prompt, n, out, GREEDY_BYTES, NULL, NULL, &r) ? -1
+                                                                                      : r.n_tokens;
+}
+
+/* --compare: the other model on the same windows, its logits against the
+ * first's, and their greedy text from the held-out text's start. */
+static int compare_models(const compare_opts *o, ngpt_context *first)
+{
+    ngpt_config a, b;
+    ngpt_status st = ngpt_context_config(first, &a);
+    if (!st) st = ngpt_checkpoint_config(o->path, &b);
+    if (st) return cli_library_failed(o->cmd);
+    if (a.vocab_size != b.vocab_size || a.context_len != b.context_len)
+        return cli_error(o->cmd, CLI_USAGE, "--compare %s: its V=%d T=%d differ from the model's "
+                         "V=%d T=%d", o->path, (int)b.vocab_size, (int)b.context_len,
+                         (int)a.vocab_size, (int)a.context_len);
+    ngpt_context *other;
+    if ((st = cli_open_model(o->path, o->shape, &other))) return cli_library_failed(o->cmd);
+    const size_t rows = (size_t)o->batch * (size_t)o->seq, logits = rows * (size_t)a.vocab_size;
+    int32_t *tok = malloc(2 * rows * sizeof *tok), *ga = malloc(2 * GREEDY_BYTES * sizeof *ga);
+    float *keep = malloc(logits * sizeof *keep), loss = 0;
+    double worst = 0, largest = 0;
+    int32_t na = 0, nb = 0;
+    size_t top1 = 0, positions = 0;     /* rows whose largest logit is the same token */
+    if (!tok || !ga || !keep) st = NGPT_ERR_NO_MEMORY;
+    if (!st) st = ngpt_model_evaluate(other, o->data, o->seed, o->batches, o->batch, o->seq, &loss);
+    for (int32_t i = 0; !st && i < o->batches; i++) {
+        const float *la, *lb;
+        st = ngpt_data_batch(o->data, NGPT_SPLIT_EVAL, o->seed, (uint64_t)i, o->batch, o->seq, tok,
+                             tok + rows);
+        if (!st) st = ngpt_model_forward(first, tok, o->batch, o->seq, NULL, NULL);
+        if (!st) st = ngpt_logits_data(first, &la);
+        if (!st) memcpy(keep, la, logits * sizeof *keep);
+        if (!st) st = ngpt_model_forward(other, tok, o->batch, o->seq, NULL, NULL);
+        if (!st) st = ngpt_logits_data(other, &lb);
+        for (size_t j = 0; !st && j < logits; j++) {
+            const double diff = fabs((double)keep[j] - (double)lb[j]);
+            if (!(diff <= worst)) worst = diff;     /* a NaN shows */
+            if (fabs((double)keep[j]) > largest) largest = fabs((double)keep[j]);
+        }
+        for (size_t r = 0; !st && r < rows; r++, positions++) {
+            const float *ra = keep + r * (size_t)a.vocab_size, *rb = lb + r * (size_t)a.vocab_size;
+            int32_t ia = 0, ib = 0;
+            for (int32_t v = 1; v < a.vocab_size; v++) {
+                if (ra[v] > ra[ia]) ia = v;
+                if (rb[v] > rb[ib]) ib = v;
+            }
+            top1 += ia == ib;
+        }
+    }
+    /* the held-out text's first bytes: batch 0's first window from seed 0 */
+    if (!st) st = ngpt_data_batch(o->data, NGPT_SPLIT_EVAL, 0, 0, 1, o->seq, tok, tok + rows);
+    const int32_t prompt = o->seq < GREEDY_PROMPT ? o->seq : GREEDY_PROMPT;
+    if (!st && ((na = greedy(first, tok, prompt, ga)) < 0 ||
+                (nb = greedy(other, tok, prompt, ga + GREEDY_BYTES)) < 0))
+        st = NGPT_ERR_INTERNAL;
+    ngpt_context_free(other);
+    free(keep);
+    if (st) {
+        free(tok), free(ga);
+        return st == NGPT_ERR_NO_MEMORY ? cli_error(o->cmd, CLI_FAILED, "out of memory")
+                                        : cli_library_failed(o->cmd);
+    }
+    int32_t alike = 0, first_diff = -1;
+    for (int32_t i = 0; i < na && i < nb; i++) {
+        if (ga[i] == ga[GREEDY_BYTES + i]) alike++;
+        else if (first_diff < 0) first_diff = i;
+    }
+    free(tok), free(ga);
+    printf("%s: loss %.4f nats/byte, %.4f bits/byte (%+.2f%% against the model's)\n", o->path,
+           (double)loss, (double)loss / 0.69314718055994531,
+           100.0 * ((double)loss - (double)o->loss) / (double)o->loss);
+    printf("over those windows: largest logit difference %.4g (largest |logit| %.4g); the same "
+           "most likely next byte at %.2f%% of %zu positions\n", worst, largest,
+           100.0 * (double)top1 / (double)positions, positions);
+    if (first_diff < 0)
+        printf("greedy after the held-out text's first %d bytes: all %d bytes alike\n",
+               (int)prompt, (int)(na < nb ? na : nb));
+    else
+        printf("greedy after the held-out text's first %d bytes: alike up to byte %d; %d of %d "
+               "bytes alike position by position\n", (int)prompt, (int)first_diff, (int)alike,
+               (int)(na < nb ? na : nb));
+    return CLI_OK;
+}
 
 int cli_cmd_eval(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
     const char *model = NULL, *data[MAX_DATA], *v;
     int n_data = 0;
+    const char *compare = NULL;
     int32_t batches = 8, batch = 8, seq = 0, threads = 0;
     float holdout = 0.1f;
     uint64_t seed = 42;
@@ -47,6 +161,8 @@ int cli_cmd_eval(int argc, char **argv)
             ok = !v || cli_parse_u64(a.cmd, "--seed", v, &seed);
         } else if (cli_opt(&a, "--threads", &v)) {
             ok = !v || cli_parse_threads(a.cmd, v, &threads);
+        } else if (cli_opt(&a, "--compare", &v)) {
+            compare = v;
         } else {
             return cli_unknown(&a);
         }
@@ -75,10 +191,16 @@ int cli_cmd_eval(int argc, char **argv)
     st = ngpt_model_evaluate(ctx, d, seed, batches, batch, seq, &loss);
     size_t tr = 0, ev = 0;
     ngpt_data_sizes(d, &tr, &ev);
+    if (!st)
+        printf("loss %.4f nats/byte, %.4f bits/byte (%d x %d windows of %d bytes from the last %zu "
+               "bytes)\n", (double)loss, (double)loss / 0.69314718055994531, (int)batches,
+               (int)batch, (int)seq, ev);
+    int rc = st ? cli_library_failed(a.cmd) : CLI_OK;
+    if (!rc && compare) {
+        compare_opts c = {a.cmd, compare, d, &shape, seed, batches, batch, seq, loss};
+        rc = compare_models(&c, ctx);
+    }
     ngpt_context_free(ctx);
     ngpt_data_free(d);
-    if (st) return cli_library_failed(a.cmd);
-    printf("loss %.4f nats/byte, %.4f bits/byte (%d x %d windows of %d bytes from the last %zu bytes)\n",
-           (double)loss, (double)loss / 0.69314718055994531, (int)batches, (int)batch, (int)seq, ev);
-    return CLI_OK;
+    return rc;
 }

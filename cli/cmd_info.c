@@ -1,14 +1,15 @@
 /* cmd_info.c — `ngpt info FILE`: what a checkpoint holds and what it needs. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
 static const char *const HELP =
     "usage: ngpt info FILE\n\n"
-    "Verifies a checkpoint and prints its config, parameter count and the arena\n"
-    "bytes a context needs: inference (batch 1, seq T) and training (batch 32,\n"
-    "seq T).\n";
+    "Verifies a checkpoint and prints its size, config, weight type (f32 or q8),\n"
+    "parameter count and the arena bytes a context needs: inference (batch 1,\n"
+    "seq T) and training (batch 32, seq T; float32 models only).\n";
 
 int cli_cmd_info(int argc, char **argv)
 {
@@ -30,17 +31,26 @@ int cli_cmd_info(int argc, char **argv)
     if (st) return cli_library_failed(a.cmd);
     char desc[256];
     size_t n_params = 0, infer = 0, train = 0;
+    const bool q8 = cfg.weights == NGPT_WEIGHTS_Q8;
     ngpt_config_format(&cfg, desc, sizeof desc);
     ngpt_config_param_count(&cfg, &n_params);
     ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), st_ = ngpt_shape_default(NGPT_MODE_TRAIN);
-    if ((st = ngpt_arena_size(&cfg, &si, &infer)) || (st = ngpt_arena_size(&cfg, &st_, &train)))
+    if ((st = ngpt_arena_size(&cfg, &si, &infer)) || (!q8 && (st = ngpt_arena_size(&cfg, &st_, &train))))
         return cli_library_failed(a.cmd);
-    printf("file:        %s\n", path);
+    struct stat sb;
+    const double file = stat(path, &sb) == 0 ? (double)sb.st_size : 0.0;
+    printf("file:        %s, %.0f bytes (%.2f MiB)\n", path, file, file / 1048576.0);
     printf("config:      %s\n", desc);
+    printf("weights:     %s\n", q8 ? "q8: 8-bit Linear weights and lm_head, one float scale per "
+                                     "32 inputs (inference only)"
+                                   : "f32: float32");
     printf("parameters:  %zu (%.2f MiB as float32)\n", n_params, n_params * 4.0 / 1048576.0);
     printf("arena infer: %zu bytes (%.1f MiB) at batch 1, seq %d\n", infer, infer / 1048576.0,
            (int)cfg.context_len);
-    printf("arena train: %zu bytes (%.1f MiB) at batch 32, seq %d\n", train, train / 1048576.0,
-           (int)cfg.context_len);
+    if (q8)
+        printf("arena train: none: an 8-bit model is not trained (train its float32 original)\n");
+    else
+        printf("arena train: %zu bytes (%.1f MiB) at batch 32, seq %d\n", train, train / 1048576.0,
+               (int)cfg.context_len);
     return CLI_OK;
 }

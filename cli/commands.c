@@ -11,6 +11,8 @@ static const cli_command commands[] = {
     {"info", "print a checkpoint's config, parameter count and arena sizes", cli_cmd_info},
     {"checksum", "print XXH3 checksums of parameters and logits (determinism check)",
      cli_cmd_checksum},
+    {"quantize", "write a model with 8-bit weights (a quarter of the bytes) for inference",
+     cli_cmd_quantize},
     {"train", "train a model on text files (or the bundled corpus), with resume", cli_cmd_train},
     {"eval", "print a model's loss and bits per byte on held-out text", cli_cmd_eval},
     {"generate", "stream a completion of a prompt (sampling or beam search)", cli_cmd_generate},

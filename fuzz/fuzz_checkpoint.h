@@ -3,6 +3,8 @@
  *  - read_config and load never crash and fail with a message;
  *  - an accepted config validates, and read_config and load agree;
  *  - a failed load leaves the parameters bit for bit unchanged;
+ *  - the same into a tiny context with 8-bit weights, which takes the tiny
+ *    model's float32 file (quantizing it) and its 8-bit file alike;
  *  - a valid file for another (small) config loads into a context planned
  *    for it, and a forward over it runs (its values may be anything);
  *  - through a file, ngpt_checkpoint_load_train into a training context either
@@ -24,6 +26,20 @@ static ngpt_context *fuzz_ckpt_tiny_ctx(void)
         ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
         if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, 1))
             fuzz_fail("tiny context: %s", ngpt_last_error());
+    }
+    return ctx;
+}
+
+/* The tiny config with 8-bit weights (weights=q8). */
+static ngpt_context *fuzz_ckpt_tiny_q8_ctx(void)
+{
+    static ngpt_context *ctx;
+    if (!ctx) {
+        ngpt_config cfg = fuzz_tiny_config();
+        cfg.weights = NGPT_WEIGHTS_Q8;
+        ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+        if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, 1))
+            fuzz_fail("tiny q8 context: %s", ngpt_last_error());
     }
     return ctx;
 }
@@ -110,6 +126,24 @@ static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *pat
         fuzz_fail("read_config accepted the file but load said %s: %s", ngpt_status_string(ls),
                   ngpt_last_error());
     if (!ls) ngpt_params_init(ctx, 1);   /* the next input starts from the same model */
+
+    /* an 8-bit tiny context takes the tiny model in either form */
+    ngpt_context *q8 = fuzz_ckpt_tiny_q8_ctx();
+    before = fuzz_params_hash(q8);
+    ngpt_status qs = fuzz_ckpt_load(q8, b, size, path);
+    fuzz_expect_message(qs, path ? "ngpt_checkpoint_load" : "ngpt_checkpoint_load_mem");
+    if (qs && fuzz_params_hash(q8) != before)
+        fuzz_fail("a failed 8-bit load (%s) changed the parameters", ngpt_status_string(qs));
+    if (!st && !qs) {       /* it ran: a forward over it does too */
+        int32_t tokens[4] = {1, 2, 3, 4};
+        if (ngpt_model_forward(q8, tokens, 1, 4, NULL, NULL))
+            fuzz_fail("forward on a loaded 8-bit model: %s", ngpt_last_error());
+    }
+    if (st && !qs) fuzz_fail("an 8-bit load accepted a file that read_config rejected");
+    if (!qs) ngpt_params_init(q8, 1);
+    if (!ls && qs) fuzz_fail("the tiny model loads, but not into the 8-bit context: %s",
+                             ngpt_last_error());
+
     if (ls == NGPT_ERR_CONFIG_MISMATCH) fuzz_ckpt_other_config(&cfg, b, size, path);
     if (!st && path) fuzz_ckpt_train(&cfg, path);
 }

@@ -125,6 +125,19 @@ typedef enum ngpt_norm_placement {
     NGPT_NORM_POST              /* ln(x + f(x)), the 2017 Transformer's order */
 } ngpt_norm_placement;
 
+/* How the weights of the Linear layers and the lm_head are stored. */
+typedef enum ngpt_weights {
+    NGPT_WEIGHTS_F32 = 0,       /* float32: training and inference */
+    /* 8-bit, for inference only: symmetric int8 with one float scale per
+     * group of 32 inputs, for every Linear and the lm_head (tied: the
+     * embedding too); the other tensors stay float32. Products are exact
+     * integer sums per group, then one float chain over the groups, so the
+     * logits are the same on every build (docs/DESIGN.md §4, src/q8.h).
+     * Made from a float32 model by ngpt_checkpoint_load into a q8 context,
+     * by ngpt_params_init, or by `ngpt quantize`. */
+    NGPT_WEIGHTS_Q8
+} ngpt_weights;
+
 typedef struct ngpt_config {
     int32_t vocab_size;         /* V, 256 for bytes */
     int32_t context_len;        /* T, the longest sequence */
@@ -142,6 +155,7 @@ typedef struct ngpt_config {
     bool final_norm;            /* true: ln_f before lm_head; false: no ln_f tensors */
     ngpt_norm_placement norm;   /* NGPT_NORM_PRE */
     ngpt_pos_encoding pos;      /* NGPT_POS_ROPE */
+    ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 plans an inference-only context */
 } ngpt_config;
 
 /* V=256 T=256 C=256 L=4 H=4 d_ff=1024 dropout=0.1 rope_theta=10000. */
@@ -152,16 +166,19 @@ ngpt_config ngpt_config_default(void);
 ngpt_status ngpt_config_validate(const ngpt_config *cfg);
 
 /* Sets one field from "key=value". Keys: V T C L H d_ff dropout rope_theta
- * qkv_bias tie_lm_head final_norm norm(pre|post) pos(rope|sinusoidal|learned).
+ * qkv_bias tie_lm_head final_norm norm(pre|post) pos(rope|sinusoidal|learned)
+ * weights(f32|q8).
  * Long aliases: vocab_size context_len d_model n_layers n_heads, and
  * tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
 ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
 
-/* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0). */
+/* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0);
+ * " weights=q8" ends it for an 8-bit model. */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
-/* Number of float parameters (embedding counted once when tied). */
+/* Number of parameters (embedding counted once when tied), whatever their
+ * storage (an 8-bit model has as many as its float32 original). */
 ngpt_status ngpt_config_param_count(const ngpt_config *cfg, size_t *count);
 
 /* ------------------------------------------------------------ run shape */
@@ -231,9 +248,11 @@ ngpt_status ngpt_context_arena_used(const ngpt_context *ctx, size_t *bytes);
 /* Does now the one-time work a context's first passes would otherwise do
  * on their way: touches every page of the arena (an arena the library
  * allocates is mapped by the system page by page, on first use) and, in
- * infer mode, packs the weights for prefill and decode. Optional; results
- * are the same with or without it. Call it after loading to keep that cost
- * out of a timed first generation (ngpt generate reports it as set-up). */
+ * infer mode, packs the Linear weights in place for the products — also
+ * after ngpt_params_data, whose state_dict view it ends (call that function
+ * again before writing). Optional; results are the same with or without it.
+ * Call it after loading to keep that cost out of a timed first generation
+ * (ngpt generate reports it as set-up). */
 ngpt_status ngpt_context_prepare(ngpt_context *ctx);
 
 /* N(0, 0.02) for Linear/Embedding weights, zero biases, LayerNorm (1, 0),
@@ -242,26 +261,48 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed);
 
 /* --------------------------------------------------------------- parameters */
 
+/* How a tensor is stored: float32, or 8-bit (an NGPT_WEIGHTS_Q8 model's
+ * Linear weights and lm_head: src/q8.h). */
+typedef enum ngpt_dtype {
+    NGPT_DTYPE_F32 = 0,
+    NGPT_DTYPE_Q8
+} ngpt_dtype;
+
 /* Parameter tensors in state_dict order, named as the PyTorch model names them
- * ("tok_emb.weight", "blocks.0.ln1.weight", ...). All are contiguous in one
- * float array (ngpt_params_data). */
+ * ("tok_emb.weight", "blocks.0.ln1.weight", ...). The float32 ones are
+ * contiguous in one float array (ngpt_params_data). */
 typedef struct ngpt_tensor_info {
     const char *name;
     int32_t ndim;
     int32_t shape[2];
-    size_t offset;              /* in floats, from the start of the parameters */
+    size_t offset;              /* F32: in floats, from the start of the parameters;
+                                   Q8: in bytes, from the start of the 8-bit weights */
     size_t count;               /* elements */
+    ngpt_dtype dtype;
 } ngpt_tensor_info;
 
 ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count);
 ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info);
 /* Finds a tensor by name; NGPT_ERR_BAD_ARG if there is none. */
 ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info);
-/* All parameters as one array of `count` floats (writable: tests, importers).
- * Forwards read them as they are; prefill and decode use a packed copy made
- * from them after this call (or init, load, and once this was called the
- * start of every generation), so call it again after writing through an old
- * pointer before prefilling or decoding with ngpt_cache_*. */
+/* All float32 parameters as one array of `count` floats, each tensor at its
+ * ngpt_tensor_at offset in state_dict layout (writable: tests, importers).
+ * Every later call sees what is written through the pointer.
+ *
+ * An inference context holds each Linear weight once: its products read it
+ * packed in place (the panels of src/gemm.h), not a second copy. This call
+ * first puts the weights back in the state_dict layout, and they stay so,
+ * the pointer valid for reading and writing, until ngpt_context_prepare
+ * packs them again; meanwhile each product packs blocks of them as it runs
+ * (the same results, decoding several times slower). So after writing,
+ * call ngpt_context_prepare before generating, and ngpt_params_data again
+ * before writing more. Training contexts never pack: the pointer is valid
+ * for the context's life.
+ *
+ * An 8-bit model (ngpt_config.weights = NGPT_WEIGHTS_Q8): the array holds
+ * its float32 tensors only (LayerNorms, biases, positions, an untied
+ * embedding); the 8-bit ones (dtype NGPT_DTYPE_Q8) are set by
+ * ngpt_params_init and ngpt_checkpoint_load. */
 ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */
@@ -290,7 +331,9 @@ ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float 
 
 /* XXH3-64 of bytes; print with "%016" PRIx64. NULL data with bytes > 0 gives 0. */
 uint64_t ngpt_checksum_bytes(const void *data, size_t bytes);
-/* XXH3-64 of all parameters / of the last forward's logits. */
+/* XXH3-64 of all parameters in the state_dict layout (an 8-bit model: its
+ * float32 parameters, then the bytes of its 8-bit weights) / of the last
+ * forward's logits. */
 ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash);
 ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
 
@@ -306,7 +349,10 @@ ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg);
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg);
 
 /* Loads parameters into a context whose config equals the checkpoint's. On
- * any error the context's parameters are unchanged. */
+ * any error the context's parameters are unchanged. An 8-bit context
+ * (weights=q8) also takes the float32 file of the same model and quantizes
+ * it as it loads (what `ngpt quantize` does; ngpt_checkpoint_save then
+ * writes the 8-bit file); a float32 context refuses an 8-bit file. */
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size);
 

@@ -31,7 +31,7 @@ typedef struct results {
     uint64_t sampled, beam, cached_trace;               /* generation */
 } results;
 
-static uint64_t float_bits(float x)
+static inline uint64_t float_bits(float x)
 {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
@@ -40,7 +40,7 @@ static uint64_t float_bits(float x)
 
 /* A context with parameters from seed 5; *arena is the caller buffer to
  * free after ngpt_context_free (NULL unless dirty). */
-static ngpt_context *scenario_make(const ngpt_config *cfg, ngpt_mode mode, int32_t B, int32_t T,
+static inline ngpt_context *scenario_make(const ngpt_config *cfg, ngpt_mode mode, int32_t B, int32_t T,
                                    ngpt_trace trace, variant v, void **arena)
 {
     ngpt_shape s = ngpt_shape_default(mode);
@@ -63,17 +63,17 @@ static ngpt_context *scenario_make(const ngpt_config *cfg, ngpt_mode mode, int32
     return ctx;
 }
 
-static void scenario_free(ngpt_context *ctx, void *arena)
+static inline void scenario_free(ngpt_context *ctx, void *arena)
 {
     ngpt_context_free(ctx);
     free(arena);
 }
 
-static uint64_t hash_floats(const float *x, size_t n) { return ngpt_checksum_bytes(x, n * sizeof *x); }
+static inline uint64_t hash_floats(const float *x, size_t n) { return ngpt_checksum_bytes(x, n * sizeof *x); }
 
 /* 3 AdamW steps of 2 micro-batches each (the last one smaller than planned),
  * then the batch's logits in eval and train mode. */
-static void scenario_train(const ngpt_config *cfg, int32_t B, int32_t T, variant v, results *r)
+static inline void scenario_train(const ngpt_config *cfg, int32_t B, int32_t T, variant v, results *r)
 {
     void *arena;
     ngpt_context *ctx = scenario_make(cfg, NGPT_MODE_TRAIN, B, T, NGPT_TRACE_NONE, v, &arena);
@@ -103,7 +103,7 @@ out:
 
 /* A full forward over B windows (eval, then dropout on) with the full trace;
  * sampling (sliding past T) and a beam search of width B. */
-static void scenario_infer(const ngpt_config *cfg, int32_t B, int32_t T, variant v, results *r)
+static inline void scenario_infer(const ngpt_config *cfg, int32_t B, int32_t T, variant v, results *r)
 {
     void *arena;
     ngpt_context *ctx = scenario_make(cfg, NGPT_MODE_INFER, B, T, NGPT_TRACE_FULL, v, &arena);
@@ -142,7 +142,7 @@ static void scenario_infer(const ngpt_config *cfg, int32_t B, int32_t T, variant
 }
 
 /* Both halves: r = everything variant v computes. */
-static void scenario_run(const ngpt_config *cfg, int32_t B, int32_t T, variant v, results *r)
+static inline void scenario_run(const ngpt_config *cfg, int32_t B, int32_t T, variant v, results *r)
 {
     memset(r, 0, sizeof *r);
     scenario_train(cfg, B, T, v, r);
@@ -150,7 +150,7 @@ static void scenario_run(const ngpt_config *cfg, int32_t B, int32_t T, variant v
 }
 
 /* "params 1 grads 0 ..." (1 = same as base) into buf. */
-static const char *scenario_diff(const results *r, const results *base, char *buf, size_t n)
+static inline const char *scenario_diff(const results *r, const results *base, char *buf, size_t n)
 {
     snprintf(buf, n, "params %d grads %d loss %d norm %d eval %d logits %d/%d trace %d "
              "sampled %d beam %d cached trace %d (1 = same)", r->params == base->params,

@@ -5,10 +5,13 @@
 #      AVX-512): the avx2 build too, natively, in build/avx2 — the binary for
 #      any Haswell/Zen, with the same golden constants
 #   3. on x86-64 Linux (and no TOOLCHAIN given): the AArch64 and ARMv7 builds
-#      under qemu-user, installing the cross toolchain when it can
+#      under qemu-user, installing the cross toolchain when it can, and the
+#      Pi 5's ARMv8.2 build (dot product instructions) on the tests of the
+#      kernels and 8-bit models
 # Each run appends "label passed failed" to the results file; a build that
 # fails before its tests run is recorded as one failure.
 MAKE=${MAKE:-make}
+DOTPROD_TESTS="test_kernels test_gemm test_q8 test_weights test_forward"
 results=$(pwd)/build/test-results
 mkdir -p build && : > "$results"
 
@@ -27,6 +30,11 @@ if [ -z "$TOOLCHAIN" ] && [ "$(uname -m)" = x86_64 ] && [ "$(uname -s)" = Linux 
     if sh tools/deps-cross.sh; then
         run aarch64 TOOLCHAIN=toolchains/aarch64-linux-gnu.mk
         run armv7 TOOLCHAIN=toolchains/armv7-linux-gnueabihf.mk
+        # the Pi 5's build (ARMv8.2, SDOT for the 8-bit products): the tests
+        # of the kernels, the 8-bit model and the board checksums
+        run aarch64-dotprod TOOLCHAIN=toolchains/rpi5-aarch64.mk TEST_LABEL=-dotprod \
+            TEST_BIN="$(for t in $DOTPROD_TESTS; do printf 'build/rpi5/tests/%s ' $t; done)" \
+            TEST_SH="tests/test_cli_quantize.sh tests/test_cli_checksum.sh"
     else
         echo "skipped: ARM runs under qemu (no cross toolchain; see the command above)" >> "$results"
     fi

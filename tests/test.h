@@ -87,6 +87,16 @@ static inline unsigned char *test_read_file(const char *path, size_t *n)
     return b;
 }
 
+/* Whether files a and b hold the same bytes. */
+static inline bool test_same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    unsigned char *fa = test_read_file(a, &na), *fb = test_read_file(b, &nb);
+    const bool same = fa && fb && na == nb && !memcmp(fa, fb, na);
+    free(fa), free(fb);
+    return same;
+}
+
 static inline int test_summary(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, test_passed, test_failed);

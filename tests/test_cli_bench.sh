@@ -21,13 +21,19 @@ $N bench --quick $tiny --runs 3 --threads $threads --kernels $kernels --json "$d
 check $? "ngpt bench --quick on a tiny config: $(cat "$dir/err")"
 
 # Markdown: the rows each section must have (decode twice: batch 1 and 4,
-# train twice: B=8 and B=32, per thread count) ...
+# each with float32 and 8-bit weights; train twice: B=8 and B=32, per
+# thread count) ...
 count() { grep -c "^| $1 " "$dir/b.md"; }
-[ "$(count prefill)" = $nt ] && [ "$(count decode)" = $((2 * nt)) ] && [ "$(count train)" = $((2 * nt)) ]
-check $? "workload rows (prefill, decode b1/b4, train B=8/B=32, per thread count): $(cat "$dir/b.md")"
-[ "$(count 'arena, infer')" = $((2 * nt)) ] && [ "$(count 'arena, train')" = $((2 * nt)) ] &&
-    [ "$(count 'peak RSS')" = 1 ]
+[ "$(count 'prefill  ')" = $nt ] && [ "$(count 'decode  ')" = $((2 * nt)) ] &&
+    [ "$(count 'prefill q8')" = $nt ] && [ "$(count 'decode q8')" = $((2 * nt)) ] &&
+    [ "$(count train)" = $((2 * nt)) ]
+check $? "workload rows (prefill, decode b1/b4, f32 and q8, train B=8/B=32, per thread count): $(cat "$dir/b.md")"
+[ "$(count 'arena, infer  ')" = $((2 * nt)) ] && [ "$(count 'arena, infer q8')" = $((2 * nt)) ] &&
+    [ "$(count 'arena, train')" = $((2 * nt)) ] && [ "$(count 'peak RSS')" = 1 ]
 check $? "memory rows (arena per context, peak RSS)"
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --weights q8 > "$dir/q.md" 2> "$dir/err"
+grep -q "^| decode q8 " "$dir/q.md" && ! grep -q "^| decode  " "$dir/q.md" && grep -q "^| train " "$dir/q.md"
+check $? "--weights q8: 8-bit prefill and decode rows only, training stays: $(cat "$dir/q.md" "$dir/err")"
 $N bench --quick $tiny --runs 1 --threads 1 --kernels none --prompt 5 > "$dir/p.md" 2> "$dir/err"
 grep -q "^| prefill .* prompt=5 " "$dir/p.md"
 check $? "--prompt 5 sets the prefill's prompt: $(cat "$dir/p.md" "$dir/err")"
@@ -71,7 +77,7 @@ awk -F'|' '/^\| / && !/^\| -/ && !/^\| (test|kernel|memory) / {
 check $? "every figure in the tables is positive"
 
 # JSON: the documented keys, and every median/min/max and byte count > 0.
-for key in '"schema": "ngpt-bench/1"' '"build_info"' '"cpu"' '"config"' '"threads": \[' \
+for key in '"schema": "ngpt-bench/1"' '"build_info"' '"cpu"' '"config"' '"threads": \[' '"weights": "q8"' \
     '"workloads"' '"tokens_per_s"' '"ms_per_call"' '"peak"' '"kernels"' '"us_per_call"' '"gflops"' \
     '"gbps"' '"arena"' '"peak_rss_bytes"'; do
     grep -q "$key" "$dir/b.json"
@@ -90,11 +96,11 @@ head -c 1 "$dir/stdout.json" | grep -q '{' && tail -n 1 "$dir/stdout.json" | gre
 check $? "--json - writes the JSON alone to stdout; --kernels none leaves the kernel list empty"
 
 head -n 1 "$dir/b.svg" | grep -q '^<svg ' && tail -n 1 "$dir/b.svg" | grep -q '^</svg>$' &&
-    [ "$(grep -c '<rect ' "$dir/b.svg")" -ge $((6 * nt + 1)) ]
+    [ "$(grep -c '<rect ' "$dir/b.svg")" -ge $((9 * nt + 1)) ]
 check $? "the SVG is one <svg> element with a bar per figure"
 
 for bad in "--threads 0" "--threads 1,x" "--preset gpt3" "--runs 0" "--config Q=1" "--kernels gemm,nope" \
-    "--frobnicate"; do
+    "--frobnicate" "--weights q4" "--weights q8,q8" "--config weights=q8"; do
     $N bench $bad > /dev/null 2> "$dir/err"
     [ $? = 2 ] && [ -s "$dir/err" ]
     check $? "ngpt bench $bad exits 2 with a message"

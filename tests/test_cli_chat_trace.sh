@@ -7,12 +7,7 @@
 # probability distributions. Bad usage gets the documented exit codes.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
-i=0
-while [ $i -lt 200 ]; do printf 'user: hi\nassistant: ok\n' >> "$dir/d.txt"; i=$((i + 1)); done
-
-$N train --data "$dir/d.txt" --config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64 \
-    --config dropout=0 --batch 8 --seq 16 --steps 60 --warmup 5 --lr 1e-2 --min-lr 1e-3 \
-    --eval-every 0 --eval-batches 1 --out "$dir/m.ngpt" > "$dir/train.log" 2>&1
+train_ok_model "$dir/m.ngpt"
 check $? "train the dialogue model: $(cat "$dir/train.log")"
 
 # chat: one reply per stdin line, cut before "\nuser: " (never printed)

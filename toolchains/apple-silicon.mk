@@ -1,5 +1,6 @@
 # Apple Silicon (M1 and later), macOS 11 or newer, with Apple's clang:
-# arm64 with the NEON kernels, tuned for the M1. On the Mac, after
+# arm64 with the NEON kernels, tuned for the M1 (ARMv8.5: its dot product
+# instructions run the 8-bit products, as on the Pi 5). On the Mac, after
 # `brew install sleef xxhash`: make TOOLCHAIN=toolchains/apple-silicon.mk
 # (a plain `make` builds the same kernels, untuned). The target is part of
 # CC so that compiling, linking and the Makefile's target detection agree.

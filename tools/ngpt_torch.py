@@ -398,7 +398,7 @@ xxh3_64 = _xxh3_impl()
 MAGIC = b"NGPTCKPT"
 VERSION = 1
 META_U64, META_F64, META_I64 = 0, 1, 2
-_HDR = struct.Struct("<8sIIQII6iff5B59x")      # 128 bytes
+_HDR = struct.Struct("<8sIIQII6iff6B58x")      # 128 bytes
 _TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes: docs/FORMAT.md, "Tensor table entry"
 _META = struct.Struct("<48sII8s")              # 64 bytes
 assert _HDR.size == 128 and _TENSOR.size == 128 and _META.size == 64
@@ -447,7 +447,7 @@ def write_ngpt(path, cfg, tensors, meta=None):
                     cfg.V, cfg.T, cfg.C, cfg.L, cfg.H, cfg.d_ff,
                     float(cfg.dropout), float(cfg.rope_theta), int(cfg.qkv_bias),
                     int(cfg.tie_lm_head), int(cfg.final_norm), NORMS.index(cfg.norm),
-                    POSITIONS.index(cfg.pos))
+                    POSITIONS.index(cfg.pos), 0)
     head = hdr + b"".join(table) + b"".join(mtab)
     body = head + b"\0" * (header_bytes - len(head)) + b"".join(blobs)
     assert len(body) == file_bytes - 8
@@ -464,14 +464,35 @@ class FormatError(ValueError):
     pass
 
 
-def read_ngpt(path):
-    """Reads and validates a .ngpt file. Returns (cfg, {name: float32 array}, {key: value})."""
+Q8_GROUP, Q8_NR, Q8_BLOCK = 32, 16, 576     # src/q8.h; docs/FORMAT.md, "8-bit weights"
+
+
+def q8_bytes(n, k):
+    return (n + Q8_NR - 1) // Q8_NR * ((k + Q8_GROUP - 1) // Q8_GROUP) * Q8_BLOCK
+
+
+def dequantize_q8(data, off, n, k):
+    """An 8-bit (dtype 1) tensor (n, k) as float32: value * scale of its
+    group, the product ngpt's embed_q8 computes (float32, exact rounding)."""
+    P, G = (n + Q8_NR - 1) // Q8_NR, (k + Q8_GROUP - 1) // Q8_GROUP
+    blk = np.frombuffer(data, dtype=np.uint8, count=P * G * Q8_BLOCK, offset=off).reshape(P, G, Q8_BLOCK)
+    scales = blk[:, :, :64].copy().view("<f4").reshape(P, G, Q8_NR)
+    q = blk[:, :, 64:].copy().view(np.int8).reshape(P, G, Q8_GROUP // 4, Q8_NR, 4)
+    w = q.astype(np.float32) * scales[:, :, None, :, None]     # (panel, group, quad, row, byte)
+    w = w.transpose(0, 3, 1, 2, 4).reshape(P * Q8_NR, G * Q8_GROUP)
+    return np.ascontiguousarray(w[:n, :k], dtype=np.float32)
+
+
+def read_ngpt(path, quantized=None):
+    """Reads and validates a .ngpt file. Returns (cfg, {name: float32 array}, {key: value});
+    the tensors of a model with 8-bit weights (weights=q8) come dequantized,
+    and their names are appended to the list `quantized` when one is given."""
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 128 + 8:
         raise FormatError(f"{path}: {len(data)} bytes is too short for an ngpt checkpoint")
     (magic, version, header_bytes, file_bytes, n_t, n_m, V, T, C, L, H, d_ff, dropout, theta,
-     qkv_bias, tie, final_norm, norm, pos) = _HDR.unpack_from(data, 0)
+     qkv_bias, tie, final_norm, norm, pos, weights) = _HDR.unpack_from(data, 0)
     if magic != MAGIC:
         raise FormatError(f"{path}: not an ngpt checkpoint (magic {magic!r})")
     if version != VERSION:
@@ -482,9 +503,9 @@ def read_ngpt(path):
     got = xxh3_64(data[:file_bytes - 8])
     if got != want:
         raise FormatError(f"{path}: checksum mismatch (stored {want:016x}, computed {got:016x})")
-    if max(qkv_bias, tie, final_norm) > 1 or norm >= len(NORMS) or pos >= len(POSITIONS):
+    if max(qkv_bias, tie, final_norm, weights) > 1 or norm >= len(NORMS) or pos >= len(POSITIONS):
         raise FormatError(f"{path}: unknown model variant (qkv_bias={qkv_bias} tie_lm_head={tie} "
-                          f"final_norm={final_norm} norm={norm} pos={pos})")
+                          f"final_norm={final_norm} norm={norm} pos={pos} weights={weights})")
     if header_bytes % 64 or header_bytes < 128 + 128 * n_t + 64 * n_m or header_bytes > file_bytes - 8:
         raise FormatError(f"{path}: bad header_bytes {header_bytes}")
     # the shortest decimal that rounds to the stored float32 (0.1, not 0.10000000149)
@@ -498,15 +519,20 @@ def read_ngpt(path):
             raise FormatError(f"{path}: tensor {i}: name is not NUL-terminated")
         name = name.split(b"\0", 1)[0].decode()
         shape = (s0, s1, s2, s3)[:ndim]
-        if dtype != 0 or not 1 <= ndim <= 4:
+        if dtype not in (0, 1) or not 1 <= ndim <= 4 or (dtype == 1 and ndim != 2):
             raise FormatError(f"{path}: tensor {name}: dtype {dtype} / ndim {ndim} unknown")
-        if nbytes != 4 * int(np.prod(shape)) or off % 64 or off < header_bytes \
-                or off + nbytes > file_bytes - 8:
+        want = 4 * int(np.prod(shape)) if dtype == 0 else q8_bytes(*shape)
+        if nbytes != want or off % 64 or off < header_bytes or off + nbytes > file_bytes - 8:
             raise FormatError(f"{path}: tensor {name}: bad offset/size")
         if name in tensors:
             raise FormatError(f"{path}: tensor {name} appears twice")
-        tensors[name] = np.frombuffer(data, dtype="<f4", count=nbytes // 4, offset=off) \
-            .reshape(shape).astype(np.float32)
+        if dtype == 1:
+            tensors[name] = dequantize_q8(data, off, *shape)
+            if quantized is not None:
+                quantized.append(name)
+        else:
+            tensors[name] = np.frombuffer(data, dtype="<f4", count=nbytes // 4, offset=off) \
+                .reshape(shape).astype(np.float32)
     meta = {}
     base = 128 + 128 * n_t
     for i in range(n_m):

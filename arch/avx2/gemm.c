@@ -90,25 +90,8 @@ void ngpt_f32_gemm__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs, pt
     }
 #define GV_STORE(r, p)                                                                   \
     if (R > r && P > p)                                                                  \
-        gv_store(c + (r) * c_rs + (p) * NR, s##r##p##0, s##r##p##1, bias, (p) * NR, n);
-
-/* Columns j0..j0+15 of one row (only those below n): + bias. */
-static inline void gv_store(float *c, __m256 lo, __m256 hi, const float *bias, int j0, int n)
-{
-    if (n - j0 >= NR) {
-        if (bias) {
-            lo = _mm256_add_ps(lo, _mm256_loadu_ps(bias + j0));
-            hi = _mm256_add_ps(hi, _mm256_loadu_ps(bias + j0 + 8));
-        }
-        _mm256_storeu_ps(c, lo);
-        _mm256_storeu_ps(c + 8, hi);
-        return;
-    }
-    float t[NR];
-    _mm256_storeu_ps(t, lo);
-    _mm256_storeu_ps(t + 8, hi);
-    for (int jj = 0; jj < n - j0; jj++) c[jj] = bias ? t[jj] + bias[j0 + jj] : t[jj];
-}
+        avx2_store16(c + (r) * c_rs + (p) * NR, s##r##p##0, s##r##p##1,                  \
+                     bias ? bias + (p) * NR : NULL, n - (p) * NR);
 
 #include "../gemv.h"
 

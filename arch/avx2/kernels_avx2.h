@@ -15,6 +15,27 @@
     NGPT_ISA_PROTO(kernel, avx2, avx2_flag, ret, params)
 #include "kernels.inc"
 
+/* ---- the products (gemm.c, q8.c) ---- */
+
+/* 16 outputs of one row, lo then hi, into c: the first n of them (all 16
+ * when n >= 16), each + bias[j] when bias is set. */
+static inline void avx2_store16(float *c, __m256 lo, __m256 hi, const float *bias, int n)
+{
+    if (n >= 16) {
+        if (bias) {
+            lo = _mm256_add_ps(lo, _mm256_loadu_ps(bias));
+            hi = _mm256_add_ps(hi, _mm256_loadu_ps(bias + 8));
+        }
+        _mm256_storeu_ps(c, lo);
+        _mm256_storeu_ps(c + 8, hi);
+        return;
+    }
+    float t[16];
+    _mm256_storeu_ps(t, lo);
+    _mm256_storeu_ps(t + 8, hi);
+    for (int jj = 0; jj < n; jj++) c[jj] = bias ? t[jj] + bias[jj] : t[jj];
+}
+
 /* ---- softmax and cross-entropy (softmax.c, cross_entropy.c) ---- */
 
 /* The row max per lane with the reference's `s > m ? s : m` from s[0]; it

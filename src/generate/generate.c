@@ -195,8 +195,6 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len, dropped};
     if (result) *result = res;
     ngpt_kv_clear(ctx, -1);
-    if (ctx->run.params_exposed)        /* written through ngpt_params_data's pointer? repack */
-        ngpt_run_params_written(ctx);
     if (gc->beam_width >= 1) {
         st = ngpt_beam_search(ctx, gc, prompt, prompt_len, out, fn, user, &res);
         if (result) *result = res;

@@ -1,13 +1,15 @@
 /* checkpoint.c — model checkpoints (checkpoint.h): the config in the
- * header's model block, the tensor set a config implies, and the public
- * ngpt_checkpoint_save / _config / _load functions over the container
- * (ckpt_file.h). */
+ * header's model block, the tensor set a config implies (8-bit tensors
+ * validated whole), and the public ngpt_checkpoint_save / _config / _load
+ * functions over the container (ckpt_file.h). */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/checkpoint.h"
 #include "runtime/config.h"
+#include "runtime/weights.h"
 
 /* ------------------------------------------------------ the model block */
 
@@ -24,6 +26,7 @@ void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MOD
     b[BLOCK_FLAGS] = c->qkv_bias, b[BLOCK_FLAGS + 1] = c->tie_lm_head;
     b[BLOCK_FLAGS + 2] = c->final_norm;
     b[BLOCK_FLAGS + 3] = (unsigned char)c->norm, b[BLOCK_FLAGS + 4] = (unsigned char)c->pos;
+    b[BLOCK_FLAGS + 5] = (unsigned char)c->weights;
 }
 
 static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
@@ -44,6 +47,7 @@ static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
     c->final_norm = b[BLOCK_FLAGS + 2];
     c->norm = (ngpt_norm_placement)b[BLOCK_FLAGS + 3];
     c->pos = (ngpt_pos_encoding)b[BLOCK_FLAGS + 4];
+    c->weights = (ngpt_weights)b[BLOCK_FLAGS + 5];
     ngpt_status st = ngpt_config_check(c);
     if (st) {
         char why[400];
@@ -55,6 +59,45 @@ static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
 }
 
 /* ----------------------------------------------------- the tensor set */
+
+/* The bits of the canonical NaN scale of q8.h's rule. */
+enum { Q8_NAN = 0x7fc00000 };
+
+/* An 8-bit tensor (n, k) holds what quantize_q8 and pack_q8 make: values
+ * in -127..127 (never -128, which the SIMD products rely on), scales +0,
+ * the canonical NaN or finite and at least NGPT_Q8_MIN_SCALE (so no float
+ * of a product is subnormal), zero past n and k. */
+static ngpt_status check_q8(const ngpt_ckpt_reader *r, uint32_t i, int n, int k)
+{
+    size_t bytes;
+    const unsigned char *data = ngpt_ckpt_tensor_data(r, i, &bytes);
+    const int groups = ngpt_q8_groups(k);
+    const char *why = NULL;
+    for (size_t b = 0; b < bytes / NGPT_Q8_BLOCK && !why; b++) {
+        const unsigned char *blk = data + b * NGPT_Q8_BLOCK;
+        const int p = (int)(b / (size_t)groups), g = (int)(b % (size_t)groups);
+        for (int jj = 0; jj < NGPT_Q8_NR && !why; jj++) {
+            const bool row = p * NGPT_Q8_NR + jj < n;
+            uint32_t bits;
+            float d;
+            memcpy(&bits, blk + 4 * jj, 4);
+            memcpy(&d, &bits, 4);
+            if (bits != 0 && bits != Q8_NAN && !(d >= NGPT_Q8_MIN_SCALE && d <= FLT_MAX))
+                why = "a scale that is negative, subnormal, infinite or below the floor";
+            else if (!row && bits != 0)
+                why = "a scale past its rows";
+            for (int t = 0; t < NGPT_Q8_GROUP && !why; t++) {
+                const int8_t q = (int8_t)blk[NGPT_Q8_NR * 4 + (t / 4) * 64 + jj * 4 + t % 4];
+                if (q == -128) why = "the value -128";
+                else if (q && (!row || g * NGPT_Q8_GROUP + t >= k)) why = "a value past its rows or inputs";
+            }
+        }
+    }
+    if (why)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "8-bit tensor %s of %s holds %s; the file is "
+                         "damaged", ngpt_ckpt_tensor_name(r, i), r->src, why);
+    return NGPT_OK;
+}
 
 /* The model tensors are exactly those the config implies; other names must
  * be optim.m.<model tensor> / optim.v.<model tensor> with the same shape. */
@@ -76,6 +119,16 @@ static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config
                                   "shape (%d%s%.0d) its config implies", name, r->src,
                                   (int)info.shape[0], info.ndim > 1 ? "," : "",
                                   info.ndim > 1 ? (int)info.shape[1] : 0);
+        const uint32_t want = info.dtype == NGPT_DTYPE_Q8 ? NGPT_CKPT_Q8 : NGPT_CKPT_F32;
+        if (ngpt_ckpt_tensor_dtype(r, (uint32_t)at) != want)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s is %s but its config "
+                                  "(weights=%s) makes it %s", name, r->src,
+                                  want == NGPT_CKPT_Q8 ? "float32" : "8-bit",
+                                  cfg->weights == NGPT_WEIGHTS_Q8 ? "q8" : "f32",
+                                  want == NGPT_CKPT_Q8 ? "8-bit" : "float32");
+        ngpt_status st;
+        if (want == NGPT_CKPT_Q8 && (st = check_q8(r, (uint32_t)at, info.shape[0], info.shape[1])))
+            return st;
     }
     for (uint32_t i = 0; i < r->n_tensors; i++) {
         const char *tname = ngpt_ckpt_tensor_name(r, i);
@@ -86,7 +139,9 @@ static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config
             ngpt_layout_tensor(cfg, &lay, j, name, &info);
             if (!strcmp(base, name)) {
                 known = true;
-                if (base != tname && !ngpt_ckpt_tensor_shape_is(r, i, info.ndim, info.shape))
+                if (base != tname && (!ngpt_ckpt_tensor_shape_is(r, i, info.ndim, info.shape) ||
+                                      info.dtype != NGPT_DTYPE_F32 ||
+                                      ngpt_ckpt_tensor_dtype(r, i) != NGPT_CKPT_F32))
                     return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s is not shaped "
                                           "like %s", tname, r->src, name);
             }
@@ -109,6 +164,13 @@ ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const vo
 
 /* ------------------------------------------------------------ saving */
 
+/* Bytes at..at+n-1 of an f32 inference context's parameters as the
+ * state_dict lays them out (its Linears may be packed in place). */
+static void read_params(const void *src, size_t at, void *dst, size_t n)
+{
+    ngpt_weights_read(src, at / sizeof(float), dst, n / sizeof(float));
+}
+
 void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t i,
                             ngpt_ckpt_tensor *out)
 {
@@ -116,6 +178,13 @@ void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t 
     ngpt_ckpt_tensor t = {.name = info->name, .ndim = info->ndim, .data = base + info->offset};
     t.shape[0] = info->shape[0];
     t.shape[1] = info->ndim > 1 ? info->shape[1] : 0;
+    if (info->dtype == NGPT_DTYPE_Q8) {
+        t.dtype = NGPT_CKPT_Q8;
+        t.data = ctx->plan.q8_w + info->offset;
+    } else if (base == ctx->plan.params && ctx->run.weights_packed) {
+        t.data = NULL;
+        t.read = read_params, t.src = ctx, t.from = info->offset * sizeof(float);
+    }
     *out = t;
 }
 
@@ -161,18 +230,53 @@ ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
 /* Opens, checks the config against the context's, and copies every model
  * tensor; the reader is verified, so this cannot fail halfway and leave
  * the parameters half-loaded. */
+/* An 8-bit tensor of the context from the file's: a copy of its bytes, or
+ * its float32 values quantized 16 rows at a time (through the aligned
+ * panel scratch: a buffer in memory may hold them unaligned). */
+static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_tensor_info *t)
+{
+    const uint32_t at = (uint32_t)ngpt_ckpt_find_tensor(r, t->name);
+    size_t bytes;
+    const unsigned char *src = ngpt_ckpt_tensor_data(r, at, &bytes);
+    if (ngpt_ckpt_tensor_dtype(r, at) == NGPT_CKPT_Q8) {
+        memcpy(ctx->plan.q8_w + t->offset, src, bytes);
+        return;
+    }
+    const int n = t->shape[0], k = t->shape[1];
+    for (int j0 = 0; j0 < n; j0 += NGPT_Q8_NR) {
+        const int nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
+        memcpy(ctx->plan.threads.panel, src + (size_t)j0 * k * sizeof(float),
+               (size_t)nr * k * sizeof(float));
+        ngpt_weights_quantize(ctx, t->offset, n, k, j0, ctx->plan.threads.panel, nr);
+    }
+}
+
+/* Opens, checks the config against the context's, and copies every model
+ * tensor; the reader is verified, so this cannot fail halfway and leave
+ * the parameters half-loaded. An 8-bit context also takes the float32
+ * original of its model and quantizes it. */
 static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, size_t size)
 {
     ngpt_ckpt_reader r;
     ngpt_config cfg;
     ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &cfg);
     if (st) return st;
-    st = ngpt_config_compare(&ctx->cfg, &cfg);
+    ngpt_config file = cfg;
+    if (ctx->cfg.weights == NGPT_WEIGHTS_Q8 && file.weights == NGPT_WEIGHTS_F32)
+        file.weights = NGPT_WEIGHTS_Q8;         /* quantized as it loads */
+    st = ngpt_config_compare(&ctx->cfg, &file);
     for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
+        if (t->dtype == NGPT_DTYPE_Q8) {
+            load_q8(ctx, &r, t);
+            continue;
+        }
         st = ngpt_ckpt_read_tensor(&r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
     }
-    if (!st) ngpt_run_params_changed(ctx);
+    if (!st) {
+        ngpt_weights_written(ctx);
+        ngpt_run_params_changed(ctx);
+    }
     ngpt_ckpt_close(&r);
     return st;
 }

@@ -1,5 +1,6 @@
-/* ckpt_file.h — the .ngpt container (docs/FORMAT.md): named float32 tensors
- * and typed metadata behind a fixed header, sealed by an XXH3-64 checksum.
+/* ckpt_file.h — the .ngpt container (docs/FORMAT.md): named tensors
+ * (float32, or 8-bit in src/q8.h's packed layout) and typed metadata behind
+ * a fixed header, sealed by an XXH3-64 checksum.
  * ckpt_write.c writes one atomically; ckpt_read.c validates a whole file
  * before any of it is used. The container knows nothing about models: the
  * header's model block (the config) is bytes it carries, and which tensors
@@ -15,22 +16,34 @@
 
 #include "base/checked.h"
 #include "base/error.h"
+#include "q8.h"
 #include "runtime/layout.h"
 
 #define NGPT_CKPT_MAGIC "NGPTCKPT"     /* 8 bytes, no NUL */
 #define NGPT_CKPT_VERSION 1
 #define NGPT_CKPT_HEADER 128
 #define NGPT_CKPT_MODEL_BLOCK 32        /* offset of the model block in the header */
-#define NGPT_CKPT_MODEL_BYTES 37        /* its size; bytes 69..127 are reserved (zero) */
+#define NGPT_CKPT_MODEL_BYTES 38        /* its size; bytes 70..127 are reserved (zero) */
 #define NGPT_CKPT_TENSOR_ENTRY 128
 #define NGPT_CKPT_META_ENTRY 64
 #define NGPT_CKPT_META_KEY 48
 
+/* Tensor dtypes: float32, and 8-bit weights (2-D (n, k), stored as
+ * src/q8.h's packed panels: ngpt_q8_packed_bytes(n, k) bytes). */
+enum { NGPT_CKPT_F32 = 0, NGPT_CKPT_Q8 = 1 };
+
 typedef struct ngpt_ckpt_tensor {
     const char *name;
-    int32_t ndim;               /* 1..4 */
+    int32_t ndim;               /* 1..4 (NGPT_CKPT_Q8: 2) */
     int32_t shape[4];
-    const float *data;          /* writer: the values; reader: NULL (use read_tensor) */
+    uint32_t dtype;             /* NGPT_CKPT_F32 (0) or NGPT_CKPT_Q8 */
+    const void *data;           /* the bytes, or NULL when read is set */
+    /* Or the bytes come from read(src, from + at, dst, n) for the tensor's
+     * bytes at..at+n-1 (at and n multiples of 4): an f32 inference
+     * context's parameters while its Linears are packed in place. */
+    void (*read)(const void *src, size_t at, void *dst, size_t n);
+    const void *src;
+    size_t from;
 } ngpt_ckpt_tensor;
 
 enum { NGPT_META_U64 = 0, NGPT_META_F64 = 1, NGPT_META_I64 = 2 };
@@ -77,8 +90,14 @@ bool ngpt_ckpt_tensor_shape_is(const ngpt_ckpt_reader *r, uint32_t i, int32_t nd
 /* Index of tensor `name`, or -1. */
 int64_t ngpt_ckpt_find_tensor(const ngpt_ckpt_reader *r, const char *name);
 
-/* Copies tensor `name` into dst after checking its shape equals
- * (ndim, shape); NGPT_ERR_BAD_FORMAT if absent or shaped differently. */
+/* Entry i's dtype (NGPT_CKPT_*), and its data (*bytes of it, inside the
+ * verified file). */
+uint32_t ngpt_ckpt_tensor_dtype(const ngpt_ckpt_reader *r, uint32_t i);
+const unsigned char *ngpt_ckpt_tensor_data(const ngpt_ckpt_reader *r, uint32_t i, size_t *bytes);
+
+/* Copies float32 tensor `name` into dst after checking its shape equals
+ * (ndim, shape); NGPT_ERR_BAD_FORMAT if absent, shaped differently or not
+ * float32. */
 ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, int32_t ndim,
                                   const int32_t *shape, float *dst);
 /* Finds a metadata entry; false if absent. */

@@ -69,11 +69,15 @@ static ngpt_status check_tensor_entry(const ngpt_ckpt_reader *r, uint32_t i, siz
                               "the file is damaged", i, r->src);
     const char *name = (const char *)e;
     uint32_t dtype = get_u32(e + 64), ndim = get_u32(e + 68);
-    if (dtype != 0)
+    if (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_Q8)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has unknown dtype %u "
-                              "(this build reads float32, dtype 0)", name, r->src, dtype);
+                              "(this build reads float32, dtype 0, and 8-bit, dtype 1)", name,
+                              r->src, dtype);
     if (ndim < 1 || ndim > 4)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has ndim %u, not 1..4",
+                              name, r->src, ndim);
+    if (dtype == NGPT_CKPT_Q8 && ndim != 2)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "8-bit tensor %s of %s has ndim %u, not 2",
                               name, r->src, ndim);
     size_t bytes = sizeof(float);
     for (uint32_t d = 0; d < 4; d++) {
@@ -86,6 +90,14 @@ static ngpt_status check_tensor_entry(const ngpt_ckpt_reader *r, uint32_t i, siz
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an impossible "
                                   "shape", name, r->src);
         }
+    }
+    if (dtype == NGPT_CKPT_Q8) {    /* panels of 16 rows x groups of 32 x 576 bytes */
+        const size_t n = get_u32(e + 72), k = get_u32(e + 76);
+        const size_t groups = (k + NGPT_Q8_GROUP - 1) / NGPT_Q8_GROUP;
+        if (!ngpt_mul_ok((n + NGPT_Q8_NR - 1) / NGPT_Q8_NR, groups, &bytes) ||
+            !ngpt_mul_ok(bytes, NGPT_Q8_BLOCK, &bytes))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an impossible "
+                                  "shape", name, r->src);
     }
     uint64_t off = get_u64(e + 88), nbytes = get_u64(e + 96);
     if (nbytes != bytes)
@@ -202,15 +214,28 @@ void ngpt_ckpt_close(ngpt_ckpt_reader *r)
     memset(r, 0, sizeof *r);
 }
 
+uint32_t ngpt_ckpt_tensor_dtype(const ngpt_ckpt_reader *r, uint32_t i)
+{
+    return get_u32(tensor_entry(r, i) + 64);
+}
+
+const unsigned char *ngpt_ckpt_tensor_data(const ngpt_ckpt_reader *r, uint32_t i, size_t *bytes)
+{
+    const unsigned char *e = tensor_entry(r, i);
+    *bytes = (size_t)get_u64(e + 96);
+    return r->data + get_u64(e + 88);
+}
+
 ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, int32_t ndim,
                                   const int32_t *shape, float *dst)
 {
     int64_t at = ngpt_ckpt_find_tensor(r, name);
     if (at < 0)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s is missing in %s", name, r->src);
-    if (!ngpt_ckpt_tensor_shape_is(r, (uint32_t)at, ndim, shape))
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an unexpected shape",
-                              name, r->src);
+    if (!ngpt_ckpt_tensor_shape_is(r, (uint32_t)at, ndim, shape) ||
+        ngpt_ckpt_tensor_dtype(r, (uint32_t)at) != NGPT_CKPT_F32)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an unexpected shape "
+                              "or dtype", name, r->src);
     const unsigned char *e = tensor_entry(r, (uint32_t)at);
     memcpy(dst, r->data + get_u64(e + 88), (size_t)get_u64(e + 96));
     return NGPT_OK;

@@ -69,9 +69,30 @@ static bool tensor_bytes(const ngpt_ckpt_tensor *t, size_t *bytes)
     if (t->ndim < 1 || t->ndim > 4) return false;
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] < 0 || !ngpt_mul_ok(n, (size_t)t->shape[d], &n)) return false;
+    if (t->dtype == NGPT_CKPT_Q8) {     /* 2-D, sizes of a context's (checked at planning) */
+        if (t->ndim != 2) return false;
+        n = ngpt_q8_packed_bytes(t->shape[0], t->shape[1]);
+    } else if (t->dtype != NGPT_CKPT_F32) {
+        return false;
+    }
     if (n > SIZE_MAX - 63) return false;    /* ngpt_align64(n) must not wrap */
     *bytes = n;
     return true;
+}
+
+/* A tensor's data: its bytes, or read through its read function. */
+static ngpt_status write_data(sink *s, const ngpt_ckpt_tensor *t, size_t bytes)
+{
+    if (t->data) return sink_write(s, t->data, bytes);
+    enum { CHUNK = 4096 };
+    unsigned char buf[CHUNK];
+    ngpt_status st = NGPT_OK;
+    for (size_t at = 0; at < bytes && !st; at += CHUNK) {
+        const size_t n = bytes - at < CHUNK ? bytes - at : CHUNK;
+        t->read(t->src, t->from + at, buf, n);
+        st = sink_write(s, buf, n);
+    }
+    return st;
 }
 
 static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t nt,
@@ -94,7 +115,7 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
     for (size_t i = 0; i < nt; i++) {
         size_t b;
         get(user, i, &t);
-        if (!t.name || !t.data || strlen(t.name) >= NGPT_NAME_MAX)
+        if (!t.name || !(t.data || t.read) || strlen(t.name) >= NGPT_NAME_MAX)
             return ngpt_fail(NGPT_ERR_BAD_ARG, "tensor %zu has no data or a bad name", i);
         if (!tensor_bytes(&t, &b) || !ngpt_add_ok(data_end, ngpt_align64(b), &data_end))
             return ngpt_fail(NGPT_ERR_OVERFLOW, "tensor %s is too large for this machine",
@@ -117,7 +138,7 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
         get(user, i, &t);
         tensor_bytes(&t, &b);
         memcpy(e, t.name, strlen(t.name));
-        put_u32(e + 64, 0);
+        put_u32(e + 64, t.dtype);
         put_u32(e + 68, (uint32_t)t.ndim);
         for (int d = 0; d < t.ndim; d++) put_u32(e + 72 + 4 * d, (uint32_t)t.shape[d]);
         put_u64(e + 88, off);
@@ -141,7 +162,7 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
         size_t b;
         get(user, i, &t);
         tensor_bytes(&t, &b);
-        if ((st = sink_write(s, t.data, b)) || (st = sink_zeros(s, ngpt_align64(b) - b)))
+        if ((st = write_data(s, &t, b)) || (st = sink_zeros(s, ngpt_align64(b) - b)))
             return st;
     }
     unsigned char sum[8];

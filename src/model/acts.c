@@ -24,5 +24,6 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
     a.res1 = p->res1 + li * BT * C;
     a.res2 = p->res2 ? p->res2 + li * BT * C : NULL;
     a.fc1 = p->fc1 + li * BT * F;
+    a.mlp_out = !train && ctx->cfg.norm == NGPT_NORM_PRE ? p->ln_out : p->branch;
     return a;
 }

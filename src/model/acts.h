@@ -1,7 +1,11 @@
 /* acts.h — one layer's view of the activations the plan carves (model/acts.c).
- * In infer mode all layers share one set and x_in == x_out (the residual
- * stream is updated in place); in train mode each layer has its own, kept
- * for backward. */
+ * In infer mode all layers share one set and x_in == x_out == res1 (the
+ * residual stream is updated in place), and buffers whose contents are
+ * never live at once are one (runtime/plan.h): the attention output and
+ * the LayerNorm outputs, qkv and fc1 (GELU in place), post-norm's res2 and
+ * the sublayer output; the wiring (model/forward.c) writes each only after
+ * the last read of what it replaces. In train mode each layer has its own,
+ * kept for backward. */
 #ifndef NGPT_MODEL_ACTS_H
 #define NGPT_MODEL_ACTS_H
 
@@ -19,6 +23,9 @@ typedef struct ngpt_layer_acts {
     float *ln2_mean;    /* (B,T) */
     float *ln2_rstd;    /* (B,T) */
     float *fc1;         /* (B,T,d_ff) before GELU */
+    float *mlp_out;     /* (B,T,C) fc2's output before dropout: plan.branch, or ln_out in
+                           pre-norm inference (where the branch is qkv's buffer, still
+                           holding fc2's input) */
     float *x_out;       /* (B,T,C) layer output */
 } ngpt_layer_acts;
 

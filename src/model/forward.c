@@ -16,9 +16,9 @@
 #include "model/acts.h"
 #include "model/kv.h"
 #include "model/model.h"
-#include "model/packed.h"
 #include "ops/ops.h"
 #include "runtime/dropout.h"
+#include "runtime/weights.h"
 
 /* One pass of the model over nseq sequences of len new tokens each (rows
  * r = s*len + i). Full forward: positions 0..len-1, keys/values from the
@@ -95,18 +95,30 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     ngpt_op_attention_fwd(ctx, &at);
 }
 
-/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l,
- * W = w stored (out, in) as in PyTorch: a cached pass (prefill, decode)
- * multiplies by the packed copy of W (packed.h), a full pass by the
- * parameters through gemm, which packs its blocks itself (model_pass
- * refreshes the copy before a cached pass). */
-static void linear(ngpt_context *ctx, const ngpt_pass *ps, int l, ngpt_linear which, float *y,
-                   const float *x, const float *w, const float *bias, int rows, int in, int out)
+/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l
+ * [and gelu = GELU(y)],
+ * W = w stored (out, in) as in PyTorch, as the context holds it
+ * (runtime/weights.h): 8-bit, packed in place (inference, the panels that
+ * model_pass packs before every pass), or as it is (training; inference
+ * while ngpt_params_data's pointer is out), through gemm, which packs its
+ * blocks itself. The same bits for both float paths. */
+static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
+                        const float *w, const float *bias, int rows, int in, int out, float *gelu)
 {
-    if (ps->cached)
-        ngpt_op_linear_packed(ctx, y, x, ngpt_packed_w(ctx, l, which), bias, rows, in, out);
+    if (ctx->cfg.weights == NGPT_WEIGHTS_Q8)
+        ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out, gelu);
+    else if (ctx->run.weights_packed)
+        ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, gelu);
     else
-        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out);
+        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, gelu);
+}
+
+/* A Linear without GELU; linear_gelu also writes gelu = GELU(y) in the
+ * product's own job (fc1: ops.h). */
+static void linear(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
+                   const float *w, const float *bias, int rows, int in, int out)
+{
+    linear_gelu(ctx, l, which, y, x, w, bias, rows, in, out, NULL);
 }
 
 /* One transformer block (docs/DESIGN.md §1), in place on the residual stream.
@@ -136,14 +148,14 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
                               WB(ln1_b), BT, C);
         attn_in = p->ln_out;
     }
-    linear(ctx, ps, l, NGPT_LINEAR_QKV, a.qkv, attn_in, WB(qkv_w),
+    linear(ctx, l, NGPT_LINEAR_QKV, a.qkv, attn_in, WB(qkv_w),
            ctx->cfg.qkv_bias ? WB(qkv_b) : NULL, (int)BT, C, 3 * C);
     if (ctx->cfg.pos == NGPT_POS_ROPE)
         ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? ngpt_kv_lens(ctx, ps->slot0) : NULL, false);
     attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
     float *atty = a.atty + r0 * C, *res1 = a.res1 + r0 * C;
     const float *x_in = a.x_in + r0 * C;
-    linear(ctx, ps, l, NGPT_LINEAR_PROJ, p->branch, atty, WB(proj_w), NULL, (int)R, C, C);
+    linear(ctx, l, NGPT_LINEAR_PROJ, p->branch, atty, WB(proj_w), NULL, (int)R, C, C);
     if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_ATTN_OUT);
     ngpt_op_add(ctx, res1, x_in, p->branch, R * C);
     /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual;
@@ -155,17 +167,17 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     else
         ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
                               WB(ln2_w), WB(ln2_b), R, C);
-    linear(ctx, ps, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F);
-    ngpt_op_gelu_fwd(ctx, p->hidden, a.fc1, R * F);
-    linear(ctx, ps, l, NGPT_LINEAR_FC2, p->branch, p->hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
-    if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_MLP_OUT);
+    linear_gelu(ctx, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F,
+                p->hidden);
+    linear(ctx, l, NGPT_LINEAR_FC2, a.mlp_out, p->hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
+    if (dropping) drop(ctx, a.mlp_out, BT * C, l, NGPT_SITE_MLP_OUT);
     if (post) {
         float *res2 = a.res2 + r0 * C;
-        ngpt_op_add(ctx, res2, p->ln_out, p->branch, R * C);
+        ngpt_op_add(ctx, res2, p->ln_out, a.mlp_out, R * C);
         ngpt_op_layernorm_fwd(ctx, a.x_out + r0 * C, a.ln2_mean + r0, a.ln2_rstd + r0, res2,
                               WB(ln2_w), WB(ln2_b), R, C);
     } else {
-        ngpt_op_add(ctx, a.x_out + r0 * C, res1, p->branch, R * C);
+        ngpt_op_add(ctx, a.x_out + r0 * C, res1, a.mlp_out, R * C);
     }
 #undef WB
 }
@@ -196,11 +208,17 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const size_t BT = (size_t)ps->nseq * (size_t)ps->len;
     /* generation is always eval: dropout only in a full pass */
     const bool dropping = !ps->cached && ngpt_dropout_active(ctx);
-    if (ps->cached) ngpt_packed_refresh(ctx);   /* the parameters may have changed */
+    ngpt_weights_pack(ctx);     /* inference: once after init, load or prepare */
 
-    /* embedding (B,T) -> (B,T,C) [+ positions], then dropout (site: layer index L) */
+    /* embedding (B,T) -> (B,T,C) [+ positions], then dropout (site: layer
+     * index L); tied, the table is the lm_head's W as the context holds it */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
-    ngpt_op_embed(ctx, x, W + lay->tok_emb, ps->tokens, BT, C);
+    if (ctx->cfg.tie_lm_head && ctx->cfg.weights == NGPT_WEIGHTS_Q8)
+        ngpt_op_embed_q8(ctx, x, ngpt_weights_q8(ctx, 0, NGPT_LINEAR_LM_HEAD), ps->tokens, BT, C);
+    else if (ctx->cfg.tie_lm_head && ctx->run.weights_packed)
+        ngpt_op_embed_packed(ctx, x, W + lay->tok_emb, V, ps->tokens, BT, C);
+    else
+        ngpt_op_embed(ctx, x, W + lay->tok_emb, ps->tokens, BT, C);
     if (ctx->cfg.pos != NGPT_POS_ROPE) add_positions(ctx, ps, x);
     if (dropping) drop(ctx, x, BT * C, L, NGPT_SITE_EMBED);
 
@@ -216,7 +234,7 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
                               W + lay->lnf_b, R, C);
         head_in = p->lnf;
     }
-    linear(ctx, ps, 0, NGPT_LINEAR_LM_HEAD, p->logits, head_in, W + lay->lm_head, NULL, (int)R,
+    linear(ctx, 0, NGPT_LINEAR_LM_HEAD, p->logits, head_in, W + lay->lm_head, NULL, (int)R,
            C, V);
 }
 

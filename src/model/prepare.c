@@ -1,12 +1,13 @@
 /* prepare.c — ngpt_context_prepare: the one-time work of a first pass,
- * done on request (touching the arena's pages, packing the weights). */
+ * done on request (touching the arena's pages, packing the weights in
+ * place). */
 #include <stdint.h>
 
 #include "base/checked.h"
 #include "base/fpmode.h"
 #include "model/kv.h"
-#include "model/packed.h"
 #include "runtime/pool.h"
+#include "runtime/weights.h"
 
 enum { PAGE = 4096 };
 
@@ -30,6 +31,6 @@ ngpt_status ngpt_context_prepare(ngpt_context *ctx)
         if (page + PAGE > pool_lo && page < pool_hi) continue;
         base[at] = base[at];
     }
-    if (ngpt_kv_planned(ctx)) ngpt_packed_refresh(ctx);
+    ngpt_weights_settle(ctx);
     return NGPT_OK;
 }

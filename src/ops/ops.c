@@ -1,5 +1,6 @@
 /* ops.c — the model's operations split across the thread pool (ops.h):
- * matrix products by row blocks or column panels, row-wise ops by rows,
+ * matrix products (float, packed in place, 8-bit) by row blocks or column
+ * panels, row-wise ops by rows,
  * elementwise ops by element ranges, the embedding gradient by table rows.
  * Every part is one call of the single-threaded kernel on a sub-range of
  * outputs, so the bits do not depend on where the cuts fall. */
@@ -23,6 +24,11 @@ enum { GEMM_ROW_ALIGN = 4 * NGPT_GEMM_MR, GEMM_COL_ALIGN = NGPT_GEMM_NR, COL_ALI
  * panels, 8 parts by work) is one 1x4 block with 8 fma chains in flight,
  * not two 1x1 blocks with 2 (latency-bound, slower than L3 streams). */
 enum { PACKED_COL_ALIGN = 4 * NGPT_GEMM_NR };
+
+/* The work of an 8-bit multiply-add against a float one's (par_for's unit):
+ * a decode step's gemm_q8 takes 0.4-0.5 of gemm_packed's time at the
+ * default model's shapes (ngpt bench, AVX2). */
+#define Q8_WORK 0.5
 
 /* Elementwise cuts: whole cache lines, whole Philox blocks for dropout. */
 enum { ELEM_ALIGN = 64 };
@@ -77,8 +83,27 @@ typedef struct gemm_job {
     const float *a, *b, *bias;
     ptrdiff_t a_rs, a_cs, b_rs, b_cs, c_rs;
     float *c;
+    float *gelu;                /* a Linear's GELU of C, or NULL (gelu_part) */
     bool accumulate, by_cols;
 } gemm_job;
+
+/* Rows i0..i0+m-1, columns j0..j0+n-1 of y (row stride rs) through GELU
+ * into gelu (the same layout; it may be y): the epilogue a product part
+ * runs on its own outputs, so fc1 and its GELU are one job. Elementwise:
+ * the same bits as a GELU op after the product. */
+static void gelu_part(const ngpt_kernels *k, float *gelu, const float *y, ptrdiff_t rs, ptrdiff_t i0,
+                      int m, ptrdiff_t j0, int n)
+{
+    if (!gelu) return;
+    if (j0 == 0 && n == rs) {
+        k->gelu_fwd(gelu + i0 * rs, y + i0 * rs, (size_t)m * (size_t)n);
+        return;
+    }
+    for (int r = 0; r < m; r++) k->gelu_fwd(gelu + (i0 + r) * rs + j0, y + (i0 + r) * rs + j0, (size_t)n);
+}
+
+/* The work par_for counts for GELU, per element (as for its gradient op). */
+#define GELU_WORK 16.0
 
 /* Split a product's C (m, n) by column panels rather than row blocks: when
  * it has too few rows to feed the threads and more panels than row blocks
@@ -98,16 +123,18 @@ static void gemm_range(void *arg, size_t begin, size_t end, int thread)
     g->k->gemm(m, n, g->kk, g->a + i0 * g->a_rs, g->a_rs, g->a_cs, g->b + j0 * g->b_cs, g->b_rs,
                g->b_cs, g->bias ? g->bias + j0 : NULL, g->c + i0 * g->c_rs + j0, g->c_rs,
                g->accumulate, g->work + (size_t)thread * NGPT_GEMM_WORK_FLOATS);
+    gelu_part(g->k, g->gelu, g->c, g->c_rs, i0, m, j0, n);
 }
 
-void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
-                  ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
-                  const float *bias, float *c, ptrdiff_t c_rs, bool accumulate)
+/* ngpt_op_gemm with the GELU epilogue (gelu_part) when gelu is set. */
+static void gemm_run(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                     ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
+                     const float *bias, float *c, ptrdiff_t c_rs, bool accumulate, float *gelu)
 {
     if (m <= 0 || n <= 0) return;
     gemm_job g = {ctx->k, ctx->plan.threads.gemm_work, m, n, k, a, b, bias, a_rs, a_cs, b_rs, b_cs, c_rs,
-                  c, accumulate, split_columns(ctx, m, n)};
-    const double chain = k > 0 ? (double)k : 1.0;
+                  c, gelu, accumulate, split_columns(ctx, m, n)};
+    const double chain = (k > 0 ? (double)k : 1.0) + (gelu ? GELU_WORK : 0.0);
     const size_t threads = (size_t)ctx->plan.threads.pool->threads;
     if (g.by_cols) {
         ngpt_par_for(ctx, (size_t)n, GEMM_COL_ALIGN, (double)m * chain, gemm_range, &g);
@@ -131,10 +158,17 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
     }
 }
 
-void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
-                    const float *bias, int rows, int in, int out)
+void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
+                  ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
+                  const float *bias, float *c, ptrdiff_t c_rs, bool accumulate)
 {
-    ngpt_op_gemm(ctx, rows, out, in, x, in, 1, w, 1, in, bias, y, out, false);
+    gemm_run(ctx, m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate, NULL);
+}
+
+void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
+                    const float *bias, int rows, int in, int out, float *gelu)
+{
+    gemm_run(ctx, rows, out, in, x, in, 1, w, 1, in, bias, y, out, false, gelu);
 }
 
 void ngpt_op_linear_bwd_weight(ngpt_context *ctx, float *dw, const float *dy, const float *x,
@@ -149,37 +183,109 @@ void ngpt_op_linear_bwd_input(ngpt_context *ctx, float *dx, const float *dy, con
     ngpt_op_gemm(ctx, rows, in, out, dy, out, 1, w, in, 1, NULL, dx, in, false);
 }
 
+/* A Linear whose full panels are packed in place (runtime/weights.h):
+ * columns below nfull from gemm_packed on the panels, the others (the rows
+ * of W past the last full panel, as they are: B(k, j) = tail[j*k + k]) from
+ * gemm with the thread's workspace. */
 typedef struct packed_job {
     const ngpt_kernels *k;
-    int m, n, kk;
+    float *work;
+    int m, n, kk, nfull;
     const float *a, *wp, *bias;
-    float *c;
+    float *c, *gelu;
     bool by_cols;
 } packed_job;
+
+/* Rows i0..i0+m-1 and columns j0..j1-1 of C. */
+static void packed_part(const packed_job *g, int i0, int m, int j0, int j1, int thread)
+{
+    const int jp = j1 < g->nfull ? j1 : g->nfull;     /* [j0, jp) packed, [max(j0, jp), j1) not */
+    const float *a = g->a + (size_t)i0 * g->kk;
+    float *c = g->c + (size_t)i0 * g->n;
+    if (j0 < jp)
+        g->k->gemm_packed(m, jp - j0, g->kk, a, g->kk, ngpt_gemm_panel(g->wp, g->kk, j0),
+                          g->bias ? g->bias + j0 : NULL, c + j0, g->n);
+    const int jt = j0 > jp ? j0 : jp;
+    if (jt < j1)
+        g->k->gemm(m, j1 - jt, g->kk, a, g->kk, 1, g->wp + (size_t)jt * g->kk, 1, g->kk,
+                   g->bias ? g->bias + jt : NULL, c + jt, g->n, false,
+                   g->work + (size_t)thread * NGPT_GEMM_WORK_FLOATS);
+    gelu_part(g->k, g->gelu, g->c, g->n, i0, m, j0, j1 - j0);
+}
 
 static void packed_range(void *arg, size_t begin, size_t end, int thread)
 {
     const packed_job *g = arg;
-    (void)thread;
-    if (g->by_cols)     /* panels from j0 = begin, a multiple of 16 */
-        g->k->gemm_packed(g->m, (int)(end - begin), g->kk, g->a, g->kk,
-                          ngpt_gemm_panel(g->wp, g->kk, (int)begin),
-                          g->bias ? g->bias + begin : NULL, g->c + begin, g->n);
+    if (g->by_cols)     /* from j0 = begin, a multiple of 16 */
+        packed_part(g, 0, g->m, (int)begin, (int)end, thread);
     else
-        g->k->gemm_packed((int)(end - begin), g->n, g->kk, g->a + begin * (size_t)g->kk, g->kk,
-                          g->wp, g->bias, g->c + begin * (size_t)g->n, g->n);
+        packed_part(g, (int)begin, (int)(end - begin), 0, g->n, thread);
 }
 
 void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
-                           const float *bias, int rows, int in, int out)
+                           const float *bias, int rows, int in, int out, float *gelu)
 {
     if (rows <= 0 || out <= 0) return;
-    packed_job g = {ctx->k, rows, out, in, x, wp, bias, y, split_columns(ctx, rows, out)};
-    const double chain = in > 0 ? (double)in : 1.0;
+    packed_job g = {ctx->k, ctx->plan.threads.gemm_work, rows, out, in,
+                    out - out % NGPT_GEMM_NR, x, wp, bias, y, gelu, split_columns(ctx, rows, out)};
+    const double chain = (in > 0 ? (double)in : 1.0) + (gelu ? GELU_WORK : 0.0);
     if (g.by_cols)
         ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, (double)rows * chain, packed_range, &g);
     else
         ngpt_par_for(ctx, (size_t)rows, GEMM_ROW_ALIGN, (double)out * chain, packed_range, &g);
+}
+
+/* ---- 8-bit products: the input rows quantized (plan.q8_x), then gemm_q8
+ * split like the packed products (panels of 16 columns, or row blocks) */
+
+typedef struct q8_job {
+    const ngpt_kernels *k;
+    int m, n, kk;
+    const float *a, *bias;
+    int8_t *xq;
+    ptrdiff_t xq_rs;
+    const int8_t *wq;
+    float *c, *gelu;
+    bool by_cols;
+} q8_job;
+
+static void quantize_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const q8_job *g = arg;
+    (void)thread;
+    g->k->quantize_q8(g->xq + (ptrdiff_t)i0 * g->xq_rs, g->xq_rs, g->a + i0 * (size_t)g->kk, g->kk,
+                      (int)(i1 - i0), g->kk);
+}
+
+static void q8_range(void *arg, size_t begin, size_t end, int thread)
+{
+    const q8_job *g = arg;
+    (void)thread;
+    if (g->by_cols) {   /* panels from j0 = begin, a multiple of 16 */
+        g->k->gemm_q8(g->m, (int)(end - begin), g->kk, g->xq, g->xq_rs,
+                      ngpt_q8_panel(g->wq, g->kk, (int)begin), g->bias ? g->bias + begin : NULL,
+                      g->c + begin, g->n);
+        gelu_part(g->k, g->gelu, g->c, g->n, 0, g->m, (ptrdiff_t)begin, (int)(end - begin));
+    } else {
+        g->k->gemm_q8((int)(end - begin), g->n, g->kk, g->xq + (ptrdiff_t)begin * g->xq_rs,
+                      g->xq_rs, g->wq, g->bias, g->c + begin * (size_t)g->n, g->n);
+        gelu_part(g->k, g->gelu, g->c, g->n, (ptrdiff_t)begin, (int)(end - begin), 0, g->n);
+    }
+}
+
+void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
+                       const float *bias, int rows, int in, int out, float *gelu)
+{
+    if (rows <= 0 || out <= 0) return;
+    q8_job g = {ctx->k, rows, out, in, x, bias, ctx->plan.q8_x,
+                (ptrdiff_t)ngpt_q8_row_bytes(in), wq, y, gelu, split_columns(ctx, rows, out)};
+    ngpt_par_for(ctx, (size_t)rows, 1, 4.0 * in, quantize_range, &g);
+    /* an int8 multiply-add costs a fraction of a float one */
+    const double chain = (in > 0 ? Q8_WORK * in : 1.0) + (gelu ? GELU_WORK : 0.0);
+    if (g.by_cols)
+        ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, (double)rows * chain, q8_range, &g);
+    else
+        ngpt_par_for(ctx, (size_t)rows, GEMM_ROW_ALIGN, (double)out * chain, q8_range, &g);
 }
 
 /* ---- row-wise ops */
@@ -190,6 +296,7 @@ typedef struct rows_job {
     const float *x, *w, *b;     /* b: a bias, or dy of a backward */
     const int32_t *idx;         /* tokens or targets */
     const int32_t *pos0;
+    const int8_t *q8;           /* an 8-bit table */
     int c, len;                 /* c: row length (columns) */
     size_t rows;
     bool backward;
@@ -323,6 +430,49 @@ void ngpt_op_embed(ngpt_context *ctx, float *x, const float *table, const int32_
     ngpt_par_for(ctx, rows, 1, (double)c, embed_range, &j);
 }
 
+/* Row t of a table whose full panels of 16 rows are packed (a packed
+ * Linear's W): lane t % 16 of panel t / 16, every 16th float; the rows past
+ * the last full panel as they are. */
+static void embed_packed_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const rows_job *j = arg;
+    const size_t c = (size_t)j->c, nfull = (size_t)j->len;
+    (void)thread;
+    for (size_t r = r0; r < r1; r++) {
+        const size_t t = (size_t)j->idx[r];
+        float *out = j->out + r * c;
+        if (t >= nfull) {
+            memcpy(out, j->x + t * c, c * sizeof(float));
+            continue;
+        }
+        const float *src = j->x + (t / NGPT_GEMM_NR) * NGPT_GEMM_NR * c + t % NGPT_GEMM_NR;
+        for (size_t i = 0; i < c; i++) out[i] = src[i * NGPT_GEMM_NR];
+    }
+}
+
+void ngpt_op_embed_packed(ngpt_context *ctx, float *x, const float *wp, int n,
+                          const int32_t *tokens, size_t rows, int c)
+{
+    rows_job j = {.ctx = ctx, .out = x, .x = wp, .idx = tokens, .c = c,
+                  .len = n - n % NGPT_GEMM_NR};
+    ngpt_par_for(ctx, rows, 1, (double)c, embed_packed_range, &j);
+}
+
+static void embed_q8_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const rows_job *j = arg;
+    (void)thread;
+    for (size_t r = r0; r < r1; r++)
+        j->ctx->k->embed_q8(j->out + r * j->c, j->q8, j->c, j->idx[r]);
+}
+
+void ngpt_op_embed_q8(ngpt_context *ctx, float *x, const int8_t *wq, const int32_t *tokens,
+                      size_t rows, int c)
+{
+    rows_job j = {.ctx = ctx, .out = x, .q8 = wq, .idx = tokens, .c = c};
+    ngpt_par_for(ctx, rows, 1, 2.0 * c, embed_q8_range, &j);
+}
+
 /* Table rows v0..v1-1: every token in order, adding those in range. */
 static void embed_bwd_range(void *arg, size_t v0, size_t v1, int thread)
 {
@@ -353,13 +503,6 @@ typedef struct elem_job {
     const ngpt_dropout_key *key;
     const ngpt_adamw_coef *coef;
 } elem_job;
-
-static void gelu_fwd_range(void *arg, size_t i0, size_t i1, int thread)
-{
-    const elem_job *j = arg;
-    (void)thread;
-    j->k->gelu_fwd(j->y + i0, j->a + i0, i1 - i0);
-}
 
 static void gelu_fwd_grad_range(void *arg, size_t i0, size_t i1, int thread)
 {
@@ -394,12 +537,6 @@ static void adamw_range(void *arg, size_t i0, size_t i1, int thread)
     const elem_job *j = arg;
     (void)thread;
     j->k->adamw(j->y + i0, j->a + i0, j->m + i0, j->v + i0, i1 - i0, j->coef);
-}
-
-void ngpt_op_gelu_fwd(ngpt_context *ctx, float *y, const float *x, size_t n)
-{
-    elem_job j = {.k = ctx->k, .y = y, .a = x};
-    ngpt_par_for(ctx, n, ELEM_ALIGN, 16.0, gelu_fwd_range, &j);
 }
 
 void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n)

@@ -33,12 +33,21 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
                   ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
                   const float *bias, float *c, ptrdiff_t c_rs, bool accumulate);
 
-/* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch. */
+/* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch;
+ * with gelu set, also gelu (rows, out) = GELU(y) (it may be y), each part
+ * of the product followed by its own outputs' GELU in the same job (fc1:
+ * one job instead of two, and its GELU split like the product). */
 void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
-                    const float *bias, int rows, int in, int out);
-/* The same with W packed (pack_w, packed.h): gemm_packed, split the same way. */
+                    const float *bias, int rows, int in, int out, float *gelu);
+/* The same with W's full panels packed in place (runtime/weights.h: wp is
+ * the Linear's W in the parameters, its rows past out - out % 16 as they
+ * are): gemm_packed, and gemm for those rows, split the same way. */
 void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
-                           const float *bias, int rows, int in, int out);
+                           const float *bias, int rows, int in, int out, float *gelu);
+/* The same with an 8-bit W (src/q8.h): x's rows quantized into plan.q8_x,
+ * then gemm_q8. */
+void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
+                       const float *bias, int rows, int in, int out, float *gelu);
 /* dW (out, in) += dy^T (rows, out) x (rows, in): each dW(i,j) one chain over
  * all rows, split by 256-column blocks of dW where it has one for every
  * thread, else by rows of dW, one part per thread (each part packs its
@@ -61,7 +70,6 @@ void ngpt_op_layernorm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, c
 void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t rows, int n);
 
 /* Elementwise, split by element ranges. */
-void ngpt_op_gelu_fwd(ngpt_context *ctx, float *y, const float *x, size_t n);
 /* y = GELU(x) and g = its derivative, from one erf (gelu_fwd_grad) */
 void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n);
 /* dx = dy * g, g from ngpt_op_gelu_fwd_grad */
@@ -82,6 +90,12 @@ void ngpt_op_rope(ngpt_context *ctx, float *qkv, int nseq, int len, const int32_
 /* Embedding lookup x[r] = table[tokens[r]] (rows of c), split by rows. */
 void ngpt_op_embed(ngpt_context *ctx, float *x, const float *table, const int32_t *tokens,
                    size_t rows, int c);
+/* The same from the W (n, c) of a Linear packed in place (the tied lm_head
+ * of an f32 inference context), or from an 8-bit one (embed_q8). */
+void ngpt_op_embed_packed(ngpt_context *ctx, float *x, const float *wp, int n,
+                          const int32_t *tokens, size_t rows, int c);
+void ngpt_op_embed_q8(ngpt_context *ctx, float *x, const int8_t *wq, const int32_t *tokens,
+                      size_t rows, int c);
 /* dtable[tokens[r]] += dx[r] for rows r in order, split by table rows (each
  * scans every token, so each table row's chain keeps the row order). */
 void ngpt_op_embed_bwd(ngpt_context *ctx, float *dtable, const float *dx, const int32_t *tokens,

@@ -17,7 +17,7 @@ ngpt_config ngpt_config_default(void)
         .vocab_size = 256, .context_len = 256, .d_model = 256, .n_layers = 4, .n_heads = 4,
         .d_ff = 1024, .dropout = 0.1f, .rope_theta = 10000.0f,
         .qkv_bias = false, .tie_lm_head = true, .final_norm = true,
-        .norm = NGPT_NORM_PRE, .pos = NGPT_POS_ROPE,
+        .norm = NGPT_NORM_PRE, .pos = NGPT_POS_ROPE, .weights = NGPT_WEIGHTS_F32,
     };
     return c;
 }
@@ -63,6 +63,9 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
         cfg->pos != NGPT_POS_LEARNED)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "pos must be rope, sinusoidal or learned, got %d",
                          (int)cfg->pos);
+    if (cfg->weights != NGPT_WEIGHTS_F32 && cfg->weights != NGPT_WEIGHTS_Q8)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights must be f32 or q8, got %d",
+                         (int)cfg->weights);
     /* Kernels take int dimensions (the widest is the qkv projection, 3C) and
      * tensors are counted with int32 (at most 2 + 11 L + 3). */
     if (cfg->d_model > INT32_MAX / 3)
@@ -90,8 +93,10 @@ ngpt_status ngpt_config_param_count(const ngpt_config *cfg, size_t *count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_param_count: NULL argument");
     ngpt_status st = ngpt_config_check(cfg);
     if (st) return ngpt_prefixed("ngpt_config_param_count", st);
+    ngpt_config f32 = *cfg;     /* every parameter, whatever its storage */
+    f32.weights = NGPT_WEIGHTS_F32;
     ngpt_layout lay;
-    ngpt_layout_compute(cfg, &lay);
+    ngpt_layout_compute(&f32, &lay);
     *count = lay.total;
     return NGPT_OK;
 }
@@ -178,10 +183,15 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         else return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                               "pos expects rope|sinusoidal|learned, got \"%s\"", val);
         st = NGPT_OK;
+    } else if (!strcmp(key, "weights")) {
+        if (!strcmp(val, "f32")) c.weights = NGPT_WEIGHTS_F32;
+        else if (!strcmp(val, "q8")) c.weights = NGPT_WEIGHTS_Q8;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights expects f32|q8, got \"%s\"", val);
+        st = NGPT_OK;
     } else {
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                          "unknown key \"%s\" (known: V T C L H d_ff dropout rope_theta "
-                         "qkv_bias tie_lm_head (tied_head) final_norm norm pos)", key);
+                         "qkv_bias tie_lm_head (tied_head) final_norm norm pos weights)", key);
     }
     if (st) return st;
     *cfg = c;
@@ -205,13 +215,14 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
     format_float(theta, cfg->rope_theta);
     snprintf(buf, size,
              "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%s rope_theta=%s qkv_bias=%d "
-             "tie_lm_head=%d final_norm=%d norm=%s pos=%s",
+             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s",
              (int)cfg->vocab_size, (int)cfg->context_len, (int)cfg->d_model, (int)cfg->n_layers,
              (int)cfg->n_heads, (int)cfg->d_ff, dropout, theta,
              cfg->qkv_bias, cfg->tie_lm_head, cfg->final_norm,
              cfg->norm == NGPT_NORM_PRE ? "pre" : "post",
              cfg->pos == NGPT_POS_ROPE ? "rope" : cfg->pos == NGPT_POS_SINUSOIDAL ? "sinusoidal"
-                                                                                  : "learned");
+                                                                                  : "learned",
+             cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8" : "");
 }
 
 /* A config value for a message: integers exactly, floats with the digits
@@ -253,5 +264,11 @@ ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
                              "the checkpoint but %s in the context (plan the context with "
                              "ngpt_checkpoint_config)", f[i].name, in_ckpt, in_ctx);
         }
+    if (want->weights != got->weights)
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH,
+                         "the checkpoint's config differs from the context's: weights is %s in "
+                         "the checkpoint but %s in the context (plan the context with "
+                         "ngpt_checkpoint_config)", got->weights == NGPT_WEIGHTS_Q8 ? "q8" : "f32",
+                         want->weights == NGPT_WEIGHTS_Q8 ? "q8" : "f32");
     return NGPT_OK;
 }

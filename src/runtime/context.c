@@ -49,6 +49,10 @@ static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ng
 {
     ngpt_status st = ngpt_config_check(cfg);
     if (!st) st = shape_resolve(cfg, shape, s);
+    if (!st && s->mode == NGPT_MODE_TRAIN && cfg->weights == NGPT_WEIGHTS_Q8)
+        st = ngpt_fail(NGPT_ERR_WRONG_MODE, "a model with 8-bit weights (weights=q8) runs "
+                       "inference only; train its float32 original (weights=f32) and "
+                       "quantize that (ngpt quantize)");
     if (!st) st = ngpt_plan_walk(cfg, s, NULL, plan);
     return st;
 }
@@ -65,8 +69,8 @@ ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, siz
 }
 
 /* Clears, in a caller's arena, what must start at zero: the context's
- * fields, the parameters (documented), gradients and AdamW moments, the
- * cache lengths. The rest of the arena (activations, scratch, the cache's
+ * fields, the parameters (documented; 8-bit weights too), gradients and
+ * AdamW moments, the cache lengths. The rest of the arena (activations, scratch, the cache's
  * rows: hundreds of MiB when training) is always written before it is read,
  * so it is left as it is; clearing it all took seconds. */
 static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *s,
@@ -81,6 +85,8 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
     if (p->adam_m) memset(p->adam_m, 0, P);
     if (p->adam_v) memset(p->adam_v, 0, P);
     if (p->kv.len) memset(p->kv.len, 0, (size_t)s->batch * sizeof(int32_t));
+    size_t q8_bytes = 0;
+    if (p->q8_w && ngpt_linear_q8_bytes(cfg, &q8_bytes)) memset(p->q8_w, 0, q8_bytes);
 }
 
 ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
@@ -143,7 +149,7 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
         }
     if (cfg->final_norm)
         for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
-    ngpt_run_params_changed(ctx);       /* new parameters: nothing is packed from them yet */
+    ngpt_run_params_changed(ctx);       /* new parameters, in the state_dict layout */
     /* last: nothing after this can fail, so a failed init never leaves threads */
     if ((st = ngpt_pool_start(carved.threads.pool, carved.threads.workers, s.threads))) {
         free(owned);

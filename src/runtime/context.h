@@ -42,14 +42,14 @@ typedef struct ngpt_run_state {
      * (the optimizer averages over them). */
     bool backward_ready;
     int32_t n_backward;
-    /* Parameter epochs: params_epoch counts the times the parameters may have
-     * been written (ngpt_run_params_written); packed_epoch is the epoch the
-     * packed weights (plan.packed_w) were made from, written only by
-     * model/packed.c, which repacks when the two differ. */
-    uint64_t params_epoch, packed_epoch;
-    /* ngpt_params_data handed out a writable pointer: from then on the
-     * parameters may change at any time, so each generation starts by
-     * assuming they did (runtime/params.c sets it, never clears it). */
+    /* Where an f32 inference context's Linear weights are (runtime/weights.c,
+     * their only writer besides init and load): weights_packed set, each
+     * Linear's full panels of 16 rows are packed in place in the parameters
+     * (gemm.h's layout) for gemm_packed; clear, every tensor is in the
+     * state_dict layout. params_exposed: ngpt_params_data handed out a
+     * pointer, so the weights stay in the state_dict layout until
+     * ngpt_context_prepare (runtime/params.c sets it, weights.c clears it). */
+    bool weights_packed;
     bool params_exposed;
 } ngpt_run_state;
 
@@ -83,20 +83,12 @@ static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t l
     ctx->run.backward_ready = false;
 }
 
-/* The parameters may have been written (a pointer to them was handed out,
- * or generation starts after one was): copies made from them are stale. */
-static inline void ngpt_run_params_written(ngpt_context *ctx)
-{
-    ctx->run.params_epoch++;
-}
-
 /* The parameters changed (init, load): the last pass no longer describes
  * them and its activations cannot be differentiated. */
 static inline void ngpt_run_params_changed(ngpt_context *ctx)
 {
     ctx->run.pass.valid = false;
     ctx->run.backward_ready = false;
-    ngpt_run_params_written(ctx);
 }
 
 #endif

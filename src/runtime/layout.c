@@ -1,17 +1,19 @@
 /* layout.c — where each parameter tensor lives in the flat parameter array,
  * its state_dict name, and the Linear layers (layout.h). The variants
  * (ngpt_config) add or remove tensors; the default model's layout is the
- * original one. */
+ * original one. An 8-bit model's Linear weights (and its tied embedding)
+ * have no floats: they live packed in the 8-bit weights (ngpt_linear_q8_*). */
 #include <stdio.h>
 
 #include "base/checked.h"
-#include "gemm.h"
+#include "q8.h"
 #include "runtime/layout.h"
 
 bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
 {
     size_t V = (size_t)cfg->vocab_size, C = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
     size_t L = (size_t)cfg->n_layers, T = (size_t)cfg->context_len, off = 0, n;
+    const bool q8 = cfg->weights == NGPT_WEIGHTS_Q8;   /* Linear weights: no floats */
     ngpt_layout l = {0};
 #define TAKE(field, count_expr)                                  \
     do {                                                         \
@@ -21,23 +23,23 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     /* block-relative offsets first */
     TAKE(ln1_w, (n = C, true));
     TAKE(ln1_b, (n = C, true));
-    TAKE(qkv_w, ngpt_mul_ok(3 * C, C, &n));
+    TAKE(qkv_w, q8 ? (n = 0, true) : ngpt_mul_ok(3 * C, C, &n));
     TAKE(qkv_b, (n = cfg->qkv_bias ? 3 * C : 0, true));
-    TAKE(proj_w, ngpt_mul_ok(C, C, &n));
+    TAKE(proj_w, q8 ? (n = 0, true) : ngpt_mul_ok(C, C, &n));
     TAKE(ln2_w, (n = C, true));
     TAKE(ln2_b, (n = C, true));
-    TAKE(fc1_w, ngpt_mul_ok(F, C, &n));
+    TAKE(fc1_w, q8 ? (n = 0, true) : ngpt_mul_ok(F, C, &n));
     TAKE(fc1_b, (n = F, true));
-    TAKE(fc2_w, ngpt_mul_ok(C, F, &n));
+    TAKE(fc2_w, q8 ? (n = 0, true) : ngpt_mul_ok(C, F, &n));
     TAKE(fc2_b, (n = C, true));
     l.block_stride = off;
     off = 0;
-    TAKE(tok_emb, ngpt_mul_ok(V, C, &n));
+    TAKE(tok_emb, ngpt_mul_ok(q8 && cfg->tie_lm_head ? 0 : V, C, &n));
     TAKE(pos_emb, ngpt_mul_ok(cfg->pos == NGPT_POS_LEARNED ? T : 0, C, &n));
     TAKE(blocks, ngpt_mul_ok(L, l.block_stride, &n));
     TAKE(lnf_w, (n = cfg->final_norm ? C : 0, true));
     TAKE(lnf_b, (n = cfg->final_norm ? C : 0, true));
-    TAKE(lm_head, ngpt_mul_ok(cfg->tie_lm_head ? 0 : V, C, &n));
+    TAKE(lm_head, ngpt_mul_ok(cfg->tie_lm_head || q8 ? 0 : V, C, &n));
 #undef TAKE
     if (cfg->tie_lm_head) l.lm_head = l.tok_emb;
     l.total = off;
@@ -51,6 +53,7 @@ typedef struct entry {
     const char *name;
     size_t offset;
     int32_t rows, cols;
+    int linear;                 /* the ngpt_linear it is the W of, or -1 */
 } entry;
 
 /* The tensors before the blocks, of one block, and after the blocks, in
@@ -58,9 +61,10 @@ typedef struct entry {
 static int head_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[2])
 {
     int n = 0;
-    e[n++] = (entry){"tok_emb.weight", lay->tok_emb, c->vocab_size, c->d_model};
+    e[n++] = (entry){"tok_emb.weight", lay->tok_emb, c->vocab_size, c->d_model,
+                     c->tie_lm_head ? NGPT_LINEAR_LM_HEAD : -1};
     if (c->pos == NGPT_POS_LEARNED)
-        e[n++] = (entry){"pos_emb.weight", lay->pos_emb, c->context_len, c->d_model};
+        e[n++] = (entry){"pos_emb.weight", lay->pos_emb, c->context_len, c->d_model, -1};
     return n;
 }
 
@@ -68,17 +72,17 @@ static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[1
 {
     const int32_t C = c->d_model, F = c->d_ff;
     int n = 0;
-    e[n++] = (entry){"ln1.weight", lay->ln1_w, C, 0};
-    e[n++] = (entry){"ln1.bias", lay->ln1_b, C, 0};
-    e[n++] = (entry){"attn.qkv.weight", lay->qkv_w, 3 * C, C};
-    if (c->qkv_bias) e[n++] = (entry){"attn.qkv.bias", lay->qkv_b, 3 * C, 0};
-    e[n++] = (entry){"attn.proj.weight", lay->proj_w, C, C};
-    e[n++] = (entry){"ln2.weight", lay->ln2_w, C, 0};
-    e[n++] = (entry){"ln2.bias", lay->ln2_b, C, 0};
-    e[n++] = (entry){"mlp.fc1.weight", lay->fc1_w, F, C};
-    e[n++] = (entry){"mlp.fc1.bias", lay->fc1_b, F, 0};
-    e[n++] = (entry){"mlp.fc2.weight", lay->fc2_w, C, F};
-    e[n++] = (entry){"mlp.fc2.bias", lay->fc2_b, C, 0};
+    e[n++] = (entry){"ln1.weight", lay->ln1_w, C, 0, -1};
+    e[n++] = (entry){"ln1.bias", lay->ln1_b, C, 0, -1};
+    e[n++] = (entry){"attn.qkv.weight", lay->qkv_w, 3 * C, C, NGPT_LINEAR_QKV};
+    if (c->qkv_bias) e[n++] = (entry){"attn.qkv.bias", lay->qkv_b, 3 * C, 0, -1};
+    e[n++] = (entry){"attn.proj.weight", lay->proj_w, C, C, NGPT_LINEAR_PROJ};
+    e[n++] = (entry){"ln2.weight", lay->ln2_w, C, 0, -1};
+    e[n++] = (entry){"ln2.bias", lay->ln2_b, C, 0, -1};
+    e[n++] = (entry){"mlp.fc1.weight", lay->fc1_w, F, C, NGPT_LINEAR_FC1};
+    e[n++] = (entry){"mlp.fc1.bias", lay->fc1_b, F, 0, -1};
+    e[n++] = (entry){"mlp.fc2.weight", lay->fc2_w, C, F, NGPT_LINEAR_FC2};
+    e[n++] = (entry){"mlp.fc2.bias", lay->fc2_b, C, 0, -1};
     return n;
 }
 
@@ -86,10 +90,12 @@ static int tail_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[3]
 {
     int n = 0;
     if (c->final_norm) {
-        e[n++] = (entry){"ln_f.weight", lay->lnf_w, c->d_model, 0};
-        e[n++] = (entry){"ln_f.bias", lay->lnf_b, c->d_model, 0};
+        e[n++] = (entry){"ln_f.weight", lay->lnf_w, c->d_model, 0, -1};
+        e[n++] = (entry){"ln_f.bias", lay->lnf_b, c->d_model, 0, -1};
     }
-    if (!c->tie_lm_head) e[n++] = (entry){"lm_head.weight", lay->lm_head, c->vocab_size, c->d_model};
+    if (!c->tie_lm_head)
+        e[n++] = (entry){"lm_head.weight", lay->lm_head, c->vocab_size, c->d_model,
+                         NGPT_LINEAR_LM_HEAD};
     return n;
 }
 
@@ -108,12 +114,13 @@ void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t 
     int32_t n_head = head_entries(cfg, lay, e), per_block = block_entries(cfg, lay, e);
     int32_t in_blocks = per_block * cfg->n_layers;
     entry pick;
+    int32_t layer = 0;
     if (i < n_head) {
         head_entries(cfg, lay, e);
         pick = e[i];
         snprintf(name, NGPT_NAME_MAX, "%s", pick.name);
     } else if (i < n_head + in_blocks) {
-        int32_t layer = (i - n_head) / per_block;
+        layer = (i - n_head) / per_block;
         pick = e[(i - n_head) % per_block];
         pick.offset += lay->blocks + (size_t)layer * lay->block_stride;
         snprintf(name, NGPT_NAME_MAX, "blocks.%d.%s", (int)layer, pick.name);
@@ -122,7 +129,12 @@ void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t 
         pick = e[i - n_head - in_blocks];
         snprintf(name, NGPT_NAME_MAX, "%s", pick.name);
     }
-    ngpt_tensor_info t = {.name = name, .ndim = pick.cols ? 2 : 1, .offset = pick.offset};
+    ngpt_tensor_info t = {.name = name, .ndim = pick.cols ? 2 : 1, .offset = pick.offset,
+                          .dtype = NGPT_DTYPE_F32};
+    if (pick.linear >= 0 && cfg->weights == NGPT_WEIGHTS_Q8) {
+        t.dtype = NGPT_DTYPE_Q8;
+        t.offset = ngpt_linear_q8_offset(cfg, layer, (ngpt_linear)pick.linear);
+    }
     t.shape[0] = pick.rows;
     if (pick.cols) t.shape[1] = pick.cols;
     t.count = (size_t)t.shape[0] * (pick.cols ? (size_t)pick.cols : 1);
@@ -155,35 +167,36 @@ size_t ngpt_linear_weight(const ngpt_layout *lay, int layer, ngpt_linear which)
     }
 }
 
-/* Floats of one Linear packed; false on overflow. */
-static bool packed_floats_of(const ngpt_config *c, ngpt_linear which, size_t *f)
+/* Bytes of one Linear's packed 8-bit W; false on overflow. */
+static bool q8_bytes_of(const ngpt_config *c, ngpt_linear which, size_t *bytes)
 {
     int n, k;
     ngpt_linear_dims(c, which, &n, &k);
-    size_t panels = ((size_t)n + NGPT_GEMM_NR - 1) / NGPT_GEMM_NR;
-    return ngpt_mul_ok(panels, (size_t)k, f) && ngpt_mul_ok(*f, NGPT_GEMM_NR, f);
+    const size_t panels = ((size_t)n + NGPT_Q8_NR - 1) / NGPT_Q8_NR;
+    return ngpt_mul_ok(panels, (size_t)ngpt_q8_groups(k), bytes) &&
+           ngpt_mul_ok(*bytes, NGPT_Q8_BLOCK, bytes);
 }
 
-bool ngpt_linear_packed_floats(const ngpt_config *cfg, size_t *floats)
+bool ngpt_linear_q8_bytes(const ngpt_config *cfg, size_t *bytes)
 {
-    size_t total, f, per_layer = 0;
-    if (!packed_floats_of(cfg, NGPT_LINEAR_LM_HEAD, &total)) return false;
+    size_t total, b, per_layer = 0;
+    if (!q8_bytes_of(cfg, NGPT_LINEAR_LM_HEAD, &total)) return false;
     for (int i = 0; i < NGPT_LINEAR_PER_LAYER; i++)
-        if (!packed_floats_of(cfg, (ngpt_linear)i, &f) || !ngpt_add_ok(per_layer, f, &per_layer))
+        if (!q8_bytes_of(cfg, (ngpt_linear)i, &b) || !ngpt_add_ok(per_layer, b, &per_layer))
             return false;
-    return ngpt_mul_ok(per_layer, (size_t)cfg->n_layers, &f) && ngpt_add_ok(total, f, floats);
+    return ngpt_mul_ok(per_layer, (size_t)cfg->n_layers, &b) && ngpt_add_ok(total, b, bytes);
 }
 
-/* (sizes checked by ngpt_linear_packed_floats when the arena was planned) */
-size_t ngpt_linear_packed_offset(const ngpt_config *c, int layer, ngpt_linear which)
+/* (sizes checked by ngpt_linear_q8_bytes when the arena was planned) */
+size_t ngpt_linear_q8_offset(const ngpt_config *c, int layer, ngpt_linear which)
 {
     if (which == NGPT_LINEAR_LM_HEAD) return 0;
-    size_t head = 0, f = 0, per_layer = 0, before = 0;
-    packed_floats_of(c, NGPT_LINEAR_LM_HEAD, &head);
+    size_t head = 0, b = 0, per_layer = 0, before = 0;
+    q8_bytes_of(c, NGPT_LINEAR_LM_HEAD, &head);
     for (int i = 0; i < NGPT_LINEAR_PER_LAYER; i++) {
-        packed_floats_of(c, (ngpt_linear)i, &f);
-        if (i < (int)which) before += f;
-        per_layer += f;
+        q8_bytes_of(c, (ngpt_linear)i, &b);
+        if (i < (int)which) before += b;
+        per_layer += b;
     }
     return head + (size_t)layer * per_layer + before;
 }

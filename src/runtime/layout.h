@@ -11,6 +11,8 @@
  * [..] only with the variant that has it (pos=learned, final_norm, untied
  * lm_head, qkv_bias); an absent tensor has no floats. Tied, lm_head is
  * tok_emb's offset, so the wiring reads and accumulates into one tensor.
+ * An 8-bit model (weights=q8) gives its Linear weights and lm_head (tied:
+ * tok_emb) no floats: they are in the 8-bit weights (below).
  * Gradients and AdamW moments use the same layout. */
 #ifndef NGPT_RUNTIME_LAYOUT_H
 #define NGPT_RUNTIME_LAYOUT_H
@@ -61,10 +63,11 @@ void ngpt_linear_dims(const ngpt_config *cfg, ngpt_linear which, int *out, int *
 /* The offset of a Linear's W in the parameters. */
 size_t ngpt_linear_weight(const ngpt_layout *lay, int layer, ngpt_linear which);
 
-/* The packed copies of the Linears (gemm.h's panel layout, model/packed.c
- * fills them): the lm_head, then per layer qkv, proj, fc1, fc2. Their floats
- * in all (false if that overflows size_t), and the offset of one. */
-bool ngpt_linear_packed_floats(const ngpt_config *cfg, size_t *floats);
-size_t ngpt_linear_packed_offset(const ngpt_config *cfg, int layer, ngpt_linear which);
+/* The 8-bit weights of an NGPT_WEIGHTS_Q8 model: each Linear's W packed
+ * (src/q8.h), the lm_head (tied: tok_emb), then per layer qkv, proj, fc1,
+ * fc2. Their bytes in all (false if that overflows size_t), and the offset
+ * of one. */
+bool ngpt_linear_q8_bytes(const ngpt_config *cfg, size_t *bytes);
+size_t ngpt_linear_q8_offset(const ngpt_config *cfg, int layer, ngpt_linear which);
 
 #endif

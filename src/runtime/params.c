@@ -1,10 +1,12 @@
 /* params.c — the parameters of a context: the tensor table, access to the
- * floats, initialisation, and their checksum. */
+ * floats, initialisation (8-bit weights: the float32 draw, quantized), and
+ * their checksum. */
 #include <string.h>
 
 #include "base/fpmode.h"
 #include "base/rng.h"
 #include "runtime/context.h"
+#include "runtime/weights.h"
 
 ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count)
 {
@@ -40,11 +42,30 @@ ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 {
     if (!ctx || !params || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
-    ctx->run.params_exposed = true;     /* the caller may write through the pointer, */
-    ngpt_run_params_written(ctx);       /* now or later */
+    /* the caller may read or write through the pointer, now or later: the
+     * state_dict layout until ngpt_context_prepare */
+    ngpt_weights_unpack(ctx);
+    ctx->run.params_exposed = true;
     *params = ctx->plan.params;
     *count = ctx->lay.total;
     return NGPT_OK;
+}
+
+/* Elements first..first+n-1 of tensor t (count elements in all) as drawn by
+ * ngpt_params_init: N(0, 0.02) from Philox blocks of 4, block g = element/4
+ * (first is a multiple of 4). */
+static void draw_normal(float *x, size_t first, size_t n, size_t count, uint64_t seed, int32_t t)
+{
+    for (size_t g = first / 4; g * 4 < first + n && g * 4 < count; g++) {
+        uint32_t w[4];
+        float z[4];
+        ngpt_rng_block(seed, NGPT_STREAM_INIT | (uint32_t)t, 0, g, w);
+        ngpt_rng_normal4(w, z);
+        for (size_t j = 0; j < 4; j++) {
+            const size_t e = g * 4 + j;
+            if (e >= first && e < first + n && e < count) x[e - first] = 0.02f * z[j];
+        }
+    }
 }
 
 ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
@@ -54,25 +75,31 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
     float *params = ctx->plan.params;
     for (int32_t t = 0; t < ctx->n_tensors; t++) {
         const ngpt_tensor_info *info = &ctx->plan.tensors[t];
-        float *x = params + info->offset;
         const char *name = info->name;
         size_t len = strlen(name);
         bool is_bias = len >= 4 && !strcmp(name + len - 4, "bias");
         bool is_ln = strstr(name, "ln") != NULL && info->ndim == 1;
+        if (info->dtype == NGPT_DTYPE_Q8) {
+            /* the float32 model's values, drawn 16 rows at a time, quantized */
+            const int n = info->shape[0], k = info->shape[1];
+            float *rows = ctx->plan.threads.panel;
+            for (int j0 = 0; j0 < n; j0 += NGPT_Q8_NR) {
+                const int nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
+                draw_normal(rows, (size_t)j0 * k, (size_t)nr * k, info->count, seed, t);
+                ngpt_weights_quantize(ctx, info->offset, n, k, j0, rows, nr);
+            }
+            continue;
+        }
+        float *x = params + info->offset;
         if (is_ln && !is_bias) {
             for (size_t i = 0; i < info->count; i++) x[i] = 1.0f;
         } else if (is_bias) {
             memset(x, 0, info->count * sizeof(float));
         } else { /* Linear and Embedding weights ~ N(0, 0.02) */
-            for (size_t g = 0; g * 4 < info->count; g++) {
-                uint32_t w[4];
-                float z[4];
-                ngpt_rng_block(seed, NGPT_STREAM_INIT | (uint32_t)t, 0, g, w);
-                ngpt_rng_normal4(w, z);
-                for (size_t j = 0; j < 4 && g * 4 + j < info->count; j++) x[g * 4 + j] = 0.02f * z[j];
-            }
+            draw_normal(x, 0, info->count, info->count, seed, t);
         }
     }
+    ngpt_weights_written(ctx);
     ngpt_run_params_changed(ctx);
     return NGPT_OK;
 }
@@ -80,6 +107,6 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
 ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash)
 {
     if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_checksum: NULL argument");
-    *hash = ngpt_checksum_bytes(ctx->plan.params, ctx->lay.total * sizeof(float));
+    *hash = ngpt_weights_checksum(ctx);
     return NGPT_OK;
 }

@@ -66,29 +66,57 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.x = TAKE_F(&w, train ? L + 1 : 1, B, T, C);
     p.ln_mean = TAKE_F(&w, LL, 2, B, T);
     p.ln_rstd = TAKE_F(&w, LL, 2, B, T);
-    p.qkv = TAKE_F(&w, LL, B, T, 3 * C);
+    /* infer: one buffer for qkv, then fc1 and its GELU (3C and d_ff wide) */
+    p.qkv = TAKE_F(&w, LL, B, T, train || 3 * C > F ? 3 * C : F);
     if (train || shape->trace == NGPT_TRACE_FULL) {
         size_t bh = 0;
         if (!ngpt_mul_ok(B, H, &bh)) w.overflow = true;
         p.att = TAKE_F(&w, L, bh, T, T);
     }
     if (shape->trace == NGPT_TRACE_LAST_ROW) p.trace_rows = TAKE_F(&w, L, B, H, T);
-    p.atty = TAKE_F(&w, LL, B, T, C);
-    p.res1 = TAKE_F(&w, LL, B, T, C);
-    if (cfg->norm == NGPT_NORM_POST) p.res2 = TAKE_F(&w, LL, B, T, C);
-    p.fc1 = TAKE_F(&w, LL, B, T, F);
-    p.lnf = TAKE_F(&w, B, T, C, 1);
+    if (train) {
+        p.atty = TAKE_F(&w, LL, B, T, C);
+        p.res1 = TAKE_F(&w, LL, B, T, C);
+        if (cfg->norm == NGPT_NORM_POST) p.res2 = TAKE_F(&w, LL, B, T, C);
+        p.fc1 = TAKE_F(&w, LL, B, T, F);
+        p.lnf = TAKE_F(&w, B, T, C, 1);
+    }
     p.lnf_mean = TAKE_F(&w, B, T, 1, 1);
     p.lnf_rstd = TAKE_F(&w, B, T, 1, 1);
     p.logits = TAKE_F(&w, B, T, V, 1);
     p.losses = TAKE_F(&w, B, T, 1, 1);
 
     p.ln_out = TAKE_F(&w, B, T, C, 1);
-    p.hidden = TAKE_F(&w, B, T, F, 1);
-    p.branch = TAKE_F(&w, B, T, C, 1);
+    if (train) p.hidden = TAKE_F(&w, B, T, F, 1);
+    if (train || cfg->norm == NGPT_NORM_POST) p.branch = TAKE_F(&w, B, T, C, 1);
+    if (!train) {
+        /* Inference keeps nothing for a backward, so a layer's buffers are
+         * shared by what is live at the same time (model/acts.h): the
+         * attention output takes the first LayerNorm's (dead once qkv is
+         * made), the residual stream is updated in place, fc1 and its GELU
+         * take qkv's buffer, and so does a pre-norm block's projection
+         * (fc2's output takes the second LayerNorm's), post-norm's second
+         * sum the branch's, ln_f's output the LayerNorms'. */
+        if (!p.branch) p.branch = p.qkv;
+        p.atty = p.ln_out;
+        p.res1 = p.x;
+        if (cfg->norm == NGPT_NORM_POST) p.res2 = p.branch;
+        p.fc1 = p.hidden = p.qkv;
+        p.lnf = p.ln_out;
+    }
     const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
     p.threads.attn_rows = TAKE_F(&w, (size_t)shape->threads, D + 2 * NGPT_ATTN_TILE, TC, 1);
-    p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
+    const bool q8 = cfg->weights == NGPT_WEIGHTS_Q8;
+    const size_t KMAX = C > F ? C : F;     /* the widest input of a Linear */
+    if (!q8) p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
+    /* (packing in place runs between passes: in the gemm workspace when it fits) */
+    p.threads.panel_stride = NGPT_GEMM_NR * KMAX;
+    if (!train && !q8 && (size_t)NGPT_GEMM_NR * KMAX <= NGPT_GEMM_WORK_FLOATS) {
+        p.threads.panel = p.threads.gemm_work;
+        p.threads.panel_stride = NGPT_GEMM_WORK_FLOATS;
+    } else if (!train) {
+        p.threads.panel = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_NR, KMAX, 1);
+    }
     p.threads.pool = take(&w, sizeof(ngpt_pool), 1, 1, 1, 1);
     p.threads.workers = take(&w, sizeof(ngpt_pool_worker), (size_t)shape->threads - 1, 1, 1, 1);
     p.batch_buf = take(&w, sizeof(int32_t), 2, B, T, 1);
@@ -107,10 +135,15 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.kv.len = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.kv.tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
         if (shape->trace != NGPT_TRACE_NONE) p.kv.trace = TAKE_F(&w, L, B, H, TC);
-        p.kv.tmp = TAKE_F(&w, TC, C, 1, 1);
-        size_t packed = 0;
-        if (!ngpt_linear_packed_floats(cfg, &packed)) w.overflow = true;
-        p.packed_w = TAKE_F(&w, packed, 1, 1, 1);
+        /* beam search reorders the cache between passes: through the
+         * qkv buffer when it is large enough */
+        p.kv.tmp = B * T * (3 * C > F ? 3 * C : F) >= TC * C ? p.qkv : TAKE_F(&w, TC, C, 1, 1);
+        if (q8) {
+            size_t bytes = 0, rows = B * T < NGPT_Q8_NR ? NGPT_Q8_NR : B * T;
+            if (!ngpt_linear_q8_bytes(cfg, &bytes)) w.overflow = true;
+            p.q8_w = take(&w, 1, bytes, 1, 1, 1);
+            p.q8_x = take(&w, 1, rows, ngpt_q8_row_bytes((int)KMAX), 1, 1);
+        }
         p.samp.z = TAKE_F(&w, V, 1, 1, 1);
         p.samp.p = TAKE_F(&w, V, 1, 1, 1);
         p.samp.idx = take(&w, sizeof(int32_t), V, 1, 1, 1);

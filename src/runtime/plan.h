@@ -45,10 +45,12 @@ typedef struct ngpt_plan {
     int32_t *pos_ids;           /* absolute positions: (B,T) position of each row, else NULL */
 
     /* activations (model/forward.c writes them, model/backward.c reads
-     * them; model/acts.c gives one layer's view) */
+     * them; model/acts.c gives one layer's view). Infer mode shares buffers
+     * by liveness: atty = lnf = ln_out, res1 = x, res2 = branch, fc1 =
+     * hidden = qkv, and pre-norm branch = qkv (plan.c) */
     float *x;                   /* train (L+1,B,T,C) layer inputs + output; infer (B,T,C) */
     float *ln_mean, *ln_rstd;   /* (L',2,B,T) ln1 then ln2 */
-    float *qkv;                 /* (L',B,T,3C) */
+    float *qkv;                 /* train (L,B,T,3C); infer (B,T,max(3C,d_ff)) */
     float *att;                 /* train (L,B,H,T,T); infer: the FULL trace or NULL */
     float *trace_rows;          /* LAST_ROW trace (L,B,H,T), or NULL */
     float *atty;                /* (L',B,T,C) */
@@ -62,7 +64,8 @@ typedef struct ngpt_plan {
     /* scratch shared by the layers */
     float *ln_out;              /* (B,T,C) ln1/ln2 output */
     float *hidden;              /* (B,T,d_ff) GELU output */
-    float *branch;              /* (B,T,C) proj/fc2 output before dropout */
+    float *branch;              /* (B,T,C) proj (and, but in pre-norm inference, fc2) output
+                                 * before dropout; position rows in a pass's embedding */
     int32_t *batch_buf;         /* (2,B,T) tokens then targets staged by the data loader */
 
     /* train mode: what backward keeps and its gradients of activations
@@ -84,7 +87,13 @@ typedef struct ngpt_plan {
     struct ngpt_plan_threads {
         float *attn_rows;       /* (threads, D + 2*NGPT_ATTN_TILE, Tctx) attention scratch:
                                  * transposed keys, probability rows */
-        float *gemm_work;       /* (threads, NGPT_GEMM_WORK_FLOATS) gemm packing space (gemm.h) */
+        float *gemm_work;       /* (threads, NGPT_GEMM_WORK_FLOATS) gemm packing space (gemm.h);
+                                 * NULL for weights=q8 (no float product) */
+        float *panel;           /* infer: (threads, 16, max(C, d_ff)) one panel of a Linear's W
+                                 * while runtime/weights.c packs it in place (f32: gemm_work,
+                                 * which no pass is using then, when it fits), or while
+                                 * runtime/params.c or io/ stage it to be quantized (q8) */
+        size_t panel_stride;    /* floats from one thread's panel to the next */
         struct ngpt_pool *pool;
         struct ngpt_pool_worker *workers;   /* (threads - 1) */
     } threads;
@@ -95,10 +104,14 @@ typedef struct ngpt_plan {
         int32_t *len;           /* (B) tokens cached per slot */
         int32_t *tokens;        /* (B, Tctx) the tokens each slot holds, in order */
         float *trace;           /* (L, B, H, Tctx) last new token's probabilities, or NULL */
-        float *tmp;             /* (Tctx, C) one slot-layer block: beam reordering */
+        float *tmp;             /* (Tctx, C) one slot-layer block: beam reordering, between
+                                 * passes (the qkv buffer when that is large enough) */
     } kv;
-    /* infer mode: the Linear weights packed for gemm_packed (model/packed.c) */
-    float *packed_w;
+    /* infer mode, weights=q8: the 8-bit weights (runtime/weights.c writes them,
+     * the products read them), and the quantized rows of a product's input
+     * (ops/ops.c; runtime/weights.c's scratch while it quantizes a weight) */
+    int8_t *q8_w;               /* ngpt_linear_q8_bytes */
+    int8_t *q8_x;               /* (max(B*T, 16), ngpt_q8_row_bytes(max(C, d_ff))) */
     /* infer mode: the sampler's working rows (generate/sampler.c) */
     struct ngpt_plan_samp {
         float *z;               /* (V) working logits */

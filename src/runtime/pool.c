@@ -5,7 +5,17 @@
  * waited for, so a descheduled or sleeping worker (the machine is shared)
  * never holds the caller up unless it is running a task. Idle workers poll
  * the word briefly (a job often follows the last one within microseconds)
- * and then sleep on a condition variable. */
+ * and then sleep on a condition variable.
+ *
+ * While the workers poll, a post and the end of a job take no lock (a
+ * decode step posts about 21 jobs of a few microseconds each): the lock and
+ * the condition variables are used only when someone sleeps. No wake-up is
+ * lost: a sleeper first counts itself (sleepers, caller_waits) and then
+ * checks for work (the job word, the done count), while the poster first
+ * publishes the work and then checks for sleepers, all four sequentially
+ * consistent; so either the sleeper sees the work and does not sleep, or
+ * the poster sees the sleeper and signals it under the lock, which the
+ * sleeper holds from its count to its wait. */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -51,10 +61,10 @@ static void run_tasks(ngpt_pool *p, int thread)
             continue;       /* job now holds the current word: try again */
         p->fn(p->arg, p->base + (int)(job & 0xffff), thread);
         const int n = (int)(job >> 16);
-        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == n &&
-            thread != 0) {
+        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_seq_cst) + 1 == n &&
+            thread != 0 && atomic_load_explicit(&p->caller_waits, memory_order_seq_cst)) {
             pthread_mutex_lock(&p->lock);
-            if (p->caller_waits) pthread_cond_signal(&p->finished);
+            pthread_cond_signal(&p->finished);
             pthread_mutex_unlock(&p->lock);
         }
         job = atomic_load_explicit(&p->job, memory_order_acquire);
@@ -63,8 +73,8 @@ static void run_tasks(ngpt_pool *p, int thread)
 
 static bool worker_wanted(ngpt_pool *p)
 {
-    return has_task(atomic_load_explicit(&p->job, memory_order_acquire)) ||
-           atomic_load_explicit(&p->stop, memory_order_acquire);
+    return has_task(atomic_load_explicit(&p->job, memory_order_seq_cst)) ||
+           atomic_load_explicit(&p->stop, memory_order_seq_cst);
 }
 
 static void *worker_main(void *arg)
@@ -78,11 +88,11 @@ static void *worker_main(void *arg)
                 cpu_relax();
                 continue;
             }
-            /* the caller posts a job under the lock, so none is missed */
+            /* counted before the check: a post after it sees the count */
             pthread_mutex_lock(&p->lock);
-            p->sleepers++;
+            atomic_fetch_add_explicit(&p->sleepers, 1, memory_order_seq_cst);
             while (!worker_wanted(p)) pthread_cond_wait(&p->wake, &p->lock);
-            p->sleepers--;
+            atomic_fetch_sub_explicit(&p->sleepers, 1, memory_order_seq_cst);
             pthread_mutex_unlock(&p->lock);
         }
         /* stop is only set between jobs, so no task is left behind */
@@ -100,6 +110,8 @@ ngpt_status ngpt_pool_start(ngpt_pool *p, ngpt_pool_worker *workers, int threads
     atomic_init(&p->job, 0u);
     atomic_init(&p->done, 0);
     atomic_init(&p->stop, false);
+    atomic_init(&p->sleepers, 0);
+    atomic_init(&p->caller_waits, false);
     if (threads <= 1) return NGPT_OK;
     int err = pthread_mutex_init(&p->lock, NULL);
     if (!err && (err = pthread_cond_init(&p->wake, NULL))) pthread_mutex_destroy(&p->lock);
@@ -149,10 +161,12 @@ static void run_job(ngpt_pool *p, ngpt_task_fn fn, void *arg, int base, int n)
     p->arg = arg;
     p->base = base;
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
-    pthread_mutex_lock(&p->lock);
-    atomic_store_explicit(&p->job, (unsigned)n << 16, memory_order_release);
-    if (p->sleepers) pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->lock);
+    atomic_store_explicit(&p->job, (unsigned)n << 16, memory_order_seq_cst);
+    if (atomic_load_explicit(&p->sleepers, memory_order_seq_cst)) {
+        pthread_mutex_lock(&p->lock);
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->lock);
+    }
 
     run_tasks(p, 0);
     for (int spins = 0; atomic_load_explicit(&p->done, memory_order_acquire) != n;) {
@@ -161,10 +175,10 @@ static void run_job(ngpt_pool *p, ngpt_task_fn fn, void *arg, int base, int n)
             continue;
         }
         pthread_mutex_lock(&p->lock);
-        p->caller_waits = true;
-        while (atomic_load_explicit(&p->done, memory_order_acquire) != n)
+        atomic_store_explicit(&p->caller_waits, true, memory_order_seq_cst);
+        while (atomic_load_explicit(&p->done, memory_order_seq_cst) != n)
             pthread_cond_wait(&p->finished, &p->lock);
-        p->caller_waits = false;
+        atomic_store_explicit(&p->caller_waits, false, memory_order_relaxed);
         pthread_mutex_unlock(&p->lock);
     }
 }

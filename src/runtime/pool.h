@@ -38,8 +38,11 @@ struct ngpt_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;        /* tasks to take (or stop), for sleeping workers */
     pthread_cond_t finished;    /* the last task of the job is done */
-    int sleepers;               /* workers waiting on wake (under lock) */
-    bool caller_waits;          /* the caller sleeps on finished (under lock) */
+    /* Who sleeps, so that a post and a job's end touch the lock only then:
+     * written under lock, read without it (pool.c says why no wake-up is
+     * lost). */
+    atomic_int sleepers;        /* workers waiting on wake */
+    atomic_bool caller_waits;   /* the caller sleeps on finished */
     /* the current job: (n_tasks << 16) | next task. A thread claims a task
      * with a compare-and-swap of the whole word, so it can only claim a task
      * of the job that is live; fn/arg/base, written before the word, are read

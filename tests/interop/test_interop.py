@@ -323,6 +323,42 @@ def test_bare_and_cli(ng, tmp):
     check(same, "C-written checkpoint does not survive export -> import byte for byte")
 
 
+def test_quantized(ng, tmp):
+    """An 8-bit model (ngpt quantize) exports dequantized: stderr names the
+    8-bit tensors, each weight is value x scale (within half a step of the
+    float32 original's), and PyTorch's logits of the export stay near ngpt's
+    8-bit logits (which also quantize each product's input)."""
+    c, q, qp = (os.path.join(tmp, f) for f in ("q32.ngpt", "q8.ngpt", "q8.pt"))
+    r = run(ng.env + [ng.cli, "init", "--seed", "5", "--out", c] +
+            sum([["--config", kv] for kv in ("T=16", "C=32", "L=2", "H=4", "d_ff=64")], []))
+    r2 = run(ng.env + [ng.cli, "quantize", c, q])
+    if not check(r.returncode == 0 and r2.returncode == 0, "ngpt init, ngpt quantize"):
+        return
+    p = run(CONVERT + ["export", q, qp])
+    if not check(p.returncode == 0, f"export of an 8-bit model: {p.stderr}"):
+        return
+    check("holds 8-bit weights (weights=q8)" in p.stderr and "tok_emb.weight" in p.stderr,
+          f"export names the 8-bit tensors: {p.stderr!r}")
+    ck = torch.load(qp)
+    _, orig, _ = nt.read_ngpt(c)
+    worst = 0.0
+    for name in ("tok_emb.weight", "blocks.1.mlp.fc2.weight", "blocks.0.attn.qkv.weight"):
+        w, o = ck["model_state"][name].numpy(), orig[name]
+        step = np.abs(o).reshape(o.shape[0], -1, 32).max(axis=2) / 127 if o.shape[1] % 32 == 0 else None
+        err = np.abs(w - o).reshape(o.shape[0], -1, 32).max(axis=2) if step is not None else None
+        if step is not None:
+            worst = max(worst, float((err / np.maximum(step, 1e-30)).max()))
+    print(f"8-bit export: largest error {worst:.3f} of a quantization step (at most 0.5)")
+    check(worst <= 0.5 + 1e-3, f"8-bit export: an error of {worst} steps")
+    model = load_export(ck, nt.TINY, "8-bit export")
+    tokens = [(i * 37 + 11) % 256 for i in range(16)]
+    got = ng.logits(q, tokens, 256, tmp)
+    want = torch_logits(model, tokens, torch.float64)
+    err = float(np.abs(got - want).max())
+    print(f"8-bit ngpt logits vs PyTorch on the dequantized export: max abs {err:.3g}")
+    check(err < 0.05, f"8-bit logits differ from the dequantized model's by {err}")
+
+
 def test_rejects(tmp):
     cfg = nt.TINY
     sd = random_model(cfg, seed=3).state_dict()
@@ -576,6 +612,7 @@ def main():
         test_config(ng, "tiny", dataclasses.replace(nt.TINY, dropout=0.1), 1e-5, tmp, "dataclass")
         test_config(ng, "default", nt.DEFAULT, 5e-5, tmp, "dict")
         test_bare_and_cli(ng, tmp)
+        test_quantized(ng, tmp)
         test_rejects(tmp)
         test_optimizer(ng, tmp)
         test_training(ng, args.build, tmp)

@@ -1,0 +1,134 @@
+/* weights.c — the Linear weights of an inference context, held once
+ * (weights.h): packing and unpacking f32 weights in place, reading and
+ * hashing the parameters whatever their layout, quantizing 8-bit ones. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <string.h>
+
+#include "runtime/pool.h"
+#include "runtime/weights.h"
+
+enum { NR = NGPT_GEMM_NR };
+
+static bool packs(const ngpt_context *ctx)
+{
+    return ctx->shape.mode == NGPT_MODE_INFER && ctx->cfg.weights == NGPT_WEIGHTS_F32;
+}
+
+/* The Linears: 0 is the lm_head (tied: tok_emb), then 4 per layer. */
+static int linear_count(const ngpt_config *cfg) { return 1 + NGPT_LINEAR_PER_LAYER * cfg->n_layers; }
+
+/* Linear i: its W's offset in the parameters and its (n, k). */
+static size_t linear_at(const ngpt_context *ctx, int i, int *n, int *k)
+{
+    const int layer = i ? (i - 1) / NGPT_LINEAR_PER_LAYER : 0;
+    const ngpt_linear which = i ? (ngpt_linear)((i - 1) % NGPT_LINEAR_PER_LAYER)
+                                : NGPT_LINEAR_LM_HEAD;
+    ngpt_linear_dims(&ctx->cfg, which, n, k);
+    return ngpt_linear_weight(&ctx->lay, layer, which);
+}
+
+typedef struct convert_job {
+    ngpt_context *ctx;
+    bool pack;
+} convert_job;
+
+/* Task i: every full panel of Linear i, through the thread's panel scratch:
+ * pack (rows -> panel, the pack_w kernel) or unpack (panel -> rows). */
+static void convert_linear(void *arg, int i, int thread)
+{
+    const convert_job *j = arg;
+    ngpt_context *ctx = j->ctx;
+    int n, k;
+    float *w = ctx->plan.params + linear_at(ctx, i, &n, &k);
+    float *tmp = ctx->plan.threads.panel + (size_t)thread * ctx->plan.threads.panel_stride;
+    const size_t panel = (size_t)NR * (size_t)k;
+    for (int p = 0; p < n / NR; p++) {
+        float *blk = w + (size_t)p * panel;
+        memcpy(tmp, blk, panel * sizeof(float));
+        if (j->pack) {
+            ctx->k->pack_w(blk, tmp, NR, k, k);
+        } else {
+            for (int jj = 0; jj < NR; jj++)
+                for (int kk = 0; kk < k; kk++) blk[(size_t)jj * k + kk] = tmp[(size_t)kk * NR + jj];
+        }
+    }
+}
+
+static void convert(ngpt_context *ctx, bool pack)
+{
+    convert_job j = {ctx, pack};
+    ngpt_pool_run(ctx->plan.threads.pool, convert_linear, &j, linear_count(&ctx->cfg));
+    ctx->run.weights_packed = pack;
+}
+
+void ngpt_weights_pack(ngpt_context *ctx)
+{
+    if (packs(ctx) && !ctx->run.weights_packed && !ctx->run.params_exposed) convert(ctx, true);
+}
+
+void ngpt_weights_settle(ngpt_context *ctx)
+{
+    ctx->run.params_exposed = false;
+    ngpt_weights_pack(ctx);
+}
+
+void ngpt_weights_unpack(ngpt_context *ctx)
+{
+    if (ctx->run.weights_packed) convert(ctx, false);
+}
+
+void ngpt_weights_read(const ngpt_context *ctx, size_t first, float *dst, size_t count)
+{
+    const float *P = ctx->plan.params;
+    memcpy(dst, P + first, count * sizeof(float));
+    if (!ctx->run.weights_packed) return;
+    const size_t end = first + count;
+    for (int l = 0; l < linear_count(&ctx->cfg); l++) {
+        int n, k;
+        const size_t off = linear_at(ctx, l, &n, &k);
+        const size_t lo = off > first ? off : first;
+        const size_t packed_end = off + (size_t)(n - n % NR) * (size_t)k;
+        const size_t hi = packed_end < end ? packed_end : end;
+        for (size_t i = lo; i < hi;) {     /* runs along one row of W */
+            const size_t e = i - off, row = e / (size_t)k, kk = e % (size_t)k;
+            const size_t run = (size_t)k - kk < hi - i ? (size_t)k - kk : hi - i;
+            const float *src = P + off + (row / NR) * NR * (size_t)k + row % NR;
+            for (size_t t = 0; t < run; t++) dst[i - first + t] = src[(kk + t) * NR];
+            i += run;
+        }
+    }
+}
+
+uint64_t ngpt_weights_checksum(const ngpt_context *ctx)
+{
+    enum { CHUNK = 1024 };
+    XXH3_state_t st;
+    XXH3_64bits_reset(&st);
+    float buf[CHUNK];
+    for (size_t at = 0; at < ctx->lay.total; at += CHUNK) {
+        const size_t n = ctx->lay.total - at < CHUNK ? ctx->lay.total - at : CHUNK;
+        ngpt_weights_read(ctx, at, buf, n);
+        XXH3_64bits_update(&st, buf, n * sizeof(float));
+    }
+    if (ctx->plan.q8_w) {
+        size_t bytes = 0;
+        ngpt_linear_q8_bytes(&ctx->cfg, &bytes);
+        XXH3_64bits_update(&st, ctx->plan.q8_w, bytes);
+    }
+    return (uint64_t)XXH3_64bits_digest(&st);
+}
+
+void ngpt_weights_quantize(ngpt_context *ctx, size_t offset, int n, int k, int j0,
+                           const float *w, int rows)
+{
+    const int kmax = ctx->cfg.d_model > ctx->cfg.d_ff ? ctx->cfg.d_model : ctx->cfg.d_ff;
+    const ptrdiff_t rs = (ptrdiff_t)ngpt_q8_row_bytes(kmax);
+    int8_t *base = ctx->plan.q8_w + offset;
+    for (int r = 0; r < rows; r += NGPT_Q8_NR) {
+        const int j = j0 + r, nr = n - j < NGPT_Q8_NR ? n - j : NGPT_Q8_NR;
+        ctx->k->quantize_q8(ctx->plan.q8_x, rs, w + (size_t)r * (size_t)k, k, nr, k);
+        ctx->k->pack_q8((int8_t *)ngpt_q8_panel(base, k, j), ctx->plan.q8_x, rs, nr, k);
+    }
+}

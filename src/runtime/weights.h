@@ -1,0 +1,52 @@
+/* weights.h — the Linear weights of an inference context, each held once
+ * (runtime/weights.c):
+ *  - weights=f32: in the parameters themselves. Before a pass each Linear's
+ *    full panels of 16 rows are packed in place (gemm.h's layout: panel p
+ *    of W (n, k) occupies the same 16*k floats as rows 16p..16p+15), and the
+ *    rows past the last full panel stay as they are; gemm_packed multiplies
+ *    by the panels, gemm by those rows. ngpt_params_data unpacks them again
+ *    (run.weights_packed, run.params_exposed: runtime/context.h).
+ *  - weights=q8: the 8-bit weights (plan.q8_w, src/q8.h's panels), written
+ *    at init and load only.
+ * Training contexts keep every parameter in the state_dict layout. */
+#ifndef NGPT_RUNTIME_WEIGHTS_H
+#define NGPT_RUNTIME_WEIGHTS_H
+
+#include "runtime/context.h"
+
+/* f32 inference: packs every Linear in place unless it is packed already or
+ * ngpt_params_data's pointer is out (run.params_exposed). A no-op in other
+ * contexts. */
+void ngpt_weights_pack(ngpt_context *ctx);
+
+/* ngpt_context_prepare: the pointer of ngpt_params_data is withdrawn, then
+ * the weights are packed. */
+void ngpt_weights_settle(ngpt_context *ctx);
+
+/* Puts every Linear back in the state_dict layout (a no-op if it is). */
+void ngpt_weights_unpack(ngpt_context *ctx);
+
+/* Init or load has just written every parameter in the state_dict layout. */
+static inline void ngpt_weights_written(ngpt_context *ctx) { ctx->run.weights_packed = false; }
+
+/* Floats first..first+count-1 of the parameters as the state_dict lays
+ * them out, whether or not the Linears are packed. */
+void ngpt_weights_read(const ngpt_context *ctx, size_t first, float *dst, size_t count);
+
+/* XXH3-64 of the parameters in the state_dict layout, followed (q8) by the
+ * bytes of the 8-bit weights. */
+uint64_t ngpt_weights_checksum(const ngpt_context *ctx);
+
+/* Rows j0..j0+rows-1 of a float W (n, k) (row r at w + r*k; j0 a multiple
+ * of 16, rows reaching n or a multiple of 16) quantized and packed into the
+ * 8-bit weights at byte `offset` (a q8 tensor's ngpt_tensor_info offset). */
+void ngpt_weights_quantize(ngpt_context *ctx, size_t offset, int n, int k, int j0,
+                           const float *w, int rows);
+
+/* The 8-bit W of a Linear (weights=q8). */
+static inline const int8_t *ngpt_weights_q8(const ngpt_context *ctx, int layer, ngpt_linear which)
+{
+    return ctx->plan.q8_w + ngpt_linear_q8_offset(&ctx->cfg, layer, which);
+}
+
+#endif
