@@ -150,7 +150,7 @@ CLI := $(BUILD)/ngpt
 
 
 .PHONY: all corpus deps test test-native test-threads test-interop test-gpt2 bench bench-readme \
-        bench-gemm install uninstall clean examples check-apple mca mca-flags print-arch
+        bench-gemm install uninstall clean examples check-apple mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -350,9 +350,12 @@ uninstall:
 clean:
 	rm -rf build
 
-# The kernels this make would build (ARCH=auto resolved): tests/suite.sh asks.
+# The kernels this make would build (ARCH=auto resolved), and whether with
+# AVX-512 VNNI (VNNI=auto resolved): tests/suite.sh asks.
 print-arch:
 	@echo $(ARCH)
+print-vnni:
+	@echo $(VNNI)
 
 FORCE:
 

@@ -170,13 +170,15 @@ static void gemm_tests(kc_shapes *out)
     for (int im = 0; im < 6; im++)
         for (int in = 0; in < 7; in += 2)
             kc_add_shape(out, edges[im], ns[in], ks[(im + in) % 9], (im + in) % 2 ? HAS_BIAS : 0);
-    /* rows longer than 64 groups (the AVX-512 kernel's chunks of a row) */
-    static const int longk[] = {2047, 2048, 2049, 4097};
-    for (int ik = 0; ik < 4; ik++)
-        for (int m = 1; m <= 9; m += 4) {
-            kc_add_shape(out, m, 33, longk[ik], (ik + m) % 2 ? HAS_BIAS : 0);
-            kc_add_shape(out, m, 17, longk[ik], ik % 2 ? K_WILD | HAS_BIAS : K_EXTREME);
-        }
+    /* rows longer than the AVX-512 kernel takes at once (1024 groups over
+     * the rows of a block: 4096 k at 8 rows, 8192 at 4, 32768 at 1), and
+     * around those lengths */
+    static const int longk[][2] = {{1, 32769}, {2, 16385}, {3, 10945}, {4, 8193}, {6, 5473},
+                                   {9, 4097}, {12, 8193}, {8, 4096}, {5, 2049}};
+    for (int s = 0; s < 9; s++) {
+        kc_add_shape(out, longk[s][0], 33, longk[s][1], s % 2 ? HAS_BIAS : 0);
+        kc_add_shape(out, longk[s][0], 17, longk[s][1], s % 2 ? K_WILD | HAS_BIAS : K_EXTREME | HAS_BIAS);
+    }
 }
 
 /* model_shapes.h's Linears: a decode step (one row) and a 128-token prefill. */
