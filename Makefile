@@ -50,6 +50,21 @@ ifeq ($(ARCH),auto)
     ARCH := scalar
   endif
 endif
+# AVX-512 VNNI (vpdpbusd, the 8-bit products' instruction) in an avx512
+# build: VNNI=1 compiles arch/avx512 with -mavx512vnni (the library then
+# needs it: src/base/cpu.c), VNNI=0 without (the AVX2 8-bit kernels run);
+# auto (the default) has it when the build host's CPU and the compiler do
+# (the same probe; never for a cross build).
+VNNI ?= auto
+ifeq ($(ARCH)$(VNNI),avx512auto)
+  VNNI := $(if $(strip $(TOOLCHAIN)),0,$(shell CC="$(CC)" sh tools/cpu_avx512.sh $(AVX512_FLAGS) -mavx512vnni >/dev/null 2>&1 && echo 1 || echo 0))
+endif
+ifneq ($(ARCH),avx512)
+  override VNNI := 0
+else ifeq ($(filter 0 1,$(VNNI)),)
+  $(error VNNI=$(VNNI): use VNNI=auto, 1 or 0)
+endif
+AVX512_KERNEL_FLAGS := $(AVX512_FLAGS)$(if $(filter 1,$(VNNI)), -mavx512vnni)
 
 # FMA is part of the baseline: SLEEF's deterministic scalar functions need it
 # (x86-64: -mfma; 32-bit ARM: ARMv7-A with NEON-VFPv4, hard float, which a
@@ -86,11 +101,11 @@ ifeq ($(shell uname -s),Darwin)   # Homebrew's SLEEF and xxHash
 endif
 CFLAGS  ?= $(OPT) -g
 # The kernel directories' own flags (x86-64): arch/avx2 -mavx2, arch/avx512
-# the AVX-512 set. An avx512 build links arch/avx2 too (the kernels its
-# column marks AVX2), each directory with its own flags.
-KERNEL_FLAGS := $(if $(filter avx2,$(ARCH)),$(AVX2_FLAGS),$(if $(filter avx512,$(ARCH)),$(AVX512_FLAGS)))
+# the AVX-512 set (with VNNI's). An avx512 build links arch/avx2 too (the
+# kernels its column marks AVX2), each directory with its own flags.
+KERNEL_FLAGS := $(if $(filter avx2,$(ARCH)),$(AVX2_FLAGS),$(if $(filter avx512,$(ARCH)),$(AVX512_KERNEL_FLAGS)))
 ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
-             -DNGPT_ARCH_NAME='"$(ARCH)"' \
+             -DNGPT_ARCH_NAME='"$(ARCH)"' $(if $(filter 1,$(VNNI)),-DNGPT_ARCH_VNNI=1) \
              -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS)$(if $(KERNEL_FLAGS),; kernels $(KERNEL_FLAGS)))"'
 LDLIBS  += -lsleef -lxxhash -lm -lpthread
 LDFLAGS += $(SANFLAGS)
@@ -135,7 +150,7 @@ CLI := $(BUILD)/ngpt
 
 
 .PHONY: all corpus deps test test-native test-threads test-interop test-gpt2 bench bench-readme \
-        bench-gemm install uninstall clean examples check-apple mca mca-flags print-arch
+        bench-gemm install uninstall clean examples check-apple mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -157,7 +172,8 @@ $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ISA_FLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/obj/arch/avx2/%.o: ISA_FLAGS = $(AVX2_FLAGS)
-$(BUILD)/obj/arch/avx512/%.o $(BUILD)/obj/bench/peak_avx512.o: ISA_FLAGS = $(AVX512_FLAGS)
+$(BUILD)/obj/arch/avx512/%.o: ISA_FLAGS = $(AVX512_KERNEL_FLAGS)
+$(BUILD)/obj/bench/peak_avx512.o: ISA_FLAGS = $(AVX512_FLAGS)
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -334,9 +350,12 @@ uninstall:
 clean:
 	rm -rf build
 
-# The kernels this make would build (ARCH=auto resolved): tests/suite.sh asks.
+# The kernels this make would build (ARCH=auto resolved), and whether with
+# AVX-512 VNNI (VNNI=auto resolved): tests/suite.sh asks.
 print-arch:
 	@echo $(ARCH)
+print-vnni:
+	@echo $(VNNI)
 
 FORCE:
 

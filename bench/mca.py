@@ -58,8 +58,8 @@ BUILDS = [
           None, "a32", "armv7-linux-gnueabihf", ["cortex-a57"]),
     Build("avx2", "x86-64 AVX2 (gcc)", ["ARCH=avx2"], None, "x86", "x86_64-linux-gnu",
           ["haswell", "skylake", "znver3"]),
-    Build("avx512", "x86-64 AVX-512 (gcc)", ["ARCH=avx512"], None, "x86", "x86_64-linux-gnu",
-          ["skylake-avx512", "znver4"]),
+    Build("avx512", "x86-64 AVX-512 with VNNI (gcc)", ["ARCH=avx512", "VNNI=1"], None, "x86",
+          "x86_64-linux-gnu", ["skylake-avx512", "znver4"]),
 ]
 # Each core's FMA peak in fp32 lanes per cycle, from its vendor's
 # optimisation guide: the hardware's, which is the yardstick (a model can

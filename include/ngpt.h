@@ -229,8 +229,9 @@ typedef struct ngpt_context ngpt_context;
  * its threads (NGPT_ERR_THREAD if the system refuses one). Parameters
  * start as zeros: call ngpt_params_init() or ngpt_checkpoint_load().
  * NGPT_ERR_UNSUPPORTED when this CPU lacks the instruction set the library
- * was built for (x86-64: FMA, and AVX2 or AVX-512 F/BW/VL/DQ for those
- * kernels; ngpt_build_info names them): the message says what is missing.
+ * was built for (x86-64: FMA, and AVX2 or AVX-512 F/BW/VL/DQ, with VNNI
+ * where built with it, for those kernels; ngpt_build_info names them): the
+ * message says what is missing.
  * Nothing else in the library runs them, so this is the one check. */
 ngpt_status ngpt_context_init(ngpt_context **ctx, const ngpt_config *cfg, const ngpt_shape *shape,
                       void *arena, size_t arena_bytes);

@@ -3,7 +3,10 @@
 #   1. the native build (make test-native)
 #   2. when the native build's kernels are avx512 (ARCH=auto on a CPU with
 #      AVX-512): the avx2 build too, natively, in build/avx2 — the binary for
-#      any Haswell/Zen, with the same golden constants
+#      any Haswell/Zen, with the same golden constants; and when they have
+#      AVX-512 VNNI, the avx512 build without it (VNNI=0, build/avx512-novnni:
+#      an AVX-512 CPU before Ice Lake and Zen 4) on the tests of the kernels,
+#      the CPU check and the 8-bit models
 #   3. on x86-64 Linux (and no TOOLCHAIN given): the AArch64 and ARMv7 builds
 #      under qemu-user, installing the cross toolchain when it can, and the
 #      Pi 5's ARMv8.2 build (dot product instructions) on the tests of the
@@ -12,6 +15,7 @@
 # fails before its tests run is recorded as one failure.
 MAKE=${MAKE:-make}
 DOTPROD_TESTS="test_kernels test_gemm test_q8 test_weights test_forward"
+NOVNNI_TESTS="test_kernels test_cpu test_q8"
 results=$(pwd)/build/test-results
 mkdir -p build && : > "$results"
 
@@ -25,6 +29,11 @@ run() {     # run LABEL [make arguments]
 run native ${TOOLCHAIN:+TOOLCHAIN=$TOOLCHAIN}
 if [ "$($MAKE --no-print-directory -s ${TOOLCHAIN:+TOOLCHAIN=$TOOLCHAIN} print-arch)" = avx512 ]; then
     run avx2 ARCH=avx2 BUILD=build/avx2
+    if [ "$($MAKE --no-print-directory -s ${TOOLCHAIN:+TOOLCHAIN=$TOOLCHAIN} print-vnni)" = 1 ]; then
+        run avx512-novnni ARCH=avx512 VNNI=0 BUILD=build/avx512-novnni TEST_LABEL=-novnni \
+            TEST_BIN="$(for t in $NOVNNI_TESTS; do printf 'build/avx512-novnni/tests/%s ' $t; done)" \
+            TEST_SH="tests/test_cli_quantize.sh tests/test_cli_checksum.sh"
+    fi
 fi
 if [ -z "$TOOLCHAIN" ] && [ "$(uname -m)" = x86_64 ] && [ "$(uname -s)" = Linux ]; then
     if sh tools/deps-cross.sh; then

@@ -3,8 +3,8 @@
  * missing, never dying of SIGILL (src/base/cpu.c). The CPU this runs on has
  * what the build needs (or the test could not run): NGPT_CPU_HIDE makes the
  * check treat a feature as absent. x86-64 builds need FMA and AVX (every
- * file), avx2 builds AVX2 too, avx512 builds AVX-512 F/BW/VL/DQ as well;
- * other targets have nothing to check. */
+ * file), avx2 builds AVX2 too, avx512 builds AVX-512 F/BW/VL/DQ as well
+ * (and VNNI, built with VNNI=1); other targets have nothing to check. */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
 
@@ -57,9 +57,18 @@ int main(void)
         refused("avx512f,avx512dq", "lacks AVX-512F, AVX-512DQ");
         refused("avx512vl", "make ARCH=avx2");
         refused("avx2", "make ARCH=scalar");
+#if defined(NGPT_ARCH_VNNI)
+        refused("avx512vnni", "lacks AVX-512 VNNI");
+        refused("avx512vnni", "make ARCH=avx512 VNNI=0");
+        refused("avx512vnni,avx512bw", "lacks AVX-512BW, AVX-512 VNNI");
+        refused("avx512vnni,avx512bw", "make ARCH=avx2");   /* the first missing says what to do */
+        refused("avx512vnni,avx2", "make ARCH=scalar");
+#else
+        accepted("avx512vnni");
+#endif
     } else if (!strcmp(NGPT_ARCH_NAME, "avx2")) {
         refused("avx2", "lacks AVX2");
-        accepted("avx512f,avx512bw,avx512vl,avx512dq");
+        accepted("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni");
     } else {
         accepted("avx2,avx512f");
     }

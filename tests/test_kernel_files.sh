@@ -3,8 +3,8 @@
 # promises: each kernel's reference is defined in src/ref/<op>.c and nowhere
 # else, its ISA kernel in arch/<isa>/<op>.c exactly where the ISA's column
 # says SIMD (none where it says REF, nor where avx512's says AVX2: that
-# build borrows the AVX2 kernel, which must then exist in arch/avx2/<op>.c),
-# and its case in bench/kernels/<op>.c. Reads sources only (with the host's
+# build borrows the AVX2 kernel, which must then exist in arch/avx2/<op>.c;
+# both where avx512's says VNNI), and its case in bench/kernels/<op>.c. Reads sources only (with the host's
 # C preprocessor).
 passed=0 failed=0
 check() {   # check DESCRIPTION WANT_FILE GOT_FILES
@@ -39,7 +39,13 @@ while read -r k op flags; do
             check "ngpt_f32_${k}__avx2 (borrowed by $isa)" "arch/avx2/$op.c" \
                 "$(defined_in arch/avx2 "ngpt_f32_${k}__avx2")"
             ;;
-        *) want="a known flag (SIMD, REF, AVX2), not '$flag'" ;;
+        VNNI)   # its own kernel with VNNI, the AVX2 one without: both exist
+            want="arch/$isa/$op.c"
+            [ "$isa" = avx512 ] || want="VNNI only in the avx512 column, not in $isa's"
+            check "ngpt_f32_${k}__avx2 (borrowed by $isa without VNNI)" "arch/avx2/$op.c" \
+                "$(defined_in arch/avx2 "ngpt_f32_${k}__avx2")"
+            ;;
+        *) want="a known flag (SIMD, REF, AVX2, VNNI), not '$flag'" ;;
         esac
         check "ngpt_f32_${k}__$isa ($flag)" "$want" "$(defined_in "arch/$isa" "ngpt_f32_${k}__$isa")"
     done

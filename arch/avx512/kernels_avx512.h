@@ -1,5 +1,6 @@
 /* kernels_avx512.h — what the AVX-512 kernels (x86-64, built with -mavx512f
- * -mavx512bw -mavx512vl -mavx512dq besides the baseline -mfma) share: their
+ * -mavx512bw -mavx512vl -mavx512dq, and -mavx512vnni where the build
+ * machine has it, besides the baseline -mfma) share: their
  * prototypes and the helpers more than one op file uses. Each kernel matches
  * its reference in src/ref/ bit for bit (contract: src/kernels.inc). The
  * build also links arch/avx2/ (compiled with -mavx2 only): a kernel the
@@ -14,8 +15,18 @@
 #include "kernels.h"
 #include "ref/softmax.h"
 
+/* The list's VNNI flag: this ISA's kernel where the build has AVX-512
+ * VNNI, the AVX2 one where it does not. */
+#if defined(__AVX512VNNI__)
+#define NGPT_ISA_FN_VNNI NGPT_ISA_FN_SIMD
+#define NGPT_ISA_PROTO_VNNI NGPT_ISA_PROTO_SIMD
+#else
+#define NGPT_ISA_FN_VNNI NGPT_ISA_FN_AVX2
+#define NGPT_ISA_PROTO_VNNI NGPT_ISA_PROTO_AVX2
+#endif
+
 /* The prototypes of the kernels the list's avx512 column names: its own
- * (SIMD) and the AVX2 ones it borrows (AVX2). */
+ * (SIMD, VNNI with VNNI) and the AVX2 ones it borrows (AVX2, VNNI without). */
 #define NGPT_KERNEL(kernel, op, ret, params, avx2_flag, neon_flag, avx512_flag, ...) \
     NGPT_ISA_PROTO(kernel, avx512, avx512_flag, ret, params)
 #include "kernels.inc"

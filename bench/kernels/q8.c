@@ -11,14 +11,17 @@
  *            at the floor, subnormal, ties (amax 127: x.5 values round to
  *            even), NaN and Inf, all zero;
  *   K_BIAS   plain values and a bias with subnormals and values that cancel
- *            the sums (ARMv7 flushes a subnormal sum). */
+ *            the sums (ARMv7 flushes a subnormal sum);
+ *   K_EXTREME every value +-1 (activations and weights), so every q is +-127:
+ *            groups all +127, all -127 and alternating, the largest sums an
+ *            int8 product can make (no overflow, no saturation). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kcase.h"
 
-enum { K_PLAIN, K_WILD, K_BIAS };
+enum { K_PLAIN, K_WILD, K_BIAS, K_EXTREME };
 enum { G = NGPT_Q8_GROUP, NR = NGPT_Q8_NR };
 
 /* n floats' worth of bytes in a slot. */
@@ -31,7 +34,10 @@ static int8_t *bytes_slot(kc_state *st, int slot, size_t bytes)
 static void values(float *x, int rows, ptrdiff_t rs, int k, int kind, float s)
 {
     for (int r = 0; r < rows; r++)
-        for (int kk = 0; kk < k; kk++) x[r * rs + kk] *= s;
+        for (int kk = 0; kk < k; kk++) {
+            const int sort = (r * 7 + kk / G) % 3, sign = sort == 2 ? kk % 2 : sort;
+            x[r * rs + kk] = kind == K_EXTREME ? (sign ? -s : s) : x[r * rs + kk] * s;
+        }
     if (kind != K_WILD) return;
     for (int r = 0; r < rows; r++) {
         float *xr = x + r * rs;
@@ -157,7 +163,22 @@ static void gemm_tests(kc_shapes *out)
         for (int in = 0; in < 7; in++) {
             kc_add_shape(out, m, ns[in], 100, K_WILD | HAS_BIAS);
             kc_add_shape(out, m, ns[in], 70, K_BIAS | HAS_BIAS);
+            kc_add_shape(out, m, ns[in], 96, K_EXTREME | (in % 2 ? HAS_BIAS : 0));
         }
+    /* row blocks of 8 (AVX-512) and their edges */
+    static const int edges[] = {15, 16, 17, 23, 24, 25};
+    for (int im = 0; im < 6; im++)
+        for (int in = 0; in < 7; in += 2)
+            kc_add_shape(out, edges[im], ns[in], ks[(im + in) % 9], (im + in) % 2 ? HAS_BIAS : 0);
+    /* rows longer than the AVX-512 kernel takes at once (1024 groups over
+     * the rows of a block: 4096 k at 8 rows, 8192 at 4, 32768 at 1), and
+     * around those lengths */
+    static const int longk[][2] = {{1, 32769}, {2, 16385}, {3, 10945}, {4, 8193}, {6, 5473},
+                                   {9, 4097}, {12, 8193}, {8, 4096}, {5, 2049}};
+    for (int s = 0; s < 9; s++) {
+        kc_add_shape(out, longk[s][0], 33, longk[s][1], s % 2 ? HAS_BIAS : 0);
+        kc_add_shape(out, longk[s][0], 17, longk[s][1], s % 2 ? K_WILD | HAS_BIAS : K_EXTREME | HAS_BIAS);
+    }
 }
 
 /* model_shapes.h's Linears: a decode step (one row) and a 128-token prefill. */
@@ -175,7 +196,7 @@ static void gemm_setup(kc_state *st)
     float *x = kc_rand(st, GC, (size_t)m * k, 1.0f);      /* staging, replaced below */
     float *w = kc_rand(st, GBIAS, (size_t)n * k, 1.0f);
     values(x, m, k, k, kind, 1.0f);
-    values(w, n, k, k, kind == K_WILD ? K_WILD : K_PLAIN, 0.05f);
+    values(w, n, k, k, kind == K_WILD || kind == K_EXTREME ? kind : K_PLAIN, 0.05f);
     int8_t *xq = (int8_t *)calloc((size_t)m * (size_t)row_rs(k) + 1, 1);
     int8_t *wr = (int8_t *)calloc((size_t)n * (size_t)row_rs(k) + 1, 1);
     if (!xq || !wr) abort();

@@ -16,25 +16,36 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 
-/* A feature: its cpuid bit (leaf 1 ecx, or leaf 7 subleaf 0 ebx), the
- * register state the OS must save for it (XCR0 bits), and which builds need
- * it (a list of ARCH names, "" for every x86-64 build). */
+/* A feature: its cpuid bit (leaf 1 ecx, or leaf 7 subleaf 0 ebx or ecx),
+ * the register state the OS must save for it (XCR0 bits), which builds need
+ * it (a list of ARCH names, "" for every x86-64 build), and what to do
+ * without it (the advice of the first feature missing). */
 typedef struct cpu_feature {
     const char *name, *label;
-    unsigned leaf, bit, xcr0;
-    const char *builds;
+    unsigned leaf;
+    char reg;       /* 'b' or 'c': the register of leaf 7 holding the bit */
+    unsigned bit, xcr0;
+    const char *builds, *instead;
 } cpu_feature;
 
 enum { XCR0_YMM = 0x6, XCR0_ZMM = 0xe6 };   /* SSE+AVX state; + opmask and zmm */
 
+#define NO_X86_64 "ngpt needs an x86-64 CPU with FMA (Haswell, Zen or later)"
+#define NO_AVX2 "build it for this CPU with make ARCH=scalar"
+#define NO_AVX512 "build it for this CPU with make ARCH=avx2"
+#define NO_VNNI "build it for this CPU with make ARCH=avx512 VNNI=0"
+
 static const cpu_feature features[] = {
-    {"fma", "FMA", 1, 12, XCR0_YMM, ""},
-    {"avx", "AVX", 1, 28, XCR0_YMM, ""},
-    {"avx2", "AVX2", 7, 5, XCR0_YMM, "avx2 avx512"},
-    {"avx512f", "AVX-512F", 7, 16, XCR0_ZMM, "avx512"},
-    {"avx512bw", "AVX-512BW", 7, 30, XCR0_ZMM, "avx512"},
-    {"avx512vl", "AVX-512VL", 7, 31, XCR0_ZMM, "avx512"},
-    {"avx512dq", "AVX-512DQ", 7, 17, XCR0_ZMM, "avx512"},
+    {"fma", "FMA", 1, 'c', 12, XCR0_YMM, "", NO_X86_64},
+    {"avx", "AVX", 1, 'c', 28, XCR0_YMM, "", NO_X86_64},
+    {"avx2", "AVX2", 7, 'b', 5, XCR0_YMM, "avx2 avx512", NO_AVX2},
+    {"avx512f", "AVX-512F", 7, 'b', 16, XCR0_ZMM, "avx512", NO_AVX512},
+    {"avx512bw", "AVX-512BW", 7, 'b', 30, XCR0_ZMM, "avx512", NO_AVX512},
+    {"avx512vl", "AVX-512VL", 7, 'b', 31, XCR0_ZMM, "avx512", NO_AVX512},
+    {"avx512dq", "AVX-512DQ", 7, 'b', 17, XCR0_ZMM, "avx512", NO_AVX512},
+#if defined(NGPT_ARCH_VNNI)     /* the Makefile's VNNI=1: arch/avx512 has -mavx512vnni */
+    {"avx512vnni", "AVX-512 VNNI", 7, 'c', 11, XCR0_ZMM, "avx512", NO_VNNI},
+#endif
 };
 enum { FEATURES = sizeof features / sizeof features[0] };
 
@@ -62,14 +73,15 @@ static bool present(const cpu_feature *f)
     if ((lo & f->xcr0) != f->xcr0) return false;
     if (f->leaf == 1) return (c >> f->bit) & 1u;
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-    return (b >> f->bit) & 1u;
+    return ((f->reg == 'b' ? b : c) >> f->bit) & 1u;
 }
 
 ngpt_status ngpt_cpu_check(void)
 {
     const char *hide = getenv("NGPT_CPU_HIDE");
-    char needs[160] = "", lacks[160] = "";
-    bool hidden = false, lacks_avx2 = false, lacks_base = false;
+    char needs[200] = "", lacks[200] = "";
+    const char *instead = NULL;
+    bool hidden = false;
     for (int i = 0; i < FEATURES; i++) {
         const cpu_feature *f = &features[i];
         if (!needed(f)) continue;
@@ -77,18 +89,14 @@ ngpt_status ngpt_cpu_check(void)
         const bool h = listed(hide, f->name, ",");
         if (!h && present(f)) continue;
         hidden |= h;
-        lacks_avx2 |= !strcmp(f->name, "avx2");
-        lacks_base |= !f->builds[0];
+        if (!instead) instead = f->instead;
         snprintf(lacks + strlen(lacks), sizeof lacks - strlen(lacks), "%s%s", lacks[0] ? ", " : "", f->label);
     }
-    if (!lacks[0]) return NGPT_OK;
+    if (!instead) return NGPT_OK;
     return ngpt_fail(NGPT_ERR_UNSUPPORTED,
                      "this library was built for the %s kernels, which need %s, but this CPU "
                      "lacks %s%s; %s", NGPT_ARCH_NAME, needs, lacks,
-                     hidden ? " (NGPT_CPU_HIDE)" : "",
-                     lacks_base ? "ngpt needs an x86-64 CPU with FMA (Haswell, Zen or later)"
-                     : lacks_avx2 ? "build it for this CPU with make ARCH=scalar"
-                                  : "build it for this CPU with make ARCH=avx2");
+                     hidden ? " (NGPT_CPU_HIDE)" : "", instead);
 }
 
 #else
