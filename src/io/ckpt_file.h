@@ -1,5 +1,6 @@
-/* ckpt_file.h — the .ngpt container (docs/FORMAT.md): named float32 tensors
- * and typed metadata behind a fixed header, sealed by an XXH3-64 checksum.
+/* ckpt_file.h — the .ngpt container (docs/FORMAT.md): named tensors
+ * (float32, or bytes: a tokenizer's file) and typed metadata behind a fixed
+ * header, sealed by an XXH3-64 checksum.
  * ckpt_write.c writes one atomically; ckpt_read.c validates a whole file
  * before any of it is used. The container knows nothing about models: the
  * header's model block (the config) is bytes it carries, and which tensors
@@ -18,7 +19,8 @@
 #include "runtime/layout.h"
 
 #define NGPT_CKPT_MAGIC "NGPTCKPT"     /* 8 bytes, no NUL */
-#define NGPT_CKPT_VERSION 1
+#define NGPT_CKPT_VERSION 1             /* files without a byte tensor (all before them) */
+#define NGPT_CKPT_VERSION_BYTES 2       /* files with one: the writer picks the version */
 #define NGPT_CKPT_HEADER 128
 #define NGPT_CKPT_MODEL_BLOCK 32        /* offset of the model block in the header */
 #define NGPT_CKPT_MODEL_BYTES 37        /* its size; bytes 69..127 are reserved (zero) */
@@ -26,11 +28,15 @@
 #define NGPT_CKPT_META_ENTRY 64
 #define NGPT_CKPT_META_KEY 48
 
+/* Tensor dtypes: float32, and bytes (1-D; version 2 files only). */
+enum { NGPT_CKPT_F32 = 0, NGPT_CKPT_BYTES = 2 };
+
 typedef struct ngpt_ckpt_tensor {
     const char *name;
-    int32_t ndim;               /* 1..4 */
+    int32_t ndim;               /* 1..4 (NGPT_CKPT_BYTES: 1) */
     int32_t shape[4];
-    const float *data;          /* writer: the values; reader: NULL (use read_tensor) */
+    uint32_t dtype;             /* NGPT_CKPT_F32 (0) or NGPT_CKPT_BYTES */
+    const void *data;           /* writer: the values */
 } ngpt_ckpt_tensor;
 
 enum { NGPT_META_U64 = 0, NGPT_META_F64 = 1, NGPT_META_I64 = 2 };
@@ -57,7 +63,7 @@ typedef struct ngpt_ckpt_reader {
     const unsigned char *data;  /* the whole verified file */
     size_t size;
     const unsigned char *model_block;   /* NGPT_CKPT_MODEL_BYTES of the header */
-    uint32_t n_tensors, n_meta, header_bytes;
+    uint32_t version, n_tensors, n_meta, header_bytes;
     const char *src;            /* for messages: the path, or "the buffer" */
     void *map;                  /* mmap of a file, or NULL */
     size_t map_size;
@@ -77,8 +83,14 @@ bool ngpt_ckpt_tensor_shape_is(const ngpt_ckpt_reader *r, uint32_t i, int32_t nd
 /* Index of tensor `name`, or -1. */
 int64_t ngpt_ckpt_find_tensor(const ngpt_ckpt_reader *r, const char *name);
 
-/* Copies tensor `name` into dst after checking its shape equals
- * (ndim, shape); NGPT_ERR_BAD_FORMAT if absent or shaped differently. */
+/* Entry i's dtype (NGPT_CKPT_*), and its data (*bytes of it, inside the
+ * verified file). */
+uint32_t ngpt_ckpt_tensor_dtype(const ngpt_ckpt_reader *r, uint32_t i);
+const unsigned char *ngpt_ckpt_tensor_data(const ngpt_ckpt_reader *r, uint32_t i, size_t *bytes);
+
+/* Copies float32 tensor `name` into dst after checking its shape equals
+ * (ndim, shape); NGPT_ERR_BAD_FORMAT if absent, shaped differently or not
+ * float32. */
 ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, int32_t ndim,
                                   const int32_t *shape, float *dst);
 /* Finds a metadata entry; false if absent. */

@@ -69,13 +69,18 @@ static ngpt_status check_tensor_entry(const ngpt_ckpt_reader *r, uint32_t i, siz
                               "the file is damaged", i, r->src);
     const char *name = (const char *)e;
     uint32_t dtype = get_u32(e + 64), ndim = get_u32(e + 68);
-    if (dtype != 0)
+    if (dtype == NGPT_CKPT_BYTES && r->version < NGPT_CKPT_VERSION_BYTES)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s holds bytes (dtype 2), which "
+                              "a version %u file cannot; the file is damaged", name, r->src,
+                              r->version);
+    if (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_BYTES)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has unknown dtype %u "
-                              "(this build reads float32, dtype 0)", name, r->src, dtype);
-    if (ndim < 1 || ndim > 4)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has ndim %u, not 1..4",
-                              name, r->src, ndim);
-    size_t bytes = sizeof(float);
+                              "(this build reads float32, dtype 0, and bytes, dtype 2)", name,
+                              r->src, dtype);
+    if (ndim < 1 || ndim > 4 || (dtype == NGPT_CKPT_BYTES && ndim != 1))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has ndim %u, not %s", name,
+                              r->src, ndim, dtype == NGPT_CKPT_BYTES ? "1 (bytes)" : "1..4");
+    size_t bytes = dtype == NGPT_CKPT_BYTES ? 1 : sizeof(float);
     for (uint32_t d = 0; d < 4; d++) {
         uint32_t dim = get_u32(e + 72 + 4 * d);
         if (d >= ndim) {
@@ -111,10 +116,10 @@ static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t si
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %zu bytes, shorter than "
                               "the header", r->src, size);
     uint32_t version = get_u32(p + 8);
-    if (version != NGPT_CKPT_VERSION)
+    if (version < NGPT_CKPT_VERSION || version > NGPT_CKPT_VERSION_BYTES)
         return ngpt_fail(NGPT_ERR_VERSION, "%s has format version %u but this build "
-                              "reads version %d; use a matching ngpt", r->src, version,
-                              NGPT_CKPT_VERSION);
+                              "reads versions %d and %d; use a matching ngpt", r->src, version,
+                              NGPT_CKPT_VERSION, NGPT_CKPT_VERSION_BYTES);
     uint64_t file_bytes = get_u64(p + 16);
     if (file_bytes != size)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated or padded: its header "
@@ -125,6 +130,7 @@ static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t si
                               "match its contents", r->src);
     r->data = p;
     r->size = size;
+    r->version = version;
     r->model_block = p + NGPT_CKPT_MODEL_BLOCK;
     r->header_bytes = get_u32(p + 12);
     r->n_tensors = get_u32(p + 24);
@@ -202,15 +208,28 @@ void ngpt_ckpt_close(ngpt_ckpt_reader *r)
     memset(r, 0, sizeof *r);
 }
 
+uint32_t ngpt_ckpt_tensor_dtype(const ngpt_ckpt_reader *r, uint32_t i)
+{
+    return get_u32(tensor_entry(r, i) + 64);
+}
+
+const unsigned char *ngpt_ckpt_tensor_data(const ngpt_ckpt_reader *r, uint32_t i, size_t *bytes)
+{
+    const unsigned char *e = tensor_entry(r, i);
+    *bytes = (size_t)get_u64(e + 96);
+    return r->data + get_u64(e + 88);
+}
+
 ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, int32_t ndim,
                                   const int32_t *shape, float *dst)
 {
     int64_t at = ngpt_ckpt_find_tensor(r, name);
     if (at < 0)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s is missing in %s", name, r->src);
-    if (!ngpt_ckpt_tensor_shape_is(r, (uint32_t)at, ndim, shape))
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an unexpected shape",
-                              name, r->src);
+    if (!ngpt_ckpt_tensor_shape_is(r, (uint32_t)at, ndim, shape) ||
+        ngpt_ckpt_tensor_dtype(r, (uint32_t)at) != NGPT_CKPT_F32)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an unexpected shape "
+                              "or dtype", name, r->src);
     const unsigned char *e = tensor_entry(r, (uint32_t)at);
     memcpy(dst, r->data + get_u64(e + 88), (size_t)get_u64(e + 96));
     return NGPT_OK;

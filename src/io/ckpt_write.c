@@ -65,8 +65,9 @@ static ngpt_status sink_zeros(sink *s, size_t n)
 
 static bool tensor_bytes(const ngpt_ckpt_tensor *t, size_t *bytes)
 {
-    size_t n = sizeof(float);
-    if (t->ndim < 1 || t->ndim > 4) return false;
+    size_t n = t->dtype == NGPT_CKPT_BYTES ? 1 : sizeof(float);
+    if (t->ndim < 1 || t->ndim > 4 || (t->dtype != NGPT_CKPT_F32 && t->dtype != NGPT_CKPT_BYTES))
+        return false;
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] < 0 || !ngpt_mul_ok(n, (size_t)t->shape[d], &n)) return false;
     if (n > SIZE_MAX - 63) return false;    /* ngpt_align64(n) must not wrap */
@@ -91,9 +92,11 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
                          "can list", nt);
     size_t header = ngpt_align64(tables);
     size_t data_end = header;
+    uint32_t version = NGPT_CKPT_VERSION;       /* a byte tensor makes it version 2 */
     for (size_t i = 0; i < nt; i++) {
         size_t b;
         get(user, i, &t);
+        if (t.dtype == NGPT_CKPT_BYTES) version = NGPT_CKPT_VERSION_BYTES;
         if (!t.name || !t.data || strlen(t.name) >= NGPT_NAME_MAX)
             return ngpt_fail(NGPT_ERR_BAD_ARG, "tensor %zu has no data or a bad name", i);
         if (!tensor_bytes(&t, &b) || !ngpt_add_ok(data_end, ngpt_align64(b), &data_end))
@@ -102,7 +105,7 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
     }
     unsigned char h[NGPT_CKPT_HEADER] = {0};
     memcpy(h, NGPT_CKPT_MAGIC, 8);
-    put_u32(h + 8, NGPT_CKPT_VERSION);
+    put_u32(h + 8, version);
     put_u32(h + 12, (uint32_t)header);
     put_u64(h + 16, (uint64_t)data_end + 8);
     put_u32(h + 24, (uint32_t)nt);
@@ -117,7 +120,7 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
         get(user, i, &t);
         tensor_bytes(&t, &b);
         memcpy(e, t.name, strlen(t.name));
-        put_u32(e + 64, 0);
+        put_u32(e + 64, t.dtype);
         put_u32(e + 68, (uint32_t)t.ndim);
         for (int d = 0; d < t.ndim; d++) put_u32(e + 72 + 4 * d, (uint32_t)t.shape[d]);
         put_u64(e + 88, off);
