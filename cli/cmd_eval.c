@@ -1,5 +1,7 @@
-/* cmd_eval.c — `ngpt eval`: mean loss and bits per byte of a model on the
- * held-out tail of a data file, over fixed seeded windows. */
+/* cmd_eval.c — `ngpt eval`: mean loss, bits per byte and perplexity of a
+ * model on the held-out tail of a data file, over fixed seeded windows (of
+ * the model's tokens when it carries a tokenizer). */
+#include <math.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -7,8 +9,11 @@
 static const char *const HELP =
     "usage: ngpt eval --model FILE --data FILE [--data FILE ...] [--batches N]\n"
     "                 [--batch B] [--seq T] [--holdout F] [--seed S] [--threads N]\n\n"
-    "Mean cross-entropy (nats per byte) and bits per byte over N batches of B random\n"
-    "windows from the held-out tail of the data (the same split `ngpt train` holds out).\n\n"
+    "Mean cross-entropy (nats per token), bits per byte and perplexity (per token)\n"
+    "over N batches of B random windows from the held-out tail of the data (the same\n"
+    "split `ngpt train` holds out: the last bytes, encoded with the model's tokenizer\n"
+    "if it has one). Bits per byte = the windows' nats / (the bytes their target\n"
+    "tokens stand for x ln 2): the same scale for a byte model and a BPE model.\n\n"
     "  --batches N   batches (8)      --batch B   windows per batch (8)\n"
     "  --seq T       window length (the model's T)\n"
     "  --holdout F   held-out fraction at the end of the data (0.1)\n"
@@ -62,23 +67,35 @@ int cli_cmd_eval(int argc, char **argv)
     if (seq > cfg.context_len)
         return cli_error(a.cmd, CLI_USAGE, "--seq %d is longer than the model's context T=%d",
                          (int)seq, (int)cfg.context_len);
-    ngpt_data *d;
-    if ((st = ngpt_data_open(&d, data, n_data, holdout, seq))) return cli_library_failed(a.cmd);
+    ngpt_data *d = NULL;
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = batch, shape.seq = seq, shape.threads = threads;
-    ngpt_context *ctx;
-    if ((st = cli_open_model(model, &shape, &ctx))) {
-        ngpt_data_free(d);
-        return cli_library_failed(a.cmd);
-    }
+    ngpt_context *ctx = NULL;
+    ngpt_tokenizer *tok = NULL;
     float loss = 0;
-    st = ngpt_model_evaluate(ctx, d, seed, batches, batch, seq, &loss);
-    size_t tr = 0, ev = 0;
-    ngpt_data_sizes(d, &tr, &ev);
+    uint64_t bytes = 0;
+    if (!(st = ngpt_data_open(&d, data, n_data, holdout, seq)) &&
+        !(st = cli_open_model(model, &shape, &ctx, &tok)) &&
+        !(st = tok ? ngpt_data_tokenize(d, tok, seq) : NGPT_OK) &&
+        !(st = ngpt_model_evaluate(ctx, d, seed, batches, batch, seq, &loss)))
+        for (int32_t i = 0; !st && i < batches; i++) {  /* the bytes of the same windows */
+            uint64_t b;
+            st = ngpt_data_batch_bytes(d, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, &b);
+            bytes += b;
+        }
+    size_t tr = 0, ev = 0, ev_tokens = 0;
+    if (d) ngpt_data_sizes(d, &tr, &ev), ngpt_data_token_counts(d, &tr, &ev_tokens);
+    const bool bpe = tok != NULL;
     ngpt_context_free(ctx);
+    ngpt_tokenizer_free(tok);
     ngpt_data_free(d);
     if (st) return cli_library_failed(a.cmd);
-    printf("loss %.4f nats/byte, %.4f bits/byte (%d x %d windows of %d bytes from the last %zu bytes)\n",
-           (double)loss, (double)loss / 0.69314718055994531, (int)batches, (int)batch, (int)seq, ev);
+    const double nats = (double)loss * batches * batch * seq;     /* all the windows' */
+    printf("loss %.4f nats/%s, %.4f bits/byte, perplexity %.3f (%d x %d windows of %d %s from "
+           "the last %zu bytes", (double)loss, bpe ? "token" : "byte",
+           nats / ((double)bytes * 0.69314718055994531), exp((double)loss), (int)batches,
+           (int)batch, (int)seq, bpe ? "tokens" : "bytes", ev);
+    if (bpe) printf(", %zu tokens: %.3f bytes/token", ev_tokens, (double)ev / (double)ev_tokens);
+    printf(")\n");
     return CLI_OK;
 }
