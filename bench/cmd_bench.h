@@ -30,6 +30,9 @@ typedef struct bench_opts {
     int32_t decode_tokens;          /* new tokens per decode figure (256) */
     int32_t prompt_tokens;          /* the prefill's prompt (0: T/2) */
     const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
+    const char *tokenizer;          /* --tokenizer: V is its tokens, or NULL */
+    const char *text;               /* the text its bytes per token are measured on */
+    double bytes_per_token;         /* on that text (0: no tokenizer; bytes are tokens) */
     char command[512];              /* the command line, for the report */
 } bench_opts;
 
