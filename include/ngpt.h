@@ -298,7 +298,9 @@ ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
 /* --------------------------------------------------------------- checkpoint */
 
 /* Writes the model to `path` atomically: a temporary file beside it, fsync,
- * rename. A crash mid-save leaves the previous file intact. */
+ * rename. A crash mid-save leaves the previous file intact. With a
+ * tokenizer attached (ngpt_context_tokenizer_set) the file carries it
+ * (format version 2); otherwise it is a version 1 file, as always. */
 ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
 
 /* Reads only the config of a checkpoint (to plan a context for it). The whole
@@ -306,8 +308,9 @@ ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg);
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg);
 
-/* Loads parameters into a context whose config equals the checkpoint's. On
- * any error the context's parameters are unchanged. */
+/* Loads parameters into a context whose config equals the checkpoint's (and,
+ * if both carry a tokenizer, whose tokenizer is the file's). On any error
+ * the context's parameters are unchanged. */
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size);
 
