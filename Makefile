@@ -161,7 +161,8 @@ $(CORPUS): $(CORPUS_SRC)
 	@mkdir -p $(dir $@)
 	cat $(CORPUS_SRC) > $@
 corpus: $(CORPUS)
-$(BUILD)/obj/cli/cmd_train.o $(BUILD)/obj/cli/cmd_tokenizer.o: CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
+$(BUILD)/obj/cli/cmd_train.o $(BUILD)/obj/cli/cmd_tokenizer.o $(BUILD)/obj/bench/cmd_bench.o: \
+    CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
 
 # Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
 # exactly what to run without the rights to.

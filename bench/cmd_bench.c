@@ -15,7 +15,7 @@ static const char *const HELP =
     "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
     "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
-    "                  [--prompt N] [--weights f32,q8]\n\n"
+    "                  [--prompt N] [--weights f32,q8] [--tokenizer FILE [--text FILE]]\n\n"
     "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
     "list (GFLOP/s with % of that peak, GB/s), prefill (a T/2-token prompt), decode\n"
     "(256 new tokens, batch 1 and 4) with float32 and with 8-bit weights, training\n"
@@ -41,9 +41,36 @@ static const char *const HELP =
     "                     with what ngpt generate reports for a prompt\n"
     "  --weights LIST     the weights prefill and decode run with: f32, q8 (the same\n"
     "                     model quantized, ngpt quantize), or both (default f32,q8);\n"
-    "                     training is float32\n";
+    "                     training is float32\n"
+    "  --tokenizer FILE   a BPE model's figures: V = the tokenizer's tokens (a tokenizer\n"
+    "                     file or a checkpoint that carries one), and bytes/s = tok/s\n"
+    "                     x its bytes per token on --text (default: the bundled corpus,\n"
+    "                     " NGPT_CORPUS_PATH ")\n";
 
 enum { BIG_MODEL_PARAMS = 16 * 1000 * 1000 };
+
+#ifndef NGPT_CORPUS_PATH
+#define NGPT_CORPUS_PATH "build/corpus.txt"
+#endif
+
+/* --tokenizer: V, and its bytes per token on o->text. */
+static int apply_tokenizer(const char *cmd, bench_opts *o)
+{
+    ngpt_tokenizer *tok;
+    int rc = cli_load_tokenizer(cmd, o->tokenizer, &tok);
+    if (rc) return rc;
+    ngpt_tokenizer_info info;
+    ngpt_tokenizer_describe(tok, &info);
+    o->cfg.vocab_size = info.n_tokens;
+    size_t n = 0, n_ids = 0;
+    char *text = cli_read_file(o->text, &n);
+    if (!text || !n) rc = cli_error(cmd, CLI_FAILED, "cannot read --text %s (or it is empty)", o->text);
+    else if (ngpt_tokenizer_encode(tok, text, n, NULL, 0, &n_ids)) rc = cli_library_failed(cmd);
+    else o->bytes_per_token = (double)n / (double)n_ids;
+    free(text);
+    ngpt_tokenizer_free(tok);
+    return rc;
+}
 
 static bool parse_threads(const char *cmd, const char *s, bench_opts *o)
 {
@@ -152,6 +179,10 @@ int cli_cmd_bench(int argc, char **argv)
             if (!(o.kernels = v)) return CLI_USAGE;
         } else if (cli_opt(&a, "--weights", &v)) {
             if (!v || !parse_weights(a.cmd, v, &o)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--tokenizer", &v)) {
+            if (!(o.tokenizer = v)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--text", &v)) {
+            if (!(o.text = v)) return CLI_USAGE;
         } else {
             return cli_unknown(&a);
         }
@@ -161,6 +192,10 @@ int cli_cmd_bench(int argc, char **argv)
     for (int i = 0; i < n_configs; i++)
         if (ngpt_config_set(&o.cfg, configs[i]))
             return cli_error(a.cmd, CLI_USAGE, "--config %s: %s", configs[i], cli_library_error());
+    if (o.text && !o.tokenizer) return cli_error(a.cmd, CLI_USAGE, "--text needs --tokenizer");
+    if (!o.text) o.text = NGPT_CORPUS_PATH;
+    int trc = o.tokenizer ? apply_tokenizer(a.cmd, &o) : CLI_OK;
+    if (trc) return trc;
     if (ngpt_config_validate(&o.cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
     if (o.cfg.weights != NGPT_WEIGHTS_F32)
         return cli_error(a.cmd, CLI_USAGE, "--config weights=q8: the bench trains the float32 "

@@ -219,6 +219,23 @@ static void memory_table(FILE *f, const bench_report *r)
     free(t.cell);
 }
 
+/* With a tokenizer: each workload's rate in bytes of text per second. */
+static void bytes_line(FILE *f, const bench_opts *o, const bench_report *r)
+{
+    if (o->bytes_per_token <= 0) return;
+    fprintf(f, "\nTokenizer %s: %.3f bytes per token on %s; bytes/s = tok/s x %.3f:", o->tokenizer,
+            o->bytes_per_token, o->text, o->bytes_per_token);
+    for (int i = 0; i < r->n_work; i++) {
+        const bench_workload *w = &r->work[i];
+        char shape[64], num[32];
+        bench_workload_shape(w, shape, sizeof shape);
+        fmt_num(num, sizeof num, bench_tok_s(w, w->sec.median) * o->bytes_per_token);
+        fprintf(f, "%s %s%s %s, %d thread%s: %s bytes/s", i ? ";" : "", w->test,
+                strcmp(w->weights, "q8") ? "" : " q8", shape, (int)w->threads, w->threads > 1 ? "s" : "", num);
+    }
+    fputc('\n', f);
+}
+
 void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r)
 {
     char cfg[256];
@@ -231,6 +248,7 @@ void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r)
                "at least 3), min – max over the runs\n", o->runs, o->warmup);
     fprintf(f, "- date: %s, %.0f s; command: %s\n\n", r->date, r->wall_s, o->command);
     workload_table(f, r);
+    bytes_line(f, o, r);
     fputc('\n', f);
     if (r->n_peak + r->n_kern > 0) {
         kernel_table(f, r);
@@ -279,8 +297,14 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
                "\"d_ff\": %d, \"dropout\": %.7g, \"rope_theta\": %.7g},\n",
             (int)c->vocab_size, (int)c->context_len, (int)c->d_model, (int)c->n_layers,
             (int)c->n_heads, (int)c->d_ff, (double)c->dropout, (double)c->rope_theta);
-    fprintf(f, "  \"quick\": %s,\n  \"runs\": %d,\n  \"warmup\": %d,\n  \"threads\": [",
+    fprintf(f, "  \"quick\": %s,\n  \"runs\": %d,\n  \"warmup\": %d,\n",
             o->quick ? "true" : "false", o->runs, o->warmup);
+    if (o->bytes_per_token > 0) {
+        fprintf(f, "  \"tokenizer\": ");
+        json_str(f, o->tokenizer);
+        fprintf(f, ",\n  \"bytes_per_token\": %.9g,\n", o->bytes_per_token);
+    }
+    fprintf(f, "  \"threads\": [");
     for (int t = 0; t < o->n_threads; t++) fprintf(f, "%s%d", t ? ", " : "", (int)o->threads[t]);
     fprintf(f, "],\n  \"workloads\": [");
     for (int i = 0; i < r->n_work; i++) {

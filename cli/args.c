@@ -141,21 +141,6 @@ int32_t cli_threads_auto(const ngpt_config *cfg, const ngpt_shape *shape)
     return n < 1 ? 1 : (int32_t)n;
 }
 
-ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx)
-{
-    ngpt_config cfg;
-    ngpt_status st = ngpt_checkpoint_config(path, &cfg);
-    if (st) return st;
-    ngpt_shape s = *shape;
-    if (s.threads == 0) s.threads = cli_threads_auto(&cfg, &s);
-    if ((st = ngpt_context_init(ctx, &cfg, &s, NULL, 0))) return st;
-    if ((st = ngpt_checkpoint_load(*ctx, path))) {
-        ngpt_context_free(*ctx);
-        *ctx = NULL;
-    }
-    return st;
-}
-
 char *cli_read_file(const char *path, size_t *n)
 {
     bool std_in = !strcmp(path, "-");

@@ -58,8 +58,24 @@ const char *cli_library_error(void);
 int cli_library_failed(const char *cmd);
 
 /* Reads a checkpoint's config, plans a context for `shape` and loads it;
- * shape->threads == 0 means cli_threads_auto's count. */
-ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx);
+ * shape->threads == 0 means cli_threads_auto's count. With tok (may be
+ * NULL: the parameters only), also reads the tokenizer the checkpoint
+ * carries into *tok (NULL for a byte-level model) and attaches it to the
+ * context; free it after the context (cli/text.c). */
+ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx,
+                           ngpt_tokenizer **tok);
+/* A tokenizer file, or the tokenizer a checkpoint carries (told apart by
+ * their first bytes): CLI_OK, or CLI_FAILED with the message printed (also
+ * for a byte-level checkpoint, which carries none). */
+int cli_load_tokenizer(const char *cmd, const char *path, ngpt_tokenizer **tok);
+/* The tokens of n bytes of text: tok's ids, or the bytes themselves when tok
+ * is NULL, into a malloc'd array *ids of *n_ids (<= n) tokens. CLI_OK, or
+ * CLI_FAILED with the message printed. */
+int cli_encode(const char *cmd, const ngpt_tokenizer *tok, const void *text, size_t n,
+               int32_t **ids, size_t *n_ids);
+/* The bytes of token id (*len of them): tok's (a special token: its name),
+ * or byte id when tok is NULL (an id >= 256 has none: NULL, *len 0). */
+const uint8_t *cli_token_bytes(const ngpt_tokenizer *tok, int32_t id, size_t *len);
 
 /* --threads N: 1..1024 (message printed on a bad value). */
 #define CLI_THREADS_HELP \
@@ -92,6 +108,7 @@ int cli_cmd_tokenizer(int argc, char **argv);
 #define CLI_MAX_BAN 256
 typedef struct cli_gen_opts {
     ngpt_generate_config gc;
+    bool end_given;             /* --end: otherwise a tokenizer's end token ends */
     int32_t threads;
     int32_t ban[CLI_MAX_BAN];
     int32_t n_ban;
@@ -100,8 +117,11 @@ typedef struct cli_gen_opts {
  * --repeat-window --seed --threads --end --stop-at-full --context --ban: 1 taken,
  * 0 not one of them, -1 bad value (message printed). */
 int cli_gen_option(cli_args *a, cli_gen_opts *o);
-/* One stderr line when ngpt_model_generate cropped the prompt (res->prompt_dropped). */
-void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what);
+/* One stderr line when ngpt_model_generate cropped the prompt
+ * (res->prompt_dropped), counted in tokens (bytes for a byte-level model:
+ * tokens false). */
+void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what,
+                        bool tokens);
 /* Replaces \n \t \\ \xNN escapes in place. */
 void cli_unescape(char *s);
 /* Reads a whole file ("-": standard input) into a malloc'd buffer of *n

@@ -1,7 +1,9 @@
 /* cmd_chat.c — `ngpt chat`: the original's chat format
  *   "system: ...\nuser: ...\nassistant: " ... "\n"
  * one user line from stdin per turn, the reply streamed to stdout, stopping
- * at the role markers. The prompt is the last T bytes of the conversation. */
+ * at the role markers (byte strings, matched on the reply's bytes whatever
+ * its tokens). The prompt is the conversation's tokens (its bytes for a
+ * byte-level model), the last T of them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +17,11 @@ static const char *const HELP =
     "Reads one user message per line from stdin and streams each reply to stdout.\n"
     "The conversation is \"system: TEXT\\nuser: LINE\\nassistant: REPLY\\n...\"; a reply\n"
     "ends at \"\\nuser: \", \"\\nsystem: \" or \"\\nassistant: \" (not printed), or after\n"
-    "-n tokens (default 256). When the conversation is longer than the model's\n"
-    "context T, the model sees its last T bytes (stderr says how many were dropped);\n"
+    "-n tokens (default 256), or at the tokenizer's end-of-text token if the model\n"
+    "has one (--end ID: another, -1: none). The conversation is encoded whole each\n"
+    "turn with the model's tokenizer (its bytes are the tokens of a byte-level model);\n"
+    "when it is longer than the model's context T, the model sees its last T tokens\n"
+    "(stderr says how many were dropped);\n"
     "--context says what happens when a reply fills the context (see ngpt generate\n"
     "--help). Turn i samples with seed S+i.\n\n"
     CLI_THREADS_HELP;
@@ -41,12 +46,19 @@ static int append(convo *c, const char *s, size_t n)
     return 0;
 }
 
-static int on_token(int32_t tok, void *user)
+typedef struct reply {
+    convo *c;
+    const ngpt_tokenizer *tok;
+} reply;
+
+static int on_token(int32_t id, void *user)
 {
-    char ch = (char)tok;
-    putchar(tok);
+    reply *r = user;
+    size_t len;
+    const uint8_t *b = cli_token_bytes(r->tok, id, &len);
+    fwrite(b, 1, len, stdout);
     fflush(stdout);
-    return append(user, &ch, 1) ? 1 : 0;
+    return len && append(r->c, (const char *)b, len) ? 1 : 0;
 }
 
 int cli_cmd_chat(int argc, char **argv)
@@ -78,14 +90,20 @@ int cli_cmd_chat(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.threads = o.threads;
     ngpt_context *ctx;
-    ngpt_status st = cli_open_model(model, &shape, &ctx);
+    ngpt_tokenizer *tok;
+    ngpt_status st = cli_open_model(model, &shape, &ctx, &tok);
     if (st) return cli_library_failed(a.cmd);
+    ngpt_tokenizer_info info;
+    if (tok && !o.end_given && !ngpt_tokenizer_describe(tok, &info)) o.gc.end_token = info.end_id;
     int32_t *tokens = NULL;     /* the whole conversation: the library keeps its last T */
+    size_t n_tokens;
     convo c = {0};
+    reply rp = {&c, tok};
     if (system && (append(&c, "system: ", 8) || append(&c, system, strlen(system)) ||
                    append(&c, "\n", 1))) {
         free(c.buf);
         ngpt_context_free(ctx);
+        ngpt_tokenizer_free(tok);
         return cli_error(a.cmd, CLI_FAILED, "out of memory");
     }
     char line[4096];
@@ -97,23 +115,23 @@ int cli_cmd_chat(int argc, char **argv)
             rc = cli_error(a.cmd, CLI_FAILED, "out of memory");
             break;
         }
-        int32_t *grown = c.len <= INT32_MAX ? realloc(tokens, c.len * sizeof(int32_t)) : NULL;
-        if (!grown) {
-            rc = cli_error(a.cmd, CLI_FAILED, "out of memory");
+        free(tokens);
+        if ((rc = cli_encode(a.cmd, tok, c.buf, c.len, &tokens, &n_tokens))) break;
+        if (n_tokens > INT32_MAX) {
+            rc = cli_error(a.cmd, CLI_FAILED, "the conversation is too long");
             break;
         }
-        tokens = grown;
-        for (size_t i = 0; i < c.len; i++) tokens[i] = (unsigned char)c.buf[i];
         o.gc.sampler.seed = seed + turn;
         ngpt_generate_result res;
-        st = ngpt_model_generate(ctx, &o.gc, tokens, (int32_t)c.len, NULL, 0, on_token, &c, &res);
+        st = ngpt_model_generate(ctx, &o.gc, tokens, (int32_t)n_tokens, NULL, 0, on_token, &rp,
+                                 &res);
         if (st) {
             rc = cli_library_failed(a.cmd);
             break;
         }
         putchar('\n');
         fflush(stdout);
-        cli_report_cropped(a.cmd, &res, "conversation");
+        cli_report_cropped(a.cmd, &res, "conversation", tok != NULL);
         if (append(&c, "\n", 1)) {
             rc = cli_error(a.cmd, CLI_FAILED, "out of memory");
             break;
@@ -122,5 +140,6 @@ int cli_cmd_chat(int argc, char **argv)
     free(c.buf);
     free(tokens);
     ngpt_context_free(ctx);
+    ngpt_tokenizer_free(tok);
     return rc;
 }

@@ -2,6 +2,7 @@
  * on every build and machine. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -10,11 +11,12 @@ static const char *const HELP =
     "usage: ngpt checksum FILE [--prompt TEXT] [--seed S] [--step N] [--threads N]\n\n"
     "Prints one name=<16 hex digits> line each for:\n"
     "  params        all parameters\n"
-    "  logits_eval   the logits over the prompt's bytes, eval mode\n"
+    "  logits_eval   the logits over the prompt's tokens (its bytes for a byte-level\n"
+    "                model), eval mode\n"
     "  logits_train  the same with dropout on, masks keyed by (seed, step)\n"
     "Every build (scalar, AVX2, NEON; x86 or ARM; any thread count) prints the\n"
     "same lines for the same file and arguments.\n\n"
-    "  --prompt TEXT   bytes to run (default \"Hello, ngpt!\"), at most T bytes\n"
+    "  --prompt TEXT   text to run (default \"Hello, ngpt!\"), at most T tokens\n"
     "  --seed S        dropout seed (default 42)\n"
     "  --step N        dropout step (default 0)\n"
     CLI_THREADS_HELP;
@@ -45,23 +47,32 @@ int cli_cmd_checksum(int argc, char **argv)
     }
     if (a.failed) return CLI_USAGE;
     if (!path) return cli_error(a.cmd, CLI_USAGE, "a checkpoint FILE is required (see ngpt checksum --help)");
-    size_t n = strlen(prompt);
-    if (n == 0) return cli_error(a.cmd, CLI_USAGE, "--prompt must not be empty");
+    if (!prompt[0]) return cli_error(a.cmd, CLI_USAGE, "--prompt must not be empty");
 
     ngpt_config cfg;
+    ngpt_tokenizer *tk = NULL;
     ngpt_status st = ngpt_checkpoint_config(path, &cfg);
+    if (!st) st = ngpt_checkpoint_tokenizer(path, &tk);
     if (st) return cli_library_failed(a.cmd);
-    if (n > (size_t)cfg.context_len)
-        return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu bytes but the model's context is T=%d",
-                         n, (int)cfg.context_len);
+    int32_t *tokens;
+    size_t n;
+    int rc = cli_encode(a.cmd, tk, prompt, strlen(prompt), &tokens, &n);
+    const char *unit = tk ? "tokens" : "bytes";
+    ngpt_tokenizer_free(tk);
+    if (rc) return rc;
+    if (n > (size_t)cfg.context_len) {
+        free(tokens);
+        return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu %s but the model's context is T=%d",
+                         n, unit, (int)cfg.context_len);
+    }
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = (int32_t)n;
     shape.threads = threads;
     ngpt_context *ctx;
-    if ((st = cli_open_model(path, &shape, &ctx))) return cli_library_failed(a.cmd);
-
-    int32_t tokens[n];
-    for (size_t i = 0; i < n; i++) tokens[i] = (unsigned char)prompt[i];
+    if ((st = cli_open_model(path, &shape, &ctx, NULL))) {
+        free(tokens);
+        return cli_library_failed(a.cmd);
+    }
     uint64_t h_params = 0, h_eval = 0, h_train = 0;
     ngpt_params_checksum(ctx, &h_params);
     if (!(st = ngpt_model_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL))) {
@@ -71,6 +82,7 @@ int cli_cmd_checksum(int argc, char **argv)
             ngpt_logits_checksum(ctx, &h_train);
     }
     ngpt_context_free(ctx);
+    free(tokens);
     if (st) return cli_library_failed(a.cmd);
     printf("params=%016" PRIx64 "\nlogits_eval=%016" PRIx64 "\nlogits_train=%016" PRIx64 "\n",
            h_params, h_eval, h_train);

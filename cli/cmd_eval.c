@@ -1,7 +1,8 @@
-/* cmd_eval.c — `ngpt eval`: mean loss and bits per byte of a model on the
- * held-out tail of a data file, over fixed seeded windows; with --compare,
- * how far another model of the same shape (a quantized one's float32
- * original) is from it there. */
+/* cmd_eval.c — `ngpt eval`: mean loss, bits per byte and perplexity of a
+ * model on the held-out tail of a data file, over fixed seeded windows (of
+ * the model's tokens when it carries a tokenizer); with --compare, how far
+ * another model of the same shape (a quantized one's float32 original) is
+ * from it there. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +14,18 @@ static const char *const HELP =
     "usage: ngpt eval --model FILE --data FILE [--data FILE ...] [--batches N]\n"
     "                 [--batch B] [--seq T] [--holdout F] [--seed S] [--compare FILE]\n"
     "                 [--threads N]\n\n"
-    "Mean cross-entropy (nats per byte) and bits per byte over N batches of B random\n"
-    "windows from the held-out tail of the data (the same split `ngpt train` holds out).\n\n"
-    "  --compare FILE  also evaluate FILE, a model of the same V and T (e.g. the\n"
-    "                float32 original of a model from ngpt quantize), on the same\n"
-    "                windows: its bits per byte, the largest difference between\n"
-    "                the two models' logits there, how often their most likely\n"
-    "                next byte is the same, and how many of 256 bytes they\n"
-    "                generate alike (greedy, after the held-out text's first 64)\n"
+    "Mean cross-entropy (nats per token), bits per byte and perplexity (per token)\n"
+    "over N batches of B random windows from the held-out tail of the data (the same\n"
+    "split `ngpt train` holds out: the last bytes, encoded with the model's tokenizer\n"
+    "if it has one). Bits per byte = the windows' nats / (the bytes their target\n"
+    "tokens stand for x ln 2): the same scale for a byte model and a BPE model.\n\n"
+    "  --compare FILE  also evaluate FILE, a model of the same V and T and the same\n"
+    "                tokenizer (e.g. the float32 original of a model from ngpt\n"
+    "                quantize), on the same windows: its bits per byte, the largest\n"
+    "                difference between the two models' logits there, how often\n"
+    "                their most likely next token is the same, and how many of 256\n"
+    "                tokens they generate alike (greedy, after the held-out text's\n"
+    "                first 64 tokens)\n"
     "  --batches N   batches (8)      --batch B   windows per batch (8)\n"
     "  --seq T       window length (the model's T)\n"
     "  --holdout F   held-out fraction at the end of the data (0.1)\n"
@@ -36,7 +41,18 @@ typedef struct compare_opts {
     uint64_t seed;
     int32_t batches, batch, seq;
     float loss;             /* the first model's */
+    double bytes;           /* the bytes its windows' target tokens stand for */
+    const ngpt_tokenizer *tok;  /* the first model's, or NULL: tokens are bytes */
 } compare_opts;
+
+/* The other model's tokenizer is the first's (both none, or equal sums). */
+static bool same_tokenizer(const ngpt_tokenizer *a, const ngpt_tokenizer *b)
+{
+    ngpt_tokenizer_info ia, ib;
+    if (!a || !b) return !a && !b;
+    return !ngpt_tokenizer_describe(a, &ia) && !ngpt_tokenizer_describe(b, &ib) &&
+           ia.checksum == ib.checksum;
+}
 
 /* Greedy bytes after prompt into out; how many were made. */
 static int32_t greedy(ngpt_context *ctx, const int32_t *prompt, int32_t n, int32_t *out)
@@ -62,7 +78,15 @@ static int compare_models(const compare_opts *o, ngpt_context *first)
                          "V=%d T=%d", o->path, (int)b.vocab_size, (int)b.context_len,
                          (int)a.vocab_size, (int)a.context_len);
     ngpt_context *other;
-    if ((st = cli_open_model(o->path, o->shape, &other))) return cli_library_failed(o->cmd);
+    ngpt_tokenizer *other_tok;
+    if ((st = cli_open_model(o->path, o->shape, &other, &other_tok)))
+        return cli_library_failed(o->cmd);
+    if (!same_tokenizer(o->tok, other_tok)) {
+        ngpt_context_free(other);
+        ngpt_tokenizer_free(other_tok);
+        return cli_error(o->cmd, CLI_USAGE, "--compare %s: its tokenizer is not the model's",
+                         o->path);
+    }
     const size_t rows = (size_t)o->batch * (size_t)o->seq, logits = rows * (size_t)a.vocab_size;
     int32_t *tok = malloc(2 * rows * sizeof *tok), *ga = malloc(2 * GREEDY_BYTES * sizeof *ga);
     float *keep = malloc(logits * sizeof *keep), loss = 0;
@@ -102,6 +126,7 @@ static int compare_models(const compare_opts *o, ngpt_context *first)
                 (nb = greedy(other, tok, prompt, ga + GREEDY_BYTES)) < 0))
         st = NGPT_ERR_INTERNAL;
     ngpt_context_free(other);
+    ngpt_tokenizer_free(other_tok);     /* the context borrowed it */
     free(keep);
     if (st) {
         free(tok), free(ga);
@@ -114,19 +139,21 @@ static int compare_models(const compare_opts *o, ngpt_context *first)
         else if (first_diff < 0) first_diff = i;
     }
     free(tok), free(ga);
-    printf("%s: loss %.4f nats/byte, %.4f bits/byte (%+.2f%% against the model's)\n", o->path,
-           (double)loss, (double)loss / 0.69314718055994531,
+    const char *unit = o->tok ? "token" : "byte";
+    const double nats = (double)loss * o->batches * o->batch * o->seq;
+    printf("%s: loss %.4f nats/%s, %.4f bits/byte (%+.2f%% against the model's)\n", o->path,
+           (double)loss, unit, nats / (o->bytes * 0.69314718055994531),
            100.0 * ((double)loss - (double)o->loss) / (double)o->loss);
     printf("over those windows: largest logit difference %.4g (largest |logit| %.4g); the same "
-           "most likely next byte at %.2f%% of %zu positions\n", worst, largest,
+           "most likely next %s at %.2f%% of %zu positions\n", worst, largest, unit,
            100.0 * (double)top1 / (double)positions, positions);
     if (first_diff < 0)
-        printf("greedy after the held-out text's first %d bytes: all %d bytes alike\n",
-               (int)prompt, (int)(na < nb ? na : nb));
+        printf("greedy after the held-out text's first %d %ss: all %d %ss alike\n",
+               (int)prompt, unit, (int)(na < nb ? na : nb), unit);
     else
-        printf("greedy after the held-out text's first %d bytes: alike up to byte %d; %d of %d "
-               "bytes alike position by position\n", (int)prompt, (int)first_diff, (int)alike,
-               (int)(na < nb ? na : nb));
+        printf("greedy after the held-out text's first %d %ss: alike up to %s %d; %d of %d "
+               "%ss alike position by position\n", (int)prompt, unit, unit, (int)first_diff,
+               (int)alike, (int)(na < nb ? na : nb), unit);
     return CLI_OK;
 }
 
@@ -178,29 +205,44 @@ int cli_cmd_eval(int argc, char **argv)
     if (seq > cfg.context_len)
         return cli_error(a.cmd, CLI_USAGE, "--seq %d is longer than the model's context T=%d",
                          (int)seq, (int)cfg.context_len);
-    ngpt_data *d;
-    if ((st = ngpt_data_open(&d, data, n_data, holdout, seq))) return cli_library_failed(a.cmd);
+    ngpt_data *d = NULL;
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = batch, shape.seq = seq, shape.threads = threads;
-    ngpt_context *ctx;
-    if ((st = cli_open_model(model, &shape, &ctx))) {
-        ngpt_data_free(d);
-        return cli_library_failed(a.cmd);
-    }
+    ngpt_context *ctx = NULL;
+    ngpt_tokenizer *tok = NULL;
     float loss = 0;
-    st = ngpt_model_evaluate(ctx, d, seed, batches, batch, seq, &loss);
-    size_t tr = 0, ev = 0;
-    ngpt_data_sizes(d, &tr, &ev);
-    if (!st)
-        printf("loss %.4f nats/byte, %.4f bits/byte (%d x %d windows of %d bytes from the last %zu "
-               "bytes)\n", (double)loss, (double)loss / 0.69314718055994531, (int)batches,
-               (int)batch, (int)seq, ev);
-    int rc = st ? cli_library_failed(a.cmd) : CLI_OK;
-    if (!rc && compare) {
-        compare_opts c = {a.cmd, compare, d, &shape, seed, batches, batch, seq, loss};
-        rc = compare_models(&c, ctx);
+    uint64_t bytes = 0;
+    if (!(st = ngpt_data_open(&d, data, n_data, holdout, seq)) &&
+        !(st = cli_open_model(model, &shape, &ctx, &tok)) &&
+        !(st = tok ? ngpt_data_tokenize(d, tok, seq) : NGPT_OK) &&
+        !(st = ngpt_model_evaluate(ctx, d, seed, batches, batch, seq, &loss)))
+        for (int32_t i = 0; !st && i < batches; i++) {  /* the bytes of the same windows */
+            uint64_t b;
+            st = ngpt_data_batch_bytes(d, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, &b);
+            bytes += b;
+        }
+    size_t tr = 0, ev = 0, ev_tokens = 0;
+    if (d) ngpt_data_sizes(d, &tr, &ev), ngpt_data_token_counts(d, &tr, &ev_tokens);
+    const bool bpe = tok != NULL;
+    int rc = CLI_OK;
+    if (st) {
+        rc = cli_library_failed(a.cmd);
+    } else {
+        const double nats = (double)loss * batches * batch * seq;   /* all the windows' */
+        printf("loss %.4f nats/%s, %.4f bits/byte, perplexity %.3f (%d x %d windows of %d %s "
+               "from the last %zu bytes", (double)loss, bpe ? "token" : "byte",
+               nats / ((double)bytes * 0.69314718055994531), exp((double)loss), (int)batches,
+               (int)batch, (int)seq, bpe ? "tokens" : "bytes", ev);
+        if (bpe) printf(", %zu tokens: %.3f bytes/token", ev_tokens, (double)ev / (double)ev_tokens);
+        printf(")\n");
+        if (compare) {
+            compare_opts c = {a.cmd, compare, d, &shape, seed, batches, batch, seq, loss,
+                              (double)bytes, tok};
+            rc = compare_models(&c, ctx);
+        }
     }
     ngpt_context_free(ctx);
+    ngpt_tokenizer_free(tok);
     ngpt_data_free(d);
     return rc;
 }

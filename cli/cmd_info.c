@@ -8,8 +8,26 @@
 static const char *const HELP =
     "usage: ngpt info FILE\n\n"
     "Verifies a checkpoint and prints its size, config, weight type (f32 or q8),\n"
-    "parameter count and the arena bytes a context needs: inference (batch 1,\n"
-    "seq T) and training (batch 32, seq T; float32 models only).\n";
+    "parameter count, tokenizer and the arena bytes a context needs: inference\n"
+    "(batch 1, seq T) and training (batch 32, seq T; float32 models only).\n";
+
+/* The tokenizer line: what the checkpoint carries, or bytes. */
+static int print_tokenizer(const char *cmd, const char *path)
+{
+    ngpt_tokenizer *tok;
+    ngpt_tokenizer_info ti;
+    if (ngpt_checkpoint_tokenizer(path, &tok)) return cli_library_failed(cmd);
+    if (!tok) {
+        printf("tokenizer:   none: tokens are bytes\n");
+        return CLI_OK;
+    }
+    ngpt_tokenizer_describe(tok, &ti);
+    printf("tokenizer:   BPE, %d tokens (%d merges, %d special; end %d), checksum %016llx "
+           "(ngpt tokenizer info %s)\n", (int)ti.n_tokens, (int)ti.n_merges, (int)ti.n_special,
+           (int)ti.end_id, (unsigned long long)ti.checksum, path);
+    ngpt_tokenizer_free(tok);
+    return CLI_OK;
+}
 
 int cli_cmd_info(int argc, char **argv)
 {
@@ -52,5 +70,5 @@ int cli_cmd_info(int argc, char **argv)
     else
         printf("arena train: %zu bytes (%.1f MiB) at batch 32, seq %d\n", train, train / 1048576.0,
                (int)cfg.context_len);
-    return CLI_OK;
+    return print_tokenizer(a.cmd, path);
 }

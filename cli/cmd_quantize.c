@@ -49,9 +49,12 @@ int cli_cmd_quantize(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = 1;      /* no forward runs: the smallest arena holding the weights */
     ngpt_context *ctx;
+    ngpt_tokenizer *tok = NULL;     /* a BPE model's: the 8-bit file carries it too */
     if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) return cli_library_failed(a.cmd);
-    if (!(st = ngpt_checkpoint_load(ctx, in))) st = ngpt_checkpoint_save(ctx, out);
+    if (!(st = ngpt_checkpoint_tokenizer(in, &tok)) && tok) st = ngpt_context_tokenizer_set(ctx, tok);
+    if (!st && !(st = ngpt_checkpoint_load(ctx, in))) st = ngpt_checkpoint_save(ctx, out);
     ngpt_context_free(ctx);
+    ngpt_tokenizer_free(tok);
     if (st) return cli_library_failed(a.cmd);
     const long long before = file_bytes(in), after = file_bytes(out);
     ngpt_train_state ts = {0};

@@ -22,7 +22,9 @@ static const char *const HELP =
     "  import-gpt2  GPT-2's tokenizer from encoder.json and vocab.bpe\n\n"
     "A tokenizer's ids are the 256 bytes, then its merges, then its special\n"
     "tokens (end of text, padding). Every byte string encodes and decodes back\n"
-    "exactly. docs/TOKENIZER.md has the details.\n";
+    "exactly. Where a tokenizer FILE is read, a checkpoint of a model trained on\n"
+    "one (ngpt train --tokenizer/--vocab) also serves: its tokenizer is read.\n"
+    "docs/TOKENIZER.md has the details.\n";
 
 static const char *const HELP_TRAIN =
     "usage: ngpt tokenizer train [--data FILE ...] --out FILE [--vocab N] [--split S]\n"
@@ -58,8 +60,9 @@ static const char *const HELP_DECODE =
 
 static const char *const HELP_INFO =
     "usage: ngpt tokenizer info FILE [--tokens]\n\n"
-    "Checks a tokenizer file and prints its size, special tokens, pre-tokenizer,\n"
-    "merge rule and checksum; --tokens lists every token (id, bytes escaped).\n";
+    "Checks a tokenizer file (or the tokenizer a checkpoint carries) and prints its\n"
+    "size, special tokens, pre-tokenizer, merge rule and checksum; --tokens lists\n"
+    "every token (id, bytes escaped).\n";
 
 static const char *const HELP_GPT2 =
     "usage: ngpt tokenizer import-gpt2 --encoder encoder.json --vocab vocab.bpe --out FILE\n\n"
@@ -166,8 +169,7 @@ static int cmd_train(int argc, char **argv)
 static int open_tokenizer(const char *cmd, const char *path, ngpt_tokenizer **tok)
 {
     if (!path) return cli_error(cmd, CLI_USAGE, "--tokenizer FILE is required (see ngpt %s --help)", cmd);
-    if (ngpt_tokenizer_load(tok, path)) return cli_library_failed(cmd);
-    return CLI_OK;
+    return cli_load_tokenizer(cmd, path, tok);
 }
 
 static FILE *open_out(const char *cmd, const char *path)
@@ -333,7 +335,8 @@ static int cmd_info(int argc, char **argv)
     }
     if (!path) return cli_error(a.cmd, CLI_USAGE, "a tokenizer FILE is required (see ngpt tokenizer info --help)");
     ngpt_tokenizer *tok;
-    if (ngpt_tokenizer_load(&tok, path)) return cli_library_failed(a.cmd);
+    int rc = cli_load_tokenizer(a.cmd, path, &tok);
+    if (rc) return rc;
     ngpt_tokenizer_info info;
     ngpt_tokenizer_describe(tok, &info);
     printf("file:          %s\n", path);

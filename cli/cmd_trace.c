@@ -10,21 +10,55 @@
 static const char *const HELP =
     "usage: ngpt trace --model FILE --prompt TEXT [--layer L] (--svg OUT.svg | --text)\n"
     "                  [--threads N]\n\n"
-    "Runs the prompt's bytes through the model and draws each head's attention\n"
-    "probabilities (rows: queries, columns: keys; darker = more attention).\n"
+    "Runs the prompt's tokens (its bytes for a byte-level model) through the model\n"
+    "and draws each head's attention probabilities (rows: queries, columns: keys;\n"
+    "darker = more attention), labelled with each token's text (a space as U+2423,\n"
+    "control bytes and bytes that are not UTF-8 as \\n \\t \\xNN).\n"
     "  --layer L   only layer L (default: every layer, one row of heads each)\n"
     "  --svg F     write an SVG picture to F\n"
     "  --text      print the maps as tables of probabilities\n"
     CLI_THREADS_HELP;
 
-/* A printable label for byte b: itself, or a C-style escape. */
-static void label(int b, char out[8])
+/* The length of the valid UTF-8 sequence of 2..4 bytes at p (n left), or 0. */
+static size_t utf8_len(const uint8_t *p, size_t n)
 {
-    if (b == '\n') strcpy(out, "\\n");
-    else if (b == '\t') strcpy(out, "\\t");
-    else if (b == ' ') strcpy(out, "\xe2\x90\xa3");     /* U+2423 open box */
-    else if (b < 32 || b >= 127) snprintf(out, 8, "\\x%02x", b);
-    else snprintf(out, 8, "%c", b);
+    size_t len = p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
+    if (p[0] >= 0xF5 || len == 0 || len > n) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0) ||  /* overlong, surrogate */
+        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))    /* overlong, > U+10FFFF */
+        return 0;
+    return len;
+}
+
+enum { LABEL = 4 * 256 + 1 };      /* the longest escaped token */
+
+/* A printable label for token id: its bytes, a space as U+2423 (open box),
+ * control bytes and bytes outside valid UTF-8 as C-style escapes. */
+static void label(const ngpt_tokenizer *tok, int32_t id, char out[LABEL])
+{
+    size_t n, o = 0;
+    const uint8_t *b = cli_token_bytes(tok, id, &n);
+    if (!b) {                   /* an id >= 256 of a byte-level model */
+        snprintf(out, LABEL, "#%d", (int)id);
+        return;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t u = b[i] >= 0x80 ? utf8_len(b + i, n - i) : 0;
+        if (u) {
+            memcpy(out + o, b + i, u);
+            o += u, i += u;
+            continue;
+        }
+        const uint8_t c = b[i++];
+        if (c == '\n') o += (size_t)snprintf(out + o, LABEL - o, "\\n");
+        else if (c == '\t') o += (size_t)snprintf(out + o, LABEL - o, "\\t");
+        else if (c == ' ') o += (size_t)snprintf(out + o, LABEL - o, "\xe2\x90\xa3");
+        else if (c < 32 || c >= 127) o += (size_t)snprintf(out + o, LABEL - o, "\\x%02x", c);
+        else out[o++] = (char)c;
+    }
+    out[o] = 0;
 }
 
 /* Writes s with XML's special characters escaped. */
@@ -42,25 +76,32 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
-/* Prints a label right-aligned in `width` columns (UTF-8 aware). */
-static void print_label(const char *lb, int width)
+/* The columns a label takes (UTF-8 aware). */
+static int label_cols(const char *lb)
 {
     int cols = 0;
     for (const char *p = lb; *p; p++) cols += ((unsigned char)*p & 0xC0) != 0x80;
+    return cols;
+}
+
+/* Prints a label right-aligned in `width` columns. */
+static void print_label(const char *lb, int width)
+{
+    int cols = label_cols(lb);
     printf("%*s%s", width - cols > 0 ? width - cols : 0, "", lb);
 }
 
 enum { CELL = 16, PAD = 40 };
 
-static void svg_map(FILE *f, const float *p, const int32_t *tok, int n, int x0, int y0, int layer,
-                    int head)
+static void svg_map(FILE *f, const ngpt_tokenizer *tk, const float *p, const int32_t *tok, int n,
+                    int x0, int y0, int layer, int head)
 {
-    char lb[8];
+    char lb[LABEL];
     fprintf(f, "<g transform=\"translate(%d,%d)\">\n", x0, y0);
     fprintf(f, "<text x=\"0\" y=\"-%d\" font-weight=\"bold\">layer %d head %d</text>\n",
             PAD - 12, layer, head);
     for (int j = 0; j < n; j++) {     /* key labels on top, query labels on the left */
-        label(tok[j], lb);
+        label(tk, tok[j], lb);
         fprintf(f, "<text x=\"%d\" y=\"-4\" text-anchor=\"middle\">", j * CELL + CELL / 2);
         xml_text(f, lb);
         fputs("</text>\n", f);
@@ -110,38 +151,53 @@ int cli_cmd_trace(int argc, char **argv)
     if (a.failed) return CLI_USAGE;
     if (!model || !prompt) return cli_error(a.cmd, CLI_USAGE, "--model and --prompt are required");
     if (!svg && !text) return cli_error(a.cmd, CLI_USAGE, "give --svg OUT.svg or --text");
-    size_t n = strlen(prompt);
-    if (n == 0) return cli_error(a.cmd, CLI_USAGE, "the prompt is empty");
+    if (!prompt[0]) return cli_error(a.cmd, CLI_USAGE, "the prompt is empty");
     ngpt_config cfg;
+    ngpt_tokenizer *tk = NULL;
     ngpt_status st = ngpt_checkpoint_config(model, &cfg);
+    if (!st) st = ngpt_checkpoint_tokenizer(model, &tk);
     if (st) return cli_library_failed(a.cmd);
-    if (n > (size_t)cfg.context_len)
-        return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu bytes but the model's context is T=%d",
-                         n, (int)cfg.context_len);
-    if (only >= cfg.n_layers)
-        return cli_error(a.cmd, CLI_USAGE, "--layer %d: the model has layers 0..%d", (int)only,
-                         (int)cfg.n_layers - 1);
+    int32_t *tok;
+    size_t n;
+    int rc = cli_encode(a.cmd, tk, prompt, strlen(prompt), &tok, &n);
+    const char *unit = tk ? "tokens" : "bytes";
+    ngpt_tokenizer_free(tk);
+    tk = NULL;
+    if (rc) return rc;
+    if (n > (size_t)cfg.context_len || only >= cfg.n_layers) {
+        free(tok);
+        if (only >= cfg.n_layers)
+            return cli_error(a.cmd, CLI_USAGE, "--layer %d: the model has layers 0..%d", (int)only,
+                             (int)cfg.n_layers - 1);
+        return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu %s but the model's context is T=%d",
+                         n, unit, (int)cfg.context_len);
+    }
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = (int32_t)n;
     shape.trace = NGPT_TRACE_FULL;
     shape.threads = threads;
     ngpt_context *ctx;
-    if ((st = cli_open_model(model, &shape, &ctx))) return cli_library_failed(a.cmd);
-    int32_t *tok = malloc(n * sizeof(int32_t));
-    if (!tok) return cli_error(a.cmd, CLI_FAILED, "out of memory");
-    for (size_t i = 0; i < n; i++) tok[i] = (unsigned char)prompt[i];
-    if ((st = ngpt_model_forward(ctx, tok, 1, (int32_t)n, NULL, NULL))) {
+    if ((st = cli_open_model(model, &shape, &ctx, &tk)) ||
+        (st = ngpt_model_forward(ctx, tok, 1, (int32_t)n, NULL, NULL))) {
         free(tok);
         ngpt_context_free(ctx);
+        ngpt_tokenizer_free(tk);
         return cli_library_failed(a.cmd);
     }
     const int H = cfg.n_heads, first = only < 0 ? 0 : only, last = only < 0 ? cfg.n_layers - 1 : only;
     const int side = (int)n * CELL + PAD + 8;
+    char lb[LABEL];
+    int width = 6;              /* the text table's columns: the widest label, at least 6 */
+    for (size_t j = 0; j < n; j++) {
+        label(tk, tok[j], lb);
+        if (label_cols(lb) + 1 > width) width = label_cols(lb) + 1;
+    }
     FILE *f = NULL;
     if (svg) {
         if (!(f = fopen(svg, "w"))) {
             free(tok);
             ngpt_context_free(ctx);
+            ngpt_tokenizer_free(tk);
             return cli_error(a.cmd, CLI_FAILED, "cannot write %s", svg);
         }
         fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
@@ -149,22 +205,21 @@ int cli_cmd_trace(int argc, char **argv)
                 "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
                 H * side + PAD, (last - first + 1) * side + PAD);
     }
-    char lb[8];
     for (int l = first; l <= last; l++) {
         const float *p;
         size_t count;
         if ((st = ngpt_trace_data(ctx, l, &p, &count))) break;
         for (int h = 0; h < H; h++) {
             const float *m = p + (size_t)h * n * n;
-            if (f) svg_map(f, m, tok, (int)n, PAD + h * side, PAD + (l - first) * side, l, h);
+            if (f) svg_map(f, tk, m, tok, (int)n, PAD + h * side, PAD + (l - first) * side, l, h);
             if (!text) continue;
-            printf("layer %d head %d\n%6s", l, h, "");
-            for (size_t j = 0; j < n; j++) label(tok[j], lb), print_label(lb, 6);
+            printf("layer %d head %d\n%*s", l, h, width, "");
+            for (size_t j = 0; j < n; j++) label(tk, tok[j], lb), print_label(lb, width);
             putchar('\n');
             for (size_t i = 0; i < n; i++) {
-                label(tok[i], lb);
-                print_label(lb, 6);
-                for (size_t j = 0; j < n; j++) printf(" %5.3f", (double)m[i * n + j]);
+                label(tk, tok[i], lb);
+                print_label(lb, width);
+                for (size_t j = 0; j < n; j++) printf("%*.3f", width, (double)m[i * n + j]);
                 putchar('\n');
             }
         }
@@ -176,6 +231,7 @@ int cli_cmd_trace(int argc, char **argv)
     }
     free(tok);
     ngpt_context_free(ctx);
+    ngpt_tokenizer_free(tk);
     if (st) return cli_library_failed(a.cmd);
     if (write_failed) return cli_error(a.cmd, CLI_FAILED, "cannot finish writing %s", svg);
     if (svg) fprintf(stderr, "ngpt trace: wrote %s\n", svg);

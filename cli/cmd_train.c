@@ -1,9 +1,12 @@
-/* cmd_train.c — `ngpt train`: byte-level training with AdamW, warmup +
- * cosine, periodic evaluation, atomic checkpoints (latest and best), resume,
- * a progress line on a terminal and Ctrl-C saving before it exits.
- * One function per job: options (parse, resume_settings, settle), data
- * (open_data), model (open_model), the loop (train_loop), reporting
- * (report_start, report_step, finish). */
+/* cmd_train.c — `ngpt train`: training on bytes or on a BPE tokenizer's
+ * tokens (--tokenizer, or --vocab: one trained on the training split
+ * first) with AdamW, warmup + cosine, periodic evaluation, atomic
+ * checkpoints (latest and best, carrying the tokenizer), resume, a
+ * progress line on a terminal and Ctrl-C saving before it exits. Losses
+ * are printed per token and in bits per byte. One function per job:
+ * options (parse, resume_settings, settle), data (open_data, tokenize),
+ * model (open_model), the loop (train_loop), reporting (report_start,
+ * report_step, finish). */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -23,11 +26,19 @@ static const char *const HELP =
     "                  [--min-lr LR] [--warmup N] [--weight-decay W] [--no-decay-norms]\n"
     "                  [--clip C] [--accum N] [--seed S] [--threads N] [--eval-every N]\n"
     "                  [--eval-batches N] [--holdout F] [--out FILE] [--keep-best FILE]\n"
-    "                  [--stop-at N] [--resume FILE] [--log-csv FILE] [--config key=value ...]\n\n"
-    "Trains a byte-level model on FILEs (concatenated; the last --holdout fraction is\n"
-    "held out for evaluation). Without --data it trains on the corpus the build\n"
-    "gathers from the project's own docs and sources (" NGPT_CORPUS_PATH ").\n\n"
+    "                  [--stop-at N] [--resume FILE] [--log-csv FILE] [--config key=value ...]\n"
+    "                  [--tokenizer FILE | --vocab N]\n\n"
+    "Trains a model on FILEs (concatenated; the last --holdout fraction of the bytes\n"
+    "is held out for evaluation): on their bytes, or on the tokens of a BPE tokenizer\n"
+    "(--tokenizer, --vocab), which then sets V and is saved in every checkpoint.\n"
+    "Without --data it trains on the corpus the build gathers from the project's\n"
+    "own docs and sources (" NGPT_CORPUS_PATH ").\n\n"
     "  --data FILE        training text (repeatable)\n"
+    "  --tokenizer FILE   train on this tokenizer's tokens (a tokenizer file, or a\n"
+    "                     checkpoint that carries one); V = its tokens\n"
+    "  --vocab N          train a BPE tokenizer of N tokens on the training split\n"
+    "                     first (GPT-2 pieces, end and padding tokens: see ngpt\n"
+    "                     tokenizer train), then the model on its tokens\n"
     "  --steps N          optimizer steps in total, also the schedule length (1000)\n"
     "  --batch B          windows per micro-batch (32)   --seq T  window length (T)\n"
     "  --lr LR            peak learning rate (3e-4)      --min-lr LR  cosine floor (3e-5)\n"
@@ -46,10 +57,13 @@ static const char *const HELP =
     "  --resume FILE      continue from a checkpoint (bit-identical to not stopping);\n"
     "                     its saved settings apply unless given again here (a warning\n"
     "                     names any that then differ: the run is no longer identical)\n"
-    "  --log-csv FILE     step,loss,lr,grad_norm,tokens_per_s,eval_loss per step\n"
+    "  --log-csv FILE     step,loss,lr,grad_norm,tokens_per_s,eval_loss,\n"
+    "                     bits_per_byte,eval_bits_per_byte per step\n"
     "  --config key=value model config for a new model (see ngpt init --help)\n"
     "  --skip-nonfinite   skip a step whose loss or gradient is NaN/Inf (at most 10 in\n"
     "                     a row) instead of stopping\n\n"
+    "Losses are nats per token (per byte for a byte-level model), each followed by\n"
+    "bits per byte: the batch's nats / (the bytes of its target tokens x ln 2).\n"
     "Ctrl-C saves the latest checkpoint and exits with status 130. A NaN or Inf loss\n"
     "or gradient stops training with a message naming the step and saves the last\n"
     "good state (parameters before that step) to --out, unless the parameters hold\n"
@@ -67,7 +81,8 @@ typedef struct train_opts {
     uint64_t seed;
     float holdout;
     ngpt_optim_config opt;
-    const char *out, *best, *resume, *log_csv;
+    const char *out, *best, *resume, *log_csv, *tokenizer;
+    int32_t vocab;              /* --vocab: a tokenizer of this many tokens (0: none) */
     char *resume_data;          /* --resume's file, read once (resume_settings) */
     size_t resume_size;
     ngpt_config cfg;
@@ -135,6 +150,10 @@ static int parse(int argc, char **argv, train_opts *o)
             o->resume = v;
         } else if (cli_opt(&a, "--log-csv", &v)) {
             o->log_csv = v;
+        } else if (cli_opt(&a, "--tokenizer", &v)) {
+            o->tokenizer = v;
+        } else if (cli_opt(&a, "--vocab", &v)) {
+            ok = !v || cli_parse_i32(c, "--vocab", v, 258, 1 << 20, &o->vocab);
         } else if (cli_opt(&a, "--config", &v)) {
             if (v && ngpt_config_set(&o->cfg, v))
                 return cli_error(c, CLI_USAGE, "%s", cli_library_error());
@@ -148,6 +167,11 @@ static int parse(int argc, char **argv, train_opts *o)
     if (o->resume && o->cfg_given)
         return cli_error(c, CLI_USAGE, "--config cannot change a resumed model (its config is in %s)",
                          o->resume);
+    if (o->resume && (o->tokenizer || o->vocab))
+        return cli_error(c, CLI_USAGE, "--tokenizer and --vocab cannot change a resumed model (its "
+                         "tokenizer, if it has one, is in %s)", o->resume);
+    if (o->tokenizer && o->vocab)
+        return cli_error(c, CLI_USAGE, "give --tokenizer FILE or --vocab N, not both");
     return CLI_OK;
 }
 
@@ -281,8 +305,11 @@ typedef struct run {
     const char *cmd;
     train_opts *o;
     ngpt_data *data;
+    ngpt_tokenizer *tok;        /* NULL: bytes */
+    double tok_seconds;         /* --vocab: training the tokenizer took */
     const char *data_name;      /* for the report */
-    size_t train_bytes, eval_bytes, arena;
+    size_t train_bytes, eval_bytes, arena, train_tokens, eval_tokens;
+    uint64_t eval_window_bytes; /* the bytes of the evaluation's targets */
     uint64_t data_hash;
     ngpt_context *ctx;
     FILE *csv;
@@ -291,6 +318,74 @@ typedef struct run {
     double t_start;
     bool tty;
 } run;
+
+static int set_vocab(run *r);
+
+/* The run's tokenizer: the resumed checkpoint's, --tokenizer's, or none
+ * (--vocab trains one once the data is open); it sets V. */
+static int open_tokenizer(run *r)
+{
+    train_opts *o = r->o;
+    if (o->resume) {
+        if (ngpt_checkpoint_tokenizer_mem(o->resume_data, o->resume_size, &r->tok))
+            return cli_error(r->cmd, CLI_FAILED, "cannot resume from %s: %s", o->resume,
+                             cli_library_error());
+        return CLI_OK;
+    }
+    if (!o->tokenizer) return CLI_OK;
+    int rc = cli_load_tokenizer(r->cmd, o->tokenizer, &r->tok);
+    return rc ? rc : set_vocab(r);
+}
+
+/* A new model's V is its tokenizer's token count (a --config V= must agree). */
+static int set_vocab(run *r)
+{
+    train_opts *o = r->o;
+    ngpt_tokenizer_info info;
+    ngpt_tokenizer_describe(r->tok, &info);
+    if (o->cfg_given && o->cfg.vocab_size != ngpt_config_default().vocab_size &&
+        o->cfg.vocab_size != info.n_tokens)
+        return cli_error(r->cmd, CLI_USAGE, "--config V=%d disagrees with the tokenizer's %d "
+                         "tokens (leave V out: the tokenizer sets it)", (int)o->cfg.vocab_size,
+                         (int)info.n_tokens);
+    o->cfg.vocab_size = info.n_tokens;
+    if (ngpt_config_validate(&o->cfg))
+        return cli_error(r->cmd, CLI_USAGE, "%s", cli_library_error());
+    return CLI_OK;
+}
+
+/* --vocab: a tokenizer trained on the training split (what the model
+ * trains on; the held-out text stays unseen). */
+static int train_tokenizer(run *r)
+{
+    const uint8_t *text;
+    size_t n;
+    ngpt_data_text(r->data, NGPT_SPLIT_TRAIN, &text, &n);
+    ngpt_tokenizer_train_config tc = ngpt_tokenizer_train_config_default();
+    tc.vocab_size = r->o->vocab;
+    const void *texts[1] = {text};
+    const double t0 = cli_now();
+    if (ngpt_tokenizer_train(&r->tok, &tc, texts, &n, 1)) return cli_library_failed(r->cmd);
+    r->tok_seconds = cli_now() - t0;
+    return set_vocab(r);
+}
+
+/* Encodes the data with the run's tokenizer, and the bytes of the
+ * evaluation's windows (the same every evaluation). */
+static int tokenize(run *r)
+{
+    const train_opts *o = r->o;
+    if (r->tok && ngpt_data_tokenize(r->data, r->tok, o->seq)) return cli_library_failed(r->cmd);
+    ngpt_data_token_counts(r->data, &r->train_tokens, &r->eval_tokens);
+    for (int32_t i = 0; r->eval_bytes && i < o->eval_batches; i++) {
+        uint64_t b = 0;
+        if (ngpt_data_batch_bytes(r->data, NGPT_SPLIT_EVAL, o->seed, (uint64_t)i, o->batch, o->seq,
+                                  &b))
+            return cli_library_failed(r->cmd);
+        r->eval_window_bytes += b;
+    }
+    return CLI_OK;
+}
 
 static int open_data(run *r, const ngpt_train_state *saved)
 {
@@ -311,7 +406,11 @@ static int open_data(run *r, const ngpt_train_state *saved)
                 "same --data files to continue it exactly)\n", o->resume);
     if (r->eval_bytes == 0 && o->best)
         return cli_error(r->cmd, CLI_USAGE, "--keep-best needs held-out data (--holdout > 0)");
-    return CLI_OK;
+    if (o->vocab) {
+        int rc = train_tokenizer(r);
+        if (rc) return rc;
+    }
+    return tokenize(r);
 }
 
 /* The training context: the resumed checkpoint or fresh weights, and the
@@ -323,6 +422,7 @@ static int open_model(run *r)
                         .trace = NGPT_TRACE_NONE, .threads = o->threads};
     ngpt_status st = ngpt_arena_size(&o->cfg, &shape, &r->arena);
     if (!st) st = ngpt_context_init(&r->ctx, &o->cfg, &shape, NULL, 0);
+    if (!st) st = ngpt_context_tokenizer_set(r->ctx, r->tok);   /* saves carry it */
     if (!st) st = o->resume ? ngpt_checkpoint_load_train_mem(r->ctx, o->resume_data,
                                                              o->resume_size, NULL)
                             : ngpt_params_init(r->ctx, o->seed);
@@ -333,7 +433,9 @@ static int open_model(run *r)
     if (o->log_csv) {
         r->csv = fopen(o->log_csv, r->step ? "a" : "w");
         if (!r->csv) return cli_error(r->cmd, CLI_FAILED, "cannot write %s", o->log_csv);
-        if (!r->step) fprintf(r->csv, "step,loss,lr,grad_norm,tokens_per_s,eval_loss\n");
+        if (!r->step)
+            fprintf(r->csv, "step,loss,lr,grad_norm,tokens_per_s,eval_loss,bits_per_byte,"
+                    "eval_bits_per_byte\n");
     }
     return CLI_OK;
 }
@@ -361,15 +463,34 @@ static void report_start(const run *r)
            "seed %llu\n", r->data_name, o->n_data > 1 ? " (+more)" : "", r->train_bytes,
            r->eval_bytes, (unsigned long long)r->step, (int)o->steps, (double)o->opt.lr,
            (double)o->opt.min_lr, (long long)o->opt.warmup, (unsigned long long)o->seed);
+    ngpt_tokenizer_info info;
+    if (r->tok && !ngpt_tokenizer_describe(r->tok, &info)) {
+        char how[64] = "";
+        if (o->vocab) snprintf(how, sizeof how, ", trained on the training split in %.2f s",
+                               r->tok_seconds);
+        printf("tokenizer %s: %d tokens (%d merges)%s; %zu tokens train (%.3f bytes/token), %zu "
+               "held out (%.3f bytes/token)\n", o->resume ? o->resume : o->tokenizer ?
+               o->tokenizer : "--vocab", (int)info.n_tokens, (int)info.n_merges, how,
+               r->train_tokens, (double)r->train_bytes / (double)r->train_tokens, r->eval_tokens,
+               r->eval_tokens ? (double)r->eval_bytes / (double)r->eval_tokens : 0.0);
+    }
     fflush(stdout);
+}
+
+/* Bits per byte of a loss (nats per token) over tokens that stand for
+ * `bytes` bytes. */
+static double bits_per_byte(float loss, double tokens, uint64_t bytes)
+{
+    return (double)loss * tokens / ((double)bytes * 0.69314718055994531);
 }
 
 /* One step's progress: a line rewritten in place on a terminal, plain lines
  * (every 10th step, the first, the last and evaluations) otherwise; the CSV
  * row. dt: the step's seconds; now: when it ended (before any evaluation);
- * eval is NaN when the step did not evaluate. */
-static void report_step(const run *r, float loss, float lr, float norm, double dt, double now,
-                        float eval)
+ * bytes: those of the step's targets; eval is NaN when the step did not
+ * evaluate. */
+static void report_step(const run *r, float loss, uint64_t bytes, float lr, float norm, double dt,
+                        double now, float eval)
 {
     const train_opts *o = r->o;
     const double elapsed = now - r->t_start;
@@ -378,18 +499,19 @@ static void report_step(const run *r, float loss, float lr, float norm, double d
     const bool last = r->step == (uint64_t)o->steps;
     char eta[32];
     fmt_eta((double)((uint64_t)o->steps - r->step) * elapsed / (double)done, eta, sizeof eta);
+    const double bpb = bits_per_byte(loss, (double)o->batch * o->seq * o->opt.accum, bytes);
+    const double eval_bpb = bits_per_byte(eval, (double)o->batch * o->seq * o->eval_batches,
+                                          r->eval_window_bytes);
     if (r->tty) {
-        printf("\rstep %llu/%d  loss %.4f  lr %.2e  %.0f tok/s  %.0f ms/step  ETA %s   ",
-               (unsigned long long)r->step, (int)o->steps, (double)loss, (double)lr, tps,
-               1e3 * dt, eta);
-        if (!isnan(eval)) printf("\n  eval loss %.4f (%.3f bits/byte)\n", (double)eval,
-                                 (double)eval / 0.69314718055994531);
+        printf("\rstep %llu/%d  loss %.4f (%.3f bits/byte)  lr %.2e  %.0f tok/s  %.0f ms/step  "
+               "ETA %s   ", (unsigned long long)r->step, (int)o->steps, (double)loss, bpb,
+               (double)lr, tps, 1e3 * dt, eta);
+        if (!isnan(eval)) printf("\n  eval loss %.4f (%.3f bits/byte)\n", (double)eval, eval_bpb);
     } else if (done == 1 || r->step % 10 == 0 || last || !isnan(eval)) {
-        printf("step %llu/%d loss %.4f lr %.2e grad_norm %.3f tok/s %.0f ms/step %.0f ETA %s",
-               (unsigned long long)r->step, (int)o->steps, (double)loss, (double)lr,
-               (double)norm, tps, 1e3 * dt, eta);
-        if (!isnan(eval)) printf(" eval_loss %.4f bits/byte %.3f", (double)eval,
-                                 (double)eval / 0.69314718055994531);
+        printf("step %llu/%d loss %.4f (%.3f bits/byte) lr %.2e grad_norm %.3f tok/s %.0f "
+               "ms/step %.0f ETA %s", (unsigned long long)r->step, (int)o->steps, (double)loss, bpb,
+               (double)lr, (double)norm, tps, 1e3 * dt, eta);
+        if (!isnan(eval)) printf(" eval_loss %.4f bits/byte %.3f", (double)eval, eval_bpb);
         printf("\n");
     }
     fflush(stdout);
@@ -397,6 +519,8 @@ static void report_step(const run *r, float loss, float lr, float norm, double d
         fprintf(r->csv, "%llu,%.6f,%.6e,%.6f,%.1f,", (unsigned long long)r->step, (double)loss,
                 (double)lr, (double)norm, tps);
         if (!isnan(eval)) fprintf(r->csv, "%.6f", (double)eval);
+        fprintf(r->csv, ",%.6f,", bpb);
+        if (!isnan(eval)) fprintf(r->csv, "%.6f", eval_bpb);
         fprintf(r->csv, "\n");
     }
 }
@@ -433,6 +557,14 @@ static int train_loop(run *r, bool *nonfinite)
     r->step_start = r->step;
     while (r->step < end && !interrupted) {
         float loss, lr, norm, eval = NAN;
+        uint64_t bytes = 0;     /* of this step's targets: its micro-batches s*accum + a */
+        for (int32_t a = 0; a < o->opt.accum; a++) {
+            uint64_t b = 0;
+            ngpt_data_batch_bytes(r->data, NGPT_SPLIT_TRAIN, o->seed,
+                                  r->step * (uint64_t)o->opt.accum + (uint64_t)a, o->batch,
+                                  o->seq, &b);
+            bytes += b;
+        }
         const double t0 = cli_now();
         ngpt_status st = ngpt_train_step(r->ctx, &o->opt, r->data, o->seed, o->batch, o->seq,
                                          &loss, &lr, &norm);
@@ -452,7 +584,7 @@ static int train_loop(run *r, bool *nonfinite)
         const double now = cli_now();
         int rc = evaluate_if_due(r, &eval);
         if (rc) return rc;
-        report_step(r, loss, lr, norm, now - t0, now, eval);
+        report_step(r, loss, bytes, lr, norm, now - t0, now, eval);
     }
     return CLI_OK;
 }
@@ -500,7 +632,7 @@ static int train_command(const char *cmd, train_opts *o)
     run r = {.cmd = cmd, .o = o, .tty = isatty(fileno(stdout)),
              .best = saved.has_state ? saved.best_eval_loss : INFINITY};
     bool nonfinite = false;
-    if (!(rc = open_data(&r, &saved)) && !(rc = open_model(&r))) {
+    if (!(rc = open_tokenizer(&r)) && !(rc = open_data(&r, &saved)) && !(rc = open_model(&r))) {
         report_start(&r);
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -511,6 +643,7 @@ static int train_command(const char *cmd, train_opts *o)
     }
     if (r.csv) fclose(r.csv);
     ngpt_context_free(r.ctx);
+    ngpt_tokenizer_free(r.tok);
     ngpt_data_free(r.data);
     return rc;
 }

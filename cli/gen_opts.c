@@ -67,8 +67,10 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o)
         return v && cli_parse_u64(cmd, "--seed", v, &s->seed) ? 1 : -1;
     if (cli_opt(a, "--threads", &v))
         return v && cli_parse_threads(cmd, v, &o->threads) ? 1 : -1;
-    if (cli_opt(a, "--end", &v))
+    if (cli_opt(a, "--end", &v)) {
+        o->end_given = true;
         return v && cli_parse_i32(cmd, "--end", v, -1, 1 << 30, &gc->end_token) ? 1 : -1;
+    }
     if (cli_flag(a, "--stop-at-full")) {
         gc->stop_at_context_full = true;
         return 1;
@@ -97,10 +99,12 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o)
     return 0;
 }
 
-void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what)
+void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what,
+                        bool tokens)
 {
+    const char *unit = tokens ? "tokens" : "bytes";
     if (res->prompt_dropped > 0)
-        fprintf(stderr, "ngpt %s: the %s is longer than the model's context (T=%d bytes): its "
-                "first %d bytes were dropped\n", cmd, what, (int)res->prompt_tokens,
-                (int)res->prompt_dropped);
+        fprintf(stderr, "ngpt %s: the %s is longer than the model's context (T=%d %s): its "
+                "first %d %s were dropped\n", cmd, what, (int)res->prompt_tokens, unit,
+                (int)res->prompt_dropped, unit);
 }

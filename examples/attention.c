@@ -8,7 +8,9 @@
  * probabilities (before dropout) from the last forward; ngpt_trace_data
  * gives them as (batch, H, seq, seq): row i is what token i attends to
  * (keys 0..i, the rest are zero). Each head is printed as a grid, darker
- * characters for more weight, then the tokens the last one attends to most. */
+ * characters for more weight, then the tokens the last one attends to most.
+ * The prompt is encoded with the tokenizer the checkpoint carries (a model
+ * trained on one), or the one given; a byte-level model's tokens are bytes. */
 #include <ngpt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +48,8 @@ int main(int argc, char **argv)
     int32_t *ids = malloc((len ? len : 1) * sizeof *ids);
     int rc = 1;
     if (!ids || ngpt_checkpoint_config(path, &cfg)) goto done;
-    if (argc > 3 && ngpt_tokenizer_load(&tok, argv[3])) goto done;
+    if (argc > 3 ? ngpt_tokenizer_load(&tok, argv[3]) : ngpt_checkpoint_tokenizer(path, &tok))
+        goto done;
     if (tok) {
         if (ngpt_tokenizer_encode(tok, prompt, len, ids, len, &n)) goto done;
     } else {

@@ -6,9 +6,10 @@
  *   cc sampling.c -o sampling $(pkg-config --static --cflags --libs ngpt)
  *   ./sampling model.ngpt "Once upon a time" [N] [TOKENIZER.tok]
  *
- * A byte-level model's tokens are bytes; with a tokenizer file (whose
- * vocabulary fits the model's V) the prompt is encoded with it and the
- * tokens printed as their bytes. */
+ * A model trained on a tokenizer carries it in its checkpoint; with it, or
+ * with a tokenizer file given (whose vocabulary fits the model's V), the
+ * prompt is encoded and the tokens printed as their bytes. A byte-level
+ * model's tokens are bytes. */
 #include <ngpt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,10 @@ int main(int argc, char **argv)
     int32_t *ids = malloc((len ? len : 1) * sizeof *ids);
     int rc = 1;
     if (!ids || ngpt_checkpoint_config(path, &cfg)) goto done;
-    if (argc > 4) {
-        if (ngpt_tokenizer_load(&tok, argv[4]) || ngpt_tokenizer_describe(tok, &info)) goto done;
+    if (argc > 4 ? ngpt_tokenizer_load(&tok, argv[4]) : ngpt_checkpoint_tokenizer(path, &tok))
+        goto done;
+    if (tok) {
+        if (ngpt_tokenizer_describe(tok, &info)) goto done;
         if (info.n_tokens > cfg.vocab_size) {
             fprintf(stderr, "sampling: the tokenizer has %d tokens but the model only V=%d\n",
                     (int)info.n_tokens, (int)cfg.vocab_size);

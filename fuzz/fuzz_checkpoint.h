@@ -8,7 +8,10 @@
  *  - a valid file for another (small) config loads into a context planned
  *    for it, and a forward over it runs (its values may be anything);
  *  - through a file, ngpt_checkpoint_load_train into a training context either
- *    succeeds with settings that validate or changes nothing. */
+ *    succeeds with settings that validate or changes nothing;
+ *  - the tokenizer a file carries (version 2) reads only from a file whose
+ *    config reads, and has the model's V tokens; attached to its model's
+ *    context, generation with a stop sequence runs on its token bytes. */
 #ifndef NGPT_FUZZ_CHECKPOINT_H
 #define NGPT_FUZZ_CHECKPOINT_H
 
@@ -62,9 +65,10 @@ static void fuzz_write_file(const char *path, const unsigned char *b, size_t siz
     if (!f || fwrite(b, 1, size, f) != size || fclose(f) != 0) fuzz_fail("cannot write %s", path);
 }
 
-/* Loads a valid checkpoint of another small config into its own context. */
+/* Loads a valid checkpoint of another small config into its own context
+ * (with tok, the tokenizer it carries, or NULL). */
 static void fuzz_ckpt_other_config(const ngpt_config *cfg, const unsigned char *b, size_t size,
-                                   const char *path)
+                                   const char *path, const ngpt_tokenizer *tok)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.seq = cfg->context_len < 4 ? cfg->context_len : 4;
@@ -80,6 +84,16 @@ static void fuzz_ckpt_other_config(const ngpt_config *cfg, const unsigned char *
     int32_t tokens[4] = {0, 1 % cfg->vocab_size, 2 % cfg->vocab_size, 3 % cfg->vocab_size};
     if ((st = ngpt_model_forward(ctx, tokens, 1, s.seq, tokens, NULL)))
         fuzz_fail("forward on a loaded model: %s", ngpt_last_error());
+    if (tok) {      /* its tokenizer attached: the file loads again, and generation stops on bytes */
+        if ((st = ngpt_context_tokenizer_set(ctx, tok)) || (st = fuzz_ckpt_load(ctx, b, size, path)))
+            fuzz_fail("the checkpoint's own tokenizer: %s", ngpt_last_error());
+        static const char *const stops[2] = {"e ", "\n\n"};
+        ngpt_generate_config gc = ngpt_generate_config_default();
+        gc.max_tokens = 6, gc.stop = stops, gc.n_stop = 2, gc.stop_at_context_full = true;
+        gc.sampler.seed = size;
+        if (ngpt_model_generate(ctx, &gc, tokens, 2, NULL, 0, NULL, NULL, NULL))
+            fuzz_fail("generation with the checkpoint's tokenizer: %s", ngpt_last_error());
+    }
     ngpt_context_free(ctx);
 }
 
@@ -115,6 +129,15 @@ static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *pat
     if (!st && ngpt_config_validate(&cfg))
         fuzz_fail("read_config accepted an invalid config: %s", ngpt_last_error());
 
+    ngpt_tokenizer *tok = NULL;
+    ngpt_status ts = path ? ngpt_checkpoint_tokenizer(path, &tok)
+                          : ngpt_checkpoint_tokenizer_mem(b, size, &tok);
+    fuzz_expect_message(ts, path ? "ngpt_checkpoint_tokenizer" : "ngpt_checkpoint_tokenizer_mem");
+    if (st && !ts) fuzz_fail("a tokenizer read from a file that read_config rejected");
+    ngpt_tokenizer_info ti;
+    if (tok && (ngpt_tokenizer_describe(tok, &ti) || ti.n_tokens != cfg.vocab_size))
+        fuzz_fail("the checkpoint's tokenizer does not have its V=%d tokens", (int)cfg.vocab_size);
+
     ngpt_context *ctx = fuzz_ckpt_tiny_ctx();
     uint64_t before = fuzz_params_hash(ctx);
     ngpt_status ls = fuzz_ckpt_load(ctx, b, size, path);
@@ -144,8 +167,9 @@ static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *pat
     if (!ls && qs) fuzz_fail("the tiny model loads, but not into the 8-bit context: %s",
                              ngpt_last_error());
 
-    if (ls == NGPT_ERR_CONFIG_MISMATCH) fuzz_ckpt_other_config(&cfg, b, size, path);
+    if (ls == NGPT_ERR_CONFIG_MISMATCH) fuzz_ckpt_other_config(&cfg, b, size, path, tok);
     if (!st && path) fuzz_ckpt_train(&cfg, path);
+    ngpt_tokenizer_free(tok);
 }
 
 /* The input as it is, then resealed (size field and checksum fixed). */

@@ -222,6 +222,7 @@ ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, siz
 /* ----------------------------------------------------------------- context */
 
 typedef struct ngpt_context ngpt_context;
+typedef struct ngpt_tokenizer ngpt_tokenizer;   /* a BPE tokenizer: "tokenizer" below */
 
 /* Creates a context inside `arena` (arena_bytes >= ngpt_arena_size(), any
  * alignment: the start is rounded up to 64 bytes, which the size includes), or
@@ -341,7 +342,9 @@ ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
 /* --------------------------------------------------------------- checkpoint */
 
 /* Writes the model to `path` atomically: a temporary file beside it, fsync,
- * rename. A crash mid-save leaves the previous file intact. */
+ * rename. A crash mid-save leaves the previous file intact. With a
+ * tokenizer attached (ngpt_context_tokenizer_set) the file carries it
+ * (format version 2); otherwise it is a version 1 file, as always. */
 ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
 
 /* Reads only the config of a checkpoint (to plan a context for it). The whole
@@ -349,11 +352,12 @@ ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg);
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg);
 
-/* Loads parameters into a context whose config equals the checkpoint's. On
- * any error the context's parameters are unchanged. An 8-bit context
- * (weights=q8) also takes the float32 file of the same model and quantizes
- * it as it loads (what `ngpt quantize` does; ngpt_checkpoint_save then
- * writes the 8-bit file); a float32 context refuses an 8-bit file. */
+/* Loads parameters into a context whose config equals the checkpoint's (and,
+ * if both carry a tokenizer, whose tokenizer is the file's). On any error
+ * the context's parameters are unchanged. An 8-bit context (weights=q8)
+ * also takes the float32 file of the same model and quantizes it as it
+ * loads (what `ngpt quantize` does; ngpt_checkpoint_save then writes the
+ * 8-bit file); a float32 context refuses an 8-bit file. */
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size);
 
@@ -435,12 +439,13 @@ ngpt_status ngpt_optim_skip(ngpt_context *ctx);
 /* AdamW steps taken by this context (restored by ngpt_checkpoint_load_train). */
 ngpt_status ngpt_optim_step_count(const ngpt_context *ctx, uint64_t *steps);
 
-/* ---- byte-level data */
+/* ---- data */
 
 /* Training bytes: one or more files read in full and concatenated; the last
  * `holdout` fraction of the bytes (0.1 by default in the CLI) is the
  * evaluation split. A batch is B random windows of seq+1 bytes:
- * tokens = window[:-1], targets = window[1:]. */
+ * tokens = window[:-1], targets = window[1:]. ngpt_data_tokenize turns the
+ * data into a tokenizer's tokens; windows are then seq+1 tokens long. */
 typedef struct ngpt_data ngpt_data;
 
 typedef enum ngpt_split {
@@ -448,8 +453,8 @@ typedef enum ngpt_split {
     NGPT_SPLIT_EVAL = 1
 } ngpt_split;
 
-/* Reads the files into ONE heap buffer (the only allocation of the training
- * API: it is not part of forward/backward/step). Errors: NGPT_ERR_IO for a
+/* Reads the files into ONE heap buffer (with ngpt_data_tokenize's, the only
+ * allocations of the training API: neither is part of forward/backward/step). Errors: NGPT_ERR_IO for a
  * file that cannot be opened or read; NGPT_ERR_BAD_ARG for an empty file, a
  * file shorter than seq+1 bytes, a split shorter than seq+1 bytes, or holdout
  * outside [0, 1) — the message names the file and the sizes. */
@@ -471,6 +476,32 @@ ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t se
                             uint64_t index, int32_t batch, int32_t seq, int32_t *tokens,
                             int32_t *targets);
 
+/* Encodes the data with tok, once: the bytes of each split (the split by
+ * bytes above, so that the held-out text of a byte model and of a BPE model
+ * is the same) are encoded on their own, and batches are then windows of
+ * seq+1 tokens of a split, their starts drawn as above over its tokens.
+ * Each split must hold a window of seq+1 tokens (NGPT_ERR_BAD_ARG naming
+ * it; the data is then unchanged). Allocates the tokens (4 bytes each) and
+ * the byte length of each of tok's ids; tok is not kept. NGPT_ERR_BAD_ARG
+ * if the data already holds tokens. */
+ngpt_status ngpt_data_tokenize(ngpt_data *data, const ngpt_tokenizer *tok, int32_t seq);
+
+/* A split's bytes (*size of them; valid as long as the data), e.g. the
+ * training split to train a tokenizer on. */
+ngpt_status ngpt_data_text(const ngpt_data *data, ngpt_split split, const uint8_t **bytes,
+                           size_t *size);
+
+/* Tokens of each split: their bytes until ngpt_data_tokenize. */
+ngpt_status ngpt_data_token_counts(const ngpt_data *data, size_t *train_tokens,
+                                   size_t *eval_tokens);
+
+/* The bytes that the targets of batch `index` stand for (the byte lengths
+ * of their tokens summed; batch * seq for bytes): a batch's bits per byte
+ * are its mean loss * batch * seq / (bytes * ln 2). The windows are those
+ * of ngpt_data_batch with the same arguments. */
+ngpt_status ngpt_data_batch_bytes(const ngpt_data *data, ngpt_split split, uint64_t seed,
+                                  uint64_t index, int32_t batch, int32_t seq, uint64_t *bytes);
+
 /* ---- training loop pieces */
 
 /* One optimizer step of the context's training: step s = ngpt_optim_step_count;
@@ -480,15 +511,18 @@ ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t se
  * A NaN or Inf loss or gradient norm is NGPT_ERR_NUMERIC naming the step
  * (1-based), with parameters, moments and the step count unchanged: stop,
  * or skip the batch with ngpt_optim_skip. NGPT_ERR_BAD_TOKEN when the
- * training split holds a byte that is not a token id (a config with V < 256).
+ * training split holds a byte (or token) that is not a token id (a config
+ * with V < 256, or fewer tokens than the data's tokenizer).
  * Resuming from a checkpoint with the same seed continues bit for bit. */
 ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
                             const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,
                             float *loss, float *lr, float *grad_norm);
 
-/* Mean loss (nats per byte) over n_batches fixed windows of the eval split,
- * drawn from `seed` (batch indices 0..n_batches-1), dropout off; bits per
- * byte = loss / ln 2. Works on inference and training contexts; the
+/* Mean loss (nats per token: per byte for byte data) over n_batches fixed
+ * windows of the eval split, drawn from `seed` (batch indices
+ * 0..n_batches-1), dropout off; bits per byte = loss * n_batches * batch *
+ * seq / (ln 2 * the bytes of those batches, ngpt_data_batch_bytes), which
+ * is loss / ln 2 for byte data; perplexity = exp(loss). Works on inference and training contexts; the
  * context's dropout setting is restored afterwards. */
 ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
                           int32_t n_batches, int32_t batch, int32_t seq, float *loss);
@@ -661,7 +695,7 @@ typedef enum ngpt_stop_reason {
 
 /* Called with each output token as soon as it is final (streaming). Tokens
  * that might begin a stop sequence are held back until they cannot, so a
- * stop sequence is never streamed. Return 0 to go on, non-zero to stop:
+ * stop sequence is never streamed (with a tokenizer: no byte of one). Return 0 to go on, non-zero to stop:
  * ngpt_model_generate then returns NGPT_OK with reason NGPT_STOP_CALLBACK (a stop
  * the user asked for is a normal end, not an error). */
 typedef int (*ngpt_token_fn)(int32_t token, void *user);
@@ -683,8 +717,18 @@ typedef struct ngpt_generate_config {
     ngpt_sampler sampler;
     int32_t max_tokens;         /* >= 1; 256 */
     int32_t end_token;          /* -1 = none; stops when sampled */
-    const char *const *stop;    /* n_stop stop sequences, matched as bytes in the */
-    int32_t n_stop;             /* generated part only; each 1..T bytes long */
+    /* n_stop stop sequences, each 1..T bytes long, matched as bytes in the
+     * generated part only: token t < 256 is byte t (other tokens hold no
+     * byte), or, with a tokenizer attached to the context
+     * (ngpt_context_tokenizer_set), a token is its bytes (a special token
+     * holds none). A stop sequence may then begin and end inside tokens:
+     * the output ends with the tokens before the one where it begins and,
+     * when it begins inside a token, with the parts of that token's merge
+     * tree that hold its bytes before the stop sequence (decoding the
+     * output gives exactly the text before it). A stop sequence never spans
+     * a token that holds no byte. */
+    const char *const *stop;
+    int32_t n_stop;
     /* Context full (the window holds T tokens): context_mode says how the
      * window moves on (NGPT_CONTEXT_EXACT: slide like the original, a T-token
      * prefill per new token; NGPT_CONTEXT_SHIFT: drop the oldest half, cheap
@@ -706,7 +750,8 @@ typedef struct ngpt_generate_config {
 ngpt_generate_config ngpt_generate_config_default(void);
 
 typedef struct ngpt_generate_result {
-    int32_t n_tokens;           /* output tokens (stop sequence and end token excluded) */
+    int32_t n_tokens;           /* output tokens (stop sequence and end token excluded; the
+                                   parts of a token cut by a stop sequence included) */
     int32_t n_generated;        /* tokens the model produced, all of them */
     ngpt_stop_reason reason;
     int32_t prompt_tokens;      /* tokens prefilled (at most T) */
@@ -717,7 +762,9 @@ typedef struct ngpt_generate_result {
  * original, only the last T are used: result.prompt_dropped says how many
  * were cropped) in KV slot
  * 0 (slots 0..W-1 for a beam of width W), which is cleared first. Output
- * tokens go to out (out_cap >= max_tokens, or NULL) and to fn (or NULL) as
+ * tokens go to out (out_cap >= max_tokens, or NULL; with a tokenizer and
+ * stop sequences out_cap >= max_tokens + its max_token_bytes, as a token cut
+ * by a stop sequence may leave several parts) and to fn (or NULL) as
  * they become final. Sampling streams token by token; beam search knows its
  * answer only at the end and streams it then. result may be NULL. */
 ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
@@ -866,6 +913,47 @@ ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *tok, const void *text, s
  * naming its index (nothing is written). */
 ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *tok, const int32_t *ids, size_t n,
                                   void *out, size_t cap, size_t *n_bytes);
+
+/* ---- a model's tokenizer ----
+ *
+ * A model trained on a tokenizer's ids carries that tokenizer in its
+ * checkpoint (a version 2 file: docs/FORMAT.md; a file without one is a
+ * byte-level model, version 1, and loads and behaves as before). Attach it
+ * to the context that runs the model; saves then write it, loads check it,
+ * and generation matches stop sequences on its tokens' bytes:
+ *
+ *     ngpt_tokenizer *tok;                               // NULL: a byte-level model
+ *     ngpt_checkpoint_tokenizer("model.ngpt", &tok);
+ *     ngpt_context_init(&ctx, &cfg, &shape, NULL, 0);    // cfg: ngpt_checkpoint_config
+ *     ngpt_checkpoint_load(ctx, "model.ngpt");
+ *     ngpt_context_tokenizer_set(ctx, tok);              // borrowed
+ *     ngpt_tokenizer_encode(tok, text, len, ids, cap, &n);
+ *     ngpt_model_generate(ctx, &gc, ids, (int32_t)n, out, out_cap, NULL, NULL, &r);
+ *     ngpt_tokenizer_decode(tok, out, r.n_tokens, buf, sizeof buf, &bytes);
+ *     ngpt_context_free(ctx);
+ *     ngpt_tokenizer_free(tok);                          // after the context
+ */
+
+/* Attaches tok to the context (NULL detaches): borrowed, so it must outlive
+ * the context or be detached first; nothing is allocated. Its token count
+ * must be the model's V (NGPT_ERR_CONFIG_MISMATCH otherwise). While one is
+ * attached, ngpt_checkpoint_save and ngpt_checkpoint_save_train write it into
+ * the file (as tensor `tokenizer`), ngpt_checkpoint_load(_mem) and
+ * ngpt_checkpoint_load_train(_mem) refuse a file that carries another one
+ * (NGPT_ERR_CONFIG_MISMATCH, nothing loaded; a file without one loads), and
+ * ngpt_model_generate matches stop sequences on its tokens' bytes. */
+ngpt_status ngpt_context_tokenizer_set(ngpt_context *ctx, const ngpt_tokenizer *tok);
+
+/* The attached tokenizer, or NULL. */
+ngpt_status ngpt_context_tokenizer(const ngpt_context *ctx, const ngpt_tokenizer **tok);
+
+/* The tokenizer a checkpoint carries, read and checked whole (and the
+ * checkpoint, as by ngpt_checkpoint_config); *tok = NULL with NGPT_OK for a
+ * file without one. Free it with ngpt_tokenizer_free. Every open of a
+ * checkpoint (config, load) checks the container of its tokenizer (size,
+ * checksum) and that it has V tokens, without building it. */
+ngpt_status ngpt_checkpoint_tokenizer(const char *path, ngpt_tokenizer **tok);
+ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_tokenizer **tok);
 
 #ifdef __cplusplus
 }

@@ -122,7 +122,7 @@ static void bad_files(void)
 
     /* Well-sealed files whose fields lie: each is caught by validation. */
     struct { size_t off; uint64_t value; int width; ngpt_status want; const char *what; } lies[] = {
-        {8, 2, 4, NGPT_ERR_VERSION, "future version"},
+        {8, 3, 4, NGPT_ERR_VERSION, "future version"},
         {12, 65, 4, NGPT_ERR_BAD_FORMAT, "header size not 64-aligned"},
         {12, 64, 4, NGPT_ERR_BAD_FORMAT, "tables larger than the header"},
         {24, 1000000, 4, NGPT_ERR_BAD_FORMAT, "tensor count beyond the file"},

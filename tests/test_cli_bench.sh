@@ -37,6 +37,19 @@ check $? "--weights q8: 8-bit prefill and decode rows only, training stays: $(ca
 $N bench --quick $tiny --runs 1 --threads 1 --kernels none --prompt 5 > "$dir/p.md" 2> "$dir/err"
 grep -q "^| prefill .* prompt=5 " "$dir/p.md"
 check $? "--prompt 5 sets the prefill's prompt: $(cat "$dir/p.md" "$dir/err")"
+# --tokenizer: a BPE model's figures (V from it, bytes/s from its bytes per token)
+printf 'the cat sat on the mat; the cat ate the rat. ' > "$dir/text"
+for i in 1 2 3 4 5 6; do cat "$dir/text" "$dir/text" > "$dir/text2" && mv "$dir/text2" "$dir/text"; done
+$N tokenizer train --data "$dir/text" --vocab 270 --out "$dir/t.tok" > /dev/null 2>&1
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --tokenizer "$dir/t.tok" --text "$dir/text" \
+    --json "$dir/t.json" > "$dir/t.md" 2> "$dir/err"
+grep -q "^- config: V=270 " "$dir/t.md" &&
+    grep -Eq "^Tokenizer .*: [0-9.]+ bytes per token on .*; bytes/s = tok/s x [0-9.]+: prefill .* bytes/s; decode .* bytes/s" "$dir/t.md" &&
+    grep -Eq '"bytes_per_token": [0-9.]+' "$dir/t.json"
+check $? "--tokenizer sets V and adds bytes/s: $(cat "$dir/t.md" "$dir/err")"
+$N bench $tiny --text "$dir/text" > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q "text needs --tokenizer" "$dir/err"
+check $? "--text alone is a usage error: $(cat "$dir/err")"
 $N bench $tiny --prompt 9 > /dev/null 2> "$dir/err"
 [ $? -eq 2 ] && grep -q "prompt 9 is longer than the model's context T=8" "$dir/err"
 check $? "--prompt past T is a usage error: $(cat "$dir/err")"

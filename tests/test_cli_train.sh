@@ -18,7 +18,7 @@ $N train $M --threads 2 --out "$dir/a.ngpt" --keep-best "$dir/ab.ngpt" --log-csv
 check $? "train: $(cat "$dir/a.log")"
 grep -q "^step 12/12 loss .* eval_loss .* bits/byte" "$dir/a.log"
 check $? "plain progress lines when stdout is not a terminal: $(cat "$dir/a.log")"
-[ "$(wc -l < "$dir/a.csv")" -eq 13 ] && head -n 1 "$dir/a.csv" | grep -q "^step,loss,lr,grad_norm,tokens_per_s,eval_loss$"
+[ "$(wc -l < "$dir/a.csv")" -eq 13 ] && head -n 1 "$dir/a.csv" | grep -q "^step,loss,lr,grad_norm,tokens_per_s,eval_loss,bits_per_byte,eval_bits_per_byte$"
 check $? "csv log: header + 12 rows"
 
 $N train $M --threads 1 --out "$dir/b.ngpt" --keep-best "$dir/bb.ngpt" --log-csv "$dir/b.csv" --stop-at 5 > "$dir/b.log" 2>&1

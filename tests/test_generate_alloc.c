@@ -70,5 +70,35 @@ int main(void)
     CHECK(allocations == before, "generation allocated %d times", allocations - before);
     CHECK(streamed > 0, "nothing streamed");
     ngpt_context_free(ctx);
+
+    /* a model with a tokenizer: stop sequences on its tokens' bytes, sampled and beam */
+    static const char text[] = "the cat sat on the mat, the cat ate the rat; a bat sat on a hat";
+    const void *texts[1] = {text};
+    const size_t sizes[1] = {sizeof text - 1};
+    ngpt_tokenizer_train_config tc = ngpt_tokenizer_train_config_default();
+    tc.vocab_size = 280;
+    ngpt_tokenizer *tk = NULL;
+    ngpt_tokenizer_info ti;
+    CHECK_OK(ngpt_tokenizer_train(&tk, &tc, texts, sizes, 1));
+    CHECK_OK(ngpt_tokenizer_describe(tk, &ti));
+    c.vocab_size = ti.n_tokens;
+    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
+    CHECK_OK(ngpt_params_init(ctx, 4));
+    CHECK_OK(ngpt_context_tokenizer_set(ctx, tk));
+    int32_t big_out[40 + 300];
+    const char *tstops[] = {"at", "e c", " the"};
+    gc = ngpt_generate_config_default();
+    gc.sampler = sm, gc.max_tokens = 40, gc.stop = tstops, gc.n_stop = 3;
+    before = allocations;
+    for (int seed = 0; seed < 4; seed++) {
+        gc.sampler.seed = (uint64_t)seed;
+        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
+    }
+    gc.beam_width = 3, gc.max_tokens = 8;
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
+    CHECK(allocations == before, "generation with a tokenizer allocated %d times",
+          allocations - before);
+    ngpt_context_free(ctx);
+    ngpt_tokenizer_free(tk);
     return test_summary("test_generate_alloc");
 }

@@ -621,6 +621,68 @@ static void tokenizer_functions(const char *path)
     ngpt_tokenizer_free(tok);
 }
 
+/* ---- a model's tokenizer, token data */
+
+static void model_tokenizer_functions(ngpt_context *infer, const char *path)
+{
+    ngpt_tokenizer_train_config tc = ngpt_tokenizer_train_config_default();
+    tc.vocab_size = 300;
+    static const char text[] = "the cat sat on the mat, the cat ate the rat; the rat ran at the "
+                               "cat, and the cat sat on the rat's hat at the end of the day";
+    const void *texts[1] = {text};
+    const size_t sizes[1] = {sizeof text - 1};
+    ngpt_tokenizer *tok = NULL;
+    CHECK_OK(ngpt_tokenizer_train(&tok, &tc, texts, sizes, 1));
+    if (!tok) return;
+    const ngpt_tokenizer *got = tok;
+    REJECTS(ngpt_context_tokenizer_set(NULL, tok), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_tokenizer_set(infer, tok), NGPT_ERR_CONFIG_MISMATCH);   /* V = 256 */
+    REJECTS(ngpt_context_tokenizer(NULL, &got), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_tokenizer(infer, NULL), NGPT_ERR_NULL_ARG);
+    CHECK(ngpt_context_tokenizer(infer, &got) == NGPT_OK && got == NULL, "a refused tokenizer "
+          "is not attached");
+    ngpt_tokenizer *t2 = tok;
+    REJECTS(ngpt_checkpoint_tokenizer(NULL, &t2), NGPT_ERR_NULL_ARG);
+    CHECK(t2 == NULL, "no tokenizer on failure");
+    REJECTS(ngpt_checkpoint_tokenizer(path, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_tokenizer("/nonexistent/dir/t.ngpt", &t2), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_tokenizer(path, &t2), NGPT_ERR_BAD_FORMAT);        /* a text file */
+    REJECTS(ngpt_checkpoint_tokenizer_mem(NULL, 1, &t2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_tokenizer_mem("x", 1, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_tokenizer_mem("NGPTCKPT", 8, &t2), NGPT_ERR_BAD_FORMAT);
+    CHECK(t2 == NULL, "no tokenizer on failure");
+
+    ngpt_data *d = NULL;
+    const uint8_t *bytes;
+    size_t a, b;
+    uint64_t n;
+    CHECK_OK(ngpt_data_open_mem(&d, text, sizeof text - 1, 0.3f, 4));
+    if (d) {
+        REJECTS(ngpt_data_tokenize(NULL, tok, 4), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_tokenize(d, NULL, 4), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_tokenize(d, tok, 0), NGPT_ERR_BAD_ARG);
+        REJECTS(ngpt_data_tokenize(d, tok, 60), NGPT_ERR_BAD_ARG);   /* splits shorter than a window */
+        CHECK(ngpt_data_token_counts(d, &a, &b) == NGPT_OK && a + b == sizeof text - 1,
+              "a refused tokenization leaves bytes (%zu + %zu)", a, b);
+        CHECK_OK(ngpt_data_tokenize(d, tok, 4));
+        REJECTS(ngpt_data_tokenize(d, tok, 4), NGPT_ERR_BAD_ARG);    /* already tokens */
+        REJECTS(ngpt_data_text(NULL, NGPT_SPLIT_TRAIN, &bytes, &a), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_text(d, NGPT_SPLIT_TRAIN, NULL, &a), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_text(d, NGPT_SPLIT_TRAIN, &bytes, NULL), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_text(d, (ngpt_split)2, &bytes, &a), NGPT_ERR_BAD_ARG);
+        REJECTS(ngpt_data_token_counts(NULL, &a, &b), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_token_counts(d, NULL, &b), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_token_counts(d, &a, NULL), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_batch_bytes(NULL, NGPT_SPLIT_TRAIN, 1, 0, 1, 4, &n), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_batch_bytes(d, NGPT_SPLIT_TRAIN, 1, 0, 1, 4, NULL), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_batch_bytes(d, (ngpt_split)-1, 1, 0, 1, 4, &n), NGPT_ERR_BAD_ARG);
+        REJECTS(ngpt_data_batch_bytes(d, NGPT_SPLIT_TRAIN, 1, 0, 0, 4, &n), NGPT_ERR_BAD_ARG);
+        REJECTS(ngpt_data_batch_bytes(d, NGPT_SPLIT_EVAL, 1, 0, 1, 100, &n), NGPT_ERR_BAD_ARG);
+    }
+    ngpt_data_free(d);
+    ngpt_tokenizer_free(tok);
+}
+
 /* ---- the abort hook */
 
 static int hook_calls, hook_line;
@@ -712,6 +774,7 @@ int main(void)
         abort_callback(infer);
     }
     tokenizer_functions(path);
+    if (infer) model_tokenizer_functions(infer, path);
     coverage_of_header();
     ngpt_context_free(infer);
     ngpt_context_free(train);

@@ -4,7 +4,9 @@
 # load, forward), a short train with evaluation, checkpoints and a resume,
 # eval, generate (sampling, beam search, past the context exact and shifted,
 # a prompt longer than the context), trace, tokenizer training with each
-# pre-tokenizer, encoding and decoding, some with 2 threads; the arena is
+# pre-tokenizer, encoding and decoding, a model of a tokenizer's tokens
+# (train --vocab, resume, eval, generate with a stop sequence, chat, trace,
+# checksum), some with 2 threads; the arena is
 # not cleared at init, so this also checks that nothing reads arena memory
 # before writing it. Any memory error or leak
 # fails: --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect.
@@ -39,4 +41,12 @@ run tokenizer train --data data.txt --vocab 300 --split none --out n.tok
 run tokenizer encode --tokenizer n.tok --in data.txt --out ids.txt
 run tokenizer decode --tokenizer n.tok --in ids.txt
 run tokenizer info t.tok --tokens
-echo "valgrind: clean (16 runs)"
+run train --data data.txt --vocab 280 --steps 2 --batch 2 --eval-every 1 --eval-batches 1 \
+    --holdout 0.3 --out b.ngpt $tiny
+run train --data data.txt --resume b.ngpt --steps 3 --batch 2 --holdout 0.3 --out b.ngpt
+run eval --model b.ngpt --data data.txt --batches 1 --batch 2 --holdout 0.3
+run generate --model b.ngpt --prompt "The quick" -n 12 --stop "o" --seed 3
+echo "hello" | run chat --model b.ngpt -n 6
+run trace --model b.ngpt --prompt "user: hello" --text
+run checksum b.ngpt --prompt "the fox"
+echo "valgrind: clean (23 runs)"

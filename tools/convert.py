@@ -2,7 +2,9 @@
 """convert.py — PyTorch checkpoints of the original model and its variants <-> .ngpt.
 
   /usr/bin/python3 tools/convert.py import model.pt model.ngpt [--config k=v ...] [--no-optim]
+                                           [--tokenizer FILE]
   /usr/bin/python3 tools/convert.py export model.ngpt model.pt [--no-optim] [--cfg-dataclass]
+                                           [--tokenizer-out FILE]
 
 import accepts a bare state_dict, or a dict with `model_state` (or
 `state_dict`/`model`) and optionally `model_cfg` (a dict, a dataclass or any
@@ -23,7 +25,9 @@ tensors optim.m.<name> / optim.v.<name> (exp_avg / exp_avg_sq) and the
 training state the train.* metadata that ngpt_checkpoint_load_train reads (TRAIN_META):
 step from the optimizer, lr/betas/eps/weight_decay from its param group,
 others from a `train_cfg` entry of the checkpoint, `--train key=value`, or
-ngpt's defaults.
+ngpt's defaults. A model's BPE tokenizer comes from a `tokenizer` entry of
+the checkpoint (the bytes of an ngpt tokenizer file, as export writes it) or
+from --tokenizer FILE (which wins); its token count must be the model's V.
 
 export writes {"model_state", "model_cfg", ["optim_state", "step",
 "train_cfg"]}: the state_dict (with lm_head.weight, tied to tok_emb.weight
@@ -38,6 +42,10 @@ load_state_dict; train_cfg holds the train.* settings (import reads it back).
 A model with 8-bit weights (ngpt quantize) is exported dequantized: each
 8-bit weight becomes value x scale in float32, and export names them on
 stderr (importing that back gives a float32 model of those values).
+A model with a BPE tokenizer (a version 2 .ngpt) also gets "tokenizer": the
+bytes of its ngpt tokenizer file (`ngpt tokenizer` and the C library read
+them); --tokenizer-out FILE also writes them to FILE. A byte-level model has
+no such key, and its export is what it always was.
 """
 import argparse
 import collections
@@ -418,6 +426,20 @@ def do_import(args):
               " ".join(f"{k[6:]}={v[1]:g}" for k, v in meta.items() if k != "train.step"))
     elif args.train:
         raise ConvertError("--train needs optimizer state in the checkpoint")
+    image = obj.get("tokenizer") if isinstance(obj, dict) else None
+    if args.tokenizer:
+        with open(args.tokenizer, "rb") as f:
+            image = f.read()
+    if image is not None:
+        if not isinstance(image, (bytes, bytearray)):
+            raise ConvertError(f"the checkpoint's 'tokenizer' is a {type(image).__name__}, not the "
+                               "bytes of an ngpt tokenizer file")
+        n_tok = nt.tokenizer_tokens(bytes(image))
+        if n_tok != cfg.V:
+            raise ConvertError(f"the tokenizer has {n_tok} tokens but the model's vocabulary is "
+                               f"V={cfg.V}; a model and its tokenizer must agree")
+        tensors[nt.TOKENIZER] = bytes(image)
+        print(f"tokenizer: {n_tok} tokens, {len(image)} bytes (a version 2 file)")
     nt.write_ngpt(args.output, cfg, tensors, meta)
     n = sum(a.size for a in params.values())
     print(f"wrote {args.output}: {cfg_str(cfg)}, {n} parameters")
@@ -451,6 +473,15 @@ def do_export(args):
               " ".join(f"{f}={field_str(getattr(cfg, f))}" for f in switches) +
               " (load it with tools/ngpt_torch.py's NGPT)", file=sys.stderr)
     out = {"model_state": sd, "model_cfg": model_cfg}
+    if nt.TOKENIZER in tensors:        # a BPE model: its tokenizer file's bytes
+        out["tokenizer"] = tensors[nt.TOKENIZER]
+        if args.tokenizer_out:
+            with open(args.tokenizer_out, "wb") as f:
+                f.write(tensors[nt.TOKENIZER])
+        print(f"tokenizer: {nt.tokenizer_tokens(tensors[nt.TOKENIZER])} tokens, in 'tokenizer'" +
+              (f" and {args.tokenizer_out}" if args.tokenizer_out else ""))
+    elif args.tokenizer_out:
+        raise ConvertError(f"{args.input} is a byte-level model: it carries no tokenizer to write")
     has_optim = any(k.startswith("optim.") for k in tensors)
     if has_optim and not args.no_optim:
         names = nt.param_names(cfg)
@@ -488,6 +519,8 @@ def main(argv=None):
                     help="set/override config fields (V T C L H d_ff dropout rope_theta "
                     "qkv_bias tie_lm_head final_norm norm pos)")
     im.add_argument("--no-optim", action="store_true", help="ignore optimizer state")
+    im.add_argument("--tokenizer", metavar="FILE",
+                    help="the model's BPE tokenizer (an ngpt tokenizer file): carried in the .ngpt")
     im.add_argument("--train", action="append", metavar="KEY=VALUE", nargs="+",
                     help="set train.* settings stored with the optimizer state (seed batch seq "
                     "lr min_lr warmup total_steps beta1 beta2 eps weight_decay decay_all clip "
@@ -496,6 +529,8 @@ def main(argv=None):
     ex.add_argument("input")
     ex.add_argument("output")
     ex.add_argument("--no-optim", action="store_true", help="leave out optimizer state")
+    ex.add_argument("--tokenizer-out", metavar="FILE",
+                    help="also write a BPE model's tokenizer file to FILE")
     ex.add_argument("--cfg-dataclass", action="store_true",
                     help="store model_cfg as ngpt_torch.ModelConfig instead of a plain dict")
     args = ap.parse_args(argv)

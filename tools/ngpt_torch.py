@@ -396,7 +396,11 @@ xxh3_64 = _xxh3_impl()
 # --------------------------------------------------------- .ngpt checkpoint
 
 MAGIC = b"NGPTCKPT"
-VERSION = 1
+VERSION = 1             # files of float32 tensors only
+VERSION_BYTES = 2       # files that hold a byte tensor: a model's tokenizer
+TOKENIZER = "tokenizer"
+TOKENIZER_MAGIC = b"NGPTTOKN"
+DTYPE_F32, DTYPE_Q8, DTYPE_BYTES = 0, 1, 2
 META_U64, META_F64, META_I64 = 0, 1, 2
 _HDR = struct.Struct("<8sIIQII6iff6B58x")      # 128 bytes
 _TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes: docs/FORMAT.md, "Tensor table entry"
@@ -408,24 +412,49 @@ def _align64(n):
     return (n + 63) // 64 * 64
 
 
+def tokenizer_tokens(image):
+    """The token count of a tokenizer file image (docs/FORMAT.md, "Tokenizer
+    files"), after checking its magic and size; FormatError otherwise."""
+    if len(image) < 64 + 256 + 8 or image[:8] != TOKENIZER_MAGIC:
+        raise FormatError("the tokenizer is not an ngpt tokenizer file (no NGPTTOKN)")
+    (file_bytes,) = struct.unpack_from("<Q", image, 40)
+    if file_bytes != len(image):
+        raise FormatError(f"the tokenizer says {file_bytes} bytes but has {len(image)}")
+    return struct.unpack_from("<I", image, 12)[0]
+
+
 def write_ngpt(path, cfg, tensors, meta=None):
-    """Writes a .ngpt file. tensors: ordered {name: float32 array}; meta:
-    {key: int | float | ("u64"|"i64"|"f64", value)}. Model tensors first in
-    ngpt order, then any optim.* tensors in the given order. Atomic (temp
-    file, fsync, rename)."""
+    """Writes a .ngpt file. tensors: ordered {name: float32 array}, and
+    optionally "tokenizer": the bytes of the model's tokenizer file (a byte
+    tensor: the file is then version 2); meta: {key: int | float |
+    ("u64"|"i64"|"f64", value)}. Model tensors first in ngpt order, then any
+    optim.* tensors in the given order, the tokenizer last (as ngpt writes
+    them). Atomic (temp file, fsync, rename)."""
     meta = meta or {}
-    items = [(n, np.ascontiguousarray(a, dtype="<f4")) for n, a in tensors.items()]
+    items = [(n, np.ascontiguousarray(a, dtype="<f4")) for n, a in tensors.items()
+             if n != TOKENIZER]
+    if TOKENIZER in tensors:
+        image = bytes(tensors[TOKENIZER])
+        if tokenizer_tokens(image) != cfg.V:
+            raise FormatError(f"the tokenizer has {tokenizer_tokens(image)} tokens but the model's "
+                              f"vocabulary is V={cfg.V}")
+        items.append((TOKENIZER, image))
     for n, a in items:
         if len(n.encode()) >= 64:
             raise ValueError(f"tensor name too long: {n}")
-        if not 1 <= a.ndim <= 4:
+        if n != TOKENIZER and not 1 <= a.ndim <= 4:
             raise ValueError(f"tensor {n}: ndim {a.ndim} not in 1..4")
     header_bytes = _align64(128 + 128 * len(items) + 64 * len(meta))
     off = header_bytes
     table, blobs = [], []
     for n, a in items:
+        if n == TOKENIZER:
+            table.append(_TENSOR.pack(n.encode(), DTYPE_BYTES, 1, len(a), 0, 0, 0, off, len(a)))
+            blobs.append(a + b"\0" * (_align64(len(a)) - len(a)))
+            off += _align64(len(a))
+            continue
         shape = list(a.shape) + [0] * (4 - a.ndim)
-        table.append(_TENSOR.pack(n.encode(), 0, a.ndim, *shape, off, a.nbytes))
+        table.append(_TENSOR.pack(n.encode(), DTYPE_F32, a.ndim, *shape, off, a.nbytes))
         blobs.append(a.tobytes() + b"\0" * (_align64(a.nbytes) - a.nbytes))
         off += _align64(a.nbytes)
     file_bytes = off + 8
@@ -443,7 +472,8 @@ def write_ngpt(path, cfg, tensors, meta=None):
             mtab.append(_META.pack(k.encode(), META_I64, 0, struct.pack("<q", int(v))))
         else:
             mtab.append(_META.pack(k.encode(), META_F64, 0, struct.pack("<d", float(v))))
-    hdr = _HDR.pack(MAGIC, VERSION, header_bytes, file_bytes, len(items), len(meta),
+    version = VERSION_BYTES if TOKENIZER in tensors else VERSION
+    hdr = _HDR.pack(MAGIC, version, header_bytes, file_bytes, len(items), len(meta),
                     cfg.V, cfg.T, cfg.C, cfg.L, cfg.H, cfg.d_ff,
                     float(cfg.dropout), float(cfg.rope_theta), int(cfg.qkv_bias),
                     int(cfg.tie_lm_head), int(cfg.final_norm), NORMS.index(cfg.norm),
@@ -486,7 +516,9 @@ def dequantize_q8(data, off, n, k):
 def read_ngpt(path, quantized=None):
     """Reads and validates a .ngpt file. Returns (cfg, {name: float32 array}, {key: value});
     the tensors of a model with 8-bit weights (weights=q8) come dequantized,
-    and their names are appended to the list `quantized` when one is given."""
+    and their names are appended to the list `quantized` when one is given;
+    a model's tokenizer, if the file carries one, is tensors["tokenizer"]:
+    the bytes of its tokenizer file."""
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 128 + 8:
@@ -495,8 +527,9 @@ def read_ngpt(path, quantized=None):
      qkv_bias, tie, final_norm, norm, pos, weights) = _HDR.unpack_from(data, 0)
     if magic != MAGIC:
         raise FormatError(f"{path}: not an ngpt checkpoint (magic {magic!r})")
-    if version != VERSION:
-        raise FormatError(f"{path}: format version {version}, this tool reads {VERSION}")
+    if version not in (VERSION, VERSION_BYTES):
+        raise FormatError(f"{path}: format version {version}, this tool reads {VERSION} and "
+                          f"{VERSION_BYTES}")
     if file_bytes != len(data):
         raise FormatError(f"{path}: header says {file_bytes} bytes, file has {len(data)} (truncated?)")
     (want,) = struct.unpack_from("<Q", data, file_bytes - 8)
@@ -519,14 +552,23 @@ def read_ngpt(path, quantized=None):
             raise FormatError(f"{path}: tensor {i}: name is not NUL-terminated")
         name = name.split(b"\0", 1)[0].decode()
         shape = (s0, s1, s2, s3)[:ndim]
-        if dtype not in (0, 1) or not 1 <= ndim <= 4 or (dtype == 1 and ndim != 2):
+        byte_tensor = dtype == DTYPE_BYTES and version == VERSION_BYTES and ndim == 1 \
+            and name == TOKENIZER
+        if not (dtype in (DTYPE_F32, DTYPE_Q8) or byte_tensor) or not 1 <= ndim <= 4 \
+                or (dtype == DTYPE_Q8 and ndim != 2):
             raise FormatError(f"{path}: tensor {name}: dtype {dtype} / ndim {ndim} unknown")
-        want = 4 * int(np.prod(shape)) if dtype == 0 else q8_bytes(*shape)
+        want = (int(np.prod(shape)) if byte_tensor else
+                q8_bytes(*shape) if dtype == DTYPE_Q8 else 4 * int(np.prod(shape)))
         if nbytes != want or off % 64 or off < header_bytes or off + nbytes > file_bytes - 8:
             raise FormatError(f"{path}: tensor {name}: bad offset/size")
         if name in tensors:
             raise FormatError(f"{path}: tensor {name} appears twice")
-        if dtype == 1:
+        if byte_tensor:
+            tensors[name] = bytes(data[off:off + nbytes])
+            if tokenizer_tokens(tensors[name]) != V:
+                raise FormatError(f"{path}: its tokenizer has {tokenizer_tokens(tensors[name])} "
+                                  f"tokens but its model's vocabulary is V={V}")
+        elif dtype == DTYPE_Q8:
             tensors[name] = dequantize_q8(data, off, *shape)
             if quantized is not None:
                 quantized.append(name)
@@ -551,7 +593,7 @@ def read_ngpt(path, quantized=None):
         if tensors[n].shape != s:
             raise FormatError(f"{path}: tensor {n} has shape {tensors[n].shape}, config implies {s}")
     for n in tensors:
-        if n not in shapes and not n.startswith("optim."):
+        if n not in shapes and not n.startswith("optim.") and n != TOKENIZER:
             raise FormatError(f"{path}: unknown tensor {n}")
     return cfg, tensors, meta
 

@@ -13,6 +13,7 @@
 #include "model/kv.h"
 #include "model/model.h"
 #include "runtime/dropout.h"
+#include "tokenizer/tokenizer.h"
 
 ngpt_generate_config ngpt_generate_config_default(void)
 {
@@ -62,6 +63,12 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
     if (out && out_cap < gc->max_tokens)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN "out holds %d tokens, fewer than max_tokens = %d",
                          (int)out_cap, (int)gc->max_tokens);
+    const ngpt_tokenizer *tk = ctx->tokenizer;
+    if (out && gc->n_stop > 0 && tk && (int64_t)out_cap < (int64_t)gc->max_tokens + tk->max_len)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "out holds %d tokens, fewer than max_tokens + the "
+                         "longest token's bytes = %d + %d (with a tokenizer, a stop sequence "
+                         "that begins inside a token leaves the parts of it before)",
+                         (int)out_cap, (int)gc->max_tokens, (int)tk->max_len);
     if (gc->end_token < -1 || gc->end_token >= V)
         return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "end_token %d is not -1 or a token id in 0..%d",
                          (int)gc->end_token, (int)V - 1);
@@ -225,10 +232,10 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
             break;
         }
         const int32_t avail = i < n ? i : n;          /* generated tokens before tok in the window */
-        int32_t hold = 0;
-        int32_t m = ngpt_stop_match(gc, win_end, avail, tok, &hold);
+        int32_t hold = 0, keep_bytes = 0;
+        int32_t m = ngpt_stop_match(gc, ctx->tokenizer, win_end, avail, tok, &hold, &keep_bytes);
         if (m > 0) {
-            ngpt_output_release(&sm, win_end, tok, m);
+            ngpt_output_stop(&sm, ctx->tokenizer, win_end, tok, m, keep_bytes);
             res.reason = sm.stopped ? NGPT_STOP_CALLBACK : NGPT_STOP_SEQUENCE;
             break;
         }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "io/checkpoint.h"
+#include "io/tok_tensor.h"
 #include "runtime/config.h"
 #include "runtime/weights.h"
 
@@ -132,6 +133,14 @@ static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config
     }
     for (uint32_t i = 0; i < r->n_tensors; i++) {
         const char *tname = ngpt_ckpt_tensor_name(r, i);
+        if (!strcmp(tname, NGPT_CKPT_TOKENIZER)) {     /* the model's tokenizer (version 2) */
+            ngpt_status st = ngpt_ckpt_tokenizer_check(r, i, cfg);
+            if (st) return st;
+            continue;
+        }
+        if (ngpt_ckpt_tensor_dtype(r, i) == NGPT_CKPT_BYTES)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s holds bytes; only the "
+                             "tokenizer does", tname, r->src);
         const char *base = tname;
         if (!strncmp(tname, "optim.m.", 8) || !strncmp(tname, "optim.v.", 8)) base = tname + 8;
         bool known = false;
@@ -191,7 +200,8 @@ void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t 
 static void model_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 {
     const ngpt_context *ctx = user;
-    ngpt_ckpt_model_tensor(ctx, ctx->plan.params, (int32_t)i, out);
+    if (i == (size_t)ctx->n_tensors) ngpt_ckpt_tokenizer_tensor(ctx, out);    /* the last */
+    else ngpt_ckpt_model_tensor(ctx, ctx->plan.params, (int32_t)i, out);
 }
 
 ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path)
@@ -200,7 +210,8 @@ ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path)
     unsigned char block[NGPT_CKPT_MODEL_BYTES];
     ngpt_ckpt_config_encode(&ctx->cfg, block);
     return ngpt_prefixed("ngpt_checkpoint_save",
-                         ngpt_ckpt_write(path, block, (size_t)ctx->n_tensors, model_tensor_fn,
+                         ngpt_ckpt_write(path, block, (size_t)ctx->n_tensors +
+                                         (ctx->tokenizer != NULL), model_tensor_fn,
                                          (void *)ctx, NULL, 0));
 }
 
@@ -265,6 +276,7 @@ static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, s
     if (ctx->cfg.weights == NGPT_WEIGHTS_Q8 && file.weights == NGPT_WEIGHTS_F32)
         file.weights = NGPT_WEIGHTS_Q8;         /* quantized as it loads */
     st = ngpt_config_compare(&ctx->cfg, &file);
+    if (!st) st = ngpt_ckpt_tokenizer_agrees(&r, ctx);
     for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         if (t->dtype == NGPT_DTYPE_Q8) {

@@ -1,6 +1,7 @@
 /* ckpt_file.h — the .ngpt container (docs/FORMAT.md): named tensors
- * (float32, or 8-bit in src/q8.h's packed layout) and typed metadata behind
- * a fixed header, sealed by an XXH3-64 checksum.
+ * (float32, 8-bit in src/q8.h's packed layout, or bytes: a tokenizer's
+ * file) and typed metadata behind a fixed header, sealed by an XXH3-64
+ * checksum.
  * ckpt_write.c writes one atomically; ckpt_read.c validates a whole file
  * before any of it is used. The container knows nothing about models: the
  * header's model block (the config) is bytes it carries, and which tensors
@@ -20,7 +21,8 @@
 #include "runtime/layout.h"
 
 #define NGPT_CKPT_MAGIC "NGPTCKPT"     /* 8 bytes, no NUL */
-#define NGPT_CKPT_VERSION 1
+#define NGPT_CKPT_VERSION 1             /* files without a byte tensor (all before them) */
+#define NGPT_CKPT_VERSION_BYTES 2       /* files with one: the writer picks the version */
 #define NGPT_CKPT_HEADER 128
 #define NGPT_CKPT_MODEL_BLOCK 32        /* offset of the model block in the header */
 #define NGPT_CKPT_MODEL_BYTES 38        /* its size; bytes 70..127 are reserved (zero) */
@@ -28,15 +30,16 @@
 #define NGPT_CKPT_META_ENTRY 64
 #define NGPT_CKPT_META_KEY 48
 
-/* Tensor dtypes: float32, and 8-bit weights (2-D (n, k), stored as
- * src/q8.h's packed panels: ngpt_q8_packed_bytes(n, k) bytes). */
-enum { NGPT_CKPT_F32 = 0, NGPT_CKPT_Q8 = 1 };
+/* Tensor dtypes: float32; 8-bit weights (2-D (n, k), stored as src/q8.h's
+ * packed panels: ngpt_q8_packed_bytes(n, k) bytes); bytes (1-D; version 2
+ * files only). */
+enum { NGPT_CKPT_F32 = 0, NGPT_CKPT_Q8 = 1, NGPT_CKPT_BYTES = 2 };
 
 typedef struct ngpt_ckpt_tensor {
     const char *name;
-    int32_t ndim;               /* 1..4 (NGPT_CKPT_Q8: 2) */
+    int32_t ndim;               /* 1..4 (NGPT_CKPT_Q8: 2, NGPT_CKPT_BYTES: 1) */
     int32_t shape[4];
-    uint32_t dtype;             /* NGPT_CKPT_F32 (0) or NGPT_CKPT_Q8 */
+    uint32_t dtype;             /* NGPT_CKPT_F32, NGPT_CKPT_Q8 or NGPT_CKPT_BYTES */
     const void *data;           /* the bytes, or NULL when read is set */
     /* Or the bytes come from read(src, from + at, dst, n) for the tensor's
      * bytes at..at+n-1 (at and n multiples of 4): an f32 inference
@@ -70,7 +73,7 @@ typedef struct ngpt_ckpt_reader {
     const unsigned char *data;  /* the whole verified file */
     size_t size;
     const unsigned char *model_block;   /* NGPT_CKPT_MODEL_BYTES of the header */
-    uint32_t n_tensors, n_meta, header_bytes;
+    uint32_t version, n_tensors, n_meta, header_bytes;
     const char *src;            /* for messages: the path, or "the buffer" */
     void *map;                  /* mmap of a file, or NULL */
     size_t map_size;

@@ -69,17 +69,21 @@ static ngpt_status check_tensor_entry(const ngpt_ckpt_reader *r, uint32_t i, siz
                               "the file is damaged", i, r->src);
     const char *name = (const char *)e;
     uint32_t dtype = get_u32(e + 64), ndim = get_u32(e + 68);
-    if (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_Q8)
+    if (dtype == NGPT_CKPT_BYTES && r->version < NGPT_CKPT_VERSION_BYTES)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s holds bytes (dtype 2), which "
+                              "a version %u file cannot; the file is damaged", name, r->src,
+                              r->version);
+    if (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_Q8 && dtype != NGPT_CKPT_BYTES)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has unknown dtype %u "
-                              "(this build reads float32, dtype 0, and 8-bit, dtype 1)", name,
-                              r->src, dtype);
-    if (ndim < 1 || ndim > 4)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has ndim %u, not 1..4",
-                              name, r->src, ndim);
+                              "(this build reads float32, dtype 0, 8-bit, dtype 1, and bytes, "
+                              "dtype 2)", name, r->src, dtype);
+    if (ndim < 1 || ndim > 4 || (dtype == NGPT_CKPT_BYTES && ndim != 1))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has ndim %u, not %s", name,
+                              r->src, ndim, dtype == NGPT_CKPT_BYTES ? "1 (bytes)" : "1..4");
     if (dtype == NGPT_CKPT_Q8 && ndim != 2)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "8-bit tensor %s of %s has ndim %u, not 2",
                               name, r->src, ndim);
-    size_t bytes = sizeof(float);
+    size_t bytes = dtype == NGPT_CKPT_BYTES ? 1 : sizeof(float);
     for (uint32_t d = 0; d < 4; d++) {
         uint32_t dim = get_u32(e + 72 + 4 * d);
         if (d >= ndim) {
@@ -123,10 +127,10 @@ static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t si
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %zu bytes, shorter than "
                               "the header", r->src, size);
     uint32_t version = get_u32(p + 8);
-    if (version != NGPT_CKPT_VERSION)
+    if (version < NGPT_CKPT_VERSION || version > NGPT_CKPT_VERSION_BYTES)
         return ngpt_fail(NGPT_ERR_VERSION, "%s has format version %u but this build "
-                              "reads version %d; use a matching ngpt", r->src, version,
-                              NGPT_CKPT_VERSION);
+                              "reads versions %d and %d; use a matching ngpt", r->src, version,
+                              NGPT_CKPT_VERSION, NGPT_CKPT_VERSION_BYTES);
     uint64_t file_bytes = get_u64(p + 16);
     if (file_bytes != size)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated or padded: its header "
@@ -137,6 +141,7 @@ static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t si
                               "match its contents", r->src);
     r->data = p;
     r->size = size;
+    r->version = version;
     r->model_block = p + NGPT_CKPT_MODEL_BLOCK;
     r->header_bytes = get_u32(p + 12);
     r->n_tensors = get_u32(p + 24);

@@ -65,13 +65,15 @@ static ngpt_status sink_zeros(sink *s, size_t n)
 
 static bool tensor_bytes(const ngpt_ckpt_tensor *t, size_t *bytes)
 {
-    size_t n = sizeof(float);
+    size_t n = t->dtype == NGPT_CKPT_BYTES ? 1 : sizeof(float);
     if (t->ndim < 1 || t->ndim > 4) return false;
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] < 0 || !ngpt_mul_ok(n, (size_t)t->shape[d], &n)) return false;
     if (t->dtype == NGPT_CKPT_Q8) {     /* 2-D, sizes of a context's (checked at planning) */
         if (t->ndim != 2) return false;
         n = ngpt_q8_packed_bytes(t->shape[0], t->shape[1]);
+    } else if (t->dtype == NGPT_CKPT_BYTES) {
+        if (t->ndim != 1) return false;
     } else if (t->dtype != NGPT_CKPT_F32) {
         return false;
     }
@@ -112,9 +114,11 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
                          "can list", nt);
     size_t header = ngpt_align64(tables);
     size_t data_end = header;
+    uint32_t version = NGPT_CKPT_VERSION;       /* a byte tensor makes it version 2 */
     for (size_t i = 0; i < nt; i++) {
         size_t b;
         get(user, i, &t);
+        if (t.dtype == NGPT_CKPT_BYTES) version = NGPT_CKPT_VERSION_BYTES;
         if (!t.name || !(t.data || t.read) || strlen(t.name) >= NGPT_NAME_MAX)
             return ngpt_fail(NGPT_ERR_BAD_ARG, "tensor %zu has no data or a bad name", i);
         if (!tensor_bytes(&t, &b) || !ngpt_add_ok(data_end, ngpt_align64(b), &data_end))
@@ -123,7 +127,7 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
     }
     unsigned char h[NGPT_CKPT_HEADER] = {0};
     memcpy(h, NGPT_CKPT_MAGIC, 8);
-    put_u32(h + 8, NGPT_CKPT_VERSION);
+    put_u32(h + 8, version);
     put_u32(h + 12, (uint32_t)header);
     put_u64(h + 16, (uint64_t)data_end + 8);
     put_u32(h + 24, (uint32_t)nt);

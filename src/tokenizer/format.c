@@ -19,8 +19,8 @@
 static uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-/* Parses and checks an image; src names it in messages (bare sentences). */
-static ngpt_status parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, const char *src)
+ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
+                                 int32_t *n_tokens_out, uint64_t *checksum)
 {
     if (size < 8 || memcmp(p, NGPT_TOK_MAGIC, 8) != 0)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not an ngpt tokenizer (its first bytes are "
@@ -50,6 +50,20 @@ static ngpt_status parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, co
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %u tokens are not 256 bytes, "
                          "%u merges and %u special tokens (limits: %d tokens, %d special)", src,
                          n_tokens, n_merges, n_special, NGPT_TOK_MAX_TOKENS, NGPT_TOK_MAX_SPECIAL);
+    *n_tokens_out = (int32_t)n_tokens;
+    *checksum = get_u64(p + size - 8);
+    return NGPT_OK;
+}
+
+/* tokenizer.h: an image checked whole, then built. */
+ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, const char *src)
+{
+    int32_t n_tokens;
+    uint64_t checksum;
+    ngpt_status st = ngpt_tok_image_check(p, size, src, &n_tokens, &checksum);
+    if (st) return st;
+    const size_t fixed = NGPT_TOK_HEADER + 256 + 8;
+    const uint32_t n_merges = get_u32(p + 16), n_special = get_u32(p + 20);
     size_t at = NGPT_TOK_HEADER + 256;
     if ((size - fixed) / 8 < n_merges)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %u merges do not fit in %zu "
@@ -68,7 +82,6 @@ static ngpt_status parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, co
     memcpy(merges, p + at, (size_t)n_merges * 8);      /* little-endian hosts only */
     spec.merges = merges;
     at += (size_t)n_merges * 8;
-    ngpt_status st = NGPT_OK;
     for (uint32_t i = 0; i < n_special && !st; i++) {
         uint32_t len = at + 4 <= size - 8 ? get_u32(p + at) : 0;
         if (at + 4 > size - 8 || len > size - 8 - at - 4)
@@ -91,7 +104,7 @@ ngpt_status ngpt_tokenizer_load_mem(ngpt_tokenizer **tok, const void *data, size
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_mem: NULL argument");
     *tok = NULL;
     if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_mem: NULL argument");
-    return ngpt_prefixed("ngpt_tokenizer_load_mem", parse(tok, data, size, "the buffer"));
+    return ngpt_prefixed("ngpt_tokenizer_load_mem", ngpt_tok_parse(tok, data, size, "the buffer"));
 }
 
 ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size)
@@ -144,7 +157,7 @@ ngpt_status ngpt_tokenizer_load(ngpt_tokenizer **tok, const char *path)
     size_t size;
     ngpt_status st = ngpt_tok_read_file(path, &buf, &size);
     if (!st) {
-        st = parse(tok, buf, size, path);
+        st = ngpt_tok_parse(tok, buf, size, path);
         free(buf);
     }
     return ngpt_prefixed("ngpt_tokenizer_load", st);
@@ -153,13 +166,12 @@ ngpt_status ngpt_tokenizer_load(ngpt_tokenizer **tok, const char *path)
 ngpt_status ngpt_tokenizer_save_mem(const ngpt_tokenizer *tok, void *buf, size_t cap, size_t *size)
 {
     if (!tok || !size) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_save_mem: NULL argument");
-    size_t need = ngpt_tok_image(tok, NULL);
-    *size = need;
+    *size = tok->image_size;
     if (!buf) return NGPT_OK;
-    if (cap < need)
+    if (cap < tok->image_size)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tokenizer_save_mem: the tokenizer takes %zu "
-                         "bytes but the buffer holds %zu", need, cap);
-    ngpt_tok_image(tok, buf);
+                         "bytes but the buffer holds %zu", tok->image_size, cap);
+    memcpy(buf, tok->image, tok->image_size);
     return NGPT_OK;
 }
 
@@ -196,11 +208,5 @@ static ngpt_status write_atomic(const char *path, const uint8_t *data, size_t n)
 ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path)
 {
     if (!tok || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_save: NULL argument");
-    size_t n = ngpt_tok_image(tok, NULL);
-    uint8_t *image = malloc(n);
-    if (!image) return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_tokenizer_save: out of memory");
-    ngpt_tok_image(tok, image);
-    ngpt_status st = write_atomic(path, image, n);
-    free(image);
-    return ngpt_prefixed("ngpt_tokenizer_save", st);
+    return ngpt_prefixed("ngpt_tokenizer_save", write_atomic(path, tok->image, tok->image_size));
 }

@@ -26,6 +26,7 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
     free(t->pair_val);
     free(t->str_slot);
     free(t->whole);
+    free(t->image);
     free(t);
 }
 
@@ -149,6 +150,8 @@ static ngpt_status check_spec(const ngpt_tok_spec *s, const char *src)
     return NGPT_OK;
 }
 
+static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf);
+
 ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const char *src)
 {
     *out = NULL;
@@ -244,12 +247,10 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
         concat_pair_count(t, true);
     }
     if ((st = ngpt_tok_mark_whole(t))) goto fail;
-    size_t size = ngpt_tok_image(t, NULL);
-    uint8_t *image = malloc(size);
-    if (!image) goto no_memory;
-    ngpt_tok_image(t, image);
-    memcpy(&t->checksum, image + size - 8, 8);
-    free(image);
+    t->image_size = tok_image(t, NULL);
+    if (!(t->image = malloc(t->image_size))) goto no_memory;
+    tok_image(t, t->image);
+    memcpy(&t->checksum, t->image + t->image_size - 8, 8);
     *out = t;
     return NGPT_OK;
 no_memory:
@@ -259,7 +260,9 @@ fail:
     return st;
 }
 
-size_t ngpt_tok_image(const ngpt_tokenizer *t, uint8_t *buf)
+/* The file image (docs/FORMAT.md): returns its size; writes it into buf
+ * (which holds that many bytes) unless buf is NULL. */
+static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf)
 {
     size_t size = NGPT_TOK_HEADER + 256 + (size_t)t->n_merges * 8 + 8;
     for (int32_t i = 0; i < t->n_special; i++) size += 4 + tok_len(t, 256 + t->n_merges + i);
@@ -289,6 +292,28 @@ size_t ngpt_tok_image(const ngpt_tokenizer *t, uint8_t *buf)
     }
     put_u64(p, (uint64_t)XXH3_64bits(buf, size - 8));
     return size;
+}
+
+int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *out)
+{
+    int32_t n = 0;
+    while (k > 0) {
+        if ((size_t)tok_len(t, id) == k) {      /* the whole token (a byte always is) */
+            out[n++] = id;
+            break;
+        }
+        const int32_t left = (int32_t)t->merges[2 * (id - 256)];
+        const int32_t right = (int32_t)t->merges[2 * (id - 256) + 1];
+        const size_t ll = tok_len(t, left);
+        if (k <= ll) {
+            id = left;
+        } else {
+            out[n++] = left;
+            k -= ll;
+            id = right;
+        }
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------- public */

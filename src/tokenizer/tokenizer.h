@@ -1,8 +1,9 @@
 /* tokenizer.h — the BPE tokenizer's object and what its files share
  * (docs/TOKENIZER.md). tokenizer.c makes one from a spec (the merge list and
  * its settings: training, a tokenizer file and GPT-2's files all end there),
- * validates it and derives the lookup tables; it also writes the file image
- * (docs/FORMAT.md, "Tokenizer files") and owns the accessors. The tokenizer
+ * validates it and derives the lookup tables; it also makes the file image
+ * (docs/FORMAT.md, "Tokenizer files"), which the tokenizer keeps for saves
+ * (its own file, a checkpoint's tensor), and owns the accessors. The tokenizer
  * depends only on the base layer (errors). */
 #ifndef NGPT_TOKENIZER_H
 #define NGPT_TOKENIZER_H
@@ -58,7 +59,9 @@ struct ngpt_tokenizer {
     /* bit id: the bytes of token id, encoded alone, are token id (most
      * tokens): a part of a piece that is such a token needs no BPE */
     uint8_t *whole;
-    uint64_t checksum;          /* XXH3-64 of the file image */
+    uint8_t *image;             /* the file image (docs/FORMAT.md): what saves write */
+    size_t image_size;
+    uint64_t checksum;          /* XXH3-64 of the file image: its last 8 bytes */
 };
 
 #define NGPT_PAIR_EMPTY UINT64_MAX
@@ -106,6 +109,18 @@ static inline int32_t ngpt_tok_lookup(const ngpt_tokenizer *t, const uint8_t *s,
     }
 }
 
+/* The bytes of token id (*len of them); special tokens: their names. */
+static inline const uint8_t *ngpt_tok_bytes(const ngpt_tokenizer *t, int32_t id, size_t *len)
+{
+    *len = t->off[id + 1] - t->off[id];
+    return t->bytes + t->off[id];
+}
+
+static inline bool ngpt_tok_special(const ngpt_tokenizer *t, int32_t id)
+{
+    return id >= 256 + t->n_merges;
+}
+
 static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
 {
     return (t->whole[id >> 3] >> (id & 7)) & 1;
@@ -120,9 +135,23 @@ ngpt_status ngpt_tok_mark_whole(ngpt_tokenizer *t);
  * "the training result"). */
 ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *spec, const char *src);
 
-/* The file image (docs/FORMAT.md): returns its size; writes it into buf
- * (which holds that many bytes) unless buf is NULL. */
-size_t ngpt_tok_image(const ngpt_tokenizer *t, uint8_t *buf);
+/* The tokens whose bytes, one after another, are the first k bytes of
+ * token id (not special; 0 < k <= its length): the parts of its merge tree
+ * that cover them, left to right, into out (at most k of them, and at most
+ * the depth of its tree); returns their number. Decoding them gives exactly
+ * those bytes (they are not what encoding the bytes would give). */
+int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *out);
+
+/* Reads a tokenizer from a file image, checked whole (format.c): a bare
+ * message naming src on failure. */
+ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, const char *src);
+
+/* Checks the container of a file image without building the tokenizer
+ * (magic, version, size, checksum, the counts): what a checkpoint that
+ * carries one checks on every open. *n_tokens and *checksum get its token
+ * count and identity. Bare messages naming src. */
+ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
+                                 int32_t *n_tokens, uint64_t *checksum);
 
 /* Reads the whole regular file at path into *buf (malloc'd, *size bytes);
  * bare messages naming it (format.c). */

@@ -1,6 +1,8 @@
-/* data.c — the byte-level data loader: files concatenated, a held-out tail,
- * random windows of seq+1 bytes from Philox. Reading files allocates one
- * buffer (documented in ngpt.h); drawing batches allocates nothing. */
+/* data.c — the data loader: files concatenated, a held-out tail of the
+ * bytes, random windows of seq+1 bytes from Philox; or, once a tokenizer
+ * has encoded each split (ngpt_data_tokenize), windows of seq+1 tokens.
+ * Reading files allocates one buffer and tokenizing one more (documented in
+ * ngpt.h); drawing batches allocates nothing. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include "base/fpmode.h"
 #include "base/rng.h"
 #include "base/checked.h"
+#include "tokenizer/tokenizer.h"
 #include "train/train.h"
 
 struct ngpt_data {
@@ -17,6 +20,12 @@ struct ngpt_data {
     uint8_t *owned;
     uint64_t hash;              /* XXH3-64 of all the bytes */
     uint8_t max_byte[2];        /* the largest byte of each split (ngpt_split order) */
+    /* Tokenized (ngpt_data_tokenize): the tokens of the train split, then
+     * those of the eval split, and the byte length of every id. */
+    int32_t *tokens;            /* NULL: the bytes are the tokens */
+    size_t n_tokens[2];
+    int32_t max_token[2];
+    uint16_t *token_bytes;      /* (n_ids) */
 };
 
 static uint8_t max_of(const uint8_t *p, size_t n)
@@ -54,6 +63,7 @@ static ngpt_status finish(ngpt_data **out, const uint8_t *bytes, size_t size, ui
         free(owned);
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for the data");
     }
+    memset(d, 0, sizeof *d);
     d->bytes = bytes;
     d->size = size;
     d->train_size = size - eval;
@@ -145,6 +155,8 @@ void ngpt_data_free(ngpt_data *data)
 {
     if (!data) return;
     free(data->owned);
+    free(data->tokens);
+    free(data->token_bytes);
     free(data);
 }
 
@@ -171,32 +183,58 @@ static const uint8_t *split_bytes(const ngpt_data *d, ngpt_split split, size_t *
     return d->bytes + (split == NGPT_SPLIT_EVAL ? d->train_size : 0);
 }
 
+/* A tokenized split's tokens: base and count. */
+static const int32_t *split_tokens(const ngpt_data *d, ngpt_split split, size_t *n)
+{
+    *n = d->n_tokens[split];
+    return d->tokens + (split == NGPT_SPLIT_EVAL ? d->n_tokens[NGPT_SPLIT_TRAIN] : 0);
+}
+
 ngpt_status ngpt_data_check(const ngpt_data *d, ngpt_split split, int32_t seq, int32_t vocab_size)
 {
     size_t n;
-    split_bytes(d, split, &n);
     const char *name = split == NGPT_SPLIT_EVAL ? "eval" : "train";
+    const char *unit = d->tokens ? "tokens" : "bytes";
+    if (d->tokens) split_tokens(d, split, &n);
+    else split_bytes(d, split, &n);
     if (n < (size_t)seq + 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "the %s split of the data has %zu bytes, fewer than "
-                         "one window of seq+1 = %zu", name, n, (size_t)seq + 1);
-    if (vocab_size > 0 && d->max_byte[split] >= vocab_size)
-        return ngpt_fail(NGPT_ERR_BAD_TOKEN, "the %s split of the data holds byte %d, which is "
-                         "not a token id of this model (V=%d)", name, (int)d->max_byte[split],
-                         (int)vocab_size);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "the %s split of the data has %zu %s, fewer than "
+                         "one window of seq+1 = %zu", name, n, unit, (size_t)seq + 1);
+    const int32_t largest = d->tokens ? d->max_token[split] : d->max_byte[split];
+    if (vocab_size > 0 && largest >= vocab_size)
+        return ngpt_fail(NGPT_ERR_BAD_TOKEN, "the %s split of the data holds %s %d, which is "
+                         "not a token id of this model (V=%d)", name, d->tokens ? "token" : "byte",
+                         (int)largest, (int)vocab_size);
     return NGPT_OK;
+}
+
+/* The start of window b of batch `index` in a split of n tokens: a Philox
+ * draw (stream NGPT_STREAM_DATA | split, counter (index, b)), uniform over
+ * the n - seq valid starts. */
+static uint64_t window_start(ngpt_split split, uint64_t seed, uint64_t index, int32_t b,
+                             int32_t seq, size_t n)
+{
+    uint32_t w[4];
+    ngpt_rng_block(seed, NGPT_STREAM_DATA | (uint32_t)split, index, (uint64_t)b, w);
+    return (((uint64_t)w[0] << 32) | w[1]) % (uint64_t)(n - (size_t)seq);
 }
 
 void ngpt_data_batch_unchecked(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_t index,
                     int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets)
 {
     size_t n;
+    if (d->tokens) {
+        const int32_t *base = split_tokens(d, split, &n);
+        for (int32_t b = 0; b < batch; b++) {
+            const int32_t *win = base + window_start(split, seed, index, b, seq, n);
+            memcpy(tokens + (size_t)b * seq, win, (size_t)seq * sizeof *win);
+            memcpy(targets + (size_t)b * seq, win + 1, (size_t)seq * sizeof *win);
+        }
+        return;
+    }
     const uint8_t *base = split_bytes(d, split, &n);
-    const uint64_t starts = (uint64_t)(n - (size_t)seq);      /* valid window starts */
     for (int32_t b = 0; b < batch; b++) {
-        uint32_t w[4];
-        ngpt_rng_block(seed, NGPT_STREAM_DATA | (uint32_t)split, index, (uint64_t)b, w);
-        uint64_t start = (((uint64_t)w[0] << 32) | w[1]) % starts;
-        const uint8_t *win = base + start;
+        const uint8_t *win = base + window_start(split, seed, index, b, seq, n);
         for (int32_t t = 0; t < seq; t++) {
             tokens[(size_t)b * seq + t] = win[t];
             targets[(size_t)b * seq + t] = win[t + 1];
@@ -204,19 +242,125 @@ void ngpt_data_batch_unchecked(const ngpt_data *d, ngpt_split split, uint64_t se
     }
 }
 
+/* The checks a batch of a split shares (a message prefixed by fn). */
+static ngpt_status check_batch_args(const char *fn, const ngpt_data *d, ngpt_split split,
+                                    int32_t batch, int32_t seq)
+{
+    if (split != NGPT_SPLIT_TRAIN && split != NGPT_SPLIT_EVAL)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "%s: split %d is not an ngpt_split value", fn,
+                         (int)split);
+    if (batch < 1 || seq < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "%s: batch and seq must be >= 1, got %d and %d", fn,
+                         (int)batch, (int)seq);
+    return ngpt_prefixed(fn, ngpt_data_check(d, split, seq, 0));
+}
+
 ngpt_status ngpt_data_batch(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_t index,
                             int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets)
 {
     if (!d || !tokens || !targets)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_batch: NULL argument");
-    if (split != NGPT_SPLIT_TRAIN && split != NGPT_SPLIT_EVAL)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_batch: split %d is not an ngpt_split value",
-                         (int)split);
-    if (batch < 1 || seq < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_batch: batch and seq must be >= 1, got %d "
-                         "and %d", (int)batch, (int)seq);
-    ngpt_status st = ngpt_data_check(d, split, seq, 0);
-    if (st) return ngpt_prefixed("ngpt_data_batch", st);
+    ngpt_status st = check_batch_args("ngpt_data_batch", d, split, batch, seq);
+    if (st) return st;
     ngpt_data_batch_unchecked(d, split, seed, index, batch, seq, tokens, targets);
     return NGPT_OK;
+}
+
+ngpt_status ngpt_data_batch_bytes(const ngpt_data *d, ngpt_split split, uint64_t seed,
+                                  uint64_t index, int32_t batch, int32_t seq, uint64_t *bytes)
+{
+    if (!d || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_batch_bytes: NULL argument");
+    ngpt_status st = check_batch_args("ngpt_data_batch_bytes", d, split, batch, seq);
+    if (st) return st;
+    uint64_t sum = 0;
+    if (!d->tokens) {
+        sum = (uint64_t)batch * (uint64_t)seq;
+    } else {
+        size_t n;
+        const int32_t *base = split_tokens(d, split, &n);
+        for (int32_t b = 0; b < batch; b++) {
+            const int32_t *win = base + window_start(split, seed, index, b, seq, n);
+            for (int32_t t = 1; t <= seq; t++) sum += d->token_bytes[win[t]];
+        }
+    }
+    *bytes = sum;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_data_text(const ngpt_data *d, ngpt_split split, const uint8_t **bytes,
+                           size_t *size)
+{
+    if (!d || !bytes || !size) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_text: NULL argument");
+    if (split != NGPT_SPLIT_TRAIN && split != NGPT_SPLIT_EVAL)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_text: split %d is not an ngpt_split value",
+                         (int)split);
+    *bytes = split_bytes(d, split, size);
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_data_token_counts(const ngpt_data *d, size_t *train_tokens, size_t *eval_tokens)
+{
+    if (!d || !train_tokens || !eval_tokens)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_token_counts: NULL argument");
+    *train_tokens = d->tokens ? d->n_tokens[NGPT_SPLIT_TRAIN] : d->train_size;
+    *eval_tokens = d->tokens ? d->n_tokens[NGPT_SPLIT_EVAL] : d->size - d->train_size;
+    return NGPT_OK;
+}
+
+/* Encodes the splits into d's token array (a bare message on failure;
+ * then d is unchanged). */
+static ngpt_status tokenize(ngpt_data *d, const ngpt_tokenizer *tok, int32_t seq)
+{
+    size_t cap = d->size;       /* never more ids than bytes */
+    int32_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
+    uint16_t *lens = malloc((size_t)tok->n_tokens * sizeof *lens);
+    ngpt_status st = NGPT_OK;
+    if (!ids || !lens)
+        st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for the tokens of %zu bytes", cap);
+    size_t used = 0, count[2] = {0, 0};
+    int32_t largest[2] = {0, 0};
+    for (int s = 0; s < 2 && !st; s++) {
+        size_t n;
+        const uint8_t *text = split_bytes(d, (ngpt_split)s, &n);
+        if ((st = ngpt_tokenizer_encode(tok, text, n, ids + used, cap - used, &count[s]))) {
+            char why[400];
+            snprintf(why, sizeof why, "%s", ngpt_last_error());
+            st = ngpt_fail(st, "encoding the %s split failed: %s", s ? "held-out" : "training", why);
+        }
+        for (size_t i = 0; i < count[s]; i++)
+            largest[s] = ids[used + i] > largest[s] ? ids[used + i] : largest[s];
+        used += count[s];
+    }
+    const bool held_out = d->size > d->train_size;
+    for (int s = 0; s < 1 + held_out && !st; s++)
+        if (count[s] < (size_t)seq + 1)
+            st = ngpt_fail(NGPT_ERR_BAD_ARG, "the %s split encodes to %zu tokens, fewer than one "
+                           "window of seq+1 = %zu; use more data or a shorter seq",
+                           s ? "held-out" : "training", count[s], (size_t)seq + 1);
+    if (st) {
+        free(ids);
+        free(lens);
+        return st;
+    }
+    for (int32_t id = 0; id < tok->n_tokens; id++) {
+        size_t len;
+        ngpt_tok_bytes(tok, id, &len);
+        lens[id] = (uint16_t)len;
+    }
+    int32_t *fit = realloc(ids, (used ? used : 1) * sizeof *ids);
+    d->tokens = fit ? fit : ids;
+    d->token_bytes = lens;
+    for (int s = 0; s < 2; s++) d->n_tokens[s] = count[s], d->max_token[s] = largest[s];
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_data_tokenize(ngpt_data *d, const ngpt_tokenizer *tok, int32_t seq)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!d || !tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_tokenize: NULL argument");
+    if (d->tokens)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_tokenize: the data is already tokens");
+    if (seq < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_tokenize: seq must be >= 1, got %d",
+                                  (int)seq);
+    return ngpt_prefixed("ngpt_data_tokenize", tokenize(d, tok, seq));
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "io/checkpoint.h"
+#include "io/tok_tensor.h"
 #include "runtime/config.h"
 #include "train/train.h"
 
@@ -16,12 +17,17 @@ typedef struct writer_user {
     char name[NGPT_NAME_MAX];
 } writer_user;
 
-/* Entries 0..n-1: model; n..2n-1: optim.m.*; 2n..3n-1: optim.v.* */
+/* Entries 0..n-1: model; n..2n-1: optim.m.*; 2n..3n-1: optim.v.*; 3n: the
+ * tokenizer, if the context has one */
 static void train_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 {
     writer_user *u = user;
     const ngpt_context *ctx = u->ctx;
     const size_t n = (size_t)ctx->n_tensors;
+    if (i == 3 * n) {
+        ngpt_ckpt_tokenizer_tensor(ctx, out);
+        return;
+    }
     const float *base = i < n ? ctx->plan.params : i < 2 * n ? ctx->plan.adam_m : ctx->plan.adam_v;
     ngpt_ckpt_model_tensor(ctx, base, (int32_t)(i % n), out);
     if (i >= n) {
@@ -66,8 +72,9 @@ ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path
     unsigned char block[NGPT_CKPT_MODEL_BYTES];
     ngpt_ckpt_config_encode(&ctx->cfg, block);
     return ngpt_prefixed("ngpt_checkpoint_save_train",
-                         ngpt_ckpt_write(path, block, 3 * (size_t)ctx->n_tensors, train_tensor_fn,
-                                         &u, m, N_META + N_META_OPT));
+                         ngpt_ckpt_write(path, block, 3 * (size_t)ctx->n_tensors +
+                                         (ctx->tokenizer != NULL), train_tensor_fn, &u, m,
+                                         N_META + N_META_OPT));
 }
 
 static bool meta_get(const ngpt_ckpt_reader *r, const char *key, uint32_t type, ngpt_ckpt_meta *m)
@@ -149,6 +156,7 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
                                    const ngpt_config *cfg, ngpt_train_state *ts)
 {
     ngpt_status st = ngpt_config_compare(&ctx->cfg, cfg);
+    if (!st) st = ngpt_ckpt_tokenizer_agrees(r, ctx);
     if (st) return st;
     char name[NGPT_NAME_MAX + 8];
     ngpt_train_state s;

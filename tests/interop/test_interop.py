@@ -7,6 +7,9 @@ stated tolerance, greedy 64-byte continuations identical; export -> PyTorch
 logits equal ngpt's; import -> export and .ngpt -> export -> import round
 trips bit-exact; bad checkpoints rejected naming the key; AdamW state
 survives the round trip (training continues bit-identically in PyTorch).
+A model with a BPE tokenizer exports its tokenizer file's bytes beside the
+weights, loads the original's way with the same greedy text, and round
+trips byte for byte; a byte-level export holds nothing else.
 Every export of a model with the variant switches at their defaults loads
 the way the original project loads a checkpoint (ModelConfig(**model_cfg)
 with its frozen eight-field config class, strict load_state_dict) and gives
@@ -317,6 +320,8 @@ def test_bare_and_cli(ng, tmp):
     ck = export(c, cp, nt.TINY, "ngpt init")
     if ck is not None and load_like_original(ck, "ngpt init")[0] is not None:
         print("ngpt init -> export -> the original's loader: ok")
+    check(ck is not None and sorted(ck) == ["model_cfg", "model_state"],
+          f"a byte-level export holds model_state and model_cfg only: {sorted(ck or {})}")
     run(CONVERT + ["import", cp, c2])
     same = open(c, "rb").read() == open(c2, "rb").read()
     print(f"ngpt init -> export -> import: {'byte-identical file' if same else 'DIFFERENT'}")
@@ -589,6 +594,61 @@ def test_cli_training(ng, tmp):
     check(r.returncode == 0 and meta.get("train.step") == 10, "ngpt train --resume of an imported model")
 
 
+def test_bpe(ng, tmp):
+    """A model with a BPE tokenizer (`ngpt train --vocab`): its export carries
+    the tokenizer file's bytes ("tokenizer", and --tokenizer-out writes the
+    file, which ngpt reads); it loads the original project's way, and its
+    greedy ids in PyTorch, decoded by the tokenizer, are `ngpt generate
+    --temp 0`'s text; export -> import is byte for byte; an import with a
+    tokenizer of another size is refused."""
+    data = os.path.join(tmp, "bpe.txt")
+    with open(data, "wb") as f:
+        f.write(TEXT * 30)
+    tiny = sum([["--config", kv] for kv in ("T=16", "C=32", "L=2", "H=4", "d_ff=64")], [])
+    m, pt, tok, m2 = (os.path.join(tmp, f) for f in ("bpe.ngpt", "bpe.pt", "bpe.tok", "bpe2.ngpt"))
+    r = run(ng.env + [ng.cli, "train", "--vocab", "300", "--steps", "4", "--warmup", "1", "--data",
+                      data, "--batch", "2", "--eval-every", "0", "--eval-batches", "1", "--out", m]
+            + tiny)
+    if not check(r.returncode == 0, "ngpt train --vocab 300"):
+        return
+    p = run(CONVERT + ["export", m, pt, "--tokenizer-out", tok])
+    if not check(p.returncode == 0, "export of a BPE model"):
+        return
+    ck = torch.load(pt)
+    image, V = ck.get("tokenizer"), ck["model_cfg"]["V"]
+    ok = isinstance(image, bytes) and image == open(tok, "rb").read() and \
+        nt.tokenizer_tokens(image) == V and 256 < V <= 300
+    print(f"BPE model -> export: 'tokenizer' holds {len(image or b'')} bytes of a "
+          f"{nt.tokenizer_tokens(image) if image else 0}-token tokenizer, V={ck['model_cfg']['V']}")
+    check(ok, "the export carries the tokenizer file, with V tokens")
+    info = run(ng.env + [ng.cli, "tokenizer", "info", tok])
+    check(info.returncode == 0 and f"{V} (256 bytes" in info.stdout,
+          f"ngpt reads --tokenizer-out: {info.stdout}")
+    model, _ = load_like_original(ck, "BPE export")
+    if model is not None:
+        prompt = "Once upon a time, a small"
+        enc = run(ng.env + [ng.cli, "tokenizer", "encode", "--tokenizer", tok, "--text", prompt])
+        ids = [int(x) for x in enc.stdout.split()]
+        got, gap = torch_greedy(model, ids, 12, model.cfg.T)
+        dec = subprocess.run(ng.env + [ng.cli, "tokenizer", "decode", "--tokenizer", tok, "--ids",
+                                       " ".join(map(str, got))], capture_output=True)
+        cli = subprocess.run(ng.env + [ng.cli, "generate", "--model", m, "--prompt", prompt, "-n",
+                                       "12", "--temp", "0", "--end", "-1"], capture_output=True)
+        same = dec.returncode == 0 and cli.returncode == 0 and dec.stdout == cli.stdout
+        print(f"BPE export -> the original's loader, greedy 12 tokens: {dec.stdout!r} "
+              f"{'identical' if same else 'DIFFERENT'} to ngpt generate ({cli.stdout!r}); "
+              f"smallest top-2 logit gap {gap:.3g}")
+        check(same, "a BPE model's greedy text in PyTorch differs from ngpt generate's")
+    same = run(CONVERT + ["import", pt, m2]).returncode == 0 and \
+        open(m, "rb").read() == open(m2, "rb").read()
+    print(f"BPE training checkpoint -> export -> import: {'byte-identical' if same else 'DIFFERENT'}")
+    check(same, "a BPE checkpoint does not survive export -> import byte for byte")
+    other = os.path.join(tmp, "other.tok")
+    run(ng.env + [ng.cli, "tokenizer", "train", "--data", data, "--vocab", "280", "--out", other])
+    p = run(CONVERT + ["import", pt, m2, "--tokenizer", other], expect_ok=False)
+    check(p.returncode != 0 and f"V={V}" in p.stderr, f"another tokenizer is refused: {p.stderr}")
+
+
 # The model variants (ngpt_config's switches), one at a time and together.
 VARIANTS = (
     ("qkv_bias", dict(qkv_bias=True)),
@@ -617,6 +677,7 @@ def main():
         test_optimizer(ng, tmp)
         test_training(ng, args.build, tmp)
         test_cli_training(ng, tmp)
+        test_bpe(ng, tmp)
         for label, kw in VARIANTS:
             cfg = dataclasses.replace(nt.TINY, dropout=0.1, **kw)
             test_config(ng, label, cfg, 1e-5, tmp, "dict")

@@ -1,0 +1,64 @@
+/* tok_attach.c — the public face of a model's tokenizer: attaching one to a
+ * context (which checkpoint saves then carry, loads check and generation
+ * reads) and reading the one a checkpoint carries. */
+#include <stdio.h>
+
+#include "io/checkpoint.h"
+#include "io/tok_tensor.h"
+#include "tokenizer/tokenizer.h"
+
+ngpt_status ngpt_context_tokenizer_set(ngpt_context *ctx, const ngpt_tokenizer *tok)
+{
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_tokenizer_set: NULL context");
+    if (tok && tok->n_tokens != ctx->cfg.vocab_size)
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "ngpt_context_tokenizer_set: the tokenizer "
+                         "has %d tokens but the model's vocabulary is V=%d; a model and its "
+                         "tokenizer must agree (make the model with V=%d)", (int)tok->n_tokens,
+                         (int)ctx->cfg.vocab_size, (int)tok->n_tokens);
+    ctx->tokenizer = tok;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_context_tokenizer(const ngpt_context *ctx, const ngpt_tokenizer **tok)
+{
+    if (!ctx || !tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_tokenizer: NULL argument");
+    *tok = ctx->tokenizer;
+    return NGPT_OK;
+}
+
+/* The tokenizer a checkpoint (a file, or data/size when path is NULL)
+ * carries, built and checked whole; NULL when it carries none. */
+static ngpt_status read_tokenizer(const char *path, const void *data, size_t size,
+                                  ngpt_tokenizer **tok)
+{
+    ngpt_ckpt_reader r;
+    ngpt_config cfg;
+    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &cfg);
+    if (st) return st;
+    const int64_t at = ngpt_ckpt_find_tensor(&r, NGPT_CKPT_TOKENIZER);
+    if (at >= 0) {
+        char src[600];
+        snprintf(src, sizeof src, "the tokenizer in %s", r.src);
+        size_t n;
+        const unsigned char *p = ngpt_ckpt_tensor_data(&r, (uint32_t)at, &n);
+        st = ngpt_tok_parse(tok, p, n, src);
+    }
+    ngpt_ckpt_close(&r);
+    return st;
+}
+
+ngpt_status ngpt_checkpoint_tokenizer(const char *path, ngpt_tokenizer **tok)
+{
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_tokenizer: NULL argument");
+    *tok = NULL;
+    if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_tokenizer: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_tokenizer", read_tokenizer(path, NULL, 0, tok));
+}
+
+ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_tokenizer **tok)
+{
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_tokenizer_mem: NULL argument");
+    *tok = NULL;
+    if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_tokenizer_mem: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_tokenizer_mem", read_tokenizer(NULL, data, size, tok));
+}
