@@ -11,6 +11,10 @@
 #include "bench.h"
 #include "cli.h"
 
+#ifndef NGPT_CORPUS_PATH
+#define NGPT_CORPUS_PATH "build/corpus.txt"
+#endif
+
 static const char *const HELP =
     "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
     "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
@@ -48,10 +52,6 @@ static const char *const HELP =
     "                     " NGPT_CORPUS_PATH ")\n";
 
 enum { BIG_MODEL_PARAMS = 16 * 1000 * 1000 };
-
-#ifndef NGPT_CORPUS_PATH
-#define NGPT_CORPUS_PATH "build/corpus.txt"
-#endif
 
 /* --tokenizer: V, and its bytes per token on o->text. */
 static int apply_tokenizer(const char *cmd, bench_opts *o)
