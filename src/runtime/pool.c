@@ -15,12 +15,12 @@
  * publishes the work and then checks for sleepers, all four sequentially
  * consistent; so either the sleeper sees the work and does not sleep, or
  * the poster sees the sleeper and signals it under the lock, which the
- * sleeper holds from its count to its wait. Where a store is followed by
- * the other side's load, a seq_cst fence sits between them as well: C11
- * needs none, but qemu-user runs an AArch64 or ARMv7 store-release and
- * load-acquire on an x86 host as a plain store and load, which the host
- * may reorder, and CI's ARM suites hung on that lost wake-up. A fence is
- * a full barrier everywhere, and costs nothing next to a job. */
+ * sleeper holds from its count to its wait. Each side's first step is a
+ * read-modify-write (an exchange or an add), not a plain store: C11 needs
+ * no more than a seq_cst store, but qemu-user runs an AArch64 store-release
+ * and load-acquire on an x86 host as a plain store and load, which the
+ * host may reorder, and CI's ARM suite hung on that lost wake-up once.
+ * An atomic read-modify-write is a full barrier there too. */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -66,13 +66,11 @@ static void run_tasks(ngpt_pool *p, int thread)
             continue;       /* job now holds the current word: try again */
         p->fn(p->arg, p->base + (int)(job & 0xffff), thread);
         const int n = (int)(job >> 16);
-        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_seq_cst) + 1 == n && thread != 0) {
-            atomic_thread_fence(memory_order_seq_cst);
-            if (atomic_load_explicit(&p->caller_waits, memory_order_seq_cst)) {
-                pthread_mutex_lock(&p->lock);
-                pthread_cond_signal(&p->finished);
-                pthread_mutex_unlock(&p->lock);
-            }
+        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_seq_cst) + 1 == n &&
+            thread != 0 && atomic_load_explicit(&p->caller_waits, memory_order_seq_cst)) {
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_signal(&p->finished);
+            pthread_mutex_unlock(&p->lock);
         }
         job = atomic_load_explicit(&p->job, memory_order_acquire);
     }
@@ -98,7 +96,6 @@ static void *worker_main(void *arg)
             /* counted before the check: a post after it sees the count */
             pthread_mutex_lock(&p->lock);
             atomic_fetch_add_explicit(&p->sleepers, 1, memory_order_seq_cst);
-            atomic_thread_fence(memory_order_seq_cst);
             while (!worker_wanted(p)) pthread_cond_wait(&p->wake, &p->lock);
             atomic_fetch_sub_explicit(&p->sleepers, 1, memory_order_seq_cst);
             pthread_mutex_unlock(&p->lock);
@@ -169,8 +166,7 @@ static void run_job(ngpt_pool *p, ngpt_task_fn fn, void *arg, int base, int n)
     p->arg = arg;
     p->base = base;
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->job, (unsigned)n << 16, memory_order_seq_cst);
-    atomic_thread_fence(memory_order_seq_cst);
+    atomic_exchange_explicit(&p->job, (unsigned)n << 16, memory_order_seq_cst);
     if (atomic_load_explicit(&p->sleepers, memory_order_seq_cst)) {
         pthread_mutex_lock(&p->lock);
         pthread_cond_broadcast(&p->wake);
@@ -184,8 +180,7 @@ static void run_job(ngpt_pool *p, ngpt_task_fn fn, void *arg, int base, int n)
             continue;
         }
         pthread_mutex_lock(&p->lock);
-        atomic_store_explicit(&p->caller_waits, true, memory_order_seq_cst);
-        atomic_thread_fence(memory_order_seq_cst);
+        atomic_exchange_explicit(&p->caller_waits, true, memory_order_seq_cst);
         while (atomic_load_explicit(&p->done, memory_order_seq_cst) != n)
             pthread_cond_wait(&p->finished, &p->lock);
         atomic_store_explicit(&p->caller_waits, false, memory_order_relaxed);
