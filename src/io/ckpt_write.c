@@ -4,14 +4,13 @@
 #include <xxhash.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "io/ckpt_file.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -180,39 +179,11 @@ ngpt_status ngpt_ckpt_write(const char *path,
                             size_t nm)
 {
     char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "the path %s is too long", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return ngpt_fail(NGPT_ERR_IO, "cannot create a temporary file beside %s: %s",
-                         path, strerror(errno));
+    int fd;
+    ngpt_status st = ngpt_atomic_file_open(path, tmp, &fd);
+    if (st) return st;
     sink s = {.fd = fd, .path = path};
     XXH3_64bits_reset(&s.hash);
-    ngpt_status st = write_all(&s, model_block, nt, get, user, meta, nm);
-    if (!st && fchmod(fd, 0644) != 0) (void)0;  /* best effort: mkstemp made it 0600 */
-    if (!st && fsync(fd) != 0)
-        st = ngpt_fail(NGPT_ERR_IO, "fsync of %s failed: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && !st)
-        st = ngpt_fail(NGPT_ERR_IO, "closing %s failed: %s", tmp, strerror(errno));
-    if (!st && rename(tmp, path) != 0)
-        st = ngpt_fail(NGPT_ERR_IO, "renaming %s to %s failed: %s", tmp, path,
-                       strerror(errno));
-    if (st) {
-        char keep[512];
-        snprintf(keep, sizeof keep, "%s", ngpt_last_error());
-        unlink(tmp);
-        return ngpt_fail(st, "%s; the previous %s is unchanged", keep, path);
-    }
-    /* Make the rename itself durable. */
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
-    else snprintf(dir, sizeof dir, ".");
-    int dfd = open(dir, O_RDONLY);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    return NGPT_OK;
+    st = write_all(&s, model_block, nt, get, user, meta, nm);
+    return ngpt_atomic_file_finish(fd, tmp, path, st);
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "tokenizer/tokenizer.h"
 
 static uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -178,13 +179,9 @@ ngpt_status ngpt_tokenizer_save_mem(const ngpt_tokenizer *tok, void *buf, size_t
 static ngpt_status write_atomic(const char *path, const uint8_t *data, size_t n)
 {
     char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "the path %s is too long", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return ngpt_fail(NGPT_ERR_IO, "cannot create a temporary file beside %s: %s", path,
-                         strerror(errno));
-    ngpt_status st = NGPT_OK;
+    int fd;
+    ngpt_status st = ngpt_atomic_file_open(path, tmp, &fd);
+    if (st) return st;
     for (size_t done = 0; done < n && !st;) {
         ssize_t w = write(fd, data + done, n - done);
         if (w < 0 && errno == EINTR) continue;
@@ -194,15 +191,7 @@ static ngpt_status write_atomic(const char *path, const uint8_t *data, size_t n)
         else
             done += (size_t)w;
     }
-    if (!st && fchmod(fd, 0644) != 0) (void)0;  /* best effort: mkstemp made it 0600 */
-    if (!st && fsync(fd) != 0)
-        st = ngpt_fail(NGPT_ERR_IO, "fsync of %s failed: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && !st)
-        st = ngpt_fail(NGPT_ERR_IO, "closing %s failed: %s", tmp, strerror(errno));
-    if (!st && rename(tmp, path) != 0)
-        st = ngpt_fail(NGPT_ERR_IO, "renaming %s to %s failed: %s", tmp, path, strerror(errno));
-    if (st) unlink(tmp);
-    return st;
+    return ngpt_atomic_file_finish(fd, tmp, path, st);
 }
 
 ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path)

@@ -1,0 +1,22 @@
+/* atomic_file.h — a file written whole or not at all (base/atomic_file.c):
+ * the bytes go to a temporary file beside the path, which is fsynced and
+ * renamed over it, and the rename is made durable; a failure at any point
+ * removes the temporary and leaves the previous file as it was. The
+ * checkpoint writer and the tokenizer's save both write this way. */
+#ifndef NGPT_BASE_ATOMIC_FILE_H
+#define NGPT_BASE_ATOMIC_FILE_H
+
+#include <limits.h>
+
+#include "base/error.h"
+
+/* Creates path.tmp.XXXXXX (its name into tmp) and opens it as *fd. */
+ngpt_status ngpt_atomic_file_open(const char *path, char tmp[PATH_MAX], int *fd);
+
+/* Ends what ngpt_atomic_file_open began and closes fd. With st == NGPT_OK
+ * the temporary replaces path (fsync, rename, the directory synced);
+ * otherwise, or when one of those fails, it is removed and the message
+ * adds that the previous file is unchanged. Returns the outcome. */
+ngpt_status ngpt_atomic_file_finish(int fd, const char *tmp, const char *path, ngpt_status st);
+
+#endif
