@@ -36,6 +36,25 @@ static inline void col_masks(int cols, __mmask16 *m0, __mmask16 *m1)
 
 /* ---- scores_t: s_r[j] = (q_r . kt[., j]) * scale */
 
+/* acc[r] += a[r][i] * b[i][0..31] for i in 0..len-1, rows r < R (the
+ * columns of the masks m0/m1 read: the others add 0): one step of every
+ * chain per i, the two vectors of b's row loaded once for the R rows. */
+static inline __attribute__((always_inline)) void
+strip_fma(const int R, __mmask16 m0, __mmask16 m1, __m512 acc[TILE_ROWS][2], const float *a,
+          ptrdiff_t a_stride, const float *b, ptrdiff_t b_stride, int len)
+{
+    for (int i = 0; i < len; i++) {
+        const float *bi = b + i * b_stride;
+        const __m512 b0 = _mm512_maskz_loadu_ps(m0, bi), b1 = _mm512_maskz_loadu_ps(m1, bi + 16);
+        UNROLL
+        for (int r = 0; r < R; r++) {
+            const __m512 ai = _mm512_set1_ps(a[r * a_stride + i]);
+            acc[r][0] = _mm512_fmadd_ps(ai, b0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(ai, b1, acc[r][1]);
+        }
+    }
+}
+
 /* Scores of R rows against keys j0..j0+31 (32 columns of kt, those of the
  * masks m0/m1 read: the others are 0). */
 static inline __attribute__((always_inline)) void
@@ -44,16 +63,7 @@ scores_t_tile(const int R, __mmask16 m0, __mmask16 m1, __m512 acc[TILE_ROWS][2],
 {
     UNROLL
     for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (int d = 0; d < dim; d++) {
-        const float *k = kt + d * kt_stride;
-        const __m512 k0 = _mm512_maskz_loadu_ps(m0, k), k1 = _mm512_maskz_loadu_ps(m1, k + 16);
-        UNROLL
-        for (int r = 0; r < R; r++) {
-            const __m512 qd = _mm512_set1_ps(q[r * q_stride + d]);
-            acc[r][0] = _mm512_fmadd_ps(qd, k0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(qd, k1, acc[r][1]);
-        }
-    }
+    strip_fma(R, m0, m1, acc, q, q_stride, kt, kt_stride, dim);
 }
 
 /* Stores each row's scores of the tile at key j: row r keeps n + r - j. */
@@ -102,16 +112,7 @@ wsum_rows(const int R, __mmask16 m0, __mmask16 m1, float *o, ptrdiff_t o_stride,
     __m512 acc[TILE_ROWS][2];
     UNROLL
     for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (int j = 0; j < n; j++) {
-        const float *vj = v + j * v_stride;
-        const __m512 v0 = _mm512_maskz_loadu_ps(m0, vj), v1 = _mm512_maskz_loadu_ps(m1, vj + 16);
-        UNROLL
-        for (int r = 0; r < R; r++) {
-            const __m512 pj = _mm512_set1_ps(p[r * p_stride + j]);
-            acc[r][0] = _mm512_fmadd_ps(pj, v0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(pj, v1, acc[r][1]);
-        }
-    }
+    strip_fma(R, m0, m1, acc, p, p_stride, v, v_stride, n);
     UNROLL
     for (int t = 0; t + 1 < R; t++) {
         const float *vj = v + (n + t) * v_stride;
