@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "public_decls.h"
 #include "test.h"
 
 /* True if the message starts with "<the function called in expr>: " and
@@ -718,10 +719,10 @@ static void abort_callback(ngpt_context *ctx)
 
 static void coverage_of_header(void)
 {
-    FILE *h = fopen("include/ngpt.h", "r"), *self = fopen(__FILE__, "r");
-    if (!h || !self) {
+    static public_decls decls;
+    FILE *self = fopen(__FILE__, "r");
+    if (!public_decls_read(&decls) || !self) {
         CHECK(false, "run from the source tree: cannot open include/ngpt.h or %s", __FILE__);
-        if (h) fclose(h);
         if (self) fclose(self);
         return;
     }
@@ -729,28 +730,11 @@ static void coverage_of_header(void)
     size_t n = fread(src, 1, sizeof src - 1, self);
     src[n] = '\0';
     fclose(self);
-    char line[1024];
-    int declared = 0;
-    while (fgets(line, sizeof line, h)) {
-        if (line[0] == ' ' || line[0] == '/' || line[0] == '*' || line[0] == '#') continue;
-        if (strstr(line, "typedef")) continue;
-        char *paren = strchr(line, '('), *p = paren;
-        while (p && p > line && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
-                                 (p[-1] >= '0' && p[-1] <= '9')))
-            p--;
-        if (!paren || strncmp(p, "ngpt_", 5) != 0) continue;
-        char name[128];
-        size_t k = (size_t)(paren - p);
-        if (k >= sizeof name) continue;
-        memcpy(name, p, k);
-        name[k] = '\0';
-        strcat(name, "(");
-        declared++;
-        CHECK(strstr(src, name) != NULL, "%s) is declared in ngpt.h but has no bad-input test here", name);
-    }
-    fclose(h);
-    CHECK(declared > 50, "found %d declarations", declared);
-    printf("public API: %d functions declared, each called with bad input\n", declared);
+    for (int i = 0; i < decls.count; i++)
+        CHECK(public_decls_called_in(src, decls.name[i]),
+              "%s() is declared in ngpt.h but has no bad-input test here", decls.name[i]);
+    CHECK(decls.count > 50, "found %d declarations", decls.count);
+    printf("public API: %d functions declared, each called with bad input\n", decls.count);
 }
 
 int main(void)

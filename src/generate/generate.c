@@ -17,6 +17,7 @@
 
 ngpt_generate_config ngpt_generate_config_default(void)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_generate_config g = {.sampler = ngpt_sampler_default(), .max_tokens = 256,
                               .end_token = -1, .stop = NULL, .n_stop = 0,
                               .context_mode = NGPT_CONTEXT_EXACT,
@@ -27,6 +28,7 @@ ngpt_generate_config ngpt_generate_config_default(void)
 
 const char *ngpt_stop_reason_string(ngpt_stop_reason r)
 {
+    NGPT_FPMODE_SCOPE;
     switch (r) {
     case NGPT_STOP_NONE: return "none";
     case NGPT_STOP_MAX_TOKENS: return "max tokens";

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "io/checkpoint.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
@@ -206,6 +207,7 @@ static void model_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 
 ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_save: NULL argument");
     unsigned char block[NGPT_CKPT_MODEL_BYTES];
     ngpt_ckpt_config_encode(&ctx->cfg, block);
@@ -227,6 +229,7 @@ static ngpt_status read_config(const char *path, const void *data, size_t size, 
 
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
 {
+    NGPT_FPMODE_SCOPE;
     if (!data || !cfg)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config_mem: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_config_mem", read_config(NULL, data, size, cfg));
@@ -234,6 +237,7 @@ ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_confi
 
 ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
 {
+    NGPT_FPMODE_SCOPE;
     if (!path || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_config", read_config(path, NULL, 0, cfg));
 }
@@ -295,6 +299,7 @@ static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, s
 
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !data)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_load_mem", load(ctx, NULL, data, size));
@@ -302,6 +307,7 @@ ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t
 
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_load", load(ctx, path, NULL, 0));
 }

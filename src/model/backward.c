@@ -221,6 +221,7 @@ void ngpt_model_backward_unchecked(ngpt_context *ctx)
 
 ngpt_status ngpt_grads_zero(ngpt_context *ctx)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_zero: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_zero: the context was planned for "
@@ -237,6 +238,7 @@ void ngpt_grads_zero_unchecked(ngpt_context *ctx)
 
 ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !grads || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_data: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)

@@ -13,6 +13,7 @@
 
 ngpt_config ngpt_config_default(void)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_config c = {
         .vocab_size = 256, .context_len = 256, .d_model = 256, .n_layers = 4, .n_heads = 4,
         .d_ff = 1024, .dropout = 0.1f, .rope_theta = 10000.0f,
@@ -24,6 +25,7 @@ ngpt_config ngpt_config_default(void)
 
 ngpt_status ngpt_config_validate(const ngpt_config *cfg)
 {
+    NGPT_FPMODE_SCOPE;
     if (!cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_validate: NULL config");
     return ngpt_prefixed("ngpt_config_validate", ngpt_config_check(cfg));
 }
@@ -89,6 +91,7 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
 
 ngpt_status ngpt_config_param_count(const ngpt_config *cfg, size_t *count)
 {
+    NGPT_FPMODE_SCOPE;
     if (!cfg || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_param_count: NULL argument");
     ngpt_status st = ngpt_config_check(cfg);
@@ -208,6 +211,7 @@ static void format_float(char out[32], float v)
 
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
 {
+    NGPT_FPMODE_SCOPE;
     if (!buf || size == 0) return;
     if (!cfg) { buf[0] = '\0'; return; }
     char dropout[32], theta[32];

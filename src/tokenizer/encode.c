@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "tokenizer/tokenizer.h"
 
 enum { SCAN = 32, STACK_SYMBOLS = 128 };
@@ -233,6 +234,7 @@ static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_
 ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, size_t len,
                                   int32_t *ids, size_t cap, size_t *n_ids)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t || !n_ids || (!text && len > 0))
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_encode: NULL argument");
     const uint8_t *s8 = text;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
@@ -381,6 +382,7 @@ done:
 ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encoder_json,
                                          size_t json_size, const void *vocab_bpe, size_t bpe_size)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_gpt2_mem: NULL argument");
     *tok = NULL;
     if (!encoder_json || !vocab_bpe)
@@ -393,6 +395,7 @@ ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encod
 ngpt_status ngpt_tokenizer_load_gpt2(ngpt_tokenizer **tok, const char *encoder_json,
                                      const char *vocab_bpe)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_gpt2: NULL argument");
     *tok = NULL;
     if (!encoder_json || !vocab_bpe)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "tokenizer/tokenizer.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -18,6 +19,7 @@ static void put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
 void ngpt_tokenizer_free(ngpt_tokenizer *t)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t) return;
     free(t->merges);
     free(t->off);
@@ -320,6 +322,7 @@ int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *
 
 ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info *info)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_describe: NULL argument");
     info->n_tokens = t->n_tokens;
     info->n_merges = t->n_merges;
@@ -340,6 +343,7 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
 ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *t, int32_t id, const uint8_t **bytes,
                                  size_t *len)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t || !bytes || !len) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_token: NULL argument");
     if (id < 0 || id >= t->n_tokens)
         return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_tokenizer_token: id %d is outside the "
@@ -352,6 +356,7 @@ ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *t, int32_t id, const uint
 ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, size_t n,
                                   void *out, size_t cap, size_t *n_bytes)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t || !n_bytes || (!ids && n > 0))
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_decode: NULL argument");
     size_t total = 0;
