@@ -270,7 +270,8 @@ $(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxha
 
 # make bench BENCH_ARGS="--quick --threads 1,2": `ngpt bench` (docs/BENCH.md).
 # make bench-readme: a full run's tables into README.md (Performance), the
-# chart docs/bench.svg, docs/bench.json, and the PyTorch comparison if torch
+# chart docs/bench-figures.svg, docs/bench-figures.json (every row:
+# docs/bench-figures.md), and the PyTorch comparison if torch
 # is installed (tools/bench_readme.sh).
 BENCH_ARGS ?=
 bench: all
