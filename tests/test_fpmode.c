@@ -19,7 +19,7 @@
 #include "gemm.h"
 #include "runtime/context.h"   /* the pool's inline threshold: split even tiny jobs */
 #include "kernels.h"
-#include "kernels/kcase.h"
+#include "kcase.h"
 #include "runtime/pool.h"
 #include "test.h"
 

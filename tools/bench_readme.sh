@@ -6,7 +6,7 @@
 # (every row), docs/bench-figures.svg (the chart) and docs/bench-figures.json
 # (the figures: a name of their own, apart from the guide docs/BENCH.md on a
 # case-insensitive file system); then,
-# when PyTorch is installed, bench/compare_torch.py on those same figures
+# when PyTorch is installed, tools/compare_torch.py on those same figures
 # between <!-- bench-torch:begin --> and <!-- bench-torch:end -->.
 # Env: BUILD (build dir), BENCH_ARGS, PYTHON.
 set -e
@@ -38,7 +38,7 @@ replace bench:begin bench:end "$tmp/block.md"
 echo "bench_readme: README.md tables, docs/bench-figures.md, .svg and .json updated"
 
 if "$PYTHON" -c 'import torch' 2> /dev/null; then
-    "$PYTHON" bench/compare_torch.py --json docs/bench-figures.json --out "$tmp/torch.md" > /dev/null
+    "$PYTHON" tools/compare_torch.py --json docs/bench-figures.json --out "$tmp/torch.md" > /dev/null
     { echo; cat "$tmp/torch.md"; echo; } > "$tmp/block.md"
     replace bench-torch:begin bench-torch:end "$tmp/block.md"
     echo "bench_readme: README.md PyTorch comparison updated"
