@@ -1,5 +1,5 @@
 # ngpt — build, test, bench, install.
-#   make [ARCH=auto|scalar|avx2|avx512|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1|thread]
+#   make [ARCH=auto|scalar|avx2|avx512|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1|thread] [POISON=1]
 #   make test | make test-threads | make bench | make install PREFIX=/usr/local DESTDIR=
 # Flags follow docs/DESIGN.md §4: C11, -ffp-contract=off, never fast-math.
 
@@ -83,6 +83,13 @@ else ifeq ($(SANITIZE),thread)    # ThreadSanitizer: make SANITIZE=thread test-t
   SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
   BUILD ?= build/tsan
 endif
+# POISON=1 (on with SANITIZE=1): a buffer the wiring shares is filled with
+# NaN each time it changes hands (src/model/acts.h), so that a wrong sharing
+# changes the bits the tests check.
+POISON ?= $(if $(filter 1,$(SANITIZE)),1,0)
+ifeq ($(POISON)$(SANITIZE),1)
+  BUILD ?= build/poison
+endif
 BUILD ?= build
 
 OPT     ?= -O2
@@ -106,6 +113,7 @@ CFLAGS  ?= $(OPT) -g
 KERNEL_FLAGS := $(if $(filter avx2,$(ARCH)),$(AVX2_FLAGS),$(if $(filter avx512,$(ARCH)),$(AVX512_KERNEL_FLAGS)))
 ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
              -DNGPT_ARCH_NAME='"$(ARCH)"' $(if $(filter 1,$(VNNI)),-DNGPT_ARCH_VNNI=1) \
+             $(if $(filter 1,$(POISON)),-DNGPT_POISON_SHARED) \
              -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS)$(if $(KERNEL_FLAGS),; kernels $(KERNEL_FLAGS)))"'
 LDLIBS  += -lsleef -lxxhash -lm -lpthread
 LDFLAGS += $(SANFLAGS)
