@@ -172,8 +172,7 @@ awk '$1 ~ /^(bench|kcases)\// && $2 !~ /^((bench|kcases)\/|include\/ngpt\.h|src\
 none "$dir/bad" "ngpt bench includes library headers beyond the kernel ABI (or the tool's)"
 
 # ---- the folders: calls and includes between rooms run one way
-awk "$LAYER"' function room(p) { return floor_of(p) >= 0 ? room_of(p) : substr(p, 1, index(p, "/") - 1) }
-     { a = room($1); b = room($2); if (a != b) print a, b }' "$dir/calls" "$dir/includes" |
+awk "$LAYER"' { a = room_of($1); b = room_of($2); if (a != b) print a, b }' "$dir/calls" "$dir/includes" |
     sort -u > "$dir/redges"
 cyclic "$dir/redges" > "$dir/cycle"
 [ ! -s "$dir/cycle" ]
