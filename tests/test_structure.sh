@@ -25,8 +25,10 @@
 #    through bench/ngpt_bench.h; bench/ calls the public API, its own files,
 #    the kernel cases (kcases/), the kernels and the random numbers, and
 #    nothing of the tool (cli/); the bench layer and the kernel cases call
-#    only kernels; no test links or includes bench/ (they reach the kernel
-#    cases in kcases/); the shipped tool links nothing from tests/;
+#    only kernels; no test links bench/'s files or includes its headers
+#    (tests reach the kernel cases in kcases/; the tool's own tests, the
+#    shell tests and the fuzz replay of cli_main, run the whole tool); the
+#    shipped tool links nothing from tests/;
 #  - no more than a handful of files at src/'s root;
 #  - make TOOLCHAIN=<missing file> stops with an error naming the file.
 # Env: BUILD (build dir). Prints the run.sh summary line.
