@@ -290,7 +290,8 @@ static void test_generate(void)
         ngpt_generate_config g = gc;
         g.sampler.top_k = sampling[i].top_k, g.sampler.top_p = sampling[i].top_p;
         g.sampler.min_p = sampling[i].min_p;
-        CHECK_STATUS(ngpt_model_generate(ctx, &g, hi, 2, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+        CHECK_STATUS(ngpt_model_generate(ctx, &g, hi, 2, NULL, 0, NULL, NULL, NULL),
+                     NGPT_ERR_BAD_ARG);
     }
 
     /* beam width 3 and the length penalty run and are deterministic */

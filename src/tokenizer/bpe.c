@@ -79,7 +79,8 @@ static uint64_t heap_pop(heap *hp)
  * and up to three heap entries (8 bytes each): the first pairs, then two
  * per merge. */
 enum { LONG_BYTES_PER_SYMBOL = 4 * 4 + 3 * 8 };
-_Static_assert(sizeof(uint64_t) * 5 == LONG_BYTES_PER_SYMBOL, "the scratch's stack holds NGPT_BPE_NGPT_BPE_STACK_SYMBOLS");
+_Static_assert(sizeof(uint64_t) * 5 == LONG_BYTES_PER_SYMBOL,
+               "the scratch's stack holds NGPT_BPE_STACK_SYMBOLS");
 
 static ngpt_status bpe_long(const ngpt_tokenizer *t, const uint8_t *p, size_t m, ngpt_bpe_writer *w,
                             ngpt_bpe_scratch *s)

@@ -221,7 +221,8 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
         uint32_t a = t->merges[2 * k], b = t->merges[2 * k + 1];
         uint8_t *dst = t->bytes + t->off[256 + k];
         memcpy(dst, t->bytes + t->off[a], ngpt_tok_len(t, (int32_t)a));
-        memcpy(dst + ngpt_tok_len(t, (int32_t)a), t->bytes + t->off[b], ngpt_tok_len(t, (int32_t)b));
+        memcpy(dst + ngpt_tok_len(t, (int32_t)a), t->bytes + t->off[b],
+               ngpt_tok_len(t, (int32_t)b));
     }
     for (int32_t i = 0; i < s->n_special; i++)
         memcpy(t->bytes + t->off[256 + s->n_merges + i], s->special[i], s->special_len[i]);
