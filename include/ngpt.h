@@ -108,7 +108,7 @@ const char *ngpt_last_error(void);
 typedef void (*ngpt_abort_fn)(const char *file, int line, const char *message, void *user);
 void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user);
 
-/* "ngpt 0.1.0 kernels=avx2 target=x86_64 sleef=3.5.1 xxhash=0.8.1 cc=gcc-12.2
+/* "ngpt 0.2.0 kernels=avx2 target=x86_64 sleef=3.5.1 xxhash=0.8.1 cc=gcc-12.2
  * flags=..." — for bug reports and benches. */
 const char *ngpt_build_info(void);
 
@@ -738,7 +738,11 @@ typedef struct ngpt_generate_config {
     /* Recompute the whole window with a full forward each step (checking
      * NGPT_CONTEXT_EXACT; not with NGPT_CONTEXT_SHIFT, which needs the cache). */
     bool no_cache;
-    int32_t beam_width;         /* 0: sample; W >= 1: beam search, needs shape.batch >= W */
+    /* 0: sample; W >= 1: beam search, needs shape.batch >= W. Beam search
+     * uses the sampler's ban, logit bias and repetition penalty; temperature,
+     * top_k, top_p and min_p do not apply to it and must keep their defaults
+     * (1, 0, 1, 0: NGPT_ERR_BAD_ARG otherwise), and it draws nothing (seed). */
+    int32_t beam_width;
     float length_penalty;       /* beam: score = sum log p / len^length_penalty; 1 */
     /* Called once when the prompt has been processed (e.g. to time prefill
      * and decode apart), or NULL. Gets the token callback's user pointer. */

@@ -23,7 +23,7 @@
 #include "base/fpmode.h"
 #include "gemm.h"
 #include "kernels.h"
-#include "kernels/kcase.h"
+#include "kcase.h"
 #include "model/kv.h"          /* the cache's keys */
 #include "public_decls.h"
 #include "runtime/context.h"   /* the pool's inline threshold: split even tiny jobs */

@@ -146,6 +146,7 @@ static void test_generate(const char *sw)
               "[%s] %s: cached and uncached generation differ", sw,
               greedy ? "greedy" : "sampling");
     }
+    gc.sampler.temperature = 1.0f;      /* beam search draws nothing */
     gc.no_cache = false, gc.max_tokens = 6, gc.beam_width = 3;
     CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, a, 40, NULL, NULL, &ra));
     gc.beam_width = 0, gc.context_mode = NGPT_CONTEXT_SHIFT;

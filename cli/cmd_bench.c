@@ -1,15 +1,20 @@
 /* cmd_bench.c — `ngpt bench`: how fast this build runs a model on this
  * machine (prefill, decode, training, kernels against a measured FMA peak,
- * memory), as markdown tables, JSON and an SVG chart. docs/BENCH.md says
- * what each figure measures and how. */
+ * memory), as markdown tables, JSON and an SVG chart. This file is the
+ * command: its options, their checks through the public API, and where the
+ * output goes; the measuring is bench/'s (bench/ngpt_bench.h), which knows
+ * nothing of the tool. docs/BENCH.md says what each figure measures and how. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "cmd_bench.h"
-#include "bench.h"
 #include "cli.h"
+#include "ngpt_bench.h"
+
+/* The bench's sections return the tool's exit codes. */
+_Static_assert((int)BENCH_OK == (int)CLI_OK && (int)BENCH_FAILED == (int)CLI_FAILED &&
+                   (int)BENCH_USAGE == (int)CLI_USAGE,
+               "bench/ngpt_bench.h's exit codes are the tool's");
 
 #ifndef NGPT_CORPUS_PATH
 #define NGPT_CORPUS_PATH "build/corpus.txt"
@@ -226,20 +231,7 @@ int cli_cmd_bench(int argc, char **argv)
 
     bench_report *r = calloc(1, sizeof *r);
     if (!r) return cli_error(a.cmd, CLI_FAILED, "out of memory");
-    bench_cpu_name(r->cpu, sizeof r->cpu);
-    time_t now = time(NULL);
-    struct tm tm;
-    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-    const double t0 = bench_now();
-    bench_progress_begin(bench_peak_count(&o) + bench_kernels_count(&o) + bench_workloads_count(&o));
-    ngpt_status st = bench_peaks(&o, r);
-    int rc = st ? bench_failed("FMA peak probe", st) : CLI_OK;
-    if (!rc) rc = bench_kernels(&o, r);
-    if (!rc) rc = bench_workloads(&o, r);
-    bench_progress_end();
-    r->wall_s = bench_now() - t0;
-    r->peak_rss = bench_peak_rss();
-    bench_report_sort(r);
+    int rc = bench_run(&o, r);
     if (!rc) {
         bool json_stdout = json && !strcmp(json, "-");
         if (json_stdout) bench_print_json(stdout, &o, r);
