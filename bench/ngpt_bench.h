@@ -25,7 +25,7 @@ enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2 };
 /* What one `ngpt bench` invocation measures and how. */
 typedef struct bench_opts {
     ngpt_config cfg;
-    const char *preset;             /* "default", "gpt2-small" */
+    const char *preset;             /* "default", "gpt2-small", "gpt2-124m" */
     int32_t threads[BENCH_MAX_THREADS];
     int n_threads;
     int runs;                       /* timed runs per figure (after warm-up) */

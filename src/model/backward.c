@@ -65,7 +65,7 @@ ngpt_status ngpt_model_backward(ngpt_context *ctx)
 }
 
 /* The attention sublayer's backward from dy = d(its residual sum): dropout,
- * proj, attention, [RoPE], [qkv bias], qkv; d(qkv's input) lands in g_ln.
+ * proj [and its bias], attention, [RoPE], [qkv bias], qkv; d(qkv's input) lands in g_ln.
  * attn_in is qkv's input: ln_out (pre-norm: ln1's output, recomputed here
  * once ln_out's d(atty) is used) or x_in (post-norm). */
 static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int B, int T,
@@ -80,6 +80,8 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
     ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->proj_w), p->bwd.g_branch, a->atty,
                               rows, C, C);
     ngpt_acts_handover(p->ln_out, BT * C);     /* the layers' shared buffers change hands */
+    if (ctx->cfg.proj_bias)
+        ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->proj_b), p->bwd.g_branch, BT, C);
     ngpt_op_linear_bwd_input(ctx, p->ln_out, p->bwd.g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
                              rows, C, C);
     attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,3C) */
@@ -99,7 +101,7 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
 }
 
 /* The MLP sublayer's backward from dy = d(its residual sum): dropout, fc2,
- * GELU, fc1 over its input (recomputed into ln_out by the caller);
+ * GELU (exact or tanh), fc1 over its input (recomputed into ln_out by the caller);
  * d(that input) lands in g_ln. */
 static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int rows,
                              const float *dy)
@@ -113,7 +115,9 @@ static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l,
 #define GB(field) ngpt_block_ptr(lay, G, l, lay->field)     /* and its gradient */
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_MLP_OUT);
     ngpt_acts_handover(p->hidden, BT * F);
-    ngpt_op_gelu_fwd_grad(ctx, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F);  /* recomputed (BT,F) */
+    const ngpt_gelu_fwd_grad_fn act_grad = ctx->cfg.gelu == NGPT_GELU_TANH
+                                               ? ctx->k->gelu_tanh_fwd_grad : ctx->k->gelu_fwd_grad;
+    ngpt_op_gelu_fwd_grad(ctx, act_grad, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F); /* recomputed (BT,F) */
     ngpt_op_linear_bwd_weight(ctx, GB(fc2_w), p->bwd.g_branch, p->hidden, rows, F, C);
     ngpt_op_colsum_acc(ctx, GB(fc2_b), p->bwd.g_branch, BT, C);
     ngpt_acts_handover(p->hidden, BT * F);     /* GELU's output is dead: d(hidden) */

@@ -6,7 +6,8 @@
  *   Block: x = x + drop(Attn(ln1(x)));  x = x + drop(MLP(ln2(x)))
  *
  * The variants (ngpt_config) change parts of it: [+ pos table] after tok_emb,
- * post-norm blocks, a bias on qkv, no ln_f, an untied lm_head (lay.lm_head).
+ * post-norm blocks, a bias on qkv and on proj, GELU's tanh form, no ln_f, an
+ * untied lm_head (lay.lm_head).
  */
 #include <math.h>
 #include <string.h>
@@ -105,12 +106,15 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
 static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
                         const float *w, const float *bias, int rows, int in, int out, float *gelu)
 {
+    /* the MLP's activation: exact (erf) or GPT-2's tanh form */
+    const ngpt_gelu_fwd_fn act =
+        ctx->cfg.gelu == NGPT_GELU_TANH ? ctx->k->gelu_tanh_fwd : ctx->k->gelu_fwd;
     if (ctx->cfg.weights == NGPT_WEIGHTS_Q8)
-        ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out, gelu);
+        ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out, act, gelu);
     else if (ctx->run.weights_packed)
-        ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, gelu);
+        ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, act, gelu);
     else
-        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, gelu);
+        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, act, gelu);
 }
 
 /* A Linear without GELU; linear_gelu also writes gelu = GELU(y) in the
@@ -141,7 +145,7 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
 
     /* attention sublayer: [ln1] (BT,C) -> qkv (BT,3C) [+ bias] -> [RoPE on q,k]
-     * -> attention (R,C) -> proj (R,C) -> dropout -> + residual */
+     * -> attention (R,C) -> proj (R,C) [+ bias] -> dropout -> + residual */
     /* each buffer shared in inference (acts.h) is handed over before it is written */
     const float *attn_in = a.x_in;
     if (!post) {
@@ -160,7 +164,8 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
     const float *x_in = a.x_in + r0 * C;
     ngpt_acts_handover(a.branch, R * C);
-    linear(ctx, l, NGPT_LINEAR_PROJ, a.branch, atty, WB(proj_w), NULL, (int)R, C, C);
+    linear(ctx, l, NGPT_LINEAR_PROJ, a.branch, atty, WB(proj_w),
+           ctx->cfg.proj_bias ? WB(proj_b) : NULL, (int)R, C, C);
     if (dropping) drop(ctx, a.branch, BT * C, l, NGPT_SITE_ATTN_OUT);
     ngpt_op_add(ctx, res1, x_in, a.branch, R * C);
     /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual;
