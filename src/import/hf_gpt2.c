@@ -275,8 +275,9 @@ static ngpt_status plan(writer *wr, const ngpt_config *cfg, const ngpt_shards *w
         ngpt_layout_tensor(cfg, &lay, i, e->name, &e->info);
         e->info.name = e->name;
         e->w = wr;
-        if (!hf_name(e->name, hf, &e->transpose))
-            return ngpt_fail(NGPT_ERR_INTERNAL, "ngpt tensor %s has no GPT-2 counterpart", e->name);
+        /* every tensor a GPT-2 config implies has its counterpart above */
+        const bool known = hf_name(e->name, hf, &e->transpose);
+        NGPT_CHECK_INTERNAL(known);
         ngpt_status st = find_source(w, hf, &e->src);
         if (!st) st = check_source(e, e->src);
         if (st) return st;
