@@ -836,8 +836,16 @@ static void published_configs(void)
         st = ngpt_arena_size(&cfg, &s, &q8);
         CHECK(st == NGPT_OK || (sizeof(size_t) < 8 && st == NGPT_ERR_OVERFLOW), "%s: q8 arena: %s",
               models[i].name, ngpt_last_error());
-        printf("%-12s %13zu parameters, inference arena B=1 T=1024: f32 %6.1f MiB, q8 %6.1f MiB\n",
-               models[i].name, params, f32 / 1048576.0, q8 / 1048576.0);
+        size_t train = 0;
+        ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
+        ts.batch = 4, ts.seq = 256;
+        cfg.weights = NGPT_WEIGHTS_F32;
+        st = ngpt_arena_size(&cfg, &ts, &train);
+        CHECK(st == NGPT_OK || (sizeof(size_t) < 8 && st == NGPT_ERR_OVERFLOW), "%s: train arena: %s",
+              models[i].name, ngpt_last_error());
+        printf("%-12s %13zu parameters; arena: infer B=1 T=1024 f32 %6.1f MiB, q8 %6.1f MiB; "
+               "train B=4 T=256 %7.1f MiB\n", models[i].name, params, f32 / 1048576.0,
+               q8 / 1048576.0, train / 1048576.0);
     }
 }
 
