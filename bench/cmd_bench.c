@@ -16,7 +16,7 @@
 #endif
 
 static const char *const HELP =
-    "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
+    "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small|smollm2-135m]\n"
     "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
     "                  [--prompt N] [--weights f32,q8] [--tokenizer FILE [--text FILE]]\n\n"
@@ -29,7 +29,9 @@ static const char *const HELP =
     "docs/BENCH.md says what each figure is.\n\n"
     "  --config key=value model config (see ngpt init --help), after the preset\n"
     "  --preset NAME      default (V=256 T=256 C=256 L=4 H=4 d_ff=1024) or\n"
-    "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256)\n"
+    "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256) or\n"
+    "                     smollm2-135m (V=49152 T=2048 C=576 L=30 H=9 kv_heads=3\n"
+    "                     d_ff=1536, RMSNorm, SwiGLU, no biases, RoPE halves, tied)\n"
     "  --threads N,...    run every figure for each thread count (default 1)\n"
     "  --json FILE        also write the figures as JSON (- : JSON on stdout instead\n"
     "                     of the tables)\n"
@@ -107,17 +109,32 @@ static bool parse_weights(const char *cmd, const char *s, bench_opts *o)
     return o->n_weights > 0;
 }
 
+/* The presets: a name and its --config settings over the defaults. */
+static const struct preset {
+    const char *name, *settings;
+} PRESETS[] = {
+    {"default", ""},
+    {"gpt2-small", "C=768 L=12 H=12 d_ff=3072 T=1024"},
+    /* SmolLM2-135M's shape (Hugging Face's config.json): V=49152, 9 query
+     * heads of 64 on C=576 and 3 key/value heads, RMSNorm, SwiGLU, no
+     * biases, RoPE on halves (theta 100000), tied embedding */
+    {"smollm2-135m", "V=49152 T=2048 C=576 L=30 H=9 kv_heads=3 d_ff=1536 norm_type=rms "
+                     "mlp=swiglu mlp_bias=0 rope_pairs=halves rope_theta=100000"},
+};
+
 static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
 {
-    static const char *const gpt2_small[] = {"C=768", "L=12", "H=12", "d_ff=3072", "T=1024"};
     *cfg = ngpt_config_default();
-    if (!strcmp(name, "default")) return true;
-    if (!strcmp(name, "gpt2-small")) {
-        for (size_t i = 0; i < sizeof gpt2_small / sizeof gpt2_small[0]; i++)
-            if (ngpt_config_set(cfg, gpt2_small[i])) return false;
+    for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0]; i++) {
+        if (strcmp(name, PRESETS[i].name)) continue;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", PRESETS[i].settings);
+        for (char *kv = strtok(buf, " "); kv; kv = strtok(NULL, " "))
+            if (ngpt_config_set(cfg, kv)) return false;
         return true;
     }
-    cli_error(cmd, CLI_USAGE, "--preset expects default or gpt2-small, got \"%s\"", name);
+    cli_error(cmd, CLI_USAGE, "--preset expects default, gpt2-small or smollm2-135m, got \"%s\"",
+              name);
     return false;
 }
 
