@@ -222,7 +222,7 @@ ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
  * " proj_bias=1", " gelu=tanh", " norm_type=rms", " norm_eps=..." (other
  * than 1e-5), " mlp=swiglu", " mlp_bias=0", " kv_heads=N", " head_dim=N",
  * " rope_pairs=halves" and " weights=q8" end it when set (a default model's
- * string is what it always was). */
+ * string is what it always was). 512 bytes hold any config's string. */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
 /* Number of parameters (embedding counted once when tied), whatever their
