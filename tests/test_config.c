@@ -176,6 +176,18 @@ static void llama_switches(void)
     CHECK_OK(ngpt_config_param_count(&c, &n));
     CHECK(n == 256u * 256 + 4u * (2 * 256 + 8 * 48 * 256 + 256 * 4 * 48 + 3 * 1024 * 256) + 256,
           "Llama-like param count %zu", n);
+    /* SmolLM2-135M and -360M have their published parameter counts */
+    const char *smol[2] = {"V=49152 T=2048 C=576 L=30 H=9 kv_heads=3 d_ff=1536",
+                           "V=49152 T=2048 C=960 L=32 H=15 kv_heads=5 d_ff=2560"};
+    const size_t published[2] = {134515008u, 361821120u};
+    for (int k = 0; k < 2; k++) {
+        ngpt_config m = ngpt_config_default();
+        CHECK(test_config_apply(&m, smol[k]) &&
+                  test_config_apply(&m, "norm_type=rms mlp=swiglu mlp_bias=0 rope_pairs=halves"),
+              "%s", ngpt_last_error());
+        CHECK_OK(ngpt_config_param_count(&m, &n));
+        CHECK(n == published[k], "[%s] %zu parameters, published %zu", smol[k], n, published[k]);
+    }
     /* errors name the field */
     c = d, c.n_kv_heads = 3, expect_bad(c, NGPT_ERR_BAD_CONFIG, "kv_heads");
     c = d, c.n_kv_heads = -1, expect_bad(c, NGPT_ERR_BAD_CONFIG, "kv_heads");
