@@ -637,7 +637,9 @@ ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_
  * Memory: the cache, the sampler's scratch (sorted ids, probabilities: V
  * each) and the beam-search bookkeeping are planned by ngpt_arena_size for
  * every infer-mode shape; generation allocates nothing. The cache costs
- * 2*L*batch*T*C floats (2 MiB for the default config at batch 1).
+ * 2*L*batch*T*KV*D floats, KV*D = C by default (2 MiB for the default
+ * config at batch 1); grouped-query attention (n_kv_heads) stores only the
+ * key/value heads: KV/H of that (a third for SmolLM2-135M).
  */
 
 /* Empties KV slot `slot` (-1: every slot). */
