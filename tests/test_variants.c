@@ -233,8 +233,8 @@ static void test_checkpoint(const char *sw)
 }
 
 /* The later switches live in header bytes 70 (proj_bias) and 71 (gelu),
- * zero for a default model, so its file is what it always was; a value
- * past the switch's range is refused by name. */
+ * and the Llama switches in 72..87, zero for a default model, so its file
+ * is what it always was. */
 static void test_header_bytes(void)
 {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -260,6 +260,25 @@ static void test_header_bytes(void)
     CHECK_OK(ngpt_checkpoint_config(path, &got));
     CHECK(got.proj_bias && got.gelu == NGPT_GELU_TANH && got.qkv_bias && got.pos == NGPT_POS_LEARNED,
           "the GPT-2 switches read back");
+    /* the Llama switches: bytes 72..75 (rms, swiglu, no_mlp_bias, halves),
+     * f32 norm_eps at 76, i32 kv_heads at 80 and head_dim at 84, then zeros */
+    ngpt_config lc = tiny(COMBO_LLAMA);
+    ngpt_context *ctx = make_infer(&lc, 1);
+    if (ctx) {
+        CHECK_OK(ngpt_checkpoint_save(ctx, path));
+        ngpt_context_free(ctx);
+        unsigned char hdr[128];
+        FILE *f = fopen(path, "rb");
+        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
+        if (f) fclose(f);
+        float eps;
+        int32_t kv, hd;
+        memcpy(&eps, hdr + 76, 4), memcpy(&kv, hdr + 80, 4), memcpy(&hd, hdr + 84, 4);
+        CHECK(hdr[72] == 1 && hdr[73] == 1 && hdr[74] == 1 && hdr[75] == 1 && eps == 1e-6f &&
+                  kv == 2 && hd == 10, "[llama] bytes 72..87: %u %u %u %u %g %d %d", hdr[72],
+              hdr[73], hdr[74], hdr[75], (double)eps, (int)kv, (int)hd);
+        for (int i = 88; i < 128; i++) CHECK(hdr[i] == 0, "[llama] reserved byte %d set", i);
+    }
     unlink(path);
 }
 
