@@ -17,9 +17,11 @@ else from the keys: a blocks.N.attn.qkv.bias means qkv_bias=1,
 blocks.N.attn.proj.bias proj_bias=1, pos_emb.weight pos=learned, no ln_f.*
 final_norm=0, an lm_head.weight that differs from tok_emb.weight
 tie_lm_head=0, ln1.weight without ln1.bias norm_type=rms, no mlp biases
-mlp_bias=0, an fc1 twice fc2's width mlp=swiglu. norm=post, pos=sinusoidal,
-gelu=tanh, norm_eps, kv_heads, head_dim and rope_pairs leave no key
-behind: pass them with --config when the checkpoint does not store them. A key that maps to
+mlp_bias=0, an fc1 twice fc2's width mlp=swiglu, and with H known (stored
+or given) head_dim and kv_heads from attn.proj.weight (C, H*D) and
+attn.qkv.weight ((H + 2 KV) D, C). norm=post, pos=sinusoidal, gelu=tanh,
+norm_eps and rope_pairs leave no key behind: pass them with --config when
+the checkpoint does not store them. A key that maps to
 no ngpt tensor is an error naming it.
 Without a stored config it is inferred from the shapes (V, C, L, d_ff); T
 defaults to 256, H to 4, dropout to 0.1 and rope_theta to 10000: pass
@@ -264,6 +266,7 @@ def infer_config(sd, stored, overrides):
             c[f] = d
             guessed.append(f)
     c.update(overrides)
+    heads_from_shapes(sd, c)
     if "d_ff" not in c:
         raise ConvertError("missing key blocks.0.mlp.fc1.weight: cannot tell d_ff (pass --config d_ff=N)")
     if guessed:
@@ -276,6 +279,24 @@ def infer_config(sd, stored, overrides):
         return cfg.validate()
     except ValueError as e:
         raise ConvertError(str(e)) from None
+
+
+def heads_from_shapes(sd, c):
+    """head_dim and kv_heads from the shapes when H is known and they are
+    not stored or given: attn.proj.weight is (C, H*D), attn.qkv.weight
+    ((H + 2 KV) D, C)."""
+    proj, qkv = sd.get("blocks.0.attn.proj.weight"), sd.get("blocks.0.attn.qkv.weight")
+    H = int(c.get("H", 0))
+    if proj is None or qkv is None or proj.dim() != 2 or qkv.dim() != 2 or H <= 0 \
+            or proj.shape[1] % H:
+        return
+    D = proj.shape[1] // H
+    if "head_dim" not in c and D != int(c["C"]) // H:
+        c["head_dim"] = D
+    if "kv_heads" not in c and qkv.shape[0] % D == 0 and (qkv.shape[0] // D - H) % 2 == 0:
+        kv = (qkv.shape[0] // D - H) // 2
+        if 0 < kv < H:
+            c["kv_heads"] = kv
 
 
 def to_f32(name, t):
