@@ -47,7 +47,7 @@ int cli_cmd_info(int argc, char **argv)
     ngpt_config cfg;
     ngpt_status st = ngpt_checkpoint_config(path, &cfg);
     if (st) return cli_library_failed(a.cmd);
-    char desc[256];
+    char desc[512];
     size_t n_params = 0, infer = 0, train = 0;
     const bool q8 = cfg.weights == NGPT_WEIGHTS_Q8;
     ngpt_config_format(&cfg, desc, sizeof desc);

@@ -452,7 +452,7 @@ static void fmt_eta(double s, char *buf, size_t n)
 static void report_start(const run *r)
 {
     const train_opts *o = r->o;
-    char desc[256];
+    char desc[512];
     size_t n_params = 0;
     ngpt_config_format(&o->cfg, desc, sizeof desc);
     ngpt_config_param_count(&o->cfg, &n_params);

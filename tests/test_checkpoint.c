@@ -75,6 +75,27 @@ static void round_trip(void)
     ngpt_context_free(c);
 }
 
+/* A Llama-like model (every switch of the family) saves and loads, and its
+ * config reads back from the header. */
+static void llama_round_trip(void)
+{
+    ngpt_config cfg = test_config_tiny();
+    const char *set[] = {"norm_type=rms", "norm_eps=1e-6", "mlp=swiglu", "mlp_bias=0",
+                         "kv_heads=2", "head_dim=6", "rope_pairs=halves", "tie_lm_head=0"};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) CHECK_OK(ngpt_config_set(&cfg, set[i]));
+    ngpt_context *a = make(cfg, 42), *b = make(cfg, 7);
+    if (!a || !b) return;
+    CHECK_OK(ngpt_checkpoint_save(a, path));
+    ngpt_config back;
+    CHECK_OK(ngpt_checkpoint_config(path, &back));
+    CHECK(ngpt_config_compare(&back, &cfg) == NGPT_OK && back.norm_eps == 1e-6f &&
+              back.n_kv_heads == 2 && back.head_dim == 6, "%s", ngpt_last_error());
+    CHECK_OK(ngpt_checkpoint_load(b, path));
+    CHECK_HASH(params_hash(b), params_hash(a));
+    ngpt_context_free(a);
+    ngpt_context_free(b);
+}
+
 /* Loads a damaged image; expects `want` and that the model is unchanged. */
 static void expect_rejected(ngpt_context *ctx, const unsigned char *img, size_t n, ngpt_status want,
                             const char *what)
@@ -240,6 +261,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/ngpt-test-ckpt-%d.ngpt", dir, (int)getpid());
     snprintf(path2, sizeof path2, "%s/ngpt-test-ckpt2-%d.ngpt", dir, (int)getpid());
     round_trip();
+    llama_round_trip();
     bad_files();
     io_errors();
     unlink(path);
