@@ -562,6 +562,19 @@ ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path,
 ngpt_status ngpt_checkpoint_load_train_mem(ngpt_context *ctx, const void *data, size_t size,
                                            ngpt_train_state *state);
 
+/* Starts fine-tuning from a model: loads a checkpoint's parameters into a
+ * training context with a fresh optimizer (zero AdamW moments, step 0; a
+ * training checkpoint's moments and settings are ignored). The context's
+ * config must be the file's (plan it with ngpt_checkpoint_config) except
+ * dropout, a training setting that may differ; attach the file's tokenizer
+ * first (ngpt_checkpoint_tokenizer, ngpt_context_tokenizer_set) so that
+ * saves carry it. An 8-bit file (weights=q8) cannot be trained:
+ * NGPT_ERR_CONFIG_MISMATCH naming its float32 original. The checkpoints
+ * ngpt_checkpoint_save_train writes afterwards resume like any run's. All
+ * or nothing: on error the context is unchanged. */
+ngpt_status ngpt_checkpoint_load_finetune(ngpt_context *ctx, const char *path);
+ngpt_status ngpt_checkpoint_load_finetune_mem(ngpt_context *ctx, const void *data, size_t size);
+
 /* A checkpoint's config and training state without a context: what a caller
  * needs to plan the context that resumes it (the batch shape is in *state).
  * *state is what ngpt_checkpoint_load_train would return (has_state false

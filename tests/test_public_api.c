@@ -398,6 +398,14 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     REJECTS(ngpt_checkpoint_load_train_mem(train, NULL, 1, &ts), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_load_train_mem(infer, "NGPTCKPT", 8, &ts), NGPT_ERR_WRONG_MODE);
     REJECTS(ngpt_checkpoint_load_train_mem(train, "NGPTCKPT", 8, &ts), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_checkpoint_load_finetune(NULL, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_finetune(train, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_finetune(infer, path), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_checkpoint_load_finetune(train, "/nonexistent/dir/t.ngpt"), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_load_finetune_mem(NULL, "x", 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_finetune_mem(train, NULL, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_finetune_mem(infer, "NGPTCKPT", 8), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_checkpoint_load_finetune_mem(train, "NGPTCKPT", 8), NGPT_ERR_BAD_FORMAT);
     ngpt_config cfg;
     REJECTS(ngpt_checkpoint_train_state(NULL, &cfg, &ts), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_train_state(path, NULL, &ts), NGPT_ERR_NULL_ARG);
