@@ -352,6 +352,11 @@ ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg);
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg);
 
+/* The bytes ngpt_checkpoint_save writes for a model of cfg (float32 or,
+ * with weights=q8, 8-bit) carrying tok (NULL: none; its token count must be
+ * V), without a context: what a file of that model will take on disk. */
+ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes);
+
 /* Loads parameters into a context whose config equals the checkpoint's (and,
  * if both carry a tokenizer, whose tokenizer is the file's). On any error
  * the context's parameters are unchanged. An 8-bit context (weights=q8)

@@ -239,6 +239,12 @@ static void checkpoint_functions(ngpt_context *ctx, const char *path)
     REJECTS(ngpt_checkpoint_config_mem("x", 1, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_config_mem("x", 0, &c), NGPT_ERR_BAD_FORMAT);
     REJECTS(ngpt_checkpoint_config_mem("NGPTCKPT", 8, &c), NGPT_ERR_BAD_FORMAT);
+    size_t file_bytes;
+    ngpt_config size_cfg = ngpt_config_default();
+    REJECTS(ngpt_checkpoint_size(NULL, NULL, &file_bytes), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_size(&size_cfg, NULL, NULL), NGPT_ERR_NULL_ARG);
+    size_cfg.d_model = 0;
+    REJECTS(ngpt_checkpoint_size(&size_cfg, NULL, &file_bytes), NGPT_ERR_BAD_CONFIG);
     REJECTS(ngpt_checkpoint_load(NULL, path), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_load(ctx, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_load(ctx, ""), NGPT_ERR_IO);
