@@ -125,6 +125,13 @@ typedef enum ngpt_norm_placement {
     NGPT_NORM_POST              /* ln(x + f(x)), the 2017 Transformer's order */
 } ngpt_norm_placement;
 
+/* The MLP's activation. */
+typedef enum ngpt_gelu {
+    NGPT_GELU_EXACT = 0,        /* 0.5 x (1 + erf(x / sqrt 2)) (the original) */
+    NGPT_GELU_TANH              /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))):
+                                   GPT-2's "gelu_new", PyTorch's approximate="tanh" */
+} ngpt_gelu;
+
 /* How the weights of the Linear layers and the lm_head are stored. */
 typedef enum ngpt_weights {
     NGPT_WEIGHTS_F32 = 0,       /* float32: training and inference */
@@ -150,11 +157,13 @@ typedef struct ngpt_config {
     /* Variants of the wiring (docs/FORMAT.md lists their cost); the
      * defaults are the original model. */
     bool qkv_bias;              /* false; true: attn.qkv.bias (3C) per block */
+    bool proj_bias;             /* false; true: attn.proj.bias (C) per block (GPT-2) */
     bool tie_lm_head;           /* true: lm_head.weight is tok_emb.weight; false: its own
                                    lm_head.weight (V, C). --config alias: tied_head */
     bool final_norm;            /* true: ln_f before lm_head; false: no ln_f tensors */
     ngpt_norm_placement norm;   /* NGPT_NORM_PRE */
     ngpt_pos_encoding pos;      /* NGPT_POS_ROPE */
+    ngpt_gelu gelu;             /* NGPT_GELU_EXACT; tanh: GPT-2's approximation */
     ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 plans an inference-only context */
 } ngpt_config;
 
@@ -166,15 +175,16 @@ ngpt_config ngpt_config_default(void);
 ngpt_status ngpt_config_validate(const ngpt_config *cfg);
 
 /* Sets one field from "key=value". Keys: V T C L H d_ff dropout rope_theta
- * qkv_bias tie_lm_head final_norm norm(pre|post) pos(rope|sinusoidal|learned)
- * weights(f32|q8).
+ * qkv_bias proj_bias tie_lm_head final_norm norm(pre|post)
+ * pos(rope|sinusoidal|learned) gelu(exact|tanh) weights(f32|q8).
  * Long aliases: vocab_size context_len d_model n_layers n_heads, and
  * tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
 ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
 
 /* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0);
- * " weights=q8" ends it for an 8-bit model. */
+ * " proj_bias=1", " gelu=tanh" and " weights=q8" end it when set (a
+ * default model's string is what it always was). */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
 /* Number of parameters (embedding counted once when tied), whatever their

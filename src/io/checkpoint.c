@@ -30,6 +30,7 @@ void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MOD
     b[BLOCK_FLAGS + 2] = c->final_norm;
     b[BLOCK_FLAGS + 3] = (unsigned char)c->norm, b[BLOCK_FLAGS + 4] = (unsigned char)c->pos;
     b[BLOCK_FLAGS + 5] = (unsigned char)c->weights;
+    b[BLOCK_FLAGS + 6] = c->proj_bias, b[BLOCK_FLAGS + 7] = (unsigned char)c->gelu;
 }
 
 static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
@@ -41,16 +42,21 @@ static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
     c->n_layers = ints[3], c->n_heads = ints[4], c->d_ff = ints[5];
     memcpy(&c->dropout, b + BLOCK_DROPOUT, 4);
     memcpy(&c->rope_theta, b + BLOCK_THETA, 4);
-    for (int i = 0; i < 3; i++)
+    static const int bools[] = {0, 1, 2, 6};  /* qkv_bias tie_lm_head final_norm proj_bias */
+    for (int j = 0; j < 4; j++) {
+        const int i = bools[j];
         if (b[BLOCK_FLAGS + i] > 1)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "config flag byte %d of %s is %u, not "
                                   "0 or 1", NGPT_CKPT_MODEL_BLOCK + BLOCK_FLAGS + i, r->src,
                                   b[BLOCK_FLAGS + i]);
+    }
     c->qkv_bias = b[BLOCK_FLAGS], c->tie_lm_head = b[BLOCK_FLAGS + 1];
     c->final_norm = b[BLOCK_FLAGS + 2];
     c->norm = (ngpt_norm_placement)b[BLOCK_FLAGS + 3];
     c->pos = (ngpt_pos_encoding)b[BLOCK_FLAGS + 4];
     c->weights = (ngpt_weights)b[BLOCK_FLAGS + 5];
+    c->proj_bias = b[BLOCK_FLAGS + 6];
+    c->gelu = (ngpt_gelu)b[BLOCK_FLAGS + 7];
     ngpt_status st = ngpt_config_check(c);
     if (st) {
         char why[400];

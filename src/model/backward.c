@@ -65,7 +65,7 @@ ngpt_status ngpt_model_backward(ngpt_context *ctx)
 }
 
 /* The attention sublayer's backward from dy = d(its residual sum): dropout,
- * proj, attention, [RoPE], [qkv bias], qkv; d(qkv's input) lands in g_ln.
+ * proj [and its bias], attention, [RoPE], [qkv bias], qkv; d(qkv's input) lands in g_ln.
  * attn_in is qkv's input: ln_out (pre-norm: ln1's output, recomputed here
  * once ln_out's d(atty) is used) or x_in (post-norm). */
 static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int B, int T,
@@ -79,6 +79,8 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_ATTN_OUT);
     ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->proj_w), p->bwd.g_branch, a->atty,
                               rows, C, C);
+    if (ctx->cfg.proj_bias)
+        ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->proj_b), p->bwd.g_branch, BT, C);
     ngpt_op_linear_bwd_input(ctx, p->ln_out, p->bwd.g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
                              rows, C, C);
     attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,3C) */

@@ -6,7 +6,8 @@
  *   Block: x = x + drop(Attn(ln1(x)));  x = x + drop(MLP(ln2(x)))
  *
  * The variants (ngpt_config) change parts of it: [+ pos table] after tok_emb,
- * post-norm blocks, a bias on qkv, no ln_f, an untied lm_head (lay.lm_head).
+ * post-norm blocks, a bias on qkv and on proj, GELU's tanh form, no ln_f, an
+ * untied lm_head (lay.lm_head).
  */
 #include <math.h>
 #include <string.h>
@@ -141,7 +142,7 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
 
     /* attention sublayer: [ln1] (BT,C) -> qkv (BT,3C) [+ bias] -> [RoPE on q,k]
-     * -> attention (R,C) -> proj (R,C) -> dropout -> + residual */
+     * -> attention (R,C) -> proj (R,C) [+ bias] -> dropout -> + residual */
     const float *attn_in = a.x_in;
     if (!post) {
         ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in, WB(ln1_w),
@@ -155,7 +156,8 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
     float *atty = a.atty + r0 * C, *res1 = a.res1 + r0 * C;
     const float *x_in = a.x_in + r0 * C;
-    linear(ctx, l, NGPT_LINEAR_PROJ, p->branch, atty, WB(proj_w), NULL, (int)R, C, C);
+    linear(ctx, l, NGPT_LINEAR_PROJ, p->branch, atty, WB(proj_w),
+           ctx->cfg.proj_bias ? WB(proj_b) : NULL, (int)R, C, C);
     if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_ATTN_OUT);
     ngpt_op_add(ctx, res1, x_in, p->branch, R * C);
     /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual;
