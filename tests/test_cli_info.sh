@@ -2,7 +2,8 @@
 # test_cli_info.sh — `ngpt info`: a file's sizes and those --config gives
 # for the same model agree; the file sizes are the files' (ngpt init's
 # float32 file, ngpt quantize's 8-bit one); the arenas are those train and
-# generate plan (train's report line); usage errors.
+# generate plan (train's report line); the GPT-2 family's configs have
+# their published parameter counts; usage errors.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 TINY="--config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64 --config pos=learned"
@@ -26,6 +27,23 @@ check $? "train --init plans the arena info gave ($mib MiB): $(head -1 "$dir/tra
 $N info "$dir/q.ngpt" > "$dir/qinfo" 2>&1 && grep -q "^arena train: none: an 8-bit model is not trained (its float32 original needs [0-9]* bytes" "$dir/qinfo" &&
     grep -q "^arena infer: [0-9]* bytes (.*) at batch 1, seq 16 with q8 weights; f32 " "$dir/qinfo"
 check $? "an 8-bit file: $(cat "$dir/qinfo")"
+
+# the GPT-2 family's published configs (config.json: n_layer, n_embd, n_head;
+# vocab 50257, n_positions 1024, n_inner 4*n_embd) have their published
+# parameter counts, and info sizes them
+gpt2_case() {   # gpt2_case NAME L C H PARAMS
+    $N info --config V=50257 --config T=1024 --config L=$2 --config C=$3 --config H=$4 \
+        --config d_ff=$(($3 * 4)) --config pos=learned --config qkv_bias=1 --config proj_bias=1 \
+        --config gelu=tanh --batch 1 --seq 256 > "$dir/$1" 2>&1 &&
+        grep -q "^parameters:  $5 " "$dir/$1" && grep -q "^file size:   f32 [0-9]* bytes" "$dir/$1" &&
+        grep -q "^arena infer: [0-9]* bytes .* with f32 weights; q8 [0-9]* bytes" "$dir/$1" &&
+        grep -q "^arena train: [0-9]* bytes .* at batch 1, seq 256" "$dir/$1"
+    check $? "$1: $(cat "$dir/$1")"
+}
+gpt2_case gpt2 12 768 12 124439808
+gpt2_case gpt2-medium 24 1024 16 354823168
+gpt2_case gpt2-large 36 1280 20 774030080
+gpt2_case distilgpt2 6 768 12 81912576
 
 expect() {  # expect CODE PATTERN ARGS...: exit code and a stderr pattern
     code=$1 pat=$2; shift 2
