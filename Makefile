@@ -93,7 +93,7 @@ NUMERIC := -std=c11 -ffp-contract=off -fno-fast-math
 # gcc's math.h defines with FMA enabled but clang's does not: we require FMA
 # hardware on every target (x86 -mfma, AArch64, ARMv7 neon-vfpv4), so say so.
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -DFP_FAST_FMA=1 -DFP_FAST_FMAF=1 -Iinclude -Isrc
-ifeq ($(shell uname -s),Darwin)   # Homebrew's SLEEF and xxHash
+ifeq ($(shell uname -s),Darwin)   # Homebrew's SLEEF, xxHash and cJSON
   BREW_PREFIX := $(shell brew --prefix 2>/dev/null)
   CPPFLAGS += -D_DARWIN_C_SOURCE -I$(BREW_PREFIX)/include
   LDFLAGS  += -L$(BREW_PREFIX)/lib
@@ -107,7 +107,7 @@ KERNEL_FLAGS := $(if $(filter avx2,$(ARCH)),$(AVX2_FLAGS),$(if $(filter avx512,$
 ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
              -DNGPT_ARCH_NAME='"$(ARCH)"' $(if $(filter 1,$(VNNI)),-DNGPT_ARCH_VNNI=1) \
              -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS)$(if $(KERNEL_FLAGS),; kernels $(KERNEL_FLAGS)))"'
-LDLIBS  += -lsleef -lxxhash -lm -lpthread
+LDLIBS  += -lsleef -lxxhash -lcjson -lm -lpthread
 LDFLAGS += $(SANFLAGS)
 
 # The library: every layer folder of src/ (docs/ARCHITECTURE.md), the
@@ -164,7 +164,7 @@ corpus: $(CORPUS)
 $(BUILD)/obj/cli/cmd_train.o $(BUILD)/obj/cli/cmd_tokenizer.o $(BUILD)/obj/bench/cmd_bench.o: \
     CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
 
-# Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
+# Installs SLEEF, xxHash and cJSON when they are missing (apt-get or brew), or says
 # exactly what to run without the rights to.
 deps:
 	@CC="$(CC)" sh tools/deps.sh
@@ -259,12 +259,13 @@ APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__null
                 -DNGPT_ARCH_NAME='"neon"' -DNGPT_BUILD_FLAGS='"$(OPT) -mcpu=apple-m1"'
 check-apple: $(APPLE_OBJ)
 	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11"
-$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h:
+$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h:
 	@sh tools/deps-cross.sh
-	@mkdir -p $(dir $@)
+	@mkdir -p $(APPLE_DIR)/include/cjson
 	ln -sf /usr/include/aarch64-linux-gnu/sleef.h $(APPLE_DIR)/include/sleef.h
 	ln -sf /usr/include/xxhash.h $(APPLE_DIR)/include/xxhash.h
-$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h
+	ln -sf /usr/include/cjson/cJSON.h $(APPLE_DIR)/include/cjson/cJSON.h
+$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_CFLAGS) -MMD -MP -c $< -o $@
 

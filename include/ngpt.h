@@ -983,6 +983,78 @@ ngpt_status ngpt_context_tokenizer(const ngpt_context *ctx, const ngpt_tokenizer
 ngpt_status ngpt_checkpoint_tokenizer(const char *path, ngpt_tokenizer **tok);
 ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_tokenizer **tok);
 
+/* ---- importing a Hugging Face model ----
+ *
+ * A GPT-2 family model as published on the Hugging Face hub, turned into a
+ * .ngpt file with its tokenizer attached, in C (docs/IMPORT.md):
+ *
+ *     ngpt_import_options opt = ngpt_import_options_default();
+ *     opt.store = NGPT_WEIGHTS_Q8;                        // or F32 (the default)
+ *     if (ngpt_import_hf("gpt2/", &opt, "gpt2.ngpt"))     // config.json, model.safetensors,
+ *         fprintf(stderr, "%s\n", ngpt_last_error());     // vocab.json + merges.txt
+ *
+ * What is read:
+ *  - config.json: model_type "gpt2"; vocab_size -> V, n_positions -> T,
+ *    n_embd -> C, n_layer -> L, n_head -> H, n_inner -> d_ff (null: 4C),
+ *    activation_function gelu_new or gelu_pytorch_tanh -> gelu=tanh, gelu
+ *    -> gelu=exact; learned positions, QKV and projection biases, pre-norm
+ *    LayerNorm, final norm, tied head (tie_word_embeddings); dropout =
+ *    resid_pdrop (training only). What ngpt cannot compute exactly is
+ *    refused by name: layer_norm_epsilon other than 1e-5, another
+ *    activation, scale_attn_by_inverse_layer_idx, scale_attn_weights=false,
+ *    cross attention, another model_type.
+ *  - the weights: model.safetensors, or the shards that
+ *    model.safetensors.index.json lists; F32, F16 and BF16 converted
+ *    exactly to float32; names with or without "transformer."; Conv1D
+ *    weights (in, out) transposed to (out, in); the attention mask buffers
+ *    (attn.bias, attn.masked_bias) skipped. Every offset, length, dtype and
+ *    shape is checked against the file and config.json before anything is
+ *    written; a tensor the model does not use, or a missing one, is an
+ *    error naming it.
+ *  - the tokenizer: vocab.json + merges.txt (GPT-2's encoder.json and
+ *    vocab.bpe under other names), or tokenizer.json (a byte-level BPE with
+ *    GPT-2's pre-tokenizer; anything else is refused by name).
+ * The output is written atomically: on any error nothing is written (an
+ * existing file at out_path is left as it was). Memory: the weight files
+ * are mapped, and tensors stream from them into the output one by one; the
+ * working memory beyond the mapping is a few megabytes. */
+
+typedef struct ngpt_import_options {
+    /* Each file may be named; NULL takes it from the directory given to
+     * ngpt_import_hf (which may then be NULL if every file is named). */
+    const char *config;             /* config.json */
+    /* n_weights .safetensors files (a sharded model: all its shards), or
+     * one model.safetensors.index.json (its shards are read from its own
+     * folder). NULL: <dir>/model.safetensors, else
+     * <dir>/model.safetensors.index.json. */
+    const char *const *weights;
+    int32_t n_weights;
+    const char *vocab;              /* vocab.json (with merges) */
+    const char *merges;             /* merges.txt (with vocab) */
+    const char *tokenizer_json;     /* tokenizer.json, instead of vocab + merges */
+    /* The output's weights: NGPT_WEIGHTS_F32, or NGPT_WEIGHTS_Q8 (the file
+     * `ngpt quantize` makes of the float32 import, byte for byte). */
+    ngpt_weights store;
+} ngpt_import_options;
+
+/* Every file from the directory, float32 output. */
+ngpt_import_options ngpt_import_options_default(void);
+
+/* Imports the model in directory `dir` (or the files opt names; opt NULL:
+ * the defaults) into a .ngpt checkpoint at out_path with its tokenizer.
+ * From the directory, vocab.json + merges.txt are preferred to
+ * tokenizer.json. NGPT_ERR_IO: a file cannot be read or written;
+ * NGPT_ERR_BAD_FORMAT: a file is malformed or disagrees with another;
+ * NGPT_ERR_UNSUPPORTED: a valid model ngpt cannot run exactly (the message
+ * names the setting). */
+ngpt_status ngpt_import_hf(const char *dir, const ngpt_import_options *opt, const char *out_path);
+
+/* The ngpt config of a GPT-2 config.json (as ngpt_import_hf maps it, with
+ * weights f32), e.g. to size a model before downloading its weights:
+ * ngpt_config_param_count, ngpt_arena_size. */
+ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg);
+ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config *cfg);
+
 #ifdef __cplusplus
 }
 #endif

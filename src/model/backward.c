@@ -98,7 +98,7 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
 }
 
 /* The MLP sublayer's backward from dy = d(its residual sum): dropout, fc2,
- * GELU, fc1 over its input (recomputed into ln_out by the caller);
+ * GELU (exact or tanh), fc1 over its input (recomputed into ln_out by the caller);
  * d(that input) lands in g_ln. */
 static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int rows,
                              const float *dy)
@@ -111,7 +111,9 @@ static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l,
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
 #define GB(field) ngpt_block_ptr(lay, G, l, lay->field)     /* and its gradient */
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_MLP_OUT);
-    ngpt_op_gelu_fwd_grad(ctx, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F);  /* recomputed (BT,F) */
+    const ngpt_gelu_fwd_grad_fn act_grad = ctx->cfg.gelu == NGPT_GELU_TANH
+                                               ? ctx->k->gelu_tanh_fwd_grad : ctx->k->gelu_fwd_grad;
+    ngpt_op_gelu_fwd_grad(ctx, act_grad, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F); /* recomputed (BT,F) */
     ngpt_op_linear_bwd_weight(ctx, GB(fc2_w), p->bwd.g_branch, p->hidden, rows, F, C);
     ngpt_op_colsum_acc(ctx, GB(fc2_b), p->bwd.g_branch, BT, C);
     ngpt_op_linear_bwd_input(ctx, p->hidden, p->bwd.g_branch, WB(fc2_w), rows, F, C);

@@ -106,12 +106,15 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
 static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
                         const float *w, const float *bias, int rows, int in, int out, float *gelu)
 {
+    /* the MLP's activation: exact (erf) or GPT-2's tanh form */
+    const ngpt_gelu_fwd_fn act =
+        ctx->cfg.gelu == NGPT_GELU_TANH ? ctx->k->gelu_tanh_fwd : ctx->k->gelu_fwd;
     if (ctx->cfg.weights == NGPT_WEIGHTS_Q8)
-        ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out, gelu);
+        ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out, act, gelu);
     else if (ctx->run.weights_packed)
-        ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, gelu);
+        ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, act, gelu);
     else
-        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, gelu);
+        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, act, gelu);
 }
 
 /* A Linear without GELU; linear_gelu also writes gelu = GELU(y) in the

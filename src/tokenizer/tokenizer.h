@@ -153,6 +153,13 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
 ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
                                  int32_t *n_tokens, uint64_t *checksum);
 
+/* GPT-2's tokenizer from the text of encoder.json (vocab.json) and
+ * vocab.bpe (merges.txt) (gpt2.c): what ngpt_tokenizer_load_gpt2 reads,
+ * for the importer too. Bare messages naming json_src and bpe_src. */
+ngpt_status ngpt_tok_load_gpt2(ngpt_tokenizer **tok, const uint8_t *json, size_t json_size,
+                               const char *json_src, const uint8_t *bpe, size_t bpe_size,
+                               const char *bpe_src);
+
 /* Reads the whole regular file at path into *buf (malloc'd, *size bytes);
  * bare messages naming it (format.c). */
 ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size);
