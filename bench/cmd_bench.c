@@ -16,7 +16,7 @@
 #endif
 
 static const char *const HELP =
-    "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
+    "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small|gpt2-124m]\n"
     "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
     "                  [--prompt N] [--weights f32,q8] [--tokenizer FILE [--text FILE]]\n\n"
@@ -29,7 +29,9 @@ static const char *const HELP =
     "docs/BENCH.md says what each figure is.\n\n"
     "  --config key=value model config (see ngpt init --help), after the preset\n"
     "  --preset NAME      default (V=256 T=256 C=256 L=4 H=4 d_ff=1024) or\n"
-    "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256)\n"
+    "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256) or\n"
+    "                     gpt2-124m (gpt2-small with V=50257 and GPT-2's wiring:\n"
+    "                     pos=learned qkv_bias=1 proj_bias=1 gelu=tanh)\n"
     "  --threads N,...    run every figure for each thread count (default 1)\n"
     "  --json FILE        also write the figures as JSON (- : JSON on stdout instead\n"
     "                     of the tables)\n"
@@ -109,15 +111,23 @@ static bool parse_weights(const char *cmd, const char *s, bench_opts *o)
 
 static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
 {
-    static const char *const gpt2_small[] = {"C=768", "L=12", "H=12", "d_ff=3072", "T=1024"};
+    /* each preset's switches over the default config, NULL-terminated */
+    static const struct { const char *name, *set[11]; } presets[] = {
+        {"default", {NULL}},
+        {"gpt2-small", {"C=768", "L=12", "H=12", "d_ff=3072", "T=1024", NULL}},
+        /* GPT-2 124M's shape and wiring (a tied head, as GPT-2's) */
+        {"gpt2-124m", {"V=50257", "C=768", "L=12", "H=12", "d_ff=3072", "T=1024", "pos=learned",
+                       "qkv_bias=1", "proj_bias=1", "gelu=tanh", NULL}},
+    };
     *cfg = ngpt_config_default();
-    if (!strcmp(name, "default")) return true;
-    if (!strcmp(name, "gpt2-small")) {
-        for (size_t i = 0; i < sizeof gpt2_small / sizeof gpt2_small[0]; i++)
-            if (ngpt_config_set(cfg, gpt2_small[i])) return false;
+    for (size_t p = 0; p < sizeof presets / sizeof presets[0]; p++) {
+        if (strcmp(name, presets[p].name)) continue;
+        for (const char *const *kv = presets[p].set; *kv; kv++)
+            if (ngpt_config_set(cfg, *kv)) return false;
         return true;
     }
-    cli_error(cmd, CLI_USAGE, "--preset expects default or gpt2-small, got \"%s\"", name);
+    cli_error(cmd, CLI_USAGE, "--preset expects default, gpt2-small or gpt2-124m, got \"%s\"",
+              name);
     return false;
 }
 

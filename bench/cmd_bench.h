@@ -18,7 +18,7 @@ enum { BENCH_MAX_THREADS = 8, BENCH_MAX_RUNS = 64, BENCH_MAX_ROWS = 128 };
 /* What one `ngpt bench` invocation measures and how. */
 typedef struct bench_opts {
     ngpt_config cfg;
-    const char *preset;             /* "default", "gpt2-small" */
+    const char *preset;             /* "default", "gpt2-small", "gpt2-124m" */
     int32_t threads[BENCH_MAX_THREADS];
     int n_threads;
     int runs;                       /* timed runs per figure (after warm-up) */
