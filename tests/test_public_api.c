@@ -701,6 +701,43 @@ static void model_tokenizer_functions(ngpt_context *infer, const char *path)
 
 static int hook_calls, hook_line;
 static const char *hook_file, *hook_msg;
+/* The importer: NULL paths and options, missing and malformed files, bad
+ * store values; nothing is written. */
+static void import_functions(const char *path)
+{
+    char out[300];
+    snprintf(out, sizeof out, "%s.import.ngpt", path);
+    ngpt_import_options o = ngpt_import_options_default(), b = o;
+    const char *none[1] = {NULL}, *json[1] = {"/nonexistent/model.safetensors.index.json"};
+    ngpt_config cfg = ngpt_config_default();
+    REJECTS(ngpt_import_hf("/tmp", NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf(NULL, NULL, out), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf("/nonexistent", NULL, out), NGPT_ERR_IO);
+    REJECTS(ngpt_import_hf("/nonexistent", &o, out), NGPT_ERR_IO);
+    b.store = (ngpt_weights)7;
+    REJECTS(ngpt_import_hf("/nonexistent", &b, out), NGPT_ERR_BAD_ARG);
+    b = o, b.config = path;                         /* a text file, not JSON */
+    REJECTS(ngpt_import_hf("/nonexistent", &b, out), NGPT_ERR_BAD_FORMAT);
+    b = o, b.weights = none, b.n_weights = 0;
+    REJECTS(ngpt_import_hf("/nonexistent", &b, out), NGPT_ERR_IO);   /* config.json first */
+    b = o, b.tokenizer_json = path, b.vocab = path;
+    REJECTS(ngpt_import_hf(NULL, &b, out), NGPT_ERR_NULL_ARG);       /* no config named */
+    b = o, b.weights = json, b.n_weights = 1;
+    REJECTS(ngpt_import_hf(NULL, &b, out), NGPT_ERR_NULL_ARG);
+    CHECK(access(out, F_OK) != 0, "a refused import writes nothing");
+    REJECTS(ngpt_import_hf_config(NULL, &cfg), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_config(path, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_config("/nonexistent/config.json", &cfg), NGPT_ERR_IO);
+    REJECTS(ngpt_import_hf_config(path, &cfg), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_import_hf_config_mem(NULL, 2, &cfg), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_config_mem("{}", 2, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_config_mem("{}", 2, &cfg), NGPT_ERR_BAD_FORMAT);
+    const char *bert = "{\"model_type\": \"bert\"}", *heads = "{\"model_type\": \"gpt2\", \"n_head\": 5}";
+    REJECTS(ngpt_import_hf_config_mem(bert, strlen(bert), &cfg), NGPT_ERR_UNSUPPORTED);
+    REJECTS(ngpt_import_hf_config_mem(heads, strlen(heads), &cfg), NGPT_ERR_BAD_CONFIG);
+    CHECK(cfg.d_model == ngpt_config_default().d_model, "a refused config leaves *cfg as it was");
+}
+
 static void *hook_user;
 
 static void hook(const char *file, int line, const char *message, void *user)
@@ -788,6 +825,7 @@ int main(void)
         abort_callback(infer);
     }
     tokenizer_functions(path);
+    import_functions(path);
     if (infer) model_tokenizer_functions(infer, path);
     coverage_of_header();
     ngpt_context_free(infer);

@@ -10,6 +10,7 @@
 #   4 model      src/model
 #   5 io         src/io
 #   6 train      src/train          6 generate    src/generate
+#   6 import     src/import (Hugging Face files -> a checkpoint: above io and tokenizer)
 #
 # Checked:
 #  - a layer calls (nm: who defines and who uses each symbol) and includes
@@ -44,7 +45,7 @@ LAYER='function floor_of(p) {
            if (p ~ /^src\/ops\//) return 3
            if (p ~ /^src\/model\//) return 4
            if (p ~ /^src\/io\//) return 5
-           if (p ~ /^src\/(train|generate)\//) return 6
+           if (p ~ /^src\/(train|generate|import)\//) return 6
            return -1
        }
        function room_of(p) {   # the folder, or the kernel layer as one room
