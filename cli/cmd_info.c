@@ -9,6 +9,7 @@
 
 static const char *const HELP =
     "usage: ngpt info FILE [--batch B] [--seq T] [--threads N]\n"
+    "       ngpt info config.json [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info --config key=value ... [--tokenizer FILE] [--batch B] [--seq T]\n\n"
     "Verifies a checkpoint and prints its size, config, weight type (f32 or q8),\n"
     "parameter count, tokenizer, the file sizes of its float32 and 8-bit forms\n"
@@ -16,7 +17,9 @@ static const char *const HELP =
     "and with 8-bit weights, and training or fine-tuning (ngpt train --init) at\n"
     "--batch B (32) and --seq T (the context). With --config instead of FILE it\n"
     "sizes a model that does not exist yet (ngpt init --help lists the keys;\n"
-    "--tokenizer adds that tokenizer to the file sizes). The arenas are exact\n"
+    "--tokenizer adds that tokenizer to the file sizes), and with a Hugging Face\n"
+    "GPT-2 config.json the model ngpt import would make of it (sizes without the\n"
+    "tokenizer), before downloading its weights. The arenas are exact\n"
     "(ngpt_arena_size): weights, gradients, AdamW moments, activations, KV cache.\n"
     "  --threads N        the thread count the arenas are planned for (1)\n";
 
@@ -164,6 +167,11 @@ int cli_cmd_info(int argc, char **argv)
     if (!path && !cfg_given)
         return cli_error(a.cmd, CLI_USAGE, "a checkpoint FILE or --config key=value is required "
                          "(see ngpt info --help)");
+    const size_t n = path ? strlen(path) : 0;
+    if (n >= 5 && !strcmp(path + n - 5, ".json")) {     /* a Hugging Face config.json */
+        if (ngpt_import_hf_config(path, &cfg)) return cli_library_failed(a.cmd);
+        return info_config(a.cmd, &cfg, NULL, batch, seq, threads);
+    }
     if (path) return info_file(a.cmd, path, batch, seq, threads);
     if (ngpt_config_validate(&cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
     return info_config(a.cmd, &cfg, tok_path, batch, seq, threads);

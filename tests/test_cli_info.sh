@@ -3,7 +3,8 @@
 # for the same model agree; the file sizes are the files' (ngpt init's
 # float32 file, ngpt quantize's 8-bit one); the arenas are those train and
 # generate plan (train's report line); the GPT-2 family's configs have
-# their published parameter counts; usage errors.
+# their published parameter counts; a Hugging Face config.json is sized as
+# its import; usage errors.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 TINY="--config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64 --config pos=learned"
@@ -44,6 +45,20 @@ gpt2_case gpt2 12 768 12 124439808
 gpt2_case gpt2-medium 24 1024 16 354823168
 gpt2_case gpt2-large 36 1280 20 774030080
 gpt2_case distilgpt2 6 768 12 81912576
+
+# a Hugging Face config.json: the model ngpt import makes of it, before the weights
+mkdir "$dir/hf" && $RUN_ENV "$B/tests/test_import" --write "$dir/hf" > /dev/null 2>&1 &&
+    $N import "$dir/hf/gpt2" --out "$dir/g.ngpt" > /dev/null 2>&1 &&
+    $N info "$dir/hf/gpt2/config.json" > "$dir/hfc" 2>&1 && $N info "$dir/g.ngpt" > "$dir/hff" 2>&1
+check $? "info config.json: $(cat "$dir/hfc")"
+grep '^config:\|^parameters:\|^arena' "$dir/hff" > "$dir/hff.cut"
+grep '^config:\|^parameters:\|^arena' "$dir/hfc" > "$dir/hfc.cut"
+cmp -s "$dir/hff.cut" "$dir/hfc.cut"
+check $? "info config.json sizes the model its import makes: $(diff "$dir/hff.cut" "$dir/hfc.cut")"
+echo '{"model_type": "gpt2", "activation_function": "relu"}' > "$dir/relu.json"
+$N info "$dir/relu.json" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q 'activation_function "relu"' "$dir/err"
+check $? "info of a config.json ngpt cannot run: $(cat "$dir/err")"
 
 expect() {  # expect CODE PATTERN ARGS...: exit code and a stderr pattern
     code=$1 pat=$2; shift 2
