@@ -69,10 +69,11 @@ fi
 # absolute positions (usage of a model that cannot shift: exit 1)
 $N init --out "$dir/v.ngpt" --seed 7 --config T=32 --config C=16 --config L=1 --config H=2 \
     --config d_ff=32 --config qkv_bias=1 --config tied_head=0 --config norm=post \
-    --config final_norm=0 --config pos=learned > /dev/null 2>&1
+    --config final_norm=0 --config pos=learned --config proj_bias=1 --config gelu=tanh \
+    > /dev/null 2>&1
 check $? "ngpt init of a variant"
 $N info "$dir/v.ngpt" > "$dir/info" 2>&1
-grep -q "qkv_bias=1 tie_lm_head=0 final_norm=0 norm=post pos=learned" "$dir/info"
+grep -q "qkv_bias=1 tie_lm_head=0 final_norm=0 norm=post pos=learned proj_bias=1 gelu=tanh" "$dir/info"
 check $? "ngpt info shows the switches: $(cat "$dir/info")"
 $N generate --model "$dir/v.ngpt" --prompt hello -n 40 > "$dir/v" 2> "$dir/v.err"
 [ $? -eq 0 ] && [ "$(wc -c < "$dir/v")" -eq 40 ]

@@ -1,8 +1,9 @@
-/* gelu.c — AVX2 GELU forward and backward, bit-identical to the reference:
- * the same operations per element in the same order, erf/exp from SLEEF's
- * deterministic vector finz functions (the bits of the scalar finz ones the
- * reference calls); the tail (< 8 elements) runs the reference. Same shape
- * as arch/neon/gelu.c, 8 lanes where that has 4. */
+/* gelu.c — AVX2 GELU forward and backward, exact and tanh forms,
+ * bit-identical to the reference: the same operations per element in the
+ * same order, erf/exp/tanh from SLEEF's deterministic vector finz functions
+ * (the bits of the scalar finz ones the reference calls); the tail (< 8
+ * elements) runs the reference. Same shape as arch/neon/gelu.c, 8 lanes
+ * where that has 4. */
 #include <immintrin.h>
 #include <math.h>
 #include <sleef.h>

@@ -1,8 +1,8 @@
-/* gelu.c — AVX-512 GELU forward and backward, bit-identical to the
- * reference: the same operations per element in the same order, erf/exp
- * from SLEEF's deterministic vector finz functions (the 16-lane avx512f
- * ones: the bits of the scalar finz ones the reference calls; checked over
- * every float). A tail of fewer than 16 elements runs the same vector code
+/* gelu.c — AVX-512 GELU forward and backward, exact and tanh forms,
+ * bit-identical to the reference: the same operations per element in the
+ * same order, erf/exp/tanh from SLEEF's deterministic vector finz functions
+ * (the 16-lane avx512f ones: the bits of the scalar finz ones the reference
+ * calls; checked over every float). A tail of fewer than 16 elements runs the same vector code
  * under a mask: lanes past n compute on zeros and are not stored. Same
  * shape as arch/avx2/gelu.c, 16 lanes where that has 8; erf is most of a
  * training step's GELU time, and SLEEF's 16-lane erf costs about half as
