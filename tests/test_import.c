@@ -176,6 +176,8 @@ typedef struct dir_opts {
     bool prefix;                /* "transformer." names */
     bool masks;                 /* transformers' attn.bias / attn.masked_bias buffers */
     bool lm_head;               /* a tied lm_head.weight copy of wte (GPT2LMHeadModel's save) */
+    bool lm_head_neg;           /* ... holding -wte instead (F32) */
+    bool untied;                /* config.json: tie_word_embeddings false */
     int shards;                 /* 0: model.safetensors; n: n shards + index */
     spoil sp;
     const char *activation;     /* "gelu_new" */
@@ -275,7 +277,13 @@ static bool write_safetensors(const char *path, int first, int last, const dir_o
             const float mb = -10000.0f;
             fwrite(&mb, 4, 1, f);
         }
-    if (extras && o->lm_head) fwrite(tensors[0].bytes, (size_t)eb, tensors[0].count, f);
+    if (extras && o->lm_head)
+        for (size_t i = 0; i < tensors[0].count; i++) {
+            unsigned char e[4];
+            memcpy(e, tensors[0].bytes + i * (size_t)eb, (size_t)eb);
+            e[eb - 1] ^= o->lm_head_neg ? 0x80 : 0;     /* the sign bit */
+            fwrite(e, (size_t)eb, 1, f);
+        }
     if (o->sp == SP_EXTRA_TENSOR || o->sp == SP_DUPLICATE) {
         const size_t n = o->sp == SP_DUPLICATE ? tensors[first].count * (size_t)eb : 16;
         fwrite(tensors[first].bytes, 1, n, f);
@@ -420,9 +428,10 @@ static bool write_config(const char *dir, const dir_opts *o)
         "  \"reorder_and_upcast_attn\": false,\n  \"resid_pdrop\": 0.1,\n"
         "  \"scale_attn_by_inverse_layer_idx\": false,\n  \"scale_attn_weights\": true,\n"
         "  \"summary_activation\": null,\n  \"summary_first_dropout\": 0.1,\n"
+        "  \"tie_word_embeddings\": %s,\n"
         "  \"torch_dtype\": \"float32\",\n  \"use_cache\": true,\n  \"vocab_size\": %d\n}\n",
         o->activation ? o->activation : "gelu_new", V - 1, V - 1, T, C, H, L,
-        o->n_positions ? o->n_positions : T, V);
+        o->n_positions ? o->n_positions : T, o->untied ? "false" : "true", V);
     path_of(p, sizeof p, dir, "config.json");
     return write_file(p, buf, (size_t)n);
 }
@@ -506,8 +515,9 @@ static bool ngpt_name(const char *hf, char *out, size_t size, bool *transpose)
     return false;
 }
 
-/* Every parameter of the imported model equals the value written. */
-static void check_params(const char *label, const char *model)
+/* Every parameter of the imported model equals the value written (but
+ * `unlisted` of them, which the caller checks: an untied lm_head). */
+static void check_params(const char *label, const char *model, size_t unlisted)
 {
     ngpt_context *ctx = load(model, 1);
     CHECK(ctx != NULL, "%s: the import loads", label);
@@ -534,7 +544,7 @@ static void check_params(const char *label, const char *model)
                 wrong += memcmp(&want, &got, 4) != 0;
             }
     }
-    CHECK(seen == count && wrong == 0, "%s: %zu of %zu parameters differ from the file's (%zu "
+    CHECK(seen + unlisted == count && wrong == 0, "%s: %zu of %zu parameters differ from the file's (%zu "
           "of %zu compared)", label, wrong, count, seen, count);
     ngpt_context_free(ctx);
 }
@@ -596,7 +606,7 @@ static void good_dirs(void)
         snprintf(name, sizeof name, "%s.ngpt", cases[c].dir);
         snprintf(out, sizeof out, "%s/%s", root, name);
         CHECK_OK(import_dir(cases[c].dir, name, NGPT_WEIGHTS_F32));
-        check_params(cases[c].dir, out);
+        check_params(cases[c].dir, out, 0);
         const uint64_t h = logits_hash(out, 1);
         if (cases[c].o.dt == DT_F32) {
             if (!golden) golden = h, tok_sum = tokenizer_sum(out), snprintf(first, sizeof first, "%s", out);
@@ -634,6 +644,30 @@ static void good_dirs(void)
     printf("logits of the q8 import: %016" PRIx64 "\n", hq);
     if (GOLDEN_LOGITS_Q8) CHECK_HASH(hq, GOLDEN_LOGITS_Q8);
     CHECK(logits_hash(out, 2) == hq, "q8, 2 threads: the same logits");
+}
+
+/* tie_word_embeddings false: lm_head.weight is the model's own (here -wte). */
+static void untied(void)
+{
+    char out[600];
+    make_model(27, DT_F32);
+    CHECK(write_dir("untied", &(dir_opts){.lm_head = true, .lm_head_neg = true, .untied = true}),
+          "write untied");
+    snprintf(out, sizeof out, "%s/untied.ngpt", root);
+    CHECK_OK(import_dir("untied", "untied.ngpt", NGPT_WEIGHTS_F32));
+    check_params("untied", out, (size_t)V * C);
+    ngpt_context *ctx = load(out, 1);
+    ngpt_tensor_info head;
+    float *p;
+    size_t count, wrong = 0;
+    if (!ctx || ngpt_tensor_find(ctx, "lm_head.weight", &head) || ngpt_params_data(ctx, &p, &count)) {
+        CHECK(false, "untied: lm_head.weight: %s", ngpt_last_error());
+    } else {
+        for (size_t i = 0; i < head.count; i++) wrong += p[head.offset + i] != -tensors[0].val[i];
+        CHECK(wrong == 0 && head.count == (size_t)V * C, "untied: lm_head.weight is the file's "
+              "(%zu differ)", wrong);
+    }
+    ngpt_context_free(ctx);
 }
 
 /* tokenizer.json in both merge forms gives vocab.json + merges.txt's tokenizer. */
@@ -719,6 +753,9 @@ static void bad_dirs(void)
     refused("shape", &(dir_opts){.n_positions = T / 2}, NGPT_ERR_BAD_FORMAT, "wpe.weight");
     refused("shard_bad", &(dir_opts){.shards = 2, .sp = SP_HOLE}, NGPT_ERR_BAD_FORMAT, "hole");
     refused("activation", &(dir_opts){.activation = "relu"}, NGPT_ERR_UNSUPPORTED, "relu");
+    refused("lm_head", &(dir_opts){.lm_head = true, .lm_head_neg = true}, NGPT_ERR_BAD_FORMAT,
+            "differs from wte.weight");
+    refused("no_lm_head", &(dir_opts){.untied = true}, NGPT_ERR_BAD_FORMAT, "lm_head.weight");
     refused("gelu_fast", &(dir_opts){.activation = "gelu_fast"}, NGPT_ERR_UNSUPPORTED, "gelu_fast");
 
     /* a config.json that is not JSON, and one that says another epsilon */
@@ -837,6 +874,7 @@ int main(int argc, char **argv)
     make_tokenizer();
     api_defaults();
     good_dirs();
+    untied();
     tokenizer_json();
     bad_dirs();
     published_configs();

@@ -247,8 +247,9 @@ static ngpt_status check_all_used(const ngpt_shards *w, const writer *wr, const 
             if (used || mask_buffer(t->name)) continue;
             if (cfg->tie_lm_head && !strcmp(bare(t->name), "lm_head.weight")) {
                 const entry *emb = &wr->e[0];      /* tok_emb.weight, first */
-                if (t->dtype != NGPT_ST_OTHER && t->ndim == 2 && t->shape[0] == emb->info.shape[0] &&
-                    t->shape[1] == emb->info.shape[1] && same_values(t, emb->src))
+                if (t->dtype != NGPT_ST_OTHER && t->ndim == 2 &&
+                    t->shape[0] == emb->info.shape[0] && t->shape[1] == emb->info.shape[1] &&
+                    same_values(t, emb->src))
                     continue;
                 return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s holds an lm_head.weight that differs "
                                  "from wte.weight, but config.json ties them "

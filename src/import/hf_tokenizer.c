@@ -54,6 +54,9 @@ static bool empty_string(const cJSON *v)
 /* The components around the model: only what encodes as GPT-2 does. */
 static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, const char *src)
 {
+    if (!cJSON_IsObject(model))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not a tokenizer.json: it has no model (an "
+                         "object)", src);
     const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
     if (!is_null(norm)) return refuse(src, "normalizer \"", type_of(norm));
     const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
@@ -69,8 +72,6 @@ static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, const c
     const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "decoder");
     if (!is_null(dec) && strcmp(type_of(dec), "ByteLevel"))
         return refuse(src, "decoder \"", type_of(dec));
-    if (!cJSON_IsObject(model))
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s has no model (an object)", src);
     const char *type = type_of(model);
     if (type[0] && strcmp(type, "BPE")) return refuse(src, "model \"", type);
     if (!is_null(cJSON_GetObjectItemCaseSensitive(model, "dropout")))

@@ -58,7 +58,8 @@ static ngpt_status open_weights(const char *dir, const ngpt_import_options *o, n
             return ngpt_fail(NGPT_ERR_BAD_ARG, "n_weights is %d with a list of weight files",
                              (int)o->n_weights);
         for (int32_t i = 0; i < o->n_weights; i++)
-            if (!o->weights[i]) return ngpt_fail(NGPT_ERR_NULL_ARG, "weight file %d is NULL", (int)i);
+            if (!o->weights[i])
+                return ngpt_fail(NGPT_ERR_NULL_ARG, "weight file %d is NULL", (int)i);
         if (o->n_weights == 1 && ends_with(o->weights[0], ".json"))
             return ngpt_shards_open_index(w, o->weights[0]);
         return ngpt_shards_open(w, o->weights, (size_t)o->n_weights);
@@ -134,7 +135,8 @@ ngpt_status ngpt_import_hf(const char *dir, const ngpt_import_options *opt, cons
 ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config *cfg)
 {
     NGPT_FPMODE_SCOPE;
-    if (!data || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_config_mem: NULL argument");
+    if (!data || !cfg)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_config_mem: NULL argument");
     return ngpt_prefixed("ngpt_import_hf_config_mem",
                          ngpt_hf_config_parse(data, size, "the config.json buffer", cfg));
 }

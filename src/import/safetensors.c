@@ -132,7 +132,8 @@ static ngpt_status metadata(const cJSON *m, const char *src)
 {
     if (!cJSON_IsObject(m)) return bad(src, "__metadata__ is not an object", NULL);
     for (const cJSON *e = m->child; e; e = e->next)
-        if (!cJSON_IsString(e)) return bad(src, "__metadata__ holds a value that is not a string", NULL);
+        if (!cJSON_IsString(e))
+            return bad(src, "__metadata__ holds a value that is not a string", NULL);
     return NGPT_OK;
 }
 
@@ -258,8 +259,10 @@ ngpt_status ngpt_st_open(ngpt_st_file *f, const char *path)
     size_t size = st ? 0 : (size_t)sb.st_size;
     if (!st && size > 0) {
         void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) st = ngpt_fail(NGPT_ERR_IO, "cannot map %s: %s", path, strerror(errno));
-        else f->map = m, f->map_size = size;
+        if (m == MAP_FAILED)
+            st = ngpt_fail(NGPT_ERR_IO, "cannot map %s: %s", path, strerror(errno));
+        else
+            f->map = m, f->map_size = size;
     }
     close(fd);
     if (!st) st = ngpt_st_parse(f, f->map ? f->map : "", size, path);

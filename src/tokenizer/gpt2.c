@@ -386,8 +386,8 @@ ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encod
     if (!encoder_json || !vocab_bpe)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_gpt2_mem: NULL argument");
     return ngpt_prefixed("ngpt_tokenizer_load_gpt2_mem",
-                         ngpt_tok_load_gpt2(tok, encoder_json, json_size, "the encoder.json buffer", vocab_bpe,
-                              bpe_size, "the vocab.bpe buffer"));
+                         ngpt_tok_load_gpt2(tok, encoder_json, json_size, "the encoder.json buffer",
+                                            vocab_bpe, bpe_size, "the vocab.bpe buffer"));
 }
 
 ngpt_status ngpt_tokenizer_load_gpt2(ngpt_tokenizer **tok, const char *encoder_json,
