@@ -470,6 +470,12 @@ static int open_model(run *r)
                         .trace = NGPT_TRACE_NONE, .threads = o->threads};
     ngpt_status st = ngpt_arena_size(&o->cfg, &shape, &r->arena);
     if (!st) st = ngpt_context_init(&r->ctx, &o->cfg, &shape, NULL, 0);
+    if (st == NGPT_ERR_NO_MEMORY)   /* a pretrained model at the default batch 32, seq T: say what fits */
+        return cli_error(r->cmd, CLI_FAILED, "training needs a %.0f MiB arena at --batch %d --seq %d "
+                         "and this machine could not allocate it: lower --batch and --seq (ngpt "
+                         "info %s --batch B --seq T sizes them; --accum N keeps the batch size)",
+                         (double)r->arena / 1048576.0, (int)o->batch, (int)o->seq,
+                         o->init ? o->init : o->resume ? o->resume : "--config ...");
     if (!st) st = ngpt_context_tokenizer_set(r->ctx, r->tok);   /* saves carry it */
     if (!st) st = o->resume ? ngpt_checkpoint_load_train_mem(r->ctx, o->resume_data,
                                                              o->resume_size, NULL)

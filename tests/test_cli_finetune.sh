@@ -4,7 +4,8 @@
 # model's, far below a fresh one's) with a fresh optimizer at step 0, also
 # from a training checkpoint; its checkpoints carry the tokenizer; a run
 # stopped and resumed equals an unbroken one byte for byte; --config may
-# set only dropout; an 8-bit model and conflicting options are refused.
+# set only dropout; an 8-bit model and conflicting options are refused; an
+# arena the machine cannot allocate names what to lower.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 i=0
@@ -83,4 +84,13 @@ expect 2 "give --init MODEL (start fine-tuning) or --resume FILE" train --init "
 expect 2 "--tokenizer and --vocab cannot change the tokenizer of --init" train --init "$dir/base.ngpt" --tokenizer "$dir/t.tok" $FT
 expect 1 "cannot fine-tune $dir/missing.ngpt" train --init "$dir/missing.ngpt" $FT
 expect 2 "--seq 32 is longer than the model's context T=16" train --init "$dir/base.ngpt" $FT --seq 32
+# an arena this machine cannot allocate (address space capped natively; not
+# under qemu or a sanitizer, which need theirs): say what to lower
+case "$B" in *asan*|*tsan*) ;; *)
+    if [ -z "$RUN_ENV" ]; then
+        (ulimit -v 1000000; exec $N train --init "$dir/base.ngpt" $FT --batch 60000 --out "$dir/x.ngpt") > /dev/null 2> "$dir/err"
+        [ $? -eq 1 ] && grep -q "^ngpt train: training needs a [0-9]* MiB arena at --batch 60000 --seq 16 and this machine could not allocate it: lower --batch and --seq (ngpt info $dir/base.ngpt --batch B --seq T sizes them" "$dir/err"
+        check $? "an arena too big for the machine: $(cat "$dir/err")"
+    fi ;;
+esac
 summary test_cli_finetune

@@ -76,7 +76,8 @@ check $? "trace: $(head -3 "$dir/trace")"
 $N trace --model "$dir/m.ngpt" --prompt "the cat" --svg "$dir/t.svg" > /dev/null 2>&1 && grep -q "<svg" "$dir/t.svg"
 check $? "trace --svg"
 
-# checksum: golden, on every build and thread count
+# checksum: golden, on every build and thread count (of the model that
+# test_import --write's directory imports to: a new fixture there, new values here)
 c1=$($N checksum "$dir/m.ngpt" --prompt "the cat sat on the mat" --threads 1 | tr '\n' ' ')
 c2=$($N checksum "$dir/m.ngpt" --prompt "the cat sat on the mat" --threads 2 | tr '\n' ' ')
 [ "$c1" = "params=b53cd3277f1f6d60 logits_eval=336ea8c0845f093a logits_train=8b9b62e20994fc24 " ] && [ "$c1" = "$c2" ]
