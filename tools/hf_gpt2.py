@@ -496,12 +496,12 @@ def write_hf_dir(d, cfg, weights, bpe, dtype="F32", prefix=False, shards=1, mask
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     bpe.save(d)
-    P = cfg["n_positions"]
+    P, pre = cfg["n_positions"], "transformer." if prefix else ""
     t = {}
     for name, a in weights.items():
-        t[("transformer." if prefix else "") + name] = a
+        t[pre + name] = a
         if masks and name.endswith("ln_1.weight"):
-            layer = name[:-len("ln_1.weight")]
+            layer = pre + name[:-len("ln_1.weight")]
             t[layer + "attn.bias"] = np.tril(np.ones((P, P), np.float32))[None, None]
             t[layer + "attn.masked_bias"] = np.array(-1e4, np.float32)
     if prefix:
