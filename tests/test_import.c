@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fpmode.h"
 #include "test.h"
 
 enum { V = 300, T = 32, C = 64, L = 2, H = 4, F = 4 * C, N_MERGES = V - 257 };
@@ -646,6 +647,52 @@ static void good_dirs(void)
     CHECK(logits_hash(out, 2) == hq, "q8, 2 threads: the same logits");
 }
 
+/* FTZ + DAZ + round toward zero, with a sticky flag set (test_fpmode.c's). */
+static ngpt_fpmode hostile_mode(void)
+{
+    ngpt_fpmode m = ngpt_fpmode_get();
+#if defined(__x86_64__) || defined(__i386__)
+    m.reg = 0x1F80u | 0x8000u | 0x0040u | 0x6000u | 0x0020u;
+#elif defined(__aarch64__)
+    m.fpcr = (1u << 24) | (3u << 22);
+    m.fpsr = 0x10u;
+#elif defined(__arm__)
+    m.reg = (1u << 24) | (3u << 22) | 0x10u;
+#endif
+    return m;
+}
+
+static bool same_mode(const ngpt_fpmode *a, const ngpt_fpmode *b)
+{
+#if defined(__x86_64__) || defined(__i386__) || defined(__arm__)
+    return a->reg == b->reg;
+#elif defined(__aarch64__)
+    return a->fpcr == b->fpcr && a->fpsr == b->fpsr;
+#else
+    (void)a, (void)b;
+    return true;
+#endif
+}
+
+/* A caller in a hostile floating-point mode gets the same files (the F16
+ * model has subnormal values; the 8-bit import divides and rounds) and its
+ * mode back. */
+static void caller_mode(void)
+{
+    char normal[600], hostile[600];
+    snprintf(normal, sizeof normal, "%s/f16_q8.ngpt", root);
+    snprintf(hostile, sizeof hostile, "%s/f16_q8_hostile.ngpt", root);
+    CHECK_OK(import_dir("f16", "f16_q8.ngpt", NGPT_WEIGHTS_Q8));
+    const ngpt_fpmode caller = hostile_mode();
+    ngpt_fpmode_set(&caller);
+    const ngpt_status st = import_dir("f16", "f16_q8_hostile.ngpt", NGPT_WEIGHTS_Q8);
+    const ngpt_fpmode after = ngpt_fpmode_get();
+    ngpt_fpmode_set_library();
+    CHECK(st == NGPT_OK, "import in a hostile mode: %s", ngpt_last_error());
+    CHECK(same_mode(&after, &caller), "ngpt_import_hf changed the caller's mode");
+    CHECK(test_same_file(normal, hostile), "the same 8-bit file in the caller's hostile mode");
+}
+
 /* tie_word_embeddings false: lm_head.weight is the model's own (here -wte). */
 static void untied(void)
 {
@@ -836,8 +883,16 @@ static void published_configs(void)
         st = ngpt_arena_size(&cfg, &s, &q8);
         CHECK(st == NGPT_OK || (sizeof(size_t) < 8 && st == NGPT_ERR_OVERFLOW), "%s: q8 arena: %s",
               models[i].name, ngpt_last_error());
-        printf("%-12s %13zu parameters, inference arena B=1 T=1024: f32 %6.1f MiB, q8 %6.1f MiB\n",
-               models[i].name, params, f32 / 1048576.0, q8 / 1048576.0);
+        size_t train = 0;
+        ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
+        ts.batch = 4, ts.seq = 256;
+        cfg.weights = NGPT_WEIGHTS_F32;
+        st = ngpt_arena_size(&cfg, &ts, &train);
+        CHECK(st == NGPT_OK || (sizeof(size_t) < 8 && st == NGPT_ERR_OVERFLOW), "%s: train arena: %s",
+              models[i].name, ngpt_last_error());
+        printf("%-12s %13zu parameters; arena: infer B=1 T=1024 f32 %6.1f MiB, q8 %6.1f MiB; "
+               "train B=4 T=256 %7.1f MiB\n", models[i].name, params, f32 / 1048576.0,
+               q8 / 1048576.0, train / 1048576.0);
     }
 }
 
@@ -874,6 +929,7 @@ int main(int argc, char **argv)
     make_tokenizer();
     api_defaults();
     good_dirs();
+    caller_mode();
     untied();
     tokenizer_json();
     bad_dirs();

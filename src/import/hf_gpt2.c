@@ -82,8 +82,10 @@ static void read_floats(const entry *e, size_t first, size_t n, float *dst)
     }
     const size_t rows = (size_t)e->info.shape[0], cols = (size_t)e->info.shape[1];
     size_t r = first / cols, c = first % cols;
-    for (size_t i = 0; i < n; i++) {
-        dst[i] = element(e->src, c * rows + r);     /* source (in, out) = (cols, rows) */
+    const unsigned char *f32 = e->src->dtype == NGPT_ST_F32 ? e->src->data : NULL;
+    for (size_t i = 0; i < n; i++) {                /* source (in, out) = (cols, rows) */
+        if (f32) memcpy(&dst[i], f32 + 4 * (c * rows + r), 4);     /* the common case, inline */
+        else dst[i] = element(e->src, c * rows + r);
         if (++c == cols) c = 0, r++;
     }
 }
@@ -275,8 +277,9 @@ static ngpt_status plan(writer *wr, const ngpt_config *cfg, const ngpt_shards *w
         ngpt_layout_tensor(cfg, &lay, i, e->name, &e->info);
         e->info.name = e->name;
         e->w = wr;
-        if (!hf_name(e->name, hf, &e->transpose))
-            return ngpt_fail(NGPT_ERR_INTERNAL, "ngpt tensor %s has no GPT-2 counterpart", e->name);
+        /* every tensor a GPT-2 config implies has its counterpart above */
+        const bool known = hf_name(e->name, hf, &e->transpose);
+        NGPT_CHECK_INTERNAL(known);
         ngpt_status st = find_source(w, hf, &e->src);
         if (!st) st = check_source(e, e->src);
         if (st) return st;

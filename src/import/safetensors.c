@@ -252,7 +252,9 @@ ngpt_status ngpt_st_open(ngpt_st_file *f, const char *path)
     }
     struct stat sb;
     ngpt_status st = NGPT_OK;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+    if (fstat(fd, &sb) != 0)    /* e.g. EOVERFLOW: a file above 2 GiB on a 32-bit build */
+        st = ngpt_fail(NGPT_ERR_IO, "cannot read the size of %s: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
         st = ngpt_fail(NGPT_ERR_IO, "%s is not a regular file", path);
     else if ((uint64_t)sb.st_size > SIZE_MAX)
         st = ngpt_fail(NGPT_ERR_IO, "%s is too large for this machine's address space", path);
