@@ -22,6 +22,8 @@ makes of the float32 import.
 
 REL = 1e-4: ngpt computes in float32 (chains of at most 3072 terms); the
 reference in float64 from the same weights.
+Options: --build DIR, --layers L (2), --greedy N (16; under qemu each greedy
+token is a full forward, minutes at this vocabulary).
 Env: RUN_ENV (e.g. qemu for a cross build). Prints "test_hf_gpt2: N passed, M failed".
 """
 import argparse
@@ -136,7 +138,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--greedy", type=int, default=GREEDY, help="tokens (fewer under qemu)")
     a = ap.parse_args()
+    global GREEDY
+    GREEDY = a.greedy
     ng = Ngpt(a.build, os.environ.get("RUN_ENV", ""))
     cfg = hf.gpt2_config(layers=a.layers)
     bpe = hf.make_bpe(cfg["vocab_size"])
