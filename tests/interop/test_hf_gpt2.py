@@ -135,12 +135,12 @@ def export_check(ng, tmp, name, model, cfg, weights, ngpt_logits, ids):
 
 
 def main():
+    global GREEDY
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--greedy", type=int, default=GREEDY, help="tokens (fewer under qemu)")
     a = ap.parse_args()
-    global GREEDY
     GREEDY = a.greedy
     ng = Ngpt(a.build, os.environ.get("RUN_ENV", ""))
     cfg = hf.gpt2_config(layers=a.layers)
