@@ -39,6 +39,7 @@ typedef struct bench_opts {
     const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
     ngpt_weights weights[2];        /* the weights prefill and decode run with, in order */
     int n_weights;
+    const char *model;              /* --model: its config and weights, or NULL */
     const char *tokenizer;          /* --tokenizer: V is its tokens, or NULL */
     const char *text;               /* the text its bytes per token are measured on */
     double bytes_per_token;         /* on that text (0: no tokenizer; bytes are tokens) */

@@ -23,7 +23,7 @@ _Static_assert((int)BENCH_OK == (int)CLI_OK && (int)BENCH_FAILED == (int)CLI_FAI
 static const char *const HELP =
     "usage: ngpt bench [--config key=value ...]\n"
     "                  [--preset default|gpt2-small|gpt2-124m|smollm2-135m]\n"
-    "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
+    "                  [--model FILE] [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
     "                  [--prompt N] [--weights f32,q8] [--tokenizer FILE [--text FILE]]\n\n"
     "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
@@ -34,6 +34,9 @@ static const char *const HELP =
     "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n"
     "docs/BENCH.md says what each figure is.\n\n"
     "  --config key=value model config (see ngpt init --help), after the preset\n"
+    "  --model FILE       a float32 model's config, weights and tokenizer (e.g. ngpt\n"
+    "                     import's): its q8 figures quantize it as ngpt quantize does;\n"
+    "                     not with --preset, --config or --tokenizer\n"
     "  --preset NAME      default (V=256 T=256 C=256 L=4 H=4 d_ff=1024) or\n"
     "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256) or\n"
     "                     gpt2-124m (gpt2-small with V=50257 and GPT-2's wiring:\n"
@@ -149,6 +152,21 @@ static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
     return false;
 }
 
+/* --model: the file's config (float32 only: the bench also trains it) and
+ * its tokenizer, if it carries one, for bytes/s. */
+static int apply_model(const char *cmd, bench_opts *o)
+{
+    if (ngpt_checkpoint_config(o->model, &o->cfg)) return cli_library_failed(cmd);
+    if (o->cfg.weights != NGPT_WEIGHTS_F32)
+        return cli_error(cmd, CLI_USAGE, "--model %s holds 8-bit weights: bench its float32 "
+                         "original (its q8 figures quantize it as it loads)", o->model);
+    ngpt_tokenizer *tok = NULL;
+    if (ngpt_checkpoint_tokenizer(o->model, &tok)) return cli_library_failed(cmd);
+    if (tok) o->tokenizer = o->model;
+    ngpt_tokenizer_free(tok);
+    return CLI_OK;
+}
+
 /* "ngpt bench --quick ..." with arguments that hold blanks quoted. */
 static void command_line(int argc, char **argv, char *buf, size_t size)
 {
@@ -209,6 +227,8 @@ int cli_cmd_bench(int argc, char **argv)
             if (!v || !parse_weights(a.cmd, v, &o)) return CLI_USAGE;
         } else if (cli_opt(&a, "--tokenizer", &v)) {
             if (!(o.tokenizer = v)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--model", &v)) {
+            if (!(o.model = v)) return CLI_USAGE;
         } else if (cli_opt(&a, "--text", &v)) {
             if (!(o.text = v)) return CLI_USAGE;
         } else {
@@ -216,7 +236,15 @@ int cli_cmd_bench(int argc, char **argv)
         }
     }
     if (a.failed || !bench_kernels_valid(&o)) return CLI_USAGE;
-    if (!apply_preset(a.cmd, o.preset, &o.cfg)) return CLI_USAGE;
+    if (o.model && (n_configs || strcmp(o.preset, "default") || o.tokenizer))
+        return cli_error(a.cmd, CLI_USAGE, "--model takes the model's config and tokenizer: "
+                         "leave out --preset, --config and --tokenizer");
+    if (o.model) {
+        int mrc = apply_model(a.cmd, &o);
+        if (mrc) return mrc;
+    } else if (!apply_preset(a.cmd, o.preset, &o.cfg)) {
+        return CLI_USAGE;
+    }
     for (int i = 0; i < n_configs; i++)
         if (ngpt_config_set(&o.cfg, configs[i]))
             return cli_error(a.cmd, CLI_USAGE, "--config %s: %s", configs[i], cli_library_error());

@@ -400,6 +400,11 @@ ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg);
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg);
 
+/* The bytes ngpt_checkpoint_save writes for a model of cfg (float32 or,
+ * with weights=q8, 8-bit) carrying tok (NULL: none; its token count must be
+ * V), without a context: what a file of that model will take on disk. */
+ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes);
+
 /* Loads parameters into a context whose config equals the checkpoint's (and,
  * if both carry a tokenizer, whose tokenizer is the file's). On any error
  * the context's parameters are unchanged. An 8-bit context (weights=q8)
@@ -609,6 +614,19 @@ ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path,
  * caller that also needs ngpt_checkpoint_train_state_mem first. */
 ngpt_status ngpt_checkpoint_load_train_mem(ngpt_context *ctx, const void *data, size_t size,
                                            ngpt_train_state *state);
+
+/* Starts fine-tuning from a model: loads a checkpoint's parameters into a
+ * training context with a fresh optimizer (zero AdamW moments, step 0; a
+ * training checkpoint's moments and settings are ignored). The context's
+ * config must be the file's (plan it with ngpt_checkpoint_config) except
+ * dropout, a training setting that may differ; attach the file's tokenizer
+ * first (ngpt_checkpoint_tokenizer, ngpt_context_tokenizer_set) so that
+ * saves carry it. An 8-bit file (weights=q8) cannot be trained:
+ * NGPT_ERR_CONFIG_MISMATCH naming its float32 original. The checkpoints
+ * ngpt_checkpoint_save_train writes afterwards resume like any run's. All
+ * or nothing: on error the context is unchanged. */
+ngpt_status ngpt_checkpoint_load_finetune(ngpt_context *ctx, const char *path);
+ngpt_status ngpt_checkpoint_load_finetune_mem(ngpt_context *ctx, const void *data, size_t size);
 
 /* A checkpoint's config and training state without a context: what a caller
  * needs to plan the context that resumes it (the batch shape is in *state).

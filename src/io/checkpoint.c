@@ -12,6 +12,7 @@
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
 #include "runtime/weights.h"
+#include "tokenizer/tokenizer.h"
 
 /* ------------------------------------------------------ the model block */
 
@@ -238,6 +239,44 @@ ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path)
                          ngpt_ckpt_write(path, block, (size_t)ctx->n_tensors +
                                          (ctx->tokenizer != NULL), model_tensor_fn,
                                          (void *)ctx, NULL, 0));
+}
+
+/* The bytes ngpt_ckpt_write lays out for the model of cfg: the header and
+ * tensor table (64-aligned), each tensor 64-aligned, the checksum. */
+static ngpt_status file_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes)
+{
+    ngpt_status st = ngpt_config_check(cfg);
+    if (st) return st;
+    if (tok && tok->n_tokens != cfg->vocab_size)
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "the tokenizer has %d tokens but the "
+                         "model's V is %d", (int)tok->n_tokens, (int)cfg->vocab_size);
+    ngpt_layout lay;
+    if (!ngpt_layout_compute(cfg, &lay))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the model's size overflows size_t");
+    const int32_t n = ngpt_layout_tensor_count(cfg);
+    size_t total = ngpt_align64(NGPT_CKPT_HEADER + NGPT_CKPT_TENSOR_ENTRY * ((size_t)n + (tok != NULL)));
+    bool ok = true;
+    for (int32_t i = 0; i < n && ok; i++) {
+        char name[NGPT_NAME_MAX];
+        ngpt_tensor_info t;
+        size_t b;
+        ngpt_layout_tensor(cfg, &lay, i, name, &t);
+        if (t.dtype == NGPT_DTYPE_Q8) b = ngpt_q8_packed_bytes(t.shape[0], t.shape[1]);
+        else ok = ngpt_mul_ok(t.count, sizeof(float), &b);
+        ok = ok && b <= SIZE_MAX - 63 && ngpt_add_ok(total, ngpt_align64(b), &total);
+    }
+    if (tok) ok = ok && ngpt_add_ok(total, ngpt_align64(tok->image_size), &total);
+    if (!ok || !ngpt_add_ok(total, 8, &total))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the file's size overflows size_t");
+    *bytes = total;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!cfg || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_size: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_size", file_size(cfg, tok, bytes));
 }
 
 /* ----------------------------------------------------------- loading */
