@@ -49,7 +49,7 @@ int cli_cmd_info(int argc, char **argv)
     if (st) return cli_library_failed(a.cmd);
     char desc[256];
     size_t n_params = 0, infer = 0, train = 0;
-    const bool q8 = cfg.weights == NGPT_WEIGHTS_Q8;
+    const bool q8 = cfg.weights != NGPT_WEIGHTS_F32;    /* quantized: 8-bit or 4-bit */
     ngpt_config_format(&cfg, desc, sizeof desc);
     ngpt_config_param_count(&cfg, &n_params);
     ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), st_ = ngpt_shape_default(NGPT_MODE_TRAIN);
@@ -59,14 +59,19 @@ int cli_cmd_info(int argc, char **argv)
     const double file = stat(path, &sb) == 0 ? (double)sb.st_size : 0.0;
     printf("file:        %s, %.0f bytes (%.2f MiB)\n", path, file, file / 1048576.0);
     printf("config:      %s\n", desc);
-    printf("weights:     %s\n", q8 ? "q8: 8-bit Linear weights and lm_head, one float scale per "
-                                     "32 inputs (inference only)"
-                                   : "f32: float32");
+    printf("weights:     %s\n",
+           cfg.weights == NGPT_WEIGHTS_Q8 ? "q8: 8-bit Linear weights and lm_head, one float scale "
+                                            "per 32 inputs (inference only)"
+           : cfg.weights == NGPT_WEIGHTS_Q4 ? "q4: 4-bit Linear weights in the blocks, one float "
+                                              "scale per 32 inputs; the lm_head (tied: the "
+                                              "embedding) stays 8-bit, which keeps its quality "
+                                              "(inference only)"
+                                            : "f32: float32");
     printf("parameters:  %zu (%.2f MiB as float32)\n", n_params, n_params * 4.0 / 1048576.0);
     printf("arena infer: %zu bytes (%.1f MiB) at batch 1, seq %d\n", infer, infer / 1048576.0,
            (int)cfg.context_len);
     if (q8)
-        printf("arena train: none: an 8-bit model is not trained (train its float32 original)\n");
+        printf("arena train: none: a quantized model is not trained (train its float32 original)\n");
     else
         printf("arena train: %zu bytes (%.1f MiB) at batch 32, seq %d\n", train, train / 1048576.0,
                (int)cfg.context_len);

@@ -135,7 +135,15 @@ typedef enum ngpt_weights {
      * logits are the same on every build (docs/DESIGN.md §4, src/q8.h).
      * Made from a float32 model by ngpt_checkpoint_load into a q8 context,
      * by ngpt_params_init, or by `ngpt quantize`. */
-    NGPT_WEIGHTS_Q8
+    NGPT_WEIGHTS_Q8,
+    /* 4-bit, for inference only: signed 4-bit values (-8..7) with one float
+     * scale per group of 32 inputs for the Linears of the blocks (0.16 of
+     * their float32 bytes); the lm_head (tied: the embedding) stays 8-bit,
+     * as q8 has it (measured: docs/DESIGN.md §3). The activations are
+     * quantized to 8 bits as for q8 and each group's product is an exact
+     * integer sum, so the logits are the same on every build (src/q4.h).
+     * Made from a float32 model only, as q8 is. */
+    NGPT_WEIGHTS_Q4
 } ngpt_weights;
 
 typedef struct ngpt_config {
@@ -155,7 +163,7 @@ typedef struct ngpt_config {
     bool final_norm;            /* true: ln_f before lm_head; false: no ln_f tensors */
     ngpt_norm_placement norm;   /* NGPT_NORM_PRE */
     ngpt_pos_encoding pos;      /* NGPT_POS_ROPE */
-    ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 plans an inference-only context */
+    ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 and q4 plan an inference-only context */
 } ngpt_config;
 
 /* V=256 T=256 C=256 L=4 H=4 d_ff=1024 dropout=0.1 rope_theta=10000. */
@@ -167,14 +175,14 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg);
 
 /* Sets one field from "key=value". Keys: V T C L H d_ff dropout rope_theta
  * qkv_bias tie_lm_head final_norm norm(pre|post) pos(rope|sinusoidal|learned)
- * weights(f32|q8).
+ * weights(f32|q8|q4).
  * Long aliases: vocab_size context_len d_model n_layers n_heads, and
  * tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
 ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
 
 /* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0);
- * " weights=q8" ends it for an 8-bit model. */
+ * " weights=q8" (" weights=q4") ends it for an 8-bit (4-bit) model. */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
 /* Number of parameters (embedding counted once when tied), whatever their
@@ -263,11 +271,14 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed);
 
 /* --------------------------------------------------------------- parameters */
 
-/* How a tensor is stored: float32, or 8-bit (an NGPT_WEIGHTS_Q8 model's
- * Linear weights and lm_head: src/q8.h). */
+/* How a tensor is stored: float32, 8-bit (an NGPT_WEIGHTS_Q8 model's
+ * Linear weights and lm_head, an NGPT_WEIGHTS_Q4 model's lm_head:
+ * src/q8.h), or 4-bit (an NGPT_WEIGHTS_Q4 model's other Linear weights:
+ * src/q4.h). */
 typedef enum ngpt_dtype {
     NGPT_DTYPE_F32 = 0,
-    NGPT_DTYPE_Q8
+    NGPT_DTYPE_Q8,
+    NGPT_DTYPE_Q4
 } ngpt_dtype;
 
 /* Parameter tensors in state_dict order, named as the PyTorch model names them
@@ -278,7 +289,8 @@ typedef struct ngpt_tensor_info {
     int32_t ndim;
     int32_t shape[2];
     size_t offset;              /* F32: in floats, from the start of the parameters;
-                                   Q8: in bytes, from the start of the 8-bit weights */
+                                   Q8, Q4: in bytes, from the start of the quantized
+                                   weights */
     size_t count;               /* elements */
     ngpt_dtype dtype;
 } ngpt_tensor_info;
@@ -304,7 +316,8 @@ ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_ten
  * An 8-bit model (ngpt_config.weights = NGPT_WEIGHTS_Q8): the array holds
  * its float32 tensors only (LayerNorms, biases, positions, an untied
  * embedding); the 8-bit ones (dtype NGPT_DTYPE_Q8) are set by
- * ngpt_params_init and ngpt_checkpoint_load. */
+ * ngpt_params_init and ngpt_checkpoint_load. So are a 4-bit model's
+ * (NGPT_WEIGHTS_Q4; dtypes NGPT_DTYPE_Q4 and, for the lm_head, Q8). */
 ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */

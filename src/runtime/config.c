@@ -63,8 +63,9 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
         cfg->pos != NGPT_POS_LEARNED)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "pos must be rope, sinusoidal or learned, got %d",
                          (int)cfg->pos);
-    if (cfg->weights != NGPT_WEIGHTS_F32 && cfg->weights != NGPT_WEIGHTS_Q8)
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights must be f32 or q8, got %d",
+    if (cfg->weights != NGPT_WEIGHTS_F32 && cfg->weights != NGPT_WEIGHTS_Q8 &&
+        cfg->weights != NGPT_WEIGHTS_Q4)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights must be f32, q8 or q4, got %d",
                          (int)cfg->weights);
     /* Kernels take int dimensions (the widest is the qkv projection, 3C) and
      * tensors are counted with int32 (at most 2 + 11 L + 3). */
@@ -186,7 +187,8 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
     } else if (!strcmp(key, "weights")) {
         if (!strcmp(val, "f32")) c.weights = NGPT_WEIGHTS_F32;
         else if (!strcmp(val, "q8")) c.weights = NGPT_WEIGHTS_Q8;
-        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights expects f32|q8, got \"%s\"", val);
+        else if (!strcmp(val, "q4")) c.weights = NGPT_WEIGHTS_Q4;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights expects f32|q8|q4, got \"%s\"", val);
         st = NGPT_OK;
     } else {
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
@@ -222,7 +224,8 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
              cfg->norm == NGPT_NORM_PRE ? "pre" : "post",
              cfg->pos == NGPT_POS_ROPE ? "rope" : cfg->pos == NGPT_POS_SINUSOIDAL ? "sinusoidal"
                                                                                   : "learned",
-             cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8" : "");
+             cfg->weights == NGPT_WEIGHTS_F32 ? "" : cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8"
+                                                                             : " weights=q4");
 }
 
 /* A config value for a message: integers exactly, floats with the digits
@@ -268,7 +271,7 @@ ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH,
                          "the checkpoint's config differs from the context's: weights is %s in "
                          "the checkpoint but %s in the context (plan the context with "
-                         "ngpt_checkpoint_config)", got->weights == NGPT_WEIGHTS_Q8 ? "q8" : "f32",
-                         want->weights == NGPT_WEIGHTS_Q8 ? "q8" : "f32");
+                         "ngpt_checkpoint_config)", ngpt_weights_name(got->weights),
+                         ngpt_weights_name(want->weights));
     return NGPT_OK;
 }

@@ -13,4 +13,10 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg);
  * checkpoint's) differs from want (a context's), or OK. */
 ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got);
 
+/* "f32", "q8" or "q4", as --config spells them. */
+static inline const char *ngpt_weights_name(ngpt_weights w)
+{
+    return w == NGPT_WEIGHTS_Q8 ? "q8" : w == NGPT_WEIGHTS_Q4 ? "q4" : "f32";
+}
+
 #endif
