@@ -22,7 +22,7 @@ static const char *const HELP =
     "                  [--prompt N] [--weights f32,q8,q4] [--tokenizer FILE [--text FILE]]\n\n"
     "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
     "list (GFLOP/s with % of that peak, GB/s), prefill (a T/2-token prompt), decode\n"
-    "(256 new tokens, batch 1 and 4) with float32 and with 8-bit weights, training\n"
+    "(256 new tokens, batch 1 and 4) with float32 and quantized weights, training\n"
     "steps (B=8 T=128 and B=32 T=256),\n"
     "arena bytes and peak RSS. Each figure is the median of several runs after a\n"
     "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n"
