@@ -9,8 +9,9 @@
  *    broadcast quad is the signed one. A lane then holds sum(u x) =
  *    sum(q x) + 8 S, S the sum of the row's 32 values of the group: each
  *    group starts its lanes at -8 S, and every sum is exact (|sum| < 2^16;
- *    vpdpbusd wraps rather than saturates, never reached). Low and high
- *    nibbles go to two chains per row, added at the group's end; the float
+ *    vpdpbusd wraps rather than saturates, never reached). With 3 rows or
+ *    fewer, low and high nibbles go to two chains per row, added at the
+ *    group's end (more in flight; more rows have enough); the float
  *    chain over the groups is the reference's: one fmadd per group and
  *    output, lane = output.
  *  - Rows go in blocks of up to 8 against one panel at a time, panel after
@@ -64,6 +65,7 @@ typedef struct q4_part {
 } q4_part;
 
 #define Q4_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define Q4_SPLIT (R <= 3)       /* low and high nibbles in two chains per row */
 #define Q4_FINIT(r)                                                                      \
     __m512 f##r = _mm512_setzero_ps();                                                   \
     if (R > (r) && !pt->first) f##r = _mm512_maskz_loadu_ps(keep, c + (r) * c_rs);
@@ -74,12 +76,14 @@ typedef struct q4_part {
     if (R > (r)) {                                                                       \
         const int8_t *xg = x + (r) * xs + g * G + 4 * h;                                 \
         i##r = _mm512_dpbusd_epi32(i##r, lo, _mm512_set1_epi32(quad_of(xg)));            \
-        j##r = _mm512_dpbusd_epi32(j##r, hi, _mm512_set1_epi32(quad_of(xg + 16)));       \
+        if (Q4_SPLIT) j##r = _mm512_dpbusd_epi32(j##r, hi, _mm512_set1_epi32(quad_of(xg + 16))); \
+        else i##r = _mm512_dpbusd_epi32(i##r, hi, _mm512_set1_epi32(quad_of(xg + 16)));  \
     }
 #define Q4_FMA(r)                                                                        \
     if (R > (r)) {                                                                       \
         const __m512 xd = _mm512_set1_ps(ngpt_q8_row_scales(x + (r) * xs, pt->k)[g]);    \
-        f##r = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(i##r, j##r)),          \
+        if (Q4_SPLIT) i##r = _mm512_add_epi32(i##r, j##r);                               \
+        f##r = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i##r),                                 \
                                _mm512_mul_ps(xd, wd), f##r);                             \
     }
 #define Q4_STORE(r)                                                                      \
