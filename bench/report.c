@@ -48,7 +48,7 @@ static int cmp_arena(const void *pa, const void *pb)
     if (!c) c = cmp_i32(a->batch, b->batch);
     if (!c) c = cmp_i32(a->seq, b->seq);
     if (!c) c = cmp_i32(a->threads, b->threads);
-    if (!c) c = strcmp(a->weights, b->weights);
+    if (!c) c = weights_rank(a->weights) - weights_rank(b->weights);
     return c;
 }
 
