@@ -14,7 +14,7 @@
 
 #include "ngpt.h"
 
-enum { BENCH_MAX_THREADS = 8, BENCH_MAX_RUNS = 64, BENCH_MAX_ROWS = 128 };
+enum { BENCH_MAX_THREADS = 8, BENCH_MAX_RUNS = 64, BENCH_MAX_ROWS = 256 };
 
 /* What one `ngpt bench` invocation measures and how. */
 typedef struct bench_opts {
