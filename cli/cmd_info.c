@@ -7,7 +7,7 @@
 
 static const char *const HELP =
     "usage: ngpt info FILE\n\n"
-    "Verifies a checkpoint and prints its size, config, weight type (f32 or q8),\n"
+    "Verifies a checkpoint and prints its size, config, weight type (f32, q8 or q4),\n"
     "parameter count, tokenizer and the arena bytes a context needs: inference\n"
     "(batch 1, seq T) and training (batch 32, seq T; float32 models only).\n";
 
