@@ -346,8 +346,8 @@ ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float 
 
 /* XXH3-64 of bytes; print with "%016" PRIx64. NULL data with bytes > 0 gives 0. */
 uint64_t ngpt_checksum_bytes(const void *data, size_t bytes);
-/* XXH3-64 of all parameters in the state_dict layout (an 8-bit model: its
- * float32 parameters, then the bytes of its 8-bit weights) / of the last
+/* XXH3-64 of all parameters in the state_dict layout (an 8-bit or 4-bit
+ * model: its float32 parameters, then the bytes of its quantized weights) / of the last
  * forward's logits. */
 ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash);
 ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
@@ -370,7 +370,10 @@ ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_confi
  * the context's parameters are unchanged. An 8-bit context (weights=q8)
  * also takes the float32 file of the same model and quantizes it as it
  * loads (what `ngpt quantize` does; ngpt_checkpoint_save then writes the
- * 8-bit file); a float32 context refuses an 8-bit file. */
+ * 8-bit file); a float32 context refuses an 8-bit file. A 4-bit context
+ * (weights=q4) likewise takes the float32 file and quantizes it; it refuses
+ * an 8-bit file (NGPT_ERR_CONFIG_MISMATCH: quantize the float32 original),
+ * and other contexts refuse a 4-bit file. */
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size);
 
