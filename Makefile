@@ -1,5 +1,5 @@
 # ngpt — build, test, bench, install.
-#   make [ARCH=auto|scalar|avx2|avx512|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1|thread]
+#   make [ARCH=auto|scalar|avx2|avx512|neon] [TOOLCHAIN=toolchains/<board>.mk] [WERROR=1] [SANITIZE=1|thread] [POISON=1]
 #   make test | make test-threads | make bench | make install PREFIX=/usr/local DESTDIR=
 # Flags follow docs/DESIGN.md §4: C11, -ffp-contract=off, never fast-math.
 
@@ -83,6 +83,13 @@ else ifeq ($(SANITIZE),thread)    # ThreadSanitizer: make SANITIZE=thread test-t
   SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
   BUILD ?= build/tsan
 endif
+# POISON=1 (on with SANITIZE=1): a buffer the wiring shares is filled with
+# NaN each time it changes hands (src/model/acts.h), so that a wrong sharing
+# changes the bits the tests check.
+POISON ?= $(if $(filter 1,$(SANITIZE)),1,0)
+ifeq ($(POISON)$(SANITIZE),1)
+  BUILD ?= build/poison
+endif
 BUILD ?= build
 
 OPT     ?= -O2
@@ -93,7 +100,7 @@ NUMERIC := -std=c11 -ffp-contract=off -fno-fast-math
 # gcc's math.h defines with FMA enabled but clang's does not: we require FMA
 # hardware on every target (x86 -mfma, AArch64, ARMv7 neon-vfpv4), so say so.
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -DFP_FAST_FMA=1 -DFP_FAST_FMAF=1 -Iinclude -Isrc
-ifeq ($(shell uname -s),Darwin)   # Homebrew's SLEEF and xxHash
+ifeq ($(shell uname -s),Darwin)   # Homebrew's SLEEF, xxHash and cJSON
   BREW_PREFIX := $(shell brew --prefix 2>/dev/null)
   CPPFLAGS += -D_DARWIN_C_SOURCE -I$(BREW_PREFIX)/include
   LDFLAGS  += -L$(BREW_PREFIX)/lib
@@ -106,8 +113,9 @@ CFLAGS  ?= $(OPT) -g
 KERNEL_FLAGS := $(if $(filter avx2,$(ARCH)),$(AVX2_FLAGS),$(if $(filter avx512,$(ARCH)),$(AVX512_KERNEL_FLAGS)))
 ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
              -DNGPT_ARCH_NAME='"$(ARCH)"' $(if $(filter 1,$(VNNI)),-DNGPT_ARCH_VNNI=1) \
+             $(if $(filter 1,$(POISON)),-DNGPT_POISON_SHARED) \
              -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS)$(if $(KERNEL_FLAGS),; kernels $(KERNEL_FLAGS)))"'
-LDLIBS  += -lsleef -lxxhash -lm -lpthread
+LDLIBS  += -lsleef -lxxhash -lcjson -lm -lpthread
 LDFLAGS += $(SANFLAGS)
 
 # The library: every layer folder of src/ (docs/ARCHITECTURE.md), the
@@ -127,22 +135,24 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_SH := $(wildcard tests/test_*.sh)
-# The kernel cases, one per kernel of src/kernels.inc (bench/kernels/<op>.c):
-# the differential test and `ngpt bench`'s kernel section are made of them.
-KCASE_SRC := $(wildcard bench/kernels/*.c)
-KCASE_DEP := $(KCASE_SRC) $(wildcard bench/kernels/*.h) src/kernels.inc
-# `ngpt bench` (bench/, docs/BENCH.md), linked into the tool: the command
-# (bench/cmd_bench.c and its pieces), the bench layer (bench/bench.h: clock,
-# statistics, the FMA probe; bench/kernel_bench.c, which runs the cases from
-# the active table) and the kernel cases. bench/gemm_bench.c is a program of
-# its own (make bench-gemm).
+# The kernel cases, one per kernel of src/kernels.inc (kcases/<op>.c): the
+# differential test and `ngpt bench`'s kernel section are made of them, so
+# they have a folder of their own that both link (no test links bench/).
+KCASE_SRC := $(wildcard kcases/*.c)
+KCASE_DEP := $(KCASE_SRC) $(wildcard kcases/*.h) src/kernels.inc
+# `ngpt bench` (docs/BENCH.md), linked into the tool: the command is
+# cli/cmd_bench.c; bench/ is what it drives (bench/ngpt_bench.h: the sections,
+# the report), with the bench layer (bench/bench.h: clock, statistics, the FMA
+# probe; bench/kernel_bench.c, which runs the cases from the active table),
+# and the kernel cases. tools/gemm_bench.c is a program of its own (make
+# bench-gemm).
 # x86-64: the probe of the widest FMA (zmm), whatever the build's kernels,
 # run only on a CPU that has AVX-512F (bench/peak.c asks cpuid first).
 PEAK_X86_SRC := $(if $(filter x86_64%,$(TARGET_MACHINE)),bench/peak_avx512.c)
-BENCH_SRC := $(filter-out bench/gemm_bench.c bench/peak_avx512.c,$(wildcard bench/*.c)) \
-             $(PEAK_X86_SRC) $(KCASE_SRC)
+BENCH_SRC := $(filter-out bench/peak_avx512.c,$(wildcard bench/*.c)) $(PEAK_X86_SRC) $(KCASE_SRC)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
-$(BENCH_OBJ): CPPFLAGS += -Ibench -Ibench/kernels -Icli
+$(BENCH_OBJ): CPPFLAGS += -Ibench -Ikcases
+$(BUILD)/obj/cli/cmd_bench.o: CPPFLAGS += -Ibench
 
 LIB := $(BUILD)/libngpt.a
 CORPUS := $(BUILD)/corpus.txt
@@ -161,10 +171,10 @@ $(CORPUS): $(CORPUS_SRC)
 	@mkdir -p $(dir $@)
 	cat $(CORPUS_SRC) > $@
 corpus: $(CORPUS)
-$(BUILD)/obj/cli/cmd_train.o $(BUILD)/obj/cli/cmd_tokenizer.o $(BUILD)/obj/bench/cmd_bench.o: \
+$(BUILD)/obj/cli/cmd_train.o $(BUILD)/obj/cli/cmd_tokenizer.o $(BUILD)/obj/cli/cmd_bench.o: \
     CPPFLAGS += -DNGPT_CORPUS_PATH='"$(abspath $(CORPUS))"'
 
-# Installs SLEEF and xxHash when they are missing (apt-get or brew), or says
+# Installs SLEEF, xxHash and cJSON when they are missing (apt-get or brew), or says
 # exactly what to run without the rights to.
 deps:
 	@CC="$(CC)" sh tools/deps.sh
@@ -187,10 +197,10 @@ $(CLI): $(CLI_OBJ) $(BENCH_OBJ) $(LIB)
 # A test may ask for extra link flags with a line "/* test-ldflags: ... */".
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests -Ibench $(ALL_CFLAGS) -o $@ $< $(TEST_EXTRA) $(LIB) $(LDFLAGS) \
+	$(CC) $(CPPFLAGS) -Itests -Ikcases $(ALL_CFLAGS) -o $@ $< $(TEST_EXTRA) $(LIB) $(LDFLAGS) \
 	    $(shell sed -n 's|^/\* test-ldflags: \(.*\) \*/$$|\1|p' $<) $(LDLIBS)
 
-$(BUILD)/tests/test_kernels: TEST_EXTRA = -Ibench/kernels $(KCASE_SRC)
+$(BUILD)/tests/test_kernels: TEST_EXTRA = $(KCASE_SRC)
 $(BUILD)/tests/test_kernels: $(KCASE_DEP)
 
 # make test: the suite natively, then (on an x86-64 Linux host) the AArch64
@@ -254,23 +264,25 @@ APPLE_DIR := build/apple-check
 APPLE_SRC := $(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c) $(CLI_SRC) $(filter-out $(PEAK_X86_SRC),$(BENCH_SRC))
 APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
 APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
-                -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Ibench/kernels -Icli \
+                -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Ikcases \
                 -D_DARWIN_C_SOURCE $(NUMERIC) -Wall -Wextra -Werror $(OPT) \
                 -DNGPT_ARCH_NAME='"neon"' -DNGPT_BUILD_FLAGS='"$(OPT) -mcpu=apple-m1"'
 check-apple: $(APPLE_OBJ)
 	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11"
-$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h:
+$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h:
 	@sh tools/deps-cross.sh
-	@mkdir -p $(dir $@)
+	@mkdir -p $(APPLE_DIR)/include/cjson
 	ln -sf /usr/include/aarch64-linux-gnu/sleef.h $(APPLE_DIR)/include/sleef.h
 	ln -sf /usr/include/xxhash.h $(APPLE_DIR)/include/xxhash.h
-$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h
+	ln -sf /usr/include/cjson/cJSON.h $(APPLE_DIR)/include/cjson/cJSON.h
+$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_CFLAGS) -MMD -MP -c $< -o $@
 
 # make bench BENCH_ARGS="--quick --threads 1,2": `ngpt bench` (docs/BENCH.md).
 # make bench-readme: a full run's tables into README.md (Performance), the
-# chart docs/bench.svg, docs/bench.json, and the PyTorch comparison if torch
+# chart docs/bench-figures.svg, docs/bench-figures.json (every row:
+# docs/bench-figures.md), and the PyTorch comparison if torch
 # is installed (tools/bench_readme.sh).
 BENCH_ARGS ?=
 bench: all
@@ -279,20 +291,20 @@ bench: all
 bench-readme: all
 	BUILD="$(BUILD)" $(if $(BENCH_ARGS),BENCH_ARGS="$(BENCH_ARGS)") PYTHON="$(PYTHON)" sh tools/bench_readme.sh
 
-# make bench-gemm: the matrix-product microbenchmark (bench/gemm_bench.c),
+# make bench-gemm: the matrix-product microbenchmark (tools/gemm_bench.c),
 # single thread. GEMM_BASELINE=<commit> also times that commit's gemm in the
 # same run (extracted with git); with OpenBLAS (pkg-config openblas, native
 # builds only) cblas_sgemm is a yardstick column. Neither is required.
 GEMM_BASELINE ?=
 GEMM_BLAS := $(if $(TOOLCHAIN),,$(shell pkg-config --exists openblas 2>/dev/null && echo yes))
-GEMM_BENCH_FLAGS := -Ibench/kernels $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
+GEMM_BENCH_FLAGS := -Ibench -Ikcases $(if $(GEMM_BLAS),-DNGPT_BENCH_CBLAS $(shell pkg-config --cflags openblas))
 GEMM_BENCH_LIBS := $(if $(GEMM_BLAS),$(shell pkg-config --libs openblas))
-GEMM_BENCH_SRC := bench/gemm_bench.c
+GEMM_BENCH_SRC := tools/gemm_bench.c
 GEMM_BENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,bench/timing.c bench/peak.c $(PEAK_X86_SRC))
 ifneq ($(GEMM_BASELINE),)
   GEMM_BENCH_SRC += $(BUILD)/bench/base_ref.c
   GEMM_BENCH_OBJ += $(if $(filter scalar,$(ARCH)),,$(BUILD)/bench/base_isa.o)
-  GEMM_BENCH_FLAGS += -DNGPT_BENCH_BASELINE -Ibench $(if $(filter scalar,$(ARCH)),,-DNGPT_BENCH_BASELINE_ISA)
+  GEMM_BENCH_FLAGS += -DNGPT_BENCH_BASELINE -Itools $(if $(filter scalar,$(ARCH)),,-DNGPT_BENCH_BASELINE_ISA)
 endif
 # OpenBLAS picks its kernels by the CPU unless OPENBLAS_CORETYPE says
 # otherwise; on an AVX-512 CPU the yardstick runs its AVX-512 kernels
@@ -311,19 +323,19 @@ $(BUILD)/bench/base_isa.o: $(BUILD)/bench/base_isa.c
 
 $(BUILD)/bench/base_ref.c: FORCE
 	@mkdir -p $(dir $@)
-	git show $(GEMM_BASELINE):src/ref/gemm.c | sed -f bench/gemm_baseline.sed > $@
+	git show $(GEMM_BASELINE):src/ref/gemm.c | sed -f tools/gemm_baseline.sed > $@
 $(BUILD)/bench/base_isa.c: FORCE
 	@mkdir -p $(dir $@)
-	git show $(GEMM_BASELINE):arch/$(ARCH)/gemm.c | sed -f bench/gemm_baseline.sed > $@
+	git show $(GEMM_BASELINE):arch/$(ARCH)/gemm.c | sed -f tools/gemm_baseline.sed > $@
 
 # make mca: every ISA's kernels compiled as their builds compile them, and
 # llvm-mca-19's cycles per iteration of each inner loop on the cores it
-# models (bench/mca.py; docs/BENCH.md, "On paper"). MCA_ARGS="--isa neon
+# models (tools/mca.py; docs/BENCH.md, "On paper"). MCA_ARGS="--isa neon
 # --files gemm --markdown" narrows it. mca-flags prints a build's compiler
 # and flags for it (with ARCH= or TOOLCHAIN=).
 MCA_ARGS ?=
 mca:
-	$(PYTHON) bench/mca.py $(MCA_ARGS)
+	$(PYTHON) tools/mca.py $(MCA_ARGS)
 mca-flags:
 	@echo '$(CC)'
 	@echo '$(CPPFLAGS) $(NUMERIC) $(CPUFLAGS) $(KERNEL_FLAGS) $(OPT)'

@@ -1,5 +1,5 @@
 /* kernel_bench.h — the kernel section of `ngpt bench`: every kernel of the
- * list (src/kernels.inc) at its case's bench shapes (bench/kernels/<op>.c,
+ * list (src/kernels.inc) at its case's bench shapes (kcases/<op>.c,
  * the default model's), run from the active table. This layer prepares,
  * checks and runs the calls; the tool times them (bench/measure.c). It is
  * the one part of the tool below the public API: it measures the library's

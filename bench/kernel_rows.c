@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_bench.h"
-#include "cli.h"
+#include "ngpt_bench.h"
 #include "kernel_bench.h"
 
 typedef struct kjob {
@@ -62,7 +61,7 @@ bool bench_kernels_valid(const bench_opts *o)
                 if (!listed(names, kbench_kernel(i)))
                     snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                              names[0] ? "," : "", kbench_kernel(i));
-            cli_error("bench", CLI_USAGE, "--kernels: no kernel \"%s\" in the list (%s)", name, names);
+            bench_error(BENCH_USAGE, "--kernels: no kernel \"%s\" in the list (%s)", name, names);
             return false;
         }
     }
@@ -80,17 +79,17 @@ int bench_kernels_count(const bench_opts *o)
 static int bench_pair(const bench_opts *o, bench_report *r, int i, int32_t t, bool *differs)
 {
     kcopies k = {t, calloc((size_t)t, sizeof(kjob))};
-    if (!k.jobs) return cli_error("bench", CLI_FAILED, "out of memory");
+    if (!k.jobs) return bench_error(BENCH_FAILED, "out of memory");
     kbench_info info = {0};
-    int rc = CLI_OK;
+    int rc = BENCH_OK;
     for (int c = 0; c < t && !rc; c++) {     /* t copies, one checked against the reference */
         kbench_info copy;
         k.jobs[c].calls = 1;
         if (!(k.jobs[c].call = kbench_open(i, c == 0, c == 0 ? &info : &copy)))
-            rc = cli_error("bench", CLI_FAILED, "out of memory");
+            rc = bench_error(BENCH_FAILED, "out of memory");
     }
     bench_kernel *row = &r->kern[r->n_kern];
-    if (!rc && r->n_kern == BENCH_MAX_ROWS) rc = cli_error("bench", CLI_FAILED, "too many figures");
+    if (!rc && r->n_kern == BENCH_MAX_ROWS) rc = bench_error(BENCH_FAILED, "too many figures");
     if (!rc) {
         snprintf(row->name, sizeof row->name, "%s", info.kernel);
         snprintf(row->shape, sizeof row->shape, "%s", info.shape);
@@ -130,5 +129,5 @@ int bench_kernels(const bench_opts *o, bench_report *r)
             if (rc) return rc;
         }
     r->kernel_differs = differs;
-    return CLI_OK;
+    return BENCH_OK;
 }

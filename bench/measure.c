@@ -1,7 +1,9 @@
 /* measure.c — how `ngpt bench` times a figure: warm-up calls, then the
  * median of several timed runs with their min and max (the machine may be
- * shared: a median resists the odd slow run), and the progress line. */
+ * shared: a median resists the odd slow run), the progress line, and the
+ * bench's error lines. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cli.h"
-#include "cmd_bench.h"
+#include "ngpt_bench.h"
 
 ngpt_status bench_time(const bench_opts *o, const char *label, bench_fn fn, void *arg, int reps,
                        bench_stat *out)
@@ -72,15 +73,36 @@ ngpt_status bench_parallel(int n, void *(*work)(void *), void *args, size_t stri
     return started == n - 1 ? NGPT_OK : BENCH_ERR_THREAD;
 }
 
+int bench_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("ngpt bench: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+/* The library's last message without its "ngpt_<function>: " prefix: the
+ * bench's user did not call that function (the rule of the tool's messages,
+ * cli/args.c's cli_library_error). */
+static const char *library_sentence(void)
+{
+    const char *m = ngpt_last_error();
+    if (strncmp(m, "ngpt_", 5) != 0) return m;
+    size_t n = 5 + strspn(m + 5, "abcdefghijklmnopqrstuvwxyz0123456789_");
+    return m[n] == ':' && m[n + 1] == ' ' ? m + n + 2 : m;
+}
+
 int bench_failed(const char *what, ngpt_status st)
 {
     bench_progress_end();
     const char *why = st == BENCH_ERR_MEMORY ? "out of memory"
                       : st == BENCH_ERR_THREAD ? "a thread could not be started"
-                      : cli_library_error();
-    return cli_error("bench", CLI_FAILED, "%s: %s", what, why);
+                      : library_sentence();
+    return bench_error(BENCH_FAILED, "%s: %s", what, why);
 }
-
 /* ---- progress ---- */
 
 static struct {

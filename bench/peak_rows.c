@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
-#include "cmd_bench.h"
+#include "ngpt_bench.h"
 
 typedef double (*probe_fn)(long iters);
 

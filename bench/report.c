@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "cmd_bench.h"
+#include "ngpt_bench.h"
 
 double bench_kernel_work(const bench_kernel *k) { return k->calls * k->threads; }
 

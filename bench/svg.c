@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd_bench.h"
+#include "ngpt_bench.h"
 
 /* Bars and rows in pixels; text widths estimated at 12px sans-serif. */
 enum { BAR_W = 380, BAR_H = 16, ROW_H = 22, VALUE_W = 200 };

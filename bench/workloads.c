@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_bench.h"
-#include "cli.h"
+#include "ngpt_bench.h"
 
 enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20 };
 
@@ -84,7 +83,7 @@ static int open_ctx(const ngpt_config *cfg, bench_report *r, ngpt_mode mode, int
         a->batch = batch, a->seq = seq ? seq : cfg->context_len, a->threads = threads;
         a->bytes = bytes;
     }
-    return CLI_OK;
+    return BENCH_OK;
 }
 
 /* Times fn and appends the figure. */
@@ -92,7 +91,7 @@ static int add_figure(const bench_opts *o, bench_report *r, const char *test, ng
                       int32_t batch, int32_t seq, int32_t threads, double tokens,
                       int32_t api_calls, bench_fn fn, void *arg)
 {
-    if (r->n_work == BENCH_MAX_ROWS) return cli_error("bench", CLI_FAILED, "too many figures");
+    if (r->n_work == BENCH_MAX_ROWS) return bench_error(BENCH_FAILED, "too many figures");
     bench_workload *w = &r->work[r->n_work];
     snprintf(w->test, sizeof w->test, "%s", test);
     snprintf(w->weights, sizeof w->weights, "%s", weights_name(wt));
@@ -107,7 +106,7 @@ static int add_figure(const bench_opts *o, bench_report *r, const char *test, ng
         return bench_failed(label, st);
     }
     r->n_work++;
-    return CLI_OK;
+    return BENCH_OK;
 }
 
 /* Prefill and decode on inference contexts planned for them, with the
@@ -119,7 +118,7 @@ static int bench_generation(const bench_opts *o, const ngpt_config *cfg, bench_r
     const int32_t prompt = o->prompt_tokens ? o->prompt_tokens : T / 2 > 0 ? T / 2 : 1;
     const int32_t steps = min_i32(o->decode_tokens, T);
     int32_t *tok = malloc((size_t)DECODE_BATCH * (size_t)(T > steps ? T : steps) * sizeof *tok);
-    if (!tok) return cli_error("bench", CLI_FAILED, "out of memory");
+    if (!tok) return bench_error(BENCH_FAILED, "out of memory");
     for (int64_t i = 0; i < (int64_t)DECODE_BATCH * T; i++) tok[i] = token_at(i, V);
 
     ngpt_context *ctx;
@@ -156,14 +155,14 @@ static int train_shapes(const bench_opts *o, int32_t shapes[2][2])
 static int bench_training(const bench_opts *o, bench_report *r, int32_t threads)
 {
     unsigned char *bytes = malloc(DATA_BYTES);
-    if (!bytes) return cli_error("bench", CLI_FAILED, "out of memory");
+    if (!bytes) return bench_error(BENCH_FAILED, "out of memory");
     uint32_t x = 12345;
     for (size_t i = 0; i < DATA_BYTES; i++) {       /* printable noise: any bytes would do */
         x = x * 1664525u + 1013904223u;
         bytes[i] = (unsigned char)(' ' + (x >> 24) % 95);
     }
     int32_t shapes[2][2];
-    int n = train_shapes(o, shapes), rc = CLI_OK;
+    int n = train_shapes(o, shapes), rc = BENCH_OK;
     for (int s = 0; s < n && !rc; s++) {
         const int32_t B = shapes[s][0], T = shapes[s][1];
         ngpt_data *data;
@@ -195,7 +194,7 @@ int bench_workloads_count(const bench_opts *o)
 int bench_workloads(const bench_opts *o, bench_report *r)
 {
     for (int t = 0; t < o->n_threads; t++) {
-        int rc = CLI_OK;
+        int rc = BENCH_OK;
         for (int w = 0; w < o->n_weights && !rc; w++) {
             ngpt_config cfg = o->cfg;
             cfg.weights = o->weights[w];
@@ -204,5 +203,5 @@ int bench_workloads(const bench_opts *o, bench_report *r)
         if (!rc) rc = bench_training(o, r, o->threads[t]);
         if (rc) return rc;
     }
-    return CLI_OK;
+    return BENCH_OK;
 }

@@ -96,6 +96,7 @@ int cli_cmd_init(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_checksum(int argc, char **argv);
 int cli_cmd_quantize(int argc, char **argv);
+int cli_cmd_import(int argc, char **argv);
 int cli_cmd_train(int argc, char **argv);
 int cli_cmd_eval(int argc, char **argv);
 int cli_cmd_generate(int argc, char **argv);

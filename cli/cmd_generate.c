@@ -35,7 +35,10 @@ static const char *const HELP =
     "  --end ID           stop when token ID is produced (default: the tokenizer's\n"
     "                     end-of-text token, if the model has one; -1: none)\n"
     "  --seed S           sampling seed (default 0): same seed, same text everywhere\n"
-    "  --beam W           beam search of width W instead of sampling\n"
+    "  --beam W           beam search of width W instead of sampling: it keeps the\n"
+    "                     W most likely continuations, with --ban and --repeat-penalty\n"
+    "                     applied; --temp, --top-k, --top-p and --min-p do not apply\n"
+    "                     to it and are refused (--seed is unused)\n"
     "  --length-penalty A beam score / len^A (default 1)\n"
     "  --no-cache         recompute the whole context every step (for checking)\n"
     "  --context MODE     when the context is full: exact (default) slides the window\n"
@@ -107,6 +110,12 @@ int cli_cmd_generate(int argc, char **argv)
         }
     }
     if (a.failed) return CLI_USAGE;
+    const ngpt_sampler *sm = &o.gc.sampler;
+    if (o.gc.beam_width > 0 && (sm->temperature != 1.0f || sm->top_k != 0 || sm->top_p != 1.0f ||
+                                sm->min_p != 0.0f))
+        return cli_error(a.cmd, CLI_USAGE, "--beam searches the most likely continuations: "
+                         "--temp, --top-k, --top-p and --min-p do not apply to it (drop them, or "
+                         "sample without --beam)");
     if (!model) return cli_error(a.cmd, CLI_USAGE, "--model FILE is required (see ngpt generate --help)");
     if (prompt && prompt_file) return cli_error(a.cmd, CLI_USAGE, "give --prompt or --prompt-file, not both");
     size_t n = 0;

@@ -11,6 +11,8 @@ static const cli_command commands[] = {
     {"info", "print a checkpoint's config, weights, tokenizer, parameter count and arena sizes", cli_cmd_info},
     {"checksum", "print XXH3 checksums of parameters and logits (determinism check)",
      cli_cmd_checksum},
+    {"import", "turn a Hugging Face GPT-2 model (config.json, safetensors, tokenizer) into an ngpt model",
+     cli_cmd_import},
     {"quantize", "write a model with 8-bit weights (a quarter of the bytes) for inference",
      cli_cmd_quantize},
     {"train", "train a model on text files (or the bundled corpus), with resume", cli_cmd_train},

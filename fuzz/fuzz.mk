@@ -67,6 +67,6 @@ ifeq ($(ARCH),avx512)
 valgrind:
 	@$(MAKE) --no-print-directory ARCH=avx2 BUILD=$(BUILD)/avx2 valgrind
 else
-valgrind: all
+valgrind: all $(BUILD)/tests/test_import
 	sh tests/valgrind.sh $(CLI)
 endif

@@ -56,6 +56,9 @@ NGPT_FUZZ_ENTRY(generate)
     gc.sampler.seed = fuzz_u8(&r);
     gc.end_token = (flags & 1) ? (int32_t)fuzz_u8(&r) - 1 : -1;
     gc.beam_width = (flags & 2) ? fuzz_u8(&r) % 4 : 0;
+    /* beam search refuses the draw's settings: most beam inputs search,
+     * those with top-k 4 reach the refusal */
+    if (gc.beam_width > 0 && gc.sampler.top_k != 4) gc.sampler.temperature = 1.0f, gc.sampler.top_k = 0;
     gc.no_cache = flags & 4;
     gc.stop_at_context_full = flags & 8;
     gc.context_mode = (ngpt_context_mode)((flags >> 6) % 3);     /* 2: not a mode */

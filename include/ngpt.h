@@ -108,7 +108,7 @@ const char *ngpt_last_error(void);
 typedef void (*ngpt_abort_fn)(const char *file, int line, const char *message, void *user);
 void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user);
 
-/* "ngpt 0.1.0 kernels=avx2 target=x86_64 sleef=3.5.1 xxhash=0.8.1 cc=gcc-12.2
+/* "ngpt 0.2.0 kernels=avx2 target=x86_64 sleef=3.5.1 xxhash=0.8.1 cc=gcc-12.2
  * flags=..." — for bug reports and benches. */
 const char *ngpt_build_info(void);
 
@@ -124,6 +124,13 @@ typedef enum ngpt_norm_placement {
     NGPT_NORM_PRE = 0,          /* x + f(ln(x)) (the original) */
     NGPT_NORM_POST              /* ln(x + f(x)), the 2017 Transformer's order */
 } ngpt_norm_placement;
+
+/* The MLP's activation. */
+typedef enum ngpt_gelu {
+    NGPT_GELU_EXACT = 0,        /* 0.5 x (1 + erf(x / sqrt 2)) (the original) */
+    NGPT_GELU_TANH              /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))):
+                                   GPT-2's "gelu_new", PyTorch's approximate="tanh" */
+} ngpt_gelu;
 
 /* How the weights of the Linear layers and the lm_head are stored. */
 typedef enum ngpt_weights {
@@ -158,11 +165,13 @@ typedef struct ngpt_config {
     /* Variants of the wiring (docs/FORMAT.md lists their cost); the
      * defaults are the original model. */
     bool qkv_bias;              /* false; true: attn.qkv.bias (3C) per block */
+    bool proj_bias;             /* false; true: attn.proj.bias (C) per block (GPT-2) */
     bool tie_lm_head;           /* true: lm_head.weight is tok_emb.weight; false: its own
                                    lm_head.weight (V, C). --config alias: tied_head */
     bool final_norm;            /* true: ln_f before lm_head; false: no ln_f tensors */
     ngpt_norm_placement norm;   /* NGPT_NORM_PRE */
     ngpt_pos_encoding pos;      /* NGPT_POS_ROPE */
+    ngpt_gelu gelu;             /* NGPT_GELU_EXACT; tanh: GPT-2's approximation */
     ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 and q4 plan an inference-only context */
 } ngpt_config;
 
@@ -174,15 +183,16 @@ ngpt_config ngpt_config_default(void);
 ngpt_status ngpt_config_validate(const ngpt_config *cfg);
 
 /* Sets one field from "key=value". Keys: V T C L H d_ff dropout rope_theta
- * qkv_bias tie_lm_head final_norm norm(pre|post) pos(rope|sinusoidal|learned)
- * weights(f32|q8|q4).
+ * qkv_bias proj_bias tie_lm_head final_norm norm(pre|post)
+ * pos(rope|sinusoidal|learned) gelu(exact|tanh) weights(f32|q8|q4).
  * Long aliases: vocab_size context_len d_model n_layers n_heads, and
  * tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
 ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
 
 /* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0);
- * " weights=q8" (" weights=q4") ends it for an 8-bit (4-bit) model. */
+ * " proj_bias=1", " gelu=tanh" and " weights=q8" (" weights=q4") end it
+ * when set (a default model's string is what it always was). */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
 /* Number of parameters (embedding counted once when tied), whatever their
@@ -754,7 +764,11 @@ typedef struct ngpt_generate_config {
     /* Recompute the whole window with a full forward each step (checking
      * NGPT_CONTEXT_EXACT; not with NGPT_CONTEXT_SHIFT, which needs the cache). */
     bool no_cache;
-    int32_t beam_width;         /* 0: sample; W >= 1: beam search, needs shape.batch >= W */
+    /* 0: sample; W >= 1: beam search, needs shape.batch >= W. Beam search
+     * uses the sampler's ban, logit bias and repetition penalty; temperature,
+     * top_k, top_p and min_p do not apply to it and must keep their defaults
+     * (1, 0, 1, 0: NGPT_ERR_BAD_ARG otherwise), and it draws nothing (seed). */
+    int32_t beam_width;
     float length_penalty;       /* beam: score = sum log p / len^length_penalty; 1 */
     /* Called once when the prompt has been processed (e.g. to time prefill
      * and decode apart), or NULL. Gets the token callback's user pointer. */
@@ -970,6 +984,78 @@ ngpt_status ngpt_context_tokenizer(const ngpt_context *ctx, const ngpt_tokenizer
  * checksum) and that it has V tokens, without building it. */
 ngpt_status ngpt_checkpoint_tokenizer(const char *path, ngpt_tokenizer **tok);
 ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_tokenizer **tok);
+
+/* ---- importing a Hugging Face model ----
+ *
+ * A GPT-2 family model as published on the Hugging Face hub, turned into a
+ * .ngpt file with its tokenizer attached, in C (docs/IMPORT.md):
+ *
+ *     ngpt_import_options opt = ngpt_import_options_default();
+ *     opt.store = NGPT_WEIGHTS_Q8;                        // or F32 (the default)
+ *     if (ngpt_import_hf("gpt2/", &opt, "gpt2.ngpt"))     // config.json, model.safetensors,
+ *         fprintf(stderr, "%s\n", ngpt_last_error());     // vocab.json + merges.txt
+ *
+ * What is read:
+ *  - config.json: model_type "gpt2"; vocab_size -> V, n_positions -> T,
+ *    n_embd -> C, n_layer -> L, n_head -> H, n_inner -> d_ff (null: 4C),
+ *    activation_function gelu_new or gelu_pytorch_tanh -> gelu=tanh, gelu
+ *    -> gelu=exact; learned positions, QKV and projection biases, pre-norm
+ *    LayerNorm, final norm, tied head (tie_word_embeddings); dropout =
+ *    resid_pdrop (training only). What ngpt cannot compute exactly is
+ *    refused by name: layer_norm_epsilon other than 1e-5, another
+ *    activation, scale_attn_by_inverse_layer_idx, scale_attn_weights=false,
+ *    cross attention, another model_type.
+ *  - the weights: model.safetensors, or the shards that
+ *    model.safetensors.index.json lists; F32, F16 and BF16 converted
+ *    exactly to float32; names with or without "transformer."; Conv1D
+ *    weights (in, out) transposed to (out, in); the attention mask buffers
+ *    (attn.bias, attn.masked_bias) skipped. Every offset, length, dtype and
+ *    shape is checked against the file and config.json before anything is
+ *    written; a tensor the model does not use, or a missing one, is an
+ *    error naming it.
+ *  - the tokenizer: vocab.json + merges.txt (GPT-2's encoder.json and
+ *    vocab.bpe under other names), or tokenizer.json (a byte-level BPE with
+ *    GPT-2's pre-tokenizer; anything else is refused by name).
+ * The output is written atomically: on any error nothing is written (an
+ * existing file at out_path is left as it was). Memory: the weight files
+ * are mapped, and tensors stream from them into the output one by one; the
+ * working memory beyond the mapping is a few megabytes. */
+
+typedef struct ngpt_import_options {
+    /* Each file may be named; NULL takes it from the directory given to
+     * ngpt_import_hf (which may then be NULL if every file is named). */
+    const char *config;             /* config.json */
+    /* n_weights .safetensors files (a sharded model: all its shards), or
+     * one model.safetensors.index.json (its shards are read from its own
+     * folder). NULL: <dir>/model.safetensors, else
+     * <dir>/model.safetensors.index.json. */
+    const char *const *weights;
+    int32_t n_weights;
+    const char *vocab;              /* vocab.json (with merges) */
+    const char *merges;             /* merges.txt (with vocab) */
+    const char *tokenizer_json;     /* tokenizer.json, instead of vocab + merges */
+    /* The output's weights: NGPT_WEIGHTS_F32, or NGPT_WEIGHTS_Q8 (the file
+     * `ngpt quantize` makes of the float32 import, byte for byte). */
+    ngpt_weights store;
+} ngpt_import_options;
+
+/* Every file from the directory, float32 output. */
+ngpt_import_options ngpt_import_options_default(void);
+
+/* Imports the model in directory `dir` (or the files opt names; opt NULL:
+ * the defaults) into a .ngpt checkpoint at out_path with its tokenizer.
+ * From the directory, vocab.json + merges.txt are preferred to
+ * tokenizer.json. NGPT_ERR_IO: a file cannot be read or written;
+ * NGPT_ERR_BAD_FORMAT: a file is malformed or disagrees with another;
+ * NGPT_ERR_UNSUPPORTED: a valid model ngpt cannot run exactly (the message
+ * names the setting). */
+ngpt_status ngpt_import_hf(const char *dir, const ngpt_import_options *opt, const char *out_path);
+
+/* The ngpt config of a GPT-2 config.json (as ngpt_import_hf maps it, with
+ * weights f32), e.g. to size a model before downloading its weights:
+ * ngpt_config_param_count, ngpt_arena_size. */
+ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg);
+ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config *cfg);
 
 #ifdef __cplusplus
 }

@@ -133,6 +133,7 @@ static inline void scenario_infer(const ngpt_config *cfg, int32_t B, int32_t T, 
     ngpt_generate_result res;
     CHECK_OK(ngpt_model_generate(ctx, &gc, tok, 5, out, 64, NULL, NULL, &res));
     r->sampled = ngpt_checksum_bytes(out, (size_t)res.n_tokens * sizeof *out);
+    gc.sampler.temperature = 1.0f, gc.sampler.top_k = 0;   /* beam search draws nothing */
     gc.max_tokens = 6, gc.beam_width = B;
     CHECK_OK(ngpt_model_generate(ctx, &gc, tok + T, 4, out, 64, NULL, NULL, &res));
     r->beam = ngpt_checksum_bytes(out, (size_t)res.n_tokens * sizeof *out);

@@ -5,8 +5,8 @@
 # condition), which are the first N bytes of the -n N+1 run with the same
 # seed; the count agrees with the summary on stderr; --no-newline changes
 # nothing in a pipe; a prompt longer than T is cropped (one stderr line);
-# --context shift. On a pseudo-terminal (native runs with script(1)) a
-# newline follows the text, and --no-newline drops it.
+# --context shift; --beam refuses the sampling options. On a pseudo-terminal
+# (native runs with script(1)) a newline follows the text, and --no-newline drops it.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 $N init --out "$dir/m.ngpt" --seed 7 --config T=32 --config C=16 --config L=1 --config H=2 \
@@ -52,6 +52,22 @@ $N $gen -n 5 --context shift --no-cache > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && grep -q "no_cache" "$dir/err"
 check $? "--no-cache with shift fails clearly: $(cat "$dir/err")"
 
+# --beam keeps the most likely continuations: sampling options do not apply
+# to it, so it refuses them (usage) instead of ignoring them; the sampler's
+# ban and penalty do apply
+$N $gen -n 5 --beam 4 > "$dir/bm" 2> "$dir/err"
+check $? "--beam 4: $(cat "$dir/err")"
+for opt in "--temp 0.8" "--top-k 5" "--top-p 0.9" "--min-p 0.1"; do
+    $N $gen -n 5 --beam 4 $opt > /dev/null 2> "$dir/err"
+    [ $? -eq 2 ] && grep -q "^ngpt generate: --beam .*--temp, --top-k, --top-p and --min-p do not apply" "$dir/err"
+    check $? "--beam 4 $opt is refused: $(cat "$dir/err")"
+done
+$N $gen -n 5 --beam 4 --repeat-penalty 1.3 --ban 0 > /dev/null 2> "$dir/err"
+check $? "--beam 4 with --repeat-penalty and --ban: $(cat "$dir/err")"
+$N generate --help > "$dir/help"
+grep -q "temp, --top-k, --top-p and --min-p do not apply" "$dir/help"
+check $? "generate --help says what --beam refuses"
+
 # A terminal gets a closing newline, unless --no-newline. script(1) gives
 # the command a pty, which turns every \n into \r\n (the model's own too).
 if [ -z "$RUN_ENV" ] && command -v script > /dev/null 2>&1 &&
@@ -69,10 +85,11 @@ fi
 # absolute positions (usage of a model that cannot shift: exit 1)
 $N init --out "$dir/v.ngpt" --seed 7 --config T=32 --config C=16 --config L=1 --config H=2 \
     --config d_ff=32 --config qkv_bias=1 --config tied_head=0 --config norm=post \
-    --config final_norm=0 --config pos=learned > /dev/null 2>&1
+    --config final_norm=0 --config pos=learned --config proj_bias=1 --config gelu=tanh \
+    > /dev/null 2>&1
 check $? "ngpt init of a variant"
 $N info "$dir/v.ngpt" > "$dir/info" 2>&1
-grep -q "qkv_bias=1 tie_lm_head=0 final_norm=0 norm=post pos=learned" "$dir/info"
+grep -q "qkv_bias=1 tie_lm_head=0 final_norm=0 norm=post pos=learned proj_bias=1 gelu=tanh" "$dir/info"
 check $? "ngpt info shows the switches: $(cat "$dir/info")"
 $N generate --model "$dir/v.ngpt" --prompt hello -n 40 > "$dir/v" 2> "$dir/v.err"
 [ $? -eq 0 ] && [ "$(wc -c < "$dir/v")" -eq 40 ]

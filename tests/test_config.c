@@ -47,10 +47,11 @@ static void validation(void)
     c = d, c.rope_theta = INFINITY, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_theta");
     c = d, c.norm = (ngpt_norm_placement)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm");
     c = d, c.pos = (ngpt_pos_encoding)9, expect_bad(c, NGPT_ERR_BAD_CONFIG, "pos");
+    c = d, c.gelu = (ngpt_gelu)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "gelu");
     /* the variants are valid; the head size only needs to be even for RoPE,
      * C for the sinusoid's sin/cos pairs */
     c = d, c.qkv_bias = true, c.tie_lm_head = false, c.final_norm = false;
-    c.norm = NGPT_NORM_POST, c.pos = NGPT_POS_LEARNED;
+    c.norm = NGPT_NORM_POST, c.pos = NGPT_POS_LEARNED, c.proj_bias = true, c.gelu = NGPT_GELU_TANH;
     CHECK_OK(ngpt_config_validate(&c));
     c = d, c.d_model = 12, c.n_heads = 4, c.pos = NGPT_POS_SINUSOIDAL;
     CHECK_OK(ngpt_config_validate(&c));
@@ -120,13 +121,21 @@ static void parse(void)
     CHECK_OK(ngpt_config_set(&v, "tie_lm_head=1"));
     CHECK_OK(ngpt_config_set(&v, "pos=learned"));
     CHECK(v.tie_lm_head && v.pos == NGPT_POS_LEARNED, "tie_lm_head/pos=learned not applied");
+    /* the later switches: printed at the end, only when set */
     char line[256];
     ngpt_config_format(&v, line, sizeof line);
+    CHECK(!strstr(line, "proj_bias") && !strstr(line, "gelu"), "defaults print nothing: %s", line);
+    CHECK_OK(ngpt_config_set(&v, "proj_bias=1"));
+    CHECK_OK(ngpt_config_set(&v, "gelu=tanh"));
+    CHECK(v.proj_bias && v.gelu == NGPT_GELU_TANH, "proj_bias/gelu not applied");
+    ngpt_config_format(&v, line, sizeof line);
+    CHECK(strstr(line, "pos=learned proj_bias=1 gelu=tanh") != NULL, "format: %s", line);
     CHECK(test_config_apply(&back, line), "%s: %s", line, ngpt_last_error());
     CHECK(ngpt_config_compare(&back, &v) == NGPT_OK, "the variant's format does not read back");
     ngpt_config before = c;
     const char *bad[] = {"X=1", "C", "=5", "C=", "C=abc", "C=12x", "C=99999999999", "dropout=x",
                          "dropout=inf", "qkv_bias=maybe", "norm=side", "pos=alibi",
+                         "proj_bias=2", "gelu=fast", "gelu=",
                          "a_very_long_key_name_that_is_not_known=1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_STATUS(ngpt_config_set(&c, bad[i]), NGPT_ERR_BAD_CONFIG);

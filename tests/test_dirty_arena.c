@@ -5,10 +5,22 @@
  * clears only the state that starts at zero: parameters, gradients, AdamW
  * moments, cache lengths). The same with 3 threads; valgrind's memcheck
  * (make valgrind) checks the same from the other side. */
+#include <math.h>
+
+#include "model/acts.h"
 #include "scenario.h"
 
 int main(void)
 {
+#ifdef NGPT_POISON_SHARED
+    /* the poison build (make SANITIZE=1, POISON=1): a buffer handed to its
+     * next user holds NaN until that user writes it, so every test of this
+     * build checks that the wiring's sharing (model/acts.c) is right */
+    float handed[5] = {1, 2, 3, 4, 5};
+    ngpt_acts_handover(handed, 4);
+    CHECK(isnan(handed[0]) && isnan(handed[3]) && handed[4] == 5.0f,
+          "a handed-over buffer is poisoned, and only its n floats");
+#endif
     ngpt_config tiny = test_config_tiny();
     results clean, r;
     char diff[256];

@@ -11,7 +11,7 @@
 #include <math.h>
 
 #include "kernels.h"
-#include "kernels/gemm_def.h"
+#include "gemm_def.h"
 #include "base/rng.h"
 #include "test.h"
 

@@ -272,6 +272,28 @@ static void test_generate(void)
           ngpt_stop_reason_string(r.reason), r.n_tokens);
     sk.stop_after = 0;
 
+    /* beam search draws nothing: the sampling settings it would ignore are
+     * refused, each by name; the ban, bias and penalty apply */
+    gc.beam_width = 3;
+    gc.max_tokens = 8;
+    int32_t hi[2] = {'h', 'i'};
+    CHECK(gc.sampler.temperature == 0.9f, "the sampling settings above are still set");
+    CHECK_STATUS(ngpt_model_generate(ctx, &gc, hi, 2, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    CHECK(strstr(ngpt_last_error(), "ngpt_model_generate: beam search") &&
+              strstr(ngpt_last_error(), "temperature, top_k, top_p and min_p do not apply"),
+          "beam + temperature: %s", ngpt_last_error());
+    gc.sampler.temperature = 1.0f;
+    const ngpt_sampler sampling[3] = {{.temperature = 1, .top_k = 5, .top_p = 1},
+                                      {.temperature = 1, .top_p = 0.9f},
+                                      {.temperature = 1, .top_p = 1, .min_p = 0.1f}};
+    for (int i = 0; i < 3; i++) {
+        ngpt_generate_config g = gc;
+        g.sampler.top_k = sampling[i].top_k, g.sampler.top_p = sampling[i].top_p;
+        g.sampler.min_p = sampling[i].min_p;
+        CHECK_STATUS(ngpt_model_generate(ctx, &g, hi, 2, NULL, 0, NULL, NULL, NULL),
+                     NGPT_ERR_BAD_ARG);
+    }
+
     /* beam width 3 and the length penalty run and are deterministic */
     gc.beam_width = 3;
     gc.max_tokens = 8;

@@ -9,6 +9,15 @@
 #include "test.h"
 
 
+/* s with what beam search uses (ban, bias, penalty) and the draw's settings
+ * at their defaults, which beam search requires. */
+static ngpt_sampler beam_sampler(const ngpt_sampler *s)
+{
+    ngpt_sampler b = *s;
+    b.temperature = 1.0f, b.top_k = 0, b.top_p = 1.0f, b.min_p = 0.0f;
+    return b;
+}
+
 static int count_tokens(int32_t t, void *user)
 {
     (void)t;
@@ -64,6 +73,7 @@ int main(void)
     int32_t longp[20];                      /* cropped to T = 16 */
     for (int i = 0; i < 20; i++) longp[i] = 'a' + i;
     CHECK_OK(ngpt_model_generate(ctx, &gc, longp, 20, out, 40, count_tokens, &streamed, &r));
+    gc.sampler = beam_sampler(&sm);
     gc.beam_width = 3;
     gc.max_tokens = 8;
     CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
@@ -94,6 +104,7 @@ int main(void)
         gc.sampler.seed = (uint64_t)seed;
         CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
     }
+    gc.sampler = beam_sampler(&sm);
     gc.beam_width = 3, gc.max_tokens = 8;
     CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
     CHECK(allocations == before, "generation with a tokenizer allocated %d times",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "test.h"
+#include "kernels.h"
 
 enum { B = 2, T = 16, SAMPLE = 12 };
 
@@ -113,6 +114,52 @@ static void check_tensors(float dropout, int only_every, const char *variant)
     ngpt_context_free(ctx);
 }
 
+/* The GELU kernels (active build) against their math in double: y within
+ * float rounding, and each derivative g its own function's (the exact and
+ * the tanh forms differ by up to 9e-4 in g, which the model-level check
+ * above cannot tell apart; this can). Past |x| = 10 the tanh form's g is
+ * exactly 0 or 1 and finite for every finite x. */
+static void check_gelu_kernels(void)
+{
+    enum { N = 4001 };
+    static float x[N], y[N], g[N], y2[N];
+    for (int i = 0; i < N; i++) x[i] = -10.0f + 0.005f * (float)i;
+    x[0] = -3e38f, x[1] = -1e20f, x[2] = -1e13f, x[N - 1] = 3e38f, x[N - 2] = 1e20f;
+    double worst[2][2] = {{0}};
+    for (int form = 0; form < 2; form++) {
+        const ngpt_kernels *k = &ngpt_kernels_active;
+        (form ? k->gelu_tanh_fwd_grad : k->gelu_fwd_grad)(y, g, x, N);
+        (form ? k->gelu_tanh_fwd : k->gelu_fwd)(y2, x, N);
+        CHECK(!memcmp(y, y2, sizeof y), "[%s] the _grad kernel's y is the forward's",
+              form ? "tanh" : "exact");
+        for (int i = 0; i < N; i++) {
+            const double v = x[i];
+            double want_y, want_g;
+            if (form) {
+                const double k0 = sqrt(2.0 / 3.14159265358979323846), u = k0 * (v + 0.044715 * v * v * v);
+                const double t = tanh(u), vc = fabs(v) > 10 ? 10 : fabs(v);
+                want_y = 0.5 * v * (1.0 + t);
+                want_g = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * k0 * (1.0 + 3 * 0.044715 * vc * vc);
+            } else {
+                want_y = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+                want_g = 0.5 * (1.0 + erf(v / sqrt(2.0))) +
+                         v * exp(-0.5 * v * v) / sqrt(2.0 * 3.14159265358979323846);
+            }
+            if (fabs(v) > 1e6) {    /* far tails: y = x or -0, g = 1 or 0 */
+                CHECK(isfinite(g[i]) && g[i] == (v > 0 ? 1.0f : 0.0f), "[%s] g(%g) = %g",
+                      form ? "tanh" : "exact", v, (double)g[i]);
+                continue;
+            }
+            const double ey = fabs(y[i] - want_y) / (fabs(want_y) > 1.0 ? fabs(want_y) : 1.0);
+            const double eg = fabs(g[i] - want_g);
+            if (ey > worst[form][0]) worst[form][0] = ey;
+            if (eg > worst[form][1]) worst[form][1] = eg;
+        }
+        CHECK(worst[form][0] < 1e-6 && worst[form][1] < 1e-5, "[%s] GELU: worst y error %.3g, "
+              "g error %.3g", form ? "tanh" : "exact", worst[form][0], worst[form][1]);
+    }
+}
+
 static void check_errors(void)
 {
     ngpt_config cfg = tiny(0.0f, "");
@@ -159,10 +206,12 @@ int main(void)
     check_tensors(0.2f, 3, "");
     static const char *const variants[] = {
         "qkv_bias=1", "tie_lm_head=0", "final_norm=0", "norm=post", "pos=sinusoidal",
-        "pos=learned", "norm=post final_norm=0 qkv_bias=1 tie_lm_head=0 pos=learned"};
+        "pos=learned", "proj_bias=1", "gelu=tanh", "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
+        "norm=post final_norm=0 qkv_bias=1 proj_bias=1 tie_lm_head=0 pos=learned gelu=tanh"};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         check_tensors(0.0f, 1, variants[i]);
     check_tensors(0.2f, 2, variants[sizeof variants / sizeof variants[0] - 1]);
+    check_gelu_kernels();
     check_errors();
     return test_summary("test_grad");
 }

@@ -4,7 +4,7 @@
 # else, its ISA kernel in arch/<isa>/<op>.c exactly where the ISA's column
 # says SIMD (none where it says REF, nor where avx512's says AVX2: that
 # build borrows the AVX2 kernel, which must then exist in arch/avx2/<op>.c;
-# both where avx512's says VNNI), and its case in bench/kernels/<op>.c. Reads sources only (with the host's
+# both where avx512's says VNNI), and its case in kcases/<op>.c. Reads sources only (with the host's
 # C preprocessor).
 passed=0 failed=0
 check() {   # check DESCRIPTION WANT_FILE GOT_FILES
@@ -25,7 +25,7 @@ entries=$(${CC:-cc} -E -P -x c -D'NGPT_KERNEL(k, op, ret, params, ...)=@ k op __
 while read -r k op flags; do
     [ -n "$k" ] || continue
     check "ngpt_f32_${k}_ref" "src/ref/$op.c" "$(defined_in src/ref "ngpt_f32_${k}_ref")"
-    check "kc_$k" "bench/kernels/$op.c" "$(defined_in bench/kernels "kc_$k")"
+    check "kc_$k" "kcases/$op.c" "$(defined_in kcases "kc_$k")"
     set -- $flags
     for isa in $isas; do
         flag=${1:-missing}

@@ -1,6 +1,6 @@
 /* test_kernels.c — every kernel of the list (src/kernels.inc), the active
  * table against the reference, bit for bit, on every test shape of its case
- * (bench/kernels/<op>.c): odd sizes (tails), tile edges, k past packing
+ * (kcases/<op>.c): odd sizes (tails), tile edges, k past packing
  * limits, NaN rows, subnormals, in-place calls, long dropout rows at large
  * offsets; and where a case writes the kernel's definition out, the
  * reference against it. In the scalar build both tables are the reference:

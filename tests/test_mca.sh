@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_mca.sh — the GEMM register tile on paper (bench/mca.py, llvm-mca-19):
+# test_mca.sh — the GEMM register tile on paper (tools/mca.py, llvm-mca-19):
 # every k loop of every ISA's tile reaches a floor of its core's FMA peak,
 # set just under what it reaches now, with no vector register spilled, on
 # each core llvm-mca models (docs/BENCH.md, "On paper"). A compiler or code
@@ -26,7 +26,7 @@ if ! command -v "$PY" >/dev/null 2>&1; then
     summary
 fi
 
-# Floors, % of each core's FMA peak (the hardware's: bench/mca.py HW_PEAK),
+# Floors, % of each core's FMA peak (the hardware's: tools/mca.py HW_PEAK),
 # for the worst k loop of its build's tile. Achieved when set: cortex-a72
 # 100 / 98 (A packed / read in place), neoverse-n1 100 / 96, apple-m1 75
 # (packed, and in place four steps a trip: LLVM's model of the M1 issues 3
@@ -40,21 +40,21 @@ floors="$floors skylake-avx512>=85 znver4>=64"
 args=
 for f in $floors; do args="$args --check gemm-tile:$f"; done
 # shellcheck disable=SC2086
-out=$("$PY" bench/mca.py --files gemm $args 2>&1)
+out=$("$PY" tools/mca.py --files gemm $args 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep -E '^(check|###|FAILED)'
 pass=$(printf '%s\n' "$out" | grep -c '^check .*: ok$')
 fail=$(printf '%s\n' "$out" | grep -c '^check .*: FAILED$')
 if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
     printf '%s\n' "$out"
-    echo "bench/mca.py exited $rc"
+    echo "tools/mca.py exited $rc"
     fail=1
 fi
 
 # The check can fail: a floor above 100% on a core whose build was analysed.
 for core in cortex-a72 haswell; do
     if printf '%s\n' "$out" | grep -q "^check [a-z0-9]* $core .*: ok$"; then
-        if "$PY" bench/mca.py --files gemm --check "gemm-tile:$core>=101" >/dev/null 2>&1; then
+        if "$PY" tools/mca.py --files gemm --check "gemm-tile:$core>=101" >/dev/null 2>&1; then
             echo "FAIL: a floor of 101% on $core passed"
             fail=$((fail + 1))
         else

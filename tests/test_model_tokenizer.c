@@ -543,7 +543,8 @@ static void generation(void)
     for (int32_t id = 256; id < 256 + info.n_merges; id++) bias[id] = 4.0f;
     for (int beam = 0; beam <= 2; beam++) {     /* width 1 is greedy; 2 searches more */
         ngpt_generate_config gc = ngpt_generate_config_default();
-        gc.sampler.temperature = 0.0f, gc.sampler.banned = banned, gc.sampler.n_banned = 2;
+        gc.sampler.temperature = beam ? 1.0f : 0.0f;    /* beam search draws nothing */
+        gc.sampler.banned = banned, gc.sampler.n_banned = 2;
         gc.sampler.logit_bias = bias;
         gc.max_tokens = 14, gc.beam_width = beam, gc.stop_at_context_full = true;
         ngpt_generate_result res;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "public_decls.h"
 #include "test.h"
 
 /* True if the message starts with "<the function called in expr>: " and
@@ -687,6 +688,43 @@ static void model_tokenizer_functions(ngpt_context *infer, const char *path)
 
 static int hook_calls, hook_line;
 static const char *hook_file, *hook_msg;
+/* The importer: NULL paths and options, missing and malformed files, bad
+ * store values; nothing is written. */
+static void import_functions(const char *path)
+{
+    char out[300];
+    snprintf(out, sizeof out, "%s.import.ngpt", path);
+    ngpt_import_options o = ngpt_import_options_default(), b = o;
+    const char *none[1] = {NULL}, *json[1] = {"/nonexistent/model.safetensors.index.json"};
+    ngpt_config cfg = ngpt_config_default();
+    REJECTS(ngpt_import_hf("/tmp", NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf(NULL, NULL, out), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf("/nonexistent", NULL, out), NGPT_ERR_IO);
+    REJECTS(ngpt_import_hf("/nonexistent", &o, out), NGPT_ERR_IO);
+    b.store = (ngpt_weights)7;
+    REJECTS(ngpt_import_hf("/nonexistent", &b, out), NGPT_ERR_BAD_ARG);
+    b = o, b.config = path;                         /* a text file, not JSON */
+    REJECTS(ngpt_import_hf("/nonexistent", &b, out), NGPT_ERR_BAD_FORMAT);
+    b = o, b.weights = none, b.n_weights = 0;
+    REJECTS(ngpt_import_hf("/nonexistent", &b, out), NGPT_ERR_IO);   /* config.json first */
+    b = o, b.tokenizer_json = path, b.vocab = path;
+    REJECTS(ngpt_import_hf(NULL, &b, out), NGPT_ERR_NULL_ARG);       /* no config named */
+    b = o, b.weights = json, b.n_weights = 1;
+    REJECTS(ngpt_import_hf(NULL, &b, out), NGPT_ERR_NULL_ARG);
+    CHECK(access(out, F_OK) != 0, "a refused import writes nothing");
+    REJECTS(ngpt_import_hf_config(NULL, &cfg), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_config(path, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_config("/nonexistent/config.json", &cfg), NGPT_ERR_IO);
+    REJECTS(ngpt_import_hf_config(path, &cfg), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_import_hf_config_mem(NULL, 2, &cfg), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_config_mem("{}", 2, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_config_mem("{}", 2, &cfg), NGPT_ERR_BAD_FORMAT);
+    const char *bert = "{\"model_type\": \"bert\"}", *heads = "{\"model_type\": \"gpt2\", \"n_head\": 5}";
+    REJECTS(ngpt_import_hf_config_mem(bert, strlen(bert), &cfg), NGPT_ERR_UNSUPPORTED);
+    REJECTS(ngpt_import_hf_config_mem(heads, strlen(heads), &cfg), NGPT_ERR_BAD_CONFIG);
+    CHECK(cfg.d_model == ngpt_config_default().d_model, "a refused config leaves *cfg as it was");
+}
+
 static void *hook_user;
 
 static void hook(const char *file, int line, const char *message, void *user)
@@ -718,10 +756,10 @@ static void abort_callback(ngpt_context *ctx)
 
 static void coverage_of_header(void)
 {
-    FILE *h = fopen("include/ngpt.h", "r"), *self = fopen(__FILE__, "r");
-    if (!h || !self) {
+    static public_decls decls;
+    FILE *self = fopen(__FILE__, "r");
+    if (!public_decls_read(&decls) || !self) {
         CHECK(false, "run from the source tree: cannot open include/ngpt.h or %s", __FILE__);
-        if (h) fclose(h);
         if (self) fclose(self);
         return;
     }
@@ -729,28 +767,11 @@ static void coverage_of_header(void)
     size_t n = fread(src, 1, sizeof src - 1, self);
     src[n] = '\0';
     fclose(self);
-    char line[1024];
-    int declared = 0;
-    while (fgets(line, sizeof line, h)) {
-        if (line[0] == ' ' || line[0] == '/' || line[0] == '*' || line[0] == '#') continue;
-        if (strstr(line, "typedef")) continue;
-        char *paren = strchr(line, '('), *p = paren;
-        while (p && p > line && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
-                                 (p[-1] >= '0' && p[-1] <= '9')))
-            p--;
-        if (!paren || strncmp(p, "ngpt_", 5) != 0) continue;
-        char name[128];
-        size_t k = (size_t)(paren - p);
-        if (k >= sizeof name) continue;
-        memcpy(name, p, k);
-        name[k] = '\0';
-        strcat(name, "(");
-        declared++;
-        CHECK(strstr(src, name) != NULL, "%s) is declared in ngpt.h but has no bad-input test here", name);
-    }
-    fclose(h);
-    CHECK(declared > 50, "found %d declarations", declared);
-    printf("public API: %d functions declared, each called with bad input\n", declared);
+    for (int i = 0; i < decls.count; i++)
+        CHECK(public_decls_called_in(src, decls.name[i]),
+              "%s() is declared in ngpt.h but has no bad-input test here", decls.name[i]);
+    CHECK(decls.count > 50, "found %d declarations", decls.count);
+    printf("public API: %d functions declared, each called with bad input\n", decls.count);
 }
 
 int main(void)
@@ -774,6 +795,7 @@ int main(void)
         abort_callback(infer);
     }
     tokenizer_functions(path);
+    import_functions(path);
     if (infer) model_tokenizer_functions(infer, path);
     coverage_of_header();
     ngpt_context_free(infer);

@@ -261,7 +261,7 @@ int main(void)
     snprintf(path2, sizeof path2, "/tmp/ngpt_test_q8_%d_b.ngpt", (int)getpid());
     static const char *const configs[] = {
         "", "V=125 C=24 d_ff=40", "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned",
-        "pos=sinusoidal tie_lm_head=0",
+        "pos=sinusoidal tie_lm_head=0", "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         test_made_and_saved(configs[i]);
@@ -273,6 +273,7 @@ int main(void)
     test_golden("", 0x5aa3b8b609a1f066);
     test_golden("V=125 C=24 d_ff=40 qkv_bias=1 tie_lm_head=0 norm=post pos=learned",
                 0x8601edf6543a3190);
+    test_golden("V=125 C=24 d_ff=40 pos=learned qkv_bias=1 proj_bias=1 gelu=tanh", 0xf6da38c9fa8e3bfb);
     unlink(path);
     unlink(path2);
     return test_summary("test_q8");

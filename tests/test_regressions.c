@@ -44,8 +44,8 @@ static void format_round_trip(void)
           (double)back.rope_theta, (double)back.dropout);
     /* the defaults still print short */
     ngpt_config_format(&(ngpt_config){ngpt_config_default().vocab_size, 256, 256, 4, 4, 1024, 0.1f,
-                                      10000.0f, false, true, true, NGPT_NORM_PRE, NGPT_POS_ROPE,
-                                      NGPT_WEIGHTS_F32},
+                                      10000.0f, false, false, true, true, NGPT_NORM_PRE,
+                                      NGPT_POS_ROPE, NGPT_GELU_EXACT, NGPT_WEIGHTS_F32},
                        buf, sizeof buf);
     CHECK(strstr(buf, "dropout=0.1 rope_theta=10000 ") != NULL, "%s", buf);
 }

@@ -10,6 +10,7 @@
 #   4 model      src/model
 #   5 io         src/io
 #   6 train      src/train          6 generate    src/generate
+#   6 import     src/import (Hugging Face files -> a checkpoint: above io and tokenizer)
 #
 # Checked:
 #  - a layer calls (nm: who defines and who uses each symbol) and includes
@@ -17,13 +18,18 @@
 #    floor never reach each other;
 #  - kernels use nothing of base but the random numbers (base/philox.c,
 #    base/rng.h): they know no context, config or error;
-#  - no cycle between object files, nor between headers;
+#  - no cycle between object files, nor between headers, nor between
+#    folders (calls and includes together: two rooms never reach each other);
 #  - the library never calls the tools; the tool (cli/) calls only functions
 #    of the public header and includes only ngpt.h and its own headers,
-#    except that it starts `ngpt bench` (bench/cmd_bench.c); `ngpt bench`
-#    (bench/) calls the public API, its own files, the kernel cases
-#    (bench/kernels/), the kernels and the random numbers, and cli/'s
-#    argument helpers; the shipped tool links nothing from tests/;
+#    except that `ngpt bench`'s command (cli/cmd_bench.c) drives bench/
+#    through bench/ngpt_bench.h; bench/ calls the public API, its own files,
+#    the kernel cases (kcases/), the kernels and the random numbers, and
+#    nothing of the tool (cli/); the bench layer and the kernel cases call
+#    only kernels; no test links bench/'s files or includes its headers
+#    (tests reach the kernel cases in kcases/; the tool's own tests, the
+#    shell tests and the fuzz replay of cli_main, run the whole tool); the
+#    shipped tool links nothing from tests/;
 #  - no more than a handful of files at src/'s root;
 #  - make TOOLCHAIN=<missing file> stops with an error naming the file.
 # Env: BUILD (build dir). Prints the run.sh summary line.
@@ -44,7 +50,7 @@ LAYER='function floor_of(p) {
            if (p ~ /^src\/ops\//) return 3
            if (p ~ /^src\/model\//) return 4
            if (p ~ /^src\/io\//) return 5
-           if (p ~ /^src\/(train|generate)\//) return 6
+           if (p ~ /^src\/(train|generate|import)\//) return 6
            return -1
        }
        function room_of(p) {   # the folder, or the kernel layer as one room
@@ -81,7 +87,7 @@ cyclic() {
 }
 
 # ---- the symbol graph: "module symbol" for definitions and for uses
-objs=$(find "$B/obj/src" "$B/obj/arch" "$B/obj/cli" "$B/obj/bench" -name '*.o' 2>/dev/null | sort)
+objs=$(find "$B/obj/src" "$B/obj/arch" "$B/obj/cli" "$B/obj/bench" "$B/obj/kcases" -name '*.o' 2>/dev/null | sort)
 [ -n "$objs" ]
 check $? "objects under $B/obj (build first)"
 # one nm for all (nm -A prefixes each line with "file: "); macOS adds a "_"
@@ -111,29 +117,40 @@ none "$dir/bad" "the library calls the tools"
 
 grep -o 'ngpt_[a-z0-9_]*(' include/ngpt.h | tr -d '(' | sort -u > "$dir/public"
 awk 'NR == FNR { pub[$1]; next }
-     $1 ~ /^cli\// && $2 !~ /^cli\// && !($3 in pub) && $2 != "bench/cmd_bench"' \
+     $1 ~ /^cli\// && $2 !~ /^cli\// && !($3 in pub) && !($1 == "cli/cmd_bench" && $2 ~ /^bench\//)' \
     "$dir/public" "$dir/calls" > "$dir/bad"
 none "$dir/bad" "the tool calls internal functions"
 awk 'NR == FNR { pub[$1]; next }
-     $1 ~ /^bench\// && $2 !~ /^(bench|src\/ref|arch|cli)\// && $2 != "src/base/philox" && !($3 in pub)' \
+     $1 ~ /^bench\// && $2 !~ /^(bench|kcases|src\/ref|arch)\// && $2 != "src/base/philox" && !($3 in pub)' \
     "$dir/public" "$dir/calls" > "$dir/bad"
 none "$dir/bad" "ngpt bench calls the library around its public API"
-awk 'function layer(m) { return m ~ /^bench\/((timing|peak|peak_avx512|kernel_bench)$|kernels\/)/ }
+awk '$1 ~ /^(bench|kcases)\// && $2 ~ /^cli\//' "$dir/calls" > "$dir/bad"
+none "$dir/bad" "ngpt bench calls into the tool (its command drives it, not the other way)"
+awk 'function layer(m) { return m ~ /^(bench\/(timing|peak|peak_avx512|kernel_bench)$|kcases\/)/ }
      layer($1) && !layer($2) && $2 !~ /^(src\/ref|arch)\// && $2 != "src/base/philox"' \
     "$dir/calls" > "$dir/bad"
 none "$dir/bad" "the bench layer calls more than kernels"
 # (the source names its debug information carries: a build with -g)
 [ -f "$B/ngpt" ] && strings -a "$B/ngpt" | grep -E '^tests/[a-z_/]*\.c$' | sort -u > "$dir/bad"
 none "$dir/bad" "the ngpt binary links files of tests/"
+# the tests' link lines, as make would run them (-B: every one, built or not)
+if command -v "${MAKE:-make}" > /dev/null 2>&1; then
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "${MAKE:-make}" -n -B -s BUILD="$B" \
+        $(ls tests/test_*.c | sed "s|^tests/\(.*\)\.c\$|$B/tests/\1|") 2> /dev/null |
+        grep -- "-o $B/tests/test_" | grep -E '(^| |-I)bench/' | sed 's/ .*-o / -o /' > "$dir/bad"
+    none "$dir/bad" "a test links or reaches bench/ (the kernel cases are kcases/)"
+fi
+grep -l '^#include ".*bench/' tests/*.c tests/*.h > "$dir/bad"
+none "$dir/bad" "a test includes a header of bench/"
 
 # ---- the include graph of the project's own headers: "file included-file"
 # (an include is resolved against the file's own folder, then src/, then
 # include/, then cli/ and bench/ for the tools)
 for f in $(ls src/*.h src/*/*.c src/*/*.h arch/*.h arch/*/*.c arch/*/*.h cli/*.c cli/*.h \
-              bench/*.c bench/*.h bench/kernels/*.c bench/kernels/*.h 2>/dev/null); do
+              bench/*.c bench/*.h kcases/*.c kcases/*.h 2>/dev/null); do
     sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
         d=$(dirname "$f")
-        for cand in "$d/$inc" "src/$inc" "include/$inc" "cli/$inc" "bench/$inc" "bench/kernels/$inc"; do
+        for cand in "$d/$inc" "src/$inc" "include/$inc" "cli/$inc" "bench/$inc" "kcases/$inc"; do
             if [ -f "$cand" ]; then
                 echo "$f $(realpath --relative-to=. "$cand")"
                 continue 2
@@ -150,11 +167,20 @@ none "$dir/cycle" "headers include each other in a cycle"
 awk "$LAYER"' $2 != "src/kernels.inc" && !allowed($1, $2) { print $1 " includes " $2 }' \
     "$dir/includes" > "$dir/bad"
 none "$dir/bad" "a layer includes a header of a layer above it or beside it"
-awk '$1 ~ /^cli\// && $2 !~ /^cli\// && $2 != "include/ngpt.h"' "$dir/includes" > "$dir/bad"
+awk '$1 ~ /^cli\// && $2 !~ /^cli\// && $2 != "include/ngpt.h" &&
+     !($1 == "cli/cmd_bench.c" && $2 == "bench/ngpt_bench.h")' "$dir/includes" > "$dir/bad"
 none "$dir/bad" "the tool includes internal headers"
-awk '$1 ~ /^bench\// && $2 !~ /^(bench\/|cli\/cli\.h|include\/ngpt\.h|src\/kernels\.(h|inc)|src\/gemm\.h|src\/base\/rng\.h)/' \
+awk '$1 ~ /^(bench|kcases)\// && $2 !~ /^((bench|kcases)\/|include\/ngpt\.h|src\/kernels\.(h|inc)|src\/gemm\.h|src\/base\/rng\.h)/' \
     "$dir/includes" > "$dir/bad"
-none "$dir/bad" "ngpt bench includes library headers beyond the kernel ABI"
+none "$dir/bad" "ngpt bench includes library headers beyond the kernel ABI (or the tool's)"
+
+# ---- the folders: calls and includes between rooms run one way
+awk "$LAYER"' { a = room_of($1); b = room_of($2); if (a != b) print a, b }' "$dir/calls" "$dir/includes" |
+    sort -u > "$dir/redges"
+cyclic "$dir/redges" > "$dir/cycle"
+[ ! -s "$dir/cycle" ]
+check $? "folders reach each other in a cycle: $(grep -F -w -f "$dir/cycle" "$dir/redges" | \
+    awk 'NR == FNR { c[$1]; next } ($1 in c) && ($2 in c)' "$dir/cycle" - | tr '\n' ';')"
 
 # ---- src/'s root holds only the kernel ABI: a handful of files
 ls src | grep -v '^[a-z]*$' > "$dir/root"

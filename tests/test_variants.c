@@ -1,10 +1,12 @@
-/* test_variants.c — the model variants (ngpt_config's qkv_bias, tie_lm_head,
- * final_norm, norm, pos; their gradients are checked in test_grad.c): the
+/* test_variants.c — the model variants (ngpt_config's qkv_bias, proj_bias,
+ * tie_lm_head, final_norm, norm, pos, gelu; their gradients are checked in
+ * test_grad.c): the
  * tensors each adds or removes, cached prefill/decode == the full forward
  * bit for bit, cached == uncached generation, checkpoints round-trip, the
  * cache shift refused for absolute positions, the scenario (training,
  * sampling, beams, traces) identical in a dirty caller arena with 3 threads,
- * and golden checksums of two combinations that cover every switch. */
+ * the header bytes of the later switches, and golden checksums of three
+ * combinations that cover every switch (GPT-2's among them). */
 #include <unistd.h>
 
 #include "scenario.h"
@@ -13,10 +15,13 @@ enum { V = 256, T = 16 };
 
 static const char *const SWITCHES[] = {
     "qkv_bias=1", "tie_lm_head=0", "final_norm=0", "norm=post", "pos=sinusoidal", "pos=learned",
+    "proj_bias=1", "gelu=tanh",
 };
 /* the golden combinations: A has every switch but sinusoidal, B that one */
 static const char COMBO_A[] = "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned";
 static const char COMBO_B[] = "pos=sinusoidal qkv_bias=1";
+/* GPT-2's wiring: learned positions, biased qkv and proj, the tanh GELU */
+static const char COMBO_GPT2[] = "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh";
 
 /* The tiny config (test.h) with the space-separated switches of sw. */
 static ngpt_config tiny(const char *sw)
@@ -50,12 +55,13 @@ static void test_tensors(const char *sw)
     CHECK_OK(ngpt_config_param_count(&d, &nd));
     CHECK_OK(ngpt_config_param_count(&c, &nc));
     const size_t C = (size_t)c.d_model, L = (size_t)c.n_layers;
-    size_t want = nd + (c.qkv_bias ? L * 3 * C : 0) + (c.tie_lm_head ? 0 : (size_t)V * C) +
+    size_t want = nd + (c.qkv_bias ? L * 3 * C : 0) + (c.proj_bias ? L * C : 0) + (c.tie_lm_head ? 0 : (size_t)V * C) +
                   (c.pos == NGPT_POS_LEARNED ? (size_t)T * C : 0) - (c.final_norm ? 0 : 2 * C);
     CHECK(nc == want, "[%s] %zu parameters, want %zu", sw, nc, want);
     ngpt_context *ctx = make_infer(&c, 1);
     if (!ctx) return;
     CHECK(has_tensor(ctx, "blocks.1.attn.qkv.bias") == c.qkv_bias, "[%s] qkv bias", sw);
+    CHECK(has_tensor(ctx, "blocks.1.attn.proj.bias") == c.proj_bias, "[%s] proj bias", sw);
     CHECK(has_tensor(ctx, "lm_head.weight") == !c.tie_lm_head, "[%s] lm_head", sw);
     CHECK(has_tensor(ctx, "ln_f.weight") == c.final_norm && has_tensor(ctx, "ln_f.bias") == c.final_norm,
           "[%s] ln_f", sw);
@@ -146,6 +152,7 @@ static void test_generate(const char *sw)
               "[%s] %s: cached and uncached generation differ", sw,
               greedy ? "greedy" : "sampling");
     }
+    gc.sampler.temperature = 1.0f;      /* beam search draws nothing */
     gc.no_cache = false, gc.max_tokens = 6, gc.beam_width = 3;
     CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, a, 40, NULL, NULL, &ra));
     gc.beam_width = 0, gc.context_mode = NGPT_CONTEXT_SHIFT;
@@ -177,7 +184,8 @@ static void test_checkpoint(const char *sw)
     CHECK_OK(ngpt_checkpoint_save(ctx, path));
     CHECK_OK(ngpt_checkpoint_config(path, &got));
     CHECK(got.qkv_bias == c.qkv_bias && got.tie_lm_head == c.tie_lm_head &&
-              got.final_norm == c.final_norm && got.norm == c.norm && got.pos == c.pos,
+              got.final_norm == c.final_norm && got.norm == c.norm && got.pos == c.pos &&
+              got.proj_bias == c.proj_bias && got.gelu == c.gelu,
           "[%s] the stored config lost a switch", sw);
     CHECK_OK(ngpt_checkpoint_load(back, path));
     uint64_t h0 = 0, h1 = 1;
@@ -194,6 +202,37 @@ static void test_checkpoint(const char *sw)
     unlink(path);
     ngpt_context_free(ctx);
     ngpt_context_free(back);
+}
+
+/* The later switches live in header bytes 70 (proj_bias) and 71 (gelu),
+ * zero for a default model, so its file is what it always was; a value
+ * past the switch's range is refused by name. */
+static void test_header_bytes(void)
+{
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char path[512];
+    snprintf(path, sizeof path, "%s/ngpt_variant_hdr_%d.ngpt", dir, (int)getpid());
+    const char *const sws[] = {"", "proj_bias=1", "gelu=tanh", COMBO_GPT2};
+    const unsigned char want[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+    for (int k = 0; k < 4; k++) {
+        ngpt_config c = tiny(sws[k]);
+        ngpt_context *ctx = make_infer(&c, 1);
+        if (!ctx) return;
+        CHECK_OK(ngpt_checkpoint_save(ctx, path));
+        ngpt_context_free(ctx);
+        unsigned char hdr[128];
+        FILE *f = fopen(path, "rb");
+        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
+        if (f) fclose(f);
+        CHECK(hdr[70] == want[k][0] && hdr[71] == want[k][1], "[%s] bytes 70, 71 = %u %u",
+              sws[k], hdr[70], hdr[71]);
+        for (int i = 72; i < 128; i++) CHECK(hdr[i] == 0, "[%s] reserved byte %d set", sws[k], i);
+    }
+    ngpt_config got;
+    CHECK_OK(ngpt_checkpoint_config(path, &got));
+    CHECK(got.proj_bias && got.gelu == NGPT_GELU_TANH && got.qkv_bias && got.pos == NGPT_POS_LEARNED,
+          "the GPT-2 switches read back");
+    unlink(path);
 }
 
 /* Everything the scenario computes, in a NaN-filled caller arena with 3
@@ -230,8 +269,8 @@ int main(void)
         test_checkpoint(SWITCHES[i]);
         test_scenario(SWITCHES[i]);
     }
-    const char *const combos[] = {COMBO_A, COMBO_B};
-    for (size_t i = 0; i < 2; i++) {
+    const char *const combos[] = {COMBO_A, COMBO_B, COMBO_GPT2};
+    for (size_t i = 0; i < 3; i++) {
         test_tensors(combos[i]);
         test_cached_equals_full(combos[i]);
         test_generate(combos[i]);
@@ -240,5 +279,7 @@ int main(void)
     test_generate("");      /* the shift works with RoPE */
     test_golden(COMBO_A, 0x250a1c69548107e6);
     test_golden(COMBO_B, 0x9aba929758bd3460);
+    test_golden(COMBO_GPT2, 0x7e6eb1eaea7ba9e5);
+    test_header_bytes();
     return test_summary("test_variants");
 }

@@ -6,7 +6,7 @@
 # a prompt longer than the context), trace, tokenizer training with each
 # pre-tokenizer, encoding and decoding, a model of a tokenizer's tokens
 # (train --vocab, resume, eval, generate with a stop sequence, chat, trace,
-# checksum), some with 2 threads; the arena is
+# checksum), ngpt import of a Hugging Face directory, some with 2 threads; the arena is
 # not cleared at init, so this also checks that nothing reads arena memory
 # before writing it. Any memory error or leak
 # fails: --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect.
@@ -49,4 +49,21 @@ run generate --model b.ngpt --prompt "The quick" -n 12 --stop "o" --seed 3
 echo "hello" | run chat --model b.ngpt -n 6
 run trace --model b.ngpt --prompt "user: hello" --text
 run checksum b.ngpt --prompt "the fox"
-echo "valgrind: clean (23 runs)"
+# ngpt import of a small Hugging Face directory (written by the test
+# program beside the tool, when it is built): safetensors mapped, float32
+# and 8-bit streamed into checkpoints, a refused file
+writer=$(dirname "$ngpt")/tests/test_import
+runs=23
+if [ -x "$writer" ]; then
+    "$writer" --write "$dir"
+    run import gpt2 --out i.ngpt
+    run import gpt2_bf16 --out q.ngpt --weights q8
+    head -c 3000 gpt2/model.safetensors > cut.safetensors
+    echo "valgrind: ngpt import (a truncated file: refused, exit 1; memory errors: 99)"
+    rc=0
+    valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        "$ngpt" import gpt2 --safetensors cut.safetensors --out x.ngpt > out.txt 2> err.txt || rc=$?
+    [ $rc -eq 1 ] && [ ! -e x.ngpt ] || { cat err.txt; echo "valgrind: FAILED: import of a cut file"; exit 1; }
+    runs=26
+fi
+echo "valgrind: clean ($runs runs)"

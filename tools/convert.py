@@ -10,12 +10,13 @@ import accepts a bare state_dict, or a dict with `model_state` (or
 `state_dict`/`model`) and optionally `model_cfg` (a dict, a dataclass or any
 object with fields V T C L H d_ff dropout rope_theta) and an AdamW state
 (`optim_state`, `optimizer_state`, `optimizer`, `opt_state` or `optim`).
-The variants (qkv_bias tie_lm_head final_norm norm pos; tied_head is an
-alias of tie_lm_head) come from the stored config, else from the keys: a
-blocks.N.attn.qkv.bias means qkv_bias=1, pos_emb.weight pos=learned, no
-ln_f.* final_norm=0, an lm_head.weight that differs from tok_emb.weight
-tie_lm_head=0. norm=post and pos=sinusoidal leave no key behind: pass them
-with --config when the checkpoint does not store them. A key that maps to
+The variants (qkv_bias tie_lm_head final_norm norm pos proj_bias gelu;
+tied_head is an alias of tie_lm_head) come from the stored config, else from
+the keys: a blocks.N.attn.qkv.bias means qkv_bias=1, blocks.N.attn.proj.bias
+proj_bias=1, pos_emb.weight pos=learned, no ln_f.* final_norm=0, an
+lm_head.weight that differs from tok_emb.weight tie_lm_head=0. norm=post,
+pos=sinusoidal and gelu=tanh leave no key behind: pass them with --config
+when the checkpoint does not store them. A key that maps to
 no ngpt tensor is an error naming it.
 Without a stored config it is inferred from the shapes (V, C, L, d_ff); T
 defaults to 256, H to 4, dropout to 0.1 and rope_theta to 10000: pass
@@ -63,7 +64,10 @@ import ngpt_torch as nt  # noqa: E402
 
 SIZE_FIELDS = ("V", "T", "C", "L", "H", "d_ff", "dropout", "rope_theta")
 CFG_FIELDS = SIZE_FIELDS + nt.VARIANT_FIELDS
-BOOL_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm")
+BOOL_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "proj_bias")
+# switches added later: printed (as ngpt does) only when not at their default
+LATER_FIELDS = ("proj_bias", "gelu")
+NAMED_FIELDS = {"norm": nt.NORMS, "pos": nt.POSITIONS, "gelu": nt.GELUS}
 CFG_ALIASES = {"vocab_size": "V", "context_len": "T", "block_size": "T", "d_model": "C",
                "n_embd": "C", "n_layers": "L", "n_layer": "L", "n_heads": "H", "n_head": "H",
                "tied_head": "tie_lm_head"}
@@ -168,7 +172,7 @@ def parse_overrides(pairs):
                 raise ConvertError(f"--config {kv!r}: expected 0/1/true/false")
             out[k] = v in ("1", "true", "yes")
             continue
-        if k in ("norm", "pos"):
+        if k in NAMED_FIELDS:
             out[k] = v
             continue
         try:
@@ -183,7 +187,7 @@ def variant_value(k, v):
     also ngpt's enum numbers)."""
     if k in BOOL_FIELDS:
         return bool(v)
-    names = nt.NORMS if k == "norm" else nt.POSITIONS
+    names = NAMED_FIELDS[k]
     if isinstance(v, int) and 0 <= v < len(names):
         return names[v]
     return str(v)
@@ -226,7 +230,8 @@ def infer_config(sd, stored, overrides):
     if fc1 is not None and fc1.dim() == 2:
         c.setdefault("d_ff", fc1.shape[0])
     # the variants the keys tell (a stored or given value wins)
-    told = {"qkv_bias": "blocks.0.attn.qkv.bias" in sd, "final_norm": "ln_f.weight" in sd}
+    told = {"qkv_bias": "blocks.0.attn.qkv.bias" in sd, "final_norm": "ln_f.weight" in sd,
+            "proj_bias": "blocks.0.attn.proj.bias" in sd}
     if "pos_emb.weight" in sd:
         told["pos"] = "learned"
     head, emb = sd.get("lm_head.weight"), sd.get("tok_emb.weight")
@@ -274,7 +279,8 @@ def check_state(sd, cfg):
     unknown = sorted(k for k in sd if k not in allowed)
     if unknown:
         unknown[-1] += (" (ngpt maps tok_emb, pos_emb (pos=learned), blocks.N.{ln1,ln2}, "
-                        "attn.qkv.weight/.bias (qkv_bias), attn.proj.weight, mlp.fc1/fc2, ln_f "
+                        "attn.qkv.weight/.bias (qkv_bias), attn.proj.weight/.bias (proj_bias), "
+                        "mlp.fc1/fc2, ln_f "
                         "(final_norm), lm_head (tie_lm_head=0); config " + cfg_str(cfg) + ")")
     missing = [k for k in shapes if k not in sd]
     bad = [f"{k} {tuple(sd[k].shape)} (want {shapes[k]})" for k in shapes
@@ -312,8 +318,10 @@ def field_str(v):
 
 
 def cfg_str(cfg):
-    """The config as ngpt's --config writes it (bools as 0/1)."""
-    return " ".join(f"{f}={field_str(getattr(cfg, f))}" for f in CFG_FIELDS)
+    """The config as ngpt's --config writes it (bools as 0/1; the later
+    switches only when set)."""
+    return " ".join(f"{f}={field_str(getattr(cfg, f))}" for f in CFG_FIELDS
+                    if f not in LATER_FIELDS or getattr(cfg, f) != getattr(nt.DEFAULT, f))
 
 
 def optim_tensors(opt, params):
@@ -517,7 +525,7 @@ def main(argv=None):
     im.add_argument("output")
     im.add_argument("--config", action="append", metavar="KEY=VALUE", nargs="+",
                     help="set/override config fields (V T C L H d_ff dropout rope_theta "
-                    "qkv_bias tie_lm_head final_norm norm pos)")
+                    "qkv_bias tie_lm_head final_norm norm pos proj_bias gelu)")
     im.add_argument("--no-optim", action="store_true", help="ignore optimizer state")
     im.add_argument("--tokenizer", metavar="FILE",
                     help="the model's BPE tokenizer (an ngpt tokenizer file): carried in the .ngpt")

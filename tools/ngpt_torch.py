@@ -6,8 +6,8 @@ writers of the .ngpt checkpoint (docs/FORMAT.md) and golden bundles
 The model's state_dict names are exactly the .ngpt names, plus lm_head.weight
 (the same tensor as tok_emb.weight when tied), so a .pt written by
 tools/convert.py loads with load_state_dict(strict=True). The variants of
-ngpt_config (qkv_bias, tie_lm_head, final_norm, norm, pos) are ModelConfig
-fields with the same names and defaults.
+ngpt_config (qkv_bias, tie_lm_head, final_norm, norm, pos, proj_bias, gelu)
+are ModelConfig fields with the same names and defaults.
 """
 import ctypes
 import ctypes.util
@@ -40,6 +40,9 @@ class ModelConfig:
     final_norm: bool = True         # False: no ln_f
     norm: str = "pre"               # "post": LayerNorm after each residual add
     pos: str = "rope"               # "sinusoidal" | "learned": added to tok_emb
+    # later switches, last so that positional construction keeps working
+    proj_bias: bool = False         # attn.proj.bias (C) per block (GPT-2)
+    gelu: str = "exact"             # "tanh": GPT-2's approximation (gelu_new)
 
     def validate(self):
         for f in ("V", "T", "C", "L", "H", "d_ff"):
@@ -49,6 +52,8 @@ class ModelConfig:
             raise ValueError(f"config: C={self.C} is not a multiple of H={self.H}")
         if self.norm not in NORMS:
             raise ValueError(f"config: norm={self.norm!r} must be one of {' '.join(NORMS)}")
+        if self.gelu not in GELUS:
+            raise ValueError(f"config: gelu={self.gelu!r} must be one of {' '.join(GELUS)}")
         if self.pos not in POSITIONS:
             raise ValueError(f"config: pos={self.pos!r} must be one of {' '.join(POSITIONS)}")
         if self.pos == "rope" and (self.C // self.H) % 2:
@@ -64,7 +69,8 @@ class ModelConfig:
 
 NORMS = ("pre", "post")                       # ngpt_norm_placement order
 POSITIONS = ("rope", "sinusoidal", "learned")  # ngpt_pos_encoding order
-VARIANT_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "norm", "pos")
+GELUS = ("exact", "tanh")                      # ngpt_gelu order
+VARIANT_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "norm", "pos", "proj_bias", "gelu")
 
 TINY = ModelConfig(V=256, T=16, C=32, L=2, H=4, d_ff=64, dropout=0.0)
 DEFAULT = ModelConfig()
@@ -117,7 +123,7 @@ class Attention(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.qkv = nn.Linear(cfg.C, 3 * cfg.C, bias=cfg.qkv_bias)
-        self.proj = nn.Linear(cfg.C, cfg.C, bias=False)
+        self.proj = nn.Linear(cfg.C, cfg.C, bias=cfg.proj_bias)
         self.attn_drop = nn.Dropout(cfg.dropout)
         self.resid_drop = nn.Dropout(cfg.dropout)
         self.last_att = None        # (B,H,T,T) pre-dropout probabilities when traced
@@ -155,9 +161,11 @@ class MLP(nn.Module):
         self.fc1 = nn.Linear(cfg.C, cfg.d_ff)
         self.fc2 = nn.Linear(cfg.d_ff, cfg.C)
         self.drop = nn.Dropout(cfg.dropout)
+        # exact (erf) GELU, or GPT-2's tanh form
+        self.approximate = "tanh" if cfg.gelu == "tanh" else "none"
 
     def forward(self, x):
-        return self.drop(self.fc2(F.gelu(self.fc1(x))))     # exact (erf) GELU
+        return self.drop(self.fc2(F.gelu(self.fc1(x), approximate=self.approximate)))
 
 
 class Block(nn.Module):
@@ -255,7 +263,8 @@ def param_names(cfg):
     names = ["tok_emb.weight"] + (["pos_emb.weight"] if cfg.pos == "learned" else [])
     block = ["ln1.weight", "ln1.bias", "attn.qkv.weight"] + \
         (["attn.qkv.bias"] if cfg.qkv_bias else []) + \
-        ["attn.proj.weight", "ln2.weight", "ln2.bias", "mlp.fc1.weight", "mlp.fc1.bias",
+        ["attn.proj.weight"] + (["attn.proj.bias"] if cfg.proj_bias else []) + \
+        ["ln2.weight", "ln2.bias", "mlp.fc1.weight", "mlp.fc1.bias",
          "mlp.fc2.weight", "mlp.fc2.bias"]
     for i in range(cfg.L):
         names += [f"blocks.{i}.{n}" for n in block]
@@ -269,7 +278,7 @@ def param_shapes(cfg):
     per = {"ln1.weight": (C,), "ln1.bias": (C,), "attn.qkv.weight": (3 * C, C),
            "attn.proj.weight": (C, C), "ln2.weight": (C,), "ln2.bias": (C,),
            "mlp.fc1.weight": (Fd, C), "mlp.fc1.bias": (Fd,), "mlp.fc2.weight": (C, Fd),
-           "mlp.fc2.bias": (C,), "attn.qkv.bias": (3 * C,)}
+           "mlp.fc2.bias": (C,), "attn.qkv.bias": (3 * C,), "attn.proj.bias": (C,)}
     out = {}
     for n in param_names(cfg):
         if n in ("tok_emb.weight", "lm_head.weight"):
@@ -402,7 +411,7 @@ TOKENIZER = "tokenizer"
 TOKENIZER_MAGIC = b"NGPTTOKN"
 DTYPE_F32, DTYPE_Q8, DTYPE_BYTES, DTYPE_Q4 = 0, 1, 2, 3
 META_U64, META_F64, META_I64 = 0, 1, 2
-_HDR = struct.Struct("<8sIIQII6iff6B58x")      # 128 bytes
+_HDR = struct.Struct("<8sIIQII6iff8B56x")      # 128 bytes
 _TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes: docs/FORMAT.md, "Tensor table entry"
 _META = struct.Struct("<48sII8s")              # 64 bytes
 assert _HDR.size == 128 and _TENSOR.size == 128 and _META.size == 64
@@ -477,7 +486,7 @@ def write_ngpt(path, cfg, tensors, meta=None):
                     cfg.V, cfg.T, cfg.C, cfg.L, cfg.H, cfg.d_ff,
                     float(cfg.dropout), float(cfg.rope_theta), int(cfg.qkv_bias),
                     int(cfg.tie_lm_head), int(cfg.final_norm), NORMS.index(cfg.norm),
-                    POSITIONS.index(cfg.pos), 0)
+                    POSITIONS.index(cfg.pos), 0, int(cfg.proj_bias), GELUS.index(cfg.gelu))
     head = hdr + b"".join(table) + b"".join(mtab)
     body = head + b"\0" * (header_bytes - len(head)) + b"".join(blobs)
     assert len(body) == file_bytes - 8
@@ -548,7 +557,7 @@ def read_ngpt(path, quantized=None):
     if len(data) < 128 + 8:
         raise FormatError(f"{path}: {len(data)} bytes is too short for an ngpt checkpoint")
     (magic, version, header_bytes, file_bytes, n_t, n_m, V, T, C, L, H, d_ff, dropout, theta,
-     qkv_bias, tie, final_norm, norm, pos, weights) = _HDR.unpack_from(data, 0)
+     qkv_bias, tie, final_norm, norm, pos, weights, proj_bias, gelu) = _HDR.unpack_from(data, 0)
     if magic != MAGIC:
         raise FormatError(f"{path}: not an ngpt checkpoint (magic {magic!r})")
     if version not in (VERSION, VERSION_BYTES):
@@ -560,15 +569,18 @@ def read_ngpt(path, quantized=None):
     got = xxh3_64(data[:file_bytes - 8])
     if got != want:
         raise FormatError(f"{path}: checksum mismatch (stored {want:016x}, computed {got:016x})")
-    if max(qkv_bias, tie, final_norm) > 1 or weights > 2 or norm >= len(NORMS) or pos >= len(POSITIONS):
+    if max(qkv_bias, tie, final_norm, proj_bias) > 1 or weights > 2 or norm >= len(NORMS) \
+            or pos >= len(POSITIONS) or gelu >= len(GELUS):
         raise FormatError(f"{path}: unknown model variant (qkv_bias={qkv_bias} tie_lm_head={tie} "
-                          f"final_norm={final_norm} norm={norm} pos={pos} weights={weights})")
+                          f"final_norm={final_norm} norm={norm} pos={pos} weights={weights} "
+                          f"proj_bias={proj_bias} gelu={gelu})")
     if header_bytes % 64 or header_bytes < 128 + 128 * n_t + 64 * n_m or header_bytes > file_bytes - 8:
         raise FormatError(f"{path}: bad header_bytes {header_bytes}")
     # the shortest decimal that rounds to the stored float32 (0.1, not 0.10000000149)
     f32 = lambda x: float(str(np.float32(x)))  # noqa: E731
     cfg = ModelConfig(V, T, C, L, H, d_ff, f32(dropout), f32(theta), bool(qkv_bias), bool(tie),
-                      bool(final_norm), NORMS[norm], POSITIONS[pos]).validate()
+                      bool(final_norm), NORMS[norm], POSITIONS[pos], bool(proj_bias),
+                      GELUS[gelu]).validate()
     tensors = {}
     for i in range(n_t):
         name, dtype, ndim, s0, s1, s2, s3, off, nbytes = _TENSOR.unpack_from(data, 128 + 128 * i)

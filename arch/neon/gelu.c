@@ -1,7 +1,8 @@
-/* gelu.c — NEON GELU forward, forward with derivative, and backward product, bit-identical to the reference:
- * the same operations per element in the same order, erf/exp from SLEEF's
- * finz vector functions (neon_erff, neon_expf: the bits of the scalar finz
- * ones the reference calls); 4 elements a block (gelu_bwd: 8), the tail
+/* gelu.c — NEON GELU forward, forward with derivative, backward product,
+ * and the tanh form (gelu=tanh), bit-identical to the reference: the same
+ * operations per element in the same order, erf/exp/tanh from SLEEF's finz
+ * vector functions (neon_erff, neon_expf, neon_tanhf: the bits of the scalar
+ * finz ones the reference calls); 4 elements a block (gelu_bwd: 8), the tail
  * runs the reference. Same shape as arch/avx2/gelu.c. ARMv7: a block that flushed
  * (a tiny or very large x, whose erf or exp meets a subnormal inside SLEEF)
  * is recomputed by the reference before it is stored (kernels_neon.h, "the
@@ -83,4 +84,60 @@ void ngpt_f32_gelu_bwd__neon(float *dx, const float *g, const float *dy, size_t 
         vst1q_f32(dx + i + 4, d1);
     }
     ngpt_f32_gelu_bwd_ref(dx + i, g + i, dy + i, n - i);
+}
+
+/* The tanh form (gelu=tanh): tanh's argument u of 4 elements. */
+static inline float32x4_t tanh_arg(float32x4_t v)
+{
+    const float32x4_t cube = vmulq_f32(vmulq_f32(v, v), v);
+    return vmulq_f32(vdupq_n_f32(0.7978845608028654f),
+                     vaddq_f32(v, vmulq_f32(vdupq_n_f32(0.044715f), cube)));
+}
+
+/* 4 elements a block, x read again after the tanh call (as gelu_fwd). */
+void ngpt_f32_gelu_tanh_fwd__neon(float *y, const float *x, size_t n)
+{
+    const float32x4_t half = vdupq_n_f32(0.5f), one = vdupq_n_f32(1.0f);
+    neon_flags_clear();
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t t = neon_tanhf(tanh_arg(vld1q_f32(x + i)));
+        NEON_ORDER();
+        const float32x4_t yi = vmulq_f32(vmulq_f32(half, vld1q_f32(x + i)), vaddq_f32(one, t));
+        if (neon_flushed1(yi)) {
+            ngpt_f32_gelu_tanh_fwd_ref(y + i, x + i, 4);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(y + i, yi);
+    }
+    ngpt_f32_gelu_tanh_fwd_ref(y + i, x + i, n - i);
+}
+
+void ngpt_f32_gelu_tanh_fwd_grad__neon(float *y, float *g, const float *x, size_t n)
+{
+    const float32x4_t half = vdupq_n_f32(0.5f), one = vdupq_n_f32(1.0f);
+    const float32x4_t k = vdupq_n_f32(0.7978845608028654f), c3 = vdupq_n_f32(0.134145f);
+    const float32x4_t lo = vdupq_n_f32(-10.0f), hi = vdupq_n_f32(10.0f);
+    neon_flags_clear();
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t t = neon_tanhf(tanh_arg(vld1q_f32(x + i)));
+        NEON_ORDER();
+        const float32x4_t v = vld1q_f32(x + i);
+        const float32x4_t cl = vminq_f32(vmaxq_f32(v, lo), hi);
+        const float32x4_t du = vmulq_f32(k, vfmaq_f32(one, c3, vmulq_f32(cl, cl)));
+        const float32x4_t hv = vmulq_f32(half, v), t1 = vaddq_f32(one, t);
+        const float32x4_t sech2 = vfmsq_f32(one, t, t);
+        const float32x4_t yi = vmulq_f32(hv, t1);
+        const float32x4_t gi = vfmaq_f32(vmulq_f32(half, t1), vmulq_f32(hv, sech2), du);
+        if (neon_flushed2(yi, gi)) {
+            ngpt_f32_gelu_tanh_fwd_grad_ref(y + i, g + i, x + i, 4);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(y + i, yi);
+        vst1q_f32(g + i, gi);
+    }
+    ngpt_f32_gelu_tanh_fwd_grad_ref(y + i, g + i, x + i, n - i);
 }

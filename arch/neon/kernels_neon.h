@@ -127,11 +127,13 @@ static inline void neon_store16(float *p, float32x4_t a, float32x4_t b, float32x
 #if defined(__aarch64__)
 #define neon_expf Sleef_finz_expf4_u10advsimd
 #define neon_erff Sleef_finz_erff4_u10advsimd
+#define neon_tanhf Sleef_finz_tanhf4_u10advsimd
 static inline float32x4_t neon_div(float32x4_t a, float32x4_t b) { return vdivq_f32(a, b); }
 static inline float32x4_t neon_sqrt(float32x4_t a) { return vsqrtq_f32(a); }
 #else
 #define neon_expf Sleef_finz_expf4_u10neonvfpv4
 #define neon_erff Sleef_finz_erff4_u10neonvfpv4
+#define neon_tanhf Sleef_finz_tanhf4_u10neonvfpv4
 /* lane l of a / b and sqrt of lane l on the VFP unit, which works on the
  * lanes in place (s registers are the lanes of q0-q7): no trip through
  * memory. */

@@ -2,6 +2,7 @@
 #include <sleef.h>
 #include <xxhash.h>
 
+#include "base/fpmode.h"
 #include "ngpt.h"
 
 #define NGPT_STR2(x) #x
@@ -35,6 +36,7 @@
 
 const char *ngpt_build_info(void)
 {
+    NGPT_FPMODE_SCOPE;
     return "ngpt " NGPT_STR(NGPT_VERSION_MAJOR) "." NGPT_STR(NGPT_VERSION_MINOR) "."
            NGPT_STR(NGPT_VERSION_PATCH) " kernels=" NGPT_ARCH_NAME " target=" NGPT_TARGET
            " sleef=" NGPT_STR(SLEEF_VERSION_MAJOR) "." NGPT_STR(SLEEF_VERSION_MINOR) "."

@@ -6,11 +6,19 @@
  * audio or game engine with FTZ/DAZ on, or a process that loaded a library
  * built with -ffast-math (crtfastmath sets FTZ/DAZ at startup).
  *
- * Every public function that computes in floating point starts its body
- * with NGPT_FPMODE_SCOPE: it saves the calling thread's register, sets the
- * library's mode, and on every return puts the caller's register back
- * exactly (control bits and status flags). The pool's threads set the mode
- * once when they start (ngpt_fpmode_set_library). Nesting is harmless.
+ * Every function include/ngpt.h declares starts its body with
+ *     NGPT_FPMODE_SCOPE;
+ * as its first line, whether or not it computes today: it saves the calling
+ * thread's register, sets the library's mode, and on every return puts the
+ * caller's register back exactly (control bits and status flags). One rule
+ * with no exceptions, because "does not compute" does not stay true (a
+ * function gains a callee that quantizes, as ngpt_checkpoint_load did) and
+ * is hard to see (under DAZ even a float comparison depends on the mode).
+ * tests/test_fpmode_scope.sh fails when a declared function's definition
+ * does not start with it, naming the file and line; tests/test_fpmode.c
+ * calls every declared function in two hostile modes. The pool's threads
+ * set the mode once when they start (ngpt_fpmode_set_library). Nesting is
+ * harmless; a call costs a register read and one or two writes.
  *
  * Elsewhere (another architecture) only the rounding mode is set, through
  * <fenv.h>. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/fpmode.h"
 
 static _Thread_local char last_error[512];
 static ngpt_abort_fn abort_fn;
@@ -11,6 +12,7 @@ static void *abort_user;
 
 const char *ngpt_status_string(ngpt_status status)
 {
+    NGPT_FPMODE_SCOPE;
     static const char *const names[NGPT_STATUS_COUNT] = {
         [NGPT_OK] = "ok",
         [NGPT_ERR_NULL_ARG] = "null argument",
@@ -38,7 +40,11 @@ const char *ngpt_status_string(ngpt_status status)
     return names[status];
 }
 
-const char *ngpt_last_error(void) { return last_error; }
+const char *ngpt_last_error(void)
+{
+    NGPT_FPMODE_SCOPE;
+    return last_error;
+}
 
 ngpt_status ngpt_prefixed(const char *fn, ngpt_status status)
 {
@@ -66,6 +72,7 @@ ngpt_status ngpt_fail(ngpt_status status, const char *fmt, ...)
 
 void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user)
 {
+    NGPT_FPMODE_SCOPE;
     abort_fn = fn;
     abort_user = user;
 }

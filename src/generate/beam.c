@@ -23,6 +23,15 @@
 #include "model/model.h"
 #include "model/kv.h"
 
+/* One candidate of a step: continue beam `beam` with token `tok`. The plan
+ * carves 2W of them (plan.beam.cand, NGPT_BEAM_CAND_BYTES each). */
+typedef struct ngpt_beam_cand {
+    float score;                /* beam score + log p(tok) */
+    float z;                    /* the token's logit (tie-break: width 1 == greedy) */
+    int32_t beam, tok;
+} ngpt_beam_cand;
+_Static_assert(sizeof(ngpt_beam_cand) == NGPT_BEAM_CAND_BYTES, "runtime/plan.h sizes a candidate");
+
 static bool cand_before(const ngpt_beam_cand *a, const ngpt_beam_cand *b)
 {
     if (a->score != b->score) return a->score > b->score;

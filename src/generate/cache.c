@@ -25,6 +25,7 @@ static ngpt_status check_slot(const ngpt_context *ctx, int32_t slot, const char 
 
 ngpt_status ngpt_cache_clear(ngpt_context *ctx, int32_t slot)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_status st = need_cache(ctx, "ngpt_cache_clear");
     if (st) return st;
     if (slot != -1 && (st = check_slot(ctx, slot, "ngpt_cache_clear"))) return st;
@@ -34,6 +35,7 @@ ngpt_status ngpt_cache_clear(ngpt_context *ctx, int32_t slot)
 
 ngpt_status ngpt_cache_len(const ngpt_context *ctx, int32_t slot, int32_t *len)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_status st = need_cache(ctx, "ngpt_cache_len");
     if (st) return st;
     if (!len) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_len: NULL len");
@@ -45,6 +47,7 @@ ngpt_status ngpt_cache_len(const ngpt_context *ctx, int32_t slot, int32_t *len)
 ngpt_status ngpt_cache_tokens(const ngpt_context *ctx, int32_t slot, const int32_t **tokens,
                               int32_t *len)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_status st = need_cache(ctx, "ngpt_cache_tokens");
     if (st) return st;
     if (!tokens || !len) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_tokens: NULL argument");
@@ -56,6 +59,7 @@ ngpt_status ngpt_cache_tokens(const ngpt_context *ctx, int32_t slot, const int32
 
 ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_status st = need_cache(ctx, "ngpt_cache_copy");
     if (st) return st;
     if ((st = check_slot(ctx, dst, "ngpt_cache_copy"))) return st;
@@ -66,6 +70,7 @@ ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src)
 
 ngpt_status ngpt_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_status st = need_cache(ctx, "ngpt_cache_shift");
     if (st) return st;
     if ((st = check_slot(ctx, slot, "ngpt_cache_shift"))) return st;

@@ -17,6 +17,7 @@
 
 ngpt_generate_config ngpt_generate_config_default(void)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_generate_config g = {.sampler = ngpt_sampler_default(), .max_tokens = 256,
                               .end_token = -1, .stop = NULL, .n_stop = 0,
                               .context_mode = NGPT_CONTEXT_EXACT,
@@ -27,6 +28,7 @@ ngpt_generate_config ngpt_generate_config_default(void)
 
 const char *ngpt_stop_reason_string(ngpt_stop_reason r)
 {
+    NGPT_FPMODE_SCOPE;
     switch (r) {
     case NGPT_STOP_NONE: return "none";
     case NGPT_STOP_MAX_TOKENS: return "max tokens";
@@ -83,6 +85,14 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
     if (gc->beam_width < 0)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN "beam_width must be >= 0 (0 = sampling), got %d",
                          (int)gc->beam_width);
+    const ngpt_sampler *sm = &gc->sampler;
+    if (gc->beam_width >= 1 &&
+        (sm->temperature != 1.0f || sm->top_k != 0 || sm->top_p != 1.0f || sm->min_p != 0.0f))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "beam search scores every token by its log "
+                         "probability: temperature, top_k, top_p and min_p do not apply to it "
+                         "(got %g, %d, %g, %g); leave them at 1, 0, 1, 0, or sample "
+                         "(beam_width 0)", (double)sm->temperature, (int)sm->top_k,
+                         (double)sm->top_p, (double)sm->min_p);
     if (gc->beam_width > ctx->shape.batch)
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "beam width %d needs a context planned with "
                          "batch >= %d (it has %d)", (int)gc->beam_width, (int)gc->beam_width,

@@ -13,6 +13,7 @@
 
 ngpt_sampler ngpt_sampler_default(void)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_sampler s = {.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f,
                       .repeat_penalty = 1.0f, .repeat_window = 0, .banned = NULL,
                       .n_banned = 0, .logit_bias = NULL, .seed = 0};
@@ -21,6 +22,7 @@ ngpt_sampler ngpt_sampler_default(void)
 
 ngpt_status ngpt_sampler_validate(const ngpt_sampler *s, int32_t V)
 {
+    NGPT_FPMODE_SCOPE;
     if (!s) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_sampler_validate: NULL sampler");
     return ngpt_prefixed("ngpt_sampler_validate", ngpt_sampler_check(s, V));
 }

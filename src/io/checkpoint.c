@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "io/checkpoint.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
@@ -29,6 +30,7 @@ void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MOD
     b[BLOCK_FLAGS + 2] = c->final_norm;
     b[BLOCK_FLAGS + 3] = (unsigned char)c->norm, b[BLOCK_FLAGS + 4] = (unsigned char)c->pos;
     b[BLOCK_FLAGS + 5] = (unsigned char)c->weights;
+    b[BLOCK_FLAGS + 6] = c->proj_bias, b[BLOCK_FLAGS + 7] = (unsigned char)c->gelu;
 }
 
 static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
@@ -40,16 +42,21 @@ static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
     c->n_layers = ints[3], c->n_heads = ints[4], c->d_ff = ints[5];
     memcpy(&c->dropout, b + BLOCK_DROPOUT, 4);
     memcpy(&c->rope_theta, b + BLOCK_THETA, 4);
-    for (int i = 0; i < 3; i++)
+    static const int bools[] = {0, 1, 2, 6};  /* qkv_bias tie_lm_head final_norm proj_bias */
+    for (int j = 0; j < 4; j++) {
+        const int i = bools[j];
         if (b[BLOCK_FLAGS + i] > 1)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "config flag byte %d of %s is %u, not "
                                   "0 or 1", NGPT_CKPT_MODEL_BLOCK + BLOCK_FLAGS + i, r->src,
                                   b[BLOCK_FLAGS + i]);
+    }
     c->qkv_bias = b[BLOCK_FLAGS], c->tie_lm_head = b[BLOCK_FLAGS + 1];
     c->final_norm = b[BLOCK_FLAGS + 2];
     c->norm = (ngpt_norm_placement)b[BLOCK_FLAGS + 3];
     c->pos = (ngpt_pos_encoding)b[BLOCK_FLAGS + 4];
     c->weights = (ngpt_weights)b[BLOCK_FLAGS + 5];
+    c->proj_bias = b[BLOCK_FLAGS + 6];
+    c->gelu = (ngpt_gelu)b[BLOCK_FLAGS + 7];
     ngpt_status st = ngpt_config_check(c);
     if (st) {
         char why[400];
@@ -252,6 +259,7 @@ static void model_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 
 ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_save: NULL argument");
     unsigned char block[NGPT_CKPT_MODEL_BYTES];
     ngpt_ckpt_config_encode(&ctx->cfg, block);
@@ -273,6 +281,7 @@ static ngpt_status read_config(const char *path, const void *data, size_t size, 
 
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
 {
+    NGPT_FPMODE_SCOPE;
     if (!data || !cfg)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config_mem: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_config_mem", read_config(NULL, data, size, cfg));
@@ -280,6 +289,7 @@ ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_confi
 
 ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
 {
+    NGPT_FPMODE_SCOPE;
     if (!path || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_config", read_config(path, NULL, 0, cfg));
 }
@@ -349,6 +359,7 @@ static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, s
 
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !data)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_load_mem", load(ctx, NULL, data, size));
@@ -356,6 +367,7 @@ ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t
 
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load: NULL argument");
     return ngpt_prefixed("ngpt_checkpoint_load", load(ctx, path, NULL, 0));
 }

@@ -3,12 +3,14 @@
  * reads) and reading the one a checkpoint carries. */
 #include <stdio.h>
 
+#include "base/fpmode.h"
 #include "io/checkpoint.h"
 #include "io/tok_tensor.h"
 #include "tokenizer/tokenizer.h"
 
 ngpt_status ngpt_context_tokenizer_set(ngpt_context *ctx, const ngpt_tokenizer *tok)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_tokenizer_set: NULL context");
     if (tok && tok->n_tokens != ctx->cfg.vocab_size)
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "ngpt_context_tokenizer_set: the tokenizer "
@@ -21,6 +23,7 @@ ngpt_status ngpt_context_tokenizer_set(ngpt_context *ctx, const ngpt_tokenizer *
 
 ngpt_status ngpt_context_tokenizer(const ngpt_context *ctx, const ngpt_tokenizer **tok)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_tokenizer: NULL argument");
     *tok = ctx->tokenizer;
     return NGPT_OK;
@@ -49,6 +52,7 @@ static ngpt_status read_tokenizer(const char *path, const void *data, size_t siz
 
 ngpt_status ngpt_checkpoint_tokenizer(const char *path, ngpt_tokenizer **tok)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_tokenizer: NULL argument");
     *tok = NULL;
     if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_tokenizer: NULL argument");
@@ -57,6 +61,7 @@ ngpt_status ngpt_checkpoint_tokenizer(const char *path, ngpt_tokenizer **tok)
 
 ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_tokenizer **tok)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_tokenizer_mem: NULL argument");
     *tok = NULL;
     if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_tokenizer_mem: NULL argument");

@@ -1,29 +1,82 @@
-/* acts.c — one layer's view of the activations (acts.h). */
+/* acts.c — the activations as the wiring sees them (acts.h), and in infer
+ * mode which of them share a buffer. */
+#include <string.h>
+
 #include "model/acts.h"
+
+/* Inference keeps nothing for a backward, so a layer's buffers are shared
+ * by values that are never live at once, in the order the wiring
+ * (model/forward.c, block) makes them:
+ *   - plan.qkv, sized by the plan as the widest of them (B,T,max(3C,d_ff)):
+ *     qkv; then, dead after attention, the projection's output (pre-norm;
+ *     post-norm has its own branch, which its second sum needs while fc2
+ *     runs); then, dead after the residual sum, fc1 and GELU in place
+ *     (hidden), read by fc2;
+ *   - plan.ln_out: ln1's output, dead once qkv is made; then the attention
+ *     output, dead after proj; then ln2's output, read by fc1; then (pre-norm)
+ *     fc2's output, whose input is in plan.qkv; and ln_f's output;
+ *   - plan.x: the residual stream, updated in place (res1 = x_in = x_out);
+ *   - post-norm's second sum (res2) takes the branch (fc2 wrote mlp_out).
+ * Between passes model/kv.c borrows plan.qkv too (ngpt_kv_reorder). */
+static bool infer(const ngpt_context *ctx) { return ctx->shape.mode == NGPT_MODE_INFER; }
 
 ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
 {
     const ngpt_plan *p = &ctx->plan;
-    const bool train = ctx->shape.mode == NGPT_MODE_TRAIN;
     const size_t C = (size_t)ctx->cfg.d_model, F = (size_t)ctx->cfg.d_ff;
     const size_t H = (size_t)ctx->cfg.n_heads;
+    const bool post = ctx->cfg.norm == NGPT_NORM_POST;
     /* Per-layer strides use the planned shape so regions never overlap; the
      * data inside is packed for the actual (B, T). */
     const size_t BT = (size_t)ctx->shape.batch * (size_t)ctx->shape.seq;
-    const size_t li = train ? (size_t)layer : 0;
     ngpt_layer_acts a;
-    a.x_in = p->x + (train ? (size_t)layer : 0) * BT * C;
-    a.x_out = p->x + (train ? (size_t)layer + 1 : 0) * BT * C;
-    a.ln1_mean = p->ln_mean + li * 2 * BT;
-    a.ln2_mean = a.ln1_mean + BT;
-    a.ln1_rstd = p->ln_rstd + li * 2 * BT;
-    a.ln2_rstd = a.ln1_rstd + BT;
-    a.qkv = p->qkv + li * BT * 3 * C;
     a.att = p->att ? p->att + (size_t)layer * BT * H * (size_t)ctx->shape.seq : NULL;
-    a.atty = p->atty + li * BT * C;
-    a.res1 = p->res1 + li * BT * C;
-    a.res2 = p->res2 ? p->res2 + li * BT * C : NULL;
-    a.fc1 = p->fc1 + li * BT * F;
-    a.mlp_out = !train && ctx->cfg.norm == NGPT_NORM_PRE ? p->ln_out : p->branch;
+    a.ln_out = p->ln_out;
+    if (infer(ctx)) {
+        a.x_in = a.x_out = a.res1 = p->x;
+        a.ln1_mean = p->ln_mean;
+        a.ln1_rstd = p->ln_rstd;
+        a.qkv = p->qkv;
+        a.atty = p->ln_out;
+        a.branch = post ? p->branch : p->qkv;
+        a.res2 = post ? p->branch : NULL;
+        a.fc1 = a.hidden = p->qkv;
+        a.mlp_out = post ? p->branch : p->ln_out;
+    } else {
+        const size_t l = (size_t)layer;
+        a.x_in = p->x + l * BT * C;
+        a.x_out = p->x + (l + 1) * BT * C;
+        a.ln1_mean = p->ln_mean + l * 2 * BT;
+        a.ln1_rstd = p->ln_rstd + l * 2 * BT;
+        a.qkv = p->qkv + l * BT * 3 * C;
+        a.atty = p->atty + l * BT * C;
+        a.branch = p->branch;
+        a.res1 = p->res1 + l * BT * C;
+        a.res2 = p->res2 ? p->res2 + l * BT * C : NULL;
+        a.fc1 = p->fc1 + l * BT * F;
+        a.hidden = p->hidden;
+        a.mlp_out = p->branch;
+    }
+    a.ln2_mean = a.ln1_mean + BT;
+    a.ln2_rstd = a.ln1_rstd + BT;
     return a;
 }
+
+float *ngpt_acts_lnf(const ngpt_context *ctx)
+{
+    return infer(ctx) ? ctx->plan.ln_out : ctx->plan.lnf;
+}
+
+float *ngpt_acts_positions(const ngpt_context *ctx)
+{
+    /* before the first layer, when nothing else is live but x */
+    return ngpt_layer_acts_get(ctx, 0).branch;
+}
+
+#ifdef NGPT_POISON_SHARED
+void ngpt_acts_handover(float *buf, size_t n)
+{
+    const uint32_t nan = 0x7fc0dead;        /* a quiet NaN, recognisable in a debugger */
+    for (size_t i = 0; i < n; i++) memcpy(buf + i, &nan, sizeof nan);
+}
+#endif

@@ -65,7 +65,7 @@ ngpt_status ngpt_model_backward(ngpt_context *ctx)
 }
 
 /* The attention sublayer's backward from dy = d(its residual sum): dropout,
- * proj, attention, [RoPE], [qkv bias], qkv; d(qkv's input) lands in g_ln.
+ * proj [and its bias], attention, [RoPE], [qkv bias], qkv; d(qkv's input) lands in g_ln.
  * attn_in is qkv's input: ln_out (pre-norm: ln1's output, recomputed here
  * once ln_out's d(atty) is used) or x_in (post-norm). */
 static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int B, int T,
@@ -79,16 +79,21 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_ATTN_OUT);
     ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->proj_w), p->bwd.g_branch, a->atty,
                               rows, C, C);
+    ngpt_acts_handover(p->ln_out, BT * C);     /* the layers' shared buffers change hands */
+    if (ctx->cfg.proj_bias)
+        ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->proj_b), p->bwd.g_branch, BT, C);
     ngpt_op_linear_bwd_input(ctx, p->ln_out, p->bwd.g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
                              rows, C, C);
     attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,3C) */
     if (ctx->cfg.pos == NGPT_POS_ROPE) ngpt_op_rope(ctx, p->bwd.g_qkv, B, T, NULL, true);
     if (ctx->cfg.qkv_bias)
         ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_b), p->bwd.g_qkv, BT, 3 * C);
-    if (attn_in == p->ln_out)   /* pre-norm: ln1's output, recomputed over d(atty) */
+    if (attn_in == p->ln_out) {     /* pre-norm: ln1's output, recomputed over d(atty) */
+        ngpt_acts_handover(p->ln_out, BT * C);
         ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a->x_in,
                               ngpt_block_ptr(lay, W, l, lay->ln1_w),
                               ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
+    }
     ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_w), p->bwd.g_qkv, attn_in, rows,
                               C, 3 * C);
     ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, p->bwd.g_qkv, ngpt_block_ptr(lay, W, l, lay->qkv_w), rows,
@@ -96,7 +101,7 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
 }
 
 /* The MLP sublayer's backward from dy = d(its residual sum): dropout, fc2,
- * GELU, fc1 over its input (recomputed into ln_out by the caller);
+ * GELU (exact or tanh), fc1 over its input (recomputed into ln_out by the caller);
  * d(that input) lands in g_ln. */
 static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int rows,
                              const float *dy)
@@ -109,9 +114,13 @@ static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l,
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
 #define GB(field) ngpt_block_ptr(lay, G, l, lay->field)     /* and its gradient */
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_MLP_OUT);
-    ngpt_op_gelu_fwd_grad(ctx, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F);  /* recomputed (BT,F) */
+    ngpt_acts_handover(p->hidden, BT * F);
+    const ngpt_gelu_fwd_grad_fn act_grad = ctx->cfg.gelu == NGPT_GELU_TANH
+                                               ? ctx->k->gelu_tanh_fwd_grad : ctx->k->gelu_fwd_grad;
+    ngpt_op_gelu_fwd_grad(ctx, act_grad, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F); /* recomputed (BT,F) */
     ngpt_op_linear_bwd_weight(ctx, GB(fc2_w), p->bwd.g_branch, p->hidden, rows, F, C);
     ngpt_op_colsum_acc(ctx, GB(fc2_b), p->bwd.g_branch, BT, C);
+    ngpt_acts_handover(p->hidden, BT * F);     /* GELU's output is dead: d(hidden) */
     ngpt_op_linear_bwd_input(ctx, p->hidden, p->bwd.g_branch, WB(fc2_w), rows, F, C);
     ngpt_op_gelu_bwd(ctx, p->hidden, p->bwd.gelu_grad, p->hidden, BT * F);  /* dfc1 (BT,F) */
     ngpt_op_linear_bwd_weight(ctx, GB(fc1_w), p->hidden, p->ln_out, rows, C, F);
@@ -133,6 +142,7 @@ static void pre_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)
 #define GB(field) ngpt_block_ptr(lay, G, l, lay->field)
     /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
+    ngpt_acts_handover(p->ln_out, BT * C);
     ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln2_w), WB(ln2_b), BT, C);
     mlp_sublayer_bwd(ctx, &a, l, (int)BT, p->bwd.g_res);
     ngpt_op_layernorm_bwd(ctx, p->bwd.g_res, GB(ln2_w), GB(ln2_b), p->bwd.g_ln, a.res1, a.ln2_mean,
@@ -164,6 +174,7 @@ static void post_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
     ngpt_op_layernorm_bwd(ctx, p->bwd.g_ln, GB(ln2_w), GB(ln2_b), p->bwd.g_res, a.res2, a.ln2_mean,
                           a.ln2_rstd, WB(ln2_w), BT, C);
     memcpy(p->bwd.g_res, p->bwd.g_ln, n * sizeof(float));                      /* d(res2) */
+    ngpt_acts_handover(p->ln_out, BT * C);
     ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln1_w), WB(ln1_b), BT, C);
     mlp_sublayer_bwd(ctx, &a, l, (int)BT, p->bwd.g_res);
     ngpt_op_add(ctx, p->bwd.g_res, p->bwd.g_res, p->bwd.g_ln, n);                   /* d(y1) */
@@ -221,6 +232,7 @@ void ngpt_model_backward_unchecked(ngpt_context *ctx)
 
 ngpt_status ngpt_grads_zero(ngpt_context *ctx)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_zero: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_zero: the context was planned for "
@@ -237,6 +249,7 @@ void ngpt_grads_zero_unchecked(ngpt_context *ctx)
 
 ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !grads || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_data: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)

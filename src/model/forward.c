@@ -6,7 +6,8 @@
  *   Block: x = x + drop(Attn(ln1(x)));  x = x + drop(MLP(ln2(x)))
  *
  * The variants (ngpt_config) change parts of it: [+ pos table] after tok_emb,
- * post-norm blocks, a bias on qkv, no ln_f, an untied lm_head (lay.lm_head).
+ * post-norm blocks, a bias on qkv and on proj, GELU's tanh form, no ln_f, an
+ * untied lm_head (lay.lm_head).
  */
 #include <math.h>
 #include <string.h>
@@ -105,14 +106,17 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
 static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
                         const float *w, const float *bias, int rows, int in, int out, float *gelu)
 {
+    /* the MLP's activation: exact (erf) or GPT-2's tanh form */
+    const ngpt_gelu_fwd_fn act =
+        ctx->cfg.gelu == NGPT_GELU_TANH ? ctx->k->gelu_tanh_fwd : ctx->k->gelu_fwd;
     if (ngpt_linear_dtype(&ctx->cfg, which) == NGPT_DTYPE_Q4)
-        ngpt_op_linear_q4(ctx, y, x, ngpt_weights_q4(ctx, l, which), bias, rows, in, out, gelu);
+        ngpt_op_linear_q4(ctx, y, x, ngpt_weights_q4(ctx, l, which), bias, rows, in, out, act, gelu);
     else if (ctx->cfg.weights != NGPT_WEIGHTS_F32)
-        ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out, gelu);
+        ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out, act, gelu);
     else if (ctx->run.weights_packed)
-        ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, gelu);
+        ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, act, gelu);
     else
-        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, gelu);
+        ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, act, gelu);
 }
 
 /* A Linear without GELU; linear_gelu also writes gelu = GELU(y) in the
@@ -143,43 +147,56 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
 
     /* attention sublayer: [ln1] (BT,C) -> qkv (BT,3C) [+ bias] -> [RoPE on q,k]
-     * -> attention (R,C) -> proj (R,C) -> dropout -> + residual */
+     * -> attention (R,C) -> proj (R,C) [+ bias] -> dropout -> + residual */
+    /* each buffer shared in inference (acts.h) is handed over before it is written */
     const float *attn_in = a.x_in;
     if (!post) {
-        ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean, a.ln1_rstd, a.x_in, WB(ln1_w),
+        ngpt_acts_handover(a.ln_out, BT * C);
+        ngpt_op_layernorm_fwd(ctx, a.ln_out, a.ln1_mean, a.ln1_rstd, a.x_in, WB(ln1_w),
                               WB(ln1_b), BT, C);
-        attn_in = p->ln_out;
+        attn_in = a.ln_out;
     }
+    ngpt_acts_handover(a.qkv, BT * 3 * C);
     linear(ctx, l, NGPT_LINEAR_QKV, a.qkv, attn_in, WB(qkv_w),
            ctx->cfg.qkv_bias ? WB(qkv_b) : NULL, (int)BT, C, 3 * C);
     if (ctx->cfg.pos == NGPT_POS_ROPE)
         ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? ngpt_kv_lens(ctx, ps->slot0) : NULL, false);
-    attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
     float *atty = a.atty + r0 * C, *res1 = a.res1 + r0 * C;
+    ngpt_acts_handover(atty, R * C);
+    attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
     const float *x_in = a.x_in + r0 * C;
-    linear(ctx, l, NGPT_LINEAR_PROJ, p->branch, atty, WB(proj_w), NULL, (int)R, C, C);
-    if (dropping) drop(ctx, p->branch, BT * C, l, NGPT_SITE_ATTN_OUT);
-    ngpt_op_add(ctx, res1, x_in, p->branch, R * C);
+    ngpt_acts_handover(a.branch, R * C);
+    linear(ctx, l, NGPT_LINEAR_PROJ, a.branch, atty, WB(proj_w),
+           ctx->cfg.proj_bias ? WB(proj_b) : NULL, (int)R, C, C);
+    if (dropping) drop(ctx, a.branch, BT * C, l, NGPT_SITE_ATTN_OUT);
+    ngpt_op_add(ctx, res1, x_in, a.branch, R * C);
     /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual;
      * pre-norm: ln2(res1), residual res1; post-norm: ln1(res1) is both, and ln2
      * normalises the sum */
+    ngpt_acts_handover(a.ln_out, R * C);
     if (post)
-        ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln1_mean + r0, a.ln1_rstd + r0, res1,
+        ngpt_op_layernorm_fwd(ctx, a.ln_out, a.ln1_mean + r0, a.ln1_rstd + r0, res1,
                               WB(ln1_w), WB(ln1_b), R, C);
     else
-        ngpt_op_layernorm_fwd(ctx, p->ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
+        ngpt_op_layernorm_fwd(ctx, a.ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
                               WB(ln2_w), WB(ln2_b), R, C);
-    linear_gelu(ctx, l, NGPT_LINEAR_FC1, a.fc1, p->ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F,
-                p->hidden);
-    linear(ctx, l, NGPT_LINEAR_FC2, a.mlp_out, p->hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
+    ngpt_acts_handover(a.fc1, R * F);
+    ngpt_acts_handover(a.hidden, R * F);
+    linear_gelu(ctx, l, NGPT_LINEAR_FC1, a.fc1, a.ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F,
+                a.hidden);
+    ngpt_acts_handover(a.mlp_out, R * C);
+    linear(ctx, l, NGPT_LINEAR_FC2, a.mlp_out, a.hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
     if (dropping) drop(ctx, a.mlp_out, BT * C, l, NGPT_SITE_MLP_OUT);
+    float *x_out = a.x_out + r0 * C;
+    if (x_out != res1) ngpt_acts_handover(x_out, R * C);   /* (inference: in place) */
     if (post) {
         float *res2 = a.res2 + r0 * C;
-        ngpt_op_add(ctx, res2, p->ln_out, a.mlp_out, R * C);
-        ngpt_op_layernorm_fwd(ctx, a.x_out + r0 * C, a.ln2_mean + r0, a.ln2_rstd + r0, res2,
+        if (res2 != a.mlp_out + r0 * C) ngpt_acts_handover(res2, R * C);
+        ngpt_op_add(ctx, res2, a.ln_out, a.mlp_out, R * C);
+        ngpt_op_layernorm_fwd(ctx, x_out, a.ln2_mean + r0, a.ln2_rstd + r0, res2,
                               WB(ln2_w), WB(ln2_b), R, C);
     } else {
-        ngpt_op_add(ctx, a.x_out + r0 * C, res1, a.mlp_out, R * C);
+        ngpt_op_add(ctx, x_out, res1, a.mlp_out, R * C);
     }
 #undef WB
 }
@@ -197,8 +214,10 @@ static void add_positions(ngpt_context *ctx, const ngpt_pass *ps, float *x)
     }
     const float *table = ctx->cfg.pos == NGPT_POS_LEARNED ? p->params + ctx->lay.pos_emb
                                                           : p->pos_table;
-    ngpt_op_embed(ctx, p->branch, table, p->pos_ids, BT, ctx->cfg.d_model);
-    ngpt_op_add(ctx, x, x, p->branch, BT * (size_t)ctx->cfg.d_model);
+    float *rows = ngpt_acts_positions(ctx);
+    ngpt_acts_handover(rows, BT * (size_t)ctx->cfg.d_model);
+    ngpt_op_embed(ctx, rows, table, p->pos_ids, BT, ctx->cfg.d_model);
+    ngpt_op_add(ctx, x, x, rows, BT * (size_t)ctx->cfg.d_model);
 }
 
 static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
@@ -232,9 +251,11 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     /* [ln_f] (R,C) -> lm_head (tied: tok_emb): logits (R,V) = x W_head^T */
     const float *head_in = x;
     if (ctx->cfg.final_norm) {
-        ngpt_op_layernorm_fwd(ctx, p->lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w,
+        float *lnf = ngpt_acts_lnf(ctx);
+        ngpt_acts_handover(lnf, R * C);
+        ngpt_op_layernorm_fwd(ctx, lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w,
                               W + lay->lnf_b, R, C);
-        head_in = p->lnf;
+        head_in = lnf;
     }
     linear(ctx, 0, NGPT_LINEAR_LM_HEAD, p->logits, head_in, W + lay->lm_head, NULL, (int)R,
            C, V);

@@ -2,6 +2,7 @@
  * code that writes plan.kv. */
 #include <string.h>
 
+#include "model/acts.h"
 #include "model/kv.h"
 
 /* Writable views of what kv.h's accessors read. */
@@ -97,12 +98,23 @@ static void permute(unsigned char *base, size_t stride, size_t bytes, unsigned c
     }
 }
 
+/* One slot-layer block (Tctx, C) of scratch, between passes: the plan's
+ * own, or, where the plan left it out because it holds one, the qkv buffer
+ * of the activations (model/acts.c), which no pass is using then. */
+static float *reorder_scratch(ngpt_context *ctx)
+{
+    const size_t block = (size_t)ctx->cfg.context_len * (size_t)ctx->cfg.d_model;
+    if (ctx->plan.kv.tmp) return ctx->plan.kv.tmp;
+    ngpt_acts_handover(ctx->plan.qkv, block);
+    return ctx->plan.qkv;
+}
+
 void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_t *work)
 {
     const size_t TC = (size_t)ctx->cfg.context_len, C = (size_t)ctx->cfg.d_model;
     const size_t len = (size_t)ngpt_kv_len(ctx, parent[0]);
     const size_t blk = TC * C * sizeof(float);
-    unsigned char *tmp = (unsigned char *)ctx->plan.kv.tmp;
+    unsigned char *tmp = (unsigned char *)reorder_scratch(ctx);
     for (int l = 0; l < ctx->cfg.n_layers; l++) {
         permute((unsigned char *)keys_at(ctx, l, 0), blk, len * C * sizeof(float), tmp,
                 parent, n, work);

@@ -1,9 +1,11 @@
 /* outputs.c — what the last pass left: its logits, their checksum, and its
  * attention trace (run.pass says which pass that was). */
+#include "base/fpmode.h"
 #include "model/kv.h"
 
 ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !logits) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_logits_data: NULL argument");
     if (!ctx->run.pass.valid)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_logits_data: there are no logits yet; run a "
@@ -15,6 +17,7 @@ ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits)
 ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float **probs,
                            size_t *count)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !probs || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_trace_data: NULL argument");
     if (layer < 0 || layer >= ctx->cfg.n_layers)
@@ -47,6 +50,7 @@ ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float 
 
 ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_logits_checksum: NULL argument");
     if (!ctx->run.pass.valid)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_logits_checksum: there are no logits yet; run "

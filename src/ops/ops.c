@@ -83,23 +83,24 @@ typedef struct gemm_job {
     const float *a, *b, *bias;
     ptrdiff_t a_rs, a_cs, b_rs, b_cs, c_rs;
     float *c;
+    ngpt_gelu_fwd_fn act;       /* the GELU kernel of gelu_part */
     float *gelu;                /* a Linear's GELU of C, or NULL (gelu_part) */
     bool accumulate, by_cols;
 } gemm_job;
 
-/* Rows i0..i0+m-1, columns j0..j0+n-1 of y (row stride rs) through GELU
- * into gelu (the same layout; it may be y): the epilogue a product part
- * runs on its own outputs, so fc1 and its GELU are one job. Elementwise:
- * the same bits as a GELU op after the product. */
-static void gelu_part(const ngpt_kernels *k, float *gelu, const float *y, ptrdiff_t rs, ptrdiff_t i0,
+/* Rows i0..i0+m-1, columns j0..j0+n-1 of y (row stride rs) through the
+ * GELU kernel act into gelu (the same layout; it may be y): the epilogue a
+ * product part runs on its own outputs, so fc1 and its GELU are one job.
+ * Elementwise: the same bits as a GELU op after the product. */
+static void gelu_part(ngpt_gelu_fwd_fn act, float *gelu, const float *y, ptrdiff_t rs, ptrdiff_t i0,
                       int m, ptrdiff_t j0, int n)
 {
     if (!gelu) return;
     if (j0 == 0 && n == rs) {
-        k->gelu_fwd(gelu + i0 * rs, y + i0 * rs, (size_t)m * (size_t)n);
+        act(gelu + i0 * rs, y + i0 * rs, (size_t)m * (size_t)n);
         return;
     }
-    for (int r = 0; r < m; r++) k->gelu_fwd(gelu + (i0 + r) * rs + j0, y + (i0 + r) * rs + j0, (size_t)n);
+    for (int r = 0; r < m; r++) act(gelu + (i0 + r) * rs + j0, y + (i0 + r) * rs + j0, (size_t)n);
 }
 
 /* The work par_for counts for GELU, per element (as for its gradient op). */
@@ -123,17 +124,18 @@ static void gemm_range(void *arg, size_t begin, size_t end, int thread)
     g->k->gemm(m, n, g->kk, g->a + i0 * g->a_rs, g->a_rs, g->a_cs, g->b + j0 * g->b_cs, g->b_rs,
                g->b_cs, g->bias ? g->bias + j0 : NULL, g->c + i0 * g->c_rs + j0, g->c_rs,
                g->accumulate, g->work + (size_t)thread * NGPT_GEMM_WORK_FLOATS);
-    gelu_part(g->k, g->gelu, g->c, g->c_rs, i0, m, j0, n);
+    gelu_part(g->act, g->gelu, g->c, g->c_rs, i0, m, j0, n);
 }
 
 /* ngpt_op_gemm with the GELU epilogue (gelu_part) when gelu is set. */
 static void gemm_run(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdiff_t a_rs,
                      ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
-                     const float *bias, float *c, ptrdiff_t c_rs, bool accumulate, float *gelu)
+                     const float *bias, float *c, ptrdiff_t c_rs, bool accumulate,
+                     ngpt_gelu_fwd_fn act, float *gelu)
 {
     if (m <= 0 || n <= 0) return;
     gemm_job g = {ctx->k, ctx->plan.threads.gemm_work, m, n, k, a, b, bias, a_rs, a_cs, b_rs, b_cs, c_rs,
-                  c, gelu, accumulate, split_columns(ctx, m, n)};
+                  c, act, gelu, accumulate, split_columns(ctx, m, n)};
     const double chain = (k > 0 ? (double)k : 1.0) + (gelu ? GELU_WORK : 0.0);
     const size_t threads = (size_t)ctx->plan.threads.pool->threads;
     if (g.by_cols) {
@@ -162,13 +164,14 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
                   ptrdiff_t a_cs, const float *b, ptrdiff_t b_rs, ptrdiff_t b_cs,
                   const float *bias, float *c, ptrdiff_t c_rs, bool accumulate)
 {
-    gemm_run(ctx, m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate, NULL);
+    gemm_run(ctx, m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, c, c_rs, accumulate, NULL, NULL);
 }
 
 void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
-                    const float *bias, int rows, int in, int out, float *gelu)
+                    const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                    float *gelu)
 {
-    gemm_run(ctx, rows, out, in, x, in, 1, w, 1, in, bias, y, out, false, gelu);
+    gemm_run(ctx, rows, out, in, x, in, 1, w, 1, in, bias, y, out, false, act, gelu);
 }
 
 void ngpt_op_linear_bwd_weight(ngpt_context *ctx, float *dw, const float *dy, const float *x,
@@ -192,7 +195,9 @@ typedef struct packed_job {
     float *work;
     int m, n, kk, nfull;
     const float *a, *wp, *bias;
-    float *c, *gelu;
+    float *c;
+    ngpt_gelu_fwd_fn act;
+    float *gelu;
     bool by_cols;
 } packed_job;
 
@@ -210,7 +215,7 @@ static void packed_part(const packed_job *g, int i0, int m, int j0, int j1, int 
         g->k->gemm(m, j1 - jt, g->kk, a, g->kk, 1, g->wp + (size_t)jt * g->kk, 1, g->kk,
                    g->bias ? g->bias + jt : NULL, c + jt, g->n, false,
                    g->work + (size_t)thread * NGPT_GEMM_WORK_FLOATS);
-    gelu_part(g->k, g->gelu, g->c, g->n, i0, m, j0, j1 - j0);
+    gelu_part(g->act, g->gelu, g->c, g->n, i0, m, j0, j1 - j0);
 }
 
 static void packed_range(void *arg, size_t begin, size_t end, int thread)
@@ -223,11 +228,13 @@ static void packed_range(void *arg, size_t begin, size_t end, int thread)
 }
 
 void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
-                           const float *bias, int rows, int in, int out, float *gelu)
+                           const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                           float *gelu)
 {
     if (rows <= 0 || out <= 0) return;
     packed_job g = {ctx->k, ctx->plan.threads.gemm_work, rows, out, in,
-                    out - out % NGPT_GEMM_NR, x, wp, bias, y, gelu, split_columns(ctx, rows, out)};
+                    out - out % NGPT_GEMM_NR, x, wp, bias, y, act, gelu,
+                    split_columns(ctx, rows, out)};
     const double chain = (in > 0 ? (double)in : 1.0) + (gelu ? GELU_WORK : 0.0);
     if (g.by_cols)
         ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, (double)rows * chain, packed_range, &g);
@@ -245,7 +252,9 @@ typedef struct q8_job {
     int8_t *xq;
     ptrdiff_t xq_rs;
     const int8_t *wq;           /* 8-bit panels, or (q4) 4-bit ones */
-    float *c, *gelu;
+    float *c;
+    ngpt_gelu_fwd_fn act;
+    float *gelu;
     bool by_cols, q4;
 } q8_job;
 
@@ -274,20 +283,21 @@ static void q8_range(void *arg, size_t begin, size_t end, int thread)
     (void)thread;
     if (g->by_cols) {   /* panels from j0 = begin, a multiple of 16 */
         q8_gemm(g, g->m, (int)(end - begin), g->xq, (int)begin, g->c + begin);
-        gelu_part(g->k, g->gelu, g->c, g->n, 0, g->m, (ptrdiff_t)begin, (int)(end - begin));
+        gelu_part(g->act, g->gelu, g->c, g->n, 0, g->m, (ptrdiff_t)begin, (int)(end - begin));
     } else {
         q8_gemm(g, (int)(end - begin), g->n, g->xq + (ptrdiff_t)begin * g->xq_rs, 0,
                 g->c + begin * (size_t)g->n);
-        gelu_part(g->k, g->gelu, g->c, g->n, (ptrdiff_t)begin, (int)(end - begin), 0, g->n);
+        gelu_part(g->act, g->gelu, g->c, g->n, (ptrdiff_t)begin, (int)(end - begin), 0, g->n);
     }
 }
 
 static void linear_quantized(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
-                             bool q4, const float *bias, int rows, int in, int out, float *gelu)
+                             bool q4, const float *bias, int rows, int in, int out,
+                             ngpt_gelu_fwd_fn act, float *gelu)
 {
     if (rows <= 0 || out <= 0) return;
-    q8_job g = {ctx->k, rows, out, in, x, bias, ctx->plan.q8_x,
-                (ptrdiff_t)ngpt_q8_row_bytes(in), wq, y, gelu, split_columns(ctx, rows, out), q4};
+    q8_job g = {ctx->k, rows, out, in, x, bias, ctx->plan.q8_x, (ptrdiff_t)ngpt_q8_row_bytes(in),
+                wq, y, act, gelu, split_columns(ctx, rows, out), q4};
     ngpt_par_for(ctx, (size_t)rows, 1, 4.0 * in, quantize_range, &g);
     /* an int8 multiply-add costs a fraction of a float one */
     const double chain = (in > 0 ? Q8_WORK * in : 1.0) + (gelu ? GELU_WORK : 0.0);
@@ -298,15 +308,17 @@ static void linear_quantized(ngpt_context *ctx, float *y, const float *x, const 
 }
 
 void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
-                       const float *bias, int rows, int in, int out, float *gelu)
+                       const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                       float *gelu)
 {
-    linear_quantized(ctx, y, x, wq, false, bias, rows, in, out, gelu);
+    linear_quantized(ctx, y, x, wq, false, bias, rows, in, out, act, gelu);
 }
 
 void ngpt_op_linear_q4(ngpt_context *ctx, float *y, const float *x, const uint8_t *wq,
-                       const float *bias, int rows, int in, int out, float *gelu)
+                       const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                       float *gelu)
 {
-    linear_quantized(ctx, y, x, (const int8_t *)wq, true, bias, rows, in, out, gelu);
+    linear_quantized(ctx, y, x, (const int8_t *)wq, true, bias, rows, in, out, act, gelu);
 }
 
 /* ---- row-wise ops */
@@ -523,13 +535,14 @@ typedef struct elem_job {
     uint64_t first;
     const ngpt_dropout_key *key;
     const ngpt_adamw_coef *coef;
+    ngpt_gelu_fwd_grad_fn act_grad;
 } elem_job;
 
 static void gelu_fwd_grad_range(void *arg, size_t i0, size_t i1, int thread)
 {
     const elem_job *j = arg;
     (void)thread;
-    j->k->gelu_fwd_grad(j->y + i0, j->m + i0, j->a + i0, i1 - i0);
+    j->act_grad(j->y + i0, j->m + i0, j->a + i0, i1 - i0);
 }
 
 static void gelu_bwd_range(void *arg, size_t i0, size_t i1, int thread)
@@ -560,9 +573,10 @@ static void adamw_range(void *arg, size_t i0, size_t i1, int thread)
     j->k->adamw(j->y + i0, j->a + i0, j->m + i0, j->v + i0, i1 - i0, j->coef);
 }
 
-void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n)
+void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, ngpt_gelu_fwd_grad_fn act_grad, float *y, float *g,
+                           const float *x, size_t n)
 {
-    elem_job j = {.k = ctx->k, .y = y, .m = g, .a = x};
+    elem_job j = {.k = ctx->k, .y = y, .m = g, .a = x, .act_grad = act_grad};
     ngpt_par_for(ctx, n, ELEM_ALIGN, 24.0, gelu_fwd_grad_range, &j);
 }
 

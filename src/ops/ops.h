@@ -34,23 +34,28 @@ void ngpt_op_gemm(ngpt_context *ctx, int m, int n, int k, const float *a, ptrdif
                   const float *bias, float *c, ptrdiff_t c_rs, bool accumulate);
 
 /* y (rows, out) = x (rows, in) W^T + bias, W stored (out, in) as in PyTorch;
- * with gelu set, also gelu (rows, out) = GELU(y) (it may be y), each part
+ * with gelu set, also gelu (rows, out) = act(y) (it may be y; act: the
+ * GELU kernel the wiring picks, gelu_fwd or gelu_tanh_fwd), each part
  * of the product followed by its own outputs' GELU in the same job (fc1:
  * one job instead of two, and its GELU split like the product). */
 void ngpt_op_linear(ngpt_context *ctx, float *y, const float *x, const float *w,
-                    const float *bias, int rows, int in, int out, float *gelu);
+                    const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                    float *gelu);
 /* The same with W's full panels packed in place (runtime/weights.h: wp is
  * the Linear's W in the parameters, its rows past out - out % 16 as they
  * are): gemm_packed, and gemm for those rows, split the same way. */
 void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const float *wp,
-                           const float *bias, int rows, int in, int out, float *gelu);
+                           const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                           float *gelu);
 /* The same with an 8-bit W (src/q8.h): x's rows quantized into plan.q8_x,
  * then gemm_q8. */
 void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
-                       const float *bias, int rows, int in, int out, float *gelu);
+                       const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                       float *gelu);
 /* The same with a 4-bit W (src/q4.h): gemm_q4 on the same quantized rows. */
 void ngpt_op_linear_q4(ngpt_context *ctx, float *y, const float *x, const uint8_t *wq,
-                       const float *bias, int rows, int in, int out, float *gelu);
+                       const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                       float *gelu);
 /* dW (out, in) += dy^T (rows, out) x (rows, in): each dW(i,j) one chain over
  * all rows, split by 256-column blocks of dW where it has one for every
  * thread, else by rows of dW, one part per thread (each part packs its
@@ -73,8 +78,10 @@ void ngpt_op_layernorm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, c
 void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t rows, int n);
 
 /* Elementwise, split by element ranges. */
-/* y = GELU(x) and g = its derivative, from one erf (gelu_fwd_grad) */
-void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, float *y, float *g, const float *x, size_t n);
+/* y = GELU(x) and g = its derivative by the kernel act_grad (gelu_fwd_grad
+ * or gelu_tanh_fwd_grad: the wiring picks) */
+void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, ngpt_gelu_fwd_grad_fn act_grad, float *y, float *g,
+                           const float *x, size_t n);
 /* dx = dy * g, g from ngpt_op_gelu_fwd_grad */
 void ngpt_op_gelu_bwd(ngpt_context *ctx, float *dx, const float *g, const float *dy, size_t n);
 void ngpt_op_add(ngpt_context *ctx, float *y, const float *a, const float *b, size_t n);

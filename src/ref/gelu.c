@@ -1,6 +1,7 @@
 /* gelu.c — reference GELU (exact, erf form), GELU with its derivative from
- * one erf, and the backward's product; erf and exp from SLEEF's
- * deterministic finz functions. */
+ * one erf, the backward's product, and the tanh form (gelu=tanh) with its
+ * derivative from one tanh; erf, exp and tanh from SLEEF's deterministic finz
+ * functions. */
 #include <math.h>
 #include <sleef.h>
 
@@ -29,4 +30,28 @@ void ngpt_f32_gelu_fwd_grad_ref(float *y, float *g, const float *x, size_t n)
 void ngpt_f32_gelu_bwd_ref(float *dx, const float *g, const float *dy, size_t n)
 {
     for (size_t i = 0; i < n; i++) dx[i] = dy[i] * g[i];
+}
+
+/* GELU's tanh form (gelu=tanh); tanh from SLEEF's deterministic finz. */
+static const float TANH_K = 0.7978845608028654f, TANH_C = 0.044715f, TANH_3C = 0.134145f;
+
+void ngpt_f32_gelu_tanh_fwd_ref(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        float t = Sleef_finz_tanhf1_u10purecfma(TANH_K * (v + TANH_C * ((v * v) * v)));
+        y[i] = (0.5f * v) * (1.0f + t);
+    }
+}
+
+void ngpt_f32_gelu_tanh_fwd_grad_ref(float *y, float *g, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        float t = Sleef_finz_tanhf1_u10purecfma(TANH_K * (v + TANH_C * ((v * v) * v)));
+        float c = fminf(fmaxf(v, -10.0f), 10.0f);
+        float du = TANH_K * fmaf(TANH_3C, c * c, 1.0f);
+        y[i] = (0.5f * v) * (1.0f + t);
+        g[i] = fmaf((0.5f * v) * fmaf(-t, t, 1.0f), du, 0.5f * (1.0f + t));
+    }
 }

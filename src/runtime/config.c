@@ -13,17 +13,20 @@
 
 ngpt_config ngpt_config_default(void)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_config c = {
         .vocab_size = 256, .context_len = 256, .d_model = 256, .n_layers = 4, .n_heads = 4,
         .d_ff = 1024, .dropout = 0.1f, .rope_theta = 10000.0f,
-        .qkv_bias = false, .tie_lm_head = true, .final_norm = true,
-        .norm = NGPT_NORM_PRE, .pos = NGPT_POS_ROPE, .weights = NGPT_WEIGHTS_F32,
+        .qkv_bias = false, .proj_bias = false, .tie_lm_head = true, .final_norm = true,
+        .norm = NGPT_NORM_PRE, .pos = NGPT_POS_ROPE, .gelu = NGPT_GELU_EXACT,
+        .weights = NGPT_WEIGHTS_F32,
     };
     return c;
 }
 
 ngpt_status ngpt_config_validate(const ngpt_config *cfg)
 {
+    NGPT_FPMODE_SCOPE;
     if (!cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_validate: NULL config");
     return ngpt_prefixed("ngpt_config_validate", ngpt_config_check(cfg));
 }
@@ -63,18 +66,21 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
         cfg->pos != NGPT_POS_LEARNED)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "pos must be rope, sinusoidal or learned, got %d",
                          (int)cfg->pos);
+    if (cfg->gelu != NGPT_GELU_EXACT && cfg->gelu != NGPT_GELU_TANH)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "gelu must be exact or tanh, got %d",
+                         (int)cfg->gelu);
     if (cfg->weights != NGPT_WEIGHTS_F32 && cfg->weights != NGPT_WEIGHTS_Q8 &&
         cfg->weights != NGPT_WEIGHTS_Q4)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights must be f32, q8 or q4, got %d",
                          (int)cfg->weights);
     /* Kernels take int dimensions (the widest is the qkv projection, 3C) and
-     * tensors are counted with int32 (at most 2 + 11 L + 3). */
+     * tensors are counted with int32 (at most 2 + 12 L + 3). */
     if (cfg->d_model > INT32_MAX / 3)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "C (d_model=%d) is too large: 3*C overflows "
                          "a 32-bit int", (int)cfg->d_model);
-    if (cfg->n_layers > (INT32_MAX - 5) / 11)
+    if (cfg->n_layers > (INT32_MAX - 5) / 12)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "L (n_layers=%d) is too large: the tensor "
-                         "count 11*L+5 overflows a 32-bit int", (int)cfg->n_layers);
+                         "count 12*L+5 overflows a 32-bit int", (int)cfg->n_layers);
     ngpt_layout lay;
     if (!ngpt_layout_compute(cfg, &lay))
         return ngpt_fail(NGPT_ERR_OVERFLOW,
@@ -90,6 +96,7 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
 
 ngpt_status ngpt_config_param_count(const ngpt_config *cfg, size_t *count)
 {
+    NGPT_FPMODE_SCOPE;
     if (!cfg || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_param_count: NULL argument");
     ngpt_status st = ngpt_config_check(cfg);
@@ -170,6 +177,7 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
     if (!strcmp(key, "dropout")) st = parse_float(key, val, &c.dropout);
     else if (!strcmp(key, "rope_theta")) st = parse_float(key, val, &c.rope_theta);
     else if (!strcmp(key, "qkv_bias")) st = parse_bool(key, val, &c.qkv_bias);
+    else if (!strcmp(key, "proj_bias")) st = parse_bool(key, val, &c.proj_bias);
     else if (!strcmp(key, "tie_lm_head") || !strcmp(key, "tied_head")) st = parse_bool(key, val, &c.tie_lm_head);
     else if (!strcmp(key, "final_norm")) st = parse_bool(key, val, &c.final_norm);
     else if (!strcmp(key, "norm")) {
@@ -184,6 +192,11 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         else return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                               "pos expects rope|sinusoidal|learned, got \"%s\"", val);
         st = NGPT_OK;
+    } else if (!strcmp(key, "gelu")) {
+        if (!strcmp(val, "exact")) c.gelu = NGPT_GELU_EXACT;
+        else if (!strcmp(val, "tanh")) c.gelu = NGPT_GELU_TANH;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "gelu expects exact|tanh, got \"%s\"", val);
+        st = NGPT_OK;
     } else if (!strcmp(key, "weights")) {
         if (!strcmp(val, "f32")) c.weights = NGPT_WEIGHTS_F32;
         else if (!strcmp(val, "q8")) c.weights = NGPT_WEIGHTS_Q8;
@@ -193,7 +206,8 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
     } else {
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                          "unknown key \"%s\" (known: V T C L H d_ff dropout rope_theta "
-                         "qkv_bias tie_lm_head (tied_head) final_norm norm pos weights)", key);
+                         "qkv_bias proj_bias tie_lm_head (tied_head) final_norm norm pos gelu "
+                         "weights)", key);
     }
     if (st) return st;
     *cfg = c;
@@ -210,6 +224,7 @@ static void format_float(char out[32], float v)
 
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
 {
+    NGPT_FPMODE_SCOPE;
     if (!buf || size == 0) return;
     if (!cfg) { buf[0] = '\0'; return; }
     char dropout[32], theta[32];
@@ -217,13 +232,16 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
     format_float(theta, cfg->rope_theta);
     snprintf(buf, size,
              "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%s rope_theta=%s qkv_bias=%d "
-             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s",
+             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s%s%s",
              (int)cfg->vocab_size, (int)cfg->context_len, (int)cfg->d_model, (int)cfg->n_layers,
              (int)cfg->n_heads, (int)cfg->d_ff, dropout, theta,
              cfg->qkv_bias, cfg->tie_lm_head, cfg->final_norm,
              cfg->norm == NGPT_NORM_PRE ? "pre" : "post",
              cfg->pos == NGPT_POS_ROPE ? "rope" : cfg->pos == NGPT_POS_SINUSOIDAL ? "sinusoidal"
                                                                                   : "learned",
+             /* switches added later: printed only when set, so that a
+              * default model's line stays what it always was */
+             cfg->proj_bias ? " proj_bias=1" : "", cfg->gelu == NGPT_GELU_TANH ? " gelu=tanh" : "",
              cfg->weights == NGPT_WEIGHTS_F32 ? "" : cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8"
                                                                              : " weights=q4");
 }
@@ -252,10 +270,12 @@ ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
         {"dropout", want->dropout, got->dropout, true},
         {"rope_theta", want->rope_theta, got->rope_theta, true},
         {"qkv_bias", want->qkv_bias, got->qkv_bias, false},
+        {"proj_bias", want->proj_bias, got->proj_bias, false},
         {"tie_lm_head", want->tie_lm_head, got->tie_lm_head, false},
         {"final_norm", want->final_norm, got->final_norm, false},
         {"norm", want->norm, got->norm, false},
         {"pos", want->pos, got->pos, false},
+        {"gelu", want->gelu, got->gelu, false},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].a != f[i].b) {

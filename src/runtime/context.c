@@ -12,6 +12,7 @@
 
 ngpt_shape ngpt_shape_default(ngpt_mode mode)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_shape s = {.mode = mode, .batch = mode == NGPT_MODE_TRAIN ? 32 : 1, .seq = 0,
                     .trace = NGPT_TRACE_NONE, .threads = 1};
     return s;
@@ -61,6 +62,7 @@ static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ng
 
 ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, size_t *bytes)
 {
+    NGPT_FPMODE_SCOPE;
     if (!cfg || !shape || !bytes)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_arena_size: NULL argument");
     ngpt_shape s;
@@ -163,6 +165,7 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
 
 void ngpt_context_free(ngpt_context *ctx)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx) return;
     ngpt_pool_stop(ctx->plan.threads.pool);
     free(ctx->owned);
@@ -170,6 +173,7 @@ void ngpt_context_free(ngpt_context *ctx)
 
 ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_config: NULL argument");
     *cfg = ctx->cfg;
     return NGPT_OK;
@@ -177,6 +181,7 @@ ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg)
 
 ngpt_status ngpt_context_shape(const ngpt_context *ctx, ngpt_shape *shape)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !shape) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_shape: NULL argument");
     *shape = ctx->shape;
     return NGPT_OK;
@@ -184,6 +189,7 @@ ngpt_status ngpt_context_shape(const ngpt_context *ctx, ngpt_shape *shape)
 
 ngpt_status ngpt_context_arena_used(const ngpt_context *ctx, size_t *bytes)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !bytes)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_arena_used: NULL argument");
     *bytes = ctx->plan.bytes;

@@ -68,7 +68,7 @@ struct ngpt_context {
     uint64_t optim_steps;
     /* The model's tokenizer, borrowed (NULL: none; tokens are whatever the
      * caller makes them, e.g. bytes). Set only by ngpt_context_tokenizer_set
-     * (io/model_tok.c), which checks it has V tokens; checkpoint saves
+     * (io/tok_attach.c), which checks it has V tokens; checkpoint saves
      * write it, loads check a file's against it, generation reads its
      * tokens' bytes (stop sequences). */
     const ngpt_tokenizer *tokenizer;

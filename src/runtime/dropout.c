@@ -1,9 +1,11 @@
 /* dropout.c — the only writer of a context's dropout state (dropout.h). */
+#include "base/fpmode.h"
 #include "base/rng.h"
 #include "runtime/dropout.h"
 
 ngpt_status ngpt_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_dropout_set: NULL context");
     ngpt_dropout_configure(ctx, enabled, seed, step);
     return NGPT_OK;

@@ -27,6 +27,7 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     TAKE(qkv_w, q8 ? (n = 0, true) : ngpt_mul_ok(3 * C, C, &n));
     TAKE(qkv_b, (n = cfg->qkv_bias ? 3 * C : 0, true));
     TAKE(proj_w, q8 ? (n = 0, true) : ngpt_mul_ok(C, C, &n));
+    TAKE(proj_b, (n = cfg->proj_bias ? C : 0, true));
     TAKE(ln2_w, (n = C, true));
     TAKE(ln2_b, (n = C, true));
     TAKE(fc1_w, q8 ? (n = 0, true) : ngpt_mul_ok(F, C, &n));
@@ -69,7 +70,7 @@ static int head_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[2]
     return n;
 }
 
-static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[11])
+static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[12])
 {
     const int32_t C = c->d_model, F = c->d_ff;
     int n = 0;
@@ -78,6 +79,7 @@ static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[1
     e[n++] = (entry){"attn.qkv.weight", lay->qkv_w, 3 * C, C, NGPT_LINEAR_QKV};
     if (c->qkv_bias) e[n++] = (entry){"attn.qkv.bias", lay->qkv_b, 3 * C, 0, -1};
     e[n++] = (entry){"attn.proj.weight", lay->proj_w, C, C, NGPT_LINEAR_PROJ};
+    if (c->proj_bias) e[n++] = (entry){"attn.proj.bias", lay->proj_b, C, 0, -1};
     e[n++] = (entry){"ln2.weight", lay->ln2_w, C, 0, -1};
     e[n++] = (entry){"ln2.bias", lay->ln2_b, C, 0, -1};
     e[n++] = (entry){"mlp.fc1.weight", lay->fc1_w, F, C, NGPT_LINEAR_FC1};
@@ -103,7 +105,7 @@ static int tail_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[3]
 int32_t ngpt_layout_tensor_count(const ngpt_config *cfg)
 {
     ngpt_layout lay = {0};
-    entry e[11];
+    entry e[12];
     return head_entries(cfg, &lay, e) + block_entries(cfg, &lay, e) * cfg->n_layers +
            tail_entries(cfg, &lay, e);
 }
@@ -111,7 +113,7 @@ int32_t ngpt_layout_tensor_count(const ngpt_config *cfg)
 void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t i,
                         char name[NGPT_NAME_MAX], ngpt_tensor_info *info)
 {
-    entry e[11];
+    entry e[12];
     int32_t n_head = head_entries(cfg, lay, e), per_block = block_entries(cfg, lay, e);
     int32_t in_blocks = per_block * cfg->n_layers;
     entry pick;

@@ -6,10 +6,10 @@
  *   tok_emb (V,C) | [pos_emb (T,C)] | blocks[L] | [ln_f.weight (C) ln_f.bias (C)]
  *   | [lm_head (V,C)]
  *   block: ln1.weight (C) ln1.bias (C) attn.qkv.weight (3C,C) [attn.qkv.bias (3C)]
- *          attn.proj.weight (C,C) ln2.weight (C) ln2.bias (C) mlp.fc1.weight (d_ff,C)
+ *          attn.proj.weight (C,C) [attn.proj.bias (C)] ln2.weight (C) ln2.bias (C) mlp.fc1.weight (d_ff,C)
  *          mlp.fc1.bias (d_ff) mlp.fc2.weight (C,d_ff) mlp.fc2.bias (C)
  * [..] only with the variant that has it (pos=learned, final_norm, untied
- * lm_head, qkv_bias); an absent tensor has no floats. Tied, lm_head is
+ * lm_head, qkv_bias, proj_bias); an absent tensor has no floats. Tied, lm_head is
  * tok_emb's offset, so the wiring reads and accumulates into one tensor.
  * An 8-bit model (weights=q8) gives its Linear weights and lm_head (tied:
  * tok_emb) no floats: they are in the 8-bit weights (below).
@@ -27,7 +27,7 @@
 typedef struct ngpt_layout {
     size_t tok_emb, pos_emb, blocks, block_stride, lnf_w, lnf_b, lm_head, total;
     /* offsets inside one block */
-    size_t ln1_w, ln1_b, qkv_w, qkv_b, proj_w, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+    size_t ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
 } ngpt_layout;
 
 /* Fills the layout; false if the count overflows size_t. */

@@ -10,6 +10,7 @@
 
 ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_count: NULL argument");
     *count = ctx->n_tensors;
     return NGPT_OK;
@@ -17,6 +18,7 @@ ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count)
 
 ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_at: NULL argument");
     if (index < 0 || index >= ctx->n_tensors)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tensor_at: index %d is not in 0..%d "
@@ -27,6 +29,7 @@ ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_i
 
 ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !name || !info)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_find: NULL argument");
     for (int32_t i = 0; i < ctx->n_tensors; i++)
@@ -40,6 +43,7 @@ ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_ten
 
 ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !params || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
     /* the caller may read or write through the pointer, now or later: the
@@ -106,6 +110,7 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
 
 ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_checksum: NULL argument");
     *hash = ngpt_weights_checksum(ctx);
     return NGPT_OK;

@@ -66,8 +66,10 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.x = TAKE_F(&w, train ? L + 1 : 1, B, T, C);
     p.ln_mean = TAKE_F(&w, LL, 2, B, T);
     p.ln_rstd = TAKE_F(&w, LL, 2, B, T);
-    /* infer: one buffer for qkv, then fc1 and its GELU (3C and d_ff wide) */
-    p.qkv = TAKE_F(&w, LL, B, T, train || 3 * C > F ? 3 * C : F);
+    /* infer: the widest of a layer's activations (3C or d_ff wide), which
+     * model/acts.c shares out (qkv, then fc1 and its GELU) */
+    const size_t wide = train || 3 * C > F ? 3 * C : F;
+    p.qkv = TAKE_F(&w, LL, B, T, wide);
     if (train || shape->trace == NGPT_TRACE_FULL) {
         size_t bh = 0;
         if (!ngpt_mul_ok(B, H, &bh)) w.overflow = true;
@@ -88,22 +90,8 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
 
     p.ln_out = TAKE_F(&w, B, T, C, 1);
     if (train) p.hidden = TAKE_F(&w, B, T, F, 1);
+    /* (inference shares the rest: model/acts.c; post-norm keeps a branch) */
     if (train || cfg->norm == NGPT_NORM_POST) p.branch = TAKE_F(&w, B, T, C, 1);
-    if (!train) {
-        /* Inference keeps nothing for a backward, so a layer's buffers are
-         * shared by what is live at the same time (model/acts.h): the
-         * attention output takes the first LayerNorm's (dead once qkv is
-         * made), the residual stream is updated in place, fc1 and its GELU
-         * take qkv's buffer, and so does a pre-norm block's projection
-         * (fc2's output takes the second LayerNorm's), post-norm's second
-         * sum the branch's, ln_f's output the LayerNorms'. */
-        if (!p.branch) p.branch = p.qkv;
-        p.atty = p.ln_out;
-        p.res1 = p.x;
-        if (cfg->norm == NGPT_NORM_POST) p.res2 = p.branch;
-        p.fc1 = p.hidden = p.qkv;
-        p.lnf = p.ln_out;
-    }
     const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
     p.threads.attn_rows = TAKE_F(&w, (size_t)shape->threads, D + 2 * NGPT_ATTN_TILE, TC, 1);
     const bool q8 = cfg->weights != NGPT_WEIGHTS_F32;   /* 8-bit or 4-bit */
@@ -135,9 +123,10 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.kv.len = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.kv.tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
         if (shape->trace != NGPT_TRACE_NONE) p.kv.trace = TAKE_F(&w, L, B, H, TC);
-        /* beam search reorders the cache between passes: through the
-         * qkv buffer when it is large enough */
-        p.kv.tmp = B * T * (3 * C > F ? 3 * C : F) >= TC * C ? p.qkv : TAKE_F(&w, TC, C, 1, 1);
+        /* beam search reorders the cache between passes through one
+         * slot-layer block: model/kv.c borrows the qkv buffer, which no
+         * pass is using then, when it holds one; else it has its own */
+        if (B * T * wide < TC * C) p.kv.tmp = TAKE_F(&w, TC, C, 1, 1);
         if (q8) {
             size_t bytes = 0, rows = B * T < NGPT_Q8_NR ? NGPT_Q8_NR : B * T;
             if (!ngpt_linear_q8_bytes(cfg, &bytes)) w.overflow = true;
@@ -153,7 +142,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.beam.parent = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.beam.tok = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.beam.work = take(&w, sizeof(int32_t), 4, B, 1, 1);
-        p.beam.cand = take(&w, sizeof(ngpt_beam_cand), 2, B, 1, 1);
+        p.beam.cand = take(&w, NGPT_BEAM_CAND_BYTES, 2, B, 1, 1);
         p.beam.fin_tok = take(&w, sizeof(int32_t), B, TC, 1, 1);
         p.beam.fin_len = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.beam.fin_score = TAKE_F(&w, B, 1, 1, 1);

@@ -18,13 +18,9 @@
 /* Query rows the attention op hands its tile kernels at once (ops/attention.c). */
 enum { NGPT_ATTN_TILE = 16 };
 
-/* One beam-search candidate (generate/beam.c): continue beam `beam` with
- * token `tok`. Here because the plan carves an array of them. */
-typedef struct ngpt_beam_cand {
-    float score;                /* beam score + log p(tok) */
-    float z;                    /* the token's logit (tie-break: width 1 == greedy) */
-    int32_t beam, tok;
-} ngpt_beam_cand;
+/* The bytes of one beam-search candidate (generate/beam.h's ngpt_beam_cand,
+ * which checks it). */
+enum { NGPT_BEAM_CAND_BYTES = 16 };
 
 typedef struct ngpt_plan {
     size_t bytes;               /* total, including alignment slack */
@@ -45,27 +41,28 @@ typedef struct ngpt_plan {
     int32_t *pos_ids;           /* absolute positions: (B,T) position of each row, else NULL */
 
     /* activations (model/forward.c writes them, model/backward.c reads
-     * them; model/acts.c gives one layer's view). Infer mode shares buffers
-     * by liveness: atty = lnf = ln_out, res1 = x, res2 = branch, fc1 =
-     * hidden = qkv, and pre-norm branch = qkv (plan.c) */
+     * them). The wiring sees them through model/acts.c, which in infer mode
+     * shares the buffers carved here among values that are never live at
+     * once: the fields marked "train" are NULL then (and branch, but for
+     * post-norm), and qkv is as wide as the widest of a layer's values */
     float *x;                   /* train (L+1,B,T,C) layer inputs + output; infer (B,T,C) */
     float *ln_mean, *ln_rstd;   /* (L',2,B,T) ln1 then ln2 */
-    float *qkv;                 /* train (L,B,T,3C); infer (B,T,max(3C,d_ff)) */
+    float *qkv;                 /* train (L,B,T,3C); infer (B,T,max(3C,d_ff)): model/acts.c */
     float *att;                 /* train (L,B,H,T,T); infer: the FULL trace or NULL */
     float *trace_rows;          /* LAST_ROW trace (L,B,H,T), or NULL */
-    float *atty;                /* (L',B,T,C) */
-    float *res1;                /* (L',B,T,C) */
-    float *res2;                /* post-norm: (L',B,T,C), else NULL */
-    float *fc1;                 /* (L',B,T,d_ff) */
-    float *lnf;                 /* (B,T,C) ln_f output */
+    float *atty;                /* train (L,B,T,C) */
+    float *res1;                /* train (L,B,T,C) */
+    float *res2;                /* train, post-norm: (L,B,T,C); else NULL */
+    float *fc1;                 /* train (L,B,T,d_ff) */
+    float *lnf;                 /* train (B,T,C) ln_f output */
     float *lnf_mean, *lnf_rstd; /* (B,T) */
     float *logits;              /* (B,T,V) */
     float *losses;              /* (B,T) */
     /* scratch shared by the layers */
     float *ln_out;              /* (B,T,C) ln1/ln2 output */
-    float *hidden;              /* (B,T,d_ff) GELU output */
-    float *branch;              /* (B,T,C) proj (and, but in pre-norm inference, fc2) output
-                                 * before dropout; position rows in a pass's embedding */
+    float *hidden;              /* train (B,T,d_ff) GELU output */
+    float *branch;              /* train, or post-norm: (B,T,C) proj (and fc2) output before
+                                 * dropout; position rows in a pass's embedding */
     int32_t *batch_buf;         /* (2,B,T) tokens then targets staged by the data loader */
 
     /* train mode: what backward keeps and its gradients of activations
@@ -105,7 +102,7 @@ typedef struct ngpt_plan {
         int32_t *tokens;        /* (B, Tctx) the tokens each slot holds, in order */
         float *trace;           /* (L, B, H, Tctx) last new token's probabilities, or NULL */
         float *tmp;             /* (Tctx, C) one slot-layer block: beam reordering, between
-                                 * passes (the qkv buffer when that is large enough) */
+                                 * passes; NULL when model/kv.c borrows qkv's buffer */
     } kv;
     /* infer mode, weights=q8 or q4: the quantized weights, 8-bit and 4-bit
      * panels (runtime/weights.c writes them, the products read them), and the quantized rows of a product's input
@@ -126,7 +123,7 @@ typedef struct ngpt_plan {
         int32_t *parent;        /* (B) slot each new beam continues */
         int32_t *tok;           /* (B) token each new beam appends */
         int32_t *work;          /* (4, B) slot permutation work, finished reasons */
-        ngpt_beam_cand *cand;   /* (2B) best candidates of one step */
+        void *cand;             /* (2B) best candidates of one step (ngpt_beam_cand) */
         int32_t *fin_tok;       /* (B, Tctx) finished hypotheses' generated tokens */
         int32_t *fin_len;       /* (B) */
         float *fin_score;       /* (B) length-penalised scores */

@@ -1,222 +1,39 @@
 /* encode.c — text to token ids (ngpt_tokenizer_encode): the pre-tokenizer
- * cuts the text into pieces (pretok.c), and BPE cuts each piece into tokens:
- * from its bytes, the adjacent pair with the lowest rank (the id it merges
- * into) is joined, the leftmost of equals first, until no pair merges.
- *
- * Two ways to do that, with the same result: a piece of at most SCAN bytes
- * keeps its symbols and pair ranks in two arrays and scans them for the
- * minimum (tiktoken's loop, O(m^2): fastest for short words); a longer piece
- * keeps its symbols in a linked list and its pairs in a binary min-heap
- * keyed by (rank, position), O(m log m), in a scratch buffer: on the stack
- * up to STACK_SYMBOLS bytes, else one allocation per call. */
+ * cuts the text into pieces (pretok.c), and BPE cuts each piece into tokens
+ * (bpe.c). Two shortcuts with the same result: a part that is a token which
+ * encodes to itself (the tokenizer's `whole` table) is that token, and a
+ * long piece is cut where no token spans two bytes. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
+#include "tokenizer/bpe.h"
 #include "tokenizer/tokenizer.h"
 
-enum { SCAN = 32, STACK_SYMBOLS = 128 };
-
-typedef struct writer {
-    int32_t *ids;               /* NULL: count only */
-    size_t cap, n;
-} writer;
-
-static inline void emit(writer *w, int32_t id)
-{
-    if (w->ids && w->n < w->cap) w->ids[w->n] = id;
-    w->n++;
-}
-
-static inline int32_t rank_of(const ngpt_tokenizer *t, int32_t a, int32_t b)
-{
-    int32_t r = ngpt_tok_pair(t, a, b);
-    return r < 0 ? INT32_MAX : r;
-}
-
-static void bpe_small(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w)
-{
-    int32_t sym[SCAN], rank[SCAN];       /* rank[i]: the pair sym[i], sym[i+1] */
-    for (size_t i = 0; i < m; i++) sym[i] = t->byte_id[p[i]];
-    for (size_t i = 0; i + 1 < m; i++) rank[i] = rank_of(t, sym[i], sym[i + 1]);
-    size_t n = m;
-    while (n > 1) {
-        size_t best = 0;
-        for (size_t i = 1; i + 1 < n; i++)
-            if (rank[i] < rank[best]) best = i;
-        if (rank[best] == INT32_MAX) break;
-        sym[best] = rank[best];
-        n--;
-        memmove(sym + best + 1, sym + best + 2, (n - best - 1) * sizeof *sym);
-        if (best + 1 < n) memmove(rank + best + 1, rank + best + 2, (n - best - 2) * sizeof *rank);
-        if (best > 0) rank[best - 1] = rank_of(t, sym[best - 1], sym[best]);
-        if (best + 1 < n) rank[best] = rank_of(t, sym[best], sym[best + 1]);
-    }
-    for (size_t i = 0; i < n; i++) emit(w, sym[i]);
-}
-
-/* ---- the long path: a linked list of symbols and a heap of pairs */
-
-typedef struct scratch {
-    void *buf;                  /* stack, or a heap block */
-    size_t syms;                /* symbols buf has room for */
-    uint64_t stack[STACK_SYMBOLS * 5];      /* LONG_BYTES_PER_SYMBOL each */
-} scratch;
-
-typedef struct heap {
-    uint64_t *h;                /* rank << 32 | position of the pair's left symbol */
-    size_t n;
-} heap;
-
-static void heap_push(heap *hp, uint64_t key)
-{
-    uint64_t *h = hp->h;
-    size_t i = hp->n++;
-    while (i > 0 && h[(i - 1) / 2] > key) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = key;
-}
-
-static uint64_t heap_pop(heap *hp)
-{
-    uint64_t *h = hp->h, top = h[0], last = h[--hp->n];
-    size_t i = 0, n = hp->n;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && h[c + 1] < h[c]) c++;
-        if (h[c] >= last) break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (n) h[i] = last;
-    return top;
-}
-
-/* Per symbol: id, next, prev, the rank of its pair with next (4 bytes each),
- * and up to three heap entries (8 bytes each): the first pairs, then two
- * per merge. */
-enum { LONG_BYTES_PER_SYMBOL = 4 * 4 + 3 * 8 };
-_Static_assert(sizeof(uint64_t) * 5 == LONG_BYTES_PER_SYMBOL, "scratch.stack holds STACK_SYMBOLS");
-
-static ngpt_status bpe_long(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
-                            scratch *s)
-{
-    if (m > INT32_MAX)
-        return ngpt_fail(NGPT_ERR_TOO_LONG, "a piece of %zu bytes is longer than the encoder "
-                         "takes (2^31 - 1); use a pre-tokenizer or encode the text in parts", m);
-    if (m > s->syms) {
-        size_t bytes;
-        if (!ngpt_mul_ok(m, LONG_BYTES_PER_SYMBOL, &bytes))
-            return ngpt_fail(NGPT_ERR_OVERFLOW, "a piece of %zu bytes needs more working memory "
-                             "than this machine can address", m);
-        if (s->buf != s->stack) free(s->buf);
-        s->buf = malloc(bytes);
-        s->syms = s->buf ? m : 0;
-        if (!s->buf)
-            return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory encoding a piece of %zu bytes "
-                             "(%zu bytes of working memory)", m, bytes);
-    }
-    uint64_t *hbuf = s->buf;
-    int32_t *sym = (int32_t *)(hbuf + 3 * m), *next = sym + m, *prev = next + m, *rank = prev + m;
-    heap hp = {hbuf, 0};
-    int32_t n = (int32_t)m;
-    for (int32_t i = 0; i < n; i++) {
-        sym[i] = t->byte_id[p[i]];
-        next[i] = i + 1 < n ? i + 1 : -1;
-        prev[i] = i - 1;
-    }
-    for (int32_t i = 0; i + 1 < n; i++) {
-        rank[i] = rank_of(t, sym[i], sym[i + 1]);
-        if (rank[i] != INT32_MAX) heap_push(&hp, (uint64_t)rank[i] << 32 | (uint32_t)i);
-    }
-    rank[n - 1] = INT32_MAX;
-    while (hp.n > 0) {
-        uint64_t key = heap_pop(&hp);
-        int32_t r = (int32_t)(key >> 32), i = (int32_t)(uint32_t)key;
-        if (rank[i] != r) continue;             /* stale: the pair at i changed */
-        int32_t q = next[i];
-        sym[i] = r;                             /* join i and q */
-        next[i] = next[q];
-        if (next[q] >= 0) prev[next[q]] = i;
-        sym[q] = -1, rank[q] = INT32_MAX;
-        rank[i] = next[i] >= 0 ? rank_of(t, sym[i], sym[next[i]]) : INT32_MAX;
-        if (rank[i] != INT32_MAX) heap_push(&hp, (uint64_t)rank[i] << 32 | (uint32_t)i);
-        int32_t a = prev[i];
-        if (a >= 0) {
-            rank[a] = rank_of(t, sym[a], sym[i]);
-            if (rank[a] != INT32_MAX) heap_push(&hp, (uint64_t)rank[a] << 32 | (uint32_t)a);
-        }
-    }
-    for (int32_t i = 0; i >= 0; i = next[i]) emit(w, sym[i]);
-    return NGPT_OK;
-}
-
-/* BPE on bytes that no token spans out of. */
-static ngpt_status bpe_part(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
-                            scratch *s)
-{
-    if (m == 1) {
-        emit(w, t->byte_id[p[0]]);
-        return NGPT_OK;
-    }
-    if (m <= SCAN) {
-        bpe_small(t, p, m, w);
-        return NGPT_OK;
-    }
-    return bpe_long(t, p, m, w, s);
-}
-
-/* The same, but bytes that are a token which encodes to itself are it. */
-static ngpt_status encode_part(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
-                               scratch *s)
+/* Bytes that no token spans out of: a token which encodes to itself, or
+ * what BPE makes of them. */
+static ngpt_status encode_part(const ngpt_tokenizer *t, const uint8_t *p, size_t m,
+                               ngpt_bpe_writer *w, ngpt_bpe_scratch *s)
 {
     int32_t id = ngpt_tok_lookup(t, p, m);
     if (id >= 0 && ngpt_tok_whole(t, id)) {
-        emit(w, id);
+        ngpt_bpe_emit(w, id);
         return NGPT_OK;
     }
-    return bpe_part(t, p, m, w, s);
+    return ngpt_bpe_part(t, p, m, w, s);
 }
 
-static void scratch_init(scratch *s)
-{
-    s->buf = s->stack;
-    s->syms = STACK_SYMBOLS;
-}
-
-static void scratch_free(scratch *s)
-{
-    if (s->buf != s->stack) free(s->buf);
-}
-
-ngpt_status ngpt_tok_mark_whole(ngpt_tokenizer *t)
-{
-    scratch s;
-    scratch_init(&s);
-    int32_t out[NGPT_TOK_MAX_BYTES];
-    ngpt_status st = NGPT_OK;
-    for (int32_t id = 0; id < 256 + t->n_merges && !st; id++) {
-        writer w = {out, NGPT_TOK_MAX_BYTES, 0};
-        st = bpe_part(t, t->bytes + t->off[id], t->off[id + 1] - t->off[id], &w, &s);
-        if (!st && w.n == 1 && out[0] == id) t->whole[id >> 3] |= (uint8_t)(1u << (id & 7));
-    }
-    scratch_free(&s);
-    return st;
-}
-
-static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_t m, writer *w,
-                                scratch *s)
+static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_t m,
+                                ngpt_bpe_writer *w, ngpt_bpe_scratch *s)
 {
     if (m > 1 && t->rule == NGPT_MERGE_CONCAT) {    /* tiktoken: a piece that is a token */
         int32_t id = ngpt_tok_lookup(t, p, m);
         if (id >= 0) {
-            emit(w, id);
+            ngpt_bpe_emit(w, id);
             return NGPT_OK;
         }
     }
-    if (m <= SCAN) return encode_part(t, p, m, w, s);
+    if (m <= NGPT_BPE_SCAN) return encode_part(t, p, m, w, s);
     /* Every symbol BPE makes is a token, so none spans two bytes that no
      * token holds side by side: the parts between such places are encoded
      * apart, with the same result (and short parts instead of one long). */
@@ -233,19 +50,20 @@ static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_
 ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, size_t len,
                                   int32_t *ids, size_t cap, size_t *n_ids)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t || !n_ids || (!text && len > 0))
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_encode: NULL argument");
     const uint8_t *s8 = text;
-    writer w = {ids, ids ? cap : 0, 0};
-    scratch s;
-    scratch_init(&s);
+    ngpt_bpe_writer w = {ids, ids ? cap : 0, 0};
+    ngpt_bpe_scratch s;
+    ngpt_bpe_scratch_init(&s);
     ngpt_status st = NGPT_OK;
     for (size_t i = 0; i < len && !st;) {
         size_t end = ngpt_pretok_next(t->pretok, s8, len, i);
         st = encode_piece(t, s8 + i, end - i, &w, &s);
         i = end;
     }
-    scratch_free(&s);
+    ngpt_bpe_scratch_free(&s);
     if (st) return ngpt_prefixed("ngpt_tokenizer_encode", st);
     *n_ids = w.n;
     if (ids && w.n > cap)

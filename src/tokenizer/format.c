@@ -1,6 +1,6 @@
 /* format.c — tokenizer files (docs/FORMAT.md, "Tokenizer files"): reading
  * one from a file or from memory, checked whole before it is used, and
- * writing one atomically. tokenizer.c writes the image and checks what the
+ * writing one atomically. build.c writes the image and checks what the
  * file says (ngpt_tok_build). */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/atomic_file.h"
+#include "base/fpmode.h"
 #include "tokenizer/tokenizer.h"
 
 static uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -102,6 +103,7 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
 
 ngpt_status ngpt_tokenizer_load_mem(ngpt_tokenizer **tok, const void *data, size_t size)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_mem: NULL argument");
     *tok = NULL;
     if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_mem: NULL argument");
@@ -151,6 +153,7 @@ ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size)
 
 ngpt_status ngpt_tokenizer_load(ngpt_tokenizer **tok, const char *path)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load: NULL argument");
     *tok = NULL;
     if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load: NULL argument");
@@ -166,6 +169,7 @@ ngpt_status ngpt_tokenizer_load(ngpt_tokenizer **tok, const char *path)
 
 ngpt_status ngpt_tokenizer_save_mem(const ngpt_tokenizer *tok, void *buf, size_t cap, size_t *size)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok || !size) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_save_mem: NULL argument");
     *size = tok->image_size;
     if (!buf) return NGPT_OK;
@@ -196,6 +200,7 @@ static ngpt_status write_atomic(const char *path, const uint8_t *data, size_t n)
 
 ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_save: NULL argument");
     return ngpt_prefixed("ngpt_tokenizer_save", write_atomic(path, tok->image, tok->image_size));
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
@@ -251,9 +252,9 @@ static ngpt_status merge_side(const uint8_t *p, size_t n, uint8_t *out, size_t *
     return NGPT_OK;
 }
 
-static ngpt_status load(ngpt_tokenizer **tok, const uint8_t *json, size_t json_size,
-                        const char *json_src, const uint8_t *bpe, size_t bpe_size,
-                        const char *bpe_src)
+ngpt_status ngpt_tok_load_gpt2(ngpt_tokenizer **tok, const uint8_t *json, size_t json_size,
+                               const char *json_src, const uint8_t *bpe, size_t bpe_size,
+                               const char *bpe_src)
 {
     vocab vb = {.src = json_src};
     cursor c = {json, json_size, 0, json_src, 1};
@@ -381,18 +382,20 @@ done:
 ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encoder_json,
                                          size_t json_size, const void *vocab_bpe, size_t bpe_size)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_gpt2_mem: NULL argument");
     *tok = NULL;
     if (!encoder_json || !vocab_bpe)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_gpt2_mem: NULL argument");
     return ngpt_prefixed("ngpt_tokenizer_load_gpt2_mem",
-                         load(tok, encoder_json, json_size, "the encoder.json buffer", vocab_bpe,
-                              bpe_size, "the vocab.bpe buffer"));
+                         ngpt_tok_load_gpt2(tok, encoder_json, json_size, "the encoder.json buffer",
+                                            vocab_bpe, bpe_size, "the vocab.bpe buffer"));
 }
 
 ngpt_status ngpt_tokenizer_load_gpt2(ngpt_tokenizer **tok, const char *encoder_json,
                                      const char *vocab_bpe)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_gpt2: NULL argument");
     *tok = NULL;
     if (!encoder_json || !vocab_bpe)
@@ -401,7 +404,7 @@ ngpt_status ngpt_tokenizer_load_gpt2(ngpt_tokenizer **tok, const char *encoder_j
     size_t json_size, bpe_size;
     ngpt_status st = ngpt_tok_read_file(encoder_json, &json, &json_size);
     if (!st) st = ngpt_tok_read_file(vocab_bpe, &bpe, &bpe_size);
-    if (!st) st = load(tok, json, json_size, encoder_json, bpe, bpe_size, vocab_bpe);
+    if (!st) st = ngpt_tok_load_gpt2(tok, json, json_size, encoder_json, bpe, bpe_size, vocab_bpe);
     free(json);
     free(bpe);
     return ngpt_prefixed("ngpt_tokenizer_load_gpt2", st);

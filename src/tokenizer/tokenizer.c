@@ -1,23 +1,15 @@
-/* tokenizer.c — the tokenizer object (tokenizer.h): made from a spec and
- * checked once (ngpt_tok_build), its lookup tables, its file image, and the
- * accessors of the public API (describe, token, decode, free). */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+/* tokenizer.c — the tokenizer object (tokenizer.h) once made (build.c
+ * makes it): its accessors, internal (ngpt_tok_prefix) and public
+ * (describe, token, decode, free). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "tokenizer/tokenizer.h"
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "tokenizer files are little-endian; big-endian hosts are not supported"
-#endif
-
-static void put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
 void ngpt_tokenizer_free(ngpt_tokenizer *t)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t) return;
     free(t->merges);
     free(t->off);
@@ -30,281 +22,17 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
     free(t);
 }
 
-/* The smallest table size 2^bits with at least twice n slots (>= 16). */
-static uint32_t table_bits(size_t n)
-{
-    uint32_t bits = 4;
-    while (((size_t)1 << bits) < 2 * n) bits++;
-    return bits;
-}
-
-/* Inserts (a, b) -> id; returns the id already there, or -1 when new. */
-static int32_t pair_insert(ngpt_tokenizer *t, uint32_t a, uint32_t b, int32_t id)
-{
-    uint64_t key = (uint64_t)a << 32 | b;
-    uint32_t mask = (1u << t->pair_bits) - 1;
-    for (uint32_t i = ngpt_pair_slot(key, t->pair_bits);; i = (i + 1) & mask) {
-        if (t->pair_key[i] == key) return t->pair_val[i];
-        if (t->pair_key[i] == NGPT_PAIR_EMPTY) {
-            t->pair_key[i] = key;
-            t->pair_val[i] = id;
-            return -1;
-        }
-    }
-}
-
-static size_t tok_len(const ngpt_tokenizer *t, int32_t id) { return t->off[id + 1] - t->off[id]; }
-
-/* Every non-special token's bytes in the string table (the first of tokens
- * with the same bytes); false (message set) when the concat rule finds two
- * with the same bytes. */
-static bool build_strings(ngpt_tokenizer *t, const char *src)
-{
-    int32_t n = 256 + t->n_merges;
-    uint32_t mask = (1u << t->str_bits) - 1;
-    for (int32_t id = 0; id < n; id++) {
-        const uint8_t *s = t->bytes + t->off[id];
-        size_t len = tok_len(t, id);
-        for (uint32_t i = ngpt_str_slot(s, len, t->str_bits);; i = (i + 1) & mask) {
-            int32_t v = t->str_slot[i];
-            if (v == 0) {
-                t->str_slot[i] = id + 1;
-                break;
-            }
-            if (tok_len(t, v - 1) == len && !memcmp(t->bytes + t->off[v - 1], s, len)) {
-                if (t->rule == NGPT_MERGE_PAIRS) break;
-                ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: tokens %d and %d have the "
-                          "same bytes, which the concat merge rule does not allow", src,
-                          (int)(v - 1), (int)id);
-                return false;
-            }
-        }
-    }
-    return true;
-}
-
-/* NGPT_MERGE_CONCAT: every split of every merge token into two tokens is a
- * pair that merges into it. */
-static size_t concat_pair_count(ngpt_tokenizer *t, bool insert)
-{
-    size_t count = 0;
-    for (int32_t id = 256; id < 256 + t->n_merges; id++) {
-        const uint8_t *s = t->bytes + t->off[id];
-        size_t len = tok_len(t, id);
-        for (size_t k = 1; k < len; k++) {
-            int32_t a = ngpt_tok_lookup(t, s, k), b = ngpt_tok_lookup(t, s + k, len - k);
-            if (a < 0 || b < 0) continue;
-            count++;
-            if (insert) pair_insert(t, (uint32_t)a, (uint32_t)b, id);
-        }
-    }
-    return count;
-}
-
-static ngpt_status check_spec(const ngpt_tok_spec *s, const char *src)
-{
-    if (s->pretok < NGPT_PRETOK_NONE || s->pretok > NGPT_PRETOK_LINES)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s names an unknown pre-tokenizer %d", src,
-                         (int)s->pretok);
-    if (s->rule < NGPT_MERGE_PAIRS || s->rule > NGPT_MERGE_CONCAT)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s names an unknown merge rule %d", src,
-                         (int)s->rule);
-    if (s->n_special < 0 || s->n_special > NGPT_TOK_MAX_SPECIAL)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s has %d special tokens; the limit is %d", src,
-                         (int)s->n_special, NGPT_TOK_MAX_SPECIAL);
-    int64_t n = 256 + (int64_t)s->n_merges + s->n_special;
-    if (s->n_merges < 0 || n > NGPT_TOK_MAX_TOKENS)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s has %lld tokens; the limit is %d", src,
-                         (long long)n, NGPT_TOK_MAX_TOKENS);
-    bool seen[256] = {false};
-    for (int i = 0; i < 256; i++) {
-        if (seen[s->id_byte[i]])
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: byte %d is token %d and "
-                             "an earlier one; each byte must be exactly one of the ids 0..255",
-                             src, s->id_byte[i], i);
-        seen[s->id_byte[i]] = true;
-    }
-    for (int32_t i = 0; i < s->n_special; i++) {
-        if (s->special_len[i] < 1 || s->special_len[i] > NGPT_TOK_MAX_BYTES)
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "special token %d of %s has a name of %zu "
-                             "bytes, not 1..%d", (int)(n - s->n_special + i), src,
-                             s->special_len[i], NGPT_TOK_MAX_BYTES);
-        for (int32_t j = 0; j < i; j++)
-            if (s->special_len[j] == s->special_len[i] &&
-                !memcmp(s->special[j], s->special[i], s->special_len[i]))
-                return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: special tokens %d "
-                                 "and %d have the same name", src, (int)(n - s->n_special + j),
-                                 (int)(n - s->n_special + i));
-    }
-    int64_t first_special = n - s->n_special;
-    const int32_t ids[2] = {s->end_id, s->pad_id};
-    for (int k = 0; k < 2; k++)
-        if (ids[k] != -1 && (ids[k] < first_special || ids[k] >= n))
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: its %s token %d is not "
-                             "one of its special tokens (%lld..%lld)", src,
-                             k ? "padding" : "end", (int)ids[k], (long long)first_special,
-                             (long long)n - 1);
-    if (s->end_id != -1 && s->end_id == s->pad_id)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: token %d is both the end and "
-                         "the padding token", src, (int)s->end_id);
-    return NGPT_OK;
-}
-
-static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf);
-
-ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const char *src)
-{
-    *out = NULL;
-    ngpt_status st = check_spec(s, src);
-    if (st) return st;
-    ngpt_tokenizer *t = calloc(1, sizeof *t);
-    if (!t) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
-    t->n_merges = s->n_merges;
-    t->n_special = s->n_special;
-    t->n_tokens = 256 + s->n_merges + s->n_special;
-    t->end_id = s->end_id;
-    t->pad_id = s->pad_id;
-    t->pretok = (ngpt_pretokenizer)s->pretok;
-    t->rule = (ngpt_merge_rule)s->rule;
-    memcpy(t->id_byte, s->id_byte, 256);
-    for (int i = 0; i < 256; i++) t->byte_id[s->id_byte[i]] = i;
-    size_t m = (size_t)s->n_merges;
-    t->merges = malloc((m ? m : 1) * 2 * sizeof *t->merges);
-    t->off = malloc(((size_t)t->n_tokens + 1) * sizeof *t->off);
-    t->pair_bits = table_bits(m);
-    t->pair_key = malloc(((size_t)1 << t->pair_bits) * sizeof *t->pair_key);
-    t->pair_val = malloc(((size_t)1 << t->pair_bits) * sizeof *t->pair_val);
-    if (!t->merges || !t->off || !t->pair_key || !t->pair_val) goto no_memory;
-    if (m) memcpy(t->merges, s->merges, m * 2 * sizeof *t->merges);
-    memset(t->pair_key, 0xFF, ((size_t)1 << t->pair_bits) * sizeof *t->pair_key);
-
-    /* lengths: merges join earlier tokens, no pair twice, no token too long */
-    t->off[0] = 0;
-    for (int i = 0; i < 256; i++) t->off[i + 1] = (uint32_t)i + 1;
-    t->max_len = 1;
-    for (size_t k = 0; k < m; k++) {
-        uint32_t a = t->merges[2 * k], b = t->merges[2 * k + 1], id = 256 + (uint32_t)k;
-        if (a >= id || b >= id) {
-            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: merge %zu joins token %u, "
-                           "but a merge may only join bytes and earlier merges (ids below %u)",
-                           src, k, a >= id ? a : b, id);
-            goto fail;
-        }
-        int32_t twice = pair_insert(t, a, b, (int32_t)id);
-        if (twice >= 0) {
-            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: merges %d and %zu both join "
-                           "tokens %u and %u", src, (int)(twice - 256), k, a, b);
-            goto fail;
-        }
-        size_t len = tok_len(t, (int32_t)a) + tok_len(t, (int32_t)b);
-        if (len > NGPT_TOK_MAX_BYTES) {
-            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: merge %zu makes a token of "
-                           "%zu bytes; the limit is %d", src, k, len, NGPT_TOK_MAX_BYTES);
-            goto fail;
-        }
-        if ((int32_t)len > t->max_len) t->max_len = (int32_t)len;
-        t->off[id + 1] = t->off[id] + (uint32_t)len;
-    }
-    for (int32_t i = 0; i < s->n_special; i++) {
-        int32_t id = 256 + s->n_merges + i;
-        t->off[id + 1] = t->off[id] + (uint32_t)s->special_len[i];
-    }
-    t->bytes = malloc(t->off[t->n_tokens] ? t->off[t->n_tokens] : 1);
-    if (!t->bytes) goto no_memory;
-    for (int i = 0; i < 256; i++) t->bytes[i] = t->id_byte[i];
-    for (size_t k = 0; k < m; k++) {
-        uint32_t a = t->merges[2 * k], b = t->merges[2 * k + 1];
-        uint8_t *dst = t->bytes + t->off[256 + k];
-        memcpy(dst, t->bytes + t->off[a], tok_len(t, (int32_t)a));
-        memcpy(dst + tok_len(t, (int32_t)a), t->bytes + t->off[b], tok_len(t, (int32_t)b));
-    }
-    for (int32_t i = 0; i < s->n_special; i++)
-        memcpy(t->bytes + t->off[256 + s->n_merges + i], s->special[i], s->special_len[i]);
-    for (size_t id = 256; id < 256 + m; id++)
-        for (uint32_t i = t->off[id] + 1; i < t->off[id + 1]; i++) {
-            unsigned bit = (unsigned)t->bytes[i - 1] << 8 | t->bytes[i];
-            t->joinable[bit >> 3] |= (uint8_t)(1u << (bit & 7));
-        }
-
-    t->str_bits = table_bits(256 + m);
-    t->str_slot = calloc((size_t)1 << t->str_bits, sizeof *t->str_slot);
-    t->whole = calloc(((size_t)t->n_tokens + 7) / 8, 1);
-    if (!t->str_slot || !t->whole) goto no_memory;
-    if (!build_strings(t, src)) {
-        st = NGPT_ERR_BAD_FORMAT;
-        goto fail;
-    }
-    if (t->rule == NGPT_MERGE_CONCAT) {
-        /* the merges' own pairs are among the splits: a table for all of them */
-        size_t pairs = concat_pair_count(t, false);
-        free(t->pair_key);
-        free(t->pair_val);
-        t->pair_bits = table_bits(pairs);
-        t->pair_key = malloc(((size_t)1 << t->pair_bits) * sizeof *t->pair_key);
-        t->pair_val = malloc(((size_t)1 << t->pair_bits) * sizeof *t->pair_val);
-        if (!t->pair_key || !t->pair_val) goto no_memory;
-        memset(t->pair_key, 0xFF, ((size_t)1 << t->pair_bits) * sizeof *t->pair_key);
-        concat_pair_count(t, true);
-    }
-    if ((st = ngpt_tok_mark_whole(t))) goto fail;
-    t->image_size = tok_image(t, NULL);
-    if (!(t->image = malloc(t->image_size))) goto no_memory;
-    tok_image(t, t->image);
-    memcpy(&t->checksum, t->image + t->image_size - 8, 8);
-    *out = t;
-    return NGPT_OK;
-no_memory:
-    st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
-fail:
-    ngpt_tokenizer_free(t);
-    return st;
-}
-
-/* The file image (docs/FORMAT.md): returns its size; writes it into buf
- * (which holds that many bytes) unless buf is NULL. */
-static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf)
-{
-    size_t size = NGPT_TOK_HEADER + 256 + (size_t)t->n_merges * 8 + 8;
-    for (int32_t i = 0; i < t->n_special; i++) size += 4 + tok_len(t, 256 + t->n_merges + i);
-    if (!buf) return size;
-    uint8_t *p = buf;
-    memset(p, 0, NGPT_TOK_HEADER);
-    memcpy(p, NGPT_TOK_MAGIC, 8);
-    put_u32(p + 8, NGPT_TOK_VERSION);
-    put_u32(p + 12, (uint32_t)t->n_tokens);
-    put_u32(p + 16, (uint32_t)t->n_merges);
-    put_u32(p + 20, (uint32_t)t->n_special);
-    put_u32(p + 24, (uint32_t)t->end_id);
-    put_u32(p + 28, (uint32_t)t->pad_id);
-    p[32] = (uint8_t)t->pretok;
-    p[33] = (uint8_t)t->rule;
-    put_u64(p + 40, size);
-    p += NGPT_TOK_HEADER;
-    memcpy(p, t->id_byte, 256);
-    p += 256;
-    for (size_t k = 0; k < 2 * (size_t)t->n_merges; k++, p += 4) put_u32(p, t->merges[k]);
-    for (int32_t i = 0; i < t->n_special; i++) {
-        int32_t id = 256 + t->n_merges + i;
-        size_t len = tok_len(t, id);
-        put_u32(p, (uint32_t)len);
-        memcpy(p + 4, t->bytes + t->off[id], len);
-        p += 4 + len;
-    }
-    put_u64(p, (uint64_t)XXH3_64bits(buf, size - 8));
-    return size;
-}
-
 int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *out)
 {
     int32_t n = 0;
     while (k > 0) {
-        if ((size_t)tok_len(t, id) == k) {      /* the whole token (a byte always is) */
+        if ((size_t)ngpt_tok_len(t, id) == k) {      /* the whole token (a byte always is) */
             out[n++] = id;
             break;
         }
         const int32_t left = (int32_t)t->merges[2 * (id - 256)];
         const int32_t right = (int32_t)t->merges[2 * (id - 256) + 1];
-        const size_t ll = tok_len(t, left);
+        const size_t ll = ngpt_tok_len(t, left);
         if (k <= ll) {
             id = left;
         } else {
@@ -320,6 +48,7 @@ int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *
 
 ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info *info)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_describe: NULL argument");
     info->n_tokens = t->n_tokens;
     info->n_merges = t->n_merges;
@@ -328,7 +57,7 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
     info->pad_id = t->pad_id;
     info->max_token_bytes = t->max_len;
     for (int32_t i = 0; i < t->n_special; i++) {
-        int32_t len = (int32_t)tok_len(t, 256 + t->n_merges + i);
+        int32_t len = (int32_t)ngpt_tok_len(t, 256 + t->n_merges + i);
         if (len > info->max_token_bytes) info->max_token_bytes = len;
     }
     info->pretok = t->pretok;
@@ -340,18 +69,20 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
 ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *t, int32_t id, const uint8_t **bytes,
                                  size_t *len)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t || !bytes || !len) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_token: NULL argument");
     if (id < 0 || id >= t->n_tokens)
         return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_tokenizer_token: id %d is outside the "
                          "vocabulary (0..%d)", (int)id, (int)t->n_tokens - 1);
     *bytes = t->bytes + t->off[id];
-    *len = tok_len(t, id);
+    *len = ngpt_tok_len(t, id);
     return NGPT_OK;
 }
 
 ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, size_t n,
                                   void *out, size_t cap, size_t *n_bytes)
 {
+    NGPT_FPMODE_SCOPE;
     if (!t || !n_bytes || (!ids && n > 0))
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_decode: NULL argument");
     size_t total = 0;
@@ -360,7 +91,7 @@ ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, s
             return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_tokenizer_decode: id %d at index %zu is "
                              "outside the vocabulary (0..%d)", (int)ids[i], i,
                              (int)t->n_tokens - 1);
-        if (!ngpt_add_ok(total, tok_len(t, ids[i]), &total))
+        if (!ngpt_add_ok(total, ngpt_tok_len(t, ids[i]), &total))
             return ngpt_fail(NGPT_ERR_OVERFLOW, "ngpt_tokenizer_decode: the text of %zu ids is "
                              "longer than this machine can address", n);
     }
@@ -369,7 +100,7 @@ ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, s
     uint8_t *o = out;
     size_t at = 0;
     for (size_t i = 0; i < n && at < cap; i++) {
-        size_t len = tok_len(t, ids[i]), k = len < cap - at ? len : cap - at;
+        size_t len = ngpt_tok_len(t, ids[i]), k = len < cap - at ? len : cap - at;
         memcpy(o + at, t->bytes + t->off[ids[i]], k);
         at += k;
     }

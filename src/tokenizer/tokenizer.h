@@ -1,10 +1,11 @@
 /* tokenizer.h — the BPE tokenizer's object and what its files share
- * (docs/TOKENIZER.md). tokenizer.c makes one from a spec (the merge list and
- * its settings: training, a tokenizer file and GPT-2's files all end there),
- * validates it and derives the lookup tables; it also makes the file image
- * (docs/FORMAT.md, "Tokenizer files"), which the tokenizer keeps for saves
- * (its own file, a checkpoint's tensor), and owns the accessors. The tokenizer
- * depends only on the base layer (errors). */
+ * (docs/TOKENIZER.md). build.c makes one from a spec (the merge list and
+ * its settings: training, a tokenizer file and GPT-2's files all end there):
+ * it validates it and writes every table and the file image (docs/FORMAT.md,
+ * "Tokenizer files"), which the tokenizer keeps for saves (its own file, a
+ * checkpoint's tensor). Once made, a tokenizer is read-only: tokenizer.c
+ * holds its accessors, bpe.c merges bytes and encode.c encodes text by its
+ * tables. The tokenizer depends only on the base layer (errors). */
 #ifndef NGPT_TOKENIZER_H
 #define NGPT_TOKENIZER_H
 
@@ -23,7 +24,7 @@
 #define NGPT_TOK_MAX_BYTES 256              /* the longest token, and a special's name */
 #define NGPT_TOK_MAX_SPECIAL 256
 
-/* What a tokenizer is made of; tokenizer.c copies it. */
+/* What a tokenizer is made of; build.c copies it. */
 typedef struct ngpt_tok_spec {
     uint8_t id_byte[256];       /* the byte of token i < 256: a permutation of 0..255 */
     const uint32_t *merges;     /* (n_merges, 2): merge k joins tokens merges[2k], [2k+1] */
@@ -57,7 +58,8 @@ struct ngpt_tokenizer {
     int32_t *str_slot;
     uint32_t str_bits;
     /* bit id: the bytes of token id, encoded alone, are token id (most
-     * tokens): a part of a piece that is such a token needs no BPE */
+     * tokens): a part of a piece that is such a token needs no BPE (build.c
+     * merges each token's bytes to find them) */
     uint8_t *whole;
     uint8_t *image;             /* the file image (docs/FORMAT.md): what saves write */
     size_t image_size;
@@ -109,6 +111,12 @@ static inline int32_t ngpt_tok_lookup(const ngpt_tokenizer *t, const uint8_t *s,
     }
 }
 
+/* The length in bytes of token id. */
+static inline size_t ngpt_tok_len(const ngpt_tokenizer *t, int32_t id)
+{
+    return t->off[id + 1] - t->off[id];
+}
+
 /* The bytes of token id (*len of them); special tokens: their names. */
 static inline const uint8_t *ngpt_tok_bytes(const ngpt_tokenizer *t, int32_t id, size_t *len)
 {
@@ -126,11 +134,7 @@ static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
     return (t->whole[id >> 3] >> (id & 7)) & 1;
 }
 
-/* Sets t->whole (allocated by the caller, zeroed): encodes every merge's
- * bytes alone (encode.c). */
-ngpt_status ngpt_tok_mark_whole(ngpt_tokenizer *t);
-
-/* Makes a tokenizer from spec, checking it (docs/FORMAT.md, "Validation");
+/* Makes a tokenizer from spec, checking it (docs/FORMAT.md, "Validation"; build.c);
  * a failure leaves a bare sentence naming `src` (the file, "the buffer",
  * "the training result"). */
 ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *spec, const char *src);
@@ -152,6 +156,13 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
  * count and identity. Bare messages naming src. */
 ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
                                  int32_t *n_tokens, uint64_t *checksum);
+
+/* GPT-2's tokenizer from the text of encoder.json (vocab.json) and
+ * vocab.bpe (merges.txt) (gpt2.c): what ngpt_tokenizer_load_gpt2 reads,
+ * for the importer too. Bare messages naming json_src and bpe_src. */
+ngpt_status ngpt_tok_load_gpt2(ngpt_tokenizer **tok, const uint8_t *json, size_t json_size,
+                               const char *json_src, const uint8_t *bpe, size_t bpe_size,
+                               const char *bpe_src);
 
 /* Reads the whole regular file at path into *buf (malloc'd, *size bytes);
  * bare messages naming it (format.c). */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "tokenizer/tokenizer.h"
 
 #define FN "ngpt_tokenizer_train"
@@ -389,6 +390,7 @@ no_memory:
 
 ngpt_tokenizer_train_config ngpt_tokenizer_train_config_default(void)
 {
+    NGPT_FPMODE_SCOPE;
     return (ngpt_tokenizer_train_config){
         .vocab_size = 4096,
         .pretok = NGPT_PRETOK_GPT2,
@@ -403,6 +405,7 @@ static const char END_NAME[] = "<|endoftext|>", PAD_NAME[] = "<|pad|>";
 ngpt_status ngpt_tokenizer_train(ngpt_tokenizer **tok, const ngpt_tokenizer_train_config *cfg,
                                  const void *const *texts, const size_t *sizes, int32_t n_texts)
 {
+    NGPT_FPMODE_SCOPE;
     if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, FN ": NULL argument");
     *tok = NULL;
     if (!cfg || (n_texts > 0 && (!texts || !sizes)))

@@ -153,6 +153,7 @@ ngpt_status ngpt_data_open(ngpt_data **data, const char *const *paths, int32_t n
 
 void ngpt_data_free(ngpt_data *data)
 {
+    NGPT_FPMODE_SCOPE;
     if (!data) return;
     free(data->owned);
     free(data->tokens);
@@ -162,6 +163,7 @@ void ngpt_data_free(ngpt_data *data)
 
 ngpt_status ngpt_data_sizes(const ngpt_data *d, size_t *train_bytes, size_t *eval_bytes)
 {
+    NGPT_FPMODE_SCOPE;
     if (!d || !train_bytes || !eval_bytes)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_sizes: NULL argument");
     *train_bytes = d->train_size;
@@ -171,6 +173,7 @@ ngpt_status ngpt_data_sizes(const ngpt_data *d, size_t *train_bytes, size_t *eva
 
 ngpt_status ngpt_data_checksum(const ngpt_data *d, uint64_t *hash)
 {
+    NGPT_FPMODE_SCOPE;
     if (!d || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_checksum: NULL argument");
     *hash = d->hash;
     return NGPT_OK;
@@ -258,6 +261,7 @@ static ngpt_status check_batch_args(const char *fn, const ngpt_data *d, ngpt_spl
 ngpt_status ngpt_data_batch(const ngpt_data *d, ngpt_split split, uint64_t seed, uint64_t index,
                             int32_t batch, int32_t seq, int32_t *tokens, int32_t *targets)
 {
+    NGPT_FPMODE_SCOPE;
     if (!d || !tokens || !targets)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_batch: NULL argument");
     ngpt_status st = check_batch_args("ngpt_data_batch", d, split, batch, seq);
@@ -269,6 +273,7 @@ ngpt_status ngpt_data_batch(const ngpt_data *d, ngpt_split split, uint64_t seed,
 ngpt_status ngpt_data_batch_bytes(const ngpt_data *d, ngpt_split split, uint64_t seed,
                                   uint64_t index, int32_t batch, int32_t seq, uint64_t *bytes)
 {
+    NGPT_FPMODE_SCOPE;
     if (!d || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_batch_bytes: NULL argument");
     ngpt_status st = check_batch_args("ngpt_data_batch_bytes", d, split, batch, seq);
     if (st) return st;
@@ -290,6 +295,7 @@ ngpt_status ngpt_data_batch_bytes(const ngpt_data *d, ngpt_split split, uint64_t
 ngpt_status ngpt_data_text(const ngpt_data *d, ngpt_split split, const uint8_t **bytes,
                            size_t *size)
 {
+    NGPT_FPMODE_SCOPE;
     if (!d || !bytes || !size) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_text: NULL argument");
     if (split != NGPT_SPLIT_TRAIN && split != NGPT_SPLIT_EVAL)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_text: split %d is not an ngpt_split value",
@@ -300,6 +306,7 @@ ngpt_status ngpt_data_text(const ngpt_data *d, ngpt_split split, const uint8_t *
 
 ngpt_status ngpt_data_token_counts(const ngpt_data *d, size_t *train_tokens, size_t *eval_tokens)
 {
+    NGPT_FPMODE_SCOPE;
     if (!d || !train_tokens || !eval_tokens)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_token_counts: NULL argument");
     *train_tokens = d->tokens ? d->n_tokens[NGPT_SPLIT_TRAIN] : d->train_size;

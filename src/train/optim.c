@@ -13,6 +13,7 @@
 
 ngpt_optim_config ngpt_optim_config_default(void)
 {
+    NGPT_FPMODE_SCOPE;
     ngpt_optim_config o = {.lr = 3e-4f, .min_lr = 3e-5f, .warmup = 200, .total_steps = 5000,
                            .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
                            .decay_all = true, .clip = 1.0f, .accum = 1};
@@ -23,6 +24,7 @@ static bool finite_in(float x, float lo, float hi) { return isfinite(x) && x >= 
 
 ngpt_status ngpt_optim_config_validate(const ngpt_optim_config *o)
 {
+    NGPT_FPMODE_SCOPE;
     if (!o) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_config_validate: NULL config");
     return ngpt_prefixed("ngpt_optim_config_validate", ngpt_optim_check(o));
 }
@@ -146,6 +148,7 @@ ngpt_status ngpt_optim_step_unchecked(ngpt_context *ctx, const ngpt_optim_config
 
 ngpt_status ngpt_optim_skip(ngpt_context *ctx)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_skip: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_optim_skip: the context was planned for "
@@ -157,6 +160,7 @@ ngpt_status ngpt_optim_skip(ngpt_context *ctx)
 
 ngpt_status ngpt_optim_step_count(const ngpt_context *ctx, uint64_t *steps)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !steps) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_optim_step_count: NULL argument");
     *steps = ctx->optim_steps;
     return NGPT_OK;

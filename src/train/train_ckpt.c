@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "io/checkpoint.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
@@ -40,6 +41,7 @@ enum { N_META = 16, N_META_OPT = 4 };   /* required, then optional entries */
 
 ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path, const ngpt_train_state *ts)
 {
+    NGPT_FPMODE_SCOPE;
     if (!ctx || !path || !ts)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_save_train: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
@@ -213,12 +215,14 @@ static ngpt_status load_train(ngpt_context *ctx, const char *fn, const char *pat
 
 ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *ts)
 {
+    NGPT_FPMODE_SCOPE;
     return load_train(ctx, "ngpt_checkpoint_load_train", path, NULL, 0, ts);
 }
 
 ngpt_status ngpt_checkpoint_load_train_mem(ngpt_context *ctx, const void *data, size_t size,
                                            ngpt_train_state *ts)
 {
+    NGPT_FPMODE_SCOPE;
     return load_train(ctx, "ngpt_checkpoint_load_train_mem", NULL, data, size, ts);
 }
 
@@ -244,11 +248,13 @@ static ngpt_status train_state(const char *fn, const char *path, const void *dat
 
 ngpt_status ngpt_checkpoint_train_state(const char *path, ngpt_config *cfg, ngpt_train_state *ts)
 {
+    NGPT_FPMODE_SCOPE;
     return train_state("ngpt_checkpoint_train_state", path, NULL, 0, cfg, ts);
 }
 
 ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_config *cfg,
                                             ngpt_train_state *ts)
 {
+    NGPT_FPMODE_SCOPE;
     return train_state("ngpt_checkpoint_train_state_mem", NULL, data, size, cfg, ts);
 }

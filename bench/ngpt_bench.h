@@ -1,10 +1,14 @@
-/* cmd_bench.h — `ngpt bench`: what its pieces share. cmd_bench.c parses the
- * options and runs the sections; measure.c times a call (warm-up, median
- * of runs, min–max) and draws the progress line; workloads.c measures
- * prefill, decode and training through the public API; report.c
- * prints the markdown tables and the JSON; svg.c draws the chart. */
-#ifndef NGPT_CLI_CMD_BENCH_H
-#define NGPT_CLI_CMD_BENCH_H
+/* ngpt_bench.h — what `ngpt bench` measures and reports, for the command
+ * that drives it (cli/cmd_bench.c: the options, the output files). run.c
+ * runs the sections; measure.c times a call (warm-up, median of runs,
+ * min–max) and draws the progress line; workloads.c measures prefill,
+ * decode and training through the public API; peak_rows.c and
+ * kernel_rows.c turn the bench layer's probe and kernel calls (bench.h,
+ * kernel_bench.h) into rows; report.c prints the markdown tables and the
+ * JSON; svg.c draws the chart. Nothing here knows the tool: the sections
+ * print their own "ngpt bench: ..." errors and return exit codes. */
+#ifndef NGPT_BENCH_NGPT_BENCH_H
+#define NGPT_BENCH_NGPT_BENCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,10 +20,13 @@
 
 enum { BENCH_MAX_THREADS = 8, BENCH_MAX_RUNS = 64, BENCH_MAX_ROWS = 256 };
 
+/* What a section returns: the exit codes of the tool (0, 1 failed, 2 bad usage). */
+enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2 };
+
 /* What one `ngpt bench` invocation measures and how. */
 typedef struct bench_opts {
     ngpt_config cfg;
-    const char *preset;             /* "default", "gpt2-small" */
+    const char *preset;             /* "default", "gpt2-small", "gpt2-124m" */
     int32_t threads[BENCH_MAX_THREADS];
     int n_threads;
     int runs;                       /* timed runs per figure (after warm-up) */
@@ -124,8 +131,14 @@ int bench_calibrate(const bench_opts *o, bench_fn fn, void *arg, int *reps);
 ngpt_status bench_parallel(int n, void *(*work)(void *), void *args, size_t stride);
 
 /* Ends the progress line and prints "ngpt bench: <what>: <why>" (the
- * library's sentence, or the bench's own failure); returns CLI_FAILED. */
+ * library's sentence, or the bench's own failure); returns BENCH_FAILED. */
 int bench_failed(const char *what, ngpt_status st);
+/* Prints "ngpt bench: <message>" to stderr; returns code. */
+int bench_error(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Progress on stderr: a line rewritten in place on a terminal, one line per
  * figure otherwise. bench_progress_begin sets the number of figures. */
@@ -138,12 +151,19 @@ size_t bench_peak_rss(void);
 /* The CPU's model name ("unknown" when the system does not say). */
 void bench_cpu_name(char *buf, size_t size);
 
+/* ---- the run (run.c) ---- */
+
+/* Measures every section o asks for into r (the caller checked o's
+ * options; the library has accepted this CPU): returns an exit code, with
+ * the failure printed. r is sorted for reading. */
+int bench_run(const bench_opts *o, bench_report *r);
+
 /* ---- workloads (workloads.c) ---- */
 
 /* Prefill (T/2 prompt) and decode (batch 1 and 4) with each of o->weights,
  * training (float32; B=8 T=128 and, with o->big_train, B=32 T=256) for
- * every thread count, and the arena of every context used. Returns a CLI
- * exit code. */
+ * every thread count, and the arena of every context used. Returns an exit code
+ * (BENCH_OK, ...). */
 int bench_workloads(const bench_opts *o, bench_report *r);
 /* Figures bench_workloads will time (for the progress count). */
 int bench_workloads_count(const bench_opts *o);
@@ -158,8 +178,8 @@ int bench_peak_count(const bench_opts *o);
 /* ---- kernels (kernel_rows.c) ---- */
 
 /* Every kernel of the list at the default model's shapes, for every thread
- * count (t threads: t copies at once, each on its own inputs). Returns a CLI
- * exit code. A kernel that differs from the reference gets a row saying so
+ * count (t threads: t copies at once, each on its own inputs). Returns an exit code
+ * (BENCH_OK, ...). A kernel that differs from the reference gets a row saying so
  * and sets r->kernel_differs. */
 int bench_kernels(const bench_opts *o, bench_report *r);
 int bench_kernels_count(const bench_opts *o);

@@ -1,7 +1,7 @@
 /* gemm_def.h — the matrix products' definition written out, which the
  * reference and every ISA must match bit for bit: one fmaf chain per output
  * over k in increasing order from +0.0f, then + bias, then the old C + that.
- * Shared by the gemm cases (bench/kernels/gemm.c) and tests/test_gemm.c. */
+ * Shared by the gemm cases (kcases/gemm.c) and tests/test_gemm.c. */
 #ifndef NGPT_GEMM_DEF_H
 #define NGPT_GEMM_DEF_H
 

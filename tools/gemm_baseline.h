@@ -1,7 +1,7 @@
 /* gemm_baseline.h — a baseline commit's gemm (the ABI before the workspace
  * parameter), built into the gemm bench by `make bench-gemm GEMM_BASELINE=<commit>`:
  * the Makefile extracts that commit's src/ref/gemm.c and arch/<isa>/gemm.c with
- * git and renames their symbols (bench/gemm_baseline.sed). */
+ * git and renames their symbols (tools/gemm_baseline.sed). */
 #ifndef NGPT_GEMM_BASELINE_H
 #define NGPT_GEMM_BASELINE_H
 

@@ -1,9 +1,10 @@
-/* gelu.c — the cases of gelu_fwd, gelu_fwd_grad and gelu_bwd. Shape: n
- * inplace tiny — with inplace = 1 the output overwrites x (fwd) or dy (bwd;
- * gelu_fwd_grad has no in-place form); with tiny = 1
- * x mixes subnormal and tiny values (erf meets subnormals inside SLEEF),
- * values of 11 to 20 (exp of -x^2/2 is subnormal or 0, erf's tail) and
- * normal ones, and dy is tiny. */
+/* gelu.c — the cases of gelu_fwd, gelu_fwd_grad, gelu_bwd and the tanh
+ * form's gelu_tanh_fwd and gelu_tanh_fwd_grad. Shape: n inplace tiny — with
+ * inplace = 1 the output overwrites x (fwd) or dy (bwd; the _grad kernels
+ * have no in-place form); with tiny = 1 x mixes subnormal and tiny values
+ * (erf and tanh meet subnormals inside SLEEF), values of 11 to 20 (exp of
+ * -x^2/2 is subnormal or 0, erf's tail, tanh past the clamp), huge ones
+ * (x^3, then x^2, overflow) and normal ones, and dy is tiny. */
 #include "kcase.h"
 
 static void test_shapes(kc_shapes *out)
@@ -28,6 +29,7 @@ static void setup(kc_state *st)
         float *x = kc_tiny(st, X, n, 0x1p-50f);
         for (size_t i = 2; i < n; i += 4) x[i] = x[i] * 0x1p50f * 9.0f + (x[i] < 0.0f ? -11.0f : 11.0f);
         for (size_t i = 3; i < n; i += 8) x[i] *= 0x1p52f;
+        for (size_t i = 5; i < n; i += 16) x[i] = i % 32 == 5 ? -0x1p45f : 0x1p66f;
         kc_tiny(st, DY, n, 0x1p-63f);
     } else {
         kc_rand(st, X, n, 8.0f), kc_rand(st, DY, n, 2.0f);
@@ -70,3 +72,20 @@ static void bwd_run(kc_state *st, const ngpt_kernels *t)
 }
 
 const kc_case kc_gelu_bwd = {"n inplace tiny", test_shapes, bench_shapes, bwd_setup, bwd_run, NULL};
+
+static void tanh_fwd_run(kc_state *st, const ngpt_kernels *t)
+{
+    float *x = st->buf[X];
+    t->gelu_tanh_fwd(kc_int(st, 1) ? x : st->buf[Y], x, kc_size(st, 0));
+}
+
+const kc_case kc_gelu_tanh_fwd = {"n inplace tiny", test_shapes, bench_shapes, fwd_setup,
+                                  tanh_fwd_run, NULL};
+
+static void tanh_fwd_grad_run(kc_state *st, const ngpt_kernels *t)
+{
+    t->gelu_tanh_fwd_grad(st->buf[Y], st->buf[G], st->buf[X], kc_size(st, 0));
+}
+
+const kc_case kc_gelu_tanh_fwd_grad = {"n inplace tiny", test_shapes, bench_shapes, fwd_setup,
+                                       tanh_fwd_grad_run, NULL};

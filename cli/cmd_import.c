@@ -1,0 +1,92 @@
+/* cmd_import.c — `ngpt import DIR --out MODEL.ngpt`: a Hugging Face GPT-2
+ * model (config.json, safetensors, tokenizer) as an ngpt model, through
+ * ngpt_import_hf. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const char *const HELP =
+    "usage: ngpt import [DIR] --out MODEL.ngpt [--weights f32|q8]\n"
+    "                   [--config F] [--safetensors F]... [--vocab F --merges F | --tokenizer-json F]\n\n"
+    "Turns a GPT-2 family model as published on the Hugging Face hub into an ngpt\n"
+    "model with its tokenizer attached; no Python needed. DIR holds the hub's files:\n"
+    "  config.json                      the model's shape (model_type gpt2)\n"
+    "  model.safetensors                the weights (F32, F16 or BF16), or the shards\n"
+    "                                   model.safetensors.index.json lists\n"
+    "  vocab.json + merges.txt          the tokenizer (or tokenizer.json)\n"
+    "Each file may instead be named on its own (then DIR may be left out):\n"
+    "  --config F          config.json\n"
+    "  --safetensors F     a weights file; repeat for each shard, or name the index\n"
+    "                      (model.safetensors.index.json)\n"
+    "  --vocab F --merges F   vocab.json and merges.txt\n"
+    "  --tokenizer-json F  tokenizer.json\n"
+    "  --out FILE          the ngpt model to write (required)\n"
+    "  --weights f32|q8    float32 (default), or 8-bit: the file `ngpt quantize` makes\n"
+    "                      of the float32 import, in one step\n\n"
+    "Every offset, length, dtype and shape is checked against the files and\n"
+    "config.json; a setting ngpt cannot compute exactly (another activation or\n"
+    "LayerNorm epsilon, another pre-tokenizer) is refused by name. Nothing is\n"
+    "written on error. docs/IMPORT.md says what is read and what is refused.\n"
+    "Then: ngpt generate --model MODEL.ngpt --prompt \"...\"\n";
+
+enum { MAX_WEIGHTS = 256 };
+
+static long long file_bytes(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+int cli_cmd_import(int argc, char **argv)
+{
+    cli_args a = cli_args_init(argc, argv);
+    ngpt_import_options opt = ngpt_import_options_default();
+    const char *dir = NULL, *out = NULL, *v;
+    const char *weights[MAX_WEIGHTS];
+    int32_t n_weights = 0;
+    while (cli_next(&a)) {
+        if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
+            fputs(HELP, stdout);
+            return CLI_OK;
+        } else if (cli_opt(&a, "--out", &out) || cli_opt(&a, "--config", &opt.config) ||
+                   cli_opt(&a, "--vocab", &opt.vocab) || cli_opt(&a, "--merges", &opt.merges) ||
+                   cli_opt(&a, "--tokenizer-json", &opt.tokenizer_json)) {
+        } else if (cli_opt(&a, "--safetensors", &v)) {
+            if (n_weights == MAX_WEIGHTS)
+                return cli_error(a.cmd, CLI_USAGE, "more than %d --safetensors files", MAX_WEIGHTS);
+            weights[n_weights++] = v;
+        } else if (cli_opt(&a, "--weights", &v)) {
+            if (!strcmp(v, "f32")) opt.store = NGPT_WEIGHTS_F32;
+            else if (!strcmp(v, "q8")) opt.store = NGPT_WEIGHTS_Q8;
+            else return cli_error(a.cmd, CLI_USAGE, "--weights expects f32 or q8, got \"%s\"", v);
+        } else if (cli_arg(&a)[0] != '-' && !dir) {
+            dir = cli_arg(&a);
+        } else {
+            return cli_unknown(&a);
+        }
+    }
+    if (a.failed) return CLI_USAGE;
+    if (!out)
+        return cli_error(a.cmd, CLI_USAGE, "--out MODEL.ngpt is required (see ngpt import --help)");
+    if (!dir && (!opt.config || !n_weights || !(opt.tokenizer_json || (opt.vocab && opt.merges))))
+        return cli_error(a.cmd, CLI_USAGE, "a model directory, or every file named (--config, "
+                         "--safetensors, and --vocab with --merges or --tokenizer-json), is "
+                         "required (see ngpt import --help)");
+    if (n_weights) opt.weights = weights, opt.n_weights = n_weights;
+    const clock_t start = clock();
+    if (ngpt_import_hf(dir, &opt, out)) return cli_library_failed(a.cmd);
+    const double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
+    ngpt_config cfg;
+    size_t params = 0;
+    if (ngpt_checkpoint_config(out, &cfg) || ngpt_config_param_count(&cfg, &params))
+        return cli_library_failed(a.cmd);
+    char desc[512];
+    ngpt_config_format(&cfg, desc, sizeof desc);
+    printf("wrote %s: %zu parameters, %s weights, %lld bytes (%.1f s of CPU)\n  %s\n", out, params,
+           cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "float32", file_bytes(out), seconds, desc);
+    return CLI_OK;
+}

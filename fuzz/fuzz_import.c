@@ -1,0 +1,179 @@
+/* fuzz_import.c — what ngpt_import_hf reads. The first byte picks what the
+ * rest is:
+ *   0  a safetensors file (the reader, src/import/safetensors.c)
+ *   1  the same without its 8-byte length: the header length is put in
+ *      front (2 bytes from the input, little-endian), so that the fuzzer
+ *      works on the JSON and the data
+ *   2  a config.json (ngpt_import_hf_config_mem)
+ *   3  a tokenizer.json (src/import/hf_tokenizer.c)
+ *   4  the model.safetensors of a directory whose config.json (V=257 T=4
+ *      C=8 L=1 H=2) and tokenizer.json (GPT-2's 256 byte characters and
+ *      <|endoftext|>) are fixed: the whole ngpt_import_hf, tensor mapping
+ *      and writing included
+ * Properties: every failure leaves a message (the public function's with
+ * its prefix); a safetensors file that opens has unique names, and its
+ * tensors tile the data exactly inside the buffer and convert to float32
+ * (ASan sees any read past them: the buffer is an exact-size copy); a
+ * config that maps validates and can be sized; a tokenizer that loads has
+ * at least the 256 bytes and round-trips a text; an import that fails
+ * writes nothing, one that succeeds writes a checkpoint of the config. Seeds: fuzz/corpus/import
+ * (made like tests/test_import.c's files). This target reaches two
+ * internal headers, as tests do: the reader and the tokenizer mapping have
+ * no public function of their own. */
+#include "import/hf_tokenizer.h"
+#include "import/safetensors.h"
+#include "fuzz.h"
+
+static void safetensors(const uint8_t *data, size_t size)
+{
+    unsigned char *b = fuzz_copy(data, size);
+    ngpt_st_file f = {0};
+    ngpt_status st = ngpt_st_parse(&f, b, size, "fuzz.safetensors");
+    if (st && !ngpt_last_error()[0]) fuzz_fail("a refused file left no message");
+    if (!st) {
+        uint64_t hn;
+        memcpy(&hn, b, 8);
+        size_t total = 0;
+        for (size_t i = 0; i < f.n; i++) {
+            const ngpt_st_tensor *t = &f.t[i];
+            if (i && strcmp(f.t[i - 1].name, t->name) >= 0) fuzz_fail("names not sorted and unique");
+            if (t->data < b + 8 + hn || t->data + t->bytes > b + size)
+                fuzz_fail("tensor %s lies outside the data", t->name);
+            total += t->bytes;
+            if (ngpt_st_find(&f, t->name) != t) fuzz_fail("find(%s) misses it", t->name);
+            if (t->dtype != NGPT_ST_OTHER && t->count <= 4096) {
+                float v[4096];
+                ngpt_st_to_f32(t, 0, t->count, v);
+            }
+        }
+        if (total != size - 8 - hn) fuzz_fail("tensors hold %zu of %zu data bytes", total,
+                                              (size_t)(size - 8 - hn));
+    }
+    ngpt_st_close(&f);
+    free(b);
+}
+
+static void tokenizer_json(const uint8_t *data, size_t size)
+{
+    ngpt_tokenizer *tok = NULL;
+    ngpt_status st = ngpt_hf_tokenizer_json(&tok, data, size, "fuzz tokenizer.json");
+    if (st && !ngpt_last_error()[0]) fuzz_fail("a refused tokenizer.json left no message");
+    if (st) return;
+    ngpt_tokenizer_info info;
+    int32_t ids[32];
+    size_t n = 0, back = 0;
+    char text[32];
+    if (ngpt_tokenizer_describe(tok, &info) || info.n_tokens < 256)
+        fuzz_fail("a loaded tokenizer has %d tokens", (int)info.n_tokens);
+    if (ngpt_tokenizer_encode(tok, "hello, world", 12, ids, 32, &n) ||
+        ngpt_tokenizer_decode(tok, ids, n, text, sizeof text, &back) || back != 12 ||
+        memcmp(text, "hello, world", 12))
+        fuzz_fail("a loaded tokenizer does not round-trip: %s", ngpt_last_error());
+    ngpt_tokenizer_free(tok);
+}
+
+/* The fixed files of mode 4, written once into a temporary folder. */
+static char dir[256];
+
+static bool write_text(const char *name, const char *text)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    const bool ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+static void remove_dir(void)
+{
+    static const char *const files[] = {"config.json", "tokenizer.json", "model.safetensors"};
+    char path[300];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+static bool setup(void)
+{
+    if (dir[0]) return true;
+    snprintf(dir, sizeof dir, "%s/ngpt-fuzz-import-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) return false;
+    atexit(remove_dir);
+    /* tokenizer.json: byte b's character is b for the printable ones and
+     * U+0100 + n for the n-th other byte; ids in GPT-2's order */
+    static char tok[8192];
+    size_t n = (size_t)snprintf(tok, sizeof tok, "{\"model\": {\"type\": \"BPE\", \"merges\": [], "
+                                "\"vocab\": {");
+    int id = 0, others = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int b = 0; b < 256; b++) {
+            const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+            if (printable != (pass == 0)) continue;
+            const unsigned cp = printable ? (unsigned)b : 256u + (unsigned)others++;
+            char c[8];
+            if (cp == '"' || cp == '\\') snprintf(c, sizeof c, "\\%c", (char)cp);
+            else if (cp < 0x80) snprintf(c, sizeof c, "%c", (char)cp);
+            else snprintf(c, sizeof c, "%c%c", (char)(0xC0 | cp >> 6), (char)(0x80 | (cp & 63)));
+            n += (size_t)snprintf(tok + n, sizeof tok - n, "%s\"%s\": %d", id ? ", " : "", c, id);
+            id++;
+        }
+    snprintf(tok + n, sizeof tok - n, "}}, \"added_tokens\": [{\"id\": 256, \"content\": "
+             "\"<|endoftext|>\", \"special\": true}], \"normalizer\": null, \"pre_tokenizer\": "
+             "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"use_regex\": true}}");
+    return write_text("tokenizer.json", tok) &&
+           write_text("config.json", "{\"model_type\": \"gpt2\", \"vocab_size\": 257, "
+                      "\"n_positions\": 4, \"n_embd\": 8, \"n_layer\": 1, \"n_head\": 2}");
+}
+
+static void import_dir(const uint8_t *data, size_t size)
+{
+    char weights[300], out[300];
+    if (!setup()) fuzz_fail("cannot write the fixed files");
+    snprintf(weights, sizeof weights, "%s/model.safetensors", dir);
+    snprintf(out, sizeof out, "%s/out.ngpt", dir);
+    FILE *f = fopen(weights, "wb");
+    if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+        fuzz_fail("cannot write %s", weights);
+    ngpt_status st = ngpt_import_hf(dir, NULL, out);
+    fuzz_expect_message(st, "ngpt_import_hf");
+    ngpt_config cfg;
+    if (st && access(out, F_OK) == 0) fuzz_fail("a refused import wrote %s", out);
+    if (!st && (ngpt_checkpoint_config(out, &cfg) || cfg.vocab_size != 257 || cfg.d_model != 8))
+        fuzz_fail("an import wrote a checkpoint that does not open as its config: %s",
+                  ngpt_last_error());
+    unlink(out);
+}
+
+NGPT_FUZZ_ENTRY(import)
+{
+    if (size < 1) return 0;
+    const uint8_t mode = data[0] % 5;
+    data++, size--;
+    if (mode == 0) {
+        safetensors(data, size);
+    } else if (mode == 1) {
+        if (size < 2) return 0;
+        const uint64_t hn = (uint64_t)data[0] | (uint64_t)data[1] << 8;
+        unsigned char *b = malloc(size + 6);
+        if (!b) abort();
+        memcpy(b, &hn, 8);
+        memcpy(b + 8, data + 2, size - 2);
+        safetensors(b, size + 6);
+        free(b);
+    } else if (mode == 2) {
+        ngpt_config cfg;
+        size_t params;
+        ngpt_status st = ngpt_import_hf_config_mem(data, size, &cfg);
+        fuzz_expect_message(st, "ngpt_import_hf_config_mem");
+        if (!st && (ngpt_config_validate(&cfg) || ngpt_config_param_count(&cfg, &params)))
+            fuzz_fail("a mapped config does not validate: %s", ngpt_last_error());
+    } else if (mode == 3) {
+        tokenizer_json(data, size);
+    } else {
+        import_dir(data, size);
+    }
+    return 0;
+}

@@ -1,0 +1,150 @@
+/* import.c — the public importer (ngpt.h, "importing a Hugging Face
+ * model"): which files to read, read them, check them against each other
+ * and stream the model into its checkpoint (hf_config.c, shards.c,
+ * hf_tokenizer.c, hf_gpt2.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/cpu.h"
+#include "base/fpmode.h"
+#include "import/hf_config.h"
+#include "import/hf_gpt2.h"
+#include "import/hf_tokenizer.h"
+#include "tokenizer/tokenizer.h"
+
+ngpt_import_options ngpt_import_options_default(void)
+{
+    return (ngpt_import_options){.store = NGPT_WEIGHTS_F32};
+}
+
+/* A file of the directory, into buf; NULL without a directory. */
+static const char *in_dir(const char *dir, const char *file, char *buf, size_t size)
+{
+    if (!dir) return NULL;
+    const size_t n = strlen(dir);
+    snprintf(buf, size, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", file);
+    return buf;
+}
+
+static bool exists(const char *path)
+{
+    struct stat sb;
+    return path && stat(path, &sb) == 0;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    const size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+static ngpt_status read_config(const char *path, ngpt_config *cfg)
+{
+    uint8_t *text = NULL;
+    size_t size = 0;
+    ngpt_status st = ngpt_tok_read_file(path, &text, &size);
+    if (!st) st = ngpt_hf_config_parse(text, size, path, cfg);
+    free(text);
+    return st;
+}
+
+static ngpt_status open_weights(const char *dir, const ngpt_import_options *o, ngpt_shards *w)
+{
+    char one[4096], index[4096];
+    if (o->weights) {
+        if (o->n_weights < 1)
+            return ngpt_fail(NGPT_ERR_BAD_ARG, "n_weights is %d with a list of weight files",
+                             (int)o->n_weights);
+        for (int32_t i = 0; i < o->n_weights; i++)
+            if (!o->weights[i])
+                return ngpt_fail(NGPT_ERR_NULL_ARG, "weight file %d is NULL", (int)i);
+        if (o->n_weights == 1 && ends_with(o->weights[0], ".json"))
+            return ngpt_shards_open_index(w, o->weights[0]);
+        return ngpt_shards_open(w, o->weights, (size_t)o->n_weights);
+    }
+    const char *single = in_dir(dir, "model.safetensors", one, sizeof one);
+    const char *idx = in_dir(dir, "model.safetensors.index.json", index, sizeof index);
+    if (!dir) return ngpt_fail(NGPT_ERR_NULL_ARG, "no directory and no weight files named");
+    if (exists(single)) return ngpt_shards_open(w, &single, 1);
+    if (exists(idx)) return ngpt_shards_open_index(w, idx);
+    return ngpt_fail(NGPT_ERR_IO, "%s holds neither model.safetensors nor "
+                     "model.safetensors.index.json (ngpt reads safetensors; a model saved as "
+                     "pytorch_model.bin must be converted first)", dir);
+}
+
+static ngpt_status open_tokenizer(const char *dir, const ngpt_import_options *o,
+                                  ngpt_tokenizer **tok)
+{
+    char vb[4096], mb[4096], jb[4096];
+    if (o->tokenizer_json && (o->vocab || o->merges))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "name either tokenizer.json or vocab.json + "
+                         "merges.txt, not both");
+    if (!o->tokenizer_json) {
+        const char *vocab = o->vocab ? o->vocab : in_dir(dir, "vocab.json", vb, sizeof vb);
+        const char *merges = o->merges ? o->merges : in_dir(dir, "merges.txt", mb, sizeof mb);
+        if (o->vocab || o->merges || (exists(vocab) && exists(merges))) {
+            if (!vocab || !merges)
+                return ngpt_fail(NGPT_ERR_NULL_ARG, "vocab.json and merges.txt go together; "
+                                 "name both");
+            return ngpt_hf_tokenizer_files(tok, vocab, merges);
+        }
+    }
+    const char *json = o->tokenizer_json ? o->tokenizer_json
+                                         : in_dir(dir, "tokenizer.json", jb, sizeof jb);
+    if (!o->tokenizer_json && !exists(json))
+        return ngpt_fail(NGPT_ERR_IO, "%s holds no tokenizer: neither vocab.json + merges.txt "
+                         "nor tokenizer.json", dir ? dir : "(no directory)");
+    uint8_t *text = NULL;
+    size_t size = 0;
+    ngpt_status st = ngpt_tok_read_file(json, &text, &size);
+    if (!st) st = ngpt_hf_tokenizer_json(tok, text, size, json);
+    free(text);
+    return st;
+}
+
+static ngpt_status import(const char *dir, const ngpt_import_options *o, const char *out)
+{
+    char cb[4096];
+    if (o->store != NGPT_WEIGHTS_F32 && o->store != NGPT_WEIGHTS_Q8)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "store is %d; use NGPT_WEIGHTS_F32 or "
+                         "NGPT_WEIGHTS_Q8", (int)o->store);
+    const char *config = o->config ? o->config : in_dir(dir, "config.json", cb, sizeof cb);
+    if (!config) return ngpt_fail(NGPT_ERR_NULL_ARG, "no directory and no config.json named");
+    ngpt_status st = ngpt_cpu_check();     /* an 8-bit import runs the quantizing kernels */
+    ngpt_config cfg;
+    if (st || (st = read_config(config, &cfg))) return st;
+    ngpt_tokenizer *tok = NULL;
+    ngpt_shards w = {0};
+    if (!(st = open_tokenizer(dir, o, &tok)) && !(st = open_weights(dir, o, &w)))
+        st = ngpt_hf_gpt2_write(&cfg, &w, tok, o->store, out);
+    ngpt_shards_close(&w);
+    ngpt_tokenizer_free(tok);
+    return st;
+}
+
+ngpt_status ngpt_import_hf(const char *dir, const ngpt_import_options *opt, const char *out_path)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!out_path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf: NULL out_path");
+    const ngpt_import_options o = opt ? *opt : ngpt_import_options_default();
+    return ngpt_prefixed("ngpt_import_hf", import(dir, &o, out_path));
+}
+
+ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config *cfg)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!data || !cfg)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_config_mem: NULL argument");
+    return ngpt_prefixed("ngpt_import_hf_config_mem",
+                         ngpt_hf_config_parse(data, size, "the config.json buffer", cfg));
+}
+
+ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!config_json || !cfg)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_config: NULL argument");
+    return ngpt_prefixed("ngpt_import_hf_config", read_config(config_json, cfg));
+}

@@ -1,0 +1,62 @@
+#!/bin/sh
+# test_cli_import.sh — `ngpt import` end to end on a small Hugging Face GPT-2
+# directory (written by build/tests/test_import --write): the float32 and
+# the 8-bit import (byte for byte `ngpt quantize`'s file), files named one
+# by one, a sharded BF16 model; the imported model generates and its info
+# shows GPT-2's switches; errors are one line with nothing written; usage
+# errors exit 2.
+# Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
+. "$(dirname "$0")/cli_lib.sh"
+
+$RUN_ENV "$B/tests/test_import" --write "$dir" 2> "$dir/err"
+check $? "test_import --write: $(cat "$dir/err")"
+hf=$dir/gpt2
+
+$N import "$hf" --out "$dir/m.ngpt" > "$dir/out" 2> "$dir/err"
+check $? "ngpt import: $(cat "$dir/err")"
+grep -q "^wrote $dir/m.ngpt: 121344 parameters, float32 weights, [0-9]* bytes" "$dir/out" &&
+    grep -q "proj_bias=1 gelu=tanh" "$dir/out"
+check $? "import says what it wrote: $(cat "$dir/out")"
+$N info "$dir/m.ngpt" > "$dir/info" 2> "$dir/err"
+check $? "info on the import: $(cat "$dir/err")"
+$N generate --model "$dir/m.ngpt" --prompt "the" -n 8 --temp 0 > "$dir/gen" 2> "$dir/err"
+check $? "generate on the import: $(cat "$dir/err")"
+
+$N import "$hf" --out "$dir/q.ngpt" --weights q8 > /dev/null 2> "$dir/err"
+check $? "ngpt import --weights q8: $(cat "$dir/err")"
+$N quantize "$dir/m.ngpt" "$dir/q2.ngpt" > /dev/null 2>&1 && cmp -s "$dir/q.ngpt" "$dir/q2.ngpt"
+check $? "import --weights q8 writes ngpt quantize's bytes"
+
+$N import --config "$hf/config.json" --safetensors "$hf/model.safetensors" \
+    --vocab "$hf/vocab.json" --merges "$hf/merges.txt" --out "$dir/n.ngpt" > /dev/null 2> "$dir/err" &&
+    cmp -s "$dir/m.ngpt" "$dir/n.ngpt"
+check $? "files named one by one: the same model: $(cat "$dir/err")"
+b=$dir/gpt2_bf16
+$N import "$b" --out "$dir/b.ngpt" > /dev/null 2> "$dir/err"
+check $? "a sharded BF16 model: $(cat "$dir/err")"
+$N import --config "$b/config.json" --safetensors "$b/model-00001-of-00002.safetensors" \
+    --safetensors "$b/model-00002-of-00002.safetensors" --vocab "$hf/vocab.json" --merges "$hf/merges.txt" \
+    --out "$dir/b2.ngpt" > /dev/null 2> "$dir/err" && cmp -s "$dir/b.ngpt" "$dir/b2.ngpt"
+check $? "shards named one by one: $(cat "$dir/err")"
+
+# errors: one line, exit 1, nothing written
+head -c 1000 "$hf/model.safetensors" > "$dir/cut.safetensors"
+$N import "$hf" --safetensors "$dir/cut.safetensors" --out "$dir/bad.ngpt" > /dev/null 2> "$dir/err"
+rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^ngpt import: .*cut.safetensors.*truncated" "$dir/err" &&
+    [ ! -e "$dir/bad.ngpt" ]
+check $? "a truncated file: exit 1 ($rc), one line, nothing written: $(cat "$dir/err")"
+$N import "$dir/nowhere" --out "$dir/bad.ngpt" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q "^ngpt import: " "$dir/err" && [ ! -e "$dir/bad.ngpt" ]
+check $? "a missing directory: $(cat "$dir/err")"
+$N import "$hf" > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q -- "--out" "$dir/err"
+check $? "no --out: exit 2: $(cat "$dir/err")"
+$N import "$hf" --out "$dir/x.ngpt" --weights q4 > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q "f32 or q8" "$dir/err"
+check $? "--weights q4: exit 2: $(cat "$dir/err")"
+$N import --help | grep -q "^usage: ngpt import"
+check $? "import --help"
+$N --help | grep -q "^  import "
+check $? "ngpt --help lists import"
+summary test_cli_import
