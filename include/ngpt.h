@@ -991,7 +991,7 @@ ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_to
  * .ngpt file with its tokenizer attached, in C (docs/IMPORT.md):
  *
  *     ngpt_import_options opt = ngpt_import_options_default();
- *     opt.store = NGPT_WEIGHTS_Q8;                        // or F32 (the default)
+ *     opt.store = NGPT_WEIGHTS_Q8;                        // or Q4, or F32 (the default)
  *     if (ngpt_import_hf("gpt2/", &opt, "gpt2.ngpt"))     // config.json, model.safetensors,
  *         fprintf(stderr, "%s\n", ngpt_last_error());     // vocab.json + merges.txt
  *
@@ -1034,8 +1034,9 @@ typedef struct ngpt_import_options {
     const char *vocab;              /* vocab.json (with merges) */
     const char *merges;             /* merges.txt (with vocab) */
     const char *tokenizer_json;     /* tokenizer.json, instead of vocab + merges */
-    /* The output's weights: NGPT_WEIGHTS_F32, or NGPT_WEIGHTS_Q8 (the file
-     * `ngpt quantize` makes of the float32 import, byte for byte). */
+    /* The output's weights: NGPT_WEIGHTS_F32, NGPT_WEIGHTS_Q8 or
+     * NGPT_WEIGHTS_Q4 (the file `ngpt quantize [--weights q4]` makes of the
+     * float32 import, byte for byte). */
     ngpt_weights store;
 } ngpt_import_options;
 
