@@ -256,7 +256,7 @@ int main(void)
     snprintf(path2, sizeof path2, "/tmp/ngpt_test_q4_%d_b.ngpt", (int)getpid());
     static const char *const configs[] = {
         "", "V=125 C=24 d_ff=40", "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned",
-        "pos=sinusoidal tie_lm_head=0",
+        "pos=sinusoidal tie_lm_head=0", "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         test_made_and_saved(configs[i]);
@@ -268,6 +268,7 @@ int main(void)
     test_golden("", 0x444f11b9a282dce4);
     test_golden("V=125 C=24 d_ff=40 qkv_bias=1 tie_lm_head=0 norm=post pos=learned",
                 0x46d078cf70f114be);
+    test_golden("V=125 C=24 d_ff=40 pos=learned qkv_bias=1 proj_bias=1 gelu=tanh", 0xa132e14043898f9f);
     unlink(path);
     unlink(path2);
     return test_summary("test_q4");
