@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ngpt.h"
 
@@ -37,7 +38,7 @@ typedef struct bench_opts {
     int32_t decode_tokens;          /* new tokens per decode figure (256) */
     int32_t prompt_tokens;          /* the prefill's prompt (0: T/2) */
     const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
-    ngpt_weights weights[2];        /* the weights prefill and decode run with, in order */
+    ngpt_weights weights[3];        /* the weights prefill and decode run with, in order */
     int n_weights;
     const char *model;              /* --model: its config and weights, or NULL */
     const char *tokenizer;          /* --tokenizer: V is its tokens, or NULL */
@@ -55,7 +56,7 @@ typedef struct bench_stat {
 /* One workload figure: `tokens` tokens processed per timed call. */
 typedef struct bench_workload {
     char test[32];                  /* "prefill", "decode", "train" */
-    char weights[4];                /* "f32", "q8" */
+    char weights[4];                /* "f32", "q8", "q4" */
     int32_t batch, seq;             /* prompt length, new tokens, or window */
     int32_t threads;
     double tokens;                  /* per timed call */
@@ -85,7 +86,7 @@ typedef struct bench_peak {
 
 typedef struct bench_arena {
     char mode[8];                   /* "infer", "train" */
-    char weights[4];                /* "f32", "q8" */
+    char weights[4];                /* "f32", "q8", "q4" */
     int32_t batch, seq, threads;
     size_t bytes;
 } bench_arena;
@@ -207,5 +208,11 @@ double bench_tok_s(const bench_workload *w, double sec);
  * CPU's widest FMA, the closest estimate of what the hardware allows
  * (others' load only slows it); 0 if none was measured. */
 double bench_peak_gflops(const bench_report *r, int32_t threads);
+
+/* " q8", " q4", or "" for f32: a figure's label. */
+static inline const char *bench_weights_suffix(const char *weights)
+{
+    return !strcmp(weights, "q8") ? " q8" : !strcmp(weights, "q4") ? " q4" : "";
+}
 
 #endif

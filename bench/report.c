@@ -27,6 +27,9 @@ static int test_rank(const char *test)
 
 static int cmp_i32(int32_t a, int32_t b) { return (a > b) - (a < b); }
 
+/* f32, q8, q4: the order of --weights' default and of the bytes read */
+static int weights_rank(const char *w) { return !strcmp(w, "f32") ? 0 : !strcmp(w, "q8") ? 1 : 2; }
+
 static int cmp_work(const void *pa, const void *pb)
 {
     const bench_workload *a = pa, *b = pb;
@@ -34,7 +37,7 @@ static int cmp_work(const void *pa, const void *pb)
     if (!c) c = cmp_i32(a->batch, b->batch);
     if (!c) c = cmp_i32(a->seq, b->seq);
     if (!c) c = cmp_i32(a->threads, b->threads);
-    if (!c) c = strcmp(a->weights, b->weights);     /* f32, then q8 */
+    if (!c) c = weights_rank(a->weights) - weights_rank(b->weights);    /* f32, q8, q4 */
     return c;
 }
 
@@ -45,7 +48,7 @@ static int cmp_arena(const void *pa, const void *pb)
     if (!c) c = cmp_i32(a->batch, b->batch);
     if (!c) c = cmp_i32(a->seq, b->seq);
     if (!c) c = cmp_i32(a->threads, b->threads);
-    if (!c) c = strcmp(a->weights, b->weights);
+    if (!c) c = weights_rank(a->weights) - weights_rank(b->weights);
     return c;
 }
 
@@ -143,7 +146,7 @@ static void workload_table(FILE *f, const bench_report *r)
     if (!md_alloc(&t, r->n_work)) return;
     for (int i = 0; i < r->n_work; i++, t.rows++) {
         const bench_workload *w = &r->work[i];
-        snprintf(md_cell(&t, i, 0), MD_CELL, "%s%s", w->test, strcmp(w->weights, "q8") ? "" : " q8");
+        snprintf(md_cell(&t, i, 0), MD_CELL, "%s%s", w->test, bench_weights_suffix(w->weights));
         bench_workload_shape(w, md_cell(&t, i, 1), MD_CELL);
         snprintf(md_cell(&t, i, 2), MD_CELL, "%d", (int)w->threads);
         fmt_num(md_cell(&t, i, 3), MD_CELL, bench_tok_s(w, w->sec.median));
@@ -203,7 +206,7 @@ static void memory_table(FILE *f, const bench_report *r)
     if (!md_alloc(&t, r->n_arena + 1)) return;
     for (int i = 0; i < r->n_arena; i++, t.rows++) {
         const bench_arena *a = &r->arena[i];
-        snprintf(md_cell(&t, i, 0), MD_CELL, "arena, %s%s", a->mode, strcmp(a->weights, "q8") ? "" : " q8");
+        snprintf(md_cell(&t, i, 0), MD_CELL, "arena, %s%s", a->mode, bench_weights_suffix(a->weights));
         snprintf(md_cell(&t, i, 1), MD_CELL, "B=%d seq=%d", (int)a->batch, (int)a->seq);
         snprintf(md_cell(&t, i, 2), MD_CELL, "%d", (int)a->threads);
         snprintf(md_cell(&t, i, 3), MD_CELL, "%zu", a->bytes);
@@ -231,7 +234,7 @@ static void bytes_line(FILE *f, const bench_opts *o, const bench_report *r)
         bench_workload_shape(w, shape, sizeof shape);
         fmt_num(num, sizeof num, bench_tok_s(w, w->sec.median) * o->bytes_per_token);
         fprintf(f, "%s %s%s %s, %d thread%s: %s bytes/s", i ? ";" : "", w->test,
-                strcmp(w->weights, "q8") ? "" : " q8", shape, (int)w->threads, w->threads > 1 ? "s" : "", num);
+                bench_weights_suffix(w->weights), shape, (int)w->threads, w->threads > 1 ? "s" : "", num);
     }
     fputc('\n', f);
 }

@@ -67,7 +67,7 @@ void bench_print_svg(FILE *f, const bench_opts *o, const bench_report *r)
         char shape[48];
         bench_workload_shape(w, shape, sizeof shape);
         snprintf(b->label, sizeof b->label, "%s%s %s, %dt", w->test,
-                 strcmp(w->weights, "q8") ? "" : " q8", shape, (int)w->threads);
+                 bench_weights_suffix(w->weights), shape, (int)w->threads);
         b->value = bench_tok_s(w, w->sec.median);
         b->lo = bench_tok_s(w, w->sec.max), b->hi = bench_tok_s(w, w->sec.min);
         b->color = !strcmp(w->test, "train") ? "#c0504d" : !strcmp(w->test, "decode") ? "#4f81bd" : "#9bbb59";

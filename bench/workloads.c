@@ -59,7 +59,10 @@ static ngpt_status run_train(void *arg)
     return ngpt_train_step(j->ctx, &j->opt, j->data, 42, j->batch, j->seq, &loss, NULL, NULL);
 }
 
-static const char *weights_name(ngpt_weights w) { return w == NGPT_WEIGHTS_Q8 ? "q8" : "f32"; }
+static const char *weights_name(ngpt_weights w)
+{
+    return w == NGPT_WEIGHTS_Q8 ? "q8" : w == NGPT_WEIGHTS_Q4 ? "q4" : "f32";
+}
 
 /* Plans, allocates and initialises a context (--model's weights, an 8-bit
  * context quantizing them as they load, or ngpt_params_init(42)); records
@@ -100,7 +103,7 @@ static int add_figure(const bench_opts *o, bench_report *r, const char *test, ng
     w->api_calls = api_calls;
     char label[64];
     snprintf(label, sizeof label, "%s%s b%d n%d, %d thread%s", test,
-             wt == NGPT_WEIGHTS_Q8 ? " q8" : "", (int)batch, (int)seq, (int)threads,
+             wt == NGPT_WEIGHTS_F32 ? "" : wt == NGPT_WEIGHTS_Q8 ? " q8" : " q4", (int)batch, (int)seq, (int)threads,
              threads > 1 ? "s" : "");
     ngpt_status st = bench_time(o, label, fn, arg, 0, &w->sec);
     if (st) {

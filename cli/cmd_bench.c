@@ -25,10 +25,11 @@ static const char *const HELP =
     "                  [--preset default|gpt2-small|gpt2-124m|smollm2-135m]\n"
     "                  [--model FILE] [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
-    "                  [--prompt N] [--weights f32,q8] [--tokenizer FILE [--text FILE]]\n\n"
+    "                  [--prompt N] [--weights f32,q8,q4]\n"
+    "                  [--tokenizer FILE [--text FILE]]\n\n"
     "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
     "list (GFLOP/s with % of that peak, GB/s), prefill (a T/2-token prompt), decode\n"
-    "(256 new tokens, batch 1 and 4) with float32 and with 8-bit weights, training\n"
+    "(256 new tokens, batch 1 and 4) with float32 and quantized weights, training\n"
     "steps (B=8 T=128 and B=32 T=256),\n"
     "arena bytes and peak RSS. Each figure is the median of several runs after a\n"
     "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n"
@@ -56,8 +57,9 @@ static const char *const HELP =
     "                     list by name, e.g. gemm,softmax\n"
     "  --prompt N         the prefill's prompt length (default T/2), e.g. to compare\n"
     "                     with what ngpt generate reports for a prompt\n"
-    "  --weights LIST     the weights prefill and decode run with: f32, q8 (the same\n"
-    "                     model quantized, ngpt quantize), or both (default f32,q8);\n"
+    "  --weights LIST     the weights prefill and decode run with, a list of f32, q8\n"
+    "                     and q4 (the same model quantized, ngpt quantize; default\n"
+    "                     f32,q8);\n"
     "                     training is float32\n"
     "  --tokenizer FILE   a BPE model's figures: V = the tokenizer's tokens (a tokenizer\n"
     "                     file or a checkpoint that carries one), and bytes/s = tok/s\n"
@@ -108,15 +110,19 @@ static bool parse_weights(const char *cmd, const char *s, bench_opts *o)
     snprintf(buf, sizeof buf, "%s", s);
     o->n_weights = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        const bool q8 = !strcmp(tok, "q8");
-        if ((!q8 && strcmp(tok, "f32")) || o->n_weights == 2 ||
-            (o->n_weights == 1 && o->weights[0] == (q8 ? NGPT_WEIGHTS_Q8 : NGPT_WEIGHTS_F32))) {
-            cli_error(cmd, CLI_USAGE, "--weights expects f32, q8 or f32,q8, got \"%s\"", s);
+        const ngpt_weights w = !strcmp(tok, "q8")   ? NGPT_WEIGHTS_Q8
+                               : !strcmp(tok, "q4") ? NGPT_WEIGHTS_Q4
+                                                    : NGPT_WEIGHTS_F32;
+        bool again = false;
+        for (int i = 0; i < o->n_weights; i++) again |= o->weights[i] == w;
+        if ((w == NGPT_WEIGHTS_F32 && strcmp(tok, "f32")) || again) {
+            cli_error(cmd, CLI_USAGE, "--weights expects a list of f32, q8 and q4 (each once), "
+                      "got \"%s\"", s);
             return false;
         }
-        o->weights[o->n_weights++] = q8 ? NGPT_WEIGHTS_Q8 : NGPT_WEIGHTS_F32;
+        o->weights[o->n_weights++] = w;
     }
-    if (o->n_weights == 0) cli_error(cmd, CLI_USAGE, "--weights expects f32, q8 or f32,q8");
+    if (o->n_weights == 0) cli_error(cmd, CLI_USAGE, "--weights expects a list of f32, q8 and q4");
     return o->n_weights > 0;
 }
 
@@ -254,7 +260,7 @@ int cli_cmd_bench(int argc, char **argv)
     if (trc) return trc;
     if (ngpt_config_validate(&o.cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
     if (o.cfg.weights != NGPT_WEIGHTS_F32)
-        return cli_error(a.cmd, CLI_USAGE, "--config weights=q8: the bench trains the float32 "
+        return cli_error(a.cmd, CLI_USAGE, "--config weights=q8|q4: the bench trains the float32 "
                          "model; choose the weights of prefill and decode with --weights");
     if (o.prompt_tokens > o.cfg.context_len)
         return cli_error(a.cmd, CLI_USAGE, "--prompt %d is longer than the model's context T=%d",

@@ -10,7 +10,7 @@
 #include "cli.h"
 
 static const char *const HELP =
-    "usage: ngpt import [DIR] --out MODEL.ngpt [--weights f32|q8]\n"
+    "usage: ngpt import [DIR] --out MODEL.ngpt [--weights f32|q8|q4]\n"
     "                   [--config F] [--safetensors F]... [--vocab F --merges F | --tokenizer-json F]\n\n"
     "Turns a GPT-2 family model as published on the Hugging Face hub into an ngpt\n"
     "model with its tokenizer attached; no Python needed. DIR holds the hub's files:\n"
@@ -25,8 +25,8 @@ static const char *const HELP =
     "  --vocab F --merges F   vocab.json and merges.txt\n"
     "  --tokenizer-json F  tokenizer.json\n"
     "  --out FILE          the ngpt model to write (required)\n"
-    "  --weights f32|q8    float32 (default), or 8-bit: the file `ngpt quantize` makes\n"
-    "                      of the float32 import, in one step\n\n"
+    "  --weights f32|q8|q4 float32 (default), 8-bit or 4-bit: the file `ngpt quantize\n"
+    "                      [--weights q4]` makes of the float32 import, in one step\n\n"
     "Every offset, length, dtype and shape is checked against the files and\n"
     "config.json; a setting ngpt cannot compute exactly (another activation or\n"
     "LayerNorm epsilon, another pre-tokenizer) is refused by name. Nothing is\n"
@@ -62,7 +62,8 @@ int cli_cmd_import(int argc, char **argv)
         } else if (cli_opt(&a, "--weights", &v)) {
             if (!strcmp(v, "f32")) opt.store = NGPT_WEIGHTS_F32;
             else if (!strcmp(v, "q8")) opt.store = NGPT_WEIGHTS_Q8;
-            else return cli_error(a.cmd, CLI_USAGE, "--weights expects f32 or q8, got \"%s\"", v);
+            else if (!strcmp(v, "q4")) opt.store = NGPT_WEIGHTS_Q4;
+            else return cli_error(a.cmd, CLI_USAGE, "--weights expects f32, q8 or q4, got \"%s\"", v);
         } else if (cli_arg(&a)[0] != '-' && !dir) {
             dir = cli_arg(&a);
         } else {
@@ -87,6 +88,9 @@ int cli_cmd_import(int argc, char **argv)
     char desc[512];
     ngpt_config_format(&cfg, desc, sizeof desc);
     printf("wrote %s: %zu parameters, %s weights, %lld bytes (%.1f s of CPU)\n  %s\n", out, params,
-           cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "float32", file_bytes(out), seconds, desc);
+           cfg.weights == NGPT_WEIGHTS_Q8   ? "8-bit"
+           : cfg.weights == NGPT_WEIGHTS_Q4 ? "4-bit"
+                                            : "float32",
+           file_bytes(out), seconds, desc);
     return CLI_OK;
 }

@@ -11,7 +11,7 @@ static const char *const HELP =
     "usage: ngpt info FILE [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info config.json [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info --config key=value ... [--tokenizer FILE] [--batch B] [--seq T]\n\n"
-    "Verifies a checkpoint and prints its size, config, weight type (f32 or q8),\n"
+    "Verifies a checkpoint and prints its size, config, weight type (f32, q8 or q4),\n"
     "parameter count, tokenizer, the file sizes of its float32 and 8-bit forms\n"
     "and the arena bytes a context needs: inference (batch 1, seq T) with float32\n"
     "and with 8-bit weights, and training or fine-tuning (ngpt train --init) at\n"
@@ -39,43 +39,55 @@ static void print_tokenizer(const ngpt_tokenizer *tok, const char *path)
            (int)ti.end_id, (unsigned long long)ti.checksum, path);
 }
 
-/* What a model of some config takes: its parameters, files and arenas. */
+/* What a model of some config takes: its parameters, and its files and
+ * inference arenas with each weight type (f32, q8, q4), and the training arena. */
+enum { N_KINDS = 3 };
+static const ngpt_weights KINDS[N_KINDS] = {NGPT_WEIGHTS_F32, NGPT_WEIGHTS_Q8, NGPT_WEIGHTS_Q4};
+static const char *const KIND_NAMES[N_KINDS] = {"f32", "q8", "q4"};
 typedef struct sizes {
-    size_t params, file_f32, file_q8, infer_f32, infer_q8, train;
+    size_t params, file[N_KINDS], infer[N_KINDS], train;
 } sizes;
 
 /* Computes every size first, so that a bad shape prints nothing but the error. */
 static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tokenizer *tok,
                          int32_t batch, int32_t seq, int32_t threads, sizes *z)
 {
-    ngpt_config f32 = *cfg, i8 = *cfg;
-    f32.weights = NGPT_WEIGHTS_F32, i8.weights = NGPT_WEIGHTS_Q8;
     ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), stt = ngpt_shape_default(NGPT_MODE_TRAIN);
     si.threads = stt.threads = threads;
     stt.batch = batch, stt.seq = seq;
-    if (ngpt_config_param_count(cfg, &z->params) || ngpt_checkpoint_size(&f32, tok, &z->file_f32) ||
-        ngpt_checkpoint_size(&i8, tok, &z->file_q8) || ngpt_arena_size(&f32, &si, &z->infer_f32) ||
-        ngpt_arena_size(&i8, &si, &z->infer_q8) || ngpt_arena_size(&f32, &stt, &z->train))
-        return cli_library_failed(cmd);
+    ngpt_config c = *cfg;
+    if (ngpt_config_param_count(cfg, &z->params)) return cli_library_failed(cmd);
+    for (int i = 0; i < N_KINDS; i++) {
+        c.weights = KINDS[i];
+        if (ngpt_checkpoint_size(&c, tok, &z->file[i]) || ngpt_arena_size(&c, &si, &z->infer[i]))
+            return cli_library_failed(cmd);
+    }
+    c.weights = NGPT_WEIGHTS_F32;
+    if (ngpt_arena_size(&c, &stt, &z->train)) return cli_library_failed(cmd);
     return CLI_OK;
 }
 
 static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const sizes *z,
                         int32_t batch, int32_t seq, int32_t threads)
 {
-    const bool q8 = cfg->weights == NGPT_WEIGHTS_Q8;
+    const int own = cfg->weights == NGPT_WEIGHTS_Q8 ? 1 : cfg->weights == NGPT_WEIGHTS_Q4 ? 2 : 0;
     const int T = (int)cfg->context_len, S = (int)(seq ? seq : T);
     const char *th = threads > 1 ? "s" : "";
-    const size_t own = q8 ? z->infer_q8 : z->infer_f32, other = q8 ? z->infer_f32 : z->infer_q8;
     printf("parameters:  %zu (%.2f MiB as float32)\n", z->params, mib(z->params * 4));
-    printf("file size:   f32 %zu bytes (%.1f MiB), q8 %zu bytes (%.1f MiB)%s\n", z->file_f32,
-           mib(z->file_f32), z->file_q8, mib(z->file_q8), tok ? ", with the tokenizer" : "");
-    printf("arena infer: %zu bytes (%.1f MiB) at batch 1, seq %d with %s weights; %s %zu bytes "
-           "(%.1f MiB) (%d thread%s)\n", own, mib(own), T, q8 ? "q8" : "f32", q8 ? "f32" : "q8",
-           other, mib(other), (int)threads, th);
-    if (q8)
-        printf("arena train: none: an 8-bit model is not trained (its float32 original needs %zu "
-               "bytes (%.1f MiB) at batch %d, seq %d)\n", z->train, mib(z->train), (int)batch, S);
+    printf("file size:   f32 %zu bytes (%.1f MiB), q8 %zu bytes (%.1f MiB), q4 %zu bytes (%.1f MiB)%s\n",
+           z->file[0], mib(z->file[0]), z->file[1], mib(z->file[1]), z->file[2], mib(z->file[2]),
+           tok ? ", with the tokenizer" : "");
+    printf("arena infer: %zu bytes (%.1f MiB) at batch 1, seq %d with %s weights", z->infer[own],
+           mib(z->infer[own]), T, KIND_NAMES[own]);
+    for (int i = 0, sep = 0; i < N_KINDS; i++)
+        if (i != own)
+            printf("%s %s %zu bytes (%.1f MiB)", sep++ ? "," : ";", KIND_NAMES[i], z->infer[i],
+                   mib(z->infer[i]));
+    printf(" (%d thread%s)\n", (int)threads, th);
+    if (own)
+        printf("arena train: none: %s model is not trained (its float32 original needs %zu "
+               "bytes (%.1f MiB) at batch %d, seq %d)\n", own == 1 ? "an 8-bit" : "a 4-bit",
+               z->train, mib(z->train), (int)batch, S);
     else
         printf("arena train: %zu bytes (%.1f MiB) at batch %d, seq %d (%d thread%s; ngpt train "
                "--init fine-tunes it)\n", z->train, mib(z->train), (int)batch, S, (int)threads, th);
@@ -100,10 +112,14 @@ static int info_file(const char *cmd, const char *path, int32_t batch, int32_t s
     const double file = stat(path, &sb) == 0 ? (double)sb.st_size : 0.0;
     printf("file:        %s, %.0f bytes (%.2f MiB)\n", path, file, file / 1048576.0);
     printf("config:      %s\n", desc);
-    printf("weights:     %s\n", cfg.weights == NGPT_WEIGHTS_Q8
-                                ? "q8: 8-bit Linear weights and lm_head, one float scale per "
-                                  "32 inputs (inference only)"
-                                : "f32: float32");
+    printf("weights:     %s\n",
+           cfg.weights == NGPT_WEIGHTS_Q8 ? "q8: 8-bit Linear weights and lm_head, one float scale "
+                                            "per 32 inputs (inference only)"
+           : cfg.weights == NGPT_WEIGHTS_Q4 ? "q4: 4-bit Linear weights in the blocks, one float "
+                                              "scale per 32 inputs; the lm_head (tied: the "
+                                              "embedding) stays 8-bit, which keeps its quality "
+                                              "(inference only)"
+                                            : "f32: float32");
     print_sizes(&cfg, tok, &z, batch, seq, threads);
     print_tokenizer(tok, path);
     ngpt_tokenizer_free(tok);

@@ -1,4 +1,5 @@
-/* cmd_quantize.c — `ngpt quantize IN OUT`: a float32 model's 8-bit twin. */
+/* cmd_quantize.c — `ngpt quantize IN OUT [--weights q8|q4]`: a float32
+ * model's 8-bit or 4-bit twin. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -6,14 +7,18 @@
 #include "cli.h"
 
 static const char *const HELP =
-    "usage: ngpt quantize IN OUT\n\n"
-    "Reads the float32 model IN and writes OUT with 8-bit weights (weights=q8):\n"
-    "every Linear's weight and the lm_head (tied: the embedding too) become int8\n"
-    "with one float scale per group of 32 inputs, about a quarter of the bytes;\n"
+    "usage: ngpt quantize IN OUT [--weights q8|q4]\n\n"
+    "Reads the float32 model IN and writes OUT with quantized weights:\n"
+    "  --weights q8  (the default) every Linear's weight and the lm_head (tied: the\n"
+    "                embedding too) become int8 with one float scale per group of\n"
+    "                32 inputs, about a quarter of the bytes;\n"
+    "  --weights q4  the blocks' Linear weights become 4-bit (-8..7, one float scale\n"
+    "                per 32 inputs, 5 bits a weight); the lm_head stays 8-bit.\n"
     "LayerNorms, biases and positions stay float32. Every machine writes the same\n"
     "bytes. OUT runs with generate, chat, trace, eval, checksum and bench like any\n"
     "model (the same logits on every build); it cannot be trained: train IN and\n"
-    "quantize again. docs/FORMAT.md describes the file, docs/BENCH.md its speed.\n";
+    "quantize again. A q8 model does not become q4: quantize its float32 original.\n"
+    "docs/FORMAT.md describes the file, docs/BENCH.md its speed.\n";
 
 static long long file_bytes(const char *path)
 {
@@ -24,11 +29,12 @@ static long long file_bytes(const char *path)
 int cli_cmd_quantize(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
-    const char *in = NULL, *out = NULL;
+    const char *in = NULL, *out = NULL, *weights = "q8";
     while (cli_next(&a)) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
             return CLI_OK;
+        } else if (cli_opt(&a, "--weights", &weights)) {
         } else if (cli_arg(&a)[0] != '-' && !in) {
             in = cli_arg(&a);
         } else if (cli_arg(&a)[0] != '-' && !out) {
@@ -40,12 +46,20 @@ int cli_cmd_quantize(int argc, char **argv)
     if (!in || !out)
         return cli_error(a.cmd, CLI_USAGE, "an input and an output FILE are required (see ngpt "
                          "quantize --help)");
+    const bool q4 = !strcmp(weights, "q4");
+    if (!q4 && strcmp(weights, "q8"))
+        return cli_error(a.cmd, CLI_USAGE, "--weights expects q8 or q4, got \"%s\"", weights);
     ngpt_config cfg;
     ngpt_status st = ngpt_checkpoint_config(in, &cfg);
     if (st) return cli_library_failed(a.cmd);
-    if (cfg.weights == NGPT_WEIGHTS_Q8)
-        return cli_error(a.cmd, CLI_FAILED, "%s holds 8-bit weights already", in);
-    cfg.weights = NGPT_WEIGHTS_Q8;
+    if (cfg.weights == NGPT_WEIGHTS_Q8 && q4)
+        return cli_error(a.cmd, CLI_FAILED, "%s holds 8-bit weights (weights=q8), which do not "
+                         "become 4-bit (rounding rounded values again loses more than either): "
+                         "quantize its float32 original with --weights q4", in);
+    if (cfg.weights != NGPT_WEIGHTS_F32)
+        return cli_error(a.cmd, CLI_FAILED, "%s holds %s weights already", in,
+                         cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit");
+    cfg.weights = q4 ? NGPT_WEIGHTS_Q4 : NGPT_WEIGHTS_Q8;
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = 1;      /* no forward runs: the smallest arena holding the weights */
     ngpt_context *ctx;
@@ -59,8 +73,9 @@ int cli_cmd_quantize(int argc, char **argv)
     const long long before = file_bytes(in), after = file_bytes(out);
     ngpt_train_state ts = {0};
     ngpt_checkpoint_train_state(in, &cfg, &ts);
-    printf("wrote %s: 8-bit weights, %lld bytes (%s: %lld bytes%s, %.2fx smaller)\n", out, after,
-           in, before, ts.has_state ? " with its optimizer state, which an 8-bit model does not keep" : "",
+    printf("wrote %s: %s weights, %lld bytes (%s: %lld bytes%s, %.2fx smaller)\n", out,
+           q4 ? "4-bit" : "8-bit", after, in, before,
+           ts.has_state ? " with its optimizer state, which a quantized model does not keep" : "",
            after > 0 ? (double)before / (double)after : 0.0);
     return CLI_OK;
 }

@@ -253,10 +253,12 @@ static int resume_settings(const char *cmd, train_opts *o, ngpt_train_state *sav
     if (ngpt_checkpoint_train_state_mem(o->resume_data, o->resume_size, &o->cfg, saved))
         return cli_error(cmd, CLI_FAILED, "cannot resume from %s: %s", o->resume,
                          cli_library_error());
-    if (o->cfg.weights == NGPT_WEIGHTS_Q8)
-        return cli_error(cmd, CLI_FAILED, "%s holds 8-bit weights (weights=q8), which are for "
+    if (o->cfg.weights != NGPT_WEIGHTS_F32)
+        return cli_error(cmd, CLI_FAILED, "%s holds %s weights (weights=%s), which are for "
                          "inference only: resume from its float32 original (the file ngpt "
-                         "quantize read), then quantize the result again", o->resume);
+                         "quantize read), then quantize the result again", o->resume,
+                         o->cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit",
+                         o->cfg.weights == NGPT_WEIGHTS_Q8 ? "q8" : "q4");
     apply_saved(o, saved);
     return CLI_OK;
 }

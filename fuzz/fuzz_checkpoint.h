@@ -33,19 +33,20 @@ static ngpt_context *fuzz_ckpt_tiny_ctx(void)
     return ctx;
 }
 
-/* The tiny config with 8-bit weights (weights=q8). */
-static ngpt_context *fuzz_ckpt_tiny_q8_ctx(void)
+/* The tiny config with 8-bit (weights=q8) or 4-bit (q4) weights. */
+static ngpt_context *fuzz_ckpt_tiny_quantized_ctx(ngpt_weights w)
 {
-    static ngpt_context *ctx;
-    if (!ctx) {
+    static ngpt_context *ctx[3];
+    if (!ctx[w]) {
         ngpt_config cfg = fuzz_tiny_config();
-        cfg.weights = NGPT_WEIGHTS_Q8;
+        cfg.weights = w;
         ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-        if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, 1))
-            fuzz_fail("tiny q8 context: %s", ngpt_last_error());
+        if (ngpt_context_init(&ctx[w], &cfg, &s, NULL, 0) || ngpt_params_init(ctx[w], 1))
+            fuzz_fail("tiny %s context: %s", w == NGPT_WEIGHTS_Q8 ? "q8" : "q4", ngpt_last_error());
     }
-    return ctx;
+    return ctx[w];
 }
+
 
 static ngpt_status fuzz_ckpt_read_config(const unsigned char *b, size_t size, const char *path,
                                          ngpt_config *cfg)
@@ -57,6 +58,28 @@ static ngpt_status fuzz_ckpt_load(ngpt_context *ctx, const unsigned char *b, siz
                                   const char *path)
 {
     return path ? ngpt_checkpoint_load(ctx, path) : ngpt_checkpoint_load_mem(ctx, b, size);
+}
+
+/* A quantized tiny context takes the tiny model as float32 or in its own
+ * weights; a failed load changes nothing; a loaded one runs a forward. */
+static void fuzz_ckpt_quantized(ngpt_weights w, ngpt_status st, ngpt_status ls,
+                                const unsigned char *b, size_t size, const char *path)
+{
+    ngpt_context *q = fuzz_ckpt_tiny_quantized_ctx(w);
+    const uint64_t before = fuzz_params_hash(q);
+    ngpt_status qs = fuzz_ckpt_load(q, b, size, path);
+    fuzz_expect_message(qs, path ? "ngpt_checkpoint_load" : "ngpt_checkpoint_load_mem");
+    if (qs && fuzz_params_hash(q) != before)
+        fuzz_fail("a failed quantized load (%s) changed the parameters", ngpt_status_string(qs));
+    if (!st && !qs) {       /* it ran: a forward over it does too */
+        int32_t tokens[4] = {1, 2, 3, 4};
+        if (ngpt_model_forward(q, tokens, 1, 4, NULL, NULL))
+            fuzz_fail("forward on a loaded quantized model: %s", ngpt_last_error());
+    }
+    if (st && !qs) fuzz_fail("a quantized load accepted a file that read_config rejected");
+    if (!qs) ngpt_params_init(q, 1);
+    if (!ls && qs) fuzz_fail("the tiny model loads, but not into the quantized context: %s",
+                             ngpt_last_error());
 }
 
 static void fuzz_write_file(const char *path, const unsigned char *b, size_t size)
@@ -150,22 +173,9 @@ static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *pat
                   ngpt_last_error());
     if (!ls) ngpt_params_init(ctx, 1);   /* the next input starts from the same model */
 
-    /* an 8-bit tiny context takes the tiny model in either form */
-    ngpt_context *q8 = fuzz_ckpt_tiny_q8_ctx();
-    before = fuzz_params_hash(q8);
-    ngpt_status qs = fuzz_ckpt_load(q8, b, size, path);
-    fuzz_expect_message(qs, path ? "ngpt_checkpoint_load" : "ngpt_checkpoint_load_mem");
-    if (qs && fuzz_params_hash(q8) != before)
-        fuzz_fail("a failed 8-bit load (%s) changed the parameters", ngpt_status_string(qs));
-    if (!st && !qs) {       /* it ran: a forward over it does too */
-        int32_t tokens[4] = {1, 2, 3, 4};
-        if (ngpt_model_forward(q8, tokens, 1, 4, NULL, NULL))
-            fuzz_fail("forward on a loaded 8-bit model: %s", ngpt_last_error());
-    }
-    if (st && !qs) fuzz_fail("an 8-bit load accepted a file that read_config rejected");
-    if (!qs) ngpt_params_init(q8, 1);
-    if (!ls && qs) fuzz_fail("the tiny model loads, but not into the 8-bit context: %s",
-                             ngpt_last_error());
+    /* 8-bit and 4-bit tiny contexts take the tiny model in either form */
+    fuzz_ckpt_quantized(NGPT_WEIGHTS_Q8, st, ls, b, size, path);
+    fuzz_ckpt_quantized(NGPT_WEIGHTS_Q4, st, ls, b, size, path);
 
     if (ls == NGPT_ERR_CONFIG_MISMATCH) fuzz_ckpt_other_config(&cfg, b, size, path, tok);
     if (!st && path) fuzz_ckpt_train(&cfg, path);

@@ -164,7 +164,15 @@ typedef enum ngpt_weights {
      * logits are the same on every build (docs/DESIGN.md §4, src/q8.h).
      * Made from a float32 model by ngpt_checkpoint_load into a q8 context,
      * by ngpt_params_init, or by `ngpt quantize`. */
-    NGPT_WEIGHTS_Q8
+    NGPT_WEIGHTS_Q8,
+    /* 4-bit, for inference only: signed 4-bit values (-8..7) with one float
+     * scale per group of 32 inputs for the Linears of the blocks (0.16 of
+     * their float32 bytes); the lm_head (tied: the embedding) stays 8-bit,
+     * as q8 has it (measured: docs/DESIGN.md §3). The activations are
+     * quantized to 8 bits as for q8 and each group's product is an exact
+     * integer sum, so the logits are the same on every build (src/q4.h).
+     * Made from a float32 model only, as q8 is. */
+    NGPT_WEIGHTS_Q4
 } ngpt_weights;
 
 typedef struct ngpt_config {
@@ -198,7 +206,7 @@ typedef struct ngpt_config {
     int32_t head_dim;           /* 0 = C/H; D of every head otherwise (q: H*D, k and v:
                                    n_kv_heads*D, attn.proj.weight (C, H*D)) */
     ngpt_rope_pairs rope_pairs; /* NGPT_ROPE_INTERLEAVED; halves: Hugging Face's pairing */
-    ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 plans an inference-only context */
+    ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 and q4 plan an inference-only context */
 } ngpt_config;
 
 /* V=256 T=256 C=256 L=4 H=4 d_ff=1024 dropout=0.1 rope_theta=10000. */
@@ -212,7 +220,7 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg);
  * qkv_bias proj_bias tie_lm_head final_norm norm(pre|post)
  * pos(rope|sinusoidal|learned) gelu(exact|tanh) norm_type(layer|rms) norm_eps
  * mlp(gelu|swiglu) mlp_bias kv_heads head_dim rope_pairs(interleaved|halves)
- * weights(f32|q8).
+ * weights(f32|q8|q4).
  * Long aliases: vocab_size context_len d_model n_layers n_heads n_kv_heads,
  * and tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
@@ -221,7 +229,7 @@ ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
 /* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0);
  * " proj_bias=1", " gelu=tanh", " norm_type=rms", " norm_eps=..." (other
  * than 1e-5), " mlp=swiglu", " mlp_bias=0", " kv_heads=N", " head_dim=N",
- * " rope_pairs=halves" and " weights=q8" end it when set (a default model's
+ * " rope_pairs=halves" and " weights=q8" (" weights=q4") end it when set (a default model's
  * string is what it always was). 512 bytes hold any config's string. */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
@@ -311,11 +319,14 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed);
 
 /* --------------------------------------------------------------- parameters */
 
-/* How a tensor is stored: float32, or 8-bit (an NGPT_WEIGHTS_Q8 model's
- * Linear weights and lm_head: src/q8.h). */
+/* How a tensor is stored: float32, 8-bit (an NGPT_WEIGHTS_Q8 model's
+ * Linear weights and lm_head, an NGPT_WEIGHTS_Q4 model's lm_head:
+ * src/q8.h), or 4-bit (an NGPT_WEIGHTS_Q4 model's other Linear weights:
+ * src/q4.h). */
 typedef enum ngpt_dtype {
     NGPT_DTYPE_F32 = 0,
-    NGPT_DTYPE_Q8
+    NGPT_DTYPE_Q8,
+    NGPT_DTYPE_Q4
 } ngpt_dtype;
 
 /* Parameter tensors in state_dict order, named as the PyTorch model names them
@@ -326,7 +337,8 @@ typedef struct ngpt_tensor_info {
     int32_t ndim;
     int32_t shape[2];
     size_t offset;              /* F32: in floats, from the start of the parameters;
-                                   Q8: in bytes, from the start of the 8-bit weights */
+                                   Q8, Q4: in bytes, from the start of the quantized
+                                   weights */
     size_t count;               /* elements */
     ngpt_dtype dtype;
 } ngpt_tensor_info;
@@ -352,7 +364,8 @@ ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_ten
  * An 8-bit model (ngpt_config.weights = NGPT_WEIGHTS_Q8): the array holds
  * its float32 tensors only (LayerNorms, biases, positions, an untied
  * embedding); the 8-bit ones (dtype NGPT_DTYPE_Q8) are set by
- * ngpt_params_init and ngpt_checkpoint_load. */
+ * ngpt_params_init and ngpt_checkpoint_load. So are a 4-bit model's
+ * (NGPT_WEIGHTS_Q4; dtypes NGPT_DTYPE_Q4 and, for the lm_head, Q8). */
 ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */
@@ -381,8 +394,8 @@ ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float 
 
 /* XXH3-64 of bytes; print with "%016" PRIx64. NULL data with bytes > 0 gives 0. */
 uint64_t ngpt_checksum_bytes(const void *data, size_t bytes);
-/* XXH3-64 of all parameters in the state_dict layout (an 8-bit model: its
- * float32 parameters, then the bytes of its 8-bit weights) / of the last
+/* XXH3-64 of all parameters in the state_dict layout (an 8-bit or 4-bit
+ * model: its float32 parameters, then the bytes of its quantized weights) / of the last
  * forward's logits. */
 ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash);
 ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
@@ -410,7 +423,10 @@ ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *t
  * the context's parameters are unchanged. An 8-bit context (weights=q8)
  * also takes the float32 file of the same model and quantizes it as it
  * loads (what `ngpt quantize` does; ngpt_checkpoint_save then writes the
- * 8-bit file); a float32 context refuses an 8-bit file. */
+ * 8-bit file); a float32 context refuses an 8-bit file. A 4-bit context
+ * (weights=q4) likewise takes the float32 file and quantizes it; it refuses
+ * an 8-bit file (NGPT_ERR_CONFIG_MISMATCH: quantize the float32 original),
+ * and other contexts refuse a 4-bit file. */
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size);
 
@@ -1033,7 +1049,7 @@ ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_to
  * .ngpt file with its tokenizer attached, in C (docs/IMPORT.md):
  *
  *     ngpt_import_options opt = ngpt_import_options_default();
- *     opt.store = NGPT_WEIGHTS_Q8;                        // or F32 (the default)
+ *     opt.store = NGPT_WEIGHTS_Q8;                        // or Q4, or F32 (the default)
  *     if (ngpt_import_hf("gpt2/", &opt, "gpt2.ngpt"))     // config.json, model.safetensors,
  *         fprintf(stderr, "%s\n", ngpt_last_error());     // vocab.json + merges.txt
  *
@@ -1076,8 +1092,9 @@ typedef struct ngpt_import_options {
     const char *vocab;              /* vocab.json (with merges) */
     const char *merges;             /* merges.txt (with vocab) */
     const char *tokenizer_json;     /* tokenizer.json, instead of vocab + merges */
-    /* The output's weights: NGPT_WEIGHTS_F32, or NGPT_WEIGHTS_Q8 (the file
-     * `ngpt quantize` makes of the float32 import, byte for byte). */
+    /* The output's weights: NGPT_WEIGHTS_F32, NGPT_WEIGHTS_Q8 or
+     * NGPT_WEIGHTS_Q4 (the file `ngpt quantize [--weights q4]` makes of the
+     * float32 import, byte for byte). */
     ngpt_weights store;
 } ngpt_import_options;
 

@@ -18,6 +18,7 @@
 #include "base/rng.h"   /* the dropout key */
 #include "gemm.h"       /* the gemm family's packed layout, workspace and block sizes */
 #include "q8.h"         /* the 8-bit kernels' rule and layouts */
+#include "q4.h"         /* the 4-bit kernels' rule and layout */
 
 /* Reductions over rows use 8 virtual lanes: lane l sums elements i with
  * i % 8 == l in increasing i from +0.0f, then

@@ -6,16 +6,16 @@
 #      any Haswell/Zen, with the same golden constants; and when they have
 #      AVX-512 VNNI, the avx512 build without it (VNNI=0, build/avx512-novnni:
 #      an AVX-512 CPU before Ice Lake and Zen 4) on the tests of the kernels,
-#      the CPU check and the 8-bit models
+#      the CPU check and the 8-bit and 4-bit models
 #   3. on x86-64 Linux (and no TOOLCHAIN given): the AArch64 and ARMv7 builds
 #      under qemu-user, installing the cross toolchain when it can, and the
 #      Pi 5's ARMv8.2 build (dot product instructions) on the tests of the
-#      kernels and 8-bit models
+#      kernels and 8-bit and 4-bit models
 # Each run appends "label passed failed" to the results file; a build that
 # fails before its tests run is recorded as one failure.
 MAKE=${MAKE:-make}
-DOTPROD_TESTS="test_kernels test_gemm test_q8 test_weights test_forward"
-NOVNNI_TESTS="test_kernels test_cpu test_q8"
+DOTPROD_TESTS="test_kernels test_gemm test_q8 test_q4 test_weights test_forward"
+NOVNNI_TESTS="test_kernels test_cpu test_q8 test_q4"
 results=$(pwd)/build/test-results
 mkdir -p build && : > "$results"
 

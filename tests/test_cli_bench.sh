@@ -34,6 +34,11 @@ check $? "memory rows (arena per context, peak RSS)"
 $N bench --quick $tiny --runs 1 --threads 1 --kernels none --weights q8 > "$dir/q.md" 2> "$dir/err"
 grep -q "^| decode q8 " "$dir/q.md" && ! grep -q "^| decode  " "$dir/q.md" && grep -q "^| train " "$dir/q.md"
 check $? "--weights q8: 8-bit prefill and decode rows only, training stays: $(cat "$dir/q.md" "$dir/err")"
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --weights f32,q8,q4 > "$dir/q4.md" 2> "$dir/err"
+grep -q "^| decode q4 " "$dir/q4.md" && grep -q "^| prefill q4 " "$dir/q4.md" && grep -q "^| decode q8 " "$dir/q4.md" &&
+    grep -q "^| decode  " "$dir/q4.md" && grep -q "^| arena, infer q4 " "$dir/q4.md" &&
+    [ "$(grep -n '^| decode q8 .*B=1' "$dir/q4.md" | cut -d: -f1)" -lt "$(grep -n '^| decode q4 .*B=1' "$dir/q4.md" | cut -d: -f1)" ]
+check $? "--weights f32,q8,q4: the 4-bit rows under the 8-bit ones: $(cat "$dir/q4.md" "$dir/err")"
 $N bench --quick $tiny --runs 1 --threads 1 --kernels none --prompt 5 > "$dir/p.md" 2> "$dir/err"
 grep -q "^| prefill .* prompt=5 " "$dir/p.md"
 check $? "--prompt 5 sets the prefill's prompt: $(cat "$dir/p.md" "$dir/err")"
@@ -113,7 +118,7 @@ head -n 1 "$dir/b.svg" | grep -q '^<svg ' && tail -n 1 "$dir/b.svg" | grep -q '^
 check $? "the SVG is one <svg> element with a bar per figure"
 
 for bad in "--threads 0" "--threads 1,x" "--preset gpt3" "--runs 0" "--config Q=1" "--kernels gemm,nope" \
-    "--frobnicate" "--weights q4" "--weights q8,q8" "--config weights=q8"; do
+    "--frobnicate" "--weights q3" "--weights q8,q8" "--weights q4,f32,q4" "--config weights=q8"; do
     $N bench $bad > /dev/null 2> "$dir/err"
     [ $? = 2 ] && [ -s "$dir/err" ]
     check $? "ngpt bench $bad exits 2 with a message"

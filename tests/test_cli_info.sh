@@ -17,7 +17,7 @@ cmp -s "$dir/file.cut" "$dir/cfg"
 check $? "info --config prints what info FILE does for the same model: $(diff "$dir/file.cut" "$dir/cfg")"
 grep -q "^file size:   f32 $(wc -c < "$dir/m.ngpt") bytes (.*), q8 $(wc -c < "$dir/q.ngpt") bytes (.*)$" "$dir/file"
 check $? "the file sizes are the files': $(grep 'file size' "$dir/file")"
-grep -Eq "^arena infer: [0-9]+ bytes \([0-9.]+ MiB\) at batch 1, seq 16 with f32 weights; q8 [0-9]+ bytes \([0-9.]+ MiB\) \(1 thread\)$" "$dir/file" &&
+grep -Eq "^arena infer: [0-9]+ bytes \([0-9.]+ MiB\) at batch 1, seq 16 with f32 weights; q8 [0-9]+ bytes \([0-9.]+ MiB\), q4 [0-9]+ bytes \([0-9.]+ MiB\) \(1 thread\)$" "$dir/file" &&
     grep -Eq "^arena train: [0-9]+ bytes \(([0-9.]+) MiB\) at batch 4, seq 8 \(1 thread; ngpt train --init fine-tunes it\)$" "$dir/file"
 check $? "the arena lines: $(grep arena "$dir/file")"
 printf 'the quick brown fox jumps over the lazy dog\n%.0s' $(seq 40) > "$dir/d.txt"

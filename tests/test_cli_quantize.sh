@@ -6,7 +6,8 @@
 # dialogue model (trained as in test_cli_chat_trace.sh) still answers "ok"
 # when quantized, evaluates within 2% of its float32 bits per byte, and
 # generates, traces and chats; train refuses an 8-bit model; bad usage gets
-# the documented exit codes.
+# the documented exit codes. The same for 4-bit (--weights q4): README's
+# checksums, info, eval within 10%, generate/trace/chat, the refusals.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 
@@ -76,6 +77,49 @@ head -c 1000 "$dir/q.ngpt" > "$dir/cut.ngpt"
 $N generate --model "$dir/cut.ngpt" --prompt x -n 1 > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && grep -q "cut.ngpt" "$dir/err"
 check $? "a truncated 8-bit file is refused: $(cat "$dir/err")"
-$N quantize --help | grep -q "usage: ngpt quantize IN OUT"
+$N quantize --help | grep -q "usage: ngpt quantize IN OUT \[--weights q8|q4\]"
 check $? "quantize --help"
+
+# 4-bit: the default model's checksums (README), its size, info, refusals
+$N quantize "$dir/m.ngpt" "$dir/q4.ngpt" --weights q4 > "$dir/out" 2> "$dir/err"
+check $? "ngpt quantize --weights q4: $(cat "$dir/err")"
+grep -q "^wrote $dir/q4.ngpt: 4-bit weights, [0-9]* bytes ($dir/m.ngpt: [0-9]* bytes, 6\.[0-9][0-9]x smaller)$" "$dir/out"
+check $? "quantize --weights q4 says what it wrote, at least 6x smaller: $(cat "$dir/out")"
+printf 'params=d39376f8cf9ffb58\nlogits_eval=124f9c110b456944\nlogits_train=3b46e7e865b39337\n' > "$dir/want"
+for threads in 1 3; do
+    $N checksum "$dir/q4.ngpt" --threads $threads > "$dir/got" 2> "$dir/err"
+    cmp -s "$dir/want" "$dir/got"
+    check $? "4-bit seed 42, --threads $threads: $(tr '\n' ' ' < "$dir/got") $(cat "$dir/err")"
+done
+readme_shows "$dir/want"
+check $? "README shows the 4-bit model's checksums"
+$N info "$dir/q4.ngpt" > "$dir/info" 2> "$dir/err"
+grep -q "^weights: *q4: 4-bit Linear weights in the blocks.*the lm_head (tied: the embedding) stays 8-bit" "$dir/info" &&
+    grep -q "^config: .* weights=q4$" "$dir/info" && grep -q "^arena train: none" "$dir/info"
+check $? "info names a 4-bit model and what stays 8-bit: $(cat "$dir/info") $(cat "$dir/err")"
+$N quantize "$dir/t.ngpt" "$dir/t4.ngpt" --weights q4 > /dev/null 2> "$dir/err"
+check $? "quantize the dialogue model to q4: $(cat "$dir/err")"
+f=$(bpb "$dir/t.ngpt") q=$(bpb "$dir/t4.ngpt")
+[ -n "$f" ] && [ -n "$q" ] && awk -v f="$f" -v q="$q" 'BEGIN { exit !(q <= f * 1.10 + 0.01 && q >= f * 0.90 - 0.01) }'
+check $? "eval: 4-bit bits per byte $q within 10% of float32's $f"
+$N generate --model "$dir/t4.ngpt" --prompt 'user: hi' -n 12 --temp 0 > "$dir/g1" 2> "$dir/err" &&
+    $N generate --model "$dir/t4.ngpt" --prompt 'user: hi' -n 12 --temp 0 --no-cache > "$dir/g2" 2>> "$dir/err" &&
+    cmp -s "$dir/g1" "$dir/g2"
+check $? "a 4-bit model generates, cached and not alike: $(cat "$dir/g1") / $(cat "$dir/g2") $(cat "$dir/err")"
+$N trace --model "$dir/t4.ngpt" --prompt 'user: hi' --text > /dev/null 2> "$dir/err"
+check $? "trace a 4-bit model: $(cat "$dir/err")"
+printf 'hi\n' | $N chat --model "$dir/t4.ngpt" --temp 0 -n 20 > /dev/null 2> "$dir/err"
+check $? "chat with a 4-bit model: $(cat "$dir/err")"
+$N quantize "$dir/q.ngpt" "$dir/x.ngpt" --weights q4 > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q "holds 8-bit weights (weights=q8), which do not become 4-bit.*quantize its float32 original with --weights q4" "$dir/err"
+check $? "quantize refuses q8 -> q4, saying what to do: $(cat "$dir/err")"
+$N quantize "$dir/m.ngpt" "$dir/x.ngpt" --weights q3 > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q -- "--weights expects q8 or q4" "$dir/err"
+check $? "quantize --weights q3 is a usage error: $(cat "$dir/err")"
+$N train --resume "$dir/t4.ngpt" --data "$dir/d.txt" --steps 1 --out "$dir/x.ngpt" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q "holds 4-bit weights (weights=q4), which are for inference only: resume from its float32 original" "$dir/err"
+check $? "train --resume refuses a 4-bit model: $(cat "$dir/err")"
+$N train --data "$dir/d.txt" --config weights=q4 --steps 1 --out "$dir/x.ngpt" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q "4-bit weights (weights=q4) runs inference only; train its float32 original" "$dir/err"
+check $? "train --config weights=q4 is refused: $(cat "$dir/err")"
 summary test_cli_quantize

@@ -199,6 +199,25 @@ static void good_dirs(void)
     printf("logits of the q8 import: %016" PRIx64 "\n", hq);
     if (GOLDEN_LOGITS_Q8) CHECK_HASH(hq, GOLDEN_LOGITS_Q8);
     CHECK(logits_hash(out, 2) == hq, "q8, 2 threads: the same logits");
+
+    /* so is the 4-bit import, of ngpt quantize --weights q4 */
+    snprintf(out, sizeof out, "%s/f32_q4.ngpt", root);
+    CHECK_OK(import_dir("f32", "f32_q4.ngpt", NGPT_WEIGHTS_Q4));
+    CHECK_OK(ngpt_checkpoint_config(first, &cfg));
+    cfg.weights = NGPT_WEIGHTS_Q4;
+    ctx = NULL, tok = NULL;
+    CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
+    CHECK_OK(ngpt_checkpoint_tokenizer(first, &tok));
+    CHECK_OK(ngpt_context_tokenizer_set(ctx, tok));
+    CHECK_OK(ngpt_checkpoint_load(ctx, first));
+    CHECK_OK(ngpt_checkpoint_save(ctx, quantized));
+    ngpt_context_free(ctx);
+    ngpt_tokenizer_free(tok);
+    CHECK(test_same_file(out, quantized), "the q4 import is ngpt quantize's file, byte for byte");
+    const uint64_t h4 = logits_hash(out, 1);
+    printf("logits of the q4 import: %016" PRIx64 "\n", h4);
+    CHECK(h4 != hq, "the q4 import's logits are the q8 import's");
+    CHECK(logits_hash(out, 2) == h4, "q4, 2 threads: the same logits");
 }
 
 /* FTZ + DAZ + round toward zero, with a sticky flag set (test_fpmode.c's). */

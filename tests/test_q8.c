@@ -153,7 +153,7 @@ static void test_api(void)
     CHECK(strstr(ngpt_last_error(), "ngpt_context_init: a model with 8-bit weights") != NULL &&
           strstr(ngpt_last_error(), "ngpt quantize") != NULL, "%s", ngpt_last_error());
     ngpt_config bad = c;
-    CHECK_STATUS(ngpt_config_set(&bad, "weights=q4"), NGPT_ERR_BAD_CONFIG);
+    CHECK_STATUS(ngpt_config_set(&bad, "weights=q2"), NGPT_ERR_BAD_CONFIG);
     bad.weights = (ngpt_weights)7;
     CHECK_STATUS(ngpt_config_validate(&bad), NGPT_ERR_BAD_CONFIG);
     char buf[256];

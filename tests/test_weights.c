@@ -130,14 +130,17 @@ static void test_gpt2_small_arenas(void)
     ngpt_config c = ngpt_config_default();
     CHECK(test_config_apply(&c, "C=768 L=12 H=12 d_ff=3072 T=1024"), "preset");
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-    size_t f32 = 0, q8 = 0;
+    size_t f32 = 0, q8 = 0, q4 = 0;
     CHECK_OK(ngpt_arena_size(&c, &s, &f32));
     c.weights = NGPT_WEIGHTS_Q8;
     CHECK_OK(ngpt_arena_size(&c, &s, &q8));
-    printf("gpt2-small inference arenas at batch 1, T=1024: f32 %.1f MiB, q8 %.1f MiB\n",
-           f32 / 1048576.0, q8 / 1048576.0);
+    c.weights = NGPT_WEIGHTS_Q4;
+    CHECK_OK(ngpt_arena_size(&c, &s, &q4));
+    printf("gpt2-small inference arenas at batch 1, T=1024: f32 %.1f MiB, q8 %.1f MiB, "
+           "q4 %.1f MiB\n", f32 / 1048576.0, q8 / 1048576.0, q4 / 1048576.0);
     CHECK(f32 <= 420u << 20, "f32 arena %.1f MiB > 420 MiB", f32 / 1048576.0);
     CHECK(q8 <= 200u << 20, "q8 arena %.1f MiB > 200 MiB", q8 / 1048576.0);
+    CHECK(q4 <= 150u << 20, "q4 arena %.1f MiB > 150 MiB", q4 / 1048576.0);
 }
 
 int main(void)

@@ -45,8 +45,8 @@ also holds the switches, which only tools/ngpt_torch.py's ModelConfig and
 NGPT know, and export says so on stderr;
 optim_state loads into torch.optim.AdamW(model.parameters(), ...) with
 load_state_dict; train_cfg holds the train.* settings (import reads it back).
-A model with 8-bit weights (ngpt quantize) is exported dequantized: each
-8-bit weight becomes value x scale in float32, and export names them on
+A model with 8-bit or 4-bit weights (ngpt quantize) is exported dequantized:
+each quantized weight becomes value x scale in float32, and export names them on
 stderr (importing that back gives a float32 model of those values).
 A model with a BPE tokenizer (a version 2 .ngpt) also gets "tokenizer": the
 bytes of its ngpt tokenizer file (`ngpt tokenizer` and the C library read
@@ -504,7 +504,7 @@ def do_export(args):
     quantized = []
     cfg, tensors, meta = nt.read_ngpt(args.input, quantized)
     if quantized:
-        print(f"convert.py export: {args.input} holds 8-bit weights (weights=q8): "
+        print(f"convert.py export: {args.input} holds quantized weights (weights=q8 or q4): "
               f"{', '.join(quantized[:3])}{' ...' if len(quantized) > 3 else ''} are written "
               "dequantized (value x scale) as float32", file=sys.stderr)
     sd = collections.OrderedDict()

@@ -483,7 +483,7 @@ VERSION = 1             # files of float32 tensors only
 VERSION_BYTES = 2       # files that hold a byte tensor: a model's tokenizer
 TOKENIZER = "tokenizer"
 TOKENIZER_MAGIC = b"NGPTTOKN"
-DTYPE_F32, DTYPE_Q8, DTYPE_BYTES = 0, 1, 2
+DTYPE_F32, DTYPE_Q8, DTYPE_BYTES, DTYPE_Q4 = 0, 1, 2, 3
 META_U64, META_F64, META_I64 = 0, 1, 2
 _HDR = struct.Struct("<8sIIQII6iff12Bfii40x")  # 128 bytes
 _TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes: docs/FORMAT.md, "Tensor table entry"
@@ -601,9 +601,33 @@ def dequantize_q8(data, off, n, k):
     return np.ascontiguousarray(w[:n, :k], dtype=np.float32)
 
 
+Q4_BLOCK = 320      # src/q4.h; docs/FORMAT.md, "4-bit weights"
+
+
+def q4_bytes(n, k):
+    return (n + Q8_NR - 1) // Q8_NR * ((k + Q8_GROUP - 1) // Q8_GROUP) * Q4_BLOCK
+
+
+def dequantize_q4(data, off, n, k):
+    """A 4-bit (dtype 3) tensor (n, k) as float32: value * scale of its
+    group (float32, exact rounding). Byte b[h][row][t] of a block holds
+    input 4h + t in its low nibble and 16 + 4h + t in its high one, two's
+    complement."""
+    P, G = (n + Q8_NR - 1) // Q8_NR, (k + Q8_GROUP - 1) // Q8_GROUP
+    blk = np.frombuffer(data, dtype=np.uint8, count=P * G * Q4_BLOCK, offset=off).reshape(P, G, Q4_BLOCK)
+    scales = blk[:, :, :64].copy().view("<f4").reshape(P, G, Q8_NR)
+    b = blk[:, :, 64:].reshape(P, G, 4, Q8_NR, 4)                # (panel, group, quad, row, byte)
+    nib = np.concatenate([b & 15, b >> 4], axis=2).astype(np.int16)   # quads 0..3, then 4..7
+    q = np.where(nib >= 8, nib - 16, nib)
+    w = q.astype(np.float32) * scales[:, :, None, :, None]
+    w = w.transpose(0, 3, 1, 2, 4).reshape(P * Q8_NR, G * Q8_GROUP)
+    return np.ascontiguousarray(w[:n, :k], dtype=np.float32)
+
+
 def read_ngpt(path, quantized=None):
     """Reads and validates a .ngpt file. Returns (cfg, {name: float32 array}, {key: value});
-    the tensors of a model with 8-bit weights (weights=q8) come dequantized,
+    the tensors of a model with 8-bit or 4-bit weights (weights=q8, q4) come
+    dequantized,
     and their names are appended to the list `quantized` when one is given;
     a model's tokenizer, if the file carries one, is tensors["tokenizer"]:
     the bytes of its tokenizer file."""
@@ -625,7 +649,7 @@ def read_ngpt(path, quantized=None):
     got = xxh3_64(data[:file_bytes - 8])
     if got != want:
         raise FormatError(f"{path}: checksum mismatch (stored {want:016x}, computed {got:016x})")
-    if max(qkv_bias, tie, final_norm, weights, proj_bias, no_mlp_bias) > 1 or norm >= len(NORMS) \
+    if max(qkv_bias, tie, final_norm, proj_bias, no_mlp_bias) > 1 or weights > 2 or norm >= len(NORMS) \
             or pos >= len(POSITIONS) or gelu >= len(GELUS) or norm_type >= len(NORM_TYPES) \
             or mlp >= len(MLPS) or rope_pairs >= len(ROPE_PAIRS):
         raise FormatError(f"{path}: unknown model variant (qkv_bias={qkv_bias} tie_lm_head={tie} "
@@ -650,11 +674,12 @@ def read_ngpt(path, quantized=None):
         shape = (s0, s1, s2, s3)[:ndim]
         byte_tensor = dtype == DTYPE_BYTES and version == VERSION_BYTES and ndim == 1 \
             and name == TOKENIZER
-        if not (dtype in (DTYPE_F32, DTYPE_Q8) or byte_tensor) or not 1 <= ndim <= 4 \
-                or (dtype == DTYPE_Q8 and ndim != 2):
+        if not (dtype in (DTYPE_F32, DTYPE_Q8, DTYPE_Q4) or byte_tensor) or not 1 <= ndim <= 4 \
+                or (dtype in (DTYPE_Q8, DTYPE_Q4) and ndim != 2):
             raise FormatError(f"{path}: tensor {name}: dtype {dtype} / ndim {ndim} unknown")
         want = (int(np.prod(shape)) if byte_tensor else
-                q8_bytes(*shape) if dtype == DTYPE_Q8 else 4 * int(np.prod(shape)))
+                q8_bytes(*shape) if dtype == DTYPE_Q8 else q4_bytes(*shape) if dtype == DTYPE_Q4
+                else 4 * int(np.prod(shape)))
         if nbytes != want or off % 64 or off < header_bytes or off + nbytes > file_bytes - 8:
             raise FormatError(f"{path}: tensor {name}: bad offset/size")
         if name in tensors:
@@ -664,8 +689,8 @@ def read_ngpt(path, quantized=None):
             if tokenizer_tokens(tensors[name]) != V:
                 raise FormatError(f"{path}: its tokenizer has {tokenizer_tokens(tensors[name])} "
                                   f"tokens but its model's vocabulary is V={V}")
-        elif dtype == DTYPE_Q8:
-            tensors[name] = dequantize_q8(data, off, *shape)
+        elif dtype in (DTYPE_Q8, DTYPE_Q4):
+            tensors[name] = (dequantize_q8 if dtype == DTYPE_Q8 else dequantize_q4)(data, off, *shape)
             if quantized is not None:
                 quantized.append(name)
         else:

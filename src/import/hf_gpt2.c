@@ -95,15 +95,20 @@ static void read_f32(const void *src, size_t at, void *dst, size_t n)
     read_floats(src, at / sizeof(float), n / sizeof(float), dst);
 }
 
-/* Panel p of an 8-bit tensor into w->panel, as ngpt_weights_quantize makes it. */
+/* Panel p of an 8-bit or 4-bit tensor into w->panel, as
+ * ngpt_weights_quantize makes it. */
 static void make_panel(writer *w, const entry *e, size_t p)
 {
     const int n = e->info.shape[0], k = e->info.shape[1];
     const int j0 = (int)p * NGPT_Q8_NR, nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
     const ptrdiff_t rs = (ptrdiff_t)ngpt_q8_row_bytes(k);
     read_floats(e, (size_t)j0 * (size_t)k, (size_t)nr * (size_t)k, w->rows);
-    ngpt_kernels_active.quantize_q8(w->qrows, rs, w->rows, k, nr, k);
-    ngpt_kernels_active.pack_q8(w->panel, w->qrows, rs, nr, k);
+    if (e->info.dtype == NGPT_DTYPE_Q4) {
+        ngpt_kernels_active.pack_q4((uint8_t *)w->panel, w->rows, k, nr, k);
+    } else {
+        ngpt_kernels_active.quantize_q8(w->qrows, rs, w->rows, k, nr, k);
+        ngpt_kernels_active.pack_q8(w->panel, w->qrows, rs, nr, k);
+    }
     w->panel_entry = e, w->panel_index = p;
 }
 
@@ -111,7 +116,9 @@ static void read_q8(const void *src, size_t at, void *dst, size_t n)
 {
     const entry *e = src;
     writer *w = e->w;
-    const size_t panel_bytes = ngpt_q8_packed_bytes(NGPT_Q8_NR, e->info.shape[1]);
+    const size_t panel_bytes = e->info.dtype == NGPT_DTYPE_Q4
+                                   ? ngpt_q4_packed_bytes(NGPT_Q4_NR, e->info.shape[1])
+                                   : ngpt_q8_packed_bytes(NGPT_Q8_NR, e->info.shape[1]);
     unsigned char *out = dst;
     while (n > 0) {
         const size_t p = at / panel_bytes, off = at % panel_bytes;
@@ -136,8 +143,10 @@ static void tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
     ngpt_ckpt_tensor t = {.name = e->name, .ndim = e->info.ndim, .src = e};
     t.shape[0] = e->info.shape[0];
     t.shape[1] = e->info.ndim > 1 ? e->info.shape[1] : 0;
-    t.dtype = e->info.dtype == NGPT_DTYPE_Q8 ? NGPT_CKPT_Q8 : NGPT_CKPT_F32;
-    t.read = e->info.dtype == NGPT_DTYPE_Q8 ? read_q8 : read_f32;
+    t.dtype = e->info.dtype == NGPT_DTYPE_Q8   ? NGPT_CKPT_Q8
+              : e->info.dtype == NGPT_DTYPE_Q4 ? NGPT_CKPT_Q4
+                                               : NGPT_CKPT_F32;
+    t.read = e->info.dtype == NGPT_DTYPE_F32 ? read_f32 : read_q8;
     *out = t;
 }
 
@@ -298,7 +307,7 @@ ngpt_status ngpt_hf_gpt2_write(const ngpt_config *cfg, const ngpt_shards *w,
     out.weights = store;
     ngpt_status st = plan(&wr, &out, w);
     if (!st) st = check_all_used(w, &wr, &out);
-    if (!st && store == NGPT_WEIGHTS_Q8) {
+    if (!st && store != NGPT_WEIGHTS_F32) {    /* q8's panels are the larger */
         const int kmax = out.d_model > out.d_ff ? out.d_model : out.d_ff;
         const size_t rs = ngpt_q8_row_bytes(kmax);
         wr.rows = malloc((size_t)NGPT_Q8_NR * (size_t)kmax * sizeof(float));

@@ -108,12 +108,13 @@ static ngpt_status open_tokenizer(const char *dir, const ngpt_import_options *o,
 static ngpt_status import(const char *dir, const ngpt_import_options *o, const char *out)
 {
     char cb[4096];
-    if (o->store != NGPT_WEIGHTS_F32 && o->store != NGPT_WEIGHTS_Q8)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "store is %d; use NGPT_WEIGHTS_F32 or "
-                         "NGPT_WEIGHTS_Q8", (int)o->store);
+    if (o->store != NGPT_WEIGHTS_F32 && o->store != NGPT_WEIGHTS_Q8 &&
+        o->store != NGPT_WEIGHTS_Q4)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "store is %d; use NGPT_WEIGHTS_F32, "
+                         "NGPT_WEIGHTS_Q8 or NGPT_WEIGHTS_Q4", (int)o->store);
     const char *config = o->config ? o->config : in_dir(dir, "config.json", cb, sizeof cb);
     if (!config) return ngpt_fail(NGPT_ERR_NULL_ARG, "no directory and no config.json named");
-    ngpt_status st = ngpt_cpu_check();     /* an 8-bit import runs the quantizing kernels */
+    ngpt_status st = ngpt_cpu_check();     /* a q8/q4 import runs the quantizing kernels */
     ngpt_config cfg;
     if (st || (st = read_config(config, &cfg))) return st;
     ngpt_tokenizer *tok = NULL;

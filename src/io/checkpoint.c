@@ -3,6 +3,7 @@
  * validated whole), and the public ngpt_checkpoint_save / _config / _load
  * functions over the container (ckpt_file.h). */
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,51 @@ static ngpt_status check_q8(const ngpt_ckpt_reader *r, uint32_t i, int n, int k)
     return NGPT_OK;
 }
 
+/* A 4-bit tensor (n, k) holds what pack_q4 makes: scales +0, the canonical
+ * NaN or finite with a magnitude at least NGPT_Q8_MIN_SCALE (either sign:
+ * the scale of q4.h's rule has the opposite sign of the group's largest
+ * value), zero past n and k. Every nibble is a valid value (-8..7). */
+static ngpt_status check_q4(const ngpt_ckpt_reader *r, uint32_t i, int n, int k)
+{
+    size_t bytes;
+    const unsigned char *data = ngpt_ckpt_tensor_data(r, i, &bytes);
+    const int groups = ngpt_q8_groups(k);
+    const char *why = NULL;
+    for (size_t b = 0; b < bytes / NGPT_Q4_BLOCK && !why; b++) {
+        const unsigned char *blk = data + b * NGPT_Q4_BLOCK;
+        const int p = (int)(b / (size_t)groups), g = (int)(b % (size_t)groups);
+        for (int jj = 0; jj < NGPT_Q4_NR && !why; jj++) {
+            const bool row = p * NGPT_Q4_NR + jj < n;
+            uint32_t bits;
+            float d;
+            memcpy(&bits, blk + 4 * jj, 4);
+            memcpy(&d, &bits, 4);
+            if (bits != 0 && bits != Q8_NAN && !(fabsf(d) >= NGPT_Q8_MIN_SCALE && fabsf(d) <= FLT_MAX))
+                why = "a scale that is subnormal, infinite or below the floor";
+            else if (!row && bits != 0)
+                why = "a scale past its rows";
+            for (int t = 0; t < NGPT_Q4_GROUP && !why; t++)
+                if (ngpt_q4_value(blk + NGPT_Q4_NR * 4, jj, t) && (!row || g * NGPT_Q4_GROUP + t >= k))
+                    why = "a value past its rows or inputs";
+        }
+    }
+    if (why)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "4-bit tensor %s of %s holds %s; the file is "
+                         "damaged", ngpt_ckpt_tensor_name(r, i), r->src, why);
+    return NGPT_OK;
+}
+
+/* The file's dtype of a tensor of the config. */
+static uint32_t ckpt_dtype(ngpt_dtype d)
+{
+    return d == NGPT_DTYPE_Q8 ? NGPT_CKPT_Q8 : d == NGPT_DTYPE_Q4 ? NGPT_CKPT_Q4 : NGPT_CKPT_F32;
+}
+
+static const char *dtype_name(uint32_t d)
+{
+    return d == NGPT_CKPT_Q8 ? "8-bit" : d == NGPT_CKPT_Q4 ? "4-bit" : "float32";
+}
+
 /* The model tensors are exactly those the config implies; other names must
  * be optim.m.<model tensor> / optim.v.<model tensor> with the same shape. */
 static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config *cfg)
@@ -145,15 +191,15 @@ static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config
                                   "shape (%d%s%.0d) its config implies", name, r->src,
                                   (int)info.shape[0], info.ndim > 1 ? "," : "",
                                   info.ndim > 1 ? (int)info.shape[1] : 0);
-        const uint32_t want = info.dtype == NGPT_DTYPE_Q8 ? NGPT_CKPT_Q8 : NGPT_CKPT_F32;
-        if (ngpt_ckpt_tensor_dtype(r, (uint32_t)at) != want)
+        const uint32_t want = ckpt_dtype(info.dtype), got = ngpt_ckpt_tensor_dtype(r, (uint32_t)at);
+        if (got != want)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s is %s but its config "
-                                  "(weights=%s) makes it %s", name, r->src,
-                                  want == NGPT_CKPT_Q8 ? "float32" : "8-bit",
-                                  cfg->weights == NGPT_WEIGHTS_Q8 ? "q8" : "f32",
-                                  want == NGPT_CKPT_Q8 ? "8-bit" : "float32");
+                                  "(weights=%s) makes it %s", name, r->src, dtype_name(got),
+                                  ngpt_weights_name(cfg->weights), dtype_name(want));
         ngpt_status st;
         if (want == NGPT_CKPT_Q8 && (st = check_q8(r, (uint32_t)at, info.shape[0], info.shape[1])))
+            return st;
+        if (want == NGPT_CKPT_Q4 && (st = check_q4(r, (uint32_t)at, info.shape[0], info.shape[1])))
             return st;
     }
     for (uint32_t i = 0; i < r->n_tensors; i++) {
@@ -212,8 +258,8 @@ void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t 
     ngpt_ckpt_tensor t = {.name = info->name, .ndim = info->ndim, .data = base + info->offset};
     t.shape[0] = info->shape[0];
     t.shape[1] = info->ndim > 1 ? info->shape[1] : 0;
-    if (info->dtype == NGPT_DTYPE_Q8) {
-        t.dtype = NGPT_CKPT_Q8;
+    if (info->dtype == NGPT_DTYPE_Q8 || info->dtype == NGPT_DTYPE_Q4) {
+        t.dtype = ckpt_dtype(info->dtype);
         t.data = ctx->plan.q8_w + info->offset;
     } else if (base == ctx->plan.params && ctx->run.weights_packed) {
         t.data = NULL;
@@ -307,7 +353,8 @@ ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
 /* Opens, checks the config against the context's, and copies every model
  * tensor; the reader is verified, so this cannot fail halfway and leave
  * the parameters half-loaded. */
-/* An 8-bit tensor of the context from the file's: a copy of its bytes, or
+/* An 8-bit or 4-bit tensor of the context from the file's: a copy of its
+ * bytes (the same dtype: check_tensor_set), or
  * its float32 values quantized 16 rows at a time (through the aligned
  * panel scratch: a buffer in memory may hold them unaligned). */
 static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_tensor_info *t)
@@ -315,7 +362,7 @@ static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_ten
     const uint32_t at = (uint32_t)ngpt_ckpt_find_tensor(r, t->name);
     size_t bytes;
     const unsigned char *src = ngpt_ckpt_tensor_data(r, at, &bytes);
-    if (ngpt_ckpt_tensor_dtype(r, at) == NGPT_CKPT_Q8) {
+    if (ngpt_ckpt_tensor_dtype(r, at) != NGPT_CKPT_F32) {
         memcpy(ctx->plan.q8_w + t->offset, src, bytes);
         return;
     }
@@ -324,7 +371,7 @@ static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_ten
         const int nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
         memcpy(ctx->plan.threads.panel, src + (size_t)j0 * k * sizeof(float),
                (size_t)nr * k * sizeof(float));
-        ngpt_weights_quantize(ctx, t->offset, n, k, j0, ctx->plan.threads.panel, nr);
+        ngpt_weights_quantize(ctx, t->dtype, t->offset, n, k, j0, ctx->plan.threads.panel, nr);
     }
 }
 
@@ -339,13 +386,20 @@ static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, s
     ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &cfg);
     if (st) return st;
     ngpt_config file = cfg;
-    if (ctx->cfg.weights == NGPT_WEIGHTS_Q8 && file.weights == NGPT_WEIGHTS_F32)
-        file.weights = NGPT_WEIGHTS_Q8;         /* quantized as it loads */
+    if (ctx->cfg.weights != NGPT_WEIGHTS_F32 && file.weights == NGPT_WEIGHTS_F32)
+        file.weights = ctx->cfg.weights;        /* quantized as it loads */
+    if (ctx->cfg.weights == NGPT_WEIGHTS_Q4 && file.weights == NGPT_WEIGHTS_Q8) {
+        st = ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds 8-bit weights (weights=q8), "
+                       "which do not become 4-bit (rounding rounded values again loses "
+                       "more than either); quantize the float32 original to q4", r.src);
+        ngpt_ckpt_close(&r);
+        return st;
+    }
     st = ngpt_config_compare(&ctx->cfg, &file);
     if (!st) st = ngpt_ckpt_tokenizer_agrees(&r, ctx);
     for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
-        if (t->dtype == NGPT_DTYPE_Q8) {
+        if (t->dtype == NGPT_DTYPE_Q8 || t->dtype == NGPT_DTYPE_Q4) {
             load_q8(ctx, &r, t);
             continue;
         }

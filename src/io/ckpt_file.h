@@ -1,5 +1,6 @@
 /* ckpt_file.h — the .ngpt container (docs/FORMAT.md): named tensors
- * (float32, 8-bit in src/q8.h's packed layout, or bytes: a tokenizer's
+ * (float32, 8-bit in src/q8.h's packed layout, 4-bit in src/q4.h's, or
+ * bytes: a tokenizer's
  * file) and typed metadata behind a fixed header, sealed by an XXH3-64
  * checksum.
  * ckpt_write.c writes one atomically; ckpt_read.c validates a whole file
@@ -17,7 +18,7 @@
 
 #include "base/checked.h"
 #include "base/error.h"
-#include "q8.h"
+#include "q4.h"
 #include "runtime/layout.h"
 
 #define NGPT_CKPT_MAGIC "NGPTCKPT"     /* 8 bytes, no NUL */
@@ -32,8 +33,9 @@
 
 /* Tensor dtypes: float32; 8-bit weights (2-D (n, k), stored as src/q8.h's
  * packed panels: ngpt_q8_packed_bytes(n, k) bytes); bytes (1-D; version 2
- * files only). */
-enum { NGPT_CKPT_F32 = 0, NGPT_CKPT_Q8 = 1, NGPT_CKPT_BYTES = 2 };
+ * files only); 4-bit weights (2-D (n, k), src/q4.h's packed panels:
+ * ngpt_q4_packed_bytes(n, k) bytes). */
+enum { NGPT_CKPT_F32 = 0, NGPT_CKPT_Q8 = 1, NGPT_CKPT_BYTES = 2, NGPT_CKPT_Q4 = 3 };
 
 typedef struct ngpt_ckpt_tensor {
     const char *name;

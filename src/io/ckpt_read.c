@@ -73,16 +73,17 @@ static ngpt_status check_tensor_entry(const ngpt_ckpt_reader *r, uint32_t i, siz
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s holds bytes (dtype 2), which "
                               "a version %u file cannot; the file is damaged", name, r->src,
                               r->version);
-    if (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_Q8 && dtype != NGPT_CKPT_BYTES)
+    if (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_Q8 && dtype != NGPT_CKPT_BYTES &&
+        dtype != NGPT_CKPT_Q4)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has unknown dtype %u "
-                              "(this build reads float32, dtype 0, 8-bit, dtype 1, and bytes, "
-                              "dtype 2)", name, r->src, dtype);
+                              "(this build reads float32, dtype 0, 8-bit, dtype 1, bytes, "
+                              "dtype 2, and 4-bit, dtype 3)", name, r->src, dtype);
     if (ndim < 1 || ndim > 4 || (dtype == NGPT_CKPT_BYTES && ndim != 1))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has ndim %u, not %s", name,
                               r->src, ndim, dtype == NGPT_CKPT_BYTES ? "1 (bytes)" : "1..4");
-    if (dtype == NGPT_CKPT_Q8 && ndim != 2)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "8-bit tensor %s of %s has ndim %u, not 2",
-                              name, r->src, ndim);
+    if ((dtype == NGPT_CKPT_Q8 || dtype == NGPT_CKPT_Q4) && ndim != 2)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s tensor %s of %s has ndim %u, not 2",
+                              dtype == NGPT_CKPT_Q8 ? "8-bit" : "4-bit", name, r->src, ndim);
     size_t bytes = dtype == NGPT_CKPT_BYTES ? 1 : sizeof(float);
     for (uint32_t d = 0; d < 4; d++) {
         uint32_t dim = get_u32(e + 72 + 4 * d);
@@ -95,11 +96,12 @@ static ngpt_status check_tensor_entry(const ngpt_ckpt_reader *r, uint32_t i, siz
                                   "shape", name, r->src);
         }
     }
-    if (dtype == NGPT_CKPT_Q8) {    /* panels of 16 rows x groups of 32 x 576 bytes */
+    if (dtype == NGPT_CKPT_Q8 || dtype == NGPT_CKPT_Q4) {
+        /* panels of 16 rows x groups of 32 x 576 (8-bit) or 320 (4-bit) bytes */
         const size_t n = get_u32(e + 72), k = get_u32(e + 76);
         const size_t groups = (k + NGPT_Q8_GROUP - 1) / NGPT_Q8_GROUP;
         if (!ngpt_mul_ok((n + NGPT_Q8_NR - 1) / NGPT_Q8_NR, groups, &bytes) ||
-            !ngpt_mul_ok(bytes, NGPT_Q8_BLOCK, &bytes))
+            !ngpt_mul_ok(bytes, dtype == NGPT_CKPT_Q8 ? NGPT_Q8_BLOCK : NGPT_Q4_BLOCK, &bytes))
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an impossible "
                                   "shape", name, r->src);
     }

@@ -68,9 +68,11 @@ static bool tensor_bytes(const ngpt_ckpt_tensor *t, size_t *bytes)
     if (t->ndim < 1 || t->ndim > 4) return false;
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] < 0 || !ngpt_mul_ok(n, (size_t)t->shape[d], &n)) return false;
-    if (t->dtype == NGPT_CKPT_Q8) {     /* 2-D, sizes of a context's (checked at planning) */
+    if (t->dtype == NGPT_CKPT_Q8 || t->dtype == NGPT_CKPT_Q4) {
+        /* 2-D, sizes of a context's (checked at planning) */
         if (t->ndim != 2) return false;
-        n = ngpt_q8_packed_bytes(t->shape[0], t->shape[1]);
+        n = t->dtype == NGPT_CKPT_Q8 ? ngpt_q8_packed_bytes(t->shape[0], t->shape[1])
+                                     : ngpt_q4_packed_bytes(t->shape[0], t->shape[1]);
     } else if (t->dtype == NGPT_CKPT_BYTES) {
         if (t->ndim != 1) return false;
     } else if (t->dtype != NGPT_CKPT_F32) {

@@ -115,7 +115,9 @@ static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, c
     /* the MLP's activation: exact (erf) or GPT-2's tanh form */
     const ngpt_gelu_fwd_fn act =
         ctx->cfg.gelu == NGPT_GELU_TANH ? ctx->k->gelu_tanh_fwd : ctx->k->gelu_fwd;
-    if (ctx->cfg.weights == NGPT_WEIGHTS_Q8)
+    if (ngpt_linear_dtype(&ctx->cfg, which) == NGPT_DTYPE_Q4)
+        ngpt_op_linear_q4(ctx, y, x, ngpt_weights_q4(ctx, l, which), bias, rows, in, out, act, gelu);
+    else if (ctx->cfg.weights != NGPT_WEIGHTS_F32)
         ngpt_op_linear_q8(ctx, y, x, ngpt_weights_q8(ctx, l, which), bias, rows, in, out, act, gelu);
     else if (ctx->run.weights_packed)
         ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, act, gelu);
@@ -247,7 +249,7 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     /* embedding (B,T) -> (B,T,C) [+ positions], then dropout (site: layer
      * index L); tied, the table is the lm_head's W as the context holds it */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
-    if (ctx->cfg.tie_lm_head && ctx->cfg.weights == NGPT_WEIGHTS_Q8)
+    if (ctx->cfg.tie_lm_head && ngpt_linear_dtype(&ctx->cfg, NGPT_LINEAR_LM_HEAD) == NGPT_DTYPE_Q8)
         ngpt_op_embed_q8(ctx, x, ngpt_weights_q8(ctx, 0, NGPT_LINEAR_LM_HEAD), ps->tokens, BT, C);
     else if (ctx->cfg.tie_lm_head && ctx->run.weights_packed)
         ngpt_op_embed_packed(ctx, x, W + lay->tok_emb, V, ps->tokens, BT, C);

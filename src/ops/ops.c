@@ -251,12 +251,23 @@ typedef struct q8_job {
     const float *a, *bias;
     int8_t *xq;
     ptrdiff_t xq_rs;
-    const int8_t *wq;
+    const int8_t *wq;           /* 8-bit panels, or (q4) 4-bit ones */
     float *c;
     ngpt_gelu_fwd_fn act;
     float *gelu;
-    bool by_cols;
+    bool by_cols, q4;
 } q8_job;
+
+/* gemm_q8 or gemm_q4 of the job's weights, from output j0 (a multiple of 16). */
+static void q8_gemm(const q8_job *g, int m, int n, const int8_t *xq, int j0, float *c)
+{
+    const float *bias = g->bias ? g->bias + j0 : NULL;
+    if (g->q4)
+        g->k->gemm_q4(m, n, g->kk, xq, g->xq_rs, ngpt_q4_panel((const uint8_t *)g->wq, g->kk, j0),
+                      bias, c, g->n);
+    else
+        g->k->gemm_q8(m, n, g->kk, xq, g->xq_rs, ngpt_q8_panel(g->wq, g->kk, j0), bias, c, g->n);
+}
 
 static void quantize_range(void *arg, size_t i0, size_t i1, int thread)
 {
@@ -271,24 +282,22 @@ static void q8_range(void *arg, size_t begin, size_t end, int thread)
     const q8_job *g = arg;
     (void)thread;
     if (g->by_cols) {   /* panels from j0 = begin, a multiple of 16 */
-        g->k->gemm_q8(g->m, (int)(end - begin), g->kk, g->xq, g->xq_rs,
-                      ngpt_q8_panel(g->wq, g->kk, (int)begin), g->bias ? g->bias + begin : NULL,
-                      g->c + begin, g->n);
+        q8_gemm(g, g->m, (int)(end - begin), g->xq, (int)begin, g->c + begin);
         gelu_part(g->act, g->gelu, g->c, g->n, 0, g->m, (ptrdiff_t)begin, (int)(end - begin));
     } else {
-        g->k->gemm_q8((int)(end - begin), g->n, g->kk, g->xq + (ptrdiff_t)begin * g->xq_rs,
-                      g->xq_rs, g->wq, g->bias, g->c + begin * (size_t)g->n, g->n);
+        q8_gemm(g, (int)(end - begin), g->n, g->xq + (ptrdiff_t)begin * g->xq_rs, 0,
+                g->c + begin * (size_t)g->n);
         gelu_part(g->act, g->gelu, g->c, g->n, (ptrdiff_t)begin, (int)(end - begin), 0, g->n);
     }
 }
 
-void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
-                       const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
-                       float *gelu)
+static void linear_quantized(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
+                             bool q4, const float *bias, int rows, int in, int out,
+                             ngpt_gelu_fwd_fn act, float *gelu)
 {
     if (rows <= 0 || out <= 0) return;
-    q8_job g = {ctx->k, rows, out, in, x, bias, ctx->plan.q8_x,
-                (ptrdiff_t)ngpt_q8_row_bytes(in), wq, y, act, gelu, split_columns(ctx, rows, out)};
+    q8_job g = {ctx->k, rows, out, in, x, bias, ctx->plan.q8_x, (ptrdiff_t)ngpt_q8_row_bytes(in),
+                wq, y, act, gelu, split_columns(ctx, rows, out), q4};
     ngpt_par_for(ctx, (size_t)rows, 1, 4.0 * in, quantize_range, &g);
     /* an int8 multiply-add costs a fraction of a float one */
     const double chain = (in > 0 ? Q8_WORK * in : 1.0) + (gelu ? GELU_WORK : 0.0);
@@ -296,6 +305,20 @@ void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t
         ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, (double)rows * chain, q8_range, &g);
     else
         ngpt_par_for(ctx, (size_t)rows, GEMM_ROW_ALIGN, (double)out * chain, q8_range, &g);
+}
+
+void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
+                       const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                       float *gelu)
+{
+    linear_quantized(ctx, y, x, wq, false, bias, rows, in, out, act, gelu);
+}
+
+void ngpt_op_linear_q4(ngpt_context *ctx, float *y, const float *x, const uint8_t *wq,
+                       const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                       float *gelu)
+{
+    linear_quantized(ctx, y, x, (const int8_t *)wq, true, bias, rows, in, out, act, gelu);
 }
 
 /* ---- row-wise ops */

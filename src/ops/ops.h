@@ -53,6 +53,10 @@ void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const fl
 void ngpt_op_linear_q8(ngpt_context *ctx, float *y, const float *x, const int8_t *wq,
                        const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
                        float *gelu);
+/* The same with a 4-bit W (src/q4.h): gemm_q4 on the same quantized rows. */
+void ngpt_op_linear_q4(ngpt_context *ctx, float *y, const float *x, const uint8_t *wq,
+                       const float *bias, int rows, int in, int out, ngpt_gelu_fwd_fn act,
+                       float *gelu);
 /* dW (out, in) += dy^T (rows, out) x (rows, in): each dW(i,j) one chain over
  * all rows, split by 256-column blocks of dW where it has one for every
  * thread, else by rows of dW, one part per thread (each part packs its

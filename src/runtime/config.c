@@ -90,8 +90,9 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
     if (cfg->rope_pairs != NGPT_ROPE_INTERLEAVED && cfg->rope_pairs != NGPT_ROPE_HALVES)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_pairs must be interleaved or halves, got %d",
                          (int)cfg->rope_pairs);
-    if (cfg->weights != NGPT_WEIGHTS_F32 && cfg->weights != NGPT_WEIGHTS_Q8)
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights must be f32 or q8, got %d",
+    if (cfg->weights != NGPT_WEIGHTS_F32 && cfg->weights != NGPT_WEIGHTS_Q8 &&
+        cfg->weights != NGPT_WEIGHTS_Q4)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights must be f32, q8 or q4, got %d",
                          (int)cfg->weights);
     /* Kernels take int dimensions (the widest are the qkv projection,
      * (H + 2 KV) D, and fc1, 2 d_ff with SwiGLU) and tensors are counted
@@ -248,7 +249,8 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
     } else if (!strcmp(key, "weights")) {
         if (!strcmp(val, "f32")) c.weights = NGPT_WEIGHTS_F32;
         else if (!strcmp(val, "q8")) c.weights = NGPT_WEIGHTS_Q8;
-        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights expects f32|q8, got \"%s\"", val);
+        else if (!strcmp(val, "q4")) c.weights = NGPT_WEIGHTS_Q4;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights expects f32|q8|q4, got \"%s\"", val);
         st = NGPT_OK;
     } else {
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
@@ -300,7 +302,8 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
              cfg->norm_type == NGPT_NORM_RMS ? " norm_type=rms" : "", eps,
              cfg->mlp == NGPT_MLP_SWIGLU ? " mlp=swiglu" : "", cfg->mlp_bias ? "" : " mlp_bias=0",
              kv, hd, cfg->rope_pairs == NGPT_ROPE_HALVES ? " rope_pairs=halves" : "",
-             cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8" : "");
+             cfg->weights == NGPT_WEIGHTS_F32 ? "" : cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8"
+                                                                             : " weights=q4");
 }
 
 /* A config value for a message: integers exactly, floats with the digits
@@ -361,7 +364,7 @@ ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH,
                          "the checkpoint's config differs from the context's: weights is %s in "
                          "the checkpoint but %s in the context (plan the context with "
-                         "ngpt_checkpoint_config)", got->weights == NGPT_WEIGHTS_Q8 ? "q8" : "f32",
-                         want->weights == NGPT_WEIGHTS_Q8 ? "q8" : "f32");
+                         "ngpt_checkpoint_config)", ngpt_weights_name(got->weights),
+                         ngpt_weights_name(want->weights));
     return NGPT_OK;
 }

@@ -41,4 +41,10 @@ static inline float ngpt_cfg_norm_eps(const ngpt_config *c)
     return c->norm_eps != 0.0f ? c->norm_eps : 1e-5f;
 }
 
+/* "f32", "q8" or "q4", as --config spells them. */
+static inline const char *ngpt_weights_name(ngpt_weights w)
+{
+    return w == NGPT_WEIGHTS_Q8 ? "q8" : w == NGPT_WEIGHTS_Q4 ? "q4" : "f32";
+}
+
 #endif

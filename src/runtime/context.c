@@ -50,10 +50,12 @@ static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ng
 {
     ngpt_status st = ngpt_config_check(cfg);
     if (!st) st = shape_resolve(cfg, shape, s);
-    if (!st && s->mode == NGPT_MODE_TRAIN && cfg->weights == NGPT_WEIGHTS_Q8)
-        st = ngpt_fail(NGPT_ERR_WRONG_MODE, "a model with 8-bit weights (weights=q8) runs "
+    if (!st && s->mode == NGPT_MODE_TRAIN && cfg->weights != NGPT_WEIGHTS_F32)
+        st = ngpt_fail(NGPT_ERR_WRONG_MODE, "a model with %s weights (weights=%s) runs "
                        "inference only; train its float32 original (weights=f32) and "
-                       "quantize that (ngpt quantize)");
+                       "quantize that (ngpt quantize)",
+                       cfg->weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit",
+                       cfg->weights == NGPT_WEIGHTS_Q8 ? "q8" : "q4");
     if (!st) st = ngpt_plan_walk(cfg, s, NULL, plan);
     return st;
 }

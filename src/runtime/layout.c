@@ -2,10 +2,12 @@
  * its state_dict name, and the Linear layers (layout.h). The variants
  * (ngpt_config) add or remove tensors; the default model's layout is the
  * original one. An 8-bit model's Linear weights (and its tied embedding)
- * have no floats: they live packed in the 8-bit weights (ngpt_linear_q8_*). */
+ * have no floats: they live packed in the quantized weights
+ * (ngpt_linear_q8_*), 8-bit or 4-bit (ngpt_linear_dtype). */
 #include <stdio.h>
 
 #include "base/checked.h"
+#include "q4.h"
 #include "q8.h"
 #include "runtime/config.h"
 #include "runtime/layout.h"
@@ -19,7 +21,7 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     const size_t QKV = (size_t)ngpt_cfg_qkv_width(cfg), A = (size_t)ngpt_cfg_attn_width(cfg);
     const size_t F1 = (size_t)ngpt_cfg_fc1_width(cfg);
     const size_t NB = cfg->norm_type == NGPT_NORM_LAYER ? C : 0, MB = cfg->mlp_bias;
-    const bool q8 = cfg->weights == NGPT_WEIGHTS_Q8;   /* Linear weights: no floats */
+    const bool q8 = cfg->weights != NGPT_WEIGHTS_F32;  /* Linear weights: no floats */
     ngpt_layout l = {0};
 #define TAKE(field, count_expr)                                  \
     do {                                                         \
@@ -142,8 +144,8 @@ void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t 
     }
     ngpt_tensor_info t = {.name = name, .ndim = pick.cols ? 2 : 1, .offset = pick.offset,
                           .dtype = NGPT_DTYPE_F32};
-    if (pick.linear >= 0 && cfg->weights == NGPT_WEIGHTS_Q8) {
-        t.dtype = NGPT_DTYPE_Q8;
+    if (pick.linear >= 0 && cfg->weights != NGPT_WEIGHTS_F32) {
+        t.dtype = ngpt_linear_dtype(cfg, (ngpt_linear)pick.linear);
         t.offset = ngpt_linear_q8_offset(cfg, layer, (ngpt_linear)pick.linear);
     }
     t.shape[0] = pick.rows;
@@ -178,14 +180,21 @@ size_t ngpt_linear_weight(const ngpt_layout *lay, int layer, ngpt_linear which)
     }
 }
 
-/* Bytes of one Linear's packed 8-bit W; false on overflow. */
+ngpt_dtype ngpt_linear_dtype(const ngpt_config *c, ngpt_linear which)
+{
+    if (c->weights == NGPT_WEIGHTS_F32) return NGPT_DTYPE_F32;
+    return c->weights == NGPT_WEIGHTS_Q4 && which != NGPT_LINEAR_LM_HEAD ? NGPT_DTYPE_Q4
+                                                                        : NGPT_DTYPE_Q8;
+}
+
+/* Bytes of one Linear's packed W (8-bit or 4-bit); false on overflow. */
 static bool q8_bytes_of(const ngpt_config *c, ngpt_linear which, size_t *bytes)
 {
     int n, k;
     ngpt_linear_dims(c, which, &n, &k);
     const size_t panels = ((size_t)n + NGPT_Q8_NR - 1) / NGPT_Q8_NR;
-    return ngpt_mul_ok(panels, (size_t)ngpt_q8_groups(k), bytes) &&
-           ngpt_mul_ok(*bytes, NGPT_Q8_BLOCK, bytes);
+    const size_t block = ngpt_linear_dtype(c, which) == NGPT_DTYPE_Q4 ? NGPT_Q4_BLOCK : NGPT_Q8_BLOCK;
+    return ngpt_mul_ok(panels, (size_t)ngpt_q8_groups(k), bytes) && ngpt_mul_ok(*bytes, block, bytes);
 }
 
 bool ngpt_linear_q8_bytes(const ngpt_config *cfg, size_t *bytes)

@@ -66,10 +66,14 @@ void ngpt_linear_dims(const ngpt_config *cfg, ngpt_linear which, int *out, int *
 /* The offset of a Linear's W in the parameters. */
 size_t ngpt_linear_weight(const ngpt_layout *lay, int layer, ngpt_linear which);
 
-/* The 8-bit weights of an NGPT_WEIGHTS_Q8 model: each Linear's W packed
- * (src/q8.h), the lm_head (tied: tok_emb), then per layer qkv, proj, fc1,
- * fc2. Their bytes in all (false if that overflows size_t), and the offset
- * of one. */
+/* How a Linear's W is stored: float32 (weights=f32), 8-bit (q8; q4's
+ * lm_head, which stays 8-bit: docs/DESIGN.md §3) or 4-bit (q4's blocks). */
+ngpt_dtype ngpt_linear_dtype(const ngpt_config *cfg, ngpt_linear which);
+
+/* The quantized weights of an NGPT_WEIGHTS_Q8 or Q4 model: each Linear's W
+ * packed (src/q8.h or src/q4.h, by ngpt_linear_dtype), the lm_head (tied:
+ * tok_emb), then per layer qkv, proj, fc1, fc2. Their bytes in all (false
+ * if that overflows size_t), and the offset of one. */
 bool ngpt_linear_q8_bytes(const ngpt_config *cfg, size_t *bytes);
 size_t ngpt_linear_q8_offset(const ngpt_config *cfg, int layer, ngpt_linear which);
 

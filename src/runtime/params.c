@@ -83,14 +83,14 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
         size_t len = strlen(name);
         bool is_bias = len >= 4 && !strcmp(name + len - 4, "bias");
         bool is_ln = strstr(name, "ln") != NULL && info->ndim == 1;
-        if (info->dtype == NGPT_DTYPE_Q8) {
+        if (info->dtype == NGPT_DTYPE_Q8 || info->dtype == NGPT_DTYPE_Q4) {
             /* the float32 model's values, drawn 16 rows at a time, quantized */
             const int n = info->shape[0], k = info->shape[1];
             float *rows = ctx->plan.threads.panel;
             for (int j0 = 0; j0 < n; j0 += NGPT_Q8_NR) {
                 const int nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
                 draw_normal(rows, (size_t)j0 * k, (size_t)nr * k, info->count, seed, t);
-                ngpt_weights_quantize(ctx, info->offset, n, k, j0, rows, nr);
+                ngpt_weights_quantize(ctx, info->dtype, info->offset, n, k, j0, rows, nr);
             }
             continue;
         }

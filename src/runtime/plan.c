@@ -103,7 +103,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     if (train || cfg->norm == NGPT_NORM_POST) p.branch = TAKE_F(&w, B, T, C, 1);
     const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
     p.threads.attn_rows = TAKE_F(&w, (size_t)shape->threads, D + 2 * NGPT_ATTN_TILE, TC, 1);
-    const bool q8 = cfg->weights == NGPT_WEIGHTS_Q8;
+    const bool q8 = cfg->weights != NGPT_WEIGHTS_F32;   /* 8-bit or 4-bit */
     const size_t KMAX = CA > F ? CA : F;   /* the widest input of a Linear */
     if (!q8) p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
     /* (packing in place runs between passes: in the gemm workspace when it fits) */

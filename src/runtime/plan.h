@@ -104,8 +104,8 @@ typedef struct ngpt_plan {
         float *tmp;             /* (Tctx, C) one slot-layer block: beam reordering, between
                                  * passes; NULL when model/kv.c borrows qkv's buffer */
     } kv;
-    /* infer mode, weights=q8: the 8-bit weights (runtime/weights.c writes them,
-     * the products read them), and the quantized rows of a product's input
+    /* infer mode, weights=q8 or q4: the quantized weights, 8-bit and 4-bit
+     * panels (runtime/weights.c writes them, the products read them), and the quantized rows of a product's input
      * (ops/ops.c; runtime/weights.c's scratch while it quantizes a weight) */
     int8_t *q8_w;               /* ngpt_linear_q8_bytes */
     int8_t *q8_x;               /* (max(B*T, 16), ngpt_q8_row_bytes(max(C, d_ff))) */

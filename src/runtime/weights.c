@@ -1,6 +1,7 @@
 /* weights.c — the Linear weights of an inference context, held once
  * (weights.h): packing and unpacking f32 weights in place, reading and
- * hashing the parameters whatever their layout, quantizing 8-bit ones. */
+ * hashing the parameters whatever their layout, quantizing 8-bit and 4-bit
+ * ones. */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -120,9 +121,17 @@ uint64_t ngpt_weights_checksum(const ngpt_context *ctx)
     return (uint64_t)XXH3_64bits_digest(&st);
 }
 
-void ngpt_weights_quantize(ngpt_context *ctx, size_t offset, int n, int k, int j0,
-                           const float *w, int rows)
+void ngpt_weights_quantize(ngpt_context *ctx, ngpt_dtype dtype, size_t offset, int n, int k,
+                           int j0, const float *w, int rows)
 {
+    if (dtype == NGPT_DTYPE_Q4) {   /* the rule and the packing in one kernel */
+        uint8_t *base = (uint8_t *)ctx->plan.q8_w + offset;
+        for (int r = 0; r < rows; r += NGPT_Q4_NR) {
+            const int j = j0 + r, nr = n - j < NGPT_Q4_NR ? n - j : NGPT_Q4_NR;
+            ctx->k->pack_q4((uint8_t *)ngpt_q4_panel(base, k, j), w + (size_t)r * (size_t)k, k, nr, k);
+        }
+        return;
+    }
     const int kmax = ctx->cfg.d_model > ctx->cfg.d_ff ? ctx->cfg.d_model : ctx->cfg.d_ff;
     const ptrdiff_t rs = (ptrdiff_t)ngpt_q8_row_bytes(kmax);
     int8_t *base = ctx->plan.q8_w + offset;

@@ -6,8 +6,8 @@
  *    rows past the last full panel stay as they are; gemm_packed multiplies
  *    by the panels, gemm by those rows. ngpt_params_data unpacks them again
  *    (run.weights_packed, run.params_exposed: runtime/context.h).
- *  - weights=q8: the 8-bit weights (plan.q8_w, src/q8.h's panels), written
- *    at init and load only.
+ *  - weights=q8 or q4: the quantized weights (plan.q8_w: src/q8.h's and
+ *    src/q4.h's panels, by ngpt_linear_dtype), written at init and load only.
  * Training contexts keep every parameter in the state_dict layout. */
 #ifndef NGPT_RUNTIME_WEIGHTS_H
 #define NGPT_RUNTIME_WEIGHTS_H
@@ -33,20 +33,27 @@ static inline void ngpt_weights_written(ngpt_context *ctx) { ctx->run.weights_pa
  * them out, whether or not the Linears are packed. */
 void ngpt_weights_read(const ngpt_context *ctx, size_t first, float *dst, size_t count);
 
-/* XXH3-64 of the parameters in the state_dict layout, followed (q8) by the
- * bytes of the 8-bit weights. */
+/* XXH3-64 of the parameters in the state_dict layout, followed (q8, q4) by
+ * the bytes of the quantized weights. */
 uint64_t ngpt_weights_checksum(const ngpt_context *ctx);
 
 /* Rows j0..j0+rows-1 of a float W (n, k) (row r at w + r*k; j0 a multiple
  * of 16, rows reaching n or a multiple of 16) quantized and packed into the
- * 8-bit weights at byte `offset` (a q8 tensor's ngpt_tensor_info offset). */
-void ngpt_weights_quantize(ngpt_context *ctx, size_t offset, int n, int k, int j0,
-                           const float *w, int rows);
+ * quantized weights at byte `offset` (a q8 or q4 tensor's ngpt_tensor_info
+ * offset), as its dtype says. */
+void ngpt_weights_quantize(ngpt_context *ctx, ngpt_dtype dtype, size_t offset, int n, int k,
+                           int j0, const float *w, int rows);
 
-/* The 8-bit W of a Linear (weights=q8). */
+/* The 8-bit W of a Linear (weights=q8; q4's lm_head). */
 static inline const int8_t *ngpt_weights_q8(const ngpt_context *ctx, int layer, ngpt_linear which)
 {
     return ctx->plan.q8_w + ngpt_linear_q8_offset(&ctx->cfg, layer, which);
+}
+
+/* The 4-bit W of a Linear (weights=q4, the blocks' Linears). */
+static inline const uint8_t *ngpt_weights_q4(const ngpt_context *ctx, int layer, ngpt_linear which)
+{
+    return (const uint8_t *)ngpt_weights_q8(ctx, layer, which);
 }
 
 #endif

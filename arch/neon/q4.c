@@ -1,0 +1,125 @@
+/* q4.c — the NEON 4-bit product (AArch64, with or without the dot product
+ * instructions, and ARMv7 NEON-VFPv4), bit-identical to the reference
+ * (src/ref/q4.c; the rule and the layout: src/q4.h). arch/neon/q8.c has
+ * the same shape.
+ *
+ *  - gemm_q4: one or two rows against one panel of 16 outputs, every group.
+ *    16 bytes of the panel hold quads h (low nibbles) and h + 4 (high) of 4
+ *    outputs; the nibbles become signed int8 by shifts (shl 4 then an
+ *    arithmetic shr 4; an arithmetic shr 4), so the products are q8's with
+ *    the row's first and second 16 values. With the dot product
+ *    (__ARM_FEATURE_DOTPROD) one SDOT adds each 4-product sum into its
+ *    output's int32 lane. Without it (ARMv8.0, ARMv7) SMULL/SMLAL multiply
+ *    into int16 lanes: all 8 quads of the group add into the same lanes,
+ *    16 products of magnitude <= 8 * 127, at most 16256: no overflow;
+ *    SADDLP widens lane pairs into int32 and a pairwise add gives each
+ *    output its lane. The int32 sums are exact, so their order is free;
+ *    the float chain over the groups is the reference's: one vfmaq_f32 per
+ *    group and output, no float of it subnormal (q4.h); on ARMv7 the bias
+ *    is added on the VFP unit, as in q8.c. */
+#include <string.h>
+
+#include "../q4_run.h"
+#include "kernels_neon.h"
+
+enum { G = NGPT_Q4_GROUP, NR = NGPT_Q4_NR, BLOCK = NGPT_Q4_BLOCK };
+
+/* 16 outputs of one row (those below nvalid): + bias. */
+static inline void store16(float *c, const float32x4_t f[4], const float *bias, int nvalid)
+{
+    float t[NR];
+    for (int v = 0; v < 4; v++) vst1q_f32(t + 4 * v, f[v]);
+#if defined(__aarch64__)
+    if (nvalid >= NR) {
+        for (int v = 0; v < 4; v++)
+            vst1q_f32(c + 4 * v, bias ? vaddq_f32(f[v], vld1q_f32(bias + 4 * v)) : f[v]);
+        return;
+    }
+#endif
+    /* ARMv7: the adds on the VFP unit (a subnormal sum must not flush) */
+    const int nj = nvalid < NR ? nvalid : NR;
+    for (int jj = 0; jj < nj; jj++) c[jj] = bias ? t[jj] + bias[jj] : t[jj];
+}
+
+/* The signed low and high nibbles of 16 bytes. */
+static inline int8x16_t low_nibbles(int8x16_t v) { return vshrq_n_s8(vshlq_n_s8(v, 4), 4); }
+static inline int8x16_t high_nibbles(int8x16_t v) { return vshrq_n_s8(v, 4); }
+
+#if defined(__ARM_FEATURE_DOTPROD)
+/* The int32 sums of one group for a row: 4 vectors of 4 outputs. */
+static inline void group_sums(int32x4_t s[4], const int8_t *xg, const uint8_t *b)
+{
+    const int8x16_t x0 = vld1q_s8(xg), x1 = vld1q_s8(xg + 16);
+    for (int v = 0; v < 4; v++) s[v] = vdupq_n_s32(0);
+#define DOT(h)                                                                           \
+    for (int v = 0; v < 4; v++) {                                                        \
+        const int8x16_t w = vreinterpretq_s8_u8(vld1q_u8(b + (h) * 64 + 16 * v));         \
+        s[v] = vdotq_laneq_s32(s[v], low_nibbles(w), x0, h);                              \
+        s[v] = vdotq_laneq_s32(s[v], high_nibbles(w), x1, h);                             \
+    }
+    DOT(0) DOT(1) DOT(2) DOT(3)
+#undef DOT
+}
+#else
+/* The same with SMULL/SMLAL into int16 lanes (o k01, o k23 per pair of
+ * bytes), widened by SADDLP and folded by a pairwise add. */
+static inline void group_sums(int32x4_t s[4], const int8_t *xg, const uint8_t *b)
+{
+    int8x8_t xl[4], xh[4];
+    for (int h = 0; h < 4; h++) {
+        int32_t a0, a1;
+        memcpy(&a0, xg + 4 * h, 4);
+        memcpy(&a1, xg + 16 + 4 * h, 4);
+        xl[h] = vreinterpret_s8_s32(vdup_n_s32(a0));
+        xh[h] = vreinterpret_s8_s32(vdup_n_s32(a1));
+    }
+    for (int v = 0; v < 4; v++) {
+        int16x8_t plo = vdupq_n_s16(0), phi = plo;
+        for (int h = 0; h < 4; h++) {
+            const int8x16_t w = vreinterpretq_s8_u8(vld1q_u8(b + h * 64 + 16 * v));
+            const int8x16_t lo = low_nibbles(w), hi = high_nibbles(w);
+            plo = vmlal_s8(vmlal_s8(plo, vget_low_s8(lo), xl[h]), vget_low_s8(hi), xh[h]);
+            phi = vmlal_s8(vmlal_s8(phi, vget_high_s8(lo), xl[h]), vget_high_s8(hi), xh[h]);
+        }
+        const int32x4_t l = vpaddlq_s16(plo), u = vpaddlq_s16(phi);
+#if defined(__aarch64__)
+        s[v] = vpaddq_s32(l, u);
+#else
+        s[v] = vcombine_s32(vpadd_s32(vget_low_s32(l), vget_high_s32(l)),
+                            vpadd_s32(vget_low_s32(u), vget_high_s32(u)));
+#endif
+    }
+}
+#endif
+
+/* R = 1 or 2 rows (x0, x1 with scales s0, s1) against one panel. */
+static inline __attribute__((always_inline)) void
+panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int8_t *x1,
+           const float *s1, const uint8_t *panel, const float *bias, float *c, ptrdiff_t c_rs,
+           int nvalid)
+{
+    float32x4_t f0[4], f1[4];
+    for (int v = 0; v < 4; v++) f0[v] = f1[v] = vdupq_n_f32(0.0f);
+    for (int g = 0; g < groups; g++) {
+        const uint8_t *blk = panel + (size_t)g * BLOCK, *b = blk + NR * sizeof(float);
+        const float *wd = (const float *)(const void *)blk;
+        int32x4_t i0[4], i1[4];
+        group_sums(i0, x0 + g * G, b);
+        if (R > 1) group_sums(i1, x1 + g * G, b);
+        for (int v = 0; v < 4; v++) {
+            const float32x4_t w = vld1q_f32(wd + 4 * v);
+            f0[v] = vfmaq_f32(f0[v], vcvtq_f32_s32(i0[v]), vmulq_n_f32(w, s0[g]));
+            if (R > 1) f1[v] = vfmaq_f32(f1[v], vcvtq_f32_s32(i1[v]), vmulq_n_f32(w, s1[g]));
+        }
+    }
+    store16(c, f0, bias, nvalid);
+    if (R > 1) store16(c + c_rs, f1, bias, nvalid);
+}
+
+Q4_PANEL_FNS(panel_rows)
+
+void ngpt_f32_gemm_q4__neon(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
+                            const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
+{
+    q4_gemm_run(q4_panel_2, q4_panel_1, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+}
