@@ -186,6 +186,13 @@ $(BUILD)/obj/arch/avx2/%.o: ISA_FLAGS = $(AVX2_FLAGS)
 $(BUILD)/obj/arch/avx512/%.o: ISA_FLAGS = $(AVX512_KERNEL_FLAGS)
 $(BUILD)/obj/bench/peak_avx512.o: ISA_FLAGS = $(AVX512_FLAGS)
 
+# The library's objects serve both libraries: position-independent (what a
+# PIE executable's are anyway, Debian's default) and hidden unless
+# include/ngpt.h declares them (its `#pragma GCC visibility push(default)`),
+# so that libngpt.so exports exactly the public API and the static library's
+# internal ngpt_ symbols stay internal to whatever links them.
+$(LIB_OBJ): ALL_CFLAGS += -fPIC -fvisibility=hidden
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
@@ -240,14 +247,16 @@ test-gpt2: all
 	BUILD="$(BUILD)" sh tests/gpt2/test_gpt2.sh
 
 # examples/ are built the way a user builds them: against an installed copy
-# of the library, through pkg-config.
+# of the library, through pkg-config; with both libraries installed -lngpt
+# is the shared one (found at run time through the runpath).
 EXAMPLE_PREFIX = $(abspath $(BUILD))/examples/prefix
 examples: all
 	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
 	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
 	for e in $(basename $(notdir $(wildcard examples/*.c))); do \
 	    $(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
-	        -o $(BUILD)/examples/$$e examples/$$e.c $$(pkg-config --static --cflags --libs ngpt) || exit 1; \
+	        -o $(BUILD)/examples/$$e examples/$$e.c $$(pkg-config --cflags --libs ngpt) \
+	        -Wl,-rpath,$(EXAMPLE_PREFIX)/lib || exit 1; \
 	done
 
 # make check-apple: every library and CLI source compiled (and assembled, not
@@ -343,6 +352,39 @@ mca-flags:
 # The version, read from include/ngpt.h (its one home).
 VERSION := $(shell awk '/^\#define NGPT_VERSION_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $$3 } END { print v }' include/ngpt.h)
 
+# The shared library, beside the static one (docs: README "Shared library").
+# Its soname carries the ABI: for 0.x a minor version may break it (ngpt.h),
+# so 0.MINOR (libngpt.so.0.2); from 1.0 the major alone. On Apple targets a
+# .dylib with the same versions, named for its installed path.
+VERSION_WORDS := $(subst ., ,$(VERSION))
+SOVERSION := $(if $(filter 0,$(word 1,$(VERSION_WORDS))),0.$(word 2,$(VERSION_WORDS)),$(word 1,$(VERSION_WORDS)))
+ifneq ($(findstring -apple-,$(TARGET_MACHINE)),)
+  SHLIB_REAL := libngpt.$(SOVERSION).dylib
+  SHLIB_LINKS := libngpt.dylib
+  SHLIB_FLAGS := -dynamiclib -install_name $(LIBDIR)/$(SHLIB_REAL) \
+                 -compatibility_version $(SOVERSION) -current_version $(VERSION)
+else
+  SHLIB_REAL := libngpt.so.$(VERSION)
+  SHLIB_LINKS := libngpt.so.$(SOVERSION) libngpt.so
+  SHLIB_FLAGS := -shared -Wl,-soname,libngpt.so.$(SOVERSION) -Wl,--no-undefined
+endif
+SHLIB := $(BUILD)/libngpt.$(if $(findstring -apple-,$(TARGET_MACHINE)),dylib,so)
+all: $(SHLIB)
+# SLEEF, xxHash and cJSON become its DT_NEEDED (LC_LOAD_DYLIB) entries.
+$(BUILD)/$(SHLIB_REAL): $(LIB_OBJ)
+	$(CC) $(SHLIB_FLAGS) $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+# libngpt.so -> libngpt.so.0.2 -> libngpt.so.0.2.0 (the .dylib: one link)
+$(SHLIB): $(BUILD)/$(SHLIB_REAL)
+	cd $(BUILD) && prev=$(SHLIB_REAL) && for l in $(SHLIB_LINKS); do ln -sf $$prev $$l && prev=$$l; done
+
+# A program linked against the shared library (runpath: this build dir):
+# tests/test_shared_lib.sh checks it prints the static CLI's checksums.
+SHARED_TEST_BIN := $(BUILD)/tests/shared_checksum
+$(SHARED_TEST_BIN): tests/shared_checksum.c include/ngpt.h $(SHLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -L$(BUILD) -lngpt -Wl,-rpath,$(abspath $(BUILD))
+test-native: $(SHARED_TEST_BIN)
+
 # Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
 $(BUILD)/ngpt.pc: ngpt.pc.in FORCE
 	@mkdir -p $(dir $@)
@@ -352,12 +394,15 @@ $(BUILD)/ngpt.pc: ngpt.pc.in FORCE
 install: all $(BUILD)/ngpt.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libngpt.a
+	install -m 755 $(BUILD)/$(SHLIB_REAL) $(DESTDIR)$(LIBDIR)/$(SHLIB_REAL)
+	cd $(DESTDIR)$(LIBDIR) && prev=$(SHLIB_REAL) && for l in $(SHLIB_LINKS); do ln -sf $$prev $$l && prev=$$l; done
 	install -m 644 include/ngpt.h $(DESTDIR)$(INCLUDEDIR)/ngpt.h
 	install -m 644 $(BUILD)/ngpt.pc $(DESTDIR)$(PKGCONFIGDIR)/ngpt.pc
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/ngpt
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libngpt.a $(DESTDIR)$(INCLUDEDIR)/ngpt.h \
+	      $(DESTDIR)$(LIBDIR)/$(SHLIB_REAL) $(addprefix $(DESTDIR)$(LIBDIR)/,$(SHLIB_LINKS)) \
 	      $(DESTDIR)$(PKGCONFIGDIR)/ngpt.pc $(DESTDIR)$(BINDIR)/ngpt
 
 clean:
