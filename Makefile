@@ -272,12 +272,22 @@ examples: all
 APPLE_DIR := build/apple-check
 APPLE_SRC := $(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c) $(CLI_SRC) $(filter-out $(PEAK_X86_SRC),$(BENCH_SRC))
 APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
-APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
-                -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Ikcases \
-                -D_DARWIN_C_SOURCE $(NUMERIC) -Wall -Wextra -Werror $(OPT) \
+APPLE_SYS_FLAGS := -U__nonnull -U__nullable -nostdlibinc -isystem $(APPLE_DIR)/include \
+                   -isystem /usr/aarch64-linux-gnu/include -D_DARWIN_C_SOURCE -Wall -Wextra -Werror $(OPT)
+APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 $(APPLE_SYS_FLAGS) -Ibench -Ikcases $(NUMERIC) \
                 -DNGPT_ARCH_NAME='"neon"' -DNGPT_BUILD_FLAGS='"$(OPT) -mcpu=apple-m1"'
-check-apple: $(APPLE_OBJ)
-	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11"
+# iPhone and iPad (docs/APPLE.md): the library alone for arm64-apple-ios14,
+# at the target's baseline CPU (no -mcpu: the NEON kernels without the dot
+# product instructions, unlike the M1 build above).
+APPLE_IOS_OBJ := $(patsubst %.c,$(APPLE_DIR)/ios/%.o,$(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c))
+APPLE_IOS_CFLAGS := --target=arm64-apple-ios14 $(APPLE_SYS_FLAGS) $(NUMERIC) \
+                    -DNGPT_ARCH_NAME='"neon"' -DNGPT_BUILD_FLAGS='"$(OPT) --target=arm64-apple-ios14"'
+# include/module.modulemap: an Objective-C file doing `@import ngpt;` (what
+# Swift's `import ngpt` loads) compiled with -fmodules for macOS and iOS.
+APPLE_MODULE_OBJ := $(APPLE_DIR)/module/macos11.o $(APPLE_DIR)/module/ios14.o
+check-apple: $(APPLE_OBJ) $(APPLE_IOS_OBJ) $(APPLE_MODULE_OBJ)
+	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11," \
+	      "$(words $(APPLE_IOS_OBJ)) library sources for arm64-apple-ios14; @import ngpt compiles for both"
 $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h:
 	@sh tools/deps-cross.sh
 	@mkdir -p $(APPLE_DIR)/include/cjson
@@ -287,6 +297,13 @@ $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/
 $(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_CFLAGS) -MMD -MP -c $< -o $@
+$(APPLE_DIR)/ios/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) $(APPLE_IOS_CFLAGS) -MMD -MP -c $< -o $@
+$(APPLE_DIR)/module/%.o: tests/apple/import_ngpt.m include/module.modulemap include/ngpt.h $(APPLE_DIR)/include/sleef.h
+	@mkdir -p $(dir $@)
+	clang --target=arm64-apple-$* $(APPLE_SYS_FLAGS) -fmodules -fmodules-cache-path=$(APPLE_DIR)/module/cache \
+	    -Iinclude -c $< -o $@
 
 # make bench BENCH_ARGS="--quick --threads 1,2": `ngpt bench` (docs/BENCH.md).
 # make bench-readme: a full run's tables into README.md (Performance), the
@@ -419,4 +436,4 @@ FORCE:
 
 include fuzz/fuzz.mk     # make fuzz, make fuzz-smoke, the fuzz replay test
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(APPLE_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(APPLE_OBJ:.o=.d) $(APPLE_IOS_OBJ:.o=.d)
