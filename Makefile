@@ -383,7 +383,9 @@ ifneq ($(findstring -apple-,$(TARGET_MACHINE)),)
 else
   SHLIB_REAL := libngpt.so.$(VERSION)
   SHLIB_LINKS := libngpt.so.$(SOVERSION) libngpt.so
-  SHLIB_FLAGS := -shared -Wl,-soname,libngpt.so.$(SOVERSION) -Wl,--no-undefined
+  # --no-undefined: every dependency is named (not under sanitizers, whose
+  # runtime clang links into executables only)
+  SHLIB_FLAGS := -shared -Wl,-soname,libngpt.so.$(SOVERSION) $(if $(SANFLAGS),,-Wl,--no-undefined)
 endif
 SHLIB := $(BUILD)/libngpt.$(if $(findstring -apple-,$(TARGET_MACHINE)),dylib,so)
 all: $(SHLIB)
