@@ -395,7 +395,9 @@ else
 endif
 SHLIB := $(BUILD)/libngpt.$(if $(findstring -apple-,$(TARGET_MACHINE)),dylib,so)
 all: $(SHLIB)
-# SLEEF, xxHash and cJSON become its DT_NEEDED (LC_LOAD_DYLIB) entries.
+# SLEEF and cJSON become its DT_NEEDED (LC_LOAD_DYLIB) entries; xxHash is
+# compiled in from its header (XXH_INLINE_ALL). The .dylib link is not tried
+# on Linux (no Apple linker or SDK; make check-apple compiles only).
 $(BUILD)/$(SHLIB_REAL): $(LIB_OBJ)
 	$(CC) $(SHLIB_FLAGS) $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 # libngpt.so -> libngpt.so.0.2 -> libngpt.so.0.2.0 (the .dylib: one link)
