@@ -186,6 +186,13 @@ $(BUILD)/obj/arch/avx2/%.o: ISA_FLAGS = $(AVX2_FLAGS)
 $(BUILD)/obj/arch/avx512/%.o: ISA_FLAGS = $(AVX512_KERNEL_FLAGS)
 $(BUILD)/obj/bench/peak_avx512.o: ISA_FLAGS = $(AVX512_FLAGS)
 
+# The library's objects serve both libraries: position-independent (what a
+# PIE executable's are anyway, Debian's default) and hidden unless
+# include/ngpt.h declares them (its `#pragma GCC visibility push(default)`),
+# so that libngpt.so exports exactly the public API and the static library's
+# internal ngpt_ symbols stay internal to whatever links them.
+$(LIB_OBJ): ALL_CFLAGS += -fPIC -fvisibility=hidden
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
@@ -246,14 +253,16 @@ test-gpt2: all
 	BUILD="$(BUILD)" sh tests/gpt2/test_gpt2.sh
 
 # examples/ are built the way a user builds them: against an installed copy
-# of the library, through pkg-config.
+# of the library, through pkg-config; with both libraries installed -lngpt
+# is the shared one (found at run time through the runpath).
 EXAMPLE_PREFIX = $(abspath $(BUILD))/examples/prefix
 examples: all
 	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
 	PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
 	for e in $(basename $(notdir $(wildcard examples/*.c))); do \
 	    $(CC) -std=c11 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(SANFLAGS) -O2 \
-	        -o $(BUILD)/examples/$$e examples/$$e.c $$(pkg-config --static --cflags --libs ngpt) || exit 1; \
+	        -o $(BUILD)/examples/$$e examples/$$e.c $$(pkg-config --cflags --libs ngpt) \
+	        -Wl,-rpath,$(EXAMPLE_PREFIX)/lib || exit 1; \
 	done
 
 # make check-apple: every library and CLI source compiled (and assembled, not
@@ -269,12 +278,22 @@ examples: all
 APPLE_DIR := build/apple-check
 APPLE_SRC := $(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c) $(CLI_SRC) $(filter-out $(PEAK_X86_SRC),$(BENCH_SRC))
 APPLE_OBJ := $(APPLE_SRC:%.c=$(APPLE_DIR)/obj/%.o)
-APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 -U__nonnull -U__nullable -nostdlibinc \
-                -isystem $(APPLE_DIR)/include -isystem /usr/aarch64-linux-gnu/include -Ibench -Ikcases \
-                -D_DARWIN_C_SOURCE $(NUMERIC) -Wall -Wextra -Werror $(OPT) \
+APPLE_SYS_FLAGS := -U__nonnull -U__nullable -nostdlibinc -isystem $(APPLE_DIR)/include \
+                   -isystem /usr/aarch64-linux-gnu/include -D_DARWIN_C_SOURCE -Wall -Wextra -Werror $(OPT)
+APPLE_CFLAGS := --target=arm64-apple-macos11 -mcpu=apple-m1 $(APPLE_SYS_FLAGS) -Ibench -Ikcases $(NUMERIC) \
                 -DNGPT_ARCH_NAME='"neon"' -DNGPT_BUILD_FLAGS='"$(OPT) -mcpu=apple-m1"'
-check-apple: $(APPLE_OBJ)
-	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11"
+# iPhone and iPad (docs/APPLE.md): the library alone for arm64-apple-ios14,
+# at the target's baseline CPU (no -mcpu: the NEON kernels without the dot
+# product instructions, unlike the M1 build above).
+APPLE_IOS_OBJ := $(patsubst %.c,$(APPLE_DIR)/ios/%.o,$(LIB_SRC_ALL_ISA) $(wildcard arch/neon/*.c))
+APPLE_IOS_CFLAGS := --target=arm64-apple-ios14 $(APPLE_SYS_FLAGS) $(NUMERIC) \
+                    -DNGPT_ARCH_NAME='"neon"' -DNGPT_BUILD_FLAGS='"$(OPT) --target=arm64-apple-ios14"'
+# include/module.modulemap: an Objective-C file doing `@import ngpt;` (what
+# Swift's `import ngpt` loads) compiled with -fmodules for macOS and iOS.
+APPLE_MODULE_OBJ := $(APPLE_DIR)/module/macos11.o $(APPLE_DIR)/module/ios14.o
+check-apple: $(APPLE_OBJ) $(APPLE_IOS_OBJ) $(APPLE_MODULE_OBJ)
+	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11," \
+	      "$(words $(APPLE_IOS_OBJ)) library sources for arm64-apple-ios14; @import ngpt compiles for both"
 $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h:
 	@sh tools/deps-cross.sh
 	@mkdir -p $(APPLE_DIR)/include/cjson
@@ -284,6 +303,13 @@ $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/
 $(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_CFLAGS) -MMD -MP -c $< -o $@
+$(APPLE_DIR)/ios/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
+	@mkdir -p $(dir $@)
+	clang $(CPPFLAGS) $(APPLE_IOS_CFLAGS) -MMD -MP -c $< -o $@
+$(APPLE_DIR)/module/%.o: tests/apple/import_ngpt.m include/module.modulemap include/ngpt.h $(APPLE_DIR)/include/sleef.h
+	@mkdir -p $(dir $@)
+	clang --target=arm64-apple-$* $(APPLE_SYS_FLAGS) -fmodules -fmodules-cache-path=$(APPLE_DIR)/module/cache \
+	    -Iinclude -c $< -o $@
 
 # make bench BENCH_ARGS="--quick --threads 1,2": `ngpt bench` (docs/BENCH.md).
 # make bench-readme: a full run's tables into README.md (Performance), the
@@ -349,6 +375,43 @@ mca-flags:
 # The version, read from include/ngpt.h (its one home).
 VERSION := $(shell awk '/^\#define NGPT_VERSION_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $$3 } END { print v }' include/ngpt.h)
 
+# The shared library, beside the static one (docs: README "Shared library").
+# Its soname carries the ABI: for 0.x a minor version may break it (ngpt.h),
+# so 0.MINOR (libngpt.so.0.2); from 1.0 the major alone. On Apple targets a
+# .dylib with the same versions, named for its installed path.
+VERSION_WORDS := $(subst ., ,$(VERSION))
+SOVERSION := $(if $(filter 0,$(word 1,$(VERSION_WORDS))),0.$(word 2,$(VERSION_WORDS)),$(word 1,$(VERSION_WORDS)))
+ifneq ($(findstring -apple-,$(TARGET_MACHINE)),)
+  SHLIB_REAL := libngpt.$(SOVERSION).dylib
+  SHLIB_LINKS := libngpt.dylib
+  SHLIB_FLAGS := -dynamiclib -install_name $(LIBDIR)/$(SHLIB_REAL) \
+                 -compatibility_version $(SOVERSION) -current_version $(VERSION)
+else
+  SHLIB_REAL := libngpt.so.$(VERSION)
+  SHLIB_LINKS := libngpt.so.$(SOVERSION) libngpt.so
+  # --no-undefined: every dependency is named (not under sanitizers, whose
+  # runtime clang links into executables only)
+  SHLIB_FLAGS := -shared -Wl,-soname,libngpt.so.$(SOVERSION) $(if $(SANFLAGS),,-Wl,--no-undefined)
+endif
+SHLIB := $(BUILD)/libngpt.$(if $(findstring -apple-,$(TARGET_MACHINE)),dylib,so)
+all: $(SHLIB)
+# SLEEF and cJSON become its DT_NEEDED (LC_LOAD_DYLIB) entries; xxHash is
+# compiled in from its header (XXH_INLINE_ALL). The .dylib link is not tried
+# on Linux (no Apple linker or SDK; make check-apple compiles only).
+$(BUILD)/$(SHLIB_REAL): $(LIB_OBJ)
+	$(CC) $(SHLIB_FLAGS) $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+# libngpt.so -> libngpt.so.0.2 -> libngpt.so.0.2.0 (the .dylib: one link)
+$(SHLIB): $(BUILD)/$(SHLIB_REAL)
+	cd $(BUILD) && prev=$(SHLIB_REAL) && for l in $(SHLIB_LINKS); do ln -sf $$prev $$l && prev=$$l; done
+
+# A program linked against the shared library (runpath: this build dir):
+# tests/test_shared_lib.sh checks it prints the static CLI's checksums.
+SHARED_TEST_BIN := $(BUILD)/tests/shared_checksum
+$(SHARED_TEST_BIN): tests/shared_checksum.c include/ngpt.h $(SHLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -L$(BUILD) -lngpt -Wl,-rpath,$(abspath $(BUILD))
+test-native: $(SHARED_TEST_BIN)
+
 # Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
 $(BUILD)/ngpt.pc: ngpt.pc.in FORCE
 	@mkdir -p $(dir $@)
@@ -358,12 +421,15 @@ $(BUILD)/ngpt.pc: ngpt.pc.in FORCE
 install: all $(BUILD)/ngpt.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libngpt.a
+	install -m 755 $(BUILD)/$(SHLIB_REAL) $(DESTDIR)$(LIBDIR)/$(SHLIB_REAL)
+	cd $(DESTDIR)$(LIBDIR) && prev=$(SHLIB_REAL) && for l in $(SHLIB_LINKS); do ln -sf $$prev $$l && prev=$$l; done
 	install -m 644 include/ngpt.h $(DESTDIR)$(INCLUDEDIR)/ngpt.h
 	install -m 644 $(BUILD)/ngpt.pc $(DESTDIR)$(PKGCONFIGDIR)/ngpt.pc
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/ngpt
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libngpt.a $(DESTDIR)$(INCLUDEDIR)/ngpt.h \
+	      $(DESTDIR)$(LIBDIR)/$(SHLIB_REAL) $(addprefix $(DESTDIR)$(LIBDIR)/,$(SHLIB_LINKS)) \
 	      $(DESTDIR)$(PKGCONFIGDIR)/ngpt.pc $(DESTDIR)$(BINDIR)/ngpt
 
 clean:
@@ -380,4 +446,4 @@ FORCE:
 
 include fuzz/fuzz.mk     # make fuzz, make fuzz-smoke, the fuzz replay test
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(APPLE_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(APPLE_OBJ:.o=.d) $(APPLE_IOS_OBJ:.o=.d)

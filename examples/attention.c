@@ -1,7 +1,7 @@
 /* attention.c — where a model looks: the attention weights of every head
  * over a prompt, drawn as text, using only the installed library:
  *
- *   cc attention.c -o attention $(pkg-config --static --cflags --libs ngpt)
+ *   cc attention.c -o attention $(pkg-config --cflags --libs ngpt)
  *   ./attention model.ngpt "The cat sat" [TOKENIZER.tok]
  *
  * A context planned with NGPT_TRACE_FULL keeps each layer's attention

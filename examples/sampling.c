@@ -3,7 +3,7 @@
  * likely) and top-p (sample among the most likely tokens that make up p of
  * the probability), using only the installed library:
  *
- *   cc sampling.c -o sampling $(pkg-config --static --cflags --libs ngpt)
+ *   cc sampling.c -o sampling $(pkg-config --cflags --libs ngpt)
  *   ./sampling model.ngpt "Once upon a time" [N] [TOKENIZER.tok]
  *
  * A model trained on a tokenizer carries it in its checkpoint; with it, or

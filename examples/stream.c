@@ -1,7 +1,7 @@
 /* stream.c — load a model and stream a completion, using only the installed
  * library:
  *
- *   cc stream.c -o stream $(pkg-config --static --cflags --libs ngpt)
+ *   cc stream.c -o stream $(pkg-config --cflags --libs ngpt)
  *   ./stream model.ngpt "Once upon a time" 100
  */
 #include <ngpt.h>

@@ -63,6 +63,14 @@
 extern "C" {
 #endif
 
+/* Every function declared below is the shared library's API: the library
+ * is compiled with -fvisibility=hidden and this makes what the header
+ * declares (and nothing else) visible, so libngpt.so exports exactly these
+ * (tests/test_shared_lib.sh). */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(default)
+#endif
+
 /* The library's version: the one place it is written (the Makefile and the
  * pkg-config file read it from here; ngpt_build_info and `ngpt --version`
  * print it). 0.x: a minor version may break the API (CHANGES.md says how). */
@@ -1115,6 +1123,10 @@ ngpt_status ngpt_import_hf(const char *dir, const ngpt_import_options *opt, cons
  * ngpt_config_param_count, ngpt_arena_size. */
 ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg);
 ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config *cfg);
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
