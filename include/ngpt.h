@@ -628,6 +628,29 @@ ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src);
  * pass are unchanged. */
 ngpt_status ngpt_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop);
 
+/* Keeps the first n (0..its length) tokens of slot `slot`, for apps that
+ * rewind (edit a message, retry an answer): the slot is then bit for bit
+ * what a prefill of those n tokens alone leaves. */
+ngpt_status ngpt_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
+
+/* Sessions: slot `slot`'s tokens and key/value rows as a session file
+ * (docs/FORMAT.md, "Session files"), sealed by an XXH3-64 checksum and
+ * stamped with the model's parameter checksum, config and tokenizer.
+ * Loading verifies the whole file first and replaces the slot's contents;
+ * a file of another model, config or tokenizer, a damaged or truncated one,
+ * is refused with one line and the context is unchanged. Feeding the slot
+ * on from a restore is bit-identical to never having stopped (generation:
+ * ngpt_generate_config.keep_cache). Saving is atomic (temporary file,
+ * fsync, rename). The file holds 96 + 4n + 8*L*n*C + 8 bytes for n tokens.
+ * Logits and trace of the last pass are not part of a session. */
+ngpt_status ngpt_cache_save(const ngpt_context *ctx, int32_t slot, const char *path);
+ngpt_status ngpt_cache_load(ngpt_context *ctx, int32_t slot, const char *path);
+/* The same in memory: *size gets the session's bytes; with buf NULL only
+ * that (ask, allocate, save), else buf must hold cap >= *size bytes. */
+ngpt_status ngpt_cache_save_mem(const ngpt_context *ctx, int32_t slot, void *buf, size_t cap,
+                                size_t *size);
+ngpt_status ngpt_cache_load_mem(ngpt_context *ctx, int32_t slot, const void *data, size_t size);
+
 /* Appends tokens (batch, len) to slots 0..batch-1 (each slot may already hold
  * a different number of tokens) and computes their logits: ngpt_logits_data()
  * then gives (batch, len, V). len <= the shape's seq; a slot that would hold
@@ -757,6 +780,15 @@ typedef struct ngpt_generate_config {
     /* Called once when the prompt has been processed (e.g. to time prefill
      * and decode apart), or NULL. Gets the token callback's user pointer. */
     void (*on_prefilled)(void *user);
+    /* Resume (sampling only): when slot 0 already holds the prompt's first
+     * tokens (e.g. restored by ngpt_cache_load), keep them and prefill only
+     * the rest (at least the last token, whose logits the first draw needs);
+     * otherwise slot 0 is cleared as usual. Bit-identical to a full prefill. */
+    bool keep_cache;
+    /* The counter index of the first draw (0): a resumed generation that
+     * passes the number of tokens drawn before continues the same random
+     * stream, so 40 tokens then 60 more equal 100 in one go. */
+    uint64_t first_draw;
 } ngpt_generate_config;
 
 /* sampler default, max_tokens 256, no end token, no stop sequences, exact

@@ -22,7 +22,8 @@ ngpt_generate_config ngpt_generate_config_default(void)
                               .end_token = -1, .stop = NULL, .n_stop = 0,
                               .context_mode = NGPT_CONTEXT_EXACT,
                               .stop_at_context_full = false, .no_cache = false,
-                              .beam_width = 0, .length_penalty = 1.0f, .on_prefilled = NULL};
+                              .beam_width = 0, .length_penalty = 1.0f, .on_prefilled = NULL,
+                              .keep_cache = false, .first_draw = 0};
     return g;
 }
 
@@ -133,6 +134,21 @@ typedef struct window {
     const float *row;           /* logits of the token after tokens[n-1] */
 } window;
 
+/* With keep_cache, how many of the prompt's tokens slot 0 already holds
+ * (at most len - 1: the last one is fed again for its logits); the slot is
+ * cut to them, or cleared when it is not a prefix of the prompt. */
+static int32_t kept_prefix(ngpt_context *ctx, const ngpt_generate_config *gc,
+                           const int32_t *prompt, int32_t len)
+{
+    int32_t have = ngpt_kv_len(ctx, 0);
+    if (!gc->keep_cache || have > len ||
+        memcmp(ngpt_kv_tokens(ctx, 0), prompt, (size_t)have * sizeof(int32_t)) != 0)
+        have = 0;
+    if (have == len) have = len - 1;
+    ngpt_kv_truncate(ctx, 0, have);
+    return have;
+}
+
 static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, const int32_t *prompt,
                          int32_t len, window *w)
 {
@@ -144,7 +160,8 @@ static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, cons
         w->row = ctx->plan.logits + (size_t)(len - 1) * ctx->cfg.vocab_size;
         w->tokens = own;
     } else {
-        ngpt_model_prefill(ctx, 0, prompt, len, &w->row);
+        const int32_t kept = kept_prefix(ctx, gc, prompt, len);
+        ngpt_model_prefill(ctx, 0, prompt + kept, len - kept, &w->row);
         w->tokens = ngpt_kv_tokens(ctx, 0);
         if (gc->context_mode == NGPT_CONTEXT_SHIFT) {
             memcpy(own, prompt, (size_t)len * sizeof(int32_t));
@@ -211,7 +228,13 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     prompt_len -= dropped;
     ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len, dropped};
     if (result) *result = res;
-    ngpt_kv_clear(ctx, -1);
+    if (gc->keep_cache && gc->beam_width < 1 && !gc->no_cache) {
+        const int32_t kept = ngpt_kv_len(ctx, 0);
+        ngpt_kv_clear(ctx, -1);     /* every slot but 0, which window_start trims */
+        ngpt_kv_truncate(ctx, 0, kept);
+    } else {
+        ngpt_kv_clear(ctx, -1);
+    }
     if (gc->beam_width >= 1) {
         st = ngpt_beam_search(ctx, gc, prompt, prompt_len, out, fn, user, &res);
         if (result) *result = res;
@@ -230,7 +253,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
         const int32_t *win_end = w.tokens + n;
         int32_t tok;
         if ((st = ngpt_sampler_sample_unchecked(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0,
-                                                (uint64_t)i, &tok))) {
+                                                gc->first_draw + (uint64_t)i, &tok))) {
             ngpt_prefixed("ngpt_model_generate", st);
             break;
         }
