@@ -780,10 +780,12 @@ typedef struct ngpt_generate_config {
     /* Called once when the prompt has been processed (e.g. to time prefill
      * and decode apart), or NULL. Gets the token callback's user pointer. */
     void (*on_prefilled)(void *user);
-    /* Resume (sampling only): when slot 0 already holds the prompt's first
-     * tokens (e.g. restored by ngpt_cache_load), keep them and prefill only
-     * the rest (at least the last token, whose logits the first draw needs);
-     * otherwise slot 0 is cleared as usual. Bit-identical to a full prefill. */
+    /* Resume (sampling, with the cache): slot 0 is not cleared; the longest
+     * common prefix of what it holds (e.g. restored by ngpt_cache_load, or
+     * the previous turn of a chat) and the prompt is kept and only the rest
+     * is prefilled (at least the last token, whose logits the first draw
+     * needs). Bit-identical to a full prefill; result.prompt_tokens still
+     * counts the whole prompt. */
     bool keep_cache;
     /* The counter index of the first draw (0): a resumed generation that
      * passes the number of tokens drawn before continues the same random

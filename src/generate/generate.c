@@ -134,17 +134,16 @@ typedef struct window {
     const float *row;           /* logits of the token after tokens[n-1] */
 } window;
 
-/* With keep_cache, how many of the prompt's tokens slot 0 already holds
- * (at most len - 1: the last one is fed again for its logits); the slot is
- * cut to them, or cleared when it is not a prefix of the prompt. */
+/* With keep_cache, how many of the prompt's first tokens slot 0 already
+ * holds (their longest common prefix, at most len - 1: the last token is fed
+ * again for its logits); the slot is cut to them (0 without keep_cache). */
 static int32_t kept_prefix(ngpt_context *ctx, const ngpt_generate_config *gc,
                            const int32_t *prompt, int32_t len)
 {
-    int32_t have = ngpt_kv_len(ctx, 0);
-    if (!gc->keep_cache || have > len ||
-        memcmp(ngpt_kv_tokens(ctx, 0), prompt, (size_t)have * sizeof(int32_t)) != 0)
-        have = 0;
-    if (have == len) have = len - 1;
+    const int32_t *held = ngpt_kv_tokens(ctx, 0);
+    const int32_t n = gc->keep_cache ? ngpt_kv_len(ctx, 0) : 0;
+    int32_t have = 0;
+    while (have < n && have < len - 1 && held[have] == prompt[have]) have++;
     ngpt_kv_truncate(ctx, 0, have);
     return have;
 }
