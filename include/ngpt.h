@@ -108,6 +108,25 @@ const char *ngpt_last_error(void);
 typedef void (*ngpt_abort_fn)(const char *file, int line, const char *message, void *user);
 void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user);
 
+/* Progress of long calls, for a bar and a cancel button: the callback gets
+ * the stage, the units done and the total (done rises to total; units are
+ * tokens, batches or bytes) after each piece of work; returning false
+ * cancels the call, which returns NGPT_ERR_STOPPED ("ngpt_<function>:
+ * cancelled by the progress callback ...") and changes nothing: a cancelled
+ * prefill leaves slot 0 holding what it held before it (ngpt_model_generate
+ * generates nothing), an evaluation writes no loss, a checkpoint write
+ * leaves the previous file. Results are the same with or without a callback. One callback per thread (each thread's
+ * calls report to the callback that thread set; NULL: none, the default). */
+typedef enum ngpt_progress_stage {
+    NGPT_PROGRESS_PREFILL = 0,  /* ngpt_model_generate's prompt: tokens (passes of seq) */
+    NGPT_PROGRESS_EVALUATE,     /* ngpt_model_evaluate: batches */
+    NGPT_PROGRESS_WRITE         /* a checkpoint's tensors: bytes (ngpt_checkpoint_save, the
+                                   training save, ngpt_import_hf, which converts as it writes) */
+} ngpt_progress_stage;
+typedef bool (*ngpt_progress_fn)(ngpt_progress_stage stage, uint64_t done, uint64_t total,
+                                 void *user);
+void ngpt_progress_callback_set(ngpt_progress_fn fn, void *user);
+
 /* "ngpt 0.2.0 kernels=avx2 target=x86_64 sleef=3.5.1 xxhash=0.8.1 cc=gcc-12.2
  * flags=..." — for bug reports and benches. */
 const char *ngpt_build_info(void);

@@ -202,6 +202,7 @@ static void base_and_config(results *r, ngpt_config *cfg)
     CALL_TO(s, ngpt_build_info());
     note(r, "build info", s, strlen(s));
     CALL_VOID(ngpt_abort_callback_set(NULL, NULL));
+    CALL_VOID(ngpt_progress_callback_set(NULL, NULL));
     CALL_TO(s, ngpt_stop_reason_string(NGPT_STOP_SEQUENCE));
     note(r, "stop reason", s, strlen(s));
     uint64_t sum = 0;

@@ -789,6 +789,7 @@ static void abort_callback(ngpt_context *ctx)
     CHECK(strstr(ngpt_last_error(), "a == b") != NULL, "message names the invariant: %s", ngpt_last_error());
     /* the macro form returns from the function with NGPT_ERR_INTERNAL */
     ngpt_abort_callback_set(NULL, NULL);
+    ngpt_progress_callback_set(NULL, NULL);     /* no bad input: NULL removes it */
     st = ngpt_internal_fail("x.c", 1, "removed");
     CHECK(st == NGPT_ERR_INTERNAL && hook_calls == 1, "no hook after removing it");
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/fpmode.h"
+#include "base/progress.h"
 #include "generate/beam.h"
 #include "generate/sampler.h"
 #include "generate/stop.h"
@@ -148,7 +149,30 @@ static int32_t kept_prefix(ngpt_context *ctx, const ngpt_generate_config *gc,
     return have;
 }
 
-static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, const int32_t *prompt,
+/* Prefills len tokens into slot 0, reporting each pass of seq tokens to the
+ * progress callback when there is one; false when it cancels (the slot then
+ * holds what it held before). */
+static bool prefill(ngpt_context *ctx, const int32_t *tokens, int32_t len, const float **row)
+{
+    if (!ngpt_progress_wanted()) {
+        ngpt_model_prefill(ctx, 0, tokens, len, row);
+        return true;
+    }
+    const int32_t before = ngpt_kv_len(ctx, 0), chunk = ctx->shape.seq;
+    for (int32_t at = 0; at < len;) {
+        const int32_t c = len - at < chunk ? len - at : chunk;
+        ngpt_model_prefill(ctx, 0, tokens + at, c, row);    /* the same passes as one call */
+        at += c;
+        if (!ngpt_progress_report(NGPT_PROGRESS_PREFILL, (uint64_t)at, (uint64_t)len)) {
+            ngpt_kv_truncate(ctx, 0, before);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* false: the progress callback cancelled the prefill. */
+static bool window_start(ngpt_context *ctx, const ngpt_generate_config *gc, const int32_t *prompt,
                          int32_t len, window *w)
 {
     int32_t *own = ctx->plan.gen.window;
@@ -160,7 +184,7 @@ static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, cons
         w->tokens = own;
     } else {
         const int32_t kept = kept_prefix(ctx, gc, prompt, len);
-        ngpt_model_prefill(ctx, 0, prompt + kept, len - kept, &w->row);
+        if (!prefill(ctx, prompt + kept, len - kept, &w->row)) return false;
         w->tokens = ngpt_kv_tokens(ctx, 0);
         if (gc->context_mode == NGPT_CONTEXT_SHIFT) {
             memcpy(own, prompt, (size_t)len * sizeof(int32_t));
@@ -169,6 +193,7 @@ static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, cons
     }
     w->seen = gc->no_cache ? w->tokens : ngpt_kv_tokens(ctx, 0);
     w->n_seen = len;
+    return true;
 }
 
 /* Appends tok to the window's own copy of n (<= T) tokens, dropping its
@@ -243,7 +268,11 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     /* generation is eval: no_cache's full forwards must not drop either */
     const bool dropout_was_on = ngpt_dropout_pause(ctx);
     window w;
-    window_start(ctx, gc, prompt, prompt_len, &w);
+    if (!window_start(ctx, gc, prompt, prompt_len, &w)) {
+        ngpt_dropout_resume(ctx, dropout_was_on);
+        return ngpt_fail(NGPT_ERR_STOPPED, "ngpt_model_generate: cancelled by the progress "
+                         "callback during the prefill; nothing was generated");
+    }
     if (gc->on_prefilled) gc->on_prefilled(user);
 
     ngpt_output sm = {.out = out, .fn = fn, .user = user};
