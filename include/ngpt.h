@@ -828,7 +828,8 @@ typedef struct ngpt_generate_result {
 /* Generates a continuation of prompt (prompt_len >= 1 tokens; like the
  * original, only the last T are used: result.prompt_dropped says how many
  * were cropped) in KV slot
- * 0 (slots 0..W-1 for a beam of width W), which is cleared first. Output
+ * 0 (slots 0..W-1 for a beam of width W), which is cleared first (with
+ * keep_cache: cut to its common prefix with the prompt). Output
  * tokens go to out (out_cap >= max_tokens, or NULL; with a tokenizer and
  * stop sequences out_cap >= max_tokens + its max_token_bytes, as a token cut
  * by a stop sequence may leave several parts) and to fn (or NULL) as
