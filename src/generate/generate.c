@@ -253,9 +253,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len, dropped};
     if (result) *result = res;
     if (gc->keep_cache && gc->beam_width < 1 && !gc->no_cache) {
-        const int32_t kept = ngpt_kv_len(ctx, 0);
-        ngpt_kv_clear(ctx, -1);     /* every slot but 0, which window_start trims */
-        ngpt_kv_truncate(ctx, 0, kept);
+        for (int32_t s = 1; s < ctx->shape.batch; s++) ngpt_kv_clear(ctx, s);  /* window_start trims 0 */
     } else {
         ngpt_kv_clear(ctx, -1);
     }
