@@ -191,6 +191,31 @@ static void refusals(void)
                 at < 8 ? "not an ngpt session" : "damaged", "a flipped bit");
         good[at] ^= 0x10;
     }
+    /* resealed (a valid checksum over a wrong field): the checks behind the checksum */
+    unsigned char *forged = malloc(n + 4);
+    if (forged) {
+        const struct { size_t at; uint32_t value; ngpt_status st; const char *want; } f[] = {
+            {8, 2, NGPT_ERR_BAD_FORMAT, "version 2"},
+            {12, 11, NGPT_ERR_BAD_FORMAT, "holds 11 tokens"},
+            {12, 1000, NGPT_ERR_BAD_FORMAT, "holds 1000 tokens"},
+            {96 + 4 * 3, 256, NGPT_ERR_BAD_TOKEN, "token 3 is 256"},
+            {96 + 4 * 9, (uint32_t)-1, NGPT_ERR_BAD_TOKEN, "token 9 is -1"},
+            {32, 64, NGPT_ERR_CONFIG_MISMATCH, "another config"},
+        };
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+            memcpy(forged, good, n);
+            memcpy(forged + f[i].at, &f[i].value, 4);
+            const uint64_t sum = ngpt_checksum_bytes(forged, n - 8);
+            memcpy(forged + n - 8, &sum, 8);
+            refused(dst, forged, n, f[i].st, f[i].want, f[i].want);
+        }
+        memcpy(forged, good, n - 8);                 /* 4 extra bytes, resealed */
+        memset(forged + n - 8, 0, 4);
+        const uint64_t sum = ngpt_checksum_bytes(forged, n - 4);
+        memcpy(forged + n - 4, &sum, 8);
+        refused(dst, forged, n + 4, NGPT_ERR_BAD_FORMAT, "bytes", "a longer file");
+        free(forged);
+    }
     CHECK_STATUS(ngpt_cache_load(dst, 0, "build/tests/no/such.sess"), NGPT_ERR_IO);
     CHECK_OK(ngpt_cache_load_mem(dst, 1, good, n));     /* the good one still loads */
     int32_t len = 0;
