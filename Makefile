@@ -159,7 +159,7 @@ CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
 
-.PHONY: all corpus deps test test-native test-threads test-interop test-gpt2 bench bench-readme \
+.PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 bench bench-readme \
         bench-gemm install uninstall clean examples check-apple mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
@@ -231,6 +231,12 @@ $(BUILD)/tests/interop/%: tests/interop/%.c $(LIB)
 
 test-interop: all $(INTEROP_BIN)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_interop.py --build $(BUILD)
+
+# make test-hf: Hugging Face GPT-2 directories (random weights, GPT-2's
+# widths and vocabulary, written by tools/hf_gpt2.py) through ngpt import,
+# against tools/hf_gpt2.py's own PyTorch GPT-2 (tests/interop/test_hf_gpt2.py).
+test-hf: all $(INTEROP_BIN)
+	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_gpt2.py --build $(BUILD)
 
 # make test-gpt2: ngpt's GPT-2 tokenizer against js-tiktoken's "gpt2" encoding
 # on >= 1 MB of mixed text (tests/gpt2/test_gpt2.sh; npm installs js-tiktoken

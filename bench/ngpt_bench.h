@@ -17,7 +17,7 @@
 
 #include "ngpt.h"
 
-enum { BENCH_MAX_THREADS = 8, BENCH_MAX_RUNS = 64, BENCH_MAX_ROWS = 128 };
+enum { BENCH_MAX_THREADS = 8, BENCH_MAX_RUNS = 64, BENCH_MAX_ROWS = 256 };
 
 /* What a section returns: the exit codes of the tool (0, 1 failed, 2 bad usage). */
 enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2 };
@@ -25,7 +25,7 @@ enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2 };
 /* What one `ngpt bench` invocation measures and how. */
 typedef struct bench_opts {
     ngpt_config cfg;
-    const char *preset;             /* "default", "gpt2-small", "gpt2-124m" */
+    const char *preset;             /* "default", "gpt2-small", "gpt2-124m", "smollm2-135m" */
     int32_t threads[BENCH_MAX_THREADS];
     int n_threads;
     int runs;                       /* timed runs per figure (after warm-up) */
@@ -39,6 +39,7 @@ typedef struct bench_opts {
     const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
     ngpt_weights weights[2];        /* the weights prefill and decode run with, in order */
     int n_weights;
+    const char *model;              /* --model: its config and weights, or NULL */
     const char *tokenizer;          /* --tokenizer: V is its tokens, or NULL */
     const char *text;               /* the text its bytes per token are measured on */
     double bytes_per_token;         /* on that text (0: no tokenizer; bytes are tokens) */

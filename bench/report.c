@@ -238,12 +238,12 @@ static void bytes_line(FILE *f, const bench_opts *o, const bench_report *r)
 
 void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r)
 {
-    char cfg[256];
+    char cfg[512];
     ngpt_config_format(&o->cfg, cfg, sizeof cfg);
     fprintf(f, "- build: %s\n- threads:", ngpt_build_info());
     for (int t = 0; t < o->n_threads; t++) fprintf(f, "%s %d", t ? "," : "", (int)o->threads[t]);
-    fprintf(f, "\n- cpu: %s\n- config: %s (preset %s%s)\n", r->cpu, cfg, o->preset,
-            o->quick ? ", --quick" : "");
+    fprintf(f, "\n- cpu: %s\n- config: %s (%s %s%s)\n", r->cpu, cfg, o->model ? "model" : "preset",
+            o->model ? o->model : o->preset, o->quick ? ", --quick" : "");
     fprintf(f, "- each figure: median of up to %d runs after %d warm-up (fewer for a slow figure, "
                "at least 3), min – max over the runs\n", o->runs, o->warmup);
     fprintf(f, "- date: %s, %.0f s; command: %s\n\n", r->date, r->wall_s, o->command);
@@ -293,6 +293,10 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
     json_str(f, r->cpu);
     fprintf(f, ",\n  \"preset\": ");
     json_str(f, o->preset);
+    if (o->model) {
+        fprintf(f, ",\n  \"model\": ");
+        json_str(f, o->model);
+    }
     fprintf(f, ",\n  \"config\": {\"V\": %d, \"T\": %d, \"C\": %d, \"L\": %d, \"H\": %d, "
                "\"d_ff\": %d, \"dropout\": %.7g, \"rope_theta\": %.7g},\n",
             (int)c->vocab_size, (int)c->context_len, (int)c->d_model, (int)c->n_layers,

@@ -1,6 +1,7 @@
 /* workloads.c — what a user of ngpt waits for, measured through the
  * public API only, prefill and decode with float32 and with 8-bit weights
- * (o->weights: the same model, ngpt_params_init(42), quantized):
+ * (o->weights: the same model, ngpt_params_init(42) or --model's weights,
+ * quantized):
  *   prefill  a T/2-token prompt (o->prompt_tokens) into an empty KV cache (batch 1);
  *   decode   min(256, T) new tokens (o->decode_tokens) from an empty cache, one ngpt_cache_decode
  *            per token, batch 1 and batch 4 (independent sequences); fixed
@@ -60,16 +61,19 @@ static ngpt_status run_train(void *arg)
 
 static const char *weights_name(ngpt_weights w) { return w == NGPT_WEIGHTS_Q8 ? "q8" : "f32"; }
 
-/* Plans, allocates and initialises a context; records its arena. */
-static int open_ctx(const ngpt_config *cfg, bench_report *r, ngpt_mode mode, int32_t batch,
-                    int32_t seq, int32_t threads, ngpt_context **ctx)
+/* Plans, allocates and initialises a context (--model's weights, an 8-bit
+ * context quantizing them as they load, or ngpt_params_init(42)); records
+ * its arena. */
+static int open_ctx(const bench_opts *o, const ngpt_config *cfg, bench_report *r, ngpt_mode mode,
+                    int32_t batch, int32_t seq, int32_t threads, ngpt_context **ctx)
 {
     ngpt_shape shape = ngpt_shape_default(mode);
     shape.batch = batch, shape.seq = seq, shape.threads = threads;
     size_t bytes;
     ngpt_status st = ngpt_arena_size(cfg, &shape, &bytes);
     if (!st) st = ngpt_context_init(ctx, cfg, &shape, NULL, 0);
-    if (!st && (st = ngpt_params_init(*ctx, 42))) ngpt_context_free(*ctx);
+    if (!st && (st = o->model ? ngpt_checkpoint_load(*ctx, o->model) : ngpt_params_init(*ctx, 42)))
+        ngpt_context_free(*ctx);
     if (st) {
         return bench_failed(mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
     }
@@ -119,7 +123,7 @@ static int bench_generation(const bench_opts *o, const ngpt_config *cfg, bench_r
     for (int64_t i = 0; i < (int64_t)DECODE_BATCH * T; i++) tok[i] = token_at(i, V);
 
     ngpt_context *ctx;
-    int rc = open_ctx(cfg, r, NGPT_MODE_INFER, 1, 0, threads, &ctx);
+    int rc = open_ctx(o, cfg, r, NGPT_MODE_INFER, 1, 0, threads, &ctx);
     const ngpt_weights wt = cfg->weights;
     if (!rc) {
         gen_job pre = {ctx, 1, prompt, tok}, dec = {ctx, 1, steps, tok};
@@ -128,7 +132,7 @@ static int bench_generation(const bench_opts *o, const ngpt_config *cfg, bench_r
             rc = add_figure(o, r, "decode", wt, 1, steps, threads, steps, steps, run_decode, &dec);
         ngpt_context_free(ctx);
     }
-    if (!rc) rc = open_ctx(cfg, r, NGPT_MODE_INFER, DECODE_BATCH, 1, threads, &ctx);
+    if (!rc) rc = open_ctx(o, cfg, r, NGPT_MODE_INFER, DECODE_BATCH, 1, threads, &ctx);
     if (!rc) {
         gen_job dec = {ctx, DECODE_BATCH, steps, tok};
         rc = add_figure(o, r, "decode", wt, DECODE_BATCH, steps, threads,
@@ -169,7 +173,7 @@ static int bench_training(const bench_opts *o, bench_report *r, int32_t threads)
             break;
         }
         ngpt_context *ctx;
-        rc = open_ctx(&o->cfg, r, NGPT_MODE_TRAIN, B, T, threads, &ctx);
+        rc = open_ctx(o, &o->cfg, r, NGPT_MODE_TRAIN, B, T, threads, &ctx);
         if (!rc) {
             train_job j = {ctx, data, ngpt_optim_config_default(), B, T};
             rc = add_figure(o, r, "train", NGPT_WEIGHTS_F32, B, T, threads, (double)B * T, 1,

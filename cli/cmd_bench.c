@@ -21,8 +21,9 @@ _Static_assert((int)BENCH_OK == (int)CLI_OK && (int)BENCH_FAILED == (int)CLI_FAI
 #endif
 
 static const char *const HELP =
-    "usage: ngpt bench [--config key=value ...] [--preset default|gpt2-small|gpt2-124m]\n"
-    "                  [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
+    "usage: ngpt bench [--config key=value ...]\n"
+    "                  [--preset default|gpt2-small|gpt2-124m|smollm2-135m]\n"
+    "                  [--model FILE] [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
     "                  [--prompt N] [--weights f32,q8] [--tokenizer FILE [--text FILE]]\n\n"
     "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
@@ -33,10 +34,15 @@ static const char *const HELP =
     "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n"
     "docs/BENCH.md says what each figure is.\n\n"
     "  --config key=value model config (see ngpt init --help), after the preset\n"
+    "  --model FILE       a float32 model's config, weights and tokenizer (e.g. ngpt\n"
+    "                     import's): its q8 figures quantize it as ngpt quantize does;\n"
+    "                     not with --preset, --config or --tokenizer\n"
     "  --preset NAME      default (V=256 T=256 C=256 L=4 H=4 d_ff=1024) or\n"
     "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256) or\n"
     "                     gpt2-124m (gpt2-small with V=50257 and GPT-2's wiring:\n"
-    "                     pos=learned qkv_bias=1 proj_bias=1 gelu=tanh)\n"
+    "                     pos=learned qkv_bias=1 proj_bias=1 gelu=tanh) or\n"
+    "                     smollm2-135m (V=49152 T=2048 C=576 L=30 H=9 kv_heads=3\n"
+    "                     d_ff=1536, RMSNorm, SwiGLU, no biases, RoPE halves, tied)\n"
     "  --threads N,...    run every figure for each thread count (default 1)\n"
     "  --json FILE        also write the figures as JSON (- : JSON on stdout instead\n"
     "                     of the tables)\n"
@@ -114,26 +120,51 @@ static bool parse_weights(const char *cmd, const char *s, bench_opts *o)
     return o->n_weights > 0;
 }
 
+/* The presets: a name and its --config settings over the defaults. */
+static const struct preset {
+    const char *name, *settings;
+} PRESETS[] = {
+    {"default", ""},
+    {"gpt2-small", "C=768 L=12 H=12 d_ff=3072 T=1024"},
+    /* GPT-2 124M's shape and wiring (a tied head, as GPT-2's) */
+    {"gpt2-124m", "V=50257 C=768 L=12 H=12 d_ff=3072 T=1024 pos=learned qkv_bias=1 proj_bias=1 "
+                  "gelu=tanh"},
+    /* SmolLM2-135M's shape (Hugging Face's config.json): V=49152, 9 query
+     * heads of 64 on C=576 and 3 key/value heads, RMSNorm, SwiGLU, no
+     * biases, RoPE on halves (theta 100000), tied embedding */
+    {"smollm2-135m", "V=49152 T=2048 C=576 L=30 H=9 kv_heads=3 d_ff=1536 norm_type=rms "
+                     "mlp=swiglu mlp_bias=0 rope_pairs=halves rope_theta=100000"},
+};
+
 static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
 {
-    /* each preset's switches over the default config, NULL-terminated */
-    static const struct { const char *name, *set[11]; } presets[] = {
-        {"default", {NULL}},
-        {"gpt2-small", {"C=768", "L=12", "H=12", "d_ff=3072", "T=1024", NULL}},
-        /* GPT-2 124M's shape and wiring (a tied head, as GPT-2's) */
-        {"gpt2-124m", {"V=50257", "C=768", "L=12", "H=12", "d_ff=3072", "T=1024", "pos=learned",
-                       "qkv_bias=1", "proj_bias=1", "gelu=tanh", NULL}},
-    };
     *cfg = ngpt_config_default();
-    for (size_t p = 0; p < sizeof presets / sizeof presets[0]; p++) {
-        if (strcmp(name, presets[p].name)) continue;
-        for (const char *const *kv = presets[p].set; *kv; kv++)
-            if (ngpt_config_set(cfg, *kv)) return false;
+    for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0]; i++) {
+        if (strcmp(name, PRESETS[i].name)) continue;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", PRESETS[i].settings);
+        for (char *kv = strtok(buf, " "); kv; kv = strtok(NULL, " "))
+            if (ngpt_config_set(cfg, kv)) return false;
         return true;
     }
-    cli_error(cmd, CLI_USAGE, "--preset expects default, gpt2-small or gpt2-124m, got \"%s\"",
+    cli_error(cmd, CLI_USAGE, "--preset expects default, gpt2-small, gpt2-124m or smollm2-135m, got \"%s\"",
               name);
     return false;
+}
+
+/* --model: the file's config (float32 only: the bench also trains it) and
+ * its tokenizer, if it carries one, for bytes/s. */
+static int apply_model(const char *cmd, bench_opts *o)
+{
+    if (ngpt_checkpoint_config(o->model, &o->cfg)) return cli_library_failed(cmd);
+    if (o->cfg.weights != NGPT_WEIGHTS_F32)
+        return cli_error(cmd, CLI_USAGE, "--model %s holds 8-bit weights: bench its float32 "
+                         "original (its q8 figures quantize it as it loads)", o->model);
+    ngpt_tokenizer *tok = NULL;
+    if (ngpt_checkpoint_tokenizer(o->model, &tok)) return cli_library_failed(cmd);
+    if (tok) o->tokenizer = o->model;
+    ngpt_tokenizer_free(tok);
+    return CLI_OK;
 }
 
 /* "ngpt bench --quick ..." with arguments that hold blanks quoted. */
@@ -196,6 +227,8 @@ int cli_cmd_bench(int argc, char **argv)
             if (!v || !parse_weights(a.cmd, v, &o)) return CLI_USAGE;
         } else if (cli_opt(&a, "--tokenizer", &v)) {
             if (!(o.tokenizer = v)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--model", &v)) {
+            if (!(o.model = v)) return CLI_USAGE;
         } else if (cli_opt(&a, "--text", &v)) {
             if (!(o.text = v)) return CLI_USAGE;
         } else {
@@ -203,7 +236,15 @@ int cli_cmd_bench(int argc, char **argv)
         }
     }
     if (a.failed || !bench_kernels_valid(&o)) return CLI_USAGE;
-    if (!apply_preset(a.cmd, o.preset, &o.cfg)) return CLI_USAGE;
+    if (o.model && (n_configs || strcmp(o.preset, "default") || o.tokenizer))
+        return cli_error(a.cmd, CLI_USAGE, "--model takes the model's config and tokenizer: "
+                         "leave out --preset, --config and --tokenizer");
+    if (o.model) {
+        int mrc = apply_model(a.cmd, &o);
+        if (mrc) return mrc;
+    } else if (!apply_preset(a.cmd, o.preset, &o.cfg)) {
+        return CLI_USAGE;
+    }
     for (int i = 0; i < n_configs; i++)
         if (ngpt_config_set(&o.cfg, configs[i]))
             return cli_error(a.cmd, CLI_USAGE, "--config %s: %s", configs[i], cli_library_error());

@@ -1,10 +1,11 @@
 /* cmd_train.c — `ngpt train`: training on bytes or on a BPE tokenizer's
  * tokens (--tokenizer, or --vocab: one trained on the training split
- * first) with AdamW, warmup + cosine, periodic evaluation, atomic
+ * first), or fine-tuning a model (--init: its weights and tokenizer, a
+ * fresh optimizer) with AdamW, warmup + cosine, periodic evaluation, atomic
  * checkpoints (latest and best, carrying the tokenizer), resume, a
  * progress line on a terminal and Ctrl-C saving before it exits. Losses
  * are printed per token and in bits per byte. One function per job:
- * options (parse, resume_settings, settle), data (open_data, tokenize),
+ * options (parse, resume_settings, init_settings, settle), data (open_data, tokenize),
  * model (open_model), the loop (train_loop), reporting (report_start,
  * report_step, finish). */
 #include <errno.h>
@@ -27,18 +28,23 @@ static const char *const HELP =
     "                  [--clip C] [--accum N] [--seed S] [--threads N] [--eval-every N]\n"
     "                  [--eval-batches N] [--holdout F] [--out FILE] [--keep-best FILE]\n"
     "                  [--stop-at N] [--resume FILE] [--log-csv FILE] [--config key=value ...]\n"
-    "                  [--tokenizer FILE | --vocab N]\n\n"
+    "                  [--tokenizer FILE | --vocab N | --init MODEL]\n\n"
     "Trains a model on FILEs (concatenated; the last --holdout fraction of the bytes\n"
     "is held out for evaluation): on their bytes, or on the tokens of a BPE tokenizer\n"
     "(--tokenizer, --vocab), which then sets V and is saved in every checkpoint.\n"
     "Without --data it trains on the corpus the build gathers from the project's\n"
-    "own docs and sources (" NGPT_CORPUS_PATH ").\n\n"
+    "own docs and sources (" NGPT_CORPUS_PATH ").\n"
+    "With --init MODEL it fine-tunes that model instead: its weights, config and\n"
+    "tokenizer (the data is encoded with it), a fresh optimizer and step 0.\n\n"
     "  --data FILE        training text (repeatable)\n"
     "  --tokenizer FILE   train on this tokenizer's tokens (a tokenizer file, or a\n"
     "                     checkpoint that carries one); V = its tokens\n"
     "  --vocab N          train a BPE tokenizer of N tokens on the training split\n"
     "                     first (GPT-2 pieces, end and padding tokens: see ngpt\n"
     "                     tokenizer train), then the model on its tokens\n"
+    "  --init MODEL       fine-tune a float32 checkpoint (ngpt train, init, import):\n"
+    "                     its weights, config and tokenizer, a fresh optimizer, step\n"
+    "                     0; --config may set only dropout; --resume continues it\n"
     "  --steps N          optimizer steps in total, also the schedule length (1000)\n"
     "  --batch B          windows per micro-batch (32)   --seq T  window length (T)\n"
     "  --lr LR            peak learning rate (3e-4)      --min-lr LR  cosine floor (3e-5)\n"
@@ -59,7 +65,8 @@ static const char *const HELP =
     "                     names any that then differ: the run is no longer identical)\n"
     "  --log-csv FILE     step,loss,lr,grad_norm,tokens_per_s,eval_loss,\n"
     "                     bits_per_byte,eval_bits_per_byte per step\n"
-    "  --config key=value model config for a new model (see ngpt init --help)\n"
+    "  --config key=value model config for a new model (see ngpt init --help); with\n"
+    "                     --init only dropout=P (the shape is the model's)\n"
     "  --skip-nonfinite   skip a step whose loss or gradient is NaN/Inf (at most 10 in\n"
     "                     a row) instead of stopping\n\n"
     "Losses are nats per token (per byte for a byte-level model), each followed by\n"
@@ -72,7 +79,7 @@ static const char *const HELP =
 static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig) { (void)sig; interrupted = 1; }
 
-enum { MAX_DATA = 64 };
+enum { MAX_DATA = 64, MAX_CONFIG = 64 };
 
 typedef struct train_opts {
     const char *data[MAX_DATA];
@@ -81,12 +88,14 @@ typedef struct train_opts {
     uint64_t seed;
     float holdout;
     ngpt_optim_config opt;
-    const char *out, *best, *resume, *log_csv, *tokenizer;
+    const char *out, *best, *resume, *log_csv, *tokenizer, *init;
     int32_t vocab;              /* --vocab: a tokenizer of this many tokens (0: none) */
     char *resume_data;          /* --resume's file, read once (resume_settings) */
     size_t resume_size;
     ngpt_config cfg;
     bool cfg_given;
+    const char *cfg_set[MAX_CONFIG];    /* the --config key=value given, in order */
+    int n_cfg_set;
     bool skip_nonfinite;
     /* which were given explicitly (they override a resumed checkpoint's) */
     bool g_batch, g_seq, g_seed, g_steps, g_lr, g_min_lr, g_warmup, g_wd, g_clip, g_accum, g_decay;
@@ -148,6 +157,8 @@ static int parse(int argc, char **argv, train_opts *o)
             o->best = v;
         } else if (cli_opt(&a, "--resume", &v)) {
             o->resume = v;
+        } else if (cli_opt(&a, "--init", &v)) {
+            o->init = v;
         } else if (cli_opt(&a, "--log-csv", &v)) {
             o->log_csv = v;
         } else if (cli_opt(&a, "--tokenizer", &v)) {
@@ -157,6 +168,9 @@ static int parse(int argc, char **argv, train_opts *o)
         } else if (cli_opt(&a, "--config", &v)) {
             if (v && ngpt_config_set(&o->cfg, v))
                 return cli_error(c, CLI_USAGE, "%s", cli_library_error());
+            if (o->n_cfg_set == MAX_CONFIG)
+                return cli_error(c, CLI_USAGE, "at most %d --config settings", MAX_CONFIG);
+            if (v) o->cfg_set[o->n_cfg_set++] = v;
             o->cfg_given = true;
         } else {
             return cli_unknown(&a);
@@ -172,6 +186,17 @@ static int parse(int argc, char **argv, train_opts *o)
                          "tokenizer, if it has one, is in %s)", o->resume);
     if (o->tokenizer && o->vocab)
         return cli_error(c, CLI_USAGE, "give --tokenizer FILE or --vocab N, not both");
+    if (o->init && o->resume)
+        return cli_error(c, CLI_USAGE, "give --init MODEL (start fine-tuning) or --resume FILE "
+                         "(continue a run, fine-tuning or not), not both");
+    if (o->init && (o->tokenizer || o->vocab))
+        return cli_error(c, CLI_USAGE, "--tokenizer and --vocab cannot change the tokenizer of "
+                         "--init %s (the model's own encodes the data)", o->init);
+    for (int i = 0; o->init && i < o->n_cfg_set; i++)
+        if (strncmp(o->cfg_set[i], "dropout=", 8))
+            return cli_error(c, CLI_USAGE, "--config %s: with --init only dropout can be set "
+                             "(the shape and wiring are those of %s's weights)", o->cfg_set[i],
+                             o->init);
     return CLI_OK;
 }
 
@@ -233,6 +258,22 @@ static int resume_settings(const char *cmd, train_opts *o, ngpt_train_state *sav
                          "inference only: resume from its float32 original (the file ngpt "
                          "quantize read), then quantize the result again", o->resume);
     apply_saved(o, saved);
+    return CLI_OK;
+}
+
+/* --init: the model's config, with the --config dropout given on top. */
+static int init_settings(const char *cmd, train_opts *o)
+{
+    if (ngpt_checkpoint_config(o->init, &o->cfg))
+        return cli_error(cmd, CLI_FAILED, "cannot fine-tune %s: %s", o->init, cli_library_error());
+    if (o->cfg.weights == NGPT_WEIGHTS_Q8)
+        return cli_error(cmd, CLI_FAILED, "%s holds 8-bit weights (weights=q8), which are for "
+                         "inference only: fine-tune its float32 original (the file ngpt "
+                         "quantize read, or ngpt import without --weights q8), then quantize "
+                         "the result", o->init);
+    for (int i = 0; i < o->n_cfg_set; i++)
+        if (ngpt_config_set(&o->cfg, o->cfg_set[i]))
+            return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
     return CLI_OK;
 }
 
@@ -321,11 +362,17 @@ typedef struct run {
 
 static int set_vocab(run *r);
 
-/* The run's tokenizer: the resumed checkpoint's, --tokenizer's, or none
- * (--vocab trains one once the data is open); it sets V. */
+/* The run's tokenizer: the resumed or fine-tuned checkpoint's, --tokenizer's,
+ * or none (--vocab trains one once the data is open); it sets V. */
 static int open_tokenizer(run *r)
 {
     train_opts *o = r->o;
+    if (o->init) {
+        if (ngpt_checkpoint_tokenizer(o->init, &r->tok))
+            return cli_error(r->cmd, CLI_FAILED, "cannot fine-tune %s: %s", o->init,
+                             cli_library_error());
+        return CLI_OK;
+    }
     if (o->resume) {
         if (ngpt_checkpoint_tokenizer_mem(o->resume_data, o->resume_size, &r->tok))
             return cli_error(r->cmd, CLI_FAILED, "cannot resume from %s: %s", o->resume,
@@ -413,8 +460,9 @@ static int open_data(run *r, const ngpt_train_state *saved)
     return tokenize(r);
 }
 
-/* The training context: the resumed checkpoint or fresh weights, and the
- * CSV log (appended to when resuming past step 0). */
+/* The training context: the resumed checkpoint, the fine-tuned model (a
+ * fresh optimizer) or fresh weights, and the CSV log (appended to when
+ * resuming past step 0). */
 static int open_model(run *r)
 {
     const train_opts *o = r->o;
@@ -422,9 +470,16 @@ static int open_model(run *r)
                         .trace = NGPT_TRACE_NONE, .threads = o->threads};
     ngpt_status st = ngpt_arena_size(&o->cfg, &shape, &r->arena);
     if (!st) st = ngpt_context_init(&r->ctx, &o->cfg, &shape, NULL, 0);
+    if (st == NGPT_ERR_NO_MEMORY)   /* a pretrained model at the default batch 32, seq T: say what fits */
+        return cli_error(r->cmd, CLI_FAILED, "training needs a %.0f MiB arena at --batch %d --seq %d "
+                         "and this machine could not allocate it: lower --batch and --seq (ngpt "
+                         "info %s --batch B --seq T sizes them; --accum N keeps the batch size)",
+                         (double)r->arena / 1048576.0, (int)o->batch, (int)o->seq,
+                         o->init ? o->init : o->resume ? o->resume : "--config ...");
     if (!st) st = ngpt_context_tokenizer_set(r->ctx, r->tok);   /* saves carry it */
     if (!st) st = o->resume ? ngpt_checkpoint_load_train_mem(r->ctx, o->resume_data,
                                                              o->resume_size, NULL)
+                  : o->init ? ngpt_checkpoint_load_finetune(r->ctx, o->init)
                             : ngpt_params_init(r->ctx, o->seed);
     free(r->o->resume_data);    /* loaded: the bytes are no longer needed */
     r->o->resume_data = NULL;
@@ -452,13 +507,16 @@ static void fmt_eta(double s, char *buf, size_t n)
 static void report_start(const run *r)
 {
     const train_opts *o = r->o;
-    char desc[256];
+    char desc[512];
     size_t n_params = 0;
     ngpt_config_format(&o->cfg, desc, sizeof desc);
     ngpt_config_param_count(&o->cfg, &n_params);
     printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, %d thread%s)\n",
            desc, n_params, (double)r->arena / 1048576.0, (int)o->batch, (int)o->seq,
            (int)o->opt.accum, (int)o->threads, o->threads > 1 ? "s" : "");
+    if (o->init)
+        printf("fine-tuning %s: its weights and %s, a fresh optimizer\n", o->init,
+               r->tok ? "tokenizer" : "bytes as tokens");
     printf("data %s%s: %zu bytes train, %zu held out; steps %llu..%d, lr %g -> %g, warmup %lld, "
            "seed %llu\n", r->data_name, o->n_data > 1 ? " (+more)" : "", r->train_bytes,
            r->eval_bytes, (unsigned long long)r->step, (int)o->steps, (double)o->opt.lr,
@@ -469,8 +527,8 @@ static void report_start(const run *r)
         if (o->vocab) snprintf(how, sizeof how, ", trained on the training split in %.2f s",
                                r->tok_seconds);
         printf("tokenizer %s: %d tokens (%d merges)%s; %zu tokens train (%.3f bytes/token), %zu "
-               "held out (%.3f bytes/token)\n", o->resume ? o->resume : o->tokenizer ?
-               o->tokenizer : "--vocab", (int)info.n_tokens, (int)info.n_merges, how,
+               "held out (%.3f bytes/token)\n", o->resume ? o->resume : o->init ? o->init
+               : o->tokenizer ? o->tokenizer : "--vocab", (int)info.n_tokens, (int)info.n_merges, how,
                r->train_tokens, (double)r->train_bytes / (double)r->train_tokens, r->eval_tokens,
                r->eval_tokens ? (double)r->eval_bytes / (double)r->eval_tokens : 0.0);
     }
@@ -620,6 +678,8 @@ static int train_command(const char *cmd, train_opts *o)
     if (o->resume) {
         if ((rc = resume_settings(cmd, o, &saved))) return rc;
         if (saved.has_state) warn_changed(o, &saved);
+    } else if (o->init) {
+        if ((rc = init_settings(cmd, o))) return rc;
     } else if (ngpt_config_validate(&o->cfg)) {
         return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
     }

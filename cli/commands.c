@@ -8,14 +8,16 @@
 
 static const cli_command commands[] = {
     {"init", "create a model with fresh weights and save it", cli_cmd_init},
-    {"info", "print a checkpoint's config, weights, tokenizer, parameter count and arena sizes", cli_cmd_info},
+    {"info", "print a model's config, tokenizer, parameters, file and arena sizes (a file, config.json or --config)",
+     cli_cmd_info},
     {"checksum", "print XXH3 checksums of parameters and logits (determinism check)",
      cli_cmd_checksum},
     {"import", "turn a Hugging Face GPT-2 model (config.json, safetensors, tokenizer) into an ngpt model",
      cli_cmd_import},
     {"quantize", "write a model with 8-bit weights (a quarter of the bytes) for inference",
      cli_cmd_quantize},
-    {"train", "train a model on text files (or the bundled corpus), with resume", cli_cmd_train},
+    {"train", "train a model on text files (or the bundled corpus), or fine-tune one (--init), with resume",
+     cli_cmd_train},
     {"eval", "print a model's loss, bits per byte and perplexity on held-out text (--compare: two models)", cli_cmd_eval},
     {"generate", "stream a completion of a prompt (sampling or beam search)", cli_cmd_generate},
     {"chat", "chat with a model in the original's system/user/assistant format", cli_cmd_chat},

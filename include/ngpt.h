@@ -151,6 +151,28 @@ typedef enum ngpt_gelu {
                                    GPT-2's "gelu_new", PyTorch's approximate="tanh" */
 } ngpt_gelu;
 
+/* The normalization layers (ln1, ln2, ln_f). */
+typedef enum ngpt_norm_type {
+    NGPT_NORM_LAYER = 0,        /* LayerNorm: weight and bias (the original) */
+    NGPT_NORM_RMS               /* RMSNorm (Llama): x / sqrt(mean(x^2) + eps) * weight,
+                                   no bias tensors */
+} ngpt_norm_type;
+
+/* The MLP's shape. */
+typedef enum ngpt_mlp {
+    NGPT_MLP_GELU = 0,          /* fc2(GELU(fc1(x))) (the original; `gelu` picks the form) */
+    NGPT_MLP_SWIGLU             /* Llama's down(silu(gate(x)) * up(x)): mlp.fc1.weight is
+                                   (2 d_ff, C), gate rows [0, d_ff) then up rows
+                                   [d_ff, 2 d_ff); mlp.fc2.weight (C, d_ff) is down.
+                                   silu(x) = x / (1 + exp(-x)) */
+} ngpt_mlp;
+
+/* How RoPE pairs the dimensions of a head of D. */
+typedef enum ngpt_rope_pairs {
+    NGPT_ROPE_INTERLEAVED = 0,  /* (2i, 2i+1) (the original; Meta's and llama2.c's) */
+    NGPT_ROPE_HALVES            /* (i, i + D/2): Hugging Face's rotate_half */
+} ngpt_rope_pairs;
+
 /* How the weights of the Linear layers and the lm_head are stored. */
 typedef enum ngpt_weights {
     NGPT_WEIGHTS_F32 = 0,       /* float32: training and inference */
@@ -169,7 +191,8 @@ typedef struct ngpt_config {
     int32_t context_len;        /* T, the longest sequence */
     int32_t d_model;            /* C */
     int32_t n_layers;           /* L */
-    int32_t n_heads;            /* H; C/H must be an integer, even with RoPE */
+    int32_t n_heads;            /* H; C/H must be an integer (unless head_dim is set),
+                                   the head size even with RoPE */
     int32_t d_ff;               /* MLP hidden size */
     float dropout;              /* in [0, 1) */
     float rope_theta;           /* > 0; also the base of pos=sinusoidal's wavelengths */
@@ -183,6 +206,17 @@ typedef struct ngpt_config {
     ngpt_norm_placement norm;   /* NGPT_NORM_PRE */
     ngpt_pos_encoding pos;      /* NGPT_POS_ROPE */
     ngpt_gelu gelu;             /* NGPT_GELU_EXACT; tanh: GPT-2's approximation */
+    /* The Llama family's switches (docs/FORMAT.md). */
+    ngpt_norm_type norm_type;   /* NGPT_NORM_LAYER; rms: RMSNorm, weight only */
+    float norm_eps;             /* 1e-5 (0 also means 1e-5); the eps of either norm */
+    ngpt_mlp mlp;               /* NGPT_MLP_GELU; swiglu: Llama's gated MLP */
+    bool mlp_bias;              /* true: mlp.fc1.bias, mlp.fc2.bias; false: none (Llama) */
+    int32_t n_kv_heads;         /* 0 = H; grouped-query attention: H % n_kv_heads == 0,
+                                   query head h reads key/value head h / (H / n_kv_heads),
+                                   the KV cache holds n_kv_heads heads */
+    int32_t head_dim;           /* 0 = C/H; D of every head otherwise (q: H*D, k and v:
+                                   n_kv_heads*D, attn.proj.weight (C, H*D)) */
+    ngpt_rope_pairs rope_pairs; /* NGPT_ROPE_INTERLEAVED; halves: Hugging Face's pairing */
     ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 plans an inference-only context */
 } ngpt_config;
 
@@ -195,15 +229,19 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg);
 
 /* Sets one field from "key=value". Keys: V T C L H d_ff dropout rope_theta
  * qkv_bias proj_bias tie_lm_head final_norm norm(pre|post)
- * pos(rope|sinusoidal|learned) gelu(exact|tanh) weights(f32|q8).
- * Long aliases: vocab_size context_len d_model n_layers n_heads, and
- * tied_head for tie_lm_head.
+ * pos(rope|sinusoidal|learned) gelu(exact|tanh) norm_type(layer|rms) norm_eps
+ * mlp(gelu|swiglu) mlp_bias kv_heads head_dim rope_pairs(interleaved|halves)
+ * weights(f32|q8).
+ * Long aliases: vocab_size context_len d_model n_layers n_heads n_kv_heads,
+ * and tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
 ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
 
 /* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0);
- * " proj_bias=1", " gelu=tanh" and " weights=q8" end it when set (a
- * default model's string is what it always was). */
+ * " proj_bias=1", " gelu=tanh", " norm_type=rms", " norm_eps=..." (other
+ * than 1e-5), " mlp=swiglu", " mlp_bias=0", " kv_heads=N", " head_dim=N",
+ * " rope_pairs=halves" and " weights=q8" end it when set (a default model's
+ * string is what it always was). 512 bytes hold any config's string. */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
 /* Number of parameters (embedding counted once when tied), whatever their
@@ -380,6 +418,11 @@ ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
  * file is verified (size, table, checksum) before anything is trusted. */
 ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg);
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg);
+
+/* The bytes ngpt_checkpoint_save writes for a model of cfg (float32 or,
+ * with weights=q8, 8-bit) carrying tok (NULL: none; its token count must be
+ * V), without a context: what a file of that model will take on disk. */
+ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes);
 
 /* Loads parameters into a context whose config equals the checkpoint's (and,
  * if both carry a tokenizer, whose tokenizer is the file's). On any error
@@ -591,6 +634,19 @@ ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path,
 ngpt_status ngpt_checkpoint_load_train_mem(ngpt_context *ctx, const void *data, size_t size,
                                            ngpt_train_state *state);
 
+/* Starts fine-tuning from a model: loads a checkpoint's parameters into a
+ * training context with a fresh optimizer (zero AdamW moments, step 0; a
+ * training checkpoint's moments and settings are ignored). The context's
+ * config must be the file's (plan it with ngpt_checkpoint_config) except
+ * dropout, a training setting that may differ; attach the file's tokenizer
+ * first (ngpt_checkpoint_tokenizer, ngpt_context_tokenizer_set) so that
+ * saves carry it. An 8-bit file (weights=q8) cannot be trained:
+ * NGPT_ERR_CONFIG_MISMATCH naming its float32 original. The checkpoints
+ * ngpt_checkpoint_save_train writes afterwards resume like any run's. All
+ * or nothing: on error the context is unchanged. */
+ngpt_status ngpt_checkpoint_load_finetune(ngpt_context *ctx, const char *path);
+ngpt_status ngpt_checkpoint_load_finetune_mem(ngpt_context *ctx, const void *data, size_t size);
+
 /* A checkpoint's config and training state without a context: what a caller
  * needs to plan the context that resumes it (the batch shape is in *state).
  * *state is what ngpt_checkpoint_load_train would return (has_state false
@@ -618,7 +674,9 @@ ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_
  * Memory: the cache, the sampler's scratch (sorted ids, probabilities: V
  * each) and the beam-search bookkeeping are planned by ngpt_arena_size for
  * every infer-mode shape; generation allocates nothing. The cache costs
- * 2*L*batch*T*C floats (2 MiB for the default config at batch 1).
+ * 2*L*batch*T*KV*D floats, KV*D = C by default (2 MiB for the default
+ * config at batch 1); grouped-query attention (n_kv_heads) stores only the
+ * key/value heads: KV/H of that (a third for SmolLM2-135M).
  */
 
 /* Empties KV slot `slot` (-1: every slot). */
@@ -660,7 +718,8 @@ ngpt_status ngpt_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
  * is refused with one line and the context is unchanged. Feeding the slot
  * on from a restore is bit-identical to never having stopped (generation:
  * ngpt_generate_config.keep_cache). Saving is atomic (temporary file,
- * fsync, rename). The file holds 96 + 4n + 8*L*n*C + 8 bytes for n tokens.
+ * fsync, rename). The file holds 96 + 4n + 8*L*n*W + 8 bytes for n tokens
+ * (W = KV heads x head_dim, C without grouped-query attention).
  * Logits and trace of the last pass are not part of a session. */
 ngpt_status ngpt_cache_save(const ngpt_context *ctx, int32_t slot, const char *path);
 ngpt_status ngpt_cache_load(ngpt_context *ctx, int32_t slot, const char *path);

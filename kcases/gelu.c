@@ -1,5 +1,6 @@
-/* gelu.c — the cases of gelu_fwd, gelu_fwd_grad, gelu_bwd and the tanh
- * form's gelu_tanh_fwd and gelu_tanh_fwd_grad. Shape: n inplace tiny — with
+/* gelu.c — the cases of gelu_fwd, gelu_fwd_grad, gelu_bwd, the tanh
+ * form's gelu_tanh_fwd and gelu_tanh_fwd_grad, and swiglu_fwd, swiglu_bwd
+ * (x is the gate, dy the up and, in the backward, dh). Shape: n inplace tiny — with
  * inplace = 1 the output overwrites x (fwd) or dy (bwd; the _grad kernels
  * have no in-place form); with tiny = 1 x mixes subnormal and tiny values
  * (erf and tanh meet subnormals inside SLEEF), values of 11 to 20 (exp of
@@ -89,3 +90,23 @@ static void tanh_fwd_grad_run(kc_state *st, const ngpt_kernels *t)
 
 const kc_case kc_gelu_tanh_fwd_grad = {"n inplace tiny", test_shapes, bench_shapes, fwd_setup,
                                        tanh_fwd_grad_run, NULL};
+
+/* SwiGLU: gate x (its tiny set reaches exp's overflow, -x past 88.7, and
+ * subnormal exp results), up dy; in place: h over the gate. */
+static void swiglu_fwd_run(kc_state *st, const ngpt_kernels *t)
+{
+    float *g = st->buf[X];
+    t->swiglu_fwd(kc_int(st, 1) ? g : st->buf[Y], g, st->buf[DY], kc_size(st, 0));
+}
+
+const kc_case kc_swiglu_fwd = {"n inplace tiny", test_shapes, bench_shapes, fwd_setup,
+                               swiglu_fwd_run, NULL};
+
+/* dh is the up slot too: the kernel reads them, never writes them */
+static void swiglu_bwd_run(kc_state *st, const ngpt_kernels *t)
+{
+    t->swiglu_bwd(st->buf[Y], st->buf[G], st->buf[DY], st->buf[X], st->buf[DY], kc_size(st, 0));
+}
+
+const kc_case kc_swiglu_bwd = {"n inplace tiny", test_shapes, bench_shapes, bwd_setup,
+                               swiglu_bwd_run, NULL};

@@ -1,13 +1,14 @@
-/* rope.c — the cases of rope and rope_bwd. Shape: heads dim tiny — heads
+/* rope.c — the cases of rope, rope_bwd and the halves' rope_halves,
+ * rope_halves_bwd. Shape: heads dim tiny — heads
  * vectors of dim (even) floats rotated in place by unit cos/sin pairs; with
  * tiny = 1 the vectors hold subnormal and tiny values (subnormal products). */
 #include "kcase.h"
 
 static void test_shapes(kc_shapes *out)
 {
-    static const int heads[] = {1, 3, 6}, dims[] = {2, 8, 10, 34, 64, 66};
+    static const int heads[] = {1, 3, 6}, dims[] = {2, 8, 10, 34, 48, 64, 66};
     for (int h = 0; h < 3; h++)
-        for (int d = 0; d < 6; d++) kc_add_shape(out, heads[h], dims[d]), kc_add_shape(out, heads[h], dims[d], 1);
+        for (int d = 0; d < 7; d++) kc_add_shape(out, heads[h], dims[d]), kc_add_shape(out, heads[h], dims[d], 1);
 }
 
 /* One position's H = 4 heads of D = 64, as the model calls it. */
@@ -41,3 +42,17 @@ static void bwd_run(kc_state *st, const ngpt_kernels *t)
 
 const kc_case kc_rope = {"heads dim tiny", test_shapes, bench_shapes, setup, fwd_run, NULL};
 const kc_case kc_rope_bwd = {"heads dim tiny", test_shapes, bench_shapes, setup, bwd_run, NULL};
+
+static void halves_run(kc_state *st, const ngpt_kernels *t)
+{
+    t->rope_halves(st->buf[X], kc_int(st, 0), kc_int(st, 1), st->buf[COS], st->buf[SIN]);
+}
+
+static void halves_bwd_run(kc_state *st, const ngpt_kernels *t)
+{
+    t->rope_halves_bwd(st->buf[X], kc_int(st, 0), kc_int(st, 1), st->buf[COS], st->buf[SIN]);
+}
+
+const kc_case kc_rope_halves = {"heads dim tiny", test_shapes, bench_shapes, setup, halves_run, NULL};
+const kc_case kc_rope_halves_bwd = {"heads dim tiny", test_shapes, bench_shapes, setup,
+                                    halves_bwd_run, NULL};

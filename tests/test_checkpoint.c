@@ -75,6 +75,51 @@ static void round_trip(void)
     ngpt_context_free(c);
 }
 
+/* A Llama-like model (every switch of the family) saves and loads, and its
+ * config reads back from the header. */
+static void llama_round_trip(void)
+{
+    ngpt_config cfg = test_config_tiny();
+    const char *set[] = {"norm_type=rms", "norm_eps=1e-6", "mlp=swiglu", "mlp_bias=0",
+                         "kv_heads=2", "head_dim=6", "rope_pairs=halves", "tie_lm_head=0"};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) CHECK_OK(ngpt_config_set(&cfg, set[i]));
+    ngpt_context *a = make(cfg, 42), *b = make(cfg, 7);
+    if (!a || !b) return;
+    CHECK_OK(ngpt_checkpoint_save(a, path));
+    ngpt_config back;
+    CHECK_OK(ngpt_checkpoint_config(path, &back));
+    CHECK(ngpt_config_compare(&back, &cfg) == NGPT_OK && back.norm_eps == 1e-6f &&
+              back.n_kv_heads == 2 && back.head_dim == 6, "%s", ngpt_last_error());
+    CHECK_OK(ngpt_checkpoint_load(b, path));
+    CHECK_HASH(params_hash(b), params_hash(a));
+    ngpt_context_free(a);
+    ngpt_context_free(b);
+}
+
+/* ngpt_checkpoint_size is the size ngpt_checkpoint_save writes, for float32
+ * and 8-bit weights and the variants that add or drop tensors. */
+static void file_sizes(void)
+{
+    for (int v = 0; v < 4; v++) {
+        ngpt_config cfg = test_config_tiny();
+        if (v == 1) cfg.weights = NGPT_WEIGHTS_Q8;
+        if (v == 2) cfg.pos = NGPT_POS_LEARNED, cfg.qkv_bias = true, cfg.tie_lm_head = false;
+        if (v == 3) cfg.weights = NGPT_WEIGHTS_Q8, cfg.final_norm = false, cfg.tie_lm_head = false;
+        ngpt_context *ctx = make(cfg, 3);
+        size_t want = 0;
+        struct stat sb;
+        CHECK_OK(ngpt_checkpoint_size(&cfg, NULL, &want));
+        if (ctx && !ngpt_checkpoint_save(ctx, path) && stat(path, &sb) == 0)
+            CHECK((size_t)sb.st_size == want, "variant %d: ngpt_checkpoint_size %zu, the file %lld",
+                  v, want, (long long)sb.st_size);
+        ngpt_context_free(ctx);
+    }
+    ngpt_config bad = test_config_tiny();
+    size_t n;
+    bad.n_heads = 5;
+    CHECK_STATUS(ngpt_checkpoint_size(&bad, NULL, &n), NGPT_ERR_BAD_CONFIG);
+}
+
 /* Loads a damaged image; expects `want` and that the model is unchanged. */
 static void expect_rejected(ngpt_context *ctx, const unsigned char *img, size_t n, ngpt_status want,
                             const char *what)
@@ -240,8 +285,10 @@ int main(void)
     snprintf(path, sizeof path, "%s/ngpt-test-ckpt-%d.ngpt", dir, (int)getpid());
     snprintf(path2, sizeof path2, "%s/ngpt-test-ckpt2-%d.ngpt", dir, (int)getpid());
     round_trip();
+    llama_round_trip();
     bad_files();
     io_errors();
+    file_sizes();
     unlink(path);
     unlink(path2);
     return test_summary("test_checkpoint");

@@ -120,6 +120,12 @@ $N quantize "$dir/m.ngpt" "$dir/q.ngpt" > "$dir/q.log" 2>&1
 check $? "quantize a BPE model: $(cat "$dir/q.log")"
 $N info "$dir/q.ngpt" > "$dir/qinfo" 2>&1 && grep -q "^tokenizer:   BPE, 266 tokens (9 merges, 1 special; end 265)" "$dir/qinfo"
 check $? "the 8-bit file carries the tokenizer: $(tail -1 "$dir/qinfo")"
+# info's file sizes (ngpt_checkpoint_size) are those of the model files (g.ngpt:
+# ngpt init's, of m.ngpt's config; m.ngpt also holds AdamW's moments), tokenizer included
+$N info "$dir/m.ngpt" > "$dir/minfo" 2>&1 &&
+    grep -q "^file size:   f32 $(wc -c < "$dir/g.ngpt") bytes (.*), q8 $(wc -c < "$dir/q.ngpt") bytes (.*), with the tokenizer$" "$dir/minfo" &&
+    grep -q "^file size:   f32 $(wc -c < "$dir/g.ngpt") bytes (.*), q8 $(wc -c < "$dir/q.ngpt") bytes" "$dir/qinfo"
+check $? "info gives both files' sizes: $(grep 'file size' "$dir/minfo" "$dir/qinfo")"
 $N generate --model "$dir/q.ngpt" --prompt "$(printf 'user: hi\nassistant: ')" -n 4 --temp 0 --end -1 > /dev/null 2> "$dir/qg.err"
 check $? "generate with the 8-bit BPE model: $(cat "$dir/qg.err")"
 out=$($N eval --model "$dir/q.ngpt" --data "$dir/d.txt" --batches 2 --batch 2 --compare "$dir/m.ngpt" 2>&1)

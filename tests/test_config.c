@@ -152,11 +152,78 @@ static void parse(void)
     CHECK(ngpt_config_compare(&round, &c) == NGPT_OK, "format/parse round trip: %s", ngpt_last_error());
 }
 
+/* The Llama family's switches: parsed, validated, sized, printed only when
+ * set, read back from their printed form. */
+static void llama_switches(void)
+{
+    ngpt_config d = ngpt_config_default(), c = d;
+    char line[512];
+    ngpt_config_format(&d, line, sizeof line);
+    CHECK(!strstr(line, "norm_type") && !strstr(line, "norm_eps") && !strstr(line, "mlp") &&
+              !strstr(line, "kv_heads") && !strstr(line, "head_dim") && !strstr(line, "rope_pairs"),
+          "a default config prints no Llama switch: %s", line);
+    const char *set[] = {"norm_type=rms", "norm_eps=1e-6", "mlp=swiglu", "mlp_bias=0",
+                         "n_kv_heads=2", "head_dim=48", "rope_pairs=halves"};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) CHECK_OK(ngpt_config_set(&c, set[i]));
+    CHECK(c.norm_type == NGPT_NORM_RMS && c.norm_eps == 1e-6f && c.mlp == NGPT_MLP_SWIGLU &&
+              !c.mlp_bias && c.n_kv_heads == 2 && c.head_dim == 48 &&
+              c.rope_pairs == NGPT_ROPE_HALVES, "Llama switches not applied");
+    CHECK_OK(ngpt_config_validate(&c));
+    ngpt_config_format(&c, line, sizeof line);
+    CHECK(strstr(line, " norm_type=rms norm_eps=1e-06 mlp=swiglu mlp_bias=0 kv_heads=2 "
+                       "head_dim=48 rope_pairs=halves") != NULL, "%s", line);
+    ngpt_config back = ngpt_config_default();
+    CHECK(test_config_apply(&back, line), "%s: %s", line, ngpt_last_error());
+    CHECK(ngpt_config_compare(&back, &c) == NGPT_OK, "the Llama format does not read back: %s",
+          ngpt_last_error());
+    /* kv_heads=H and head_dim=C/H are the defaults spelled out; eps 0 is 1e-5 */
+    ngpt_config same = d;
+    same.n_kv_heads = d.n_heads, same.head_dim = d.d_model / d.n_heads, same.norm_eps = 0.0f;
+    CHECK(ngpt_config_compare(&same, &d) == NGPT_OK, "%s", ngpt_last_error());
+    /* sizes: V C + L (2C [RMS] + (H+2KV) D C + C H D + 2F C + C F) + C [ln_f] (+ V C untied) */
+    size_t n;
+    CHECK_OK(ngpt_config_param_count(&c, &n));
+    CHECK(n == 256u * 256 + 4u * (2 * 256 + 8 * 48 * 256 + 256 * 4 * 48 + 3 * 1024 * 256) + 256,
+          "Llama-like param count %zu", n);
+    /* SmolLM2-135M and -360M have their published parameter counts */
+    const char *smol[2] = {"V=49152 T=2048 C=576 L=30 H=9 kv_heads=3 d_ff=1536",
+                           "V=49152 T=2048 C=960 L=32 H=15 kv_heads=5 d_ff=2560"};
+    const size_t published[2] = {134515008u, 361821120u};
+    for (int k = 0; k < 2; k++) {
+        ngpt_config m = ngpt_config_default();
+        CHECK(test_config_apply(&m, smol[k]) &&
+                  test_config_apply(&m, "norm_type=rms mlp=swiglu mlp_bias=0 rope_pairs=halves"),
+              "%s", ngpt_last_error());
+        CHECK_OK(ngpt_config_param_count(&m, &n));
+        CHECK(n == published[k], "[%s] %zu parameters, published %zu", smol[k], n, published[k]);
+    }
+    /* errors name the field */
+    c = d, c.n_kv_heads = 3, expect_bad(c, NGPT_ERR_BAD_CONFIG, "kv_heads");
+    c = d, c.n_kv_heads = -1, expect_bad(c, NGPT_ERR_BAD_CONFIG, "kv_heads");
+    c = d, c.head_dim = -2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "head_dim");
+    c = d, c.head_dim = 7, expect_bad(c, NGPT_ERR_BAD_CONFIG, "head_dim");
+    c = d, c.n_heads = 3, c.head_dim = 64;       /* C/H need not be whole with head_dim */
+    CHECK_OK(ngpt_config_validate(&c));
+    c = d, c.norm_eps = -1e-5f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm_eps");
+    c = d, c.norm_eps = NAN, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm_eps");
+    c = d, c.norm_type = (ngpt_norm_type)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm_type");
+    c = d, c.mlp = (ngpt_mlp)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "mlp");
+    c = d, c.rope_pairs = (ngpt_rope_pairs)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_pairs");
+    const char *bad[] = {"norm_type=batch", "mlp=relu", "mlp_bias=2", "rope_pairs=odd",
+                         "kv_heads=x", "norm_eps=inf"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ngpt_config before = d, t = d;
+        CHECK_STATUS(ngpt_config_set(&t, bad[i]), NGPT_ERR_BAD_CONFIG);
+        CHECK(!memcmp(&t, &before, sizeof t), "%s changed the config", bad[i]);
+    }
+}
+
 int main(void)
 {
     defaults();
     validation();
     overflow();
     parse();
+    llama_switches();
     return test_summary("test_config");
 }

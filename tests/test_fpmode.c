@@ -8,7 +8,10 @@
  *    of the default mode's run, on a model whose activations are subnormal
  *    too, with one thread or three (every job split, so the pool's workers
  *    compute). A declared function that no call below covers fails the
- *    test, so a function added to the header later is covered here too;
+ *    test, so a function added to the header later is covered here too.
+ *    The calls include importing a small Hugging Face directory
+ *    (tests/hf_dir.h; F16 weights, some subnormal), in float32 and 8-bit,
+ *    fine-tuning from the import and the checkpoint sizes of its files;
  *  - the hostile modes really change arithmetic here (else the above could
  *    not fail);
  *  - the canonical math keeps subnormals and rounds a product that is tiny
@@ -22,6 +25,7 @@
 
 #include "base/fpmode.h"
 #include "gemm.h"
+#include "hf_dir.h"
 #include "kernels.h"
 #include "kcase.h"
 #include "model/kv.h"          /* the cache's keys */
@@ -116,6 +120,7 @@ static void note(results *r, const char *label, const void *data, size_t bytes)
     uint64_t h = 0xcbf29ce484222325u;   /* FNV-1a, in the test: no library call */
     for (size_t i = 0; i < bytes; i++) h = (h ^ ((const unsigned char *)data)[i]) * 0x100000001b3u;
     if (r->n < 160) r->label[r->n] = label, r->hash[r->n++] = h;
+    else CHECK(false, "%s: more than 160 results: raise the limit", label);
 }
 #define NOTE(r, value) note(r, #value, &(value), sizeof(value))
 
@@ -545,6 +550,99 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
     free(file);
 }
 
+/* The imported Hugging Face directory's files, in hf_dir.h's root. */
+static char import_path[600], import_q8_path[600];
+
+/* A file's size: what ngpt_checkpoint_size must say. */
+static size_t file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (size_t)sb.st_size : 0;
+}
+
+/* The directory main wrote, imported in float32 and 8-bit (which divides
+ * and rounds), its config read both ways, each file's size computed
+ * without a context, the float32 import loaded for fine-tuning (from the
+ * file and from memory: the same parameters) and trained a step, the 8-bit
+ * one's logits. */
+static void importing(results *r, bool tiny, int32_t threads)
+{
+    char dir[600], config[600];
+    snprintf(dir, sizeof dir, "%s/gpt2", root);
+    path_of(config, sizeof config, "gpt2", "config.json");
+    ngpt_import_options opt = {0};
+    CALL_TO(opt, ngpt_import_options_default());
+    CALL(ngpt_import_hf(dir, &opt, import_path));
+    note_file(r, "imported", import_path);
+    opt.store = NGPT_WEIGHTS_Q8;
+    CALL(ngpt_import_hf(dir, &opt, import_q8_path));
+    note_file(r, "imported 8-bit", import_q8_path);
+
+    ngpt_config cfg = {0}, q8 = {0};
+    CALL(ngpt_import_hf_config(config, &cfg));
+    note_config(r, "import config", &cfg);
+    size_t n = 0;
+    unsigned char *json = test_read_file(config, &n);
+    if (json) CALL(ngpt_import_hf_config_mem(json, n, &cfg));
+    free(json);
+    note_config(r, "import config from memory", &cfg);
+
+    ngpt_tokenizer *tok = NULL;
+    size_t bytes = 0, q8_bytes = 0;
+    CALL(ngpt_checkpoint_config(import_path, &cfg));
+    CALL(ngpt_checkpoint_config(import_q8_path, &q8));
+    CALL(ngpt_checkpoint_tokenizer(import_path, &tok));
+    CALL(ngpt_checkpoint_size(&cfg, tok, &bytes));
+    CALL(ngpt_checkpoint_size(&q8, tok, &q8_bytes));
+    NOTE(r, bytes);
+    NOTE(r, q8_bytes);
+    CHECK(bytes == file_size(import_path) && q8_bytes == file_size(import_q8_path),
+          "ngpt_checkpoint_size: %zu and %zu bytes, the imports %zu and %zu", bytes, q8_bytes,
+          file_size(import_path), file_size(import_q8_path));
+
+    int32_t ids[17];
+    for (int i = 0; i < 17; i++) ids[i] = (unsigned char)TEXT[5 * i];
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_TRAIN);
+    shape.batch = 1, shape.seq = 16;
+    ngpt_context *ctx = make(&cfg, shape, threads);
+    if (ctx) {
+        uint64_t from_file = 0, from_mem = 1;
+        float loss = 0, grad_norm = 0;
+        if (tok) CALL(ngpt_context_tokenizer_set(ctx, tok));
+        CALL(ngpt_checkpoint_load_finetune(ctx, import_path));
+        CALL(ngpt_params_checksum(ctx, &from_file));
+        NOTE(r, from_file);
+        CALL(ngpt_params_init(ctx, 9));         /* other values, which the next load replaces */
+        unsigned char *file = test_read_file(import_path, &n);
+        if (file) CALL(ngpt_checkpoint_load_finetune_mem(ctx, file, n));
+        free(file);
+        CALL(ngpt_params_checksum(ctx, &from_mem));
+        CHECK(from_mem == from_file, "fine-tuning from memory loads the file's parameters");
+        if (tiny) tiny_logits(ctx);
+        CALL(ngpt_model_forward(ctx, ids, 1, 16, ids + 1, &loss));
+        NOTE(r, loss);
+        note_logits(r, "fine-tuned model's logits", ctx);
+        ngpt_optim_config oc = ngpt_optim_config_default();
+        CALL(ngpt_grads_zero(ctx));
+        CALL(ngpt_model_backward(ctx));
+        CALL(ngpt_optim_step(ctx, &oc, oc.lr, &grad_norm));
+        NOTE(r, grad_norm);
+        note_params(r, "fine-tuned a step", ctx);
+    }
+    ngpt_context_free(ctx);
+    ngpt_tokenizer_free(tok);
+
+    shape = ngpt_shape_default(NGPT_MODE_INFER);
+    shape.batch = 1, shape.seq = 16;
+    ctx = make(&q8, shape, threads);
+    if (ctx) {
+        CALL(ngpt_checkpoint_load(ctx, import_q8_path));
+        CALL(ngpt_model_forward(ctx, ids, 1, 16, NULL, NULL));
+        note_logits(r, "8-bit import's logits", ctx);
+    }
+    ngpt_context_free(ctx);
+}
+
 /* Every public function, each called in `caller`'s mode. */
 static void scenario(results *r, bool tiny, int32_t threads)
 {
@@ -555,6 +653,7 @@ static void scenario(results *r, bool tiny, int32_t threads)
     training(r, &cfg, tiny, threads, bpe);
     inference(r, cfg, tiny, threads, bpe);
     CALL_VOID(ngpt_tokenizer_free(bpe));
+    importing(r, tiny, threads);
 }
 
 /* The first result that differs from the default mode's, by name. */
@@ -585,6 +684,7 @@ static void caller_mode_kept(void)
     caller = ngpt_fpmode_get();     /* the default mode */
     scenario(&def, false, 1);
     scenario(&def_tiny, true, 1);
+    printf("fpmode: %d results a run\n", def.n);
     CHECK(def.n > 40 && def.n == def_tiny.n && memcmp(def.hash, def_tiny.hash, sizeof def.hash),
           "the tiny model differs (%d results)", def.n);
     called[0] = '\0';
@@ -688,6 +788,15 @@ int main(void)
     snprintf(sess_path, sizeof sess_path, "%s/ngpt-fpmode-%d.sess", tmp, pid);
     FILE *f = fopen(text_path, "w");
     if (f) fputs(TEXT, f), fclose(f);
+    /* a Hugging Face directory to import: root/gpt2 (tests/hf_dir.h) */
+    snprintf(root, sizeof root, "%s/ngpt-fpmode-%d-hf", tmp, pid);
+    snprintf(import_path, sizeof import_path, "%s/imported.ngpt", root);
+    snprintf(import_q8_path, sizeof import_q8_path, "%s/imported-q8.ngpt", root);
+    make_tokenizer();
+    make_model(27, DT_F16);
+    CHECK(mkdir(root, 0755) == 0 && write_dir("gpt2", &(dir_opts){.dt = DT_F16}),
+          "a Hugging Face directory in %s", root);
+    free_tensors();
     ngpt_fpmode_set_library();
     hostile_mode_bites();
     band_rounds_up();
@@ -698,5 +807,15 @@ int main(void)
     const char *const files[] = {ckpt_path, train_path, tok_path, text_path, json_path, bpe_path,
                                  sess_path};
     for (int i = 0; i < 7; i++) unlink(files[i]);
+    static const char *const hf_files[] = {"config.json", "vocab.json", "merges.txt",
+                                           "model.safetensors"};
+    for (int i = 0; i < 4; i++) {
+        char p[600];
+        path_of(p, sizeof p, "gpt2", hf_files[i]);
+        unlink(p);
+    }
+    char gpt2_dir[600];
+    snprintf(gpt2_dir, sizeof gpt2_dir, "%s/gpt2", root);
+    unlink(import_path), unlink(import_q8_path), rmdir(gpt2_dir), rmdir(root);
     return test_summary("test_fpmode");
 }

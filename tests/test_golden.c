@@ -1,6 +1,8 @@
 /* test_golden.c — ngpt's eval forward against PyTorch (tools/golden.py):
- * logits, loss and every layer's attention map, for the tiny config and the
- * default config, with the deterministic golden weights (seed 42).
+ * logits, loss and every layer's attention map, for the tiny config, the
+ * default config and the tiny config with a Llama's switches (RMSNorm,
+ * SwiGLU, no biases, GQA 3:1, head_dim != C/H, RoPE on halves, untied), with
+ * the deterministic golden weights (seed 42).
  *
  * The references were computed in float64 and rounded once to float32, so
  * the difference is ngpt's own float32 error. Why the tolerances hold:
@@ -107,5 +109,11 @@ int main(void)
     tiny.context_len = 16, tiny.d_model = 32, tiny.n_layers = 2, tiny.n_heads = 4, tiny.d_ff = 64;
     run("tiny.bin", tiny, (tol){1e-5, 1e-5, 1e-6});
     run("default.bin", ngpt_config_default(), (tol){5e-5, 5e-5, 5e-6});
+    /* the tiny config with a Llama's switches (tools/golden.py's LLAMA) */
+    ngpt_config llama = tiny;
+    CHECK(test_config_apply(&llama, "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 "
+                                    "mlp=swiglu mlp_bias=0 rope_pairs=halves tie_lm_head=0"),
+          "%s", ngpt_last_error());
+    run("llama.bin", llama, (tol){1e-5, 1e-5, 1e-6});
     return test_summary("test_golden");
 }

@@ -2,7 +2,9 @@
  * every parameter tensor: a directional derivative over a sample of elements
  * (random signs), the analytic side accumulated in double. Also with dropout
  * on (masks recomputed in backward), for every model variant (ngpt_config's
- * switches, one at a time and all together), and the API's error paths. */
+ * switches, one at a time and all together; the Llama family's too), the
+ * GELU and SwiGLU kernels against their math in double, and the API's error
+ * paths. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -10,6 +12,11 @@
 #include "kernels.h"
 
 enum { B = 2, T = 16, SAMPLE = 12 };
+
+/* A Llama's switches: RMSNorm, SwiGLU, no biases, GQA 3:1, head_dim != C/H,
+ * RoPE on halves, an untied head */
+#define LLAMA "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 mlp=swiglu mlp_bias=0 " \
+              "rope_pairs=halves tie_lm_head=0"
 
 static uint32_t lcg_state = 12345u;
 static uint32_t lcg(void) { return lcg_state = lcg_state * 1664525u + 1013904223u; }
@@ -160,6 +167,38 @@ static void check_gelu_kernels(void)
     }
 }
 
+/* The SwiGLU kernels (active build) against their math in double: h =
+ * silu(g) u within float rounding, and the derivatives d(gate), d(up) of
+ * dh = 1; the far tails exact (silu(g) = g or -0, its derivative 1 or 0). */
+static void check_swiglu_kernels(void)
+{
+    enum { N = 4001 };
+    static float g[N], u[N], h[N], dg[N], du[N], dh[N];
+    for (int i = 0; i < N; i++) g[i] = -20.0f + 0.01f * (float)i, u[i] = 1.5f - 0.0007f * (float)i, dh[i] = 1.0f;
+    g[0] = -3e38f, g[1] = -1e20f, g[2] = -100.0f, g[N - 1] = 3e38f, g[N - 2] = 1e20f;
+    const ngpt_kernels *k = &ngpt_kernels_active;
+    k->swiglu_fwd(h, g, u, N);
+    k->swiglu_bwd(dg, du, dh, g, u, N);
+    double worst_h = 0, worst_d = 0;
+    for (int i = 0; i < N; i++) {
+        const double v = g[i], sg = 1.0 / (1.0 + exp(-v)), sil = v * sg;
+        if (fabs(v) > 1e6) {
+            CHECK(du[i] == (v > 0 ? g[i] : 0.0f) && dg[i] == (v > 0 ? u[i] : 0.0f),
+                  "swiglu tail g=%g: du %g dg %g", v, (double)du[i], (double)dg[i]);
+            continue;
+        }
+        const double wh = sil * u[i], wd = u[i] * (sg + sil * (1.0 - sg));
+        const double eh = fabs(h[i] - wh) / (fabs(wh) > 1.0 ? fabs(wh) : 1.0);
+        const double ed = fabs(dg[i] - wd) / (fabs(wd) > 1.0 ? fabs(wd) : 1.0);
+        if (eh > worst_h) worst_h = eh;
+        if (ed > worst_d) worst_d = ed;
+        CHECK(du[i] == (float)(h[i] / u[i]) || fabs(du[i] - sil) <= 1e-6 * (fabs(sil) + 1.0),
+              "swiglu du(%g) = %g, want %g", v, (double)du[i], sil);
+    }
+    CHECK(worst_h < 1e-6 && worst_d < 1e-6, "SwiGLU: worst h error %.3g, d(gate) error %.3g",
+          worst_h, worst_d);
+}
+
 static void check_errors(void)
 {
     ngpt_config cfg = tiny(0.0f, "");
@@ -207,11 +246,17 @@ int main(void)
     static const char *const variants[] = {
         "qkv_bias=1", "tie_lm_head=0", "final_norm=0", "norm=post", "pos=sinusoidal",
         "pos=learned", "proj_bias=1", "gelu=tanh", "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
-        "norm=post final_norm=0 qkv_bias=1 proj_bias=1 tie_lm_head=0 pos=learned gelu=tanh"};
+        "norm=post final_norm=0 qkv_bias=1 proj_bias=1 tie_lm_head=0 pos=learned gelu=tanh",
+        "norm_type=rms", "norm_type=rms norm_eps=0.05 norm=post", "norm_type=rms norm=post", "norm_eps=0.05 norm=post", "norm_eps=0.05", "mlp=swiglu",
+        "mlp=swiglu mlp_bias=0", "mlp_bias=0", "kv_heads=2", "kv_heads=1", "head_dim=6",
+        "head_dim=12", "rope_pairs=halves",
+        LLAMA};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         check_tensors(0.0f, 1, variants[i]);
-    check_tensors(0.2f, 2, variants[sizeof variants / sizeof variants[0] - 1]);
+    check_tensors(0.2f, 2, variants[9]);
+    check_tensors(0.2f, 2, LLAMA);
     check_gelu_kernels();
+    check_swiglu_kernels();
     check_errors();
     return test_summary("test_grad");
 }

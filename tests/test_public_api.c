@@ -240,6 +240,12 @@ static void checkpoint_functions(ngpt_context *ctx, const char *path)
     REJECTS(ngpt_checkpoint_config_mem("x", 1, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_config_mem("x", 0, &c), NGPT_ERR_BAD_FORMAT);
     REJECTS(ngpt_checkpoint_config_mem("NGPTCKPT", 8, &c), NGPT_ERR_BAD_FORMAT);
+    size_t file_bytes;
+    ngpt_config size_cfg = ngpt_config_default();
+    REJECTS(ngpt_checkpoint_size(NULL, NULL, &file_bytes), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_size(&size_cfg, NULL, NULL), NGPT_ERR_NULL_ARG);
+    size_cfg.d_model = 0;
+    REJECTS(ngpt_checkpoint_size(&size_cfg, NULL, &file_bytes), NGPT_ERR_BAD_CONFIG);
     REJECTS(ngpt_checkpoint_load(NULL, path), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_load(ctx, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_load(ctx, ""), NGPT_ERR_IO);
@@ -399,6 +405,14 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     REJECTS(ngpt_checkpoint_load_train_mem(train, NULL, 1, &ts), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_load_train_mem(infer, "NGPTCKPT", 8, &ts), NGPT_ERR_WRONG_MODE);
     REJECTS(ngpt_checkpoint_load_train_mem(train, "NGPTCKPT", 8, &ts), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_checkpoint_load_finetune(NULL, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_finetune(train, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_finetune(infer, path), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_checkpoint_load_finetune(train, "/nonexistent/dir/t.ngpt"), NGPT_ERR_IO);
+    REJECTS(ngpt_checkpoint_load_finetune_mem(NULL, "x", 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_finetune_mem(train, NULL, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_finetune_mem(infer, "NGPTCKPT", 8), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_checkpoint_load_finetune_mem(train, "NGPTCKPT", 8), NGPT_ERR_BAD_FORMAT);
     ngpt_config cfg;
     REJECTS(ngpt_checkpoint_train_state(NULL, &cfg, &ts), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_checkpoint_train_state(path, NULL, &ts), NGPT_ERR_NULL_ARG);

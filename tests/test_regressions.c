@@ -45,7 +45,9 @@ static void format_round_trip(void)
     /* the defaults still print short */
     ngpt_config_format(&(ngpt_config){ngpt_config_default().vocab_size, 256, 256, 4, 4, 1024, 0.1f,
                                       10000.0f, false, false, true, true, NGPT_NORM_PRE,
-                                      NGPT_POS_ROPE, NGPT_GELU_EXACT, NGPT_WEIGHTS_F32},
+                                      NGPT_POS_ROPE, NGPT_GELU_EXACT, NGPT_NORM_LAYER, 1e-5f,
+                                      NGPT_MLP_GELU, true, 0, 0, NGPT_ROPE_INTERLEAVED,
+                                      NGPT_WEIGHTS_F32},
                        buf, sizeof buf);
     CHECK(strstr(buf, "dropout=0.1 rope_theta=10000 ") != NULL, "%s", buf);
 }

@@ -1,6 +1,7 @@
 /* test_resume.c — training 20 steps equals training 10, saving, loading into
  * a fresh context and training 10 more, bit for bit (parameters and AdamW
- * moments); model-only checkpoints and errors of ngpt_checkpoint_load_train. */
+ * moments), for the default model and a Llama-like one; model-only
+ * checkpoints and errors of ngpt_checkpoint_load_train. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,23 @@ static ngpt_context *new_ctx(ngpt_mode mode, int32_t d_model)
     ngpt_config c = ngpt_config_default();
     c.context_len = T, c.d_model = d_model, c.n_layers = 2, c.n_heads = 4, c.d_ff = 64;
     ngpt_shape sh = ngpt_shape_default(mode);
+    sh.batch = B, sh.seq = T;
+    ngpt_context *ctx = NULL;
+    CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_params_init(ctx, 42));
+    return ctx;
+}
+
+/* A Llama-like model (RMSNorm, SwiGLU, no biases, GQA 3:1, head_dim != C/H,
+ * RoPE on halves, untied), for training. */
+static ngpt_context *new_llama(void)
+{
+    ngpt_config c = ngpt_config_default();
+    c.context_len = T, c.d_model = 32, c.n_layers = 2, c.d_ff = 64;
+    CHECK(test_config_apply(&c, "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 "
+                                "mlp=swiglu mlp_bias=0 rope_pairs=halves tie_lm_head=0"),
+          "%s", ngpt_last_error());
+    ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx = NULL;
     CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
@@ -178,6 +196,17 @@ int main(void)
         CHECK_STATUS(ngpt_checkpoint_load_train(other, p20, NULL), NGPT_ERR_CONFIG_MISMATCH);
         ngpt_context_free(other);
     }
+    /* the Llama switches resume bit for bit too (SwiGLU and RMSNorm backward) */
+    ngpt_context *la = new_llama(), *lb = new_llama(), *lc = new_llama();
+    if (la && lb && lc) {
+        const uint64_t l20 = run(la, d, &o, 20);
+        run(lb, d, &o, 10);
+        CHECK_OK(ngpt_checkpoint_save_train(lb, p10, &ts));
+        CHECK_OK(ngpt_checkpoint_load_train(lc, p10, &got));
+        CHECK_HASH(run(lc, d, &got.opt, 10), l20);
+        CHECK(l20 != h20, "the Llama model trained the default one's parameters");
+    }
+    ngpt_context_free(la), ngpt_context_free(lb), ngpt_context_free(lc);
     CHECK_STATUS(ngpt_checkpoint_load_train(c, "/nonexistent/x.ngpt", NULL), NGPT_ERR_IO);
     CHECK_STATUS(ngpt_checkpoint_save_train(c, p20b, NULL), NGPT_ERR_NULL_ARG);
     remove(p10), remove(p20), remove(p20b), remove(pmodel);

@@ -72,8 +72,10 @@ static void resume(const char *name, const ngpt_config *c, const ngpt_tokenizer 
     CHECK_OK(ngpt_cache_save(b, 0, path));
     size_t size = 0;
     unsigned char *image = snapshot(b, &size);
+    const size_t width = (size_t)(c->n_kv_heads ? c->n_kv_heads : c->n_heads) *
+                         (size_t)(c->head_dim ? c->head_dim : c->d_model / c->n_heads);
     CHECK(image && size == 96 + 4 * (PROMPT + FIRST - 1) +
-                               8 * (size_t)(PROMPT + FIRST - 1) * c->n_layers * c->d_model + 8,
+                               8 * (size_t)(PROMPT + FIRST - 1) * c->n_layers * width + 8,
           "[%s] session image of %zu bytes", name, size);
 
     memcpy(prompt + PROMPT, first, sizeof first);
@@ -245,6 +247,9 @@ int main(void)
     ngpt_config q = c;
     q.weights = NGPT_WEIGHTS_Q8;
     resume("q8 sampled", &q, NULL, 0.8f);
+    ngpt_config g = c;     /* grouped-query attention: the cache holds 2 KV heads of 4 */
+    g.n_kv_heads = 2;
+    resume("gqa sampled", &g, NULL, 0.8f);
 
     static const char text[] = "the cat sat on the mat, the cat ate the rat; a bat sat on a hat";
     const void *texts[1] = {text};

@@ -24,11 +24,16 @@
 
 enum { B = 2, T = 16 };
 
-static ngpt_context *golden_ctx(void)
+/* The tiny config [with the switches of a Llama: tools/golden.py's LLAMA]. */
+static ngpt_context *golden_ctx(bool llama)
 {
     ngpt_config c = ngpt_config_default();
     c.vocab_size = 256, c.context_len = T, c.d_model = 32, c.n_layers = 2, c.n_heads = 4;
     c.d_ff = 64, c.dropout = 0.0f;
+    if (llama)
+        CHECK(test_config_apply(&c, "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 "
+                                    "mlp=swiglu mlp_bias=0 rope_pairs=halves tie_lm_head=0"),
+              "%s", ngpt_last_error());
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx = NULL;
@@ -66,21 +71,23 @@ static void compare(const char *what, const char *name, const float *got, const 
     if (maxerr > *worst) *worst = maxerr;
 }
 
-int main(void)
+static void run(const char *file, bool llama)
 {
     golden_bundle g;
-    if (golden_load(&g, "tiny.bin") != 0) {
-        CHECK(0, "tests/golden/tiny.bin is missing or unreadable");
-        return test_summary("test_train_golden");
+    if (golden_load(&g, file) != 0) {
+        CHECK(0, "tests/golden/%s is missing or unreadable", file);
+        return;
     }
-    ngpt_context *ctx = golden_ctx();
+    printf("%s:\n", file);
+    ngpt_context *ctx = golden_ctx(llama);
     const golden_entry *tk = golden_find(&g, "tokens"), *tg = golden_find(&g, "targets");
     const golden_entry *al = golden_find(&g, "adamw.loss");
     CHECK(tk && tg && al && tk->count == B * T && tg->count == B * T && al->count == 10,
           "tokens/targets/adamw.loss missing or mis-shaped");
     if (!ctx || !tk || !tg || !al || tk->count != B * T || tg->count != B * T) {
         golden_free(&g);
-        return test_summary("test_train_golden");
+        ngpt_context_free(ctx);
+        return;
     }
     int32_t tok[B * T], tgt[B * T];
     for (int i = 0; i < B * T; i++) tok[i] = (int32_t)tk->data[i], tgt[i] = (int32_t)tg->data[i];
@@ -130,5 +137,11 @@ int main(void)
            worst_loss, worst1, worst10);
     ngpt_context_free(ctx);
     golden_free(&g);
+}
+
+int main(void)
+{
+    run("tiny.bin", false);
+    run("llama.bin", true);     /* RMSNorm, SwiGLU, GQA, head_dim, halves: their backward */
     return test_summary("test_train_golden");
 }

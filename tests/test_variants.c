@@ -1,27 +1,35 @@
 /* test_variants.c — the model variants (ngpt_config's qkv_bias, proj_bias,
- * tie_lm_head, final_norm, norm, pos, gelu; their gradients are checked in
- * test_grad.c): the
+ * tie_lm_head, final_norm, norm, pos, gelu, and the Llama family's
+ * norm_type, norm_eps, mlp, mlp_bias, n_kv_heads, head_dim, rope_pairs;
+ * their gradients are checked in test_grad.c): the
  * tensors each adds or removes, cached prefill/decode == the full forward
  * bit for bit, cached == uncached generation, checkpoints round-trip, the
  * cache shift refused for absolute positions, the scenario (training,
  * sampling, beams, traces) identical in a dirty caller arena with 3 threads,
- * the header bytes of the later switches, and golden checksums of three
- * combinations that cover every switch (GPT-2's among them). */
+ * the header bytes of the later switches, and golden checksums of four
+ * combinations that cover every switch (GPT-2's and a Llama's among them). */
 #include <unistd.h>
 
+#include "runtime/config.h"   /* ngpt_config_compare */
 #include "scenario.h"
 
 enum { V = 256, T = 16 };
 
 static const char *const SWITCHES[] = {
     "qkv_bias=1", "tie_lm_head=0", "final_norm=0", "norm=post", "pos=sinusoidal", "pos=learned",
-    "proj_bias=1", "gelu=tanh",
+    "proj_bias=1", "gelu=tanh", "norm_type=rms", "norm_eps=1e-6", "mlp=swiglu", "mlp_bias=0",
+    "kv_heads=2", "kv_heads=1", "head_dim=6", "head_dim=12", "rope_pairs=halves",
+    "norm_type=rms norm=post final_norm=0",
 };
 /* the golden combinations: A has every switch but sinusoidal, B that one */
 static const char COMBO_A[] = "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned";
 static const char COMBO_B[] = "pos=sinusoidal qkv_bias=1";
 /* GPT-2's wiring: learned positions, biased qkv and proj, the tanh GELU */
 static const char COMBO_GPT2[] = "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh";
+/* A Llama's: RMSNorm, SwiGLU, no biases, GQA 3:1, a head size that is not
+ * C/H (6 heads of 10 on C = 32), RoPE on halves, an untied head */
+static const char COMBO_LLAMA[] = "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 "
+                                  "mlp=swiglu mlp_bias=0 rope_pairs=halves tie_lm_head=0";
 
 /* The tiny config (test.h) with the space-separated switches of sw. */
 static ngpt_config tiny(const char *sw)
@@ -47,6 +55,15 @@ static bool has_tensor(const ngpt_context *ctx, const char *name)
     return ngpt_tensor_find(ctx, name, &ti) == NGPT_OK;
 }
 
+/* Whether a model of config c has the tensor (a context made for the question). */
+static bool has_tensor_ctx_free(const ngpt_config *c, const char *name)
+{
+    ngpt_context *ctx = make_infer(c, 1);
+    bool has = ctx && has_tensor(ctx, name);
+    ngpt_context_free(ctx);
+    return has;
+}
+
 /* Each switch adds or removes exactly its tensors and their floats. */
 static void test_tensors(const char *sw)
 {
@@ -54,16 +71,27 @@ static void test_tensors(const char *sw)
     size_t nd = 0, nc = 0;
     CHECK_OK(ngpt_config_param_count(&d, &nd));
     CHECK_OK(ngpt_config_param_count(&c, &nc));
-    const size_t C = (size_t)c.d_model, L = (size_t)c.n_layers;
-    size_t want = nd + (c.qkv_bias ? L * 3 * C : 0) + (c.proj_bias ? L * C : 0) + (c.tie_lm_head ? 0 : (size_t)V * C) +
-                  (c.pos == NGPT_POS_LEARNED ? (size_t)T * C : 0) - (c.final_norm ? 0 : 2 * C);
+    const size_t C = (size_t)c.d_model, L = (size_t)c.n_layers, F = (size_t)c.d_ff;
+    (void)nd;
+    /* counted here from the shapes docs/FORMAT.md gives, not from the layout */
+    const size_t H = (size_t)c.n_heads, KV = c.n_kv_heads ? (size_t)c.n_kv_heads : H;
+    const size_t D = c.head_dim ? (size_t)c.head_dim : C / H, QKV = (H + 2 * KV) * D;
+    const size_t F1 = c.mlp == NGPT_MLP_SWIGLU ? 2 * F : F, NB = c.norm_type == NGPT_NORM_LAYER;
+    const size_t block = 2 * C * (1 + NB) + QKV * C + (c.qkv_bias ? QKV : 0) + C * H * D +
+                         (c.proj_bias ? C : 0) + F1 * C + C * F + (c.mlp_bias ? F1 + C : 0);
+    size_t want = (size_t)V * C * (c.tie_lm_head ? 1 : 2) + L * block +
+                  (c.pos == NGPT_POS_LEARNED ? (size_t)T * C : 0) + (c.final_norm ? C * (1 + NB) : 0);
     CHECK(nc == want, "[%s] %zu parameters, want %zu", sw, nc, want);
+    CHECK(has_tensor_ctx_free(&c, "blocks.0.ln1.bias") == (bool)NB &&
+              has_tensor_ctx_free(&c, "blocks.1.mlp.fc2.bias") == c.mlp_bias,
+          "[%s] norm or MLP biases", sw);
     ngpt_context *ctx = make_infer(&c, 1);
     if (!ctx) return;
     CHECK(has_tensor(ctx, "blocks.1.attn.qkv.bias") == c.qkv_bias, "[%s] qkv bias", sw);
     CHECK(has_tensor(ctx, "blocks.1.attn.proj.bias") == c.proj_bias, "[%s] proj bias", sw);
     CHECK(has_tensor(ctx, "lm_head.weight") == !c.tie_lm_head, "[%s] lm_head", sw);
-    CHECK(has_tensor(ctx, "ln_f.weight") == c.final_norm && has_tensor(ctx, "ln_f.bias") == c.final_norm,
+    CHECK(has_tensor(ctx, "ln_f.weight") == c.final_norm &&
+              has_tensor(ctx, "ln_f.bias") == (c.final_norm && c.norm_type == NGPT_NORM_LAYER),
           "[%s] ln_f", sw);
     CHECK(has_tensor(ctx, "pos_emb.weight") == (c.pos == NGPT_POS_LEARNED), "[%s] pos_emb", sw);
     /* the table tiles the parameters in order, with no gap */
@@ -185,7 +213,8 @@ static void test_checkpoint(const char *sw)
     CHECK_OK(ngpt_checkpoint_config(path, &got));
     CHECK(got.qkv_bias == c.qkv_bias && got.tie_lm_head == c.tie_lm_head &&
               got.final_norm == c.final_norm && got.norm == c.norm && got.pos == c.pos &&
-              got.proj_bias == c.proj_bias && got.gelu == c.gelu,
+              got.proj_bias == c.proj_bias && got.gelu == c.gelu &&
+              ngpt_config_compare(&got, &c) == NGPT_OK,
           "[%s] the stored config lost a switch", sw);
     CHECK_OK(ngpt_checkpoint_load(back, path));
     uint64_t h0 = 0, h1 = 1;
@@ -205,8 +234,8 @@ static void test_checkpoint(const char *sw)
 }
 
 /* The later switches live in header bytes 70 (proj_bias) and 71 (gelu),
- * zero for a default model, so its file is what it always was; a value
- * past the switch's range is refused by name. */
+ * and the Llama switches in 72..87, zero for a default model, so its file
+ * is what it always was. */
 static void test_header_bytes(void)
 {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -232,7 +261,45 @@ static void test_header_bytes(void)
     CHECK_OK(ngpt_checkpoint_config(path, &got));
     CHECK(got.proj_bias && got.gelu == NGPT_GELU_TANH && got.qkv_bias && got.pos == NGPT_POS_LEARNED,
           "the GPT-2 switches read back");
+    /* the Llama switches: bytes 72..75 (rms, swiglu, no_mlp_bias, halves),
+     * f32 norm_eps at 76, i32 kv_heads at 80 and head_dim at 84, then zeros */
+    ngpt_config lc = tiny(COMBO_LLAMA);
+    ngpt_context *ctx = make_infer(&lc, 1);
+    if (ctx) {
+        CHECK_OK(ngpt_checkpoint_save(ctx, path));
+        ngpt_context_free(ctx);
+        unsigned char hdr[128];
+        FILE *f = fopen(path, "rb");
+        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
+        if (f) fclose(f);
+        float eps;
+        int32_t kv, hd;
+        memcpy(&eps, hdr + 76, 4), memcpy(&kv, hdr + 80, 4), memcpy(&hd, hdr + 84, 4);
+        CHECK(hdr[72] == 1 && hdr[73] == 1 && hdr[74] == 1 && hdr[75] == 1 && eps == 1e-6f &&
+                  kv == 2 && hd == 10, "[llama] bytes 72..87: %u %u %u %u %g %d %d", hdr[72],
+              hdr[73], hdr[74], hdr[75], (double)eps, (int)kv, (int)hd);
+        for (int i = 88; i < 128; i++) CHECK(hdr[i] == 0, "[llama] reserved byte %d set", i);
+    }
     unlink(path);
+}
+
+/* Grouped-query attention's point: the KV cache holds KV heads, KV/H of a
+ * full cache's bytes (the arena shrinks by exactly that). */
+static void test_kv_bytes(void)
+{
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_config full = tiny("H=6 head_dim=10"), gqa = tiny("H=6 head_dim=10 kv_heads=2");
+    size_t a = 0, b = 0;
+    CHECK_OK(ngpt_arena_size(&full, &s, &a));
+    CHECK_OK(ngpt_arena_size(&gqa, &s, &b));
+    /* the cache: 2 (k, v) x L x batch x T x (H - KV) D floats; the qkv
+     * projection: (H - KV) 2 D C parameters, and its output buffer T x
+     * (H - KV) 2 D floats (regions round up to 64 bytes) */
+    const size_t C = 32, L = 2, D = 10, dropped = 4;
+    const size_t cache = 2 * L * (size_t)s.batch * T * dropped * D * sizeof(float);
+    const size_t rest = (L * 2 * dropped * D * C + T * 2 * dropped * D) * sizeof(float);
+    CHECK(a > b && a - b + 64 * 8 >= cache + rest && a - b <= cache + rest + 64 * 8,
+          "GQA arena %zu vs %zu: saved %zu, want %zu", b, a, a - b, cache + rest);
 }
 
 /* Everything the scenario computes, in a NaN-filled caller arena with 3
@@ -269,17 +336,22 @@ int main(void)
         test_checkpoint(SWITCHES[i]);
         test_scenario(SWITCHES[i]);
     }
-    const char *const combos[] = {COMBO_A, COMBO_B, COMBO_GPT2};
-    for (size_t i = 0; i < 3; i++) {
-        test_tensors(combos[i]);
+    static char llama_q8[sizeof COMBO_LLAMA + 16];
+    snprintf(llama_q8, sizeof llama_q8, "%s weights=q8", COMBO_LLAMA);
+    const char *const combos[] = {COMBO_A, COMBO_B, COMBO_GPT2, COMBO_LLAMA, llama_q8};
+    for (size_t i = 0; i < 5; i++) {
+        if (combos[i] != llama_q8) test_tensors(combos[i]);    /* (8-bit tensors are not floats) */
         test_cached_equals_full(combos[i]);
         test_generate(combos[i]);
         test_checkpoint(combos[i]);
     }
+    test_scenario(COMBO_LLAMA);
+    test_kv_bytes();
     test_generate("");      /* the shift works with RoPE */
     test_golden(COMBO_A, 0x250a1c69548107e6);
     test_golden(COMBO_B, 0x9aba929758bd3460);
     test_golden(COMBO_GPT2, 0x7e6eb1eaea7ba9e5);
+    test_golden(COMBO_LLAMA, 0xaa5d5ba9ea400ab9);
     test_header_bytes();
     return test_summary("test_variants");
 }

@@ -10,13 +10,18 @@ import accepts a bare state_dict, or a dict with `model_state` (or
 `state_dict`/`model`) and optionally `model_cfg` (a dict, a dataclass or any
 object with fields V T C L H d_ff dropout rope_theta) and an AdamW state
 (`optim_state`, `optimizer_state`, `optimizer`, `opt_state` or `optim`).
-The variants (qkv_bias tie_lm_head final_norm norm pos proj_bias gelu;
-tied_head is an alias of tie_lm_head) come from the stored config, else from
-the keys: a blocks.N.attn.qkv.bias means qkv_bias=1, blocks.N.attn.proj.bias
-proj_bias=1, pos_emb.weight pos=learned, no ln_f.* final_norm=0, an
-lm_head.weight that differs from tok_emb.weight tie_lm_head=0. norm=post,
-pos=sinusoidal and gelu=tanh leave no key behind: pass them with --config
-when the checkpoint does not store them. A key that maps to
+The variants (qkv_bias tie_lm_head final_norm norm pos proj_bias gelu
+norm_type norm_eps mlp mlp_bias kv_heads head_dim rope_pairs; tied_head is
+an alias of tie_lm_head, n_kv_heads of kv_heads) come from the stored config,
+else from the keys: a blocks.N.attn.qkv.bias means qkv_bias=1,
+blocks.N.attn.proj.bias proj_bias=1, pos_emb.weight pos=learned, no ln_f.*
+final_norm=0, an lm_head.weight that differs from tok_emb.weight
+tie_lm_head=0, ln1.weight without ln1.bias norm_type=rms, no mlp biases
+mlp_bias=0, an fc1 twice fc2's width mlp=swiglu, and with H known (stored
+or given) head_dim and kv_heads from attn.proj.weight (C, H*D) and
+attn.qkv.weight ((H + 2 KV) D, C). norm=post, pos=sinusoidal, gelu=tanh,
+norm_eps and rope_pairs leave no key behind: pass them with --config when
+the checkpoint does not store them. A key that maps to
 no ngpt tensor is an error naming it.
 Without a stored config it is inferred from the shapes (V, C, L, d_ff); T
 defaults to 256, H to 4, dropout to 0.1 and rope_theta to 10000: pass
@@ -64,13 +69,15 @@ import ngpt_torch as nt  # noqa: E402
 
 SIZE_FIELDS = ("V", "T", "C", "L", "H", "d_ff", "dropout", "rope_theta")
 CFG_FIELDS = SIZE_FIELDS + nt.VARIANT_FIELDS
-BOOL_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "proj_bias")
+BOOL_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "proj_bias", "mlp_bias")
 # switches added later: printed (as ngpt does) only when not at their default
-LATER_FIELDS = ("proj_bias", "gelu")
-NAMED_FIELDS = {"norm": nt.NORMS, "pos": nt.POSITIONS, "gelu": nt.GELUS}
+LATER_FIELDS = ("proj_bias", "gelu") + nt.LLAMA_FIELDS
+NAMED_FIELDS = {"norm": nt.NORMS, "pos": nt.POSITIONS, "gelu": nt.GELUS,
+                "norm_type": nt.NORM_TYPES, "mlp": nt.MLPS, "rope_pairs": nt.ROPE_PAIRS}
+FLOAT_FIELDS = ("dropout", "rope_theta", "norm_eps")
 CFG_ALIASES = {"vocab_size": "V", "context_len": "T", "block_size": "T", "d_model": "C",
                "n_embd": "C", "n_layers": "L", "n_layer": "L", "n_heads": "H", "n_head": "H",
-               "tied_head": "tie_lm_head"}
+               "tied_head": "tie_lm_head", "n_kv_heads": "kv_heads"}
 MODEL_KEYS = ("model_state", "state_dict", "model")
 OPTIM_KEYS = ("optim_state", "optimizer_state", "optimizer", "opt_state", "optim")
 TRAIN_CFG_KEYS = ("train_cfg", "train_config", "training_cfg")
@@ -176,7 +183,7 @@ def parse_overrides(pairs):
             out[k] = v
             continue
         try:
-            out[k] = float(v) if k in ("dropout", "rope_theta") else int(v)
+            out[k] = float(v) if k in FLOAT_FIELDS else int(v)
         except ValueError:
             raise ConvertError(f"--config {kv!r}: {v!r} is not a number") from None
     return out
@@ -187,6 +194,8 @@ def variant_value(k, v):
     also ngpt's enum numbers)."""
     if k in BOOL_FIELDS:
         return bool(v)
+    if k not in NAMED_FIELDS:       # numbers: norm_eps, kv_heads, head_dim
+        return float(v) if k in FLOAT_FIELDS else int(v)
     names = NAMED_FIELDS[k]
     if isinstance(v, int) and 0 <= v < len(names):
         return names[v]
@@ -226,12 +235,22 @@ def infer_config(sd, stored, overrides):
     c.setdefault("C", emb.shape[1])
     layers = {int(k.split(".")[1]) for k in sd if k.startswith("blocks.") and k.split(".")[1].isdigit()}
     c.setdefault("L", max(layers) + 1 if layers else 0)
-    fc1 = sd.get("blocks.0.mlp.fc1.weight")
-    if fc1 is not None and fc1.dim() == 2:
+    fc1, fc2 = sd.get("blocks.0.mlp.fc1.weight"), sd.get("blocks.0.mlp.fc2.weight")
+    if fc2 is not None and fc2.dim() == 2:
+        c.setdefault("d_ff", fc2.shape[1])
+    elif fc1 is not None and fc1.dim() == 2:
         c.setdefault("d_ff", fc1.shape[0])
-    # the variants the keys tell (a stored or given value wins)
+    # the variants the keys tell (a stored or given value wins): biases by
+    # their keys, RMSNorm by norm weights without biases, SwiGLU by an fc1
+    # twice fc2's width
     told = {"qkv_bias": "blocks.0.attn.qkv.bias" in sd, "final_norm": "ln_f.weight" in sd,
-            "proj_bias": "blocks.0.attn.proj.bias" in sd}
+            "proj_bias": "blocks.0.attn.proj.bias" in sd,
+            "mlp_bias": "blocks.0.mlp.fc2.bias" in sd or "blocks.0.mlp.fc1.bias" in sd}
+    if "blocks.0.ln1.weight" in sd and "blocks.0.ln1.bias" not in sd:
+        told["norm_type"] = "rms"
+    if fc1 is not None and fc2 is not None and fc1.dim() == 2 and fc2.dim() == 2 and \
+            fc1.shape[0] == 2 * fc2.shape[1]:
+        told["mlp"] = "swiglu"
     if "pos_emb.weight" in sd:
         told["pos"] = "learned"
     head, emb = sd.get("lm_head.weight"), sd.get("tok_emb.weight")
@@ -247,18 +266,37 @@ def infer_config(sd, stored, overrides):
             c[f] = d
             guessed.append(f)
     c.update(overrides)
+    heads_from_shapes(sd, c)
     if "d_ff" not in c:
         raise ConvertError("missing key blocks.0.mlp.fc1.weight: cannot tell d_ff (pass --config d_ff=N)")
     if guessed:
         print("note: not stored in the checkpoint, using defaults: " +
               " ".join(f"{f}={c[f]}" for f in guessed) + " (override with --config key=value)")
     try:
-        cfg = nt.ModelConfig(**{f: (float(c[f]) if f in ("dropout", "rope_theta") else int(c[f]))
+        cfg = nt.ModelConfig(**{f: (float(c[f]) if f in FLOAT_FIELDS else int(c[f]))
                                 for f in SIZE_FIELDS},
                              **{f: variant_value(f, c[f]) for f in nt.VARIANT_FIELDS if f in c})
         return cfg.validate()
     except ValueError as e:
         raise ConvertError(str(e)) from None
+
+
+def heads_from_shapes(sd, c):
+    """head_dim and kv_heads from the shapes when H is known and they are
+    not stored or given: attn.proj.weight is (C, H*D), attn.qkv.weight
+    ((H + 2 KV) D, C)."""
+    proj, qkv = sd.get("blocks.0.attn.proj.weight"), sd.get("blocks.0.attn.qkv.weight")
+    H = int(c.get("H", 0))
+    if proj is None or qkv is None or proj.dim() != 2 or qkv.dim() != 2 or H <= 0 \
+            or proj.shape[1] % H:
+        return
+    D = proj.shape[1] // H
+    if "head_dim" not in c and D != int(c["C"]) // H:
+        c["head_dim"] = D
+    if "kv_heads" not in c and qkv.shape[0] % D == 0 and (qkv.shape[0] // D - H) % 2 == 0:
+        kv = (qkv.shape[0] // D - H) // 2
+        if 0 < kv < H:
+            c["kv_heads"] = kv
 
 
 def to_f32(name, t):
@@ -280,7 +318,7 @@ def check_state(sd, cfg):
     if unknown:
         unknown[-1] += (" (ngpt maps tok_emb, pos_emb (pos=learned), blocks.N.{ln1,ln2}, "
                         "attn.qkv.weight/.bias (qkv_bias), attn.proj.weight/.bias (proj_bias), "
-                        "mlp.fc1/fc2, ln_f "
+                        "mlp.fc1/fc2 (.bias: mlp_bias), ln_f "
                         "(final_norm), lm_head (tie_lm_head=0); config " + cfg_str(cfg) + ")")
     missing = [k for k in shapes if k not in sd]
     bad = [f"{k} {tuple(sd[k].shape)} (want {shapes[k]})" for k in shapes
@@ -321,7 +359,14 @@ def cfg_str(cfg):
     """The config as ngpt's --config writes it (bools as 0/1; the later
     switches only when set)."""
     return " ".join(f"{f}={field_str(getattr(cfg, f))}" for f in CFG_FIELDS
-                    if f not in LATER_FIELDS or getattr(cfg, f) != getattr(nt.DEFAULT, f))
+                    if f not in LATER_FIELDS or not same_value(f, getattr(cfg, f), getattr(nt.DEFAULT, f)))
+
+
+def same_value(f, a, b):
+    """Whether two values of field f are the same model (norm_eps as float32; 0 = 1e-5)."""
+    if f == "norm_eps":
+        return np.float32(a or 1e-5) == np.float32(b or 1e-5)
+    return a == b
 
 
 def optim_tensors(opt, params):
@@ -467,7 +512,7 @@ def do_export(args):
         sd[name] = torch.from_numpy(tensors[name].copy())
     if cfg.tie_lm_head:
         sd["lm_head.weight"] = sd["tok_emb.weight"]             # tied: the same tensor
-    switches = [f for f in nt.VARIANT_FIELDS if getattr(cfg, f) != getattr(nt.DEFAULT, f)]
+    switches = [f for f in nt.VARIANT_FIELDS if not same_value(f, getattr(cfg, f), getattr(nt.DEFAULT, f))]
     if args.cfg_dataclass:
         model_cfg = dataclasses.replace(cfg)
     elif switches:
@@ -525,7 +570,8 @@ def main(argv=None):
     im.add_argument("output")
     im.add_argument("--config", action="append", metavar="KEY=VALUE", nargs="+",
                     help="set/override config fields (V T C L H d_ff dropout rope_theta "
-                    "qkv_bias tie_lm_head final_norm norm pos proj_bias gelu)")
+                    "qkv_bias tie_lm_head final_norm norm pos proj_bias gelu norm_type norm_eps "
+                    "mlp mlp_bias kv_heads head_dim rope_pairs)")
     im.add_argument("--no-optim", action="store_true", help="ignore optimizer state")
     im.add_argument("--tokenizer", metavar="FILE",
                     help="the model's BPE tokenizer (an ngpt tokenizer file): carried in the .ngpt")

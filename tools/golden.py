@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""golden.py — writes tests/golden/tiny.bin and tests/golden/default.bin
-(docs/GOLDEN.md) from the PyTorch reference model in tools/ngpt_torch.py.
+"""golden.py — writes tests/golden/tiny.bin, tests/golden/default.bin and
+tests/golden/llama.bin (docs/GOLDEN.md) from the PyTorch reference model in
+tools/ngpt_torch.py.
 
     /usr/bin/python3 tools/golden.py [--out tests/golden]
 
@@ -21,6 +22,11 @@ import ngpt_torch as nt  # noqa: E402
 TEXT = (b"The quick brown fox jumps over the lazy dog. A byte-level model reads text "
         b"one UTF-8 byte at a time, so every token is a number from 0 to 255.")
 SEED = 42
+# the tiny config with a Llama's switches: RMSNorm (eps 1e-6), SwiGLU, no
+# biases, GQA 3:1, 6 heads of 10 on C = 32, RoPE on halves, an untied head
+LLAMA = nt.ModelConfig(V=256, T=16, C=32, L=2, H=6, d_ff=64, dropout=0.0, tie_lm_head=False,
+                       norm_type="rms", norm_eps=1e-6, mlp="swiglu", mlp_bias=False,
+                       kv_heads=2, head_dim=10, rope_pairs="halves")
 
 
 def batch(B, T):
@@ -92,7 +98,11 @@ def main():
     cfg = nt.ModelConfig(dropout=0.0)               # default config, eval mode
     _, _, _, default = forward_entries(cfg, 1, 32)
     nt.write_golden(os.path.join(args.out, "default.bin"), default)
-    for name in ("tiny.bin", "default.bin"):
+
+    model, x, y, llama = forward_entries(LLAMA, 2, 16)
+    llama.update(train_entries(LLAMA, model, x, y))
+    nt.write_golden(os.path.join(args.out, "llama.bin"), llama)
+    for name in ("tiny.bin", "default.bin", "llama.bin"):
         p = os.path.join(args.out, name)
         g = nt.read_golden(p)
         print(f"{p}: {len(g)} entries, {os.path.getsize(p)} bytes, loss {g['loss'][0]:.6f}")

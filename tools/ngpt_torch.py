@@ -6,8 +6,10 @@ writers of the .ngpt checkpoint (docs/FORMAT.md) and golden bundles
 The model's state_dict names are exactly the .ngpt names, plus lm_head.weight
 (the same tensor as tok_emb.weight when tied), so a .pt written by
 tools/convert.py loads with load_state_dict(strict=True). The variants of
-ngpt_config (qkv_bias, tie_lm_head, final_norm, norm, pos, proj_bias, gelu)
-are ModelConfig fields with the same names and defaults.
+ngpt_config (qkv_bias, tie_lm_head, final_norm, norm, pos, proj_bias, gelu,
+and the Llama family's norm_type, norm_eps, mlp, mlp_bias, kv_heads,
+head_dim, rope_pairs) are ModelConfig fields with the names of ngpt's
+--config keys and the same defaults.
 """
 import ctypes
 import ctypes.util
@@ -43,21 +45,55 @@ class ModelConfig:
     # later switches, last so that positional construction keeps working
     proj_bias: bool = False         # attn.proj.bias (C) per block (GPT-2)
     gelu: str = "exact"             # "tanh": GPT-2's approximation (gelu_new)
+    # the Llama family's switches
+    norm_type: str = "layer"        # "rms": RMSNorm, weight only
+    norm_eps: float = 1e-5          # the eps of either norm
+    mlp: str = "gelu"               # "swiglu": fc2(silu(gate) * up), fc1 = [gate; up] (2 d_ff, C)
+    mlp_bias: bool = True           # False: no mlp.fc1.bias, mlp.fc2.bias
+    kv_heads: int = 0               # 0 = H; grouped-query attention
+    head_dim: int = 0               # 0 = C/H
+    rope_pairs: str = "interleaved"  # "halves": Hugging Face's rotate_half
+
+    @property
+    def D(self):
+        return self.head_dim or self.C // self.H
+
+    @property
+    def KV(self):
+        return self.kv_heads or self.H
+
+    @property
+    def QKV(self):
+        return (self.H + 2 * self.KV) * self.D
+
+    @property
+    def F1(self):
+        return 2 * self.d_ff if self.mlp == "swiglu" else self.d_ff
 
     def validate(self):
         for f in ("V", "T", "C", "L", "H", "d_ff"):
             if int(getattr(self, f)) <= 0:
                 raise ValueError(f"config: {f}={getattr(self, f)} must be > 0")
-        if self.C % self.H:
-            raise ValueError(f"config: C={self.C} is not a multiple of H={self.H}")
+        if self.kv_heads < 0 or self.head_dim < 0:
+            raise ValueError(f"config: kv_heads={self.kv_heads} and head_dim={self.head_dim} "
+                             "must be >= 0 (0: the default)")
+        if self.H % self.KV:
+            raise ValueError(f"config: H={self.H} is not a multiple of kv_heads={self.KV}")
+        if not self.head_dim and self.C % self.H:
+            raise ValueError(f"config: C={self.C} is not a multiple of H={self.H} (set head_dim)")
+        for f, names in (("norm_type", NORM_TYPES), ("mlp", MLPS), ("rope_pairs", ROPE_PAIRS)):
+            if getattr(self, f) not in names:
+                raise ValueError(f"config: {f}={getattr(self, f)!r} must be one of {' '.join(names)}")
+        if not (self.norm_eps >= 0 and math.isfinite(self.norm_eps)):
+            raise ValueError(f"config: norm_eps={self.norm_eps} must be finite and > 0")
         if self.norm not in NORMS:
             raise ValueError(f"config: norm={self.norm!r} must be one of {' '.join(NORMS)}")
         if self.gelu not in GELUS:
             raise ValueError(f"config: gelu={self.gelu!r} must be one of {' '.join(GELUS)}")
         if self.pos not in POSITIONS:
             raise ValueError(f"config: pos={self.pos!r} must be one of {' '.join(POSITIONS)}")
-        if self.pos == "rope" and (self.C // self.H) % 2:
-            raise ValueError(f"config: head size D=C/H={self.C // self.H} must be even (RoPE pairs)")
+        if self.pos == "rope" and self.D % 2:
+            raise ValueError(f"config: head size D={self.D} must be even (RoPE pairs)")
         if self.pos == "sinusoidal" and self.C % 2:
             raise ValueError(f"config: C={self.C} must be even for pos=sinusoidal")
         if not 0.0 <= self.dropout < 1.0:
@@ -70,7 +106,12 @@ class ModelConfig:
 NORMS = ("pre", "post")                       # ngpt_norm_placement order
 POSITIONS = ("rope", "sinusoidal", "learned")  # ngpt_pos_encoding order
 GELUS = ("exact", "tanh")                      # ngpt_gelu order
-VARIANT_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "norm", "pos", "proj_bias", "gelu")
+NORM_TYPES = ("layer", "rms")                  # ngpt_norm_type order
+MLPS = ("gelu", "swiglu")                      # ngpt_mlp order
+ROPE_PAIRS = ("interleaved", "halves")         # ngpt_rope_pairs order
+LLAMA_FIELDS = ("norm_type", "norm_eps", "mlp", "mlp_bias", "kv_heads", "head_dim", "rope_pairs")
+VARIANT_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "norm", "pos", "proj_bias",
+                  "gelu") + LLAMA_FIELDS
 
 TINY = ModelConfig(V=256, T=16, C=32, L=2, H=4, d_ff=64, dropout=0.0)
 DEFAULT = ModelConfig()
@@ -83,7 +124,7 @@ def rope_tables(cfg, T, dtype=torch.float64):
     pos*inv_freq in double, the angle rounded to float32 (as the original's
     float32 cache), then cos/sin (in `dtype`). Kept per (D, theta, T, dtype):
     every layer of every forward asks for the same tables."""
-    D = cfg.C // cfg.H
+    D = cfg.D
     key = (D, float(cfg.rope_theta), int(T), dtype)
     if key not in _ROPE_TABLES:
         half = D // 2
@@ -109,21 +150,44 @@ def sinusoid_table(cfg, dtype=torch.float64):
     return torch.stack((torch.sin(ang), torch.cos(ang)), dim=-1).flatten(-2)
 
 
-def apply_rope(x, cos, sin):
+def apply_rope(x, cos, sin, pairs="interleaved"):
     """x (B,H,T,D), interleaved pairs (2i, 2i+1):
-    x'_2i = x_2i c - x_2i+1 s, x'_2i+1 = x_2i s + x_2i+1 c."""
+    x'_2i = x_2i c - x_2i+1 s, x'_2i+1 = x_2i s + x_2i+1 c;
+    halves (i, i + D/2) as Hugging Face's Llama: x cos + rotate_half(x) sin
+    with the tables repeated over both halves."""
+    if pairs == "halves":
+        x0, x1 = x.chunk(2, dim=-1)
+        return torch.cat((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
     x0, x1 = x[..., 0::2], x[..., 1::2]
     y0 = x0 * cos - x1 * sin
     y1 = x0 * sin + x1 * cos
     return torch.stack((y0, y1), dim=-1).flatten(-2)
 
 
+class RMSNorm(nn.Module):
+    """norm_type=rms: x * rsqrt(mean(x^2) + eps) * weight (Llama's, in float)."""
+
+    def __init__(self, C, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(C))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def make_norm(cfg):
+    if cfg.norm_type == "rms":
+        return RMSNorm(cfg.C, cfg.norm_eps)
+    return nn.LayerNorm(cfg.C, eps=cfg.norm_eps)
+
+
 class Attention(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.cfg = cfg
-        self.qkv = nn.Linear(cfg.C, 3 * cfg.C, bias=cfg.qkv_bias)
-        self.proj = nn.Linear(cfg.C, cfg.C, bias=cfg.proj_bias)
+        self.qkv = nn.Linear(cfg.C, cfg.QKV, bias=cfg.qkv_bias)
+        self.proj = nn.Linear(cfg.H * cfg.D, cfg.C, bias=cfg.proj_bias)
         self.attn_drop = nn.Dropout(cfg.dropout)
         self.resid_drop = nn.Dropout(cfg.dropout)
         self.last_att = None        # (B,H,T,T) pre-dropout probabilities when traced
@@ -132,39 +196,47 @@ class Attention(nn.Module):
         """cache: this layer's (keys, values) buffers of a KVCache; the new
         tokens sit at positions pos.. and see every cached key before them."""
         B, T, C = x.shape
-        H = self.cfg.H
-        D = C // H
-        q, k, v = self.qkv(x).split(C, dim=2)      # columns [0,C) q, [C,2C) k, [2C,3C) v
-        q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))
+        H, KV, D = self.cfg.H, self.cfg.KV, self.cfg.D
+        # columns: q (H heads), k (KV heads), v (KV heads), each head D wide
+        q, k, v = self.qkv(x).split((H * D, KV * D, KV * D), dim=2)
+        q = q.view(B, T, H, D).transpose(1, 2)
+        k, v = (t.view(B, T, KV, D).transpose(1, 2) for t in (k, v))
         if self.cfg.pos == "rope":
             cos, sin = rope_tables(self.cfg, pos + T, x.dtype)
             cos, sin = cos[pos:].to(x.device), sin[pos:].to(x.device)
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            q = apply_rope(q, cos, sin, self.cfg.rope_pairs)
+            k = apply_rope(k, cos, sin, self.cfg.rope_pairs)
         if cache is not None:                       # keys stored after RoPE, as ngpt's
             keys, values = cache
             keys[:, :, pos:pos + T] = k
             values[:, :, pos:pos + T] = v
             k, v = keys[:, :, :pos + T], values[:, :, :pos + T]
+        if KV != H:     # query head h reads key/value head h // (H / KV) (Llama's repeat_kv)
+            k, v = (t.repeat_interleave(H // KV, dim=1) for t in (k, v))
         s = (q @ k.transpose(-2, -1)) / math.sqrt(D)
         mask = torch.ones(T, pos + T, dtype=torch.bool, device=x.device).tril(pos)
         s = s.masked_fill(~mask, torch.finfo(torch.float32).min)
         p = F.softmax(s, dim=-1)
         self.last_att = p.detach() if trace else None
         p = self.attn_drop(p)
-        o = (p @ v).transpose(1, 2).contiguous().view(B, T, C)
+        o = (p @ v).transpose(1, 2).contiguous().view(B, T, H * D)
         return self.resid_drop(self.proj(o))
 
 
 class MLP(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.fc1 = nn.Linear(cfg.C, cfg.d_ff)
-        self.fc2 = nn.Linear(cfg.d_ff, cfg.C)
+        self.fc1 = nn.Linear(cfg.C, cfg.F1, bias=cfg.mlp_bias)
+        self.fc2 = nn.Linear(cfg.d_ff, cfg.C, bias=cfg.mlp_bias)
         self.drop = nn.Dropout(cfg.dropout)
+        self.swiglu = cfg.mlp == "swiglu"
         # exact (erf) GELU, or GPT-2's tanh form
         self.approximate = "tanh" if cfg.gelu == "tanh" else "none"
 
     def forward(self, x):
+        if self.swiglu:     # fc1's rows: gate, then up (Llama's gate_proj, up_proj)
+            gate, up = self.fc1(x).chunk(2, dim=-1)
+            return self.drop(self.fc2(F.silu(gate) * up))
         return self.drop(self.fc2(F.gelu(self.fc1(x), approximate=self.approximate)))
 
 
@@ -172,9 +244,9 @@ class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         # registration order = state_dict order = ngpt's tensor order
-        self.ln1 = nn.LayerNorm(cfg.C, eps=1e-5)
+        self.ln1 = make_norm(cfg)
         self.attn = Attention(cfg)
-        self.ln2 = nn.LayerNorm(cfg.C, eps=1e-5)
+        self.ln2 = make_norm(cfg)
         self.mlp = MLP(cfg)
 
         self.post = cfg.norm == "post"
@@ -199,7 +271,7 @@ class NGPT(nn.Module):
             self.pos_emb = nn.Embedding(cfg.T, cfg.C)
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.L)])
-        self.ln_f = nn.LayerNorm(cfg.C, eps=1e-5) if cfg.final_norm else nn.Identity()
+        self.ln_f = make_norm(cfg) if cfg.final_norm else nn.Identity()
         self.lm_head = nn.Linear(cfg.C, cfg.V, bias=False)
         if cfg.tie_lm_head:
             self.lm_head.weight = self.tok_emb.weight       # tied
@@ -241,11 +313,11 @@ class NGPT(nn.Module):
 
 class KVCache:
     """Keys (after RoPE) and values of every layer for `batch` sequences of
-    up to cfg.T tokens, preallocated (B, H, T, D) each, as ngpt's KV cache:
+    up to cfg.T tokens, preallocated (B, KV, T, D) each, as ngpt's KV cache:
     a token fed to a cache holding n tokens sits at position n."""
 
     def __init__(self, cfg, batch, dtype=torch.float32, device=None):
-        shape = (batch, cfg.H, cfg.T, cfg.C // cfg.H)
+        shape = (batch, cfg.KV, cfg.T, cfg.D)
         self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(cfg.L)]
         self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(cfg.L)]
         self.len = 0
@@ -261,24 +333,26 @@ def param_names(cfg):
     """Parameter tensors in ngpt order (= state_dict order without a tied
     lm_head; = named_parameters() order)."""
     names = ["tok_emb.weight"] + (["pos_emb.weight"] if cfg.pos == "learned" else [])
-    block = ["ln1.weight", "ln1.bias", "attn.qkv.weight"] + \
+    nb = cfg.norm_type == "layer"       # RMSNorm has no bias
+    block = ["ln1.weight"] + (["ln1.bias"] if nb else []) + ["attn.qkv.weight"] + \
         (["attn.qkv.bias"] if cfg.qkv_bias else []) + \
         ["attn.proj.weight"] + (["attn.proj.bias"] if cfg.proj_bias else []) + \
-        ["ln2.weight", "ln2.bias", "mlp.fc1.weight", "mlp.fc1.bias",
-         "mlp.fc2.weight", "mlp.fc2.bias"]
+        ["ln2.weight"] + (["ln2.bias"] if nb else []) + ["mlp.fc1.weight"] + \
+        (["mlp.fc1.bias"] if cfg.mlp_bias else []) + ["mlp.fc2.weight"] + \
+        (["mlp.fc2.bias"] if cfg.mlp_bias else [])
     for i in range(cfg.L):
         names += [f"blocks.{i}.{n}" for n in block]
     if cfg.final_norm:
-        names += ["ln_f.weight", "ln_f.bias"]
+        names += ["ln_f.weight"] + (["ln_f.bias"] if nb else [])
     return names + ([] if cfg.tie_lm_head else ["lm_head.weight"])
 
 
 def param_shapes(cfg):
-    V, C, Fd = cfg.V, cfg.C, cfg.d_ff
-    per = {"ln1.weight": (C,), "ln1.bias": (C,), "attn.qkv.weight": (3 * C, C),
-           "attn.proj.weight": (C, C), "ln2.weight": (C,), "ln2.bias": (C,),
-           "mlp.fc1.weight": (Fd, C), "mlp.fc1.bias": (Fd,), "mlp.fc2.weight": (C, Fd),
-           "mlp.fc2.bias": (C,), "attn.qkv.bias": (3 * C,), "attn.proj.bias": (C,)}
+    V, C, Fd, F1, Q = cfg.V, cfg.C, cfg.d_ff, cfg.F1, cfg.QKV
+    per = {"ln1.weight": (C,), "ln1.bias": (C,), "attn.qkv.weight": (Q, C),
+           "attn.proj.weight": (C, cfg.H * cfg.D), "ln2.weight": (C,), "ln2.bias": (C,),
+           "mlp.fc1.weight": (F1, C), "mlp.fc1.bias": (F1,), "mlp.fc2.weight": (C, Fd),
+           "mlp.fc2.bias": (C,), "attn.qkv.bias": (Q,), "attn.proj.bias": (C,)}
     out = {}
     for n in param_names(cfg):
         if n in ("tok_emb.weight", "lm_head.weight"):
@@ -411,7 +485,7 @@ TOKENIZER = "tokenizer"
 TOKENIZER_MAGIC = b"NGPTTOKN"
 DTYPE_F32, DTYPE_Q8, DTYPE_BYTES = 0, 1, 2
 META_U64, META_F64, META_I64 = 0, 1, 2
-_HDR = struct.Struct("<8sIIQII6iff8B56x")      # 128 bytes
+_HDR = struct.Struct("<8sIIQII6iff12Bfii40x")  # 128 bytes
 _TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes: docs/FORMAT.md, "Tensor table entry"
 _META = struct.Struct("<48sII8s")              # 64 bytes
 assert _HDR.size == 128 and _TENSOR.size == 128 and _META.size == 64
@@ -486,7 +560,12 @@ def write_ngpt(path, cfg, tensors, meta=None):
                     cfg.V, cfg.T, cfg.C, cfg.L, cfg.H, cfg.d_ff,
                     float(cfg.dropout), float(cfg.rope_theta), int(cfg.qkv_bias),
                     int(cfg.tie_lm_head), int(cfg.final_norm), NORMS.index(cfg.norm),
-                    POSITIONS.index(cfg.pos), 0, int(cfg.proj_bias), GELUS.index(cfg.gelu))
+                    POSITIONS.index(cfg.pos), 0, int(cfg.proj_bias), GELUS.index(cfg.gelu),
+                    NORM_TYPES.index(cfg.norm_type), MLPS.index(cfg.mlp), int(not cfg.mlp_bias),
+                    ROPE_PAIRS.index(cfg.rope_pairs),
+                    # 0 for the default eps, as ngpt writes it
+                    0.0 if np.float32(cfg.norm_eps) in (np.float32(1e-5), 0) else float(cfg.norm_eps),
+                    int(cfg.kv_heads), int(cfg.head_dim))
     head = hdr + b"".join(table) + b"".join(mtab)
     body = head + b"\0" * (header_bytes - len(head)) + b"".join(blobs)
     assert len(body) == file_bytes - 8
@@ -533,7 +612,8 @@ def read_ngpt(path, quantized=None):
     if len(data) < 128 + 8:
         raise FormatError(f"{path}: {len(data)} bytes is too short for an ngpt checkpoint")
     (magic, version, header_bytes, file_bytes, n_t, n_m, V, T, C, L, H, d_ff, dropout, theta,
-     qkv_bias, tie, final_norm, norm, pos, weights, proj_bias, gelu) = _HDR.unpack_from(data, 0)
+     qkv_bias, tie, final_norm, norm, pos, weights, proj_bias, gelu, norm_type, mlp, no_mlp_bias,
+     rope_pairs, norm_eps, kv_heads, head_dim) = _HDR.unpack_from(data, 0)
     if magic != MAGIC:
         raise FormatError(f"{path}: not an ngpt checkpoint (magic {magic!r})")
     if version not in (VERSION, VERSION_BYTES):
@@ -545,18 +625,22 @@ def read_ngpt(path, quantized=None):
     got = xxh3_64(data[:file_bytes - 8])
     if got != want:
         raise FormatError(f"{path}: checksum mismatch (stored {want:016x}, computed {got:016x})")
-    if max(qkv_bias, tie, final_norm, weights, proj_bias) > 1 or norm >= len(NORMS) \
-            or pos >= len(POSITIONS) or gelu >= len(GELUS):
+    if max(qkv_bias, tie, final_norm, weights, proj_bias, no_mlp_bias) > 1 or norm >= len(NORMS) \
+            or pos >= len(POSITIONS) or gelu >= len(GELUS) or norm_type >= len(NORM_TYPES) \
+            or mlp >= len(MLPS) or rope_pairs >= len(ROPE_PAIRS):
         raise FormatError(f"{path}: unknown model variant (qkv_bias={qkv_bias} tie_lm_head={tie} "
                           f"final_norm={final_norm} norm={norm} pos={pos} weights={weights} "
-                          f"proj_bias={proj_bias} gelu={gelu})")
+                          f"proj_bias={proj_bias} gelu={gelu} norm_type={norm_type} mlp={mlp} "
+                          f"no_mlp_bias={no_mlp_bias} rope_pairs={rope_pairs})")
     if header_bytes % 64 or header_bytes < 128 + 128 * n_t + 64 * n_m or header_bytes > file_bytes - 8:
         raise FormatError(f"{path}: bad header_bytes {header_bytes}")
     # the shortest decimal that rounds to the stored float32 (0.1, not 0.10000000149)
     f32 = lambda x: float(str(np.float32(x)))  # noqa: E731
     cfg = ModelConfig(V, T, C, L, H, d_ff, f32(dropout), f32(theta), bool(qkv_bias), bool(tie),
                       bool(final_norm), NORMS[norm], POSITIONS[pos], bool(proj_bias),
-                      GELUS[gelu]).validate()
+                      GELUS[gelu], NORM_TYPES[norm_type], f32(norm_eps) if norm_eps else 1e-5,
+                      MLPS[mlp], not no_mlp_bias, kv_heads, head_dim,
+                      ROPE_PAIRS[rope_pairs]).validate()
     tensors = {}
     for i in range(n_t):
         name, dtype, ndim, s0, s1, s2, s3, off, nbytes = _TENSOR.unpack_from(data, 128 + 128 * i)

@@ -45,3 +45,44 @@ void ngpt_f32_rope_bwd__avx2(float *g, int heads, int dim, const float *cos_t, c
 {
     ngpt_rope_by4(g, heads, dim, cos_t, sin_t, true, rotate4);
 }
+
+/* Halves (rope_pairs=halves): x_i and x_i+dim/2 are 8 consecutive floats
+ * each, no shuffle; the pairs a head has left (dim/2 % 8) in scalar, the
+ * reference's expressions. */
+static void rope_halves(float *x, int heads, int dim, const float *cos_t, const float *sin_t,
+                        bool backward)
+{
+    const int half = dim / 2;
+    for (int h = 0; h < heads; h++) {
+        float *v = x + (size_t)h * (size_t)dim;
+        int i = 0;
+        for (; i + 8 <= half; i += 8) {
+            const __m256 a = _mm256_loadu_ps(v + i), b = _mm256_loadu_ps(v + i + half);
+            const __m256 c = _mm256_loadu_ps(cos_t + i), s = _mm256_loadu_ps(sin_t + i);
+            if (backward) {
+                _mm256_storeu_ps(v + i, _mm256_add_ps(_mm256_mul_ps(a, c), _mm256_mul_ps(b, s)));
+                _mm256_storeu_ps(v + i + half, _mm256_sub_ps(_mm256_mul_ps(b, c), _mm256_mul_ps(a, s)));
+            } else {
+                _mm256_storeu_ps(v + i, _mm256_sub_ps(_mm256_mul_ps(a, c), _mm256_mul_ps(b, s)));
+                _mm256_storeu_ps(v + i + half, _mm256_add_ps(_mm256_mul_ps(a, s), _mm256_mul_ps(b, c)));
+            }
+        }
+        for (; i < half; i++) {
+            const float a = v[i], b = v[i + half], c = cos_t[i], s = sin_t[i];
+            v[i] = backward ? a * c + b * s : a * c - b * s;
+            v[i + half] = backward ? b * c - a * s : a * s + b * c;
+        }
+    }
+}
+
+void ngpt_f32_rope_halves__avx2(float *x, int heads, int dim, const float *cos_t,
+                                const float *sin_t)
+{
+    rope_halves(x, heads, dim, cos_t, sin_t, false);
+}
+
+void ngpt_f32_rope_halves_bwd__avx2(float *g, int heads, int dim, const float *cos_t,
+                                    const float *sin_t)
+{
+    rope_halves(g, heads, dim, cos_t, sin_t, true);
+}

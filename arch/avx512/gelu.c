@@ -1,4 +1,4 @@
-/* gelu.c — AVX-512 GELU forward and backward, exact and tanh forms,
+/* gelu.c — AVX-512 GELU forward and backward, exact and tanh forms (and SwiGLU),
  * bit-identical to the reference: the same operations per element in the
  * same order, erf/exp/tanh from SLEEF's deterministic vector finz functions
  * (the 16-lane avx512f ones: the bits of the scalar finz ones the reference
@@ -91,5 +91,35 @@ void ngpt_f32_gelu_tanh_fwd_grad__avx512(float *y, float *g, const float *x, siz
         const __m512 sech2 = _mm512_fnmadd_ps(t, t, one);
         _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(hv, t1));
         _mm512_mask_storeu_ps(g + i, m, _mm512_fmadd_ps(_mm512_mul_ps(hv, sech2), du, _mm512_mul_ps(half, t1)));
+    }
+}
+
+/* SwiGLU (mlp=swiglu), 16 lanes: SLEEF's 16-lane finz exp, then the
+ * reference's divides and products; the tail under a mask like GELU's. */
+void ngpt_f32_swiglu_fwd__avx512(float *h, const float *g, const float *u, size_t n)
+{
+    const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = lanes(i, n);
+        const __m512 v = _mm512_maskz_loadu_ps(m, g + i);
+        const __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_xor_ps(v, sign));
+        const __m512 s = _mm512_div_ps(v, _mm512_add_ps(one, e));
+        _mm512_mask_storeu_ps(h + i, m, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, u + i)));
+    }
+}
+
+void ngpt_f32_swiglu_bwd__avx512(float *dg, float *du, const float *dh, const float *g,
+                                 const float *u, size_t n)
+{
+    const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = lanes(i, n);
+        const __m512 v = _mm512_maskz_loadu_ps(m, g + i), d = _mm512_maskz_loadu_ps(m, dh + i);
+        const __m512 den = _mm512_add_ps(one, Sleef_finz_expf16_u10avx512f(_mm512_xor_ps(v, sign)));
+        const __m512 s = _mm512_div_ps(v, den), sg = _mm512_div_ps(one, den);
+        const __m512 ds = _mm512_fmadd_ps(s, _mm512_sub_ps(one, sg), sg);
+        _mm512_mask_storeu_ps(du + i, m, _mm512_mul_ps(d, s));
+        _mm512_mask_storeu_ps(dg + i, m,
+                              _mm512_mul_ps(_mm512_mul_ps(d, _mm512_maskz_loadu_ps(m, u + i)), ds));
     }
 }

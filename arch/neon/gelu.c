@@ -141,3 +141,51 @@ void ngpt_f32_gelu_tanh_fwd_grad__neon(float *y, float *g, const float *x, size_
     }
     ngpt_f32_gelu_tanh_fwd_grad_ref(y + i, g + i, x + i, n - i);
 }
+
+/* SwiGLU (mlp=swiglu), 4 lanes: SLEEF's finz vector exp, then the
+ * reference's divides (ARMv7: per lane on the VFP unit) and products; the
+ * inputs read again after the exp call (as gelu_fwd). */
+void ngpt_f32_swiglu_fwd__neon(float *h, const float *g, const float *u, size_t n)
+{
+    const float32x4_t one = vdupq_n_f32(1.0f);
+    neon_flags_clear();
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t e = neon_expf(vnegq_f32(vld1q_f32(g + i)));
+        NEON_ORDER();
+        const float32x4_t s = neon_div(vld1q_f32(g + i), vaddq_f32(one, e));
+        const float32x4_t hi = vmulq_f32(s, vld1q_f32(u + i));
+        if (neon_flushed2(s, hi)) {
+            ngpt_f32_swiglu_fwd_ref(h + i, g + i, u + i, 4);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(h + i, hi);
+    }
+    ngpt_f32_swiglu_fwd_ref(h + i, g + i, u + i, n - i);
+}
+
+void ngpt_f32_swiglu_bwd__neon(float *dg, float *du, const float *dh, const float *g,
+                               const float *u, size_t n)
+{
+    const float32x4_t one = vdupq_n_f32(1.0f);
+    neon_flags_clear();
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t e = neon_expf(vnegq_f32(vld1q_f32(g + i)));
+        NEON_ORDER();
+        const float32x4_t den = vaddq_f32(one, e), d = vld1q_f32(dh + i);
+        const float32x4_t s = neon_div(vld1q_f32(g + i), den), sg = neon_div(one, den);
+        const float32x4_t ds = vfmaq_f32(sg, s, vsubq_f32(one, sg));
+        const float32x4_t dui = vmulq_f32(d, s);
+        const float32x4_t dgi = vmulq_f32(vmulq_f32(d, vld1q_f32(u + i)), ds);
+        if (neon_flushed(s, ds, dui, dgi)) {
+            ngpt_f32_swiglu_bwd_ref(dg + i, du + i, dh + i, g + i, u + i, 4);
+            neon_flags_clear();
+            continue;
+        }
+        vst1q_f32(du + i, dui);
+        vst1q_f32(dg + i, dgi);
+    }
+    ngpt_f32_swiglu_bwd_ref(dg + i, du + i, dh + i, g + i, u + i, n - i);
+}

@@ -7,10 +7,11 @@
  *   12  n            u32, the tokens the slot holds (0..T)
  *   16  params       u64, ngpt_params_checksum of the model that saved it
  *   24  tokenizer    u64, the attached tokenizer's checksum (0: none)
- *   32  config       40 bytes, the checkpoint header's model block
- *   72  reserved     24 zero bytes
+ *   32  config       56 bytes, the checkpoint header's model block
+ *   88  reserved     8 zero bytes
  *   96  tokens       n x i32
- *       rows         per layer: n key rows then n value rows, C x f32 each
+ *       rows         per layer: n key rows then n value rows, W x f32 each
+ *                    (W = KV heads x head_dim: the cache's row, model/kv.h)
  *   end checksum     u64, XXH3-64 of every byte before it
  *
  * A load verifies the whole image (size, checksum, model, config,
@@ -46,7 +47,7 @@ static uint64_t tokenizer_sum(const ngpt_context *ctx)
 /* Bytes of the key/value rows of n tokens. */
 static size_t rows_bytes(const ngpt_context *ctx, int32_t n)
 {
-    return 2 * (size_t)ctx->cfg.n_layers * (size_t)n * (size_t)ctx->cfg.d_model * sizeof(float);
+    return 2 * (size_t)ctx->cfg.n_layers * (size_t)n * ngpt_kv_width(ctx) * sizeof(float);
 }
 
 static size_t file_bytes(const ngpt_context *ctx, int32_t n)
@@ -100,7 +101,7 @@ static ngpt_status put(sink *s, const void *data, size_t n, bool hash)
 static ngpt_status emit(const ngpt_context *ctx, int32_t slot, sink *s)
 {
     const int32_t n = ngpt_kv_len(ctx, slot);
-    const size_t row = (size_t)n * (size_t)ctx->cfg.d_model * sizeof(float);
+    const size_t row = (size_t)n * ngpt_kv_width(ctx) * sizeof(float);
     unsigned char h[SESS_HEADER] = {0};
     const uint32_t version = SESS_VERSION, un = (uint32_t)n;
     const uint64_t params = ngpt_weights_checksum(ctx), tk = tokenizer_sum(ctx);

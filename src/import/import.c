@@ -16,6 +16,7 @@
 
 ngpt_import_options ngpt_import_options_default(void)
 {
+    NGPT_FPMODE_SCOPE;
     return (ngpt_import_options){.store = NGPT_WEIGHTS_F32};
 }
 

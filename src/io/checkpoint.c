@@ -12,11 +12,13 @@
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
 #include "runtime/weights.h"
+#include "tokenizer/tokenizer.h"
 
 /* ------------------------------------------------------ the model block */
 
 /* Offsets inside the model block (header offset - 32). */
-enum { BLOCK_INTS = 0, BLOCK_DROPOUT = 24, BLOCK_THETA = 28, BLOCK_FLAGS = 32 };
+enum { BLOCK_INTS = 0, BLOCK_DROPOUT = 24, BLOCK_THETA = 28, BLOCK_FLAGS = 32,
+       BLOCK_NORM_EPS = 44, BLOCK_KV_HEADS = 48, BLOCK_HEAD_DIM = 52 };
 
 void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MODEL_BYTES])
 {
@@ -30,6 +32,13 @@ void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MOD
     b[BLOCK_FLAGS + 3] = (unsigned char)c->norm, b[BLOCK_FLAGS + 4] = (unsigned char)c->pos;
     b[BLOCK_FLAGS + 5] = (unsigned char)c->weights;
     b[BLOCK_FLAGS + 6] = c->proj_bias, b[BLOCK_FLAGS + 7] = (unsigned char)c->gelu;
+    /* the Llama switches: zero bytes for a default model, so its file is unchanged */
+    b[BLOCK_FLAGS + 8] = (unsigned char)c->norm_type, b[BLOCK_FLAGS + 9] = (unsigned char)c->mlp;
+    b[BLOCK_FLAGS + 10] = !c->mlp_bias, b[BLOCK_FLAGS + 11] = (unsigned char)c->rope_pairs;
+    const float eps = ngpt_cfg_norm_eps(c) == 1e-5f ? 0.0f : c->norm_eps;
+    memcpy(b + BLOCK_NORM_EPS, &eps, 4);
+    memcpy(b + BLOCK_KV_HEADS, &c->n_kv_heads, 4);
+    memcpy(b + BLOCK_HEAD_DIM, &c->head_dim, 4);
 }
 
 static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
@@ -41,8 +50,9 @@ static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
     c->n_layers = ints[3], c->n_heads = ints[4], c->d_ff = ints[5];
     memcpy(&c->dropout, b + BLOCK_DROPOUT, 4);
     memcpy(&c->rope_theta, b + BLOCK_THETA, 4);
-    static const int bools[] = {0, 1, 2, 6};  /* qkv_bias tie_lm_head final_norm proj_bias */
-    for (int j = 0; j < 4; j++) {
+    /* qkv_bias tie_lm_head final_norm proj_bias no_mlp_bias */
+    static const int bools[] = {0, 1, 2, 6, 10};
+    for (int j = 0; j < 5; j++) {
         const int i = bools[j];
         if (b[BLOCK_FLAGS + i] > 1)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "config flag byte %d of %s is %u, not "
@@ -56,6 +66,14 @@ static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
     c->weights = (ngpt_weights)b[BLOCK_FLAGS + 5];
     c->proj_bias = b[BLOCK_FLAGS + 6];
     c->gelu = (ngpt_gelu)b[BLOCK_FLAGS + 7];
+    c->norm_type = (ngpt_norm_type)b[BLOCK_FLAGS + 8];
+    c->mlp = (ngpt_mlp)b[BLOCK_FLAGS + 9];
+    c->mlp_bias = !b[BLOCK_FLAGS + 10];
+    c->rope_pairs = (ngpt_rope_pairs)b[BLOCK_FLAGS + 11];
+    memcpy(&c->norm_eps, b + BLOCK_NORM_EPS, 4);
+    if (c->norm_eps == 0.0f) c->norm_eps = 1e-5f;       /* stored as 0: the default */
+    memcpy(&c->n_kv_heads, b + BLOCK_KV_HEADS, 4);
+    memcpy(&c->head_dim, b + BLOCK_HEAD_DIM, 4);
     ngpt_status st = ngpt_config_check(c);
     if (st) {
         char why[400];
@@ -221,6 +239,44 @@ ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path)
                          ngpt_ckpt_write(path, block, (size_t)ctx->n_tensors +
                                          (ctx->tokenizer != NULL), model_tensor_fn,
                                          (void *)ctx, NULL, 0));
+}
+
+/* The bytes ngpt_ckpt_write lays out for the model of cfg: the header and
+ * tensor table (64-aligned), each tensor 64-aligned, the checksum. */
+static ngpt_status file_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes)
+{
+    ngpt_status st = ngpt_config_check(cfg);
+    if (st) return st;
+    if (tok && tok->n_tokens != cfg->vocab_size)
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "the tokenizer has %d tokens but the "
+                         "model's V is %d", (int)tok->n_tokens, (int)cfg->vocab_size);
+    ngpt_layout lay;
+    if (!ngpt_layout_compute(cfg, &lay))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the model's size overflows size_t");
+    const int32_t n = ngpt_layout_tensor_count(cfg);
+    size_t total = ngpt_align64(NGPT_CKPT_HEADER + NGPT_CKPT_TENSOR_ENTRY * ((size_t)n + (tok != NULL)));
+    bool ok = true;
+    for (int32_t i = 0; i < n && ok; i++) {
+        char name[NGPT_NAME_MAX];
+        ngpt_tensor_info t;
+        size_t b;
+        ngpt_layout_tensor(cfg, &lay, i, name, &t);
+        if (t.dtype == NGPT_DTYPE_Q8) b = ngpt_q8_packed_bytes(t.shape[0], t.shape[1]);
+        else ok = ngpt_mul_ok(t.count, sizeof(float), &b);
+        ok = ok && b <= SIZE_MAX - 63 && ngpt_add_ok(total, ngpt_align64(b), &total);
+    }
+    if (tok) ok = ok && ngpt_add_ok(total, ngpt_align64(tok->image_size), &total);
+    if (!ok || !ngpt_add_ok(total, 8, &total))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the file's size overflows size_t");
+    *bytes = total;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!cfg || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_size: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_size", file_size(cfg, tok, bytes));
 }
 
 /* ----------------------------------------------------------- loading */

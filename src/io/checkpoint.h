@@ -9,7 +9,7 @@
 #include "io/ckpt_file.h"
 #include "runtime/context.h"
 
-/* The config as the header's model block (docs/FORMAT.md, offsets 32..71). */
+/* The config as the header's model block (docs/FORMAT.md, offsets 32..87). */
 void ngpt_ckpt_config_encode(const ngpt_config *cfg, unsigned char block[NGPT_CKPT_MODEL_BYTES]);
 
 /* Opens a container (path, or data/size when path is NULL) and checks it is

@@ -25,7 +25,7 @@
 #define NGPT_CKPT_VERSION_BYTES 2       /* files with one: the writer picks the version */
 #define NGPT_CKPT_HEADER 128
 #define NGPT_CKPT_MODEL_BLOCK 32        /* offset of the model block in the header */
-#define NGPT_CKPT_MODEL_BYTES 40        /* its size; bytes 72..127 are reserved (zero) */
+#define NGPT_CKPT_MODEL_BYTES 56        /* its size; bytes 88..127 are reserved (zero) */
 #define NGPT_CKPT_TENSOR_ENTRY 128
 #define NGPT_CKPT_META_ENTRY 64
 #define NGPT_CKPT_META_KEY 48

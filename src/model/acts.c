@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "model/acts.h"
+#include "runtime/config.h"
 
 /* Inference keeps nothing for a backward, so a layer's buffers are shared
  * by values that are never live at once, in the order the wiring
@@ -23,9 +24,10 @@ static bool infer(const ngpt_context *ctx) { return ctx->shape.mode == NGPT_MODE
 ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
 {
     const ngpt_plan *p = &ctx->plan;
-    const size_t C = (size_t)ctx->cfg.d_model, F = (size_t)ctx->cfg.d_ff;
-    const size_t H = (size_t)ctx->cfg.n_heads;
-    const bool post = ctx->cfg.norm == NGPT_NORM_POST;
+    const size_t C = (size_t)ctx->cfg.d_model, H = (size_t)ctx->cfg.n_heads;
+    const size_t QKV = (size_t)ngpt_cfg_qkv_width(&ctx->cfg), A = H * (size_t)ngpt_cfg_head_dim(&ctx->cfg);
+    const size_t F1 = (size_t)ngpt_cfg_fc1_width(&ctx->cfg);
+    const bool post = ctx->cfg.norm == NGPT_NORM_POST, swiglu = ctx->cfg.mlp == NGPT_MLP_SWIGLU;
     /* Per-layer strides use the planned shape so regions never overlap; the
      * data inside is packed for the actual (B, T). */
     const size_t BT = (size_t)ctx->shape.batch * (size_t)ctx->shape.seq;
@@ -40,7 +42,8 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
         a.atty = p->ln_out;
         a.branch = post ? p->branch : p->qkv;
         a.res2 = post ? p->branch : NULL;
-        a.fc1 = a.hidden = p->qkv;
+        a.fc1 = p->qkv;
+        a.hidden = swiglu ? p->hidden : p->qkv;   /* SwiGLU's is not fc1's image */
         a.mlp_out = post ? p->branch : p->ln_out;
     } else {
         const size_t l = (size_t)layer;
@@ -48,12 +51,12 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
         a.x_out = p->x + (l + 1) * BT * C;
         a.ln1_mean = p->ln_mean + l * 2 * BT;
         a.ln1_rstd = p->ln_rstd + l * 2 * BT;
-        a.qkv = p->qkv + l * BT * 3 * C;
-        a.atty = p->atty + l * BT * C;
+        a.qkv = p->qkv + l * BT * QKV;
+        a.atty = p->atty + l * BT * A;
         a.branch = p->branch;
         a.res1 = p->res1 + l * BT * C;
         a.res2 = p->res2 ? p->res2 + l * BT * C : NULL;
-        a.fc1 = p->fc1 + l * BT * F;
+        a.fc1 = p->fc1 + l * BT * F1;
         a.hidden = p->hidden;
         a.mlp_out = p->branch;
     }

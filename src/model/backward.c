@@ -1,7 +1,8 @@
 /* backward.c — gradients of the mean cross-entropy of the last forward with
  * respect to every parameter, the forward's wiring (forward.c) walked in
  * reverse over the ops (ops.h, split across the thread pool). Shapes as in forward.c: B batch, T sequence,
- * C width, H heads, D = C/H, F = d_ff, V vocabulary, BT = B*T rows.
+ * C width, H heads, D head size, KV key/value heads, QKV = (H + 2 KV) D,
+ * F = d_ff, V vocabulary, BT = B*T rows.
  *
  * Gradients accumulate (+=) into ctx->plan.grads so micro-batches add up;
  * ngpt_grads_zero() starts a new sum. Weight gradients are strided gemms
@@ -36,13 +37,14 @@ static void drop_bwd(ngpt_context *ctx, float *dx, const float *dy, size_t n, in
     ngpt_op_dropout(ctx, dx, dy, n, 0, &key);
 }
 
-/* Attention core backward of one layer: d(atty) in ln_out (B,T,C) -> g_qkv (B,T,3C),
+/* Attention core backward of one layer: d(atty) in ln_out (B,T,H*D) -> g_qkv (B,T,QKV),
  * gradients of q and k after RoPE (the RoPE backward follows). */
 static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, int B, int T)
 {
-    const int C = ctx->cfg.d_model;
-    const ptrdiff_t row = 3 * (ptrdiff_t)C;
-    const ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + C, .v = a->qkv + 2 * C,
+    const ngpt_config *cfg = &ctx->cfg;
+    const ptrdiff_t row = ngpt_cfg_qkv_width(cfg), k0 = ngpt_cfg_attn_width(cfg);
+    const ptrdiff_t kvd = (ptrdiff_t)ngpt_cfg_kv_heads(cfg) * ngpt_cfg_head_dim(cfg);
+    const ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + k0, .v = a->qkv + k0 + kvd,
                           .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
                           .probs = a->att,
                           .dropping = ngpt_dropout_active(ctx),
@@ -75,57 +77,70 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
     ngpt_plan *p = &ctx->plan;
     float *W = p->params, *G = p->grads;
     const int C = ctx->cfg.d_model, rows = B * T;
+    const int QKV = ngpt_cfg_qkv_width(&ctx->cfg), A = ngpt_cfg_attn_width(&ctx->cfg);
     const size_t BT = (size_t)rows;
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_ATTN_OUT);
     ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->proj_w), p->bwd.g_branch, a->atty,
-                              rows, C, C);
-    ngpt_acts_handover(p->ln_out, BT * C);     /* the layers' shared buffers change hands */
+                              rows, A, C);
+    ngpt_acts_handover(p->ln_out, BT * A);     /* the layers' shared buffers change hands */
     if (ctx->cfg.proj_bias)
         ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->proj_b), p->bwd.g_branch, BT, C);
     ngpt_op_linear_bwd_input(ctx, p->ln_out, p->bwd.g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
-                             rows, C, C);
-    attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,3C) */
+                             rows, A, C);
+    attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,QKV) */
     if (ctx->cfg.pos == NGPT_POS_ROPE) ngpt_op_rope(ctx, p->bwd.g_qkv, B, T, NULL, true);
     if (ctx->cfg.qkv_bias)
-        ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_b), p->bwd.g_qkv, BT, 3 * C);
+        ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_b), p->bwd.g_qkv, BT, QKV);
     if (attn_in == p->ln_out) {     /* pre-norm: ln1's output, recomputed over d(atty) */
         ngpt_acts_handover(p->ln_out, BT * C);
-        ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a->x_in,
-                              ngpt_block_ptr(lay, W, l, lay->ln1_w),
-                              ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
+        ngpt_op_norm_fwd(ctx, p->ln_out, NULL, NULL, a->x_in, ngpt_block_ptr(lay, W, l, lay->ln1_w),
+                         ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
     }
     ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_w), p->bwd.g_qkv, attn_in, rows,
-                              C, 3 * C);
+                              C, QKV);
     ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, p->bwd.g_qkv, ngpt_block_ptr(lay, W, l, lay->qkv_w), rows,
-                             C, 3 * C);
+                             C, QKV);
 }
 
 /* The MLP sublayer's backward from dy = d(its residual sum): dropout, fc2,
- * GELU (exact or tanh), fc1 over its input (recomputed into ln_out by the caller);
- * d(that input) lands in g_ln. */
+ * GELU (exact or tanh) or SwiGLU, fc1 over its input (recomputed into ln_out
+ * by the caller); d(that input) lands in g_ln. With SwiGLU, d(fc1) (BT,2F)
+ * is in gelu_grad's buffer. */
 static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l, int rows,
                              const float *dy)
 {
     const ngpt_layout *lay = &ctx->lay;
+    const ngpt_config *cfg = &ctx->cfg;
     ngpt_plan *p = &ctx->plan;
     float *W = p->params, *G = p->grads;
-    const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff;
+    const int C = cfg->d_model, F = cfg->d_ff, F1 = ngpt_cfg_fc1_width(cfg);
+    const bool swiglu = cfg->mlp == NGPT_MLP_SWIGLU;
     const size_t BT = (size_t)rows;
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
 #define GB(field) ngpt_block_ptr(lay, G, l, lay->field)     /* and its gradient */
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_MLP_OUT);
     ngpt_acts_handover(p->hidden, BT * F);
-    const ngpt_gelu_fwd_grad_fn act_grad = ctx->cfg.gelu == NGPT_GELU_TANH
-                                               ? ctx->k->gelu_tanh_fwd_grad : ctx->k->gelu_fwd_grad;
-    ngpt_op_gelu_fwd_grad(ctx, act_grad, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F); /* recomputed (BT,F) */
+    if (swiglu) {
+        ngpt_op_swiglu_fwd(ctx, p->hidden, a->fc1, BT, F);              /* recomputed (BT,F) */
+    } else {
+        const ngpt_gelu_fwd_grad_fn act_grad = cfg->gelu == NGPT_GELU_TANH
+                                                   ? ctx->k->gelu_tanh_fwd_grad : ctx->k->gelu_fwd_grad;
+        ngpt_op_gelu_fwd_grad(ctx, act_grad, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F); /* recomputed (BT,F) */
+    }
     ngpt_op_linear_bwd_weight(ctx, GB(fc2_w), p->bwd.g_branch, p->hidden, rows, F, C);
-    ngpt_op_colsum_acc(ctx, GB(fc2_b), p->bwd.g_branch, BT, C);
-    ngpt_acts_handover(p->hidden, BT * F);     /* GELU's output is dead: d(hidden) */
-    ngpt_op_linear_bwd_input(ctx, p->hidden, p->bwd.g_branch, WB(fc2_w), rows, F, C);
-    ngpt_op_gelu_bwd(ctx, p->hidden, p->bwd.gelu_grad, p->hidden, BT * F);  /* dfc1 (BT,F) */
-    ngpt_op_linear_bwd_weight(ctx, GB(fc1_w), p->hidden, p->ln_out, rows, C, F);
-    ngpt_op_colsum_acc(ctx, GB(fc1_b), p->hidden, BT, F);
-    ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, p->hidden, WB(fc1_w), rows, C, F);
+    if (cfg->mlp_bias) ngpt_op_colsum_acc(ctx, GB(fc2_b), p->bwd.g_branch, BT, C);
+    ngpt_acts_handover(p->hidden, BT * F);     /* the activation's output is dead: d(hidden) */
+    ngpt_op_linear_bwd_input(ctx, p->hidden, p->bwd.g_branch, WB(fc2_w), rows, F, C);  /* d(hidden) */
+    float *dfc1 = p->hidden;                                                         /* (BT,F1) */
+    if (swiglu) {
+        dfc1 = p->bwd.gelu_grad;
+        ngpt_op_swiglu_bwd(ctx, dfc1, p->hidden, a->fc1, BT, F);
+    } else {
+        ngpt_op_gelu_bwd(ctx, p->hidden, p->bwd.gelu_grad, p->hidden, BT * F);
+    }
+    ngpt_op_linear_bwd_weight(ctx, GB(fc1_w), dfc1, p->ln_out, rows, C, F1);
+    if (cfg->mlp_bias) ngpt_op_colsum_acc(ctx, GB(fc1_b), dfc1, BT, F1);
+    ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, dfc1, WB(fc1_w), rows, C, F1);
 #undef WB
 #undef GB
 }
@@ -143,13 +158,13 @@ static void pre_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
 #define GB(field) ngpt_block_ptr(lay, G, l, lay->field)
     /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
     ngpt_acts_handover(p->ln_out, BT * C);
-    ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln2_w), WB(ln2_b), BT, C);
+    ngpt_op_norm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln2_w), WB(ln2_b), BT, C);
     mlp_sublayer_bwd(ctx, &a, l, (int)BT, p->bwd.g_res);
-    ngpt_op_layernorm_bwd(ctx, p->bwd.g_res, GB(ln2_w), GB(ln2_b), p->bwd.g_ln, a.res1, a.ln2_mean,
+    ngpt_op_norm_bwd(ctx, p->bwd.g_res, GB(ln2_w), GB(ln2_b), p->bwd.g_ln, a.res1, a.ln2_mean,
                           a.ln2_rstd, WB(ln2_w), BT, C);
     /* attention sublayer: res1 = x_in + drop(proj(attn(rope(qkv(ln1(x_in)))))) */
     attn_sublayer_bwd(ctx, &a, l, B, T, p->bwd.g_res, p->ln_out);
-    ngpt_op_layernorm_bwd(ctx, p->bwd.g_res, GB(ln1_w), GB(ln1_b), p->bwd.g_ln, a.x_in, a.ln1_mean,
+    ngpt_op_norm_bwd(ctx, p->bwd.g_res, GB(ln1_w), GB(ln1_b), p->bwd.g_ln, a.x_in, a.ln1_mean,
                           a.ln1_rstd, WB(ln1_w), BT, C);
 #undef WB
 #undef GB
@@ -171,15 +186,15 @@ static void post_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)
 #define GB(field) ngpt_block_ptr(lay, G, l, lay->field)
     memset(p->bwd.g_ln, 0, n * sizeof(float));
-    ngpt_op_layernorm_bwd(ctx, p->bwd.g_ln, GB(ln2_w), GB(ln2_b), p->bwd.g_res, a.res2, a.ln2_mean,
+    ngpt_op_norm_bwd(ctx, p->bwd.g_ln, GB(ln2_w), GB(ln2_b), p->bwd.g_res, a.res2, a.ln2_mean,
                           a.ln2_rstd, WB(ln2_w), BT, C);
     memcpy(p->bwd.g_res, p->bwd.g_ln, n * sizeof(float));                      /* d(res2) */
     ngpt_acts_handover(p->ln_out, BT * C);
-    ngpt_op_layernorm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln1_w), WB(ln1_b), BT, C);
+    ngpt_op_norm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln1_w), WB(ln1_b), BT, C);
     mlp_sublayer_bwd(ctx, &a, l, (int)BT, p->bwd.g_res);
     ngpt_op_add(ctx, p->bwd.g_res, p->bwd.g_res, p->bwd.g_ln, n);                   /* d(y1) */
     memset(p->bwd.g_ln, 0, n * sizeof(float));
-    ngpt_op_layernorm_bwd(ctx, p->bwd.g_ln, GB(ln1_w), GB(ln1_b), p->bwd.g_res, a.res1, a.ln1_mean,
+    ngpt_op_norm_bwd(ctx, p->bwd.g_ln, GB(ln1_w), GB(ln1_b), p->bwd.g_res, a.res1, a.ln1_mean,
                           a.ln1_rstd, WB(ln1_w), BT, C);
     memcpy(p->bwd.g_res, p->bwd.g_ln, n * sizeof(float));                      /* d(res1) */
     attn_sublayer_bwd(ctx, &a, l, B, T, p->bwd.g_res, a.x_in);
@@ -209,7 +224,7 @@ void ngpt_model_backward_unchecked(ngpt_context *ctx)
         ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, p->bwd.g_logits, W + lay->lm_head, rows, C, V);
         /* ln_f: the residual stream gradient (BT,C) starts here */
         memset(p->bwd.g_res, 0, BT * C * sizeof(float));
-        ngpt_op_layernorm_bwd(ctx, p->bwd.g_res, G + lay->lnf_w, G + lay->lnf_b, p->bwd.g_ln, x_last,
+        ngpt_op_norm_bwd(ctx, p->bwd.g_res, G + lay->lnf_w, G + lay->lnf_b, p->bwd.g_ln, x_last,
                               p->lnf_mean, p->lnf_rstd, W + lay->lnf_w, BT, C);
     } else {
         ngpt_op_linear_bwd_weight(ctx, G + lay->lm_head, p->bwd.g_logits, x_last, rows, C, V);

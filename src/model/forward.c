@@ -1,13 +1,18 @@
 /* forward.c — the model's wiring (docs/DESIGN.md §1), written once over the
  * ops (ops/ops.h: the kernels, split across the thread pool). Shapes: B batch,
- * T sequence, C model width, H heads, D = C/H, F = d_ff, V vocabulary.
+ * T sequence, C model width, H heads, D head size (C/H by default), KV
+ * key/value heads (H by default), F = d_ff, V vocabulary.
  *
  *   tokens (B,T) -> tok_emb -> dropout -> L x Block -> ln_f -> x tok_emb^T -> logits (B,T,V)
  *   Block: x = x + drop(Attn(ln1(x)));  x = x + drop(MLP(ln2(x)))
  *
  * The variants (ngpt_config) change parts of it: [+ pos table] after tok_emb,
  * post-norm blocks, a bias on qkv and on proj, GELU's tanh form, no ln_f, an
- * untied lm_head (lay.lm_head).
+ * untied lm_head (lay.lm_head); the Llama family's RMSNorm (in the norm op),
+ * SwiGLU MLP, no MLP biases, grouped-query attention (KV heads, in the
+ * attention op and the KV cache), a head size other than C/H (D = head_dim:
+ * qkv is (H + 2 KV) D wide, the merged heads H D) and RoPE on halves (the
+ * RoPE op).
  */
 #include <math.h>
 #include <string.h>
@@ -56,7 +61,7 @@ static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char
     return NGPT_OK;
 }
 
-/* Causal self-attention of one layer: a.qkv (nseq,len,3C) -> a.atty (nseq,len,C),
+/* Causal self-attention of one layer: a.qkv (nseq,len,QKV) -> a.atty (nseq,len,H*D),
  * the rows of queries q0..len-1 (q0 > 0: a last_only pass's last layer).
  * Query i of sequence s attends to keys 0..pos0+i: in a full pass they are the
  * pass's own qkv rows (stride 3C); in a cached pass the new keys/values are
@@ -65,11 +70,12 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
                       bool dropping, int q0)
 {
     const ngpt_plan *pl = &ctx->plan;
-    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads;
+    const int H = ctx->cfg.n_heads, D = ngpt_cfg_head_dim(&ctx->cfg);
+    const int KVD = (int)ngpt_kv_width(ctx);     /* KV heads of D: C by default */
     const int B = ps->nseq, T = ps->len;
     const size_t TC = (size_t)ctx->cfg.context_len;
-    const ptrdiff_t row = 3 * (ptrdiff_t)C;
-    ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + C, .v = a->qkv + 2 * C,
+    const ptrdiff_t row = ngpt_cfg_qkv_width(&ctx->cfg), k0 = (ptrdiff_t)H * D;
+    ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + k0, .v = a->qkv + k0 + KVD,
                     .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
                     .out = a->atty, .q0 = q0, .dropping = dropping,
                     .key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS)};
@@ -77,13 +83,13 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
         /* the new rows go after each slot's cached ones; attention reads the cache */
         for (int b = 0; b < B; b++) {
             const float *src = a->qkv + (size_t)b * T * row;
-            ngpt_kv_write(ctx, layer, ps->slot0 + b, T, src + C, src + 2 * C, row);
+            ngpt_kv_write(ctx, layer, ps->slot0 + b, T, src + k0, src + k0 + KVD, row);
         }
-        /* slots slot0.. are consecutive blocks of (Tctx, C) */
+        /* slots slot0.. are consecutive blocks of (Tctx, KV*D) */
         at.k = ngpt_kv_keys(ctx, layer, ps->slot0);
         at.v = ngpt_kv_values(ctx, layer, ps->slot0);
-        at.kv_seq = (ptrdiff_t)(TC * C);
-        at.kv_row = C;
+        at.kv_seq = (ptrdiff_t)(TC * (size_t)KVD);
+        at.kv_row = KVD;
         at.pos0 = ngpt_kv_lens(ctx, ps->slot0);
         /* the last new token's row, (H, Tctx) per slot */
         at.cache_rows = ngpt_kv_trace(ctx, layer, ps->slot0);
@@ -131,59 +137,67 @@ static void linear(ngpt_context *ctx, int l, ngpt_linear which, float *y, const 
 static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
 {
     const ngpt_layout *lay = &ctx->lay;
+    const ngpt_config *cfg = &ctx->cfg;
     ngpt_plan *p = &ctx->plan;
     float *W = p->params;
-    const int C = ctx->cfg.d_model, F = ctx->cfg.d_ff;
+    const int C = cfg->d_model, F = cfg->d_ff, F1 = ngpt_cfg_fc1_width(cfg);
+    const int QKV = ngpt_cfg_qkv_width(cfg), A = ngpt_cfg_attn_width(cfg);
     const int B = ps->nseq, T = ps->len;
     const size_t BT = (size_t)B * (size_t)T;
-    const bool post = ctx->cfg.norm == NGPT_NORM_POST;
+    const bool post = cfg->norm == NGPT_NORM_POST, swiglu = cfg->mlp == NGPT_MLP_SWIGLU;
     ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
     /* rows r0..BT-1 go on past the attention: all of them, or only the last
      * in the last layer of a last_only pass (one sequence) */
-    const bool last = ps->last_only && l == ctx->cfg.n_layers - 1;
+    const bool last = ps->last_only && l == cfg->n_layers - 1;
     const size_t r0 = last ? BT - 1 : 0, R = BT - r0;
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
+#define MLP_BIAS(field) (cfg->mlp_bias ? WB(field) : NULL)
 
-    /* attention sublayer: [ln1] (BT,C) -> qkv (BT,3C) [+ bias] -> [RoPE on q,k]
-     * -> attention (R,C) -> proj (R,C) [+ bias] -> dropout -> + residual */
+    /* attention sublayer: [ln1] (BT,C) -> qkv (BT,QKV) [+ bias] -> [RoPE on q,k]
+     * -> attention (R,A) -> proj (R,C) [+ bias] -> dropout -> + residual */
     /* each buffer shared in inference (acts.h) is handed over before it is written */
     const float *attn_in = a.x_in;
     if (!post) {
         ngpt_acts_handover(a.ln_out, BT * C);
-        ngpt_op_layernorm_fwd(ctx, a.ln_out, a.ln1_mean, a.ln1_rstd, a.x_in, WB(ln1_w),
-                              WB(ln1_b), BT, C);
+        ngpt_op_norm_fwd(ctx, a.ln_out, a.ln1_mean, a.ln1_rstd, a.x_in, WB(ln1_w), WB(ln1_b), BT, C);
         attn_in = a.ln_out;
     }
-    ngpt_acts_handover(a.qkv, BT * 3 * C);
-    linear(ctx, l, NGPT_LINEAR_QKV, a.qkv, attn_in, WB(qkv_w),
-           ctx->cfg.qkv_bias ? WB(qkv_b) : NULL, (int)BT, C, 3 * C);
-    if (ctx->cfg.pos == NGPT_POS_ROPE)
+    ngpt_acts_handover(a.qkv, BT * QKV);
+    linear(ctx, l, NGPT_LINEAR_QKV, a.qkv, attn_in, WB(qkv_w), cfg->qkv_bias ? WB(qkv_b) : NULL,
+           (int)BT, C, QKV);
+    if (cfg->pos == NGPT_POS_ROPE)
         ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? ngpt_kv_lens(ctx, ps->slot0) : NULL, false);
-    float *atty = a.atty + r0 * C, *res1 = a.res1 + r0 * C;
-    ngpt_acts_handover(atty, R * C);
+    float *atty = a.atty + r0 * A, *res1 = a.res1 + r0 * C;
+    ngpt_acts_handover(atty, R * A);
     attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
     const float *x_in = a.x_in + r0 * C;
     ngpt_acts_handover(a.branch, R * C);
     linear(ctx, l, NGPT_LINEAR_PROJ, a.branch, atty, WB(proj_w),
-           ctx->cfg.proj_bias ? WB(proj_b) : NULL, (int)R, C, C);
+           cfg->proj_bias ? WB(proj_b) : NULL, (int)R, A, C);
     if (dropping) drop(ctx, a.branch, BT * C, l, NGPT_SITE_ATTN_OUT);
     ngpt_op_add(ctx, res1, x_in, a.branch, R * C);
-    /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual;
+    /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual,
+     * or SwiGLU: fc1 (R,2F) = [gate | up] -> silu(gate) * up (R,F) -> fc2;
      * pre-norm: ln2(res1), residual res1; post-norm: ln1(res1) is both, and ln2
      * normalises the sum */
     ngpt_acts_handover(a.ln_out, R * C);
     if (post)
-        ngpt_op_layernorm_fwd(ctx, a.ln_out, a.ln1_mean + r0, a.ln1_rstd + r0, res1,
-                              WB(ln1_w), WB(ln1_b), R, C);
+        ngpt_op_norm_fwd(ctx, a.ln_out, a.ln1_mean + r0, a.ln1_rstd + r0, res1, WB(ln1_w),
+                         WB(ln1_b), R, C);
     else
-        ngpt_op_layernorm_fwd(ctx, a.ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1,
-                              WB(ln2_w), WB(ln2_b), R, C);
-    ngpt_acts_handover(a.fc1, R * F);
+        ngpt_op_norm_fwd(ctx, a.ln_out, a.ln2_mean + r0, a.ln2_rstd + r0, res1, WB(ln2_w),
+                         WB(ln2_b), R, C);
+    ngpt_acts_handover(a.fc1, R * F1);
     ngpt_acts_handover(a.hidden, R * F);
-    linear_gelu(ctx, l, NGPT_LINEAR_FC1, a.fc1, a.ln_out, WB(fc1_w), WB(fc1_b), (int)R, C, F,
-                a.hidden);
+    if (swiglu) {
+        linear(ctx, l, NGPT_LINEAR_FC1, a.fc1, a.ln_out, WB(fc1_w), MLP_BIAS(fc1_b), (int)R, C, F1);
+        ngpt_op_swiglu_fwd(ctx, a.hidden, a.fc1, R, F);
+    } else {
+        linear_gelu(ctx, l, NGPT_LINEAR_FC1, a.fc1, a.ln_out, WB(fc1_w), MLP_BIAS(fc1_b), (int)R,
+                    C, F, a.hidden);
+    }
     ngpt_acts_handover(a.mlp_out, R * C);
-    linear(ctx, l, NGPT_LINEAR_FC2, a.mlp_out, a.hidden, WB(fc2_w), WB(fc2_b), (int)R, F, C);
+    linear(ctx, l, NGPT_LINEAR_FC2, a.mlp_out, a.hidden, WB(fc2_w), MLP_BIAS(fc2_b), (int)R, F, C);
     if (dropping) drop(ctx, a.mlp_out, BT * C, l, NGPT_SITE_MLP_OUT);
     float *x_out = a.x_out + r0 * C;
     if (x_out != res1) ngpt_acts_handover(x_out, R * C);   /* (inference: in place) */
@@ -191,11 +205,12 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
         float *res2 = a.res2 + r0 * C;
         if (res2 != a.mlp_out + r0 * C) ngpt_acts_handover(res2, R * C);
         ngpt_op_add(ctx, res2, a.ln_out, a.mlp_out, R * C);
-        ngpt_op_layernorm_fwd(ctx, x_out, a.ln2_mean + r0, a.ln2_rstd + r0, res2,
-                              WB(ln2_w), WB(ln2_b), R, C);
+        ngpt_op_norm_fwd(ctx, x_out, a.ln2_mean + r0, a.ln2_rstd + r0, res2, WB(ln2_w),
+                         WB(ln2_b), R, C);
     } else {
         ngpt_op_add(ctx, x_out, res1, a.mlp_out, R * C);
     }
+#undef MLP_BIAS
 #undef WB
 }
 
@@ -251,8 +266,8 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     if (ctx->cfg.final_norm) {
         float *lnf = ngpt_acts_lnf(ctx);
         ngpt_acts_handover(lnf, R * C);
-        ngpt_op_layernorm_fwd(ctx, lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w,
-                              W + lay->lnf_b, R, C);
+        ngpt_op_norm_fwd(ctx, lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b,
+                         R, C);
         head_in = lnf;
     }
     linear(ctx, 0, NGPT_LINEAR_LM_HEAD, p->logits, head_in, W + lay->lm_head, NULL, (int)R,

@@ -29,7 +29,7 @@ float *ngpt_kv_trace(const ngpt_context *ctx, int layer, int32_t slot)
 void ngpt_kv_write(ngpt_context *ctx, int layer, int32_t slot, int n, const float *keys,
                    const float *values, ptrdiff_t stride)
 {
-    const size_t C = (size_t)ctx->cfg.d_model, n0 = (size_t)ngpt_kv_len(ctx, slot);
+    const size_t C = ngpt_kv_width(ctx), n0 = (size_t)ngpt_kv_len(ctx, slot);
     float *kc = keys_at(ctx, layer, slot) + n0 * C, *vc = values_at(ctx, layer, slot) + n0 * C;
     for (int i = 0; i < n; i++) {
         memcpy(kc + (size_t)i * C, keys + i * stride, C * sizeof(float));
@@ -57,7 +57,7 @@ void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
 void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tokens,
                      const void *rows)
 {
-    const size_t bytes = (size_t)n * (size_t)ctx->cfg.d_model * sizeof(float);
+    const size_t bytes = (size_t)n * ngpt_kv_width(ctx) * sizeof(float);
     const unsigned char *p = rows;
     for (int l = 0; l < ctx->cfg.n_layers; l++, p += 2 * bytes) {
         memcpy(keys_at(ctx, l, slot), p, bytes);
@@ -70,7 +70,7 @@ void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tok
 void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src)
 {
     if (dst == src) return;
-    const size_t n = (size_t)ngpt_kv_len(ctx, src), C = (size_t)ctx->cfg.d_model;
+    const size_t n = (size_t)ngpt_kv_len(ctx, src), C = ngpt_kv_width(ctx);
     for (int l = 0; l < ctx->cfg.n_layers; l++) {
         memcpy(keys_at(ctx, l, dst), ngpt_kv_keys(ctx, l, src), n * C * sizeof(float));
         memcpy(values_at(ctx, l, dst), ngpt_kv_values(ctx, l, src), n * C * sizeof(float));
@@ -129,7 +129,7 @@ static float *reorder_scratch(ngpt_context *ctx)
 
 void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_t *work)
 {
-    const size_t TC = (size_t)ctx->cfg.context_len, C = (size_t)ctx->cfg.d_model;
+    const size_t TC = (size_t)ctx->cfg.context_len, C = ngpt_kv_width(ctx);
     const size_t len = (size_t)ngpt_kv_len(ctx, parent[0]);
     const size_t blk = TC * C * sizeof(float);
     unsigned char *tmp = (unsigned char *)reorder_scratch(ctx);
@@ -148,7 +148,9 @@ void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
 {
     const int32_t len = ngpt_kv_len(ctx, slot), n = len - drop;
     if (drop == 0) return;
-    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    const int KV = ngpt_cfg_kv_heads(&ctx->cfg), D = ngpt_cfg_head_dim(&ctx->cfg), C = KV * D;
+    const ngpt_rope_fn unrotate = ctx->cfg.rope_pairs == NGPT_ROPE_HALVES ? ctx->k->rope_halves_bwd
+                                                                          : ctx->k->rope_bwd;
     const float *cs = ctx->plan.rope_cos + (size_t)drop * (size_t)(D / 2);
     const float *sn = ctx->plan.rope_sin + (size_t)drop * (size_t)(D / 2);
     for (int l = 0; l < ctx->cfg.n_layers; l++) {
@@ -156,8 +158,8 @@ void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
         memmove(k, k + (size_t)drop * C, (size_t)n * C * sizeof(float));
         memmove(v, v + (size_t)drop * C, (size_t)n * C * sizeof(float));
         /* the transpose of position drop's rotation turns every pair back by
-         * drop*freq_i; the n kept rows are n*H contiguous head vectors */
-        ctx->k->rope_bwd(k, n * H, D, cs, sn);
+         * drop*freq_i; the n kept rows are n*KV contiguous head vectors */
+        unrotate(k, n * KV, D, cs, sn);
     }
     int32_t *tok = tokens_at(ctx, slot);
     memmove(tok, tok + drop, (size_t)n * sizeof(int32_t));

@@ -8,7 +8,8 @@
  * Slot s (0 <= s < the planned batch) holds, for every layer, the keys
  * (after RoPE) and values of the tokens fed to it so far, and the tokens
  * themselves, in order:
- *   keys, values (L, batch, Tctx, C)   tokens (batch, Tctx)   len (batch)
+ *   keys, values (L, batch, Tctx, KV*D)   tokens (batch, Tctx)   len (batch)
+ * (KV*D = C by default; grouped-query attention stores its KV heads only)
  *   trace        (L, batch, H, Tctx)   the last new token's probabilities (traced plans)
  * Invariant: the cache holds keys and values for exactly len[s] positions
  * 0..len[s]-1 of slot s, and the next token fed to the slot sits at position
@@ -22,6 +23,7 @@
 #ifndef NGPT_MODEL_KV_H
 #define NGPT_MODEL_KV_H
 
+#include "runtime/config.h"
 #include "runtime/context.h"
 
 /* Whether the context has a cache (infer mode). */
@@ -48,16 +50,22 @@ static inline const int32_t *ngpt_kv_tokens(const ngpt_context *ctx, int32_t slo
     return ctx->plan.kv.tokens + (size_t)slot * (size_t)ctx->cfg.context_len;
 }
 
-/* Keys / values of one layer of one slot: (Tctx, C), row = position;
- * slots are consecutive blocks of (Tctx, C). */
+/* Floats of one position's keys (or values): KV heads of D. */
+static inline size_t ngpt_kv_width(const ngpt_context *ctx)
+{
+    return (size_t)ngpt_cfg_kv_heads(&ctx->cfg) * (size_t)ngpt_cfg_head_dim(&ctx->cfg);
+}
+
+/* Keys / values of one layer of one slot: (Tctx, KV*D), row = position;
+ * slots are consecutive blocks of (Tctx, KV*D). */
 static inline const float *ngpt_kv_keys(const ngpt_context *ctx, int layer, int32_t slot)
 {
-    const size_t block = (size_t)ctx->cfg.context_len * (size_t)ctx->cfg.d_model;
+    const size_t block = (size_t)ctx->cfg.context_len * ngpt_kv_width(ctx);
     return ctx->plan.kv.k + ((size_t)layer * (size_t)ctx->shape.batch + (size_t)slot) * block;
 }
 static inline const float *ngpt_kv_values(const ngpt_context *ctx, int layer, int32_t slot)
 {
-    const size_t block = (size_t)ctx->cfg.context_len * (size_t)ctx->cfg.d_model;
+    const size_t block = (size_t)ctx->cfg.context_len * ngpt_kv_width(ctx);
     return ctx->plan.kv.v + ((size_t)layer * (size_t)ctx->shape.batch + (size_t)slot) * block;
 }
 
@@ -65,7 +73,7 @@ static inline const float *ngpt_kv_values(const ngpt_context *ctx, int layer, in
  * slot, or NULL when the plan has no trace. */
 float *ngpt_kv_trace(const ngpt_context *ctx, int layer, int32_t slot);
 
-/* Stores the key and value rows (C floats each, key_stride and value
+/* Stores the key and value rows (KV*D floats each, key_stride and value
  * stride apart) of n new tokens of slot `slot` of one layer at positions
  * len.. (the tokens are recorded afterwards by ngpt_kv_commit). */
 void ngpt_kv_write(ngpt_context *ctx, int layer, int32_t slot, int n, const float *keys,

@@ -1,8 +1,9 @@
 /* attention.c — causal self-attention forward and backward (ops.h),
  * split across the pool. The forward's queries are independent: its parts
  * are blocks of query rows of one (sequence, head). The backward accumulates
- * dK and dV of a (sequence, head) over its query rows in increasing order,
- * so its parts are whole (sequence, head) pairs.
+ * dK and dV of a (sequence, key/value head) over its query heads (one, or
+ * H/KV with grouped-query attention) and their query rows in increasing
+ * order, so its parts are whole (sequence, key/value head) pairs.
  *
  * Both run tiles of NGPT_ATTN_TILE query rows through the multi-row kernels
  * (attn_scores_t, attn_wsum, outer_acc), which do no work past the causal
@@ -24,7 +25,9 @@ typedef struct attn_job {
     const ngpt_attn *at;
     const float *dout;
     float *dqkv;
-    int H, D, C, qblock, qblocks;
+    int H, KV, G, D, C, qblock, qblocks;   /* G = H/KV query heads a key/value head;
+                                             C = H D, the merged heads' width */
+    ptrdiff_t row;                          /* qkv's row, (H + 2 KV) D */
     float scale;
 } attn_job;
 
@@ -74,10 +77,9 @@ typedef struct attn_head {
 static attn_head head_of(const attn_job *j, size_t sh)
 {
     const ngpt_attn *at = j->at;
-    const int s = (int)(sh / (size_t)j->H), h = (int)(sh % (size_t)j->H);
-    const ptrdiff_t row = 3 * (ptrdiff_t)j->C;
-    attn_head a = {s, h, at->pos0 ? at->pos0[s] : 0, at->qkv + (size_t)s * at->len * row + h * j->D,
-                   at->k + s * at->kv_seq + h * j->D, at->v + s * at->kv_seq + h * j->D,
+    const int s = (int)(sh / (size_t)j->H), h = (int)(sh % (size_t)j->H), kvh = h / j->G;
+    attn_head a = {s, h, at->pos0 ? at->pos0[s] : 0, at->qkv + (size_t)s * at->len * j->row + h * j->D,
+                   at->k + s * at->kv_seq + kvh * j->D, at->v + s * at->kv_seq + kvh * j->D,
                    at->out + (size_t)s * at->len * j->C + h * j->D};
     return a;
 }
@@ -88,7 +90,7 @@ static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_sc
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
     const int D = j->D, C = j->C, len = at->len;
-    const ptrdiff_t row = 3 * (ptrdiff_t)C;
+    const ptrdiff_t row = j->row;
     const attn_head a = head_of(j, sh);
     for (int i = i0; i < i1; i++) {
         const int n = a.n0 + i + 1;                     /* keys visible to query i */
@@ -112,7 +114,7 @@ static void fwd_tiles(const attn_job *j, size_t sh, int i0, int i1, const attn_s
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
     const int D = j->D, C = j->C, len = at->len;
-    const ptrdiff_t row = 3 * (ptrdiff_t)C;
+    const ptrdiff_t row = j->row;
     const attn_head a = head_of(j, sh);
     transpose_rows(sc->kt, sc->ld, a.keys, at->kv_row, a.n0 + i1, D);
     for (int t0 = i0; t0 < i1; t0 += NGPT_ATTN_TILE) {
@@ -151,13 +153,14 @@ static void fwd_range(void *arg, size_t begin, size_t end, int thread)
 
 static attn_job job_of(const ngpt_context *ctx, const ngpt_attn *at)
 {
-    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    const int H = ctx->cfg.n_heads, KV = ngpt_cfg_kv_heads(&ctx->cfg);
+    const int D = ngpt_cfg_head_dim(&ctx->cfg), C = H * D;
     /* whole (sequence, head) pairs copy their keys once; blocks of rows when
      * the pairs are too few to share among the threads */
     const bool few = (size_t)at->nseq * (size_t)H < 8 * (size_t)ctx->shape.threads;
     const int qblock = few && at->len > QUERY_BLOCK ? QUERY_BLOCK : at->len;
-    attn_job j = {ctx, at, NULL, NULL, H, D, C, qblock, (at->len + qblock - 1) / qblock,
-                  1.0f / sqrtf((float)D)};
+    attn_job j = {ctx, at, NULL, NULL, H, KV, H / KV, D, C, qblock, (at->len + qblock - 1) / qblock,
+                  ngpt_cfg_qkv_width(&ctx->cfg), 1.0f / sqrtf((float)D)};
     return j;
 }
 
@@ -171,53 +174,59 @@ void ngpt_op_attention_fwd(ngpt_context *ctx, const ngpt_attn *at)
     ngpt_par_for(ctx, blocks, 1, unit, fwd_range, &j);
 }
 
-/* (sequence, head) pairs begin..end-1, each over its query rows in order,
- * a tile of rows at a time. */
+/* (sequence, key/value head) pairs begin..end-1: the pair's query heads in
+ * increasing order, each over its query rows in order, a tile of rows at a
+ * time; dK and dV of the pair accumulate over all of them. */
 static void bwd_range(void *arg, size_t begin, size_t end, int thread)
 {
     const attn_job *j = arg;
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
-    const int H = j->H, D = j->D, C = j->C, T = at->len;
-    const ptrdiff_t row = 3 * (ptrdiff_t)C;
+    const int H = j->H, KV = j->KV, D = j->D, C = j->C, T = at->len;
+    const ptrdiff_t row = j->row;
     const attn_scratch sc = scratch_of(j, thread);
     float *pd = sc.rows0, *dp = sc.rows1;       /* dropped probabilities; dP, then dS */
-    for (size_t sh = begin; sh < end; sh++) {
-        const int s = (int)(sh / (size_t)H), h = (int)(sh % (size_t)H);
+    for (size_t sg = begin; sg < end; sg++) {
+        const int s = (int)(sg / (size_t)KV), g = (int)(sg % (size_t)KV);
         const float *base = at->qkv + (size_t)s * T * row;
         float *gbase = j->dqkv + (size_t)s * T * row;
-        const float *keys = base + C + h * D, *vals = base + 2 * C + h * D;
-        float *gkeys = gbase + C + h * D, *gvals = gbase + 2 * C + h * D;
+        const ptrdiff_t koff = (ptrdiff_t)H * D + g * D, voff = (ptrdiff_t)(H + KV) * D + g * D;
+        const float *keys = base + koff, *vals = base + voff;
+        float *gkeys = gbase + koff, *gvals = gbase + voff;
         for (int i = 0; i < T; i++) {           /* dK, dV of this head accumulate from zero */
             memset(gkeys + i * row, 0, (size_t)D * sizeof(float));
             memset(gvals + i * row, 0, (size_t)D * sizeof(float));
         }
         transpose_rows(sc.kt, sc.ld, vals, row, T, D);
-        for (int t0 = 0; t0 < T; t0 += NGPT_ATTN_TILE) {    /* query rows in increasing order */
-            const int R = T - t0 < NGPT_ATTN_TILE ? T - t0 : NGPT_ATTN_TILE;
-            const size_t first = sh * (size_t)T + (size_t)t0;
-            const float *p = at->probs + first * T;
-            const float *go = j->dout + ((size_t)s * T + t0) * C + h * D;
-            const float *pv = p;
-            ptrdiff_t pvs = T;
-            if (at->dropping) {
-                for (int r = 0; r < R; r++)
-                    k->dropout(pd + r * sc.ld, p + r * T, (size_t)(t0 + r + 1), (first + r) * T, &at->key);
-                pv = pd, pvs = sc.ld;
+        for (int h = g * j->G; h < (g + 1) * j->G; h++) {
+            const size_t sh = (size_t)s * H + (size_t)h;
+            for (int t0 = 0; t0 < T; t0 += NGPT_ATTN_TILE) {    /* query rows in increasing order */
+                const int R = T - t0 < NGPT_ATTN_TILE ? T - t0 : NGPT_ATTN_TILE;
+                const size_t first = sh * (size_t)T + (size_t)t0;
+                const float *p = at->probs + first * T;
+                const float *go = j->dout + ((size_t)s * T + t0) * C + h * D;
+                const float *pv = p;
+                ptrdiff_t pvs = T;
+                if (at->dropping) {
+                    for (int r = 0; r < R; r++)
+                        k->dropout(pd + r * sc.ld, p + r * T, (size_t)(t0 + r + 1), (first + r) * T,
+                                   &at->key);
+                    pv = pd, pvs = sc.ld;
+                }
+                /* o_i = sum_j pv_j v_j:  dV_j += pv_j dO_i;  dPv_j = dO_i . v_j */
+                k->outer_acc(gvals, row, pv, pvs, go, C, R, t0 + 1, D);
+                k->attn_scores_t(dp, sc.ld, go, C, R, sc.kt, sc.ld, t0 + 1, D, 1.0f);
+                for (int r = 0; r < R; r++) {
+                    const int n = t0 + r + 1;
+                    float *dpr = dp + r * sc.ld;
+                    if (at->dropping) k->dropout(dpr, dpr, (size_t)n, (first + r) * T, &at->key);
+                    /* softmax and the 1/sqrt(D) scale: dS (scores = q.k * scale) */
+                    k->softmax_bwd(dpr, p + r * T, dpr, n, j->scale);
+                }
+                /* dQ_i = sum_j dS_j k_j (written whole);  dK_j += dS_j q_i */
+                k->attn_wsum(gbase + (size_t)t0 * row + h * D, row, dp, sc.ld, R, keys, row, t0 + 1, D);
+                k->outer_acc(gkeys, row, dp, sc.ld, base + (size_t)t0 * row + h * D, row, R, t0 + 1, D);
             }
-            /* o_i = sum_j pv_j v_j:  dV_j += pv_j dO_i;  dPv_j = dO_i . v_j */
-            k->outer_acc(gvals, row, pv, pvs, go, C, R, t0 + 1, D);
-            k->attn_scores_t(dp, sc.ld, go, C, R, sc.kt, sc.ld, t0 + 1, D, 1.0f);
-            for (int r = 0; r < R; r++) {
-                const int n = t0 + r + 1;
-                float *dpr = dp + r * sc.ld;
-                if (at->dropping) k->dropout(dpr, dpr, (size_t)n, (first + r) * T, &at->key);
-                /* softmax and the 1/sqrt(D) scale: dS (scores = q.k * scale) */
-                k->softmax_bwd(dpr, p + r * T, dpr, n, j->scale);
-            }
-            /* dQ_i = sum_j dS_j k_j (written whole);  dK_j += dS_j q_i */
-            k->attn_wsum(gbase + (size_t)t0 * row + h * D, row, dp, sc.ld, R, keys, row, t0 + 1, D);
-            k->outer_acc(gkeys, row, dp, sc.ld, base + (size_t)t0 * row + h * D, row, R, t0 + 1, D);
         }
     }
 }
@@ -228,6 +237,6 @@ void ngpt_op_attention_bwd(ngpt_context *ctx, const ngpt_attn *at, const float *
     attn_job j = job_of(ctx, at);
     j.dout = dout;
     j.dqkv = dqkv;
-    const double unit = (double)at->len * (at->len / 2.0 + 1.0) * (5.0 * j.D + 16.0);
-    ngpt_par_for(ctx, (size_t)at->nseq * j.H, 1, unit, bwd_range, &j);
+    const double unit = j.G * (double)at->len * (at->len / 2.0 + 1.0) * (5.0 * j.D + 16.0);
+    ngpt_par_for(ctx, (size_t)at->nseq * j.KV, 1, unit, bwd_range, &j);
 }

@@ -317,15 +317,20 @@ static void ln_fwd_range(void *arg, size_t r0, size_t r1, int thread)
 {
     const rows_job *j = arg;
     (void)thread;
-    j->ctx->k->layernorm_fwd(j->out + r0 * j->c, j->mean ? j->mean + r0 : NULL,
-                             j->rstd ? j->rstd + r0 : NULL, j->x + r0 * j->c, j->w, j->b, r1 - r0,
-                             j->c);
+    float *rstd = j->rstd ? j->rstd + r0 : NULL;
+    if (j->ctx->cfg.norm_type == NGPT_NORM_RMS)
+        j->ctx->k->rmsnorm_fwd(j->out + r0 * j->c, rstd, j->x + r0 * j->c, j->w, r1 - r0, j->c,
+                               j->scale);
+    else
+        j->ctx->k->layernorm_fwd(j->out + r0 * j->c, j->mean ? j->mean + r0 : NULL, rstd,
+                                 j->x + r0 * j->c, j->w, j->b, r1 - r0, j->c, j->scale);
 }
 
-void ngpt_op_layernorm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd,
-                           const float *x, const float *w, const float *b, size_t rows, int c)
+void ngpt_op_norm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd, const float *x,
+                      const float *w, const float *b, size_t rows, int c)
 {
-    rows_job j = {.ctx = ctx, .out = out, .mean = mean, .rstd = rstd, .x = x, .w = w, .b = b, .c = c};
+    rows_job j = {.ctx = ctx, .out = out, .mean = mean, .rstd = rstd, .x = x, .w = w, .b = b, .c = c,
+                  .scale = ngpt_cfg_norm_eps(&ctx->cfg)};
     ngpt_par_for(ctx, rows, 1, 4.0 * c, ln_fwd_range, &j);
 }
 
@@ -333,27 +338,65 @@ static void ln_bwd_range(void *arg, size_t r0, size_t r1, int thread)
 {
     const rows_job *j = arg;
     (void)thread;
-    j->ctx->k->layernorm_bwd(j->out + r0 * j->c, j->b + r0 * j->c, j->x + r0 * j->c,
-                             j->mean + r0, j->rstd + r0, j->w, r1 - r0, j->c);
+    if (j->ctx->cfg.norm_type == NGPT_NORM_RMS)
+        j->ctx->k->rmsnorm_bwd(j->out + r0 * j->c, j->b + r0 * j->c, j->x + r0 * j->c,
+                               j->rstd + r0, j->w, r1 - r0, j->c);
+    else
+        j->ctx->k->layernorm_bwd(j->out + r0 * j->c, j->b + r0 * j->c, j->x + r0 * j->c,
+                                 j->mean + r0, j->rstd + r0, j->w, r1 - r0, j->c);
 }
 
-/* Columns c0..c1-1 of dw/db, each one chain over every row. */
+/* Columns c0..c1-1 of dw [and db], each one chain over every row. */
 static void ln_wb_range(void *arg, size_t c0, size_t c1, int thread)
 {
     const rows_job *j = arg;
     (void)thread;
-    j->ctx->k->layernorm_bwd_wb(j->dw + c0, j->db + c0, j->b + c0, j->x + c0, j->c, j->mean,
-                                j->rstd, j->rows, (int)(c1 - c0));
+    if (j->ctx->cfg.norm_type == NGPT_NORM_RMS)
+        j->ctx->k->rmsnorm_bwd_w(j->dw + c0, j->b + c0, j->x + c0, j->c, j->rstd, j->rows,
+                                 (int)(c1 - c0));
+    else
+        j->ctx->k->layernorm_bwd_wb(j->dw + c0, j->db + c0, j->b + c0, j->x + c0, j->c, j->mean,
+                                    j->rstd, j->rows, (int)(c1 - c0));
 }
 
-void ngpt_op_layernorm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
-                           const float *x, const float *mean, const float *rstd, const float *w,
-                           size_t rows, int c)
+void ngpt_op_norm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
+                      const float *x, const float *mean, const float *rstd, const float *w,
+                      size_t rows, int c)
 {
     rows_job j = {.ctx = ctx, .out = dx, .dw = dw, .db = db, .b = dy, .x = x,
                   .mean = (float *)mean, .rstd = (float *)rstd, .w = w, .c = c, .rows = rows};
     ngpt_par_for(ctx, rows, 1, 8.0 * c, ln_bwd_range, &j);
     ngpt_par_for(ctx, (size_t)c, COL_ALIGN, 3.0 * (double)rows, ln_wb_range, &j);
+}
+
+/* SwiGLU by rows: row r's gate and up are columns [0, F) and [F, 2F) of
+ * fc1's row (2F floats). */
+static void swiglu_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const rows_job *j = arg;
+    const size_t F = (size_t)j->c;
+    (void)thread;
+    for (size_t r = r0; r < r1; r++) {
+        const float *gate = j->x + r * 2 * F;
+        if (j->backward)
+            j->ctx->k->swiglu_bwd(j->out + r * 2 * F, j->out + r * 2 * F + F, j->b + r * F, gate,
+                                  gate + F, F);
+        else
+            j->ctx->k->swiglu_fwd(j->out + r * F, gate, gate + F, F);
+    }
+}
+
+void ngpt_op_swiglu_fwd(ngpt_context *ctx, float *h, const float *fc1, size_t rows, int F)
+{
+    rows_job j = {.ctx = ctx, .out = h, .x = fc1, .c = F};
+    ngpt_par_for(ctx, rows, 1, 24.0 * F, swiglu_range, &j);
+}
+
+void ngpt_op_swiglu_bwd(ngpt_context *ctx, float *dfc1, const float *dh, const float *fc1,
+                        size_t rows, int F)
+{
+    rows_job j = {.ctx = ctx, .out = dfc1, .b = dh, .x = fc1, .c = F, .backward = true};
+    ngpt_par_for(ctx, rows, 1, 30.0 * F, swiglu_range, &j);
 }
 
 static void colsum_range(void *arg, size_t c0, size_t c1, int thread)
@@ -401,20 +444,20 @@ static void rope_range(void *arg, size_t r0, size_t r1, int thread)
 {
     const rows_job *j = arg;
     const ngpt_context *ctx = j->ctx;
-    const int C = ctx->cfg.d_model, H = ctx->cfg.n_heads, D = C / H;
+    const ngpt_config *cfg = &ctx->cfg;
+    const int H = cfg->n_heads, KV = ngpt_cfg_kv_heads(cfg), D = ngpt_cfg_head_dim(cfg);
+    const size_t row = (size_t)ngpt_cfg_qkv_width(cfg);
+    const bool halves = cfg->rope_pairs == NGPT_ROPE_HALVES;
+    ngpt_rope_fn rot = halves ? (j->backward ? ctx->k->rope_halves_bwd : ctx->k->rope_halves)
+                              : (j->backward ? ctx->k->rope_bwd : ctx->k->rope);
     (void)thread;
     for (size_t r = r0; r < r1; r++) {
         const size_t s = r / (size_t)j->len, i = r % (size_t)j->len;
         const size_t t = (size_t)(j->pos0 ? j->pos0[s] : 0) + i;
         const float *cs = ctx->plan.rope_cos + t * (D / 2), *sn = ctx->plan.rope_sin + t * (D / 2);
-        float *q = j->out + r * 3 * (size_t)C;
-        if (j->backward) {
-            ctx->k->rope_bwd(q, H, D, cs, sn);
-            ctx->k->rope_bwd(q + C, H, D, cs, sn);
-        } else {
-            ctx->k->rope(q, H, D, cs, sn);
-            ctx->k->rope(q + C, H, D, cs, sn);
-        }
+        float *q = j->out + r * row;
+        rot(q, H, D, cs, sn);                   /* H query heads */
+        rot(q + (size_t)H * D, KV, D, cs, sn);  /* then KV key heads */
     }
 }
 
@@ -422,7 +465,8 @@ void ngpt_op_rope(ngpt_context *ctx, float *qkv, int nseq, int len, const int32_
                   bool backward)
 {
     rows_job j = {.ctx = ctx, .out = qkv, .pos0 = pos0, .len = len, .backward = backward};
-    ngpt_par_for(ctx, (size_t)nseq * (size_t)len, 1, 6.0 * ctx->cfg.d_model, rope_range, &j);
+    ngpt_par_for(ctx, (size_t)nseq * (size_t)len, 1, 6.0 * ngpt_cfg_qkv_width(&ctx->cfg),
+                 rope_range, &j);
 }
 
 static void embed_range(void *arg, size_t r0, size_t r1, int thread)

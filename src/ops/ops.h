@@ -17,6 +17,7 @@
 #ifndef NGPT_OPS_OPS_H
 #define NGPT_OPS_OPS_H
 
+#include "runtime/config.h"
 #include "runtime/context.h"
 
 /* Calls fn(arg, begin, end, thread) on ranges covering [0, n) once, across
@@ -62,14 +63,22 @@ void ngpt_op_linear_bwd_weight(ngpt_context *ctx, float *dw, const float *dy, co
 void ngpt_op_linear_bwd_input(ngpt_context *ctx, float *dx, const float *dy, const float *w,
                               int rows, int in, int out);
 
-/* LayerNorm over rows of c (mean/rstd may be NULL), split by rows. */
-void ngpt_op_layernorm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd,
-                           const float *x, const float *w, const float *b, size_t rows, int c);
-/* LayerNorm backward: dx += ... split by rows; dw/db continue one chain per
- * column over every row, split by columns. */
-void ngpt_op_layernorm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
-                           const float *x, const float *mean, const float *rstd, const float *w,
-                           size_t rows, int c);
+/* The config's norm (LayerNorm, or RMSNorm: norm_type; eps: norm_eps) over
+ * rows of c, split by rows. mean/rstd may be NULL; RMSNorm keeps rstd only
+ * (mean and b are not read). */
+void ngpt_op_norm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd, const float *x,
+                      const float *w, const float *b, size_t rows, int c);
+/* Its backward: dx += ... split by rows; dw [and LayerNorm's db] continue
+ * one chain per column over every row, split by columns. */
+void ngpt_op_norm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
+                      const float *x, const float *mean, const float *rstd, const float *w,
+                      size_t rows, int c);
+/* SwiGLU (mlp=swiglu): h (rows, F) = silu(gate) * up of fc1 (rows, 2F),
+ * gate columns [0, F), up [F, 2F); split by rows. */
+void ngpt_op_swiglu_fwd(ngpt_context *ctx, float *h, const float *fc1, size_t rows, int F);
+/* Its backward: dfc1 (rows, 2F) = d(gate) | d(up) from dh (rows, F). */
+void ngpt_op_swiglu_bwd(ngpt_context *ctx, float *dfc1, const float *dh, const float *fc1,
+                        size_t rows, int F);
 /* db[j] += dy[r][j] over rows r in order (bias gradients), split by columns. */
 void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t rows, int n);
 
@@ -88,8 +97,9 @@ void ngpt_op_dropout(ngpt_context *ctx, float *y, const float *x, size_t n, uint
 void ngpt_op_adamw(ngpt_context *ctx, float *p, const float *g, float *m, float *v, size_t n,
                    const ngpt_adamw_coef *c);
 
-/* RoPE (or its transpose when backward) on the q and k parts of rows of
- * (nseq, len, 3C); row i of sequence s is at position (pos0 ? pos0[s] : 0) + i. */
+/* RoPE (or its transpose when backward; pairs as rope_pairs says) on the q
+ * (H heads) and k (KV heads) parts of rows of (nseq, len, (H + 2 KV) D); row
+ * i of sequence s is at position (pos0 ? pos0[s] : 0) + i. */
 void ngpt_op_rope(ngpt_context *ctx, float *qkv, int nseq, int len, const int32_t *pos0,
                   bool backward);
 
@@ -119,13 +129,14 @@ void ngpt_op_xent_bwd(ngpt_context *ctx, float *dlogits, const float *logits,
  * (0 without pos0) + i and sees keys 0..n0+i of its sequence: key j of
  * sequence s at k + s*kv_seq + j*kv_row (v likewise). */
 typedef struct ngpt_attn {
-    const float *qkv;           /* (nseq, len, 3C); q of head h at column h*D */
-    const float *k, *v;         /* keys/values of sequence 0, head 0 */
+    const float *qkv;           /* (nseq, len, (H + 2 KV) D); q of head h at column h*D */
+    const float *k, *v;         /* keys/values of sequence 0, key/value head 0; query
+                                   head h reads key/value head h / (H / KV) */
     ptrdiff_t kv_seq, kv_row;   /* strides between sequences, between positions */
     const int32_t *pos0;        /* (nseq) first position of each sequence, or NULL */
     int nseq, len;
     int q0;                     /* queries 0..q0-1 are skipped (forward only) */
-    float *out;                 /* (nseq, len, C) heads merged; rows from q0 */
+    float *out;                 /* (nseq, len, H D) heads merged; rows from q0 */
     /* forward outputs besides out (each may be NULL) */
     float *probs;               /* (nseq, H, len, len) full map, zero past the causal edge */
     float *last_rows;           /* (nseq, H, len) the last query's probabilities */
@@ -139,8 +150,10 @@ typedef struct ngpt_attn {
 /* Forward: out, and the probability outputs that are set. */
 void ngpt_op_attention_fwd(ngpt_context *ctx, const ngpt_attn *at);
 /* Backward of a full pass (pos0 NULL, k/v inside qkv, probs = the forward's
- * map): d(out) (nseq, len, C) -> dqkv (nseq, len, 3C), q and k before the
- * RoPE backward; split by (sequence, head). */
+ * map): d(out) (nseq, len, H D) -> dqkv (nseq, len, (H + 2 KV) D), q and k
+ * before the RoPE backward; split by (sequence, key/value head): dK and dV of
+ * a key/value head accumulate over its query heads in increasing order, each
+ * over its query rows in increasing order. */
 void ngpt_op_attention_bwd(ngpt_context *ctx, const ngpt_attn *at, const float *dout,
                            float *dqkv);
 

@@ -1,7 +1,7 @@
 /* gelu.c — reference GELU (exact, erf form), GELU with its derivative from
- * one erf, the backward's product, and the tanh form (gelu=tanh) with its
- * derivative from one tanh; erf, exp and tanh from SLEEF's deterministic finz
- * functions. */
+ * one erf, the backward's product, the tanh form (gelu=tanh) with its
+ * derivative from one tanh, and SwiGLU (mlp=swiglu) with its backward; erf,
+ * exp and tanh from SLEEF's deterministic finz functions. */
 #include <math.h>
 #include <sleef.h>
 
@@ -53,5 +53,26 @@ void ngpt_f32_gelu_tanh_fwd_grad_ref(float *y, float *g, const float *x, size_t 
         float du = TANH_K * fmaf(TANH_3C, c * c, 1.0f);
         y[i] = (0.5f * v) * (1.0f + t);
         g[i] = fmaf((0.5f * v) * fmaf(-t, t, 1.0f), du, 0.5f * (1.0f + t));
+    }
+}
+
+/* SwiGLU (mlp=swiglu): SiLU(g) * u, SiLU from one finz exp. */
+void ngpt_f32_swiglu_fwd_ref(float *h, const float *g, const float *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = g[i], e = Sleef_finz_expf1_u10purecfma(-v);
+        h[i] = (v / (1.0f + e)) * u[i];
+    }
+}
+
+void ngpt_f32_swiglu_bwd_ref(float *dg, float *du, const float *dh, const float *g,
+                             const float *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = g[i], e = Sleef_finz_expf1_u10purecfma(-v);
+        float den = 1.0f + e, s = v / den, sg = 1.0f / den;
+        float ds = fmaf(s, 1.0f - sg, sg);
+        du[i] = dh[i] * s;
+        dg[i] = (dh[i] * u[i]) * ds;
     }
 }

@@ -19,6 +19,8 @@ ngpt_config ngpt_config_default(void)
         .d_ff = 1024, .dropout = 0.1f, .rope_theta = 10000.0f,
         .qkv_bias = false, .proj_bias = false, .tie_lm_head = true, .final_norm = true,
         .norm = NGPT_NORM_PRE, .pos = NGPT_POS_ROPE, .gelu = NGPT_GELU_EXACT,
+        .norm_type = NGPT_NORM_LAYER, .norm_eps = 1e-5f, .mlp = NGPT_MLP_GELU, .mlp_bias = true,
+        .n_kv_heads = 0, .head_dim = 0, .rope_pairs = NGPT_ROPE_INTERLEAVED,
         .weights = NGPT_WEIGHTS_F32,
     };
     return c;
@@ -42,14 +44,22 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
         if (sizes[i].v <= 0)
             return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s must be > 0, got %d",
                              sizes[i].name, (int)sizes[i].v);
-    if (cfg->d_model % cfg->n_heads != 0)
+    if (cfg->n_kv_heads < 0 || cfg->head_dim < 0)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s must be >= 0 (0: the default), got %d",
+                         cfg->n_kv_heads < 0 ? "kv_heads (n_kv_heads)" : "head_dim",
+                         (int)(cfg->n_kv_heads < 0 ? cfg->n_kv_heads : cfg->head_dim));
+    if (cfg->n_heads % ngpt_cfg_kv_heads(cfg) != 0)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
-                         "C (d_model=%d) must be divisible by H (n_heads=%d)",
+                         "H (n_heads=%d) must be a multiple of kv_heads (n_kv_heads=%d)",
+                         (int)cfg->n_heads, (int)cfg->n_kv_heads);
+    if (!cfg->head_dim && cfg->d_model % cfg->n_heads != 0)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG,
+                         "C (d_model=%d) must be divisible by H (n_heads=%d), or head_dim set",
                          (int)cfg->d_model, (int)cfg->n_heads);
-    if (cfg->pos == NGPT_POS_ROPE && (cfg->d_model / cfg->n_heads) % 2 != 0)
+    if (cfg->pos == NGPT_POS_ROPE && ngpt_cfg_head_dim(cfg) % 2 != 0)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
-                         "head size D = C/H = %d must be even (RoPE rotates pairs)",
-                         (int)(cfg->d_model / cfg->n_heads));
+                         "head size D = %s = %d must be even (RoPE rotates pairs)",
+                         cfg->head_dim ? "head_dim" : "C/H", (int)ngpt_cfg_head_dim(cfg));
     if (cfg->pos == NGPT_POS_SINUSOIDAL && cfg->d_model % 2 != 0)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                          "C (d_model=%d) must be even for pos=sinusoidal (sin/cos pairs)",
@@ -69,14 +79,32 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
     if (cfg->gelu != NGPT_GELU_EXACT && cfg->gelu != NGPT_GELU_TANH)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "gelu must be exact or tanh, got %d",
                          (int)cfg->gelu);
+    if (cfg->norm_type != NGPT_NORM_LAYER && cfg->norm_type != NGPT_NORM_RMS)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm_type must be layer or rms, got %d",
+                         (int)cfg->norm_type);
+    if (!(cfg->norm_eps >= 0.0f) || !isfinite(cfg->norm_eps))
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm_eps must be finite and > 0 (0: 1e-5), got %g",
+                         (double)cfg->norm_eps);
+    if (cfg->mlp != NGPT_MLP_GELU && cfg->mlp != NGPT_MLP_SWIGLU)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "mlp must be gelu or swiglu, got %d", (int)cfg->mlp);
+    if (cfg->rope_pairs != NGPT_ROPE_INTERLEAVED && cfg->rope_pairs != NGPT_ROPE_HALVES)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_pairs must be interleaved or halves, got %d",
+                         (int)cfg->rope_pairs);
     if (cfg->weights != NGPT_WEIGHTS_F32 && cfg->weights != NGPT_WEIGHTS_Q8)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights must be f32 or q8, got %d",
                          (int)cfg->weights);
-    /* Kernels take int dimensions (the widest is the qkv projection, 3C) and
-     * tensors are counted with int32 (at most 2 + 12 L + 3). */
+    /* Kernels take int dimensions (the widest are the qkv projection,
+     * (H + 2 KV) D, and fc1, 2 d_ff with SwiGLU) and tensors are counted
+     * with int32 (at most 2 + 12 L + 3). */
     if (cfg->d_model > INT32_MAX / 3)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "C (d_model=%d) is too large: 3*C overflows "
                          "a 32-bit int", (int)cfg->d_model);
+    const int64_t qkv = ((int64_t)cfg->n_heads + 2 * (int64_t)ngpt_cfg_kv_heads(cfg)) *
+                        (int64_t)ngpt_cfg_head_dim(cfg);
+    if (qkv > INT32_MAX || (int64_t)cfg->d_ff * 2 > INT32_MAX)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "%s overflows a 32-bit int",
+                         qkv > INT32_MAX ? "the qkv width (H + 2 kv_heads) * head_dim"
+                                         : "2 * d_ff");
     if (cfg->n_layers > (INT32_MAX - 5) / 12)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "L (n_layers=%d) is too large: the tensor "
                          "count 12*L+5 overflows a 32-bit int", (int)cfg->n_layers);
@@ -166,6 +194,7 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         {"V", "vocab_size", &c.vocab_size}, {"T", "context_len", &c.context_len},
         {"C", "d_model", &c.d_model},       {"L", "n_layers", &c.n_layers},
         {"H", "n_heads", &c.n_heads},       {"d_ff", "d_ff", &c.d_ff},
+        {"kv_heads", "n_kv_heads", &c.n_kv_heads}, {"head_dim", "head_dim", &c.head_dim},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (!strcmp(key, ints[i].a) || !strcmp(key, ints[i].b)) {
@@ -196,6 +225,26 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         else if (!strcmp(val, "tanh")) c.gelu = NGPT_GELU_TANH;
         else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "gelu expects exact|tanh, got \"%s\"", val);
         st = NGPT_OK;
+    } else if (!strcmp(key, "norm_type")) {
+        if (!strcmp(val, "layer")) c.norm_type = NGPT_NORM_LAYER;
+        else if (!strcmp(val, "rms")) c.norm_type = NGPT_NORM_RMS;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm_type expects layer|rms, got \"%s\"", val);
+        st = NGPT_OK;
+    } else if (!strcmp(key, "norm_eps")) {
+        st = parse_float(key, val, &c.norm_eps);
+    } else if (!strcmp(key, "mlp")) {
+        if (!strcmp(val, "gelu")) c.mlp = NGPT_MLP_GELU;
+        else if (!strcmp(val, "swiglu")) c.mlp = NGPT_MLP_SWIGLU;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "mlp expects gelu|swiglu, got \"%s\"", val);
+        st = NGPT_OK;
+    } else if (!strcmp(key, "mlp_bias")) {
+        st = parse_bool(key, val, &c.mlp_bias);
+    } else if (!strcmp(key, "rope_pairs")) {
+        if (!strcmp(val, "interleaved")) c.rope_pairs = NGPT_ROPE_INTERLEAVED;
+        else if (!strcmp(val, "halves")) c.rope_pairs = NGPT_ROPE_HALVES;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG,
+                              "rope_pairs expects interleaved|halves, got \"%s\"", val);
+        st = NGPT_OK;
     } else if (!strcmp(key, "weights")) {
         if (!strcmp(val, "f32")) c.weights = NGPT_WEIGHTS_F32;
         else if (!strcmp(val, "q8")) c.weights = NGPT_WEIGHTS_Q8;
@@ -205,7 +254,8 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                          "unknown key \"%s\" (known: V T C L H d_ff dropout rope_theta "
                          "qkv_bias proj_bias tie_lm_head (tied_head) final_norm norm pos gelu "
-                         "weights)", key);
+                         "norm_type norm_eps mlp mlp_bias kv_heads (n_kv_heads) head_dim "
+                         "rope_pairs weights)", key);
     }
     if (st) return st;
     *cfg = c;
@@ -225,12 +275,19 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
     NGPT_FPMODE_SCOPE;
     if (!buf || size == 0) return;
     if (!cfg) { buf[0] = '\0'; return; }
-    char dropout[32], theta[32];
+    char dropout[32], theta[32], eps[48] = "", kv[32] = "", hd[32] = "";
     format_float(dropout, cfg->dropout);
     format_float(theta, cfg->rope_theta);
+    if (ngpt_cfg_norm_eps(cfg) != 1e-5f) {
+        char v[32];
+        format_float(v, cfg->norm_eps);
+        snprintf(eps, sizeof eps, " norm_eps=%s", v);
+    }
+    if (cfg->n_kv_heads) snprintf(kv, sizeof kv, " kv_heads=%d", (int)cfg->n_kv_heads);
+    if (cfg->head_dim) snprintf(hd, sizeof hd, " head_dim=%d", (int)cfg->head_dim);
     snprintf(buf, size,
              "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%s rope_theta=%s qkv_bias=%d "
-             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s%s%s",
+             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s%s%s%s%s%s%s%s%s%s",
              (int)cfg->vocab_size, (int)cfg->context_len, (int)cfg->d_model, (int)cfg->n_layers,
              (int)cfg->n_heads, (int)cfg->d_ff, dropout, theta,
              cfg->qkv_bias, cfg->tie_lm_head, cfg->final_norm,
@@ -240,6 +297,9 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
              /* switches added later: printed only when set, so that a
               * default model's line stays what it always was */
              cfg->proj_bias ? " proj_bias=1" : "", cfg->gelu == NGPT_GELU_TANH ? " gelu=tanh" : "",
+             cfg->norm_type == NGPT_NORM_RMS ? " norm_type=rms" : "", eps,
+             cfg->mlp == NGPT_MLP_SWIGLU ? " mlp=swiglu" : "", cfg->mlp_bias ? "" : " mlp_bias=0",
+             kv, hd, cfg->rope_pairs == NGPT_ROPE_HALVES ? " rope_pairs=halves" : "",
              cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8" : "");
 }
 
@@ -253,6 +313,12 @@ static void format_value(char out[32], double v, bool is_float)
     }
     snprintf(out, 32, "%g", v);
     if (strtof(out, NULL) != (float)v) snprintf(out, 32, "%.9g", v);
+}
+
+/* D of a config that may be unvalidated (0 without heads). */
+static int32_t head_dim_or_0(const ngpt_config *c)
+{
+    return c->n_heads > 0 ? ngpt_cfg_head_dim(c) : c->head_dim;
 }
 
 ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
@@ -273,6 +339,13 @@ ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
         {"norm", want->norm, got->norm, false},
         {"pos", want->pos, got->pos, false},
         {"gelu", want->gelu, got->gelu, false},
+        {"norm_type", want->norm_type, got->norm_type, false},
+        {"norm_eps", ngpt_cfg_norm_eps(want), ngpt_cfg_norm_eps(got), true},
+        {"mlp", want->mlp, got->mlp, false},
+        {"mlp_bias", want->mlp_bias, got->mlp_bias, false},
+        {"kv_heads", ngpt_cfg_kv_heads(want), ngpt_cfg_kv_heads(got), false},
+        {"head_dim", head_dim_or_0(want), head_dim_or_0(got), false},
+        {"rope_pairs", want->rope_pairs, got->rope_pairs, false},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].a != f[i].b) {

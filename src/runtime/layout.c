@@ -7,12 +7,18 @@
 
 #include "base/checked.h"
 #include "q8.h"
+#include "runtime/config.h"
 #include "runtime/layout.h"
 
 bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
 {
     size_t V = (size_t)cfg->vocab_size, C = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
     size_t L = (size_t)cfg->n_layers, T = (size_t)cfg->context_len, off = 0, n;
+    /* the switches' widths: qkv (H + 2 KV) D, attention H D, fc1 F or 2F;
+     * RMSNorm has no bias, mlp_bias=0 no MLP biases */
+    const size_t QKV = (size_t)ngpt_cfg_qkv_width(cfg), A = (size_t)ngpt_cfg_attn_width(cfg);
+    const size_t F1 = (size_t)ngpt_cfg_fc1_width(cfg);
+    const size_t NB = cfg->norm_type == NGPT_NORM_LAYER ? C : 0, MB = cfg->mlp_bias;
     const bool q8 = cfg->weights == NGPT_WEIGHTS_Q8;   /* Linear weights: no floats */
     ngpt_layout l = {0};
 #define TAKE(field, count_expr)                                  \
@@ -22,24 +28,24 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     } while (0)
     /* block-relative offsets first */
     TAKE(ln1_w, (n = C, true));
-    TAKE(ln1_b, (n = C, true));
-    TAKE(qkv_w, q8 ? (n = 0, true) : ngpt_mul_ok(3 * C, C, &n));
-    TAKE(qkv_b, (n = cfg->qkv_bias ? 3 * C : 0, true));
-    TAKE(proj_w, q8 ? (n = 0, true) : ngpt_mul_ok(C, C, &n));
+    TAKE(ln1_b, (n = NB, true));
+    TAKE(qkv_w, q8 ? (n = 0, true) : ngpt_mul_ok(QKV, C, &n));
+    TAKE(qkv_b, (n = cfg->qkv_bias ? QKV : 0, true));
+    TAKE(proj_w, q8 ? (n = 0, true) : ngpt_mul_ok(C, A, &n));
     TAKE(proj_b, (n = cfg->proj_bias ? C : 0, true));
     TAKE(ln2_w, (n = C, true));
-    TAKE(ln2_b, (n = C, true));
-    TAKE(fc1_w, q8 ? (n = 0, true) : ngpt_mul_ok(F, C, &n));
-    TAKE(fc1_b, (n = F, true));
+    TAKE(ln2_b, (n = NB, true));
+    TAKE(fc1_w, q8 ? (n = 0, true) : ngpt_mul_ok(F1, C, &n));
+    TAKE(fc1_b, (n = MB * F1, true));
     TAKE(fc2_w, q8 ? (n = 0, true) : ngpt_mul_ok(C, F, &n));
-    TAKE(fc2_b, (n = C, true));
+    TAKE(fc2_b, (n = MB * C, true));
     l.block_stride = off;
     off = 0;
     TAKE(tok_emb, ngpt_mul_ok(q8 && cfg->tie_lm_head ? 0 : V, C, &n));
     TAKE(pos_emb, ngpt_mul_ok(cfg->pos == NGPT_POS_LEARNED ? T : 0, C, &n));
     TAKE(blocks, ngpt_mul_ok(L, l.block_stride, &n));
     TAKE(lnf_w, (n = cfg->final_norm ? C : 0, true));
-    TAKE(lnf_b, (n = cfg->final_norm ? C : 0, true));
+    TAKE(lnf_b, (n = cfg->final_norm ? NB : 0, true));
     TAKE(lm_head, ngpt_mul_ok(cfg->tie_lm_head || q8 ? 0 : V, C, &n));
 #undef TAKE
     if (cfg->tie_lm_head) l.lm_head = l.tok_emb;
@@ -71,20 +77,22 @@ static int head_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[2]
 
 static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[12])
 {
-    const int32_t C = c->d_model, F = c->d_ff;
+    const int32_t C = c->d_model, F = c->d_ff, F1 = ngpt_cfg_fc1_width(c);
+    const int32_t QKV = ngpt_cfg_qkv_width(c), A = ngpt_cfg_attn_width(c);
+    const bool layer_norm = c->norm_type == NGPT_NORM_LAYER;
     int n = 0;
     e[n++] = (entry){"ln1.weight", lay->ln1_w, C, 0, -1};
-    e[n++] = (entry){"ln1.bias", lay->ln1_b, C, 0, -1};
-    e[n++] = (entry){"attn.qkv.weight", lay->qkv_w, 3 * C, C, NGPT_LINEAR_QKV};
-    if (c->qkv_bias) e[n++] = (entry){"attn.qkv.bias", lay->qkv_b, 3 * C, 0, -1};
-    e[n++] = (entry){"attn.proj.weight", lay->proj_w, C, C, NGPT_LINEAR_PROJ};
+    if (layer_norm) e[n++] = (entry){"ln1.bias", lay->ln1_b, C, 0, -1};
+    e[n++] = (entry){"attn.qkv.weight", lay->qkv_w, QKV, C, NGPT_LINEAR_QKV};
+    if (c->qkv_bias) e[n++] = (entry){"attn.qkv.bias", lay->qkv_b, QKV, 0, -1};
+    e[n++] = (entry){"attn.proj.weight", lay->proj_w, C, A, NGPT_LINEAR_PROJ};
     if (c->proj_bias) e[n++] = (entry){"attn.proj.bias", lay->proj_b, C, 0, -1};
     e[n++] = (entry){"ln2.weight", lay->ln2_w, C, 0, -1};
-    e[n++] = (entry){"ln2.bias", lay->ln2_b, C, 0, -1};
-    e[n++] = (entry){"mlp.fc1.weight", lay->fc1_w, F, C, NGPT_LINEAR_FC1};
-    e[n++] = (entry){"mlp.fc1.bias", lay->fc1_b, F, 0, -1};
+    if (layer_norm) e[n++] = (entry){"ln2.bias", lay->ln2_b, C, 0, -1};
+    e[n++] = (entry){"mlp.fc1.weight", lay->fc1_w, F1, C, NGPT_LINEAR_FC1};
+    if (c->mlp_bias) e[n++] = (entry){"mlp.fc1.bias", lay->fc1_b, F1, 0, -1};
     e[n++] = (entry){"mlp.fc2.weight", lay->fc2_w, C, F, NGPT_LINEAR_FC2};
-    e[n++] = (entry){"mlp.fc2.bias", lay->fc2_b, C, 0, -1};
+    if (c->mlp_bias) e[n++] = (entry){"mlp.fc2.bias", lay->fc2_b, C, 0, -1};
     return n;
 }
 
@@ -93,7 +101,8 @@ static int tail_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[3]
     int n = 0;
     if (c->final_norm) {
         e[n++] = (entry){"ln_f.weight", lay->lnf_w, c->d_model, 0, -1};
-        e[n++] = (entry){"ln_f.bias", lay->lnf_b, c->d_model, 0, -1};
+        if (c->norm_type == NGPT_NORM_LAYER)
+            e[n++] = (entry){"ln_f.bias", lay->lnf_b, c->d_model, 0, -1};
     }
     if (!c->tie_lm_head)
         e[n++] = (entry){"lm_head.weight", lay->lm_head, c->vocab_size, c->d_model,
@@ -149,9 +158,9 @@ void ngpt_linear_dims(const ngpt_config *c, ngpt_linear which, int *out, int *in
 {
     const int C = c->d_model, F = c->d_ff;
     switch (which) {
-    case NGPT_LINEAR_QKV: *out = 3 * C, *in = C; return;
-    case NGPT_LINEAR_PROJ: *out = C, *in = C; return;
-    case NGPT_LINEAR_FC1: *out = F, *in = C; return;
+    case NGPT_LINEAR_QKV: *out = ngpt_cfg_qkv_width(c), *in = C; return;
+    case NGPT_LINEAR_PROJ: *out = C, *in = ngpt_cfg_attn_width(c); return;
+    case NGPT_LINEAR_FC1: *out = ngpt_cfg_fc1_width(c), *in = C; return;
     case NGPT_LINEAR_FC2: *out = C, *in = F; return;
     default: *out = c->vocab_size, *in = C; return;
     }

@@ -5,11 +5,14 @@
  * Parameter layout (floats), in state_dict order:
  *   tok_emb (V,C) | [pos_emb (T,C)] | blocks[L] | [ln_f.weight (C) ln_f.bias (C)]
  *   | [lm_head (V,C)]
- *   block: ln1.weight (C) ln1.bias (C) attn.qkv.weight (3C,C) [attn.qkv.bias (3C)]
- *          attn.proj.weight (C,C) [attn.proj.bias (C)] ln2.weight (C) ln2.bias (C) mlp.fc1.weight (d_ff,C)
- *          mlp.fc1.bias (d_ff) mlp.fc2.weight (C,d_ff) mlp.fc2.bias (C)
+ *   block: ln1.weight (C) [ln1.bias (C)] attn.qkv.weight (QKV,C) [attn.qkv.bias (QKV)]
+ *          attn.proj.weight (C,H*D) [attn.proj.bias (C)] ln2.weight (C) [ln2.bias (C)]
+ *          mlp.fc1.weight (F1,C) [mlp.fc1.bias (F1)] mlp.fc2.weight (C,d_ff) [mlp.fc2.bias (C)]
+ *   QKV = (H + 2 KV) D (3C by default), F1 = d_ff (2 d_ff with SwiGLU: gate
+ *   rows then up rows)
  * [..] only with the variant that has it (pos=learned, final_norm, untied
- * lm_head, qkv_bias, proj_bias); an absent tensor has no floats. Tied, lm_head is
+ * lm_head, qkv_bias, proj_bias, LayerNorm's biases (not with RMSNorm),
+ * mlp_bias); an absent tensor has no floats. Tied, lm_head is
  * tok_emb's offset, so the wiring reads and accumulates into one tensor.
  * An 8-bit model (weights=q8) gives its Linear weights and lm_head (tied:
  * tok_emb) no floats: they are in the 8-bit weights (below).
@@ -49,9 +52,9 @@ void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t 
 
 /* The Linears of a layer, and the lm_head (tied: tok_emb). */
 typedef enum ngpt_linear {
-    NGPT_LINEAR_QKV,            /* (3C, C) */
-    NGPT_LINEAR_PROJ,           /* (C, C) */
-    NGPT_LINEAR_FC1,            /* (d_ff, C) */
+    NGPT_LINEAR_QKV,            /* ((H + 2 KV) D, C): 3C by default */
+    NGPT_LINEAR_PROJ,           /* (C, H D) */
+    NGPT_LINEAR_FC1,            /* (d_ff, C); SwiGLU: (2 d_ff, C) */
     NGPT_LINEAR_FC2,            /* (C, d_ff) */
     NGPT_LINEAR_PER_LAYER,
     NGPT_LINEAR_LM_HEAD = NGPT_LINEAR_PER_LAYER     /* (V, C), layer ignored */

@@ -3,6 +3,7 @@
  * region starts on a 64-byte boundary; all arithmetic is overflow-checked. */
 #include "base/checked.h"
 #include "runtime/context.h"
+#include "runtime/config.h"
 #include "runtime/plan.h"
 #include "runtime/pool.h"
 
@@ -42,7 +43,15 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     const size_t B = (size_t)shape->batch, T = (size_t)shape->seq;
     const size_t C = (size_t)cfg->d_model, F = (size_t)cfg->d_ff, V = (size_t)cfg->vocab_size;
     const size_t H = (size_t)cfg->n_heads, L = (size_t)cfg->n_layers;
-    const size_t D = C / H, P = lay.total;
+    const size_t D = (size_t)ngpt_cfg_head_dim(cfg), P = lay.total;
+    /* the switches' widths: qkv (H + 2 KV) D, the merged heads H D, fc1 F or
+     * 2F (SwiGLU), a key/value row of the cache KV D */
+    const size_t QKV = (size_t)ngpt_cfg_qkv_width(cfg), A = H * D;
+    const size_t F1 = (size_t)ngpt_cfg_fc1_width(cfg), KVD = (size_t)ngpt_cfg_kv_heads(cfg) * D;
+    const bool swiglu = cfg->mlp == NGPT_MLP_SWIGLU;
+    const size_t CA = C > A ? C : A;    /* ln_out also holds the attention output */
+    size_t IW = QKV > F1 ? QKV : F1;    /* infer: qkv's buffer also holds fc1 [and the branch] */
+    if (IW < C) IW = C;
     const size_t LL = train ? L : 1;    /* copies of per-layer activations */
     const size_t NT = (size_t)ngpt_layout_tensor_count(cfg);
     walker w = {(unsigned char *)base, 0, false};
@@ -66,10 +75,9 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.x = TAKE_F(&w, train ? L + 1 : 1, B, T, C);
     p.ln_mean = TAKE_F(&w, LL, 2, B, T);
     p.ln_rstd = TAKE_F(&w, LL, 2, B, T);
-    /* infer: the widest of a layer's activations (3C or d_ff wide), which
+    /* infer: the widest of a layer's activations (qkv, fc1 or C wide), which
      * model/acts.c shares out (qkv, then fc1 and its GELU) */
-    const size_t wide = train || 3 * C > F ? 3 * C : F;
-    p.qkv = TAKE_F(&w, LL, B, T, wide);
+    p.qkv = TAKE_F(&w, LL, B, T, train ? QKV : IW);
     if (train || shape->trace == NGPT_TRACE_FULL) {
         size_t bh = 0;
         if (!ngpt_mul_ok(B, H, &bh)) w.overflow = true;
@@ -77,10 +85,10 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     }
     if (shape->trace == NGPT_TRACE_LAST_ROW) p.trace_rows = TAKE_F(&w, L, B, H, T);
     if (train) {
-        p.atty = TAKE_F(&w, LL, B, T, C);
+        p.atty = TAKE_F(&w, LL, B, T, A);
         p.res1 = TAKE_F(&w, LL, B, T, C);
         if (cfg->norm == NGPT_NORM_POST) p.res2 = TAKE_F(&w, LL, B, T, C);
-        p.fc1 = TAKE_F(&w, LL, B, T, F);
+        p.fc1 = TAKE_F(&w, LL, B, T, F1);
         p.lnf = TAKE_F(&w, B, T, C, 1);
     }
     p.lnf_mean = TAKE_F(&w, B, T, 1, 1);
@@ -88,14 +96,15 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.logits = TAKE_F(&w, B, T, V, 1);
     p.losses = TAKE_F(&w, B, T, 1, 1);
 
-    p.ln_out = TAKE_F(&w, B, T, C, 1);
-    if (train) p.hidden = TAKE_F(&w, B, T, F, 1);
+    p.ln_out = TAKE_F(&w, B, T, CA, 1);
+    /* SwiGLU's hidden layer is not fc1's elementwise image: a buffer of its own */
+    if (train || swiglu) p.hidden = TAKE_F(&w, B, T, F, 1);
     /* (inference shares the rest: model/acts.c; post-norm keeps a branch) */
     if (train || cfg->norm == NGPT_NORM_POST) p.branch = TAKE_F(&w, B, T, C, 1);
     const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
     p.threads.attn_rows = TAKE_F(&w, (size_t)shape->threads, D + 2 * NGPT_ATTN_TILE, TC, 1);
     const bool q8 = cfg->weights == NGPT_WEIGHTS_Q8;
-    const size_t KMAX = C > F ? C : F;     /* the widest input of a Linear */
+    const size_t KMAX = CA > F ? CA : F;   /* the widest input of a Linear */
     if (!q8) p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
     /* (packing in place runs between passes: in the gemm workspace when it fits) */
     p.threads.panel_stride = NGPT_GEMM_NR * KMAX;
@@ -115,18 +124,19 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         p.bwd.g_res = TAKE_F(&w, B, T, C, 1);
         p.bwd.g_branch = TAKE_F(&w, B, T, C, 1);
         p.bwd.g_ln = TAKE_F(&w, B, T, C, 1);
-        p.bwd.g_qkv = TAKE_F(&w, B, T, 3 * C, 1);
-        p.bwd.gelu_grad = TAKE_F(&w, B, T, F, 1);
+        p.bwd.g_qkv = TAKE_F(&w, B, T, QKV, 1);
+        /* GELU's derivative (B,T,F), or SwiGLU's d(fc1) (B,T,2F) */
+        p.bwd.gelu_grad = TAKE_F(&w, B, T, F1, 1);
     } else {   /* generation: KV cache, packed weights, sampler, beam and window scratch */
-        p.kv.k = TAKE_F(&w, L, B, TC, C);
-        p.kv.v = TAKE_F(&w, L, B, TC, C);
+        p.kv.k = TAKE_F(&w, L, B, TC, KVD);     /* the key/value heads only */
+        p.kv.v = TAKE_F(&w, L, B, TC, KVD);
         p.kv.len = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.kv.tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
         if (shape->trace != NGPT_TRACE_NONE) p.kv.trace = TAKE_F(&w, L, B, H, TC);
         /* beam search reorders the cache between passes through one
          * slot-layer block: model/kv.c borrows the qkv buffer, which no
          * pass is using then, when it holds one; else it has its own */
-        if (B * T * wide < TC * C) p.kv.tmp = TAKE_F(&w, TC, C, 1, 1);
+        if (B * T * IW < TC * KVD) p.kv.tmp = TAKE_F(&w, TC, KVD, 1, 1);
         if (q8) {
             size_t bytes = 0, rows = B * T < NGPT_Q8_NR ? NGPT_Q8_NR : B * T;
             if (!ngpt_linear_q8_bytes(cfg, &bytes)) w.overflow = true;

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <sleef.h>
 
+#include "runtime/config.h"
 #include "runtime/positions.h"
 
 /* sin and cos of pos * theta^(-2i/dim) for pairs i and positions 0..T-1,
@@ -24,7 +25,7 @@ static void angle_table(const ngpt_config *cfg, int pairs, double dim, float *si
 
 void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
 {
-    const int half = cfg->d_model / cfg->n_heads / 2;
+    const int half = ngpt_cfg_head_dim(cfg) / 2;
     angle_table(cfg, half, (double)(2 * half), sin_t, cos_t, (size_t)half, 1);
 }
 

@@ -226,6 +226,60 @@ ngpt_status ngpt_checkpoint_load_train_mem(ngpt_context *ctx, const void *data, 
     return load_train(ctx, "ngpt_checkpoint_load_train_mem", NULL, data, size, ts);
 }
 
+/* ngpt_checkpoint_load_finetune from a file or from memory: the file's
+ * model tensors into the parameters; the optimizer starts afresh. The
+ * context's dropout may differ from the file's (a training setting, not a
+ * property of the weights); every other field must agree. */
+static ngpt_status load_finetune(ngpt_context *ctx, const char *fn, const char *path,
+                                 const void *data, size_t size)
+{
+    if (!ctx || (!path && !data))
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL argument", fn);
+    if (ctx->shape.mode != NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "%s: the context was planned for inference; "
+                         "fine-tuning needs NGPT_MODE_TRAIN", fn);
+    ngpt_ckpt_reader r;
+    ngpt_config file;
+    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &file);
+    if (st) return ngpt_prefixed(fn, st);
+    if (file.weights == NGPT_WEIGHTS_Q8) {
+        st = ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds 8-bit weights (weights=q8), which "
+                       "cannot be trained: fine-tune its float32 original (the file ngpt "
+                       "quantize read, or ngpt import without --weights q8)", r.src);
+    } else {
+        file.dropout = ctx->cfg.dropout;
+        st = ngpt_config_compare(&ctx->cfg, &file);
+    }
+    if (!st) st = ngpt_ckpt_tokenizer_agrees(&r, ctx);
+    for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
+        const ngpt_tensor_info *t = &ctx->plan.tensors[i];
+        st = ngpt_ckpt_read_tensor(&r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
+    }
+    ngpt_ckpt_close(&r);
+    if (st) return ngpt_prefixed(fn, st);
+    for (int32_t i = 0; i < ctx->n_tensors; i++) {
+        const ngpt_tensor_info *t = &ctx->plan.tensors[i];
+        memset(ctx->plan.adam_m + t->offset, 0, t->count * sizeof(float));
+        memset(ctx->plan.adam_v + t->offset, 0, t->count * sizeof(float));
+    }
+    ctx->optim_steps = 0;
+    ngpt_run_params_changed(ctx);
+    ctx->run.n_backward = 0;    /* gradients summed so far belong to other parameters */
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_checkpoint_load_finetune(ngpt_context *ctx, const char *path)
+{
+    NGPT_FPMODE_SCOPE;
+    return load_finetune(ctx, "ngpt_checkpoint_load_finetune", path, NULL, 0);
+}
+
+ngpt_status ngpt_checkpoint_load_finetune_mem(ngpt_context *ctx, const void *data, size_t size)
+{
+    NGPT_FPMODE_SCOPE;
+    return load_finetune(ctx, "ngpt_checkpoint_load_finetune_mem", NULL, data, size);
+}
+
 /* ngpt_checkpoint_train_state from a file or from memory. */
 static ngpt_status train_state(const char *fn, const char *path, const void *data, size_t size,
                                ngpt_config *cfg, ngpt_train_state *ts)

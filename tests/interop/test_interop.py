@@ -649,6 +649,9 @@ def test_bpe(ng, tmp):
     check(p.returncode != 0 and f"V={V}" in p.stderr, f"another tokenizer is refused: {p.stderr}")
 
 
+LLAMA = dict(H=6, kv_heads=2, head_dim=10, norm_type="rms", norm_eps=1e-6, mlp="swiglu",
+             mlp_bias=False, rope_pairs="halves", tie_lm_head=False)
+
 # The model variants (ngpt_config's switches), one at a time and together.
 VARIANTS = (
     ("qkv_bias", dict(qkv_bias=True)),
@@ -662,6 +665,16 @@ VARIANTS = (
     ("gpt2", dict(pos="learned", qkv_bias=True, proj_bias=True, gelu="tanh")),
     ("all", dict(qkv_bias=True, tie_lm_head=False, final_norm=False, norm="post", pos="learned",
                  proj_bias=True, gelu="tanh")),
+    # the Llama family's switches, and a Llama's combination (GQA 3:1, 6 heads
+    # of 10 on C = 32, RoPE on halves as Hugging Face rotates them)
+    ("rms", dict(norm_type="rms")),
+    ("norm_eps", dict(norm_eps=1e-6)),
+    ("swiglu", dict(mlp="swiglu")),
+    ("no_mlp_bias", dict(mlp_bias=False)),
+    ("gqa", dict(kv_heads=2)),
+    ("head_dim", dict(head_dim=6)),
+    ("rope_halves", dict(rope_pairs="halves")),
+    ("llama", LLAMA),
 )
 
 
@@ -673,16 +686,19 @@ def main():
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
-        test_config(ng, "tiny", dataclasses.replace(nt.TINY, dropout=0.1), 1e-5, tmp, "dataclass")
-        test_config(ng, "default", nt.DEFAULT, 5e-5, tmp, "dict")
-        test_bare_and_cli(ng, tmp)
-        test_quantized(ng, tmp)
-        test_rejects(tmp)
-        test_optimizer(ng, tmp)
-        test_training(ng, args.build, tmp)
-        test_cli_training(ng, tmp)
-        test_bpe(ng, tmp)
+        if not os.environ.get("INTEROP_ONLY"):     # INTEROP_ONLY=label,...: those variants only
+            test_config(ng, "tiny", dataclasses.replace(nt.TINY, dropout=0.1), 1e-5, tmp, "dataclass")
+            test_config(ng, "default", nt.DEFAULT, 5e-5, tmp, "dict")
+            test_bare_and_cli(ng, tmp)
+            test_quantized(ng, tmp)
+            test_rejects(tmp)
+            test_optimizer(ng, tmp)
+            test_training(ng, args.build, tmp)
+            test_cli_training(ng, tmp)
+            test_bpe(ng, tmp)
         for label, kw in VARIANTS:
+            if os.environ.get("INTEROP_ONLY") and label not in os.environ["INTEROP_ONLY"].split(","):
+                continue
             cfg = dataclasses.replace(nt.TINY, dropout=0.1, **kw)
             test_config(ng, label, cfg, 1e-5, tmp, "dict")
             test_training(ng, args.build, tmp, cfg, label)

@@ -1,0 +1,77 @@
+#!/bin/sh
+# test_cli_info.sh — `ngpt info`: a file's sizes and those --config gives
+# for the same model agree; the file sizes are the files' (ngpt init's
+# float32 file, ngpt quantize's 8-bit one); the arenas are those train and
+# generate plan (train's report line); the GPT-2 family's configs have
+# their published parameter counts; a Hugging Face config.json is sized as
+# its import; usage errors.
+# Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
+. "$(dirname "$0")/cli_lib.sh"
+TINY="--config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64 --config pos=learned"
+$N init --out "$dir/m.ngpt" $TINY > /dev/null 2>&1 && $N quantize "$dir/m.ngpt" "$dir/q.ngpt" > /dev/null 2>&1
+check $? "init and quantize"
+$N info "$dir/m.ngpt" --batch 4 --seq 8 > "$dir/file" 2>&1 && $N info $TINY --batch 4 --seq 8 > "$dir/cfg" 2>&1
+check $? "info FILE and info --config: $(cat "$dir/file" "$dir/cfg")"
+grep -v '^file:\|^weights:\|^tokenizer:' "$dir/file" > "$dir/file.cut"
+cmp -s "$dir/file.cut" "$dir/cfg"
+check $? "info --config prints what info FILE does for the same model: $(diff "$dir/file.cut" "$dir/cfg")"
+grep -q "^file size:   f32 $(wc -c < "$dir/m.ngpt") bytes (.*), q8 $(wc -c < "$dir/q.ngpt") bytes (.*)$" "$dir/file"
+check $? "the file sizes are the files': $(grep 'file size' "$dir/file")"
+grep -Eq "^arena infer: [0-9]+ bytes \([0-9.]+ MiB\) at batch 1, seq 16 with f32 weights; q8 [0-9]+ bytes \([0-9.]+ MiB\) \(1 thread\)$" "$dir/file" &&
+    grep -Eq "^arena train: [0-9]+ bytes \(([0-9.]+) MiB\) at batch 4, seq 8 \(1 thread; ngpt train --init fine-tunes it\)$" "$dir/file"
+check $? "the arena lines: $(grep arena "$dir/file")"
+printf 'the quick brown fox jumps over the lazy dog\n%.0s' $(seq 40) > "$dir/d.txt"
+$N train --init "$dir/m.ngpt" --data "$dir/d.txt" --batch 4 --seq 8 --steps 1 --threads 1 --out "$dir/t.ngpt" > "$dir/train.log" 2>&1
+mib=$(sed -n 's/^arena train: [0-9]* bytes (\([0-9.]*\) MiB).*/\1/p' "$dir/file")
+grep -q "; arena $mib MiB (batch 4, seq 8, accum 1, 1 thread)" "$dir/train.log"
+check $? "train --init plans the arena info gave ($mib MiB): $(head -1 "$dir/train.log")"
+$N info "$dir/q.ngpt" > "$dir/qinfo" 2>&1 && grep -q "^arena train: none: an 8-bit model is not trained (its float32 original needs [0-9]* bytes" "$dir/qinfo" &&
+    grep -q "^arena infer: [0-9]* bytes (.*) at batch 1, seq 16 with q8 weights; f32 " "$dir/qinfo"
+check $? "an 8-bit file: $(cat "$dir/qinfo")"
+
+# the GPT-2 family's published configs (config.json: n_layer, n_embd, n_head;
+# vocab 50257, n_positions 1024, n_inner 4*n_embd) have their published
+# parameter counts, and info sizes them
+gpt2_case() {   # gpt2_case NAME L C H PARAMS
+    $N info --config V=50257 --config T=1024 --config L=$2 --config C=$3 --config H=$4 \
+        --config d_ff=$(($3 * 4)) --config pos=learned --config qkv_bias=1 --config proj_bias=1 \
+        --config gelu=tanh --batch 1 --seq 256 > "$dir/$1" 2>&1 &&
+        grep -q "^parameters:  $5 " "$dir/$1" && grep -q "^file size:   f32 [0-9]* bytes" "$dir/$1" &&
+        grep -q "^arena infer: [0-9]* bytes .* with f32 weights; q8 [0-9]* bytes" "$dir/$1" &&
+        grep -q "^arena train: [0-9]* bytes .* at batch 1, seq 256" "$dir/$1"
+    check $? "$1: $(cat "$dir/$1")"
+}
+gpt2_case gpt2 12 768 12 124439808
+gpt2_case gpt2-medium 24 1024 16 354823168
+gpt2_case gpt2-large 36 1280 20 774030080
+gpt2_case distilgpt2 6 768 12 81912576
+
+# a Hugging Face config.json: the model ngpt import makes of it, before the weights
+mkdir "$dir/hf" && $RUN_ENV "$B/tests/test_import" --write "$dir/hf" > /dev/null 2>&1 &&
+    $N import "$dir/hf/gpt2" --out "$dir/g.ngpt" > /dev/null 2>&1 &&
+    $N info "$dir/hf/gpt2/config.json" > "$dir/hfc" 2>&1 && $N info "$dir/g.ngpt" > "$dir/hff" 2>&1
+check $? "info config.json: $(cat "$dir/hfc")"
+grep '^config:\|^parameters:\|^arena' "$dir/hff" > "$dir/hff.cut"
+grep '^config:\|^parameters:\|^arena' "$dir/hfc" > "$dir/hfc.cut"
+cmp -s "$dir/hff.cut" "$dir/hfc.cut"
+check $? "info config.json sizes the model its import makes: $(diff "$dir/hff.cut" "$dir/hfc.cut")"
+echo '{"model_type": "gpt2", "activation_function": "relu"}' > "$dir/relu.json"
+$N info "$dir/relu.json" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q 'activation_function "relu"' "$dir/err"
+check $? "info of a config.json ngpt cannot run: $(cat "$dir/err")"
+
+expect() {  # expect CODE PATTERN ARGS...: exit code and a stderr pattern
+    code=$1 pat=$2; shift 2
+    $N "$@" > /dev/null 2> "$dir/err"; rc=$?
+    [ $rc -eq "$code" ] && grep -q -e "$pat" "$dir/err"
+    check $? "ngpt $* -> exit $rc (want $code), stderr: $(cat "$dir/err") (want /$pat/)"
+}
+expect 2 "a checkpoint FILE or --config key=value is required" info
+expect 2 "give a checkpoint FILE or --config" info "$dir/m.ngpt" --config C=64
+expect 2 "H" info --config H=5
+expect 2 "unknown key" info --config bogus=1
+expect 1 "shape.seq must be in 1..T=16" info "$dir/m.ngpt" --seq 17
+$N info "$dir/m.ngpt" --seq 17 2>/dev/null | grep -q . ; [ $? -ne 0 ]
+check $? "a bad shape prints nothing on stdout"
+expect 1 "missing.ngpt" info "$dir/missing.ngpt"
+summary test_cli_info
