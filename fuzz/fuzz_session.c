@@ -2,8 +2,8 @@
  * ngpt_cache_load_mem into slot 1 of a context of the tiny model (seed 1),
  * the input as it is and resealed (its checksum fixed, so the checks behind
  * it are reached). Properties: a refused load leaves a message and slot 1
- * exactly as it was; an accepted one saves back to the same bytes and the
- * slot can be fed on. Seeds: sessions of that model (0, 3 and 8 tokens). */
+ * exactly as it was; an accepted one saves back to the same bytes (but the
+ * tokenizer field, as the context has none) and the slot can be fed on. Seeds: sessions of that model (0, 3 and 8 tokens). */
 #include "fuzz.h"
 
 static ngpt_context *ctx;
@@ -32,7 +32,14 @@ static void check(const unsigned char *b, size_t size)
             fuzz_fail("a refused session (%s) changed the slot", ngpt_last_error());
         return;
     }
-    if (na != size || memcmp(after, b, size) != 0)
+    /* the same bytes, but for a tokenizer the file names and this context has
+     * none (accepted: the tokens are the caller's), which the save writes as
+     * 0, and so the checksum */
+    static const unsigned char none[8];
+    const bool named = memcmp(b + 24, none, 8) != 0;
+    if (na != size || (named ? memcmp(after, b, 24) != 0 ||
+                                   memcmp(after + 32, b + 32, size - 40) != 0
+                             : memcmp(after, b, size) != 0))
         fuzz_fail("an accepted session of %zu bytes saves back as %zu other bytes", size, na);
     int32_t len = 0, tok = 3;
     if (ngpt_cache_len(ctx, 1, &len)) fuzz_fail("len: %s", ngpt_last_error());

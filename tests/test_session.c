@@ -203,6 +203,7 @@ static void refusals(void)
             {96 + 4 * 3, 256, NGPT_ERR_BAD_TOKEN, "token 3 is 256"},
             {96 + 4 * 9, (uint32_t)-1, NGPT_ERR_BAD_TOKEN, "token 9 is -1"},
             {32, 64, NGPT_ERR_CONFIG_MISMATCH, "another config"},
+            {92, 1, NGPT_ERR_BAD_FORMAT, "reserved header byte 92"},
         };
         for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
             memcpy(forged, good, n);

@@ -176,6 +176,10 @@ static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_
     if ((uint64_t)XXH3_64bits(d, size - 8) != sum)
         return ngpt_fail(NGPT_ERR_CHECKSUM, "%s is damaged or truncated: its contents do not "
                          "match its checksum", src);
+    for (size_t i = SESS_CONFIG + NGPT_CKPT_MODEL_BYTES; i < SESS_HEADER; i++)
+        if (d[i])
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: reserved header byte %zu is %u, not 0 (a "
+                             "newer format?)", src, i, d[i]);
     unsigned char block[NGPT_CKPT_MODEL_BYTES];
     ngpt_ckpt_config_encode(&ctx->cfg, block);
     if (memcmp(block, d + SESS_CONFIG, sizeof block) != 0)
