@@ -720,7 +720,9 @@ ngpt_status ngpt_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
  * ngpt_generate_config.keep_cache). Saving is atomic (temporary file,
  * fsync, rename). The file holds 96 + 4n + 8*L*n*W + 8 bytes for n tokens
  * (W = KV heads x head_dim, C without grouped-query attention).
- * Logits and trace of the last pass are not part of a session. */
+ * The tokenizer is compared when both the file and the context name one.
+ * Logits and trace of the last pass are not part of a session; loading
+ * maps the file and allocates nothing. */
 ngpt_status ngpt_cache_save(const ngpt_context *ctx, int32_t slot, const char *path);
 ngpt_status ngpt_cache_load(ngpt_context *ctx, int32_t slot, const char *path);
 /* The same in memory: *size gets the session's bytes; with buf NULL only
