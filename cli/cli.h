@@ -123,6 +123,15 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o);
  * tokens false). */
 void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what,
                         bool tokens);
+/* --session FILE (cli/session.c). Restore: when FILE exists, loads it
+ * into slot 0 and copies its tokens into a malloc'd *tokens (*n of them;
+ * NULL, 0 for a new session). Save: slot 0 becomes exactly the last T of
+ * tokens (what it holds of them is kept, the rest prefilled) and is saved
+ * to FILE. Both return CLI_OK, or CLI_FAILED with the message printed. */
+int cli_session_restore(const char *cmd, ngpt_context *ctx, const char *path, int32_t **tokens,
+                        size_t *n);
+int cli_session_save(const char *cmd, ngpt_context *ctx, const char *path, const int32_t *tokens,
+                     size_t n);
 /* Replaces \n \t \\ \xNN escapes in place. */
 void cli_unescape(char *s);
 /* Reads a whole file ("-": standard input) into a malloc'd buffer of *n

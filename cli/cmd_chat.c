@@ -13,7 +13,7 @@
 static const char *const HELP =
     "usage: ngpt chat --model FILE [--system TEXT] [-n N] [--temp T] [--top-k K] [--top-p P]\n"
     "       [--min-p P] [--repeat-penalty R] [--repeat-window N] [--ban ID,...] [--seed S]\n"
-    "       [--context exact|shift] [--threads N]\n\n"
+    "       [--context exact|shift] [--session FILE] [--threads N]\n\n"
     "Reads one user message per line from stdin and streams each reply to stdout.\n"
     "The conversation is \"system: TEXT\\nuser: LINE\\nassistant: REPLY\\n...\"; a reply\n"
     "ends at \"\\nuser: \", \"\\nsystem: \" or \"\\nassistant: \" (not printed), or after\n"
@@ -23,7 +23,12 @@ static const char *const HELP =
     "when it is longer than the model's context T, the model sees its last T tokens\n"
     "(stderr says how many were dropped);\n"
     "--context says what happens when a reply fills the context (see ngpt generate\n"
-    "--help). Turn i samples with seed S+i.\n\n"
+    "--help). Turn i samples with seed S+i. Each turn prefills only what the\n"
+    "previous turns did not (the cache keeps the conversation's common start).\n\n"
+    "  --session FILE     resume the conversation FILE holds (--system applies only\n"
+    "                     to a new one) and save it there at the end of input: the\n"
+    "                     next run prefills nothing it holds. A file of another\n"
+    "                     model is refused (docs/GENERATION.md, \"Sessions\")\n"
     CLI_THREADS_HELP;
 
 typedef struct convo {
@@ -61,11 +66,31 @@ static int on_token(int32_t id, void *user)
     return len && append(r->c, (const char *)b, len) ? 1 : 0;
 }
 
+/* --session: the conversation so far is the text of the file's tokens. */
+static int restore(const char *cmd, ngpt_context *ctx, const ngpt_tokenizer *tok,
+                   const char *path, convo *c, size_t *restored)
+{
+    int32_t *held = NULL;
+    size_t n = 0;
+    if (cli_session_restore(cmd, ctx, path, &held, &n)) return CLI_FAILED;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const uint8_t *b = cli_token_bytes(tok, held[i], &len);
+        if (len && append(c, (const char *)b, len)) {
+            free(held);
+            return cli_error(cmd, CLI_FAILED, "out of memory");
+        }
+    }
+    free(held);
+    *restored = n;
+    return CLI_OK;
+}
+
 int cli_cmd_chat(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
     cli_gen_opts o = {.gc = ngpt_generate_config_default(), .threads = 0};
-    const char *model = NULL, *system = NULL, *v;
+    const char *model = NULL, *system = NULL, *session = NULL, *v;
     int r;
     while (cli_next(&a)) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
@@ -77,6 +102,8 @@ int cli_cmd_chat(int argc, char **argv)
             model = v;
         } else if (cli_opt(&a, "--system", &v)) {
             system = v;
+        } else if (cli_opt(&a, "--session", &v)) {
+            session = v;
         } else {
             return cli_unknown(&a);
         }
@@ -86,6 +113,7 @@ int cli_cmd_chat(int argc, char **argv)
     static const char *const stops[] = {"\nuser: ", "\nsystem: ", "\nassistant: "};
     o.gc.stop = stops;
     o.gc.n_stop = 3;
+    o.gc.keep_cache = true;     /* a turn prefills only what is new */
 
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.threads = o.threads;
@@ -99,7 +127,15 @@ int cli_cmd_chat(int argc, char **argv)
     size_t n_tokens;
     convo c = {0};
     reply rp = {&c, tok};
-    if (system && (append(&c, "system: ", 8) || append(&c, system, strlen(system)) ||
+    size_t restored = 0;
+    if (session && (restore(a.cmd, ctx, tok, session, &c, &restored))) {
+        free(c.buf);
+        ngpt_context_free(ctx);
+        ngpt_tokenizer_free(tok);
+        return CLI_FAILED;
+    }
+    if (restored) fprintf(stderr, "ngpt chat: session %s: %zu tokens restored\n", session, restored);
+    if (system && !restored && (append(&c, "system: ", 8) || append(&c, system, strlen(system)) ||
                    append(&c, "\n", 1))) {
         free(c.buf);
         ngpt_context_free(ctx);
@@ -136,6 +172,12 @@ int cli_cmd_chat(int argc, char **argv)
             rc = cli_error(a.cmd, CLI_FAILED, "out of memory");
             break;
         }
+    }
+    if (session && rc == CLI_OK) {
+        free(tokens);
+        tokens = NULL;
+        rc = cli_encode(a.cmd, tok, c.buf ? c.buf : "", c.len, &tokens, &n_tokens);
+        if (!rc) rc = cli_session_save(a.cmd, ctx, session, tokens, n_tokens);
     }
     free(c.buf);
     free(tokens);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -39,6 +40,18 @@ static long long file_bytes(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* On a terminal: a percentage on stderr as the file is written (the
+ * library's progress callback), rewritten in place. */
+static bool show_progress(ngpt_progress_stage stage, uint64_t done, uint64_t total, void *user)
+{
+    (void)stage;
+    *(bool *)user = done < total;       /* a line left open */
+    fprintf(stderr, "\rngpt import: %3d%% of %.1f MB", total ? (int)(done * 100 / total) : 100,
+            (double)total / 1e6);
+    if (done == total) fputc('\n', stderr);
+    return true;
 }
 
 int cli_cmd_import(int argc, char **argv)
@@ -79,7 +92,12 @@ int cli_cmd_import(int argc, char **argv)
                          "required (see ngpt import --help)");
     if (n_weights) opt.weights = weights, opt.n_weights = n_weights;
     const clock_t start = clock();
-    if (ngpt_import_hf(dir, &opt, out)) return cli_library_failed(a.cmd);
+    bool open_line = false;
+    if (isatty(fileno(stderr))) ngpt_progress_callback_set(show_progress, &open_line);
+    const ngpt_status st = ngpt_import_hf(dir, &opt, out);
+    ngpt_progress_callback_set(NULL, NULL);
+    if (open_line) fputc('\n', stderr);
+    if (st) return cli_library_failed(a.cmd);
     const double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
     ngpt_config cfg;
     size_t params = 0;

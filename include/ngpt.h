@@ -116,6 +116,25 @@ const char *ngpt_last_error(void);
 typedef void (*ngpt_abort_fn)(const char *file, int line, const char *message, void *user);
 void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user);
 
+/* Progress of long calls, for a bar and a cancel button: the callback gets
+ * the stage, the units done and the total (done rises to total; units are
+ * tokens, batches or bytes) after each piece of work; returning false
+ * cancels the call, which returns NGPT_ERR_STOPPED ("ngpt_<function>:
+ * cancelled by the progress callback ...") and changes nothing: a cancelled
+ * prefill leaves slot 0 holding what it held before it (ngpt_model_generate
+ * generates nothing), an evaluation writes no loss, a checkpoint write
+ * leaves the previous file. Results are the same with or without a callback. One callback per thread (each thread's
+ * calls report to the callback that thread set; NULL: none, the default). */
+typedef enum ngpt_progress_stage {
+    NGPT_PROGRESS_PREFILL = 0,  /* ngpt_model_generate's prompt: tokens (passes of seq) */
+    NGPT_PROGRESS_EVALUATE,     /* ngpt_model_evaluate: batches */
+    NGPT_PROGRESS_WRITE         /* a checkpoint's tensors: bytes (ngpt_checkpoint_save, the
+                                   training save, ngpt_import_hf, which converts as it writes) */
+} ngpt_progress_stage;
+typedef bool (*ngpt_progress_fn)(ngpt_progress_stage stage, uint64_t done, uint64_t total,
+                                 void *user);
+void ngpt_progress_callback_set(ngpt_progress_fn fn, void *user);
+
 /* "ngpt 0.2.0 kernels=avx2 target=x86_64 sleef=3.5.1 xxhash=0.8.1 cc=gcc-12.2
  * flags=..." — for bug reports and benches. */
 const char *ngpt_build_info(void);
@@ -710,6 +729,32 @@ ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src);
  * pass are unchanged. */
 ngpt_status ngpt_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop);
 
+/* Keeps the first n (0..its length) tokens of slot `slot`, for apps that
+ * rewind (edit a message, retry an answer): the slot is then bit for bit
+ * what a prefill of those n tokens alone leaves. */
+ngpt_status ngpt_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
+
+/* Sessions: slot `slot`'s tokens and key/value rows as a session file
+ * (docs/FORMAT.md, "Session files"), sealed by an XXH3-64 checksum and
+ * stamped with the model's parameter checksum, config and tokenizer.
+ * Loading verifies the whole file first and replaces the slot's contents;
+ * a file of another model, config or tokenizer, a damaged or truncated one,
+ * is refused with one line and the context is unchanged. Feeding the slot
+ * on from a restore is bit-identical to never having stopped (generation:
+ * ngpt_generate_config.keep_cache). Saving is atomic (temporary file,
+ * fsync, rename). The file holds 96 + 4n + 8*L*n*W + 8 bytes for n tokens
+ * (W = KV heads x head_dim, C without grouped-query attention).
+ * The tokenizer is compared when both the file and the context name one.
+ * Logits and trace of the last pass are not part of a session; loading
+ * maps the file and allocates nothing. */
+ngpt_status ngpt_cache_save(const ngpt_context *ctx, int32_t slot, const char *path);
+ngpt_status ngpt_cache_load(ngpt_context *ctx, int32_t slot, const char *path);
+/* The same in memory: *size gets the session's bytes; with buf NULL only
+ * that (ask, allocate, save), else buf must hold cap >= *size bytes. */
+ngpt_status ngpt_cache_save_mem(const ngpt_context *ctx, int32_t slot, void *buf, size_t cap,
+                                size_t *size);
+ngpt_status ngpt_cache_load_mem(ngpt_context *ctx, int32_t slot, const void *data, size_t size);
+
 /* Appends tokens (batch, len) to slots 0..batch-1 (each slot may already hold
  * a different number of tokens) and computes their logits: ngpt_logits_data()
  * then gives (batch, len, V). len <= the shape's seq; a slot that would hold
@@ -839,6 +884,17 @@ typedef struct ngpt_generate_config {
     /* Called once when the prompt has been processed (e.g. to time prefill
      * and decode apart), or NULL. Gets the token callback's user pointer. */
     void (*on_prefilled)(void *user);
+    /* Resume (sampling, with the cache): slot 0 is not cleared; the longest
+     * common prefix of what it holds (e.g. restored by ngpt_cache_load, or
+     * the previous turn of a chat) and the prompt is kept and only the rest
+     * is prefilled (at least the last token, whose logits the first draw
+     * needs). Bit-identical to a full prefill; result.prompt_tokens still
+     * counts the whole prompt. */
+    bool keep_cache;
+    /* The counter index of the first draw (0): a resumed generation that
+     * passes the number of tokens drawn before continues the same random
+     * stream, so 40 tokens then 60 more equal 100 in one go. */
+    uint64_t first_draw;
 } ngpt_generate_config;
 
 /* sampler default, max_tokens 256, no end token, no stop sequences, exact
@@ -857,7 +913,8 @@ typedef struct ngpt_generate_result {
 /* Generates a continuation of prompt (prompt_len >= 1 tokens; like the
  * original, only the last T are used: result.prompt_dropped says how many
  * were cropped) in KV slot
- * 0 (slots 0..W-1 for a beam of width W), which is cleared first. Output
+ * 0 (slots 0..W-1 for a beam of width W), which is cleared first (with
+ * keep_cache: cut to its common prefix with the prompt). Output
  * tokens go to out (out_cap >= max_tokens, or NULL; with a tokenizer and
  * stop sequences out_cap >= max_tokens + its max_token_bytes, as a token cut
  * by a stop sequence may leave several parts) and to fn (or NULL) as

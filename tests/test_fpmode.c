@@ -131,7 +131,7 @@ static const char TEXT[] =
 
 /* The run's files, in TMPDIR. */
 static char ckpt_path[256], train_path[256], tok_path[256], text_path[256], json_path[256],
-    bpe_path[256];
+    bpe_path[256], sess_path[256];
 
 /* The final LayerNorm's weight times 1e-37: its outputs near 1e-37, so the
  * logits (sums of their products with the embeddings) and the gradients
@@ -207,6 +207,7 @@ static void base_and_config(results *r, ngpt_config *cfg)
     CALL_TO(s, ngpt_build_info());
     note(r, "build info", s, strlen(s));
     CALL_VOID(ngpt_abort_callback_set(NULL, NULL));
+    CALL_VOID(ngpt_progress_callback_set(NULL, NULL));
     CALL_TO(s, ngpt_stop_reason_string(NGPT_STOP_SEQUENCE));
     note(r, "stop reason", s, strlen(s));
     uint64_t sum = 0;
@@ -504,6 +505,22 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
     CALL(ngpt_cache_clear(ctx, 1));
     CALL(ngpt_cache_prefill_slot(ctx, 1, tok, 5));
     note_logits(r, "prefilled slot", ctx);
+    /* a session of slot 1 saved and restored (file and memory), truncated, fed on */
+    CALL(ngpt_cache_save(ctx, 1, sess_path));
+    note_file(r, "session", sess_path);
+    size_t sess_size = 0;
+    CALL(ngpt_cache_save_mem(ctx, 1, NULL, 0, &sess_size));
+    unsigned char *sess = malloc(sess_size);
+    if (sess) {
+        CALL(ngpt_cache_save_mem(ctx, 1, sess, sess_size, &sess_size));
+        CALL(ngpt_cache_load_mem(ctx, 0, sess, sess_size));
+        free(sess);
+    }
+    CALL(ngpt_cache_clear(ctx, 1));
+    CALL(ngpt_cache_load(ctx, 1, sess_path));
+    CALL(ngpt_cache_truncate(ctx, 1, 4));
+    CALL(ngpt_cache_prefill_slot(ctx, 1, tok + 4, 1));
+    note_logits(r, "fed after a session restore", ctx);
     ngpt_sampler s = ngpt_sampler_default();
     s.temperature = 0.8f, s.top_p = 0.9f, s.seed = 3;
     CALL(ngpt_logits_data(ctx, &logits));
@@ -768,6 +785,7 @@ int main(void)
     snprintf(text_path, sizeof text_path, "%s/ngpt-fpmode-%d.txt", tmp, pid);
     snprintf(json_path, sizeof json_path, "%s/ngpt-fpmode-%d-encoder.json", tmp, pid);
     snprintf(bpe_path, sizeof bpe_path, "%s/ngpt-fpmode-%d-vocab.bpe", tmp, pid);
+    snprintf(sess_path, sizeof sess_path, "%s/ngpt-fpmode-%d.sess", tmp, pid);
     FILE *f = fopen(text_path, "w");
     if (f) fputs(TEXT, f), fclose(f);
     /* a Hugging Face directory to import: root/gpt2 (tests/hf_dir.h) */
@@ -786,8 +804,9 @@ int main(void)
     armv7_flush_flags();
 #endif
     caller_mode_kept();
-    const char *const files[] = {ckpt_path, train_path, tok_path, text_path, json_path, bpe_path};
-    for (int i = 0; i < 6; i++) unlink(files[i]);
+    const char *const files[] = {ckpt_path, train_path, tok_path, text_path, json_path, bpe_path,
+                                 sess_path};
+    for (int i = 0; i < 7; i++) unlink(files[i]);
     static const char *const hf_files[] = {"config.json", "vocab.json", "merges.txt",
                                            "model.safetensors"};
     for (int i = 0; i < 4; i++) {

@@ -220,6 +220,35 @@ static void good_dirs(void)
     CHECK(logits_hash(out, 2) == h4, "q4, 2 threads: the same logits");
 }
 
+/* The progress callback: an import reports its bytes as it writes, makes
+ * the same file, and cancelled leaves the previous file as it was. */
+static int progress_calls, progress_cancel_at;
+static bool on_progress(ngpt_progress_stage stage, uint64_t done, uint64_t total, void *user)
+{
+    (void)user;
+    progress_calls++;
+    CHECK(stage == NGPT_PROGRESS_WRITE && done <= total, "progress %d: %llu of %llu", (int)stage,
+          (unsigned long long)done, (unsigned long long)total);
+    return progress_calls != progress_cancel_at;
+}
+
+static void import_progress(void)
+{
+    char first[600], again[600];
+    snprintf(first, sizeof first, "%s/f32.ngpt", root);
+    snprintf(again, sizeof again, "%s/f32_again.ngpt", root);
+    ngpt_progress_callback_set(on_progress, NULL);
+    CHECK_OK(import_dir("f32", "f32_again.ngpt", NGPT_WEIGHTS_F32));
+    CHECK(progress_calls > 1 && test_same_file(again, first),
+          "a watched import: %d reports, the same file", progress_calls);
+    progress_calls = 0, progress_cancel_at = 2;
+    CHECK_STATUS(import_dir("f32", "f32.ngpt", NGPT_WEIGHTS_Q8), NGPT_ERR_STOPPED);
+    CHECK(strstr(ngpt_last_error(), "ngpt_import_hf: cancelled by the progress callback") &&
+              strstr(ngpt_last_error(), "unchanged") && test_same_file(again, first),
+          "a cancelled import: %s", ngpt_last_error());
+    ngpt_progress_callback_set(NULL, NULL);
+}
+
 /* FTZ + DAZ + round toward zero, with a sticky flag set (test_fpmode.c's). */
 static ngpt_fpmode hostile_mode(void)
 {
@@ -505,6 +534,7 @@ int main(int argc, char **argv)
     make_tokenizer();
     api_defaults();
     good_dirs();
+    import_progress();
     caller_mode();
     untied();
     tokenizer_json();

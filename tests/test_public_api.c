@@ -425,6 +425,47 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     ngpt_data_free(d);
 }
 
+/* Sessions: bad slots, modes, paths, buffers and files; each refused
+ * call leaves slot 0 as it was. path holds some text (not a session). */
+static void session_functions(ngpt_context *infer, ngpt_context *train, const char *path)
+{
+    int32_t len = 0, tok[4] = {1, 2, 3, 4};
+    unsigned char buf[64] = {0};
+    size_t size = 0;
+    CHECK_OK(ngpt_cache_clear(infer, -1));
+    CHECK_OK(ngpt_cache_prefill_slot(infer, 0, tok, 4));
+    REJECTS(ngpt_cache_truncate(NULL, 0, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_truncate(train, 0, 0), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_cache_truncate(infer, 1, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_truncate(infer, 0, 5), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_truncate(infer, 0, -1), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_save(NULL, 0, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_save(infer, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_save(infer, -1, path), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_save(train, 0, path), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_cache_save(infer, 0, "/nonexistent/dir/s.sess"), NGPT_ERR_IO);
+    REJECTS(ngpt_cache_save_mem(NULL, 0, buf, sizeof buf, &size), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_save_mem(infer, 0, buf, sizeof buf, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_save_mem(infer, 1, buf, sizeof buf, &size), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_save_mem(train, 0, buf, sizeof buf, &size), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_cache_save_mem(infer, 0, buf, sizeof buf, &size), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_load(NULL, 0, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_load(infer, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_load(infer, 1, path), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_load(train, 0, path), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_cache_load(infer, 0, "/nonexistent/dir/s.sess"), NGPT_ERR_IO);
+    REJECTS(ngpt_cache_load(infer, 0, path), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_cache_load_mem(NULL, 0, buf, sizeof buf), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_load_mem(infer, 0, NULL, 8), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_cache_load_mem(infer, 5, buf, sizeof buf), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_cache_load_mem(train, 0, buf, sizeof buf), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_cache_load_mem(infer, 0, buf, 0), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_cache_load_mem(infer, 0, buf, sizeof buf), NGPT_ERR_BAD_FORMAT);
+    CHECK_OK(ngpt_cache_len(infer, 0, &len));
+    CHECK(len == 4, "refused session calls changed slot 0 (%d tokens)", (int)len);
+    CHECK_OK(ngpt_cache_clear(infer, -1));
+}
+
 static void generation_functions(ngpt_context *infer, ngpt_context *train)
 {
     int32_t len, t, tok[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, bad[2] = {5, 300};
@@ -762,6 +803,7 @@ static void abort_callback(ngpt_context *ctx)
     CHECK(strstr(ngpt_last_error(), "a == b") != NULL, "message names the invariant: %s", ngpt_last_error());
     /* the macro form returns from the function with NGPT_ERR_INTERNAL */
     ngpt_abort_callback_set(NULL, NULL);
+    ngpt_progress_callback_set(NULL, NULL);     /* no bad input: NULL removes it */
     st = ngpt_internal_fail("x.c", 1, "removed");
     CHECK(st == NGPT_ERR_INTERNAL && hook_calls == 1, "no hook after removing it");
 }
@@ -806,6 +848,7 @@ int main(void)
         fclose(f);
         training_functions(train, infer, path);
         generation_functions(infer, train);
+        session_functions(infer, train, path);
         abort_callback(infer);
     }
     tokenizer_functions(path);

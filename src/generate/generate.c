@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/fpmode.h"
+#include "base/progress.h"
 #include "generate/beam.h"
 #include "generate/sampler.h"
 #include "generate/stop.h"
@@ -22,7 +23,8 @@ ngpt_generate_config ngpt_generate_config_default(void)
                               .end_token = -1, .stop = NULL, .n_stop = 0,
                               .context_mode = NGPT_CONTEXT_EXACT,
                               .stop_at_context_full = false, .no_cache = false,
-                              .beam_width = 0, .length_penalty = 1.0f, .on_prefilled = NULL};
+                              .beam_width = 0, .length_penalty = 1.0f, .on_prefilled = NULL,
+                              .keep_cache = false, .first_draw = 0};
     return g;
 }
 
@@ -133,7 +135,44 @@ typedef struct window {
     const float *row;           /* logits of the token after tokens[n-1] */
 } window;
 
-static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, const int32_t *prompt,
+/* With keep_cache, how many of the prompt's first tokens slot 0 already
+ * holds (their longest common prefix, at most len - 1: the last token is fed
+ * again for its logits); the slot is cut to them (0 without keep_cache). */
+static int32_t kept_prefix(ngpt_context *ctx, const ngpt_generate_config *gc,
+                           const int32_t *prompt, int32_t len)
+{
+    const int32_t *held = ngpt_kv_tokens(ctx, 0);
+    const int32_t n = gc->keep_cache ? ngpt_kv_len(ctx, 0) : 0;
+    int32_t have = 0;
+    while (have < n && have < len - 1 && held[have] == prompt[have]) have++;
+    ngpt_kv_truncate(ctx, 0, have);
+    return have;
+}
+
+/* Prefills len tokens into slot 0, reporting each pass of seq tokens to the
+ * progress callback when there is one; false when it cancels (the slot then
+ * holds what it held before). */
+static bool prefill(ngpt_context *ctx, const int32_t *tokens, int32_t len, const float **row)
+{
+    if (!ngpt_progress_wanted()) {
+        ngpt_model_prefill(ctx, 0, tokens, len, row);
+        return true;
+    }
+    const int32_t before = ngpt_kv_len(ctx, 0), chunk = ctx->shape.seq;
+    for (int32_t at = 0; at < len;) {
+        const int32_t c = len - at < chunk ? len - at : chunk;
+        ngpt_model_prefill(ctx, 0, tokens + at, c, row);    /* the same passes as one call */
+        at += c;
+        if (!ngpt_progress_report(NGPT_PROGRESS_PREFILL, (uint64_t)at, (uint64_t)len)) {
+            ngpt_kv_truncate(ctx, 0, before);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* false: the progress callback cancelled the prefill. */
+static bool window_start(ngpt_context *ctx, const ngpt_generate_config *gc, const int32_t *prompt,
                          int32_t len, window *w)
 {
     int32_t *own = ctx->plan.gen.window;
@@ -144,7 +183,8 @@ static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, cons
         w->row = ctx->plan.logits + (size_t)(len - 1) * ctx->cfg.vocab_size;
         w->tokens = own;
     } else {
-        ngpt_model_prefill(ctx, 0, prompt, len, &w->row);
+        const int32_t kept = kept_prefix(ctx, gc, prompt, len);
+        if (!prefill(ctx, prompt + kept, len - kept, &w->row)) return false;
         w->tokens = ngpt_kv_tokens(ctx, 0);
         if (gc->context_mode == NGPT_CONTEXT_SHIFT) {
             memcpy(own, prompt, (size_t)len * sizeof(int32_t));
@@ -153,6 +193,7 @@ static void window_start(ngpt_context *ctx, const ngpt_generate_config *gc, cons
     }
     w->seen = gc->no_cache ? w->tokens : ngpt_kv_tokens(ctx, 0);
     w->n_seen = len;
+    return true;
 }
 
 /* Appends tok to the window's own copy of n (<= T) tokens, dropping its
@@ -211,7 +252,11 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     prompt_len -= dropped;
     ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len, dropped};
     if (result) *result = res;
-    ngpt_kv_clear(ctx, -1);
+    if (gc->keep_cache && gc->beam_width < 1 && !gc->no_cache) {
+        for (int32_t s = 1; s < ctx->shape.batch; s++) ngpt_kv_clear(ctx, s);  /* window_start trims 0 */
+    } else {
+        ngpt_kv_clear(ctx, -1);
+    }
     if (gc->beam_width >= 1) {
         st = ngpt_beam_search(ctx, gc, prompt, prompt_len, out, fn, user, &res);
         if (result) *result = res;
@@ -221,7 +266,11 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     /* generation is eval: no_cache's full forwards must not drop either */
     const bool dropout_was_on = ngpt_dropout_pause(ctx);
     window w;
-    window_start(ctx, gc, prompt, prompt_len, &w);
+    if (!window_start(ctx, gc, prompt, prompt_len, &w)) {
+        ngpt_dropout_resume(ctx, dropout_was_on);
+        return ngpt_fail(NGPT_ERR_STOPPED, "ngpt_model_generate: cancelled by the progress "
+                         "callback during the prefill; nothing was generated");
+    }
     if (gc->on_prefilled) gc->on_prefilled(user);
 
     ngpt_output sm = {.out = out, .fn = fn, .user = user};
@@ -230,7 +279,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
         const int32_t *win_end = w.tokens + n;
         int32_t tok;
         if ((st = ngpt_sampler_sample_unchecked(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0,
-                                                (uint64_t)i, &tok))) {
+                                                gc->first_draw + (uint64_t)i, &tok))) {
             ngpt_prefixed("ngpt_model_generate", st);
             break;
         }

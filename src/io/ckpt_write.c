@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/atomic_file.h"
+#include "base/progress.h"
 #include "io/ckpt_file.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -163,12 +164,16 @@ static ngpt_status write_all(sink *s, const unsigned char *model_block, size_t n
     }
     if ((st = sink_zeros(s, header - tables)))
         return st;
-    for (size_t i = 0; i < nt; i++) {
+    for (size_t i = 0, done = 0; i < nt; i++) {
         size_t b;
         get(user, i, &t);
         tensor_bytes(&t, &b);
         if ((st = write_data(s, &t, b)) || (st = sink_zeros(s, ngpt_align64(b) - b)))
             return st;
+        done += ngpt_align64(b);
+        if (!ngpt_progress_report(NGPT_PROGRESS_WRITE, done, data_end - header))
+            return ngpt_fail(NGPT_ERR_STOPPED, "cancelled by the progress callback while "
+                             "writing %s", s->path);
     }
     unsigned char sum[8];
     put_u64(sum, (uint64_t)XXH3_64bits_digest(&s->hash));

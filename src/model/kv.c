@@ -49,6 +49,24 @@ void ngpt_kv_clear(ngpt_context *ctx, int32_t slot)
     else ctx->plan.kv.len[slot] = 0;
 }
 
+void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
+{
+    ctx->plan.kv.len[slot] = n;
+}
+
+void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tokens,
+                     const void *rows)
+{
+    const size_t bytes = (size_t)n * ngpt_kv_width(ctx) * sizeof(float);
+    const unsigned char *p = rows;
+    for (int l = 0; l < ctx->cfg.n_layers; l++, p += 2 * bytes) {
+        memcpy(keys_at(ctx, l, slot), p, bytes);
+        memcpy(values_at(ctx, l, slot), p + bytes, bytes);
+    }
+    memcpy(tokens_at(ctx, slot), tokens, (size_t)n * sizeof(int32_t));
+    ctx->plan.kv.len[slot] = n;
+}
+
 void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src)
 {
     if (dst == src) return;

@@ -95,6 +95,17 @@ void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src);
  * work: 3n ints. */
 void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_t *work);
 
+/* Keeps the first n (0 <= n <= len) tokens of slot `slot`: rows 0..n-1 are
+ * what a prefill of those n tokens alone computes (each row depends only on
+ * the tokens up to it), so the slot is as if only they had been fed. */
+void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
+
+/* Slot `slot` becomes n tokens (tokens: n int32) with their keys and values
+ * (rows: for each layer, n key rows of C floats, then n value rows), read
+ * as bytes: the source need not be aligned (a session file in memory). */
+void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tokens,
+                     const void *rows);
+
 /* Context shift (ngpt_cache_shift): drops the oldest `drop` tokens of slot
  * `slot` (0 <= drop <= its length); the kept n = len - drop move to positions
  * 0..n-1 with their values as they are and their keys rotated by -drop

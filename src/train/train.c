@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/fpmode.h"
+#include "base/progress.h"
 #include "model/model.h"
 #include "runtime/dropout.h"
 #include "train/train.h"
@@ -78,9 +79,16 @@ ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64
         ngpt_data_batch_unchecked(data, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, tokens, targets);
         ngpt_model_forward_unchecked(ctx, tokens, batch, seq, targets, &l);
         sum += (double)l;
+        if (!ngpt_progress_report(NGPT_PROGRESS_EVALUATE, (uint64_t)i + 1, (uint64_t)n_batches)) {
+            st = ngpt_fail(NGPT_ERR_STOPPED, "ngpt_model_evaluate: cancelled by the progress "
+                           "callback after %d of %d batches; no loss was written", (int)i + 1,
+                           (int)n_batches);
+            break;
+        }
     }
     ngpt_dropout_resume(ctx, was_on);
     ctx->run.backward_ready = false;    /* eval windows are not a training batch */
+    if (st) return st;
     *loss = (float)(sum / (double)n_batches);
     return NGPT_OK;
 }

@@ -1,0 +1,268 @@
+/* session.c — ngpt_cache_save / ngpt_cache_load (and their _mem twins) and
+ * ngpt_cache_truncate: one KV slot's tokens and key/value rows as a sealed
+ * session file (docs/FORMAT.md, "Session files"):
+ *
+ *   0   "NGPTSESS"   8 bytes
+ *   8   version      u32 (1)
+ *   12  n            u32, the tokens the slot holds (0..T)
+ *   16  params       u64, ngpt_params_checksum of the model that saved it
+ *   24  tokenizer    u64, the attached tokenizer's checksum (0: none)
+ *   32  config       56 bytes, the checkpoint header's model block
+ *   88  reserved     8 zero bytes
+ *   96  tokens       n x i32
+ *       rows         per layer: n key rows then n value rows, W x f32 each
+ *                    (W = KV heads x head_dim: the cache's row, model/kv.h)
+ *   end checksum     u64, XXH3-64 of every byte before it
+ *
+ * A load verifies the whole image (size, checksum, model, config,
+ * tokenizer, token ids) before it touches the slot: a refused file changes
+ * nothing. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/atomic_file.h"
+#include "base/fpmode.h"
+#include "io/checkpoint.h"
+#include "model/kv.h"
+#include "runtime/weights.h"
+#include "tokenizer/tokenizer.h"
+
+#define SESS_MAGIC "NGPTSESS"
+#define SESS_VERSION 1u
+#define SESS_HEADER 96
+#define SESS_CONFIG 32
+
+static uint64_t tokenizer_sum(const ngpt_context *ctx)
+{
+    return ctx->tokenizer ? ctx->tokenizer->checksum : 0;
+}
+
+/* Bytes of the key/value rows of n tokens. */
+static size_t rows_bytes(const ngpt_context *ctx, int32_t n)
+{
+    return 2 * (size_t)ctx->cfg.n_layers * (size_t)n * ngpt_kv_width(ctx) * sizeof(float);
+}
+
+static size_t file_bytes(const ngpt_context *ctx, int32_t n)
+{
+    return SESS_HEADER + (size_t)n * sizeof(int32_t) + rows_bytes(ctx, n) + 8;
+}
+
+static ngpt_status check_ctx(const ngpt_context *ctx, int32_t slot, const char *fn)
+{
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL context", fn);
+    if (!ngpt_kv_planned(ctx))
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "%s: the context was planned for training; "
+                         "sessions need an NGPT_MODE_INFER context", fn);
+    if (slot < 0 || slot >= ctx->shape.batch)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "%s: slot %d is not in 0..%d (the planned batch)", fn,
+                         (int)slot, (int)ctx->shape.batch - 1);
+    return NGPT_OK;
+}
+
+/* ------------------------------------------------------------------ saving */
+
+/* Where the image goes: a file descriptor or a buffer; hashed on the way. */
+typedef struct sink {
+    int fd;                     /* -1: buf */
+    unsigned char *buf;
+    size_t at;
+    XXH3_state_t hash;
+    const char *path;
+} sink;
+
+static ngpt_status put(sink *s, const void *data, size_t n, bool hash)
+{
+    if (hash) XXH3_64bits_update(&s->hash, data, n);
+    if (s->fd < 0) {
+        memcpy(s->buf + s->at, data, n);
+        s->at += n;
+        return NGPT_OK;
+    }
+    const unsigned char *p = data;
+    while (n > 0) {
+        ssize_t w = write(s->fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            return ngpt_fail(NGPT_ERR_IO, "writing %s failed: %s", s->path,
+                             w < 0 ? strerror(errno) : "no progress (is the disk full?)");
+        p += w, n -= (size_t)w, s->at += (size_t)w;
+    }
+    return NGPT_OK;
+}
+
+static ngpt_status emit(const ngpt_context *ctx, int32_t slot, sink *s)
+{
+    const int32_t n = ngpt_kv_len(ctx, slot);
+    const size_t row = (size_t)n * ngpt_kv_width(ctx) * sizeof(float);
+    unsigned char h[SESS_HEADER] = {0};
+    const uint32_t version = SESS_VERSION, un = (uint32_t)n;
+    const uint64_t params = ngpt_weights_checksum(ctx), tk = tokenizer_sum(ctx);
+    memcpy(h, SESS_MAGIC, 8);
+    memcpy(h + 8, &version, 4);
+    memcpy(h + 12, &un, 4);
+    memcpy(h + 16, &params, 8);
+    memcpy(h + 24, &tk, 8);
+    ngpt_ckpt_config_encode(&ctx->cfg, h + SESS_CONFIG);
+    XXH3_64bits_reset(&s->hash);
+    ngpt_status st = put(s, h, sizeof h, true);
+    if (!st) st = put(s, ngpt_kv_tokens(ctx, slot), (size_t)n * sizeof(int32_t), true);
+    for (int l = 0; l < ctx->cfg.n_layers && !st; l++) {
+        st = put(s, ngpt_kv_keys(ctx, l, slot), row, true);
+        if (!st) st = put(s, ngpt_kv_values(ctx, l, slot), row, true);
+    }
+    const uint64_t sum = (uint64_t)XXH3_64bits_digest(&s->hash);
+    return st ? st : put(s, &sum, 8, false);
+}
+
+ngpt_status ngpt_cache_save(const ngpt_context *ctx, int32_t slot, const char *path)
+{
+    NGPT_FPMODE_SCOPE;
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_save");
+    if (st) return st;
+    if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_save: NULL path");
+    char tmp[PATH_MAX];
+    sink s = {.fd = -1, .path = path};
+    if ((st = ngpt_atomic_file_open(path, tmp, &s.fd)))
+        return ngpt_prefixed("ngpt_cache_save", st);
+    st = emit(ctx, slot, &s);
+    return ngpt_prefixed("ngpt_cache_save", ngpt_atomic_file_finish(s.fd, tmp, path, st));
+}
+
+ngpt_status ngpt_cache_save_mem(const ngpt_context *ctx, int32_t slot, void *buf, size_t cap,
+                                size_t *size)
+{
+    NGPT_FPMODE_SCOPE;
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_save_mem");
+    if (st) return st;
+    if (!size) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_save_mem: NULL size");
+    const size_t need = file_bytes(ctx, ngpt_kv_len(ctx, slot));
+    *size = need;
+    if (!buf) return NGPT_OK;
+    if (cap < need)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_cache_save_mem: the buffer holds %zu bytes, "
+                         "the session needs %zu (pass buf = NULL to ask)", cap, need);
+    sink s = {.fd = -1, .buf = buf};
+    return emit(ctx, slot, &s);
+}
+
+/* ----------------------------------------------------------------- loading */
+
+/* Verifies a whole image against the context; on success the slot may take
+ * it. Leaves a bare sentence naming src. */
+static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_t size,
+                          const char *src, int32_t *n_out)
+{
+    if (size < SESS_HEADER + 8 || memcmp(d, SESS_MAGIC, 8) != 0)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not an ngpt session file%s", src,
+                         size < SESS_HEADER + 8 ? " (too short)" : " (no NGPTSESS magic)");
+    uint32_t version, n;
+    uint64_t params, tk, sum;
+    memcpy(&version, d + 8, 4);
+    memcpy(&n, d + 12, 4);
+    memcpy(&params, d + 16, 8);
+    memcpy(&tk, d + 24, 8);
+    if (version != SESS_VERSION)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is a session file of version %u; this "
+                         "library reads version %u", src, version, SESS_VERSION);
+    memcpy(&sum, d + size - 8, 8);
+    if ((uint64_t)XXH3_64bits(d, size - 8) != sum)
+        return ngpt_fail(NGPT_ERR_CHECKSUM, "%s is damaged or truncated: its contents do not "
+                         "match its checksum", src);
+    for (size_t i = SESS_CONFIG + NGPT_CKPT_MODEL_BYTES; i < SESS_HEADER; i++)
+        if (d[i])
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: reserved header byte %zu is %u, not 0 (a "
+                             "newer format?)", src, i, d[i]);
+    unsigned char block[NGPT_CKPT_MODEL_BYTES];
+    ngpt_ckpt_config_encode(&ctx->cfg, block);
+    if (memcmp(block, d + SESS_CONFIG, sizeof block) != 0)
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved by a model of another config",
+                         src);
+    const uint64_t mine = ngpt_weights_checksum(ctx);
+    if (params != mine)
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved by another model (parameter "
+                         "checksum %016llx, this context's %016llx)", src,
+                         (unsigned long long)params, (unsigned long long)mine);
+    if (tk && tokenizer_sum(ctx) && tk != tokenizer_sum(ctx))
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved with another tokenizer", src);
+    const int32_t T = ctx->cfg.context_len, V = ctx->cfg.vocab_size;
+    if (n > (uint32_t)T || size != file_bytes(ctx, (int32_t)n))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s holds %u tokens in %zu bytes; this model's "
+                         "context is T=%d", src, n, size, (int)T);
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t t;
+        memcpy(&t, d + SESS_HEADER + 4 * (size_t)i, 4);
+        if (t < 0 || t >= V)
+            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "%s: token %u is %d, not a token id in 0..%d",
+                             src, i, (int)t, (int)V - 1);
+    }
+    *n_out = (int32_t)n;
+    return NGPT_OK;
+}
+
+static ngpt_status restore(ngpt_context *ctx, int32_t slot, const unsigned char *d, size_t size,
+                           const char *src)
+{
+    int32_t n = 0;
+    ngpt_status st = verify(ctx, d, size, src, &n);
+    if (st) return st;
+    ngpt_kv_restore(ctx, slot, n, d + SESS_HEADER,
+                    d + SESS_HEADER + (size_t)n * sizeof(int32_t));
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_cache_load_mem(ngpt_context *ctx, int32_t slot, const void *data, size_t size)
+{
+    NGPT_FPMODE_SCOPE;
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_load_mem");
+    if (st) return st;
+    if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_load_mem: NULL data");
+    return ngpt_prefixed("ngpt_cache_load_mem", restore(ctx, slot, data, size, "the buffer"));
+}
+
+ngpt_status ngpt_cache_load(ngpt_context *ctx, int32_t slot, const char *path)
+{
+    NGPT_FPMODE_SCOPE;
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_load");
+    if (st) return st;
+    if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_load: NULL path");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ngpt_fail(NGPT_ERR_IO, "ngpt_cache_load: cannot open %s: %s", path,
+                         strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return ngpt_fail(NGPT_ERR_IO, "ngpt_cache_load: %s is not a regular file", path);
+    }
+    const size_t size = (size_t)sb.st_size;
+    void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close(fd);
+    if (map == MAP_FAILED)
+        return ngpt_fail(NGPT_ERR_IO, "ngpt_cache_load: cannot map %s: %s", path,
+                         strerror(errno));
+    static const unsigned char none[1];
+    st = restore(ctx, slot, map ? map : none, size, path);
+    if (map) munmap(map, size);
+    return ngpt_prefixed("ngpt_cache_load", st);
+}
+
+ngpt_status ngpt_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
+{
+    NGPT_FPMODE_SCOPE;
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_truncate");
+    if (st) return st;
+    const int32_t len = ngpt_kv_len(ctx, slot);
+    if (n < 0 || n > len)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_cache_truncate: n = %d is not in 0..%d (the "
+                         "tokens slot %d holds)", (int)n, (int)len, (int)slot);
+    ngpt_kv_truncate(ctx, slot, n);
+    return NGPT_OK;
+}
