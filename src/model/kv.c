@@ -49,6 +49,11 @@ void ngpt_kv_clear(ngpt_context *ctx, int32_t slot)
     else ctx->plan.kv.len[slot] = 0;
 }
 
+void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
+{
+    ctx->plan.kv.len[slot] = n;     /* rows past len are never read (kv.h's invariant) */
+}
+
 void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src)
 {
     if (dst == src) return;

@@ -78,6 +78,12 @@ void ngpt_kv_commit(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int3
 /* Empties slot `slot`, or every slot for -1. */
 void ngpt_kv_clear(ngpt_context *ctx, int32_t slot);
 
+/* Keeps the first n (0 <= n <= its length) tokens of slot `slot`: the
+ * keys and values past them are dropped (speculative generation cuts the
+ * proposals the target did not accept). The traced row stays the last
+ * pass's. */
+void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
+
 /* Slot dst becomes a copy of slot src. */
 void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src);
 
