@@ -79,7 +79,7 @@ static ngpt_status validate_speculative(const ngpt_context *ctx, const ngpt_gene
         return ngpt_fail(NGPT_ERR_WRONG_MODE, FN "the draft context was planned for training; "
                          "it needs NGPT_MODE_INFER");
     if (d->cfg.vocab_size != ctx->cfg.vocab_size || !d->tokenizer != !ctx->tokenizer ||
-        (d->tokenizer && d->tokenizer->n_tokens != ctx->tokenizer->n_tokens))
+        (d->tokenizer && d->tokenizer->checksum != ctx->tokenizer->checksum))
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, FN "the draft must share the model's "
                          "tokenizer (vocab_size %d and %s against %d and %s)",
                          (int)d->cfg.vocab_size, d->tokenizer ? "a tokenizer" : "bytes",
