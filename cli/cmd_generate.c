@@ -12,7 +12,7 @@
 /* The default K: the best measured on the trained pair (docs/GENERATION.md,
  * "Speculative decoding"). */
 #define CLI_DRAFT_K_DRAFT "4"
-#define CLI_DRAFT_K_LOOKUP "8"
+#define CLI_DRAFT_K_LOOKUP "4"
 
 static const char *const HELP =
     "usage: ngpt generate --model FILE [--prompt TEXT | --prompt-file F] [-n N] [--temp T]\n"
