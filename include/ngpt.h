@@ -895,10 +895,32 @@ typedef struct ngpt_generate_config {
      * passes the number of tokens drawn before continues the same random
      * stream, so 40 tokens then 60 more equal 100 in one go. */
     uint64_t first_draw;
+    /* Speculative generation (docs/GENERATION.md, "Speculative decoding"):
+     * the same tokens as without it, fewer passes over the weights. A draft
+     * proposes up to draft_tokens (K, 1..NGPT_DRAFT_TOKENS_MAX) tokens; the
+     * model checks them in one cached pass and keeps them while each equals
+     * the token it samples itself at that position (its own draw, its whole
+     * sampler), then cuts its cache back after the first miss. The draft is
+     * either `draft`, a second NGPT_MODE_INFER context (a smaller model with
+     * the same vocabulary and tokenizer; its KV slot 0 is used and cleared,
+     * it samples with this sampler and the same draws), or prompt lookup:
+     * lookup = N >= 1 proposes the tokens that followed the longest n-gram
+     * (n <= N) of the context that ends the text. Needs the cache (not
+     * no_cache), sampling (beam_width 0) and shape.seq >= K + 1; near a full
+     * context it decodes one token at a time. Off: draft NULL, lookup 0,
+     * draft_tokens 0. After it, the cache holds what plain generation leaves;
+     * the last pass's logits and trace are the verifying pass's. */
+    ngpt_context *draft;
+    int32_t lookup;             /* 0 = off; 1..NGPT_LOOKUP_MAX */
+    int32_t draft_tokens;       /* K: 0 = off; 1..NGPT_DRAFT_TOKENS_MAX */
 } ngpt_generate_config;
 
+#define NGPT_DRAFT_TOKENS_MAX 16
+#define NGPT_LOOKUP_MAX 64
+
 /* sampler default, max_tokens 256, no end token, no stop sequences, exact
- * sliding window, cached, sampling (beam width 0), length penalty 1. */
+ * sliding window, cached, sampling (beam width 0), length penalty 1, not
+ * speculative. */
 ngpt_generate_config ngpt_generate_config_default(void);
 
 typedef struct ngpt_generate_result {
@@ -908,6 +930,10 @@ typedef struct ngpt_generate_result {
     ngpt_stop_reason reason;
     int32_t prompt_tokens;      /* tokens prefilled (at most T) */
     int32_t prompt_dropped;     /* tokens cropped from the prompt's start (it had more than T) */
+    int32_t n_proposed;         /* speculative: proposals compared with the model's own token
+                                   (those after a miss or past the end are not) */
+    int32_t n_accepted;         /* speculative: of those, the ones it kept (acceptance rate =
+                                   n_accepted / n_proposed) */
 } ngpt_generate_result;
 
 /* Generates a continuation of prompt (prompt_len >= 1 tokens; like the

@@ -41,6 +41,11 @@ int main(void)
     CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
     CHECK_OK(ngpt_params_init(ctx, 3));
 
+    ngpt_shape ds = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_context *draft;                /* a draft model for speculative generation */
+    CHECK_OK(ngpt_context_init(&draft, &c, &ds, NULL, 0));
+    CHECK_OK(ngpt_params_init(draft, 4));
+
     int before = allocations;
     int32_t prompt[5] = {'h', 'e', 'l', 'l', 'o'}, three[15], out[40], tok;
     for (int i = 0; i < 15; i++) three[i] = 'a' + i;
@@ -73,6 +78,14 @@ int main(void)
     int32_t longp[20];                      /* cropped to T = 16 */
     for (int i = 0; i < 20; i++) longp[i] = 'a' + i;
     CHECK_OK(ngpt_model_generate(ctx, &gc, longp, 20, out, 40, count_tokens, &streamed, &r));
+    gc.draft = draft;                       /* speculative: a draft model, then lookup */
+    gc.draft_tokens = 4;
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    gc.draft = NULL;
+    gc.lookup = 3;
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    gc.lookup = 0;
+    gc.draft_tokens = 0;
     gc.sampler = beam_sampler(&sm);
     gc.beam_width = 3;
     gc.max_tokens = 8;
@@ -80,6 +93,7 @@ int main(void)
     CHECK(allocations == before, "generation allocated %d times", allocations - before);
     CHECK(streamed > 0, "nothing streamed");
     ngpt_context_free(ctx);
+    ngpt_context_free(draft);
 
     /* a model with a tokenizer: stop sequences on its tokens' bytes, sampled and beam */
     static const char text[] = "the cat sat on the mat, the cat ate the rat; a bat sat on a hat";

@@ -10,6 +10,7 @@
 #include "base/progress.h"
 #include "generate/beam.h"
 #include "generate/sampler.h"
+#include "generate/speculate.h"
 #include "generate/stop.h"
 #include "model/kv.h"
 #include "model/model.h"
@@ -24,7 +25,8 @@ ngpt_generate_config ngpt_generate_config_default(void)
                               .context_mode = NGPT_CONTEXT_EXACT,
                               .stop_at_context_full = false, .no_cache = false,
                               .beam_width = 0, .length_penalty = 1.0f, .on_prefilled = NULL,
-                              .keep_cache = false, .first_draw = 0};
+                              .keep_cache = false, .first_draw = 0,
+                              .draft = NULL, .lookup = 0, .draft_tokens = 0};
     return g;
 }
 
@@ -40,6 +42,52 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason r)
     case NGPT_STOP_CONTEXT_FULL: return "context full";
     }
     return "unknown";
+}
+
+/* The speculative part of the request (ngpt.h, ngpt_generate_config). */
+static ngpt_status validate_speculative(const ngpt_context *ctx, const ngpt_generate_config *gc)
+{
+#define FN "ngpt_model_generate: "
+    const int32_t K = gc->draft_tokens;
+    if (!gc->draft && gc->lookup == 0 && K == 0) return NGPT_OK;
+    if (gc->lookup < 0 || gc->lookup > NGPT_LOOKUP_MAX)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "lookup must be in 0..%d (0 = off), got %d",
+                         NGPT_LOOKUP_MAX, (int)gc->lookup);
+    if (gc->draft && gc->lookup > 0)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "a draft model and prompt lookup are two drafts; "
+                         "set draft or lookup, not both");
+    if (!gc->draft && gc->lookup == 0)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "draft_tokens = %d needs a draft: a draft "
+                         "context or lookup >= 1", (int)K);
+    if (K < 1 || K > NGPT_DRAFT_TOKENS_MAX)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "speculative generation needs draft_tokens in "
+                         "1..%d, got %d", NGPT_DRAFT_TOKENS_MAX, (int)K);
+    if (gc->beam_width >= 1)
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, FN "beam search cannot be speculative; use "
+                         "beam_width 0 or turn off the draft (draft NULL, lookup 0)");
+    if (gc->no_cache)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "speculative generation checks proposals in the "
+                         "cache; no_cache turns it off (use one or the other)");
+    if (ctx->shape.seq < K + 1)
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "draft_tokens = %d checks %d tokens in one "
+                         "pass but the context was planned with seq = %d", (int)K, (int)K + 1,
+                         (int)ctx->shape.seq);
+    const ngpt_context *d = gc->draft;
+    if (!d) return NGPT_OK;
+    if (d == ctx)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "the draft must be a second context (its own "
+                         "cache), not the generating one");
+    if (!ngpt_kv_planned(d))
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, FN "the draft context was planned for training; "
+                         "it needs NGPT_MODE_INFER");
+    if (d->cfg.vocab_size != ctx->cfg.vocab_size || !d->tokenizer != !ctx->tokenizer ||
+        (d->tokenizer && d->tokenizer->checksum != ctx->tokenizer->checksum))
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, FN "the draft must share the model's "
+                         "tokenizer (vocab_size %d and %s against %d and %s)",
+                         (int)d->cfg.vocab_size, d->tokenizer ? "a tokenizer" : "bytes",
+                         (int)ctx->cfg.vocab_size, ctx->tokenizer ? "a tokenizer" : "bytes");
+    return NGPT_OK;
+#undef FN
 }
 
 /* The whole request, once: the loop below trusts it. */
@@ -116,7 +164,7 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "no_cache recomputes up to T=%d tokens but the "
                          "context was planned with seq=%d; plan seq = T", (int)T,
                          (int)ctx->shape.seq);
-    return NGPT_OK;
+    return validate_speculative(ctx, gc);
 #undef FN
 }
 
@@ -237,6 +285,70 @@ static void window_feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32
     w->n_seen = ngpt_kv_len(ctx, 0);
 }
 
+/* Speculative generation's state: the proposals of the last verifying
+ * pass not yet checked, and its logits rows (the row after each appended
+ * token). The window's n and n_seen count only accepted tokens; the cache
+ * may hold the unchecked proposals after them. */
+typedef struct speculation {
+    int32_t prop[NGPT_DRAFT_TOKENS_MAX];
+    int32_t n_prop, next;       /* prop[next..n_prop) are unchecked */
+    int32_t checked, accepted;  /* proposals compared with the model's token, and kept */
+} speculation;
+
+/* Proposals for the tokens after tok (index i) from the request's draft, up
+ * to k; the text before tok is the cache's n_seen tokens. */
+static int32_t propose(const ngpt_generate_config *gc, const window *w, int32_t tok, int32_t i,
+                       int32_t k, int32_t *out)
+{
+    if (gc->lookup > 0) return ngpt_spec_lookup(w->seen, w->n_seen, tok, gc->lookup, k, out);
+    return ngpt_spec_draft(gc->draft, &gc->sampler, w->seen, w->n_seen, tok, (uint64_t)i + 1, k,
+                           out);
+}
+
+/* window_feed for speculative generation: tok (index i) either is the next
+ * proposal, whose row the last pass computed, or it ends the checked run:
+ * the unchecked proposals leave the cache, and tok goes in with new
+ * proposals after it in one pass (one at a time when none come or the
+ * context has no room for them). */
+static void speculative_feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32_t tok,
+                             int32_t i, window *w, speculation *sp)
+{
+    const int32_t V = ctx->cfg.vocab_size, T = ctx->cfg.context_len;
+    const bool shift = gc->context_mode == NGPT_CONTEXT_SHIFT;
+    if (sp->next < sp->n_prop) {
+        sp->checked++;
+        if (tok == sp->prop[sp->next]) {
+            sp->next++;
+            sp->accepted++;
+            w->row += V;
+            if (shift) own_push(ctx, &w->n, tok);
+            else w->n++;
+            w->n_seen++;
+            return;
+        }
+        ngpt_kv_truncate(ctx, 0, w->n_seen);
+    }
+    sp->n_prop = sp->next = 0;
+    /* room: the cache, and rows only for tokens max_tokens still samples */
+    int32_t k = gc->draft_tokens;
+    if (k > T - w->n_seen - 1) k = T - w->n_seen - 1;
+    if (k > gc->max_tokens - i - 2) k = gc->max_tokens - i - 2;
+    int32_t n = k > 0 ? propose(gc, w, tok, i, k, sp->prop) : 0;
+    if (n == 0) {
+        window_feed(ctx, gc, tok, w);
+        return;
+    }
+    int32_t batch[NGPT_DRAFT_TOKENS_MAX + 1];
+    batch[0] = tok;
+    memcpy(batch + 1, sp->prop, (size_t)n * sizeof(int32_t));
+    ngpt_model_append(ctx, 0, 1, batch, n + 1);
+    w->row = ctx->plan.logits;
+    if (shift) own_push(ctx, &w->n, tok);
+    else w->n++;
+    w->n_seen++;
+    sp->n_prop = n;
+}
+
 ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
                           const int32_t *prompt, int32_t prompt_len, int32_t *out,
                           int32_t out_cap, ngpt_token_fn fn, void *user,
@@ -250,7 +362,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     const int32_t dropped = prompt_len > T ? prompt_len - T : 0;
     prompt += dropped;
     prompt_len -= dropped;
-    ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len, dropped};
+    ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len, dropped, 0, 0};
     if (result) *result = res;
     if (gc->keep_cache && gc->beam_width < 1 && !gc->no_cache) {
         for (int32_t s = 1; s < ctx->shape.batch; s++) ngpt_kv_clear(ctx, s);  /* window_start trims 0 */
@@ -265,6 +377,10 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
 
     /* generation is eval: no_cache's full forwards must not drop either */
     const bool dropout_was_on = ngpt_dropout_pause(ctx);
+    const bool speculative = gc->draft_tokens > 0;
+    const bool draft_dropout_was_on = gc->draft ? ngpt_dropout_pause(gc->draft) : false;
+    if (gc->draft) ngpt_kv_clear(gc->draft, 0);
+    speculation sp = {.n_prop = 0};
     window w;
     if (!window_start(ctx, gc, prompt, prompt_len, &w)) {
         ngpt_dropout_resume(ctx, dropout_was_on);
@@ -309,9 +425,15 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
             res.reason = last ? NGPT_STOP_MAX_TOKENS : NGPT_STOP_CONTEXT_FULL;
             break;
         }
-        window_feed(ctx, gc, tok, &w);
+        if (speculative) speculative_feed(ctx, gc, tok, i, &w, &sp);
+        else window_feed(ctx, gc, tok, &w);
     }
+    /* the cache as plain generation leaves it: without unchecked proposals */
+    if (speculative && ngpt_kv_len(ctx, 0) > w.n_seen) ngpt_kv_truncate(ctx, 0, w.n_seen);
+    if (gc->draft) ngpt_dropout_resume(gc->draft, draft_dropout_was_on);
     ngpt_dropout_resume(ctx, dropout_was_on);
+    res.n_proposed = sp.checked;
+    res.n_accepted = sp.accepted;
     res.n_tokens = sm.n_out;
     if (result) *result = res;
     return st;

@@ -51,7 +51,7 @@ void ngpt_kv_clear(ngpt_context *ctx, int32_t slot)
 
 void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
 {
-    ctx->plan.kv.len[slot] = n;
+    ctx->plan.kv.len[slot] = n;     /* rows past len are never read (kv.h's invariant) */
 }
 
 void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tokens,

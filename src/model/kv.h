@@ -97,7 +97,9 @@ void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_
 
 /* Keeps the first n (0 <= n <= len) tokens of slot `slot`: rows 0..n-1 are
  * what a prefill of those n tokens alone computes (each row depends only on
- * the tokens up to it), so the slot is as if only they had been fed. */
+ * the tokens up to it), so the slot is as if only they had been fed
+ * (ngpt_cache_truncate; speculative generation cuts the proposals the
+ * target did not accept). The traced row stays the last pass's. */
 void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
 
 /* Slot `slot` becomes n tokens (tokens: n int32) with their keys and values

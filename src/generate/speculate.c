@@ -1,0 +1,64 @@
+/* speculate.c — the drafts of speculative generation (speculate.h): prompt
+ * lookup and a draft model kept in step with the text. */
+#include "generate/sampler.h"
+#include "generate/speculate.h"
+#include "model/kv.h"
+#include "model/model.h"
+
+/* Token j of the text prior[0..n_prior) then tok. */
+static int32_t text_at(const int32_t *prior, int32_t n_prior, int32_t tok, int32_t j)
+{
+    return j < n_prior ? prior[j] : tok;
+}
+
+int32_t ngpt_spec_lookup(const int32_t *prior, int32_t n_prior, int32_t tok,
+                         int32_t max_ngram, int32_t k, int32_t *out)
+{
+    const int32_t n = n_prior + 1;
+    for (int32_t m = max_ngram < n - 1 ? max_ngram : n - 1; m >= 1; m--) {
+        /* the latest earlier start p with text[p..p+m) == the last m tokens
+         * and at least one token after it */
+        for (int32_t p = n - m - 1; p >= 0; p--) {
+            int32_t j = 0;
+            while (j < m && text_at(prior, n_prior, tok, p + j) ==
+                                text_at(prior, n_prior, tok, n - m + j))
+                j++;
+            if (j < m) continue;
+            int32_t got = 0;
+            for (int32_t q = p + m; q < n && got < k; q++)
+                out[got++] = text_at(prior, n_prior, tok, q);
+            return got;
+        }
+    }
+    return 0;
+}
+
+int32_t ngpt_spec_draft(ngpt_context *draft, const ngpt_sampler *s, const int32_t *prior,
+                        int32_t n_prior, int32_t tok, uint64_t first_index, int32_t k,
+                        int32_t *out)
+{
+    const int32_t T = draft->cfg.context_len;
+    if (n_prior + k > T) return 0;      /* the text and k-1 proposals must fit */
+    /* keep what the draft already holds of the text, but feed at least tok
+     * again: its row is the one to sample from */
+    const int32_t *held = ngpt_kv_tokens(draft, 0);
+    int32_t same = 0, len = ngpt_kv_len(draft, 0);
+    while (same < len && same < n_prior && held[same] == prior[same]) same++;
+    ngpt_kv_truncate(draft, 0, same);
+    const float *row;
+    if (same < n_prior) ngpt_model_prefill(draft, 0, prior + same, n_prior - same, &row);
+    ngpt_model_append(draft, 0, 1, &tok, 1);
+    row = draft->plan.logits;
+    int32_t got = 0;
+    while (got < k) {
+        if (ngpt_sampler_sample_unchecked(draft, s, row, ngpt_kv_tokens(draft, 0),
+                                          ngpt_kv_len(draft, 0), 0, first_index + (uint64_t)got,
+                                          &out[got]))
+            break;
+        if (++got < k) {
+            ngpt_model_append(draft, 0, 1, &out[got - 1], 1);
+            row = draft->plan.logits;
+        }
+    }
+    return got;
+}
