@@ -199,7 +199,7 @@ class Model:
     # -- generation
     def generate(self, prompt, max_tokens=256, *, temperature=1.0, top_k=0, top_p=1.0,
                  min_p=0.0, repeat_penalty=1.0, repeat_window=0, banned=(), logit_bias=None,
-                 seed=0, stop=(), end_token=-1, beam_width=0, length_penalty=1.0,
+                 seed=0, stop=(), end_token=None, beam_width=0, length_penalty=1.0,
                  context="exact", stop_at_context_full=False, no_cache=False,
                  keep_cache=False, first_draw=0, lookup=0, draft_tokens=0, progress=None):
         """Yields the continuation of prompt (text or token ids) as text pieces, as the
@@ -208,7 +208,8 @@ class Model:
         Every sampler option of the C API: temperature (0: argmax), top_k, top_p,
         min_p, repeat_penalty, repeat_window, banned (ids), logit_bias (V floats),
         seed; stop (strings: generation ends before any of them, which is never
-        yielded), end_token, beam_width / length_penalty (beam search),
+        yielded), end_token (None: the tokenizer's end-of-text token, if any, as
+        `ngpt generate` does; -1: none), beam_width / length_penalty (beam search),
         context ("exact" or "shift"), stop_at_context_full, no_cache, keep_cache
         and first_draw (resume a session), lookup / draft_tokens (prompt-lookup
         speculative decoding), progress(stage, done, total) for the prefill.
@@ -262,7 +263,10 @@ class Model:
         if a.get("context", "exact") not in modes:
             raise ValueError("ngpt.Model.generate: context must be 'exact' or 'shift'")
         gc.context_mode = modes[a.get("context", "exact")]
-        for k in ("max_tokens", "end_token", "beam_width", "length_penalty",
+        end = a.get("end_token")
+        gc.end_token = self._tokenizer_info().end_id if end is None and self._tok else (
+            -1 if end is None else end)
+        for k in ("max_tokens", "beam_width", "length_penalty",
                   "stop_at_context_full", "no_cache", "keep_cache", "first_draw", "lookup",
                   "draft_tokens"):
             if k in a:
@@ -270,15 +274,14 @@ class Model:
         ids, n = _ints(prompt, "prompt")
         if n == 0:
             raise ValueError("ngpt.Model.generate: the prompt is empty")
-        cap = max(gc.max_tokens, 1) + (self._max_token_bytes() if stops else 0)
+        cap = max(gc.max_tokens, 1) + (
+            self._tokenizer_info().max_token_bytes if stops and self._tok else 0)
         return gc, ids, n, cap, keep, a.get("progress")
 
-    def _max_token_bytes(self):
-        if self._tok is None:
-            return 0
+    def _tokenizer_info(self):
         info = TokenizerInfo()
         check(lib.ngpt_tokenizer_describe(self._tok, byref(info)))
-        return info.max_token_bytes
+        return info
 
     def _stream(self, args, raw):
         gc, ids, n, cap, keep, progress = args
