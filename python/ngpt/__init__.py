@@ -25,6 +25,8 @@ Contents:
       params_checksum(), logits_checksum(): `ngpt checksum`'s XXH3-64 values;
       evaluate(text|path) -> mean loss, perplexity(...) -> exp(loss);
       save_session(path) / load_session(path): the KV cache of a conversation.
+  Chat(model, system=None, seed=0, **sampler): conversation turns in
+      `ngpt chat`'s format; say(line) streams the reply, reply(line) joins it.
   finetune(model_path, out_path, text|path, steps, ...) -> losses, with a
       progress(step, loss) callback.
   checksum_bytes(data) -> XXH3-64 of bytes.
@@ -39,11 +41,12 @@ this package, then in the source tree's build/, then the system's
 live while a model generates (generation itself runs in a worker thread).
 """
 from ._lib import Error, lib as _lib
+from .chat import Chat
 from .model import Model
 from .progress import STAGES
 from .train import finetune
 
-__all__ = ["Model", "Error", "finetune", "checksum_bytes", "build_info", "version", "STAGES"]
+__all__ = ["Model", "Chat", "Error", "finetune", "checksum_bytes", "build_info", "version", "STAGES"]
 
 
 def checksum_bytes(data):

@@ -194,3 +194,17 @@ def test_module_manual():
     for obj in (ngpt.Model, ngpt.Model.generate, ngpt.finetune, ngpt.Error):
         assert obj.__doc__
     assert ngpt.version.count(".") == 2 and ngpt.checksum_bytes(b"") == ngpt.checksum_bytes(b"")
+
+
+def test_chat_equals_cli(models):
+    lines = ["hi there", "tell me more"]
+    want = cli("chat", "--model", models[1], "--system", "be brief", "-n", 20, "--seed", 5,
+               "--temp", "0.9", input="\n".join(lines).encode() + b"\n")
+    with ngpt.Model(models[1]) as m:
+        chat = ngpt.Chat(m, system="be brief", seed=5, max_tokens=20, temperature=0.9)
+        got = b"".join(chat.reply(line).encode() + b"\n" for line in lines)
+        assert chat.text.startswith("system: be brief\nuser: hi there\nassistant: ")
+    # compare as text: a reply cut mid-character is replaced in Python, raw in the CLI
+    assert got == want.decode("utf-8", "replace").encode()
+    with pytest.raises(TypeError):
+        ngpt.Chat("not a model")
