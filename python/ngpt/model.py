@@ -228,6 +228,7 @@ class Model:
         return "".join(self.generate(prompt, max_tokens, **options))
 
     def _generate_args(self, a):
+        self._live()                # raise now, not at the first next()
         unknown = set(a) - {"self", "prompt", "max_tokens", "banned", "logit_bias", "stop",
                             "end_token", "beam_width", "length_penalty", "context",
                             "stop_at_context_full", "no_cache", "keep_cache", "first_draw",
@@ -364,6 +365,7 @@ class Model:
         """Mean loss (nats per token) on the held-out `holdout` fraction of text (str or
         bytes) or of the file at path: `batches` windows of seq tokens (default: T)
         drawn from seed, as `ngpt eval` does. perplexity() is exp of it."""
+        self._live()
         seq = self.context_len if seq is None else seq
         data = c_void_p()
         if (text is None) == (path is None):

@@ -175,7 +175,8 @@ def test_bad_input(models, tmp_path):
     m.close()
     m.close()
     for call in (m.params_checksum, lambda: m.logits([1]), lambda: m.tokenize("a"),
-                 lambda: m.generate_text("a", 2), lambda: m.save_session(tmp_path / "x")):
+                 lambda: m.generate_text("a", 2), lambda: m.generate([1, 2]),
+                 lambda: m.save_session(tmp_path / "x"), lambda: m.evaluate(text="abc")):
         with pytest.raises(ValueError, match="closed"):
             call()
 
