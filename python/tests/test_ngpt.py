@@ -209,3 +209,19 @@ def test_chat_equals_cli(models):
     assert got == want.decode("utf-8", "replace").encode()
     with pytest.raises(TypeError):
         ngpt.Chat("not a model")
+
+
+def test_gil_released_during_c_calls(models, text):
+    # a UI thread keeps ticking while another thread evaluates (one long C call)
+    import time
+    with ngpt.Model(models[1]) as m:
+        worker = threading.Thread(target=m.evaluate, kwargs=dict(text=text, batches=12))
+        start = time.monotonic()
+        worker.start()
+        ticks = 0
+        while worker.is_alive():
+            time.sleep(0.002)
+            ticks += 1
+        worker.join()
+        elapsed = time.monotonic() - start
+    assert elapsed < 0.05 or ticks >= elapsed / 0.002 / 4, (ticks, elapsed)
