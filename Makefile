@@ -160,7 +160,7 @@ CLI := $(BUILD)/ngpt
 
 
 .PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 bench bench-readme \
-        bench-gemm install uninstall clean examples check-apple mca mca-flags print-arch print-vnni
+        bench-gemm install uninstall clean examples check-apple test-python mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -411,6 +411,19 @@ $(SHARED_TEST_BIN): tests/shared_checksum.c include/ngpt.h $(SHLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -L$(BUILD) -lngpt -Wl,-rpath,$(abspath $(BUILD))
 test-native: $(SHARED_TEST_BIN)
+
+# The Python package (python/, python/README.md) and examples/python against
+# the freshly built libngpt.so and CLI. Needs pytest (Debian python3-pytest):
+# without it the target says it skipped and succeeds. Native builds only (the
+# host's python3 loads the library). .ci/run calls it beside `make test`.
+PYTHON ?= /usr/bin/python3
+test-python: all
+	@if ! $(PYTHON) -c 'import pytest' 2>/dev/null; then \
+	    echo "test-python: skipped: $(PYTHON) has no pytest (apt-get install python3-pytest)"; \
+	else \
+	    NGPT_LIBRARY="$(abspath $(SHLIB))" NGPT_CLI="$(abspath $(CLI))" \
+	        $(PYTHON) -m pytest -q -p no:cacheprovider python/tests; \
+	fi
 
 # Regenerated every time: its contents depend on PREFIX/LIBDIR, not on files.
 $(BUILD)/ngpt.pc: ngpt.pc.in FORCE

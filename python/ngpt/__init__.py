@@ -1,0 +1,63 @@
+"""ngpt — run, evaluate and fine-tune ngpt models from Python.
+
+A pure-Python binding (ctypes) of libngpt.so, the C library behind the `ngpt`
+command: the same bit-identical results on every machine, numpy optional.
+
+Quick start::
+
+    import ngpt
+    with ngpt.Model("m.ngpt") as m:                 # a checkpoint from `ngpt train`
+        for piece in m.generate("Once upon a time", 100, temperature=0.8, top_k=40,
+                                stop=["\\n\\n"], seed=1):
+            print(piece, end="", flush=True)        # streams as the model writes
+        print(m.stop_reason)                        # "max tokens", "stop sequence", ...
+
+Contents:
+
+  Model(path, batch=1, seq=0, threads=1)
+      a checkpoint opened for inference (close(), `with`, or garbage collection).
+      tokenize / detokenize / token_bytes: text <-> token ids (the model's
+          tokenizer, or bytes for a byte-level model);
+      generate(prompt, max_tokens, **sampler) -> iterator of str pieces;
+          generate_tokens (ids), generate_text (one str); every sampler option
+          of ngpt_model_generate, stop sequences, beam search, sessions;
+      logits(tokens) -> (len, V) numpy array (a list of lists without numpy);
+      params_checksum(), logits_checksum(): `ngpt checksum`'s XXH3-64 values;
+      evaluate(text|path) -> mean loss, perplexity(...) -> exp(loss);
+      save_session(path) / load_session(path): the KV cache of a conversation.
+  Chat(model, system=None, seed=0, **sampler): conversation turns in
+      `ngpt chat`'s format; say(line) streams the reply, reply(line) joins it.
+  finetune(model_path, out_path, text|path, steps, ...) -> losses, with a
+      progress(step, loss) callback.
+  checksum_bytes(data) -> XXH3-64 of bytes.
+  Error: every failure of the C library, str(e) = ngpt_last_error()'s sentence,
+      e.status / e.status_name its ngpt_status. Wrong Python types raise
+      TypeError, a closed Model ValueError.
+  build_info(), version: the library this binding loaded.
+
+The library is found through NGPT_LIBRARY (a path to libngpt.so), then beside
+this package, then in the source tree's build/, then the system's
+(`make install`). The GIL is released during every C call: a UI thread stays
+live while a model generates (generation itself runs in a worker thread).
+"""
+from ._lib import Error, lib as _lib
+from .chat import Chat
+from .model import Model
+from .progress import STAGES
+from .train import finetune
+
+__all__ = ["Model", "Chat", "Error", "finetune", "checksum_bytes", "build_info", "version", "STAGES"]
+
+
+def checksum_bytes(data):
+    """XXH3-64 of bytes (int), as the C library computes it everywhere."""
+    data = bytes(data)
+    return _lib.ngpt_checksum_bytes(data, len(data))
+
+
+def build_info():
+    """"ngpt 0.2.0 kernels=avx2 ...": the loaded library's build, for bug reports."""
+    return _lib.ngpt_build_info().decode()
+
+
+version = build_info().split()[1]

@@ -1,0 +1,180 @@
+"""Finding libngpt.so and declaring its C API for ctypes (include/ngpt.h)."""
+import ctypes
+import ctypes.util
+import os
+import sys
+from ctypes import (POINTER, Structure, c_bool, c_char_p, c_float, c_int, c_int32,
+                    c_size_t, c_uint64, c_void_p, CFUNCTYPE)
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_NAMES = ("libngpt.dylib",) if sys.platform == "darwin" else ("libngpt.so",)
+
+
+def _candidates():
+    env = os.environ.get("NGPT_LIBRARY")
+    if env:
+        yield env
+        return                      # an explicit choice: never fall back silently
+    for name in _NAMES:
+        yield os.path.join(_HERE, name)                       # shipped beside the package
+        yield os.path.join(_HERE, "..", "..", "build", name)  # the source tree's build
+    found = ctypes.util.find_library("ngpt")                  # the system's (make install)
+    if found:
+        yield found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.path.sep in path and not os.path.exists(path):
+            tried.append(path)
+            continue
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+    raise ImportError("ngpt: cannot find libngpt; build it with `make` and set NGPT_LIBRARY="
+                      "/path/to/build/libngpt.so (tried: %s)" % ", ".join(tried or ["nothing"]))
+
+
+lib = _load()
+
+
+class Config(Structure):
+    _fields_ = [("vocab_size", c_int32), ("context_len", c_int32), ("d_model", c_int32),
+                ("n_layers", c_int32), ("n_heads", c_int32), ("d_ff", c_int32),
+                ("dropout", c_float), ("rope_theta", c_float),
+                ("qkv_bias", c_bool), ("proj_bias", c_bool), ("tie_lm_head", c_bool),
+                ("final_norm", c_bool), ("norm", c_int), ("pos", c_int), ("gelu", c_int),
+                ("norm_type", c_int), ("norm_eps", c_float), ("mlp", c_int),
+                ("mlp_bias", c_bool), ("n_kv_heads", c_int32), ("head_dim", c_int32),
+                ("rope_pairs", c_int), ("weights", c_int)]
+
+
+class Shape(Structure):
+    _fields_ = [("mode", c_int), ("batch", c_int32), ("seq", c_int32), ("trace", c_int),
+                ("threads", c_int32)]
+
+
+class Sampler(Structure):
+    _fields_ = [("temperature", c_float), ("top_k", c_int32), ("top_p", c_float),
+                ("min_p", c_float), ("repeat_penalty", c_float), ("repeat_window", c_int32),
+                ("banned", POINTER(c_int32)), ("n_banned", c_int32),
+                ("logit_bias", POINTER(c_float)), ("seed", c_uint64)]
+
+
+PREFILLED_FN = CFUNCTYPE(None, c_void_p)
+TOKEN_FN = CFUNCTYPE(c_int, c_int32, c_void_p)
+PROGRESS_FN = CFUNCTYPE(c_bool, c_int, c_uint64, c_uint64, c_void_p)
+
+
+class GenerateConfig(Structure):
+    _fields_ = [("sampler", Sampler), ("max_tokens", c_int32), ("end_token", c_int32),
+                ("stop", POINTER(c_char_p)), ("n_stop", c_int32), ("context_mode", c_int),
+                ("stop_at_context_full", c_bool), ("no_cache", c_bool),
+                ("beam_width", c_int32), ("length_penalty", c_float),
+                ("on_prefilled", PREFILLED_FN), ("keep_cache", c_bool),
+                ("first_draw", c_uint64), ("draft", c_void_p), ("lookup", c_int32),
+                ("draft_tokens", c_int32)]
+
+
+class GenerateResult(Structure):
+    _fields_ = [("n_tokens", c_int32), ("n_generated", c_int32), ("reason", c_int),
+                ("prompt_tokens", c_int32), ("prompt_dropped", c_int32),
+                ("n_proposed", c_int32), ("n_accepted", c_int32)]
+
+
+class OptimConfig(Structure):
+    _fields_ = [("lr", c_float), ("min_lr", c_float), ("warmup", ctypes.c_int64),
+                ("total_steps", ctypes.c_int64), ("beta1", c_float), ("beta2", c_float),
+                ("eps", c_float), ("weight_decay", c_float), ("decay_all", c_bool),
+                ("clip", c_float), ("accum", c_int32)]
+
+
+class TokenizerInfo(Structure):
+    _fields_ = [("n_tokens", c_int32), ("n_merges", c_int32), ("n_special", c_int32),
+                ("end_id", c_int32), ("pad_id", c_int32), ("max_token_bytes", c_int32),
+                ("pretok", c_int), ("rule", c_int), ("checksum", c_uint64)]
+
+
+P = POINTER
+_S = c_int  # ngpt_status
+_PROTOS = {
+    "ngpt_status_string": (c_char_p, [c_int]),
+    "ngpt_last_error": (c_char_p, []),
+    "ngpt_build_info": (c_char_p, []),
+    "ngpt_progress_callback_set": (None, [PROGRESS_FN, c_void_p]),
+    "ngpt_config_format": (None, [P(Config), c_char_p, c_size_t]),
+    "ngpt_shape_default": (Shape, [c_int]),
+    "ngpt_context_init": (_S, [P(c_void_p), P(Config), P(Shape), c_void_p, c_size_t]),
+    "ngpt_context_free": (None, [c_void_p]),
+    "ngpt_context_prepare": (_S, [c_void_p]),
+    "ngpt_params_init": (_S, [c_void_p, c_uint64]),
+    "ngpt_dropout_set": (_S, [c_void_p, c_bool, c_uint64, c_uint64]),
+    "ngpt_model_forward": (_S, [c_void_p, P(c_int32), c_int32, c_int32, P(c_int32), P(c_float)]),
+    "ngpt_logits_data": (_S, [c_void_p, P(P(c_float))]),
+    "ngpt_checksum_bytes": (c_uint64, [c_void_p, c_size_t]),
+    "ngpt_params_checksum": (_S, [c_void_p, P(c_uint64)]),
+    "ngpt_logits_checksum": (_S, [c_void_p, P(c_uint64)]),
+    "ngpt_checkpoint_save": (_S, [c_void_p, c_char_p]),
+    "ngpt_checkpoint_config": (_S, [c_char_p, P(Config)]),
+    "ngpt_checkpoint_load": (_S, [c_void_p, c_char_p]),
+    "ngpt_checkpoint_tokenizer": (_S, [c_char_p, P(c_void_p)]),
+    "ngpt_context_tokenizer_set": (_S, [c_void_p, c_void_p]),
+    "ngpt_tokenizer_free": (None, [c_void_p]),
+    "ngpt_tokenizer_describe": (_S, [c_void_p, P(TokenizerInfo)]),
+    "ngpt_tokenizer_token": (_S, [c_void_p, c_int32, P(P(ctypes.c_uint8)), P(c_size_t)]),
+    "ngpt_tokenizer_encode": (_S, [c_void_p, c_char_p, c_size_t, P(c_int32), c_size_t,
+                                   P(c_size_t)]),
+    "ngpt_tokenizer_decode": (_S, [c_void_p, P(c_int32), c_size_t, c_char_p, c_size_t,
+                                   P(c_size_t)]),
+    "ngpt_generate_config_default": (GenerateConfig, []),
+    "ngpt_sampler_validate": (_S, [P(Sampler), c_int32]),
+    "ngpt_model_generate": (_S, [c_void_p, P(GenerateConfig), P(c_int32), c_int32, P(c_int32),
+                                 c_int32, TOKEN_FN, c_void_p, P(GenerateResult)]),
+    "ngpt_stop_reason_string": (c_char_p, [c_int]),
+    "ngpt_cache_clear": (_S, [c_void_p, c_int32]),
+    "ngpt_cache_len": (_S, [c_void_p, c_int32, P(c_int32)]),
+    "ngpt_cache_save": (_S, [c_void_p, c_int32, c_char_p]),
+    "ngpt_cache_load": (_S, [c_void_p, c_int32, c_char_p]),
+    "ngpt_data_open_mem": (_S, [P(c_void_p), c_char_p, c_size_t, c_float, c_int32]),
+    "ngpt_data_open": (_S, [P(c_void_p), P(c_char_p), c_int32, c_float, c_int32]),
+    "ngpt_data_free": (None, [c_void_p]),
+    "ngpt_data_tokenize": (_S, [c_void_p, c_void_p, c_int32]),
+    "ngpt_model_evaluate": (_S, [c_void_p, c_void_p, c_uint64, c_int32, c_int32, c_int32,
+                                 P(c_float)]),
+    "ngpt_optim_config_default": (OptimConfig, []),
+    "ngpt_optim_config_validate": (_S, [P(OptimConfig)]),
+    "ngpt_checkpoint_load_finetune": (_S, [c_void_p, c_char_p]),
+    "ngpt_train_step": (_S, [c_void_p, P(OptimConfig), c_void_p, c_uint64, c_int32, c_int32,
+                             P(c_float), P(c_float), P(c_float)]),
+}
+for _name, (_res, _args) in _PROTOS.items():
+    _fn = getattr(lib, _name)
+    _fn.restype, _fn.argtypes = _res, _args
+
+
+class Error(Exception):
+    """A failed ngpt call: str(e) is ngpt_last_error()'s sentence ("ngpt_<function>:
+    what is wrong"); e.status is the ngpt_status number, e.status_name its name."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+        self.status_name = lib.ngpt_status_string(status).decode()
+        self.message = message
+
+
+def check(status):
+    """Raises Error for a non-zero ngpt_status (call it on the thread that made the call:
+    the message is per thread)."""
+    if status:
+        raise Error(status, lib.ngpt_last_error().decode("utf-8", "replace"))
+
+
+def fspath(path):
+    """A str/bytes/PathLike path as the bytes the C API takes."""
+    p = os.fsencode(os.fspath(path))
+    if b"\0" in p:
+        raise ValueError("ngpt: a path may not contain NUL bytes")
+    return p

@@ -1,0 +1,392 @@
+"""ngpt.Model: a checkpoint opened in an inference context."""
+import codecs
+import ctypes
+import math
+import queue
+import threading
+from ctypes import POINTER, byref, c_char_p, c_float, c_int32, c_size_t, c_uint64, c_void_p
+
+from ._lib import (GenerateConfig, GenerateResult, Config, PREFILLED_FN, TOKEN_FN,
+                   TokenizerInfo, check, fspath, lib)
+from .progress import progress_callback
+
+try:
+    import numpy
+except ImportError:         # numpy is optional: logits are then lists
+    numpy = None
+
+_SAMPLER_KEYS = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty",
+                 "repeat_window", "seed")
+
+
+def _ints(values, what):
+    values = list(values)
+    for v in values:
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError("ngpt: %s must be ints, got %r" % (what, type(v).__name__))
+    return (c_int32 * max(len(values), 1))(*values), len(values)
+
+
+class Model:
+    """A model loaded from a .ngpt checkpoint, ready to generate.
+
+    Model(path, batch=1, seq=0, threads=1) plans an inference context for the
+    checkpoint's config (seq 0: the model's context T) and loads it, with the
+    tokenizer the file carries (None: a byte-level model, tokens are bytes).
+    Close it with close() or a `with` block; garbage collection closes it too.
+    Any use after close raises ValueError. Calls on one Model are serialized
+    by a lock; separate Models may run in parallel threads (the GIL is
+    released while the C library works).
+    """
+
+    def __init__(self, path, batch=1, seq=0, threads=1):
+        self._ctx = None
+        self._tok = None
+        self._lock = threading.RLock()
+        p = fspath(path)
+        cfg = Config()
+        check(lib.ngpt_checkpoint_config(p, byref(cfg)))
+        shape = lib.ngpt_shape_default(0)
+        shape.batch, shape.seq, shape.threads = batch, seq, threads
+        ctx = c_void_p()
+        check(lib.ngpt_context_init(byref(ctx), byref(cfg), byref(shape), None, 0))
+        self._ctx = ctx
+        try:
+            tok = c_void_p()
+            check(lib.ngpt_checkpoint_tokenizer(p, byref(tok)))
+            self._tok = tok if tok.value else None
+            if self._tok:
+                check(lib.ngpt_context_tokenizer_set(ctx, self._tok))
+            check(lib.ngpt_checkpoint_load(ctx, p))
+        except BaseException:
+            self.close()
+            raise
+        self.config = cfg
+        self.vocab_size = cfg.vocab_size
+        self.context_len = cfg.context_len
+        self.path = path
+
+    # -- life
+    def close(self):
+        """Frees the context (and tokenizer). Idempotent."""
+        with self._lock:
+            if self._ctx is not None:
+                lib.ngpt_context_free(self._ctx)
+                self._ctx = None
+            if self._tok is not None:
+                lib.ngpt_tokenizer_free(self._tok)
+                self._tok = None
+
+    @property
+    def closed(self):
+        return self._ctx is None
+
+    def __enter__(self):
+        self._live()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_ctx", None) is not None:
+            self.close()
+
+    def __repr__(self):
+        if self.closed:
+            return "<ngpt.Model closed>"
+        buf = ctypes.create_string_buffer(512)
+        lib.ngpt_config_format(byref(self.config), buf, 512)
+        return "<ngpt.Model %s %s>" % (self.path, buf.value.decode())
+
+    def _live(self):
+        if self._ctx is None:
+            raise ValueError("ngpt.Model: the model is closed")
+        return self._ctx
+
+    # -- text
+    def tokenize(self, text):
+        """The token ids of text (str, encoded as UTF-8, or bytes)."""
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        with self._lock:
+            self._live()
+            if self._tok is None:
+                return list(data)
+            ids = (c_int32 * max(len(data), 1))()
+            n = c_size_t()
+            check(lib.ngpt_tokenizer_encode(self._tok, data, len(data), ids, len(data), byref(n)))
+            return ids[:n.value]
+
+    def token_bytes(self, token):
+        """The bytes token id stands for (a special token: its name)."""
+        self._live()
+        return self._bytes_of(token)
+
+    def _bytes_of(self, token):
+        # no lock: the tokenizer is read-only, and a streaming generation holds the lock
+        if self._tok is None:
+            return bytes([token]) if 0 <= token < 256 else b""
+        ptr, n = POINTER(ctypes.c_uint8)(), c_size_t()
+        check(lib.ngpt_tokenizer_token(self._tok, token, byref(ptr), byref(n)))
+        return ctypes.string_at(ptr, n.value)
+
+    def detokenize(self, tokens, errors="replace"):
+        """The text of token ids (str; invalid UTF-8 is replaced unless errors says
+        otherwise). detokenize_bytes() gives the raw bytes."""
+        return self.detokenize_bytes(tokens).decode("utf-8", errors)
+
+    def detokenize_bytes(self, tokens):
+        ids, n = _ints(tokens, "tokens")
+        with self._lock:
+            self._live()
+            if self._tok is None:
+                for i in range(n):
+                    if not 0 <= ids[i] < 256:
+                        raise ValueError("ngpt.Model.detokenize: token %d (index %d) is not a "
+                                         "byte of this byte-level model" % (ids[i], i))
+                return bytes(ids[:n])
+            need = c_size_t()
+            check(lib.ngpt_tokenizer_decode(self._tok, ids, n, None, 0, byref(need)))
+            out = ctypes.create_string_buffer(max(need.value, 1))
+            check(lib.ngpt_tokenizer_decode(self._tok, ids, n, out, need.value, byref(need)))
+            return out.raw[:need.value]
+
+    # -- forward, logits, checksums
+    def logits(self, tokens):
+        """Runs the model over tokens (a list of ids, or text) and returns the logits,
+        shape (len, V): a numpy float32 array when numpy is installed, else a list of
+        lists. Also sets what logits_checksum() sums."""
+        if isinstance(tokens, (str, bytes)):
+            tokens = self.tokenize(tokens)
+        ids, n = _ints(tokens, "tokens")
+        if n == 0:
+            raise ValueError("ngpt.Model.logits: no tokens")
+        with self._lock:
+            ctx = self._live()
+            check(lib.ngpt_model_forward(ctx, ids, 1, n, None, None))
+            ptr = POINTER(c_float)()
+            check(lib.ngpt_logits_data(ctx, byref(ptr)))
+            v = self.vocab_size
+            if numpy is not None:
+                return numpy.ctypeslib.as_array(ptr, shape=(n, v)).copy()
+            flat = ptr[:n * v]
+            return [flat[i * v:(i + 1) * v] for i in range(n)]
+
+    def params_checksum(self):
+        """XXH3-64 of the parameters (int): `ngpt checksum`'s params= line."""
+        h = c_uint64()
+        with self._lock:
+            check(lib.ngpt_params_checksum(self._live(), byref(h)))
+        return h.value
+
+    def logits_checksum(self):
+        """XXH3-64 of the last forward's logits (int)."""
+        h = c_uint64()
+        with self._lock:
+            check(lib.ngpt_logits_checksum(self._live(), byref(h)))
+        return h.value
+
+    def dropout(self, enabled, seed=0, step=0):
+        """Dropout on or off for later forwards (off by default)."""
+        with self._lock:
+            check(lib.ngpt_dropout_set(self._live(), bool(enabled), seed, step))
+
+    def save(self, path):
+        """Writes the model to path (atomically), with its tokenizer."""
+        with self._lock:
+            check(lib.ngpt_checkpoint_save(self._live(), fspath(path)))
+
+    # -- generation
+    def generate(self, prompt, max_tokens=256, *, temperature=1.0, top_k=0, top_p=1.0,
+                 min_p=0.0, repeat_penalty=1.0, repeat_window=0, banned=(), logit_bias=None,
+                 seed=0, stop=(), end_token=None, beam_width=0, length_penalty=1.0,
+                 context="exact", stop_at_context_full=False, no_cache=False,
+                 keep_cache=False, first_draw=0, lookup=0, draft_tokens=0, progress=None):
+        """Yields the continuation of prompt (text or token ids) as text pieces, as the
+        model produces them: the same text as `ngpt generate` with the same options.
+
+        Every sampler option of the C API: temperature (0: argmax), top_k, top_p,
+        min_p, repeat_penalty, repeat_window, banned (ids), logit_bias (V floats),
+        seed; stop (strings: generation ends before any of them, which is never
+        yielded), end_token (None: the tokenizer's end-of-text token, if any, as
+        `ngpt generate` does; -1: none), beam_width / length_penalty (beam search),
+        context ("exact" or "shift"), stop_at_context_full, no_cache, keep_cache
+        and first_draw (resume a session), lookup / draft_tokens (prompt-lookup
+        speculative decoding), progress(stage, done, total) for the prefill.
+        The generation runs in a thread of its own; closing the iterator early
+        stops it. After the loop, self.last_result holds the C result (reason,
+        token counts) and self.last_tokens the output ids."""
+        return self._stream(self._generate_args(locals()), raw=False)
+
+    def generate_tokens(self, prompt, max_tokens=256, **options):
+        """As generate(), but yields token ids."""
+        return self._stream(self._generate_args(dict(options, prompt=prompt,
+                                                     max_tokens=max_tokens)), raw=True)
+
+    def generate_text(self, prompt, max_tokens=256, **options):
+        """The whole continuation as one str (generate() joined)."""
+        return "".join(self.generate(prompt, max_tokens, **options))
+
+    def _generate_args(self, a):
+        self._live()                # raise now, not at the first next()
+        unknown = set(a) - {"self", "prompt", "max_tokens", "banned", "logit_bias", "stop",
+                            "end_token", "beam_width", "length_penalty", "context",
+                            "stop_at_context_full", "no_cache", "keep_cache", "first_draw",
+                            "lookup", "draft_tokens", "progress"} - set(_SAMPLER_KEYS)
+        if unknown:
+            raise TypeError("ngpt.Model.generate: unknown option(s) %s" % ", ".join(sorted(unknown)))
+        prompt = a["prompt"]
+        if isinstance(prompt, (str, bytes)):
+            prompt = self.tokenize(prompt)
+        gc = lib.ngpt_generate_config_default()
+        keep = {}
+        for k in _SAMPLER_KEYS:
+            if k in a:
+                setattr(gc.sampler, k, a[k])
+        banned, n_banned = _ints(a.get("banned", ()), "banned")
+        gc.sampler.banned, gc.sampler.n_banned = (banned if n_banned else None), n_banned
+        bias = a.get("logit_bias")
+        if bias is not None:
+            bias = list(bias)
+            if len(bias) != self.vocab_size:
+                raise ValueError("ngpt.Model.generate: logit_bias holds %d values, the model "
+                                 "has V=%d" % (len(bias), self.vocab_size))
+            keep["bias"] = (c_float * len(bias))(*bias)
+            gc.sampler.logit_bias = keep["bias"]
+        stops = a.get("stop", ())
+        if isinstance(stops, (str, bytes)):
+            stops = [stops]
+        stops = [s.encode("utf-8") if isinstance(s, str) else bytes(s) for s in stops]
+        if stops:
+            keep["stop"] = (c_char_p * len(stops))(*stops)
+            gc.stop, gc.n_stop = keep["stop"], len(stops)
+        modes = {"exact": 0, "shift": 1}
+        if a.get("context", "exact") not in modes:
+            raise ValueError("ngpt.Model.generate: context must be 'exact' or 'shift'")
+        gc.context_mode = modes[a.get("context", "exact")]
+        end = a.get("end_token")
+        gc.end_token = self._tokenizer_info().end_id if end is None and self._tok else (
+            -1 if end is None else end)
+        for k in ("max_tokens", "beam_width", "length_penalty",
+                  "stop_at_context_full", "no_cache", "keep_cache", "first_draw", "lookup",
+                  "draft_tokens"):
+            if k in a:
+                setattr(gc, k, a[k])
+        ids, n = _ints(prompt, "prompt")
+        if n == 0:
+            raise ValueError("ngpt.Model.generate: the prompt is empty")
+        cap = max(gc.max_tokens, 1) + (
+            self._tokenizer_info().max_token_bytes if stops and self._tok else 0)
+        return gc, ids, n, cap, keep, a.get("progress")
+
+    def _tokenizer_info(self):
+        info = TokenizerInfo()
+        check(lib.ngpt_tokenizer_describe(self._tok, byref(info)))
+        return info
+
+    def _stream(self, args, raw):
+        gc, ids, n, cap, keep, progress = args
+        self._live()
+        q = queue.Queue()
+        cancel = threading.Event()
+        done = object()
+
+        def on_token(token, _user):
+            q.put(token)
+            return 1 if cancel.is_set() else 0
+
+        def run():
+            out = (c_int32 * cap)()
+            res = GenerateResult()
+            fn = TOKEN_FN(on_token)
+            try:
+                with self._lock, progress_callback(progress):
+                    check(lib.ngpt_model_generate(self._live(), byref(gc), ids, n, out, cap, fn,
+                                                  None, byref(res)))
+                self.last_result = res
+                self.last_tokens = out[:res.n_tokens]
+                q.put(done)
+            except BaseException as e:  # handed to the consumer's thread
+                q.put(e)
+
+        worker = threading.Thread(target=run, name="ngpt-generate", daemon=True)
+        worker.start()
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        try:
+            while True:
+                item = q.get()
+                if item is done:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                if raw:
+                    yield item
+                else:
+                    piece = decoder.decode(self._bytes_of(item))
+                    if piece:
+                        yield piece
+            if not raw:
+                tail = decoder.decode(b"", final=True)
+                if tail:
+                    yield tail
+        finally:
+            cancel.set()
+            worker.join()
+
+    @property
+    def stop_reason(self):
+        """Why the last generation ended: "max tokens", "end token", ..."""
+        r = getattr(self, "last_result", None)
+        return None if r is None else lib.ngpt_stop_reason_string(r.reason).decode()
+
+    # -- sessions (KV cache)
+    def save_session(self, path, slot=0):
+        """Writes KV slot `slot` (what the last generation left) to a session file."""
+        with self._lock:
+            check(lib.ngpt_cache_save(self._live(), slot, fspath(path)))
+
+    def load_session(self, path, slot=0):
+        """Restores a session file into slot `slot`; generate(..., keep_cache=True) then
+        prefills only what the slot does not already hold. A file of another model
+        raises Error."""
+        with self._lock:
+            check(lib.ngpt_cache_load(self._live(), slot, fspath(path)))
+
+    def cache_len(self, slot=0):
+        """Tokens KV slot `slot` holds."""
+        n = c_int32()
+        with self._lock:
+            check(lib.ngpt_cache_len(self._live(), slot, byref(n)))
+        return n.value
+
+    # -- evaluation
+    def evaluate(self, text=None, path=None, batches=8, batch=1, seq=None, seed=0,
+                 holdout=0.1, progress=None):
+        """Mean loss (nats per token) on the held-out `holdout` fraction of text (str or
+        bytes) or of the file at path: `batches` windows of seq tokens (default: T)
+        drawn from seed, as `ngpt eval` does. perplexity() is exp of it."""
+        self._live()
+        seq = self.context_len if seq is None else seq
+        data = c_void_p()
+        if (text is None) == (path is None):
+            raise TypeError("ngpt.Model.evaluate: give text or path, not both or neither")
+        if text is not None:
+            buf = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+            check(lib.ngpt_data_open_mem(byref(data), buf, len(buf), holdout, seq))
+        else:
+            paths = (c_char_p * 1)(fspath(path))
+            check(lib.ngpt_data_open(byref(data), paths, 1, holdout, seq))
+        try:
+            loss = c_float()
+            with self._lock, progress_callback(progress):
+                ctx = self._live()
+                if self._tok is not None:
+                    check(lib.ngpt_data_tokenize(data, self._tok, seq))
+                check(lib.ngpt_model_evaluate(ctx, data, seed, batches, batch, seq, byref(loss)))
+            return loss.value
+        finally:
+            lib.ngpt_data_free(data)
+
+    def perplexity(self, *args, **kwargs):
+        """exp(evaluate(...))."""
+        return math.exp(self.evaluate(*args, **kwargs))

@@ -1,0 +1,227 @@
+"""The binding against the C library: golden values, the CLI's output, bad input."""
+import gc
+import math
+import os
+import threading
+
+import pytest
+
+import ngpt
+from conftest import ROOT, cli
+
+# README: `ngpt checksum` of `ngpt init --seed 1` and of seed 42 (the default).
+GOLDEN = {1: ("e6069bdecc9e97d5", "f3ee05f5589e3f37", "2bb3a5c73965e90b"),
+          42: ("8f5c4f8cd417858a", "3f28d41ee780a60c", "6fbcc92d7787bf07")}
+
+
+@pytest.mark.parametrize("seed", [1, 42])
+def test_golden_checksums(models, seed):
+    with ngpt.Model(models[seed]) as m:
+        got = ["%016x" % m.params_checksum()]
+        m.logits("Hello, ngpt!")            # ngpt checksum's default prompt
+        got.append("%016x" % m.logits_checksum())
+        m.dropout(True, seed=42, step=0)
+        m.logits("Hello, ngpt!")
+        got.append("%016x" % m.logits_checksum())
+    assert tuple(got) == GOLDEN[seed]
+
+
+def test_logits_numpy_and_list(models, monkeypatch):
+    with ngpt.Model(models[1]) as m:
+        a = m.logits([72, 105])
+        if ngpt.model.numpy is not None:
+            assert a.shape == (2, 256) and str(a.dtype) == "float32"
+            a = a.tolist()
+        monkeypatch.setattr(ngpt.model, "numpy", None)
+        b = m.logits([72, 105])
+        assert isinstance(b, list) and len(b) == 2 and len(b[0]) == 256
+        assert b == a
+
+
+OPTION_SETS = [
+    ({"seed": 3}, ["--seed", "3"]),
+    ({"temperature": 0.8, "top_k": 40, "top_p": 0.9, "min_p": 0.05, "seed": 7},
+     ["--temp", "0.8", "--top-k", "40", "--top-p", "0.9", "--min-p", "0.05", "--seed", "7"]),
+    ({"temperature": 0, "repeat_penalty": 1.3, "repeat_window": 8, "banned": [101, 32]},
+     ["--temp", "0", "--repeat-penalty", "1.3", "--repeat-window", "8", "--ban", "101,32"]),
+    ({"seed": 5, "stop": ["e", "a"]}, ["--seed", "5", "--stop", "e", "--stop", "a"]),
+    ({"beam_width": 1, "length_penalty": 0.5}, ["--beam", "1", "--length-penalty", "0.5"]),
+    ({"seed": 2, "no_cache": True}, ["--seed", "2", "--no-cache"]),
+]
+
+
+@pytest.mark.parametrize("options,flags", OPTION_SETS)
+def test_generate_equals_cli(models, options, flags):
+    want = cli("generate", "--model", models[1], "--prompt", "Hello", "-n", 24, *flags)
+    with ngpt.Model(models[1]) as m:
+        got = m.generate_tokens("Hello", 24, **options)
+        assert bytes(list(got)) == want
+        assert m.generate_text("Hello", 24, **options) == want.decode("utf-8", "replace")
+        assert m.stop_reason in ("max tokens", "stop sequence")
+
+
+def test_generate_bpe_model_and_stop(models):
+    with ngpt.Model(models["bpe"]) as m:
+        ids = m.tokenize("Hello, the tokenizer")
+        assert len(ids) < len("Hello, the tokenizer") and m.detokenize(ids) == "Hello, the tokenizer"
+        want = cli("generate", "--model", models["bpe"], "--prompt", "The", "-n", 30,
+                   "--seed", 4, "--stop", "e")
+        got = list(m.generate_tokens("The", 30, seed=4, stop="e"))
+        assert m.detokenize_bytes(got) == want and b"e" not in want
+
+
+def test_tokenize_bytes_model(models):
+    with ngpt.Model(models[1]) as m:
+        assert m.tokenize("hé") == [104, 0xC3, 0xA9]
+        assert m.detokenize([104, 0xC3, 0xA9]) == "hé"
+        with pytest.raises(ValueError):
+            m.detokenize([300])
+
+
+def test_generate_streams_and_stops_early(models):
+    with ngpt.Model(models[1]) as m:
+        it = m.generate("Hello", 200, seed=1)
+        first = next(it)
+        assert isinstance(first, str)
+        it.close()                          # stops the worker; the model stays usable
+        assert m.generate_text("Hello", 5, seed=1)
+        assert threading.active_count() == 1
+
+
+def test_evaluate_equals_cli(models):
+    out = cli("eval", "--model", models[1], "--data", os.path.join(ROOT, "README.md"),
+              "--batches", 2, "--batch", 1, "--seq", 64, "--seed", 0).decode()
+    want = float(out.split()[1])
+    with ngpt.Model(models[1]) as m:
+        loss = m.evaluate(path=os.path.join(ROOT, "README.md"), batches=2, seq=64)
+        assert round(loss, 4) == want
+        assert m.perplexity(path=os.path.join(ROOT, "README.md"), batches=2, seq=64) == \
+            pytest.approx(math.exp(loss))
+
+
+def test_progress_callback_and_cancel(models, text):
+    seen = []
+    with ngpt.Model(models[1]) as m:
+        m.evaluate(text=text, batches=3, seq=32, progress=lambda s, d, t: seen.append((s, d, t)))
+        assert seen[-1] == ("evaluate", 3, 3)
+        with pytest.raises(ngpt.Error) as e:
+            m.evaluate(text=text, batches=3, seq=32, progress=lambda s, d, t: False)
+        assert e.value.status_name == "stopped" and "ngpt_model_evaluate" in str(e.value)
+
+
+def test_sessions(models, tmp_path):
+    path = tmp_path / "s.session"
+    with ngpt.Model(models[1]) as m:
+        whole = m.generate_tokens("Hello", 20, seed=9)
+        whole = list(whole)
+        m.generate_text("Hello", 8, seed=9)
+        part1 = m.last_tokens
+        m.save_session(path)
+        n = m.cache_len()
+    with ngpt.Model(models[1]) as m:
+        m.load_session(path)
+        assert m.cache_len() == n
+        rest = list(m.generate_tokens([*b"Hello", *part1], 12, seed=9, keep_cache=True,
+                                      first_draw=8))
+    assert part1 + rest == whole
+    with ngpt.Model(models[42]) as other, pytest.raises(ngpt.Error) as e:
+        other.load_session(path)            # another model's session
+    assert str(e.value).startswith("ngpt_cache_load:")
+
+
+def test_finetune(models, text, tmp_path):
+    steps = []
+    out = tmp_path / "ft.ngpt"
+    losses = ngpt.finetune(models[1], out, text=text, steps=3, batch=2, seq=32,
+                           progress=lambda s, l: steps.append(s))
+    assert steps == [1, 2, 3] and len(losses) == 3 and all(math.isfinite(x) for x in losses)
+    again = tmp_path / "ft2.ngpt"
+    assert ngpt.finetune(models[1], again, text=text, steps=3, batch=2, seq=32) == losses
+    with ngpt.Model(out) as a, ngpt.Model(again) as b, ngpt.Model(models[1]) as base:
+        assert a.params_checksum() == b.params_checksum() != base.params_checksum()
+        assert a.evaluate(text=text, batches=2, seq=32) < base.evaluate(text=text, batches=2,
+                                                                        seq=32)
+
+
+def test_bad_input(models, tmp_path):
+    with pytest.raises(ngpt.Error) as e:
+        ngpt.Model(tmp_path / "missing.ngpt")
+    assert e.value.status_name and str(e.value).startswith("ngpt_")
+    with pytest.raises(ngpt.Error):
+        ngpt.Model(os.path.join(ROOT, "README.md"))          # a foreign file
+    damaged = tmp_path / "damaged.ngpt"
+    data = bytearray(open(models[1], "rb").read())
+    data[len(data) // 2] ^= 0x40
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(ngpt.Error) as e:
+        ngpt.Model(damaged)
+    assert e.value.status_name == "checksum mismatch" or "checksum" in str(e.value)
+    with pytest.raises(TypeError):
+        ngpt.Model(12.5)
+    m = ngpt.Model(models[1])
+    with pytest.raises(TypeError):
+        m.logits(["a", "b"])
+    with pytest.raises(TypeError):
+        m.generate_text("x", 4, temprature=0.5)           # a misspelt option
+    with pytest.raises(ngpt.Error) as e:
+        m.generate_text("x", 4, temperature=-1)
+    assert "temperature" in str(e.value)
+    with pytest.raises(ngpt.Error):
+        m.logits([999])                                   # not a token of V=256
+    with pytest.raises(ngpt.Error):
+        m.logits(list(range(100)) * 3)                    # longer than T
+    with pytest.raises(ValueError):
+        m.generate_text("x", 4, logit_bias=[0.0])
+    m.close()
+    m.close()
+    for call in (m.params_checksum, lambda: m.logits([1]), lambda: m.tokenize("a"),
+                 lambda: m.generate_text("a", 2), lambda: m.generate([1, 2]),
+                 lambda: m.save_session(tmp_path / "x"), lambda: m.evaluate(text="abc")):
+        with pytest.raises(ValueError, match="closed"):
+            call()
+
+
+def test_garbage_collection_closes(models):
+    for _ in range(20):                      # 20 contexts of ~30 MB would be felt if leaked
+        m = ngpt.Model(models[1])
+        m.logits([1])
+        del m
+        gc.collect()
+
+
+def test_module_manual():
+    doc = ngpt.__doc__
+    assert "Model(" in doc and "generate" in doc and "Error" in doc
+    for obj in (ngpt.Model, ngpt.Model.generate, ngpt.finetune, ngpt.Error):
+        assert obj.__doc__
+    assert ngpt.version.count(".") == 2 and ngpt.checksum_bytes(b"") == ngpt.checksum_bytes(b"")
+
+
+def test_chat_equals_cli(models):
+    lines = ["hi there", "tell me more"]
+    want = cli("chat", "--model", models[1], "--system", "be brief", "-n", 20, "--seed", 5,
+               "--temp", "0.9", input="\n".join(lines).encode() + b"\n")
+    with ngpt.Model(models[1]) as m:
+        chat = ngpt.Chat(m, system="be brief", seed=5, max_tokens=20, temperature=0.9)
+        got = b"".join(chat.reply(line).encode() + b"\n" for line in lines)
+        assert chat.text.startswith("system: be brief\nuser: hi there\nassistant: ")
+    # compare as text: a reply cut mid-character is replaced in Python, raw in the CLI
+    assert got == want.decode("utf-8", "replace").encode()
+    with pytest.raises(TypeError):
+        ngpt.Chat("not a model")
+
+
+def test_gil_released_during_c_calls(models, text):
+    # a UI thread keeps ticking while another thread evaluates (one long C call)
+    import time
+    with ngpt.Model(models[1]) as m:
+        worker = threading.Thread(target=m.evaluate, kwargs=dict(text=text, batches=12))
+        start = time.monotonic()
+        worker.start()
+        ticks = 0
+        while worker.is_alive():
+            time.sleep(0.002)
+            ticks += 1
+        worker.join()
+        elapsed = time.monotonic() - start
+    assert elapsed < 0.05 or ticks >= elapsed / 0.002 / 4, (ticks, elapsed)
