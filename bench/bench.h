@@ -6,6 +6,8 @@
 #define NGPT_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 double bench_now(void);                 /* seconds, monotonic */
 
@@ -30,5 +32,13 @@ const char *bench_fma_isa(void);
 double bench_fma_probe_kernels(long iters);
 const char *bench_fma_isa_kernels(void);
 bool bench_fma_kernels_widest(void);
+
+/* The read-bandwidth probe (bench/bandwidth.c): the wrapping sum of a[0..n)
+ * with 32 independent lanes, loads the compiler vectorises; time it on an
+ * array no cache holds for one core's read bandwidth. */
+uint32_t bench_read_sum(const uint32_t *a, size_t n);
+/* The probe's default array: 4x the last-level cache (sysconf, where the
+ * C library says), at least 512 MiB. */
+size_t bench_read_probe_bytes(void);
 
 #endif
