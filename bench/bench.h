@@ -1,7 +1,8 @@
 /* bench.h — the bench layer (bench/), linked into `ngpt bench` and the
- * microbenchmarks: the clock, the statistics of timed runs and the FMA peak
- * probe, in one place. Like the tests it sits below the public API, but it
- * calls only kernels, never the model (tests/test_structure.sh). */
+ * microbenchmarks: the clock, the statistics of timed runs, the FMA peak
+ * probe and the read-bandwidth probe, in one place. Like the tests it sits
+ * below the public API, but it calls only kernels, never the model
+ * (tests/test_structure.sh). */
 #ifndef NGPT_BENCH_H
 #define NGPT_BENCH_H
 

@@ -2,8 +2,9 @@
  * that drives it (cli/cmd_bench.c: the options, the output files). run.c
  * runs the sections; measure.c times a call (warm-up, median of runs,
  * min–max) and draws the progress line; workloads.c measures prefill,
- * decode and training through the public API; peak_rows.c and
- * kernel_rows.c turn the bench layer's probe and kernel calls (bench.h,
+ * decode and training through the public API; peak_rows.c,
+ * bandwidth_rows.c and kernel_rows.c turn the bench layer's probes and
+ * kernel calls (bench.h,
  * kernel_bench.h) into rows; report.c prints the markdown tables and the
  * JSON; svg.c draws the chart. Nothing here knows the tool: the sections
  * print their own "ngpt bench: ..." errors and return exit codes. */

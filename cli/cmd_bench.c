@@ -74,6 +74,13 @@ static const char *const HELP =
 
 enum { BIG_MODEL_PARAMS = 16 * 1000 * 1000 };
 
+/* --bandwidth-mib's largest: 1 TiB, or half the address space (32-bit). */
+static int32_t max_bandwidth_mib(void)
+{
+    const size_t half = (SIZE_MAX >> 20) / 2;
+    return half < ((size_t)1 << 20) ? (int32_t)half : (int32_t)1 << 20;
+}
+
 /* --tokenizer: V, and its bytes per token on o->text. */
 static int apply_tokenizer(const char *cmd, bench_opts *o)
 {
@@ -239,7 +246,8 @@ int cli_cmd_bench(int argc, char **argv)
         } else if (cli_flag(&a, "--no-bandwidth")) {
             bandwidth_mib = 0;
         } else if (cli_opt(&a, "--bandwidth-mib", &v)) {
-            if (!v || !cli_parse_i32(a.cmd, "--bandwidth-mib", v, 1, 1 << 20, &bandwidth_mib)) return CLI_USAGE;
+            if (!v || !cli_parse_i32(a.cmd, "--bandwidth-mib", v, 1, max_bandwidth_mib(), &bandwidth_mib))
+                return CLI_USAGE;
         } else if (cli_opt(&a, "--weights", &v)) {
             if (!v || !parse_weights(a.cmd, v, &o)) return CLI_USAGE;
         } else if (cli_opt(&a, "--tokenizer", &v)) {
