@@ -1,11 +1,14 @@
 /* bench.h — the bench layer (bench/), linked into `ngpt bench` and the
- * microbenchmarks: the clock, the statistics of timed runs and the FMA peak
- * probe, in one place. Like the tests it sits below the public API, but it
- * calls only kernels, never the model (tests/test_structure.sh). */
+ * microbenchmarks: the clock, the statistics of timed runs, the FMA peak
+ * probe and the read-bandwidth probe, in one place. Like the tests it sits
+ * below the public API, but it calls only kernels, never the model
+ * (tests/test_structure.sh). */
 #ifndef NGPT_BENCH_H
 #define NGPT_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 double bench_now(void);                 /* seconds, monotonic */
 
@@ -30,5 +33,13 @@ const char *bench_fma_isa(void);
 double bench_fma_probe_kernels(long iters);
 const char *bench_fma_isa_kernels(void);
 bool bench_fma_kernels_widest(void);
+
+/* The read-bandwidth probe (bench/bandwidth.c): the wrapping sum of a[0..n)
+ * with 32 independent lanes, loads the compiler vectorises; time it on an
+ * array no cache holds for one core's read bandwidth. */
+uint32_t bench_read_sum(const uint32_t *a, size_t n);
+/* The probe's default array: 4x the last-level cache (sysconf, where the
+ * C library says), at least 512 MiB. */
+size_t bench_read_probe_bytes(void);
 
 #endif

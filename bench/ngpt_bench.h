@@ -2,8 +2,9 @@
  * that drives it (cli/cmd_bench.c: the options, the output files). run.c
  * runs the sections; measure.c times a call (warm-up, median of runs,
  * min–max) and draws the progress line; workloads.c measures prefill,
- * decode and training through the public API; peak_rows.c and
- * kernel_rows.c turn the bench layer's probe and kernel calls (bench.h,
+ * decode and training through the public API; peak_rows.c,
+ * bandwidth_rows.c and kernel_rows.c turn the bench layer's probes and
+ * kernel calls (bench.h,
  * kernel_bench.h) into rows; report.c prints the markdown tables and the
  * JSON; svg.c draws the chart. Nothing here knows the tool: the sections
  * print their own "ngpt bench: ..." errors and return exit codes. */
@@ -44,6 +45,7 @@ typedef struct bench_opts {
     const char *tokenizer;          /* --tokenizer: V is its tokens, or NULL */
     const char *text;               /* the text its bytes per token are measured on */
     double bytes_per_token;         /* on that text (0: no tokenizer; bytes are tokens) */
+    size_t bandwidth_bytes;         /* the read-bandwidth probe's array (0: no probe) */
     char command[512];              /* the command line, for the report */
 } bench_opts;
 
@@ -61,6 +63,8 @@ typedef struct bench_workload {
     int32_t threads;
     double tokens;                  /* per timed call */
     int32_t api_calls;              /* library calls in one timed call (decode: steps) */
+    double weight_bytes;            /* decode B=1: an estimate of the weight bytes read
+                                       per token (0: not estimated) */
     bench_stat sec;
 } bench_workload;
 
@@ -84,6 +88,13 @@ typedef struct bench_peak {
     bench_stat sec;
 } bench_peak;
 
+/* The read-bandwidth probe's figure: `bytes` read per timed call (0: not
+ * measured). */
+typedef struct bench_read_bw {
+    size_t bytes;
+    bench_stat sec;
+} bench_read_bw;
+
 typedef struct bench_arena {
     char mode[8];                   /* "infer", "train" */
     char weights[4];                /* "f32", "q8", "q4" */
@@ -98,6 +109,7 @@ typedef struct bench_report {
     int n_kern;
     bench_peak peak[2 * BENCH_MAX_THREADS];
     int n_peak;
+    bench_read_bw read_bw;          /* one thread */
     bench_arena arena[BENCH_MAX_ROWS];
     int n_arena;
     bool kernel_differs;            /* a kernel gave other bits than the reference */
@@ -175,6 +187,17 @@ int bench_workloads_count(const bench_opts *o);
 ngpt_status bench_peaks(const bench_opts *o, bench_report *r);
 /* Figures bench_peaks will time. */
 int bench_peak_count(const bench_opts *o);
+
+/* ---- the read bandwidth (bandwidth_rows.c) ---- */
+
+/* Measures one core's read bandwidth into r->read_bw (nothing when
+ * o->bandwidth_bytes is 0). */
+ngpt_status bench_bandwidth(const bench_opts *o, bench_report *r);
+int bench_bandwidth_count(const bench_opts *o);
+/* The probe's default array: 4x the last-level cache, at least 512 MiB. */
+size_t bench_bandwidth_default_bytes(void);
+/* The probe's median in GB/s; 0 if it did not run. */
+double bench_read_gbps(const bench_report *r);
 
 /* ---- kernels (kernel_rows.c) ---- */
 

@@ -19,6 +19,17 @@ double bench_peak_gflops(const bench_report *r, int32_t threads)
     return 0;
 }
 
+double bench_read_gbps(const bench_report *r)
+{
+    return r->read_bw.bytes && r->read_bw.sec.median > 0 ? (double)r->read_bw.bytes / r->read_bw.sec.median * 1e-9 : 0;
+}
+
+/* Decode's estimated weight traffic in GB/s at a run of `sec` seconds. */
+static double weight_gbps(const bench_workload *w, double sec)
+{
+    return w->weight_bytes * bench_tok_s(w, sec) * 1e-9;
+}
+
 /* Rows grouped by what they measure, thread counts side by side. */
 static int test_rank(const char *test)
 {
@@ -199,6 +210,44 @@ static void kernel_table(FILE *f, const bench_report *r)
     free(t.cell);
 }
 
+/* The read bandwidth and each decode figure at batch 1 as bytes of weights
+ * read per token (an estimate, workloads.c) x tok/s, against it. */
+static void traffic_table(FILE *f, const bench_report *r)
+{
+    md_table t = {.cols = 7,
+                  .head = {"traffic", "shape", "threads", "MiB/token", "GB/s", "min – max", "% read bw"},
+                  .right = {false, false, true, true, true, true, true}};
+    if (!md_alloc(&t, r->n_work + 1)) return;
+    const double bw = bench_read_gbps(r);
+    if (bw > 0) {
+        const bench_read_bw *b = &r->read_bw;
+        snprintf(md_cell(&t, 0, 0), MD_CELL, "read bandwidth (probe)");
+        snprintf(md_cell(&t, 0, 1), MD_CELL, "sum of %zu MiB", b->bytes >> 20);
+        snprintf(md_cell(&t, 0, 2), MD_CELL, "1");
+        fmt_num(md_cell(&t, 0, 4), MD_CELL, bw);
+        fmt_range(md_cell(&t, 0, 5), MD_CELL, (double)b->bytes / b->sec.max * 1e-9,
+                  (double)b->bytes / b->sec.min * 1e-9);
+        t.rows++;
+    }
+    for (int i = 0; i < r->n_work; i++) {
+        const bench_workload *w = &r->work[i];
+        if (w->weight_bytes <= 0) continue;
+        snprintf(md_cell(&t, t.rows, 0), MD_CELL, "weight bytes, decode%s", bench_weights_suffix(w->weights));
+        bench_workload_shape(w, md_cell(&t, t.rows, 1), MD_CELL);
+        snprintf(md_cell(&t, t.rows, 2), MD_CELL, "%d", (int)w->threads);
+        fmt_num(md_cell(&t, t.rows, 3), MD_CELL, w->weight_bytes / 1048576.0);
+        fmt_num(md_cell(&t, t.rows, 4), MD_CELL, weight_gbps(w, w->sec.median));
+        fmt_range(md_cell(&t, t.rows, 5), MD_CELL, weight_gbps(w, w->sec.max), weight_gbps(w, w->sec.min));
+        if (bw > 0) fmt_num(md_cell(&t, t.rows, 6), MD_CELL, 100 * weight_gbps(w, w->sec.median) / bw);
+        t.rows++;
+    }
+    if (t.rows) {
+        md_print(f, &t);
+        fputc('\n', f);
+    }
+    free(t.cell);
+}
+
 static void memory_table(FILE *f, const bench_report *r)
 {
     md_table t = {.cols = 5, .head = {"memory", "shape", "threads", "bytes", "MiB"},
@@ -257,6 +306,7 @@ void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r)
         kernel_table(f, r);
         fputc('\n', f);
     }
+    traffic_table(f, r);
     memory_table(f, r);
 }
 
@@ -323,7 +373,14 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
         json_stat(f, "seconds", &w->sec, 0, 1);
         fputs(", ", f);
         json_stat(f, "tokens_per_s", &w->sec, w->tokens, 1);
-        fprintf(f, ", \"ms_per_call\": %.9g}", w->sec.median * 1e3 / w->api_calls);
+        fprintf(f, ", \"ms_per_call\": %.9g", w->sec.median * 1e3 / w->api_calls);
+        if (w->weight_bytes > 0) {      /* decode B=1: the estimated weight traffic */
+            fprintf(f, ", \"weight_bytes_per_token\": %.9g, ", w->weight_bytes);
+            json_stat(f, "weight_gbps", &w->sec, w->tokens * w->weight_bytes, 1e-9);
+            if (bench_read_gbps(r) > 0)
+                fprintf(f, ", \"read_bw_pct\": %.9g", 100 * weight_gbps(w, w->sec.median) / bench_read_gbps(r));
+        }
+        fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"peak\": [");
     for (int i = 0; i < r->n_peak; i++) {
@@ -335,7 +392,14 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
         json_stat(f, "gflops", &p->sec, p->flops, 1e-9);
         fputc('}', f);
     }
-    fprintf(f, "\n  ],\n  \"kernels\": [");
+    fprintf(f, "\n  ],\n");
+    if (r->read_bw.bytes) {
+        fprintf(f, "  \"read_bandwidth\": {\"threads\": 1, \"bytes\": %zu, \"runs\": %d, ", r->read_bw.bytes,
+                r->read_bw.sec.runs);
+        json_stat(f, "gbps", &r->read_bw.sec, (double)r->read_bw.bytes, 1e-9);
+        fprintf(f, "},\n");
+    }
+    fprintf(f, "  \"kernels\": [");
     for (int i = 0; i < r->n_kern; i++) {
         const bench_kernel *k = &r->kern[i];
         const double peak = bench_peak_gflops(r, k->threads), n = bench_kernel_work(k);

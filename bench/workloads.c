@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "ngpt_bench.h"
 
 enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20 };
@@ -90,6 +91,29 @@ static int open_ctx(const bench_opts *o, const ngpt_config *cfg, bench_report *r
     return BENCH_OK;
 }
 
+/* An estimate of the weight bytes one decode step reads at batch 1: every
+ * tensor as ctx stores it (float32, or the packed 8- and 4-bit layouts of
+ * src/q8.h, src/q4.h), except the embedding tables a step reads one row of
+ * (pos_emb; tok_emb unless it is also the lm_head). Activations, the KV
+ * cache and what a cache holds over from the last step are not counted. */
+static double weight_bytes(const ngpt_context *ctx, const ngpt_config *cfg)
+{
+    int32_t n = 0;
+    double bytes = 0;
+    ngpt_tensor_count(ctx, &n);
+    for (int32_t i = 0; i < n; i++) {
+        ngpt_tensor_info t;
+        if (ngpt_tensor_at(ctx, i, &t)) return 0;
+        if (!strcmp(t.name, "pos_emb.weight") || (!strcmp(t.name, "tok_emb.weight") && !cfg->tie_lm_head))
+            continue;
+        const int rows = t.shape[0], cols = t.ndim == 2 ? t.shape[1] : 1;
+        bytes += t.dtype == NGPT_DTYPE_Q8   ? (double)ngpt_q8_packed_bytes(rows, cols)
+                 : t.dtype == NGPT_DTYPE_Q4 ? (double)ngpt_q4_packed_bytes(rows, cols)
+                                            : 4.0 * (double)t.count;
+    }
+    return bytes;
+}
+
 /* Times fn and appends the figure. */
 static int add_figure(const bench_opts *o, bench_report *r, const char *test, ngpt_weights wt,
                       int32_t batch, int32_t seq, int32_t threads, double tokens,
@@ -133,6 +157,7 @@ static int bench_generation(const bench_opts *o, const ngpt_config *cfg, bench_r
         rc = add_figure(o, r, "prefill", wt, 1, prompt, threads, prompt, 1, run_prefill, &pre);
         if (!rc)
             rc = add_figure(o, r, "decode", wt, 1, steps, threads, steps, steps, run_decode, &dec);
+        if (!rc) r->work[r->n_work - 1].weight_bytes = weight_bytes(ctx, cfg);
         ngpt_context_free(ctx);
     }
     if (!rc) rc = open_ctx(o, cfg, r, NGPT_MODE_INFER, DECODE_BATCH, 1, threads, &ctx);

@@ -26,11 +26,14 @@ static const char *const HELP =
     "                  [--model FILE] [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
     "                  [--prompt N] [--weights f32,q8,q4]\n"
+    "                  [--bandwidth-mib N | --no-bandwidth]\n"
     "                  [--tokenizer FILE [--text FILE]]\n\n"
-    "Measures this build on this machine: an FMA peak probe, every kernel of the\n"
-    "list (GFLOP/s with % of that peak, GB/s), prefill (a T/2-token prompt), decode\n"
-    "(256 new tokens, batch 1 and 4) with float32 and quantized weights, training\n"
-    "steps (B=8 T=128 and B=32 T=256),\n"
+    "Measures this build on this machine: an FMA peak probe, a single-core read-\n"
+    "bandwidth probe, every kernel of the list (GFLOP/s with % of that peak, GB/s),\n"
+    "prefill (a T/2-token prompt), decode (256 new tokens, batch 1 and 4) with\n"
+    "float32 and quantized weights (at batch 1 also the estimated weight bytes read\n"
+    "per token x tok/s, in GB/s and % of the read bandwidth), training steps\n"
+    "(B=8 T=128 and B=32 T=256),\n"
     "arena bytes and peak RSS. Each figure is the median of several runs after a\n"
     "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n"
     "docs/BENCH.md says what each figure is.\n\n"
@@ -61,12 +64,22 @@ static const char *const HELP =
     "                     and q4 (the same model quantized, ngpt quantize; default\n"
     "                     f32,q8);\n"
     "                     training is float32\n"
+    "  --bandwidth-mib N  the read-bandwidth probe's array in MiB (default 4x the\n"
+    "                     last-level cache, at least 512; less on a small board)\n"
+    "  --no-bandwidth     no read-bandwidth probe (quick runs; no % read bw)\n"
     "  --tokenizer FILE   a BPE model's figures: V = the tokenizer's tokens (a tokenizer\n"
     "                     file or a checkpoint that carries one), and bytes/s = tok/s\n"
     "                     x its bytes per token on --text (default: the bundled corpus,\n"
     "                     " NGPT_CORPUS_PATH ")\n";
 
 enum { BIG_MODEL_PARAMS = 16 * 1000 * 1000 };
+
+/* --bandwidth-mib's largest: 1 TiB, or half the address space (32-bit). */
+static int32_t max_bandwidth_mib(void)
+{
+    const size_t half = (SIZE_MAX >> 20) / 2;
+    return half < ((size_t)1 << 20) ? (int32_t)half : (int32_t)1 << 20;
+}
 
 /* --tokenizer: V, and its bytes per token on o->text. */
 static int apply_tokenizer(const char *cmd, bench_opts *o)
@@ -201,6 +214,7 @@ int cli_cmd_bench(int argc, char **argv)
                     .n_weights = 2};
     const char *configs[64], *json = NULL, *svg = NULL, *v;
     int n_configs = 0;
+    int32_t bandwidth_mib = -1;     /* -1: the probe's default size */
     while (cli_next(&a)) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
@@ -229,6 +243,11 @@ int cli_cmd_bench(int argc, char **argv)
                 return CLI_USAGE;
         } else if (cli_opt(&a, "--kernels", &v)) {
             if (!(o.kernels = v)) return CLI_USAGE;
+        } else if (cli_flag(&a, "--no-bandwidth")) {
+            bandwidth_mib = 0;
+        } else if (cli_opt(&a, "--bandwidth-mib", &v)) {
+            if (!v || !cli_parse_i32(a.cmd, "--bandwidth-mib", v, 1, max_bandwidth_mib(), &bandwidth_mib))
+                return CLI_USAGE;
         } else if (cli_opt(&a, "--weights", &v)) {
             if (!v || !parse_weights(a.cmd, v, &o)) return CLI_USAGE;
         } else if (cli_opt(&a, "--tokenizer", &v)) {
@@ -275,6 +294,7 @@ int cli_cmd_bench(int argc, char **argv)
     const bool quick_big = o.quick && params > BIG_MODEL_PARAMS;
     o.big_train = !quick_big;
     o.decode_tokens = quick_big ? 64 : 256;
+    o.bandwidth_bytes = bandwidth_mib < 0 ? bench_bandwidth_default_bytes() : (size_t)bandwidth_mib << 20;
     command_line(argc, argv, o.command, sizeof o.command);
 
     /* the kernel table runs the kernels directly: let the library check the

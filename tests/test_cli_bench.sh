@@ -16,7 +16,7 @@ if [ -z "$RUN_ENV" ]; then
 else
     threads=1 nt=1 kernels=attn_scores,softmax,layernorm_fwd,rope
 fi
-$N bench --quick $tiny --runs 3 --threads $threads --kernels $kernels --json "$dir/b.json" \
+$N bench --quick $tiny --runs 3 --threads $threads --kernels $kernels --bandwidth-mib 16 --json "$dir/b.json" \
     --svg "$dir/b.svg" > "$dir/b.md" 2> "$dir/err"
 check $? "ngpt bench --quick on a tiny config: $(cat "$dir/err")"
 
@@ -31,22 +31,23 @@ check $? "workload rows (prefill, decode b1/b4, f32 and q8, train B=8/B=32, per 
 [ "$(count 'arena, infer  ')" = $((2 * nt)) ] && [ "$(count 'arena, infer q8')" = $((2 * nt)) ] &&
     [ "$(count 'arena, train')" = $((2 * nt)) ] && [ "$(count 'peak RSS')" = 1 ]
 check $? "memory rows (arena per context, peak RSS)"
-$N bench --quick $tiny --runs 1 --threads 1 --kernels none --weights q8 > "$dir/q.md" 2> "$dir/err"
-grep -q "^| decode q8 " "$dir/q.md" && ! grep -q "^| decode  " "$dir/q.md" && grep -q "^| train " "$dir/q.md"
-check $? "--weights q8: 8-bit prefill and decode rows only, training stays: $(cat "$dir/q.md" "$dir/err")"
-$N bench --quick $tiny --runs 1 --threads 1 --kernels none --weights f32,q8,q4 > "$dir/q4.md" 2> "$dir/err"
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --weights q8 > "$dir/q.md" 2> "$dir/err"
+grep -q "^| decode q8 " "$dir/q.md" && ! grep -q "^| decode  " "$dir/q.md" && grep -q "^| train " "$dir/q.md" &&
+    ! grep -q "read bandwidth" "$dir/q.md" && grep -q "^| weight bytes, decode q8 .*B=1 " "$dir/q.md"
+check $? "--weights q8: 8-bit prefill and decode rows only, training stays; --no-bandwidth: no probe row, the decode's weight bytes still: $(cat "$dir/q.md" "$dir/err")"
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --weights f32,q8,q4 > "$dir/q4.md" 2> "$dir/err"
 grep -q "^| decode q4 " "$dir/q4.md" && grep -q "^| prefill q4 " "$dir/q4.md" && grep -q "^| decode q8 " "$dir/q4.md" &&
     grep -q "^| decode  " "$dir/q4.md" && grep -q "^| arena, infer q4 " "$dir/q4.md" &&
     [ "$(grep -n '^| decode q8 .*B=1' "$dir/q4.md" | cut -d: -f1)" -lt "$(grep -n '^| decode q4 .*B=1' "$dir/q4.md" | cut -d: -f1)" ]
 check $? "--weights f32,q8,q4: the 4-bit rows under the 8-bit ones: $(cat "$dir/q4.md" "$dir/err")"
-$N bench --quick $tiny --runs 1 --threads 1 --kernels none --prompt 5 > "$dir/p.md" 2> "$dir/err"
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --prompt 5 > "$dir/p.md" 2> "$dir/err"
 grep -q "^| prefill .* prompt=5 " "$dir/p.md"
 check $? "--prompt 5 sets the prefill's prompt: $(cat "$dir/p.md" "$dir/err")"
 # --tokenizer: a BPE model's figures (V from it, bytes/s from its bytes per token)
 printf 'the cat sat on the mat; the cat ate the rat. ' > "$dir/text"
 for i in 1 2 3 4 5 6; do cat "$dir/text" "$dir/text" > "$dir/text2" && mv "$dir/text2" "$dir/text"; done
 $N tokenizer train --data "$dir/text" --vocab 270 --out "$dir/t.tok" > /dev/null 2>&1
-$N bench --quick $tiny --runs 1 --threads 1 --kernels none --tokenizer "$dir/t.tok" --text "$dir/text" \
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --tokenizer "$dir/t.tok" --text "$dir/text" \
     --json "$dir/t.json" > "$dir/t.md" 2> "$dir/err"
 grep -q "^- config: V=270 " "$dir/t.md" &&
     grep -Eq "^Tokenizer .*: [0-9.]+ bytes per token on .*; bytes/s = tok/s x [0-9.]+: prefill .* bytes/s; decode .* bytes/s" "$dir/t.md" &&
@@ -62,6 +63,13 @@ grep -q "^- build: ngpt .*kernels=.*sleef=.*xxhash=.*cc=.*flags=" "$dir/b.md"
 check $? "the build-info line names kernels, SLEEF, xxHash, compiler and flags"
 [ "$(count 'fma peak (probe)')" = $nt ]
 check $? "an FMA peak per thread count"
+# the read-bandwidth probe (one thread), and decode at batch 1 against it:
+# per weight type and thread count, weight MiB/token, GB/s and % read bw
+[ "$(grep -c '^| read bandwidth (probe) *| sum of 16 MiB .*[0-9] |' "$dir/b.md")" = 1 ] &&
+    [ "$(grep -c '^| weight bytes, decode  .*B=1 .*|.*|.*|.*|.*|.*[0-9] |$' "$dir/b.md")" = $nt ] &&
+    [ "$(grep -c '^| weight bytes, decode q8 .*B=1 .*|.*|.*|.*|.*|.*[0-9] |$' "$dir/b.md")" = $nt ] &&
+    ! grep -q '^| weight bytes, .*B=4 ' "$dir/b.md"
+check $? "a read-bandwidth row, and a weight-traffic row with % read bw per batch-1 decode"
 # the peak is the CPU's widest FMA; a build whose kernels use a narrower one
 # (AVX2 kernels on an AVX-512 CPU, the scalar reference) gets a row of that
 # width per thread count too, and its JSON peak entries say which is which
@@ -83,7 +91,7 @@ fi
     ! grep -q DIFFERS "$dir/b.md"
 check $? "kernel rows, each giving the reference's bits"
 # ... and every numeric cell of every table row (ranges "a – b" included) is > 0.
-awk -F'|' '/^\| / && !/^\| -/ && !/^\| (test|kernel|memory) / {
+awk -F'|' '/^\| / && !/^\| -/ && !/^\| (test|kernel|traffic|memory) / {
     for (i = 2; i < NF; i++) {
         c = $i; gsub(/^ +| +$/, "", c)
         n = split(c, part, / – /)
@@ -97,20 +105,21 @@ check $? "every figure in the tables is positive"
 # JSON: the documented keys, and every median/min/max and byte count > 0.
 for key in '"schema": "ngpt-bench/1"' '"build_info"' '"cpu"' '"config"' '"threads": \[' '"weights": "q8"' \
     '"workloads"' '"tokens_per_s"' '"ms_per_call"' '"peak"' '"kernels"' '"us_per_call"' '"gflops"' \
-    '"gbps"' '"arena"' '"peak_rss_bytes"'; do
+    '"gbps"' '"arena"' '"peak_rss_bytes"' '"read_bandwidth": {"threads": 1, "bytes": 16777216' \
+    '"weight_bytes_per_token"' '"weight_gbps"' '"read_bw_pct"'; do
     grep -q "$key" "$dir/b.json"
     check $? "JSON key $key"
 done
 tr ',{}' '\n\n\n' < "$dir/b.json" | awk -F': ' '
-    /"(median|min|max|bytes|peak_rss_bytes|tokens|flops|ms_per_call|us_per_call|calls|peak_pct)": *[^ {[]/ {
+    /"(median|min|max|bytes|peak_rss_bytes|tokens|flops|ms_per_call|us_per_call|calls|peak_pct|weight_bytes_per_token|read_bw_pct)": *[^ {[]/ {
         v = $NF; gsub(/[ \]\n]/, "", v)
         if (v !~ /^[0-9.]+([eE][+-]?[0-9]+)?$/ || v + 0 <= 0) { print "not positive: " $0; bad = 1 }
         n++
     } END { exit bad || n < 40 }'
 check $? "every JSON figure is positive"
-$N bench --quick $tiny --runs 1 --warmup 0 --kernels none --json - > "$dir/stdout.json" 2> /dev/null
+$N bench --quick $tiny --runs 1 --warmup 0 --kernels none --no-bandwidth --json - > "$dir/stdout.json" 2> /dev/null
 head -c 1 "$dir/stdout.json" | grep -q '{' && tail -n 1 "$dir/stdout.json" | grep -q '^}$' &&
-    grep -q '"kernels": \[$' "$dir/stdout.json" && grep -A1 '"kernels": \[$' "$dir/stdout.json" | grep -q '^  \],'
+    grep -q '"kernels": \[$' "$dir/stdout.json" && ! grep -q read_bandwidth "$dir/stdout.json" && grep -A1 '"kernels": \[$' "$dir/stdout.json" | grep -q '^  \],'
 check $? "--json - writes the JSON alone to stdout; --kernels none leaves the kernel list empty"
 
 head -n 1 "$dir/b.svg" | grep -q '^<svg ' && tail -n 1 "$dir/b.svg" | grep -q '^</svg>$' &&
@@ -118,7 +127,7 @@ head -n 1 "$dir/b.svg" | grep -q '^<svg ' && tail -n 1 "$dir/b.svg" | grep -q '^
 check $? "the SVG is one <svg> element with a bar per figure"
 
 for bad in "--threads 0" "--threads 1,x" "--preset gpt3" "--runs 0" "--config Q=1" "--kernels gemm,nope" \
-    "--frobnicate" "--weights q3" "--weights q8,q8" "--weights q4,f32,q4" "--config weights=q8"; do
+    "--frobnicate" "--weights q3" "--weights q8,q8" "--weights q4,f32,q4" "--config weights=q8" "--bandwidth-mib 0"; do
     $N bench $bad > /dev/null 2> "$dir/err"
     [ $? = 2 ] && [ -s "$dir/err" ]
     check $? "ngpt bench $bad exits 2 with a message"

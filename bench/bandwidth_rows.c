@@ -1,0 +1,41 @@
+/* bandwidth_rows.c — ngpt bench's read bandwidth: the probe
+ * (bench/bandwidth.c) on one thread over o->bandwidth_bytes of memory
+ * written first (no page fault is timed), timed like every figure; decode's
+ * bytes of weights per token are set against it (report.c). */
+#include <stdlib.h>
+
+#include "bench.h"
+#include "ngpt_bench.h"
+
+typedef struct read_job {
+    const uint32_t *a;
+    size_t n;
+    uint32_t sum;               /* kept, so the loads are not dead */
+} read_job;
+
+static ngpt_status run_read(void *arg)
+{
+    read_job *j = arg;
+    j->sum += bench_read_sum(j->a, j->n);
+    return NGPT_OK;
+}
+
+size_t bench_bandwidth_default_bytes(void) { return bench_read_probe_bytes(); }
+
+int bench_bandwidth_count(const bench_opts *o) { return o->bandwidth_bytes > 0; }
+
+ngpt_status bench_bandwidth(const bench_opts *o, bench_report *r)
+{
+    if (!o->bandwidth_bytes) return NGPT_OK;
+    const size_t n = o->bandwidth_bytes / sizeof(uint32_t);
+    uint32_t *a = malloc(n * sizeof *a);
+    if (!a) return BENCH_ERR_MEMORY;
+    for (size_t i = 0; i < n; i++) a[i] = (uint32_t)i;
+    read_job j = {a, n, 0};
+    char label[64];
+    snprintf(label, sizeof label, "read bandwidth probe, %zu MiB", n * sizeof *a >> 20);
+    ngpt_status st = bench_time(o, label, run_read, &j, 0, &r->read_bw.sec);
+    if (!st) r->read_bw.bytes = n * sizeof *a;
+    free(a);
+    return st;
+}
