@@ -1,6 +1,7 @@
 /* cmd_info.c — `ngpt info FILE` or `ngpt info --config ...`: what a model
- * holds and what it needs: parameters, file sizes (float32 and 8-bit) and
- * arenas (inference with either weights, fine-tuning at a batch shape). */
+ * holds and what it needs: parameters, file sizes (f32, q8 and q4) and
+ * arenas (inference with each weight type, fine-tuning at a batch shape). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,6 +49,25 @@ typedef struct sizes {
     size_t params, file[N_KINDS], infer[N_KINDS], train;
 } sizes;
 
+/* An arena or file that does not fit in size_t here (a 32-bit build) is
+ * TOO_LARGE: its line says so and the other sizes are still printed. */
+#define TOO_LARGE SIZE_MAX
+static ngpt_status size_or_too_large(ngpt_status st, size_t *bytes)
+{
+    if (st == NGPT_ERR_OVERFLOW) *bytes = TOO_LARGE;
+    return st == NGPT_ERR_OVERFLOW ? NGPT_OK : st;
+}
+
+/* "N bytes (M MiB)", or why there is no N. */
+static const char *bytes_text(char buf[96], size_t bytes)
+{
+    if (bytes == TOO_LARGE)
+        snprintf(buf, 96, "too large for this machine's size_t (a 32-bit build)");
+    else
+        snprintf(buf, 96, "%zu bytes (%.1f MiB)", bytes, mib(bytes));
+    return buf;
+}
+
 /* Computes every size first, so that a bad shape prints nothing but the error. */
 static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tokenizer *tok,
                          int32_t batch, int32_t seq, int32_t threads, sizes *z)
@@ -59,11 +79,13 @@ static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tok
     if (ngpt_config_param_count(cfg, &z->params)) return cli_library_failed(cmd);
     for (int i = 0; i < N_KINDS; i++) {
         c.weights = KINDS[i];
-        if (ngpt_checkpoint_size(&c, tok, &z->file[i]) || ngpt_arena_size(&c, &si, &z->infer[i]))
+        if (size_or_too_large(ngpt_checkpoint_size(&c, tok, &z->file[i]), &z->file[i]) ||
+            size_or_too_large(ngpt_arena_size(&c, &si, &z->infer[i]), &z->infer[i]))
             return cli_library_failed(cmd);
     }
     c.weights = NGPT_WEIGHTS_F32;
-    if (ngpt_arena_size(&c, &stt, &z->train)) return cli_library_failed(cmd);
+    if (size_or_too_large(ngpt_arena_size(&c, &stt, &z->train), &z->train))
+        return cli_library_failed(cmd);
     return CLI_OK;
 }
 
@@ -73,24 +95,22 @@ static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const
     const int own = cfg->weights == NGPT_WEIGHTS_Q8 ? 1 : cfg->weights == NGPT_WEIGHTS_Q4 ? 2 : 0;
     const int T = (int)cfg->context_len, S = (int)(seq ? seq : T);
     const char *th = threads > 1 ? "s" : "";
+    char b0[96], b1[96], b2[96];
     printf("parameters:  %zu (%.2f MiB as float32)\n", z->params, mib(z->params * 4));
-    printf("file size:   f32 %zu bytes (%.1f MiB), q8 %zu bytes (%.1f MiB), q4 %zu bytes (%.1f MiB)%s\n",
-           z->file[0], mib(z->file[0]), z->file[1], mib(z->file[1]), z->file[2], mib(z->file[2]),
-           tok ? ", with the tokenizer" : "");
-    printf("arena infer: %zu bytes (%.1f MiB) at batch 1, seq %d with %s weights", z->infer[own],
-           mib(z->infer[own]), T, KIND_NAMES[own]);
+    printf("file size:   f32 %s, q8 %s, q4 %s%s\n", bytes_text(b0, z->file[0]),
+           bytes_text(b1, z->file[1]), bytes_text(b2, z->file[2]), tok ? ", with the tokenizer" : "");
+    printf("arena infer: %s at batch 1, seq %d with %s weights", bytes_text(b0, z->infer[own]), T,
+           KIND_NAMES[own]);
     for (int i = 0, sep = 0; i < N_KINDS; i++)
-        if (i != own)
-            printf("%s %s %zu bytes (%.1f MiB)", sep++ ? "," : ";", KIND_NAMES[i], z->infer[i],
-                   mib(z->infer[i]));
+        if (i != own) printf("%s %s %s", sep++ ? "," : ";", KIND_NAMES[i], bytes_text(b0, z->infer[i]));
     printf(" (%d thread%s)\n", (int)threads, th);
     if (own)
-        printf("arena train: none: %s model is not trained (its float32 original needs %zu "
-               "bytes (%.1f MiB) at batch %d, seq %d)\n", own == 1 ? "an 8-bit" : "a 4-bit",
-               z->train, mib(z->train), (int)batch, S);
+        printf("arena train: none: %s model is not trained (its float32 original needs %s at "
+               "batch %d, seq %d)\n", own == 1 ? "an 8-bit" : "a 4-bit", bytes_text(b0, z->train),
+               (int)batch, S);
     else
-        printf("arena train: %zu bytes (%.1f MiB) at batch %d, seq %d (%d thread%s; ngpt train "
-               "--init fine-tunes it)\n", z->train, mib(z->train), (int)batch, S, (int)threads, th);
+        printf("arena train: %s at batch %d, seq %d (%d thread%s; ngpt train --init fine-tunes "
+               "it)\n", bytes_text(b0, z->train), (int)batch, S, (int)threads, th);
 }
 
 /* A checkpoint: verified, its own size, then print_sizes. */

@@ -42,18 +42,19 @@ gpt2_case() {   # gpt2_case NAME L C H PARAMS
     check $? "$1: $(cat "$dir/$1")"
 }
 # a 32-bit build (ARMv7) cannot plan the fine-tuning arena of the larger two
-# (over 4 GiB): info refuses them with the overflow, by name
-gpt2_too_large_here() {   # gpt2_too_large_here NAME L C H
+# (over 4 GiB): info still sizes the rest and says so on that line
+gpt2_too_large_here() {   # gpt2_too_large_here NAME L C H PARAMS
     $N info --config V=50257 --config T=1024 --config L=$2 --config C=$3 --config H=$4 \
         --config d_ff=$(($3 * 4)) --config pos=learned --config qkv_bias=1 --config proj_bias=1 \
-        --config gelu=tanh --batch 1 --seq 256 > "$dir/$1" 2>&1
-    [ $? -eq 1 ] && grep -q "overflows size_t on this machine" "$dir/$1"
+        --config gelu=tanh --batch 1 --seq 256 > "$dir/$1" 2>&1 &&
+        grep -q "^parameters:  $5 " "$dir/$1" && grep -q "^file size:   f32 [0-9]* bytes" "$dir/$1" &&
+        grep -q "^arena train: too large for this machine's size_t (a 32-bit build) at batch 1, seq 256" "$dir/$1"
     check $? "$1 on a 32-bit build: $(cat "$dir/$1")"
 }
 gpt2_case gpt2 12 768 12 124439808
 if $N --version | grep -q " target=armv7 "; then
-    gpt2_too_large_here gpt2-medium 24 1024 16
-    gpt2_too_large_here gpt2-large 36 1280 20
+    gpt2_too_large_here gpt2-medium 24 1024 16 354823168
+    gpt2_too_large_here gpt2-large 36 1280 20 774030080
 else
     gpt2_case gpt2-medium 24 1024 16 354823168
     gpt2_case gpt2-large 36 1280 20 774030080
