@@ -1,4 +1,4 @@
-/* hf_config.h — a Hugging Face GPT-2 config.json as an ngpt config
+/* hf_config.h — a Hugging Face GPT-2 or Llama config.json as an ngpt config
  * (hf_config.c; docs/IMPORT.md, "config.json"). */
 #ifndef NGPT_IMPORT_HF_CONFIG_H
 #define NGPT_IMPORT_HF_CONFIG_H
@@ -6,10 +6,13 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "import/hf_write.h"
 
-/* Maps the JSON text (size bytes) to *cfg (weights f32) and validates it;
+/* Maps the JSON text (size bytes) to *cfg (weights f32) and validates it,
+ * and *fam (unless NULL) to the family whose tensors the weights hold;
  * what ngpt cannot compute exactly is NGPT_ERR_UNSUPPORTED naming the key.
  * A bare message naming src. */
-ngpt_status ngpt_hf_config_parse(const void *text, size_t size, const char *src, ngpt_config *cfg);
+ngpt_status ngpt_hf_config_parse(const void *text, size_t size, const char *src, ngpt_config *cfg,
+                                 const ngpt_hf_family **fam);
 
 #endif

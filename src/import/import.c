@@ -1,7 +1,7 @@
 /* import.c — the public importer (ngpt.h, "importing a Hugging Face
  * model"): which files to read, read them, check them against each other
  * and stream the model into its checkpoint (hf_config.c, shards.c,
- * hf_tokenizer.c, hf_gpt2.c). */
+ * hf_tokenizer.c, hf_write.c with hf_gpt2.c or hf_llama.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,6 @@
 #include "base/cpu.h"
 #include "base/fpmode.h"
 #include "import/hf_config.h"
-#include "import/hf_gpt2.h"
 #include "import/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -41,12 +40,12 @@ static bool ends_with(const char *s, const char *tail)
     return n >= k && !strcmp(s + n - k, tail);
 }
 
-static ngpt_status read_config(const char *path, ngpt_config *cfg)
+static ngpt_status read_config(const char *path, ngpt_config *cfg, const ngpt_hf_family **fam)
 {
     uint8_t *text = NULL;
     size_t size = 0;
     ngpt_status st = ngpt_tok_read_file(path, &text, &size);
-    if (!st) st = ngpt_hf_config_parse(text, size, path, cfg);
+    if (!st) st = ngpt_hf_config_parse(text, size, path, cfg, fam);
     free(text);
     return st;
 }
@@ -116,11 +115,12 @@ static ngpt_status import(const char *dir, const ngpt_import_options *o, const c
     if (!config) return ngpt_fail(NGPT_ERR_NULL_ARG, "no directory and no config.json named");
     ngpt_status st = ngpt_cpu_check();     /* a q8/q4 import runs the quantizing kernels */
     ngpt_config cfg;
-    if (st || (st = read_config(config, &cfg))) return st;
+    const ngpt_hf_family *fam = NULL;
+    if (st || (st = read_config(config, &cfg, &fam))) return st;
     ngpt_tokenizer *tok = NULL;
     ngpt_shards w = {0};
     if (!(st = open_tokenizer(dir, o, &tok)) && !(st = open_weights(dir, o, &w)))
-        st = ngpt_hf_gpt2_write(&cfg, &w, tok, o->store, out);
+        st = ngpt_hf_write(fam, &cfg, &w, tok, o->store, out);
     ngpt_shards_close(&w);
     ngpt_tokenizer_free(tok);
     return st;
@@ -140,7 +140,7 @@ ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config
     if (!data || !cfg)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_config_mem: NULL argument");
     return ngpt_prefixed("ngpt_import_hf_config_mem",
-                         ngpt_hf_config_parse(data, size, "the config.json buffer", cfg));
+                         ngpt_hf_config_parse(data, size, "the config.json buffer", cfg, NULL));
 }
 
 ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg)
@@ -148,5 +148,5 @@ ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg)
     NGPT_FPMODE_SCOPE;
     if (!config_json || !cfg)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_config: NULL argument");
-    return ngpt_prefixed("ngpt_import_hf_config", read_config(config_json, cfg));
+    return ngpt_prefixed("ngpt_import_hf_config", read_config(config_json, cfg, NULL));
 }
