@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""test_hf_llama.py — Hugging Face Llama directories -> ngpt, run by `make test-hf`.
+
+tools/hf_llama.py writes random-weight Llama directories (LlamaForCausalLM's
+names and config.json keys) at SmolLM2's widths with 2 layers and a 2000-token
+vocabulary, in the variants the family has:
+  smol-bf16    C=576 H=9 KV=3 (GQA 3:1) d_ff=1536, tied, BF16 (SmolLM2-135M's block)
+  mha-f32      C=256 H=4 KV=4 (1:1), untied lm_head, F32
+  hd48-bf16    C=384 H=6 KV=2 head_dim=48 (not C/H), untied, BF16, with the
+               rotary inv_freq buffers older saves hold
+For each, `ngpt import DIR` gives logits (tests/interop/ngpt_logits) within
+REL of tools/hf_llama.py's float64 reference (max |ngpt - ref| <= REL * max
+|ref|), the same greedy continuation (full recomputation), and
+`ngpt generate --temp 0` the same ids through the KV cache; --weights q8 is
+the file `ngpt quantize` makes of the float32 import.
+
+REL = 1e-4: ngpt computes in float32; the reference in float64 from the
+same weights. Options: --build DIR, --greedy N. Env: RUN_ENV.
+Prints "test_hf_llama: N passed, M failed".
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_gpt2  # noqa: E402
+import hf_llama as hl  # noqa: E402
+from test_hf_gpt2 import Ngpt, check, rel_err, run  # noqa: E402
+import test_hf_gpt2 as common  # noqa: E402
+
+REL = 1e-4
+PROMPT = "Once upon a time there was a small computer, and it read 1024 words."
+VARIANTS = [
+    ("smol-bf16", dict(hidden=576, heads=9, kv_heads=3, intermediate=1536, tied=True), "BF16", False),
+    ("mha-f32", dict(hidden=256, heads=4, kv_heads=4, intermediate=688, tied=False), "F32", False),
+    ("hd48-bf16", dict(hidden=384, heads=6, kv_heads=2, head_dim=48, intermediate=1024, tied=False),
+     "BF16", True),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--greedy", type=int, default=16)
+    a = ap.parse_args()
+    ng = Ngpt(a.build, os.environ.get("RUN_ENV", ""))
+    bpe = hf_gpt2.make_bpe(2000)
+    ids = bpe.encode(PROMPT)
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed, (name, shape, dtype, inv_freq) in enumerate(VARIANTS, 1):
+            cfg = hl.llama_config(layers=2, vocab=2000, **shape)
+            d, model = os.path.join(tmp, name), os.path.join(tmp, name + ".ngpt")
+            hl.write_hf_dir(d, cfg, hl.random_weights(cfg, seed), bpe, dtype, inv_freq)
+            if not check(run(ng.cli + ["import", d, "--out", model]).returncode == 0,
+                         f"{name}: ngpt import"):
+                continue
+            ref = hl.load_reference(d)          # reads the files as written
+            want, got = ref.logits(ids), ng.logits(model, ids, tmp)
+            if check(got is not None and got.shape == want.shape, f"{name}: logits' shape"):
+                e = rel_err(got, want)
+                print(f"{name}: logits vs the PyTorch reference: max rel error {e:.2e} over "
+                      f"{got.shape[0]} x {got.shape[1]}")
+                check(e <= REL, f"{name}: logits rel error {e:.3e} > {REL}")
+            want_g = ref.greedy(ids, a.greedy)
+            got_g = ng.greedy(model, ids, a.greedy, tmp)
+            check(got_g == want_g, f"{name}: greedy {got_g} (reference {want_g})")
+            p = run(ng.cli + ["generate", "--model", model, "--prompt", PROMPT, "-n",
+                              str(a.greedy), "--temp", "0"])
+            check(p.returncode == 0 and p.stdout == bpe.decode(want_g),
+                  f"{name}: generate --temp 0: {p.stdout!r} (reference {bpe.decode(want_g)!r})")
+            q1, q2 = os.path.join(tmp, "q1.ngpt"), os.path.join(tmp, "q2.ngpt")
+            ok = (run(ng.cli + ["import", d, "--out", q1, "--weights", "q8"]).returncode == 0
+                  and run(ng.cli + ["quantize", model, q2]).returncode == 0)
+            check(ok and open(q1, "rb").read() == open(q2, "rb").read(),
+                  f"{name}: import --weights q8 == quantize of the float32 import")
+    print(f"test_hf_llama: {common.passed} passed, {common.failed} failed")
+    return 0 if common.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""hf_llama.py — an independent PyTorch reference of Hugging Face's Llama
+(LlamaForCausalLM), and a writer of random-weight Llama model directories to
+test importers.
+
+  /usr/bin/python3 tools/hf_llama.py write DIR [--layers L] [--hidden C] [--heads H]
+        [--kv-heads KV] [--head-dim D] [--intermediate F] [--vocab V] [--untied]
+        [--dtype F32|BF16] [--seed S]
+  /usr/bin/python3 tools/hf_llama.py run DIR [--tokens 1,2,3] [--greedy N]
+
+The model is written from the architecture's description (transformers'
+modeling_llama.py; ../shared/FORMATS.md §3), not imported from transformers
+nor from ngpt's tools/ngpt_torch.py:
+  x = embed_tokens[t]; per layer
+    h = x + o_proj(attn(rms(x) * input_layernorm))
+    x = h + down_proj(silu(gate_proj(r)) * up_proj(r)),  r = rms(h) * post_attention_layernorm
+  logits = lm_head(rms(x) * norm)   (lm_head = embed_tokens when tied)
+rms(x) = x * rsqrt(mean(x²) + rms_norm_eps). Attention: q (H heads), k and v
+(KV heads) of head_dim D each, RoPE with θᵢ = rope_theta^(−2i/D) rotating
+the halves (x_i, x_{i+D/2}) (rotate_half), causal softmax(q·kᵀ/√D), query
+head h reading KV head ⌊h/(H/KV)⌋. No biases (attention_bias, mlp_bias
+false). The reference computes in float64 from the weights exactly as the
+files store them (BF16 widened exactly).
+
+`write` makes config.json (LlamaConfig's keys as SmolLM2's hub copies have
+them), model.safetensors (F32 or BF16; tools/hf_gpt2.py's writer) and
+vocab.json + merges.txt of tools/hf_gpt2.py's byte-level BPE.
+tests/interop/test_hf_llama.py (make test-hf) uses the module directly.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_gpt2  # noqa: E402  (safetensors and the byte-level BPE only)
+
+
+def llama_config(layers=2, hidden=576, heads=9, kv_heads=3, head_dim=None, intermediate=1536,
+                 vocab=2000, positions=2048, tied=True, theta=100000.0, eps=1e-5):
+    """config.json as SmolLM2's hub copies have it."""
+    return {"architectures": ["LlamaForCausalLM"], "attention_bias": False,
+            "attention_dropout": 0.0, "bos_token_id": 0, "eos_token_id": 0,
+            "head_dim": head_dim if head_dim else hidden // heads, "hidden_act": "silu",
+            "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": intermediate,
+            "max_position_embeddings": positions, "mlp_bias": False, "model_type": "llama",
+            "num_attention_heads": heads, "num_hidden_layers": layers,
+            "num_key_value_heads": kv_heads, "pretraining_tp": 1, "rms_norm_eps": eps,
+            "rope_scaling": None, "rope_theta": theta, "tie_word_embeddings": tied,
+            "torch_dtype": "bfloat16", "transformers_version": "4.42.3", "use_cache": True,
+            "vocab_size": vocab}
+
+
+def dims(cfg):
+    C, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    KV = cfg.get("num_key_value_heads") or H
+    D = cfg.get("head_dim") or C // H
+    return C, H, KV, D
+
+
+# ------------------------------------------------------------------ the model
+
+
+class Llama:
+    """LlamaForCausalLM's forward from a Hugging Face state dict (numpy)."""
+
+    def __init__(self, cfg, tensors):
+        self.cfg = cfg
+        for k in ("rope_scaling", "sliding_window"):
+            if cfg.get(k) is not None:
+                raise ValueError(f"{k}: this reference implements neither")
+        if cfg.get("hidden_act", "silu") != "silu" or cfg.get("attention_bias") or cfg.get("mlp_bias"):
+            raise ValueError("this reference implements silu without biases")
+        self.w = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in tensors.items()
+                  if not k.endswith("rotary_emb.inv_freq")}
+        if cfg.get("tie_word_embeddings", False):
+            head = self.w.pop("lm_head.weight", None)
+            if head is not None and not torch.equal(head, self.w["model.embed_tokens.weight"]):
+                raise ValueError("lm_head.weight differs from model.embed_tokens.weight: tied")
+            self.head = self.w["model.embed_tokens.weight"]
+        else:
+            self.head = self.w["lm_head.weight"]
+
+    def rms(self, x, weight):
+        eps = self.cfg.get("rms_norm_eps", 1e-6)
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+    def rope(self, x, pos):
+        """x (heads, T, D): each pair (x_i, x_{i+D/2}) rotated by pos·θᵢ."""
+        D = x.shape[-1]
+        theta = self.cfg.get("rope_theta", 10000.0)
+        inv = 1.0 / theta ** (torch.arange(0, D, 2, dtype=torch.float64) / D)
+        ang = pos[:, None].double() * inv[None, :]             # (T, D/2)
+        cos, sin = torch.cat([ang.cos()] * 2, -1), torch.cat([ang.sin()] * 2, -1)
+        rotated = torch.cat([-x[..., D // 2:], x[..., :D // 2]], -1)   # rotate_half
+        return x * cos + rotated * sin
+
+    def attention(self, i, x):
+        C, H, KV, D = dims(self.cfg)
+        T, p = x.shape[0], f"model.layers.{i}.self_attn."
+        q = (x @ self.w[p + "q_proj.weight"].T).view(T, H, D).transpose(0, 1)
+        k = (x @ self.w[p + "k_proj.weight"].T).view(T, KV, D).transpose(0, 1)
+        v = (x @ self.w[p + "v_proj.weight"].T).view(T, KV, D).transpose(0, 1)
+        pos = torch.arange(T)
+        q, k = self.rope(q, pos), self.rope(k, pos)
+        group = H // KV
+        k, v = k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)  # head h -> h // group
+        s = q @ k.transpose(1, 2) / math.sqrt(D)
+        s = s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
+        y = (torch.softmax(s, -1) @ v).transpose(0, 1).reshape(T, H * D)
+        return y @ self.w[p + "o_proj.weight"].T
+
+    def mlp(self, i, x):
+        p = f"model.layers.{i}.mlp."
+        gate, up = x @ self.w[p + "gate_proj.weight"].T, x @ self.w[p + "up_proj.weight"].T
+        return (F.silu(gate) * up) @ self.w[p + "down_proj.weight"].T
+
+    @torch.no_grad()
+    def logits(self, ids):
+        x = self.w["model.embed_tokens.weight"][torch.tensor(ids)]
+        for i in range(self.cfg["num_hidden_layers"]):
+            p = f"model.layers.{i}."
+            x = x + self.attention(i, self.rms(x, self.w[p + "input_layernorm.weight"]))
+            x = x + self.mlp(i, self.rms(x, self.w[p + "post_attention_layernorm.weight"]))
+        return (self.rms(x, self.w["model.norm.weight"]) @ self.head.T).numpy()
+
+    def greedy(self, ids, n):
+        """n tokens, each the argmax (lowest id on ties) of a full forward."""
+        ids, out = list(ids), []
+        for _ in range(n):
+            nxt = int(np.argmax(self.logits(ids)[-1]))
+            out.append(nxt)
+            ids.append(nxt)
+        return out
+
+
+def load_reference(d):
+    cfg, tensors = hf_gpt2.read_hf_dir(d)
+    return Llama(cfg, tensors)
+
+# ------------------------------------------------------------ HF directory
+
+
+def random_weights(cfg, seed):
+    """LlamaForCausalLM's parameters, float32, the hub's names. Scales as an
+    initialised model's (0.02, residual projections / sqrt(2L)) with the
+    norms' gains random around 1, so that every term of the forward counts."""
+    g = np.random.default_rng(seed)
+    C, H, KV, D = dims(cfg)
+    L, V, Fi = cfg["num_hidden_layers"], cfg["vocab_size"], cfg["intermediate_size"]
+
+    def n(*shape, std):
+        return (g.standard_normal(shape, dtype=np.float32) * np.float32(std)).astype(np.float32)
+
+    w = {"model.embed_tokens.weight": n(V, C, std=0.5)}
+    proj = 0.1 / math.sqrt(2 * L)
+    for i in range(L):
+        p = f"model.layers.{i}."
+        w[p + "input_layernorm.weight"] = 1 + n(C, std=0.1)
+        w[p + "self_attn.q_proj.weight"] = n(H * D, C, std=0.08)
+        w[p + "self_attn.k_proj.weight"] = n(KV * D, C, std=0.08)
+        w[p + "self_attn.v_proj.weight"] = n(KV * D, C, std=0.05)
+        w[p + "self_attn.o_proj.weight"] = n(C, H * D, std=proj)
+        w[p + "post_attention_layernorm.weight"] = 1 + n(C, std=0.1)
+        w[p + "mlp.gate_proj.weight"] = n(Fi, C, std=0.05)
+        w[p + "mlp.up_proj.weight"] = n(Fi, C, std=0.05)
+        w[p + "mlp.down_proj.weight"] = n(C, Fi, std=proj)
+    w["model.norm.weight"] = 1 + n(C, std=0.1)
+    if not cfg["tie_word_embeddings"]:
+        w["lm_head.weight"] = n(V, C, std=0.05)
+    return w
+
+
+def write_hf_dir(d, cfg, weights, bpe, dtype="F32", inv_freq=False):
+    """config.json, model.safetensors (with the rotary inv_freq buffers older
+    saves hold, if asked), vocab.json + merges.txt."""
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    bpe.save(d)
+    t = dict(weights)
+    if inv_freq:
+        _, _, _, D = dims(cfg)
+        inv = (1.0 / cfg["rope_theta"] ** (np.arange(0, D, 2) / D)).astype(np.float32)
+        for i in range(cfg["num_hidden_layers"]):
+            t[f"model.layers.{i}.self_attn.rotary_emb.inv_freq"] = inv
+    hf_gpt2.write_safetensors(os.path.join(d, "model.safetensors"), t, dtype)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write", help="a random-weight Hugging Face Llama directory")
+    w.add_argument("dir")
+    w.add_argument("--layers", type=int, default=2)
+    w.add_argument("--hidden", type=int, default=576)
+    w.add_argument("--heads", type=int, default=9)
+    w.add_argument("--kv-heads", type=int, default=3)
+    w.add_argument("--head-dim", type=int, default=0)
+    w.add_argument("--intermediate", type=int, default=1536)
+    w.add_argument("--vocab", type=int, default=2000)
+    w.add_argument("--untied", action="store_true")
+    w.add_argument("--dtype", choices=("F32", "BF16"), default="BF16")
+    w.add_argument("--seed", type=int, default=1)
+    r = sub.add_parser("run", help="the reference's greedy continuation of token ids")
+    r.add_argument("dir")
+    r.add_argument("--tokens", default="1,2,3,4")
+    r.add_argument("--greedy", type=int, default=16)
+    a = ap.parse_args(argv)
+    if a.cmd == "write":
+        cfg = llama_config(a.layers, a.hidden, a.heads, a.kv_heads, a.head_dim or None,
+                           a.intermediate, a.vocab, tied=not a.untied)
+        write_hf_dir(a.dir, cfg, random_weights(cfg, a.seed), hf_gpt2.make_bpe(a.vocab), a.dtype)
+        print(f"wrote {a.dir}: {json.dumps({k: cfg[k] for k in ('hidden_size', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'vocab_size', 'tie_word_embeddings')})}, {a.dtype}")
+        return 0
+    model = load_reference(a.dir)
+    ids = [int(x) for x in a.tokens.split(",")]
+    last = model.logits(ids)[-1]
+    print("greedy ids:", " ".join(map(str, model.greedy(ids, a.greedy))))
+    print("top logits:", " ".join(f"{i}:{last[i]:.6f}" for i in np.argsort(-last, kind="stable")[:5]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
