@@ -426,6 +426,79 @@ static inline bool write_config(const char *dir, const dir_opts *o)
     return write_file(p, buf, (size_t)n);
 }
 
+/* ------------------------------------------------------------ Llama */
+
+/* A small Llama (LlamaForCausalLM's names): C channels, H query heads of
+ * LD, LKV key/value heads (grouped-query attention 2:1), LF the MLP's
+ * width; the GPT-2 test's tokenizer (V) and layers (L). */
+enum { LH = 4, LKV = 2, LD = 24, LF = 96 };
+
+/* Llama's state_dict for that shape, drawn from seed; untied adds lm_head. */
+static inline void make_llama(uint64_t seed, int dt, bool untied)
+{
+    char n[64];
+    rng = seed;
+    free_tensors();
+    add("model.embed_tokens.weight", V, C, 'w', dt);
+    for (int l = 0; l < L; l++) {
+#define ADD(suffix, r, c, kind) \
+    (snprintf(n, sizeof n, "model.layers.%d.%s", l, suffix), add(n, r, c, kind, dt))
+        ADD("input_layernorm.weight", C, 0, 'g');
+        ADD("self_attn.q_proj.weight", LH * LD, C, 'w');
+        ADD("self_attn.k_proj.weight", LKV * LD, C, 'w');
+        ADD("self_attn.v_proj.weight", LKV * LD, C, 'w');
+        ADD("self_attn.o_proj.weight", C, LH * LD, 'w');
+        ADD("post_attention_layernorm.weight", C, 0, 'g');
+        ADD("mlp.gate_proj.weight", LF, C, 'w');
+        ADD("mlp.up_proj.weight", LF, C, 'w');
+        ADD("mlp.down_proj.weight", C, LF, 'w');
+#undef ADD
+    }
+    add("model.norm.weight", C, 0, 'g', dt);
+    if (untied) add("lm_head.weight", V, C, 'w', dt);
+}
+
+/* config.json of make_llama's model (as SmolLM2's hub copy writes it),
+ * where `extra` (JSON members, each followed by a comma) replaces the
+ * members of the keys it names; the weights (o: dtype and spoils; prefix,
+ * masks and shards do not apply) and vocab.json + merges.txt. */
+static inline bool write_llama_dir(const char *dir, const dir_opts *o, const char *extra)
+{
+    char p[600], num[7][16];
+    snprintf(p, sizeof p, "%s/%s", root, dir);
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return false;
+    const int nums[7] = {LD, C, LF, T, LH, L, LKV};
+    for (int i = 0; i < 7; i++) snprintf(num[i], sizeof num[i], "%d", nums[i]);
+    char vocab[16];
+    snprintf(vocab, sizeof vocab, "%d", V);
+    const char *const members[][2] = {
+        {"architectures", "[\"LlamaForCausalLM\"]"}, {"attention_bias", "false"},
+        {"attention_dropout", "0.0"}, {"bos_token_id", "0"}, {"eos_token_id", "0"},
+        {"head_dim", num[0]}, {"hidden_act", "\"silu\""}, {"hidden_size", num[1]},
+        {"initializer_range", "0.02"}, {"intermediate_size", num[2]},
+        {"max_position_embeddings", num[3]}, {"mlp_bias", "false"}, {"model_type", "\"llama\""},
+        {"num_attention_heads", num[4]}, {"num_hidden_layers", num[5]},
+        {"num_key_value_heads", num[6]}, {"pretraining_tp", "1"}, {"rms_norm_eps", "1e-05"},
+        {"rope_scaling", "null"}, {"rope_theta", "100000"},
+        {"tie_word_embeddings", o->untied ? "false" : "true"}, {"torch_dtype", "\"bfloat16\""},
+        {"use_cache", "true"}, {"vocab_size", vocab},
+    };
+    hf_text t = {0};
+    put(&t, "{%s", extra ? extra : "");
+    const size_t n = sizeof members / sizeof members[0];
+    for (size_t i = 0; i < n; i++) {
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "\"%s\"", members[i][0]);
+        if (extra && strstr(extra, quoted)) continue;
+        put(&t, "\n  %s: %s%s", quoted, members[i][1], i + 1 < n ? "," : "\n}\n");
+    }
+    path_of(p, sizeof p, dir, "config.json");
+    bool ok = write_file(p, t.p, t.n) && write_vocab(dir);
+    free(t.p);
+    path_of(p, sizeof p, dir, "model.safetensors");
+    return ok && write_safetensors(p, 0, n_hf_tensors, o, false);
+}
+
 /* A whole directory: config.json, the weights, vocab.json + merges.txt. */
 static inline bool write_dir(const char *dir, const dir_opts *o)
 {

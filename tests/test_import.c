@@ -141,6 +141,25 @@ static ngpt_status import_dir(const char *dir, const char *out, ngpt_weights sto
     return ngpt_import_hf(d, &opt, o);
 }
 
+/* What ngpt quantize makes of float32 checkpoint f32: `store` at out. */
+static void quantize(const char *f32, const char *out, ngpt_weights store)
+{
+    ngpt_config cfg;
+    ngpt_context *ctx = NULL;
+    ngpt_tokenizer *tok = NULL;
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.seq = 1;
+    CHECK_OK(ngpt_checkpoint_config(f32, &cfg));
+    cfg.weights = store;
+    CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
+    CHECK_OK(ngpt_checkpoint_tokenizer(f32, &tok));
+    CHECK_OK(ngpt_context_tokenizer_set(ctx, tok));
+    CHECK_OK(ngpt_checkpoint_load(ctx, f32));
+    CHECK_OK(ngpt_checkpoint_save(ctx, out));
+    ngpt_context_free(ctx);
+    ngpt_tokenizer_free(tok);
+}
+
 /* The F32 model in every layout: the same parameters; one golden. */
 static void good_dirs(void)
 {
@@ -180,20 +199,7 @@ static void good_dirs(void)
     CHECK_OK(import_dir("f32", "f32_q8.ngpt", NGPT_WEIGHTS_Q8));
     char quantized[600];
     snprintf(quantized, sizeof quantized, "%s/quantized.ngpt", root);
-    ngpt_config cfg;
-    ngpt_context *ctx = NULL;
-    ngpt_tokenizer *tok = NULL;
-    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-    s.seq = 1;
-    CHECK_OK(ngpt_checkpoint_config(first, &cfg));
-    cfg.weights = NGPT_WEIGHTS_Q8;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
-    CHECK_OK(ngpt_checkpoint_tokenizer(first, &tok));
-    CHECK_OK(ngpt_context_tokenizer_set(ctx, tok));
-    CHECK_OK(ngpt_checkpoint_load(ctx, first));
-    CHECK_OK(ngpt_checkpoint_save(ctx, quantized));
-    ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
+    quantize(first, quantized, NGPT_WEIGHTS_Q8);
     CHECK(test_same_file(out, quantized), "the q8 import is ngpt quantize's file, byte for byte");
     const uint64_t hq = logits_hash(out, 1);
     printf("logits of the q8 import: %016" PRIx64 "\n", hq);
@@ -203,16 +209,7 @@ static void good_dirs(void)
     /* so is the 4-bit import, of ngpt quantize --weights q4 */
     snprintf(out, sizeof out, "%s/f32_q4.ngpt", root);
     CHECK_OK(import_dir("f32", "f32_q4.ngpt", NGPT_WEIGHTS_Q4));
-    CHECK_OK(ngpt_checkpoint_config(first, &cfg));
-    cfg.weights = NGPT_WEIGHTS_Q4;
-    ctx = NULL, tok = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
-    CHECK_OK(ngpt_checkpoint_tokenizer(first, &tok));
-    CHECK_OK(ngpt_context_tokenizer_set(ctx, tok));
-    CHECK_OK(ngpt_checkpoint_load(ctx, first));
-    CHECK_OK(ngpt_checkpoint_save(ctx, quantized));
-    ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
+    quantize(first, quantized, NGPT_WEIGHTS_Q4);
     CHECK(test_same_file(out, quantized), "the q4 import is ngpt quantize's file, byte for byte");
     const uint64_t h4 = logits_hash(out, 1);
     printf("logits of the q4 import: %016" PRIx64 "\n", h4);
@@ -422,7 +419,7 @@ static void bad_dirs(void)
     static const char *const refuse[][2] = {
         {"{\"model_type\": \"gpt2\", \"layer_norm_epsilon\": 1e-6}", "layer_norm_epsilon"},
         {"{\"model_type\": \"gpt2\", \"scale_attn_by_inverse_layer_idx\": true}", "scale_attn_by_inverse_layer_idx"},
-        {"{\"model_type\": \"llama\"}", "llama"},
+        {"{\"model_type\": \"mistral\"}", "mistral"},
         {"{\"model_type\": \"gpt2\", \"activation_function\": \"silu\"}", "silu"},
         {"{\"model_type\": \"gpt2\", \"scale_attn_weights\": false}", "scale_attn_weights"},
     };
@@ -501,6 +498,93 @@ static void published_configs(void)
     }
 }
 
+/* A Llama directory (GQA 2:1, head_dim 24 with C/H 16, RMSNorm, SwiGLU,
+ * rotate-half RoPE): imported in every dtype and tie, the same logits on
+ * every build and thread count; the q8 import is ngpt quantize's file. */
+static uint64_t llama_import(const char *dir, int dt, bool untied, ngpt_weights store)
+{
+    char out[64];
+    make_llama(41, dt, untied);
+    CHECK(write_llama_dir(dir, &(dir_opts){.dt = dt, .untied = untied}, NULL), "write %s", dir);
+    snprintf(out, sizeof out, "%s%s.ngpt", dir, store == NGPT_WEIGHTS_Q8 ? "_q8" : "");
+    CHECK_OK(import_dir(dir, out, store));
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", root, out);
+    const uint64_t h = logits_hash(path, 1);
+    CHECK(h == logits_hash(path, 2), "%s: the same logits on 1 and 2 threads", dir);
+    return h;
+}
+
+static void llama(void)
+{
+    /* the config as ngpt plans it */
+    make_llama(41, DT_F32, false);
+    CHECK(write_llama_dir("llama_f32", &(dir_opts){0}, NULL), "write llama_f32");
+    char p[600];
+    ngpt_config cfg;
+    path_of(p, sizeof p, "llama_f32", "config.json");
+    CHECK_OK(ngpt_import_hf_config(p, &cfg));
+    CHECK(cfg.norm_type == NGPT_NORM_RMS && cfg.mlp == NGPT_MLP_SWIGLU && !cfg.mlp_bias &&
+              !cfg.qkv_bias && !cfg.proj_bias && cfg.n_kv_heads == LKV && cfg.head_dim == LD &&
+              cfg.rope_pairs == NGPT_ROPE_HALVES && cfg.pos == NGPT_POS_ROPE &&
+              cfg.rope_theta == 100000.0f && cfg.norm_eps == 1e-5f && cfg.tie_lm_head &&
+              cfg.context_len == T && cfg.d_ff == LF && cfg.final_norm,
+          "Llama's switches");
+    /* golden: the logits of the F32 import (tests/golden's convention: on
+     * every build and thread count) */
+    const uint64_t f32 = llama_import("llama_f32", DT_F32, false, NGPT_WEIGHTS_F32);
+    CHECK(f32 == UINT64_C(0xaca41ded21c40915), "llama F32 logits checksum %016llx", (unsigned long long)f32);
+    const uint64_t untied = llama_import("llama_untied", DT_BF16, true, NGPT_WEIGHTS_F32);
+    CHECK(untied == UINT64_C(0xc3cda7995f58187a), "llama BF16 untied logits checksum %016llx",
+          (unsigned long long)untied);
+    const uint64_t f16 = llama_import("llama_f16", DT_F16, false, NGPT_WEIGHTS_F32);
+    CHECK(f16 != f32, "F16 values differ from F32's, so do the logits");
+    llama_import("llama_f32", DT_F32, false, NGPT_WEIGHTS_Q8);
+    char q8[600], quantized[600];
+    snprintf(q8, sizeof q8, "%s/llama_f32_q8.ngpt", root);
+    snprintf(p, sizeof p, "%s/llama_f32.ngpt", root);
+    snprintf(quantized, sizeof quantized, "%s/llama_quantized.ngpt", root);
+    quantize(p, quantized, NGPT_WEIGHTS_Q8);
+    CHECK(test_same_file(q8, quantized), "the Llama q8 import is ngpt quantize's file");
+
+    /* refusals, one line naming the function and what is wrong */
+    static const struct { const char *name, *extra; int spoilt; ngpt_status st; const char *needle; }
+    bad[] = {
+        {"l_scaling", "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2.0},", 0,
+         NGPT_ERR_UNSUPPORTED, "rope_scaling"},
+        {"l_params", "\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 4.0},", 0,
+         NGPT_ERR_UNSUPPORTED, "rope_parameters"},
+        {"l_window", "\"sliding_window\": 4096,", 0, NGPT_ERR_UNSUPPORTED, "sliding_window"},
+        {"l_moe", "\"num_local_experts\": 8,", 0, NGPT_ERR_UNSUPPORTED, "num_local_experts"},
+        {"l_tp", "\"pretraining_tp\": 2,", 0, NGPT_ERR_UNSUPPORTED, "pretraining_tp"},
+        {"l_act", "\"hidden_act\": \"gelu\",", 0, NGPT_ERR_UNSUPPORTED, "hidden_act \"gelu\""},
+        {"l_arch", "\"architectures\": [\"LlamaForSequenceClassification\"],", 0,
+         NGPT_ERR_UNSUPPORTED, "architectures"},
+        {"l_kv", "\"num_key_value_heads\": 3,", 0, NGPT_ERR_BAD_CONFIG, "n_kv_heads"},
+        {"l_missing", NULL, SP_MISSING, NGPT_ERR_BAD_FORMAT, "model.norm.weight"},
+        {"l_dtype", NULL, SP_DTYPE, NGPT_ERR_BAD_FORMAT, "ngpt imports F32, F16 and BF16"},
+        {"l_shape", "\"intermediate_size\": 64,", 0, NGPT_ERR_BAD_FORMAT, "gate_proj.weight"},
+        {"l_extra", NULL, SP_EXTRA_TENSOR, NGPT_ERR_BAD_FORMAT, "not part of the Llama model"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        make_llama(41, DT_F32, false);
+        if (bad[i].spoilt == SP_MISSING) {      /* model.norm.weight, the last */
+            hf_tensor *t = &hf_tensors[--n_hf_tensors];
+            free(t->val), free(t->bytes);
+        }
+        dir_opts o = {.sp = bad[i].spoilt == SP_MISSING ? SP_NONE : (spoil)bad[i].spoilt};
+        CHECK(write_llama_dir(bad[i].name, &o, bad[i].extra), "write %s", bad[i].name);
+        char out[64];
+        snprintf(out, sizeof out, "%s.ngpt", bad[i].name);
+        ngpt_status st = import_dir(bad[i].name, out, NGPT_WEIGHTS_F32);
+        const char *msg = ngpt_last_error();
+        CHECK(st == bad[i].st && !strncmp(msg, "ngpt_import_hf: ", 16) && !strchr(msg, '\n') &&
+                  strstr(msg, bad[i].needle),
+              "%s: %s (want %s naming \"%s\"): %s", bad[i].name, ngpt_status_string(st),
+              ngpt_status_string(bad[i].st), bad[i].needle, msg);
+    }
+}
+
 static void api_defaults(void)
 {
     ngpt_import_options o = ngpt_import_options_default();
@@ -540,6 +624,7 @@ int main(int argc, char **argv)
     tokenizer_json();
     bad_dirs();
     published_configs();
+    llama();
     free_tensors();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
