@@ -4,7 +4,8 @@
 # float32 file, ngpt quantize's 8-bit one); the arenas are those train and
 # generate plan (train's report line); the GPT-2 family's configs have
 # their published parameter counts; a Hugging Face config.json is sized as
-# its import; usage errors.
+# its import; SmolLM2-135M and -360M have their published counts; usage
+# errors.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 TINY="--config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64 --config pos=learned"
@@ -74,6 +75,35 @@ echo '{"model_type": "gpt2", "activation_function": "relu"}' > "$dir/relu.json"
 $N info "$dir/relu.json" > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && grep -q 'activation_function "relu"' "$dir/err"
 check $? "info of a config.json ngpt cannot run: $(cat "$dir/err")"
+
+# SmolLM2's published config.json (the hub's, keys as transformers 4.42 writes
+# them) and its published parameter counts; 8192 positions (RoPE: no table),
+# info sizes the arena for the context the user runs (--seq)
+smollm2() {   # smollm2 NAME HIDDEN INTERMEDIATE LAYERS HEADS KV PARAMS
+    cat > "$dir/$1.json" <<JSON
+{"architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+ "bos_token_id": 0, "eos_token_id": 0, "head_dim": 64, "hidden_act": "silu",
+ "hidden_size": $2, "initializer_range": 0.02, "intermediate_size": $3,
+ "is_llama_config": true, "max_position_embeddings": 8192, "mlp_bias": false,
+ "model_type": "llama", "num_attention_heads": $5, "num_hidden_layers": $4,
+ "num_key_value_heads": $6, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+ "rope_interleaved": false, "rope_scaling": null, "rope_theta": 100000,
+ "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.42.3",
+ "use_cache": true, "vocab_size": 49152}
+JSON
+    $N info "$dir/$1.json" --seq 512 > "$dir/$1" 2>&1 &&
+        grep -q "^parameters: *$7\b\|^parameters:.*\b$7\b" "$dir/$1" &&
+        grep -q "kv_heads=$6" "$dir/$1" && grep -q "norm_type=rms" "$dir/$1" &&
+        grep -q "mlp=swiglu" "$dir/$1" && grep -q "rope_pairs=halves" "$dir/$1"
+    check $? "$1: $7 parameters, GQA $5:$6, RMSNorm, SwiGLU, rotate-half RoPE: $(cat "$dir/$1")"
+}
+smollm2 SmolLM2-135M 576 1536 30 9 3 134515008
+smollm2 SmolLM2-360M 960 2560 32 15 5 361821120
+sed 's/"rope_scaling": null/"rope_scaling": {"rope_type": "linear", "factor": 2.0}/' \
+    "$dir/SmolLM2-135M.json" > "$dir/scaled.json"
+$N info "$dir/scaled.json" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q 'rope_scaling' "$dir/err"
+check $? "info of a Llama config.json with rope scaling: $(cat "$dir/err")"
 
 expect() {  # expect CODE PATTERN ARGS...: exit code and a stderr pattern
     code=$1 pat=$2; shift 2
