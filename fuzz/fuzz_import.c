@@ -10,6 +10,9 @@
  *      C=8 L=1 H=2) and tokenizer.json (GPT-2's 256 byte characters and
  *      <|endoftext|>) are fixed: the whole ngpt_import_hf, tensor mapping
  *      and writing included
+ *   5  the same with a fixed Llama config.json (V=257 T=4 C=8 L=1 H=2,
+ *      one KV head, head_dim 6, intermediate 12, untied): q|k|v and gate|up
+ *      stacked from Llama's tensor names
  * Properties: every failure leaves a message (the public function's with
  * its prefix); a safetensors file that opens has unique names, and its
  * tensors tile the data exactly inside the buffer and convert to float32
@@ -87,7 +90,8 @@ static bool write_text(const char *name, const char *text)
 
 static void remove_dir(void)
 {
-    static const char *const files[] = {"config.json", "tokenizer.json", "model.safetensors"};
+    static const char *const files[] = {"config.json", "llama.json", "tokenizer.json",
+                                        "model.safetensors"};
     char path[300];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -125,19 +129,27 @@ static bool setup(void)
              "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"use_regex\": true}}");
     return write_text("tokenizer.json", tok) &&
            write_text("config.json", "{\"model_type\": \"gpt2\", \"vocab_size\": 257, "
-                      "\"n_positions\": 4, \"n_embd\": 8, \"n_layer\": 1, \"n_head\": 2}");
+                      "\"n_positions\": 4, \"n_embd\": 8, \"n_layer\": 1, \"n_head\": 2}") &&
+           write_text("llama.json", "{\"model_type\": \"llama\", \"vocab_size\": 257, "
+                      "\"max_position_embeddings\": 4, \"hidden_size\": 8, "
+                      "\"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
+                      "\"num_key_value_heads\": 1, \"head_dim\": 6, \"intermediate_size\": 12, "
+                      "\"tie_word_embeddings\": false}");
 }
 
-static void import_dir(const uint8_t *data, size_t size)
+static void import_dir(const uint8_t *data, size_t size, bool llama)
 {
-    char weights[300], out[300];
+    char weights[300], out[300], config[300];
     if (!setup()) fuzz_fail("cannot write the fixed files");
     snprintf(weights, sizeof weights, "%s/model.safetensors", dir);
     snprintf(out, sizeof out, "%s/out.ngpt", dir);
     FILE *f = fopen(weights, "wb");
     if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
         fuzz_fail("cannot write %s", weights);
-    ngpt_status st = ngpt_import_hf(dir, NULL, out);
+    ngpt_import_options opt = ngpt_import_options_default();
+    snprintf(config, sizeof config, "%s/llama.json", dir);
+    if (llama) opt.config = config;
+    ngpt_status st = ngpt_import_hf(dir, &opt, out);
     fuzz_expect_message(st, "ngpt_import_hf");
     ngpt_config cfg;
     if (st && access(out, F_OK) == 0) fuzz_fail("a refused import wrote %s", out);
@@ -150,7 +162,7 @@ static void import_dir(const uint8_t *data, size_t size)
 NGPT_FUZZ_ENTRY(import)
 {
     if (size < 1) return 0;
-    const uint8_t mode = data[0] % 5;
+    const uint8_t mode = data[0] % 6;
     data++, size--;
     if (mode == 0) {
         safetensors(data, size);
@@ -173,7 +185,7 @@ NGPT_FUZZ_ENTRY(import)
     } else if (mode == 3) {
         tokenizer_json(data, size);
     } else {
-        import_dir(data, size);
+        import_dir(data, size, mode == 5);
     }
     return 0;
 }
