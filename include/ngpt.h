@@ -1136,8 +1136,9 @@ ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_to
 
 /* ---- importing a Hugging Face model ----
  *
- * A GPT-2 family model as published on the Hugging Face hub, turned into a
- * .ngpt file with its tokenizer attached, in C (docs/IMPORT.md):
+ * A GPT-2 family or Llama-family (SmolLM2) model as published on the
+ * Hugging Face hub, turned into a .ngpt file with its tokenizer attached,
+ * in C (docs/IMPORT.md):
  *
  *     ngpt_import_options opt = ngpt_import_options_default();
  *     opt.store = NGPT_WEIGHTS_Q8;                        // or Q4, or F32 (the default)
@@ -1154,11 +1155,20 @@ ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_to
  *    refused by name: layer_norm_epsilon other than 1e-5, another
  *    activation, scale_attn_by_inverse_layer_idx, scale_attn_weights=false,
  *    cross attention, another model_type.
+ *    Or model_type "llama": hidden_size -> C, intermediate_size -> d_ff,
+ *    num_hidden_layers -> L, num_attention_heads -> H,
+ *    num_key_value_heads -> kv_heads, head_dim, rms_norm_eps -> norm_eps,
+ *    rope_theta, max_position_embeddings -> T, tie_word_embeddings,
+ *    attention_bias, mlp_bias, vocab_size; RMSNorm, SwiGLU, RoPE on
+ *    halves (rope_pairs=halves). Refused by name: rope_scaling, sliding
+ *    windows, mixtures of experts, pretraining_tp > 1, hidden_act other
+ *    than silu, architectures other than LlamaForCausalLM.
  *  - the weights: model.safetensors, or the shards that
  *    model.safetensors.index.json lists; F32, F16 and BF16 converted
  *    exactly to float32; names with or without "transformer."; Conv1D
  *    weights (in, out) transposed to (out, in); the attention mask buffers
- *    (attn.bias, attn.masked_bias) skipped. Every offset, length, dtype and
+ *    (attn.bias, attn.masked_bias) skipped. Llama: q|k|v and gate|up
+ *    stacked by rows, the rotary inv_freq buffers skipped. Every offset, length, dtype and
  *    shape is checked against the file and config.json before anything is
  *    written; a tensor the model does not use, or a missing one, is an
  *    error naming it.
