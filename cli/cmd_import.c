@@ -1,5 +1,5 @@
 /* cmd_import.c — `ngpt import DIR --out MODEL.ngpt`: a Hugging Face GPT-2
- * model (config.json, safetensors, tokenizer) as an ngpt model, through
+ * or Llama model (config.json, safetensors, tokenizer) as an ngpt model, through
  * ngpt_import_hf. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +13,10 @@
 static const char *const HELP =
     "usage: ngpt import [DIR] --out MODEL.ngpt [--weights f32|q8|q4]\n"
     "                   [--config F] [--safetensors F]... [--vocab F --merges F | --tokenizer-json F]\n\n"
-    "Turns a GPT-2 family model as published on the Hugging Face hub into an ngpt\n"
-    "model with its tokenizer attached; no Python needed. DIR holds the hub's files:\n"
-    "  config.json                      the model's shape (model_type gpt2)\n"
+    "Turns a GPT-2 or Llama family (SmolLM2) model as published on the Hugging Face\n"
+    "hub into an ngpt model with its tokenizer attached; no Python needed. DIR holds\n"
+    "the hub's files:\n"
+    "  config.json                      the model's shape (model_type gpt2 or llama)\n"
     "  model.safetensors                the weights (F32, F16 or BF16), or the shards\n"
     "                                   model.safetensors.index.json lists\n"
     "  vocab.json + merges.txt          the tokenizer (or tokenizer.json)\n"
@@ -30,7 +31,8 @@ static const char *const HELP =
     "                      [--weights q4]` makes of the float32 import, in one step\n\n"
     "Every offset, length, dtype and shape is checked against the files and\n"
     "config.json; a setting ngpt cannot compute exactly (another activation or\n"
-    "LayerNorm epsilon, another pre-tokenizer) is refused by name. Nothing is\n"
+    "LayerNorm epsilon, rope scaling, sliding windows, experts, another\n"
+    "pre-tokenizer) is refused by name. Nothing is\n"
     "written on error. docs/IMPORT.md says what is read and what is refused.\n"
     "Then: ngpt generate --model MODEL.ngpt --prompt \"...\"\n";
 

@@ -3,7 +3,7 @@
 # directory (written by build/tests/test_import --write): the float32 and
 # the 8-bit import (byte for byte `ngpt quantize`'s file), files named one
 # by one, a sharded BF16 model; the imported model generates and its info
-# shows GPT-2's switches; errors are one line with nothing written; usage
+# shows GPT-2's switches; a Llama directory likewise, and rope scaling refused; errors are one line with nothing written; usage
 # errors exit 2.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
@@ -45,6 +45,23 @@ $N import --config "$b/config.json" --safetensors "$b/model-00001-of-00002.safet
     --safetensors "$b/model-00002-of-00002.safetensors" --vocab "$hf/vocab.json" --merges "$hf/merges.txt" \
     --out "$dir/b2.ngpt" > /dev/null 2> "$dir/err" && cmp -s "$dir/b.ngpt" "$dir/b2.ngpt"
 check $? "shards named one by one: $(cat "$dir/err")"
+
+# a Llama directory (BF16, GQA, head_dim other than C/H): Llama's switches;
+# it generates; --weights q8 is ngpt quantize's file
+$N import "$dir/llama" --out "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" &&
+    grep -q "norm_type=rms mlp=swiglu mlp_bias=0 kv_heads=2 head_dim=24 rope_pairs=halves" "$dir/out"
+check $? "ngpt import of a Llama directory: $(cat "$dir/out" "$dir/err")"
+$N generate --model "$dir/l.ngpt" --prompt "the" -n 8 --temp 0 > /dev/null 2> "$dir/err"
+check $? "generate on the Llama import: $(cat "$dir/err")"
+$N import "$dir/llama" --out "$dir/lq.ngpt" --weights q8 > /dev/null 2> "$dir/err" &&
+    $N quantize "$dir/l.ngpt" "$dir/lq2.ngpt" > /dev/null 2>&1 && cmp -s "$dir/lq.ngpt" "$dir/lq2.ngpt"
+check $? "Llama: import --weights q8 writes ngpt quantize's bytes: $(cat "$dir/err")"
+sed 's/"rope_scaling": null/"rope_scaling": {"rope_type": "yarn", "factor": 4.0}/' \
+    "$dir/llama/config.json" > "$dir/scaled.json"
+$N import "$dir/llama" --config "$dir/scaled.json" --out "$dir/bad.ngpt" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^ngpt import: .*rope_scaling" "$dir/err" &&
+    [ ! -e "$dir/bad.ngpt" ]
+check $? "Llama with rope scaling: refused by name, nothing written: $(cat "$dir/err")"
 
 # errors: one line, exit 1, nothing written
 head -c 1000 "$hf/model.safetensors" > "$dir/cut.safetensors"

@@ -592,8 +592,9 @@ static void api_defaults(void)
           !o.tokenizer_json, "defaults: everything from the directory, float32");
 }
 
-/* test_import --write DIR: DIR/gpt2 (F32, bare names) and DIR/gpt2_bf16
- * (BF16, "transformer.", 2 shards), for tests/test_cli_import.sh. */
+/* test_import --write DIR: DIR/gpt2 (F32, bare names), DIR/gpt2_bf16
+ * (BF16, "transformer.", 2 shards) and DIR/llama (BF16, tied), for
+ * tests/test_cli_import.sh. */
 static int write_only(const char *dir)
 {
     snprintf(root, sizeof root, "%s", dir);
@@ -602,6 +603,8 @@ static int write_only(const char *dir)
     bool ok = write_dir("gpt2", &(dir_opts){.dt = DT_F32});
     make_model(27, DT_BF16);
     ok = ok && write_dir("gpt2_bf16", &(dir_opts){.dt = DT_BF16, .prefix = true, .shards = 2});
+    make_llama(41, DT_BF16, false);
+    ok = ok && write_llama_dir("llama", &(dir_opts){.dt = DT_BF16}, NULL);
     free_tensors();
     if (!ok) fprintf(stderr, "test_import: cannot write %s\n", dir);
     return !ok;
