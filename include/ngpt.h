@@ -1197,6 +1197,13 @@ typedef struct ngpt_import_options {
      * NGPT_WEIGHTS_Q4 (the file `ngpt quantize [--weights q4]` makes of the
      * float32 import, byte for byte). */
     ngpt_weights store;
+    /* T of the output: 0 takes config.json's (n_positions,
+     * max_position_embeddings); a shorter context plans smaller arenas
+     * (SmolLM2-135M's 8192 positions: 2.2 GiB to generate with q8
+     * weights, mostly the prefill's T x T scores; 512: 0.27 GiB) and, with
+     * learned positions, keeps the first rows of the table. Longer than
+     * config.json's is NGPT_ERR_BAD_ARG. */
+    int32_t context_len;
 } ngpt_import_options;
 
 /* Every file from the directory, float32 output. */

@@ -3,7 +3,8 @@
 # directory (written by build/tests/test_import --write): the float32 and
 # the 8-bit import (byte for byte `ngpt quantize`'s file), files named one
 # by one, a sharded BF16 model; the imported model generates and its info
-# shows GPT-2's switches; a Llama directory likewise, and rope scaling refused; errors are one line with nothing written; usage
+# shows GPT-2's switches; a Llama directory likewise, and rope scaling refused;
+# --context writes a shorter T; errors are one line with nothing written; usage
 # errors exit 2.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
@@ -62,6 +63,21 @@ $N import "$dir/llama" --config "$dir/scaled.json" --out "$dir/bad.ngpt" > /dev/
 [ $? -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^ngpt import: .*rope_scaling" "$dir/err" &&
     [ ! -e "$dir/bad.ngpt" ]
 check $? "Llama with rope scaling: refused by name, nothing written: $(cat "$dir/err")"
+
+# --context: a shorter T (learned positions: the first rows of wpe; RoPE:
+# no table); what fits generates the same text; a longer one is refused
+for m in gpt2 llama; do
+    $N import "$dir/$m" --out "$dir/${m}_full.ngpt" > /dev/null 2>&1 &&
+        $N import "$dir/$m" --out "$dir/${m}_16.ngpt" --context 16 > "$dir/out" 2> "$dir/err" &&
+        grep -q " T=16 " "$dir/out" &&
+        $N generate --model "$dir/${m}_full.ngpt" --prompt "the" -n 10 --temp 0 > "$dir/g1" 2> /dev/null &&
+        $N generate --model "$dir/${m}_16.ngpt" --prompt "the" -n 10 --temp 0 > "$dir/g2" 2> /dev/null &&
+        cmp -s "$dir/g1" "$dir/g2"
+    check $? "$m: import --context 16 generates what the full context does: $(cat "$dir/out" "$dir/err")"
+done
+$N import "$dir/llama" --out "$dir/bad.ngpt" --context 33 > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q "context 33 is longer than the 32 positions" "$dir/err" && [ ! -e "$dir/bad.ngpt" ]
+check $? "--context past config.json's: refused: $(cat "$dir/err")"
 
 # errors: one line, exit 1, nothing written
 head -c 1000 "$hf/model.safetensors" > "$dir/cut.safetensors"

@@ -547,6 +547,23 @@ static void llama(void)
     quantize(p, quantized, NGPT_WEIGHTS_Q8);
     CHECK(test_same_file(q8, quantized), "the Llama q8 import is ngpt quantize's file");
 
+    /* a shorter context (opt.context_len); not a longer or negative one */
+    char d[600], o[600];
+    snprintf(d, sizeof d, "%s/llama_f32", root);
+    snprintf(o, sizeof o, "%s/llama_short.ngpt", root);
+    ngpt_import_options opt = ngpt_import_options_default();
+    CHECK(opt.context_len == 0, "the default context is config.json's");
+    opt.context_len = T / 2;
+    CHECK_OK(ngpt_import_hf(d, &opt, o));
+    CHECK_OK(ngpt_checkpoint_config(o, &cfg));
+    CHECK(cfg.context_len == T / 2, "context_len %d: T=%d", T / 2, (int)cfg.context_len);
+    const int32_t bad_context[] = {-1, T + 1};
+    for (int i = 0; i < 2; i++) {
+        opt.context_len = bad_context[i];
+        CHECK_STATUS(ngpt_import_hf(d, &opt, o), NGPT_ERR_BAD_ARG);
+        CHECK(strstr(ngpt_last_error(), "context"), "%s", ngpt_last_error());
+    }
+
     /* refusals, one line naming the function and what is wrong */
     static const struct { const char *name, *extra; int spoilt; ngpt_status st; const char *needle; }
     bad[] = {

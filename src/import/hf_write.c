@@ -241,7 +241,10 @@ static ngpt_status check_all_used(const ngpt_shards *w, const writer *wr, const 
     return NGPT_OK;
 }
 
-static ngpt_status plan(writer *wr, const ngpt_config *cfg, const ngpt_shards *w)
+/* cfg: the output's config; positions: the rows of config.json's position
+ * table, of which a shorter context takes the first. */
+static ngpt_status plan(writer *wr, const ngpt_config *cfg, int32_t positions,
+                        const ngpt_shards *w)
 {
     ngpt_layout lay;
     if (!ngpt_layout_compute(cfg, &lay))
@@ -266,7 +269,10 @@ static ngpt_status plan(writer *wr, const ngpt_config *cfg, const ngpt_shards *w
         e->transpose = from.transpose;
         for (int s = 0; s < from.n; s++) {
             ngpt_status st = find_source(wr->fam, w, from.hf[s], &e->src[s]);
-            if (!st) st = check_source(e, e->src[s], from.n == 1 ? e->info.shape[0] : from.rows[s]);
+            const int64_t rows = !strcmp(e->name, "pos_emb.weight") ? positions
+                                 : from.n == 1                     ? e->info.shape[0]
+                                                                   : from.rows[s];
+            if (!st) st = check_source(e, e->src[s], rows);
             if (st) return st;
         }
     }
@@ -275,7 +281,7 @@ static ngpt_status plan(writer *wr, const ngpt_config *cfg, const ngpt_shards *w
 
 ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
                           const ngpt_shards *w, const ngpt_tokenizer *tok, ngpt_weights store,
-                          const char *path)
+                          int32_t context, const char *path)
 {
     writer wr = {.fam = fam, .tok = tok};
     if (tok->n_tokens != cfg->vocab_size)
@@ -283,7 +289,11 @@ ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
                          "vocab_size is %d", (int)tok->n_tokens, (int)cfg->vocab_size);
     ngpt_config out = *cfg;
     out.weights = store;
-    ngpt_status st = plan(&wr, &out, w);
+    if (context > cfg->context_len)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "context %d is longer than the %d positions "
+                         "config.json gives the model", (int)context, (int)cfg->context_len);
+    if (context > 0) out.context_len = context;
+    ngpt_status st = plan(&wr, &out, cfg->context_len, w);
     if (!st) st = check_all_used(w, &wr, &out);
     if (!st && store != NGPT_WEIGHTS_F32) {    /* q8's panels are the larger */
         int kmax = 1;           /* the widest row of any tensor */

@@ -37,9 +37,10 @@ typedef struct ngpt_hf_family {
  * BF16 (the skipped ones aside, a lm_head.weight of a tied model equal to
  * the embedding); then writes the model with its weights stored as `store`
  * and tok attached to path, atomically, tensor by tensor from the mapped
- * files. A bare message. */
+ * files. context: 0, or a T shorter than config.json's (learned positions:
+ * the first rows of the table). A bare message. */
 ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
                           const ngpt_shards *w, const ngpt_tokenizer *tok, ngpt_weights store,
-                          const char *path);
+                          int32_t context, const char *path);
 
 #endif

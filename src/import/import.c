@@ -111,6 +111,9 @@ static ngpt_status import(const char *dir, const ngpt_import_options *o, const c
         o->store != NGPT_WEIGHTS_Q4)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "store is %d; use NGPT_WEIGHTS_F32, "
                          "NGPT_WEIGHTS_Q8 or NGPT_WEIGHTS_Q4", (int)o->store);
+    if (o->context_len < 0)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "context_len is %d; use 0 (config.json's) or a "
+                         "positive length", (int)o->context_len);
     const char *config = o->config ? o->config : in_dir(dir, "config.json", cb, sizeof cb);
     if (!config) return ngpt_fail(NGPT_ERR_NULL_ARG, "no directory and no config.json named");
     ngpt_status st = ngpt_cpu_check();     /* a q8/q4 import runs the quantizing kernels */
@@ -120,7 +123,7 @@ static ngpt_status import(const char *dir, const ngpt_import_options *o, const c
     ngpt_tokenizer *tok = NULL;
     ngpt_shards w = {0};
     if (!(st = open_tokenizer(dir, o, &tok)) && !(st = open_weights(dir, o, &w)))
-        st = ngpt_hf_write(fam, &cfg, &w, tok, o->store, out);
+        st = ngpt_hf_write(fam, &cfg, &w, tok, o->store, o->context_len, out);
     ngpt_shards_close(&w);
     ngpt_tokenizer_free(tok);
     return st;
