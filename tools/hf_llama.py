@@ -18,9 +18,10 @@ nor from ngpt's tools/ngpt_torch.py:
 rms(x) = x * rsqrt(mean(x²) + rms_norm_eps). Attention: q (H heads), k and v
 (KV heads) of head_dim D each, RoPE with θᵢ = rope_theta^(−2i/D) rotating
 the halves (x_i, x_{i+D/2}) (rotate_half), causal softmax(q·kᵀ/√D), query
-head h reading KV head ⌊h/(H/KV)⌋. No biases (attention_bias, mlp_bias
-false). The reference computes in float64 from the weights exactly as the
-files store them (BF16 widened exactly).
+head h reading KV head ⌊h/(H/KV)⌋. Biases only with attention_bias (q, k,
+v and o) and mlp_bias (gate, up, down), false in SmolLM2. The reference
+computes in float64 from the weights exactly as the files store them (BF16
+widened exactly).
 
 `write` makes config.json (LlamaConfig's keys as SmolLM2's hub copies have
 them), model.safetensors (F32 or BF16; tools/hf_gpt2.py's writer) and
@@ -42,13 +43,14 @@ import hf_gpt2  # noqa: E402  (safetensors and the byte-level BPE only)
 
 
 def llama_config(layers=2, hidden=576, heads=9, kv_heads=3, head_dim=None, intermediate=1536,
-                 vocab=2000, positions=2048, tied=True, theta=100000.0, eps=1e-5):
-    """config.json as SmolLM2's hub copies have it."""
-    return {"architectures": ["LlamaForCausalLM"], "attention_bias": False,
+                 vocab=2000, positions=2048, tied=True, theta=100000.0, eps=1e-5, bias=False):
+    """config.json as SmolLM2's hub copies have it (bias: attention_bias and
+    mlp_bias, as some Llama derivatives set them)."""
+    return {"architectures": ["LlamaForCausalLM"], "attention_bias": bias,
             "attention_dropout": 0.0, "bos_token_id": 0, "eos_token_id": 0,
             "head_dim": head_dim if head_dim else hidden // heads, "hidden_act": "silu",
             "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": intermediate,
-            "max_position_embeddings": positions, "mlp_bias": False, "model_type": "llama",
+            "max_position_embeddings": positions, "mlp_bias": bias, "model_type": "llama",
             "num_attention_heads": heads, "num_hidden_layers": layers,
             "num_key_value_heads": kv_heads, "pretraining_tp": 1, "rms_norm_eps": eps,
             "rope_scaling": None, "rope_theta": theta, "tie_word_embeddings": tied,
@@ -74,8 +76,8 @@ class Llama:
         for k in ("rope_scaling", "sliding_window"):
             if cfg.get(k) is not None:
                 raise ValueError(f"{k}: this reference implements neither")
-        if cfg.get("hidden_act", "silu") != "silu" or cfg.get("attention_bias") or cfg.get("mlp_bias"):
-            raise ValueError("this reference implements silu without biases")
+        if cfg.get("hidden_act", "silu") != "silu":
+            raise ValueError("this reference implements silu")
         self.w = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in tensors.items()
                   if not k.endswith("rotary_emb.inv_freq")}
         if cfg.get("tie_word_embeddings", False):
@@ -100,12 +102,17 @@ class Llama:
         rotated = torch.cat([-x[..., D // 2:], x[..., :D // 2]], -1)   # rotate_half
         return x * cos + rotated * sin
 
+    def linear(self, x, name):
+        """nn.Linear: x·Wᵀ (+ b when the model has one: attention_bias, mlp_bias)."""
+        y = x @ self.w[name + ".weight"].T
+        return y + self.w[name + ".bias"] if name + ".bias" in self.w else y
+
     def attention(self, i, x):
         C, H, KV, D = dims(self.cfg)
         T, p = x.shape[0], f"model.layers.{i}.self_attn."
-        q = (x @ self.w[p + "q_proj.weight"].T).view(T, H, D).transpose(0, 1)
-        k = (x @ self.w[p + "k_proj.weight"].T).view(T, KV, D).transpose(0, 1)
-        v = (x @ self.w[p + "v_proj.weight"].T).view(T, KV, D).transpose(0, 1)
+        q = self.linear(x, p + "q_proj").view(T, H, D).transpose(0, 1)
+        k = self.linear(x, p + "k_proj").view(T, KV, D).transpose(0, 1)
+        v = self.linear(x, p + "v_proj").view(T, KV, D).transpose(0, 1)
         pos = torch.arange(T)
         q, k = self.rope(q, pos), self.rope(k, pos)
         group = H // KV
@@ -113,12 +120,12 @@ class Llama:
         s = q @ k.transpose(1, 2) / math.sqrt(D)
         s = s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
         y = (torch.softmax(s, -1) @ v).transpose(0, 1).reshape(T, H * D)
-        return y @ self.w[p + "o_proj.weight"].T
+        return self.linear(y, p + "o_proj")
 
     def mlp(self, i, x):
         p = f"model.layers.{i}.mlp."
-        gate, up = x @ self.w[p + "gate_proj.weight"].T, x @ self.w[p + "up_proj.weight"].T
-        return (F.silu(gate) * up) @ self.w[p + "down_proj.weight"].T
+        gate, up = self.linear(x, p + "gate_proj"), self.linear(x, p + "up_proj")
+        return self.linear(F.silu(gate) * up, p + "down_proj")
 
     @torch.no_grad()
     def logits(self, ids):
@@ -170,6 +177,12 @@ def random_weights(cfg, seed):
         w[p + "mlp.gate_proj.weight"] = n(Fi, C, std=0.05)
         w[p + "mlp.up_proj.weight"] = n(Fi, C, std=0.05)
         w[p + "mlp.down_proj.weight"] = n(C, Fi, std=proj)
+        if cfg.get("attention_bias"):
+            for name, rows in (("q", H * D), ("k", KV * D), ("v", KV * D), ("o", C)):
+                w[p + f"self_attn.{name}_proj.bias"] = n(rows, std=0.02)
+        if cfg.get("mlp_bias"):
+            for name, rows in (("gate", Fi), ("up", Fi), ("down", C)):
+                w[p + f"mlp.{name}_proj.bias"] = n(rows, std=0.02)
     w["model.norm.weight"] = 1 + n(C, std=0.1)
     if not cfg["tie_word_embeddings"]:
         w["lm_head.weight"] = n(V, C, std=0.05)

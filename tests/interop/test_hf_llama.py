@@ -8,6 +8,8 @@ vocabulary, in the variants the family has:
   mha-f32      C=256 H=4 KV=4 (1:1), untied lm_head, F32
   hd48-bf16    C=384 H=6 KV=2 head_dim=48 (not C/H), untied, BF16, with the
                rotary inv_freq buffers older saves hold
+  bias-f32     C=256 H=8 KV=2 (GQA 4:1), attention_bias and mlp_bias, rope_theta
+               10000, rms_norm_eps 1e-6, tied, F32
 For each, `ngpt import DIR` gives logits (tests/interop/ngpt_logits) within
 REL of tools/hf_llama.py's float64 reference (max |ngpt - ref| <= REL * max
 |ref|), the same greedy continuation (full recomputation), and
@@ -38,6 +40,8 @@ VARIANTS = [
     ("mha-f32", dict(hidden=256, heads=4, kv_heads=4, intermediate=688, tied=False), "F32", False),
     ("hd48-bf16", dict(hidden=384, heads=6, kv_heads=2, head_dim=48, intermediate=1024, tied=False),
      "BF16", True),
+    ("bias-f32", dict(hidden=256, heads=8, kv_heads=2, intermediate=512, tied=True, theta=10000.0,
+                      eps=1e-6, bias=True), "F32", False),
 ]
 
 
