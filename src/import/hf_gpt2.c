@@ -33,10 +33,10 @@ static const name_map block_names[] = {
     {"mlp.fc2.weight", "mlp.c_proj.weight", true}, {"mlp.fc2.bias", "mlp.c_proj.bias", false},
 };
 
-static bool sources(const ngpt_config *cfg, const char *name, int64_t rows, ngpt_hf_sources *out)
+static bool sources(const ngpt_config *cfg, const char *name, ngpt_hf_sources *out)
 {
     (void)cfg;
-    out->n = 1, out->rows[0] = rows;
+    out->n = 1;
     for (size_t i = 0; i < sizeof top_names / sizeof top_names[0]; i++)
         if (!strcmp(name, top_names[i].ngpt)) {
             snprintf(out->hf[0], sizeof out->hf[0], "%s", top_names[i].hf);

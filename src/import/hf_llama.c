@@ -35,9 +35,9 @@ static const stack block_names[] = {
     {"mlp.fc2.bias", {"mlp.down_proj.bias"}},
 };
 
-static bool sources(const ngpt_config *cfg, const char *name, int64_t rows, ngpt_hf_sources *out)
+static bool sources(const ngpt_config *cfg, const char *name, ngpt_hf_sources *out)
 {
-    out->n = 1, out->rows[0] = rows, out->transpose = false;
+    out->n = 1, out->transpose = false;
     const char *top = !strcmp(name, "tok_emb.weight")   ? "model.embed_tokens.weight"
                       : !strcmp(name, "ln_f.weight")    ? "model.norm.weight"
                       : !strcmp(name, "lm_head.weight") ? "lm_head.weight"

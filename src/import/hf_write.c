@@ -259,7 +259,7 @@ static ngpt_status plan(writer *wr, const ngpt_config *cfg, int32_t positions,
         e->info.name = e->name;
         e->w = wr;
         /* every tensor the family's config implies has its counterpart */
-        const bool known = wr->fam->sources(cfg, e->name, e->info.shape[0], &from);
+        const bool known = wr->fam->sources(cfg, e->name, &from);
         NGPT_CHECK_INTERNAL(known && from.n >= 1 && from.n <= NGPT_HF_MAX_SOURCES &&
                             (from.n == 1 || !from.transpose));
         int64_t stacked = 0;

@@ -12,7 +12,7 @@ enum { NGPT_HF_NAME_MAX = NGPT_NAME_MAX + 32, NGPT_HF_MAX_SOURCES = 3 };
 
 /* Where one ngpt tensor's values come from: n tensors stacked by rows (the
  * first dimension: rows[k] rows each, all of the ngpt tensor's columns),
- * or one tensor stored (in, out), transposed. */
+ * or one tensor (rows unused), stored (in, out) when transposed. */
 typedef struct ngpt_hf_sources {
     char hf[NGPT_HF_MAX_SOURCES][NGPT_HF_NAME_MAX];
     int64_t rows[NGPT_HF_MAX_SOURCES];
@@ -24,9 +24,9 @@ typedef struct ngpt_hf_family {
     const char *name;           /* "GPT-2", in messages */
     const char *embedding;      /* the token embedding's name, for the tied head */
     const char *prefix;         /* names may also carry it ("transformer."), or NULL */
-    /* ngpt tensor `name` (shape rows x cols of cfg) into *out; false if
-     * the family has none */
-    bool (*sources)(const ngpt_config *cfg, const char *name, int64_t rows, ngpt_hf_sources *out);
+    /* where ngpt tensor `name` of cfg's model comes from, into *out;
+     * false if the family has no such tensor */
+    bool (*sources)(const ngpt_config *cfg, const char *name, ngpt_hf_sources *out);
     /* a tensor of the files that is not the model's and is skipped
      * (mask buffers, RoPE tables), given its name without the prefix */
     bool (*skipped)(const char *name);
