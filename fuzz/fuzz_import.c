@@ -11,7 +11,7 @@
  *      <|endoftext|>) are fixed: the whole ngpt_import_hf, tensor mapping
  *      and writing included
  *   5  the same with a fixed Llama config.json (V=257 T=4 C=8 L=1 H=2,
- *      one KV head, head_dim 6, intermediate 12, untied): q|k|v and gate|up
+ *      one KV head, head_dim 6, intermediate 12, tied): q|k|v and gate|up
  *      stacked from Llama's tensor names
  * Properties: every failure leaves a message (the public function's with
  * its prefix); a safetensors file that opens has unique names, and its
@@ -134,7 +134,7 @@ static bool setup(void)
                       "\"max_position_embeddings\": 4, \"hidden_size\": 8, "
                       "\"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
                       "\"num_key_value_heads\": 1, \"head_dim\": 6, \"intermediate_size\": 12, "
-                      "\"tie_word_embeddings\": false}");
+                      "\"tie_word_embeddings\": true}");
 }
 
 static void import_dir(const uint8_t *data, size_t size, bool llama)
