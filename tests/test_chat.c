@@ -248,8 +248,25 @@ static void stops_at_im_end(void)
     ngpt_tokenizer_free(tok);
 }
 
-int main(void)
+/* test_chat --write DIR: DIR/chatml.tok (this file's tokenizer) and
+ * DIR/plain.tok (the same without the ChatML markers), for
+ * tests/test_cli_chat_template.sh. */
+static int write_tokenizers(const char *dir)
 {
+    char file[512];
+    ngpt_tokenizer *chatml = chatml_tokenizer(), *plain = make_tokenizer("\"<|endoftext|>\": 260");
+    snprintf(file, sizeof file, "%s/chatml.tok", dir);
+    CHECK_OK(chatml ? ngpt_tokenizer_save(chatml, file) : NGPT_ERR_NULL_ARG);
+    snprintf(file, sizeof file, "%s/plain.tok", dir);
+    CHECK_OK(plain ? ngpt_tokenizer_save(plain, file) : NGPT_ERR_NULL_ARG);
+    ngpt_tokenizer_free(chatml);
+    ngpt_tokenizer_free(plain);
+    return test_failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--write")) return write_tokenizers(argv[2]);
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(path, sizeof path, "%s/ngpt-chat-%d.ngpt", tmp, (int)getpid());
     specials();
