@@ -87,6 +87,7 @@ typedef struct chat {
     bool chatml;
     grow text;                  /* plain: the conversation's bytes */
     grow ids;                   /* chatml: the conversation's tokens */
+    grow reply;                 /* chatml: this turn's (apart: ids is the prompt being read) */
 } chat;
 
 static int on_token(int32_t id, void *user)
@@ -96,7 +97,7 @@ static int on_token(int32_t id, void *user)
     const uint8_t *b = cli_token_bytes(c->tok, id, &len);
     fwrite(b, 1, len, stdout);
     fflush(stdout);
-    if (c->chatml) return push(&c->ids, &id, 1) ? 1 : 0;
+    if (c->chatml) return push(&c->reply, &id, 1) ? 1 : 0;
     return len && push(&c->text, b, len) ? 1 : 0;
 }
 
@@ -118,13 +119,17 @@ static int chatml_turn(chat *c, const char *role, const char *text, bool open)
     return rc;
 }
 
-/* chatml: closes the reply the model wrote: <|im_end|> "\n". */
+/* chatml: the reply as the model wrote it (what the cache holds), closed
+ * by <|im_end|> "\n". */
 static int chatml_close(chat *c, int32_t im_end)
 {
     int32_t nl[4];
     size_t n = 0;
     if (ngpt_tokenizer_encode(c->tok, "\n", 1, nl, 4, &n)) return cli_library_failed(c->cmd);
-    return push(&c->ids, &im_end, 1) || push(&c->ids, nl, n) ? no_memory(c->cmd) : CLI_OK;
+    int rc = push(&c->ids, c->reply.v, c->reply.n) || push(&c->ids, &im_end, 1) ||
+             push(&c->ids, nl, n) ? no_memory(c->cmd) : CLI_OK;
+    c->reply.n = 0;
+    return rc;
 }
 
 /* plain: appends the strings (a NULL-terminated list) to the text. */
@@ -231,7 +236,8 @@ int cli_cmd_chat(int argc, char **argv)
     ngpt_context *ctx;
     ngpt_tokenizer *tok;
     if (cli_open_model(model, &shape, &ctx, &tok)) return cli_library_failed(a.cmd);
-    chat c = {a.cmd, tok, false, {NULL, 0, 0, 1}, {NULL, 0, 0, sizeof(int32_t)}};
+    chat c = {a.cmd, tok, false, {NULL, 0, 0, 1}, {NULL, 0, 0, sizeof(int32_t)},
+              {NULL, 0, 0, sizeof(int32_t)}};
     int32_t im_end = -1;
     int rc = pick_template(&c, template, &im_end);
     ngpt_tokenizer_info info;
@@ -292,7 +298,7 @@ int cli_cmd_chat(int argc, char **argv)
                     (unsigned long long)turn + 1, (unsigned long long)prefilled,
                     (int)res.prompt_tokens, ngpt_stop_reason_string(res.reason));
         cli_report_cropped(a.cmd, &res, "conversation", tok != NULL);
-        shown = c.ids.n;
+        shown = c.ids.n + c.reply.n;
         rc = c.chatml ? chatml_close(&c, im_end) : plain_append(&c, "\n", NULL);
     }
     if (verbose) ngpt_progress_callback_set(NULL, NULL);
@@ -308,6 +314,7 @@ int cli_cmd_chat(int argc, char **argv)
     }
     free(c.text.v);
     free(c.ids.v);
+    free(c.reply.v);
     free(tokens);
     ngpt_context_free(ctx);
     ngpt_tokenizer_free(tok);
