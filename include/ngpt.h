@@ -1134,6 +1134,59 @@ ngpt_status ngpt_context_tokenizer(const ngpt_context *ctx, const ngpt_tokenizer
 ngpt_status ngpt_checkpoint_tokenizer(const char *path, ngpt_tokenizer **tok);
 ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_tokenizer **tok);
 
+/* ---- chat: ChatML turns ----
+ *
+ * Instruct models such as SmolLM2-Instruct were tuned on conversations in
+ * ChatML: each turn is
+ *
+ *     <|im_start|>{role}\n{content}<|im_end|>\n
+ *
+ * and the model answers after the generation prompt
+ * <|im_start|>assistant\n, ending its reply with <|im_end|>. The two markers
+ * are special tokens of the model's tokenizer, found by name wherever their
+ * ids are; the role and the content are encoded as plain text, so a user
+ * who types "<|im_start|>" gets its ordinary tokens, never the marker. A
+ * conversation is its turns' tokens one after another; stop each reply at
+ * <|im_end|> with ngpt_generate_config.end_token, and keep_cache so a turn
+ * prefills only what is new:
+ *
+ *     int32_t ids[512], end;
+ *     size_t n = 0, k;
+ *     if (ngpt_chat_specials(tok, NULL, &end)) ...       // not a ChatML tokenizer
+ *     ngpt_chat_turn(tok, "system", sys, strlen(sys), false, ids + n, 512 - n, &k); n += k;
+ *     ngpt_chat_turn(tok, "user", msg, strlen(msg), false, ids + n, 512 - n, &k); n += k;
+ *     ngpt_chat_turn(tok, "assistant", NULL, 0, true, ids + n, 512 - n, &k); n += k;
+ *     gc.end_token = end;                                // the reply ends at <|im_end|>
+ *     gc.keep_cache = true;                              // later turns prefill what is new
+ *     ngpt_model_generate(ctx, &gc, ids, (int32_t)n, out, out_cap, NULL, NULL, &r);
+ *
+ * The next turn goes after the reply's r.n_tokens ids, end and the tokens
+ * of "\n" (the reply kept as the model wrote it, which the cache holds).
+ *
+ * ChatML itself has no default system message: a model's own template may
+ * add one (SmolLM2's does, and `ngpt chat` follows it: docs/GENERATION.md,
+ * "Chat"); these functions add nothing the caller did not pass. */
+
+/* The ids of tok's special tokens <|im_start|> and <|im_end|> (either
+ * pointer may be NULL). NGPT_ERR_UNSUPPORTED, naming the missing token, when
+ * tok has no special token of that name (a token that merely spells it is
+ * not one): tok cannot write ChatML. */
+ngpt_status ngpt_chat_specials(const ngpt_tokenizer *tok, int32_t *im_start, int32_t *im_end);
+
+/* Encodes one ChatML turn into ids: <|im_start|>, the plain-text tokens of
+ * role, "\n" and the len bytes of text (encoded together, as Hugging Face's
+ * template renders them), then <|im_end|> and the tokens of "\n"; open: the
+ * turn is left open after text, for the model to continue (role
+ * "assistant" with no text is the generation prompt; some text there
+ * starts the reply for it). role is a non-empty line (no "\n": it would end
+ * the role early), NUL-terminated; text may be NULL when len is 0. *n_ids
+ * gets the number of ids; ids may be NULL to count only, and when they do
+ * not fit in cap, NGPT_ERR_TOO_LONG with *n_ids = the number needed (ids
+ * holds the first cap). NGPT_ERR_UNSUPPORTED as ngpt_chat_specials. Uses
+ * one temporary buffer of the role and text's size, freed before return. */
+ngpt_status ngpt_chat_turn(const ngpt_tokenizer *tok, const char *role, const void *text,
+                           size_t len, bool open, int32_t *ids, size_t cap, size_t *n_ids);
+
 /* ---- importing a Hugging Face model ----
  *
  * A GPT-2 family or Llama-family (SmolLM2) model as published on the

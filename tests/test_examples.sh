@@ -3,7 +3,7 @@
 # installed library through pkg-config) on a tiny model made by the CLI:
 # stream, sampling (greedy, top-k and top-p side by side) and attention
 # (every head's weights as text), with and without a tokenizer file, and on
-# a model that carries one.
+# a model that carries one; chat (ChatML) against ngpt chat.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 $RUN_ENV "$B/ngpt" init --out "$dir/m.ngpt" --seed 3 --config T=32 --config C=32 --config L=2 \
@@ -72,4 +72,23 @@ check $? "the first token attends only to itself: $(echo "$out" | sed -n 2p)"
 $RUN_ENV "$B/examples/attention" "$dir/m.ngpt" "0123456789012345678901234567890123" >/dev/null 2>"$dir/err"
 [ $? -eq 2 ] && grep -q "the model takes 1..32" "$dir/err"
 check $? "attention with a prompt longer than T: $(cat "$dir/err")"
+# chat: ChatML turns through the library on a model whose tokenizer has the
+# markers (test_chat --write), trained a little; greedy, it answers as ngpt chat
+i=0
+while [ $i -lt 40 ]; do echo "the cat sat on the mat and the dog ran; line $i" >> "$dir/t.txt"; i=$((i + 1)); done
+$RUN_ENV "$B/tests/test_chat" --write "$dir" > "$dir/err" 2>&1 &&
+    $RUN_ENV "$B/ngpt" train --data "$dir/t.txt" --tokenizer "$dir/chatml.tok" --config T=128 \
+        --config C=32 --config L=1 --config H=2 --config d_ff=64 --config dropout=0 --batch 8 \
+        --seq 64 --steps 60 --warmup 5 --lr 1e-2 --eval-every 0 --eval-batches 1 \
+        --out "$dir/chatml.ngpt" > /dev/null 2>> "$dir/err"
+check $? "a ChatML model: $(cat "$dir/err")"
+printf 'hi\nand the dog\n' | $RUN_ENV "$B/examples/chat" "$dir/chatml.ngpt" "be brief" > "$dir/chat.out" 2> "$dir/err"
+check $? "chat exit status: $(cat "$dir/err")"
+printf 'hi\nand the dog\n' | $RUN_ENV "$B/ngpt" chat --model "$dir/chatml.ngpt" --system "be brief" --temp 0 \
+    -n 128 > "$dir/cli.out" 2> "$dir/err"
+cmp -s "$dir/chat.out" "$dir/cli.out" && [ "$(wc -l < "$dir/chat.out")" -ge 2 ]
+check $? "chat answers as ngpt chat --temp 0: $(od -c "$dir/chat.out" | head -3)"
+$RUN_ENV "$B/examples/chat" "$dir/m.ngpt" "x" < /dev/null > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q "chat: .*no tokenizer" "$dir/err"
+check $? "chat on a byte-level model is refused: $(cat "$dir/err")"
 summary test_examples

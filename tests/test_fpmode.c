@@ -266,7 +266,8 @@ static size_t gpt2_char(char *out, int b)
     return (size_t)sprintf(out, "%c%c", 0xC0 | c >> 6, 0x80 | (c & 0x3F));
 }
 
-/* GPT-2's files for bytes and one merge ("t" "h"), then <|endoftext|>. */
+/* GPT-2's files for bytes and one merge ("t" "h"), then <|endoftext|> and
+ * ChatML's markers. */
 static void write_gpt2_files(void)
 {
     FILE *j = fopen(json_path, "w"), *m = fopen(bpe_path, "w");
@@ -286,7 +287,8 @@ static void write_gpt2_files(void)
             ch[gpt2_char(ch, b)] = '\0';
             fprintf(j, "\"%s\": %d, ", ch, id++);
         }
-    fprintf(j, "\"th\": 256, \"<|endoftext|>\": 257}\n");
+    fprintf(j, "\"th\": 256, \"<|endoftext|>\": 257, \"<|im_start|>\": 258, "
+            "\"<|im_end|>\": 259}\n");
     fprintf(m, "#version: 0.2\nt h\n");
     fclose(j);
     fclose(m);
@@ -340,6 +342,14 @@ static ngpt_tokenizer *tokenizers(results *r)
     size_t nj = 0, nb = 0;
     unsigned char *json = test_read_file(json_path, &nj), *bpe = test_read_file(bpe_path, &nb);
     if (json && bpe) CALL(ngpt_tokenizer_load_gpt2_mem(&g, json, nj, bpe, nb));
+    if (g) {                                    /* a ChatML turn, the markers typed in it */
+        int32_t chat[64], im_end = -1;
+        size_t n_chat = 0;
+        CALL(ngpt_chat_specials(g, NULL, &im_end));
+        NOTE(r, im_end);
+        CALL(ngpt_chat_turn(g, "user", "<|im_end|> the", 14, false, chat, 64, &n_chat));
+        note(r, "chat turn", chat, n_chat * sizeof chat[0]);
+    }
     ngpt_tokenizer_free(g);
     free(json), free(bpe);
     return tok;

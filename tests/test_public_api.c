@@ -674,6 +674,18 @@ static void tokenizer_functions(const char *path)
     REJECTS(ngpt_tokenizer_decode(tok, ids, 2, small, sizeof small, &n), NGPT_ERR_BAD_TOKEN);
     ids[0] = ids[1] = 'x';
     REJECTS(ngpt_tokenizer_decode(tok, ids, 2, small, 1, &n), NGPT_ERR_TOO_LONG);
+
+    /* ChatML: a trained tokenizer has no <|im_start|> (test_chat: one that has) */
+    int32_t start;
+    REJECTS(ngpt_chat_specials(NULL, &start, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_chat_specials(tok, &start, NULL), NGPT_ERR_UNSUPPORTED);
+    REJECTS(ngpt_chat_turn(NULL, "user", text, 4, false, ids, 64, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_chat_turn(tok, NULL, text, 4, false, ids, 64, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_chat_turn(tok, "user", NULL, 4, false, ids, 64, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_chat_turn(tok, "user", text, 4, false, ids, 64, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_chat_turn(tok, "", text, 4, false, ids, 64, &n), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_chat_turn(tok, "a\nb", text, 4, false, ids, 64, &n), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_chat_turn(tok, "user", text, 4, true, ids, 64, &n), NGPT_ERR_UNSUPPORTED);
     ngpt_tokenizer_free(tok);
 }
 

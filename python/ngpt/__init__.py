@@ -25,8 +25,9 @@ Contents:
       params_checksum(), logits_checksum(): `ngpt checksum`'s XXH3-64 values;
       evaluate(text|path) -> mean loss, perplexity(...) -> exp(loss);
       save_session(path) / load_session(path): the KV cache of a conversation.
-  Chat(model, system=None, seed=0, **sampler): conversation turns in
-      `ngpt chat`'s format; say(line) streams the reply, reply(line) joins it.
+  Chat(model, system=None, seed=0, template=None, **sampler): conversation
+      turns in `ngpt chat`'s template (ChatML for a tokenizer with <|im_start|>
+      and <|im_end|>, else plain); say(line) streams the reply, reply(line) joins it.
   finetune(model_path, out_path, text|path, steps, ...) -> losses, with a
       progress(step, loss) callback.
   checksum_bytes(data) -> XXH3-64 of bytes.

@@ -1,5 +1,6 @@
 """The binding against the C library: golden values, the CLI's output, bad input."""
 import gc
+import json
 import math
 import os
 import threading
@@ -209,6 +210,48 @@ def test_chat_equals_cli(models):
     assert got == want.decode("utf-8", "replace").encode()
     with pytest.raises(TypeError):
         ngpt.Chat("not a model")
+
+
+def _chatml_model(d):
+    """A model whose tokenizer (GPT-2's file format, written here) has ChatML's markers."""
+    printable = [b for b in range(256) if 33 <= b <= 126 or 161 <= b <= 172 or b >= 174]
+    char, extra = {}, 0
+    for b in range(256):                    # GPT-2's bytes_to_unicode
+        if b in printable:
+            char[b] = chr(b)
+        else:
+            char[b], extra = chr(256 + extra), extra + 1
+    vocab = {char[b]: b for b in range(256)}
+    vocab.update({"th": 256, "<|endoftext|>": 257, "<|im_start|>": 258, "<|im_end|>": 259})
+    (d / "encoder.json").write_text(json.dumps(vocab), encoding="utf-8")
+    (d / "vocab.bpe").write_text("#version: 0.2\nt h\n", encoding="utf-8")
+    cli("tokenizer", "import-gpt2", "--encoder", d / "encoder.json", "--vocab", d / "vocab.bpe",
+        "--out", d / "chatml.tok")
+    cli("init", "--seed", 4, "--tokenizer", d / "chatml.tok", "--config", "T=128", "--out",
+        d / "chatml.ngpt")
+    return d / "chatml.ngpt"
+
+
+def test_chatml_chat_equals_cli(tmp_path, models):
+    path = _chatml_model(tmp_path)
+    lines = ["hi there", "and <|im_start|> more"]
+    want = cli("chat", "--model", path, "--system", "be brief", "-n", 12, "--seed", 5,
+               input="\n".join(lines).encode() + b"\n")
+    with ngpt.Model(path) as m:
+        chat = ngpt.Chat(m, system="be brief", seed=5, max_tokens=12)
+        assert chat.template == "chatml"
+        got = b"".join(chat.reply(line).encode() + b"\n" for line in lines)
+        assert chat.tokens[:2] == [258, ord("s")] and chat.tokens.count(258) == 5
+        assert chat.tokens[-2:] == [259, ord("\n")]     # each reply closed by <|im_end|> "\n"
+        assert ngpt.Chat(m).text.startswith("<|im_start|>system\n" + ngpt.chat.SMOLLM2_SYSTEM)
+        assert ngpt.Chat(m, template="plain", system="x").text == "system: x\n"
+    assert got == want.decode("utf-8", "replace").encode()
+    with ngpt.Model(models["bpe"]) as m:
+        assert ngpt.Chat(m).template == "plain"
+        with pytest.raises(ngpt.Error, match="<\\|im_start\\|>"):
+            ngpt.Chat(m, template="chatml")
+    with ngpt.Model(models[1]) as m, pytest.raises(ValueError, match="no tokenizer"):
+        ngpt.Chat(m, template="chatml")
 
 
 def test_gil_released_during_c_calls(models, text):

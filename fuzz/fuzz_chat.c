@@ -1,0 +1,97 @@
+/* fuzz_chat.c — ChatML turns (ngpt_chat_turn) on a fixed tokenizer with
+ * <|im_start|>, <|im_end|> and merges that spell parts of them ("<|", "im",
+ * "|>"). The input: a flags byte (bit 0: an open turn), the role's length
+ * (mod 32), the role, then the text. Properties: a role that is empty or
+ * holds "\n" is refused with a message, anything else is encoded; the ids
+ * hold exactly one <|im_start|> (first) and, closed, one <|im_end|> followed
+ * by "\n" and nothing else: no text makes a marker; they decode to
+ * "<|im_start|>" role "\n" text ("<|im_end|>\n"); counting gives the same
+ * number, and a buffer one id short is NGPT_ERR_TOO_LONG with that count.
+ * Seeds: fuzz/corpus/chat. */
+#include "fuzz.h"
+
+enum { IM_START = 259, IM_END = 260 };
+
+/* GPT-2's printable form of byte b (its bytes_to_unicode), JSON-escaped. */
+static size_t gpt2_char(char *out, int b)
+{
+#define PRINTABLE(x) (((x) >= '!' && (x) <= '~') || ((x) >= 0xA1 && (x) <= 0xAC) || (x) >= 0xAE)
+    int c = b;
+    if (!PRINTABLE(b)) {
+        c = 256;
+        for (int x = 0; x < b; x++) c += !PRINTABLE(x);
+    }
+#undef PRINTABLE
+    if (c == '"' || c == '\\') return (size_t)sprintf(out, "\\%c", c);
+    if (c < 0x80) return (size_t)sprintf(out, "%c", c);
+    return (size_t)sprintf(out, "%c%c", 0xC0 | c >> 6, 0x80 | (c & 0x3F));
+}
+
+static ngpt_tokenizer *chatml(void)
+{
+    static ngpt_tokenizer *tok;
+    if (tok) return tok;
+    static char json[8192];
+    size_t n = 0;
+    char ch[8];
+    n += (size_t)snprintf(json + n, sizeof json - n, "{");
+    for (int b = 0; b < 256; b++) {
+        ch[gpt2_char(ch, b)] = '\0';
+        n += (size_t)snprintf(json + n, sizeof json - n, "\"%s\": %d, ", ch, b);
+    }
+    n += (size_t)snprintf(json + n, sizeof json - n, "\"<|\": 256, \"im\": 257, \"|>\": 258, "
+                          "\"<|im_start|>\": %d, \"<|im_end|>\": %d}", IM_START, IM_END);
+    static const char bpe[] = "#version: 0.2\n< |\ni m\n| >\n";
+    if (ngpt_tokenizer_load_gpt2_mem(&tok, json, n, bpe, sizeof bpe - 1))
+        fuzz_fail("the fixed ChatML tokenizer: %s", ngpt_last_error());
+    return tok;
+}
+
+NGPT_FUZZ_ENTRY(chat)
+{
+    if (size < 2) return 0;
+    const ngpt_tokenizer *tok = chatml();
+    const bool open = data[0] & 1;
+    size_t skip = data[1] % 32u;                /* the role's bytes */
+    if (skip > size - 2) skip = size - 2;
+    char role[33];
+    memcpy(role, data + 2, skip);
+    role[skip] = '\0';
+    const size_t role_len = strlen(role);       /* a NUL ends the role, as in C */
+    const uint8_t *text = data + 2 + skip;
+    const size_t len = size - 2 - skip;
+
+    size_t count = 0;
+    ngpt_status st = ngpt_chat_turn(tok, role, text, len, open, NULL, 0, &count);
+    fuzz_expect_message(st, "ngpt_chat_turn");
+    const bool bad_role = role_len == 0 || memchr(role, '\n', role_len);
+    if (bad_role != (st == NGPT_ERR_BAD_ARG) || (!bad_role && st))
+        fuzz_fail("role \"%s\": %s (%s)", role, ngpt_status_string(st), ngpt_last_error());
+    if (st) return 0;
+
+    int32_t *ids = malloc(count * sizeof *ids);
+    uint8_t *back = malloc(role_len + len + 32);
+    if (!ids || !back) abort();
+    size_t n = 0, bytes = 0;
+    st = ngpt_chat_turn(tok, role, text, len, open, ids, count - 1, &n);
+    if (st != NGPT_ERR_TOO_LONG || n != count)
+        fuzz_fail("one id short: %s, %zu ids (want %zu)", ngpt_status_string(st), n, count);
+    if (ngpt_chat_turn(tok, role, text, len, open, ids, count, &n) || n != count)
+        fuzz_fail("encode: %zu ids, counted %zu: %s", n, count, ngpt_last_error());
+    int starts = 0, ends = 0;
+    for (size_t i = 0; i < n; i++) starts += ids[i] == IM_START, ends += ids[i] == IM_END;
+    if (ids[0] != IM_START || starts != 1 || ends != !open ||
+        (!open && (n < 3 || ids[n - 2] != IM_END || ids[n - 1] != '\n')))
+        fuzz_fail("markers: %d starts, %d ends in %zu ids (open %d)", starts, ends, n, open);
+    if (ngpt_tokenizer_decode(tok, ids, n, back, role_len + len + 32, &bytes))
+        fuzz_fail("decode: %s", ngpt_last_error());
+    const size_t head = 12 + role_len + 1, tail = open ? 0 : 11;
+    if (bytes != head + len + tail || memcmp(back, "<|im_start|>", 12) ||
+        memcmp(back + 12, role, role_len) || back[12 + role_len] != '\n' ||
+        (len && memcmp(back + head, text, len)) ||
+        (!open && memcmp(back + head + len, "<|im_end|>\n", 11)))
+        fuzz_fail("the turn decodes to %zu bytes, not the template's %zu", bytes, head + len + tail);
+    free(ids);
+    free(back);
+    return 0;
+}
