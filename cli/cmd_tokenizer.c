@@ -38,7 +38,8 @@ static const char *const HELP_TRAIN =
     "  --vocab N        tokens in all: 256 bytes + merges + special tokens (4096)\n"
     "  --split S        pre-tokenizer: gpt2 (GPT-2's pattern: words, numbers,\n"
     "                   symbols and spaces apart; default), lines (merges never\n"
-    "                   cross a line end) or none (merges cross anything)\n"
+    "                   cross a line end), none (merges cross anything) or\n"
+    "                   digits (gpt2 with each digit alone, as SmolLM2)\n"
     "  --min-count N    stop when the best pair occurs fewer than N times (2)\n"
     "  --no-end         no end-of-text token <|endoftext|>\n"
     "  --no-pad         no padding token <|pad|>\n";
@@ -79,7 +80,8 @@ static bool want_help(cli_args *a, const char *help)
 
 static const char *split_name(ngpt_pretokenizer p)
 {
-    return p == NGPT_PRETOK_GPT2 ? "gpt2" : p == NGPT_PRETOK_LINES ? "lines" : "none";
+    return p == NGPT_PRETOK_GPT2 ? "gpt2" : p == NGPT_PRETOK_LINES ? "lines" :
+           p == NGPT_PRETOK_DIGITS ? "digits" : "none";
 }
 
 /* Bytes as a C-like string: printable ASCII as it is, \n \t \r \\ \" and \xNN. */
@@ -122,7 +124,9 @@ static int cmd_train(int argc, char **argv)
             if (!strcmp(v, "gpt2")) cfg.pretok = NGPT_PRETOK_GPT2;
             else if (!strcmp(v, "lines")) cfg.pretok = NGPT_PRETOK_LINES;
             else if (!strcmp(v, "none")) cfg.pretok = NGPT_PRETOK_NONE;
-            else return cli_error(a.cmd, CLI_USAGE, "--split expects gpt2, lines or none, got \"%s\"", v);
+            else if (!strcmp(v, "digits")) cfg.pretok = NGPT_PRETOK_DIGITS;
+            else return cli_error(a.cmd, CLI_USAGE, "--split expects gpt2, lines or none, or "
+                                  "digits, got \"%s\"", v);
         } else if (cli_flag(&a, "--no-end")) {
             cfg.end_token = false;
         } else if (cli_flag(&a, "--no-pad")) {

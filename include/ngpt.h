@@ -960,7 +960,11 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
  * ids 0..255 are the 256 single bytes, ids 256..256+M-1 the M merges in the
  * order they were learned (merge k joins two earlier tokens into token
  * 256+k), then the special tokens (end of text, padding), which encoding
- * never produces from text. Any byte string encodes, and decoding gives it
+ * never produces from text. A tokenizer read from a Hugging Face
+ * tokenizer.json keeps that file's ids instead (SmolLM2: special tokens
+ * 0..16, then bytes and merges in its own order; a byte the vocabulary
+ * lacks is dropped when encoding): every id the library takes or returns is
+ * the model's id. Any byte string encodes, and decoding gives it
  * back exactly (invalid UTF-8 and NUL bytes included).
  *
  *     ngpt_tokenizer *tok;
@@ -986,7 +990,10 @@ typedef enum ngpt_pretokenizer {
                                    ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+, as
                                    JavaScript's regular expressions (docs/TOKENIZER.md);
                                    a byte that is not valid UTF-8 is an "other" character */
-    NGPT_PRETOK_LINES           /* lines: each piece ends after a '\n' (or at the end) */
+    NGPT_PRETOK_LINES,          /* lines: each piece ends after a '\n' (or at the end) */
+    NGPT_PRETOK_DIGITS          /* digits: each \p{N} character alone, GPT-2's pattern
+                                   between them (Hugging Face's Sequence[Digits(
+                                   individual_digits=true), ByteLevel], SmolLM2's) */
 } ngpt_pretokenizer;
 
 /* Which adjacent pairs of tokens merge, and with what rank. */
@@ -1056,8 +1063,8 @@ void ngpt_tokenizer_free(ngpt_tokenizer *tok);
 
 typedef struct ngpt_tokenizer_info {
     int32_t n_tokens;           /* ids 0..n_tokens-1 */
-    int32_t n_merges;           /* ids 256..256+n_merges-1 */
-    int32_t n_special;          /* the last n_special ids */
+    int32_t n_merges;           /* ids 256..256+n_merges-1 (a tokenizer.json's: its own ids) */
+    int32_t n_special;          /* the last n_special ids (a tokenizer.json's: its own ids) */
     int32_t end_id;             /* the end-of-text token, or -1 */
     int32_t pad_id;             /* the padding token, or -1 */
     int32_t max_token_bytes;    /* the longest token's length */
