@@ -191,6 +191,10 @@ ngpt_status ngpt_tok_load_gpt2(ngpt_tokenizer **tok, const uint8_t *json, size_t
                                const char *json_src, const uint8_t *bpe, size_t bpe_size,
                                const char *bpe_src);
 
+/* The byte a character of GPT-2's files (and of a byte-level tokenizer.json)
+ * stands for (bytes_to_unicode's inverse), or -1 (gpt2.c). */
+int ngpt_tok_char_byte(uint32_t c);
+
 /* Reads the whole regular file at path into *buf (malloc'd, *size bytes);
  * bare messages naming it (format.c). */
 ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size);
