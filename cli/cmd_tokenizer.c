@@ -21,8 +21,9 @@ static const char *const HELP =
     "  info         what a tokenizer file holds (--tokens: every token)\n"
     "  import-gpt2  GPT-2's tokenizer from encoder.json and vocab.bpe\n\n"
     "A tokenizer's ids are the 256 bytes, then its merges, then its special\n"
-    "tokens (end of text, padding). Every byte string encodes and decodes back\n"
-    "exactly. Where a tokenizer FILE is read, a checkpoint of a model trained on\n"
+    "tokens (end of text, padding); one read from a Hugging Face tokenizer.json\n"
+    "keeps that file's ids. Every byte string encodes and decodes back\n"
+    "exactly (but a byte a tokenizer.json lacks, which is dropped). Where a tokenizer FILE is read, a checkpoint of a model trained on\n"
     "one (ngpt train --tokenizer/--vocab) also serves: its tokenizer is read.\n"
     "docs/TOKENIZER.md has the details.\n";
 
@@ -344,11 +345,14 @@ static int cmd_info(int argc, char **argv)
     ngpt_tokenizer_info info;
     ngpt_tokenizer_describe(tok, &info);
     printf("file:          %s\n", path);
-    printf("tokens:        %d (256 bytes, %d merges, %d special)\n", (int)info.n_tokens,
-           (int)info.n_merges, (int)info.n_special);
-    for (int32_t id = info.n_tokens - info.n_special; id < info.n_tokens; id++) {
+    int32_t bytes = info.n_tokens - info.n_merges - info.n_special;    /* some may lack one */
+    printf("tokens:        %d (%d bytes, %d merges, %d special)\n", (int)info.n_tokens,
+           (int)bytes, (int)info.n_merges, (int)info.n_special);
+    for (int32_t i = 0; i < info.n_special; i++) {
         const uint8_t *b;
         size_t len;
+        int32_t id = -1;
+        ngpt_tokenizer_special(tok, i, &id);
         ngpt_tokenizer_token(tok, id, &b, &len);
         printf("special:       %d \"", (int)id);
         print_escaped(stdout, b, len);

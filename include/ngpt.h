@@ -1080,6 +1080,14 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *tok, ngpt_tokenizer_in
 ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *tok, int32_t id, const uint8_t **bytes,
                                  size_t *len);
 
+/* The id of special token i (0..n_special-1, in the order of the file: by
+ * id); NGPT_ERR_BAD_ARG for another i. */
+ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *tok, int32_t i, int32_t *id);
+
+/* The id of the special token named name (e.g. "<|im_end|>"); NGPT_ERR_BAD_ARG
+ * naming it when the tokenizer has none of that name. */
+ngpt_status ngpt_tokenizer_special_id(const ngpt_tokenizer *tok, const char *name, int32_t *id);
+
 /* Encodes len bytes of text (text may be NULL when len is 0). *n_ids gets
  * the number of ids: never more than len, so cap >= len always suffices.
  * ids may be NULL to count only; when they do not fit in cap,

@@ -329,6 +329,11 @@ static ngpt_tokenizer *tokenizers(results *r)
     size_t len = 0;
     CALL(ngpt_tokenizer_token(tok, info.n_merges + 255, &bytes, &len));
     note(r, "last merge", bytes, len);
+    int32_t end = -1, first = -1;
+    CALL(ngpt_tokenizer_special_id(tok, "<|endoftext|>", &end));
+    CALL(ngpt_tokenizer_special(tok, 0, &first));
+    CHECK(end == info.end_id && first == end, "the end token by name and as special 0: %d %d",
+          (int)end, (int)first);
 
     write_gpt2_files();
     ngpt_tokenizer *g = NULL;

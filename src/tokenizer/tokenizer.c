@@ -81,6 +81,33 @@ ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *t, int32_t id, const uint
     return NGPT_OK;
 }
 
+ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *t, int32_t i, int32_t *id)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!t || !id) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_special: NULL argument");
+    if (i < 0 || i >= t->n_special)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tokenizer_special: the tokenizer has %d special "
+                         "tokens; %d is not one of 0..%d", (int)t->n_special, (int)i,
+                         (int)t->n_special - 1);
+    *id = t->model_id[256 + t->n_merges + i];
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_tokenizer_special_id(const ngpt_tokenizer *t, const char *name, int32_t *id)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!t || !name || !id)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_special_id: NULL argument");
+    size_t n = strlen(name);
+    for (int32_t i = 256 + t->n_merges; i < t->n_internal; i++)
+        if (ngpt_tok_len(t, i) == n && !memcmp(t->bytes + t->off[i], name, n)) {
+            *id = t->model_id[i];
+            return NGPT_OK;
+        }
+    return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tokenizer_special_id: the tokenizer has no special "
+                     "token named \"%.64s\"", name);
+}
+
 ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, size_t n,
                                   void *out, size_t cap, size_t *n_bytes)
 {
