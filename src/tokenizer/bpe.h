@@ -14,17 +14,15 @@
  * stack block holds NGPT_BPE_STACK_SYMBOLS symbols. */
 enum { NGPT_BPE_SCAN = 32, NGPT_BPE_STACK_SYMBOLS = 128 };
 
-/* Where the ids go: ids[0..cap) (NULL: count only); n counts every id.
- * map: NULL writes internal ids, else map[id] (the model's ids). */
+/* Where the (internal) ids go: ids[0..cap) (NULL: count only); n counts
+ * every id. */
 typedef struct ngpt_bpe_writer {
     int32_t *ids;
     size_t cap, n;
-    const int32_t *map;
 } ngpt_bpe_writer;
 
 static inline void ngpt_bpe_emit(ngpt_bpe_writer *w, int32_t id)
 {
-    if (w->map) id = w->map[id];
     if (w->ids && w->n < w->cap) w->ids[w->n] = id;
     w->n++;
 }

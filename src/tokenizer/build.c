@@ -98,7 +98,7 @@ static ngpt_status mark_whole(ngpt_tokenizer *t)
     int32_t out[NGPT_TOK_MAX_BYTES];
     ngpt_status st = NGPT_OK;
     for (int32_t id = 0; id < 256 + t->n_merges && !st; id++) {
-        ngpt_bpe_writer w = {out, NGPT_TOK_MAX_BYTES, 0, NULL};
+        ngpt_bpe_writer w = {out, NGPT_TOK_MAX_BYTES, 0};
         st = ngpt_bpe_part(t, t->bytes + t->off[id], ngpt_tok_len(t, id), &w, &s);
         if (!st && w.n == 1 && out[0] == id) t->whole[id >> 3] |= (uint8_t)(1u << (id & 7));
     }

@@ -71,15 +71,15 @@ ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, siz
     if (!t || !n_ids || (!text && len > 0))
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_encode: NULL argument");
     const uint8_t *s8 = text;
-    ngpt_bpe_writer w = {ids, ids ? cap : 0, 0, t->remapped ? t->model_id : NULL};
+    ngpt_bpe_writer w = {ids, ids ? cap : 0, 0};
     ngpt_bpe_scratch s;
     ngpt_bpe_scratch_init(&s);
     ngpt_status st = NGPT_OK;
     uint8_t *kept = NULL;
     for (size_t i = 0; i < len && !st;) {
         size_t end = ngpt_pretok_next(t->pretok, s8, len, i), m = end - i;
-        const uint8_t *piece = t->has_absent ? drop_absent(t, s8 + i, &m, &kept, len) : s8 + i;
-        if (!piece)
+        const uint8_t *piece = s8 + i;
+        if (t->has_absent && !(piece = drop_absent(t, piece, &m, &kept, len)))
             st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory encoding %zu bytes", len);
         else if (m)
             st = encode_piece(t, piece, m, &w, &s);
@@ -87,6 +87,8 @@ ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, siz
     }
     free(kept);
     ngpt_bpe_scratch_free(&s);
+    /* the internal ids (bytes, then merges by rank) as the model's */
+    for (size_t k = 0; t->remapped && ids && k < w.n && k < cap; k++) ids[k] = t->model_id[ids[k]];
     if (st) return ngpt_prefixed("ngpt_tokenizer_encode", st);
     *n_ids = w.n;
     if (ids && w.n > cap)

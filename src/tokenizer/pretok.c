@@ -72,7 +72,8 @@ static size_t run_end(const uint8_t *t, size_t n, size_t i, int cls, size_t *las
  * inside the stretches between them (Hugging Face's Sequence[Digits,
  * ByteLevel]): a run never reaches past a digit, and a white space run
  * before one is all of its stretch's end, so it stays whole. */
-static size_t gpt2_next(const uint8_t *t, size_t n, size_t i, bool digits)
+static inline __attribute__((always_inline)) size_t
+gpt2_next(const uint8_t *t, size_t n, size_t i, bool digits)    /* inlined: digits is constant */
 {
     /* 's|'t|'re|'ve|'m|'ll|'d */
     if (t[i] == '\'' && i + 1 < n) {
