@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "import/hf_tokenizer.h"
 #include "test.h"
@@ -394,6 +395,72 @@ static void refused(const ngpt_tokenizer *tr, const layout *L)
     }
 }
 
+/* A model on the file's ids: its checkpoint carries the tokenizer, and a
+ * stop sequence that begins inside a token cuts the output at the right
+ * byte (ngpt_tok_prefix on model ids). */
+static void with_model(const ngpt_tokenizer *t)
+{
+    ngpt_tokenizer_info info;
+    CHECK_OK(ngpt_tokenizer_describe(t, &info));
+    ngpt_config cfg = test_config_tiny();
+    cfg.vocab_size = info.n_tokens;
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_context *ctx = NULL;
+    CHECK_OK(ngpt_context_init(&ctx, &cfg, &shape, NULL, 0));
+    if (!ctx) return;
+    CHECK_OK(ngpt_params_init(ctx, 5));
+    CHECK_OK(ngpt_context_tokenizer_set(ctx, t));
+    char path[600];
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(path, sizeof path, "%s/ngpt-hf-tok-%d.ngpt", tmp, (int)getpid());
+    CHECK_OK(ngpt_checkpoint_save(ctx, path));
+    ngpt_tokenizer *got = NULL;
+    ngpt_tokenizer_info gi = {0};
+    CHECK_OK(ngpt_checkpoint_tokenizer(path, &got));
+    CHECK(got && !ngpt_tokenizer_describe(got, &gi) && gi.checksum == info.checksum &&
+          gi.n_tokens == info.n_tokens, "the checkpoint carries the tokenizer with its ids");
+    ngpt_tokenizer_free(got);
+    remove(path);
+
+    int32_t banned[N_SPECIAL], prompt[64], out[64], out2[512];
+    for (int i = 0; i < N_SPECIAL; i++) banned[i] = i;     /* specials hold no text */
+    size_t np = 0;
+    CHECK_OK(ngpt_tokenizer_encode(t, "the theory of", 13, prompt, 64, &np));
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.max_tokens = 24;
+    gc.sampler.banned = banned;
+    gc.sampler.n_banned = N_SPECIAL;
+    ngpt_generate_result r = {0}, r2 = {0};
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, (int32_t)np, out, 64, NULL, NULL, &r));
+    char text[2048], text2[2048];
+    size_t n = 0, n2 = 0, at = 0;
+    CHECK_OK(ngpt_tokenizer_decode(t, out, (size_t)r.n_tokens, text, sizeof text, &n));
+    /* a stop sequence of two bytes that starts inside the first long token */
+    int32_t j = 0;
+    for (; j < r.n_tokens; j++) {
+        const uint8_t *b;
+        size_t len;
+        ngpt_tokenizer_token(t, out[j], &b, &len);
+        if (len >= 3 && j > 0) break;
+        at += len;
+    }
+    if (j == r.n_tokens) {
+        CHECK(false, "no token of 3 bytes among %d generated", (int)r.n_tokens);
+    } else {
+        char stop[3] = {text[at + 1], text[at + 2], 0};
+        const char *stops[1] = {stop};
+        size_t first = 0;
+        while (memcmp(text + first, stop, 2)) first++;
+        gc.stop = stops;
+        gc.n_stop = 1;
+        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, (int32_t)np, out2, 512, NULL, NULL, &r2));
+        CHECK_OK(ngpt_tokenizer_decode(t, out2, (size_t)r2.n_tokens, text2, sizeof text2, &n2));
+        CHECK(r2.reason == NGPT_STOP_SEQUENCE && n2 == first && !memcmp(text, text2, first),
+              "the output ends right before the stop sequence: %zu bytes, want %zu", n2, first);
+    }
+    ngpt_context_free(ctx);
+}
+
 static bool write_corpus(const char *dir, const char *json)
 {
     char p[600];
@@ -435,6 +502,7 @@ int main(int argc, char **argv)
         against_golden(t);
         file_round_trip(t);
         refused(tr, &L);
+        with_model(t);
     }
     ngpt_tokenizer_free(t);
     ngpt_tokenizer_free(tr);
