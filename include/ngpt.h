@@ -1051,6 +1051,15 @@ ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encod
                                          size_t json_size, const void *vocab_bpe,
                                          size_t bpe_size);
 
+/* A Hugging Face tokenizer.json of byte-level BPE (GPT-2's, SmolLM2's:
+ * docs/IMPORT.md, "The tokenizer"), read exactly or refused naming what
+ * it cannot reproduce (NGPT_ERR_UNSUPPORTED). In GPT-2's id layout it is
+ * the tokenizer ngpt_tokenizer_load_gpt2 makes; otherwise it keeps the
+ * file's ids (special tokens first in SmolLM2's). */
+ngpt_status ngpt_tokenizer_load_hf(ngpt_tokenizer **tok, const char *tokenizer_json);
+ngpt_status ngpt_tokenizer_load_hf_mem(ngpt_tokenizer **tok, const void *tokenizer_json,
+                                       size_t size);
+
 /* Writes the tokenizer file atomically (temporary file, fsync, rename). */
 ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path);
 /* The same bytes into buf: *size gets the file's size; buf may be NULL to

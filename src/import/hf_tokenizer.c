@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "import/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -216,4 +217,30 @@ done:
     cJSON_Delete(vocab);
     cJSON_Delete(root);
     return st;
+}
+
+ngpt_status ngpt_tokenizer_load_hf_mem(ngpt_tokenizer **tok, const void *tokenizer_json,
+                                       size_t size)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_hf_mem: NULL argument");
+    *tok = NULL;
+    if (!tokenizer_json)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_hf_mem: NULL argument");
+    return ngpt_prefixed("ngpt_tokenizer_load_hf_mem",
+                         ngpt_hf_tokenizer_json(tok, tokenizer_json, size, "the buffer"));
+}
+
+ngpt_status ngpt_tokenizer_load_hf(ngpt_tokenizer **tok, const char *tokenizer_json)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_hf: NULL argument");
+    *tok = NULL;
+    if (!tokenizer_json) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_hf: NULL argument");
+    uint8_t *text = NULL;
+    size_t size = 0;
+    ngpt_status st = ngpt_tok_read_file(tokenizer_json, &text, &size);
+    if (!st) st = ngpt_hf_tokenizer_json(tok, text, size, tokenizer_json);
+    free(text);
+    return ngpt_prefixed("ngpt_tokenizer_load_hf", st);
 }
