@@ -177,13 +177,6 @@ static ngpt_status check_spec(const ngpt_tok_spec *s, const char *src, int32_t *
     }
     *n_model = (int32_t)n;
     if (s->model_id) {
-        /* the merges must join earlier tokens (checked in the build) before this reads them */
-        for (int32_t k = 0; k < s->n_merges; k++)
-            if (s->merges[2 * k] >= 256 + (uint32_t)k || s->merges[2 * k + 1] >= 256 + (uint32_t)k)
-                return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: merge %d joins token "
-                                 "%u, but a merge may only join bytes and earlier merges (ids "
-                                 "below %d)", src, (int)k, s->merges[2 * k] >= 256 + (uint32_t)k ?
-                                 s->merges[2 * k] : s->merges[2 * k + 1], 256 + (int)k);
         ngpt_status st = check_model_ids(s, (int32_t)n, src, n_model);
         if (st) return st;
     }
@@ -229,7 +222,7 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
     t->merges = malloc((m ? m : 1) * 2 * sizeof *t->merges);
     t->off = malloc(((size_t)t->n_internal + 1) * sizeof *t->off);
     t->model_id = malloc((size_t)t->n_internal * sizeof *t->model_id);
-    t->internal_id = malloc((size_t)t->n_tokens * sizeof *t->internal_id);
+    t->internal_id = malloc((size_t)(t->n_tokens ? t->n_tokens : 1) * sizeof *t->internal_id);
     t->pair_bits = table_bits(m);
     t->pair_key = malloc(((size_t)1 << t->pair_bits) * sizeof *t->pair_key);
     t->pair_val = malloc(((size_t)1 << t->pair_bits) * sizeof *t->pair_val);
