@@ -298,7 +298,14 @@ static void against_golden(const ngpt_tokenizer *t)
         CHECK_OK(ngpt_tokenizer_token(t, i, &b, &n));
         CHECK(n == strlen(SPECIALS[i]) && !memcmp(b, SPECIALS[i], n), "id %d is %s", i,
               SPECIALS[i]);
+        int32_t by_name = -1, by_index = -1;
+        CHECK_OK(ngpt_tokenizer_special_id(t, SPECIALS[i], &by_name));
+        CHECK_OK(ngpt_tokenizer_special(t, i, &by_index));
+        CHECK(by_name == i && by_index == i, "%s found by name (%d) and index (%d)", SPECIALS[i],
+              (int)by_name, (int)by_index);
     }
+    int32_t none = -1;
+    CHECK_STATUS(ngpt_tokenizer_special_id(t, "<|im_end", &none), NGPT_ERR_BAD_ARG);
     size_t at = 0;
     int32_t ids[4096];
     for (int i = 0; i < N_TEXTS; i++) {
