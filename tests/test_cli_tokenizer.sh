@@ -87,6 +87,20 @@ $N tokenizer import-gpt2 --encoder "$dir/a.txt" --vocab "$dir/b.txt" --out "$dir
 check $? "import-gpt2 of other files: $(cat "$dir/err")"
 $N tokenizer import-gpt2 --encoder "$dir/a.txt" 2> "$dir/err"; [ $? -eq 2 ]
 check $? "import-gpt2 without --vocab and --out: usage"
+# a SmolLM2-shaped tokenizer.json (the fuzz seed without its mode byte): specials 0..2, 'Q' and 0xFF absent
+tail -c +2 "$(dirname "$0")/../fuzz/corpus/import/tokenizer_smollm2" > "$dir/tokenizer.json"
+$N tokenizer import-hf --json "$dir/tokenizer.json" --out "$dir/s.tok" 2> "$dir/err"
+check $? "import-hf of a SmolLM2-shaped tokenizer.json: $(cat "$dir/err")"
+$N tokenizer encode --tokenizer "$dir/s.tok" --text "hello world 12 Q" > "$dir/ids" 2>&1 &&
+    [ "$(cat "$dir/ids")" = "260 261 113 116 110 102 35 52 53 35" ]
+check $? "the file's ids, digits apart, Q dropped (as tools/hf_bpe_reference.py): $(cat "$dir/ids")"
+$N tokenizer info "$dir/s.tok" > "$dir/info" 2>&1 && grep -q '^special: *2 "<|im_end|>"$' "$dir/info" &&
+    grep -q '^special: *0 "<|endoftext|>" (end of text)$' "$dir/info" && grep -q "^pre-tokenizer: digits$" "$dir/info"
+check $? "info lists the specials at their ids: $(cat "$dir/info")"
+printf '{"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Whitespace"}}' > "$dir/ws.json"
+$N tokenizer import-hf --json "$dir/ws.json" --out "$dir/w.tok" 2> "$dir/err"; [ $? -eq 1 ] &&
+    grep -q 'pre_tokenizer "Whitespace"' "$dir/err"
+check $? "import-hf refuses another pre-tokenizer by name: $(cat "$dir/err")"
 $N tokenizer encode --help | grep -q "usage: ngpt tokenizer encode"
 check $? "encode --help"
 summary test_cli_tokenizer

@@ -331,6 +331,11 @@ static ngpt_tokenizer *tokenizers(results *r)
     size_t len = 0;
     CALL(ngpt_tokenizer_token(tok, info.n_merges + 255, &bytes, &len));
     note(r, "last merge", bytes, len);
+    int32_t end = -1, first = -1;
+    CALL(ngpt_tokenizer_special_id(tok, "<|endoftext|>", &end));
+    CALL(ngpt_tokenizer_special(tok, 0, &first));
+    CHECK(end == info.end_id && first == end, "the end token by name and as special 0: %d %d",
+          (int)end, (int)first);
 
     write_gpt2_files();
     ngpt_tokenizer *g = NULL;
@@ -352,6 +357,37 @@ static ngpt_tokenizer *tokenizers(results *r)
     }
     ngpt_tokenizer_free(g);
     free(json), free(bpe);
+
+    /* a tokenizer.json with the end token first (SmolLM2's layout): a file, then memory */
+    static char hf[8192];
+    size_t k = (size_t)snprintf(hf, sizeof hf, "{\"added_tokens\": [{\"id\": 0, \"content\": "
+        "\"<|endoftext|>\", \"special\": true}], \"normalizer\": null, \"pre_tokenizer\": "
+        "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\", "
+        "\"individual_digits\": true}, {\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
+        "\"use_regex\": true}]}, \"model\": {\"type\": \"BPE\", \"merges\": [\"t h\"], "
+        "\"vocab\": {\"<|endoftext|>\": 0");
+    for (int b = 0; b < 256; b++) {
+        char ch[8];
+        ch[gpt2_char(ch, b)] = '\0';
+        k += (size_t)snprintf(hf + k, sizeof hf - k, ", \"%s\": %d", ch, b + 1);
+    }
+    k += (size_t)snprintf(hf + k, sizeof hf - k, ", \"th\": 257}}}");
+    FILE *f = fopen(json_path, "w");
+    if (f) fputs(hf, f), fclose(f);
+    g = NULL;
+    CALL(ngpt_tokenizer_load_hf(&g, json_path));
+    if (g) {
+        int32_t hf_ids[16];
+        size_t n_hf = 0;
+        CALL(ngpt_tokenizer_describe(g, &info));
+        NOTE(r, info);
+        CALL(ngpt_tokenizer_encode(g, "the 12", 6, hf_ids, 16, &n_hf));
+        note(r, "tokenizer.json's ids", hf_ids, n_hf * sizeof hf_ids[0]);
+    }
+    ngpt_tokenizer_free(g);
+    g = NULL;
+    CALL(ngpt_tokenizer_load_hf_mem(&g, hf, k));
+    ngpt_tokenizer_free(g);
     return tok;
 }
 

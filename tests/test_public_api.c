@@ -661,6 +661,28 @@ static void tokenizer_functions(const char *path)
     REJECTS(ngpt_tokenizer_token(tok, 0, &bytes, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tokenizer_token(tok, -1, &bytes, &len), NGPT_ERR_BAD_TOKEN);
     REJECTS(ngpt_tokenizer_token(tok, 300, &bytes, &len), NGPT_ERR_BAD_TOKEN);
+    ngpt_tokenizer *hf = NULL;
+    REJECTS(ngpt_tokenizer_load_hf(NULL, "tokenizer.json"), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_hf(&hf, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_hf(&hf, "/nonexistent/tokenizer.json"), NGPT_ERR_IO);
+    REJECTS(ngpt_tokenizer_load_hf_mem(NULL, "{}", 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_hf_mem(&hf, NULL, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_load_hf_mem(&hf, "[1, 2]", 6), NGPT_ERR_BAD_FORMAT);
+    CHECK(hf == NULL && strstr(ngpt_last_error(), "ngpt_tokenizer_load_hf_mem: "), "%s",
+          ngpt_last_error());
+    int32_t sid = -1;
+    CHECK(ngpt_tokenizer_describe(tok, &info) == NGPT_OK, "describe: %s", ngpt_last_error());
+    REJECTS(ngpt_tokenizer_special(NULL, 0, &sid), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_special(tok, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_special(tok, -1, &sid), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_tokenizer_special(tok, info.n_special, &sid), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_tokenizer_special_id(NULL, "<|pad|>", &sid), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_special_id(tok, NULL, &sid), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_special_id(tok, "<|pad|>", NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_special_id(tok, "<|im_end|>", &sid), NGPT_ERR_BAD_ARG);
+    CHECK(strstr(ngpt_last_error(), "ngpt_tokenizer_special_id: ") &&
+          strstr(ngpt_last_error(), "<|im_end|>"), "names the function and the name: %s",
+          ngpt_last_error());
     REJECTS(ngpt_tokenizer_encode(NULL, text, 4, ids, 64, &n), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tokenizer_encode(tok, NULL, 4, ids, 64, &n), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tokenizer_encode(tok, text, 4, ids, 64, NULL), NGPT_ERR_NULL_ARG);

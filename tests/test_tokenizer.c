@@ -541,7 +541,7 @@ static void files(const ngpt_tokenizer *t)
     /* inconsistent, each with its message */
     const size_t merges = NGPT_TOK_HEADER + 256, m = (size_t)t->n_merges;
     const uint32_t first_merge = 256;
-    expect_rejected(image, n, 8, 2, 4, NGPT_ERR_VERSION, "version 2");
+    expect_rejected(image, n, 8, 3, 4, NGPT_ERR_VERSION, "version 3");
     expect_rejected(image, n, 12, t->n_tokens + 1, 4, NGPT_ERR_BAD_FORMAT, "are not 256 bytes");
     expect_rejected(image, n, 16, NGPT_TOK_MAX_TOKENS + 1, 4, NGPT_ERR_BAD_FORMAT, "limits");
     expect_rejected(image, n, 16, (uint32_t)m + 1000, 4, NGPT_ERR_BAD_FORMAT, "are not 256 bytes");

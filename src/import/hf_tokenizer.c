@@ -1,14 +1,16 @@
-/* hf_tokenizer.c — GPT-2's tokenizer from a Hugging Face directory
+/* hf_tokenizer.c — a byte-level BPE tokenizer from a Hugging Face directory
  * (hf_tokenizer.h): vocab.json + merges.txt go to the GPT-2 loader as they
- * are; tokenizer.json is checked to be GPT-2's kind of tokenizer, then its
+ * are; tokenizer.json is checked to be a tokenizer ngpt reproduces exactly
+ * (GPT-2's or SmolLM2's pipeline), then, in GPT-2's id layout, its
  * model.vocab (with its added tokens) and model.merges are written out as
  * the same two texts and read by the same loader, so that both routes make
- * one tokenizer. */
+ * one tokenizer; any other layout keeps its ids (hf_tokenizer_ids.c). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fpmode.h"
 #include "import/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -26,8 +28,9 @@ ngpt_status ngpt_hf_tokenizer_files(ngpt_tokenizer **tok, const char *vocab, con
 
 static ngpt_status refuse(const char *src, const char *what, const char *detail)
 {
-    return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s%.60s%s; ngpt imports GPT-2's byte-level BPE "
-                     "(ByteLevel pre-tokenizer without prefix space, no normalizer)", src, what,
+    return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s%.60s%s; ngpt imports byte-level BPE with "
+                     "GPT-2's or SmolLM2's pre-tokenizer (ByteLevel without prefix space, "
+                     "optionally after Digits with individual_digits; no normalizer)", src, what,
                      detail ? detail : "", detail ? "\"" : "");
 }
 
@@ -51,21 +54,47 @@ static bool empty_string(const cJSON *v)
     return is_null(v) || (cJSON_IsString(v) && !v->valuestring[0]);
 }
 
-/* The components around the model: only what encodes as GPT-2 does. */
-static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, const char *src)
+static ngpt_status check_byte_level(const cJSON *pre, const char *src)
+{
+    if (strcmp(type_of(pre), "ByteLevel")) return refuse(src, "pre_tokenizer \"", type_of(pre));
+    if (flag(pre, "add_prefix_space", true))
+        return refuse(src, "a ByteLevel pre_tokenizer with add_prefix_space=true", NULL);
+    if (!flag(pre, "use_regex", true))
+        return refuse(src, "a ByteLevel pre_tokenizer with use_regex=false", NULL);
+    return NGPT_OK;
+}
+
+/* ByteLevel (GPT-2's), or Sequence[Digits(individual_digits=true),
+ * ByteLevel] (SmolLM2's: the digits apart first, GPT-2's split inside the
+ * rest): *pretok gets which. */
+static ngpt_status check_pre_tokenizer(const cJSON *pre, ngpt_pretokenizer *pretok,
+                                       const char *src)
+{
+    if (is_null(pre)) return refuse(src, "no pre_tokenizer", NULL);
+    *pretok = NGPT_PRETOK_GPT2;
+    if (strcmp(type_of(pre), "Sequence")) return check_byte_level(pre, src);
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(pre, "pretokenizers");
+    if (cJSON_GetArraySize(steps) != 2 || strcmp(type_of(steps->child), "Digits"))
+        return refuse(src, "a pre_tokenizer \"Sequence\" other than [Digits, ByteLevel]",
+                      NULL);
+    if (!flag(steps->child, "individual_digits", false))
+        return refuse(src, "a Digits pre_tokenizer with individual_digits=false", NULL);
+    *pretok = NGPT_PRETOK_DIGITS;
+    return check_byte_level(steps->child->next, src);
+}
+
+/* The components around the model: only what encodes as GPT-2 or SmolLM2 do. */
+static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, ngpt_pretokenizer *pretok,
+                                  const char *src)
 {
     if (!cJSON_IsObject(model))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not a tokenizer.json: it has no model (an "
                          "object)", src);
     const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
     if (!is_null(norm)) return refuse(src, "normalizer \"", type_of(norm));
-    const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
-    if (is_null(pre)) return refuse(src, "no pre_tokenizer", NULL);
-    if (strcmp(type_of(pre), "ByteLevel")) return refuse(src, "pre_tokenizer \"", type_of(pre));
-    if (flag(pre, "add_prefix_space", true))
-        return refuse(src, "a ByteLevel pre_tokenizer with add_prefix_space=true", NULL);
-    if (!flag(pre, "use_regex", true))
-        return refuse(src, "a ByteLevel pre_tokenizer with use_regex=false", NULL);
+    ngpt_status st = check_pre_tokenizer(cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"),
+                                         pretok, src);
+    if (st) return st;
     const cJSON *post = cJSON_GetObjectItemCaseSensitive(root, "post_processor");
     if (!is_null(post) && strcmp(type_of(post), "ByteLevel"))
         return refuse(src, "post_processor \"", type_of(post));
@@ -78,6 +107,8 @@ static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, const c
         return refuse(src, "a BPE model with dropout", NULL);
     if (flag(model, "byte_fallback", false))
         return refuse(src, "a BPE model with byte_fallback", NULL);
+    if (flag(model, "ignore_merges", false))
+        return refuse(src, "a BPE model with ignore_merges=true", NULL);
     if (!empty_string(cJSON_GetObjectItemCaseSensitive(model, "continuing_subword_prefix")) ||
         !empty_string(cJSON_GetObjectItemCaseSensitive(model, "end_of_word_suffix")))
         return refuse(src, "a BPE model with a subword prefix or word suffix", NULL);
@@ -154,7 +185,11 @@ ngpt_status ngpt_hf_tokenizer_json(ngpt_tokenizer **tok, const void *text, size_
         goto done;
     }
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    if ((st = check_pipeline(root, model, src))) goto done;
+    ngpt_pretokenizer pretok = NGPT_PRETOK_GPT2;
+    bool gpt2_layout = false;
+    if ((st = check_pipeline(root, model, &pretok, src)) ||
+        (st = ngpt_hf_tokenizer_ids(tok, root, model, pretok, &gpt2_layout, src)) || !gpt2_layout)
+        goto done;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(model, "vocab");
     if (!cJSON_IsObject(v)) {
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: model.vocab is not an object", src);
@@ -182,4 +217,30 @@ done:
     cJSON_Delete(vocab);
     cJSON_Delete(root);
     return st;
+}
+
+ngpt_status ngpt_tokenizer_load_hf_mem(ngpt_tokenizer **tok, const void *tokenizer_json,
+                                       size_t size)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_hf_mem: NULL argument");
+    *tok = NULL;
+    if (!tokenizer_json)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_hf_mem: NULL argument");
+    return ngpt_prefixed("ngpt_tokenizer_load_hf_mem",
+                         ngpt_hf_tokenizer_json(tok, tokenizer_json, size, "the buffer"));
+}
+
+ngpt_status ngpt_tokenizer_load_hf(ngpt_tokenizer **tok, const char *tokenizer_json)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_hf: NULL argument");
+    *tok = NULL;
+    if (!tokenizer_json) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_load_hf: NULL argument");
+    uint8_t *text = NULL;
+    size_t size = 0;
+    ngpt_status st = ngpt_tok_read_file(tokenizer_json, &text, &size);
+    if (!st) st = ngpt_hf_tokenizer_json(tok, text, size, tokenizer_json);
+    free(text);
+    return ngpt_prefixed("ngpt_tokenizer_load_hf", st);
 }

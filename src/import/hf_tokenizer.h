@@ -3,6 +3,7 @@
 #ifndef NGPT_IMPORT_HF_TOKENIZER_H
 #define NGPT_IMPORT_HF_TOKENIZER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -12,10 +13,23 @@
 ngpt_status ngpt_hf_tokenizer_files(ngpt_tokenizer **tok, const char *vocab, const char *merges);
 
 /* tokenizer.json text (size bytes): a byte-level BPE with GPT-2's
- * pre-tokenizer; its vocabulary, merges (either form) and added tokens
- * make the same tokenizer as vocab.json + merges.txt. Anything that would
- * encode differently is refused by name. A bare message naming src. */
+ * pre-tokenizer, or SmolLM2's (each digit alone, then GPT-2's). In GPT-2's
+ * layout (bytes at ids 0..255, merge k making id 256 + k, added tokens
+ * after) its vocabulary, merges (either form) and added tokens make the
+ * same tokenizer as vocab.json + merges.txt; in any other layout the
+ * tokenizer keeps the file's ids (ngpt_hf_tokenizer_ids). Anything that
+ * would encode differently is refused by name. A bare message naming src. */
 ngpt_status ngpt_hf_tokenizer_json(ngpt_tokenizer **tok, const void *text, size_t size,
                                    const char *src);
+
+/* hf_tokenizer_ids.c: the model of a checked tokenizer.json (root) as a
+ * tokenizer with the file's ids as model ids, pre-tokenizer pretok and
+ * Hugging Face's merge rule (NGPT_MERGE_PAIRS). When the file has GPT-2's
+ * layout it sets *gpt2_layout and makes nothing (the caller reads it as
+ * GPT-2's files). Bare messages naming src. */
+struct cJSON;
+ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const struct cJSON *root,
+                                  const struct cJSON *model, ngpt_pretokenizer pretok,
+                                  bool *gpt2_layout, const char *src);
 
 #endif

@@ -14,7 +14,8 @@
  * stack block holds NGPT_BPE_STACK_SYMBOLS symbols. */
 enum { NGPT_BPE_SCAN = 32, NGPT_BPE_STACK_SYMBOLS = 128 };
 
-/* Where the ids go: ids[0..cap) (NULL: count only); n counts every id. */
+/* Where the (internal) ids go: ids[0..cap) (NULL: count only); n counts
+ * every id. */
 typedef struct ngpt_bpe_writer {
     int32_t *ids;
     size_t cap, n;

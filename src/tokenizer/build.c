@@ -106,9 +106,43 @@ static ngpt_status mark_whole(ngpt_tokenizer *t)
     return st;
 }
 
-static ngpt_status check_spec(const ngpt_tok_spec *s, const char *src)
+/* spec->model_id: the bytes may lack one, merges and specials may not, and
+ * the others are 0..V-1 once each; *n_model gets V. */
+static ngpt_status check_model_ids(const ngpt_tok_spec *s, int32_t n, const char *src,
+                                   int32_t *n_model)
 {
-    if (s->pretok < NGPT_PRETOK_NONE || s->pretok > NGPT_PRETOK_LINES)
+    int32_t absent = 0;
+    for (int32_t i = 0; i < 256; i++) absent += s->model_id[i] == -1;
+    *n_model = n - absent;
+    uint8_t *seen = calloc((size_t)n, 1);
+    if (!seen) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
+    ngpt_status st = NGPT_OK;
+    for (int32_t i = 0; i < n && !st; i++) {
+        int32_t v = s->model_id[i];
+        if (v == -1 && i < 256) continue;
+        if (v < 0 || v >= *n_model)
+            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: token %d has model id %d, "
+                           "outside 0..%d", src, (int)i, (int)v, (int)*n_model - 1);
+        else if (seen[v]++)
+            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: model id %d is given to two "
+                           "tokens", src, (int)v);
+    }
+    for (int32_t k = 0; k < s->n_merges && !st; k++)
+        for (int side = 0; side < 2; side++) {
+            uint32_t a = s->merges[2 * k + side];
+            if (a < 256 && s->model_id[a] == -1) {
+                st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: merge %d joins byte "
+                               "token %u, which has no model id", src, (int)k, a);
+                break;
+            }
+        }
+    free(seen);
+    return st;
+}
+
+static ngpt_status check_spec(const ngpt_tok_spec *s, const char *src, int32_t *n_model)
+{
+    if (s->pretok < NGPT_PRETOK_NONE || s->pretok > NGPT_PRETOK_DIGITS)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s names an unknown pre-tokenizer %d", src,
                          (int)s->pretok);
     if (s->rule < NGPT_MERGE_PAIRS || s->rule > NGPT_MERGE_CONCAT)
@@ -141,14 +175,22 @@ static ngpt_status check_spec(const ngpt_tok_spec *s, const char *src)
                                  "and %d have the same name", src, (int)(n - s->n_special + j),
                                  (int)(n - s->n_special + i));
     }
+    *n_model = (int32_t)n;
+    if (s->model_id) {
+        ngpt_status st = check_model_ids(s, (int32_t)n, src, n_model);
+        if (st) return st;
+    }
     int64_t first_special = n - s->n_special;
     const int32_t ids[2] = {s->end_id, s->pad_id};
-    for (int k = 0; k < 2; k++)
-        if (ids[k] != -1 && (ids[k] < first_special || ids[k] >= n))
+    for (int k = 0; k < 2; k++) {
+        bool special = false;
+        for (int64_t i = first_special; i < n && ids[k] != -1; i++)
+            special |= (s->model_id ? s->model_id[i] : (int32_t)i) == ids[k];
+        if (ids[k] != -1 && !special)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: its %s token %d is not "
-                             "one of its special tokens (%lld..%lld)", src,
-                             k ? "padding" : "end", (int)ids[k], (long long)first_special,
-                             (long long)n - 1);
+                             "one of its special tokens", src, k ? "padding" : "end",
+                             (int)ids[k]);
+    }
     if (s->end_id != -1 && s->end_id == s->pad_id)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: token %d is both the end and "
                          "the padding token", src, (int)s->end_id);
@@ -160,13 +202,16 @@ static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf);
 ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const char *src)
 {
     *out = NULL;
-    ngpt_status st = check_spec(s, src);
+    int32_t n_model;
+    ngpt_status st = check_spec(s, src, &n_model);
     if (st) return st;
     ngpt_tokenizer *t = calloc(1, sizeof *t);
     if (!t) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
     t->n_merges = s->n_merges;
     t->n_special = s->n_special;
-    t->n_tokens = 256 + s->n_merges + s->n_special;
+    t->n_internal = 256 + s->n_merges + s->n_special;
+    t->n_tokens = n_model;
+    t->remapped = s->model_id != NULL;
     t->end_id = s->end_id;
     t->pad_id = s->pad_id;
     t->pretok = (ngpt_pretokenizer)s->pretok;
@@ -175,11 +220,21 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
     for (int i = 0; i < 256; i++) t->byte_id[s->id_byte[i]] = i;
     size_t m = (size_t)s->n_merges;
     t->merges = malloc((m ? m : 1) * 2 * sizeof *t->merges);
-    t->off = malloc(((size_t)t->n_tokens + 1) * sizeof *t->off);
+    t->off = malloc(((size_t)t->n_internal + 1) * sizeof *t->off);
+    t->model_id = malloc((size_t)t->n_internal * sizeof *t->model_id);
+    t->internal_id = malloc((size_t)(t->n_tokens ? t->n_tokens : 1) * sizeof *t->internal_id);
     t->pair_bits = table_bits(m);
     t->pair_key = malloc(((size_t)1 << t->pair_bits) * sizeof *t->pair_key);
     t->pair_val = malloc(((size_t)1 << t->pair_bits) * sizeof *t->pair_val);
-    if (!t->merges || !t->off || !t->pair_key || !t->pair_val) goto no_memory;
+    if (!t->merges || !t->off || !t->model_id || !t->internal_id || !t->pair_key || !t->pair_val)
+        goto no_memory;
+    for (int32_t i = 0; i < t->n_internal; i++) {
+        int32_t v = s->model_id ? s->model_id[i] : i;
+        t->model_id[i] = v;
+        if (v >= 0) t->internal_id[v] = i;
+        else t->absent[t->id_byte[i] >> 3] |= (uint8_t)(1u << (t->id_byte[i] & 7));
+    }
+    t->has_absent = t->n_tokens < t->n_internal;
     if (m) memcpy(t->merges, s->merges, m * 2 * sizeof *t->merges);
     memset(t->pair_key, 0xFF, ((size_t)1 << t->pair_bits) * sizeof *t->pair_key);
 
@@ -214,7 +269,7 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
         int32_t id = 256 + s->n_merges + i;
         t->off[id + 1] = t->off[id] + (uint32_t)s->special_len[i];
     }
-    t->bytes = malloc(t->off[t->n_tokens] ? t->off[t->n_tokens] : 1);
+    t->bytes = malloc(t->off[t->n_internal] ? t->off[t->n_internal] : 1);
     if (!t->bytes) goto no_memory;
     for (int i = 0; i < 256; i++) t->bytes[i] = t->id_byte[i];
     for (size_t k = 0; k < m; k++) {
@@ -234,7 +289,7 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
 
     t->str_bits = table_bits(256 + m);
     t->str_slot = calloc((size_t)1 << t->str_bits, sizeof *t->str_slot);
-    t->whole = calloc(((size_t)t->n_tokens + 7) / 8, 1);
+    t->whole = calloc(((size_t)t->n_internal + 7) / 8, 1);
     if (!t->str_slot || !t->whole) goto no_memory;
     if (!build_strings(t, src)) {
         st = NGPT_ERR_BAD_FORMAT;
@@ -272,11 +327,12 @@ static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf)
 {
     size_t size = NGPT_TOK_HEADER + 256 + (size_t)t->n_merges * 8 + 8;
     for (int32_t i = 0; i < t->n_special; i++) size += 4 + ngpt_tok_len(t, 256 + t->n_merges + i);
+    if (t->remapped) size += (size_t)t->n_internal * 4;
     if (!buf) return size;
     uint8_t *p = buf;
     memset(p, 0, NGPT_TOK_HEADER);
     memcpy(p, NGPT_TOK_MAGIC, 8);
-    put_u32(p + 8, NGPT_TOK_VERSION);
+    put_u32(p + 8, t->remapped ? NGPT_TOK_VERSION_IDS : NGPT_TOK_VERSION);
     put_u32(p + 12, (uint32_t)t->n_tokens);
     put_u32(p + 16, (uint32_t)t->n_merges);
     put_u32(p + 20, (uint32_t)t->n_special);
@@ -296,6 +352,8 @@ static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf)
         memcpy(p + 4, t->bytes + t->off[id], len);
         p += 4 + len;
     }
+    for (int32_t i = 0; t->remapped && i < t->n_internal; i++, p += 4)
+        put_u32(p, (uint32_t)t->model_id[i]);
     put_u64(p, (uint64_t)XXH3_64bits(buf, size - 8));
     return size;
 }

@@ -47,6 +47,23 @@ static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_
     return st ? st : encode_part(t, p + start, m - start, w, s);
 }
 
+/* Hugging Face's BPE drops a byte its vocabulary lacks before merging (its
+ * neighbours then meet): the piece without those bytes, into *buf (grown to
+ * the text's length once). NULL when out of memory. */
+static const uint8_t *drop_absent(const ngpt_tokenizer *t, const uint8_t *p, size_t *m,
+                                  uint8_t **buf, size_t len)
+{
+    size_t i = 0;
+    while (i < *m && !ngpt_tok_byte_absent(t, p[i])) i++;
+    if (i == *m) return p;
+    if (!*buf && !(*buf = malloc(len))) return NULL;
+    size_t n = 0;
+    for (i = 0; i < *m; i++)
+        if (!ngpt_tok_byte_absent(t, p[i])) (*buf)[n++] = p[i];
+    *m = n;
+    return *buf;
+}
+
 ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, size_t len,
                                   int32_t *ids, size_t cap, size_t *n_ids)
 {
@@ -58,12 +75,20 @@ ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, siz
     ngpt_bpe_scratch s;
     ngpt_bpe_scratch_init(&s);
     ngpt_status st = NGPT_OK;
+    uint8_t *kept = NULL;
     for (size_t i = 0; i < len && !st;) {
-        size_t end = ngpt_pretok_next(t->pretok, s8, len, i);
-        st = encode_piece(t, s8 + i, end - i, &w, &s);
+        size_t end = ngpt_pretok_next(t->pretok, s8, len, i), m = end - i;
+        const uint8_t *piece = s8 + i;
+        if (t->has_absent && !(piece = drop_absent(t, piece, &m, &kept, len)))
+            st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory encoding %zu bytes", len);
+        else if (m)
+            st = encode_piece(t, piece, m, &w, &s);
         i = end;
     }
+    free(kept);
     ngpt_bpe_scratch_free(&s);
+    /* the internal ids (bytes, then merges by rank) as the model's */
+    for (size_t k = 0; t->remapped && ids && k < w.n && k < cap; k++) ids[k] = t->model_id[ids[k]];
     if (st) return ngpt_prefixed("ngpt_tokenizer_encode", st);
     *n_ids = w.n;
     if (ids && w.n > cap)

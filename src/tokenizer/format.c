@@ -32,9 +32,10 @@ ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %zu bytes, shorter than the "
                          "header", src, size);
     uint32_t version = get_u32(p + 8);
-    if (version != NGPT_TOK_VERSION)
+    if (version != NGPT_TOK_VERSION && version != NGPT_TOK_VERSION_IDS)
         return ngpt_fail(NGPT_ERR_VERSION, "%s has tokenizer format version %u but this build "
-                         "reads version %d; use a matching ngpt", src, version, NGPT_TOK_VERSION);
+                         "reads versions %d and %d; use a matching ngpt", src, version,
+                         NGPT_TOK_VERSION, NGPT_TOK_VERSION_IDS);
     uint64_t file_bytes = get_u64(p + 40);
     if (file_bytes != size)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated or padded: its header says %llu "
@@ -47,11 +48,22 @@ ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s sets reserved header byte %d; it was "
                              "written by a newer or broken writer", src, i);
     uint32_t n_tokens = get_u32(p + 12), n_merges = get_u32(p + 16), n_special = get_u32(p + 20);
+    uint64_t n_internal = 256 + (uint64_t)n_merges + n_special, absent = 0;
+    if (version == NGPT_TOK_VERSION_IDS && n_merges <= NGPT_TOK_MAX_TOKENS &&
+        n_special <= NGPT_TOK_MAX_SPECIAL) {
+        /* the model ids close the file: the bytes without one are not tokens of the model */
+        if ((size - fixed) / 4 < n_internal)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: the model ids of %llu "
+                             "tokens do not fit", src, (unsigned long long)n_internal);
+        const uint8_t *ids = p + size - 8 - 4 * n_internal;
+        for (int i = 0; i < 256; i++) absent += get_u32(ids + 4 * i) == UINT32_MAX;
+    }
     if (n_merges > NGPT_TOK_MAX_TOKENS || n_special > NGPT_TOK_MAX_SPECIAL ||
-        (uint64_t)n_tokens != 256 + (uint64_t)n_merges + n_special)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %u tokens are not 256 bytes, "
-                         "%u merges and %u special tokens (limits: %d tokens, %d special)", src,
-                         n_tokens, n_merges, n_special, NGPT_TOK_MAX_TOKENS, NGPT_TOK_MAX_SPECIAL);
+        n_internal > NGPT_TOK_MAX_TOKENS || (uint64_t)n_tokens != n_internal - absent)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %u tokens are not 256 bytes "
+                         "(%llu without a model id), %u merges and %u special tokens (limits: %d "
+                         "tokens, %d special)", src, n_tokens, (unsigned long long)absent,
+                         n_merges, n_special, NGPT_TOK_MAX_TOKENS, NGPT_TOK_MAX_SPECIAL);
     *n_tokens_out = (int32_t)n_tokens;
     *checksum = get_u64(p + size - 8);
     return NGPT_OK;
@@ -67,7 +79,10 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     const size_t fixed = NGPT_TOK_HEADER + 256 + 8;
     const uint32_t n_merges = get_u32(p + 16), n_special = get_u32(p + 20);
     size_t at = NGPT_TOK_HEADER + 256;
-    if ((size - fixed) / 8 < n_merges)
+    /* version 2: the model ids (checked to fit) end the file */
+    const size_t end = get_u32(p + 8) == NGPT_TOK_VERSION_IDS ?
+        size - 8 - 4 * (256 + (size_t)n_merges + n_special) : size - 8;
+    if ((end - (fixed - 8)) / 8 < n_merges)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %u merges do not fit in %zu "
                          "bytes", src, n_merges, size);
     static ngpt_tok_spec spec_zero;
@@ -80,24 +95,32 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     spec.pretok = p[32];
     spec.rule = p[33];
     uint32_t *merges = malloc(n_merges ? (size_t)n_merges * 8 : 1);
-    if (!merges) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
-    memcpy(merges, p + at, (size_t)n_merges * 8);      /* little-endian hosts only */
+    int32_t *model_id = NULL;
+    if (end != size - 8 && (model_id = malloc((size - 8 - end) ? size - 8 - end : 1)))
+        memcpy(model_id, p + end, size - 8 - end);     /* little-endian hosts only */
+    if (!merges || (end != size - 8 && !model_id)) {
+        free(merges);
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+    }
+    memcpy(merges, p + at, (size_t)n_merges * 8);
     spec.merges = merges;
+    spec.model_id = model_id;
     at += (size_t)n_merges * 8;
     for (uint32_t i = 0; i < n_special && !st; i++) {
-        uint32_t len = at + 4 <= size - 8 ? get_u32(p + at) : 0;
-        if (at + 4 > size - 8 || len > size - 8 - at - 4)
+        uint32_t len = at + 4 <= end ? get_u32(p + at) : 0;
+        if (at + 4 > end || len > end - at - 4)
             st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: special token %u does not fit",
                            src, i);
         spec.special[i] = p + at + 4;
         spec.special_len[i] = len;
         at += 4 + (size_t)len;
     }
-    if (!st && at != size - 8)
+    if (!st && at != end)
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %zu bytes follow its last "
-                       "special token", src, size - 8 - at);
+                       "special token", src, end - at);
     if (!st) st = ngpt_tok_build(tok, &spec, src);
     free(merges);
+    free(model_id);
     return st;
 }
 

@@ -15,10 +15,9 @@
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
-/* The byte a character of the files stands for, or -1: the printable bytes
- * stand for themselves; U+0100 + n for the n-th other byte (0..32, then
- * 127..160, then 173). */
-static int char_byte(uint32_t c)
+/* tokenizer.h: the printable bytes stand for themselves; U+0100 + n for the
+ * n-th other byte (0..32, then 127..160, then 173). */
+int ngpt_tok_char_byte(uint32_t c)
 {
     if (c < 256) return (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE ? (int)c : -1;
     if (c >= 256 + 68) return -1;
@@ -146,7 +145,7 @@ static ngpt_status token_string(cursor *c, vocab *vb, size_t *len)
         uint32_t cp = 0;
         ngpt_status st = string_char(c, &cp);
         if (st) return st;
-        int b = char_byte(cp);
+        int b = ngpt_tok_char_byte(cp);
         if (b < 0)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: a token at line %zu holds U+%04X, which "
                              "is not one of GPT-2's 256 byte characters", c->src, c->line,
@@ -236,7 +235,7 @@ static ngpt_status merge_side(const uint8_t *p, size_t n, uint8_t *out, size_t *
     for (size_t i = 0; i < n;) {
         uint32_t cp;
         size_t k = ngpt_utf8_decode(p + i, n - i, &cp);
-        int b = k ? char_byte(cp) : -1;
+        int b = k ? ngpt_tok_char_byte(cp) : -1;
         if (b < 0)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: line %zu is not a merge of two tokens "
                              "of GPT-2's byte characters", src, line);

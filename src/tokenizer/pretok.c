@@ -68,7 +68,12 @@ static size_t run_end(const uint8_t *t, size_t n, size_t i, int cls, size_t *las
     return i;
 }
 
-static size_t gpt2_next(const uint8_t *t, size_t n, size_t i)
+/* digits: each \p{N} character is a piece of its own, and the pattern runs
+ * inside the stretches between them (Hugging Face's Sequence[Digits,
+ * ByteLevel]): a run never reaches past a digit, and a white space run
+ * before one is all of its stretch's end, so it stays whole. */
+static inline __attribute__((always_inline)) size_t
+gpt2_next(const uint8_t *t, size_t n, size_t i, bool digits)    /* inlined: digits is constant */
 {
     /* 's|'t|'re|'ve|'m|'ll|'d */
     if (t[i] == '\'' && i + 1 < n) {
@@ -79,18 +84,20 @@ static size_t gpt2_next(const uint8_t *t, size_t n, size_t i)
     }
     size_t len, last;
     int cls = char_class(t, n, i, &len);
+    if (digits && cls == NGPT_UC_N) return i + len;
     /*  ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+ : a space joins the run that follows it */
     if (t[i] == ' ' && i + 1 < n) {
         size_t len2;
         int next = char_class(t, n, i + 1, &len2);
-        if (next != NGPT_UC_S) return run_end(t, n, i + 1, next, &last);
+        if (next != NGPT_UC_S && !(digits && next == NGPT_UC_N))
+            return run_end(t, n, i + 1, next, &last);
     }
     if (cls != NGPT_UC_S) return run_end(t, n, i, cls, &last);
     /* \s+(?!\S): the run, or all of it but its last character when a
      * non-space follows; \s+ when that leaves nothing (one space before a
      * non-space) */
     size_t end = run_end(t, n, i, NGPT_UC_S, &last);
-    if (end == n || last == i) return end;
+    if (end == n || last == i || (digits && char_class(t, n, end, &len) == NGPT_UC_N)) return end;
     return last;
 }
 
@@ -98,7 +105,9 @@ size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t 
 {
     switch (p) {
     case NGPT_PRETOK_GPT2:
-        return gpt2_next(t, n, i);
+        return gpt2_next(t, n, i, false);
+    case NGPT_PRETOK_DIGITS:
+        return gpt2_next(t, n, i, true);
     case NGPT_PRETOK_LINES: {
         const uint8_t *nl = memchr(t + i, '\n', n - i);
         return nl ? (size_t)(nl - t) + 1 : n;

@@ -18,16 +18,19 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
     free(t->pair_val);
     free(t->str_slot);
     free(t->whole);
+    free(t->model_id);
+    free(t->internal_id);
     free(t->image);
     free(t);
 }
 
-int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *out)
+int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t model_id, size_t k, int32_t *out)
 {
-    int32_t n = 0;
+    int32_t n = 0, id = t->internal_id[model_id];
+    /* every part of a merge tree is a model token: merges join no absent byte */
     while (k > 0) {
         if ((size_t)ngpt_tok_len(t, id) == k) {      /* the whole token (a byte always is) */
-            out[n++] = id;
+            out[n++] = t->model_id[id];
             break;
         }
         const int32_t left = (int32_t)t->merges[2 * (id - 256)];
@@ -36,7 +39,7 @@ int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *
         if (k <= ll) {
             id = left;
         } else {
-            out[n++] = left;
+            out[n++] = t->model_id[left];
             k -= ll;
             id = right;
         }
@@ -74,9 +77,35 @@ ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *t, int32_t id, const uint
     if (id < 0 || id >= t->n_tokens)
         return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_tokenizer_token: id %d is outside the "
                          "vocabulary (0..%d)", (int)id, (int)t->n_tokens - 1);
-    *bytes = t->bytes + t->off[id];
-    *len = ngpt_tok_len(t, id);
+    *bytes = ngpt_tok_bytes(t, id, len);
     return NGPT_OK;
+}
+
+ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *t, int32_t i, int32_t *id)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!t || !id) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_special: NULL argument");
+    if (i < 0 || i >= t->n_special)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tokenizer_special: the tokenizer has %d special "
+                         "tokens; %d is not one of 0..%d", (int)t->n_special, (int)i,
+                         (int)t->n_special - 1);
+    *id = t->model_id[256 + t->n_merges + i];
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_tokenizer_special_id(const ngpt_tokenizer *t, const char *name, int32_t *id)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!t || !name || !id)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_special_id: NULL argument");
+    size_t n = strlen(name);
+    for (int32_t i = 256 + t->n_merges; i < t->n_internal; i++)
+        if (ngpt_tok_len(t, i) == n && !memcmp(t->bytes + t->off[i], name, n)) {
+            *id = t->model_id[i];
+            return NGPT_OK;
+        }
+    return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tokenizer_special_id: the tokenizer has no special "
+                     "token named \"%.64s\"", name);
 }
 
 ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, size_t n,
@@ -91,7 +120,7 @@ ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, s
             return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_tokenizer_decode: id %d at index %zu is "
                              "outside the vocabulary (0..%d)", (int)ids[i], i,
                              (int)t->n_tokens - 1);
-        if (!ngpt_add_ok(total, ngpt_tok_len(t, ids[i]), &total))
+        if (!ngpt_add_ok(total, ngpt_tok_len(t, t->internal_id[ids[i]]), &total))
             return ngpt_fail(NGPT_ERR_OVERFLOW, "ngpt_tokenizer_decode: the text of %zu ids is "
                              "longer than this machine can address", n);
     }
@@ -100,8 +129,10 @@ ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, s
     uint8_t *o = out;
     size_t at = 0;
     for (size_t i = 0; i < n && at < cap; i++) {
-        size_t len = ngpt_tok_len(t, ids[i]), k = len < cap - at ? len : cap - at;
-        memcpy(o + at, t->bytes + t->off[ids[i]], k);
+        size_t len;
+        const uint8_t *b = ngpt_tok_bytes(t, ids[i], &len);
+        size_t k = len < cap - at ? len : cap - at;
+        memcpy(o + at, b, k);
         at += k;
     }
     if (total > cap)

@@ -18,7 +18,8 @@
 #include "base/error.h"
 
 #define NGPT_TOK_MAGIC "NGPTTOKN"          /* 8 bytes, no NUL */
-#define NGPT_TOK_VERSION 1
+#define NGPT_TOK_VERSION 1                  /* today's layout: model ids are the ids below */
+#define NGPT_TOK_VERSION_IDS 2              /* version 1 + the model id of each token */
 #define NGPT_TOK_HEADER 64                  /* then 256 bytes: the byte of each id < 256 */
 #define NGPT_TOK_MAX_TOKENS (1 << 20)       /* n_tokens limit */
 #define NGPT_TOK_MAX_BYTES 256              /* the longest token, and a special's name */
@@ -32,18 +33,31 @@ typedef struct ngpt_tok_spec {
     int32_t n_special;
     const uint8_t *special[NGPT_TOK_MAX_SPECIAL];   /* names */
     size_t special_len[NGPT_TOK_MAX_SPECIAL];
-    int32_t end_id, pad_id;     /* special ids, or -1 */
+    int32_t end_id, pad_id;     /* special tokens' model ids, or -1 */
     int32_t pretok, rule;       /* ngpt_pretokenizer, ngpt_merge_rule */
+    /* NULL: a token's model id is its id above (bytes, merges, specials).
+     * Else the model id of each of the 256 + n_merges + n_special tokens:
+     * -1 for a byte the model lacks (encoding drops it), the others 0..V-1
+     * once each (a Hugging Face vocabulary's ids); written as version 2. */
+    const int32_t *model_id;
 } ngpt_tok_spec;
 
+/* Inside, a token's id is its place in the merge list: bytes 0..255 (in
+ * id_byte's order), merge k is 256 + k (so its id is its rank), then the
+ * specials: every table below is indexed by these internal ids. What the
+ * library takes and returns are model ids (the rows of the model's
+ * embedding): model_id maps one way, internal_id the other; both are the
+ * identity for files of version 1. */
 struct ngpt_tokenizer {
-    int32_t n_tokens, n_merges, n_special, end_id, pad_id, max_len;
+    int32_t n_tokens;           /* model ids: n_internal minus the absent bytes */
+    int32_t n_internal;         /* 256 + n_merges + n_special */
+    int32_t n_merges, n_special, end_id, pad_id, max_len;   /* end, pad: model ids */
     ngpt_pretokenizer pretok;
     ngpt_merge_rule rule;
     int32_t byte_id[256];       /* the id of each byte */
     uint8_t id_byte[256];
     uint32_t *merges;           /* (n_merges, 2) */
-    uint32_t *off;              /* (n_tokens + 1): token i is bytes[off[i] .. off[i+1]) */
+    uint32_t *off;              /* (n_internal + 1): token i is bytes[off[i] .. off[i+1]) */
     uint8_t *bytes;
     /* (left, right) -> the id they merge into (its rank: ids of merges grow
      * with their rank); open addressing, keys left << 32 | right */
@@ -61,6 +75,11 @@ struct ngpt_tokenizer {
      * tokens): a part of a piece that is such a token needs no BPE (build.c
      * merges each token's bytes to find them) */
     uint8_t *whole;
+    int32_t *model_id;          /* (n_internal): the model id of each token, -1 absent */
+    int32_t *internal_id;       /* (n_tokens): the inverse */
+    bool remapped;              /* model ids given by the spec: a version 2 file */
+    bool has_absent;            /* some byte has no model id */
+    uint8_t absent[32];         /* bit b: byte b has no model id (dropped from pieces) */
     uint8_t *image;             /* the file image (docs/FORMAT.md): what saves write */
     size_t image_size;
     uint64_t checksum;          /* XXH3-64 of the file image: its last 8 bytes */
@@ -111,22 +130,30 @@ static inline int32_t ngpt_tok_lookup(const ngpt_tokenizer *t, const uint8_t *s,
     }
 }
 
-/* The length in bytes of token id. */
+/* The length in bytes of token id (an internal id). */
 static inline size_t ngpt_tok_len(const ngpt_tokenizer *t, int32_t id)
 {
     return t->off[id + 1] - t->off[id];
 }
 
-/* The bytes of token id (*len of them); special tokens: their names. */
+/* The bytes of the token with model id id (*len of them); special tokens:
+ * their names. */
 static inline const uint8_t *ngpt_tok_bytes(const ngpt_tokenizer *t, int32_t id, size_t *len)
 {
+    id = t->internal_id[id];
     *len = t->off[id + 1] - t->off[id];
     return t->bytes + t->off[id];
 }
 
+/* Whether model id id is a special token. */
 static inline bool ngpt_tok_special(const ngpt_tokenizer *t, int32_t id)
 {
-    return id >= 256 + t->n_merges;
+    return t->internal_id[id] >= 256 + t->n_merges;
+}
+
+static inline bool ngpt_tok_byte_absent(const ngpt_tokenizer *t, uint8_t b)
+{
+    return (t->absent[b >> 3] >> (b & 7)) & 1;
 }
 
 static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
@@ -140,7 +167,7 @@ static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
 ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *spec, const char *src);
 
 /* The tokens whose bytes, one after another, are the first k bytes of
- * token id (not special; 0 < k <= its length): the parts of its merge tree
+ * token id (model ids, in and out; not special; 0 < k <= its length): the parts of its merge tree
  * that cover them, left to right, into out (at most k of them, and at most
  * the depth of its tree); returns their number. Decoding them gives exactly
  * those bytes (they are not what encoding the bytes would give). */
@@ -164,13 +191,19 @@ ngpt_status ngpt_tok_load_gpt2(ngpt_tokenizer **tok, const uint8_t *json, size_t
                                const char *json_src, const uint8_t *bpe, size_t bpe_size,
                                const char *bpe_src);
 
+/* The byte a character of GPT-2's files (and of a byte-level tokenizer.json)
+ * stands for (bytes_to_unicode's inverse), or -1 (gpt2.c). */
+int ngpt_tok_char_byte(uint32_t c);
+
 /* Reads the whole regular file at path into *buf (malloc'd, *size bytes);
  * bare messages naming it (format.c). */
 ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size);
 
 /* ---- pre-tokenization (pretok.c) */
 
-/* The end of the piece that starts at t[i] (i < n). */
+/* The end of the piece that starts at t[i] (i < n). NGPT_PRETOK_DIGITS is
+ * Hugging Face's Sequence[Digits(individual_digits), ByteLevel]: each \p{N}
+ * character alone, GPT-2's pattern inside the stretches between them. */
 size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t i);
 
 #endif

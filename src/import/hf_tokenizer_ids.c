@@ -1,0 +1,313 @@
+/* hf_tokenizer_ids.c — a byte-level BPE tokenizer.json with its own id
+ * layout (SmolLM2's: special tokens at 0..16, the bytes and merges after,
+ * in the vocabulary's order) as an ngpt tokenizer that keeps those ids as
+ * its model ids (hf_tokenizer.h). Every vocabulary token must be a byte, a
+ * merge's result or an added special token; a merge may join only bytes
+ * and tokens made by earlier merges; a byte the vocabulary lacks is dropped
+ * when encoding, as Hugging Face's BPE without an unknown token does.
+ * Anything else is refused by name. hf_tokenizer.c checks the pipeline
+ * around the model first. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/hf_tokenizer.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/unicode.h"
+
+typedef struct vocab_entry {
+    uint8_t bytes[NGPT_TOK_MAX_BYTES];
+    size_t len;
+    int32_t id;
+} vocab_entry;
+
+static int cmp_entry(const void *x, const void *y)
+{
+    const vocab_entry *a = x, *b = y;
+    if (a->len != b->len) return a->len < b->len ? -1 : 1;
+    return memcmp(a->bytes, b->bytes, a->len);
+}
+
+/* The bytes a byte-level token's characters stand for; false when a
+ * character stands for none or the token is too long. */
+static bool token_bytes(const char *s, uint8_t *out, size_t *len)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s), k = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t step = ngpt_utf8_decode(p + i, n - i, &cp);
+        int b = step ? ngpt_tok_char_byte(cp) : -1;
+        if (b < 0 || k == NGPT_TOK_MAX_BYTES) return false;
+        out[k++] = (uint8_t)b;
+        i += step;
+    }
+    *len = k;
+    return k > 0;
+}
+
+/* The model id of the token whose characters are s, or -1. */
+static int32_t find(const vocab_entry *v, size_t n, const char *s)
+{
+    vocab_entry key;
+    if (!token_bytes(s, key.bytes, &key.len)) return -1;
+    const vocab_entry *e = bsearch(&key, v, n, sizeof *v, cmp_entry);
+    return e ? e->id : -1;
+}
+
+static ngpt_status unsupported(const char *src, const char *what, const char *token)
+{
+    return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s \"%.60s\"; ngpt reproduces byte-level BPE "
+                     "exactly or not at all", src, what, token);
+}
+
+/* The added tokens: each special, matched as it is (no lstrip, rstrip or
+ * single_word), at an id of its own; into names[id] (NULL elsewhere). */
+static ngpt_status read_added(const cJSON *added, const char **names, int32_t cap,
+                              int32_t *n_special, int32_t *max_id, const char *src)
+{
+    *n_special = 0;
+    if (!added || cJSON_IsNull(added)) return NGPT_OK;
+    if (!cJSON_IsArray(added))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: added_tokens is not a list", src);
+    for (const cJSON *a = added->child; a; a = a->next) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
+        const cJSON *content = cJSON_GetObjectItemCaseSensitive(a, "content");
+        if (!cJSON_IsNumber(id) || !cJSON_IsString(content) || id->valuedouble < 0 ||
+            id->valuedouble >= cap || id->valuedouble != (double)(int32_t)id->valuedouble)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: an added token lacks its content or an "
+                             "id in 0..%d", src, (int)cap - 1);
+        const char *name = content->valuestring;
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special")))
+            return unsupported(src, "an added token that is not special (it would be matched "
+                               "in text)", name);
+        /* normalized is moot: hf_tokenizer.c refuses any normalizer */
+        static const char *const flags[] = {"lstrip", "rstrip", "single_word"};
+        for (int f = 0; f < 3; f++)
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, flags[f])))
+                return unsupported(src, f == 0 ? "an added token with lstrip" : f == 1 ?
+                                   "an added token with rstrip" : "an added token with "
+                                   "single_word", name);
+        size_t len = strlen(name);
+        if (len < 1 || len > NGPT_TOK_MAX_BYTES)
+            return unsupported(src, "an added token whose name is not 1..256 bytes", name);
+        int32_t i = (int32_t)id->valuedouble;
+        if (names[i])
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: added tokens \"%.40s\" and \"%.40s\" "
+                             "share id %d", src, names[i], name, (int)i);
+        if (++*n_special > NGPT_TOK_MAX_SPECIAL)
+            return unsupported(src, "more than 256 added tokens, the last", name);
+        names[i] = name;
+        if (i > *max_id) *max_id = i;
+    }
+    return NGPT_OK;
+}
+
+/* The vocabulary without the added tokens, sorted by bytes; *max_id gets
+ * the largest id. */
+static ngpt_status read_vocab(const cJSON *vocab, const char **names, vocab_entry **out,
+                              size_t *n_out, int32_t *max_id, const char *src)
+{
+    size_t n = (size_t)cJSON_GetArraySize(vocab), k = 0;
+    vocab_entry *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+    ngpt_status st = NGPT_OK;
+    for (const cJSON *e = vocab->child; e && !st; e = e->next) {
+        double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
+        if (d < 0 || d >= NGPT_TOK_MAX_TOKENS || d != (double)(int32_t)d) {
+            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: model.vocab gives \"%.40s\" no id in "
+                           "0..%d", src, e->string, NGPT_TOK_MAX_TOKENS - 1);
+            break;
+        }
+        int32_t id = (int32_t)d;
+        if (id > *max_id) *max_id = id;
+        if (names[id]) {            /* an added token: its name, as GPT-2's "<|endoftext|>" */
+            if (strcmp(names[id], e->string))
+                st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: id %d is \"%.40s\" in model.vocab but "
+                               "added token \"%.40s\"", src, (int)id, e->string, names[id]);
+            continue;
+        }
+        if (!token_bytes(e->string, v[k].bytes, &v[k].len))
+            st = unsupported(src, "a model.vocab token that is not byte-level characters",
+                             e->string);
+        v[k++].id = id;
+    }
+    if (st) {
+        free(v);
+        return st;
+    }
+    qsort(v, k, sizeof *v, cmp_entry);
+    *out = v;
+    *n_out = k;
+    return NGPT_OK;
+}
+
+/* Merge k's two sides ("a b" or ["a", "b"]). */
+static bool merge_sides(const cJSON *m, char *buf, size_t cap, const char **a, const char **b)
+{
+    if (cJSON_IsArray(m) && cJSON_GetArraySize(m) == 2 && cJSON_IsString(m->child) &&
+        cJSON_IsString(m->child->next)) {
+        *a = m->child->valuestring;
+        *b = m->child->next->valuestring;
+        return true;
+    }
+    if (!cJSON_IsString(m) || strlen(m->valuestring) >= cap) return false;
+    strcpy(buf, m->valuestring);
+    char *sp = strchr(buf, ' ');
+    if (!sp || strchr(sp + 1, ' ')) return false;
+    *sp = 0;
+    *a = buf;
+    *b = sp + 1;
+    return true;
+}
+
+/* The work of ngpt_hf_tokenizer_ids, on arrays it frees. */
+typedef struct layout {
+    const char **names;         /* (V) added tokens' names */
+    int32_t *internal;          /* (V) internal id of each model id, -1 none yet */
+    int32_t *model_id;          /* (256 + merges + specials) */
+    uint32_t *merges;
+    vocab_entry *v;
+    size_t n_v;
+} layout;
+
+static ngpt_status map_merges(layout *L, const cJSON *merges, int32_t *n_merges, const char *src)
+{
+    int32_t k = 0;
+    char buf[4 * 2 * NGPT_TOK_MAX_BYTES + 2];
+    for (const cJSON *m = merges->child; m; m = m->next, k++) {
+        const char *a, *b;
+        if (!merge_sides(m, buf, sizeof buf, &a, &b))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: merge %d of model.merges is neither "
+                             "\"a b\" nor [\"a\", \"b\"]", src, (int)k);
+        int32_t ia = find(L->v, L->n_v, a), ib = find(L->v, L->n_v, b);
+        char ab[sizeof buf];
+        snprintf(ab, sizeof ab, "%s%s", a, b);
+        int32_t iab = find(L->v, L->n_v, ab);
+        if (ia < 0 || ib < 0 || iab < 0)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: merge %d (\"%.40s\" \"%.40s\") joins or "
+                             "makes a token that model.vocab lacks", src, (int)k, a, b);
+        int32_t ka = L->internal[ia], kb = L->internal[ib], internal = 256 + k;
+        if (ka < 0 || kb < 0)
+            return unsupported(src, "a merge that joins a token only a later merge makes, "
+                               "in merge", ka < 0 ? a : b);
+        if (L->internal[iab] >= 0)
+            return unsupported(src, "two merges that make one token (or a merge that makes "
+                               "a byte)", ab);
+        if (internal >= NGPT_TOK_MAX_TOKENS)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s has more merges than %d tokens allow",
+                             src, NGPT_TOK_MAX_TOKENS);
+        L->internal[iab] = internal;
+        L->model_id[internal] = iab;
+        L->merges[2 * k] = (uint32_t)ka;
+        L->merges[2 * k + 1] = (uint32_t)kb;
+    }
+    *n_merges = k;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const cJSON *model,
+                                  ngpt_pretokenizer pretok, bool *gpt2_layout, const char *src)
+{
+    *tok = NULL;
+    *gpt2_layout = false;
+    const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
+    const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
+    if (!cJSON_IsObject(vocab) || !cJSON_IsArray(merges))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: model.vocab is not an object or model.merges "
+                         "not a list", src);
+    layout L = {0};
+    ngpt_status st = NGPT_OK;
+    int32_t n_special = 0, max_id = -1, n_merges = 0;
+    size_t n_merge_entries = (size_t)cJSON_GetArraySize(merges);
+    L.names = calloc(NGPT_TOK_MAX_TOKENS, sizeof *L.names);
+    if (!L.names) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+    if ((st = read_added(cJSON_GetObjectItemCaseSensitive(root, "added_tokens"), L.names,
+                         NGPT_TOK_MAX_TOKENS, &n_special, &max_id, src)) ||
+        (st = read_vocab(vocab, L.names, &L.v, &L.n_v, &max_id, src)))
+        goto done;
+    int32_t V = max_id + 1;
+    size_t n_internal = 256 + n_merge_entries + (size_t)n_special;
+    L.internal = malloc((size_t)(V > 0 ? V : 1) * sizeof *L.internal);
+    L.model_id = malloc(n_internal * sizeof *L.model_id);
+    L.merges = malloc((n_merge_entries ? n_merge_entries : 1) * 2 * sizeof *L.merges);
+    if (!L.internal || !L.model_id || !L.merges) {
+        st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+        goto done;
+    }
+    for (int32_t i = 0; i < V; i++) L.internal[i] = -1;
+    /* bytes: internal id = the byte; one the vocabulary lacks has no model id */
+    static ngpt_tok_spec zero;
+    ngpt_tok_spec spec = zero;
+    int absent = 0;
+    for (int b = 0; b < 256; b++) {
+        uint8_t one = (uint8_t)b;
+        vocab_entry key = {.len = 1};
+        key.bytes[0] = one;
+        const vocab_entry *e = bsearch(&key, L.v, L.n_v, sizeof *L.v, cmp_entry);
+        spec.id_byte[b] = one;
+        L.model_id[b] = e ? e->id : -1;
+        if (e) L.internal[e->id] = b;
+        absent += !e;
+    }
+    const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_token");
+    if (absent && cJSON_IsString(unk)) {
+        st = unsupported(src, "bytes missing from model.vocab with an unknown token (they would "
+                         "become it)", unk->valuestring);
+        goto done;
+    }
+    if ((st = map_merges(&L, merges, &n_merges, src))) goto done;
+    /* the added tokens in id order follow the merges */
+    int32_t s = 0;
+    for (int32_t id = 0; id < V; id++) {
+        if (!L.names[id]) continue;
+        int32_t internal = 256 + n_merges + s;
+        L.internal[id] = internal;
+        L.model_id[internal] = id;
+        spec.special[s] = (const uint8_t *)L.names[id];
+        spec.special_len[s] = strlen(L.names[id]);
+        s++;
+    }
+    for (size_t i = 0; i < L.n_v; i++)
+        if (L.internal[L.v[i].id] < 0) {
+            char what[128];
+            snprintf(what, sizeof what, "a model.vocab token (id %d) that is no byte, no "
+                     "merge's result and no added token", (int)L.v[i].id);
+            st = unsupported(src, what, "");
+            goto done;
+        }
+    int32_t covered = 0;
+    for (int32_t id = 0; id < V; id++) covered += L.internal[id] >= 0;
+    if (covered != V || (size_t)covered != L.n_v + (size_t)n_special) {
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: the ids of model.vocab and added_tokens are "
+                       "not 0..%d, each once", src, (int)V - 1);
+        goto done;
+    }
+    /* GPT-2's own layout: the caller reads it as GPT-2's files, one tokenizer either way */
+    bool gpt2 = pretok == NGPT_PRETOK_GPT2 && absent == 0;
+    for (int32_t i = 0; i < 256 + n_merges + n_special && gpt2; i++)
+        gpt2 = i < 256 ? L.model_id[i] < 256 : L.model_id[i] == i;
+    if (gpt2) {
+        *gpt2_layout = true;
+        goto done;
+    }
+    spec.merges = L.merges;
+    spec.n_merges = n_merges;
+    spec.n_special = n_special;
+    spec.model_id = L.model_id;
+    spec.end_id = spec.pad_id = -1;
+    for (int32_t i = 0; i < n_special; i++)
+        if (spec.special_len[i] == 13 && !memcmp(spec.special[i], "<|endoftext|>", 13))
+            spec.end_id = L.model_id[256 + n_merges + i];
+    spec.pretok = pretok;
+    spec.rule = NGPT_MERGE_PAIRS;   /* Hugging Face's BPE: a pair's rank is its merge's index */
+    st = ngpt_tok_build(tok, &spec, src);
+done:
+    free(L.names);
+    free(L.internal);
+    free(L.model_id);
+    free(L.merges);
+    free(L.v);
+    return st;
+}

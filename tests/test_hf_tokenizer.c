@@ -1,0 +1,518 @@
+/* test_hf_tokenizer.c — a SmolLM2-shaped tokenizer.json, built here, read
+ * by ngpt_hf_tokenizer_json and checked against an independent encoder:
+ *
+ *  - the file: 17 special tokens at ids 0..16 (SmolLM2's names), the bytes
+ *    after them in a shuffled order with some absent (0x01, 'Q', 0xF8..0xFF),
+ *    then a few hundred merges (learned by ngpt on a small text, those
+ *    touching an absent byte left out) whose ids are not in rank order;
+ *    pre-tokenizer Sequence[Digits(individual_digits), ByteLevel];
+ *  - encoding a corpus of awkward strings gives the ids of
+ *    tools/hf_bpe_reference.py (Python, written from Hugging Face's
+ *    documented algorithm), kept in tests/hf_tokenizer_golden.h;
+ *  - special names in text stay text; decoding gives valid UTF-8 back;
+ *    the tokenizer's file (version 2) reloads the same;
+ *  - what ngpt cannot reproduce exactly is refused by name.
+ *
+ * Regenerating the golden ids (after a change to the corpus, the training
+ * or the file written here):
+ *   build/tests/test_hf_tokenizer --write /tmp/hft
+ *   /usr/bin/python3 tools/hf_bpe_reference.py /tmp/hft/tokenizer.json \
+ *       /tmp/hft/corpus.bin --c > tests/hf_tokenizer_golden.h */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "import/hf_tokenizer.h"
+#include "test.h"
+#include "tokenizer/tokenizer.h"
+
+#include "hf_tokenizer_golden.h"
+
+enum { N_SPECIAL = 17, LONG_A = 100 };
+
+static const char *const SPECIALS[N_SPECIAL] = {
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<repo_name>", "<reponame>", "<file_sep>",
+    "<filename>", "<gh_stars>", "<issue_start>", "<issue_comment>", "<issue_closed>",
+    "<jupyter_start>", "<jupyter_text>", "<jupyter_code>", "<jupyter_output>",
+    "<jupyter_script>", "<empty_output>",
+};
+
+static bool absent_byte(int b) { return b == 0x01 || b == 'Q' || b >= 0xF8; }
+
+/* The texts encoded (two more are built in corpus_text: a long run of 'a'
+ * and one of "the"). */
+static const char *const CORPUS[] = {
+    "Hello world! 123",
+    "digits 0123456789 and 3.14159, 1,000,000",
+    "unicode digits: \xd9\xa3\xd9\xa4\xd9\xa5 \xe0\xa5\xaa\xe0\xa5\xa8 \xc2\xbe \xe2\x85\xab "
+    "\xe2\x91\xa0\xe2\x91\xa1",
+    "spaces:   three  two\tand tabs\t\t end   ",
+    "lines\n\nnew\r\nlines \n  indented\n",
+    "emoji \xf0\x9f\x98\x80\xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd and \xf0\x9f\x87\xab\xf0\x9f\x87\xb7 flags",
+    "invalid \xff\xfe bytes \xc3( and \xe2\x82 here \x80",
+    "specials <|endoftext|><|im_start|>user\nhi<|im_end|>\n",
+    "QQ quiet Quebec aQb \x01" "ctrl",
+    "contractions: don't, we'll, it's, they're I'm you've he'd",
+    "  leading spaces and trailing   ",
+    "x1y22z333 9a 8 b",
+    "caf\xc3\xa9 na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xed\x95\x9c\xea\xb5\xad\xec\x96\xb4 "
+    "\xce\x95\xce\xbb\xce\xbb\xce\xb7\xce\xbd\xce\xb9\xce\xba\xce\xac \xd1\x80\xd1\x83\xd1\x81",
+    "numbers in words: abc123def 4x4 1st 2nd",
+    "",
+    "   ",
+    "\n",
+    "a 12  3x",
+    "the theory of the thing: then there, these and those; in the end the thesis",
+};
+enum { N_FIXED = sizeof CORPUS / sizeof CORPUS[0], N_TEXTS = N_FIXED + 2 };
+
+static char long_a[LONG_A + 1], long_the[3 * 40 + 1];
+
+static const char *corpus_text(int i)
+{
+    if (i < N_FIXED) return CORPUS[i];
+    return i == N_FIXED ? long_a : long_the;
+}
+
+/* Training text: English, code-like lines and the corpus, repeated. */
+static const char *const TRAIN[] = {
+    "The quick brown fox jumps over the lazy dog. The dog sleeps; the fox runs on. ",
+    "In the beginning there was the word, and the word was with the tokenizer. ",
+    "for (int i = 0; i < 10; i++) { total += values[i] * 2; }\n",
+    "Numbers like 2024, 3.14 and 1,000 are split into digits one by one. ",
+    "She said: \"it's fine, we'll see, they're here\" and then she left the room.\n",
+    "Tokenizers split text into pieces, then merge the most frequent pairs of symbols. ",
+    "A small language model runs on a Raspberry Pi when its weights are quantized well. ",
+    "Mathematics, physics, chemistry and biology describe nature with different words. ",
+    "def encode(text): return [vocabulary[piece] for piece in pretokenize(text)]\n",
+    "Caf\xc3\xa9 cr\xc3\xa8" "me br\xc3\xbb" "l\xc3\xa9" "e, na\xc3\xaf" "ve r\xc3\xa9" "sum\xc3\xa9; "
+    "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xd1\x80\xd1\x83\xd1\x81\xd1\x81\xd0\xba\xd0\xb8\xd0\xb9. ",
+    "Yesterday, seventeen wizards quickly vexed the jumping zebras beyond Oxford Street. ",
+    "Everything everywhere, all at once: something, nothing, anything and everyone else. ",
+};
+
+/* ------------------------------------------------------------ the file */
+
+typedef struct text { char *p; size_t n, cap; } text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (t->n + (size_t)k + 1 > t->cap) {
+        t->cap = (t->n + (size_t)k + 1) * 2;
+        t->p = realloc(t->p, t->cap);
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->p + t->n, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    t->n += (size_t)k;
+}
+
+/* GPT-2's bytes_to_unicode, as UTF-8. */
+static void put_byte_char(text *t, int b)
+{
+    int cp = b;
+    if (!((b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE)) {
+        int n = 0;
+        for (int x = 0; x < b; x++)
+            if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE)) n++;
+        cp = 256 + n;
+    }
+    if (cp < 0x80) put(t, cp == '"' || cp == '\\' ? "\\%c" : "%c", cp);
+    else put(t, "%c%c", 0xC0 | cp >> 6, 0x80 | (cp & 63));
+}
+
+static void put_token(text *t, const uint8_t *b, size_t n)
+{
+    put(t, "\"");
+    for (size_t i = 0; i < n; i++) put_byte_char(t, b[i]);
+    put(t, "\"");
+}
+
+/* The learned merges a SmolLM2-shaped file keeps: both sides present, a
+ * token not made before, a pair not merged before. */
+typedef struct layout {
+    int32_t n_merges;
+    int32_t left[1024], right[1024];    /* trained ids of the kept merges' sides */
+    int32_t made[1024];                 /* the trained id each makes */
+    int32_t file_id[1 << 12];           /* trained id -> the file's id, -1 left out */
+    int32_t V;
+} layout;
+
+static void plan(const ngpt_tokenizer *tr, layout *L)
+{
+    for (int32_t i = 0; i < (int32_t)(sizeof L->file_id / sizeof L->file_id[0]); i++)
+        L->file_id[i] = -1;
+    int32_t next = N_SPECIAL;
+    for (int k = 0; k < 256; k++) {      /* the bytes in a shuffled order */
+        int b = (k * 113 + 7) & 255;
+        if (!absent_byte(b)) L->file_id[tr->byte_id[b]] = next++;
+    }
+    L->n_merges = 0;
+    int32_t keep[1024];
+    for (int32_t k = 0; k < tr->n_merges && L->n_merges < 1024; k++) {
+        int32_t a = (int32_t)tr->merges[2 * k], b = (int32_t)tr->merges[2 * k + 1];
+        if (L->file_id[a] < 0 || L->file_id[b] < 0) continue;
+        size_t la, lb;
+        const uint8_t *pa = ngpt_tok_bytes(tr, a, &la), *pb = ngpt_tok_bytes(tr, b, &lb);
+        uint8_t ab[2 * NGPT_TOK_MAX_BYTES];
+        memcpy(ab, pa, la);
+        memcpy(ab + la, pb, lb);
+        bool dup = false;
+        for (int32_t j = 0; j < L->n_merges && !dup; j++) {
+            size_t lj;
+            const uint8_t *pj = ngpt_tok_bytes(tr, L->made[j], &lj);
+            dup = lj == la + lb && !memcmp(pj, ab, lj);
+        }
+        if (dup) continue;
+        L->left[L->n_merges] = a, L->right[L->n_merges] = b, L->made[L->n_merges] = 256 + k;
+        L->file_id[256 + k] = 0;        /* kept; its id comes below */
+        keep[L->n_merges++] = 256 + k;
+    }
+    /* ids not in rank order: neighbours swapped */
+    for (int32_t r = 0; r < L->n_merges; r++) {
+        int32_t s = (r ^ 1) < L->n_merges ? r ^ 1 : r;
+        L->file_id[keep[r]] = next + s;
+    }
+    L->V = next + L->n_merges;
+}
+
+typedef struct variant {
+    const char *normalizer, *pre, *vocab_extra;
+    const char *model_extra;    /* keys before the model's own: cJSON reads the first */
+    bool not_special, lstrip;
+    int32_t swap_a, swap_b;     /* merges written in each other's place (swap_a -1: none) */
+} variant;
+
+static const char *const SMOL_PRE =
+    "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\", \"individual_digits\": "
+    "true}, {\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, "
+    "\"use_regex\": true}]}";
+
+static char *write_json(const ngpt_tokenizer *tr, const layout *L, const variant *v)
+{
+    text t = {0};
+    put(&t, "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": [");
+    for (int i = 0; i < N_SPECIAL; i++)
+        put(&t, "%s{\"id\": %d, \"content\": \"%s\", \"single_word\": false, \"lstrip\": %s, "
+            "\"rstrip\": false, \"normalized\": false, \"special\": %s}", i ? ", " : "", i,
+            SPECIALS[i], v->lstrip && i == 2 ? "true" : "false",
+            v->not_special && i == 2 ? "false" : "true");
+    put(&t, "], \"normalizer\": %s, \"pre_tokenizer\": %s, ", v->normalizer ? v->normalizer : "null", v->pre ? v->pre : SMOL_PRE);
+    put(&t, "\"post_processor\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, "
+        "\"trim_offsets\": false, \"use_regex\": true}, \"decoder\": {\"type\": \"ByteLevel\", "
+        "\"add_prefix_space\": true, \"trim_offsets\": true, \"use_regex\": true}, \"model\": "
+        "{%s\"type\": \"BPE\", \"dropout\": null, \"unk_token\": null, "
+        "\"continuing_subword_prefix\": null, \"end_of_word_suffix\": null, \"fuse_unk\": false, "
+        "\"byte_fallback\": false, \"ignore_merges\": false, \"vocab\": {",
+        v->model_extra ? v->model_extra : "");
+    for (int i = 0; i < N_SPECIAL; i++) put(&t, "\"%s\": %d, ", SPECIALS[i], i);
+    bool first = true;
+    for (int32_t id = 0; id < tr->n_internal; id++)
+        if (L->file_id[id] >= 0) {
+            size_t n;
+            const uint8_t *b = ngpt_tok_bytes(tr, id, &n);
+            put(&t, "%s", first ? "" : ", ");
+            put_token(&t, b, n);
+            put(&t, ": %d", L->file_id[id]);
+            first = false;
+        }
+    put(&t, "%s}, \"merges\": [", v->vocab_extra ? v->vocab_extra : "");
+    for (int32_t r = 0; r < L->n_merges; r++) {
+        int32_t k = v->swap_a < 0 ? r : r == v->swap_a ? v->swap_b : r == v->swap_b ? v->swap_a : r;
+        size_t la, lb;
+        const uint8_t *a = ngpt_tok_bytes(tr, L->left[k], &la);
+        const uint8_t *b = ngpt_tok_bytes(tr, L->right[k], &lb);
+        put(&t, "%s\"", r ? ", " : "");
+        for (size_t i = 0; i < la; i++) put_byte_char(&t, a[i]);
+        put(&t, " ");
+        for (size_t i = 0; i < lb; i++) put_byte_char(&t, b[i]);
+        put(&t, "\"");
+    }
+    put(&t, "]}}");
+    return t.p;
+}
+
+static ngpt_tokenizer *trained(void)
+{
+    const void *texts[128];
+    size_t sizes[128];
+    int n = 0;
+    for (int rep = 0; rep < 6; rep++)
+        for (size_t i = 0; i < sizeof TRAIN / sizeof TRAIN[0]; i++)
+            texts[n] = TRAIN[i], sizes[n++] = strlen(TRAIN[i]);
+    for (int i = 0; i < N_TEXTS && n < 128; i++)
+        texts[n] = corpus_text(i), sizes[n++] = strlen(corpus_text(i));
+    ngpt_tokenizer_train_config cfg = ngpt_tokenizer_train_config_default();
+    cfg.vocab_size = 256 + 700;
+    cfg.pretok = NGPT_PRETOK_DIGITS;
+    cfg.end_token = cfg.pad_token = false;
+    ngpt_tokenizer *t = NULL;
+    CHECK_OK(ngpt_tokenizer_train(&t, &cfg, texts, sizes, n));
+    return t;
+}
+
+/* ------------------------------------------------------------ checks */
+
+static ngpt_tokenizer *read_json(const char *json)
+{
+    ngpt_tokenizer *t = NULL;
+    ngpt_status st = ngpt_hf_tokenizer_json(&t, json, strlen(json), "tokenizer.json");
+    CHECK(st == NGPT_OK, "the SmolLM2-shaped tokenizer.json reads: %s", ngpt_last_error());
+    return t;
+}
+
+static void pieces(void)
+{
+    const char *s = "a 12  3x";
+    const char *want[] = {"a", " ", "1", "2", "  ", "3", "x"};
+    size_t n = strlen(s), i = 0;
+    for (size_t k = 0; k < 7; k++) {
+        size_t end = i < n ? ngpt_pretok_next(NGPT_PRETOK_DIGITS, (const uint8_t *)s, n, i) : i;
+        CHECK(end - i == strlen(want[k]) && !memcmp(s + i, want[k], end - i),
+              "digits piece %zu of \"%s\" is \"%s\", got \"%.*s\"", k, s, want[k], (int)(end - i),
+              s + i);
+        i = end;
+    }
+    CHECK(i == n, "the pieces cover the text");
+}
+
+static void against_golden(const ngpt_tokenizer *t)
+{
+    ngpt_tokenizer_info info;
+    CHECK_OK(ngpt_tokenizer_describe(t, &info));
+    CHECK(info.end_id == 0 && info.n_special == N_SPECIAL && info.pretok == NGPT_PRETOK_DIGITS,
+          "end id 0 (<|endoftext|>), 17 specials, digits pieces: end %d, %d specials",
+          (int)info.end_id, (int)info.n_special);
+    for (int i = 0; i < N_SPECIAL; i++) {
+        const uint8_t *b;
+        size_t n;
+        CHECK_OK(ngpt_tokenizer_token(t, i, &b, &n));
+        CHECK(n == strlen(SPECIALS[i]) && !memcmp(b, SPECIALS[i], n), "id %d is %s", i,
+              SPECIALS[i]);
+        int32_t by_name = -1, by_index = -1;
+        CHECK_OK(ngpt_tokenizer_special_id(t, SPECIALS[i], &by_name));
+        CHECK_OK(ngpt_tokenizer_special(t, i, &by_index));
+        CHECK(by_name == i && by_index == i, "%s found by name (%d) and index (%d)", SPECIALS[i],
+              (int)by_name, (int)by_index);
+    }
+    int32_t none = -1;
+    CHECK_STATUS(ngpt_tokenizer_special_id(t, "<|im_end", &none), NGPT_ERR_BAD_ARG);
+    size_t at = 0;
+    int32_t ids[4096];
+    for (int i = 0; i < N_TEXTS; i++) {
+        const char *s = corpus_text(i);
+        size_t len = strlen(s), n = 0;
+        CHECK_OK(ngpt_tokenizer_encode(t, s, len, ids, 4096, &n));
+        bool same = n == (size_t)GOLDEN_COUNTS[i] && !memcmp(ids, GOLDEN_IDS + at, n * 4);
+        CHECK(same, "text %d (\"%.30s\") encodes as the reference does: %zu ids, want %d", i, s,
+              n, GOLDEN_COUNTS[i]);
+        if (!same)
+            for (size_t k = 0; k < n && k < (size_t)GOLDEN_COUNTS[i]; k++)
+                if (ids[k] != GOLDEN_IDS[at + k]) {
+                    fprintf(stderr, "  first difference at %zu: %d, want %d\n", k, (int)ids[k],
+                            (int)GOLDEN_IDS[at + k]);
+                    break;
+                }
+        at += (size_t)GOLDEN_COUNTS[i];
+        bool no_special = true, has_absent = false;
+        for (size_t k = 0; k < n; k++) no_special &= ids[k] >= N_SPECIAL && ids[k] < info.n_tokens;
+        for (size_t k = 0; k < len; k++) has_absent |= absent_byte((uint8_t)s[k]);
+        CHECK(no_special, "text %d: no special token from text", i);
+        char back[4096];
+        size_t nb = 0;
+        CHECK_OK(ngpt_tokenizer_decode(t, ids, n, back, sizeof back, &nb));
+        if (!has_absent) CHECK(nb == len && !memcmp(back, s, len), "text %d decodes back", i);
+        else CHECK(nb < len, "text %d loses its absent bytes", i);
+    }
+    CHECK(at == sizeof GOLDEN_IDS / sizeof GOLDEN_IDS[0], "every golden id checked");
+}
+
+static void file_round_trip(const ngpt_tokenizer *t)
+{
+    size_t size = 0;
+    CHECK_OK(ngpt_tokenizer_save_mem(t, NULL, 0, &size));
+    uint8_t *img = malloc(size), *img2 = malloc(size);
+    CHECK_OK(ngpt_tokenizer_save_mem(t, img, size, &size));
+    uint32_t version;
+    memcpy(&version, img + 8, 4);
+    CHECK(version == 2, "a tokenizer with its own ids is a version 2 file, got %u", version);
+    ngpt_tokenizer *r = NULL;
+    CHECK_OK(ngpt_tokenizer_load_mem(&r, img, size));
+    size_t size2 = 0;
+    if (r) CHECK_OK(ngpt_tokenizer_save_mem(r, img2, size, &size2));
+    CHECK(size2 == size && !memcmp(img, img2, size), "the file reloads to the same bytes");
+    const char *s = CORPUS[7];
+    int32_t a[256], b[256];
+    size_t na = 0, nb = 0;
+    CHECK_OK(ngpt_tokenizer_encode(t, s, strlen(s), a, 256, &na));
+    if (r) CHECK_OK(ngpt_tokenizer_encode(r, s, strlen(s), b, 256, &nb));
+    CHECK(na == nb && !memcmp(a, b, na * 4), "the reloaded tokenizer encodes the same");
+    /* a model id given twice is refused on load */
+    img[size - 8 - 4] = img[size - 8 - 8];
+    ngpt_tokenizer *bad = NULL;
+    CHECK(ngpt_tokenizer_load_mem(&bad, img, size) != NGPT_OK, "a spoilt file is refused");
+    ngpt_tokenizer_free(r);
+    free(img), free(img2);
+}
+
+static void refused(const ngpt_tokenizer *tr, const layout *L)
+{
+    /* a merge joining what only a later merge makes */
+    int32_t later = -1;
+    for (int32_t r = 0; r < L->n_merges && later < 0; r++)
+        if (L->left[r] >= 256 || L->right[r] >= 256) later = r;
+    int32_t maker = -1;
+    for (int32_t j = 0; j < later; j++)
+        if (L->made[j] == L->left[later] || L->made[j] == L->right[later]) maker = j;
+    const struct {
+        variant v;
+        const char *words;
+    } cases[] = {
+        {{.normalizer = "{\"type\": \"NFC\"}", .swap_a = -1}, "normalizer \"NFC\""},
+        {{.pre = "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\", "
+                 "\"individual_digits\": false}, {\"type\": \"ByteLevel\", \"add_prefix_space\": "
+                 "false, \"use_regex\": true}]}", .swap_a = -1}, "individual_digits=false"},
+        {{.pre = "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Whitespace\"}, "
+                 "{\"type\": \"ByteLevel\"}]}", .swap_a = -1}, "Sequence"},
+        {{.not_special = true, .swap_a = -1}, "not special"},
+        {{.lstrip = true, .swap_a = -1}, "lstrip"},
+        {{.model_extra = "\"byte_fallback\": true, ", .swap_a = -1}, "byte_fallback"},
+        {{.model_extra = "\"ignore_merges\": true, ", .swap_a = -1}, "ignore_merges"},
+        {{.vocab_extra = ", \"zzqx\": 5000", .swap_a = -1}, "no merge's result"},
+        {{.model_extra = "\"unk_token\": \"<|endoftext|>\", ", .swap_a = -1}, "unknown token"},
+        {{.swap_a = maker, .swap_b = later}, "later merge"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *json = write_json(tr, L, &cases[i].v);
+        ngpt_tokenizer *t = NULL;
+        ngpt_status st = ngpt_hf_tokenizer_json(&t, json, strlen(json), "tokenizer.json");
+        CHECK(st == NGPT_ERR_UNSUPPORTED && !t && strstr(ngpt_last_error(), cases[i].words),
+              "case %zu is refused naming \"%s\": %s", i, cases[i].words, ngpt_last_error());
+        ngpt_tokenizer_free(t);
+        free(json);
+    }
+}
+
+/* A model on the file's ids: its checkpoint carries the tokenizer, and a
+ * stop sequence that begins inside a token cuts the output at the right
+ * byte (ngpt_tok_prefix on model ids). */
+static void with_model(const ngpt_tokenizer *t)
+{
+    ngpt_tokenizer_info info;
+    CHECK_OK(ngpt_tokenizer_describe(t, &info));
+    ngpt_config cfg = test_config_tiny();
+    cfg.vocab_size = info.n_tokens;
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_context *ctx = NULL;
+    CHECK_OK(ngpt_context_init(&ctx, &cfg, &shape, NULL, 0));
+    if (!ctx) return;
+    CHECK_OK(ngpt_params_init(ctx, 5));
+    CHECK_OK(ngpt_context_tokenizer_set(ctx, t));
+    char path[600];
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(path, sizeof path, "%s/ngpt-hf-tok-%d.ngpt", tmp, (int)getpid());
+    CHECK_OK(ngpt_checkpoint_save(ctx, path));
+    ngpt_tokenizer *got = NULL;
+    ngpt_tokenizer_info gi = {0};
+    CHECK_OK(ngpt_checkpoint_tokenizer(path, &got));
+    CHECK(got && !ngpt_tokenizer_describe(got, &gi) && gi.checksum == info.checksum &&
+          gi.n_tokens == info.n_tokens, "the checkpoint carries the tokenizer with its ids");
+    ngpt_tokenizer_free(got);
+    remove(path);
+
+    int32_t banned[N_SPECIAL], prompt[64], out[64], out2[512];
+    for (int i = 0; i < N_SPECIAL; i++) banned[i] = i;     /* specials hold no text */
+    size_t np = 0;
+    CHECK_OK(ngpt_tokenizer_encode(t, "the theory of", 13, prompt, 64, &np));
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.max_tokens = 24;
+    gc.sampler.banned = banned;
+    gc.sampler.n_banned = N_SPECIAL;
+    ngpt_generate_result r = {0}, r2 = {0};
+    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, (int32_t)np, out, 64, NULL, NULL, &r));
+    char text[2048], text2[2048];
+    size_t n = 0, n2 = 0, at = 0;
+    CHECK_OK(ngpt_tokenizer_decode(t, out, (size_t)r.n_tokens, text, sizeof text, &n));
+    /* a stop sequence of two bytes that starts inside the first long token */
+    int32_t j = 0;
+    for (; j < r.n_tokens; j++) {
+        const uint8_t *b;
+        size_t len;
+        ngpt_tokenizer_token(t, out[j], &b, &len);
+        if (len >= 3 && j > 0) break;
+        at += len;
+    }
+    if (j == r.n_tokens) {
+        CHECK(false, "no token of 3 bytes among %d generated", (int)r.n_tokens);
+    } else {
+        char stop[3] = {text[at + 1], text[at + 2], 0};
+        const char *stops[1] = {stop};
+        size_t first = 0;
+        while (memcmp(text + first, stop, 2)) first++;
+        gc.stop = stops;
+        gc.n_stop = 1;
+        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, (int32_t)np, out2, 512, NULL, NULL, &r2));
+        CHECK_OK(ngpt_tokenizer_decode(t, out2, (size_t)r2.n_tokens, text2, sizeof text2, &n2));
+        CHECK(r2.reason == NGPT_STOP_SEQUENCE && n2 == first && !memcmp(text, text2, first),
+              "the output ends right before the stop sequence: %zu bytes, want %zu", n2, first);
+    }
+    ngpt_context_free(ctx);
+}
+
+static bool write_corpus(const char *dir, const char *json)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    FILE *f = fopen(p, "wb");
+    bool ok = f && fwrite(json, 1, strlen(json), f) == strlen(json);
+    if (f) ok &= fclose(f) == 0;
+    snprintf(p, sizeof p, "%s/corpus.bin", dir);
+    f = fopen(p, "wb");
+    ok &= f != NULL;
+    for (int i = 0; i < N_TEXTS && f; i++) {
+        uint32_t n = (uint32_t)strlen(corpus_text(i));
+        ok &= fwrite(&n, 4, 1, f) == 1 && fwrite(corpus_text(i), 1, n, f) == n;
+    }
+    if (f) ok &= fclose(f) == 0;
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    memset(long_a, 'a', LONG_A);
+    for (int i = 0; i < 40; i++) memcpy(long_the + 3 * i, "the", 3);
+    pieces();
+    ngpt_tokenizer *tr = trained();
+    static layout L;
+    if (tr) plan(tr, &L);
+    const variant plain = {.swap_a = -1, .swap_b = -1};
+    char *json = tr ? write_json(tr, &L, &plain) : NULL;
+    if (argc == 3 && !strcmp(argv[1], "--write")) {
+        mkdir(argv[2], 0755);
+        bool ok = json && write_corpus(argv[2], json);
+        fprintf(stderr, "%s %s/tokenizer.json and corpus.bin (%d tokens, %d merges)\n",
+                ok ? "wrote" : "FAILED writing", argv[2], (int)L.V, (int)L.n_merges);
+        return !ok;
+    }
+    CHECK(L.n_merges >= 300, "a few hundred merges: %d", (int)L.n_merges);
+    ngpt_tokenizer *t = json ? read_json(json) : NULL;
+    if (t) {
+        against_golden(t);
+        file_round_trip(t);
+        refused(tr, &L);
+        with_model(t);
+    }
+    ngpt_tokenizer_free(t);
+    ngpt_tokenizer_free(tr);
+    free(json);
+    return test_summary("test_hf_tokenizer");
+}
