@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/fpmode.h"
+#include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
 
 void ngpt_tokenizer_free(ngpt_tokenizer *t)
@@ -19,11 +20,13 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
     free(t->str_slot);
     free(t->whole);
     free(t->image);
+    ngpt_tok_scored_free(t->scored);
     free(t);
 }
 
 int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *out)
 {
+    if (t->scored) return ngpt_tok_scored_prefix(t, id, k, out);
     int32_t n = 0;
     while (k > 0) {
         if ((size_t)ngpt_tok_len(t, id) == k) {      /* the whole token (a byte always is) */
@@ -42,6 +45,14 @@ int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *
         }
     }
     return n;
+}
+
+/* The bytes of ids[i] that decoding skips: a scored tokenizer drops the
+ * leading ' ' (the dummy prefix) of the token after BOS, as run.c does. */
+static size_t skipped(const ngpt_tokenizer *t, const int32_t *ids, size_t i)
+{
+    return t->scored && i > 0 && ids[i - 1] == t->bos_id && ngpt_tok_len(t, ids[i]) > 0 &&
+           t->bytes[t->off[ids[i]]] == ' ';
 }
 
 /* ---------------------------------------------------------------- public */
@@ -63,6 +74,7 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
     info->pretok = t->pretok;
     info->rule = t->rule;
     info->checksum = t->checksum;
+    info->bos_id = t->scored ? t->bos_id : -1;
     return NGPT_OK;
 }
 
@@ -91,7 +103,7 @@ ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, s
             return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_tokenizer_decode: id %d at index %zu is "
                              "outside the vocabulary (0..%d)", (int)ids[i], i,
                              (int)t->n_tokens - 1);
-        if (!ngpt_add_ok(total, ngpt_tok_len(t, ids[i]), &total))
+        if (!ngpt_add_ok(total, ngpt_tok_len(t, ids[i]) - skipped(t, ids, i), &total))
             return ngpt_fail(NGPT_ERR_OVERFLOW, "ngpt_tokenizer_decode: the text of %zu ids is "
                              "longer than this machine can address", n);
     }
@@ -100,8 +112,9 @@ ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, s
     uint8_t *o = out;
     size_t at = 0;
     for (size_t i = 0; i < n && at < cap; i++) {
-        size_t len = ngpt_tok_len(t, ids[i]), k = len < cap - at ? len : cap - at;
-        memcpy(o + at, t->bytes + t->off[ids[i]], k);
+        const size_t skip = skipped(t, ids, i), len = ngpt_tok_len(t, ids[i]) - skip;
+        const size_t k = len < cap - at ? len : cap - at;
+        memcpy(o + at, t->bytes + t->off[ids[i]] + skip, k);
         at += k;
     }
     if (total > cap)
