@@ -241,9 +241,13 @@ test-interop: all $(INTEROP_BIN)
 
 # make test-hf: Hugging Face GPT-2 directories (random weights, GPT-2's
 # widths and vocabulary, written by tools/hf_gpt2.py) through ngpt import,
-# against tools/hf_gpt2.py's own PyTorch GPT-2 (tests/interop/test_hf_gpt2.py).
+# against tools/hf_gpt2.py's own PyTorch GPT-2 (tests/interop/test_hf_gpt2.py);
+# llama2.c's model.bin + tokenizer.bin (random, the stories15M shape and a
+# grouped-query one, by tools/llama2c_ref.py) through ngpt import --llama2c,
+# against that tool's own llama2.c forward and run.c encode.
 test-hf: all $(INTEROP_BIN)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_gpt2.py --build $(BUILD)
+	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_llama2c.py --build $(BUILD)
 
 # make test-gpt2: ngpt's GPT-2 tokenizer against js-tiktoken's "gpt2" encoding
 # on >= 1 MB of mixed text (tests/gpt2/test_gpt2.sh; npm installs js-tiktoken
