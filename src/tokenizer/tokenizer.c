@@ -51,8 +51,8 @@ int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *
  * leading ' ' (the dummy prefix) of the token after BOS, as run.c does. */
 static size_t skipped(const ngpt_tokenizer *t, const int32_t *ids, size_t i)
 {
-    return t->scored && i > 0 && ids[i - 1] == t->bos_id && ngpt_tok_len(t, ids[i]) > 0 &&
-           t->bytes[t->off[ids[i]]] == ' ';
+    return t->scored && i > 0 && ids[i - 1] == t->bos_id &&     /* the piece: <0x20> is kept */
+           t->scored->bytes[t->scored->off[ids[i]]] == ' ';
 }
 
 /* ---------------------------------------------------------------- public */
