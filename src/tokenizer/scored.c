@@ -167,8 +167,15 @@ ngpt_status ngpt_tok_scored_build(ngpt_tokenizer **out, int32_t n, const float *
     t->pad_id = -1;
     ngpt_status st = tables(t, s, n, score, piece, len, src);
     if (!st) st = make_image(t, s);
-    if (st) ngpt_tokenizer_free(t);
-    else *out = t;
+    if (st) {       /* what tables and make_image allocated (tokenizer.c frees a made one) */
+        free(t->off);
+        free(t->bytes);
+        free(t->image);
+        ngpt_tok_scored_free(s);
+        free(t);
+    } else {
+        *out = t;
+    }
     return st;
 }
 
