@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 static inline bool llama2c_write_files(const char *model_bin, const char *tokenizer_bin)
 {
