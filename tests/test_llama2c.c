@@ -13,7 +13,8 @@
  *    header's, bad headers (zero field, dim % heads, heads % kv_heads, a
  *    v1 export), tokenizers with a duplicate piece, a bad length, trailing
  *    bytes, a byte token out of place; ngpt_import_llama2c_config sizes the
- *    stories15M/42M/110M headers alone. */
+ *    stories15M/42M/110M headers alone.
+ * With --write DIR it only writes the two files there (test_cli_import.sh). */
 #include <math.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -28,7 +29,7 @@ enum { DIM = 16, HIDDEN = 40, LAYERS = 2, HEADS = 4, KV = 2, SEQ = 8, V = 274 };
 #define GOLDEN_LOGITS 0x6b0480c4b13d862aull
 #define GOLDEN_LOGITS_UNSHARED 0x2860de4d6c64f14aull
 
-static char root[] = "/tmp/ngpt_llama2c_XXXXXX";
+static char root[512] = "/tmp/ngpt_llama2c_XXXXXX";
 
 static char *path(const char *name)
 {
@@ -367,10 +368,13 @@ static void test_published(void)
     }
 }
 
-int main(void)
+/* --write DIR: only the files (model.bin, tokenizer.bin), for test_cli_import.sh. */
+int main(int argc, char **argv)
 {
-    if (!mkdtemp(root)) {
-        perror("mkdtemp");
+    const bool write_only = argc == 3 && !strcmp(argv[1], "--write");
+    if (write_only) snprintf(root, sizeof root, "%s", argv[2]);
+    if (write_only ? mkdir(root, 0755) != 0 : !mkdtemp(root)) {
+        perror(root);
         return 1;
     }
     make_weights();
@@ -378,6 +382,10 @@ int main(void)
     vocab(&good);
     write_tokenizer("tok.bin", &good, V, NULL);
     write_model("model.bin", HDR, O_WCLS);
+    if (write_only) {
+        free(weights);
+        return rename(path("tok.bin"), path("tokenizer.bin")) != 0;
+    }
     int32_t unshared[7];
     memcpy(unshared, HDR, sizeof unshared);
     unshared[5] = -V;
