@@ -38,6 +38,12 @@ static void print_tokenizer(const ngpt_tokenizer *tok, const char *path)
         return;
     }
     ngpt_tokenizer_describe(tok, &ti);
+    if (ti.bos_id >= 0) {
+        printf("tokenizer:   scored (llama2.c's), %d tokens (BOS %d, end %d), checksum %016llx "
+               "(ngpt tokenizer info %s)\n", (int)ti.n_tokens, (int)ti.bos_id, (int)ti.end_id,
+               (unsigned long long)ti.checksum, path);
+        return;
+    }
     printf("tokenizer:   BPE, %d tokens (%d merges, %d special; end %d), checksum %016llx "
            "(ngpt tokenizer info %s)\n", (int)ti.n_tokens, (int)ti.n_merges, (int)ti.n_special,
            (int)ti.end_id, (unsigned long long)ti.checksum, path);

@@ -76,6 +76,11 @@ $N import --llama2c "$l2c/model.bin" --tokenizer "$l2c/tokenizer.bin" --out "$di
 check $? "ngpt import --llama2c: $(cat "$dir/out" "$dir/err")"
 $N generate --model "$dir/l.ngpt" --prompt "abc" -n 4 --temp 0 > /dev/null 2> "$dir/err"
 check $? "generate on the llama2.c import: $(cat "$dir/err")"
+$N info "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" && grep -q "^tokenizer:   scored (llama2.c's), 274 tokens (BOS 1, end 2)" "$dir/out" &&
+    $N tokenizer info "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" && grep -q '^special:       1 "\\n<s>\\n" (begins a prompt)' "$dir/out"
+check $? "info and tokenizer info show the scored tokenizer: $(cat "$dir/out" "$dir/err")"
+$N tokenizer encode --tokenizer "$dir/l.ngpt" --text "babc" > "$dir/out" 2> "$dir/err" && [ "$(cat "$dir/out")" = "259 261 266 262" ]
+check $? "tokenizer encode: run.c's ids: $(cat "$dir/out" "$dir/err")"
 $N info "$l2c/model.bin" > "$dir/out" 2> "$dir/err" && grep -q "^parameters: " "$dir/out"
 check $? "info sizes a model.bin: $(cat "$dir/out" "$dir/err")"
 head -c 100 "$l2c/model.bin" > "$dir/cut.bin"
