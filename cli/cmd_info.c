@@ -22,7 +22,7 @@ static const char *const HELP =
     "--tokenizer adds that tokenizer to the file sizes), and with a Hugging Face\n"
     "GPT-2 config.json the model ngpt import would make of it (sizes without the\n"
     "tokenizer), before downloading its weights; a llama2.c MODEL.bin (a name ending\n"
-    "in .bin) is sized from its 28-byte header alone, as ngpt import --llama2c would\n"
+    "in .bin) is sized from its header alone, as ngpt import --llama2c would\n"
     "make it (the header is enough: the file need not be complete). The arenas are exact\n"
     "(ngpt_arena_size): weights, gradients, AdamW moments, activations, KV cache.\n"
     "  --threads N        the thread count the arenas are planned for (1)\n";

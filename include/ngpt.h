@@ -1212,7 +1212,8 @@ ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config
 /* llama2.c's files (docs/IMPORT.md, "llama2.c's TinyStories"): model.bin in
  * run.c's layout (version 0: 7 int32 dim, hidden_dim, n_layers, n_heads,
  * n_kv_heads, vocab_size (negative: an unshared classifier), seq_len, then
- * float32 tensors) and its tokenizer.bin, into a .ngpt checkpoint at
+ * float32 tensors) or export.py's float32 version 1 (a 256-byte "ak42"
+ * header), and its tokenizer.bin, into a .ngpt checkpoint at
  * out_path (opt: its store; the other fields are ignored):
  *
  *     ngpt_import_llama2c("stories15M.bin", "tokenizer.bin", NULL, "stories15M.ngpt");
@@ -1221,14 +1222,15 @@ ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config
  * kv_heads=n_kv_heads, RoPE theta 10000 with interleaved pairs (run.c's).
  * The tokenizer is the scored kind (docs/TOKENIZER.md): prompts start with
  * BOS 1, EOS 2 ends a text. The file's size must be exactly what its
- * header implies (NGPT_ERR_BAD_FORMAT otherwise); a version 1 or 2 export
- * (magic "ak42") is NGPT_ERR_UNSUPPORTED. Written atomically, streamed
+ * header implies (NGPT_ERR_BAD_FORMAT otherwise); version 2 (int8) or
+ * another is NGPT_ERR_UNSUPPORTED. Written atomically, streamed
  * from the mapped file as ngpt_import_hf does. */
 ngpt_status ngpt_import_llama2c(const char *model_bin, const char *tokenizer_bin,
                                 const ngpt_import_options *opt, const char *out_path);
 
-/* The ngpt config of a model.bin from its 28-byte header alone (weights
- * f32; the file's size is not checked), e.g. to size it (ngpt info). */
+/* The ngpt config of a model.bin from its header alone (28 bytes, version
+ * 1's 256; weights f32; the file's size is not checked), e.g. to size it
+ * (ngpt info). */
 ngpt_status ngpt_import_llama2c_config(const char *model_bin, ngpt_config *cfg);
 
 #if defined(__GNUC__) || defined(__clang__)

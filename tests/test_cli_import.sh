@@ -86,7 +86,7 @@ check $? "info sizes a model.bin: $(cat "$dir/out" "$dir/err")"
 head -c 100 "$l2c/model.bin" > "$dir/cut.bin"
 $N import --llama2c "$dir/cut.bin" --tokenizer "$l2c/tokenizer.bin" --out "$dir/bad.ngpt" > /dev/null 2> "$dir/err"
 rc=$?
-[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^ngpt import: .*cut.bin is 100 bytes but its header" "$dir/err" &&
+[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^ngpt import: .*cut.bin is 100 bytes but its version-0 header" "$dir/err" &&
     [ ! -e "$dir/bad.ngpt" ]
 check $? "a truncated model.bin: exit 1 ($rc), one line, nothing written: $(cat "$dir/err")"
 $N import --llama2c "$l2c/model.bin" --out "$dir/bad.ngpt" > /dev/null 2> "$dir/err"

@@ -2,7 +2,8 @@
  * tokenizer.bin this test writes itself (random weights from a fixed
  * seed; grouped-query, shared and unshared classifier):
  *  - the imported tensors hold the file's values bit for bit (qkv = wq |
- *    wk | wv, fc1 = w1 | w3 stacked);
+ *    wk | wv, fc1 = w1 | w3 stacked); version 1 of the same model (export.py's
+ *    256-byte header, the norms first, no freq_cis) imports to the same file;
  *  - the logits have one golden checksum on every build and thread count;
  *  - run.c's encode and decode on the test's vocabulary with exact ids:
  *    the dummy " ", merges by score with the leftmost of equal scores, byte
@@ -11,7 +12,7 @@
  *  - the tokenizer round-trips through the checkpoint and a tokenizer file;
  *  - refusals, by name, with nothing written: a size other than the
  *    header's, bad headers (zero field, dim % heads, heads % kv_heads, a
- *    v1 export), tokenizers with a duplicate piece, a bad length, trailing
+ *    version-2 export, version 1's flag and padding), tokenizers with a duplicate piece, a bad length, trailing
  *    bytes, a byte token out of place; ngpt_import_llama2c_config sizes the
  *    stories15M/42M/110M headers alone.
  * With --write DIR it only writes the two files there (test_cli_import.sh). */
@@ -89,6 +90,33 @@ static void write_model(const char *name, const int32_t hdr[7], size_t floats)
 }
 
 static const int32_t HDR[7] = {DIM, HIDDEN, LAYERS, HEADS, KV, V, SEQ};
+
+/* The same model as export.py's version 1 writes it: a 256-byte header
+ * ("ak42", 1, the 7 fields with vocab_size positive, the shared flag,
+ * zeros; flag and pad_byte as given), then the norms, the embedding, the
+ * matrices, [wcls]. */
+static void write_model_v1(const char *name, bool shared, unsigned flag, unsigned char pad_byte,
+                           size_t drop)
+{
+    unsigned char hdr[256] = {0};
+    const int32_t head[9] = {0x616b3432, 1, DIM, HIDDEN, LAYERS, HEADS, KV, V, SEQ};
+    memcpy(hdr, head, sizeof head);
+    hdr[36] = (unsigned char)flag;
+    hdr[200] = pad_byte;
+    const struct { size_t at, n; } run[] = {
+        {O_RMS_ATT, LAYERS * DIM}, {O_RMS_FFN, LAYERS * DIM}, {O_FINAL, DIM}, {0, (size_t)V * DIM},
+        {O_WQ, LAYERS * DIM * DIM}, {O_WK, LAYERS * KVD * DIM}, {O_WV, LAYERS * KVD * DIM},
+        {O_WO, LAYERS * DIM * DIM}, {O_W1, LAYERS * HIDDEN * DIM}, {O_W2, LAYERS * DIM * HIDDEN},
+        {O_W3, LAYERS * HIDDEN * DIM}, {O_WCLS, shared ? 0 : (size_t)V * DIM}};
+    FILE *f = fopen(path(name), "wb");
+    fwrite(hdr, 1, sizeof hdr, f);
+    for (size_t i = 0; i < sizeof run / sizeof run[0]; i++) {
+        size_t n = run[i].n;
+        if (i == sizeof run / sizeof run[0] - 1 || !run[i + 1].n) n -= drop < n ? drop : n;
+        fwrite(weights + run[i].at, 4, n, f);
+    }
+    fclose(f);
+}
 
 /* ------------------------------------------------------------ tokenizer.bin */
 
@@ -302,18 +330,27 @@ static void test_refusals(const tok_file *good)
         {0, 0, NGPT_ERR_BAD_FORMAT, "dim 0"},        {1, -4, NGPT_ERR_BAD_FORMAT, "hidden < 0"},
         {3, 5, NGPT_ERR_BAD_FORMAT, "dim % heads"},  {4, 3, NGPT_ERR_BAD_FORMAT, "heads % kv"},
         {5, 0, NGPT_ERR_BAD_FORMAT, "vocab 0"},      {6, 0, NGPT_ERR_BAD_FORMAT, "seq 0"},
-        {0, 0x616b3432, NGPT_ERR_UNSUPPORTED, "a v1 export"},
+        {0, 0x616b3432, NGPT_ERR_UNSUPPORTED, "a version-2 (int8) export"},
         {3, 16, NGPT_ERR_BAD_FORMAT, "head size 1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int32_t h[7];
         memcpy(h, HDR, sizeof h);
         h[bad[i].field] = bad[i].value;
-        if (bad[i].value == 0x616b3432) h[1] = 1;
+        if (bad[i].value == 0x616b3432) h[1] = 2;
         write_model("bad.bin", h, all);
         refused("bad.bin", "tok.bin", bad[i].st, bad[i].what);
         CHECK_STATUS(ngpt_import_llama2c_config(path("bad.bin"), &cfg), bad[i].st);
     }
+    write_model_v1("v1bad.bin", true, 2, 0, 0);
+    refused("v1bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, "version 1: a shared flag of 2");
+    write_model_v1("v1bad.bin", true, 1, 7, 0);
+    refused("v1bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, "version 1: padding not zero");
+    write_model_v1("v1bad.bin", true, 1, 0, 1);
+    refused("v1bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, "version 1: a float short");
+    write_model_v1("v1bad.bin", false, 0, 0, 0);
+    if (truncate(path("v1bad.bin"), 100) == 0)
+        refused("v1bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, "version 1: a cut header");
     refused("missing.bin", "tok.bin", NGPT_ERR_IO, "no model.bin");
     refused("model.bin", "missing.bin", NGPT_ERR_IO, "no tokenizer.bin");
 
@@ -397,6 +434,13 @@ int main(int argc, char **argv)
     CHECK_OK(ngpt_import_llama2c(path("model.bin"), path("tok.bin"), NULL, model));
     CHECK_OK(ngpt_import_llama2c(path("unshared.bin"), path("tok.bin"), NULL, model_u));
     test_tensors(model);
+    /* version 1 holds the same model in another order: the same checkpoint, byte for byte */
+    write_model_v1("v1.bin", true, 1, 0, 0);
+    write_model_v1("v1u.bin", false, 0, 0, 0);
+    CHECK_OK(ngpt_import_llama2c(path("v1.bin"), path("tok.bin"), NULL, path("v1.ngpt")));
+    CHECK_OK(ngpt_import_llama2c(path("v1u.bin"), path("tok.bin"), NULL, path("v1u.ngpt")));
+    CHECK(test_same_file(path("v1.ngpt"), model) && test_same_file(path("v1u.ngpt"), model_u),
+          "version 1 imports to version 0's file");
     const uint64_t h = logits_hash(model, 1), hu = logits_hash(model_u, 1);
     printf("logits: %016" PRIx64 " (shared), %016" PRIx64 " (unshared)\n", h, hu);
     if (GOLDEN_LOGITS) CHECK_HASH(h, GOLDEN_LOGITS);

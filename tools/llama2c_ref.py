@@ -5,7 +5,7 @@ to test ngpt's importer.
 
   /usr/bin/python3 tools/llama2c_ref.py write DIR [--dim 288] [--hidden 768]
         [--layers 6] [--heads 6] [--kv-heads 6] [--vocab 32000] [--seq 256]
-        [--unshared] [--seed S]
+        [--unshared] [--seed S] [--version 0|1]
   /usr/bin/python3 tools/llama2c_ref.py run DIR --prompt TEXT [--greedy N]
 
 Written from llama2.c's description (../shared/FORMATS.md §5; model.py and
@@ -23,7 +23,10 @@ The reference computes in float64 from the float32 weights the file holds.
 model.bin is version 0 (run.c's legacy layout): 7 int32 dim, hidden_dim,
 n_layers, n_heads, n_kv_heads, vocab_size (negative: unshared classifier),
 seq_len, then float32 tok_emb, rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3,
-rms_final, freq_cis_real, freq_cis_imag, [wcls].
+rms_final, freq_cis_real, freq_cis_imag, [wcls]. --version 1 writes
+export.py's version 1 instead: a 256-byte header (u32 magic "ak42", i32 1,
+the 7 int32 with vocab_size positive, u8 shared classifier, zeros), then
+rms_att, rms_ffn, rms_final, tok_emb, wq, wk, wv, wo, w1, w2, w3, [wcls].
 
 tokenizer.bin: u32 max_token_length, then per token f32 score, i32 length,
 bytes. Its vocabulary is built here as llama2.c's is laid out: 0 <unk>,
@@ -187,8 +190,20 @@ def random_weights(cfg, seed):
 ORDER = ["tok_emb", "rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1", "w2", "w3", "rms_final"]
 
 
-def write_model(path, cfg, w):
+V1_ORDER = ["rms_att", "rms_ffn", "rms_final", "tok_emb", "wq", "wk", "wv", "wo", "w1", "w2", "w3"]
+
+
+def write_model(path, cfg, w, version=0):
     hs = cfg["dim"] // cfg["heads"]
+    if version == 1:        # export.py's version1_export: 256-byte header, norms first, no freq_cis
+        with open(path, "wb") as f:
+            head = struct.pack("<Ii7iB", 0x616B3432, 1, cfg["dim"], cfg["hidden"], cfg["layers"],
+                               cfg["heads"], cfg["kv_heads"], cfg["vocab"], cfg["seq"],
+                               0 if cfg["unshared"] else 1)
+            f.write(head + b"\0" * (256 - len(head)))
+            for k in V1_ORDER + (["wcls"] if cfg["unshared"] else []):
+                f.write(w[k].astype("<f4").tobytes())
+        return
     with open(path, "wb") as f:
         f.write(struct.pack("<7i", cfg["dim"], cfg["hidden"], cfg["layers"], cfg["heads"],
                             cfg["kv_heads"], -cfg["vocab"] if cfg["unshared"] else cfg["vocab"],
@@ -205,6 +220,8 @@ def write_model(path, cfg, w):
 
 def read_model(path):
     data = open(path, "rb").read()
+    if struct.unpack_from("<I", data, 0)[0] == 0x616B3432:
+        return read_model_v1(data)
     dim, hidden, layers, heads, kv, vocab, seq = struct.unpack_from("<7i", data, 0)
     cfg = {"dim": dim, "hidden": hidden, "layers": layers, "heads": heads, "kv_heads": kv,
            "vocab": abs(vocab), "seq": seq, "unshared": vocab < 0}
@@ -221,6 +238,24 @@ def read_model(path):
     if vocab < 0:
         w["wcls"] = np.frombuffer(data, "<f4", V * D, at).reshape(V, D)
         at += 4 * V * D
+    assert at == len(data), "model.bin size"
+    return cfg, w
+
+
+def read_model_v1(data):
+    version, dim, hidden, layers, heads, kv, vocab, seq, shared = struct.unpack_from("<i7iB", data, 4)
+    assert version == 1
+    cfg = {"dim": dim, "hidden": hidden, "layers": layers, "heads": heads, "kv_heads": kv,
+           "vocab": vocab, "seq": seq, "unshared": not shared}
+    D, F, L, V, KVD = dim, hidden, layers, vocab, dim // heads * kv
+    shapes = {"rms_att": (L, D), "rms_ffn": (L, D), "rms_final": (D,), "tok_emb": (V, D),
+              "wq": (L, D, D), "wk": (L, KVD, D), "wv": (L, KVD, D), "wo": (L, D, D),
+              "w1": (L, F, D), "w2": (L, D, F), "w3": (L, F, D), "wcls": (V, D)}
+    at, w = 256, {}
+    for k in V1_ORDER + (["wcls"] if not shared else []):
+        n = int(np.prod(shapes[k]))
+        w[k] = np.frombuffer(data, "<f4", n, at).reshape(shapes[k])
+        at += 4 * n
     assert at == len(data), "model.bin size"
     return cfg, w
 
@@ -273,10 +308,10 @@ class Model:
         return out
 
 
-def write_dir(d, cfg, seed=1):
-    """model.bin and tokenizer.bin of a random model into d."""
+def write_dir(d, cfg, seed=1, version=0):
+    """model.bin (version 0 or 1) and tokenizer.bin of a random model into d."""
     os.makedirs(d, exist_ok=True)
-    write_model(os.path.join(d, "model.bin"), cfg, random_weights(cfg, seed))
+    write_model(os.path.join(d, "model.bin"), cfg, random_weights(cfg, seed), version)
     write_tokenizer(os.path.join(d, "tokenizer.bin"), *build_vocab(cfg["vocab"]))
 
 
@@ -294,6 +329,7 @@ def main():
                  ("vocab", 32000), ("seq", 256), ("seed", 1)):
         w.add_argument("--" + k, type=int, default=v)
     w.add_argument("--unshared", action="store_true")
+    w.add_argument("--version", type=int, choices=(0, 1), default=0)
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("--prompt", required=True)
@@ -302,7 +338,7 @@ def main():
     if a.cmd == "write":
         cfg = {"dim": a.dim, "hidden": a.hidden, "layers": a.layers, "heads": a.heads,
                "kv_heads": a.kv_heads, "vocab": a.vocab, "seq": a.seq, "unshared": a.unshared}
-        write_dir(a.dir, cfg, a.seed)
+        write_dir(a.dir, cfg, a.seed, a.version)
         return 0
     model, tok = load_dir(a.dir)
     ids = tok.encode(a.prompt, bos=True)

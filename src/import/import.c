@@ -157,17 +157,14 @@ ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg)
 
 /* ------------------------------------------------------------- llama2.c */
 
-static ngpt_status llama2c_header(const char *path, unsigned char hdr[NGPT_LLAMA2C_HEADER],
-                                  ngpt_config *cfg, uint64_t *bytes)
+static ngpt_status llama2c_header(const char *path, ngpt_llama2c_header *h)
 {
+    unsigned char hdr[NGPT_LLAMA2C_HEADER_MAX];
     FILE *f = fopen(path, "rb");
     if (!f) return ngpt_fail(NGPT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    const size_t got = fread(hdr, 1, NGPT_LLAMA2C_HEADER, f);
+    const size_t got = fread(hdr, 1, sizeof hdr, f);
     fclose(f);
-    if (got != NGPT_LLAMA2C_HEADER)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %zu bytes, shorter than a llama2.c header "
-                         "(28)", path, got);
-    return ngpt_llama2c_config(hdr, path, cfg, bytes);
+    return ngpt_llama2c_parse_header(hdr, got, path, h);
 }
 
 static ngpt_status import_llama2c(const char *model, const char *tokenizer,
@@ -177,16 +174,14 @@ static ngpt_status import_llama2c(const char *model, const char *tokenizer,
         o->store != NGPT_WEIGHTS_Q4)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "store is %d; use NGPT_WEIGHTS_F32, "
                          "NGPT_WEIGHTS_Q8 or NGPT_WEIGHTS_Q4", (int)o->store);
-    unsigned char hdr[NGPT_LLAMA2C_HEADER];
-    ngpt_config cfg;
-    uint64_t bytes;
+    ngpt_llama2c_header h;
     ngpt_status st = ngpt_cpu_check();
-    if (st || (st = llama2c_header(model, hdr, &cfg, &bytes))) return st;
+    if (st || (st = llama2c_header(model, &h))) return st;
     uint8_t *text = NULL;
     size_t size = 0;
     ngpt_tokenizer *tok = NULL;
     if (!(st = ngpt_tok_read_file(tokenizer, &text, &size)))
-        st = ngpt_tok_scored_read_llama2c(&tok, text, size, cfg.vocab_size, tokenizer);
+        st = ngpt_tok_scored_read_llama2c(&tok, text, size, h.cfg.vocab_size, tokenizer);
     free(text);
     if (!st) st = ngpt_llama2c_write(model, tok, o->store, out);
     ngpt_tokenizer_free(tok);
@@ -210,7 +205,8 @@ ngpt_status ngpt_import_llama2c_config(const char *model_bin, ngpt_config *cfg)
     NGPT_FPMODE_SCOPE;
     if (!model_bin || !cfg)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_llama2c_config: NULL argument");
-    unsigned char hdr[NGPT_LLAMA2C_HEADER];
-    uint64_t bytes;
-    return ngpt_prefixed("ngpt_import_llama2c_config", llama2c_header(model_bin, hdr, cfg, &bytes));
+    ngpt_llama2c_header h;
+    ngpt_status st = llama2c_header(model_bin, &h);
+    if (!st) *cfg = h.cfg;
+    return ngpt_prefixed("ngpt_import_llama2c_config", st);
 }

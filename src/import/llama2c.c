@@ -1,5 +1,5 @@
-/* llama2c.c — llama2.c's model.bin, version 0, into a .ngpt checkpoint
- * (llama2c.h).
+/* llama2c.c — llama2.c's model.bin, version 0 or 1, into a .ngpt
+ * checkpoint (llama2c.h).
  *
  * The file (run.c's memory_map_weights): 7 int32 (dim, hidden_dim,
  * n_layers, n_heads, n_kv_heads, vocab_size, seq_len; a negative vocab_size
@@ -9,6 +9,10 @@
  *   wo [L,D,D], rms_ffn [L,D], w1 [L,F,D], w2 [L,D,F], w3 [L,F,D],
  *   rms_final [D], freq_cis_real and _imag [T, hs/2] (skipped: ngpt computes
  *   RoPE itself), wcls [V,D] when unshared.
+ * Version 1 (export.py): a 256-byte header (u32 magic "ak42", i32 version,
+ * the 7 int32 with vocab_size positive, u8 shared classifier, zeros), then
+ * rms_att, rms_ffn, rms_final, tok_emb, wq, wk, wv, wo, w1, w2, w3, [wcls];
+ * no freq_cis.
  * Each ngpt tensor is one to three of these runs end to end:
  *   blocks.i.ln1.weight <- rms_att[i]       blocks.i.ln2.weight <- rms_ffn[i]
  *   blocks.i.attn.qkv.weight <- wq[i] | wk[i] | wv[i]  (rows stacked)
@@ -53,6 +57,7 @@ struct writer {
     int32_t n;
     const ngpt_tokenizer *tok;
     const unsigned char *map;
+    uint64_t data_at;           /* the floats' start: the header's size */
     float *rows;                /* an 8-bit or 4-bit tensor's current panel */
     int8_t *qrows, *panel;
     const entry *panel_entry;
@@ -61,51 +66,92 @@ struct writer {
 
 static int32_t get_i32(const unsigned char *p) { int32_t v; memcpy(&v, p, 4); return v; }
 
-/* The runs of the file: where each of run.c's tensors begins, in floats. */
+/* The runs of the file: where each of its tensors begins, in floats after
+ * the header. */
 typedef struct offsets {
     uint64_t emb, rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3, rms_final, wcls, end;
 } offsets;
 
-static offsets file_offsets(const ngpt_config *c)
+static offsets file_offsets(const ngpt_config *c, int version)
 {
     const uint64_t V = (uint64_t)c->vocab_size, D = (uint64_t)c->d_model,
                    L = (uint64_t)c->n_layers, F = (uint64_t)c->d_ff,
                    hs = D / (uint64_t)c->n_heads, KVD = hs * (uint64_t)c->n_kv_heads,
                    T = (uint64_t)c->context_len;
     offsets o;
-    o.emb = 0;
-    o.rms_att = o.emb + V * D;
-    o.wq = o.rms_att + L * D;
+    if (version == 0) {         /* run.c: embedding, then per kind all layers; freq_cis */
+        o.emb = 0;
+        o.rms_att = o.emb + V * D;
+        o.wq = o.rms_att + L * D;
+    } else {                    /* export.py version 1: the norms first, no freq_cis */
+        o.rms_att = 0;
+        o.rms_ffn = o.rms_att + L * D;
+        o.rms_final = o.rms_ffn + L * D;
+        o.emb = o.rms_final + D;
+        o.wq = o.emb + V * D;
+    }
     o.wk = o.wq + L * D * D;
     o.wv = o.wk + L * KVD * D;
     o.wo = o.wv + L * KVD * D;
-    o.rms_ffn = o.wo + L * D * D;
-    o.w1 = o.rms_ffn + L * D;
+    const uint64_t after_wo = o.wo + L * D * D;
+    if (version == 0) o.rms_ffn = after_wo;
+    o.w1 = version == 0 ? o.rms_ffn + L * D : after_wo;
     o.w2 = o.w1 + L * F * D;
     o.w3 = o.w2 + L * D * F;
-    o.rms_final = o.w3 + L * F * D;
-    o.wcls = o.rms_final + D + T * hs;          /* freq_cis_real and _imag: T * hs/2 each */
+    const uint64_t after_w3 = o.w3 + L * F * D;
+    if (version == 0) o.rms_final = after_w3;
+    o.wcls = version == 0 ? o.rms_final + D + T * hs    /* freq_cis_real, _imag: T * hs/2 each */
+                          : after_w3;
     o.end = o.wcls + (c->tie_lm_head ? 0 : V * D);
     return o;
 }
 
-ngpt_status ngpt_llama2c_config(const unsigned char hdr[NGPT_LLAMA2C_HEADER], const char *src,
-                                ngpt_config *cfg, uint64_t *file_bytes)
+/* Version 1's header after the 7 fields: the shared-classifier flag, zeros. */
+static ngpt_status check_v1_tail(const unsigned char *p, size_t n, const char *src, bool *shared)
 {
-    if ((uint32_t)get_i32(hdr) == AK42_MAGIC)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s is a llama2.c export of version %d (magic "
-                         "\"ak42\"); ngpt reads version 0, run.c's legacy layout (export.py "
-                         "--version 0)", src, (int)get_i32(hdr + 4));
+    if (n < NGPT_LLAMA2C_HEADER_MAX)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %zu bytes, shorter than a llama2.c "
+                         "version-1 header (256)", src, n);
+    if (p[36] > 1)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: the shared-classifier flag (byte 36) is %u, "
+                         "not 0 or 1", src, (unsigned)p[36]);
+    for (size_t i = 37; i < NGPT_LLAMA2C_HEADER_MAX; i++)
+        if (p[i])
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: header byte %zu is not zero (export.py "
+                             "pads the version-1 header with zeros)", src, i);
+    *shared = p[36] == 1;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_llama2c_parse_header(const unsigned char *p, size_t n, const char *src,
+                                      ngpt_llama2c_header *h)
+{
+    int version = 0;
+    const unsigned char *fields = p;
+    bool shared = true;
+    if (n >= 8 && (uint32_t)get_i32(p) == AK42_MAGIC) {
+        version = get_i32(p + 4);
+        if (version != 1)
+            return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s is a llama2.c export of version %d "
+                             "(magic \"ak42\"); ngpt reads the float32 versions 0 (run.c's) and "
+                             "1 (import those and use --weights q8 for 8 bits)", src, version);
+        ngpt_status st = check_v1_tail(p, n, src, &shared);
+        if (st) return st;
+        fields = p + 8;
+    } else if (n < 28) {
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %zu bytes, shorter than a llama2.c header "
+                         "(28)", src, n);
+    }
     static const char *const names[7] = {"dim", "hidden_dim", "n_layers", "n_heads",
                                          "n_kv_heads", "vocab_size", "seq_len"};
     int64_t f[7];
     for (int i = 0; i < 7; i++) {
-        f[i] = get_i32(hdr + 4 * i);
-        if ((i == 5 ? (f[i] < 0 ? -f[i] : f[i]) : f[i]) <= 0)
+        f[i] = get_i32(fields + 4 * i);
+        const bool signed_vocab = i == 5 && version == 0;
+        if ((signed_vocab && f[i] < 0 ? -f[i] : f[i]) <= 0)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: header field %s is %lld; a llama2.c "
-                             "model.bin (version 0) starts with 7 positive int32 (vocab_size "
-                             "negative for an unshared classifier)", src, names[i],
-                             (long long)f[i]);
+                             "model.bin's 7 int32 are positive (version 0: vocab_size negative "
+                             "for an unshared classifier)", src, names[i], (long long)f[i]);
     }
     if (f[0] % f[3] || (f[0] / f[3]) % 2)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: dim %lld is not n_heads %lld times an even "
@@ -117,7 +163,7 @@ ngpt_status ngpt_llama2c_config(const unsigned char hdr[NGPT_LLAMA2C_HEADER], co
     c.d_model = (int32_t)f[0], c.d_ff = (int32_t)f[1], c.n_layers = (int32_t)f[2];
     c.n_heads = (int32_t)f[3], c.n_kv_heads = (int32_t)f[4];
     c.vocab_size = (int32_t)(f[5] < 0 ? -f[5] : f[5]), c.context_len = (int32_t)f[6];
-    c.tie_lm_head = f[5] > 0;
+    c.tie_lm_head = version == 0 ? f[5] > 0 : shared;
     c.dropout = 0.0f;
     c.rope_theta = 10000.0f;                    /* run.c's */
     c.qkv_bias = c.proj_bias = c.mlp_bias = false;
@@ -132,9 +178,10 @@ ngpt_status ngpt_llama2c_config(const unsigned char hdr[NGPT_LLAMA2C_HEADER], co
     c.weights = NGPT_WEIGHTS_F32;
     ngpt_status st = ngpt_config_validate(&c);
     if (st) return ngpt_fail(st, "%s: its model is not one ngpt can run: %s", src, ngpt_last_error());
-    const offsets o = file_offsets(&c);     /* int32 fields: no uint64 overflow */
-    *file_bytes = NGPT_LLAMA2C_HEADER + 4 * o.end;
-    *cfg = c;
+    h->cfg = c;
+    h->version = version;
+    h->data_at = version == 0 ? 28 : NGPT_LLAMA2C_HEADER_MAX;
+    h->file_bytes = h->data_at + 4 * file_offsets(&c, version).end;  /* int32 fields: no overflow */
     return NGPT_OK;
 }
 
@@ -149,7 +196,7 @@ static void read_floats(const entry *e, size_t first, size_t n, float *dst)
             continue;
         }
         const size_t take = r->count - first < n ? (size_t)(r->count - first) : n;
-        memcpy(dst, e->w->map + NGPT_LLAMA2C_HEADER + 4 * (r->at + first), 4 * take);
+        memcpy(dst, e->w->map + e->w->data_at + 4 * (r->at + first), 4 * take);
         dst += take, n -= take, first = 0;
     }
 }
@@ -239,12 +286,12 @@ static void plan_entry(entry *e, const ngpt_config *c, const offsets *o)
     }
 }
 
-static ngpt_status plan(writer *w, const ngpt_config *c)
+static ngpt_status plan(writer *w, const ngpt_config *c, int version)
 {
     ngpt_layout lay;
     if (!ngpt_layout_compute(c, &lay))
         return ngpt_fail(NGPT_ERR_OVERFLOW, "the model is too large for this machine");
-    const offsets o = file_offsets(c);
+    const offsets o = file_offsets(c, version);
     w->n = ngpt_layout_tensor_count(c);
     if (!(w->e = calloc((size_t)w->n, sizeof *w->e)))
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
@@ -262,37 +309,38 @@ static ngpt_status plan(writer *w, const ngpt_config *c)
     return NGPT_OK;
 }
 
-/* Maps the file, checked against its header: *cfg, *map, *size. */
-static ngpt_status map_file(const char *path, ngpt_config *cfg, const unsigned char **map,
+/* Maps the file, checked against its header: *h, *map, *size. */
+static ngpt_status map_file(const char *path, ngpt_llama2c_header *h, const unsigned char **map,
                             size_t *size)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0) return ngpt_fail(NGPT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     struct stat sb;
-    unsigned char hdr[NGPT_LLAMA2C_HEADER];
-    uint64_t want = 0;
+    unsigned char hdr[NGPT_LLAMA2C_HEADER_MAX];
+    ssize_t got = 0;
     ngpt_status st = NGPT_OK;
+    const ngpt_config *c = &h->cfg;
     if (fstat(fd, &sb) != 0)
         st = ngpt_fail(NGPT_ERR_IO, "cannot read the size of %s: %s", path, strerror(errno));
     else if (!S_ISREG(sb.st_mode))
         st = ngpt_fail(NGPT_ERR_IO, "%s is not a regular file", path);
-    else if (pread(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr)
-        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %lld bytes, shorter than a llama2.c header "
-                       "(28)", path, (long long)sb.st_size);
-    else if (!(st = ngpt_llama2c_config(hdr, path, cfg, &want)) && (uint64_t)sb.st_size != want)
-        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %lld bytes but its header (dim %d, hidden "
-                       "%d, %d layers, %d heads, %d kv heads, vocab %d%s, seq_len %d) makes it "
-                       "%llu: truncated, or not a version-0 model.bin", path,
-                       (long long)sb.st_size, (int)cfg->d_model, (int)cfg->d_ff,
-                       (int)cfg->n_layers, (int)cfg->n_heads, (int)cfg->n_kv_heads,
-                       (int)cfg->vocab_size, cfg->tie_lm_head ? "" : " unshared",
-                       (int)cfg->context_len, (unsigned long long)want);
-    else if (want > SIZE_MAX)
+    else if ((got = pread(fd, hdr, sizeof hdr, 0)) < 0)
+        st = ngpt_fail(NGPT_ERR_IO, "reading %s failed: %s", path, strerror(errno));
+    else if (!(st = ngpt_llama2c_parse_header(hdr, (size_t)got, path, h)) &&
+             (uint64_t)sb.st_size != h->file_bytes)
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %lld bytes but its version-%d header (dim %d, "
+                       "hidden %d, %d layers, %d heads, %d kv heads, vocab %d%s, seq_len %d) "
+                       "makes it %llu: truncated, or not a llama2.c model.bin", path,
+                       (long long)sb.st_size, h->version, (int)c->d_model, (int)c->d_ff,
+                       (int)c->n_layers, (int)c->n_heads, (int)c->n_kv_heads, (int)c->vocab_size,
+                       c->tie_lm_head ? "" : " unshared", (int)c->context_len,
+                       (unsigned long long)h->file_bytes);
+    else if (h->file_bytes > SIZE_MAX)
         st = ngpt_fail(NGPT_ERR_IO, "%s is too large for this machine's address space", path);
     if (!st) {
-        void *m = mmap(NULL, (size_t)want, PROT_READ, MAP_PRIVATE, fd, 0);
+        void *m = mmap(NULL, (size_t)h->file_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) st = ngpt_fail(NGPT_ERR_IO, "cannot map %s: %s", path, strerror(errno));
-        else *map = m, *size = (size_t)want;
+        else *map = m, *size = (size_t)h->file_bytes;
     }
     close(fd);
     return st;
@@ -301,16 +349,18 @@ static ngpt_status map_file(const char *path, ngpt_config *cfg, const unsigned c
 ngpt_status ngpt_llama2c_write(const char *path, const ngpt_tokenizer *tok, ngpt_weights store,
                                const char *out_path)
 {
-    ngpt_config cfg;
+    ngpt_llama2c_header h;
     size_t size = 0;
     writer w = {.tok = tok};
-    ngpt_status st = map_file(path, &cfg, &w.map, &size);
+    ngpt_status st = map_file(path, &h, &w.map, &size);
     if (st) return st;
+    ngpt_config cfg = h.cfg;
+    w.data_at = h.data_at;
     if (tok->n_tokens != cfg.vocab_size)
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "the tokenizer has %d tokens but %s's vocab_size "
                        "is %d", (int)tok->n_tokens, path, (int)cfg.vocab_size);
     cfg.weights = store;
-    if (!st) st = plan(&w, &cfg);
+    if (!st) st = plan(&w, &cfg, h.version);
     if (!st && store != NGPT_WEIGHTS_F32) {    /* q8's panels are the larger */
         const int kmax = cfg.d_model > cfg.d_ff ? cfg.d_model : cfg.d_ff;
         const size_t rs = ngpt_q8_row_bytes(kmax);

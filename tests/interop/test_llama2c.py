@@ -4,7 +4,8 @@
 tools/llama2c_ref.py writes random-weight llama2.c files: the stories15M
 shape (dim 288, hidden 768, 6 layers, 6 heads, vocab 32000, seq 256, shared
 classifier), and a grouped-query one with an unshared classifier (6 heads,
-2 KV heads, 2 layers, vocab 1000). For each, `ngpt import --llama2c` gives:
+2 KV heads, 2 layers, vocab 1000), and one in export.py's version 1 (3 KV
+heads). For each, `ngpt import --llama2c` gives:
   - logits (tests/interop/ngpt_logits) within REL of the float64 reference
     (llama2c_ref.py's own forward, not tools/ngpt_torch.py) over every
     position of a BOS-prefixed prompt;
@@ -37,7 +38,9 @@ TEXTS = ["Hello world", " leading space", "trailing space ", "  two  spaces  ", 
 CASES = [("stories15M", dict(dim=288, hidden=768, layers=6, heads=6, kv_heads=6, vocab=32000,
                               seq=256, unshared=False)),
          ("gqa-unshared", dict(dim=288, hidden=768, layers=2, heads=6, kv_heads=2, vocab=1000,
-                               seq=128, unshared=True))]
+                               seq=128, unshared=True)),
+         ("v1-gqa", dict(dim=288, hidden=768, layers=2, heads=6, kv_heads=3, vocab=1000,
+                         seq=128, unshared=False, version=1))]
 passed = failed = 0
 
 
@@ -70,7 +73,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, cfg in CASES:
             d = os.path.join(tmp, name)
-            ref.write_dir(d, cfg)
+            cfg = dict(cfg)
+            ref.write_dir(d, cfg, version=cfg.pop("version", 0))
             mb, tb = os.path.join(d, "model.bin"), os.path.join(d, "tokenizer.bin")
             model = os.path.join(tmp, name + ".ngpt")
             if not check(run(cli + ["import", "--llama2c", mb, "--tokenizer", tb, "--out", model])
