@@ -133,6 +133,7 @@ typedef struct tok_file { char piece[V][16]; float score[V]; int32_t len[V]; } t
 static void vocab(tok_file *t)
 {
     static const char *const first[3] = {"<unk>", "\n<s>\n", "\n</s>\n"};
+    memset(t, 0, sizeof *t);        /* a too-long piece below writes bytes past its NUL */
     for (int i = 0; i < V; i++) {
         if (i < 3) snprintf(t->piece[i], 16, "%s", first[i]);
         else if (i < 259) snprintf(t->piece[i], 16, "<0x%02X>", i - 3);
