@@ -1,6 +1,6 @@
-/* llama2c_files.h — a tiny llama2.c model.bin (version 0: dim 16, hidden
- * 40, 2 layers, 4 heads, 2 KV heads, vocab 260, seq_len 8, shared
- * classifier) and its tokenizer.bin (<unk>, BOS, EOS, the 256 byte tokens,
+/* llama2c_files.h — a tiny llama2.c model.bin (version 0: dim 4, hidden 8,
+ * 1 layer, 2 heads, 1 KV head, vocab 260, seq_len 8, shared classifier;
+ * 4876 bytes, under the fuzzers' input limit) and its tokenizer.bin (<unk>, BOS, EOS, the 256 byte tokens,
  * " "), with fixed pseudo-random weights, for tests that need files to
  * import (test_fpmode; test_llama2c writes its own, richer ones). */
 #ifndef NGPT_TEST_LLAMA2C_FILES_H
@@ -13,9 +13,9 @@
 
 static inline bool llama2c_write_files(const char *model_bin, const char *tokenizer_bin)
 {
-    static const int32_t hdr[7] = {16, 40, 2, 4, 2, 260, 8};
-    const size_t floats = 260 * 16 + 2 * 16 * 2 + 2 * (16 * 16 * 2 + 8 * 16 * 2) +
-                          2 * 3 * 40 * 16 + 16 + 8 * 4;
+    static const int32_t hdr[7] = {4, 8, 1, 2, 1, 260, 8};
+    /* tok_emb, rms_att + rms_ffn, wq + wo, wk + wv, w1 + w2 + w3, rms_final, freq_cis */
+    const size_t floats = 260 * 4 + 2 * 4 + 2 * 4 * 4 + 2 * 2 * 4 + 3 * 8 * 4 + 4 + 8 * 2;
     FILE *f = fopen(model_bin, "wb");
     bool ok = f && fwrite(hdr, 4, 7, f) == 7;
     uint32_t x = 12345;
