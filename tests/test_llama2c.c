@@ -5,7 +5,9 @@
  *    wk | wv, fc1 = w1 | w3 stacked); version 1 of the same model (export.py's
  *    256-byte header, the norms first, no freq_cis) imports to the same file;
  *  - the logits have one golden checksum on every build and thread count;
- *  - run.c's encode and decode on the test's vocabulary with exact ids:
+ *  - run.c's encode and decode on the test's vocabulary with exact ids
+ *    (and on 300 random texts, the ids of run.c's loop as written, which
+ *    the library's heap must reproduce; 1 MiB of text in well under a second):
  *    the dummy " ", merges by score with the leftmost of equal scores, byte
  *    fallback for a code point not in the vocabulary, the empty text, the
  *    leading ' ' dropped after BOS (but not a <0x20>'s);
@@ -253,7 +255,75 @@ static bool decodes(const ngpt_tokenizer *tok, const int32_t *ids, size_t n, con
         CHECK(decodes(tok, ids_, sizeof ids_ / sizeof ids_[0], want), "decode %s", want); \
     } while (0)
 
-static void test_tokenizer(const char *model)
+/* run.c's merge loop as it is written (rescan the whole text, merge the
+ * best pair, repeat) on the test's vocabulary: what the library's heap
+ * must reproduce. ids in, merged in place; returns the new count. */
+static size_t naive_merges(const tok_file *v, int32_t *ids, size_t n)
+{
+    for (;;) {
+        float best = -1e10f;
+        int32_t best_id = -1;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < n; i++) {
+            char pair[40];
+            snprintf(pair, sizeof pair, "%s%s", v->piece[ids[i]], v->piece[ids[i + 1]]);
+            for (int32_t k = 0; k < V; k++)
+                if (!strcmp(v->piece[k], pair) && v->score[k] > best)
+                    best = v->score[k], best_id = k, at = i;
+        }
+        if (best_id < 0) return n;
+        ids[at] = best_id;
+        memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof *ids);
+        n--;
+    }
+}
+
+/* Random texts of the vocabulary's characters, spaces, a character it
+ * lacks and a stray byte: the library's ids are the naive loop's. */
+static void test_merge_order(const ngpt_tokenizer *tok, const tok_file *v)
+{
+    static const char *const parts[] = {"a", "b", "c", "x", " ", "\xc3\xa9", "\xe6\x97\xa5", "\xff"};
+    int bad = 0;
+    for (int round = 0; round < 300; round++) {
+        char text[200] = "";
+        const int n_parts = 1 + round % 40;
+        for (int i = 0; i < n_parts; i++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            strcat(text, parts[(rng >> 33) % 8]);
+        }
+        int32_t want[256], got[256];
+        size_t n = 0, k = 0;
+        want[n++] = SP;                         /* the initial symbols, as run.c makes them */
+        for (const unsigned char *p = (const unsigned char *)text; *p;) {
+            size_t len = 1;
+            while (p[len] && (p[len] & 0xC0) == 0x80 && len < 4) len++;
+            int32_t id = -1;
+            for (int32_t t = 0; t < V && id < 0; t++)
+                if (strlen(v->piece[t]) == len && !memcmp(v->piece[t], p, len)) id = t;
+            if (id >= 0) want[n++] = id;
+            else for (size_t i = 0; i < len; i++) want[n++] = 3 + p[i];
+            p += len;
+        }
+        n = naive_merges(v, want, n);
+        if (ngpt_tokenizer_encode(tok, text, strlen(text), got, 256, &k) || k != n ||
+            memcmp(got, want, n * sizeof *got))
+            bad++;
+    }
+    CHECK(bad == 0, "%d of 300 random texts encode otherwise than run.c's loop", bad);
+    /* a long text (the heap's O(n log n), where the loop would take minutes) */
+    const size_t big = 1 << 20;
+    char *text = malloc(big);
+    for (size_t i = 0; i < big; i++) text[i] = "abc x"[i % 5];
+    size_t n = 0;
+    CHECK_OK(ngpt_tokenizer_encode(tok, text, big, NULL, 0, &n));
+    /* " a" bc, then " x" ab c for each "abc x" after the first (the loop gives
+     * the same count, 3 * (len / 5) + 1, on 101 bytes: the random texts above
+     * check the order) */
+    CHECK(n == 3 * (big / 5) + 1, "1 MiB of \"abc x\": %zu ids", n);
+    free(text);
+}
+
+static void test_tokenizer(const char *model, const tok_file *v)
 {
     ngpt_tokenizer *tok = NULL;
     CHECK_OK(ngpt_checkpoint_tokenizer(model, &tok));
@@ -298,6 +368,7 @@ static void test_tokenizer(const char *model)
         tok = (ngpt_tokenizer *)keep;
     }
     ngpt_tokenizer_free(back);
+    test_merge_order(tok, v);
     ngpt_tokenizer_free(tok);
 }
 
@@ -448,7 +519,7 @@ int main(int argc, char **argv)
     if (GOLDEN_LOGITS_UNSHARED) CHECK_HASH(hu, GOLDEN_LOGITS_UNSHARED);
     CHECK(logits_hash(model, 3) == h && logits_hash(model_u, 2) == hu, "the same logits on 2-3 threads");
     CHECK(h != hu, "the unshared classifier is used");
-    test_tokenizer(model);
+    test_tokenizer(model, &good);
     test_refusals(&good);
     test_published();
     char cmd[700];

@@ -264,49 +264,123 @@ ngpt_status ngpt_tok_scored_parse(ngpt_tokenizer **out, const uint8_t *p, size_t
     return st ? st : records(out, p, NGPT_TOK_HEADER, size - 8, n, NGPT_TOK_MAX_BYTES, src);
 }
 
+/* A pair of adjacent symbols whose concatenation is a piece: merging
+ * candidates, best score first, then leftmost. Symbols keep the position
+ * of their first byte's symbol, so positions order them as the text does. */
+typedef struct cand {
+    float score;
+    uint32_t left;              /* the left symbol's position */
+    int32_t a, b, merged;       /* its ids when pushed (stale once either changes) */
+} cand;
+
+typedef struct merger {
+    const struct ngpt_tok_scored *s;
+    int32_t *id;                /* per position: the symbol's id, -1 once merged into its left */
+    uint32_t *next, *prev;      /* neighbours; UINT32_MAX at the ends */
+    cand *heap;
+    size_t n_heap, cap_heap;
+    uint8_t pair[2 * NGPT_TOK_MAX_BYTES];
+} merger;
+
+static bool before(const cand *x, const cand *y)
+{
+    return x->score > y->score || (x->score == y->score && x->left < y->left);
+}
+
+/* Pushes positions p, q (adjacent) when they make a piece that run.c would
+ * merge (its best score starts at -1e10); false when out of memory. */
+static bool offer(merger *m, uint32_t p, uint32_t q)
+{
+    const struct ngpt_tok_scored *s = m->s;
+    const int32_t a = m->id[p], b = m->id[q];
+    const size_t la = s->off[a + 1] - s->off[a], lb = s->off[b + 1] - s->off[b];
+    memcpy(m->pair, s->bytes + s->off[a], la);
+    memcpy(m->pair + la, s->bytes + s->off[b], lb);
+    const int32_t merged = lookup(s, m->pair, la + lb);
+    if (merged < 0 || !(s->score[merged] > -1e10f)) return true;
+    if (m->n_heap == m->cap_heap) {
+        const size_t cap = m->cap_heap ? 2 * m->cap_heap : 64;
+        cand *h = realloc(m->heap, cap * sizeof *h);
+        if (!h) return false;
+        m->heap = h, m->cap_heap = cap;
+    }
+    size_t i = m->n_heap++;
+    const cand c = {s->score[merged], p, a, b, merged};
+    for (; i > 0 && before(&c, &m->heap[(i - 1) / 2]); i = (i - 1) / 2) m->heap[i] = m->heap[(i - 1) / 2];
+    m->heap[i] = c;
+    return true;
+}
+
+static cand pop(merger *m)
+{
+    const cand top = m->heap[0], last = m->heap[--m->n_heap];
+    size_t i = 0;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= m->n_heap) break;
+        if (k + 1 < m->n_heap && before(&m->heap[k + 1], &m->heap[k])) k++;
+        if (!before(&m->heap[k], &last)) break;
+        m->heap[i] = m->heap[k];
+        i = k;
+    }
+    if (m->n_heap) m->heap[i] = last;
+    return top;
+}
+
+/* run.c's loop merges the best pair of the whole text, then looks again;
+ * the candidates in a heap give the same merges in the same order, in
+ * O(n log n) instead of O(n^2). */
 ngpt_status ngpt_tok_scored_encode(const ngpt_tokenizer *t, const uint8_t *text, size_t len,
                                    int32_t *ids, size_t cap, size_t *n_out)
 {
     const struct ngpt_tok_scored *s = t->scored;
-    int32_t *sym = malloc((len + 1) * sizeof *sym);
-    uint8_t *pair = malloc(2 * NGPT_TOK_MAX_BYTES);
-    if (!sym || !pair) {
-        free(sym);
-        free(pair);
-        return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for %zu bytes of text", len);
-    }
-    size_t n = 0;
-    if (len > 0) sym[n++] = s->space_id;           /* SentencePiece's dummy prefix */
-    for (size_t i = 0; i < len;) {                 /* a code point: a byte and <= 3 continuations */
+    if (len >= UINT32_MAX - 1)
+        return ngpt_fail(NGPT_ERR_TOO_LONG, "a text of %zu bytes is over the scored tokenizer's "
+                         "4 GiB", len);
+    merger m = {.s = s};
+    m.id = malloc((len + 1) * sizeof *m.id);
+    m.next = malloc((len + 1) * sizeof *m.next);
+    m.prev = malloc((len + 1) * sizeof *m.prev);
+    ngpt_status st = NGPT_OK;
+    if (!m.id || !m.next || !m.prev) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for %zu "
+                                                    "bytes of text", len);
+    uint32_t n = 0;
+    if (!st && len > 0) m.id[n++] = s->space_id;      /* SentencePiece's dummy prefix */
+    for (size_t i = 0; i < len && !st;) {            /* a code point: a byte and <= 3 continuations */
         size_t j = i + 1;
         while (j < len && (text[j] & 0xC0) == 0x80 && j - i < 4) j++;
         const int32_t id = lookup(s, text + i, j - i);
-        if (id >= 0) sym[n++] = id;
-        else for (size_t k = i; k < j; k++) sym[n++] = NGPT_TOK_SCORED_FIRST_BYTE + text[k];
+        if (id >= 0) m.id[n++] = id;
+        else for (size_t k = i; k < j; k++) m.id[n++] = NGPT_TOK_SCORED_FIRST_BYTE + text[k];
         i = j;
     }
-    for (;;) {          /* merge the best-scored pair; run.c starts the best at -1e10 */
-        float best = -1e10f;
-        int32_t best_id = -1;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < n; i++) {
-            const size_t a = s->off[sym[i] + 1] - s->off[sym[i]];
-            const size_t b = s->off[sym[i + 1] + 1] - s->off[sym[i + 1]];
-            memcpy(pair, s->bytes + s->off[sym[i]], a);
-            memcpy(pair + a, s->bytes + s->off[sym[i + 1]], b);
-            const int32_t id = lookup(s, pair, a + b);
-            if (id >= 0 && s->score[id] > best) best = s->score[id], best_id = id, at = i;
-        }
-        if (best_id < 0) break;
-        sym[at] = best_id;
-        memmove(sym + at + 1, sym + at + 2, (n - at - 2) * sizeof *sym);
-        n--;
+    for (uint32_t i = 0; i < n; i++) {
+        m.prev[i] = i ? i - 1 : UINT32_MAX;
+        m.next[i] = i + 1 < n ? i + 1 : UINT32_MAX;
     }
-    if (ids) memcpy(ids, sym, (n < cap ? n : cap) * sizeof *sym);
-    *n_out = n;
-    free(sym);
-    free(pair);
-    return NGPT_OK;
+    for (uint32_t i = 0; i + 1 < n && !st; i++)
+        if (!offer(&m, i, i + 1)) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory encoding");
+    while (m.n_heap > 0 && !st) {
+        const cand c = pop(&m);
+        const uint32_t p = c.left, q = m.next[p];
+        if (m.id[p] != c.a || q == UINT32_MAX || m.id[q] != c.b) continue;     /* stale */
+        m.id[p] = c.merged;
+        m.id[q] = -1;
+        m.next[p] = m.next[q];
+        if (m.next[q] != UINT32_MAX) m.prev[m.next[q]] = p;
+        if ((m.prev[p] != UINT32_MAX && !offer(&m, m.prev[p], p)) ||
+            (m.next[p] != UINT32_MAX && !offer(&m, p, m.next[p])))
+            st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory encoding");
+    }
+    size_t k = 0;
+    for (uint32_t i = 0; n > 0 && i != UINT32_MAX && !st; i = m.next[i], k++)
+        if (ids && k < cap) ids[k] = m.id[i];
+    *n_out = k;
+    free(m.id);
+    free(m.next);
+    free(m.prev);
+    free(m.heap);
+    return st;
 }
 
 int32_t ngpt_tok_scored_prefix(const ngpt_tokenizer *t, int32_t id, size_t k, int32_t *out)

@@ -9,7 +9,8 @@
 
 #include "tokenizer/tokenizer.h"
 
-#define NGPT_TOK_VERSION_SCORED 2      /* the file image's version for this kind */
+#define NGPT_TOK_VERSION_SCORED 16     /* the file image's version for this kind: apart
+                                       * from the BPE format's own versions (1, 2, ...) */
 #define NGPT_TOK_SCORED_FIRST_BYTE 3   /* id of <0x00>: llama2.c's run.c hard-codes b + 3 */
 #define NGPT_TOK_SCORED_BOS 1
 #define NGPT_TOK_SCORED_EOS 2
