@@ -435,6 +435,11 @@ static void test_refusals(const tok_file *good)
     write_tokenizer("t.bin", &t, V, NULL);
     refused("model.bin", "t.bin", NGPT_ERR_BAD_FORMAT, "a duplicate piece");
     t = *good;
+    snprintf(t.piece[SP_X + 2], 16, "\n<s>\n");       /* BOS's piece again: a one-line message */
+    t.len[SP_X + 2] = 5;
+    write_tokenizer("t.bin", &t, V, NULL);
+    refused("model.bin", "t.bin", NGPT_ERR_BAD_FORMAT, "a duplicate of BOS's piece");
+    t = *good;
     t.len[A] = 0;
     write_tokenizer("t.bin", &t, V, NULL);
     refused("model.bin", "t.bin", NGPT_ERR_BAD_FORMAT, "an empty piece");

@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,19 @@ static bool byte_piece(const uint8_t *p, size_t n, uint8_t *b)
         return false;
     *b = (uint8_t)(hex(p[3]) << 4 | hex(p[4]));
     return true;
+}
+
+/* piece p as one line of a message: printable ASCII as is, others \xNN
+ * (\n in "\n<s>\n"), cut to fit out. */
+static const char *printable(const uint8_t *p, size_t n, char out[64])
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 5 < 64; i++)
+        k += (size_t)(p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\'
+                          ? snprintf(out + k, 64 - k, "%c", p[i])
+                          : snprintf(out + k, 64 - k, "\\x%02x", p[i]));
+    out[k] = '\0';
+    return out;
 }
 
 static int32_t lookup(const struct ngpt_tok_scored *s, const uint8_t *p, size_t n)
@@ -80,12 +94,13 @@ static ngpt_status tables(ngpt_tokenizer *t, struct ngpt_tok_scored *s, int32_t 
         memcpy(s->bytes + s->off[i], piece[i], len[i]);
         s->off[i + 1] = s->off[i] + len[i];
         uint32_t k = ngpt_str_slot(piece[i], len[i], s->bits);
+        char shown[64];
         for (; s->slot[k]; k = (k + 1) & mask)
-            if (!memcmp(s->bytes + s->off[s->slot[k] - 1], piece[i], len[i]) &&
-                s->off[s->slot[k]] - s->off[s->slot[k] - 1] == len[i])
+            if (s->off[s->slot[k]] - s->off[s->slot[k] - 1] == len[i] &&
+                !memcmp(s->bytes + s->off[s->slot[k] - 1], piece[i], len[i]))
                 return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: tokens %d and %d are the same piece "
-                                 "(\"%.*s\"); a piece has one id", src, (int)s->slot[k] - 1,
-                                 (int)i, (int)len[i], (const char *)piece[i]);
+                                 "(\"%s\"); a piece has one id", src, (int)s->slot[k] - 1,
+                                 (int)i, printable(piece[i], len[i], shown));
         s->slot[k] = i + 1;
         uint8_t b;      /* the decoded bytes: <0xNN> is its byte */
         const bool is_byte = byte_piece(piece[i], len[i], &b);
@@ -102,10 +117,11 @@ static ngpt_status tables(ngpt_tokenizer *t, struct ngpt_tok_scored *s, int32_t 
     for (int b = 0; b < 256; b++) {
         const int32_t id = NGPT_TOK_SCORED_FIRST_BYTE + b;
         uint8_t got;
+        char shown[64];
         if (!byte_piece(piece[id], len[id], &got) || got != b)
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: token %d is \"%.*s\", not <0x%02X> "
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: token %d is \"%s\", not <0x%02X> "
                              "(llama2.c's byte fallback is id byte + 3)", src, (int)id,
-                             (int)len[id], (const char *)piece[id], (unsigned)b);
+                             printable(piece[id], len[id], shown), (unsigned)b);
         t->byte_id[b] = id;
         t->id_byte[b] = (uint8_t)b;
     }
@@ -183,6 +199,9 @@ ngpt_status ngpt_tok_scored_build(ngpt_tokenizer **out, int32_t n, const float *
 static ngpt_status records(ngpt_tokenizer **out, const uint8_t *p, size_t at, size_t end,
                            int32_t n, uint32_t max_len, const char *src)
 {
+    if (n < 1 || n > NGPT_TOK_MAX_TOKENS)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s would have %d tokens (1..%d)", src, (int)n,
+                         NGPT_TOK_MAX_TOKENS);
     float *score = malloc((size_t)n * sizeof *score);
     const uint8_t **piece = malloc((size_t)n * sizeof *piece);
     uint32_t *len = malloc((size_t)n * sizeof *len);
