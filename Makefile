@@ -244,10 +244,14 @@ test-interop: all $(INTEROP_BIN)
 # against tools/hf_gpt2.py's own PyTorch GPT-2 (tests/interop/test_hf_gpt2.py);
 # then Llama directories (SmolLM2's widths, GQA 3:1 and 1:1, a head_dim other
 # than C/H, tied and untied, BF16 and F32) against tools/hf_llama.py's own
-# PyTorch Llama (tests/interop/test_hf_llama.py).
+# PyTorch Llama (tests/interop/test_hf_llama.py), then llama2.c's model.bin +
+# tokenizer.bin (random, the stories15M shape and a grouped-query one, by
+# tools/llama2c_ref.py) through ngpt import --llama2c, against that tool's own
+# llama2.c forward and run.c encode.
 test-hf: all $(INTEROP_BIN)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_gpt2.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_llama.py --build $(BUILD)
+	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_llama2c.py --build $(BUILD)
 
 # make test-gpt2: ngpt's GPT-2 tokenizer against js-tiktoken's "gpt2" encoding
 # on >= 1 MB of mixed text (tests/gpt2/test_gpt2.sh; npm installs js-tiktoken

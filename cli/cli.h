@@ -68,8 +68,9 @@ ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_conte
  * their first bytes): CLI_OK, or CLI_FAILED with the message printed (also
  * for a byte-level checkpoint, which carries none). */
 int cli_load_tokenizer(const char *cmd, const char *path, ngpt_tokenizer **tok);
-/* The tokens of n bytes of text: tok's ids, or the bytes themselves when tok
- * is NULL, into a malloc'd array *ids of *n_ids (<= n) tokens. CLI_OK, or
+/* The tokens of n bytes of text: tok's ids (after its BOS when it has one:
+ * a prompt), or the bytes themselves when tok is NULL, into a malloc'd array
+ * *ids of *n_ids (<= n + 2) tokens. CLI_OK, or
  * CLI_FAILED with the message printed. */
 int cli_encode(const char *cmd, const ngpt_tokenizer *tok, const void *text, size_t n,
                int32_t **ids, size_t *n_ids);

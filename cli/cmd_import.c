@@ -1,6 +1,7 @@
 /* cmd_import.c — `ngpt import DIR --out MODEL.ngpt`: a Hugging Face GPT-2
  * or Llama model (config.json, safetensors, tokenizer) as an ngpt model, through
- * ngpt_import_hf. */
+ * ngpt_import_hf; `ngpt import --llama2c model.bin --tokenizer
+ * tokenizer.bin`: llama2.c's files, through ngpt_import_llama2c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,9 @@
 
 static const char *const HELP =
     "usage: ngpt import [DIR] --out MODEL.ngpt [--weights f32|q8|q4] [--context T]\n"
-    "                   [--config F] [--safetensors F]... [--vocab F --merges F | --tokenizer-json F]\n\n"
+    "                   [--config F] [--safetensors F]... [--vocab F --merges F | --tokenizer-json F]\n"
+    "       ngpt import --llama2c MODEL.BIN --tokenizer TOKENIZER.BIN --out MODEL.ngpt\n"
+    "                   [--weights f32|q8|q4]\n\n"
     "Turns a GPT-2 or Llama family (SmolLM2) model as published on the Hugging Face\n"
     "hub into an ngpt model with its tokenizer attached; no Python needed. DIR holds\n"
     "the hub's files:\n"
@@ -37,6 +40,11 @@ static const char *const HELP =
     "LayerNorm epsilon, rope scaling, sliding windows, experts, another\n"
     "pre-tokenizer) is refused by name. Nothing is\n"
     "written on error. docs/IMPORT.md says what is read and what is refused.\n"
+    "--llama2c reads llama2.c's files instead (the TinyStories stories15M.bin,\n"
+    "stories42M.bin, stories110M.bin): MODEL.BIN in run.c's layout (version 0) or\n"
+    "export.py's version 1 (its size must be what its header says) and\n"
+    "--tokenizer TOKENIZER.BIN, its\n"
+    "scored tokenizer (prompts then start with BOS, as run.c's do).\n"
     "Then: ngpt generate --model MODEL.ngpt --prompt \"...\"\n";
 
 enum { MAX_WEIGHTS = 256 };
@@ -63,7 +71,7 @@ int cli_cmd_import(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
     ngpt_import_options opt = ngpt_import_options_default();
-    const char *dir = NULL, *out = NULL, *v;
+    const char *dir = NULL, *out = NULL, *llama2c = NULL, *tokenizer = NULL, *v;
     const char *weights[MAX_WEIGHTS];
     int32_t n_weights = 0;
     while (cli_next(&a)) {
@@ -72,7 +80,8 @@ int cli_cmd_import(int argc, char **argv)
             return CLI_OK;
         } else if (cli_opt(&a, "--out", &out) || cli_opt(&a, "--config", &opt.config) ||
                    cli_opt(&a, "--vocab", &opt.vocab) || cli_opt(&a, "--merges", &opt.merges) ||
-                   cli_opt(&a, "--tokenizer-json", &opt.tokenizer_json)) {
+                   cli_opt(&a, "--tokenizer-json", &opt.tokenizer_json) ||
+                   cli_opt(&a, "--llama2c", &llama2c) || cli_opt(&a, "--tokenizer", &tokenizer)) {
         } else if (cli_opt(&a, "--safetensors", &v)) {
             if (n_weights == MAX_WEIGHTS)
                 return cli_error(a.cmd, CLI_USAGE, "more than %d --safetensors files", MAX_WEIGHTS);
@@ -94,7 +103,14 @@ int cli_cmd_import(int argc, char **argv)
     if (a.failed) return CLI_USAGE;
     if (!out)
         return cli_error(a.cmd, CLI_USAGE, "--out MODEL.ngpt is required (see ngpt import --help)");
-    if (!dir && (!opt.config || !n_weights || !(opt.tokenizer_json || (opt.vocab && opt.merges))))
+    if (llama2c || tokenizer) {
+        if (!llama2c || !tokenizer)
+            return cli_error(a.cmd, CLI_USAGE, "--llama2c MODEL.BIN and --tokenizer TOKENIZER.BIN "
+                             "go together (see ngpt import --help)");
+        if (dir || opt.config || n_weights || opt.vocab || opt.merges || opt.tokenizer_json)
+            return cli_error(a.cmd, CLI_USAGE, "--llama2c takes no Hugging Face directory or "
+                             "files (see ngpt import --help)");
+    } else if (!dir && (!opt.config || !n_weights || !(opt.tokenizer_json || (opt.vocab && opt.merges))))
         return cli_error(a.cmd, CLI_USAGE, "a model directory, or every file named (--config, "
                          "--safetensors, and --vocab with --merges or --tokenizer-json), is "
                          "required (see ngpt import --help)");
@@ -102,7 +118,8 @@ int cli_cmd_import(int argc, char **argv)
     const clock_t start = clock();
     bool open_line = false;
     if (isatty(fileno(stderr))) ngpt_progress_callback_set(show_progress, &open_line);
-    const ngpt_status st = ngpt_import_hf(dir, &opt, out);
+    const ngpt_status st = llama2c ? ngpt_import_llama2c(llama2c, tokenizer, &opt, out)
+                                   : ngpt_import_hf(dir, &opt, out);
     ngpt_progress_callback_set(NULL, NULL);
     if (open_line) fputc('\n', stderr);
     if (st) return cli_library_failed(a.cmd);

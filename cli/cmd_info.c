@@ -11,6 +11,7 @@
 static const char *const HELP =
     "usage: ngpt info FILE [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info config.json [--batch B] [--seq T] [--threads N]\n"
+    "       ngpt info MODEL.bin [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info --config key=value ... [--tokenizer FILE] [--batch B] [--seq T]\n\n"
     "Verifies a checkpoint and prints its size, config, weight type (f32, q8 or q4),\n"
     "parameter count, tokenizer, the file sizes of its float32 and 8-bit forms\n"
@@ -20,7 +21,9 @@ static const char *const HELP =
     "sizes a model that does not exist yet (ngpt init --help lists the keys;\n"
     "--tokenizer adds that tokenizer to the file sizes), and with a Hugging Face\n"
     "GPT-2 config.json the model ngpt import would make of it (sizes without the\n"
-    "tokenizer), before downloading its weights. The arenas are exact\n"
+    "tokenizer), before downloading its weights; a llama2.c MODEL.bin (a name ending\n"
+    "in .bin) is sized from its header alone, as ngpt import --llama2c would\n"
+    "make it (the header is enough: the file need not be complete). The arenas are exact\n"
     "(ngpt_arena_size): weights, gradients, AdamW moments, activations, KV cache.\n"
     "  --threads N        the thread count the arenas are planned for (1)\n";
 
@@ -35,6 +38,12 @@ static void print_tokenizer(const ngpt_tokenizer *tok, const char *path)
         return;
     }
     ngpt_tokenizer_describe(tok, &ti);
+    if (ti.bos_id >= 0) {
+        printf("tokenizer:   scored (llama2.c's), %d tokens (BOS %d, end %d), checksum %016llx "
+               "(ngpt tokenizer info %s)\n", (int)ti.n_tokens, (int)ti.bos_id, (int)ti.end_id,
+               (unsigned long long)ti.checksum, path);
+        return;
+    }
     printf("tokenizer:   BPE, %d tokens (%d merges, %d special; end %d), checksum %016llx "
            "(ngpt tokenizer info %s)\n", (int)ti.n_tokens, (int)ti.n_merges, (int)ti.n_special,
            (int)ti.end_id, (unsigned long long)ti.checksum, path);
@@ -206,6 +215,10 @@ int cli_cmd_info(int argc, char **argv)
     const size_t n = path ? strlen(path) : 0;
     if (n >= 5 && !strcmp(path + n - 5, ".json")) {     /* a Hugging Face config.json */
         if (ngpt_import_hf_config(path, &cfg)) return cli_library_failed(a.cmd);
+        return info_config(a.cmd, &cfg, NULL, batch, seq, threads);
+    }
+    if (n >= 4 && !strcmp(path + n - 4, ".bin")) {      /* llama2.c's model.bin, by its header */
+        if (ngpt_import_llama2c_config(path, &cfg)) return cli_library_failed(a.cmd);
         return info_config(a.cmd, &cfg, NULL, batch, seq, threads);
     }
     if (path) return info_file(a.cmd, path, batch, seq, threads);

@@ -353,9 +353,14 @@ static int cmd_info(int argc, char **argv)
     ngpt_tokenizer_info info;
     ngpt_tokenizer_describe(tok, &info);
     printf("file:          %s\n", path);
-    int32_t bytes = info.n_tokens - info.n_merges - info.n_special;    /* some may lack one */
-    printf("tokens:        %d (%d bytes, %d merges, %d special)\n", (int)info.n_tokens,
-           (int)bytes, (int)info.n_merges, (int)info.n_special);
+    const bool scored = info.bos_id >= 0;    /* llama2.c's: specials first, merged by score */
+    const int32_t bytes = info.n_tokens - info.n_merges - info.n_special;  /* some may lack one */
+    if (scored)
+        printf("tokens:        %d (scored, llama2.c's: %d special, 256 byte tokens <0xNN>, "
+               "then pieces)\n", (int)info.n_tokens, (int)info.n_special);
+    else
+        printf("tokens:        %d (%d bytes, %d merges, %d special)\n", (int)info.n_tokens,
+               (int)bytes, (int)info.n_merges, (int)info.n_special);
     for (int32_t i = 0; i < info.n_special; i++) {
         const uint8_t *b;
         size_t len;
@@ -364,10 +369,15 @@ static int cmd_info(int argc, char **argv)
         ngpt_tokenizer_token(tok, id, &b, &len);
         printf("special:       %d \"", (int)id);
         print_escaped(stdout, b, len);
-        printf("\"%s\n", id == info.end_id ? " (end of text)" : id == info.pad_id ? " (padding)" : "");
+        printf("\"%s\n", id == info.end_id ? " (end of text)" : id == info.pad_id ? " (padding)"
+                          : id == info.bos_id ? " (begins a prompt)" : "");
     }
-    printf("pre-tokenizer: %s\n", split_name(info.pretok));
-    printf("merge rule:    %s\n", info.rule == NGPT_MERGE_CONCAT ? "concat (tiktoken)" : "pairs");
+    if (scored) {
+        printf("merge rule:    by score (llama2.c's run.c)\n");
+    } else {
+        printf("pre-tokenizer: %s\n", split_name(info.pretok));
+        printf("merge rule:    %s\n", info.rule == NGPT_MERGE_CONCAT ? "concat (tiktoken)" : "pairs");
+    }
     printf("longest token: %d bytes\n", (int)info.max_token_bytes);
     printf("checksum:      %016" PRIx64 "\n", info.checksum);
     for (int32_t id = 0; tokens && id < info.n_tokens; id++) {

@@ -47,16 +47,22 @@ int cli_load_tokenizer(const char *cmd, const char *path, ngpt_tokenizer **tok)
 int cli_encode(const char *cmd, const ngpt_tokenizer *tok, const void *text, size_t n,
                int32_t **ids, size_t *n_ids)
 {
-    *ids = malloc((n ? n : 1) * sizeof **ids);  /* never more ids than bytes */
+    /* never more ids than bytes, but for a scored tokenizer's BOS and dummy " " */
+    *ids = malloc((n + 2) * sizeof **ids);
     *n_ids = 0;
     if (!*ids) return cli_error(cmd, CLI_FAILED, "out of memory for %zu tokens", n);
+    ngpt_tokenizer_info info = {.bos_id = -1};
     if (!tok) {
         for (size_t i = 0; i < n; i++) (*ids)[i] = ((const unsigned char *)text)[i];
         *n_ids = n;
-    } else if (ngpt_tokenizer_encode(tok, text, n, *ids, n, n_ids)) {
+    } else if (ngpt_tokenizer_describe(tok, &info) ||
+               ngpt_tokenizer_encode(tok, text, n, *ids + (info.bos_id >= 0), n + 1, n_ids)) {
         free(*ids);
         *ids = NULL;
         return cli_library_failed(cmd);
+    } else if (info.bos_id >= 0) {          /* llama2.c's prompts start with BOS, as run.c's */
+        (*ids)[0] = info.bos_id;
+        ++*n_ids;
     }
     return CLI_OK;
 }

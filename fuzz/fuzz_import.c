@@ -13,6 +13,10 @@
  *   5  the same with a fixed Llama config.json (V=257 T=4 C=8 L=1 H=2,
  *      one KV head, head_dim 6, intermediate 12, tied): q|k|v and gate|up
  *      stacked from Llama's tensor names
+ *   6  a llama2.c tokenizer.bin of 259 + (the first byte % 32) tokens
+ *      (src/tokenizer/scored.c)
+ *   7  a llama2.c model.bin imported with a fixed tokenizer.bin (260
+ *      tokens: tests/llama2c_files.h's): the whole ngpt_import_llama2c
  * Properties: every failure leaves a message (the public function's with
  * its prefix); a safetensors file that opens has unique names, and its
  * tensors tile the data exactly inside the buffer and convert to float32
@@ -26,7 +30,9 @@
  * no public function of their own. */
 #include "import/hf_tokenizer.h"
 #include "import/safetensors.h"
+#include "tokenizer/scored.h"
 #include "fuzz.h"
+#include "../tests/llama2c_files.h"
 
 static void safetensors(const uint8_t *data, size_t size)
 {
@@ -94,7 +100,7 @@ static bool write_text(const char *name, const char *text)
 static void remove_dir(void)
 {
     static const char *const files[] = {"config.json", "llama.json", "tokenizer.json",
-                                        "model.safetensors"};
+                                        "model.safetensors", "model.bin", "tokenizer.bin"};
     char path[300];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -130,7 +136,10 @@ static bool setup(void)
     snprintf(tok + n, sizeof tok - n, "}}, \"added_tokens\": [{\"id\": 256, \"content\": "
              "\"<|endoftext|>\", \"special\": true}], \"normalizer\": null, \"pre_tokenizer\": "
              "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"use_regex\": true}}");
-    return write_text("tokenizer.json", tok) &&
+    char model_bin[300], tokenizer_bin[300];
+    snprintf(model_bin, sizeof model_bin, "%s/model.bin", dir);
+    snprintf(tokenizer_bin, sizeof tokenizer_bin, "%s/tokenizer.bin", dir);
+    return llama2c_write_files(model_bin, tokenizer_bin) && write_text("tokenizer.json", tok) &&
            write_text("config.json", "{\"model_type\": \"gpt2\", \"vocab_size\": 257, "
                       "\"n_positions\": 4, \"n_embd\": 8, \"n_layer\": 1, \"n_head\": 2}") &&
            write_text("llama.json", "{\"model_type\": \"llama\", \"vocab_size\": 257, "
@@ -162,10 +171,52 @@ static void import_dir(const uint8_t *data, size_t size, bool llama)
     unlink(out);
 }
 
+static void llama2c_tokenizer(const uint8_t *data, size_t size)
+{
+    if (size < 1) return;
+    const int32_t n = 259 + data[0] % 32;
+    unsigned char *b = fuzz_copy(data + 1, size - 1);
+    ngpt_tokenizer *tok = NULL;
+    ngpt_status st = ngpt_tok_scored_read_llama2c(&tok, b, size - 1, n, "fuzz tokenizer.bin");
+    if (st && !ngpt_last_error()[0]) fuzz_fail("a refused tokenizer.bin left no message");
+    if (!st) {
+        ngpt_tokenizer_info info;
+        int32_t ids[32];
+        size_t k = 0, back = 0;
+        if (ngpt_tokenizer_describe(tok, &info) || info.n_tokens != n || info.bos_id != 1)
+            fuzz_fail("a loaded tokenizer.bin has %d tokens, not %d", (int)info.n_tokens, (int)n);
+        if (ngpt_tokenizer_encode(tok, "hello, world", 12, ids, 32, &k) ||
+            ngpt_tokenizer_decode(tok, ids, k, NULL, 0, &back))
+            fuzz_fail("a loaded tokenizer.bin does not encode: %s", ngpt_last_error());
+    }
+    ngpt_tokenizer_free(tok);
+    free(b);
+}
+
+static void llama2c_model(const uint8_t *data, size_t size)
+{
+    char model[300], tokenizer[300], out[300];
+    if (!setup()) fuzz_fail("cannot write the fixed files");
+    snprintf(model, sizeof model, "%s/model.bin", dir);
+    snprintf(tokenizer, sizeof tokenizer, "%s/tokenizer.bin", dir);
+    snprintf(out, sizeof out, "%s/out.ngpt", dir);
+    FILE *f = fopen(model, "wb");
+    if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+        fuzz_fail("cannot write %s", model);
+    ngpt_status st = ngpt_import_llama2c(model, tokenizer, NULL, out);
+    fuzz_expect_message(st, "ngpt_import_llama2c");
+    ngpt_config cfg;
+    if (st && access(out, F_OK) == 0) fuzz_fail("a refused import wrote %s", out);
+    if (!st && (ngpt_checkpoint_config(out, &cfg) || cfg.vocab_size != 260))
+        fuzz_fail("an import wrote a checkpoint that does not open as its config: %s",
+                  ngpt_last_error());
+    unlink(out);
+}
+
 NGPT_FUZZ_ENTRY(import)
 {
     if (size < 1) return 0;
-    const uint8_t mode = data[0] % 6;
+    const uint8_t mode = data[0] % 8;
     data++, size--;
     if (mode == 0) {
         safetensors(data, size);
@@ -187,8 +238,12 @@ NGPT_FUZZ_ENTRY(import)
             fuzz_fail("a mapped config does not validate: %s", ngpt_last_error());
     } else if (mode == 3) {
         tokenizer_json(data, size);
-    } else {
+    } else if (mode == 4 || mode == 5) {
         import_dir(data, size, mode == 5);
+    } else if (mode == 6) {
+        llama2c_tokenizer(data, size);
+    } else {
+        llama2c_model(data, size);
     }
     return 0;
 }

@@ -11,23 +11,29 @@
  * lacks some bytes: to at most the input's length, those dropped), counts the same number of ids without a buffer, and saves
  * an image that loads back with the same checksum. Every input is also
  * encoded and decoded with three fixed tokenizers (GPT-2 pieces, lines, no
- * pre-tokenizer), so the encoder sees every byte string. Seeds: files made
- * by ngpt (fuzz/corpus/tokenizer). */
+ * pre-tokenizer) and a fixed scored one (llama2.c's kind: decoding gives
+ * " " + the input), so the encoders see every byte string. A scored
+ * tokenizer loaded from the input is held to less: its pieces may spell
+ * "<0xNN>" by merging, which decodes to one byte (as in run.c), so only ids
+ * in range and a decode that succeeds. Seeds: files made by ngpt
+ * (fuzz/corpus/tokenizer). */
 #include "fuzz.h"
+#include "tokenizer/scored.h"
 
 /* Round trip of text through tok, with the properties above. */
 static void exercise(const ngpt_tokenizer *tok, const uint8_t *text, size_t n, const char *what)
 {
     ngpt_tokenizer_info info;
     if (ngpt_tokenizer_describe(tok, &info)) fuzz_fail("%s: describe: %s", what, ngpt_last_error());
-    int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
-    uint8_t *back = malloc(n ? n : 1);
+    const bool scored = info.bos_id >= 0;     /* a dummy " " first, specials at 0..2 */
+    int32_t *ids = malloc((n + 1) * sizeof *ids);
+    uint8_t *back = malloc(n + 1);
     if (!ids || !back) abort();
     size_t k = 0, count = 0, bytes = 0;
-    ngpt_status st = ngpt_tokenizer_encode(tok, text, n, ids, n, &k);
+    ngpt_status st = ngpt_tokenizer_encode(tok, text, n, ids, n + 1, &k);
     fuzz_expect_message(st, "ngpt_tokenizer_encode");
     if (st) fuzz_fail("%s: encode of %zu bytes failed: %s", what, n, ngpt_last_error());
-    if (k > n) fuzz_fail("%s: %zu ids for %zu bytes", what, k, n);
+    if (k > n + scored) fuzz_fail("%s: %zu ids for %zu bytes", what, k, n);
     if (ngpt_tokenizer_encode(tok, text, n, NULL, 0, &count) || count != k)
         fuzz_fail("%s: counting gives %zu ids, encoding %zu", what, count, k);
     for (size_t i = 0; i < k; i++) {
@@ -38,8 +44,21 @@ static void exercise(const ngpt_tokenizer *tok, const uint8_t *text, size_t n, c
             fuzz_fail("%s: id %d is not a token of text (%d tokens, %d special)", what, (int)ids[i],
                       (int)info.n_tokens, (int)info.n_special);
     }
-    st = ngpt_tokenizer_decode(tok, ids, k, back, n, &bytes);
-    bool every_byte = info.n_tokens == 256 + info.n_merges + info.n_special;
+    if (scored && strcmp(what, "the fixed scored tokenizer")) {
+        if (ngpt_tokenizer_decode(tok, ids, k, NULL, 0, &bytes))
+            fuzz_fail("%s: decode: %s", what, ngpt_last_error());
+        free(ids);
+        free(back);
+        return;
+    }
+    st = ngpt_tokenizer_decode(tok, ids, k, back, n + 1, &bytes);
+    if (!st && scored && n > 0) {       /* the dummy " " first */
+        if (bytes != n + 1 || back[0] != ' ')
+            fuzz_fail("%s: decode(encode(x)) is not \" \" + x", what);
+        memmove(back, back + 1, n);
+        bytes--;
+    }
+    bool every_byte = scored || info.n_tokens == 256 + info.n_merges + info.n_special;
     if (!every_byte && !st && bytes <= n) st = NGPT_OK, bytes = n, memcpy(back, text, n);
     if (st || bytes != n || (n && memcmp(back, text, n)))
         fuzz_fail("%s: decode(encode(x)) != x (%zu bytes, %zu back): %s", what, n, bytes,
@@ -67,7 +86,31 @@ static void save_and_reload(const ngpt_tokenizer *tok)
     free(image);
 }
 
-static ngpt_tokenizer *fixed[3];
+static ngpt_tokenizer *fixed[3], *fixed_scored;
+
+/* llama2.c's layout: <unk>, BOS, EOS, the 256 byte tokens, then " ", a few
+ * characters and merges of them (two with equal scores). */
+static void make_fixed_scored(void)
+{
+    static const char *const more[] = {" ", "e", "t", "h", "\xc3\xa9", " t", "th", "he",
+                                       " th", "the", " the", "ee"};
+    static const float more_score[] = {-99, -99, -99, -99, -99, -1, -2, -2, -3, -4, -5, -6};
+    enum { N = 259 + sizeof more / sizeof more[0] };
+    static char bytes[256][7];
+    const uint8_t *piece[N];
+    uint32_t len[N];
+    float score[N];
+    static const char *const first[3] = {"<unk>", "\n<s>\n", "\n</s>\n"};
+    for (int i = 0; i < N; i++) {
+        const char *p = i < 3 ? first[i] : i < 259 ? bytes[i - 3] : more[i - 259];
+        if (i >= 3 && i < 259) snprintf(bytes[i - 3], 7, "<0x%02X>", i - 3);
+        piece[i] = (const uint8_t *)p;
+        len[i] = (uint32_t)strlen(p);
+        score[i] = i < 259 ? 0.0f : more_score[i - 259];
+    }
+    if (ngpt_tok_scored_build(&fixed_scored, N, score, piece, len, "the fixed scored tokenizer"))
+        fuzz_fail("build the fixed scored tokenizer: %s", ngpt_last_error());
+}
 
 static void make_fixed(void)
 {
@@ -89,8 +132,9 @@ static void make_fixed(void)
 
 NGPT_FUZZ_ENTRY(tokenizer)
 {
-    if (!fixed[0]) make_fixed();
+    if (!fixed[0]) make_fixed(), make_fixed_scored();
     for (int i = 0; i < 3; i++) exercise(fixed[i], data, size, "a fixed tokenizer");
+    exercise(fixed_scored, data, size, "the fixed scored tokenizer");
     if (size < 1) return 0;
     uint8_t mode = data[0] % 4;
     const uint8_t *rest = data + 1;

@@ -1080,6 +1080,8 @@ typedef struct ngpt_tokenizer_info {
     ngpt_pretokenizer pretok;
     ngpt_merge_rule rule;
     uint64_t checksum;          /* XXH3-64 of the tokenizer file: equal tokenizers, equal sums */
+    int32_t bos_id;             /* the token prompts begin with (a scored tokenizer:
+                                 * llama2.c's BOS 1), or -1 */
 } ngpt_tokenizer_info;
 
 ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *tok, ngpt_tokenizer_info *info);
@@ -1300,6 +1302,30 @@ ngpt_status ngpt_import_hf(const char *dir, const ngpt_import_options *opt, cons
  * ngpt_config_param_count, ngpt_arena_size. */
 ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg);
 ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config *cfg);
+
+/* llama2.c's files (docs/IMPORT.md, "llama2.c's TinyStories"): model.bin in
+ * run.c's layout (version 0: 7 int32 dim, hidden_dim, n_layers, n_heads,
+ * n_kv_heads, vocab_size (negative: an unshared classifier), seq_len, then
+ * float32 tensors) or export.py's float32 version 1 (a 256-byte "ak42"
+ * header), and its tokenizer.bin, into a .ngpt checkpoint at
+ * out_path (opt: its store; the other fields are ignored):
+ *
+ *     ngpt_import_llama2c("stories15M.bin", "tokenizer.bin", NULL, "stories15M.ngpt");
+ *
+ * The model: norm_type=rms (eps 1e-5), mlp=swiglu, no biases,
+ * kv_heads=n_kv_heads, RoPE theta 10000 with interleaved pairs (run.c's).
+ * The tokenizer is the scored kind (docs/TOKENIZER.md): prompts start with
+ * BOS 1, EOS 2 ends a text. The file's size must be exactly what its
+ * header implies (NGPT_ERR_BAD_FORMAT otherwise); version 2 (int8) or
+ * another is NGPT_ERR_UNSUPPORTED. Written atomically, streamed
+ * from the mapped file as ngpt_import_hf does. */
+ngpt_status ngpt_import_llama2c(const char *model_bin, const char *tokenizer_bin,
+                                const ngpt_import_options *opt, const char *out_path);
+
+/* The ngpt config of a model.bin from its header alone (28 bytes, version
+ * 1's 256; weights f32; the file's size is not checked), e.g. to size it
+ * (ngpt info). */
+ngpt_status ngpt_import_llama2c_config(const char *model_bin, ngpt_config *cfg);
 
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop

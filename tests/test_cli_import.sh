@@ -5,7 +5,8 @@
 # by one, a sharded BF16 model; the imported model generates and its info
 # shows GPT-2's switches; a Llama directory likewise, and rope scaling refused;
 # --context writes a shorter T; errors are one line with nothing written; usage
-# errors exit 2.
+# errors exit 2. llama2.c's model.bin + tokenizer.bin (test_llama2c --write)
+# import in one command and generate; info sizes a model.bin.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 
@@ -99,4 +100,33 @@ $N import --help | grep -q "^usage: ngpt import"
 check $? "import --help"
 $N --help | grep -q "^  import "
 check $? "ngpt --help lists import"
+# llama2.c's files (build/tests/test_llama2c --write): one command, then generate
+$RUN_ENV "$B/tests/test_llama2c" --write "$dir/l2c" 2> "$dir/err"
+check $? "test_llama2c --write: $(cat "$dir/err")"
+l2c=$dir/l2c
+$N import --llama2c "$l2c/model.bin" --tokenizer "$l2c/tokenizer.bin" --out "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" &&
+    grep -q "norm_type=rms mlp=swiglu mlp_bias=0 kv_heads=2" "$dir/out"
+check $? "ngpt import --llama2c: $(cat "$dir/out" "$dir/err")"
+$N generate --model "$dir/l.ngpt" --prompt "abc" -n 4 --temp 0 > /dev/null 2> "$dir/err"
+check $? "generate on the llama2.c import: $(cat "$dir/err")"
+$N info "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" && grep -q "^tokenizer:   scored (llama2.c's), 274 tokens (BOS 1, end 2)" "$dir/out" &&
+    $N tokenizer info "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" && grep -q '^special:       1 "\\n<s>\\n" (begins a prompt)' "$dir/out"
+check $? "info and tokenizer info show the scored tokenizer: $(cat "$dir/out" "$dir/err")"
+$N tokenizer encode --tokenizer "$dir/l.ngpt" --text "babc" > "$dir/out" 2> "$dir/err" && [ "$(cat "$dir/out")" = "259 261 266 262" ]
+check $? "tokenizer encode: run.c's ids: $(cat "$dir/out" "$dir/err")"
+$N info "$l2c/model.bin" > "$dir/out" 2> "$dir/err" && grep -q "^parameters: " "$dir/out"
+check $? "info sizes a model.bin: $(cat "$dir/out" "$dir/err")"
+head -c 100 "$l2c/model.bin" > "$dir/cut.bin"
+$N import --llama2c "$dir/cut.bin" --tokenizer "$l2c/tokenizer.bin" --out "$dir/bad.ngpt" > /dev/null 2> "$dir/err"
+rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^ngpt import: .*cut.bin is 100 bytes but its version-0 header" "$dir/err" &&
+    [ ! -e "$dir/bad.ngpt" ]
+check $? "a truncated model.bin: exit 1 ($rc), one line, nothing written: $(cat "$dir/err")"
+$N import --llama2c "$l2c/model.bin" --out "$dir/bad.ngpt" > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q -- "--tokenizer" "$dir/err"
+check $? "--llama2c without --tokenizer: usage: $(cat "$dir/err")"
+$N import "$hf" --llama2c "$l2c/model.bin" --tokenizer "$l2c/tokenizer.bin" --out "$dir/bad.ngpt" > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && [ ! -e "$dir/bad.ngpt" ]
+check $? "--llama2c with a directory: usage: $(cat "$dir/err")"
+
 summary test_cli_import

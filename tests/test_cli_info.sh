@@ -119,4 +119,10 @@ expect 1 "shape.seq must be in 1..T=16" info "$dir/m.ngpt" --seq 17
 $N info "$dir/m.ngpt" --seq 17 2>/dev/null | grep -q . ; [ $? -ne 0 ]
 check $? "a bad shape prints nothing on stdout"
 expect 1 "missing.ngpt" info "$dir/missing.ngpt"
+# llama2.c's stories15M, sized from its 28-byte header alone (the weights need not be there)
+printf '\040\001\000\000\000\003\000\000\006\000\000\000\006\000\000\000\006\000\000\000\000\175\000\000\000\001\000\000' > "$dir/stories15M.bin"
+$N info "$dir/stories15M.bin" > "$dir/out" 2> "$dir/err" && grep -q "^parameters:  15191712 " "$dir/out" &&
+    grep -q "norm_type=rms mlp=swiglu mlp_bias=0 kv_heads=6" "$dir/out"
+check $? "info stories15M.bin (header only): $(cat "$dir/out" "$dir/err")"
+
 summary test_cli_info

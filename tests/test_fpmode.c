@@ -9,7 +9,7 @@
  *    too, with one thread or three (every job split, so the pool's workers
  *    compute). A declared function that no call below covers fails the
  *    test, so a function added to the header later is covered here too.
- *    The calls include importing a small Hugging Face directory
+ *    The calls include importing a small Hugging Face directory (and llama2.c files)
  *    (tests/hf_dir.h; F16 weights, some subnormal), in float32 and 8-bit,
  *    fine-tuning from the import and the checkpoint sizes of its files;
  *  - the hostile modes really change arithmetic here (else the above could
@@ -28,6 +28,7 @@
 #include "hf_dir.h"
 #include "kernels.h"
 #include "kcase.h"
+#include "llama2c_files.h"
 #include "model/kv.h"          /* the cache's keys */
 #include "public_decls.h"
 #include "runtime/context.h"   /* the pool's inline threshold: split even tiny jobs */
@@ -596,8 +597,10 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
     free(file);
 }
 
-/* The imported Hugging Face directory's files, in hf_dir.h's root. */
+/* The imported Hugging Face directory's files, in hf_dir.h's root; and
+ * llama2.c's files (llama2c_files.h) and their import. */
 static char import_path[600], import_q8_path[600];
+static char l2c_model[600], l2c_tokenizer[600], l2c_out[600];
 
 /* A file's size: what ngpt_checkpoint_size must say. */
 static size_t file_size(const char *path)
@@ -687,6 +690,13 @@ static void importing(results *r, bool tiny, int32_t threads)
         note_logits(r, "8-bit import's logits", ctx);
     }
     ngpt_context_free(ctx);
+
+    /* llama2.c's files (main wrote them), imported in 8 bits, its header's config */
+    opt.store = NGPT_WEIGHTS_Q8;
+    CALL(ngpt_import_llama2c(l2c_model, l2c_tokenizer, &opt, l2c_out));
+    note_file(r, "llama2.c import", l2c_out);
+    CALL(ngpt_import_llama2c_config(l2c_model, &cfg));
+    note_config(r, "llama2.c config", &cfg);
 }
 
 /* Every public function, each called in `caller`'s mode. */
@@ -843,6 +853,10 @@ int main(void)
     CHECK(mkdir(root, 0755) == 0 && write_dir("gpt2", &(dir_opts){.dt = DT_F16}),
           "a Hugging Face directory in %s", root);
     free_tensors();
+    snprintf(l2c_model, sizeof l2c_model, "%s/model.bin", root);
+    snprintf(l2c_tokenizer, sizeof l2c_tokenizer, "%s/tokenizer.bin", root);
+    snprintf(l2c_out, sizeof l2c_out, "%s/llama2c.ngpt", root);
+    CHECK(llama2c_write_files(l2c_model, l2c_tokenizer), "llama2.c files in %s", root);
     ngpt_fpmode_set_library();
     hostile_mode_bites();
     band_rounds_up();
@@ -862,6 +876,7 @@ int main(void)
     }
     char gpt2_dir[600];
     snprintf(gpt2_dir, sizeof gpt2_dir, "%s/gpt2", root);
-    unlink(import_path), unlink(import_q8_path), rmdir(gpt2_dir), rmdir(root);
+    unlink(import_path), unlink(import_q8_path), rmdir(gpt2_dir);
+    unlink(l2c_model), unlink(l2c_tokenizer), unlink(l2c_out), rmdir(root);
     return test_summary("test_fpmode");
 }

@@ -807,6 +807,16 @@ static void import_functions(const char *path)
     REJECTS(ngpt_import_hf_config(path, &cfg), NGPT_ERR_BAD_FORMAT);
     REJECTS(ngpt_import_hf_config_mem(NULL, 2, &cfg), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_import_hf_config_mem("{}", 2, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_llama2c(NULL, path, NULL, out), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_llama2c(path, NULL, NULL, out), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_llama2c(path, path, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_llama2c("/nonexistent/model.bin", path, NULL, out), NGPT_ERR_IO);
+    b = o, b.store = (ngpt_weights)7;
+    REJECTS(ngpt_import_llama2c(path, path, &b, out), NGPT_ERR_BAD_ARG);
+    CHECK(access(out, F_OK) != 0, "a refused llama2.c import writes nothing");
+    REJECTS(ngpt_import_llama2c_config(NULL, &cfg), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_llama2c_config(path, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_llama2c_config("/nonexistent/model.bin", &cfg), NGPT_ERR_IO);
     REJECTS(ngpt_import_hf_config_mem("{}", 2, &cfg), NGPT_ERR_BAD_FORMAT);
     const char *bert = "{\"model_type\": \"bert\"}", *heads = "{\"model_type\": \"gpt2\", \"n_head\": 5}";
     REJECTS(ngpt_import_hf_config_mem(bert, strlen(bert), &cfg), NGPT_ERR_UNSUPPORTED);

@@ -6,7 +6,8 @@
 # a prompt longer than the context), trace, tokenizer training with each
 # pre-tokenizer, encoding and decoding, a model of a tokenizer's tokens
 # (train --vocab, resume, eval, generate with a stop sequence, chat, trace,
-# checksum), ngpt import of a Hugging Face directory, some with 2 threads; the arena is
+# checksum), ngpt import of a Hugging Face directory and of llama2.c files, some with 2
+# threads; the arena is
 # not cleared at init, so this also checks that nothing reads arena memory
 # before writing it. Any memory error or leak
 # fails: --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect.
@@ -65,5 +66,15 @@ if [ -x "$writer" ]; then
         "$ngpt" import gpt2 --safetensors cut.safetensors --out x.ngpt > out.txt 2> err.txt || rc=$?
     [ $rc -eq 1 ] && [ ! -e x.ngpt ] || { cat err.txt; echo "valgrind: FAILED: import of a cut file"; exit 1; }
     runs=26
+fi
+# llama2.c's files (test_llama2c --write): imported, generated from (BOS,
+# the scored encoder), its tokenizer encoding
+writer=$(dirname "$ngpt")/tests/test_llama2c
+if [ -x "$writer" ]; then
+    "$writer" --write "$dir/l2c"
+    run import --llama2c l2c/model.bin --tokenizer l2c/tokenizer.bin --out l.ngpt --weights q8
+    run generate --model l.ngpt --prompt "babc é 日本" -n 4 --temp 0
+    run tokenizer encode --tokenizer l.ngpt --text "ccc xx é"
+    runs=$((runs + 3))
 fi
 echo "valgrind: clean ($runs runs)"

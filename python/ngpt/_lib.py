@@ -94,7 +94,7 @@ class OptimConfig(Structure):
 class TokenizerInfo(Structure):
     _fields_ = [("n_tokens", c_int32), ("n_merges", c_int32), ("n_special", c_int32),
                 ("end_id", c_int32), ("pad_id", c_int32), ("max_token_bytes", c_int32),
-                ("pretok", c_int), ("rule", c_int), ("checksum", c_uint64)]
+                ("pretok", c_int), ("rule", c_int), ("checksum", c_uint64), ("bos_id", c_int32)]
 
 
 P = POINTER

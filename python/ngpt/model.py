@@ -112,9 +112,10 @@ class Model:
             self._live()
             if self._tok is None:
                 return list(data)
-            ids = (c_int32 * max(len(data), 1))()
+            ids = (c_int32 * (len(data) + 1))()     # + a scored tokenizer's leading " "
             n = c_size_t()
-            check(lib.ngpt_tokenizer_encode(self._tok, data, len(data), ids, len(data), byref(n)))
+            check(lib.ngpt_tokenizer_encode(self._tok, data, len(data), ids, len(data) + 1,
+                                            byref(n)))
             return ids[:n.value]
 
     def token_bytes(self, token):
@@ -238,6 +239,9 @@ class Model:
         prompt = a["prompt"]
         if isinstance(prompt, (str, bytes)):
             prompt = self.tokenize(prompt)
+            bos = self._tokenizer_info().bos_id if self._tok else -1
+            if bos >= 0:            # llama2.c's prompts start with BOS, as `ngpt generate`'s
+                prompt = [bos] + prompt
         gc = lib.ngpt_generate_config_default()
         keep = {}
         for k in _SAMPLER_KEYS:

@@ -71,6 +71,32 @@ def test_generate_bpe_model_and_stop(models):
         assert m.detokenize_bytes(got) == want and b"e" not in want
 
 
+def test_llama2c_model(tmp_path):
+    """A llama2.c model.bin + tokenizer.bin (tiny, random, written here) through
+    `ngpt import --llama2c`: a text prompt starts with BOS as on the CLI."""
+    import random
+    import struct
+    rnd = random.Random(5)
+    dim, hidden, layers, heads, kv, vocab, seq = 8, 16, 1, 2, 1, 262, 16
+    floats = (vocab * dim + 2 * layers * dim + layers * (2 * dim * dim + 2 * dim // heads * kv * dim)
+              + 3 * layers * hidden * dim + dim + seq * dim // heads)
+    (tmp_path / "model.bin").write_bytes(
+        struct.pack("<7i", dim, hidden, layers, heads, kv, vocab, seq)
+        + struct.pack("<%df" % floats, *(rnd.uniform(-0.5, 0.5) for _ in range(floats))))
+    pieces = [b"<unk>", b"\n<s>\n", b"\n</s>\n"] + [b"<0x%02X>" % b for b in range(256)] + [b" ", b"a", b" a"]
+    tok = struct.pack("<I", 6) + b"".join(struct.pack("<fi", -1.0 if p == b" a" else 0.0, len(p)) + p
+                                          for p in pieces)
+    (tmp_path / "tokenizer.bin").write_bytes(tok)
+    out = tmp_path / "l.ngpt"
+    cli("import", "--llama2c", tmp_path / "model.bin", "--tokenizer", tmp_path / "tokenizer.bin",
+        "--out", out)
+    want = cli("generate", "--model", out, "--prompt", "a", "-n", 8, "--temp", 0)
+    with ngpt.Model(str(out)) as m:
+        assert m.tokenize("a") == [261] and m.tokenize(b"\xff") == [259, 0xFF + 3]
+        got = list(m.generate_tokens("a", 8, temperature=0))
+        assert m.detokenize_bytes(got) == want
+
+
 def test_tokenize_bytes_model(models):
     with ngpt.Model(models[1]) as m:
         assert m.tokenize("hé") == [104, 0xC3, 0xA9]

@@ -1,7 +1,9 @@
 /* import.c — the public importer (ngpt.h, "importing a Hugging Face
  * model"): which files to read, read them, check them against each other
  * and stream the model into its checkpoint (hf_config.c, shards.c,
- * hf_tokenizer.c, hf_write.c with hf_gpt2.c or hf_llama.c). */
+ * hf_tokenizer.c, hf_write.c with hf_gpt2.c or hf_llama.c); llama2.c's
+ * model.bin and tokenizer.bin (llama2c.c, tokenizer/scored.c). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,8 @@
 #include "base/fpmode.h"
 #include "import/hf_config.h"
 #include "import/hf_tokenizer.h"
+#include "import/llama2c.h"
+#include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
 
 ngpt_import_options ngpt_import_options_default(void)
@@ -152,4 +156,60 @@ ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg)
     if (!config_json || !cfg)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_config: NULL argument");
     return ngpt_prefixed("ngpt_import_hf_config", read_config(config_json, cfg, NULL));
+}
+
+/* ------------------------------------------------------------- llama2.c */
+
+static ngpt_status llama2c_header(const char *path, ngpt_llama2c_header *h)
+{
+    unsigned char hdr[NGPT_LLAMA2C_HEADER_MAX];
+    FILE *f = fopen(path, "rb");
+    if (!f) return ngpt_fail(NGPT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    const size_t got = fread(hdr, 1, sizeof hdr, f);
+    fclose(f);
+    return ngpt_llama2c_parse_header(hdr, got, path, h);
+}
+
+static ngpt_status import_llama2c(const char *model, const char *tokenizer,
+                                  const ngpt_import_options *o, const char *out)
+{
+    if (o->store != NGPT_WEIGHTS_F32 && o->store != NGPT_WEIGHTS_Q8 &&
+        o->store != NGPT_WEIGHTS_Q4)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "store is %d; use NGPT_WEIGHTS_F32, "
+                         "NGPT_WEIGHTS_Q8 or NGPT_WEIGHTS_Q4", (int)o->store);
+    ngpt_llama2c_header h;
+    ngpt_status st = ngpt_cpu_check();
+    if (st || (st = llama2c_header(model, &h))) return st;
+    uint8_t *text = NULL;
+    size_t size = 0;
+    ngpt_tokenizer *tok = NULL;
+    if (!(st = ngpt_tok_read_file(tokenizer, &text, &size)))
+        st = ngpt_tok_scored_read_llama2c(&tok, text, size, h.cfg.vocab_size, tokenizer);
+    free(text);
+    if (!st) st = ngpt_llama2c_write(model, tok, o->store, out);
+    ngpt_tokenizer_free(tok);
+    return st;
+}
+
+ngpt_status ngpt_import_llama2c(const char *model_bin, const char *tokenizer_bin,
+                                const ngpt_import_options *opt, const char *out_path)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!model_bin || !tokenizer_bin || !out_path)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_llama2c: NULL %s", !model_bin
+                         ? "model_bin" : !tokenizer_bin ? "tokenizer_bin" : "out_path");
+    const ngpt_import_options o = opt ? *opt : ngpt_import_options_default();
+    return ngpt_prefixed("ngpt_import_llama2c", import_llama2c(model_bin, tokenizer_bin, &o,
+                                                               out_path));
+}
+
+ngpt_status ngpt_import_llama2c_config(const char *model_bin, ngpt_config *cfg)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!model_bin || !cfg)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_llama2c_config: NULL argument");
+    ngpt_llama2c_header h;
+    ngpt_status st = llama2c_header(model_bin, &h);
+    if (!st) *cfg = h.cfg;
+    return ngpt_prefixed("ngpt_import_llama2c_config", st);
 }

@@ -8,6 +8,7 @@
 
 #include "base/fpmode.h"
 #include "tokenizer/bpe.h"
+#include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
 
 /* Bytes that no token spans out of: a token which encodes to itself, or
@@ -71,6 +72,14 @@ ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, siz
     if (!t || !n_ids || (!text && len > 0))
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_encode: NULL argument");
     const uint8_t *s8 = text;
+    if (t->scored) {
+        ngpt_status st = ngpt_tok_scored_encode(t, s8, len, ids, ids ? cap : 0, n_ids);
+        if (st) return ngpt_prefixed("ngpt_tokenizer_encode", st);
+        if (ids && *n_ids > cap)
+            return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_tokenizer_encode: the text makes %zu ids "
+                             "but the buffer holds %zu", *n_ids, cap);
+        return NGPT_OK;
+    }
     ngpt_bpe_writer w = {ids, ids ? cap : 0, 0};
     ngpt_bpe_scratch s;
     ngpt_bpe_scratch_init(&s);

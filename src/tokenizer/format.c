@@ -16,6 +16,7 @@
 
 #include "base/atomic_file.h"
 #include "base/fpmode.h"
+#include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
 
 static uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -32,6 +33,8 @@ ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %zu bytes, shorter than the "
                          "header", src, size);
     uint32_t version = get_u32(p + 8);
+    if (version == NGPT_TOK_VERSION_SCORED)
+        return ngpt_tok_scored_image_check(p, size, src, n_tokens_out, checksum);
     if (version != NGPT_TOK_VERSION && version != NGPT_TOK_VERSION_IDS)
         return ngpt_fail(NGPT_ERR_VERSION, "%s has tokenizer format version %u but this build "
                          "reads versions %d and %d; use a matching ngpt", src, version,
@@ -76,6 +79,7 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     uint64_t checksum;
     ngpt_status st = ngpt_tok_image_check(p, size, src, &n_tokens, &checksum);
     if (st) return st;
+    if (get_u32(p + 8) == NGPT_TOK_VERSION_SCORED) return ngpt_tok_scored_parse(tok, p, size, src);
     const size_t fixed = NGPT_TOK_HEADER + 256 + 8;
     const uint32_t n_merges = get_u32(p + 16), n_special = get_u32(p + 20);
     size_t at = NGPT_TOK_HEADER + 256;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/fpmode.h"
+#include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
 
 void ngpt_tokenizer_free(ngpt_tokenizer *t)
@@ -21,11 +22,13 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
     free(t->model_id);
     free(t->internal_id);
     free(t->image);
+    ngpt_tok_scored_free(t->scored);
     free(t);
 }
 
 int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t model_id, size_t k, int32_t *out)
 {
+    if (t->scored) return ngpt_tok_scored_prefix(t, model_id, k, out);
     int32_t n = 0, id = t->internal_id[model_id];
     /* every part of a merge tree is a model token: merges join no absent byte */
     while (k > 0) {
@@ -47,6 +50,14 @@ int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t model_id, size_t k, int
     return n;
 }
 
+/* The bytes of ids[i] that decoding skips: a scored tokenizer drops the
+ * leading ' ' (the dummy prefix) of the token after BOS, as run.c does. */
+static size_t skipped(const ngpt_tokenizer *t, const int32_t *ids, size_t i)
+{
+    return t->scored && i > 0 && ids[i - 1] == t->bos_id &&     /* the piece: <0x20> is kept */
+           t->scored->bytes[t->scored->off[ids[i]]] == ' ';
+}
+
 /* ---------------------------------------------------------------- public */
 
 ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info *info)
@@ -66,6 +77,7 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
     info->pretok = t->pretok;
     info->rule = t->rule;
     info->checksum = t->checksum;
+    info->bos_id = t->scored ? t->bos_id : -1;
     return NGPT_OK;
 }
 
@@ -81,6 +93,13 @@ ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *t, int32_t id, const uint
     return NGPT_OK;
 }
 
+/* The internal id of the first special token: a BPE tokenizer's come last,
+ * a scored one's (<unk>, BOS, EOS) first. */
+static int32_t first_special(const ngpt_tokenizer *t)
+{
+    return t->scored ? 0 : 256 + t->n_merges;
+}
+
 ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *t, int32_t i, int32_t *id)
 {
     NGPT_FPMODE_SCOPE;
@@ -89,7 +108,7 @@ ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *t, int32_t i, int32_t *
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tokenizer_special: the tokenizer has %d special "
                          "tokens; %d is not one of 0..%d", (int)t->n_special, (int)i,
                          (int)t->n_special - 1);
-    *id = t->model_id[256 + t->n_merges + i];
+    *id = t->model_id[first_special(t) + i];
     return NGPT_OK;
 }
 
@@ -99,7 +118,7 @@ ngpt_status ngpt_tokenizer_special_id(const ngpt_tokenizer *t, const char *name,
     if (!t || !name || !id)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_special_id: NULL argument");
     size_t n = strlen(name);
-    for (int32_t i = 256 + t->n_merges; i < t->n_internal; i++)
+    for (int32_t i = first_special(t); i < first_special(t) + t->n_special; i++)
         if (ngpt_tok_len(t, i) == n && !memcmp(t->bytes + t->off[i], name, n)) {
             *id = t->model_id[i];
             return NGPT_OK;
@@ -120,7 +139,7 @@ ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, s
             return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_tokenizer_decode: id %d at index %zu is "
                              "outside the vocabulary (0..%d)", (int)ids[i], i,
                              (int)t->n_tokens - 1);
-        if (!ngpt_add_ok(total, ngpt_tok_len(t, t->internal_id[ids[i]]), &total))
+        if (!ngpt_add_ok(total, ngpt_tok_len(t, t->internal_id[ids[i]]) - skipped(t, ids, i), &total))
             return ngpt_fail(NGPT_ERR_OVERFLOW, "ngpt_tokenizer_decode: the text of %zu ids is "
                              "longer than this machine can address", n);
     }
@@ -129,9 +148,11 @@ ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *t, const int32_t *ids, s
     uint8_t *o = out;
     size_t at = 0;
     for (size_t i = 0; i < n && at < cap; i++) {
+        const size_t skip = skipped(t, ids, i);
         size_t len;
-        const uint8_t *b = ngpt_tok_bytes(t, ids[i], &len);
-        size_t k = len < cap - at ? len : cap - at;
+        const uint8_t *b = ngpt_tok_bytes(t, ids[i], &len) + skip;
+        len -= skip;
+        const size_t k = len < cap - at ? len : cap - at;
         memcpy(o + at, b, k);
         at += k;
     }

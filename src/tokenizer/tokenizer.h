@@ -83,6 +83,10 @@ struct ngpt_tokenizer {
     uint8_t *image;             /* the file image (docs/FORMAT.md): what saves write */
     size_t image_size;
     uint64_t checksum;          /* XXH3-64 of the file image: its last 8 bytes */
+    /* the scored kind (scored.h: llama2.c's tokenizer.bin), or NULL for BPE;
+     * bos_id is its BOS, prepended to prompts */
+    struct ngpt_tok_scored *scored;
+    int32_t bos_id;
 };
 
 #define NGPT_PAIR_EMPTY UINT64_MAX
@@ -148,6 +152,7 @@ static inline const uint8_t *ngpt_tok_bytes(const ngpt_tokenizer *t, int32_t id,
 /* Whether model id id is a special token. */
 static inline bool ngpt_tok_special(const ngpt_tokenizer *t, int32_t id)
 {
+    if (t->scored) return id < t->n_special;        /* <unk>, BOS, EOS */
     return t->internal_id[id] >= 256 + t->n_merges;
 }
 

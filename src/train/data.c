@@ -318,7 +318,7 @@ ngpt_status ngpt_data_token_counts(const ngpt_data *d, size_t *train_tokens, siz
  * then d is unchanged). */
 static ngpt_status tokenize(ngpt_data *d, const ngpt_tokenizer *tok, int32_t seq)
 {
-    size_t cap = d->size;       /* never more ids than bytes */
+    size_t cap = d->size + 2;   /* ids <= bytes, + a scored tokenizer's " " per split */
     int32_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
     uint16_t *lens = malloc((size_t)tok->n_tokens * sizeof *lens);
     ngpt_status st = NGPT_OK;

@@ -1,0 +1,383 @@
+/* llama2c.c — llama2.c's model.bin, version 0 or 1, into a .ngpt
+ * checkpoint (llama2c.h).
+ *
+ * The file (run.c's memory_map_weights): 7 int32 (dim, hidden_dim,
+ * n_layers, n_heads, n_kv_heads, vocab_size, seq_len; a negative vocab_size
+ * means an unshared classifier), then float32 tensors, each with all
+ * layers one after another, every matrix (out, in):
+ *   tok_emb [V,D], rms_att [L,D], wq [L,D,D], wk [L,KVD,D], wv [L,KVD,D],
+ *   wo [L,D,D], rms_ffn [L,D], w1 [L,F,D], w2 [L,D,F], w3 [L,F,D],
+ *   rms_final [D], freq_cis_real and _imag [T, hs/2] (skipped: ngpt computes
+ *   RoPE itself), wcls [V,D] when unshared.
+ * Version 1 (export.py): a 256-byte header (u32 magic "ak42", i32 version,
+ * the 7 int32 with vocab_size positive, u8 shared classifier, zeros), then
+ * rms_att, rms_ffn, rms_final, tok_emb, wq, wk, wv, wo, w1, w2, w3, [wcls];
+ * no freq_cis.
+ * Each ngpt tensor is one to three of these runs end to end:
+ *   blocks.i.ln1.weight <- rms_att[i]       blocks.i.ln2.weight <- rms_ffn[i]
+ *   blocks.i.attn.qkv.weight <- wq[i] | wk[i] | wv[i]  (rows stacked)
+ *   blocks.i.attn.proj.weight <- wo[i]
+ *   blocks.i.mlp.fc1.weight <- w1[i] | w3[i]  (gate rows, then up rows)
+ *   blocks.i.mlp.fc2.weight <- w2[i]
+ *   tok_emb.weight <- tok_emb, ln_f.weight <- rms_final, lm_head.weight <- wcls
+ * run.c's q/k pairs are interleaved, ngpt's default RoPE pairing; eps 1e-5
+ * and theta 10000 are what run.c hard-codes. The file is mapped, and the
+ * checkpoint writer asks for each tensor's bytes in order: copied, or
+ * quantized panel by panel as ngpt quantize makes them (as hf_gpt2.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "import/llama2c.h"
+#include "io/checkpoint.h"
+#include "io/tok_tensor.h"
+#include "kernels.h"
+#include "tokenizer/tokenizer.h"
+
+#define AK42_MAGIC 0x616b3432u      /* "24ka": llama2.c's export.py, versions 1 and 2 */
+
+typedef struct run { uint64_t at, count; } run;     /* floats of the file, from the header */
+
+typedef struct writer writer;
+
+typedef struct entry {
+    char name[NGPT_NAME_MAX];
+    ngpt_tensor_info info;
+    run part[3];
+    writer *w;
+} entry;
+
+struct writer {
+    entry *e;
+    int32_t n;
+    const ngpt_tokenizer *tok;
+    const unsigned char *map;
+    uint64_t data_at;           /* the floats' start: the header's size */
+    float *rows;                /* an 8-bit or 4-bit tensor's current panel */
+    int8_t *qrows, *panel;
+    const entry *panel_entry;
+    size_t panel_index;
+};
+
+static int32_t get_i32(const unsigned char *p) { int32_t v; memcpy(&v, p, 4); return v; }
+
+/* The runs of the file: where each of its tensors begins, in floats after
+ * the header. */
+typedef struct offsets {
+    uint64_t emb, rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3, rms_final, wcls, end;
+} offsets;
+
+static offsets file_offsets(const ngpt_config *c, int version)
+{
+    const uint64_t V = (uint64_t)c->vocab_size, D = (uint64_t)c->d_model,
+                   L = (uint64_t)c->n_layers, F = (uint64_t)c->d_ff,
+                   hs = D / (uint64_t)c->n_heads, KVD = hs * (uint64_t)c->n_kv_heads,
+                   T = (uint64_t)c->context_len;
+    offsets o;
+    if (version == 0) {         /* run.c: embedding, then per kind all layers; freq_cis */
+        o.emb = 0;
+        o.rms_att = o.emb + V * D;
+        o.wq = o.rms_att + L * D;
+    } else {                    /* export.py version 1: the norms first, no freq_cis */
+        o.rms_att = 0;
+        o.rms_ffn = o.rms_att + L * D;
+        o.rms_final = o.rms_ffn + L * D;
+        o.emb = o.rms_final + D;
+        o.wq = o.emb + V * D;
+    }
+    o.wk = o.wq + L * D * D;
+    o.wv = o.wk + L * KVD * D;
+    o.wo = o.wv + L * KVD * D;
+    const uint64_t after_wo = o.wo + L * D * D;
+    if (version == 0) o.rms_ffn = after_wo;
+    o.w1 = version == 0 ? o.rms_ffn + L * D : after_wo;
+    o.w2 = o.w1 + L * F * D;
+    o.w3 = o.w2 + L * D * F;
+    const uint64_t after_w3 = o.w3 + L * F * D;
+    if (version == 0) o.rms_final = after_w3;
+    o.wcls = version == 0 ? o.rms_final + D + T * hs    /* freq_cis_real, _imag: T * hs/2 each */
+                          : after_w3;
+    o.end = o.wcls + (c->tie_lm_head ? 0 : V * D);
+    return o;
+}
+
+/* Version 1's header after the 7 fields: the shared-classifier flag, zeros. */
+static ngpt_status check_v1_tail(const unsigned char *p, size_t n, const char *src, bool *shared)
+{
+    if (n < NGPT_LLAMA2C_HEADER_MAX)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %zu bytes, shorter than a llama2.c "
+                         "version-1 header (256)", src, n);
+    if (p[36] > 1)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: the shared-classifier flag (byte 36) is %u, "
+                         "not 0 or 1", src, (unsigned)p[36]);
+    for (size_t i = 37; i < NGPT_LLAMA2C_HEADER_MAX; i++)
+        if (p[i])
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: header byte %zu is not zero (export.py "
+                             "pads the version-1 header with zeros)", src, i);
+    *shared = p[36] == 1;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_llama2c_parse_header(const unsigned char *p, size_t n, const char *src,
+                                      ngpt_llama2c_header *h)
+{
+    int version = 0;
+    const unsigned char *fields = p;
+    bool shared = true;
+    if (n >= 8 && (uint32_t)get_i32(p) == AK42_MAGIC) {
+        version = get_i32(p + 4);
+        if (version != 1)
+            return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s is a llama2.c export of version %d "
+                             "(magic \"ak42\"); ngpt reads the float32 versions 0 (run.c's) and "
+                             "1 (import those and use --weights q8 for 8 bits)", src, version);
+        ngpt_status st = check_v1_tail(p, n, src, &shared);
+        if (st) return st;
+        fields = p + 8;
+    } else if (n < 28) {
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %zu bytes, shorter than a llama2.c header "
+                         "(28)", src, n);
+    }
+    static const char *const names[7] = {"dim", "hidden_dim", "n_layers", "n_heads",
+                                         "n_kv_heads", "vocab_size", "seq_len"};
+    int64_t f[7];
+    for (int i = 0; i < 7; i++) {
+        f[i] = get_i32(fields + 4 * i);
+        const bool signed_vocab = i == 5 && version == 0;
+        if ((signed_vocab && f[i] < 0 ? -f[i] : f[i]) <= 0)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: header field %s is %lld; a llama2.c "
+                             "model.bin's 7 int32 are positive (version 0: vocab_size negative "
+                             "for an unshared classifier)", src, names[i], (long long)f[i]);
+    }
+    if (f[0] % f[3] || (f[0] / f[3]) % 2)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: dim %lld is not n_heads %lld times an even "
+                         "head size", src, (long long)f[0], (long long)f[3]);
+    if (f[3] % f[4])
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: n_heads %lld is not a multiple of n_kv_heads "
+                         "%lld", src, (long long)f[3], (long long)f[4]);
+    ngpt_config c = ngpt_config_default();
+    c.d_model = (int32_t)f[0], c.d_ff = (int32_t)f[1], c.n_layers = (int32_t)f[2];
+    c.n_heads = (int32_t)f[3], c.n_kv_heads = (int32_t)f[4];
+    c.vocab_size = (int32_t)(f[5] < 0 ? -f[5] : f[5]), c.context_len = (int32_t)f[6];
+    c.tie_lm_head = version == 0 ? f[5] > 0 : shared;
+    c.dropout = 0.0f;
+    c.rope_theta = 10000.0f;                    /* run.c's */
+    c.qkv_bias = c.proj_bias = c.mlp_bias = false;
+    c.final_norm = true;
+    c.norm = NGPT_NORM_PRE;
+    c.pos = NGPT_POS_ROPE;
+    c.norm_type = NGPT_NORM_RMS;
+    c.norm_eps = 1e-5f;                         /* run.c's */
+    c.mlp = NGPT_MLP_SWIGLU;
+    c.head_dim = 0;
+    c.rope_pairs = NGPT_ROPE_INTERLEAVED;
+    c.weights = NGPT_WEIGHTS_F32;
+    ngpt_status st = ngpt_config_validate(&c);
+    if (st) return ngpt_fail(st, "%s: its model is not one ngpt can run: %s", src, ngpt_last_error());
+    h->cfg = c;
+    h->version = version;
+    h->data_at = version == 0 ? 28 : NGPT_LLAMA2C_HEADER_MAX;
+    h->file_bytes = h->data_at + 4 * file_offsets(&c, version).end;  /* int32 fields: no overflow */
+    return NGPT_OK;
+}
+
+/* ------------------------------------------------------------ streaming */
+
+static void read_floats(const entry *e, size_t first, size_t n, float *dst)
+{
+    for (int p = 0; p < 3 && n > 0; p++) {
+        const run *r = &e->part[p];
+        if (first >= r->count) {
+            first -= r->count;
+            continue;
+        }
+        const size_t take = r->count - first < n ? (size_t)(r->count - first) : n;
+        memcpy(dst, e->w->map + e->w->data_at + 4 * (r->at + first), 4 * take);
+        dst += take, n -= take, first = 0;
+    }
+}
+
+static void read_f32(const void *src, size_t at, void *dst, size_t n)
+{
+    read_floats(src, at / sizeof(float), n / sizeof(float), dst);
+}
+
+static void make_panel(writer *w, const entry *e, size_t p)
+{
+    const int n = e->info.shape[0], k = e->info.shape[1];
+    const int j0 = (int)p * NGPT_Q8_NR, nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
+    const ptrdiff_t rs = (ptrdiff_t)ngpt_q8_row_bytes(k);
+    read_floats(e, (size_t)j0 * (size_t)k, (size_t)nr * (size_t)k, w->rows);
+    if (e->info.dtype == NGPT_DTYPE_Q4) {
+        ngpt_kernels_active.pack_q4((uint8_t *)w->panel, w->rows, k, nr, k);
+    } else {
+        ngpt_kernels_active.quantize_q8(w->qrows, rs, w->rows, k, nr, k);
+        ngpt_kernels_active.pack_q8(w->panel, w->qrows, rs, nr, k);
+    }
+    w->panel_entry = e, w->panel_index = p;
+}
+
+static void read_packed(const void *src, size_t at, void *dst, size_t n)
+{
+    const entry *e = src;
+    writer *w = e->w;
+    const size_t panel_bytes = e->info.dtype == NGPT_DTYPE_Q4
+                                   ? ngpt_q4_packed_bytes(NGPT_Q4_NR, e->info.shape[1])
+                                   : ngpt_q8_packed_bytes(NGPT_Q8_NR, e->info.shape[1]);
+    unsigned char *out = dst;
+    while (n > 0) {
+        const size_t p = at / panel_bytes, off = at % panel_bytes;
+        if (w->panel_entry != e || w->panel_index != p) make_panel(w, e, p);
+        const size_t take = panel_bytes - off < n ? panel_bytes - off : n;
+        memcpy(out, (const unsigned char *)w->panel + off, take);
+        out += take, at += take, n -= take;
+    }
+}
+
+static void tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
+{
+    const writer *w = user;
+    if (i == (size_t)w->n) {            /* the tokenizer, last (as a save writes it) */
+        ngpt_ckpt_tensor t = {.name = NGPT_CKPT_TOKENIZER, .ndim = 1, .dtype = NGPT_CKPT_BYTES,
+                              .data = w->tok->image};
+        t.shape[0] = (int32_t)w->tok->image_size;
+        *out = t;
+        return;
+    }
+    const entry *e = &w->e[i];
+    ngpt_ckpt_tensor t = {.name = e->name, .ndim = e->info.ndim, .src = e};
+    t.shape[0] = e->info.shape[0];
+    t.shape[1] = e->info.ndim > 1 ? e->info.shape[1] : 0;
+    t.dtype = e->info.dtype == NGPT_DTYPE_Q8   ? NGPT_CKPT_Q8
+              : e->info.dtype == NGPT_DTYPE_Q4 ? NGPT_CKPT_Q4
+                                               : NGPT_CKPT_F32;
+    t.read = e->info.dtype == NGPT_DTYPE_F32 ? read_f32 : read_packed;
+    *out = t;
+}
+
+/* The runs of ngpt tensor e (its name and shape set). */
+static void plan_entry(entry *e, const ngpt_config *c, const offsets *o)
+{
+    const uint64_t D = (uint64_t)c->d_model, F = (uint64_t)c->d_ff;
+    const uint64_t KVD = D / (uint64_t)c->n_heads * (uint64_t)c->n_kv_heads;
+    int layer = 0, used = 0;
+    const char *field = e->name;
+    if (sscanf(e->name, "blocks.%d.%n", &layer, &used) == 1 && used) field = e->name + used;
+    const uint64_t l = (uint64_t)layer;
+    run *p = e->part;
+    if (!strcmp(field, "tok_emb.weight")) p[0] = (run){o->emb, (uint64_t)c->vocab_size * D};
+    else if (!strcmp(field, "ln_f.weight")) p[0] = (run){o->rms_final, D};
+    else if (!strcmp(field, "lm_head.weight")) p[0] = (run){o->wcls, (uint64_t)c->vocab_size * D};
+    else if (!strcmp(field, "ln1.weight")) p[0] = (run){o->rms_att + l * D, D};
+    else if (!strcmp(field, "ln2.weight")) p[0] = (run){o->rms_ffn + l * D, D};
+    else if (!strcmp(field, "attn.proj.weight")) p[0] = (run){o->wo + l * D * D, D * D};
+    else if (!strcmp(field, "mlp.fc2.weight")) p[0] = (run){o->w2 + l * D * F, D * F};
+    else if (!strcmp(field, "mlp.fc1.weight")) {
+        p[0] = (run){o->w1 + l * F * D, F * D};
+        p[1] = (run){o->w3 + l * F * D, F * D};
+    } else if (!strcmp(field, "attn.qkv.weight")) {
+        p[0] = (run){o->wq + l * D * D, D * D};
+        p[1] = (run){o->wk + l * KVD * D, KVD * D};
+        p[2] = (run){o->wv + l * KVD * D, KVD * D};
+    }
+}
+
+static ngpt_status plan(writer *w, const ngpt_config *c, int version)
+{
+    ngpt_layout lay;
+    if (!ngpt_layout_compute(c, &lay))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the model is too large for this machine");
+    const offsets o = file_offsets(c, version);
+    w->n = ngpt_layout_tensor_count(c);
+    if (!(w->e = calloc((size_t)w->n, sizeof *w->e)))
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
+    for (int32_t i = 0; i < w->n; i++) {
+        entry *e = &w->e[i];
+        ngpt_layout_tensor(c, &lay, i, e->name, &e->info);
+        e->info.name = e->name;
+        e->w = w;
+        plan_entry(e, c, &o);
+        uint64_t count = 0;
+        for (int p = 0; p < 3; p++) count += e->part[p].count;
+        const uint64_t want = (uint64_t)e->info.shape[0] * (e->info.ndim > 1 ? (uint64_t)e->info.shape[1] : 1);
+        NGPT_CHECK_INTERNAL(count == want);     /* every tensor of the config has its runs */
+    }
+    return NGPT_OK;
+}
+
+/* Maps the file, checked against its header: *h, *map, *size. */
+static ngpt_status map_file(const char *path, ngpt_llama2c_header *h, const unsigned char **map,
+                            size_t *size)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return ngpt_fail(NGPT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    unsigned char hdr[NGPT_LLAMA2C_HEADER_MAX];
+    ssize_t got = 0;
+    ngpt_status st = NGPT_OK;
+    const ngpt_config *c = &h->cfg;
+    if (fstat(fd, &sb) != 0)
+        st = ngpt_fail(NGPT_ERR_IO, "cannot read the size of %s: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        st = ngpt_fail(NGPT_ERR_IO, "%s is not a regular file", path);
+    else if ((got = pread(fd, hdr, sizeof hdr, 0)) < 0)
+        st = ngpt_fail(NGPT_ERR_IO, "reading %s failed: %s", path, strerror(errno));
+    else if (!(st = ngpt_llama2c_parse_header(hdr, (size_t)got, path, h)) &&
+             (uint64_t)sb.st_size != h->file_bytes)
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %lld bytes but its version-%d header (dim %d, "
+                       "hidden %d, %d layers, %d heads, %d kv heads, vocab %d%s, seq_len %d) "
+                       "makes it %llu: truncated, or not a llama2.c model.bin", path,
+                       (long long)sb.st_size, h->version, (int)c->d_model, (int)c->d_ff,
+                       (int)c->n_layers, (int)c->n_heads, (int)c->n_kv_heads, (int)c->vocab_size,
+                       c->tie_lm_head ? "" : " unshared", (int)c->context_len,
+                       (unsigned long long)h->file_bytes);
+    else if (h->file_bytes > SIZE_MAX)
+        st = ngpt_fail(NGPT_ERR_IO, "%s is too large for this machine's address space", path);
+    if (!st) {
+        void *m = mmap(NULL, (size_t)h->file_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) st = ngpt_fail(NGPT_ERR_IO, "cannot map %s: %s", path, strerror(errno));
+        else *map = m, *size = (size_t)h->file_bytes;
+    }
+    close(fd);
+    return st;
+}
+
+ngpt_status ngpt_llama2c_write(const char *path, const ngpt_tokenizer *tok, ngpt_weights store,
+                               const char *out_path)
+{
+    ngpt_llama2c_header h;
+    size_t size = 0;
+    writer w = {.tok = tok};
+    ngpt_status st = map_file(path, &h, &w.map, &size);
+    if (st) return st;
+    ngpt_config cfg = h.cfg;
+    w.data_at = h.data_at;
+    if (tok->n_tokens != cfg.vocab_size)
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "the tokenizer has %d tokens but %s's vocab_size "
+                       "is %d", (int)tok->n_tokens, path, (int)cfg.vocab_size);
+    cfg.weights = store;
+    if (!st) st = plan(&w, &cfg, h.version);
+    if (!st && store != NGPT_WEIGHTS_F32) {    /* q8's panels are the larger */
+        const int kmax = cfg.d_model > cfg.d_ff ? cfg.d_model : cfg.d_ff;
+        const size_t rs = ngpt_q8_row_bytes(kmax);
+        w.rows = malloc((size_t)NGPT_Q8_NR * (size_t)kmax * sizeof(float));
+        w.qrows = aligned_alloc(64, NGPT_Q8_NR * rs);
+        w.panel = aligned_alloc(64, ngpt_q8_packed_bytes(NGPT_Q8_NR, kmax));
+        if (!w.rows || !w.qrows || !w.panel) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
+    }
+    if (!st) {
+        unsigned char block[NGPT_CKPT_MODEL_BYTES];
+        ngpt_ckpt_config_encode(&cfg, block);
+        st = ngpt_ckpt_write(out_path, block, (size_t)w.n + 1, tensor_fn, &w, NULL, 0);
+    }
+    munmap((void *)w.map, size);
+    free(w.e);
+    free(w.rows);
+    free(w.qrows);
+    free(w.panel);
+    return st;
+}
