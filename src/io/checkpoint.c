@@ -10,6 +10,7 @@
 
 #include "base/fpmode.h"
 #include "io/checkpoint.h"
+#include "io/model.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
 #include "runtime/weights.h"
@@ -260,7 +261,7 @@ void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t 
     t.shape[1] = info->ndim > 1 ? info->shape[1] : 0;
     if (info->dtype == NGPT_DTYPE_Q8 || info->dtype == NGPT_DTYPE_Q4) {
         t.dtype = ckpt_dtype(info->dtype);
-        t.data = ctx->plan.q8_w + info->offset;
+        t.data = ngpt_weights_q8_at(ctx, info->offset);
     } else if (base == ctx->plan.params && ctx->run.weights_packed) {
         t.data = NULL;
         t.read = read_params, t.src = ctx, t.from = info->offset * sizeof(float);
@@ -327,12 +328,16 @@ ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *t
 
 /* ----------------------------------------------------------- loading */
 
+/* The per-question functions are wrappers over a model opened without its
+ * weights laid out: one open, map and verification per call, as before. */
 static ngpt_status read_config(const char *path, const void *data, size_t size, ngpt_config *cfg)
 {
-    ngpt_ckpt_reader r;
-    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, cfg);
-    if (!st) ngpt_ckpt_close(&r);
-    return st;
+    ngpt_model *m;
+    ngpt_status st = ngpt_model_open_internal(&m, path, data, size, false);
+    if (st) return st;
+    *cfg = *ngpt_model_cfg(m);
+    ngpt_model_destroy(m);
+    return NGPT_OK;
 }
 
 ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
@@ -379,38 +384,56 @@ static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_ten
  * tensor; the reader is verified, so this cannot fail halfway and leave
  * the parameters half-loaded. An 8-bit context also takes the float32
  * original of its model and quantizes it. */
-static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, size_t size)
+static ngpt_status load(ngpt_context *ctx, const ngpt_model *model)
 {
-    ngpt_ckpt_reader r;
-    ngpt_config cfg;
-    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &cfg);
-    if (st) return st;
-    ngpt_config file = cfg;
+    if (ctx->model)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "the context reads the weights of a model "
+                         "(ngpt_context_init_model), which are read only; load into a "
+                         "context of ngpt_context_init");
+    const ngpt_ckpt_reader *r = ngpt_model_reader(model);
+    ngpt_config file = *ngpt_model_cfg(model);
     if (ctx->cfg.weights != NGPT_WEIGHTS_F32 && file.weights == NGPT_WEIGHTS_F32)
         file.weights = ctx->cfg.weights;        /* quantized as it loads */
-    if (ctx->cfg.weights == NGPT_WEIGHTS_Q4 && file.weights == NGPT_WEIGHTS_Q8) {
-        st = ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds 8-bit weights (weights=q8), "
-                       "which do not become 4-bit (rounding rounded values again loses "
-                       "more than either); quantize the float32 original to q4", r.src);
-        ngpt_ckpt_close(&r);
-        return st;
-    }
-    st = ngpt_config_compare(&ctx->cfg, &file);
-    if (!st) st = ngpt_ckpt_tokenizer_agrees(&r, ctx);
+    if (ctx->cfg.weights == NGPT_WEIGHTS_Q4 && file.weights == NGPT_WEIGHTS_Q8)
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds 8-bit weights (weights=q8), "
+                         "which do not become 4-bit (rounding rounded values again loses "
+                         "more than either); quantize the float32 original to q4", r->src);
+    ngpt_status st = ngpt_config_compare(&ctx->cfg, &file);
+    if (!st) st = ngpt_ckpt_tokenizer_agrees(r, ctx);
     for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         if (t->dtype == NGPT_DTYPE_Q8 || t->dtype == NGPT_DTYPE_Q4) {
-            load_q8(ctx, &r, t);
+            load_q8(ctx, r, t);
             continue;
         }
-        st = ngpt_ckpt_read_tensor(&r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
+        st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
     }
     if (!st) {
         ngpt_weights_written(ctx);
         ngpt_run_params_changed(ctx);
     }
-    ngpt_ckpt_close(&r);
     return st;
+}
+
+/* ngpt_checkpoint_load from a file (path) or memory: a model opened for
+ * the one load. */
+static ngpt_status load_from(ngpt_context *ctx, const char *path, const void *data, size_t size)
+{
+    if (ctx->model) return load(ctx, NULL);     /* refused before the file is read */
+    ngpt_model *m;
+    ngpt_status st = ngpt_model_open_internal(&m, path, data, size, false);
+    if (st) return st;
+    st = load(ctx, m);
+    ngpt_model_destroy(m);
+    return st;
+}
+
+ngpt_status ngpt_checkpoint_load_model(ngpt_context *ctx, const ngpt_model *model)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!ctx || !model)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_model: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_load_model", load(ctx, model));
 }
 
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
@@ -418,12 +441,12 @@ ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t
     NGPT_FPMODE_SCOPE;
     if (!ctx || !data)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load_mem", load(ctx, NULL, data, size));
+    return ngpt_prefixed("ngpt_checkpoint_load_mem", load_from(ctx, NULL, data, size));
 }
 
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load", load(ctx, path, NULL, 0));
+    return ngpt_prefixed("ngpt_checkpoint_load", load_from(ctx, path, NULL, 0));
 }

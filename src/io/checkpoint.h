@@ -22,4 +22,11 @@ ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const vo
 void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t i,
                             ngpt_ckpt_tensor *out);
 
+/* The training state of an open model checkpoint (train/train_ckpt.c):
+ * its train.* metadata, or for a model-only file (no optim.* tensors) the
+ * defaults with has_state false. *has_moments says which; *step is the
+ * saved step count (0 without). Bare messages. */
+ngpt_status ngpt_ckpt_train_state_of(const ngpt_ckpt_reader *r, ngpt_train_state *ts,
+                                     uint64_t *step, bool *has_moments);
+
 #endif

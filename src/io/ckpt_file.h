@@ -79,11 +79,14 @@ typedef struct ngpt_ckpt_reader {
     const char *src;            /* for messages: the path, or "the buffer" */
     void *map;                  /* mmap of a file, or NULL */
     size_t map_size;
+    void *heap;                 /* the file read into memory where mapping failed, or NULL */
 } ngpt_ckpt_reader;
 
 /* Validates the container (everything docs/FORMAT.md lists except the
  * model's config and tensor set); on success the reader is open. `path`
- * must outlive the reader (messages name it). */
+ * must outlive the reader (messages name it). A file is mapped read-only;
+ * where the system cannot map it, it is read into a 64-byte-aligned block
+ * (tensors then stay 64-byte aligned, as in a mapping). */
 ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t size);
 ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path);
 void ngpt_ckpt_close(ngpt_ckpt_reader *r);
@@ -107,6 +110,9 @@ ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, i
                                   const int32_t *shape, float *dst);
 /* Finds a metadata entry; false if absent. */
 bool ngpt_ckpt_find_meta(const ngpt_ckpt_reader *r, const char *key, ngpt_ckpt_meta *out);
+
+/* Test hook: how many files ngpt_ckpt_open_file opened in this process. */
+extern _Atomic unsigned long ngpt_ckpt_file_opens;
 
 /* Test hook: the write(2) the writer uses (simulates short writes, ENOSPC). */
 extern ssize_t (*ngpt_ckpt_write_hook)(int fd, const void *buf, size_t n);

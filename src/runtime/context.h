@@ -72,6 +72,13 @@ struct ngpt_context {
      * write it, loads check a file's against it, generation reads its
      * tokens' bytes (stop sequences). */
     const ngpt_tokenizer *tokenizer;
+    /* An inference context of a model (ngpt_context_init_model): the model,
+     * whose weights plan.params points to (never written through: f32
+     * Linears packed already, run.weights_packed set for life), and its
+     * quantized Linears in place (Linear i: see ngpt_linear_q8_span), which
+     * replace plan.q8_w. NULL for a context that owns its weights. */
+    const struct ngpt_model *model;
+    const int8_t *const *q8_linear;
     ngpt_run_state run;
 };
 

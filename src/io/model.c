@@ -1,0 +1,218 @@
+/* model.c — ngpt_model (io/model.h): a checkpoint opened, verified and
+ * mapped once; its config, tokenizer and training state answered from
+ * memory; its weights laid out once for every inference context: the
+ * quantized Linears used in place in the mapped file, the float32
+ * parameters copied once into a 64-byte-aligned block with the Linears
+ * packed (what each context used to do in its own arena). Immutable after
+ * open but for the count of its contexts (an atomic). */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cpu.h"
+#include "base/fpmode.h"
+#include "io/checkpoint.h"
+#include "io/model.h"
+#include "io/tok_tensor.h"
+#include "runtime/config.h"
+#include "runtime/weights.h"
+#include "tokenizer/tokenizer.h"
+#include "train/train.h"
+
+struct ngpt_model {
+    ngpt_ckpt_reader r;
+    char *path;                 /* r.src's copy, or NULL */
+    void *copy;                 /* an unaligned buffer copied to 64-byte alignment, or NULL */
+    ngpt_config cfg;
+    ngpt_tokenizer *tok;        /* NULL: the file carries none */
+    float *params;              /* NULL until laid out (weights) */
+    const int8_t **q8_linear;   /* (1 + 4L) the quantized Linears in r, or NULL */
+    atomic_int contexts;        /* live contexts made from the model */
+};
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* The parameters: float32 tensors copied from the file (the Linears then
+ * packed, f32), quantized Linears pointed at in place. */
+static ngpt_status lay_out_weights(ngpt_model *m)
+{
+    ngpt_status st = ngpt_cpu_check();     /* packing runs a kernel */
+    if (st) return st;
+    ngpt_layout lay;
+    ngpt_layout_compute(&m->cfg, &lay);     /* checked by config_decode */
+    size_t bytes;
+    if (!ngpt_mul_ok(lay.total, sizeof(float), &bytes) || bytes > SIZE_MAX - 64)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "the parameters of %s overflow size_t", m->r.src);
+    m->params = aligned_alloc(64, align64(bytes ? bytes : 1));
+    const int n_linear = 1 + NGPT_LINEAR_PER_LAYER * m->cfg.n_layers;
+    if (m->cfg.weights != NGPT_WEIGHTS_F32)
+        m->q8_linear = calloc((size_t)n_linear, sizeof *m->q8_linear);
+    if (!m->params || (m->cfg.weights != NGPT_WEIGHTS_F32 && !m->q8_linear))
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate the %zu bytes of the "
+                         "parameters of %s", bytes, m->r.src);
+    const int32_t n = ngpt_layout_tensor_count(&m->cfg);
+    for (int32_t i = 0; !st && i < n; i++) {
+        char name[NGPT_NAME_MAX];
+        ngpt_tensor_info t;
+        ngpt_layout_tensor(&m->cfg, &lay, i, name, &t);
+        if (t.dtype == NGPT_DTYPE_F32) {
+            st = ngpt_ckpt_read_tensor(&m->r, name, t.ndim, t.shape, m->params + t.offset);
+            continue;
+        }
+        size_t size;
+        const int8_t *data = (const int8_t *)ngpt_ckpt_tensor_data(
+            &m->r, (uint32_t)ngpt_ckpt_find_tensor(&m->r, name), &size);
+        for (int l = 0; l < n_linear; l++)
+            if (ngpt_linear_q8_span(&m->cfg, l, &size) == t.offset) m->q8_linear[l] = data;
+    }
+    if (st || m->cfg.weights != NGPT_WEIGHTS_F32) return st;
+    size_t kmax = (size_t)m->cfg.d_model;   /* the widest input of a Linear: C, H D or d_ff */
+    if ((size_t)m->cfg.n_heads * (size_t)ngpt_cfg_head_dim(&m->cfg) > kmax)
+        kmax = (size_t)m->cfg.n_heads * (size_t)ngpt_cfg_head_dim(&m->cfg);
+    if ((size_t)m->cfg.d_ff > kmax) kmax = (size_t)m->cfg.d_ff;
+    float *tmp = malloc((size_t)NGPT_GEMM_NR * kmax * sizeof(float));
+    if (!tmp) return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate a panel to pack %s", m->r.src);
+    ngpt_weights_pack_params(&ngpt_kernels_active, &m->cfg, &lay, m->params, tmp);
+    free(tmp);
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_model_open_internal(ngpt_model **out, const char *path, const void *data,
+                                     size_t size, bool weights)
+{
+    *out = NULL;
+    ngpt_model *m = calloc(1, sizeof *m);
+    if (!m) return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate a model");
+    atomic_init(&m->contexts, 0);
+    ngpt_status st = NGPT_OK;
+    if (path && !(m->path = strdup(path)))
+        st = ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate a model");
+    if (!st && !path && weights && (uintptr_t)data % 64 != 0 && size > 0) {
+        /* the quantized weights are read in place: 64-byte aligned, as mapped */
+        if (!(m->copy = aligned_alloc(64, align64(size))))
+            st = ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate %zu bytes to align the "
+                           "checkpoint in memory", size);
+        else data = memcpy(m->copy, data, size);
+    }
+    if (!st) st = ngpt_ckpt_open_model(&m->r, m->path, data, size, &m->cfg);
+    const int64_t at = st ? -1 : ngpt_ckpt_find_tensor(&m->r, NGPT_CKPT_TOKENIZER);
+    if (at >= 0) {
+        char src[600];
+        snprintf(src, sizeof src, "the tokenizer in %s", m->r.src);
+        size_t n;
+        const unsigned char *p = ngpt_ckpt_tensor_data(&m->r, (uint32_t)at, &n);
+        st = ngpt_tok_parse(&m->tok, p, n, src);
+    }
+    if (!st && weights) st = lay_out_weights(m);
+    if (st) {
+        ngpt_model_destroy(m);
+        return st;
+    }
+    *out = m;
+    return NGPT_OK;
+}
+
+void ngpt_model_destroy(ngpt_model *m)
+{
+    if (!m) return;
+    ngpt_ckpt_close(&m->r);
+    ngpt_tokenizer_free(m->tok);
+    free(m->params);
+    free(m->q8_linear);
+    free(m->copy);
+    free(m->path);
+    free(m);
+}
+
+const ngpt_ckpt_reader *ngpt_model_reader(const ngpt_model *m) { return &m->r; }
+const ngpt_config *ngpt_model_cfg(const ngpt_model *m) { return &m->cfg; }
+const ngpt_tokenizer *ngpt_model_tok(const ngpt_model *m) { return m->tok; }
+
+bool ngpt_model_weights(const ngpt_model *m, float **params, const int8_t *const **q8_linear)
+{
+    *params = m->params;
+    *q8_linear = m->q8_linear;
+    return m->params != NULL;
+}
+
+void ngpt_model_retain(const ngpt_model *m)
+{
+    atomic_fetch_add(&((ngpt_model *)m)->contexts, 1);
+}
+
+void ngpt_model_release(const ngpt_model *m)
+{
+    atomic_fetch_sub(&((ngpt_model *)m)->contexts, 1);
+}
+
+ngpt_tokenizer *ngpt_model_take_tokenizer(ngpt_model *m)
+{
+    ngpt_tokenizer *t = m->tok;
+    m->tok = NULL;
+    return t;
+}
+
+/* ------------------------------------------------------ public functions */
+
+ngpt_status ngpt_model_open(ngpt_model **m, const char *path)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!m) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_open: NULL argument");
+    *m = NULL;
+    if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_open: NULL path");
+    return ngpt_prefixed("ngpt_model_open", ngpt_model_open_internal(m, path, NULL, 0, true));
+}
+
+ngpt_status ngpt_model_open_mem(ngpt_model **m, const void *data, size_t size)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!m) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_open_mem: NULL argument");
+    *m = NULL;
+    if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_open_mem: NULL data");
+    return ngpt_prefixed("ngpt_model_open_mem", ngpt_model_open_internal(m, NULL, data, size, true));
+}
+
+ngpt_status ngpt_model_close(ngpt_model *m)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!m) return NGPT_OK;
+    const int live = atomic_load(&m->contexts);
+    if (live > 0)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_close: %d context%s still use%s the "
+                         "model; free %s first (ngpt_context_free)", live, live == 1 ? "" : "s",
+                         live == 1 ? "s" : "", live == 1 ? "it" : "them");
+    ngpt_model_destroy(m);
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_model_config(const ngpt_model *m, ngpt_config *cfg)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!m || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_config: NULL argument");
+    *cfg = m->cfg;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_model_tokenizer(const ngpt_model *m, const ngpt_tokenizer **tok)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_tokenizer: NULL argument");
+    *tok = NULL;
+    if (!m) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_tokenizer: NULL model");
+    *tok = m->tok;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_model_train_state(const ngpt_model *m, ngpt_train_state *state)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!m || !state) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_train_state: NULL argument");
+    ngpt_train_state s;
+    uint64_t step;
+    bool has_moments;
+    ngpt_status st = ngpt_ckpt_train_state_of(&m->r, &s, &step, &has_moments);
+    if (!st) *state = s;
+    return ngpt_prefixed("ngpt_model_train_state", st);
+}
