@@ -10,7 +10,6 @@
 
 #include "base/fpmode.h"
 #include "io/checkpoint.h"
-#include "io/model.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
 #include "runtime/weights.h"
@@ -328,36 +327,6 @@ ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *t
 
 /* ----------------------------------------------------------- loading */
 
-/* The per-question functions are wrappers over a model opened without its
- * weights laid out: one open, map and verification per call, as before. */
-static ngpt_status read_config(const char *path, const void *data, size_t size, ngpt_config *cfg)
-{
-    ngpt_model *m;
-    ngpt_status st = ngpt_model_open_internal(&m, path, data, size, false);
-    if (st) return st;
-    *cfg = *ngpt_model_cfg(m);
-    ngpt_model_destroy(m);
-    return NGPT_OK;
-}
-
-ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!data || !cfg)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config_mem: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_config_mem", read_config(NULL, data, size, cfg));
-}
-
-ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!path || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_config", read_config(path, NULL, 0, cfg));
-}
-
-/* Opens, checks the config against the context's, and copies every model
- * tensor; the reader is verified, so this cannot fail halfway and leave
- * the parameters half-loaded. */
 /* An 8-bit or 4-bit tensor of the context from the file's: a copy of its
  * bytes (the same dtype: check_tensor_set), or
  * its float32 values quantized 16 rows at a time (through the aligned
@@ -384,14 +353,14 @@ static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_ten
  * tensor; the reader is verified, so this cannot fail halfway and leave
  * the parameters half-loaded. An 8-bit context also takes the float32
  * original of its model and quantizes it. */
-static ngpt_status load(ngpt_context *ctx, const ngpt_model *model)
+ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
+                                const ngpt_config *file_cfg)
 {
     if (ctx->model)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "the context reads the weights of a model "
                          "(ngpt_context_init_model), which are read only; load into a "
                          "context of ngpt_context_init");
-    const ngpt_ckpt_reader *r = ngpt_model_reader(model);
-    ngpt_config file = *ngpt_model_cfg(model);
+    ngpt_config file = *file_cfg;
     if (ctx->cfg.weights != NGPT_WEIGHTS_F32 && file.weights == NGPT_WEIGHTS_F32)
         file.weights = ctx->cfg.weights;        /* quantized as it loads */
     if (ctx->cfg.weights == NGPT_WEIGHTS_Q4 && file.weights == NGPT_WEIGHTS_Q8)
@@ -413,40 +382,4 @@ static ngpt_status load(ngpt_context *ctx, const ngpt_model *model)
         ngpt_run_params_changed(ctx);
     }
     return st;
-}
-
-/* ngpt_checkpoint_load from a file (path) or memory: a model opened for
- * the one load. */
-static ngpt_status load_from(ngpt_context *ctx, const char *path, const void *data, size_t size)
-{
-    if (ctx->model) return load(ctx, NULL);     /* refused before the file is read */
-    ngpt_model *m;
-    ngpt_status st = ngpt_model_open_internal(&m, path, data, size, false);
-    if (st) return st;
-    st = load(ctx, m);
-    ngpt_model_destroy(m);
-    return st;
-}
-
-ngpt_status ngpt_checkpoint_load_model(ngpt_context *ctx, const ngpt_model *model)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!ctx || !model)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_model: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load_model", load(ctx, model));
-}
-
-ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!ctx || !data)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load_mem", load_from(ctx, NULL, data, size));
-}
-
-ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load", load_from(ctx, path, NULL, 0));
 }

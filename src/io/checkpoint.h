@@ -22,11 +22,11 @@ ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const vo
 void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t i,
                             ngpt_ckpt_tensor *out);
 
-/* The training state of an open model checkpoint (train/train_ckpt.c):
- * its train.* metadata, or for a model-only file (no optim.* tensors) the
- * defaults with has_state false. *has_moments says which; *step is the
- * saved step count (0 without). Bare messages. */
-ngpt_status ngpt_ckpt_train_state_of(const ngpt_ckpt_reader *r, ngpt_train_state *ts,
-                                     uint64_t *step, bool *has_moments);
+/* Loads an open, verified model checkpoint r (its config file_cfg) into
+ * ctx: checks the config and tokenizer agree, then copies every model
+ * tensor (quantizing a float32 file for an 8-bit or 4-bit context); all or
+ * nothing. Refuses a context on a model's weights. Bare messages. */
+ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
+                                const ngpt_config *file_cfg);
 
 #endif

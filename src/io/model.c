@@ -19,7 +19,6 @@
 #include "runtime/config.h"
 #include "runtime/weights.h"
 #include "tokenizer/tokenizer.h"
-#include "train/train.h"
 
 struct ngpt_model {
     ngpt_ckpt_reader r;
@@ -128,24 +127,6 @@ void ngpt_model_destroy(ngpt_model *m)
 
 const ngpt_ckpt_reader *ngpt_model_reader(const ngpt_model *m) { return &m->r; }
 const ngpt_config *ngpt_model_cfg(const ngpt_model *m) { return &m->cfg; }
-const ngpt_tokenizer *ngpt_model_tok(const ngpt_model *m) { return m->tok; }
-
-bool ngpt_model_weights(const ngpt_model *m, float **params, const int8_t *const **q8_linear)
-{
-    *params = m->params;
-    *q8_linear = m->q8_linear;
-    return m->params != NULL;
-}
-
-void ngpt_model_retain(const ngpt_model *m)
-{
-    atomic_fetch_add(&((ngpt_model *)m)->contexts, 1);
-}
-
-void ngpt_model_release(const ngpt_model *m)
-{
-    atomic_fetch_sub(&((ngpt_model *)m)->contexts, 1);
-}
 
 ngpt_tokenizer *ngpt_model_take_tokenizer(ngpt_model *m)
 {
@@ -205,14 +186,103 @@ ngpt_status ngpt_model_tokenizer(const ngpt_model *m, const ngpt_tokenizer **tok
     return NGPT_OK;
 }
 
-ngpt_status ngpt_model_train_state(const ngpt_model *m, ngpt_train_state *state)
+/* A model's contexts run inference on its weights; training owns its own. */
+static ngpt_status model_shape_check(const ngpt_shape *shape)
+{
+    if (shape->mode == NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "a training context owns its weights: plan it "
+                         "with ngpt_context_init and load it with ngpt_checkpoint_load_model");
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_model_arena_size(const ngpt_model *m, const ngpt_shape *shape, size_t *bytes)
 {
     NGPT_FPMODE_SCOPE;
-    if (!m || !state) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_train_state: NULL argument");
-    ngpt_train_state s;
-    uint64_t step;
-    bool has_moments;
-    ngpt_status st = ngpt_ckpt_train_state_of(&m->r, &s, &step, &has_moments);
-    if (!st) *state = s;
-    return ngpt_prefixed("ngpt_model_train_state", st);
+    if (!m || !shape || !bytes)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_arena_size: NULL argument");
+    ngpt_status st = model_shape_check(shape);
+    if (!st) st = ngpt_context_size(&m->cfg, shape, true, bytes);
+    return ngpt_prefixed("ngpt_model_arena_size", st);
+}
+
+ngpt_status ngpt_context_init_model(ngpt_context **ctx, const ngpt_model *m,
+                                    const ngpt_shape *shape, void *arena, size_t arena_bytes)
+{
+    NGPT_FPMODE_SCOPE;
+    if (ctx) *ctx = NULL;
+    if (!ctx || !m || !shape)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init_model: NULL argument");
+    ngpt_status st = model_shape_check(shape);
+    if (!st && !m->params)
+        st = ngpt_fail(NGPT_ERR_BAD_ARG, "the model was not opened by ngpt_model_open");
+    if (st) return ngpt_prefixed("ngpt_context_init_model", st);
+    ngpt_model *mm = (ngpt_model *)m;   /* its count of contexts is the one field that moves */
+    const ngpt_shared_weights w = {m, m->params, m->q8_linear, m->tok, &mm->contexts};
+    return ngpt_context_create("ngpt_context_init_model", ctx, &m->cfg, &w, shape, arena,
+                               arena_bytes);
+}
+
+/* -------------------------------- the per-question checkpoint functions */
+
+/* Wrappers over a model opened without its weights laid out: one open,
+ * map and verification per call, as before ngpt_model. */
+static ngpt_status read_config(const char *path, const void *data, size_t size, ngpt_config *cfg)
+{
+    ngpt_model *m;
+    ngpt_status st = ngpt_model_open_internal(&m, path, data, size, false);
+    if (st) return st;
+    *cfg = m->cfg;
+    ngpt_model_destroy(m);
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!data || !cfg)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config_mem: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_config_mem", read_config(NULL, data, size, cfg));
+}
+
+ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!path || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_config", read_config(path, NULL, 0, cfg));
+}
+
+/* ngpt_checkpoint_load from a file (path) or memory: a model opened for
+ * the one load. */
+static ngpt_status load_from(ngpt_context *ctx, const char *path, const void *data, size_t size)
+{
+    if (ctx->model)     /* refused before the file is read */
+        return ngpt_ckpt_load_into(ctx, NULL, NULL);
+    ngpt_model *m;
+    ngpt_status st = ngpt_model_open_internal(&m, path, data, size, false);
+    if (st) return st;
+    st = ngpt_ckpt_load_into(ctx, &m->r, &m->cfg);
+    ngpt_model_destroy(m);
+    return st;
+}
+
+ngpt_status ngpt_checkpoint_load_model(ngpt_context *ctx, const ngpt_model *m)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!ctx || !m) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_model: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_load_model", ngpt_ckpt_load_into(ctx, &m->r, &m->cfg));
+}
+
+ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!ctx || !data)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_load_mem", load_from(ctx, NULL, data, size));
+}
+
+ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load: NULL argument");
+    return ngpt_prefixed("ngpt_checkpoint_load", load_from(ctx, path, NULL, 0));
 }

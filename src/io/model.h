@@ -15,19 +15,9 @@
 ngpt_status ngpt_model_open_internal(ngpt_model **m, const char *path, const void *data,
                                      size_t size, bool weights);
 
-/* The verified file, its config and its tokenizer (NULL: none). */
+/* The verified file and its config. */
 const ngpt_ckpt_reader *ngpt_model_reader(const ngpt_model *m);
 const ngpt_config *ngpt_model_cfg(const ngpt_model *m);
-const ngpt_tokenizer *ngpt_model_tok(const ngpt_model *m);
-
-/* The weights an inference context uses: the float32 parameters (f32
- * Linears packed) and the quantized Linears (NULL for an f32 model); false
- * when the model was opened without weights. */
-bool ngpt_model_weights(const ngpt_model *m, float **params, const int8_t *const **q8_linear);
-
-/* Counts a context made from m (retain) and one freed (release). */
-void ngpt_model_retain(const ngpt_model *m);
-void ngpt_model_release(const ngpt_model *m);
 
 /* Takes the tokenizer out of m (the caller frees it); m keeps none. */
 ngpt_tokenizer *ngpt_model_take_tokenizer(ngpt_model *m);

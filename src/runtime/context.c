@@ -5,7 +5,6 @@
 #include "base/checked.h"
 #include "base/cpu.h"
 #include "base/fpmode.h"
-#include "io/model.h"
 #include "runtime/config.h"
 #include "runtime/context.h"
 #include "runtime/pool.h"
@@ -73,26 +72,14 @@ ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, siz
     return ngpt_prefixed("ngpt_arena_size", st);
 }
 
-/* A model's contexts run inference on its weights; training owns its own. */
-static ngpt_status model_shape_check(const ngpt_shape *shape)
+ngpt_status ngpt_context_size(const ngpt_config *cfg, const ngpt_shape *shape, bool shared,
+                              size_t *bytes)
 {
-    if (shape->mode == NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "a training context owns its weights: plan it "
-                         "with ngpt_context_init and load it with ngpt_checkpoint_load_model");
-    return NGPT_OK;
-}
-
-ngpt_status ngpt_model_arena_size(const ngpt_model *m, const ngpt_shape *shape, size_t *bytes)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!m || !shape || !bytes)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_arena_size: NULL argument");
     ngpt_shape s;
     ngpt_plan plan;
-    ngpt_status st = model_shape_check(shape);
-    if (!st) st = plan_size(ngpt_model_cfg(m), shape, true, &s, &plan);
+    ngpt_status st = plan_size(cfg, shape, shared, &s, &plan);
     if (!st) *bytes = plan.bytes;
-    return ngpt_prefixed("ngpt_model_arena_size", st);
+    return st;
 }
 
 /* Clears, in a caller's arena, what must start at zero: the context's
@@ -116,22 +103,15 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
     if (p->q8_w && ngpt_linear_q8_bytes(cfg, &q8_bytes)) memset(p->q8_w, 0, q8_bytes);
 }
 
-/* ngpt_context_init (model NULL) and ngpt_context_init_model; fn names the
- * caller in messages. */
-static ngpt_status init(const char *fn, ngpt_context **out, const ngpt_config *cfg,
-                        const ngpt_model *model, const ngpt_shape *shape, void *arena,
-                        size_t arena_bytes)
+ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_config *cfg,
+                                const ngpt_shared_weights *shared, const ngpt_shape *shape,
+                                void *arena, size_t arena_bytes)
 {
     *out = NULL;
     ngpt_shape s;
     ngpt_plan plan;
-    float *shared_params = NULL;
-    const int8_t *const *q8_linear = NULL;
     ngpt_status st = ngpt_cpu_check();     /* before anything can reach a kernel */
-    if (!st && model && !ngpt_model_weights(model, &shared_params, &q8_linear))
-        st = ngpt_fail(NGPT_ERR_BAD_ARG, "the model was not opened by ngpt_model_open");
-    if (!st && model) st = model_shape_check(shape);
-    if (!st) st = plan_size(cfg, shape, model != NULL, &s, &plan);
+    if (!st) st = plan_size(cfg, shape, shared != NULL, &s, &plan);
     if (st) return ngpt_prefixed(fn, st);
 
     void *owned = NULL;
@@ -140,7 +120,7 @@ static ngpt_status init(const char *fn, ngpt_context **out, const ngpt_config *c
             return ngpt_fail(NGPT_ERR_ARENA_TOO_SMALL,
                              "%s: the arena holds %zu bytes but this config and shape need %zu "
                              "(size it with %s)", fn, arena_bytes, plan.bytes,
-                             model ? "ngpt_model_arena_size" : "ngpt_arena_size");
+                             shared ? "ngpt_model_arena_size" : "ngpt_arena_size");
     } else {
         /* calloc: a large block comes from fresh zero pages, so nothing
          * needs clearing and no page is touched before it is used */
@@ -154,11 +134,11 @@ static ngpt_status init(const char *fn, ngpt_context **out, const ngpt_config *c
     uintptr_t a = ((uintptr_t)arena + (NGPT_ALIGN - 1)) & ~(uintptr_t)(NGPT_ALIGN - 1);
     unsigned char *base = (unsigned char *)a;
     ngpt_plan carved;
-    if ((st = ngpt_plan_walk(cfg, &s, model != NULL, base, &carved))) {
+    if ((st = ngpt_plan_walk(cfg, &s, shared != NULL, base, &carved))) {
         free(owned);
         return ngpt_prefixed(fn, st);
     }
-    if (model) carved.params = shared_params;     /* read only: see context.h */
+    if (shared) carved.params = shared->params;   /* read only: see context.h */
     ngpt_context *ctx = (ngpt_context *)base;
     if (owned) memset(ctx, 0, sizeof *ctx);
     else zero_state(ctx, &carved, &s, cfg);
@@ -174,10 +154,11 @@ static ngpt_status init(const char *fn, ngpt_context **out, const ngpt_config *c
                            &carved.tensors[i]);
     ngpt_rope_tables(cfg, carved.rope_cos, carved.rope_sin);
     if (carved.pos_table) ngpt_sinusoid_table(cfg, carved.pos_table);
-    if (model) {    /* the model's weights, laid out and packed once */
-        ctx->model = model;
-        ctx->q8_linear = q8_linear;
-        ctx->tokenizer = ngpt_model_tok(model);
+    if (shared) {   /* the model's weights, laid out and packed once */
+        ctx->model = shared->model;
+        ctx->q8_linear = shared->q8_linear;
+        ctx->model_users = shared->users;
+        ctx->tokenizer = shared->tokenizer;
         ctx->run.weights_packed = cfg->weights == NGPT_WEIGHTS_F32;
     } else {
         /* LayerNorm weights start at 1 so a fresh context is a valid model. */
@@ -195,7 +176,7 @@ static ngpt_status init(const char *fn, ngpt_context **out, const ngpt_config *c
         free(owned);
         return st;
     }
-    if (model) ngpt_model_retain(model);
+    if (shared) atomic_fetch_add(shared->users, 1);
     *out = ctx;
     return NGPT_OK;
 }
@@ -206,19 +187,7 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
     NGPT_FPMODE_SCOPE;
     if (!out || !cfg || !shape)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init: NULL argument");
-    return init("ngpt_context_init", out, cfg, NULL, shape, arena, arena_bytes);
-}
-
-ngpt_status ngpt_context_init_model(ngpt_context **out, const ngpt_model *model,
-                                    const ngpt_shape *shape, void *arena, size_t arena_bytes)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!out || !model || !shape) {
-        if (out) *out = NULL;
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init_model: NULL argument");
-    }
-    return init("ngpt_context_init_model", out, ngpt_model_cfg(model), model, shape, arena,
-                arena_bytes);
+    return ngpt_context_create("ngpt_context_init", out, cfg, NULL, shape, arena, arena_bytes);
 }
 
 void ngpt_context_free(ngpt_context *ctx)
@@ -226,7 +195,7 @@ void ngpt_context_free(ngpt_context *ctx)
     NGPT_FPMODE_SCOPE;
     if (!ctx) return;
     ngpt_pool_stop(ctx->plan.threads.pool);
-    if (ctx->model) ngpt_model_release(ctx->model);
+    if (ctx->model_users) atomic_fetch_sub(ctx->model_users, 1);
     free(ctx->owned);
 }
 

@@ -9,6 +9,7 @@
 
 #include "base/fpmode.h"
 #include "io/checkpoint.h"
+#include "io/model.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
 #include "train/train.h"
@@ -141,9 +142,11 @@ static ngpt_status read_state(const ngpt_ckpt_reader *r, ngpt_train_state *ts, u
     return NGPT_OK;
 }
 
-/* (io/checkpoint.h) */
-ngpt_status ngpt_ckpt_train_state_of(const ngpt_ckpt_reader *r, ngpt_train_state *ts,
-                                     uint64_t *step, bool *has_moments)
+/* The training state of an open model checkpoint: read_state's, or for a
+ * model-only file (no optim.* tensors) the defaults with has_state false.
+ * *has_moments says which; *step is the saved step count (0 without). */
+static ngpt_status state_of(const ngpt_ckpt_reader *r, ngpt_train_state *ts, uint64_t *step,
+                            bool *has_moments)
 {
     *has_moments = ngpt_ckpt_find_tensor(r, "optim.m.tok_emb.weight") >= 0;
     *step = 0;
@@ -162,7 +165,7 @@ static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
     ngpt_train_state s;
     uint64_t step;
     bool has_m;
-    if ((st = ngpt_ckpt_train_state_of(r, &s, &step, &has_m))) return st;
+    if ((st = state_of(r, &s, &step, &has_m))) return st;
     if (has_m)      /* everything is checked before anything is copied */
         for (int32_t i = 0; i < ctx->n_tensors; i++)
             for (int mv = 0; mv < 2; mv++) {
@@ -291,7 +294,7 @@ static ngpt_status train_state(const char *fn, const char *path, const void *dat
     bool has_m;
     ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &c);
     if (!st) {
-        st = ngpt_ckpt_train_state_of(&r, &s, &step, &has_m);
+        st = state_of(&r, &s, &step, &has_m);
         ngpt_ckpt_close(&r);
     }
     if (!st) *cfg = c, *ts = s;
@@ -309,4 +312,16 @@ ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_
 {
     NGPT_FPMODE_SCOPE;
     return train_state("ngpt_checkpoint_train_state_mem", NULL, data, size, cfg, ts);
+}
+
+ngpt_status ngpt_model_train_state(const ngpt_model *m, ngpt_train_state *state)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!m || !state) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_train_state: NULL argument");
+    ngpt_train_state s;
+    uint64_t step;
+    bool has_moments;
+    ngpt_status st = state_of(ngpt_model_reader(m), &s, &step, &has_moments);
+    if (!st) *state = s;
+    return ngpt_prefixed("ngpt_model_train_state", st);
 }
