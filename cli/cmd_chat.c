@@ -117,9 +117,10 @@ int cli_cmd_chat(int argc, char **argv)
 
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.threads = o.threads;
+    ngpt_model *m;
     ngpt_context *ctx;
-    ngpt_tokenizer *tok;
-    ngpt_status st = cli_open_model(model, &shape, &ctx, &tok);
+    const ngpt_tokenizer *tok;
+    ngpt_status st = cli_open_model(model, &shape, &m, &ctx, &tok);
     if (st) return cli_library_failed(a.cmd);
     ngpt_tokenizer_info info;
     if (tok && !o.end_given && !ngpt_tokenizer_describe(tok, &info)) o.gc.end_token = info.end_id;
@@ -130,16 +131,14 @@ int cli_cmd_chat(int argc, char **argv)
     size_t restored = 0;
     if (session && (restore(a.cmd, ctx, tok, session, &c, &restored))) {
         free(c.buf);
-        ngpt_context_free(ctx);
-        ngpt_tokenizer_free(tok);
+        cli_close_model(m, ctx);
         return CLI_FAILED;
     }
     if (restored) fprintf(stderr, "ngpt chat: session %s: %zu tokens restored\n", session, restored);
     if (system && !restored && (append(&c, "system: ", 8) || append(&c, system, strlen(system)) ||
                    append(&c, "\n", 1))) {
         free(c.buf);
-        ngpt_context_free(ctx);
-        ngpt_tokenizer_free(tok);
+        cli_close_model(m, ctx);
         return cli_error(a.cmd, CLI_FAILED, "out of memory");
     }
     char line[4096];
@@ -181,7 +180,6 @@ int cli_cmd_chat(int argc, char **argv)
     }
     free(c.buf);
     free(tokens);
-    ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
+    cli_close_model(m, ctx);
     return rc;
 }
