@@ -111,9 +111,6 @@ ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, i
 /* Finds a metadata entry; false if absent. */
 bool ngpt_ckpt_find_meta(const ngpt_ckpt_reader *r, const char *key, ngpt_ckpt_meta *out);
 
-/* Test hook: how many files ngpt_ckpt_open_file opened in this process. */
-extern _Atomic unsigned long ngpt_ckpt_file_opens;
-
 /* Test hook: the write(2) the writer uses (simulates short writes, ENOSPC). */
 extern ssize_t (*ngpt_ckpt_write_hook)(int fd, const void *buf, size_t n);
 

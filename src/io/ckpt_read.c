@@ -179,8 +179,6 @@ ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t siz
     return st;
 }
 
-_Atomic unsigned long ngpt_ckpt_file_opens;
-
 /* The fallback where a file cannot be mapped (some file systems, devices):
  * its size bytes read into r->heap. */
 static ngpt_status read_whole(ngpt_ckpt_reader *r, int fd, const char *path, size_t size)
@@ -229,7 +227,6 @@ ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
                               (long long)sb.st_size);
     }
     size_t size = (size_t)sb.st_size;
-    ngpt_ckpt_file_opens++;
     /* A mapping, not a heap copy: loading allocates nothing. */
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     const void *data = map;
