@@ -11,7 +11,7 @@
 
 #include "test.h"
 
-enum { N_TOK = 12, N_GEN = 24, N_THREADS = 4 };
+enum { N_TOK = 12, N_GEN = 24, N_THREADS = 4, V = 250 };
 
 static const char *kinds[] = {"f32", "q8", "q4"};
 static char paths[3][64];
@@ -20,7 +20,10 @@ static char paths[3][64];
  * 4-bit quantizations, saved to temporary files. */
 static void make_files(void)
 {
+    /* odd sizes: every Linear has rows past its last full panel of 16 and
+     * inputs past its last full group of 32 (the edge cases of packing) */
     ngpt_config cfg = test_config_tiny();
+    cfg.vocab_size = V, cfg.d_model = 24, cfg.d_ff = 40;
     cfg.dropout = 0.0f;
     for (int k = 0; k < 3; k++) {
         snprintf(paths[k], sizeof paths[k], "/tmp/ngpt_model_shared_%d_%s.ngpt", (int)getpid(),
@@ -40,7 +43,7 @@ static void make_files(void)
 
 static void tokens_of(int32_t *tok, int n, int salt)
 {
-    for (int i = 0; i < n; i++) tok[i] = (i * 37 + salt * 11 + 5) % 256;
+    for (int i = 0; i < n; i++) tok[i] = (i * 37 + salt * 11 + 5) % V;
 }
 
 /* Logits and parameter checksums of a forward over N_TOK tokens. */

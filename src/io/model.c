@@ -33,8 +33,9 @@ struct ngpt_model {
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-/* The parameters: float32 tensors copied from the file (the Linears then
- * packed, f32), quantized Linears pointed at in place. */
+/* The parameters: float32 tensors copied from the file (an f32 model's
+ * Linears packed as they are copied), quantized Linears pointed at in
+ * place. */
 static ngpt_status lay_out_weights(ngpt_model *m)
 {
     ngpt_status st = ngpt_cpu_check();     /* packing runs a kernel */
@@ -52,29 +53,26 @@ static ngpt_status lay_out_weights(ngpt_model *m)
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate the %zu bytes of the "
                          "parameters of %s", bytes, m->r.src);
     const int32_t n = ngpt_layout_tensor_count(&m->cfg);
-    for (int32_t i = 0; !st && i < n; i++) {
+    for (int32_t i = 0; i < n; i++) {
         char name[NGPT_NAME_MAX];
         ngpt_tensor_info t;
         ngpt_layout_tensor(&m->cfg, &lay, i, name, &t);
-        if (t.dtype == NGPT_DTYPE_F32) {
-            st = ngpt_ckpt_read_tensor(&m->r, name, t.ndim, t.shape, m->params + t.offset);
-            continue;
-        }
+        /* (shapes and dtypes checked at open: check_tensor_set) */
         size_t size;
-        const int8_t *data = (const int8_t *)ngpt_ckpt_tensor_data(
+        const unsigned char *data = ngpt_ckpt_tensor_data(
             &m->r, (uint32_t)ngpt_ckpt_find_tensor(&m->r, name), &size);
-        for (int l = 0; l < n_linear; l++)
-            if (ngpt_linear_q8_span(&m->cfg, l, &size) == t.offset) m->q8_linear[l] = data;
+        if (t.dtype == NGPT_DTYPE_F32 && m->cfg.weights == NGPT_WEIGHTS_F32) {
+            /* 64-byte aligned in the mapping: packed straight from the file */
+            ngpt_weights_copy_packed(&ngpt_kernels_active, &m->cfg, &lay, m->params, t.offset,
+                                     (const float *)(const void *)data, t.count);
+        } else if (t.dtype == NGPT_DTYPE_F32) {
+            memcpy(m->params + t.offset, data, size);
+        } else {
+            for (int l = 0; l < n_linear; l++)
+                if (ngpt_linear_q8_span(&m->cfg, l, &size) == t.offset)
+                    m->q8_linear[l] = (const int8_t *)data;
+        }
     }
-    if (st || m->cfg.weights != NGPT_WEIGHTS_F32) return st;
-    size_t kmax = (size_t)m->cfg.d_model;   /* the widest input of a Linear: C, H D or d_ff */
-    if ((size_t)m->cfg.n_heads * (size_t)ngpt_cfg_head_dim(&m->cfg) > kmax)
-        kmax = (size_t)m->cfg.n_heads * (size_t)ngpt_cfg_head_dim(&m->cfg);
-    if ((size_t)m->cfg.d_ff > kmax) kmax = (size_t)m->cfg.d_ff;
-    float *tmp = malloc((size_t)NGPT_GEMM_NR * kmax * sizeof(float));
-    if (!tmp) return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate a panel to pack %s", m->r.src);
-    ngpt_weights_pack_params(&ngpt_kernels_active, &m->cfg, &lay, m->params, tmp);
-    free(tmp);
     return NGPT_OK;
 }
 

@@ -47,14 +47,20 @@ static void pack_panels(const ngpt_kernels *kern, float *w, int n, int k, float 
     }
 }
 
-void ngpt_weights_pack_params(const ngpt_kernels *kern, const ngpt_config *cfg,
-                              const ngpt_layout *lay, float *params, float *tmp)
+void ngpt_weights_copy_packed(const ngpt_kernels *kern, const ngpt_config *cfg,
+                              const ngpt_layout *lay, float *params, size_t offset,
+                              const float *src, size_t count)
 {
     for (int i = 0; i < linear_count(cfg); i++) {
         int n, k;
-        const size_t off = linear_of(cfg, lay, i, &n, &k);
-        pack_panels(kern, params + off, n, k, tmp);
+        if (linear_of(cfg, lay, i, &n, &k) != offset) continue;
+        const size_t panel = (size_t)NR * (size_t)k, full = (size_t)(n / NR) * panel;
+        for (size_t at = 0; at < full; at += panel)
+            kern->pack_w(params + offset + at, src + at, NR, k, k);
+        memcpy(params + offset + full, src + full, (count - full) * sizeof(float));
+        return;
     }
+    memcpy(params + offset, src, count * sizeof(float));
 }
 
 typedef struct convert_job {

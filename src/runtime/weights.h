@@ -44,12 +44,14 @@ uint64_t ngpt_weights_checksum(const ngpt_context *ctx);
 void ngpt_weights_quantize(ngpt_context *ctx, ngpt_dtype dtype, size_t offset, int n, int k,
                            int j0, const float *w, int rows);
 
-/* f32 inference weights packed once for every context of an ngpt_model:
- * every Linear's full panels of params (the state_dict layout of cfg)
- * packed in place as ngpt_weights_pack packs a context's, through tmp (16
- * times the widest Linear input floats). */
-void ngpt_weights_pack_params(const ngpt_kernels *kern, const ngpt_config *cfg,
-                              const ngpt_layout *lay, float *params, float *tmp);
+/* f32 inference weights laid out once for every context of an ngpt_model:
+ * the float32 tensor at `offset` in params (cfg's layout), count floats in
+ * the state_dict layout at src, copied; a Linear's W with its full panels
+ * packed on the way, as ngpt_weights_pack packs a context's (the same
+ * kernel, so the same bytes). */
+void ngpt_weights_copy_packed(const ngpt_kernels *kern, const ngpt_config *cfg,
+                              const ngpt_layout *lay, float *params, size_t offset,
+                              const float *src, size_t count);
 
 /* Linear i (0: the lm_head, then NGPT_LINEAR_PER_LAYER per layer)'s byte
  * offset in the quantized weights, and its *bytes. */
