@@ -160,7 +160,7 @@ CLI := $(BUILD)/ngpt
 
 
 .PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 bench bench-readme \
-        bench-gemm install uninstall clean examples check-apple test-python mca mca-flags print-arch print-vnni
+        bench-gemm install uninstall clean examples test-tsan check-apple test-python mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -228,6 +228,12 @@ THREAD_TESTS := $(addprefix $(BUILD)/tests/,test_threads test_dirty_arena test_f
 test-threads: all $(THREAD_TESTS)
 	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" LABEL="$(TARGET_MACHINE)-$(ARCH)-threads" \
 	    sh tests/run.sh $(THREAD_TESTS) tests/test_cli_train.sh
+
+# One model shared by contexts generating on several threads at once
+# (tests/test_model_shared.c), built and run under ThreadSanitizer.
+test-tsan:
+	@$(MAKE) --no-print-directory SANITIZE=thread build/tsan/tests/test_model_shared
+	@BUILD=build/tsan LABEL="$(TARGET_MACHINE)-$(ARCH)-tsan" sh tests/run.sh build/tsan/tests/test_model_shared
 
 # PyTorch interop (docs/PYTORCH.md): needs Debian python3-torch; not part of `make test`.
 PYTHON ?= /usr/bin/python3

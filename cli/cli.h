@@ -57,13 +57,19 @@ const char *cli_library_error(void);
 /* Prints "ngpt <cmd>: <the library's sentence>"; returns CLI_FAILED. */
 int cli_library_failed(const char *cmd);
 
-/* Reads a checkpoint's config, plans a context for `shape` and loads it;
- * shape->threads == 0 means cli_threads_auto's count. With tok (may be
- * NULL: the parameters only), also reads the tokenizer the checkpoint
- * carries into *tok (NULL for a byte-level model) and attaches it to the
- * context; free it after the context (cli/text.c). */
-ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx,
-                           ngpt_tokenizer **tok);
+/* Opens a checkpoint as a model (one read of the file: ngpt_model_open)
+ * and makes a context of it for `shape` (cli_model_context); with tok (may
+ * be NULL), *tok is the tokenizer the model carries (NULL for a byte-level
+ * model), borrowed from the model and attached to the context. Close both
+ * with cli_close_model. */
+ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_model **m,
+                           ngpt_context **ctx, const ngpt_tokenizer **tok);
+/* A context of an open model for `shape` (shape->threads == 0 means
+ * cli_threads_auto's count): an inference context on the model's weights,
+ * or a training context that loads them (tokenizer attached). */
+ngpt_status cli_model_context(const ngpt_model *m, const ngpt_shape *shape, ngpt_context **ctx);
+/* Frees the context, then closes the model (either may be NULL). */
+void cli_close_model(ngpt_model *m, ngpt_context *ctx);
 /* A tokenizer file, or the tokenizer a checkpoint carries (told apart by
  * their first bytes): CLI_OK, or CLI_FAILED with the message printed (also
  * for a byte-level checkpoint, which carries none). */

@@ -235,8 +235,9 @@ int cli_cmd_chat(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.threads = o.threads;
     ngpt_context *ctx;
-    ngpt_tokenizer *tok;
-    if (cli_open_model(model, &shape, &ctx, &tok)) return cli_library_failed(a.cmd);
+    ngpt_model *m;
+    const ngpt_tokenizer *tok;
+    if (cli_open_model(model, &shape, &m, &ctx, &tok)) return cli_library_failed(a.cmd);
     chat c = {a.cmd, tok, false, {NULL, 0, 0, 1}, {NULL, 0, 0, sizeof(int32_t)},
               {NULL, 0, 0, sizeof(int32_t)}};
     int32_t im_end = -1;
@@ -317,7 +318,6 @@ int cli_cmd_chat(int argc, char **argv)
     free(c.ids.v);
     free(c.reply.v);
     free(tokens);
-    ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
+    cli_close_model(m, ctx);
     return rc;
 }

@@ -68,8 +68,9 @@ int cli_cmd_checksum(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = (int32_t)n;
     shape.threads = threads;
+    ngpt_model *m;
     ngpt_context *ctx;
-    if ((st = cli_open_model(path, &shape, &ctx, NULL))) {
+    if ((st = cli_open_model(path, &shape, &m, &ctx, NULL))) {
         free(tokens);
         return cli_library_failed(a.cmd);
     }
@@ -81,7 +82,7 @@ int cli_cmd_checksum(int argc, char **argv)
         if (!(st = ngpt_model_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL)))
             ngpt_logits_checksum(ctx, &h_train);
     }
-    ngpt_context_free(ctx);
+    cli_close_model(m, ctx);
     free(tokens);
     if (st) return cli_library_failed(a.cmd);
     printf("params=%016" PRIx64 "\nlogits_eval=%016" PRIx64 "\nlogits_train=%016" PRIx64 "\n",

@@ -70,20 +70,29 @@ static int32_t greedy(ngpt_context *ctx, const int32_t *prompt, int32_t n, int32
 static int compare_models(const compare_opts *o, ngpt_context *first)
 {
     ngpt_config a, b;
+    ngpt_model *other_m = NULL;
     ngpt_status st = ngpt_context_config(first, &a);
-    if (!st) st = ngpt_checkpoint_config(o->path, &b);
-    if (st) return cli_library_failed(o->cmd);
-    if (a.vocab_size != b.vocab_size || a.context_len != b.context_len)
+    if (!st) st = ngpt_model_open(&other_m, o->path);   /* its one read */
+    if (!st) st = ngpt_model_config(other_m, &b);
+    if (st) {
+        ngpt_model_close(other_m);
+        return cli_library_failed(o->cmd);
+    }
+    if (a.vocab_size != b.vocab_size || a.context_len != b.context_len) {
+        ngpt_model_close(other_m);
         return cli_error(o->cmd, CLI_USAGE, "--compare %s: its V=%d T=%d differ from the model's "
                          "V=%d T=%d", o->path, (int)b.vocab_size, (int)b.context_len,
                          (int)a.vocab_size, (int)a.context_len);
+    }
     ngpt_context *other;
-    ngpt_tokenizer *other_tok;
-    if ((st = cli_open_model(o->path, o->shape, &other, &other_tok)))
+    const ngpt_tokenizer *other_tok = NULL;
+    if ((st = cli_model_context(other_m, o->shape, &other)) ||
+        (st = ngpt_model_tokenizer(other_m, &other_tok))) {
+        cli_close_model(other_m, NULL);
         return cli_library_failed(o->cmd);
+    }
     if (!same_tokenizer(o->tok, other_tok)) {
-        ngpt_context_free(other);
-        ngpt_tokenizer_free(other_tok);
+        cli_close_model(other_m, other);
         return cli_error(o->cmd, CLI_USAGE, "--compare %s: its tokenizer is not the model's",
                          o->path);
     }
@@ -125,8 +134,7 @@ static int compare_models(const compare_opts *o, ngpt_context *first)
     if (!st && ((na = greedy(first, tok, prompt, ga)) < 0 ||
                 (nb = greedy(other, tok, prompt, ga + GREEDY_BYTES)) < 0))
         st = NGPT_ERR_INTERNAL;
-    ngpt_context_free(other);
-    ngpt_tokenizer_free(other_tok);     /* the context borrowed it */
+    cli_close_model(other_m, other);
     free(keep);
     if (st) {
         free(tok), free(ga);
@@ -199,21 +207,28 @@ int cli_cmd_eval(int argc, char **argv)
     if (!model || !n_data)
         return cli_error(a.cmd, CLI_USAGE, "--model FILE and --data FILE are required (see ngpt eval --help)");
     ngpt_config cfg;
-    ngpt_status st = ngpt_checkpoint_config(model, &cfg);
-    if (st) return cli_library_failed(a.cmd);
+    ngpt_model *m = NULL;
+    ngpt_status st = ngpt_model_open(&m, model);       /* the one read of the file */
+    if (!st) st = ngpt_model_config(m, &cfg);
+    if (st) {
+        ngpt_model_close(m);
+        return cli_library_failed(a.cmd);
+    }
     if (seq == 0) seq = cfg.context_len;
-    if (seq > cfg.context_len)
+    if (seq > cfg.context_len) {
+        ngpt_model_close(m);
         return cli_error(a.cmd, CLI_USAGE, "--seq %d is longer than the model's context T=%d",
                          (int)seq, (int)cfg.context_len);
+    }
     ngpt_data *d = NULL;
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = batch, shape.seq = seq, shape.threads = threads;
     ngpt_context *ctx = NULL;
-    ngpt_tokenizer *tok = NULL;
+    const ngpt_tokenizer *tok = NULL;
     float loss = 0;
     uint64_t bytes = 0;
     if (!(st = ngpt_data_open(&d, data, n_data, holdout, seq)) &&
-        !(st = cli_open_model(model, &shape, &ctx, &tok)) &&
+        !(st = cli_model_context(m, &shape, &ctx)) && !(st = ngpt_model_tokenizer(m, &tok)) &&
         !(st = tok ? ngpt_data_tokenize(d, tok, seq) : NGPT_OK) &&
         !(st = ngpt_model_evaluate(ctx, d, seed, batches, batch, seq, &loss)))
         for (int32_t i = 0; !st && i < batches; i++) {  /* the bytes of the same windows */
@@ -241,8 +256,7 @@ int cli_cmd_eval(int argc, char **argv)
             rc = compare_models(&c, ctx);
         }
     }
-    ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
+    cli_close_model(m, ctx);
     ngpt_data_free(d);
     return rc;
 }

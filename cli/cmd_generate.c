@@ -220,17 +220,19 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = o.gc.beam_width > 1 ? o.gc.beam_width : 1;
     shape.threads = o.threads;
+    ngpt_model *m = NULL;
     ngpt_context *ctx = NULL;
-    ngpt_tokenizer *tok = NULL;
+    const ngpt_tokenizer *tok = NULL;
     const double t_load = cli_now();
-    ngpt_status st = cli_open_model(model, &shape, &ctx, &tok);
+    ngpt_status st = cli_open_model(model, &shape, &m, &ctx, &tok);
     const double t_setup = cli_now();
+    ngpt_model *draft_m = NULL;
     ngpt_context *draft = NULL;
-    ngpt_tokenizer *draft_tok = NULL;
+    const ngpt_tokenizer *draft_tok = NULL;
     if (!st && draft_model) {
         ngpt_shape ds = ngpt_shape_default(NGPT_MODE_INFER);
         ds.threads = o.threads;
-        if (!(st = cli_open_model(draft_model, &ds, &draft, &draft_tok)))
+        if (!(st = cli_open_model(draft_model, &ds, &draft_m, &draft, &draft_tok)))
             st = ngpt_context_prepare(draft);
         o.gc.draft = draft;
     }
@@ -247,10 +249,8 @@ int cli_cmd_generate(int argc, char **argv)
     if (rc) {
         free(tokens);
         free(out.ids);
-        ngpt_context_free(ctx);
-        ngpt_tokenizer_free(tok);
-        ngpt_context_free(draft);
-        ngpt_tokenizer_free(draft_tok);
+        cli_close_model(m, ctx);
+        cli_close_model(draft_m, draft);
         return rc;
     }
     const bool bpe = tok != NULL;
@@ -269,10 +269,8 @@ int cli_cmd_generate(int argc, char **argv)
         rc = out.oom ? cli_error(a.cmd, CLI_FAILED, "out of memory for the session's tokens")
                      : cli_session_save(a.cmd, ctx, session, out.ids, out.n);
     free(out.ids);
-    ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
-    ngpt_context_free(draft);
-    ngpt_tokenizer_free(draft_tok);
+    cli_close_model(m, ctx);
+    cli_close_model(draft_m, draft);
     free(tokens);
     if (st) return cli_library_failed(a.cmd);
     if (rc) return rc;

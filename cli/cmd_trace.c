@@ -153,19 +153,26 @@ int cli_cmd_trace(int argc, char **argv)
     if (!svg && !text) return cli_error(a.cmd, CLI_USAGE, "give --svg OUT.svg or --text");
     if (!prompt[0]) return cli_error(a.cmd, CLI_USAGE, "the prompt is empty");
     ngpt_config cfg;
-    ngpt_tokenizer *tk = NULL;
-    ngpt_status st = ngpt_checkpoint_config(model, &cfg);
-    if (!st) st = ngpt_checkpoint_tokenizer(model, &tk);
-    if (st) return cli_library_failed(a.cmd);
+    ngpt_model *m = NULL;
+    const ngpt_tokenizer *tk = NULL;
+    ngpt_status st = ngpt_model_open(&m, model);       /* the one read of the file */
+    if (!st) st = ngpt_model_config(m, &cfg);
+    if (!st) st = ngpt_model_tokenizer(m, &tk);
+    if (st) {
+        ngpt_model_close(m);
+        return cli_library_failed(a.cmd);
+    }
     int32_t *tok;
     size_t n;
     int rc = cli_encode(a.cmd, tk, prompt, strlen(prompt), &tok, &n);
     const char *unit = tk ? "tokens" : "bytes";
-    ngpt_tokenizer_free(tk);
-    tk = NULL;
-    if (rc) return rc;
+    if (rc) {
+        ngpt_model_close(m);
+        return rc;
+    }
     if (n > (size_t)cfg.context_len || only >= cfg.n_layers) {
         free(tok);
+        ngpt_model_close(m);
         if (only >= cfg.n_layers)
             return cli_error(a.cmd, CLI_USAGE, "--layer %d: the model has layers 0..%d", (int)only,
                              (int)cfg.n_layers - 1);
@@ -176,12 +183,11 @@ int cli_cmd_trace(int argc, char **argv)
     shape.seq = (int32_t)n;
     shape.trace = NGPT_TRACE_FULL;
     shape.threads = threads;
-    ngpt_context *ctx;
-    if ((st = cli_open_model(model, &shape, &ctx, &tk)) ||
+    ngpt_context *ctx = NULL;
+    if ((st = cli_model_context(m, &shape, &ctx)) ||
         (st = ngpt_model_forward(ctx, tok, 1, (int32_t)n, NULL, NULL))) {
         free(tok);
-        ngpt_context_free(ctx);
-        ngpt_tokenizer_free(tk);
+        cli_close_model(m, ctx);
         return cli_library_failed(a.cmd);
     }
     const int H = cfg.n_heads, first = only < 0 ? 0 : only, last = only < 0 ? cfg.n_layers - 1 : only;
@@ -196,8 +202,7 @@ int cli_cmd_trace(int argc, char **argv)
     if (svg) {
         if (!(f = fopen(svg, "w"))) {
             free(tok);
-            ngpt_context_free(ctx);
-            ngpt_tokenizer_free(tk);
+            cli_close_model(m, ctx);
             return cli_error(a.cmd, CLI_FAILED, "cannot write %s", svg);
         }
         fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
@@ -230,8 +235,7 @@ int cli_cmd_trace(int argc, char **argv)
         write_failed = fclose(f) != 0;
     }
     free(tok);
-    ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tk);
+    cli_close_model(m, ctx);
     if (st) return cli_library_failed(a.cmd);
     if (write_failed) return cli_error(a.cmd, CLI_FAILED, "cannot finish writing %s", svg);
     if (svg) fprintf(stderr, "ngpt trace: wrote %s\n", svg);

@@ -7,28 +7,45 @@
 
 #include "cli.h"
 
-ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_context **ctx,
-                           ngpt_tokenizer **tok)
+ngpt_status cli_model_context(const ngpt_model *m, const ngpt_shape *shape, ngpt_context **ctx)
 {
     ngpt_config cfg;
-    ngpt_tokenizer *t = NULL;
-    *ctx = NULL;
-    if (tok) *tok = NULL;
-    ngpt_status st = ngpt_checkpoint_config(path, &cfg);
+    ngpt_status st = ngpt_model_config(m, &cfg);
     if (st) return st;
     ngpt_shape s = *shape;
     if (s.threads == 0) s.threads = cli_threads_auto(&cfg, &s);
+    if (s.mode == NGPT_MODE_INFER) return ngpt_context_init_model(ctx, m, &s, NULL, 0);
     if ((st = ngpt_context_init(ctx, &cfg, &s, NULL, 0))) return st;
-    if (!(st = ngpt_checkpoint_load(*ctx, path)) && tok && !(st = ngpt_checkpoint_tokenizer(path, &t)))
+    const ngpt_tokenizer *t = NULL;
+    if (!(st = ngpt_checkpoint_load_model(*ctx, m)) && !(st = ngpt_model_tokenizer(m, &t)))
         st = ngpt_context_tokenizer_set(*ctx, t);
     if (st) {
         ngpt_context_free(*ctx);
-        ngpt_tokenizer_free(t);
         *ctx = NULL;
-        return st;
     }
-    if (tok) *tok = t;
-    return NGPT_OK;
+    return st;
+}
+
+ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_model **m,
+                           ngpt_context **ctx, const ngpt_tokenizer **tok)
+{
+    *ctx = NULL;
+    if (tok) *tok = NULL;
+    ngpt_status st = ngpt_model_open(m, path);     /* the one read of the file */
+    if (!st) st = cli_model_context(*m, shape, ctx);
+    if (!st && tok) st = ngpt_model_tokenizer(*m, tok);
+    if (st) {
+        cli_close_model(*m, *ctx);
+        *m = NULL, *ctx = NULL;
+        if (tok) *tok = NULL;
+    }
+    return st;
+}
+
+void cli_close_model(ngpt_model *m, ngpt_context *ctx)
+{
+    ngpt_context_free(ctx);
+    ngpt_model_close(m);    /* its last context is gone: cannot refuse */
 }
 
 int cli_load_tokenizer(const char *cmd, const char *path, ngpt_tokenizer **tok)

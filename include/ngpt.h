@@ -306,6 +306,7 @@ ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, siz
 
 typedef struct ngpt_context ngpt_context;
 typedef struct ngpt_tokenizer ngpt_tokenizer;   /* a BPE tokenizer: "tokenizer" below */
+typedef struct ngpt_model ngpt_model;   /* an opened checkpoint: "model" below */
 
 /* Creates a context inside `arena` (arena_bytes >= ngpt_arena_size(), any
  * alignment: the start is rounded up to 64 bytes, which the size includes), or
@@ -456,6 +457,78 @@ ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *t
  * and other contexts refuse a 4-bit file. */
 ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path);
 ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size);
+
+/* ------------------------------------------------------------------- model */
+/*
+ * A model is a checkpoint opened once: the file is mapped read-only (read
+ * into memory where it cannot be mapped), verified whole (checksum,
+ * config, shapes, sizes: every check of ngpt_checkpoint_load) and its
+ * tokenizer built. Any number of inference contexts then share its
+ * weights; each context's arena holds only its activations, KV cache and
+ * scratch:
+ *
+ *     ngpt_model *m;
+ *     if (ngpt_model_open(&m, "model.ngpt")) return 1;     // one read of the file
+ *     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+ *     ngpt_context *a, *b;                                // e.g. one per thread
+ *     ngpt_context_init_model(&a, m, &shape, NULL, 0);
+ *     ngpt_context_init_model(&b, m, &shape, NULL, 0);
+ *     ...                                                 // generate on both at once
+ *     ngpt_context_free(a); ngpt_context_free(b);
+ *     ngpt_model_close(m);
+ *
+ * Where the weights live: 8-bit and 4-bit weights are used in place in the
+ * mapping (clean file pages the system shares and may drop); float32
+ * parameters are copied once into memory the model owns, 64-byte aligned,
+ * with the Linear weights packed into the panels the products read (what
+ * each context did in its own arena before).
+ *
+ * Threads: a model is immutable after open, so contexts on any threads may
+ * use it at once (each context by one call at a time, as always). It must
+ * outlive its contexts: ngpt_model_close refuses (NGPT_ERR_WRONG_MODE)
+ * while any is alive. A context's results are bit-identical to those of a
+ * context that loaded the same file with ngpt_checkpoint_load.
+ *
+ * Why a new init (not an optional model argument to ngpt_context_init): a
+ * model's context takes its config from the model, so the two calls take
+ * different arguments, and existing callers of ngpt_context_init are
+ * unchanged.
+ */
+
+/* Opens, maps and verifies a checkpoint file (the path need not outlive
+ * the call). NGPT_ERR_IO, _BAD_FORMAT, _CHECKSUM, _VERSION as
+ * ngpt_checkpoint_load; NGPT_ERR_UNSUPPORTED as ngpt_context_init. */
+ngpt_status ngpt_model_open(ngpt_model **model, const char *path);
+/* The same from a checkpoint in memory. The caller keeps data alive and
+ * unchanged until ngpt_model_close: a 64-byte-aligned buffer is used in
+ * place (its 8-bit and 4-bit weights are read from it); one at another
+ * alignment is copied once into an aligned block the model owns. */
+ngpt_status ngpt_model_open_mem(ngpt_model **model, const void *data, size_t size);
+/* Frees the model (NULL: a no-op). NGPT_ERR_WRONG_MODE, the model still
+ * open, while contexts made from it are alive. */
+ngpt_status ngpt_model_close(ngpt_model *model);
+
+ngpt_status ngpt_model_config(const ngpt_model *model, ngpt_config *cfg);
+/* The tokenizer the file carries (NULL: none), borrowed: valid while the
+ * model lives. Contexts made from the model have it attached. */
+ngpt_status ngpt_model_tokenizer(const ngpt_model *model, const ngpt_tokenizer **tok);
+
+/* The arena of an inference context of the model (shape.mode must be
+ * NGPT_MODE_INFER): what ngpt_arena_size gives less the weights. */
+ngpt_status ngpt_model_arena_size(const ngpt_model *model, const ngpt_shape *shape,
+                                  size_t *bytes);
+/* Creates an inference context on the model's weights (arena and threads
+ * as ngpt_context_init; the config is the model's, its tokenizer is
+ * attached). The weights are read only: ngpt_params_data, ngpt_params_init
+ * and the ngpt_checkpoint_load functions refuse such a context
+ * (NGPT_ERR_WRONG_MODE); a training context (NGPT_ERR_WRONG_MODE) loads
+ * with ngpt_checkpoint_load_model instead. */
+ngpt_status ngpt_context_init_model(ngpt_context **ctx, const ngpt_model *model,
+                                    const ngpt_shape *shape, void *arena, size_t arena_bytes);
+/* ngpt_checkpoint_load from an open model: copies its weights into a
+ * context that owns its own (training, or quantizing a float32 model as
+ * it loads), without reading the file again. */
+ngpt_status ngpt_checkpoint_load_model(ngpt_context *ctx, const ngpt_model *model);
 
 /* ---- training ---- */
 /*
@@ -680,6 +753,10 @@ ngpt_status ngpt_checkpoint_train_state(const char *path, ngpt_config *cfg,
 /* The same from a checkpoint in memory. */
 ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_config *cfg,
                                             ngpt_train_state *state);
+/* The same from an open model (ngpt_model_open): what
+ * ngpt_checkpoint_load_train would return in *state (has_state false for a
+ * model-only checkpoint); NGPT_ERR_BAD_FORMAT for a malformed one. */
+ngpt_status ngpt_model_train_state(const ngpt_model *model, ngpt_train_state *state);
 
 /* ---- generation ----
  *

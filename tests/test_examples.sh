@@ -91,4 +91,21 @@ check $? "chat answers as ngpt chat --temp 0: $(od -c "$dir/chat.out" | head -3)
 $RUN_ENV "$B/examples/chat" "$dir/m.ngpt" "x" < /dev/null > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && grep -q "chat: .*no tokenizer" "$dir/err"
 check $? "chat on a byte-level model is refused: $(cat "$dir/err")"
+
+# shared_model: three contexts on one model, each what a context of its own
+# gives (context 0 with seed 0 is also context 0 of a one-context run); the
+# first conversation saved as a session that loads into a context
+out=$($RUN_ENV "$B/examples/shared_model" "$dir/m.ngpt" 3 12 "$dir/s.session" 2>"$dir/err")
+check $? "shared_model exit status: $(cat "$dir/err")"
+[ "$(echo "$out" | grep -c "^context [012]: Once upon a time")" = 3 ] &&
+    grep -q "3 contexts on one model: resident" "$dir/err"
+check $? "shared_model prints three contexts: $out $(cat "$dir/err")"
+one=$($RUN_ENV "$B/examples/shared_model" "$dir/m.ngpt" 1 12 2>/dev/null)
+[ "$one" = "$(echo "$out" | sed -n 1p)" ]
+check $? "shared_model: context 0 of three = the only context: $one"
+[ -s "$dir/s.session" ] && $N generate --model "$dir/m.ngpt" --session "$dir/s.session" --prompt "x" -n 2 >/dev/null 2>"$dir/err"
+check $? "shared_model's session resumes in ngpt generate: $(cat "$dir/err")"
+$RUN_ENV "$B/examples/shared_model" "$dir/missing.ngpt" 2>"$dir/err"
+[ $? -ne 0 ] && grep -q "shared_model: ngpt_model_open: .*missing.ngpt" "$dir/err"
+check $? "shared_model: a missing model is a clear error: $(cat "$dir/err")"
 summary test_examples

@@ -581,6 +581,44 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
     NOTE(r, res);
     ngpt_context_free(ctx);
 
+    /* the file opened once as a model: its answers, a context on its
+     * weights (logits), a training context loaded from it */
+    ngpt_model *model = NULL;
+    CALL(ngpt_model_open(&model, ckpt_path));
+    if (model) {
+        const ngpt_tokenizer *mt = NULL;
+        ngpt_train_state mts;
+        size_t arena = 0;
+        CALL(ngpt_model_config(model, &read));
+        CALL(ngpt_model_tokenizer(model, &mt));
+        CALL(ngpt_model_train_state(model, &mts));
+        NOTE(r, mts.has_state);
+        ngpt_shape ms = infer;
+        ms.threads = threads;
+        CALL(ngpt_model_arena_size(model, &ms, &arena));     /* per thread count: not noted */
+        ngpt_context *mctx = NULL;
+        CALL(ngpt_context_init_model(&mctx, model, &ms, NULL, 0));
+        if (mctx) {
+            mctx->plan.threads.pool->inline_below = 0.0;
+            CALL(ngpt_model_forward(mctx, tok, 2, 8, NULL, NULL));
+            note_logits(r, "model context logits", mctx);
+            ngpt_context_free(mctx);
+        }
+        ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
+        ts.batch = 2, ts.seq = 8;
+        ngpt_context *tctx = make(&read, ts, threads);
+        if (tctx) {
+            CALL(ngpt_checkpoint_load_model(tctx, model));
+            note_params(r, "loaded from a model", tctx);
+            ngpt_context_free(tctx);
+        }
+    }
+    CALL(ngpt_model_close(model));
+    if (file) {
+        CALL(ngpt_model_open_mem(&model, file, size));
+        CALL(ngpt_model_close(model));
+    }
+
     /* the case: quantized on load, in the library's rounding */
     infer.trace = NGPT_TRACE_NONE;
     CALL(ngpt_config_set(&read, "weights=q8"));

@@ -221,6 +221,82 @@ static void forward_functions(ngpt_context *ctx)
     REJECTS(ngpt_trace_data(ctx, 0, &logits, &count), NGPT_ERR_WRONG_MODE);   /* no trace planned */
 }
 
+/* The model object: NULLs, missing, garbage, truncated and damaged files
+ * and buffers, a model under its contexts, its weights refused to writers. */
+static void model_functions(ngpt_context *ctx, const char *path, const char *longpath)
+{
+    ngpt_model *m = (ngpt_model *)1;
+    ngpt_config c;
+    ngpt_train_state ts;
+    const ngpt_tokenizer *tok;
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    size_t bytes;
+    ngpt_context *mctx = (ngpt_context *)1;
+    REJECTS(ngpt_model_open(NULL, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_open(&m, NULL), NGPT_ERR_NULL_ARG);
+    CHECK(m == NULL, "a refused open leaves no model");
+    REJECTS(ngpt_model_open(&m, ""), NGPT_ERR_IO);
+    REJECTS(ngpt_model_open(&m, "/"), NGPT_ERR_IO);
+    REJECTS(ngpt_model_open(&m, longpath), NGPT_ERR_IO);
+    REJECTS(ngpt_model_open(&m, "/etc/passwd"), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_model_open_mem(NULL, "x", 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_open_mem(&m, NULL, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_open_mem(&m, "x", 0), NGPT_ERR_BAD_FORMAT);
+    static const unsigned char zeros[4096];
+    REJECTS(ngpt_model_open_mem(&m, zeros, sizeof zeros), NGPT_ERR_BAD_FORMAT);
+    CHECK(m == NULL, "a refused open leaves no model");
+    CHECK_OK(ngpt_checkpoint_save(ctx, path));
+    size_t size = 0;
+    unsigned char *file = test_read_file(path, &size);
+    CHECK(file != NULL, "read %s", path);
+    if (file) {
+        REJECTS(ngpt_model_open_mem(&m, file, size - 1), NGPT_ERR_BAD_FORMAT);  /* truncated */
+        file[size / 2] ^= 1;                                                  /* damaged */
+        REJECTS(ngpt_model_open_mem(&m, file, size), NGPT_ERR_CHECKSUM);
+        free(file);
+    }
+    REJECTS(ngpt_model_config(NULL, &c), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_tokenizer(NULL, &tok), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_train_state(NULL, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_arena_size(NULL, &s, &bytes), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_init_model(&mctx, NULL, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    CHECK(mctx == NULL, "a refused init leaves no context");
+    REJECTS(ngpt_checkpoint_load_model(ctx, NULL), NGPT_ERR_NULL_ARG);
+    CHECK(ngpt_model_close(NULL) == NGPT_OK, "closing NULL is a no-op");
+    if (ngpt_model_open(&m, path) != NGPT_OK) {
+        CHECK(0, "ngpt_model_open(%s): %s", path, ngpt_last_error());
+        return;
+    }
+    REJECTS(ngpt_model_config(m, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_tokenizer(m, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_train_state(m, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_arena_size(m, NULL, &bytes), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_model_arena_size(m, &s, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_init_model(NULL, m, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_init_model(&mctx, m, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_checkpoint_load_model(NULL, m), NGPT_ERR_NULL_ARG);
+    ngpt_shape train = ngpt_shape_default(NGPT_MODE_TRAIN);
+    REJECTS(ngpt_model_arena_size(m, &train, &bytes), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_init_model(&mctx, m, &train, NULL, 0), NGPT_ERR_WRONG_MODE);
+    ngpt_shape bad = s;
+    bad.seq = -1;
+    REJECTS(ngpt_context_init_model(&mctx, m, &bad, NULL, 0), NGPT_ERR_BAD_ARG);
+    unsigned char small[64];
+    REJECTS(ngpt_context_init_model(&mctx, m, &s, small, sizeof small), NGPT_ERR_ARENA_TOO_SMALL);
+    if (ngpt_context_init_model(&mctx, m, &s, NULL, 0) == NGPT_OK) {
+        float *p;
+        size_t n;
+        REJECTS(ngpt_params_data(mctx, &p, &n), NGPT_ERR_WRONG_MODE);
+        REJECTS(ngpt_params_init(mctx, 1), NGPT_ERR_WRONG_MODE);
+        REJECTS(ngpt_checkpoint_load(mctx, path), NGPT_ERR_WRONG_MODE);
+        REJECTS(ngpt_checkpoint_load_model(mctx, m), NGPT_ERR_WRONG_MODE);
+        REJECTS(ngpt_model_close(m), NGPT_ERR_WRONG_MODE);      /* still in use */
+        ngpt_context_free(mctx);
+    }
+    CHECK(ngpt_model_close(m) == NGPT_OK, "close: %s", ngpt_last_error());
+    remove(path);
+}
+
 static void checkpoint_functions(ngpt_context *ctx, const char *path)
 {
     ngpt_config c;
@@ -256,6 +332,7 @@ static void checkpoint_functions(ngpt_context *ctx, const char *path)
     static const unsigned char zeros[4096];
     REJECTS(ngpt_checkpoint_load_mem(ctx, zeros, sizeof zeros), NGPT_ERR_BAD_FORMAT);
     CHECK_HASH(phash(ctx), before);
+    model_functions(ctx, path, longpath);
 }
 
 static void training_functions(ngpt_context *train, ngpt_context *infer, const char *path)

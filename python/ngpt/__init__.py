@@ -14,6 +14,9 @@ Quick start::
 
 Contents:
 
+  SharedModel(path): a checkpoint opened once, its weights held once;
+      context(batch=1, seq=0, threads=1) -> a Model on them (one per thread,
+      say), each giving what a Model of its own gives.
   Model(path, batch=1, seq=0, threads=1)
       a checkpoint opened for inference (close(), `with`, or garbage collection).
       tokenize / detokenize / token_bytes: text <-> token ids (the model's
@@ -43,11 +46,11 @@ live while a model generates (generation itself runs in a worker thread).
 """
 from ._lib import Error, lib as _lib
 from .chat import Chat
-from .model import Model
+from .model import Model, SharedModel
 from .progress import STAGES
 from .train import finetune
 
-__all__ = ["Model", "Chat", "Error", "finetune", "checksum_bytes", "build_info", "version", "STAGES"]
+__all__ = ["Model", "SharedModel", "Chat", "Error", "finetune", "checksum_bytes", "build_info", "version", "STAGES"]
 
 
 def checksum_bytes(data):

@@ -1,4 +1,4 @@
-"""ngpt.Model: a checkpoint opened in an inference context."""
+"""ngpt.SharedModel: a checkpoint opened once; ngpt.Model: an inference context on it."""
 import codecs
 import ctypes
 import math
@@ -27,55 +27,112 @@ def _ints(values, what):
     return (c_int32 * max(len(values), 1))(*values), len(values)
 
 
+class SharedModel:
+    """A checkpoint opened once (ngpt_model_open): read, verified and mapped a
+    single time, its weights held once for every context made from it.
+
+    SharedModel(path) opens it; context(batch=1, seq=0, threads=1) makes a
+    Model on its weights (activations, KV cache and scratch only), as many as
+    wanted, each usable from its own thread. The weights are read only and
+    shared, so contexts give exactly what a Model(path) of their own gives.
+    close() (or `with`, or garbage collection once no context refers to it)
+    frees it; closing while a context is open raises Error (close the
+    contexts first).
+    """
+
+    def __init__(self, path):
+        self._m = None
+        m = c_void_p()
+        check(lib.ngpt_model_open(byref(m), fspath(path)))
+        self._m = m
+        cfg = Config()
+        check(lib.ngpt_model_config(m, byref(cfg)))
+        self.config = cfg
+        self.path = path
+
+    def context(self, batch=1, seq=0, threads=1):
+        """An inference context (a Model) on these weights."""
+        return Model(self, batch=batch, seq=seq, threads=threads)
+
+    def close(self):
+        """Frees the model. Idempotent; Error while contexts made from it are open."""
+        if self._m is not None:
+            check(lib.ngpt_model_close(self._m))
+            self._m = None
+
+    @property
+    def closed(self):
+        return self._m is None
+
+    def _live(self):
+        if self._m is None:
+            raise ValueError("ngpt.SharedModel: the model is closed")
+        return self._m
+
+    def __enter__(self):
+        self._live()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_m", None) is not None:
+            lib.ngpt_model_close(self._m)   # its contexts held references: none is left
+            self._m = None
+
+
 class Model:
     """A model loaded from a .ngpt checkpoint, ready to generate.
 
-    Model(path, batch=1, seq=0, threads=1) plans an inference context for the
-    checkpoint's config (seq 0: the model's context T) and loads it, with the
-    tokenizer the file carries (None: a byte-level model, tokens are bytes).
-    Close it with close() or a `with` block; garbage collection closes it too.
-    Any use after close raises ValueError. Calls on one Model are serialized
-    by a lock; separate Models may run in parallel threads (the GIL is
-    released while the C library works).
+    Model(path, batch=1, seq=0, threads=1) opens the checkpoint (one read of
+    the file) and plans an inference context on its weights (seq 0: the
+    model's context T), with the tokenizer the file carries (None: a
+    byte-level model, tokens are bytes). Model(shared, ...), with a
+    SharedModel, or shared.context(...), makes another context on weights
+    already open. Close it with close() or a `with` block; garbage
+    collection closes it too. Any use after close raises ValueError. Calls
+    on one Model are serialized by a lock; separate Models (of one
+    SharedModel or not) may run in parallel threads (the GIL is released
+    while the C library works).
     """
 
     def __init__(self, path, batch=1, seq=0, threads=1):
         self._ctx = None
         self._tok = None
         self._lock = threading.RLock()
-        p = fspath(path)
-        cfg = Config()
-        check(lib.ngpt_checkpoint_config(p, byref(cfg)))
-        shape = lib.ngpt_shape_default(0)
-        shape.batch, shape.seq, shape.threads = batch, seq, threads
-        ctx = c_void_p()
-        check(lib.ngpt_context_init(byref(ctx), byref(cfg), byref(shape), None, 0))
-        self._ctx = ctx
+        self._owns = not isinstance(path, SharedModel)
+        self._shared = SharedModel(path) if self._owns else path
         try:
+            m = self._shared._live()
+            shape = lib.ngpt_shape_default(0)
+            shape.batch, shape.seq, shape.threads = batch, seq, threads
+            ctx = c_void_p()
+            check(lib.ngpt_context_init_model(byref(ctx), m, byref(shape), None, 0))
+            self._ctx = ctx
             tok = c_void_p()
-            check(lib.ngpt_checkpoint_tokenizer(p, byref(tok)))
+            check(lib.ngpt_model_tokenizer(m, byref(tok)))   # borrowed from the model
             self._tok = tok if tok.value else None
-            if self._tok:
-                check(lib.ngpt_context_tokenizer_set(ctx, self._tok))
-            check(lib.ngpt_checkpoint_load(ctx, p))
         except BaseException:
             self.close()
             raise
+        cfg = self._shared.config
         self.config = cfg
         self.vocab_size = cfg.vocab_size
         self.context_len = cfg.context_len
-        self.path = path
+        self.path = self._shared.path
 
     # -- life
     def close(self):
-        """Frees the context (and tokenizer). Idempotent."""
+        """Frees the context (and the model, when this Model opened it). Idempotent."""
         with self._lock:
             if self._ctx is not None:
                 lib.ngpt_context_free(self._ctx)
                 self._ctx = None
-            if self._tok is not None:
-                lib.ngpt_tokenizer_free(self._tok)
-                self._tok = None
+            self._tok = None
+            if self._owns and self._shared is not None:
+                self._shared.close()
+            self._shared = None
 
     @property
     def closed(self):

@@ -208,6 +208,39 @@ def test_bad_input(models, tmp_path):
             call()
 
 
+def test_shared_model_contexts(models, tmp_path):
+    """One SharedModel, a context per thread generating at once: each gives
+    what a Model of its own gives; the model outlives its contexts."""
+    want = {}
+    for seed in range(3):
+        with ngpt.Model(models["bpe"]) as m:
+            want[seed] = m.generate_text("Once upon", 16, seed=seed)
+            checksum = m.params_checksum()
+    with ngpt.SharedModel(models["bpe"]) as shared:
+        ctxs = [shared.context() for _ in range(3)]
+        got = {}
+        threads = [threading.Thread(target=lambda i=i: got.__setitem__(
+            i, ctxs[i].generate_text("Once upon", 16, seed=i))) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert got == want
+        assert ctxs[0].params_checksum() == checksum
+        ctxs[0].save_session(tmp_path / "s.session")
+        with pytest.raises(ngpt.Error) as e:
+            shared.close()                  # contexts still open
+        assert str(e.value).startswith("ngpt_model_close:")
+        for c in ctxs:
+            c.close()
+    assert shared.closed
+    with pytest.raises(ValueError):
+        shared.context()
+    with pytest.raises(ngpt.Error) as e:
+        ngpt.SharedModel(tmp_path / "missing.ngpt")
+    assert str(e.value).startswith("ngpt_model_open:")
+
+
 def test_garbage_collection_closes(models):
     for _ in range(20):                      # 20 contexts of ~30 MB would be felt if leaked
         m = ngpt.Model(models[1])

@@ -90,6 +90,32 @@ static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
 /* The bits of the canonical NaN scale of q8.h's rule. */
 enum { Q8_NAN = 0x7fc00000 };
 
+/* Whether the 16 scales at the start of a block are all valid (+0, the
+ * canonical NaN, or finite and at least NGPT_Q8_MIN_SCALE; in magnitude
+ * when either_sign): the whole check of a block that lies inside the
+ * tensor, besides its values. */
+static bool scales_ok(const unsigned char *blk, bool either_sign)
+{
+    bool ok = true;
+    for (int jj = 0; jj < NGPT_Q8_NR; jj++) {
+        uint32_t bits;
+        float d;
+        memcpy(&bits, blk + 4 * jj, 4);
+        memcpy(&d, &bits, 4);
+        if (either_sign) d = fabsf(d);
+        ok &= bits == 0 || bits == Q8_NAN || (d >= NGPT_Q8_MIN_SCALE && d <= FLT_MAX);
+    }
+    return ok;
+}
+
+/* Whether any of n bytes is 0x80 (-128): a loop the compiler vectorizes. */
+static bool has_0x80(const unsigned char *p, size_t n)
+{
+    unsigned char any = 0;
+    for (size_t i = 0; i < n; i++) any |= p[i] == 0x80;
+    return any;
+}
+
 /* An 8-bit tensor (n, k) holds what quantize_q8 and pack_q8 make: values
  * in -127..127 (never -128, which the SIMD products rely on), scales +0,
  * the canonical NaN or finite and at least NGPT_Q8_MIN_SCALE (so no float
@@ -103,6 +129,13 @@ static ngpt_status check_q8(const ngpt_ckpt_reader *r, uint32_t i, int n, int k)
     for (size_t b = 0; b < bytes / NGPT_Q8_BLOCK && !why; b++) {
         const unsigned char *blk = data + b * NGPT_Q8_BLOCK;
         const int p = (int)(b / (size_t)groups), g = (int)(b % (size_t)groups);
+        /* a block inside the tensor (every row and input real) has nothing
+         * past its rows or inputs: its scales and no -128 are all there is
+         * to check, fast; any other block, or a damaged one, value by value */
+        const bool inside = ((int64_t)p + 1) * NGPT_Q8_NR <= n && ((int64_t)g + 1) * NGPT_Q8_GROUP <= k;
+        if (inside && scales_ok(blk, false) &&
+            !has_0x80(blk + NGPT_Q8_NR * 4, NGPT_Q8_BLOCK - NGPT_Q8_NR * 4))
+            continue;
         for (int jj = 0; jj < NGPT_Q8_NR && !why; jj++) {
             const bool row = p * NGPT_Q8_NR + jj < n;
             uint32_t bits;
@@ -139,6 +172,9 @@ static ngpt_status check_q4(const ngpt_ckpt_reader *r, uint32_t i, int n, int k)
     for (size_t b = 0; b < bytes / NGPT_Q4_BLOCK && !why; b++) {
         const unsigned char *blk = data + b * NGPT_Q4_BLOCK;
         const int p = (int)(b / (size_t)groups), g = (int)(b % (size_t)groups);
+        /* inside the tensor every nibble is a valid value: the scales only */
+        const bool inside = ((int64_t)p + 1) * NGPT_Q4_NR <= n && ((int64_t)g + 1) * NGPT_Q4_GROUP <= k;
+        if (inside && scales_ok(blk, true)) continue;
         for (int jj = 0; jj < NGPT_Q4_NR && !why; jj++) {
             const bool row = p * NGPT_Q4_NR + jj < n;
             uint32_t bits;
@@ -260,7 +296,7 @@ void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t 
     t.shape[1] = info->ndim > 1 ? info->shape[1] : 0;
     if (info->dtype == NGPT_DTYPE_Q8 || info->dtype == NGPT_DTYPE_Q4) {
         t.dtype = ckpt_dtype(info->dtype);
-        t.data = ctx->plan.q8_w + info->offset;
+        t.data = ngpt_weights_q8_at(ctx, info->offset);
     } else if (base == ctx->plan.params && ctx->run.weights_packed) {
         t.data = NULL;
         t.read = read_params, t.src = ctx, t.from = info->offset * sizeof(float);
@@ -327,32 +363,6 @@ ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *t
 
 /* ----------------------------------------------------------- loading */
 
-static ngpt_status read_config(const char *path, const void *data, size_t size, ngpt_config *cfg)
-{
-    ngpt_ckpt_reader r;
-    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, cfg);
-    if (!st) ngpt_ckpt_close(&r);
-    return st;
-}
-
-ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!data || !cfg)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config_mem: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_config_mem", read_config(NULL, data, size, cfg));
-}
-
-ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!path || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_config", read_config(path, NULL, 0, cfg));
-}
-
-/* Opens, checks the config against the context's, and copies every model
- * tensor; the reader is verified, so this cannot fail halfway and leave
- * the parameters half-loaded. */
 /* An 8-bit or 4-bit tensor of the context from the file's: a copy of its
  * bytes (the same dtype: check_tensor_set), or
  * its float32 values quantized 16 rows at a time (through the aligned
@@ -379,51 +389,33 @@ static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_ten
  * tensor; the reader is verified, so this cannot fail halfway and leave
  * the parameters half-loaded. An 8-bit context also takes the float32
  * original of its model and quantizes it. */
-static ngpt_status load(ngpt_context *ctx, const char *path, const void *data, size_t size)
+ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
+                                const ngpt_config *file_cfg)
 {
-    ngpt_ckpt_reader r;
-    ngpt_config cfg;
-    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &cfg);
-    if (st) return st;
-    ngpt_config file = cfg;
+    if (ctx->model)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "the context reads the weights of a model "
+                         "(ngpt_context_init_model), which are read only; load into a "
+                         "context of ngpt_context_init");
+    ngpt_config file = *file_cfg;
     if (ctx->cfg.weights != NGPT_WEIGHTS_F32 && file.weights == NGPT_WEIGHTS_F32)
         file.weights = ctx->cfg.weights;        /* quantized as it loads */
-    if (ctx->cfg.weights == NGPT_WEIGHTS_Q4 && file.weights == NGPT_WEIGHTS_Q8) {
-        st = ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds 8-bit weights (weights=q8), "
-                       "which do not become 4-bit (rounding rounded values again loses "
-                       "more than either); quantize the float32 original to q4", r.src);
-        ngpt_ckpt_close(&r);
-        return st;
-    }
-    st = ngpt_config_compare(&ctx->cfg, &file);
-    if (!st) st = ngpt_ckpt_tokenizer_agrees(&r, ctx);
+    if (ctx->cfg.weights == NGPT_WEIGHTS_Q4 && file.weights == NGPT_WEIGHTS_Q8)
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds 8-bit weights (weights=q8), "
+                         "which do not become 4-bit (rounding rounded values again loses "
+                         "more than either); quantize the float32 original to q4", r->src);
+    ngpt_status st = ngpt_config_compare(&ctx->cfg, &file);
+    if (!st) st = ngpt_ckpt_tokenizer_agrees(r, ctx);
     for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         if (t->dtype == NGPT_DTYPE_Q8 || t->dtype == NGPT_DTYPE_Q4) {
-            load_q8(ctx, &r, t);
+            load_q8(ctx, r, t);
             continue;
         }
-        st = ngpt_ckpt_read_tensor(&r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
+        st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
     }
     if (!st) {
         ngpt_weights_written(ctx);
         ngpt_run_params_changed(ctx);
     }
-    ngpt_ckpt_close(&r);
     return st;
-}
-
-ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!ctx || !data)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load_mem", load(ctx, NULL, data, size));
-}
-
-ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load", load(ctx, path, NULL, 0));
 }

@@ -79,11 +79,14 @@ typedef struct ngpt_ckpt_reader {
     const char *src;            /* for messages: the path, or "the buffer" */
     void *map;                  /* mmap of a file, or NULL */
     size_t map_size;
+    void *heap;                 /* the file read into memory where mapping failed, or NULL */
 } ngpt_ckpt_reader;
 
 /* Validates the container (everything docs/FORMAT.md lists except the
  * model's config and tensor set); on success the reader is open. `path`
- * must outlive the reader (messages name it). */
+ * must outlive the reader (messages name it). A file is mapped read-only;
+ * where the system cannot map it, it is read into a 64-byte-aligned block
+ * (tensors then stay 64-byte aligned, as in a mapping). */
 ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t size);
 ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path);
 void ngpt_ckpt_close(ngpt_ckpt_reader *r);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -178,6 +179,29 @@ ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t siz
     return st;
 }
 
+/* The fallback where a file cannot be mapped (some file systems, devices):
+ * its size bytes read into r->heap. */
+static ngpt_status read_whole(ngpt_ckpt_reader *r, int fd, const char *path, size_t size)
+{
+    r->heap = aligned_alloc(64, (size + 63) & ~(size_t)63);
+    if (!r->heap)
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot map %s and cannot allocate %zu bytes to "
+                         "read it", path, size);
+    for (size_t at = 0; at < size;) {
+        const ssize_t n = read(fd, (unsigned char *)r->heap + at, size - at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int e = n < 0 ? errno : 0;
+            free(r->heap);
+            r->heap = NULL;
+            return ngpt_fail(NGPT_ERR_IO, "cannot read %s: %s", path,
+                             e ? strerror(e) : "it ended early");
+        }
+        at += (size_t)n;
+    }
+    return NGPT_OK;
+}
+
 ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
 {
     memset(r, 0, sizeof *r);
@@ -205,12 +229,18 @@ ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
     size_t size = (size_t)sb.st_size;
     /* A mapping, not a heap copy: loading allocates nothing. */
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED)
-        return ngpt_fail(NGPT_ERR_IO, "cannot map %s: %s", path, strerror(errno));
-    r->map = map;
-    r->map_size = size;
-    ngpt_status st = verify(r, map, size);
+    const void *data = map;
+    if (map == MAP_FAILED) {
+        ngpt_status st = read_whole(r, fd, path, size);
+        close(fd);
+        if (st) return st;
+        data = r->heap;
+    } else {
+        close(fd);
+        r->map = map;
+        r->map_size = size;
+    }
+    ngpt_status st = verify(r, data, size);
     if (st) ngpt_ckpt_close(r);
     return st;
 }
@@ -218,6 +248,7 @@ ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
 void ngpt_ckpt_close(ngpt_ckpt_reader *r)
 {
     if (r->map) munmap(r->map, r->map_size);
+    free(r->heap);
     memset(r, 0, sizeof *r);
 }
 

@@ -5,6 +5,7 @@
 
 #include "base/fpmode.h"
 #include "io/checkpoint.h"
+#include "io/model.h"
 #include "io/tok_tensor.h"
 #include "tokenizer/tokenizer.h"
 
@@ -34,20 +35,12 @@ ngpt_status ngpt_context_tokenizer(const ngpt_context *ctx, const ngpt_tokenizer
 static ngpt_status read_tokenizer(const char *path, const void *data, size_t size,
                                   ngpt_tokenizer **tok)
 {
-    ngpt_ckpt_reader r;
-    ngpt_config cfg;
-    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &cfg);
+    ngpt_model *m;
+    ngpt_status st = ngpt_model_open_internal(&m, path, data, size, false);
     if (st) return st;
-    const int64_t at = ngpt_ckpt_find_tensor(&r, NGPT_CKPT_TOKENIZER);
-    if (at >= 0) {
-        char src[600];
-        snprintf(src, sizeof src, "the tokenizer in %s", r.src);
-        size_t n;
-        const unsigned char *p = ngpt_ckpt_tensor_data(&r, (uint32_t)at, &n);
-        st = ngpt_tok_parse(tok, p, n, src);
-    }
-    ngpt_ckpt_close(&r);
-    return st;
+    *tok = ngpt_model_take_tokenizer(m);
+    ngpt_model_destroy(m);
+    return NGPT_OK;
 }
 
 ngpt_status ngpt_checkpoint_tokenizer(const char *path, ngpt_tokenizer **tok)

@@ -45,8 +45,8 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
 
 /* Validates config and shape, resolves the shape and sizes the plan
  * (messages without a prefix: the public callers add theirs). */
-static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ngpt_shape *s,
-                             ngpt_plan *plan)
+static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, bool shared,
+                             ngpt_shape *s, ngpt_plan *plan)
 {
     ngpt_status st = ngpt_config_check(cfg);
     if (!st) st = shape_resolve(cfg, shape, s);
@@ -56,7 +56,7 @@ static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, ng
                        "quantize that (ngpt quantize)",
                        cfg->weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit",
                        cfg->weights == NGPT_WEIGHTS_Q8 ? "q8" : "q4");
-    if (!st) st = ngpt_plan_walk(cfg, s, NULL, plan);
+    if (!st) st = ngpt_plan_walk(cfg, s, shared, NULL, plan);
     return st;
 }
 
@@ -67,9 +67,19 @@ ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, siz
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_arena_size: NULL argument");
     ngpt_shape s;
     ngpt_plan plan;
-    ngpt_status st = plan_size(cfg, shape, &s, &plan);
+    ngpt_status st = plan_size(cfg, shape, false, &s, &plan);
     if (!st) *bytes = plan.bytes;
     return ngpt_prefixed("ngpt_arena_size", st);
+}
+
+ngpt_status ngpt_context_size(const ngpt_config *cfg, const ngpt_shape *shape, bool shared,
+                              size_t *bytes)
+{
+    ngpt_shape s;
+    ngpt_plan plan;
+    ngpt_status st = plan_size(cfg, shape, shared, &s, &plan);
+    if (!st) *bytes = plan.bytes;
+    return st;
 }
 
 /* Clears, in a caller's arena, what must start at zero: the context's
@@ -84,7 +94,7 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
     ngpt_layout_compute(cfg, &lay);
     const size_t P = lay.total * sizeof(float);
     memset(ctx, 0, sizeof *ctx);
-    memset(p->params, 0, P);
+    if (p->params) memset(p->params, 0, P);
     if (p->grads) memset(p->grads, 0, P);
     if (p->adam_m) memset(p->adam_m, 0, P);
     if (p->adam_v) memset(p->adam_v, 0, P);
@@ -93,43 +103,42 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
     if (p->q8_w && ngpt_linear_q8_bytes(cfg, &q8_bytes)) memset(p->q8_w, 0, q8_bytes);
 }
 
-ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
-                      void *arena, size_t arena_bytes)
+ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_config *cfg,
+                                const ngpt_shared_weights *shared, const ngpt_shape *shape,
+                                void *arena, size_t arena_bytes)
 {
-    NGPT_FPMODE_SCOPE;
-    if (!out || !cfg || !shape)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init: NULL argument");
     *out = NULL;
     ngpt_shape s;
     ngpt_plan plan;
     ngpt_status st = ngpt_cpu_check();     /* before anything can reach a kernel */
-    if (!st) st = plan_size(cfg, shape, &s, &plan);
-    if (st) return ngpt_prefixed("ngpt_context_init", st);
+    if (!st) st = plan_size(cfg, shape, shared != NULL, &s, &plan);
+    if (st) return ngpt_prefixed(fn, st);
 
     void *owned = NULL;
     if (arena) {
         if (arena_bytes < plan.bytes)
             return ngpt_fail(NGPT_ERR_ARENA_TOO_SMALL,
-                             "ngpt_context_init: the arena holds %zu bytes but this config and "
-                             "shape need %zu (size it with ngpt_arena_size)", arena_bytes,
-                             plan.bytes);
+                             "%s: the arena holds %zu bytes but this config and shape need %zu "
+                             "(size it with %s)", fn, arena_bytes, plan.bytes,
+                             shared ? "ngpt_model_arena_size" : "ngpt_arena_size");
     } else {
         /* calloc: a large block comes from fresh zero pages, so nothing
          * needs clearing and no page is touched before it is used */
         arena = owned = calloc(1, plan.bytes);
         if (!owned)
-            return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_context_init: could not allocate the "
-                             "%zu-byte arena; plan a smaller batch or seq, or pass your own buffer",
+            return ngpt_fail(NGPT_ERR_NO_MEMORY, "%s: could not allocate the %zu-byte arena; "
+                             "plan a smaller batch or seq, or pass your own buffer", fn,
                              plan.bytes);
         arena_bytes = plan.bytes;
     }
     uintptr_t a = ((uintptr_t)arena + (NGPT_ALIGN - 1)) & ~(uintptr_t)(NGPT_ALIGN - 1);
     unsigned char *base = (unsigned char *)a;
     ngpt_plan carved;
-    if ((st = ngpt_plan_walk(cfg, &s, base, &carved))) {
+    if ((st = ngpt_plan_walk(cfg, &s, shared != NULL, base, &carved))) {
         free(owned);
-        return ngpt_prefixed("ngpt_context_init", st);
+        return ngpt_prefixed(fn, st);
     }
+    if (shared) carved.params = shared->params;   /* read only: see context.h */
     ngpt_context *ctx = (ngpt_context *)base;
     if (owned) memset(ctx, 0, sizeof *ctx);
     else zero_state(ctx, &carved, &s, cfg);
@@ -145,22 +154,40 @@ ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const 
                            &carved.tensors[i]);
     ngpt_rope_tables(cfg, carved.rope_cos, carved.rope_sin);
     if (carved.pos_table) ngpt_sinusoid_table(cfg, carved.pos_table);
-    /* LayerNorm weights start at 1 so a fresh context is a valid model. */
-    for (int l = 0; l < cfg->n_layers; l++)
-        for (int c = 0; c < cfg->d_model; c++) {
-            ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln1_w)[c] = 1.0f;
-            ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln2_w)[c] = 1.0f;
-        }
-    if (cfg->final_norm)
-        for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
+    if (shared) {   /* the model's weights, laid out and packed once */
+        ctx->model = shared->model;
+        ctx->q8_linear = shared->q8_linear;
+        ctx->model_users = shared->users;
+        ctx->tokenizer = shared->tokenizer;
+        ctx->run.weights_packed = cfg->weights == NGPT_WEIGHTS_F32;
+    } else {
+        /* LayerNorm weights start at 1 so a fresh context is a valid model. */
+        for (int l = 0; l < cfg->n_layers; l++)
+            for (int c = 0; c < cfg->d_model; c++) {
+                ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln1_w)[c] = 1.0f;
+                ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln2_w)[c] = 1.0f;
+            }
+        if (cfg->final_norm)
+            for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
+    }
     ngpt_run_params_changed(ctx);       /* new parameters, in the state_dict layout */
     /* last: nothing after this can fail, so a failed init never leaves threads */
     if ((st = ngpt_pool_start(carved.threads.pool, carved.threads.workers, s.threads))) {
         free(owned);
         return st;
     }
+    if (shared) atomic_fetch_add(shared->users, 1);
     *out = ctx;
     return NGPT_OK;
+}
+
+ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
+                      void *arena, size_t arena_bytes)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!out || !cfg || !shape)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init: NULL argument");
+    return ngpt_context_create("ngpt_context_init", out, cfg, NULL, shape, arena, arena_bytes);
 }
 
 void ngpt_context_free(ngpt_context *ctx)
@@ -168,6 +195,7 @@ void ngpt_context_free(ngpt_context *ctx)
     NGPT_FPMODE_SCOPE;
     if (!ctx) return;
     ngpt_pool_stop(ctx->plan.threads.pool);
+    if (ctx->model_users) atomic_fetch_sub(ctx->model_users, 1);
     free(ctx->owned);
 }
 

@@ -3,6 +3,7 @@
 #ifndef NGPT_RUNTIME_CONTEXT_H
 #define NGPT_RUNTIME_CONTEXT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -72,8 +73,35 @@ struct ngpt_context {
      * write it, loads check a file's against it, generation reads its
      * tokens' bytes (stop sequences). */
     const ngpt_tokenizer *tokenizer;
+    /* An inference context of a model (ngpt_context_init_model): the model,
+     * whose weights plan.params points to (never written through: f32
+     * Linears packed already, run.weights_packed set for life), and its
+     * quantized Linears in place (Linear i: see ngpt_linear_q8_span), which
+     * replace plan.q8_w. NULL for a context that owns its weights. */
+    const struct ngpt_model *model;
+    const int8_t *const *q8_linear;
+    atomic_int *model_users;    /* the model's count of its contexts (this one included) */
     ngpt_run_state run;
 };
+
+/* The weights an ngpt_model lends its inference contexts (io/model.c). */
+typedef struct ngpt_shared_weights {
+    const struct ngpt_model *model;
+    float *params;              /* f32 Linears packed */
+    const int8_t *const *q8_linear;     /* or NULL (weights=f32) */
+    const ngpt_tokenizer *tokenizer;
+    atomic_int *users;          /* counted up by a context's init, down by its free */
+} ngpt_shared_weights;
+
+/* ngpt_context_init, or with shared (not NULL) an inference context on a
+ * model's weights; fn names the public caller in messages. */
+ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_config *cfg,
+                                const ngpt_shared_weights *shared, const ngpt_shape *shape,
+                                void *arena, size_t arena_bytes);
+/* ngpt_arena_size, or (shared) that of a model's inference context. Bare
+ * messages. */
+ngpt_status ngpt_context_size(const ngpt_config *cfg, const ngpt_shape *shape, bool shared,
+                              size_t *bytes);
 
 /* Records a pass over nseq sequences of len tokens (cached: KV slots
  * slot0..): the logits and trace now belong to it, and it is not a training

@@ -46,6 +46,9 @@ ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
     NGPT_FPMODE_SCOPE;
     if (!ctx || !params || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
+    if (ctx->model)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_params_data: the context reads the "
+                         "weights of a model, which are read only (ngpt_context_init_model)");
     /* the caller may read or write through the pointer, now or later: the
      * state_dict layout until ngpt_context_prepare */
     ngpt_weights_unpack(ctx);
@@ -76,6 +79,9 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_init: NULL context");
+    if (ctx->model)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_params_init: the context reads the "
+                         "weights of a model, which are read only (ngpt_context_init_model)");
     float *params = ctx->plan.params;
     for (int32_t t = 0; t < ctx->n_tensors; t++) {
         const ngpt_tensor_info *info = &ctx->plan.tensors[t];

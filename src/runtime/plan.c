@@ -32,7 +32,7 @@ static void *take(walker *w, size_t elem, size_t a, size_t b, size_t c, size_t d
 
 #define TAKE_F(w, a, b, c, d) ((float *)take((w), sizeof(float), (a), (b), (c), (d)))
 
-ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void *base,
+ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool shared, void *base,
                            ngpt_plan *plan)
 {
     ngpt_layout lay;
@@ -61,7 +61,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
     p.tensors = take(&w, sizeof(ngpt_tensor_info), NT, 1, 1, 1);
     p.tensor_names = take(&w, NGPT_NAME_MAX, NT, 1, 1, 1);
 
-    p.params = TAKE_F(&w, P, 1, 1, 1);
+    if (!shared) p.params = TAKE_F(&w, P, 1, 1, 1);
     if (train) {
         p.grads = TAKE_F(&w, P, 1, 1, 1);
         p.adam_m = TAKE_F(&w, P, 1, 1, 1);
@@ -140,7 +140,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void
         if (q8) {
             size_t bytes = 0, rows = B * T < NGPT_Q8_NR ? NGPT_Q8_NR : B * T;
             if (!ngpt_linear_q8_bytes(cfg, &bytes)) w.overflow = true;
-            p.q8_w = take(&w, 1, bytes, 1, 1, 1);
+            if (!shared) p.q8_w = take(&w, 1, bytes, 1, 1, 1);
             p.q8_x = take(&w, 1, rows, ngpt_q8_row_bytes((int)KMAX), 1, 1);
         }
         p.samp.z = TAKE_F(&w, V, 1, 1, 1);

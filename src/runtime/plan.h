@@ -137,8 +137,10 @@ typedef struct ngpt_plan {
 } ngpt_plan;
 
 /* Sizes (base == NULL) or carves (base 64-aligned) the whole arena, starting
- * with the context struct itself. Bare messages (the caller prefixes). */
-ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, void *base,
+ * with the context struct itself. shared: an inference context of an
+ * ngpt_model, whose weights (params, q8_w) live in the model, not the
+ * arena (both stay NULL). Bare messages (the caller prefixes). */
+ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool shared, void *base,
                            ngpt_plan *plan);
 
 #endif

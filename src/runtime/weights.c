@@ -21,13 +21,46 @@ static bool packs(const ngpt_context *ctx)
 static int linear_count(const ngpt_config *cfg) { return 1 + NGPT_LINEAR_PER_LAYER * cfg->n_layers; }
 
 /* Linear i: its W's offset in the parameters and its (n, k). */
-static size_t linear_at(const ngpt_context *ctx, int i, int *n, int *k)
+static size_t linear_of(const ngpt_config *cfg, const ngpt_layout *lay, int i, int *n, int *k)
 {
     const int layer = i ? (i - 1) / NGPT_LINEAR_PER_LAYER : 0;
     const ngpt_linear which = i ? (ngpt_linear)((i - 1) % NGPT_LINEAR_PER_LAYER)
                                 : NGPT_LINEAR_LM_HEAD;
-    ngpt_linear_dims(&ctx->cfg, which, n, k);
-    return ngpt_linear_weight(&ctx->lay, layer, which);
+    ngpt_linear_dims(cfg, which, n, k);
+    return ngpt_linear_weight(lay, layer, which);
+}
+
+static size_t linear_at(const ngpt_context *ctx, int i, int *n, int *k)
+{
+    return linear_of(&ctx->cfg, &ctx->lay, i, n, k);
+}
+
+/* Packs W (n, k)'s full panels in place (the pack_w kernel), through tmp
+ * (16 k floats). */
+static void pack_panels(const ngpt_kernels *kern, float *w, int n, int k, float *tmp)
+{
+    const size_t panel = (size_t)NR * (size_t)k;
+    for (int p = 0; p < n / NR; p++) {
+        float *blk = w + (size_t)p * panel;
+        memcpy(tmp, blk, panel * sizeof(float));
+        kern->pack_w(blk, tmp, NR, k, k);
+    }
+}
+
+void ngpt_weights_copy_packed(const ngpt_kernels *kern, const ngpt_config *cfg,
+                              const ngpt_layout *lay, float *params, size_t offset,
+                              const float *src, size_t count)
+{
+    for (int i = 0; i < linear_count(cfg); i++) {
+        int n, k;
+        if (linear_of(cfg, lay, i, &n, &k) != offset) continue;
+        const size_t panel = (size_t)NR * (size_t)k, full = (size_t)(n / NR) * panel;
+        for (size_t at = 0; at < full; at += panel)
+            kern->pack_w(params + offset + at, src + at, NR, k, k);
+        memcpy(params + offset + full, src + full, (count - full) * sizeof(float));
+        return;
+    }
+    memcpy(params + offset, src, count * sizeof(float));
 }
 
 typedef struct convert_job {
@@ -44,16 +77,16 @@ static void convert_linear(void *arg, int i, int thread)
     int n, k;
     float *w = ctx->plan.params + linear_at(ctx, i, &n, &k);
     float *tmp = ctx->plan.threads.panel + (size_t)thread * ctx->plan.threads.panel_stride;
+    if (j->pack) {
+        pack_panels(ctx->k, w, n, k, tmp);
+        return;
+    }
     const size_t panel = (size_t)NR * (size_t)k;
     for (int p = 0; p < n / NR; p++) {
         float *blk = w + (size_t)p * panel;
         memcpy(tmp, blk, panel * sizeof(float));
-        if (j->pack) {
-            ctx->k->pack_w(blk, tmp, NR, k, k);
-        } else {
-            for (int jj = 0; jj < NR; jj++)
-                for (int kk = 0; kk < k; kk++) blk[(size_t)jj * k + kk] = tmp[(size_t)kk * NR + jj];
-        }
+        for (int jj = 0; jj < NR; jj++)
+            for (int kk = 0; kk < k; kk++) blk[(size_t)jj * k + kk] = tmp[(size_t)kk * NR + jj];
     }
 }
 
@@ -117,6 +150,12 @@ uint64_t ngpt_weights_checksum(const ngpt_context *ctx)
         size_t bytes = 0;
         ngpt_linear_q8_bytes(&ctx->cfg, &bytes);
         XXH3_64bits_update(&st, ctx->plan.q8_w, bytes);
+    } else if (ctx->q8_linear) {    /* a model's: the same bytes, Linear by Linear */
+        for (int i = 0; i < linear_count(&ctx->cfg); i++) {
+            size_t bytes;
+            ngpt_linear_q8_span(&ctx->cfg, i, &bytes);
+            XXH3_64bits_update(&st, ctx->q8_linear[i], bytes);
+        }
     }
     return (uint64_t)XXH3_64bits_digest(&st);
 }
@@ -140,4 +179,31 @@ void ngpt_weights_quantize(ngpt_context *ctx, ngpt_dtype dtype, size_t offset, i
         ctx->k->quantize_q8(ctx->plan.q8_x, rs, w + (size_t)r * (size_t)k, k, nr, k);
         ctx->k->pack_q8((int8_t *)ngpt_q8_panel(base, k, j), ctx->plan.q8_x, rs, nr, k);
     }
+}
+
+size_t ngpt_linear_q8_span(const ngpt_config *cfg, int i, size_t *bytes)
+{
+    const int layer = i ? (i - 1) / NGPT_LINEAR_PER_LAYER : 0;
+    const ngpt_linear which = i ? (ngpt_linear)((i - 1) % NGPT_LINEAR_PER_LAYER)
+                                : NGPT_LINEAR_LM_HEAD;
+    const size_t at = ngpt_linear_q8_offset(cfg, layer, which);
+    size_t end = 0;
+    if (i + 1 < linear_count(cfg)) {
+        const int nl = i / NGPT_LINEAR_PER_LAYER;      /* Linear i + 1's layer */
+        end = ngpt_linear_q8_offset(cfg, nl, (ngpt_linear)(i % NGPT_LINEAR_PER_LAYER));
+    } else {
+        ngpt_linear_q8_bytes(cfg, &end);
+    }
+    *bytes = end - at;
+    return at;
+}
+
+const int8_t *ngpt_weights_q8_at(const ngpt_context *ctx, size_t offset)
+{
+    if (!ctx->q8_linear) return ctx->plan.q8_w + offset;
+    for (int i = 0; i < linear_count(&ctx->cfg); i++) {
+        size_t bytes;
+        if (ngpt_linear_q8_span(&ctx->cfg, i, &bytes) == offset) return ctx->q8_linear[i];
+    }
+    return NULL;    /* not a tensor's offset: the callers pass ngpt_tensor_info's */
 }

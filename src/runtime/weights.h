@@ -44,9 +44,29 @@ uint64_t ngpt_weights_checksum(const ngpt_context *ctx);
 void ngpt_weights_quantize(ngpt_context *ctx, ngpt_dtype dtype, size_t offset, int n, int k,
                            int j0, const float *w, int rows);
 
+/* f32 inference weights laid out once for every context of an ngpt_model:
+ * the float32 tensor at `offset` in params (cfg's layout), count floats in
+ * the state_dict layout at src, copied; a Linear's W with its full panels
+ * packed on the way, as ngpt_weights_pack packs a context's (the same
+ * kernel, so the same bytes). */
+void ngpt_weights_copy_packed(const ngpt_kernels *kern, const ngpt_config *cfg,
+                              const ngpt_layout *lay, float *params, size_t offset,
+                              const float *src, size_t count);
+
+/* Linear i (0: the lm_head, then NGPT_LINEAR_PER_LAYER per layer)'s byte
+ * offset in the quantized weights, and its *bytes. */
+size_t ngpt_linear_q8_span(const ngpt_config *cfg, int i, size_t *bytes);
+
+/* The quantized tensor at byte `offset` (its ngpt_tensor_info offset),
+ * wherever it lives: the arena, or the model's file (ctx->q8_linear). */
+const int8_t *ngpt_weights_q8_at(const ngpt_context *ctx, size_t offset);
+
 /* The 8-bit W of a Linear (weights=q8; q4's lm_head). */
 static inline const int8_t *ngpt_weights_q8(const ngpt_context *ctx, int layer, ngpt_linear which)
 {
+    if (ctx->q8_linear)         /* a model's, in place in its file */
+        return ctx->q8_linear[which == NGPT_LINEAR_LM_HEAD ? 0
+                                                           : 1 + layer * NGPT_LINEAR_PER_LAYER + which];
     return ctx->plan.q8_w + ngpt_linear_q8_offset(&ctx->cfg, layer, which);
 }
 

@@ -9,6 +9,7 @@
 
 #include "base/fpmode.h"
 #include "io/checkpoint.h"
+#include "io/model.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
 #include "train/train.h"
@@ -311,4 +312,16 @@ ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_
 {
     NGPT_FPMODE_SCOPE;
     return train_state("ngpt_checkpoint_train_state_mem", NULL, data, size, cfg, ts);
+}
+
+ngpt_status ngpt_model_train_state(const ngpt_model *m, ngpt_train_state *state)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!m || !state) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_train_state: NULL argument");
+    ngpt_train_state s;
+    uint64_t step;
+    bool has_moments;
+    ngpt_status st = state_of(ngpt_model_reader(m), &s, &step, &has_moments);
+    if (!st) *state = s;
+    return ngpt_prefixed("ngpt_model_train_state", st);
 }

@@ -1,0 +1,33 @@
+#!/bin/sh
+# test_cli_model_reads.sh — `ngpt generate`, `chat`, `eval` and `trace` open
+# the model file once (ngpt_model_open: one open, one map, one
+# verification), counted with strace: every successful open of the file's
+# path, whatever the call (open, openat, openat2).
+# Skipped (0 checks) under RUN_ENV (qemu) or without strace, which .ci/run installs.
+# Env: BUILD (build dir), RUN_ENV. Prints the run.sh summary line.
+. "$(dirname "$0")/cli_lib.sh"
+if [ -n "$RUN_ENV" ] || ! command -v strace > /dev/null 2>&1; then
+    summary test_cli_model_reads
+    exit
+fi
+$N init --out "$dir/m.ngpt" --seed 7 --config T=32 --config C=16 --config L=1 --config H=2 \
+    --config d_ff=32 > /dev/null 2>&1
+check $? "ngpt init"
+printf 'the cat sat on the mat. %.0s' $(seq 40) > "$dir/d.txt"
+# opens CMD...: the successful opens of m.ngpt while the CLI runs CMD
+opens() {
+    strace -f -qq -e trace=open,openat,openat2 -o "$dir/trace" "$B/ngpt" "$@" < "$dir/in" \
+        > "$dir/out" 2> "$dir/err" || echo "exit $? $(cat "$dir/err")" >&2
+    grep "m\.ngpt\"" "$dir/trace" | grep -vc "= -1"
+}
+printf 'hi\n' > "$dir/in"
+for cmd in "generate --model $dir/m.ngpt --prompt ab -n 4 --seed 1" \
+           "chat --model $dir/m.ngpt -n 4" \
+           "eval --model $dir/m.ngpt --data $dir/d.txt --batches 1 --batch 1 --seq 8" \
+           "trace --model $dir/m.ngpt --prompt ab --text"; do
+    # shellcheck disable=SC2086
+    n=$(opens $cmd 2>"$dir/why")
+    [ "$n" = 1 ]
+    check $? "ngpt ${cmd%% *} opens the model $n times, not once: $(cat "$dir/why")"
+done
+summary test_cli_model_reads

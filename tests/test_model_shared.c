@@ -1,0 +1,232 @@
+/* test_model_shared: one opened model (ngpt_model_open) shared by
+ * inference contexts. A context made from a model gives bit-identical
+ * logits and parameters to one that loaded the same file the old way
+ * (ngpt_checkpoint_load), for float32, 8-bit and 4-bit weights and 1 and 3
+ * threads; several contexts on several threads generating at once each
+ * give what one context alone gives (make test-tsan runs this under
+ * ThreadSanitizer); the model's read-only weights are refused to writers;
+ * the model is not closed under its contexts. */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "test.h"
+
+enum { N_TOK = 12, N_GEN = 24, N_THREADS = 4, V = 250 };
+
+static const char *kinds[] = {"f32", "q8", "q4"};
+static char paths[3][64];
+
+/* The tiny model (2 layers) with random weights as f32, and its 8-bit and
+ * 4-bit quantizations, saved to temporary files. */
+static void make_files(void)
+{
+    /* odd sizes: every Linear has rows past its last full panel of 16 and
+     * inputs past its last full group of 32 (the edge cases of packing) */
+    ngpt_config cfg = test_config_tiny();
+    cfg.vocab_size = V, cfg.d_model = 24, cfg.d_ff = 40;
+    cfg.dropout = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        snprintf(paths[k], sizeof paths[k], "/tmp/ngpt_model_shared_%d_%s.ngpt", (int)getpid(),
+                 kinds[k]);
+        ngpt_config c = cfg;
+        c.weights = k == 0 ? NGPT_WEIGHTS_F32 : k == 1 ? NGPT_WEIGHTS_Q8 : NGPT_WEIGHTS_Q4;
+        ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+        ngpt_context *ctx = NULL;
+        CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
+        if (!ctx) continue;
+        if (k == 0) CHECK_OK(ngpt_params_init(ctx, 7));
+        else CHECK_OK(ngpt_checkpoint_load(ctx, paths[0]));      /* quantized as it loads */
+        CHECK_OK(ngpt_checkpoint_save(ctx, paths[k]));
+        ngpt_context_free(ctx);
+    }
+}
+
+static void tokens_of(int32_t *tok, int n, int salt)
+{
+    for (int i = 0; i < n; i++) tok[i] = (i * 37 + salt * 11 + 5) % V;
+}
+
+/* Logits and parameter checksums of a forward over N_TOK tokens. */
+static void sums(ngpt_context *ctx, uint64_t *logits, uint64_t *params)
+{
+    int32_t tok[N_TOK];
+    tokens_of(tok, N_TOK, 0);
+    CHECK_OK(ngpt_model_forward(ctx, tok, 1, N_TOK, NULL, NULL));
+    CHECK_OK(ngpt_logits_checksum(ctx, logits));
+    CHECK_OK(ngpt_params_checksum(ctx, params));
+}
+
+static void same_as_old_way(int k, int threads)
+{
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.threads = threads;
+    ngpt_config cfg;
+    CHECK_OK(ngpt_checkpoint_config(paths[k], &cfg));
+    ngpt_context *old = NULL, *shared = NULL;
+    ngpt_model *m = NULL;
+    CHECK_OK(ngpt_context_init(&old, &cfg, &s, NULL, 0));
+    CHECK_OK(ngpt_checkpoint_load(old, paths[k]));
+    CHECK_OK(ngpt_model_open(&m, paths[k]));
+    CHECK_OK(ngpt_context_init_model(&shared, m, &s, NULL, 0));
+    if (!old || !shared) return;
+    uint64_t lo, po, ls, ps;
+    sums(old, &lo, &po);
+    sums(shared, &ls, &ps);
+    CHECK(lo == ls, "%s, %d threads: logits %016" PRIx64 " from a model, %016" PRIx64
+          " loaded", kinds[k], threads, ls, lo);
+    CHECK(po == ps, "%s, %d threads: parameters differ", kinds[k], threads);
+    size_t a_old, a_model;
+    CHECK_OK(ngpt_arena_size(&cfg, &s, &a_old));
+    CHECK_OK(ngpt_model_arena_size(m, &s, &a_model));
+    CHECK(a_model < a_old, "%s: a model's context holds no weights (%zu, %zu)", kinds[k],
+          a_model, a_old);
+
+    /* the model's weights are read only; it outlives its contexts */
+    float *p;
+    size_t n;
+    CHECK_STATUS(ngpt_params_data(shared, &p, &n), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_params_init(shared, 1), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_checkpoint_load(shared, paths[k]), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_model_close(m), NGPT_ERR_WRONG_MODE);
+    sums(shared, &ls, &ps);
+    CHECK(lo == ls, "%s: refusals change nothing", kinds[k]);
+    ngpt_shape train = ngpt_shape_default(NGPT_MODE_TRAIN);
+    ngpt_context *t = NULL;
+    CHECK_STATUS(ngpt_context_init_model(&t, m, &train, NULL, 0), NGPT_ERR_WRONG_MODE);
+    CHECK(t == NULL, "no context on a refusal");
+    ngpt_context_free(shared);
+    ngpt_context_free(old);
+    CHECK_OK(ngpt_model_close(m));
+}
+
+/* A model opened from memory, at an aligned and at an odd address, gives
+ * the file's logits. */
+static void from_memory(int k)
+{
+    FILE *f = fopen(paths[k], "rb");
+    CHECK(f != NULL, "open %s", paths[k]);
+    if (!f) return;
+    fseek(f, 0, SEEK_END);
+    const size_t size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = aligned_alloc(64, ((size + 1) + 63) / 64 * 64);
+    CHECK(fread(buf, 1, size, f) == size, "read");
+    fclose(f);
+    uint64_t want = 0, got, p;
+    for (int odd = 0; odd < 2; odd++) {
+        if (odd) memmove(buf + 1, buf, size);
+        ngpt_model *m = NULL;
+        ngpt_context *ctx = NULL;
+        ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+        CHECK_OK(ngpt_model_open_mem(&m, buf + odd, size));
+        CHECK_OK(ngpt_context_init_model(&ctx, m, &s, NULL, 0));
+        if (!ctx) continue;
+        sums(ctx, &got, &p);
+        if (!odd) want = got;
+        CHECK(got == want, "%s in memory at offset %d", kinds[k], odd);
+        ngpt_context_free(ctx);
+        CHECK_OK(ngpt_model_close(m));
+    }
+    free(buf);
+}
+
+typedef struct job {
+    const ngpt_model *m;
+    int salt;
+    int32_t out[N_GEN];
+    int32_t n;
+    ngpt_status st;
+} job;
+
+/* Generates N_GEN tokens (sampled, seeded by salt) from a prompt of salt. */
+static void *generate(void *arg)
+{
+    job *j = arg;
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.threads = 1 + j->salt % 2;
+    ngpt_context *ctx = NULL;
+    j->st = ngpt_context_init_model(&ctx, j->m, &s, NULL, 0);
+    if (j->st) return NULL;
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.max_tokens = N_GEN;
+    gc.sampler.temperature = 0.9f;
+    gc.sampler.seed = (uint64_t)j->salt;
+    int32_t prompt[N_TOK];
+    tokens_of(prompt, N_TOK, j->salt);
+    ngpt_generate_result r;
+    j->st = ngpt_model_generate(ctx, &gc, prompt, N_TOK, j->out, N_GEN, NULL, NULL, &r);
+    j->n = r.n_tokens;
+    ngpt_context_free(ctx);
+    return NULL;
+}
+
+static void threads_share(int k)
+{
+    ngpt_model *m = NULL;
+    CHECK_OK(ngpt_model_open(&m, paths[k]));
+    if (!m) return;
+    job alone[N_THREADS], together[N_THREADS];
+    for (int i = 0; i < N_THREADS; i++) {
+        alone[i] = (job){.m = m, .salt = i};
+        together[i] = alone[i];
+        generate(&alone[i]);
+        CHECK_OK(alone[i].st);
+    }
+    pthread_t th[N_THREADS];
+    for (int i = 0; i < N_THREADS; i++)
+        CHECK(pthread_create(&th[i], NULL, generate, &together[i]) == 0, "thread %d", i);
+    for (int i = 0; i < N_THREADS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < N_THREADS; i++) {
+        CHECK_OK(together[i].st);
+        CHECK(together[i].n == alone[i].n && together[i].n > 0 &&
+              !memcmp(together[i].out, alone[i].out, (size_t)alone[i].n * sizeof(int32_t)),
+              "%s: context %d on its own thread generated other tokens", kinds[k], i);
+    }
+    CHECK_OK(ngpt_model_close(m));
+}
+
+static void answers(void)
+{
+    ngpt_model *m = NULL;
+    CHECK_OK(ngpt_model_open(&m, paths[0]));
+    if (!m) return;
+    ngpt_config a, b;
+    CHECK_OK(ngpt_model_config(m, &a));
+    CHECK_OK(ngpt_checkpoint_config(paths[0], &b));
+    CHECK(!memcmp(&a, &b, sizeof a), "the model's config is the file's");
+    const ngpt_tokenizer *tok = (const ngpt_tokenizer *)1;
+    CHECK_OK(ngpt_model_tokenizer(m, &tok));
+    CHECK(tok == NULL, "the file carries no tokenizer");
+    ngpt_train_state ts;
+    CHECK_OK(ngpt_model_train_state(m, &ts));
+    CHECK(!ts.has_state, "a model-only file has no training state");
+    /* a training context loads from the model into its own arena */
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
+    s.batch = 1;
+    ngpt_context *t = NULL, *ref = NULL;
+    CHECK_OK(ngpt_context_init(&t, &a, &s, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ref, &a, &s, NULL, 0));
+    CHECK_OK(ngpt_checkpoint_load_model(t, m));
+    CHECK_OK(ngpt_checkpoint_load(ref, paths[0]));
+    uint64_t h1 = 1, h2 = 2;
+    CHECK_OK(ngpt_params_checksum(t, &h1));
+    CHECK_OK(ngpt_params_checksum(ref, &h2));
+    CHECK(h1 == h2, "a training context loaded from a model");
+    ngpt_context_free(t);
+    ngpt_context_free(ref);
+    CHECK_OK(ngpt_model_close(m));
+}
+
+int main(void)
+{
+    make_files();
+    for (int k = 0; k < 3; k++) {
+        same_as_old_way(k, 1);
+        same_as_old_way(k, 3);
+        from_memory(k);
+        threads_share(k);
+    }
+    answers();
+    for (int k = 0; k < 3; k++) remove(paths[k]);
+    return test_summary("test_model_shared");
+}
