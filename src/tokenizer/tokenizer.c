@@ -52,6 +52,13 @@ int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t model_id, size_t k, int
 
 /* The bytes of ids[i] that decoding skips: a scored tokenizer drops the
  * leading ' ' (the dummy prefix) of the token after BOS, as run.c does. */
+/* The internal id of the first special token: a BPE tokenizer's come last,
+ * a scored one's (<unk>, BOS, EOS) first. */
+static int32_t first_special(const ngpt_tokenizer *t)
+{
+    return t->scored ? 0 : 256 + t->n_merges;
+}
+
 static size_t skipped(const ngpt_tokenizer *t, const int32_t *ids, size_t i)
 {
     return t->scored && i > 0 && ids[i - 1] == t->bos_id &&     /* the piece: <0x20> is kept */
@@ -64,6 +71,7 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
 {
     NGPT_FPMODE_SCOPE;
     if (!t || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_describe: NULL argument");
+    memset(info, 0, sizeof *info);      /* the padding after bos_id too: callers compare bytes */
     info->n_tokens = t->n_tokens;
     info->n_merges = t->n_merges;
     info->n_special = t->n_special;
@@ -71,7 +79,7 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
     info->pad_id = t->pad_id;
     info->max_token_bytes = t->max_len;
     for (int32_t i = 0; i < t->n_special; i++) {
-        int32_t len = (int32_t)ngpt_tok_len(t, 256 + t->n_merges + i);
+        int32_t len = (int32_t)ngpt_tok_len(t, first_special(t) + i);
         if (len > info->max_token_bytes) info->max_token_bytes = len;
     }
     info->pretok = t->pretok;
@@ -91,13 +99,6 @@ ngpt_status ngpt_tokenizer_token(const ngpt_tokenizer *t, int32_t id, const uint
                          "vocabulary (0..%d)", (int)id, (int)t->n_tokens - 1);
     *bytes = ngpt_tok_bytes(t, id, len);
     return NGPT_OK;
-}
-
-/* The internal id of the first special token: a BPE tokenizer's come last,
- * a scored one's (<unk>, BOS, EOS) first. */
-static int32_t first_special(const ngpt_tokenizer *t)
-{
-    return t->scored ? 0 : 256 + t->n_merges;
 }
 
 ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *t, int32_t i, int32_t *id)
