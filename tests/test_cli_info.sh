@@ -9,14 +9,15 @@
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 TINY="--config T=16 --config C=32 --config L=2 --config H=4 --config d_ff=64 --config pos=learned"
-$N init --out "$dir/m.ngpt" $TINY > /dev/null 2>&1 && $N quantize "$dir/m.ngpt" "$dir/q.ngpt" > /dev/null 2>&1
+$N init --out "$dir/m.ngpt" $TINY > /dev/null 2>&1 && $N quantize "$dir/m.ngpt" "$dir/q.ngpt" > /dev/null 2>&1 &&
+    $N quantize "$dir/m.ngpt" "$dir/q4.ngpt" --weights q4 > /dev/null 2>&1
 check $? "init and quantize"
 $N info "$dir/m.ngpt" --batch 4 --seq 8 > "$dir/file" 2>&1 && $N info $TINY --batch 4 --seq 8 > "$dir/cfg" 2>&1
 check $? "info FILE and info --config: $(cat "$dir/file" "$dir/cfg")"
 grep -v '^file:\|^weights:\|^tokenizer:' "$dir/file" > "$dir/file.cut"
 cmp -s "$dir/file.cut" "$dir/cfg"
 check $? "info --config prints what info FILE does for the same model: $(diff "$dir/file.cut" "$dir/cfg")"
-grep -q "^file size:   f32 $(wc -c < "$dir/m.ngpt") bytes (.*), q8 $(wc -c < "$dir/q.ngpt") bytes (.*)$" "$dir/file"
+grep -q "^file size:   f32 $(wc -c < "$dir/m.ngpt") bytes (.*), q8 $(wc -c < "$dir/q.ngpt") bytes (.*), q4 $(wc -c < "$dir/q4.ngpt") bytes (.*)$" "$dir/file"
 check $? "the file sizes are the files': $(grep 'file size' "$dir/file")"
 grep -Eq "^arena infer: [0-9]+ bytes \([0-9.]+ MiB\) at batch 1, seq 16 with f32 weights; q8 [0-9]+ bytes \([0-9.]+ MiB\), q4 [0-9]+ bytes \([0-9.]+ MiB\) \(1 thread\)$" "$dir/file" &&
     grep -Eq "^arena train: [0-9]+ bytes \(([0-9.]+) MiB\) at batch 4, seq 8 \(1 thread; ngpt train --init fine-tunes it\)$" "$dir/file"

@@ -344,6 +344,7 @@ static ngpt_status file_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, 
         size_t b;
         ngpt_layout_tensor(cfg, &lay, i, name, &t);
         if (t.dtype == NGPT_DTYPE_Q8) b = ngpt_q8_packed_bytes(t.shape[0], t.shape[1]);
+        else if (t.dtype == NGPT_DTYPE_Q4) b = ngpt_q4_packed_bytes(t.shape[0], t.shape[1]);
         else ok = ngpt_mul_ok(t.count, sizeof(float), &b);
         ok = ok && b <= SIZE_MAX - 63 && ngpt_add_ok(total, ngpt_align64(b), &total);
     }
