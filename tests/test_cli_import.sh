@@ -55,6 +55,16 @@ $N import "$dir/llama" --out "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" &&
 check $? "ngpt import of a Llama directory: $(cat "$dir/out" "$dir/err")"
 $N generate --model "$dir/l.ngpt" --prompt "the" -n 8 --temp 0 > /dev/null 2> "$dir/err"
 check $? "generate on the Llama import: $(cat "$dir/err")"
+# fine-tuning goes through RMSNorm, SwiGLU and grouped-query attention
+# backward; the tuned model keeps the switches and the tokenizer, and evaluates
+i=0
+while [ $i -lt 60 ]; do printf 'the cat sat on the mat %d\n' $i >> "$dir/ft.txt"; i=$((i + 1)); done
+FT="--data $dir/ft.txt --batch 2 --seq 8 --steps 3 --warmup 1 --lr 1e-3 --eval-every 0 --eval-batches 1 --threads 1"
+$N train --init "$dir/l.ngpt" $FT --out "$dir/lft.ngpt" > "$dir/out" 2> "$dir/err" &&
+    $N info "$dir/lft.ngpt" > "$dir/info" 2>> "$dir/err" &&
+    grep -q "norm_type=rms mlp=swiglu mlp_bias=0 kv_heads=2 head_dim=24 rope_pairs=halves" "$dir/info" &&
+    $N eval --model "$dir/lft.ngpt" --data "$dir/ft.txt" --batches 2 > "$dir/out" 2>> "$dir/err"
+check $? "Llama: train --init fine-tunes the import, eval reads it: $(cat "$dir/out" "$dir/err")"
 $N import "$dir/llama" --out "$dir/lq.ngpt" --weights q8 > /dev/null 2> "$dir/err" &&
     $N quantize "$dir/l.ngpt" "$dir/lq2.ngpt" > /dev/null 2>&1 && cmp -s "$dir/lq.ngpt" "$dir/lq2.ngpt"
 check $? "Llama: import --weights q8 writes ngpt quantize's bytes: $(cat "$dir/err")"
@@ -109,6 +119,10 @@ $N import --llama2c "$l2c/model.bin" --tokenizer "$l2c/tokenizer.bin" --out "$di
 check $? "ngpt import --llama2c: $(cat "$dir/out" "$dir/err")"
 $N generate --model "$dir/l.ngpt" --prompt "abc" -n 4 --temp 0 > /dev/null 2> "$dir/err"
 check $? "generate on the llama2.c import: $(cat "$dir/err")"
+$N train --init "$dir/l.ngpt" $FT --out "$dir/l2ft.ngpt" > "$dir/out" 2> "$dir/err" &&
+    $N generate --model "$dir/l2ft.ngpt" --prompt "abc" -n 4 --temp 0 > /dev/null 2>> "$dir/err" &&
+    $N eval --model "$dir/l2ft.ngpt" --data "$dir/ft.txt" --batches 2 > "$dir/out" 2>> "$dir/err"
+check $? "llama2.c: train --init fine-tunes the import (scored tokenizer), generate and eval: $(cat "$dir/out" "$dir/err")"
 $N info "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" && grep -q "^tokenizer:   scored (llama2.c's), 274 tokens (BOS 1, end 2)" "$dir/out" &&
     $N tokenizer info "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" && grep -q '^special:       1 "\\n<s>\\n" (begins a prompt)' "$dir/out"
 check $? "info and tokenizer info show the scored tokenizer: $(cat "$dir/out" "$dir/err")"
