@@ -4,20 +4,16 @@
  * its values from: one Hugging Face tensor, maybe transposed, or several
  * stacked by rows (Llama's q|k|v and gate|up).
  *
- * Everything is checked before the output is opened. The checkpoint
- * writer then asks for each tensor's bytes in order, and they are made on
- * the fly from the mapped files: converted to float32 (and transposed), or
- * quantized to 8 bits panel by panel with the kernels ngpt quantize runs,
- * so the file is the one `ngpt quantize` writes. */
+ * Everything is checked before the output is opened. stream.c then asks
+ * for each tensor's floats in order, converted on the fly from the mapped
+ * files to float32 (and transposed), and quantizes them when the output's
+ * weights are 8-bit or 4-bit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "import/hf_write.h"
-#include "io/checkpoint.h"
-#include "io/tok_tensor.h"
-#include "kernels.h"
-#include "tokenizer/tokenizer.h"
+#include "import/stream.h"
 
 typedef struct writer writer;
 
@@ -28,19 +24,12 @@ typedef struct entry {
     const ngpt_st_tensor *src[NGPT_HF_MAX_SOURCES];     /* stacked by rows */
     int nsrc;
     bool transpose;             /* one source, stored (in, out) */
-    writer *w;
 } entry;
 
 struct writer {
     entry *e;
     int32_t n;
     const ngpt_hf_family *fam;
-    const ngpt_tokenizer *tok;
-    /* an 8-bit tensor's current panel: 16 rows as floats, quantized, packed */
-    float *rows;
-    int8_t *qrows, *panel;
-    const entry *panel_entry;
-    size_t panel_index;
 };
 
 static inline float element(const ngpt_st_tensor *t, size_t i)
@@ -77,64 +66,9 @@ static void read_floats(const entry *e, size_t first, size_t n, float *dst)
     }
 }
 
-static void read_f32(const void *src, size_t at, void *dst, size_t n)
+static void floats_of(const void *src, size_t first, size_t n, float *dst)
 {
-    read_floats(src, at / sizeof(float), n / sizeof(float), dst);
-}
-
-/* Panel p of an 8-bit or 4-bit tensor into w->panel, as
- * ngpt_weights_quantize makes it. */
-static void make_panel(writer *w, const entry *e, size_t p)
-{
-    const int n = e->info.shape[0], k = e->info.shape[1];
-    const int j0 = (int)p * NGPT_Q8_NR, nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
-    const ptrdiff_t rs = (ptrdiff_t)ngpt_q8_row_bytes(k);
-    read_floats(e, (size_t)j0 * (size_t)k, (size_t)nr * (size_t)k, w->rows);
-    if (e->info.dtype == NGPT_DTYPE_Q4) {
-        ngpt_kernels_active.pack_q4((uint8_t *)w->panel, w->rows, k, nr, k);
-    } else {
-        ngpt_kernels_active.quantize_q8(w->qrows, rs, w->rows, k, nr, k);
-        ngpt_kernels_active.pack_q8(w->panel, w->qrows, rs, nr, k);
-    }
-    w->panel_entry = e, w->panel_index = p;
-}
-
-static void read_q8(const void *src, size_t at, void *dst, size_t n)
-{
-    const entry *e = src;
-    writer *w = e->w;
-    const size_t panel_bytes = e->info.dtype == NGPT_DTYPE_Q4
-                                   ? ngpt_q4_packed_bytes(NGPT_Q4_NR, e->info.shape[1])
-                                   : ngpt_q8_packed_bytes(NGPT_Q8_NR, e->info.shape[1]);
-    unsigned char *out = dst;
-    while (n > 0) {
-        const size_t p = at / panel_bytes, off = at % panel_bytes;
-        if (w->panel_entry != e || w->panel_index != p) make_panel(w, e, p);
-        const size_t take = panel_bytes - off < n ? panel_bytes - off : n;
-        memcpy(out, (const unsigned char *)w->panel + off, take);
-        out += take, at += take, n -= take;
-    }
-}
-
-static void tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
-{
-    const writer *w = user;
-    if (i == (size_t)w->n) {            /* the tokenizer, last (as a save writes it) */
-        ngpt_ckpt_tensor t = {.name = NGPT_CKPT_TOKENIZER, .ndim = 1, .dtype = NGPT_CKPT_BYTES,
-                              .data = w->tok->image};
-        t.shape[0] = (int32_t)w->tok->image_size;
-        *out = t;
-        return;
-    }
-    const entry *e = &w->e[i];
-    ngpt_ckpt_tensor t = {.name = e->name, .ndim = e->info.ndim, .src = e};
-    t.shape[0] = e->info.shape[0];
-    t.shape[1] = e->info.ndim > 1 ? e->info.shape[1] : 0;
-    t.dtype = e->info.dtype == NGPT_DTYPE_Q8   ? NGPT_CKPT_Q8
-              : e->info.dtype == NGPT_DTYPE_Q4 ? NGPT_CKPT_Q4
-                                               : NGPT_CKPT_F32;
-    t.read = e->info.dtype == NGPT_DTYPE_F32 ? read_f32 : read_q8;
-    *out = t;
+    read_floats(src, first, n, dst);
 }
 
 /* ------------------------------------------------------------ the checks */
@@ -257,7 +191,6 @@ static ngpt_status plan(writer *wr, const ngpt_config *cfg, int32_t positions,
         ngpt_hf_sources from = {0};
         ngpt_layout_tensor(cfg, &lay, i, e->name, &e->info);
         e->info.name = e->name;
-        e->w = wr;
         /* every tensor the family's config implies has its counterpart */
         const bool known = wr->fam->sources(cfg, e->name, &from);
         NGPT_CHECK_INTERNAL(known && from.n >= 1 && from.n <= NGPT_HF_MAX_SOURCES &&
@@ -283,7 +216,7 @@ ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
                           const ngpt_shards *w, const ngpt_tokenizer *tok, ngpt_weights store,
                           int32_t context, const char *path)
 {
-    writer wr = {.fam = fam, .tok = tok};
+    writer wr = {.fam = fam};
     if (tok->n_tokens != cfg->vocab_size)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "the tokenizer has %d tokens but config.json's "
                          "vocab_size is %d", (int)tok->n_tokens, (int)cfg->vocab_size);
@@ -295,24 +228,11 @@ ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
     if (context > 0) out.context_len = context;
     ngpt_status st = plan(&wr, &out, cfg->context_len, w);
     if (!st) st = check_all_used(w, &wr, &out);
-    if (!st && store != NGPT_WEIGHTS_F32) {    /* q8's panels are the larger */
-        int kmax = 1;           /* the widest row of any tensor */
-        for (int32_t i = 0; i < wr.n; i++)
-            if (wr.e[i].info.ndim > 1 && wr.e[i].info.shape[1] > kmax) kmax = wr.e[i].info.shape[1];
-        const size_t rs = ngpt_q8_row_bytes(kmax);
-        wr.rows = malloc((size_t)NGPT_Q8_NR * (size_t)kmax * sizeof(float));
-        wr.qrows = aligned_alloc(64, NGPT_Q8_NR * rs);
-        wr.panel = aligned_alloc(64, ngpt_q8_packed_bytes(NGPT_Q8_NR, kmax));
-        if (!wr.rows || !wr.qrows || !wr.panel) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
-    }
-    if (!st) {
-        unsigned char block[NGPT_CKPT_MODEL_BYTES];
-        ngpt_ckpt_config_encode(&out, block);
-        st = ngpt_ckpt_write(path, block, (size_t)wr.n + 1, tensor_fn, &wr, NULL, 0);
-    }
+    ngpt_stream_tensor *t = st ? NULL : calloc((size_t)wr.n, sizeof *t);
+    if (!st && !t) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
+    for (int32_t i = 0; !st && i < wr.n; i++) t[i].info = wr.e[i].info, t[i].src = &wr.e[i];
+    if (!st) st = ngpt_stream_write(path, &out, tok, t, wr.n, floats_of);
+    free(t);
     free(wr.e);
-    free(wr.rows);
-    free(wr.qrows);
-    free(wr.panel);
     return st;
 }

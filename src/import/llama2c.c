@@ -21,9 +21,9 @@
  *   blocks.i.mlp.fc2.weight <- w2[i]
  *   tok_emb.weight <- tok_emb, ln_f.weight <- rms_final, lm_head.weight <- wcls
  * run.c's q/k pairs are interleaved, ngpt's default RoPE pairing; eps 1e-5
- * and theta 10000 are what run.c hard-codes. The file is mapped, and the
- * checkpoint writer asks for each tensor's bytes in order: copied, or
- * quantized panel by panel as ngpt quantize makes them (as hf_gpt2.c). */
+ * and theta 10000 are what run.c hard-codes. The file is mapped, and
+ * stream.c asks for each tensor's floats in order: copied, or quantized
+ * panel by panel as ngpt quantize makes them (as for Hugging Face files). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,10 +34,7 @@
 #include <unistd.h>
 
 #include "import/llama2c.h"
-#include "io/checkpoint.h"
-#include "io/tok_tensor.h"
-#include "kernels.h"
-#include "tokenizer/tokenizer.h"
+#include "import/stream.h"
 
 #define AK42_MAGIC 0x616b3432u      /* "24ka": llama2.c's export.py, versions 1 and 2 */
 
@@ -49,19 +46,14 @@ typedef struct entry {
     char name[NGPT_NAME_MAX];
     ngpt_tensor_info info;
     run part[3];
-    writer *w;
+    const writer *w;
 } entry;
 
 struct writer {
     entry *e;
     int32_t n;
-    const ngpt_tokenizer *tok;
     const unsigned char *map;
     uint64_t data_at;           /* the floats' start: the header's size */
-    float *rows;                /* an 8-bit or 4-bit tensor's current panel */
-    int8_t *qrows, *panel;
-    const entry *panel_entry;
-    size_t panel_index;
 };
 
 static int32_t get_i32(const unsigned char *p) { int32_t v; memcpy(&v, p, 4); return v; }
@@ -201,62 +193,9 @@ static void read_floats(const entry *e, size_t first, size_t n, float *dst)
     }
 }
 
-static void read_f32(const void *src, size_t at, void *dst, size_t n)
+static void floats_of(const void *src, size_t first, size_t n, float *dst)
 {
-    read_floats(src, at / sizeof(float), n / sizeof(float), dst);
-}
-
-static void make_panel(writer *w, const entry *e, size_t p)
-{
-    const int n = e->info.shape[0], k = e->info.shape[1];
-    const int j0 = (int)p * NGPT_Q8_NR, nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
-    const ptrdiff_t rs = (ptrdiff_t)ngpt_q8_row_bytes(k);
-    read_floats(e, (size_t)j0 * (size_t)k, (size_t)nr * (size_t)k, w->rows);
-    if (e->info.dtype == NGPT_DTYPE_Q4) {
-        ngpt_kernels_active.pack_q4((uint8_t *)w->panel, w->rows, k, nr, k);
-    } else {
-        ngpt_kernels_active.quantize_q8(w->qrows, rs, w->rows, k, nr, k);
-        ngpt_kernels_active.pack_q8(w->panel, w->qrows, rs, nr, k);
-    }
-    w->panel_entry = e, w->panel_index = p;
-}
-
-static void read_packed(const void *src, size_t at, void *dst, size_t n)
-{
-    const entry *e = src;
-    writer *w = e->w;
-    const size_t panel_bytes = e->info.dtype == NGPT_DTYPE_Q4
-                                   ? ngpt_q4_packed_bytes(NGPT_Q4_NR, e->info.shape[1])
-                                   : ngpt_q8_packed_bytes(NGPT_Q8_NR, e->info.shape[1]);
-    unsigned char *out = dst;
-    while (n > 0) {
-        const size_t p = at / panel_bytes, off = at % panel_bytes;
-        if (w->panel_entry != e || w->panel_index != p) make_panel(w, e, p);
-        const size_t take = panel_bytes - off < n ? panel_bytes - off : n;
-        memcpy(out, (const unsigned char *)w->panel + off, take);
-        out += take, at += take, n -= take;
-    }
-}
-
-static void tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
-{
-    const writer *w = user;
-    if (i == (size_t)w->n) {            /* the tokenizer, last (as a save writes it) */
-        ngpt_ckpt_tensor t = {.name = NGPT_CKPT_TOKENIZER, .ndim = 1, .dtype = NGPT_CKPT_BYTES,
-                              .data = w->tok->image};
-        t.shape[0] = (int32_t)w->tok->image_size;
-        *out = t;
-        return;
-    }
-    const entry *e = &w->e[i];
-    ngpt_ckpt_tensor t = {.name = e->name, .ndim = e->info.ndim, .src = e};
-    t.shape[0] = e->info.shape[0];
-    t.shape[1] = e->info.ndim > 1 ? e->info.shape[1] : 0;
-    t.dtype = e->info.dtype == NGPT_DTYPE_Q8   ? NGPT_CKPT_Q8
-              : e->info.dtype == NGPT_DTYPE_Q4 ? NGPT_CKPT_Q4
-                                               : NGPT_CKPT_F32;
-    t.read = e->info.dtype == NGPT_DTYPE_F32 ? read_f32 : read_packed;
-    *out = t;
+    read_floats(src, first, n, dst);
 }
 
 /* The runs of ngpt tensor e (its name and shape set). */
@@ -351,7 +290,7 @@ ngpt_status ngpt_llama2c_write(const char *path, const ngpt_tokenizer *tok, ngpt
 {
     ngpt_llama2c_header h;
     size_t size = 0;
-    writer w = {.tok = tok};
+    writer w = {0};
     ngpt_status st = map_file(path, &h, &w.map, &size);
     if (st) return st;
     ngpt_config cfg = h.cfg;
@@ -361,23 +300,12 @@ ngpt_status ngpt_llama2c_write(const char *path, const ngpt_tokenizer *tok, ngpt
                        "is %d", (int)tok->n_tokens, path, (int)cfg.vocab_size);
     cfg.weights = store;
     if (!st) st = plan(&w, &cfg, h.version);
-    if (!st && store != NGPT_WEIGHTS_F32) {    /* q8's panels are the larger */
-        const int kmax = cfg.d_model > cfg.d_ff ? cfg.d_model : cfg.d_ff;
-        const size_t rs = ngpt_q8_row_bytes(kmax);
-        w.rows = malloc((size_t)NGPT_Q8_NR * (size_t)kmax * sizeof(float));
-        w.qrows = aligned_alloc(64, NGPT_Q8_NR * rs);
-        w.panel = aligned_alloc(64, ngpt_q8_packed_bytes(NGPT_Q8_NR, kmax));
-        if (!w.rows || !w.qrows || !w.panel) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
-    }
-    if (!st) {
-        unsigned char block[NGPT_CKPT_MODEL_BYTES];
-        ngpt_ckpt_config_encode(&cfg, block);
-        st = ngpt_ckpt_write(out_path, block, (size_t)w.n + 1, tensor_fn, &w, NULL, 0);
-    }
+    ngpt_stream_tensor *t = st ? NULL : calloc((size_t)w.n, sizeof *t);
+    if (!st && !t) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
+    for (int32_t i = 0; !st && i < w.n; i++) t[i].info = w.e[i].info, t[i].src = &w.e[i];
+    if (!st) st = ngpt_stream_write(out_path, &cfg, tok, t, w.n, floats_of);
     munmap((void *)w.map, size);
+    free(t);
     free(w.e);
-    free(w.rows);
-    free(w.qrows);
-    free(w.panel);
     return st;
 }

@@ -1,0 +1,112 @@
+/* stream.c — tensors into a checkpoint from an importer's floats
+ * (stream.h). The checkpoint writer asks for each tensor's bytes in order;
+ * float32 ones are the importer's floats, 8-bit and 4-bit ones are made
+ * 16 rows (one panel) at a time and kept until the writer moves on. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/stream.h"
+#include "io/checkpoint.h"
+#include "io/tok_tensor.h"
+#include "kernels.h"
+
+struct ngpt_stream {
+    ngpt_stream_tensor *t;
+    int32_t n;
+    const ngpt_tokenizer *tok;
+    ngpt_stream_floats_fn floats;
+    /* a quantized tensor's current panel: 16 rows as floats, quantized, packed */
+    float *rows;
+    int8_t *qrows, *panel;
+    const ngpt_stream_tensor *panel_tensor;
+    size_t panel_index;
+};
+
+static void read_f32(const void *src, size_t at, void *dst, size_t n)
+{
+    const ngpt_stream_tensor *t = src;
+    t->stream->floats(t->src, at / sizeof(float), n / sizeof(float), dst);
+}
+
+/* Panel p of an 8-bit or 4-bit tensor into s->panel, as
+ * ngpt_weights_quantize makes it. */
+static void make_panel(ngpt_stream *s, const ngpt_stream_tensor *t, size_t p)
+{
+    const int n = t->info.shape[0], k = t->info.shape[1];
+    const int j0 = (int)p * NGPT_Q8_NR, nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
+    const ptrdiff_t rs = (ptrdiff_t)ngpt_q8_row_bytes(k);
+    s->floats(t->src, (size_t)j0 * (size_t)k, (size_t)nr * (size_t)k, s->rows);
+    if (t->info.dtype == NGPT_DTYPE_Q4) {
+        ngpt_kernels_active.pack_q4((uint8_t *)s->panel, s->rows, k, nr, k);
+    } else {
+        ngpt_kernels_active.quantize_q8(s->qrows, rs, s->rows, k, nr, k);
+        ngpt_kernels_active.pack_q8(s->panel, s->qrows, rs, nr, k);
+    }
+    s->panel_tensor = t, s->panel_index = p;
+}
+
+static void read_packed(const void *src, size_t at, void *dst, size_t n)
+{
+    const ngpt_stream_tensor *t = src;
+    ngpt_stream *s = t->stream;
+    const size_t panel_bytes = t->info.dtype == NGPT_DTYPE_Q4
+                                   ? ngpt_q4_packed_bytes(NGPT_Q4_NR, t->info.shape[1])
+                                   : ngpt_q8_packed_bytes(NGPT_Q8_NR, t->info.shape[1]);
+    unsigned char *out = dst;
+    while (n > 0) {
+        const size_t p = at / panel_bytes, off = at % panel_bytes;
+        if (s->panel_tensor != t || s->panel_index != p) make_panel(s, t, p);
+        const size_t take = panel_bytes - off < n ? panel_bytes - off : n;
+        memcpy(out, (const unsigned char *)s->panel + off, take);
+        out += take, at += take, n -= take;
+    }
+}
+
+static void tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
+{
+    const ngpt_stream *s = user;
+    if (i == (size_t)s->n) {            /* the tokenizer, last (as a save writes it) */
+        ngpt_ckpt_tensor t = {.name = NGPT_CKPT_TOKENIZER, .ndim = 1, .dtype = NGPT_CKPT_BYTES,
+                              .data = s->tok->image};
+        t.shape[0] = (int32_t)s->tok->image_size;
+        *out = t;
+        return;
+    }
+    const ngpt_stream_tensor *e = &s->t[i];
+    ngpt_ckpt_tensor t = {.name = e->info.name, .ndim = e->info.ndim, .src = e};
+    t.shape[0] = e->info.shape[0];
+    t.shape[1] = e->info.ndim > 1 ? e->info.shape[1] : 0;
+    t.dtype = e->info.dtype == NGPT_DTYPE_Q8   ? NGPT_CKPT_Q8
+              : e->info.dtype == NGPT_DTYPE_Q4 ? NGPT_CKPT_Q4
+                                               : NGPT_CKPT_F32;
+    t.read = e->info.dtype == NGPT_DTYPE_F32 ? read_f32 : read_packed;
+    *out = t;
+}
+
+ngpt_status ngpt_stream_write(const char *path, const ngpt_config *cfg, const ngpt_tokenizer *tok,
+                              ngpt_stream_tensor *t, int32_t n, ngpt_stream_floats_fn floats)
+{
+    ngpt_stream s = {.t = t, .n = n, .tok = tok, .floats = floats};
+    ngpt_status st = NGPT_OK;
+    int kmax = 1;               /* the widest row of a quantized tensor */
+    for (int32_t i = 0; i < n; i++) {
+        t[i].stream = &s;
+        if (t[i].info.dtype != NGPT_DTYPE_F32 && t[i].info.shape[1] > kmax) kmax = t[i].info.shape[1];
+    }
+    if (cfg->weights != NGPT_WEIGHTS_F32) {     /* q8's panels are the larger */
+        const size_t rs = ngpt_q8_row_bytes(kmax);
+        s.rows = malloc((size_t)NGPT_Q8_NR * (size_t)kmax * sizeof(float));
+        s.qrows = aligned_alloc(64, NGPT_Q8_NR * rs);
+        s.panel = aligned_alloc(64, ngpt_q8_packed_bytes(NGPT_Q8_NR, kmax));
+        if (!s.rows || !s.qrows || !s.panel) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
+    }
+    if (!st) {
+        unsigned char block[NGPT_CKPT_MODEL_BYTES];
+        ngpt_ckpt_config_encode(cfg, block);
+        st = ngpt_ckpt_write(path, block, (size_t)n + 1, tensor_fn, &s, NULL, 0);
+    }
+    free(s.rows);
+    free(s.qrows);
+    free(s.panel);
+    return st;
+}
