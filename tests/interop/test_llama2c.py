@@ -21,7 +21,6 @@ REL = 1e-4. Env: RUN_ENV (e.g. qemu for a cross build). Prints
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -30,6 +29,9 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import llama2c_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_hf_gpt2 import check, run  # noqa: E402
+import test_hf_gpt2 as common  # noqa: E402
 
 REL = 1e-4
 PROMPT = "Once upon a time, Lily saw a big red ball."
@@ -41,27 +43,6 @@ CASES = [("stories15M", dict(dim=288, hidden=768, layers=6, heads=6, kv_heads=6,
                                seq=128, unshared=True)),
          ("v1-gqa", dict(dim=288, hidden=768, layers=2, heads=6, kv_heads=3, vocab=1000,
                          seq=128, unshared=False, version=1))]
-passed = failed = 0
-
-
-def check(cond, msg):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {msg}", file=sys.stderr)
-    return cond
-
-
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True)
-    if p.returncode != 0:
-        print(f"command failed ({p.returncode}): {' '.join(cmd)}\n"
-              f"{p.stdout.decode(errors='replace')}{p.stderr.decode(errors='replace')}", file=sys.stderr)
-    return p
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -112,8 +93,8 @@ def main():
                       and run(cli + ["quantize", model, q2]).returncode == 0)
                 check(ok and open(q1, "rb").read() == open(q2, "rb").read(),
                       f"{name}: import --weights q8 == quantize of the float32 import")
-    print(f"test_llama2c: {passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    print(f"test_llama2c: {common.passed} passed, {common.failed} failed")
+    return 0 if common.failed == 0 else 1
 
 
 if __name__ == "__main__":
