@@ -235,11 +235,12 @@ int cli_cmd_generate(int argc, char **argv)
         ngpt_shape ds = ngpt_shape_default(NGPT_MODE_INFER);
         ds.threads = o.threads;
         ds.logits_rows = 1;     /* the draft decodes one token at a time */
-        if (!(st = cli_open_model(draft_model, &ds, &draft_m, &draft, &draft_tok)))
-            st = ngpt_context_prepare(draft);
+        st = cli_open_model(draft_model, &ds, &draft_m, &draft, &draft_tok);
         o.gc.draft = draft;
     }
-    if (!st) st = ngpt_context_prepare(ctx);    /* one-time set-up, timed apart */
+    /* No ngpt_context_prepare: touching the whole arena (mostly a KV cache
+     * for T tokens) cost more than the first token; the passes map the
+     * pages they use as they go. */
     const double t_ready = cli_now();
     int32_t *tokens = NULL;
     size_t n_tokens = 0;
