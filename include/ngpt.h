@@ -791,7 +791,10 @@ ngpt_status ngpt_model_train_state(const ngpt_model *model, ngpt_train_state *st
  *
  * Memory: the cache, the sampler's scratch (sorted ids, probabilities: V
  * each) and the beam-search bookkeeping are planned by ngpt_arena_size for
- * every infer-mode shape; generation allocates nothing. The cache costs
+ * every infer-mode shape; generation allocates nothing. Generation reads
+ * one logits row per step: plan shape.logits_rows = 1 (draft_tokens + 1
+ * for speculative decoding) and the arena holds (batch, 1, V) logits
+ * instead of (batch, seq, V), the same tokens either way. The cache costs
  * 2*L*batch*T*KV*D floats, KV*D = C by default (2 MiB for the default
  * config at batch 1); grouped-query attention (n_kv_heads) stores only the
  * key/value heads: KV/H of that (a third for SmolLM2-135M).
@@ -851,7 +854,8 @@ ngpt_status ngpt_cache_load_mem(ngpt_context *ctx, int32_t slot, const void *dat
 
 /* Appends tokens (batch, len) to slots 0..batch-1 (each slot may already hold
  * a different number of tokens) and computes their logits: ngpt_logits_data()
- * then gives (batch, len, V). len <= the shape's seq; a slot that would hold
+ * then gives (batch, len, V), or (batch, n, V) when the shape keeps the last
+ * n < len positions (shape.logits_rows). len <= the shape's seq; a slot that would hold
  * more than T tokens is NGPT_ERR_TOO_LONG (nothing is changed). With a trace
  * planned (shape.trace != NONE), ngpt_trace_data() gives per layer the
  * attention row of each sequence's last new token, (batch, H, T), zeros past
