@@ -2,7 +2,9 @@
  * public API only, prefill and decode with float32 and with 8-bit weights
  * (o->weights: the same model, ngpt_params_init(42) or --model's weights,
  * quantized):
- *   prefill  a T/2-token prompt (o->prompt_tokens) into an empty KV cache (batch 1);
+ *   prefill  a T/2-token prompt (o->prompt_tokens) into an empty KV cache (batch 1),
+ *            the logits of its last position only (shape.logits_rows = 1, as
+ *            ngpt generate);
  *   decode   min(256, T) new tokens (o->decode_tokens) from an empty cache, one ngpt_cache_decode
  *            per token, batch 1 and batch 4 (independent sequences); fixed
  *            tokens, no sampling (as llama-bench's tg test);
@@ -73,6 +75,9 @@ static int open_ctx(const bench_opts *o, const ngpt_config *cfg, bench_report *r
 {
     ngpt_shape shape = ngpt_shape_default(mode);
     shape.batch = batch, shape.seq = seq, shape.threads = threads;
+    /* generation's contexts: the logits of each sequence's last position
+     * only, as ngpt generate plans them (a prefill's lm_head runs on one row) */
+    if (mode == NGPT_MODE_INFER) shape.logits_rows = 1;
     size_t bytes;
     ngpt_status st = ngpt_arena_size(cfg, &shape, &bytes);
     if (!st) st = ngpt_context_init(ctx, cfg, &shape, NULL, 0);

@@ -220,6 +220,8 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = o.gc.beam_width > 1 ? o.gc.beam_width : 1;
     shape.threads = o.threads;
+    /* logits of the last position only, or of a speculative check's K + 1 */
+    shape.logits_rows = o.gc.draft_tokens > 0 ? o.gc.draft_tokens + 1 : 1;
     ngpt_model *m = NULL;
     ngpt_context *ctx = NULL;
     const ngpt_tokenizer *tok = NULL;
@@ -232,11 +234,13 @@ int cli_cmd_generate(int argc, char **argv)
     if (!st && draft_model) {
         ngpt_shape ds = ngpt_shape_default(NGPT_MODE_INFER);
         ds.threads = o.threads;
-        if (!(st = cli_open_model(draft_model, &ds, &draft_m, &draft, &draft_tok)))
-            st = ngpt_context_prepare(draft);
+        ds.logits_rows = 1;     /* the draft decodes one token at a time */
+        st = cli_open_model(draft_model, &ds, &draft_m, &draft, &draft_tok);
         o.gc.draft = draft;
     }
-    if (!st) st = ngpt_context_prepare(ctx);    /* one-time set-up, timed apart */
+    /* No ngpt_context_prepare: touching the whole arena (mostly a KV cache
+     * for T tokens) cost more than the first token; the passes map the
+     * pages they use as they go. */
     const double t_ready = cli_now();
     int32_t *tokens = NULL;
     size_t n_tokens = 0;

@@ -16,7 +16,9 @@ static const char *const HELP =
     "Verifies a checkpoint and prints its size, config, weight type (f32, q8 or q4),\n"
     "parameter count, tokenizer, the file sizes of its float32 and 8-bit forms\n"
     "and the arena bytes a context needs: inference (batch 1, seq T) with float32\n"
-    "and with 8-bit weights, and training or fine-tuning (ngpt train --init) at\n"
+    "and with 8-bit weights, the same with the logits of the last position only\n"
+    "(arena generate: what ngpt generate and chat plan), and training or\n"
+    "fine-tuning (ngpt train --init) at\n"
     "--batch B (32) and --seq T (the context). With --config instead of FILE it\n"
     "sizes a model that does not exist yet (ngpt init --help lists the keys;\n"
     "--tokenizer adds that tokenizer to the file sizes), and with a Hugging Face\n"
@@ -55,7 +57,7 @@ enum { N_KINDS = 3 };
 static const ngpt_weights KINDS[N_KINDS] = {NGPT_WEIGHTS_F32, NGPT_WEIGHTS_Q8, NGPT_WEIGHTS_Q4};
 static const char *const KIND_NAMES[N_KINDS] = {"f32", "q8", "q4"};
 typedef struct sizes {
-    size_t params, file[N_KINDS], infer[N_KINDS], train;
+    size_t params, file[N_KINDS], infer[N_KINDS], gen[N_KINDS], train;
 } sizes;
 
 /* An arena or file that does not fit in size_t here (a 32-bit build) is
@@ -83,13 +85,16 @@ static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tok
 {
     ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), stt = ngpt_shape_default(NGPT_MODE_TRAIN);
     si.threads = stt.threads = threads;
+    ngpt_shape sg = si;
+    sg.logits_rows = 1;     /* what ngpt generate and chat plan */
     stt.batch = batch, stt.seq = seq;
     ngpt_config c = *cfg;
     if (ngpt_config_param_count(cfg, &z->params)) return cli_library_failed(cmd);
     for (int i = 0; i < N_KINDS; i++) {
         c.weights = KINDS[i];
         if (size_or_too_large(ngpt_checkpoint_size(&c, tok, &z->file[i]), &z->file[i]) ||
-            size_or_too_large(ngpt_arena_size(&c, &si, &z->infer[i]), &z->infer[i]))
+            size_or_too_large(ngpt_arena_size(&c, &si, &z->infer[i]), &z->infer[i]) ||
+            size_or_too_large(ngpt_arena_size(&c, &sg, &z->gen[i]), &z->gen[i]))
             return cli_library_failed(cmd);
     }
     c.weights = NGPT_WEIGHTS_F32;
@@ -113,6 +118,11 @@ static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const
     for (int i = 0, sep = 0; i < N_KINDS; i++)
         if (i != own) printf("%s %s %s", sep++ ? "," : ";", KIND_NAMES[i], bytes_text(b0, z->infer[i]));
     printf(" (%d thread%s)\n", (int)threads, th);
+    printf("arena generate: %s with %s weights", bytes_text(b0, z->gen[own]), KIND_NAMES[own]);
+    for (int i = 0, sep = 0; i < N_KINDS; i++)
+        if (i != own) printf("%s %s %s", sep++ ? "," : ";", KIND_NAMES[i], bytes_text(b0, z->gen[i]));
+    printf(" (the same with the logits of the last position only: what ngpt generate and chat "
+           "plan)\n");
     if (own)
         printf("arena train: none: %s model is not trained (its float32 original needs %s at "
                "batch %d, seq %d)\n", own == 1 ? "an 8-bit" : "a 4-bit", bytes_text(b0, z->train),

@@ -285,6 +285,18 @@ typedef struct ngpt_shape {
     int32_t seq;                /* 1..T; 0 means T */
     ngpt_trace trace;
     int32_t threads;            /* 1..1024: the context's thread pool (see below) */
+    /* Logits kept per sequence: 0 = every position (the default); n >= 1
+     * (infer mode only): the last n positions of each sequence, planned as
+     * (batch, n, V) floats instead of (batch, seq, V) (GPT-2 124M at T=1024:
+     * 0.2 MiB instead of 196 MiB). A pass over len tokens then computes the
+     * final norm and the lm_head for its last k = min(n, len) positions only,
+     * bit-identical to those rows of a full context, and ngpt_logits_data
+     * gives (batch, k, V): sequence b's rows at b*k, oldest first. What needs
+     * what: generation, chat, beam search and a speculative draft context 1;
+     * speculative verification draft_tokens + 1; a loss (forward with
+     * targets, ngpt_model_evaluate) every position (0), and training 0 (each
+     * refuses a context that keeps fewer with an error naming logits_rows). */
+    int32_t logits_rows;
 } ngpt_shape;
 
 /* Threads: ngpt_context_init starts threads-1 worker threads (pthreads; the
@@ -295,7 +307,8 @@ typedef struct ngpt_shape {
  * calling thread (the loss mean, the gradient norm for clipping). Calls on
  * one context must not overlap; separate contexts may run concurrently. */
 
-/* batch 1 (infer) or 32 (train), seq = T, no trace, 1 thread. */
+/* batch 1 (infer) or 32 (train), seq = T, no trace, 1 thread, logits for
+ * every position. */
 ngpt_shape ngpt_shape_default(ngpt_mode mode);
 
 /* The exact arena size in bytes for (config, shape), including the context
@@ -404,12 +417,16 @@ ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count);
 ngpt_status ngpt_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step);
 
 /* Full forward over tokens (batch, seq) (row-major). With targets (batch, seq)
- * it also computes the mean cross-entropy into *loss (loss may be NULL).
- * batch/seq must be within the shape the context was planned for. */
+ * it also computes the mean cross-entropy into *loss (loss may be NULL),
+ * which needs every position's logits (shape.logits_rows 0: otherwise
+ * NGPT_ERR_BAD_ARG). batch/seq must be within the shape the context was
+ * planned for. */
 ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t batch,
                                int32_t seq, const int32_t *targets, float *loss);
 
-/* Logits of the last forward, (batch, seq, V). Valid until the next call. */
+/* Logits of the last forward, (batch, seq, V); with shape.logits_rows = n
+ * the last min(n, seq) positions of each sequence, (batch, min(n, seq), V).
+ * Valid until the next call. */
 ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits);
 
 /* Attention probabilities (pre-dropout) of layer `layer` from the last
@@ -774,7 +791,10 @@ ngpt_status ngpt_model_train_state(const ngpt_model *model, ngpt_train_state *st
  *
  * Memory: the cache, the sampler's scratch (sorted ids, probabilities: V
  * each) and the beam-search bookkeeping are planned by ngpt_arena_size for
- * every infer-mode shape; generation allocates nothing. The cache costs
+ * every infer-mode shape; generation allocates nothing. Generation reads
+ * one logits row per step: plan shape.logits_rows = 1 (draft_tokens + 1
+ * for speculative decoding) and the arena holds (batch, 1, V) logits
+ * instead of (batch, seq, V), the same tokens either way. The cache costs
  * 2*L*batch*T*KV*D floats, KV*D = C by default (2 MiB for the default
  * config at batch 1); grouped-query attention (n_kv_heads) stores only the
  * key/value heads: KV/H of that (a third for SmolLM2-135M).
@@ -834,7 +854,8 @@ ngpt_status ngpt_cache_load_mem(ngpt_context *ctx, int32_t slot, const void *dat
 
 /* Appends tokens (batch, len) to slots 0..batch-1 (each slot may already hold
  * a different number of tokens) and computes their logits: ngpt_logits_data()
- * then gives (batch, len, V). len <= the shape's seq; a slot that would hold
+ * then gives (batch, len, V), or (batch, n, V) when the shape keeps the last
+ * n < len positions (shape.logits_rows). len <= the shape's seq; a slot that would hold
  * more than T tokens is NGPT_ERR_TOO_LONG (nothing is changed). With a trace
  * planned (shape.trace != NONE), ngpt_trace_data() gives per layer the
  * attention row of each sequence's last new token, (batch, H, T), zeros past

@@ -21,7 +21,7 @@ check $? "20 tokens are 20 bytes on stdout, nothing added: $(od -An -tx1 "$dir/a
 grep -q "decode 20 tokens .* stop: max tokens" "$dir/a.err"
 check $? "stderr reports the 20 tokens: $(cat "$dir/a.err")"
 grep -Eq "^ngpt generate: load [0-9.]+ s, set-up [0-9.]+ s, prefill 5 tokens in [0-9.]+ s" "$dir/a.err"
-check $? "the one-time set-up is reported apart from the prefill: $(cat "$dir/a.err")"
+check $? "loading and set-up are reported apart from the prefill: $(cat "$dir/a.err")"
 $N $gen -n 21 > "$dir/b" 2> /dev/null
 [ "$(wc -c < "$dir/b")" -eq 21 ] && cmp -s -n 20 "$dir/a" "$dir/b"
 check $? "the -n 20 bytes are the first 20 of -n 21: $(od -An -tx1 "$dir/a") / $(od -An -tx1 "$dir/b")"

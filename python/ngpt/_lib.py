@@ -53,7 +53,7 @@ class Config(Structure):
 
 class Shape(Structure):
     _fields_ = [("mode", c_int), ("batch", c_int32), ("seq", c_int32), ("trace", c_int),
-                ("threads", c_int32)]
+                ("threads", c_int32), ("logits_rows", c_int32)]
 
 
 class Sampler(Structure):

@@ -31,7 +31,8 @@ class SharedModel:
     """A checkpoint opened once (ngpt_model_open): read, verified and mapped a
     single time, its weights held once for every context made from it.
 
-    SharedModel(path) opens it; context(batch=1, seq=0, threads=1) makes a
+    SharedModel(path) opens it; context(batch=1, seq=0, threads=1,
+    logits_rows=0) makes a
     Model on its weights (activations, KV cache and scratch only), as many as
     wanted, each usable from its own thread. The weights are read only and
     shared, so contexts give exactly what a Model(path) of their own gives.
@@ -50,9 +51,9 @@ class SharedModel:
         self.config = cfg
         self.path = path
 
-    def context(self, batch=1, seq=0, threads=1):
+    def context(self, batch=1, seq=0, threads=1, logits_rows=0):
         """An inference context (a Model) on these weights."""
-        return Model(self, batch=batch, seq=seq, threads=threads)
+        return Model(self, batch=batch, seq=seq, threads=threads, logits_rows=logits_rows)
 
     def close(self):
         """Frees the model. Idempotent; Error while contexts made from it are open."""
@@ -85,9 +86,12 @@ class SharedModel:
 class Model:
     """A model loaded from a .ngpt checkpoint, ready to generate.
 
-    Model(path, batch=1, seq=0, threads=1) opens the checkpoint (one read of
-    the file) and plans an inference context on its weights (seq 0: the
-    model's context T), with the tokenizer the file carries (None: a
+    Model(path, batch=1, seq=0, threads=1, logits_rows=0) opens the
+    checkpoint (one read of the file) and plans an inference context on its
+    weights (seq 0: the model's context T; logits_rows n >= 1: only the last n
+    positions get logits, a smaller arena that still generates, with
+    draft_tokens + 1 rows for speculative decoding; 0: every position), with
+    the tokenizer the file carries (None: a
     byte-level model, tokens are bytes). Model(shared, ...), with a
     SharedModel, or shared.context(...), makes another context on weights
     already open. Close it with close() or a `with` block; garbage
@@ -97,7 +101,7 @@ class Model:
     while the C library works).
     """
 
-    def __init__(self, path, batch=1, seq=0, threads=1):
+    def __init__(self, path, batch=1, seq=0, threads=1, logits_rows=0):
         self._ctx = None
         self._tok = None
         self._lock = threading.RLock()
@@ -107,6 +111,7 @@ class Model:
             m = self._shared._live()
             shape = lib.ngpt_shape_default(0)
             shape.batch, shape.seq, shape.threads = batch, seq, threads
+            shape.logits_rows = logits_rows
             ctx = c_void_p()
             check(lib.ngpt_context_init_model(byref(ctx), m, byref(shape), None, 0))
             self._ctx = ctx
@@ -121,6 +126,7 @@ class Model:
         self.vocab_size = cfg.vocab_size
         self.context_len = cfg.context_len
         self.path = self._shared.path
+        self.logits_rows = logits_rows
 
     # -- life
     def close(self):
@@ -212,8 +218,9 @@ class Model:
     # -- forward, logits, checksums
     def logits(self, tokens):
         """Runs the model over tokens (a list of ids, or text) and returns the logits,
-        shape (len, V): a numpy float32 array when numpy is installed, else a list of
-        lists. Also sets what logits_checksum() sums."""
+        shape (len, V), or the last logits_rows positions' (logits_rows, V) when the
+        Model keeps fewer: a numpy float32 array when numpy is installed, else a list
+        of lists. Also sets what logits_checksum() sums."""
         if isinstance(tokens, (str, bytes)):
             tokens = self.tokenize(tokens)
         ids, n = _ints(tokens, "tokens")
@@ -225,6 +232,8 @@ class Model:
             ptr = POINTER(c_float)()
             check(lib.ngpt_logits_data(ctx, byref(ptr)))
             v = self.vocab_size
+            if 0 < self.logits_rows < n:
+                n = self.logits_rows
             if numpy is not None:
                 return numpy.ctypeslib.as_array(ptr, shape=(n, v)).copy()
             flat = ptr[:n * v]

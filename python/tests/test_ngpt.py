@@ -39,6 +39,19 @@ def test_logits_numpy_and_list(models, monkeypatch):
         assert b == a
 
 
+
+def test_logits_rows(models):
+    # a context keeping the last 2 positions' logits: those rows of a full one, same text
+    with ngpt.Model(models[1]) as full, ngpt.Model(models[1], logits_rows=2) as small:
+        a, b = full.logits("Hello, ngpt!"), small.logits("Hello, ngpt!")
+        if ngpt.model.numpy is not None:
+            a, b = a.tolist(), b.tolist()
+        assert len(b) == 2 and b == a[-2:]
+        assert (list(small.generate_tokens("Hello", 24, seed=3)) ==
+                list(full.generate_tokens("Hello", 24, seed=3)))
+        with pytest.raises(ngpt.Error, match="logits_rows"):    # a loss needs every row
+            small.evaluate(path=os.path.join(ROOT, "README.md"), batches=1)
+
 OPTION_SETS = [
     ({"seed": 3}, ["--seed", "3"]),
     ({"temperature": 0.8, "top_k": 40, "top_p": 0.9, "min_p": 0.05, "seed": 7},

@@ -72,6 +72,11 @@ static ngpt_status validate_speculative(const ngpt_context *ctx, const ngpt_gene
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "draft_tokens = %d checks %d tokens in one "
                          "pass but the context was planned with seq = %d", (int)K, (int)K + 1,
                          (int)ctx->shape.seq);
+    if (ngpt_logits_kept(ctx, K + 1) < K + 1)
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "draft_tokens = %d checks %d tokens in one "
+                         "pass, which needs logits for %d positions, but the context keeps %d "
+                         "(shape.logits_rows); plan logits_rows = 0 or >= %d", (int)K, (int)K + 1,
+                         (int)K + 1, (int)ctx->shape.logits_rows, (int)K + 1);
     const ngpt_context *d = gc->draft;
     if (!d) return NGPT_OK;
     if (d == ctx)
@@ -219,6 +224,13 @@ static bool prefill(ngpt_context *ctx, const int32_t *tokens, int32_t len, const
     return true;
 }
 
+/* The last logits row of the last pass's one sequence (shape.logits_rows
+ * may have kept fewer rows than it had tokens). */
+static const float *last_row(const ngpt_context *ctx)
+{
+    return ctx->plan.logits + (size_t)(ctx->run.pass.rows - 1) * ctx->cfg.vocab_size;
+}
+
 /* false: the progress callback cancelled the prefill. */
 static bool window_start(ngpt_context *ctx, const ngpt_generate_config *gc, const int32_t *prompt,
                          int32_t len, window *w)
@@ -228,7 +240,7 @@ static bool window_start(ngpt_context *ctx, const ngpt_generate_config *gc, cons
     if (gc->no_cache) {
         memcpy(own, prompt, (size_t)len * sizeof(int32_t));
         ngpt_model_forward_unchecked(ctx, own, 1, len, NULL, NULL);
-        w->row = ctx->plan.logits + (size_t)(len - 1) * ctx->cfg.vocab_size;
+        w->row = last_row(ctx);
         w->tokens = own;
     } else {
         const int32_t kept = kept_prefix(ctx, gc, prompt, len);
@@ -262,7 +274,7 @@ static void window_feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32
     if (gc->no_cache) {     /* recompute the whole window from position 0 */
         own_push(ctx, &w->n, tok);
         ngpt_model_forward_unchecked(ctx, ctx->plan.gen.window, 1, w->n, NULL, NULL);
-        w->row = ctx->plan.logits + (size_t)(w->n - 1) * ctx->cfg.vocab_size;
+        w->row = last_row(ctx);
         w->n_seen = w->n;
         return;
     }

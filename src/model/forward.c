@@ -259,17 +259,31 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     if (dropping) drop(ctx, x, BT * C, L, NGPT_SITE_EMBED);
 
     for (int l = 0; l < L; l++) block(ctx, l, ps, dropping);
-    /* a last_only pass goes on with its last row only */
-    const size_t r0 = ps->last_only ? BT - 1 : 0, R = BT - r0;
-    x = ngpt_layer_acts_get(ctx, L - 1).x_out + r0 * C;
+    /* the head runs on the last k rows of each sequence (shape.logits_rows;
+     * a last_only pass: its one last row), gathered as (nseq, k) */
+    const int32_t k = ps->last_only ? 1 : ngpt_logits_kept(ctx, ps->len);
+    const size_t K = (size_t)k, R = (size_t)ps->nseq * K;
+    const float *last = ngpt_layer_acts_get(ctx, L - 1).x_out;
+    const size_t skip = (size_t)(ps->len - k) * C;     /* each sequence's rows before its k */
 
-    /* [ln_f] (R,C) -> lm_head (tied: tok_emb): logits (R,V) = x W_head^T */
-    const float *head_in = x;
-    if (ctx->cfg.final_norm) {
+    /* [ln_f] (R,C) -> lm_head (tied: tok_emb): logits (R,V) = x W_head^T;
+     * every row is its own chain, so fewer rows give the same bits */
+    const float *head_in = last + skip;
+    if (ctx->cfg.final_norm || (ps->nseq > 1 && k < ps->len)) {
         float *lnf = ngpt_acts_lnf(ctx);
         ngpt_acts_handover(lnf, R * C);
-        ngpt_op_norm_fwd(ctx, lnf, p->lnf_mean, p->lnf_rstd, x, W + lay->lnf_w, W + lay->lnf_b,
-                         R, C);
+        /* every row: one call over them all; else one per sequence */
+        const int groups = k == ps->len ? 1 : ps->nseq;
+        const size_t G = R / (size_t)groups;
+        for (int s = 0; s < groups; s++) {
+            const float *src = last + (size_t)s * ps->len * C + skip;
+            float *dst = lnf + (size_t)s * G * C;
+            if (ctx->cfg.final_norm)
+                ngpt_op_norm_fwd(ctx, dst, p->lnf_mean + s * G, p->lnf_rstd + s * G, src,
+                                 W + lay->lnf_w, W + lay->lnf_b, G, C);
+            else
+                memcpy(dst, src, G * C * sizeof(float));
+        }
         head_in = lnf;
     }
     linear(ctx, 0, NGPT_LINEAR_LM_HEAD, p->logits, head_in, W + lay->lm_head, NULL, (int)R,
@@ -293,6 +307,10 @@ ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "ngpt_model_forward: (batch=%d, seq=%d) exceeds "
                          "the context's planned (batch=%d, seq=%d); plan a larger shape",
                          (int)B, (int)T, (int)ctx->shape.batch, (int)ctx->shape.seq);
+    if (targets && ngpt_logits_kept(ctx, T) < T)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_forward: a loss needs the logits of every "
+                         "position, but the context keeps only the last %d "
+                         "(shape.logits_rows); plan logits_rows = 0", (int)ctx->shape.logits_rows);
     const size_t BT = (size_t)B * (size_t)T;
     ngpt_status st = check_ids(tokens, BT, cfg->vocab_size, "tokens");
     if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, "targets");
@@ -318,7 +336,7 @@ void ngpt_model_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, int3
     } else if (loss) {
         *loss = NAN;
     }
-    ngpt_run_pass_done(ctx, B, T, false, 0);
+    ngpt_run_pass_done(ctx, B, T, ngpt_logits_kept(ctx, T), false, 0);
     if (targets && p->bwd.targets) {    /* train mode: kept for ngpt_model_backward */
         memcpy(p->bwd.tokens, tokens, BT * sizeof(int32_t));
         memcpy(p->bwd.targets, targets, BT * sizeof(int32_t));
@@ -334,7 +352,8 @@ static void append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t
     model_pass(ctx, &pass);
     for (int32_t s = 0; s < nseq; s++)
         ngpt_kv_commit(ctx, slot0 + s, tokens + (size_t)s * len, len);
-    ngpt_run_pass_done(ctx, nseq, last_only ? 1 : len, true, slot0);
+    ngpt_run_pass_done(ctx, nseq, last_only ? 1 : len,
+                       last_only ? 1 : ngpt_logits_kept(ctx, len), true, slot0);
 }
 
 void ngpt_model_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int32_t *tokens,

@@ -55,7 +55,7 @@ ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash)
     if (!ctx->run.pass.valid)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_logits_checksum: there are no logits yet; run "
                          "a forward, prefill or decode first");
-    size_t n = (size_t)ctx->run.pass.batch * ctx->run.pass.seq * ctx->cfg.vocab_size;
+    size_t n = (size_t)ctx->run.pass.batch * ctx->run.pass.rows * ctx->cfg.vocab_size;
     *hash = ngpt_checksum_bytes(ctx->plan.logits, n * sizeof(float));
     return NGPT_OK;
 }

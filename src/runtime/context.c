@@ -36,6 +36,12 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
     if (s.trace != NGPT_TRACE_NONE && s.trace != NGPT_TRACE_FULL && s.trace != NGPT_TRACE_LAST_ROW)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.trace %d is not an ngpt_trace value",
                          (int)s.trace);
+    if (s.logits_rows < 0)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be >= 0 (0: every position), "
+                         "got %d", (int)s.logits_rows);
+    if (s.logits_rows != 0 && s.mode == NGPT_MODE_TRAIN)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be 0 in train mode (training "
+                         "needs every position's logits), got %d", (int)s.logits_rows);
     if (s.threads < 1 || s.threads > 1024)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.threads must be in 1..1024, got %d",
                          (int)s.threads);

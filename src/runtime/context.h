@@ -31,6 +31,7 @@ typedef struct ngpt_run_state {
     struct {
         bool valid;
         int32_t batch, seq;     /* sequences, tokens per sequence */
+        int32_t rows;           /* logits rows per sequence: seq or fewer (shape.logits_rows) */
         bool cached;            /* prefill/decode: the trace rows are in the KV cache's */
         int32_t slot0;          /* cached: its first KV slot */
     } pass;
@@ -103,15 +104,24 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
 ngpt_status ngpt_context_size(const ngpt_config *cfg, const ngpt_shape *shape, bool shared,
                               size_t *bytes);
 
-/* Records a pass over nseq sequences of len tokens (cached: KV slots
- * slot0..): the logits and trace now belong to it, and it is not a training
- * batch unless the full forward then marks it so. */
-static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t len, bool cached,
-                                      int32_t slot0)
+/* How many of a sequence's last len positions get logits: all, or the
+ * shape's logits_rows when fewer. */
+static inline int32_t ngpt_logits_kept(const ngpt_context *ctx, int32_t len)
+{
+    const int32_t n = ctx->shape.logits_rows;
+    return n > 0 && n < len ? n : len;
+}
+
+/* Records a pass over nseq sequences of len tokens with rows logits rows
+ * each (cached: KV slots slot0..): the logits and trace now belong to it,
+ * and it is not a training batch unless the full forward then marks it so. */
+static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t len, int32_t rows,
+                                      bool cached, int32_t slot0)
 {
     ctx->run.pass.valid = true;
     ctx->run.pass.batch = nseq;
     ctx->run.pass.seq = len;
+    ctx->run.pass.rows = rows;
     ctx->run.pass.cached = cached;
     ctx->run.pass.slot0 = slot0;
     ctx->run.backward_ready = false;

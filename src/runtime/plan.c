@@ -93,7 +93,10 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     }
     p.lnf_mean = TAKE_F(&w, B, T, 1, 1);
     p.lnf_rstd = TAKE_F(&w, B, T, 1, 1);
-    p.logits = TAKE_F(&w, B, T, V, 1);
+    /* the last logits_rows positions of each sequence, or all of them */
+    const size_t LR = shape->logits_rows > 0 && (size_t)shape->logits_rows < T
+                          ? (size_t)shape->logits_rows : T;
+    p.logits = TAKE_F(&w, B, LR, V, 1);
     p.losses = TAKE_F(&w, B, T, 1, 1);
 
     p.ln_out = TAKE_F(&w, B, T, CA, 1);

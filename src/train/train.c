@@ -70,6 +70,10 @@ ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64
     ngpt_status st = check_batch(ctx, batch, seq);
     if (!st) st = ngpt_data_check(data, NGPT_SPLIT_EVAL, seq, ctx->cfg.vocab_size);
     if (st) return ngpt_prefixed("ngpt_model_evaluate", st);
+    if (ngpt_logits_kept(ctx, seq) < seq)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_evaluate: the loss needs the logits of "
+                         "every position, but the context keeps only the last %d "
+                         "(shape.logits_rows); plan logits_rows = 0", (int)ctx->shape.logits_rows);
     int32_t *tokens = ctx->plan.batch_buf;
     int32_t *targets = tokens + (size_t)batch * seq;
     double sum = 0.0;
