@@ -1331,6 +1331,8 @@ ngpt_status ngpt_chat_turn(const ngpt_tokenizer *tok, const char *role, const vo
  *  - the tokenizer: vocab.json + merges.txt (GPT-2's encoder.json and
  *    vocab.bpe under other names), or tokenizer.json (a byte-level BPE with
  *    GPT-2's pre-tokenizer; anything else is refused by name).
+ *  - tokenizer_config.json and generation_config.json, when present: the
+ *    end token (SmolLM2-Instruct's <|im_end|>); see tokenizer_config below.
  * The output is written atomically: on any error nothing is written (an
  * existing file at out_path is left as it was). Memory: the weight files
  * are mapped, and tensors stream from them into the output one by one; the
@@ -1349,6 +1351,13 @@ typedef struct ngpt_import_options {
     const char *vocab;              /* vocab.json (with merges) */
     const char *merges;             /* merges.txt (with vocab) */
     const char *tokenizer_json;     /* tokenizer.json, instead of vocab + merges */
+    /* tokenizer_config.json (NULL: the directory's, if it has one): its
+     * eos_token (a special token of the tokenizer, else refused) is the
+     * end token; add_bos_token=true is refused (no BOS in ngpt's BPE
+     * tokenizer). The directory's generation_config.json, if present, must
+     * list that end token in its eos_token_id (without an eos_token, its
+     * first id is the end). Without either file: <|endoftext|>, if any. */
+    const char *tokenizer_config;
     /* The output's weights: NGPT_WEIGHTS_F32, NGPT_WEIGHTS_Q8 or
      * NGPT_WEIGHTS_Q4 (the file `ngpt quantize [--weights q4]` makes of the
      * float32 import, byte for byte). */
@@ -1361,6 +1370,26 @@ typedef struct ngpt_import_options {
      * config.json's is NGPT_ERR_BAD_ARG. */
     int32_t context_len;
 } ngpt_import_options;
+
+/* What a tokenizer_config.json says (ngpt_import_hf_tokenizer_config). */
+typedef enum ngpt_chat_template_kind {
+    NGPT_TEMPLATE_NONE = 0,     /* no chat_template */
+    NGPT_TEMPLATE_CHATML = 1,   /* it holds <|im_start|> and <|im_end|> (SmolLM2-Instruct) */
+    NGPT_TEMPLATE_OTHER = 2,    /* another (Llama-2's [INST], Llama-3's headers): ngpt chat
+                                   uses its plain format with such a model */
+} ngpt_chat_template_kind;
+
+typedef struct ngpt_hf_tokenizer_config {
+    char end_token[260];        /* eos_token (a string or {"content": ...}), or "" */
+    char bos_token[260];        /* bos_token, or "" */
+    int32_t add_bos;            /* add_bos_token: 1 true, 0 false or absent */
+    int32_t chat_template;      /* an ngpt_chat_template_kind */
+} ngpt_hf_tokenizer_config;
+
+/* Reads the tokenizer_config.json at path into *out, as ngpt_import_hf
+ * reads it (what `ngpt import` reports about chat). NGPT_ERR_IO,
+ * NGPT_ERR_BAD_FORMAT (not JSON, a key of the wrong type). */
+ngpt_status ngpt_import_hf_tokenizer_config(const char *path, ngpt_hf_tokenizer_config *out);
 
 /* Every file from the directory, float32 output. */
 ngpt_import_options ngpt_import_options_default(void);
