@@ -128,8 +128,13 @@ void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user);
 typedef enum ngpt_progress_stage {
     NGPT_PROGRESS_PREFILL = 0,  /* ngpt_model_generate's prompt: tokens (passes of seq) */
     NGPT_PROGRESS_EVALUATE,     /* ngpt_model_evaluate: batches */
-    NGPT_PROGRESS_WRITE         /* a checkpoint's tensors: bytes (ngpt_checkpoint_save, the
+    NGPT_PROGRESS_WRITE,        /* a checkpoint's tensors: bytes (ngpt_checkpoint_save, the
                                    training save, ngpt_import_hf, which converts as it writes) */
+    NGPT_PROGRESS_QUANTIZE      /* a float32 model quantized as it loads into a q8 or q4
+                                   context (ngpt_checkpoint_load, _load_model, _load_mem;
+                                   `ngpt quantize`): weights. Cancelled, the load leaves
+                                   the context's weights as a new context's (zeros,
+                                   LayerNorm weights 1), never half loaded */
 } ngpt_progress_stage;
 typedef bool (*ngpt_progress_fn)(ngpt_progress_stage stage, uint64_t done, uint64_t total,
                                  void *user);
