@@ -486,10 +486,12 @@ ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t
  * mapping (clean file pages the system shares and may drop); float32
  * parameters are copied once into memory the model owns, 64-byte aligned,
  * with the Linear weights packed into the panels the products read (what
- * each context did in its own arena before).
+ * each context did in its own arena before), when the first context is
+ * made: a model used only for its config, tokenizer, training state or
+ * ngpt_checkpoint_load_model copies nothing.
  *
- * Threads: a model is immutable after open, so contexts on any threads may
- * use it at once (each context by one call at a time, as always). It must
+ * Threads: a model is immutable after open (its one-time layout is
+ * locked), so contexts on any threads may use it at once (each context by one call at a time, as always). It must
  * outlive its contexts: ngpt_model_close refuses (NGPT_ERR_WRONG_MODE)
  * while any is alive. A context's results are bit-identical to those of a
  * context that loaded the same file with ngpt_checkpoint_load.
