@@ -1360,8 +1360,8 @@ typedef struct ngpt_import_options {
     const char *tokenizer_json;     /* tokenizer.json, instead of vocab + merges */
     /* tokenizer_config.json (NULL: the directory's, if it has one): its
      * eos_token (a special token of the tokenizer, else refused) is the
-     * end token; add_bos_token=true is refused (no BOS in ngpt's BPE
-     * tokenizer). The directory's generation_config.json, if present, must
+     * end token; add_bos_token=true (no BOS in ngpt's BPE tokenizer) and
+     * add_eos_token=true are refused by name. The directory's generation_config.json, if present, must
      * list that end token in its eos_token_id (without an eos_token, its
      * first id is the end). Without either file: <|endoftext|>, if any. */
     const char *tokenizer_config;

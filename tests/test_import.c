@@ -669,6 +669,8 @@ static void tokenizer_configs(void)
         {"{\"eos_token\": \"<|im_end|>\"}", "{\"eos_token_id\": 299}", "is not among", NGPT_ERR_BAD_FORMAT},
         {NULL, "{\"eos_token_id\": 5}", "eos_token_id 5 is not a special token", NGPT_ERR_BAD_FORMAT},
         {"{\"eos_token\": 7}", NULL, "eos_token is neither a string", NGPT_ERR_BAD_FORMAT},
+        {"{\"eos_token\": \"<|endoftext|>\", \"add_eos_token\": true}", NULL, "add_eos_token=true",
+         NGPT_ERR_UNSUPPORTED},
         {"[1, 2]", NULL, "is not a JSON object", NGPT_ERR_BAD_FORMAT},
         {NULL, "{\"eos_token_id\": \"x\"}", "eos_token_id is not a token id", NGPT_ERR_BAD_FORMAT},
     };

@@ -50,6 +50,13 @@ ngpt_status ngpt_hf_tok_config_parse(const void *text, size_t size, const char *
         goto done;
     }
     out->add_bos = cJSON_IsTrue(add);
+    /* an EOS appended to every encoding is not what a prompt is */
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "add_eos_token"))) {
+        st = ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: add_eos_token=true (every encoding ending "
+                       "with \"%.60s\"); ngpt encodes text without adding tokens", src,
+                       out->end_token);
+        goto done;
+    }
     /* a string, or (older files) a list of named templates: the "default" one */
     const cJSON *tpl = cJSON_GetObjectItemCaseSensitive(root, "chat_template");
     if (cJSON_IsArray(tpl)) {
