@@ -75,7 +75,8 @@ static bool show_progress(ngpt_progress_stage stage, uint64_t done, uint64_t tot
 /* The written model's end token, and what `ngpt chat` will make of it:
  * ChatML when its tokenizer has the two markers (and the template, if
  * tokenizer_config.json has one, is ChatML), else the plain format. */
-static int report_chat(const char *cmd, const char *dir, const char *tok_config, const char *out)
+static int report_chat(const char *cmd, const char *dir, const char *tok_config,
+                       const ngpt_tokenizer *tok)
 {
     char path[4096];
     ngpt_hf_tokenizer_config tc = {.chat_template = NGPT_TEMPLATE_NONE};
@@ -84,19 +85,15 @@ static int report_chat(const char *cmd, const char *dir, const char *tok_config,
         if (file_bytes(path) >= 0) tok_config = path;
     }
     if (tok_config && ngpt_import_hf_tokenizer_config(tok_config, &tc)) return cli_library_failed(cmd);
-    ngpt_tokenizer *tok = NULL;
     ngpt_tokenizer_info info;
-    if (ngpt_checkpoint_tokenizer(out, &tok) || ngpt_tokenizer_describe(tok, &info)) {
-        ngpt_tokenizer_free(tok);
-        return cli_library_failed(cmd);
-    }
+    if (!tok) return CLI_OK;                /* a byte-level model: nothing to say */
+    if (ngpt_tokenizer_describe(tok, &info)) return cli_library_failed(cmd);
     const uint8_t *name = NULL;
     size_t len = 0;
     if (info.end_id >= 0 && ngpt_tokenizer_token(tok, info.end_id, &name, &len)) len = 0;
     if (info.end_id >= 0) printf("  end token: %d %.*s\n", (int)info.end_id, (int)len, (const char *)name);
     else printf("  end token: none (generation stops at -n)\n");
     const bool chatml = !ngpt_chat_specials(tok, NULL, NULL);
-    ngpt_tokenizer_free(tok);
     if (tc.chat_template == NGPT_TEMPLATE_OTHER && !chatml)
         printf("  chat: the model's chat template is not ChatML; ngpt chat will use its plain "
                "format\n");
@@ -167,10 +164,15 @@ int cli_cmd_import(int argc, char **argv)
     if (open_line) fputc('\n', stderr);
     if (st) return cli_library_failed(a.cmd);
     const double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
+    ngpt_model *written = NULL;     /* the output, opened once for the report */
+    const ngpt_tokenizer *tok = NULL;
     ngpt_config cfg;
     size_t params = 0;
-    if (ngpt_checkpoint_config(out, &cfg) || ngpt_config_param_count(&cfg, &params))
+    if (ngpt_model_open(&written, out) || ngpt_model_config(written, &cfg) ||
+        ngpt_model_tokenizer(written, &tok) || ngpt_config_param_count(&cfg, &params)) {
+        ngpt_model_close(written);
         return cli_library_failed(a.cmd);
+    }
     char desc[512];
     ngpt_config_format(&cfg, desc, sizeof desc);
     printf("wrote %s: %zu parameters, %s weights, %lld bytes (%.1f s of CPU)\n  %s\n", out, params,
@@ -178,5 +180,7 @@ int cli_cmd_import(int argc, char **argv)
            : cfg.weights == NGPT_WEIGHTS_Q4 ? "4-bit"
                                             : "float32",
            file_bytes(out), seconds, desc);
-    return report_chat(a.cmd, dir, opt.tokenizer_config, out);
+    const int rc = report_chat(a.cmd, dir, opt.tokenizer_config, tok);
+    ngpt_model_close(written);
+    return rc;
 }
