@@ -42,6 +42,7 @@ typedef struct bench_opts {
     ngpt_weights weights[3];        /* the weights prefill and decode run with, in order */
     int n_weights;
     const char *model;              /* --model: its config and weights, or NULL */
+    const ngpt_model *opened;       /* --model opened once (ngpt_model_open), or NULL */
     const char *tokenizer;          /* --tokenizer: V is its tokens, or NULL */
     const char *text;               /* the text its bytes per token are measured on */
     double bytes_per_token;         /* on that text (0: no tokenizer; bytes are tokens) */

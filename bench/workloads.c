@@ -81,7 +81,7 @@ static int open_ctx(const bench_opts *o, const ngpt_config *cfg, bench_report *r
     size_t bytes;
     ngpt_status st = ngpt_arena_size(cfg, &shape, &bytes);
     if (!st) st = ngpt_context_init(ctx, cfg, &shape, NULL, 0);
-    if (!st && (st = o->model ? ngpt_checkpoint_load(*ctx, o->model) : ngpt_params_init(*ctx, 42)))
+    if (!st && (st = o->opened ? ngpt_checkpoint_load_model(*ctx, o->opened) : ngpt_params_init(*ctx, 42)))
         ngpt_context_free(*ctx);
     if (st) {
         return bench_failed(mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);

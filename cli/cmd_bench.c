@@ -82,11 +82,10 @@ static int32_t max_bandwidth_mib(void)
 }
 
 /* --tokenizer: V, and its bytes per token on o->text. */
-static int apply_tokenizer(const char *cmd, bench_opts *o)
+/* V and bytes per token of --text from tok. */
+static int measure_tokenizer(const char *cmd, const ngpt_tokenizer *tok, bench_opts *o)
 {
-    ngpt_tokenizer *tok;
-    int rc = cli_load_tokenizer(cmd, o->tokenizer, &tok);
-    if (rc) return rc;
+    int rc = CLI_OK;
     ngpt_tokenizer_info info;
     ngpt_tokenizer_describe(tok, &info);
     o->cfg.vocab_size = info.n_tokens;
@@ -96,6 +95,14 @@ static int apply_tokenizer(const char *cmd, bench_opts *o)
     else if (ngpt_tokenizer_encode(tok, text, n, NULL, 0, &n_ids)) rc = cli_library_failed(cmd);
     else o->bytes_per_token = (double)n / (double)n_ids;
     free(text);
+    return rc;
+}
+
+static int apply_tokenizer(const char *cmd, bench_opts *o)
+{
+    ngpt_tokenizer *tok;
+    int rc = cli_load_tokenizer(cmd, o->tokenizer, &tok);
+    if (!rc) rc = measure_tokenizer(cmd, tok, o);
     ngpt_tokenizer_free(tok);
     return rc;
 }
@@ -171,18 +178,20 @@ static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
     return false;
 }
 
-/* --model: the file's config (float32 only: the bench also trains it) and
- * its tokenizer, if it carries one, for bytes/s. */
-static int apply_model(const char *cmd, bench_opts *o)
+/* --model, opened once (*model: the caller closes it): its config
+ * (float32 only: the bench also trains it) and whether it carries a
+ * tokenizer (for bytes/s); every context loads from the open model. */
+static int apply_model(const char *cmd, bench_opts *o, ngpt_model **model)
 {
-    if (ngpt_checkpoint_config(o->model, &o->cfg)) return cli_library_failed(cmd);
+    const ngpt_tokenizer *tok = NULL;
+    if (ngpt_model_open(model, o->model) || ngpt_model_config(*model, &o->cfg) ||
+        ngpt_model_tokenizer(*model, &tok))
+        return cli_library_failed(cmd);
+    o->opened = *model;
     if (o->cfg.weights != NGPT_WEIGHTS_F32)
         return cli_error(cmd, CLI_USAGE, "--model %s holds 8-bit weights: bench its float32 "
                          "original (its q8 figures quantize it as it loads)", o->model);
-    ngpt_tokenizer *tok = NULL;
-    if (ngpt_checkpoint_tokenizer(o->model, &tok)) return cli_library_failed(cmd);
-    if (tok) o->tokenizer = o->model;
-    ngpt_tokenizer_free(tok);
+    if (tok) o->tokenizer = o->model;   /* measured from the open model, not read again */
     return CLI_OK;
 }
 
@@ -204,6 +213,79 @@ static int write_file(const char *cmd, const char *path, const bench_opts *o, co
     print(f, o, r);
     if (fclose(f) != 0) return cli_error(cmd, CLI_FAILED, "cannot write %s", path);
     return CLI_OK;
+}
+
+/* Everything before the runs: --model (opened once into *model) or the
+ * preset, --config, the tokenizer, the limits; the CPU checked against
+ * the build. */
+static int bench_setup(const char *cmd, bench_opts *o, ngpt_model **model, const char **configs,
+                       int n_configs, int32_t bandwidth_mib, int argc, char **argv)
+{
+    if (o->model) {
+        int mrc = apply_model(cmd, o, model);
+        if (mrc) return mrc;
+    } else if (!apply_preset(cmd, o->preset, &o->cfg)) {
+        return CLI_USAGE;
+    }
+    for (int i = 0; i < n_configs; i++)
+        if (ngpt_config_set(&o->cfg, configs[i]))
+            return cli_error(cmd, CLI_USAGE, "--config %s: %s", configs[i], cli_library_error());
+    if (o->text && !o->tokenizer) return cli_error(cmd, CLI_USAGE, "--text needs --tokenizer");
+    if (!o->text) o->text = NGPT_CORPUS_PATH;
+    const ngpt_tokenizer *model_tok = NULL;
+    if (o->opened) ngpt_model_tokenizer(o->opened, &model_tok);
+    int trc = model_tok ? measure_tokenizer(cmd, model_tok, o)
+              : o->tokenizer ? apply_tokenizer(cmd, o) : CLI_OK;
+    if (trc) return trc;
+    if (ngpt_config_validate(&o->cfg)) return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
+    if (o->cfg.weights != NGPT_WEIGHTS_F32)
+        return cli_error(cmd, CLI_USAGE, "--config weights=q8|q4: the bench trains the float32 "
+                         "model; choose the weights of prefill and decode with --weights");
+    if (o->prompt_tokens > o->cfg.context_len)
+        return cli_error(cmd, CLI_USAGE, "--prompt %d is longer than the model's context T=%d",
+                         (int)o->prompt_tokens, (int)o->cfg.context_len);
+    size_t params = 0;
+    ngpt_config_param_count(&o->cfg, &params);
+    if (!o->runs) o->runs = o->quick ? 5 : 10;
+    o->budget_s = o->quick ? 6.0 : 30.0;
+    o->min_run_s = o->quick ? 0.02 : 0.05;
+    /* --quick on a big model: no B=32 T=256 step (a minute or more, GiBs of
+     * arena) and 64 decode tokens instead of 256 */
+    const bool quick_big = o->quick && params > BIG_MODEL_PARAMS;
+    o->big_train = !quick_big;
+    o->decode_tokens = quick_big ? 64 : 256;
+    o->bandwidth_bytes = bandwidth_mib < 0 ? bench_bandwidth_default_bytes() : (size_t)bandwidth_mib << 20;
+    command_line(argc, argv, o->command, sizeof o->command);
+
+    /* the kernel table runs the kernels directly: let the library check the
+     * CPU against the build first (a tiny context), rather than meet SIGILL */
+    ngpt_config tiny = ngpt_config_default();
+    tiny.context_len = 8, tiny.d_model = 8, tiny.n_layers = 1, tiny.n_heads = 2, tiny.d_ff = 16;
+    ngpt_shape tiny_shape = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_context *probe = NULL;
+    if (ngpt_context_init(&probe, &tiny, &tiny_shape, NULL, 0)) return cli_library_failed(cmd);
+    ngpt_context_free(probe);
+    return CLI_OK;
+}
+
+/* The runs and their report (stdout, --json, --svg). */
+static int bench_all(const char *cmd, bench_opts *o, const char *json, const char *svg)
+{
+    bench_report *r = calloc(1, sizeof *r);
+    if (!r) return cli_error(cmd, CLI_FAILED, "out of memory");
+    int rc = bench_run(o, r);
+    if (!rc) {
+        bool json_stdout = json && !strcmp(json, "-");
+        if (json_stdout) bench_print_json(stdout, o, r);
+        else bench_print_markdown(stdout, o, r);
+        if (json && !json_stdout) rc = write_file(cmd, json, o, r, bench_print_json);
+        if (svg && !rc) rc = write_file(cmd, svg, o, r, bench_print_svg);
+        if (r->kernel_differs && !rc)
+            rc = cli_error(cmd, CLI_FAILED, "a kernel gives other bits than the reference (its "
+                           "row says so): this build is broken, run make test");
+    }
+    free(r);
+    return rc;
 }
 
 int cli_cmd_bench(int argc, char **argv)
@@ -264,61 +346,9 @@ int cli_cmd_bench(int argc, char **argv)
     if (o.model && (n_configs || strcmp(o.preset, "default") || o.tokenizer))
         return cli_error(a.cmd, CLI_USAGE, "--model takes the model's config and tokenizer: "
                          "leave out --preset, --config and --tokenizer");
-    if (o.model) {
-        int mrc = apply_model(a.cmd, &o);
-        if (mrc) return mrc;
-    } else if (!apply_preset(a.cmd, o.preset, &o.cfg)) {
-        return CLI_USAGE;
-    }
-    for (int i = 0; i < n_configs; i++)
-        if (ngpt_config_set(&o.cfg, configs[i]))
-            return cli_error(a.cmd, CLI_USAGE, "--config %s: %s", configs[i], cli_library_error());
-    if (o.text && !o.tokenizer) return cli_error(a.cmd, CLI_USAGE, "--text needs --tokenizer");
-    if (!o.text) o.text = NGPT_CORPUS_PATH;
-    int trc = o.tokenizer ? apply_tokenizer(a.cmd, &o) : CLI_OK;
-    if (trc) return trc;
-    if (ngpt_config_validate(&o.cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
-    if (o.cfg.weights != NGPT_WEIGHTS_F32)
-        return cli_error(a.cmd, CLI_USAGE, "--config weights=q8|q4: the bench trains the float32 "
-                         "model; choose the weights of prefill and decode with --weights");
-    if (o.prompt_tokens > o.cfg.context_len)
-        return cli_error(a.cmd, CLI_USAGE, "--prompt %d is longer than the model's context T=%d",
-                         (int)o.prompt_tokens, (int)o.cfg.context_len);
-    size_t params = 0;
-    ngpt_config_param_count(&o.cfg, &params);
-    if (!o.runs) o.runs = o.quick ? 5 : 10;
-    o.budget_s = o.quick ? 6.0 : 30.0;
-    o.min_run_s = o.quick ? 0.02 : 0.05;
-    /* --quick on a big model: no B=32 T=256 step (a minute or more, GiBs of
-     * arena) and 64 decode tokens instead of 256 */
-    const bool quick_big = o.quick && params > BIG_MODEL_PARAMS;
-    o.big_train = !quick_big;
-    o.decode_tokens = quick_big ? 64 : 256;
-    o.bandwidth_bytes = bandwidth_mib < 0 ? bench_bandwidth_default_bytes() : (size_t)bandwidth_mib << 20;
-    command_line(argc, argv, o.command, sizeof o.command);
-
-    /* the kernel table runs the kernels directly: let the library check the
-     * CPU against the build first (a tiny context), rather than meet SIGILL */
-    ngpt_config tiny = ngpt_config_default();
-    tiny.context_len = 8, tiny.d_model = 8, tiny.n_layers = 1, tiny.n_heads = 2, tiny.d_ff = 16;
-    ngpt_shape tiny_shape = ngpt_shape_default(NGPT_MODE_INFER);
-    ngpt_context *probe = NULL;
-    if (ngpt_context_init(&probe, &tiny, &tiny_shape, NULL, 0)) return cli_library_failed(a.cmd);
-    ngpt_context_free(probe);
-
-    bench_report *r = calloc(1, sizeof *r);
-    if (!r) return cli_error(a.cmd, CLI_FAILED, "out of memory");
-    int rc = bench_run(&o, r);
-    if (!rc) {
-        bool json_stdout = json && !strcmp(json, "-");
-        if (json_stdout) bench_print_json(stdout, &o, r);
-        else bench_print_markdown(stdout, &o, r);
-        if (json && !json_stdout) rc = write_file(a.cmd, json, &o, r, bench_print_json);
-        if (svg && !rc) rc = write_file(a.cmd, svg, &o, r, bench_print_svg);
-        if (r->kernel_differs && !rc)
-            rc = cli_error(a.cmd, CLI_FAILED, "a kernel gives other bits than the reference (its "
-                           "row says so): this build is broken, run make test");
-    }
-    free(r);
+    ngpt_model *model = NULL;
+    int rc = bench_setup(a.cmd, &o, &model, configs, n_configs, bandwidth_mib, argc, argv);
+    if (!rc) rc = bench_all(a.cmd, &o, json, svg);
+    ngpt_model_close(model);
     return rc;
 }

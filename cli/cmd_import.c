@@ -14,6 +14,7 @@
 static const char *const HELP =
     "usage: ngpt import [DIR] --out MODEL.ngpt [--weights f32|q8|q4] [--context T]\n"
     "                   [--config F] [--safetensors F]... [--vocab F --merges F | --tokenizer-json F]\n"
+    "                   [--tokenizer-config F]\n"
     "       ngpt import --llama2c MODEL.BIN --tokenizer TOKENIZER.BIN --out MODEL.ngpt\n"
     "                   [--weights f32|q8|q4]\n\n"
     "Turns a GPT-2 or Llama family (SmolLM2) model as published on the Hugging Face\n"
@@ -23,12 +24,16 @@ static const char *const HELP =
     "  model.safetensors                the weights (F32, F16 or BF16), or the shards\n"
     "                                   model.safetensors.index.json lists\n"
     "  vocab.json + merges.txt          the tokenizer (or tokenizer.json)\n"
+    "  tokenizer_config.json            (optional) its eos_token is the end token\n"
+    "                                   (SmolLM2-Instruct's <|im_end|>)\n"
+    "  generation_config.json           (optional) its eos_token_id must agree\n"
     "Each file may instead be named on its own (then DIR may be left out):\n"
     "  --config F          config.json\n"
     "  --safetensors F     a weights file; repeat for each shard, or name the index\n"
     "                      (model.safetensors.index.json)\n"
     "  --vocab F --merges F   vocab.json and merges.txt\n"
     "  --tokenizer-json F  tokenizer.json\n"
+    "  --tokenizer-config F  tokenizer_config.json\n"
     "  --out FILE          the ngpt model to write (required)\n"
     "  --weights f32|q8|q4 float32 (default), 8-bit or 4-bit: the file `ngpt quantize\n"
     "                      [--weights q4]` makes of the float32 import, in one step\n"
@@ -67,6 +72,39 @@ static bool show_progress(ngpt_progress_stage stage, uint64_t done, uint64_t tot
     return true;
 }
 
+/* The written model's end token, and what `ngpt chat` will make of it:
+ * ChatML when its tokenizer has the two markers (and the template, if
+ * tokenizer_config.json has one, is ChatML), else the plain format. */
+static int report_chat(const char *cmd, const char *dir, const char *tok_config,
+                       const ngpt_tokenizer *tok)
+{
+    char path[4096];
+    ngpt_hf_tokenizer_config tc = {.chat_template = NGPT_TEMPLATE_NONE};
+    if (!tok_config && dir) {
+        snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
+        if (file_bytes(path) >= 0) tok_config = path;
+    }
+    if (tok_config && ngpt_import_hf_tokenizer_config(tok_config, &tc)) return cli_library_failed(cmd);
+    ngpt_tokenizer_info info;
+    if (!tok) return CLI_OK;                /* a byte-level model: nothing to say */
+    if (ngpt_tokenizer_describe(tok, &info)) return cli_library_failed(cmd);
+    const uint8_t *name = NULL;
+    size_t len = 0;
+    if (info.end_id >= 0 && ngpt_tokenizer_token(tok, info.end_id, &name, &len)) len = 0;
+    if (info.end_id >= 0) printf("  end token: %d %.*s\n", (int)info.end_id, (int)len, (const char *)name);
+    else printf("  end token: none (generation stops at -n)\n");
+    const bool chatml = !ngpt_chat_specials(tok, NULL, NULL);
+    if (tc.chat_template == NGPT_TEMPLATE_OTHER && !chatml)
+        printf("  chat: the model's chat template is not ChatML; ngpt chat will use its plain "
+               "format\n");
+    else if (tc.chat_template == NGPT_TEMPLATE_OTHER)
+        printf("  chat: the model's chat template is not ChatML, though its tokenizer has "
+               "ChatML's markers; use ngpt chat --template plain\n");
+    else if (chatml)
+        printf("  chat: ChatML (<|im_start|>, <|im_end|>)\n");
+    return CLI_OK;
+}
+
 int cli_cmd_import(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
@@ -81,6 +119,7 @@ int cli_cmd_import(int argc, char **argv)
         } else if (cli_opt(&a, "--out", &out) || cli_opt(&a, "--config", &opt.config) ||
                    cli_opt(&a, "--vocab", &opt.vocab) || cli_opt(&a, "--merges", &opt.merges) ||
                    cli_opt(&a, "--tokenizer-json", &opt.tokenizer_json) ||
+                   cli_opt(&a, "--tokenizer-config", &opt.tokenizer_config) ||
                    cli_opt(&a, "--llama2c", &llama2c) || cli_opt(&a, "--tokenizer", &tokenizer)) {
         } else if (cli_opt(&a, "--safetensors", &v)) {
             if (n_weights == MAX_WEIGHTS)
@@ -107,7 +146,8 @@ int cli_cmd_import(int argc, char **argv)
         if (!llama2c || !tokenizer)
             return cli_error(a.cmd, CLI_USAGE, "--llama2c MODEL.BIN and --tokenizer TOKENIZER.BIN "
                              "go together (see ngpt import --help)");
-        if (dir || opt.config || n_weights || opt.vocab || opt.merges || opt.tokenizer_json)
+        if (dir || opt.config || n_weights || opt.vocab || opt.merges || opt.tokenizer_json ||
+            opt.tokenizer_config)
             return cli_error(a.cmd, CLI_USAGE, "--llama2c takes no Hugging Face directory or "
                              "files (see ngpt import --help)");
     } else if (!dir && (!opt.config || !n_weights || !(opt.tokenizer_json || (opt.vocab && opt.merges))))
@@ -124,10 +164,15 @@ int cli_cmd_import(int argc, char **argv)
     if (open_line) fputc('\n', stderr);
     if (st) return cli_library_failed(a.cmd);
     const double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
+    ngpt_model *written = NULL;     /* the output, opened once for the report */
+    const ngpt_tokenizer *tok = NULL;
     ngpt_config cfg;
     size_t params = 0;
-    if (ngpt_checkpoint_config(out, &cfg) || ngpt_config_param_count(&cfg, &params))
+    if (ngpt_model_open(&written, out) || ngpt_model_config(written, &cfg) ||
+        ngpt_model_tokenizer(written, &tok) || ngpt_config_param_count(&cfg, &params)) {
+        ngpt_model_close(written);
         return cli_library_failed(a.cmd);
+    }
     char desc[512];
     ngpt_config_format(&cfg, desc, sizeof desc);
     printf("wrote %s: %zu parameters, %s weights, %lld bytes (%.1f s of CPU)\n  %s\n", out, params,
@@ -135,5 +180,7 @@ int cli_cmd_import(int argc, char **argv)
            : cfg.weights == NGPT_WEIGHTS_Q4 ? "4-bit"
                                             : "float32",
            file_bytes(out), seconds, desc);
-    return CLI_OK;
+    const int rc = report_chat(a.cmd, dir, opt.tokenizer_config, tok);
+    ngpt_model_close(written);
+    return rc;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -19,6 +20,18 @@ static const char *const HELP =
     "model (the same logits on every build); it cannot be trained: train IN and\n"
     "quantize again. A q8 model does not become q4: quantize its float32 original.\n"
     "docs/FORMAT.md describes the file, docs/BENCH.md its speed.\n";
+
+/* On a terminal: the quantizing as a percentage on stderr, rewritten in
+ * place (the library's progress callback, stage NGPT_PROGRESS_QUANTIZE). */
+static bool show_progress(ngpt_progress_stage stage, uint64_t done, uint64_t total, void *user)
+{
+    if (stage != NGPT_PROGRESS_QUANTIZE) return true;
+    *(bool *)user = done < total;
+    fprintf(stderr, "\rngpt quantize: %3d%% of %.1f M weights",
+            total ? (int)(done * 100 / total) : 100, (double)total / 1e6);
+    if (done == total) fputc('\n', stderr);
+    return true;
+}
 
 static long long file_bytes(const char *path)
 {
@@ -49,30 +62,43 @@ int cli_cmd_quantize(int argc, char **argv)
     const bool q4 = !strcmp(weights, "q4");
     if (!q4 && strcmp(weights, "q8"))
         return cli_error(a.cmd, CLI_USAGE, "--weights expects q8 or q4, got \"%s\"", weights);
+    /* the file is read once: the model answers config, tokenizer and state */
+    ngpt_model *model = NULL;
     ngpt_config cfg;
-    ngpt_status st = ngpt_checkpoint_config(in, &cfg);
-    if (st) return cli_library_failed(a.cmd);
+    ngpt_train_state ts = {0};
+    const ngpt_tokenizer *tok = NULL;   /* a BPE model's: the quantized file carries it too */
+    if (ngpt_model_open(&model, in) || ngpt_model_config(model, &cfg) ||
+        ngpt_model_tokenizer(model, &tok) || ngpt_model_train_state(model, &ts)) {
+        ngpt_model_close(model);
+        return cli_library_failed(a.cmd);
+    }
+    int rc = CLI_OK;
     if (cfg.weights == NGPT_WEIGHTS_Q8 && q4)
-        return cli_error(a.cmd, CLI_FAILED, "%s holds 8-bit weights (weights=q8), which do not "
-                         "become 4-bit (rounding rounded values again loses more than either): "
-                         "quantize its float32 original with --weights q4", in);
-    if (cfg.weights != NGPT_WEIGHTS_F32)
-        return cli_error(a.cmd, CLI_FAILED, "%s holds %s weights already", in,
-                         cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit");
+        rc = cli_error(a.cmd, CLI_FAILED, "%s holds 8-bit weights (weights=q8), which do not "
+                       "become 4-bit (rounding rounded values again loses more than either): "
+                       "quantize its float32 original with --weights q4", in);
+    else if (cfg.weights != NGPT_WEIGHTS_F32)
+        rc = cli_error(a.cmd, CLI_FAILED, "%s holds %s weights already", in,
+                       cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit");
+    if (rc) {
+        ngpt_model_close(model);
+        return rc;
+    }
     cfg.weights = q4 ? NGPT_WEIGHTS_Q4 : NGPT_WEIGHTS_Q8;
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = 1;      /* no forward runs: the smallest arena holding the weights */
-    ngpt_context *ctx;
-    ngpt_tokenizer *tok = NULL;     /* a BPE model's: the 8-bit file carries it too */
-    if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) return cli_library_failed(a.cmd);
-    if (!(st = ngpt_checkpoint_tokenizer(in, &tok)) && tok) st = ngpt_context_tokenizer_set(ctx, tok);
-    if (!st && !(st = ngpt_checkpoint_load(ctx, in))) st = ngpt_checkpoint_save(ctx, out);
+    ngpt_context *ctx = NULL;
+    ngpt_status st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0);
+    if (!st && tok) st = ngpt_context_tokenizer_set(ctx, tok);
+    bool open_line = false;
+    if (!st && isatty(fileno(stderr))) ngpt_progress_callback_set(show_progress, &open_line);
+    if (!st && !(st = ngpt_checkpoint_load_model(ctx, model))) st = ngpt_checkpoint_save(ctx, out);
+    ngpt_progress_callback_set(NULL, NULL);
+    if (open_line) fputc('\n', stderr);
     ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
+    ngpt_model_close(model);
     if (st) return cli_library_failed(a.cmd);
     const long long before = file_bytes(in), after = file_bytes(out);
-    ngpt_train_state ts = {0};
-    ngpt_checkpoint_train_state(in, &cfg, &ts);
     printf("wrote %s: %s weights, %lld bytes (%s: %lld bytes%s, %.2fx smaller)\n", out,
            q4 ? "4-bit" : "8-bit", after, in, before,
            ts.has_state ? " with its optimizer state, which a quantized model does not keep" : "",

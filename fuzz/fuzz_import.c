@@ -17,11 +17,15 @@
  *      (src/tokenizer/scored.c)
  *   7  a llama2.c model.bin imported with a fixed tokenizer.bin (260
  *      tokens: tests/llama2c_files.h's): the whole ngpt_import_llama2c
+ *   8  a tokenizer_config.json, then (after a NUL byte, if any) a
+ *      generation_config.json, applied to mode 4's tokenizer.json
+ *      (src/import/hf_tokenizer_config.c)
  * Properties: every failure leaves a message (the public function's with
  * its prefix); a safetensors file that opens has unique names, and its
  * tensors tile the data exactly inside the buffer and convert to float32
  * (ASan sees any read past them: the buffer is an exact-size copy); a
- * config that maps validates and can be sized; a tokenizer that loads
+ * config that maps validates and can be sized; an end token set by a
+ * tokenizer_config.json is a special token (or none); a tokenizer that loads
  * round-trips a text (with every byte in its vocabulary; else it may only
  * drop bytes); an import that fails
  * writes nothing, one that succeeds writes a checkpoint of the config. Seeds: fuzz/corpus/import
@@ -29,6 +33,7 @@
  * internal headers, as tests do: the reader and the tokenizer mapping have
  * no public function of their own. */
 #include "import/hf_tokenizer.h"
+#include "import/hf_tokenizer_config.h"
 #include "import/safetensors.h"
 #include "tokenizer/scored.h"
 #include "fuzz.h"
@@ -213,10 +218,34 @@ static void llama2c_model(const uint8_t *data, size_t size)
     unlink(out);
 }
 
+static void tokenizer_config(const uint8_t *data, size_t size)
+{
+    char path[300];
+    if (!setup()) fuzz_fail("cannot write the fixed files");
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    const uint8_t *nul = memchr(data, 0, size);
+    const size_t cfg_size = nul ? (size_t)(nul - data) : size;
+    ngpt_tokenizer *tok = NULL;
+    ngpt_hf_tokenizer_config cfg;
+    if (ngpt_tokenizer_load_hf(&tok, path)) fuzz_fail("the fixed tokenizer.json: %s", ngpt_last_error());
+    ngpt_status st = ngpt_hf_tok_config_parse(data, cfg_size, "fuzz tokenizer_config.json", &cfg);
+    if (!st)
+        st = ngpt_hf_tok_config_apply(&tok, &cfg, "fuzz tokenizer_config.json", nul ? nul + 1 : NULL,
+                                      nul ? size - cfg_size - 1 : 0, "fuzz generation_config.json");
+    if (st && !ngpt_last_error()[0]) fuzz_fail("a refused tokenizer_config.json left no message");
+    ngpt_tokenizer_info info;
+    int32_t end = -1;
+    if (ngpt_tokenizer_describe(tok, &info)) fuzz_fail("describe: %s", ngpt_last_error());
+    if (!st && info.end_id != -1 && (ngpt_tokenizer_special(tok, 0, &end) || end != info.end_id))
+        fuzz_fail("the end token %d is not the special token", (int)info.end_id);
+    if (st && info.end_id != 256) fuzz_fail("a refused config changed the end token");
+    ngpt_tokenizer_free(tok);
+}
+
 NGPT_FUZZ_ENTRY(import)
 {
     if (size < 1) return 0;
-    const uint8_t mode = data[0] % 8;
+    const uint8_t mode = data[0] % 9;
     data++, size--;
     if (mode == 0) {
         safetensors(data, size);
@@ -242,8 +271,10 @@ NGPT_FUZZ_ENTRY(import)
         import_dir(data, size, mode == 5);
     } else if (mode == 6) {
         llama2c_tokenizer(data, size);
-    } else {
+    } else if (mode == 7) {
         llama2c_model(data, size);
+    } else {
+        tokenizer_config(data, size);
     }
     return 0;
 }

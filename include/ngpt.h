@@ -128,8 +128,13 @@ void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user);
 typedef enum ngpt_progress_stage {
     NGPT_PROGRESS_PREFILL = 0,  /* ngpt_model_generate's prompt: tokens (passes of seq) */
     NGPT_PROGRESS_EVALUATE,     /* ngpt_model_evaluate: batches */
-    NGPT_PROGRESS_WRITE         /* a checkpoint's tensors: bytes (ngpt_checkpoint_save, the
+    NGPT_PROGRESS_WRITE,        /* a checkpoint's tensors: bytes (ngpt_checkpoint_save, the
                                    training save, ngpt_import_hf, which converts as it writes) */
+    NGPT_PROGRESS_QUANTIZE      /* a float32 model quantized as it loads into a q8 or q4
+                                   context (ngpt_checkpoint_load, _load_model, _load_mem;
+                                   `ngpt quantize`): weights. Cancelled, the load leaves
+                                   the context's weights as a new context's (zeros,
+                                   LayerNorm weights 1), never half loaded */
 } ngpt_progress_stage;
 typedef bool (*ngpt_progress_fn)(ngpt_progress_stage stage, uint64_t done, uint64_t total,
                                  void *user);
@@ -498,10 +503,12 @@ ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t
  * mapping (clean file pages the system shares and may drop); float32
  * parameters are copied once into memory the model owns, 64-byte aligned,
  * with the Linear weights packed into the panels the products read (what
- * each context did in its own arena before).
+ * each context did in its own arena before), when the first context is
+ * made: a model used only for its config, tokenizer, training state or
+ * ngpt_checkpoint_load_model copies nothing.
  *
- * Threads: a model is immutable after open, so contexts on any threads may
- * use it at once (each context by one call at a time, as always). It must
+ * Threads: a model is immutable after open (its one-time layout is
+ * locked), so contexts on any threads may use it at once (each context by one call at a time, as always). It must
  * outlive its contexts: ngpt_model_close refuses (NGPT_ERR_WRONG_MODE)
  * while any is alive. A context's results are bit-identical to those of a
  * context that loaded the same file with ngpt_checkpoint_load.
@@ -1352,6 +1359,8 @@ ngpt_status ngpt_chat_turn(const ngpt_tokenizer *tok, const char *role, const vo
  *  - the tokenizer: vocab.json + merges.txt (GPT-2's encoder.json and
  *    vocab.bpe under other names), or tokenizer.json (a byte-level BPE with
  *    GPT-2's pre-tokenizer; anything else is refused by name).
+ *  - tokenizer_config.json and generation_config.json, when present: the
+ *    end token (SmolLM2-Instruct's <|im_end|>); see tokenizer_config below.
  * The output is written atomically: on any error nothing is written (an
  * existing file at out_path is left as it was). Memory: the weight files
  * are mapped, and tensors stream from them into the output one by one; the
@@ -1370,6 +1379,13 @@ typedef struct ngpt_import_options {
     const char *vocab;              /* vocab.json (with merges) */
     const char *merges;             /* merges.txt (with vocab) */
     const char *tokenizer_json;     /* tokenizer.json, instead of vocab + merges */
+    /* tokenizer_config.json (NULL: the directory's, if it has one): its
+     * eos_token (a special token of the tokenizer, else refused) is the
+     * end token; add_bos_token=true (no BOS in ngpt's BPE tokenizer) and
+     * add_eos_token=true are refused by name. The directory's generation_config.json, if present, must
+     * list that end token in its eos_token_id (without an eos_token, its
+     * first id is the end). Without either file: <|endoftext|>, if any. */
+    const char *tokenizer_config;
     /* The output's weights: NGPT_WEIGHTS_F32, NGPT_WEIGHTS_Q8 or
      * NGPT_WEIGHTS_Q4 (the file `ngpt quantize [--weights q4]` makes of the
      * float32 import, byte for byte). */
@@ -1382,6 +1398,26 @@ typedef struct ngpt_import_options {
      * config.json's is NGPT_ERR_BAD_ARG. */
     int32_t context_len;
 } ngpt_import_options;
+
+/* What a tokenizer_config.json says (ngpt_import_hf_tokenizer_config). */
+typedef enum ngpt_chat_template_kind {
+    NGPT_TEMPLATE_NONE = 0,     /* no chat_template */
+    NGPT_TEMPLATE_CHATML = 1,   /* it holds <|im_start|> and <|im_end|> (SmolLM2-Instruct) */
+    NGPT_TEMPLATE_OTHER = 2,    /* another (Llama-2's [INST], Llama-3's headers): ngpt chat
+                                   uses its plain format with such a model */
+} ngpt_chat_template_kind;
+
+typedef struct ngpt_hf_tokenizer_config {
+    char end_token[260];        /* eos_token (a string or {"content": ...}), or "" */
+    char bos_token[260];        /* bos_token, or "" */
+    int32_t add_bos;            /* add_bos_token: 1 true, 0 false or absent */
+    int32_t chat_template;      /* an ngpt_chat_template_kind */
+} ngpt_hf_tokenizer_config;
+
+/* Reads the tokenizer_config.json at path into *out, as ngpt_import_hf
+ * reads it (what `ngpt import` reports about chat). NGPT_ERR_IO,
+ * NGPT_ERR_BAD_FORMAT (not JSON, a key of the wrong type). */
+ngpt_status ngpt_import_hf_tokenizer_config(const char *path, ngpt_hf_tokenizer_config *out);
 
 /* Every file from the directory, float32 output. */
 ngpt_import_options ngpt_import_options_default(void);

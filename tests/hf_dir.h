@@ -364,13 +364,22 @@ static inline bool write_vocab(const char *dir)
 }
 
 /* tokenizer.json: merges as "a b" strings or ["a", "b"] pairs; pre is the
- * pre_tokenizer's JSON. "<|endoftext|>" only among the added tokens. */
-static inline bool write_tokenizer_json(const char *dir, bool pair_merges, const char *pre)
+ * pre_tokenizer's JSON. "<|endoftext|>" only among the added tokens; chat:
+ * the last two merges give their ids (V-3, V-2) to the added tokens
+ * "<|im_start|>" and "<|im_end|>" instead (V unchanged). */
+static inline bool write_tokenizer_json_chat(const char *dir, bool pair_merges, const char *pre,
+                                             bool chat)
 {
     char p[600];
     hf_text t = {0};
-    put(&t, "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": "
-            "[{\"id\": %d, \"content\": \"<|endoftext|>\", \"single_word\": false, \"lstrip\": "
+    const int n_merges = chat ? N_MERGES - 2 : N_MERGES;
+    put(&t, "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": [");
+    if (chat)
+        for (int i = 0; i < 2; i++)
+            put(&t, "{\"id\": %d, \"content\": \"%s\", \"single_word\": false, \"lstrip\": "
+                    "false, \"rstrip\": false, \"normalized\": false, \"special\": true}, ",
+                V - 3 + i, i ? "<|im_end|>" : "<|im_start|>");
+    put(&t, "{\"id\": %d, \"content\": \"<|endoftext|>\", \"single_word\": false, \"lstrip\": "
             "false, \"rstrip\": false, \"normalized\": true, \"special\": true}], "
             "\"normalizer\": null, \"pre_tokenizer\": %s, \"post_processor\": {\"type\": "
             "\"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": false, \"use_regex\": "
@@ -379,13 +388,13 @@ static inline bool write_tokenizer_json(const char *dir, bool pair_merges, const
             "\"dropout\": null, \"unk_token\": null, \"continuing_subword_prefix\": \"\", "
             "\"end_of_word_suffix\": \"\", \"fuse_unk\": false, \"byte_fallback\": false, "
             "\"vocab\": {", V - 1, pre);
-    for (int i = 0; i < V - 1; i++) {
+    for (int i = 0; i < 256 + n_merges; i++) {
         put(&t, i ? ", " : "");
         put_json_string(&t, tok_chars[i]);
         put(&t, ": %d", i);
     }
     put(&t, "}, \"merges\": [");
-    for (int k = 0; k < N_MERGES; k++) {
+    for (int k = 0; k < n_merges; k++) {
         if (pair_merges) {
             put(&t, k ? ", [" : "[");
             put_json_string(&t, tok_chars[ma[k]]);
@@ -404,6 +413,11 @@ static inline bool write_tokenizer_json(const char *dir, bool pair_merges, const
     bool ok = write_file(p, t.p, t.n);
     free(t.p);
     return ok;
+}
+
+static inline bool write_tokenizer_json(const char *dir, bool pair_merges, const char *pre)
+{
+    return write_tokenizer_json_chat(dir, pair_merges, pre, false);
 }
 
 static inline bool write_config(const char *dir, const dir_opts *o)

@@ -1,6 +1,6 @@
 #!/bin/sh
-# test_cli_model_reads.sh — `ngpt generate`, `chat`, `eval` and `trace` open
-# the model file once (ngpt_model_open: one open, one map, one
+# test_cli_model_reads.sh — `ngpt generate`, `chat`, `eval`, `trace`,
+# `quantize` (to q8 and q4) and `bench --model` open the model file once (ngpt_model_open: one open, one map, one
 # verification), counted with strace: every successful open of the file's
 # path, whatever the call (open, openat, openat2).
 # Skipped (0 checks) under RUN_ENV (qemu) or without strace, which .ci/run installs.
@@ -24,7 +24,10 @@ printf 'hi\n' > "$dir/in"
 for cmd in "generate --model $dir/m.ngpt --prompt ab -n 4 --seed 1" \
            "chat --model $dir/m.ngpt -n 4" \
            "eval --model $dir/m.ngpt --data $dir/d.txt --batches 1 --batch 1 --seq 8" \
-           "trace --model $dir/m.ngpt --prompt ab --text"; do
+           "trace --model $dir/m.ngpt --prompt ab --text" \
+           "quantize $dir/m.ngpt $dir/q8.ngpt" \
+           "quantize $dir/m.ngpt $dir/q4.ngpt --weights q4" \
+           "bench --model $dir/m.ngpt --quick --kernels none --no-bandwidth --runs 1 --warmup 0 --threads 1 --weights f32,q8"; do
     # shellcheck disable=SC2086
     n=$(opens $cmd 2>"$dir/why")
     [ "$n" = 1 ]

@@ -673,6 +673,16 @@ static void importing(results *r, bool tiny, int32_t threads)
     if (json) CALL(ngpt_import_hf_config_mem(json, n, &cfg));
     free(json);
     note_config(r, "import config from memory", &cfg);
+    char tok_config[600];
+    snprintf(tok_config, sizeof tok_config, "%s/tokenizer_config.json", root);
+    static const char tc_text[] = "{\"eos_token\": {\"content\": \"<|endoftext|>\"}, "
+                                  "\"chat_template\": \"<|im_start|>x<|im_end|>\"}";
+    FILE *tc_file = fopen(tok_config, "wb");
+    if (tc_file) fwrite(tc_text, 1, sizeof tc_text - 1, tc_file), fclose(tc_file);
+    ngpt_hf_tokenizer_config tc;
+    memset(&tc, 0, sizeof tc);
+    CALL(ngpt_import_hf_tokenizer_config(tok_config, &tc));
+    note(r, "tokenizer_config.json", &tc, sizeof tc);
 
     ngpt_tokenizer *tok = NULL;
     size_t bytes = 0, q8_bytes = 0;

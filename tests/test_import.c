@@ -602,11 +602,125 @@ static void llama(void)
     }
 }
 
+/* A SmolLM2-like directory: tokenizer.json with <|im_start|> (V-3),
+ * <|im_end|> (V-2) and <|endoftext|> (V-1), no vocab.json + merges.txt. */
+static bool write_chat_dir(const char *dir)
+{
+    char p[600];
+    make_llama(41, DT_F32, false);
+    bool ok = write_llama_dir(dir, &(dir_opts){.dt = DT_F32}, NULL);
+    path_of(p, sizeof p, dir, "vocab.json");
+    unlink(p);
+    path_of(p, sizeof p, dir, "merges.txt");
+    unlink(p);
+    return ok && write_tokenizer_json_chat(dir, false, GPT2_PRE, true);
+}
+
+static const char *const CHATML_CONFIG =
+    "{\"add_prefix_space\": false, \"bos_token\": \"<|im_start|>\", \"eos_token\": "
+    "\"<|im_end|>\", \"chat_template\": \"{% for message in messages %}{{'<|im_start|>' + "
+    "message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}\", "
+    "\"model_max_length\": 8192, \"pad_token\": \"<|im_end|>\"}";
+
+static int32_t end_id_of(const char *model)
+{
+    ngpt_tokenizer *tok = NULL;
+    ngpt_tokenizer_info info = {.end_id = -2};
+    CHECK_OK(ngpt_checkpoint_tokenizer(model, &tok));
+    if (tok) CHECK_OK(ngpt_tokenizer_describe(tok, &info));
+    ngpt_tokenizer_free(tok);
+    return info.end_id;
+}
+
+/* tokenizer_config.json (and generation_config.json) choose the end token:
+ * exact ids; a name that is no special token, add_bos_token=true and a
+ * disagreeing generation_config.json are refused by name, nothing written. */
+static void tokenizer_configs(void)
+{
+    char d[600], o[600], cfg[600], gen[600];
+    CHECK(write_chat_dir("chat"), "write chat");
+    snprintf(d, sizeof d, "%s/chat", root);
+    snprintf(o, sizeof o, "%s/chat.ngpt", root);
+    path_of(cfg, sizeof cfg, "chat", "tokenizer_config.json");
+    path_of(gen, sizeof gen, "chat", "generation_config.json");
+    CHECK_OK(ngpt_import_hf(d, NULL, o));
+    CHECK(end_id_of(o) == V - 1, "no tokenizer_config.json: <|endoftext|> (%d) ends", V - 1);
+    static const struct { const char *cfg, *gen; int32_t end; } good[] = {
+        {"{\"eos_token\": \"<|im_end|>\"}", NULL, V - 2},
+        {"{\"eos_token\": {\"__type\": \"AddedToken\", \"content\": \"<|im_start|>\", "
+         "\"lstrip\": false}, \"add_bos_token\": false}", NULL, V - 3},
+        {"{\"eos_token\": \"<|endoftext|>\", \"bos_token\": null}", "{\"eos_token_id\": [298, 299]}", V - 1},
+        {NULL, "{\"bos_token_id\": 1, \"eos_token_id\": 298}", V - 2},
+        {"{\"model_max_length\": 8192}", "{\"eos_token_id\": [297, 299]}", V - 3},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        unlink(cfg), unlink(gen);
+        if (good[i].cfg) CHECK(write_file(cfg, good[i].cfg, strlen(good[i].cfg)), "write");
+        if (good[i].gen) CHECK(write_file(gen, good[i].gen, strlen(good[i].gen)), "write");
+        CHECK_OK(ngpt_import_hf(d, NULL, o));
+        CHECK(end_id_of(o) == good[i].end, "config %zu: end %d, want %d", i, (int)end_id_of(o),
+              (int)good[i].end);
+    }
+    static const struct { const char *cfg, *gen, *needle; ngpt_status st; } bad[] = {
+        {"{\"eos_token\": \"</s>\"}", NULL, "eos_token \"</s>\" is not a special token",
+         NGPT_ERR_BAD_FORMAT},
+        {"{\"eos_token\": \"<|im_end|>\", \"bos_token\": \"<|im_start|>\", \"add_bos_token\": "
+         "true}", NULL, "add_bos_token=true", NGPT_ERR_UNSUPPORTED},
+        {"{\"eos_token\": \"<|im_end|>\"}", "{\"eos_token_id\": 299}", "is not among", NGPT_ERR_BAD_FORMAT},
+        {NULL, "{\"eos_token_id\": 5}", "eos_token_id 5 is not a special token", NGPT_ERR_BAD_FORMAT},
+        {"{\"eos_token\": 7}", NULL, "eos_token is neither a string", NGPT_ERR_BAD_FORMAT},
+        {"{\"eos_token\": \"<|endoftext|>\", \"add_eos_token\": true}", NULL, "add_eos_token=true",
+         NGPT_ERR_UNSUPPORTED},
+        {"[1, 2]", NULL, "is not a JSON object", NGPT_ERR_BAD_FORMAT},
+        {NULL, "{\"eos_token_id\": \"x\"}", "eos_token_id is not a token id", NGPT_ERR_BAD_FORMAT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unlink(cfg), unlink(gen), unlink(o);
+        if (bad[i].cfg) CHECK(write_file(cfg, bad[i].cfg, strlen(bad[i].cfg)), "write");
+        if (bad[i].gen) CHECK(write_file(gen, bad[i].gen, strlen(bad[i].gen)), "write");
+        const ngpt_status st = ngpt_import_hf(d, NULL, o);
+        const char *msg = ngpt_last_error();
+        CHECK(st == bad[i].st && !strncmp(msg, "ngpt_import_hf: ", 16) && !strchr(msg, '\n') &&
+              strstr(msg, bad[i].needle), "bad config %zu: %s naming \"%s\": %s", i,
+              ngpt_status_string(st), bad[i].needle, msg);
+        CHECK(!exists(o), "bad config %zu: nothing written", i);
+    }
+    /* named by option, beside the directory's (which it replaces) */
+    unlink(gen);
+    char named[600];
+    snprintf(named, sizeof named, "%s/chatml_config.json", root);
+    CHECK(write_file(named, CHATML_CONFIG, strlen(CHATML_CONFIG)), "write");
+    ngpt_import_options opt = ngpt_import_options_default();
+    opt.tokenizer_config = named;
+    CHECK_OK(ngpt_import_hf(d, &opt, o));
+    CHECK(end_id_of(o) == V - 2, "--tokenizer-config's eos_token <|im_end|>");
+    /* what it says about chat */
+    ngpt_hf_tokenizer_config tc;
+    CHECK_OK(ngpt_import_hf_tokenizer_config(named, &tc));
+    CHECK(!strcmp(tc.end_token, "<|im_end|>") && !strcmp(tc.bos_token, "<|im_start|>") &&
+          tc.add_bos == 0 && tc.chat_template == NGPT_TEMPLATE_CHATML, "ChatML config read");
+    static const char *const llama3 =
+        "{\"bos_token\": \"<|begin_of_text|>\", \"eos_token\": \"<|eot_id|>\", \"chat_template\": "
+        "\"{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>' }}\"}";
+    CHECK(write_file(named, llama3, strlen(llama3)), "write");
+    CHECK_OK(ngpt_import_hf_tokenizer_config(named, &tc));
+    CHECK(tc.chat_template == NGPT_TEMPLATE_OTHER && !strcmp(tc.end_token, "<|eot_id|>"),
+          "Llama-3's template is not ChatML");
+    CHECK(write_file(named, "{}", 2), "write");
+    CHECK_OK(ngpt_import_hf_tokenizer_config(named, &tc));
+    CHECK(tc.chat_template == NGPT_TEMPLATE_NONE && !tc.end_token[0], "no template, no eos");
+    CHECK_STATUS(ngpt_import_hf_tokenizer_config(named, NULL), NGPT_ERR_NULL_ARG);
+    unlink(named);
+    CHECK_STATUS(ngpt_import_hf_tokenizer_config(named, &tc), NGPT_ERR_IO);
+    CHECK(strstr(ngpt_last_error(), "ngpt_import_hf_tokenizer_config: "), "%s", ngpt_last_error());
+    unlink(cfg);
+}
+
 static void api_defaults(void)
 {
     ngpt_import_options o = ngpt_import_options_default();
     CHECK(o.store == NGPT_WEIGHTS_F32 && !o.config && !o.weights && !o.vocab && !o.merges &&
-          !o.tokenizer_json, "defaults: everything from the directory, float32");
+          !o.tokenizer_json && !o.tokenizer_config, "defaults: everything from the directory, float32");
 }
 
 /* test_import --write DIR: DIR/gpt2 (F32, bare names), DIR/gpt2_bf16
@@ -622,6 +736,10 @@ static int write_only(const char *dir)
     ok = ok && write_dir("gpt2_bf16", &(dir_opts){.dt = DT_BF16, .prefix = true, .shards = 2});
     make_llama(41, DT_BF16, false);
     ok = ok && write_llama_dir("llama", &(dir_opts){.dt = DT_BF16}, NULL);
+    char p[600];
+    ok = ok && write_chat_dir("llama_chat");
+    path_of(p, sizeof p, "llama_chat", "tokenizer_config.json");
+    ok = ok && write_file(p, CHATML_CONFIG, strlen(CHATML_CONFIG));
     free_tensors();
     if (!ok) fprintf(stderr, "test_import: cannot write %s\n", dir);
     return !ok;
@@ -642,6 +760,7 @@ int main(int argc, char **argv)
     caller_mode();
     untied();
     tokenizer_json();
+    tokenizer_configs();
     bad_dirs();
     published_configs();
     llama();

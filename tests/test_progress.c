@@ -1,7 +1,8 @@
 /* test_progress.c — the progress callback: generation's prefill reports
  * each pass (tokens), evaluation each batch, a checkpoint write its bytes,
  * rising to the total; the results are bit-identical with and without a
- * callback; returning false cancels with NGPT_ERR_STOPPED and one line,
+ * callback; a float32 file quantized as it loads reports its weights;
+ * returning false cancels with NGPT_ERR_STOPPED and one line,
  * changing nothing (the slot, the loss, the previous file); a callback is
  * the setting thread's only. */
 #include <pthread.h>
@@ -151,10 +152,82 @@ static void write_file(void)
     ngpt_context_free(other);
 }
 
+static ngpt_context *make_q(ngpt_weights w)
+{
+    ngpt_config c = ngpt_config_default();
+    c.context_len = 128, c.d_model = 32, c.n_layers = 2, c.n_heads = 4, c.d_ff = 64;
+    c.dropout = 0.0f, c.weights = w;
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.batch = 1, s.seq = 16;
+    ngpt_context *ctx = NULL;
+    return ngpt_context_init(&ctx, &c, &s, NULL, 0) ? NULL : ctx;
+}
+
+/* A float32 file loaded into a q8 or q4 context quantizes as it loads:
+ * its weights reported as they are done (NGPT_PROGRESS_QUANTIZE), the
+ * same parameters with or without a callback; a cancel leaves a new
+ * context's weights (never half loaded) and the next load gives the same parameters. */
+static void quantize(void)
+{
+    const char *f32 = "build/tests/test_progress_f32.ngpt";
+    ngpt_context *src = make(NGPT_MODE_INFER, 1, 16);
+    CHECK(src != NULL, "context");
+    if (!src) return;
+    CHECK_OK(ngpt_checkpoint_save(src, f32));
+    ngpt_context_free(src);
+    /* Linears: V*C (tied lm_head) + L * (3C*C + C*C + 2*C*d_ff) */
+    const uint64_t weights = 256 * 32 + 2 * (3 * 32 * 32 + 32 * 32 + 2 * 32 * 64);
+    for (int q4 = 0; q4 < 2; q4++) {
+        const ngpt_weights w = q4 ? NGPT_WEIGHTS_Q4 : NGPT_WEIGHTS_Q8;
+        ngpt_context *plain = make_q(w), *watched = make_q(w), *zero = make_q(w);
+        CHECK(plain && watched && zero, "q contexts: %s", ngpt_last_error());
+        if (!plain || !watched || !zero) return;
+        uint64_t want = 0, got = 0, empty = 0;
+        CHECK_OK(ngpt_checkpoint_load(plain, f32));
+        CHECK_OK(ngpt_params_checksum(plain, &want));
+        CHECK_OK(ngpt_params_checksum(zero, &empty));
+        log_t l = {.rising = true};
+        ngpt_progress_callback_set(on_progress, &l);
+        CHECK_OK(ngpt_checkpoint_load(watched, f32));
+        CHECK_OK(ngpt_params_checksum(watched, &got));
+        CHECK(got == want, "%s: a callback changed the parameters", q4 ? "q4" : "q8");
+        CHECK(l.calls > 10 && l.rising && l.stage == NGPT_PROGRESS_QUANTIZE &&
+                  l.last_done == weights && l.last_total == weights,
+              "%s: %d calls, last %llu of %llu (want %llu)", q4 ? "q4" : "q8", l.calls,
+              (unsigned long long)l.last_done, (unsigned long long)l.last_total,
+              (unsigned long long)weights);
+        l = (log_t){.rising = true, .cancel_at = 3};
+        CHECK_STATUS(ngpt_checkpoint_load(watched, f32), NGPT_ERR_STOPPED);
+        CHECK(strstr(ngpt_last_error(), "ngpt_checkpoint_load: cancelled by the progress callback") &&
+                  strstr(ngpt_last_error(), "a new context's") && !strchr(ngpt_last_error(), '\n'),
+              "%s", ngpt_last_error());
+        CHECK_OK(ngpt_params_checksum(watched, &got));
+        CHECK(got == empty, "%s: a cancelled load leaves a new context's weights", q4 ? "q4" : "q8");
+        l = (log_t){.rising = true};
+        CHECK_OK(ngpt_checkpoint_load(watched, f32));
+        CHECK_OK(ngpt_params_checksum(watched, &got));
+        CHECK(got == want, "%s: loading again after a cancel", q4 ? "q4" : "q8");
+        /* a file already quantized is copied: nothing to report */
+        const char *q8 = "build/tests/test_progress_q.ngpt";
+        CHECK_OK(ngpt_checkpoint_save(plain, q8));
+        l = (log_t){.rising = true, .cancel_at = 1};
+        CHECK_OK(ngpt_checkpoint_load(zero, q8));
+        CHECK(l.calls == 0, "%s: loading a quantized file reported %d times", q4 ? "q4" : "q8",
+              l.calls);
+        ngpt_progress_callback_set(NULL, NULL);
+        remove(q8);
+        ngpt_context_free(plain);
+        ngpt_context_free(watched);
+        ngpt_context_free(zero);
+    }
+    remove(f32);
+}
+
 int main(void)
 {
     prefill();
     evaluate();
     write_file();
+    quantize();
     return test_summary("test_progress");
 }

@@ -884,6 +884,11 @@ static void import_functions(const char *path)
     REJECTS(ngpt_import_hf_config(path, &cfg), NGPT_ERR_BAD_FORMAT);
     REJECTS(ngpt_import_hf_config_mem(NULL, 2, &cfg), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_import_hf_config_mem("{}", 2, NULL), NGPT_ERR_NULL_ARG);
+    ngpt_hf_tokenizer_config tc;
+    REJECTS(ngpt_import_hf_tokenizer_config(NULL, &tc), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_tokenizer_config(path, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_import_hf_tokenizer_config("/nonexistent/tokenizer_config.json", &tc), NGPT_ERR_IO);
+    REJECTS(ngpt_import_hf_tokenizer_config(path, &tc), NGPT_ERR_BAD_FORMAT);
     REJECTS(ngpt_import_llama2c(NULL, path, NULL, out), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_import_llama2c(path, NULL, NULL, out), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_import_llama2c(path, path, NULL, NULL), NGPT_ERR_NULL_ARG);

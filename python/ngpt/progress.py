@@ -4,13 +4,13 @@ import contextlib
 from ._lib import PROGRESS_FN, lib
 
 #: The stages a progress callback sees (ngpt_progress_stage).
-STAGES = ("prefill", "evaluate", "write")
+STAGES = ("prefill", "evaluate", "write", "quantize")
 
 
 @contextlib.contextmanager
 def progress_callback(fn):
     """While the block runs, long calls on this thread report to fn(stage, done, total)
-    (stage: "prefill", "evaluate" or "write"); fn returning False cancels the call,
+    (stage: "prefill", "evaluate", "write" or "quantize"); fn returning False cancels the call,
     which then raises Error (status "stopped"). fn None: nothing is set."""
     if fn is None:
         yield

@@ -13,6 +13,7 @@
 #include "base/fpmode.h"
 #include "import/hf_config.h"
 #include "import/hf_tokenizer.h"
+#include "import/hf_tokenizer_config.h"
 #include "import/llama2c.h"
 #include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
@@ -108,6 +109,32 @@ static ngpt_status open_tokenizer(const char *dir, const ngpt_import_options *o,
     return st;
 }
 
+/* tokenizer_config.json (named, or the directory's) and the directory's
+ * generation_config.json decide the end token; neither: tok as it is. */
+static ngpt_status tokenizer_config(const char *dir, const ngpt_import_options *o,
+                                    ngpt_tokenizer **tok)
+{
+    char cb[4096], gb[4096];
+    const char *cfg_path = o->tokenizer_config ? o->tokenizer_config
+                                               : in_dir(dir, "tokenizer_config.json", cb, sizeof cb);
+    const char *gen_path = in_dir(dir, "generation_config.json", gb, sizeof gb);
+    const bool have_cfg = o->tokenizer_config || exists(cfg_path), have_gen = exists(gen_path);
+    if (!have_cfg && !have_gen) return NGPT_OK;
+    ngpt_hf_tokenizer_config cfg;
+    uint8_t *text = NULL, *gen = NULL;
+    size_t size = 0, gen_size = 0;
+    ngpt_status st = NGPT_OK;
+    if (have_cfg && !(st = ngpt_tok_read_file(cfg_path, &text, &size)))
+        st = ngpt_hf_tok_config_parse(text, size, cfg_path, &cfg);
+    if (!st && have_gen) st = ngpt_tok_read_file(gen_path, &gen, &gen_size);
+    if (!st)
+        st = ngpt_hf_tok_config_apply(tok, have_cfg ? &cfg : NULL, have_cfg ? cfg_path : NULL,
+                                      have_gen ? gen : NULL, gen_size, gen_path);
+    free(text);
+    free(gen);
+    return st;
+}
+
 static ngpt_status import(const char *dir, const ngpt_import_options *o, const char *out)
 {
     char cb[4096];
@@ -126,7 +153,8 @@ static ngpt_status import(const char *dir, const ngpt_import_options *o, const c
     if (st || (st = read_config(config, &cfg, &fam))) return st;
     ngpt_tokenizer *tok = NULL;
     ngpt_shards w = {0};
-    if (!(st = open_tokenizer(dir, o, &tok)) && !(st = open_weights(dir, o, &w)))
+    if (!(st = open_tokenizer(dir, o, &tok)) && !(st = tokenizer_config(dir, o, &tok)) &&
+        !(st = open_weights(dir, o, &w)))
         st = ngpt_hf_write(fam, &cfg, &w, tok, o->store, o->context_len, out);
     ngpt_shards_close(&w);
     ngpt_tokenizer_free(tok);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/fpmode.h"
+#include "base/progress.h"
 #include "io/checkpoint.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
@@ -368,11 +369,19 @@ ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *t
 
 /* ----------------------------------------------------------- loading */
 
+/* Quantizing a float32 file as it loads reports its weights done so far
+ * (NGPT_PROGRESS_QUANTIZE); a cancel is seen between panels. */
+typedef struct quantize_progress {
+    uint64_t done, total;
+    bool cancelled;
+} quantize_progress;
+
 /* An 8-bit or 4-bit tensor of the context from the file's: a copy of its
  * bytes (the same dtype: check_tensor_set), or
  * its float32 values quantized 16 rows at a time (through the aligned
  * panel scratch: a buffer in memory may hold them unaligned). */
-static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_tensor_info *t)
+static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_tensor_info *t,
+                    quantize_progress *q)
 {
     const uint32_t at = (uint32_t)ngpt_ckpt_find_tensor(r, t->name);
     size_t bytes;
@@ -382,18 +391,42 @@ static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_ten
         return;
     }
     const int n = t->shape[0], k = t->shape[1];
-    for (int j0 = 0; j0 < n; j0 += NGPT_Q8_NR) {
+    for (int j0 = 0; j0 < n && !q->cancelled; j0 += NGPT_Q8_NR) {
         const int nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
         memcpy(ctx->plan.threads.panel, src + (size_t)j0 * k * sizeof(float),
                (size_t)nr * k * sizeof(float));
         ngpt_weights_quantize(ctx, t->dtype, t->offset, n, k, j0, ctx->plan.threads.panel, nr);
+        q->done += (uint64_t)nr * (uint64_t)k;
+        q->cancelled = !ngpt_progress_report(NGPT_PROGRESS_QUANTIZE, q->done, q->total);
     }
+}
+
+/* The weights of the context's quantized tensors that come from a float32 file. */
+static uint64_t quantized_weights(const ngpt_context *ctx, const ngpt_ckpt_reader *r)
+{
+    uint64_t n = 0;
+    for (int32_t i = 0; i < ctx->n_tensors; i++) {
+        const ngpt_tensor_info *t = &ctx->plan.tensors[i];
+        if ((t->dtype == NGPT_DTYPE_Q8 || t->dtype == NGPT_DTYPE_Q4) &&
+            ngpt_ckpt_tensor_dtype(r, (uint32_t)ngpt_ckpt_find_tensor(r, t->name)) == NGPT_CKPT_F32)
+            n += (uint64_t)t->shape[0] * (uint64_t)t->shape[1];
+    }
+    return n;
+}
+
+/* A cancelled load: the weights back to a new context's, never half loaded. */
+static void clear_weights(ngpt_context *ctx)
+{
+    size_t q8 = 0;
+    ngpt_params_start(&ctx->cfg, &ctx->lay, ctx->plan.params);
+    if (ctx->plan.q8_w && ngpt_linear_q8_bytes(&ctx->cfg, &q8)) memset(ctx->plan.q8_w, 0, q8);
 }
 
 /* Opens, checks the config against the context's, and copies every model
  * tensor; the reader is verified, so this cannot fail halfway and leave
  * the parameters half-loaded. An 8-bit context also takes the float32
- * original of its model and quantizes it. */
+ * original of its model and quantizes it, reporting progress: a cancel
+ * leaves the weights zero (documented in ngpt.h). */
 ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
                                 const ngpt_config *file_cfg)
 {
@@ -410,15 +443,23 @@ ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
                          "more than either); quantize the float32 original to q4", r->src);
     ngpt_status st = ngpt_config_compare(&ctx->cfg, &file);
     if (!st) st = ngpt_ckpt_tokenizer_agrees(r, ctx);
-    for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
+    quantize_progress q = {0};
+    if (!st && ngpt_progress_wanted()) q.total = quantized_weights(ctx, r);
+    for (int32_t i = 0; !st && i < ctx->n_tensors && !q.cancelled; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         if (t->dtype == NGPT_DTYPE_Q8 || t->dtype == NGPT_DTYPE_Q4) {
-            load_q8(ctx, r, t);
+            load_q8(ctx, r, t, &q);
             continue;
         }
         st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
     }
-    if (!st) {
+    if (q.cancelled) {
+        clear_weights(ctx);
+        st = ngpt_fail(NGPT_ERR_STOPPED, "cancelled by the progress callback after %llu of %llu "
+                       "weights quantized; the context's weights are a new context's",
+                       (unsigned long long)q.done, (unsigned long long)q.total);
+    }
+    if (!st || q.cancelled) {
         ngpt_weights_written(ctx);
         ngpt_run_params_changed(ctx);
     }

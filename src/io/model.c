@@ -3,8 +3,10 @@
  * memory; its weights laid out once for every inference context: the
  * quantized Linears used in place in the mapped file, the float32
  * parameters copied once into a 64-byte-aligned block with the Linears
- * packed (what each context used to do in its own arena). Immutable after
- * open but for the count of its contexts (an atomic). */
+ * packed (what each context used to do in its own arena), when the first
+ * context is made. Immutable after that but for the count of its contexts
+ * (an atomic). */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +28,12 @@ struct ngpt_model {
     void *copy;                 /* an unaligned buffer copied to 64-byte alignment, or NULL */
     ngpt_config cfg;
     ngpt_tokenizer *tok;        /* NULL: the file carries none */
-    float *params;              /* NULL until laid out (weights) */
+    bool for_contexts;          /* opened by ngpt_model_open(_mem): contexts may use it */
+    /* laid out by the first context (lock held), so that a model used only
+     * for its config, tokenizer or a load into a context of its own
+     * (ngpt quantize) copies nothing; unchanged after */
+    pthread_mutex_t lock;
+    float *params;              /* NULL until laid out */
     const int8_t **q8_linear;   /* (1 + 4L) the quantized Linears in r, or NULL */
     atomic_int contexts;        /* live contexts made from the model */
 };
@@ -49,9 +56,12 @@ static ngpt_status lay_out_weights(ngpt_model *m)
     const int n_linear = 1 + NGPT_LINEAR_PER_LAYER * m->cfg.n_layers;
     if (m->cfg.weights != NGPT_WEIGHTS_F32)
         m->q8_linear = calloc((size_t)n_linear, sizeof *m->q8_linear);
-    if (!m->params || (m->cfg.weights != NGPT_WEIGHTS_F32 && !m->q8_linear))
+    if (!m->params || (m->cfg.weights != NGPT_WEIGHTS_F32 && !m->q8_linear)) {
+        free(m->params), free(m->q8_linear);
+        m->params = NULL, m->q8_linear = NULL;      /* the next context tries again */
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate the %zu bytes of the "
                          "parameters of %s", bytes, m->r.src);
+    }
     const int32_t n = ngpt_layout_tensor_count(&m->cfg);
     for (int32_t i = 0; i < n; i++) {
         char name[NGPT_NAME_MAX];
@@ -83,6 +93,11 @@ ngpt_status ngpt_model_open_internal(ngpt_model **out, const char *path, const v
     ngpt_model *m = calloc(1, sizeof *m);
     if (!m) return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate a model");
     atomic_init(&m->contexts, 0);
+    if (pthread_mutex_init(&m->lock, NULL) != 0) {
+        free(m);
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot create a model's lock");
+    }
+    m->for_contexts = weights;
     ngpt_status st = NGPT_OK;
     if (path && !(m->path = strdup(path)))
         st = ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate a model");
@@ -102,7 +117,7 @@ ngpt_status ngpt_model_open_internal(ngpt_model **out, const char *path, const v
         const unsigned char *p = ngpt_ckpt_tensor_data(&m->r, (uint32_t)at, &n);
         st = ngpt_tok_parse(&m->tok, p, n, src);
     }
-    if (!st && weights) st = lay_out_weights(m);
+    if (!st && weights) st = ngpt_cpu_check();     /* what its contexts will need */
     if (st) {
         ngpt_model_destroy(m);
         return st;
@@ -120,6 +135,7 @@ void ngpt_model_destroy(ngpt_model *m)
     free(m->q8_linear);
     free(m->copy);
     free(m->path);
+    pthread_mutex_destroy(&m->lock);
     free(m);
 }
 
@@ -211,10 +227,15 @@ ngpt_status ngpt_context_init_model(ngpt_context **ctx, const ngpt_model *m,
     if (!ctx || !m || !shape)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init_model: NULL argument");
     ngpt_status st = model_shape_check(shape);
-    if (!st && !m->params)
+    if (!st && !m->for_contexts)
         st = ngpt_fail(NGPT_ERR_BAD_ARG, "the model was not opened by ngpt_model_open");
+    ngpt_model *mm = (ngpt_model *)m;   /* its count of contexts and its lazy layout move */
+    if (!st) {
+        pthread_mutex_lock(&mm->lock);
+        if (!mm->params) st = lay_out_weights(mm);
+        pthread_mutex_unlock(&mm->lock);
+    }
     if (st) return ngpt_prefixed("ngpt_context_init_model", st);
-    ngpt_model *mm = (ngpt_model *)m;   /* its count of contexts is the one field that moves */
     const ngpt_shared_weights w = {m, m->params, m->q8_linear, m->tok, &mm->contexts};
     return ngpt_context_create("ngpt_context_init_model", ctx, &m->cfg, &w, shape, arena,
                                arena_bytes);

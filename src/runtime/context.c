@@ -109,6 +109,21 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
     if (p->q8_w && ngpt_linear_q8_bytes(cfg, &q8_bytes)) memset(p->q8_w, 0, q8_bytes);
 }
 
+
+/* context.h: the parameters of a new context, zeros but the LayerNorm
+ * weights, which start at 1 so that a fresh context is a valid model. */
+void ngpt_params_start(const ngpt_config *cfg, const ngpt_layout *lay, float *params)
+{
+    memset(params, 0, lay->total * sizeof(float));
+    for (int l = 0; l < cfg->n_layers; l++)
+        for (int c = 0; c < cfg->d_model; c++) {
+            ngpt_block_ptr(lay, params, l, lay->ln1_w)[c] = 1.0f;
+            ngpt_block_ptr(lay, params, l, lay->ln2_w)[c] = 1.0f;
+        }
+    if (cfg->final_norm)
+        for (int c = 0; c < cfg->d_model; c++) params[lay->lnf_w + c] = 1.0f;
+}
+
 ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_config *cfg,
                                 const ngpt_shared_weights *shared, const ngpt_shape *shape,
                                 void *arena, size_t arena_bytes)
@@ -167,14 +182,7 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
         ctx->tokenizer = shared->tokenizer;
         ctx->run.weights_packed = cfg->weights == NGPT_WEIGHTS_F32;
     } else {
-        /* LayerNorm weights start at 1 so a fresh context is a valid model. */
-        for (int l = 0; l < cfg->n_layers; l++)
-            for (int c = 0; c < cfg->d_model; c++) {
-                ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln1_w)[c] = 1.0f;
-                ngpt_block_ptr(&ctx->lay, carved.params, l, ctx->lay.ln2_w)[c] = 1.0f;
-            }
-        if (cfg->final_norm)
-            for (int c = 0; c < cfg->d_model; c++) carved.params[ctx->lay.lnf_w + c] = 1.0f;
+        ngpt_params_start(cfg, &ctx->lay, carved.params);
     }
     ngpt_run_params_changed(ctx);       /* new parameters, in the state_dict layout */
     /* last: nothing after this can fail, so a failed init never leaves threads */

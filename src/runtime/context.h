@@ -127,6 +127,10 @@ static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t l
     ctx->run.backward_ready = false;
 }
 
+/* The parameters of a new context (zeros, LayerNorm weights 1) into
+ * params (lay->total floats) (context.c). */
+void ngpt_params_start(const ngpt_config *cfg, const ngpt_layout *lay, float *params);
+
 /* The parameters changed (init, load): the last pass no longer describes
  * them and its activations cannot be differentiated. */
 static inline void ngpt_run_params_changed(ngpt_context *ctx)

@@ -171,6 +171,11 @@ static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
  * "the training result"). */
 ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *spec, const char *src);
 
+/* *tok with end_id (a special token's model id, or -1) as its end-of-text
+ * token: the same tokenizer otherwise, rebuilt from its image (BPE only).
+ * On failure *tok is unchanged; bare messages naming src. */
+ngpt_status ngpt_tok_with_end(ngpt_tokenizer **tok, int32_t end_id, const char *src);
+
 /* The tokens whose bytes, one after another, are the first k bytes of
  * token id (model ids, in and out; not special; 0 < k <= its length): the parts of its merge tree
  * that cover them, left to right, into out (at most k of them, and at most

@@ -1,0 +1,165 @@
+/* hf_tokenizer_config.c — tokenizer_config.json and generation_config.json
+ * (hf_tokenizer_config.h): the end token a model stops at (SmolLM2-Instruct's
+ * <|im_end|>, the base model's <|endoftext|>), a BOS that prompts would
+ * need (refused: ngpt's BPE tokenizer has none) and whether the chat
+ * template is ChatML. Only these keys are read; the rest (padding side,
+ * model_max_length, ...) changes nothing ngpt computes. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fpmode.h"
+#include "import/hf_tokenizer_config.h"
+#include "tokenizer/tokenizer.h"
+
+/* A special token's name: a string, or an AddedToken {"content": ...}. */
+static ngpt_status token_name(const cJSON *root, const char *key, char *out, size_t cap,
+                              const char *src)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    out[0] = 0;
+    if (!v || cJSON_IsNull(v)) return NGPT_OK;
+    if (cJSON_IsObject(v)) v = cJSON_GetObjectItemCaseSensitive(v, "content");
+    if (!cJSON_IsString(v))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: %s is neither a string nor an object with "
+                         "a \"content\" string", src, key);
+    if (strlen(v->valuestring) >= cap)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: %s is longer than %zu bytes", src, key,
+                         cap - 1);
+    memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_hf_tok_config_parse(const void *text, size_t size, const char *src,
+                                     ngpt_hf_tokenizer_config *out)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *root = cJSON_ParseWithLength(text, size);
+    ngpt_status st = NGPT_OK;
+    if (!cJSON_IsObject(root)) {
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not a JSON object", src);
+        goto done;
+    }
+    if ((st = token_name(root, "eos_token", out->end_token, sizeof out->end_token, src)) ||
+        (st = token_name(root, "bos_token", out->bos_token, sizeof out->bos_token, src)))
+        goto done;
+    const cJSON *add = cJSON_GetObjectItemCaseSensitive(root, "add_bos_token");
+    if (add && !cJSON_IsBool(add) && !cJSON_IsNull(add)) {
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: add_bos_token is not true or false", src);
+        goto done;
+    }
+    out->add_bos = cJSON_IsTrue(add);
+    /* an EOS appended to every encoding is not what a prompt is */
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "add_eos_token"))) {
+        st = ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: add_eos_token=true (every encoding ending "
+                       "with \"%.60s\"); ngpt encodes text without adding tokens", src,
+                       out->end_token);
+        goto done;
+    }
+    /* a string, or (older files) a list of named templates: the "default" one */
+    const cJSON *tpl = cJSON_GetObjectItemCaseSensitive(root, "chat_template");
+    if (cJSON_IsArray(tpl)) {
+        const cJSON *named = NULL;
+        for (const cJSON *t = tpl->child; t; t = t->next) {
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
+            if (cJSON_IsString(name) && !strcmp(name->valuestring, "default"))
+                named = cJSON_GetObjectItemCaseSensitive(t, "template");
+        }
+        tpl = named;
+    }
+    if (cJSON_IsString(tpl))
+        out->chat_template = strstr(tpl->valuestring, "<|im_start|>") &&
+                             strstr(tpl->valuestring, "<|im_end|>") ? NGPT_TEMPLATE_CHATML
+                                                                    : NGPT_TEMPLATE_OTHER;
+    else if (tpl && !cJSON_IsNull(tpl))
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: chat_template is neither a string nor a list "
+                       "with a \"default\" template", src);
+done:
+    cJSON_Delete(root);
+    return st;
+}
+
+enum { MAX_EOS = 16 };
+
+/* generation_config.json's eos_token_id: one id or a list, into ids. */
+static ngpt_status generation_eos(const void *text, size_t size, const char *src,
+                                  int32_t *ids, int *n)
+{
+    *n = 0;
+    cJSON *root = cJSON_ParseWithLength(text, size);
+    ngpt_status st = NGPT_OK;
+    if (!cJSON_IsObject(root)) {
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not a JSON object", src);
+        goto done;
+    }
+    const cJSON *eos = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
+    if (!eos || cJSON_IsNull(eos)) goto done;
+    const cJSON *one = cJSON_IsArray(eos) ? eos->child : eos;
+    for (; one; one = cJSON_IsArray(eos) ? one->next : NULL) {
+        if (!cJSON_IsNumber(one) || one->valuedouble < 0 ||
+            one->valuedouble >= NGPT_TOK_MAX_TOKENS ||
+            one->valuedouble != (double)(int32_t)one->valuedouble || *n == MAX_EOS) {
+            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: eos_token_id is not a token id or a list "
+                           "of at most %d", src, MAX_EOS);
+            goto done;
+        }
+        ids[(*n)++] = (int32_t)one->valuedouble;
+    }
+done:
+    cJSON_Delete(root);
+    return st;
+}
+
+static bool is_special(const ngpt_tokenizer *t, int32_t id)
+{
+    int32_t s;
+    for (int32_t i = 0; i < t->n_special; i++)
+        if (!ngpt_tokenizer_special(t, i, &s) && s == id) return true;
+    return false;
+}
+
+ngpt_status ngpt_hf_tok_config_apply(ngpt_tokenizer **tok, const ngpt_hf_tokenizer_config *cfg,
+                                     const char *cfg_src, const void *gen, size_t gen_size,
+                                     const char *gen_src)
+{
+    if (cfg && cfg->add_bos)
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: add_bos_token=true (prompts beginning with "
+                         "\"%.60s\"); ngpt's byte-level BPE tokenizer carries no BOS", cfg_src,
+                         cfg->bos_token);
+    int32_t end = (*tok)->end_id, eos[MAX_EOS];
+    int n_eos = 0;
+    if (cfg && cfg->end_token[0]) {
+        if (ngpt_tokenizer_special_id(*tok, cfg->end_token, &end))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: eos_token \"%.60s\" is not a special "
+                             "token of the tokenizer", cfg_src, cfg->end_token);
+    }
+    ngpt_status st = gen ? generation_eos(gen, gen_size, gen_src, eos, &n_eos) : NGPT_OK;
+    if (st) return st;
+    if (n_eos && cfg && cfg->end_token[0]) {
+        bool listed = false;
+        for (int i = 0; i < n_eos; i++) listed |= eos[i] == end;
+        if (!listed)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s's eos_token \"%.60s\" (id %d) is not among "
+                             "%s's eos_token_id", cfg_src, cfg->end_token, (int)end, gen_src);
+    } else if (n_eos) {
+        end = eos[0];
+        if (!is_special(*tok, end))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: eos_token_id %d is not a special token of "
+                             "the tokenizer", gen_src, (int)end);
+    }
+    return ngpt_tok_with_end(tok, end, cfg_src ? cfg_src : gen_src);
+}
+
+ngpt_status ngpt_import_hf_tokenizer_config(const char *path, ngpt_hf_tokenizer_config *out)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!path || !out)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_tokenizer_config: NULL argument");
+    uint8_t *text = NULL;
+    size_t size = 0;
+    ngpt_status st = ngpt_tok_read_file(path, &text, &size);
+    if (!st) st = ngpt_hf_tok_config_parse(text, size, path, out);
+    free(text);
+    return ngpt_prefixed("ngpt_import_hf_tokenizer_config", st);
+}
