@@ -357,24 +357,3 @@ static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf)
     put_u64(p, (uint64_t)XXH3_64bits(buf, size - 8));
     return size;
 }
-
-/* tokenizer.h: the image with another end id (its checksum redone), read back. */
-ngpt_status ngpt_tok_with_end(ngpt_tokenizer **tok, int32_t end_id, const char *src)
-{
-    const ngpt_tokenizer *t = *tok;
-    if (t->scored)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: a scored tokenizer's end token is fixed", src);
-    if (end_id == t->end_id) return NGPT_OK;
-    uint8_t *image = malloc(t->image_size);
-    if (!image) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
-    memcpy(image, t->image, t->image_size);
-    put_u32(image + 24, (uint32_t)end_id);
-    put_u64(image + t->image_size - 8, (uint64_t)XXH3_64bits(image, t->image_size - 8));
-    ngpt_tokenizer *with = NULL;
-    ngpt_status st = ngpt_tok_parse(&with, image, t->image_size, src);
-    free(image);
-    if (st) return st;
-    ngpt_tokenizer_free(*tok);
-    *tok = with;
-    return NGPT_OK;
-}

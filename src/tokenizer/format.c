@@ -21,6 +21,8 @@
 
 static uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static void put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
 ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
                                  int32_t *n_tokens_out, uint64_t *checksum)
@@ -230,4 +232,27 @@ ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path)
     NGPT_FPMODE_SCOPE;
     if (!tok || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_save: NULL argument");
     return ngpt_prefixed("ngpt_tokenizer_save", write_atomic(path, tok->image, tok->image_size));
+}
+
+/* tokenizer.h: the image with another end id (its checksum redone), read
+ * back (here, beside the reader: build.c makes tokenizers, format.c reads
+ * images, and calling each other would make a cycle). */
+ngpt_status ngpt_tok_with_end(ngpt_tokenizer **tok, int32_t end_id, const char *src)
+{
+    const ngpt_tokenizer *t = *tok;
+    if (t->scored)
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: a scored tokenizer's end token is fixed", src);
+    if (end_id == t->end_id) return NGPT_OK;
+    uint8_t *image = malloc(t->image_size);
+    if (!image) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
+    memcpy(image, t->image, t->image_size);
+    put_u32(image + 24, (uint32_t)end_id);
+    put_u64(image + t->image_size - 8, (uint64_t)XXH3_64bits(image, t->image_size - 8));
+    ngpt_tokenizer *with = NULL;
+    ngpt_status st = ngpt_tok_parse(&with, image, t->image_size, src);
+    free(image);
+    if (st) return st;
+    ngpt_tokenizer_free(*tok);
+    *tok = with;
+    return NGPT_OK;
 }
