@@ -12,6 +12,7 @@
 #include "io/checkpoint.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
+#include "runtime/f32_panels.h"
 #include "runtime/weights.h"
 #include "tokenizer/tokenizer.h"
 
@@ -204,7 +205,8 @@ static uint32_t ckpt_dtype(ngpt_dtype d)
 
 static const char *dtype_name(uint32_t d)
 {
-    return d == NGPT_CKPT_Q8 ? "8-bit" : d == NGPT_CKPT_Q4 ? "4-bit" : "float32";
+    return d == NGPT_CKPT_Q8 ? "8-bit" : d == NGPT_CKPT_Q4 ? "4-bit"
+         : d == NGPT_CKPT_F32_PACKED ? "packed float32" : "float32";
 }
 
 /* The model tensors are exactly those the config implies; other names must
@@ -228,7 +230,10 @@ static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config
                                   (int)info.shape[0], info.ndim > 1 ? "," : "",
                                   info.ndim > 1 ? (int)info.shape[1] : 0);
         const uint32_t want = ckpt_dtype(info.dtype), got = ngpt_ckpt_tensor_dtype(r, (uint32_t)at);
-        if (got != want)
+        /* a float32 Linear's W may be stored either way */
+        const bool packed_ok = got == NGPT_CKPT_F32_PACKED &&
+                               ngpt_weights_linear_index(cfg, &lay, info.offset) >= 0;
+        if (got != want && !packed_ok)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s is %s but its config "
                                   "(weights=%s) makes it %s", name, r->src, dtype_name(got),
                                   ngpt_weights_name(cfg->weights), dtype_name(want));
@@ -373,15 +378,19 @@ static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_ten
     const uint32_t at = (uint32_t)ngpt_ckpt_find_tensor(r, t->name);
     size_t bytes;
     const unsigned char *src = ngpt_ckpt_tensor_data(r, at, &bytes);
-    if (ngpt_ckpt_tensor_dtype(r, at) != NGPT_CKPT_F32) {
+    const uint32_t dtype = ngpt_ckpt_tensor_dtype(r, at);
+    if (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_F32_PACKED) {
         memcpy(ctx->plan.q8_w + t->offset, src, bytes);
         return;
     }
     const int n = t->shape[0], k = t->shape[1];
     for (int j0 = 0; j0 < n; j0 += NGPT_Q8_NR) {
         const int nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
-        memcpy(ctx->plan.threads.panel, src + (size_t)j0 * k * sizeof(float),
-               (size_t)nr * k * sizeof(float));
+        if (dtype == NGPT_CKPT_F32_PACKED)     /* the rows of a panel (16: NGPT_GEMM_NR) */
+            ngpt_f32_panels_rows(ctx->plan.threads.panel, src, n, k, j0, nr);
+        else
+            memcpy(ctx->plan.threads.panel, src + (size_t)j0 * k * sizeof(float),
+                   (size_t)nr * k * sizeof(float));
         ngpt_weights_quantize(ctx, t->dtype, t->offset, n, k, j0, ctx->plan.threads.panel, nr);
     }
 }
@@ -406,16 +415,30 @@ ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
                          "more than either); quantize the float32 original to q4", r->src);
     ngpt_status st = ngpt_config_compare(&ctx->cfg, &file);
     if (!st) st = ngpt_ckpt_tokenizer_agrees(r, ctx);
+    /* a context that multiplies by packed Linears takes a file's packed
+     * ones as they are, when every Linear of the file is packed */
+    bool as_is = !st && ngpt_weights_packs(ctx);
+    for (int32_t i = 0; as_is && i < ctx->n_tensors; i++) {
+        const ngpt_tensor_info *t = &ctx->plan.tensors[i];
+        as_is = ngpt_weights_linear_index(&ctx->cfg, &ctx->lay, t->offset) < 0 ||
+                ngpt_ckpt_tensor_dtype(r, (uint32_t)ngpt_ckpt_find_tensor(r, t->name)) ==
+                    NGPT_CKPT_F32_PACKED;
+    }
     for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         if (t->dtype == NGPT_DTYPE_Q8 || t->dtype == NGPT_DTYPE_Q4) {
             load_q8(ctx, r, t);
             continue;
         }
-        st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
+        size_t bytes;
+        const unsigned char *data = ngpt_ckpt_tensor_data(
+            r, (uint32_t)ngpt_ckpt_find_tensor(r, t->name), &bytes);
+        if (as_is) memcpy(ctx->plan.params + t->offset, data, bytes);     /* checked: open */
+        else st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
     }
     if (!st) {
         ngpt_weights_written(ctx);
+        ctx->run.weights_packed = as_is;
         ngpt_run_params_changed(ctx);
     }
     return st;

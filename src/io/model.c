@@ -59,9 +59,11 @@ static ngpt_status lay_out_weights(ngpt_model *m)
         ngpt_layout_tensor(&m->cfg, &lay, i, name, &t);
         /* (shapes and dtypes checked at open: check_tensor_set) */
         size_t size;
-        const unsigned char *data = ngpt_ckpt_tensor_data(
-            &m->r, (uint32_t)ngpt_ckpt_find_tensor(&m->r, name), &size);
-        if (t.dtype == NGPT_DTYPE_F32 && m->cfg.weights == NGPT_WEIGHTS_F32) {
+        const uint32_t at = (uint32_t)ngpt_ckpt_find_tensor(&m->r, name);
+        const unsigned char *data = ngpt_ckpt_tensor_data(&m->r, at, &size);
+        if (ngpt_ckpt_tensor_dtype(&m->r, at) == NGPT_CKPT_F32_PACKED) {
+            memcpy(m->params + t.offset, data, size);   /* packed already */
+        } else if (t.dtype == NGPT_DTYPE_F32 && m->cfg.weights == NGPT_WEIGHTS_F32) {
             /* 64-byte aligned in the mapping: packed straight from the file */
             ngpt_weights_copy_packed(&ngpt_kernels_active, &m->cfg, &lay, m->params, t.offset,
                                      (const float *)(const void *)data, t.count);
