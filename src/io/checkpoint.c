@@ -292,6 +292,33 @@ static void read_params(const void *src, size_t at, void *dst, size_t n)
     ngpt_weights_read(src, at / sizeof(float), dst, n / sizeof(float));
 }
 
+/* Bytes at..at+n-1 of a Linear's W packed (dtype 4) from the W (n, k)
+ * row-major at src + from (an f32 inference context's parameters before
+ * its first pass, or while ngpt_params_data's pointer is out). */
+static void read_packing(const void *src, size_t at, void *dst, size_t n)
+{
+    const ngpt_context *ctx = src;
+    const size_t first = at / sizeof(float), count = n / sizeof(float);
+    size_t off = 0;
+    int32_t rows = 0, k = 0;
+    for (int32_t i = 0; i < ctx->n_tensors; i++) {     /* the tensor holding float `first` */
+        const ngpt_tensor_info *t = &ctx->plan.tensors[i];
+        if (t->ndim == 2 && t->offset <= first && first < t->offset + t->count)
+            off = t->offset, rows = t->shape[0], k = t->shape[1];
+    }
+    const size_t panel = (size_t)NGPT_GEMM_NR * (size_t)k;
+    const size_t full = (size_t)(rows / NGPT_GEMM_NR) * panel;
+    float *out = dst;
+    for (size_t e = first - off, c = 0; c < count; e++, c++) {
+        size_t from = e;    /* past the full panels: the rows as they are */
+        if (e < full) {
+            const size_t p = e / panel, kk = e % panel / NGPT_GEMM_NR, j = e % NGPT_GEMM_NR;
+            from = (p * NGPT_GEMM_NR + j) * (size_t)k + kk;
+        }
+        out[c] = ctx->plan.params[off + from];
+    }
+}
+
 void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t i,
                             ngpt_ckpt_tensor *out)
 {
@@ -299,9 +326,18 @@ void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t 
     ngpt_ckpt_tensor t = {.name = info->name, .ndim = info->ndim, .data = base + info->offset};
     t.shape[0] = info->shape[0];
     t.shape[1] = info->ndim > 1 ? info->shape[1] : 0;
+    /* an f32 inference context writes its Linears as it multiplies by them */
+    const bool packed = base == ctx->plan.params && ctx->shape.mode == NGPT_MODE_INFER &&
+                        ngpt_weights_linear_index(&ctx->cfg, &ctx->lay, info->offset) >= 0;
     if (info->dtype == NGPT_DTYPE_Q8 || info->dtype == NGPT_DTYPE_Q4) {
         t.dtype = ckpt_dtype(info->dtype);
         t.data = ngpt_weights_q8_at(ctx, info->offset);
+    } else if (packed) {
+        t.dtype = NGPT_CKPT_F32_PACKED;
+        if (!ctx->run.weights_packed) {
+            t.data = NULL;
+            t.read = read_packing, t.src = ctx, t.from = info->offset * sizeof(float);
+        }
     } else if (base == ctx->plan.params && ctx->run.weights_packed) {
         t.data = NULL;
         t.read = read_params, t.src = ctx, t.from = info->offset * sizeof(float);
