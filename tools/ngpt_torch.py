@@ -512,8 +512,12 @@ def write_ngpt(path, cfg, tensors, meta=None):
     tensor: the file is then version 2); meta: {key: int | float |
     ("u64"|"i64"|"f64", value)}. Model tensors first in ngpt order, then any
     optim.* tensors in the given order, the tokenizer last (as ngpt writes
-    them). Atomic (temp file, fsync, rename)."""
+    them). A model without optimizer state stores its Linear weights packed
+    (dtype 4), as ngpt's importers and inference saves do; a training
+    checkpoint stores them row-major, as ngpt's training saves do. Atomic
+    (temp file, fsync, rename)."""
     meta = meta or {}
+    packed = set() if any(n.startswith("optim.") for n in tensors) else linear_names(cfg)
     items = [(n, np.ascontiguousarray(a, dtype="<f4")) for n, a in tensors.items()
              if n != TOKENIZER]
     if TOKENIZER in tensors:
@@ -537,8 +541,10 @@ def write_ngpt(path, cfg, tensors, meta=None):
             off += _align64(len(a))
             continue
         shape = list(a.shape) + [0] * (4 - a.ndim)
-        table.append(_TENSOR.pack(n.encode(), DTYPE_F32, a.ndim, *shape, off, a.nbytes))
-        blobs.append(a.tobytes() + b"\0" * (_align64(a.nbytes) - a.nbytes))
+        dtype = DTYPE_F32_PACKED if n in packed else DTYPE_F32
+        data = pack_f32(a) if n in packed else a
+        table.append(_TENSOR.pack(n.encode(), dtype, a.ndim, *shape, off, a.nbytes))
+        blobs.append(data.tobytes() + b"\0" * (_align64(a.nbytes) - a.nbytes))
         off += _align64(a.nbytes)
     file_bytes = off + 8
     mtab = []
@@ -632,6 +638,23 @@ def unpack_f32(data, off, n, k):
     full = n // Q8_NR * Q8_NR
     panels = w[:full * k].reshape(n // Q8_NR, k, Q8_NR).transpose(0, 2, 1).reshape(full, k)
     return np.concatenate([panels, w[full * k:].reshape(n - full, k)]).astype(np.float32)
+
+
+def pack_f32(a):
+    """A float32 Linear weight (n, k) as dtype 4 stores it (unpack_f32's
+    inverse): its full panels of 16 rows transposed, the last rows as they are."""
+    n, k = a.shape
+    full = n // Q8_NR * Q8_NR
+    panels = a[:full].reshape(n // Q8_NR, Q8_NR, k).transpose(0, 2, 1).reshape(-1)
+    return np.ascontiguousarray(np.concatenate([panels, a[full:].reshape(-1)]), dtype="<f4")
+
+
+def linear_names(cfg):
+    """The float32 Linear weights of cfg's model: what ngpt stores packed."""
+    names = ["tok_emb.weight" if cfg.tie_lm_head else "lm_head.weight"]
+    for i in range(cfg.L):
+        names += [f"blocks.{i}.{n}.weight" for n in ("attn.qkv", "attn.proj", "mlp.fc1", "mlp.fc2")]
+    return set(names)
 
 
 def read_ngpt(path, quantized=None):
