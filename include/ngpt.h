@@ -455,7 +455,11 @@ ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
 /* Writes the model to `path` atomically: a temporary file beside it, fsync,
  * rename. A crash mid-save leaves the previous file intact. With a
  * tokenizer attached (ngpt_context_tokenizer_set) the file carries it
- * (format version 2); otherwise it is a version 1 file, as always. */
+ * (format version 2); otherwise it is a version 1 file, as always. An
+ * inference context of float32 weights writes its Linear weights packed
+ * (docs/FORMAT.md, dtype 4: the layout it multiplies by, which a model
+ * opened from the file uses in place); a training context writes them
+ * row-major. Both load anywhere and have the same ngpt_params_checksum. */
 ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
 
 /* Reads only the config of a checkpoint (to plan a context for it). The whole
@@ -525,8 +529,9 @@ ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t
 ngpt_status ngpt_model_open(ngpt_model **model, const char *path);
 /* The same from a checkpoint in memory. The caller keeps data alive and
  * unchanged until ngpt_model_close: a 64-byte-aligned buffer is used in
- * place (its 8-bit and 4-bit weights are read from it); one at another
- * alignment is copied once into an aligned block the model owns. */
+ * place (its 8-bit and 4-bit weights, and packed float32 ones: docs/FORMAT.md,
+ * dtype 4, are read from it); one at another alignment is copied once into
+ * an aligned block the model owns. */
 ngpt_status ngpt_model_open_mem(ngpt_model **model, const void *data, size_t size);
 /* Frees the model (NULL: a no-op). NGPT_ERR_WRONG_MODE, the model still
  * open, while contexts made from it are alive. */

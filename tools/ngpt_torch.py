@@ -483,7 +483,7 @@ VERSION = 1             # files of float32 tensors only
 VERSION_BYTES = 2       # files that hold a byte tensor: a model's tokenizer
 TOKENIZER = "tokenizer"
 TOKENIZER_MAGIC = b"NGPTTOKN"
-DTYPE_F32, DTYPE_Q8, DTYPE_BYTES, DTYPE_Q4 = 0, 1, 2, 3
+DTYPE_F32, DTYPE_Q8, DTYPE_BYTES, DTYPE_Q4, DTYPE_F32_PACKED = 0, 1, 2, 3, 4
 META_U64, META_F64, META_I64 = 0, 1, 2
 _HDR = struct.Struct("<8sIIQII6iff12Bfii40x")  # 128 bytes
 _TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes: docs/FORMAT.md, "Tensor table entry"
@@ -512,8 +512,12 @@ def write_ngpt(path, cfg, tensors, meta=None):
     tensor: the file is then version 2); meta: {key: int | float |
     ("u64"|"i64"|"f64", value)}. Model tensors first in ngpt order, then any
     optim.* tensors in the given order, the tokenizer last (as ngpt writes
-    them). Atomic (temp file, fsync, rename)."""
+    them). A model without optimizer state stores its Linear weights packed
+    (dtype 4), as ngpt's importers and inference saves do; a training
+    checkpoint stores them row-major, as ngpt's training saves do. Atomic
+    (temp file, fsync, rename)."""
     meta = meta or {}
+    packed = set() if any(n.startswith("optim.") for n in tensors) else linear_names(cfg)
     items = [(n, np.ascontiguousarray(a, dtype="<f4")) for n, a in tensors.items()
              if n != TOKENIZER]
     if TOKENIZER in tensors:
@@ -537,8 +541,10 @@ def write_ngpt(path, cfg, tensors, meta=None):
             off += _align64(len(a))
             continue
         shape = list(a.shape) + [0] * (4 - a.ndim)
-        table.append(_TENSOR.pack(n.encode(), DTYPE_F32, a.ndim, *shape, off, a.nbytes))
-        blobs.append(a.tobytes() + b"\0" * (_align64(a.nbytes) - a.nbytes))
+        dtype = DTYPE_F32_PACKED if n in packed else DTYPE_F32
+        data = pack_f32(a) if n in packed else a
+        table.append(_TENSOR.pack(n.encode(), dtype, a.ndim, *shape, off, a.nbytes))
+        blobs.append(data.tobytes() + b"\0" * (_align64(a.nbytes) - a.nbytes))
         off += _align64(a.nbytes)
     file_bytes = off + 8
     mtab = []
@@ -624,6 +630,33 @@ def dequantize_q4(data, off, n, k):
     return np.ascontiguousarray(w[:n, :k], dtype=np.float32)
 
 
+def unpack_f32(data, off, n, k):
+    """A packed float32 (dtype 4) Linear weight (n, k) in the state_dict's
+    rows: floor(n/16) panels, panel p holding W[16p + j][kk] at kk*16 + j,
+    then the last n % 16 rows as they are."""
+    w = np.frombuffer(data, dtype="<f4", count=n * k, offset=off)
+    full = n // Q8_NR * Q8_NR
+    panels = w[:full * k].reshape(n // Q8_NR, k, Q8_NR).transpose(0, 2, 1).reshape(full, k)
+    return np.concatenate([panels, w[full * k:].reshape(n - full, k)]).astype(np.float32)
+
+
+def pack_f32(a):
+    """A float32 Linear weight (n, k) as dtype 4 stores it (unpack_f32's
+    inverse): its full panels of 16 rows transposed, the last rows as they are."""
+    n, k = a.shape
+    full = n // Q8_NR * Q8_NR
+    panels = a[:full].reshape(n // Q8_NR, Q8_NR, k).transpose(0, 2, 1).reshape(-1)
+    return np.ascontiguousarray(np.concatenate([panels, a[full:].reshape(-1)]), dtype="<f4")
+
+
+def linear_names(cfg):
+    """The float32 Linear weights of cfg's model: what ngpt stores packed."""
+    names = ["tok_emb.weight" if cfg.tie_lm_head else "lm_head.weight"]
+    for i in range(cfg.L):
+        names += [f"blocks.{i}.{n}.weight" for n in ("attn.qkv", "attn.proj", "mlp.fc1", "mlp.fc2")]
+    return set(names)
+
+
 def read_ngpt(path, quantized=None):
     """Reads and validates a .ngpt file. Returns (cfg, {name: float32 array}, {key: value});
     the tensors of a model with 8-bit or 4-bit weights (weights=q8, q4) come
@@ -674,8 +707,8 @@ def read_ngpt(path, quantized=None):
         shape = (s0, s1, s2, s3)[:ndim]
         byte_tensor = dtype == DTYPE_BYTES and version == VERSION_BYTES and ndim == 1 \
             and name == TOKENIZER
-        if not (dtype in (DTYPE_F32, DTYPE_Q8, DTYPE_Q4) or byte_tensor) or not 1 <= ndim <= 4 \
-                or (dtype in (DTYPE_Q8, DTYPE_Q4) and ndim != 2):
+        if not (dtype in (DTYPE_F32, DTYPE_Q8, DTYPE_Q4, DTYPE_F32_PACKED) or byte_tensor) \
+                or not 1 <= ndim <= 4 or (dtype in (DTYPE_Q8, DTYPE_Q4, DTYPE_F32_PACKED) and ndim != 2):
             raise FormatError(f"{path}: tensor {name}: dtype {dtype} / ndim {ndim} unknown")
         want = (int(np.prod(shape)) if byte_tensor else
                 q8_bytes(*shape) if dtype == DTYPE_Q8 else q4_bytes(*shape) if dtype == DTYPE_Q4
@@ -693,6 +726,8 @@ def read_ngpt(path, quantized=None):
             tensors[name] = (dequantize_q8 if dtype == DTYPE_Q8 else dequantize_q4)(data, off, *shape)
             if quantized is not None:
                 quantized.append(name)
+        elif dtype == DTYPE_F32_PACKED:
+            tensors[name] = unpack_f32(data, off, *shape)
         else:
             tensors[name] = np.frombuffer(data, dtype="<f4", count=nbytes // 4, offset=off) \
                 .reshape(shape).astype(np.float32)

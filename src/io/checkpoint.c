@@ -13,6 +13,7 @@
 #include "io/checkpoint.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
+#include "runtime/f32_panels.h"
 #include "runtime/weights.h"
 #include "tokenizer/tokenizer.h"
 
@@ -209,7 +210,8 @@ static uint32_t ckpt_dtype(ngpt_dtype d)
 
 static const char *dtype_name(uint32_t d)
 {
-    return d == NGPT_CKPT_Q8 ? "8-bit" : d == NGPT_CKPT_Q4 ? "4-bit" : "float32";
+    return d == NGPT_CKPT_Q8 ? "8-bit" : d == NGPT_CKPT_Q4 ? "4-bit"
+         : d == NGPT_CKPT_F32_PACKED ? "packed float32" : "float32";
 }
 
 /* The model tensors are exactly those the config implies; other names must
@@ -233,7 +235,10 @@ static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config
                                   (int)info.shape[0], info.ndim > 1 ? "," : "",
                                   info.ndim > 1 ? (int)info.shape[1] : 0);
         const uint32_t want = ckpt_dtype(info.dtype), got = ngpt_ckpt_tensor_dtype(r, (uint32_t)at);
-        if (got != want)
+        /* a float32 Linear's W may be stored either way */
+        const bool packed_ok = got == NGPT_CKPT_F32_PACKED &&
+                               ngpt_weights_linear_index(cfg, &lay, info.offset) >= 0;
+        if (got != want && !packed_ok)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s is %s but its config "
                                   "(weights=%s) makes it %s", name, r->src, dtype_name(got),
                                   ngpt_weights_name(cfg->weights), dtype_name(want));
@@ -292,6 +297,33 @@ static void read_params(const void *src, size_t at, void *dst, size_t n)
     ngpt_weights_read(src, at / sizeof(float), dst, n / sizeof(float));
 }
 
+/* Bytes at..at+n-1 of a Linear's W packed (dtype 4) from the W (n, k)
+ * row-major at src + from (an f32 inference context's parameters before
+ * its first pass, or while ngpt_params_data's pointer is out). */
+static void read_packing(const void *src, size_t at, void *dst, size_t n)
+{
+    const ngpt_context *ctx = src;
+    const size_t first = at / sizeof(float), count = n / sizeof(float);
+    size_t off = 0;
+    int32_t rows = 0, k = 0;
+    for (int32_t i = 0; i < ctx->n_tensors; i++) {     /* the tensor holding float `first` */
+        const ngpt_tensor_info *t = &ctx->plan.tensors[i];
+        if (t->ndim == 2 && t->offset <= first && first < t->offset + t->count)
+            off = t->offset, rows = t->shape[0], k = t->shape[1];
+    }
+    const size_t panel = (size_t)NGPT_GEMM_NR * (size_t)k;
+    const size_t full = (size_t)(rows / NGPT_GEMM_NR) * panel;
+    float *out = dst;
+    for (size_t e = first - off, c = 0; c < count; e++, c++) {
+        size_t from = e;    /* past the full panels: the rows as they are */
+        if (e < full) {
+            const size_t p = e / panel, kk = e % panel / NGPT_GEMM_NR, j = e % NGPT_GEMM_NR;
+            from = (p * NGPT_GEMM_NR + j) * (size_t)k + kk;
+        }
+        out[c] = ctx->plan.params[off + from];
+    }
+}
+
 void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t i,
                             ngpt_ckpt_tensor *out)
 {
@@ -299,9 +331,18 @@ void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t 
     ngpt_ckpt_tensor t = {.name = info->name, .ndim = info->ndim, .data = base + info->offset};
     t.shape[0] = info->shape[0];
     t.shape[1] = info->ndim > 1 ? info->shape[1] : 0;
+    /* an f32 inference context writes its Linears as it multiplies by them */
+    const bool packed = base == ctx->plan.params && ctx->shape.mode == NGPT_MODE_INFER &&
+                        ngpt_weights_linear_index(&ctx->cfg, &ctx->lay, info->offset) >= 0;
     if (info->dtype == NGPT_DTYPE_Q8 || info->dtype == NGPT_DTYPE_Q4) {
         t.dtype = ckpt_dtype(info->dtype);
         t.data = ngpt_weights_q8_at(ctx, info->offset);
+    } else if (packed) {
+        t.dtype = NGPT_CKPT_F32_PACKED;
+        if (!ctx->run.weights_packed) {
+            t.data = NULL;
+            t.read = read_packing, t.src = ctx, t.from = info->offset * sizeof(float);
+        }
     } else if (base == ctx->plan.params && ctx->run.weights_packed) {
         t.data = NULL;
         t.read = read_params, t.src = ctx, t.from = info->offset * sizeof(float);
@@ -386,15 +427,19 @@ static void load_q8(ngpt_context *ctx, const ngpt_ckpt_reader *r, const ngpt_ten
     const uint32_t at = (uint32_t)ngpt_ckpt_find_tensor(r, t->name);
     size_t bytes;
     const unsigned char *src = ngpt_ckpt_tensor_data(r, at, &bytes);
-    if (ngpt_ckpt_tensor_dtype(r, at) != NGPT_CKPT_F32) {
+    const uint32_t dtype = ngpt_ckpt_tensor_dtype(r, at);
+    if (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_F32_PACKED) {
         memcpy(ctx->plan.q8_w + t->offset, src, bytes);
         return;
     }
     const int n = t->shape[0], k = t->shape[1];
     for (int j0 = 0; j0 < n && !q->cancelled; j0 += NGPT_Q8_NR) {
         const int nr = n - j0 < NGPT_Q8_NR ? n - j0 : NGPT_Q8_NR;
-        memcpy(ctx->plan.threads.panel, src + (size_t)j0 * k * sizeof(float),
-               (size_t)nr * k * sizeof(float));
+        if (dtype == NGPT_CKPT_F32_PACKED)     /* the rows of a panel (16: NGPT_GEMM_NR) */
+            ngpt_f32_panels_rows(ctx->plan.threads.panel, src, n, k, j0, nr);
+        else
+            memcpy(ctx->plan.threads.panel, src + (size_t)j0 * k * sizeof(float),
+                   (size_t)nr * k * sizeof(float));
         ngpt_weights_quantize(ctx, t->dtype, t->offset, n, k, j0, ctx->plan.threads.panel, nr);
         q->done += (uint64_t)nr * (uint64_t)k;
         q->cancelled = !ngpt_progress_report(NGPT_PROGRESS_QUANTIZE, q->done, q->total);
@@ -407,8 +452,9 @@ static uint64_t quantized_weights(const ngpt_context *ctx, const ngpt_ckpt_reade
     uint64_t n = 0;
     for (int32_t i = 0; i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
-        if ((t->dtype == NGPT_DTYPE_Q8 || t->dtype == NGPT_DTYPE_Q4) &&
-            ngpt_ckpt_tensor_dtype(r, (uint32_t)ngpt_ckpt_find_tensor(r, t->name)) == NGPT_CKPT_F32)
+        if (t->dtype != NGPT_DTYPE_Q8 && t->dtype != NGPT_DTYPE_Q4) continue;
+        const uint32_t d = ngpt_ckpt_tensor_dtype(r, (uint32_t)ngpt_ckpt_find_tensor(r, t->name));
+        if (d == NGPT_CKPT_F32 || d == NGPT_CKPT_F32_PACKED)    /* quantized as it loads */
             n += (uint64_t)t->shape[0] * (uint64_t)t->shape[1];
     }
     return n;
@@ -445,13 +491,26 @@ ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
     if (!st) st = ngpt_ckpt_tokenizer_agrees(r, ctx);
     quantize_progress q = {0};
     if (!st && ngpt_progress_wanted()) q.total = quantized_weights(ctx, r);
+    /* a context that multiplies by packed Linears takes a file's packed
+     * ones as they are, when every Linear of the file is packed */
+    bool as_is = !st && ngpt_weights_packs(ctx);
+    for (int32_t i = 0; as_is && i < ctx->n_tensors; i++) {
+        const ngpt_tensor_info *t = &ctx->plan.tensors[i];
+        as_is = ngpt_weights_linear_index(&ctx->cfg, &ctx->lay, t->offset) < 0 ||
+                ngpt_ckpt_tensor_dtype(r, (uint32_t)ngpt_ckpt_find_tensor(r, t->name)) ==
+                    NGPT_CKPT_F32_PACKED;
+    }
     for (int32_t i = 0; !st && i < ctx->n_tensors && !q.cancelled; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         if (t->dtype == NGPT_DTYPE_Q8 || t->dtype == NGPT_DTYPE_Q4) {
             load_q8(ctx, r, t, &q);
             continue;
         }
-        st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
+        size_t bytes;
+        const unsigned char *data = ngpt_ckpt_tensor_data(
+            r, (uint32_t)ngpt_ckpt_find_tensor(r, t->name), &bytes);
+        if (as_is) memcpy(ctx->plan.params + t->offset, data, bytes);     /* checked: open */
+        else st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
     }
     if (q.cancelled) {
         clear_weights(ctx);
@@ -461,6 +520,7 @@ ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
     }
     if (!st || q.cancelled) {
         ngpt_weights_written(ctx);
+        ctx->run.weights_packed = as_is;
         ngpt_run_params_changed(ctx);
     }
     return st;

@@ -34,14 +34,18 @@
 /* Tensor dtypes: float32; 8-bit weights (2-D (n, k), stored as src/q8.h's
  * packed panels: ngpt_q8_packed_bytes(n, k) bytes); bytes (1-D; version 2
  * files only); 4-bit weights (2-D (n, k), src/q4.h's packed panels:
- * ngpt_q4_packed_bytes(n, k) bytes). */
-enum { NGPT_CKPT_F32 = 0, NGPT_CKPT_Q8 = 1, NGPT_CKPT_BYTES = 2, NGPT_CKPT_Q4 = 3 };
+ * ngpt_q4_packed_bytes(n, k) bytes); packed float32 (a Linear's W (n, k),
+ * 4nk bytes in the layout an inference context holds it: full panels of 16
+ * rows as gemm.h packs them, then the last n % 16 rows as they are:
+ * ngpt_f32_panels_pack in runtime/weights.h). */
+enum { NGPT_CKPT_F32 = 0, NGPT_CKPT_Q8 = 1, NGPT_CKPT_BYTES = 2, NGPT_CKPT_Q4 = 3,
+       NGPT_CKPT_F32_PACKED = 4 };
 
 typedef struct ngpt_ckpt_tensor {
     const char *name;
     int32_t ndim;               /* 1..4 (NGPT_CKPT_Q8: 2, NGPT_CKPT_BYTES: 1) */
     int32_t shape[4];
-    uint32_t dtype;             /* NGPT_CKPT_F32, NGPT_CKPT_Q8 or NGPT_CKPT_BYTES */
+    uint32_t dtype;             /* NGPT_CKPT_* */
     const void *data;           /* the bytes, or NULL when read is set */
     /* Or the bytes come from read(src, from + at, dst, n) for the tensor's
      * bytes at..at+n-1 (at and n multiples of 4): an f32 inference
@@ -104,8 +108,8 @@ uint32_t ngpt_ckpt_tensor_dtype(const ngpt_ckpt_reader *r, uint32_t i);
 const unsigned char *ngpt_ckpt_tensor_data(const ngpt_ckpt_reader *r, uint32_t i, size_t *bytes);
 
 /* Copies float32 tensor `name` into dst after checking its shape equals
- * (ndim, shape); NGPT_ERR_BAD_FORMAT if absent, shaped differently or not
- * float32. */
+ * (ndim, shape), in the state_dict layout (a packed one unpacked);
+ * NGPT_ERR_BAD_FORMAT if absent, shaped differently or not float32. */
 ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, int32_t ndim,
                                   const int32_t *shape, float *dst);
 /* Finds a metadata entry; false if absent. */

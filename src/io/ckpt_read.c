@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "io/ckpt_file.h"
+#include "runtime/f32_panels.h"
 
 static uint32_t get_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
@@ -74,17 +75,21 @@ static ngpt_status check_tensor_entry(const ngpt_ckpt_reader *r, uint32_t i, siz
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s holds bytes (dtype 2), which "
                               "a version %u file cannot; the file is damaged", name, r->src,
                               r->version);
-    if (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_Q8 && dtype != NGPT_CKPT_BYTES &&
-        dtype != NGPT_CKPT_Q4)
+    if (dtype > NGPT_CKPT_F32_PACKED)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has unknown dtype %u "
                               "(this build reads float32, dtype 0, 8-bit, dtype 1, bytes, "
-                              "dtype 2, and 4-bit, dtype 3)", name, r->src, dtype);
+                              "dtype 2, 4-bit, dtype 3, and packed float32, dtype 4)", name,
+                              r->src, dtype);
     if (ndim < 1 || ndim > 4 || (dtype == NGPT_CKPT_BYTES && ndim != 1))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has ndim %u, not %s", name,
                               r->src, ndim, dtype == NGPT_CKPT_BYTES ? "1 (bytes)" : "1..4");
-    if ((dtype == NGPT_CKPT_Q8 || dtype == NGPT_CKPT_Q4) && ndim != 2)
+    if ((dtype == NGPT_CKPT_Q8 || dtype == NGPT_CKPT_Q4 || dtype == NGPT_CKPT_F32_PACKED) &&
+        ndim != 2)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s tensor %s of %s has ndim %u, not 2",
-                              dtype == NGPT_CKPT_Q8 ? "8-bit" : "4-bit", name, r->src, ndim);
+                              dtype == NGPT_CKPT_Q8   ? "8-bit"
+                              : dtype == NGPT_CKPT_Q4 ? "4-bit"
+                                                      : "packed float32",
+                              name, r->src, ndim);
     size_t bytes = dtype == NGPT_CKPT_BYTES ? 1 : sizeof(float);
     for (uint32_t d = 0; d < 4; d++) {
         uint32_t dim = get_u32(e + 72 + 4 * d);
@@ -270,12 +275,16 @@ ngpt_status ngpt_ckpt_read_tensor(const ngpt_ckpt_reader *r, const char *name, i
     int64_t at = ngpt_ckpt_find_tensor(r, name);
     if (at < 0)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s is missing in %s", name, r->src);
+    const uint32_t dtype = ngpt_ckpt_tensor_dtype(r, (uint32_t)at);
     if (!ngpt_ckpt_tensor_shape_is(r, (uint32_t)at, ndim, shape) ||
-        ngpt_ckpt_tensor_dtype(r, (uint32_t)at) != NGPT_CKPT_F32)
+        (dtype != NGPT_CKPT_F32 && dtype != NGPT_CKPT_F32_PACKED))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s has an unexpected shape "
                               "or dtype", name, r->src);
     const unsigned char *e = tensor_entry(r, (uint32_t)at);
-    memcpy(dst, r->data + get_u64(e + 88), (size_t)get_u64(e + 96));
+    if (dtype == NGPT_CKPT_F32_PACKED)  /* 2-D (check_tensor_entry) */
+        ngpt_f32_panels_unpack(dst, r->data + get_u64(e + 88), shape[0], shape[1]);
+    else
+        memcpy(dst, r->data + get_u64(e + 88), (size_t)get_u64(e + 96));
     return NGPT_OK;
 }
 

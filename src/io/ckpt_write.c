@@ -76,6 +76,8 @@ static bool tensor_bytes(const ngpt_ckpt_tensor *t, size_t *bytes)
                                      : ngpt_q4_packed_bytes(t->shape[0], t->shape[1]);
     } else if (t->dtype == NGPT_CKPT_BYTES) {
         if (t->ndim != 1) return false;
+    } else if (t->dtype == NGPT_CKPT_F32_PACKED) {
+        if (t->ndim != 2) return false;     /* 4nk bytes, as float32 */
     } else if (t->dtype != NGPT_CKPT_F32) {
         return false;
     }

@@ -1,7 +1,9 @@
 /* model.c — ngpt_model (io/model.h): a checkpoint opened, verified and
  * mapped once; its config, tokenizer and training state answered from
- * memory; its weights laid out once for every inference context: the
- * quantized Linears used in place in the mapped file, the float32
+ * memory; its weights laid out once for every inference context: used in
+ * place in the mapped file where it holds them as contexts read them (the
+ * quantized Linears; a float32 model's parameters when the file stores
+ * them back to back, Linears packed: params_in_place), else the float32
  * parameters copied once into a 64-byte-aligned block with the Linears
  * packed (what each context used to do in its own arena), when the first
  * context is made. Immutable after that but for the count of its contexts
@@ -33,22 +35,52 @@ struct ngpt_model {
      * for its config, tokenizer or a load into a context of its own
      * (ngpt quantize) copies nothing; unchanged after */
     pthread_mutex_t lock;
-    float *params;              /* NULL until laid out */
+    float *params;              /* the parameters copied (owned), or NULL */
+    const float *weights;       /* the parameters contexts read: params, or in the file; NULL
+                                 * until laid out (weights) */
     const int8_t **q8_linear;   /* (1 + 4L) the quantized Linears in r, or NULL */
     atomic_int contexts;        /* live contexts made from the model */
 };
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-/* The parameters: float32 tensors copied from the file (an f32 model's
- * Linears packed as they are copied), quantized Linears pointed at in
- * place. */
+/* The float32 parameters in place in the file, or NULL: a float32 model
+ * whose file holds every tensor where the layout puts it relative to the
+ * first (each a multiple of 16 floats, so the 64-byte padding between them
+ * is empty: every real model's shapes) and every Linear packed, as an
+ * importer or an inference context's save writes it. */
+static const float *params_in_place(const ngpt_model *m, const ngpt_layout *lay)
+{
+    if (m->cfg.weights != NGPT_WEIGHTS_F32) return NULL;
+    const unsigned char *base = NULL;
+    const int32_t n = ngpt_layout_tensor_count(&m->cfg);
+    for (int32_t i = 0; i < n; i++) {
+        char name[NGPT_NAME_MAX];
+        ngpt_tensor_info t;
+        size_t size;
+        ngpt_layout_tensor(&m->cfg, lay, i, name, &t);
+        const uint32_t at = (uint32_t)ngpt_ckpt_find_tensor(&m->r, name);
+        const unsigned char *data = ngpt_ckpt_tensor_data(&m->r, at, &size);
+        const bool linear = ngpt_weights_linear_index(&m->cfg, lay, t.offset) >= 0;
+        if (i == 0) base = data - t.offset * sizeof(float);
+        if (data != base + t.offset * sizeof(float) ||
+            ngpt_ckpt_tensor_dtype(&m->r, at) != (linear ? NGPT_CKPT_F32_PACKED : NGPT_CKPT_F32))
+            return NULL;
+    }
+    return (uintptr_t)base % 64 == 0 ? (const float *)(const void *)base : NULL;
+}
+
+/* The parameters: in place in the file (params_in_place), or float32
+ * tensors copied from it (an f32 model's Linears packed as they are
+ * copied, or copied as they are when the file holds them packed);
+ * quantized Linears pointed at in place. */
 static ngpt_status lay_out_weights(ngpt_model *m)
 {
     ngpt_status st = ngpt_cpu_check();     /* packing runs a kernel */
     if (st) return st;
     ngpt_layout lay;
     ngpt_layout_compute(&m->cfg, &lay);     /* checked by config_decode */
+    if ((m->weights = params_in_place(m, &lay))) return NGPT_OK;
     size_t bytes;
     if (!ngpt_mul_ok(lay.total, sizeof(float), &bytes) || bytes > SIZE_MAX - 64)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "the parameters of %s overflow size_t", m->r.src);
@@ -69,9 +101,11 @@ static ngpt_status lay_out_weights(ngpt_model *m)
         ngpt_layout_tensor(&m->cfg, &lay, i, name, &t);
         /* (shapes and dtypes checked at open: check_tensor_set) */
         size_t size;
-        const unsigned char *data = ngpt_ckpt_tensor_data(
-            &m->r, (uint32_t)ngpt_ckpt_find_tensor(&m->r, name), &size);
-        if (t.dtype == NGPT_DTYPE_F32 && m->cfg.weights == NGPT_WEIGHTS_F32) {
+        const uint32_t at = (uint32_t)ngpt_ckpt_find_tensor(&m->r, name);
+        const unsigned char *data = ngpt_ckpt_tensor_data(&m->r, at, &size);
+        if (ngpt_ckpt_tensor_dtype(&m->r, at) == NGPT_CKPT_F32_PACKED) {
+            memcpy(m->params + t.offset, data, size);   /* packed already */
+        } else if (t.dtype == NGPT_DTYPE_F32 && m->cfg.weights == NGPT_WEIGHTS_F32) {
             /* 64-byte aligned in the mapping: packed straight from the file */
             ngpt_weights_copy_packed(&ngpt_kernels_active, &m->cfg, &lay, m->params, t.offset,
                                      (const float *)(const void *)data, t.count);
@@ -83,7 +117,15 @@ static ngpt_status lay_out_weights(ngpt_model *m)
                     m->q8_linear[l] = (const int8_t *)data;
         }
     }
+    m->weights = m->params;
     return NGPT_OK;
+}
+
+size_t ngpt_model_copied_bytes(const ngpt_model *m)
+{
+    ngpt_layout lay;
+    ngpt_layout_compute(&m->cfg, &lay);
+    return m->params ? lay.total * sizeof(float) : 0;
 }
 
 ngpt_status ngpt_model_open_internal(ngpt_model **out, const char *path, const void *data,
@@ -232,11 +274,12 @@ ngpt_status ngpt_context_init_model(ngpt_context **ctx, const ngpt_model *m,
     ngpt_model *mm = (ngpt_model *)m;   /* its count of contexts and its lazy layout move */
     if (!st) {
         pthread_mutex_lock(&mm->lock);
-        if (!mm->params) st = lay_out_weights(mm);
+        if (!mm->weights) st = lay_out_weights(mm);
         pthread_mutex_unlock(&mm->lock);
     }
     if (st) return ngpt_prefixed("ngpt_context_init_model", st);
-    const ngpt_shared_weights w = {m, m->params, m->q8_linear, m->tok, &mm->contexts};
+    const ngpt_shared_weights w = {m, (float *)(uintptr_t)m->weights, m->q8_linear, m->tok,
+                                   &mm->contexts};
     return ngpt_context_create("ngpt_context_init_model", ctx, &m->cfg, &w, shape, arena,
                                arena_bytes);
 }

@@ -22,6 +22,10 @@ const ngpt_config *ngpt_model_cfg(const ngpt_model *m);
 /* Takes the tokenizer out of m (the caller frees it); m keeps none. */
 ngpt_tokenizer *ngpt_model_take_tokenizer(ngpt_model *m);
 
+/* The bytes of parameters m copied from its file for its contexts: 0 when
+ * they are used in place in the file (or not laid out). */
+size_t ngpt_model_copied_bytes(const ngpt_model *m);
+
 /* Closes m, whatever its contexts (the wrappers' own models have none). */
 void ngpt_model_destroy(ngpt_model *m);
 

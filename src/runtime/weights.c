@@ -47,6 +47,18 @@ static void pack_panels(const ngpt_kernels *kern, float *w, int n, int k, float 
     }
 }
 
+int ngpt_weights_linear_index(const ngpt_config *cfg, const ngpt_layout *lay, size_t offset)
+{
+    if (cfg->weights != NGPT_WEIGHTS_F32) return -1;
+    for (int i = 0; i < linear_count(cfg); i++) {
+        int n, k;
+        if (linear_of(cfg, lay, i, &n, &k) == offset) return i;
+    }
+    return -1;
+}
+
+bool ngpt_weights_packs(const ngpt_context *ctx) { return packs(ctx) && !ctx->run.params_exposed; }
+
 void ngpt_weights_copy_packed(const ngpt_kernels *kern, const ngpt_config *cfg,
                               const ngpt_layout *lay, float *params, size_t offset,
                               const float *src, size_t count)

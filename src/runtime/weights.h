@@ -53,6 +53,15 @@ void ngpt_weights_copy_packed(const ngpt_kernels *kern, const ngpt_config *cfg,
                               const ngpt_layout *lay, float *params, size_t offset,
                               const float *src, size_t count);
 
+/* The Linear (0: the lm_head, then NGPT_LINEAR_PER_LAYER per layer) whose
+ * float32 W is the tensor at `offset` of cfg's layout, or -1 (not a
+ * Linear's W, or weights quantized). */
+int ngpt_weights_linear_index(const ngpt_config *cfg, const ngpt_layout *lay, size_t offset);
+
+/* Whether ctx keeps its Linears packed (f32 inference, ngpt_params_data's
+ * pointer not out): a load may then write them packed. */
+bool ngpt_weights_packs(const ngpt_context *ctx);
+
 /* Linear i (0: the lm_head, then NGPT_LINEAR_PER_LAYER per layer)'s byte
  * offset in the quantized weights, and its *bytes. */
 size_t ngpt_linear_q8_span(const ngpt_config *cfg, int i, size_t *bytes);
