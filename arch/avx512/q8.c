@@ -44,6 +44,7 @@
 
 enum { G = NGPT_Q8_GROUP, NR = NGPT_Q8_NR, BLOCK = NGPT_Q8_BLOCK };
 enum { ROWS = 8, CORR = 1024 };     /* rows of a block; int32 corrections (4 KiB) */
+enum { AHEAD = 4096 };              /* bytes the weights are prefetched ahead (prefetch_block) */
 
 /* -128 times the sum of each group g0..g1-1 of a quantized row x. */
 static void corrections(int32_t *corr, const int8_t *x, int g0, int g1)
@@ -127,6 +128,18 @@ typedef struct q8_part {
         _mm512_mask_storeu_ps(c + (r) * c_rs, keep, f##r);                               \
     }
 
+/* The block AHEAD bytes on, into L1: a decode's weights (144 MiB for
+ * SmolLM2-135M) come from L3 or memory, and the hardware prefetchers alone
+ * leave the loads waiting (Emerald Rapids, one thread: +30-50% decode
+ * speed with it). Past the panel is the next panel, which comes next;
+ * past the weights' end a prefetch reads nothing and never faults (the
+ * address is an integer: no pointer leaves its array). */
+static inline void prefetch_block(const int8_t *blk)
+{
+    const uintptr_t p = (uintptr_t)blk + AHEAD;
+    for (int l = 0; l < BLOCK; l += 64) _mm_prefetch((const char *)(p + (uintptr_t)l), _MM_HINT_T0);
+}
+
 /* R rows (x, xs bytes apart) against one panel: its outputs below n at c
  * (rows c_rs apart), bias from the panel's first output. */
 static inline __attribute__((always_inline)) void
@@ -140,6 +153,7 @@ q8_block(const int R, const q8_part *pt, const int8_t *x, ptrdiff_t xs, const in
     for (int g = pt->g0; g < pt->g1; g++) {
         const int8_t *blk = panel + (size_t)g * BLOCK, *q = blk + NR * sizeof(float);
         Q8_ROWS(Q8_IINIT)
+        if (R <= 4) prefetch_block(blk);
         Q8_QUADS(Q8_QUAD)
         const __m512 wd = _mm512_castsi512_ps(Q8_LOAD(R, blk));
         Q8_ROWS(Q8_FMA)
