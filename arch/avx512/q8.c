@@ -33,8 +33,10 @@
  *    up to 20%). More rows (prefill) are bound by the arithmetic.
  *  - On Intel (Emerald Rapids, SmolLM2-135M's 144 MiB of one-row products
  *    per token, from L3) the pace and the halves are what slows it: 64-byte
- *    loads with a software prefetch 4 KiB ahead (prefetch_block) decode
- *    1.3-1.5x as fast as Zen 4's choice (with or without the prefetch).
+ *    loads with a software prefetch 8 KiB ahead into L2 (prefetch_block)
+ *    run a token's products 1.5x as fast as Zen 4's choice (fastest and
+ *    median of 60 interleaved runs on a shared machine; 1-4 KiB ahead or
+ *    into L1: 1.3-1.4x; the prefetch with Zen 4's loads: 1.1-1.2x).
  *    So the walk is chosen per CPU: AMD's paced blocks, everyone else's
  *    prefetched ones. Only the loads differ; the integer sums are exact,
  *    so both give the same bits.
@@ -51,7 +53,7 @@
 
 enum { G = NGPT_Q8_GROUP, NR = NGPT_Q8_NR, BLOCK = NGPT_Q8_BLOCK };
 enum { ROWS = 8, CORR = 1024 };     /* rows of a block; int32 corrections (4 KiB) */
-enum { AHEAD = 4096 };              /* bytes the weights are prefetched ahead (prefetch_block) */
+enum { AHEAD = 8192 };              /* bytes the weights are prefetched ahead (prefetch_block) */
 
 /* -128 times the sum of each group g0..g1-1 of a quantized row x. */
 static void corrections(int32_t *corr, const int8_t *x, int g0, int g1)
@@ -135,7 +137,7 @@ typedef struct q8_part {
         _mm512_mask_storeu_ps(c + (r) * c_rs, keep, f##r);                               \
     }
 
-/* The block AHEAD bytes on, into L1 (the unpaced walk): a decode's weights
+/* The block AHEAD bytes on, into L2 (the unpaced walk): a decode's weights
  * come from L3 or memory, and the hardware prefetchers alone leave the
  * loads waiting. Past the panel is the next panel, which comes next;
  * past the weights' end a prefetch reads nothing and never faults (the
@@ -143,7 +145,7 @@ typedef struct q8_part {
 static inline void prefetch_block(const int8_t *blk)
 {
     const uintptr_t p = (uintptr_t)blk + AHEAD;
-    for (int l = 0; l < BLOCK; l += 64) _mm_prefetch((const char *)(p + (uintptr_t)l), _MM_HINT_T0);
+    for (int l = 0; l < BLOCK; l += 64) _mm_prefetch((const char *)(p + (uintptr_t)l), _MM_HINT_T1);
 }
 
 /* R rows (x, xs bytes apart) against one panel: its outputs below n at c
