@@ -145,7 +145,7 @@ typedef struct q8_part {
 static inline void prefetch_block(const int8_t *blk)
 {
     const uintptr_t p = (uintptr_t)blk + AHEAD;
-    for (int l = 0; l < BLOCK; l += 64) _mm_prefetch((const char *)(p + (uintptr_t)l), _MM_HINT_T1);
+    for (int l = 0; l < BLOCK; l += 64) __builtin_prefetch((const void *)(p + (uintptr_t)l), 0, 2);
 }
 
 /* R rows (x, xs bytes apart) against one panel: its outputs below n at c
