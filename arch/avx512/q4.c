@@ -23,13 +23,13 @@
  *    same float), the bias added after the last. */
 #include <string.h>
 
+#include "../prefetch_ahead.h"
 #include "kernels_avx512.h"
 
 #if defined(__AVX512VNNI__)
 
 enum { G = NGPT_Q4_GROUP, NR = NGPT_Q4_NR, BLOCK = NGPT_Q4_BLOCK };
 enum { ROWS = 8, CORR = 1024 };     /* rows of a block; int32 corrections (4 KiB) */
-enum { AHEAD = 8192 };              /* bytes the weights are prefetched ahead (prefetch_block) */
 
 /* -8 times the sum of each group g0..g1-1 of a quantized row x. */
 static void corrections(int32_t *corr, const int8_t *x, int g0, int g1)
@@ -93,18 +93,6 @@ typedef struct q4_part {
         _mm512_mask_storeu_ps(c + (r) * c_rs, keep, f##r);                               \
     }
 
-/* The block AHEAD bytes on, into L2, as in arch/avx512/q8.c: a decode's
- * weights come from L3 or memory, and the hardware prefetchers alone leave
- * the loads waiting (Emerald Rapids, one thread: a SmolLM2-135M token's q4
- * products 1.3x as fast by the median of 60 interleaved runs on a shared
- * machine, 2.5x by the fastest; into L1: 1.1-1.7x). The address is an
- * integer: no pointer leaves its array, and a prefetch never faults. */
-static inline void prefetch_block(const uint8_t *blk)
-{
-    const uintptr_t p = (uintptr_t)blk + AHEAD;
-    for (int l = 0; l < BLOCK; l += 64) __builtin_prefetch((const void *)(p + (uintptr_t)l), 0, 2);
-}
-
 /* R rows (x, xs bytes apart) against one panel: its outputs below n at c
  * (rows c_rs apart), bias from the panel's first output. */
 static inline __attribute__((always_inline)) void
@@ -117,13 +105,14 @@ q4_block(const int R, const q4_part *pt, const int8_t *x, ptrdiff_t xs, const ui
     for (int g = pt->g0; g < pt->g1; g++) {
         const uint8_t *blk = panel + (size_t)g * BLOCK, *b = blk + NR * sizeof(float);
         Q4_ROWS(Q4_IINIT)
-        if (R <= 4) prefetch_block(blk);    /* decoding's blocks wait on the weights */
         for (int h = 0; h < 4; h++) {
+            if (R <= 4) prefetch_ahead(b + h * 64);     /* decoding waits on the weights */
             const __m512i u = _mm512_xor_si512(flip, _mm512_loadu_si512(b + h * 64));
             const __m512i lo = _mm512_and_si512(u, mask);
             const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(u, 4), mask);
             Q4_ROWS(Q4_DOT)
         }
+        if (R <= 4) prefetch_ahead(blk);
         const __m512 wd = _mm512_loadu_ps((const float *)(const void *)blk);
         Q4_ROWS(Q4_FMA)
     }

@@ -33,10 +33,10 @@
  *    up to 20%). More rows (prefill) are bound by the arithmetic.
  *  - On Intel (Emerald Rapids, SmolLM2-135M's 144 MiB of one-row products
  *    per token, from L3) the pace and the halves are what slows it: 64-byte
- *    loads with a software prefetch 8 KiB ahead into L2 (prefetch_block)
- *    run a token's products 1.5x as fast as Zen 4's choice (fastest and
- *    median of 60 interleaved runs on a shared machine; 1-4 KiB ahead or
- *    into L1: 1.3-1.4x; the prefetch with Zen 4's loads: 1.1-1.2x).
+ *    loads with a software prefetch 8 KiB ahead into L2 (prefetch_ahead.h)
+ *    run a token's products 1.6x as fast as Zen 4's choice (median of 40
+ *    interleaved runs; 64-byte loads alone 1.2x; the prefetch with Zen
+ *    4's loads 1.1-1.2x).
  *    So the walk is chosen per CPU: AMD's paced blocks, everyone else's
  *    prefetched ones. Only the loads differ; the integer sums are exact,
  *    so both give the same bits.
@@ -47,13 +47,13 @@
  *    same float), the bias added after the last. */
 #include <string.h>
 
+#include "../prefetch_ahead.h"
 #include "kernels_avx512.h"
 
 #if defined(__AVX512VNNI__)
 
 enum { G = NGPT_Q8_GROUP, NR = NGPT_Q8_NR, BLOCK = NGPT_Q8_BLOCK };
 enum { ROWS = 8, CORR = 1024 };     /* rows of a block; int32 corrections (4 KiB) */
-enum { AHEAD = 8192 };              /* bytes the weights are prefetched ahead (prefetch_block) */
 
 /* -128 times the sum of each group g0..g1-1 of a quantized row x. */
 static void corrections(int32_t *corr, const int8_t *x, int g0, int g1)
@@ -120,6 +120,7 @@ typedef struct q8_part {
 #define Q8_QUAD(S)                                                                       \
     {                                                                                    \
         const int s = (S);                                                               \
+        if (!paced && R <= 4) prefetch_ahead(q + s * 64);   /* decoding waits on the weights */ \
         const __m512i w = _mm512_xor_si512(bias80, Q8_LOAD(R, q + s * 64));              \
         if (paced && R == 1) pace = _mm512_add_epi32(pace, w);                                    \
         Q8_ROWS(Q8_DOT)                                                                  \
@@ -137,20 +138,9 @@ typedef struct q8_part {
         _mm512_mask_storeu_ps(c + (r) * c_rs, keep, f##r);                               \
     }
 
-/* The block AHEAD bytes on, into L2 (the unpaced walk): a decode's weights
- * come from L3 or memory, and the hardware prefetchers alone leave the
- * loads waiting. Past the panel is the next panel, which comes next;
- * past the weights' end a prefetch reads nothing and never faults (the
- * address is an integer: no pointer leaves its array). */
-static inline void prefetch_block(const int8_t *blk)
-{
-    const uintptr_t p = (uintptr_t)blk + AHEAD;
-    for (int l = 0; l < BLOCK; l += 64) __builtin_prefetch((const void *)(p + (uintptr_t)l), 0, 2);
-}
-
 /* R rows (x, xs bytes apart) against one panel: its outputs below n at c
  * (rows c_rs apart), bias from the panel's first output; paced: Zen 4's
- * loads (above), else 64-byte loads and a prefetch (up to 4 rows). */
+ * loads (above), else 64-byte loads and prefetches (up to 4 rows). */
 static inline __attribute__((always_inline)) void
 q8_block(const int R, const bool paced, const q8_part *pt, const int8_t *x, ptrdiff_t xs, const int8_t *panel,
          const float *bias, float *c, ptrdiff_t c_rs, int n)
@@ -162,8 +152,8 @@ q8_block(const int R, const bool paced, const q8_part *pt, const int8_t *x, ptrd
     for (int g = pt->g0; g < pt->g1; g++) {
         const int8_t *blk = panel + (size_t)g * BLOCK, *q = blk + NR * sizeof(float);
         Q8_ROWS(Q8_IINIT)
-        if (!paced && R <= 4) prefetch_block(blk);
         Q8_QUADS(Q8_QUAD)
+        if (!paced && R <= 4) prefetch_ahead(blk);
         const __m512 wd = _mm512_castsi512_ps(Q8_LOAD(R, blk));
         Q8_ROWS(Q8_FMA)
     }
