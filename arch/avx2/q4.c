@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../q4_run.h"
+#include "../prefetch_ahead.h"
 #include "kernels_avx2.h"
 
 enum { G = NGPT_Q4_GROUP, NR = NGPT_Q4_NR, BLOCK = NGPT_Q4_BLOCK };
@@ -62,6 +63,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
         const int8_t *xg0 = x0 + g * G, *xg1 = R > 1 ? x1 + g * G : NULL;
         __m256i i00 = _mm256_setzero_si256(), i01 = i00, i10 = i00, i11 = i00;
         for (int h = 0; h < 4; h++) {
+            prefetch_ahead(b + h * 64);     /* decoding waits on the weights */
             const __m256i v0 = _mm256_xor_si256(
                 flip, _mm256_loadu_si256((const __m256i *)(const void *)(b + h * 64)));
             const __m256i v1 = _mm256_xor_si256(
@@ -79,6 +81,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
                 i11 = dot_pair(i11, lo1, hi1, a1, b1);
             }
         }
+        prefetch_ahead(blk);
         const __m256 wd0 = _mm256_loadu_ps((const float *)(const void *)blk);
         const __m256 wd1 = _mm256_loadu_ps((const float *)(const void *)blk + 8);
         const __m256i e0 = eight_sum(xg0);

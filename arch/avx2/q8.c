@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../q8_run.h"
+#include "../prefetch_ahead.h"
 #include "kernels_avx2.h"
 
 enum { G = NGPT_Q8_GROUP, NR = NGPT_Q8_NR, QUADS = NGPT_Q8_QUADS, BLOCK = NGPT_Q8_BLOCK };
@@ -96,6 +97,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
         const int8_t *blk = panel + (size_t)g * BLOCK, *q = blk + NR * sizeof(float);
         __m256i i00 = _mm256_setzero_si256(), i01 = i00, i10 = i00, i11 = i00;
         for (int s = 0; s < QUADS; s++) {
+            prefetch_ahead(q + s * 64);     /* decoding waits on the weights */
             const __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(q + s * 64));
             const __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + s * 64 + 32));
             const __m256i a0 = quad_of(x0 + g * G + 4 * s), aa0 = _mm256_abs_epi8(a0);
@@ -107,6 +109,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
                 i11 = dot_quad(i11, aa1, a1, w1, ones);
             }
         }
+        prefetch_ahead(blk);
         const __m256 wd0 = _mm256_loadu_ps((const float *)(const void *)blk);
         const __m256 wd1 = _mm256_loadu_ps((const float *)(const void *)blk + 8);
         const __m256 xd0 = _mm256_set1_ps(s0[g]);

@@ -23,6 +23,7 @@
  *    same float), the bias added after the last. */
 #include <string.h>
 
+#include "../prefetch_ahead.h"
 #include "kernels_avx512.h"
 
 #if defined(__AVX512VNNI__)
@@ -105,11 +106,13 @@ q4_block(const int R, const q4_part *pt, const int8_t *x, ptrdiff_t xs, const ui
         const uint8_t *blk = panel + (size_t)g * BLOCK, *b = blk + NR * sizeof(float);
         Q4_ROWS(Q4_IINIT)
         for (int h = 0; h < 4; h++) {
+            prefetch_ahead(b + h * 64);     /* the loads wait on the weights (8 rows too) */
             const __m512i u = _mm512_xor_si512(flip, _mm512_loadu_si512(b + h * 64));
             const __m512i lo = _mm512_and_si512(u, mask);
             const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(u, 4), mask);
             Q4_ROWS(Q4_DOT)
         }
+        prefetch_ahead(blk);
         const __m512 wd = _mm512_loadu_ps((const float *)(const void *)blk);
         Q4_ROWS(Q4_FMA)
     }
