@@ -6,8 +6,9 @@
  * API refuses what an 8-bit model cannot do; a damaged 8-bit tensor is
  * refused by name; and golden checksums of the inference scenario
  * (scenario.h) that every build reproduces. On the tiny config, its
- * variants, and a config whose Linears have rows past their last panel and
- * inputs past their last whole group. */
+ * variants, a config whose Linears have rows past their last panel and
+ * inputs past their last whole group, and one whose attention (H*D) is
+ * wider than d_model and d_ff (the quantizer's rows are the widest input's). */
 #include <math.h>
 #include <unistd.h>
 
@@ -262,6 +263,7 @@ int main(void)
     static const char *const configs[] = {
         "", "V=125 C=24 d_ff=40", "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned",
         "pos=sinusoidal tie_lm_head=0", "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
+        "V=125 C=24 H=3 head_dim=12 d_ff=16 norm_type=rms mlp=swiglu mlp_bias=0 kv_heads=1",
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         test_made_and_saved(configs[i]);

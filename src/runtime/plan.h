@@ -108,7 +108,7 @@ typedef struct ngpt_plan {
      * panels (runtime/weights.c writes them, the products read them), and the quantized rows of a product's input
      * (ops/ops.c; runtime/weights.c's scratch while it quantizes a weight) */
     int8_t *q8_w;               /* ngpt_linear_q8_bytes */
-    int8_t *q8_x;               /* (max(B*T, 16), ngpt_q8_row_bytes(max(C, d_ff))) */
+    int8_t *q8_x;               /* (max(B*T, 16), ngpt_q8_row_bytes(max(C, H*D, d_ff))) */
     /* infer mode: the sampler's working rows (generate/sampler.c) */
     struct ngpt_plan_samp {
         float *z;               /* (V) working logits */

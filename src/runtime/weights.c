@@ -183,8 +183,8 @@ void ngpt_weights_quantize(ngpt_context *ctx, ngpt_dtype dtype, size_t offset, i
         }
         return;
     }
-    const int kmax = ctx->cfg.d_model > ctx->cfg.d_ff ? ctx->cfg.d_model : ctx->cfg.d_ff;
-    const ptrdiff_t rs = (ptrdiff_t)ngpt_q8_row_bytes(kmax);
+    /* rows of k values: the scratch holds NR of them for any Linear's k */
+    const ptrdiff_t rs = (ptrdiff_t)ngpt_q8_row_bytes(k);
     int8_t *base = ctx->plan.q8_w + offset;
     for (int r = 0; r < rows; r += NGPT_Q8_NR) {
         const int j = j0 + r, nr = n - j < NGPT_Q8_NR ? n - j : NGPT_Q8_NR;
