@@ -245,6 +245,58 @@ static void test_damaged(void)
     free(file);
 }
 
+/* A model over several of the 64 KiB chunks in which an open hashes and
+ * checks a file: -128 written into the first block, the last block and
+ * every block that straddles a chunk boundary, of every 8-bit tensor, is
+ * found and named; not resealed, the same damage is a corrupted file. */
+static void test_damaged_across_chunks(void)
+{
+    ngpt_config c = q8_config("V=2000 C=64 H=4 L=2 d_ff=200");
+    ngpt_context *ctx = make(&c, 1, 4, 3);
+    if (!ctx) return;
+    CHECK_OK(ngpt_checkpoint_save(ctx, path));
+    ngpt_context_free(ctx);
+    size_t n;
+    unsigned char *file = test_read_file(path, &n), *b = malloc(n);
+    CHECK(file && n > 3 * 65536, "the model file is %zu bytes, under three chunks", n);
+    if (!file || !b) goto out;
+    ngpt_ckpt_reader r;
+    CHECK_OK(ngpt_ckpt_open_mem(&r, file, n));
+    int tensors = 0, tried = 0, straddling = 0;
+    for (uint32_t i = 0; i < r.n_tensors; i++) {
+        if (ngpt_ckpt_tensor_dtype(&r, i) != NGPT_CKPT_Q8) continue;
+        tensors++;
+        size_t bytes;
+        const size_t off = (size_t)(ngpt_ckpt_tensor_data(&r, i, &bytes) - file);
+        const size_t blocks = bytes / NGPT_Q8_BLOCK;
+        for (size_t k = 0; k < blocks; k++) {
+            const size_t at = off + k * NGPT_Q8_BLOCK, end = at + NGPT_Q8_BLOCK;
+            const bool straddles = at / 65536 != (end - 1) / 65536;
+            if (k != 0 && k != blocks - 1 && !straddles) continue;
+            straddling += straddles;
+            tried++;
+            memcpy(b, file, n);
+            b[end - 1] = 0x80;      /* -128, the last value of the block */
+            uint64_t h = ngpt_checksum_bytes(b, n - 8);
+            memcpy(b + n - 8, &h, 8);
+            ngpt_config cfg;
+            CHECK_STATUS(ngpt_checkpoint_config_mem(b, n, &cfg), NGPT_ERR_BAD_FORMAT);
+            CHECK(strstr(ngpt_last_error(), ngpt_ckpt_tensor_name(&r, i)) &&
+                  strstr(ngpt_last_error(), "-128"), "block %zu of %s: %s", k,
+                  ngpt_ckpt_tensor_name(&r, i), ngpt_last_error());
+            memcpy(b + n - 8, file + n - 8, 8);     /* the old seal */
+            CHECK_STATUS(ngpt_checkpoint_config_mem(b, n, &cfg), NGPT_ERR_CHECKSUM);
+        }
+    }
+    CHECK(straddling >= 2, "only %d blocks straddle a chunk boundary", straddling);
+    CHECK(tensors >= 9 && tried >= 2 * tensors + straddling, "%d blocks of %d tensors tried",
+          tried, tensors);
+    ngpt_ckpt_close(&r);
+out:
+    free(file);
+    free(b);
+}
+
 /* Golden: the hash of the inference scenario of an 8-bit model, computed
  * by the scalar reference build; every build must give the same. */
 static void test_golden(const char *sw, uint64_t want)
@@ -272,6 +324,7 @@ int main(void)
     }
     test_api();
     test_damaged();
+    test_damaged_across_chunks();
     test_golden("", 0x5aa3b8b609a1f066);
     test_golden("V=125 C=24 d_ff=40 qkv_bias=1 tie_lm_head=0 norm=post pos=learned",
                 0x8601edf6543a3190);

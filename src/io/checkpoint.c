@@ -122,17 +122,16 @@ static bool has_0x80(const unsigned char *p, size_t n)
     return any;
 }
 
-/* An 8-bit tensor (n, k) holds what quantize_q8 and pack_q8 make: values
- * in -127..127 (never -128, which the SIMD products rely on), scales +0,
- * the canonical NaN or finite and at least NGPT_Q8_MIN_SCALE (so no float
- * of a product is subnormal), zero past n and k. */
-static ngpt_status check_q8(const ngpt_ckpt_reader *r, uint32_t i, int n, int k)
+/* Blocks b0..b1-1 of an 8-bit tensor (n, k) at data hold what quantize_q8
+ * and pack_q8 make: values in -127..127 (never -128, which the SIMD
+ * products rely on), scales +0, the canonical NaN or finite and at least
+ * NGPT_Q8_MIN_SCALE (so no float of a product is subnormal), zero past n
+ * and k. NULL, or what is wrong. */
+static const char *q8_blocks_why(const unsigned char *data, int n, int k, size_t b0, size_t b1)
 {
-    size_t bytes;
-    const unsigned char *data = ngpt_ckpt_tensor_data(r, i, &bytes);
     const int groups = ngpt_q8_groups(k);
     const char *why = NULL;
-    for (size_t b = 0; b < bytes / NGPT_Q8_BLOCK && !why; b++) {
+    for (size_t b = b0; b < b1 && !why; b++) {
         const unsigned char *blk = data + b * NGPT_Q8_BLOCK;
         const int p = (int)(b / (size_t)groups), g = (int)(b % (size_t)groups);
         /* a block inside the tensor (every row and input real) has nothing
@@ -159,23 +158,19 @@ static ngpt_status check_q8(const ngpt_ckpt_reader *r, uint32_t i, int n, int k)
             }
         }
     }
-    if (why)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "8-bit tensor %s of %s holds %s; the file is "
-                         "damaged", ngpt_ckpt_tensor_name(r, i), r->src, why);
-    return NGPT_OK;
+    return why;
 }
 
-/* A 4-bit tensor (n, k) holds what pack_q4 makes: scales +0, the canonical
- * NaN or finite with a magnitude at least NGPT_Q8_MIN_SCALE (either sign:
- * the scale of q4.h's rule has the opposite sign of the group's largest
- * value), zero past n and k. Every nibble is a valid value (-8..7). */
-static ngpt_status check_q4(const ngpt_ckpt_reader *r, uint32_t i, int n, int k)
+/* Blocks b0..b1-1 of a 4-bit tensor (n, k) hold what pack_q4 makes: scales
+ * +0, the canonical NaN or finite with a magnitude at least
+ * NGPT_Q8_MIN_SCALE (either sign: the scale of q4.h's rule has the
+ * opposite sign of the group's largest value), zero past n and k. Every
+ * nibble is a valid value (-8..7). NULL, or what is wrong. */
+static const char *q4_blocks_why(const unsigned char *data, int n, int k, size_t b0, size_t b1)
 {
-    size_t bytes;
-    const unsigned char *data = ngpt_ckpt_tensor_data(r, i, &bytes);
     const int groups = ngpt_q8_groups(k);
     const char *why = NULL;
-    for (size_t b = 0; b < bytes / NGPT_Q4_BLOCK && !why; b++) {
+    for (size_t b = b0; b < b1 && !why; b++) {
         const unsigned char *blk = data + b * NGPT_Q4_BLOCK;
         const int p = (int)(b / (size_t)groups), g = (int)(b % (size_t)groups);
         /* inside the tensor every nibble is a valid value: the scales only */
@@ -196,10 +191,60 @@ static ngpt_status check_q4(const ngpt_ckpt_reader *r, uint32_t i, int n, int k)
                     why = "a value past its rows or inputs";
         }
     }
-    if (why)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "4-bit tensor %s of %s holds %s; the file is "
-                         "damaged", ngpt_ckpt_tensor_name(r, i), r->src, why);
-    return NGPT_OK;
+    return why;
+}
+
+/* The quantized values, checked as the checksum pass hashes them: after
+ * each chunk, the blocks of every 8-bit and 4-bit tensor that the bytes
+ * [0, end) now hold whole; the first damage found stops the checks (the
+ * hashing goes on: a corrupted file is reported as such). */
+typedef struct value_pass {
+    const ngpt_ckpt_reader *r;
+    size_t done;                /* bytes [0, done) checked */
+    int64_t bad;                /* the damaged tensor's entry, or -1 */
+    const char *why;
+} value_pass;
+
+/* Blocks of a tensor of block bytes at offset off lying whole in [0, end). */
+static size_t blocks_before(size_t off, size_t bytes, size_t block, size_t end)
+{
+    if (end <= off) return 0;
+    const size_t whole = (end - off) / block;
+    return whole < bytes / block ? whole : bytes / block;
+}
+
+static void check_values_upto(void *user, size_t end)
+{
+    value_pass *v = user;
+    for (uint32_t i = 0; i < v->r->n_tensors && v->bad < 0; i++) {
+        const uint32_t dtype = ngpt_ckpt_tensor_dtype(v->r, i);
+        if (dtype != NGPT_CKPT_Q8 && dtype != NGPT_CKPT_Q4) continue;
+        size_t bytes;
+        const unsigned char *data = ngpt_ckpt_tensor_data(v->r, i, &bytes);
+        const size_t off = (size_t)(data - v->r->data);
+        if (off >= end || off + bytes <= v->done) continue;
+        const size_t block = dtype == NGPT_CKPT_Q8 ? NGPT_Q8_BLOCK : NGPT_Q4_BLOCK;
+        const size_t b0 = blocks_before(off, bytes, block, v->done);
+        const size_t b1 = blocks_before(off, bytes, block, end);
+        const int n = ngpt_ckpt_tensor_dim(v->r, i, 0), k = ngpt_ckpt_tensor_dim(v->r, i, 1);
+        v->why = dtype == NGPT_CKPT_Q8 ? q8_blocks_why(data, n, k, b0, b1)
+                                       : q4_blocks_why(data, n, k, b0, b1);
+        if (v->why) v->bad = i;
+    }
+    /* a block straddling end is checked in the chunk that completes it */
+    v->done = end;
+}
+
+/* The checksum and every quantized value in one pass over the file. */
+static ngpt_status check_values(ngpt_ckpt_reader *r)
+{
+    value_pass v = {r, 0, -1, NULL};
+    ngpt_status st = ngpt_ckpt_hash_pass(r, check_values_upto, &v);
+    if (st || v.bad < 0) return st;
+    const bool q8 = ngpt_ckpt_tensor_dtype(r, (uint32_t)v.bad) == NGPT_CKPT_Q8;
+    return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s tensor %s of %s holds %s; the file is damaged",
+                     q8 ? "8-bit" : "4-bit", ngpt_ckpt_tensor_name(r, (uint32_t)v.bad), r->src,
+                     v.why);
 }
 
 /* The file's dtype of a tensor of the config. */
@@ -215,7 +260,8 @@ static const char *dtype_name(uint32_t d)
 }
 
 /* The model tensors are exactly those the config implies; other names must
- * be optim.m.<model tensor> / optim.v.<model tensor> with the same shape. */
+ * be optim.m.<model tensor> / optim.v.<model tensor> with the same shape.
+ * The table only: the values (check_values) and the tokenizer come after. */
 static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config *cfg)
 {
     ngpt_layout lay;
@@ -242,19 +288,10 @@ static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s is %s but its config "
                                   "(weights=%s) makes it %s", name, r->src, dtype_name(got),
                                   ngpt_weights_name(cfg->weights), dtype_name(want));
-        ngpt_status st;
-        if (want == NGPT_CKPT_Q8 && (st = check_q8(r, (uint32_t)at, info.shape[0], info.shape[1])))
-            return st;
-        if (want == NGPT_CKPT_Q4 && (st = check_q4(r, (uint32_t)at, info.shape[0], info.shape[1])))
-            return st;
     }
     for (uint32_t i = 0; i < r->n_tensors; i++) {
         const char *tname = ngpt_ckpt_tensor_name(r, i);
-        if (!strcmp(tname, NGPT_CKPT_TOKENIZER)) {     /* the model's tokenizer (version 2) */
-            ngpt_status st = ngpt_ckpt_tokenizer_check(r, i, cfg);
-            if (st) return st;
-            continue;
-        }
+        if (!strcmp(tname, NGPT_CKPT_TOKENIZER)) continue;  /* checked once hashed */
         if (ngpt_ckpt_tensor_dtype(r, i) == NGPT_CKPT_BYTES)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s holds bytes; only the "
                              "tokenizer does", tname, r->src);
@@ -282,9 +319,17 @@ static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config
 ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const void *data,
                                  size_t size, ngpt_config *cfg)
 {
-    ngpt_status st = path ? ngpt_ckpt_open_file(r, path) : ngpt_ckpt_open_mem(r, data, size);
+    /* one read of the file: the table first, then the checksum and the
+     * quantized values together, then the tokenizer the checksum vouches for */
+    ngpt_status st = ngpt_ckpt_open_unhashed(r, path, data, size);
     if (st) return st;
-    if ((st = config_decode(r, cfg)) || (st = check_tensor_set(r, cfg))) ngpt_ckpt_close(r);
+    st = config_decode(r, cfg);
+    if (!st) st = check_tensor_set(r, cfg);
+    st = ngpt_ckpt_settle(r, st);
+    if (!st) st = check_values(r);
+    const int64_t tok = ngpt_ckpt_find_tensor(r, NGPT_CKPT_TOKENIZER);
+    if (!st && tok >= 0) st = ngpt_ckpt_tokenizer_check(r, (uint32_t)tok, cfg);
+    if (st) ngpt_ckpt_close(r);
     return st;
 }
 

@@ -84,6 +84,7 @@ typedef struct ngpt_ckpt_reader {
     void *map;                  /* mmap of a file, or NULL */
     size_t map_size;
     void *heap;                 /* the file read into memory where mapping failed, or NULL */
+    bool hash_pending;          /* opened unhashed: the checksum is still owed */
 } ngpt_ckpt_reader;
 
 /* Validates the container (everything docs/FORMAT.md lists except the
@@ -95,6 +96,22 @@ ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t siz
 ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path);
 void ngpt_ckpt_close(ngpt_ckpt_reader *r);
 
+/* Opening a large file for a caller that reads all of it anyway (a model's
+ * values are checked block by block): every check of ngpt_ckpt_open_* but
+ * the checksum, which the caller then owes. Before any of the data but the
+ * tables is trusted it runs ngpt_ckpt_hash_pass, which hashes the file in
+ * chunks and after each calls visit(user, end) while bytes [end - 64 KiB,
+ * end) are still in cache (bytes [0, end) are hashed); NGPT_ERR_CHECKSUM
+ * if the file is corrupted, whatever visit found. A failure found before
+ * then goes through ngpt_ckpt_settle(r, st), which reports a corrupted
+ * file as such rather than by its symptom (as a hashed open would). The
+ * messages are those of a hashed open. */
+ngpt_status ngpt_ckpt_open_unhashed(ngpt_ckpt_reader *r, const char *path, const void *data,
+                                    size_t size);
+typedef void (*ngpt_ckpt_chunk_fn)(void *user, size_t end);
+ngpt_status ngpt_ckpt_hash_pass(ngpt_ckpt_reader *r, ngpt_ckpt_chunk_fn visit, void *user);
+ngpt_status ngpt_ckpt_settle(ngpt_ckpt_reader *r, ngpt_status st);
+
 /* Entry i of the tensor table: its name, and whether its shape is (ndim, shape). */
 const char *ngpt_ckpt_tensor_name(const ngpt_ckpt_reader *r, uint32_t i);
 bool ngpt_ckpt_tensor_shape_is(const ngpt_ckpt_reader *r, uint32_t i, int32_t ndim,
@@ -105,6 +122,8 @@ int64_t ngpt_ckpt_find_tensor(const ngpt_ckpt_reader *r, const char *name);
 /* Entry i's dtype (NGPT_CKPT_*), and its data (*bytes of it, inside the
  * verified file). */
 uint32_t ngpt_ckpt_tensor_dtype(const ngpt_ckpt_reader *r, uint32_t i);
+/* Entry i's dimension d (0..3; 0 past its ndim). */
+int32_t ngpt_ckpt_tensor_dim(const ngpt_ckpt_reader *r, uint32_t i, int d);
 const unsigned char *ngpt_ckpt_tensor_data(const ngpt_ckpt_reader *r, uint32_t i, size_t *bytes);
 
 /* Copies float32 tensor `name` into dst after checking its shape equals

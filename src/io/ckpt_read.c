@@ -125,8 +125,21 @@ static ngpt_status check_tensor_entry(const ngpt_ckpt_reader *r, uint32_t i, siz
     return NGPT_OK;
 }
 
-/* Validates the container of data[0..size) for a reader whose src is set. */
-static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t size)
+static ngpt_status checksum_fail(const ngpt_ckpt_reader *r)
+{
+    return ngpt_fail(NGPT_ERR_CHECKSUM, "%s is corrupted: its checksum does not match its "
+                     "contents", r->src);
+}
+
+static bool checksum_matches(const unsigned char *p, size_t size)
+{
+    return (uint64_t)XXH3_64bits(p, size - 8) == get_u64(p + size - 8);
+}
+
+/* Validates the container of data[0..size) for a reader whose src is set;
+ * the checksum now, or (hash_later) when a check fails or at
+ * ngpt_ckpt_hash_pass, which the caller then owes. */
+static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t size, bool hash_later)
 {
     if (size < 8 || memcmp(p, NGPT_CKPT_MAGIC, 8) != 0)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not an ngpt checkpoint (its first "
@@ -144,9 +157,8 @@ static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t si
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated or padded: its header "
                               "says %llu bytes but there are %zu", r->src,
                               (unsigned long long)file_bytes, size);
-    if ((uint64_t)XXH3_64bits(p, size - 8) != get_u64(p + size - 8))
-        return ngpt_fail(NGPT_ERR_CHECKSUM, "%s is corrupted: its checksum does not "
-                              "match its contents", r->src);
+    if (!hash_later && !checksum_matches(p, size)) return checksum_fail(r);
+    r->hash_pending = hash_later;
     r->data = p;
     r->size = size;
     r->version = version;
@@ -175,13 +187,44 @@ static ngpt_status verify(ngpt_ckpt_reader *r, const unsigned char *p, size_t si
     return st;
 }
 
-ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t size)
+ngpt_status ngpt_ckpt_settle(ngpt_ckpt_reader *r, ngpt_status st)
+{
+    if (!st || !r->hash_pending) return st;
+    r->hash_pending = false;
+    return checksum_matches(r->data, r->size) ? st : checksum_fail(r);
+}
+
+/* 64 KiB: a chunk is still in L1/L2 when the visitor reads it */
+#define HASH_CHUNK ((size_t)64 << 10)
+
+ngpt_status ngpt_ckpt_hash_pass(ngpt_ckpt_reader *r, ngpt_ckpt_chunk_fn visit, void *user)
+{
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    const size_t n = r->size - 8;
+    for (size_t at = 0; at < n;) {
+        const size_t len = n - at < HASH_CHUNK ? n - at : HASH_CHUNK;
+        XXH3_64bits_update(&state, r->data + at, len);
+        at += len;
+        if (visit) visit(user, at);
+    }
+    r->hash_pending = false;
+    return (uint64_t)XXH3_64bits_digest(&state) == get_u64(r->data + n) ? NGPT_OK
+                                                                        : checksum_fail(r);
+}
+
+static ngpt_status open_mem(ngpt_ckpt_reader *r, const void *data, size_t size, bool hash_later)
 {
     memset(r, 0, sizeof *r);
     r->src = "the checkpoint in memory";
-    ngpt_status st = verify(r, data, size);
+    ngpt_status st = ngpt_ckpt_settle(r, verify(r, data, size, hash_later));
     if (st) ngpt_ckpt_close(r);
     return st;
+}
+
+ngpt_status ngpt_ckpt_open_mem(ngpt_ckpt_reader *r, const void *data, size_t size)
+{
+    return open_mem(r, data, size, false);
 }
 
 /* The fallback where a file cannot be mapped (some file systems, devices):
@@ -207,7 +250,7 @@ static ngpt_status read_whole(ngpt_ckpt_reader *r, int fd, const char *path, siz
     return NGPT_OK;
 }
 
-ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
+static ngpt_status open_file(ngpt_ckpt_reader *r, const char *path, bool hash_later)
 {
     memset(r, 0, sizeof *r);
     r->src = path;
@@ -245,9 +288,20 @@ ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
         r->map = map;
         r->map_size = size;
     }
-    ngpt_status st = verify(r, data, size);
+    ngpt_status st = ngpt_ckpt_settle(r, verify(r, data, size, hash_later));
     if (st) ngpt_ckpt_close(r);
     return st;
+}
+
+ngpt_status ngpt_ckpt_open_file(ngpt_ckpt_reader *r, const char *path)
+{
+    return open_file(r, path, false);
+}
+
+ngpt_status ngpt_ckpt_open_unhashed(ngpt_ckpt_reader *r, const char *path, const void *data,
+                                    size_t size)
+{
+    return path ? open_file(r, path, true) : open_mem(r, data, size, true);
 }
 
 void ngpt_ckpt_close(ngpt_ckpt_reader *r)
@@ -260,6 +314,11 @@ void ngpt_ckpt_close(ngpt_ckpt_reader *r)
 uint32_t ngpt_ckpt_tensor_dtype(const ngpt_ckpt_reader *r, uint32_t i)
 {
     return get_u32(tensor_entry(r, i) + 64);
+}
+
+int32_t ngpt_ckpt_tensor_dim(const ngpt_ckpt_reader *r, uint32_t i, int d)
+{
+    return (int32_t)get_u32(tensor_entry(r, i) + 72 + 4 * d);
 }
 
 const unsigned char *ngpt_ckpt_tensor_data(const ngpt_ckpt_reader *r, uint32_t i, size_t *bytes)
