@@ -351,6 +351,8 @@ ifneq ($(GEMM_BASELINE),)
   GEMM_BENCH_SRC += $(BUILD)/bench/base_ref.c
   GEMM_BENCH_OBJ += $(if $(filter scalar,$(ARCH)),,$(BUILD)/bench/base_isa.o)
   GEMM_BENCH_FLAGS += -DNGPT_BENCH_BASELINE -Itools $(if $(filter scalar,$(ARCH)),,-DNGPT_BENCH_BASELINE_ISA)
+  # the commit's ABI: its gemm with or without the trailing workspace
+  GEMM_BENCH_FLAGS += $(if $(shell git show $(GEMM_BASELINE):src/ref/gemm.c 2>/dev/null | grep 'bool accumulate, float \*work'),-DNGPT_BENCH_BASELINE_WORK)
 endif
 # OpenBLAS picks its kernels by the CPU unless OPENBLAS_CORETYPE says
 # otherwise; on an AVX-512 CPU the yardstick runs its AVX-512 kernels

@@ -88,7 +88,11 @@ static void run(op *o)
 #ifdef NGPT_BENCH_BASELINE
     case BASE_GEMM:
         ngpt_base_gemm(o->m, o->n, o->k, o->a, o->a_rs, o->a_cs, b, o->b_rs, o->b_cs, o->bias, o->c,
-                       o->c_rs, o->acc);
+                       o->c_rs, o->acc
+#ifdef NGPT_BENCH_BASELINE_WORK
+                       , work
+#endif
+                       );
         break;
 #endif
 #ifdef NGPT_BENCH_CBLAS
