@@ -65,9 +65,15 @@ int cli_library_failed(const char *cmd);
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_model **m,
                            ngpt_context **ctx, const ngpt_tokenizer **tok);
 /* A context of an open model for `shape` (shape->threads == 0 means
- * cli_threads_auto's count): an inference context on the model's weights,
- * or a training context that loads them (tokenizer attached). */
+ * cli_threads_auto's count; a seq above the model's T means T): an
+ * inference context on the model's weights, or a training context that
+ * loads them (tokenizer attached). */
 ngpt_status cli_model_context(const ngpt_model *m, const ngpt_shape *shape, ngpt_context **ctx);
+/* Generation and chat plan passes of at most this many positions (a
+ * longer prompt is prefilled pass by pass, with the logits of one pass):
+ * their arenas hold activations for 512 rows, not T (SmolLM2-135M at
+ * T=8192: 524 MiB instead of 706 with 8-bit weights). */
+#define CLI_PREFILL_ROWS 512
 /* Frees the context, then closes the model (either may be NULL). */
 void cli_close_model(ngpt_model *m, ngpt_context *ctx);
 /* A tokenizer file, or the tokenizer a checkpoint carries (told apart by

@@ -234,6 +234,7 @@ int cli_cmd_chat(int argc, char **argv)
 
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.threads = o.threads;
+    shape.seq = CLI_PREFILL_ROWS;
     shape.logits_rows = 1;      /* a turn samples from its last position only */
     ngpt_context *ctx;
     ngpt_model *m;

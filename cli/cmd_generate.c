@@ -220,6 +220,7 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = o.gc.beam_width > 1 ? o.gc.beam_width : 1;
     shape.threads = o.threads;
+    shape.seq = o.gc.no_cache ? 0 : CLI_PREFILL_ROWS;     /* no_cache recomputes T positions */
     /* logits of the last position only, or of a speculative check's K + 1 */
     shape.logits_rows = o.gc.draft_tokens > 0 ? o.gc.draft_tokens + 1 : 1;
     ngpt_model *m = NULL;
@@ -234,6 +235,7 @@ int cli_cmd_generate(int argc, char **argv)
     if (!st && draft_model) {
         ngpt_shape ds = ngpt_shape_default(NGPT_MODE_INFER);
         ds.threads = o.threads;
+        ds.seq = CLI_PREFILL_ROWS;
         ds.logits_rows = 1;     /* the draft decodes one token at a time */
         st = cli_open_model(draft_model, &ds, &draft_m, &draft, &draft_tok);
         o.gc.draft = draft;

@@ -16,9 +16,9 @@ static const char *const HELP =
     "Verifies a checkpoint and prints its size, config, weight type (f32, q8 or q4),\n"
     "parameter count, tokenizer, the file sizes of its float32 and 8-bit forms\n"
     "and the arena bytes a context needs: inference (batch 1, seq T) with float32\n"
-    "and with 8-bit weights, the same with the logits of the last position only\n"
-    "(arena generate: what ngpt generate and chat plan), and training or\n"
-    "fine-tuning (ngpt train --init) at\n"
+    "and with 8-bit weights, the same in passes of at most 512 positions with the\n"
+    "logits of the last one only (arena generate: what ngpt generate and chat plan),\n"
+    "and training or fine-tuning (ngpt train --init) at\n"
     "--batch B (32) and --seq T (the context). With --config instead of FILE it\n"
     "sizes a model that does not exist yet (ngpt init --help lists the keys;\n"
     "--tokenizer adds that tokenizer to the file sizes), and with a Hugging Face\n"
@@ -87,6 +87,7 @@ static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tok
     si.threads = stt.threads = threads;
     ngpt_shape sg = si;
     sg.logits_rows = 1;     /* what ngpt generate and chat plan */
+    sg.seq = cfg->context_len < CLI_PREFILL_ROWS ? cfg->context_len : CLI_PREFILL_ROWS;
     stt.batch = batch, stt.seq = seq;
     ngpt_config c = *cfg;
     if (ngpt_config_param_count(cfg, &z->params)) return cli_library_failed(cmd);
@@ -121,8 +122,8 @@ static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const
     printf("arena generate: %s with %s weights", bytes_text(b0, z->gen[own]), KIND_NAMES[own]);
     for (int i = 0, sep = 0; i < N_KINDS; i++)
         if (i != own) printf("%s %s %s", sep++ ? "," : ";", KIND_NAMES[i], bytes_text(b0, z->gen[i]));
-    printf(" (the same with the logits of the last position only: what ngpt generate and chat "
-           "plan)\n");
+    printf(" (passes of at most %d positions, the logits of the last one only: what ngpt "
+           "generate and chat plan)\n", CLI_PREFILL_ROWS);
     if (own)
         printf("arena train: none: %s model is not trained (its float32 original needs %s at "
                "batch %d, seq %d)\n", own == 1 ? "an 8-bit" : "a 4-bit", bytes_text(b0, z->train),

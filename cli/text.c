@@ -13,6 +13,7 @@ ngpt_status cli_model_context(const ngpt_model *m, const ngpt_shape *shape, ngpt
     ngpt_status st = ngpt_model_config(m, &cfg);
     if (st) return st;
     ngpt_shape s = *shape;
+    if (s.seq > cfg.context_len) s.seq = cfg.context_len;
     if (s.threads == 0) s.threads = cli_threads_auto(&cfg, &s);
     if (s.mode == NGPT_MODE_INFER) return ngpt_context_init_model(ctx, m, &s, NULL, 0);
     if ((st = ngpt_context_init(ctx, &cfg, &s, NULL, 0))) return st;

@@ -5,7 +5,8 @@
 # condition), which are the first N bytes of the -n N+1 run with the same
 # seed; the count agrees with the summary on stderr; --no-newline changes
 # nothing in a pipe; a prompt longer than T is cropped (one stderr line);
-# --context shift; --beam refuses the sampling options. On a pseudo-terminal
+# --context shift; a prompt longer than the CLI's 512-position passes
+# continues as one full forward; --beam refuses the sampling options. On a pseudo-terminal
 # (native runs with script(1)) a newline follows the text, and --no-newline drops it.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
@@ -51,6 +52,25 @@ check $? "a bad --context is a usage error: $(cat "$dir/err")"
 $N $gen -n 5 --context shift --no-cache > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && grep -q "no_cache" "$dir/err"
 check $? "--no-cache with shift fails clearly: $(cat "$dir/err")"
+
+# A context longer than the CLI's passes (512 positions): a 1000-byte
+# prompt is prefilled in two passes, and continues exactly as --no-cache's
+# one full forward (planned for T) does; info's generation arena is the
+# passes' (less than inference's by more than its logits rows)
+$N init --out "$dir/long.ngpt" --seed 7 --config T=1100 --config C=16 --config L=1 --config H=2 \
+    --config d_ff=32 > /dev/null 2>&1
+check $? "ngpt init T=1100"
+head -c 1000 /dev/zero | tr '\0' 'x' > "$dir/p1000"
+$N generate --model "$dir/long.ngpt" --prompt-file "$dir/p1000" --seed 5 --temp 0.7 -n 30 > "$dir/lp" 2> "$dir/lp.err"
+check $? "a 1000-byte prompt: $(cat "$dir/lp.err")"
+$N generate --model "$dir/long.ngpt" --prompt-file "$dir/p1000" --seed 5 --temp 0.7 -n 30 --no-cache > "$dir/lq" 2> "$dir/lq.err"
+[ "$(wc -c < "$dir/lp")" -eq 30 ] && cmp -s "$dir/lp" "$dir/lq"
+check $? "two passes of the prompt continue as the full forward: $(od -An -tx1 "$dir/lp") / $(od -An -tx1 "$dir/lq")"
+$N info "$dir/long.ngpt" > "$dir/linfo" 2>&1
+l_infer=$(sed -n 's/^arena infer: \([0-9]*\) bytes.*/\1/p' "$dir/linfo")
+l_gen=$(sed -n 's/^arena generate: \([0-9]*\) bytes .*(passes of at most 512 positions, .*/\1/p' "$dir/linfo")
+[ -n "$l_gen" ] && [ $((l_infer - l_gen)) -gt $((1099 * 256 * 4)) ]
+check $? "the generation arena plans passes of 512 positions: $(grep arena "$dir/linfo")"
 
 # --beam keeps the most likely continuations: sampling options do not apply
 # to it, so it refuses them (usage) instead of ignoring them; the sampler's

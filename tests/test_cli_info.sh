@@ -24,7 +24,7 @@ grep -Eq "^arena infer: [0-9]+ bytes \([0-9.]+ MiB\) at batch 1, seq 16 with f32
 check $? "the arena lines: $(grep arena "$dir/file")"
 # the generation arena: the logits of one position instead of 16, V=256 floats each
 infer=$(sed -n 's/^arena infer: \([0-9]*\) bytes.*/\1/p' "$dir/file")
-gen=$(sed -n 's/^arena generate: \([0-9]*\) bytes .* with f32 weights; q8 [0-9]* bytes .*, q4 [0-9]* bytes .* (the same with the logits of the last position only: what ngpt generate and chat plan)$/\1/p' "$dir/file")
+gen=$(sed -n 's/^arena generate: \([0-9]*\) bytes .* with f32 weights; q8 [0-9]* bytes .*, q4 [0-9]* bytes .* (passes of at most 512 positions, the logits of the last one only: what ngpt generate and chat plan)$/\1/p' "$dir/file")
 [ -n "$gen" ] && [ $((infer - gen)) -eq $((15 * 256 * 4)) ]
 check $? "the generation arena saves 15 logits rows: $infer against $gen: $(grep arena "$dir/file")"
 printf 'the quick brown fox jumps over the lazy dog\n%.0s' $(seq 40) > "$dir/d.txt"
