@@ -123,8 +123,8 @@ static void write_model_v1(const char *name, bool shared, unsigned flag, unsigne
 /* export.py's quantize_q80 on the n values of one tensor (n % gs == 0):
  * per group of gs, scale = max|w| / 127 (float32), q = w / scale rounded
  * half to even (torch.round); a group of zeros gets scale 0 and q 0
- * (export.py's 0 / 0 is NaN there). w is replaced by runq.c's dequantized
- * values, (float)q * scale. */
+ * (export.py's 0 / 0 is NaN there, which torch's int8 cast makes 0 on
+ * x86). w is replaced by runq.c's dequantized values, (float)q * scale. */
 static void quantize_q80(float *w, size_t n, size_t gs, int8_t *q, float *scale)
 {
     for (size_t g = 0; g < n / gs; g++) {

@@ -310,6 +310,7 @@ static ngpt_status map_file(const char *path, ngpt_llama2c_header *h, const unsi
     ssize_t got = 0;
     ngpt_status st = NGPT_OK;
     const ngpt_config *c = &h->cfg;
+    char group[40] = "";
     if (fstat(fd, &sb) != 0)
         st = ngpt_fail(NGPT_ERR_IO, "cannot read the size of %s: %s", path, strerror(errno));
     else if (!S_ISREG(sb.st_mode))
@@ -317,15 +318,16 @@ static ngpt_status map_file(const char *path, ngpt_llama2c_header *h, const unsi
     else if ((got = pread(fd, hdr, sizeof hdr, 0)) < 0)
         st = ngpt_fail(NGPT_ERR_IO, "reading %s failed: %s", path, strerror(errno));
     else if (!(st = ngpt_llama2c_parse_header(hdr, (size_t)got, path, h)) &&
-             (uint64_t)sb.st_size != h->file_bytes)
+             (uint64_t)sb.st_size != h->file_bytes) {
+        if (h->version == 2) snprintf(group, sizeof group, ", int8 groups of %d", (int)h->group_size);
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is %lld bytes but its version-%d header (dim %d, "
-                       "hidden %d, %d layers, %d heads, %d kv heads, vocab %d%s, seq_len %d) "
+                       "hidden %d, %d layers, %d heads, %d kv heads, vocab %d%s, seq_len %d%s) "
                        "makes it %llu: truncated, or not a llama2.c model.bin", path,
                        (long long)sb.st_size, h->version, (int)c->d_model, (int)c->d_ff,
                        (int)c->n_layers, (int)c->n_heads, (int)c->n_kv_heads, (int)c->vocab_size,
-                       c->tie_lm_head ? "" : " unshared", (int)c->context_len,
+                       c->tie_lm_head ? "" : " unshared", (int)c->context_len, group,
                        (unsigned long long)h->file_bytes);
-    else if (h->file_bytes > SIZE_MAX)
+    } else if (h->file_bytes > SIZE_MAX)
         st = ngpt_fail(NGPT_ERR_IO, "%s is too large for this machine's address space", path);
     if (!st) {
         void *m = mmap(NULL, (size_t)h->file_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
