@@ -4,6 +4,9 @@
  *  - the imported tensors hold the file's values bit for bit (qkv = wq |
  *    wk | wv, fc1 = w1 | w3 stacked); version 1 of the same model (export.py's
  *    256-byte header, the norms first, no freq_cis) imports to the same file;
+ *  - version 2 (export.py's int8: matrices as int8 and a float32 scale per
+ *    group) imports to the file of version 0 holding runq.c's dequantized
+ *    values, shared and unshared, float32 and q8, group sizes 16 and 8;
  *  - the logits have one golden checksum on every build and thread count;
  *  - run.c's encode and decode on the test's vocabulary with exact ids
  *    (and on 300 random texts, the ids of run.c's loop as written, which
@@ -14,7 +17,9 @@
  *  - the tokenizer round-trips through the checkpoint and a tokenizer file;
  *  - refusals, by name, with nothing written: a size other than the
  *    header's, bad headers (zero field, dim % heads, heads % kv_heads, a
- *    version-2 export, version 1's flag and padding), tokenizers with a duplicate piece, a bad length, trailing
+ *    version-3 export, version 1's and 2's flag and padding, version 2's
+ *    group size 0, negative or not dividing dim, a byte short or long),
+ *    tokenizers with a duplicate piece, a bad length, trailing
  *    bytes, a byte token out of place; ngpt_import_llama2c_config sizes the
  *    stories15M/42M/110M headers alone.
  * With --write DIR it only writes the two files there (test_cli_import.sh). */

@@ -1,4 +1,4 @@
-/* llama2c.c — llama2.c's model.bin, version 0 or 1, into a .ngpt
+/* llama2c.c — llama2.c's model.bin, version 0, 1 or 2, into a .ngpt
  * checkpoint (llama2c.h).
  *
  * The file (run.c's memory_map_weights): 7 int32 (dim, hidden_dim,
@@ -13,6 +13,13 @@
  * the 7 int32 with vocab_size positive, u8 shared classifier, zeros), then
  * rms_att, rms_ffn, rms_final, tok_emb, wq, wk, wv, wo, w1, w2, w3, [wcls];
  * no freq_cis.
+ * Version 2 (export.py's int8 "Q8_0", runq.c's): the same header with the
+ * group size GS (int32, byte 37) before the zeros; the norms as float32,
+ * then every matrix of every layer (tok_emb; wq of layer 0, 1, ...; wk;
+ * ...; w3; [wcls]) as int8 q[n] followed by float32 scales[n/GS]. Value
+ * i = (float)q[i] * scales[i / GS], a float32 product (runq.c's
+ * dequantize): that float is what ngpt stores, or quantizes again with
+ * --weights q8/q4. GS must divide dim (then every matrix is whole groups).
  * Each ngpt tensor is one to three of these runs end to end:
  *   blocks.i.ln1.weight <- rms_att[i]       blocks.i.ln2.weight <- rms_ffn[i]
  *   blocks.i.attn.qkv.weight <- wq[i] | wk[i] | wv[i]  (rows stacked)
@@ -22,8 +29,9 @@
  *   tok_emb.weight <- tok_emb, ln_f.weight <- rms_final, lm_head.weight <- wcls
  * run.c's q/k pairs are interleaved, ngpt's default RoPE pairing; eps 1e-5
  * and theta 10000 are what run.c hard-codes. The file is mapped, and
- * stream.c asks for each tensor's floats in order: copied, or quantized
- * panel by panel as ngpt quantize makes them (as for Hugging Face files). */
+ * stream.c asks for each tensor's floats in order: copied (version 2:
+ * dequantized), or quantized panel by panel as ngpt quantize makes them (as
+ * for Hugging Face files). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
