@@ -212,7 +212,7 @@ def export_group_size(dim):
 
 def quantize_q80(w, group_size):
     """export.py's quantize_q80 (int8 values, float32 scales), as it is written."""
-    w = torch.from_numpy(np.ascontiguousarray(w)).float().reshape(-1, group_size)
+    w = torch.from_numpy(np.array(w, dtype=np.float32)).reshape(-1, group_size)   # a copy: writable
     scale = torch.abs(w).max(dim=1).values / 127.0
     q = torch.round(w / scale[:, None]).to(torch.int8)
     return q.numpy(), scale.numpy()
