@@ -18,7 +18,8 @@
  *  - refusals, by name, with nothing written: a size other than the
  *    header's, bad headers (zero field, dim % heads, heads % kv_heads, a
  *    version-3 export, version 1's and 2's flag and padding, version 2's
- *    group size 0, negative or not dividing dim, a byte short or long),
+ *    group size 0, negative or not dividing dim, a byte short or long, a
+ *    header whose file size overflows a uint64),
  *    tokenizers with a duplicate piece, a bad length, trailing
  *    bytes, a byte token out of place; ngpt_import_llama2c_config sizes the
  *    stories15M/42M/110M headers alone.
@@ -490,6 +491,11 @@ static void test_refusals(const tok_file *good)
         {0, 0x616b3432, NGPT_ERR_UNSUPPORTED, "a version-3 export"},
         {3, 16, NGPT_ERR_BAD_FORMAT, "head size 1"},
     };
+    /* 4 x 7 x 2^58 float weights: 4 bytes each overflow a uint64 file size */
+    static const int32_t huge[7] = {1 << 29, 1 << 29, 4, 1, 1, 1, 1};
+    write_model("huge.bin", huge, 0);
+    CHECK_STATUS(ngpt_import_llama2c_config(path("huge.bin"), &cfg), NGPT_ERR_OVERFLOW);
+    refused("huge.bin", "tok.bin", NGPT_ERR_OVERFLOW, "a model whose file size overflows");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int32_t h[7];
         memcpy(h, HDR, sizeof h);

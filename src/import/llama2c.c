@@ -178,8 +178,8 @@ ngpt_status ngpt_llama2c_parse_header(const unsigned char *p, size_t n, const ch
     /* dim | group size makes every int8 tensor (n a multiple of dim) whole groups */
     if (version == 2 && (group_size <= 0 || f[0] % group_size))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: the int8 group size (bytes 37-40) is %d; it "
-                         "must be positive and divide dim %lld", src, (int)group_size,
-                         (long long)f[0]);
+                         "must be positive and divide dim %lld (export.py halves 64 until it "
+                         "does)", src, (int)group_size, (long long)f[0]);
     ngpt_config c = ngpt_config_default();
     c.d_model = (int32_t)f[0], c.d_ff = (int32_t)f[1], c.n_layers = (int32_t)f[2];
     c.n_heads = (int32_t)f[3], c.n_kv_heads = (int32_t)f[4];
@@ -199,11 +199,16 @@ ngpt_status ngpt_llama2c_parse_header(const unsigned char *p, size_t n, const ch
     c.weights = NGPT_WEIGHTS_F32;
     ngpt_status st = ngpt_config_validate(&c);
     if (st) return ngpt_fail(st, "%s: its model is not one ngpt can run: %s", src, ngpt_last_error());
+    /* The file's size is at most 4 bytes a parameter, plus freq_cis (T * hs
+     * floats, T * T < 2^31): bounded so, it fits a uint64. */
+    size_t params = 0;
+    if (ngpt_config_param_count(&c, &params) || (uint64_t)params > UINT64_MAX / 8)
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "%s: its header makes a model of %zu parameters, "
+                         "too large for a file's size to be computed", src, params);
     h->cfg = c;
     h->version = version;
     h->group_size = group_size;
     h->data_at = version == 0 ? 28 : NGPT_LLAMA2C_HEADER_MAX;
-    /* int32 fields, and a model ngpt_config_validate accepts: no overflow */
     h->file_bytes = h->data_at + file_offsets(&c, version, (uint64_t)group_size).end;
     return NGPT_OK;
 }
