@@ -202,7 +202,7 @@ ngpt_status ngpt_llama2c_parse_header(const unsigned char *p, size_t n, const ch
     /* The file's size is at most 4 bytes a parameter, plus freq_cis (T * hs
      * floats, T * T < 2^31): bounded so, it fits a uint64. */
     size_t params = 0;
-    if (ngpt_config_param_count(&c, &params) || (uint64_t)params > UINT64_MAX / 8)
+    if (ngpt_config_param_count(&c, &params) || (uint64_t)params >> 61 != 0)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "%s: its header makes a model of %zu parameters, "
                          "too large for a file's size to be computed", src, params);
     h->cfg = c;
