@@ -46,8 +46,9 @@ static const char *const HELP =
     "pre-tokenizer) is refused by name. Nothing is\n"
     "written on error. docs/IMPORT.md says what is read and what is refused.\n"
     "--llama2c reads llama2.c's files instead (the TinyStories stories15M.bin,\n"
-    "stories42M.bin, stories110M.bin): MODEL.BIN in run.c's layout (version 0) or\n"
-    "export.py's version 1 (its size must be what its header says) and\n"
+    "stories42M.bin, stories110M.bin): MODEL.BIN in run.c's layout (version 0),\n"
+    "export.py's version 1 or its int8 version 2 (runq.c's; read as the floats\n"
+    "runq.c dequantizes; its size must be what its header says) and\n"
     "--tokenizer TOKENIZER.BIN, its\n"
     "scored tokenizer (prompts then start with BOS, as run.c's do).\n"
     "Then: ngpt generate --model MODEL.ngpt --prompt \"...\"\n";

@@ -230,14 +230,15 @@ static int cmd_encode(int argc, char **argv)
     } else {
         buf = cli_read_file(in ? in : "-", &n);
     }
-    int32_t *ids = buf ? malloc((n ? n : 1) * sizeof *ids) : NULL;
+    /* at most an id a byte, and a scored tokenizer's dummy " " before them */
+    int32_t *ids = buf ? malloc((n + 1) * sizeof *ids) : NULL;
     if (!buf || !ids) {
         rc = cli_error(a.cmd, CLI_FAILED, "cannot read %s: %s", in ? in : text ? "--text" : "standard input",
                        strerror(errno));
     } else {
         size_t n_ids = 0;
         double t0 = cli_now();
-        ngpt_status st = ngpt_tokenizer_encode(tok, buf, n, ids, n, &n_ids);
+        ngpt_status st = ngpt_tokenizer_encode(tok, buf, n, ids, n + 1, &n_ids);
         double sec = cli_now() - t0;
         FILE *f = st ? NULL : open_out(a.cmd, out);
         if (st) {

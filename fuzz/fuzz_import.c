@@ -15,7 +15,8 @@
  *      stacked from Llama's tensor names
  *   6  a llama2.c tokenizer.bin of 259 + (the first byte % 32) tokens
  *      (src/tokenizer/scored.c)
- *   7  a llama2.c model.bin imported with a fixed tokenizer.bin (260
+ *   7  a llama2.c model.bin (versions 0-2; seeds llama2c_model and _v2)
+ *      imported with a fixed tokenizer.bin (260
  *      tokens: tests/llama2c_files.h's): the whole ngpt_import_llama2c
  *   8  a tokenizer_config.json, then (after a NUL byte, if any) a
  *      generation_config.json, applied to mode 4's tokenizer.json

@@ -1445,8 +1445,11 @@ ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config
 /* llama2.c's files (docs/IMPORT.md, "llama2.c's TinyStories"): model.bin in
  * run.c's layout (version 0: 7 int32 dim, hidden_dim, n_layers, n_heads,
  * n_kv_heads, vocab_size (negative: an unshared classifier), seq_len, then
- * float32 tensors) or export.py's float32 version 1 (a 256-byte "ak42"
- * header), and its tokenizer.bin, into a .ngpt checkpoint at
+ * float32 tensors), export.py's float32 version 1 (a 256-byte "ak42"
+ * header) or its int8 version 2 (runq.c's: each weight matrix int8 with a
+ * float32 scale per group; imported as the floats runq.c dequantizes,
+ * q * scale, then stored as opt's store says), and its tokenizer.bin,
+ * into a .ngpt checkpoint at
  * out_path (opt: its store; the other fields are ignored):
  *
  *     ngpt_import_llama2c("stories15M.bin", "tokenizer.bin", NULL, "stories15M.ngpt");
@@ -1455,14 +1458,15 @@ ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config
  * kv_heads=n_kv_heads, RoPE theta 10000 with interleaved pairs (run.c's).
  * The tokenizer is the scored kind (docs/TOKENIZER.md): prompts start with
  * BOS 1, EOS 2 ends a text. The file's size must be exactly what its
- * header implies (NGPT_ERR_BAD_FORMAT otherwise); version 2 (int8) or
- * another is NGPT_ERR_UNSUPPORTED. Written atomically, streamed
+ * header implies (NGPT_ERR_BAD_FORMAT otherwise, as is a version 2 group
+ * size that is not positive or does not divide dim); a version other than
+ * 0, 1 and 2 is NGPT_ERR_UNSUPPORTED. Written atomically, streamed
  * from the mapped file as ngpt_import_hf does. */
 ngpt_status ngpt_import_llama2c(const char *model_bin, const char *tokenizer_bin,
                                 const ngpt_import_options *opt, const char *out_path);
 
-/* The ngpt config of a model.bin from its header alone (28 bytes, version
- * 1's 256; weights f32; the file's size is not checked), e.g. to size it
+/* The ngpt config of a model.bin from its header alone (28 bytes, versions
+ * 1 and 2's 256; weights f32; the file's size is not checked), e.g. to size it
  * (ngpt info). */
 ngpt_status ngpt_import_llama2c_config(const char *model_bin, ngpt_config *cfg);
 

@@ -144,6 +144,8 @@ $N info "$dir/l.ngpt" > "$dir/out" 2> "$dir/err" && grep -q "^tokenizer:   score
 check $? "info and tokenizer info show the scored tokenizer: $(cat "$dir/out" "$dir/err")"
 $N tokenizer encode --tokenizer "$dir/l.ngpt" --text "babc" > "$dir/out" 2> "$dir/err" && [ "$(cat "$dir/out")" = "259 261 266 262" ]
 check $? "tokenizer encode: run.c's ids: $(cat "$dir/out" "$dir/err")"
+$N tokenizer encode --tokenizer "$dir/l.ngpt" --text "bbb" > "$dir/out" 2> "$dir/err" && [ "$(cat "$dir/out")" = "259 261 261 261" ]
+check $? "tokenizer encode: the dummy \" \" makes one id more than the text's bytes: $(cat "$dir/out" "$dir/err")"
 $N info "$l2c/model.bin" > "$dir/out" 2> "$dir/err" && grep -q "^parameters: " "$dir/out"
 check $? "info sizes a model.bin: $(cat "$dir/out" "$dir/err")"
 head -c 100 "$l2c/model.bin" > "$dir/cut.bin"

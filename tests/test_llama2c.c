@@ -4,6 +4,9 @@
  *  - the imported tensors hold the file's values bit for bit (qkv = wq |
  *    wk | wv, fc1 = w1 | w3 stacked); version 1 of the same model (export.py's
  *    256-byte header, the norms first, no freq_cis) imports to the same file;
+ *  - version 2 (export.py's int8: matrices as int8 and a float32 scale per
+ *    group) imports to the file of version 0 holding runq.c's dequantized
+ *    values, shared and unshared, float32 and q8, group sizes 16 and 8;
  *  - the logits have one golden checksum on every build and thread count;
  *  - run.c's encode and decode on the test's vocabulary with exact ids
  *    (and on 300 random texts, the ids of run.c's loop as written, which
@@ -14,7 +17,10 @@
  *  - the tokenizer round-trips through the checkpoint and a tokenizer file;
  *  - refusals, by name, with nothing written: a size other than the
  *    header's, bad headers (zero field, dim % heads, heads % kv_heads, a
- *    version-2 export, version 1's flag and padding), tokenizers with a duplicate piece, a bad length, trailing
+ *    version-3 export, version 1's and 2's flag and padding, version 2's
+ *    group size 0, negative or not dividing dim, a byte short or long, a
+ *    header whose file size overflows a uint64),
+ *    tokenizers with a duplicate piece, a bad length, trailing
  *    bytes, a byte token out of place; ngpt_import_llama2c_config sizes the
  *    stories15M/42M/110M headers alone.
  * With --write DIR it only writes the two files there (test_cli_import.sh). */
@@ -117,6 +123,86 @@ static void write_model_v1(const char *name, bool shared, unsigned flag, unsigne
         if (i == sizeof run / sizeof run[0] - 1 || !run[i + 1].n) n -= drop < n ? drop : n;
         fwrite(weights + run[i].at, 4, n, f);
     }
+    fclose(f);
+}
+
+/* export.py's quantize_q80 on the n values of one tensor (n % gs == 0):
+ * per group of gs, scale = max|w| / 127 (float32), q = w / scale rounded
+ * half to even (torch.round); a group of zeros gets scale 0 and q 0
+ * (export.py's 0 / 0 is NaN there, which torch's int8 cast makes 0 on
+ * x86). w is replaced by runq.c's dequantized values, (float)q * scale. */
+static void quantize_q80(float *w, size_t n, size_t gs, int8_t *q, float *scale)
+{
+    for (size_t g = 0; g < n / gs; g++) {
+        float wmax = 0.0f;
+        for (size_t i = g * gs; i < (g + 1) * gs; i++) wmax = fmaxf(wmax, fabsf(w[i]));
+        scale[g] = wmax / 127.0f;
+        for (size_t i = g * gs; i < (g + 1) * gs; i++) {
+            q[i] = (int8_t)(scale[g] > 0.0f ? nearbyintf(w[i] / scale[g]) : 0.0f);
+            w[i] = (float)q[i] * scale[g];
+        }
+    }
+}
+
+/* The floats after version 0's header once version 2 has stored the model:
+ * the weights with the matrices dequantized (written by write_model_v2). */
+static float *dequantized;
+
+/* The model as export.py's version 2 (int8, runq.c's) writes it: the
+ * 256-byte header with the group size at byte 37, the float32 norms, then
+ * each matrix of each layer as int8 values and their float32 scales:
+ * tok_emb, wq, wk, wv, wo, w1, w2, w3, [wcls]. Its first group of wq is
+ * zero. bytes_off: the file cut (< 0) or extended by that many bytes. */
+static void write_model_v2(const char *name, bool shared, unsigned flag, unsigned char pad_byte,
+                           int32_t gs, int bytes_off)
+{
+    unsigned char hdr[256] = {0};
+    const int32_t head[9] = {0x616b3432, 2, DIM, HIDDEN, LAYERS, HEADS, KV, V, SEQ};
+    memcpy(hdr, head, sizeof head);
+    hdr[36] = (unsigned char)flag;
+    memcpy(hdr + 37, &gs, 4);
+    hdr[200] = pad_byte;
+    free(dequantized);
+    dequantized = malloc(n_weights * sizeof *dequantized);
+    memcpy(dequantized, weights, n_weights * sizeof *dequantized);
+    memset(dequantized + O_WQ, 0, (size_t)(gs > 0 ? gs : 1) * sizeof *dequantized);
+    FILE *f = fopen(path(name), "wb");
+    fwrite(hdr, 1, sizeof hdr, f);
+    fwrite(dequantized + O_RMS_ATT, 4, LAYERS * DIM, f);
+    fwrite(dequantized + O_RMS_FFN, 4, LAYERS * DIM, f);
+    fwrite(dequantized + O_FINAL, 4, DIM, f);
+    const struct { size_t at, n, layers; } mat[] = {
+        {0, (size_t)V * DIM, 1}, {O_WQ, DIM * DIM, LAYERS}, {O_WK, KVD * DIM, LAYERS},
+        {O_WV, KVD * DIM, LAYERS}, {O_WO, DIM * DIM, LAYERS}, {O_W1, HIDDEN * DIM, LAYERS},
+        {O_W2, DIM * HIDDEN, LAYERS}, {O_W3, HIDDEN * DIM, LAYERS},
+        {O_WCLS, (size_t)V * DIM, shared ? 0 : 1}};
+    const size_t g = gs > 0 && DIM % gs == 0 ? (size_t)gs : DIM;  /* a refused size: any bytes */
+    int8_t *q = malloc((size_t)V * DIM);
+    float *scale = malloc((size_t)V * DIM / g * sizeof *scale);
+    for (size_t m = 0; m < sizeof mat / sizeof mat[0]; m++)
+        for (size_t l = 0; l < mat[m].layers; l++) {
+            float *w = dequantized + mat[m].at + l * mat[m].n;
+            quantize_q80(w, mat[m].n, g, q, scale);
+            fwrite(q, 1, mat[m].n, f);
+            fwrite(scale, 4, mat[m].n / g, f);
+        }
+    if (bytes_off > 0) fputc(0, f);
+    const long size = ftell(f);
+    fclose(f);
+    free(q);
+    free(scale);
+    if (bytes_off < 0 && truncate(path(name), size + bytes_off) != 0) perror(path(name));
+}
+
+/* Version 0 of the model write_model_v2 stored last: the same values as floats. */
+static void write_dequantized_v0(const char *name, bool shared)
+{
+    int32_t h[7];
+    memcpy(h, HDR, sizeof h);
+    if (!shared) h[5] = -V;
+    FILE *f = fopen(path(name), "wb");
+    fwrite(h, 4, 7, f);
+    fwrite(dequantized, 4, shared ? O_WCLS : n_weights, f);
     fclose(f);
 }
 
@@ -402,14 +488,19 @@ static void test_refusals(const tok_file *good)
         {0, 0, NGPT_ERR_BAD_FORMAT, "dim 0"},        {1, -4, NGPT_ERR_BAD_FORMAT, "hidden < 0"},
         {3, 5, NGPT_ERR_BAD_FORMAT, "dim % heads"},  {4, 3, NGPT_ERR_BAD_FORMAT, "heads % kv"},
         {5, 0, NGPT_ERR_BAD_FORMAT, "vocab 0"},      {6, 0, NGPT_ERR_BAD_FORMAT, "seq 0"},
-        {0, 0x616b3432, NGPT_ERR_UNSUPPORTED, "a version-2 (int8) export"},
+        {0, 0x616b3432, NGPT_ERR_UNSUPPORTED, "a version-3 export"},
         {3, 16, NGPT_ERR_BAD_FORMAT, "head size 1"},
     };
+    /* 4 x 7 x 2^58 float weights: 4 bytes each overflow a uint64 file size */
+    static const int32_t huge[7] = {1 << 29, 1 << 29, 4, 1, 1, 1, 1};
+    write_model("huge.bin", huge, 0);
+    CHECK_STATUS(ngpt_import_llama2c_config(path("huge.bin"), &cfg), NGPT_ERR_OVERFLOW);
+    refused("huge.bin", "tok.bin", NGPT_ERR_OVERFLOW, "a model whose file size overflows");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int32_t h[7];
         memcpy(h, HDR, sizeof h);
         h[bad[i].field] = bad[i].value;
-        if (bad[i].value == 0x616b3432) h[1] = 2;
+        if (bad[i].value == 0x616b3432) h[1] = 3;
         write_model("bad.bin", h, all);
         refused("bad.bin", "tok.bin", bad[i].st, bad[i].what);
         CHECK_STATUS(ngpt_import_llama2c_config(path("bad.bin"), &cfg), bad[i].st);
@@ -423,6 +514,22 @@ static void test_refusals(const tok_file *good)
     write_model_v1("v1bad.bin", false, 0, 0, 0);
     if (truncate(path("v1bad.bin"), 100) == 0)
         refused("v1bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, "version 1: a cut header");
+    static const struct { int32_t gs; const char *what; } bad_gs[] = {
+        {0, "version 2: group size 0"}, {-16, "version 2: group size -16"},
+        {12, "version 2: a group size not dividing dim"}};
+    for (size_t i = 0; i < sizeof bad_gs / sizeof bad_gs[0]; i++) {
+        write_model_v2("v2bad.bin", true, 1, 0, bad_gs[i].gs, 0);
+        refused("v2bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, bad_gs[i].what);
+        CHECK_STATUS(ngpt_import_llama2c_config(path("v2bad.bin"), &cfg), NGPT_ERR_BAD_FORMAT);
+    }
+    write_model_v2("v2bad.bin", true, 1, 7, 16, 0);
+    refused("v2bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, "version 2: padding not zero");
+    write_model_v2("v2bad.bin", true, 2, 0, 16, 0);
+    refused("v2bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, "version 2: a shared flag of 2");
+    write_model_v2("v2bad.bin", false, 0, 0, 16, -1);
+    refused("v2bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, "version 2: a byte short");
+    write_model_v2("v2bad.bin", true, 1, 0, 16, 1);
+    refused("v2bad.bin", "tok.bin", NGPT_ERR_BAD_FORMAT, "version 2: a byte long");
     refused("missing.bin", "tok.bin", NGPT_ERR_IO, "no model.bin");
     refused("model.bin", "missing.bin", NGPT_ERR_IO, "no tokenizer.bin");
 
@@ -460,6 +567,42 @@ static void test_refusals(const tok_file *good)
     o.store = (ngpt_weights)9;
     CHECK_STATUS(ngpt_import_llama2c(path("model.bin"), path("tok.bin"), &o, path("x.ngpt")),
                  NGPT_ERR_BAD_ARG);
+}
+
+/* Imports of version-2 file v2 and of its dequantized values as version
+ * 0 (written after it) give the same checkpoint, byte for byte. */
+static void same_as_dequantized(const char *v2, const char *v0, ngpt_weights store, const char *what)
+{
+    ngpt_import_options o = ngpt_import_options_default();
+    o.store = store;
+    CHECK_OK(ngpt_import_llama2c(path(v2), path("tok.bin"), &o, path("v2.ngpt")));
+    CHECK_OK(ngpt_import_llama2c(path(v0), path("tok.bin"), &o, path("v2ref.ngpt")));
+    CHECK(test_same_file(path("v2.ngpt"), path("v2ref.ngpt")), "%s imports to its dequantized "
+          "values' file", what);
+}
+
+/* Version 2 (int8 and scales) reads as runq.c dequantizes it: export.py's
+ * group size for dim 16 (64 halved to 16), and 8 (not export.py's, but a
+ * file runq.c reads); shared and unshared classifier, float32 and q8. */
+static void test_version2(void)
+{
+    write_model_v2("v2.bin", true, 1, 0, 16, 0);
+    write_dequantized_v0("v2ref.bin", true);
+    same_as_dequantized("v2.bin", "v2ref.bin", NGPT_WEIGHTS_F32, "version 2, shared");
+    same_as_dequantized("v2.bin", "v2ref.bin", NGPT_WEIGHTS_Q8, "version 2, shared, q8");
+    ngpt_config cfg;
+    CHECK_OK(ngpt_import_llama2c_config(path("v2.bin"), &cfg));
+    CHECK(cfg.d_model == DIM && cfg.vocab_size == V && cfg.tie_lm_head, "version 2's config");
+    write_model_v2("v2.bin", false, 0, 0, 16, 0);
+    write_dequantized_v0("v2ref.bin", false);
+    same_as_dequantized("v2.bin", "v2ref.bin", NGPT_WEIGHTS_F32, "version 2, unshared");
+    same_as_dequantized("v2.bin", "v2ref.bin", NGPT_WEIGHTS_Q8, "version 2, unshared, q8");
+    CHECK(dequantized[O_WQ] == 0.0f &&
+              memcmp(dequantized + O_WCLS, weights + O_WCLS, (size_t)V * DIM * 4),
+          "the zero group, and wcls quantized");
+    write_model_v2("v2.bin", true, 1, 0, 8, 0);
+    write_dequantized_v0("v2ref.bin", true);
+    same_as_dequantized("v2.bin", "v2ref.bin", NGPT_WEIGHTS_F32, "version 2, group size 8");
 }
 
 /* The published TinyStories shapes, sized from their headers alone. */
@@ -518,6 +661,7 @@ int main(int argc, char **argv)
     CHECK_OK(ngpt_import_llama2c(path("v1u.bin"), path("tok.bin"), NULL, path("v1u.ngpt")));
     CHECK(test_same_file(path("v1.ngpt"), model) && test_same_file(path("v1u.ngpt"), model_u),
           "version 1 imports to version 0's file");
+    test_version2();
     const uint64_t h = logits_hash(model, 1), hu = logits_hash(model_u, 1);
     printf("logits: %016" PRIx64 " (shared), %016" PRIx64 " (unshared)\n", h, hu);
     if (GOLDEN_LOGITS) CHECK_HASH(h, GOLDEN_LOGITS);
@@ -531,5 +675,6 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
     free(weights);
+    free(dequantized);
     return test_summary("test_llama2c");
 }

@@ -5,7 +5,7 @@ to test ngpt's importer.
 
   /usr/bin/python3 tools/llama2c_ref.py write DIR [--dim 288] [--hidden 768]
         [--layers 6] [--heads 6] [--kv-heads 6] [--vocab 32000] [--seq 256]
-        [--unshared] [--seed S] [--version 0|1]
+        [--unshared] [--seed S] [--version 0|1|2] [--group-size GS]
   /usr/bin/python3 tools/llama2c_ref.py run DIR --prompt TEXT [--greedy N]
 
 Written from llama2.c's description (../shared/FORMATS.md §5; model.py and
@@ -18,7 +18,8 @@ run.c), not from tools/ngpt_torch.py:
   (2i, 2i+1) of each head, freq_i = 10000^(-2i/hs), angle = pos · freq_i;
   grouped-query: query head h reads key/value head h // (n_heads/n_kv_heads);
   causal softmax of q·k/√hs.
-The reference computes in float64 from the float32 weights the file holds.
+The reference computes in float64 from the float32 weights the file holds
+(version 2: its int8 values times their scales, in float32).
 
 model.bin is version 0 (run.c's legacy layout): 7 int32 dim, hidden_dim,
 n_layers, n_heads, n_kv_heads, vocab_size (negative: unshared classifier),
@@ -27,6 +28,14 @@ rms_final, freq_cis_real, freq_cis_imag, [wcls]. --version 1 writes
 export.py's version 1 instead: a 256-byte header (u32 magic "ak42", i32 1,
 the 7 int32 with vocab_size positive, u8 shared classifier, zeros), then
 rms_att, rms_ffn, rms_final, tok_emb, wq, wk, wv, wo, w1, w2, w3, [wcls].
+--version 2 writes export.py's version2_export (runq.c's int8 "Q8_0"): the
+same header with the group size GS as int32 at byte 37 (export.py's: 64
+halved until it divides dim; --group-size overrides it, e.g. one that is no
+power of two, which runq.c reads all the same), the float32 norms, then each
+matrix of each layer (tok_emb whole; wq of every layer, ... w3; [wcls]) as
+int8 q followed by float32 scales, quantized as export.py's quantize_q80
+does; read back, value i = q[i] * scale[i // GS] in float32 (runq.c's
+dequantize), and the reference runs on those values.
 
 tokenizer.bin: u32 max_token_length, then per token f32 score, i32 length,
 bytes. Its vocabulary is built here as llama2.c's is laid out: 0 <unk>,
@@ -193,8 +202,47 @@ ORDER = ["tok_emb", "rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1", "w2", "w
 V1_ORDER = ["rms_att", "rms_ffn", "rms_final", "tok_emb", "wq", "wk", "wv", "wo", "w1", "w2", "w3"]
 
 
-def write_model(path, cfg, w, version=0):
+def export_group_size(dim):
+    """export.py's version2_export: 64, halved until it divides dim."""
+    gs = 64
+    while dim % gs != 0:
+        gs //= 2
+    return gs
+
+
+def quantize_q80(w, group_size):
+    """export.py's quantize_q80 (int8 values, float32 scales), as it is written."""
+    w = torch.from_numpy(np.array(w, dtype=np.float32)).reshape(-1, group_size)   # a copy: writable
+    scale = torch.abs(w).max(dim=1).values / 127.0
+    q = torch.round(w / scale[:, None]).to(torch.int8)
+    return q.numpy(), scale.numpy()
+
+
+Q_ORDER = ["tok_emb", "wq", "wk", "wv", "wo", "w1", "w2", "w3"]
+
+
+def write_model_v2(path, cfg, w, group_size=None):
+    """export.py's version2_export: int8 matrices with float32 scales per group."""
+    gs = group_size or export_group_size(cfg["dim"])
+    with open(path, "wb") as f:
+        head = struct.pack("<Ii7iBi", 0x616B3432, 2, cfg["dim"], cfg["hidden"], cfg["layers"],
+                           cfg["heads"], cfg["kv_heads"], cfg["vocab"], cfg["seq"],
+                           0 if cfg["unshared"] else 1, gs)
+        f.write(head + b"\0" * (256 - len(head)))
+        for k in ["rms_att", "rms_ffn", "rms_final"]:
+            f.write(w[k].astype("<f4").tobytes())
+        for k in Q_ORDER + (["wcls"] if cfg["unshared"] else []):
+            for m in ([w[k]] if k in ("tok_emb", "wcls") else list(w[k])):    # each layer's
+                q, scale = quantize_q80(m, gs)
+                f.write(q.tobytes())
+                f.write(scale.astype("<f4").tobytes())
+
+
+def write_model(path, cfg, w, version=0, group_size=None):
     hs = cfg["dim"] // cfg["heads"]
+    if version == 2:
+        write_model_v2(path, cfg, w, group_size)
+        return
     if version == 1:        # export.py's version1_export: 256-byte header, norms first, no freq_cis
         with open(path, "wb") as f:
             head = struct.pack("<Ii7iB", 0x616B3432, 1, cfg["dim"], cfg["hidden"], cfg["layers"],
@@ -221,6 +269,8 @@ def write_model(path, cfg, w, version=0):
 def read_model(path):
     data = open(path, "rb").read()
     if struct.unpack_from("<I", data, 0)[0] == 0x616B3432:
+        if struct.unpack_from("<i", data, 4)[0] == 2:
+            return read_model_v2(data)
         return read_model_v1(data)
     dim, hidden, layers, heads, kv, vocab, seq = struct.unpack_from("<7i", data, 0)
     cfg = {"dim": dim, "hidden": hidden, "layers": layers, "heads": heads, "kv_heads": kv,
@@ -256,6 +306,35 @@ def read_model_v1(data):
         n = int(np.prod(shapes[k]))
         w[k] = np.frombuffer(data, "<f4", n, at).reshape(shapes[k])
         at += 4 * n
+    assert at == len(data), "model.bin size"
+    return cfg, w
+
+
+def read_model_v2(data):
+    """Version 2's values as runq.c dequantizes them: float32 q * scale."""
+    version, dim, hidden, layers, heads, kv, vocab, seq, shared, gs = \
+        struct.unpack_from("<i7iBi", data, 4)
+    assert version == 2 and gs > 0 and dim % gs == 0
+    cfg = {"dim": dim, "hidden": hidden, "layers": layers, "heads": heads, "kv_heads": kv,
+           "vocab": vocab, "seq": seq, "unshared": not shared}
+    D, F, L, V, KVD = dim, hidden, layers, vocab, dim // heads * kv
+    shapes = {"rms_att": (L, D), "rms_ffn": (L, D), "rms_final": (D,), "tok_emb": (V, D),
+              "wq": (L, D, D), "wk": (L, KVD, D), "wv": (L, KVD, D), "wo": (L, D, D),
+              "w1": (L, F, D), "w2": (L, D, F), "w3": (L, F, D), "wcls": (V, D)}
+    at, w = 256, {}
+    for k in ["rms_att", "rms_ffn", "rms_final"]:
+        n = int(np.prod(shapes[k]))
+        w[k] = np.frombuffer(data, "<f4", n, at).reshape(shapes[k])
+        at += 4 * n
+    for k in Q_ORDER + (["wcls"] if not shared else []):
+        one = shapes[k] if k in ("tok_emb", "wcls") else shapes[k][1:]
+        n, mats = int(np.prod(one)), []
+        for _ in range(1 if k in ("tok_emb", "wcls") else L):
+            q = np.frombuffer(data, np.int8, n, at).astype(np.float32)
+            scale = np.frombuffer(data, "<f4", n // gs, at + n)
+            mats.append((q * np.repeat(scale, gs)).astype(np.float32).reshape(one))
+            at += n + 4 * (n // gs)
+        w[k] = mats[0] if k in ("tok_emb", "wcls") else np.stack(mats)
     assert at == len(data), "model.bin size"
     return cfg, w
 
@@ -308,10 +387,10 @@ class Model:
         return out
 
 
-def write_dir(d, cfg, seed=1, version=0):
-    """model.bin (version 0 or 1) and tokenizer.bin of a random model into d."""
+def write_dir(d, cfg, seed=1, version=0, group_size=None):
+    """model.bin (version 0, 1 or 2) and tokenizer.bin of a random model into d."""
     os.makedirs(d, exist_ok=True)
-    write_model(os.path.join(d, "model.bin"), cfg, random_weights(cfg, seed), version)
+    write_model(os.path.join(d, "model.bin"), cfg, random_weights(cfg, seed), version, group_size)
     write_tokenizer(os.path.join(d, "tokenizer.bin"), *build_vocab(cfg["vocab"]))
 
 
@@ -329,7 +408,8 @@ def main():
                  ("vocab", 32000), ("seq", 256), ("seed", 1)):
         w.add_argument("--" + k, type=int, default=v)
     w.add_argument("--unshared", action="store_true")
-    w.add_argument("--version", type=int, choices=(0, 1), default=0)
+    w.add_argument("--version", type=int, choices=(0, 1, 2), default=0)
+    w.add_argument("--group-size", type=int, default=None, help="version 2 (default: export.py's)")
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("--prompt", required=True)
@@ -338,7 +418,7 @@ def main():
     if a.cmd == "write":
         cfg = {"dim": a.dim, "hidden": a.hidden, "layers": a.layers, "heads": a.heads,
                "kv_heads": a.kv_heads, "vocab": a.vocab, "seq": a.seq, "unshared": a.unshared}
-        write_dir(a.dir, cfg, a.seed, a.version)
+        write_dir(a.dir, cfg, a.seed, a.version, a.group_size)
         return 0
     model, tok = load_dir(a.dir)
     ids = tok.encode(a.prompt, bos=True)
