@@ -292,15 +292,21 @@ def read_model(path):
     return cfg, w
 
 
-def read_model_v1(data):
-    version, dim, hidden, layers, heads, kv, vocab, seq, shared = struct.unpack_from("<i7iB", data, 4)
-    assert version == 1
+def header_shapes(dim, hidden, layers, heads, kv, vocab, seq, shared):
+    """The config and every tensor's shape of a version 1 or 2 header."""
     cfg = {"dim": dim, "hidden": hidden, "layers": layers, "heads": heads, "kv_heads": kv,
            "vocab": vocab, "seq": seq, "unshared": not shared}
     D, F, L, V, KVD = dim, hidden, layers, vocab, dim // heads * kv
     shapes = {"rms_att": (L, D), "rms_ffn": (L, D), "rms_final": (D,), "tok_emb": (V, D),
               "wq": (L, D, D), "wk": (L, KVD, D), "wv": (L, KVD, D), "wo": (L, D, D),
               "w1": (L, F, D), "w2": (L, D, F), "w3": (L, F, D), "wcls": (V, D)}
+    return cfg, shapes
+
+
+def read_model_v1(data):
+    version, dim, hidden, layers, heads, kv, vocab, seq, shared = struct.unpack_from("<i7iB", data, 4)
+    assert version == 1
+    cfg, shapes = header_shapes(dim, hidden, layers, heads, kv, vocab, seq, shared)
     at, w = 256, {}
     for k in V1_ORDER + (["wcls"] if not shared else []):
         n = int(np.prod(shapes[k]))
@@ -315,12 +321,7 @@ def read_model_v2(data):
     version, dim, hidden, layers, heads, kv, vocab, seq, shared, gs = \
         struct.unpack_from("<i7iBi", data, 4)
     assert version == 2 and gs > 0 and dim % gs == 0
-    cfg = {"dim": dim, "hidden": hidden, "layers": layers, "heads": heads, "kv_heads": kv,
-           "vocab": vocab, "seq": seq, "unshared": not shared}
-    D, F, L, V, KVD = dim, hidden, layers, vocab, dim // heads * kv
-    shapes = {"rms_att": (L, D), "rms_ffn": (L, D), "rms_final": (D,), "tok_emb": (V, D),
-              "wq": (L, D, D), "wk": (L, KVD, D), "wv": (L, KVD, D), "wo": (L, D, D),
-              "w1": (L, F, D), "w2": (L, D, F), "w3": (L, F, D), "wcls": (V, D)}
+    cfg, shapes = header_shapes(dim, hidden, layers, heads, kv, vocab, seq, shared)
     at, w = 256, {}
     for k in ["rms_att", "rms_ffn", "rms_final"]:
         n = int(np.prod(shapes[k]))
@@ -329,7 +330,7 @@ def read_model_v2(data):
     for k in Q_ORDER + (["wcls"] if not shared else []):
         one = shapes[k] if k in ("tok_emb", "wcls") else shapes[k][1:]
         n, mats = int(np.prod(one)), []
-        for _ in range(1 if k in ("tok_emb", "wcls") else L):
+        for _ in range(1 if k in ("tok_emb", "wcls") else layers):
             q = np.frombuffer(data, np.int8, n, at).astype(np.float32)
             scale = np.frombuffer(data, "<f4", n // gs, at + n)
             mats.append((q * np.repeat(scale, gs)).astype(np.float32).reshape(one))
