@@ -222,15 +222,21 @@ static void expect_damaged(const unsigned char *file, size_t n, const char *tens
     free(b);
 }
 
-static void test_damaged(void)
+/* The bytes of an 8-bit model of config sw (seed 3) saved to path, or NULL. */
+static unsigned char *saved_model(const char *sw, size_t *n)
 {
-    ngpt_config c = q8_config("V=125 C=24 d_ff=40");
+    ngpt_config c = q8_config(sw);
     ngpt_context *ctx = make(&c, 1, 4, 3);
-    if (!ctx) return;
+    if (!ctx) return NULL;
     CHECK_OK(ngpt_checkpoint_save(ctx, path));
     ngpt_context_free(ctx);
+    return test_read_file(path, n);
+}
+
+static void test_damaged(void)
+{
     size_t n;
-    unsigned char *file = test_read_file(path, &n);
+    unsigned char *file = saved_model("V=125 C=24 d_ff=40", &n);
     if (!file) return;
     const int8_t minus128 = -128, one = 1;
     const float subnormal = 0x1p-130f, negative = -1.0f, inf = INFINITY, fone = 1.0f;
@@ -251,13 +257,8 @@ static void test_damaged(void)
  * found and named; not resealed, the same damage is a corrupted file. */
 static void test_damaged_across_chunks(void)
 {
-    ngpt_config c = q8_config("V=2000 C=64 H=4 L=2 d_ff=200");
-    ngpt_context *ctx = make(&c, 1, 4, 3);
-    if (!ctx) return;
-    CHECK_OK(ngpt_checkpoint_save(ctx, path));
-    ngpt_context_free(ctx);
-    size_t n;
-    unsigned char *file = test_read_file(path, &n), *b = malloc(n);
+    size_t n = 0;
+    unsigned char *file = saved_model("V=2000 C=64 H=4 L=2 d_ff=200", &n), *b = malloc(n ? n : 1);
     CHECK(file && n > 3 * 65536, "the model file is %zu bytes, under three chunks", n);
     if (!file || !b) goto out;
     ngpt_ckpt_reader r;
