@@ -52,6 +52,16 @@ def test_logits_rows(models):
         with pytest.raises(ngpt.Error, match="logits_rows"):    # a loss needs every row
             small.evaluate(path=os.path.join(ROOT, "README.md"), batches=1)
 
+
+def test_prefill_passes(models):
+    # a context planned for passes of 16 positions prefills a longer prompt
+    # pass by pass: the same tokens as a context planned for T
+    prompt = "Hello, ngpt! " * 8
+    with ngpt.Model(models[1]) as full, ngpt.Model(models[1], seq=16, logits_rows=1) as small:
+        assert (list(small.generate_tokens(prompt, 24, seed=3)) ==
+                list(full.generate_tokens(prompt, 24, seed=3)))
+
+
 OPTION_SETS = [
     ({"seed": 3}, ["--seed", "3"]),
     ({"temperature": 0.8, "top_k": 40, "top_p": 0.9, "min_p": 0.05, "seed": 7},
