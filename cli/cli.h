@@ -72,7 +72,7 @@ ngpt_status cli_model_context(const ngpt_model *m, const ngpt_shape *shape, ngpt
 /* Generation and chat plan passes of at most this many positions (a
  * longer prompt is prefilled pass by pass, with the logits of one pass):
  * their arenas hold activations for 512 rows, not T (SmolLM2-135M at
- * T=8192: 524 MiB instead of 706 with 8-bit weights). */
+ * T=8192, 8-bit weights: 524 MiB; with passes of T, 706). */
 #define CLI_PREFILL_ROWS 512
 /* Frees the context, then closes the model (either may be NULL). */
 void cli_close_model(ngpt_model *m, ngpt_context *ctx);

@@ -251,7 +251,7 @@ static void test_damaged(void)
     free(file);
 }
 
-/* A model over several of the 64 KiB chunks in which an open hashes and
+/* A model over several of the chunks (NGPT_CKPT_HASH_CHUNK) in which an open hashes and
  * checks a file: -128 written into the first block, the last block and
  * every block that straddles a chunk boundary, of every 8-bit tensor, is
  * found and named; not resealed, the same damage is a corrupted file. */
@@ -259,7 +259,7 @@ static void test_damaged_across_chunks(void)
 {
     size_t n = 0;
     unsigned char *file = saved_model("V=2000 C=64 H=4 L=2 d_ff=200", &n), *b = malloc(n ? n : 1);
-    CHECK(file && n > 3 * 65536, "the model file is %zu bytes, under three chunks", n);
+    CHECK(file && n > 3 * NGPT_CKPT_HASH_CHUNK, "the model file is %zu bytes, under three chunks", n);
     if (!file || !b) goto out;
     ngpt_ckpt_reader r;
     CHECK_OK(ngpt_ckpt_open_mem(&r, file, n));
@@ -272,7 +272,7 @@ static void test_damaged_across_chunks(void)
         const size_t blocks = bytes / NGPT_Q8_BLOCK;
         for (size_t k = 0; k < blocks; k++) {
             const size_t at = off + k * NGPT_Q8_BLOCK, end = at + NGPT_Q8_BLOCK;
-            const bool straddles = at / 65536 != (end - 1) / 65536;
+            const bool straddles = at / NGPT_CKPT_HASH_CHUNK != (end - 1) / NGPT_CKPT_HASH_CHUNK;
             if (k != 0 && k != blocks - 1 && !straddles) continue;
             straddling += straddles;
             tried++;

@@ -199,10 +199,14 @@ ngpt_status ngpt_llama2c_parse_header(const unsigned char *p, size_t n, const ch
     c.weights = NGPT_WEIGHTS_F32;
     ngpt_status st = ngpt_config_validate(&c);
     if (st) return ngpt_fail(st, "%s: its model is not one ngpt can run: %s", src, ngpt_last_error());
-    /* The file's size is at most 4 bytes a parameter, plus freq_cis (T * hs
-     * floats, T * T < 2^31): bounded so, it fits a uint64. */
+    /* The file's size is at most 5 bytes a parameter (version 2 with groups
+     * of 1: an int8 and a float32 scale each), plus freq_cis (T * hs floats,
+     * T * T < 2^31): with under 2^61 parameters it fits a uint64. */
     size_t params = 0;
-    if (ngpt_config_param_count(&c, &params) || (uint64_t)params >> 61 != 0)
+    if (ngpt_config_param_count(&c, &params))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "%s: its header makes a model whose parameter "
+                         "count overflows this machine's size_t", src);
+    if ((uint64_t)params >> 61 != 0)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "%s: its header makes a model of %zu parameters, "
                          "too large for a file's size to be computed", src, params);
     h->cfg = c;

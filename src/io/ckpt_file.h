@@ -100,8 +100,8 @@ void ngpt_ckpt_close(ngpt_ckpt_reader *r);
  * values are checked block by block): every check of ngpt_ckpt_open_* but
  * the checksum, which the caller then owes. Before any of the data but the
  * tables is trusted it runs ngpt_ckpt_hash_pass, which hashes the file in
- * chunks and after each calls visit(user, end) while bytes [end - 64 KiB,
- * end) are still in cache (bytes [0, end) are hashed); NGPT_ERR_CHECKSUM
+ * chunks of NGPT_CKPT_HASH_CHUNK bytes and after each calls visit(user,
+ * end) while the chunk is still in cache (bytes [0, end) are hashed); NGPT_ERR_CHECKSUM
  * if the file is corrupted, whatever visit found. A failure found before
  * then goes through ngpt_ckpt_settle(r, st), which reports a corrupted
  * file as such rather than by its symptom (as a hashed open would). The
@@ -109,6 +109,7 @@ void ngpt_ckpt_close(ngpt_ckpt_reader *r);
 ngpt_status ngpt_ckpt_open_unhashed(ngpt_ckpt_reader *r, const char *path, const void *data,
                                     size_t size);
 typedef void (*ngpt_ckpt_chunk_fn)(void *user, size_t end);
+#define NGPT_CKPT_HASH_CHUNK ((size_t)64 << 10)    /* still in L1/L2 when visit reads it */
 ngpt_status ngpt_ckpt_hash_pass(ngpt_ckpt_reader *r, ngpt_ckpt_chunk_fn visit, void *user);
 ngpt_status ngpt_ckpt_settle(ngpt_ckpt_reader *r, ngpt_status st);
 

@@ -194,16 +194,13 @@ ngpt_status ngpt_ckpt_settle(ngpt_ckpt_reader *r, ngpt_status st)
     return checksum_matches(r->data, r->size) ? st : checksum_fail(r);
 }
 
-/* 64 KiB: a chunk is still in L1/L2 when the visitor reads it */
-#define HASH_CHUNK ((size_t)64 << 10)
-
 ngpt_status ngpt_ckpt_hash_pass(ngpt_ckpt_reader *r, ngpt_ckpt_chunk_fn visit, void *user)
 {
     XXH3_state_t state;
     XXH3_64bits_reset(&state);
     const size_t n = r->size - 8;
     for (size_t at = 0; at < n;) {
-        const size_t len = n - at < HASH_CHUNK ? n - at : HASH_CHUNK;
+        const size_t len = n - at < NGPT_CKPT_HASH_CHUNK ? n - at : NGPT_CKPT_HASH_CHUNK;
         XXH3_64bits_update(&state, r->data + at, len);
         at += len;
         if (visit) visit(user, at);
