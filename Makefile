@@ -432,12 +432,14 @@ test-native: $(SHARED_TEST_BIN)
 # the freshly built libngpt.so and CLI. Needs pytest (Debian python3-pytest):
 # without it the target says it skipped and succeeds. Native builds only (the
 # host's python3 loads the library). .ci/run calls it beside `make test`.
+# test_abi.py compiles include/ngpt.h with $(CC), the library's compiler, to
+# check the binding's ctypes structs and prototypes against its layout.
 PYTHON ?= /usr/bin/python3
 test-python: all
 	@if ! $(PYTHON) -c 'import pytest' 2>/dev/null; then \
 	    echo "test-python: skipped: $(PYTHON) has no pytest (apt-get install python3-pytest)"; \
 	else \
-	    NGPT_LIBRARY="$(abspath $(SHLIB))" NGPT_CLI="$(abspath $(CLI))" \
+	    NGPT_LIBRARY="$(abspath $(SHLIB))" NGPT_CLI="$(abspath $(CLI))" CC="$(CC)" \
 	        $(PYTHON) -m pytest -q -p no:cacheprovider python/tests; \
 	fi
 

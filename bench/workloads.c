@@ -1,14 +1,14 @@
 /* workloads.c — what a user of ngpt waits for, measured through the
  * public API only, prefill and decode with float32 and with 8-bit weights
- * (o->weights: the same model, ngpt_params_init(42) or --model's weights,
+ * (o->weights: the same model, ngpt_context_params_init(42) or --model's weights,
  * quantized):
  *   prefill  a T/2-token prompt (o->prompt_tokens) into an empty KV cache (batch 1),
  *            the logits of its last position only (shape.logits_rows = 1, as
  *            ngpt generate);
- *   decode   min(256, T) new tokens (o->decode_tokens) from an empty cache, one ngpt_cache_decode
+ *   decode   min(256, T) new tokens (o->decode_tokens) from an empty cache, one ngpt_context_cache_decode
  *            per token, batch 1 and batch 4 (independent sequences); fixed
  *            tokens, no sampling (as llama-bench's tg test);
- *   train    ngpt_train_step (forward, backward, clip, AdamW; the config's
+ *   train    ngpt_context_train_step (forward, backward, clip, AdamW; the config's
  *            dropout) on synthetic bytes, B=8 T=128 and B=32 T=256 (T capped
  *            at the model's context);
  * and the arena of every context planned for them. */
@@ -35,16 +35,16 @@ typedef struct gen_job {
 static ngpt_status run_prefill(void *arg)
 {
     gen_job *j = arg;
-    ngpt_status st = ngpt_cache_clear(j->ctx, -1);
-    return st ? st : ngpt_cache_prefill(j->ctx, j->tokens, j->batch, j->len);
+    ngpt_status st = ngpt_context_cache_clear(j->ctx, -1);
+    return st ? st : ngpt_context_cache_prefill(j->ctx, j->tokens, j->batch, j->len);
 }
 
 static ngpt_status run_decode(void *arg)
 {
     gen_job *j = arg;
-    ngpt_status st = ngpt_cache_clear(j->ctx, -1);
+    ngpt_status st = ngpt_context_cache_clear(j->ctx, -1);
     for (int32_t i = 0; !st && i < j->len; i++)
-        st = ngpt_cache_decode(j->ctx, j->tokens + (size_t)i * j->batch, j->batch);
+        st = ngpt_context_cache_decode(j->ctx, j->tokens + (size_t)i * j->batch, j->batch);
     return st;
 }
 
@@ -59,7 +59,7 @@ static ngpt_status run_train(void *arg)
 {
     train_job *j = arg;
     float loss;
-    return ngpt_train_step(j->ctx, &j->opt, j->data, 42, j->batch, j->seq, &loss, NULL, NULL);
+    return ngpt_context_train_step(j->ctx, &j->opt, j->data, 42, j->batch, j->seq, &loss, NULL, NULL);
 }
 
 static const char *weights_name(ngpt_weights w)
@@ -67,22 +67,20 @@ static const char *weights_name(ngpt_weights w)
     return w == NGPT_WEIGHTS_Q8 ? "q8" : w == NGPT_WEIGHTS_Q4 ? "q4" : "f32";
 }
 
-/* Plans, allocates and initialises a context (--model's weights, an 8-bit
- * context quantizing them as they load, or ngpt_params_init(42)); records
- * its arena. */
+/* Plans, allocates and initialises a context (--model's weights, copied
+ * and quantized to cfg's, or ngpt_context_params_init(42)); records its
+ * arena. */
 static int open_ctx(const bench_opts *o, const ngpt_config *cfg, bench_report *r, ngpt_mode mode,
                     int32_t batch, int32_t seq, int32_t threads, ngpt_context **ctx)
 {
+    /* inference: generation's default plan, the logits of each sequence's
+     * last position only (a prefill's lm_head runs on one row) */
     ngpt_shape shape = ngpt_shape_default(mode);
-    shape.batch = batch, shape.seq = seq, shape.threads = threads;
-    /* generation's contexts: the logits of each sequence's last position
-     * only, as ngpt generate plans them (a prefill's lm_head runs on one row) */
-    if (mode == NGPT_MODE_INFER) shape.logits_rows = 1;
+    shape.batch = batch, shape.seq = seq ? seq : cfg->context_len, shape.threads = threads;
     size_t bytes;
-    ngpt_status st = ngpt_arena_size(cfg, &shape, &bytes);
-    if (!st) st = ngpt_context_init(ctx, cfg, &shape, NULL, 0);
-    if (!st && (st = o->opened ? ngpt_checkpoint_load_model(*ctx, o->opened) : ngpt_params_init(*ctx, 42)))
-        ngpt_context_free(*ctx);
+    ngpt_status st = ngpt_context_arena_size(o->opened, cfg, &shape, &bytes);
+    if (!st) st = ngpt_context_init(ctx, o->opened, cfg, &shape, NULL, 0);
+    if (!st && !o->opened && (st = ngpt_context_params_init(*ctx, 42))) ngpt_context_free(*ctx);
     if (st) {
         return bench_failed(mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
     }
@@ -105,10 +103,10 @@ static double weight_bytes(const ngpt_context *ctx, const ngpt_config *cfg)
 {
     int32_t n = 0;
     double bytes = 0;
-    ngpt_tensor_count(ctx, &n);
+    ngpt_context_tensor_count(ctx, &n);
     for (int32_t i = 0; i < n; i++) {
         ngpt_tensor_info t;
-        if (ngpt_tensor_at(ctx, i, &t)) return 0;
+        if (ngpt_context_tensor_at(ctx, i, &t)) return 0;
         if (!strcmp(t.name, "pos_emb.weight") || (!strcmp(t.name, "tok_emb.weight") && !cfg->tie_lm_head))
             continue;
         const int rows = t.shape[0], cols = t.ndim == 2 ? t.shape[1] : 1;

@@ -69,11 +69,6 @@ ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_model
  * inference context on the model's weights, or a training context that
  * loads them (tokenizer attached). */
 ngpt_status cli_model_context(const ngpt_model *m, const ngpt_shape *shape, ngpt_context **ctx);
-/* Generation and chat plan passes of at most this many positions (a
- * longer prompt is prefilled pass by pass, with the logits of one pass):
- * their arenas hold activations for 512 rows, not T (SmolLM2-135M at
- * T=8192, 8-bit weights: 524 MiB; with passes of T, 706). */
-#define CLI_PREFILL_ROWS 512
 /* Frees the context, then closes the model (either may be NULL). */
 void cli_close_model(ngpt_model *m, ngpt_context *ctx);
 /* A tokenizer file, or the tokenizer a checkpoint carries (told apart by
@@ -122,7 +117,8 @@ int cli_cmd_tokenizer(int argc, char **argv);
 #define CLI_MAX_BAN 256
 typedef struct cli_gen_opts {
     ngpt_generate_config gc;
-    bool end_given;             /* --end: otherwise a tokenizer's end token ends */
+    bool end_given;             /* --end: otherwise the tokenizer's end tokens end */
+    int32_t ends[NGPT_END_TOKENS_MAX];  /* --end's ids (gc.end_tokens) */
     int32_t threads;
     int32_t ban[CLI_MAX_BAN];
     int32_t n_ban;
@@ -131,7 +127,7 @@ typedef struct cli_gen_opts {
  * --repeat-window --seed --threads --end --stop-at-full --context --ban: 1 taken,
  * 0 not one of them, -1 bad value (message printed). */
 int cli_gen_option(cli_args *a, cli_gen_opts *o);
-/* One stderr line when ngpt_model_generate cropped the prompt
+/* One stderr line when ngpt_context_generate cropped the prompt
  * (res->prompt_dropped), counted in tokens (bytes for a byte-level model:
  * tokens false). */
 void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what,

@@ -263,7 +263,7 @@ static int bench_setup(const char *cmd, bench_opts *o, ngpt_model **model, const
     tiny.context_len = 8, tiny.d_model = 8, tiny.n_layers = 1, tiny.n_heads = 2, tiny.d_ff = 16;
     ngpt_shape tiny_shape = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *probe = NULL;
-    if (ngpt_context_init(&probe, &tiny, &tiny_shape, NULL, 0)) return cli_library_failed(cmd);
+    if (ngpt_context_init(&probe, NULL, &tiny, &tiny_shape, NULL, 0)) return cli_library_failed(cmd);
     ngpt_context_free(probe);
     return CLI_OK;
 }

@@ -2,7 +2,7 @@
  * streamed to stdout, in one of two templates:
  *  - chatml (instruct models whose tokenizer has <|im_start|> and
  *    <|im_end|>): the conversation is kept as tokens, each turn appended by
- *    the library's ngpt_chat_turn and each reply as the model wrote it, and
+ *    the library's ngpt_tokenizer_chatml_turn and each reply as the model wrote it, and
  *    a reply ends at <|im_end|>;
  *  - plain (the original's "system: ...\nuser: ...\nassistant: " ... "\n"):
  *    the conversation is kept as text and encoded whole each turn, and a
@@ -40,12 +40,12 @@ static const char *const HELP =
     "  plain   (the default otherwise)\n"
     "          \"system: TEXT\\nuser: LINE\\nassistant: REPLY\\n...\"; a reply ends at\n"
     "          \"\\nuser: \", \"\\nsystem: \" or \"\\nassistant: \" (not printed) or at\n"
-    "          the tokenizer's end-of-text token if it has one. The\n"
+    "          the tokenizer's end tokens if it has any. The\n"
     "          conversation is encoded whole each turn (its bytes are the tokens of a\n"
     "          byte-level model).\n\n"
-    "--end ID stops at another token (-1: none). When the conversation is longer\n"
-    "than the model's context T, the model sees its last T tokens (stderr says how\n"
-    "many were dropped); --context says what happens when a reply fills the\n"
+    "--end ID stops at another token (repeatable; -1: none). When the conversation\n"
+    "is longer than the model's context T, the model sees its last T tokens (stderr\n"
+    "says how many were dropped); --context says what happens when a reply fills the\n"
     "context (see ngpt generate --help). Turn i samples with seed S+i. Each turn\n"
     "prefills only what the previous turns did not (the cache keeps the\n"
     "conversation's common start).\n\n"
@@ -111,10 +111,10 @@ static int no_memory(const char *cmd)
 static int chatml_turn(chat *c, const char *role, const char *text, bool open)
 {
     size_t n = 0, len = text ? strlen(text) : 0;
-    if (ngpt_chat_turn(c->tok, role, text, len, open, NULL, 0, &n)) return cli_library_failed(c->cmd);
+    if (ngpt_tokenizer_chatml_turn(c->tok, role, text, len, open, NULL, 0, &n)) return cli_library_failed(c->cmd);
     int32_t *t = malloc(n * sizeof *t);
     if (!t) return no_memory(c->cmd);
-    int rc = ngpt_chat_turn(c->tok, role, text, len, open, t, n, &n) ? cli_library_failed(c->cmd)
+    int rc = ngpt_tokenizer_chatml_turn(c->tok, role, text, len, open, t, n, &n) ? cli_library_failed(c->cmd)
              : push(&c->ids, t, n) ? no_memory(c->cmd) : CLI_OK;
     free(t);
     return rc;
@@ -167,7 +167,7 @@ static int restore(chat *c, ngpt_context *ctx, const char *path, size_t *restore
     return rc;
 }
 
-/* --verbose: the last prefill's token count (ngpt_model_generate reports
+/* --verbose: the last prefill's token count (ngpt_context_generate reports
  * its passes to the progress callback). */
 static uint64_t prefilled;
 static bool count_prefill(ngpt_progress_stage stage, uint64_t done, uint64_t total, void *user)
@@ -189,7 +189,7 @@ static int pick_template(chat *c, const char *template, int32_t *im_end)
 {
     if (template && strcmp(template, "chatml") && strcmp(template, "plain"))
         return cli_error(c->cmd, CLI_USAGE, "--template must be chatml or plain");
-    const bool has = c->tok && ngpt_chat_specials(c->tok, NULL, im_end) == NGPT_OK;
+    const bool has = c->tok && ngpt_tokenizer_chatml_specials(c->tok, NULL, im_end) == NGPT_OK;
     if (template && !strcmp(template, "chatml") && !has) {
         if (!c->tok)
             return cli_error(c->cmd, CLI_USAGE, "--template chatml: the model has no tokenizer "
@@ -232,10 +232,8 @@ int cli_cmd_chat(int argc, char **argv)
     if (!model) return cli_error(a.cmd, CLI_USAGE, "--model FILE is required (see ngpt chat --help)");
     o.gc.keep_cache = true;     /* a turn prefills only what is new */
 
-    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);     /* generation's plan */
     shape.threads = o.threads;
-    shape.seq = CLI_PREFILL_ROWS;
-    shape.logits_rows = 1;      /* a turn samples from its last position only */
     ngpt_context *ctx;
     ngpt_model *m;
     const ngpt_tokenizer *tok;
@@ -244,10 +242,9 @@ int cli_cmd_chat(int argc, char **argv)
               {NULL, 0, 0, sizeof(int32_t)}};
     int32_t im_end = -1;
     int rc = pick_template(&c, template, &im_end);
-    ngpt_tokenizer_info info;
-    if (!rc && !o.end_given) {
-        if (c.chatml) o.gc.end_token = im_end;
-        else if (tok && !ngpt_tokenizer_describe(tok, &info)) o.gc.end_token = info.end_id;
+    if (!rc && !o.end_given && c.chatml) {      /* else the tokenizer's end tokens */
+        o.ends[0] = im_end;
+        o.gc.end_tokens = o.ends, o.gc.n_end_tokens = 1;
     }
     static const char *const stops[] = {"\nuser: ", "\nsystem: ", "\nassistant: "};
     if (!c.chatml) o.gc.stop = stops, o.gc.n_stop = 3;
@@ -290,7 +287,7 @@ int cli_cmd_chat(int argc, char **argv)
         o.gc.sampler.seed = seed + turn;
         ngpt_generate_result res;
         prefilled = 0;
-        if (ngpt_model_generate(ctx, &o.gc, prompt, (int32_t)n_tokens, NULL, 0, on_token, &c,
+        if (ngpt_context_generate(ctx, &o.gc, prompt, (int32_t)n_tokens, NULL, 0, on_token, &c,
                                 &res)) {
             rc = cli_library_failed(a.cmd);
             break;

@@ -50,37 +50,43 @@ int cli_cmd_checksum(int argc, char **argv)
     if (!prompt[0]) return cli_error(a.cmd, CLI_USAGE, "--prompt must not be empty");
 
     ngpt_config cfg;
-    ngpt_tokenizer *tk = NULL;
-    ngpt_status st = ngpt_checkpoint_config(path, &cfg);
-    if (!st) st = ngpt_checkpoint_tokenizer(path, &tk);
-    if (st) return cli_library_failed(a.cmd);
+    ngpt_model *m;
+    const ngpt_tokenizer *tk = NULL;
+    ngpt_status st = ngpt_model_open(&m, path);     /* the one read of the file */
+    if (!st) st = ngpt_model_config(m, &cfg);
+    if (!st) st = ngpt_model_tokenizer(m, &tk);
+    if (st) {
+        ngpt_model_close(m);
+        return cli_library_failed(a.cmd);
+    }
     int32_t *tokens;
     size_t n;
     int rc = cli_encode(a.cmd, tk, prompt, strlen(prompt), &tokens, &n);
-    const char *unit = tk ? "tokens" : "bytes";
-    ngpt_tokenizer_free(tk);
-    if (rc) return rc;
-    if (n > (size_t)cfg.context_len) {
+    if (!rc && n > (size_t)cfg.context_len)
+        rc = cli_error(a.cmd, CLI_USAGE, "the prompt has %zu %s but the model's context is T=%d",
+                       n, tk ? "tokens" : "bytes", (int)cfg.context_len);
+    if (rc) {
         free(tokens);
-        return cli_error(a.cmd, CLI_USAGE, "the prompt has %zu %s but the model's context is T=%d",
-                         n, unit, (int)cfg.context_len);
+        ngpt_model_close(m);
+        return rc;
     }
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = (int32_t)n;
+    shape.logits_rows = NGPT_LOGITS_ALL;    /* the checksum covers every position */
     shape.threads = threads;
-    ngpt_model *m;
     ngpt_context *ctx;
-    if ((st = cli_open_model(path, &shape, &m, &ctx, NULL))) {
+    if ((st = cli_model_context(m, &shape, &ctx))) {
         free(tokens);
+        ngpt_model_close(m);
         return cli_library_failed(a.cmd);
     }
     uint64_t h_params = 0, h_eval = 0, h_train = 0;
-    ngpt_params_checksum(ctx, &h_params);
-    if (!(st = ngpt_model_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL))) {
-        ngpt_logits_checksum(ctx, &h_eval);
-        ngpt_dropout_set(ctx, true, seed, step);
-        if (!(st = ngpt_model_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL)))
-            ngpt_logits_checksum(ctx, &h_train);
+    ngpt_context_params_checksum(ctx, &h_params);
+    if (!(st = ngpt_context_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL))) {
+        ngpt_context_logits_checksum(ctx, &h_eval);
+        ngpt_context_dropout_set(ctx, true, seed, step);
+        if (!(st = ngpt_context_forward(ctx, tokens, 1, (int32_t)n, NULL, NULL)))
+            ngpt_context_logits_checksum(ctx, &h_train);
     }
     cli_close_model(m, ctx);
     free(tokens);

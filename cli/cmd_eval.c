@@ -61,7 +61,7 @@ static int32_t greedy(ngpt_context *ctx, const int32_t *prompt, int32_t n, int32
     gc.sampler.temperature = 0.0f;
     gc.max_tokens = GREEDY_BYTES;
     ngpt_generate_result r = {0};
-    return ngpt_model_generate(ctx, &gc, prompt, n, out, GREEDY_BYTES, NULL, NULL, &r) ? -1
+    return ngpt_context_generate(ctx, &gc, prompt, n, out, GREEDY_BYTES, NULL, NULL, &r) ? -1
                                                                                       : r.n_tokens;
 }
 
@@ -103,16 +103,16 @@ static int compare_models(const compare_opts *o, ngpt_context *first)
     int32_t na = 0, nb = 0;
     size_t top1 = 0, positions = 0;     /* rows whose largest logit is the same token */
     if (!tok || !ga || !keep) st = NGPT_ERR_NO_MEMORY;
-    if (!st) st = ngpt_model_evaluate(other, o->data, o->seed, o->batches, o->batch, o->seq, &loss);
+    if (!st) st = ngpt_context_evaluate(other, o->data, o->seed, o->batches, o->batch, o->seq, &loss);
     for (int32_t i = 0; !st && i < o->batches; i++) {
         const float *la, *lb;
         st = ngpt_data_batch(o->data, NGPT_SPLIT_EVAL, o->seed, (uint64_t)i, o->batch, o->seq, tok,
                              tok + rows);
-        if (!st) st = ngpt_model_forward(first, tok, o->batch, o->seq, NULL, NULL);
-        if (!st) st = ngpt_logits_data(first, &la);
+        if (!st) st = ngpt_context_forward(first, tok, o->batch, o->seq, NULL, NULL);
+        if (!st) st = ngpt_context_logits(first, &la);
         if (!st) memcpy(keep, la, logits * sizeof *keep);
-        if (!st) st = ngpt_model_forward(other, tok, o->batch, o->seq, NULL, NULL);
-        if (!st) st = ngpt_logits_data(other, &lb);
+        if (!st) st = ngpt_context_forward(other, tok, o->batch, o->seq, NULL, NULL);
+        if (!st) st = ngpt_context_logits(other, &lb);
         for (size_t j = 0; !st && j < logits; j++) {
             const double diff = fabs((double)keep[j] - (double)lb[j]);
             if (!(diff <= worst)) worst = diff;     /* a NaN shows */
@@ -223,6 +223,7 @@ int cli_cmd_eval(int argc, char **argv)
     ngpt_data *d = NULL;
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = batch, shape.seq = seq, shape.threads = threads;
+    shape.logits_rows = NGPT_LOGITS_ALL;    /* a loss reads every position's */
     ngpt_context *ctx = NULL;
     const ngpt_tokenizer *tok = NULL;
     float loss = 0;
@@ -230,7 +231,7 @@ int cli_cmd_eval(int argc, char **argv)
     if (!(st = ngpt_data_open(&d, data, n_data, holdout, seq)) &&
         !(st = cli_model_context(m, &shape, &ctx)) && !(st = ngpt_model_tokenizer(m, &tok)) &&
         !(st = tok ? ngpt_data_tokenize(d, tok, seq) : NGPT_OK) &&
-        !(st = ngpt_model_evaluate(ctx, d, seed, batches, batch, seq, &loss)))
+        !(st = ngpt_context_evaluate(ctx, d, seed, batches, batch, seq, &loss)))
         for (int32_t i = 0; !st && i < batches; i++) {  /* the bytes of the same windows */
             uint64_t b;
             st = ngpt_data_batch_bytes(d, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, &b);

@@ -37,8 +37,8 @@ static const char *const HELP =
     "  --ban ID,...       token ids never produced\n"
     "  --stop STR         stop before STR (repeatable; \\n \\t \\xNN escapes): bytes,\n"
     "                     also where they begin or end inside a token\n"
-    "  --end ID           stop when token ID is produced (default: the tokenizer's\n"
-    "                     end-of-text token, if the model has one; -1: none)\n"
+    "  --end ID           stop when token ID is produced (repeatable; default: the\n"
+    "                     tokenizer's end tokens, if the model has any; -1: none)\n"
     "  --seed S           sampling seed (default 0): same seed, same text everywhere\n"
     "  --beam W           beam search of width W instead of sampling: it keeps the\n"
     "                     W most likely continuations, with --ban and --repeat-penalty\n"
@@ -217,12 +217,13 @@ int cli_cmd_generate(int argc, char **argv)
     o.gc.n_stop = n_stop;
     o.gc.on_prefilled = on_prefilled;
 
+    /* generation's default plan: passes of 512 positions, the logits of the
+     * last position or of a speculative check's K + 1 */
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = o.gc.beam_width > 1 ? o.gc.beam_width : 1;
     shape.threads = o.threads;
-    shape.seq = o.gc.no_cache ? 0 : CLI_PREFILL_ROWS;     /* no_cache recomputes T positions */
-    /* logits of the last position only, or of a speculative check's K + 1 */
-    shape.logits_rows = o.gc.draft_tokens > 0 ? o.gc.draft_tokens + 1 : 1;
+    shape.draft_tokens = o.gc.draft_tokens;
+    if (o.gc.no_cache) shape.seq = INT32_MAX;     /* it recomputes T positions: capped at T */
     ngpt_model *m = NULL;
     ngpt_context *ctx = NULL;
     const ngpt_tokenizer *tok = NULL;
@@ -233,10 +234,8 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_context *draft = NULL;
     const ngpt_tokenizer *draft_tok = NULL;
     if (!st && draft_model) {
-        ngpt_shape ds = ngpt_shape_default(NGPT_MODE_INFER);
+        ngpt_shape ds = ngpt_shape_default(NGPT_MODE_INFER);   /* one token at a time */
         ds.threads = o.threads;
-        ds.seq = CLI_PREFILL_ROWS;
-        ds.logits_rows = 1;     /* the draft decodes one token at a time */
         st = cli_open_model(draft_model, &ds, &draft_m, &draft, &draft_tok);
         o.gc.draft = draft;
     }
@@ -260,14 +259,12 @@ int cli_cmd_generate(int argc, char **argv)
         return rc;
     }
     const bool bpe = tok != NULL;
-    ngpt_tokenizer_info info;
-    if (tok && !o.end_given && !ngpt_tokenizer_describe(tok, &info)) o.gc.end_token = info.end_id;
 
     o.gc.keep_cache = session != NULL;
     ngpt_generate_result res;
     const double t0 = cli_now();
     const int32_t len = n_tokens > INT32_MAX ? INT32_MAX : (int32_t)n_tokens;
-    st = ngpt_model_generate(ctx, &o.gc, tokens, len, NULL, 0, on_token, &out, &res);
+    st = ngpt_context_generate(ctx, &o.gc, tokens, len, NULL, 0, on_token, &out, &res);
     const double t1 = cli_now();
     if (newline) putchar('\n');
     fflush(stdout);

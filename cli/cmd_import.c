@@ -94,7 +94,7 @@ static int report_chat(const char *cmd, const char *dir, const char *tok_config,
     if (info.end_id >= 0 && ngpt_tokenizer_token(tok, info.end_id, &name, &len)) len = 0;
     if (info.end_id >= 0) printf("  end token: %d %.*s\n", (int)info.end_id, (int)len, (const char *)name);
     else printf("  end token: none (generation stops at -n)\n");
-    const bool chatml = !ngpt_chat_specials(tok, NULL, NULL);
+    const bool chatml = !ngpt_tokenizer_chatml_specials(tok, NULL, NULL);
     if (tc.chat_template == NGPT_TEMPLATE_OTHER && !chatml)
         printf("  chat: the model's chat template is not ChatML; ngpt chat will use its plain "
                "format\n");

@@ -13,12 +13,13 @@ static const char *const HELP =
     "       ngpt info config.json [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info MODEL.bin [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info --config key=value ... [--tokenizer FILE] [--batch B] [--seq T]\n\n"
-    "Verifies a checkpoint and prints its size, config, weight type (f32, q8 or q4),\n"
-    "parameter count, tokenizer, the file sizes of its float32 and 8-bit forms\n"
-    "and the arena bytes a context needs: inference (batch 1, seq T) with float32\n"
-    "and with 8-bit weights, the same in passes of at most 512 positions with the\n"
-    "logits of the last one only (arena generate: what ngpt generate and chat plan),\n"
-    "and training or fine-tuning (ngpt train --init) at\n"
+    "Verifies a model file and prints its size, config, weight type (f32, q8 or q4),\n"
+    "parameter count, tokenizer, the file sizes of its float32, 8-bit and 4-bit\n"
+    "forms and the arena bytes a context holding the weights needs: inference with\n"
+    "each weight type in the library's default plan (arena infer: batch 1, passes of\n"
+    "at most 512 positions, the logits of the last one: what generation needs, and\n"
+    "what ngpt generate and chat plan), the full plan (arena full: one pass of T,\n"
+    "every position's logits), and training or fine-tuning (ngpt train --init) at\n"
     "--batch B (32) and --seq T (the context). With --config instead of FILE it\n"
     "sizes a model that does not exist yet (ngpt init --help lists the keys;\n"
     "--tokenizer adds that tokenizer to the file sizes), and with a Hugging Face\n"
@@ -26,7 +27,8 @@ static const char *const HELP =
     "tokenizer), before downloading its weights; a llama2.c MODEL.bin (a name ending\n"
     "in .bin) is sized from its header alone, as ngpt import --llama2c would\n"
     "make it (the header is enough: the file need not be complete). The arenas are exact\n"
-    "(ngpt_arena_size): weights, gradients, AdamW moments, activations, KV cache.\n"
+    "(ngpt_context_arena_size): weights, gradients, AdamW moments, activations, KV\n"
+    "cache (a model file's inference contexts share its weights instead).\n"
     "  --threads N        the thread count the arenas are planned for (1)\n";
 
 static double mib(size_t bytes) { return (double)bytes / 1048576.0; }
@@ -57,7 +59,7 @@ enum { N_KINDS = 3 };
 static const ngpt_weights KINDS[N_KINDS] = {NGPT_WEIGHTS_F32, NGPT_WEIGHTS_Q8, NGPT_WEIGHTS_Q4};
 static const char *const KIND_NAMES[N_KINDS] = {"f32", "q8", "q4"};
 typedef struct sizes {
-    size_t params, file[N_KINDS], infer[N_KINDS], gen[N_KINDS], train;
+    size_t params, file[N_KINDS], infer[N_KINDS], full[N_KINDS], train;
 } sizes;
 
 /* An arena or file that does not fit in size_t here (a 32-bit build) is
@@ -85,21 +87,20 @@ static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tok
 {
     ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), stt = ngpt_shape_default(NGPT_MODE_TRAIN);
     si.threads = stt.threads = threads;
-    ngpt_shape sg = si;
-    sg.logits_rows = 1;     /* what ngpt generate and chat plan */
-    sg.seq = cfg->context_len < CLI_PREFILL_ROWS ? cfg->context_len : CLI_PREFILL_ROWS;
+    ngpt_shape sf = si;         /* the full plan: one pass of T, every position's logits */
+    sf.seq = cfg->context_len, sf.logits_rows = NGPT_LOGITS_ALL;
     stt.batch = batch, stt.seq = seq;
     ngpt_config c = *cfg;
     if (ngpt_config_param_count(cfg, &z->params)) return cli_library_failed(cmd);
     for (int i = 0; i < N_KINDS; i++) {
         c.weights = KINDS[i];
-        if (size_or_too_large(ngpt_checkpoint_size(&c, tok, &z->file[i]), &z->file[i]) ||
-            size_or_too_large(ngpt_arena_size(&c, &si, &z->infer[i]), &z->infer[i]) ||
-            size_or_too_large(ngpt_arena_size(&c, &sg, &z->gen[i]), &z->gen[i]))
+        if (size_or_too_large(ngpt_config_file_size(&c, tok, &z->file[i]), &z->file[i]) ||
+            size_or_too_large(ngpt_context_arena_size(NULL, &c, &si, &z->infer[i]), &z->infer[i]) ||
+            size_or_too_large(ngpt_context_arena_size(NULL, &c, &sf, &z->full[i]), &z->full[i]))
             return cli_library_failed(cmd);
     }
     c.weights = NGPT_WEIGHTS_F32;
-    if (size_or_too_large(ngpt_arena_size(&c, &stt, &z->train), &z->train))
+    if (size_or_too_large(ngpt_context_arena_size(NULL, &c, &stt, &z->train), &z->train))
         return cli_library_failed(cmd);
     return CLI_OK;
 }
@@ -114,16 +115,18 @@ static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const
     printf("parameters:  %zu (%.2f MiB as float32)\n", z->params, mib(z->params * 4));
     printf("file size:   f32 %s, q8 %s, q4 %s%s\n", bytes_text(b0, z->file[0]),
            bytes_text(b1, z->file[1]), bytes_text(b2, z->file[2]), tok ? ", with the tokenizer" : "");
-    printf("arena infer: %s at batch 1, seq %d with %s weights", bytes_text(b0, z->infer[own]), T,
+    const int pass = T < NGPT_SEQ_INFER_DEFAULT ? T : NGPT_SEQ_INFER_DEFAULT;
+    printf("arena infer: %s at batch 1 with %s weights", bytes_text(b0, z->infer[own]),
            KIND_NAMES[own]);
     for (int i = 0, sep = 0; i < N_KINDS; i++)
         if (i != own) printf("%s %s %s", sep++ ? "," : ";", KIND_NAMES[i], bytes_text(b0, z->infer[i]));
-    printf(" (%d thread%s)\n", (int)threads, th);
-    printf("arena generate: %s with %s weights", bytes_text(b0, z->gen[own]), KIND_NAMES[own]);
+    printf(" (the default plan: passes of at most %d positions, the logits of the last one; "
+           "%d thread%s)\n", pass, (int)threads, th);
+    printf("arena full: %s at batch 1, seq %d with %s weights", bytes_text(b0, z->full[own]), T,
+           KIND_NAMES[own]);
     for (int i = 0, sep = 0; i < N_KINDS; i++)
-        if (i != own) printf("%s %s %s", sep++ ? "," : ";", KIND_NAMES[i], bytes_text(b0, z->gen[i]));
-    printf(" (passes of at most %d positions, the logits of the last one only: what ngpt "
-           "generate and chat plan)\n", CLI_PREFILL_ROWS);
+        if (i != own) printf("%s %s %s", sep++ ? "," : ";", KIND_NAMES[i], bytes_text(b0, z->full[i]));
+    printf(" (one pass of T, every position's logits)\n");
     if (own)
         printf("arena train: none: %s model is not trained (its float32 original needs %s at "
                "batch %d, seq %d)\n", own == 1 ? "an 8-bit" : "a 4-bit", bytes_text(b0, z->train),
@@ -133,17 +136,20 @@ static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const
                "it)\n", bytes_text(b0, z->train), (int)batch, S, (int)threads, th);
 }
 
-/* A checkpoint: verified, its own size, then print_sizes. */
+/* A model file: opened (verified) once, its own size, then print_sizes. */
 static int info_file(const char *cmd, const char *path, int32_t batch, int32_t seq, int32_t threads)
 {
     ngpt_config cfg;
-    ngpt_tokenizer *tok = NULL;
-    if (ngpt_checkpoint_config(path, &cfg) || ngpt_checkpoint_tokenizer(path, &tok))
+    ngpt_model *m;
+    const ngpt_tokenizer *tok = NULL;
+    if (ngpt_model_open(&m, path) || ngpt_model_config(m, &cfg) || ngpt_model_tokenizer(m, &tok)) {
+        ngpt_model_close(m);
         return cli_library_failed(cmd);
+    }
     sizes z;
     int rc = compute_sizes(cmd, &cfg, tok, batch, seq, threads, &z);
     if (rc) {
-        ngpt_tokenizer_free(tok);
+        ngpt_model_close(m);
         return rc;
     }
     char desc[512];
@@ -162,7 +168,7 @@ static int info_file(const char *cmd, const char *path, int32_t batch, int32_t s
                                             : "f32: float32");
     print_sizes(&cfg, tok, &z, batch, seq, threads);
     print_tokenizer(tok, path);
-    ngpt_tokenizer_free(tok);
+    ngpt_model_close(m);
     return CLI_OK;
 }
 

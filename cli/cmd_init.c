@@ -65,12 +65,12 @@ int cli_cmd_init(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = 1;      /* no forward runs: the smallest arena holding the parameters */
     ngpt_context *ctx;
-    if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) {
+    if ((st = ngpt_context_init(&ctx, NULL, &cfg, &shape, NULL, 0))) {
         ngpt_tokenizer_free(tok);
         return cli_library_failed(a.cmd);
     }
-    if (!(st = ngpt_params_init(ctx, seed)) && !(st = ngpt_context_tokenizer_set(ctx, tok)))
-        st = ngpt_checkpoint_save(ctx, out);
+    if (!(st = ngpt_context_params_init(ctx, seed)) && !(st = ngpt_context_tokenizer_set(ctx, tok)))
+        st = ngpt_context_save(ctx, out);
     size_t n_params = 0;
     ngpt_config_param_count(&cfg, &n_params);
     ngpt_context_free(ctx);

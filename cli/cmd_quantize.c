@@ -62,13 +62,12 @@ int cli_cmd_quantize(int argc, char **argv)
     const bool q4 = !strcmp(weights, "q4");
     if (!q4 && strcmp(weights, "q8"))
         return cli_error(a.cmd, CLI_USAGE, "--weights expects q8 or q4, got \"%s\"", weights);
-    /* the file is read once: the model answers config, tokenizer and state */
+    /* the file is read once: the model answers config and state */
     ngpt_model *model = NULL;
     ngpt_config cfg;
     ngpt_train_state ts = {0};
-    const ngpt_tokenizer *tok = NULL;   /* a BPE model's: the quantized file carries it too */
     if (ngpt_model_open(&model, in) || ngpt_model_config(model, &cfg) ||
-        ngpt_model_tokenizer(model, &tok) || ngpt_model_train_state(model, &ts)) {
+        ngpt_model_train_state(model, &ts)) {
         ngpt_model_close(model);
         return cli_library_failed(a.cmd);
     }
@@ -88,11 +87,11 @@ int cli_cmd_quantize(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = 1;      /* no forward runs: the smallest arena holding the weights */
     ngpt_context *ctx = NULL;
-    ngpt_status st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0);
-    if (!st && tok) st = ngpt_context_tokenizer_set(ctx, tok);
     bool open_line = false;
-    if (!st && isatty(fileno(stderr))) ngpt_progress_callback_set(show_progress, &open_line);
-    if (!st && !(st = ngpt_checkpoint_load_model(ctx, model))) st = ngpt_checkpoint_save(ctx, out);
+    if (isatty(fileno(stderr))) ngpt_progress_callback_set(show_progress, &open_line);
+    /* the model's weights quantized as they are copied; its tokenizer kept */
+    ngpt_status st = ngpt_context_init(&ctx, model, &cfg, &shape, NULL, 0);
+    if (!st) st = ngpt_context_save(ctx, out);
     ngpt_progress_callback_set(NULL, NULL);
     if (open_line) fputc('\n', stderr);
     ngpt_context_free(ctx);

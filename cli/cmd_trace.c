@@ -185,7 +185,7 @@ int cli_cmd_trace(int argc, char **argv)
     shape.threads = threads;
     ngpt_context *ctx = NULL;
     if ((st = cli_model_context(m, &shape, &ctx)) ||
-        (st = ngpt_model_forward(ctx, tok, 1, (int32_t)n, NULL, NULL))) {
+        (st = ngpt_context_forward(ctx, tok, 1, (int32_t)n, NULL, NULL))) {
         free(tok);
         cli_close_model(m, ctx);
         return cli_library_failed(a.cmd);
@@ -213,7 +213,7 @@ int cli_cmd_trace(int argc, char **argv)
     for (int l = first; l <= last; l++) {
         const float *p;
         size_t count;
-        if ((st = ngpt_trace_data(ctx, l, &p, &count))) break;
+        if ((st = ngpt_context_trace(ctx, l, &p, &count))) break;
         for (int h = 0; h < H; h++) {
             const float *m = p + (size_t)h * n * n;
             if (f) svg_map(f, tk, m, tok, (int)n, PAD + h * side, PAD + (l - first) * side, l, h);

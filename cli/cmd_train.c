@@ -90,8 +90,7 @@ typedef struct train_opts {
     ngpt_optim_config opt;
     const char *out, *best, *resume, *log_csv, *tokenizer, *init;
     int32_t vocab;              /* --vocab: a tokenizer of this many tokens (0: none) */
-    char *resume_data;          /* --resume's file, read once (resume_settings) */
-    size_t resume_size;
+    ngpt_model *model;          /* --resume's or --init's file, opened once */
     ngpt_config cfg;
     bool cfg_given;
     const char *cfg_set[MAX_CONFIG];    /* the --config key=value given, in order */
@@ -226,7 +225,7 @@ static bool params_finite(ngpt_context *ctx)
 {
     float *p;
     size_t n;
-    if (ngpt_params_data(ctx, &p, &n)) return false;
+    if (ngpt_context_params(ctx, &p, &n)) return false;
     for (size_t i = 0; i < n; i++)
         if (!isfinite(p[i])) return false;
     return true;
@@ -239,18 +238,18 @@ static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o
                            .seq = o->seq, .opt = o->opt,
                            .best_eval_loss = best, .holdout = o->holdout,
                            .eval_every = o->eval_every, .eval_batches = o->eval_batches};
-    return ngpt_checkpoint_save_train(ctx, path, &ts);
+    return ngpt_context_save_train(ctx, path, &ts);
 }
 
 /* ------------------------------------------------------------- options */
 
-/* --resume: reads the checkpoint once (open_model loads the same bytes) and
- * applies the saved settings, which decide the shape of the context. */
+/* --resume: opens the checkpoint once (its context is made from the open
+ * model) and applies the saved settings, which decide the shape of the
+ * context. */
 static int resume_settings(const char *cmd, train_opts *o, ngpt_train_state *saved)
 {
-    if (!(o->resume_data = cli_read_file(o->resume, &o->resume_size)))
-        return cli_error(cmd, CLI_FAILED, "cannot read %s: %s", o->resume, strerror(errno));
-    if (ngpt_checkpoint_train_state_mem(o->resume_data, o->resume_size, &o->cfg, saved))
+    if (ngpt_model_open(&o->model, o->resume) || ngpt_model_config(o->model, &o->cfg) ||
+        ngpt_model_train_state(o->model, saved))
         return cli_error(cmd, CLI_FAILED, "cannot resume from %s: %s", o->resume,
                          cli_library_error());
     if (o->cfg.weights != NGPT_WEIGHTS_F32)
@@ -263,10 +262,11 @@ static int resume_settings(const char *cmd, train_opts *o, ngpt_train_state *sav
     return CLI_OK;
 }
 
-/* --init: the model's config, with the --config dropout given on top. */
+/* --init: the model, opened once, and its config with the --config
+ * dropout given on top. */
 static int init_settings(const char *cmd, train_opts *o)
 {
-    if (ngpt_checkpoint_config(o->init, &o->cfg))
+    if (ngpt_model_open(&o->model, o->init) || ngpt_model_config(o->model, &o->cfg))
         return cli_error(cmd, CLI_FAILED, "cannot fine-tune %s: %s", o->init, cli_library_error());
     if (o->cfg.weights == NGPT_WEIGHTS_Q8)
         return cli_error(cmd, CLI_FAILED, "%s holds 8-bit weights (weights=q8), which are for "
@@ -348,7 +348,8 @@ typedef struct run {
     const char *cmd;
     train_opts *o;
     ngpt_data *data;
-    ngpt_tokenizer *tok;        /* NULL: bytes */
+    const ngpt_tokenizer *tok;  /* NULL: bytes; the model's, or own_tok */
+    ngpt_tokenizer *own_tok;    /* --tokenizer's or --vocab's */
     double tok_seconds;         /* --vocab: training the tokenizer took */
     const char *data_name;      /* for the report */
     size_t train_bytes, eval_bytes, arena, train_tokens, eval_tokens;
@@ -369,20 +370,11 @@ static int set_vocab(run *r);
 static int open_tokenizer(run *r)
 {
     train_opts *o = r->o;
-    if (o->init) {
-        if (ngpt_checkpoint_tokenizer(o->init, &r->tok))
-            return cli_error(r->cmd, CLI_FAILED, "cannot fine-tune %s: %s", o->init,
-                             cli_library_error());
-        return CLI_OK;
-    }
-    if (o->resume) {
-        if (ngpt_checkpoint_tokenizer_mem(o->resume_data, o->resume_size, &r->tok))
-            return cli_error(r->cmd, CLI_FAILED, "cannot resume from %s: %s", o->resume,
-                             cli_library_error());
-        return CLI_OK;
-    }
+    if (o->model) return ngpt_model_tokenizer(o->model, &r->tok) ? cli_library_failed(r->cmd)
+                                                                 : CLI_OK;
     if (!o->tokenizer) return CLI_OK;
-    int rc = cli_load_tokenizer(r->cmd, o->tokenizer, &r->tok);
+    int rc = cli_load_tokenizer(r->cmd, o->tokenizer, &r->own_tok);
+    r->tok = r->own_tok;
     return rc ? rc : set_vocab(r);
 }
 
@@ -414,7 +406,8 @@ static int train_tokenizer(run *r)
     tc.vocab_size = r->o->vocab;
     const void *texts[1] = {text};
     const double t0 = cli_now();
-    if (ngpt_tokenizer_train(&r->tok, &tc, texts, &n, 1)) return cli_library_failed(r->cmd);
+    if (ngpt_tokenizer_train(&r->own_tok, &tc, texts, &n, 1)) return cli_library_failed(r->cmd);
+    r->tok = r->own_tok;
     r->tok_seconds = cli_now() - t0;
     return set_vocab(r);
 }
@@ -470,23 +463,21 @@ static int open_model(run *r)
     const train_opts *o = r->o;
     ngpt_shape shape = {.mode = NGPT_MODE_TRAIN, .batch = o->batch, .seq = o->seq,
                         .trace = NGPT_TRACE_NONE, .threads = o->threads};
-    ngpt_status st = ngpt_arena_size(&o->cfg, &shape, &r->arena);
-    if (!st) st = ngpt_context_init(&r->ctx, &o->cfg, &shape, NULL, 0);
+    /* resumed: the checkpoint's weights and optimizer; fine-tuned: its
+     * weights under the --config dropout, a fresh optimizer; new: fresh weights */
+    ngpt_status st = ngpt_context_arena_size(o->model, &o->cfg, &shape, &r->arena);
+    if (!st) st = ngpt_context_init(&r->ctx, o->model, &o->cfg, &shape, NULL, 0);
     if (st == NGPT_ERR_NO_MEMORY)   /* a pretrained model at the default batch 32, seq T: say what fits */
         return cli_error(r->cmd, CLI_FAILED, "training needs a %.0f MiB arena at --batch %d --seq %d "
                          "and this machine could not allocate it: lower --batch and --seq (ngpt "
                          "info %s --batch B --seq T sizes them; --accum N keeps the batch size)",
                          (double)r->arena / 1048576.0, (int)o->batch, (int)o->seq,
                          o->init ? o->init : o->resume ? o->resume : "--config ...");
-    if (!st) st = ngpt_context_tokenizer_set(r->ctx, r->tok);   /* saves carry it */
-    if (!st) st = o->resume ? ngpt_checkpoint_load_train_mem(r->ctx, o->resume_data,
-                                                             o->resume_size, NULL)
-                  : o->init ? ngpt_checkpoint_load_finetune(r->ctx, o->init)
-                            : ngpt_params_init(r->ctx, o->seed);
-    free(r->o->resume_data);    /* loaded: the bytes are no longer needed */
-    r->o->resume_data = NULL;
+    if (!st && o->init) st = ngpt_context_optim_reset(r->ctx);
+    if (!st && !o->model) st = ngpt_context_params_init(r->ctx, o->seed);
+    if (!st && !o->model) st = ngpt_context_tokenizer_set(r->ctx, r->tok);   /* saves carry it */
     if (st) return cli_library_failed(r->cmd);
-    ngpt_optim_step_count(r->ctx, &r->step);
+    ngpt_context_step_count(r->ctx, &r->step);
     if (o->log_csv) {
         r->csv = fopen(o->log_csv, r->step ? "a" : "w");
         if (!r->csv) return cli_error(r->cmd, CLI_FAILED, "cannot write %s", o->log_csv);
@@ -595,7 +586,7 @@ static int evaluate_if_due(run *r, float *eval)
     const bool due = r->step == (uint64_t)o->steps ||
                      (o->eval_every > 0 && r->step % (uint64_t)o->eval_every == 0);
     if (r->eval_bytes == 0 || !due) return CLI_OK;
-    if (ngpt_model_evaluate(r->ctx, r->data, o->seed, o->eval_batches, o->batch, o->seq, eval))
+    if (ngpt_context_evaluate(r->ctx, r->data, o->seed, o->eval_batches, o->batch, o->seq, eval))
         return cli_library_failed(r->cmd);
     if (o->best && *eval < r->best) {
         r->best = *eval;
@@ -626,12 +617,12 @@ static int train_loop(run *r, bool *nonfinite)
             bytes += b;
         }
         const double t0 = cli_now();
-        ngpt_status st = ngpt_train_step(r->ctx, &o->opt, r->data, o->seed, o->batch, o->seq,
+        ngpt_status st = ngpt_context_train_step(r->ctx, &o->opt, r->data, o->seed, o->batch, o->seq,
                                          &loss, &lr, &norm);
         if (st) {
             /* NaN/Inf: nothing was changed; skip the batch, or stop and save the last good state */
             if (st == NGPT_ERR_NUMERIC && o->skip_nonfinite && ++skipped_in_row <= 10 &&
-                !ngpt_optim_skip(r->ctx)) {
+                !ngpt_context_optim_skip(r->ctx)) {
                 fprintf(stderr, "ngpt train: skipped: %s\n", cli_library_error());
                 r->step++;
                 continue;
@@ -705,7 +696,7 @@ static int train_command(const char *cmd, train_opts *o)
     }
     if (r.csv) fclose(r.csv);
     ngpt_context_free(r.ctx);
-    ngpt_tokenizer_free(r.tok);
+    ngpt_tokenizer_free(r.own_tok);
     ngpt_data_free(r.data);
     return rc;
 }
@@ -718,6 +709,6 @@ int cli_cmd_train(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc) return rc < 0 ? CLI_OK : rc;
     rc = train_command(argv[0], &o);
-    free(o.resume_data);
+    ngpt_model_close(o.model);      /* after its context (train_command frees it) */
     return rc;
 }

@@ -67,9 +67,19 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o)
         return v && cli_parse_u64(cmd, "--seed", v, &s->seed) ? 1 : -1;
     if (cli_opt(a, "--threads", &v))
         return v && cli_parse_threads(cmd, v, &o->threads) ? 1 : -1;
-    if (cli_opt(a, "--end", &v)) {
+    if (cli_opt(a, "--end", &v)) {      /* repeatable; -1: none at all */
+        int32_t id;
         o->end_given = true;
-        return v && cli_parse_i32(cmd, "--end", v, -1, 1 << 30, &gc->end_token) ? 1 : -1;
+        if (!v || !cli_parse_i32(cmd, "--end", v, -1, 1 << 30, &id)) return -1;
+        if (id == -1) gc->ignore_end = true;
+        else if (gc->n_end_tokens == NGPT_END_TOKENS_MAX)
+            return cli_error(cmd, CLI_USAGE, "--end: at most %d ids", NGPT_END_TOKENS_MAX), -1;
+        else o->ends[gc->n_end_tokens++] = id;
+        if (gc->ignore_end && gc->n_end_tokens > 0)
+            return cli_error(cmd, CLI_USAGE, "--end -1 (no end token) and --end ID contradict "
+                             "each other"), -1;
+        gc->end_tokens = o->ends;
+        return 1;
     }
     if (cli_flag(a, "--stop-at-full")) {
         gc->stop_at_context_full = true;

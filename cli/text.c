@@ -1,6 +1,7 @@
 /* text.c — a model's text: opening a model with the tokenizer its
  * checkpoint carries, and turning text into its tokens and tokens into
  * bytes (a tokenizer's, or bytes themselves for a byte-level model). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +16,7 @@ ngpt_status cli_model_context(const ngpt_model *m, const ngpt_shape *shape, ngpt
     ngpt_shape s = *shape;
     if (s.seq > cfg.context_len) s.seq = cfg.context_len;
     if (s.threads == 0) s.threads = cli_threads_auto(&cfg, &s);
-    if (s.mode == NGPT_MODE_INFER) return ngpt_context_init_model(ctx, m, &s, NULL, 0);
-    if ((st = ngpt_context_init(ctx, &cfg, &s, NULL, 0))) return st;
-    const ngpt_tokenizer *t = NULL;
-    if (!(st = ngpt_checkpoint_load_model(*ctx, m)) && !(st = ngpt_model_tokenizer(m, &t)))
-        st = ngpt_context_tokenizer_set(*ctx, t);
-    if (st) {
-        ngpt_context_free(*ctx);
-        *ctx = NULL;
-    }
-    return st;
+    return ngpt_context_init(ctx, m, NULL, &s, NULL, 0);
 }
 
 ngpt_status cli_open_model(const char *path, const ngpt_shape *shape, ngpt_model **m,
@@ -49,17 +41,44 @@ void cli_close_model(ngpt_model *m, ngpt_context *ctx)
     ngpt_model_close(m);    /* its last context is gone: cannot refuse */
 }
 
+/* A copy of a model's tokenizer (NULL: none), through its file image. */
+static int tokenizer_copy(const char *cmd, const char *path, const ngpt_tokenizer *t,
+                          ngpt_tokenizer **copy)
+{
+    size_t size = 0;
+    void *image = NULL;
+    *copy = NULL;
+    if (!t) return CLI_OK;
+    if (ngpt_tokenizer_save_mem(t, NULL, 0, &size)) return cli_library_failed(cmd);
+    if (!(image = malloc(size)))
+        return cli_error(cmd, CLI_FAILED, "out of memory copying the tokenizer of %s", path);
+    ngpt_status st = ngpt_tokenizer_save_mem(t, image, size, &size);
+    if (!st) st = ngpt_tokenizer_load_mem(copy, image, size);
+    free(image);
+    return st ? cli_library_failed(cmd) : CLI_OK;
+}
+
 int cli_load_tokenizer(const char *cmd, const char *path, ngpt_tokenizer **tok)
 {
-    char magic[8] = {0};
-    FILE *f = fopen(path, "rb");
-    bool ckpt = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, "NGPTCKPT", 8);
-    if (f) fclose(f);
-    if (ckpt ? ngpt_checkpoint_tokenizer(path, tok) : ngpt_tokenizer_load(tok, path))
-        return cli_library_failed(cmd);
-    if (!*tok)
+    size_t size = 0;
+    char *bytes = cli_read_file(path, &size);     /* a model file is read once */
+    if (!bytes) return cli_error(cmd, CLI_FAILED, "cannot read %s: %s", path, strerror(errno));
+    int rc = CLI_OK;
+    if (size >= 8 && !memcmp(bytes, "NGPTCKPT", 8)) {
+        ngpt_model *m;
+        const ngpt_tokenizer *t = NULL;
+        if (ngpt_model_open_mem(&m, bytes, size) || ngpt_model_tokenizer(m, &t))
+            rc = cli_library_failed(cmd);
+        else
+            rc = tokenizer_copy(cmd, path, t, tok);
+        ngpt_model_close(m);
+    } else if (ngpt_tokenizer_load(tok, path)) {        /* its errors name the file */
+        rc = cli_library_failed(cmd);
+    }
+    free(bytes);
+    if (!rc && !*tok)
         return cli_error(cmd, CLI_FAILED, "%s is a byte-level model: it carries no tokenizer", path);
-    return CLI_OK;
+    return rc;
 }
 
 int cli_encode(const char *cmd, const ngpt_tokenizer *tok, const void *text, size_t n,

@@ -5,11 +5,11 @@
  *   ./attention model.ngpt "The cat sat" [TOKENIZER.tok]
  *
  * A context planned with NGPT_TRACE_FULL keeps each layer's attention
- * probabilities (before dropout) from the last forward; ngpt_trace_data
+ * probabilities (before dropout) from the last forward; ngpt_context_trace
  * gives them as (batch, H, seq, seq): row i is what token i attends to
  * (keys 0..i, the rest are zero). Each head is printed as a grid, darker
  * characters for more weight, then the tokens the last one attends to most.
- * The prompt is encoded with the tokenizer the checkpoint carries (a model
+ * The prompt is encoded with the tokenizer the model carries (a model
  * trained on one), or the one given; a byte-level model's tokens are bytes. */
 #include <ngpt.h>
 #include <stdio.h>
@@ -42,14 +42,17 @@ int main(int argc, char **argv)
     }
     const char *path = argv[1], *prompt = argv[2];
     ngpt_config cfg;
-    ngpt_tokenizer *tok = NULL;
+    ngpt_model *model = NULL;
     ngpt_context *ctx = NULL;
+    ngpt_tokenizer *own = NULL;         /* a tokenizer file's, freed here */
+    const ngpt_tokenizer *tok = NULL;   /* that, or the model's (borrowed from it) */
     size_t len = strlen(prompt), n = 0;
     int32_t *ids = malloc((len ? len : 1) * sizeof *ids);
     int rc = 1;
-    if (!ids || ngpt_checkpoint_config(path, &cfg)) goto done;
-    if (argc > 3 ? ngpt_tokenizer_load(&tok, argv[3]) : ngpt_checkpoint_tokenizer(path, &tok))
+    if (!ids || ngpt_model_open(&model, path) || ngpt_model_config(model, &cfg)) goto done;
+    if (argc > 3 ? ngpt_tokenizer_load(&own, argv[3]) : ngpt_model_tokenizer(model, &tok))
         goto done;
+    if (own) tok = own;
     if (tok) {
         if (ngpt_tokenizer_encode(tok, prompt, len, ids, len, &n)) goto done;
     } else {
@@ -63,17 +66,17 @@ int main(int argc, char **argv)
     }
 
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
-    shape.seq = (int32_t)n;
+    shape.seq = (int32_t)n;                         /* the prompt in one pass */
     shape.trace = NGPT_TRACE_FULL;                  /* keep every layer's probabilities */
-    if (ngpt_context_init(&ctx, &cfg, &shape, NULL, 0) || ngpt_checkpoint_load(ctx, path) ||
-        ngpt_model_forward(ctx, ids, 1, (int32_t)n, NULL, NULL))
+    if (ngpt_context_init(&ctx, model, NULL, &shape, NULL, 0) ||
+        ngpt_context_forward(ctx, ids, 1, (int32_t)n, NULL, NULL))
         goto done;
 
     char lb[16];
     for (int32_t l = 0; l < cfg.n_layers; l++) {
         const float *p;
         size_t count;
-        if (ngpt_trace_data(ctx, l, &p, &count)) goto done;
+        if (ngpt_context_trace(ctx, l, &p, &count)) goto done;
         for (int32_t h = 0; h < cfg.n_heads; h++) {
             const float *m = p + (size_t)h * n * n;
             float lo = 2.0f, hi = -1.0f;
@@ -114,7 +117,8 @@ int main(int argc, char **argv)
 done:
     if (rc == 1) fprintf(stderr, "attention: %s\n", ids ? ngpt_last_error() : "out of memory");
     free(ids);
-    ngpt_tokenizer_free(tok);
-    ngpt_context_free(ctx);
+    ngpt_tokenizer_free(own);
+    ngpt_context_free(ctx);             /* contexts first, then their model */
+    ngpt_model_close(model);
     return rc;
 }

@@ -27,8 +27,8 @@ static int fail(void)
 static ngpt_status turn(const ngpt_tokenizer *tok, const char *role, const char *text, bool open)
 {
     size_t n = 0;
-    ngpt_status st = ngpt_chat_turn(tok, role, text, text ? strlen(text) : 0, open,
-                                    conv + n_conv, CAP - n_conv, &n);
+    ngpt_status st = ngpt_tokenizer_chatml_turn(tok, role, text, text ? strlen(text) : 0, open,
+                                                conv + n_conv, CAP - n_conv, &n);
     if (!st) n_conv += n;
     return st;
 }
@@ -48,40 +48,37 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: chat MODEL.ngpt SYSTEM_MESSAGE < lines\n");
         return 2;
     }
-    ngpt_config cfg;
-    ngpt_tokenizer *tok = NULL;
+    ngpt_model *model = NULL;
     ngpt_context *ctx = NULL;
-    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    const ngpt_tokenizer *tok = NULL;   /* the model's, borrowed: lives as long as it */
     int32_t end, nl[4], reply[REPLY_MAX];
     size_t n_nl = 0;
-    if (ngpt_checkpoint_config(argv[1], &cfg) || ngpt_checkpoint_tokenizer(argv[1], &tok))
-        return fail();
-    if (!tok) {
-        fprintf(stderr, "chat: %s carries no tokenizer: not an instruct model\n", argv[1]);
-        return 1;
-    }
+    int rc = 0;
     /* the markers <|im_start|> and <|im_end|> are the tokenizer's special tokens */
-    if (ngpt_chat_specials(tok, NULL, &end) || ngpt_tokenizer_encode(tok, "\n", 1, nl, 4, &n_nl) ||
-        ngpt_context_init(&ctx, &cfg, &shape, NULL, 0) || ngpt_context_tokenizer_set(ctx, tok) ||
-        ngpt_checkpoint_load(ctx, argv[1]) || turn(tok, "system", argv[2], false)) {
-        int rc = fail();
-        ngpt_context_free(ctx);
-        ngpt_tokenizer_free(tok);
-        return rc;
+    if (ngpt_model_open(&model, argv[1]) || ngpt_model_tokenizer(model, &tok)) {
+        rc = fail();
+    } else if (!tok) {
+        fprintf(stderr, "chat: %s carries no tokenizer: not an instruct model\n", argv[1]);
+        rc = 1;
+    } else if (ngpt_tokenizer_chatml_specials(tok, NULL, &end) ||
+               ngpt_tokenizer_encode(tok, "\n", 1, nl, 4, &n_nl) ||
+               ngpt_context_init(&ctx, model, NULL, NULL, NULL, 0) ||
+               turn(tok, "system", argv[2], false)) {
+        rc = fail();
     }
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.max_tokens = REPLY_MAX;
     gc.sampler.temperature = 0.0f;
-    gc.end_token = end;             /* a reply ends at <|im_end|> */
+    gc.end_tokens = &end;           /* a reply ends at <|im_end|> */
+    gc.n_end_tokens = 1;
     gc.keep_cache = true;           /* each turn prefills only what the cache lacks */
     char line[4096];
-    int rc = 0;
     while (!rc && fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\r\n")] = '\0';
         ngpt_generate_result r;
         if (turn(tok, "user", line, false) || turn(tok, "assistant", NULL, true) ||
-            ngpt_model_generate(ctx, &gc, conv, (int32_t)n_conv, reply, REPLY_MAX, print_token,
-                                tok, &r)) {
+            ngpt_context_generate(ctx, &gc, conv, (int32_t)n_conv, reply, REPLY_MAX, print_token,
+                                  (void *)tok, &r)) {
             rc = fail();
             break;
         }
@@ -98,7 +95,7 @@ int main(int argc, char **argv)
         memcpy(conv + n_conv, nl, n_nl * sizeof *nl);
         n_conv += n_nl;
     }
-    ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
+    ngpt_context_free(ctx);         /* contexts first, then their model */
+    ngpt_model_close(model);
     return rc;
 }

@@ -6,10 +6,10 @@
  *   cc sampling.c -o sampling $(pkg-config --cflags --libs ngpt)
  *   ./sampling model.ngpt "Once upon a time" [N] [TOKENIZER.tok]
  *
- * A model trained on a tokenizer carries it in its checkpoint; with it, or
- * with a tokenizer file given (whose vocabulary fits the model's V), the
- * prompt is encoded and the tokens printed as their bytes. A byte-level
- * model's tokens are bytes. */
+ * A model trained on a tokenizer carries it in its file; with it, or with a
+ * tokenizer file given (whose vocabulary fits the model's V), the prompt is
+ * encoded and the tokens printed as their bytes. A byte-level model's
+ * tokens are bytes. */
 #include <ngpt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,15 +50,18 @@ int main(int argc, char **argv)
     if (n_new < 1 || n_new > MAX_OUT) n_new = 48;
 
     ngpt_config cfg;
+    ngpt_model *model = NULL;
     ngpt_context *ctx = NULL;
-    ngpt_tokenizer *tok = NULL;
+    ngpt_tokenizer *own = NULL;         /* a tokenizer file's, freed here */
+    const ngpt_tokenizer *tok = NULL;   /* that, or the model's (borrowed from it) */
     ngpt_tokenizer_info info;
     size_t len = strlen(prompt), n = 0;
     int32_t *ids = malloc((len ? len : 1) * sizeof *ids);
     int rc = 1;
-    if (!ids || ngpt_checkpoint_config(path, &cfg)) goto done;
-    if (argc > 4 ? ngpt_tokenizer_load(&tok, argv[4]) : ngpt_checkpoint_tokenizer(path, &tok))
+    if (!ids || ngpt_model_open(&model, path) || ngpt_model_config(model, &cfg)) goto done;
+    if (argc > 4 ? ngpt_tokenizer_load(&own, argv[4]) : ngpt_model_tokenizer(model, &tok))
         goto done;
+    if (own) tok = own;
     if (tok) {
         if (ngpt_tokenizer_describe(tok, &info)) goto done;
         if (info.n_tokens > cfg.vocab_size) {
@@ -76,8 +79,7 @@ int main(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
-    if (ngpt_context_init(&ctx, &cfg, &shape, NULL, 0) || ngpt_checkpoint_load(ctx, path)) goto done;
+    if (ngpt_context_init(&ctx, model, NULL, NULL, NULL, 0)) goto done;    /* generation's plan */
 
     static column cols[3];
     cols[0].title = "greedy";
@@ -96,7 +98,7 @@ int main(int argc, char **argv)
         gc.sampler = cols[c].sampler;
         gc.sampler.seed = 42;                       /* the same draws on every machine */
         gc.max_tokens = n_new;
-        if (ngpt_model_generate(ctx, &gc, ids, (int32_t)n, cols[c].out, MAX_OUT, NULL, NULL, &cols[c].r))
+        if (ngpt_context_generate(ctx, &gc, ids, (int32_t)n, cols[c].out, MAX_OUT, NULL, NULL, &cols[c].r))
             goto done;
         for (int32_t i = 0; i < cols[c].r.n_tokens; i++) append(&cols[c], tok, cols[c].out[i]);
     }
@@ -124,7 +126,8 @@ int main(int argc, char **argv)
 done:
     if (rc == 1) fprintf(stderr, "sampling: %s\n", ids ? ngpt_last_error() : "out of memory");
     free(ids);
-    ngpt_tokenizer_free(tok);
-    ngpt_context_free(ctx);
+    ngpt_tokenizer_free(own);
+    ngpt_context_free(ctx);             /* contexts first, then their model */
+    ngpt_model_close(model);
     return rc == 3 ? 1 : rc;
 }

@@ -60,8 +60,8 @@ int main(int argc, char **argv)
         return fail(NULL);
     }
 
-    /* Each context holds activations, a KV cache and scratch only; SEQ
-     * tokens per pass keeps its logits small (a prompt goes in passes). */
+    /* Each context holds activations, a KV cache and scratch only; passes
+     * of SEQ tokens keep its activations small (a prompt goes in passes). */
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = SEQ;
     ngpt_context *ctx[MAX_CONTEXTS] = {0};
@@ -74,8 +74,8 @@ int main(int argc, char **argv)
         gc.sampler.seed = (uint64_t)i;      /* a different continuation each */
         gc.keep_cache = true;               /* the conversation stays in slot 0 */
         ngpt_generate_result r;
-        if (ngpt_context_init_model(&ctx[i], model, &shape, NULL, 0) ||
-            ngpt_model_generate(ctx[i], &gc, ids, (int32_t)n_ids, out[i], 256, NULL, NULL, &r)) {
+        if (ngpt_context_init(&ctx[i], model, NULL, &shape, NULL, 0) ||
+            ngpt_context_generate(ctx[i], &gc, ids, (int32_t)n_ids, out[i], 256, NULL, NULL, &r)) {
             rc = fail(NULL);
             break;
         }
@@ -86,8 +86,8 @@ int main(int argc, char **argv)
         text[n_bytes] = '\0';
         printf("context %d: %s%s\n", i, prompt, text);
     }
-    if (!rc && session) {                   /* resume it later with ngpt_cache_load */
-        if (ngpt_cache_save(ctx[0], 0, session)) rc = fail(NULL);
+    if (!rc && session) {                   /* resume it later with ngpt_context_cache_load */
+        if (ngpt_context_cache_save(ctx[0], 0, session)) rc = fail(NULL);
         else fprintf(stderr, "shared_model: saved context 0's conversation to %s\n", session);
     }
     if (!rc)

@@ -1,4 +1,4 @@
-/* stream.c — load a model and stream a completion, using only the installed
+/* stream.c — open a model and stream a completion, using only the installed
  * library:
  *
  *   cc stream.c -o stream $(pkg-config --cflags --libs ngpt)
@@ -17,14 +17,6 @@ static int print_token(int32_t token, void *user)
     return 0;                       /* non-zero would stop generation */
 }
 
-/* The message names the function that failed and says what to do, e.g.
- * "ngpt_checkpoint_config: cannot open model.ngpt: No such file or directory". */
-static int fail(void)
-{
-    fprintf(stderr, "stream: %s\n", ngpt_last_error());
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -34,13 +26,13 @@ int main(int argc, char **argv)
     const char *path = argv[1], *prompt = argv[2];
     int n_new = argc > 3 ? atoi(argv[3]) : 64;
 
-    ngpt_config cfg;                        /* plan a context for the checkpoint */
-    ngpt_status st = ngpt_checkpoint_config(path, &cfg);
-    if (st) return fail();
-    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
-    ngpt_context *ctx;
-    if ((st = ngpt_context_init(&ctx, &cfg, &shape, NULL, 0))) return fail();
-    if ((st = ngpt_checkpoint_load(ctx, path))) return fail();
+    ngpt_model *model = NULL;               /* the file, read and verified once */
+    ngpt_context *ctx = NULL;               /* a context on the model's weights */
+    ngpt_generate_result r;
+    int rc = 1;
+    /* shape NULL: the plan generation needs; arena NULL: the library allocates it */
+    if (ngpt_model_open(&model, path) || ngpt_context_init(&ctx, model, NULL, NULL, NULL, 0))
+        goto done;
 
     int32_t tokens[4096];
     int32_t n = 0;
@@ -51,11 +43,15 @@ int main(int argc, char **argv)
     gc.sampler.temperature = 0.8f;
     gc.sampler.top_k = 40;
     gc.sampler.seed = 42;
-    ngpt_generate_result r;
-    st = ngpt_model_generate(ctx, &gc, tokens, n, NULL, 0, print_token, NULL, &r);
+    if (ngpt_context_generate(ctx, &gc, tokens, n, NULL, 0, print_token, NULL, &r)) goto done;
     putchar('\n');
-    ngpt_context_free(ctx);
-    if (st) return fail();
     fprintf(stderr, "stream: %d tokens (%s)\n", (int)r.n_tokens, ngpt_stop_reason_string(r.reason));
-    return 0;
+    rc = 0;
+done:
+    /* the message names the function that failed and says what to do, e.g.
+     * "ngpt_model_open: cannot open model.ngpt: No such file or directory" */
+    if (rc) fprintf(stderr, "stream: %s\n", ngpt_last_error());
+    ngpt_context_free(ctx);                 /* contexts first, then their model */
+    ngpt_model_close(model);
+    return rc;
 }

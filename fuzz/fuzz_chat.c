@@ -1,4 +1,4 @@
-/* fuzz_chat.c — ChatML turns (ngpt_chat_turn) on a fixed tokenizer with
+/* fuzz_chat.c — ChatML turns (ngpt_tokenizer_chatml_turn) on a fixed tokenizer with
  * <|im_start|>, <|im_end|> and merges that spell parts of them ("<|", "im",
  * "|>"). The input: a flags byte (bit 0: an open turn), the role's length
  * (mod 32), the role, then the text. Properties: a role that is empty or
@@ -62,8 +62,8 @@ NGPT_FUZZ_ENTRY(chat)
     const size_t len = size - 2 - skip;
 
     size_t count = 0;
-    ngpt_status st = ngpt_chat_turn(tok, role, text, len, open, NULL, 0, &count);
-    fuzz_expect_message(st, "ngpt_chat_turn");
+    ngpt_status st = ngpt_tokenizer_chatml_turn(tok, role, text, len, open, NULL, 0, &count);
+    fuzz_expect_message(st, "ngpt_tokenizer_chatml_turn");
     const bool bad_role = role_len == 0 || memchr(role, '\n', role_len);
     if (bad_role != (st == NGPT_ERR_BAD_ARG) || (!bad_role && st))
         fuzz_fail("role \"%s\": %s (%s)", role, ngpt_status_string(st), ngpt_last_error());
@@ -73,10 +73,10 @@ NGPT_FUZZ_ENTRY(chat)
     uint8_t *back = malloc(role_len + len + 32);
     if (!ids || !back) abort();
     size_t n = 0, bytes = 0;
-    st = ngpt_chat_turn(tok, role, text, len, open, ids, count - 1, &n);
+    st = ngpt_tokenizer_chatml_turn(tok, role, text, len, open, ids, count - 1, &n);
     if (st != NGPT_ERR_TOO_LONG || n != count)
         fuzz_fail("one id short: %s, %zu ids (want %zu)", ngpt_status_string(st), n, count);
-    if (ngpt_chat_turn(tok, role, text, len, open, ids, count, &n) || n != count)
+    if (ngpt_tokenizer_chatml_turn(tok, role, text, len, open, ids, count, &n) || n != count)
         fuzz_fail("encode: %zu ids, counted %zu: %s", n, count, ngpt_last_error());
     int starts = 0, ends = 0;
     for (size_t i = 0; i < n; i++) starts += ids[i] == IM_START, ends += ids[i] == IM_END;

@@ -1,17 +1,20 @@
-/* fuzz_checkpoint.h — the properties both checkpoint targets check, through
- * the memory API (path NULL) or through a file at `path`:
- *  - read_config and load never crash and fail with a message;
- *  - an accepted config validates, and read_config and load agree;
- *  - a failed load leaves the parameters bit for bit unchanged;
- *  - the same into a tiny context with 8-bit weights, which takes the tiny
- *    model's float32 file (quantizing it) and its 8-bit file alike;
- *  - a valid file for another (small) config loads into a context planned
- *    for it, and a forward over it runs (its values may be anything);
- *  - through a file, ngpt_checkpoint_load_train into a training context either
- *    succeeds with settings that validate or changes nothing;
- *  - the tokenizer a file carries (version 2) reads only from a file whose
- *    config reads, and has the model's V tokens; attached to its model's
- *    context, generation with a stop sequence runs on its token bytes. */
+/* fuzz_checkpoint.h — the properties both model-file targets check, through
+ * ngpt_model_open_mem (path NULL) or ngpt_model_open on a file at `path`:
+ *  - opening never crashes; a failure leaves a message and no model;
+ *  - an open model answers: its config validates; the tokenizer it carries
+ *    (version 2) has the model's V tokens; its training state reads with
+ *    settings that validate, or fails with a message;
+ *  - an inference context on its shared weights (a small one) has the
+ *    model's tokenizer and runs a forward (its values may be anything);
+ *    with a tokenizer, generation with a stop sequence runs on its token
+ *    bytes; the model refuses to close under the context;
+ *  - 8-bit and 4-bit copies (its config with weights q8, q4) are made from
+ *    a float32 model (quantized as copied) or one already of those
+ *    weights, and run a forward; any other is refused with a message and
+ *    no context;
+ *  - a training context made from a float32 model continues its training
+ *    state, and fails (with a message, no context) when that state does
+ *    not read; a quantized model's is refused (NGPT_ERR_WRONG_MODE). */
 #ifndef NGPT_FUZZ_CHECKPOINT_H
 #define NGPT_FUZZ_CHECKPOINT_H
 
@@ -21,165 +24,133 @@
 
 #define FUZZ_CKPT_MAX_ARENA (4u << 20)
 
-static ngpt_context *fuzz_ckpt_tiny_ctx(void)
-{
-    static ngpt_context *ctx;
-    if (!ctx) {
-        ngpt_config cfg = fuzz_tiny_config();
-        ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-        if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, 1))
-            fuzz_fail("tiny context: %s", ngpt_last_error());
-    }
-    return ctx;
-}
-
-/* The tiny config with 8-bit (weights=q8) or 4-bit (q4) weights. */
-static ngpt_context *fuzz_ckpt_tiny_quantized_ctx(ngpt_weights w)
-{
-    static ngpt_context *ctx[3];
-    if (!ctx[w]) {
-        ngpt_config cfg = fuzz_tiny_config();
-        cfg.weights = w;
-        ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-        if (ngpt_context_init(&ctx[w], &cfg, &s, NULL, 0) || ngpt_params_init(ctx[w], 1))
-            fuzz_fail("tiny %s context: %s", w == NGPT_WEIGHTS_Q8 ? "q8" : "q4", ngpt_last_error());
-    }
-    return ctx[w];
-}
-
-
-static ngpt_status fuzz_ckpt_read_config(const unsigned char *b, size_t size, const char *path,
-                                         ngpt_config *cfg)
-{
-    return path ? ngpt_checkpoint_config(path, cfg) : ngpt_checkpoint_config_mem(b, size, cfg);
-}
-
-static ngpt_status fuzz_ckpt_load(ngpt_context *ctx, const unsigned char *b, size_t size,
-                                  const char *path)
-{
-    return path ? ngpt_checkpoint_load(ctx, path) : ngpt_checkpoint_load_mem(ctx, b, size);
-}
-
-/* A quantized tiny context takes the tiny model as float32 or in its own
- * weights; a failed load changes nothing; a loaded one runs a forward. */
-static void fuzz_ckpt_quantized(ngpt_weights w, ngpt_status st, ngpt_status ls,
-                                const unsigned char *b, size_t size, const char *path)
-{
-    ngpt_context *q = fuzz_ckpt_tiny_quantized_ctx(w);
-    const uint64_t before = fuzz_params_hash(q);
-    ngpt_status qs = fuzz_ckpt_load(q, b, size, path);
-    fuzz_expect_message(qs, path ? "ngpt_checkpoint_load" : "ngpt_checkpoint_load_mem");
-    if (qs && fuzz_params_hash(q) != before)
-        fuzz_fail("a failed quantized load (%s) changed the parameters", ngpt_status_string(qs));
-    if (!st && !qs) {       /* it ran: a forward over it does too */
-        int32_t tokens[4] = {1, 2, 3, 4};
-        if (ngpt_model_forward(q, tokens, 1, 4, NULL, NULL))
-            fuzz_fail("forward on a loaded quantized model: %s", ngpt_last_error());
-    }
-    if (st && !qs) fuzz_fail("a quantized load accepted a file that read_config rejected");
-    if (!qs) ngpt_params_init(q, 1);
-    if (!ls && qs) fuzz_fail("the tiny model loads, but not into the quantized context: %s",
-                             ngpt_last_error());
-}
-
 static void fuzz_write_file(const char *path, const unsigned char *b, size_t size)
 {
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(b, 1, size, f) != size || fclose(f) != 0) fuzz_fail("cannot write %s", path);
 }
 
-/* Loads a valid checkpoint of another small config into its own context
- * (with tok, the tokenizer it carries, or NULL). */
-static void fuzz_ckpt_other_config(const ngpt_config *cfg, const unsigned char *b, size_t size,
-                                   const char *path, const ngpt_tokenizer *tok)
+/* The shapes the contexts below are planned for: passes of at most 4 tokens. */
+static ngpt_shape fuzz_ckpt_shape(const ngpt_config *cfg, ngpt_mode mode)
 {
-    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-    s.seq = cfg->context_len < 4 ? cfg->context_len : 4;
+    ngpt_shape s = ngpt_shape_default(mode);
+    s.batch = 1, s.seq = cfg->context_len < 4 ? cfg->context_len : 4;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* the forward below computes a loss */
+    return s;
+}
+
+/* A context of model m (cfg NULL: the model's own) for shape s, if its
+ * arena is small: NGPT_OK with *ctx NULL when it is not made. */
+static ngpt_status fuzz_ckpt_context(ngpt_context **ctx, const ngpt_model *m,
+                                     const ngpt_config *cfg, const ngpt_shape *s)
+{
     size_t bytes;
-    ngpt_status st = ngpt_arena_size(cfg, &s, &bytes);
-    fuzz_expect_message(st, "ngpt_arena_size");
-    if (st || bytes > FUZZ_CKPT_MAX_ARENA) return;
-    ngpt_context *ctx;
-    if ((st = ngpt_context_init(&ctx, cfg, &s, NULL, 0))) fuzz_fail("init for a valid checkpoint: %s", ngpt_last_error());
-    if ((st = fuzz_ckpt_load(ctx, b, size, path)))
-        fuzz_fail("read_config accepted the file but load into its own config failed: %s",
-                  ngpt_last_error());
+    *ctx = NULL;
+    ngpt_status st = ngpt_context_arena_size(m, cfg, s, &bytes);
+    fuzz_expect_message(st, "ngpt_context_arena_size");
+    if (st || bytes > FUZZ_CKPT_MAX_ARENA) return NGPT_OK;
+    st = ngpt_context_init(ctx, m, cfg, s, NULL, 0);
+    fuzz_expect_message(st, "ngpt_context_init");
+    if (st && *ctx) fuzz_fail("a failed ngpt_context_init (%s) made a context", ngpt_status_string(st));
+    return st;
+}
+
+static void fuzz_ckpt_forward(ngpt_context *ctx, const ngpt_config *cfg, const char *what)
+{
     int32_t tokens[4] = {0, 1 % cfg->vocab_size, 2 % cfg->vocab_size, 3 % cfg->vocab_size};
-    if ((st = ngpt_model_forward(ctx, tokens, 1, s.seq, tokens, NULL)))
-        fuzz_fail("forward on a loaded model: %s", ngpt_last_error());
-    if (tok) {      /* its tokenizer attached: the file loads again, and generation stops on bytes */
-        if ((st = ngpt_context_tokenizer_set(ctx, tok)) || (st = fuzz_ckpt_load(ctx, b, size, path)))
-            fuzz_fail("the checkpoint's own tokenizer: %s", ngpt_last_error());
+    const int32_t seq = cfg->context_len < 4 ? cfg->context_len : 4;
+    if (ngpt_context_forward(ctx, tokens, 1, seq, tokens, NULL))
+        fuzz_fail("forward on %s: %s", what, ngpt_last_error());
+}
+
+/* An inference context on the model's shared weights: a forward, and with
+ * its tokenizer generation that stops on bytes. */
+static void fuzz_ckpt_shared(ngpt_model *m, const ngpt_config *cfg, const ngpt_tokenizer *tok,
+                             size_t size)
+{
+    const ngpt_shape s = fuzz_ckpt_shape(cfg, NGPT_MODE_INFER);
+    ngpt_context *ctx;
+    if (fuzz_ckpt_context(&ctx, m, NULL, &s))
+        fuzz_fail("an open model's inference context: %s", ngpt_last_error());
+    if (!ctx) return;
+    const ngpt_tokenizer *attached = NULL;
+    if (ngpt_context_tokenizer(ctx, &attached) || attached != tok)
+        fuzz_fail("the model's context does not have the model's tokenizer");
+    if (!ngpt_model_close(m)) fuzz_fail("the model closed under its context");
+    fuzz_ckpt_forward(ctx, cfg, "a model's context");
+    if (tok) {
         static const char *const stops[2] = {"e ", "\n\n"};
+        int32_t prompt[2] = {0, 1 % cfg->vocab_size};
         ngpt_generate_config gc = ngpt_generate_config_default();
         gc.max_tokens = 6, gc.stop = stops, gc.n_stop = 2, gc.stop_at_context_full = true;
         gc.sampler.seed = size;
-        if (ngpt_model_generate(ctx, &gc, tokens, 2, NULL, 0, NULL, NULL, NULL))
-            fuzz_fail("generation with the checkpoint's tokenizer: %s", ngpt_last_error());
+        if (ngpt_context_generate(ctx, &gc, prompt, 2, NULL, 0, NULL, NULL, NULL))
+            fuzz_fail("generation with the model's tokenizer: %s", ngpt_last_error());
     }
     ngpt_context_free(ctx);
 }
 
-/* A file (path) whose config reads: ngpt_checkpoint_load_train into a training context
- * planned for that config (if small): a success restores a finite step
- * count and settings that validate; a failure changes nothing. */
-static void fuzz_ckpt_train(const ngpt_config *cfg, const char *path)
+/* A q8 or q4 copy of the model: made from float32 or the same weights,
+ * refused otherwise. */
+static void fuzz_ckpt_quantized(const ngpt_model *m, const ngpt_config *cfg, ngpt_weights w)
 {
-    ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
-    s.batch = 1, s.seq = cfg->context_len < 4 ? cfg->context_len : 4;
-    size_t bytes;
-    if (ngpt_arena_size(cfg, &s, &bytes) || bytes > FUZZ_CKPT_MAX_ARENA) return;
+    ngpt_config q = *cfg;
+    q.weights = w;
+    const ngpt_shape s = fuzz_ckpt_shape(&q, NGPT_MODE_INFER);
     ngpt_context *ctx;
-    if (ngpt_context_init(&ctx, cfg, &s, NULL, 0)) fuzz_fail("train init: %s", ngpt_last_error());
+    ngpt_status st = fuzz_ckpt_context(&ctx, m, &q, &s);
+    const bool takes = cfg->weights == NGPT_WEIGHTS_F32 || cfg->weights == w;
+    if (st && takes) fuzz_fail("a %s copy of the model: %s", w == NGPT_WEIGHTS_Q8 ? "q8" : "q4",
+                               ngpt_last_error());
+    if (ctx && !takes) fuzz_fail("a q4 copy of a q8 model (or the reverse) was made");
+    if (ctx) fuzz_ckpt_forward(ctx, &q, "a quantized copy");
+    ngpt_context_free(ctx);
+}
+
+/* A training context continues the model's training state: made exactly
+ * when that state reads (and the model is float32). */
+static void fuzz_ckpt_train(const ngpt_model *m, const ngpt_config *cfg)
+{
     ngpt_train_state ts;
-    uint64_t before = fuzz_params_hash(ctx), steps = 0;
-    ngpt_status st = ngpt_checkpoint_load_train(ctx, path, &ts);
-    fuzz_expect_message(st, "ngpt_checkpoint_load_train");
-    ngpt_optim_step_count(ctx, &steps);
-    if (st && (fuzz_params_hash(ctx) != before || steps != 0))
-        fuzz_fail("a failed load_train (%s) changed the context", ngpt_status_string(st));
-    if (!st && ts.has_state && ngpt_optim_config_validate(&ts.opt))
-        fuzz_fail("load_train returned settings that do not validate: %s", ngpt_last_error());
+    ngpt_status ss = ngpt_model_train_state(m, &ts);
+    fuzz_expect_message(ss, "ngpt_model_train_state");
+    if (!ss && ts.has_state && ngpt_optim_config_validate(&ts.opt))
+        fuzz_fail("a training state whose settings do not validate: %s", ngpt_last_error());
+    const ngpt_shape s = fuzz_ckpt_shape(cfg, NGPT_MODE_TRAIN);
+    ngpt_context *ctx;
+    ngpt_status st = fuzz_ckpt_context(&ctx, m, NULL, &s);
+    if (cfg->weights != NGPT_WEIGHTS_F32 && (ctx || (st && st != NGPT_ERR_WRONG_MODE)))
+        fuzz_fail("a quantized model's training context: %s", ngpt_status_string(st));
+    if (ss && ctx) fuzz_fail("a training context continues a state that does not read (%s)",
+                             ngpt_status_string(ss));
+    uint64_t steps;
+    if (ctx && ngpt_context_step_count(ctx, &steps)) fuzz_fail("step count: %s", ngpt_last_error());
     ngpt_context_free(ctx);
 }
 
 static void fuzz_ckpt_check(const unsigned char *b, size_t size, const char *path)
 {
     if (path) fuzz_write_file(path, b, size);
+    ngpt_model *m = (ngpt_model *)(uintptr_t)1;     /* a failed open must clear it */
+    ngpt_status st = path ? ngpt_model_open(&m, path) : ngpt_model_open_mem(&m, b, size);
+    fuzz_expect_message(st, path ? "ngpt_model_open" : "ngpt_model_open_mem");
+    if (st && m) fuzz_fail("a failed open (%s) gave a model", ngpt_status_string(st));
+    if (st) return;
     ngpt_config cfg;
-    ngpt_status st = fuzz_ckpt_read_config(b, size, path, &cfg);
-    fuzz_expect_message(st, path ? "ngpt_checkpoint_config" : "ngpt_checkpoint_config_mem");
-    if (!st && ngpt_config_validate(&cfg))
-        fuzz_fail("read_config accepted an invalid config: %s", ngpt_last_error());
-
-    ngpt_tokenizer *tok = NULL;
-    ngpt_status ts = path ? ngpt_checkpoint_tokenizer(path, &tok)
-                          : ngpt_checkpoint_tokenizer_mem(b, size, &tok);
-    fuzz_expect_message(ts, path ? "ngpt_checkpoint_tokenizer" : "ngpt_checkpoint_tokenizer_mem");
-    if (st && !ts) fuzz_fail("a tokenizer read from a file that read_config rejected");
+    if (ngpt_model_config(m, &cfg)) fuzz_fail("config: %s", ngpt_last_error());
+    if (ngpt_config_validate(&cfg)) fuzz_fail("an open model's config does not validate: %s",
+                                              ngpt_last_error());
+    const ngpt_tokenizer *tok = NULL;
     ngpt_tokenizer_info ti;
+    if (ngpt_model_tokenizer(m, &tok)) fuzz_fail("tokenizer: %s", ngpt_last_error());
     if (tok && (ngpt_tokenizer_describe(tok, &ti) || ti.n_tokens != cfg.vocab_size))
-        fuzz_fail("the checkpoint's tokenizer does not have its V=%d tokens", (int)cfg.vocab_size);
+        fuzz_fail("the model's tokenizer does not have its V=%d tokens", (int)cfg.vocab_size);
 
-    ngpt_context *ctx = fuzz_ckpt_tiny_ctx();
-    uint64_t before = fuzz_params_hash(ctx);
-    ngpt_status ls = fuzz_ckpt_load(ctx, b, size, path);
-    fuzz_expect_message(ls, path ? "ngpt_checkpoint_load" : "ngpt_checkpoint_load_mem");
-    if (ls && fuzz_params_hash(ctx) != before) fuzz_fail("a failed load (%s) changed the parameters",
-                                                         ngpt_status_string(ls));
-    if (st && !ls) fuzz_fail("load accepted a file that read_config rejected (%s)", ngpt_status_string(st));
-    if (!st && ls && ls != NGPT_ERR_CONFIG_MISMATCH)
-        fuzz_fail("read_config accepted the file but load said %s: %s", ngpt_status_string(ls),
-                  ngpt_last_error());
-    if (!ls) ngpt_params_init(ctx, 1);   /* the next input starts from the same model */
-
-    /* 8-bit and 4-bit tiny contexts take the tiny model in either form */
-    fuzz_ckpt_quantized(NGPT_WEIGHTS_Q8, st, ls, b, size, path);
-    fuzz_ckpt_quantized(NGPT_WEIGHTS_Q4, st, ls, b, size, path);
-
-    if (ls == NGPT_ERR_CONFIG_MISMATCH) fuzz_ckpt_other_config(&cfg, b, size, path, tok);
-    if (!st && path) fuzz_ckpt_train(&cfg, path);
-    ngpt_tokenizer_free(tok);
+    fuzz_ckpt_shared(m, &cfg, tok, size);
+    fuzz_ckpt_quantized(m, &cfg, NGPT_WEIGHTS_Q8);
+    fuzz_ckpt_quantized(m, &cfg, NGPT_WEIGHTS_Q4);
+    fuzz_ckpt_train(m, &cfg);
+    if (ngpt_model_close(m)) fuzz_fail("close: %s", ngpt_last_error());
 }
 
 /* The input as it is, then resealed (size field and checksum fixed). */

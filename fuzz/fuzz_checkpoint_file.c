@@ -1,6 +1,7 @@
-/* fuzz_checkpoint_file.c — arbitrary bytes as a checkpoint file: written to
- * a temporary file, then ngpt_checkpoint_config + ngpt_checkpoint_load (the mmap
- * path; fuzz_checkpoint.h lists the properties checked). */
+/* fuzz_checkpoint_file.c — arbitrary bytes as a model file: written to a
+ * temporary file, then ngpt_model_open (the mmap path), what the model
+ * answers and the contexts made from it (fuzz_checkpoint.h lists the
+ * properties checked). */
 #include "fuzz_checkpoint.h"
 
 static char ckpt_path[512];

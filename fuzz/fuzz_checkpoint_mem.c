@@ -1,6 +1,7 @@
-/* fuzz_checkpoint_mem.c — arbitrary bytes as a checkpoint in memory:
- * ngpt_checkpoint_config_mem + ngpt_checkpoint_load_mem (fuzz_checkpoint.h lists
- * the properties checked). Seeds: checkpoints saved by ngpt. */
+/* fuzz_checkpoint_mem.c — arbitrary bytes as a model file in memory:
+ * ngpt_model_open_mem, then what the model answers and the contexts made
+ * from it (fuzz_checkpoint.h lists the properties checked). Seeds: model
+ * files saved by ngpt. */
 #include "fuzz_checkpoint.h"
 
 NGPT_FUZZ_ENTRY(checkpoint_mem)

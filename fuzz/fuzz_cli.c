@@ -93,7 +93,7 @@ static void setup(void)
     ngpt_config cfg = fuzz_tiny_config();
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *ctx;
-    if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, 42) || ngpt_checkpoint_save(ctx, "m.ngpt"))
+    if (ngpt_context_init(&ctx, NULL, &cfg, &s, NULL, 0) || ngpt_context_params_init(ctx, 42) || ngpt_context_save(ctx, "m.ngpt"))
         fuzz_fail("m.ngpt: %s", ngpt_last_error());
     ngpt_context_free(ctx);
     FILE *f = fopen("m.ngpt", "rb");

@@ -30,25 +30,26 @@ static void run_model(const ngpt_config *c, size_t odd)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.seq = c->context_len < 4 ? c->context_len : 4;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* a loss, and every row checked finite */
     size_t bytes;
-    ngpt_status st = ngpt_arena_size(c, &s, &bytes);
-    fuzz_expect_message(st, "ngpt_arena_size");
+    ngpt_status st = ngpt_context_arena_size(NULL, c, &s, &bytes);
+    fuzz_expect_message(st, "ngpt_context_arena_size");
     if (st || bytes > MAX_ARENA) return;
     unsigned char *buf = malloc(bytes + odd);
     ngpt_context *ctx = NULL;
     if (!buf) abort();
-    if ((st = ngpt_context_init(&ctx, c, &s, buf + odd, bytes)))
+    if ((st = ngpt_context_init(&ctx, NULL, c, &s, buf + odd, bytes)))
         fuzz_fail("init of a planned config: %s", ngpt_last_error());
     size_t used = 0;
     if (ngpt_context_arena_used(ctx, &used) || used != bytes)
         fuzz_fail("arena_used %zu != planned %zu", used, bytes);
-    if ((st = ngpt_params_init(ctx, 7))) fuzz_fail("init_weights: %s", ngpt_last_error());
+    if ((st = ngpt_context_params_init(ctx, 7))) fuzz_fail("init_weights: %s", ngpt_last_error());
     int32_t tok[8];
     for (int i = 0; i < 8; i++) tok[i] = (i * 37 + 11) % c->vocab_size;
     float loss = NAN;
-    if ((st = ngpt_model_forward(ctx, tok, 1, s.seq, tok, &loss))) fuzz_fail("forward: %s", ngpt_last_error());
+    if ((st = ngpt_context_forward(ctx, tok, 1, s.seq, tok, &loss))) fuzz_fail("forward: %s", ngpt_last_error());
     const float *logits;
-    if ((st = ngpt_logits_data(ctx, &logits))) fuzz_fail("logits: %s", ngpt_last_error());
+    if ((st = ngpt_context_logits(ctx, &logits))) fuzz_fail("logits: %s", ngpt_last_error());
     for (size_t i = 0; i < (size_t)s.seq * (size_t)c->vocab_size; i++)
         if (!isfinite(logits[i])) fuzz_fail("logit %zu is %g", i, (double)logits[i]);
     if (!isfinite(loss)) fuzz_fail("loss is %g", (double)loss);
@@ -90,8 +91,8 @@ NGPT_FUZZ_ENTRY(config)
     ngpt_shape shapes[2] = {ngpt_shape_default(NGPT_MODE_INFER), ngpt_shape_default(NGPT_MODE_TRAIN)};
     for (int i = 0; i < 2; i++) {
         size_t bytes;
-        ngpt_status as = ngpt_arena_size(&c, &shapes[i], &bytes);
-        fuzz_expect_message(as, "ngpt_arena_size");
+        ngpt_status as = ngpt_context_arena_size(NULL, &c, &shapes[i], &bytes);
+        fuzz_expect_message(as, "ngpt_context_arena_size");
         if (st && !as) fuzz_fail("arena_size planned an invalid config");
     }
     if (st) return 0;

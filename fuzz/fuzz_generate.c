@@ -1,12 +1,12 @@
-/* fuzz_generate.c — prompt bytes through ngpt_model_generate on a tiny byte model
+/* fuzz_generate.c — prompt bytes through ngpt_context_generate on a tiny byte model
  * (V=256 T=16 C=8 L=1): the first bytes pick the settings (max_tokens,
  * temperature, top-k, end token, up to two stop sequences, beam width,
  * no_cache, stop at context full, context mode exact/shift/invalid), the
  * rest is the prompt (empty and longer-than-T prompts included). Properties:
  * a success returns at most max_tokens byte tokens, streamed exactly as
  * returned, with no stop sequence inside, and reports the prompt cropped to
- * its last T tokens; a failure has a message; the KV cache never holds more
- * than T tokens. */
+ * its last T tokens and which end token stopped it; a failure has a
+ * message; the KV cache never holds more than T tokens. */
 #include "fuzz.h"
 
 #define T 16
@@ -44,7 +44,7 @@ NGPT_FUZZ_ENTRY(generate)
         cfg.context_len = T, cfg.d_model = 8, cfg.n_layers = 1, cfg.n_heads = 2, cfg.d_ff = 16;
         ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
         s.batch = 2;
-        if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, 42))
+        if (ngpt_context_init(&ctx, NULL, &cfg, &s, NULL, 0) || ngpt_context_params_init(ctx, 42))
             fuzz_fail("init: %s", ngpt_last_error());
     }
     fuzz_reader r = {data, size};
@@ -54,7 +54,8 @@ NGPT_FUZZ_ENTRY(generate)
     gc.sampler.temperature = (float)(fuzz_u8(&r) % 8) * 0.25f;
     gc.sampler.top_k = fuzz_u8(&r) % 5;
     gc.sampler.seed = fuzz_u8(&r);
-    gc.end_token = (flags & 1) ? (int32_t)fuzz_u8(&r) - 1 : -1;
+    const int32_t end = (flags & 1) ? (int32_t)fuzz_u8(&r) - 1 : -1;     /* -1: none */
+    gc.end_tokens = &end, gc.n_end_tokens = end >= 0;
     gc.beam_width = (flags & 2) ? fuzz_u8(&r) % 4 : 0;
     /* beam search refuses the draw's settings: most beam inputs search,
      * those with top-k 4 reach the refusal */
@@ -77,8 +78,8 @@ NGPT_FUZZ_ENTRY(generate)
     int32_t *out = malloc(64 * sizeof(int32_t));
     stream got = {.n = 0};
     ngpt_generate_result res = {0};
-    ngpt_status st = ngpt_model_generate(ctx, &gc, prompt, n_prompt, out, 64, on_token, &got, &res);
-    fuzz_expect_message(st, "ngpt_model_generate");
+    ngpt_status st = ngpt_context_generate(ctx, &gc, prompt, n_prompt, out, 64, on_token, &got, &res);
+    fuzz_expect_message(st, "ngpt_context_generate");
     if (!st) {
         if (res.n_tokens < 0 || res.n_tokens > gc.max_tokens || res.n_tokens > res.n_generated)
             fuzz_fail("%d output tokens of %d generated, max %d", (int)res.n_tokens,
@@ -88,6 +89,9 @@ NGPT_FUZZ_ENTRY(generate)
             fuzz_fail("a prompt of %d: %d kept, %d dropped", (int)n_prompt,
                       (int)res.prompt_tokens, (int)res.prompt_dropped);
         if (got.n != res.n_tokens) fuzz_fail("streamed %d tokens, returned %d", (int)got.n, (int)res.n_tokens);
+        if (res.end_token != (res.reason == NGPT_STOP_END_TOKEN ? end : -1))
+            fuzz_fail("stopped by %s, end token %d", ngpt_stop_reason_string(res.reason),
+                      (int)res.end_token);
         for (int32_t i = 0; i < res.n_tokens; i++) {
             if (out[i] < 0 || out[i] > 255) fuzz_fail("token %d", (int)out[i]);
             if (out[i] != got.got[i]) fuzz_fail("stream and output differ at %d", (int)i);
@@ -96,7 +100,7 @@ NGPT_FUZZ_ENTRY(generate)
             if (contains(out, res.n_tokens, stops[i])) fuzz_fail("stop sequence %d in the output", i);
     }
     int32_t len = -1;
-    if (ngpt_cache_len(ctx, 0, &len) || len < 0 || len > T) fuzz_fail("cache holds %d tokens", (int)len);
+    if (ngpt_context_cache_len(ctx, 0, &len) || len < 0 || len > T) fuzz_fail("cache holds %d tokens", (int)len);
     free(prompt);
     free(out);
     return 0;

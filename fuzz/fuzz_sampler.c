@@ -17,7 +17,7 @@ NGPT_FUZZ_ENTRY(sampler)
     if (!ctx) {
         ngpt_config cfg = fuzz_tiny_config();
         ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-        if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0)) fuzz_fail("init: %s", ngpt_last_error());
+        if (ngpt_context_init(&ctx, NULL, &cfg, &s, NULL, 0)) fuzz_fail("init: %s", ngpt_last_error());
     }
     fuzz_reader r = {data, size};
     ngpt_sampler s = ngpt_sampler_default();
@@ -49,9 +49,9 @@ NGPT_FUZZ_ENTRY(sampler)
     ngpt_status vs = ngpt_sampler_validate(&s, V);
     fuzz_expect_message(vs, "ngpt_sampler_validate");
     int32_t token = -12345;
-    ngpt_status st = ngpt_sampler_sample(ctx, &s, logits, n_recent ? recent : NULL, n_recent, sequence,
+    ngpt_status st = ngpt_context_sample(ctx, &s, logits, n_recent ? recent : NULL, n_recent, sequence,
                                  index, &token);
-    fuzz_expect_message(st, "ngpt_sampler_sample");
+    fuzz_expect_message(st, "ngpt_context_sample");
     if (vs && !st) fuzz_fail("sample accepted settings validate rejects: %s", ngpt_status_string(vs));
     if (!st) {
         if (token < 0 || token >= V) fuzz_fail("sampled token %d", (int)token);

@@ -1,5 +1,5 @@
 /* fuzz_session.c — arbitrary bytes as a session in memory:
- * ngpt_cache_load_mem into slot 1 of a context of the tiny model (seed 1),
+ * ngpt_context_cache_load_mem into slot 1 of a context of the tiny model (seed 1),
  * the input as it is and resealed (its checksum fixed, so the checks behind
  * it are reached). Properties: a refused load leaves a message and slot 1
  * exactly as it was; an accepted one saves back to the same bytes (but the
@@ -14,18 +14,18 @@ static void free_ctx(void) { ngpt_context_free(ctx); }
 static size_t image_of(unsigned char *buf, size_t cap)
 {
     size_t n = 0;
-    return ngpt_cache_save_mem(ctx, 1, buf, cap, &n) ? 0 : n;
+    return ngpt_context_cache_save_mem(ctx, 1, buf, cap, &n) ? 0 : n;
 }
 
 static void check(const unsigned char *b, size_t size)
 {
     static const int32_t held[3] = {5, 9, 2};
     static unsigned char before[1 << 14], after[1 << 14];
-    if (ngpt_cache_clear(ctx, 1) || ngpt_cache_prefill_slot(ctx, 1, held, 3))
+    if (ngpt_context_cache_clear(ctx, 1) || ngpt_context_cache_prefill_slot(ctx, 1, held, 3))
         fuzz_fail("prefill: %s", ngpt_last_error());
     const size_t nb = image_of(before, sizeof before);
-    ngpt_status st = ngpt_cache_load_mem(ctx, 1, b, size);
-    fuzz_expect_message(st, "ngpt_cache_load_mem");
+    ngpt_status st = ngpt_context_cache_load_mem(ctx, 1, b, size);
+    fuzz_expect_message(st, "ngpt_context_cache_load_mem");
     const size_t na = image_of(after, sizeof after);
     if (st) {
         if (!nb || na != nb || memcmp(before, after, na) != 0)
@@ -42,8 +42,8 @@ static void check(const unsigned char *b, size_t size)
                              : memcmp(after, b, size) != 0))
         fuzz_fail("an accepted session of %zu bytes saves back as %zu other bytes", size, na);
     int32_t len = 0, tok = 3;
-    if (ngpt_cache_len(ctx, 1, &len)) fuzz_fail("len: %s", ngpt_last_error());
-    if (len < 8 && ngpt_cache_prefill_slot(ctx, 1, &tok, 1))
+    if (ngpt_context_cache_len(ctx, 1, &len)) fuzz_fail("len: %s", ngpt_last_error());
+    if (len < 8 && ngpt_context_cache_prefill_slot(ctx, 1, &tok, 1))
         fuzz_fail("feeding a restored slot of %d tokens: %s", (int)len, ngpt_last_error());
 }
 
@@ -53,7 +53,7 @@ NGPT_FUZZ_ENTRY(session)
         ngpt_config c = fuzz_tiny_config();
         ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
         s.batch = 2, s.threads = 1;
-        if (ngpt_context_init(&ctx, &c, &s, NULL, 0) || ngpt_params_init(ctx, 1))
+        if (ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0) || ngpt_context_params_init(ctx, 1))
             fuzz_fail("context: %s", ngpt_last_error());
         atexit(free_ctx);
     }

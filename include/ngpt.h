@@ -1,37 +1,61 @@
 /*
- * ngpt.h — a small GPT-style byte-level transformer in C11, with one memory
- * arena and bit-identical results on x86 and ARM.
+ * ngpt.h — GPT-style transformers in C11: train, fine-tune and run them
+ * (ngpt's own models, GPT-2 and the Llama family, with byte-level or BPE
+ * vocabularies, float32, 8-bit or 4-bit weights) in one memory arena, with
+ * bit-identical results on x86 and ARM.
  *
  * This header is the manual. A complete program:
  *
  *     #include <ngpt.h>
  *     #include <stdio.h>
  *
- *     int main(void) {
- *         ngpt_config cfg = ngpt_config_default();          // V=256 T=256 C=256 L=4 H=4
- *         ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
- *         shape.batch = 1;
- *
- *         size_t bytes;                                      // exact arena size, nothing is
- *         if (ngpt_arena_size(&cfg, &shape, &bytes)) return 1; // allocated until init
- *
- *         ngpt_context *ctx;                                 // NULL: the library allocates
- *         if (ngpt_context_init(&ctx, &cfg, &shape, NULL, 0)) {  // the arena once; or pass
- *             fprintf(stderr, "%s\n", ngpt_last_error());    // a static buffer of `bytes`
- *             return 1;
+ *     int main(int argc, char **argv) {
+ *         ngpt_model *model;                                 // a model file, opened once:
+ *         ngpt_context *ctx;                                 // mapped, verified, shared
+ *         if (argc < 2 || ngpt_model_open(&model, argv[1]) ||
+ *             ngpt_context_init(&ctx, model, NULL, NULL, NULL, 0)) {  // defaults: generation's
+ *             fprintf(stderr, "%s\n", ngpt_last_error());   // plan; the library allocates
+ *             return 1;                                      // the arena once
  *         }
- *         ngpt_params_init(ctx, 42);                         // or ngpt_checkpoint_load(ctx, path)
- *
- *         int32_t tokens[5] = {'h', 'e', 'l', 'l', 'o'};     // tokens are byte values
- *         ngpt_model_forward(ctx, tokens, 1, 5, NULL, NULL);
- *         const float *logits;                               // (batch, seq, V)
- *         ngpt_logits_data(ctx, &logits);
- *         printf("logit of 'x' after 'hello': %f\n", logits[4 * 256 + 'x']);
- *         ngpt_context_free(ctx);
+ *         const ngpt_tokenizer *tok;                         // NULL for a byte-level model
+ *         ngpt_model_tokenizer(model, &tok);
+ *         int32_t prompt[64], out[100];
+ *         size_t n = 0;
+ *         if (tok) ngpt_tokenizer_encode(tok, "Once upon a time", 16, prompt, 64, &n);
+ *         else for (const char *c = "Once upon a time"; *c; c++) prompt[n++] = (uint8_t)*c;
+ *         ngpt_generate_config gc = ngpt_generate_config_default();
+ *         gc.max_tokens = 100;                               // stops at the model's end tokens
+ *         ngpt_generate_result r;
+ *         if (!ngpt_context_generate(ctx, &gc, prompt, (int32_t)n, out, 100, NULL, NULL, &r))
+ *             printf("%d tokens\n", (int)r.n_tokens);       // ngpt_tokenizer_decode: the text
+ *         ngpt_context_free(ctx);                            // contexts first,
+ *         ngpt_model_close(model);                           // then their model
  *         return 0;
  *     }
  *
  * Build: cc app.c $(pkg-config --cflags --libs --static ngpt)
+ *
+ * Objects and lifetimes
+ *  - ngpt_model: a model file (or buffer) opened once, read only, shared by
+ *    every context and thread. It outlives the contexts made from it
+ *    (ngpt_model_close refuses while any is alive).
+ *  - ngpt_context: one arena planned for a shape (ngpt_shape): inference
+ *    (sharing its model's weights) or training (its own copy of them, with
+ *    gradients and optimizer moments). One call at a time per context;
+ *    separate contexts run concurrently.
+ *  - ngpt_tokenizer: read only once made, shared by any number of threads,
+ *    models and contexts; one a model carries is the model's (borrowed).
+ *    Whatever the library hands out borrowed (a model's tokenizer, a
+ *    context's logits) lives as long as its owner says.
+ *  - ngpt_data: training text, read once.
+ *
+ * Names say their receiver: ngpt_model_* takes (or makes) an ngpt_model,
+ * ngpt_context_* an ngpt_context, ngpt_tokenizer_* a tokenizer, ngpt_data_*,
+ * ngpt_config_*, ngpt_shape_*, ngpt_sampler_*, ngpt_optim_config_* theirs
+ * (tests/test_public_api.c checks the rule on every declaration);
+ * ngpt_import_* convert foreign files. The one exception is
+ * ngpt_context_arena_size, which sizes the context ngpt_context_init
+ * would make from the same arguments.
  *
  * Conventions
  *  - Every function that can fail returns an ngpt_status. NGPT_OK is 0.
@@ -40,17 +64,38 @@
  *    thread), always in one form: "ngpt_<function>: <one sentence>" — the
  *    public function you called (also when a part it uses found the
  *    problem), then what is wrong, naming the file or value, and where there
- *    is a choice what to do, e.g. "ngpt_cache_prefill: slot 0 holds 250
- *    tokens and 10 more exceed the context T=256; clear the slot or slide
- *    the window". The one
- *    exception is NGPT_ERR_INTERNAL (a bug): "internal invariant failed at
- *    <file>:<line>: <condition>".
- *  - All memory lives in one arena whose size is computed up front by
- *    ngpt_arena_size(). After ngpt_context_init() nothing is allocated.
- *  - Results are bit-identical on every build (scalar, AVX2, NEON, any thread
- *    count, gcc or clang): see docs/DESIGN.md §4.
- *  - Tensors are row-major float32. Linear weights are stored as PyTorch
- *    stores them, (out_features, in_features).
+ *    is a choice what to do, e.g. "ngpt_context_cache_prefill: slot 0 holds
+ *    250 tokens and 10 more exceed the context T=256; clear the slot or
+ *    slide the window". The one exception is NGPT_ERR_INTERNAL (a bug):
+ *    "internal invariant failed at <file>:<line>: <condition>". A call that
+ *    fails changes nothing.
+ *  - All of a context's memory lives in one arena whose size
+ *    ngpt_context_arena_size() computes up front. After ngpt_context_init()
+ *    nothing is allocated.
+ *  - Results are bit-identical on every build (scalar, AVX2, AVX-512, NEON,
+ *    any thread count, gcc or clang): see docs/DESIGN.md §4.
+ *  - Tensors are row-major (batch, seq, ...) arrays of float32 where this
+ *    header hands them out (logits, traces, parameters); a model's weights
+ *    may be stored 8-bit or 4-bit (ngpt_weights) and a float32 Linear packed
+ *    for the products (ngpt_context_params says when). Linear weights are
+ *    named and shaped as PyTorch stores them, (out_features, in_features).
+ *
+ * Structs that grow, and the version rule
+ *  - Every struct of this header has a fixed size on each platform: it ends
+ *    in reserved bytes, and a field added later takes them, so an app
+ *    built against an older header keeps working with a newer library. A
+ *    new field's zero means what the library did before it existed. Start
+ *    every struct you pass from its _default() function or from zero
+ *    (`ngpt_shape s = {0}` or designated initializers), never from
+ *    uninitialized memory; the library refuses a struct whose reserved
+ *    bytes are not zero (NGPT_ERR_BAD_ARG naming it), so a newer app on an
+ *    older library fails loudly instead of losing a setting. Bindings
+ *    mirror the structs whole (python/: checked against this header by a
+ *    test).
+ *  - The shared library's soname carries the ABI: libngpt.so.0.MINOR while
+ *    the version is 0.x (a minor version may break the API; CHANGES.md
+ *    says how), libngpt.so.MAJOR from 1.0, bumped by any change that
+ *    breaks a built app.
  */
 #ifndef NGPT_H
 #define NGPT_H
@@ -75,7 +120,7 @@ extern "C" {
  * pkg-config file read it from here; ngpt_build_info and `ngpt --version`
  * print it). 0.x: a minor version may break the API (CHANGES.md says how). */
 #define NGPT_VERSION_MAJOR 0
-#define NGPT_VERSION_MINOR 2
+#define NGPT_VERSION_MINOR 3
 #define NGPT_VERSION_PATCH 0
 
 /* ------------------------------------------------------------------ status */
@@ -94,10 +139,10 @@ typedef enum ngpt_status {
     NGPT_ERR_TOO_LONG,          /* a sequence longer than the model's context T */
     NGPT_ERR_WRONG_MODE,        /* e.g. a training call on an inference context */
     NGPT_ERR_IO,                /* a file could not be opened, read or written */
-    NGPT_ERR_BAD_FORMAT,        /* not an ngpt checkpoint, or truncated/inconsistent */
-    NGPT_ERR_CHECKSUM,          /* checkpoint contents do not match their checksum */
-    NGPT_ERR_VERSION,           /* checkpoint written by an unknown format version */
-    NGPT_ERR_CONFIG_MISMATCH,   /* checkpoint config differs from the context's */
+    NGPT_ERR_BAD_FORMAT,        /* not an ngpt file of that kind, or truncated/inconsistent */
+    NGPT_ERR_CHECKSUM,          /* a file's contents do not match their checksum */
+    NGPT_ERR_VERSION,           /* a file written by an unknown format version */
+    NGPT_ERR_CONFIG_MISMATCH,   /* a config or tokenizer differs from the model's */
     NGPT_ERR_NUMERIC,           /* NaN or Inf where a finite value is required */
     NGPT_ERR_STOPPED,           /* a user callback asked to stop */
     NGPT_ERR_INTERNAL,          /* an internal invariant failed (a bug: please report) */
@@ -121,28 +166,36 @@ void ngpt_abort_callback_set(ngpt_abort_fn fn, void *user);
  * tokens, batches or bytes) after each piece of work; returning false
  * cancels the call, which returns NGPT_ERR_STOPPED ("ngpt_<function>:
  * cancelled by the progress callback ...") and changes nothing: a cancelled
- * prefill leaves slot 0 holding what it held before it (ngpt_model_generate
- * generates nothing), an evaluation writes no loss, a checkpoint write
- * leaves the previous file. Results are the same with or without a callback. One callback per thread (each thread's
- * calls report to the callback that thread set; NULL: none, the default). */
+ * prefill leaves slot 0 holding what it held before it
+ * (ngpt_context_generate generates nothing), an evaluation writes no loss,
+ * a save leaves the previous file, a quantizing ngpt_context_init makes no
+ * context. Results are the same with or without a callback. One callback
+ * per thread (each thread's calls report to the callback that thread set;
+ * NULL: none, the default). */
 typedef enum ngpt_progress_stage {
-    NGPT_PROGRESS_PREFILL = 0,  /* ngpt_model_generate's prompt: tokens (passes of seq) */
-    NGPT_PROGRESS_EVALUATE,     /* ngpt_model_evaluate: batches */
-    NGPT_PROGRESS_WRITE,        /* a checkpoint's tensors: bytes (ngpt_checkpoint_save, the
+    NGPT_PROGRESS_PREFILL = 0,  /* ngpt_context_generate's prompt: tokens (passes of seq) */
+    NGPT_PROGRESS_EVALUATE,     /* ngpt_context_evaluate: batches */
+    NGPT_PROGRESS_WRITE,        /* a model file's tensors: bytes (ngpt_context_save, the
                                    training save, ngpt_import_hf, which converts as it writes) */
-    NGPT_PROGRESS_QUANTIZE      /* a float32 model quantized as it loads into a q8 or q4
-                                   context (ngpt_checkpoint_load, _load_model, _load_mem;
-                                   `ngpt quantize`): weights. Cancelled, the load leaves
-                                   the context's weights as a new context's (zeros,
-                                   LayerNorm weights 1), never half loaded */
+    NGPT_PROGRESS_QUANTIZE      /* a float32 model's weights quantized as a q8 or q4 context
+                                   is made from it (ngpt_context_init with cfg; `ngpt
+                                   quantize`): weights */
 } ngpt_progress_stage;
 typedef bool (*ngpt_progress_fn)(ngpt_progress_stage stage, uint64_t done, uint64_t total,
                                  void *user);
 void ngpt_progress_callback_set(ngpt_progress_fn fn, void *user);
 
-/* "ngpt 0.2.0 kernels=avx2 target=x86_64 sleef=3.5.1 xxhash=0.8.1 cc=gcc-12.2
+/* "ngpt 0.3.0 kernels=avx2 target=x86_64 sleef=3.5.1 xxhash=0.8.1 cc=gcc-12.2
  * flags=..." — for bug reports and benches. */
 const char *ngpt_build_info(void);
+
+/* ----------------------------------------------------------------- objects */
+
+typedef struct ngpt_model ngpt_model;           /* a model file opened once: "model" */
+typedef struct ngpt_context ngpt_context;       /* an arena planned for a shape: "context" */
+typedef struct ngpt_tokenizer ngpt_tokenizer;   /* a BPE or scored tokenizer: "tokenizer" */
+typedef struct ngpt_data ngpt_data;             /* training text: "data" */
+typedef struct ngpt_train_state ngpt_train_state;   /* a training checkpoint's settings */
 
 /* ------------------------------------------------------------------ config */
 
@@ -194,8 +247,8 @@ typedef enum ngpt_weights {
      * embedding too); the other tensors stay float32. Products are exact
      * integer sums per group, then one float chain over the groups, so the
      * logits are the same on every build (docs/DESIGN.md §4, src/q8.h).
-     * Made from a float32 model by ngpt_checkpoint_load into a q8 context,
-     * by ngpt_params_init, or by `ngpt quantize`. */
+     * Made from a float32 model by a q8 context made from it (ngpt_context_init),
+     * by ngpt_context_params_init, or by `ngpt quantize`. */
     NGPT_WEIGHTS_Q8,
     /* 4-bit, for inference only: signed 4-bit values (-8..7) with one float
      * scale per group of 32 inputs for the Linears of the blocks (0.16 of
@@ -239,6 +292,7 @@ typedef struct ngpt_config {
                                    n_kv_heads*D, attn.proj.weight (C, H*D)) */
     ngpt_rope_pairs rope_pairs; /* NGPT_ROPE_INTERLEAVED; halves: Hugging Face's pairing */
     ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 and q4 plan an inference-only context */
+    uint32_t reserved[44];      /* zero (see "Structs that grow") */
 } ngpt_config;
 
 /* V=256 T=256 C=256 L=4 H=4 d_ff=1024 dropout=0.1 rope_theta=10000. */
@@ -282,26 +336,43 @@ typedef enum ngpt_trace {
     NGPT_TRACE_LAST_ROW         /* per layer (batch, H, seq): the last query's row */
 } ngpt_trace;
 
-/* What a context is planned for: the largest batch and sequence one call may
- * use, the mode, attention tracing and the thread count. */
+/* The longest pass an inference context plans by default: a longer prompt
+ * is prefilled in passes of this many positions, bit-identical to one pass. */
+#define NGPT_SEQ_INFER_DEFAULT 512
+/* shape.logits_rows: every position's logits. */
+#define NGPT_LOGITS_ALL (-1)
+
+/* What a context is planned for: the largest batch and pass one call may
+ * use, the mode, the logits it keeps, attention tracing and the thread
+ * count. Zero in a field means its default. */
 typedef struct ngpt_shape {
     ngpt_mode mode;
-    int32_t batch;              /* >= 1 */
-    int32_t seq;                /* 1..T; 0 means T */
+    int32_t batch;              /* >= 1; 0: 1 (inference) or 32 (training) */
+    /* The longest pass (tokens per sequence in one forward or prefill),
+     * 1..T. 0: training T; inference min(T, NGPT_SEQ_INFER_DEFAULT), what
+     * generation needs (its prompts go in passes). A forward over more
+     * tokens than this is NGPT_ERR_EXCEEDS_PLAN: plan seq = T for one. */
+    int32_t seq;
     ngpt_trace trace;
-    int32_t threads;            /* 1..1024: the context's thread pool (see below) */
-    /* Logits kept per sequence: 0 = every position (the default); n >= 1
-     * (infer mode only): the last n positions of each sequence, planned as
-     * (batch, n, V) floats instead of (batch, seq, V) (GPT-2 124M at T=1024:
-     * 0.2 MiB instead of 196 MiB). A pass over len tokens then computes the
-     * final norm and the lm_head for its last k = min(n, len) positions only,
-     * bit-identical to those rows of a full context, and ngpt_logits_data
-     * gives (batch, k, V): sequence b's rows at b*k, oldest first. What needs
-     * what: generation, chat, beam search and a speculative draft context 1;
-     * speculative verification draft_tokens + 1; a loss (forward with
-     * targets, ngpt_model_evaluate) every position (0), and training 0 (each
-     * refuses a context that keeps fewer with an error naming logits_rows). */
+    int32_t threads;            /* 1..1024 (0: 1): the context's thread pool (see below) */
+    /* Logits kept per sequence. 0: the default, training every position,
+     * inference the last 1 + draft_tokens positions (what generation
+     * samples from). NGPT_LOGITS_ALL: every position. n >= 1 (inference
+     * only): the last n, planned as (batch, n, V) floats instead of
+     * (batch, seq, V) (GPT-2 124M at T=1024: 0.2 MiB instead of 196 MiB).
+     * A pass over len tokens then computes the final norm and the lm_head
+     * for its last k = min(n, len) positions only, bit-identical to those
+     * rows of a full context, and ngpt_context_logits gives (batch, k, V):
+     * sequence b's rows at b*k, oldest first. A loss (a forward with
+     * targets, ngpt_context_evaluate) needs every position, and refuses a
+     * context that keeps fewer (an error naming logits_rows). */
     int32_t logits_rows;
+    /* Inference: the speculative rounds generation will run
+     * (ngpt_generate_config.draft_tokens K, 0..NGPT_DRAFT_TOKENS_MAX): their
+     * checks need K + 1 logits rows, which the default logits_rows then
+     * keeps. 0: none. */
+    int32_t draft_tokens;
+    uint32_t reserved[9];       /* zero (see "Structs that grow") */
 } ngpt_shape;
 
 /* Threads: ngpt_context_init starts threads-1 worker threads (pthreads; the
@@ -312,58 +383,147 @@ typedef struct ngpt_shape {
  * calling thread (the loss mean, the gradient norm for clipping). Calls on
  * one context must not overlap; separate contexts may run concurrently. */
 
-/* batch 1 (infer) or 32 (train), seq = T, no trace, 1 thread, logits for
- * every position. */
+/* Batch 1 (inference) or 32 (training), the default pass and logits (0),
+ * no trace, 1 thread. */
 ngpt_shape ngpt_shape_default(ngpt_mode mode);
 
-/* The exact arena size in bytes for (config, shape), including the context
- * itself and per-thread scratch. Pure: allocates nothing. */
-ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, size_t *bytes);
+/* ------------------------------------------------------------------- model */
+/*
+ * A model is a model file (a checkpoint: docs/FORMAT.md) opened once: the
+ * file is mapped read-only (read into memory where it cannot be mapped),
+ * verified whole (checksum, config, shapes, sizes, every quantized block)
+ * and its tokenizer built. It answers what the file holds (config,
+ * tokenizer, training state) and makes contexts (ngpt_context_init):
+ *
+ *     ngpt_model *m;
+ *     if (ngpt_model_open(&m, "model.ngpt")) return 1;     // one read of the file
+ *     ngpt_context *a, *b;                                // e.g. one per thread
+ *     ngpt_context_init(&a, m, NULL, NULL, NULL, 0);      // generation's default plan
+ *     ngpt_context_init(&b, m, NULL, NULL, NULL, 0);
+ *     ...                                                 // generate on both at once
+ *     ngpt_context_free(a); ngpt_context_free(b);
+ *     ngpt_model_close(m);
+ *
+ * Where the weights live: 8-bit and 4-bit weights, and float32 ones stored
+ * as the products read them (docs/FORMAT.md, dtype 4: what importers and
+ * inference saves write), are used in place in the mapping (clean file
+ * pages the system shares and may drop); other float32 parameters are
+ * copied once into memory the model owns, 64-byte aligned, with the Linear
+ * weights packed for the products, when the first inference context is
+ * made: a model used only for its config, tokenizer, training state or
+ * training contexts copies nothing.
+ *
+ * Threads: a model is immutable after open (its one-time layout is locked),
+ * so contexts on any threads may use it at once. It must outlive its
+ * contexts: ngpt_model_close refuses (NGPT_ERR_WRONG_MODE) while any is
+ * alive.
+ */
+
+/* Opens, maps and verifies a model file (the path need not outlive the
+ * call). NGPT_ERR_IO (cannot be read), _BAD_FORMAT (not a model file,
+ * truncated, inconsistent), _CHECKSUM (corrupted), _VERSION (a newer
+ * format); NGPT_ERR_UNSUPPORTED when this CPU lacks the instruction set
+ * the library was built for (x86-64: FMA, and AVX2 or AVX-512 F/BW/VL/DQ,
+ * with VNNI where built with it; ngpt_build_info names them): the message
+ * says what is missing. */
+ngpt_status ngpt_model_open(ngpt_model **model, const char *path);
+/* The same from a model file in memory. The caller keeps data alive and
+ * unchanged until ngpt_model_close: a 64-byte-aligned buffer is used in
+ * place (as a mapped file is); one at another alignment is copied once
+ * into an aligned block the model owns. */
+ngpt_status ngpt_model_open_mem(ngpt_model **model, const void *data, size_t size);
+/* Frees the model (NULL: a no-op). NGPT_ERR_WRONG_MODE, the model still
+ * open, while contexts made from it are alive. */
+ngpt_status ngpt_model_close(ngpt_model *model);
+
+ngpt_status ngpt_model_config(const ngpt_model *model, ngpt_config *cfg);
+/* The tokenizer the file carries (NULL: none, a byte-level model),
+ * borrowed: valid while the model lives. Contexts made from the model
+ * have it attached. */
+ngpt_status ngpt_model_tokenizer(const ngpt_model *model, const ngpt_tokenizer **tok);
+/* What a training checkpoint holds besides its weights (a training
+ * context made from the model continues from it: ngpt_context_init), to
+ * plan the context that resumes it (the batch shape is in *state);
+ * has_state false and the defaults for a model-only file. */
+ngpt_status ngpt_model_train_state(const ngpt_model *model, ngpt_train_state *state);
 
 /* ----------------------------------------------------------------- context */
 
-typedef struct ngpt_context ngpt_context;
-typedef struct ngpt_tokenizer ngpt_tokenizer;   /* a BPE tokenizer: "tokenizer" below */
-typedef struct ngpt_model ngpt_model;   /* an opened checkpoint: "model" below */
+/* Creates a context for a model, a config, or both:
+ *  - model (cfg NULL): the model's config and weights. An inference
+ *    context reads the model's weights in place (shared, read only: its
+ *    arena holds only activations, KV cache and scratch). A training
+ *    context copies the model's float32 parameters into its arena; from a
+ *    training checkpoint it also restores the AdamW moments and the step
+ *    count, so its training continues bit for bit
+ *    (ngpt_context_optim_reset starts a fresh optimizer instead: a
+ *    fine-tune). The model's tokenizer is attached.
+ *  - cfg (model NULL): a new model of that config, whose parameters the
+ *    context owns: zeros until ngpt_context_params_init (training from
+ *    scratch; weights set by hand through ngpt_context_params).
+ *  - both: the model's weights under cfg, a copy the context owns: cfg
+ *    must be the model's config but for its dropout (a training setting)
+ *    and, for a float32 model, its weights (NGPT_WEIGHTS_Q8 or _Q4: the
+ *    weights are quantized as they are copied, what `ngpt quantize`
+ *    does); NGPT_ERR_CONFIG_MISMATCH naming the first other difference.
+ * shape NULL: ngpt_shape_default(NGPT_MODE_INFER). The arena: NULL, and
+ * the library allocates one block of ngpt_context_arena_size bytes
+ * (arena_bytes ignored); or the caller's buffer of arena_bytes >= that
+ * size, any alignment (the start is rounded up to 64 bytes, which the
+ * size includes), e.g. static memory on a board. Starts the context's
+ * threads (NGPT_ERR_THREAD if the system refuses one). NGPT_ERR_WRONG_MODE:
+ * a training shape with 8-bit or 4-bit weights (inference only);
+ * NGPT_ERR_UNSUPPORTED as ngpt_model_open. */
+ngpt_status ngpt_context_init(ngpt_context **ctx, const ngpt_model *model, const ngpt_config *cfg,
+                              const ngpt_shape *shape, void *arena, size_t arena_bytes);
 
-/* Creates a context inside `arena` (arena_bytes >= ngpt_arena_size(), any
- * alignment: the start is rounded up to 64 bytes, which the size includes), or
- * allocates one block when arena is NULL (arena_bytes ignored), and starts
- * its threads (NGPT_ERR_THREAD if the system refuses one). Parameters
- * start as zeros: call ngpt_params_init() or ngpt_checkpoint_load().
- * NGPT_ERR_UNSUPPORTED when this CPU lacks the instruction set the library
- * was built for (x86-64: FMA, and AVX2 or AVX-512 F/BW/VL/DQ, with VNNI
- * where built with it, for those kernels; ngpt_build_info names them): the
- * message says what is missing.
- * Nothing else in the library runs them, so this is the one check. */
-ngpt_status ngpt_context_init(ngpt_context **ctx, const ngpt_config *cfg, const ngpt_shape *shape,
-                      void *arena, size_t arena_bytes);
+/* The exact arena size in bytes ngpt_context_init needs for the same
+ * model, cfg and shape, including the context itself and per-thread
+ * scratch. Pure: allocates nothing. */
+ngpt_status ngpt_context_arena_size(const ngpt_model *model, const ngpt_config *cfg,
+                                    const ngpt_shape *shape, size_t *bytes);
 
 /* Joins the context's threads and frees the internal allocation, if any (a
  * caller's arena may be reused once this returns). NULL is a no-op. */
 void ngpt_context_free(ngpt_context *ctx);
 
 ngpt_status ngpt_context_config(const ngpt_context *ctx, ngpt_config *cfg);
+/* The shape as planned: seq and logits_rows resolved (no 0). */
 ngpt_status ngpt_context_shape(const ngpt_context *ctx, ngpt_shape *shape);
 
-/* Bytes of the arena actually carved (== ngpt_arena_size for the plan). */
+/* Bytes of the arena actually carved (== ngpt_context_arena_size). */
 ngpt_status ngpt_context_arena_used(const ngpt_context *ctx, size_t *bytes);
 
 /* Does now the one-time work a context's first passes would otherwise do
  * on their way: touches every page of the arena (an arena the library
  * allocates is mapped by the system page by page, on first use) and, in
- * infer mode, packs the Linear weights in place for the products — also
- * after ngpt_params_data, whose state_dict view it ends (call that function
- * again before writing). Optional; results are the same with or without it.
- * Call it after loading to keep that cost out of a timed first generation
- * (ngpt generate reports it as set-up). */
+ * an inference context that owns its weights, packs the Linear weights in
+ * place for the products — also after ngpt_context_params, whose
+ * state_dict view it ends (call that function again before writing).
+ * Optional; results are the same with or without it. Call it after
+ * loading to keep that cost out of a timed first generation (ngpt
+ * generate reports it as set-up). */
 ngpt_status ngpt_context_prepare(ngpt_context *ctx);
 
-/* N(0, 0.02) for Linear/Embedding weights, zero biases, LayerNorm (1, 0),
- * drawn from Philox4x32-10 keyed by seed: the same model on every machine. */
-ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed);
+/* The tokenizer attached to the context, or NULL. */
+ngpt_status ngpt_context_tokenizer(const ngpt_context *ctx, const ngpt_tokenizer **tok);
+
+/* Attaches tok to a context made from a config (NULL detaches; a model's
+ * context has the model's, NGPT_ERR_WRONG_MODE): borrowed, so it must
+ * outlive the context or be detached first; nothing is allocated. Its
+ * token count must be the model's V (NGPT_ERR_CONFIG_MISMATCH otherwise).
+ * While one is attached, ngpt_context_save and ngpt_context_save_train
+ * write it into the file, and ngpt_context_generate matches stop
+ * sequences on its tokens' bytes and ends at its end tokens. */
+ngpt_status ngpt_context_tokenizer_set(ngpt_context *ctx, const ngpt_tokenizer *tok);
 
 /* --------------------------------------------------------------- parameters */
+
+/* N(0, 0.02) for Linear/Embedding weights, zero biases, LayerNorm (1, 0),
+ * drawn from Philox4x32-10 keyed by seed: the same model on every machine.
+ * A context that owns its weights (not a model's inference context:
+ * NGPT_ERR_WRONG_MODE); 8-bit and 4-bit contexts quantize the draw. */
+ngpt_status ngpt_context_params_init(ngpt_context *ctx, uint64_t seed);
 
 /* How a tensor is stored: float32, 8-bit (an NGPT_WEIGHTS_Q8 model's
  * Linear weights and lm_head, an NGPT_WEIGHTS_Q4 model's lm_head:
@@ -377,7 +537,7 @@ typedef enum ngpt_dtype {
 
 /* Parameter tensors in state_dict order, named as the PyTorch model names them
  * ("tok_emb.weight", "blocks.0.ln1.weight", ...). The float32 ones are
- * contiguous in one float array (ngpt_params_data). */
+ * contiguous in one float array (ngpt_context_params). */
 typedef struct ngpt_tensor_info {
     const char *name;
     int32_t ndim;
@@ -387,15 +547,19 @@ typedef struct ngpt_tensor_info {
                                    weights */
     size_t count;               /* elements */
     ngpt_dtype dtype;
+    uint32_t reserved[5];       /* zero */
 } ngpt_tensor_info;
 
-ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count);
-ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info);
+ngpt_status ngpt_context_tensor_count(const ngpt_context *ctx, int32_t *count);
+ngpt_status ngpt_context_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info);
 /* Finds a tensor by name; NGPT_ERR_BAD_ARG if there is none. */
-ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info);
-/* All float32 parameters as one array of `count` floats, each tensor at its
- * ngpt_tensor_at offset in state_dict layout (writable: tests, importers).
- * Every later call sees what is written through the pointer.
+ngpt_status ngpt_context_tensor_find(const ngpt_context *ctx, const char *name,
+                                     ngpt_tensor_info *info);
+/* All float32 parameters of a context that owns its weights as one array
+ * of `count` floats, each tensor at its ngpt_context_tensor_at offset in
+ * state_dict layout (writable: tests, weights set by hand). Every later
+ * call sees what is written through the pointer. A model's inference
+ * context shares the model's read-only weights: NGPT_ERR_WRONG_MODE.
  *
  * An inference context holds each Linear weight once: its products read it
  * packed in place (the panels of src/gemm.h), not a second copy. This call
@@ -403,174 +567,84 @@ ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_ten
  * the pointer valid for reading and writing, until ngpt_context_prepare
  * packs them again; meanwhile each product packs blocks of them as it runs
  * (the same results, decoding several times slower). So after writing,
- * call ngpt_context_prepare before generating, and ngpt_params_data again
- * before writing more. Training contexts never pack: the pointer is valid
- * for the context's life.
+ * call ngpt_context_prepare before generating, and ngpt_context_params
+ * again before writing more. Training contexts never pack: the pointer is
+ * valid for the context's life.
  *
  * An 8-bit model (ngpt_config.weights = NGPT_WEIGHTS_Q8): the array holds
- * its float32 tensors only (LayerNorms, biases, positions, an untied
+ * its float32 tensors only (norms, biases, positions, an untied
  * embedding); the 8-bit ones (dtype NGPT_DTYPE_Q8) are set by
- * ngpt_params_init and ngpt_checkpoint_load. So are a 4-bit model's
+ * ngpt_context_params_init or copied from a model. So are a 4-bit model's
  * (NGPT_WEIGHTS_Q4; dtypes NGPT_DTYPE_Q4 and, for the lm_head, Q8). */
-ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count);
+ngpt_status ngpt_context_params(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */
 
 /* Dropout in later forwards: off (eval, the default) or on with masks keyed
  * by (seed, step, site, element). Dropout is only applied when the config's
  * dropout > 0; with dropout 0 train mode equals eval bit for bit. */
-ngpt_status ngpt_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step);
+ngpt_status ngpt_context_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed,
+                                     uint64_t step);
 
 /* Full forward over tokens (batch, seq) (row-major). With targets (batch, seq)
  * it also computes the mean cross-entropy into *loss (loss may be NULL),
- * which needs every position's logits (shape.logits_rows 0: otherwise
- * NGPT_ERR_BAD_ARG). batch/seq must be within the shape the context was
- * planned for. */
-ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t batch,
-                               int32_t seq, const int32_t *targets, float *loss);
+ * which needs every position's logits (shape.logits_rows NGPT_LOGITS_ALL,
+ * or a training context: otherwise NGPT_ERR_BAD_ARG). batch/seq must be
+ * within the shape the context was planned for. */
+ngpt_status ngpt_context_forward(ngpt_context *ctx, const int32_t *tokens, int32_t batch,
+                                 int32_t seq, const int32_t *targets, float *loss);
 
 /* Logits of the last forward, (batch, seq, V); with shape.logits_rows = n
  * the last min(n, seq) positions of each sequence, (batch, min(n, seq), V).
  * Valid until the next call. */
-ngpt_status ngpt_logits_data(const ngpt_context *ctx, const float **logits);
+ngpt_status ngpt_context_logits(const ngpt_context *ctx, const float **logits);
 
 /* Attention probabilities (pre-dropout) of layer `layer` from the last
  * forward: NGPT_TRACE_FULL gives (batch, H, seq, seq) with zeros above the
  * diagonal; NGPT_TRACE_LAST_ROW gives (batch, H, seq). *count = floats. */
-ngpt_status ngpt_trace_data(const ngpt_context *ctx, int32_t layer, const float **probs,
-                           size_t *count);
+ngpt_status ngpt_context_trace(const ngpt_context *ctx, int32_t layer, const float **probs,
+                               size_t *count);
 
 /* ---------------------------------------------------------------- checksums */
 
 /* XXH3-64 of bytes; print with "%016" PRIx64. NULL data with bytes > 0 gives 0. */
 uint64_t ngpt_checksum_bytes(const void *data, size_t bytes);
 /* XXH3-64 of all parameters in the state_dict layout (an 8-bit or 4-bit
- * model: its float32 parameters, then the bytes of its quantized weights) / of the last
- * forward's logits. */
-ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash);
-ngpt_status ngpt_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
+ * model: its float32 parameters, then the bytes of its quantized weights) /
+ * of the last forward's logits. */
+ngpt_status ngpt_context_params_checksum(const ngpt_context *ctx, uint64_t *hash);
+ngpt_status ngpt_context_logits_checksum(const ngpt_context *ctx, uint64_t *hash);
 
-/* --------------------------------------------------------------- checkpoint */
+/* ------------------------------------------------------------ saving models */
 
-/* Writes the model to `path` atomically: a temporary file beside it, fsync,
- * rename. A crash mid-save leaves the previous file intact. With a
- * tokenizer attached (ngpt_context_tokenizer_set) the file carries it
- * (format version 2); otherwise it is a version 1 file, as always. An
- * inference context of float32 weights writes its Linear weights packed
- * (docs/FORMAT.md, dtype 4: the layout it multiplies by, which a model
- * opened from the file uses in place); a training context writes them
- * row-major. Both load anywhere and have the same ngpt_params_checksum. */
-ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path);
+/* Writes the context's model to `path` atomically: a temporary file
+ * beside it, fsync, rename. A crash mid-save leaves the previous file
+ * intact. With a tokenizer attached the file carries it (format version
+ * 2); otherwise it is a version 1 file, as always. An inference context
+ * of float32 weights writes its Linear weights packed (docs/FORMAT.md,
+ * dtype 4: the layout it multiplies by, which a model opened from the file
+ * uses in place); a training context writes them row-major. Both open
+ * anywhere and have the same ngpt_context_params_checksum. */
+ngpt_status ngpt_context_save(const ngpt_context *ctx, const char *path);
 
-/* Reads only the config of a checkpoint (to plan a context for it). The whole
- * file is verified (size, table, checksum) before anything is trusted. */
-ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg);
-ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg);
-
-/* The bytes ngpt_checkpoint_save writes for a model of cfg (float32 or,
- * with weights=q8, 8-bit) carrying tok (NULL: none; its token count must be
- * V), without a context: what a file of that model will take on disk. */
-ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes);
-
-/* Loads parameters into a context whose config equals the checkpoint's (and,
- * if both carry a tokenizer, whose tokenizer is the file's). On any error
- * the context's parameters are unchanged. An 8-bit context (weights=q8)
- * also takes the float32 file of the same model and quantizes it as it
- * loads (what `ngpt quantize` does; ngpt_checkpoint_save then writes the
- * 8-bit file); a float32 context refuses an 8-bit file. A 4-bit context
- * (weights=q4) likewise takes the float32 file and quantizes it; it refuses
- * an 8-bit file (NGPT_ERR_CONFIG_MISMATCH: quantize the float32 original),
- * and other contexts refuse a 4-bit file. */
-ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path);
-ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size);
-
-/* ------------------------------------------------------------------- model */
-/*
- * A model is a checkpoint opened once: the file is mapped read-only (read
- * into memory where it cannot be mapped), verified whole (checksum,
- * config, shapes, sizes: every check of ngpt_checkpoint_load) and its
- * tokenizer built. Any number of inference contexts then share its
- * weights; each context's arena holds only its activations, KV cache and
- * scratch:
- *
- *     ngpt_model *m;
- *     if (ngpt_model_open(&m, "model.ngpt")) return 1;     // one read of the file
- *     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
- *     ngpt_context *a, *b;                                // e.g. one per thread
- *     ngpt_context_init_model(&a, m, &shape, NULL, 0);
- *     ngpt_context_init_model(&b, m, &shape, NULL, 0);
- *     ...                                                 // generate on both at once
- *     ngpt_context_free(a); ngpt_context_free(b);
- *     ngpt_model_close(m);
- *
- * Where the weights live: 8-bit and 4-bit weights are used in place in the
- * mapping (clean file pages the system shares and may drop); float32
- * parameters are copied once into memory the model owns, 64-byte aligned,
- * with the Linear weights packed into the panels the products read (what
- * each context did in its own arena before), when the first context is
- * made: a model used only for its config, tokenizer, training state or
- * ngpt_checkpoint_load_model copies nothing.
- *
- * Threads: a model is immutable after open (its one-time layout is
- * locked), so contexts on any threads may use it at once (each context by one call at a time, as always). It must
- * outlive its contexts: ngpt_model_close refuses (NGPT_ERR_WRONG_MODE)
- * while any is alive. A context's results are bit-identical to those of a
- * context that loaded the same file with ngpt_checkpoint_load.
- *
- * Why a new init (not an optional model argument to ngpt_context_init): a
- * model's context takes its config from the model, so the two calls take
- * different arguments, and existing callers of ngpt_context_init are
- * unchanged.
- */
-
-/* Opens, maps and verifies a checkpoint file (the path need not outlive
- * the call). NGPT_ERR_IO, _BAD_FORMAT, _CHECKSUM, _VERSION as
- * ngpt_checkpoint_load; NGPT_ERR_UNSUPPORTED as ngpt_context_init. */
-ngpt_status ngpt_model_open(ngpt_model **model, const char *path);
-/* The same from a checkpoint in memory. The caller keeps data alive and
- * unchanged until ngpt_model_close: a 64-byte-aligned buffer is used in
- * place (its 8-bit and 4-bit weights, and packed float32 ones: docs/FORMAT.md,
- * dtype 4, are read from it); one at another alignment is copied once into
- * an aligned block the model owns. */
-ngpt_status ngpt_model_open_mem(ngpt_model **model, const void *data, size_t size);
-/* Frees the model (NULL: a no-op). NGPT_ERR_WRONG_MODE, the model still
- * open, while contexts made from it are alive. */
-ngpt_status ngpt_model_close(ngpt_model *model);
-
-ngpt_status ngpt_model_config(const ngpt_model *model, ngpt_config *cfg);
-/* The tokenizer the file carries (NULL: none), borrowed: valid while the
- * model lives. Contexts made from the model have it attached. */
-ngpt_status ngpt_model_tokenizer(const ngpt_model *model, const ngpt_tokenizer **tok);
-
-/* The arena of an inference context of the model (shape.mode must be
- * NGPT_MODE_INFER): what ngpt_arena_size gives less the weights. */
-ngpt_status ngpt_model_arena_size(const ngpt_model *model, const ngpt_shape *shape,
+/* The bytes ngpt_context_save writes for a model of cfg carrying tok
+ * (NULL: none; its token count must be V), without a context: what a file
+ * of that model will take on disk. */
+ngpt_status ngpt_config_file_size(const ngpt_config *cfg, const ngpt_tokenizer *tok,
                                   size_t *bytes);
-/* Creates an inference context on the model's weights (arena and threads
- * as ngpt_context_init; the config is the model's, its tokenizer is
- * attached). The weights are read only: ngpt_params_data, ngpt_params_init
- * and the ngpt_checkpoint_load functions refuse such a context
- * (NGPT_ERR_WRONG_MODE); a training context (NGPT_ERR_WRONG_MODE) loads
- * with ngpt_checkpoint_load_model instead. */
-ngpt_status ngpt_context_init_model(ngpt_context **ctx, const ngpt_model *model,
-                                    const ngpt_shape *shape, void *arena, size_t arena_bytes);
-/* ngpt_checkpoint_load from an open model: copies its weights into a
- * context that owns its own (training, or quantizing a float32 model as
- * it loads), without reading the file again. */
-ngpt_status ngpt_checkpoint_load_model(ngpt_context *ctx, const ngpt_model *model);
 
 /* ---- training ---- */
 /*
- * A training step, by hand (ngpt_train_step does exactly this):
+ * A training step, by hand (ngpt_context_train_step does exactly this):
  *
- *     ngpt_grads_zero(ctx);
+ *     ngpt_context_grads_zero(ctx);
  *     for (int a = 0; a < accum; a++) {                  // micro-batches
- *         ngpt_dropout_set(ctx, true, seed, step * accum + a);
- *         ngpt_model_forward(ctx, tokens, B, T, targets, &loss);
- *         ngpt_model_backward(ctx);                             // grads += d(mean loss)
+ *         ngpt_context_dropout_set(ctx, true, seed, step * accum + a);
+ *         ngpt_context_forward(ctx, tokens, B, T, targets, &loss);
+ *         ngpt_context_backward(ctx);                           // grads += d(mean loss)
  *     }
- *     ngpt_optim_lr(&opt, step, &lr);
- *     ngpt_optim_step(ctx, &opt, lr, &grad_norm);         // clip + AdamW
+ *     ngpt_optim_config_lr(&opt, step, &lr);
+ *     ngpt_context_optim_step(ctx, &opt, lr, &grad_norm); // clip + AdamW
  *
  * Everything runs in the arena of a context planned with NGPT_MODE_TRAIN:
  * parameters, gradients, AdamW moments, the activations kept for backward
@@ -578,19 +652,20 @@ ngpt_status ngpt_checkpoint_load_model(ngpt_context *ctx, const ngpt_model *mode
  * every build. Only ngpt_data_open() allocates (it reads files into memory).
  */
 
-/* Gradients of the mean cross-entropy of the last ngpt_model_forward (which must
+/* Gradients of the mean cross-entropy of the last ngpt_context_forward (which must
  * have had targets) with respect to every parameter, ADDED to the gradient
  * array, so several micro-batches sum up. Dropout masks of that forward are
  * recomputed from its (seed, step). NGPT_ERR_WRONG_MODE on an inference
  * context or when the last forward had no targets. */
-ngpt_status ngpt_model_backward(ngpt_context *ctx);
+ngpt_status ngpt_context_backward(ngpt_context *ctx);
 
 /* Sets all gradients to zero and the micro-batch count to 0. */
-ngpt_status ngpt_grads_zero(ngpt_context *ctx);
+ngpt_status ngpt_context_grads_zero(ngpt_context *ctx);
 
-/* The gradient array, in the same layout as ngpt_params_data (tensor offsets from
- * ngpt_tensor_at). The tied embedding's gradient sums both its uses. */
-ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count);
+/* The gradient array, in the same layout as ngpt_context_params (tensor
+ * offsets from ngpt_context_tensor_at). The tied embedding's gradient sums
+ * both its uses. */
+ngpt_status ngpt_context_grads(ngpt_context *ctx, float **grads, size_t *count);
 
 /* Optimizer and schedule settings; docs/DESIGN.md §1 defaults. */
 typedef struct ngpt_optim_config {
@@ -604,7 +679,8 @@ typedef struct ngpt_optim_config {
                                    false: only the 2-D Linear weights (no biases,
                                    LayerNorm or embedding) */
     float clip;                 /* clip the global gradient norm to this; <= 0: off. 1.0 */
-    int32_t accum;              /* micro-batches per step (ngpt_train_step), 1 */
+    int32_t accum;              /* micro-batches per step (ngpt_context_train_step), 1 */
+    uint32_t reserved[19];      /* zero (see "Structs that grow") */
 } ngpt_optim_config;
 
 ngpt_optim_config ngpt_optim_config_default(void);
@@ -615,27 +691,34 @@ ngpt_status ngpt_optim_config_validate(const ngpt_optim_config *opt);
  * min + (lr-min)*0.5*(1+cos(pi*p)), p = (step-warmup)/(total-warmup) clamped
  * to [0,1], the result clamped to [min_lr, lr]. Computed in double with
  * SLEEF's deterministic cos, then rounded to float. */
-ngpt_status ngpt_optim_lr(const ngpt_optim_config *opt, int64_t step, float *lr);
+ngpt_status ngpt_optim_config_lr(const ngpt_optim_config *opt, int64_t step, float *lr);
 
 /* One AdamW step with learning rate lr over the gradients accumulated since
- * ngpt_grads_zero (averaged over the number of backward passes): the global
+ * ngpt_context_grads_zero (averaged over the number of backward passes): the global
  * norm sqrt(sum g^2) (8-lane canonical) is reported in *grad_norm (may be
  * NULL) and clipped to opt->clip as torch.nn.utils.clip_grad_norm_ does
  * (coef = clip/(norm+1e-6), at most 1); then PyTorch's AdamW update
  * (kernels.h: ngpt_adamw_fn). NGPT_ERR_NUMERIC (nothing changed) when the
  * norm is not finite; NGPT_ERR_WRONG_MODE without a backward. Gradients are
- * left as they are (call ngpt_grads_zero before the next accumulation). */
-ngpt_status ngpt_optim_step(ngpt_context *ctx, const ngpt_optim_config *opt, float lr,
-                            float *grad_norm);
+ * left as they are (call ngpt_context_grads_zero before the next
+ * accumulation). */
+ngpt_status ngpt_context_optim_step(ngpt_context *ctx, const ngpt_optim_config *opt, float lr,
+                                    float *grad_norm);
 
 /* Counts one step without changing parameters or moments: how a training
  * loop skips a step that failed with NGPT_ERR_NUMERIC (a NaN or Inf loss or
- * gradient norm), so that the next ngpt_train_step takes the next batch and
+ * gradient norm), so that the next ngpt_context_train_step takes the next batch and
  * learning rate instead of the same failing batch again. */
-ngpt_status ngpt_optim_skip(ngpt_context *ctx);
+ngpt_status ngpt_context_optim_skip(ngpt_context *ctx);
 
-/* AdamW steps taken by this context (restored by ngpt_checkpoint_load_train). */
-ngpt_status ngpt_optim_step_count(const ngpt_context *ctx, uint64_t *steps);
+/* A fresh optimizer: zero AdamW moments and step count 0, the parameters
+ * kept (fine-tuning from a training checkpoint, whose context continued
+ * its training). */
+ngpt_status ngpt_context_optim_reset(ngpt_context *ctx);
+
+/* AdamW steps taken by this context (a training checkpoint's, restored by
+ * ngpt_context_init). */
+ngpt_status ngpt_context_step_count(const ngpt_context *ctx, uint64_t *steps);
 
 /* ---- data */
 
@@ -644,7 +727,6 @@ ngpt_status ngpt_optim_step_count(const ngpt_context *ctx, uint64_t *steps);
  * evaluation split. A batch is B random windows of seq+1 bytes:
  * tokens = window[:-1], targets = window[1:]. ngpt_data_tokenize turns the
  * data into a tokenizer's tokens; windows are then seq+1 tokens long. */
-typedef struct ngpt_data ngpt_data;
 
 typedef enum ngpt_split {
     NGPT_SPLIT_TRAIN = 0,
@@ -702,35 +784,37 @@ ngpt_status ngpt_data_batch_bytes(const ngpt_data *data, ngpt_split split, uint6
 
 /* ---- training loop pieces */
 
-/* One optimizer step of the context's training: step s = ngpt_optim_step_count;
- * opt->accum micro-batches with data batch index s*accum + a and dropout
- * keyed (seed, s*accum + a); then ngpt_optim_step with ngpt_optim_lr(s).
- * *loss = mean of the micro-batch losses; lr and grad_norm may be NULL.
- * A NaN or Inf loss or gradient norm is NGPT_ERR_NUMERIC naming the step
- * (1-based), with parameters, moments and the step count unchanged: stop,
- * or skip the batch with ngpt_optim_skip. NGPT_ERR_BAD_TOKEN when the
- * training split holds a byte (or token) that is not a token id (a config
- * with V < 256, or fewer tokens than the data's tokenizer).
- * Resuming from a checkpoint with the same seed continues bit for bit. */
-ngpt_status ngpt_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
-                            const ngpt_data *data, uint64_t seed, int32_t batch, int32_t seq,
-                            float *loss, float *lr, float *grad_norm);
+/* One optimizer step of the context's training: step s =
+ * ngpt_context_step_count; opt->accum micro-batches with data batch index
+ * s*accum + a and dropout keyed (seed, s*accum + a); then
+ * ngpt_context_optim_step with ngpt_optim_config_lr(s). *loss = mean of
+ * the micro-batch losses; lr and grad_norm may be NULL. A NaN or Inf loss
+ * or gradient norm is NGPT_ERR_NUMERIC naming the step (1-based), with
+ * parameters, moments and the step count unchanged: stop, or skip the
+ * batch with ngpt_context_optim_skip. NGPT_ERR_BAD_TOKEN when the training
+ * split holds a byte (or token) that is not a token id (a config with V <
+ * 256, or fewer tokens than the data's tokenizer). Resuming from a
+ * training checkpoint with the same seed continues bit for bit. */
+ngpt_status ngpt_context_train_step(ngpt_context *ctx, const ngpt_optim_config *opt,
+                                    const ngpt_data *data, uint64_t seed, int32_t batch,
+                                    int32_t seq, float *loss, float *lr, float *grad_norm);
 
 /* Mean loss (nats per token: per byte for byte data) over n_batches fixed
  * windows of the eval split, drawn from `seed` (batch indices
  * 0..n_batches-1), dropout off; bits per byte = loss * n_batches * batch *
  * seq / (ln 2 * the bytes of those batches, ngpt_data_batch_bytes), which
- * is loss / ln 2 for byte data; perplexity = exp(loss). Works on inference and training contexts; the
- * context's dropout setting is restored afterwards. */
-ngpt_status ngpt_model_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
-                          int32_t n_batches, int32_t batch, int32_t seq, float *loss);
+ * is loss / ln 2 for byte data; perplexity = exp(loss). Works on inference
+ * contexts that keep every position's logits (NGPT_LOGITS_ALL) and on
+ * training contexts; the context's dropout setting is restored afterwards. */
+ngpt_status ngpt_context_evaluate(ngpt_context *ctx, const ngpt_data *data, uint64_t seed,
+                                  int32_t n_batches, int32_t batch, int32_t seq, float *loss);
 
-/* ---- checkpoints with training state */
+/* ---- training checkpoints */
 
 /* What, besides parameters and AdamW moments, a training checkpoint holds
  * (metadata train.*). The data position is (seed, step): batch windows are
  * a pure function of them, so resuming continues bit for bit. */
-typedef struct ngpt_train_state {
+struct ngpt_train_state {
     uint64_t seed;              /* data and dropout seed */
     int32_t batch, seq;         /* the batch shape trained with */
     ngpt_optim_config opt;      /* optimizer and schedule settings */
@@ -739,53 +823,16 @@ typedef struct ngpt_train_state {
     float holdout;              /* held-out fraction of the data */
     int32_t eval_every, eval_batches;
     uint64_t data_hash;         /* ngpt_data_checksum of the run's data (0: unknown) */
-    bool has_state;             /* load: false for a model-only checkpoint */
-} ngpt_train_state;
+    bool has_state;             /* false for a model-only file (ngpt_model_train_state) */
+    uint32_t reserved[20];      /* zero (see "Structs that grow") */
+};
 
-/* Saves parameters, AdamW moments (optim.m.*, optim.v.*), the step count and
- * *state atomically (as ngpt_checkpoint_save). Needs a training context. The file also
- * loads with ngpt_checkpoint_load (parameters only). */
-ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path,
-                            const ngpt_train_state *state);
-
-/* Loads what ngpt_checkpoint_save_train wrote into a training context with the same
- * config, restoring the step count; *state (may be NULL) gets the saved
- * settings. A model-only checkpoint (ngpt_checkpoint_save, ngpt init) also loads: zero
- * moments, step 0, state->has_state false and default settings. All or
- * nothing: on error the context is unchanged. */
-ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path,
-                                       ngpt_train_state *state);
-/* The same from a checkpoint in memory (data, size), e.g. read once by a
- * caller that also needs ngpt_checkpoint_train_state_mem first. */
-ngpt_status ngpt_checkpoint_load_train_mem(ngpt_context *ctx, const void *data, size_t size,
-                                           ngpt_train_state *state);
-
-/* Starts fine-tuning from a model: loads a checkpoint's parameters into a
- * training context with a fresh optimizer (zero AdamW moments, step 0; a
- * training checkpoint's moments and settings are ignored). The context's
- * config must be the file's (plan it with ngpt_checkpoint_config) except
- * dropout, a training setting that may differ; attach the file's tokenizer
- * first (ngpt_checkpoint_tokenizer, ngpt_context_tokenizer_set) so that
- * saves carry it. An 8-bit file (weights=q8) cannot be trained:
- * NGPT_ERR_CONFIG_MISMATCH naming its float32 original. The checkpoints
- * ngpt_checkpoint_save_train writes afterwards resume like any run's. All
- * or nothing: on error the context is unchanged. */
-ngpt_status ngpt_checkpoint_load_finetune(ngpt_context *ctx, const char *path);
-ngpt_status ngpt_checkpoint_load_finetune_mem(ngpt_context *ctx, const void *data, size_t size);
-
-/* A checkpoint's config and training state without a context: what a caller
- * needs to plan the context that resumes it (the batch shape is in *state).
- * *state is what ngpt_checkpoint_load_train would return (has_state false
- * for a model-only checkpoint); the file is validated whole, as by a load. */
-ngpt_status ngpt_checkpoint_train_state(const char *path, ngpt_config *cfg,
-                                        ngpt_train_state *state);
-/* The same from a checkpoint in memory. */
-ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_config *cfg,
-                                            ngpt_train_state *state);
-/* The same from an open model (ngpt_model_open): what
- * ngpt_checkpoint_load_train would return in *state (has_state false for a
- * model-only checkpoint); NGPT_ERR_BAD_FORMAT for a malformed one. */
-ngpt_status ngpt_model_train_state(const ngpt_model *model, ngpt_train_state *state);
+/* Saves parameters, AdamW moments (optim.m.*, optim.v.*), the step count
+ * and *state atomically (as ngpt_context_save). Needs a training context.
+ * The file is a model file too: opened (ngpt_model_open), its inference
+ * contexts read the parameters and its training contexts continue the run. */
+ngpt_status ngpt_context_save_train(const ngpt_context *ctx, const char *path,
+                                    const ngpt_train_state *state);
 
 /* ---- generation ----
  *
@@ -793,39 +840,40 @@ ngpt_status ngpt_model_train_state(const ngpt_model *model, ngpt_train_state *st
  * with one slot per batch row: slot s stores, for every layer, the keys
  * (after RoPE) and values of the tokens fed to it so far, (L, batch, T, C)
  * each. A token fed to a slot that holds n tokens sits at position n.
- * Prefill and decode use the same wiring and kernels as ngpt_model_forward, so
+ * Prefill and decode use the same wiring and kernels as ngpt_context_forward, so
  * their logits are bit-identical to a full forward over the same tokens.
  *
  *     ngpt_generate_config gc = ngpt_generate_config_default();
  *     gc.sampler.temperature = 0.8f; gc.sampler.top_k = 40; gc.max_tokens = 200;
  *     ngpt_generate_result r;
- *     ngpt_model_generate(ctx, &gc, prompt, prompt_len, NULL, 0, on_token, user, &r);
+ *     ngpt_context_generate(ctx, &gc, prompt, prompt_len, NULL, 0, on_token, user, &r);
  *
  * Memory: the cache, the sampler's scratch (sorted ids, probabilities: V
- * each) and the beam-search bookkeeping are planned by ngpt_arena_size for
- * every infer-mode shape; generation allocates nothing. Generation reads
- * one logits row per step: plan shape.logits_rows = 1 (draft_tokens + 1
- * for speculative decoding) and the arena holds (batch, 1, V) logits
- * instead of (batch, seq, V), the same tokens either way. The cache costs
+ * each) and the beam-search bookkeeping are planned by
+ * ngpt_context_arena_size for every infer-mode shape; generation allocates
+ * nothing. Generation reads one logits row per step (draft_tokens + 1 in a
+ * speculative round), what an inference shape keeps by default: (batch, 1,
+ * V) logits instead of (batch, seq, V), the same tokens either way. The
+ * cache costs
  * 2*L*batch*T*KV*D floats, KV*D = C by default (2 MiB for the default
  * config at batch 1); grouped-query attention (n_kv_heads) stores only the
  * key/value heads: KV/H of that (a third for SmolLM2-135M).
  */
 
 /* Empties KV slot `slot` (-1: every slot). */
-ngpt_status ngpt_cache_clear(ngpt_context *ctx, int32_t slot);
+ngpt_status ngpt_context_cache_clear(ngpt_context *ctx, int32_t slot);
 
 /* Number of tokens KV slot `slot` holds. */
-ngpt_status ngpt_cache_len(const ngpt_context *ctx, int32_t slot, int32_t *len);
+ngpt_status ngpt_context_cache_len(const ngpt_context *ctx, int32_t slot, int32_t *len);
 
 /* The tokens KV slot `slot` holds, in order (*len of them; valid until the
  * next call that changes the slot). */
-ngpt_status ngpt_cache_tokens(const ngpt_context *ctx, int32_t slot, const int32_t **tokens,
+ngpt_status ngpt_context_cache_tokens(const ngpt_context *ctx, int32_t slot, const int32_t **tokens,
                               int32_t *len);
 
 /* Copies slot src's cache into slot dst (e.g. prefill a shared prompt once,
  * then fork it into several sequences). */
-ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src);
+ngpt_status ngpt_context_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src);
 
 /* Context shift: drops the oldest `drop` tokens (0..its length) of slot
  * `slot`; the kept ones move to positions 0.. and their cached keys are
@@ -836,12 +884,12 @@ ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src);
  * at the old positions, so later logits differ from a prefill of the kept
  * tokens (docs/GENERATION.md, "Full context"). Logits and trace of the last
  * pass are unchanged. */
-ngpt_status ngpt_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop);
+ngpt_status ngpt_context_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop);
 
 /* Keeps the first n (0..its length) tokens of slot `slot`, for apps that
  * rewind (edit a message, retry an answer): the slot is then bit for bit
  * what a prefill of those n tokens alone leaves. */
-ngpt_status ngpt_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
+ngpt_status ngpt_context_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
 
 /* Sessions: slot `slot`'s tokens and key/value rows as a session file
  * (docs/FORMAT.md, "Session files"), sealed by an XXH3-64 checksum and
@@ -856,33 +904,33 @@ ngpt_status ngpt_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
  * The tokenizer is compared when both the file and the context name one.
  * Logits and trace of the last pass are not part of a session; loading
  * maps the file and allocates nothing. */
-ngpt_status ngpt_cache_save(const ngpt_context *ctx, int32_t slot, const char *path);
-ngpt_status ngpt_cache_load(ngpt_context *ctx, int32_t slot, const char *path);
+ngpt_status ngpt_context_cache_save(const ngpt_context *ctx, int32_t slot, const char *path);
+ngpt_status ngpt_context_cache_load(ngpt_context *ctx, int32_t slot, const char *path);
 /* The same in memory: *size gets the session's bytes; with buf NULL only
  * that (ask, allocate, save), else buf must hold cap >= *size bytes. */
-ngpt_status ngpt_cache_save_mem(const ngpt_context *ctx, int32_t slot, void *buf, size_t cap,
+ngpt_status ngpt_context_cache_save_mem(const ngpt_context *ctx, int32_t slot, void *buf, size_t cap,
                                 size_t *size);
-ngpt_status ngpt_cache_load_mem(ngpt_context *ctx, int32_t slot, const void *data, size_t size);
+ngpt_status ngpt_context_cache_load_mem(ngpt_context *ctx, int32_t slot, const void *data, size_t size);
 
 /* Appends tokens (batch, len) to slots 0..batch-1 (each slot may already hold
- * a different number of tokens) and computes their logits: ngpt_logits_data()
+ * a different number of tokens) and computes their logits: ngpt_context_logits()
  * then gives (batch, len, V), or (batch, n, V) when the shape keeps the last
  * n < len positions (shape.logits_rows). len <= the shape's seq; a slot that would hold
  * more than T tokens is NGPT_ERR_TOO_LONG (nothing is changed). With a trace
- * planned (shape.trace != NONE), ngpt_trace_data() gives per layer the
+ * planned (shape.trace != NONE), ngpt_context_trace() gives per layer the
  * attention row of each sequence's last new token, (batch, H, T), zeros past
  * its position. */
-ngpt_status ngpt_cache_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch,
+ngpt_status ngpt_context_cache_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch,
                                int32_t len);
 
 /* The same for one slot: appends tokens[0..len) to slot `slot`. Logits
  * (1, len, V). */
-ngpt_status ngpt_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens,
+ngpt_status ngpt_context_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens,
                               int32_t len);
 
 /* One new token per sequence: tokens[s] is appended to slot s for
  * s < batch (independent sequences sharing the weights). Logits (batch, 1, V). */
-ngpt_status ngpt_cache_decode(ngpt_context *ctx, const int32_t *tokens, int32_t batch);
+ngpt_status ngpt_context_cache_decode(ngpt_context *ctx, const int32_t *tokens, int32_t batch);
 
 /* The sampler. Each step is optional and they apply in this order:
  *   1. banned ids -> -inf; logit_bias[i] added to logit i;
@@ -914,6 +962,7 @@ typedef struct ngpt_sampler {
     int32_t n_banned;
     const float *logit_bias;    /* (V) added to the logits, or NULL */
     uint64_t seed;              /* 0 */
+    uint32_t reserved[18];      /* zero (see "Structs that grow") */
 } ngpt_sampler;
 
 /* temperature 1, no filters, no penalty, seed 0. */
@@ -922,19 +971,20 @@ ngpt_sampler ngpt_sampler_default(void);
 /* Checks every field against the context's vocabulary (the message names it). */
 ngpt_status ngpt_sampler_validate(const ngpt_sampler *s, int32_t vocab_size);
 
-/* Samples one token from a row of V logits (e.g. from ngpt_logits_data). recent:
+/* Samples one token from a row of V logits (e.g. from ngpt_context_logits). recent:
  * the sequence's tokens so far (n_recent of them, the last repeat_window are
  * used; NULL with 0 when there are none). The draw uses counter
  * (sequence, index): pass the slot and the position of the token being
  * produced. Uses the context's sampler scratch: one call at a time. */
-ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+ngpt_status ngpt_context_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
                         const int32_t *recent, int32_t n_recent, int32_t sequence,
                         uint64_t index, int32_t *token);
 
 typedef enum ngpt_stop_reason {
     NGPT_STOP_NONE = 0,
     NGPT_STOP_MAX_TOKENS,       /* max_tokens were generated */
-    NGPT_STOP_END_TOKEN,        /* end_token was produced (not part of the output) */
+    NGPT_STOP_END_TOKEN,        /* an end token was produced (not part of the output;
+                                   ngpt_generate_result.end_token says which) */
     NGPT_STOP_SEQUENCE,         /* a stop sequence was produced (cut from the output) */
     NGPT_STOP_CALLBACK,         /* the token callback returned non-zero */
     NGPT_STOP_CONTEXT_FULL      /* the context filled up and stop_at_context_full is set */
@@ -943,7 +993,7 @@ typedef enum ngpt_stop_reason {
 /* Called with each output token as soon as it is final (streaming). Tokens
  * that might begin a stop sequence are held back until they cannot, so a
  * stop sequence is never streamed (with a tokenizer: no byte of one). Return 0 to go on, non-zero to stop:
- * ngpt_model_generate then returns NGPT_OK with reason NGPT_STOP_CALLBACK (a stop
+ * ngpt_context_generate then returns NGPT_OK with reason NGPT_STOP_CALLBACK (a stop
  * the user asked for is a normal end, not an error). */
 typedef int (*ngpt_token_fn)(int32_t token, void *user);
 
@@ -955,7 +1005,7 @@ typedef enum ngpt_context_mode {
      * over them; a T-token prefill per new token. */
     NGPT_CONTEXT_EXACT = 0,
     /* llama.cpp's context shift: the oldest half of the cache is dropped
-     * (ngpt_cache_shift with drop = T - T/2), the kept keys re-rotated to
+     * (ngpt_context_cache_shift with drop = T - T/2), the kept keys re-rotated to
      * their new positions, and decoding goes on at full speed. Approximate. */
     NGPT_CONTEXT_SHIFT
 } ngpt_context_mode;
@@ -963,11 +1013,19 @@ typedef enum ngpt_context_mode {
 typedef struct ngpt_generate_config {
     ngpt_sampler sampler;
     int32_t max_tokens;         /* >= 1; 256 */
-    int32_t end_token;          /* -1 = none; stops when sampled */
+    /* The tokens that end generation when sampled (not part of the output):
+     * the n_end_tokens (1..NGPT_END_TOKENS_MAX) ids of end_tokens; with
+     * n_end_tokens 0, the attached tokenizer's (ngpt_tokenizer_end_tokens:
+     * its end of text and the ends its model lists, e.g. Llama 3's
+     * <|eom_id|> and <|eot_id|>), none without a tokenizer. ignore_end:
+     * none at all, generation runs to another stop. */
+    const int32_t *end_tokens;
+    int32_t n_end_tokens;
+    bool ignore_end;
     /* n_stop stop sequences, each 1..T bytes long, matched as bytes in the
      * generated part only: token t < 256 is byte t (other tokens hold no
-     * byte), or, with a tokenizer attached to the context
-     * (ngpt_context_tokenizer_set), a token is its bytes (a special token
+     * byte), or, with a tokenizer attached to the context (its model's, or
+     * ngpt_context_tokenizer_set's), a token is its bytes (a special token
      * holds none). A stop sequence may then begin and end inside tokens:
      * the output ends with the tokens before the one where it begins and,
      * when it begins inside a token, with the parts of that token's merge
@@ -995,7 +1053,7 @@ typedef struct ngpt_generate_config {
      * and decode apart), or NULL. Gets the token callback's user pointer. */
     void (*on_prefilled)(void *user);
     /* Resume (sampling, with the cache): slot 0 is not cleared; the longest
-     * common prefix of what it holds (e.g. restored by ngpt_cache_load, or
+     * common prefix of what it holds (e.g. restored by ngpt_context_cache_load, or
      * the previous turn of a chat) and the prompt is kept and only the rest
      * is prefilled (at least the last token, whose logits the first draw
      * needs). Bit-identical to a full prefill; result.prompt_tokens still
@@ -1017,20 +1075,24 @@ typedef struct ngpt_generate_config {
      * lookup = N >= 1 proposes the tokens that followed the longest n-gram
      * (n <= N) of the context that ends the text. Needs the cache (not
      * no_cache), sampling (beam_width 0) and shape.seq >= K + 1; near a full
-     * context it decodes one token at a time. Off: draft NULL, lookup 0,
-     * draft_tokens 0. After it, the cache holds what plain generation leaves;
-     * the last pass's logits and trace are the verifying pass's. */
+     * context it decodes one token at a time; the context keeps the K + 1
+     * logits rows a check reads (plan shape.draft_tokens = K). Off: draft
+     * NULL, lookup 0, draft_tokens 0. After it, the cache holds what plain
+     * generation leaves; the last pass's logits and trace are the
+     * verifying pass's. */
     ngpt_context *draft;
     int32_t lookup;             /* 0 = off; 1..NGPT_LOOKUP_MAX */
     int32_t draft_tokens;       /* K: 0 = off; 1..NGPT_DRAFT_TOKENS_MAX */
+    uint32_t reserved[24];      /* zero (see "Structs that grow") */
 } ngpt_generate_config;
 
 #define NGPT_DRAFT_TOKENS_MAX 16
 #define NGPT_LOOKUP_MAX 64
+#define NGPT_END_TOKENS_MAX 8
 
-/* sampler default, max_tokens 256, no end token, no stop sequences, exact
- * sliding window, cached, sampling (beam width 0), length penalty 1, not
- * speculative. */
+/* sampler default, max_tokens 256, the tokenizer's end tokens, no stop
+ * sequences, exact sliding window, cached, sampling (beam width 0), length
+ * penalty 1, not speculative. */
 ngpt_generate_config ngpt_generate_config_default(void);
 
 typedef struct ngpt_generate_result {
@@ -1044,6 +1106,8 @@ typedef struct ngpt_generate_result {
                                    (those after a miss or past the end are not) */
     int32_t n_accepted;         /* speculative: of those, the ones it kept (acceptance rate =
                                    n_accepted / n_proposed) */
+    int32_t end_token;          /* the end token that stopped it (NGPT_STOP_END_TOKEN), or -1 */
+    uint32_t reserved[8];       /* zero */
 } ngpt_generate_result;
 
 /* Generates a continuation of prompt (prompt_len >= 1 tokens; like the
@@ -1056,7 +1120,7 @@ typedef struct ngpt_generate_result {
  * by a stop sequence may leave several parts) and to fn (or NULL) as
  * they become final. Sampling streams token by token; beam search knows its
  * answer only at the end and streams it then. result may be NULL. */
-ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
+ngpt_status ngpt_context_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
                           const int32_t *prompt, int32_t prompt_len, int32_t *out,
                           int32_t out_cap, ngpt_token_fn fn, void *user,
                           ngpt_generate_result *result);
@@ -1091,7 +1155,6 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
  * rank. Tokens never cross pieces. A tokenizer is read-only once made:
  * several threads may encode and decode with one at the same time.
  */
-typedef struct ngpt_tokenizer ngpt_tokenizer;
 
 /* How text is cut into pieces before BPE. */
 typedef enum ngpt_pretokenizer {
@@ -1127,6 +1190,7 @@ typedef struct ngpt_tokenizer_train_config {
     bool pad_token;             /* true: a special padding token "<|pad|>" */
     int32_t min_count;          /* >= 1; stop merging when the most frequent pair occurs
                                    fewer times than this; 2 */
+    uint32_t reserved[12];      /* zero (see "Structs that grow") */
 } ngpt_tokenizer_train_config;
 
 /* vocab_size 4096, GPT-2 pre-tokenizer, end and padding tokens, min_count 2. */
@@ -1192,9 +1256,19 @@ typedef struct ngpt_tokenizer_info {
     uint64_t checksum;          /* XXH3-64 of the tokenizer file: equal tokenizers, equal sums */
     int32_t bos_id;             /* the token prompts begin with (a scored tokenizer:
                                  * llama2.c's BOS 1), or -1 */
+    int32_t n_end_tokens;       /* the tokens that end a generation
+                                   (ngpt_tokenizer_end_tokens), 0..NGPT_END_TOKENS_MAX */
+    uint32_t reserved[19];      /* zero */
 } ngpt_tokenizer_info;
 
 ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *tok, ngpt_tokenizer_info *info);
+
+/* The tokens that end a generation (ngpt_generate_config.end_tokens' default),
+ * *n of them (ids valid while tok lives): the end of text (end_id) first,
+ * then the others its model lists (an import's generation_config.json
+ * eos_token_id: Llama 3.1's 128001, 128008, 128009); none (n 0) for a
+ * tokenizer without an end of text. */
+ngpt_status ngpt_tokenizer_end_tokens(const ngpt_tokenizer *tok, const int32_t **ids, int32_t *n);
 
 /* The bytes of token id (*len of them; valid until ngpt_tokenizer_free). A
  * special token's bytes are its name, e.g. "<|endoftext|>". */
@@ -1231,44 +1305,22 @@ ngpt_status ngpt_tokenizer_decode(const ngpt_tokenizer *tok, const int32_t *ids,
 
 /* ---- a model's tokenizer ----
  *
- * A model trained on a tokenizer's ids carries that tokenizer in its
- * checkpoint (a version 2 file: docs/FORMAT.md; a file without one is a
- * byte-level model, version 1, and loads and behaves as before). Attach it
- * to the context that runs the model; saves then write it, loads check it,
- * and generation matches stop sequences on its tokens' bytes:
+ * A model trained on a tokenizer's ids carries that tokenizer in its file
+ * (a version 2 model file: docs/FORMAT.md; a file without one is a
+ * byte-level model, version 1). ngpt_model_tokenizer gives it, and every
+ * context made from the model has it attached: saves write it, and
+ * generation matches stop sequences on its tokens' bytes and ends at its
+ * end tokens:
  *
- *     ngpt_tokenizer *tok;                               // NULL: a byte-level model
- *     ngpt_checkpoint_tokenizer("model.ngpt", &tok);
- *     ngpt_context_init(&ctx, &cfg, &shape, NULL, 0);    // cfg: ngpt_checkpoint_config
- *     ngpt_checkpoint_load(ctx, "model.ngpt");
- *     ngpt_context_tokenizer_set(ctx, tok);              // borrowed
+ *     const ngpt_tokenizer *tok;                         // NULL: a byte-level model
+ *     ngpt_model_tokenizer(model, &tok);
  *     ngpt_tokenizer_encode(tok, text, len, ids, cap, &n);
- *     ngpt_model_generate(ctx, &gc, ids, (int32_t)n, out, out_cap, NULL, NULL, &r);
+ *     ngpt_context_generate(ctx, &gc, ids, (int32_t)n, out, out_cap, NULL, NULL, &r);
  *     ngpt_tokenizer_decode(tok, out, r.n_tokens, buf, sizeof buf, &bytes);
- *     ngpt_context_free(ctx);
- *     ngpt_tokenizer_free(tok);                          // after the context
+ *
+ * A context made from a config trains a new model on a tokenizer's ids with
+ * ngpt_context_tokenizer_set, so that its saves carry it.
  */
-
-/* Attaches tok to the context (NULL detaches): borrowed, so it must outlive
- * the context or be detached first; nothing is allocated. Its token count
- * must be the model's V (NGPT_ERR_CONFIG_MISMATCH otherwise). While one is
- * attached, ngpt_checkpoint_save and ngpt_checkpoint_save_train write it into
- * the file (as tensor `tokenizer`), ngpt_checkpoint_load(_mem) and
- * ngpt_checkpoint_load_train(_mem) refuse a file that carries another one
- * (NGPT_ERR_CONFIG_MISMATCH, nothing loaded; a file without one loads), and
- * ngpt_model_generate matches stop sequences on its tokens' bytes. */
-ngpt_status ngpt_context_tokenizer_set(ngpt_context *ctx, const ngpt_tokenizer *tok);
-
-/* The attached tokenizer, or NULL. */
-ngpt_status ngpt_context_tokenizer(const ngpt_context *ctx, const ngpt_tokenizer **tok);
-
-/* The tokenizer a checkpoint carries, read and checked whole (and the
- * checkpoint, as by ngpt_checkpoint_config); *tok = NULL with NGPT_OK for a
- * file without one. Free it with ngpt_tokenizer_free. Every open of a
- * checkpoint (config, load) checks the container of its tokenizer (size,
- * checksum) and that it has V tokens, without building it. */
-ngpt_status ngpt_checkpoint_tokenizer(const char *path, ngpt_tokenizer **tok);
-ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_tokenizer **tok);
 
 /* ---- chat: ChatML turns ----
  *
@@ -1283,18 +1335,22 @@ ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_to
  * ids are; the role and the content are encoded as plain text, so a user
  * who types "<|im_start|>" gets its ordinary tokens, never the marker. A
  * conversation is its turns' tokens one after another; stop each reply at
- * <|im_end|> with ngpt_generate_config.end_token, and keep_cache so a turn
+ * <|im_end|> (ngpt_generate_config.end_tokens), and keep_cache so a turn
  * prefills only what is new:
  *
  *     int32_t ids[512], end;
  *     size_t n = 0, k;
- *     if (ngpt_chat_specials(tok, NULL, &end)) ...       // not a ChatML tokenizer
- *     ngpt_chat_turn(tok, "system", sys, strlen(sys), false, ids + n, 512 - n, &k); n += k;
- *     ngpt_chat_turn(tok, "user", msg, strlen(msg), false, ids + n, 512 - n, &k); n += k;
- *     ngpt_chat_turn(tok, "assistant", NULL, 0, true, ids + n, 512 - n, &k); n += k;
- *     gc.end_token = end;                                // the reply ends at <|im_end|>
+ *     if (ngpt_tokenizer_chatml_specials(tok, NULL, &end)) ...  // not a ChatML tokenizer
+ *     ngpt_tokenizer_chatml_turn(tok, "system", sys, strlen(sys), false, ids + n, 512 - n, &k);
+ *     n += k;
+ *     ngpt_tokenizer_chatml_turn(tok, "user", msg, strlen(msg), false, ids + n, 512 - n, &k);
+ *     n += k;
+ *     ngpt_tokenizer_chatml_turn(tok, "assistant", NULL, 0, true, ids + n, 512 - n, &k);
+ *     n += k;
+ *     gc.end_tokens = &end;                              // the reply ends at <|im_end|>
+ *     gc.n_end_tokens = 1;
  *     gc.keep_cache = true;                              // later turns prefill what is new
- *     ngpt_model_generate(ctx, &gc, ids, (int32_t)n, out, out_cap, NULL, NULL, &r);
+ *     ngpt_context_generate(ctx, &gc, ids, (int32_t)n, out, out_cap, NULL, NULL, &r);
  *
  * The next turn goes after the reply's r.n_tokens ids, end and the tokens
  * of "\n" (the reply kept as the model wrote it, which the cache holds).
@@ -1307,7 +1363,8 @@ ngpt_status ngpt_checkpoint_tokenizer_mem(const void *data, size_t size, ngpt_to
  * pointer may be NULL). NGPT_ERR_UNSUPPORTED, naming the missing token, when
  * tok has no special token of that name (a token that merely spells it is
  * not one): tok cannot write ChatML. */
-ngpt_status ngpt_chat_specials(const ngpt_tokenizer *tok, int32_t *im_start, int32_t *im_end);
+ngpt_status ngpt_tokenizer_chatml_specials(const ngpt_tokenizer *tok, int32_t *im_start,
+                                           int32_t *im_end);
 
 /* Encodes one ChatML turn into ids: <|im_start|>, the plain-text tokens of
  * role, "\n" and the len bytes of text (encoded together, as Hugging Face's
@@ -1318,10 +1375,12 @@ ngpt_status ngpt_chat_specials(const ngpt_tokenizer *tok, int32_t *im_start, int
  * the role early), NUL-terminated; text may be NULL when len is 0. *n_ids
  * gets the number of ids; ids may be NULL to count only, and when they do
  * not fit in cap, NGPT_ERR_TOO_LONG with *n_ids = the number needed (ids
- * holds the first cap). NGPT_ERR_UNSUPPORTED as ngpt_chat_specials. Uses
- * one temporary buffer of the role and text's size, freed before return. */
-ngpt_status ngpt_chat_turn(const ngpt_tokenizer *tok, const char *role, const void *text,
-                           size_t len, bool open, int32_t *ids, size_t cap, size_t *n_ids);
+ * holds the first cap). NGPT_ERR_UNSUPPORTED as
+ * ngpt_tokenizer_chatml_specials. Uses one temporary buffer of the role and
+ * text's size, freed before return. */
+ngpt_status ngpt_tokenizer_chatml_turn(const ngpt_tokenizer *tok, const char *role,
+                                       const void *text, size_t len, bool open, int32_t *ids,
+                                       size_t cap, size_t *n_ids);
 
 /* ---- importing a Hugging Face model ----
  *
@@ -1365,7 +1424,8 @@ ngpt_status ngpt_chat_turn(const ngpt_tokenizer *tok, const char *role, const vo
  *    vocab.bpe under other names), or tokenizer.json (a byte-level BPE with
  *    GPT-2's pre-tokenizer; anything else is refused by name).
  *  - tokenizer_config.json and generation_config.json, when present: the
- *    end token (SmolLM2-Instruct's <|im_end|>); see tokenizer_config below.
+ *    end tokens (SmolLM2-Instruct's <|im_end|>; every id generation_config.json
+ *    lists); see tokenizer_config below.
  * The output is written atomically: on any error nothing is written (an
  * existing file at out_path is left as it was). Memory: the weight files
  * are mapped, and tensors stream from them into the output one by one; the
@@ -1389,7 +1449,10 @@ typedef struct ngpt_import_options {
      * end token; add_bos_token=true (no BOS in ngpt's BPE tokenizer) and
      * add_eos_token=true are refused by name. The directory's generation_config.json, if present, must
      * list that end token in its eos_token_id (without an eos_token, its
-     * first id is the end). Without either file: <|endoftext|>, if any. */
+     * first id is the end), and its other ids (special tokens, at most
+     * NGPT_END_TOKENS_MAX in all) end generation too
+     * (ngpt_tokenizer_end_tokens). Without either file: <|endoftext|>, if
+     * any. */
     const char *tokenizer_config;
     /* The output's weights: NGPT_WEIGHTS_F32, NGPT_WEIGHTS_Q8 or
      * NGPT_WEIGHTS_Q4 (the file `ngpt quantize [--weights q4]` makes of the
@@ -1402,6 +1465,7 @@ typedef struct ngpt_import_options {
      * learned positions, keeps the first rows of the table. Longer than
      * config.json's is NGPT_ERR_BAD_ARG. */
     int32_t context_len;
+    uint32_t reserved[16];      /* zero (see "Structs that grow") */
 } ngpt_import_options;
 
 /* What a tokenizer_config.json says (ngpt_import_hf_tokenizer_config). */
@@ -1417,6 +1481,7 @@ typedef struct ngpt_hf_tokenizer_config {
     char bos_token[260];        /* bos_token, or "" */
     int32_t add_bos;            /* add_bos_token: 1 true, 0 false or absent */
     int32_t chat_template;      /* an ngpt_chat_template_kind */
+    uint32_t reserved[12];      /* zero */
 } ngpt_hf_tokenizer_config;
 
 /* Reads the tokenizer_config.json at path into *out, as ngpt_import_hf
@@ -1428,7 +1493,7 @@ ngpt_status ngpt_import_hf_tokenizer_config(const char *path, ngpt_hf_tokenizer_
 ngpt_import_options ngpt_import_options_default(void);
 
 /* Imports the model in directory `dir` (or the files opt names; opt NULL:
- * the defaults) into a .ngpt checkpoint at out_path with its tokenizer.
+ * the defaults) into a .ngpt model file at out_path with its tokenizer.
  * From the directory, vocab.json + merges.txt are preferred to
  * tokenizer.json. NGPT_ERR_IO: a file cannot be read or written;
  * NGPT_ERR_BAD_FORMAT: a file is malformed or disagrees with another;
@@ -1438,7 +1503,7 @@ ngpt_status ngpt_import_hf(const char *dir, const ngpt_import_options *opt, cons
 
 /* The ngpt config of a GPT-2 config.json (as ngpt_import_hf maps it, with
  * weights f32), e.g. to size a model before downloading its weights:
- * ngpt_config_param_count, ngpt_arena_size. */
+ * ngpt_config_param_count, ngpt_context_arena_size. */
 ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg);
 ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config *cfg);
 
@@ -1449,7 +1514,7 @@ ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config
  * header) or its int8 version 2 (runq.c's: each weight matrix int8 with a
  * float32 scale per group; imported as the floats runq.c dequantizes,
  * q * scale, then stored as opt's store says), and its tokenizer.bin,
- * into a .ngpt checkpoint at
+ * into a .ngpt model file at
  * out_path (opt: its store; the other fields are ignored):
  *
  *     ngpt_import_llama2c("stories15M.bin", "tokenizer.bin", NULL, "stories15M.ngpt");

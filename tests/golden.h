@@ -118,13 +118,13 @@ static inline ngpt_status golden_fill_weights(ngpt_context *ctx, uint64_t seed)
 {
     float *params;
     size_t total;
-    ngpt_status st = ngpt_params_data(ctx, &params, &total);
+    ngpt_status st = ngpt_context_params(ctx, &params, &total);
     if (st) return st;
     int32_t n;
-    if ((st = ngpt_tensor_count(ctx, &n))) return st;
+    if ((st = ngpt_context_tensor_count(ctx, &n))) return st;
     for (int32_t t = 0; t < n; t++) {
         ngpt_tensor_info info;
-        if ((st = ngpt_tensor_at(ctx, t, &info))) return st;
+        if ((st = ngpt_context_tensor_at(ctx, t, &info))) return st;
         const char *dot = strrchr(info.name, '.');
         size_t stem = (size_t)(dot - info.name);
         int is_ln = stem >= 3 && (strncmp(dot - 3, "ln1", 3) == 0 || strncmp(dot - 3, "ln2", 3) == 0 ||

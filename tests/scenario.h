@@ -45,21 +45,22 @@ static inline ngpt_context *scenario_make(const ngpt_config *cfg, ngpt_mode mode
 {
     ngpt_shape s = ngpt_shape_default(mode);
     s.batch = B, s.seq = T, s.trace = trace, s.threads = v.threads;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* the logits checksums cover every position */
     ngpt_context *ctx = NULL;
     size_t bytes = 0;
     *arena = NULL;
     if (v.dirty) {
-        CHECK_OK(ngpt_arena_size(cfg, &s, &bytes));
+        CHECK_OK(ngpt_context_arena_size(NULL, cfg, &s, &bytes));
         *arena = malloc(bytes + 7);
         if (!*arena) return NULL;
         memset(*arena, 0xff, bytes + 7);     /* every float a NaN, every int -1 */
-        CHECK_OK(ngpt_context_init(&ctx, cfg, &s, (char *)*arena + 7, bytes));
+        CHECK_OK(ngpt_context_init(&ctx, NULL, cfg, &s, (char *)*arena + 7, bytes));
     } else {
-        CHECK_OK(ngpt_context_init(&ctx, cfg, &s, NULL, 0));
+        CHECK_OK(ngpt_context_init(&ctx, NULL, cfg, &s, NULL, 0));
     }
     if (!ctx) return NULL;
     if (v.split_all) ctx->plan.threads.pool->inline_below = 0.0;
-    CHECK_OK(ngpt_params_init(ctx, 5));
+    CHECK_OK(ngpt_context_params_init(ctx, 5));
     return ctx;
 }
 
@@ -85,16 +86,16 @@ static inline void scenario_train(const ngpt_config *cfg, int32_t B, int32_t T, 
     float loss = 0, norm = 0, eval = 0;
     for (int s = 0; s < 3; s++) {
         int32_t b = s == 2 ? B - 1 : B, t = s == 2 ? T - 3 : T;
-        CHECK_OK(ngpt_train_step(ctx, &o, d, 9, b > 0 ? b : 1, t, &loss, NULL, &norm));
+        CHECK_OK(ngpt_context_train_step(ctx, &o, d, 9, b > 0 ? b : 1, t, &loss, NULL, &norm));
     }
     float *g, *p;
     size_t n;
-    CHECK_OK(ngpt_params_data(ctx, &p, &n));
+    CHECK_OK(ngpt_context_params(ctx, &p, &n));
     r->params = hash_floats(p, n);
-    CHECK_OK(ngpt_grads_data(ctx, &g, &n));
+    CHECK_OK(ngpt_context_grads(ctx, &g, &n));
     r->grads = hash_floats(g, n);
     r->loss = float_bits(loss), r->norm = float_bits(norm);
-    CHECK_OK(ngpt_model_evaluate(ctx, d, 3, 2, B, T, &eval));
+    CHECK_OK(ngpt_context_evaluate(ctx, d, 3, 2, B, T, &eval));
     r->eval_loss = float_bits(eval);
 out:
     ngpt_data_free(d);
@@ -117,27 +118,27 @@ static inline void scenario_infer(const ngpt_config *cfg, int32_t B, int32_t T, 
         tok[i] = (unsigned char)TEXT[at];
     const float *map;
     size_t n;
-    CHECK_OK(ngpt_model_forward(ctx, tok, B, T, NULL, NULL));
-    CHECK_OK(ngpt_logits_checksum(ctx, &r->logits_eval));
-    CHECK_OK(ngpt_trace_data(ctx, cfg->n_layers - 1, &map, &n));
+    CHECK_OK(ngpt_context_forward(ctx, tok, B, T, NULL, NULL));
+    CHECK_OK(ngpt_context_logits_checksum(ctx, &r->logits_eval));
+    CHECK_OK(ngpt_context_trace(ctx, cfg->n_layers - 1, &map, &n));
     r->trace = hash_floats(map, n);
-    CHECK_OK(ngpt_dropout_set(ctx, true, 7, 2));
-    CHECK_OK(ngpt_model_forward(ctx, tok, B, T, NULL, NULL));
-    CHECK_OK(ngpt_logits_checksum(ctx, &r->logits_train));
-    CHECK_OK(ngpt_dropout_set(ctx, false, 0, 0));
+    CHECK_OK(ngpt_context_dropout_set(ctx, true, 7, 2));
+    CHECK_OK(ngpt_context_forward(ctx, tok, B, T, NULL, NULL));
+    CHECK_OK(ngpt_context_logits_checksum(ctx, &r->logits_train));
+    CHECK_OK(ngpt_context_dropout_set(ctx, false, 0, 0));
 
     int32_t out[64];
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.sampler.temperature = 0.9f, gc.sampler.top_k = 40, gc.sampler.seed = 11;
     gc.max_tokens = T + 9;      /* past the context: the window slides */
     ngpt_generate_result res;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, tok, 5, out, 64, NULL, NULL, &res));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, tok, 5, out, 64, NULL, NULL, &res));
     r->sampled = ngpt_checksum_bytes(out, (size_t)res.n_tokens * sizeof *out);
     gc.sampler.temperature = 1.0f, gc.sampler.top_k = 0;   /* beam search draws nothing */
     gc.max_tokens = 6, gc.beam_width = B;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, tok + T, 4, out, 64, NULL, NULL, &res));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, tok + T, 4, out, 64, NULL, NULL, &res));
     r->beam = ngpt_checksum_bytes(out, (size_t)res.n_tokens * sizeof *out);
-    CHECK_OK(ngpt_trace_data(ctx, 0, &map, &n));    /* the last decode step's rows */
+    CHECK_OK(ngpt_context_trace(ctx, 0, &map, &n));    /* the last decode step's rows */
     r->cached_trace = hash_floats(map, n);
     scenario_free(ctx, arena);
 }

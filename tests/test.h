@@ -65,14 +65,48 @@ static inline bool test_config_apply(ngpt_config *c, const char *settings)
     return true;
 }
 
-/* A whole file in a malloc'd buffer (*n bytes), or NULL. */
+/* A context made from the model file at path by ngpt_context_init (cfg
+ * NULL: the model's config, an inference shape sharing its weights; cfg: a
+ * copy the context owns; shape NULL: the inference default). *model is
+ * the open model, which must outlive the context: test_context_close
+ * frees both. NULL, *model NULL and a failure counted if either fails. */
+static inline ngpt_context *test_context_open(ngpt_model **model, const char *path,
+                                              const ngpt_config *cfg, const ngpt_shape *shape)
+{
+    ngpt_context *ctx = NULL;
+    CHECK_OK(ngpt_model_open(model, path));
+    if (*model) CHECK_OK(ngpt_context_init(&ctx, *model, cfg, shape, NULL, 0));
+    if (!ctx) ngpt_model_close(*model), *model = NULL;
+    return ctx;
+}
+
+/* Frees ctx, then closes the model it was made from (either may be NULL). */
+static inline void test_context_close(ngpt_context *ctx, ngpt_model *model)
+{
+    ngpt_context_free(ctx);
+    CHECK_OK(ngpt_model_close(model));
+}
+
+/* The config of the model file at path (zeros and a failure counted if it
+ * cannot be opened). */
+static inline ngpt_config test_file_config(const char *path)
+{
+    ngpt_config cfg = {0};
+    ngpt_model *m = NULL;
+    CHECK_OK(ngpt_model_open(&m, path));
+    if (m) CHECK_OK(ngpt_model_config(m, &cfg));
+    ngpt_model_close(m);
+    return cfg;
+}
+
 /* Tensor count of a context (0 on error), for loops over the tensors. */
 static inline int32_t test_tensor_count(const ngpt_context *ctx)
 {
     int32_t n = 0;
-    return ngpt_tensor_count(ctx, &n) == NGPT_OK ? n : 0;
+    return ngpt_context_tensor_count(ctx, &n) == NGPT_OK ? n : 0;
 }
 
+/* A whole file in a malloc'd buffer (*n bytes), or NULL. */
 static inline unsigned char *test_read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -95,6 +129,29 @@ static inline bool test_same_file(const char *a, const char *b)
     const bool same = fa && fb && na == nb && !memcmp(fa, fb, na);
     free(fa), free(fb);
     return same;
+}
+
+/* The model file at path, in a context sharing its weights and in a copy
+ * under cfg: each has the parameters checksum want and saves (to scratch)
+ * path's bytes again. */
+static inline void test_file_round_trip(const char *path, const ngpt_config *cfg, uint64_t want,
+                                        const char *scratch, const char *label)
+{
+    for (int copy = 0; copy < 2; copy++) {
+        const char *what = copy ? "copied" : "shared";
+        ngpt_model *m = NULL;
+        ngpt_context *ctx = test_context_open(&m, path, copy ? cfg : NULL, NULL);
+        uint64_t h = 0;
+        if (ctx) {
+            CHECK_OK(ngpt_context_params_checksum(ctx, &h));
+            CHECK(h == want, "[%s] the %s parameters' checksum %016" PRIx64 " want %016" PRIx64,
+                  label, what, h, want);
+            CHECK_OK(ngpt_context_save(ctx, scratch));
+            CHECK(test_same_file(path, scratch), "[%s] the %s model saves other bytes", label,
+                  what);
+        }
+        test_context_close(ctx, m);
+    }
 }
 
 static inline int test_summary(const char *name)

@@ -1,4 +1,4 @@
-/* test_chat.c — ChatML turns (ngpt_chat_specials, ngpt_chat_turn) on a
+/* test_chat.c — ChatML turns (ngpt_tokenizer_chatml_specials, ngpt_tokenizer_chatml_turn) on a
  * tokenizer built here in GPT-2's file format: byte b is id b, four merges
  * ("us", "er", "user", "<|") and three special tokens. The turns' ids are
  * written out by hand; marker text in a message gives ordinary tokens; a
@@ -74,7 +74,7 @@ static bool turn(const ngpt_tokenizer *tok, const char *role, const char *text, 
                  int32_t *ids, size_t cap, size_t *n)
 {
     size_t k = 0;
-    ngpt_status st = ngpt_chat_turn(tok, role, text, text ? strlen(text) : 0, open, ids + *n,
+    ngpt_status st = ngpt_tokenizer_chatml_turn(tok, role, text, text ? strlen(text) : 0, open, ids + *n,
                                     cap - *n, &k);
     CHECK(st == NGPT_OK, "turn %s: %s", role, ngpt_last_error());
     *n += k;
@@ -86,22 +86,22 @@ static void specials(void)
     ngpt_tokenizer *tok = chatml_tokenizer();
     if (!tok) return;
     int32_t start = -1, end = -1;
-    CHECK_OK(ngpt_chat_specials(tok, &start, &end));
+    CHECK_OK(ngpt_tokenizer_chatml_specials(tok, &start, &end));
     CHECK(start == IM_START && end == IM_END, "markers %d %d", (int)start, (int)end);
-    CHECK_OK(ngpt_chat_specials(tok, NULL, NULL));
+    CHECK_OK(ngpt_tokenizer_chatml_specials(tok, NULL, NULL));
     ngpt_tokenizer_free(tok);
 
     /* no markers, or only one: refused, naming the one missing */
     tok = make_tokenizer("\"<|endoftext|>\": 260");
-    CHECK_STATUS(ngpt_chat_specials(tok, &start, &end), NGPT_ERR_UNSUPPORTED);
-    CHECK(strstr(ngpt_last_error(), "ngpt_chat_specials: ") == ngpt_last_error() &&
+    CHECK_STATUS(ngpt_tokenizer_chatml_specials(tok, &start, &end), NGPT_ERR_UNSUPPORTED);
+    CHECK(strstr(ngpt_last_error(), "ngpt_tokenizer_chatml_specials: ") == ngpt_last_error() &&
           strstr(ngpt_last_error(), "<|im_start|>"), "names the marker: %s", ngpt_last_error());
     size_t k = 0;
     int32_t ids[8];
-    CHECK_STATUS(ngpt_chat_turn(tok, "user", "hi", 2, false, ids, 8, &k), NGPT_ERR_UNSUPPORTED);
+    CHECK_STATUS(ngpt_tokenizer_chatml_turn(tok, "user", "hi", 2, false, ids, 8, &k), NGPT_ERR_UNSUPPORTED);
     ngpt_tokenizer_free(tok);
     tok = make_tokenizer("\"<|endoftext|>\": 260, \"<|im_start|>\": 261");
-    CHECK_STATUS(ngpt_chat_specials(tok, &start, &end), NGPT_ERR_UNSUPPORTED);
+    CHECK_STATUS(ngpt_tokenizer_chatml_specials(tok, &start, &end), NGPT_ERR_UNSUPPORTED);
     CHECK(strstr(ngpt_last_error(), "<|im_end|>") != NULL, "names <|im_end|>: %s",
           ngpt_last_error());
     ngpt_tokenizer_free(tok);
@@ -143,15 +143,15 @@ static void conversation(void)
 
     /* an open turn with text starts the reply; counting; a short buffer */
     size_t k = 0;
-    CHECK_OK(ngpt_chat_turn(tok, "assistant", "ok", 2, true, NULL, 0, &k));
+    CHECK_OK(ngpt_tokenizer_chatml_turn(tok, "assistant", "ok", 2, true, NULL, 0, &k));
     CHECK(k == 13, "the open turn counts 13 ids, not %zu", k);
-    CHECK_OK(ngpt_chat_turn(tok, "user", "", 0, false, NULL, 0, &k));
+    CHECK_OK(ngpt_tokenizer_chatml_turn(tok, "user", "", 0, false, NULL, 0, &k));
     CHECK(k == 5, "an empty message: start, user, \\n, end, \\n (%zu)", k);
-    CHECK_STATUS(ngpt_chat_turn(tok, "user", "hi", 2, false, ids, 3, &k), NGPT_ERR_TOO_LONG);
+    CHECK_STATUS(ngpt_tokenizer_chatml_turn(tok, "user", "hi", 2, false, ids, 3, &k), NGPT_ERR_TOO_LONG);
     CHECK(k == 7 && ids[0] == IM_START && ids[1] == USER && ids[2] == '\n',
           "too long: the count (%zu) and the first ids", k);
-    CHECK_STATUS(ngpt_chat_turn(tok, "us\ner", "hi", 2, false, ids, 8, &k), NGPT_ERR_BAD_ARG);
-    CHECK_STATUS(ngpt_chat_turn(tok, "", "hi", 2, false, ids, 8, &k), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_tokenizer_chatml_turn(tok, "us\ner", "hi", 2, false, ids, 8, &k), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_tokenizer_chatml_turn(tok, "", "hi", 2, false, ids, 8, &k), NGPT_ERR_BAD_ARG);
     ngpt_tokenizer_free(tok);
 }
 
@@ -177,19 +177,19 @@ static void stops_at_im_end(void)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_TRAIN);
     shape.batch = 1, shape.seq = 64;
     ngpt_context *train = NULL, *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&train, &cfg, &shape, NULL, 0));
+    CHECK_OK(ngpt_context_init(&train, NULL, &cfg, &shape, NULL, 0));
     if (!train) {
         ngpt_tokenizer_free(tok);
         return;
     }
-    CHECK_OK(ngpt_params_init(train, 7));
+    CHECK_OK(ngpt_context_params_init(train, 7));
     CHECK_OK(ngpt_context_tokenizer_set(train, tok));
     /* two exchanges: every reply is "ok" */
     int32_t seq[65];
     size_t n = 0;
     turn(tok, "user", "hi", false, seq, 65, &n);
     size_t opening = 0;                         /* <|im_start|> assistant \n */
-    CHECK_OK(ngpt_chat_turn(tok, "assistant", NULL, 0, true, NULL, 0, &opening));
+    CHECK_OK(ngpt_tokenizer_chatml_turn(tok, "assistant", NULL, 0, true, NULL, 0, &opening));
     const size_t first_prompt = n + opening;
     turn(tok, "assistant", "ok", false, seq, 65, &n);
     turn(tok, "user", "hey", false, seq, 65, &n);
@@ -200,35 +200,37 @@ static void stops_at_im_end(void)
     float loss = 0.0f;
     for (int64_t step = 0; step < opt.total_steps; step++) {
         float lr;
-        CHECK_OK(ngpt_grads_zero(train));
-        CHECK_OK(ngpt_model_forward(train, seq, 1, (int32_t)n - 1, seq + 1, &loss));
-        CHECK_OK(ngpt_model_backward(train));
-        CHECK_OK(ngpt_optim_lr(&opt, step, &lr));
-        CHECK_OK(ngpt_optim_step(train, &opt, lr, NULL));
+        CHECK_OK(ngpt_context_grads_zero(train));
+        CHECK_OK(ngpt_context_forward(train, seq, 1, (int32_t)n - 1, seq + 1, &loss));
+        CHECK_OK(ngpt_context_backward(train));
+        CHECK_OK(ngpt_optim_config_lr(&opt, step, &lr));
+        CHECK_OK(ngpt_context_optim_step(train, &opt, lr, NULL));
     }
     CHECK(loss < 0.1f, "the exchange is learnt (loss %g)", (double)loss);
-    CHECK_OK(ngpt_checkpoint_save(train, path));
+    CHECK_OK(ngpt_context_save(train, path));
     ngpt_context_free(train);
-    shape = ngpt_shape_default(NGPT_MODE_INFER);
-    shape.batch = 1;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &shape, NULL, 0));
+    ngpt_model *model = NULL;                   /* the saved model carries the tokenizer */
+    CHECK_OK(ngpt_model_open(&model, path));
+    if (model) CHECK_OK(ngpt_context_init(&ctx, model, NULL, NULL, NULL, 0));
     if (!ctx) {
+        ngpt_model_close(model);
         ngpt_tokenizer_free(tok);
         return;
     }
-    CHECK_OK(ngpt_context_tokenizer_set(ctx, tok));
-    CHECK_OK(ngpt_checkpoint_load(ctx, path));
 
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.sampler.temperature = 0.0f;
     gc.max_tokens = 8;
-    CHECK_OK(ngpt_chat_specials(tok, NULL, &gc.end_token));
+    int32_t im_end = -1;
+    CHECK_OK(ngpt_tokenizer_chatml_specials(tok, NULL, &im_end));
+    gc.end_tokens = &im_end, gc.n_end_tokens = 1;
     gc.keep_cache = true;
     ngpt_progress_callback_set(count_prefill, NULL);
     int32_t out[8];
     ngpt_generate_result r;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, seq, (int32_t)first_prompt, out, 8, NULL, NULL, &r));
-    CHECK(r.reason == NGPT_STOP_END_TOKEN && r.n_tokens == 2 && out[0] == 'o' && out[1] == 'k',
+    CHECK_OK(ngpt_context_generate(ctx, &gc, seq, (int32_t)first_prompt, out, 8, NULL, NULL, &r));
+    CHECK(r.reason == NGPT_STOP_END_TOKEN && r.end_token == im_end && r.n_tokens == 2 &&
+              out[0] == 'o' && out[1] == 'k',
           "turn 1: \"ok\" then <|im_end|> (%s, %d tokens)", ngpt_stop_reason_string(r.reason),
           (int)r.n_tokens);
     CHECK(prefilled == first_prompt, "turn 1 prefills %zu, not %zu", first_prompt, prefilled);
@@ -236,7 +238,7 @@ static void stops_at_im_end(void)
     const size_t second_prompt = n - 4;         /* without "ok" <|im_end|> "\n" */
     CHECK(seq[second_prompt - 1] == '\n' && seq[second_prompt - 2] == 't',
           "the second generation prompt ends in \"assistant\\n\"");
-    CHECK_OK(ngpt_model_generate(ctx, &gc, seq, (int32_t)second_prompt, out, 8, NULL, NULL, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, seq, (int32_t)second_prompt, out, 8, NULL, NULL, &r));
     CHECK(r.reason == NGPT_STOP_END_TOKEN && r.n_tokens == 2 && out[0] == 'o' && out[1] == 'k',
           "turn 2: \"ok\" then <|im_end|> (%s, %d tokens)", ngpt_stop_reason_string(r.reason),
           (int)r.n_tokens);
@@ -245,6 +247,7 @@ static void stops_at_im_end(void)
           "(%zu, want %zu)", prefilled, second_prompt - first_prompt - 2);
     ngpt_progress_callback_set(NULL, NULL);
     ngpt_context_free(ctx);
+    ngpt_model_close(model);
     ngpt_tokenizer_free(tok);
 }
 

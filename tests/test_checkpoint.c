@@ -1,6 +1,6 @@
 /* test_checkpoint.c — the .ngpt format: round trips through a file and a
- * memory buffer, and every kind of bad file gets its own clear error while
- * the loaded model stays untouched. */
+ * memory buffer (a model opened from either: ngpt_model_open and _mem), and
+ * every kind of bad file gets its own clear error, no model and no context. */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -19,15 +19,31 @@ static ngpt_context *make(ngpt_config cfg, uint64_t seed)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &cfg, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, seed));
     return ctx;
 }
 
 static uint64_t params_hash(ngpt_context *ctx)
 {
     uint64_t h = 0;
-    ngpt_params_checksum(ctx, &h);
+    ngpt_context_params_checksum(ctx, &h);
+    return h;
+}
+
+/* The parameters' checksum of the model file at path (or the size bytes at
+ * data), read by a context made from it; 0 when it does not open. */
+static uint64_t model_hash(const char *file, const void *data, size_t size, ngpt_config *cfg)
+{
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = NULL;
+    uint64_t h = 0;
+    CHECK_OK(file ? ngpt_model_open(&m, file) : ngpt_model_open_mem(&m, data, size));
+    if (m && cfg) CHECK_OK(ngpt_model_config(m, cfg));
+    if (m) CHECK_OK(ngpt_context_init(&ctx, m, NULL, NULL, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_checksum(ctx, &h));
+    ngpt_context_free(ctx);
+    CHECK_OK(ngpt_model_close(m));
     return h;
 }
 
@@ -43,26 +59,26 @@ static void round_trip(void)
     ngpt_context *a = make(test_config_tiny(), 42), *b = make(test_config_tiny(), 7);
     if (!a || !b) return;
     CHECK(params_hash(a) != params_hash(b), "different seeds");
-    CHECK_OK(ngpt_checkpoint_save(a, path));
+    CHECK_OK(ngpt_context_save(a, path));
     ngpt_config cfg;
-    CHECK_OK(ngpt_checkpoint_config(path, &cfg));
+    CHECK_HASH(model_hash(path, NULL, 0, &cfg), params_hash(a));
     CHECK(ngpt_config_compare(&cfg, &(ngpt_config){0}) != NGPT_OK && cfg.d_model == 32 && cfg.n_layers == 2,
           "config read back");
-    CHECK_OK(ngpt_checkpoint_load(b, path));
-    CHECK_HASH(params_hash(b), params_hash(a));
-    /* The file is the canonical bytes: saving the loaded model again is identical. */
-    CHECK_OK(ngpt_checkpoint_save(b, path2));
+    /* The file is the canonical bytes: a model's context saves it again identically. */
+    ngpt_model *m = NULL;
+    CHECK_OK(ngpt_model_open(&m, path));
+    ngpt_context_free(b);
+    b = NULL;
+    if (m) CHECK_OK(ngpt_context_init(&b, m, &cfg, NULL, NULL, 0));   /* a copy it owns */
+    if (b) CHECK_OK(ngpt_context_save(b, path2));
     size_t n1, n2;
     unsigned char *f1 = test_read_file(path, &n1), *f2 = test_read_file(path2, &n2);
     CHECK(f1 && f2 && n1 == n2 && !memcmp(f1, f2, n1), "save is deterministic");
     CHECK(n1 % 64 == 8, "data area is 64-aligned, then 8 checksum bytes (%zu)", n1);
     /* From memory, also at an odd address. */
-    ngpt_context *c = make(test_config_tiny(), 9);
     unsigned char *odd = malloc(n1 + 1);
     memcpy(odd + 1, f1, n1);
-    CHECK_OK(ngpt_checkpoint_config_mem(odd + 1, n1, &cfg));
-    CHECK_OK(ngpt_checkpoint_load_mem(c, odd + 1, n1));
-    CHECK_HASH(params_hash(c), params_hash(a));
+    CHECK_HASH(model_hash(NULL, odd + 1, n1, NULL), params_hash(a));
     /* No temporary file is left beside the checkpoint. */
     char tmpl[300];
     snprintf(tmpl, sizeof tmpl, "ls %s.tmp.* >/dev/null 2>&1", path);
@@ -72,7 +88,7 @@ static void round_trip(void)
     free(f2);
     ngpt_context_free(a);
     ngpt_context_free(b);
-    ngpt_context_free(c);
+    ngpt_model_close(m);
 }
 
 /* A Llama-like model (every switch of the family) saves and loads, and its
@@ -83,20 +99,17 @@ static void llama_round_trip(void)
     const char *set[] = {"norm_type=rms", "norm_eps=1e-6", "mlp=swiglu", "mlp_bias=0",
                          "kv_heads=2", "head_dim=6", "rope_pairs=halves", "tie_lm_head=0"};
     for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) CHECK_OK(ngpt_config_set(&cfg, set[i]));
-    ngpt_context *a = make(cfg, 42), *b = make(cfg, 7);
-    if (!a || !b) return;
-    CHECK_OK(ngpt_checkpoint_save(a, path));
+    ngpt_context *a = make(cfg, 42);
+    if (!a) return;
+    CHECK_OK(ngpt_context_save(a, path));
     ngpt_config back;
-    CHECK_OK(ngpt_checkpoint_config(path, &back));
+    CHECK_HASH(model_hash(path, NULL, 0, &back), params_hash(a));
     CHECK(ngpt_config_compare(&back, &cfg) == NGPT_OK && back.norm_eps == 1e-6f &&
               back.n_kv_heads == 2 && back.head_dim == 6, "%s", ngpt_last_error());
-    CHECK_OK(ngpt_checkpoint_load(b, path));
-    CHECK_HASH(params_hash(b), params_hash(a));
     ngpt_context_free(a);
-    ngpt_context_free(b);
 }
 
-/* ngpt_checkpoint_size is the size ngpt_checkpoint_save writes, for float32
+/* ngpt_config_file_size is the size ngpt_context_save writes, for float32
  * and 8-bit weights and the variants that add or drop tensors. */
 static void file_sizes(void)
 {
@@ -108,36 +121,36 @@ static void file_sizes(void)
         ngpt_context *ctx = make(cfg, 3);
         size_t want = 0;
         struct stat sb;
-        CHECK_OK(ngpt_checkpoint_size(&cfg, NULL, &want));
-        if (ctx && !ngpt_checkpoint_save(ctx, path) && stat(path, &sb) == 0)
-            CHECK((size_t)sb.st_size == want, "variant %d: ngpt_checkpoint_size %zu, the file %lld",
+        CHECK_OK(ngpt_config_file_size(&cfg, NULL, &want));
+        if (ctx && !ngpt_context_save(ctx, path) && stat(path, &sb) == 0)
+            CHECK((size_t)sb.st_size == want, "variant %d: ngpt_config_file_size %zu, the file %lld",
                   v, want, (long long)sb.st_size);
         ngpt_context_free(ctx);
     }
     ngpt_config bad = test_config_tiny();
     size_t n;
     bad.n_heads = 5;
-    CHECK_STATUS(ngpt_checkpoint_size(&bad, NULL, &n), NGPT_ERR_BAD_CONFIG);
+    CHECK_STATUS(ngpt_config_file_size(&bad, NULL, &n), NGPT_ERR_BAD_CONFIG);
 }
 
-/* Loads a damaged image; expects `want` and that the model is unchanged. */
-static void expect_rejected(ngpt_context *ctx, const unsigned char *img, size_t n, ngpt_status want,
-                            const char *what)
+/* Opens a damaged image; expects `want`, no model, and that the message
+ * names the function called. */
+static void expect_rejected(const unsigned char *img, size_t n, ngpt_status want, const char *what)
 {
-    uint64_t before = params_hash(ctx);
-    ngpt_status st = ngpt_checkpoint_load_mem(ctx, img, n);
-    CHECK(st == want && ngpt_last_error()[0], "%s: got %s want %s (%s)", what, ngpt_status_string(st),
-          ngpt_status_string(want), ngpt_last_error());
-    CHECK_HASH(params_hash(ctx), before);
-    ngpt_config cfg;
-    CHECK(ngpt_checkpoint_config_mem(img, n, &cfg) == want, "%s: read_config agrees", what);
+    ngpt_model *m = (ngpt_model *)&m;
+    ngpt_status st = ngpt_model_open_mem(&m, img, n);
+    CHECK(st == want && !strncmp(ngpt_last_error(), "ngpt_model_open_mem: ", 21),
+          "%s: got %s want %s (%s)", what, ngpt_status_string(st), ngpt_status_string(want),
+          ngpt_last_error());
+    CHECK(m == NULL, "%s: no model", what);
+    if (st == NGPT_OK) ngpt_model_close(m);
 }
 
 static void bad_files(void)
 {
-    ngpt_context *src = make(test_config_tiny(), 42), *dst = make(test_config_tiny(), 5);
-    if (!src || !dst) return;
-    CHECK_OK(ngpt_checkpoint_save(src, path));
+    ngpt_context *src = make(test_config_tiny(), 42);
+    if (!src) return;
+    CHECK_OK(ngpt_context_save(src, path));
     size_t n;
     unsigned char *good = test_read_file(path, &n), *b = malloc(n);
     uint32_t nt;
@@ -149,20 +162,20 @@ static void bad_files(void)
     /* truncation at many lengths, including inside the header and the data */
     size_t cuts[] = {0, 7, 8, 100, 135, 136, T0 + 50, header, header + 13, n / 2, n - 9, n - 1};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
-        expect_rejected(dst, good, cuts[i], NGPT_ERR_BAD_FORMAT, "truncated");
+        expect_rejected(good, cuts[i], NGPT_ERR_BAD_FORMAT, "truncated");
     /* any flipped bit anywhere: checksum (or magic) */
     size_t flips[] = {13, 40, T0 + 3, header + 5, n - 20, n - 3};
     for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
         memcpy(b, good, n);
         b[flips[i]] ^= 0x10;
-        expect_rejected(dst, b, n, NGPT_ERR_CHECKSUM, "flipped bit");
+        expect_rejected(b, n, NGPT_ERR_CHECKSUM, "flipped bit");
     }
     memcpy(b, good, n), b[0] = 'X';
-    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "bad magic");
+    expect_rejected(b, n, NGPT_ERR_BAD_FORMAT, "bad magic");
     /* a file with one extra byte appended */
     unsigned char *longer = malloc(n + 1);
     memcpy(longer, good, n), longer[n] = 0;
-    expect_rejected(dst, longer, n + 1, NGPT_ERR_BAD_FORMAT, "trailing byte");
+    expect_rejected(longer, n + 1, NGPT_ERR_BAD_FORMAT, "trailing byte");
     free(longer);
 
     /* Well-sealed files whose fields lie: each is caught by validation. */
@@ -193,39 +206,39 @@ static void bad_files(void)
         memcpy(b, good, n);
         memcpy(b + lies[i].off, &lies[i].value, (size_t)lies[i].width);
         reseal(b, n);
-        expect_rejected(dst, b, n, lies[i].want, lies[i].what);
+        expect_rejected(b, n, lies[i].want, lies[i].what);
     }
     /* names: unterminated, renamed to an unknown tensor, duplicated, missing */
     memcpy(b, good, n), memset(b + T0, 'a', 64), reseal(b, n);
-    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "unterminated name");
+    expect_rejected(b, n, NGPT_ERR_BAD_FORMAT, "unterminated name");
     memcpy(b, good, n), memcpy(b + T0, "tok_emb.weighX", 14), reseal(b, n);
-    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "unknown tensor name");
+    expect_rejected(b, n, NGPT_ERR_BAD_FORMAT, "unknown tensor name");
     CHECK(strstr(ngpt_last_error(), "tok_emb.weight") != NULL, "names the tensor: %s", ngpt_last_error());
     memcpy(b, good, n), memcpy(b + T0 + 128, b + T0, 64), reseal(b, n);
-    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "duplicate name");
+    expect_rejected(b, n, NGPT_ERR_BAD_FORMAT, "duplicate name");
     memcpy(b, good, n), memcpy(b + 24, &(uint32_t){nt - 1}, 4), reseal(b, n);
-    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "missing tensor (ln_f.bias)");
+    expect_rejected(b, n, NGPT_ERR_BAD_FORMAT, "missing tensor (ln_f.bias)");
     CHECK(strstr(ngpt_last_error(), "ln_f.bias") != NULL, "names it: %s", ngpt_last_error());
     /* optim.* tensors must mirror a model tensor's shape */
     memcpy(b, good, n), memcpy(b + T0, "optim.m.ln_f.bias\0", 18), reseal(b, n);
-    expect_rejected(dst, b, n, NGPT_ERR_BAD_FORMAT, "optim tensor shaped unlike its parameter");
+    expect_rejected(b, n, NGPT_ERR_BAD_FORMAT, "optim tensor shaped unlike its parameter");
 
-    /* a valid file for another config: config mismatch naming the field */
+    /* a valid file under another config: config mismatch naming the field,
+     * no context */
     ngpt_config other = test_config_tiny();
     other.d_ff = 128;
-    ngpt_context *big = make(other, 1);
-    if (big) {
-        CHECK_OK(ngpt_checkpoint_save(big, path2));
-        uint64_t before = params_hash(dst);
-        CHECK_STATUS(ngpt_checkpoint_load(dst, path2), NGPT_ERR_CONFIG_MISMATCH);
+    ngpt_model *m = NULL;
+    CHECK_OK(ngpt_model_open(&m, path));
+    ngpt_context *ctx = (ngpt_context *)&ctx;
+    if (m) {
+        CHECK_STATUS(ngpt_context_init(&ctx, m, &other, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
         CHECK(strstr(ngpt_last_error(), "d_ff") != NULL, "names the field: %s", ngpt_last_error());
-        CHECK_HASH(params_hash(dst), before);
-        ngpt_context_free(big);
+        CHECK(ctx == NULL, "no context on a mismatch");
+        CHECK_OK(ngpt_model_close(m));
     }
     free(good);
     free(b);
     ngpt_context_free(src);
-    ngpt_context_free(dst);
 }
 
 static ssize_t short_write(int fd, const void *buf, size_t n)
@@ -242,25 +255,26 @@ static void io_errors(void)
 {
     ngpt_context *a = make(test_config_tiny(), 42), *b = make(test_config_tiny(), 3);
     if (!a || !b) return;
-    CHECK_STATUS(ngpt_checkpoint_load(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
+    ngpt_model *m = NULL;
+    CHECK_STATUS(ngpt_model_open(&m, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
     CHECK(strstr(ngpt_last_error(), "/nonexistent/dir/model.ngpt") != NULL, "names the path: %s",
           ngpt_last_error());
-    CHECK_STATUS(ngpt_checkpoint_load(a, "/"), NGPT_ERR_IO);
-    CHECK_STATUS(ngpt_checkpoint_save(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_model_open(&m, "/"), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_context_save(a, "/nonexistent/dir/model.ngpt"), NGPT_ERR_IO);
     FILE *f = fopen(path2, "wb");
     fputs("not a checkpoint", f);
     fclose(f);
-    CHECK_STATUS(ngpt_checkpoint_load(a, path2), NGPT_ERR_BAD_FORMAT);
+    CHECK_STATUS(ngpt_model_open(&m, path2), NGPT_ERR_BAD_FORMAT);
     f = fopen(path2, "wb");
     fclose(f);
-    CHECK_STATUS(ngpt_checkpoint_load(a, path2), NGPT_ERR_BAD_FORMAT);
+    CHECK_STATUS(ngpt_model_open(&m, path2), NGPT_ERR_BAD_FORMAT);
 
     /* A failed save (disk full mid-write) reports it and keeps the old file. */
-    CHECK_OK(ngpt_checkpoint_save(a, path));
+    CHECK_OK(ngpt_context_save(a, path));
     size_t n_old, n_new;
     unsigned char *old = test_read_file(path, &n_old);
     ngpt_ckpt_write_hook = short_write;
-    CHECK_STATUS(ngpt_checkpoint_save(b, path), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_context_save(b, path), NGPT_ERR_IO);
     CHECK(strstr(ngpt_last_error(), "unchanged") != NULL, "says the old file is kept: %s", ngpt_last_error());
     ngpt_ckpt_write_hook = write;
     unsigned char *now = test_read_file(path, &n_new);
@@ -268,11 +282,10 @@ static void io_errors(void)
     char cmd[300];
     snprintf(cmd, sizeof cmd, "ls %s.tmp.* >/dev/null 2>&1", path);
     CHECK(system(cmd) != 0, "the temporary file was removed");
-    CHECK_OK(ngpt_checkpoint_load(b, path));
-    CHECK_HASH(params_hash(b), params_hash(a));
-    CHECK_STATUS(ngpt_checkpoint_save(NULL, path), NGPT_ERR_NULL_ARG);
-    CHECK_STATUS(ngpt_checkpoint_save(a, NULL), NGPT_ERR_NULL_ARG);
-    CHECK_STATUS(ngpt_checkpoint_load_mem(a, NULL, 10), NGPT_ERR_NULL_ARG);
+    CHECK_HASH(model_hash(path, NULL, 0, NULL), params_hash(a));
+    CHECK_STATUS(ngpt_context_save(NULL, path), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_save(a, NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_model_open_mem(&m, NULL, 10), NGPT_ERR_NULL_ARG);
     free(old);
     free(now);
     ngpt_context_free(a);

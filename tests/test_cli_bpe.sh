@@ -120,7 +120,7 @@ $N quantize "$dir/m.ngpt" "$dir/q.ngpt" > "$dir/q.log" 2>&1
 check $? "quantize a BPE model: $(cat "$dir/q.log")"
 $N info "$dir/q.ngpt" > "$dir/qinfo" 2>&1 && grep -q "^tokenizer:   BPE, 266 tokens (9 merges, 1 special; end 265)" "$dir/qinfo"
 check $? "the 8-bit file carries the tokenizer: $(tail -1 "$dir/qinfo")"
-# info's file sizes (ngpt_checkpoint_size) are those of the model files (g.ngpt:
+# info's file sizes (ngpt_config_file_size) are those of the model files (g.ngpt:
 # ngpt init's, of m.ngpt's config; m.ngpt also holds AdamW's moments), tokenizer included
 $N info "$dir/m.ngpt" > "$dir/minfo" 2>&1 &&
     grep -q "^file size:   f32 $(wc -c < "$dir/g.ngpt") bytes (.*), q8 $(wc -c < "$dir/q.ngpt") bytes (.*), with the tokenizer$" "$dir/minfo" &&

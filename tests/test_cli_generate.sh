@@ -67,10 +67,10 @@ $N generate --model "$dir/long.ngpt" --prompt-file "$dir/p1000" --seed 5 --temp 
 [ "$(wc -c < "$dir/lp")" -eq 30 ] && cmp -s "$dir/lp" "$dir/lq"
 check $? "two passes of the prompt continue as the full forward: $(od -An -tx1 "$dir/lp") / $(od -An -tx1 "$dir/lq")"
 $N info "$dir/long.ngpt" > "$dir/linfo" 2>&1
-l_infer=$(sed -n 's/^arena infer: \([0-9]*\) bytes.*/\1/p' "$dir/linfo")
-l_gen=$(sed -n 's/^arena generate: \([0-9]*\) bytes .*(passes of at most 512 positions, .*/\1/p' "$dir/linfo")
-[ -n "$l_gen" ] && [ $((l_infer - l_gen)) -gt $((1099 * 256 * 4)) ]
-check $? "the generation arena plans passes of 512 positions: $(grep arena "$dir/linfo")"
+l_full=$(sed -n 's/^arena full: \([0-9]*\) bytes.*/\1/p' "$dir/linfo")
+l_gen=$(sed -n 's/^arena infer: \([0-9]*\) bytes .*(the default plan: passes of at most 512 positions, .*/\1/p' "$dir/linfo")
+[ -n "$l_gen" ] && [ -n "$l_full" ] && [ $((l_full - l_gen)) -gt $((1099 * 256 * 4)) ]
+check $? "the default arena plans passes of 512 positions: $(grep arena "$dir/linfo")"
 
 # --beam keeps the most likely continuations: sampling options do not apply
 # to it, so it refuses them (usage) instead of ignoring them; the sampler's

@@ -19,21 +19,22 @@ cmp -s "$dir/file.cut" "$dir/cfg"
 check $? "info --config prints what info FILE does for the same model: $(diff "$dir/file.cut" "$dir/cfg")"
 grep -q "^file size:   f32 $(wc -c < "$dir/m.ngpt") bytes (.*), q8 $(wc -c < "$dir/q.ngpt") bytes (.*), q4 $(wc -c < "$dir/q4.ngpt") bytes (.*)$" "$dir/file"
 check $? "the file sizes are the files': $(grep 'file size' "$dir/file")"
-grep -Eq "^arena infer: [0-9]+ bytes \([0-9.]+ MiB\) at batch 1, seq 16 with f32 weights; q8 [0-9]+ bytes \([0-9.]+ MiB\), q4 [0-9]+ bytes \([0-9.]+ MiB\) \(1 thread\)$" "$dir/file" &&
+grep -Eq "^arena infer: [0-9]+ bytes \([0-9.]+ MiB\) at batch 1 with f32 weights; q8 [0-9]+ bytes \([0-9.]+ MiB\), q4 [0-9]+ bytes \([0-9.]+ MiB\) \(the default plan: passes of at most 16 positions, the logits of the last one; 1 thread\)$" "$dir/file" &&
+    grep -Eq "^arena full: [0-9]+ bytes \([0-9.]+ MiB\) at batch 1, seq 16 with f32 weights; q8 [0-9]+ bytes \([0-9.]+ MiB\), q4 [0-9]+ bytes \([0-9.]+ MiB\) \(one pass of T, every position's logits\)$" "$dir/file" &&
     grep -Eq "^arena train: [0-9]+ bytes \(([0-9.]+) MiB\) at batch 4, seq 8 \(1 thread; ngpt train --init fine-tunes it\)$" "$dir/file"
 check $? "the arena lines: $(grep arena "$dir/file")"
-# the generation arena: the logits of one position instead of 16, V=256 floats each
+# the default inference arena: the logits of one position instead of 16, V=256 floats each
+full=$(sed -n 's/^arena full: \([0-9]*\) bytes.*/\1/p' "$dir/file")
 infer=$(sed -n 's/^arena infer: \([0-9]*\) bytes.*/\1/p' "$dir/file")
-gen=$(sed -n 's/^arena generate: \([0-9]*\) bytes .* with f32 weights; q8 [0-9]* bytes .*, q4 [0-9]* bytes .* (passes of at most 512 positions, the logits of the last one only: what ngpt generate and chat plan)$/\1/p' "$dir/file")
-[ -n "$gen" ] && [ $((infer - gen)) -eq $((15 * 256 * 4)) ]
-check $? "the generation arena saves 15 logits rows: $infer against $gen: $(grep arena "$dir/file")"
+[ -n "$infer" ] && [ -n "$full" ] && [ $((full - infer)) -eq $((15 * 256 * 4)) ]
+check $? "the default arena saves 15 logits rows: $full against $infer: $(grep arena "$dir/file")"
 printf 'the quick brown fox jumps over the lazy dog\n%.0s' $(seq 40) > "$dir/d.txt"
 $N train --init "$dir/m.ngpt" --data "$dir/d.txt" --batch 4 --seq 8 --steps 1 --threads 1 --out "$dir/t.ngpt" > "$dir/train.log" 2>&1
 mib=$(sed -n 's/^arena train: [0-9]* bytes (\([0-9.]*\) MiB).*/\1/p' "$dir/file")
 grep -q "; arena $mib MiB (batch 4, seq 8, accum 1, 1 thread)" "$dir/train.log"
 check $? "train --init plans the arena info gave ($mib MiB): $(head -1 "$dir/train.log")"
 $N info "$dir/q.ngpt" > "$dir/qinfo" 2>&1 && grep -q "^arena train: none: an 8-bit model is not trained (its float32 original needs [0-9]* bytes" "$dir/qinfo" &&
-    grep -q "^arena infer: [0-9]* bytes (.*) at batch 1, seq 16 with q8 weights; f32 " "$dir/qinfo"
+    grep -q "^arena infer: [0-9]* bytes (.*) at batch 1 with q8 weights; f32 " "$dir/qinfo"
 check $? "an 8-bit file: $(cat "$dir/qinfo")"
 
 # the GPT-2 family's published configs (config.json: n_layer, n_embd, n_head;

@@ -70,14 +70,14 @@ static void overflow(void)
     c.vocab_size = INT32_MAX, c.d_model = 1 << 30, c.n_heads = 1 << 29;
     expect_bad(c, NGPT_ERR_OVERFLOW, "overflow");
     size_t bytes;
-    CHECK_STATUS(ngpt_arena_size(&c, &(ngpt_shape){.batch = 1, .threads = 1}, &bytes), NGPT_ERR_OVERFLOW);
+    CHECK_STATUS(ngpt_context_arena_size(NULL, &c, &(ngpt_shape){.batch = 1, .threads = 1}, &bytes), NGPT_ERR_OVERFLOW);
 
     /* Sizes that fit 64 bits but not 32: parameters alone are 2^33 floats. */
     c = ngpt_config_default();
     c.d_model = 1 << 16, c.n_heads = 1 << 10, c.vocab_size = 1 << 17;
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.seq = 1;
-    ngpt_status st = ngpt_arena_size(&c, &s, &bytes);
+    ngpt_status st = ngpt_context_arena_size(NULL, &c, &s, &bytes);
     if (SIZE_MAX <= UINT32_MAX)
         CHECK(st == NGPT_ERR_OVERFLOW, "32-bit: want overflow, got %s", ngpt_status_string(st));
     else
@@ -87,13 +87,13 @@ static void overflow(void)
     c = ngpt_config_default();
     ngpt_shape t = ngpt_shape_default(NGPT_MODE_TRAIN);
     t.batch = INT32_MAX / c.context_len;
-    st = ngpt_arena_size(&c, &t, &bytes);
+    st = ngpt_context_arena_size(NULL, &c, &t, &bytes);
     if (SIZE_MAX <= UINT32_MAX)
         CHECK(st == NGPT_ERR_OVERFLOW, "32-bit: want overflow, got %s", ngpt_status_string(st));
     else
         CHECK(st == NGPT_OK && (double)bytes > 0x1p40, "64-bit: %s %zu", ngpt_status_string(st), bytes);
     t.batch = INT32_MAX;        /* 2^39 rows: more than an int counts, on every build */
-    CHECK_STATUS(ngpt_arena_size(&c, &t, &bytes), NGPT_ERR_OVERFLOW);
+    CHECK_STATUS(ngpt_context_arena_size(NULL, &c, &t, &bytes), NGPT_ERR_OVERFLOW);
 }
 
 static void parse(void)

@@ -13,7 +13,7 @@ static ngpt_status init(ngpt_context **ctx)
     ngpt_config cfg = ngpt_config_default();
     cfg.context_len = 8, cfg.d_model = 8, cfg.n_layers = 1, cfg.n_heads = 2, cfg.d_ff = 16;
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
-    return ngpt_context_init(ctx, &cfg, &shape, NULL, 0);
+    return ngpt_context_init(ctx, NULL, &cfg, &shape, NULL, 0);
 }
 
 /* With NGPT_CPU_HIDE=hide, init refuses naming `label` and the build

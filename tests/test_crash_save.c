@@ -66,7 +66,7 @@ static ngpt_context *model(uint64_t seed)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.seq = 1;
     ngpt_context *ctx = NULL;
-    if (ngpt_context_init(&ctx, &cfg, &s, NULL, 0) || ngpt_params_init(ctx, seed)) return NULL;
+    if (ngpt_context_init(&ctx, NULL, &cfg, &s, NULL, 0) || ngpt_context_params_init(ctx, seed)) return NULL;
     return ctx;
 }
 
@@ -87,9 +87,9 @@ static int sweep_temporaries(void)
     return n;
 }
 
-/* The file at path is exactly one of the images and loads into ctx. */
-static void expect_whole(ngpt_context *ctx, const unsigned char *const *images, const size_t *sizes,
-                         int n_images, const char *when)
+/* The file at path is exactly one of the images, opens and makes a context. */
+static void expect_whole(const unsigned char *const *images, const size_t *sizes, int n_images,
+                         const char *when)
 {
     size_t n = 0;
     unsigned char *now = test_read_file(path, &n);
@@ -97,9 +97,16 @@ static void expect_whole(ngpt_context *ctx, const unsigned char *const *images, 
     for (int i = 0; now && i < n_images; i++)
         if (n == sizes[i] && !memcmp(now, images[i], n)) which = i;
     CHECK(which >= 0, "%s: the file at the path is none of the complete checkpoints (%zu bytes)", when, n);
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = NULL;
     ngpt_config cfg;
-    CHECK_OK(ngpt_checkpoint_config(path, &cfg));
-    CHECK_OK(ngpt_checkpoint_load(ctx, path));
+    CHECK_OK(ngpt_model_open(&m, path));
+    if (m) {
+        CHECK_OK(ngpt_model_config(m, &cfg));
+        CHECK_OK(ngpt_context_init(&ctx, m, NULL, NULL, NULL, 0));
+    }
+    ngpt_context_free(ctx);
+    ngpt_model_close(m);
     free(now);
 }
 
@@ -119,7 +126,7 @@ static ssize_t write_then_die(int fd, const void *buf, size_t n)
     return w;
 }
 
-static void kill_at_bytes(ngpt_context *check, const unsigned char *const *images, const size_t *sizes)
+static void kill_at_bytes(const unsigned char *const *images, const size_t *sizes)
 {
     const size_t n = sizes[1];
     uint32_t header;
@@ -134,7 +141,7 @@ static void kill_at_bytes(ngpt_context *check, const unsigned char *const *image
             ngpt_context *ctx = model(2);
             kill_at = points[i], written = 0;
             ngpt_ckpt_write_hook = write_then_die;
-            _exit(ctx && ngpt_checkpoint_save(ctx, path) == NGPT_OK ? 0 : 4);
+            _exit(ctx && ngpt_context_save(ctx, path) == NGPT_OK ? 0 : 4);
         }
         int status = 0;
         waitpid(pid, &status, 0);
@@ -144,7 +151,7 @@ static void kill_at_bytes(ngpt_context *check, const unsigned char *const *image
         char when[64];
         snprintf(when, sizeof when, "killed at byte %llu of %zu", (unsigned long long)points[i], n);
         /* Killed before the rename: always the previous file, whole. */
-        expect_whole(check, images, sizes, 1, when);
+        expect_whole(images, sizes, 1, when);
         left += sweep_temporaries();
     }
     CHECK(killed == (int)(sizeof points / sizeof points[0]), "every child was killed mid-save");
@@ -154,7 +161,7 @@ static void kill_at_bytes(ngpt_context *check, const unsigned char *const *image
 
 /* ---- 2. kills at arbitrary moments */
 
-static void kill_anytime(ngpt_context *check, const unsigned char *const *images, const size_t *sizes)
+static void kill_anytime(const unsigned char *const *images, const size_t *sizes)
 {
     uint32_t lcg = 12345;
     int old = 0, fresh = 0;
@@ -167,7 +174,7 @@ static void kill_anytime(ngpt_context *check, const unsigned char *const *images
         if (pid == 0) {
             ngpt_context *b = model(2), *c = model(3);
             if (!b || !c) _exit(4);
-            for (uint64_t k = 0;; k++) ngpt_checkpoint_save(k % 2 ? c : b, path);
+            for (uint64_t k = 0;; k++) ngpt_context_save(k % 2 ? c : b, path);
         }
         lcg = lcg * 1103515245u + 12345u;
         struct timespec delay = {0, (long)((lcg >> 8) % 8000) * 1000};   /* 0..8 ms */
@@ -183,7 +190,7 @@ static void kill_anytime(ngpt_context *check, const unsigned char *const *images
         if (now && n == sizes[0] && !memcmp(now, images[0], n)) old++;
         else fresh++;
         free(now);
-        expect_whole(check, images, sizes, 3, when);
+        expect_whole(images, sizes, 3, when);
         sweep_temporaries();
     }
     printf("kill at random moments: 24 kills, %d left the previous file, %d a complete new one\n",
@@ -200,27 +207,26 @@ int main(void)
     }
     snprintf(path, sizeof path, "%s/model.ngpt", dir);
     /* The three complete checkpoints a file may ever be: A (before), B, C. */
-    ngpt_context *m[3] = {model(1), model(2), model(3)}, *check = model(9);
+    ngpt_context *m[3] = {model(1), model(2), model(3)};
     unsigned char *images[3] = {0};
     size_t sizes[3] = {0};
     char p[320];
     for (int i = 0; i < 3; i++) {
         snprintf(p, sizeof p, "%s/image%d", dir, i);
-        CHECK(m[i] && ngpt_checkpoint_save(m[i], p) == NGPT_OK, "save image %d", i);
+        CHECK(m[i] && ngpt_context_save(m[i], p) == NGPT_OK, "save image %d", i);
         images[i] = test_read_file(p, &sizes[i]);
         unlink(p);
     }
     CHECK(images[0] && images[1] && sizes[0] == sizes[1] && memcmp(images[0], images[1], sizes[0]),
           "A and B are different files of one size");
-    CHECK_OK(ngpt_checkpoint_save(m[0], path));
-    if (check && images[2]) {
-        kill_at_bytes(check, (const unsigned char *const *)images, sizes);
-        kill_anytime(check, (const unsigned char *const *)images, sizes);
+    CHECK_OK(ngpt_context_save(m[0], path));
+    if (images[2]) {
+        kill_at_bytes((const unsigned char *const *)images, sizes);
+        kill_anytime((const unsigned char *const *)images, sizes);
     }
     unlink(path);
     sweep_temporaries();
     rmdir(dir);
     for (int i = 0; i < 3; i++) ngpt_context_free(m[i]), free(images[i]);
-    ngpt_context_free(check);
     return test_summary("test_crash_save");
 }

@@ -89,15 +89,16 @@ static void check_eval(void)
     cfg.context_len = T, cfg.d_model = 32, cfg.n_layers = 2, cfg.n_heads = 4, cfg.d_ff = 64;
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_INFER);
     sh.batch = 4;
+    sh.logits_rows = NGPT_LOGITS_ALL;       /* the loss needs every position's logits */
     ngpt_context *ctx;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &sh, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &cfg, &sh, NULL, 0));
     if (!ctx) return;
-    CHECK_OK(ngpt_params_init(ctx, 42));
+    CHECK_OK(ngpt_context_params_init(ctx, 42));
     ngpt_data *d;
     CHECK_OK(ngpt_data_open_mem(&d, big, sizeof big, 0.1f, T));
     float l1 = 0, l2 = 0;
-    CHECK_OK(ngpt_model_evaluate(ctx, d, 1, 3, 4, T, &l1));
-    CHECK_OK(ngpt_model_evaluate(ctx, d, 1, 3, 4, T, &l2));
+    CHECK_OK(ngpt_context_evaluate(ctx, d, 1, 3, 4, T, &l1));
+    CHECK_OK(ngpt_context_evaluate(ctx, d, 1, 3, 4, T, &l2));
     CHECK(l1 == l2, "evaluation is not repeatable: %g %g", (double)l1, (double)l2);
     /* an untrained model is close to uniform over 256 bytes: ln 256 = 5.545 */
     CHECK(fabsf(l1 - 5.5452f) < 0.05f, "untrained eval loss %g", (double)l1);
@@ -107,12 +108,12 @@ static void check_eval(void)
     for (int i = 0; i < 3; i++) {
         float l;
         ngpt_data_batch(d, NGPT_SPLIT_EVAL, 1, (uint64_t)i, 4, T, tok, tgt);
-        ngpt_model_forward(ctx, tok, 4, T, tgt, &l);
+        ngpt_context_forward(ctx, tok, 4, T, tgt, &l);
         sum += l;
     }
     CHECK(l1 == (float)(sum / 3), "eval %g, by hand %g", (double)l1, sum / 3);
-    CHECK_STATUS(ngpt_model_evaluate(ctx, d, 1, 0, 4, T, &l1), NGPT_ERR_BAD_ARG);
-    CHECK_STATUS(ngpt_model_evaluate(ctx, d, 1, 1, 5, T, &l1), NGPT_ERR_EXCEEDS_PLAN);
+    CHECK_STATUS(ngpt_context_evaluate(ctx, d, 1, 0, 4, T, &l1), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_evaluate(ctx, d, 1, 1, 5, T, &l1), NGPT_ERR_EXCEEDS_PLAN);
     ngpt_data_free(d);
     ngpt_context_free(ctx);
 }

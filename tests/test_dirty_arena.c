@@ -37,27 +37,27 @@ int main(void)
         ngpt_shape s = ngpt_shape_default(mode ? NGPT_MODE_TRAIN : NGPT_MODE_INFER);
         s.batch = 2, s.seq = 8;
         size_t bytes = 0, n, bad = 0;
-        CHECK_OK(ngpt_arena_size(&tiny, &s, &bytes));
+        CHECK_OK(ngpt_context_arena_size(NULL, &tiny, &s, &bytes));
         unsigned char *arena = malloc(bytes);
         ngpt_context *ctx = NULL;
         if (arena) {
             memset(arena, 0xff, bytes);
-            CHECK_OK(ngpt_context_init(&ctx, &tiny, &s, arena, bytes));
+            CHECK_OK(ngpt_context_init(&ctx, NULL, &tiny, &s, arena, bytes));
         }
         if (ctx) {
             float *p, *g;
-            CHECK_OK(ngpt_params_data(ctx, &p, &n));
+            CHECK_OK(ngpt_context_params(ctx, &p, &n));
             for (size_t i = 0; i < n; i++) bad += !(p[i] == 0.0f || p[i] == 1.0f);
             if (mode) {
-                CHECK_OK(ngpt_grads_data(ctx, &g, &n));
+                CHECK_OK(ngpt_context_grads(ctx, &g, &n));
                 for (size_t i = 0; i < n; i++) bad += g[i] != 0.0f;
                 uint64_t steps = 1;
-                CHECK_OK(ngpt_optim_step_count(ctx, &steps));
+                CHECK_OK(ngpt_context_step_count(ctx, &steps));
                 bad += steps != 0;
             } else {
                 for (int32_t slot = 0; slot < 2; slot++) {
                     int32_t len = -1;
-                    CHECK_OK(ngpt_cache_len(ctx, slot, &len));
+                    CHECK_OK(ngpt_context_cache_len(ctx, slot, &len));
                     bad += len != 0;
                 }
             }

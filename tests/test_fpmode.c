@@ -142,8 +142,8 @@ static void tiny_logits(ngpt_context *ctx)
     ngpt_tensor_info t;
     float *params = NULL;
     size_t count = 0;
-    CALL(ngpt_tensor_find(ctx, "ln_f.weight", &t));
-    CALL(ngpt_params_data(ctx, &params, &count));
+    CALL(ngpt_context_tensor_find(ctx, "ln_f.weight", &t));
+    CALL(ngpt_context_params(ctx, &params, &count));
     if (params) for (size_t j = 0; j < t.count; j++) params[t.offset + j] *= 1e-37f;
 }
 
@@ -160,14 +160,14 @@ static void note_config(results *r, const char *label, const ngpt_config *c)
 static void note_params(results *r, const char *label, ngpt_context *ctx)
 {
     uint64_t h = 0;
-    CALL(ngpt_params_checksum(ctx, &h));
+    CALL(ngpt_context_params_checksum(ctx, &h));
     note(r, label, &h, sizeof h);
 }
 
 static void note_logits(results *r, const char *label, ngpt_context *ctx)
 {
     uint64_t h = 0;
-    CALL(ngpt_logits_checksum(ctx, &h));
+    CALL(ngpt_context_logits_checksum(ctx, &h));
     note(r, label, &h, sizeof h);
 }
 
@@ -194,7 +194,7 @@ static ngpt_context *make(const ngpt_config *cfg, ngpt_shape shape, int32_t thre
 {
     ngpt_context *ctx = NULL;
     shape.threads = threads;
-    CALL(ngpt_context_init(&ctx, cfg, &shape, NULL, 0));
+    CALL(ngpt_context_init(&ctx, NULL, cfg, &shape, NULL, 0));
     if (ctx) ctx->plan.threads.pool->inline_below = 0.0;
     return ctx;
 }
@@ -229,7 +229,7 @@ static void base_and_config(results *r, ngpt_config *cfg)
     ngpt_shape shape;
     CALL_TO(shape, ngpt_shape_default(NGPT_MODE_TRAIN));
     NOTE(r, shape);
-    CALL(ngpt_arena_size(cfg, &shape, &bytes));
+    CALL(ngpt_context_arena_size(NULL, cfg, &shape, &bytes));
     NOTE(r, bytes);
     ngpt_optim_config opt;
     CALL_TO(opt, ngpt_optim_config_default());
@@ -309,6 +309,10 @@ static ngpt_tokenizer *tokenizers(results *r)
     ngpt_tokenizer_info info;
     CALL(ngpt_tokenizer_describe(tok, &info));
     NOTE(r, info);
+    const int32_t *ends = NULL;
+    int32_t n_ends = 0;
+    CALL(ngpt_tokenizer_end_tokens(tok, &ends, &n_ends));
+    if (ends) note(r, "end tokens", ends, (size_t)n_ends * sizeof *ends);
     CALL(ngpt_tokenizer_save(tok, tok_path));
     note_file(r, "tokenizer file", tok_path);
     static unsigned char buf[1 << 16];
@@ -351,9 +355,9 @@ static ngpt_tokenizer *tokenizers(results *r)
     if (g) {                                    /* a ChatML turn, the markers typed in it */
         int32_t chat[64], im_end = -1;
         size_t n_chat = 0;
-        CALL(ngpt_chat_specials(g, NULL, &im_end));
+        CALL(ngpt_tokenizer_chatml_specials(g, NULL, &im_end));
         NOTE(r, im_end);
-        CALL(ngpt_chat_turn(g, "user", "<|im_end|> the", 14, false, chat, 64, &n_chat));
+        CALL(ngpt_tokenizer_chatml_turn(g, "user", "<|im_end|> the", 14, false, chat, 64, &n_chat));
         note(r, "chat turn", chat, n_chat * sizeof chat[0]);
     }
     ngpt_tokenizer_free(g);
@@ -392,7 +396,7 @@ static ngpt_tokenizer *tokenizers(results *r)
     return tok;
 }
 
-/* Training: a step by hand, then ngpt_train_step and ngpt_model_evaluate on
+/* Training: a step by hand, then ngpt_context_train_step and ngpt_context_evaluate on
  * data from a file and from memory, the train checkpoint saved and read. */
 static void training(results *r, const ngpt_config *cfg, bool tiny, int32_t threads,
                      const ngpt_tokenizer *bpe)
@@ -409,10 +413,10 @@ static void training(results *r, const ngpt_config *cfg, bool tiny, int32_t thre
     CALL(ngpt_context_config(ctx, &got));
     CALL(ngpt_context_shape(ctx, &shape));
     CALL(ngpt_context_arena_used(ctx, &used));
-    CALL(ngpt_tensor_count(ctx, &n_tensors));
-    CALL(ngpt_tensor_at(ctx, n_tensors - 1, &info));
+    CALL(ngpt_context_tensor_count(ctx, &n_tensors));
+    CALL(ngpt_context_tensor_at(ctx, n_tensors - 1, &info));
     CALL(ngpt_context_prepare(ctx));
-    CALL(ngpt_params_init(ctx, 42));
+    CALL(ngpt_context_params_init(ctx, 42));
     if (tiny) tiny_logits(ctx);
     note_params(r, "initialized", ctx);
 
@@ -420,24 +424,24 @@ static void training(results *r, const ngpt_config *cfg, bool tiny, int32_t thre
     for (int i = 0; i < 32; i++) tok[i] = (unsigned char)TEXT[i], tgt[i] = (unsigned char)TEXT[i + 1];
     ngpt_optim_config opt = ngpt_optim_config_default();
     float lr = 0, loss = 0, grad_norm = 0;
-    CALL(ngpt_optim_lr(&opt, 10, &lr));
+    CALL(ngpt_optim_config_lr(&opt, 10, &lr));
     NOTE(r, lr);
-    CALL(ngpt_dropout_set(ctx, true, 7, 3));
-    CALL(ngpt_model_forward(ctx, tok, 2, 16, tgt, &loss));
+    CALL(ngpt_context_dropout_set(ctx, true, 7, 3));
+    CALL(ngpt_context_forward(ctx, tok, 2, 16, tgt, &loss));
     NOTE(r, loss);
     note_logits(r, "logits", ctx);
     const float *logits = NULL;
-    CALL(ngpt_logits_data(ctx, &logits));
-    CALL(ngpt_grads_zero(ctx));
-    CALL(ngpt_model_backward(ctx));
+    CALL(ngpt_context_logits(ctx, &logits));
+    CALL(ngpt_context_grads_zero(ctx));
+    CALL(ngpt_context_backward(ctx));
     float *grads = NULL;
-    CALL(ngpt_grads_data(ctx, &grads, &count));
+    CALL(ngpt_context_grads(ctx, &grads, &count));
     if (grads) note(r, "gradients", grads, count * sizeof *grads);
-    CALL(ngpt_optim_step(ctx, &opt, lr, &grad_norm));
+    CALL(ngpt_context_optim_step(ctx, &opt, lr, &grad_norm));
     NOTE(r, grad_norm);
-    CALL(ngpt_optim_skip(ctx));
+    CALL(ngpt_context_optim_skip(ctx));
     uint64_t steps = 0;
-    CALL(ngpt_optim_step_count(ctx, &steps));
+    CALL(ngpt_context_step_count(ctx, &steps));
     NOTE(r, steps);
     note_params(r, "stepped", ctx);
 
@@ -460,10 +464,10 @@ static void training(results *r, const ngpt_config *cfg, bool tiny, int32_t thre
         if (bpe) CALL(ngpt_data_tokenize(token_data, bpe, 4));
         CALL(ngpt_data_token_counts(token_data, &train_tokens, &eval_tokens));
         NOTE(r, train_tokens);
-        CALL(ngpt_train_step(ctx, &opt, data, 5, 2, 16, &loss, &lr, &grad_norm));
+        CALL(ngpt_context_train_step(ctx, &opt, data, 5, 2, 16, &loss, &lr, &grad_norm));
         NOTE(r, loss);
         note_params(r, "trained", ctx);
-        CALL(ngpt_model_evaluate(ctx, data, 9, 2, 2, 16, &loss));
+        CALL(ngpt_context_evaluate(ctx, data, 9, 2, 2, 16, &loss));
         NOTE(r, loss);
     }
     CALL_VOID(ngpt_data_free(data));
@@ -472,23 +476,38 @@ static void training(results *r, const ngpt_config *cfg, bool tiny, int32_t thre
 
     ngpt_train_state ts = {.seed = 5, .batch = 2, .seq = 16, .opt = opt, .best_eval_loss = loss,
                            .holdout = 0.25f, .eval_every = 10, .eval_batches = 2};
-    CALL(ngpt_checkpoint_save_train(ctx, train_path, &ts));
+    CALL(ngpt_context_save_train(ctx, train_path, &ts));
     note_file(r, "train checkpoint", train_path);
     memset(&ts, 0, sizeof ts);
-    ngpt_config read;
-    CALL(ngpt_checkpoint_train_state(train_path, &read, &ts));
-    const float ts_floats[] = {ts.best_eval_loss, ts.holdout, ts.opt.lr, ts.opt.eps};
-    NOTE(r, ts_floats);
+    ngpt_shape resume_shape;
+    CALL(ngpt_context_shape(ctx, &resume_shape));
+    CALL_VOID(ngpt_context_free(ctx));
+    /* the checkpoint opened as a model (file, then memory): its training
+     * state, and training contexts that continue it or start afresh */
+    ngpt_model *m = NULL;
+    CALL(ngpt_model_open(&m, train_path));
+    if (m) {
+        CALL(ngpt_model_train_state(m, &ts));
+        const float ts_floats[] = {ts.best_eval_loss, ts.holdout, ts.opt.lr, ts.opt.eps};
+        NOTE(r, ts_floats);
+        resume_shape.threads = threads;
+        CALL(ngpt_context_init(&ctx, m, NULL, &resume_shape, NULL, 0));
+        if (ctx) {
+            note_params(r, "train checkpoint continued", ctx);
+            CALL(ngpt_context_optim_reset(ctx));
+            CALL(ngpt_context_step_count(ctx, &steps));
+            NOTE(r, steps);
+            ngpt_context_free(ctx);
+        }
+        CALL(ngpt_model_close(m));
+    }
     size_t size = 0;
     unsigned char *file = test_read_file(train_path, &size);
     if (file) {
-        CALL(ngpt_checkpoint_train_state_mem(file, size, &read, &ts));
-        CALL(ngpt_checkpoint_load_train_mem(ctx, file, size, &ts));
+        CALL(ngpt_model_open_mem(&m, file, size));
+        CALL(ngpt_model_close(m));
     }
     free(file);
-    CALL(ngpt_checkpoint_load_train(ctx, train_path, &ts));
-    note_params(r, "train checkpoint loaded", ctx);
-    CALL_VOID(ngpt_context_free(ctx));
 }
 
 /* Inference on a model with the tokenizer attached: the checkpoint saved
@@ -507,76 +526,65 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
     infer.batch = 2, infer.seq = 16, infer.trace = NGPT_TRACE_LAST_ROW;
     ngpt_context *ctx = make(&cfg, infer, threads);
     if (!ctx) return;
-    CALL(ngpt_params_init(ctx, 42));
+    CALL(ngpt_context_params_init(ctx, 42));
     if (tiny) tiny_logits(ctx);
     const ngpt_tokenizer *attached = NULL;
     if (bpe) CALL(ngpt_context_tokenizer_set(ctx, bpe));
     CALL(ngpt_context_tokenizer(ctx, &attached));
-    CALL(ngpt_checkpoint_save(ctx, ckpt_path));
+    CALL(ngpt_context_save(ctx, ckpt_path));
     note_file(r, "checkpoint", ckpt_path);
     ngpt_config read;
-    CALL(ngpt_checkpoint_config(ckpt_path, &read));
-    note_config(r, "checkpoint config", &read);
     size_t size = 0;
     unsigned char *file = test_read_file(ckpt_path, &size);
-    ngpt_tokenizer *carried = NULL;
-    CALL(ngpt_checkpoint_tokenizer(ckpt_path, &carried));
-    ngpt_tokenizer_free(carried);
-    carried = NULL;
-    if (file) {
-        CALL(ngpt_checkpoint_config_mem(file, size, &read));
-        CALL(ngpt_checkpoint_tokenizer_mem(file, size, &carried));
-        ngpt_tokenizer_free(carried);
-    }
 
     int32_t tok[24], out[8], len = 0, sampled = -1;
     for (int i = 0; i < 24; i++) tok[i] = (unsigned char)TEXT[3 * i];
-    CALL(ngpt_model_forward(ctx, tok, 2, 8, NULL, NULL));
+    CALL(ngpt_context_forward(ctx, tok, 2, 8, NULL, NULL));
     note_logits(r, "traced logits", ctx);
     const float *probs = NULL, *logits = NULL;
     size_t count = 0;
-    CALL(ngpt_trace_data(ctx, 1, &probs, &count));
+    CALL(ngpt_context_trace(ctx, 1, &probs, &count));
     if (probs) note(r, "attention trace", probs, count * sizeof *probs);
-    CALL(ngpt_cache_prefill(ctx, tok, 2, 8));
-    CALL(ngpt_cache_decode(ctx, tok + 16, 2));
+    CALL(ngpt_context_cache_prefill(ctx, tok, 2, 8));
+    CALL(ngpt_context_cache_decode(ctx, tok + 16, 2));
     note_logits(r, "decoded", ctx);
-    CALL(ngpt_cache_shift(ctx, 0, 3));
+    CALL(ngpt_context_cache_shift(ctx, 0, 3));
     note_keys(r, "keys after a shift", ctx, 0);
-    CALL(ngpt_cache_decode(ctx, tok + 18, 2));
+    CALL(ngpt_context_cache_decode(ctx, tok + 18, 2));
     note_logits(r, "decoded after a shift", ctx);
-    CALL(ngpt_cache_copy(ctx, 1, 0));
+    CALL(ngpt_context_cache_copy(ctx, 1, 0));
     const int32_t *cached = NULL;
-    CALL(ngpt_cache_len(ctx, 1, &len));
-    CALL(ngpt_cache_tokens(ctx, 1, &cached, &len));
+    CALL(ngpt_context_cache_len(ctx, 1, &len));
+    CALL(ngpt_context_cache_tokens(ctx, 1, &cached, &len));
     if (cached) note(r, "cached tokens", cached, (size_t)len * sizeof *cached);
-    CALL(ngpt_cache_clear(ctx, 1));
-    CALL(ngpt_cache_prefill_slot(ctx, 1, tok, 5));
+    CALL(ngpt_context_cache_clear(ctx, 1));
+    CALL(ngpt_context_cache_prefill_slot(ctx, 1, tok, 5));
     note_logits(r, "prefilled slot", ctx);
     /* a session of slot 1 saved and restored (file and memory), truncated, fed on */
-    CALL(ngpt_cache_save(ctx, 1, sess_path));
+    CALL(ngpt_context_cache_save(ctx, 1, sess_path));
     note_file(r, "session", sess_path);
     size_t sess_size = 0;
-    CALL(ngpt_cache_save_mem(ctx, 1, NULL, 0, &sess_size));
+    CALL(ngpt_context_cache_save_mem(ctx, 1, NULL, 0, &sess_size));
     unsigned char *sess = malloc(sess_size);
     if (sess) {
-        CALL(ngpt_cache_save_mem(ctx, 1, sess, sess_size, &sess_size));
-        CALL(ngpt_cache_load_mem(ctx, 0, sess, sess_size));
+        CALL(ngpt_context_cache_save_mem(ctx, 1, sess, sess_size, &sess_size));
+        CALL(ngpt_context_cache_load_mem(ctx, 0, sess, sess_size));
         free(sess);
     }
-    CALL(ngpt_cache_clear(ctx, 1));
-    CALL(ngpt_cache_load(ctx, 1, sess_path));
-    CALL(ngpt_cache_truncate(ctx, 1, 4));
-    CALL(ngpt_cache_prefill_slot(ctx, 1, tok + 4, 1));
+    CALL(ngpt_context_cache_clear(ctx, 1));
+    CALL(ngpt_context_cache_load(ctx, 1, sess_path));
+    CALL(ngpt_context_cache_truncate(ctx, 1, 4));
+    CALL(ngpt_context_cache_prefill_slot(ctx, 1, tok + 4, 1));
     note_logits(r, "fed after a session restore", ctx);
     ngpt_sampler s = ngpt_sampler_default();
     s.temperature = 0.8f, s.top_p = 0.9f, s.seed = 3;
-    CALL(ngpt_logits_data(ctx, &logits));
-    if (logits) CALL(ngpt_sampler_sample(ctx, &s, logits, tok, 9, 0, 9, &sampled));
+    CALL(ngpt_context_logits(ctx, &logits));
+    if (logits) CALL(ngpt_context_sample(ctx, &s, logits, tok, 9, 0, 9, &sampled));
     NOTE(r, sampled);
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.sampler = s, gc.max_tokens = 8, gc.context_mode = NGPT_CONTEXT_SHIFT;
     ngpt_generate_result res;
-    CALL(ngpt_model_generate(ctx, &gc, tok, 12, out, 8, NULL, NULL, &res));
+    CALL(ngpt_context_generate(ctx, &gc, tok, 12, out, 8, NULL, NULL, &res));
     NOTE(r, out);
     NOTE(r, res);
     ngpt_context_free(ctx);
@@ -590,27 +598,39 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
         ngpt_train_state mts;
         size_t arena = 0;
         CALL(ngpt_model_config(model, &read));
+        note_config(r, "checkpoint config", &read);
         CALL(ngpt_model_tokenizer(model, &mt));
         CALL(ngpt_model_train_state(model, &mts));
         NOTE(r, mts.has_state);
         ngpt_shape ms = infer;
         ms.threads = threads;
-        CALL(ngpt_model_arena_size(model, &ms, &arena));     /* per thread count: not noted */
+        CALL(ngpt_context_arena_size(model, NULL, &ms, &arena));     /* per thread count: not noted */
         ngpt_context *mctx = NULL;
-        CALL(ngpt_context_init_model(&mctx, model, &ms, NULL, 0));
+        CALL(ngpt_context_init(&mctx, model, NULL, &ms, NULL, 0));
         if (mctx) {
             mctx->plan.threads.pool->inline_below = 0.0;
-            CALL(ngpt_model_forward(mctx, tok, 2, 8, NULL, NULL));
+            CALL(ngpt_context_forward(mctx, tok, 2, 8, NULL, NULL));
             note_logits(r, "model context logits", mctx);
             ngpt_context_free(mctx);
         }
         ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
-        ts.batch = 2, ts.seq = 8;
-        ngpt_context *tctx = make(&read, ts, threads);
+        ts.batch = 2, ts.seq = 8, ts.threads = threads;
+        ngpt_context *tctx = NULL;
+        CALL(ngpt_context_init(&tctx, model, NULL, &ts, NULL, 0));
         if (tctx) {
-            CALL(ngpt_checkpoint_load_model(tctx, model));
-            note_params(r, "loaded from a model", tctx);
+            note_params(r, "copied from a model", tctx);
             ngpt_context_free(tctx);
+        }
+        /* the case: quantized as copied, in the library's rounding */
+        infer.trace = NGPT_TRACE_NONE, infer.threads = threads;
+        CALL(ngpt_config_set(&read, "weights=q8"));
+        CALL(ngpt_context_init(&ctx, model, &read, &infer, NULL, 0));
+        if (ctx) {
+            ctx->plan.threads.pool->inline_below = 0.0;
+            note_params(r, "q8 copied", ctx);
+            CALL(ngpt_context_forward(ctx, tok, 2, 8, NULL, NULL));
+            note_logits(r, "q8 logits", ctx);
+            ngpt_context_free(ctx);
         }
     }
     CALL(ngpt_model_close(model));
@@ -618,20 +638,6 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
         CALL(ngpt_model_open_mem(&model, file, size));
         CALL(ngpt_model_close(model));
     }
-
-    /* the case: quantized on load, in the library's rounding */
-    infer.trace = NGPT_TRACE_NONE;
-    CALL(ngpt_config_set(&read, "weights=q8"));
-    ctx = make(&read, infer, threads);
-    if (ctx) {
-        CALL(ngpt_checkpoint_load(ctx, ckpt_path));
-        note_params(r, "q8 loaded", ctx);
-        CALL(ngpt_model_forward(ctx, tok, 2, 8, NULL, NULL));
-        note_logits(r, "q8 logits", ctx);
-        if (file) CALL(ngpt_checkpoint_load_mem(ctx, file, size));
-        note_params(r, "q8 loaded from memory", ctx);
-    }
-    ngpt_context_free(ctx);
     free(file);
 }
 
@@ -640,7 +646,7 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
 static char import_path[600], import_q8_path[600];
 static char l2c_model[600], l2c_tokenizer[600], l2c_out[600];
 
-/* A file's size: what ngpt_checkpoint_size must say. */
+/* A file's size: what ngpt_config_file_size must say. */
 static size_t file_size(const char *path)
 {
     struct stat sb;
@@ -684,60 +690,65 @@ static void importing(results *r, bool tiny, int32_t threads)
     CALL(ngpt_import_hf_tokenizer_config(tok_config, &tc));
     note(r, "tokenizer_config.json", &tc, sizeof tc);
 
-    ngpt_tokenizer *tok = NULL;
+    const ngpt_tokenizer *tok = NULL;
     size_t bytes = 0, q8_bytes = 0;
-    CALL(ngpt_checkpoint_config(import_path, &cfg));
-    CALL(ngpt_checkpoint_config(import_q8_path, &q8));
-    CALL(ngpt_checkpoint_tokenizer(import_path, &tok));
-    CALL(ngpt_checkpoint_size(&cfg, tok, &bytes));
-    CALL(ngpt_checkpoint_size(&q8, tok, &q8_bytes));
+    ngpt_model *m = NULL, *m8 = NULL;
+    CALL(ngpt_model_open(&m, import_path));
+    CALL(ngpt_model_open(&m8, import_q8_path));
+    if (!m || !m8) {
+        ngpt_model_close(m), ngpt_model_close(m8);
+        return;
+    }
+    CALL(ngpt_model_config(m, &cfg));
+    CALL(ngpt_model_config(m8, &q8));
+    CALL(ngpt_model_tokenizer(m, &tok));
+    CALL(ngpt_config_file_size(&cfg, tok, &bytes));
+    CALL(ngpt_config_file_size(&q8, tok, &q8_bytes));
     NOTE(r, bytes);
     NOTE(r, q8_bytes);
     CHECK(bytes == file_size(import_path) && q8_bytes == file_size(import_q8_path),
-          "ngpt_checkpoint_size: %zu and %zu bytes, the imports %zu and %zu", bytes, q8_bytes,
+          "ngpt_config_file_size: %zu and %zu bytes, the imports %zu and %zu", bytes, q8_bytes,
           file_size(import_path), file_size(import_q8_path));
 
     int32_t ids[17];
     for (int i = 0; i < 17; i++) ids[i] = (unsigned char)TEXT[5 * i];
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_TRAIN);
     shape.batch = 1, shape.seq = 16;
-    ngpt_context *ctx = make(&cfg, shape, threads);
+    shape.threads = threads;
+    ngpt_context *ctx = NULL;
+    CALL(ngpt_context_init(&ctx, m, NULL, &shape, NULL, 0));
     if (ctx) {
-        uint64_t from_file = 0, from_mem = 1;
+        ctx->plan.threads.pool->inline_below = 0.0;
+        uint64_t from_file = 0;
         float loss = 0, grad_norm = 0;
-        if (tok) CALL(ngpt_context_tokenizer_set(ctx, tok));
-        CALL(ngpt_checkpoint_load_finetune(ctx, import_path));
-        CALL(ngpt_params_checksum(ctx, &from_file));
+        CALL(ngpt_context_params_checksum(ctx, &from_file));
         NOTE(r, from_file);
-        CALL(ngpt_params_init(ctx, 9));         /* other values, which the next load replaces */
-        unsigned char *file = test_read_file(import_path, &n);
-        if (file) CALL(ngpt_checkpoint_load_finetune_mem(ctx, file, n));
-        free(file);
-        CALL(ngpt_params_checksum(ctx, &from_mem));
-        CHECK(from_mem == from_file, "fine-tuning from memory loads the file's parameters");
         if (tiny) tiny_logits(ctx);
-        CALL(ngpt_model_forward(ctx, ids, 1, 16, ids + 1, &loss));
+        CALL(ngpt_context_forward(ctx, ids, 1, 16, ids + 1, &loss));
         NOTE(r, loss);
         note_logits(r, "fine-tuned model's logits", ctx);
         ngpt_optim_config oc = ngpt_optim_config_default();
-        CALL(ngpt_grads_zero(ctx));
-        CALL(ngpt_model_backward(ctx));
-        CALL(ngpt_optim_step(ctx, &oc, oc.lr, &grad_norm));
+        CALL(ngpt_context_grads_zero(ctx));
+        CALL(ngpt_context_backward(ctx));
+        CALL(ngpt_context_optim_step(ctx, &oc, oc.lr, &grad_norm));
         NOTE(r, grad_norm);
         note_params(r, "fine-tuned a step", ctx);
     }
     ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
 
     shape = ngpt_shape_default(NGPT_MODE_INFER);
-    shape.batch = 1, shape.seq = 16;
-    ctx = make(&q8, shape, threads);
+    shape.batch = 1, shape.seq = 16, shape.threads = threads;
+    shape.logits_rows = NGPT_LOGITS_ALL;
+    ctx = NULL;
+    CALL(ngpt_context_init(&ctx, m8, NULL, &shape, NULL, 0));
     if (ctx) {
-        CALL(ngpt_checkpoint_load(ctx, import_q8_path));
-        CALL(ngpt_model_forward(ctx, ids, 1, 16, NULL, NULL));
+        ctx->plan.threads.pool->inline_below = 0.0;
+        CALL(ngpt_context_forward(ctx, ids, 1, 16, NULL, NULL));
         note_logits(r, "8-bit import's logits", ctx);
     }
     ngpt_context_free(ctx);
+    ngpt_model_close(m);
+    ngpt_model_close(m8);
 
     /* llama2.c's files (main wrote them), imported in 8 bits, its header's config */
     opt.store = NGPT_WEIGHTS_Q8;

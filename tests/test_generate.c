@@ -28,9 +28,10 @@ static ngpt_context *make(int batch, ngpt_trace trace)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.batch = batch;
     s.trace = trace;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* the tests compare every position's logits */
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
-    CHECK_OK(ngpt_params_init(ctx, 7));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0));
+    CHECK_OK(ngpt_context_params_init(ctx, 7));
     return ctx;
 }
 
@@ -38,8 +39,8 @@ static ngpt_context *make(int batch, ngpt_trace trace)
 static void full_logits(ngpt_context *ctx, const int32_t *tok, int n, float *full)
 {
     const float *lg;
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, n, NULL, NULL));
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, n, NULL, NULL));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     memcpy(full, lg, (size_t)n * V * sizeof(float));
 }
 
@@ -55,36 +56,36 @@ static void test_cached_equals_full(void)
     const int prefixes[] = {1, 2, 7, T};
     for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
         int p = prefixes[k];
-        CHECK_OK(ngpt_cache_clear(ctx, -1));
-        CHECK_OK(ngpt_cache_prefill(ctx, tok, 1, p));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_clear(ctx, -1));
+        CHECK_OK(ngpt_context_cache_prefill(ctx, tok, 1, p));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
         CHECK(!memcmp(lg, full, (size_t)p * V * sizeof(float)), "prefill %d rows differ", p);
         for (int i = p; i < T; i++) {
-            CHECK_OK(ngpt_cache_decode(ctx, tok + i, 1));
-            CHECK_OK(ngpt_logits_data(ctx, &lg));
+            CHECK_OK(ngpt_context_cache_decode(ctx, tok + i, 1));
+            CHECK_OK(ngpt_context_logits(ctx, &lg));
             CHECK(!memcmp(lg, full + (size_t)i * V, V * sizeof(float)),
                   "prefill %d + decode: position %d differs", p, i);
         }
         int32_t n;
-        CHECK_OK(ngpt_cache_len(ctx, 0, &n));
+        CHECK_OK(ngpt_context_cache_len(ctx, 0, &n));
         CHECK(n == T, "cache holds %d", n);
     }
     /* chunked prefill: 3 + 5 + 8 */
-    CHECK_OK(ngpt_cache_clear(ctx, 0));
-    CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok, 3));
-    CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok + 3, 5));
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_cache_clear(ctx, 0));
+    CHECK_OK(ngpt_context_cache_prefill_slot(ctx, 0, tok, 3));
+    CHECK_OK(ngpt_context_cache_prefill_slot(ctx, 0, tok + 3, 5));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     CHECK(!memcmp(lg, full + 3 * V, 5 * V * sizeof(float)), "chunked prefill differs");
 
     /* the traced row of a decoded token equals the full forward's last row */
     const float *tr_full, *tr_dec;
     size_t nf, nd;
     static float row[4 * T];
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, 9, NULL, NULL));
-    CHECK_OK(ngpt_trace_data(ctx, 1, &tr_full, &nf));
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, 9, NULL, NULL));
+    CHECK_OK(ngpt_context_trace(ctx, 1, &tr_full, &nf));
     memcpy(row, tr_full, nf * sizeof(float));
-    CHECK_OK(ngpt_cache_decode(ctx, tok + 8, 1));
-    CHECK_OK(ngpt_trace_data(ctx, 1, &tr_dec, &nd));
+    CHECK_OK(ngpt_context_cache_decode(ctx, tok + 8, 1));
+    CHECK_OK(ngpt_context_trace(ctx, 1, &tr_dec, &nd));
     CHECK(nf == 4 * 9 && nd == 4 * T, "trace counts %zu %zu", nf, nd);
     int same = 1;
     for (int h = 0; h < 4; h++)
@@ -96,31 +97,31 @@ static void test_cached_equals_full(void)
     for (int i = 0; i < T; i++) other[i] = (i * 101 + 3) % V;
     static float full2[T * V];
     full_logits(ctx, other, T, full2);
-    CHECK_OK(ngpt_cache_clear(ctx, -1));
-    CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok, 4));
-    CHECK_OK(ngpt_cache_prefill_slot(ctx, 1, other, 9));
+    CHECK_OK(ngpt_context_cache_clear(ctx, -1));
+    CHECK_OK(ngpt_context_cache_prefill_slot(ctx, 0, tok, 4));
+    CHECK_OK(ngpt_context_cache_prefill_slot(ctx, 1, other, 9));
     for (int i = 0; i < 6; i++) {
         int32_t step[2] = {tok[4 + i], other[9 + i]};
-        CHECK_OK(ngpt_cache_decode(ctx, step, 2));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_decode(ctx, step, 2));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
         CHECK(!memcmp(lg, full + (size_t)(4 + i) * V, V * sizeof(float)) &&
                   !memcmp(lg + V, full2 + (size_t)(9 + i) * V, V * sizeof(float)),
               "batched decode step %d differs", i);
     }
     /* a fork: copy slot 1 into slot 0 and continue it */
-    CHECK_OK(ngpt_cache_copy(ctx, 0, 1));
-    CHECK_OK(ngpt_cache_decode(ctx, other + 15, 1));
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_cache_copy(ctx, 0, 1));
+    CHECK_OK(ngpt_context_cache_decode(ctx, other + 15, 1));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     CHECK(!memcmp(lg, full2 + 15 * V, V * sizeof(float)), "forked slot differs");
 
     /* errors */
-    CHECK_STATUS(ngpt_cache_decode(ctx, tok, 1), NGPT_ERR_TOO_LONG);     /* slot 0 is full */
+    CHECK_STATUS(ngpt_context_cache_decode(ctx, tok, 1), NGPT_ERR_TOO_LONG);     /* slot 0 is full */
     int32_t bad = V;
-    CHECK_OK(ngpt_cache_clear(ctx, -1));
-    CHECK_STATUS(ngpt_cache_decode(ctx, &bad, 1), NGPT_ERR_BAD_TOKEN);
-    CHECK_STATUS(ngpt_cache_prefill(ctx, tok, 3, 1), NGPT_ERR_EXCEEDS_PLAN);
-    CHECK_STATUS(ngpt_cache_prefill_slot(ctx, 2, tok, 1), NGPT_ERR_BAD_ARG);
-    CHECK_STATUS(ngpt_cache_prefill(NULL, tok, 1, 1), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_context_cache_clear(ctx, -1));
+    CHECK_STATUS(ngpt_context_cache_decode(ctx, &bad, 1), NGPT_ERR_BAD_TOKEN);
+    CHECK_STATUS(ngpt_context_cache_prefill(ctx, tok, 3, 1), NGPT_ERR_EXCEEDS_PLAN);
+    CHECK_STATUS(ngpt_context_cache_prefill_slot(ctx, 2, tok, 1), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_cache_prefill(NULL, tok, 1, 1), NGPT_ERR_NULL_ARG);
     ngpt_context_free(ctx);
 }
 
@@ -146,7 +147,7 @@ static ngpt_generate_result gen(ngpt_context *ctx, const ngpt_generate_config *g
     ngpt_generate_result r;
     memset(&r, 0, sizeof r);
     if (sk) sk->n = 0;
-    CHECK_OK(ngpt_model_generate(ctx, gc, p, n, out, gc->max_tokens, sk ? on_token : NULL, sk, &r));
+    CHECK_OK(ngpt_context_generate(ctx, gc, p, n, out, gc->max_tokens, sk ? on_token : NULL, sk, &r));
     if (sk) CHECK(sk->n == r.n_tokens && !memcmp(sk->tok, out, (size_t)sk->n * 4),
                   "streamed tokens differ from the output");
     return r;
@@ -164,9 +165,9 @@ static void sample_window(ngpt_context *ctx, const ngpt_sampler *s, const int32_
     for (int g = 0; g < n_new; g++) {
         int w = n < T ? n : T;
         const float *lg;
-        CHECK_OK(ngpt_model_forward(ctx, seq + n - w, 1, w, NULL, NULL));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
-        CHECK_OK(ngpt_sampler_sample(ctx, s, lg + (size_t)(w - 1) * V, seq + n - w, w, 0,
+        CHECK_OK(ngpt_context_forward(ctx, seq + n - w, 1, w, NULL, NULL));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
+        CHECK_OK(ngpt_context_sample(ctx, s, lg + (size_t)(w - 1) * V, seq + n - w, w, 0,
                                      (uint64_t)g, out + g));
         seq[n++] = out[g];
     }
@@ -219,13 +220,13 @@ static void test_generate(void)
     CHECK(!memcmp(a, b, 40 * 4), "cached and uncached generation differ");
     /* generation is eval: dropout set on the context changes nothing, and
      * the setting is left as it was */
-    CHECK_OK(ngpt_dropout_set(ctx, true, 99, 7));
+    CHECK_OK(ngpt_context_dropout_set(ctx, true, 99, 7));
     memset(b, 0, 40 * 4);
     gen(ctx, &gc, "hello", b, NULL);
     CHECK(!memcmp(a, b, 40 * 4), "uncached generation applied the context's dropout");
     CHECK(ctx->run.dropout.on && ctx->run.dropout.seed == 99 && ctx->run.dropout.step == 7,
           "generation changed the dropout setting");
-    CHECK_OK(ngpt_dropout_set(ctx, false, 0, 0));
+    CHECK_OK(ngpt_context_dropout_set(ctx, false, 0, 0));
     gc.no_cache = false;
     CHECK_HASH(ngpt_checksum_bytes(a, 40 * 4), 0x627d06be35defe58);
     gc.sampler.seed = 1235;
@@ -242,13 +243,15 @@ static void test_generate(void)
     gc.stop_at_context_full = false;
 
     /* end token: the first occurrence of a[5] ends the output before it */
-    gc.end_token = a[5];
+    gc.end_tokens = &a[5], gc.n_end_tokens = 1;
     int first = 0;
     while (a[first] != a[5]) first++;
     r = gen(ctx, &gc, "hello", b, &sk);
     CHECK(r.reason == NGPT_STOP_END_TOKEN && r.n_tokens == first && r.n_generated == first + 1,
           "end token: %s n=%d", ngpt_stop_reason_string(r.reason), r.n_tokens);
-    gc.end_token = -1;
+    CHECK(r.end_token == a[5], "the result names end token %d, not %d", (int)r.end_token,
+          (int)a[5]);
+    gc.n_end_tokens = 0;
 
     /* a stop sequence spanning three tokens cuts exactly before it */
     int at = -1;
@@ -278,8 +281,8 @@ static void test_generate(void)
     gc.max_tokens = 8;
     int32_t hi[2] = {'h', 'i'};
     CHECK(gc.sampler.temperature == 0.9f, "the sampling settings above are still set");
-    CHECK_STATUS(ngpt_model_generate(ctx, &gc, hi, 2, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    CHECK(strstr(ngpt_last_error(), "ngpt_model_generate: beam search") &&
+    CHECK_STATUS(ngpt_context_generate(ctx, &gc, hi, 2, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    CHECK(strstr(ngpt_last_error(), "ngpt_context_generate: beam search") &&
               strstr(ngpt_last_error(), "temperature, top_k, top_p and min_p do not apply"),
           "beam + temperature: %s", ngpt_last_error());
     gc.sampler.temperature = 1.0f;
@@ -290,7 +293,7 @@ static void test_generate(void)
         ngpt_generate_config g = gc;
         g.sampler.top_k = sampling[i].top_k, g.sampler.top_p = sampling[i].top_p;
         g.sampler.min_p = sampling[i].min_p;
-        CHECK_STATUS(ngpt_model_generate(ctx, &g, hi, 2, NULL, 0, NULL, NULL, NULL),
+        CHECK_STATUS(ngpt_context_generate(ctx, &g, hi, 2, NULL, 0, NULL, NULL, NULL),
                      NGPT_ERR_BAD_ARG);
     }
 
@@ -305,19 +308,19 @@ static void test_generate(void)
     CHECK_HASH(ngpt_checksum_bytes(a, (size_t)r.n_tokens * 4), 0x84966dd69663b7cc);
     gc.beam_width = 4;
     int32_t p1 = 'x';
-    CHECK_STATUS(ngpt_model_generate(ctx, &gc, &p1, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    CHECK_STATUS(ngpt_context_generate(ctx, &gc, &p1, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
     gc.beam_width = 0;
 
     /* errors: a bad token, bad sampler values */
     int32_t badp[2] = {'a', 300};
-    CHECK_STATUS(ngpt_model_generate(ctx, &gc, badp, 2, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    CHECK_STATUS(ngpt_context_generate(ctx, &gc, badp, 2, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
     gc.sampler.temperature = -1.0f;
-    CHECK_STATUS(ngpt_model_generate(ctx, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_generate(ctx, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     gc.sampler.temperature = 1.0f;
     gc.sampler.top_p = 0.0f;
-    CHECK_STATUS(ngpt_model_generate(ctx, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_generate(ctx, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     gc.sampler.top_p = 1.0f;
-    CHECK_STATUS(ngpt_model_generate(ctx, &gc, badp, 1, a, 3, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_generate(ctx, &gc, badp, 1, a, 3, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     ngpt_context_free(ctx);
 
     /* a training context cannot generate */
@@ -325,9 +328,9 @@ static void test_generate(void)
     ngpt_shape st = ngpt_shape_default(NGPT_MODE_TRAIN);
     st.batch = 1;
     ngpt_context *tr = NULL;
-    CHECK_OK(ngpt_context_init(&tr, &cf, &st, NULL, 0));
-    CHECK_STATUS(ngpt_model_generate(tr, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_WRONG_MODE);
-    CHECK_STATUS(ngpt_cache_decode(tr, badp, 1), NGPT_ERR_WRONG_MODE);
+    CHECK_OK(ngpt_context_init(&tr, NULL, &cf, &st, NULL, 0));
+    CHECK_STATUS(ngpt_context_generate(tr, &gc, badp, 1, NULL, 0, NULL, NULL, NULL), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_context_cache_decode(tr, badp, 1), NGPT_ERR_WRONG_MODE);
     ngpt_context_free(tr);
 }
 
@@ -355,7 +358,7 @@ static void test_exact_past_context(void)
             for (int nc = 0; nc < 2; nc++) {
                 gc.no_cache = nc;
                 memset(got, 0, sizeof got);
-                CHECK_OK(ngpt_model_generate(ctx, &gc, prompt + NP - n, n, got, N, NULL, NULL, &r));
+                CHECK_OK(ngpt_context_generate(ctx, &gc, prompt + NP - n, n, got, N, NULL, NULL, &r));
                 CHECK(r.n_tokens == N && !memcmp(got, want, sizeof want), "prompt of %d, "
                       "temperature %g, no_cache %d: the text past T is not the sliding window's",
                       n, (double)gc.sampler.temperature, nc);
@@ -383,18 +386,18 @@ static void test_shift(void)
         ngpt_shape sh = ngpt_shape_default(NGPT_MODE_INFER);
         sh.batch = 2;
         ngpt_context *ctx = NULL;
-        CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
-        CHECK_OK(ngpt_params_init(ctx, 11));
+        CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &sh, NULL, 0));
+        CHECK_OK(ngpt_context_params_init(ctx, 11));
         int32_t tok[T + 1];
         for (int i = 0; i <= T; i++) tok[i] = (i * 29 + 5) % V;
         const int drop = T - T / 2, keep = T / 2;
-        CHECK_OK(ngpt_cache_clear(ctx, -1));
-        CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok, T));
-        CHECK_OK(ngpt_cache_shift(ctx, 0, drop));
-        CHECK_OK(ngpt_cache_prefill_slot(ctx, 1, tok + drop, keep));    /* fresh */
+        CHECK_OK(ngpt_context_cache_clear(ctx, -1));
+        CHECK_OK(ngpt_context_cache_prefill_slot(ctx, 0, tok, T));
+        CHECK_OK(ngpt_context_cache_shift(ctx, 0, drop));
+        CHECK_OK(ngpt_context_cache_prefill_slot(ctx, 1, tok + drop, keep));    /* fresh */
         const int32_t *kt;
         int32_t n;
-        CHECK_OK(ngpt_cache_tokens(ctx, 0, &kt, &n));
+        CHECK_OK(ngpt_context_cache_tokens(ctx, 0, &kt, &n));
         CHECK(n == keep && !memcmp(kt, tok + drop, (size_t)keep * 4), "shift kept %d tokens", n);
         const size_t cnt = (size_t)keep * c.d_model;
         const float *k0 = ngpt_kv_keys(ctx, 0, 0), *k1 = ngpt_kv_keys(ctx, 0, 1);
@@ -409,8 +412,8 @@ static void test_shift(void)
               "layer 0 values after the shift differ from a fresh prefill's");
         int32_t next[2] = {tok[T], tok[T]};
         const float *lg;
-        CHECK_OK(ngpt_cache_decode(ctx, next, 2));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_decode(ctx, next, 2));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
         float lerr = 0.0f, lmag = 0.0f;
         for (int j = 0; j < V; j++) {
             lerr = fmaxf(lerr, fabsf(lg[j] - lg[V + j]));
@@ -423,15 +426,15 @@ static void test_shift(void)
             CHECK(lerr > 1e-4f * lmag, "two layers: the shift was exact (%g of %g)?",
                   (double)lerr, (double)lmag);
         /* drop 0 changes nothing; dropping everything empties the slot */
-        CHECK_OK(ngpt_cache_clear(ctx, 0));
-        CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok, 5));
+        CHECK_OK(ngpt_context_cache_clear(ctx, 0));
+        CHECK_OK(ngpt_context_cache_prefill_slot(ctx, 0, tok, 5));
         static float before[T * 64];
         memcpy(before, ngpt_kv_keys(ctx, 0, 0), 5 * (size_t)c.d_model * 4);
-        CHECK_OK(ngpt_cache_shift(ctx, 0, 0));
+        CHECK_OK(ngpt_context_cache_shift(ctx, 0, 0));
         CHECK(!memcmp(before, ngpt_kv_keys(ctx, 0, 0), 5 * (size_t)c.d_model * 4) &&
-                  ngpt_cache_len(ctx, 0, &n) == NGPT_OK && n == 5, "drop 0 changed the slot");
-        CHECK_OK(ngpt_cache_shift(ctx, 0, 5));
-        CHECK(ngpt_cache_len(ctx, 0, &n) == NGPT_OK && n == 0, "drop all left %d", n);
+                  ngpt_context_cache_len(ctx, 0, &n) == NGPT_OK && n == 5, "drop 0 changed the slot");
+        CHECK_OK(ngpt_context_cache_shift(ctx, 0, 5));
+        CHECK(ngpt_context_cache_len(ctx, 0, &n) == NGPT_OK && n == 0, "drop all left %d", n);
         ngpt_context_free(ctx);
     }
 
@@ -446,22 +449,22 @@ static void test_shift(void)
     gc.sampler.seed = 5;
     gc.sampler.repeat_penalty = 1.3f;
     const float *lg;
-    CHECK_OK(ngpt_cache_clear(ctx, -1));
-    CHECK_OK(ngpt_cache_prefill(ctx, prompt, 1, 5));
+    CHECK_OK(ngpt_context_cache_clear(ctx, -1));
+    CHECK_OK(ngpt_context_cache_prefill(ctx, prompt, 1, 5));
     for (int g = 0; g < N; g++) {
         const int32_t *seen;
         int32_t n;
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
-        CHECK_OK(ngpt_cache_tokens(ctx, 0, &seen, &n));
-        CHECK_OK(ngpt_sampler_sample(ctx, &gc.sampler, lg + (size_t)(g == 0 ? 4 : 0) * V, seen, n,
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_tokens(ctx, 0, &seen, &n));
+        CHECK_OK(ngpt_context_sample(ctx, &gc.sampler, lg + (size_t)(g == 0 ? 4 : 0) * V, seen, n,
                                      0, (uint64_t)g, want + g));
-        if (n == T) CHECK_OK(ngpt_cache_shift(ctx, 0, T - T / 2));
-        CHECK_OK(ngpt_cache_decode(ctx, want + g, 1));
+        if (n == T) CHECK_OK(ngpt_context_cache_shift(ctx, 0, T - T / 2));
+        CHECK_OK(ngpt_context_cache_decode(ctx, want + g, 1));
     }
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, exact, N, NULL, NULL, NULL));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, exact, N, NULL, NULL, NULL));
     gc.context_mode = NGPT_CONTEXT_SHIFT;
     ngpt_generate_result r;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, got, N, NULL, NULL, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, got, N, NULL, NULL, &r));
     CHECK(r.n_tokens == N && !memcmp(got, want, sizeof want), "shift generation differs from "
           "its definition");
     CHECK(!memcmp(got, exact, (T - 5 + 1) * 4) && memcmp(got, exact, sizeof got),
@@ -486,7 +489,7 @@ static void test_shift(void)
             gc.stop = stops;
             static sink sk;
             sk.n = 0;
-            CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, want, N, on_token, &sk, &r));
+            CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, want, N, on_token, &sk, &r));
             CHECK(r.reason == NGPT_STOP_SEQUENCE && r.n_tokens == cut && sk.n == cut &&
                       !memcmp(sk.tok, got, (size_t)cut * 4),
                   "shift + a stop of %d ending at %d: %s n=%d streamed %d want %d", m, e,
@@ -499,7 +502,7 @@ static void test_shift(void)
 }
 
 /* Decode steps multiply by a packed copy of the weights: after the
- * parameters change (written through ngpt_params_data, or loaded) they
+ * parameters change (written through ngpt_context_params, or loaded) they
  * still equal the full forward. */
 static void test_cached_after_param_change(void)
 {
@@ -508,23 +511,23 @@ static void test_cached_after_param_change(void)
     int32_t tok[6] = {3, 1, 4, 1, 5, 9};
     static float full[6 * V];
     const float *lg;
-    CHECK_OK(ngpt_cache_prefill(ctx, tok, 1, 6));     /* packs the weights of seed 7 */
+    CHECK_OK(ngpt_context_cache_prefill(ctx, tok, 1, 6));     /* packs the weights of seed 7 */
     float *w;
     size_t n;
     ngpt_tensor_info fc1;
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.1.mlp.fc1.weight", &fc1));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.1.mlp.fc1.weight", &fc1));
     for (int round = 0; round < 2; round++) {
         if (round == 0) {
-            CHECK_OK(ngpt_params_data(ctx, &w, &n));
+            CHECK_OK(ngpt_context_params(ctx, &w, &n));
             for (size_t i = 0; i < fc1.count; i++) w[fc1.offset + i] *= -1.5f;
         } else {
-            CHECK_OK(ngpt_params_init(ctx, 8));
+            CHECK_OK(ngpt_context_params_init(ctx, 8));
         }
         full_logits(ctx, tok, 6, full);
-        CHECK_OK(ngpt_cache_clear(ctx, -1));
-        CHECK_OK(ngpt_cache_prefill(ctx, tok, 1, 5));
-        CHECK_OK(ngpt_cache_decode(ctx, tok + 5, 1));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_clear(ctx, -1));
+        CHECK_OK(ngpt_context_cache_prefill(ctx, tok, 1, 5));
+        CHECK_OK(ngpt_context_cache_decode(ctx, tok + 5, 1));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
         CHECK(!memcmp(lg, full + 5 * V, V * sizeof(float)),
               "decode after %s differs from the full forward", round ? "init" : "a write");
     }
@@ -552,7 +555,7 @@ static void test_fresh_long_prompt(void)
         gc.max_tokens = 1;
         gc.sampler.temperature = 0.0f;
         ngpt_generate_result r;
-        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, n, got, 1, NULL, NULL, &r));
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, n, got, 1, NULL, NULL, &r));
         const float *row = full + (size_t)(n - 1) * V;
         int best = 0;
         for (int j = 1; j < V; j++)
@@ -571,14 +574,14 @@ static uint64_t greedy_run(ngpt_context *ctx, const int32_t *prompt, int n, int3
     gc.sampler.temperature = 0.0f;
     ngpt_generate_result r;
     uint64_t h = 0;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, n, out, 8, NULL, NULL, &r));
-    CHECK_OK(ngpt_logits_checksum(ctx, &h));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, n, out, 8, NULL, NULL, &r));
+    CHECK_OK(ngpt_context_logits_checksum(ctx, &h));
     return h;
 }
 
 /* ngpt_context_prepare changes no result, and a generation sees parameters
  * written through a pointer handed out before an earlier generation (which
- * packed the old values): each generation after ngpt_params_data repacks. */
+ * packed the old values): each generation after ngpt_context_params repacks. */
 static void test_prepare_and_old_pointer(void)
 {
     const int32_t prompt[5] = {7, 1, 8, 2, 8};
@@ -590,12 +593,12 @@ static void test_prepare_and_old_pointer(void)
         CHECK(ha == hb && !memcmp(a, b, sizeof a), "a prepared context generates differently");
         float *w;
         size_t n;
-        CHECK_OK(ngpt_params_data(prepared, &w, &n));
+        CHECK_OK(ngpt_context_params(prepared, &w, &n));
         greedy_run(prepared, prompt, 5, b);             /* packs the current values */
         for (size_t i = 0; i < n; i++) w[i] *= 0.5f;    /* then writes through the old pointer */
         uint64_t h_old_ptr = greedy_run(prepared, prompt, 5, b);
         float *w2;
-        CHECK_OK(ngpt_params_data(plain, &w2, &n));
+        CHECK_OK(ngpt_context_params(plain, &w2, &n));
         for (size_t i = 0; i < n; i++) w2[i] *= 0.5f;
         uint64_t h_fresh = greedy_run(plain, prompt, 5, a);
         CHECK(h_old_ptr == h_fresh && h_fresh != ha && !memcmp(a, b, sizeof a),

@@ -37,28 +37,29 @@ int main(void)
     s.batch = 3;
     s.trace = NGPT_TRACE_LAST_ROW;
     s.threads = 2;      /* the pool runs jobs without allocating */
+    s.draft_tokens = 4; /* the speculative rounds below check 4 + 1 tokens */
     ngpt_context *ctx;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
-    CHECK_OK(ngpt_params_init(ctx, 3));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0));
+    CHECK_OK(ngpt_context_params_init(ctx, 3));
 
     ngpt_shape ds = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *draft;                /* a draft model for speculative generation */
-    CHECK_OK(ngpt_context_init(&draft, &c, &ds, NULL, 0));
-    CHECK_OK(ngpt_params_init(draft, 4));
+    CHECK_OK(ngpt_context_init(&draft, NULL, &c, &ds, NULL, 0));
+    CHECK_OK(ngpt_context_params_init(draft, 4));
 
     int before = allocations;
     int32_t prompt[5] = {'h', 'e', 'l', 'l', 'o'}, three[15], out[40], tok;
     for (int i = 0; i < 15; i++) three[i] = 'a' + i;
     const float *lg;
-    CHECK_OK(ngpt_cache_prefill(ctx, three, 3, 5));
-    CHECK_OK(ngpt_cache_decode(ctx, prompt, 3));
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_cache_prefill(ctx, three, 3, 5));
+    CHECK_OK(ngpt_context_cache_decode(ctx, prompt, 3));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     ngpt_sampler sm = ngpt_sampler_default();
     sm.top_k = 20;
     sm.top_p = 0.9f;
     sm.min_p = 0.01f;
     sm.repeat_penalty = 1.3f;
-    CHECK_OK(ngpt_sampler_sample(ctx, &sm, lg, prompt, 5, 0, 0, &tok));
+    CHECK_OK(ngpt_context_sample(ctx, &sm, lg, prompt, 5, 0, 0, &tok));
 
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.sampler = sm;
@@ -68,28 +69,28 @@ int main(void)
     gc.n_stop = 2;
     int streamed = 0;
     ngpt_generate_result r;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     gc.no_cache = true;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     gc.no_cache = false;
     gc.context_mode = NGPT_CONTEXT_SHIFT;   /* shifts past T */
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     gc.context_mode = NGPT_CONTEXT_EXACT;
     int32_t longp[20];                      /* cropped to T = 16 */
     for (int i = 0; i < 20; i++) longp[i] = 'a' + i;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, longp, 20, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, longp, 20, out, 40, count_tokens, &streamed, &r));
     gc.draft = draft;                       /* speculative: a draft model, then lookup */
     gc.draft_tokens = 4;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     gc.draft = NULL;
     gc.lookup = 3;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     gc.lookup = 0;
     gc.draft_tokens = 0;
     gc.sampler = beam_sampler(&sm);
     gc.beam_width = 3;
     gc.max_tokens = 8;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, out, 40, count_tokens, &streamed, &r));
     CHECK(allocations == before, "generation allocated %d times", allocations - before);
     CHECK(streamed > 0, "nothing streamed");
     ngpt_context_free(ctx);
@@ -106,8 +107,8 @@ int main(void)
     CHECK_OK(ngpt_tokenizer_train(&tk, &tc, texts, sizes, 1));
     CHECK_OK(ngpt_tokenizer_describe(tk, &ti));
     c.vocab_size = ti.n_tokens;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
-    CHECK_OK(ngpt_params_init(ctx, 4));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0));
+    CHECK_OK(ngpt_context_params_init(ctx, 4));
     CHECK_OK(ngpt_context_tokenizer_set(ctx, tk));
     int32_t big_out[40 + 300];
     const char *tstops[] = {"at", "e c", " the"};
@@ -116,11 +117,11 @@ int main(void)
     before = allocations;
     for (int seed = 0; seed < 4; seed++) {
         gc.sampler.seed = (uint64_t)seed;
-        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
     }
     gc.sampler = beam_sampler(&sm);
     gc.beam_width = 3, gc.max_tokens = 8;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
     CHECK(allocations == before, "generation with a tokenizer allocated %d times",
           allocations - before);
     ngpt_context_free(ctx);

@@ -61,14 +61,15 @@ static void run(const char *file, ngpt_config cfg, tol t)
     shape.batch = B;
     shape.seq = T;
     shape.trace = NGPT_TRACE_FULL;
+    shape.logits_rows = NGPT_LOGITS_ALL;    /* every position's logits and the loss */
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &shape, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &cfg, &shape, NULL, 0));
     if (ctx) {
         CHECK_OK(golden_fill_weights(ctx, 42));
         float loss = NAN;
-        CHECK_OK(ngpt_model_forward(ctx, x, B, T, y, &loss));
+        CHECK_OK(ngpt_context_forward(ctx, x, B, T, y, &loss));
         const float *logits = NULL;
-        CHECK_OK(ngpt_logits_data(ctx, &logits));
+        CHECK_OK(ngpt_context_logits(ctx, &logits));
         if (logits && lg->count == (size_t)B * T * cfg.vocab_size) {
             double ref, e = max_abs_err(logits, lg->data, lg->count, &ref);
             printf("%s logits: max abs err %.3g (max |logit| %.3g, rel %.3g), tolerance %.0e\n",
@@ -87,7 +88,7 @@ static void run(const char *file, ngpt_config cfg, tol t)
             const golden_entry *at = golden_find(&g, name);
             const float *p = NULL;
             size_t count = 0;
-            CHECK_OK(ngpt_trace_data(ctx, l, &p, &count));
+            CHECK_OK(ngpt_context_trace(ctx, l, &p, &count));
             CHECK(at && p && count == at->count, "%s %s: trace has %zu floats", file, name, count);
             if (!at || !p || count != at->count) continue;
             double e = max_abs_err(p, at->data, count, NULL);

@@ -37,11 +37,11 @@ static void fill(ngpt_context *ctx)
 {
     float *w;
     size_t n;
-    ngpt_params_init(ctx, 42);
-    ngpt_params_data(ctx, &w, &n);
+    ngpt_context_params_init(ctx, 42);
+    ngpt_context_params(ctx, &w, &n);
     for (int32_t t = 0; t < test_tensor_count(ctx); t++) {
         ngpt_tensor_info ti;
-        ngpt_tensor_at(ctx, t, &ti);
+        ngpt_context_tensor_at(ctx, t, &ti);
         for (size_t i = 0; i < ti.count; i++) {
             float *x = w + ti.offset + i;
             *x = ti.ndim == 2 ? *x * 5.0f : *x + 0.1f * urand();
@@ -52,7 +52,7 @@ static void fill(ngpt_context *ctx)
 static float loss_of(ngpt_context *ctx, const int32_t *tok, const int32_t *tgt)
 {
     float l = NAN;
-    ngpt_model_forward(ctx, tok, B, T, tgt, &l);
+    ngpt_context_forward(ctx, tok, B, T, tgt, &l);
     return l;
 }
 
@@ -62,20 +62,20 @@ static void check_tensors(float dropout, int only_every, const char *variant)
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &sh, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &cfg, &sh, NULL, 0));
     if (!ctx) return;
     fill(ctx);
     int32_t tok[B * T], tgt[B * T];
     for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(lcg() >> 24), tgt[i] = (int32_t)(lcg() >> 24);
-    CHECK_OK(ngpt_dropout_set(ctx, dropout > 0.0f, 7, 3));
-    CHECK_OK(ngpt_grads_zero(ctx));
+    CHECK_OK(ngpt_context_dropout_set(ctx, dropout > 0.0f, 7, 3));
+    CHECK_OK(ngpt_context_grads_zero(ctx));
     float l0;
-    CHECK_OK(ngpt_model_forward(ctx, tok, B, T, tgt, &l0));
-    CHECK_OK(ngpt_model_backward(ctx));
+    CHECK_OK(ngpt_context_forward(ctx, tok, B, T, tgt, &l0));
+    CHECK_OK(ngpt_context_backward(ctx));
     float *w, *g;
     size_t n, ng;
-    ngpt_params_data(ctx, &w, &n);
-    CHECK_OK(ngpt_grads_data(ctx, &g, &ng));
+    ngpt_context_params(ctx, &w, &n);
+    CHECK_OK(ngpt_context_grads(ctx, &g, &ng));
     float *g0 = malloc(n * sizeof(float));
     for (size_t i = 0; i < n; i++) g0[i] = g[i];
 
@@ -83,7 +83,7 @@ static void check_tensors(float dropout, int only_every, const char *variant)
     double worst = 0.0;
     for (int32_t t = 0; t < test_tensor_count(ctx); t += only_every) {
         ngpt_tensor_info ti;
-        ngpt_tensor_at(ctx, t, &ti);
+        ngpt_context_tensor_at(ctx, t, &ti);
         size_t idx[SAMPLE];
         float sgn[SAMPLE];
         double analytic = 0.0, mag = 0.0;
@@ -204,33 +204,34 @@ static void check_errors(void)
     ngpt_config cfg = tiny(0.0f, "");
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_INFER);
     sh.seq = T;
+    sh.logits_rows = NGPT_LOGITS_ALL;       /* a forward with targets: the loss */
     ngpt_context *ctx;
-    CHECK_STATUS(ngpt_model_backward(NULL), NGPT_ERR_NULL_ARG);
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &sh, NULL, 0));
+    CHECK_STATUS(ngpt_context_backward(NULL), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &cfg, &sh, NULL, 0));
     int32_t tok[T] = {0};
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, T, tok, NULL));
-    CHECK_STATUS(ngpt_model_backward(ctx), NGPT_ERR_WRONG_MODE);
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, T, tok, NULL));
+    CHECK_STATUS(ngpt_context_backward(ctx), NGPT_ERR_WRONG_MODE);
     float *g;
     size_t n;
-    CHECK_STATUS(ngpt_grads_data(ctx, &g, &n), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_context_grads(ctx, &g, &n), NGPT_ERR_WRONG_MODE);
     ngpt_context_free(ctx);
 
     sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = 1, sh.seq = T;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &sh, NULL, 0));
-    CHECK_STATUS(ngpt_model_backward(ctx), NGPT_ERR_WRONG_MODE);          /* no forward yet */
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, T, NULL, NULL));
-    CHECK_STATUS(ngpt_model_backward(ctx), NGPT_ERR_WRONG_MODE);          /* no targets */
-    CHECK_STATUS(ngpt_grads_data(ctx, NULL, &n), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &cfg, &sh, NULL, 0));
+    CHECK_STATUS(ngpt_context_backward(ctx), NGPT_ERR_WRONG_MODE);          /* no forward yet */
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, T, NULL, NULL));
+    CHECK_STATUS(ngpt_context_backward(ctx), NGPT_ERR_WRONG_MODE);          /* no targets */
+    CHECK_STATUS(ngpt_context_grads(ctx, NULL, &n), NGPT_ERR_NULL_ARG);
     /* accumulation: two backward passes of one batch give twice the gradient */
-    CHECK_OK(ngpt_params_init(ctx, 1));
-    CHECK_OK(ngpt_grads_zero(ctx));
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, T, tok, NULL));
-    CHECK_OK(ngpt_model_backward(ctx));
-    CHECK_OK(ngpt_grads_data(ctx, &g, &n));
+    CHECK_OK(ngpt_context_params_init(ctx, 1));
+    CHECK_OK(ngpt_context_grads_zero(ctx));
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, T, tok, NULL));
+    CHECK_OK(ngpt_context_backward(ctx));
+    CHECK_OK(ngpt_context_grads(ctx, &g, &n));
     float *once = malloc(n * sizeof(float));
     for (size_t i = 0; i < n; i++) once[i] = g[i];
-    CHECK_OK(ngpt_model_backward(ctx));
+    CHECK_OK(ngpt_context_backward(ctx));
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
         if (fabsf(g[i] - 2.0f * once[i]) > 1e-6f * fabsf(once[i]) + 1e-12f) bad++;

@@ -413,20 +413,22 @@ static void with_model(const ngpt_tokenizer *t)
     cfg.vocab_size = info.n_tokens;
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &shape, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &cfg, &shape, NULL, 0));
     if (!ctx) return;
-    CHECK_OK(ngpt_params_init(ctx, 5));
+    CHECK_OK(ngpt_context_params_init(ctx, 5));
     CHECK_OK(ngpt_context_tokenizer_set(ctx, t));
     char path[600];
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(path, sizeof path, "%s/ngpt-hf-tok-%d.ngpt", tmp, (int)getpid());
-    CHECK_OK(ngpt_checkpoint_save(ctx, path));
-    ngpt_tokenizer *got = NULL;
+    CHECK_OK(ngpt_context_save(ctx, path));
+    ngpt_model *m = NULL;
+    const ngpt_tokenizer *got = NULL;
     ngpt_tokenizer_info gi = {0};
-    CHECK_OK(ngpt_checkpoint_tokenizer(path, &got));
+    CHECK_OK(ngpt_model_open(&m, path));
+    if (m) CHECK_OK(ngpt_model_tokenizer(m, &got));
     CHECK(got && !ngpt_tokenizer_describe(got, &gi) && gi.checksum == info.checksum &&
           gi.n_tokens == info.n_tokens, "the checkpoint carries the tokenizer with its ids");
-    ngpt_tokenizer_free(got);
+    ngpt_model_close(m);
     remove(path);
 
     int32_t banned[N_SPECIAL], prompt[64], out[64], out2[512];
@@ -438,7 +440,7 @@ static void with_model(const ngpt_tokenizer *t)
     gc.sampler.banned = banned;
     gc.sampler.n_banned = N_SPECIAL;
     ngpt_generate_result r = {0}, r2 = {0};
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, (int32_t)np, out, 64, NULL, NULL, &r));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, (int32_t)np, out, 64, NULL, NULL, &r));
     char text[2048], text2[2048];
     size_t n = 0, n2 = 0, at = 0;
     CHECK_OK(ngpt_tokenizer_decode(t, out, (size_t)r.n_tokens, text, sizeof text, &n));
@@ -460,7 +462,7 @@ static void with_model(const ngpt_tokenizer *t)
         while (memcmp(text + first, stop, 2)) first++;
         gc.stop = stops;
         gc.n_stop = 1;
-        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, (int32_t)np, out2, 512, NULL, NULL, &r2));
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, (int32_t)np, out2, 512, NULL, NULL, &r2));
         CHECK_OK(ngpt_tokenizer_decode(t, out2, (size_t)r2.n_tokens, text2, sizeof text2, &n2));
         CHECK(r2.reason == NGPT_STOP_SEQUENCE && n2 == first && !memcmp(text, text2, first),
               "the output ends right before the stop sequence: %zu bytes, want %zu", n2, first);

@@ -29,16 +29,21 @@
 
 /* ------------------------------------------------------------ checks */
 
-static ngpt_context *load(const char *path, int threads)
+/* An inference context owning a copy of the model file's weights (read
+ * through ngpt_context_params), keeping every position's logits; *m is
+ * the model, open until test_context_close. */
+static ngpt_context *load(const char *path, int threads, ngpt_model **m)
 {
     ngpt_config cfg;
     ngpt_context *ctx = NULL;
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.threads = threads;
-    if (ngpt_checkpoint_config(path, &cfg) || ngpt_context_init(&ctx, &cfg, &s, NULL, 0) ||
-        ngpt_checkpoint_load(ctx, path)) {
+    s.logits_rows = NGPT_LOGITS_ALL;
+    if (ngpt_model_open(m, path) || ngpt_model_config(*m, &cfg) ||
+        ngpt_context_init(&ctx, *m, &cfg, &s, NULL, 0)) {
         fprintf(stderr, "load %s: %s\n", path, ngpt_last_error());
-        ngpt_context_free(ctx);
+        ngpt_model_close(*m);
+        *m = NULL;
         return NULL;
     }
     return ctx;
@@ -74,19 +79,20 @@ static bool ngpt_name(const char *hf, char *out, size_t size, bool *transpose)
  * `unlisted` of them, which the caller checks: an untied lm_head). */
 static void check_params(const char *label, const char *model, size_t unlisted)
 {
-    ngpt_context *ctx = load(model, 1);
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = load(model, 1, &m);
     CHECK(ctx != NULL, "%s: the import loads", label);
     if (!ctx) return;
     float *p;
     size_t count;
-    CHECK_OK(ngpt_params_data(ctx, &p, &count));
+    CHECK_OK(ngpt_context_params(ctx, &p, &count));
     size_t seen = 0, wrong = 0;
     for (int i = 0; i < n_hf_tensors; i++) {
         const hf_tensor *t = &hf_tensors[i];
         char name[64];
         bool tr;
         ngpt_tensor_info info;
-        if (!ngpt_name(t->name, name, sizeof name, &tr) || ngpt_tensor_find(ctx, name, &info)) {
+        if (!ngpt_name(t->name, name, sizeof name, &tr) || ngpt_context_tensor_find(ctx, name, &info)) {
             CHECK(false, "%s: %s has no ngpt tensor", label, t->name);
             continue;
         }
@@ -101,29 +107,36 @@ static void check_params(const char *label, const char *model, size_t unlisted)
     }
     CHECK(seen + unlisted == count && wrong == 0, "%s: %zu of %zu parameters differ from the file's (%zu "
           "of %zu compared)", label, wrong, count, seen, count);
-    ngpt_context_free(ctx);
+    test_context_close(ctx, m);
 }
 
 static uint64_t logits_hash(const char *model, int threads)
 {
-    ngpt_context *ctx = load(model, threads);
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = load(model, threads, &m);
     uint64_t h = 0;
     int32_t tokens[T];
     for (int i = 0; i < T; i++) tokens[i] = (i * 7 + 3) % V;
-    if (ctx && !ngpt_model_forward(ctx, tokens, 1, T, NULL, NULL)) ngpt_logits_checksum(ctx, &h);
-    ngpt_context_free(ctx);
+    if (ctx && !ngpt_context_forward(ctx, tokens, 1, T, NULL, NULL)) ngpt_context_logits_checksum(ctx, &h);
+    test_context_close(ctx, m);
     return h;
 }
 
-static uint64_t tokenizer_sum(const char *model)
+/* What ngpt_tokenizer_describe says of the tokenizer the model file
+ * carries (end_id -2 and a message when it has none). */
+static ngpt_tokenizer_info tokenizer_of(const char *model)
 {
-    ngpt_tokenizer *tok = NULL;
-    ngpt_tokenizer_info info = {0};
-    if (ngpt_checkpoint_tokenizer(model, &tok) || !tok || ngpt_tokenizer_describe(tok, &info))
+    ngpt_model *m = NULL;
+    const ngpt_tokenizer *tok = NULL;
+    ngpt_tokenizer_info info = {.end_id = -2};
+    if (ngpt_model_open(&m, model) || ngpt_model_tokenizer(m, &tok) || !tok ||
+        ngpt_tokenizer_describe(tok, &info))
         fprintf(stderr, "tokenizer of %s: %s\n", model, ngpt_last_error());
-    ngpt_tokenizer_free(tok);
-    return info.checksum;
+    ngpt_model_close(m);
+    return info;
 }
+
+static uint64_t tokenizer_sum(const char *model) { return tokenizer_of(model).checksum; }
 
 static bool exists(const char *path)
 {
@@ -141,23 +154,19 @@ static ngpt_status import_dir(const char *dir, const char *out, ngpt_weights sto
     return ngpt_import_hf(d, &opt, o);
 }
 
-/* What ngpt quantize makes of float32 checkpoint f32: `store` at out. */
+/* What ngpt quantize makes of float32 checkpoint f32: `store` at out (a
+ * context of the model under its config with `store` weights, which keeps
+ * its tokenizer). */
 static void quantize(const char *f32, const char *out, ngpt_weights store)
 {
-    ngpt_config cfg;
-    ngpt_context *ctx = NULL;
-    ngpt_tokenizer *tok = NULL;
+    ngpt_config cfg = test_file_config(f32);
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.seq = 1;
-    CHECK_OK(ngpt_checkpoint_config(f32, &cfg));
     cfg.weights = store;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
-    CHECK_OK(ngpt_checkpoint_tokenizer(f32, &tok));
-    CHECK_OK(ngpt_context_tokenizer_set(ctx, tok));
-    CHECK_OK(ngpt_checkpoint_load(ctx, f32));
-    CHECK_OK(ngpt_checkpoint_save(ctx, out));
-    ngpt_context_free(ctx);
-    ngpt_tokenizer_free(tok);
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = test_context_open(&m, f32, &cfg, &s);
+    if (ctx) CHECK_OK(ngpt_context_save(ctx, out));
+    test_context_close(ctx, m);
 }
 
 /* The F32 model in every layout: the same parameters; one golden. */
@@ -302,18 +311,19 @@ static void untied(void)
     snprintf(out, sizeof out, "%s/untied.ngpt", root);
     CHECK_OK(import_dir("untied", "untied.ngpt", NGPT_WEIGHTS_F32));
     check_params("untied", out, (size_t)V * C);
-    ngpt_context *ctx = load(out, 1);
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = load(out, 1, &m);
     ngpt_tensor_info head;
     float *p;
     size_t count, wrong = 0;
-    if (!ctx || ngpt_tensor_find(ctx, "lm_head.weight", &head) || ngpt_params_data(ctx, &p, &count)) {
+    if (!ctx || ngpt_context_tensor_find(ctx, "lm_head.weight", &head) || ngpt_context_params(ctx, &p, &count)) {
         CHECK(false, "untied: lm_head.weight: %s", ngpt_last_error());
     } else {
         for (size_t i = 0; i < head.count; i++) wrong += p[head.offset + i] != -hf_tensors[0].val[i];
         CHECK(wrong == 0 && head.count == (size_t)V * C, "untied: lm_head.weight is the file's "
               "(%zu differ)", wrong);
     }
-    ngpt_context_free(ctx);
+    test_context_close(ctx, m);
 }
 
 static const char *const GPT2_PRE = "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
@@ -478,18 +488,18 @@ static void published_configs(void)
               "%s: GPT-2's switches", models[i].name);
         /* (a 32-bit machine cannot address gpt2-xl's float32 arena: overflow) */
         ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-        ngpt_status st = ngpt_arena_size(&cfg, &s, &f32);
+        ngpt_status st = ngpt_context_arena_size(NULL, &cfg, &s, &f32);
         CHECK(st == NGPT_OK || (sizeof(size_t) < 8 && st == NGPT_ERR_OVERFLOW), "%s: f32 arena: %s",
               models[i].name, ngpt_last_error());
         cfg.weights = NGPT_WEIGHTS_Q8;
-        st = ngpt_arena_size(&cfg, &s, &q8);
+        st = ngpt_context_arena_size(NULL, &cfg, &s, &q8);
         CHECK(st == NGPT_OK || (sizeof(size_t) < 8 && st == NGPT_ERR_OVERFLOW), "%s: q8 arena: %s",
               models[i].name, ngpt_last_error());
         size_t train = 0;
         ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
         ts.batch = 4, ts.seq = 256;
         cfg.weights = NGPT_WEIGHTS_F32;
-        st = ngpt_arena_size(&cfg, &ts, &train);
+        st = ngpt_context_arena_size(NULL, &cfg, &ts, &train);
         CHECK(st == NGPT_OK || (sizeof(size_t) < 8 && st == NGPT_ERR_OVERFLOW), "%s: train arena: %s",
               models[i].name, ngpt_last_error());
         printf("%-12s %13zu parameters; arena: infer B=1 T=1024 f32 %6.1f MiB, q8 %6.1f MiB; "
@@ -555,7 +565,7 @@ static void llama(void)
     CHECK(opt.context_len == 0, "the default context is config.json's");
     opt.context_len = T / 2;
     CHECK_OK(ngpt_import_hf(d, &opt, o));
-    CHECK_OK(ngpt_checkpoint_config(o, &cfg));
+    cfg = test_file_config(o);
     CHECK(cfg.context_len == T / 2, "context_len %d: T=%d", T / 2, (int)cfg.context_len);
     const int32_t bad_context[] = {-1, T + 1};
     for (int i = 0; i < 2; i++) {
@@ -622,15 +632,7 @@ static const char *const CHATML_CONFIG =
     "message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}\", "
     "\"model_max_length\": 8192, \"pad_token\": \"<|im_end|>\"}";
 
-static int32_t end_id_of(const char *model)
-{
-    ngpt_tokenizer *tok = NULL;
-    ngpt_tokenizer_info info = {.end_id = -2};
-    CHECK_OK(ngpt_checkpoint_tokenizer(model, &tok));
-    if (tok) CHECK_OK(ngpt_tokenizer_describe(tok, &info));
-    ngpt_tokenizer_free(tok);
-    return info.end_id;
-}
+static int32_t end_id_of(const char *model) { return tokenizer_of(model).end_id; }
 
 /* tokenizer_config.json (and generation_config.json) choose the end token:
  * exact ids; a name that is no special token, add_bos_token=true and a

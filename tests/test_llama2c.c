@@ -248,16 +248,21 @@ static void write_tokenizer(const char *name, const tok_file *t, int n, const ch
 
 /* ------------------------------------------------------------ checks */
 
-static ngpt_context *load(const char *model, int threads)
+/* An inference context owning a copy of the model file's weights (read
+ * through ngpt_context_params), keeping every position's logits; *m is
+ * the model, open until test_context_close. */
+static ngpt_context *load(const char *model, int threads, ngpt_model **m)
 {
     ngpt_config cfg;
     ngpt_context *ctx = NULL;
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.threads = threads;
-    if (ngpt_checkpoint_config(model, &cfg) || ngpt_context_init(&ctx, &cfg, &s, NULL, 0) ||
-        ngpt_checkpoint_load(ctx, model)) {
+    s.logits_rows = NGPT_LOGITS_ALL;
+    if (ngpt_model_open(m, model) || ngpt_model_config(*m, &cfg) ||
+        ngpt_context_init(&ctx, *m, &cfg, &s, NULL, 0)) {
         fprintf(stderr, "load %s: %s\n", model, ngpt_last_error());
-        ngpt_context_free(ctx);
+        ngpt_model_close(*m);
+        *m = NULL;
         return NULL;
     }
     return ctx;
@@ -265,12 +270,13 @@ static ngpt_context *load(const char *model, int threads)
 
 static uint64_t logits_hash(const char *model, int threads)
 {
-    ngpt_context *ctx = load(model, threads);
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = load(model, threads, &m);
     uint64_t h = 0;
     int32_t tokens[SEQ];
     for (int i = 0; i < SEQ; i++) tokens[i] = (i * 37 + 5) % V;
-    if (ctx && !ngpt_model_forward(ctx, tokens, 1, SEQ, NULL, NULL)) ngpt_logits_checksum(ctx, &h);
-    ngpt_context_free(ctx);
+    if (ctx && !ngpt_context_forward(ctx, tokens, 1, SEQ, NULL, NULL)) ngpt_context_logits_checksum(ctx, &h);
+    test_context_close(ctx, m);
     return h;
 }
 
@@ -281,7 +287,7 @@ static bool holds(ngpt_context *ctx, const char *name, size_t a, size_t na, size
     ngpt_tensor_info info;
     float *p;
     size_t count;
-    if (ngpt_tensor_find(ctx, name, &info) || ngpt_params_data(ctx, &p, &count) ||
+    if (ngpt_context_tensor_find(ctx, name, &info) || ngpt_context_params(ctx, &p, &count) ||
         info.count != na + nb + nc)
         return false;
     p += info.offset;
@@ -291,7 +297,8 @@ static bool holds(ngpt_context *ctx, const char *name, size_t a, size_t na, size
 
 static void test_tensors(const char *model)
 {
-    ngpt_context *ctx = load(model, 1);
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = load(model, 1, &m);
     CHECK(ctx != NULL, "load the import");
     if (!ctx) return;
     const size_t l = 1;
@@ -305,7 +312,7 @@ static void test_tensors(const char *model)
                 O_W3 + l * HIDDEN * DIM, HIDDEN * DIM, 0, 0), "fc1 = w1|w3");
     CHECK(holds(ctx, "blocks.1.mlp.fc2.weight", O_W2 + l * DIM * HIDDEN, DIM * HIDDEN, 0, 0, 0, 0), "w2");
     CHECK(holds(ctx, "ln_f.weight", O_FINAL, DIM, 0, 0, 0, 0), "rms_final");
-    ngpt_context_free(ctx);
+    test_context_close(ctx, m);
 }
 
 static bool encodes(const ngpt_tokenizer *tok, const char *text, const int32_t *want, size_t n)
@@ -411,9 +418,12 @@ static void test_merge_order(const ngpt_tokenizer *tok, const tok_file *v)
 
 static void test_tokenizer(const char *model, const tok_file *v)
 {
-    ngpt_tokenizer *tok = NULL;
-    CHECK_OK(ngpt_checkpoint_tokenizer(model, &tok));
-    if (!tok) return;
+    ngpt_model *m = NULL;
+    const ngpt_tokenizer *tok = NULL;
+    CHECK_OK(ngpt_model_open(&m, model));
+    if (m) CHECK_OK(ngpt_model_tokenizer(m, &tok));
+    CHECK(tok != NULL, "the import carries its tokenizer");
+    if (!tok) return (void)ngpt_model_close(m);
     ngpt_tokenizer_info info;
     CHECK_OK(ngpt_tokenizer_describe(tok, &info));
     CHECK(info.n_tokens == V && info.bos_id == 1 && info.end_id == 2, "bos %d end %d",
@@ -451,11 +461,11 @@ static void test_tokenizer(const char *model, const tok_file *v)
         const ngpt_tokenizer *keep = tok;
         tok = back;
         ENC("babc", SP, B, AB, C);
-        tok = (ngpt_tokenizer *)keep;
+        tok = keep;
     }
     ngpt_tokenizer_free(back);
     test_merge_order(tok, v);
-    ngpt_tokenizer_free(tok);
+    CHECK_OK(ngpt_model_close(m));
 }
 
 /* ------------------------------------------------------------ refusals */

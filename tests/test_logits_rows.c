@@ -13,8 +13,8 @@ static ngpt_context *make(const ngpt_config *c, int batch, int threads, int32_t 
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.batch = batch, s.threads = threads, s.logits_rows = rows;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, c, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, seed));
     return ctx;
 }
 
@@ -25,8 +25,8 @@ static void same_rows(ngpt_context *full, ngpt_context *small, int32_t len, int3
                       const char *what)
 {
     const float *a = NULL, *b = NULL;
-    CHECK_OK(ngpt_logits_data(full, &a));
-    CHECK_OK(ngpt_logits_data(small, &b));
+    CHECK_OK(ngpt_context_logits(full, &a));
+    CHECK_OK(ngpt_context_logits(small, &b));
     if (!a || !b) return;
     int bad = 0;
     for (int s = 0; s < B; s++)
@@ -35,7 +35,7 @@ static void same_rows(ngpt_context *full, ngpt_context *small, int32_t len, int3
     CHECK(bad == 0, "%s: %d sequences' last %d rows differ from the full context's", what, bad,
           (int)k);
     uint64_t h = 0;
-    CHECK_OK(ngpt_logits_checksum(small, &h));
+    CHECK_OK(ngpt_context_logits_checksum(small, &h));
     CHECK(h == ngpt_checksum_bytes(b, (size_t)B * k * V * sizeof(float)),
           "%s: the checksum is not over the %d kept rows", what, (int)k);
 }
@@ -46,7 +46,7 @@ static void rows(const char *sw, ngpt_weights weights, int threads)
     CHECK(test_config_apply(&c, sw), "config %s: %s", sw, ngpt_last_error());
     c.weights = weights;
     const int32_t T = c.context_len, V = c.vocab_size;
-    ngpt_context *full = make(&c, B, threads, 0, 9);
+    ngpt_context *full = make(&c, B, threads, NGPT_LOGITS_ALL, 9);
     int32_t tok[B * 16];
     for (int i = 0; i < B * T; i++) tok[i] = (i * 37 + 5) % V;
     char what[160];
@@ -61,24 +61,24 @@ static void rows(const char *sw, ngpt_weights weights, int threads)
             const int32_t len = lens[l], k = n < len ? n : len;
             int32_t t[B * 16];
             for (int s = 0; s < B; s++) memcpy(t + s * len, tok + s * T, (size_t)len * 4);
-            CHECK_OK(ngpt_model_forward(full, t, B, len, NULL, NULL));
-            CHECK_OK(ngpt_model_forward(small, t, B, len, NULL, NULL));
+            CHECK_OK(ngpt_context_forward(full, t, B, len, NULL, NULL));
+            CHECK_OK(ngpt_context_forward(small, t, B, len, NULL, NULL));
             snprintf(what, sizeof what, "[%s w%d t%d rows=%d] forward len %d", sw, (int)weights,
                      threads, (int)n, (int)len);
             same_rows(full, small, len, k, V, what);
         }
         /* cached passes: a 5-token prefill of both slots, then a decode */
-        CHECK_OK(ngpt_cache_clear(full, -1));
-        CHECK_OK(ngpt_cache_clear(small, -1));
+        CHECK_OK(ngpt_context_cache_clear(full, -1));
+        CHECK_OK(ngpt_context_cache_clear(small, -1));
         int32_t p[B * 5];
         for (int s = 0; s < B; s++) memcpy(p + s * 5, tok + s * T, 5 * 4);
-        CHECK_OK(ngpt_cache_prefill(full, p, B, 5));
-        CHECK_OK(ngpt_cache_prefill(small, p, B, 5));
+        CHECK_OK(ngpt_context_cache_prefill(full, p, B, 5));
+        CHECK_OK(ngpt_context_cache_prefill(small, p, B, 5));
         snprintf(what, sizeof what, "[%s w%d t%d rows=%d] prefill", sw, (int)weights, threads,
                  (int)n);
         same_rows(full, small, 5, n, V, what);
-        CHECK_OK(ngpt_cache_decode(full, tok + 7, B));
-        CHECK_OK(ngpt_cache_decode(small, tok + 7, B));
+        CHECK_OK(ngpt_context_cache_decode(full, tok + 7, B));
+        CHECK_OK(ngpt_context_cache_decode(small, tok + 7, B));
         snprintf(what, sizeof what, "[%s w%d t%d rows=%d] decode", sw, (int)weights, threads,
                  (int)n);
         same_rows(full, small, 1, 1, V, what);
@@ -87,19 +87,29 @@ static void rows(const char *sw, ngpt_weights weights, int threads)
     ngpt_context_free(full);
 }
 
-/* The arena: B x n x V logits instead of B x T x V; n >= T plans as 0. */
+/* The arena: B x n x V logits instead of B x T x V; n >= T plans as
+ * NGPT_LOGITS_ALL; the default (0) plans 1 + draft_tokens rows. */
 static void arena(void)
 {
     ngpt_config c = test_config_tiny();
     c.vocab_size = 1000;
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.batch = B;
-    size_t all = 0, one = 0, many = 0;
-    CHECK_OK(ngpt_arena_size(&c, &s, &all));
+    size_t all = 0, one = 0, many = 0, dflt = 0, four = 0, spec = 0;
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &dflt));
+    s.logits_rows = NGPT_LOGITS_ALL;
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &all));
     s.logits_rows = 1;
-    CHECK_OK(ngpt_arena_size(&c, &s, &one));
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &one));
     s.logits_rows = c.context_len + 5;
-    CHECK_OK(ngpt_arena_size(&c, &s, &many));
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &many));
+    s.logits_rows = 4;
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &four));
+    s.logits_rows = 0, s.draft_tokens = 3;
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &spec));
+    CHECK(dflt == one, "the default plans %zu bytes, logits_rows=1 %zu", dflt, one);
+    CHECK(spec == four, "the default with draft_tokens=3 plans %zu bytes, logits_rows=4 %zu",
+          spec, four);
     const size_t V = 1000, T = (size_t)c.context_len;
     /* both regions are multiples of 64 bytes here (V floats = 4000 bytes: rounded up) */
     const size_t full = (B * T * V * 4 + 63) / 64 * 64, kept = (B * V * 4 + 63) / 64 * 64;
@@ -117,7 +127,7 @@ static void generate(ngpt_context *ctx, const ngpt_generate_config *gc, const in
                      int32_t n, run *g)
 {
     memset(g, 0, sizeof *g);
-    CHECK_OK(ngpt_model_generate(ctx, gc, prompt, n, g->out, CAP, NULL, NULL, &g->r));
+    CHECK_OK(ngpt_context_generate(ctx, gc, prompt, n, g->out, CAP, NULL, NULL, &g->r));
 }
 
 static void same_text(ngpt_context *full, ngpt_context *small, const ngpt_generate_config *gc,
@@ -135,7 +145,7 @@ static void generation(ngpt_weights weights)
 {
     ngpt_config c = test_config_tiny();
     c.weights = weights;
-    ngpt_context *full = make(&c, B, 1, 0, 3), *small = make(&c, B, 1, 1, 3);
+    ngpt_context *full = make(&c, B, 1, NGPT_LOGITS_ALL, 3), *small = make(&c, B, 1, 1, 3);
     ngpt_context *draft = make(&c, 1, 1, 1, 3), *spec = make(&c, 1, 1, 4, 3);
     ngpt_context *other = make(&c, 1, 1, 1, 44);   /* a draft that misses */
     if (!full || !small || !draft || !spec || !other) goto out;
@@ -180,13 +190,13 @@ static void refusals(void)
     size_t bytes = 0;
     ngpt_context *ctx = NULL;
     s.logits_rows = 1;
-    CHECK_STATUS(ngpt_arena_size(&c, &s, &bytes), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_arena_size(NULL, &c, &s, &bytes), NGPT_ERR_BAD_ARG);
     CHECK_NAMES("train mode");
-    CHECK_STATUS(ngpt_context_init(&ctx, &c, &s, NULL, 0), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0), NGPT_ERR_BAD_ARG);
     CHECK_NAMES("train mode init");
     s = ngpt_shape_default(NGPT_MODE_INFER);
-    s.logits_rows = -1;
-    CHECK_STATUS(ngpt_arena_size(&c, &s, &bytes), NGPT_ERR_BAD_ARG);
+    s.logits_rows = -2;     /* -1 is NGPT_LOGITS_ALL */
+    CHECK_STATUS(ngpt_context_arena_size(NULL, &c, &s, &bytes), NGPT_ERR_BAD_ARG);
     CHECK_NAMES("negative");
 
     ngpt_context *small = make(&c, 1, 1, 2, 3), *draft = make(&c, 1, 1, 1, 3);
@@ -194,26 +204,26 @@ static void refusals(void)
     int32_t tok[17];
     for (int i = 0; i < 17; i++) tok[i] = 'a' + i;
     float loss = 0.0f;
-    CHECK_STATUS(ngpt_model_forward(small, tok, 1, 16, tok + 1, &loss), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_forward(small, tok, 1, 16, tok + 1, &loss), NGPT_ERR_BAD_ARG);
     CHECK_NAMES("a loss");
-    CHECK_OK(ngpt_model_forward(small, tok, 1, 2, tok + 1, &loss));   /* 2 rows: all kept */
-    CHECK_OK(ngpt_model_forward(small, tok, 1, 16, NULL, NULL));      /* no loss: fine */
+    CHECK_OK(ngpt_context_forward(small, tok, 1, 2, tok + 1, &loss));   /* 2 rows: all kept */
+    CHECK_OK(ngpt_context_forward(small, tok, 1, 16, NULL, NULL));      /* no loss: fine */
     static const char text[] = "some text to evaluate on, long enough for a few windows of it.";
     ngpt_data *data = NULL;
     CHECK_OK(ngpt_data_open_mem(&data, text, sizeof text - 1, 0.5f, 8));
     if (data) {
-        CHECK_STATUS(ngpt_model_evaluate(small, data, 1, 1, 1, 8, &loss), NGPT_ERR_BAD_ARG);
+        CHECK_STATUS(ngpt_context_evaluate(small, data, 1, 1, 1, 8, &loss), NGPT_ERR_BAD_ARG);
         CHECK_NAMES("evaluate");
         ngpt_data_free(data);
     }
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.max_tokens = 4, gc.draft = draft, gc.draft_tokens = 2;   /* 3 rows, 2 kept */
     int32_t out[8];
-    CHECK_STATUS(ngpt_model_generate(small, &gc, tok, 4, out, 8, NULL, NULL, NULL),
+    CHECK_STATUS(ngpt_context_generate(small, &gc, tok, 4, out, 8, NULL, NULL, NULL),
                  NGPT_ERR_EXCEEDS_PLAN);
     CHECK_NAMES("speculative");
     gc.draft_tokens = 1;    /* 2 rows: served */
-    CHECK_OK(ngpt_model_generate(small, &gc, tok, 4, out, 8, NULL, NULL, NULL));
+    CHECK_OK(ngpt_context_generate(small, &gc, tok, 4, out, 8, NULL, NULL, NULL));
 out:
     ngpt_context_free(small);
     ngpt_context_free(draft);

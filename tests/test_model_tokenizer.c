@@ -60,15 +60,15 @@ static ngpt_context *make(ngpt_config cfg, ngpt_mode mode, int32_t batch, uint64
     ngpt_shape s = ngpt_shape_default(mode);
     s.batch = batch;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &cfg, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, seed));
     return ctx;
 }
 
 static uint64_t params_hash(ngpt_context *ctx)
 {
     uint64_t h = 0;
-    ngpt_params_checksum(ctx, &h);
+    ngpt_context_params_checksum(ctx, &h);
     return h;
 }
 
@@ -90,55 +90,86 @@ static void reseal(unsigned char *b, size_t n)
 
 /* ---------------------------------------------------------------- files */
 
+/* The model file at path (or the n bytes at img) opened: *tok its
+ * tokenizer (borrowed from *m), and the parameters' checksum of a context
+ * made from it; 0 when it does not open. */
+static uint64_t open_file(const char *file, const void *img, size_t n, ngpt_model **m,
+                          const ngpt_tokenizer **tok)
+{
+    ngpt_context *ctx = NULL;
+    uint64_t h = 0;
+    *tok = NULL;
+    CHECK_OK(file ? ngpt_model_open(m, file) : ngpt_model_open_mem(m, img, n));
+    if (!*m) return 0;
+    CHECK_OK(ngpt_model_tokenizer(*m, tok));
+    CHECK_OK(ngpt_context_init(&ctx, *m, NULL, NULL, NULL, 0));
+    const ngpt_tokenizer *attached = NULL;
+    if (ctx) CHECK(ngpt_context_tokenizer(ctx, &attached) == NGPT_OK && attached == *tok,
+                   "a model's context has the model's tokenizer attached");
+    if (ctx) CHECK_OK(ngpt_context_params_checksum(ctx, &h));
+    ngpt_context_free(ctx);
+    return h;
+}
+
+/* A damaged model file's status (no model is made). */
+static ngpt_status open_status(const void *img, size_t n)
+{
+    ngpt_model *m = NULL;
+    ngpt_status st = ngpt_model_open_mem(&m, img, n);
+    ngpt_model_close(m);
+    return st;
+}
+
 static void checkpoints(void)
 {
-    ngpt_tokenizer *tok = trained(300), *other = trained(280), *got = NULL;
+    ngpt_tokenizer *tok = trained(300), *other = trained(280);
+    ngpt_model *m = NULL;
+    const ngpt_tokenizer *got = NULL;
     if (!tok || !other) goto out;
     const ngpt_config cfg = bpe_config(tok);
-    ngpt_context *a = make(cfg, NGPT_MODE_INFER, 1, 42), *b = make(cfg, NGPT_MODE_INFER, 1, 7);
-    if (!a || !b) goto free_ctx;
+    ngpt_context *a = make(cfg, NGPT_MODE_INFER, 1, 42);
+    if (!a) goto out;
 
     /* without a tokenizer: version 1, as before */
-    CHECK_OK(ngpt_checkpoint_save(a, path));
+    CHECK_OK(ngpt_context_save(a, path));
     CHECK(file_version(path) == 1, "a file without a tokenizer is version 1 (%u)", file_version(path));
-    got = tok;
-    CHECK(ngpt_checkpoint_tokenizer(path, &got) == NGPT_OK && got == NULL, "no tokenizer in it");
+    CHECK_HASH(open_file(path, NULL, 0, &m, &got), params_hash(a));
+    CHECK(got == NULL, "no tokenizer in it");
+    ngpt_model_close(m);
 
     /* with one: version 2, read back the same */
     CHECK_OK(ngpt_context_tokenizer_set(a, tok));
     const ngpt_tokenizer *attached = NULL;
     CHECK(ngpt_context_tokenizer(a, &attached) == NGPT_OK && attached == tok, "attached");
-    CHECK_OK(ngpt_checkpoint_save(a, path));
+    CHECK_OK(ngpt_context_save(a, path));
     CHECK(file_version(path) == 2, "a file with a tokenizer is version 2 (%u)", file_version(path));
-    CHECK_OK(ngpt_checkpoint_tokenizer(path, &got));
+    CHECK_HASH(open_file(path, NULL, 0, &m, &got), params_hash(a));
     ngpt_tokenizer_info i1, i2;
     CHECK(got && !ngpt_tokenizer_describe(got, &i1) && !ngpt_tokenizer_describe(tok, &i2) &&
               i1.checksum == i2.checksum && i1.n_tokens == cfg.vocab_size,
-          "the checkpoint's tokenizer is the one saved");
+          "the model file's tokenizer is the one saved");
     ngpt_config c2;
-    CHECK_OK(ngpt_checkpoint_config(path, &c2));
+    if (m) CHECK_OK(ngpt_model_config(m, &c2));
     CHECK(c2.vocab_size == cfg.vocab_size, "config read back");
-    CHECK_OK(ngpt_checkpoint_load(b, path));        /* b has none: loads */
-    CHECK_HASH(params_hash(b), params_hash(a));
-    CHECK_OK(ngpt_context_tokenizer_set(b, got));   /* the same tokenizer, another object */
-    CHECK_OK(ngpt_checkpoint_load(b, path));
+    ngpt_context *b = NULL;     /* a copy of the model's weights, saved again: the same bytes */
+    if (m) CHECK_OK(ngpt_context_init(&b, m, &c2, NULL, NULL, 0));
+    if (b) CHECK_OK(ngpt_context_save(b, path2));
+    ngpt_context_free(b);
+    ngpt_model_close(m);
     size_t n;
     unsigned char *img = test_read_file(path, &n);
     if (img) {
-        ngpt_tokenizer *m = NULL;
-        CHECK_OK(ngpt_checkpoint_tokenizer_mem(img, n, &m));
-        CHECK(m && !ngpt_tokenizer_describe(m, &i1) && i1.checksum == i2.checksum, "from memory");
-        ngpt_tokenizer_free(m);
-        CHECK_OK(ngpt_checkpoint_load_mem(b, img, n));
-        /* saving again gives the same bytes */
-        CHECK_OK(ngpt_checkpoint_save(b, path2));
         size_t n2;
         unsigned char *img2 = test_read_file(path2, &n2);
         CHECK(img2 && n2 == n && !memcmp(img, img2, n), "save is deterministic");
         free(img2);
+        CHECK_HASH(open_file(NULL, img, n, &m, &got), params_hash(a));
+        CHECK(got && !ngpt_tokenizer_describe(got, &i1) && i1.checksum == i2.checksum,
+              "from memory");
+        ngpt_model_close(m);
     }
 
-    /* another tokenizer attached: refused, nothing loaded */
+    /* a tokenizer of another size: refused, naming V */
     ngpt_context *c = make(bpe_config(other), NGPT_MODE_INFER, 1, 9);
     if (c) {
         ngpt_config co = bpe_config(other);
@@ -149,27 +180,6 @@ static void checkpoints(void)
         CHECK(strstr(ngpt_last_error(), "ngpt_context_tokenizer_set: ") == ngpt_last_error() &&
                   strstr(ngpt_last_error(), "V="), "names V: %s", ngpt_last_error());
         ngpt_context_free(c);
-    }
-    ngpt_tokenizer *same_size = NULL;       /* same token count, other merges */
-    {
-        ngpt_tokenizer_train_config tc = ngpt_tokenizer_train_config_default();
-        tc.vocab_size = 300, tc.pretok = NGPT_PRETOK_NONE;
-        const void *texts[1] = {TEXT};
-        const size_t sizes[1] = {sizeof TEXT - 1};
-        CHECK_OK(ngpt_tokenizer_train(&same_size, &tc, texts, sizes, 1));
-    }
-    if (same_size && n_tokens(same_size) == cfg.vocab_size) {
-        uint64_t before = params_hash(b);
-        CHECK_OK(ngpt_context_tokenizer_set(b, same_size));
-        CHECK_STATUS(ngpt_checkpoint_load(b, path), NGPT_ERR_CONFIG_MISMATCH);
-        CHECK(strstr(ngpt_last_error(), "another tokenizer") != NULL, "%s", ngpt_last_error());
-        CHECK_HASH(params_hash(b), before);
-        if (img) CHECK_STATUS(ngpt_checkpoint_load_mem(b, img, n), NGPT_ERR_CONFIG_MISMATCH);
-        CHECK_OK(ngpt_context_tokenizer_set(b, NULL));
-        CHECK_OK(ngpt_checkpoint_load(b, path));
-    } else {
-        CHECK(false, "the untokenized tokenizer has %d tokens, want %d", same_size ?
-              n_tokens(same_size) : -1, (int)cfg.vocab_size);
     }
 
     /* damage: the tokenizer's bytes (container resealed), its dtype, a
@@ -186,33 +196,32 @@ static void checkpoints(void)
             uint64_t off;
             memcpy(&off, e + 88, 8);
             unsigned char *copy = malloc(n);
-            ngpt_config cc;
             memcpy(copy, img, n);
             copy[off + 400] ^= 1;       /* a merge: its own checksum fails */
             reseal(copy, n);
-            CHECK_STATUS(ngpt_checkpoint_config_mem(copy, n, &cc), NGPT_ERR_CHECKSUM);
+            CHECK_STATUS(open_status(copy, n), NGPT_ERR_CHECKSUM);
             CHECK(strstr(ngpt_last_error(), "the tokenizer in") != NULL, "%s", ngpt_last_error());
             memcpy(copy, img, n);
             memcpy(copy + off + 12, &(uint32_t){299}, 4);   /* its token count */
             reseal(copy, n);
-            CHECK_STATUS(ngpt_checkpoint_config_mem(copy, n, &cc), NGPT_ERR_CHECKSUM);
+            CHECK_STATUS(open_status(copy, n), NGPT_ERR_CHECKSUM);
             memcpy(copy, img, n);
             memcpy(e - img + copy + 64, &(uint32_t){0}, 4);  /* dtype float32 */
             reseal(copy, n);
-            CHECK_STATUS(ngpt_checkpoint_config_mem(copy, n, &cc), NGPT_ERR_BAD_FORMAT);
+            CHECK_STATUS(open_status(copy, n), NGPT_ERR_BAD_FORMAT);
             memcpy(copy, img, n);
             memcpy(copy + 8, &(uint32_t){1}, 4);            /* version 1 */
             reseal(copy, n);
-            CHECK_STATUS(ngpt_checkpoint_config_mem(copy, n, &cc), NGPT_ERR_BAD_FORMAT);
+            CHECK_STATUS(open_status(copy, n), NGPT_ERR_BAD_FORMAT);
             CHECK(strstr(ngpt_last_error(), "version 1") != NULL, "%s", ngpt_last_error());
             memcpy(copy, img, n);
             memcpy(copy + 8, &(uint32_t){3}, 4);            /* a newer version */
             reseal(copy, n);
-            CHECK_STATUS(ngpt_checkpoint_config_mem(copy, n, &cc), NGPT_ERR_VERSION);
+            CHECK_STATUS(open_status(copy, n), NGPT_ERR_VERSION);
             memcpy(copy, img, n);
             memcpy(e - img + copy, "tokenizes", 10);         /* bytes under another name */
             reseal(copy, n);
-            CHECK_STATUS(ngpt_checkpoint_config_mem(copy, n, &cc), NGPT_ERR_BAD_FORMAT);
+            CHECK_STATUS(open_status(copy, n), NGPT_ERR_BAD_FORMAT);
             CHECK(strstr(ngpt_last_error(), "only the tokenizer") != NULL, "%s", ngpt_last_error());
             free(copy);
         }
@@ -225,7 +234,7 @@ static void checkpoints(void)
         if (small) {
             /* save small's model with tok (300 tokens) as its tokenizer: the
              * context refuses to attach it, so write the file by hand */
-            CHECK_OK(ngpt_checkpoint_save(small, path2));
+            CHECK_OK(ngpt_context_save(small, path2));
             size_t m;
             unsigned char *base = test_read_file(path2, &m);
             ngpt_context_free(small);
@@ -262,8 +271,7 @@ static void checkpoints(void)
                 memcpy(f + 16, &(uint64_t){total}, 8);
                 memcpy(f + 24, &(uint32_t){nt + 1}, 4);
                 reseal(f, total);
-                ngpt_config cc;
-                CHECK_STATUS(ngpt_checkpoint_config_mem(f, total, &cc), NGPT_ERR_BAD_FORMAT);
+                CHECK_STATUS(open_status(f, total), NGPT_ERR_BAD_FORMAT);
                 CHECK(strstr(ngpt_last_error(), "tokenizer has 300 tokens") != NULL &&
                           strstr(ngpt_last_error(), "V=280") != NULL, "%s", ngpt_last_error());
                 free(f);
@@ -272,35 +280,33 @@ static void checkpoints(void)
         }
     }
 
-    /* training checkpoints carry it too, and resume refuses another */
+    /* training checkpoints carry it too, and their training contexts have it */
     ngpt_context *t = make(cfg, NGPT_MODE_TRAIN, 2, 5);
     if (t) {
         ngpt_train_state ts = {.seed = 1, .batch = 2, .seq = 16, .opt = ngpt_optim_config_default(),
                                .best_eval_loss = INFINITY, .holdout = 0.1f, .eval_every = 100,
                                .eval_batches = 8};
         CHECK_OK(ngpt_context_tokenizer_set(t, tok));
-        CHECK_OK(ngpt_checkpoint_save_train(t, path, &ts));
+        CHECK_OK(ngpt_context_save_train(t, path, &ts));
         CHECK(file_version(path) == 2, "a training checkpoint with a tokenizer is version 2");
-        ngpt_tokenizer *back = NULL;
-        CHECK_OK(ngpt_checkpoint_tokenizer(path, &back));
-        CHECK(back && !ngpt_tokenizer_describe(back, &i1) && i1.checksum == i2.checksum,
-              "the training checkpoint's tokenizer");
-        ngpt_tokenizer_free(back);
-        ngpt_train_state rs;
-        CHECK_OK(ngpt_checkpoint_load_train(t, path, &rs));
-        CHECK(rs.has_state, "state read back");
-        if (same_size) {
-            CHECK_OK(ngpt_context_tokenizer_set(t, same_size));
-            CHECK_STATUS(ngpt_checkpoint_load_train(t, path, &rs), NGPT_ERR_CONFIG_MISMATCH);
-        }
-        CHECK_OK(ngpt_checkpoint_load(b, path));        /* model only, into an infer context */
         ngpt_context_free(t);
+        open_file(path, NULL, 0, &m, &got);
+        CHECK(got && !ngpt_tokenizer_describe(got, &i1) && i1.checksum == i2.checksum,
+              "the training checkpoint's tokenizer");
+        ngpt_train_state rs;
+        if (m) CHECK_OK(ngpt_model_train_state(m, &rs));
+        CHECK(m && rs.has_state, "state read back");
+        ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
+        sh.batch = 2, sh.seq = 16;
+        t = NULL;
+        if (m) CHECK_OK(ngpt_context_init(&t, m, NULL, &sh, NULL, 0));
+        attached = NULL;
+        if (t) CHECK(ngpt_context_tokenizer(t, &attached) == NGPT_OK && attached == got,
+                     "a training context made from the model has its tokenizer");
+        ngpt_context_free(t);
+        ngpt_model_close(m);
     }
-    ngpt_tokenizer_free(same_size);
-free_ctx:
     ngpt_context_free(a);
-    ngpt_context_free(b);
-    ngpt_tokenizer_free(got);
 out:
     ngpt_tokenizer_free(tok);
     ngpt_tokenizer_free(other);
@@ -355,7 +361,7 @@ static void token_data(void)
     if (ctx) {
         ngpt_optim_config o = ngpt_optim_config_default();
         float loss;
-        CHECK_STATUS(ngpt_train_step(ctx, &o, d, 1, 4, 8, &loss, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+        CHECK_STATUS(ngpt_context_train_step(ctx, &o, d, 1, 4, 8, &loss, NULL, NULL), NGPT_ERR_BAD_TOKEN);
         CHECK(strstr(ngpt_last_error(), "token") != NULL, "%s", ngpt_last_error());
         ngpt_context_free(ctx);
     }
@@ -548,7 +554,7 @@ static void generation(void)
         gc.sampler.logit_bias = bias;
         gc.max_tokens = 14, gc.beam_width = beam, gc.stop_at_context_full = true;
         ngpt_generate_result res;
-        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, (int32_t)np, out, 64, NULL, NULL, &res));
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, (int32_t)np, out, 64, NULL, NULL, &res));
         char full[2048], stop[8];
         const size_t full_len = decode(tok, out, res.n_tokens, full, sizeof full);
         const char *first = stop_inside(tok, out, res.n_tokens, full, full_len, stop);
@@ -558,10 +564,10 @@ static void generation(void)
         const char *stops[1] = {stop};
         gc.stop = stops, gc.n_stop = 1;
         stream st = {.tok = tok};
-        CHECK_STATUS(ngpt_model_generate(ctx, &gc, prompt, (int32_t)np, out, 14, NULL, NULL,
+        CHECK_STATUS(ngpt_context_generate(ctx, &gc, prompt, (int32_t)np, out, 14, NULL, NULL,
                                          &res), NGPT_ERR_BAD_ARG);     /* no room for parts */
         CHECK(strstr(ngpt_last_error(), "longest token") != NULL, "%s", ngpt_last_error());
-        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, (int32_t)np, out, 64 + 300, on_token, &st,
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, (int32_t)np, out, 64 + 300, on_token, &st,
                                      &res));
         char got[2048];
         size_t got_len = decode(tok, out, res.n_tokens, got, sizeof got);
@@ -599,6 +605,7 @@ static void golden(void)
     CHECK_HASH(info.checksum, 0xa50b19662463df63);
     const ngpt_config cfg = bpe_config(tok);
     ngpt_context *t = make(cfg, NGPT_MODE_TRAIN, 4, 5), *g = NULL;
+    ngpt_model *m = NULL;
     ngpt_data *d = NULL;
     CHECK_OK(ngpt_data_open_mem(&d, TEXT, sizeof TEXT - 1, 0.2f, 16));
     if (!t || !d) goto out;
@@ -607,8 +614,8 @@ static void golden(void)
     ngpt_optim_config o = ngpt_optim_config_default();
     o.lr = 1e-3f, o.warmup = 1, o.total_steps = 3;
     float loss = 0, eval = 0;
-    for (int s = 0; s < 3; s++) CHECK_OK(ngpt_train_step(t, &o, d, 9, 4, 16, &loss, NULL, NULL));
-    CHECK_OK(ngpt_model_evaluate(t, d, 3, 2, 4, 16, &eval));
+    for (int s = 0; s < 3; s++) CHECK_OK(ngpt_context_train_step(t, &o, d, 9, 4, 16, &loss, NULL, NULL));
+    CHECK_OK(ngpt_context_evaluate(t, d, 3, 2, 4, 16, &eval));
     uint32_t lb, eb;
     memcpy(&lb, &loss, 4);
     memcpy(&eb, &eval, 4);
@@ -616,24 +623,25 @@ static void golden(void)
     CHECK_HASH(lb, 0x40b45b1c);
     CHECK_HASH(eb, 0x40b5aba2);
     ngpt_train_state ts = {.seed = 9, .batch = 4, .seq = 16, .opt = o, .best_eval_loss = eval};
-    CHECK_OK(ngpt_checkpoint_save_train(t, path, &ts));
-    g = make(cfg, NGPT_MODE_INFER, 1, 1);
+    CHECK_OK(ngpt_context_save_train(t, path, &ts));
+    CHECK_OK(ngpt_model_open(&m, path));     /* its tokenizer comes with it */
+    ngpt_shape gs = ngpt_shape_default(NGPT_MODE_INFER);
+    gs.logits_rows = NGPT_LOGITS_ALL;
+    if (m) CHECK_OK(ngpt_context_init(&g, m, NULL, &gs, NULL, 0));
     if (!g) goto out;
-    CHECK_OK(ngpt_checkpoint_load(g, path));
-    CHECK_OK(ngpt_context_tokenizer_set(g, tok));
     int32_t ids[64];
     size_t n = 0;
     CHECK_OK(ngpt_tokenizer_encode(tok, TEXT, 60, ids, 64, &n));
-    CHECK_OK(ngpt_model_forward(g, ids, 1, (int32_t)(n < 16 ? n : 16), NULL, NULL));
+    CHECK_OK(ngpt_context_forward(g, ids, 1, (int32_t)(n < 16 ? n : 16), NULL, NULL));
     uint64_t h;
-    CHECK_OK(ngpt_logits_checksum(g, &h));
+    CHECK_OK(ngpt_context_logits_checksum(g, &h));
     CHECK_HASH(h, 0x4c82e5c25e9b4f75);
     /* sampled text, then the same run stopped inside a token of it */
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.sampler.temperature = 0.8f, gc.sampler.seed = 4, gc.max_tokens = 30;
     int32_t out[30 + 300];
     ngpt_generate_result res;
-    CHECK_OK(ngpt_model_generate(g, &gc, ids, 4, out, 30 + 300, NULL, NULL, &res));
+    CHECK_OK(ngpt_context_generate(g, &gc, ids, 4, out, 30 + 300, NULL, NULL, &res));
     CHECK_HASH(ngpt_checksum_bytes(out, (size_t)res.n_tokens * 4), 0x78e93a9285cf6de6);
     char text[4096], stop[8];
     size_t len = decode(tok, out, res.n_tokens, text, sizeof text);
@@ -641,7 +649,7 @@ static void golden(void)
     CHECK(first != NULL, "a stop sequence inside a token of the sampled text");
     const char *stops[1] = {first ? stop : "x"};
     gc.stop = stops, gc.n_stop = 1;
-    CHECK_OK(ngpt_model_generate(g, &gc, ids, 4, out, 30 + 300, NULL, NULL, &res));
+    CHECK_OK(ngpt_context_generate(g, &gc, ids, 4, out, 30 + 300, NULL, NULL, &res));
     CHECK_HASH(ngpt_checksum_bytes(out, (size_t)res.n_tokens * 4), 0x1547191c9a66a2c2);
     CHECK(res.reason == NGPT_STOP_SEQUENCE && first &&
               decode(tok, out, res.n_tokens, text + 2048, 2048) == (size_t)(first - text),
@@ -654,6 +662,7 @@ out:
     ngpt_data_free(d);
     ngpt_context_free(t);
     ngpt_context_free(g);
+    ngpt_model_close(m);
     ngpt_tokenizer_free(tok);
 }
 

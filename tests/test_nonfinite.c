@@ -1,9 +1,9 @@
 /* test_nonfinite.c — NaN and Inf in training: a poisoned
  * parameter (NaN, then Inf) and a run that diverges (learning rate 10 and
  * weight decay 10 flip and grow the weights every step) each make
- * ngpt_train_step fail with NGPT_ERR_NUMERIC naming the step, with the
+ * ngpt_context_train_step fail with NGPT_ERR_NUMERIC naming the step, with the
  * parameters, AdamW moments and step count bit for bit unchanged;
- * ngpt_optim_skip then moves on to the next batch. */
+ * ngpt_context_optim_skip then moves on to the next batch. */
 #include <math.h>
 
 #include "runtime/context.h"
@@ -20,8 +20,8 @@ static ngpt_context *make(void)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
     s.batch = 2;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, 5));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, 5));
     return ctx;
 }
 
@@ -40,7 +40,7 @@ static void expect_numeric(ngpt_context *ctx, const ngpt_optim_config *opt, cons
 {
     uint64_t before = state_hash(ctx);
     float loss = 0.0f;
-    ngpt_status st = ngpt_train_step(ctx, opt, d, 1, 2, 16, &loss, NULL, NULL);
+    ngpt_status st = ngpt_context_train_step(ctx, opt, d, 1, 2, 16, &loss, NULL, NULL);
     CHECK(st == NGPT_ERR_NUMERIC, "%s: got %s (%s)", what, ngpt_status_string(st), ngpt_last_error());
     char want[32];
     snprintf(want, sizeof want, "of step %llu is", (unsigned long long)step);
@@ -58,23 +58,23 @@ static void poisoned(float value, const char *what)
     ngpt_optim_config opt = ngpt_optim_config_default();
     float loss, *p;
     size_t n;
-    for (int i = 0; i < 3; i++) CHECK_OK(ngpt_train_step(ctx, &opt, d, 1, 2, 16, &loss, NULL, NULL));
-    CHECK_OK(ngpt_params_data(ctx, &p, &n));
+    for (int i = 0; i < 3; i++) CHECK_OK(ngpt_context_train_step(ctx, &opt, d, 1, 2, 16, &loss, NULL, NULL));
+    CHECK_OK(ngpt_context_params(ctx, &p, &n));
     ngpt_tensor_info fc1;
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &fc1));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &fc1));
     p[fc1.offset + 7] = value;
     expect_numeric(ctx, &opt, d, 4, what);
     expect_numeric(ctx, &opt, d, 4, what);      /* the same batch again: the same answer */
     /* skipping counts the step and changes nothing else */
     uint64_t steps, before = ngpt_checksum_bytes(ctx->plan.params, n * sizeof(float));
-    CHECK_OK(ngpt_optim_skip(ctx));
-    CHECK_OK(ngpt_optim_step_count(ctx, &steps));
+    CHECK_OK(ngpt_context_optim_skip(ctx));
+    CHECK_OK(ngpt_context_step_count(ctx, &steps));
     CHECK(steps == 4, "skip counted the step (%llu)", (unsigned long long)steps);
     CHECK_HASH(ngpt_checksum_bytes(ctx->plan.params, n * sizeof(float)), before);
     expect_numeric(ctx, &opt, d, 5, what);
     /* repaired, training goes on from the next step */
     p[fc1.offset + 7] = 0.0f;
-    CHECK_OK(ngpt_train_step(ctx, &opt, d, 1, 2, 16, &loss, NULL, NULL));
+    CHECK_OK(ngpt_context_train_step(ctx, &opt, d, 1, 2, 16, &loss, NULL, NULL));
     CHECK(isfinite(loss), "finite loss after the repair");
     ngpt_data_free(d);
     ngpt_context_free(ctx);
@@ -91,7 +91,7 @@ static void diverging(void)
     float loss = 0.0f;
     ngpt_status st = NGPT_OK;
     int step = 0;
-    while (step < 100 && !(st = ngpt_train_step(ctx, &opt, d, 1, 2, 16, &loss, NULL, NULL))) step++;
+    while (step < 100 && !(st = ngpt_context_train_step(ctx, &opt, d, 1, 2, 16, &loss, NULL, NULL))) step++;
     CHECK(st == NGPT_ERR_NUMERIC && step > 0 && step < 100, "diverged at step %d: %s", step + 1,
           ngpt_last_error());
     printf("diverging run: step %d stopped: %s\n", step + 1, ngpt_last_error());

@@ -28,25 +28,25 @@ static void check_schedule(void)
     ngpt_optim_config o = ngpt_optim_config_default();
     o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 10, o.total_steps = 110;
     float lr;
-    CHECK_OK(ngpt_optim_lr(&o, 0, &lr));
+    CHECK_OK(ngpt_optim_config_lr(&o, 0, &lr));
     CHECK(lr == 0.0f, "step 0 of warmup: %g", (double)lr);
-    CHECK_OK(ngpt_optim_lr(&o, 5, &lr));
+    CHECK_OK(ngpt_optim_config_lr(&o, 5, &lr));
     CHECK(lr == (float)(1e-3f * 5.0 / 10.0), "mid warmup: %g", (double)lr);
-    CHECK_OK(ngpt_optim_lr(&o, 10, &lr));
+    CHECK_OK(ngpt_optim_config_lr(&o, 10, &lr));
     CHECK(lr == o.lr, "end of warmup: %g", (double)lr);
     for (int s = 10; s <= 130; s += 7) {
-        CHECK_OK(ngpt_optim_lr(&o, s, &lr));
+        CHECK_OK(ngpt_optim_config_lr(&o, s, &lr));
         double p = (s - 10) / 100.0;
         p = p > 1 ? 1 : p;
         double want = 1e-4f + (1e-3f - 1e-4f) * 0.5 * (1 + cos(3.14159265358979 * p));
         CHECK(fabs(lr - want) <= 1e-6 * want, "cosine at %d: %g want %g", s, (double)lr, want);
         CHECK(lr >= o.min_lr && lr <= o.lr, "step %d: %g outside [min, base]", s, (double)lr);
     }
-    CHECK_OK(ngpt_optim_lr(&o, 1000, &lr));
+    CHECK_OK(ngpt_optim_config_lr(&o, 1000, &lr));
     CHECK(lr == o.min_lr, "after the end: %g", (double)lr);
-    CHECK_STATUS(ngpt_optim_lr(&o, -1, &lr), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_optim_config_lr(&o, -1, &lr), NGPT_ERR_BAD_ARG);
     o.min_lr = 2e-3f;
-    CHECK_STATUS(ngpt_optim_lr(&o, 0, &lr), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_optim_config_lr(&o, 0, &lr), NGPT_ERR_BAD_ARG);
     o = ngpt_optim_config_default();
     o.beta2 = 1.0f;
     CHECK_STATUS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
@@ -62,8 +62,8 @@ static ngpt_context *train_ctx(void)
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &cfg, &sh, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, 42));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &cfg, &sh, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, 42));
     return ctx;
 }
 
@@ -78,22 +78,22 @@ static void check_first_step(bool decay_all)
     o.clip = 0.0f, o.decay_all = decay_all;
     float *w, *g, norm;
     size_t n;
-    ngpt_params_data(ctx, &w, &n);
+    ngpt_context_params(ctx, &w, &n);
     float *w0 = malloc(n * sizeof(float));
     for (size_t i = 0; i < n; i++) w0[i] = w[i];
-    CHECK_STATUS(ngpt_optim_step(ctx, &o, 1e-3f, &norm), NGPT_ERR_WRONG_MODE); /* no backward */
-    CHECK_OK(ngpt_grads_zero(ctx));
-    CHECK_OK(ngpt_model_forward(ctx, tok, B, T, tgt, NULL));
-    CHECK_OK(ngpt_model_backward(ctx));
-    ngpt_grads_data(ctx, &g, &n);
+    CHECK_STATUS(ngpt_context_optim_step(ctx, &o, 1e-3f, &norm), NGPT_ERR_WRONG_MODE); /* no backward */
+    CHECK_OK(ngpt_context_grads_zero(ctx));
+    CHECK_OK(ngpt_context_forward(ctx, tok, B, T, tgt, NULL));
+    CHECK_OK(ngpt_context_backward(ctx));
+    ngpt_context_grads(ctx, &g, &n);
     double ss = 0;
     for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
-    CHECK_OK(ngpt_optim_step(ctx, &o, 1e-3f, &norm));
+    CHECK_OK(ngpt_context_optim_step(ctx, &o, 1e-3f, &norm));
     CHECK(fabs(norm - sqrt(ss)) <= 1e-5 * sqrt(ss), "norm %g want %g", (double)norm, sqrt(ss));
     size_t bad = 0;
     for (int32_t t = 0; t < test_tensor_count(ctx); t++) {
         ngpt_tensor_info ti;
-        ngpt_tensor_at(ctx, t, &ti);
+        ngpt_context_tensor_at(ctx, t, &ti);
         bool decays = decay_all || (ti.ndim == 2 && t != 0);
         for (size_t i = ti.offset; i < ti.offset + ti.count; i++) {
             double gi = g[i], den = fabs(gi) + 1e-8;
@@ -108,16 +108,16 @@ static void check_first_step(bool decay_all)
     CHECK(bad == 0, "decay_all=%d: %zu parameters differ from the closed-form first step",
           (int)decay_all, bad);
     uint64_t steps;
-    CHECK_OK(ngpt_optim_step_count(ctx, &steps));
+    CHECK_OK(ngpt_context_step_count(ctx, &steps));
     CHECK(steps == 1, "steps %llu", (unsigned long long)steps);
     /* a non-finite gradient is refused and leaves the parameters alone */
     uint64_t before, after;
-    ngpt_params_checksum(ctx, &before);
-    CHECK_OK(ngpt_model_forward(ctx, tok, B, T, tgt, NULL));
-    CHECK_OK(ngpt_model_backward(ctx));
+    ngpt_context_params_checksum(ctx, &before);
+    CHECK_OK(ngpt_context_forward(ctx, tok, B, T, tgt, NULL));
+    CHECK_OK(ngpt_context_backward(ctx));
     g[3] = NAN;
-    CHECK_STATUS(ngpt_optim_step(ctx, &o, 1e-3f, &norm), NGPT_ERR_NUMERIC);
-    ngpt_params_checksum(ctx, &after);
+    CHECK_STATUS(ngpt_context_optim_step(ctx, &o, 1e-3f, &norm), NGPT_ERR_NUMERIC);
+    ngpt_context_params_checksum(ctx, &after);
     CHECK(before == after, "parameters changed after a refused step");
     free(w0);
     ngpt_context_free(ctx);
@@ -136,23 +136,23 @@ static void check_clip(void)
     for (int s = 0; s < 2; s++) {   /* second step: moments differ if clipping is wrong */
         ngpt_context *c[2] = {a, b};
         for (int k = 0; k < 2; k++) {
-            ngpt_grads_zero(c[k]);
-            ngpt_model_forward(c[k], tok, B, T, tgt, NULL);
-            ngpt_model_backward(c[k]);
+            ngpt_context_grads_zero(c[k]);
+            ngpt_context_forward(c[k], tok, B, T, tgt, NULL);
+            ngpt_context_backward(c[k]);
         }
-        ngpt_grads_data(a, &ga, &n);
-        ngpt_grads_data(b, &gb, &n);
+        ngpt_context_grads(a, &ga, &n);
+        ngpt_context_grads(b, &gb, &n);
         double ss = 0;
         for (size_t i = 0; i < n; i++) ss += (double)ga[i] * ga[i];
         o.clip = (float)(0.25 * sqrt(ss));
-        CHECK_OK(ngpt_optim_step(a, &o, 1e-3f, &norm));
+        CHECK_OK(ngpt_context_optim_step(a, &o, 1e-3f, &norm));
         float coef = o.clip / (norm + 1e-6f);
         for (size_t i = 0; i < n; i++) gb[i] = gb[i] * coef;   /* pre-clipped by hand */
         o.clip = 0.0f;
-        CHECK_OK(ngpt_optim_step(b, &o, 1e-3f, &norm));
+        CHECK_OK(ngpt_context_optim_step(b, &o, 1e-3f, &norm));
     }
-    ngpt_params_data(a, &wa, &n);
-    ngpt_params_data(b, &wb, &n);
+    ngpt_context_params(a, &wa, &n);
+    ngpt_context_params(b, &wb, &n);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) bad += wa[i] != wb[i];
     CHECK(bad == 0, "%zu parameters differ between clipping and clipping by hand", bad);
@@ -160,7 +160,7 @@ static void check_clip(void)
     ngpt_context_free(b);
 }
 
-/* 10 steps of ngpt_train_step on fixed text (dropout 0.1, warmup 3, accum 2):
+/* 10 steps of ngpt_context_train_step on fixed text (dropout 0.1, warmup 3, accum 2):
  * the parameter checksum is a golden constant for every build. */
 static void check_train_checksum(void)
 {
@@ -172,11 +172,11 @@ static void check_train_checksum(void)
     o.lr = 1e-3f, o.min_lr = 1e-4f, o.warmup = 3, o.total_steps = 10, o.accum = 2;
     float loss = 0, first = 0, lr, norm;
     for (int s = 0; s < 10; s++) {
-        CHECK_OK(ngpt_train_step(ctx, &o, d, 42, B, T, &loss, &lr, &norm));
+        CHECK_OK(ngpt_context_train_step(ctx, &o, d, 42, B, T, &loss, &lr, &norm));
         if (s == 0) first = loss;
     }
     uint64_t h;
-    CHECK_OK(ngpt_params_checksum(ctx, &h));
+    CHECK_OK(ngpt_context_params_checksum(ctx, &h));
     printf("10 steps: loss %.6f -> %.6f, params %016" PRIx64 "\n", (double)first, (double)loss, h);
     CHECK(loss < first, "loss did not fall: %g -> %g", (double)first, (double)loss);
     CHECK_HASH(h, UINT64_C(0x27ec106dc6ecf5d6));

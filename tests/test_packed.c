@@ -3,7 +3,8 @@
  * same floats, odd shapes), a model saved row-major and packed gives the
  * same parameters checksum and bit-identical logits (1 and 3 threads), a
  * model opened from a packed file uses its weights in place (copies none),
- * every loader reads both layouts, and damaged packed tensors are refused. */
+ * every kind of context made from a model reads both layouts, and damaged
+ * packed tensors are refused. */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -75,7 +76,7 @@ static int64_t dtype_of(const char *path, const char *name)
 static uint64_t params_hash(const ngpt_context *ctx)
 {
     uint64_t h = 0;
-    ngpt_params_checksum(ctx, &h);
+    ngpt_context_params_checksum(ctx, &h);
     return h;
 }
 
@@ -84,16 +85,17 @@ static float *model_logits(const ngpt_model *m, int threads, size_t *count)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.threads = threads;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* every position's, compared */
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init_model(&ctx, m, &s, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, m, NULL, &s, NULL, 0));
     if (!ctx) return NULL;
     ngpt_config cfg;
     ngpt_model_config(m, &cfg);
     int32_t tokens[12];
     for (int i = 0; i < 12; i++) tokens[i] = (i * 37 + 5) % cfg.vocab_size;
     const float *lg = NULL;
-    CHECK_OK(ngpt_model_forward(ctx, tokens, 1, 12, NULL, NULL));
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_forward(ctx, tokens, 1, 12, NULL, NULL));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     *count = (size_t)12 * (size_t)cfg.vocab_size;
     float *out = malloc(*count * sizeof(float));
     if (out && lg) memcpy(out, lg, *count * sizeof(float));
@@ -101,9 +103,10 @@ static float *model_logits(const ngpt_model *m, int threads, size_t *count)
     return out;
 }
 
-/* A model written row-major (a training save) and packed (an inference
- * context's save of it): the same model through every loader. in_place:
- * whether the config's shapes let a model use the packed file in place. */
+/* A model written row-major (a training save) and packed (the save of an
+ * inference context that copied it): the same model through every way of
+ * making a context of it. in_place: whether the config's shapes let a model
+ * use the packed file in place. */
 static void both_layouts(const char *what, const char *settings, bool in_place)
 {
     ngpt_config cfg = test_config_tiny();
@@ -111,86 +114,86 @@ static void both_layouts(const char *what, const char *settings, bool in_place)
     ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN), is = ngpt_shape_default(NGPT_MODE_INFER);
     ts.batch = 1, ts.seq = 8;
     ngpt_context *train = NULL, *infer = NULL, *back = NULL, *again = NULL;
-    CHECK_OK(ngpt_context_init(&train, &cfg, &ts, NULL, 0));
-    CHECK_OK(ngpt_context_init(&infer, &cfg, &is, NULL, 0));
-    CHECK_OK(ngpt_context_init(&back, &cfg, &ts, NULL, 0));
-    CHECK_OK(ngpt_context_init(&again, &cfg, &is, NULL, 0));
-    if (!train || !infer || !back || !again) return;
-    CHECK_OK(ngpt_params_init(train, 11));
-    CHECK_OK(ngpt_checkpoint_save(train, row_path));
-    CHECK_OK(ngpt_checkpoint_load(infer, row_path));
-    CHECK_OK(ngpt_checkpoint_save(infer, packed_path));
+    ngpt_context *q_row = NULL, *q_packed = NULL;
+    ngpt_model *mr = NULL, *mp = NULL;
+    CHECK_OK(ngpt_context_init(&train, NULL, &cfg, &ts, NULL, 0));
+    if (!train) return;
+    CHECK_OK(ngpt_context_params_init(train, 11));
+    CHECK_OK(ngpt_context_save(train, row_path));
+    CHECK_OK(ngpt_model_open(&mr, row_path));
+    if (mr) CHECK_OK(ngpt_context_init(&infer, mr, &cfg, &is, NULL, 0));
+    if (!infer) goto out;
+    CHECK_OK(ngpt_context_save(infer, packed_path));
     const char *linear = "blocks.1.mlp.fc1.weight";
     CHECK(dtype_of(row_path, linear) == NGPT_CKPT_F32 && dtype_of(packed_path, linear) == NGPT_CKPT_F32_PACKED &&
               dtype_of(packed_path, "blocks.1.mlp.fc1.bias") != NGPT_CKPT_F32_PACKED &&
               dtype_of(packed_path, "blocks.0.ln1.weight") == NGPT_CKPT_F32,
           "%s: a training save is row-major, an inference save packs the Linears only", what);
     CHECK(params_hash(train) == params_hash(infer), "%s: the same parameters checksum", what);
+    CHECK_OK(ngpt_model_open(&mp, packed_path));
+    if (!mp) goto out;
 
     /* a training context unpacks: its parameters are the original floats */
-    CHECK_OK(ngpt_checkpoint_load(back, packed_path));
+    CHECK_OK(ngpt_context_init(&back, mp, NULL, &ts, NULL, 0));
     float *p0 = NULL, *p1 = NULL;
     size_t n0 = 0, n1 = 0;
-    ngpt_params_data(train, &p0, &n0);
-    ngpt_params_data(back, &p1, &n1);
+    ngpt_context_params(train, &p0, &n0);
+    if (back) ngpt_context_params(back, &p1, &n1);
     CHECK(p0 && p1 && n0 == n1 && !memcmp(p0, p1, n0 * sizeof(float)),
-          "%s: a training load of the packed file has the floats bit for bit", what);
-    /* an inference load copies it as is: saved again, the same bytes */
-    CHECK_OK(ngpt_checkpoint_load(again, packed_path));
-    CHECK(params_hash(again) == params_hash(train), "%s: inference load of the packed file", what);
-    CHECK_OK(ngpt_checkpoint_save(again, bad_path));
-    CHECK(test_same_file(packed_path, bad_path), "%s: an inference load and save keep the bytes", what);
-
-    /* models of both files: the same logits, with 1 and 3 threads */
-    ngpt_model *mr = NULL, *mp = NULL;
-    CHECK_OK(ngpt_model_open(&mr, row_path));
-    CHECK_OK(ngpt_model_open(&mp, packed_path));
-    if (mr && mp) {
-        /* the weights are laid out for the first context: nothing before */
-        CHECK(ngpt_model_copied_bytes(mr) == 0 && ngpt_model_copied_bytes(mp) == 0,
-              "%s: no copy before a context", what);
-        for (int threads = 1; threads <= 3; threads += 2) {
-            size_t cr = 0, cp = 0;
-            float *lr = model_logits(mr, threads, &cr), *lp = model_logits(mp, threads, &cp);
-            CHECK(lr && lp && cr == cp && !memcmp(lr, lp, cr * sizeof(float)),
-                  "%s: bit-identical logits from both files, %d thread%s", what, threads,
-                  threads > 1 ? "s" : "");
-            free(lr), free(lp);
-        }
-        CHECK(ngpt_model_copied_bytes(mr) > 0, "%s: a row-major file's weights are packed into "
-              "the model's memory", what);
-        if (in_place)
-            CHECK(ngpt_model_copied_bytes(mp) == 0, "%s: a packed file's weights are used in "
-                  "place (copied %zu bytes)", what, ngpt_model_copied_bytes(mp));
-        else
-            CHECK(ngpt_model_copied_bytes(mp) > 0, "%s: shapes that leave padding between "
-                  "tensors are copied", what);
-        ngpt_context *c = NULL;
-        CHECK_OK(ngpt_context_init_model(&c, mp, &is, NULL, 0));
-        if (c) {
-            CHECK(params_hash(c) == params_hash(train), "%s: a context on the packed model has "
-                  "the parameters checksum", what);
-            CHECK_OK(ngpt_checkpoint_save(c, bad_path));
-            CHECK(test_same_file(packed_path, bad_path), "%s: a model's context saves the file's bytes", what);
-        }
-        ngpt_context_free(c);
+          "%s: a training context of the packed file has the floats bit for bit", what);
+    /* an inference copy takes it as is: saved again, the same bytes */
+    CHECK_OK(ngpt_context_init(&again, mp, &cfg, &is, NULL, 0));
+    if (again) {
+        CHECK(params_hash(again) == params_hash(train), "%s: inference copy of the packed file",
+              what);
+        CHECK_OK(ngpt_context_save(again, bad_path));
+        CHECK(test_same_file(packed_path, bad_path), "%s: an inference copy's save keeps the bytes",
+              what);
     }
-    ngpt_model_close(mr);
-    ngpt_model_close(mp);
 
-    /* quantizing loads read either layout alike */
+    /* contexts sharing either model's weights: the same logits, with 1 and 3
+     * threads; the weights are laid out for the first such context (the
+     * copies above took nothing of the model's) */
+    CHECK(ngpt_model_copied_bytes(mr) == 0 && ngpt_model_copied_bytes(mp) == 0,
+          "%s: no copy before a context shares the weights", what);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        size_t cr = 0, cp = 0;
+        float *lr = model_logits(mr, threads, &cr), *lp = model_logits(mp, threads, &cp);
+        CHECK(lr && lp && cr == cp && !memcmp(lr, lp, cr * sizeof(float)),
+              "%s: bit-identical logits from both files, %d thread%s", what, threads,
+              threads > 1 ? "s" : "");
+        free(lr), free(lp);
+    }
+    CHECK(ngpt_model_copied_bytes(mr) > 0, "%s: a row-major file's weights are packed into "
+          "the model's memory", what);
+    if (in_place)
+        CHECK(ngpt_model_copied_bytes(mp) == 0, "%s: a packed file's weights are used in "
+              "place (copied %zu bytes)", what, ngpt_model_copied_bytes(mp));
+    else
+        CHECK(ngpt_model_copied_bytes(mp) > 0, "%s: shapes that leave padding between "
+              "tensors are copied", what);
+    ngpt_context *c = NULL;
+    CHECK_OK(ngpt_context_init(&c, mp, NULL, &is, NULL, 0));
+    if (c) {
+        CHECK(params_hash(c) == params_hash(train), "%s: a context on the packed model has "
+              "the parameters checksum", what);
+        CHECK_OK(ngpt_context_save(c, bad_path));
+        CHECK(test_same_file(packed_path, bad_path), "%s: a model's context saves the file's bytes", what);
+    }
+    ngpt_context_free(c);
+
+    /* quantizing copies read either layout alike */
     ngpt_config q = cfg;
     q.weights = NGPT_WEIGHTS_Q8;
-    ngpt_context *q_row = NULL, *q_packed = NULL;
-    CHECK_OK(ngpt_context_init(&q_row, &q, &is, NULL, 0));
-    CHECK_OK(ngpt_context_init(&q_packed, &q, &is, NULL, 0));
-    if (q_row && q_packed) {
-        CHECK_OK(ngpt_checkpoint_load(q_row, row_path));
-        CHECK_OK(ngpt_checkpoint_load(q_packed, packed_path));
+    CHECK_OK(ngpt_context_init(&q_row, mr, &q, &is, NULL, 0));
+    CHECK_OK(ngpt_context_init(&q_packed, mp, &q, &is, NULL, 0));
+    if (q_row && q_packed)
         CHECK(params_hash(q_row) == params_hash(q_packed), "%s: 8-bit from either layout", what);
-    }
+out:
     ngpt_context_free(q_row), ngpt_context_free(q_packed);
     ngpt_context_free(train), ngpt_context_free(infer), ngpt_context_free(back), ngpt_context_free(again);
+    CHECK_OK(ngpt_model_close(mr));
+    CHECK_OK(ngpt_model_close(mp));
 }
 
 /* Re-seals a modified image so that only the field under test is wrong. */

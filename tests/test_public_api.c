@@ -52,16 +52,17 @@ static ngpt_context *make(ngpt_mode mode, int32_t batch)
     ngpt_config c = tiny();
     ngpt_shape s = ngpt_shape_default(mode);
     s.batch = batch;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* losses on the inference context too */
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, 1));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, 1));
     return ctx;
 }
 
 static uint64_t phash(ngpt_context *ctx)
 {
     uint64_t h = 0;
-    ngpt_params_checksum(ctx, &h);
+    ngpt_context_params_checksum(ctx, &h);
     return h;
 }
 
@@ -110,42 +111,56 @@ static void planning(void)
     ngpt_config c = tiny();
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     size_t bytes;
-    REJECTS(ngpt_arena_size(NULL, &s, &bytes), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_arena_size(&c, NULL, &bytes), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_arena_size(&c, &s, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_arena_size(NULL, NULL, &s, &bytes), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_arena_size(NULL, &c, &s, NULL), NGPT_ERR_NULL_ARG);
+    ngpt_shape reserved = s;
+    reserved.reserved[3] = 1;           /* a field of a newer header */
     const ngpt_shape bad[] = {
+        reserved,
         {.mode = (ngpt_mode)7, .batch = 1, .threads = 1},
-        {.mode = NGPT_MODE_INFER, .batch = 0, .threads = 1},
         {.mode = NGPT_MODE_INFER, .batch = -4, .threads = 1},
         {.mode = NGPT_MODE_INFER, .batch = 1, .seq = 9, .threads = 1},
         {.mode = NGPT_MODE_INFER, .batch = 1, .seq = -1, .threads = 1},
         {.mode = NGPT_MODE_INFER, .batch = 1, .trace = (ngpt_trace)5, .threads = 1},
-        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 0},
         {.mode = NGPT_MODE_TRAIN, .batch = 1, .threads = 100000},
+        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .logits_rows = -2},
+        {.mode = NGPT_MODE_TRAIN, .batch = 1, .threads = 1, .logits_rows = 1},
+        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .draft_tokens = -1},
+        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .draft_tokens = NGPT_DRAFT_TOKENS_MAX + 1},
+        {.mode = NGPT_MODE_TRAIN, .batch = 1, .threads = 1, .draft_tokens = 1},
     };
     ngpt_context *ctx = (ngpt_context *)&c;     /* must be overwritten with NULL on failure */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        REJECTS(ngpt_arena_size(&c, &bad[i], &bytes), NGPT_ERR_BAD_ARG);
-        REJECTS(ngpt_context_init(&ctx, &c, &bad[i], NULL, 0), NGPT_ERR_BAD_ARG);
+        REJECTS(ngpt_context_arena_size(NULL, &c, &bad[i], &bytes), NGPT_ERR_BAD_ARG);
+        REJECTS(ngpt_context_init(&ctx, NULL, &c, &bad[i], NULL, 0), NGPT_ERR_BAD_ARG);
         CHECK(ctx == NULL, "no context on failure");
     }
-    REJECTS(ngpt_context_init(NULL, &c, &s, NULL, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_context_init(&ctx, NULL, &s, NULL, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_context_init(&ctx, &c, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
-    CHECK_OK(ngpt_arena_size(&c, &s, &bytes));
+    REJECTS(ngpt_context_init(NULL, NULL, &c, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_init(&ctx, NULL, NULL, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &bytes));
+    size_t by_default, zeros;   /* NULL shape, and a shape of zeros: the inference default */
+    CHECK(ngpt_context_arena_size(NULL, &c, NULL, &by_default) == NGPT_OK && by_default == bytes,
+          "a NULL shape plans the default (%zu, %zu bytes)", by_default, bytes);
+    CHECK(ngpt_context_arena_size(NULL, &c, &(ngpt_shape){.mode = NGPT_MODE_INFER}, &zeros) ==
+              NGPT_OK && zeros == bytes, "zeros are the defaults (%zu, %zu bytes)", zeros, bytes);
     unsigned char small[64];
-    REJECTS(ngpt_context_init(&ctx, &c, &s, small, sizeof small), NGPT_ERR_ARENA_TOO_SMALL);
-    REJECTS(ngpt_context_init(&ctx, &c, &s, small, 0), NGPT_ERR_ARENA_TOO_SMALL);
+    REJECTS(ngpt_context_init(&ctx, NULL, &c, &s, small, sizeof small), NGPT_ERR_ARENA_TOO_SMALL);
+    REJECTS(ngpt_context_init(&ctx, NULL, &c, &s, small, 0), NGPT_ERR_ARENA_TOO_SMALL);
     ngpt_config bad_cfg = c;
     bad_cfg.d_model = 0;
-    REJECTS(ngpt_context_init(&ctx, &bad_cfg, &s, NULL, 0), NGPT_ERR_BAD_CONFIG);
+    REJECTS(ngpt_context_init(&ctx, NULL, &bad_cfg, &s, NULL, 0), NGPT_ERR_BAD_CONFIG);
+    CHECK(ctx == NULL, "no context on failure");
+    bad_cfg = c;
+    bad_cfg.reserved[0] = 7;
+    REJECTS(ngpt_context_init(&ctx, NULL, &bad_cfg, &s, NULL, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_config_validate(&bad_cfg), NGPT_ERR_BAD_ARG);
     CHECK(ctx == NULL, "no context on failure");
     ngpt_context_free(NULL);
     size_t used;
     int32_t count;
     REJECTS(ngpt_context_arena_used(NULL, &used), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_context_prepare(NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_tensor_count(NULL, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_tensor_count(NULL, &count), NGPT_ERR_NULL_ARG);
 }
 
 static void context_functions(ngpt_context *ctx)
@@ -156,33 +171,33 @@ static void context_functions(ngpt_context *ctx)
     REJECTS(ngpt_context_config(ctx, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_context_shape(NULL, &s), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_context_shape(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_params_init(NULL, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_params_init(NULL, 1), NGPT_ERR_NULL_ARG);
     ngpt_tensor_info info;
     int32_t n = 0;
-    REJECTS(ngpt_tensor_count(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_tensor_count(ctx, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_context_arena_used(ctx, NULL), NGPT_ERR_NULL_ARG);
-    CHECK_OK(ngpt_tensor_count(ctx, &n));
-    REJECTS(ngpt_tensor_at(NULL, 0, &info), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_tensor_at(ctx, 0, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_tensor_at(ctx, -1, &info), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_tensor_at(ctx, n, &info), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_tensor_at(ctx, INT32_MAX, &info), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_tensor_find(NULL, "ln_f.bias", &info), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_tensor_find(ctx, NULL, &info), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_tensor_find(ctx, "ln_f.bias", NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_tensor_find(ctx, "", &info), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_tensor_find(ctx, "blocks.99.ln1.weight", &info), NGPT_ERR_BAD_ARG);
+    CHECK_OK(ngpt_context_tensor_count(ctx, &n));
+    REJECTS(ngpt_context_tensor_at(NULL, 0, &info), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_tensor_at(ctx, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_tensor_at(ctx, -1, &info), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_tensor_at(ctx, n, &info), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_tensor_at(ctx, INT32_MAX, &info), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_tensor_find(NULL, "ln_f.bias", &info), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_tensor_find(ctx, NULL, &info), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_tensor_find(ctx, "ln_f.bias", NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_tensor_find(ctx, "", &info), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_tensor_find(ctx, "blocks.99.ln1.weight", &info), NGPT_ERR_BAD_ARG);
     float *p;
     size_t count;
-    REJECTS(ngpt_params_data(NULL, &p, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_params_data(ctx, NULL, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_params_data(ctx, &p, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_dropout_set(NULL, true, 1, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_params(NULL, &p, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_params(ctx, NULL, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_params(ctx, &p, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_dropout_set(NULL, true, 1, 2), NGPT_ERR_NULL_ARG);
     uint64_t h;
-    REJECTS(ngpt_params_checksum(NULL, &h), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_params_checksum(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_logits_checksum(NULL, &h), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_logits_checksum(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_params_checksum(NULL, &h), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_params_checksum(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_logits_checksum(NULL, &h), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_logits_checksum(ctx, NULL), NGPT_ERR_NULL_ARG);
 }
 
 static void forward_functions(ngpt_context *ctx)
@@ -191,34 +206,34 @@ static void forward_functions(ngpt_context *ctx)
     size_t count;
     uint64_t h;
     /* before any forward */
-    REJECTS(ngpt_logits_data(ctx, &logits), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_logits_checksum(ctx, &h), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_trace_data(ctx, 0, &logits, &count), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_logits(ctx, &logits), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_logits_checksum(ctx, &h), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_trace(ctx, 0, &logits, &count), NGPT_ERR_WRONG_MODE);
     int32_t tok[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, bad[4] = {1, 256, 2, 3}, neg[2] = {-1, 0};
     float loss;
-    REJECTS(ngpt_model_forward(NULL, tok, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_forward(ctx, NULL, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_forward(ctx, tok, 0, 4, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_forward(ctx, tok, 1, 0, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_forward(ctx, tok, -1, 4, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_forward(ctx, tok, 1, -5, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_forward(ctx, tok, 1, 9, NULL, NULL), NGPT_ERR_TOO_LONG);
-    REJECTS(ngpt_model_forward(ctx, tok, 1, INT32_MAX, NULL, NULL), NGPT_ERR_TOO_LONG);
-    REJECTS(ngpt_model_forward(ctx, tok, 2, 4, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_model_forward(ctx, tok, INT32_MAX, 1, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_model_forward(ctx, bad, 1, 4, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_model_forward(ctx, neg, 1, 2, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_model_forward(ctx, tok, 1, 4, bad, &loss), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_logits_data(ctx, &logits), NGPT_ERR_WRONG_MODE);   /* still none */
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, 4, NULL, NULL));
-    REJECTS(ngpt_logits_data(NULL, &logits), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_logits_data(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_trace_data(NULL, 0, &logits, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_trace_data(ctx, 0, NULL, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_trace_data(ctx, 0, &logits, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_trace_data(ctx, -1, &logits, &count), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_trace_data(ctx, 1, &logits, &count), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_trace_data(ctx, 0, &logits, &count), NGPT_ERR_WRONG_MODE);   /* no trace planned */
+    REJECTS(ngpt_context_forward(NULL, tok, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_forward(ctx, NULL, 1, 4, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_forward(ctx, tok, 0, 4, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_forward(ctx, tok, 1, 0, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_forward(ctx, tok, -1, 4, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_forward(ctx, tok, 1, -5, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_forward(ctx, tok, 1, 9, NULL, NULL), NGPT_ERR_TOO_LONG);
+    REJECTS(ngpt_context_forward(ctx, tok, 1, INT32_MAX, NULL, NULL), NGPT_ERR_TOO_LONG);
+    REJECTS(ngpt_context_forward(ctx, tok, 2, 4, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_context_forward(ctx, tok, INT32_MAX, 1, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_context_forward(ctx, bad, 1, 4, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_context_forward(ctx, neg, 1, 2, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_context_forward(ctx, tok, 1, 4, bad, &loss), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_context_logits(ctx, &logits), NGPT_ERR_WRONG_MODE);   /* still none */
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, 4, NULL, NULL));
+    REJECTS(ngpt_context_logits(NULL, &logits), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_logits(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_trace(NULL, 0, &logits, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_trace(ctx, 0, NULL, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_trace(ctx, 0, &logits, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_trace(ctx, -1, &logits, &count), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_trace(ctx, 1, &logits, &count), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_trace(ctx, 0, &logits, &count), NGPT_ERR_WRONG_MODE);   /* no trace planned */
 }
 
 /* The model object: NULLs, missing, garbage, truncated and damaged files
@@ -245,7 +260,7 @@ static void model_functions(ngpt_context *ctx, const char *path, const char *lon
     static const unsigned char zeros[4096];
     REJECTS(ngpt_model_open_mem(&m, zeros, sizeof zeros), NGPT_ERR_BAD_FORMAT);
     CHECK(m == NULL, "a refused open leaves no model");
-    CHECK_OK(ngpt_checkpoint_save(ctx, path));
+    CHECK_OK(ngpt_context_save(ctx, path));
     size_t size = 0;
     unsigned char *file = test_read_file(path, &size);
     CHECK(file != NULL, "read %s", path);
@@ -258,10 +273,9 @@ static void model_functions(ngpt_context *ctx, const char *path, const char *lon
     REJECTS(ngpt_model_config(NULL, &c), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_model_tokenizer(NULL, &tok), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_model_train_state(NULL, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_arena_size(NULL, &s, &bytes), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_context_init_model(&mctx, NULL, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_arena_size(NULL, NULL, &s, &bytes), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_init(&mctx, NULL, NULL, &s, NULL, 0), NGPT_ERR_NULL_ARG);
     CHECK(mctx == NULL, "a refused init leaves no context");
-    REJECTS(ngpt_checkpoint_load_model(ctx, NULL), NGPT_ERR_NULL_ARG);
     CHECK(ngpt_model_close(NULL) == NGPT_OK, "closing NULL is a no-op");
     if (ngpt_model_open(&m, path) != NGPT_OK) {
         CHECK(0, "ngpt_model_open(%s): %s", path, ngpt_last_error());
@@ -270,27 +284,36 @@ static void model_functions(ngpt_context *ctx, const char *path, const char *lon
     REJECTS(ngpt_model_config(m, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_model_tokenizer(m, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_model_train_state(m, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_arena_size(m, NULL, &bytes), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_arena_size(m, &s, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_context_init_model(NULL, m, &s, NULL, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_context_init_model(&mctx, m, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_model(NULL, m), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_arena_size(m, NULL, &s, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_init(NULL, m, NULL, &s, NULL, 0), NGPT_ERR_NULL_ARG);
+    /* cfg beside a model: its config but for dropout and a float32 model's weights */
+    ngpt_config other;
+    CHECK_OK(ngpt_model_config(m, &other));
+    other.d_ff *= 2;
+    REJECTS(ngpt_context_init(&mctx, m, &other, &s, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
+    CHECK(mctx == NULL, "a refused init leaves no context");
+    CHECK_OK(ngpt_model_config(m, &other));
+    other.weights = NGPT_WEIGHTS_Q8;
     ngpt_shape train = ngpt_shape_default(NGPT_MODE_TRAIN);
-    REJECTS(ngpt_model_arena_size(m, &train, &bytes), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_context_init_model(&mctx, m, &train, NULL, 0), NGPT_ERR_WRONG_MODE);
+    train.batch = 1;
+    REJECTS(ngpt_context_init(&mctx, m, &other, &train, NULL, 0), NGPT_ERR_WRONG_MODE);
     ngpt_shape bad = s;
     bad.seq = -1;
-    REJECTS(ngpt_context_init_model(&mctx, m, &bad, NULL, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_init(&mctx, m, NULL, &bad, NULL, 0), NGPT_ERR_BAD_ARG);
     unsigned char small[64];
-    REJECTS(ngpt_context_init_model(&mctx, m, &s, small, sizeof small), NGPT_ERR_ARENA_TOO_SMALL);
-    if (ngpt_context_init_model(&mctx, m, &s, NULL, 0) == NGPT_OK) {
+    REJECTS(ngpt_context_init(&mctx, m, NULL, &s, small, sizeof small), NGPT_ERR_ARENA_TOO_SMALL);
+    if (ngpt_context_init(&mctx, m, NULL, &s, NULL, 0) == NGPT_OK) {
         float *p;
         size_t n;
-        REJECTS(ngpt_params_data(mctx, &p, &n), NGPT_ERR_WRONG_MODE);
-        REJECTS(ngpt_params_init(mctx, 1), NGPT_ERR_WRONG_MODE);
-        REJECTS(ngpt_checkpoint_load(mctx, path), NGPT_ERR_WRONG_MODE);
-        REJECTS(ngpt_checkpoint_load_model(mctx, m), NGPT_ERR_WRONG_MODE);
+        REJECTS(ngpt_context_params(mctx, &p, &n), NGPT_ERR_WRONG_MODE);
+        REJECTS(ngpt_context_params_init(mctx, 1), NGPT_ERR_WRONG_MODE);
+        REJECTS(ngpt_context_tokenizer_set(mctx, NULL), NGPT_ERR_WRONG_MODE);
         REJECTS(ngpt_model_close(m), NGPT_ERR_WRONG_MODE);      /* still in use */
+        ngpt_context_free(mctx);
+    }
+    if (ngpt_context_init(&mctx, m, NULL, &train, NULL, 0) == NGPT_OK) {   /* a copy it owns */
+        REJECTS(ngpt_context_tokenizer_set(mctx, NULL), NGPT_ERR_WRONG_MODE);
+        REJECTS(ngpt_model_close(m), NGPT_ERR_WRONG_MODE);      /* it outlives every context */
         ngpt_context_free(mctx);
     }
     CHECK(ngpt_model_close(m) == NGPT_OK, "close: %s", ngpt_last_error());
@@ -299,38 +322,22 @@ static void model_functions(ngpt_context *ctx, const char *path, const char *lon
 
 static void checkpoint_functions(ngpt_context *ctx, const char *path)
 {
-    ngpt_config c;
+    ngpt_model *m = NULL;
     uint64_t before = phash(ctx);
-    REJECTS(ngpt_checkpoint_save(NULL, path), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_save(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_save(ctx, ""), NGPT_ERR_IO);
+    REJECTS(ngpt_context_save(NULL, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_save(ctx, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_save(ctx, ""), NGPT_ERR_IO);
     char longpath[5000];
     memset(longpath, 'a', sizeof longpath - 1);
     longpath[sizeof longpath - 1] = '\0';
-    REJECTS(ngpt_checkpoint_save(ctx, longpath), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_checkpoint_config(NULL, &c), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_config(path, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_config("", &c), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_config(longpath, &c), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_config_mem(NULL, 100, &c), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_config_mem("x", 1, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_config_mem("x", 0, &c), NGPT_ERR_BAD_FORMAT);
-    REJECTS(ngpt_checkpoint_config_mem("NGPTCKPT", 8, &c), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_context_save(ctx, longpath), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_model_open_mem(&m, "NGPTCKPT", 8), NGPT_ERR_BAD_FORMAT);
     size_t file_bytes;
     ngpt_config size_cfg = ngpt_config_default();
-    REJECTS(ngpt_checkpoint_size(NULL, NULL, &file_bytes), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_size(&size_cfg, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_config_file_size(NULL, NULL, &file_bytes), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_config_file_size(&size_cfg, NULL, NULL), NGPT_ERR_NULL_ARG);
     size_cfg.d_model = 0;
-    REJECTS(ngpt_checkpoint_size(&size_cfg, NULL, &file_bytes), NGPT_ERR_BAD_CONFIG);
-    REJECTS(ngpt_checkpoint_load(NULL, path), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load(ctx, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load(ctx, ""), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_load(ctx, "/"), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_load_mem(NULL, "x", 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_mem(ctx, NULL, 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_mem(ctx, "x", 0), NGPT_ERR_BAD_FORMAT);
-    static const unsigned char zeros[4096];
-    REJECTS(ngpt_checkpoint_load_mem(ctx, zeros, sizeof zeros), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_config_file_size(&size_cfg, NULL, &file_bytes), NGPT_ERR_BAD_CONFIG);
     CHECK_HASH(phash(ctx), before);
     model_functions(ctx, path, longpath);
 }
@@ -341,18 +348,18 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     size_t count;
     uint64_t steps;
     ngpt_optim_config opt = ngpt_optim_config_default(), o;
-    REJECTS(ngpt_model_backward(NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_backward(infer), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_model_backward(train), NGPT_ERR_WRONG_MODE);     /* no forward with targets yet */
+    REJECTS(ngpt_context_backward(NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_backward(infer), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_backward(train), NGPT_ERR_WRONG_MODE);     /* no forward with targets yet */
     int32_t tok[4] = {1, 2, 3, 4};
-    CHECK_OK(ngpt_model_forward(train, tok, 1, 4, NULL, NULL));
-    REJECTS(ngpt_model_backward(train), NGPT_ERR_WRONG_MODE);     /* that forward had no targets */
-    REJECTS(ngpt_grads_zero(NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_grads_zero(infer), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_grads_data(NULL, &g, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_grads_data(train, NULL, &count), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_grads_data(train, &g, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_grads_data(infer, &g, &count), NGPT_ERR_WRONG_MODE);
+    CHECK_OK(ngpt_context_forward(train, tok, 1, 4, NULL, NULL));
+    REJECTS(ngpt_context_backward(train), NGPT_ERR_WRONG_MODE);     /* that forward had no targets */
+    REJECTS(ngpt_context_grads_zero(NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_grads_zero(infer), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_grads(NULL, &g, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_grads(train, NULL, &count), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_grads(train, &g, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_grads(infer, &g, &count), NGPT_ERR_WRONG_MODE);
     REJECTS(ngpt_optim_config_validate(NULL), NGPT_ERR_NULL_ARG);
     o = opt, o.lr = -1.0f; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
     o = opt, o.lr = NAN; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
@@ -365,27 +372,27 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     o = opt, o.weight_decay = NAN; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
     o = opt, o.clip = NAN; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
     o = opt, o.accum = 0; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_optim_lr(NULL, 0, &lr), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_optim_lr(&opt, 0, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_optim_lr(&opt, -1, &lr), NGPT_ERR_BAD_ARG);
-    o = opt, o.eps = -1.0f; REJECTS(ngpt_optim_lr(&o, 0, &lr), NGPT_ERR_BAD_ARG);
-    CHECK_OK(ngpt_optim_lr(&opt, INT64_MAX, &lr));
+    REJECTS(ngpt_optim_config_lr(NULL, 0, &lr), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_optim_config_lr(&opt, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_optim_config_lr(&opt, -1, &lr), NGPT_ERR_BAD_ARG);
+    o = opt, o.eps = -1.0f; REJECTS(ngpt_optim_config_lr(&o, 0, &lr), NGPT_ERR_BAD_ARG);
+    CHECK_OK(ngpt_optim_config_lr(&opt, INT64_MAX, &lr));
     CHECK(lr == opt.min_lr, "lr at the last step is min_lr: %g", (double)lr);
     uint64_t before = phash(train);
-    REJECTS(ngpt_optim_step(NULL, &opt, 1e-3f, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_optim_step(train, NULL, 1e-3f, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_optim_step(infer, &opt, 1e-3f, NULL), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_optim_step(train, &opt, 1e-3f, NULL), NGPT_ERR_WRONG_MODE);   /* no backward */
-    CHECK_OK(ngpt_model_forward(train, tok, 1, 3, tok + 1, NULL));
-    CHECK_OK(ngpt_model_backward(train));
-    REJECTS(ngpt_optim_step(train, &opt, NAN, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_optim_step(train, &opt, -1.0f, NULL), NGPT_ERR_BAD_ARG);
-    o = opt, o.beta1 = 2.0f; REJECTS(ngpt_optim_step(train, &o, 1e-3f, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_optim_step(NULL, &opt, 1e-3f, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_optim_step(train, NULL, 1e-3f, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_optim_step(infer, &opt, 1e-3f, NULL), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_optim_step(train, &opt, 1e-3f, NULL), NGPT_ERR_WRONG_MODE);   /* no backward */
+    CHECK_OK(ngpt_context_forward(train, tok, 1, 3, tok + 1, NULL));
+    CHECK_OK(ngpt_context_backward(train));
+    REJECTS(ngpt_context_optim_step(train, &opt, NAN, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_optim_step(train, &opt, -1.0f, NULL), NGPT_ERR_BAD_ARG);
+    o = opt, o.beta1 = 2.0f; REJECTS(ngpt_context_optim_step(train, &o, 1e-3f, NULL), NGPT_ERR_BAD_ARG);
     CHECK_HASH(phash(train), before);
-    REJECTS(ngpt_optim_skip(NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_optim_skip(infer), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_optim_step_count(NULL, &steps), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_optim_step_count(train, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_optim_skip(NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_optim_skip(infer), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_step_count(NULL, &steps), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_step_count(train, NULL), NGPT_ERR_NULL_ARG);
 
     /* data */
     ngpt_data *d = (ngpt_data *)&opt;
@@ -433,23 +440,23 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     /* steps and evaluation */
     float loss;
     before = phash(train);
-    REJECTS(ngpt_train_step(NULL, &opt, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_train_step(train, NULL, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_train_step(train, &opt, NULL, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_train_step(train, &opt, d, 1, 1, 4, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_train_step(infer, &opt, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_train_step(train, &opt, d, 1, 0, 4, &loss, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_train_step(train, &opt, d, 1, 3, 4, &loss, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_train_step(train, &opt, d, 1, 1, 9, &loss, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
-    o = opt, o.accum = -2; REJECTS(ngpt_train_step(train, &o, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_train_step(NULL, &opt, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_train_step(train, NULL, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_train_step(train, &opt, NULL, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_train_step(train, &opt, d, 1, 1, 4, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_train_step(infer, &opt, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_train_step(train, &opt, d, 1, 0, 4, &loss, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_context_train_step(train, &opt, d, 1, 3, 4, &loss, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_context_train_step(train, &opt, d, 1, 1, 9, &loss, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    o = opt, o.accum = -2; REJECTS(ngpt_context_train_step(train, &o, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_BAD_ARG);
     CHECK_HASH(phash(train), before);
-    REJECTS(ngpt_model_evaluate(NULL, d, 1, 1, 1, 4, &loss), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_evaluate(train, NULL, 1, 1, 1, 4, &loss), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_evaluate(train, d, 1, 1, 1, 4, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_evaluate(train, d, 1, 0, 1, 4, &loss), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_evaluate(train, d, 1, -1, 1, 4, &loss), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_evaluate(train, d, 1, 1, 5, 4, &loss), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_model_evaluate(infer, d, 1, 1, 1, 100, &loss), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_context_evaluate(NULL, d, 1, 1, 1, 4, &loss), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_evaluate(train, NULL, 1, 1, 1, 4, &loss), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_evaluate(train, d, 1, 1, 1, 4, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_evaluate(train, d, 1, 0, 1, 4, &loss), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_evaluate(train, d, 1, -1, 1, 4, &loss), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_evaluate(train, d, 1, 1, 5, 4, &loss), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_context_evaluate(infer, d, 1, 1, 1, 100, &loss), NGPT_ERR_EXCEEDS_PLAN);
     /* data bytes that are not token ids of a model with a smaller vocabulary
      * ('a' = 97 and up in both splits): checked once per call, not per token */
     ngpt_config small_cfg = tiny();
@@ -457,50 +464,35 @@ static void training_functions(ngpt_context *train, ngpt_context *infer, const c
     ngpt_shape small_shape = ngpt_shape_default(NGPT_MODE_TRAIN);
     small_shape.batch = 1;
     ngpt_context *small = NULL;
-    CHECK_OK(ngpt_context_init(&small, &small_cfg, &small_shape, NULL, 0));
+    CHECK_OK(ngpt_context_init(&small, NULL, &small_cfg, &small_shape, NULL, 0));
     if (small) {
-        REJECTS(ngpt_train_step(small, &opt, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-        REJECTS(ngpt_model_evaluate(small, d, 1, 1, 1, 4, &loss), NGPT_ERR_BAD_TOKEN);
+        REJECTS(ngpt_context_train_step(small, &opt, d, 1, 1, 4, &loss, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+        REJECTS(ngpt_context_evaluate(small, d, 1, 1, 1, 4, &loss), NGPT_ERR_BAD_TOKEN);
         uint64_t small_steps = 1;
-        CHECK(ngpt_optim_step_count(small, &small_steps) == NGPT_OK && small_steps == 0,
+        CHECK(ngpt_context_step_count(small, &small_steps) == NGPT_OK && small_steps == 0,
               "a rejected step counts nothing");
     }
     ngpt_context_free(small);
 
     /* training checkpoints */
     ngpt_train_state ts = {.seed = 1, .batch = 1, .seq = 4, .opt = opt, .best_eval_loss = INFINITY};
-    REJECTS(ngpt_checkpoint_save_train(NULL, path, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_save_train(train, NULL, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_save_train(train, path, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_save_train(infer, path, &ts), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_checkpoint_save_train(train, "/nonexistent/dir/t.ngpt", &ts), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_load_train(NULL, path, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_train(train, NULL, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_train(infer, path, &ts), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_checkpoint_load_train(train, "/nonexistent/dir/t.ngpt", &ts), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_load_train_mem(NULL, "x", 1, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_train_mem(train, NULL, 1, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_train_mem(infer, "NGPTCKPT", 8, &ts), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_checkpoint_load_train_mem(train, "NGPTCKPT", 8, &ts), NGPT_ERR_BAD_FORMAT);
-    REJECTS(ngpt_checkpoint_load_finetune(NULL, path), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_finetune(train, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_finetune(infer, path), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_checkpoint_load_finetune(train, "/nonexistent/dir/t.ngpt"), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_load_finetune_mem(NULL, "x", 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_finetune_mem(train, NULL, 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_load_finetune_mem(infer, "NGPTCKPT", 8), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_checkpoint_load_finetune_mem(train, "NGPTCKPT", 8), NGPT_ERR_BAD_FORMAT);
-    ngpt_config cfg;
-    REJECTS(ngpt_checkpoint_train_state(NULL, &cfg, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_train_state(path, NULL, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_train_state(path, &cfg, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_train_state("/nonexistent/dir/t.ngpt", &cfg, &ts), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_train_state_mem(NULL, 1, &cfg, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_train_state_mem("x", 1, NULL, &ts), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_train_state_mem("x", 0, &cfg, &ts), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_context_save_train(NULL, path, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_save_train(train, NULL, &ts), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_save_train(train, path, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_save_train(infer, path, &ts), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_save_train(train, "/nonexistent/dir/t.ngpt", &ts), NGPT_ERR_IO);
+    ngpt_train_state bad_ts = ts;
+    bad_ts.reserved[0] = 1;
+    REJECTS(ngpt_context_save_train(train, path, &bad_ts), NGPT_ERR_BAD_ARG);
+    bad_ts = ts, bad_ts.opt.lr = NAN;
+    REJECTS(ngpt_context_save_train(train, path, &bad_ts), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_optim_reset(NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_optim_reset(infer), NGPT_ERR_WRONG_MODE);
+    o = opt, o.reserved[15] = 2; REJECTS(ngpt_optim_config_validate(&o), NGPT_ERR_BAD_ARG);
     CHECK_HASH(phash(train), before);
     ngpt_data_free(d);
 }
+
 
 /* Sessions: bad slots, modes, paths, buffers and files; each refused
  * call leaves slot 0 as it was. path holds some text (not a session). */
@@ -509,92 +501,92 @@ static void session_functions(ngpt_context *infer, ngpt_context *train, const ch
     int32_t len = 0, tok[4] = {1, 2, 3, 4};
     unsigned char buf[64] = {0};
     size_t size = 0;
-    CHECK_OK(ngpt_cache_clear(infer, -1));
-    CHECK_OK(ngpt_cache_prefill_slot(infer, 0, tok, 4));
-    REJECTS(ngpt_cache_truncate(NULL, 0, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_truncate(train, 0, 0), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_truncate(infer, 1, 0), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_truncate(infer, 0, 5), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_truncate(infer, 0, -1), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_save(NULL, 0, path), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_save(infer, 0, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_save(infer, -1, path), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_save(train, 0, path), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_save(infer, 0, "/nonexistent/dir/s.sess"), NGPT_ERR_IO);
-    REJECTS(ngpt_cache_save_mem(NULL, 0, buf, sizeof buf, &size), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_save_mem(infer, 0, buf, sizeof buf, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_save_mem(infer, 1, buf, sizeof buf, &size), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_save_mem(train, 0, buf, sizeof buf, &size), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_save_mem(infer, 0, buf, sizeof buf, &size), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_load(NULL, 0, path), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_load(infer, 0, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_load(infer, 1, path), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_load(train, 0, path), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_load(infer, 0, "/nonexistent/dir/s.sess"), NGPT_ERR_IO);
-    REJECTS(ngpt_cache_load(infer, 0, path), NGPT_ERR_BAD_FORMAT);
-    REJECTS(ngpt_cache_load_mem(NULL, 0, buf, sizeof buf), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_load_mem(infer, 0, NULL, 8), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_load_mem(infer, 5, buf, sizeof buf), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_load_mem(train, 0, buf, sizeof buf), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_load_mem(infer, 0, buf, 0), NGPT_ERR_BAD_FORMAT);
-    REJECTS(ngpt_cache_load_mem(infer, 0, buf, sizeof buf), NGPT_ERR_BAD_FORMAT);
-    CHECK_OK(ngpt_cache_len(infer, 0, &len));
+    CHECK_OK(ngpt_context_cache_clear(infer, -1));
+    CHECK_OK(ngpt_context_cache_prefill_slot(infer, 0, tok, 4));
+    REJECTS(ngpt_context_cache_truncate(NULL, 0, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_truncate(train, 0, 0), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_truncate(infer, 1, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_truncate(infer, 0, 5), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_truncate(infer, 0, -1), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_save(NULL, 0, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_save(infer, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_save(infer, -1, path), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_save(train, 0, path), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_save(infer, 0, "/nonexistent/dir/s.sess"), NGPT_ERR_IO);
+    REJECTS(ngpt_context_cache_save_mem(NULL, 0, buf, sizeof buf, &size), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_save_mem(infer, 0, buf, sizeof buf, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_save_mem(infer, 1, buf, sizeof buf, &size), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_save_mem(train, 0, buf, sizeof buf, &size), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_save_mem(infer, 0, buf, sizeof buf, &size), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_load(NULL, 0, path), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_load(infer, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_load(infer, 1, path), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_load(train, 0, path), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_load(infer, 0, "/nonexistent/dir/s.sess"), NGPT_ERR_IO);
+    REJECTS(ngpt_context_cache_load(infer, 0, path), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_context_cache_load_mem(NULL, 0, buf, sizeof buf), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_load_mem(infer, 0, NULL, 8), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_load_mem(infer, 5, buf, sizeof buf), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_load_mem(train, 0, buf, sizeof buf), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_load_mem(infer, 0, buf, 0), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_context_cache_load_mem(infer, 0, buf, sizeof buf), NGPT_ERR_BAD_FORMAT);
+    CHECK_OK(ngpt_context_cache_len(infer, 0, &len));
     CHECK(len == 4, "refused session calls changed slot 0 (%d tokens)", (int)len);
-    CHECK_OK(ngpt_cache_clear(infer, -1));
+    CHECK_OK(ngpt_context_cache_clear(infer, -1));
 }
 
 static void generation_functions(ngpt_context *infer, ngpt_context *train)
 {
     int32_t len, t, tok[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, bad[2] = {5, 300};
     const int32_t *tokens;
-    REJECTS(ngpt_cache_clear(NULL, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_clear(train, 0), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_clear(infer, 1), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_clear(infer, -2), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_len(NULL, 0, &len), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_len(infer, 0, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_len(infer, 1, &len), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_len(train, 0, &len), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_tokens(NULL, 0, &tokens, &len), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_tokens(infer, 0, NULL, &len), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_tokens(infer, 0, &tokens, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_tokens(infer, -1, &tokens, &len), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_copy(NULL, 0, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_copy(infer, 0, 1), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_copy(infer, -1, 0), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_copy(train, 0, 0), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_shift(NULL, 0, 0), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_shift(train, 0, 0), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_shift(infer, 1, 0), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_shift(infer, 0, -1), NGPT_ERR_BAD_ARG);
-    CHECK_OK(ngpt_cache_clear(infer, -1));
-    REJECTS(ngpt_cache_prefill(NULL, tok, 1, 2), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_prefill(infer, NULL, 1, 2), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_prefill(train, tok, 1, 2), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_cache_prefill(infer, tok, 0, 2), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_prefill(infer, tok, 2, 2), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_cache_prefill(infer, tok, 1, 0), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_prefill(infer, tok, 1, -3), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_prefill(infer, tok, 1, 9), NGPT_ERR_TOO_LONG);
-    REJECTS(ngpt_cache_prefill(infer, bad, 1, 2), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_cache_prefill_slot(NULL, 0, tok, 2), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_prefill_slot(infer, 0, NULL, 2), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_prefill_slot(infer, 1, tok, 2), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_prefill_slot(infer, 0, tok, 0), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_prefill_slot(infer, 0, bad, 2), NGPT_ERR_BAD_TOKEN);
-    CHECK_OK(ngpt_cache_len(infer, 0, &len));
+    REJECTS(ngpt_context_cache_clear(NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_clear(train, 0), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_clear(infer, 1), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_clear(infer, -2), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_len(NULL, 0, &len), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_len(infer, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_len(infer, 1, &len), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_len(train, 0, &len), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_tokens(NULL, 0, &tokens, &len), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_tokens(infer, 0, NULL, &len), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_tokens(infer, 0, &tokens, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_tokens(infer, -1, &tokens, &len), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_copy(NULL, 0, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_copy(infer, 0, 1), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_copy(infer, -1, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_copy(train, 0, 0), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_shift(NULL, 0, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_shift(train, 0, 0), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_shift(infer, 1, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_shift(infer, 0, -1), NGPT_ERR_BAD_ARG);
+    CHECK_OK(ngpt_context_cache_clear(infer, -1));
+    REJECTS(ngpt_context_cache_prefill(NULL, tok, 1, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_prefill(infer, NULL, 1, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_prefill(train, tok, 1, 2), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_cache_prefill(infer, tok, 0, 2), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_prefill(infer, tok, 2, 2), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_context_cache_prefill(infer, tok, 1, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_prefill(infer, tok, 1, -3), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_prefill(infer, tok, 1, 9), NGPT_ERR_TOO_LONG);
+    REJECTS(ngpt_context_cache_prefill(infer, bad, 1, 2), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_context_cache_prefill_slot(NULL, 0, tok, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_prefill_slot(infer, 0, NULL, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_prefill_slot(infer, 1, tok, 2), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_prefill_slot(infer, 0, tok, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_prefill_slot(infer, 0, bad, 2), NGPT_ERR_BAD_TOKEN);
+    CHECK_OK(ngpt_context_cache_len(infer, 0, &len));
     CHECK(len == 0, "rejected prefills left the cache empty (%d)", (int)len);
-    CHECK_OK(ngpt_cache_prefill_slot(infer, 0, tok, 8));
-    REJECTS(ngpt_cache_prefill_slot(infer, 0, tok, 1), NGPT_ERR_TOO_LONG);        /* T=8 is full */
-    REJECTS(ngpt_cache_shift(infer, 0, 9), NGPT_ERR_BAD_ARG);       /* more than it holds */
-    REJECTS(ngpt_cache_decode(infer, tok, 1), NGPT_ERR_TOO_LONG);
-    CHECK_OK(ngpt_cache_clear(infer, 0));
-    REJECTS(ngpt_cache_decode(NULL, tok, 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_decode(infer, NULL, 1), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_cache_decode(infer, tok, 0), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_cache_decode(infer, tok, 2), NGPT_ERR_EXCEEDS_PLAN);
-    REJECTS(ngpt_cache_decode(infer, bad + 1, 1), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_cache_decode(train, tok, 1), NGPT_ERR_WRONG_MODE);
+    CHECK_OK(ngpt_context_cache_prefill_slot(infer, 0, tok, 8));
+    REJECTS(ngpt_context_cache_prefill_slot(infer, 0, tok, 1), NGPT_ERR_TOO_LONG);        /* T=8 is full */
+    REJECTS(ngpt_context_cache_shift(infer, 0, 9), NGPT_ERR_BAD_ARG);       /* more than it holds */
+    REJECTS(ngpt_context_cache_decode(infer, tok, 1), NGPT_ERR_TOO_LONG);
+    CHECK_OK(ngpt_context_cache_clear(infer, 0));
+    REJECTS(ngpt_context_cache_decode(NULL, tok, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_decode(infer, NULL, 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_cache_decode(infer, tok, 0), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_cache_decode(infer, tok, 2), NGPT_ERR_EXCEEDS_PLAN);
+    REJECTS(ngpt_context_cache_decode(infer, bad + 1, 1), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_context_cache_decode(train, tok, 1), NGPT_ERR_WRONG_MODE);
 
     /* sampler */
     ngpt_sampler s = ngpt_sampler_default(), b;
@@ -614,18 +606,19 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
     b = s, b.n_banned = 2, b.banned = banned; REJECTS(ngpt_sampler_validate(&b, 256), NGPT_ERR_BAD_TOKEN);
     bias[7] = INFINITY;
     b = s, b.logit_bias = bias; REJECTS(ngpt_sampler_validate(&b, 256), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_sampler_sample(NULL, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_sampler_sample(infer, NULL, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_sampler_sample(infer, &s, NULL, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_sampler_sample(infer, &s, logits, NULL, 0, 0, 0, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_sampler_sample(train, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_sampler_sample(infer, &s, logits, NULL, 3, 0, 0, &t), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_sampler_sample(infer, &s, logits, tok, -1, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    b = s, b.reserved[2] = 1; REJECTS(ngpt_sampler_validate(&b, 256), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_sample(NULL, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_sample(infer, NULL, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_sample(infer, &s, NULL, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_sample(infer, &s, logits, NULL, 0, 0, 0, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_sample(train, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_sample(infer, &s, logits, NULL, 3, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_sample(infer, &s, logits, tok, -1, 0, 0, &t), NGPT_ERR_BAD_ARG);
     b = s, b.repeat_penalty = 1.3f;     /* recent tokens are read only with a penalty */
-    REJECTS(ngpt_sampler_sample(infer, &b, logits, bad, 2, 0, 0, &t), NGPT_ERR_BAD_TOKEN);
-    b = s, b.top_p = 2.0f; REJECTS(ngpt_sampler_sample(infer, &b, logits, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_sample(infer, &b, logits, bad, 2, 0, 0, &t), NGPT_ERR_BAD_TOKEN);
+    b = s, b.top_p = 2.0f; REJECTS(ngpt_context_sample(infer, &b, logits, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
     logits[5] = NAN;
-    REJECTS(ngpt_sampler_sample(infer, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NUMERIC);
+    REJECTS(ngpt_context_sample(infer, &s, logits, NULL, 0, 0, 0, &t), NGPT_ERR_NUMERIC);
     logits[5] = 0.0f;
 
     /* generate */
@@ -633,37 +626,42 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
     int32_t out[300];
     const char *stops[2] = {"ab", NULL};
     gc.max_tokens = 4;
-    REJECTS(ngpt_model_generate(NULL, &gc, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_generate(infer, NULL, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_generate(infer, &gc, NULL, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_model_generate(train, &gc, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_WRONG_MODE);
-    REJECTS(ngpt_model_generate(infer, &gc, tok, 0, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_generate(infer, &gc, tok, -1, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_generate(infer, &gc, bad, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    REJECTS(ngpt_model_generate(infer, &gc, tok, 2, out, 3, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_model_generate(infer, &gc, tok, 2, out, -1, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.max_tokens = 0; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.end_token = 256; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    g = gc, g.end_token = -2; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
-    g = gc, g.n_stop = 1; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.n_stop = -1, g.stop = stops; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_generate(NULL, &gc, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_generate(infer, NULL, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_generate(infer, &gc, NULL, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_generate(train, &gc, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_WRONG_MODE);
+    REJECTS(ngpt_context_generate(infer, &gc, tok, 0, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_generate(infer, &gc, tok, -1, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_generate(infer, &gc, bad, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    REJECTS(ngpt_context_generate(infer, &gc, tok, 2, out, 3, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_generate(infer, &gc, tok, 2, out, -1, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.max_tokens = 0; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    const int32_t ends[NGPT_END_TOKENS_MAX + 1] = {7, 256};
+    g = gc, g.end_tokens = ends, g.n_end_tokens = 2; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_TOKEN);
+    g = gc, g.n_end_tokens = 1; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.end_tokens = ends, g.n_end_tokens = -1; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.end_tokens = ends, g.n_end_tokens = NGPT_END_TOKENS_MAX + 1; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.reserved[0] = 1; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.sampler.reserved[0] = 1; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.n_stop = 1; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.n_stop = -1, g.stop = stops; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     stops[1] = "";
-    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     stops[1] = "123456789";     /* longer than T = 8 */
-    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.beam_width = 2; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
-    g = gc, g.beam_width = -1; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.n_stop = 2, g.stop = stops; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.beam_width = 2; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_EXCEEDS_PLAN);
+    g = gc, g.beam_width = -1; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     g = gc, g.length_penalty = NAN, g.beam_width = 1;
-    REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.context_mode = (ngpt_context_mode)2; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.context_mode = (ngpt_context_mode)2; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     g = gc, g.context_mode = NGPT_CONTEXT_SHIFT, g.no_cache = true;
-    REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
-    g = gc, g.sampler.temperature = -2.0f; REJECTS(ngpt_model_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
+    g = gc, g.sampler.temperature = -2.0f; REJECTS(ngpt_context_generate(infer, &g, tok, 2, out, 300, NULL, NULL, NULL), NGPT_ERR_BAD_ARG);
     ngpt_generate_result r;
-    CHECK_OK(ngpt_model_generate(infer, &gc, tok, 2, NULL, 0, NULL, NULL, &r));   /* out may be NULL */
+    CHECK_OK(ngpt_context_generate(infer, &gc, tok, 2, NULL, 0, NULL, NULL, &r));   /* out may be NULL */
     CHECK(r.n_tokens == 4, "4 tokens without an output array (%d)", (int)r.n_tokens);
-    CHECK_OK(ngpt_model_generate(infer, &gc, tok, 10, out, 300, NULL, NULL, &r));  /* > T = 8 */
+    CHECK_OK(ngpt_context_generate(infer, &gc, tok, 10, out, 300, NULL, NULL, &r));  /* > T = 8 */
     CHECK(r.prompt_tokens == 8 && r.prompt_dropped == 2, "a 10-token prompt keeps its last 8 "
           "(%d kept, %d dropped)", (int)r.prompt_tokens, (int)r.prompt_dropped);
 }
@@ -688,6 +686,7 @@ static void tokenizer_functions(const char *path)
     c = cfg, c.vocab_size = (1 << 20) + 1; REJECTS(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1), NGPT_ERR_BAD_ARG);
     c = cfg, c.pretok = (ngpt_pretokenizer)9; REJECTS(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1), NGPT_ERR_BAD_ARG);
     c = cfg, c.min_count = 0; REJECTS(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1), NGPT_ERR_BAD_ARG);
+    c = cfg, c.reserved[0] = 1; REJECTS(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1), NGPT_ERR_BAD_ARG);
     CHECK(tok == NULL, "no tokenizer on failure");
     c = cfg, c.vocab_size = 300;
     CHECK_OK(ngpt_tokenizer_train(&tok, &c, texts, sizes, 1));
@@ -733,6 +732,11 @@ static void tokenizer_functions(const char *path)
     int32_t ids[64] = {0};
     REJECTS(ngpt_tokenizer_describe(NULL, &info), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tokenizer_describe(tok, NULL), NGPT_ERR_NULL_ARG);
+    const int32_t *end_ids;
+    int32_t n_end;
+    REJECTS(ngpt_tokenizer_end_tokens(NULL, &end_ids, &n_end), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_end_tokens(tok, NULL, &n_end), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_end_tokens(tok, &end_ids, NULL), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tokenizer_token(NULL, 0, &bytes, &len), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tokenizer_token(tok, 0, NULL, &len), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_tokenizer_token(tok, 0, &bytes, NULL), NGPT_ERR_NULL_ARG);
@@ -776,21 +780,21 @@ static void tokenizer_functions(const char *path)
 
     /* ChatML: a trained tokenizer has no <|im_start|> (test_chat: one that has) */
     int32_t start;
-    REJECTS(ngpt_chat_specials(NULL, &start, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_chat_specials(tok, &start, NULL), NGPT_ERR_UNSUPPORTED);
-    REJECTS(ngpt_chat_turn(NULL, "user", text, 4, false, ids, 64, &n), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_chat_turn(tok, NULL, text, 4, false, ids, 64, &n), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_chat_turn(tok, "user", NULL, 4, false, ids, 64, &n), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_chat_turn(tok, "user", text, 4, false, ids, 64, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_chat_turn(tok, "", text, 4, false, ids, 64, &n), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_chat_turn(tok, "a\nb", text, 4, false, ids, 64, &n), NGPT_ERR_BAD_ARG);
-    REJECTS(ngpt_chat_turn(tok, "user", text, 4, true, ids, 64, &n), NGPT_ERR_UNSUPPORTED);
+    REJECTS(ngpt_tokenizer_chatml_specials(NULL, &start, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_chatml_specials(tok, &start, NULL), NGPT_ERR_UNSUPPORTED);
+    REJECTS(ngpt_tokenizer_chatml_turn(NULL, "user", text, 4, false, ids, 64, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_chatml_turn(tok, NULL, text, 4, false, ids, 64, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_chatml_turn(tok, "user", NULL, 4, false, ids, 64, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_chatml_turn(tok, "user", text, 4, false, ids, 64, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_tokenizer_chatml_turn(tok, "", text, 4, false, ids, 64, &n), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_tokenizer_chatml_turn(tok, "a\nb", text, 4, false, ids, 64, &n), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_tokenizer_chatml_turn(tok, "user", text, 4, true, ids, 64, &n), NGPT_ERR_UNSUPPORTED);
     ngpt_tokenizer_free(tok);
 }
 
 /* ---- a model's tokenizer, token data */
 
-static void model_tokenizer_functions(ngpt_context *infer, const char *path)
+static void model_tokenizer_functions(ngpt_context *infer)
 {
     ngpt_tokenizer_train_config tc = ngpt_tokenizer_train_config_default();
     tc.vocab_size = 300;
@@ -808,16 +812,6 @@ static void model_tokenizer_functions(ngpt_context *infer, const char *path)
     REJECTS(ngpt_context_tokenizer(infer, NULL), NGPT_ERR_NULL_ARG);
     CHECK(ngpt_context_tokenizer(infer, &got) == NGPT_OK && got == NULL, "a refused tokenizer "
           "is not attached");
-    ngpt_tokenizer *t2 = tok;
-    REJECTS(ngpt_checkpoint_tokenizer(NULL, &t2), NGPT_ERR_NULL_ARG);
-    CHECK(t2 == NULL, "no tokenizer on failure");
-    REJECTS(ngpt_checkpoint_tokenizer(path, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_tokenizer("/nonexistent/dir/t.ngpt", &t2), NGPT_ERR_IO);
-    REJECTS(ngpt_checkpoint_tokenizer(path, &t2), NGPT_ERR_BAD_FORMAT);        /* a text file */
-    REJECTS(ngpt_checkpoint_tokenizer_mem(NULL, 1, &t2), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_tokenizer_mem("x", 1, NULL), NGPT_ERR_NULL_ARG);
-    REJECTS(ngpt_checkpoint_tokenizer_mem("NGPTCKPT", 8, &t2), NGPT_ERR_BAD_FORMAT);
-    CHECK(t2 == NULL, "no tokenizer on failure");
 
     ngpt_data *d = NULL;
     const uint8_t *bytes;
@@ -869,6 +863,8 @@ static void import_functions(const char *path)
     REJECTS(ngpt_import_hf("/nonexistent", &o, out), NGPT_ERR_IO);
     b.store = (ngpt_weights)7;
     REJECTS(ngpt_import_hf("/nonexistent", &b, out), NGPT_ERR_BAD_ARG);
+    b = o, b.reserved[1] = 1;
+    REJECTS(ngpt_import_hf("/nonexistent", &b, out), NGPT_ERR_BAD_ARG);
     b = o, b.config = path;                         /* a text file, not JSON */
     REJECTS(ngpt_import_hf("/nonexistent", &b, out), NGPT_ERR_BAD_FORMAT);
     b = o, b.weights = none, b.n_weights = 0;
@@ -918,7 +914,7 @@ static void abort_callback(ngpt_context *ctx)
     int token = 0;
     ngpt_abort_callback_set(hook, &token);
     /* ordinary bad input is an error, not a broken invariant: no call */
-    REJECTS(ngpt_model_forward(ctx, NULL, 1, 1, NULL, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_context_forward(ctx, NULL, 1, 1, NULL, NULL), NGPT_ERR_NULL_ARG);
     CHECK(hook_calls == 0, "the hook is not called for bad input");
     int line = __LINE__ + 1;
     ngpt_status st = ngpt_internal_fail(__FILE__, line, "a == b");
@@ -932,6 +928,95 @@ static void abort_callback(ngpt_context *ctx)
     ngpt_progress_callback_set(NULL, NULL);     /* no bad input: NULL removes it */
     st = ngpt_internal_fail("x.c", 1, "removed");
     CHECK(st == NGPT_ERR_INTERNAL && hook_calls == 1, "no hook after removing it");
+}
+
+/* ---- structs that grow (ngpt.h): their sizes are fixed on each platform */
+
+static void struct_sizes(void)
+{
+    const bool lp64 = sizeof(void *) == 8;
+    const struct { const char *name; size_t size, want64, want32; } s[] = {
+        {"ngpt_config", sizeof(ngpt_config), 256, 256},
+        {"ngpt_shape", sizeof(ngpt_shape), 64, 64},
+        {"ngpt_tensor_info", sizeof(ngpt_tensor_info), 64, 48},
+        {"ngpt_optim_config", sizeof(ngpt_optim_config), 128, 128},
+        {"ngpt_train_state", sizeof(ngpt_train_state), 256, 256},
+        {"ngpt_sampler", sizeof(ngpt_sampler), 128, 120},
+        {"ngpt_generate_config", sizeof(ngpt_generate_config), 320, 288},
+        {"ngpt_generate_result", sizeof(ngpt_generate_result), 64, 64},
+        {"ngpt_tokenizer_train_config", sizeof(ngpt_tokenizer_train_config), 64, 64},
+        {"ngpt_tokenizer_info", sizeof(ngpt_tokenizer_info), 128, 128},
+        {"ngpt_import_options", sizeof(ngpt_import_options), 128, 100},
+        {"ngpt_hf_tokenizer_config", sizeof(ngpt_hf_tokenizer_config), 576, 576},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        CHECK(s[i].size == (lp64 ? s[i].want64 : s[i].want32),
+              "sizeof(%s) is %zu, not %zu: a new field takes its reserved bytes, and the size "
+              "stays (a built app passes the old size)", s[i].name, s[i].size,
+              lp64 ? s[i].want64 : s[i].want32);
+}
+
+/* ---- names by receiver (ngpt.h, "Names say their receiver") */
+
+/* The receiver type of a declaration: "ngpt_x" of a struct returned by
+ * value (`ngpt_x ngpt_x_default(...)`), else of the first parameter
+ * (`[const] ngpt_x *`, `ngpt_x **`, an enum `ngpt_x v`), or "" for none. */
+static void receiver_of(const char *ret, const char *first, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const char *t = strstr(first, "ngpt_");
+    const char *r = strstr(ret, "ngpt_");
+    const bool made = r && !strchr(ret, '*') && strncmp(r, "ngpt_status", 11) != 0;
+    const char *src = made ? r : t;     /* a struct returned by value: its _default() */
+    if (!src) return;
+    size_t n = strspn(src, "abcdefghijklmnopqrstuvwxyz0123456789_");
+    if (n >= cap) n = cap - 1;
+    memcpy(out, src, n);
+    out[n] = '\0';
+}
+
+static void naming_by_receiver(void)
+{
+    FILE *h = fopen("include/ngpt.h", "r");
+    CHECK(h != NULL, "run from the source tree: cannot open include/ngpt.h");
+    if (!h) return;
+    /* no receiver by design: the library's own state, bytes, foreign files;
+     * ngpt_context_arena_size sizes the context ngpt_context_init would make */
+    static const char *const free_fns[] = {"ngpt_last_error", "ngpt_build_info",
+                                           "ngpt_abort_callback_set", "ngpt_progress_callback_set",
+                                           "ngpt_checksum_bytes", "ngpt_context_arena_size"};
+    char decl[2048] = "", line[1024];
+    int checked = 0;
+    while (fgets(line, sizeof line, h)) {
+        if (!decl[0] && (line[0] == ' ' || line[0] == '/' || line[0] == '*' || line[0] == '#' ||
+                         line[0] == '\n' || line[0] == '}' || strstr(line, "typedef") ||
+                         !strchr(line, '(')))
+            continue;
+        if (strlen(decl) + strlen(line) < sizeof decl) strcat(decl, line);
+        if (!strchr(decl, ';')) continue;
+        char *paren = strchr(decl, '('), *name = paren;
+        while (name > decl && (name[-1] == '_' || (name[-1] >= 'a' && name[-1] <= 'z') ||
+                               (name[-1] >= '0' && name[-1] <= '9')))
+            name--;
+        char fn[128] = "", ret[128] = "", first[256] = "", recv[64];
+        snprintf(fn, sizeof fn, "%.*s", (int)(paren - name), name);
+        snprintf(ret, sizeof ret, "%.*s", (int)(name - decl), decl);
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(paren + 1, ",)"), paren + 1);
+        decl[0] = '\0';
+        if (strncmp(fn, "ngpt_", 5) != 0) continue;
+        bool exempt = !strncmp(fn, "ngpt_import_", 12);     /* foreign files into models */
+        for (size_t i = 0; i < sizeof free_fns / sizeof free_fns[0]; i++)
+            exempt |= !strcmp(fn, free_fns[i]);
+        receiver_of(ret, first, recv, sizeof recv);
+        checked++;
+        if (exempt) continue;
+        const size_t k = strlen(recv);
+        CHECK(k > 0 && !strncmp(fn, recv, k) && fn[k] == '_',
+              "%s is not named after its receiver (%s): a function on an %s is %s_<verb>", fn,
+              k ? recv : "none found", k ? recv : "object", k ? recv : "ngpt_<receiver>");
+    }
+    fclose(h);
+    CHECK(checked > 50, "naming: read %d declarations", checked);
 }
 
 /* ---- every declared function is called above */
@@ -979,8 +1064,10 @@ int main(void)
     }
     tokenizer_functions(path);
     import_functions(path);
-    if (infer) model_tokenizer_functions(infer, path);
+    if (infer) model_tokenizer_functions(infer);
     coverage_of_header();
+    naming_by_receiver();
+    struct_sizes();
     ngpt_context_free(infer);
     ngpt_context_free(train);
     unlink(path);

@@ -1,6 +1,6 @@
 /* test_q4.c — 4-bit models (ngpt_config.weights = q4): the blocks' Linears
- * 4-bit, the lm_head 8-bit; made the same way by ngpt_params_init and by
- * loading the float32 original; files round-trip byte for byte; cached
+ * 4-bit, the lm_head 8-bit; made the same way by ngpt_context_params_init and by
+ * a q4 context made from the float32 original; files round-trip byte for byte; cached
  * prefill and decode equal the full forward bit for bit; a dirty arena
  * with 3 threads and every job split computes what a clean single thread
  * does; the logits stay near the float32 model's; a q8 file does not
@@ -29,16 +29,17 @@ static ngpt_context *make(const ngpt_config *c, int batch, int seq, uint64_t see
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.batch = batch, s.seq = seq;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* every position's logits, compared whole */
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, c, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, seed));
     return ctx;
 }
 
 static uint64_t params_hash(const ngpt_context *ctx)
 {
     uint64_t h = 0;
-    CHECK_OK(ngpt_params_checksum(ctx, &h));
+    CHECK_OK(ngpt_context_params_checksum(ctx, &h));
     return h;
 }
 
@@ -49,43 +50,46 @@ static void tokens(int32_t *tok, int n, int V)
 
 static void full(ngpt_context *ctx, const int32_t *tok, int b, int t, int V, float *out)
 {
-    CHECK_OK(ngpt_model_forward(ctx, tok, b, t, NULL, NULL));
+    CHECK_OK(ngpt_context_forward(ctx, tok, b, t, NULL, NULL));
     const float *lg = NULL;
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     if (lg) memcpy(out, lg, sizeof(float) * (size_t)b * t * V);
 }
 
-/* init quantizes the float32 draw; a load quantizes the float32 file; a q4
- * file loads back to the same weights and saves the same bytes; f32 and q8
- * contexts refuse it, and a q4 context refuses a q8 file. */
+/* init quantizes the float32 draw; a q4 context made from the float32
+ * file quantizes it; a q4 file's contexts (sharing its weights, or a copy)
+ * hold the same weights and save the same bytes; f32 and q8 contexts of it
+ * are refused, and a q4 context of a q8 file. */
 static void test_made_and_saved(const char *sw)
 {
     ngpt_config c = q4_config(sw), f = c, q8 = c;
     f.weights = NGPT_WEIGHTS_F32, q8.weights = NGPT_WEIGHTS_Q8;
     ngpt_context *fl = make(&f, 1, 0, 5), *a = make(&c, 1, 0, 5), *b = make(&c, 1, 0, 9);
-    ngpt_context *e = make(&q8, 1, 0, 5);
+    ngpt_context *e = make(&q8, 1, 0, 5), *q;
+    ngpt_model *m = NULL;
     if (!fl || !a || !b || !e) goto out;
-    CHECK_OK(ngpt_checkpoint_save(fl, path));
+    CHECK_OK(ngpt_context_save(fl, path));
     CHECK(params_hash(a) != params_hash(b), "[%s] seeds 5 and 9 give one model", sw);
     CHECK(params_hash(a) != params_hash(e), "[%s] q4 and q8 give one model", sw);
-    CHECK_OK(ngpt_checkpoint_load(b, path));
-    CHECK_HASH(params_hash(b), params_hash(a));
-    CHECK_OK(ngpt_checkpoint_save(a, path));
-    ngpt_config back;
-    CHECK_OK(ngpt_checkpoint_config(path, &back));
-    CHECK(back.weights == NGPT_WEIGHTS_Q4, "[%s] the file's config is not q4", sw);
-    CHECK_OK(ngpt_params_init(b, 9));
-    CHECK_OK(ngpt_checkpoint_load(b, path));
-    CHECK_HASH(params_hash(b), params_hash(a));
-    CHECK_OK(ngpt_checkpoint_save(b, path2));
-    CHECK(test_same_file(path, path2), "[%s] saving the loaded model gives other bytes", sw);
-    CHECK_STATUS(ngpt_checkpoint_load(fl, path), NGPT_ERR_CONFIG_MISMATCH);
-    CHECK(strstr(ngpt_last_error(), "weights is q4 in the checkpoint") != NULL, "%s", ngpt_last_error());
-    CHECK_STATUS(ngpt_checkpoint_load(e, path), NGPT_ERR_CONFIG_MISMATCH);
-    CHECK_OK(ngpt_checkpoint_save(e, path2));
-    CHECK_STATUS(ngpt_checkpoint_load(a, path2), NGPT_ERR_CONFIG_MISMATCH);
-    CHECK(strstr(ngpt_last_error(), "ngpt_checkpoint_load: ") && strstr(ngpt_last_error(), "8-bit") &&
+    q = test_context_open(&m, path, &c, NULL);
+    if (q) CHECK_HASH(params_hash(q), params_hash(a));
+    test_context_close(q, m);
+    CHECK_OK(ngpt_context_save(a, path));
+    CHECK(test_file_config(path).weights == NGPT_WEIGHTS_Q4, "[%s] the file's config is not q4",
+          sw);
+    test_file_round_trip(path, &c, params_hash(a), path2, sw);
+    CHECK_OK(ngpt_model_open(&m, path));
+    q = NULL;
+    CHECK_STATUS(ngpt_context_init(&q, m, &f, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
+    CHECK(strstr(ngpt_last_error(), "weights is q4") != NULL, "%s", ngpt_last_error());
+    CHECK_STATUS(ngpt_context_init(&q, m, &q8, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
+    test_context_close(q, m);
+    CHECK_OK(ngpt_context_save(e, path2));
+    CHECK_OK(ngpt_model_open(&m, path2));
+    CHECK_STATUS(ngpt_context_init(&q, m, &c, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
+    CHECK(strstr(ngpt_last_error(), "ngpt_context_init: ") && strstr(ngpt_last_error(), "8-bit") &&
           strstr(ngpt_last_error(), "float32 original"), "%s", ngpt_last_error());
+    test_context_close(q, m);
 out:
     ngpt_context_free(fl);
     ngpt_context_free(a);
@@ -116,16 +120,16 @@ static void test_cached_equals_full(const char *sw)
     int32_t pre[2 * 5], next[2];
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < 5; i++) pre[s * 5 + i] = tok[s * T + i];
-    CHECK_OK(ngpt_cache_prefill(ctx, pre, 2, 5));
+    CHECK_OK(ngpt_context_cache_prefill(ctx, pre, 2, 5));
     const float *lg;
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     for (int s = 0; s < 2; s++)
         CHECK(!memcmp(lg + (size_t)s * 5 * V, want + (size_t)s * T * V, sizeof(float) * 5 * V),
               "[%s] prefill of sequence %d differs", sw, s);
     for (int i = 5; i < T; i++) {
         next[0] = tok[i], next[1] = tok[T + i];
-        CHECK_OK(ngpt_cache_decode(ctx, next, 2));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_decode(ctx, next, 2));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
         for (int s = 0; s < 2; s++)
             CHECK(!memcmp(lg + (size_t)s * V, want + ((size_t)s * T + i) * V, sizeof(float) * V),
                   "[%s] decode at %d of sequence %d differs", sw, i, s);
@@ -154,10 +158,10 @@ static void test_api(void)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
     ngpt_context *ctx = NULL;
     size_t bytes;
-    CHECK_STATUS(ngpt_context_init(&ctx, &c, &s, NULL, 0), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0), NGPT_ERR_WRONG_MODE);
     CHECK(strstr(ngpt_last_error(), "ngpt_context_init: a model with 4-bit weights (weights=q4)") != NULL &&
           strstr(ngpt_last_error(), "ngpt quantize") != NULL, "%s", ngpt_last_error());
-    CHECK_STATUS(ngpt_arena_size(&c, &s, &bytes), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_context_arena_size(NULL, &c, &s, &bytes), NGPT_ERR_WRONG_MODE);
     ngpt_config set = test_config_tiny();
     CHECK_OK(ngpt_config_set(&set, "weights=q4"));
     CHECK(set.weights == NGPT_WEIGHTS_Q4, "weights=q4 sets q4");
@@ -169,25 +173,25 @@ static void test_api(void)
     ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_config q8 = c;
     q8.weights = NGPT_WEIGHTS_Q8;
-    CHECK_OK(ngpt_arena_size(&c, &si, &b4));
-    CHECK_OK(ngpt_arena_size(&q8, &si, &b8));
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &si, &b4));
+    CHECK_OK(ngpt_context_arena_size(NULL, &q8, &si, &b8));
     CHECK(b4 < b8, "a q4 arena (%zu) is not smaller than a q8 one (%zu)", b4, b8);
     ctx = make(&c, 1, 4, 1);
     if (!ctx) return;
     ngpt_tensor_info ti;
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q4 && ti.count == 64 * 32, "fc1 is 4-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.1.attn.qkv.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.1.attn.qkv.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q4, "qkv is 4-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "tok_emb.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "tok_emb.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q8, "the tied embedding is 8-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.1.ln2.bias", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.1.ln2.bias", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_F32, "a LayerNorm is float32");
     ngpt_context_free(ctx);
 }
 
 /* Rewrites bytes of a tensor's data in a copy of the file, reseals it and
- * expects a load to refuse it, naming the tensor. */
+ * expects an open to refuse it, naming the tensor. */
 static void expect_damaged(const unsigned char *file, size_t n, const char *tensor, size_t at,
                            const void *bytes, size_t len, const char *why)
 {
@@ -204,10 +208,11 @@ static void expect_damaged(const unsigned char *file, size_t n, const char *tens
         memcpy(b + (d - b) + at, bytes, len);
         uint64_t h = ngpt_checksum_bytes(b, n - 8);
         memcpy(b + n - 8, &h, 8);
-        ngpt_config cfg;
-        CHECK_STATUS(ngpt_checkpoint_config_mem(b, n, &cfg), NGPT_ERR_BAD_FORMAT);
+        ngpt_model *m = NULL;
+        CHECK_STATUS(ngpt_model_open_mem(&m, b, n), NGPT_ERR_BAD_FORMAT);
         CHECK(strstr(ngpt_last_error(), tensor) && strstr(ngpt_last_error(), why),
               "%s: %s", why, ngpt_last_error());
+        ngpt_model_close(m);
     } else {
         CHECK(false, "%s: no tensor %s", why, tensor);
     }
@@ -219,7 +224,7 @@ static void test_damaged(void)
     ngpt_config c = q4_config("V=125 C=24 d_ff=40");
     ngpt_context *ctx = make(&c, 1, 4, 3);
     if (!ctx) return;
-    CHECK_OK(ngpt_checkpoint_save(ctx, path));
+    CHECK_OK(ngpt_context_save(ctx, path));
     ngpt_context_free(ctx);
     size_t n;
     unsigned char *file = test_read_file(path, &n);

@@ -1,6 +1,6 @@
 /* test_q8.c — 8-bit models (ngpt_config.weights = q8): made the same way by
- * ngpt_params_init and by loading the float32 original; files round-trip
- * byte for byte; cached prefill and decode equal the full forward bit for
+ * ngpt_context_params_init and by a q8 context made from the float32 original;
+ * files round-trip byte for byte; cached prefill and decode equal the full forward bit for
  * bit; a dirty arena with 3 threads and every job split computes what a
  * clean single thread does; the logits stay near the float32 model's; the
  * API refuses what an 8-bit model cannot do; a damaged 8-bit tensor is
@@ -29,16 +29,17 @@ static ngpt_context *make(const ngpt_config *c, int batch, int seq, uint64_t see
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.batch = batch, s.seq = seq;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* every position's logits, compared whole */
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, c, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, seed));
     return ctx;
 }
 
 static uint64_t params_hash(const ngpt_context *ctx)
 {
     uint64_t h = 0;
-    CHECK_OK(ngpt_params_checksum(ctx, &h));
+    CHECK_OK(ngpt_context_params_checksum(ctx, &h));
     return h;
 }
 
@@ -50,36 +51,36 @@ static void tokens(int32_t *tok, int n, int V)
 /* Logits of a full forward over (b, t) tokens, copied into out. */
 static void full(ngpt_context *ctx, const int32_t *tok, int b, int t, int V, float *out)
 {
-    CHECK_OK(ngpt_model_forward(ctx, tok, b, t, NULL, NULL));
+    CHECK_OK(ngpt_context_forward(ctx, tok, b, t, NULL, NULL));
     const float *lg = NULL;
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     if (lg) memcpy(out, lg, sizeof(float) * (size_t)b * t * V);
 }
 
-/* init quantizes the float32 draw; a load quantizes the float32 file; a q8
- * file loads back to the same weights and saves the same bytes. */
+/* init quantizes the float32 draw; a q8 context made from the float32
+ * file quantizes it; a q8 file's contexts (sharing its weights, or a copy)
+ * hold the same weights and save the same bytes. */
 static void test_made_and_saved(const char *sw)
 {
     ngpt_config c = q8_config(sw), f = c;
     f.weights = NGPT_WEIGHTS_F32;
-    ngpt_context *fl = make(&f, 1, 0, 5), *a = make(&c, 1, 0, 5), *b = make(&c, 1, 0, 9);
+    ngpt_context *fl = make(&f, 1, 0, 5), *a = make(&c, 1, 0, 5), *b = make(&c, 1, 0, 9), *q;
+    ngpt_model *m = NULL;
     if (!fl || !a || !b) goto out;
-    CHECK_OK(ngpt_checkpoint_save(fl, path));
+    CHECK_OK(ngpt_context_save(fl, path));
     CHECK(params_hash(a) != params_hash(b), "[%s] seeds 5 and 9 give one model", sw);
-    CHECK_OK(ngpt_checkpoint_load(b, path));
-    CHECK_HASH(params_hash(b), params_hash(a));
-    CHECK_OK(ngpt_checkpoint_save(a, path));
-    ngpt_config back;
-    CHECK_OK(ngpt_checkpoint_config(path, &back));
-    CHECK(back.weights == NGPT_WEIGHTS_Q8, "[%s] the file's config says f32", sw);
-    CHECK_OK(ngpt_params_init(b, 9));
-    CHECK_OK(ngpt_checkpoint_load(b, path));
-    CHECK_HASH(params_hash(b), params_hash(a));
-    CHECK_OK(ngpt_checkpoint_save(b, path2));
-    CHECK(test_same_file(path, path2), "[%s] saving the loaded model gives other bytes", sw);
-    /* a float32 context refuses the 8-bit file */
-    CHECK_STATUS(ngpt_checkpoint_load(fl, path), NGPT_ERR_CONFIG_MISMATCH);
-    CHECK(strstr(ngpt_last_error(), "weights is q8 in the checkpoint") != NULL, "%s", ngpt_last_error());
+    q = test_context_open(&m, path, &c, NULL);
+    if (q) CHECK_HASH(params_hash(q), params_hash(a));
+    test_context_close(q, m);
+    CHECK_OK(ngpt_context_save(a, path));
+    CHECK(test_file_config(path).weights == NGPT_WEIGHTS_Q8, "[%s] the file's config says f32", sw);
+    test_file_round_trip(path, &c, params_hash(a), path2, sw);
+    /* a float32 context of the 8-bit file is refused */
+    CHECK_OK(ngpt_model_open(&m, path));
+    q = NULL;
+    CHECK_STATUS(ngpt_context_init(&q, m, &f, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
+    CHECK(strstr(ngpt_last_error(), "weights is q8") != NULL, "%s", ngpt_last_error());
+    test_context_close(q, m);
 out:
     ngpt_context_free(fl);
     ngpt_context_free(a);
@@ -109,16 +110,16 @@ static void test_cached_equals_full(const char *sw)
     int32_t pre[2 * 5], next[2];
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < 5; i++) pre[s * 5 + i] = tok[s * T + i];
-    CHECK_OK(ngpt_cache_prefill(ctx, pre, 2, 5));
+    CHECK_OK(ngpt_context_cache_prefill(ctx, pre, 2, 5));
     const float *lg;
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     for (int s = 0; s < 2; s++)
         CHECK(!memcmp(lg + (size_t)s * 5 * V, want + (size_t)s * T * V, sizeof(float) * 5 * V),
               "[%s] prefill of sequence %d differs", sw, s);
     for (int i = 5; i < T; i++) {
         next[0] = tok[i], next[1] = tok[T + i];
-        CHECK_OK(ngpt_cache_decode(ctx, next, 2));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_decode(ctx, next, 2));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
         for (int s = 0; s < 2; s++)
             CHECK(!memcmp(lg + (size_t)s * V, want + ((size_t)s * T + i) * V, sizeof(float) * V),
                   "[%s] decode at %d of sequence %d differs", sw, i, s);
@@ -149,8 +150,8 @@ static void test_api(void)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
     ngpt_context *ctx = NULL;
     size_t bytes;
-    CHECK_STATUS(ngpt_arena_size(&c, &s, &bytes), NGPT_ERR_WRONG_MODE);
-    CHECK_STATUS(ngpt_context_init(&ctx, &c, &s, NULL, 0), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_context_arena_size(NULL, &c, &s, &bytes), NGPT_ERR_WRONG_MODE);
+    CHECK_STATUS(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0), NGPT_ERR_WRONG_MODE);
     CHECK(strstr(ngpt_last_error(), "ngpt_context_init: a model with 8-bit weights") != NULL &&
           strstr(ngpt_last_error(), "ngpt quantize") != NULL, "%s", ngpt_last_error());
     ngpt_config bad = c;
@@ -169,33 +170,33 @@ static void test_api(void)
     ctx = make(&c, 1, 4, 1);
     if (!ctx) return;
     ngpt_tensor_info ti;
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q8 && ti.count == 64 * 32, "fc1 is 8-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "tok_emb.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "tok_emb.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q8, "the tied embedding is 8-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.1.ln2.bias", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.1.ln2.bias", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_F32, "a LayerNorm is float32");
     /* the float array holds the float32 tensors only: LayerNorms, fc biases */
     float *p;
     size_t n;
-    CHECK_OK(ngpt_params_data(ctx, &p, &n));
+    CHECK_OK(ngpt_context_params(ctx, &p, &n));
     const size_t C = 32, F = 64;
     CHECK(n == 2 * (4 * C + F + C) + 2 * C, "%zu float parameters", n);
     /* they are what the model reads: a write changes the logits */
     int32_t tok[4] = {1, 2, 3, 4};
     uint64_t h0, h1;
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, 4, NULL, NULL));
-    CHECK_OK(ngpt_logits_checksum(ctx, &h0));
-    CHECK_OK(ngpt_tensor_find(ctx, "ln_f.bias", &ti));
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, 4, NULL, NULL));
+    CHECK_OK(ngpt_context_logits_checksum(ctx, &h0));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "ln_f.bias", &ti));
     p[ti.offset] += 0.5f;
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, 4, NULL, NULL));
-    CHECK_OK(ngpt_logits_checksum(ctx, &h1));
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, 4, NULL, NULL));
+    CHECK_OK(ngpt_context_logits_checksum(ctx, &h1));
     CHECK(h0 != h1, "a write to ln_f.bias changes nothing");
     ngpt_context_free(ctx);
 }
 
 /* Rewrites byte `at` of an 8-bit tensor's data in a copy of the file,
- * reseals it and expects a load to refuse it, naming the tensor. */
+ * reseals it and expects an open to refuse it, naming the tensor. */
 static void expect_damaged(const unsigned char *file, size_t n, const char *tensor, size_t at,
                            const void *bytes, size_t len, const char *why)
 {
@@ -212,10 +213,11 @@ static void expect_damaged(const unsigned char *file, size_t n, const char *tens
         memcpy(b + (d - b) + at, bytes, len);
         uint64_t h = ngpt_checksum_bytes(b, n - 8);
         memcpy(b + n - 8, &h, 8);
-        ngpt_config cfg;
-        CHECK_STATUS(ngpt_checkpoint_config_mem(b, n, &cfg), NGPT_ERR_BAD_FORMAT);
+        ngpt_model *m = NULL;
+        CHECK_STATUS(ngpt_model_open_mem(&m, b, n), NGPT_ERR_BAD_FORMAT);
         CHECK(strstr(ngpt_last_error(), tensor) && strstr(ngpt_last_error(), why),
               "%s: %s", why, ngpt_last_error());
+        ngpt_model_close(m);
     } else {
         CHECK(false, "%s: no tensor %s", why, tensor);
     }
@@ -228,7 +230,7 @@ static unsigned char *saved_model(const char *sw, size_t *n)
     ngpt_config c = q8_config(sw);
     ngpt_context *ctx = make(&c, 1, 4, 3);
     if (!ctx) return NULL;
-    CHECK_OK(ngpt_checkpoint_save(ctx, path));
+    CHECK_OK(ngpt_context_save(ctx, path));
     ngpt_context_free(ctx);
     return test_read_file(path, n);
 }
@@ -280,13 +282,15 @@ static void test_damaged_across_chunks(void)
             b[end - 1] = 0x80;      /* -128, the last value of the block */
             uint64_t h = ngpt_checksum_bytes(b, n - 8);
             memcpy(b + n - 8, &h, 8);
-            ngpt_config cfg;
-            CHECK_STATUS(ngpt_checkpoint_config_mem(b, n, &cfg), NGPT_ERR_BAD_FORMAT);
+            ngpt_model *m = NULL;
+            CHECK_STATUS(ngpt_model_open_mem(&m, b, n), NGPT_ERR_BAD_FORMAT);
             CHECK(strstr(ngpt_last_error(), ngpt_ckpt_tensor_name(&r, i)) &&
                   strstr(ngpt_last_error(), "-128"), "block %zu of %s: %s", k,
                   ngpt_ckpt_tensor_name(&r, i), ngpt_last_error());
+            ngpt_model_close(m);
             memcpy(b + n - 8, file + n - 8, 8);     /* the old seal */
-            CHECK_STATUS(ngpt_checkpoint_config_mem(b, n, &cfg), NGPT_ERR_CHECKSUM);
+            CHECK_STATUS(ngpt_model_open_mem(&m, b, n), NGPT_ERR_CHECKSUM);
+            ngpt_model_close(m);
         }
     }
     CHECK(straddling >= 2, "only %d blocks straddle a chunk boundary", straddling);

@@ -1,7 +1,8 @@
-/* test_resume.c — training 20 steps equals training 10, saving, loading into
- * a fresh context and training 10 more, bit for bit (parameters and AdamW
- * moments), for the default model and a Llama-like one; model-only
- * checkpoints and errors of ngpt_checkpoint_load_train. */
+/* test_resume.c — training 20 steps equals training 10, saving, opening the
+ * checkpoint as a model and training 10 more in a training context made
+ * from it, bit for bit (parameters and AdamW moments), for the default
+ * model and a Llama-like one; model-only files, a fresh optimizer
+ * (ngpt_context_optim_reset), and errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +25,8 @@ static ngpt_context *new_ctx(ngpt_mode mode, int32_t d_model)
     ngpt_shape sh = ngpt_shape_default(mode);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, 42));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &sh, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, 42));
     return ctx;
 }
 
@@ -41,8 +42,22 @@ static ngpt_context *new_llama(void)
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, 42));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &sh, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, 42));
+    return ctx;
+}
+
+/* A training context made from the checkpoint at path (or the size bytes at
+ * data), *m its model (close it after the context), *st its training state. */
+static ngpt_context *resume(const char *path, const void *data, size_t size, ngpt_model **m,
+                            ngpt_train_state *st)
+{
+    ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
+    sh.batch = B, sh.seq = T;
+    ngpt_context *ctx = NULL;
+    CHECK_OK(path ? ngpt_model_open(m, path) : ngpt_model_open_mem(m, data, size));
+    if (*m && st) CHECK_OK(ngpt_model_train_state(*m, st));
+    if (*m) CHECK_OK(ngpt_context_init(&ctx, *m, NULL, &sh, NULL, 0));
     return ctx;
 }
 
@@ -50,9 +65,9 @@ static ngpt_context *new_llama(void)
 static uint64_t run(ngpt_context *ctx, const ngpt_data *d, const ngpt_optim_config *o, int steps)
 {
     float loss;
-    for (int s = 0; s < steps; s++) CHECK_OK(ngpt_train_step(ctx, o, d, 42, B, T, &loss, NULL, NULL));
+    for (int s = 0; s < steps; s++) CHECK_OK(ngpt_context_train_step(ctx, o, d, 42, B, T, &loss, NULL, NULL));
     uint64_t h = 0;
-    ngpt_params_checksum(ctx, &h);
+    ngpt_context_params_checksum(ctx, &h);
     return h;
 }
 
@@ -115,20 +130,21 @@ int main(void)
 
     ngpt_context *a = new_ctx(NGPT_MODE_TRAIN, 32);
     ngpt_context *b = new_ctx(NGPT_MODE_TRAIN, 32);
-    ngpt_context *c = new_ctx(NGPT_MODE_TRAIN, 32);
-    if (!a || !b || !c) return test_summary("test_resume");
+    if (!a || !b) return test_summary("test_resume");
     uint64_t h20 = run(a, d, &o, 20);
-    CHECK_OK(ngpt_checkpoint_save_train(a, p20, &ts));
+    CHECK_OK(ngpt_context_save_train(a, p20, &ts));
     run(b, d, &o, 10);
-    CHECK_OK(ngpt_checkpoint_save_train(b, p10, &ts));
+    CHECK_OK(ngpt_context_save_train(b, p10, &ts));
+    ngpt_context_free(b);
     ngpt_train_state got, peeked;
     ngpt_config peeked_cfg;
-    CHECK_OK(ngpt_checkpoint_train_state(p10, &peeked_cfg, &peeked));
-    CHECK_OK(ngpt_checkpoint_load_train(c, p10, &got));
-    CHECK(same_state(&peeked, &got) && peeked_cfg.d_model == 32,
-          "ngpt_checkpoint_train_state differs from what the load returns");
+    ngpt_model *mc = NULL;
+    ngpt_context *c = resume(p10, NULL, 0, &mc, &got);
+    if (!c) return test_summary("test_resume");
+    CHECK_OK(ngpt_model_config(mc, &peeked_cfg));
+    CHECK(peeked_cfg.d_model == 32, "the checkpoint's config");
     uint64_t steps = 0;
-    ngpt_optim_step_count(c, &steps);
+    ngpt_context_step_count(c, &steps);
     CHECK(steps == 10, "restored step %llu", (unsigned long long)steps);
     CHECK(got.has_state && got.seed == 42 && got.batch == B && got.seq == T &&
           got.opt.lr == o.lr && got.opt.min_lr == o.min_lr && got.opt.warmup == 5 &&
@@ -137,80 +153,104 @@ int main(void)
           got.holdout == 0.25f && got.eval_every == 7 && got.eval_batches == 3 &&
           got.data_hash == 0x0123456789abcdefull,
           "training state did not round-trip");
+    const ngpt_train_state got10 = got;
     uint64_t h_resumed = run(c, d, &got.opt, 10);
     CHECK_HASH(h_resumed, h20);
     /* moments and step too: the saved files are byte-identical */
     char p20b[600];
     snprintf(p20b, sizeof p20b, "%s.b", p20);
-    CHECK_OK(ngpt_checkpoint_save_train(c, p20b, &ts));
+    CHECK_OK(ngpt_context_save_train(c, p20b, &ts));
     CHECK(file_hash(p20) == file_hash(p20b) && file_hash(p20) != 0,
           "checkpoint after 20 steps differs from the resumed one");
     printf("20 steps: params %016" PRIx64 ", resumed at 10: %016" PRIx64 "\n", h20, h_resumed);
 
-    /* a model-only checkpoint loads with zero moments and step 0 */
-    CHECK_OK(ngpt_checkpoint_save(a, pmodel));
-    CHECK_OK(ngpt_checkpoint_load_train(b, pmodel, &got));
-    ngpt_optim_step_count(b, &steps);
-    CHECK(!got.has_state && steps == 0, "model-only load: has_state %d step %llu",
+    /* a fresh optimizer on the same parameters: zero moments, step 0 */
+    uint64_t before_reset = 0, after_reset = 1;
+    ngpt_context_params_checksum(c, &before_reset);
+    CHECK_OK(ngpt_context_optim_reset(c));
+    ngpt_context_step_count(c, &steps);
+    ngpt_context_params_checksum(c, &after_reset);
+    CHECK(steps == 0 && after_reset == before_reset, "optim_reset: step %llu, parameters %s",
+          (unsigned long long)steps, after_reset == before_reset ? "kept" : "changed");
+    CHECK_OK(ngpt_context_save_train(c, p20b, &ts));      /* saves zero moments and step 0 */
+    ngpt_model *mz = NULL;
+    ngpt_context *z = resume(p20b, NULL, 0, &mz, &got);
+    if (z) ngpt_context_step_count(z, &steps);
+    CHECK(z && got.has_state && steps == 0, "a reset optimizer's checkpoint: step %llu",
+          (unsigned long long)steps);
+    ngpt_context_free(z);
+    ngpt_model_close(mz);
+
+    /* a model-only checkpoint: zero moments and step 0 */
+    CHECK_OK(ngpt_context_save(a, pmodel));
+    ngpt_model *mb = NULL;
+    b = resume(pmodel, NULL, 0, &mb, &got);
+    if (b) ngpt_context_step_count(b, &steps);
+    CHECK(b && !got.has_state && steps == 0, "model-only: has_state %d step %llu",
           (int)got.has_state, (unsigned long long)steps);
-    CHECK_OK(ngpt_checkpoint_train_state(pmodel, &peeked_cfg, &peeked));
-    CHECK(same_state(&peeked, &got), "model-only: the state read differs from the load's");
+    uint64_t hb;
+    if (b) ngpt_context_params_checksum(b, &hb);
+    CHECK_HASH(hb, h20);
     /* the same from memory: the bytes of the file, read once */
-    uint64_t hb0;
-    ngpt_params_checksum(b, &hb0);
     size_t size = 0;
     void *bytes = read_all(p10, &size);
-    ngpt_context *m = new_ctx(NGPT_MODE_TRAIN, 32);
-    if (bytes && m) {
-        CHECK_OK(ngpt_checkpoint_train_state_mem(bytes, size, &peeked_cfg, &peeked));
-        CHECK_OK(ngpt_checkpoint_load_train_mem(m, bytes, size, &got));
-        CHECK(peeked.has_state && same_state(&peeked, &got), "from memory: states differ");
-        uint64_t hm, hc;
-        ngpt_optim_step_count(m, &steps);
+    ngpt_model *mm = NULL;
+    ngpt_context *m = bytes ? resume(NULL, bytes, size, &mm, &peeked) : NULL;
+    if (m) {
+        CHECK(same_state(&peeked, &got10), "from memory: the training state differs");
+        ngpt_context_step_count(m, &steps);
         CHECK(steps == 10, "from memory: step %llu", (unsigned long long)steps);
+        CHECK_HASH(run(m, d, &peeked.opt, 10), h20);
+        ngpt_context_free(m);
+        CHECK_OK(ngpt_model_close(mm));
         ((unsigned char *)bytes)[size / 2] ^= 1;
-        CHECK_STATUS(ngpt_checkpoint_train_state_mem(bytes, size, &peeked_cfg, &peeked),
-                     NGPT_ERR_CHECKSUM);
-        CHECK_STATUS(ngpt_checkpoint_load_train_mem(b, bytes, size, NULL), NGPT_ERR_CHECKSUM);
-        ngpt_params_checksum(m, &hm);
-        ngpt_params_checksum(b, &hc);
-        CHECK(hm != 0 && hc == hb0, "a damaged buffer changed a context");
+        mm = (ngpt_model *)&mm;
+        CHECK_STATUS(ngpt_model_open_mem(&mm, bytes, size), NGPT_ERR_CHECKSUM);
+        CHECK(mm == NULL, "a damaged buffer opens no model");
     }
     free(bytes);
-    ngpt_context_free(m);
-    uint64_t hb;
-    ngpt_params_checksum(b, &hb);
-    CHECK_HASH(hb, h20);
-    /* a training checkpoint also loads as a plain model */
-    ngpt_context *inf = new_ctx(NGPT_MODE_INFER, 32);
+    /* a training checkpoint is a model file: its inference contexts read the parameters */
+    ngpt_model *m20 = NULL;
+    CHECK_OK(ngpt_model_open(&m20, p20));
+    ngpt_context *inf = NULL;
+    if (m20) CHECK_OK(ngpt_context_init(&inf, m20, NULL, NULL, NULL, 0));
     if (inf) {
-        CHECK_OK(ngpt_checkpoint_load(inf, p20));
-        ngpt_params_checksum(inf, &hb);
+        ngpt_context_params_checksum(inf, &hb);
         CHECK_HASH(hb, h20);
-        CHECK_STATUS(ngpt_checkpoint_load_train(inf, p20, NULL), NGPT_ERR_WRONG_MODE);
-        CHECK_STATUS(ngpt_checkpoint_save_train(inf, p20b, &ts), NGPT_ERR_WRONG_MODE);
+        CHECK_STATUS(ngpt_context_save_train(inf, p20b, &ts), NGPT_ERR_WRONG_MODE);
         ngpt_context_free(inf);
     }
-    ngpt_context *other = new_ctx(NGPT_MODE_TRAIN, 64);
-    if (other) {
-        CHECK_STATUS(ngpt_checkpoint_load_train(other, p20, NULL), NGPT_ERR_CONFIG_MISMATCH);
-        ngpt_context_free(other);
-    }
+    /* under another config: refused, naming the field */
+    ngpt_config other;
+    if (m20) CHECK_OK(ngpt_model_config(m20, &other));
+    other.d_model = 64;
+    ngpt_shape tsh = ngpt_shape_default(NGPT_MODE_TRAIN);
+    tsh.batch = B, tsh.seq = T;
+    ngpt_context *wrong = NULL;
+    if (m20) CHECK_STATUS(ngpt_context_init(&wrong, m20, &other, &tsh, NULL, 0),
+                          NGPT_ERR_CONFIG_MISMATCH);
+    CHECK(wrong == NULL, "no context under another config");
+    ngpt_model_close(m20);
     /* the Llama switches resume bit for bit too (SwiGLU and RMSNorm backward) */
-    ngpt_context *la = new_llama(), *lb = new_llama(), *lc = new_llama();
-    if (la && lb && lc) {
+    ngpt_context *la = new_llama(), *lb = new_llama(), *lc = NULL;
+    ngpt_model *ml = NULL;
+    if (la && lb) {
         const uint64_t l20 = run(la, d, &o, 20);
         run(lb, d, &o, 10);
-        CHECK_OK(ngpt_checkpoint_save_train(lb, p10, &ts));
-        CHECK_OK(ngpt_checkpoint_load_train(lc, p10, &got));
-        CHECK_HASH(run(lc, d, &got.opt, 10), l20);
+        CHECK_OK(ngpt_context_save_train(lb, p10, &ts));
+        lc = resume(p10, NULL, 0, &ml, &got);
+        if (lc) CHECK_HASH(run(lc, d, &got.opt, 10), l20);
         CHECK(l20 != h20, "the Llama model trained the default one's parameters");
     }
     ngpt_context_free(la), ngpt_context_free(lb), ngpt_context_free(lc);
-    CHECK_STATUS(ngpt_checkpoint_load_train(c, "/nonexistent/x.ngpt", NULL), NGPT_ERR_IO);
-    CHECK_STATUS(ngpt_checkpoint_save_train(c, p20b, NULL), NGPT_ERR_NULL_ARG);
+    ngpt_model_close(ml);
+    ngpt_model *none = NULL;
+    CHECK_STATUS(ngpt_model_open(&none, "/nonexistent/x.ngpt"), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_context_save_train(c, p20b, NULL), NGPT_ERR_NULL_ARG);
     remove(p10), remove(p20), remove(p20b), remove(pmodel);
     ngpt_context_free(a), ngpt_context_free(b), ngpt_context_free(c);
+    ngpt_model_close(mb);
+    ngpt_model_close(mc);
     ngpt_data_free(d);
     return test_summary("test_resume");
 }

@@ -89,7 +89,7 @@ int main(void)
     c.n_heads = 2;
     c.d_ff = 8;
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_INFER);
-    CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &sh, NULL, 0));
 
     /*                    0     1     2     3      4     5     6     7 */
     const float lg[V] = {1.0f, 3.0f, 3.0f, 0.0f, -1.0f, 2.0f, 3.0f, -2.0f};
@@ -162,11 +162,11 @@ int main(void)
     int32_t t;
     for (uint64_t i = 0; i < 50; i++) {
         s.temperature = 0.0f;
-        CHECK_OK(ngpt_sampler_sample(ctx, &s, lg, NULL, 0, 0, i, &t));
+        CHECK_OK(ngpt_context_sample(ctx, &s, lg, NULL, 0, 0, i, &t));
         CHECK(t == 1, "temperature 0 gave %d", (int)t);
         s.temperature = 1.3f;
         s.top_k = 1;
-        CHECK_OK(ngpt_sampler_sample(ctx, &s, lg, NULL, 0, 0, i, &t));
+        CHECK_OK(ngpt_context_sample(ctx, &s, lg, NULL, 0, 0, i, &t));
         CHECK(t == 1, "top-k 1 gave %d", (int)t);
         s.top_k = 0;
     }
@@ -176,9 +176,9 @@ int main(void)
     for (uint64_t i = 0; i < 400; i++) {
         int32_t a, b;
         s.top_p = 1.0f;
-        CHECK_OK(ngpt_sampler_sample(ctx, &s, lg, NULL, 0, 3, i, &a));
+        CHECK_OK(ngpt_context_sample(ctx, &s, lg, NULL, 0, 3, i, &a));
         s.top_p = 0.999999f;
-        CHECK_OK(ngpt_sampler_sample(ctx, &s, lg, NULL, 0, 3, i, &b));
+        CHECK_OK(ngpt_context_sample(ctx, &s, lg, NULL, 0, 3, i, &b));
         differ += a != b;
         counts[a]++;
     }
@@ -193,24 +193,24 @@ int main(void)
                                                         .repeat_penalty = 1}, V),
                  NGPT_ERR_BAD_ARG);
     s.top_k = -1;
-    CHECK_STATUS(ngpt_sampler_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
     s.top_k = 0;
     s.min_p = 1.5f;
-    CHECK_STATUS(ngpt_sampler_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
     s.min_p = 0.0f;
     s.repeat_penalty = 0.0f;
-    CHECK_STATUS(ngpt_sampler_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
     s.repeat_penalty = 1.0f;
     s.banned = (int32_t[]){9};
     s.n_banned = 1;
-    CHECK_STATUS(ngpt_sampler_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_TOKEN);
+    CHECK_STATUS(ngpt_context_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_TOKEN);
     s.banned = (int32_t[]){0, 1, 2, 3, 4, 5, 6, 7};
     s.n_banned = 8;
-    CHECK_STATUS(ngpt_sampler_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_sample(ctx, &s, lg, NULL, 0, 0, 0, &t), NGPT_ERR_BAD_ARG);
     s.n_banned = 0;
     const float nanl[V] = {0, 0, 0, NAN, 0, 0, 0, 0};
-    CHECK_STATUS(ngpt_sampler_sample(ctx, &s, nanl, NULL, 0, 0, 0, &t), NGPT_ERR_NUMERIC);
-    CHECK_STATUS(ngpt_sampler_sample(ctx, NULL, lg, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_sample(ctx, &s, nanl, NULL, 0, 0, 0, &t), NGPT_ERR_NUMERIC);
+    CHECK_STATUS(ngpt_context_sample(ctx, NULL, lg, NULL, 0, 0, 0, &t), NGPT_ERR_NULL_ARG);
     ngpt_context_free(ctx);
     return test_summary("test_sampler");
 }

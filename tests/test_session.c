@@ -1,7 +1,7 @@
 /* test_session.c — sessions: 100 tokens in one go equal 40, a session saved
  * and restored into a fresh context (from a file and from memory), and 60
  * more, token for token (sampled and argmax; float32, 8-bit and BPE
- * models); ngpt_cache_truncate equals a prefill of the kept tokens alone;
+ * models); ngpt_context_cache_truncate equals a prefill of the kept tokens alone;
  * a session of another model, config, a damaged or truncated file is
  * refused with one line and changes nothing. */
 #include <stdio.h>
@@ -33,7 +33,7 @@ static ngpt_context *make(const ngpt_config *c, uint64_t seed, const ngpt_tokeni
     s.batch = 2;
     s.seq = 16;         /* the 45-token resume prompt prefills in passes */
     ngpt_context *ctx = NULL;
-    if (ngpt_context_init(&ctx, c, &s, NULL, 0) || ngpt_params_init(ctx, seed)) return NULL;
+    if (ngpt_context_init(&ctx, NULL, c, &s, NULL, 0) || ngpt_context_params_init(ctx, seed)) return NULL;
     if (tk && ngpt_context_tokenizer_set(ctx, tk)) return NULL;
     return ctx;
 }
@@ -41,9 +41,9 @@ static ngpt_context *make(const ngpt_config *c, uint64_t seed, const ngpt_tokeni
 /* A session image of slot 0 in memory (malloc'd). */
 static unsigned char *snapshot(const ngpt_context *ctx, size_t *size)
 {
-    if (ngpt_cache_save_mem(ctx, 0, NULL, 0, size)) return NULL;
+    if (ngpt_context_cache_save_mem(ctx, 0, NULL, 0, size)) return NULL;
     unsigned char *b = malloc(*size);
-    if (b && ngpt_cache_save_mem(ctx, 0, b, *size, size)) {
+    if (b && ngpt_context_cache_save_mem(ctx, 0, b, *size, size)) {
         free(b);
         return NULL;
     }
@@ -64,12 +64,12 @@ static void resume(const char *name, const ngpt_config *c, const ngpt_tokenizer 
     ngpt_context *a = make(c, 11, tk), *b = make(c, 11, tk), *f = make(c, 11, tk);
     CHECK(a && b && f, "[%s] contexts: %s", name, ngpt_last_error());
     if (!a || !b || !f) return;
-    CHECK_OK(ngpt_model_generate(a, &gc, prompt, PROMPT, all, ALL, NULL, NULL, &r));
+    CHECK_OK(ngpt_context_generate(a, &gc, prompt, PROMPT, all, ALL, NULL, NULL, &r));
     CHECK(r.n_tokens == ALL, "[%s] %d tokens", name, (int)r.n_tokens);
     gc.max_tokens = FIRST;
-    CHECK_OK(ngpt_model_generate(b, &gc, prompt, PROMPT, first, FIRST, NULL, NULL, &r));
+    CHECK_OK(ngpt_context_generate(b, &gc, prompt, PROMPT, first, FIRST, NULL, NULL, &r));
     CHECK(memcmp(first, all, sizeof first) == 0, "[%s] the first 40 differ", name);
-    CHECK_OK(ngpt_cache_save(b, 0, path));
+    CHECK_OK(ngpt_context_cache_save(b, 0, path));
     size_t size = 0;
     unsigned char *image = snapshot(b, &size);
     const size_t width = (size_t)(c->n_kv_heads ? c->n_kv_heads : c->n_heads) *
@@ -83,21 +83,21 @@ static void resume(const char *name, const ngpt_config *c, const ngpt_tokenizer 
     gc.keep_cache = true;
     gc.first_draw = FIRST;
     for (int from_mem = 0; from_mem < 2; from_mem++) {
-        if (from_mem) CHECK_OK(ngpt_cache_load_mem(f, 0, image, size));
-        else CHECK_OK(ngpt_cache_load(f, 0, path));
+        if (from_mem) CHECK_OK(ngpt_context_cache_load_mem(f, 0, image, size));
+        else CHECK_OK(ngpt_context_cache_load(f, 0, path));
         int32_t len = 0;
-        CHECK_OK(ngpt_cache_len(f, 0, &len));
+        CHECK_OK(ngpt_context_cache_len(f, 0, &len));
         CHECK(len == PROMPT + FIRST - 1, "[%s] restored %d tokens", name, (int)len);
         memset(rest, 0, sizeof rest);
-        CHECK_OK(ngpt_model_generate(f, &gc, prompt, PROMPT + FIRST, rest, ALL, NULL, NULL, &r));
+        CHECK_OK(ngpt_context_generate(f, &gc, prompt, PROMPT + FIRST, rest, ALL, NULL, NULL, &r));
         CHECK(r.n_tokens == ALL - FIRST &&
                   memcmp(rest, all + FIRST, (ALL - FIRST) * sizeof(int32_t)) == 0,
               "[%s] the 60 tokens after a restore (%s) differ from the uninterrupted run", name,
               from_mem ? "memory" : "file");
     }
     /* without the session, keep_cache finds nothing to keep: a full prefill, same tokens */
-    CHECK_OK(ngpt_cache_clear(f, -1));
-    CHECK_OK(ngpt_model_generate(f, &gc, prompt, PROMPT + FIRST, rest, ALL, NULL, NULL, &r));
+    CHECK_OK(ngpt_context_cache_clear(f, -1));
+    CHECK_OK(ngpt_context_generate(f, &gc, prompt, PROMPT + FIRST, rest, ALL, NULL, NULL, &r));
     CHECK(memcmp(rest, all + FIRST, (ALL - FIRST) * sizeof(int32_t)) == 0,
           "[%s] a full prefill of the resume prompt differs", name);
     free(image);
@@ -115,23 +115,23 @@ static void truncate_equals_prefill(void)
     if (!a || !b) return;
     int32_t toks[30];
     for (int i = 0; i < 30; i++) toks[i] = (i * 37 + 11) % 256;
-    CHECK_OK(ngpt_cache_prefill_slot(a, 1, toks, 16));
-    CHECK_OK(ngpt_cache_prefill_slot(a, 1, toks + 16, 14));
-    CHECK_OK(ngpt_cache_truncate(a, 1, 12));
+    CHECK_OK(ngpt_context_cache_prefill_slot(a, 1, toks, 16));
+    CHECK_OK(ngpt_context_cache_prefill_slot(a, 1, toks + 16, 14));
+    CHECK_OK(ngpt_context_cache_truncate(a, 1, 12));
     int32_t len = 0;
-    CHECK_OK(ngpt_cache_len(a, 1, &len));
+    CHECK_OK(ngpt_context_cache_len(a, 1, &len));
     CHECK(len == 12, "truncated to %d", (int)len);
-    CHECK_OK(ngpt_cache_prefill_slot(a, 1, toks + 20, 3));
-    CHECK_OK(ngpt_cache_prefill_slot(b, 1, toks, 12));
-    CHECK_OK(ngpt_cache_prefill_slot(b, 1, toks + 20, 3));
+    CHECK_OK(ngpt_context_cache_prefill_slot(a, 1, toks + 20, 3));
+    CHECK_OK(ngpt_context_cache_prefill_slot(b, 1, toks, 12));
+    CHECK_OK(ngpt_context_cache_prefill_slot(b, 1, toks + 20, 3));
     uint64_t ha, hb;
-    CHECK_OK(ngpt_logits_checksum(a, &ha));
-    CHECK_OK(ngpt_logits_checksum(b, &hb));
+    CHECK_OK(ngpt_context_logits_checksum(a, &ha));
+    CHECK_OK(ngpt_context_logits_checksum(b, &hb));
     CHECK(ha == hb, "logits after a truncate %016llx, after a prefill %016llx",
           (unsigned long long)ha, (unsigned long long)hb);
-    CHECK_STATUS(ngpt_cache_truncate(a, 1, 16), NGPT_ERR_BAD_ARG);
-    CHECK_STATUS(ngpt_cache_truncate(a, 1, -1), NGPT_ERR_BAD_ARG);
-    CHECK_STATUS(ngpt_cache_truncate(a, 2, 0), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_cache_truncate(a, 1, 16), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_cache_truncate(a, 1, -1), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_cache_truncate(a, 2, 0), NGPT_ERR_BAD_ARG);
     ngpt_context_free(a);
     ngpt_context_free(b);
 }
@@ -153,11 +153,11 @@ static void refused(ngpt_context *ctx, const unsigned char *data, size_t n, ngpt
     size_t before_n = 0, after_n = 0;
     unsigned char *before = snapshot(ctx, &before_n);
     write_bytes(path, data, n);
-    CHECK_STATUS(ngpt_cache_load(ctx, 0, path), st);
+    CHECK_STATUS(ngpt_context_cache_load(ctx, 0, path), st);
     const char *msg = ngpt_last_error();
-    CHECK(strncmp(msg, "ngpt_cache_load: ", 17) == 0 && strstr(msg, want) && !strchr(msg, '\n'),
+    CHECK(strncmp(msg, "ngpt_context_cache_load: ", 17) == 0 && strstr(msg, want) && !strchr(msg, '\n'),
           "%s: \"%s\"", what, msg);
-    CHECK_STATUS(ngpt_cache_load_mem(ctx, 0, data, n), st);
+    CHECK_STATUS(ngpt_context_cache_load_mem(ctx, 0, data, n), st);
     unsigned char *after = snapshot(ctx, &after_n);
     CHECK(before && after && before_n == after_n && memcmp(before, after, after_n) == 0,
           "%s: the refused load changed the slot", what);
@@ -174,10 +174,10 @@ static void refusals(void)
     CHECK(src && dst && foreign && shaped, "contexts");
     if (!src || !dst || !foreign || !shaped) return;
     int32_t toks[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-    CHECK_OK(ngpt_cache_prefill_slot(src, 0, toks, 10));
-    CHECK_OK(ngpt_cache_prefill_slot(dst, 0, toks + 3, 4));
-    CHECK_OK(ngpt_cache_prefill_slot(foreign, 0, toks, 10));
-    CHECK_OK(ngpt_cache_prefill_slot(shaped, 0, toks, 10));
+    CHECK_OK(ngpt_context_cache_prefill_slot(src, 0, toks, 10));
+    CHECK_OK(ngpt_context_cache_prefill_slot(dst, 0, toks + 3, 4));
+    CHECK_OK(ngpt_context_cache_prefill_slot(foreign, 0, toks, 10));
+    CHECK_OK(ngpt_context_cache_prefill_slot(shaped, 0, toks, 10));
     size_t n = 0, fn = 0, sn = 0;
     unsigned char *good = snapshot(src, &n), *alien = snapshot(foreign, &fn);
     unsigned char *misfit = snapshot(shaped, &sn);
@@ -219,17 +219,17 @@ static void refusals(void)
         refused(dst, forged, n + 4, NGPT_ERR_BAD_FORMAT, "bytes", "a longer file");
         free(forged);
     }
-    CHECK_STATUS(ngpt_cache_load(dst, 0, "build/tests/no/such.sess"), NGPT_ERR_IO);
-    CHECK_OK(ngpt_cache_load_mem(dst, 1, good, n));     /* the good one still loads */
+    CHECK_STATUS(ngpt_context_cache_load(dst, 0, "build/tests/no/such.sess"), NGPT_ERR_IO);
+    CHECK_OK(ngpt_context_cache_load_mem(dst, 1, good, n));     /* the good one still loads */
     int32_t len = 0;
-    CHECK_OK(ngpt_cache_len(dst, 1, &len));
+    CHECK_OK(ngpt_context_cache_len(dst, 1, &len));
     CHECK(len == 10, "slot 1 holds %d", (int)len);
     /* a session of a training context cannot exist */
     ngpt_context *train = NULL;
     ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
     ts.batch = 1, ts.seq = 8;
-    CHECK_OK(ngpt_context_init(&train, &c, &ts, NULL, 0));
-    CHECK_STATUS(ngpt_cache_save(train, 0, path), NGPT_ERR_WRONG_MODE);
+    CHECK_OK(ngpt_context_init(&train, NULL, &c, &ts, NULL, 0));
+    CHECK_STATUS(ngpt_context_cache_save(train, 0, path), NGPT_ERR_WRONG_MODE);
     ngpt_context_free(train);
     free(good);
     free(alien);

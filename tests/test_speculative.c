@@ -26,9 +26,10 @@ static ngpt_context *make(ngpt_config c, int threads, uint64_t seed, ngpt_tokeni
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.threads = threads;
+    s.draft_tokens = 8;         /* the largest K the tests check */
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
-    CHECK_OK(ngpt_params_init(ctx, seed));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0));
+    CHECK_OK(ngpt_context_params_init(ctx, seed));
     if (tok) CHECK_OK(ngpt_context_tokenizer_set(ctx, tok));
     return ctx;
 }
@@ -52,9 +53,9 @@ static void generate(ngpt_context *ctx, const ngpt_generate_config *gc, const in
                      int32_t n, run *g)
 {
     memset(g, 0, sizeof *g);
-    CHECK_OK(ngpt_model_generate(ctx, gc, prompt, n, g->out, CAP, on_token, g, &g->r));
+    CHECK_OK(ngpt_context_generate(ctx, gc, prompt, n, g->out, CAP, on_token, g, &g->r));
     const int32_t *ct;
-    CHECK_OK(ngpt_cache_tokens(ctx, 0, &ct, &g->n_cache));
+    CHECK_OK(ngpt_context_cache_tokens(ctx, 0, &ct, &g->n_cache));
     memcpy(g->cache, ct, (size_t)g->n_cache * sizeof(int32_t));
 }
 
@@ -109,6 +110,7 @@ static void sweep(ngpt_context *ctx, const ngpt_tokenizer *tk, ngpt_context *dra
 {
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.max_tokens = MAXTOK;     /* past T: the window slides */
+    gc.ignore_end = true;       /* not the tokenizer's <|endoftext|>: run on past T */
     static float bias[4096];
     const int32_t banned[2] = {'e', 3};
     ngpt_sampler samplers[3] = {ngpt_sampler_default(), ngpt_sampler_default(),
@@ -135,9 +137,10 @@ static void sweep(ngpt_context *ctx, const ngpt_tokenizer *tk, ngpt_context *dra
         gc.stop = stop, gc.n_stop = 1;
         same(ctx, gc, draft, lookup, K, prompt, n, what);
         gc.stop = NULL, gc.n_stop = 0;
-        gc.end_token = plain.out[13];
+        const int32_t end = plain.out[13];
+        gc.end_tokens = &end, gc.n_end_tokens = 1, gc.ignore_end = false;
         same(ctx, gc, draft, lookup, K, prompt, n, what);
-        gc.end_token = -1;
+        gc.end_tokens = NULL, gc.n_end_tokens = 0, gc.ignore_end = true;
         gc.max_tokens = 7;
         same(ctx, gc, draft, lookup, K, prompt, n, what);
         gc.max_tokens = MAXTOK;
@@ -194,12 +197,12 @@ static void errors(void)
     ngpt_config tc = config(256, 16, 1);
     ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
     ts.batch = 1;
-    CHECK_OK(ngpt_context_init(&train, &tc, &ts, NULL, 0));
+    CHECK_OK(ngpt_context_init(&train, NULL, &tc, &ts, NULL, 0));
     ngpt_shape narrow_shape = ngpt_shape_default(NGPT_MODE_INFER);
-    narrow_shape.seq = 4;
+    narrow_shape.seq = 4, narrow_shape.draft_tokens = 3;
     ngpt_config cc = config(256, 32, 2);
     ngpt_context *narrow = NULL;
-    CHECK_OK(ngpt_context_init(&narrow, &cc, &narrow_shape, NULL, 0));
+    CHECK_OK(ngpt_context_init(&narrow, NULL, &cc, &narrow_shape, NULL, 0));
     int32_t prompt[3] = {'a', 'b', 'c'}, out[CAP];
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.max_tokens = 8;
@@ -222,18 +225,18 @@ static void errors(void)
         gc.draft = bad[i].draft, gc.lookup = bad[i].lookup, gc.draft_tokens = bad[i].K;
         gc.beam_width = bad[i].beam, gc.no_cache = bad[i].no_cache;
         if (gc.beam_width) gc.sampler = ngpt_sampler_default();
-        CHECK_STATUS(ngpt_model_generate(ctx, &gc, prompt, 3, out, CAP, NULL, NULL, NULL),
+        CHECK_STATUS(ngpt_context_generate(ctx, &gc, prompt, 3, out, CAP, NULL, NULL, NULL),
                      bad[i].want);
-        CHECK(strstr(ngpt_last_error(), "ngpt_model_generate: ") == ngpt_last_error() &&
+        CHECK(strstr(ngpt_last_error(), "ngpt_context_generate: ") == ngpt_last_error() &&
                   strstr(ngpt_last_error(), bad[i].says),
               "case %zu says: %s", i, ngpt_last_error());
     }
     gc = ngpt_generate_config_default();
     gc.lookup = 2, gc.draft_tokens = 4;    /* 5 tokens in one pass; seq 4 */
-    CHECK_STATUS(ngpt_model_generate(narrow, &gc, prompt, 3, out, CAP, NULL, NULL, NULL),
+    CHECK_STATUS(ngpt_context_generate(narrow, &gc, prompt, 3, out, CAP, NULL, NULL, NULL),
                  NGPT_ERR_EXCEEDS_PLAN);
     gc.draft_tokens = 3;
-    CHECK_OK(ngpt_model_generate(narrow, &gc, prompt, 3, out, CAP, NULL, NULL, NULL));
+    CHECK_OK(ngpt_context_generate(narrow, &gc, prompt, 3, out, CAP, NULL, NULL, NULL));
     ngpt_context_free(ctx);
     ngpt_context_free(draft);
     ngpt_context_free(wide);

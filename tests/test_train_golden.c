@@ -37,7 +37,7 @@ static ngpt_context *golden_ctx(bool llama)
     ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
     sh.batch = B, sh.seq = T;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &sh, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &sh, NULL, 0));
     if (ctx) CHECK_OK(golden_fill_weights(ctx, 42));
     return ctx;
 }
@@ -95,16 +95,16 @@ static void run(const char *file, bool llama)
     /* gradients */
     float loss, *grads, *params, norm;
     size_t n;
-    CHECK_OK(ngpt_grads_zero(ctx));
-    CHECK_OK(ngpt_model_forward(ctx, tok, B, T, tgt, &loss));
-    CHECK_OK(ngpt_model_backward(ctx));
-    CHECK_OK(ngpt_grads_data(ctx, &grads, &n));
-    CHECK_OK(ngpt_params_data(ctx, &params, &n));
+    CHECK_OK(ngpt_context_grads_zero(ctx));
+    CHECK_OK(ngpt_context_forward(ctx, tok, B, T, tgt, &loss));
+    CHECK_OK(ngpt_context_backward(ctx));
+    CHECK_OK(ngpt_context_grads(ctx, &grads, &n));
+    CHECK_OK(ngpt_context_params(ctx, &params, &n));
     char name[128];
     double worst = 0;
     for (int32_t t = 0; t < test_tensor_count(ctx); t++) {
         ngpt_tensor_info ti;
-        ngpt_tensor_at(ctx, t, &ti);
+        ngpt_context_tensor_at(ctx, t, &ti);
         snprintf(name, sizeof name, "grad.%s", ti.name);
         compare("gradient", ti.name, grads + ti.offset, golden_find(&g, name), ti.count, 2e-5,
                 1e-8, 0.0, &worst);
@@ -116,17 +116,17 @@ static void run(const char *file, bool llama)
     o.lr = 1e-3f, o.weight_decay = 0.1f, o.clip = 1.0f, o.decay_all = true;
     double worst_loss = 0, worst1 = 0, worst10 = 0;
     for (int s = 1; s <= 10; s++) {
-        CHECK_OK(ngpt_grads_zero(ctx));
-        CHECK_OK(ngpt_model_forward(ctx, tok, B, T, tgt, &loss));
+        CHECK_OK(ngpt_context_grads_zero(ctx));
+        CHECK_OK(ngpt_context_forward(ctx, tok, B, T, tgt, &loss));
         double want = al->data[s - 1], err = fabs((double)loss - want);
         worst_loss = fmax(worst_loss, err);
         CHECK(err <= 1e-5 * fabs(want), "loss before step %d: %.8f torch %.8f", s, (double)loss, want);
-        CHECK_OK(ngpt_model_backward(ctx));
-        CHECK_OK(ngpt_optim_step(ctx, &o, 1e-3f, &norm));
+        CHECK_OK(ngpt_context_backward(ctx));
+        CHECK_OK(ngpt_context_optim_step(ctx, &o, 1e-3f, &norm));
         if (s != 1 && s != 10) continue;
         for (int32_t t = 0; t < test_tensor_count(ctx); t++) {
             ngpt_tensor_info ti;
-            ngpt_tensor_at(ctx, t, &ti);
+            ngpt_context_tensor_at(ctx, t, &ti);
             snprintf(name, sizeof name, "adamw%d.%s", s, ti.name);
             compare(s == 1 ? "adamw 1 step" : "adamw 10 steps", ti.name, params + ti.offset,
                     golden_find(&g, name), ti.count, 0.0, s == 1 ? 1e-5 : 3e-5, 1e-7,

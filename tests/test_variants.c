@@ -43,16 +43,17 @@ static ngpt_context *make_infer(const ngpt_config *c, int batch)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.batch = batch, s.trace = NGPT_TRACE_LAST_ROW;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* the full forward's rows, compared */
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, 7));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, c, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, 7));
     return ctx;
 }
 
 static bool has_tensor(const ngpt_context *ctx, const char *name)
 {
     ngpt_tensor_info ti;
-    return ngpt_tensor_find(ctx, name, &ti) == NGPT_OK;
+    return ngpt_context_tensor_find(ctx, name, &ti) == NGPT_OK;
 }
 
 /* Whether a model of config c has the tensor (a context made for the question). */
@@ -98,7 +99,7 @@ static void test_tensors(const char *sw)
     size_t next = 0;
     for (int32_t i = 0; i < test_tensor_count(ctx); i++) {
         ngpt_tensor_info ti;
-        CHECK_OK(ngpt_tensor_at(ctx, i, &ti));
+        CHECK_OK(ngpt_context_tensor_at(ctx, i, &ti));
         CHECK(ti.offset == next, "[%s] %s at %zu, want %zu", sw, ti.name, ti.offset, next);
         next = ti.offset + ti.count;
     }
@@ -117,34 +118,34 @@ static void test_cached_equals_full(const char *sw)
     for (int i = 0; i < T; i++) tok[i] = (i * 37 + 11) % V, other[i] = (i * 101 + 3) % V;
     static float full[T * V], full2[T * V];
     const float *lg;
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, T, NULL, NULL));
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, T, NULL, NULL));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     memcpy(full, lg, sizeof full);
-    CHECK_OK(ngpt_model_forward(ctx, other, 1, T, NULL, NULL));
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_forward(ctx, other, 1, T, NULL, NULL));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     memcpy(full2, lg, sizeof full2);
     const int prefixes[] = {1, 7, T};
     for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
         int p = prefixes[k];
-        CHECK_OK(ngpt_cache_clear(ctx, -1));
-        CHECK_OK(ngpt_cache_prefill(ctx, tok, 1, p));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_clear(ctx, -1));
+        CHECK_OK(ngpt_context_cache_prefill(ctx, tok, 1, p));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
         CHECK(!memcmp(lg, full, (size_t)p * V * sizeof(float)), "[%s] prefill %d rows differ",
               sw, p);
         for (int i = p; i < T; i++) {
-            CHECK_OK(ngpt_cache_decode(ctx, tok + i, 1));
-            CHECK_OK(ngpt_logits_data(ctx, &lg));
+            CHECK_OK(ngpt_context_cache_decode(ctx, tok + i, 1));
+            CHECK_OK(ngpt_context_logits(ctx, &lg));
             CHECK(!memcmp(lg, full + (size_t)i * V, V * sizeof(float)),
                   "[%s] prefill %d + decode: position %d differs", sw, p, i);
         }
     }
-    CHECK_OK(ngpt_cache_clear(ctx, -1));
-    CHECK_OK(ngpt_cache_prefill_slot(ctx, 0, tok, 4));
-    CHECK_OK(ngpt_cache_prefill_slot(ctx, 1, other, 9));
+    CHECK_OK(ngpt_context_cache_clear(ctx, -1));
+    CHECK_OK(ngpt_context_cache_prefill_slot(ctx, 0, tok, 4));
+    CHECK_OK(ngpt_context_cache_prefill_slot(ctx, 1, other, 9));
     for (int i = 0; i < 6; i++) {
         int32_t step[2] = {tok[4 + i], other[9 + i]};
-        CHECK_OK(ngpt_cache_decode(ctx, step, 2));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_decode(ctx, step, 2));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
         CHECK(!memcmp(lg, full + (size_t)(4 + i) * V, V * sizeof(float)) &&
                   !memcmp(lg + V, full2 + (size_t)(9 + i) * V, V * sizeof(float)),
               "[%s] batched decode step %d differs", sw, i);
@@ -161,9 +162,9 @@ static void test_generate(const char *sw)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.batch = 3;
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, &c, &s, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &s, NULL, 0));
     if (!ctx) return;
-    CHECK_OK(ngpt_params_init(ctx, 3));
+    CHECK_OK(ngpt_context_params_init(ctx, 3));
     const int32_t prompt[5] = {'h', 'e', 'l', 'l', 'o'};
     int32_t a[40], b[40];
     ngpt_generate_result ra, rb;
@@ -172,9 +173,9 @@ static void test_generate(const char *sw)
     for (int greedy = 0; greedy < 2; greedy++) {
         gc.sampler.temperature = greedy ? 0.0f : 0.9f, gc.sampler.seed = 99;
         gc.no_cache = false;
-        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, a, 40, NULL, NULL, &ra));
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, a, 40, NULL, NULL, &ra));
         gc.no_cache = true;
-        CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, b, 40, NULL, NULL, &rb));
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, b, 40, NULL, NULL, &rb));
         CHECK(ra.n_tokens == gc.max_tokens && rb.n_tokens == ra.n_tokens &&
                   !memcmp(a, b, (size_t)ra.n_tokens * sizeof *a),
               "[%s] %s: cached and uncached generation differ", sw,
@@ -182,11 +183,11 @@ static void test_generate(const char *sw)
     }
     gc.sampler.temperature = 1.0f;      /* beam search draws nothing */
     gc.no_cache = false, gc.max_tokens = 6, gc.beam_width = 3;
-    CHECK_OK(ngpt_model_generate(ctx, &gc, prompt, 5, a, 40, NULL, NULL, &ra));
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, a, 40, NULL, NULL, &ra));
     gc.beam_width = 0, gc.context_mode = NGPT_CONTEXT_SHIFT;
-    ngpt_status st = ngpt_model_generate(ctx, &gc, prompt, 5, a, 40, NULL, NULL, &ra);
-    CHECK_OK(ngpt_cache_prefill(ctx, prompt, 1, 5));
-    ngpt_status shift = ngpt_cache_shift(ctx, 0, 2);
+    ngpt_status st = ngpt_context_generate(ctx, &gc, prompt, 5, a, 40, NULL, NULL, &ra);
+    CHECK_OK(ngpt_context_cache_prefill(ctx, prompt, 1, 5));
+    ngpt_status shift = ngpt_context_cache_shift(ctx, 0, 2);
     if (c.pos == NGPT_POS_ROPE) {
         CHECK(st == NGPT_OK && shift == NGPT_OK, "[%s] shift refused: %s", sw,
               ngpt_last_error());
@@ -198,39 +199,39 @@ static void test_generate(const char *sw)
     ngpt_context_free(ctx);
 }
 
-/* Save, read the config back, load into a new context: the same switches,
- * tensors and parameters. */
+/* Save, read the config back, make contexts of the file (sharing its
+ * weights, and a copy under the config): the same switches, tensors and
+ * parameters, saved to the same bytes. */
 static void test_checkpoint(const char *sw)
 {
-    ngpt_config c = tiny(sw), got;
-    ngpt_context *ctx = make_infer(&c, 1), *back = make_infer(&c, 1);
-    if (!ctx || !back) return;
-    CHECK_OK(ngpt_params_init(ctx, 11));
-    char path[512];
+    ngpt_config c = tiny(sw);
+    ngpt_context *ctx = make_infer(&c, 1), *back;
+    ngpt_model *m = NULL;
+    if (!ctx) return;
+    CHECK_OK(ngpt_context_params_init(ctx, 11));
+    char path[512], path2[512];
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(path, sizeof path, "%s/ngpt_variant_%d.ngpt", dir, (int)getpid());
-    CHECK_OK(ngpt_checkpoint_save(ctx, path));
-    CHECK_OK(ngpt_checkpoint_config(path, &got));
+    snprintf(path2, sizeof path2, "%s/ngpt_variant_%d_b.ngpt", dir, (int)getpid());
+    CHECK_OK(ngpt_context_save(ctx, path));
+    const ngpt_config got = test_file_config(path);
     CHECK(got.qkv_bias == c.qkv_bias && got.tie_lm_head == c.tie_lm_head &&
               got.final_norm == c.final_norm && got.norm == c.norm && got.pos == c.pos &&
               got.proj_bias == c.proj_bias && got.gelu == c.gelu &&
               ngpt_config_compare(&got, &c) == NGPT_OK,
           "[%s] the stored config lost a switch", sw);
-    CHECK_OK(ngpt_checkpoint_load(back, path));
-    uint64_t h0 = 0, h1 = 1;
-    CHECK_OK(ngpt_params_checksum(ctx, &h0));
-    CHECK_OK(ngpt_params_checksum(back, &h1));
-    CHECK(h0 == h1, "[%s] loaded parameters differ", sw);
-    /* a context of the default model refuses the file, naming the switch */
+    uint64_t h = 0;
+    CHECK_OK(ngpt_context_params_checksum(ctx, &h));
+    test_file_round_trip(path, &c, h, path2, sw);
+    /* a context of the default model's config is refused */
     ngpt_config d = tiny("");
-    ngpt_context *dflt = make_infer(&d, 1);
-    if (dflt) {
-        CHECK_STATUS(ngpt_checkpoint_load(dflt, path), NGPT_ERR_CONFIG_MISMATCH);
-        ngpt_context_free(dflt);
-    }
+    CHECK_OK(ngpt_model_open(&m, path));
+    back = NULL;
+    CHECK_STATUS(ngpt_context_init(&back, m, &d, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
+    test_context_close(back, m);
     unlink(path);
+    unlink(path2);
     ngpt_context_free(ctx);
-    ngpt_context_free(back);
 }
 
 /* The later switches live in header bytes 70 (proj_bias) and 71 (gelu),
@@ -247,7 +248,7 @@ static void test_header_bytes(void)
         ngpt_config c = tiny(sws[k]);
         ngpt_context *ctx = make_infer(&c, 1);
         if (!ctx) return;
-        CHECK_OK(ngpt_checkpoint_save(ctx, path));
+        CHECK_OK(ngpt_context_save(ctx, path));
         ngpt_context_free(ctx);
         unsigned char hdr[128];
         FILE *f = fopen(path, "rb");
@@ -257,8 +258,7 @@ static void test_header_bytes(void)
               sws[k], hdr[70], hdr[71]);
         for (int i = 72; i < 128; i++) CHECK(hdr[i] == 0, "[%s] reserved byte %d set", sws[k], i);
     }
-    ngpt_config got;
-    CHECK_OK(ngpt_checkpoint_config(path, &got));
+    const ngpt_config got = test_file_config(path);
     CHECK(got.proj_bias && got.gelu == NGPT_GELU_TANH && got.qkv_bias && got.pos == NGPT_POS_LEARNED,
           "the GPT-2 switches read back");
     /* the Llama switches: bytes 72..75 (rms, swiglu, no_mlp_bias, halves),
@@ -266,7 +266,7 @@ static void test_header_bytes(void)
     ngpt_config lc = tiny(COMBO_LLAMA);
     ngpt_context *ctx = make_infer(&lc, 1);
     if (ctx) {
-        CHECK_OK(ngpt_checkpoint_save(ctx, path));
+        CHECK_OK(ngpt_context_save(ctx, path));
         ngpt_context_free(ctx);
         unsigned char hdr[128];
         FILE *f = fopen(path, "rb");
@@ -290,8 +290,8 @@ static void test_kv_bytes(void)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     ngpt_config full = tiny("H=6 head_dim=10"), gqa = tiny("H=6 head_dim=10 kv_heads=2");
     size_t a = 0, b = 0;
-    CHECK_OK(ngpt_arena_size(&full, &s, &a));
-    CHECK_OK(ngpt_arena_size(&gqa, &s, &b));
+    CHECK_OK(ngpt_context_arena_size(NULL, &full, &s, &a));
+    CHECK_OK(ngpt_context_arena_size(NULL, &gqa, &s, &b));
     /* the cache: 2 (k, v) x L x batch x T x (H - KV) D floats; the qkv
      * projection: (H - KV) 2 D C parameters, and its output buffer T x
      * (H - KV) 2 D floats (regions round up to 64 bytes) */

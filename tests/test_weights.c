@@ -1,6 +1,6 @@
 /* test_weights.c — an inference context holds each weight once
  * (runtime/weights.h): its Linears are packed in place in the parameters
- * before a pass, unpacked for ngpt_params_data until ngpt_context_prepare.
+ * before a pass, unpacked for ngpt_context_params until ngpt_context_prepare.
  * Every view gives the same bits: full forwards packed, unpacked and in a
  * training context; parameter checksums and saved files in either state;
  * values written through the pointer read back after packing. On the tiny
@@ -21,9 +21,10 @@ static ngpt_context *make(const ngpt_config *cfg, ngpt_mode mode, int batch, uin
 {
     ngpt_shape s = ngpt_shape_default(mode);
     s.batch = batch, s.seq = 0;
+    s.logits_rows = NGPT_LOGITS_ALL;    /* full forwards compare every position */
     ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, cfg, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
+    CHECK_OK(ngpt_context_init(&ctx, NULL, cfg, &s, NULL, 0));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, seed));
     return ctx;
 }
 
@@ -35,9 +36,9 @@ static float *forward(ngpt_context *ctx, const ngpt_config *cfg)
     float *out = malloc(sizeof(float) * 2 * (size_t)T * (size_t)V);
     if (!tok || !out) abort();
     for (int i = 0; i < 2 * T; i++) tok[i] = (i * 37 + 5) % V;
-    CHECK_OK(ngpt_model_forward(ctx, tok, 2, T, NULL, NULL));
+    CHECK_OK(ngpt_context_forward(ctx, tok, 2, T, NULL, NULL));
     const float *lg = NULL;
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     if (lg) memcpy(out, lg, sizeof(float) * 2 * (size_t)T * (size_t)V);
     free(tok);
     return out;
@@ -46,7 +47,7 @@ static float *forward(ngpt_context *ctx, const ngpt_config *cfg)
 static uint64_t params_hash(const ngpt_context *ctx)
 {
     uint64_t h = 0;
-    CHECK_OK(ngpt_params_checksum(ctx, &h));
+    CHECK_OK(ngpt_context_params_checksum(ctx, &h));
     return h;
 }
 
@@ -58,19 +59,19 @@ static void test_views(const char *name, const ngpt_config *cfg)
     /* a fresh context is unpacked; its first pass packs it */
     CHECK(!in->run.weights_packed, "[%s] packed before a pass", name);
     CHECK_HASH(params_hash(in), params_hash(tr));
-    CHECK_OK(ngpt_checkpoint_save(in, path));
+    CHECK_OK(ngpt_context_save(in, path));
     float *want = forward(tr, cfg), *packed = forward(in, cfg);
     CHECK(in->run.weights_packed, "[%s] not packed by a pass", name);
     CHECK(!memcmp(want, packed, n * sizeof(float)), "[%s] packed forward differs from training's", name);
     /* hashed and saved in the state_dict layout while packed */
     CHECK_HASH(params_hash(in), params_hash(tr));
-    CHECK_OK(ngpt_checkpoint_save(in, path2));
+    CHECK_OK(ngpt_context_save(in, path2));
     CHECK(test_same_file(path, path2), "[%s] a packed context saves other bytes", name);
     /* the pointer: the state_dict layout, and stays so across passes */
     float *p, *q;
     size_t count, count_tr;
-    CHECK_OK(ngpt_params_data(in, &p, &count));
-    CHECK_OK(ngpt_params_data(tr, &q, &count_tr));
+    CHECK_OK(ngpt_context_params(in, &p, &count));
+    CHECK_OK(ngpt_context_params(tr, &q, &count_tr));
     CHECK(count == count_tr && !memcmp(p, q, count * sizeof(float)), "[%s] unpacked values differ", name);
     float *unpacked = forward(in, cfg);
     CHECK(!in->run.weights_packed, "[%s] packed while the pointer is out", name);
@@ -85,7 +86,7 @@ static void test_views(const char *name, const ngpt_config *cfg)
     CHECK(!memcmp(want2, repacked, n * sizeof(float)), "[%s] repacked forward differs", name);
     CHECK_HASH(params_hash(in), params_hash(tr));
     /* and the values come back as written */
-    CHECK_OK(ngpt_params_data(in, &p, &count));
+    CHECK_OK(ngpt_context_params(in, &p, &count));
     CHECK(!memcmp(p, q, count * sizeof(float)), "[%s] values do not come back as written", name);
     free(want), free(packed), free(unpacked), free(want2), free(written), free(repacked);
 out:
@@ -94,48 +95,55 @@ out:
 }
 
 /* Generation on the packed weights and on the unpacked ones (the pointer
- * out) gives the same tokens, and a load unpacks nothing it should not. */
+ * out) gives the same tokens, and so does a copy of the saved model. */
 static void test_generation(const ngpt_config *cfg)
 {
     ngpt_context *a = make(cfg, NGPT_MODE_INFER, 1, 3), *b = make(cfg, NGPT_MODE_INFER, 1, 3);
     if (!a || !b) goto out;
     float *p;
     size_t count;
-    CHECK_OK(ngpt_params_data(b, &p, &count));
+    CHECK_OK(ngpt_context_params(b, &p, &count));
     int32_t prompt[4] = {1, 2, 3, 4}, ta[24], tb[24];
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.max_tokens = 24, gc.sampler.seed = 5;
     ngpt_generate_result ra, rb;
-    CHECK_OK(ngpt_model_generate(a, &gc, prompt, 4, ta, 24, NULL, NULL, &ra));
-    CHECK_OK(ngpt_model_generate(b, &gc, prompt, 4, tb, 24, NULL, NULL, &rb));
+    CHECK_OK(ngpt_context_generate(a, &gc, prompt, 4, ta, 24, NULL, NULL, &ra));
+    CHECK_OK(ngpt_context_generate(b, &gc, prompt, 4, tb, 24, NULL, NULL, &rb));
     CHECK(ra.n_tokens == rb.n_tokens && !memcmp(ta, tb, sizeof(int32_t) * (size_t)ra.n_tokens),
           "packed and unpacked generation differ");
     CHECK(a->run.weights_packed && !b->run.weights_packed, "which context packed");
-    /* a load into a packed context: the next pass packs the new values */
-    CHECK_OK(ngpt_checkpoint_save(b, path));
-    CHECK_OK(ngpt_params_init(a, 77));
-    CHECK_OK(ngpt_checkpoint_load(a, path));
-    CHECK_OK(ngpt_model_generate(a, &gc, prompt, 4, ta, 24, NULL, NULL, &ra));
-    CHECK(ra.n_tokens == rb.n_tokens && !memcmp(ta, tb, sizeof(int32_t) * (size_t)ra.n_tokens),
-          "generation after a load differs");
+    /* an inference context's copy of the saved (unpacked) model packs it */
+    CHECK_OK(ngpt_context_save(b, path));
+    ngpt_model *m = NULL;
+    ngpt_context *c = test_context_open(&m, path, cfg, NULL);
+    if (c) {
+        CHECK_OK(ngpt_context_generate(c, &gc, prompt, 4, ta, 24, NULL, NULL, &ra));
+        CHECK(ra.n_tokens == rb.n_tokens && !memcmp(ta, tb, sizeof(int32_t) * (size_t)ra.n_tokens),
+              "generation of a copy of the saved model differs");
+        CHECK(c->run.weights_packed, "the copy did not pack");
+    }
+    test_context_close(c, m);
 out:
     ngpt_context_free(a);
     ngpt_context_free(b);
 }
 
 /* The gpt2-small preset of ngpt bench (V=256) at batch 1, T=1024: the
- * inference arenas docs/BENCH.md promises (one copy of the weights). */
+ * inference arenas docs/BENCH.md promises (one copy of the weights), for a
+ * pass over every position keeping every position's logits (the default
+ * shape plans less: passes of 512, one logits row). */
 static void test_gpt2_small_arenas(void)
 {
     ngpt_config c = ngpt_config_default();
     CHECK(test_config_apply(&c, "C=768 L=12 H=12 d_ff=3072 T=1024"), "preset");
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.seq = c.context_len, s.logits_rows = NGPT_LOGITS_ALL;
     size_t f32 = 0, q8 = 0, q4 = 0;
-    CHECK_OK(ngpt_arena_size(&c, &s, &f32));
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &f32));
     c.weights = NGPT_WEIGHTS_Q8;
-    CHECK_OK(ngpt_arena_size(&c, &s, &q8));
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &q8));
     c.weights = NGPT_WEIGHTS_Q4;
-    CHECK_OK(ngpt_arena_size(&c, &s, &q4));
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &s, &q4));
     printf("gpt2-small inference arenas at batch 1, T=1024: f32 %.1f MiB, q8 %.1f MiB, "
            "q4 %.1f MiB\n", f32 / 1048576.0, q8 / 1048576.0, q4 / 1048576.0);
     CHECK(f32 <= 420u << 20, "f32 arena %.1f MiB > 420 MiB", f32 / 1048576.0);

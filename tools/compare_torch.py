@@ -13,12 +13,12 @@ PyTorch in one child process per thread count and prints a markdown table.
 Without PyTorch it says so and exits 0: nothing else needs it.
 
 What is measured on each side (docs/BENCH.md):
-  prefill  a T/2-token prompt, batch 1: ngpt_cache_prefill vs model(prompt)
+  prefill  a T/2-token prompt, batch 1: ngpt_context_cache_prefill vs model(prompt)
            under torch.inference_mode() (logits at every position on both);
   decode   min(256, T) tokens from an empty cache, batch 1 and 4, fixed
-           tokens, no sampling: ngpt_cache_decode vs model(token, cache=...)
+           tokens, no sampling: ngpt_context_cache_decode vs model(token, cache=...)
            with the reference model's preallocated KV cache (ngpt_torch.KVCache);
-  train    one optimizer step on a random batch: ngpt_train_step vs
+  train    one optimizer step on a random batch: ngpt_context_train_step vs
            zero_grad, forward with targets, backward, clip_grad_norm_(1.0),
            AdamW(betas 0.9/0.95, eps 1e-8, weight decay 0.1); dropout as the
            config's (model.train()).

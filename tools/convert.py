@@ -28,7 +28,7 @@ defaults to 256, H to 4, dropout to 0.1 and rope_theta to 10000: pass
 `--config T=... H=...` for what the shapes cannot tell. A `module.` or
 `_orig_mod.` prefix (DDP, torch.compile) is stripped. The AdamW moments become
 tensors optim.m.<name> / optim.v.<name> (exp_avg / exp_avg_sq) and the
-training state the train.* metadata that ngpt_checkpoint_load_train reads (TRAIN_META):
+training state the train.* metadata that a training context made from the file restores (TRAIN_META):
 step from the optimizer, lr/betas/eps/weight_decay from its param group,
 others from a `train_cfg` entry of the checkpoint, `--train key=value`, or
 ngpt's defaults. A model's BPE tokenizer comes from a `tokenizer` entry of
@@ -81,7 +81,7 @@ CFG_ALIASES = {"vocab_size": "V", "context_len": "T", "block_size": "T", "d_mode
 MODEL_KEYS = ("model_state", "state_dict", "model")
 OPTIM_KEYS = ("optim_state", "optimizer_state", "optimizer", "opt_state", "optim")
 TRAIN_CFG_KEYS = ("train_cfg", "train_config", "training_cfg")
-# The train.* metadata of ngpt_checkpoint_save_train (src/train/train_ckpt.c), in its order and
+# The train.* metadata of ngpt_context_save_train (src/train/train_ckpt.c), in its order and
 # types; all of them must be present when optim.* tensors are. None: filled in
 # from the optimizer state or the config.
 TRAIN_META = (("step", "u64", None), ("seed", "u64", 42), ("batch", "i64", 32),
@@ -90,7 +90,7 @@ TRAIN_META = (("step", "u64", None), ("seed", "u64", 42), ("batch", "i64", 32),
               ("beta2", "f64", None), ("eps", "f64", None), ("weight_decay", "f64", None),
               ("decay_all", "u64", 1), ("clip", "f64", 1.0), ("accum", "i64", 1),
               ("best_eval_loss", "f64", float("inf")))
-# Written only when given (train_cfg or --train); ngpt_checkpoint_load_train reads them if present.
+# Written only when given (train_cfg or --train); a training context made from the file reads them.
 TRAIN_META_OPTIONAL = (("holdout", "f64"), ("eval_every", "i64"), ("eval_batches", "i64"),
                        ("data_hash", "u64"))
 TRAIN_ALIASES = {"batch_size": "batch", "learning_rate": "lr", "max_lr": "lr",

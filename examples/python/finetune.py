@@ -27,7 +27,8 @@ try:
     ngpt.finetune(args.model, args.out, path=args.text, steps=args.steps, batch=args.batch,
                   seq=args.seq, lr=args.lr, progress=progress)
     for name in (args.model, args.out):
-        with ngpt.Model(name) as m:
+        # a loss reads every position's logits: plan them all
+        with ngpt.Model(name, logits_rows=ngpt.LOGITS_ALL) as m:
             ppl = m.perplexity(path=args.text, batches=4, seq=args.seq)
             print("%s: held-out perplexity %.2f" % (name, ppl))
 except ngpt.Error as e:

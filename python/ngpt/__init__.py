@@ -23,7 +23,7 @@ Contents:
           tokenizer, or bytes for a byte-level model);
       generate(prompt, max_tokens, **sampler) -> iterator of str pieces;
           generate_tokens (ids), generate_text (one str); every sampler option
-          of ngpt_model_generate, stop sequences, beam search, sessions;
+          of ngpt_context_generate, stop sequences, beam search, sessions;
       logits(tokens) -> (len, V) numpy array (a list of lists without numpy);
       params_checksum(), logits_checksum(): `ngpt checksum`'s XXH3-64 values;
       evaluate(text|path) -> mean loss, perplexity(...) -> exp(loss);
@@ -44,13 +44,14 @@ this package, then in the source tree's build/, then the system's
 (`make install`). The GIL is released during every C call: a UI thread stays
 live while a model generates (generation itself runs in a worker thread).
 """
-from ._lib import Error, lib as _lib
+from ._lib import Error, NGPT_LOGITS_ALL as LOGITS_ALL, lib as _lib
 from .chat import Chat
 from .model import Model, SharedModel
 from .progress import STAGES
 from .train import finetune
 
-__all__ = ["Model", "SharedModel", "Chat", "Error", "finetune", "checksum_bytes", "build_info", "version", "STAGES"]
+__all__ = ["Model", "SharedModel", "Chat", "Error", "finetune", "checksum_bytes", "build_info",
+           "version", "STAGES", "LOGITS_ALL"]
 
 
 def checksum_bytes(data):

@@ -1,10 +1,17 @@
-"""Finding libngpt.so and declaring its C API for ctypes (include/ngpt.h)."""
+"""Finding libngpt.so and declaring its C API for ctypes (include/ngpt.h).
+
+python/tests/test_abi.py checks these declarations against the header as the C
+compiler lays it out, so keep them in the forms it reads: a Structure class
+mirrors the struct its name gives (GenerateConfig: ngpt_generate_config; a
+`_c_struct_ = "ngpt_..."` attribute names another), with every field in order;
+_PROTOS holds every function's prototype; a value copied from the header is a
+module-level NGPT_* constant of the header's name."""
 import ctypes
 import ctypes.util
 import os
 import sys
 from ctypes import (POINTER, Structure, c_bool, c_char_p, c_float, c_int, c_int32,
-                    c_size_t, c_uint64, c_void_p, CFUNCTYPE)
+                    c_size_t, c_uint32, c_uint64, c_void_p, CFUNCTYPE)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _NAMES = ("libngpt.dylib",) if sys.platform == "darwin" else ("libngpt.so",)
@@ -39,6 +46,13 @@ def _load():
 
 lib = _load()
 
+# The header's values this binding uses.
+NGPT_OK = 0
+NGPT_MODE_INFER, NGPT_MODE_TRAIN = 0, 1
+NGPT_CONTEXT_EXACT, NGPT_CONTEXT_SHIFT = 0, 1
+NGPT_LOGITS_ALL = -1
+NGPT_END_TOKENS_MAX = 8
+
 
 class Config(Structure):
     _fields_ = [("vocab_size", c_int32), ("context_len", c_int32), ("d_model", c_int32),
@@ -48,19 +62,21 @@ class Config(Structure):
                 ("final_norm", c_bool), ("norm", c_int), ("pos", c_int), ("gelu", c_int),
                 ("norm_type", c_int), ("norm_eps", c_float), ("mlp", c_int),
                 ("mlp_bias", c_bool), ("n_kv_heads", c_int32), ("head_dim", c_int32),
-                ("rope_pairs", c_int), ("weights", c_int)]
+                ("rope_pairs", c_int), ("weights", c_int), ("reserved", c_uint32 * 44)]
 
 
 class Shape(Structure):
     _fields_ = [("mode", c_int), ("batch", c_int32), ("seq", c_int32), ("trace", c_int),
-                ("threads", c_int32), ("logits_rows", c_int32)]
+                ("threads", c_int32), ("logits_rows", c_int32), ("draft_tokens", c_int32),
+                ("reserved", c_uint32 * 9)]
 
 
 class Sampler(Structure):
     _fields_ = [("temperature", c_float), ("top_k", c_int32), ("top_p", c_float),
                 ("min_p", c_float), ("repeat_penalty", c_float), ("repeat_window", c_int32),
                 ("banned", POINTER(c_int32)), ("n_banned", c_int32),
-                ("logit_bias", POINTER(c_float)), ("seed", c_uint64)]
+                ("logit_bias", POINTER(c_float)), ("seed", c_uint64),
+                ("reserved", c_uint32 * 18)]
 
 
 PREFILLED_FN = CFUNCTYPE(None, c_void_p)
@@ -69,32 +85,35 @@ PROGRESS_FN = CFUNCTYPE(c_bool, c_int, c_uint64, c_uint64, c_void_p)
 
 
 class GenerateConfig(Structure):
-    _fields_ = [("sampler", Sampler), ("max_tokens", c_int32), ("end_token", c_int32),
-                ("stop", POINTER(c_char_p)), ("n_stop", c_int32), ("context_mode", c_int),
+    _fields_ = [("sampler", Sampler), ("max_tokens", c_int32),
+                ("end_tokens", POINTER(c_int32)), ("n_end_tokens", c_int32),
+                ("ignore_end", c_bool), ("stop", POINTER(c_char_p)), ("n_stop", c_int32), ("context_mode", c_int),
                 ("stop_at_context_full", c_bool), ("no_cache", c_bool),
                 ("beam_width", c_int32), ("length_penalty", c_float),
                 ("on_prefilled", PREFILLED_FN), ("keep_cache", c_bool),
                 ("first_draw", c_uint64), ("draft", c_void_p), ("lookup", c_int32),
-                ("draft_tokens", c_int32)]
+                ("draft_tokens", c_int32), ("reserved", c_uint32 * 24)]
 
 
 class GenerateResult(Structure):
     _fields_ = [("n_tokens", c_int32), ("n_generated", c_int32), ("reason", c_int),
                 ("prompt_tokens", c_int32), ("prompt_dropped", c_int32),
-                ("n_proposed", c_int32), ("n_accepted", c_int32)]
+                ("n_proposed", c_int32), ("n_accepted", c_int32), ("end_token", c_int32),
+                ("reserved", c_uint32 * 8)]
 
 
 class OptimConfig(Structure):
     _fields_ = [("lr", c_float), ("min_lr", c_float), ("warmup", ctypes.c_int64),
                 ("total_steps", ctypes.c_int64), ("beta1", c_float), ("beta2", c_float),
                 ("eps", c_float), ("weight_decay", c_float), ("decay_all", c_bool),
-                ("clip", c_float), ("accum", c_int32)]
+                ("clip", c_float), ("accum", c_int32), ("reserved", c_uint32 * 19)]
 
 
 class TokenizerInfo(Structure):
     _fields_ = [("n_tokens", c_int32), ("n_merges", c_int32), ("n_special", c_int32),
                 ("end_id", c_int32), ("pad_id", c_int32), ("max_token_bytes", c_int32),
-                ("pretok", c_int), ("rule", c_int), ("checksum", c_uint64), ("bos_id", c_int32)]
+                ("pretok", c_int), ("rule", c_int), ("checksum", c_uint64), ("bos_id", c_int32),
+                ("n_end_tokens", c_int32), ("reserved", c_uint32 * 19)]
 
 
 P = POINTER
@@ -106,25 +125,22 @@ _PROTOS = {
     "ngpt_progress_callback_set": (None, [PROGRESS_FN, c_void_p]),
     "ngpt_config_format": (None, [P(Config), c_char_p, c_size_t]),
     "ngpt_shape_default": (Shape, [c_int]),
-    "ngpt_context_init": (_S, [P(c_void_p), P(Config), P(Shape), c_void_p, c_size_t]),
+    "ngpt_context_init": (_S, [P(c_void_p), c_void_p, P(Config), P(Shape), c_void_p, c_size_t]),
     "ngpt_context_free": (None, [c_void_p]),
     "ngpt_model_open": (_S, [P(c_void_p), c_char_p]),
     "ngpt_model_close": (_S, [c_void_p]),
     "ngpt_model_config": (_S, [c_void_p, P(Config)]),
     "ngpt_model_tokenizer": (_S, [c_void_p, P(c_void_p)]),
-    "ngpt_context_init_model": (_S, [P(c_void_p), c_void_p, P(Shape), c_void_p, c_size_t]),
     "ngpt_context_prepare": (_S, [c_void_p]),
-    "ngpt_params_init": (_S, [c_void_p, c_uint64]),
-    "ngpt_dropout_set": (_S, [c_void_p, c_bool, c_uint64, c_uint64]),
-    "ngpt_model_forward": (_S, [c_void_p, P(c_int32), c_int32, c_int32, P(c_int32), P(c_float)]),
-    "ngpt_logits_data": (_S, [c_void_p, P(P(c_float))]),
+    "ngpt_context_shape": (_S, [c_void_p, P(Shape)]),
+    "ngpt_context_params_init": (_S, [c_void_p, c_uint64]),
+    "ngpt_context_dropout_set": (_S, [c_void_p, c_bool, c_uint64, c_uint64]),
+    "ngpt_context_forward": (_S, [c_void_p, P(c_int32), c_int32, c_int32, P(c_int32), P(c_float)]),
+    "ngpt_context_logits": (_S, [c_void_p, P(P(c_float))]),
     "ngpt_checksum_bytes": (c_uint64, [c_void_p, c_size_t]),
-    "ngpt_params_checksum": (_S, [c_void_p, P(c_uint64)]),
-    "ngpt_logits_checksum": (_S, [c_void_p, P(c_uint64)]),
-    "ngpt_checkpoint_save": (_S, [c_void_p, c_char_p]),
-    "ngpt_checkpoint_config": (_S, [c_char_p, P(Config)]),
-    "ngpt_checkpoint_load": (_S, [c_void_p, c_char_p]),
-    "ngpt_checkpoint_tokenizer": (_S, [c_char_p, P(c_void_p)]),
+    "ngpt_context_params_checksum": (_S, [c_void_p, P(c_uint64)]),
+    "ngpt_context_logits_checksum": (_S, [c_void_p, P(c_uint64)]),
+    "ngpt_context_save": (_S, [c_void_p, c_char_p]),
     "ngpt_context_tokenizer_set": (_S, [c_void_p, c_void_p]),
     "ngpt_tokenizer_free": (None, [c_void_p]),
     "ngpt_tokenizer_describe": (_S, [c_void_p, P(TokenizerInfo)]),
@@ -133,29 +149,30 @@ _PROTOS = {
                                    P(c_size_t)]),
     "ngpt_tokenizer_decode": (_S, [c_void_p, P(c_int32), c_size_t, c_char_p, c_size_t,
                                    P(c_size_t)]),
-    "ngpt_chat_specials": (_S, [c_void_p, P(c_int32), P(c_int32)]),
-    "ngpt_chat_turn": (_S, [c_void_p, c_char_p, c_char_p, c_size_t, c_bool, P(c_int32), c_size_t,
-                            P(c_size_t)]),
+    "ngpt_tokenizer_chatml_specials": (_S, [c_void_p, P(c_int32), P(c_int32)]),
+    "ngpt_tokenizer_end_tokens": (_S, [c_void_p, P(P(c_int32)), P(c_int32)]),
+    "ngpt_tokenizer_chatml_turn": (_S, [c_void_p, c_char_p, c_char_p, c_size_t, c_bool,
+                                        P(c_int32), c_size_t, P(c_size_t)]),
     "ngpt_generate_config_default": (GenerateConfig, []),
     "ngpt_sampler_validate": (_S, [P(Sampler), c_int32]),
-    "ngpt_model_generate": (_S, [c_void_p, P(GenerateConfig), P(c_int32), c_int32, P(c_int32),
+    "ngpt_context_generate": (_S, [c_void_p, P(GenerateConfig), P(c_int32), c_int32, P(c_int32),
                                  c_int32, TOKEN_FN, c_void_p, P(GenerateResult)]),
     "ngpt_stop_reason_string": (c_char_p, [c_int]),
-    "ngpt_cache_clear": (_S, [c_void_p, c_int32]),
-    "ngpt_cache_len": (_S, [c_void_p, c_int32, P(c_int32)]),
-    "ngpt_cache_save": (_S, [c_void_p, c_int32, c_char_p]),
-    "ngpt_cache_load": (_S, [c_void_p, c_int32, c_char_p]),
+    "ngpt_context_cache_clear": (_S, [c_void_p, c_int32]),
+    "ngpt_context_cache_len": (_S, [c_void_p, c_int32, P(c_int32)]),
+    "ngpt_context_cache_save": (_S, [c_void_p, c_int32, c_char_p]),
+    "ngpt_context_cache_load": (_S, [c_void_p, c_int32, c_char_p]),
     "ngpt_data_open_mem": (_S, [P(c_void_p), c_char_p, c_size_t, c_float, c_int32]),
     "ngpt_data_open": (_S, [P(c_void_p), P(c_char_p), c_int32, c_float, c_int32]),
     "ngpt_data_free": (None, [c_void_p]),
     "ngpt_data_tokenize": (_S, [c_void_p, c_void_p, c_int32]),
-    "ngpt_model_evaluate": (_S, [c_void_p, c_void_p, c_uint64, c_int32, c_int32, c_int32,
+    "ngpt_context_evaluate": (_S, [c_void_p, c_void_p, c_uint64, c_int32, c_int32, c_int32,
                                  P(c_float)]),
     "ngpt_optim_config_default": (OptimConfig, []),
     "ngpt_optim_config_validate": (_S, [P(OptimConfig)]),
-    "ngpt_checkpoint_load_finetune": (_S, [c_void_p, c_char_p]),
-    "ngpt_train_step": (_S, [c_void_p, P(OptimConfig), c_void_p, c_uint64, c_int32, c_int32,
-                             P(c_float), P(c_float), P(c_float)]),
+    "ngpt_context_optim_reset": (_S, [c_void_p]),
+    "ngpt_context_train_step": (_S, [c_void_p, P(OptimConfig), c_void_p, c_uint64, c_int32,
+                                     c_int32, P(c_float), P(c_float), P(c_float)]),
 }
 for _name, (_res, _args) in _PROTOS.items():
     _fn = getattr(lib, _name)
@@ -176,7 +193,7 @@ class Error(Exception):
 def check(status):
     """Raises Error for a non-zero ngpt_status (call it on the thread that made the call:
     the message is per thread)."""
-    if status:
+    if status != NGPT_OK:
         raise Error(status, lib.ngpt_last_error().decode("utf-8", "replace"))
 
 

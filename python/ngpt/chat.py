@@ -15,18 +15,18 @@ SMOLLM2_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Huggin
 def _chatml_end(model):
     """The id of <|im_end|> when the model's tokenizer writes ChatML, else None."""
     end = c_int32()
-    if model._tok is None or lib.ngpt_chat_specials(model._tok, None, byref(end)):
+    if model._tok is None or lib.ngpt_tokenizer_chatml_specials(model._tok, None, byref(end)):
         return None
     return end.value
 
 
 def _chatml_turn(model, role, text, open_turn):
-    """The ids of one ChatML turn (ngpt_chat_turn)."""
+    """The ids of one ChatML turn (ngpt_tokenizer_chatml_turn)."""
     data = text.encode("utf-8") if text else b""
     r, n = role.encode("utf-8"), c_size_t()
-    check(lib.ngpt_chat_turn(model._tok, r, data, len(data), open_turn, None, 0, byref(n)))
+    check(lib.ngpt_tokenizer_chatml_turn(model._tok, r, data, len(data), open_turn, None, 0, byref(n)))
     ids = (c_int32 * n.value)()
-    check(lib.ngpt_chat_turn(model._tok, r, data, len(data), open_turn, ids, n.value, byref(n)))
+    check(lib.ngpt_tokenizer_chatml_turn(model._tok, r, data, len(data), open_turn, ids, n.value, byref(n)))
     return ids[:n.value]
 
 
@@ -59,7 +59,7 @@ class Chat:
             if model._tok is None:
                 raise ValueError("ngpt.Chat: template 'chatml': the model has no tokenizer (a "
                                  "byte-level model), so no special token <|im_start|>")
-            check(lib.ngpt_chat_specials(model._tok, None, None))     # raises, naming the token
+            check(lib.ngpt_tokenizer_chatml_specials(model._tok, None, None))     # raises, naming the token
         self.template = template or ("chatml" if self._end is not None else "plain")
         self.turns = 0
         if self.template == "chatml":
@@ -84,11 +84,11 @@ class Chat:
         if self.template == "chatml":
             self.tokens += _chatml_turn(self.model, "user", line, False)
             self.tokens += _chatml_turn(self.model, "assistant", None, True)
-            prompt, how = self.tokens, dict(end_token=self._end)
+            prompt, how = self.tokens, dict(end_tokens=[self._end])
         else:
             self.data += b"user: " + line.encode() + b"\nassistant: "
             prompt, how = self.data, dict(stop=ROLE_STOPS)
-        how.update(self.options)            # the caller's end_token or stop, if given
+        how.update(self.options)            # the caller's end_tokens or stop, if given
         reply, decoder = [], codecs.getincrementaldecoder("utf-8")("replace")
         for token in self.model.generate_tokens(prompt, self.max_tokens, seed=seed,
                                                 keep_cache=True, **how):

@@ -6,8 +6,9 @@ import queue
 import threading
 from ctypes import POINTER, byref, c_char_p, c_float, c_int32, c_size_t, c_uint64, c_void_p
 
-from ._lib import (GenerateConfig, GenerateResult, Config, PREFILLED_FN, TOKEN_FN,
-                   TokenizerInfo, check, fspath, lib)
+from ._lib import (GenerateConfig, GenerateResult, Config, NGPT_CONTEXT_EXACT,
+                   NGPT_CONTEXT_SHIFT, NGPT_LOGITS_ALL, NGPT_MODE_INFER, PREFILLED_FN, Shape,
+                   TOKEN_FN, TokenizerInfo, check, fspath, lib)
 from .progress import progress_callback
 
 try:
@@ -32,8 +33,7 @@ class SharedModel:
     single time, its weights held once for every context made from it.
 
     SharedModel(path) opens it; context(batch=1, seq=0, threads=1,
-    logits_rows=0) makes a
-    Model on its weights (activations, KV cache and scratch only), as many as
+    logits_rows=0, draft_tokens=0) makes a Model on its weights (activations, KV cache and scratch only), as many as
     wanted, each usable from its own thread. The weights are read only and
     shared, so contexts give exactly what a Model(path) of their own gives.
     close() (or `with`, or garbage collection once no context refers to it)
@@ -51,9 +51,10 @@ class SharedModel:
         self.config = cfg
         self.path = path
 
-    def context(self, batch=1, seq=0, threads=1, logits_rows=0):
+    def context(self, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0):
         """An inference context (a Model) on these weights."""
-        return Model(self, batch=batch, seq=seq, threads=threads, logits_rows=logits_rows)
+        return Model(self, batch=batch, seq=seq, threads=threads, logits_rows=logits_rows,
+                     draft_tokens=draft_tokens)
 
     def close(self):
         """Frees the model. Idempotent; Error while contexts made from it are open."""
@@ -86,12 +87,15 @@ class SharedModel:
 class Model:
     """A model loaded from a .ngpt checkpoint, ready to generate.
 
-    Model(path, batch=1, seq=0, threads=1, logits_rows=0) opens the
-    checkpoint (one read of the file) and plans an inference context on its
-    weights (seq 0: the model's context T; logits_rows n >= 1: only the last n
-    positions get logits, a smaller arena that still generates, with
-    draft_tokens + 1 rows for speculative decoding; 0: every position), with
-    the tokenizer the file carries (None: a
+    Model(path, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0)
+    opens the model file (one read) and plans an inference context on its
+    weights, by default what generation needs (the C library's default
+    plan): passes of at most 512 positions (seq 0; a longer prompt is
+    prefilled pass by pass) and the logits of the last position (logits_rows
+    0: 1 + draft_tokens, the rows a speculative check of draft_tokens reads).
+    seq=T and logits_rows=ngpt.LOGITS_ALL plan the full forward that
+    logits() over a whole text needs; logits_rows=n >= 1 keeps the last n.
+    It has the tokenizer the file carries (None: a
     byte-level model, tokens are bytes). Model(shared, ...), with a
     SharedModel, or shared.context(...), makes another context on weights
     already open. Close it with close() or a `with` block; garbage
@@ -101,7 +105,7 @@ class Model:
     while the C library works).
     """
 
-    def __init__(self, path, batch=1, seq=0, threads=1, logits_rows=0):
+    def __init__(self, path, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0):
         self._ctx = None
         self._tok = None
         self._lock = threading.RLock()
@@ -109,12 +113,15 @@ class Model:
         self._shared = SharedModel(path) if self._owns else path
         try:
             m = self._shared._live()
-            shape = lib.ngpt_shape_default(0)
+            shape = lib.ngpt_shape_default(NGPT_MODE_INFER)
             shape.batch, shape.seq, shape.threads = batch, seq, threads
-            shape.logits_rows = logits_rows
+            shape.logits_rows, shape.draft_tokens = logits_rows, draft_tokens
             ctx = c_void_p()
-            check(lib.ngpt_context_init_model(byref(ctx), m, byref(shape), None, 0))
+            check(lib.ngpt_context_init(byref(ctx), m, None, byref(shape), None, 0))
             self._ctx = ctx
+            planned = Shape()
+            check(lib.ngpt_context_shape(ctx, byref(planned)))     # the defaults resolved
+            self.seq, self.logits_rows = planned.seq, planned.logits_rows
             tok = c_void_p()
             check(lib.ngpt_model_tokenizer(m, byref(tok)))   # borrowed from the model
             self._tok = tok if tok.value else None
@@ -126,7 +133,6 @@ class Model:
         self.vocab_size = cfg.vocab_size
         self.context_len = cfg.context_len
         self.path = self._shared.path
-        self.logits_rows = logits_rows
 
     # -- life
     def close(self):
@@ -217,10 +223,12 @@ class Model:
 
     # -- forward, logits, checksums
     def logits(self, tokens):
-        """Runs the model over tokens (a list of ids, or text) and returns the logits,
-        shape (len, V), or the last logits_rows positions' (logits_rows, V) when the
-        Model keeps fewer: a numpy float32 array when numpy is installed, else a list
-        of lists. Also sets what logits_checksum() sums."""
+        """Runs the model over tokens (a list of ids, or text; at most seq of them) and
+        returns the logits, shape (len, V), or the last logits_rows positions'
+        (logits_rows, V) when the Model keeps fewer (by default the last one; plan
+        logits_rows=ngpt.LOGITS_ALL for every position): a numpy float32 array when
+        numpy is installed, else a list of lists. Also sets what logits_checksum()
+        sums."""
         if isinstance(tokens, (str, bytes)):
             tokens = self.tokenize(tokens)
         ids, n = _ints(tokens, "tokens")
@@ -228,11 +236,11 @@ class Model:
             raise ValueError("ngpt.Model.logits: no tokens")
         with self._lock:
             ctx = self._live()
-            check(lib.ngpt_model_forward(ctx, ids, 1, n, None, None))
+            check(lib.ngpt_context_forward(ctx, ids, 1, n, None, None))
             ptr = POINTER(c_float)()
-            check(lib.ngpt_logits_data(ctx, byref(ptr)))
+            check(lib.ngpt_context_logits(ctx, byref(ptr)))
             v = self.vocab_size
-            if 0 < self.logits_rows < n:
+            if self.logits_rows != NGPT_LOGITS_ALL and self.logits_rows < n:
                 n = self.logits_rows
             if numpy is not None:
                 return numpy.ctypeslib.as_array(ptr, shape=(n, v)).copy()
@@ -243,30 +251,30 @@ class Model:
         """XXH3-64 of the parameters (int): `ngpt checksum`'s params= line."""
         h = c_uint64()
         with self._lock:
-            check(lib.ngpt_params_checksum(self._live(), byref(h)))
+            check(lib.ngpt_context_params_checksum(self._live(), byref(h)))
         return h.value
 
     def logits_checksum(self):
         """XXH3-64 of the last forward's logits (int)."""
         h = c_uint64()
         with self._lock:
-            check(lib.ngpt_logits_checksum(self._live(), byref(h)))
+            check(lib.ngpt_context_logits_checksum(self._live(), byref(h)))
         return h.value
 
     def dropout(self, enabled, seed=0, step=0):
         """Dropout on or off for later forwards (off by default)."""
         with self._lock:
-            check(lib.ngpt_dropout_set(self._live(), bool(enabled), seed, step))
+            check(lib.ngpt_context_dropout_set(self._live(), bool(enabled), seed, step))
 
     def save(self, path):
         """Writes the model to path (atomically), with its tokenizer."""
         with self._lock:
-            check(lib.ngpt_checkpoint_save(self._live(), fspath(path)))
+            check(lib.ngpt_context_save(self._live(), fspath(path)))
 
     # -- generation
     def generate(self, prompt, max_tokens=256, *, temperature=1.0, top_k=0, top_p=1.0,
                  min_p=0.0, repeat_penalty=1.0, repeat_window=0, banned=(), logit_bias=None,
-                 seed=0, stop=(), end_token=None, beam_width=0, length_penalty=1.0,
+                 seed=0, stop=(), end_tokens=None, beam_width=0, length_penalty=1.0,
                  context="exact", stop_at_context_full=False, no_cache=False,
                  keep_cache=False, first_draw=0, lookup=0, draft_tokens=0, progress=None):
         """Yields the continuation of prompt (text or token ids) as text pieces, as the
@@ -275,8 +283,9 @@ class Model:
         Every sampler option of the C API: temperature (0: argmax), top_k, top_p,
         min_p, repeat_penalty, repeat_window, banned (ids), logit_bias (V floats),
         seed; stop (strings: generation ends before any of them, which is never
-        yielded), end_token (None: the tokenizer's end-of-text token, if any, as
-        `ngpt generate` does; -1: none), beam_width / length_penalty (beam search),
+        yielded), end_tokens (ids that end it; None: the tokenizer's end tokens, if
+        any, as `ngpt generate` does; (): none), beam_width / length_penalty (beam
+        search),
         context ("exact" or "shift"), stop_at_context_full, no_cache, keep_cache
         and first_draw (resume a session), lookup / draft_tokens (prompt-lookup
         speculative decoding), progress(stage, done, total) for the prefill.
@@ -297,7 +306,7 @@ class Model:
     def _generate_args(self, a):
         self._live()                # raise now, not at the first next()
         unknown = set(a) - {"self", "prompt", "max_tokens", "banned", "logit_bias", "stop",
-                            "end_token", "beam_width", "length_penalty", "context",
+                            "end_tokens", "beam_width", "length_penalty", "context",
                             "stop_at_context_full", "no_cache", "keep_cache", "first_draw",
                             "lookup", "draft_tokens", "progress"} - set(_SAMPLER_KEYS)
         if unknown:
@@ -330,13 +339,17 @@ class Model:
         if stops:
             keep["stop"] = (c_char_p * len(stops))(*stops)
             gc.stop, gc.n_stop = keep["stop"], len(stops)
-        modes = {"exact": 0, "shift": 1}
+        modes = {"exact": NGPT_CONTEXT_EXACT, "shift": NGPT_CONTEXT_SHIFT}
         if a.get("context", "exact") not in modes:
             raise ValueError("ngpt.Model.generate: context must be 'exact' or 'shift'")
         gc.context_mode = modes[a.get("context", "exact")]
-        end = a.get("end_token")
-        gc.end_token = self._tokenizer_info().end_id if end is None and self._tok else (
-            -1 if end is None else end)
+        ends = a.get("end_tokens")
+        if ends is not None:        # None: the library's default, the tokenizer's
+            keep["ends"], n_ends = _ints(ends, "end_tokens")
+            if n_ends:
+                gc.end_tokens, gc.n_end_tokens = keep["ends"], n_ends
+            else:
+                gc.ignore_end = True
         for k in ("max_tokens", "beam_width", "length_penalty",
                   "stop_at_context_full", "no_cache", "keep_cache", "first_draw", "lookup",
                   "draft_tokens"):
@@ -371,7 +384,7 @@ class Model:
             fn = TOKEN_FN(on_token)
             try:
                 with self._lock, progress_callback(progress):
-                    check(lib.ngpt_model_generate(self._live(), byref(gc), ids, n, out, cap, fn,
+                    check(lib.ngpt_context_generate(self._live(), byref(gc), ids, n, out, cap, fn,
                                                   None, byref(res)))
                 self.last_result = res
                 self.last_tokens = out[:res.n_tokens]
@@ -413,20 +426,20 @@ class Model:
     def save_session(self, path, slot=0):
         """Writes KV slot `slot` (what the last generation left) to a session file."""
         with self._lock:
-            check(lib.ngpt_cache_save(self._live(), slot, fspath(path)))
+            check(lib.ngpt_context_cache_save(self._live(), slot, fspath(path)))
 
     def load_session(self, path, slot=0):
         """Restores a session file into slot `slot`; generate(..., keep_cache=True) then
         prefills only what the slot does not already hold. A file of another model
         raises Error."""
         with self._lock:
-            check(lib.ngpt_cache_load(self._live(), slot, fspath(path)))
+            check(lib.ngpt_context_cache_load(self._live(), slot, fspath(path)))
 
     def cache_len(self, slot=0):
         """Tokens KV slot `slot` holds."""
         n = c_int32()
         with self._lock:
-            check(lib.ngpt_cache_len(self._live(), slot, byref(n)))
+            check(lib.ngpt_context_cache_len(self._live(), slot, byref(n)))
         return n.value
 
     # -- evaluation
@@ -434,7 +447,9 @@ class Model:
                  holdout=0.1, progress=None):
         """Mean loss (nats per token) on the held-out `holdout` fraction of text (str or
         bytes) or of the file at path: `batches` windows of seq tokens (default: T)
-        drawn from seed, as `ngpt eval` does. perplexity() is exp of it."""
+        drawn from seed, as `ngpt eval` does, in a context of its own on the same
+        weights planned for them (every position's logits). perplexity() is exp of
+        it."""
         self._live()
         seq = self.context_len if seq is None else seq
         data = c_void_p()
@@ -446,15 +461,20 @@ class Model:
         else:
             paths = (c_char_p * 1)(fspath(path))
             check(lib.ngpt_data_open(byref(data), paths, 1, holdout, seq))
+        ctx = c_void_p()
         try:
             loss = c_float()
+            shape = lib.ngpt_shape_default(NGPT_MODE_INFER)
+            shape.batch, shape.seq, shape.logits_rows = batch, seq, NGPT_LOGITS_ALL
             with self._lock, progress_callback(progress):
-                ctx = self._live()
+                check(lib.ngpt_context_init(byref(ctx), self._shared._live(), None, byref(shape),
+                                            None, 0))
                 if self._tok is not None:
                     check(lib.ngpt_data_tokenize(data, self._tok, seq))
-                check(lib.ngpt_model_evaluate(ctx, data, seed, batches, batch, seq, byref(loss)))
+                check(lib.ngpt_context_evaluate(ctx, data, seed, batches, batch, seq, byref(loss)))
             return loss.value
         finally:
+            lib.ngpt_context_free(ctx)
             lib.ngpt_data_free(data)
 
     def perplexity(self, *args, **kwargs):

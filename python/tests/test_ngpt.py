@@ -17,7 +17,7 @@ GOLDEN = {1: ("e6069bdecc9e97d5", "f3ee05f5589e3f37", "2bb3a5c73965e90b"),
 
 @pytest.mark.parametrize("seed", [1, 42])
 def test_golden_checksums(models, seed):
-    with ngpt.Model(models[seed]) as m:
+    with ngpt.Model(models[seed], logits_rows=ngpt.LOGITS_ALL) as m:
         got = ["%016x" % m.params_checksum()]
         m.logits("Hello, ngpt!")            # ngpt checksum's default prompt
         got.append("%016x" % m.logits_checksum())
@@ -28,7 +28,7 @@ def test_golden_checksums(models, seed):
 
 
 def test_logits_numpy_and_list(models, monkeypatch):
-    with ngpt.Model(models[1]) as m:
+    with ngpt.Model(models[1], logits_rows=ngpt.LOGITS_ALL) as m:
         a = m.logits([72, 105])
         if ngpt.model.numpy is not None:
             assert a.shape == (2, 256) and str(a.dtype) == "float32"
@@ -41,16 +41,20 @@ def test_logits_numpy_and_list(models, monkeypatch):
 
 
 def test_logits_rows(models):
-    # a context keeping the last 2 positions' logits: those rows of a full one, same text
-    with ngpt.Model(models[1]) as full, ngpt.Model(models[1], logits_rows=2) as small:
-        a, b = full.logits("Hello, ngpt!"), small.logits("Hello, ngpt!")
+    # a context keeping the last 2 positions' logits: those rows of a full one, same
+    # text; the default keeps the last one
+    with ngpt.Model(models[1], logits_rows=ngpt.LOGITS_ALL) as full, \
+            ngpt.Model(models[1], logits_rows=2) as small, ngpt.Model(models[1]) as default:
+        a, b, c = (m.logits("Hello, ngpt!") for m in (full, small, default))
         if ngpt.model.numpy is not None:
-            a, b = a.tolist(), b.tolist()
-        assert len(b) == 2 and b == a[-2:]
+            a, b, c = a.tolist(), b.tolist(), c.tolist()
+        assert len(b) == 2 and b == a[-2:] and c == a[-1:]
+        assert default.logits_rows == 1 and full.logits_rows == ngpt.LOGITS_ALL
         assert (list(small.generate_tokens("Hello", 24, seed=3)) ==
                 list(full.generate_tokens("Hello", 24, seed=3)))
-        with pytest.raises(ngpt.Error, match="logits_rows"):    # a loss needs every row
-            small.evaluate(path=os.path.join(ROOT, "README.md"), batches=1)
+        # evaluation plans a context of its own: every row, whatever the Model keeps
+        readme = os.path.join(ROOT, "README.md")
+        assert small.evaluate(path=readme, batches=1) == full.evaluate(path=readme, batches=1)
 
 
 def test_prefill_passes(models):
@@ -156,7 +160,7 @@ def test_progress_callback_and_cancel(models, text):
         assert seen[-1] == ("evaluate", 3, 3)
         with pytest.raises(ngpt.Error) as e:
             m.evaluate(text=text, batches=3, seq=32, progress=lambda s, d, t: False)
-        assert e.value.status_name == "stopped" and "ngpt_model_evaluate" in str(e.value)
+        assert e.value.status_name == "stopped" and "ngpt_context_evaluate" in str(e.value)
 
 
 def test_sessions(models, tmp_path):
@@ -176,7 +180,7 @@ def test_sessions(models, tmp_path):
     assert part1 + rest == whole
     with ngpt.Model(models[42]) as other, pytest.raises(ngpt.Error) as e:
         other.load_session(path)            # another model's session
-    assert str(e.value).startswith("ngpt_cache_load:")
+    assert str(e.value).startswith("ngpt_context_cache_load:")
 
 
 def test_finetune(models, text, tmp_path):

@@ -28,4 +28,10 @@ ngpt_status ngpt_internal_fail(const char *file, int line, const char *what);
 #define NGPT_CHECK_INTERNAL(cond) \
     do { if (!(cond)) return ngpt_internal_fail(__FILE__, __LINE__, #cond); } while (0)
 
+/* A public struct's reserved bytes (ngpt.h, "Structs that grow") are
+ * zero: NGPT_OK, else NGPT_ERR_BAD_ARG naming what (e.g. "shape"), a bare
+ * message. Nonzero ones are fields of a newer header this library lacks. */
+#define NGPT_RESERVED_CHECK(what, s) ngpt_reserved_check(what, (s)->reserved, sizeof (s)->reserved)
+ngpt_status ngpt_reserved_check(const char *what, const void *reserved, size_t bytes);
+
 #endif

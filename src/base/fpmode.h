@@ -12,7 +12,7 @@
  * thread's register, sets the library's mode, and on every return puts the
  * caller's register back exactly (control bits and status flags). One rule
  * with no exceptions, because "does not compute" does not stay true (a
- * function gains a callee that quantizes, as ngpt_checkpoint_load did) and
+ * function gains a callee that quantizes, as 0.2's ngpt_checkpoint_load did) and
  * is hard to see (under DAZ even a float comparison depends on the mode).
  * tests/test_fpmode_scope.sh fails when a declared function's definition
  * does not start with it, naming the file and line; tests/test_fpmode.c

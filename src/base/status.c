@@ -82,3 +82,16 @@ ngpt_status ngpt_internal_fail(const char *file, int line, const char *what)
     if (abort_fn) abort_fn(file, line, what, abort_user);
     return ngpt_fail(NGPT_ERR_INTERNAL, "internal invariant failed at %s:%d: %s", file, line, what);
 }
+
+ngpt_status ngpt_reserved_check(const char *what, const void *reserved, size_t bytes)
+{
+    const unsigned char *p = reserved;
+    for (size_t i = 0; i < bytes; i++)
+        if (p[i])
+            return ngpt_fail(NGPT_ERR_BAD_ARG, "%s.reserved byte %zu is %u, not zero: start "
+                             "the struct from its _default() function or from zero (a field "
+                             "of a newer ngpt.h that this library, %d.%d.%d, does not have?)",
+                             what, i, p[i], NGPT_VERSION_MAJOR, NGPT_VERSION_MINOR,
+                             NGPT_VERSION_PATCH);
+    return NGPT_OK;
+}

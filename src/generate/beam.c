@@ -57,19 +57,21 @@ static float normalise(float score, int32_t len, float penalty)
     return score / Sleef_finz_powf1_u10purecfma((float)len, penalty);
 }
 
-/* A finished hypothesis' end, in beam.work[3W + slot]: its stop reason and,
- * for a stop sequence that begins inside its last kept token, the bytes of
- * that token before it (at most 256). */
-#define END_WORD(reason, keep_bytes) ((int32_t)(reason) | (keep_bytes) << 8)
+/* A finished hypothesis' end, in beam.work[3W + slot]: its stop reason and
+ * a detail: for a stop sequence that begins inside its last kept token, the
+ * bytes of that token before it (at most 256); for an end token, which
+ * (below 2^20). */
+#define END_WORD(reason, detail) ((int32_t)(reason) | (detail) << 8)
 #define END_REASON(word) ((ngpt_stop_reason)((word) & 0xff))
-#define END_KEEP_BYTES(word) ((word) >> 8)
+#define END_DETAIL(word) ((word) >> 8)
 
 /* Adds a finished hypothesis (the first n_keep generated tokens of beam b's
- * continuation by tok; the last of them cut to its first keep_bytes bytes
- * when keep_bytes > 0) to the pool if it is among the W best. */
+ * continuation by tok; a stop sequence's: the last of them cut to its first
+ * `detail` bytes when detail > 0; an end token's: detail is the token) to the
+ * pool if it is among the W best. */
 static void finish(ngpt_context *ctx, int32_t W, int32_t *nf, const ngpt_beam_cand *c,
                    int32_t prompt_len, int32_t gen, int32_t n_keep, float penalty, int32_t reason,
-                   int32_t keep_bytes)
+                   int32_t detail)
 {
     ngpt_plan *p = &ctx->plan;
     const size_t TC = (size_t)ctx->cfg.context_len;
@@ -88,7 +90,7 @@ static void finish(ngpt_context *ctx, int32_t W, int32_t *nf, const ngpt_beam_ca
     for (int32_t i = 0; i < n_keep; i++) dst[i] = i < gen - 1 ? src[i] : c->tok;
     p->beam.fin_len[slot] = n_keep;
     p->beam.fin_score[slot] = s;
-    p->beam.work[3 * W + slot] = END_WORD(reason, keep_bytes);
+    p->beam.work[3 * W + slot] = END_WORD(reason, detail);
 }
 
 ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
@@ -131,12 +133,13 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
             const ngpt_beam_cand c = cand[i];
             const int32_t *tail = ngpt_kv_tokens(ctx, c.beam) + ngpt_kv_len(ctx, c.beam);
             int32_t keep_bytes = 0;
-            int32_t m = c.tok == gc->end_token ? -1 : ngpt_stop_match(gc, ctx->tokenizer, tail,
-                                                                       gen - 1, c.tok, NULL,
-                                                                       &keep_bytes);
+            int32_t m = ngpt_stop_is_end(gc, ctx->tokenizer, c.tok)
+                            ? -1
+                            : ngpt_stop_match(gc, ctx->tokenizer, tail, gen - 1, c.tok, NULL,
+                                              &keep_bytes);
             if (m < 0) {
                 finish(ctx, W, &nf, &c, prompt_len, gen, gen - 1, gc->length_penalty,
-                       NGPT_STOP_END_TOKEN, 0);
+                       NGPT_STOP_END_TOKEN, c.tok);
             } else if (m > 0) {     /* the token where it begins is kept when part of it is */
                 finish(ctx, W, &nf, &c, prompt_len, gen, gen - m + (keep_bytes > 0),
                        gc->length_penalty, NGPT_STOP_SEQUENCE, keep_bytes);
@@ -175,12 +178,14 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
         }
     }
     const int32_t *toks;
-    int32_t n, keep_bytes = 0;
+    int32_t n, keep_bytes = 0, end_token = -1;
     if (best_f >= 0) {
         toks = p->beam.fin_tok + (size_t)best_f * TC;
         n = p->beam.fin_len[best_f];
         reason = END_REASON(p->beam.work[3 * W + best_f]);
-        keep_bytes = END_KEEP_BYTES(p->beam.work[3 * W + best_f]);
+        const int32_t detail = END_DETAIL(p->beam.work[3 * W + best_f]);
+        if (reason == NGPT_STOP_END_TOKEN) end_token = detail;
+        else keep_bytes = detail;
     } else {    /* a live beam: its parent's tokens then its new token */
         int32_t par = p->beam.parent[best_l];
         int32_t *dst = p->beam.fin_tok;     /* the pool is no longer needed */
@@ -192,7 +197,8 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
     ngpt_output sm = {.out = out, .fn = fn, .user = user};
     for (int32_t i = 0; i < n - (keep_bytes > 0) && ngpt_output_put(&sm, toks[i]); i++) {}
     if (keep_bytes > 0) ngpt_output_prefix(&sm, ctx->tokenizer, toks[n - 1], keep_bytes);
-    if (sm.stopped) reason = NGPT_STOP_CALLBACK;
+    if (sm.stopped) reason = NGPT_STOP_CALLBACK, end_token = -1;
+    res->end_token = end_token;
     res->n_generated = gen;
     res->n_tokens = sm.n_out;
     res->reason = reason;

@@ -23,64 +23,64 @@ static ngpt_status check_slot(const ngpt_context *ctx, int32_t slot, const char 
     return NGPT_OK;
 }
 
-ngpt_status ngpt_cache_clear(ngpt_context *ctx, int32_t slot)
+ngpt_status ngpt_context_cache_clear(ngpt_context *ctx, int32_t slot)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = need_cache(ctx, "ngpt_cache_clear");
+    ngpt_status st = need_cache(ctx, "ngpt_context_cache_clear");
     if (st) return st;
-    if (slot != -1 && (st = check_slot(ctx, slot, "ngpt_cache_clear"))) return st;
+    if (slot != -1 && (st = check_slot(ctx, slot, "ngpt_context_cache_clear"))) return st;
     ngpt_kv_clear(ctx, slot);
     return NGPT_OK;
 }
 
-ngpt_status ngpt_cache_len(const ngpt_context *ctx, int32_t slot, int32_t *len)
+ngpt_status ngpt_context_cache_len(const ngpt_context *ctx, int32_t slot, int32_t *len)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = need_cache(ctx, "ngpt_cache_len");
+    ngpt_status st = need_cache(ctx, "ngpt_context_cache_len");
     if (st) return st;
-    if (!len) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_len: NULL len");
-    if ((st = check_slot(ctx, slot, "ngpt_cache_len"))) return st;
+    if (!len) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_cache_len: NULL len");
+    if ((st = check_slot(ctx, slot, "ngpt_context_cache_len"))) return st;
     *len = ngpt_kv_len(ctx, slot);
     return NGPT_OK;
 }
 
-ngpt_status ngpt_cache_tokens(const ngpt_context *ctx, int32_t slot, const int32_t **tokens,
+ngpt_status ngpt_context_cache_tokens(const ngpt_context *ctx, int32_t slot, const int32_t **tokens,
                               int32_t *len)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = need_cache(ctx, "ngpt_cache_tokens");
+    ngpt_status st = need_cache(ctx, "ngpt_context_cache_tokens");
     if (st) return st;
-    if (!tokens || !len) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_tokens: NULL argument");
-    if ((st = check_slot(ctx, slot, "ngpt_cache_tokens"))) return st;
+    if (!tokens || !len) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_cache_tokens: NULL argument");
+    if ((st = check_slot(ctx, slot, "ngpt_context_cache_tokens"))) return st;
     *tokens = ngpt_kv_tokens(ctx, slot);
     *len = ngpt_kv_len(ctx, slot);
     return NGPT_OK;
 }
 
-ngpt_status ngpt_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src)
+ngpt_status ngpt_context_cache_copy(ngpt_context *ctx, int32_t dst, int32_t src)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = need_cache(ctx, "ngpt_cache_copy");
+    ngpt_status st = need_cache(ctx, "ngpt_context_cache_copy");
     if (st) return st;
-    if ((st = check_slot(ctx, dst, "ngpt_cache_copy"))) return st;
-    if ((st = check_slot(ctx, src, "ngpt_cache_copy"))) return st;
+    if ((st = check_slot(ctx, dst, "ngpt_context_cache_copy"))) return st;
+    if ((st = check_slot(ctx, src, "ngpt_context_cache_copy"))) return st;
     ngpt_kv_copy(ctx, dst, src);
     return NGPT_OK;
 }
 
-ngpt_status ngpt_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
+ngpt_status ngpt_context_cache_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = need_cache(ctx, "ngpt_cache_shift");
+    ngpt_status st = need_cache(ctx, "ngpt_context_cache_shift");
     if (st) return st;
-    if ((st = check_slot(ctx, slot, "ngpt_cache_shift"))) return st;
+    if ((st = check_slot(ctx, slot, "ngpt_context_cache_shift"))) return st;
     if (ctx->cfg.pos != NGPT_POS_ROPE)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "ngpt_cache_shift: the keys of a model with "
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "ngpt_context_cache_shift: the keys of a model with "
                          "absolute positions cannot be moved to new positions; clear the slot "
                          "and prefill the kept tokens again");
     const int32_t len = ngpt_kv_len(ctx, slot);
     if (drop < 0 || drop > len)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_cache_shift: drop = %d is not in 0..%d (the "
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_cache_shift: drop = %d is not in 0..%d (the "
                          "tokens slot %d holds)", (int)drop, (int)len, (int)slot);
     ngpt_kv_shift(ctx, slot, drop);
     return NGPT_OK;
@@ -123,22 +123,22 @@ static ngpt_status cached_pass(ngpt_context *ctx, const char *fn, int32_t slot0,
     return NGPT_OK;
 }
 
-ngpt_status ngpt_cache_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t len)
+ngpt_status ngpt_context_cache_prefill(ngpt_context *ctx, const int32_t *tokens, int32_t batch, int32_t len)
 {
     NGPT_FPMODE_SCOPE;
-    return cached_pass(ctx, "ngpt_cache_prefill", 0, batch, tokens, len);
+    return cached_pass(ctx, "ngpt_context_cache_prefill", 0, batch, tokens, len);
 }
 
-ngpt_status ngpt_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len)
+ngpt_status ngpt_context_cache_prefill_slot(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len)
 {
     NGPT_FPMODE_SCOPE;
     if (ctx && (slot < 0 || slot >= ctx->shape.batch))
-        return check_slot(ctx, slot, "ngpt_cache_prefill_slot");
-    return cached_pass(ctx, "ngpt_cache_prefill_slot", slot, 1, tokens, len);
+        return check_slot(ctx, slot, "ngpt_context_cache_prefill_slot");
+    return cached_pass(ctx, "ngpt_context_cache_prefill_slot", slot, 1, tokens, len);
 }
 
-ngpt_status ngpt_cache_decode(ngpt_context *ctx, const int32_t *tokens, int32_t batch)
+ngpt_status ngpt_context_cache_decode(ngpt_context *ctx, const int32_t *tokens, int32_t batch)
 {
     NGPT_FPMODE_SCOPE;
-    return cached_pass(ctx, "ngpt_cache_decode", 0, batch, tokens, 1);
+    return cached_pass(ctx, "ngpt_context_cache_decode", 0, batch, tokens, 1);
 }

@@ -36,13 +36,13 @@ static ngpt_status find_specials(const ngpt_tokenizer *t, int32_t *start, int32_
     return NGPT_OK;
 }
 
-ngpt_status ngpt_chat_specials(const ngpt_tokenizer *tok, int32_t *im_start, int32_t *im_end)
+ngpt_status ngpt_tokenizer_chatml_specials(const ngpt_tokenizer *tok, int32_t *im_start, int32_t *im_end)
 {
     NGPT_FPMODE_SCOPE;
-    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_chat_specials: NULL argument");
+    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_chatml_specials: NULL argument");
     int32_t start, end;
     ngpt_status st = find_specials(tok, &start, &end);
-    if (st) return ngpt_prefixed("ngpt_chat_specials", st);
+    if (st) return ngpt_prefixed("ngpt_tokenizer_chatml_specials", st);
     if (im_start) *im_start = start;
     if (im_end) *im_end = end;
     return NGPT_OK;
@@ -73,27 +73,27 @@ static ngpt_status put_text(sink *s, const ngpt_tokenizer *t, const void *text, 
     return NGPT_OK;
 }
 
-ngpt_status ngpt_chat_turn(const ngpt_tokenizer *tok, const char *role, const void *text,
+ngpt_status ngpt_tokenizer_chatml_turn(const ngpt_tokenizer *tok, const char *role, const void *text,
                            size_t len, bool open, int32_t *ids, size_t cap, size_t *n_ids)
 {
     NGPT_FPMODE_SCOPE;
     if (!tok || !role || !n_ids || (!text && len > 0))
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_chat_turn: NULL argument");
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_chatml_turn: NULL argument");
     const size_t role_len = strlen(role);
     if (role_len == 0 || memchr(role, '\n', role_len))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_chat_turn: the role must be one non-empty "
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tokenizer_chatml_turn: the role must be one non-empty "
                          "line (it was \"%.40s\")", role);
     int32_t start, end;
     ngpt_status st = find_specials(tok, &start, &end);
-    if (st) return ngpt_prefixed("ngpt_chat_turn", st);
+    if (st) return ngpt_prefixed("ngpt_tokenizer_chatml_turn", st);
     size_t body_len;
     if (!ngpt_add_ok(role_len + 1, len, &body_len))
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "ngpt_chat_turn: a text of %zu bytes is longer "
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "ngpt_tokenizer_chatml_turn: a text of %zu bytes is longer "
                          "than this machine can address", len);
     /* "role\ntext" is encoded whole: Hugging Face's template renders it as
      * one stretch of text between two markers */
     char *body = malloc(body_len);
-    if (!body) return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_chat_turn: no memory for a turn of "
+    if (!body) return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_tokenizer_chatml_turn: no memory for a turn of "
                                 "%zu bytes", body_len);
     memcpy(body, role, role_len);
     body[role_len] = '\n';
@@ -106,10 +106,10 @@ ngpt_status ngpt_chat_turn(const ngpt_tokenizer *tok, const char *role, const vo
         put(&s, end);
         st = put_text(&s, tok, "\n", 1);
     }
-    if (st) return ngpt_prefixed("ngpt_chat_turn", st);
+    if (st) return ngpt_prefixed("ngpt_tokenizer_chatml_turn", st);
     *n_ids = s.n;
     if (ids && s.n > cap)
-        return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_chat_turn: the turn makes %zu ids but the "
+        return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_tokenizer_chatml_turn: the turn makes %zu ids but the "
                          "buffer holds %zu", s.n, cap);
     return NGPT_OK;
 }

@@ -1,4 +1,4 @@
-/* generate.c — ngpt_model_generate: validates the request once, then runs
+/* generate.c — ngpt_context_generate: validates the request once, then runs
  * beam search (beam.c) or the sampling loop here: prefill the prompt, then
  * sample, stream and feed one token at a time (docs/DESIGN.md §1 "Generation").
  * The window is slot 0 of the KV cache (model/kv.h); when it holds T tokens it
@@ -21,7 +21,8 @@ ngpt_generate_config ngpt_generate_config_default(void)
 {
     NGPT_FPMODE_SCOPE;
     ngpt_generate_config g = {.sampler = ngpt_sampler_default(), .max_tokens = 256,
-                              .end_token = -1, .stop = NULL, .n_stop = 0,
+                              .end_tokens = NULL, .n_end_tokens = 0, .ignore_end = false,
+                              .stop = NULL, .n_stop = 0,
                               .context_mode = NGPT_CONTEXT_EXACT,
                               .stop_at_context_full = false, .no_cache = false,
                               .beam_width = 0, .length_penalty = 1.0f, .on_prefilled = NULL,
@@ -47,7 +48,7 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason r)
 /* The speculative part of the request (ngpt.h, ngpt_generate_config). */
 static ngpt_status validate_speculative(const ngpt_context *ctx, const ngpt_generate_config *gc)
 {
-#define FN "ngpt_model_generate: "
+#define FN "ngpt_context_generate: "
     const int32_t K = gc->draft_tokens;
     if (!gc->draft && gc->lookup == 0 && K == 0) return NGPT_OK;
     if (gc->lookup < 0 || gc->lookup > NGPT_LOOKUP_MAX)
@@ -75,8 +76,8 @@ static ngpt_status validate_speculative(const ngpt_context *ctx, const ngpt_gene
     if (ngpt_logits_kept(ctx, K + 1) < K + 1)
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "draft_tokens = %d checks %d tokens in one "
                          "pass, which needs logits for %d positions, but the context keeps %d "
-                         "(shape.logits_rows); plan logits_rows = 0 or >= %d", (int)K, (int)K + 1,
-                         (int)K + 1, (int)ctx->shape.logits_rows, (int)K + 1);
+                         "(shape.logits_rows); plan shape.draft_tokens = %d", (int)K, (int)K + 1,
+                         (int)K + 1, (int)ctx->shape.logits_rows, (int)K);
     const ngpt_context *d = gc->draft;
     if (!d) return NGPT_OK;
     if (d == ctx)
@@ -100,14 +101,16 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
                             const int32_t *prompt, int32_t prompt_len, const int32_t *out,
                             int32_t out_cap)
 {
-#define FN "ngpt_model_generate: "
+#define FN "ngpt_context_generate: "
     if (!ctx || !gc || !prompt) return ngpt_fail(NGPT_ERR_NULL_ARG, FN "NULL argument");
+    ngpt_status st = NGPT_RESERVED_CHECK("generate_config", gc);
+    if (st) return ngpt_prefixed("ngpt_context_generate", st);
     if (!ngpt_kv_planned(ctx))
         return ngpt_fail(NGPT_ERR_WRONG_MODE, FN "the context was planned for training; "
                          "generation needs an NGPT_MODE_INFER context");
     const int32_t T = ctx->cfg.context_len, V = ctx->cfg.vocab_size;
-    ngpt_status st = ngpt_sampler_check(&gc->sampler, V);
-    if (st) return ngpt_prefixed("ngpt_model_generate", st);
+    st = ngpt_sampler_check(&gc->sampler, V);
+    if (st) return ngpt_prefixed("ngpt_context_generate", st);
     if (prompt_len < 1)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN "the prompt needs at least one token");
     for (int32_t i = 0; i < prompt_len; i++)
@@ -126,9 +129,15 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
                          "longest token's bytes = %d + %d (with a tokenizer, a stop sequence "
                          "that begins inside a token leaves the parts of it before)",
                          (int)out_cap, (int)gc->max_tokens, (int)tk->max_len);
-    if (gc->end_token < -1 || gc->end_token >= V)
-        return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "end_token %d is not -1 or a token id in 0..%d",
-                         (int)gc->end_token, (int)V - 1);
+    if (gc->n_end_tokens < 0 || gc->n_end_tokens > NGPT_END_TOKENS_MAX ||
+        (gc->n_end_tokens > 0 && !gc->end_tokens))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "n_end_tokens must be in 0..%d, with an "
+                         "end_tokens array when > 0, got %d", NGPT_END_TOKENS_MAX,
+                         (int)gc->n_end_tokens);
+    for (int32_t i = 0; i < gc->n_end_tokens; i++)
+        if (gc->end_tokens[i] < 0 || gc->end_tokens[i] >= V)
+            return ngpt_fail(NGPT_ERR_BAD_TOKEN, FN "end_tokens[%d] = %d is not a token id in "
+                             "0..%d", (int)i, (int)gc->end_tokens[i], (int)V - 1);
     if (gc->n_stop < 0 || (gc->n_stop > 0 && !gc->stop))
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN "n_stop = %d needs a stop array", (int)gc->n_stop);
     for (int32_t s = 0; s < gc->n_stop; s++) {
@@ -239,7 +248,7 @@ static bool window_start(ngpt_context *ctx, const ngpt_generate_config *gc, cons
     w->n = len;
     if (gc->no_cache) {
         memcpy(own, prompt, (size_t)len * sizeof(int32_t));
-        ngpt_model_forward_unchecked(ctx, own, 1, len, NULL, NULL);
+        ngpt_context_forward_unchecked(ctx, own, 1, len, NULL, NULL);
         w->row = last_row(ctx);
         w->tokens = own;
     } else {
@@ -273,7 +282,7 @@ static void window_feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32
     const int32_t T = ctx->cfg.context_len;
     if (gc->no_cache) {     /* recompute the whole window from position 0 */
         own_push(ctx, &w->n, tok);
-        ngpt_model_forward_unchecked(ctx, ctx->plan.gen.window, 1, w->n, NULL, NULL);
+        ngpt_context_forward_unchecked(ctx, ctx->plan.gen.window, 1, w->n, NULL, NULL);
         w->row = last_row(ctx);
         w->n_seen = w->n;
         return;
@@ -361,7 +370,7 @@ static void speculative_feed(ngpt_context *ctx, const ngpt_generate_config *gc, 
     sp->n_prop = n;
 }
 
-ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
+ngpt_status ngpt_context_generate(ngpt_context *ctx, const ngpt_generate_config *gc,
                           const int32_t *prompt, int32_t prompt_len, int32_t *out,
                           int32_t out_cap, ngpt_token_fn fn, void *user,
                           ngpt_generate_result *result)
@@ -374,7 +383,8 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     const int32_t dropped = prompt_len > T ? prompt_len - T : 0;
     prompt += dropped;
     prompt_len -= dropped;
-    ngpt_generate_result res = {0, 0, NGPT_STOP_NONE, prompt_len, dropped, 0, 0};
+    ngpt_generate_result res = {.reason = NGPT_STOP_NONE, .prompt_tokens = prompt_len,
+                                .prompt_dropped = dropped, .end_token = -1};
     if (result) *result = res;
     if (gc->keep_cache && gc->beam_width < 1 && !gc->no_cache) {
         for (int32_t s = 1; s < ctx->shape.batch; s++) ngpt_kv_clear(ctx, s);  /* window_start trims 0 */
@@ -384,7 +394,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     if (gc->beam_width >= 1) {
         st = ngpt_beam_search(ctx, gc, prompt, prompt_len, out, fn, user, &res);
         if (result) *result = res;
-        return ngpt_prefixed("ngpt_model_generate", st);
+        return ngpt_prefixed("ngpt_context_generate", st);
     }
 
     /* generation is eval: no_cache's full forwards must not drop either */
@@ -396,7 +406,7 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
     window w;
     if (!window_start(ctx, gc, prompt, prompt_len, &w)) {
         ngpt_dropout_resume(ctx, dropout_was_on);
-        return ngpt_fail(NGPT_ERR_STOPPED, "ngpt_model_generate: cancelled by the progress "
+        return ngpt_fail(NGPT_ERR_STOPPED, "ngpt_context_generate: cancelled by the progress "
                          "callback during the prefill; nothing was generated");
     }
     if (gc->on_prefilled) gc->on_prefilled(user);
@@ -406,16 +416,17 @@ ngpt_status ngpt_model_generate(ngpt_context *ctx, const ngpt_generate_config *g
         const int32_t n = w.n;
         const int32_t *win_end = w.tokens + n;
         int32_t tok;
-        if ((st = ngpt_sampler_sample_unchecked(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0,
+        if ((st = ngpt_context_sample_unchecked(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0,
                                                 gc->first_draw + (uint64_t)i, &tok))) {
-            ngpt_prefixed("ngpt_model_generate", st);
+            ngpt_prefixed("ngpt_context_generate", st);
             break;
         }
         sm.pending++;
         res.n_generated = i + 1;
-        if (tok == gc->end_token) {
+        if (ngpt_stop_is_end(gc, ctx->tokenizer, tok)) {
             ngpt_output_release(&sm, win_end, tok, 1);  /* the end token itself is the newest: held */
             res.reason = sm.stopped ? NGPT_STOP_CALLBACK : NGPT_STOP_END_TOKEN;
+            if (!sm.stopped) res.end_token = tok;
             break;
         }
         const int32_t avail = i < n ? i : n;          /* generated tokens before tok in the window */

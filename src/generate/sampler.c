@@ -29,6 +29,8 @@ ngpt_status ngpt_sampler_validate(const ngpt_sampler *s, int32_t V)
 
 ngpt_status ngpt_sampler_check(const ngpt_sampler *s, int32_t V)
 {
+    ngpt_status st = NGPT_RESERVED_CHECK("sampler", s);
+    if (st) return st;
     if (!(s->temperature >= 0.0f) || isinf(s->temperature))
         return ngpt_fail(NGPT_ERR_BAD_ARG, "temperature must be a finite value >= 0 "
                          "(0 = argmax), got %g", (double)s->temperature);
@@ -189,7 +191,7 @@ int32_t ngpt_sampler_window_start(const ngpt_sampler *s, int32_t n_recent)
     return s->repeat_window && n_recent > s->repeat_window ? n_recent - s->repeat_window : 0;
 }
 
-ngpt_status ngpt_sampler_sample_unchecked(ngpt_context *ctx, const ngpt_sampler *s,
+ngpt_status ngpt_context_sample_unchecked(ngpt_context *ctx, const ngpt_sampler *s,
                                           const float *logits, const int32_t *recent,
                                           int32_t n_recent, int32_t sequence, uint64_t index,
                                           int32_t *token)
@@ -221,28 +223,28 @@ ngpt_status ngpt_sampler_sample_unchecked(ngpt_context *ctx, const ngpt_sampler 
     return NGPT_OK;
 }
 
-ngpt_status ngpt_sampler_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+ngpt_status ngpt_context_sample(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
                         const int32_t *recent, int32_t n_recent, int32_t sequence,
                         uint64_t index, int32_t *token)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !s || !logits || !token)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_sampler_sample: NULL argument");
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_sample: NULL argument");
     if (!ctx->plan.samp.z)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_sampler_sample: the context was planned for "
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_sample: the context was planned for "
                          "training; sampling needs an NGPT_MODE_INFER context");
     if (n_recent < 0 || (n_recent > 0 && !recent))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_sampler_sample: n_recent = %d needs a recent "
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_sample: n_recent = %d needs a recent "
                          "array", (int)n_recent);
     const int32_t V = ctx->cfg.vocab_size;
     ngpt_status st = ngpt_sampler_check(s, V);
-    if (st) return ngpt_prefixed("ngpt_sampler_sample", st);
+    if (st) return ngpt_prefixed("ngpt_context_sample", st);
     if (s->repeat_penalty != 1.0f)      /* recent tokens are read only with a penalty */
         for (int32_t i = ngpt_sampler_window_start(s, n_recent); i < n_recent; i++)
             if (recent[i] < 0 || recent[i] >= V)
-                return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_sampler_sample: recent[%d] = %d is not "
+                return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_context_sample: recent[%d] = %d is not "
                                  "a token id in 0..%d", (int)i, (int)recent[i], (int)V - 1);
-    return ngpt_prefixed("ngpt_sampler_sample",
-                         ngpt_sampler_sample_unchecked(ctx, s, logits, recent, n_recent,
+    return ngpt_prefixed("ngpt_context_sample",
+                         ngpt_context_sample_unchecked(ctx, s, logits, recent, n_recent,
                                                        sequence, index, token));
 }

@@ -13,8 +13,8 @@ ngpt_status ngpt_sampler_check(const ngpt_sampler *s, int32_t vocab_size);
 void ngpt_sort_desc(const float *z, int32_t *idx, uint64_t *keys, int32_t n);
 
 /* The sampler's internal steps. They trust their arguments (the sampler
- * validated, recent tokens in range): ngpt_sampler_sample and
- * ngpt_model_generate validate once at the boundary. */
+ * validated, recent tokens in range): ngpt_context_sample and
+ * ngpt_context_generate validate once at the boundary. */
 
 /* Index of the first of the n_recent tokens the repetition penalty reads. */
 int32_t ngpt_sampler_window_start(const ngpt_sampler *s, int32_t n_recent);
@@ -29,9 +29,9 @@ ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const 
  * order with probabilities plan.samp.p[0..*n). */
 void ngpt_sampler_filter(ngpt_context *ctx, const ngpt_sampler *s, float *z, int32_t *n);
 
-/* The whole pipeline on one row of logits: ngpt_sampler_sample without its
+/* The whole pipeline on one row of logits: ngpt_context_sample without its
  * checks. */
-ngpt_status ngpt_sampler_sample_unchecked(ngpt_context *ctx, const ngpt_sampler *s,
+ngpt_status ngpt_context_sample_unchecked(ngpt_context *ctx, const ngpt_sampler *s,
                                           const float *logits, const int32_t *recent,
                                           int32_t n_recent, int32_t sequence, uint64_t index,
                                           int32_t *token);

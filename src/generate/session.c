@@ -1,11 +1,11 @@
-/* session.c — ngpt_cache_save / ngpt_cache_load (and their _mem twins) and
- * ngpt_cache_truncate: one KV slot's tokens and key/value rows as a sealed
+/* session.c — ngpt_context_cache_save / ngpt_context_cache_load (and their _mem twins) and
+ * ngpt_context_cache_truncate: one KV slot's tokens and key/value rows as a sealed
  * session file (docs/FORMAT.md, "Session files"):
  *
  *   0   "NGPTSESS"   8 bytes
  *   8   version      u32 (1)
  *   12  n            u32, the tokens the slot holds (0..T)
- *   16  params       u64, ngpt_params_checksum of the model that saved it
+ *   16  params       u64, ngpt_context_params_checksum of the model that saved it
  *   24  tokenizer    u64, the attached tokenizer's checksum (0: none)
  *   32  config       56 bytes, the checkpoint header's model block
  *   88  reserved     8 zero bytes
@@ -122,32 +122,32 @@ static ngpt_status emit(const ngpt_context *ctx, int32_t slot, sink *s)
     return st ? st : put(s, &sum, 8, false);
 }
 
-ngpt_status ngpt_cache_save(const ngpt_context *ctx, int32_t slot, const char *path)
+ngpt_status ngpt_context_cache_save(const ngpt_context *ctx, int32_t slot, const char *path)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_save");
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_context_cache_save");
     if (st) return st;
-    if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_save: NULL path");
+    if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_cache_save: NULL path");
     char tmp[PATH_MAX];
     sink s = {.fd = -1, .path = path};
     if ((st = ngpt_atomic_file_open(path, tmp, &s.fd)))
-        return ngpt_prefixed("ngpt_cache_save", st);
+        return ngpt_prefixed("ngpt_context_cache_save", st);
     st = emit(ctx, slot, &s);
-    return ngpt_prefixed("ngpt_cache_save", ngpt_atomic_file_finish(s.fd, tmp, path, st));
+    return ngpt_prefixed("ngpt_context_cache_save", ngpt_atomic_file_finish(s.fd, tmp, path, st));
 }
 
-ngpt_status ngpt_cache_save_mem(const ngpt_context *ctx, int32_t slot, void *buf, size_t cap,
+ngpt_status ngpt_context_cache_save_mem(const ngpt_context *ctx, int32_t slot, void *buf, size_t cap,
                                 size_t *size)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_save_mem");
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_context_cache_save_mem");
     if (st) return st;
-    if (!size) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_save_mem: NULL size");
+    if (!size) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_cache_save_mem: NULL size");
     const size_t need = file_bytes(ctx, ngpt_kv_len(ctx, slot));
     *size = need;
     if (!buf) return NGPT_OK;
     if (cap < need)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_cache_save_mem: the buffer holds %zu bytes, "
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_cache_save_mem: the buffer holds %zu bytes, "
                          "the session needs %zu (pass buf = NULL to ask)", cap, need);
     sink s = {.fd = -1, .buf = buf};
     return emit(ctx, slot, &s);
@@ -218,50 +218,50 @@ static ngpt_status restore(ngpt_context *ctx, int32_t slot, const unsigned char 
     return NGPT_OK;
 }
 
-ngpt_status ngpt_cache_load_mem(ngpt_context *ctx, int32_t slot, const void *data, size_t size)
+ngpt_status ngpt_context_cache_load_mem(ngpt_context *ctx, int32_t slot, const void *data, size_t size)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_load_mem");
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_context_cache_load_mem");
     if (st) return st;
-    if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_load_mem: NULL data");
-    return ngpt_prefixed("ngpt_cache_load_mem", restore(ctx, slot, data, size, "the buffer"));
+    if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_cache_load_mem: NULL data");
+    return ngpt_prefixed("ngpt_context_cache_load_mem", restore(ctx, slot, data, size, "the buffer"));
 }
 
-ngpt_status ngpt_cache_load(ngpt_context *ctx, int32_t slot, const char *path)
+ngpt_status ngpt_context_cache_load(ngpt_context *ctx, int32_t slot, const char *path)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_load");
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_context_cache_load");
     if (st) return st;
-    if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_cache_load: NULL path");
+    if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_cache_load: NULL path");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return ngpt_fail(NGPT_ERR_IO, "ngpt_cache_load: cannot open %s: %s", path,
+        return ngpt_fail(NGPT_ERR_IO, "ngpt_context_cache_load: cannot open %s: %s", path,
                          strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
-        return ngpt_fail(NGPT_ERR_IO, "ngpt_cache_load: %s is not a regular file", path);
+        return ngpt_fail(NGPT_ERR_IO, "ngpt_context_cache_load: %s is not a regular file", path);
     }
     const size_t size = (size_t)sb.st_size;
     void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
     close(fd);
     if (map == MAP_FAILED)
-        return ngpt_fail(NGPT_ERR_IO, "ngpt_cache_load: cannot map %s: %s", path,
+        return ngpt_fail(NGPT_ERR_IO, "ngpt_context_cache_load: cannot map %s: %s", path,
                          strerror(errno));
     static const unsigned char none[1];
     st = restore(ctx, slot, map ? map : none, size, path);
     if (map) munmap(map, size);
-    return ngpt_prefixed("ngpt_cache_load", st);
+    return ngpt_prefixed("ngpt_context_cache_load", st);
 }
 
-ngpt_status ngpt_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
+ngpt_status ngpt_context_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_status st = check_ctx(ctx, slot, "ngpt_cache_truncate");
+    ngpt_status st = check_ctx(ctx, slot, "ngpt_context_cache_truncate");
     if (st) return st;
     const int32_t len = ngpt_kv_len(ctx, slot);
     if (n < 0 || n > len)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_cache_truncate: n = %d is not in 0..%d (the "
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_cache_truncate: n = %d is not in 0..%d (the "
                          "tokens slot %d holds)", (int)n, (int)len, (int)slot);
     ngpt_kv_truncate(ctx, slot, n);
     return NGPT_OK;

@@ -51,7 +51,7 @@ int32_t ngpt_spec_draft(ngpt_context *draft, const ngpt_sampler *s, const int32_
     row = draft->plan.logits;
     int32_t got = 0;
     while (got < k) {
-        if (ngpt_sampler_sample_unchecked(draft, s, row, ngpt_kv_tokens(draft, 0),
+        if (ngpt_context_sample_unchecked(draft, s, row, ngpt_kv_tokens(draft, 0),
                                           ngpt_kv_len(draft, 0), 0, first_index + (uint64_t)got,
                                           &out[got]))
             break;

@@ -7,6 +7,17 @@
 #include "generate/stop.h"
 #include "tokenizer/tokenizer.h"
 
+bool ngpt_stop_is_end(const ngpt_generate_config *gc, const ngpt_tokenizer *tk, int32_t tok)
+{
+    if (gc->ignore_end) return false;
+    const int32_t *ends = gc->end_tokens;
+    int32_t n = gc->n_end_tokens;
+    if (n == 0 && tk) ends = tk->end_ids, n = tk->n_end;
+    for (int32_t i = 0; i < n; i++)
+        if (ends[i] == tok) return true;
+    return false;
+}
+
 /* The j-th newest generated token: j = 0 is tok, j >= 1 is prior_end[-j]. */
 static int32_t gen_at(const int32_t *prior_end, int32_t tok, int32_t j)
 {

@@ -6,6 +6,10 @@
 
 #include "runtime/context.h"
 
+/* Whether tok ends generation: one of gc's end tokens, or with none given
+ * the tokenizer's (tk NULL: none); never with ignore_end. */
+bool ngpt_stop_is_end(const ngpt_generate_config *gc, const ngpt_tokenizer *tk, int32_t tok);
+
 /* Stop sequences against the generated text. prior_end[-1], prior_end[-2],
  * ... are the avail generated tokens before `tok` (the newest); tk is the
  * context's tokenizer, which gives each token's bytes (a special token

@@ -127,7 +127,7 @@ ngpt_status ngpt_hf_tok_config_apply(ngpt_tokenizer **tok, const ngpt_hf_tokeniz
         return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: add_bos_token=true (prompts beginning with "
                          "\"%.60s\"); ngpt's byte-level BPE tokenizer carries no BOS", cfg_src,
                          cfg->bos_token);
-    int32_t end = (*tok)->end_id, eos[MAX_EOS];
+    int32_t end = (*tok)->end_id, eos[MAX_EOS], ends[NGPT_END_TOKENS_MAX];
     int n_eos = 0;
     if (cfg && cfg->end_token[0]) {
         if (ngpt_tokenizer_special_id(*tok, cfg->end_token, &end))
@@ -148,7 +148,22 @@ ngpt_status ngpt_hf_tok_config_apply(ngpt_tokenizer **tok, const ngpt_hf_tokeniz
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: eos_token_id %d is not a special token of "
                              "the tokenizer", gen_src, (int)end);
     }
-    return ngpt_tok_with_end(tok, end, cfg_src ? cfg_src : gen_src);
+    /* the end of text first, then generation_config.json's other ids */
+    int32_t n_end = end >= 0;
+    ends[0] = end;
+    for (int i = 0; i < n_eos; i++) {
+        bool seen = false;
+        for (int32_t k = 0; k < n_end; k++) seen |= ends[k] == eos[i];
+        if (seen) continue;
+        if (!is_special(*tok, eos[i]))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: eos_token_id %d is not a special token of "
+                             "the tokenizer", gen_src, (int)eos[i]);
+        if (n_end == NGPT_END_TOKENS_MAX)
+            return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: eos_token_id lists more than %d end "
+                             "tokens, more than ngpt keeps", gen_src, NGPT_END_TOKENS_MAX);
+        ends[n_end++] = eos[i];
+    }
+    return ngpt_tok_with_ends(tok, ends, n_end, cfg_src ? cfg_src : gen_src);
 }
 
 ngpt_status ngpt_import_hf_tokenizer_config(const char *path, ngpt_hf_tokenizer_config *out)

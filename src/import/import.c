@@ -166,7 +166,8 @@ ngpt_status ngpt_import_hf(const char *dir, const ngpt_import_options *opt, cons
     NGPT_FPMODE_SCOPE;
     if (!out_path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf: NULL out_path");
     const ngpt_import_options o = opt ? *opt : ngpt_import_options_default();
-    return ngpt_prefixed("ngpt_import_hf", import(dir, &o, out_path));
+    ngpt_status st = NGPT_RESERVED_CHECK("import_options", &o);
+    return ngpt_prefixed("ngpt_import_hf", st ? st : import(dir, &o, out_path));
 }
 
 ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config *cfg)
@@ -227,8 +228,9 @@ ngpt_status ngpt_import_llama2c(const char *model_bin, const char *tokenizer_bin
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_llama2c: NULL %s", !model_bin
                          ? "model_bin" : !tokenizer_bin ? "tokenizer_bin" : "out_path");
     const ngpt_import_options o = opt ? *opt : ngpt_import_options_default();
-    return ngpt_prefixed("ngpt_import_llama2c", import_llama2c(model_bin, tokenizer_bin, &o,
-                                                               out_path));
+    ngpt_status st = NGPT_RESERVED_CHECK("import_options", &o);
+    return ngpt_prefixed("ngpt_import_llama2c",
+                         st ? st : import_llama2c(model_bin, tokenizer_bin, &o, out_path));
 }
 
 ngpt_status ngpt_import_llama2c_config(const char *model_bin, ngpt_config *cfg)

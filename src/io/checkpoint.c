@@ -1,6 +1,6 @@
 /* checkpoint.c — model checkpoints (checkpoint.h): the config in the
  * header's model block, the tensor set a config implies (8-bit tensors
- * validated whole), and the public ngpt_checkpoint_save / _config / _load
+ * validated whole), and the public ngpt_context_save / _config / _load
  * functions over the container (ckpt_file.h). */
 #include <float.h>
 #include <math.h>
@@ -328,6 +328,7 @@ ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const vo
      * quantized values together, then the tokenizer the checksum vouches for */
     ngpt_status st = ngpt_ckpt_open_unhashed(r, path, data, size);
     if (st) return st;
+    *cfg = (ngpt_config){0};
     st = config_decode(r, cfg);
     if (!st) st = check_tensor_set(r, cfg);
     st = ngpt_ckpt_settle(r, st);
@@ -349,7 +350,7 @@ static void read_params(const void *src, size_t at, void *dst, size_t n)
 
 /* Bytes at..at+n-1 of a Linear's W packed (dtype 4) from the W (n, k)
  * row-major at src + from (an f32 inference context's parameters before
- * its first pass, or while ngpt_params_data's pointer is out). */
+ * its first pass, or while ngpt_context_params's pointer is out). */
 static void read_packing(const void *src, size_t at, void *dst, size_t n)
 {
     const ngpt_context *ctx = src;
@@ -407,13 +408,13 @@ static void model_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
     else ngpt_ckpt_model_tensor(ctx, ctx->plan.params, (int32_t)i, out);
 }
 
-ngpt_status ngpt_checkpoint_save(const ngpt_context *ctx, const char *path)
+ngpt_status ngpt_context_save(const ngpt_context *ctx, const char *path)
 {
     NGPT_FPMODE_SCOPE;
-    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_save: NULL argument");
+    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_save: NULL argument");
     unsigned char block[NGPT_CKPT_MODEL_BYTES];
     ngpt_ckpt_config_encode(&ctx->cfg, block);
-    return ngpt_prefixed("ngpt_checkpoint_save",
+    return ngpt_prefixed("ngpt_context_save",
                          ngpt_ckpt_write(path, block, (size_t)ctx->n_tensors +
                                          (ctx->tokenizer != NULL), model_tensor_fn,
                                          (void *)ctx, NULL, 0));
@@ -451,11 +452,11 @@ static ngpt_status file_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, 
     return NGPT_OK;
 }
 
-ngpt_status ngpt_checkpoint_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes)
+ngpt_status ngpt_config_file_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, size_t *bytes)
 {
     NGPT_FPMODE_SCOPE;
-    if (!cfg || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_size: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_size", file_size(cfg, tok, bytes));
+    if (!cfg || !bytes) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_config_file_size: NULL argument");
+    return ngpt_prefixed("ngpt_config_file_size", file_size(cfg, tok, bytes));
 }
 
 /* ----------------------------------------------------------- loading */
@@ -510,26 +511,13 @@ static uint64_t quantized_weights(const ngpt_context *ctx, const ngpt_ckpt_reade
     return n;
 }
 
-/* A cancelled load: the weights back to a new context's, never half loaded. */
-static void clear_weights(ngpt_context *ctx)
-{
-    size_t q8 = 0;
-    ngpt_params_start(&ctx->cfg, &ctx->lay, ctx->plan.params);
-    if (ctx->plan.q8_w && ngpt_linear_q8_bytes(&ctx->cfg, &q8)) memset(ctx->plan.q8_w, 0, q8);
-}
-
-/* Opens, checks the config against the context's, and copies every model
- * tensor; the reader is verified, so this cannot fail halfway and leave
- * the parameters half-loaded. An 8-bit context also takes the float32
- * original of its model and quantizes it, reporting progress: a cancel
- * leaves the weights zero (documented in ngpt.h). */
+/* Checks the config against the context's and copies every model tensor;
+ * the reader is verified, so only a cancel stops it halfway. An 8-bit or
+ * 4-bit context also takes the float32 original of its model and
+ * quantizes it, reporting progress. */
 ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
                                 const ngpt_config *file_cfg)
 {
-    if (ctx->model)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "the context reads the weights of a model "
-                         "(ngpt_context_init_model), which are read only; load into a "
-                         "context of ngpt_context_init");
     ngpt_config file = *file_cfg;
     if (ctx->cfg.weights != NGPT_WEIGHTS_F32 && file.weights == NGPT_WEIGHTS_F32)
         file.weights = ctx->cfg.weights;        /* quantized as it loads */
@@ -538,7 +526,6 @@ ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
                          "which do not become 4-bit (rounding rounded values again loses "
                          "more than either); quantize the float32 original to q4", r->src);
     ngpt_status st = ngpt_config_compare(&ctx->cfg, &file);
-    if (!st) st = ngpt_ckpt_tokenizer_agrees(r, ctx);
     quantize_progress q = {0};
     if (!st && ngpt_progress_wanted()) q.total = quantized_weights(ctx, r);
     /* a context that multiplies by packed Linears takes a file's packed
@@ -562,13 +549,12 @@ ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
         if (as_is) memcpy(ctx->plan.params + t->offset, data, bytes);     /* checked: open */
         else st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
     }
-    if (q.cancelled) {
-        clear_weights(ctx);
+    if (q.cancelled) {       /* the caller discards the half-copied context */
         st = ngpt_fail(NGPT_ERR_STOPPED, "cancelled by the progress callback after %llu of %llu "
-                       "weights quantized; the context's weights are a new context's",
+                       "weights quantized; no context was made",
                        (unsigned long long)q.done, (unsigned long long)q.total);
     }
-    if (!st || q.cancelled) {
+    if (!st) {
         ngpt_weights_written(ctx);
         ctx->run.weights_packed = as_is;
         ngpt_run_params_changed(ctx);

@@ -22,10 +22,11 @@ ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const vo
 void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t i,
                             ngpt_ckpt_tensor *out);
 
-/* Loads an open, verified model checkpoint r (its config file_cfg) into
- * ctx: checks the config and tokenizer agree, then copies every model
- * tensor (quantizing a float32 file for an 8-bit or 4-bit context); all or
- * nothing. Refuses a context on a model's weights. Bare messages. */
+/* Copies an open, verified model file r (its config file_cfg) into ctx, a
+ * new context that owns its weights: checks the configs agree, then copies
+ * every model tensor (quantizing a float32 file for an 8-bit or 4-bit
+ * context, with progress; cancelled: NGPT_ERR_STOPPED); all or nothing.
+ * Bare messages. */
 ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
                                 const ngpt_config *file_cfg);
 

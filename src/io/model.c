@@ -30,7 +30,6 @@ struct ngpt_model {
     void *copy;                 /* an unaligned buffer copied to 64-byte alignment, or NULL */
     ngpt_config cfg;
     ngpt_tokenizer *tok;        /* NULL: the file carries none */
-    bool for_contexts;          /* opened by ngpt_model_open(_mem): contexts may use it */
     /* laid out by the first context (lock held), so that a model used only
      * for its config, tokenizer or a load into a context of its own
      * (ngpt quantize) copies nothing; unchanged after */
@@ -128,8 +127,11 @@ size_t ngpt_model_copied_bytes(const ngpt_model *m)
     return m->params ? lay.total * sizeof(float) : 0;
 }
 
-ngpt_status ngpt_model_open_internal(ngpt_model **out, const char *path, const void *data,
-                                     size_t size, bool weights)
+static void model_destroy(ngpt_model *m);
+
+/* Opens path (or data/size when path is NULL): every check a load makes,
+ * the tokenizer built; bare messages. */
+static ngpt_status model_open(ngpt_model **out, const char *path, const void *data, size_t size)
 {
     *out = NULL;
     ngpt_model *m = calloc(1, sizeof *m);
@@ -139,11 +141,10 @@ ngpt_status ngpt_model_open_internal(ngpt_model **out, const char *path, const v
         free(m);
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot create a model's lock");
     }
-    m->for_contexts = weights;
     ngpt_status st = NGPT_OK;
     if (path && !(m->path = strdup(path)))
         st = ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate a model");
-    if (!st && !path && weights && (uintptr_t)data % 64 != 0 && size > 0) {
+    if (!st && !path && (uintptr_t)data % 64 != 0 && size > 0) {
         /* the quantized weights are read in place: 64-byte aligned, as mapped */
         if (!(m->copy = aligned_alloc(64, align64(size))))
             st = ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate %zu bytes to align the "
@@ -159,16 +160,16 @@ ngpt_status ngpt_model_open_internal(ngpt_model **out, const char *path, const v
         const unsigned char *p = ngpt_ckpt_tensor_data(&m->r, (uint32_t)at, &n);
         st = ngpt_tok_parse(&m->tok, p, n, src);
     }
-    if (!st && weights) st = ngpt_cpu_check();     /* what its contexts will need */
+    if (!st) st = ngpt_cpu_check();     /* what its contexts will need */
     if (st) {
-        ngpt_model_destroy(m);
+        model_destroy(m);
         return st;
     }
     *out = m;
     return NGPT_OK;
 }
 
-void ngpt_model_destroy(ngpt_model *m)
+static void model_destroy(ngpt_model *m)
 {
     if (!m) return;
     ngpt_ckpt_close(&m->r);
@@ -184,12 +185,6 @@ void ngpt_model_destroy(ngpt_model *m)
 const ngpt_ckpt_reader *ngpt_model_reader(const ngpt_model *m) { return &m->r; }
 const ngpt_config *ngpt_model_cfg(const ngpt_model *m) { return &m->cfg; }
 
-ngpt_tokenizer *ngpt_model_take_tokenizer(ngpt_model *m)
-{
-    ngpt_tokenizer *t = m->tok;
-    m->tok = NULL;
-    return t;
-}
 
 /* ------------------------------------------------------ public functions */
 
@@ -199,7 +194,7 @@ ngpt_status ngpt_model_open(ngpt_model **m, const char *path)
     if (!m) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_open: NULL argument");
     *m = NULL;
     if (!path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_open: NULL path");
-    return ngpt_prefixed("ngpt_model_open", ngpt_model_open_internal(m, path, NULL, 0, true));
+    return ngpt_prefixed("ngpt_model_open", model_open(m, path, NULL, 0));
 }
 
 ngpt_status ngpt_model_open_mem(ngpt_model **m, const void *data, size_t size)
@@ -208,7 +203,7 @@ ngpt_status ngpt_model_open_mem(ngpt_model **m, const void *data, size_t size)
     if (!m) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_open_mem: NULL argument");
     *m = NULL;
     if (!data) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_open_mem: NULL data");
-    return ngpt_prefixed("ngpt_model_open_mem", ngpt_model_open_internal(m, NULL, data, size, true));
+    return ngpt_prefixed("ngpt_model_open_mem", model_open(m, NULL, data, size));
 }
 
 ngpt_status ngpt_model_close(ngpt_model *m)
@@ -220,7 +215,7 @@ ngpt_status ngpt_model_close(ngpt_model *m)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_close: %d context%s still use%s the "
                          "model; free %s first (ngpt_context_free)", live, live == 1 ? "" : "s",
                          live == 1 ? "s" : "", live == 1 ? "it" : "them");
-    ngpt_model_destroy(m);
+    model_destroy(m);
     return NGPT_OK;
 }
 
@@ -242,109 +237,15 @@ ngpt_status ngpt_model_tokenizer(const ngpt_model *m, const ngpt_tokenizer **tok
     return NGPT_OK;
 }
 
-/* A model's contexts run inference on its weights; training owns its own. */
-static ngpt_status model_shape_check(const ngpt_shape *shape)
+ngpt_status ngpt_model_weights(ngpt_model *m, ngpt_shared_weights *w)
 {
-    if (shape->mode == NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "a training context owns its weights: plan it "
-                         "with ngpt_context_init and load it with ngpt_checkpoint_load_model");
-    return NGPT_OK;
-}
-
-ngpt_status ngpt_model_arena_size(const ngpt_model *m, const ngpt_shape *shape, size_t *bytes)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!m || !shape || !bytes)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_arena_size: NULL argument");
-    ngpt_status st = model_shape_check(shape);
-    if (!st) st = ngpt_context_size(&m->cfg, shape, true, bytes);
-    return ngpt_prefixed("ngpt_model_arena_size", st);
-}
-
-ngpt_status ngpt_context_init_model(ngpt_context **ctx, const ngpt_model *m,
-                                    const ngpt_shape *shape, void *arena, size_t arena_bytes)
-{
-    NGPT_FPMODE_SCOPE;
-    if (ctx) *ctx = NULL;
-    if (!ctx || !m || !shape)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init_model: NULL argument");
-    ngpt_status st = model_shape_check(shape);
-    if (!st && !m->for_contexts)
-        st = ngpt_fail(NGPT_ERR_BAD_ARG, "the model was not opened by ngpt_model_open");
-    ngpt_model *mm = (ngpt_model *)m;   /* its count of contexts and its lazy layout move */
-    if (!st) {
-        pthread_mutex_lock(&mm->lock);
-        if (!mm->weights) st = lay_out_weights(mm);
-        pthread_mutex_unlock(&mm->lock);
-    }
-    if (st) return ngpt_prefixed("ngpt_context_init_model", st);
-    const ngpt_shared_weights w = {m, (float *)(uintptr_t)m->weights, m->q8_linear, m->tok,
-                                   &mm->contexts};
-    return ngpt_context_create("ngpt_context_init_model", ctx, &m->cfg, &w, shape, arena,
-                               arena_bytes);
-}
-
-/* -------------------------------- the per-question checkpoint functions */
-
-/* Wrappers over a model opened without its weights laid out: one open,
- * map and verification per call, as before ngpt_model. */
-static ngpt_status read_config(const char *path, const void *data, size_t size, ngpt_config *cfg)
-{
-    ngpt_model *m;
-    ngpt_status st = ngpt_model_open_internal(&m, path, data, size, false);
-    if (st) return st;
-    *cfg = m->cfg;
-    ngpt_model_destroy(m);
-    return NGPT_OK;
-}
-
-ngpt_status ngpt_checkpoint_config_mem(const void *data, size_t size, ngpt_config *cfg)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!data || !cfg)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config_mem: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_config_mem", read_config(NULL, data, size, cfg));
-}
-
-ngpt_status ngpt_checkpoint_config(const char *path, ngpt_config *cfg)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!path || !cfg) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_config: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_config", read_config(path, NULL, 0, cfg));
-}
-
-/* ngpt_checkpoint_load from a file (path) or memory: a model opened for
- * the one load. */
-static ngpt_status load_from(ngpt_context *ctx, const char *path, const void *data, size_t size)
-{
-    if (ctx->model)     /* refused before the file is read */
-        return ngpt_ckpt_load_into(ctx, NULL, NULL);
-    ngpt_model *m;
-    ngpt_status st = ngpt_model_open_internal(&m, path, data, size, false);
-    if (st) return st;
-    st = ngpt_ckpt_load_into(ctx, &m->r, &m->cfg);
-    ngpt_model_destroy(m);
+    pthread_mutex_lock(&m->lock);
+    ngpt_status st = m->weights ? NGPT_OK : lay_out_weights(m);
+    pthread_mutex_unlock(&m->lock);
+    if (!st) *w = (ngpt_shared_weights){m, (float *)(uintptr_t)m->weights, m->q8_linear, m->tok,
+                                        &m->contexts};
     return st;
 }
 
-ngpt_status ngpt_checkpoint_load_model(ngpt_context *ctx, const ngpt_model *m)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!ctx || !m) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_model: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load_model", ngpt_ckpt_load_into(ctx, &m->r, &m->cfg));
-}
-
-ngpt_status ngpt_checkpoint_load_mem(ngpt_context *ctx, const void *data, size_t size)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!ctx || !data)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load_mem: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load_mem", load_from(ctx, NULL, data, size));
-}
-
-ngpt_status ngpt_checkpoint_load(ngpt_context *ctx, const char *path)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_load: NULL argument");
-    return ngpt_prefixed("ngpt_checkpoint_load", load_from(ctx, path, NULL, 0));
-}
+atomic_int *ngpt_model_users(ngpt_model *m) { return &m->contexts; }
+const ngpt_tokenizer *ngpt_model_tok(const ngpt_model *m) { return m->tok; }

@@ -43,19 +43,3 @@ ngpt_status ngpt_ckpt_tokenizer_check(const ngpt_ckpt_reader *r, uint32_t i, con
     return NGPT_OK;
 }
 
-ngpt_status ngpt_ckpt_tokenizer_agrees(const ngpt_ckpt_reader *r, const ngpt_context *ctx)
-{
-    const int64_t at = ngpt_ckpt_find_tensor(r, NGPT_CKPT_TOKENIZER);
-    if (!ctx->tokenizer || at < 0) return NGPT_OK;
-    int32_t n_tokens;
-    uint64_t checksum;
-    ngpt_status st = image_of(r, (uint32_t)at, &n_tokens, &checksum);
-    if (st) return st;
-    if (checksum != ctx->tokenizer->checksum)
-        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s carries another tokenizer (checksum "
-                         "%016llx) than the context's (%016llx); a model's weights belong to "
-                         "the tokenizer it was trained with", r->src,
-                         (unsigned long long)checksum,
-                         (unsigned long long)ctx->tokenizer->checksum);
-    return NGPT_OK;
-}

@@ -18,9 +18,4 @@ bool ngpt_ckpt_tokenizer_tensor(const ngpt_context *ctx, ngpt_ckpt_tensor *out);
  * count is the model's V. Cheap: nothing is built. A bare message. */
 ngpt_status ngpt_ckpt_tokenizer_check(const ngpt_ckpt_reader *r, uint32_t i, const ngpt_config *cfg);
 
-/* A load into ctx: when both the file and the context carry a tokenizer,
- * they must be the same one (equal checksums); NGPT_ERR_CONFIG_MISMATCH
- * otherwise. A bare message. */
-ngpt_status ngpt_ckpt_tokenizer_agrees(const ngpt_ckpt_reader *r, const ngpt_context *ctx);
-
 #endif

@@ -5,7 +5,7 @@
  * F = d_ff, V vocabulary, BT = B*T rows.
  *
  * Gradients accumulate (+=) into ctx->plan.grads so micro-batches add up;
- * ngpt_grads_zero() starts a new sum. Weight gradients are strided gemms
+ * ngpt_context_grads_zero() starts a new sum. Weight gradients are strided gemms
  * (A^T B) with accumulate, each output one chain over rows in increasing
  * order; bias/LayerNorm gradients continue one chain per element over rows.
  * Dropout masks are recomputed from (seed, step, site, element), never
@@ -52,17 +52,17 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
     ngpt_op_attention_bwd(ctx, &at, ctx->plan.ln_out, ctx->plan.bwd.g_qkv);
 }
 
-ngpt_status ngpt_model_backward(ngpt_context *ctx)
+ngpt_status ngpt_context_backward(ngpt_context *ctx)
 {
     NGPT_FPMODE_SCOPE;
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_backward: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_backward: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: the context was planned "
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_backward: the context was planned "
                          "for inference; plan it with NGPT_MODE_TRAIN");
     if (!ctx->run.backward_ready)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_model_backward: there is no forward with "
-                         "targets to differentiate; run ngpt_model_forward with targets first");
-    ngpt_model_backward_unchecked(ctx);
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_backward: there is no forward with "
+                         "targets to differentiate; run ngpt_context_forward with targets first");
+    ngpt_context_backward_unchecked(ctx);
     return NGPT_OK;
 }
 
@@ -203,7 +203,7 @@ static void post_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
 #undef GB
 }
 
-void ngpt_model_backward_unchecked(ngpt_context *ctx)
+void ngpt_context_backward_unchecked(ngpt_context *ctx)
 {
     const ngpt_config *cfg = &ctx->cfg;
     const ngpt_layout *lay = &ctx->lay;
@@ -245,30 +245,30 @@ void ngpt_model_backward_unchecked(ngpt_context *ctx)
     ctx->run.n_backward++;
 }
 
-ngpt_status ngpt_grads_zero(ngpt_context *ctx)
+ngpt_status ngpt_context_grads_zero(ngpt_context *ctx)
 {
     NGPT_FPMODE_SCOPE;
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_zero: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_grads_zero: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_zero: the context was planned for "
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_grads_zero: the context was planned for "
                          "inference; plan it with NGPT_MODE_TRAIN");
-    ngpt_grads_zero_unchecked(ctx);
+    ngpt_context_grads_zero_unchecked(ctx);
     return NGPT_OK;
 }
 
-void ngpt_grads_zero_unchecked(ngpt_context *ctx)
+void ngpt_context_grads_zero_unchecked(ngpt_context *ctx)
 {
     memset(ctx->plan.grads, 0, ctx->lay.total * sizeof(float));
     ctx->run.n_backward = 0;
 }
 
-ngpt_status ngpt_grads_data(ngpt_context *ctx, float **grads, size_t *count)
+ngpt_status ngpt_context_grads(ngpt_context *ctx, float **grads, size_t *count)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !grads || !count)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_grads_data: NULL argument");
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_grads: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_grads_data: the context was planned for "
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_grads: the context was planned for "
                          "inference; plan it with NGPT_MODE_TRAIN");
     *grads = ctx->plan.grads;
     *count = ctx->lay.total;

@@ -56,7 +56,7 @@ static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char
 {
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= V)
-            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_model_forward: %s[%zu] = %d is not a "
+            return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_context_forward: %s[%zu] = %d is not a "
                              "token id in 0..%d", what, i, (int)ids[i], (int)V - 1);
     return NGPT_OK;
 }
@@ -107,7 +107,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
  * W = w stored (out, in) as in PyTorch, as the context holds it
  * (runtime/weights.h): 8-bit, packed in place (inference, the panels that
  * model_pass packs before every pass), or as it is (training; inference
- * while ngpt_params_data's pointer is out), through gemm, which packs its
+ * while ngpt_context_params's pointer is out), through gemm, which packs its
  * blocks itself. The same bits for both float paths. */
 static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
                         const float *w, const float *bias, int rows, int in, int out, float *gelu)
@@ -290,36 +290,36 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
            C, V);
 }
 
-ngpt_status ngpt_model_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
+ngpt_status ngpt_context_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
                          const int32_t *targets, float *loss)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !tokens)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_forward: NULL context or tokens");
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_forward: NULL context or tokens");
     const ngpt_config *cfg = &ctx->cfg;
     if (T > cfg->context_len)
-        return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_model_forward: a sequence of %d tokens is "
+        return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_context_forward: a sequence of %d tokens is "
                          "longer than the model's context T=%d", (int)T, (int)cfg->context_len);
     if (B < 1 || T < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_forward: batch and seq must be >= 1, got "
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_forward: batch and seq must be >= 1, got "
                          "%d and %d", (int)B, (int)T);
     if (B > ctx->shape.batch || T > ctx->shape.seq)
-        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "ngpt_model_forward: (batch=%d, seq=%d) exceeds "
+        return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "ngpt_context_forward: (batch=%d, seq=%d) exceeds "
                          "the context's planned (batch=%d, seq=%d); plan a larger shape",
                          (int)B, (int)T, (int)ctx->shape.batch, (int)ctx->shape.seq);
     if (targets && ngpt_logits_kept(ctx, T) < T)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_model_forward: a loss needs the logits of every "
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_forward: a loss needs the logits of every "
                          "position, but the context keeps only the last %d "
-                         "(shape.logits_rows); plan logits_rows = 0", (int)ctx->shape.logits_rows);
+                         "(shape.logits_rows); plan logits_rows = NGPT_LOGITS_ALL", (int)ctx->shape.logits_rows);
     const size_t BT = (size_t)B * (size_t)T;
     ngpt_status st = check_ids(tokens, BT, cfg->vocab_size, "tokens");
     if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, "targets");
     if (st) return st;
-    ngpt_model_forward_unchecked(ctx, tokens, B, T, targets, loss);
+    ngpt_context_forward_unchecked(ctx, tokens, B, T, targets, loss);
     return NGPT_OK;
 }
 
-void ngpt_model_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, int32_t B,
+void ngpt_context_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, int32_t B,
                                   int32_t T, const int32_t *targets, float *loss)
 {
     const ngpt_pass pass = {tokens, B, T, false, 0, false};
@@ -337,7 +337,7 @@ void ngpt_model_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, int3
         *loss = NAN;
     }
     ngpt_run_pass_done(ctx, B, T, ngpt_logits_kept(ctx, T), false, 0);
-    if (targets && p->bwd.targets) {    /* train mode: kept for ngpt_model_backward */
+    if (targets && p->bwd.targets) {    /* train mode: kept for ngpt_context_backward */
         memcpy(p->bwd.tokens, tokens, BT * sizeof(int32_t));
         memcpy(p->bwd.targets, targets, BT * sizeof(int32_t));
         ctx->run.backward_ready = true;

@@ -98,7 +98,7 @@ void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_
 /* Keeps the first n (0 <= n <= len) tokens of slot `slot`: rows 0..n-1 are
  * what a prefill of those n tokens alone computes (each row depends only on
  * the tokens up to it), so the slot is as if only they had been fed
- * (ngpt_cache_truncate; speculative generation cuts the proposals the
+ * (ngpt_context_cache_truncate; speculative generation cuts the proposals the
  * target did not accept). The traced row stays the last pass's. */
 void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
 
@@ -108,7 +108,7 @@ void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
 void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tokens,
                      const void *rows);
 
-/* Context shift (ngpt_cache_shift): drops the oldest `drop` tokens of slot
+/* Context shift (ngpt_context_cache_shift): drops the oldest `drop` tokens of slot
  * `slot` (0 <= drop <= its length); the kept n = len - drop move to positions
  * 0..n-1 with their values as they are and their keys rotated by -drop
  * positions: the RoPE transpose (rope_bwd) with the tables of position drop,

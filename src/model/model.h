@@ -1,5 +1,5 @@
 /* model.h — the model's passes after their checks: the public functions
- * (ngpt_model_forward, ngpt_model_backward, ngpt_grads_zero, ngpt_cache_*)
+ * (ngpt_context_forward, ngpt_context_backward, ngpt_context_grads_zero, ngpt_cache_*)
  * and the library's own loops (training, evaluation, generation) validate
  * their requests once and then call these, which trust their arguments. */
 #ifndef NGPT_MODEL_MODEL_H
@@ -7,11 +7,11 @@
 
 #include "runtime/context.h"
 
-/* ngpt_model_forward without its checks (tokens and targets valid, the
+/* ngpt_context_forward without its checks (tokens and targets valid, the
  * shape within the plan): a full forward over positions 0..seq-1; logits
  * in plan.logits (batch, seq, V), and with targets the mean loss and, in
  * train mode, what backward needs. */
-void ngpt_model_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, int32_t batch,
+void ngpt_context_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, int32_t batch,
                                   int32_t seq, const int32_t *targets, float *loss);
 
 /* One cached pass, the only place tokens are appended to the KV cache:
@@ -27,11 +27,11 @@ void ngpt_model_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int
 void ngpt_model_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
                         const float **last_row);
 
-/* ngpt_model_backward without its checks (run.backward_ready is set):
+/* ngpt_context_backward without its checks (run.backward_ready is set):
  * gradients of the last forward's mean loss added into plan.grads. */
-void ngpt_model_backward_unchecked(ngpt_context *ctx);
+void ngpt_context_backward_unchecked(ngpt_context *ctx);
 
-/* ngpt_grads_zero without its checks: a new gradient sum starts. */
-void ngpt_grads_zero_unchecked(ngpt_context *ctx);
+/* ngpt_context_grads_zero without its checks: a new gradient sum starts. */
+void ngpt_context_grads_zero_unchecked(ngpt_context *ctx);
 
 #endif

@@ -35,6 +35,8 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg)
 
 ngpt_status ngpt_config_check(const ngpt_config *cfg)
 {
+    ngpt_status st = NGPT_RESERVED_CHECK("config", cfg);
+    if (st) return st;
     const struct { const char *name; int32_t v; } sizes[] = {
         {"V (vocab_size)", cfg->vocab_size}, {"T (context_len)", cfg->context_len},
         {"C (d_model)", cfg->d_model},       {"L (n_layers)", cfg->n_layers},
@@ -356,15 +358,16 @@ ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
             format_value(in_ckpt, f[i].b, f[i].is_float);
             format_value(in_ctx, f[i].a, f[i].is_float);
             return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH,
-                             "the checkpoint's config differs from the context's: %s is %s in "
-                             "the checkpoint but %s in the context (plan the context with "
-                             "ngpt_checkpoint_config)", f[i].name, in_ckpt, in_ctx);
+                             "the config differs from the model's: %s is %s in the model but "
+                             "%s in the config (a config beside a model may change its "
+                             "dropout and quantize a float32 model; NULL takes the model's)",
+                             f[i].name, in_ckpt, in_ctx);
         }
     if (want->weights != got->weights)
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH,
-                         "the checkpoint's config differs from the context's: weights is %s in "
-                         "the checkpoint but %s in the context (plan the context with "
-                         "ngpt_checkpoint_config)", ngpt_weights_name(got->weights),
+                         "the config differs from the model's: weights is %s in the model but "
+                         "%s in the config (a float32 model quantizes to q8 or q4; NULL takes "
+                         "the model's)", ngpt_weights_name(got->weights),
                          ngpt_weights_name(want->weights));
     return NGPT_OK;
 }

@@ -13,37 +13,53 @@
 ngpt_shape ngpt_shape_default(ngpt_mode mode)
 {
     NGPT_FPMODE_SCOPE;
-    ngpt_shape s = {.mode = mode, .batch = mode == NGPT_MODE_TRAIN ? 32 : 1, .seq = 0,
+    ngpt_shape s = {.mode = mode, .batch = mode == NGPT_MODE_TRAIN ? 32 : 1,
                     .trace = NGPT_TRACE_NONE, .threads = 1};
     return s;
 }
 
-/* Validates the shape against the config and resolves seq = 0 to T. */
+/* Validates the shape against the config and resolves its defaults: seq 0
+ * to T (training) or min(T, NGPT_SEQ_INFER_DEFAULT); logits_rows 0 to
+ * every position (training) or 1 + draft_tokens, and NGPT_LOGITS_ALL kept
+ * as it is (every position). */
 static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, ngpt_shape *out)
 {
     ngpt_shape s = *in;
+    ngpt_status st = NGPT_RESERVED_CHECK("shape", &s);
+    if (st) return st;
     if (s.mode != NGPT_MODE_INFER && s.mode != NGPT_MODE_TRAIN)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.mode must be NGPT_MODE_INFER or NGPT_MODE_TRAIN");
+    const bool train = s.mode == NGPT_MODE_TRAIN;
+    if (s.batch == 0) s.batch = train ? 32 : 1;     /* ngpt_shape_default's */
+    if (s.threads == 0) s.threads = 1;
     if (s.batch < 1)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.batch must be >= 1, got %d", (int)s.batch);
-    if (s.seq == 0) s.seq = cfg->context_len;
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.batch must be >= 1 (0: the default), got %d",
+                         (int)s.batch);
+    if (s.seq == 0)
+        s.seq = train || cfg->context_len < NGPT_SEQ_INFER_DEFAULT ? cfg->context_len
+                                                                   : NGPT_SEQ_INFER_DEFAULT;
     if (s.seq < 1 || s.seq > cfg->context_len)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.seq must be in 1..T=%d (0 means T), got %d",
-                         (int)cfg->context_len, (int)s.seq);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.seq must be in 1..T=%d (0: the default), got "
+                         "%d", (int)cfg->context_len, (int)s.seq);
     if ((int64_t)s.batch * s.seq > INT32_MAX)    /* kernels count rows (batch*seq) in int */
         return ngpt_fail(NGPT_ERR_OVERFLOW, "batch*seq = %d*%d overflows a 32-bit int; plan a "
                          "smaller batch or seq", (int)s.batch, (int)s.seq);
     if (s.trace != NGPT_TRACE_NONE && s.trace != NGPT_TRACE_FULL && s.trace != NGPT_TRACE_LAST_ROW)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.trace %d is not an ngpt_trace value",
                          (int)s.trace);
-    if (s.logits_rows < 0)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be >= 0 (0: every position), "
-                         "got %d", (int)s.logits_rows);
-    if (s.logits_rows != 0 && s.mode == NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be 0 in train mode (training "
-                         "needs every position's logits), got %d", (int)s.logits_rows);
+    if (s.draft_tokens < 0 || s.draft_tokens > NGPT_DRAFT_TOKENS_MAX || (train && s.draft_tokens))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.draft_tokens must be in 0..%d (inference only), "
+                         "got %d", NGPT_DRAFT_TOKENS_MAX, (int)s.draft_tokens);
+    if (s.logits_rows == 0) s.logits_rows = train ? NGPT_LOGITS_ALL : 1 + s.draft_tokens;
+    if (s.logits_rows < 1 && s.logits_rows != NGPT_LOGITS_ALL)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be >= 1, 0 (the default) or "
+                         "NGPT_LOGITS_ALL (every position), got %d", (int)s.logits_rows);
+    if (s.logits_rows != NGPT_LOGITS_ALL && train)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be 0 or NGPT_LOGITS_ALL in "
+                         "train mode (training needs every position's logits), got %d",
+                         (int)s.logits_rows);
     if (s.threads < 1 || s.threads > 1024)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.threads must be in 1..1024, got %d",
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.threads must be in 1..1024 (0: 1), got %d",
                          (int)s.threads);
     *out = s;
     return NGPT_OK;
@@ -64,18 +80,6 @@ static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, bo
                        cfg->weights == NGPT_WEIGHTS_Q8 ? "q8" : "q4");
     if (!st) st = ngpt_plan_walk(cfg, s, shared, NULL, plan);
     return st;
-}
-
-ngpt_status ngpt_arena_size(const ngpt_config *cfg, const ngpt_shape *shape, size_t *bytes)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!cfg || !shape || !bytes)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_arena_size: NULL argument");
-    ngpt_shape s;
-    ngpt_plan plan;
-    ngpt_status st = plan_size(cfg, shape, false, &s, &plan);
-    if (!st) *bytes = plan.bytes;
-    return ngpt_prefixed("ngpt_arena_size", st);
 }
 
 ngpt_status ngpt_context_size(const ngpt_config *cfg, const ngpt_shape *shape, bool shared,
@@ -110,9 +114,9 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
 }
 
 
-/* context.h: the parameters of a new context, zeros but the LayerNorm
- * weights, which start at 1 so that a fresh context is a valid model. */
-void ngpt_params_start(const ngpt_config *cfg, const ngpt_layout *lay, float *params)
+/* The parameters of a new context, zeros but the LayerNorm weights, which
+ * start at 1 so that a fresh context is a valid model. */
+static void params_start(const ngpt_config *cfg, const ngpt_layout *lay, float *params)
 {
     memset(params, 0, lay->total * sizeof(float));
     for (int l = 0; l < cfg->n_layers; l++)
@@ -140,8 +144,8 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
         if (arena_bytes < plan.bytes)
             return ngpt_fail(NGPT_ERR_ARENA_TOO_SMALL,
                              "%s: the arena holds %zu bytes but this config and shape need %zu "
-                             "(size it with %s)", fn, arena_bytes, plan.bytes,
-                             shared ? "ngpt_model_arena_size" : "ngpt_arena_size");
+                             "(size it with ngpt_context_arena_size)", fn, arena_bytes,
+                             plan.bytes);
     } else {
         /* calloc: a large block comes from fresh zero pages, so nothing
          * needs clearing and no page is touched before it is used */
@@ -182,7 +186,7 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
         ctx->tokenizer = shared->tokenizer;
         ctx->run.weights_packed = cfg->weights == NGPT_WEIGHTS_F32;
     } else {
-        ngpt_params_start(cfg, &ctx->lay, carved.params);
+        params_start(cfg, &ctx->lay, carved.params);
     }
     ngpt_run_params_changed(ctx);       /* new parameters, in the state_dict layout */
     /* last: nothing after this can fail, so a failed init never leaves threads */
@@ -193,15 +197,6 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
     if (shared) atomic_fetch_add(shared->users, 1);
     *out = ctx;
     return NGPT_OK;
-}
-
-ngpt_status ngpt_context_init(ngpt_context **out, const ngpt_config *cfg, const ngpt_shape *shape,
-                      void *arena, size_t arena_bytes)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!out || !cfg || !shape)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_init: NULL argument");
-    return ngpt_context_create("ngpt_context_init", out, cfg, NULL, shape, arena, arena_bytes);
 }
 
 void ngpt_context_free(ngpt_context *ctx)

@@ -16,7 +16,7 @@
  * when it stops being valid. */
 typedef struct ngpt_run_state {
     /* Dropout of later full forwards: written only through runtime/dropout.h
-     * (ngpt_dropout_set, a training step per micro-batch, and evaluation and
+     * (ngpt_context_dropout_set, a training step per micro-batch, and evaluation and
      * generation, which pause it and resume it). Backward recomputes the
      * forward's masks from it, so it must not change between a forward and
      * its backward. */
@@ -25,7 +25,7 @@ typedef struct ngpt_run_state {
         uint64_t seed, step;
     } dropout;
     /* The last pass (full forward, prefill or decode): what plan.logits and
-     * the trace buffers hold (ngpt_logits_data, ngpt_trace_data). Recorded by
+     * the trace buffers hold (ngpt_context_logits, ngpt_context_trace). Recorded by
      * ngpt_run_pass_done after every pass; replaced by the next pass; cleared
      * when the parameters change (ngpt_run_params_changed). */
     struct {
@@ -37,9 +37,9 @@ typedef struct ngpt_run_state {
     } pass;
     /* Gradient accumulation (train mode). backward_ready: the last pass was a
      * full forward with targets over the current parameters, so its kept
-     * activations and targets are what ngpt_model_backward differentiates
+     * activations and targets are what ngpt_context_backward differentiates
      * (set by model/forward.c); any other pass, an optimizer step or skip,
-     * ngpt_model_evaluate and a parameter change clear it. n_backward:
+     * ngpt_context_evaluate and a parameter change clear it. n_backward:
      * backward passes summed into plan.grads since the gradients were zeroed
      * (the optimizer averages over them). */
     bool backward_ready;
@@ -48,7 +48,7 @@ typedef struct ngpt_run_state {
      * their only writer besides init and load): weights_packed set, each
      * Linear's full panels of 16 rows are packed in place in the parameters
      * (gemm.h's layout) for gemm_packed; clear, every tensor is in the
-     * state_dict layout. params_exposed: ngpt_params_data handed out a
+     * state_dict layout. params_exposed: ngpt_context_params handed out a
      * pointer, so the weights stay in the state_dict layout until
      * ngpt_context_prepare (runtime/params.c sets it, weights.c clears it). */
     bool weights_packed;
@@ -66,22 +66,25 @@ struct ngpt_context {
     /* Training state that persists like the parameters and AdamW moments:
      * AdamW steps taken (the t of the bias correction, and the step of the
      * schedule and of the data). Saved and restored by the training
-     * checkpoint; counted by ngpt_optim_step and ngpt_optim_skip. */
+     * checkpoint; counted by ngpt_context_optim_step and ngpt_context_optim_skip. */
     uint64_t optim_steps;
     /* The model's tokenizer, borrowed (NULL: none; tokens are whatever the
-     * caller makes them, e.g. bytes). Set only by ngpt_context_tokenizer_set
-     * (io/tok_attach.c), which checks it has V tokens; checkpoint saves
-     * write it, loads check a file's against it, generation reads its
-     * tokens' bytes (stop sequences). */
+     * caller makes them, e.g. bytes): the model's for a context made from
+     * one (io/context_init.c), else ngpt_context_tokenizer_set's
+     * (io/tok_attach.c, which checks it has V tokens). Saves write it,
+     * generation reads its tokens' bytes (stop sequences) and end tokens. */
     const ngpt_tokenizer *tokenizer;
-    /* An inference context of a model (ngpt_context_init_model): the model,
-     * whose weights plan.params points to (never written through: f32
-     * Linears packed already, run.weights_packed set for life), and its
-     * quantized Linears in place (Linear i: see ngpt_linear_q8_span), which
-     * replace plan.q8_w. NULL for a context that owns its weights. */
+    /* An inference context sharing a model's weights (ngpt_context_init
+     * with a model and no config): the model, whose weights plan.params
+     * points to (never written through: f32 Linears packed already,
+     * run.weights_packed set for life), and its quantized Linears in place
+     * (Linear i: see ngpt_linear_q8_span), which replace plan.q8_w. NULL
+     * for a context that owns its weights. */
     const struct ngpt_model *model;
     const int8_t *const *q8_linear;
-    atomic_int *model_users;    /* the model's count of its contexts (this one included) */
+    /* the count of contexts of the model this one was made from (this one
+     * included; counted down by ngpt_context_free), or NULL: made from a config */
+    atomic_int *model_users;
     ngpt_run_state run;
 };
 
@@ -94,13 +97,15 @@ typedef struct ngpt_shared_weights {
     atomic_int *users;          /* counted up by a context's init, down by its free */
 } ngpt_shared_weights;
 
-/* ngpt_context_init, or with shared (not NULL) an inference context on a
- * model's weights; fn names the public caller in messages. */
+/* A context of cfg for shape: owning its weights (zeros, norm weights 1),
+ * or with shared (not NULL) an inference context on a model's weights; fn
+ * names the public caller in messages. io/context_init.c's
+ * ngpt_context_init is the one caller. */
 ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_config *cfg,
                                 const ngpt_shared_weights *shared, const ngpt_shape *shape,
                                 void *arena, size_t arena_bytes);
-/* ngpt_arena_size, or (shared) that of a model's inference context. Bare
- * messages. */
+/* The arena ngpt_context_create plans (shared: a model's inference
+ * context, without the weights). Bare messages. */
 ngpt_status ngpt_context_size(const ngpt_config *cfg, const ngpt_shape *shape, bool shared,
                               size_t *bytes);
 
@@ -126,10 +131,6 @@ static inline void ngpt_run_pass_done(ngpt_context *ctx, int32_t nseq, int32_t l
     ctx->run.pass.slot0 = slot0;
     ctx->run.backward_ready = false;
 }
-
-/* The parameters of a new context (zeros, LayerNorm weights 1) into
- * params (lay->total floats) (context.c). */
-void ngpt_params_start(const ngpt_config *cfg, const ngpt_layout *lay, float *params);
 
 /* The parameters changed (init, load): the last pass no longer describes
  * them and its activations cannot be differentiated. */

@@ -3,10 +3,10 @@
 #include "base/rng.h"
 #include "runtime/dropout.h"
 
-ngpt_status ngpt_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step)
+ngpt_status ngpt_context_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed, uint64_t step)
 {
     NGPT_FPMODE_SCOPE;
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_dropout_set: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_dropout_set: NULL context");
     ngpt_dropout_configure(ctx, enabled, seed, step);
     return NGPT_OK;
 }

@@ -8,47 +8,48 @@
 #include "runtime/context.h"
 #include "runtime/weights.h"
 
-ngpt_status ngpt_tensor_count(const ngpt_context *ctx, int32_t *count)
+ngpt_status ngpt_context_tensor_count(const ngpt_context *ctx, int32_t *count)
 {
     NGPT_FPMODE_SCOPE;
-    if (!ctx || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_count: NULL argument");
+    if (!ctx || !count) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_tensor_count: NULL argument");
     *count = ctx->n_tensors;
     return NGPT_OK;
 }
 
-ngpt_status ngpt_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info)
+ngpt_status ngpt_context_tensor_at(const ngpt_context *ctx, int32_t index, ngpt_tensor_info *info)
 {
     NGPT_FPMODE_SCOPE;
-    if (!ctx || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_at: NULL argument");
+    if (!ctx || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_tensor_at: NULL argument");
     if (index < 0 || index >= ctx->n_tensors)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tensor_at: index %d is not in 0..%d "
-                         "(ngpt_tensor_count)", (int)index, (int)ctx->n_tensors - 1);
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_tensor_at: index %d is not in 0..%d "
+                         "(ngpt_context_tensor_count)", (int)index, (int)ctx->n_tensors - 1);
     *info = ctx->plan.tensors[index];
     return NGPT_OK;
 }
 
-ngpt_status ngpt_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info)
+ngpt_status ngpt_context_tensor_find(const ngpt_context *ctx, const char *name, ngpt_tensor_info *info)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !name || !info)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tensor_find: NULL argument");
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_tensor_find: NULL argument");
     for (int32_t i = 0; i < ctx->n_tensors; i++)
         if (!strcmp(ctx->plan.tensors[i].name, name)) {
             *info = ctx->plan.tensors[i];
             return NGPT_OK;
         }
-    return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tensor_find: no tensor is named \"%s\" "
-                     "(ngpt_tensor_at lists them)", name);
+    return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_tensor_find: no tensor is named \"%s\" "
+                     "(ngpt_context_tensor_at lists them)", name);
 }
 
-ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
+ngpt_status ngpt_context_params(ngpt_context *ctx, float **params, size_t *count)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !params || !count)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_data: NULL argument");
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_params: NULL argument");
     if (ctx->model)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_params_data: the context reads the "
-                         "weights of a model, which are read only (ngpt_context_init_model)");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_params: the context shares a "
+                         "model's weights, which are read only (a context made with a config "
+                         "beside the model owns a copy)");
     /* the caller may read or write through the pointer, now or later: the
      * state_dict layout until ngpt_context_prepare */
     ngpt_weights_unpack(ctx);
@@ -59,7 +60,7 @@ ngpt_status ngpt_params_data(ngpt_context *ctx, float **params, size_t *count)
 }
 
 /* Elements first..first+n-1 of tensor t (count elements in all) as drawn by
- * ngpt_params_init: N(0, 0.02) from Philox blocks of 4, block g = element/4
+ * ngpt_context_params_init: N(0, 0.02) from Philox blocks of 4, block g = element/4
  * (first is a multiple of 4). */
 static void draw_normal(float *x, size_t first, size_t n, size_t count, uint64_t seed, int32_t t)
 {
@@ -75,13 +76,14 @@ static void draw_normal(float *x, size_t first, size_t n, size_t count, uint64_t
     }
 }
 
-ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
+ngpt_status ngpt_context_params_init(ngpt_context *ctx, uint64_t seed)
 {
     NGPT_FPMODE_SCOPE;
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_init: NULL context");
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_params_init: NULL context");
     if (ctx->model)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_params_init: the context reads the "
-                         "weights of a model, which are read only (ngpt_context_init_model)");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_params_init: the context shares a "
+                         "model's weights, which are read only (a context made with a config "
+                         "beside the model owns a copy)");
     float *params = ctx->plan.params;
     for (int32_t t = 0; t < ctx->n_tensors; t++) {
         const ngpt_tensor_info *info = &ctx->plan.tensors[t];
@@ -114,10 +116,10 @@ ngpt_status ngpt_params_init(ngpt_context *ctx, uint64_t seed)
     return NGPT_OK;
 }
 
-ngpt_status ngpt_params_checksum(const ngpt_context *ctx, uint64_t *hash)
+ngpt_status ngpt_context_params_checksum(const ngpt_context *ctx, uint64_t *hash)
 {
     NGPT_FPMODE_SCOPE;
-    if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_params_checksum: NULL argument");
+    if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_params_checksum: NULL argument");
     *hash = ngpt_weights_checksum(ctx);
     return NGPT_OK;
 }

@@ -4,7 +4,7 @@
  *    full panels of 16 rows are packed in place (gemm.h's layout: panel p
  *    of W (n, k) occupies the same 16*k floats as rows 16p..16p+15), and the
  *    rows past the last full panel stay as they are; gemm_packed multiplies
- *    by the panels, gemm by those rows. ngpt_params_data unpacks them again
+ *    by the panels, gemm by those rows. ngpt_context_params unpacks them again
  *    (run.weights_packed, run.params_exposed: runtime/context.h).
  *  - weights=q8 or q4: the quantized weights (plan.q8_w: src/q8.h's and
  *    src/q4.h's panels, by ngpt_linear_dtype), written at init and load only.
@@ -15,11 +15,11 @@
 #include "runtime/context.h"
 
 /* f32 inference: packs every Linear in place unless it is packed already or
- * ngpt_params_data's pointer is out (run.params_exposed). A no-op in other
+ * ngpt_context_params's pointer is out (run.params_exposed). A no-op in other
  * contexts. */
 void ngpt_weights_pack(ngpt_context *ctx);
 
-/* ngpt_context_prepare: the pointer of ngpt_params_data is withdrawn, then
+/* ngpt_context_prepare: the pointer of ngpt_context_params is withdrawn, then
  * the weights are packed. */
 void ngpt_weights_settle(ngpt_context *ctx);
 
@@ -58,7 +58,7 @@ void ngpt_weights_copy_packed(const ngpt_kernels *kern, const ngpt_config *cfg,
  * Linear's W, or weights quantized). */
 int ngpt_weights_linear_index(const ngpt_config *cfg, const ngpt_layout *lay, size_t offset);
 
-/* Whether ctx keeps its Linears packed (f32 inference, ngpt_params_data's
+/* Whether ctx keeps its Linears packed (f32 inference, ngpt_context_params's
  * pointer not out): a load may then write them packed. */
 bool ngpt_weights_packs(const ngpt_context *ctx);
 

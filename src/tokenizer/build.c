@@ -194,6 +194,21 @@ static ngpt_status check_spec(const ngpt_tok_spec *s, const char *src, int32_t *
     if (s->end_id != -1 && s->end_id == s->pad_id)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: token %d is both the end and "
                          "the padding token", src, (int)s->end_id);
+    if (s->n_end_extra < 0 || s->n_end_extra > NGPT_END_TOKENS_MAX - 1 ||
+        (s->n_end_extra > 0 && s->end_id == -1))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %d more end tokens (0..%d, "
+                         "and only beside an end token)", src, (int)s->n_end_extra,
+                         NGPT_END_TOKENS_MAX - 1);
+    for (int32_t k = 0; k < s->n_end_extra; k++) {
+        const int32_t id = s->end_extra[k];
+        bool special = false, again = id == s->end_id;
+        for (int64_t i = first_special; i < n; i++)
+            special |= (s->model_id ? s->model_id[i] : (int32_t)i) == id;
+        for (int32_t j = 0; j < k; j++) again |= s->end_extra[j] == id;
+        if (!special || again)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: end token %d is %s", src,
+                             (int)id, again ? "listed twice" : "not one of its special tokens");
+    }
     return NGPT_OK;
 }
 
@@ -214,6 +229,8 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
     t->remapped = s->model_id != NULL;
     t->end_id = s->end_id;
     t->pad_id = s->pad_id;
+    if (s->end_id != -1) t->end_ids[t->n_end++] = s->end_id;
+    for (int32_t k = 0; k < s->n_end_extra; k++) t->end_ids[t->n_end++] = s->end_extra[k];
     t->pretok = (ngpt_pretokenizer)s->pretok;
     t->rule = (ngpt_merge_rule)s->rule;
     memcpy(t->id_byte, s->id_byte, 256);
@@ -327,6 +344,8 @@ static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf)
 {
     size_t size = NGPT_TOK_HEADER + 256 + (size_t)t->n_merges * 8 + 8;
     for (int32_t i = 0; i < t->n_special; i++) size += 4 + ngpt_tok_len(t, 256 + t->n_merges + i);
+    const int32_t n_extra = t->n_end > 0 ? t->n_end - 1 : 0;
+    size += (size_t)n_extra * 4;
     if (t->remapped) size += (size_t)t->n_internal * 4;
     if (!buf) return size;
     uint8_t *p = buf;
@@ -340,6 +359,7 @@ static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf)
     put_u32(p + 28, (uint32_t)t->pad_id);
     p[32] = (uint8_t)t->pretok;
     p[33] = (uint8_t)t->rule;
+    p[34] = (uint8_t)n_extra;       /* 0 in every file before the list */
     put_u64(p + 40, size);
     p += NGPT_TOK_HEADER;
     memcpy(p, t->id_byte, 256);
@@ -352,6 +372,7 @@ static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf)
         memcpy(p + 4, t->bytes + t->off[id], len);
         p += 4 + len;
     }
+    for (int32_t k = 1; k <= n_extra; k++, p += 4) put_u32(p, (uint32_t)t->end_ids[k]);
     for (int32_t i = 0; t->remapped && i < t->n_internal; i++, p += 4)
         put_u32(p, (uint32_t)t->model_id[i]);
     put_u64(p, (uint64_t)XXH3_64bits(buf, size - 8));

@@ -48,7 +48,10 @@ ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
     if ((uint64_t)XXH3_64bits(p, size - 8) != get_u64(p + size - 8))
         return ngpt_fail(NGPT_ERR_CHECKSUM, "%s is corrupted: its checksum does not match its "
                          "contents", src);
-    for (int i = 34; i < NGPT_TOK_HEADER; i++)
+    if (p[34] > NGPT_END_TOKENS_MAX - 1)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s lists %u more end tokens (header byte 34), "
+                         "over the %d it may", src, p[34], NGPT_END_TOKENS_MAX - 1);
+    for (int i = 35; i < NGPT_TOK_HEADER; i++)
         if (p[i] && (i < 40 || i >= 48))
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s sets reserved header byte %d; it was "
                              "written by a newer or broken writer", src, i);
@@ -85,9 +88,15 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     const size_t fixed = NGPT_TOK_HEADER + 256 + 8;
     const uint32_t n_merges = get_u32(p + 16), n_special = get_u32(p + 20);
     size_t at = NGPT_TOK_HEADER + 256;
-    /* version 2: the model ids (checked to fit) end the file */
-    const size_t end = get_u32(p + 8) == NGPT_TOK_VERSION_IDS ?
+    /* version 2: the model ids (checked to fit) end the file; the extra
+     * end ids (byte 34) come before them */
+    const size_t ids_at = get_u32(p + 8) == NGPT_TOK_VERSION_IDS ?
         size - 8 - 4 * (256 + (size_t)n_merges + n_special) : size - 8;
+    const uint32_t n_extra = p[34];
+    if (ids_at < fixed - 8 + 4 * (size_t)n_extra)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: its %u more end tokens do not "
+                         "fit", src, n_extra);
+    const size_t end = ids_at - 4 * (size_t)n_extra;     /* where the specials end */
     if ((end - (fixed - 8)) / 8 < n_merges)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %u merges do not fit in %zu "
                          "bytes", src, n_merges, size);
@@ -100,11 +109,13 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     spec.pad_id = (int32_t)get_u32(p + 28);
     spec.pretok = p[32];
     spec.rule = p[33];
+    spec.n_end_extra = (int32_t)n_extra;
+    for (uint32_t k = 0; k < n_extra; k++) spec.end_extra[k] = (int32_t)get_u32(p + end + 4 * k);
     uint32_t *merges = malloc(n_merges ? (size_t)n_merges * 8 : 1);
     int32_t *model_id = NULL;
-    if (end != size - 8 && (model_id = malloc((size - 8 - end) ? size - 8 - end : 1)))
-        memcpy(model_id, p + end, size - 8 - end);     /* little-endian hosts only */
-    if (!merges || (end != size - 8 && !model_id)) {
+    if (ids_at != size - 8 && (model_id = malloc(size - 8 - ids_at)))
+        memcpy(model_id, p + ids_at, size - 8 - ids_at);     /* little-endian hosts only */
+    if (!merges || (ids_at != size - 8 && !model_id)) {
         free(merges);
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
     }
@@ -234,22 +245,37 @@ ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path)
     return ngpt_prefixed("ngpt_tokenizer_save", write_atomic(path, tok->image, tok->image_size));
 }
 
-/* tokenizer.h: the image with another end id (its checksum redone), read
+/* tokenizer.h: the image with other end ids (its checksum redone), read
  * back (here, beside the reader: build.c makes tokenizers, format.c reads
  * images, and calling each other would make a cycle). */
-ngpt_status ngpt_tok_with_end(ngpt_tokenizer **tok, int32_t end_id, const char *src)
+ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t n,
+                               const char *src)
 {
     const ngpt_tokenizer *t = *tok;
     if (t->scored)
         return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: a scored tokenizer's end token is fixed", src);
-    if (end_id == t->end_id) return NGPT_OK;
-    uint8_t *image = malloc(t->image_size);
+    if (n > NGPT_END_TOKENS_MAX)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s lists %d end tokens, over the %d a tokenizer "
+                         "keeps", src, (int)n, NGPT_END_TOKENS_MAX);
+    if (n == t->n_end && (n == 0 || !memcmp(ids, t->end_ids, (size_t)n * sizeof *ids)))
+        return NGPT_OK;
+    /* the specials end where the old extras begin: the new ones go there */
+    const size_t old_extra = t->n_end > 1 ? (size_t)t->n_end - 1 : 0;
+    const size_t new_extra = n > 1 ? (size_t)n - 1 : 0;
+    const size_t tail = (t->remapped ? (size_t)t->n_internal * 4 : 0) + 8;
+    const size_t at = t->image_size - tail - 4 * old_extra;
+    const size_t size = at + 4 * new_extra + tail;
+    uint8_t *image = malloc(size);
     if (!image) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
-    memcpy(image, t->image, t->image_size);
-    put_u32(image + 24, (uint32_t)end_id);
-    put_u64(image + t->image_size - 8, (uint64_t)XXH3_64bits(image, t->image_size - 8));
+    memcpy(image, t->image, at);
+    for (size_t k = 0; k < new_extra; k++) put_u32(image + at + 4 * k, (uint32_t)ids[k + 1]);
+    memcpy(image + at + 4 * new_extra, t->image + t->image_size - tail, tail);
+    put_u32(image + 24, (uint32_t)(n > 0 ? ids[0] : -1));
+    image[34] = (uint8_t)new_extra;
+    put_u64(image + 40, size);
+    put_u64(image + size - 8, (uint64_t)XXH3_64bits(image, size - 8));
     ngpt_tokenizer *with = NULL;
-    ngpt_status st = ngpt_tok_parse(&with, image, t->image_size, src);
+    ngpt_status st = ngpt_tok_parse(&with, image, size, src);
     free(image);
     if (st) return st;
     ngpt_tokenizer_free(*tok);

@@ -194,6 +194,8 @@ ngpt_status ngpt_tok_scored_build(ngpt_tokenizer **out, int32_t n, const float *
     t->n_special = NGPT_TOK_SCORED_FIRST_BYTE;     /* <unk>, BOS, EOS */
     t->bos_id = NGPT_TOK_SCORED_BOS;
     t->end_id = NGPT_TOK_SCORED_EOS;
+    t->n_end = 1;
+    t->end_ids[0] = NGPT_TOK_SCORED_EOS;
     t->pad_id = -1;
     ngpt_status st = tables(t, s, n, score, piece, len, src);
     if (!st) st = identity_ids(t, src);

@@ -86,6 +86,17 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
     info->rule = t->rule;
     info->checksum = t->checksum;
     info->bos_id = t->scored ? t->bos_id : -1;
+    info->n_end_tokens = t->n_end;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_tokenizer_end_tokens(const ngpt_tokenizer *t, const int32_t **ids, int32_t *n)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!t || !ids || !n)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_end_tokens: NULL argument");
+    *ids = t->end_ids;
+    *n = t->n_end;
     return NGPT_OK;
 }
 

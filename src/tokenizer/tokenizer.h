@@ -34,6 +34,10 @@ typedef struct ngpt_tok_spec {
     const uint8_t *special[NGPT_TOK_MAX_SPECIAL];   /* names */
     size_t special_len[NGPT_TOK_MAX_SPECIAL];
     int32_t end_id, pad_id;     /* special tokens' model ids, or -1 */
+    /* more special tokens that end a generation, after end_id (which they
+     * need): header byte 34 counts them, their model ids follow the specials */
+    int32_t n_end_extra;
+    int32_t end_extra[NGPT_END_TOKENS_MAX - 1];
     int32_t pretok, rule;       /* ngpt_pretokenizer, ngpt_merge_rule */
     /* NULL: a token's model id is its id above (bytes, merges, specials).
      * Else the model id of each of the 256 + n_merges + n_special tokens:
@@ -52,6 +56,7 @@ struct ngpt_tokenizer {
     int32_t n_tokens;           /* model ids: n_internal minus the absent bytes */
     int32_t n_internal;         /* 256 + n_merges + n_special */
     int32_t n_merges, n_special, end_id, pad_id, max_len;   /* end, pad: model ids */
+    int32_t n_end, end_ids[NGPT_END_TOKENS_MAX];    /* generation's ends: end_id, the extras */
     ngpt_pretokenizer pretok;
     ngpt_merge_rule rule;
     int32_t byte_id[256];       /* the id of each byte */
@@ -171,10 +176,11 @@ static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
  * "the training result"). */
 ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *spec, const char *src);
 
-/* *tok with end_id (a special token's model id, or -1) as its end-of-text
- * token: the same tokenizer otherwise, rebuilt from its image (BPE only).
- * On failure *tok is unchanged; bare messages naming src. */
-ngpt_status ngpt_tok_with_end(ngpt_tokenizer **tok, int32_t end_id, const char *src);
+/* *tok with ids[0..n) as its end tokens: ids[0] its end of text (or -1
+ * and n 0: none), the rest more special tokens that end a generation
+ * (rebuilt from its image; *tok replaced). */
+ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t n,
+                               const char *src);
 
 /* The tokens whose bytes, one after another, are the first k bytes of
  * token id (model ids, in and out; not special; 0 < k <= its length): the parts of its merge tree

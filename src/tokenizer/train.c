@@ -412,6 +412,8 @@ ngpt_status ngpt_tokenizer_train(ngpt_tokenizer **tok, const ngpt_tokenizer_trai
         return ngpt_fail(NGPT_ERR_NULL_ARG, FN ": NULL argument");
     if (n_texts < 0)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN ": n_texts is %d; it must be >= 0", (int)n_texts);
+    ngpt_status st = NGPT_RESERVED_CHECK("tokenizer_train_config", cfg);
+    if (st) return ngpt_prefixed(FN, st);
     int32_t n_special = (int32_t)cfg->end_token + (int32_t)cfg->pad_token;
     if (cfg->vocab_size < 256 + n_special || cfg->vocab_size > NGPT_TOK_MAX_TOKENS)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN ": vocab_size is %d; it must be in %d..%d (256 "
@@ -443,8 +445,8 @@ ngpt_status ngpt_tokenizer_train(ngpt_tokenizer **tok, const ngpt_tokenizer_trai
     }
     int32_t want = cfg->vocab_size - 256 - n_special, got = 0;
     uint32_t *merges = malloc(((size_t)want + 1) * 2 * sizeof *merges);
-    ngpt_status st = merges ? learn(&ps, want, cfg->min_count, merges, &got)
-                            : ngpt_fail(NGPT_ERR_NO_MEMORY, FN ": out of memory");
+    st = merges ? learn(&ps, want, cfg->min_count, merges, &got)
+         : ngpt_fail(NGPT_ERR_NO_MEMORY, FN ": out of memory");
     pieces_free(&ps);
     if (!st) {
         static ngpt_tok_spec zero;

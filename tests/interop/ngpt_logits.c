@@ -1,7 +1,7 @@
-/* ngpt_logits_data.c — the C side of the PyTorch interop tests (make test-interop):
+/* ngpt_logits.c — the C side of the PyTorch interop tests (make test-interop):
  *
- *   ngpt_logits_data MODEL.ngpt TOKENS OUT               eval logits of one sequence
- *   ngpt_logits_data --greedy N MODEL.ngpt TOKENS OUT    N greedy tokens after the prompt
+ *   ngpt_logits MODEL.ngpt TOKENS OUT               eval logits of one sequence
+ *   ngpt_logits --greedy N MODEL.ngpt TOKENS OUT    N greedy tokens after the prompt
  *
  * TOKENS: raw little-endian int32 token ids (one sequence, at most T).
  * OUT: raw float32 logits (n, V), or the N generated int32 tokens.
@@ -37,7 +37,7 @@ static void *read_all(const char *path, size_t *size)
 
 static int fail(const char *what)
 {
-    fprintf(stderr, "ngpt_logits_data: %s: %s\n", what, ngpt_last_error());
+    fprintf(stderr, "ngpt_logits: %s: %s\n", what, ngpt_last_error());
     return 1;
 }
 
@@ -49,35 +49,37 @@ int main(int argc, char **argv)
         argv += 2, argc -= 2;
     }
     if (argc != 4 || greedy == 0 || greedy < -1) {
-        fprintf(stderr, "usage: ngpt_logits_data [--greedy N] MODEL.ngpt TOKENS.i32 OUT\n");
+        fprintf(stderr, "usage: ngpt_logits [--greedy N] MODEL.ngpt TOKENS.i32 OUT\n");
         return 2;
     }
+    ngpt_model *model;
     ngpt_config cfg;
-    if (ngpt_checkpoint_config(argv[1], &cfg)) return fail(argv[1]);
+    if (ngpt_model_open(&model, argv[1]) || ngpt_model_config(model, &cfg)) return fail(argv[1]);
     size_t bytes = 0;
     int32_t *prompt = read_all(argv[2], &bytes);
     size_t n = bytes / sizeof(int32_t);
     if (!prompt || n == 0 || bytes % sizeof(int32_t)) {
-        fprintf(stderr, "ngpt_logits_data: %s: not a non-empty int32 file\n", argv[2]);
+        fprintf(stderr, "ngpt_logits: %s: not a non-empty int32 file\n", argv[2]);
         return 1;
     }
     if (greedy < 0 && n > (size_t)cfg.context_len) {
-        fprintf(stderr, "ngpt_logits_data: %zu tokens > T=%d\n", n, (int)cfg.context_len);
+        fprintf(stderr, "ngpt_logits: %zu tokens > T=%d\n", n, (int)cfg.context_len);
         return 1;
     }
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    shape.seq = cfg.context_len;            /* a forward over up to T tokens */
+    shape.logits_rows = NGPT_LOGITS_ALL;    /* every position's logits are written */
     ngpt_context *ctx;
-    if (ngpt_context_init(&ctx, &cfg, &shape, NULL, 0)) return fail("init");
-    if (ngpt_checkpoint_load(ctx, argv[1])) return fail(argv[1]);
+    if (ngpt_context_init(&ctx, model, NULL, &shape, NULL, 0)) return fail("init");
     FILE *out = fopen(argv[3], "wb");
     if (!out) {
-        fprintf(stderr, "ngpt_logits_data: cannot write %s\n", argv[3]);
+        fprintf(stderr, "ngpt_logits: cannot write %s\n", argv[3]);
         return 1;
     }
     const float *logits;
     const int32_t V = cfg.vocab_size, T = cfg.context_len;
     if (greedy < 0) {
-        if (ngpt_model_forward(ctx, prompt, 1, (int32_t)n, NULL, NULL) || ngpt_logits_data(ctx, &logits))
+        if (ngpt_context_forward(ctx, prompt, 1, (int32_t)n, NULL, NULL) || ngpt_context_logits(ctx, &logits))
             return fail("forward");
         fwrite(logits, sizeof(float), n * (size_t)V, out);
     } else {
@@ -85,7 +87,7 @@ int main(int argc, char **argv)
         memcpy(seq, prompt, n * sizeof(int32_t));
         for (long g = 0; g < greedy; g++) {
             int32_t len = (int32_t)(n + (size_t)g), win = len < T ? len : T;
-            if (ngpt_model_forward(ctx, seq + len - win, 1, win, NULL, NULL) || ngpt_logits_data(ctx, &logits))
+            if (ngpt_context_forward(ctx, seq + len - win, 1, win, NULL, NULL) || ngpt_context_logits(ctx, &logits))
                 return fail("forward");
             const float *row = logits + (size_t)(win - 1) * V;
             int32_t best = 0;
@@ -98,6 +100,7 @@ int main(int argc, char **argv)
     }
     if (fclose(out)) return 1;
     ngpt_context_free(ctx);
+    ngpt_model_close(model);
     free(prompt);
     return 0;
 }

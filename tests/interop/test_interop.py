@@ -420,7 +420,7 @@ def test_optimizer(ng, tmp):
                np.array_equal(tensors[f"optim.v.{n}"], opt.state[p]["exp_avg_sq"].numpy())
                for n, p in model.named_parameters())
     check(m_ok and meta.get("train.step") == 3, f"optimizer tensors/metadata: step {meta.get('train.step')}")
-    want_keys = [f"train.{k}" for k, _, _ in convert.TRAIN_META]      # what ngpt_checkpoint_load_train reads
+    want_keys = [f"train.{k}" for k, _, _ in convert.TRAIN_META]      # what a training context made from the file restores
     check(list(meta) == want_keys, f"train.* metadata keys {list(meta)}")
     check(meta["train.lr"] == 1e-3 and meta["train.beta2"] == 0.95 and meta["train.seq"] == cfg.T,
           f"train.* values from the optimizer/config: {meta}")
@@ -456,7 +456,7 @@ def test_training(ng, build, tmp, cfg=None, name="tiny"):
     (float32 both sides, dropout 0, constant lr, the same batch)."""
     helper = os.path.join(build, "tests", "interop", "ngpt_train_steps")
     if not os.path.exists(helper):
-        print("PENDING: the training API (ngpt_checkpoint_save_train) is not in this tree: the "
+        print("PENDING: the training API (ngpt_context_save_train) is not in this tree: the "
               "ngpt <-> PyTorch training continuation test is not run")
         return
     cfg = dataclasses.replace(cfg or nt.TINY, dropout=0.0)

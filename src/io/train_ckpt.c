@@ -1,8 +1,10 @@
-/* train_ckpt.c — checkpoints with training state (docs/FORMAT.md): the model
- * tensors, AdamW moments as optim.m.<name> / optim.v.<name>, and train.*
- * metadata (step, seed, batch shape, optimizer and schedule settings, best
- * eval loss). The data position needs no state of its own: batch windows are
- * a pure function of (seed, step), so (seed, step) resumes them exactly. */
+/* train_ckpt.c — training checkpoints (docs/FORMAT.md): the model tensors,
+ * AdamW moments as optim.m.<name> / optim.v.<name>, and train.* metadata
+ * (step, seed, batch shape, optimizer and schedule settings, best eval
+ * loss), written by ngpt_context_save_train and read back into a training
+ * context made from the file's model (io/context_init.c). The data
+ * position needs no state of its own: batch windows are a pure function of
+ * (seed, step), so (seed, step) resumes them exactly. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,8 +13,9 @@
 #include "io/checkpoint.h"
 #include "io/model.h"
 #include "io/tok_tensor.h"
+#include "io/train_ckpt.h"
 #include "runtime/config.h"
-#include "train/train.h"
+#include "runtime/optim_config.h"
 
 typedef struct writer_user {
     const ngpt_context *ctx;
@@ -40,14 +43,17 @@ static void train_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 
 enum { N_META = 16, N_META_OPT = 4 };   /* required, then optional entries */
 
-ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path, const ngpt_train_state *ts)
+ngpt_status ngpt_context_save_train(const ngpt_context *ctx, const char *path, const ngpt_train_state *ts)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !path || !ts)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_checkpoint_save_train: NULL argument");
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_save_train: NULL argument");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_checkpoint_save_train: the context was planned "
-                         "for inference; save it with ngpt_checkpoint_save");
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_save_train: the context was planned "
+                         "for inference; save it with ngpt_context_save");
+    ngpt_status st = NGPT_RESERVED_CHECK("train_state", ts);
+    if (!st) st = ngpt_optim_check(&ts->opt);
+    if (st) return ngpt_prefixed("ngpt_context_save_train", st);
     const ngpt_optim_config *o = &ts->opt;
     ngpt_ckpt_meta m[N_META + N_META_OPT] = {
         {"train.step", NGPT_META_U64, {.u = ctx->optim_steps}},
@@ -74,7 +80,7 @@ ngpt_status ngpt_checkpoint_save_train(const ngpt_context *ctx, const char *path
     writer_user u = {.ctx = ctx};
     unsigned char block[NGPT_CKPT_MODEL_BYTES];
     ngpt_ckpt_config_encode(&ctx->cfg, block);
-    return ngpt_prefixed("ngpt_checkpoint_save_train",
+    return ngpt_prefixed("ngpt_context_save_train",
                          ngpt_ckpt_write(path, block, 3 * (size_t)ctx->n_tensors +
                                          (ctx->tokenizer != NULL), train_tensor_fn, &u, m,
                                          N_META + N_META_OPT));
@@ -142,7 +148,7 @@ static ngpt_status read_state(const ngpt_ckpt_reader *r, ngpt_train_state *ts, u
     return NGPT_OK;
 }
 
-/* The training state of an open model checkpoint: read_state's, or for a
+/* The training state of an open model file: read_state's, or for a
  * model-only file (no optim.* tensors) the defaults with has_state false.
  * *has_moments says which; *step is the saved step count (0 without). */
 static ngpt_status state_of(const ngpt_ckpt_reader *r, ngpt_train_state *ts, uint64_t *step,
@@ -155,163 +161,48 @@ static ngpt_status state_of(const ngpt_ckpt_reader *r, ngpt_train_state *ts, uin
     return *has_moments ? read_state(r, ts, step) : NGPT_OK;
 }
 
-static ngpt_status load_train_from(ngpt_context *ctx, const ngpt_ckpt_reader *r,
-                                   const ngpt_config *cfg, ngpt_train_state *ts)
+ngpt_status ngpt_ckpt_train_restore(ngpt_context *ctx, const ngpt_ckpt_reader *r)
 {
-    ngpt_status st = ngpt_config_compare(&ctx->cfg, cfg);
-    if (!st) st = ngpt_ckpt_tokenizer_agrees(r, ctx);
-    if (st) return st;
     char name[NGPT_NAME_MAX + 8];
     ngpt_train_state s;
     uint64_t step;
     bool has_m;
-    if ((st = state_of(r, &s, &step, &has_m))) return st;
-    if (has_m)      /* everything is checked before anything is copied */
-        for (int32_t i = 0; i < ctx->n_tensors; i++)
-            for (int mv = 0; mv < 2; mv++) {
-                snprintf(name, sizeof name, "optim.%c.%s", mv ? 'v' : 'm', ctx->plan.tensors[i].name);
-                if (ngpt_ckpt_find_tensor(r, name) < 0)
-                    return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s is missing in %s", name,
-                                     r->src);
-            }
+    ngpt_status st = state_of(r, &s, &step, &has_m);
+    if (st || !has_m) return st;
+    for (int32_t i = 0; i < ctx->n_tensors; i++)     /* everything checked before a copy */
+        for (int mv = 0; mv < 2; mv++) {
+            snprintf(name, sizeof name, "optim.%c.%s", mv ? 'v' : 'm', ctx->plan.tensors[i].name);
+            if (ngpt_ckpt_find_tensor(r, name) < 0)
+                return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s is missing in %s", name,
+                                 r->src);
+        }
     for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
-        st = ngpt_ckpt_read_tensor(r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
         for (int mv = 0; !st && mv < 2; mv++) {
-            float *dst = (mv ? ctx->plan.adam_v : ctx->plan.adam_m) + t->offset;
-            if (has_m) {
-                snprintf(name, sizeof name, "optim.%c.%s", mv ? 'v' : 'm', t->name);
-                st = ngpt_ckpt_read_tensor(r, name, t->ndim, t->shape, dst);
-            } else {
-                memset(dst, 0, t->count * sizeof(float));
-            }
+            snprintf(name, sizeof name, "optim.%c.%s", mv ? 'v' : 'm', t->name);
+            st = ngpt_ckpt_read_tensor(r, name, t->ndim, t->shape,
+                                       (mv ? ctx->plan.adam_v : ctx->plan.adam_m) + t->offset);
         }
     }
-    if (st) return st;
-    ctx->optim_steps = step;
-    ngpt_run_params_changed(ctx);
-    ctx->run.n_backward = 0;    /* gradients summed so far belong to other parameters */
-    if (ts) *ts = s;
-    return NGPT_OK;
+    if (!st) ctx->optim_steps = step;
+    return st;
 }
 
-/* ngpt_checkpoint_load_train from a file (path) or from memory (data/size). */
-static ngpt_status load_train(ngpt_context *ctx, const char *fn, const char *path,
-                              const void *data, size_t size, ngpt_train_state *ts)
-{
-    if (!ctx || (!path && !data))
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL argument", fn);
-    if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "%s: the context was planned for inference; load "
-                         "it with ngpt_checkpoint_load", fn);
-    ngpt_ckpt_reader r;
-    ngpt_config cfg;
-    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &cfg);
-    if (!st) {
-        st = load_train_from(ctx, &r, &cfg, ts);
-        ngpt_ckpt_close(&r);
-    }
-    return ngpt_prefixed(fn, st);
-}
-
-ngpt_status ngpt_checkpoint_load_train(ngpt_context *ctx, const char *path, ngpt_train_state *ts)
+ngpt_status ngpt_context_optim_reset(ngpt_context *ctx)
 {
     NGPT_FPMODE_SCOPE;
-    return load_train(ctx, "ngpt_checkpoint_load_train", path, NULL, 0, ts);
-}
-
-ngpt_status ngpt_checkpoint_load_train_mem(ngpt_context *ctx, const void *data, size_t size,
-                                           ngpt_train_state *ts)
-{
-    NGPT_FPMODE_SCOPE;
-    return load_train(ctx, "ngpt_checkpoint_load_train_mem", NULL, data, size, ts);
-}
-
-/* ngpt_checkpoint_load_finetune from a file or from memory: the file's
- * model tensors into the parameters; the optimizer starts afresh. The
- * context's dropout may differ from the file's (a training setting, not a
- * property of the weights); every other field must agree. */
-static ngpt_status load_finetune(ngpt_context *ctx, const char *fn, const char *path,
-                                 const void *data, size_t size)
-{
-    if (!ctx || (!path && !data))
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL argument", fn);
+    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_optim_reset: NULL context");
     if (ctx->shape.mode != NGPT_MODE_TRAIN)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "%s: the context was planned for inference; "
-                         "fine-tuning needs NGPT_MODE_TRAIN", fn);
-    ngpt_ckpt_reader r;
-    ngpt_config file;
-    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &file);
-    if (st) return ngpt_prefixed(fn, st);
-    if (file.weights == NGPT_WEIGHTS_Q8) {
-        st = ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds 8-bit weights (weights=q8), which "
-                       "cannot be trained: fine-tune its float32 original (the file ngpt "
-                       "quantize read, or ngpt import without --weights q8)", r.src);
-    } else {
-        file.dropout = ctx->cfg.dropout;
-        st = ngpt_config_compare(&ctx->cfg, &file);
-    }
-    if (!st) st = ngpt_ckpt_tokenizer_agrees(&r, ctx);
-    for (int32_t i = 0; !st && i < ctx->n_tensors; i++) {
-        const ngpt_tensor_info *t = &ctx->plan.tensors[i];
-        st = ngpt_ckpt_read_tensor(&r, t->name, t->ndim, t->shape, ctx->plan.params + t->offset);
-    }
-    ngpt_ckpt_close(&r);
-    if (st) return ngpt_prefixed(fn, st);
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_optim_reset: the context was "
+                         "planned for inference, which has no optimizer");
     for (int32_t i = 0; i < ctx->n_tensors; i++) {
         const ngpt_tensor_info *t = &ctx->plan.tensors[i];
         memset(ctx->plan.adam_m + t->offset, 0, t->count * sizeof(float));
         memset(ctx->plan.adam_v + t->offset, 0, t->count * sizeof(float));
     }
     ctx->optim_steps = 0;
-    ngpt_run_params_changed(ctx);
-    ctx->run.n_backward = 0;    /* gradients summed so far belong to other parameters */
+    ctx->run.n_backward = 0;    /* gradients summed so far belong to the old run */
     return NGPT_OK;
-}
-
-ngpt_status ngpt_checkpoint_load_finetune(ngpt_context *ctx, const char *path)
-{
-    NGPT_FPMODE_SCOPE;
-    return load_finetune(ctx, "ngpt_checkpoint_load_finetune", path, NULL, 0);
-}
-
-ngpt_status ngpt_checkpoint_load_finetune_mem(ngpt_context *ctx, const void *data, size_t size)
-{
-    NGPT_FPMODE_SCOPE;
-    return load_finetune(ctx, "ngpt_checkpoint_load_finetune_mem", NULL, data, size);
-}
-
-/* ngpt_checkpoint_train_state from a file or from memory. */
-static ngpt_status train_state(const char *fn, const char *path, const void *data, size_t size,
-                               ngpt_config *cfg, ngpt_train_state *ts)
-{
-    if ((!path && !data) || !cfg || !ts)
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL argument", fn);
-    ngpt_ckpt_reader r;
-    ngpt_config c;
-    ngpt_train_state s;
-    uint64_t step;
-    bool has_m;
-    ngpt_status st = ngpt_ckpt_open_model(&r, path, data, size, &c);
-    if (!st) {
-        st = state_of(&r, &s, &step, &has_m);
-        ngpt_ckpt_close(&r);
-    }
-    if (!st) *cfg = c, *ts = s;
-    return ngpt_prefixed(fn, st);
-}
-
-ngpt_status ngpt_checkpoint_train_state(const char *path, ngpt_config *cfg, ngpt_train_state *ts)
-{
-    NGPT_FPMODE_SCOPE;
-    return train_state("ngpt_checkpoint_train_state", path, NULL, 0, cfg, ts);
-}
-
-ngpt_status ngpt_checkpoint_train_state_mem(const void *data, size_t size, ngpt_config *cfg,
-                                            ngpt_train_state *ts)
-{
-    NGPT_FPMODE_SCOPE;
-    return train_state("ngpt_checkpoint_train_state_mem", NULL, data, size, cfg, ts);
 }
 
 ngpt_status ngpt_model_train_state(const ngpt_model *m, ngpt_train_state *state)
