@@ -1,7 +1,9 @@
-/* checkpoint.c — model checkpoints (checkpoint.h): the config in the
- * header's model block, the tensor set a config implies (8-bit tensors
- * validated whole), and the public ngpt_checkpoint_save / _config / _load
- * functions over the container (ckpt_file.h). */
+/* checkpoint.c — the model side of checkpoints (checkpoint.h), over the
+ * container (ckpt_file.h): the config in the header's model block, the
+ * tensor set a config implies (8-bit tensors validated whole), a context's
+ * model saved (ngpt_checkpoint_save; its bytes: ngpt_checkpoint_size) and
+ * a checked file's tensors loaded into a context. The public reads of a
+ * file open it as an ngpt_model (model.c). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

@@ -7,7 +7,9 @@
  * parameters copied once into a 64-byte-aligned block with the Linears
  * packed (what each context used to do in its own arena), when the first
  * context is made. Immutable after that but for the count of its contexts
- * (an atomic). */
+ * (an atomic). The public questions to a checkpoint file and the loads of
+ * one into a context (ngpt_checkpoint_config, ngpt_checkpoint_load and
+ * their _mem forms, ngpt_checkpoint_load_model) go through one. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
