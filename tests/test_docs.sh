@@ -1,16 +1,17 @@
 #!/bin/sh
-# test_docs.sh — what the docs say about the sources, where a script can see
-# it (reads sources only):
+# test_docs.sh — what the docs say about the code, where a script can see it:
 #  - docs/DESIGN.md's §2 "Where things live" and README's "Layout" name
 #    every folder of src/ and every top-level folder of the repository
 #    (docs/ aside), and docs/ARCHITECTURE.md's drawing every folder of src/;
 #  - the first comment of a file of the library (src/, arch/), which says
-#    what the file holds, names no function that another file defines.
-# Prints the run.sh summary line.
-passed=0 failed=0
-check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $2"; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+#    what the file holds, names no function that another file defines;
+#  - README's "Command line" synopsis is each command's usage lines
+#    (`ngpt <cmd> --help` up to its first blank line, which name every
+#    option the help describes): the same options with the same value
+#    words, none twice unless the usage has it twice; the same commands as
+#    `ngpt --help`; the same subcommands of `ngpt tokenizer`.
+# Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
+. "$(dirname "$0")/cli_lib.sh"
 
 # ---- the folders
 # the repository's top-level folders: git's when this is a clone (a build
@@ -70,5 +71,43 @@ awk '$1 == "defines" { def[$3] = def[$3] " " $2; next }
 grep -q defines "$dir/fns" && [ ! -s "$dir/bad" ]
 check $? "a file's first comment names a function another file defines: $(tr '\n' ';' < "$dir/bad")"
 
-echo "test_docs: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+# ---- README's synopsis of the commands
+# synopsis: the options of stdin's usage lines with their value words
+# ("--top-k K", "--context exact|shift"), one a line, sorted
+synopsis() {
+    tr '\n' ' ' | grep -oE '(^|[[ |(])--?[a-z][a-z0-9-]*( [^-[ |][^ ]*)?' |
+        sed -E 's/^[[ |(]//; s/[].]+$//' | sort
+}
+usage_lines() { awk '/^$/ { exit } { print }'; }
+sed -n '/^## Command line/,/^[^ ]/p' README.md |
+    awk -v d="$dir" '/^    ngpt / { cmd = $2 } cmd != "" && /^    / { print > (d "/readme." cmd) }'
+$N --help | sed -n '/^commands:/,/^$/p' | awk 'NF && !/^commands:/ { print $1 }' | sort > "$dir/commands"
+ls "$dir" | sed -n 's/^readme\.//p' | sort > "$dir/readme_commands"
+[ -s "$dir/commands" ] && cmp -s "$dir/commands" "$dir/readme_commands"
+check $? "README's synopsis has the commands of ngpt --help: $(tr '\n' ' ' < "$dir/readme_commands")"
+for cmd in $(cat "$dir/commands"); do
+    $N "$cmd" --help > "$dir/help" 2>&1 || echo "ngpt $cmd --help failed" >> "$dir/help"
+    if [ "$cmd" = tokenizer ]; then
+        awk '/^  [a-z][a-z0-9-]+  / { print $1 }' "$dir/help" | sort > "$dir/want"
+        sed -n 's/^    ngpt tokenizer \([^ ]*\).*/\1/p' "$dir/readme.$cmd" | tr '|' '\n' | sort > "$dir/got"
+    else
+        usage_lines < "$dir/help" | synopsis > "$dir/want"
+        synopsis < "$dir/readme.$cmd" > "$dir/got" 2> /dev/null
+        # the options the help describes (a line's first word) are in its usage
+        awk '/^ +--?[a-z]/ { sub(/,$/, "", $1); print $1 }' "$dir/help" | sort -u > "$dir/described"
+        lacking=$(sed 's/ .*//' "$dir/want" | sort -u | comm -13 - "$dir/described" | tr '\n' ' ')
+        [ -z "$lacking" ]
+        check $? "ngpt $cmd --help describes options its usage lines lack: $lacking"
+    fi
+    sort -u "$dir/want" > "$dir/want_set"
+    sort -u "$dir/got" > "$dir/got_set"
+    [ -s "$dir/want" ] && cmp -s "$dir/want_set" "$dir/got_set"
+    check $? "README's synopsis of ngpt $cmd: $(diff "$dir/want_set" "$dir/got_set" | grep '^[<>]' | tr '\n' ';')"
+    # an option twice in README is twice in the usage lines (--data FILE [--data FILE ...])
+    uniq -d "$dir/got" > "$dir/got_twice"
+    twice=$(uniq -d "$dir/want" | comm -13 - "$dir/got_twice" | tr '\n' ';')
+    [ -z "$twice" ]
+    check $? "README's synopsis of ngpt $cmd names twice: $twice"
+done
+
+summary test_docs
