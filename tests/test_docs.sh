@@ -5,6 +5,8 @@
 #    (docs/ aside), and docs/ARCHITECTURE.md's drawing every folder of src/;
 #  - the first comment of a file of the library (src/, arch/), which says
 #    what the file holds, names no function that another file defines;
+#  - no file refers to the developers' notes beside the repository
+#    (../shared: FORMATS.md, ANCHORS.md, peers/), which a clone has not;
 #  - README's "Command line" synopsis is each command's usage lines
 #    (`ngpt <cmd> --help` up to its first blank line, which name every
 #    option the help describes): the same options with the same value
@@ -70,6 +72,17 @@ awk '$1 == "defines" { def[$3] = def[$3] " " $2; next }
      }' "$dir/fns" | sort -u > "$dir/bad"
 grep -q defines "$dir/fns" && [ ! -s "$dir/bad" ]
 check $? "a file's first comment names a function another file defines: $(tr '\n' ';' < "$dir/bad")"
+
+# ---- no file cites the developers' shared notes, which a clone lacks (the
+# public sources are cited instead); this file names them, spelled out
+notes='\.\./shared|shared/(FORMATS|peers|ANCHORS)|(FORMATS|ANCHORS)\.md'
+if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+    git grep -l -E "$notes" -- . ':!tests/test_docs.sh'
+else
+    grep -rlE --exclude-dir=build --exclude-dir=.git "$notes" . | grep -v 'tests/test_docs\.sh$'
+fi > "$dir/bad"
+[ ! -s "$dir/bad" ]
+check $? "files cite the shared notes a clone lacks: $(tr '\n' ' ' < "$dir/bad")"
 
 # ---- README's synopsis of the commands
 # synopsis: the options of stdin's usage lines with their value words
