@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -24,11 +25,12 @@
 static const char *const HELP =
     "usage: ngpt chat --model FILE [--template chatml|plain] [--system TEXT] [-n N]\n"
     "       [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
-    "       [--repeat-window N] [--ban ID,...] [--seed S] [--context exact|shift]\n"
-    "       [--session FILE] [--verbose] [--threads N]\n\n"
+    "       [--repeat-window N] [--ban ID,...] [--end ID] [--seed S] [--context exact|shift]\n"
+    "       [--stop-at-full] [--session FILE] [--verbose] [--threads N]\n\n"
     "Reads one user message per line from stdin and streams each reply to stdout,\n"
-    "after at most -n tokens (default 256). The conversation's form is the\n"
-    "template's:\n\n"
+    "after at most -n tokens (default 256), until the end of input (Ctrl-D on a\n"
+    "terminal, where \"> \" marks each line it waits for; piped, the output is the\n"
+    "replies alone). The conversation's form is the template's:\n\n"
     "  chatml  (the default when the model's tokenizer has the special tokens\n"
     "          <|im_start|> and <|im_end|>, as SmolLM2-Instruct's has) each turn is\n"
     "          <|im_start|>ROLE\\nTEXT<|im_end|>\\n, the reply follows\n"
@@ -45,10 +47,10 @@ static const char *const HELP =
     "          byte-level model).\n\n"
     "--end ID stops at another token (repeatable; -1: none). When the conversation\n"
     "is longer than the model's context T, the model sees its last T tokens (stderr\n"
-    "says how many were dropped); --context says what happens when a reply fills the\n"
-    "context (see ngpt generate --help). Turn i samples with seed S+i. Each turn\n"
-    "prefills only what the previous turns did not (the cache keeps the\n"
-    "conversation's common start).\n\n"
+    "says how many were dropped); --context and --stop-at-full say what happens\n"
+    "when a reply fills the context (see ngpt generate --help). Turn i samples with\n"
+    "seed S+i. Each turn prefills only what the previous turns did not (the cache\n"
+    "keeps the conversation's common start).\n\n"
     "  --template T       chatml or plain; chatml on a tokenizer without the two\n"
     "                     special tokens is refused, naming the missing one\n"
     "  --system TEXT      the system message\n"
@@ -184,6 +186,17 @@ static void print_ids(const char *cmd, uint64_t turn, const int32_t *ids, size_t
     fputc('\n', stderr);
 }
 
+/* The next user line; on a terminal after a marker that says the chat
+ * listens (interactive: piped output holds the replies alone). */
+static bool read_line(char *line, int size, bool interactive)
+{
+    if (interactive) {
+        fputs("> ", stdout);
+        fflush(stdout);
+    }
+    return fgets(line, size, stdin) != NULL;
+}
+
 /* --template against the tokenizer: chat->chatml, *im_end. */
 static int pick_template(chat *c, const char *template, int32_t *im_end)
 {
@@ -258,11 +271,16 @@ int cli_cmd_chat(int argc, char **argv)
         else if (system) rc = plain_append(&c, "system: ", system, "\n", NULL);
     }
     if (verbose) ngpt_progress_callback_set(count_prefill, NULL);
+    /* a person typing (stdin and stdout a terminal) is told how it ends */
+    const bool interactive = isatty(fileno(stdin)) && isatty(fileno(stdout));
+    if (!rc && interactive)
+        fprintf(stderr, "ngpt chat: one message a line after \"> \"; Ctrl-D (end of input) ends "
+                        "the chat\n");
     int32_t *tokens = NULL;     /* plain: the conversation encoded */
     size_t n_tokens = 0;
     char line[4096];
     const uint64_t seed = o.gc.sampler.seed;
-    for (uint64_t turn = 0; !rc && fgets(line, sizeof line, stdin); turn++) {
+    for (uint64_t turn = 0; !rc && read_line(line, sizeof line, interactive); turn++) {
         line[strcspn(line, "\r\n")] = '\0';
         const int32_t *prompt;
         if (c.chatml) {
@@ -303,6 +321,7 @@ int cli_cmd_chat(int argc, char **argv)
         rc = c.chatml ? chatml_close(&c, im_end) : plain_append(&c, "\n", NULL);
     }
     if (verbose) ngpt_progress_callback_set(NULL, NULL);
+    if (interactive && !rc) putchar('\n');    /* Ctrl-D left the cursor after the marker */
     if (session && rc == CLI_OK) {
         if (c.chatml) {
             rc = cli_session_save(a.cmd, ctx, session, c.ids.v, c.ids.n);

@@ -8,22 +8,22 @@
 
 static const cli_command commands[] = {
     {"init", "create a model with fresh weights and save it", cli_cmd_init},
-    {"info", "print a model's config, tokenizer, parameters, file and arena sizes (a file, config.json or --config)",
+    {"info", "print a model's config, tokenizer, parameters, file and arena sizes (a file, config.json, llama2.c .bin or --config)",
      cli_cmd_info},
     {"checksum", "print XXH3 checksums of parameters and logits (determinism check)",
      cli_cmd_checksum},
-    {"import", "turn a Hugging Face GPT-2 model (config.json, safetensors, tokenizer) into an ngpt model",
+    {"import", "turn a Hugging Face GPT-2 or Llama (SmolLM2) model, or llama2.c's files, into an ngpt model",
      cli_cmd_import},
-    {"quantize", "write a model with 8-bit weights (a quarter of the bytes) for inference",
+    {"quantize", "write a model with 8-bit or 4-bit (--weights q4) weights for inference",
      cli_cmd_quantize},
     {"train", "train a model on text files (or the bundled corpus), or fine-tune one (--init), with resume",
      cli_cmd_train},
     {"eval", "print a model's loss, bits per byte and perplexity on held-out text (--compare: two models)", cli_cmd_eval},
-    {"generate", "stream a completion of a prompt (sampling or beam search)", cli_cmd_generate},
-    {"chat", "chat with a model in the original's system/user/assistant format", cli_cmd_chat},
+    {"generate", "stream a completion of a prompt (sampling, beam search, speculative decoding)", cli_cmd_generate},
+    {"chat", "chat with a model, a line a turn (ChatML, or the original's system/user/assistant format)", cli_cmd_chat},
     {"trace", "draw a prompt's attention maps as SVG (or a text table)", cli_cmd_trace},
     {"bench", "measure prefill, decode, training and kernel speed on this machine", cli_cmd_bench},
-    {"tokenizer", "train, inspect or run a BPE tokenizer (train, encode, decode, info, import-gpt2)",
+    {"tokenizer", "train, inspect or run a BPE tokenizer (train, encode, decode, info, import-gpt2, import-hf)",
      cli_cmd_tokenizer},
 };
 

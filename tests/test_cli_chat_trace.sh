@@ -2,7 +2,8 @@
 # test_cli_chat_trace.sh — `ngpt chat` and `ngpt trace` end to end. A tiny
 # model is trained (60 steps, deterministic on every build) on a dialogue
 # where the assistant always answers "ok"; chat must then answer "ok" to each
-# line and stop at the next role marker without printing it. trace must draw
+# line and stop at the next role marker without printing it (on a terminal
+# after a "> " marker, piped without). trace must draw
 # every head, escape the prompt's bytes in the SVG, and print rows that are
 # probability distributions. Bad usage gets the documented exit codes.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
@@ -24,6 +25,19 @@ check $? "chat with --system"
 printf 'hi\n' | $N chat --model "$dir/m.ngpt" --system "be brief" --seed 3 -n 20 > "$dir/chat3.out" 2>&1
 cmp -s "$dir/chat2.out" "$dir/chat3.out"
 check $? "chat: same seed, same reply"
+# on a terminal (util-linux's script gives it one) chat says how it ends and
+# marks each line it waits for with "> "; with stdin piped it does not
+if script -qec true /dev/null > /dev/null 2>&1; then
+    printf 'hi\nhi\n' | script -qec "$N chat --model $dir/m.ngpt --temp 0 -n 20" /dev/null |
+        tr -d '\r' > "$dir/tty.out"
+    grep -q "Ctrl-D (end of input) ends the chat" "$dir/tty.out" &&
+        [ "$(grep -c '^> ok$' "$dir/tty.out")" -eq 2 ] && [ "$(tail -n 1 "$dir/tty.out")" = "> " ]
+    check $? "chat on a terminal: a word on how it ends, \"> \" before each line: $(od -c "$dir/tty.out" | head -8)"
+    script -qec "printf 'hi\nhi\n' | $N chat --model $dir/m.ngpt --temp 0 -n 20 2> /dev/null" /dev/null \
+        < /dev/null | tr -d '\r' > "$dir/tty.out"
+    printf 'ok\nok\n' | cmp -s - "$dir/tty.out"
+    check $? "chat with stdin piped, stdout a terminal: the replies alone: $(od -c "$dir/tty.out" | head -3)"
+fi
 printf 'hi\n' | $N chat > /dev/null 2> "$dir/err"
 [ $? -eq 2 ] && grep -q -- "--model" "$dir/err"
 check $? "chat without --model is a usage error: $(cat "$dir/err")"

@@ -30,6 +30,7 @@
 #    (tests reach the kernel cases in kcases/; the tool's own tests, the
 #    shell tests and the fuzz replay of cli_main, run the whole tool); the
 #    shipped tool links nothing from tests/;
+#  - every folder of src/ has a floor here;
 #  - no more than a handful of files at src/'s root;
 #  - make TOOLCHAIN=<missing file> stops with an error naming the file.
 # Env: BUILD (build dir). Prints the run.sh summary line.
@@ -181,6 +182,10 @@ cyclic "$dir/redges" > "$dir/cycle"
 [ ! -s "$dir/cycle" ]
 check $? "folders reach each other in a cycle: $(grep -F -w -f "$dir/cycle" "$dir/redges" | \
     awk 'NR == FNR { c[$1]; next } ($1 in c) && ($2 in c)' "$dir/cycle" - | tr '\n' ';')"
+
+# ---- every folder of src/ has its floor above (a new one is unchecked until then)
+ls -d src/*/ | awk "$LAYER"' floor_of($0 "x") < 0' > "$dir/bad"
+none "$dir/bad" "folders of src/ without a floor in test_structure.sh's floor_of"
 
 # ---- src/'s root holds only the kernel ABI: a handful of files
 ls src | grep -v '^[a-z]*$' > "$dir/root"

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """An independent reference encoder for byte-level BPE tokenizer.json files
 (GPT-2's and SmolLM2's kind), written from Hugging Face's documented
-algorithm (../shared/FORMATS.md section 4), not from ngpt's C:
+algorithm (https://github.com/huggingface/tokenizers, tokenizers/src/:
+models/bpe, pre_tokenizers, added_vocabulary.rs), not from ngpt's C:
 
   1. pre-tokenizers in order: Digits(individual_digits=true) isolates each
      Unicode N character; ByteLevel(use_regex=true) splits each piece with

@@ -8,7 +8,8 @@ a writer of random-weight Hugging Face model directories to test importers.
   /usr/bin/python3 tools/hf_gpt2.py run DIR [--prompt TEXT | --tokens 1,2,3] [--greedy N]
 
 The model is written from GPT-2's documented architecture (transformers'
-modeling_gpt2.py; ../shared/FORMATS.md §2), not imported from transformers:
+src/transformers/models/gpt2/modeling_gpt2.py,
+https://github.com/huggingface/transformers), not imported from transformers:
 x = wte[t] + wpe[p]; per block x += attn(ln_1 x), x += mlp(ln_2 x); ln_f;
 logits = x · wteᵀ (the head is tied). Conv1D layers hold their weight as
 (in, out): y = x·W + b. attn.c_attn's columns are q | k | v, head h at

@@ -9,7 +9,8 @@ test importers.
   /usr/bin/python3 tools/hf_llama.py run DIR [--tokens 1,2,3] [--greedy N]
 
 The model is written from the architecture's description (transformers'
-modeling_llama.py; ../shared/FORMATS.md §3), not imported from transformers
+src/transformers/models/llama/modeling_llama.py,
+https://github.com/huggingface/transformers), not imported from transformers
 nor from ngpt's tools/ngpt_torch.py:
   x = embed_tokens[t]; per layer
     h = x + o_proj(attn(rms(x) * input_layernorm))

@@ -8,8 +8,8 @@ to test ngpt's importer.
         [--unshared] [--seed S] [--version 0|1|2] [--group-size GS]
   /usr/bin/python3 tools/llama2c_ref.py run DIR --prompt TEXT [--greedy N]
 
-Written from llama2.c's description (../shared/FORMATS.md §5; model.py and
-run.c), not from tools/ngpt_torch.py:
+Written from llama2.c's description (https://github.com/karpathy/llama2.c:
+model.py, export.py, run.c, runq.c), not from tools/ngpt_torch.py:
   x = tok_emb[t]; per layer h = x + attn(rmsnorm(x) * rms_att),
   x = h + w2(silu(w1 u) * w3 u) with u = rmsnorm(h) * rms_ffn;
   logits = (rmsnorm(x) * rms_final) · wclsᵀ (wcls = tok_emb when shared).

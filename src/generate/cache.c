@@ -1,7 +1,7 @@
-/* cache.c — the public ngpt_cache_* functions: each validates its
- * arguments, then calls the KV cache's storage operations (model/kv.h) or
- * the model's cached pass (ngpt_model_append), the same internal operations
- * generation uses. */
+/* cache.c — the public KV cache functions (a slot saved as a session file
+ * and truncated: session.c): each validates its arguments, then calls the
+ * KV cache's storage operations (model/kv.h) or the model's cached pass
+ * (model/model.h), the same internal operations generation uses. */
 #include "base/fpmode.h"
 #include "model/kv.h"
 #include "model/model.h"

@@ -3,7 +3,7 @@
  * sample, stream and feed one token at a time (docs/DESIGN.md §1 "Generation").
  * The window is slot 0 of the KV cache (model/kv.h); when it holds T tokens it
  * slides like the original (recompute the last T tokens from position 0) or
- * shifts (drop the oldest half of the cache, ngpt_kv_shift). */
+ * shifts (drop the oldest half of the cache: model/kv.h's shift). */
 #include <string.h>
 
 #include "base/fpmode.h"

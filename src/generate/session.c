@@ -5,7 +5,7 @@
  *   0   "NGPTSESS"   8 bytes
  *   8   version      u32 (1)
  *   12  n            u32, the tokens the slot holds (0..T)
- *   16  params       u64, ngpt_context_params_checksum of the model that saved it
+ *   16  params       u64, the parameters' checksum of the model that saved it
  *   24  tokenizer    u64, the attached tokenizer's checksum (0: none)
  *   32  config       56 bytes, the checkpoint header's model block
  *   88  reserved     8 zero bytes

@@ -1,7 +1,10 @@
-/* checkpoint.c — model checkpoints (checkpoint.h): the config in the
- * header's model block, the tensor set a config implies (8-bit tensors
- * validated whole), and the public ngpt_context_save / _config / _load
- * functions over the container (ckpt_file.h). */
+/* checkpoint.c — the model side of model files (checkpoint.h), over the
+ * container (ckpt_file.h): the config in the header's model block, the
+ * tensor set a config implies (8-bit and 4-bit tensors validated whole), a
+ * context's model saved (ngpt_context_save; its bytes:
+ * ngpt_config_file_size) and a model's tensors copied into a context that
+ * owns its weights (for io/context_init.c). Files are opened as an
+ * ngpt_model (model.c). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* model.c — ngpt_model (io/model.h): a checkpoint opened, verified and
+/* model.c — ngpt_model (io/model.h): a model file opened, verified and
  * mapped once; its config, tokenizer and training state answered from
  * memory; its weights laid out once for every inference context: used in
  * place in the mapped file where it holds them as contexts read them (the
@@ -6,8 +6,8 @@
  * them back to back, Linears packed: params_in_place), else the float32
  * parameters copied once into a 64-byte-aligned block with the Linears
  * packed (what each context used to do in its own arena), when the first
- * context is made. Immutable after that but for the count of its contexts
- * (an atomic). */
+ * inference context is made. Immutable after that but for the count of its
+ * contexts (an atomic). io/context_init.c makes contexts of it. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>

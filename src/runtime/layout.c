@@ -3,7 +3,8 @@
  * (ngpt_config) add or remove tensors; the default model's layout is the
  * original one. An 8-bit model's Linear weights (and its tied embedding)
  * have no floats: they live packed in the quantized weights
- * (ngpt_linear_q8_*), 8-bit or 4-bit (ngpt_linear_dtype). */
+ * (ngpt_linear_q8_bytes, ngpt_linear_q8_offset), 8-bit or 4-bit
+ * (ngpt_linear_dtype). */
 #include <stdio.h>
 
 #include "base/checked.h"

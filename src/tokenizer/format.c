@@ -1,7 +1,7 @@
 /* format.c — tokenizer files (docs/FORMAT.md, "Tokenizer files"): reading
  * one from a file or from memory, checked whole before it is used, and
  * writing one atomically. build.c writes the image and checks what the
- * file says (ngpt_tok_build). */
+ * file says. */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
