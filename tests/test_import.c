@@ -634,6 +634,24 @@ static const char *const CHATML_CONFIG =
 
 static int32_t end_id_of(const char *model) { return tokenizer_of(model).end_id; }
 
+/* The end tokens of a model file's tokenizer as "a b c" (ngpt_tokenizer_end_tokens). */
+static void end_tokens_of(const char *model, char *out, size_t cap)
+{
+    ngpt_model *m = NULL;
+    const ngpt_tokenizer *tok = NULL;
+    const int32_t *ids = NULL;
+    int32_t n = 0;
+    out[0] = '\0';
+    if (ngpt_model_open(&m, model) || ngpt_model_tokenizer(m, &tok) || !tok ||
+        ngpt_tokenizer_end_tokens(tok, &ids, &n))
+        snprintf(out, cap, "error: %s", ngpt_last_error());
+    for (int32_t i = 0; i < n; i++) {
+        const size_t k = strlen(out);
+        snprintf(out + k, cap - k, "%s%d", i ? " " : "", (int)ids[i]);
+    }
+    ngpt_model_close(m);
+}
+
 /* tokenizer_config.json (and generation_config.json) choose the end token:
  * exact ids; a name that is no special token, add_bos_token=true and a
  * disagreeing generation_config.json are refused by name, nothing written. */
@@ -647,13 +665,15 @@ static void tokenizer_configs(void)
     path_of(gen, sizeof gen, "chat", "generation_config.json");
     CHECK_OK(ngpt_import_hf(d, NULL, o));
     CHECK(end_id_of(o) == V - 1, "no tokenizer_config.json: <|endoftext|> (%d) ends", V - 1);
-    static const struct { const char *cfg, *gen; int32_t end; } good[] = {
-        {"{\"eos_token\": \"<|im_end|>\"}", NULL, V - 2},
+    /* the end tokens: the end of text, then generation_config.json's others */
+    static const struct { const char *cfg, *gen; int32_t end; const char *ends; } good[] = {
+        {"{\"eos_token\": \"<|im_end|>\"}", NULL, V - 2, "298"},
         {"{\"eos_token\": {\"__type\": \"AddedToken\", \"content\": \"<|im_start|>\", "
-         "\"lstrip\": false}, \"add_bos_token\": false}", NULL, V - 3},
-        {"{\"eos_token\": \"<|endoftext|>\", \"bos_token\": null}", "{\"eos_token_id\": [298, 299]}", V - 1},
-        {NULL, "{\"bos_token_id\": 1, \"eos_token_id\": 298}", V - 2},
-        {"{\"model_max_length\": 8192}", "{\"eos_token_id\": [297, 299]}", V - 3},
+         "\"lstrip\": false}, \"add_bos_token\": false}", NULL, V - 3, "297"},
+        {"{\"eos_token\": \"<|endoftext|>\", \"bos_token\": null}", "{\"eos_token_id\": [298, 299]}",
+         V - 1, "299 298"},
+        {NULL, "{\"bos_token_id\": 1, \"eos_token_id\": 298}", V - 2, "298"},
+        {"{\"model_max_length\": 8192}", "{\"eos_token_id\": [297, 299, 297]}", V - 3, "297 299"},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         unlink(cfg), unlink(gen);
@@ -662,7 +682,39 @@ static void tokenizer_configs(void)
         CHECK_OK(ngpt_import_hf(d, NULL, o));
         CHECK(end_id_of(o) == good[i].end, "config %zu: end %d, want %d", i, (int)end_id_of(o),
               (int)good[i].end);
+        char ends[200];
+        end_tokens_of(o, ends, sizeof ends);
+        CHECK(!strcmp(ends, good[i].ends), "config %zu: end tokens %s, want %s", i, ends,
+              good[i].ends);
     }
+    /* generation ends at any of them, by default: a logit bias makes the
+     * second end token (<|im_end|>, 298) the likeliest after a few tokens */
+    unlink(cfg), unlink(gen);
+    CHECK(write_file(gen, "{\"eos_token_id\": [299, 298]}", 28), "write");
+    CHECK_OK(ngpt_import_hf(d, NULL, o));
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = NULL;
+    CHECK_OK(ngpt_model_open(&m, o));
+    if (m) CHECK_OK(ngpt_context_init(&ctx, m, NULL, NULL, NULL, 0));
+    if (ctx) {
+        float bias[V];
+        for (int i = 0; i < V; i++) bias[i] = i == 298 ? 1e3f : 0.0f;
+        ngpt_generate_config gc = ngpt_generate_config_default();
+        gc.sampler.temperature = 0.0f, gc.sampler.logit_bias = bias, gc.max_tokens = 8;
+        const int32_t prompt[2] = {'h', 'i'};
+        int32_t out[8];
+        ngpt_generate_result r;
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 2, out, 8, NULL, NULL, &r));
+        CHECK(r.reason == NGPT_STOP_END_TOKEN && r.end_token == 298 && r.n_tokens == 0,
+              "the model's second end token ends generation (%s, end %d, %d tokens)",
+              ngpt_stop_reason_string(r.reason), (int)r.end_token, (int)r.n_tokens);
+        gc.ignore_end = true;
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 2, out, 8, NULL, NULL, &r));
+        CHECK(r.reason == NGPT_STOP_MAX_TOKENS && r.end_token == -1 && r.n_tokens == 8,
+              "ignore_end goes on (%s)", ngpt_stop_reason_string(r.reason));
+    }
+    ngpt_context_free(ctx);
+    ngpt_model_close(m);
     static const struct { const char *cfg, *gen, *needle; ngpt_status st; } bad[] = {
         {"{\"eos_token\": \"</s>\"}", NULL, "eos_token \"</s>\" is not a special token",
          NGPT_ERR_BAD_FORMAT},

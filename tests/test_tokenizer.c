@@ -652,6 +652,57 @@ static size_t gpt2_char(char *out, uint8_t b, bool escape)
 /* GPT-2's files for a trained tokenizer: ids 0..255 in GPT-2's byte order
  * (the printable bytes, then the others), the merges after them, then
  * "<|endoftext|>". *json and *bpe are malloc'd. */
+/* End tokens as a list (header byte 34 counts those after the end of
+ * text, their ids follow the specials): a round trip, the file with one
+ * end token unchanged byte for byte, and every inconsistency refused. */
+static void end_tokens(const ngpt_tokenizer *trained)
+{
+    ngpt_tokenizer *t = NULL;
+    size_t n = 0;
+    CHECK_OK(ngpt_tokenizer_save_mem(trained, NULL, 0, &n));
+    uint8_t *one = malloc(n);
+    CHECK_OK(ngpt_tokenizer_save_mem(trained, one, n, &n));
+    CHECK_OK(ngpt_tokenizer_load_mem(&t, one, n));
+    if (!t) return free(one);
+    const int32_t *ids = NULL;
+    int32_t k = 0;
+    CHECK(!ngpt_tokenizer_end_tokens(t, &ids, &k) && k == 1 && ids[0] == t->end_id,
+          "a trained tokenizer ends at its end of text (%d ends)", (int)k);
+    CHECK(one[34] == 0, "one end token: byte 34 is 0, as in every earlier file");
+    const int32_t two[2] = {t->end_id, t->pad_id};
+    CHECK_OK(ngpt_tok_with_ends(&t, two, 2, "two ends"));
+    ngpt_tokenizer_info info;
+    CHECK(!ngpt_tokenizer_end_tokens(t, &ids, &k) && k == 2 && ids[0] == two[0] &&
+              ids[1] == two[1] && !ngpt_tokenizer_describe(t, &info) && info.n_end_tokens == 2 &&
+              info.end_id == two[0], "two end tokens: %d", (int)k);
+    size_t m = 0;
+    CHECK_OK(ngpt_tokenizer_save_mem(t, NULL, 0, &m));
+    uint8_t *img = malloc(m);
+    CHECK_OK(ngpt_tokenizer_save_mem(t, img, m, &m));
+    CHECK(m == n + 4 && img[34] == 1, "the second end token takes 4 bytes and byte 34 (%zu, %u)",
+          m, img[34]);
+    ngpt_tokenizer *back = NULL;
+    CHECK_OK(ngpt_tokenizer_load_mem(&back, img, m));
+    CHECK(back && !ngpt_tokenizer_end_tokens(back, &ids, &k) && k == 2 && ids[1] == two[1],
+          "two end tokens read back");
+    ngpt_tokenizer_free(back);
+    CHECK_OK(ngpt_tok_with_ends(&t, two, 1, "one end"));
+    CHECK(t->checksum == checksum_of(trained), "back to one end token: the same file");
+    /* inconsistent lists: too many, not a special token, twice, an extra without an end */
+    const size_t extra_at = m - 8 - 4;      /* the one extra id: the last before the checksum */
+    expect_rejected(img, m, 34, NGPT_END_TOKENS_MAX, 1, NGPT_ERR_BAD_FORMAT, "more end tokens");
+    expect_rejected(img, m, extra_at, 'a', 4, NGPT_ERR_BAD_FORMAT,
+                    "end token 97 is not one of its special tokens");
+    expect_rejected(img, m, extra_at, (uint32_t)two[0], 4, NGPT_ERR_BAD_FORMAT, "listed twice");
+    expect_rejected(img, m, 24, UINT32_MAX, 4, NGPT_ERR_BAD_FORMAT, "only beside an end token");
+    expect_rejected(img, m, 34, 0, 1, NGPT_ERR_BAD_FORMAT, "bytes follow its last special");
+    CHECK(ngpt_tok_with_ends(&t, two, NGPT_END_TOKENS_MAX + 1, "nine") == NGPT_ERR_BAD_FORMAT,
+          "more than NGPT_END_TOKENS_MAX: %s", ngpt_last_error());
+    free(img);
+    free(one);
+    ngpt_tokenizer_free(t);
+}
+
 static void gpt2_files(const ngpt_tokenizer *t, char **json, size_t *nj, char **bpe, size_t *nb)
 {
     int32_t order[256], map[256], k = 0;
@@ -870,6 +921,7 @@ int main(void)
         long_piece(tn);
         two_letters();
         files(tg);
+        end_tokens(tg);
         gpt2(tg);
         buffers(tg);
     }
