@@ -134,13 +134,12 @@ enum { GX, GWP, GBIAS, GC };
 static void gemm_tests(kc_shapes *out)
 {
     quant_gemm_tests(out);
-    static const int ns[] = {1, 7, 16, 17, 33, 64, 100};
     for (int m = 1; m <= 9; m += 2)
-        for (int in = 0; in < 7; in++) {
-            kc_add_shape(out, m, ns[in], 100, K_WILD | HAS_BIAS);
-            kc_add_shape(out, m, ns[in], 70, K_BIAS | HAS_BIAS);
-            kc_add_shape(out, m, ns[in], 96, K_EXTREME | (in % 2 ? HAS_BIAS : 0));
-            kc_add_shape(out, m, ns[in], 77, K_EXTREME);
+        for (int in = 0; in < QUANT_NS; in++) {
+            kc_add_shape(out, m, quant_ns[in], 100, K_WILD | HAS_BIAS);
+            kc_add_shape(out, m, quant_ns[in], 70, K_BIAS | HAS_BIAS);
+            kc_add_shape(out, m, quant_ns[in], 96, K_EXTREME | (in % 2 ? HAS_BIAS : 0));
+            kc_add_shape(out, m, quant_ns[in], 77, K_EXTREME);
         }
     /* rows longer than the AVX-512 kernel takes at once (1024 groups over a block's rows) */
     static const int longk[][2] = {{1, 32769}, {2, 16385}, {3, 10945}, {8, 4096}, {9, 4097}, {5, 2049}};

@@ -138,12 +138,11 @@ enum { GX, GW, GWP, GBIAS, GC };
 static void gemm_tests(kc_shapes *out)
 {
     quant_gemm_tests(out);
-    static const int ns[] = {1, 7, 16, 17, 33, 64, 100};
     for (int m = 1; m <= 9; m += 4)
-        for (int in = 0; in < 7; in++) {
-            kc_add_shape(out, m, ns[in], 100, K_WILD | HAS_BIAS);
-            kc_add_shape(out, m, ns[in], 70, K_BIAS | HAS_BIAS);
-            kc_add_shape(out, m, ns[in], 96, K_EXTREME | (in % 2 ? HAS_BIAS : 0));
+        for (int in = 0; in < QUANT_NS; in++) {
+            kc_add_shape(out, m, quant_ns[in], 100, K_WILD | HAS_BIAS);
+            kc_add_shape(out, m, quant_ns[in], 70, K_BIAS | HAS_BIAS);
+            kc_add_shape(out, m, quant_ns[in], 96, K_EXTREME | (in % 2 ? HAS_BIAS : 0));
         }
     /* rows longer than the AVX-512 kernel takes at once (1024 groups over
      * the rows of a block: 4096 k at 8 rows, 8192 at 4, 32768 at 1), and

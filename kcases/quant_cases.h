@@ -21,25 +21,29 @@ static inline void *bytes_slot(kc_state *st, int slot, size_t bytes)
 /* The stride of quantized rows of k values packed one after another. */
 static inline ptrdiff_t row_rs(int k) { return (ptrdiff_t)ngpt_q8_row_bytes(k); }
 
+/* The products' output counts: panels full and partial. */
+enum { QUANT_NS = 7 };
+static const int quant_ns[QUANT_NS] = {1, 7, 16, 17, 33, 64, 100};
+
 /* The products' test shapes both layouts take: the gemv rows (1..8, in
- * groups of 4) and the tiles, panels full and partial, k across groups and
- * quads; prefill sizes (many row tiles with leftovers); row blocks of 8
- * (AVX-512) and their edges. A case adds its kinds' shapes. */
+ * groups of 4) and the tiles, each of quant_ns, k across groups and quads;
+ * prefill sizes (many row tiles with leftovers); row blocks of 8 (AVX-512)
+ * and their edges. A case adds its kinds' shapes. */
 static inline void quant_gemm_tests(kc_shapes *out)
 {
-    static const int ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13}, ns[] = {1, 7, 16, 17, 33, 64, 100};
+    static const int ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13};
     static const int ks[] = {0, 1, 5, 31, 32, 33, 64, 100, 257};
     for (int im = 0; im < 10; im++)
-        for (int in = 0; in < 7; in++)
+        for (int in = 0; in < QUANT_NS; in++)
             for (int ik = 0; ik < 9; ik++)
-                kc_add_shape(out, ms[im], ns[in], ks[ik], (im + in + ik) % 2 ? HAS_BIAS : 0);
+                kc_add_shape(out, ms[im], quant_ns[in], ks[ik], (im + in + ik) % 2 ? HAS_BIAS : 0);
     static const int big[][3] = {{64, 48, 300}, {37, 100, 96}, {150, 40, 600}, {128, 64, 256}};
     for (int s = 0; s < 4; s++)
         for (int v = 0; v < 2; v++) kc_add_shape(out, big[s][0], big[s][1], big[s][2], v ? HAS_BIAS : 0);
     static const int edges[] = {15, 16, 17, 23, 24, 25};
     for (int im = 0; im < 6; im++)
-        for (int in = 0; in < 7; in += 2)
-            kc_add_shape(out, edges[im], ns[in], ks[(im + in) % 9], (im + in) % 2 ? HAS_BIAS : 0);
+        for (int in = 0; in < QUANT_NS; in += 2)
+            kc_add_shape(out, edges[im], quant_ns[in], ks[(im + in) % 9], (im + in) % 2 ? HAS_BIAS : 0);
 }
 
 /* model_shapes.h's Linears (each shape once): a decode step (one row) and
