@@ -261,7 +261,7 @@ int cli_cmd_generate(int argc, char **argv)
     ngpt_generate_result res;
     const double t0 = cli_now();
     const int32_t len = n_tokens > INT32_MAX ? INT32_MAX : (int32_t)n_tokens;
-    st = ngpt_model_generate(ctx, &o.gc, tokens, len, NULL, 0, on_token, &out, &res);
+    st = ngpt_context_generate(ctx, &o.gc, tokens, len, NULL, 0, on_token, &out, &res);
     const double t1 = cli_now();
     if (newline) putchar('\n');
     fflush(stdout);

@@ -38,14 +38,14 @@ static inline ngpt_context *make(const ngpt_config *c, int batch, int seq, uint6
     s.batch = batch, s.seq = seq;
     ngpt_context *ctx = NULL;
     CHECK_OK(ngpt_context_init(&ctx, c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_params_init(ctx, seed));
+    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, seed));
     return ctx;
 }
 
 static inline uint64_t params_hash(const ngpt_context *ctx)
 {
     uint64_t h = 0;
-    CHECK_OK(ngpt_params_checksum(ctx, &h));
+    CHECK_OK(ngpt_context_params_checksum(ctx, &h));
     return h;
 }
 
@@ -57,9 +57,9 @@ static inline void tokens(int32_t *tok, int n, int V)
 /* Logits of a full forward over (b, t) tokens, copied into out. */
 static inline void full(ngpt_context *ctx, const int32_t *tok, int b, int t, int V, float *out)
 {
-    CHECK_OK(ngpt_model_forward(ctx, tok, b, t, NULL, NULL));
+    CHECK_OK(ngpt_context_forward(ctx, tok, b, t, NULL, NULL));
     const float *lg = NULL;
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     if (lg) memcpy(out, lg, sizeof(float) * (size_t)b * t * V);
 }
 
@@ -72,18 +72,18 @@ static inline void test_made_and_saved(ngpt_weights w, const char *sw)
     f.weights = NGPT_WEIGHTS_F32;
     ngpt_context *fl = make(&f, 1, 0, 5), *a = make(&c, 1, 0, 5), *b = make(&c, 1, 0, 9);
     if (!fl || !a || !b) goto out;
-    CHECK_OK(ngpt_checkpoint_save(fl, path));
+    CHECK_OK(ngpt_context_save(fl, path));
     CHECK(params_hash(a) != params_hash(b), "[%s] seeds 5 and 9 give one model", sw);
     CHECK_OK(ngpt_checkpoint_load(b, path));
     CHECK_HASH(params_hash(b), params_hash(a));
-    CHECK_OK(ngpt_checkpoint_save(a, path));
+    CHECK_OK(ngpt_context_save(a, path));
     ngpt_config back;
     CHECK_OK(ngpt_checkpoint_config(path, &back));
     CHECK(back.weights == w, "[%s] the file's config is not %s", sw, ngpt_weights_name(w));
-    CHECK_OK(ngpt_params_init(b, 9));
+    CHECK_OK(ngpt_context_params_init(b, 9));
     CHECK_OK(ngpt_checkpoint_load(b, path));
     CHECK_HASH(params_hash(b), params_hash(a));
-    CHECK_OK(ngpt_checkpoint_save(b, path2));
+    CHECK_OK(ngpt_context_save(b, path2));
     CHECK(test_same_file(path, path2), "[%s] saving the loaded model gives other bytes", sw);
     char want[64];
     snprintf(want, sizeof want, "weights is %s in the checkpoint", ngpt_weights_name(w));
@@ -120,16 +120,16 @@ static inline void test_cached_equals_full(ngpt_weights w, const char *sw, doubl
     int32_t pre[2 * 5], next[2];
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < 5; i++) pre[s * 5 + i] = tok[s * T + i];
-    CHECK_OK(ngpt_cache_prefill(ctx, pre, 2, 5));
+    CHECK_OK(ngpt_context_cache_prefill(ctx, pre, 2, 5));
     const float *lg;
-    CHECK_OK(ngpt_logits_data(ctx, &lg));
+    CHECK_OK(ngpt_context_logits(ctx, &lg));
     for (int s = 0; s < 2; s++)
         CHECK(!memcmp(lg + (size_t)s * 5 * V, want + (size_t)s * T * V, sizeof(float) * 5 * V),
               "[%s] prefill of sequence %d differs", sw, s);
     for (int i = 5; i < T; i++) {
         next[0] = tok[i], next[1] = tok[T + i];
-        CHECK_OK(ngpt_cache_decode(ctx, next, 2));
-        CHECK_OK(ngpt_logits_data(ctx, &lg));
+        CHECK_OK(ngpt_context_cache_decode(ctx, next, 2));
+        CHECK_OK(ngpt_context_logits(ctx, &lg));
         for (int s = 0; s < 2; s++)
             CHECK(!memcmp(lg + (size_t)s * V, want + ((size_t)s * T + i) * V, sizeof(float) * V),
                   "[%s] decode at %d of sequence %d differs", sw, i, s);
@@ -187,7 +187,7 @@ static inline unsigned char *saved_model(ngpt_weights w, const char *sw, size_t 
     ngpt_config c = quant_config(w, sw);
     ngpt_context *ctx = make(&c, 1, 4, 3);
     if (!ctx) return NULL;
-    CHECK_OK(ngpt_checkpoint_save(ctx, path));
+    CHECK_OK(ngpt_context_save(ctx, path));
     ngpt_context_free(ctx);
     return test_read_file(path, n);
 }

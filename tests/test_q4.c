@@ -1,5 +1,5 @@
 /* test_q4.c — 4-bit models (ngpt_config.weights = q4): the blocks' Linears
- * 4-bit, the lm_head 8-bit; made the same way by ngpt_params_init and by
+ * 4-bit, the lm_head 8-bit; made the same way by ngpt_context_params_init and by
  * loading the float32 original; files round-trip byte for byte; cached
  * prefill and decode equal the full forward bit for bit; a dirty arena
  * with 3 threads and every job split computes what a clean single thread
@@ -22,9 +22,9 @@ static void test_not_q8(const char *sw)
     ngpt_context *a = make(&c, 1, 0, 5), *e = make(&q8, 1, 0, 5);
     if (!a || !e) goto out;
     CHECK(params_hash(a) != params_hash(e), "[%s] q4 and q8 give one model", sw);
-    CHECK_OK(ngpt_checkpoint_save(a, path));
+    CHECK_OK(ngpt_context_save(a, path));
     CHECK_STATUS(ngpt_checkpoint_load(e, path), NGPT_ERR_CONFIG_MISMATCH);
-    CHECK_OK(ngpt_checkpoint_save(e, path2));
+    CHECK_OK(ngpt_context_save(e, path2));
     CHECK_STATUS(ngpt_checkpoint_load(a, path2), NGPT_ERR_CONFIG_MISMATCH);
     CHECK(strstr(ngpt_last_error(), "ngpt_checkpoint_load: ") && strstr(ngpt_last_error(), "8-bit") &&
           strstr(ngpt_last_error(), "float32 original"), "%s", ngpt_last_error());
@@ -61,13 +61,13 @@ static void test_api(void)
     ctx = make(&c, 1, 4, 1);
     if (!ctx) return;
     ngpt_tensor_info ti;
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q4 && ti.count == 64 * 32, "fc1 is 4-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.1.attn.qkv.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.1.attn.qkv.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q4, "qkv is 4-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "tok_emb.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "tok_emb.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q8, "the tied embedding is 8-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.1.ln2.bias", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.1.ln2.bias", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_F32, "a LayerNorm is float32");
     ngpt_context_free(ctx);
 }

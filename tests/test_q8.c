@@ -1,5 +1,5 @@
 /* test_q8.c — 8-bit models (ngpt_config.weights = q8): made the same way by
- * ngpt_params_init and by loading the float32 original; files round-trip
+ * ngpt_context_params_init and by loading the float32 original; files round-trip
  * byte for byte; cached prefill and decode equal the full forward bit for
  * bit; a dirty arena with 3 threads and every job split computes what a
  * clean single thread does; the logits stay near the float32 model's; the
@@ -41,27 +41,27 @@ static void test_api(void)
     ctx = make(&c, 1, 4, 1);
     if (!ctx) return;
     ngpt_tensor_info ti;
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.0.mlp.fc1.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q8 && ti.count == 64 * 32, "fc1 is 8-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "tok_emb.weight", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "tok_emb.weight", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_Q8, "the tied embedding is 8-bit");
-    CHECK_OK(ngpt_tensor_find(ctx, "blocks.1.ln2.bias", &ti));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "blocks.1.ln2.bias", &ti));
     CHECK(ti.dtype == NGPT_DTYPE_F32, "a LayerNorm is float32");
     /* the float array holds the float32 tensors only: LayerNorms, fc biases */
     float *p;
     size_t n;
-    CHECK_OK(ngpt_params_data(ctx, &p, &n));
+    CHECK_OK(ngpt_context_params(ctx, &p, &n));
     const size_t C = 32, F = 64;
     CHECK(n == 2 * (4 * C + F + C) + 2 * C, "%zu float parameters", n);
     /* they are what the model reads: a write changes the logits */
     int32_t tok[4] = {1, 2, 3, 4};
     uint64_t h0, h1;
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, 4, NULL, NULL));
-    CHECK_OK(ngpt_logits_checksum(ctx, &h0));
-    CHECK_OK(ngpt_tensor_find(ctx, "ln_f.bias", &ti));
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, 4, NULL, NULL));
+    CHECK_OK(ngpt_context_logits_checksum(ctx, &h0));
+    CHECK_OK(ngpt_context_tensor_find(ctx, "ln_f.bias", &ti));
     p[ti.offset] += 0.5f;
-    CHECK_OK(ngpt_model_forward(ctx, tok, 1, 4, NULL, NULL));
-    CHECK_OK(ngpt_logits_checksum(ctx, &h1));
+    CHECK_OK(ngpt_context_forward(ctx, tok, 1, 4, NULL, NULL));
+    CHECK_OK(ngpt_context_logits_checksum(ctx, &h1));
     CHECK(h0 != h1, "a write to ln_f.bias changes nothing");
     ngpt_context_free(ctx);
 }
