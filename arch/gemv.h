@@ -1,5 +1,6 @@
-/* gemv.h — the m <= 8 blocks of gemm_packed that the ISAs share
- * (arch/<isa>/gemm.c; driver: arch/gemm_blocked.h): R rows x P panels per
+/* gemv.h — the m <= 8 path of gemm_packed that the ISAs share
+ * (arch/<isa>/gemm.c): its blocks and the driver that runs them
+ * (ngpt_gemm_packed_run; larger m: gemm_blocked.h). R rows x P panels per
  * block, 1x4, 2x2, 1x1, 2x1, 3x1, 4x1 (8 chains cover 2 fma pipes x 4 cycles
  * of latency: one row needs four panels at once, four rows one); each panel
  * streams from its first line to its last while a prefetch runs PF lines
@@ -20,6 +21,24 @@
 #define NGPT_ARCH_GEMV_H
 
 #include "gemm_blocked.h"
+
+/* m <= 8 rows on packed weights (decode steps, beams): blocks of R rows
+ * x P panels whose 2*R*P..4*R*P chains stay in registers, each panel
+ * streamed once from first line to last. A block: rows a + r*a_rs (r < R),
+ * P panels from w (k*NR floats apart), outputs c + r*c_rs + p*NR + jj for
+ * p*NR + jj < n, + bias[p*NR + jj] (bias may be NULL). avail = floats from w
+ * to the end of the packed weight: prefetches stay below it; 0 (the panels
+ * are in cache already): no prefetch. */
+typedef void (*ngpt_gemv_block_fn)(int k, const float *a, ptrdiff_t a_rs, const float *w,
+                                   size_t avail, const float *bias, float *c, ptrdiff_t c_rs,
+                                   int n);
+
+/* An ISA's blocks for R = 1..4 rows: R x panels[R-1], and R x 1 for the
+ * panels left over. */
+typedef struct ngpt_gemv_blocks {
+    int panels[4];
+    ngpt_gemv_block_fn wide[4], one[4];
+} ngpt_gemv_blocks;
 
 enum { PF = 32 };
 
@@ -78,5 +97,49 @@ GV_FN(1, 4) GV_FN(2, 2) GV_FN(1, 1) GV_FN(2, 1) GV_FN(3, 1) GV_FN(4, 1)
 static const ngpt_gemv_blocks gemv_blocks = {
     {4, 2, 1, 1}, {gv_1x4, gv_2x2, gv_3x1, gv_4x1}, {gv_1x1, gv_2x1, gv_3x1, gv_4x1}};
 #endif
+
+/* The rows of m <= 8, 4 at a time, over one group of np <= 4 panels. */
+static void gemv_group(const ngpt_gemv_blocks *g, int m, int np, int k, const float *a,
+                       ptrdiff_t a_rs, const float *w, size_t avail, const float *bias, float *c,
+                       ptrdiff_t c_rs, int n)
+{
+    const size_t ps = (size_t)k * NR;
+    for (int i = 0; i < m;) {
+        const int rows = m - i < 4 ? m - i : 4, wide = g->panels[rows - 1];
+        const float *ai = a + i * a_rs;
+        float *ci = c + i * c_rs;
+        int p = 0;
+        for (; p + wide <= np; p += wide)   /* the first rows stream (and prefetch), the rest reread */
+            g->wide[rows - 1](k, ai, a_rs, w + p * ps, i ? 0 : avail - p * ps,
+                              bias ? bias + p * NR : NULL, ci + p * NR, c_rs, n - p * NR);
+        for (; p < np; p++)
+            g->one[rows - 1](k, ai, a_rs, w + p * ps, i ? 0 : avail - p * ps,
+                             bias ? bias + p * NR : NULL, ci + p * NR, c_rs, n - p * NR);
+        i += rows;
+    }
+}
+
+/* gemm_packed (gemm.h) through an ISA's pieces: m <= 8 streams the panels
+ * in groups of 4 from L3/memory once, running every group of up to 4 rows
+ * over a group while it is in L1/L2; larger m goes through ngpt_gemm_blocked with
+ * A read in place. */
+
+static void ngpt_gemm_packed_run(ngpt_gemm_tile_fn tile, const ngpt_gemv_blocks *gemv, int m,
+                                 int n, int k, const float *a, ptrdiff_t a_rs, const float *wp,
+                          const float *bias, float *c, ptrdiff_t c_rs)
+{
+    if (m <= 0 || n <= 0) return;
+    if (m > 8) {
+        ngpt_gemm_blocked(tile, m, n, k, a, a_rs, 1, NULL, 0, 0, wp, bias, c, c_rs, false, NULL);
+        return;
+    }
+    const int npanels = (n + NR - 1) / NR;
+    const size_t ps = (size_t)k * NR, total = (size_t)npanels * ps;
+    for (int p0 = 0; p0 < npanels; p0 += 4) {
+        const int np = npanels - p0 < 4 ? npanels - p0 : 4, j0 = p0 * NR;
+        gemv_group(gemv, m, np, k, a, a_rs, wp + p0 * ps, total - p0 * ps,
+                   bias ? bias + j0 : NULL, c + j0, c_rs, n - j0);
+    }
+}
 
 #endif

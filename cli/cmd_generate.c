@@ -180,12 +180,6 @@ int cli_cmd_generate(int argc, char **argv)
         }
     }
     if (a.failed) return CLI_USAGE;
-    const ngpt_sampler *sm = &o.gc.sampler;
-    if (o.gc.beam_width > 0 && (sm->temperature != 1.0f || sm->top_k != 0 || sm->top_p != 1.0f ||
-                                sm->min_p != 0.0f))
-        return cli_error(a.cmd, CLI_USAGE, "--beam searches the most likely continuations: "
-                         "--temp, --top-k, --top-p and --min-p do not apply to it (drop them, or "
-                         "sample without --beam)");
     if (!model) return cli_error(a.cmd, CLI_USAGE, "--model FILE is required (see ngpt generate --help)");
     if (draft_model && o.gc.lookup)
         return cli_error(a.cmd, CLI_USAGE, "--draft and --lookup are two drafts: give one");

@@ -1,8 +1,9 @@
 /* model_shapes.h — the default model's matrix products, the one list of
  * GEMM shapes that `ngpt bench` (the bench shapes of the gemm cases,
- * kcases/gemm.c) and the gemm microbenchmark (tools/gemm_bench.c)
- * time: each Linear (out, in) of a block and the tied lm_head, over the
- * rows of a default training step (B = 32 windows of T = 256 bytes). */
+ * kcases/gemm.c, and of the 8- and 4-bit products, quant_cases.h) and the
+ * gemm microbenchmark (tools/gemm_bench.c) time: each Linear (out, in) of
+ * a block and the tied lm_head; the float32 products over the rows of a
+ * default training step (B = 32 windows of T = 256 bytes). */
 #ifndef NGPT_MODEL_SHAPES_H
 #define NGPT_MODEL_SHAPES_H
 

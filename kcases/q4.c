@@ -20,15 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kcase.h"
+#include "quant_cases.h"
 
-enum { K_PLAIN, K_WILD, K_BIAS, K_EXTREME };
-enum { G = NGPT_Q4_GROUP, NR = NGPT_Q4_NR, BLOCK = NGPT_Q4_BLOCK, HAS_BIAS = 4 };
-
-static uint8_t *bytes_slot(kc_state *st, int slot, size_t bytes)
-{
-    return (uint8_t *)(void *)kc_rand(st, slot, (bytes + 3) / 4, 1.0f);
-}
+enum { G = NGPT_Q4_GROUP, NR = NGPT_Q4_NR, BLOCK = NGPT_Q4_BLOCK };
 
 /* Wild groups in rows of k floats (rs apart), on top of plain values. */
 static void wild(float *x, int rows, ptrdiff_t rs, int k)
@@ -137,44 +131,22 @@ const kc_case kc_pack_q4 = {"n k kind", pack_tests, pack_bench, pack_setup, pack
 
 enum { GX, GWP, GBIAS, GC };
 
-static ptrdiff_t row_rs(int k) { return (ptrdiff_t)ngpt_q8_row_bytes(k); }
-
 static void gemm_tests(kc_shapes *out)
 {
-    static const int ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13}, ns[] = {1, 7, 16, 17, 33, 64, 100};
-    static const int ks[] = {0, 1, 5, 31, 32, 33, 64, 100, 257};
-    for (int im = 0; im < 10; im++)
-        for (int in = 0; in < 7; in++)
-            for (int ik = 0; ik < 9; ik++)
-                kc_add_shape(out, ms[im], ns[in], ks[ik], (im + in + ik) % 2 ? HAS_BIAS : 0);
-    static const int big[][3] = {{64, 48, 300}, {37, 100, 96}, {150, 40, 600}, {128, 64, 256}};
-    for (int s = 0; s < 4; s++)
-        for (int v = 0; v < 2; v++) kc_add_shape(out, big[s][0], big[s][1], big[s][2], v ? HAS_BIAS : 0);
+    quant_gemm_tests(out);
     for (int m = 1; m <= 9; m += 2)
-        for (int in = 0; in < 7; in++) {
-            kc_add_shape(out, m, ns[in], 100, K_WILD | HAS_BIAS);
-            kc_add_shape(out, m, ns[in], 70, K_BIAS | HAS_BIAS);
-            kc_add_shape(out, m, ns[in], 96, K_EXTREME | (in % 2 ? HAS_BIAS : 0));
-            kc_add_shape(out, m, ns[in], 77, K_EXTREME);
+        for (int in = 0; in < QUANT_NS; in++) {
+            kc_add_shape(out, m, quant_ns[in], 100, K_WILD | HAS_BIAS);
+            kc_add_shape(out, m, quant_ns[in], 70, K_BIAS | HAS_BIAS);
+            kc_add_shape(out, m, quant_ns[in], 96, K_EXTREME | (in % 2 ? HAS_BIAS : 0));
+            kc_add_shape(out, m, quant_ns[in], 77, K_EXTREME);
         }
-    static const int edges[] = {15, 16, 17, 23, 24, 25};
-    for (int im = 0; im < 6; im++)
-        for (int in = 0; in < 7; in += 2)
-            kc_add_shape(out, edges[im], ns[in], ks[(im + in) % 9], (im + in) % 2 ? HAS_BIAS : 0);
     /* rows longer than the AVX-512 kernel takes at once (1024 groups over a block's rows) */
     static const int longk[][2] = {{1, 32769}, {2, 16385}, {3, 10945}, {8, 4096}, {9, 4097}, {5, 2049}};
     for (int s = 0; s < 6; s++) {
         kc_add_shape(out, longk[s][0], 33, longk[s][1], s % 2 ? HAS_BIAS : 0);
         kc_add_shape(out, longk[s][0], 17, longk[s][1], K_EXTREME | HAS_BIAS);
     }
-}
-
-static void gemm_bench(kc_shapes *out)
-{
-    static const int rows[] = {1, 128};
-    static const int lin[][3] = {{768, 256, 0}, {256, 256, 0}, {1024, 256, 1}, {256, 1024, 1}};
-    for (int r = 0; r < 2; r++)
-        for (int l = 0; l < 4; l++) kc_add_shape(out, rows[r], lin[l][0], lin[l][1], lin[l][2] ? HAS_BIAS : 0);
 }
 
 /* The extreme values: weight group (j, g) all -8, all +7 or alternating;
@@ -217,9 +189,7 @@ static void gemm_setup(kc_state *st)
             }
     free(st->buf[GC]), free(st->buf[GBIAS]);
     st->buf[GC] = st->buf[GBIAS] = NULL;
-    float *bias = kc_rand(st, GBIAS, (size_t)n, 0.5f);
-    if (kind == K_BIAS)
-        for (int j = 0; j < n; j++) bias[j] = j % 3 == 0 ? 0x1p-140f * (float)(j + 1) : j % 3 == 1 ? -0x1p-119f : bias[j];
+    quant_bias(st, GBIAS, n, kind);
     kc_rand(st, GC, (size_t)m * (n + 3), 1.0f);
     st->flops = 2.0 * m * n * k;
     st->bytes = (double)ngpt_q4_packed_bytes(n, k) + (double)m * (double)row_rs(k) + 4.0 * m * n;
@@ -259,4 +229,4 @@ static void gemm_def(kc_state *st)
         }
 }
 
-const kc_case kc_gemm_q4 = {"m n k kind", gemm_tests, gemm_bench, gemm_setup, gemm_run, gemm_def};
+const kc_case kc_gemm_q4 = {"m n k kind", gemm_tests, quant_gemm_bench, gemm_setup, gemm_run, gemm_def};

@@ -73,13 +73,13 @@ l_gen=$(sed -n 's/^arena infer: \([0-9]*\) bytes .*(the default plan: passes of 
 check $? "the default arena plans passes of 512 positions: $(grep arena "$dir/linfo")"
 
 # --beam keeps the most likely continuations: sampling options do not apply
-# to it, so it refuses them (usage) instead of ignoring them; the sampler's
-# ban and penalty do apply
+# to it, so the library refuses them instead of ignoring them (its message,
+# as for --no-cache with shift); the sampler's ban and penalty do apply
 $N $gen -n 5 --beam 4 > "$dir/bm" 2> "$dir/err"
 check $? "--beam 4: $(cat "$dir/err")"
 for opt in "--temp 0.8" "--top-k 5" "--top-p 0.9" "--min-p 0.1"; do
     $N $gen -n 5 --beam 4 $opt > /dev/null 2> "$dir/err"
-    [ $? -eq 2 ] && grep -q "^ngpt generate: --beam .*--temp, --top-k, --top-p and --min-p do not apply" "$dir/err"
+    [ $? -eq 1 ] && grep -q "^ngpt generate: beam search .*temperature, top_k, top_p and min_p do not apply" "$dir/err"
     check $? "--beam 4 $opt is refused: $(cat "$dir/err")"
 done
 $N $gen -n 5 --beam 4 --repeat-penalty 1.3 --ban 0 > /dev/null 2> "$dir/err"

@@ -9,79 +9,23 @@
  * reproduces. On the tiny config, its variants, and a config whose
  * Linears have rows past their last panel and inputs past their last
  * whole group. */
-#include <math.h>
-#include <unistd.h>
+#include "quant_model.h"
 
-#include "io/checkpoint.h"      /* the container, to damage a 4-bit tensor */
-#include "scenario.h"
+static const ngpt_weights WEIGHTS = NGPT_WEIGHTS_Q4;   /* quant_model.h's tests take it */
 
-static char path[256], path2[256];
-
-static ngpt_config q4_config(const char *sw)
+/* A q4 model is not a q8 one: their weights differ, and neither context
+ * loads the other's file. */
+static void test_not_q8(const char *sw)
 {
-    ngpt_config c = test_config_tiny();
-    CHECK(test_config_apply(&c, sw), "config %s: %s", sw, ngpt_last_error());
-    c.weights = NGPT_WEIGHTS_Q4;
-    return c;
-}
-
-static ngpt_context *make(const ngpt_config *c, int batch, int seq, uint64_t seed)
-{
-    ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
-    s.batch = batch, s.seq = seq;
-    s.logits_rows = NGPT_LOGITS_ALL;    /* every position's logits, compared whole */
-    ngpt_context *ctx = NULL;
-    CHECK_OK(ngpt_context_init(&ctx, NULL, c, &s, NULL, 0));
-    if (ctx) CHECK_OK(ngpt_context_params_init(ctx, seed));
-    return ctx;
-}
-
-static uint64_t params_hash(const ngpt_context *ctx)
-{
-    uint64_t h = 0;
-    CHECK_OK(ngpt_context_params_checksum(ctx, &h));
-    return h;
-}
-
-static void tokens(int32_t *tok, int n, int V)
-{
-    for (int i = 0; i < n; i++) tok[i] = (unsigned char)TEXT[(i * 7) % (sizeof TEXT - 1)] % V;
-}
-
-static void full(ngpt_context *ctx, const int32_t *tok, int b, int t, int V, float *out)
-{
-    CHECK_OK(ngpt_context_forward(ctx, tok, b, t, NULL, NULL));
-    const float *lg = NULL;
-    CHECK_OK(ngpt_context_logits(ctx, &lg));
-    if (lg) memcpy(out, lg, sizeof(float) * (size_t)b * t * V);
-}
-
-/* init quantizes the float32 draw; a q4 context made from the float32
- * file quantizes it; a q4 file's contexts (sharing its weights, or a copy)
- * hold the same weights and save the same bytes; f32 and q8 contexts of it
- * are refused, and a q4 context of a q8 file. */
-static void test_made_and_saved(const char *sw)
-{
-    ngpt_config c = q4_config(sw), f = c, q8 = c;
-    f.weights = NGPT_WEIGHTS_F32, q8.weights = NGPT_WEIGHTS_Q8;
-    ngpt_context *fl = make(&f, 1, 0, 5), *a = make(&c, 1, 0, 5), *b = make(&c, 1, 0, 9);
-    ngpt_context *e = make(&q8, 1, 0, 5), *q;
-    ngpt_model *m = NULL;
-    if (!fl || !a || !b || !e) goto out;
-    CHECK_OK(ngpt_context_save(fl, path));
-    CHECK(params_hash(a) != params_hash(b), "[%s] seeds 5 and 9 give one model", sw);
+    ngpt_config c = quant_config(WEIGHTS, sw), q8 = c;
+    q8.weights = NGPT_WEIGHTS_Q8;
+    ngpt_context *a = make(&c, 1, 0, 5), *e = make(&q8, 1, 0, 5);
+    if (!a || !e) goto out;
     CHECK(params_hash(a) != params_hash(e), "[%s] q4 and q8 give one model", sw);
-    q = test_context_open(&m, path, &c, NULL);
-    if (q) CHECK_HASH(params_hash(q), params_hash(a));
-    test_context_close(q, m);
+    ngpt_model *m = NULL;
+    ngpt_context *q = NULL;
     CHECK_OK(ngpt_context_save(a, path));
-    CHECK(test_file_config(path).weights == NGPT_WEIGHTS_Q4, "[%s] the file's config is not q4",
-          sw);
-    test_file_round_trip(path, &c, params_hash(a), path2, sw);
     CHECK_OK(ngpt_model_open(&m, path));
-    q = NULL;
-    CHECK_STATUS(ngpt_context_init(&q, m, &f, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
-    CHECK(strstr(ngpt_last_error(), "weights is q4") != NULL, "%s", ngpt_last_error());
     CHECK_STATUS(ngpt_context_init(&q, m, &q8, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
     test_context_close(q, m);
     CHECK_OK(ngpt_context_save(e, path2));
@@ -91,70 +35,14 @@ static void test_made_and_saved(const char *sw)
           strstr(ngpt_last_error(), "float32 original"), "%s", ngpt_last_error());
     test_context_close(q, m);
 out:
-    ngpt_context_free(fl);
     ngpt_context_free(a);
-    ngpt_context_free(b);
     ngpt_context_free(e);
-}
-
-/* Prefill then decode equal the full forward's rows bit for bit; the
- * logits are near the float32 model's. */
-static void test_cached_equals_full(const char *sw)
-{
-    ngpt_config c = q4_config(sw), f = c;
-    f.weights = NGPT_WEIGHTS_F32;
-    const int T = c.context_len, V = c.vocab_size;
-    ngpt_context *ctx = make(&c, 2, 0, 5), *fl = make(&f, 2, 0, 5);
-    float *want = malloc(sizeof(float) * 2 * T * V), *ref = malloc(sizeof(float) * 2 * T * V);
-    int32_t tok[64];
-    if (!ctx || !fl || !want || !ref) goto out;
-    tokens(tok, 2 * T, V);
-    full(ctx, tok, 2, T, V, want);
-    full(fl, tok, 2, T, V, ref);
-    double err = 0.0, mag = 0.0;
-    for (int i = 0; i < 2 * T * V; i++) {
-        err = fmax(err, fabs((double)want[i] - ref[i]));
-        mag = fmax(mag, fabs((double)ref[i]));
-    }
-    CHECK(err <= 0.2 * mag, "[%s] q4 logits differ from f32 by %g (largest %g)", sw, err, mag);
-    int32_t pre[2 * 5], next[2];
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < 5; i++) pre[s * 5 + i] = tok[s * T + i];
-    CHECK_OK(ngpt_context_cache_prefill(ctx, pre, 2, 5));
-    const float *lg;
-    CHECK_OK(ngpt_context_logits(ctx, &lg));
-    for (int s = 0; s < 2; s++)
-        CHECK(!memcmp(lg + (size_t)s * 5 * V, want + (size_t)s * T * V, sizeof(float) * 5 * V),
-              "[%s] prefill of sequence %d differs", sw, s);
-    for (int i = 5; i < T; i++) {
-        next[0] = tok[i], next[1] = tok[T + i];
-        CHECK_OK(ngpt_context_cache_decode(ctx, next, 2));
-        CHECK_OK(ngpt_context_logits(ctx, &lg));
-        for (int s = 0; s < 2; s++)
-            CHECK(!memcmp(lg + (size_t)s * V, want + ((size_t)s * T + i) * V, sizeof(float) * V),
-                  "[%s] decode at %d of sequence %d differs", sw, i, s);
-    }
-out:
-    free(want), free(ref);
-    ngpt_context_free(ctx);
-    ngpt_context_free(fl);
-}
-
-static void test_scenario(const char *sw)
-{
-    ngpt_config c = q4_config(sw);
-    results clean = {0}, r = {0};
-    char why[256];
-    scenario_infer(&c, 3, c.context_len, (variant){1, false, false}, &clean);
-    scenario_infer(&c, 3, c.context_len, (variant){3, true, true}, &r);
-    CHECK(!memcmp(&clean, &r, sizeof r), "[%s] dirty arena, 3 threads: %s", sw,
-          scenario_diff(&r, &clean, why, sizeof why));
 }
 
 /* What a 4-bit model is not for, and its tensor table. */
 static void test_api(void)
 {
-    ngpt_config c = q4_config("");
+    ngpt_config c = quant_config(WEIGHTS, "");
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
     ngpt_context *ctx = NULL;
     size_t bytes;
@@ -190,44 +78,10 @@ static void test_api(void)
     ngpt_context_free(ctx);
 }
 
-/* Rewrites bytes of a tensor's data in a copy of the file, reseals it and
- * expects an open to refuse it, naming the tensor. */
-static void expect_damaged(const unsigned char *file, size_t n, const char *tensor, size_t at,
-                           const void *bytes, size_t len, const char *why)
-{
-    unsigned char *b = malloc(n);
-    if (!b) return;
-    memcpy(b, file, n);
-    ngpt_ckpt_reader r;
-    CHECK_OK(ngpt_ckpt_open_mem(&r, b, n));
-    int64_t i = ngpt_ckpt_find_tensor(&r, tensor);
-    size_t data_bytes = 0;
-    const unsigned char *d = i >= 0 ? ngpt_ckpt_tensor_data(&r, (uint32_t)i, &data_bytes) : NULL;
-    ngpt_ckpt_close(&r);
-    if (d && at + len <= data_bytes) {
-        memcpy(b + (d - b) + at, bytes, len);
-        uint64_t h = ngpt_checksum_bytes(b, n - 8);
-        memcpy(b + n - 8, &h, 8);
-        ngpt_model *m = NULL;
-        CHECK_STATUS(ngpt_model_open_mem(&m, b, n), NGPT_ERR_BAD_FORMAT);
-        CHECK(strstr(ngpt_last_error(), tensor) && strstr(ngpt_last_error(), why),
-              "%s: %s", why, ngpt_last_error());
-        ngpt_model_close(m);
-    } else {
-        CHECK(false, "%s: no tensor %s", why, tensor);
-    }
-    free(b);
-}
-
 static void test_damaged(void)
 {
-    ngpt_config c = q4_config("V=125 C=24 d_ff=40");
-    ngpt_context *ctx = make(&c, 1, 4, 3);
-    if (!ctx) return;
-    CHECK_OK(ngpt_context_save(ctx, path));
-    ngpt_context_free(ctx);
     size_t n;
-    unsigned char *file = test_read_file(path, &n);
+    unsigned char *file = saved_model(WEIGHTS, "V=125 C=24 d_ff=40", &n);
     if (!file) return;
     const uint8_t one = 1, high = 0x10;
     const float subnormal = 0x1p-130f, inf = INFINITY, fone = 1.0f;
@@ -244,36 +98,26 @@ static void test_damaged(void)
     free(file);
 }
 
-/* Golden: the hash of the inference scenario of a 4-bit model; every
- * build must give the same. */
-static void test_golden(const char *sw, uint64_t want)
-{
-    ngpt_config c = q4_config(sw);
-    results r = {0};
-    scenario_infer(&c, 3, c.context_len, (variant){1, false, false}, &r);
-    uint64_t h = ngpt_checksum_bytes(&r, sizeof r);
-    CHECK(h == want, "[%s] golden %016" PRIx64 " want %016" PRIx64, sw, h, want);
-}
-
 int main(void)
 {
-    snprintf(path, sizeof path, "/tmp/ngpt_test_q4_%d.ngpt", (int)getpid());
-    snprintf(path2, sizeof path2, "/tmp/ngpt_test_q4_%d_b.ngpt", (int)getpid());
+    quant_paths("test_q4");
     static const char *const configs[] = {
         "", "V=125 C=24 d_ff=40", "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned",
         "pos=sinusoidal tie_lm_head=0", "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        test_made_and_saved(configs[i]);
-        test_cached_equals_full(configs[i]);
-        test_scenario(configs[i]);
+        test_made_and_saved(WEIGHTS, configs[i]);
+        test_not_q8(configs[i]);
+        test_cached_equals_full(WEIGHTS, configs[i], 0.2);
+        test_scenario(WEIGHTS, configs[i]);
     }
     test_api();
     test_damaged();
-    test_golden("", 0x444f11b9a282dce4);
-    test_golden("V=125 C=24 d_ff=40 qkv_bias=1 tie_lm_head=0 norm=post pos=learned",
+    test_golden(WEIGHTS, "", 0x444f11b9a282dce4);
+    test_golden(WEIGHTS, "V=125 C=24 d_ff=40 qkv_bias=1 tie_lm_head=0 norm=post pos=learned",
                 0x46d078cf70f114be);
-    test_golden("V=125 C=24 d_ff=40 pos=learned qkv_bias=1 proj_bias=1 gelu=tanh", 0xa132e14043898f9f);
+    test_golden(WEIGHTS, "V=125 C=24 d_ff=40 pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
+                0xa132e14043898f9f);
     unlink(path);
     unlink(path2);
     return test_summary("test_q4");

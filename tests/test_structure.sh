@@ -32,6 +32,9 @@
 #    shipped tool links nothing from tests/;
 #  - every folder of src/ has a floor here;
 #  - no more than a handful of files at src/'s root;
+#  - no internal header (src/, arch/, bench/, kcases/, cli/) over 200 lines:
+#    a header that grows that long holds two concerns (include/ngpt.h, the
+#    public manual, is not one of them);
 #  - make TOOLCHAIN=<missing file> stops with an error naming the file.
 # Env: BUILD (build dir). Prints the run.sh summary line.
 B=${BUILD:-build}
@@ -191,6 +194,13 @@ none "$dir/bad" "folders of src/ without a floor in test_structure.sh's floor_of
 ls src | grep -v '^[a-z]*$' > "$dir/root"
 [ "$(wc -l < "$dir/root")" -le 5 ]
 check $? "src/ has more than a handful of files at its root: $(tr '\n' ' ' < "$dir/root")"
+
+# ---- headers stay short: one concern each
+for f in $(ls src/*.h src/*/*.h arch/*.h arch/*/*.h bench/*.h kcases/*.h cli/*.h 2>/dev/null); do
+    n=$(wc -l < "$f")
+    [ "$n" -le 200 ] || echo "$f ($n lines)"
+done > "$dir/bad"
+none "$dir/bad" "headers over 200 lines"
 
 # ---- the build: a toolchain file that does not exist is an error
 if command -v "${MAKE:-make}" > /dev/null 2>&1; then

@@ -8,6 +8,7 @@
  * (kernels_neon.h, "the flush check"). */
 #include <arm_neon.h>
 
+#include "exp_row.h"
 #include "kernels_neon.h"
 
 float ngpt_f32_xent__neon(const float *logits, int n, int target)

@@ -19,7 +19,7 @@
  *    is added on the VFP unit, as in q8.c. */
 #include <string.h>
 
-#include "../q4_run.h"
+#include "../panel_walk.h"
 #include "kernels_neon.h"
 
 enum { G = NGPT_Q4_GROUP, NR = NGPT_Q4_NR, BLOCK = NGPT_Q4_BLOCK };
@@ -116,10 +116,10 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
     if (R > 1) store16(c + c_rs, f1, bias, nvalid);
 }
 
-Q4_PANEL_FNS(panel_rows)
+PANEL_BLOCKS(panel_rows)
 
 void ngpt_f32_gemm_q4__neon(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                             const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
-    q4_gemm_run(q4_panel_2, q4_panel_1, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+    panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
 }

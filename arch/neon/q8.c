@@ -22,6 +22,7 @@
  *    added on the VFP unit, which keeps a subnormal sum. */
 #include <string.h>
 
+#include "../panel_walk.h"
 #include "../q8_run.h"
 #include "kernels_neon.h"
 
@@ -171,10 +172,10 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
     if (R > 1) store16(c + c_rs, f1, bias, nvalid);
 }
 
-Q8_PANEL_FNS(panel_rows)
+PANEL_BLOCKS(panel_rows)
 
 void ngpt_f32_gemm_q8__neon(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                             const int8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
-    q8_gemm_run(panel_2, panel_1, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+    panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
 }

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <arm_neon.h>
 
+#include "exp_row.h"
 #include "kernels_neon.h"
 
 void ngpt_f32_softmax__neon(float *p, const float *s, int n)

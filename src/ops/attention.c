@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ops/ops.h"
+#include "ops/par_for.h"
 
 enum { QUERY_BLOCK = 64,       /* query rows per forward part when parts are scarce */
        MIN_TILED = 4 };

@@ -1,17 +1,14 @@
-/* ops.c — the model's operations split across the thread pool (ops.h):
- * matrix products (float, packed in place, 8-bit) by row blocks or column
- * panels, row-wise ops by rows,
- * elementwise ops by element ranges, the embedding gradient by table rows.
- * Every part is one call of the single-threaded kernel on a sub-range of
- * outputs, so the bits do not depend on where the cuts fall. */
+/* ops.c — the model's operations split across the thread pool (ops.h;
+ * the dispatch: par_for.h): matrix products (float, packed in place, 8-bit)
+ * by row blocks or column panels, row-wise ops by rows, elementwise ops by
+ * element ranges, the embedding gradient by table rows. Every part is one
+ * call of the single-threaded kernel on a sub-range of outputs, so the bits
+ * do not depend on where the cuts fall. */
 #include <string.h>
 
 #include "ops/ops.h"
+#include "ops/par_for.h"
 #include "runtime/pool.h"
-
-/* Tasks per thread: dynamic hand-out balances uneven parts and a shared
- * machine; more tasks would only add overhead. */
-enum { TASKS_PER_THREAD = 4 };
 
 /* Cuts of a matrix product (gemm.h): row blocks of whole register tiles
  * (4 x NGPT_GEMM_MR = 24 rows), column panels of NGPT_GEMM_NR = 16. Column
@@ -32,47 +29,6 @@ enum { PACKED_COL_ALIGN = 4 * NGPT_GEMM_NR };
 
 /* Elementwise cuts: whole cache lines, whole Philox blocks for dropout. */
 enum { ELEM_ALIGN = 64 };
-
-typedef struct range_job {
-    ngpt_range_fn fn;
-    void *arg;
-    size_t n, chunk;
-} range_job;
-
-static void range_task(void *p, int task, int thread)
-{
-    const range_job *j = p;
-    size_t begin = (size_t)task * j->chunk;
-    size_t end = j->n - begin < j->chunk ? j->n : begin + j->chunk;
-    j->fn(j->arg, begin, end, thread);
-}
-
-/* As ngpt_par_for, at most max_tasks parts. */
-static void par_for_at_most(ngpt_context *ctx, size_t n, size_t align, double unit_work,
-                            size_t max_tasks, ngpt_range_fn fn, void *arg)
-{
-    if (n == 0) return;
-    ngpt_pool *pool = ctx->plan.threads.pool;
-    const double work = (double)n * unit_work;
-    const size_t pieces = (n + align - 1) / align;
-    size_t tasks = max_tasks;
-    if (pool->inline_below > 0 && work / pool->inline_below < (double)tasks)
-        tasks = (size_t)(work / pool->inline_below);    /* each task worth a wake-up */
-    if (tasks > pieces) tasks = pieces;
-    if (pool->threads <= 1 || tasks <= 1) {
-        fn(arg, 0, n, 0);
-        return;
-    }
-    range_job j = {fn, arg, n, (pieces + tasks - 1) / tasks * align};
-    ngpt_pool_run(pool, range_task, &j, (int)((n + j.chunk - 1) / j.chunk));
-}
-
-void ngpt_par_for(ngpt_context *ctx, size_t n, size_t align, double unit_work, ngpt_range_fn fn,
-                  void *arg)
-{
-    par_for_at_most(ctx, n, align, unit_work, (size_t)ctx->plan.threads.pool->threads * TASKS_PER_THREAD,
-                    fn, arg);
-}
 
 /* ---- matrix products */
 
@@ -145,7 +101,7 @@ static void gemm_run(ngpt_context *ctx, int m, int n, int k, const float *a, ptr
          * per NC-column block of B) with a block for every thread: parts of
          * whole blocks pack neither operand more than one call would */
         g.by_cols = true;
-        par_for_at_most(ctx, (size_t)n, NGPT_GEMM_NC, (double)m * chain,
+        ngpt_par_for_at_most(ctx, (size_t)n, NGPT_GEMM_NC, (double)m * chain,
                         (size_t)n / NGPT_GEMM_NC, gemm_range, &g);
     } else {
         /* every part packs all of B again (the weight gradient's B is k = B*T
@@ -153,9 +109,9 @@ static void gemm_run(ngpt_context *ctx, int m, int n, int k, const float *a, ptr
          * a weight gradient is cut into one part per thread, other products
          * into parts of at least ROWS_PER_PACK rows */
         size_t most = (size_t)m / ROWS_PER_PACK;
-        if (most > threads * TASKS_PER_THREAD) most = threads * TASKS_PER_THREAD;
+        if (most > threads * NGPT_TASKS_PER_THREAD) most = threads * NGPT_TASKS_PER_THREAD;
         if (a_cs != 1 || most < threads) most = threads;
-        par_for_at_most(ctx, (size_t)m, a_cs != 1 ? GEMM_PART_ALIGN : GEMM_ROW_ALIGN,
+        ngpt_par_for_at_most(ctx, (size_t)m, a_cs != 1 ? GEMM_PART_ALIGN : GEMM_ROW_ALIGN,
                         (double)n * chain, most, gemm_range, &g);
     }
 }

@@ -7,7 +7,8 @@
  * still computed by exactly one kernel call with its whole chain, so which
  * thread computes which part, and how many parts there are, cannot change a
  * bit (docs/DESIGN.md §4): the results are the same for any thread count. A job
- * whose work is below pool->inline_below runs whole on the calling thread.
+ * whose work is below pool->inline_below runs whole on the calling thread
+ * (the dispatch: par_for.h).
  *
  * The few reductions whose chain crosses every row (the loss mean, the
  * gradient norm for clipping) stay single-threaded in their callers: they
@@ -19,13 +20,6 @@
 
 #include "runtime/config.h"
 #include "runtime/context.h"
-
-/* Calls fn(arg, begin, end, thread) on ranges covering [0, n) once, across
- * the pool; every range but the last is a multiple of align. unit_work is
- * the work of one item (about one unit per multiply-add). */
-typedef void (*ngpt_range_fn)(void *arg, size_t begin, size_t end, int thread);
-void ngpt_par_for(ngpt_context *ctx, size_t n, size_t align, double unit_work, ngpt_range_fn fn,
-                  void *arg);
 
 /* C(i,j) = [C(i,j) +] sum_k A(i,k) B(k,j) [+ bias[j]]: the gemm kernel's
  * contract (kernels.h), split by row blocks of C, or by column panels when

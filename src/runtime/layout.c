@@ -10,7 +10,7 @@
 #include "base/checked.h"
 #include "q4.h"
 #include "q8.h"
-#include "runtime/config.h"
+#include "runtime/derived.h"
 #include "runtime/layout.h"
 
 bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)

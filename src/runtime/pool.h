@@ -53,10 +53,10 @@ struct ngpt_pool {
     void *arg;
     int base;                   /* task index of the job's first task */
     atomic_bool stop;
-    /* ops.c runs a job inline on the caller when its work (about one unit
-     * per multiply-add or element) is below this: waking the workers costs
-     * microseconds. A tuning knob that cannot change a result; tests set it
-     * to 0 so that even tiny jobs are split. */
+    /* ops/par_for.c runs a job inline on the caller when its work (about
+     * one unit per multiply-add or element) is below this: waking the
+     * workers costs microseconds. A tuning knob that cannot change a result;
+     * tests set it to 0 so that even tiny jobs are split. */
     double inline_below;
 };
 

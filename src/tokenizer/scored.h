@@ -7,7 +7,8 @@
 #ifndef NGPT_TOKENIZER_SCORED_H
 #define NGPT_TOKENIZER_SCORED_H
 
-#include "tokenizer/tokenizer.h"
+#include "base/error.h"
+#include "tokenizer/tables.h"   /* not tokenizer.h: tokenizer.c calls this kind */
 
 #define NGPT_TOK_VERSION_SCORED 16     /* the file image's version for this kind: apart
                                        * from the BPE format's own versions (1, 2, ...) */

@@ -1,6 +1,7 @@
-/* tokenizer.h — the BPE tokenizer's object and what its files share
- * (docs/TOKENIZER.md). build.c makes one from a spec (the merge list and
- * its settings: training, a tokenizer file and GPT-2's files all end there):
+/* tokenizer.h — how the BPE tokenizer is made and what its files share
+ * (docs/TOKENIZER.md); the object itself, its tables and their lookups:
+ * tables.h. build.c makes one from a spec (the merge list and its
+ * settings: training, a tokenizer file and GPT-2's files all end there):
  * it validates it and writes every table and the file image (docs/FORMAT.md,
  * "Tokenizer files"), which the tokenizer keeps for saves (its own file, a
  * checkpoint's tensor). Once made, a tokenizer is read-only: tokenizer.c
@@ -16,14 +17,7 @@
 
 #include "base/checked.h"
 #include "base/error.h"
-
-#define NGPT_TOK_MAGIC "NGPTTOKN"          /* 8 bytes, no NUL */
-#define NGPT_TOK_VERSION 1                  /* today's layout: model ids are the ids below */
-#define NGPT_TOK_VERSION_IDS 2              /* version 1 + the model id of each token */
-#define NGPT_TOK_HEADER 64                  /* then 256 bytes: the byte of each id < 256 */
-#define NGPT_TOK_MAX_TOKENS (1 << 20)       /* n_tokens limit */
-#define NGPT_TOK_MAX_BYTES 256              /* the longest token, and a special's name */
-#define NGPT_TOK_MAX_SPECIAL 256
+#include "tokenizer/tables.h"   /* the object's tables and their lookups */
 
 /* What a tokenizer is made of; build.c copies it. */
 typedef struct ngpt_tok_spec {
@@ -45,131 +39,6 @@ typedef struct ngpt_tok_spec {
      * once each (a Hugging Face vocabulary's ids); written as version 2. */
     const int32_t *model_id;
 } ngpt_tok_spec;
-
-/* Inside, a token's id is its place in the merge list: bytes 0..255 (in
- * id_byte's order), merge k is 256 + k (so its id is its rank), then the
- * specials: every table below is indexed by these internal ids. What the
- * library takes and returns are model ids (the rows of the model's
- * embedding): model_id maps one way, internal_id the other; both are the
- * identity for files of version 1. */
-struct ngpt_tokenizer {
-    int32_t n_tokens;           /* model ids: n_internal minus the absent bytes */
-    int32_t n_internal;         /* 256 + n_merges + n_special */
-    int32_t n_merges, n_special, end_id, pad_id, max_len;   /* end, pad: model ids */
-    int32_t n_end, end_ids[NGPT_END_TOKENS_MAX];    /* generation's ends: end_id, the extras */
-    ngpt_pretokenizer pretok;
-    ngpt_merge_rule rule;
-    int32_t byte_id[256];       /* the id of each byte */
-    uint8_t id_byte[256];
-    uint32_t *merges;           /* (n_merges, 2) */
-    uint32_t *off;              /* (n_internal + 1): token i is bytes[off[i] .. off[i+1]) */
-    uint8_t *bytes;
-    /* (left, right) -> the id they merge into (its rank: ids of merges grow
-     * with their rank); open addressing, keys left << 32 | right */
-    uint64_t *pair_key;
-    int32_t *pair_val;
-    uint32_t pair_bits;
-    /* bit x * 256 + y: some token (not special) holds byte x followed by
-     * byte y; where not, no token of any encoding spans the two bytes */
-    uint8_t joinable[256 * 256 / 8];
-    /* token bytes -> id + 1 (0 empty), specials excluded; of tokens with
-     * the same bytes (possible with NGPT_MERGE_PAIRS), the first */
-    int32_t *str_slot;
-    uint32_t str_bits;
-    /* bit id: the bytes of token id, encoded alone, are token id (most
-     * tokens): a part of a piece that is such a token needs no BPE (build.c
-     * merges each token's bytes to find them) */
-    uint8_t *whole;
-    int32_t *model_id;          /* (n_internal): the model id of each token, -1 absent */
-    int32_t *internal_id;       /* (n_tokens): the inverse */
-    bool remapped;              /* model ids given by the spec: a version 2 file */
-    bool has_absent;            /* some byte has no model id */
-    uint8_t absent[32];         /* bit b: byte b has no model id (dropped from pieces) */
-    uint8_t *image;             /* the file image (docs/FORMAT.md): what saves write */
-    size_t image_size;
-    uint64_t checksum;          /* XXH3-64 of the file image: its last 8 bytes */
-    /* the scored kind (scored.h: llama2.c's tokenizer.bin), or NULL for BPE;
-     * bos_id is its BOS, prepended to prompts */
-    struct ngpt_tok_scored *scored;
-    int32_t bos_id;
-};
-
-#define NGPT_PAIR_EMPTY UINT64_MAX
-
-static inline uint32_t ngpt_pair_slot(uint64_t key, uint32_t bits)
-{
-    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-}
-
-/* The id tokens a and b merge into, or -1. */
-static inline int32_t ngpt_tok_pair(const ngpt_tokenizer *t, int32_t a, int32_t b)
-{
-    uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
-    uint32_t mask = (1u << t->pair_bits) - 1;
-    for (uint32_t i = ngpt_pair_slot(key, t->pair_bits);; i = (i + 1) & mask) {
-        uint64_t k = t->pair_key[i];
-        if (k == key) return t->pair_val[i];
-        if (k == NGPT_PAIR_EMPTY) return -1;
-    }
-}
-
-static inline bool ngpt_tok_joinable(const ngpt_tokenizer *t, uint8_t x, uint8_t y)
-{
-    unsigned bit = (unsigned)x << 8 | y;
-    return (t->joinable[bit >> 3] >> (bit & 7)) & 1;
-}
-
-static inline uint32_t ngpt_str_slot(const uint8_t *s, size_t n, uint32_t bits)
-{
-    uint64_t h = 0xcbf29ce484222325ull;             /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ull;
-    return (uint32_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-}
-
-/* The id of the token whose bytes are s[0..n) (specials excluded), or -1. */
-static inline int32_t ngpt_tok_lookup(const ngpt_tokenizer *t, const uint8_t *s, size_t n)
-{
-    if (n == 1) return t->byte_id[s[0]];
-    if (n == 0 || n > (size_t)t->max_len) return -1;
-    uint32_t mask = (1u << t->str_bits) - 1;
-    for (uint32_t i = ngpt_str_slot(s, n, t->str_bits);; i = (i + 1) & mask) {
-        int32_t v = t->str_slot[i];
-        if (v == 0) return -1;
-        if (t->off[v] - t->off[v - 1] == n && !memcmp(t->bytes + t->off[v - 1], s, n)) return v - 1;
-    }
-}
-
-/* The length in bytes of token id (an internal id). */
-static inline size_t ngpt_tok_len(const ngpt_tokenizer *t, int32_t id)
-{
-    return t->off[id + 1] - t->off[id];
-}
-
-/* The bytes of the token with model id id (*len of them); special tokens:
- * their names. */
-static inline const uint8_t *ngpt_tok_bytes(const ngpt_tokenizer *t, int32_t id, size_t *len)
-{
-    id = t->internal_id[id];
-    *len = t->off[id + 1] - t->off[id];
-    return t->bytes + t->off[id];
-}
-
-/* Whether model id id is a special token. */
-static inline bool ngpt_tok_special(const ngpt_tokenizer *t, int32_t id)
-{
-    if (t->scored) return id < t->n_special;        /* <unk>, BOS, EOS */
-    return t->internal_id[id] >= 256 + t->n_merges;
-}
-
-static inline bool ngpt_tok_byte_absent(const ngpt_tokenizer *t, uint8_t b)
-{
-    return (t->absent[b >> 3] >> (b & 7)) & 1;
-}
-
-static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
-{
-    return (t->whole[id >> 3] >> (id & 7)) & 1;
-}
 
 /* Makes a tokenizer from spec, checking it (docs/FORMAT.md, "Validation"; build.c);
  * a failure leaves a bare sentence naming `src` (the file, "the buffer",

@@ -1,0 +1,38 @@
+/* derived.h — what a config's switches derive, read by the layout, the
+ * plan, the ops and the wiring: a header of its own (no .c), so that
+ * layout.c reads them without reaching config.c, which computes the layout
+ * to check a config. */
+#ifndef NGPT_RUNTIME_DERIVED_H
+#define NGPT_RUNTIME_DERIVED_H
+
+#include "ngpt.h"
+
+/* The sizes the switches derive (0 fields mean their defaults): the head
+ * size D, the key/value heads KV, the qkv projection's outputs (H + 2 KV) D,
+ * the attention's output H D, fc1's outputs (2 d_ff with SwiGLU), norm eps. */
+static inline int32_t ngpt_cfg_head_dim(const ngpt_config *c)
+{
+    return c->head_dim ? c->head_dim : c->d_model / c->n_heads;
+}
+static inline int32_t ngpt_cfg_kv_heads(const ngpt_config *c)
+{
+    return c->n_kv_heads ? c->n_kv_heads : c->n_heads;
+}
+static inline int32_t ngpt_cfg_qkv_width(const ngpt_config *c)
+{
+    return (c->n_heads + 2 * ngpt_cfg_kv_heads(c)) * ngpt_cfg_head_dim(c);
+}
+static inline int32_t ngpt_cfg_attn_width(const ngpt_config *c)
+{
+    return c->n_heads * ngpt_cfg_head_dim(c);
+}
+static inline int32_t ngpt_cfg_fc1_width(const ngpt_config *c)
+{
+    return c->mlp == NGPT_MLP_SWIGLU ? 2 * c->d_ff : c->d_ff;
+}
+static inline float ngpt_cfg_norm_eps(const ngpt_config *c)
+{
+    return c->norm_eps != 0.0f ? c->norm_eps : 1e-5f;
+}
+
+#endif
