@@ -196,6 +196,7 @@ typedef struct ngpt_context ngpt_context;       /* an arena planned for a shape:
 typedef struct ngpt_tokenizer ngpt_tokenizer;   /* a BPE or scored tokenizer: "tokenizer" */
 typedef struct ngpt_data ngpt_data;             /* training text: "data" */
 typedef struct ngpt_train_state ngpt_train_state;   /* a training checkpoint's settings */
+typedef struct ngpt_adapter ngpt_adapter;       /* a LoRA adapter of a model: "adapter" */
 
 /* ------------------------------------------------------------------ config */
 
@@ -372,7 +373,19 @@ typedef struct ngpt_shape {
      * checks need K + 1 logits rows, which the default logits_rows then
      * keeps. 0: none. */
     int32_t draft_tokens;
-    uint32_t reserved[9];       /* zero (see "Structs that grow") */
+    /* Inference: the largest rank of the adapters the context may apply
+     * (ngpt_context_adapters_set), 0..NGPT_LORA_RANK_MAX: (batch, seq,
+     * adapter_rank) floats of scratch, and a float product's workspace in
+     * an 8-bit or 4-bit context. 0: none (the default: no adapters). */
+    int32_t adapter_rank;
+    /* Training (NGPT_MODE_TRAIN, a context made from a model): the LoRA
+     * adapter of the model to train (ngpt_adapter_create, or a file's to go
+     * on training: ngpt_adapter_open). The context trains a copy of it with
+     * the model's weights frozen and shared, in whatever storage the model
+     * has (float32, 8-bit, 4-bit): only the adapter has gradients and AdamW
+     * moments ("LoRA adapters" below). NULL: the model itself is trained. */
+    const ngpt_adapter *adapter;
+    uint32_t reserved[8 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
 } ngpt_shape;
 
 /* Threads: ngpt_context_init starts threads-1 worker threads (pthreads; the
@@ -575,7 +588,12 @@ ngpt_status ngpt_context_tensor_find(const ngpt_context *ctx, const char *name,
  * its float32 tensors only (norms, biases, positions, an untied
  * embedding); the 8-bit ones (dtype NGPT_DTYPE_Q8) are set by
  * ngpt_context_params_init or copied from a model. So are a 4-bit model's
- * (NGPT_WEIGHTS_Q4; dtypes NGPT_DTYPE_Q4 and, for the lm_head, Q8). */
+ * (NGPT_WEIGHTS_Q4; dtypes NGPT_DTYPE_Q4 and, for the lm_head, Q8).
+ *
+ * A context that trains an adapter (shape.adapter): the adapter's floats,
+ * which it trains, read and written freely (each adapted layer's modules'
+ * A then B, in the order of the adapter file's tensors: docs/FORMAT.md);
+ * ngpt_context_grads and ngpt_context_params_checksum are of them too. */
 ngpt_status ngpt_context_params(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */
@@ -833,6 +851,118 @@ struct ngpt_train_state {
  * contexts read the parameters and its training contexts continue the run. */
 ngpt_status ngpt_context_save_train(const ngpt_context *ctx, const char *path,
                                     const ngpt_train_state *state);
+
+/* ---- LoRA adapters ----
+ *
+ * A LoRA adapter adds to chosen Linear layers of a model a low-rank term:
+ *
+ *     y = W x + b + B (s A x),  A (r, in), B (out, r), s = alpha / r
+ *                               (rslora: alpha / sqrt(r))
+ *
+ * computed after the Linear's own product, which is exactly the product
+ * without an adapter (the same kernel, bits and storage: float32, 8-bit or
+ * 4-bit): t = A x (one chain over in per element), t = s t, then y += t B^T
+ * (one chain over r, added to y). Targets are the model's modules, by the
+ * Llama family's names (q_proj k_proj v_proj o_proj gate_proj up_proj
+ * down_proj: q, k, v are row slices of ngpt's stacked q|k|v Linear, gate
+ * and up of SwiGLU's fc1) or GPT-2's (c_attn: q|k|v whole; attn.c_proj; c_fc;
+ * mlp.c_proj; c_proj: both), in chosen layers. The embedding and a tied
+ * lm_head are never targets. Training an adapter (shape.adapter) keeps the
+ * model's weights frozen and shared: the backward through a frozen 8-bit
+ * or 4-bit Linear uses its dequantized weights (straight-through), one
+ * block of columns at a time, never a float32 copy of the model.
+ *
+ *     ngpt_lora_config lc = ngpt_lora_config_default();
+ *     ngpt_lora_config_set(&lc, "targets=q_proj,v_proj");
+ *     ngpt_adapter *ad;
+ *     ngpt_adapter_create(&ad, model, &lc, seed);        // A uniform (PEFT's Kaiming), B zero
+ *     ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
+ *     ts.adapter = ad;                                   // train it; the model stays frozen
+ *     ngpt_context_init(&train, model, NULL, &ts, NULL, 0);
+ *     ... ngpt_context_train_step(train, ...) ...
+ *     ngpt_context_save(train, "task.lora");             // the adapter: a few MB
+ *     ngpt_adapter_open(&task, "task.lora");             // later: mapped, read only, shared
+ *     ngpt_context_adapters_set(chat, &task, &scale, 1); // per context, between generations
+ *
+ * An adapter records its model's identity (the float32 weights' checksum,
+ * which a quantized file of the model keeps): it applies to the float32,
+ * 8-bit and 4-bit files of that model, and anything else is refused.
+ */
+
+/* Module bits of ngpt_lora_config.targets. */
+typedef enum ngpt_lora_target {
+    NGPT_LORA_QKV = 1 << 0,     /* the whole q|k|v Linear (GPT-2's c_attn) */
+    NGPT_LORA_Q = 1 << 1,       /* q_proj: q's rows of it */
+    NGPT_LORA_K = 1 << 2,       /* k_proj */
+    NGPT_LORA_V = 1 << 3,       /* v_proj */
+    NGPT_LORA_O = 1 << 4,       /* the attention's output (o_proj, attn.c_proj) */
+    NGPT_LORA_FC1 = 1 << 5,     /* a GELU MLP's first Linear (c_fc) */
+    NGPT_LORA_GATE = 1 << 6,    /* gate_proj: SwiGLU's gate rows of fc1 */
+    NGPT_LORA_UP = 1 << 7,      /* up_proj: its up rows */
+    NGPT_LORA_DOWN = 1 << 8,    /* the MLP's last Linear (down_proj, mlp.c_proj) */
+    NGPT_LORA_ALL_LINEAR = 1 << 9   /* every Linear of the blocks, by the model's family:
+                                       c_attn, attn.c_proj, c_fc, mlp.c_proj (a GELU MLP);
+                                       q, k, v, o, gate, up, down_proj (SwiGLU) */
+} ngpt_lora_target;
+
+#define NGPT_LORA_RANK_MAX 1024
+#define NGPT_ADAPTERS_MAX 8     /* applied by one context at once */
+
+typedef struct ngpt_lora_config {
+    int32_t rank;               /* r, 1..NGPT_LORA_RANK_MAX; 8 */
+    float alpha;                /* > 0; 16 */
+    bool rslora;                /* the scale alpha / sqrt(r) instead of alpha / r */
+    uint32_t targets;           /* NGPT_LORA_* bits; q_proj and v_proj's (Q | V) */
+    uint64_t layers;            /* bit l: layer l is adapted; 0: every layer */
+    float dropout;              /* [0, 1): dropout on the adapted input while training; 0 */
+    uint32_t reserved[17];      /* zero (see "Structs that grow") */
+} ngpt_lora_config;
+
+/* r 8, alpha 16, Q | V, every layer, no dropout. */
+ngpt_lora_config ngpt_lora_config_default(void);
+/* Checks every field (against no model: ngpt_adapter_create checks the
+ * targets against the model's Linears). */
+ngpt_status ngpt_lora_config_validate(const ngpt_lora_config *lc);
+/* Sets one field from "key=value": r (rank), alpha, rslora (0/1), dropout,
+ * targets (module names, comma-separated: q_proj k_proj v_proj o_proj
+ * gate_proj up_proj down_proj c_attn attn.c_proj c_fc mlp.c_proj c_proj,
+ * or all-linear), layers (indices and ranges: 0-3,7). lc is unchanged on
+ * error. */
+ngpt_status ngpt_lora_config_set(ngpt_lora_config *lc, const char *key_value);
+
+/* A new adapter of model (its targets checked against the model's Linears:
+ * NGPT_ERR_BAD_CONFIG naming one the model lacks, e.g. gate_proj on a GELU
+ * MLP): A (r, in) drawn uniform in +-1/sqrt(in) (PEFT's Kaiming-uniform
+ * with a = sqrt(5)) from Philox keyed by seed, B zero (the adapted model
+ * starts as the model). Memory of its own: a few MB. */
+ngpt_status ngpt_adapter_create(ngpt_adapter **ad, const ngpt_model *model,
+                                const ngpt_lora_config *lc, uint64_t seed);
+/* Opens, maps and verifies an adapter file (docs/FORMAT.md, "Adapter
+ * files"; ngpt_context_save of an adapter's training context writes one).
+ * Read only; shared by any number of contexts on any threads. */
+ngpt_status ngpt_adapter_open(ngpt_adapter **ad, const char *path);
+ngpt_status ngpt_adapter_open_mem(ngpt_adapter **ad, const void *data, size_t size);
+/* Frees it (NULL: a no-op). NGPT_ERR_WRONG_MODE while a context applies it
+ * or trains from it. */
+ngpt_status ngpt_adapter_close(ngpt_adapter *ad);
+ngpt_status ngpt_adapter_lora_config(const ngpt_adapter *ad, ngpt_lora_config *lc);
+/* A training file's state (ngpt_context_save_train of an adapter's
+ * training context), as ngpt_model_train_state. */
+ngpt_status ngpt_adapter_train_state(const ngpt_adapter *ad, ngpt_train_state *state);
+/* Writes the adapter atomically (an imported or created one). */
+ngpt_status ngpt_adapter_save(const ngpt_adapter *ad, const char *path);
+
+/* The adapters an inference context applies from its next pass on, each
+ * with its scale (the adapted Linears add scale * s * B A x of each, in
+ * the order given; scale 1 is the adapter as trained, 0 leaves it out): n
+ * of them, 0..NGPT_ADAPTERS_MAX (0: none again), counted as used until
+ * another call or ngpt_context_free. Each must be of the context's model
+ * (NGPT_ERR_CONFIG_MISMATCH) and of rank <= shape.adapter_rank
+ * (NGPT_ERR_EXCEEDS_PLAN); a scale must be finite. The KV cache was made
+ * under the adapters before: the call empties it (every slot's length 0),
+ * so generation with keep_cache prefills again. */
+ngpt_status ngpt_context_adapters_set(ngpt_context *ctx, const ngpt_adapter *const *ads,
+                                      const float *scales, int32_t n);
 
 /* ---- generation ----
  *

@@ -758,6 +758,70 @@ static void importing(results *r, bool tiny, int32_t threads)
     note_config(r, "llama2.c config", &cfg);
 }
 
+/* LoRA on the training checkpoint's model: an adapter made, trained a
+ * step on the frozen model, saved and read back (file and memory), and
+ * applied by an inference context. */
+static void adapting(results *r, int32_t threads)
+{
+    ngpt_model *m = NULL;
+    ngpt_lora_config lc;
+    CALL_TO(lc, ngpt_lora_config_default());
+    CALL(ngpt_lora_config_set(&lc, "targets=all-linear"));
+    CALL(ngpt_lora_config_set(&lc, "alpha=5.5"));
+    CALL(ngpt_lora_config_validate(&lc));
+    CALL(ngpt_model_open(&m, train_path));
+    if (!m) return;
+    ngpt_adapter *ad = NULL, *back = NULL, *mem = NULL;
+    CALL(ngpt_adapter_create(&ad, m, &lc, 3));
+    ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
+    ts.batch = 2, ts.seq = 16, ts.threads = threads, ts.adapter = ad;
+    ngpt_context *tr = NULL, *inf = NULL;
+    CALL(ngpt_context_init(&tr, m, NULL, &ts, NULL, 0));
+    if (tr) {
+        tr->plan.threads.pool->inline_below = 0.0;
+        int32_t tok[32], tgt[32];
+        for (int i = 0; i < 32; i++) tok[i] = (unsigned char)TEXT[i], tgt[i] = (unsigned char)TEXT[i + 1];
+        ngpt_optim_config o = ngpt_optim_config_default();
+        float loss = 0, norm = 0;
+        CALL(ngpt_context_forward(tr, tok, 2, 16, tgt, &loss));
+        CALL(ngpt_context_backward(tr));
+        CALL(ngpt_context_optim_step(tr, &o, 1e-2f, &norm));
+        NOTE(r, loss);
+        NOTE(r, norm);
+        note_params(r, "adapter trained", tr);
+        CALL(ngpt_context_save(tr, sess_path));
+        note_file(r, "adapter file", sess_path);
+        CALL_VOID(ngpt_context_free(tr));
+    }
+    CALL(ngpt_adapter_open(&back, sess_path));
+    size_t size = 0;
+    unsigned char *file = test_read_file(sess_path, &size);
+    if (file) CALL(ngpt_adapter_open_mem(&mem, file, size));
+    free(file);
+    ngpt_train_state st;
+    if (back) {
+        CALL(ngpt_adapter_lora_config(back, &lc));
+        CALL(ngpt_adapter_train_state(back, &st));
+        CALL(ngpt_adapter_save(back, sess_path));
+    }
+    ngpt_shape is = ngpt_shape_default(NGPT_MODE_INFER);
+    is.batch = 1, is.seq = 16, is.threads = threads, is.adapter_rank = 8;
+    CALL(ngpt_context_init(&inf, m, NULL, &is, NULL, 0));
+    if (inf && back) {
+        const float scale = 0.7f;
+        CALL(ngpt_context_adapters_set(inf, (const ngpt_adapter *const *)&back, &scale, 1));
+        int32_t tok[16];
+        for (int i = 0; i < 16; i++) tok[i] = (unsigned char)TEXT[i];
+        CALL(ngpt_context_forward(inf, tok, 1, 16, NULL, NULL));
+        note_logits(r, "adapted logits", inf);
+    }
+    ngpt_context_free(inf);
+    CALL(ngpt_adapter_close(back));
+    CALL(ngpt_adapter_close(mem));
+    CALL(ngpt_adapter_close(ad));
+    CALL(ngpt_model_close(m));
+}
+
 /* Every public function, each called in `caller`'s mode. */
 static void scenario(results *r, bool tiny, int32_t threads)
 {
@@ -766,6 +830,7 @@ static void scenario(results *r, bool tiny, int32_t threads)
     base_and_config(r, &cfg);
     ngpt_tokenizer *bpe = tokenizers(r);
     training(r, &cfg, tiny, threads, bpe);
+    adapting(r, threads);
     inference(r, cfg, tiny, threads, bpe);
     CALL_VOID(ngpt_tokenizer_free(bpe));
     importing(r, tiny, threads);

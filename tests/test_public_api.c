@@ -902,6 +902,34 @@ static void import_functions(const char *path)
     CHECK(cfg.d_model == ngpt_config_default().d_model, "a refused config leaves *cfg as it was");
 }
 
+/* LoRA: the config's checks, adapters from nothing, and contexts that
+ * cannot apply them (test_lora.c tests the rest). */
+static void lora_functions(ngpt_context *infer, ngpt_context *train)
+{
+    ngpt_lora_config lc = ngpt_lora_config_default();
+    CHECK_STATUS(ngpt_lora_config_validate(NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_lora_config_set(NULL, "r=4"), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_lora_config_set(&lc, "r=4x"), NGPT_ERR_BAD_ARG);
+    ngpt_adapter *ad = (ngpt_adapter *)&lc;
+    CHECK_STATUS(ngpt_adapter_create(&ad, NULL, &lc, 1), NGPT_ERR_NULL_ARG);
+    CHECK(ad == NULL, "a failed create clears *ad");
+    CHECK_STATUS(ngpt_adapter_create(NULL, NULL, &lc, 1), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_adapter_open(&ad, "/nonexistent/x.lora"), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_adapter_open_mem(&ad, "NGPTCKPT", 8), NGPT_ERR_BAD_FORMAT);
+    CHECK_STATUS(ngpt_adapter_open_mem(NULL, "NGPTCKPT", 8), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_adapter_close(NULL));
+    CHECK_STATUS(ngpt_adapter_lora_config(NULL, &lc), NGPT_ERR_NULL_ARG);
+    ngpt_train_state ts;
+    CHECK_STATUS(ngpt_adapter_train_state(NULL, &ts), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_adapter_save(NULL, "/tmp/x.lora"), NGPT_ERR_NULL_ARG);
+    const float one = 1.0f;
+    CHECK_STATUS(ngpt_context_adapters_set(NULL, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_adapters_set(infer, NULL, &one, 1), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_adapters_set(infer, NULL, NULL, -1), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_adapters_set(train, NULL, NULL, 0), NGPT_ERR_WRONG_MODE);
+    CHECK_OK(ngpt_context_adapters_set(infer, NULL, NULL, 0));
+}
+
 static void *hook_user;
 
 static void hook(const char *file, int line, const char *message, void *user)
@@ -948,6 +976,7 @@ static void struct_sizes(void)
         {"ngpt_tokenizer_info", sizeof(ngpt_tokenizer_info), 128, 128},
         {"ngpt_import_options", sizeof(ngpt_import_options), 128, 100},
         {"ngpt_hf_tokenizer_config", sizeof(ngpt_hf_tokenizer_config), 576, 576},
+        {"ngpt_lora_config", sizeof(ngpt_lora_config), 96, 96},
     };
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
         CHECK(s[i].size == (lp64 ? s[i].want64 : s[i].want32),
@@ -1058,6 +1087,7 @@ int main(void)
         fputs("some training text, long enough for a few windows of four bytes", f);
         fclose(f);
         training_functions(train, infer, path);
+        lora_functions(infer, train);
         generation_functions(infer, train);
         session_functions(infer, train, path);
         abort_callback(infer);

@@ -21,6 +21,7 @@
 #include "base/rng.h"
 #include "model/acts.h"
 #include "model/kv.h"
+#include "model/lora.h"
 #include "model/model.h"
 #include "ops/ops.h"
 #include "runtime/dropout.h"
@@ -102,19 +103,11 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     ngpt_op_attention_fwd(ctx, &at);
 }
 
-/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l
- * [and gelu = GELU(y)],
- * W = w stored (out, in) as in PyTorch, as the context holds it
- * (runtime/weights.h): 8-bit, packed in place (inference, the panels that
- * model_pass packs before every pass), or as it is (training; inference
- * while ngpt_context_params's pointer is out), through gemm, which packs its
- * blocks itself. The same bits for both float paths. */
-static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
-                        const float *w, const float *bias, int rows, int in, int out, float *gelu)
+/* A Linear's product [and GELU in its job] in the storage the context holds. */
+static void linear_gelu_product(ngpt_context *ctx, int l, ngpt_linear which, float *y,
+                                const float *x, const float *w, const float *bias, int rows,
+                                int in, int out, ngpt_gelu_fwd_fn act, float *gelu)
 {
-    /* the MLP's activation: exact (erf) or GPT-2's tanh form */
-    const ngpt_gelu_fwd_fn act =
-        ctx->cfg.gelu == NGPT_GELU_TANH ? ctx->k->gelu_tanh_fwd : ctx->k->gelu_fwd;
     if (ngpt_linear_dtype(&ctx->cfg, which) == NGPT_DTYPE_Q4)
         ngpt_op_linear_q4(ctx, y, x, ngpt_weights_q4(ctx, l, which), bias, rows, in, out, act, gelu);
     else if (ctx->cfg.weights != NGPT_WEIGHTS_F32)
@@ -123,6 +116,29 @@ static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, c
         ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, act, gelu);
     else
         ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, act, gelu);
+}
+
+/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l
+ * [and gelu = GELU(y)],
+ * W = w stored (out, in) as in PyTorch, as the context holds it
+ * (runtime/weights.h): 8-bit, packed in place (inference, the panels that
+ * model_pass packs before every pass), or as it is (training; inference
+ * while ngpt_context_params's pointer is out), through gemm, which packs its
+ * blocks itself. The same bits for both float paths. An adapted Linear
+ * (model/lora.h) adds its LoRA terms to y before the GELU. */
+static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
+                        const float *w, const float *bias, int rows, int in, int out, float *gelu)
+{
+    /* the MLP's activation: exact (erf) or GPT-2's tanh form */
+    const ngpt_gelu_fwd_fn act =
+        ctx->cfg.gelu == NGPT_GELU_TANH ? ctx->k->gelu_tanh_fwd : ctx->k->gelu_fwd;
+    if (ngpt_lora_on(ctx, l, which)) {   /* the product, its LoRA terms, then GELU */
+        linear_gelu_product(ctx, l, which, y, x, w, bias, rows, in, out, act, NULL);
+        ngpt_lora_fwd(ctx, l, which, y, x, rows, out);
+        if (gelu) ngpt_op_gelu_fwd(ctx, act, gelu, y, (size_t)rows * (size_t)out);
+        return;
+    }
+    linear_gelu_product(ctx, l, which, y, x, w, bias, rows, in, out, act, gelu);
 }
 
 /* A Linear without GELU; linear_gelu also writes gelu = GELU(y) in the

@@ -3,6 +3,7 @@
  * region starts on a 64-byte boundary; all arithmetic is overflow-checked. */
 #include "base/checked.h"
 #include "runtime/context.h"
+#include "runtime/lora.h"
 #include "runtime/config.h"
 #include "runtime/plan.h"
 #include "runtime/pool.h"
@@ -61,12 +62,16 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     p.tensors = take(&w, sizeof(ngpt_tensor_info), NT, 1, 1, 1);
     p.tensor_names = take(&w, NGPT_NAME_MAX, NT, 1, 1, 1);
 
+    /* training an adapter: the model's weights frozen, the adapter's trained */
+    const ngpt_lora_layout *ll = train && shape->adapter ? &shape->adapter->ll : NULL;
+    const size_t TP = ll ? ll->total : P;    /* the trained floats */
     if (!shared) p.params = TAKE_F(&w, P, 1, 1, 1);
     if (train) {
-        p.grads = TAKE_F(&w, P, 1, 1, 1);
-        p.adam_m = TAKE_F(&w, P, 1, 1, 1);
-        p.adam_v = TAKE_F(&w, P, 1, 1, 1);
+        p.grads = TAKE_F(&w, TP, 1, 1, 1);
+        p.adam_m = TAKE_F(&w, TP, 1, 1, 1);
+        p.adam_v = TAKE_F(&w, TP, 1, 1, 1);
     }
+    if (ll) p.lora.w = TAKE_F(&w, TP, 1, 1, 1);
     p.rope_cos = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
     p.rope_sin = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
     if (cfg->pos == NGPT_POS_SINUSOIDAL) p.pos_table = TAKE_F(&w, (size_t)cfg->context_len, C, 1, 1);
@@ -108,7 +113,9 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     p.threads.attn_rows = TAKE_F(&w, (size_t)shape->threads, D + 2 * NGPT_ATTN_TILE, TC, 1);
     const bool q8 = cfg->weights != NGPT_WEIGHTS_F32;   /* 8-bit or 4-bit */
     const size_t KMAX = CA > F ? CA : F;   /* the widest input of a Linear */
-    if (!q8) p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
+    /* LoRA's products are float gemms, whatever the model's weights */
+    const size_t rank = ll ? (size_t)ll->rank : train ? 0 : (size_t)shape->adapter_rank;
+    if (!q8 || rank) p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
     /* (packing in place runs between passes: in the gemm workspace when it fits) */
     p.threads.panel_stride = NGPT_GEMM_NR * KMAX;
     if (!train && !q8 && (size_t)NGPT_GEMM_NR * KMAX <= NGPT_GEMM_WORK_FLOATS) {
@@ -116,6 +123,24 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         p.threads.panel_stride = NGPT_GEMM_WORK_FLOATS;
     } else if (!train) {
         p.threads.panel = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_NR, KMAX, 1);
+    }
+    if (ll) {
+        size_t on = 0;
+        for (int32_t l = 0; l < cfg->n_layers; l++) on += ngpt_lora_layer_on(ll, l);
+        p.lora.t = TAKE_F(&w, on * (size_t)ll->n_modules, B * T, rank, 1);
+        p.lora.u = TAKE_F(&w, (size_t)ll->n_modules, B * T, rank, 1);
+        if (shape->adapter->lc.dropout > 0.0f) p.lora.xd = TAKE_F(&w, B, T, KMAX, 1);
+        /* the widest column block of any Linear's W, the lm_head's included */
+        size_t cols = 0;
+        for (int i = 0; i <= NGPT_LINEAR_PER_LAYER; i++) {
+            int out, in;
+            ngpt_linear_dims(cfg, (ngpt_linear)i, &out, &in);
+            const size_t c = (size_t)out * (size_t)ngpt_lora_cols_width(out);
+            if (c > cols) cols = c;
+        }
+        p.lora.cols = TAKE_F(&w, cols, 1, 1, 1);
+    } else if (rank) {
+        p.lora.t = TAKE_F(&w, B, T, rank, 1);
     }
     p.threads.pool = take(&w, sizeof(ngpt_pool), 1, 1, 1, 1);
     p.threads.workers = take(&w, sizeof(ngpt_pool_worker), (size_t)shape->threads - 1, 1, 1, 1);
@@ -130,6 +155,9 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         p.bwd.g_qkv = TAKE_F(&w, B, T, QKV, 1);
         /* GELU's derivative (B,T,F), or SwiGLU's d(fc1) (B,T,2F) */
         p.bwd.gelu_grad = TAKE_F(&w, B, T, F1, 1);
+        /* an adapter trained on a quantized model: its products' rows */
+        if (q8) p.q8_x = take(&w, 1, B * T < NGPT_Q8_NR ? NGPT_Q8_NR : B * T,
+                              ngpt_q8_row_bytes((int)KMAX), 1, 1);
     } else {   /* generation: KV cache, packed weights, sampler, beam and window scratch */
         p.kv.k = TAKE_F(&w, L, B, TC, KVD);     /* the key/value heads only */
         p.kv.v = TAKE_F(&w, L, B, TC, KVD);

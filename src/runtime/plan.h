@@ -31,9 +31,9 @@ typedef struct ngpt_plan {
     /* the model's state: parameters (runtime/params.c, io/, train/optim.c),
      * gradients (model/backward.c), AdamW moments (train/optim.c) */
     float *params;              /* (P) */
-    float *grads;               /* (P) train */
-    float *adam_m;              /* (P) train */
-    float *adam_v;              /* (P) train */
+    float *grads;               /* (P) train; training an adapter: its floats' (lora below) */
+    float *adam_m;              /* (P) train, likewise */
+    float *adam_v;              /* (P) train, likewise */
     /* position tables, written once at init (runtime/positions.c) */
     float *rope_cos;            /* (Tctx, D/2) */
     float *rope_sin;            /* (Tctx, D/2) */
@@ -109,6 +109,18 @@ typedef struct ngpt_plan {
      * (ops/ops.c; runtime/weights.c's scratch while it quantizes a weight) */
     int8_t *q8_w;               /* ngpt_linear_q8_bytes */
     int8_t *q8_x;               /* (max(B*T, 16), ngpt_q8_row_bytes(max(C, H*D, d_ff))) */
+    /* LoRA (model/lora.c): an adapter's training copy (shape.adapter: the
+     * model's weights shared and frozen, so grads and the AdamW moments
+     * above are the adapter's, its layout's total floats), and what the
+     * adapted Linears keep */
+    struct ngpt_plan_lora {
+        float *w;               /* train: the adapter's floats */
+        float *t;               /* train (L adapted, modules, B, T, r): s A x' of each module,
+                                 * kept for backward; infer (B, T, adapter_rank) */
+        float *u;               /* train (modules, B, T, r): d(A x') of each module of a Linear */
+        float *xd;              /* train with LoRA dropout: (B, T, widest in) x' = dropout(x) */
+        float *cols;            /* train: a frozen Linear's column block (ngpt_lora_cols_width) */
+    } lora;
     /* infer mode: the sampler's working rows (generate/sampler.c) */
     struct ngpt_plan_samp {
         float *z;               /* (V) working logits */
