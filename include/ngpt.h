@@ -938,8 +938,10 @@ ngpt_status ngpt_lora_config_set(ngpt_lora_config *lc, const char *key_value);
 ngpt_status ngpt_adapter_create(ngpt_adapter **ad, const ngpt_model *model,
                                 const ngpt_lora_config *lc, uint64_t seed);
 /* Opens, maps and verifies an adapter file (docs/FORMAT.md, "Adapter
- * files"; ngpt_context_save of an adapter's training context writes one).
- * Read only; shared by any number of contexts on any threads. */
+ * files"; ngpt_context_save of an adapter's training context writes one):
+ * its floats are used in place in the mapping (copied when the file lays
+ * them out otherwise). Read only; shared by any number of contexts on any
+ * threads. _open_mem copies from data, which the caller may then free. */
 ngpt_status ngpt_adapter_open(ngpt_adapter **ad, const char *path);
 ngpt_status ngpt_adapter_open_mem(ngpt_adapter **ad, const void *data, size_t size);
 /* Frees it (NULL: a no-op). NGPT_ERR_WRONG_MODE while a context applies it

@@ -619,6 +619,8 @@ static void test_files(void)
     unsigned char *bytes = test_read_file(apath, &size);
     CHECK_OK(ngpt_adapter_open_mem(&mem, bytes, size));
     CHECK(mem && !memcmp(mem->w, p, n * sizeof(float)), "open_mem");
+    CHECK(back && back->file && !back->owned && mem && !mem->file,
+          "a file's floats are used in place, memory's copied");
     /* the same logits as the training context's forward (dropout off) */
     inf = inferer(m, 8);
     int32_t tok[B * T], tgt[B * T];
@@ -711,6 +713,59 @@ out:
     CHECK_OK(ngpt_model_close(m));
     CHECK_OK(ngpt_model_close(q));
     CHECK_OK(ngpt_model_close(other));
+}
+
+/* Speculative generation with an adapter on the target and none on the
+ * draft (a draft of the plain model, and prompt lookup) gives the adapted
+ * model's plain output, token for token. */
+static void test_speculative(void)
+{
+    ngpt_config cfg = tiny("");
+    ngpt_model *m = model_of(&cfg, 50, NGPT_WEIGHTS_F32);
+    ngpt_lora_config lc = lora("targets=all-linear");
+    ngpt_adapter *ad = NULL, *file = NULL;
+    if (m) CHECK_OK(ngpt_adapter_create(&ad, m, &lc, 8));
+    ngpt_context *tr = ad ? trainer(m, ad, 1) : NULL, *ctx = NULL, *draft = NULL;
+    if (!tr) goto out;
+    float *p;
+    size_t n;
+    CHECK_OK(ngpt_context_params(tr, &p, &n));
+    for (size_t i = 0; i < n; i++) p[i] = 0.3f * urand();
+    CHECK_OK(ngpt_context_save(tr, apath));
+    CHECK_OK(ngpt_adapter_open(&file, apath));
+    ngpt_shape sh = ngpt_shape_default(NGPT_MODE_INFER);
+    sh.draft_tokens = 4, sh.adapter_rank = 8;
+    CHECK_OK(ngpt_context_init(&ctx, m, NULL, &sh, NULL, 0));
+    sh.adapter_rank = 0;
+    CHECK_OK(ngpt_context_init(&draft, m, NULL, &sh, NULL, 0));
+    const float one = 1.0f;
+    if (!ctx || !draft || !file) goto out;
+    CHECK_OK(ngpt_context_adapters_set(ctx, (const ngpt_adapter *const *)&file, &one, 1));
+    int32_t prompt[6] = {5, 9, 5, 9, 5, 9}, plain[24], spec[24];
+    ngpt_generate_result a, b;
+    for (int mode = 0; mode < 2; mode++) {
+        ngpt_generate_config gc = ngpt_generate_config_default();
+        gc.max_tokens = 24, gc.ignore_end = true, gc.sampler.temperature = 0.0f;
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 6, plain, 24, NULL, NULL, &a));
+        gc.draft_tokens = 4;
+        if (mode == 0) gc.draft = draft;
+        else gc.lookup = 2;
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 6, spec, 24, NULL, NULL, &b));
+        CHECK(a.n_tokens == b.n_tokens && !memcmp(plain, spec, sizeof(int32_t) * a.n_tokens),
+              "%s with an adapter: the output differs from plain generation",
+              mode ? "lookup" : "a plain draft");
+        CHECK(b.n_proposed > 0, "%s: nothing proposed", mode ? "lookup" : "draft");
+        if (mode == 0) CHECK(b.n_accepted < b.n_proposed, "the plain draft matched the adapted "
+                             "model everywhere (%d of %d): the adapter does nothing",
+                             (int)b.n_accepted, (int)b.n_proposed);
+    }
+out:
+    ngpt_context_free(ctx);
+    ngpt_context_free(draft);
+    ngpt_context_free(tr);
+    CHECK_OK(ngpt_adapter_close(file));
+    CHECK_OK(ngpt_adapter_close(ad));
+    CHECK_OK(ngpt_model_close(m));
 }
 
 /* Bad requests: one clear error each, nothing changed. */
@@ -809,6 +864,7 @@ int main(void)
     test_training(NGPT_WEIGHTS_Q8, LLAMA, "targets=all-linear r=4", 0x6d47dcb823be9181ull);
     test_training(NGPT_WEIGHTS_Q4, "", "targets=c_attn,c_fc r=8", 0xbec89a6fb814106cull);
     test_files();
+    test_speculative();
     test_refusals();
     unlink(path), unlink(path2), unlink(apath);
     return test_summary("test_lora");

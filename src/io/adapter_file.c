@@ -48,6 +48,8 @@ ngpt_adapter *ngpt_adapter_alloc(const ngpt_config *cfg, const ngpt_lora_config 
 static void adapter_free(ngpt_adapter *ad)
 {
     if (!ad) return;
+    if (ad->file) ngpt_ckpt_close(ad->file);
+    free(ad->file);
     free(ad->owned);
     free(ad);
 }
@@ -228,7 +230,30 @@ static ngpt_status check_tensors(const ngpt_ckpt_reader *r, const ngpt_lora_layo
     return NGPT_OK;
 }
 
-static ngpt_status adapter_read(ngpt_adapter **out, const ngpt_ckpt_reader *r)
+/* Whether each float set's n tensors lie back to back in r's data as the
+ * layout places them (every tensor a multiple of 16 floats, so the 64-byte
+ * padding between them is empty: real models' shapes), 64-byte aligned:
+ * then set[s] is where set s starts. */
+static bool floats_in_place(const ngpt_ckpt_reader *r, const ngpt_lora_layout *ll, size_t n,
+                            const float *set[3])
+{
+    adapter_tensor t;
+    for (size_t i = 0; i < n; i++) {
+        tensor_at(ll, i, &t);
+        size_t bytes;
+        const unsigned char *data =
+            ngpt_ckpt_tensor_data(r, (uint32_t)ngpt_ckpt_find_tensor(r, t.name), &bytes);
+        const unsigned char *start = data - t.offset * sizeof(float);
+        if (!set[t.set]) set[t.set] = (const float *)(const void *)start;
+        if ((const unsigned char *)set[t.set] != start || (uintptr_t)start % 64) return false;
+    }
+    return true;
+}
+
+/* An adapter from r, a verified container; file (not NULL: r itself,
+ * allocated) lets its floats stay in place, the adapter then owning it. */
+static ngpt_status adapter_read(ngpt_adapter **out, const ngpt_ckpt_reader *r,
+                                ngpt_ckpt_reader *file)
 {
     ngpt_ckpt_meta e;
     if (!ngpt_ckpt_find_meta(r, NGPT_META_LORA_RANK, &e))
@@ -257,12 +282,22 @@ static ngpt_status adapter_read(ngpt_adapter **out, const ngpt_ckpt_reader *r)
     if (moments) st = ngpt_train_meta_read(r, &ts, &steps);
     if (!st) st = check_tensors(r, &ll, moments ? 3 : 1);
     if (st) return st;
-    ngpt_adapter *ad = ngpt_adapter_alloc(&cfg, &lc, &ll, moments);
+    const size_t n = adapted_layers(&ll) * (size_t)ll.n_modules * 2 * (moments ? 3 : 1);
+    const float *in_place[3] = {NULL, NULL, NULL};
+    const bool mapped = file && floats_in_place(r, &ll, n, in_place);
+    ngpt_adapter *ad = mapped ? calloc(1, sizeof *ad) : ngpt_adapter_alloc(&cfg, &lc, &ll, moments);
     if (!ad) return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate the adapter of %s", r->src);
     ad->base = base;
     ad->steps = steps;
     ad->state = ts;
-    const size_t n = adapted_layers(&ll) * (size_t)ll.n_modules * 2 * (moments ? 3 : 1);
+    if (mapped) {   /* the file's floats, used where they are: it stays open */
+        ad->lc = lc, ad->ll = ll, ad->cfg = cfg;
+        ad->w = in_place[0], ad->adam_m = in_place[1], ad->adam_v = in_place[2];
+        atomic_init(&ad->users, 0);
+        ad->file = file;
+        *out = ad;
+        return NGPT_OK;
+    }
     float *sets[3] = {(float *)(uintptr_t)ad->w, (float *)(uintptr_t)ad->adam_m,
                       (float *)(uintptr_t)ad->adam_v};
     for (size_t i = 0; !st && i < n; i++) {
@@ -283,11 +318,19 @@ static ngpt_status adapter_open(const char *fn, ngpt_adapter **out, const char *
     if (!out) return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL adapter", fn);
     *out = NULL;
     if (!path && !data) return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL path or data", fn);
-    ngpt_ckpt_reader r;
-    ngpt_status st = path ? ngpt_ckpt_open_file(&r, path) : ngpt_ckpt_open_mem(&r, data, size);
-    if (st) return ngpt_prefixed(fn, st);
-    st = adapter_read(out, &r);
-    ngpt_ckpt_close(&r);
+    ngpt_ckpt_reader *r = calloc(1, sizeof *r);
+    if (!r) return ngpt_fail(NGPT_ERR_NO_MEMORY, "%s: cannot allocate a reader", fn);
+    ngpt_status st = path ? ngpt_ckpt_open_file(r, path) : ngpt_ckpt_open_mem(r, data, size);
+    if (st) {
+        free(r);
+        return ngpt_prefixed(fn, st);
+    }
+    /* a file's mapping can stay; the caller's memory is copied from */
+    st = adapter_read(out, r, path ? r : NULL);
+    if (st || (*out)->file != r) {
+        ngpt_ckpt_close(r);
+        free(r);
+    }
     return ngpt_prefixed(fn, st);
 }
 

@@ -60,8 +60,9 @@ size_t ngpt_lora_layer_offset(const ngpt_lora_layout *ll, int l);
  * same model but for the weights' storage and the dropout. */
 bool ngpt_lora_same_model(const ngpt_config *a, const ngpt_config *b);
 
-/* An adapter (ngpt.h): created, or read from a file (its floats copied:
- * a few MB); io/adapter.c makes and frees them. Immutable but for users. */
+/* An adapter (ngpt.h): created, or read from a file (its floats used in
+ * place in the mapping, or copied: a few MB); io/adapter.c and
+ * io/adapter_file.c make and free them. Immutable but for users. */
 struct ngpt_adapter {
     ngpt_lora_config lc;
     ngpt_lora_layout ll;
@@ -73,7 +74,8 @@ struct ngpt_adapter {
     const float *adam_m, *adam_v;
     uint64_t steps;
     ngpt_train_state state;
-    void *owned;                /* the floats (w, and the moments after them) */
+    void *owned;                /* copied: the floats (w, and the moments after them) */
+    struct ngpt_ckpt_reader *file;  /* or the open file they are in (io/adapter_file.c) */
     atomic_int users;           /* contexts applying it or training from it */
 };
 
