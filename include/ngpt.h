@@ -385,7 +385,21 @@ typedef struct ngpt_shape {
      * has (float32, 8-bit, 4-bit): only the adapter has gradients and AdamW
      * moments ("LoRA adapters" below). NULL: the model itself is trained. */
     const ngpt_adapter *adapter;
-    uint32_t reserved[8 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
+    /* Training: 1 keeps only each block's input and recomputes the block's
+     * activations in the backward (one more forward per step; the same
+     * bits), so the arena holds one layer's activations instead of L. 0:
+     * every layer's are kept. */
+    int32_t recompute;
+    /* Training: the lm_head and the loss run over this many rows at once
+     * (and again in the backward, which recomputes their logits: the same
+     * bits for the loss and every gradient but a trained lm_head's, whose
+     * sum over rows then goes chunk by chunk), so the arena holds
+     * (loss_chunk, V) logits and their gradient instead of (batch*seq, V)
+     * each. Such a context computes losses, not logits: ngpt_context_forward
+     * needs targets and ngpt_context_logits is refused. 0: every row at
+     * once. */
+    int32_t loss_chunk;
+    uint32_t reserved[6 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
 } ngpt_shape;
 
 /* Threads: ngpt_context_init starts threads-1 worker threads (pthreads; the

@@ -21,15 +21,19 @@ $N bench --quick $tiny --runs 3 --threads $threads --kernels $kernels --bandwidt
 check $? "ngpt bench --quick on a tiny config: $(cat "$dir/err")"
 
 # Markdown: the rows each section must have (decode twice: batch 1 and 4,
-# each with float32 and 8-bit weights; train twice: B=8 and B=32, per
+# each with float32 and 8-bit weights; train twice: B=8 and B=32; a LoRA
+# adapter's training at both, and decode at batch 1, on f32 and q8; per
 # thread count) ...
 count() { grep -c "^| $1 " "$dir/b.md"; }
 [ "$(count 'prefill  ')" = $nt ] && [ "$(count 'decode  ')" = $((2 * nt)) ] &&
     [ "$(count 'prefill q8')" = $nt ] && [ "$(count 'decode q8')" = $((2 * nt)) ] &&
-    [ "$(count train)" = $((2 * nt)) ]
-check $? "workload rows (prefill, decode b1/b4, f32 and q8, train B=8/B=32, per thread count): $(cat "$dir/b.md")"
+    [ "$(count 'train  ')" = $((2 * nt)) ] && [ "$(count 'train lora  ')" = $((2 * nt)) ] &&
+    [ "$(count 'train lora q8')" = $((2 * nt)) ] && [ "$(count 'decode lora  ')" = $nt ] &&
+    [ "$(count 'decode lora q8')" = $nt ]
+check $? "workload rows (prefill, decode b1/b4, f32 and q8, train B=8/B=32, LoRA, per thread count): $(cat "$dir/b.md")"
 [ "$(count 'arena, infer  ')" = $((2 * nt)) ] && [ "$(count 'arena, infer q8')" = $((2 * nt)) ] &&
-    [ "$(count 'arena, train')" = $((2 * nt)) ] && [ "$(count 'peak RSS')" = 1 ]
+    [ "$(count 'arena, train')" = $((2 * nt)) ] && [ "$(count 'arena, lora')" = $((4 * nt)) ] &&
+    [ "$(count 'peak RSS')" = 1 ]
 check $? "memory rows (arena per context, peak RSS)"
 $N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --weights q8 > "$dir/q.md" 2> "$dir/err"
 grep -q "^| decode q8 " "$dir/q.md" && ! grep -q "^| decode  " "$dir/q.md" && grep -q "^| train " "$dir/q.md" &&

@@ -68,8 +68,9 @@ class Config(Structure):
 class Shape(Structure):
     _fields_ = [("mode", c_int), ("batch", c_int32), ("seq", c_int32), ("trace", c_int),
                 ("threads", c_int32), ("logits_rows", c_int32), ("draft_tokens", c_int32),
-                ("adapter_rank", c_int32), ("adapter", c_void_p),
-                ("reserved", c_uint32 * (8 - ctypes.sizeof(c_void_p) // 4))]
+                ("adapter_rank", c_int32), ("adapter", c_void_p), ("recompute", c_int32),
+                ("loss_chunk", c_int32),
+                ("reserved", c_uint32 * (6 - ctypes.sizeof(c_void_p) // 4))]
 
 
 class Sampler(Structure):

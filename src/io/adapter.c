@@ -52,6 +52,10 @@ ngpt_status ngpt_adapter_create(ngpt_adapter **out, const ngpt_model *model,
             }
         }
     }
+    if ((st = ngpt_adapter_pack(ad))) {
+        ngpt_adapter_close(ad);
+        return ngpt_prefixed(fn, st);
+    }
     *out = ad;
     return NGPT_OK;
 }

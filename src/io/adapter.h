@@ -11,6 +11,10 @@
 ngpt_adapter *ngpt_adapter_alloc(const ngpt_config *cfg, const ngpt_lora_config *lc,
                                  const ngpt_lora_layout *ll, bool moments);
 
+/* ad's packed copy (ad->packed), what inference multiplies by: made once,
+ * when the adapter is made or read. Bare messages. */
+ngpt_status ngpt_adapter_pack(ngpt_adapter *ad);
+
 /* Whether ad applies to m: the same model (config and identity), else
  * NGPT_ERR_CONFIG_MISMATCH. Bare messages. */
 ngpt_status ngpt_adapter_check_model(const ngpt_adapter *ad, ngpt_model *m);

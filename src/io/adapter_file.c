@@ -15,6 +15,7 @@
 #include "io/adapter.h"
 #include "io/checkpoint.h"
 #include "io/train_meta.h"
+#include "kernels.h"
 #include "runtime/optim_config.h"
 
 /* A new adapter of cfg and lc (layout ll) with room for its floats and,
@@ -45,9 +46,31 @@ ngpt_adapter *ngpt_adapter_alloc(const ngpt_config *cfg, const ngpt_lora_config 
     return ad;
 }
 
+ngpt_status ngpt_adapter_pack(ngpt_adapter *ad)
+{
+    const ngpt_lora_layout *ll = &ad->ll;
+    const size_t bytes = (ll->packed_total * sizeof(float) + 63) & ~(size_t)63;
+    ad->packed = aligned_alloc(64, bytes ? bytes : 64);
+    if (!ad->packed) return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate the adapter's "
+                                      "packed copy (%zu bytes)", bytes);
+    const int r = ll->rank;
+    for (int l = 0, on = 0; l < ll->n_layers; l++) {
+        if (!ngpt_lora_layer_on(ll, l)) continue;
+        const float *w = ad->w + ngpt_lora_layer_offset(ll, l);
+        float *p = ad->packed + (size_t)on++ * ll->packed_layer;
+        for (int i = 0; i < ll->n_modules; i++) {
+            const ngpt_lora_module *m = &ll->mod[i];
+            ngpt_kernels_active.pack_w(p + m->pa, w + m->a, r, m->in, m->in);
+            ngpt_kernels_active.pack_w(p + m->pb, w + m->b, m->rows, r, r);
+        }
+    }
+    return NGPT_OK;
+}
+
 static void adapter_free(ngpt_adapter *ad)
 {
     if (!ad) return;
+    free(ad->packed);
     if (ad->file) ngpt_ckpt_close(ad->file);
     free(ad->file);
     free(ad->owned);
@@ -295,6 +318,11 @@ static ngpt_status adapter_read(ngpt_adapter **out, const ngpt_ckpt_reader *r,
         ad->w = in_place[0], ad->adam_m = in_place[1], ad->adam_v = in_place[2];
         atomic_init(&ad->users, 0);
         ad->file = file;
+        if ((st = ngpt_adapter_pack(ad))) {
+            ad->file = NULL;    /* the caller closes it */
+            adapter_free(ad);
+            return st;
+        }
         *out = ad;
         return NGPT_OK;
     }
@@ -304,6 +332,7 @@ static ngpt_status adapter_read(ngpt_adapter **out, const ngpt_ckpt_reader *r,
         tensor_at(&ll, i, &t);
         st = ngpt_ckpt_read_tensor(r, t.name, 2, t.shape, sets[t.set] + t.offset);
     }
+    if (!st) st = ngpt_adapter_pack(ad);
     if (st) {
         adapter_free(ad);
         return st;

@@ -225,27 +225,37 @@ void ngpt_context_backward_unchecked(ngpt_context *ctx)
     const int B = ctx->run.pass.batch, T = ctx->run.pass.seq;
     const int C = cfg->d_model, V = cfg->vocab_size, L = cfg->n_layers;
     const size_t BT = (size_t)B * (size_t)T;
-    const int rows = (int)BT;
     float *W = p->params;       /* read only here */
     float *G = p->grads;
     const bool frozen = ctx->lora.training;     /* an adapter trains: no gradient of the model */
     float *x_last = ngpt_layer_acts_get(ctx, L - 1).x_out;
 
-    /* loss = mean over BT rows of cross-entropy -> dlogits (BT,V) */
-    ngpt_op_xent_bwd(ctx, p->bwd.g_logits, p->logits, p->bwd.targets, BT, V, 1.0f / (float)BT);
-    /* lm_head (tied: tok_emb): dW (V,C) += dlogits^T head_in; d(head_in) (BT,C) = dlogits W;
-     * then ln_f, where the residual stream's gradient (BT,C) starts */
+    /* loss = mean over BT rows of cross-entropy -> dlogits (BT,V); lm_head
+     * (tied: tok_emb): dW (V,C) += dlogits^T head_in; d(head_in) (BT,C) =
+     * dlogits W. A chunked loss recomputes each chunk's logits first (the
+     * forward's bits) and goes chunk by chunk; then ln_f, where the
+     * residual stream's gradient (BT,C) starts */
+    const float *head_in = cfg->final_norm ? p->lnf : x_last;
+    float *d_head_in = cfg->final_norm ? p->bwd.g_ln : p->bwd.g_res;
+    const size_t chunk = ctx->shape.loss_chunk ? (size_t)ctx->shape.loss_chunk : BT;
+    for (size_t r0 = 0; r0 < BT; r0 += chunk) {
+        const size_t n = BT - r0 < chunk ? BT - r0 : chunk;
+        if (chunk < BT) ngpt_model_head(ctx, head_in + r0 * C, (int32_t)n);
+        ngpt_op_xent_bwd(ctx, p->bwd.g_logits, p->logits, p->bwd.targets + r0, n, V,
+                         1.0f / (float)BT);
+        linear_bwd(ctx, 0, NGPT_LINEAR_LM_HEAD, d_head_in + r0 * C, p->bwd.g_logits,
+                   head_in + r0 * C, (int)n, C, V);
+    }
     if (cfg->final_norm) {
-        linear_bwd(ctx, 0, NGPT_LINEAR_LM_HEAD, p->bwd.g_ln, p->bwd.g_logits, p->lnf, rows, C, V);
         memset(p->bwd.g_res, 0, BT * C * sizeof(float));
         ngpt_op_norm_bwd(ctx, p->bwd.g_res, frozen ? NULL : G + lay->lnf_w,
                          frozen ? NULL : G + lay->lnf_b, p->bwd.g_ln, x_last, p->lnf_mean,
                          p->lnf_rstd, W + lay->lnf_w, BT, C);
-    } else {
-        linear_bwd(ctx, 0, NGPT_LINEAR_LM_HEAD, p->bwd.g_res, p->bwd.g_logits, x_last, rows, C, V);
     }
 
     for (int l = L - 1; l >= 0; l--) {
+        /* recompute: the one set of activations holds the last layer's */
+        if (ctx->shape.recompute && l < L - 1) ngpt_model_block_again(ctx, l, B, T);
         if (cfg->norm == NGPT_NORM_POST) post_norm_block_bwd(ctx, l, B, T);
         else pre_norm_block_bwd(ctx, l, B, T);
     }

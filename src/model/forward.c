@@ -251,7 +251,11 @@ static void add_positions(ngpt_context *ctx, const ngpt_pass *ps, float *x)
     ngpt_op_add(ctx, x, x, rows, BT * (size_t)ctx->cfg.d_model);
 }
 
-static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
+/* A pass up to the lm_head: the embedding and every block, then [ln_f]
+ * over the rows the head reads (the last k of each sequence, gathered as
+ * (nseq, k): shape.logits_rows; a last_only pass: its one last row);
+ * returns those rows (R, C). */
+static const float *model_body(ngpt_context *ctx, const ngpt_pass *ps)
 {
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
@@ -282,8 +286,7 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const float *last = ngpt_layer_acts_get(ctx, L - 1).x_out;
     const size_t skip = (size_t)(ps->len - k) * C;     /* each sequence's rows before its k */
 
-    /* [ln_f] (R,C) -> lm_head (tied: tok_emb): logits (R,V) = x W_head^T;
-     * every row is its own chain, so fewer rows give the same bits */
+    /* [ln_f] (R,C), which the lm_head reads */
     const float *head_in = last + skip;
     if (ctx->cfg.final_norm || (ps->nseq > 1 && k < ps->len)) {
         float *lnf = ngpt_acts_lnf(ctx);
@@ -302,8 +305,28 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
         }
         head_in = lnf;
     }
-    linear(ctx, 0, NGPT_LINEAR_LM_HEAD, p->logits, head_in, W + lay->lm_head, NULL, (int)R,
-           C, V);
+    return head_in;
+}
+
+void ngpt_model_head(ngpt_context *ctx, const float *rows, int32_t n)
+{
+    /* logits (n,V) = x W_head^T (tied: tok_emb); every row is its own
+     * chain, so fewer rows (or rows in chunks) give the same bits */
+    linear(ctx, 0, NGPT_LINEAR_LM_HEAD, ctx->plan.logits, rows, ctx->plan.params + ctx->lay.lm_head,
+           NULL, (int)n, ctx->cfg.d_model, ctx->cfg.vocab_size);
+}
+
+static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
+{
+    const float *head_in = model_body(ctx, ps);
+    const int32_t k = ps->last_only ? 1 : ngpt_logits_kept(ctx, ps->len);
+    ngpt_model_head(ctx, head_in, ps->nseq * k);
+}
+
+void ngpt_model_block_again(ngpt_context *ctx, int layer, int32_t batch, int32_t seq)
+{
+    const ngpt_pass pass = {NULL, batch, seq, false, 0, false};
+    block(ctx, layer, &pass, ngpt_dropout_active(ctx));
 }
 
 ngpt_status ngpt_context_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
@@ -323,6 +346,9 @@ ngpt_status ngpt_context_forward(ngpt_context *ctx, const int32_t *tokens, int32
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "ngpt_context_forward: (batch=%d, seq=%d) exceeds "
                          "the context's planned (batch=%d, seq=%d); plan a larger shape",
                          (int)B, (int)T, (int)ctx->shape.batch, (int)ctx->shape.seq);
+    if (!targets && ctx->shape.loss_chunk)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_forward: the context computes the loss "
+                         "in chunks of rows (shape.loss_chunk) and keeps no logits: pass targets");
     if (targets && ngpt_logits_kept(ctx, T) < T)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_forward: a loss needs the logits of every "
                          "position, but the context keeps only the last %d "
@@ -339,13 +365,22 @@ void ngpt_context_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, in
                                   int32_t T, const int32_t *targets, float *loss)
 {
     const ngpt_pass pass = {tokens, B, T, false, 0, false};
-    model_pass(ctx, &pass);
-
     ngpt_plan *p = &ctx->plan;
-    const int V = ctx->cfg.vocab_size;
+    const int V = ctx->cfg.vocab_size, C = ctx->cfg.d_model;
     const size_t BT = (size_t)B * (size_t)T;
+    const size_t chunk = (size_t)ctx->shape.loss_chunk;
+    if (chunk && targets) {     /* the head and the loss a chunk of rows at a time */
+        const float *head_in = model_body(ctx, &pass);
+        for (size_t r0 = 0; r0 < BT; r0 += chunk) {
+            const size_t n = BT - r0 < chunk ? BT - r0 : chunk;
+            ngpt_model_head(ctx, head_in + r0 * C, (int32_t)n);
+            ngpt_op_xent(ctx, p->losses + r0, p->logits, targets + r0, n, V);
+        }
+    } else {
+        model_pass(ctx, &pass);
+        if (targets) ngpt_op_xent(ctx, p->losses, p->logits, targets, BT, V);
+    }
     if (targets) {
-        ngpt_op_xent(ctx, p->losses, p->logits, targets, BT, V);
         /* the mean: one canonical sum over every row, on this thread */
         float mean = ctx->k->rsum(p->losses, BT) / (float)BT;
         if (loss) *loss = mean;

@@ -29,12 +29,15 @@ bool ngpt_lora_on(const ngpt_context *ctx, int l, ngpt_linear which)
     return false;
 }
 
-/* Adapted layers before l: where l's kept t sit in a training context. */
-static size_t layers_on_before(const ngpt_lora_layout *ll, int l)
+/* Module i of layer l's t in a training context: kept per adapted layer,
+ * or one layer's with recompute (the block's forward runs again before its
+ * backward); rt floats each. */
+static float *kept_t(const ngpt_context *ctx, int l, int i, size_t rt)
 {
-    size_t n = 0;
-    for (int i = 0; i < l; i++) n += ngpt_lora_layer_on(ll, i);
-    return n;
+    const ngpt_lora_layout *ll = &ctx->lora.train;
+    size_t before = 0;
+    for (int j = 0; j < l && !ctx->shape.recompute; j++) before += ngpt_lora_layer_on(ll, j);
+    return ctx->plan.lora.t + (before * (size_t)ll->n_modules + (size_t)i) * rt;
 }
 
 static void scale_rows(float *t, size_t n, float s)
@@ -59,8 +62,9 @@ static const float *module_input(ngpt_context *ctx, int l, const ngpt_lora_modul
     return ctx->plan.lora.xd;
 }
 
-/* One adapter's terms of layer l's Linear `which`: its floats w (layout
- * ll), scale s times the layout's. */
+/* The trained adapter's terms of layer l's Linear `which` (a training
+ * context): its floats w (layout ll), scale s times the layout's; t kept
+ * for the backward. */
 static void adapter_fwd(ngpt_context *ctx, const ngpt_lora_layout *ll, const float *w, float s,
                         int l, ngpt_linear which, float *y, const float *x, int rows, int out)
 {
@@ -71,14 +75,45 @@ static void adapter_fwd(ngpt_context *ctx, const ngpt_lora_layout *ll, const flo
     for (int i = 0; i < ll->n_modules; i++) {
         const ngpt_lora_module *m = &ll->mod[i];
         if (m->linear != which) continue;
-        float *t = ctx->plan.lora.t;
-        if (ctx->lora.training)
-            t += (layers_on_before(ll, l) * (size_t)ll->n_modules + (size_t)i) * rt;
+        float *t = kept_t(ctx, l, i, rt);
         const float *xin = module_input(ctx, l, m, x, rows);
         ngpt_op_gemm(ctx, rows, r, m->in, xin, m->in, 1, lw + m->a, 1, m->in, NULL, t, r, false);
         scale_rows(t, (size_t)rows * (size_t)r, s * ll->scale);
         ngpt_op_gemm(ctx, rows, m->rows, r, t, r, 1, lw + m->b, 1, r, NULL, y + m->row0, out,
                      true);
+    }
+}
+
+static int round16(int n) { return (n + NGPT_GEMM_NR - 1) / NGPT_GEMM_NR * NGPT_GEMM_NR; }
+
+/* An applied adapter's terms (inference), through its packed copy: the
+ * same chains as adapter_fwd's (gemm_packed keeps gemm's contract, and y +
+ * t B^T is what gemm's accumulate adds), streamed at decode's few rows. t
+ * = x A16^T (rows, r rounded up to 16: A's padding rows give zeros), its
+ * first r columns scaled into (rows, r); u = t B^T (rows, the module's
+ * rows rounded up), whose first columns are added to y. */
+static void applied_fwd(ngpt_context *ctx, const ngpt_adapter *ad, float s, int l,
+                        ngpt_linear which, float *y, const float *x, int rows, int out)
+{
+    const ngpt_lora_layout *ll = &ad->ll;
+    if (!ngpt_lora_layer_on(ll, l)) return;
+    const float *pk = ad->packed + ngpt_lora_layer_offset(ll, l) / ll->layer_floats * ll->packed_layer;
+    const int r = ll->rank, R16 = round16(r);
+    const float scale = s * ll->scale;
+    float *t = ctx->plan.lora.t, *u = ctx->plan.lora.u;
+    for (int i = 0; i < ll->n_modules; i++) {
+        const ngpt_lora_module *m = &ll->mod[i];
+        if (m->linear != which) continue;
+        ngpt_op_linear_packed(ctx, t, x, pk + m->pa, NULL, rows, m->in, R16, NULL, NULL);
+        for (int k = 0; k < rows; k++)      /* in place: row k moves down, or stays */
+            for (int j = 0; j < r; j++) t[(size_t)k * r + j] = t[(size_t)k * R16 + j] * scale;
+        const int N16 = round16(m->rows);
+        ngpt_op_linear_packed(ctx, u, t, pk + m->pb, NULL, rows, r, N16, NULL, NULL);
+        for (int k = 0; k < rows; k++) {
+            float *yk = y + (size_t)k * out + m->row0;
+            const float *uk = u + (size_t)k * N16;
+            for (int j = 0; j < m->rows; j++) yk[j] += uk[j];
+        }
     }
 }
 
@@ -90,8 +125,7 @@ void ngpt_lora_fwd(ngpt_context *ctx, int l, ngpt_linear which, float *y, const 
         return;
     }
     for (int i = 0; i < ctx->lora.n; i++)
-        adapter_fwd(ctx, &ctx->lora.ads[i]->ll, ctx->lora.ads[i]->w, ctx->lora.scale[i], l,
-                    which, y, x, rows, out);
+        applied_fwd(ctx, ctx->lora.ads[i], ctx->lora.scale[i], l, which, y, x, rows, out);
 }
 
 void ngpt_lora_frozen_cols(const ngpt_context *ctx, int l, ngpt_linear which, int c0, int n,
@@ -159,8 +193,7 @@ void ngpt_lora_linear_bwd(ngpt_context *ctx, int l, ngpt_linear which, float *dx
     for (int i = 0; on && i < ll->n_modules; i++) {
         const ngpt_lora_module *m = &ll->mod[i];
         if (m->linear != which) continue;
-        const float *t =
-            ctx->plan.lora.t + (layers_on_before(ll, l) * (size_t)ll->n_modules + (size_t)i) * rt;
+        const float *t = kept_t(ctx, l, i, rt);
         float *u = ctx->plan.lora.u + (size_t)i * rt;
         const float *dym = dy + m->row0;
         ngpt_op_gemm(ctx, m->rows, r, rows, dym, 1, out, t, r, 1, NULL, lg + m->b, r, true);

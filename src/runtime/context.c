@@ -62,6 +62,16 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
     if (s.adapter_rank < 0 || s.adapter_rank > NGPT_LORA_RANK_MAX || (train && s.adapter_rank))
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.adapter_rank must be in 0..%d (inference "
                          "only), got %d", NGPT_LORA_RANK_MAX, (int)s.adapter_rank);
+    if (s.recompute < 0 || s.recompute > 1 || (!train && s.recompute))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.recompute must be 0 or 1 (training only), got "
+                         "%d", (int)s.recompute);
+    if (s.recompute && s.trace != NGPT_TRACE_NONE)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.recompute keeps one layer's attention at a "
+                         "time: plan it without a trace");
+    if (s.loss_chunk < 0 || (!train && s.loss_chunk))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.loss_chunk must be >= 0 (training only), got "
+                         "%d", (int)s.loss_chunk);
+    if (s.loss_chunk >= s.batch * s.seq) s.loss_chunk = 0;     /* every row at once anyway */
     if (s.adapter && !train)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.adapter is the adapter a training context "
                          "trains (NGPT_MODE_TRAIN); an inference context applies adapters with "

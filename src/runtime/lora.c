@@ -9,6 +9,7 @@
 #include "runtime/config.h"
 #include "runtime/context.h"
 #include "runtime/derived.h"
+#include "gemm.h"
 #include "runtime/lora.h"
 
 ngpt_lora_config ngpt_lora_config_default(void)
@@ -188,20 +189,24 @@ ngpt_status ngpt_lora_layout_compute(const ngpt_config *cfg, const ngpt_lora_con
                           .n_layers = cfg->n_layers};
     l.scale = (float)(lc->rslora ? (double)lc->alpha / sqrt((double)lc->rank)
                                  : (double)lc->alpha / (double)lc->rank);
-    size_t at = 0;
+    size_t at = 0, pk = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         if (!(t & all[i].bit)) continue;
         ngpt_lora_module *m = &l.mod[l.n_modules++];
         *m = (ngpt_lora_module){all[i].bit, (int32_t)i, all[i].lin, all[i].row0, all[i].rows,
-                                all[i].in, all[i].name, at, 0};
+                                all[i].in, all[i].name, at, 0, pk, 0};
         at += (size_t)lc->rank * (size_t)m->in;
+        pk += ngpt_packed_w_floats(lc->rank, m->in);
         m->b = at;
+        m->pb = pk;
         at += (size_t)m->rows * (size_t)lc->rank;
+        pk += ngpt_packed_w_floats(m->rows, lc->rank);
     }
     l.layer_floats = at;
+    l.packed_layer = pk;
     int32_t on = 0;
     for (int32_t i = 0; i < cfg->n_layers; i++) on += ngpt_lora_layer_on(&l, i);
-    if (!ngpt_mul_ok(at, (size_t)on, &l.total))
+    if (!ngpt_mul_ok(at, (size_t)on, &l.total) || !ngpt_mul_ok(pk, (size_t)on, &l.packed_total))
         return ngpt_fail(NGPT_ERR_OVERFLOW, "the adapter's size overflows size_t");
     *ll = l;
     return NGPT_OK;

@@ -25,6 +25,7 @@ typedef struct ngpt_lora_module {
     const char *name;           /* "attn.q", ...: an adapter file's tensors are
                                    blocks.<l>.<name>.lora_A / .lora_B */
     size_t a, b;                /* floats from the layer's block to A, to B */
+    size_t pa, pb;              /* the same in an adapter's packed copy (below) */
 } ngpt_lora_module;
 
 typedef struct ngpt_lora_layout {
@@ -37,6 +38,10 @@ typedef struct ngpt_lora_layout {
     int32_t n_layers;           /* the model's L */
     size_t layer_floats;        /* one adapted layer's A and B, back to back */
     size_t total;               /* every adapted layer's */
+    /* An adapter's packed copy, what inference multiplies by (gemm.h's
+     * panels, zero-padded: A as a W of ceil(r/16)*16 rows, B as a W of its
+     * rows by r): per adapted layer, each module's A then B */
+    size_t packed_layer, packed_total;
 } ngpt_lora_layout;
 
 /* Validates a LoRA config alone (bare message). */
@@ -75,6 +80,7 @@ struct ngpt_adapter {
     uint64_t steps;
     ngpt_train_state state;
     void *owned;                /* copied: the floats (w, and the moments after them) */
+    float *packed;              /* w packed for inference (layout's packed_*), owned */
     struct ngpt_ckpt_reader *file;  /* or the open file they are in (io/adapter_file.c) */
     atomic_int users;           /* contexts applying it or training from it */
 };
@@ -89,11 +95,13 @@ void ngpt_lora_release(struct ngpt_context *ctx);
 uint64_t ngpt_lora_checksum(const struct ngpt_context *ctx);
 
 /* The columns of a frozen Linear's W that its backward unpacks at once
- * (model/lora.c): a multiple of the 8-bit groups, about 1 MiB of them. */
+ * (model/lora.c): a multiple of the 8-bit groups, up to 32 MiB of them
+ * (each block's product packs all of d(y) again: few blocks, even for a
+ * large vocabulary's lm_head). */
 static inline int ngpt_lora_cols_width(int out)
 {
-    const long w = (1L << 18) / ((long)out * 32);
-    return 32 * (int)(w < 1 ? 1 : w > 8 ? 8 : w);
+    const long w = (1L << 23) / ((long)out * 32);
+    return 32 * (int)(w < 1 ? 1 : w > 16 ? 16 : w);
 }
 
 #endif

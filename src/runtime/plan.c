@@ -53,7 +53,9 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     const size_t CA = C > A ? C : A;    /* ln_out also holds the attention output */
     size_t IW = QKV > F1 ? QKV : F1;    /* infer: qkv's buffer also holds fc1 [and the branch] */
     if (IW < C) IW = C;
-    const size_t LL = train ? L : 1;    /* copies of per-layer activations */
+    /* copies of per-layer activations: one in inference, and in training
+     * with recompute (the blocks' inputs, in x, are all kept) */
+    const size_t LL = train && !shape->recompute ? L : 1;
     const size_t NT = (size_t)ngpt_layout_tensor_count(cfg);
     walker w = {(unsigned char *)base, 0, false};
     ngpt_plan p = {0};
@@ -86,7 +88,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     if (train || shape->trace == NGPT_TRACE_FULL) {
         size_t bh = 0;
         if (!ngpt_mul_ok(B, H, &bh)) w.overflow = true;
-        p.att = TAKE_F(&w, L, bh, T, T);
+        p.att = TAKE_F(&w, train ? LL : L, bh, T, T);
     }
     if (shape->trace == NGPT_TRACE_LAST_ROW) p.trace_rows = TAKE_F(&w, L, B, H, T);
     if (train) {
@@ -98,10 +100,12 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     }
     p.lnf_mean = TAKE_F(&w, B, T, 1, 1);
     p.lnf_rstd = TAKE_F(&w, B, T, 1, 1);
-    /* the last logits_rows positions of each sequence, or all of them */
+    /* the last logits_rows positions of each sequence, or all of them;
+     * a chunked loss: loss_chunk rows */
     const size_t LR = shape->logits_rows > 0 && (size_t)shape->logits_rows < T
                           ? (size_t)shape->logits_rows : T;
-    p.logits = TAKE_F(&w, B, LR, V, 1);
+    const size_t HR = shape->loss_chunk ? (size_t)shape->loss_chunk : B * LR;  /* head rows */
+    p.logits = TAKE_F(&w, HR, V, 1, 1);
     p.losses = TAKE_F(&w, B, T, 1, 1);
 
     p.ln_out = TAKE_F(&w, B, T, CA, 1);
@@ -125,8 +129,9 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         p.threads.panel = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_NR, KMAX, 1);
     }
     if (ll) {
-        size_t on = 0;
+        size_t on = 0;      /* the adapted layers whose t are kept: all, or one (recompute) */
         for (int32_t l = 0; l < cfg->n_layers; l++) on += ngpt_lora_layer_on(ll, l);
+        if (shape->recompute && on) on = 1;
         p.lora.t = TAKE_F(&w, on * (size_t)ll->n_modules, B * T, rank, 1);
         p.lora.u = TAKE_F(&w, (size_t)ll->n_modules, B * T, rank, 1);
         if (shape->adapter->lc.dropout > 0.0f) p.lora.xd = TAKE_F(&w, B, T, KMAX, 1);
@@ -139,8 +144,12 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
             if (c > cols) cols = c;
         }
         p.lora.cols = TAKE_F(&w, cols, 1, 1, 1);
-    } else if (rank) {
-        p.lora.t = TAKE_F(&w, B, T, rank, 1);
+    } else if (rank) {      /* inference: t as wide as the packed A's panels, and B's products */
+        const size_t R16 = (rank + NGPT_GEMM_NR - 1) / NGPT_GEMM_NR * NGPT_GEMM_NR;
+        size_t rows = QKV > C ? QKV : C;
+        if (F > rows) rows = F;
+        p.lora.t = TAKE_F(&w, B, T, R16, 1);
+        p.lora.u = TAKE_F(&w, B, T, (rows + NGPT_GEMM_NR - 1) / NGPT_GEMM_NR * NGPT_GEMM_NR, 1);
     }
     p.threads.pool = take(&w, sizeof(ngpt_pool), 1, 1, 1, 1);
     p.threads.workers = take(&w, sizeof(ngpt_pool_worker), (size_t)shape->threads - 1, 1, 1, 1);
@@ -148,7 +157,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     if (train) {
         p.bwd.tokens = take(&w, sizeof(int32_t), B, T, 1, 1);
         p.bwd.targets = take(&w, sizeof(int32_t), B, T, 1, 1);
-        p.bwd.g_logits = TAKE_F(&w, B, T, V, 1);
+        p.bwd.g_logits = TAKE_F(&w, HR, V, 1, 1);
         p.bwd.g_res = TAKE_F(&w, B, T, C, 1);
         p.bwd.g_branch = TAKE_F(&w, B, T, C, 1);
         p.bwd.g_ln = TAKE_F(&w, B, T, C, 1);

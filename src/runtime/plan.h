@@ -116,8 +116,11 @@ typedef struct ngpt_plan {
     struct ngpt_plan_lora {
         float *w;               /* train: the adapter's floats */
         float *t;               /* train (L adapted, modules, B, T, r): s A x' of each module,
-                                 * kept for backward; infer (B, T, adapter_rank) */
-        float *u;               /* train (modules, B, T, r): d(A x') of each module of a Linear */
+                                 * kept for backward (one layer's with recompute); infer
+                                 * (B, T, adapter_rank rounded up to 16) */
+        float *u;               /* train (modules, B, T, r): d(A x') of each module of a
+                                 * Linear; infer (B, T, a module's rows rounded up to 16):
+                                 * t B^T before it is added */
         float *xd;              /* train with LoRA dropout: (B, T, widest in) x' = dropout(x) */
         float *cols;            /* train: a frozen Linear's column block (ngpt_lora_cols_width) */
     } lora;
