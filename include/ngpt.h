@@ -618,6 +618,11 @@ ngpt_status ngpt_context_params(ngpt_context *ctx, float **params, size_t *count
 ngpt_status ngpt_context_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed,
                                      uint64_t step);
 
+/* A target that is no target: the position adds nothing to the loss, whose
+ * mean is over the other positions (0 when there are none), nor to the
+ * gradients (e.g. a conversation's prompt: ngpt_data_tokenize_chat). */
+#define NGPT_TARGET_IGNORE (-1)
+
 /* Full forward over tokens (batch, seq) (row-major). With targets (batch, seq)
  * it also computes the mean cross-entropy into *loss (loss may be NULL),
  * which needs every position's logits (shape.logits_rows NGPT_LOGITS_ALL,
@@ -797,6 +802,22 @@ ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t se
  * the byte length of each of tok's ids; tok is not kept. NGPT_ERR_BAD_ARG
  * if the data already holds tokens. */
 ngpt_status ngpt_data_tokenize(ngpt_data *data, const ngpt_tokenizer *tok, int32_t seq);
+
+/* Encodes the data as conversations, once: JSON Lines, one conversation per
+ * line, {"messages": [{"role": "system"|"user"|"assistant"|..., "content":
+ * "..."}, ...]} (the chat format of Hugging Face datasets and mlx-lm; blank
+ * lines are skipped), each rendered in tok's ChatML
+ * (ngpt_tokenizer_chatml_turn, turn after turn; NGPT_ERR_UNSUPPORTED when
+ * tok has no <|im_start|>/<|im_end|>) and the conversations concatenated.
+ * Batches are windows of seq+1 tokens as ngpt_data_tokenize's, whose
+ * targets are only the assistants' tokens (each reply's content and its
+ * <|im_end|>); every other target is NGPT_TARGET_IGNORE, so the loss is
+ * the replies' alone (a prompt-masked fine-tune, as mlx-lm's mask_prompt).
+ * A conversation is in the split its line starts in. NGPT_ERR_BAD_ARG
+ * naming the line for a line that is not such an object, or for a split
+ * shorter than a window or without an assistant turn. Allocates the
+ * tokens, their marks and the byte length of each id. */
+ngpt_status ngpt_data_tokenize_chat(ngpt_data *data, const ngpt_tokenizer *tok, int32_t seq);
 
 /* A split's bytes (*size of them; valid as long as the data), e.g. the
  * training split to train a tokenizer on. */

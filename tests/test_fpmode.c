@@ -462,6 +462,11 @@ static void training(results *r, const ngpt_config *cfg, bool tiny, int32_t thre
         CALL(ngpt_data_batch_bytes(data, NGPT_SPLIT_EVAL, 3, 0, 1, 4, &batch_bytes));
         CALL(ngpt_data_text(data, NGPT_SPLIT_EVAL, &text, &n));
         if (bpe) CALL(ngpt_data_tokenize(token_data, bpe, 4));
+        /* conversations need a ChatML tokenizer: the fpmode one is not */
+        ngpt_status chat_st = NGPT_OK;
+        if (bpe) CALL_TO(chat_st, ngpt_data_tokenize_chat(file_data, bpe, 4));
+        CHECK(!bpe || chat_st == NGPT_ERR_UNSUPPORTED || chat_st == NGPT_ERR_BAD_ARG,
+              "ngpt_data_tokenize_chat: %s", ngpt_last_error());
         CALL(ngpt_data_token_counts(token_data, &train_tokens, &eval_tokens));
         NOTE(r, train_tokens);
         CALL(ngpt_context_train_step(ctx, &opt, data, 5, 2, 16, &loss, &lr, &grad_norm));

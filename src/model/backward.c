@@ -238,11 +238,12 @@ void ngpt_context_backward_unchecked(ngpt_context *ctx)
     const float *head_in = cfg->final_norm ? p->lnf : x_last;
     float *d_head_in = cfg->final_norm ? p->bwd.g_ln : p->bwd.g_res;
     const size_t chunk = ctx->shape.loss_chunk ? (size_t)ctx->shape.loss_chunk : BT;
+    const size_t kept = ngpt_targets_kept(p->bwd.targets, BT);     /* the mean's rows */
+    const float scale = kept ? 1.0f / (float)kept : 0.0f;
     for (size_t r0 = 0; r0 < BT; r0 += chunk) {
         const size_t n = BT - r0 < chunk ? BT - r0 : chunk;
         if (chunk < BT) ngpt_model_head(ctx, head_in + r0 * C, (int32_t)n);
-        ngpt_op_xent_bwd(ctx, p->bwd.g_logits, p->logits, p->bwd.targets + r0, n, V,
-                         1.0f / (float)BT);
+        ngpt_op_xent_bwd(ctx, p->bwd.g_logits, p->logits, p->bwd.targets + r0, n, V, scale);
         linear_bwd(ctx, 0, NGPT_LINEAR_LM_HEAD, d_head_in + r0 * C, p->bwd.g_logits,
                    head_in + r0 * C, (int)n, C, V);
     }

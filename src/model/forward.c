@@ -53,12 +53,15 @@ static void drop(ngpt_context *ctx, float *x, size_t n, int layer, int kind)
     ngpt_op_dropout(ctx, x, x, n, 0, &key);
 }
 
-static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char *what)
+/* ids[0..n) are token ids (targets: or NGPT_TARGET_IGNORE). */
+static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, bool targets)
 {
     for (size_t i = 0; i < n; i++)
-        if (ids[i] < 0 || ids[i] >= V)
+        if ((ids[i] < 0 || ids[i] >= V) && !(targets && ids[i] == NGPT_TARGET_IGNORE))
             return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_context_forward: %s[%zu] = %d is not a "
-                             "token id in 0..%d", what, i, (int)ids[i], (int)V - 1);
+                             "token id in 0..%d%s", targets ? "targets" : "tokens", i,
+                             (int)ids[i], (int)V - 1,
+                             targets ? " (nor NGPT_TARGET_IGNORE, -1)" : "");
     return NGPT_OK;
 }
 
@@ -354,8 +357,8 @@ ngpt_status ngpt_context_forward(ngpt_context *ctx, const int32_t *tokens, int32
                          "position, but the context keeps only the last %d "
                          "(shape.logits_rows); plan logits_rows = NGPT_LOGITS_ALL", (int)ctx->shape.logits_rows);
     const size_t BT = (size_t)B * (size_t)T;
-    ngpt_status st = check_ids(tokens, BT, cfg->vocab_size, "tokens");
-    if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, "targets");
+    ngpt_status st = check_ids(tokens, BT, cfg->vocab_size, false);
+    if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, true);
     if (st) return st;
     ngpt_context_forward_unchecked(ctx, tokens, B, T, targets, loss);
     return NGPT_OK;
@@ -381,8 +384,10 @@ void ngpt_context_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, in
         if (targets) ngpt_op_xent(ctx, p->losses, p->logits, targets, BT, V);
     }
     if (targets) {
-        /* the mean: one canonical sum over every row, on this thread */
-        float mean = ctx->k->rsum(p->losses, BT) / (float)BT;
+        /* the mean over the rows with a target: one canonical sum over
+         * every row (the others hold 0), on this thread; no target: 0 */
+        const size_t kept = ngpt_targets_kept(targets, BT);
+        const float mean = kept ? ctx->k->rsum(p->losses, BT) / (float)kept : 0.0f;
         if (loss) *loss = mean;
     } else if (loss) {
         *loss = NAN;

@@ -27,6 +27,15 @@ void ngpt_model_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int
 void ngpt_model_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
                         const float **last_row);
 
+/* The rows of targets[0..n) that have one (not NGPT_TARGET_IGNORE): the
+ * mean loss's divisor. */
+static inline size_t ngpt_targets_kept(const int32_t *targets, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) kept += targets[i] >= 0;
+    return kept;
+}
+
 /* logits (n, V) of rows (n, C) of the lm_head's input, into plan.logits. */
 void ngpt_model_head(ngpt_context *ctx, const float *rows, int32_t n);
 

@@ -397,10 +397,14 @@ static void xent_range(void *arg, size_t r0, size_t r1, int thread)
     (void)thread;
     for (size_t r = r0; r < r1; r++) {
         const float *row = j->x + r * (size_t)j->c;
-        if (j->backward)
+        if (j->idx[r] < 0) {    /* NGPT_TARGET_IGNORE: no loss, no gradient */
+            if (j->backward) memset(j->out + r * (size_t)j->c, 0, (size_t)j->c * sizeof(float));
+            else j->out[r] = 0.0f;
+        } else if (j->backward) {
             j->ctx->k->xent_bwd(j->out + r * (size_t)j->c, row, j->c, j->idx[r], j->scale);
-        else
+        } else {
             j->out[r] = j->ctx->k->xent(row, j->c, j->idx[r]);
+        }
     }
 }
 

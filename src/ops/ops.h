@@ -120,7 +120,8 @@ void ngpt_op_embed_bwd(ngpt_context *ctx, float *dtable, const float *dx, const 
                        size_t rows, int c, int vocab);
 
 /* Cross-entropy per row: losses[r] of logits row r (n classes) against
- * targets[r]; and its backward with scale (1/rows of the mean). */
+ * targets[r]; and its backward with scale (1 / the rows of the mean). A
+ * target < 0 (NGPT_TARGET_IGNORE) gives the row loss 0 and gradient 0. */
 void ngpt_op_xent(ngpt_context *ctx, float *losses, const float *logits, const int32_t *targets,
                   size_t rows, int n);
 void ngpt_op_xent_bwd(ngpt_context *ctx, float *dlogits, const float *logits,

@@ -1,4 +1,4 @@
-/* chat.c — ChatML turns (ngpt.h, "chat"): the role markers are the
+/* chatml.c — ChatML turns (ngpt.h, "chat"): the role markers are the
  * tokenizer's special tokens, looked up by name wherever their ids are, and
  * everything between them is encoded as plain text, so no text a user types
  * can become a marker. */
