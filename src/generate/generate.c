@@ -41,6 +41,9 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason r)
     case NGPT_STOP_SEQUENCE: return "stop sequence";
     case NGPT_STOP_CALLBACK: return "stopped by the callback";
     case NGPT_STOP_CONTEXT_FULL: return "context full";
+    case NGPT_STOP_GRAMMAR_COMPLETE: return "grammar complete";
+    case NGPT_STOP_GRAMMAR_INCOMPLETE: return "cut before the grammar was complete";
+    case NGPT_STOP_GRAMMAR_DEPTH: return "grammar nested deeper than planned";
     }
     return "unknown";
 }

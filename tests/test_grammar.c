@@ -1,0 +1,367 @@
+/* test_grammar.c — the grammar engine (src/grammar/): GBNF texts against
+ * sets of strings each must accept or reject (nested, recursive,
+ * repetition bounds, classes, UTF-8 characters in literals and classes),
+ * the parser's one-line errors with line and column, the matcher's state
+ * staying one stack on nested repetition (and its time on a pathological
+ * grammar), and the token masks: the index and the walk against checking
+ * every token's bytes one by one, over random walks, with the no-dead-end
+ * property, on a byte vocabulary and a trained BPE one. */
+#include <time.h>
+
+#include "grammar/grammar.h"
+#include "test.h"
+
+static ngpt_grammar *compile(const char *text, const ngpt_tokenizer *tok)
+{
+    ngpt_grammar *g = NULL;
+    ngpt_status st = ngpt_grammar_parse(&g, tok, text, strlen(text));
+    CHECK(st == NGPT_OK, "grammar %s: %s", text, ngpt_last_error());
+    return g;
+}
+
+static const ngpt_gm_limits LIM = {64, 16};
+
+/* Whether g matches s whole: 1, a prefix of a match: 0, neither: -1
+ * (-2: the limits were passed). */
+static int match(const ngpt_grammar *g, const char *s, size_t n)
+{
+    size_t words = ngpt_gm_words(LIM);
+    uint32_t *a = malloc(words * 4), *b = malloc(words * 4), *c = malloc(words * 4);
+    ngpt_gm_start(&g->a, a);
+    int rc = ngpt_gm_advance(&g->a, LIM, a, (const uint8_t *)s, n, b, c, NULL);
+    int r = rc == NGPT_GM_DEAD ? -1 : rc == NGPT_GM_OVERFLOW ? -2 : ngpt_gm_can_end(b) ? 1 : 0;
+    if (n == 0) r = ngpt_gm_can_end(a) ? 1 : 0;
+    free(a), free(b), free(c);
+    return r;
+}
+
+typedef struct cases {
+    const char *grammar;
+    const char *accept[12];     /* whole texts */
+    const char *prefix[8];      /* prefixes of texts, not texts */
+    const char *reject[12];
+} cases;
+
+static const cases CASES[] = {
+    {"root ::= \"ab\" | \"a\" \"c\"*", {"ab", "a", "acc", "accccc"}, {""}, {"b", "abc", "aab"}},
+    {"# a comment\nroot ::= greeting \" \" name # trailing\ngreeting ::= (\"hello\" | \"hi\")\n"
+     "name ::= [A-Z] [a-z]*\n",
+     {"hello Bob", "hi X"}, {"hel", "hi "}, {"hello bob", "hey Bob", "hi  X"}},
+    /* repetition bounds */
+    {"root ::= \"a\"{2,4}", {"aa", "aaa", "aaaa"}, {"a"}, {"aaaaa", "b"}},
+    {"root ::= \"ab\"{3}", {"ababab"}, {"abab", "a"}, {"abababab", "aba b"}},
+    {"root ::= \"a\"{2,} \"b\"", {"aab", "aaaaaaab"}, {"a", "aa"}, {"ab", "b"}},
+    {"root ::= \"a\"{,2} \"b\"", {"b", "ab", "aab"}, {"a"}, {"aaab"}},
+    {"root ::= (\"x\"? ){0,3} \"y\"", {"y", "xy", "xxxy"}, {"xx"}, {"xxxxy"}},
+    /* classes: ranges, negation, escapes, UTF-8 */
+    {"root ::= [a-cx-z0-9_]+", {"a", "z9_", "cab"}, {""}, {"d", "A", "-"}},
+    {"root ::= [^\"\\\\\\n]* \"\\\"\"", {"\"", "abc\"", "\xc3\xa9t\xc3\xa9\""}, {"ab"},
+     {"a\\\"", "a\n\""}},
+    {"root ::= \"h\xc3\xa9llo \xe4\xb8\x96\xe7\x95\x8c\" [\xce\xb1-\xcf\x89]+",
+     {"h\xc3\xa9llo \xe4\xb8\x96\xe7\x95\x8c\xce\xb1", "h\xc3\xa9llo \xe4\xb8\x96\xe7\x95\x8c\xcf\x89\xce\xb2"},
+     {"h\xc3", "h\xc3\xa9llo \xe4\xb8\x96\xe7\x95\x8c\xce"},
+     {"hello \xe4\xb8\x96\xe7\x95\x8c\xce\xb1", "h\xc3\xa9llo \xe4\xb8\x96\xe7\x95\x8c" "a"}},
+    {"root ::= [^a-z]", {"A", "\xf0\x9f\x98\x80", "\xe2\x82\xac", "\n"}, {"\xf0\x9f"},
+     {"a", "AB", "\xff", "\xed\xa0\x80"}},
+    {"root ::= . \"!\"", {"a!", "\xc3\xa9!", "\xf4\x8f\xbf\xbf!", "!!"}, {"\xf4", "!"},
+     {"ab", "\xc0\x80!", "\xf4\x90\x80\x80!"}},
+    {"root ::= \"\\x41\\u00e9\\U0001F600\\t\\n\\\\\"", {"A\xc3\xa9\xf0\x9f\x98\x80\t\n\\"},
+     {"A", "A\xc3\xa9\xf0\x9f\x98\x80\t\n"}, {"A\xc3\xa9\xf0\x9f\x98\x80\t\n/"}},
+    /* recursion and nesting */
+    {"root ::= (\"(\" root \")\")*", {"", "()", "(())()", "((()))"}, {"(", "(()"}, {")", "())"}},
+    {"root ::= list\nlist ::= \"[\" (item (\",\" item)*)? \"]\"\nitem ::= list | [0-9]+\n",
+     {"[]", "[1,[2,[]],33]", "[[[[]]]]"}, {"[1,", "[[[["}, {"[1,]", "[,]", "1"}},
+    {"root ::= (\n  \"a\" |\n  \"b\"\n)+ end\nend ::= \"!\" |\n  \"?\"",
+     {"a!", "abba?"}, {"ab"}, {"!", "c!"}},
+    /* nested repetition, optional chains */
+    {"root ::= ((\"a\"*)*)* \"b\"", {"b", "ab", "aaaab"}, {"aaa"}, {"ba"}},
+    {"root ::= x? x? x? x? x? x? x? x? \"y\"\nx ::= \"x\"", {"y", "xxxxy", "xxxxxxxxy"},
+     {"xxxxxxxx"}, {"xxxxxxxxxy"}},
+    /* a rule that matches nothing, called in a loop */
+    {"root ::= (e \"a\")* e\ne ::= \"b\"?", {"", "a", "ba", "bab", "aab"}, {NULL}, {"bb", "abb"}},
+};
+
+static void test_cases(void)
+{
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        const cases *c = &CASES[i];
+        ngpt_grammar *g = compile(c->grammar, NULL);
+        if (!g) continue;
+        for (int k = 0; k < 12 && c->accept[k]; k++)
+            CHECK(match(g, c->accept[k], strlen(c->accept[k])) == 1, "%s accepts \"%s\"",
+                  c->grammar, c->accept[k]);
+        for (int k = 0; k < 8 && c->prefix[k]; k++)
+            CHECK(match(g, c->prefix[k], strlen(c->prefix[k])) == 0, "%s: \"%s\" is a prefix",
+                  c->grammar, c->prefix[k]);
+        for (int k = 0; k < 12 && c->reject[k]; k++)
+            CHECK(match(g, c->reject[k], strlen(c->reject[k])) == -1, "%s rejects \"%s\"",
+                  c->grammar, c->reject[k]);
+        ngpt_grammar_free(g);
+    }
+}
+
+/* ------------------------------------------------------------ errors */
+
+static void test_errors(void)
+{
+    static const struct {
+        const char *text, *message;
+        ngpt_status status;
+    } bad[] = {
+        {"root ::= foo", "line 1, column 10: rule \"foo\" is used but never defined",
+         NGPT_ERR_BAD_FORMAT},
+        {"start ::= \"a\"", "no rule named \"root\"", NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"a\"\nroot ::= \"b\"", "line 2, column 1: rule \"root\" is defined twice",
+         NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"a\" (\"b\"", "line 1, column 18: expected ')'", NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"a\n", "line 1, column 10: the string literal is not closed", NGPT_ERR_BAD_FORMAT},
+        {"root ::= [ab", "line 1, column 10: the class is not closed", NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"\\q\"", "line 1, column 11: unknown escape \\q", NGPT_ERR_BAD_FORMAT},
+        {"root ::= [b-a]", "line 1, column 12: the range ends", NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"a\"{5,2}", "line 1, column 13: the repetition {5,2}", NGPT_ERR_BAD_FORMAT},
+        {"root ::= * \"a\"", "'*' must follow an item", NGPT_ERR_BAD_FORMAT},
+        {"root ::= x\nx ::= x \"a\" | \"b\"", "rule \"x\" (line 2) is left-recursive: x -> x",
+         NGPT_ERR_BAD_FORMAT},
+        {"root ::= a\na ::= \"x\"? b\nb ::= a \"y\" | \"z\"", "is left-recursive: a -> b -> a",
+         NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"a\" loop\nloop ::= \"b\" loop", "rule \"loop\" (line 2) can never end",
+         NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"a\" \"b\" c", "line 1, column 18: rule \"c\"", NGPT_ERR_BAD_FORMAT},
+        {"root ::= <[123]>", "token references", NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"\\xff\xff\"", "line 1, column 15: byte 0xFF is not valid UTF-8",
+         NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"a\"{99999}", "a repetition count above", NGPT_ERR_BAD_FORMAT},
+        {"root ::= \"a\" ]", "line 1, column 14: unexpected ']'", NGPT_ERR_BAD_FORMAT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ngpt_grammar *g = (ngpt_grammar *)1;
+        ngpt_status st = ngpt_grammar_parse(&g, NULL, bad[i].text, strlen(bad[i].text));
+        const char *msg = ngpt_last_error();
+        CHECK(st == bad[i].status && g == NULL && strstr(msg, bad[i].message) &&
+                  !strncmp(msg, "ngpt_grammar_parse: ", 20) && !strchr(msg, '\n'),
+              "%s: %s -> %s", bad[i].text, ngpt_status_string(st), msg);
+    }
+}
+
+/* ------------------------------------------- nested repetition's cost */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void test_pathological(void)
+{
+    /* 200 optional x then y, and ((x*)*)* nested ten deep: llama.cpp's
+     * stack sets grow exponentially on these; here each is one stack */
+    char text[4096] = "root ::= ";
+    for (int i = 0; i < 200; i++) strcat(text, "x? ");
+    strcat(text, "\"y\" (((((((((( \"z\"* )*)*)*)*)*)*)*)*)*)*\nx ::= \"x\"");
+    double t0 = now();
+    ngpt_grammar *g = compile(text, NULL);
+    double t1 = now();
+    if (!g) return;
+    char input[512];
+    memset(input, 'x', 200);
+    input[200] = 'y';
+    memset(input + 201, 'z', 200);
+    size_t words = ngpt_gm_words(LIM);
+    uint32_t *a = malloc(words * 4), *b = malloc(words * 4);
+    ngpt_gm_start(&g->a, a);
+    uint32_t most = a[0];
+    for (int i = 0; i < 401; i++) {
+        CHECK(ngpt_gm_step(&g->a, LIM, a, (uint8_t)input[i], b, NULL) == NGPT_GM_OK, "byte %d", i);
+        uint32_t *t = a;
+        a = b, b = t;
+        if (a[0] > most) most = a[0];
+    }
+    double t2 = now();
+    CHECK(ngpt_gm_can_end(a), "the 401 bytes match");
+    CHECK(most <= 2, "nested repetition keeps at most 2 stacks (a top that may pop), got %u", most);
+    CHECK(t2 - t1 < 0.05, "401 bytes took %.3f s", t2 - t1);
+    printf("pathological grammar: compile %.2f ms, 401 bytes %.1f us, at most %u stacks\n",
+           1e3 * (t1 - t0), 1e6 * (t2 - t1), most);
+    free(a), free(b);
+    ngpt_grammar_free(g);
+}
+
+/* ------------------------------------------------------- token masks */
+
+/* llama.cpp's grammars/json.gbnf */
+static const char JSON_GBNF[] =
+    "root   ::= object\n"
+    "value  ::= object | array | string | number | (\"true\" | \"false\" | \"null\") ws\n"
+    "object ::=\n"
+    "  \"{\" ws (\n"
+    "            string \":\" ws value\n"
+    "    (\",\" ws string \":\" ws value)*\n"
+    "  )? \"}\" ws\n"
+    "array  ::=\n"
+    "  \"[\" ws (\n"
+    "            value\n"
+    "    (\",\" ws value)*\n"
+    "  )? \"]\" ws\n"
+    "string ::=\n"
+    "  \"\\\"\" (\n"
+    "    [^\"\\\\\\x7F\\x00-\\x1F] |\n"
+    "    \"\\\\\" ([\"\\\\bfnrt] | \"u\" [0-9a-fA-F]{4}) # escapes\n"
+    "  )* \"\\\"\" ws\n"
+    "number ::= (\"-\"? ([0-9] | [1-9] [0-9]{0,15})) (\".\" [0-9]+)? ([eE] [-+]? [0-9] [1-9]{0,15})? ws\n"
+    "# Optional space: by convention, applied in this grammar after literal chars when allowed\n"
+    "ws ::= | \" \" | \"\\n\" [ \\t]{0,20}\n";
+
+static const char *const MASK_GRAMMARS[] = {
+    JSON_GBNF,
+    "root ::= list\nlist ::= \"[\" (item (\", \" item)*)? \"]\"\nitem ::= list | [0-9]+ | word\n"
+    "word ::= \"\\\"\" [a-z\xc3\xa9 ]{1,12} \"\\\"\"\n",
+    "root ::= (\"The \" | \"the \") [a-z]+ (\" \" [a-z]+){0,6} \".\"",
+    "root ::= expr\nexpr ::= term ((\"+\" | \"-\") term)*\nterm ::= [0-9]+ | \"(\" expr \")\"",
+};
+
+typedef struct work {
+    ngpt_gwork w;
+    uint32_t *st, *next;
+    uint64_t *mask;
+} work;
+
+static void work_init(work *k, int32_t V)
+{
+    k->w.lim = LIM;
+    k->w.gcap = ngpt_gwork_gbuf_words(LIM);
+    k->w.gbuf = malloc(k->w.gcap * 4);
+    for (int i = 0; i < 3; i++) k->w.s[i] = malloc(ngpt_gm_words(LIM) * 4);
+    k->w.tmp = calloc((size_t)(V + 63) / 64, 8);
+    k->mask = calloc((size_t)(V + 63) / 64, 8);
+    k->st = malloc(ngpt_gm_words(LIM) * 4);
+    k->next = malloc(ngpt_gm_words(LIM) * 4);
+}
+
+static void work_free(work *k)
+{
+    free(k->w.gbuf);
+    for (int i = 0; i < 3; i++) free(k->w.s[i]);
+    free(k->w.tmp), free(k->mask), free(k->st), free(k->next);
+}
+
+static uint64_t rng_state;
+static uint32_t rnd(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rng_state >> 33);
+}
+
+/* Random walks through g's texts by allowed tokens: at every step the mask
+ * equals checking each token's bytes, some token is allowed or the text
+ * may end (no dead end), and every allowed token advances. Returns the
+ * steps taken. */
+static int mask_walks(const ngpt_grammar *g, const char *what, int walks, int steps)
+{
+    const int32_t V = g->n_vocab;
+    work k;
+    work_init(&k, V);
+    int taken = 0, wrong = 0, dead = 0;
+    for (int r = 0; r < walks; r++) {
+        ngpt_gm_start(&g->a, k.st);
+        for (int i = 0; i < steps; i++) {
+            ngpt_grammar_mask(g, k.st, k.mask, &k.w);
+            int32_t n_allowed = 0, pick = -1;
+            for (int32_t t = 0; t < V; t++) {
+                int rc = ngpt_grammar_advance(g, k.st, t, k.next, &k.w);
+                bool want = rc != NGPT_GM_DEAD, got = ngpt_mask_bit(k.mask, t);
+                if (want != got && wrong++ < 5) {
+                    size_t len;
+                    const uint8_t *b = ngpt_grammar_token_bytes(g, t, &len);
+                    fprintf(stderr, "%s walk %d step %d: token %d \"%.*s\" mask %d, its bytes %d\n",
+                            what, r, i, (int)t, (int)len, b ? (const char *)b : "", got, want);
+                }
+                if (got && rnd() % (uint32_t)++n_allowed == 0) pick = t;
+            }
+            const bool end = ngpt_gm_can_end(k.st);
+            if (n_allowed == 0 && !end) dead++;
+            if (pick < 0 || (end && rnd() % 8 == 0)) break;
+            ngpt_grammar_advance(g, k.st, pick, k.next, &k.w);
+            uint32_t *t = k.st;
+            k.st = k.next, k.next = t;
+            taken++;
+        }
+    }
+    CHECK(wrong == 0, "%s: %d mask bits differ from checking the tokens' bytes", what, wrong);
+    CHECK(dead == 0, "%s: %d dead ends", what, dead);
+    work_free(&k);
+    return taken;
+}
+
+/* A BPE vocabulary trained on JSON and prose, so that tokens span the
+ * grammars' terminals ("{\"", "\": ", "], [", " the"). */
+static ngpt_tokenizer *json_tokenizer(void)
+{
+    static char text[1 << 16];
+    size_t n = 0;
+    static const char *const words[] = {"the", "cat", "sat", "on", "mat", "caf\xc3\xa9", "title",
+                                        "due", "priority", "name", "tags", "true", "null"};
+    rng_state = 7;
+    while (n < sizeof text - 256) {
+        int kind = (int)(rnd() % 4);
+        if (kind == 0)
+            n += (size_t)snprintf(text + n, 256, "{\"%s\": \"%s %s\", \"%s\": %u, \"%s\": [%u, %u]}\n",
+                                  words[rnd() % 13], words[rnd() % 13], words[rnd() % 13],
+                                  words[rnd() % 13], rnd() % 1000, words[rnd() % 13], rnd() % 10,
+                                  rnd() % 100);
+        else if (kind == 1)
+            n += (size_t)snprintf(text + n, 256, "The %s %s on the %s. ", words[rnd() % 13],
+                                  words[rnd() % 13], words[rnd() % 13]);
+        else if (kind == 2)
+            n += (size_t)snprintf(text + n, 256, "[%u, [\"%s\"], %u]\n", rnd() % 50,
+                                  words[rnd() % 13], rnd() % 7);
+        else
+            n += (size_t)snprintf(text + n, 256, "(%u+%u)-%u\t\\u00e9\\n ", rnd() % 90, rnd() % 9,
+                                  rnd() % 300);
+    }
+    ngpt_tokenizer_train_config tc = ngpt_tokenizer_train_config_default();
+    tc.vocab_size = 700;
+    ngpt_tokenizer *tok = NULL;
+    const void *texts[1] = {text};
+    size_t sizes[1] = {n};
+    CHECK_OK(ngpt_tokenizer_train(&tok, &tc, texts, sizes, 1));
+    return tok;
+}
+
+static void test_masks(void)
+{
+    ngpt_tokenizer *bpe = json_tokenizer();
+    for (size_t i = 0; i < sizeof MASK_GRAMMARS / sizeof *MASK_GRAMMARS; i++) {
+        for (int vocab = 0; vocab < 2; vocab++) {
+            ngpt_grammar *g = compile(MASK_GRAMMARS[i], vocab ? bpe : NULL);
+            if (!g) continue;
+            char what[64];
+            snprintf(what, sizeof what, "grammar %zu, %s", i, vocab ? "BPE" : "bytes");
+            rng_state = 11 + i;
+            int steps = mask_walks(g, what, 12, 60);
+            /* the same with every state walked at each step (no index) */
+            int32_t n_walk = 0;
+            for (int32_t q = 0; q < g->a.n_states; q++) {
+                n_walk += g->idx[q].mode == NGPT_GIDX_WALK;
+                g->idx[q].mode = NGPT_GIDX_WALK;
+            }
+            rng_state = 11 + i;
+            strcat(what, ", unindexed");
+            int again = mask_walks(g, what, 12, 60);
+            CHECK(again == steps && steps > 100, "%s: %d steps, %d unindexed", what, steps, again);
+            printf("%s: %d steps, states %d, %d walked\n", what, steps, (int)g->a.n_states, (int)n_walk);
+            ngpt_grammar_free(g);
+        }
+    }
+    ngpt_tokenizer_free(bpe);
+}
+
+int main(void)
+{
+    test_cases();
+    test_errors();
+    test_pathological();
+    test_masks();
+    printf("test_grammar: %d passed, %d failed\n", test_passed, test_failed);
+    return test_failed != 0;
+}
