@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "grammar/grammar.h"
-#include "test.h"
+#include "grammar_cases.h"
 
 static ngpt_grammar *compile(const char *text, const ngpt_tokenizer *tok)
 {
@@ -189,29 +189,6 @@ static void test_pathological(void)
 
 /* ------------------------------------------------------- token masks */
 
-/* llama.cpp's grammars/json.gbnf */
-static const char JSON_GBNF[] =
-    "root   ::= object\n"
-    "value  ::= object | array | string | number | (\"true\" | \"false\" | \"null\") ws\n"
-    "object ::=\n"
-    "  \"{\" ws (\n"
-    "            string \":\" ws value\n"
-    "    (\",\" ws string \":\" ws value)*\n"
-    "  )? \"}\" ws\n"
-    "array  ::=\n"
-    "  \"[\" ws (\n"
-    "            value\n"
-    "    (\",\" ws value)*\n"
-    "  )? \"]\" ws\n"
-    "string ::=\n"
-    "  \"\\\"\" (\n"
-    "    [^\"\\\\\\x7F\\x00-\\x1F] |\n"
-    "    \"\\\\\" ([\"\\\\bfnrt] | \"u\" [0-9a-fA-F]{4}) # escapes\n"
-    "  )* \"\\\"\" ws\n"
-    "number ::= (\"-\"? ([0-9] | [1-9] [0-9]{0,15})) (\".\" [0-9]+)? ([eE] [-+]? [0-9] [1-9]{0,15})? ws\n"
-    "# Optional space: by convention, applied in this grammar after literal chars when allowed\n"
-    "ws ::= | \" \" | \"\\n\" [ \\t]{0,20}\n";
-
 static const char *const MASK_GRAMMARS[] = {
     JSON_GBNF,
     "root ::= list\nlist ::= \"[\" (item (\", \" item)*)? \"]\"\nitem ::= list | [0-9]+ | word\n"
@@ -243,13 +220,6 @@ static void work_free(work *k)
     free(k->w.gbuf);
     for (int i = 0; i < 3; i++) free(k->w.s[i]);
     free(k->w.tmp), free(k->mask), free(k->st), free(k->next);
-}
-
-static uint64_t rng_state;
-static uint32_t rnd(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)(rng_state >> 33);
 }
 
 /* Random walks through g's texts by allowed tokens: at every step the mask
@@ -291,41 +261,6 @@ static int mask_walks(const ngpt_grammar *g, const char *what, int walks, int st
     CHECK(dead == 0, "%s: %d dead ends", what, dead);
     work_free(&k);
     return taken;
-}
-
-/* A BPE vocabulary trained on JSON and prose, so that tokens span the
- * grammars' terminals ("{\"", "\": ", "], [", " the"). */
-static ngpt_tokenizer *json_tokenizer(void)
-{
-    static char text[1 << 16];
-    size_t n = 0;
-    static const char *const words[] = {"the", "cat", "sat", "on", "mat", "caf\xc3\xa9", "title",
-                                        "due", "priority", "name", "tags", "true", "null"};
-    rng_state = 7;
-    while (n < sizeof text - 256) {
-        int kind = (int)(rnd() % 4);
-        if (kind == 0)
-            n += (size_t)snprintf(text + n, 256, "{\"%s\": \"%s %s\", \"%s\": %u, \"%s\": [%u, %u]}\n",
-                                  words[rnd() % 13], words[rnd() % 13], words[rnd() % 13],
-                                  words[rnd() % 13], rnd() % 1000, words[rnd() % 13], rnd() % 10,
-                                  rnd() % 100);
-        else if (kind == 1)
-            n += (size_t)snprintf(text + n, 256, "The %s %s on the %s. ", words[rnd() % 13],
-                                  words[rnd() % 13], words[rnd() % 13]);
-        else if (kind == 2)
-            n += (size_t)snprintf(text + n, 256, "[%u, [\"%s\"], %u]\n", rnd() % 50,
-                                  words[rnd() % 13], rnd() % 7);
-        else
-            n += (size_t)snprintf(text + n, 256, "(%u+%u)-%u\t\\u00e9\\n ", rnd() % 90, rnd() % 9,
-                                  rnd() % 300);
-    }
-    ngpt_tokenizer_train_config tc = ngpt_tokenizer_train_config_default();
-    tc.vocab_size = 700;
-    ngpt_tokenizer *tok = NULL;
-    const void *texts[1] = {text};
-    size_t sizes[1] = {n};
-    CHECK_OK(ngpt_tokenizer_train(&tok, &tc, texts, sizes, 1));
-    return tok;
 }
 
 static void test_masks(void)

@@ -30,6 +30,7 @@
 
 #include "base/error.h"
 #include "grammar/gbnf.h"
+#include "runtime/plan.h"   /* a state's size: the arena plans the states */
 
 typedef struct ngpt_automaton {
     int32_t n_states, n_classes, n_rules, root;

@@ -41,7 +41,7 @@ typedef struct walker {
 
 size_t ngpt_gwork_gbuf_words(ngpt_gm_limits lim)
 {
-    return 8 * ngpt_gm_words(lim) + 1024;
+    return ngpt_gram_walk_words(ngpt_gm_words(lim));
 }
 
 static bool push_u32(sink *s, uint32_t **v, size_t *n, size_t *cap, uint32_t x)

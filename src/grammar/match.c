@@ -14,7 +14,7 @@
 
 size_t ngpt_gm_words(ngpt_gm_limits lim)
 {
-    return 2 + (size_t)lim.stacks * ((size_t)lim.depth + 1);
+    return ngpt_gram_state_words(lim.depth, lim.stacks);
 }
 
 static void clear(uint32_t *st)
