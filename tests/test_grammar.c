@@ -5,7 +5,8 @@
  * staying one stack on nested repetition (and its time on a pathological
  * grammar), and the token masks: the index and the walk against checking
  * every token's bytes one by one, over random walks, with the no-dead-end
- * property, on a byte vocabulary and a trained BPE one. */
+ * property, on a byte vocabulary and a trained BPE one (and GPT-2's when
+ * given its files: `test_grammar ENCODER_JSON VOCAB_BPE`, make test-gpt2). */
 #include <time.h>
 
 #include "grammar/grammar.h"
@@ -19,7 +20,6 @@ static ngpt_grammar *compile(const char *text, const ngpt_tokenizer *tok)
     return g;
 }
 
-static const ngpt_gm_limits LIM = {64, 16};
 
 /* Whether g matches s whole: 1, a prefix of a match: 0, neither: -1
  * (-2: the limits were passed). */
@@ -197,72 +197,6 @@ static const char *const MASK_GRAMMARS[] = {
     "root ::= expr\nexpr ::= term ((\"+\" | \"-\") term)*\nterm ::= [0-9]+ | \"(\" expr \")\"",
 };
 
-typedef struct work {
-    ngpt_gwork w;
-    uint32_t *st, *next;
-    uint64_t *mask;
-} work;
-
-static void work_init(work *k, int32_t V)
-{
-    k->w.lim = LIM;
-    k->w.gcap = ngpt_gwork_gbuf_words(LIM);
-    k->w.gbuf = malloc(k->w.gcap * 4);
-    for (int i = 0; i < 3; i++) k->w.s[i] = malloc(ngpt_gm_words(LIM) * 4);
-    k->w.tmp = calloc((size_t)(V + 63) / 64, 8);
-    k->mask = calloc((size_t)(V + 63) / 64, 8);
-    k->st = malloc(ngpt_gm_words(LIM) * 4);
-    k->next = malloc(ngpt_gm_words(LIM) * 4);
-}
-
-static void work_free(work *k)
-{
-    free(k->w.gbuf);
-    for (int i = 0; i < 3; i++) free(k->w.s[i]);
-    free(k->w.tmp), free(k->mask), free(k->st), free(k->next);
-}
-
-/* Random walks through g's texts by allowed tokens: at every step the mask
- * equals checking each token's bytes, some token is allowed or the text
- * may end (no dead end), and every allowed token advances. Returns the
- * steps taken. */
-static int mask_walks(const ngpt_grammar *g, const char *what, int walks, int steps)
-{
-    const int32_t V = g->n_vocab;
-    work k;
-    work_init(&k, V);
-    int taken = 0, wrong = 0, dead = 0;
-    for (int r = 0; r < walks; r++) {
-        ngpt_gm_start(&g->a, k.st);
-        for (int i = 0; i < steps; i++) {
-            ngpt_grammar_mask(g, k.st, k.mask, &k.w);
-            int32_t n_allowed = 0, pick = -1;
-            for (int32_t t = 0; t < V; t++) {
-                int rc = ngpt_grammar_advance(g, k.st, t, k.next, &k.w);
-                bool want = rc != NGPT_GM_DEAD, got = ngpt_mask_bit(k.mask, t);
-                if (want != got && wrong++ < 5) {
-                    size_t len;
-                    const uint8_t *b = ngpt_grammar_token_bytes(g, t, &len);
-                    fprintf(stderr, "%s walk %d step %d: token %d \"%.*s\" mask %d, its bytes %d\n",
-                            what, r, i, (int)t, (int)len, b ? (const char *)b : "", got, want);
-                }
-                if (got && rnd() % (uint32_t)++n_allowed == 0) pick = t;
-            }
-            const bool end = ngpt_gm_can_end(k.st);
-            if (n_allowed == 0 && !end) dead++;
-            if (pick < 0 || (end && rnd() % 8 == 0)) break;
-            ngpt_grammar_advance(g, k.st, pick, k.next, &k.w);
-            uint32_t *t = k.st;
-            k.st = k.next, k.next = t;
-            taken++;
-        }
-    }
-    CHECK(wrong == 0, "%s: %d mask bits differ from checking the tokens' bytes", what, wrong);
-    CHECK(dead == 0, "%s: %d dead ends", what, dead);
-    work_free(&k);
-    return taken;
-}
-
 static void test_masks(void)
 {
     ngpt_tokenizer *bpe = json_tokenizer();
@@ -291,8 +225,37 @@ static void test_masks(void)
     ngpt_tokenizer_free(bpe);
 }
 
-int main(void)
+/* GPT-2's vocabulary (make test-gpt2 passes its files): the masks and no
+ * dead end, on JSON's grammar and a JSON Schema's. */
+static void test_gpt2(const char *encoder, const char *vocab)
 {
+    ngpt_tokenizer *tok = NULL;
+    CHECK_OK(ngpt_tokenizer_load_gpt2(&tok, encoder, vocab));
+    if (!tok) return;
+    static const char schema[] =
+        "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\"},\"n\":"
+        "{\"type\":\"integer\",\"minimum\":-20,\"maximum\":300},\"tags\":{\"type\":\"array\","
+        "\"items\":{\"enum\":[\"a b\",\"c\"]}},\"when\":{\"type\":\"string\",\"format\":"
+        "\"date-time\"}},\"required\":[\"title\",\"n\"]}";
+    ngpt_grammar *g = NULL;
+    CHECK_OK(ngpt_grammar_parse(&g, tok, JSON_GBNF, strlen(JSON_GBNF)));
+    rng_state = 5;
+    if (g) printf("GPT-2, JSON: %d steps\n", mask_walks(g, "GPT-2, JSON", 3, 40));
+    ngpt_grammar_free(g);
+    g = NULL;
+    CHECK_OK(ngpt_grammar_from_json_schema(&g, tok, schema, sizeof schema - 1));
+    if (g) printf("GPT-2, schema: %d steps\n", mask_walks(g, "GPT-2, schema", 3, 40));
+    ngpt_grammar_free(g);
+    ngpt_tokenizer_free(tok);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3) {    /* GPT-2's encoder.json and vocab.bpe */
+        test_gpt2(argv[1], argv[2]);
+        printf("test_grammar (GPT-2): %d passed, %d failed\n", test_passed, test_failed);
+        return test_failed != 0;
+    }
     test_cases();
     test_errors();
     test_pathological();
