@@ -16,22 +16,29 @@ typedef struct facts {
     bool *nullable, *productive, *reachable;
 } facts;
 
-static bool node_nullable(const facts *f, int32_t id)
+/* Whether node id can match the empty text (chars false, rules the rules'
+ * nullable) or some text (chars true, rules the rules' productive). */
+static bool node_can(const facts *f, int32_t id, const bool *rules, bool chars)
 {
     const ngpt_gnode *n = &f->ast->nodes[id];
     switch (n->kind) {
-    case NGPT_GN_CHARS: return false;
-    case NGPT_GN_REF: return f->nullable[n->a];
-    case NGPT_GN_REPEAT: return n->a == 0 || node_nullable(f, n->child);
+    case NGPT_GN_CHARS: return chars;
+    case NGPT_GN_REF: return rules[n->a];
+    case NGPT_GN_REPEAT: return n->a == 0 || node_can(f, n->child, rules, chars);
     case NGPT_GN_SEQ:
         for (int32_t i = 0; i < n->b; i++)
-            if (!node_nullable(f, f->ast->kids[n->a + i])) return false;
+            if (!node_can(f, f->ast->kids[n->a + i], rules, chars)) return false;
         return true;
     default:
         for (int32_t i = 0; i < n->b; i++)
-            if (node_nullable(f, f->ast->kids[n->a + i])) return true;
+            if (node_can(f, f->ast->kids[n->a + i], rules, chars)) return true;
         return false;
     }
+}
+
+static bool node_nullable(const facts *f, int32_t id)
+{
+    return node_can(f, id, f->nullable, false);
 }
 
 /* Whether node id refers to a rule other than self that cannot end. */
@@ -44,24 +51,6 @@ static bool needs_other_unproductive(const facts *f, int32_t id, int32_t self)
         for (int32_t i = 0; i < n->b; i++)
             if (needs_other_unproductive(f, f->ast->kids[n->a + i], self)) return true;
     return false;
-}
-
-static bool node_productive(const facts *f, int32_t id)
-{
-    const ngpt_gnode *n = &f->ast->nodes[id];
-    switch (n->kind) {
-    case NGPT_GN_CHARS: return true;
-    case NGPT_GN_REF: return f->productive[n->a];
-    case NGPT_GN_REPEAT: return n->a == 0 || node_productive(f, n->child);
-    case NGPT_GN_SEQ:
-        for (int32_t i = 0; i < n->b; i++)
-            if (!node_productive(f, f->ast->kids[n->a + i])) return false;
-        return true;
-    default:
-        for (int32_t i = 0; i < n->b; i++)
-            if (node_productive(f, f->ast->kids[n->a + i])) return true;
-        return false;
-    }
 }
 
 /* Marks the rules node id refers to as reachable (and the rules they refer to). */
@@ -678,7 +667,7 @@ static ngpt_status checks(facts *f, const uint8_t *absent)
     for (bool changed = true; changed;) {       /* nullable and productive: fixpoints */
         changed = false;
         for (int32_t r = 0; r < R; r++) {
-            bool n = node_nullable(f, t->body[r]), p = node_productive(f, t->body[r]);
+            bool n = node_nullable(f, t->body[r]), p = node_can(f, t->body[r], f->productive, true);
             if (n != f->nullable[r] || p != f->productive[r]) changed = true;
             f->nullable[r] = n, f->productive[r] = p;
         }

@@ -244,19 +244,11 @@ void ngpt_grammar_mask(const ngpt_grammar *g, const uint32_t *st, uint64_t *mask
 
 const uint8_t *ngpt_grammar_token_bytes(const ngpt_grammar *g, int32_t tok, size_t *len)
 {
-    static const uint8_t byte_of[256] = {
-#define B4(n) n, n + 1, n + 2, n + 3
-#define B16(n) B4(n), B4(n + 4), B4(n + 8), B4(n + 12)
-#define B64(n) B16(n), B16(n + 16), B16(n + 32), B16(n + 48)
-        B64(0), B64(64), B64(128), B64(192)};
-#undef B4
-#undef B16
-#undef B64
     *len = 0;
     if (tok < 0 || tok >= g->n_vocab || !ngpt_mask_bit(g->trie->has, tok)) return NULL;
     if (!g->tok) {
         *len = 1;
-        return &byte_of[tok];
+        return &ngpt_tok_byte_strings[tok];
     }
     return ngpt_tok_bytes(g->tok, tok, len);
 }

@@ -83,13 +83,16 @@ static ngpt_tok_trie *build(entry *e, int32_t n, int32_t n_vocab)
     return t;
 }
 
+#define B4(n) n, n + 1, n + 2, n + 3
+#define B16(n) B4(n), B4(n + 4), B4(n + 8), B4(n + 12)
+#define B64(n) B16(n), B16(n + 16), B16(n + 32), B16(n + 48)
+const uint8_t ngpt_tok_byte_strings[256] = {B64(0), B64(64), B64(128), B64(192)};
+
 ngpt_tok_trie *ngpt_tok_trie_bytes(int32_t n_vocab)
 {
-    uint8_t byte_of[256];
-    for (int b = 0; b < 256; b++) byte_of[b] = (uint8_t)b;
     entry e[256];
     int32_t n = n_vocab < 256 ? n_vocab : 256;
-    for (int32_t i = 0; i < n; i++) e[i] = (entry){byte_of + i, 1, i};
+    for (int32_t i = 0; i < n; i++) e[i] = (entry){ngpt_tok_byte_strings + i, 1, i};
     return build(e, n, n_vocab);
 }
 

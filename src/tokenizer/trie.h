@@ -38,6 +38,9 @@ typedef struct ngpt_tok_trie {
  * memory runs out (a bare message). */
 const ngpt_tok_trie *ngpt_tok_trie_of(const ngpt_tokenizer *tok);
 
+/* Byte b at [b]: the one-byte string of a byte-level model's token b. */
+extern const uint8_t ngpt_tok_byte_strings[256];
+
 /* The trie of a byte-level model: ids 0..255 are the bytes, n_vocab ids in
  * all (those from 256 on hold none). Owned by the caller; NULL: no memory. */
 ngpt_tok_trie *ngpt_tok_trie_bytes(int32_t n_vocab);
