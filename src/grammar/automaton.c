@@ -486,7 +486,7 @@ static bool expand(builder *b, int32_t d, int32_t end)
                     b->pairs[np++] = x->to;
                 }
             }
-        qsort(b->pairs, np / 2, 2 * sizeof *b->pairs, pair_cmp);
+        if (np) qsort(b->pairs, np / 2, 2 * sizeof *b->pairs, pair_cmp);
         if (pass == 0)
             for (int32_t c = 0; c < a->n_classes; c++) a->next[(size_t)d * a->n_classes + c] = -1;
         for (size_t i = 0; i < np;) {

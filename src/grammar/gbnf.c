@@ -100,7 +100,7 @@ static int32_t list_new(parser *p, int32_t kind, const int32_t *list, int32_t n,
 {
     ngpt_gast *t = p->ast;
     if (!grow(p, (void **)&t->kids, &t->cap_kids, t->n_kids + n, sizeof *t->kids)) return -1;
-    memcpy(t->kids + t->n_kids, list, (size_t)n * sizeof *list);
+    if (n) memcpy(t->kids + t->n_kids, list, (size_t)n * sizeof *list);
     int32_t id = node_new(p, kind, t->n_kids, n, off);
     t->n_kids += n;
     return id;
