@@ -220,7 +220,7 @@ void ngpt_grammar_mask(const ngpt_grammar *g, const uint32_t *st, uint64_t *mask
             walk(&wk, &sk, w->s[0], 0, (uint32_t)t->n_nodes, 0);
             continue;
         }
-        const uint32_t *list = g->lists + ix->list_off;
+        const uint32_t *list = ix->list_len ? g->lists + ix->list_off : NULL;
         if (ix->mode == NGPT_GIDX_ACCEPT) {
             for (uint32_t k = 0; k < ix->list_len; k++) ngpt_mask_set(mask, (int32_t)list[k]);
         } else {

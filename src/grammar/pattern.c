@@ -29,8 +29,8 @@ static bool fail(rx *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    r->st = ngpt_fail(NGPT_ERR_UNSUPPORTED, "pattern \"%.60s\", character %zu: %s", r->s,
-                      r->at + 1, msg);
+    ngpt_text_one_line(msg);
+    r->st = ngpt_fail(NGPT_ERR_UNSUPPORTED, "byte %zu of the pattern: %s", r->at + 1, msg);
     return false;
 }
 

@@ -38,12 +38,15 @@ __attribute__((format(printf, 4, 5)))
 static bool fail(conv *c, ngpt_status status, const char *path, const char *fmt, ...)
 {
     if (c->st) return false;
-    char msg[400];
+    char msg[400], at[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    c->st = ngpt_fail(status, "at %s: %s", path[0] ? path : "the root", msg);
+    snprintf(at, sizeof at, "%s", path[0] ? path : "the root");
+    ngpt_text_one_line(msg);    /* names from the schema may hold newlines */
+    ngpt_text_one_line(at);
+    c->st = ngpt_fail(status, "at %s: %s", at, msg);
     return false;
 }
 
@@ -960,8 +963,11 @@ ngpt_status ngpt_schema_to_gbnf(const char *schema, size_t len, char **gbnf, siz
         const char *ptr = c.ref_ptr[c.done_ref];
         const cJSON *target = resolve(doc, ptr);
         if (!target) {
+            char name[200];
+            snprintf(name, sizeof name, "%s", ptr);
+            ngpt_text_one_line(name);
             c.st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "\"$ref\": \"%s\" names no part of the schema",
-                             ptr);
+                             name);
             break;
         }
         ngpt_text_printf(&t, "ref-%d ::= ", (int)c.done_ref);

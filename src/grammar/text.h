@@ -68,6 +68,13 @@ static inline void ngpt_text_printf(ngpt_text *t, const char *fmt, ...)
     free(big);
 }
 
+/* s with its control characters as spaces: a message stays one line. */
+static inline void ngpt_text_one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7F) *s = ' ';
+}
+
 /* A code point as a GBNF escape (always escaped: safe in literals and
  * classes alike). */
 static inline void ngpt_text_cp(ngpt_text *t, uint32_t cp)
