@@ -403,6 +403,13 @@ static int32_t dfa_state(builder *b, int32_t n, int32_t end)
             return d;
     }
     if (!grow_states(b)) return -1;
+    if (b->n_keys + (size_t)n > NGPT_GM_MAX_SET_WORDS) {
+        b->st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "the grammar's automaton grows past %d million "
+                          "state sets (a repetition inside a repetition whose parts overlap, "
+                          "like (\"a\" | .{50})+, can need exponentially many); write it "
+                          "with fewer overlapping alternatives", NGPT_GM_MAX_SET_WORDS >> 20);
+        return -1;
+    }
     if (b->n_keys + (size_t)n > b->cap_keys) {
         size_t c = b->cap_keys ? 2 * b->cap_keys : 4096;
         while (c < b->n_keys + (size_t)n) c *= 2;

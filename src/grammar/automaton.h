@@ -58,7 +58,8 @@ typedef struct ngpt_automaton {
 ngpt_status ngpt_automaton_build(const ngpt_gast *ast, const uint8_t *absent, ngpt_automaton *a);
 void ngpt_automaton_free(ngpt_automaton *a);
 
-#define NGPT_GM_MAX_STATES (1 << 20)
+#define NGPT_GM_MAX_STATES (1 << 17)
+#define NGPT_GM_MAX_SET_WORDS (1 << 23)     /* the subset construction's sets, in all */
 #define NGPT_GM_MAX_DEPTH 4096      /* the deepest stack a state may be planned for */
 
 static inline bool ngpt_gm_bit(const uint64_t *bits, int32_t fw, int32_t s, int32_t c)

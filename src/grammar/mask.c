@@ -268,9 +268,10 @@ int ngpt_grammar_advance(const ngpt_grammar *g, const uint32_t *st, int32_t tok,
  * rules; past these its subtree is checked at run time. */
 static const ngpt_gm_limits INDEX_LIMITS = {64, 16};
 /* Walks visit at most this many trie nodes per state in a first round, and
- * this many in all: a state past them is walked at each step instead. */
+ * this many in all (both rounds): a state past them is walked at each step
+ * instead. */
 #define INDEX_FIRST_VISITS 4096
-#define INDEX_TOTAL_VISITS (3u << 20)
+#define INDEX_TOTAL_VISITS (4u << 20)
 
 enum { IDX_OK = 0, IDX_BUDGET, IDX_OOM };
 
@@ -347,11 +348,12 @@ ngpt_status ngpt_grammar_index(ngpt_grammar *g)
     for (int32_t round = 0; ok && round < 2; round++)
         for (int32_t q = 0; ok && q < a->n_states; q++) {
             if (!reach[q] || !a->has_out[q] || (round == 1 && !wait[q])) continue;
-            size_t budget = INDEX_FIRST_VISITS;
-            if (round == 1) {
-                if (spent >= INDEX_TOTAL_VISITS) break;
-                budget = INDEX_TOTAL_VISITS - spent;
+            if (spent >= INDEX_TOTAL_VISITS) {     /* the rest are walked at each step */
+                wait[q] = 0;
+                continue;
             }
+            size_t budget = INDEX_TOTAL_VISITS - spent;
+            if (round == 0 && budget > INDEX_FIRST_VISITS) budget = INDEX_FIRST_VISITS;
             int rc = index_state(g, &w, q, budget, &spent, &lists, &n_lists, &cap_lists, &checks,
                                  &n_checks, &cap_checks, seen);
             wait[q] = rc == IDX_BUDGET;

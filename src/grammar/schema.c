@@ -948,6 +948,18 @@ ngpt_status ngpt_schema_to_gbnf(const char *schema, size_t len, char **gbnf, siz
 {
     *gbnf = NULL;
     *n = 0;
+    for (size_t i = 0; i < len;) {     /* JSON is UTF-8: names become literals */
+        const unsigned char *u = (const unsigned char *)schema + i;
+        size_t k = u[0] < 0x80 ? 1 : u[0] >= 0xC2 && u[0] <= 0xDF ? 2
+                   : u[0] >= 0xE0 && u[0] <= 0xEF ? 3 : u[0] >= 0xF0 && u[0] <= 0xF4 ? 4 : 0;
+        bool ok = k > 0 && i + k <= len;
+        for (size_t j = 1; ok && j < k; j++) ok = (u[j] & 0xC0) == 0x80;
+        if (ok && k == 3) ok = !(u[0] == 0xE0 && u[1] < 0xA0) && !(u[0] == 0xED && u[1] >= 0xA0);
+        if (ok && k == 4) ok = !(u[0] == 0xF0 && u[1] < 0x90) && !(u[0] == 0xF4 && u[1] >= 0x90);
+        if (!ok)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "the schema is not valid UTF-8 (byte %zu)", i);
+        i += k;
+    }
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts(schema, len, &end, false);
     if (!doc) {
