@@ -70,16 +70,29 @@ static double decode_rate(ngpt_context *ctx, ngpt_generate_config *gc, const int
     return (r->n_generated - 1) / (end - t.t_pref);     /* the first token comes from the prefill */
 }
 
+/* A mask's scratch for g (what a context plans), and its release. */
+static ngpt_gwork work_new(const ngpt_grammar *g)
+{
+    const ngpt_gm_limits lim = {64, NGPT_GRAMMAR_STACKS};
+    ngpt_gwork w = {.lim = lim, .gcap = ngpt_gwork_gbuf_words(lim)};
+    w.gbuf = malloc(w.gcap * 4);
+    for (int i = 0; i < 3; i++) w.s[i] = malloc(ngpt_gm_words(lim) * 4);
+    w.tmp = calloc(((size_t)g->n_vocab + 63) / 64, 8);
+    return w;
+}
+
+static void work_free(ngpt_gwork *w)
+{
+    free(w->gbuf), free(w->tmp);
+    for (int i = 0; i < 3; i++) free(w->s[i]);
+}
+
 /* The mask of each state the tokens out[0..n) walk through, timed. */
 static void mask_costs(const ngpt_grammar *g, const int32_t *out, int32_t n, double *median,
                        double *worst, int32_t *steps)
 {
-    const ngpt_gm_limits lim = {64, NGPT_GRAMMAR_STACKS};
-    const size_t words = ngpt_gm_words(lim);
-    ngpt_gwork w = {.lim = lim, .gcap = ngpt_gwork_gbuf_words(lim)};
-    w.gbuf = malloc(w.gcap * 4);
-    for (int i = 0; i < 3; i++) w.s[i] = malloc(words * 4);
-    w.tmp = calloc(((size_t)g->n_vocab + 63) / 64, 8);
+    ngpt_gwork w = work_new(g);
+    const size_t words = ngpt_gm_words(w.lim);
     uint64_t *mask = calloc(((size_t)g->n_vocab + 63) / 64, 8);
     uint32_t *st = malloc(words * 4), *next = malloc(words * 4);
     double *t = malloc(((size_t)n + 1) * sizeof *t);
@@ -100,20 +113,16 @@ static void mask_costs(const ngpt_grammar *g, const int32_t *out, int32_t n, dou
     }
     qsort(t, (size_t)k, sizeof *t, cmp_double);
     *median = t[k / 2] * 1e6, *worst = t[k - 1] * 1e6, *steps = k;
-    free(w.gbuf), free(w.tmp), free(mask), free(st), free(next), free(t);
-    for (int i = 0; i < 3; i++) free(w.s[i]);
+    work_free(&w);
+    free(mask), free(st), free(next), free(t);
 }
 
 /* The mask of every automaton state alone (a one-frame stack): the worst a
  * step can cost, indexed, and walked whole (a state without its index). */
 static void mask_all_states(ngpt_grammar *g, double *worst, double *worst_walked)
 {
-    const ngpt_gm_limits lim = {64, NGPT_GRAMMAR_STACKS};
-    const size_t words = ngpt_gm_words(lim);
-    ngpt_gwork w = {.lim = lim, .gcap = ngpt_gwork_gbuf_words(lim)};
-    w.gbuf = malloc(w.gcap * 4);
-    for (int i = 0; i < 3; i++) w.s[i] = malloc(words * 4);
-    w.tmp = calloc(((size_t)g->n_vocab + 63) / 64, 8);
+    ngpt_gwork w = work_new(g);
+    const size_t words = ngpt_gm_words(w.lim);
     uint64_t *mask = calloc(((size_t)g->n_vocab + 63) / 64, 8);
     *worst = *worst_walked = 0;
     for (int walked = 0; walked < 2; walked++)
@@ -133,8 +142,8 @@ static void mask_all_states(ngpt_grammar *g, double *worst, double *worst_walked
             double *x = walked ? worst_walked : worst;
             if (best * 1e6 > *x) *x = best * 1e6;
         }
-    free(w.gbuf), free(w.tmp), free(mask);
-    for (int i = 0; i < 3; i++) free(w.s[i]);
+    work_free(&w);
+    free(mask);
 }
 
 static ngpt_context *model(const char *settings, int32_t threads)
