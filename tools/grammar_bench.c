@@ -122,7 +122,6 @@ static void mask_costs(const ngpt_grammar *g, const int32_t *out, int32_t n, dou
 static void mask_all_states(ngpt_grammar *g, double *worst, double *worst_walked)
 {
     ngpt_gwork w = work_new(g);
-    const size_t words = ngpt_gm_words(w.lim);
     uint64_t *mask = calloc(((size_t)g->n_vocab + 63) / 64, 8);
     *worst = *worst_walked = 0;
     for (int walked = 0; walked < 2; walked++)
