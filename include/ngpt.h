@@ -197,6 +197,7 @@ typedef struct ngpt_tokenizer ngpt_tokenizer;   /* a BPE or scored tokenizer: "t
 typedef struct ngpt_data ngpt_data;             /* training text: "data" */
 typedef struct ngpt_train_state ngpt_train_state;   /* a training checkpoint's settings */
 typedef struct ngpt_adapter ngpt_adapter;       /* a LoRA adapter of a model: "adapter" */
+typedef struct ngpt_grammar ngpt_grammar;       /* a grammar compiled for a vocabulary */
 
 /* ------------------------------------------------------------------ config */
 
@@ -399,8 +400,16 @@ typedef struct ngpt_shape {
      * needs targets and ngpt_context_logits is refused. 0: every row at
      * once. */
     int32_t loss_chunk;
-    uint32_t reserved[6 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
+    /* Inference: the deepest a grammar's matcher may nest (open rules at
+     * once, NGPT_GRAMMAR_DEPTH_MAX at most; a JSON level takes two or
+     * three), planned with its other state (ngpt_generate_config.grammar).
+     * 0: NGPT_GRAMMAR_DEPTH_DEFAULT. */
+    int32_t grammar_depth;
+    uint32_t reserved[5 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
 } ngpt_shape;
+
+#define NGPT_GRAMMAR_DEPTH_DEFAULT 64
+#define NGPT_GRAMMAR_DEPTH_MAX 1024
 
 /* Threads: ngpt_context_init starts threads-1 worker threads (pthreads; the
  * calling thread is the first worker), which sleep between jobs and are
@@ -1154,7 +1163,13 @@ typedef enum ngpt_stop_reason {
                                    ngpt_generate_result.end_token says which) */
     NGPT_STOP_SEQUENCE,         /* a stop sequence was produced (cut from the output) */
     NGPT_STOP_CALLBACK,         /* the token callback returned non-zero */
-    NGPT_STOP_CONTEXT_FULL      /* the context filled up and stop_at_context_full is set */
+    NGPT_STOP_CONTEXT_FULL,     /* the context filled up and stop_at_context_full is set */
+    NGPT_STOP_GRAMMAR_COMPLETE, /* the grammar matched a whole text and nothing may follow it
+                                   (the last token is part of the output) */
+    NGPT_STOP_GRAMMAR_INCOMPLETE,   /* max_tokens (or a full context) came before the grammar
+                                   could end: the output is cut */
+    NGPT_STOP_GRAMMAR_DEPTH     /* the next token would nest the grammar deeper than the
+                                   context planned (shape.grammar_depth); not output */
 } ngpt_stop_reason;
 
 /* Called with each output token as soon as it is final (streaming). Tokens
@@ -1250,7 +1265,13 @@ typedef struct ngpt_generate_config {
     ngpt_context *draft;
     int32_t lookup;             /* 0 = off; 1..NGPT_LOOKUP_MAX */
     int32_t draft_tokens;       /* K: 0 = off; 1..NGPT_DRAFT_TOKENS_MAX */
-    uint32_t reserved[24];      /* zero (see "Structs that grow") */
+    /* Constrained generation (see "Grammars" below): only tokens whose
+     * bytes continue a text of the grammar are sampled (the mask comes
+     * before the sampler's other steps), the end tokens only where the
+     * grammar can end, and generation stops when it is complete. Compiled
+     * for the context's tokenizer (NULL: a byte-level model's). NULL: off. */
+    const ngpt_grammar *grammar;
+    uint32_t reserved[24 - sizeof(void *) / 4];     /* zero (see "Structs that grow") */
 } ngpt_generate_config;
 
 #define NGPT_DRAFT_TOKENS_MAX 16
@@ -1294,6 +1315,66 @@ ngpt_status ngpt_context_generate(ngpt_context *ctx, const ngpt_generate_config 
 
 /* "max tokens", "end token", ... Never NULL. */
 const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
+
+/* ---- grammars: output an app can parse ----
+ *
+ * A grammar holds generation to a format: a GBNF grammar (llama.cpp's
+ * notation: docs/GENERATION.md, "Grammars", states the exact subset) or a
+ * JSON Schema (the keywords it takes are listed there; any other is an
+ * error naming it, never ignored), compiled once for a vocabulary and then
+ * used by any number of generations on any threads (read-only once made):
+ *
+ *     const ngpt_tokenizer *tok;                         // the model's (NULL: bytes)
+ *     ngpt_model_tokenizer(model, &tok);
+ *     const char *schema = "{\"type\": \"object\", \"properties\": "
+ *                          "{\"title\": {\"type\": \"string\"}}, \"required\": [\"title\"]}";
+ *     ngpt_grammar *g;
+ *     if (ngpt_grammar_from_json_schema(&g, tok, schema, strlen(schema)))
+ *         fprintf(stderr, "%s\n", ngpt_last_error());
+ *     gc.grammar = g;
+ *     ngpt_context_generate(ctx, &gc, prompt, n, out, cap, NULL, NULL, &r);
+ *     // r.reason == NGPT_STOP_GRAMMAR_COMPLETE: the output is {"title":"..."}
+ *     ngpt_grammar_free(g);                              // once no generation uses it
+ *
+ * Each step only tokens whose bytes (what decoding gives: a scored
+ * tokenizer's leading space, a <0xNN> token's byte) can all follow the
+ * text so far are sampled, whichever rules they cross; special tokens
+ * never, the end tokens only where the grammar can end. The mask comes
+ * first, so temperature, top-k/p, min-p, penalties, bias and the seed work
+ * as they do on the allowed tokens. Generation ends when the grammar is
+ * complete (NGPT_STOP_GRAMMAR_COMPLETE), at an end token where it may end,
+ * or cut (NGPT_STOP_GRAMMAR_INCOMPLETE); stop sequences cut as always.
+ * Beam search keeps a matcher state per beam; speculative decoding gives
+ * the text of plain constrained decoding. Compiling indexes which tokens
+ * each state of the grammar allows (the vocabulary's trie is built once
+ * per tokenizer and shared); a step then costs microseconds. A context
+ * plans the matcher's state (shape.grammar_depth): generation allocates
+ * nothing.
+ */
+
+/* Compiles len bytes of GBNF text for tok's vocabulary (NULL: a byte-level
+ * model's, tokens 0..255 are bytes); tok must outlive the grammar. Errors
+ * (NGPT_ERR_BAD_FORMAT) name the line and column; NGPT_ERR_UNSUPPORTED: a
+ * literal needs a byte no token of tok holds. A rule that can never end,
+ * or that calls itself before reading a character (left recursion), is
+ * refused by name. */
+ngpt_status ngpt_grammar_parse(ngpt_grammar **grammar, const ngpt_tokenizer *tok, const char *text,
+                               size_t len);
+
+/* The grammar of a JSON Schema (len bytes of JSON text): compact JSON that
+ * validates against it (docs/GENERATION.md, "JSON Schema": the keywords,
+ * whitespace, property order, additionalProperties, pattern, formats).
+ * "{}" (or "true") is any JSON value. NGPT_ERR_BAD_FORMAT: not JSON, or not
+ * a schema; NGPT_ERR_UNSUPPORTED naming the keyword and where it is. */
+ngpt_status ngpt_grammar_from_json_schema(ngpt_grammar **grammar, const ngpt_tokenizer *tok,
+                                          const char *schema, size_t len);
+
+/* The GBNF text compiled (a JSON Schema's: the converter's), NUL-terminated,
+ * *len bytes (len may be NULL); valid while the grammar lives. */
+ngpt_status ngpt_grammar_text(const ngpt_grammar *grammar, const char **text, size_t *len);
+
+/* NULL is a no-op. */
+void ngpt_grammar_free(ngpt_grammar *grammar);
 
 /* ---- tokenizer ----
  *

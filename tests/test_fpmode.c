@@ -592,6 +592,24 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
     CALL(ngpt_context_generate(ctx, &gc, tok, 12, out, 8, NULL, NULL, &res));
     NOTE(r, out);
     NOTE(r, res);
+    /* under a grammar of a JSON Schema (and one of GBNF text): the same tokens */
+    ngpt_grammar *gs = NULL, *gt = NULL;
+    const char *gtext = NULL;
+    const ngpt_tokenizer *gtok = NULL;
+    CALL(ngpt_context_tokenizer(ctx, &gtok));
+    static const char schema[] = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\","
+                                 "\"minimum\":-5,\"maximum\":5}},\"required\":[\"a\"]}";
+    CALL(ngpt_grammar_from_json_schema(&gs, gtok, schema, sizeof schema - 1));
+    CALL(ngpt_grammar_parse(&gt, gtok, "root ::= [a-z]+ \".\"", 19));
+    if (gs) CALL(ngpt_grammar_text(gs, &gtext, NULL));
+    if (gtext) note(r, "schema's grammar", gtext, strlen(gtext));
+    gc.grammar = gs, gc.context_mode = NGPT_CONTEXT_EXACT;
+    memset(out, 0, sizeof out);
+    if (gs) CALL(ngpt_context_generate(ctx, &gc, tok, 12, out, 8, NULL, NULL, &res));
+    NOTE(r, out);
+    NOTE(r, res);
+    CALL_VOID(ngpt_grammar_free(gs));
+    CALL_VOID(ngpt_grammar_free(gt));
     ngpt_context_free(ctx);
 
     /* the file opened once as a model: its answers, a context on its

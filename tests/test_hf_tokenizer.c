@@ -11,7 +11,10 @@
  *    documented algorithm), kept in tests/hf_tokenizer_golden.h;
  *  - special names in text stay text; decoding gives valid UTF-8 back;
  *    the tokenizer's file (version 2) reloads the same;
- *  - what ngpt cannot reproduce exactly is refused by name.
+ *  - what ngpt cannot reproduce exactly is refused by name;
+ *  - grammars on it: the masks are what reading each token's bytes says, no
+ *    step is a dead end, and a literal that needs an absent byte is
+ *    refused (a class just loses it).
  *
  * Regenerating the golden ids (after a change to the corpus, the training
  * or the file written here):
@@ -26,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grammar_cases.h"
 #include "import/hf_tokenizer.h"
 #include "test.h"
 #include "tokenizer/tokenizer.h"
@@ -488,6 +492,24 @@ static bool write_corpus(const char *dir, const char *json)
     return ok;
 }
 
+static void grammars(const ngpt_tokenizer *t)
+{
+    ngpt_grammar *g = NULL;
+    CHECK_OK(ngpt_grammar_parse(&g, t, JSON_GBNF, strlen(JSON_GBNF)));
+    rng_state = 9;
+    if (g) mask_walks(g, "SmolLM2-shaped, JSON", 8, 50);
+    ngpt_grammar_free(g);
+    g = NULL;
+    static const char classes[] = "root ::= [P-R]+ (\" \" [^a-z]{1,3})* \".\"";
+    CHECK_OK(ngpt_grammar_parse(&g, t, classes, sizeof classes - 1));
+    if (g) mask_walks(g, "SmolLM2-shaped, classes without Q", 8, 40);
+    ngpt_grammar_free(g);
+    g = NULL;
+    CHECK(ngpt_grammar_parse(&g, t, "root ::= \"aQ\"", 13) == NGPT_ERR_UNSUPPORTED && !g &&
+              strstr(ngpt_last_error(), "line 1, column 12: the literal needs byte 0x51"),
+          "a literal with an absent byte: %s", ngpt_last_error());
+}
+
 int main(int argc, char **argv)
 {
     memset(long_a, 'a', LONG_A);
@@ -512,6 +534,7 @@ int main(int argc, char **argv)
         file_round_trip(t);
         refused(tr, &L);
         with_model(t);
+        grammars(t);
     }
     ngpt_tokenizer_free(t);
     ngpt_tokenizer_free(tr);

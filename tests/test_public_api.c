@@ -114,7 +114,7 @@ static void planning(void)
     REJECTS(ngpt_context_arena_size(NULL, NULL, &s, &bytes), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_context_arena_size(NULL, &c, &s, NULL), NGPT_ERR_NULL_ARG);
     ngpt_shape reserved = s;
-    reserved.reserved[3] = 1;           /* a field of a newer header */
+    reserved.reserved[2] = 1;           /* a field of a newer header */
     const ngpt_shape bad[] = {
         reserved,
         {.mode = (ngpt_mode)7, .batch = 1, .threads = 1},
@@ -128,6 +128,9 @@ static void planning(void)
         {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .draft_tokens = -1},
         {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .draft_tokens = NGPT_DRAFT_TOKENS_MAX + 1},
         {.mode = NGPT_MODE_TRAIN, .batch = 1, .threads = 1, .draft_tokens = 1},
+        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .grammar_depth = -1},
+        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .grammar_depth = NGPT_GRAMMAR_DEPTH_MAX + 1},
+        {.mode = NGPT_MODE_TRAIN, .batch = 1, .threads = 1, .grammar_depth = 8},
     };
     ngpt_context *ctx = (ngpt_context *)&c;     /* must be overwritten with NULL on failure */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -668,6 +671,48 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
 
 /* ---- the tokenizer */
 
+static void grammar_functions(ngpt_context *infer)
+{
+    ngpt_grammar *g = NULL;
+    const char *text;
+    size_t len;
+    REJECTS(ngpt_grammar_parse(NULL, NULL, "root ::= \"a\"", 12), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grammar_parse(&g, NULL, NULL, 4), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grammar_parse(&g, NULL, "root ::= (", 10), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_grammar_parse(&g, NULL, "root ::= x", 10), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_grammar_from_json_schema(NULL, NULL, "{}", 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grammar_from_json_schema(&g, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grammar_from_json_schema(&g, NULL, "{\"type\":", 8), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_grammar_from_json_schema(&g, NULL, "{\"not\":{}}", 10), NGPT_ERR_UNSUPPORTED);
+    REJECTS(ngpt_grammar_text(NULL, &text, &len), NGPT_ERR_NULL_ARG);
+    ngpt_grammar_free(NULL);
+    CHECK_OK(ngpt_grammar_from_json_schema(&g, NULL, "{\"type\":\"integer\"}", 18));
+    REJECTS(ngpt_grammar_text(g, NULL, &len), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_grammar_text(g, &text, &len));
+    CHECK(len > 0 && strlen(text) == len && !strncmp(text, "root ::= ", 9), "text: %s", text);
+    /* a grammar of another vocabulary than the context's */
+    ngpt_tokenizer_train_config tc = ngpt_tokenizer_train_config_default();
+    tc.vocab_size = 300;
+    static const char corpus[] = "some text to learn a few merges from, some text again";
+    const void *texts[1] = {corpus};
+    size_t sizes[1] = {sizeof corpus - 1};
+    ngpt_tokenizer *tok = NULL;
+    ngpt_grammar *other = NULL;
+    CHECK_OK(ngpt_tokenizer_train(&tok, &tc, texts, sizes, 1));
+    CHECK_OK(ngpt_grammar_parse(&other, tok, "root ::= \"a\"", 12));
+    int32_t prompt[1] = {1}, out[4];
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.max_tokens = 4;
+    gc.grammar = other;
+    REJECTS(ngpt_context_generate(infer, &gc, prompt, 1, out, 4, NULL, NULL, NULL),
+            NGPT_ERR_CONFIG_MISMATCH);
+    gc.grammar = g;
+    CHECK_OK(ngpt_context_generate(infer, &gc, prompt, 1, out, 4, NULL, NULL, NULL));
+    ngpt_grammar_free(other);
+    ngpt_grammar_free(g);
+    ngpt_tokenizer_free(tok);
+}
+
 static void tokenizer_functions(const char *path)
 {
     ngpt_tokenizer_train_config cfg = ngpt_tokenizer_train_config_default(), c;
@@ -1093,6 +1138,7 @@ int main(void)
         training_functions(train, infer, path);
         lora_functions(infer, train);
         generation_functions(infer, train);
+        grammar_functions(infer);
         session_functions(infer, train, path);
         abort_callback(infer);
     }

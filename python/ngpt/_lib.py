@@ -69,8 +69,8 @@ class Shape(Structure):
     _fields_ = [("mode", c_int), ("batch", c_int32), ("seq", c_int32), ("trace", c_int),
                 ("threads", c_int32), ("logits_rows", c_int32), ("draft_tokens", c_int32),
                 ("adapter_rank", c_int32), ("adapter", c_void_p), ("recompute", c_int32),
-                ("loss_chunk", c_int32),
-                ("reserved", c_uint32 * (6 - ctypes.sizeof(c_void_p) // 4))]
+                ("loss_chunk", c_int32), ("grammar_depth", c_int32),
+                ("reserved", c_uint32 * (5 - ctypes.sizeof(c_void_p) // 4))]
 
 
 class Sampler(Structure):
@@ -94,7 +94,8 @@ class GenerateConfig(Structure):
                 ("beam_width", c_int32), ("length_penalty", c_float),
                 ("on_prefilled", PREFILLED_FN), ("keep_cache", c_bool),
                 ("first_draw", c_uint64), ("draft", c_void_p), ("lookup", c_int32),
-                ("draft_tokens", c_int32), ("reserved", c_uint32 * 24)]
+                ("draft_tokens", c_int32), ("grammar", c_void_p),
+                ("reserved", c_uint32 * (24 - ctypes.sizeof(c_void_p) // 4))]
 
 
 class GenerateResult(Structure):
@@ -160,6 +161,10 @@ _PROTOS = {
     "ngpt_context_generate": (_S, [c_void_p, P(GenerateConfig), P(c_int32), c_int32, P(c_int32),
                                  c_int32, TOKEN_FN, c_void_p, P(GenerateResult)]),
     "ngpt_stop_reason_string": (c_char_p, [c_int]),
+    "ngpt_grammar_parse": (_S, [P(c_void_p), c_void_p, c_char_p, c_size_t]),
+    "ngpt_grammar_from_json_schema": (_S, [P(c_void_p), c_void_p, c_char_p, c_size_t]),
+    "ngpt_grammar_text": (_S, [c_void_p, P(c_char_p), P(c_size_t)]),
+    "ngpt_grammar_free": (None, [c_void_p]),
     "ngpt_context_cache_clear": (_S, [c_void_p, c_int32]),
     "ngpt_context_cache_len": (_S, [c_void_p, c_int32, P(c_int32)]),
     "ngpt_context_cache_save": (_S, [c_void_p, c_int32, c_char_p]),

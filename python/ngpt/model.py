@@ -1,5 +1,6 @@
 """ngpt.SharedModel: a checkpoint opened once; ngpt.Model: an inference context on it."""
 import codecs
+import json
 import ctypes
 import math
 import queue
@@ -276,7 +277,8 @@ class Model:
                  min_p=0.0, repeat_penalty=1.0, repeat_window=0, banned=(), logit_bias=None,
                  seed=0, stop=(), end_tokens=None, beam_width=0, length_penalty=1.0,
                  context="exact", stop_at_context_full=False, no_cache=False,
-                 keep_cache=False, first_draw=0, lookup=0, draft_tokens=0, progress=None):
+                 keep_cache=False, first_draw=0, lookup=0, draft_tokens=0, grammar=None,
+                 json_schema=None, progress=None):
         """Yields the continuation of prompt (text or token ids) as text pieces, as the
         model produces them: the same text as `ngpt generate` with the same options.
 
@@ -288,7 +290,11 @@ class Model:
         search),
         context ("exact" or "shift"), stop_at_context_full, no_cache, keep_cache
         and first_draw (resume a session), lookup / draft_tokens (prompt-lookup
-        speculative decoding), progress(stage, done, total) for the prefill.
+        speculative decoding), progress(stage, done, total) for the prefill;
+        grammar (GBNF text) or json_schema (a schema as a dict or JSON text; {} is
+        any JSON value) holds the output to it (docs/GENERATION.md, "Grammars"):
+        json.loads(generate_text(prompt, json_schema=schema)) then validates
+        unless self.stop_reason says it was cut.
         The generation runs in a thread of its own; closing the iterator early
         stops it. After the loop, self.last_result holds the C result (reason,
         token counts) and self.last_tokens the output ids."""
@@ -308,7 +314,8 @@ class Model:
         unknown = set(a) - {"self", "prompt", "max_tokens", "banned", "logit_bias", "stop",
                             "end_tokens", "beam_width", "length_penalty", "context",
                             "stop_at_context_full", "no_cache", "keep_cache", "first_draw",
-                            "lookup", "draft_tokens", "progress"} - set(_SAMPLER_KEYS)
+                            "lookup", "draft_tokens", "grammar", "json_schema",
+                            "progress"} - set(_SAMPLER_KEYS)
         if unknown:
             raise TypeError("ngpt.Model.generate: unknown option(s) %s" % ", ".join(sorted(unknown)))
         prompt = a["prompt"]
@@ -358,9 +365,26 @@ class Model:
         ids, n = _ints(prompt, "prompt")
         if n == 0:
             raise ValueError("ngpt.Model.generate: the prompt is empty")
+        gc.grammar = keep["grammar"] = self._grammar(a.get("grammar"), a.get("json_schema"))
         cap = max(gc.max_tokens, 1) + (
             self._tokenizer_info().max_token_bytes if stops and self._tok else 0)
         return gc, ids, n, cap, keep, a.get("progress")
+
+    def _grammar(self, grammar, json_schema):
+        """The compiled grammar of generate()'s grammar / json_schema, or None; the
+        caller frees it (lib.ngpt_grammar_free) once the generation is over."""
+        if grammar is None and json_schema is None:
+            return None
+        if grammar is not None and json_schema is not None:
+            raise ValueError("ngpt.Model.generate: pass grammar or json_schema, not both")
+        text = grammar if grammar is not None else json_schema
+        if not isinstance(text, (str, bytes)):
+            text = json.dumps(text)
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        g = c_void_p()
+        parse = lib.ngpt_grammar_parse if grammar is not None else lib.ngpt_grammar_from_json_schema
+        check(parse(byref(g), self._tok, data, len(data)))
+        return g
 
     def _tokenizer_info(self):
         info = TokenizerInfo()
@@ -415,6 +439,8 @@ class Model:
         finally:
             cancel.set()
             worker.join()
+            if keep.get("grammar"):
+                lib.ngpt_grammar_free(keep["grammar"])
 
     @property
     def stop_reason(self):

@@ -22,7 +22,8 @@ ngpt_shape ngpt_shape_default(ngpt_mode mode)
 /* Validates the shape against the config and resolves its defaults: seq 0
  * to T (training) or min(T, NGPT_SEQ_INFER_DEFAULT); logits_rows 0 to
  * every position (training) or 1 + draft_tokens, and NGPT_LOGITS_ALL kept
- * as it is (every position). */
+ * as it is (every position); grammar_depth 0 to NGPT_GRAMMAR_DEPTH_DEFAULT
+ * (inference). */
 static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, ngpt_shape *out)
 {
     ngpt_shape s = *in;
@@ -52,6 +53,10 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.draft_tokens must be in 0..%d (inference only), "
                          "got %d", NGPT_DRAFT_TOKENS_MAX, (int)s.draft_tokens);
     if (s.logits_rows == 0) s.logits_rows = train ? NGPT_LOGITS_ALL : 1 + s.draft_tokens;
+    if (s.grammar_depth < 0 || s.grammar_depth > NGPT_GRAMMAR_DEPTH_MAX || (train && s.grammar_depth))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.grammar_depth must be in 0..%d (inference only), "
+                         "got %d", NGPT_GRAMMAR_DEPTH_MAX, (int)s.grammar_depth);
+    if (!train && s.grammar_depth == 0) s.grammar_depth = NGPT_GRAMMAR_DEPTH_DEFAULT;
     if (s.logits_rows < 1 && s.logits_rows != NGPT_LOGITS_ALL)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be >= 1, 0 (the default) or "
                          "NGPT_LOGITS_ALL (every position), got %d", (int)s.logits_rows);

@@ -199,6 +199,11 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         p.beam.z = TAKE_F(&w, V, 1, 1, 1);
         p.beam.p = TAKE_F(&w, V, 1, 1, 1);
         p.gen.window = take(&w, sizeof(int32_t), TC, 1, 1, 1);
+        p.gram.state_words = ngpt_gram_state_words(shape->grammar_depth, NGPT_GRAMMAR_STACKS);
+        p.gram.states = take(&w, sizeof(uint32_t), 2 * B + 7, p.gram.state_words, 1, 1);
+        p.gram.walk = take(&w, sizeof(uint32_t), ngpt_gram_walk_words(p.gram.state_words), 1, 1, 1);
+        p.gram.mask = take(&w, sizeof(uint64_t), (V + 63) / 64, 1, 1, 1);
+        p.gram.tmp = take(&w, sizeof(uint64_t), (V + 63) / 64, 1, 1, 1);
     }
 
     if (w.overflow)

@@ -18,6 +18,19 @@
 /* Query rows the attention op hands its tile kernels at once (ops/attention.c). */
 enum { NGPT_ATTN_TILE = 16 };
 
+/* A grammar matcher's state (grammar/automaton.h) holds at most this many
+ * stacks of at most shape.grammar_depth states; its words, and those of the
+ * walk a mask takes (grammar/mask.c). */
+enum { NGPT_GRAMMAR_STACKS = 16 };
+static inline size_t ngpt_gram_state_words(int32_t depth, int32_t stacks)
+{
+    return 2 + (size_t)stacks * ((size_t)depth + 1);
+}
+static inline size_t ngpt_gram_walk_words(size_t state_words)
+{
+    return 8 * state_words + 1024;
+}
+
 /* The bytes of one beam-search candidate (generate/beam.h's ngpt_beam_cand,
  * which checks it). */
 enum { NGPT_BEAM_CAND_BYTES = 16 };
@@ -149,6 +162,16 @@ typedef struct ngpt_plan {
     struct ngpt_plan_gen {
         int32_t *window;        /* (Tctx) its own copy of the window's tokens */
     } gen;
+    /* infer mode: a grammar's matcher (generate/constrain.c): states of
+     * state_words (depth shape.grammar_depth, NGPT_GRAMMAR_STACKS stacks):
+     * two per beam, then the sampling loop's current one and its next, a
+     * speculative draft's copy and its next, and the three a mask uses */
+    struct ngpt_plan_gram {
+        size_t state_words;
+        uint32_t *states;       /* (2B + 7, state_words) */
+        uint32_t *walk;         /* (ngpt_gram_walk_words(state_words)) a mask's walk */
+        uint64_t *mask, *tmp;   /* (V bits) each: the allowed tokens, a mask's scratch */
+    } gram;
 } ngpt_plan;
 
 /* Sizes (base == NULL) or carves (base 64-aligned) the whole arena, starting

@@ -6,6 +6,7 @@
 #ifndef NGPT_TOKENIZER_TABLES_H
 #define NGPT_TOKENIZER_TABLES_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +68,8 @@ struct ngpt_tokenizer {
      * bos_id is its BOS, prepended to prompts */
     struct ngpt_tok_scored *scored;
     int32_t bos_id;
+    /* the vocabulary's byte trie (trie.h), made on first use, or NULL */
+    _Atomic(struct ngpt_tok_trie *) trie;
 };
 
 #define NGPT_PAIR_EMPTY UINT64_MAX

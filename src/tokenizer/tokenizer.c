@@ -7,6 +7,7 @@
 #include "base/fpmode.h"
 #include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/trie.h"
 
 void ngpt_tokenizer_free(ngpt_tokenizer *t)
 {
@@ -23,6 +24,7 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
     free(t->internal_id);
     free(t->image);
     ngpt_tok_scored_free(t->scored);
+    ngpt_tok_trie_free(atomic_load(&t->trie));
     free(t);
 }
 
