@@ -112,6 +112,7 @@ int cli_cmd_chat(int argc, char **argv);
 int cli_cmd_trace(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_tokenizer(int argc, char **argv);
+int cli_cmd_lora(int argc, char **argv);
 
 /* Sampling options shared by generate and chat (cli/gen_opts.c). */
 #define CLI_MAX_BAN 256
