@@ -29,14 +29,6 @@ bool ngpt_lora_on(const ngpt_context *ctx, int l, ngpt_linear which)
     return false;
 }
 
-/* Adapted layers before l: where l's kept t sit in a training context. */
-static size_t layers_on_before(const ngpt_lora_layout *ll, int l)
-{
-    size_t n = 0;
-    for (int i = 0; i < l; i++) n += ngpt_lora_layer_on(ll, i);
-    return n;
-}
-
 static void scale_rows(float *t, size_t n, float s)
 {
     for (size_t i = 0; i < n; i++) t[i] *= s;
@@ -73,7 +65,7 @@ static void adapter_fwd(ngpt_context *ctx, const ngpt_lora_layout *ll, const flo
         if (m->linear != which) continue;
         float *t = ctx->plan.lora.t;
         if (ctx->lora.training)
-            t += (layers_on_before(ll, l) * (size_t)ll->n_modules + (size_t)i) * rt;
+            t += (ngpt_lora_layers_below(ll, l) * (size_t)ll->n_modules + (size_t)i) * rt;
         const float *xin = module_input(ctx, l, m, x, rows);
         ngpt_op_gemm(ctx, rows, r, m->in, xin, m->in, 1, lw + m->a, 1, m->in, NULL, t, r, false);
         scale_rows(t, (size_t)rows * (size_t)r, s * ll->scale);
@@ -160,7 +152,7 @@ void ngpt_lora_linear_bwd(ngpt_context *ctx, int l, ngpt_linear which, float *dx
         const ngpt_lora_module *m = &ll->mod[i];
         if (m->linear != which) continue;
         const float *t =
-            ctx->plan.lora.t + (layers_on_before(ll, l) * (size_t)ll->n_modules + (size_t)i) * rt;
+            ctx->plan.lora.t + (ngpt_lora_layers_below(ll, l) * (size_t)ll->n_modules + (size_t)i) * rt;
         float *u = ctx->plan.lora.u + (size_t)i * rt;
         const float *dym = dy + m->row0;
         ngpt_op_gemm(ctx, m->rows, r, rows, dym, 1, out, t, r, 1, NULL, lg + m->b, r, true);
