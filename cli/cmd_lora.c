@@ -48,13 +48,13 @@ static bool want_help(int argc, char **argv, const char *help)
     return false;
 }
 
-/* Exactly n positional arguments (no options), or a usage error. */
-static int positional(const char *cmd, int argc, char **argv, int n, const char *what)
+/* lo..hi positional arguments (no options), or a usage error. */
+static int positional(const char *cmd, int argc, char **argv, int lo, int hi, const char *what)
 {
     for (int i = 1; i < argc; i++)
         if (argv[i][0] == '-' && argv[i][1])
             return cli_error(cmd, CLI_USAGE, "unknown option %s (see ngpt %s --help)", argv[i], cmd);
-    if (argc - 1 != n)
+    if (argc - 1 < lo || argc - 1 > hi)
         return cli_error(cmd, CLI_USAGE, "expects %s (see ngpt %s --help)", what, cmd);
     return CLI_OK;
 }
@@ -63,7 +63,7 @@ static int cmd_import(int argc, char **argv)
 {
     const char *cmd = "lora import";
     if (want_help(argc, argv, HELP_IMPORT)) return CLI_OK;
-    int rc = positional(cmd, argc, argv, 3, "MODEL PEFT_DIR OUT.lora");
+    int rc = positional(cmd, argc, argv, 3, 3, "MODEL PEFT_DIR OUT.lora");
     if (rc) return rc;
     ngpt_model *model = NULL;
     ngpt_adapter *ad = NULL;
@@ -83,7 +83,7 @@ static int cmd_export(int argc, char **argv)
 {
     const char *cmd = "lora export";
     if (want_help(argc, argv, HELP_EXPORT)) return CLI_OK;
-    int rc = positional(cmd, argc, argv, 3, "MODEL ADAPTER.lora PEFT_DIR");
+    int rc = positional(cmd, argc, argv, 3, 3, "MODEL ADAPTER.lora PEFT_DIR");
     if (rc) return rc;
     ngpt_model *model = NULL;
     ngpt_adapter *ad = NULL;
@@ -120,13 +120,10 @@ static int cmd_merge(int argc, char **argv)
 {
     const char *cmd = "lora merge";
     if (want_help(argc, argv, HELP_MERGE)) return CLI_OK;
-    for (int i = 1; i < argc; i++)
-        if (argv[i][0] == '-' && argv[i][1])
-            return cli_error(cmd, CLI_USAGE, "unknown option %s (see ngpt %s --help)", argv[i], cmd);
+    int rc = positional(cmd, argc, argv, 3, 2 + NGPT_ADAPTERS_MAX,
+                        "MODEL, 1 to 8 ADAPTER[:SCALE] and OUT.ngpt");
+    if (rc) return rc;
     const int n = argc - 3;
-    if (n < 1 || n > NGPT_ADAPTERS_MAX)
-        return cli_error(cmd, CLI_USAGE, "expects MODEL, 1 to %d ADAPTER[:SCALE] and OUT.ngpt "
-                         "(see ngpt %s --help)", NGPT_ADAPTERS_MAX, cmd);
     float scales[NGPT_ADAPTERS_MAX];
     ngpt_adapter *ads[NGPT_ADAPTERS_MAX] = {0};
     for (int i = 0; i < n; i++)
@@ -135,7 +132,6 @@ static int cmd_merge(int argc, char **argv)
     ngpt_model *model = NULL;
     ngpt_context *ctx = NULL;
     ngpt_config cfg;
-    int rc = CLI_OK;
     if (ngpt_model_open(&model, in) || ngpt_model_config(model, &cfg)) {
         rc = cli_library_failed(cmd);
     } else if (cfg.weights != NGPT_WEIGHTS_F32) {
@@ -161,19 +157,7 @@ static int cmd_merge(int argc, char **argv)
 
 int cli_cmd_lora(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-    } sub[] = {{"import", cmd_import}, {"export", cmd_export}, {"merge", cmd_merge}};
-    if (argc < 2) {
-        fputs(HELP, stderr);
-        return CLI_USAGE;
-    }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(HELP, stdout);
-        return CLI_OK;
-    }
-    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++)
-        if (!strcmp(argv[1], sub[i].name)) return sub[i].run(argc - 1, argv + 1);
-    return cli_error("lora", CLI_USAGE, "unknown command \"%s\" (see ngpt lora --help)", argv[1]);
+    static const cli_subcommand sub[] = {
+        {"import", cmd_import}, {"export", cmd_export}, {"merge", cmd_merge}};
+    return cli_subcommands("lora", HELP, sub, sizeof sub / sizeof sub[0], argc, argv);
 }

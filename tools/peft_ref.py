@@ -304,11 +304,7 @@ def main(argv=None):
         n = len(write_adapter(a.dir, cfg, lc, a.seed, a.dtype)) // 2
         print(f"wrote {a.dir}: {n} modules, r={a.r}, {a.dtype}")
         return 0
-    model = reference(a.model, a.dir, a.scale, a.merged)
-    ids = [int(x) for x in a.tokens.split(",")]
-    last = model.logits(ids)[-1]
-    print("greedy ids:", " ".join(map(str, model.greedy(ids, a.greedy))))
-    print("top logits:", " ".join(f"{i}:{last[i]:.6f}" for i in np.argsort(-last, kind="stable")[:5]))
+    hf_llama.report(reference(a.model, a.dir, a.scale, a.merged), a.tokens, a.greedy)
     return 0
 
 

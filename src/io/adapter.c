@@ -88,30 +88,35 @@ ngpt_status ngpt_adapter_check_model(const ngpt_adapter *ad, ngpt_model *m)
     return st ? st : check_against(ad, ngpt_model_cfg(m), id);
 }
 
-ngpt_status ngpt_context_adapters_set(ngpt_context *ctx, const ngpt_adapter *const *ads,
-                                      const float *scales, int32_t n)
+/* What adapters_set and adapters_merge are given: a context, 0..8
+ * adapters and their scales. Messages name fn. */
+static ngpt_status check_args(const char *fn, const ngpt_context *ctx,
+                              const ngpt_adapter *const *ads, const float *scales, int32_t n)
 {
-    NGPT_FPMODE_SCOPE;
-    const char *fn = "ngpt_context_adapters_set";
     if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL context", fn);
     if (n < 0 || n > NGPT_ADAPTERS_MAX)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "%s: n must be in 0..%d, got %d", fn,
                          NGPT_ADAPTERS_MAX, (int)n);
     if (n > 0 && (!ads || !scales)) return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL adapters or scales", fn);
-    if (ctx->shape.mode != NGPT_MODE_INFER)
-        return ngpt_fail(NGPT_ERR_WRONG_MODE, "%s: a training context trains one adapter "
-                         "(shape.adapter); adapters are applied by inference contexts", fn);
+    return NGPT_OK;
+}
+
+/* Each adapter given, with a finite scale, of rank <= max_rank and of
+ * ctx's model. Messages name fn. */
+static ngpt_status check_each(const char *fn, const ngpt_context *ctx,
+                              const ngpt_adapter *const *ads, const float *scales, int32_t n,
+                              int32_t max_rank)
+{
     uint64_t id = 0;
     for (int32_t i = 0; i < n; i++) {
         if (!ads[i]) return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: adapter %d is NULL", fn, (int)i);
         if (!isfinite(scales[i]))
             return ngpt_fail(NGPT_ERR_BAD_ARG, "%s: scale %d is %g, not finite", fn, (int)i,
                              (double)scales[i]);
-        if (ads[i]->ll.rank > ctx->shape.adapter_rank)
+        if (ads[i]->ll.rank > max_rank)
             return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "%s: adapter %d has rank %d but the context "
                              "was planned for ranks up to %d; plan shape.adapter_rank >= %d", fn,
-                             (int)i, (int)ads[i]->ll.rank, (int)ctx->shape.adapter_rank,
-                             (int)ads[i]->ll.rank);
+                             (int)i, (int)ads[i]->ll.rank, (int)max_rank, (int)ads[i]->ll.rank);
         ngpt_status st = i == 0 ? context_identity(ctx, &id) : NGPT_OK;
         if (!st) st = check_against(ads[i], &ctx->cfg, id);
         if (st) {
@@ -120,6 +125,20 @@ ngpt_status ngpt_context_adapters_set(ngpt_context *ctx, const ngpt_adapter *con
             return ngpt_fail(st, "%s: adapter %d: %s", fn, (int)i, why);
         }
     }
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_context_adapters_set(ngpt_context *ctx, const ngpt_adapter *const *ads,
+                                      const float *scales, int32_t n)
+{
+    NGPT_FPMODE_SCOPE;
+    const char *fn = "ngpt_context_adapters_set";
+    ngpt_status st = check_args(fn, ctx, ads, scales, n);
+    if (st) return st;
+    if (ctx->shape.mode != NGPT_MODE_INFER)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "%s: a training context trains one adapter "
+                         "(shape.adapter); adapters are applied by inference contexts", fn);
+    if ((st = check_each(fn, ctx, ads, scales, n, ctx->shape.adapter_rank))) return st;
     for (int32_t i = 0; i < n; i++) atomic_fetch_add(&((ngpt_adapter *)(uintptr_t)ads[i])->users, 1);
     ngpt_lora_release(ctx);
     for (int32_t i = 0; i < n; i++) {
@@ -173,12 +192,8 @@ ngpt_status ngpt_context_adapters_merge(ngpt_context *ctx, const ngpt_adapter *c
 {
     NGPT_FPMODE_SCOPE;
     const char *fn = "ngpt_context_adapters_merge";
-    if (!ctx) return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL context", fn);
-    if (n < 0 || n > NGPT_ADAPTERS_MAX)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "%s: n must be in 0..%d, got %d", fn,
-                         NGPT_ADAPTERS_MAX, (int)n);
-    if (n > 0 && (!ads || !scales))
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL adapters or scales", fn);
+    ngpt_status st = check_args(fn, ctx, ads, scales, n);
+    if (st) return st;
     if (ctx->model)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "%s: the context shares its model's read-only "
                          "weights; make one with a config beside the model (it owns a copy)", fn);
@@ -189,20 +204,9 @@ ngpt_status ngpt_context_adapters_merge(ngpt_context *ctx, const ngpt_adapter *c
     if (ctx->lora.training || ctx->lora.n)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "%s: the context %s adapters; merge in a context "
                          "that applies none", fn, ctx->lora.training ? "trains" : "applies");
-    uint64_t id = 0;
+    if ((st = check_each(fn, ctx, ads, scales, n, NGPT_LORA_RANK_MAX))) return st;
     double s[NGPT_ADAPTERS_MAX];
     for (int32_t i = 0; i < n; i++) {
-        if (!ads[i]) return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: adapter %d is NULL", fn, (int)i);
-        if (!isfinite(scales[i]))
-            return ngpt_fail(NGPT_ERR_BAD_ARG, "%s: scale %d is %g, not finite", fn, (int)i,
-                             (double)scales[i]);
-        ngpt_status st = i == 0 ? context_identity(ctx, &id) : NGPT_OK;
-        if (!st) st = check_against(ads[i], &ctx->cfg, id);
-        if (st) {
-            char why[300];
-            snprintf(why, sizeof why, "%s", ngpt_last_error());
-            return ngpt_fail(st, "%s: adapter %d: %s", fn, (int)i, why);
-        }
         /* alpha / r (rslora: alpha / sqrt(r)) in double, as peft's scaling */
         const ngpt_lora_config *lc = &ads[i]->lc;
         s[i] = (double)scales[i] * (double)lc->alpha /
