@@ -253,11 +253,14 @@ test-interop: all $(INTEROP_BIN)
 # PyTorch Llama (tests/interop/test_hf_llama.py), then llama2.c's model.bin +
 # tokenizer.bin (random, the stories15M shape and a grouped-query one, by
 # tools/llama2c_ref.py) through ngpt import --llama2c, against that tool's own
-# llama2.c forward and run.c encode.
+# llama2.c forward and run.c encode; then PEFT LoRA adapters (random, written
+# by tools/peft_ref.py) through ngpt lora import, export and merge, against
+# that tool's float64 PEFT forward and merge (tests/interop/test_peft.py).
 test-hf: all $(INTEROP_BIN)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_gpt2.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_llama.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_llama2c.py --build $(BUILD)
+	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_peft.py --build $(BUILD)
 
 # make test-gpt2: ngpt's GPT-2 tokenizer against js-tiktoken's "gpt2" encoding
 # on >= 1 MB of mixed text (tests/gpt2/test_gpt2.sh; npm installs js-tiktoken

@@ -39,6 +39,16 @@ bool cli_opt(cli_args *a, const char *name, const char **value);
 /* Prints "ngpt <cmd>: unknown option X (see ngpt <cmd> --help)"; returns CLI_USAGE. */
 int cli_unknown(const cli_args *a);
 
+/* A command of subcommands (`ngpt tokenizer train ...`): runs the one
+ * argv[1] names with argv + 1; help prints on --help (stdout: CLI_OK) and
+ * when none is named (stderr: CLI_USAGE); an unknown one is a usage error. */
+typedef struct cli_subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} cli_subcommand;
+int cli_subcommands(const char *cmd, const char *help, const cli_subcommand *sub, size_t n,
+                    int argc, char **argv);
+
 /* Parse helpers: print "ngpt <cmd>: <opt> expects ..." and return false on error. */
 bool cli_parse_i32(const char *cmd, const char *opt, const char *s, int32_t lo, int32_t hi, int32_t *out);
 bool cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
@@ -121,6 +131,7 @@ int cli_cmd_chat(int argc, char **argv);
 int cli_cmd_trace(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_tokenizer(int argc, char **argv);
+int cli_cmd_lora(int argc, char **argv);
 
 /* Sampling options shared by generate and chat (cli/gen_opts.c). */
 #define CLI_MAX_BAN 256

@@ -440,20 +440,8 @@ static int cmd_import_gpt2(int argc, char **argv)
 
 int cli_cmd_tokenizer(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-    } sub[] = {{"train", cmd_train}, {"encode", cmd_encode}, {"decode", cmd_decode},
-               {"info", cmd_info}, {"import-gpt2", cmd_import_gpt2}, {"import-hf", cmd_import_hf}};
-    if (argc < 2) {
-        fputs(HELP, stderr);
-        return CLI_USAGE;
-    }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(HELP, stdout);
-        return CLI_OK;
-    }
-    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++)
-        if (!strcmp(argv[1], sub[i].name)) return sub[i].run(argc - 1, argv + 1);
-    return cli_error("tokenizer", CLI_USAGE, "unknown command \"%s\" (see ngpt tokenizer --help)", argv[1]);
+    static const cli_subcommand sub[] = {
+        {"train", cmd_train}, {"encode", cmd_encode}, {"decode", cmd_decode},
+        {"info", cmd_info}, {"import-gpt2", cmd_import_gpt2}, {"import-hf", cmd_import_hf}};
+    return cli_subcommands("tokenizer", HELP, sub, sizeof sub / sizeof sub[0], argc, argv);
 }

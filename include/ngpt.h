@@ -1010,6 +1010,42 @@ ngpt_status ngpt_adapter_save(const ngpt_adapter *ad, const char *path);
 ngpt_status ngpt_context_adapters_set(ngpt_context *ctx, const ngpt_adapter *const *ads,
                                       const float *scales, int32_t n);
 
+/* Merges adapters into the weights of ctx, a context that owns float32
+ * weights (made with a config: from a model, or trained): each weight of
+ * a row the adapters adapt becomes W + sum of scale * s * (B A)[row, col]
+ * over the adapters, s = alpha / r (alpha / sqrt(r)) and the sum in double,
+ * rounded to float once; ngpt_context_save then writes the merged model.
+ * A quantized context is NGPT_ERR_UNSUPPORTED (merge into the float32
+ * model, then quantize); one sharing its model's weights, or applying or
+ * training adapters, NGPT_ERR_WRONG_MODE; each adapter must be of the
+ * context's model (NGPT_ERR_CONFIG_MISMATCH). Empties the KV cache. */
+ngpt_status ngpt_context_adapters_merge(ngpt_context *ctx, const ngpt_adapter *const *ads,
+                                        const float *scales, int32_t n);
+
+/* PEFT's LoRA adapters (Hugging Face's peft library), both ways: a
+ * directory of adapter_config.json and adapter_model.safetensors, for a
+ * model `ngpt import` made of a GPT-2 or Llama-family model (the modules
+ * by their paths there: transformer.h.<l>.attn.c_attn,
+ * model.layers.<l>.self_attn.q_proj, ...; docs/IMPORT.md, "PEFT
+ * adapters"). The import reads r, lora_alpha, use_rslora, lora_dropout,
+ * and the modules target_modules selects as peft does (a list of names, a
+ * regular expression or "all-linear"; layers_to_transform,
+ * layers_pattern, exclude_modules), which must be Linears of the blocks,
+ * the same in each layer adapted; it refuses by name what changes the
+ * math otherwise (use_dora, bias other than "none", modules_to_save,
+ * rank_pattern, alpha_pattern, an init that moves the base weights, any
+ * other option set) and tensors other than each selected module's
+ * lora_A.weight (r, in) and lora_B.weight (out, r) (F32, F16 or BF16,
+ * finite). The adapter is made for model (its config and identity);
+ * NGPT_ERR_UNSUPPORTED for a model of neither family. */
+ngpt_status ngpt_import_peft(ngpt_adapter **ad, const ngpt_model *model, const char *dir);
+/* Writes ad, an adapter of model (NGPT_ERR_CONFIG_MISMATCH otherwise), as
+ * such a directory (made if absent; each file replaced atomically), which
+ * peft.PeftModel.from_pretrained loads on the Hugging Face model: float32
+ * tensors, read back by ngpt_import_peft bit for bit. */
+ngpt_status ngpt_adapter_export_peft(const ngpt_adapter *ad, const ngpt_model *model,
+                                     const char *dir);
+
 /* ---- generation ----
  *
  * Generation runs on an NGPT_MODE_INFER context. Its arena holds a KV cache

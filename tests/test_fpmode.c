@@ -676,6 +676,47 @@ static size_t file_size(const char *path)
     return stat(path, &sb) == 0 ? (size_t)sb.st_size : 0;
 }
 
+/* A PEFT adapter directory of the imported model: an adapter (its B set
+ * to values down to subnormals) exported and read back, then merged (in
+ * double, rounded once) into a copy of the model. */
+static void peft(results *r, ngpt_model *m, int32_t threads)
+{
+    char dir[640];
+    snprintf(dir, sizeof dir, "%s/peft", root);
+    ngpt_lora_config lc;
+    CALL_TO(lc, ngpt_lora_config_default());
+    CALL(ngpt_lora_config_set(&lc, "targets=c_attn,mlp.c_proj"));
+    ngpt_adapter *made = NULL, *back = NULL;
+    CALL(ngpt_adapter_create(&made, m, &lc, 5));
+    if (!made) return;
+    float *w = (float *)(uintptr_t)made->w;
+    for (size_t i = 0; i < made->ll.total; i++)
+        if (w[i] == 0.0f) w[i] = ldexpf((float)(i % 7) - 3.0f, -(int)(i % 140));
+    CALL(ngpt_adapter_export_peft(made, m, dir));
+    CALL(ngpt_import_peft(&back, m, dir));
+    if (back) note(r, "PEFT adapter read back", back->w, back->ll.total * sizeof(float));
+    ngpt_config cfg;
+    CALL(ngpt_model_config(m, &cfg));
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    shape.batch = 1, shape.seq = 16, shape.threads = threads;
+    ngpt_context *own = NULL;
+    CALL(ngpt_context_init(&own, m, &cfg, &shape, NULL, 0));
+    const float scale = 0.3f;
+    if (own && back) {
+        CALL(ngpt_context_adapters_merge(own, (const ngpt_adapter *const *)&back, &scale, 1));
+        note_params(r, "adapter merged", own);
+    }
+    ngpt_context_free(own);
+    CALL(ngpt_adapter_close(back));
+    CALL(ngpt_adapter_close(made));
+    char file[700];
+    for (int i = 0; i < 2; i++) {
+        snprintf(file, sizeof file, "%s/%s", dir, i ? "adapter_config.json" : "adapter_model.safetensors");
+        unlink(file);
+    }
+    rmdir(dir);
+}
+
 /* The directory main wrote, imported in float32 and 8-bit (which divides
  * and rounds), its config read both ways, each file's size computed
  * without a context, the float32 import loaded for fine-tuning (from the
@@ -758,6 +799,8 @@ static void importing(results *r, bool tiny, int32_t threads)
         note_params(r, "fine-tuned a step", ctx);
     }
     ngpt_context_free(ctx);
+
+    peft(r, m, threads);
 
     shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = 1, shape.seq = 16, shape.threads = threads;

@@ -977,6 +977,18 @@ static void lora_functions(ngpt_context *infer, ngpt_context *train)
     CHECK_STATUS(ngpt_context_adapters_set(infer, NULL, NULL, -1), NGPT_ERR_BAD_ARG);
     CHECK_STATUS(ngpt_context_adapters_set(train, NULL, NULL, 0), NGPT_ERR_WRONG_MODE);
     CHECK_OK(ngpt_context_adapters_set(infer, NULL, NULL, 0));
+    CHECK_STATUS(ngpt_context_adapters_merge(NULL, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_adapters_merge(infer, NULL, &one, 1), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_adapters_merge(infer, NULL, NULL, NGPT_ADAPTERS_MAX + 1),
+                 NGPT_ERR_BAD_ARG);
+    const ngpt_adapter *none[1] = {NULL};
+    CHECK_STATUS(ngpt_context_adapters_merge(train, none, &one, 1), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_context_adapters_merge(infer, NULL, NULL, 0));     /* nothing merged */
+    ad = (ngpt_adapter *)&lc;
+    CHECK_STATUS(ngpt_import_peft(&ad, NULL, "/tmp"), NGPT_ERR_NULL_ARG);
+    CHECK(ad == NULL, "a failed import clears *ad");
+    CHECK_STATUS(ngpt_import_peft(NULL, NULL, "/tmp"), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_adapter_export_peft(NULL, NULL, "/tmp/x"), NGPT_ERR_NULL_ARG);
 }
 
 static void *hook_user;

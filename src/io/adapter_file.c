@@ -77,19 +77,9 @@ static void adapter_free(ngpt_adapter *ad)
     free(ad);
 }
 
-/* The on-th adapted layer (0-based among them). */
-static int adapted_layer(const ngpt_lora_layout *ll, size_t on)
-{
-    for (int l = 0; l < ll->n_layers; l++)
-        if (ngpt_lora_layer_on(ll, l) && on-- == 0) return l;
-    return -1;
-}
-
 static size_t adapted_layers(const ngpt_lora_layout *ll)
 {
-    size_t n = 0;
-    for (int l = 0; l < ll->n_layers; l++) n += ngpt_lora_layer_on(ll, l);
-    return n;
+    return ngpt_lora_layers_below(ll, ll->n_layers);
 }
 
 /* Tensor i of an adapter file's float sets (0: the adapter, 1: optim.m, 2:
@@ -106,7 +96,7 @@ static void tensor_at(const ngpt_lora_layout *ll, size_t i, adapter_tensor *t)
 {
     const size_t per_set = adapted_layers(ll) * (size_t)ll->n_modules * 2;
     const size_t j = i % per_set, pair = j / 2;
-    const int l = adapted_layer(ll, pair / (size_t)ll->n_modules);
+    const int l = ngpt_lora_adapted_layer(ll, pair / (size_t)ll->n_modules);
     const ngpt_lora_module *m = &ll->mod[pair % (size_t)ll->n_modules];
     const bool b = j % 2;
     t->set = (int)(i / per_set);

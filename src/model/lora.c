@@ -35,8 +35,7 @@ bool ngpt_lora_on(const ngpt_context *ctx, int l, ngpt_linear which)
 static float *kept_t(const ngpt_context *ctx, int l, int i, size_t rt)
 {
     const ngpt_lora_layout *ll = &ctx->lora.train;
-    size_t before = 0;
-    for (int j = 0; j < l && !ctx->shape.recompute; j++) before += ngpt_lora_layer_on(ll, j);
+    const size_t before = ctx->shape.recompute ? 0 : ngpt_lora_layers_below(ll, l);
     return ctx->plan.lora.t + (before * (size_t)ll->n_modules + (size_t)i) * rt;
 }
 

@@ -204,19 +204,33 @@ ngpt_status ngpt_lora_layout_compute(const ngpt_config *cfg, const ngpt_lora_con
     }
     l.layer_floats = at;
     l.packed_layer = pk;
-    int32_t on = 0;
-    for (int32_t i = 0; i < cfg->n_layers; i++) on += ngpt_lora_layer_on(&l, i);
-    if (!ngpt_mul_ok(at, (size_t)on, &l.total) || !ngpt_mul_ok(pk, (size_t)on, &l.packed_total))
+    const size_t on = ngpt_lora_layers_below(&l, cfg->n_layers);
+    if (!ngpt_mul_ok(at, on, &l.total) || !ngpt_mul_ok(pk, on, &l.packed_total))
         return ngpt_fail(NGPT_ERR_OVERFLOW, "the adapter's size overflows size_t");
     *ll = l;
     return NGPT_OK;
 }
 
+size_t ngpt_lora_layers_below(const ngpt_lora_layout *ll, int l)
+{
+    if (!ll->layers) return (size_t)l;
+    uint64_t bits = l >= 64 ? ll->layers : ll->layers & (((uint64_t)1 << l) - 1);
+    size_t n = 0;
+    for (; bits; bits &= bits - 1) n++;
+    return n;
+}
+
+int ngpt_lora_adapted_layer(const ngpt_lora_layout *ll, size_t on)
+{
+    if (!ll->layers) return on < (size_t)ll->n_layers ? (int)on : -1;
+    for (int l = 0; l < 64 && l < ll->n_layers; l++)
+        if (ll->layers >> l & 1 && on-- == 0) return l;
+    return -1;
+}
+
 size_t ngpt_lora_layer_offset(const ngpt_lora_layout *ll, int l)
 {
-    size_t before = 0;
-    for (int i = 0; i < l; i++) before += ngpt_lora_layer_on(ll, i);
-    return before * ll->layer_floats;
+    return ngpt_lora_layers_below(ll, l) * ll->layer_floats;
 }
 
 bool ngpt_lora_same_model(const ngpt_config *a, const ngpt_config *b)

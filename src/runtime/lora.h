@@ -58,6 +58,12 @@ static inline bool ngpt_lora_layer_on(const ngpt_lora_layout *ll, int l)
     return ll->layers == 0 || (l < 64 && ((ll->layers >> l) & 1));
 }
 
+/* The adapted layers below l, without a walk over the layers (a model
+ * file may say L is a hundred million): l, or the bits below it. */
+size_t ngpt_lora_layers_below(const ngpt_lora_layout *ll, int l);
+/* The layer of the on-th adapted layer (0-based among them), or -1. */
+int ngpt_lora_adapted_layer(const ngpt_lora_layout *ll, size_t on);
+
 /* Layer l's block in the adapter's floats (l adapted). */
 size_t ngpt_lora_layer_offset(const ngpt_lora_layout *ll, int l);
 

@@ -220,29 +220,12 @@ ngpt_status ngpt_tokenizer_save_mem(const ngpt_tokenizer *tok, void *buf, size_t
     return NGPT_OK;
 }
 
-static ngpt_status write_atomic(const char *path, const uint8_t *data, size_t n)
-{
-    char tmp[PATH_MAX];
-    int fd;
-    ngpt_status st = ngpt_atomic_file_open(path, tmp, &fd);
-    if (st) return st;
-    for (size_t done = 0; done < n && !st;) {
-        ssize_t w = write(fd, data + done, n - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0)
-            st = ngpt_fail(NGPT_ERR_IO, "writing %s failed: %s", tmp,
-                           w < 0 ? strerror(errno) : "no progress (is the disk full?)");
-        else
-            done += (size_t)w;
-    }
-    return ngpt_atomic_file_finish(fd, tmp, path, st);
-}
-
 ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path)
 {
     NGPT_FPMODE_SCOPE;
     if (!tok || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_save: NULL argument");
-    return ngpt_prefixed("ngpt_tokenizer_save", write_atomic(path, tok->image, tok->image_size));
+    return ngpt_prefixed("ngpt_tokenizer_save",
+                         ngpt_atomic_file_write(path, tok->image, tok->image_size));
 }
 
 /* tokenizer.h: the image with other end ids (its checksum redone), read
