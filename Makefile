@@ -223,7 +223,7 @@ test:
 	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
 
 test-native: all $(TEST_BIN) examples
-	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" \
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" SANITIZE="$(SANITIZE)" \
 	    LABEL="$(TARGET_MACHINE)-$(ARCH)$(TEST_LABEL)" sh tests/run.sh $(TEST_BIN) $(TEST_SH)
 
 # The tests that run several threads: the thread-count sweep, the dirty
