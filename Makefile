@@ -213,12 +213,17 @@ $(BUILD)/tests/test_kernels: $(KCASE_DEP)
 # make test: the suite natively, then (on an x86-64 Linux host) the AArch64
 # and ARMv7 builds under qemu-user, then one closing total line
 # (tests/suite.sh). make test-native runs one build's suite.
+# TEST_JOBS test programs run at once (tests/run.sh), and make test's builds
+# compile as many files at once: by default one per CPU online.
 RESULTS ?=
+TEST_JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+TEST_JOBS := $(TEST_JOBS)
+export TEST_JOBS
 test:
 	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
 
 test-native: all $(TEST_BIN) examples
-	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" \
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" SANITIZE="$(SANITIZE)" \
 	    LABEL="$(TARGET_MACHINE)-$(ARCH)$(TEST_LABEL)" sh tests/run.sh $(TEST_BIN) $(TEST_SH)
 
 # The tests that run several threads: the thread-count sweep, the dirty
