@@ -23,6 +23,10 @@ ifeq ($(shell uname -s),Linux)
 endif
 
 .PHONY: fuzz fuzz-smoke fuzz-bins
+# The fuzz build's objects are remade when what they leave uninstrumented changes.
+ifneq ($(findstring fuzz/coverage-ignore.txt,$(SANFLAGS)),)
+$(LIB_OBJ) $(CLI_OBJ) $(BENCH_OBJ): fuzz/coverage-ignore.txt
+endif
 $(CLI_LIB): $(filter-out %/cli/main.o,$(CLI_OBJ)) $(BENCH_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
