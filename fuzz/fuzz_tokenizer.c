@@ -1,24 +1,30 @@
 /* fuzz_tokenizer.c — the tokenizer's loaders and its encoder. The first
- * byte picks what the rest is:
+ * byte's low two bits pick what the rest is:
  *   0  a tokenizer file (ngpt_tokenizer_load_mem)
  *   1  the same, its size field and checksum made right first, so that the
  *      fuzzer reaches the checks behind them
  *   2  GPT-2's two files: a 2-byte length, encoder.json, then vocab.bpe
  *   3  text to train on: vocab size and pre-tokenizer from the next byte
  * Properties: every failure has a message; a tokenizer that loads or trains
- * encodes the input into ids of its vocabulary that are not special tokens,
- * decodes them back to the input exactly (a version 2 file whose vocabulary
- * lacks some bytes: to at most the input's length, those dropped), counts the same number of ids without a buffer, and saves
- * an image that loads back with the same checksum. Every input is also
- * encoded and decoded with three fixed tokenizers (GPT-2 pieces, lines, no
- * pre-tokenizer) and a fixed scored one (llama2.c's kind: decoding gives
- * " " + the input), so the encoders see every byte string. A scored
+ * encodes the text (the rest, its first TEXT_MAX bytes) into ids of its
+ * vocabulary that are not special tokens, decodes them back to the text
+ * exactly (a version 2 file whose vocabulary lacks some bytes: to at most
+ * the text's length, those dropped), counts the same number of ids without
+ * a buffer, and saves an image that loads back with the same checksum. The
+ * text is also encoded and decoded with one of four fixed tokenizers, made
+ * once per process (the first byte's next two bits: GPT-2 pieces, lines, no
+ * pre-tokenizer, or a scored one of llama2.c's kind, whose decoding gives
+ * " " + the text), so the encoders see every byte string. A scored
  * tokenizer loaded from the input is held to less: its pieces may spell
  * "<0xNN>" by merging, which decodes to one byte (as in run.c), so only ids
- * in range and a decode that succeeds. Seeds: files made by ngpt
- * (fuzz/corpus/tokenizer). */
+ * in range and a decode that succeeds. Work is capped so that an input
+ * costs well under a millisecond: the text at TEXT_MAX bytes (longer than a
+ * piece the encoder keeps on its stack, NGPT_BPE_STACK_SYMBOLS), training
+ * at 63 merges. Seeds: files made by ngpt (fuzz/corpus/tokenizer). */
 #include "fuzz.h"
 #include "tokenizer/scored.h"
+
+#define TEXT_MAX 256
 
 /* Round trip of text through tok, with the properties above. */
 static void exercise(const ngpt_tokenizer *tok, const uint8_t *text, size_t n, const char *what)
@@ -36,14 +42,20 @@ static void exercise(const ngpt_tokenizer *tok, const uint8_t *text, size_t n, c
     if (k > n + scored) fuzz_fail("%s: %zu ids for %zu bytes", what, k, n);
     if (ngpt_tokenizer_encode(tok, text, n, NULL, 0, &count) || count != k)
         fuzz_fail("%s: counting gives %zu ids, encoding %zu", what, count, k);
+    if (info.n_special < 0) fuzz_fail("%s: %d special tokens", what, (int)info.n_special);
+    int32_t *special_ids = malloc(((size_t)info.n_special + 1) * sizeof *special_ids);
+    if (!special_ids) abort();
+    for (int32_t s = 0; s < info.n_special; s++)    /* asked once, not once an id */
+        if (ngpt_tokenizer_special(tok, s, &special_ids[s]))
+            fuzz_fail("%s: special token %d: %s", what, (int)s, ngpt_last_error());
     for (size_t i = 0; i < k; i++) {
         bool special = false;
-        for (int32_t s = 0, id; s < info.n_special; s++)
-            special |= !ngpt_tokenizer_special(tok, s, &id) && id == ids[i];
+        for (int32_t s = 0; s < info.n_special; s++) special |= special_ids[s] == ids[i];
         if (ids[i] < 0 || ids[i] >= info.n_tokens || special)
             fuzz_fail("%s: id %d is not a token of text (%d tokens, %d special)", what, (int)ids[i],
                       (int)info.n_tokens, (int)info.n_special);
     }
+    free(special_ids);
     if (scored && strcmp(what, "the fixed scored tokenizer")) {
         if (ngpt_tokenizer_decode(tok, ids, k, NULL, 0, &bytes))
             fuzz_fail("%s: decode: %s", what, ngpt_last_error());
@@ -133,13 +145,14 @@ static void make_fixed(void)
 NGPT_FUZZ_ENTRY(tokenizer)
 {
     if (!fixed[0]) make_fixed(), make_fixed_scored();
-    for (int i = 0; i < 3; i++) exercise(fixed[i], data, size, "a fixed tokenizer");
-    exercise(fixed_scored, data, size, "the fixed scored tokenizer");
     if (size < 1) return 0;
-    uint8_t mode = data[0] % 4;
+    const uint8_t mode = data[0] % 4, which = data[0] / 4 % 4;
     const uint8_t *rest = data + 1;
-    size_t n = size - 1;
-    unsigned char *copy = fuzz_copy(rest, n);      /* exact size: ASan sees overreads */
+    const size_t n = size - 1, text_len = n < TEXT_MAX ? n : TEXT_MAX;
+    /* exact sizes: ASan sees overreads */
+    unsigned char *copy = fuzz_copy(rest, n), *text = fuzz_copy(rest, text_len);
+    if (which < 3) exercise(fixed[which], text, text_len, "a fixed tokenizer");
+    else exercise(fixed_scored, text, text_len, "the fixed scored tokenizer");
     ngpt_tokenizer *tok = NULL;
     ngpt_status st;
     const char *fn;
@@ -165,18 +178,19 @@ NGPT_FUZZ_ENTRY(tokenizer)
         uint8_t how = n ? copy[0] : 0;
         cfg.vocab_size = 256 + 2 + (how & 63);
         cfg.pretok = (ngpt_pretokenizer)((how >> 6) % 3);
-        const void *texts[1] = {copy};
+        const void *texts[1] = {text};
         fn = "ngpt_tokenizer_train";
-        st = ngpt_tokenizer_train(&tok, &cfg, texts, &n, 1);
-        if (st) fuzz_fail("training on %zu bytes failed: %s", n, ngpt_last_error());
+        st = ngpt_tokenizer_train(&tok, &cfg, texts, &text_len, 1);
+        if (st) fuzz_fail("training on %zu bytes failed: %s", text_len, ngpt_last_error());
     }
     fuzz_expect_message(st, fn);
     if (st && tok) fuzz_fail("%s failed but made a tokenizer", fn);
     if (!st) {
-        exercise(tok, rest, n, fn);
+        exercise(tok, text, text_len, fn);
         save_and_reload(tok);
     }
     ngpt_tokenizer_free(tok);
     free(copy);
+    free(text);
     return 0;
 }

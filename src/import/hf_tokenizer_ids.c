@@ -207,6 +207,25 @@ static ngpt_status map_merges(layout *L, const cJSON *merges, int32_t *n_merges,
     return NGPT_OK;
 }
 
+static int32_t id_above(const cJSON *id, int32_t bound)
+{
+    return cJSON_IsNumber(id) && id->valuedouble >= bound && id->valuedouble < NGPT_TOK_MAX_TOKENS
+               ? (int32_t)id->valuedouble + 1 : bound;
+}
+
+/* 1 + the largest id in 0..NGPT_TOK_MAX_TOKENS-1 that an added token or a
+ * vocabulary entry gives (the reading refuses any other): how many names
+ * by id to hold, not the 8 MiB of a table of every possible id. */
+static int32_t id_bound(const cJSON *added, const cJSON *vocab)
+{
+    int32_t bound = 0;
+    const cJSON *e;
+    if (cJSON_IsArray(added))
+        cJSON_ArrayForEach(e, added) bound = id_above(cJSON_GetObjectItemCaseSensitive(e, "id"), bound);
+    cJSON_ArrayForEach(e, vocab) bound = id_above(e, bound);
+    return bound;
+}
+
 ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const cJSON *model,
                                   ngpt_pretokenizer pretok, bool *gpt2_layout, const char *src)
 {
@@ -221,10 +240,11 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
     ngpt_status st = NGPT_OK;
     int32_t n_special = 0, max_id = -1, n_merges = 0;
     size_t n_merge_entries = (size_t)cJSON_GetArraySize(merges);
-    L.names = calloc(NGPT_TOK_MAX_TOKENS, sizeof *L.names);
+    const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
+    const int32_t n_names = id_bound(added, vocab);
+    L.names = calloc((size_t)(n_names ? n_names : 1), sizeof *L.names);
     if (!L.names) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
-    if ((st = read_added(cJSON_GetObjectItemCaseSensitive(root, "added_tokens"), L.names,
-                         NGPT_TOK_MAX_TOKENS, &n_special, &max_id, src)) ||
+    if ((st = read_added(added, L.names, NGPT_TOK_MAX_TOKENS, &n_special, &max_id, src)) ||
         (st = read_vocab(vocab, L.names, &L.v, &L.n_v, &max_id, src)))
         goto done;
     int32_t V = max_id + 1;

@@ -178,9 +178,12 @@ static heap_entry heap_pop(trainer *t)
     return top;
 }
 
+/* Starts small (a short text has few pairs; 2^16 slots were 768 KiB to
+ * clear for each) and doubles; the slots hold indices, so the pairs, and
+ * what is learned, do not depend on the table's size. */
 static bool table_grow(trainer *t)
 {
-    uint32_t bits = t->bits ? t->bits + 1 : 16;
+    uint32_t bits = t->bits ? t->bits + 1 : 10;
     size_t n = (size_t)1 << bits;
     uint64_t *key = malloc(n * sizeof *key);
     uint32_t *val = malloc(n * sizeof *val);
