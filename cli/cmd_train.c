@@ -42,8 +42,8 @@ static const char *const HELP =
     "With --init MODEL and --lora (or --adapter) it trains a LoRA adapter of MODEL\n"
     "instead, MODEL's weights frozen (float32, 8-bit or 4-bit): only the adapter's\n"
     "floats learn, and --out is the adapter (adapter.lora), which generate, chat,\n"
-    "eval and trace apply with --adapter FILE. An adapter's defaults: --lr 1e-3,\n"
-    "--min-lr 1e-4, --weight-decay 0 (docs/TRAINING.md, \"LoRA adapters\").\n\n"
+    "eval and trace apply with --adapter FILE. An adapter's defaults differ: --lr\n"
+    "1e-3, --min-lr a tenth of --lr, --weight-decay 0 (docs/TRAINING.md, LoRA).\n\n"
     "  --data FILE        training text (repeatable)\n"
     "  --tokenizer FILE   train on this tokenizer's tokens (a tokenizer file, or a\n"
     "                     checkpoint that carries one); V = its tokens\n"
@@ -237,7 +237,7 @@ static int parse(int argc, char **argv, train_opts *o)
     if (adapting(o) && !o->g_out) o->out = "adapter.lora";
     if (adapting(o)) {      /* an adapter's defaults (PEFT's range): a higher rate, no decay */
         if (!o->g_lr) o->opt.lr = 1e-3f;
-        if (!o->g_min_lr) o->opt.min_lr = 1e-4f;
+        if (!o->g_min_lr) o->opt.min_lr = o->opt.lr / 10;
         if (!o->g_wd) o->opt.weight_decay = 0.0f;
     }
     if (adapting(o) && !strcmp(o->out, o->init))
