@@ -203,6 +203,7 @@ _PROTOS = {
     "ngpt_adapter_close": (_S, [c_void_p]),
     "ngpt_adapter_lora_config": (_S, [c_void_p, P(LoraConfig)]),
     "ngpt_adapter_describe": (_S, [c_void_p, P(AdapterInfo)]),
+    "ngpt_adapter_save": (_S, [c_void_p, c_char_p]),
     "ngpt_context_adapters_set": (_S, [c_void_p, P(c_void_p), P(c_float), c_int32]),
 }
 for _name, (_res, _args) in _PROTOS.items():

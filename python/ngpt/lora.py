@@ -45,7 +45,7 @@ class Adapter:
     its r, info its ngpt_adapter_info (info.config: its model's config; info.base:
     the model's identity; info.floats, info.steps). close() (or `with`, or garbage
     collection) frees it; closing while a Model applies it raises Error (set other
-    adapters or close the Model first).
+    adapters or close the Model first). save(path) writes the adapter alone.
     """
 
     def __init__(self, path):
@@ -59,6 +59,11 @@ class Adapter:
         check(lib.ngpt_adapter_lora_config(ad, byref(self.config)))
         check(lib.ngpt_adapter_describe(ad, byref(self.info)))
         self.rank = self.config.rank
+
+    def save(self, path):
+        """Writes the adapter alone (atomically): a training file of `ngpt train`
+        without its AdamW moments, a third of its size."""
+        check(lib.ngpt_adapter_save(self._live(), fspath(path)))
 
     def close(self):
         """Frees the adapter. Idempotent; Error while a Model applies it."""

@@ -7,6 +7,8 @@ from conftest import cli
 
 PROMPT = "ngpt_status "
 TRAIN = dict(steps=4, batch=2, seq=32, lr=1e-2)
+# a text whose held-out tail is like the rest: what the adapter learns shows there
+REPEATED = "a frozen model learns a new text through its adapter. " * 300
 
 
 def test_lora_config():
@@ -25,7 +27,8 @@ def test_lora_config():
         ngpt.lora_config(16)
 
 
-def test_train_and_apply(models, text, tmp_path):
+def test_train_and_apply(models, tmp_path):
+    text = REPEATED
     out = tmp_path / "a.lora"
     losses = ngpt.finetune(models[42], out, text=text, lora="r=4 targets=all-linear", **TRAIN)
     assert len(losses) == 4 and losses[-1] < losses[0]
@@ -73,6 +76,13 @@ def test_cli_adapter_goes_on(models, text, tmp_path):
         "--steps", 2, "--eval-every", 0, "--eval-batches", 1, "--out", cli_file)
     ad = ngpt.Adapter(cli_file)
     assert ad.info.steps == 2 and ad.rank == 2            # a training file: moments and steps
+    bare = tmp_path / "bare.lora"
+    ad.save(bare)                                       # the adapter alone: a third of it
+    with ngpt.Adapter(bare) as b, ngpt.Model(models[42], logits_rows=ngpt.LOGITS_ALL,
+                                             adapters=[ad]) as m1, \
+            ngpt.Model(models[42], logits_rows=ngpt.LOGITS_ALL, adapters=[b]) as m2:
+        assert b.info.steps == 0 and bare.stat().st_size < cli_file.stat().st_size / 2
+        assert (m1.logits(PROMPT) == m2.logits(PROMPT)).all()
     out = tmp_path / "d.lora"
     assert len(ngpt.finetune(models[42], out, text=text, adapter=ad, **TRAIN)) == 4
     with ngpt.Adapter(out) as d:
