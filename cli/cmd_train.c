@@ -344,6 +344,13 @@ static int adapter_settings(const char *cmd, train_opts *o, ngpt_train_state *sa
         ngpt_adapter_train_state(o->ad, saved))
         return cli_error(cmd, CLI_FAILED, "cannot go on training %s: %s", o->adapter,
                          cli_library_error());
+    /* an adapter of another config is refused before its settings apply */
+    ngpt_shape probe = {.mode = NGPT_MODE_TRAIN, .batch = 1, .seq = 1, .threads = 1,
+                        .adapter = o->ad};
+    size_t bytes;
+    if (ngpt_context_arena_size(o->model, NULL, &probe, &bytes) == NGPT_ERR_CONFIG_MISMATCH)
+        return cli_error(cmd, CLI_FAILED, "--adapter %s does not apply to %s: %s", o->adapter,
+                         o->init, cli_library_error());
     apply_saved(o, saved);
     return CLI_OK;
 }

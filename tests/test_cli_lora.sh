@@ -92,6 +92,10 @@ $N init --out "$dir/wide.ngpt" --config T=16 --config C=64 --config L=2 --config
 $N eval --model "$dir/wide.ngpt" --data "$dir/n.txt" --batches 1 --adapter "$dir/base.lora" > /dev/null 2> "$dir/e"
 [ $? -eq 1 ] && [ "$(wc -l < "$dir/e")" -eq 1 ] && grep -q "another config" "$dir/e"
 check $? "eval refuses an adapter of another config in one line: $(cat "$dir/e")"
+$N train --init "$dir/wide.ngpt" --adapter "$dir/base.lora" --data "$dir/n.txt" --out "$dir/x.lora" > /dev/null 2> "$dir/e"
+[ $? -eq 1 ] && [ ! -e "$dir/x.lora" ] && [ "$(wc -l < "$dir/e")" -eq 1 ] &&
+    grep -q "^ngpt train: --adapter $dir/base.lora does not apply to $dir/wide.ngpt: .*another model (its config differs)" "$dir/e"
+check $? "train refuses an adapter of another config before its settings apply: $(cat "$dir/e")"
 
 # ---- ngpt info
 $N info "$dir/base.lora" > "$dir/info" 2>&1 &&
