@@ -229,6 +229,45 @@ def check(status):
         raise Error(status, lib.ngpt_last_error().decode("utf-8", "replace"))
 
 
+class Handle:
+    """A C object the binding opened (a model, an adapter): _h, freed by close()
+    (idempotent; an Error when the library refuses, e.g. while contexts use it),
+    a `with` block or garbage collection. Subclasses name _free (the library's
+    function) and _what (for messages)."""
+    _h = None
+    _what = "object"
+
+    @staticmethod
+    def _free(handle):
+        raise NotImplementedError
+
+    def close(self):
+        if self._h is not None:
+            check(type(self)._free(self._h))
+            self._h = None
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def _live(self):
+        if self._h is None:
+            raise ValueError("ngpt.%s: the %s is closed" % (type(self).__name__, self._what))
+        return self._h
+
+    def __enter__(self):
+        self._live()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if self._h is not None:
+            type(self)._free(self._h)   # what used it held references: nothing is left
+            self._h = None
+
+
 def fspath(path):
     """A str/bytes/PathLike path as the bytes the C API takes."""
     p = os.fsencode(os.fspath(path))

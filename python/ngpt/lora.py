@@ -2,7 +2,7 @@
 words, a dict or a LoraConfig (include/ngpt.h, "LoRA adapters")."""
 from ctypes import byref, c_void_p
 
-from ._lib import AdapterInfo, LoraConfig, check, fspath, lib
+from ._lib import AdapterInfo, Handle, LoraConfig, check, fspath, lib
 
 
 def lora_config(spec=None):
@@ -36,7 +36,7 @@ def lora_config(spec=None):
     return lc
 
 
-class Adapter:
+class Adapter(Handle):
     """A LoRA adapter file (`ngpt train --lora`, ngpt.finetune(..., lora=...)), opened
     and verified once (ngpt_adapter_open): read only, shared by any number of
     Models, on any threads.
@@ -48,11 +48,13 @@ class Adapter:
     adapters or close the Model first). save(path) writes the adapter alone.
     """
 
+    _what = "adapter"
+    _free = lib.ngpt_adapter_close
+
     def __init__(self, path):
-        self._ad = None
         ad = c_void_p()
         check(lib.ngpt_adapter_open(byref(ad), fspath(path)))
-        self._ad = ad
+        self._h = ad
         self.path = path
         self.config = LoraConfig()
         self.info = AdapterInfo()
@@ -64,33 +66,6 @@ class Adapter:
         """Writes the adapter alone (atomically): a training file of `ngpt train`
         without its AdamW moments, a third of its size."""
         check(lib.ngpt_adapter_save(self._live(), fspath(path)))
-
-    def close(self):
-        """Frees the adapter. Idempotent; Error while a Model applies it."""
-        if self._ad is not None:
-            check(lib.ngpt_adapter_close(self._ad))
-            self._ad = None
-
-    @property
-    def closed(self):
-        return self._ad is None
-
-    def _live(self):
-        if self._ad is None:
-            raise ValueError("ngpt.Adapter: the adapter is closed")
-        return self._ad
-
-    def __enter__(self):
-        self._live()
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_ad", None) is not None:
-            lib.ngpt_adapter_close(self._ad)    # the Models applying it held references
-            self._ad = None
 
     def __repr__(self):
         return "<ngpt.Adapter %s %s>" % (self.path, "closed" if self.closed else self.config)

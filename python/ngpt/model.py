@@ -6,7 +6,7 @@ import queue
 import threading
 from ctypes import POINTER, byref, c_char_p, c_float, c_int32, c_size_t, c_uint64, c_void_p
 
-from ._lib import (GenerateConfig, GenerateResult, Config, NGPT_CONTEXT_EXACT,
+from ._lib import (GenerateConfig, GenerateResult, Config, Handle, NGPT_CONTEXT_EXACT,
                    NGPT_CONTEXT_SHIFT, NGPT_LOGITS_ALL, NGPT_MODE_INFER, PREFILLED_FN, Shape,
                    TOKEN_FN, TokenizerInfo, check, fspath, lib)
 from .lora import adapter_list
@@ -37,7 +37,7 @@ def _ints(values, what):
     return (c_int32 * max(len(values), 1))(*values), len(values)
 
 
-class SharedModel:
+class SharedModel(Handle):
     """A checkpoint opened once (ngpt_model_open): read, verified and mapped a
     single time, its weights held once for every context made from it.
 
@@ -51,11 +51,13 @@ class SharedModel:
     contexts first).
     """
 
+    _what = "model"
+    _free = lib.ngpt_model_close
+
     def __init__(self, path):
-        self._m = None
         m = c_void_p()
         check(lib.ngpt_model_open(byref(m), fspath(path)))
-        self._m = m
+        self._h = m
         cfg = Config()
         check(lib.ngpt_model_config(m, byref(cfg)))
         self.config = cfg
@@ -67,35 +69,9 @@ class SharedModel:
         return Model(self, batch=batch, seq=seq, threads=threads, logits_rows=logits_rows,
                      draft_tokens=draft_tokens, adapters=adapters, adapter_rank=adapter_rank)
 
-    def close(self):
-        """Frees the model. Idempotent; Error while contexts made from it are open."""
-        if self._m is not None:
-            check(lib.ngpt_model_close(self._m))
-            self._m = None
-
-    @property
-    def closed(self):
-        return self._m is None
-
-    def _live(self):
-        if self._m is None:
-            raise ValueError("ngpt.SharedModel: the model is closed")
-        return self._m
-
-    def __enter__(self):
-        self._live()
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_m", None) is not None:
-            lib.ngpt_model_close(self._m)   # its contexts held references: none is left
-            self._m = None
 
 
-class Model:
+class Model(Handle):
     """A model loaded from a .ngpt checkpoint, ready to generate.
 
     Model(path, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0,
@@ -120,9 +96,10 @@ class Model:
     while the C library works).
     """
 
+    _what = "model"
+
     def __init__(self, path, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0,
                  adapters=(), adapter_rank=0):
-        self._ctx = None
         self._tok = None
         self._adapters, self._own_adapters = [], []
         self._lock = threading.RLock()
@@ -137,7 +114,7 @@ class Model:
             shape.adapter_rank = max([adapter_rank] + [a.rank for a, _ in applied])
             ctx = c_void_p()
             check(lib.ngpt_context_init(byref(ctx), m, None, byref(shape), None, 0))
-            self._ctx = ctx
+            self._h = ctx
             planned = Shape()
             check(lib.ngpt_context_shape(ctx, byref(planned)))     # the defaults resolved
             self.seq, self.logits_rows = planned.seq, planned.logits_rows
@@ -161,9 +138,9 @@ class Model:
     def close(self):
         """Frees the context (and the model, when this Model opened it). Idempotent."""
         with self._lock:
-            if self._ctx is not None:
-                lib.ngpt_context_free(self._ctx)
-                self._ctx = None
+            if self._h is not None:
+                lib.ngpt_context_free(self._h)
+                self._h = None
             self._tok = None
             self._adapters = []
             for ad in self._own_adapters:   # after the context that applied them
@@ -173,19 +150,8 @@ class Model:
                 self._shared.close()
             self._shared = None
 
-    @property
-    def closed(self):
-        return self._ctx is None
-
-    def __enter__(self):
-        self._live()
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __del__(self):
-        if getattr(self, "_ctx", None) is not None:
+        if self._h is not None:
             self.close()
 
     def __repr__(self):
@@ -194,11 +160,6 @@ class Model:
         buf = ctypes.create_string_buffer(512)
         lib.ngpt_config_format(byref(self.config), buf, 512)
         return "<ngpt.Model %s %s>" % (self.path, buf.value.decode())
-
-    def _live(self):
-        if self._ctx is None:
-            raise ValueError("ngpt.Model: the model is closed")
-        return self._ctx
 
     # -- LoRA adapters
     def set_adapters(self, adapters=()):
