@@ -58,6 +58,13 @@ check $? "without the adapter, or at scale 0, the model answers ok"
 [ "$(greedy "$dir/q8.ngpt" --adapter "$dir/base.lora")" = " n o \n" ] &&
     [ "$(greedy "$dir/q8.ngpt" --adapter "$dir/q8.lora:0.5" --adapter "$dir/base.lora:0.5")" = " n o \n" ]
 check $? "the 8-bit model applies the float32 model's adapter, and two at half scale: $(cat "$dir/g.err")"
+# speculative decoding within the context (T=16): the adapted model's text
+S="--model $dir/base.ngpt --adapter $dir/base.lora --prompt nt: -n 12 --temp 0"
+$N generate $S > "$dir/plain" 2> /dev/null && $N generate $S --lookup 3 > "$dir/spec" 2> "$dir/spec.err" &&
+    $N generate $S --draft "$dir/q8.ngpt" > "$dir/draft" 2> "$dir/draft.err" &&
+    cmp -s "$dir/plain" "$dir/spec" && cmp -s "$dir/plain" "$dir/draft" &&
+    ! grep -q " 0 of 0 proposals" "$dir/spec.err" "$dir/draft.err"
+check $? "speculative decoding (--lookup, an unadapted --draft) writes the adapted model's text: $(cat "$dir/plain" "$dir/spec" "$dir/draft" "$dir/spec.err" "$dir/draft.err")"
 printf 'hi\n' | $N chat --model "$dir/base.ngpt" --template plain --temp 0 -n 3 --adapter "$dir/base.lora" > "$dir/chat" 2>&1 &&
     [ "$(head -1 "$dir/chat")" = "no" ]
 check $? "chat with the adapter: $(cat "$dir/chat")"
