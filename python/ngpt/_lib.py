@@ -241,6 +241,13 @@ class Handle:
     def _free(handle):
         raise NotImplementedError
 
+    def _open(self, opener, path):
+        """self._h from opener(&handle, path) (ngpt_model_open, ngpt_adapter_open)."""
+        h = c_void_p()
+        check(opener(ctypes.byref(h), fspath(path)))
+        self._h = h
+        return h
+
     def close(self):
         if self._h is not None:
             check(type(self)._free(self._h))

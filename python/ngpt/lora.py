@@ -1,6 +1,6 @@
 """ngpt.Adapter: a LoRA adapter file opened once; lora_config: a LoRA config from
 words, a dict or a LoraConfig (include/ngpt.h, "LoRA adapters")."""
-from ctypes import byref, c_void_p
+from ctypes import byref
 
 from ._lib import AdapterInfo, Handle, LoraConfig, check, fspath, lib
 
@@ -52,9 +52,7 @@ class Adapter(Handle):
     _free = lib.ngpt_adapter_close
 
     def __init__(self, path):
-        ad = c_void_p()
-        check(lib.ngpt_adapter_open(byref(ad), fspath(path)))
-        self._h = ad
+        ad = self._open(lib.ngpt_adapter_open, path)
         self.path = path
         self.config = LoraConfig()
         self.info = AdapterInfo()

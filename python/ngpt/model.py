@@ -55,9 +55,7 @@ class SharedModel(Handle):
     _free = lib.ngpt_model_close
 
     def __init__(self, path):
-        m = c_void_p()
-        check(lib.ngpt_model_open(byref(m), fspath(path)))
-        self._h = m
+        m = self._open(lib.ngpt_model_open, path)
         cfg = Config()
         check(lib.ngpt_model_config(m, byref(cfg)))
         self.config = cfg
