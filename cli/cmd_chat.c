@@ -26,7 +26,7 @@ static const char *const HELP =
     "usage: ngpt chat --model FILE [--template chatml|plain] [--system TEXT] [-n N]\n"
     "       [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
     "       [--repeat-window N] [--ban ID,...] [--end ID] [--seed S] [--context exact|shift]\n"
-    "       [--stop-at-full] [--session FILE] [--verbose]\n"
+    "       [--stop-at-full] [--session FILE] [--verbose] [--adapter FILE[:S] ...]\n"
     "       [--grammar FILE | --json-schema FILE | --json] [--threads N]\n\n"
     "Reads one user message per line from stdin and streams each reply to stdout,\n"
     "after at most -n tokens (default 256), until the end of input (Ctrl-D on a\n"
@@ -58,13 +58,15 @@ static const char *const HELP =
     "  --session FILE     resume the conversation FILE holds (--system applies only\n"
     "                     to a new one) and save it there at the end of input: the\n"
     "                     next run prefills nothing it holds. A file of another\n"
-    "                     model is refused (docs/GENERATION.md, \"Sessions\")\n"
+    "                     model or other --adapter settings is refused\n"
+    "                     (docs/GENERATION.md, \"Sessions\")\n"
     "  --verbose          stderr: each turn's prompt tokens (chatml: the ids it adds\n"
     "                     to the conversation; plain: the whole prompt) and how\n"
     "                     many tokens it prefilled\n"
     CLI_GRAMMAR_HELP
     "                     (each reply is held to it; the template's end marker\n"
     "                     follows the reply as always)\n"
+    CLI_ADAPTER_HELP
     CLI_THREADS_HELP;
 
 /* A growing array: the conversation's text (plain) or tokens (chatml). */
@@ -221,6 +223,7 @@ int cli_cmd_chat(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
     cli_gen_opts o = {.gc = ngpt_generate_config_default(), .threads = 0};
+    cli_adapters ads = {0};
     const char *model = NULL, *session = NULL, *template = NULL, *v;
     const char *system = NULL;
     bool verbose = false;
@@ -229,7 +232,7 @@ int cli_cmd_chat(int argc, char **argv)
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
             return CLI_OK;
-        } else if ((r = cli_gen_option(&a, &o)) != 0) {
+        } else if ((r = cli_gen_option(&a, &o)) != 0 || (r = cli_adapter_option(&a, &ads)) != 0) {
             if (r < 0) return CLI_USAGE;
         } else if (cli_opt(&a, "--model", &v)) {
             model = v;
@@ -254,11 +257,17 @@ int cli_cmd_chat(int argc, char **argv)
     ngpt_context *ctx;
     ngpt_model *m;
     const ngpt_tokenizer *tok;
-    if (cli_open_model(model, &shape, &m, &ctx, &tok)) return cli_library_failed(a.cmd);
+    if (cli_adapters_open(a.cmd, &ads, &shape)) return CLI_FAILED;
+    if (cli_open_model(model, &shape, &m, &ctx, &tok)) {
+        cli_adapters_close(&ads);
+        return cli_library_failed(a.cmd);
+    }
     chat c = {a.cmd, tok, false, {NULL, 0, 0, 1}, {NULL, 0, 0, sizeof(int32_t)},
               {NULL, 0, 0, sizeof(int32_t)}};
     int32_t im_end = -1;
-    int rc = pick_template(&c, template, &im_end);
+    /* before a session's restore: setting adapters empties the cache */
+    int rc = cli_adapters_apply(a.cmd, &ads, ctx, model);
+    if (!rc) rc = pick_template(&c, template, &im_end);
     if (!rc) rc = cli_gen_grammar(a.cmd, &o, tok);
     if (!rc && !o.end_given && c.chatml) {      /* else the tokenizer's end tokens */
         o.ends[0] = im_end;
@@ -343,5 +352,6 @@ int cli_cmd_chat(int argc, char **argv)
     free(tokens);
     ngpt_grammar_free(o.grammar);
     cli_close_model(m, ctx);
+    cli_adapters_close(&ads);
     return rc;
 }

@@ -973,6 +973,13 @@ ngpt_status ngpt_lora_config_validate(const ngpt_lora_config *lc);
  * or all-linear), layers (indices and ranges: 0-3,7). lc is unchanged on
  * error. */
 ngpt_status ngpt_lora_config_set(ngpt_lora_config *lc, const char *key_value);
+/* Writes lc as ngpt_lora_config_set's words, space-separated: "r=8
+ * alpha=16 targets=q_proj,v_proj", then " rslora=1", " dropout=P" and
+ * " layers=0-3,7" when set; each word sets the same field again (the
+ * attention's output and the MLP's last Linear are named o_proj and
+ * down_proj, which are GPT-2's attn.c_proj and mlp.c_proj too). 256 bytes
+ * hold any config's string (NUL-terminated when size > 0). */
+void ngpt_lora_config_format(const ngpt_lora_config *lc, char *buf, size_t size);
 
 /* A new adapter of model (its targets checked against the model's Linears:
  * NGPT_ERR_BAD_CONFIG naming one the model lacks, e.g. gate_proj on a GELU
@@ -995,6 +1002,20 @@ ngpt_status ngpt_adapter_lora_config(const ngpt_adapter *ad, ngpt_lora_config *l
 /* A training file's state (ngpt_context_save_train of an adapter's
  * training context), as ngpt_model_train_state. */
 ngpt_status ngpt_adapter_train_state(const ngpt_adapter *ad, ngpt_train_state *state);
+/* What an adapter is of and holds (ngpt_adapter_describe). */
+typedef struct ngpt_adapter_info {
+    ngpt_config config;         /* its model's (weights: the file it was made on) */
+    uint64_t base;              /* its model's identity (the float32 weights' checksum) */
+    uint64_t floats;            /* its A and B, float32 (a training file: 3 times as
+                                   many with the AdamW moments) */
+    uint64_t steps;             /* a training file's optimizer steps; 0 otherwise */
+    uint32_t modules;           /* the NGPT_LORA_* bits it adapts (all-linear resolved
+                                   by the model's MLP) */
+    int32_t layers;             /* the layers it adapts (of config.n_layers) */
+    float scale;                /* alpha / r, or alpha / sqrt(r) (rslora) */
+    uint32_t reserved[7];       /* zero (see "Structs that grow") */
+} ngpt_adapter_info;
+ngpt_status ngpt_adapter_describe(const ngpt_adapter *ad, ngpt_adapter_info *info);
 /* Writes the adapter atomically (an imported or created one). */
 ngpt_status ngpt_adapter_save(const ngpt_adapter *ad, const char *path);
 

@@ -835,6 +835,9 @@ static void adapting(results *r, int32_t threads)
     CALL(ngpt_lora_config_set(&lc, "targets=all-linear"));
     CALL(ngpt_lora_config_set(&lc, "alpha=5.5"));
     CALL(ngpt_lora_config_validate(&lc));
+    char text[256];
+    CALL_VOID(ngpt_lora_config_format(&lc, text, sizeof text));     /* its floats printed */
+    note(r, "lora config text", text, strlen(text));
     CALL(ngpt_model_open(&m, train_path));
     if (!m) return;
     ngpt_adapter *ad = NULL, *back = NULL, *mem = NULL;
@@ -868,6 +871,9 @@ static void adapting(results *r, int32_t threads)
     if (back) {
         CALL(ngpt_adapter_lora_config(back, &lc));
         CALL(ngpt_adapter_train_state(back, &st));
+        ngpt_adapter_info info;
+        CALL(ngpt_adapter_describe(back, &info));
+        NOTE(r, info.scale);
         CALL(ngpt_adapter_save(back, sess_path));
     }
     ngpt_shape is = ngpt_shape_default(NGPT_MODE_INFER);

@@ -120,6 +120,26 @@ static void test_config(void)
     CHECK_OK(ngpt_lora_config_set(&lc, "r=16"));
     CHECK_OK(ngpt_lora_config_set(&lc, "rslora=1"));
     CHECK(lc.rank == 16 && lc.rslora, "r and rslora");
+    /* the text of a config sets the same config again, word by word */
+    CHECK_OK(ngpt_lora_config_set(&lc, "alpha=0.1"));
+    CHECK_OK(ngpt_lora_config_set(&lc, "dropout=0.05"));
+    CHECK_OK(ngpt_lora_config_set(&lc, "targets=c_attn,attn.c_proj,c_fc,all-linear"));
+    char text[256], *save = NULL;
+    ngpt_lora_config_format(&lc, text, sizeof text);
+    CHECK(!strcmp(text, "r=16 alpha=0.1 targets=c_attn,o_proj,c_fc,all-linear rslora=1 dropout=0.05 "
+                        "layers=0-2,5"), "formatted: %s", text);
+    ngpt_lora_config again = ngpt_lora_config_default();
+    for (char *w = strtok_r(text, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        CHECK_OK(ngpt_lora_config_set(&again, w));
+    CHECK(again.rank == lc.rank && again.alpha == lc.alpha && again.rslora == lc.rslora &&
+              again.targets == lc.targets && again.layers == lc.layers &&
+              again.dropout == lc.dropout, "the formatted config read back differs");
+    again = ngpt_lora_config_default();
+    ngpt_lora_config_format(&again, text, sizeof text);
+    CHECK(!strcmp(text, "r=8 alpha=16 targets=q_proj,v_proj"), "the default: %s", text);
+    CHECK_OK(ngpt_lora_config_set(&lc, "targets=c_proj,c_fc"));
+    CHECK_OK(ngpt_lora_config_set(&lc, "alpha=16"));
+    CHECK_OK(ngpt_lora_config_set(&lc, "dropout=0"));
     const ngpt_lora_config before = lc;
     static const struct { const char *kv; ngpt_status st; const char *says; } bad[] = {
         {"r=0", NGPT_ERR_BAD_ARG, "bad value"},     {"r=1025", NGPT_ERR_BAD_ARG, "bad value"},
@@ -615,6 +635,12 @@ static void test_files(void)
     CHECK_OK(ngpt_adapter_open(&back, apath));
     CHECK(back && back->ll.total == n && !memcmp(back->w, p, n * sizeof(float)) && !back->adam_m,
           "the adapter file's floats");
+    ngpt_adapter_info info;
+    CHECK_OK(back ? ngpt_adapter_describe(back, &info) : NGPT_ERR_NULL_ARG);
+    CHECK(back && info.floats == n && info.base == back->base && info.steps == 0 &&
+              info.modules == (NGPT_LORA_QKV | NGPT_LORA_DOWN) && info.layers == cfg.n_layers &&
+              info.scale == 2.0f && info.config.d_model == cfg.d_model,
+          "the adapter's description");
     size_t size = 0;
     unsigned char *bytes = test_read_file(apath, &size);
     CHECK_OK(ngpt_adapter_open_mem(&mem, bytes, size));

@@ -971,6 +971,14 @@ static void lora_functions(ngpt_context *infer, ngpt_context *train)
     ngpt_train_state ts;
     CHECK_STATUS(ngpt_adapter_train_state(NULL, &ts), NGPT_ERR_NULL_ARG);
     CHECK_STATUS(ngpt_adapter_save(NULL, "/tmp/x.lora"), NGPT_ERR_NULL_ARG);
+    ngpt_adapter_info info;
+    CHECK_STATUS(ngpt_adapter_describe(NULL, &info), NGPT_ERR_NULL_ARG);
+    char text[8] = "x";
+    ngpt_lora_config_format(NULL, text, sizeof text);
+    CHECK(text[0] == '\0', "a NULL config formats as the empty string");
+    ngpt_lora_config_format(&lc, NULL, 0);      /* no buffer: nothing written, no crash */
+    ngpt_lora_config_format(&lc, text, sizeof text);
+    CHECK(strlen(text) == sizeof text - 1, "a short buffer is filled and NUL-terminated: %s", text);
     const float one = 1.0f;
     CHECK_STATUS(ngpt_context_adapters_set(NULL, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
     CHECK_STATUS(ngpt_context_adapters_set(infer, NULL, &one, 1), NGPT_ERR_NULL_ARG);
@@ -1038,6 +1046,7 @@ static void struct_sizes(void)
         {"ngpt_import_options", sizeof(ngpt_import_options), 128, 100},
         {"ngpt_hf_tokenizer_config", sizeof(ngpt_hf_tokenizer_config), 576, 576},
         {"ngpt_lora_config", sizeof(ngpt_lora_config), 96, 96},
+        {"ngpt_adapter_info", sizeof(ngpt_adapter_info), 320, 320},
     };
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
         CHECK(s[i].size == (lp64 ? s[i].want64 : s[i].want32),

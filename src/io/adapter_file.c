@@ -388,6 +388,17 @@ ngpt_status ngpt_adapter_lora_config(const ngpt_adapter *ad, ngpt_lora_config *l
     return NGPT_OK;
 }
 
+ngpt_status ngpt_adapter_describe(const ngpt_adapter *ad, ngpt_adapter_info *info)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!ad || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_adapter_describe: NULL argument");
+    *info = (ngpt_adapter_info){.config = ad->cfg, .base = ad->base, .floats = ad->ll.total,
+                                .steps = ad->steps, .scale = ad->ll.scale,
+                                .layers = (int32_t)adapted_layers(&ad->ll)};
+    for (int32_t i = 0; i < ad->ll.n_modules; i++) info->modules |= ad->ll.mod[i].target;
+    return NGPT_OK;
+}
+
 ngpt_status ngpt_adapter_train_state(const ngpt_adapter *ad, ngpt_train_state *state)
 {
     NGPT_FPMODE_SCOPE;

@@ -149,6 +149,48 @@ ngpt_status ngpt_lora_config_set(ngpt_lora_config *lc, const char *kv)
     return NGPT_OK;
 }
 
+/* "0-3,7" of layer bits (the form parse_layers reads). */
+static void format_layers(uint64_t bits, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (int l = 0; l < 64; l++) {
+        if (!((bits >> l) & 1) || (l > 0 && ((bits >> (l - 1)) & 1))) continue;
+        int end = l;
+        while (end < 63 && ((bits >> (end + 1)) & 1)) end++;
+        int w = end > l ? snprintf(out + n, cap - n, "%s%d-%d", n ? "," : "", l, end)
+                        : snprintf(out + n, cap - n, "%s%d", n ? "," : "", l);
+        if (w < 0 || (size_t)w >= cap - n) return;
+        n += (size_t)w;
+    }
+}
+
+void ngpt_lora_config_format(const ngpt_lora_config *lc, char *buf, size_t size)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!buf || size == 0) return;
+    buf[0] = '\0';
+    if (!lc) return;
+    char alpha[32], dropout[32], targets[160] = "", layers[200];
+    ngpt_format_float(alpha, lc->alpha);
+    ngpt_format_float(dropout, lc->dropout);
+    /* each bit by the first name that is exactly it (o_proj, down_proj:
+     * the Llama names, which mean GPT-2's c_projs too) */
+    for (uint32_t bit = 1; bit && bit <= NGPT_LORA_ALL_LINEAR; bit <<= 1) {
+        if (!(lc->targets & bit)) continue;
+        for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++) {
+            if (NAMES[i].bits != bit) continue;
+            const size_t n = strlen(targets);
+            snprintf(targets + n, sizeof targets - n, "%s%s", n ? "," : "", NAMES[i].name);
+            break;
+        }
+    }
+    format_layers(lc->layers, layers, sizeof layers);
+    snprintf(buf, size, "r=%d alpha=%s targets=%s%s%s%s%s%s", (int)lc->rank, alpha, targets,
+             lc->rslora ? " rslora=1" : "", lc->dropout != 0.0f ? " dropout=" : "",
+             lc->dropout != 0.0f ? dropout : "", lc->layers ? " layers=" : "", layers);
+}
+
 ngpt_status ngpt_lora_layout_compute(const ngpt_config *cfg, const ngpt_lora_config *lc,
                                      ngpt_lora_layout *ll)
 {
