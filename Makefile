@@ -115,7 +115,7 @@ ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
              -DNGPT_ARCH_NAME='"$(ARCH)"' $(if $(filter 1,$(VNNI)),-DNGPT_ARCH_VNNI=1) \
              $(if $(filter 1,$(POISON)),-DNGPT_POISON_SHARED) \
              -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS)$(if $(KERNEL_FLAGS),; kernels $(KERNEL_FLAGS)))"'
-LDLIBS  += -lsleef -lxxhash -lcjson -lm -lpthread
+LDLIBS  += -lsleef -lxxhash -lcjson -lutf8proc -lm -lpthread
 LDFLAGS += $(SANFLAGS)
 
 # The library: every layer folder of src/ (docs/ARCHITECTURE.md), the
@@ -308,16 +308,17 @@ APPLE_MODULE_OBJ := $(APPLE_DIR)/module/macos11.o $(APPLE_DIR)/module/ios14.o
 check-apple: $(APPLE_OBJ) $(APPLE_IOS_OBJ) $(APPLE_MODULE_OBJ)
 	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11," \
 	      "$(words $(APPLE_IOS_OBJ)) library sources for arm64-apple-ios14; @import ngpt compiles for both"
-$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h:
+$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h $(APPLE_DIR)/include/utf8proc.h:
 	@sh tools/deps-cross.sh
 	@mkdir -p $(APPLE_DIR)/include/cjson
 	ln -sf /usr/include/aarch64-linux-gnu/sleef.h $(APPLE_DIR)/include/sleef.h
 	ln -sf /usr/include/xxhash.h $(APPLE_DIR)/include/xxhash.h
 	ln -sf /usr/include/cjson/cJSON.h $(APPLE_DIR)/include/cjson/cJSON.h
-$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
+	ln -sf /usr/include/utf8proc.h $(APPLE_DIR)/include/utf8proc.h
+$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h $(APPLE_DIR)/include/utf8proc.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_CFLAGS) -MMD -MP -c $< -o $@
-$(APPLE_DIR)/ios/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
+$(APPLE_DIR)/ios/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h $(APPLE_DIR)/include/utf8proc.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_IOS_CFLAGS) -MMD -MP -c $< -o $@
 $(APPLE_DIR)/module/%.o: tests/apple/import_ngpt.m include/module.modulemap include/ngpt.h $(APPLE_DIR)/include/sleef.h

@@ -1164,10 +1164,22 @@ typedef enum ngpt_pretokenizer {
                                    JavaScript's regular expressions (docs/TOKENIZER.md);
                                    a byte that is not valid UTF-8 is an "other" character */
     NGPT_PRETOK_LINES,          /* lines: each piece ends after a '\n' (or at the end) */
-    NGPT_PRETOK_DIGITS          /* digits: each \p{N} character alone, GPT-2's pattern
+    NGPT_PRETOK_DIGITS,         /* digits: each \p{N} character alone, GPT-2's pattern
                                    between them (Hugging Face's Sequence[Digits(
                                    individual_digits=true), ByteLevel], SmolLM2's) */
+    NGPT_PRETOK_LLAMA3,         /* GPT-4's pattern (Llama 3's): (?i:'s|'t|'re|'ve|'m|'ll|'d)|
+                                   [^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+                                   \s*[\r\n]+|\s+(?!\S)|\s+, \s being Unicode's White_Space
+                                   as Hugging Face's tokenizers read it (docs/TOKENIZER.md) */
+    NGPT_PRETOK_QWEN2           /* the same with \p{N} one character at a time (Qwen2's, Qwen3's) */
 } ngpt_pretokenizer;
+
+/* What encoding does to text before pre-tokenization. */
+typedef enum ngpt_normalizer {
+    NGPT_NORMALIZER_NONE = 0,   /* nothing: the bytes as they are */
+    NGPT_NORMALIZER_NFC         /* Unicode's NFC (Qwen's), by utf8proc; bytes that are not
+                                   UTF-8 stay as they are */
+} ngpt_normalizer;
 
 /* Which adjacent pairs of tokens merge, and with what rank. */
 typedef enum ngpt_merge_rule {
@@ -1178,7 +1190,10 @@ typedef enum ngpt_merge_rule {
     /* tiktoken's rule: a, b join when the bytes of a then b are a token t
      * (a merge), with t's rank; a piece that is a token as a whole is that
      * token. Byte strings of tokens are unique. GPT-2 tokenizers use it. */
-    NGPT_MERGE_CONCAT
+    NGPT_MERGE_CONCAT,
+    /* A scored tokenizer's (llama2.c's, docs/TOKENIZER.md): the adjacent pair
+     * whose concatenation is the piece with the highest score joins first. */
+    NGPT_MERGE_SCORES
 } ngpt_merge_rule;
 
 /* Training settings (ngpt_tokenizer_train). */
@@ -1246,7 +1261,9 @@ void ngpt_tokenizer_free(ngpt_tokenizer *tok);
 
 typedef struct ngpt_tokenizer_info {
     int32_t n_tokens;           /* ids 0..n_tokens-1 */
-    int32_t n_merges;           /* ids 256..256+n_merges-1 (a tokenizer.json's: its own ids) */
+    int32_t n_merges;           /* ids 256..256+n_merges-1 (a tokenizer.json's: its own ids;
+                                   the tokens its merges make, as Llama 3's lists more
+                                   merges than that, making most tokens several ways) */
     int32_t n_special;          /* the last n_special ids (a tokenizer.json's: its own ids) */
     int32_t end_id;             /* the end-of-text token, or -1 */
     int32_t pad_id;             /* the padding token, or -1 */
@@ -1258,7 +1275,13 @@ typedef struct ngpt_tokenizer_info {
                                  * llama2.c's BOS 1), or -1 */
     int32_t n_end_tokens;       /* the tokens that end a generation
                                    (ngpt_tokenizer_end_tokens), 0..NGPT_END_TOKENS_MAX */
-    uint32_t reserved[19];      /* zero */
+    ngpt_normalizer normalizer; /* NGPT_NORMALIZER_NONE, or NFC (a Hugging Face file's) */
+    bool ignore_merges;         /* a piece that is a token is that token (Llama 3's) */
+    bool split_special;         /* special tokens written in text are those tokens, each
+                                   matched by its file's flags before anything else (a
+                                   Hugging Face file with a Split pre-tokenizer); false:
+                                   text never makes one */
+    uint32_t reserved[17];      /* zero */
 } ngpt_tokenizer_info;
 
 ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *tok, ngpt_tokenizer_info *info);

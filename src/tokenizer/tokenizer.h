@@ -33,10 +33,16 @@ typedef struct ngpt_tok_spec {
     int32_t n_end_extra;
     int32_t end_extra[NGPT_END_TOKENS_MAX - 1];
     int32_t pretok, rule;       /* ngpt_pretokenizer, ngpt_merge_rule */
+    int32_t flags;              /* NGPT_TOK_NFC, ... (tables.h; 0: none) */
+    uint8_t added_flags[NGPT_TOK_MAX_SPECIAL];  /* with NGPT_TOK_SPLIT_ADDED: NGPT_ADDED_* */
+    int32_t bos_id;             /* with NGPT_TOK_HAS_BOS: a special token's model id */
     /* NULL: a token's model id is its id above (bytes, merges, specials).
      * Else the model id of each of the 256 + n_merges + n_special tokens:
      * -1 for a byte the model lacks (encoding drops it), the others 0..V-1
-     * once each (a Hugging Face vocabulary's ids); written as version 2. */
+     * once each (a Hugging Face vocabulary's ids), but that a merge may
+     * repeat an earlier merge's id when it makes the same bytes (an alias:
+     * Llama 3's merges make most tokens several ways); written as version 2,
+     * whose merges may also join tokens that later merges make. */
     const int32_t *model_id;
 } ngpt_tok_spec;
 
@@ -90,5 +96,19 @@ ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size);
  * Hugging Face's Sequence[Digits(individual_digits), ByteLevel]: each \p{N}
  * character alone, GPT-2's pattern inside the stretches between them. */
 size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t i);
+
+/* ---- normalization (normalize.c) */
+
+/* NFC of p[0..n) (utf8proc; each run of valid UTF-8 on its own, the other
+ * bytes kept): p itself when nothing can change (no code point from U+0300
+ * on), else *buf (grown, *cap bytes; the caller frees it) with *len bytes.
+ * NULL when out of memory. */
+const uint8_t *ngpt_tok_nfc(const uint8_t *p, size_t n, size_t *len, uint8_t **buf, size_t *cap);
+
+/* t[0..n) without its leading (trim_start: the offset of what is left) or
+ * trailing (trim_end: the length of what is left) white space, as
+ * JavaScript's trimStart() and trimEnd() cut it (the class table's \s). */
+size_t ngpt_tok_trim_start(const uint8_t *t, size_t n);
+size_t ngpt_tok_trim_end(const uint8_t *t, size_t n);
 
 #endif
