@@ -233,7 +233,8 @@ static int cmd_encode(int argc, char **argv)
     } else {
         buf = cli_read_file(in ? in : "-", &n);
     }
-    /* at most an id a byte, and a scored tokenizer's dummy " " before them */
+    /* an id a byte, and a scored tokenizer's dummy " " before them (more only
+     * when a normalizer lengthens the text) */
     int32_t *ids = buf ? malloc((n + 1) * sizeof *ids) : NULL;
     if (!buf || !ids) {
         rc = cli_error(a.cmd, CLI_FAILED, "cannot read %s: %s", in ? in : text ? "--text" : "standard input",
@@ -243,6 +244,11 @@ static int cmd_encode(int argc, char **argv)
         double t0 = cli_now();
         ngpt_status st = ngpt_tokenizer_encode(tok, buf, n, ids, n + 1, &n_ids);
         double sec = cli_now() - t0;
+        int32_t *more;
+        if (st == NGPT_ERR_TOO_LONG && (more = realloc(ids, n_ids * sizeof *ids))) {
+            ids = more;             /* NFC lengthened the text: the ids it needs */
+            st = ngpt_tokenizer_encode(tok, buf, n, ids, n_ids, &n_ids);
+        }
         FILE *f = st ? NULL : open_out(a.cmd, out);
         if (st) {
             rc = cli_library_failed(a.cmd);

@@ -140,10 +140,11 @@ static ngpt_status split_specials(encoder *e, const uint8_t *p, size_t n, int pa
 
 /* A stretch between special tokens: itself a special token's name (as the
  * reference checks), or normalized, then (pass 0) split again, then encoded. */
-static ngpt_status encode_stretch(encoder *e, const uint8_t *p, size_t n, int pass)
+static ngpt_status encode_stretch(encoder *e, const uint8_t *p, size_t n, int pass, bool specials)
 {
     const ngpt_tokenizer *t = e->t;
-    int32_t k = t->added_flags && n <= (size_t)NGPT_TOK_MAX_BYTES ? special_named(t, p, n) : -1;
+    const bool split = t->added_flags && specials;
+    int32_t k = split && n <= (size_t)NGPT_TOK_MAX_BYTES ? special_named(t, p, n) : -1;
     if (k >= 0) {
         ngpt_bpe_emit(&e->w, 256 + t->n_merges + k);
         return NGPT_OK;
@@ -152,7 +153,7 @@ static ngpt_status encode_stretch(encoder *e, const uint8_t *p, size_t n, int pa
         size_t m;
         const uint8_t *q = ngpt_tok_nfc(p, n, &m, &e->nfc, &e->nfc_cap);
         if (!q) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory normalizing %zu bytes", n);
-        return t->added_flags ? split_specials(e, q, m, 1) : encode_text(e, q, m);
+        return split ? split_specials(e, q, m, 1) : encode_text(e, q, m);
     }
     return encode_text(e, p, n);
 }
@@ -173,7 +174,7 @@ static ngpt_status split_specials(encoder *e, const uint8_t *p, size_t n, int pa
         if (rstrip) start += ngpt_tok_trim_start(p + at, match - at);
         if (k >= 0 && (t->added_flags[k] & NGPT_ADDED_LSTRIP))
             end = start + ngpt_tok_trim_end(p + start, match - start);
-        if (end > start) st = encode_stretch(e, p + start, end - start, pass);
+        if (end > start) st = encode_stretch(e, p + start, end - start, pass, true);
         if (k < 0) break;
         ngpt_bpe_emit(&e->w, 256 + t->n_merges + k);
         at = match + ngpt_tok_len(t, 256 + t->n_merges + k);
@@ -186,6 +187,12 @@ ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, siz
                                   int32_t *ids, size_t cap, size_t *n_ids)
 {
     NGPT_FPMODE_SCOPE;
+    return ngpt_tok_encode(t, text, len, true, ids, cap, n_ids);
+}
+
+ngpt_status ngpt_tok_encode(const ngpt_tokenizer *t, const void *text, size_t len, bool specials,
+                            int32_t *ids, size_t cap, size_t *n_ids)
+{
     if (!t || !n_ids || (!text && len > 0))
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_encode: NULL argument");
     const uint8_t *s8 = text;
@@ -199,7 +206,8 @@ ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *t, const void *text, siz
     }
     encoder e = {.t = t, .w = {ids, ids ? cap : 0, 0}};
     ngpt_bpe_scratch_init(&e.s);
-    ngpt_status st = t->added_flags ? split_specials(&e, s8, len, 0) : encode_stretch(&e, s8, len, 0);
+    ngpt_status st = t->added_flags && specials ? split_specials(&e, s8, len, 0)
+                                                : encode_stretch(&e, s8, len, 0, specials);
     free(e.kept);
     free(e.nfc);
     ngpt_bpe_scratch_free(&e.s);

@@ -265,9 +265,24 @@ ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path)
     return ngpt_prefixed("ngpt_tokenizer_save", write_atomic(path, tok->image, tok->image_size));
 }
 
-/* tokenizer.h: the image with other end ids (its checksum redone), read
- * back (here, beside the reader: build.c makes tokenizers, format.c reads
- * images, and calling each other would make a cycle). */
+/* *tok replaced by the tokenizer of image (size bytes, freed here), its
+ * size and checksum sealed: how the two below change a tokenizer (here,
+ * beside the reader: build.c makes tokenizers, format.c reads images, and
+ * calling each other would make a cycle). */
+static ngpt_status reparse(ngpt_tokenizer **tok, uint8_t *image, size_t size, const char *src)
+{
+    put_u64(image + 40, size);
+    put_u64(image + size - 8, (uint64_t)XXH3_64bits(image, size - 8));
+    ngpt_tokenizer *with = NULL;
+    ngpt_status st = ngpt_tok_parse(&with, image, size, src);
+    free(image);
+    if (st) return st;
+    ngpt_tokenizer_free(*tok);
+    *tok = with;
+    return NGPT_OK;
+}
+
+/* tokenizer.h: the image with other end ids, read back. */
 ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t n,
                                const char *src)
 {
@@ -293,13 +308,19 @@ ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t
     memcpy(image + at + 4 * new_extra, t->image + t->image_size - tail, tail);
     put_u32(image + 24, (uint32_t)(n > 0 ? ids[0] : -1));
     image[34] = (uint8_t)new_extra;
-    put_u64(image + 40, size);
-    put_u64(image + size - 8, (uint64_t)XXH3_64bits(image, size - 8));
-    ngpt_tokenizer *with = NULL;
-    ngpt_status st = ngpt_tok_parse(&with, image, size, src);
-    free(image);
-    if (st) return st;
-    ngpt_tokenizer_free(*tok);
-    *tok = with;
-    return NGPT_OK;
+    return reparse(tok, image, size, src);
+}
+
+ngpt_status ngpt_tok_with_bos(ngpt_tokenizer **tok, int32_t id, const char *src)
+{
+    const ngpt_tokenizer *t = *tok;
+    if (t->scored)
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: a scored tokenizer's BOS is fixed", src);
+    if (t->bos_id == id) return NGPT_OK;
+    uint8_t *image = malloc(t->image_size);
+    if (!image) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
+    memcpy(image, t->image, t->image_size);
+    image[35] = (uint8_t)(id >= 0 ? image[35] | NGPT_TOK_HAS_BOS : image[35] & ~NGPT_TOK_HAS_BOS);
+    put_u32(image + 52, id >= 0 ? (uint32_t)id : 0);
+    return reparse(tok, image, t->image_size, src);
 }

@@ -57,6 +57,10 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *spec, cons
 ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t n,
                                const char *src);
 
+/* *tok with special token id (a model id; -1: none) as the BOS prompts
+ * begin with (rebuilt from its image; *tok replaced). */
+ngpt_status ngpt_tok_with_bos(ngpt_tokenizer **tok, int32_t id, const char *src);
+
 /* The tokens whose bytes, one after another, are the first k bytes of
  * token id (model ids, in and out; not special; 0 < k <= its length): the parts of its merge tree
  * that cover them, left to right, into out (at most k of them, and at most
@@ -89,6 +93,12 @@ int ngpt_tok_char_byte(uint32_t c);
 /* Reads the whole regular file at path into *buf (malloc'd, *size bytes);
  * bare messages naming it (format.c). */
 ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size);
+
+/* ngpt_tokenizer_encode (encode.c), and without splitting special tokens
+ * out of text when specials is false: text that spells one is text (what
+ * chat turns encode content with, so no text a user types is a marker). */
+ngpt_status ngpt_tok_encode(const ngpt_tokenizer *t, const void *text, size_t len, bool specials,
+                            int32_t *ids, size_t cap, size_t *n_ids);
 
 /* ---- pre-tokenization (pretok.c) */
 
