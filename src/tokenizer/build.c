@@ -136,9 +136,12 @@ static ngpt_status check_model_ids(const ngpt_tok_spec *s, int32_t n, const char
     }
     *n_model = n - absent - *n_alias;
     for (int32_t v = 0; v < n && !st; v++)
-        if ((v < *n_model) != (first[v] != 0))
+        if (v >= *n_model && first[v])
             st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: token %d has model id %d, "
                            "outside 0..%d", src, (int)first[v] - 1, (int)v, (int)*n_model - 1);
+        else if (v < *n_model && !first[v])
+            st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: no token has model id %d "
+                           "(of 0..%d)", src, (int)v, (int)*n_model - 1);
     free(first);
     for (int32_t k = 0; k < s->n_merges && !st; k++)
         for (int side = 0; side < 2; side++) {
