@@ -1138,8 +1138,11 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
  * tokenizer.json keeps that file's ids instead (SmolLM2: special tokens
  * 0..16, then bytes and merges in its own order; a byte the vocabulary
  * lacks is dropped when encoding): every id the library takes or returns is
- * the model's id. Any byte string encodes, and decoding gives it
- * back exactly (invalid UTF-8 and NUL bytes included).
+ * the model's id; one with GPT-4's Split pattern (Llama 3's, Qwen's) reads
+ * its special tokens out of text as Hugging Face's tokenizers do
+ * (ngpt_tokenizer_info.split_special), and Qwen's normalizes text to NFC
+ * first. Any byte string encodes, and decoding gives it back exactly
+ * (invalid UTF-8 and NUL bytes included; after NFC, the normalized text).
  *
  *     ngpt_tokenizer *tok;
  *     ngpt_tokenizer_load(&tok, "bpe4k.tok");       // or ngpt_tokenizer_train
@@ -1153,7 +1156,9 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
  * into tokens: starting from its bytes, the adjacent pair of tokens with the
  * lowest rank is joined, the leftmost of equals first, until no pair has a
  * rank. Tokens never cross pieces. A tokenizer is read-only once made:
- * several threads may encode and decode with one at the same time.
+ * several threads may encode and decode with one at the same time. Encoding
+ * never adds a BOS: a tokenizer whose prompts begin with one says which
+ * (ngpt_tokenizer_info.bos_id), and the commands put it first.
  */
 
 /* How text is cut into pieces before BPE. */
@@ -1240,11 +1245,11 @@ ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encod
                                          size_t json_size, const void *vocab_bpe,
                                          size_t bpe_size);
 
-/* A Hugging Face tokenizer.json of byte-level BPE (GPT-2's, SmolLM2's:
- * docs/IMPORT.md, "The tokenizer"), read exactly or refused naming what
- * it cannot reproduce (NGPT_ERR_UNSUPPORTED). In GPT-2's id layout it is
- * the tokenizer ngpt_tokenizer_load_gpt2 makes; otherwise it keeps the
- * file's ids (special tokens first in SmolLM2's). */
+/* A Hugging Face tokenizer.json of byte-level BPE (GPT-2's, SmolLM2's,
+ * Llama 3's, Qwen2's and Qwen3's: docs/IMPORT.md, "The tokenizer"), read
+ * exactly or refused naming what it cannot reproduce (NGPT_ERR_UNSUPPORTED).
+ * In GPT-2's id layout it is the tokenizer ngpt_tokenizer_load_gpt2 makes;
+ * otherwise it keeps the file's ids (special tokens first in SmolLM2's). */
 ngpt_status ngpt_tokenizer_load_hf(ngpt_tokenizer **tok, const char *tokenizer_json);
 ngpt_status ngpt_tokenizer_load_hf_mem(ngpt_tokenizer **tok, const void *tokenizer_json,
                                        size_t size);
@@ -1307,14 +1312,18 @@ ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *tok, int32_t i, int32_t
 ngpt_status ngpt_tokenizer_special_id(const ngpt_tokenizer *tok, const char *name, int32_t *id);
 
 /* Encodes len bytes of text (text may be NULL when len is 0). *n_ids gets
- * the number of ids: never more than len, so cap >= len always suffices.
+ * the number of ids: never more than len, so cap >= len always suffices,
+ * but with a normalizer (NFC lengthens some text, at most threefold: 3·len).
  * ids may be NULL to count only; when they do not fit in cap,
  * NGPT_ERR_TOO_LONG with *n_ids = the number needed (ids holds the first
- * cap). O(n log n) in the length of a piece. Allocates nothing unless a
- * piece holds more than 128 bytes in a row that tokens could join (where no
- * token has two bytes side by side, no token spans them, so a piece is
- * encoded in parts cut there); such a stretch takes one temporary buffer of
- * 40 bytes per byte, freed before return. */
+ * cap). A special token's name in the text is that token only when the
+ * tokenizer says so (split_special). O(n log n) in the length of a piece.
+ * Allocates nothing unless a piece holds more than 128 bytes in a row that
+ * tokens could join (where no token has two bytes side by side, no token
+ * spans them, so a piece is encoded in parts cut there; such a stretch takes
+ * one temporary buffer of 40 bytes per byte), or the tokenizer normalizes
+ * text holding code points from U+0300 on (one buffer of up to 7 bytes per
+ * byte for the normalized text), freed before return. */
 ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *tok, const void *text, size_t len,
                                   int32_t *ids, size_t cap, size_t *n_ids);
 
