@@ -345,9 +345,8 @@ static void against_golden(const ngpt_tokenizer *t)
 static void file_round_trip(const ngpt_tokenizer *t)
 {
     size_t size = 0;
-    CHECK_OK(ngpt_tokenizer_save_mem(t, NULL, 0, &size));
-    uint8_t *img = malloc(size), *img2 = malloc(size);
-    CHECK_OK(ngpt_tokenizer_save_mem(t, img, size, &size));
+    uint8_t *img = test_tokenizer_image(t, &size), *img2 = malloc(size);
+    if (!img || !img2) return;
     uint32_t version;
     memcpy(&version, img + 8, 4);
     CHECK(version == 2, "a tokenizer with its own ids is a version 2 file, got %u", version);

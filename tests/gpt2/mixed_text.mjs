@@ -18,16 +18,22 @@ function files(dir, exts) {
 }
 
 // ---- made-up text
-let state = 0x9e3779b9;
-function rand() {                       // mulberry32: the same text on every machine
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+
+// A seeded generator (mulberry32: the same text on every machine): rand()
+// in [0, 1), pick(array), int(lo, hi) inclusive.
+export function seeded(seed) {
+    let state = seed;
+    const rand = () => {
+        state = (state + 0x6d2b79f5) >>> 0;
+        let t = state;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    return { rand, pick: (a) => a[Math.floor(rand() * a.length)],
+             int: (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1)) };
 }
-const pick = (a) => a[Math.floor(rand() * a.length)];
-const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
+let rand, pick, int;                    // mixedText's generator
 const cp = (c) => String.fromCodePoint(c);
 const range = (lo, hi) => () => cp(int(lo, hi));
 
@@ -107,7 +113,7 @@ export function mixedText(srcDir, made_length = 700000) {
     const own = ["src", "cli", "tests", "docs", "tools", "examples", "fuzz"]
         .flatMap((d) => files(join(srcDir, d), [".c", ".h", ".sh", ".md", ".py", ".mjs"]))
         .concat([join(srcDir, "README.md"), join(srcDir, "Makefile"), join(srcDir, "include/ngpt.h")]);
-    state = 0x9e3779b9;
+    ({ rand, pick, int } = seeded(0x9e3779b9));
     let made = "";
     while (made.length < made_length) made += token() + separator();
     return own.map((p) => readFileSync(p, "utf8")).join("\n") + "\n" + made;

