@@ -113,9 +113,13 @@ static int32_t next_special(const ngpt_tokenizer *t, int pass, const uint8_t *p,
     const uint16_t *start = t->added_start[pass];
     const uint8_t *order = t->added_order[pass];
     const int32_t first = 256 + t->n_merges;
+    if (!start[256]) {
+        *at = n;
+        return -1;
+    }
     const uint8_t lead = t->bytes[t->off[first + order[0]]];   /* when every one begins so */
-    const bool one_lead = start[256] && start[lead + 1] - start[lead] == start[256];
-    for (size_t i = start[256] ? from : n; i < n; i++) {
+    const bool one_lead = start[lead + 1] - start[lead] == start[256];
+    for (size_t i = from; i < n; i++) {
         if (one_lead) {                 /* Qwen's and Llama 3's all begin with '<' */
             const uint8_t *at_lead = memchr(p + i, lead, n - i);
             if (!at_lead) break;
