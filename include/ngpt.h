@@ -1277,7 +1277,8 @@ typedef struct ngpt_tokenizer_info {
     ngpt_merge_rule rule;
     uint64_t checksum;          /* XXH3-64 of the tokenizer file: equal tokenizers, equal sums */
     int32_t bos_id;             /* the token prompts begin with (a scored tokenizer:
-                                 * llama2.c's BOS 1), or -1 */
+                                 * llama2.c's BOS 1; a Hugging Face file's: Llama 3's
+                                 * <|begin_of_text|>), or -1; encoding never adds it */
     int32_t n_end_tokens;       /* the tokens that end a generation
                                    (ngpt_tokenizer_end_tokens), 0..NGPT_END_TOKENS_MAX */
     ngpt_normalizer normalizer; /* NGPT_NORMALIZER_NONE, or NFC (a Hugging Face file's) */
