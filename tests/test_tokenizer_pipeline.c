@@ -210,6 +210,27 @@ static void nfc(void)
         free(ref);
     }
     CHECK(bad == 0, "utf8proc: text of code points below U+0300 is NFC (%d strings not)", bad);
+    /* cut before ASCII characters and normalized a stretch at a time, the
+     * text is what utf8proc makes of all of it */
+    static const char *const pool[] = {"a", "e", " ", "x", "\xcc\x81", "\xcc\x96", "\xe1\x84\x80",
+                                       "\xe1\x85\xa1", "\xe1\x86\xa8", "\xc3\xa9", "\xe0\xa5\x98",
+                                       "\xe6\x97\xa5", "\xf0\x9d\x85\xa0", "\xe2\x84\xab", "\xc3\x85"};
+    bad = 0;
+    for (int iter = 0; iter < 3000; iter++) {
+        char s[256];
+        size_t n = 0;
+        for (int k = 1 + (int)rnd_below(30); k > 0; k--) {
+            const char *c = pool[rnd_below(sizeof pool / sizeof pool[0])];
+            memcpy(s + n, c, strlen(c));
+            n += strlen(c);
+        }
+        utf8proc_uint8_t *ref = NULL;
+        utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &ref,
+                                          UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+        bad += r < 0 || !nfc_is(s, n, (const char *)ref, (size_t)r);
+        free(ref);
+    }
+    CHECK(bad == 0, "NFC a stretch at a time is utf8proc's NFC of the whole (%d strings differ)", bad);
     free(buf);
 }
 

@@ -42,46 +42,71 @@ static size_t valid_run(const uint8_t *p, size_t n, size_t i)
     return i;
 }
 
+/* Appends NFC of p[0..n) (valid UTF-8) to *buf at *at. */
+static bool nfc_run(const uint8_t *p, size_t n, uint8_t **buf, size_t *cap, size_t *at)
+{
+    const utf8proc_option_t opt = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
+    /* the code points after decomposition, past the bytes so far: 3 per 2
+     * bytes at most (U+01D5 is U+0055 U+0308 U+0304); asked again when the
+     * library says more */
+    size_t room = n / 2 * 3 + 4;
+    for (;;) {
+        if (room > (SIZE_MAX - *at - 8) / 4) return false;     /* no such memory */
+        const size_t pad = (4 - *at % 4) % 4;                   /* 4-byte aligned */
+        /* + 1: utf8proc_reencode ends the bytes with a NUL */
+        if (!reserve(buf, cap, *at + pad + 4 * room + 1)) return false;
+        utf8proc_int32_t *cps = (utf8proc_int32_t *)(void *)(*buf + *at + pad);
+        utf8proc_ssize_t r = utf8proc_decompose(p, (utf8proc_ssize_t)n, cps, (utf8proc_ssize_t)room, opt);
+        if (r < 0) return false;                /* valid UTF-8: only out of memory */
+        if ((size_t)r > room) {
+            room = (size_t)r;
+            continue;
+        }
+        /* composes in place, then writes UTF-8 over the code points (never longer) */
+        r = utf8proc_reencode(cps, r, opt);
+        if (r < 0) return false;
+        memmove(*buf + *at, cps, (size_t)r);
+        *at += (size_t)r;
+        return true;
+    }
+}
+
+/* Appends p[0..n) as it is. */
+static bool copy(const uint8_t *p, size_t n, uint8_t **buf, size_t *cap, size_t *at)
+{
+    if (!reserve(buf, cap, *at + n)) return false;
+    memcpy(*buf + *at, p, n);
+    *at += n;
+    return true;
+}
+
+/* Before an ASCII character NFC may cut the text: no code point combines
+ * with one before it, so each stretch that holds a code point from U+0300
+ * on, from the ASCII character before it to the next one, is normalized
+ * alone and the rest copied. */
 const uint8_t *ngpt_tok_nfc(const uint8_t *p, size_t n, size_t *len, uint8_t **buf, size_t *cap)
 {
     *len = n;
     if (inert(p, n)) return p;
-    const utf8proc_option_t opt = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
-    /* out: the normalized bytes so far; then, past them, the run's code points */
-    size_t at = 0;
+    size_t at = 0, done = 0;
     for (size_t i = 0; i < n;) {
-        const size_t end = valid_run(p, n, i);
-        if (end == i) {                         /* a byte that is not UTF-8 */
-            if (!reserve(buf, cap, at + 1)) return NULL;
-            (*buf)[at++] = p[i++];
-            continue;
+        while (i < n && p[i] < 0xCC) i++;       /* the next code point that may change */
+        if (i == n) break;
+        size_t from = i, to = i;
+        while (from > done && p[from - 1] >= 0x80) from--;
+        if (from > done) from--;                /* the ASCII character it may join */
+        while (to < n && p[to] >= 0x80) to++;
+        if (!copy(p + done, from - done, buf, cap, &at)) return NULL;
+        /* bytes that are not UTF-8 stay; the valid runs between them are normalized */
+        for (size_t k = from; k < to;) {
+            const size_t end = valid_run(p, to, k);
+            if (end == k ? !copy(p + k, 1, buf, cap, &at) : !nfc_run(p + k, end - k, buf, cap, &at))
+                return NULL;
+            k = end > k ? end : k + 1;
         }
-        /* the code points after decomposition: 3 per 2 bytes at most (U+01D5 is
-         * U+0055 U+0308 U+0304); asked again when the library says more */
-        size_t room = (end - i) / 2 * 3 + 4, got;
-        for (;;) {
-            if (room > (SIZE_MAX - at - 8) / 4) return NULL;    /* no such memory */
-            const size_t pad = (4 - at % 4) % 4;     /* the code points 4-byte aligned */
-            /* + 1: utf8proc_reencode ends the bytes with a NUL */
-            if (!reserve(buf, cap, at + pad + 4 * room + 1)) return NULL;
-            utf8proc_int32_t *cps = (utf8proc_int32_t *)(void *)(*buf + at + pad);
-            utf8proc_ssize_t r = utf8proc_decompose(p + i, (utf8proc_ssize_t)(end - i), cps,
-                                                    (utf8proc_ssize_t)room, opt);
-            if (r < 0) return NULL;             /* valid UTF-8: only out of memory */
-            if ((size_t)r > room) {
-                room = (size_t)r;
-                continue;
-            }
-            /* composes in place, then writes UTF-8 over the code points (never longer) */
-            r = utf8proc_reencode(cps, r, opt);
-            if (r < 0) return NULL;
-            got = (size_t)r;
-            memmove(*buf + at, cps, got);
-            break;
-        }
-        at += got;
-        i = end;
+        done = i = to;
     }
+    if (!copy(p + done, n - done, buf, cap, &at)) return NULL;
     *len = at;
     return *buf;
 }
