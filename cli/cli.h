@@ -87,8 +87,7 @@ void cli_close_model(ngpt_model *m, ngpt_context *ctx);
 int cli_load_tokenizer(const char *cmd, const char *path, ngpt_tokenizer **tok);
 /* The tokens of n bytes of text: tok's ids (after its BOS when it has one:
  * a prompt), or the bytes themselves when tok is NULL, into a malloc'd array
- * *ids of *n_ids (<= n + 2) tokens. CLI_OK, or
- * CLI_FAILED with the message printed. */
+ * *ids of *n_ids tokens. CLI_OK, or CLI_FAILED with the message printed. */
 int cli_encode(const char *cmd, const ngpt_tokenizer *tok, const void *text, size_t n,
                int32_t **ids, size_t *n_ids);
 /* The bytes of token id (*len of them): tok's (a special token: its name),

@@ -50,15 +50,17 @@ static void print_tokenizer(const ngpt_tokenizer *tok, const char *path)
         return;
     }
     ngpt_tokenizer_describe(tok, &ti);
-    if (ti.bos_id >= 0) {
+    if (ti.rule == NGPT_MERGE_SCORES) {
         printf("tokenizer:   scored (llama2.c's), %d tokens (BOS %d, end %d), checksum %016llx "
                "(ngpt tokenizer info %s)\n", (int)ti.n_tokens, (int)ti.bos_id, (int)ti.end_id,
                (unsigned long long)ti.checksum, path);
         return;
     }
-    printf("tokenizer:   BPE, %d tokens (%d merges, %d special; end %d), checksum %016llx "
+    char bos[32] = "";
+    if (ti.bos_id >= 0) snprintf(bos, sizeof bos, "BOS %d, ", (int)ti.bos_id);
+    printf("tokenizer:   BPE, %d tokens (%d merges, %d special; %send %d), checksum %016llx "
            "(ngpt tokenizer info %s)\n", (int)ti.n_tokens, (int)ti.n_merges, (int)ti.n_special,
-           (int)ti.end_id, (unsigned long long)ti.checksum, path);
+           bos, (int)ti.end_id, (unsigned long long)ti.checksum, path);
 }
 
 /* What a model of some config takes: its parameters, and its files and

@@ -1443,8 +1443,11 @@ void ngpt_grammar_free(ngpt_grammar *grammar);
  * tokenizer.json keeps that file's ids instead (SmolLM2: special tokens
  * 0..16, then bytes and merges in its own order; a byte the vocabulary
  * lacks is dropped when encoding): every id the library takes or returns is
- * the model's id. Any byte string encodes, and decoding gives it
- * back exactly (invalid UTF-8 and NUL bytes included).
+ * the model's id; one with GPT-4's Split pattern (Llama 3's, Qwen's) reads
+ * its special tokens out of text as Hugging Face's tokenizers do
+ * (ngpt_tokenizer_info.split_special), and Qwen's normalizes text to NFC
+ * first. Any byte string encodes, and decoding gives it back exactly
+ * (invalid UTF-8 and NUL bytes included; after NFC, the normalized text).
  *
  *     ngpt_tokenizer *tok;
  *     ngpt_tokenizer_load(&tok, "bpe4k.tok");       // or ngpt_tokenizer_train
@@ -1458,7 +1461,9 @@ void ngpt_grammar_free(ngpt_grammar *grammar);
  * into tokens: starting from its bytes, the adjacent pair of tokens with the
  * lowest rank is joined, the leftmost of equals first, until no pair has a
  * rank. Tokens never cross pieces. A tokenizer is read-only once made:
- * several threads may encode and decode with one at the same time.
+ * several threads may encode and decode with one at the same time. Encoding
+ * never adds a BOS: a tokenizer whose prompts begin with one says which
+ * (ngpt_tokenizer_info.bos_id), and the commands put it first.
  */
 
 /* How text is cut into pieces before BPE. */
@@ -1469,10 +1474,22 @@ typedef enum ngpt_pretokenizer {
                                    JavaScript's regular expressions (docs/TOKENIZER.md);
                                    a byte that is not valid UTF-8 is an "other" character */
     NGPT_PRETOK_LINES,          /* lines: each piece ends after a '\n' (or at the end) */
-    NGPT_PRETOK_DIGITS          /* digits: each \p{N} character alone, GPT-2's pattern
+    NGPT_PRETOK_DIGITS,         /* digits: each \p{N} character alone, GPT-2's pattern
                                    between them (Hugging Face's Sequence[Digits(
                                    individual_digits=true), ByteLevel], SmolLM2's) */
+    NGPT_PRETOK_LLAMA3,         /* GPT-4's pattern (Llama 3's): (?i:'s|'t|'re|'ve|'m|'ll|'d)|
+                                   [^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+                                   \s*[\r\n]+|\s+(?!\S)|\s+, \s being Unicode's White_Space
+                                   as Hugging Face's tokenizers read it (docs/TOKENIZER.md) */
+    NGPT_PRETOK_QWEN2           /* the same with \p{N} one character at a time (Qwen2's, Qwen3's) */
 } ngpt_pretokenizer;
+
+/* What encoding does to text before pre-tokenization. */
+typedef enum ngpt_normalizer {
+    NGPT_NORMALIZER_NONE = 0,   /* nothing: the bytes as they are */
+    NGPT_NORMALIZER_NFC         /* Unicode's NFC (Qwen's), by utf8proc; bytes that are not
+                                   UTF-8 stay as they are */
+} ngpt_normalizer;
 
 /* Which adjacent pairs of tokens merge, and with what rank. */
 typedef enum ngpt_merge_rule {
@@ -1483,7 +1500,10 @@ typedef enum ngpt_merge_rule {
     /* tiktoken's rule: a, b join when the bytes of a then b are a token t
      * (a merge), with t's rank; a piece that is a token as a whole is that
      * token. Byte strings of tokens are unique. GPT-2 tokenizers use it. */
-    NGPT_MERGE_CONCAT
+    NGPT_MERGE_CONCAT,
+    /* A scored tokenizer's (llama2.c's, docs/TOKENIZER.md): the adjacent pair
+     * whose concatenation is the piece with the highest score joins first. */
+    NGPT_MERGE_SCORES
 } ngpt_merge_rule;
 
 /* Training settings (ngpt_tokenizer_train). */
@@ -1530,11 +1550,11 @@ ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encod
                                          size_t json_size, const void *vocab_bpe,
                                          size_t bpe_size);
 
-/* A Hugging Face tokenizer.json of byte-level BPE (GPT-2's, SmolLM2's:
- * docs/IMPORT.md, "The tokenizer"), read exactly or refused naming what
- * it cannot reproduce (NGPT_ERR_UNSUPPORTED). In GPT-2's id layout it is
- * the tokenizer ngpt_tokenizer_load_gpt2 makes; otherwise it keeps the
- * file's ids (special tokens first in SmolLM2's). */
+/* A Hugging Face tokenizer.json of byte-level BPE (GPT-2's, SmolLM2's,
+ * Llama 3's, Qwen2's and Qwen3's: docs/IMPORT.md, "The tokenizer"), read
+ * exactly or refused naming what it cannot reproduce (NGPT_ERR_UNSUPPORTED).
+ * In GPT-2's id layout it is the tokenizer ngpt_tokenizer_load_gpt2 makes;
+ * otherwise it keeps the file's ids (special tokens first in SmolLM2's). */
 ngpt_status ngpt_tokenizer_load_hf(ngpt_tokenizer **tok, const char *tokenizer_json);
 ngpt_status ngpt_tokenizer_load_hf_mem(ngpt_tokenizer **tok, const void *tokenizer_json,
                                        size_t size);
@@ -1551,7 +1571,9 @@ void ngpt_tokenizer_free(ngpt_tokenizer *tok);
 
 typedef struct ngpt_tokenizer_info {
     int32_t n_tokens;           /* ids 0..n_tokens-1 */
-    int32_t n_merges;           /* ids 256..256+n_merges-1 (a tokenizer.json's: its own ids) */
+    int32_t n_merges;           /* ids 256..256+n_merges-1 (a tokenizer.json's: its own ids;
+                                   the tokens its merges make, as Llama 3's lists more
+                                   merges than that, making most tokens several ways) */
     int32_t n_special;          /* the last n_special ids (a tokenizer.json's: its own ids) */
     int32_t end_id;             /* the end-of-text token, or -1 */
     int32_t pad_id;             /* the padding token, or -1 */
@@ -1560,10 +1582,17 @@ typedef struct ngpt_tokenizer_info {
     ngpt_merge_rule rule;
     uint64_t checksum;          /* XXH3-64 of the tokenizer file: equal tokenizers, equal sums */
     int32_t bos_id;             /* the token prompts begin with (a scored tokenizer:
-                                 * llama2.c's BOS 1), or -1 */
+                                 * llama2.c's BOS 1; a Hugging Face file's: Llama 3's
+                                 * <|begin_of_text|>), or -1; encoding never adds it */
     int32_t n_end_tokens;       /* the tokens that end a generation
                                    (ngpt_tokenizer_end_tokens), 0..NGPT_END_TOKENS_MAX */
-    uint32_t reserved[19];      /* zero */
+    ngpt_normalizer normalizer; /* NGPT_NORMALIZER_NONE, or NFC (a Hugging Face file's) */
+    bool ignore_merges;         /* a piece that is a token is that token (Llama 3's) */
+    bool split_special;         /* special tokens written in text are those tokens, each
+                                   matched by its file's flags before anything else (a
+                                   Hugging Face file with a Split pre-tokenizer); false:
+                                   text never makes one */
+    uint32_t reserved[17];      /* zero */
 } ngpt_tokenizer_info;
 
 ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *tok, ngpt_tokenizer_info *info);
@@ -1589,14 +1618,18 @@ ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *tok, int32_t i, int32_t
 ngpt_status ngpt_tokenizer_special_id(const ngpt_tokenizer *tok, const char *name, int32_t *id);
 
 /* Encodes len bytes of text (text may be NULL when len is 0). *n_ids gets
- * the number of ids: never more than len, so cap >= len always suffices.
+ * the number of ids: never more than len, so cap >= len always suffices,
+ * but with a normalizer (NFC lengthens some text, at most threefold: 3·len).
  * ids may be NULL to count only; when they do not fit in cap,
  * NGPT_ERR_TOO_LONG with *n_ids = the number needed (ids holds the first
- * cap). O(n log n) in the length of a piece. Allocates nothing unless a
- * piece holds more than 128 bytes in a row that tokens could join (where no
- * token has two bytes side by side, no token spans them, so a piece is
- * encoded in parts cut there); such a stretch takes one temporary buffer of
- * 40 bytes per byte, freed before return. */
+ * cap). A special token's name in the text is that token only when the
+ * tokenizer says so (split_special). O(n log n) in the length of a piece.
+ * Allocates nothing unless a piece holds more than 128 bytes in a row that
+ * tokens could join (where no token has two bytes side by side, no token
+ * spans them, so a piece is encoded in parts cut there; such a stretch takes
+ * one temporary buffer of 40 bytes per byte), or the tokenizer normalizes
+ * text holding code points from U+0300 on (one buffer of up to 7 bytes per
+ * byte for the normalized text), freed before return. */
 ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *tok, const void *text, size_t len,
                                   int32_t *ids, size_t cap, size_t *n_ids);
 

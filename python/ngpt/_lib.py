@@ -117,7 +117,8 @@ class TokenizerInfo(Structure):
     _fields_ = [("n_tokens", c_int32), ("n_merges", c_int32), ("n_special", c_int32),
                 ("end_id", c_int32), ("pad_id", c_int32), ("max_token_bytes", c_int32),
                 ("pretok", c_int), ("rule", c_int), ("checksum", c_uint64), ("bos_id", c_int32),
-                ("n_end_tokens", c_int32), ("reserved", c_uint32 * 19)]
+                ("n_end_tokens", c_int32), ("normalizer", c_int), ("ignore_merges", c_bool),
+                ("split_special", c_bool), ("reserved", c_uint32 * 17)]
 
 
 class LoraConfig(Structure):

@@ -195,10 +195,10 @@ class Model(Handle):
             self._live()
             if self._tok is None:
                 return list(data)
-            ids = (c_int32 * (len(data) + 1))()     # + a scored tokenizer's leading " "
-            n = c_size_t()
-            check(lib.ngpt_tokenizer_encode(self._tok, data, len(data), ids, len(data) + 1,
-                                            byref(n)))
+            n = c_size_t()                          # counted first: NFC may lengthen text
+            check(lib.ngpt_tokenizer_encode(self._tok, data, len(data), None, 0, byref(n)))
+            ids = (c_int32 * max(n.value, 1))()
+            check(lib.ngpt_tokenizer_encode(self._tok, data, len(data), ids, n.value, byref(n)))
             return ids[:n.value]
 
     def token_bytes(self, token):

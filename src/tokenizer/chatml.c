@@ -65,8 +65,8 @@ static ngpt_status put_text(sink *s, const ngpt_tokenizer *t, const void *text, 
 {
     const size_t room = s->n < s->cap ? s->cap - s->n : 0;
     size_t k = 0;
-    ngpt_status st = ngpt_tokenizer_encode(t, text, len, s->ids && room ? s->ids + s->n : NULL,
-                                           room, &k);
+    ngpt_status st = ngpt_tok_encode(t, text, len, false, s->ids && room ? s->ids + s->n : NULL,
+                                     room, &k);
     if (st && st != NGPT_ERR_TOO_LONG)                  /* too long: counted, reported later */
         return ngpt_fail(st, "encoding %zu bytes of text failed: %s", len, ngpt_status_string(st));
     s->n += k;

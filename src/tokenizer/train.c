@@ -422,7 +422,7 @@ ngpt_status ngpt_tokenizer_train(ngpt_tokenizer **tok, const ngpt_tokenizer_trai
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN ": vocab_size is %d; it must be in %d..%d (256 "
                          "bytes, the merges and %d special tokens)", (int)cfg->vocab_size,
                          256 + n_special, NGPT_TOK_MAX_TOKENS, (int)n_special);
-    if (cfg->pretok < NGPT_PRETOK_NONE || cfg->pretok > NGPT_PRETOK_DIGITS)
+    if (cfg->pretok < NGPT_PRETOK_NONE || cfg->pretok > NGPT_PRETOK_QWEN2)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN ": pretok is %d, not a pre-tokenizer",
                          (int)cfg->pretok);
     if (cfg->min_count < 1)

@@ -337,11 +337,19 @@ ngpt_status ngpt_data_token_counts(const ngpt_data *d, size_t *train_tokens, siz
  * then d is unchanged). */
 static ngpt_status tokenize(ngpt_data *d, const ngpt_tokenizer *tok, int32_t seq)
 {
-    size_t cap = d->size + 2;   /* ids <= bytes, + a scored tokenizer's " " per split */
-    int32_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
-    uint16_t *lens = malloc((size_t)tok->n_tokens * sizeof *lens);
+    /* ids <= bytes, + a scored tokenizer's " " per split; a normalizer may
+     * lengthen the text: then the splits are counted first */
+    size_t cap = d->size + 2;
     ngpt_status st = NGPT_OK;
-    if (!ids || !lens)
+    for (int s = 0; s < 2 && (tok->flags & NGPT_TOK_NFC) && !st; s++) {
+        size_t n, count = 0;
+        const uint8_t *text = split_bytes(d, (ngpt_split)s, &n);
+        st = ngpt_tokenizer_encode(tok, text, n, NULL, 0, &count);
+        cap += count > n ? count - n : 0;
+    }
+    int32_t *ids = st ? NULL : malloc((cap ? cap : 1) * sizeof *ids);
+    uint16_t *lens = st ? NULL : malloc((size_t)tok->n_tokens * sizeof *lens);
+    if (!st && (!ids || !lens))
         st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for the tokens of %zu bytes", cap);
     size_t used = 0, count[2] = {0, 0};
     int32_t largest[2] = {0, 0};
