@@ -11,6 +11,7 @@
 
 static const char *const HELP =
     "usage: ngpt info FILE [--batch B] [--seq T] [--threads N] [--lora key=value ...]\n"
+    "                 [--grad-checkpoint] [--loss-chunk N]\n"
     "       ngpt info config.json [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info MODEL.bin [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info --config key=value ... [--tokenizer FILE] [--batch B] [--seq T]\n\n"
@@ -37,7 +38,8 @@ static const char *const HELP =
     "floats, the model it belongs to (config and identity) and its training state.\n\n"
     "  --threads N        the thread count the arenas are planned for (1)\n"
     "  --lora key=value   the adapter the lora train line sizes (default r=8\n"
-    "                     alpha=16 targets=q_proj,v_proj; see ngpt train --help)\n";
+    "                     alpha=16 targets=q_proj,v_proj; see ngpt train --help)\n"
+    "  --grad-checkpoint, --loss-chunk N  the training arenas with train's options\n";
 
 static double mib(size_t bytes) { return (double)bytes / 1048576.0; }
 
@@ -93,13 +95,12 @@ static const char *bytes_text(char buf[96], size_t bytes)
 
 /* Computes every size first, so that a bad shape prints nothing but the error. */
 static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tokenizer *tok,
-                         int32_t batch, int32_t seq, int32_t threads, sizes *z)
+                         const ngpt_shape *ts, sizes *z)
 {
-    ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), stt = ngpt_shape_default(NGPT_MODE_TRAIN);
-    si.threads = stt.threads = threads;
+    ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), stt = *ts;
+    si.threads = ts->threads;
     ngpt_shape sf = si;         /* the full plan: one pass of T, every position's logits */
     sf.seq = cfg->context_len, sf.logits_rows = NGPT_LOGITS_ALL;
-    stt.batch = batch, stt.seq = seq;
     ngpt_config c = *cfg;
     if (ngpt_config_param_count(cfg, &z->params)) return cli_library_failed(cmd);
     for (int i = 0; i < N_KINDS; i++) {
@@ -115,9 +116,18 @@ static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tok
     return CLI_OK;
 }
 
-static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const sizes *z,
-                        int32_t batch, int32_t seq, int32_t threads)
+/* What a training shape saves, as train's options: "" or ", --grad-checkpoint, --loss-chunk N". */
+static const char *savings(const ngpt_shape *ts, char *buf, size_t cap)
 {
+    int n = snprintf(buf, cap, "%s", ts->recompute ? ", --grad-checkpoint" : "");
+    if (ts->loss_chunk) snprintf(buf + n, cap - (size_t)n, ", --loss-chunk %d", (int)ts->loss_chunk);
+    return buf;
+}
+
+static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const sizes *z,
+                        const ngpt_shape *ts)
+{
+    const int32_t batch = ts->batch, seq = ts->seq, threads = ts->threads;
     const int own = cfg->weights == NGPT_WEIGHTS_Q8 ? 1 : cfg->weights == NGPT_WEIGHTS_Q4 ? 2 : 0;
     const int T = (int)cfg->context_len, S = (int)(seq ? seq : T);
     const char *th = threads > 1 ? "s" : "";
@@ -139,22 +149,22 @@ static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const
     printf(" (one pass of T, every position's logits)\n");
     if (own)
         printf("arena train: none: %s model is not trained (its float32 original needs %s at "
-               "batch %d, seq %d)\n", own == 1 ? "an 8-bit" : "a 4-bit", bytes_text(b0, z->train),
-               (int)batch, S);
+               "batch %d, seq %d%s)\n", own == 1 ? "an 8-bit" : "a 4-bit", bytes_text(b0, z->train),
+               (int)batch, S, savings(ts, b1, sizeof b1));
     else
-        printf("arena train: %s at batch %d, seq %d (%d thread%s; ngpt train --init fine-tunes "
-               "it)\n", bytes_text(b0, z->train), (int)batch, S, (int)threads, th);
+        printf("arena train: %s at batch %d, seq %d%s (%d thread%s; ngpt train --init fine-tunes "
+               "it)\n", bytes_text(b0, z->train), (int)batch, S, savings(ts, b1, sizeof b1),
+               (int)threads, th);
 }
 
 /* Training the adapter lc would be of m: its arena at the batch shape and
  * its floats (a LoRA config the model cannot take: CLI_USAGE, printed). */
-static int lora_sizes(const char *cmd, ngpt_model *m, const ngpt_lora_config *lc, int32_t batch,
-                      int32_t seq, int32_t threads, size_t *arena, uint64_t *floats)
+static int lora_sizes(const char *cmd, ngpt_model *m, const ngpt_lora_config *lc,
+                      const ngpt_shape *ts, size_t *arena, uint64_t *floats)
 {
     ngpt_adapter *ad = NULL;
     ngpt_adapter_info ai;
-    ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
-    s.batch = batch, s.seq = seq, s.threads = threads;
+    ngpt_shape s = *ts;
     if (ngpt_adapter_create(&ad, m, lc, 0) || ngpt_adapter_describe(ad, &ai))
         return cli_error(cmd, CLI_USAGE, "--lora: %s", cli_library_error());
     s.adapter = ad;
@@ -201,9 +211,10 @@ static void info_adapter(const char *path, const ngpt_adapter *ad)
 
 /* A model file: opened (verified) once, its own size, then print_sizes;
  * an adapter file: info_adapter. */
-static int info_file(const char *cmd, const char *path, int32_t batch, int32_t seq, int32_t threads,
+static int info_file(const char *cmd, const char *path, const ngpt_shape *ts,
                      const ngpt_lora_config *lc)
 {
+    const int32_t batch = ts->batch, seq = ts->seq, threads = ts->threads;
     ngpt_config cfg;
     ngpt_model *m;
     const ngpt_tokenizer *tok = NULL;
@@ -220,8 +231,8 @@ static int info_file(const char *cmd, const char *path, int32_t batch, int32_t s
     sizes z;
     size_t lora_arena = 0;
     uint64_t lora_floats = 0;
-    int rc = compute_sizes(cmd, &cfg, tok, batch, seq, threads, &z);
-    if (!rc) rc = lora_sizes(cmd, m, lc, batch, seq, threads, &lora_arena, &lora_floats);
+    int rc = compute_sizes(cmd, &cfg, tok, ts, &z);
+    if (!rc) rc = lora_sizes(cmd, m, lc, ts, &lora_arena, &lora_floats);
     if (rc) {
         ngpt_model_close(m);
         return rc;
@@ -240,12 +251,13 @@ static int info_file(const char *cmd, const char *path, int32_t batch, int32_t s
                                               "embedding) stays 8-bit, which keeps its quality "
                                               "(inference only)"
                                             : "f32: float32");
-    print_sizes(&cfg, tok, &z, batch, seq, threads);
-    char text[256], b0[96];
+    print_sizes(&cfg, tok, &z, ts);
+    char text[256], b0[96], b1[96];
     ngpt_lora_config_format(lc, text, sizeof text);
-    printf("lora train:  %s at batch %d, seq %d: a LoRA adapter %s, %llu floats (%.2f MiB), on "
+    printf("lora train:  %s at batch %d, seq %d%s: a LoRA adapter %s, %llu floats (%.2f MiB), on "
            "these %s weights, frozen (%d thread%s; ngpt train --init %s --lora ...)\n",
-           bytes_text(b0, lora_arena), (int)batch, (int)(seq ? seq : cfg.context_len), text,
+           bytes_text(b0, lora_arena), (int)batch, (int)(seq ? seq : cfg.context_len),
+           savings(ts, b1, sizeof b1), text,
            (unsigned long long)lora_floats, (double)lora_floats * 4 / 1048576.0,
            KIND_NAMES[cfg.weights == NGPT_WEIGHTS_Q8 ? 1 : cfg.weights == NGPT_WEIGHTS_Q4 ? 2 : 0],
            (int)threads, threads > 1 ? "s" : "", path);
@@ -256,7 +268,7 @@ static int info_file(const char *cmd, const char *path, int32_t batch, int32_t s
 
 /* --config: a model that does not exist yet. */
 static int info_config(const char *cmd, const ngpt_config *cfg, const char *tok_path,
-                       int32_t batch, int32_t seq, int32_t threads)
+                       const ngpt_shape *ts)
 {
     ngpt_tokenizer *tok = NULL;
     if (tok_path) {
@@ -264,12 +276,12 @@ static int info_config(const char *cmd, const ngpt_config *cfg, const char *tok_
         if (rc) return rc;
     }
     sizes z;
-    int rc = compute_sizes(cmd, cfg, tok, batch, seq, threads, &z);
+    int rc = compute_sizes(cmd, cfg, tok, ts, &z);
     if (!rc) {
         char desc[512];
         ngpt_config_format(cfg, desc, sizeof desc);
         printf("config:      %s\n", desc);
-        print_sizes(cfg, tok, &z, batch, seq, threads);
+        print_sizes(cfg, tok, &z, ts);
     }
     ngpt_tokenizer_free(tok);
     return rc;
@@ -287,7 +299,8 @@ int cli_cmd_info(int argc, char **argv)
     const char *path = NULL, *tok_path = NULL, *v;
     ngpt_config cfg = ngpt_config_default();
     bool cfg_given = false, ok = true;
-    int32_t batch = 32, seq = 0, threads = 1;
+    ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);    /* the training arenas' */
+    ts.batch = 32, ts.seq = 0, ts.threads = 1;
     ngpt_lora_config lc = ngpt_lora_config_default();
     bool lora_given = false;
     while (cli_next(&a) && ok) {
@@ -304,11 +317,15 @@ int cli_cmd_info(int argc, char **argv)
             ok = !v || cli_lora_set(a.cmd, &lc, v);
             lora_given = true;
         } else if (cli_opt(&a, "--batch", &v)) {
-            ok = !v || cli_parse_i32(a.cmd, "--batch", v, 1, 1 << 16, &batch);
+            ok = !v || cli_parse_i32(a.cmd, "--batch", v, 1, 1 << 16, &ts.batch);
         } else if (cli_opt(&a, "--seq", &v)) {
-            ok = !v || cli_parse_i32(a.cmd, "--seq", v, 1, 1 << 20, &seq);
+            ok = !v || cli_parse_i32(a.cmd, "--seq", v, 1, 1 << 20, &ts.seq);
         } else if (cli_opt(&a, "--threads", &v)) {
-            ok = !v || cli_parse_i32(a.cmd, "--threads", v, 1, 1024, &threads);
+            ok = !v || cli_parse_i32(a.cmd, "--threads", v, 1, 1024, &ts.threads);
+        } else if (cli_flag(&a, "--grad-checkpoint")) {
+            ts.recompute = 1;
+        } else if (cli_opt(&a, "--loss-chunk", &v)) {
+            ok = !v || cli_parse_i32(a.cmd, "--loss-chunk", v, 0, INT32_MAX, &ts.loss_chunk);
         } else if (cli_arg(&a)[0] != '-' && !path) {
             path = cli_arg(&a);
         } else {
@@ -327,13 +344,13 @@ int cli_cmd_info(int argc, char **argv)
                          "(see ngpt info --help)");
     if (path && ends_with(path, ".json")) {     /* a Hugging Face config.json */
         if (ngpt_import_hf_config(path, &cfg)) return cli_library_failed(a.cmd);
-        return info_config(a.cmd, &cfg, NULL, batch, seq, threads);
+        return info_config(a.cmd, &cfg, NULL, &ts);
     }
     if (path && ends_with(path, ".bin")) {      /* llama2.c's model.bin, by its header */
         if (ngpt_import_llama2c_config(path, &cfg)) return cli_library_failed(a.cmd);
-        return info_config(a.cmd, &cfg, NULL, batch, seq, threads);
+        return info_config(a.cmd, &cfg, NULL, &ts);
     }
-    if (path) return info_file(a.cmd, path, batch, seq, threads, &lc);
+    if (path) return info_file(a.cmd, path, &ts, &lc);
     if (ngpt_config_validate(&cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
-    return info_config(a.cmd, &cfg, tok_path, batch, seq, threads);
+    return info_config(a.cmd, &cfg, tok_path, &ts);
 }

@@ -31,7 +31,8 @@ static const char *const HELP =
     "                  [--eval-batches N] [--holdout F] [--out FILE] [--keep-best FILE]\n"
     "                  [--stop-at N] [--resume FILE] [--log-csv FILE] [--skip-nonfinite]\n"
     "                  [--config key=value ...] [--tokenizer FILE | --vocab N | --init MODEL]\n"
-    "                  [--lora key=value ... | --adapter FILE]\n\n"
+    "                  [--lora key=value ... [--lora-dropout P] | --adapter FILE]\n"
+    "                  [--chat] [--grad-checkpoint] [--loss-chunk N]\n\n"
     "Trains a model on FILEs (concatenated; the last --holdout fraction of the bytes\n"
     "is held out for evaluation): on their bytes, or on the tokens of a BPE tokenizer\n"
     "(--tokenizer, --vocab), which then sets V and is saved in every checkpoint.\n"
@@ -42,7 +43,9 @@ static const char *const HELP =
     "With --init MODEL and --lora (or --adapter) it trains a LoRA adapter of MODEL\n"
     "instead, MODEL's weights frozen (float32, 8-bit or 4-bit): only the adapter's\n"
     "floats learn, and --out is the adapter (adapter.lora), which generate, chat,\n"
-    "eval and trace apply with --adapter FILE. An adapter's defaults differ: --lr\n"
+    "eval and trace apply with --adapter FILE; its training state (AdamW moments,\n"
+    "settings) goes beside it, to OUT.train, which --init MODEL --resume OUT reads\n"
+    "to continue the run. An adapter's defaults differ: --lr\n"
     "1e-3, --min-lr a tenth of --lr, --weight-decay 0 (docs/TRAINING.md, LoRA).\n\n"
     "  --data FILE        training text (repeatable)\n"
     "  --tokenizer FILE   train on this tokenizer's tokens (a tokenizer file, or a\n"
@@ -81,9 +84,18 @@ static const char *const HELP =
     "                     gate_proj up_proj down_proj c_attn c_fc c_proj all-linear),\n"
     "                     layers (every one; e.g. 0-3,7); repeatable or comma-\n"
     "                     separated: --lora r=16,alpha=32,targets=q_proj,v_proj\n"
-    "  --adapter FILE     with --init MODEL: go on training the adapter FILE; a file\n"
-    "                     --out wrote continues bit-identically, its saved settings\n"
-    "                     applying as --resume's do (a bare adapter: step 0)\n"
+    "  --lora-dropout P   the same as --lora dropout=P\n"
+    "  --adapter FILE     with --init MODEL: train the adapter FILE further (e.g. one\n"
+    "                     ngpt lora import made) from step 0; --init MODEL --resume\n"
+    "                     ADAPTER continues a run bit-identically from ADAPTER.train\n"
+    "  --chat             the data are conversations, JSON Lines of {\"messages\":\n"
+    "                     [{\"role\": ..., \"content\": ...}, ...]}, as ChatML tokens\n"
+    "                     of the model's tokenizer, whose only targets are the\n"
+    "                     assistant's replies (the prompts are masked)\n"
+    "  --grad-checkpoint  recompute each block's activations in the backward: the\n"
+    "                     arena keeps one layer's, the results are the same bits\n"
+    "  --loss-chunk N     the lm_head and the loss over N rows at a time (no B*T x V\n"
+    "                     logits in the arena; the same bits; 0 = all at once)\n"
     "  --skip-nonfinite   skip a step whose loss or gradient is NaN/Inf (at most 10 in\n"
     "                     a row) instead of stopping\n\n"
     "Losses are nats per token (per byte for a byte-level model), each followed by\n"
@@ -117,6 +129,11 @@ typedef struct train_opts {
     const char *cfg_set[MAX_CONFIG];    /* the --config key=value given, in order */
     int n_cfg_set;
     bool skip_nonfinite;
+    bool chat;                  /* --chat: conversations, targets only at the replies */
+    bool recompute;             /* --grad-checkpoint (shape.recompute) */
+    int32_t loss_chunk;         /* --loss-chunk N (shape.loss_chunk) */
+    char *adapter_state;        /* --init MODEL --resume ADAPTER: ADAPTER.train */
+    char *out_state, *best_state;   /* an adapter's run: --out's and --keep-best's .train */
     /* which were given explicitly (they override a resumed checkpoint's) */
     bool g_batch, g_seq, g_seed, g_steps, g_lr, g_min_lr, g_warmup, g_wd, g_clip, g_accum, g_decay;
     bool g_eval_every, g_eval_batches, g_holdout, g_out;
@@ -127,6 +144,15 @@ static bool adapting(const train_opts *o) { return o->lora || o->adapter; }
 
 /* The file whose saved run goes on: --resume's or --adapter's. */
 static const char *continued(const train_opts *o) { return o->adapter ? o->adapter : o->resume; }
+
+/* PATH.train (malloc; NULL when out of memory): an adapter run's state. */
+static char *state_path(const char *path)
+{
+    size_t n = strlen(path) + sizeof ".train";
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s.train", path);
+    return p;
+}
 
 static int parse(int argc, char **argv, train_opts *o)
 {
@@ -181,8 +207,18 @@ static int parse(int argc, char **argv, train_opts *o)
             o->out = v, o->g_out = true;
         } else if (cli_opt(&a, "--lora", &v)) {
             ok = !v || cli_lora_set(c, &o->lc, v), o->lora = true;
+        } else if (cli_opt(&a, "--lora-dropout", &v)) {
+            char kv[64];
+            snprintf(kv, sizeof kv, "dropout=%.40s", v ? v : "");
+            ok = !v || cli_lora_set(c, &o->lc, kv), o->lora = true;
         } else if (cli_opt(&a, "--adapter", &v)) {
             o->adapter = v;
+        } else if (cli_flag(&a, "--chat")) {
+            o->chat = true;
+        } else if (cli_flag(&a, "--grad-checkpoint")) {
+            o->recompute = true;
+        } else if (cli_opt(&a, "--loss-chunk", &v)) {
+            ok = !v || cli_parse_i32(c, "--loss-chunk", v, 0, INT32_MAX, &o->loss_chunk);
         } else if (cli_opt(&a, "--keep-best", &v)) {
             o->best = v;
         } else if (cli_opt(&a, "--resume", &v)) {
@@ -216,9 +252,19 @@ static int parse(int argc, char **argv, train_opts *o)
                          "tokenizer, if it has one, is in %s)", o->resume);
     if (o->tokenizer && o->vocab)
         return cli_error(c, CLI_USAGE, "give --tokenizer FILE or --vocab N, not both");
-    if (o->init && o->resume)
-        return cli_error(c, CLI_USAGE, "give --init MODEL (start fine-tuning) or --resume FILE "
-                         "(continue a run, fine-tuning or not), not both");
+    if (o->init && o->resume) {     /* an adapter's run: its state is beside it */
+        if (o->lora || o->adapter)
+            return cli_error(c, CLI_USAGE, "--resume %s continues an adapter's run: give no "
+                             "--lora or --adapter with it", o->resume);
+        if (!(o->adapter_state = state_path(o->resume)))
+            return cli_error(c, CLI_FAILED, "out of memory");
+        if (access(o->adapter_state, F_OK))
+            return cli_error(c, CLI_USAGE, "give --init MODEL (start fine-tuning) or --resume FILE "
+                             "(continue a run, fine-tuning or not), not both; with --init, "
+                             "--resume ADAPTER continues an adapter's run from ADAPTER.train, "
+                             "and %s does not exist", o->adapter_state);
+        o->adapter = o->adapter_state, o->resume = NULL;
+    }
     if (o->init && (o->tokenizer || o->vocab))
         return cli_error(c, CLI_USAGE, "--tokenizer and --vocab cannot change the tokenizer of "
                          "--init %s (the model's own encodes the data)", o->init);
@@ -240,6 +286,9 @@ static int parse(int argc, char **argv, train_opts *o)
         if (!o->g_min_lr) o->opt.min_lr = o->opt.lr / 10;
         if (!o->g_wd) o->opt.weight_decay = 0.0f;
     }
+    if (adapting(o) && (!(o->out_state = state_path(o->out)) ||
+                        (o->best && !(o->best_state = state_path(o->best)))))
+        return cli_error(c, CLI_FAILED, "out of memory");
     if (adapting(o) && !strcmp(o->out, o->init))
         return cli_error(c, CLI_USAGE, "--out %s is the model the adapter trains on: name the "
                          "adapter's file", o->out);
@@ -283,17 +332,24 @@ static bool params_finite(ngpt_context *ctx)
     return true;
 }
 
-static ngpt_status save(ngpt_context *ctx, const char *path, const train_opts *o, float best,
-                        uint64_t data_hash)
+/* A model's checkpoint holds its training state; an adapter's run writes
+ * the adapter alone to path (what inference reads: a third of the floats)
+ * and its state (the adapter, AdamW moments, settings) to path.train,
+ * first, so that a crash between the two leaves a state that continues. */
+static ngpt_status save(ngpt_context *ctx, const char *path, const char *state,
+                        const train_opts *o, float best, uint64_t data_hash)
 {
     ngpt_train_state ts = {.data_hash = data_hash, .seed = o->seed, .batch = o->batch,
                            .seq = o->seq, .opt = o->opt,
                            .best_eval_loss = best, .holdout = o->holdout,
                            .eval_every = o->eval_every, .eval_batches = o->eval_batches};
-    return ngpt_context_save_train(ctx, path, &ts);
+    if (!adapting(o)) return ngpt_context_save_train(ctx, path, &ts);
+    ngpt_status st = ngpt_context_save_train(ctx, state, &ts);
+    return st ? st : ngpt_context_save(ctx, path);
 }
 
 /* ------------------------------------------------------------- options */
+
 
 /* --resume: opens the checkpoint once (its context is made from the open
  * model) and applies the saved settings, which decide the shape of the
@@ -493,7 +549,12 @@ static int train_tokenizer(run *r)
 static int tokenize(run *r)
 {
     const train_opts *o = r->o;
-    if (r->tok && ngpt_data_tokenize(r->data, r->tok, o->seq)) return cli_library_failed(r->cmd);
+    if (o->chat && !r->tok)
+        return cli_error(r->cmd, CLI_USAGE, "--chat: conversations are tokens of a model's "
+                         "tokenizer (--init MODEL, --resume or --tokenizer)");
+    if (o->chat ? ngpt_data_tokenize_chat(r->data, r->tok, o->seq)
+                : r->tok && ngpt_data_tokenize(r->data, r->tok, o->seq))
+        return cli_library_failed(r->cmd);
     ngpt_data_token_counts(r->data, &r->train_tokens, &r->eval_tokens);
     for (int32_t i = 0; r->eval_bytes && i < o->eval_batches; i++) {
         uint64_t b = 0;
@@ -538,7 +599,8 @@ static int open_model(run *r)
 {
     const train_opts *o = r->o;
     ngpt_shape shape = {.mode = NGPT_MODE_TRAIN, .batch = o->batch, .seq = o->seq,
-                        .trace = NGPT_TRACE_NONE, .threads = o->threads, .adapter = o->ad};
+                        .trace = NGPT_TRACE_NONE, .threads = o->threads, .adapter = o->ad,
+                        .recompute = o->recompute, .loss_chunk = o->loss_chunk};
     /* resumed: the checkpoint's weights and optimizer; fine-tuned: its
      * weights under the --config dropout, a fresh optimizer; new: fresh
      * weights; an adapter: the model's weights as they are (no config),
@@ -693,7 +755,7 @@ static int evaluate_if_due(run *r, float *eval)
         return cli_library_failed(r->cmd);
     if (o->best && *eval < r->best) {
         r->best = *eval;
-        if (save(r->ctx, o->best, o, r->best, r->data_hash)) return cli_library_failed(r->cmd);
+        if (save(r->ctx, o->best, o->best_state, o, r->best, r->data_hash)) return cli_library_failed(r->cmd);
     }
     r->best = *eval < r->best ? *eval : r->best;
     return CLI_OK;
@@ -753,7 +815,7 @@ static int finish(run *r, int rc, bool nonfinite)
         printf("stopped on a non-finite value; the parameters already hold NaN/Inf, so %s was "
                "not overwritten\n", o->out);
     } else if (rc == CLI_OK || interrupted || nonfinite) {
-        if (save(r->ctx, o->out, o, r->best, r->data_hash)) rc = cli_library_failed(r->cmd);
+        if (save(r->ctx, o->out, o->out_state, o, r->best, r->data_hash)) rc = cli_library_failed(r->cmd);
         else printf("%s %s at step %llu\n", interrupted ? "interrupted: saved"
                     : nonfinite ? "stopped on a non-finite value: saved the last good state in"
                                 : "saved",
@@ -817,5 +879,8 @@ int cli_cmd_train(int argc, char **argv)
     rc = train_command(argv[0], &o);
     ngpt_adapter_close(o.ad);       /* after its context (train_command frees it) */
     ngpt_model_close(o.model);      /* after its context */
+    free(o.adapter_state);
+    free(o.out_state);
+    free(o.best_state);
     return rc;
 }

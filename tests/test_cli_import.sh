@@ -72,6 +72,20 @@ $N import "$dir/llama_chat" --out "$dir/lc.ngpt" > "$dir/out" 2> "$dir/err" &&
     grep -q "^  end token: 298 <|im_end|>$" "$dir/out" && grep -q "^  chat: ChatML" "$dir/out" &&
     $N tokenizer info "$dir/lc.ngpt" > "$dir/info" 2>> "$dir/err" && grep -q "298 \"<|im_end|>\" (end of text)" "$dir/info"
 check $? "import reads tokenizer_config.json's eos_token: $(cat "$dir/out" "$dir/info" "$dir/err")"
+# conversations (--chat) train an adapter of the ChatML model, only the replies as targets
+i=0
+while [ $i -lt 40 ]; do
+    printf '{"messages": [{"role": "user", "content": "hi %d"}, {"role": "assistant", "content": "no"}]}\n' $i >> "$dir/chat.jsonl"
+    i=$((i + 1))
+done
+$N train --init "$dir/lc.ngpt" --lora r=2 --chat --data "$dir/chat.jsonl" --steps 3 --batch 2 --seq 16 \
+    --eval-every 0 --eval-batches 1 --threads 1 --out "$dir/chat.lora" > "$dir/out" 2>&1 &&
+    [ -s "$dir/chat.lora" ] && [ -s "$dir/chat.lora.train" ] && grep -q "^saved $dir/chat.lora at step 3$" "$dir/out"
+check $? "train --chat: a LoRA adapter on ChatML conversations: $(cat "$dir/out")"
+for i in 1 2 3 4 5 6 7 8; do printf '{"messages": [{"role": "user", "content": "hi"}]}\nnot json\n'; done > "$dir/bad.jsonl"
+$N train --init "$dir/lc.ngpt" --lora r=2 --chat --data "$dir/bad.jsonl" --steps 1 --seq 16 --out "$dir/bad.lora" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && [ ! -e "$dir/bad.lora" ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "line 2 of the data is not a JSON object" "$dir/err"
+check $? "train --chat on a line that is not a conversation: one line, nothing written: $(cat "$dir/err")"
 printf '{"eos_token": "<|endoftext|>", "chat_template": "{{ bos_token }}<|start_header_id|>"}' > "$dir/l3.json"
 $N import "$dir/llama_chat" --tokenizer-config "$dir/l3.json" --out "$dir/lc3.ngpt" > "$dir/out" 2> "$dir/err" &&
     grep -q "^  end token: 299 <|endoftext|>$" "$dir/out" &&

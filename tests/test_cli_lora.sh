@@ -2,8 +2,9 @@
 # test_cli_lora.sh — LoRA adapters from the command line: `ngpt train --init
 # MODEL --lora ...` trains an adapter of a tiny model (the float32 file and its
 # 8-bit copy, frozen) that turns its "ok" into "no"; the adapter file is the
-# same on every build; a run stopped and continued (--adapter FILE) ends with
-# the same bytes; generate, chat, eval and trace apply it (--adapter
+# same on every build; a run stopped and continued (--init MODEL --resume
+# FILE, which reads FILE.train) ends with the same bytes, as does one with
+# --grad-checkpoint and --loss-chunk; generate, chat, eval and trace apply it (--adapter
 # FILE[:SCALE]; scale 0 is the model itself); an adapter of another model is
 # refused in one line; `ngpt info` describes it; bad options are refused.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
@@ -34,23 +35,32 @@ for w in base q8; do
     check $? "[$w] the adapter learns the new answer: loss $first -> $last"
     [ "$(greedy "$dir/base.ngpt" --adapter "$dir/$w.lora")" = " n o \n" ]
     check $? "[$w] the adapted model answers no: $(greedy "$dir/base.ngpt" --adapter "$dir/$w.lora") $(cat "$dir/g.err")"
-    # stopped at step 7 and continued from its file: the same bytes
+    # the adapter alone, its training state beside it (3 times the floats)
+    [ -s "$dir/$w.lora.train" ] && [ "$(wc -c < "$dir/$w.lora.train")" -gt "$(( $(wc -c < "$dir/$w.lora") * 2 ))" ]
+    check $? "[$w] the adapter and its training state beside it: $(ls -l "$dir/$w.lora" "$dir/$w.lora.train")"
+    # stopped at step 7 and continued from its state: the same bytes
     $N train --init "$dir/$w.ngpt" $LORA --out "$dir/$w-b.lora" --log-csv "$dir/$w-b.csv" --stop-at 7 > "$dir/b.log" 2>&1 &&
-        $N train --init "$dir/$w.ngpt" --adapter "$dir/$w-b.lora" --data "$dir/n.txt" --out "$dir/$w-b.lora" \
+        $N train --init "$dir/$w.ngpt" --resume "$dir/$w-b.lora" --data "$dir/n.txt" --out "$dir/$w-b.lora" \
             --log-csv "$dir/$w-b.csv" > "$dir/b2.log" 2>&1
-    check $? "[$w] --stop-at 7, then --adapter: $(cat "$dir/b.log" "$dir/b2.log")"
-    cmp -s "$dir/$w.lora" "$dir/$w-b.lora"
-    check $? "[$w] the continued run's adapter equals the unbroken run's"
+    check $? "[$w] --stop-at 7, then --resume: $(cat "$dir/b.log" "$dir/b2.log")"
+    cmp -s "$dir/$w.lora" "$dir/$w-b.lora" && cmp -s "$dir/$w.lora.train" "$dir/$w-b.lora.train"
+    check $? "[$w] the continued run's adapter and state equal the unbroken run's"
     cut -d, -f1-4,6 "$dir/$w.csv" > "$dir/a.cut"; cut -d, -f1-4,6 "$dir/$w-b.csv" > "$dir/b.cut"
-    cmp -s "$dir/a.cut" "$dir/b.cut" && grep -q "going on from $dir/$w-b.lora" "$dir/b2.log" && ! grep -q warning "$dir/b2.log"
+    cmp -s "$dir/a.cut" "$dir/b.cut" && grep -q "going on from $dir/$w-b.lora.train" "$dir/b2.log" && ! grep -q warning "$dir/b2.log"
     check $? "[$w] the continued run's csv equals the unbroken run's, without a warning: $(cat "$dir/b2.log")"
 done
-# every build trains the same adapter (the file's CRC: bits, settings, identity)
-[ "$(cksum < "$dir/base.lora")" = "4002976612 44872" ]
-check $? "the adapter file is the same on every build: cksum $(cksum < "$dir/base.lora")"
+# every build trains the same adapter (the files' CRC: bits, settings, identity)
+[ "$(cksum < "$dir/base.lora")" = "3658192509 14920" ] && [ "$(cksum < "$dir/base.lora.train")" = "4002976612 44872" ]
+check $? "the adapter and its state are the same on every build: cksum $(cksum < "$dir/base.lora") and $(cksum < "$dir/base.lora.train")"
 $N train --init "$dir/base.ngpt" $LORA --threads 3 --out "$dir/t3.lora" > /dev/null 2>&1 &&
-    cmp -s "$dir/base.lora" "$dir/t3.lora"
+    cmp -s "$dir/base.lora" "$dir/t3.lora" && cmp -s "$dir/base.lora.train" "$dir/t3.lora.train"
 check $? "3 threads train the same adapter"
+$N train --init "$dir/base.ngpt" $LORA --grad-checkpoint --loss-chunk 5 --out "$dir/gc.lora" > "$dir/gc.log" 2>&1 &&
+    cmp -s "$dir/base.lora" "$dir/gc.lora" && cmp -s "$dir/base.lora.train" "$dir/gc.lora.train"
+check $? "--grad-checkpoint and --loss-chunk 5 train the same adapter: $(cat "$dir/gc.log")"
+$N train --init "$dir/base.ngpt" $LORA --lora-dropout 0.1 --steps 1 --out "$dir/d.lora" > /dev/null 2>&1 &&
+    $N info "$dir/d.lora" | grep -q "^adapter:     LoRA r=4 alpha=16 targets=all-linear dropout=0.1:"
+check $? "--lora-dropout P is --lora dropout=P: $($N info "$dir/d.lora" 2>&1)"
 
 # ---- applying it: either model file takes either adapter (one identity)
 [ "$(greedy "$dir/base.ngpt")" = " o k \n" ] && [ "$(greedy "$dir/base.ngpt" --adapter "$dir/base.lora:0")" = " o k \n" ]
@@ -108,11 +118,18 @@ check $? "train refuses an adapter of another config before its settings apply: 
 $N info "$dir/base.lora" > "$dir/info" 2>&1 &&
     grep -q "^adapter:     LoRA r=4 alpha=16 targets=all-linear: scale 4, 3072 floats (0.01 MiB) in 2 of 2 layers: c_attn,o_proj,c_fc,down_proj$" "$dir/info" &&
     grep -q "^model:       V=256 T=16 C=32 L=2 H=4 d_ff=64 dropout=0 .*; identity [0-9a-f]\{16\} " "$dir/info" &&
+    grep -q "^training:    none: the adapter alone$" "$dir/info" &&
+    $N info "$dir/base.lora.train" > "$dir/info" 2>&1 &&
     grep -q "^training:    step 20 of 20, batch 8, seq 16, lr 0.01 -> 0.001, seed 42, best eval loss " "$dir/info"
-check $? "info of an adapter: $(cat "$dir/info")"
+check $? "info of an adapter and of its training state: $(cat "$dir/info")"
 $N info "$dir/q8.ngpt" --batch 8 --seq 16 --lora r=4,targets=all-linear > "$dir/info" 2>&1 &&
     grep -q "^lora train:  [0-9]* bytes (.*) at batch 8, seq 16: a LoRA adapter r=4 alpha=16 targets=all-linear, 3072 floats (0.01 MiB), on these q8 weights, frozen" "$dir/info"
 check $? "info sizes a LoRA run of a model: $(grep lora "$dir/info")"
+lora_bytes() { $N info "$dir/base.ngpt" --batch 8 --seq 16 --lora r=4,targets=all-linear "$@" | sed -n 's/^lora train:  \([0-9]*\) bytes.*/\1/p'; }
+plain=$(lora_bytes) saved=$(lora_bytes --grad-checkpoint --loss-chunk 16)
+[ -n "$plain" ] && [ -n "$saved" ] && [ "$saved" -lt "$plain" ] &&
+    $N info "$dir/base.ngpt" --grad-checkpoint --loss-chunk 16 | grep -q "^arena train: .*, --grad-checkpoint, --loss-chunk 16 ("
+check $? "info --grad-checkpoint --loss-chunk sizes the smaller run ($saved against $plain bytes)"
 arena=$(sed -n 's/^lora train:  [0-9]* bytes (\([0-9.]*\) MiB).*/\1/p' "$dir/info")
 grep -q "; arena $arena MiB (batch 8, seq 16," "$dir/q8.log"
 check $? "the arena info gave ($arena MiB) is the one train plans: $(head -1 "$dir/q8.log")"
@@ -134,6 +151,9 @@ expect 2 "--lora: unknown key \"beta\"" train --init "$dir/base.ngpt" --lora r=4
 expect 2 "--lora: targets: gate_proj and up_proj are SwiGLU's" train --init "$dir/base.ngpt" --lora targets=gate_proj $T
 expect 2 "--lora: targets: lm_head is the embedding or the lm_head" train --init "$dir/base.ngpt" --lora targets=lm_head $T
 expect 2 "--out $dir/base.ngpt is the model the adapter trains on" train --init "$dir/base.ngpt" --lora r=4 --data "$dir/n.txt" --out "$dir/base.ngpt"
+expect 2 "--resume $dir/base.lora continues an adapter's run: give no --lora or --adapter" train --init "$dir/base.ngpt" --resume "$dir/base.lora" --lora r=4 $T
+expect 2 "with --init, --resume ADAPTER continues an adapter's run from ADAPTER.train, and $dir/q8.ngpt.train does not exist" train --init "$dir/base.ngpt" --resume "$dir/q8.ngpt" $T
+expect 2 "--chat: conversations are tokens of a model's tokenizer" train --init "$dir/base.ngpt" --lora r=4 --chat $T
 expect 1 "cannot go on training $dir/base.ngpt: .*is not a LoRA adapter" train --init "$dir/base.ngpt" --adapter "$dir/base.ngpt" $T
 expect 1 "is a LoRA adapter, not a model" generate --model "$dir/base.lora" --prompt hi
 expect 1 "cannot open $dir/none.lora" generate --model "$dir/base.ngpt" --prompt hi --adapter "$dir/none.lora"
