@@ -17,7 +17,7 @@ static const char *const HELP =
     "files. docs/IMPORT.md (\"PEFT adapters\") says what is read and refused.\n";
 
 static const char *const HELP_IMPORT =
-    "usage: ngpt lora import MODEL PEFT_DIR OUT.lora\n\n"
+    "usage: ngpt lora import PEFT_DIR --model MODEL --out FILE.lora\n\n"
     "Reads PEFT_DIR's adapter_config.json and adapter_model.safetensors (F32, F16 or\n"
     "BF16) for MODEL and writes the adapter as an ngpt adapter file: r, lora_alpha,\n"
     "use_rslora, lora_dropout and the modules target_modules selects (a list, a\n"
@@ -25,55 +25,74 @@ static const char *const HELP_IMPORT =
     "modules_to_save, rank or alpha patterns and other options are refused by name.\n";
 
 static const char *const HELP_EXPORT =
-    "usage: ngpt lora export MODEL ADAPTER.lora PEFT_DIR\n\n"
-    "Writes the adapter (of MODEL) as a PEFT adapter directory, made if absent:\n"
-    "adapter_config.json and adapter_model.safetensors (float32), which\n"
-    "peft.PeftModel.from_pretrained loads on the Hugging Face model MODEL was\n"
-    "imported from, and `ngpt lora import` reads back bit for bit.\n";
+    "usage: ngpt lora export FILE.lora --model MODEL --out PEFT_DIR\n\n"
+    "Writes the adapter FILE (of MODEL, whose modules name its tensors) as a PEFT\n"
+    "adapter directory, made if absent: adapter_config.json and\n"
+    "adapter_model.safetensors (float32), which peft.PeftModel.from_pretrained loads\n"
+    "on the Hugging Face model MODEL was imported from, and `ngpt lora import`\n"
+    "reads back bit for bit.\n";
 
 static const char *const HELP_MERGE =
-    "usage: ngpt lora merge MODEL ADAPTER.lora[:SCALE] [ADAPTER.lora[:SCALE] ...] OUT.ngpt\n\n"
-    "Writes the float32 model MODEL with the adapters merged into its weights: each\n"
-    "weight becomes W + SCALE s (B A) summed over the adapters in double and rounded\n"
-    "once (s = alpha / r, or alpha / sqrt(r) with rsLoRA; SCALE 1 by default). A\n"
-    "quantized model is refused: merge into its float32 file, then quantize.\n";
+    "usage: ngpt lora merge --model MODEL --adapter FILE[:SCALE] [--adapter ...] --out MODEL2\n\n"
+    "Writes the float32 model MODEL with the adapters (1 to 8) merged into its\n"
+    "weights: each weight becomes W + SCALE s (B A) summed over the adapters in\n"
+    "double and rounded once (s = alpha / r, or alpha / sqrt(r) with rsLoRA; SCALE 1\n"
+    "by default). A quantized model is refused: merge into its float32 file, then\n"
+    "ngpt quantize MODEL2.\n";
 
-static bool want_help(int argc, char **argv, const char *help)
+/* The options of the three: --model, --out, and one positional argument
+ * (import, export: `positional`) or --adapter FILE[:SCALE] ... (merge: NULL).
+ * CLI_OK, CLI_USAGE (printed), or -1 after --help. */
+typedef struct lora_args {
+    const char *model, *out, *arg;
+    cli_adapters ads;
+} lora_args;
+
+static int parse(int argc, char **argv, const char *cmd, const char *help, const char *positional,
+                 const char *usage, lora_args *o)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    cli_args a = cli_args_init(argc, argv);
+    a.cmd = cmd;
+    const char *v;
+    while (cli_next(&a)) {
+        int took;
+        if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(help, stdout);
-            return true;
+            return -1;
+        } else if (cli_opt(&a, "--model", &v)) {
+            o->model = v;
+        } else if (cli_opt(&a, "--out", &v)) {
+            o->out = v;
+        } else if (!positional && (took = cli_adapter_option(&a, &o->ads))) {
+            if (took < 0) return CLI_USAGE;
+        } else if (positional && cli_arg(&a)[0] != '-' && !o->arg) {
+            o->arg = cli_arg(&a);
+        } else {
+            return cli_unknown(&a);
         }
-    return false;
-}
-
-/* lo..hi positional arguments (no options), or a usage error. */
-static int positional(const char *cmd, int argc, char **argv, int lo, int hi, const char *what)
-{
-    for (int i = 1; i < argc; i++)
-        if (argv[i][0] == '-' && argv[i][1])
-            return cli_error(cmd, CLI_USAGE, "unknown option %s (see ngpt %s --help)", argv[i], cmd);
-    if (argc - 1 < lo || argc - 1 > hi)
-        return cli_error(cmd, CLI_USAGE, "expects %s (see ngpt %s --help)", what, cmd);
+    }
+    if (a.failed) return CLI_USAGE;
+    if (!o->model || !o->out || (positional ? !o->arg : !o->ads.n))
+        return cli_error(cmd, CLI_USAGE, "expects %s (see ngpt %s --help)", usage, cmd);
     return CLI_OK;
 }
 
 static int cmd_import(int argc, char **argv)
 {
     const char *cmd = "lora import";
-    if (want_help(argc, argv, HELP_IMPORT)) return CLI_OK;
-    int rc = positional(cmd, argc, argv, 3, 3, "MODEL PEFT_DIR OUT.lora");
-    if (rc) return rc;
+    lora_args o = {0};
+    int rc = parse(argc, argv, cmd, HELP_IMPORT, "PEFT_DIR",
+                   "PEFT_DIR --model MODEL --out FILE.lora", &o);
+    if (rc) return rc < 0 ? CLI_OK : rc;
     ngpt_model *model = NULL;
     ngpt_adapter *ad = NULL;
     ngpt_lora_config lc;
-    if (ngpt_model_open(&model, argv[1]) || ngpt_import_peft(&ad, model, argv[2]) ||
-        ngpt_adapter_lora_config(ad, &lc) || ngpt_adapter_save(ad, argv[3]))
+    if (ngpt_model_open(&model, o.model) || ngpt_import_peft(&ad, model, o.arg) ||
+        ngpt_adapter_lora_config(ad, &lc) || ngpt_adapter_save(ad, o.out))
         rc = cli_library_failed(cmd);
     else
-        printf("wrote %s: r=%d alpha=%g%s%s from %s\n", argv[3], (int)lc.rank, (double)lc.alpha,
-               lc.rslora ? " rslora" : "", lc.layers ? " (some layers)" : "", argv[2]);
+        printf("wrote %s: r=%d alpha=%g%s%s from %s\n", o.out, (int)lc.rank, (double)lc.alpha,
+               lc.rslora ? " rslora" : "", lc.layers ? " (some layers)" : "", o.arg);
     ngpt_adapter_close(ad);
     ngpt_model_close(model);
     return rc;
@@ -82,75 +101,52 @@ static int cmd_import(int argc, char **argv)
 static int cmd_export(int argc, char **argv)
 {
     const char *cmd = "lora export";
-    if (want_help(argc, argv, HELP_EXPORT)) return CLI_OK;
-    int rc = positional(cmd, argc, argv, 3, 3, "MODEL ADAPTER.lora PEFT_DIR");
-    if (rc) return rc;
+    lora_args o = {0};
+    int rc = parse(argc, argv, cmd, HELP_EXPORT, "FILE.lora",
+                   "FILE.lora --model MODEL --out PEFT_DIR", &o);
+    if (rc) return rc < 0 ? CLI_OK : rc;
     ngpt_model *model = NULL;
     ngpt_adapter *ad = NULL;
-    if (ngpt_model_open(&model, argv[1]) || ngpt_adapter_open(&ad, argv[2]) ||
-        ngpt_adapter_export_peft(ad, model, argv[3]))
+    if (ngpt_model_open(&model, o.model) || ngpt_adapter_open(&ad, o.arg) ||
+        ngpt_adapter_export_peft(ad, model, o.out))
         rc = cli_library_failed(cmd);
     else
-        printf("wrote %s: adapter_config.json and adapter_model.safetensors\n", argv[3]);
+        printf("wrote %s: adapter_config.json and adapter_model.safetensors\n", o.out);
     ngpt_adapter_close(ad);
     ngpt_model_close(model);
     return rc;
 }
 
-/* "FILE:SCALE" into the file and scale; a suffix that is no number is part
- * of the name. */
-static bool adapter_arg(const char *cmd, char *arg, float *scale)
-{
-    *scale = 1.0f;
-    char *colon = strrchr(arg, ':');
-    if (!colon || colon == arg) return true;
-    char *end;
-    const float s = strtof(colon + 1, &end);
-    if (end == colon + 1 || *end) return true;
-    if (!(s == s) || s > 1e30f || s < -1e30f) {
-        cli_error(cmd, CLI_USAGE, "the scale in \"%s\" must be a finite number", arg);
-        return false;
-    }
-    *colon = '\0';
-    *scale = s;
-    return true;
-}
-
 static int cmd_merge(int argc, char **argv)
 {
     const char *cmd = "lora merge";
-    if (want_help(argc, argv, HELP_MERGE)) return CLI_OK;
-    int rc = positional(cmd, argc, argv, 3, 2 + NGPT_ADAPTERS_MAX,
-                        "MODEL, 1 to 8 ADAPTER[:SCALE] and OUT.ngpt");
-    if (rc) return rc;
-    const int n = argc - 3;
-    float scales[NGPT_ADAPTERS_MAX];
-    ngpt_adapter *ads[NGPT_ADAPTERS_MAX] = {0};
-    for (int i = 0; i < n; i++)
-        if (!adapter_arg(cmd, argv[2 + i], &scales[i])) return CLI_USAGE;
-    const char *in = argv[1], *out = argv[argc - 1];
+    lora_args o = {0};
+    int rc = parse(argc, argv, cmd, HELP_MERGE, NULL,
+                   "--model MODEL --adapter FILE[:SCALE] ... --out MODEL2", &o);
+    if (rc) return rc < 0 ? CLI_OK : rc;
     ngpt_model *model = NULL;
     ngpt_context *ctx = NULL;
     ngpt_config cfg;
-    if (ngpt_model_open(&model, in) || ngpt_model_config(model, &cfg)) {
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    shape.seq = 1;      /* no forward runs: the smallest arena that owns the weights */
+    if (ngpt_model_open(&model, o.model) || ngpt_model_config(model, &cfg)) {
         rc = cli_library_failed(cmd);
     } else if (cfg.weights != NGPT_WEIGHTS_F32) {
         rc = cli_error(cmd, CLI_FAILED, "%s holds %s weights, which do not take a merge "
-                       "exactly: merge into its float32 file, then ngpt quantize the result", in,
-                       cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit");
-    } else {
-        ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
-        shape.seq = 1;      /* no forward runs: the smallest arena that owns the weights */
-        bool ok = !ngpt_context_init(&ctx, model, &cfg, &shape, NULL, 0);
-        for (int i = 0; ok && i < n; i++) ok = !ngpt_adapter_open(&ads[i], argv[2 + i]);
-        if (!ok || ngpt_context_adapters_merge(ctx, (const ngpt_adapter *const *)ads, scales, n) ||
-            ngpt_context_save(ctx, out))
+                       "exactly: merge into its float32 file, then ngpt quantize the result",
+                       o.model, cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit");
+    } else if (!(rc = cli_adapters_open(cmd, &o.ads, &shape))) {
+        if (ngpt_context_init(&ctx, model, &cfg, &shape, NULL, 0) ||
+            ngpt_context_adapters_merge(ctx, (const ngpt_adapter *const *)o.ads.ad, o.ads.scale,
+                                        o.ads.n) ||
+            ngpt_context_save(ctx, o.out))
             rc = cli_library_failed(cmd);
         else
-            printf("wrote %s: %d adapter%s merged into %s\n", out, n, n == 1 ? "" : "s", in);
+            printf("wrote %s: %d adapter%s merged into %s\n", o.out, o.ads.n,
+                   o.ads.n == 1 ? "" : "s", o.model);
     }
     ngpt_context_free(ctx);
-    for (int i = 0; i < n; i++) ngpt_adapter_close(ads[i]);
+    cli_adapters_close(&o.ads);
     ngpt_model_close(model);
     return rc;
 }

@@ -15,17 +15,17 @@ check $? "test_peft --write: $(cat "$dir/err")"
 $N import "$dir/gpt2" --out "$dir/m.ngpt" > /dev/null 2> "$dir/err"
 check $? "ngpt import: $(cat "$dir/err")"
 
-$N lora import "$dir/m.ngpt" "$dir/peft" "$dir/a.lora" > "$dir/out" 2> "$dir/err" &&
+$N lora import "$dir/peft" --model "$dir/m.ngpt" --out "$dir/a.lora" > "$dir/out" 2> "$dir/err" &&
     grep -q "^wrote $dir/a.lora: r=8 alpha=12 from $dir/peft" "$dir/out"
 check $? "lora import: $(cat "$dir/out" "$dir/err")"
-$N lora export "$dir/m.ngpt" "$dir/a.lora" "$dir/x" > "$dir/out" 2> "$dir/err" &&
+$N lora export "$dir/a.lora" --model "$dir/m.ngpt" --out "$dir/x" > "$dir/out" 2> "$dir/err" &&
     [ -s "$dir/x/adapter_config.json" ] && [ -s "$dir/x/adapter_model.safetensors" ] &&
-    $N lora import "$dir/m.ngpt" "$dir/x" "$dir/b.lora" > /dev/null 2>> "$dir/err" &&
+    $N lora import "$dir/x" --model "$dir/m.ngpt" --out "$dir/b.lora" > /dev/null 2>> "$dir/err" &&
     cmp -s "$dir/a.lora" "$dir/b.lora"
 check $? "export then import: the same adapter file: $(cat "$dir/err")"
 
 params() { $N checksum "$1" 2> /dev/null | sed -n 's/^params=//p'; }
-$N lora merge "$dir/m.ngpt" "$dir/a.lora" "$dir/merged.ngpt" > "$dir/out" 2> "$dir/err" &&
+$N lora merge --model "$dir/m.ngpt" --adapter "$dir/a.lora" --out "$dir/merged.ngpt" > "$dir/out" 2> "$dir/err" &&
     grep -q "^wrote $dir/merged.ngpt: 1 adapter merged into $dir/m.ngpt" "$dir/out"
 check $? "lora merge: $(cat "$dir/out" "$dir/err")"
 $N generate --model "$dir/merged.ngpt" --prompt "the" -n 4 --temp 0 > /dev/null 2> "$dir/err"
@@ -33,27 +33,28 @@ check $? "the merged model generates: $(cat "$dir/err")"
 base=$(params "$dir/m.ngpt")
 [ -n "$base" ] && [ "$(params "$dir/merged.ngpt")" != "$base" ]
 check $? "the merged weights moved"
-$N lora merge "$dir/m.ngpt" "$dir/a.lora:0" "$dir/a.lora:0" "$dir/zero.ngpt" > /dev/null 2>&1 &&
+$N lora merge --model "$dir/m.ngpt" --adapter "$dir/a.lora:0" --adapter "$dir/a.lora:0" --out "$dir/zero.ngpt" > /dev/null 2>&1 &&
     [ "$(params "$dir/zero.ngpt")" = "$base" ]
 check $? "two adapters merged at scale 0: the model's weights"
 
 $N quantize "$dir/m.ngpt" "$dir/q8.ngpt" > /dev/null 2>&1
-$N lora merge "$dir/q8.ngpt" "$dir/a.lora" "$dir/y.ngpt" > /dev/null 2> "$dir/err"
+$N lora merge --model "$dir/q8.ngpt" --adapter "$dir/a.lora" --out "$dir/y.ngpt" > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "float32 file, then ngpt quantize" "$dir/err" &&
     [ ! -e "$dir/y.ngpt" ]
 check $? "a quantized model is refused, one line: $(cat "$dir/err")"
-$N lora import "$dir/q8.ngpt" "$dir/peft" "$dir/q.lora" > /dev/null 2> "$dir/err" &&
-    $N lora export "$dir/m.ngpt" "$dir/q.lora" "$dir/z" > /dev/null 2>> "$dir/err" &&
-    $N lora import "$dir/m.ngpt" "$dir/z" "$dir/z.lora" > /dev/null 2>> "$dir/err" &&
+$N lora import "$dir/peft" --model "$dir/q8.ngpt" --out "$dir/q.lora" > /dev/null 2> "$dir/err" &&
+    $N lora export "$dir/q.lora" --model "$dir/m.ngpt" --out "$dir/z" > /dev/null 2>> "$dir/err" &&
+    $N lora import "$dir/z" --model "$dir/m.ngpt" --out "$dir/z.lora" > /dev/null 2>> "$dir/err" &&
     cmp -s "$dir/a.lora" "$dir/z.lora"
 check $? "imported on the 8-bit file, the adapter is the float32 model's: $(cat "$dir/err")"
-$N lora import "$dir/m.ngpt" "$dir/nonexistent" "$dir/c.lora" > /dev/null 2> "$dir/err"
+$N lora import "$dir/nonexistent" --model "$dir/m.ngpt" --out "$dir/c.lora" > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^ngpt lora import: .*adapter_config.json" "$dir/err" &&
     [ ! -e "$dir/c.lora" ]
 check $? "no adapter_config.json: one line, nothing written: $(cat "$dir/err")"
 
-for args in "lora" "lora frob" "lora import $dir/m.ngpt" "lora export --x a b c" "lora merge $dir/m.ngpt out" \
-            "lora merge $dir/m.ngpt $dir/a.lora:inf $dir/o.ngpt"; do
+for args in "lora" "lora frob" "lora import $dir/peft --model $dir/m.ngpt" "lora export --x a b c" \
+            "lora merge --model $dir/m.ngpt --out out" "lora import $dir/m.ngpt $dir/peft $dir/a.lora" \
+            "lora merge --model $dir/m.ngpt --adapter $dir/a.lora:inf --out $dir/o.ngpt"; do
     $N $args > /dev/null 2>&1
     [ $? -eq 2 ]
     check $? "ngpt $args: usage error (exit 2)"

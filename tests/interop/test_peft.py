@@ -121,7 +121,7 @@ def merge_check(ng, tmp, name, model, lora, d, peft_dir, ids, scale):
     """ngpt lora merge against the reference's merge at scale."""
     merged = os.path.join(tmp, name + ".merged.ngpt")
     arg = lora if scale == 1.0 else f"{lora}:{scale:g}"
-    if not check(run(ng.cli + ["lora", "merge", model, arg, merged]).returncode == 0,
+    if not check(run(ng.cli + ["lora", "merge", "--model", model, "--adapter", arg, "--out", merged]).returncode == 0,
                  f"{name}: ngpt lora merge {arg}"):
         return
     cfg, tensors = hf_gpt2.read_hf_dir(d)
@@ -151,7 +151,7 @@ def variant(ng, tmp, bpes, seed, name, cfg, model_dtype, lc, dtype, greedy):
         hf_llama.write_hf_dir(d, cfg, hf_llama.random_weights(cfg, seed), bpe, model_dtype)
     written = peft_ref.write_adapter(peft_dir, cfg, lc, seed=seed + 100, dtype=dtype)
     ok = (check(run(ng.cli + ["import", d, "--out", model]).returncode == 0, f"{name}: ngpt import")
-          and check(run(ng.cli + ["lora", "import", model, peft_dir, lora]).returncode == 0,
+          and check(run(ng.cli + ["lora", "import", peft_dir, "--model", model, "--out", lora]).returncode == 0,
                     f"{name}: ngpt lora import"))
     if not ok:
         return
@@ -165,9 +165,9 @@ def variant(ng, tmp, bpes, seed, name, cfg, model_dtype, lc, dtype, greedy):
     check(got_g == want_g, f"{name}: greedy {got_g} (reference {want_g})")
 
     out, back = os.path.join(tmp, name + ".exported"), os.path.join(tmp, name + ".back.lora")
-    ok = (check(run(ng.cli + ["lora", "export", model, lora, out]).returncode == 0,
+    ok = (check(run(ng.cli + ["lora", "export", lora, "--model", model, "--out", out]).returncode == 0,
                 f"{name}: ngpt lora export")
-          and check(run(ng.cli + ["lora", "import", model, out, back]).returncode == 0,
+          and check(run(ng.cli + ["lora", "import", out, "--model", model, "--out", back]).returncode == 0,
                     f"{name}: ngpt lora import of the export"))
     if ok:
         check(open(lora, "rb").read() == open(back, "rb").read(),
