@@ -2,7 +2,9 @@
  * fuzz_schema.c) check of a grammar that compiled: a walk through its
  * texts by allowed tokens (bytes), where every allowed token advances, no
  * step is a dead end, and the token masks agree with reading each token's
- * bytes. The text walked (NUL-terminated, at most cap - 1 bytes) is
+ * bytes. A byte whose reading passes the matcher's limits (its stacks or
+ * their depth: generation's NGPT_STOP_GRAMMAR_DEPTH) is allowed but not
+ * taken, and ends the walk if it is all there is. The text walked (NUL-terminated, at most cap - 1 bytes) is
  * returned in out; the return value says whether the grammar may end it. */
 #ifndef NGPT_FUZZ_GRAMMAR_WALK_H
 #define NGPT_FUZZ_GRAMMAR_WALK_H
@@ -26,12 +28,13 @@ static inline bool fuzz_grammar_walk(const ngpt_grammar *g, uint64_t seed, char 
     bool end = ngpt_gm_can_end(st);
     for (int step = 0; n + 1 < cap && step < 64; step++) {
         ngpt_grammar_mask(g, st, mask, &w);
-        int32_t allowed = 0, pick = -1;
+        int32_t allowed = 0, overflowed = 0, pick = -1;
         for (int32_t t = 0; t < 256; t++) {
             int rc = ngpt_grammar_advance(g, st, t, next, &w);
             if ((rc != NGPT_GM_DEAD) != ngpt_mask_bit(mask, t))
                 fuzz_fail("the mask of byte %d is %d, reading it says %d", (int)t,
                           ngpt_mask_bit(mask, t), rc != NGPT_GM_DEAD);
+            overflowed += rc == NGPT_GM_OVERFLOW;
             if (rc == NGPT_GM_OK) {
                 allowed++;
                 seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -39,7 +42,7 @@ static inline bool fuzz_grammar_walk(const ngpt_grammar *g, uint64_t seed, char 
             }
         }
         end = ngpt_gm_can_end(st);
-        if (!allowed && !end && !ngpt_gm_complete(st)) fuzz_fail("a dead end after %zu bytes", n);
+        if (!allowed && !overflowed && !end && !ngpt_gm_complete(st)) fuzz_fail("a dead end after %zu bytes", n);
         if (pick < 0 || (end && (seed >> 40) % 4 == 0)) break;
         ngpt_grammar_advance(g, st, pick, next, &w);
         uint32_t *t = st;
