@@ -74,6 +74,7 @@ static bool nfc_run(const uint8_t *p, size_t n, uint8_t **buf, size_t *cap, size
 /* Appends p[0..n) as it is. */
 static bool copy(const uint8_t *p, size_t n, uint8_t **buf, size_t *cap, size_t *at)
 {
+    if (n == 0) return true;    /* *buf may still be NULL: no pointer arithmetic on it */
     if (!reserve(buf, cap, *at + n)) return false;
     memcpy(*buf + *at, p, n);
     *at += n;
