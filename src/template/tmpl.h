@@ -1,0 +1,129 @@
+/* tmpl.h — the template room's own pieces (not for other rooms: they use
+ * template.h): the arena every parse and render allocates from, strings
+ * that remember which bytes came from the conversation, runtime values, the
+ * tokens and the syntax tree. Errors inside the room unwind with longjmp to
+ * the public entry, which frees the arena: nothing else is allocated. */
+#ifndef NGPT_TEMPLATE_TMPL_H
+#define NGPT_TEMPLATE_TMPL_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "template/template.h"
+
+/* ---- the arena: one per parse (the tree, kept) and one per render */
+
+typedef struct tchunk tchunk;
+typedef struct tarena {
+    tchunk *head;
+    size_t total, limit;        /* bytes taken, and the most it may take */
+    jmp_buf *fail;              /* where a failure unwinds to */
+    ngpt_status status;         /* the failure's */
+} tarena;
+
+void *ta_alloc(tarena *a, size_t n);    /* zeroed, aligned; unwinds when over the limit */
+void ta_free(tarena *a);
+/* Records the message and unwinds to a->fail. */
+_Noreturn void ta_throw(tarena *a, ngpt_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- strings: UTF-8 bytes, and for each byte whether it came from a
+ * message (taint 1: the conversation's text, where no special token is
+ * recognised) or from the template (NULL taint: all of it) */
+
+typedef struct tstr {
+    const char *p;
+    const uint8_t *taint;       /* NULL, or n flags */
+    size_t n;
+} tstr;
+
+#define TSTR(lit) ((tstr){lit, NULL, sizeof lit - 1})
+bool ts_eq(tstr a, tstr b);                     /* the same bytes */
+bool ts_is(tstr a, const char *lit);
+tstr ts_sub(tstr s, size_t from, size_t to);    /* bytes [from, to) */
+tstr ts_copy(tarena *a, const char *p, size_t n, bool tainted);
+
+/* A growing string (the output, a macro's or a block's text). */
+typedef struct tbuf {
+    char *p;
+    uint8_t *taint;             /* made when the first tainted byte comes */
+    size_t n, cap, limit;
+    tarena *a;
+} tbuf;
+void tb_put(tbuf *b, tstr s);
+void tb_lit(tbuf *b, const char *p, size_t n);  /* template bytes */
+void tb_add(tbuf *b, const char *p, size_t n, bool tainted);
+tstr tb_str(const tbuf *b);
+
+/* JavaScript's white space (String.prototype.trim, /\s/) at p[0..n): its
+ * length in bytes, or 0. */
+size_t js_space(const char *p, size_t n);
+/* The code point at p[0..n) and its length (the text is valid UTF-8). */
+uint32_t utf8_next(const char *p, size_t n, size_t *len);
+/* The offset of the first byte of p[0..n) that is not UTF-8, or n. */
+size_t utf8_valid(const char *p, size_t n);
+/* p[0..n) with each sequence that is not UTF-8 replaced by U+FFFD, as a
+ * JavaScript TextDecoder reads it (WHATWG's maximal subparts). */
+tstr utf8_clean(tarena *a, const char *p, size_t n, bool tainted);
+/* JavaScript's Number.prototype.toString of x into out (>= 32 bytes), and
+ * its Number(text) (StringToNumber: NaN for what is not a number). */
+size_t js_number(double x, char *out);
+double js_to_number(tstr text);
+/* strtod of digits with a '.' (whatever the locale's point). */
+double c_strtod(const char *p, size_t n);
+
+/* ---- values, as @huggingface/jinja's runtime has them */
+
+typedef enum tkind {
+    TV_UNDEF, TV_NULL, TV_BOOL, TV_INT, TV_FLOAT, TV_STR, TV_LIST, TV_TUPLE, TV_MAP, TV_KWARGS,
+    TV_NS, TV_FUNC
+} tkind;
+
+typedef struct tval tval;
+typedef struct tlist { size_t n; tval *v; } tlist;
+typedef struct tmap { size_t n, cap; tstr *k; tval *v; } tmap;  /* in insertion order */
+typedef struct tfunc tfunc;
+
+struct tval {
+    tkind kind;
+    union {
+        bool b;
+        double num;             /* TV_INT and TV_FLOAT: JavaScript numbers both */
+        tstr s;
+        tlist *l;               /* TV_LIST, TV_TUPLE */
+        tmap *m;                /* TV_MAP, TV_KWARGS, TV_NS */
+        tfunc *f;
+    } u;
+};
+
+tval tv_str(tstr s);
+tval tv_num(tkind kind, double x);
+tval tv_bool(bool b);
+tval tv_list(tarena *a, tkind kind, size_t n);          /* n undefined elements */
+tval tv_map(tarena *a, tkind kind);
+void tm_set(tarena *a, tmap *m, tstr key, tval v);
+const tval *tm_get(const tmap *m, tstr key);
+bool tv_truthy(tval v);
+const char *tv_type(tval v);                            /* "StringValue", ... for messages */
+
+/* JSON as the reference's toJSON writes it (null_undefined: undefined as
+ * "null" rather than "undefined"); ascii: \uXXXX for U+007F and above. */
+struct node;
+typedef struct tjson {
+    const struct node *at;      /* the expression, for a message */
+    int indent;                 /* 0: none */
+    bool ascii, null_undefined;
+    tstr item_sep, key_sep;     /* p NULL: the defaults */
+} tjson;
+struct tstate;
+void tv_json(struct tstate *s, tbuf *out, tval v, const tjson *o, int depth);
+
+#include "template/ast.h"
+
+#endif
