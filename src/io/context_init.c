@@ -6,6 +6,7 @@
 #include "base/fpmode.h"
 #include "io/checkpoint.h"
 #include "io/model.h"
+#include "io/tmpl_tensor.h"
 #include "io/train_ckpt.h"
 
 /* The arguments' one reading: the config the context runs (cfg, or the
@@ -72,6 +73,8 @@ ngpt_status ngpt_context_init(ngpt_context **ctx, const ngpt_model *model, const
     st = ngpt_context_create(fn, &c, rq.cfg, rq.shared ? &w : NULL, &rq.shape, arena,
                              arena_bytes);
     if (st) return st;
+    if (model) c->chat_template = ngpt_ckpt_template_bytes(ngpt_model_reader(model),
+                                                           &c->chat_template_size);
     if (model && !rq.shared) {
         if ((st = copy_model(c, model))) {
             ngpt_context_free(c);
