@@ -82,7 +82,7 @@ printf 'hi\n' | $N chat --model "$dir/bytes.ngpt" --template chatml > /dev/null 
 [ $? -eq 2 ] && grep -q "no tokenizer" "$dir/err"
 check $? "--template chatml on a byte-level model: $(cat "$dir/err")"
 printf 'hi\n' | $N chat --model "$dir/m.ngpt" --template llama > /dev/null 2> "$dir/err"
-[ $? -eq 2 ] && grep -q "chatml or plain" "$dir/err"
+[ $? -eq 2 ] && grep -q "chatml, plain, model or a template file" "$dir/err"
 check $? "an unknown template is a usage error: $(cat "$dir/err")"
 
 summary test_cli_chat_template
