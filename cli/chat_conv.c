@@ -58,7 +58,7 @@ int cli_conv_read(const char *cmd, const char *path, cli_conv *c)
     if (!text) return cli_error(cmd, CLI_FAILED, "cannot read %s: %s", path, strerror(errno));
     ngpt_chat_message *m = NULL;
     int rc = CLI_OK;
-    if (ngpt_chat_message_read_json(text, n, &m, &count))
+    if (ngpt_chat_message_read_json(&m, &count, text, n))
         rc = cli_error(cmd, CLI_FAILED, "%s: %s", path, cli_library_error());
     for (size_t i = 0; i < count && !rc; i++)
         rc = cli_conv_add(cmd, c, m[i].role, m[i].content, m[i].content_len);

@@ -1501,8 +1501,8 @@ ngpt_status ngpt_template_render_tokens(const ngpt_template *t, const ngpt_token
  * refused by name (NGPT_ERR_UNSUPPORTED), as is anything but such a list
  * (NGPT_ERR_BAD_FORMAT). *msgs gets *n messages in one allocation (their
  * text included; NULL for none), freed by ngpt_chat_message_free. */
-ngpt_status ngpt_chat_message_read_json(const void *json, size_t len, ngpt_chat_message **msgs,
-                                        size_t *n);
+ngpt_status ngpt_chat_message_read_json(ngpt_chat_message **msgs, size_t *n, const void *json,
+                                        size_t len);
 /* The n messages as that JSON: *len bytes into out (out NULL: count only;
  * NGPT_ERR_TOO_LONG with *len as ngpt_template_render). */
 ngpt_status ngpt_chat_message_write_json(const ngpt_chat_message *msgs, size_t n, char *out,

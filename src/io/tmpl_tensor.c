@@ -1,12 +1,7 @@
 /* tmpl_tensor.c — the byte tensor `chat_template` of a checkpoint
- * (tmpl_tensor.h), and ngpt_model_template, which parses it. */
-#include <stdio.h>
-
-#include "base/fpmode.h"
-#include "io/model.h"
+ * (tmpl_tensor.h; io/model.c's ngpt_model_template parses it). */
 #include "io/tmpl_tensor.h"
 #include "io/tok_tensor.h"
-#include "template/template.h"
 
 size_t ngpt_ckpt_bytes_count(const ngpt_context *ctx)
 {
@@ -43,19 +38,4 @@ const void *ngpt_ckpt_template_bytes(const ngpt_ckpt_reader *r, size_t *size)
     const int64_t at = ngpt_ckpt_find_tensor(r, NGPT_CKPT_CHAT_TEMPLATE);
     *size = 0;
     return at < 0 ? NULL : ngpt_ckpt_tensor_data(r, (uint32_t)at, size);
-}
-
-ngpt_status ngpt_model_template(const ngpt_model *model, ngpt_template **t)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!t) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_template: NULL argument");
-    *t = NULL;
-    if (!model) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_template: NULL model");
-    const ngpt_ckpt_reader *r = ngpt_model_reader(model);
-    size_t size;
-    const void *data = ngpt_ckpt_template_bytes(r, &size);
-    if (!data) return NGPT_OK;
-    char src[600];
-    snprintf(src, sizeof src, "the chat template in %s", r->src);
-    return ngpt_prefixed("ngpt_model_template", ngpt_tmpl_from_config(t, data, size, src));
 }

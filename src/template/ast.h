@@ -58,7 +58,6 @@ struct node {
 };
 
 enum { TMPL_BOS, TMPL_EOS, TMPL_UNK, TMPL_SEP, TMPL_PAD, TMPL_CLS, TMPL_MASK, TMPL_SPECIALS };
-extern const char *const tmpl_special_names[TMPL_SPECIALS];
 
 struct ngpt_template {
     tarena arena;               /* the tree and everything it points to */
@@ -71,9 +70,6 @@ struct ngpt_template {
 
 /* Parses text into t->body; unwinds through t->arena on an error. */
 void tp_parse(ngpt_template *t, const char *text, size_t len);
-/* "line L, column C" of offset at in t's text, into out. */
-void tp_where(const ngpt_template *t, uint32_t at, char *out, size_t cap);
-uint32_t tp_hash(tstr s);
 
 /* ---- evaluation */
 
@@ -102,28 +98,26 @@ _Noreturn void te_throw(tstate *s, const node *n, ngpt_status st, const char *fm
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* Scopes (state.c): a variable set in e; looked up from e outwards. */
 tenv *te_env(tstate *s, tenv *parent);
-void te_set(tstate *s, tenv *e, tstr name, tval v);
+void te_set(tstate *s, tenv *e, tstr name, uint32_t hash, tval v);
+tval te_get(const tenv *e, tstr name, uint32_t hash);
+/* Renders body into s->out (eval.c). */
 void te_render(tstate *s, tenv *global, const nlist *body);
 /* Writes v as the renderer's toString does (nothing for none and undefined). */
 void te_write(tstate *s, const node *n, tbuf *out, tval v);
 /* JavaScript's String(v.value), which + and ~ join. */
 tstr te_raw_string(tstate *s, const node *n, tval v);
-/* A macro's result: its body rendered with args bound (eval.c). */
-tval te_call_macro(tstate *s, const node *call, const node *macro, tenv *caller, tval *args,
-                   size_t n);
 
-/* ---- builtins.c: filters, tests, methods and global functions */
+/* ---- builtins.c: filters, tests, methods and global functions (names.h) */
 
-int tb_filter(tstr name);       /* its number, or -1: not in ngpt's subset */
-int tb_test(tstr name);
-bool tb_method(tstr name);      /* a method ngpt calls on strings and mappings */
 tval tb_apply_filter(tstate *s, const node *n, tval v, tval *args, size_t n_args, tmap *kwargs);
 bool tb_apply_test(tstate *s, const node *n, tval v);
 /* obj.name or obj[key], including builtin methods bound to obj */
 tval tb_member(tstate *s, const node *n, tval obj, tval key);
-/* Calls fn (args: positional, then the keyword arguments as one TV_KWARGS). */
-tval tb_call(tstate *s, const node *n, tval fn, tenv *env, tval *args, size_t n_args);
+/* Calls fn, a builtin (args: positional, then the keyword arguments as one
+ * TV_KWARGS; a macro is eval.c's to call). */
+tval tb_call(tstate *s, const node *n, tval fn, tval *args, size_t n_args);
 void tb_globals(tstate *s, tenv *global);
 /* JavaScript's == (loose) and === (strict) on values. */
 bool tb_loose_eq(tstate *s, const node *n, tval a, tval b);

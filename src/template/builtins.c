@@ -11,50 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "template/names.h"
 #include "template/tmpl.h"
-
-enum {
-    F_SAFE, F_TOJSON, F_TRIM, F_LENGTH, F_FIRST, F_LAST, F_DEFAULT, F_JOIN, F_UPPER, F_LOWER,
-    F_REPLACE, F_STRING, F_LIST, F_ITEMS, F_REVERSE, F_ABS, F_INT, F_FLOAT, F_BOOL, F_COUNT
-};
-static const char *const FILTERS[F_COUNT] = {
-    "safe", "tojson", "trim", "length", "first", "last", "default", "join", "upper", "lower",
-    "replace", "string", "list", "items", "reverse", "abs", "int", "float", "bool"};
-
-enum {
-    T_BOOLEAN, T_CALLABLE, T_ODD, T_EVEN, T_FALSE, T_TRUE, T_NONE, T_STRING, T_NUMBER,
-    T_INTEGER, T_ITERABLE, T_MAPPING, T_SEQUENCE, T_DEFINED, T_UNDEFINED, T_COUNT
-};
-static const char *const TESTS[T_COUNT] = {
-    "boolean", "callable", "odd", "even", "false", "true", "none", "string", "number", "integer",
-    "iterable", "mapping", "sequence", "defined", "undefined"};
-
-/* Function values: 0 is a macro (eval.c), then the methods (bound to a
- * string or a mapping), then the globals. */
-enum {
-    M_MACRO, M_UPPER, M_LOWER, M_STRIP, M_LSTRIP, M_RSTRIP, M_STARTSWITH, M_ENDSWITH, M_SPLIT,
-    M_REPLACE, M_TITLE, M_CAPITALIZE, M_GET, M_ITEMS, M_KEYS, M_VALUES, M_DICTSORT,
-    G_NAMESPACE, G_RAISE, G_RANGE, G_STRFTIME, M_COUNT
-};
-static const char *const NAMES[M_COUNT] = {
-    "", "upper", "lower", "strip", "lstrip", "rstrip", "startswith", "endswith", "split",
-    "replace", "title", "capitalize", "get", "items", "keys", "values", "dictsort",
-    "namespace", "raise_exception", "range", "strftime_now"};
-
-static int find(tstr name, const char *const *names, int first, int n)
-{
-    for (int i = first; i < n; i++)
-        if (ts_is(name, names[i])) return i;
-    return -1;
-}
-
-int tb_filter(tstr name) { return find(name, FILTERS, 0, F_COUNT); }
-int tb_test(tstr name) { return find(name, TESTS, 0, T_COUNT); }
-bool tb_method(tstr name)
-{
-    const int m = find(name, NAMES, M_UPPER, G_NAMESPACE);
-    return m >= 0 && m != M_TITLE && m != M_CAPITALIZE && m != M_DICTSORT;
-}
 
 static _Noreturn void refuse(tstate *s, const node *n, const char *what, tval v)
 {
@@ -272,7 +230,7 @@ tval tb_member(tstate *s, const node *n, tval obj, tval key)
         if (key.kind != TV_STR) refuse(s, n, "a member of a mapping by a key that is not a string", key);
         const tval *v = tm_get(obj.u.m, key.u.s);
         if (v) return *v;
-        const int m = obj.kind == TV_NS ? -1 : find(key.u.s, NAMES, M_GET, M_DICTSORT + 1);
+        const int m = obj.kind == TV_NS ? -1 : tn_find(key.u.s, tmpl_method_names, M_GET, M_DICTSORT + 1);
         return m >= 0 ? bound(s, m, obj) : (tval){.kind = TV_UNDEF};
     }
     if (is_list(obj) || obj.kind == TV_STR) {
@@ -285,7 +243,7 @@ tval tb_member(tstate *s, const node *n, tval obj, tval key)
         if (key.kind != TV_STR) refuse(s, n, "a member of a list or string by a key", key);
         if (ts_is(key.u.s, "length"))
             return tv_num(TV_INT, (double)(obj.kind == TV_STR ? utf16_length(obj.u.s) : obj.u.l->n));
-        const int m = obj.kind == TV_STR ? find(key.u.s, NAMES, M_UPPER, M_CAPITALIZE + 1) : -1;
+        const int m = obj.kind == TV_STR ? tn_find(key.u.s, tmpl_method_names, M_UPPER, M_CAPITALIZE + 1) : -1;
         return m >= 0 ? bound(s, m, obj) : (tval){.kind = TV_UNDEF};
     }
     if (key.kind != TV_STR) refuse(s, n, "a member by a key that is not a string", key);
@@ -388,20 +346,23 @@ void tb_globals(tstate *s, tenv *g)
         {"namespace", G_NAMESPACE}, {"raise_exception", G_RAISE}, {"range", G_RANGE},
         {"strftime_now", G_STRFTIME}};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
-        te_set(s, g, (tstr){fns[i].name, NULL, strlen(fns[i].name)}, bound(s, fns[i].id, (tval){.kind = TV_UNDEF}));
+    {
+        const tstr name = {fns[i].name, NULL, strlen(fns[i].name)};
+        te_set(s, g, name, ts_hash(name), bound(s, fns[i].id, (tval){.kind = TV_UNDEF}));
+    }
     static const char *const constants[] = {"false", "true", "none", "False", "True", "None"};
-    for (size_t i = 0; i < 6; i++)
-        te_set(s, g, (tstr){constants[i], NULL, strlen(constants[i])},
-               i % 3 == 2 ? (tval){.kind = TV_NULL} : tv_bool(i % 3 == 1));
+    for (size_t i = 0; i < 6; i++) {
+        const tstr name = {constants[i], NULL, strlen(constants[i])};
+        te_set(s, g, name, ts_hash(name), i % 3 == 2 ? (tval){.kind = TV_NULL} : tv_bool(i % 3 == 1));
+    }
 }
 
-tval tb_call(tstate *s, const node *n, tval fn, tenv *env, tval *args, size_t k)
+tval tb_call(tstate *s, const node *n, tval fn, tval *args, size_t k)
 {
     if (fn.kind != TV_FUNC) refuse(s, n, "a call", fn);
     const tfunc *f = fn.u.f;
     const tstr self = f->self.kind == TV_STR ? f->self.u.s : TSTR("");
     switch (f->id) {
-    case M_MACRO: return te_call_macro(s, n, f->macro, env, args, k);
     case M_UPPER: return ascii_case(s, n, self, true);
     case M_LOWER: return ascii_case(s, n, self, false);
     case M_STRIP: return tv_str(trim(self, true, true));
@@ -425,7 +386,7 @@ tval tb_call(tstate *s, const node *n, tval fn, tenv *env, tval *args, size_t k)
     case G_STRFTIME: return strftime_now(s, n, args, k);
     default:
         te_throw(s, n, NGPT_ERR_UNSUPPORTED, "the method %s() is outside ngpt's Jinja subset",
-                 NAMES[f->id]);
+                 tmpl_method_names[f->id]);
     }
 }
 
@@ -456,9 +417,15 @@ static tval code_points(tstate *s, tstr str)
     return v;
 }
 
+static _Noreturn void not_json(tstate *s, const node *n, tval v)
+{
+    te_throw(s, n, NGPT_ERR_UNSUPPORTED, "a %s that is or holds a tuple or a function cannot be "
+             "written as JSON (the reference refuses it too)", tv_type(v));
+}
+
 static tval to_json(tstate *s, const node *n, tval v, tmap *kw)
 {
-    tjson o = {.at = n, .null_undefined = true};
+    tjson o = {.null_undefined = true};
     const tval *indent = kw ? tm_get(kw, TSTR("indent")) : NULL;
     const tval *ascii = kw ? tm_get(kw, TSTR("ensure_ascii")) : NULL;
     const tval *sort = kw ? tm_get(kw, TSTR("sort_keys")) : NULL;
@@ -481,7 +448,7 @@ static tval to_json(tstate *s, const node *n, tval v, tmap *kw)
         o.item_sep = seps->u.l->v[0].u.s, o.key_sep = seps->u.l->v[1].u.s;
     }
     tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
-    tv_json(s, &out, v, &o, 0);
+    if (!tv_json(&out, v, &o, 0)) not_json(s, n, v);
     return tv_str(tb_str(&out));
 }
 
@@ -550,9 +517,9 @@ tval tb_apply_filter(tstate *s, const node *n, tval v, tval *args, size_t k, tma
         }
         case F_JOIN: return join(s, n, v.u.l, TSTR(""));
         case F_STRING: {
-            tjson o = {.at = n};
+            const tjson o = {0};
             tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
-            tv_json(s, &out, v, &o, 0);
+            if (!tv_json(&out, v, &o, 0)) not_json(s, n, v);
             return tv_str(tb_str(&out));
         }
         }

@@ -6,69 +6,9 @@
  * continue takes back what it wrote, as the reference drops it. Every
  * evaluation counts a step, so no template runs without end. */
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "template/tmpl.h"
-
-struct tenv {
-    tenv *parent;
-    size_t n, cap;
-    tstr *k;
-    uint32_t *h;
-    tval *v;
-};
-
-_Noreturn void te_throw(tstate *s, const node *n, ngpt_status st, const char *fmt, ...)
-{
-    char msg[600], where[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    tp_where(s->t, n ? n->at : 0, where, sizeof where);
-    ta_throw(&s->a, st, "%s: %s", where, msg);
-}
-
-tenv *te_env(tstate *s, tenv *parent)
-{
-    tenv *e = ta_alloc(&s->a, sizeof *e);
-    e->parent = parent;
-    return e;
-}
-
-static void env_put(tstate *s, tenv *e, tstr name, uint32_t h, tval v)
-{
-    for (size_t i = 0; i < e->n; i++)
-        if (e->h[i] == h && ts_eq(e->k[i], name)) {
-            e->v[i] = v;
-            return;
-        }
-    if (e->n == e->cap) {
-        const size_t cap = e->cap ? 2 * e->cap : 8;
-        tstr *k = ta_alloc(&s->a, cap * sizeof *k);
-        uint32_t *hh = ta_alloc(&s->a, cap * sizeof *hh);
-        tval *v = ta_alloc(&s->a, cap * sizeof *v);
-        if (e->n) {
-            memcpy(k, e->k, e->n * sizeof *k);
-            memcpy(hh, e->h, e->n * sizeof *hh);
-            memcpy(v, e->v, e->n * sizeof *v);
-        }
-        e->k = k, e->h = hh, e->v = v, e->cap = cap;
-    }
-    e->k[e->n] = name, e->h[e->n] = h, e->v[e->n++] = v;
-}
-
-void te_set(tstate *s, tenv *e, tstr name, tval v) { env_put(s, e, name, tp_hash(name), v); }
-
-static tval lookup(const tenv *e, const node *id)
-{
-    for (; e; e = e->parent)
-        for (size_t i = 0; i < e->n; i++)
-            if (e->h[i] == id->hash && ts_eq(e->k[i], id->s)) return e->v[i];
-    return (tval){.kind = TV_UNDEF};
-}
 
 static void step(tstate *s, const node *n)
 {
@@ -77,54 +17,11 @@ static void step(tstate *s, const node *n)
                  "(a loop without end?)", TMPL_STEPS_MAX);
 }
 
-/* ------------------------------------------------------------ values as text */
-
-static tstr number_text(tstate *s, double x, bool float_form)
-{
-    char buf[48];
-    size_t n;
-    if (float_form && x == 0 && signbit(x)) n = (size_t)sprintf(buf, "-0.0");
-    else n = js_number(x, buf);
-    if (float_form && isfinite(x) && x == floor(x) && fabs(x) < 1e21 && !(x == 0 && signbit(x)))
-        buf[n++] = '.', buf[n++] = '0';     /* toFixed(1) of an integral float */
-    return ts_copy(&s->a, buf, n, false);
-}
-
-tstr te_raw_string(tstate *s, const node *n, tval v)
-{
-    switch (v.kind) {
-    case TV_STR: return v.u.s;
-    case TV_INT:
-    case TV_FLOAT: return number_text(s, v.u.num, false);
-    case TV_BOOL: return v.u.b ? TSTR("true") : TSTR("false");
-    default:
-        te_throw(s, n, NGPT_ERR_UNSUPPORTED, "joining a %s to text is outside ngpt's Jinja "
-                 "subset (the reference writes \"[object ...]\")", tv_type(v));
-    }
-}
-
-void te_write(tstate *s, const node *n, tbuf *out, tval v)
-{
-    switch (v.kind) {
-    case TV_UNDEF:
-    case TV_NULL: return;
-    case TV_STR: tb_put(out, v.u.s); return;
-    case TV_INT: tb_put(out, number_text(s, v.u.num, false)); return;
-    case TV_FLOAT: tb_put(out, number_text(s, v.u.num, true)); return;
-    case TV_BOOL: tb_lit(out, v.u.b ? "true" : "false", v.u.b ? 4 : 5); return;
-    case TV_FUNC:
-        te_throw(s, n, NGPT_ERR_UNSUPPORTED, "writing a function as text is outside ngpt's Jinja "
-                 "subset");
-    default: {
-        const tjson o = {.at = n};
-        tv_json(s, out, v, &o, 0);
-    }
-    }
-}
-
 /* ------------------------------------------------------------ expressions */
 
 static tval eval(tstate *s, tenv *e, const node *n);
+static tval call_macro(tstate *s, const node *call, const node *macro, tenv *caller, tval *args,
+                       size_t n);
 
 static bool numeric(tval v) { return v.kind == TV_INT || v.kind == TV_FLOAT; }
 static bool numeric_like(tval v) { return numeric(v) || v.kind == TV_BOOL; }
@@ -342,12 +239,14 @@ static tval eval(tstate *s, tenv *e, const node *n)
         }
         return v;
     }
-    case N_IDENT: return lookup(e, n);
+    case N_IDENT: return te_get(e, n->s, n->hash);
     case N_MEMBER: return member(s, e, n);
     case N_CALL: {
         size_t k;
         tval *args = arguments(s, e, &n->list, &k, NULL);
-        return tb_call(s, n, eval(s, e, n->a), e, args, k);
+        const tval fn = eval(s, e, n->a);
+        if (fn.kind == TV_FUNC && !fn.u.f->id) return call_macro(s, n, fn.u.f->macro, e, args, k);
+        return tb_call(s, n, fn, args, k);
     }
     case N_UNARY: return unary(s, e, n);
     case N_BINARY: return binary(s, e, n);
@@ -385,14 +284,14 @@ static tstr render_apart(tstate *s, tenv *e, const nlist *body, int *flow)
 static void assign(tstate *s, tenv *e, const node *n, const node *target, tval v)
 {
     if (target->kind == N_IDENT) {
-        env_put(s, e, target->s, target->hash, v);
+        te_set(s, e, target->s, target->hash, v);
     } else if (target->kind == N_TUPLE) {
         if (!is_list(v)) te_throw(s, n, NGPT_ERR_BAD_ARG, "cannot unpack a %s", tv_type(v));
         if (v.u.l->n != target->list.n)
             te_throw(s, n, NGPT_ERR_BAD_ARG, "too %s items to unpack", v.u.l->n < target->list.n ? "few" : "many");
         for (size_t i = 0; i < target->list.n; i++) {
             if (target->list.v[i]->kind != N_IDENT) te_throw(s, n, NGPT_ERR_BAD_ARG, "cannot unpack to that");
-            env_put(s, e, target->list.v[i]->s, target->list.v[i]->hash, v.u.l->v[i]);
+            te_set(s, e, target->list.v[i]->s, target->list.v[i]->hash, v.u.l->v[i]);
         }
     } else if (target->kind == N_MEMBER) {
         const tval obj = eval(s, e, target->a);
@@ -421,13 +320,13 @@ static int exec_set(tstate *s, tenv *e, const node *n)
 
 static void bind_loop_var(tstate *s, tenv *e, const node *var, tval item)
 {
-    if (var->kind == N_IDENT) return env_put(s, e, var->s, var->hash, item);
+    if (var->kind == N_IDENT) return te_set(s, e, var->s, var->hash, item);
     if (item.kind != TV_LIST && item.kind != TV_TUPLE)
         te_throw(s, var, NGPT_ERR_BAD_ARG, "cannot unpack a %s", tv_type(item));
     if (item.u.l->n != var->list.n)
         te_throw(s, var, NGPT_ERR_BAD_ARG, "too %s items to unpack", var->list.n > item.u.l->n ? "few" : "many");
     for (size_t j = 0; j < var->list.n; j++)
-        env_put(s, e, var->list.v[j]->s, var->list.v[j]->hash, item.u.l->v[j]);
+        te_set(s, e, var->list.v[j]->s, var->list.v[j]->hash, item.u.l->v[j]);
 }
 
 static tval loop_object(tstate *s, tlist *items, size_t i)
@@ -475,7 +374,7 @@ static int exec_for(tstate *s, tenv *e, const node *n)
     bool ran = false;
     for (size_t i = 0; i < items->n; i++) {
         step(s, n);
-        env_put(s, scope, TSTR("loop"), tp_hash(TSTR("loop")), loop_object(s, items, i));
+        te_set(s, scope, TSTR("loop"), ts_hash(TSTR("loop")), loop_object(s, items, i));
         bind_loop_var(s, scope, n->a, items->v[i]);
         const size_t mark = s->out->n;
         const int flow = exec_block(s, scope, &n->list);
@@ -491,10 +390,12 @@ static void def_macro(tstate *s, tenv *e, const node *n)
     tval f = {.kind = TV_FUNC};
     f.u.f = ta_alloc(&s->a, sizeof *f.u.f);
     f.u.f->macro = n;
-    env_put(s, e, n->s, n->hash, f);
+    te_set(s, e, n->s, n->hash, f);
 }
 
-tval te_call_macro(tstate *s, const node *call, const node *macro, tenv *caller, tval *args, size_t n)
+/* A macro's result: its body rendered in a scope on its caller's (as the
+ * reference scopes it), every parameter bound before any default is. */
+static tval call_macro(tstate *s, const node *call, const node *macro, tenv *caller, tval *args, size_t n)
 {
     if (++s->depth > TMPL_CALL_DEPTH)
         te_throw(s, call, NGPT_ERR_UNSUPPORTED, "macros call each other more than %d deep",
@@ -512,7 +413,7 @@ tval te_call_macro(tstate *s, const node *call, const node *macro, tenv *caller,
             for (size_t j = 0; j < kw->n; j++)
                 if (!used[j] && ts_eq(kw->k[j], p->s)) v = kw->v[j], used[j] = true;
         }
-        env_put(s, scope, p->s, p->hash, v);
+        te_set(s, scope, p->s, p->hash, v);
     }
     for (size_t j = 0; kw && j < kw->n; j++)
         if (!used[j])
@@ -525,7 +426,7 @@ tval te_call_macro(tstate *s, const node *call, const node *macro, tenv *caller,
         const node *p = params->v[i];
         bool given = i < n;
         for (size_t j = 0; kw && j < kw->n && !given; j++) given = ts_eq(kw->k[j], p->s);
-        if (!given && p->kind == N_KWARG) env_put(s, scope, p->s, p->hash, eval(s, scope, p->a));
+        if (!given && p->kind == N_KWARG) te_set(s, scope, p->s, p->hash, eval(s, scope, p->a));
     }
     int flow;
     const tstr text = render_apart(s, scope, &macro->alt, &flow);

@@ -135,7 +135,8 @@ typedef struct lexer {
 static _Noreturn void lex_fail(lexer *lx, size_t pos, const char *what)
 {
     char where[64];
-    tp_where(lx->t, pos < lx->s.n ? lx->s.at[pos] : (uint32_t)lx->t->len, where, sizeof where);
+    tt_where(lx->t->text, lx->t->len, pos < lx->s.n ? lx->s.at[pos] : (uint32_t)lx->t->len, where,
+             sizeof where);
     ta_throw(&lx->t->arena, NGPT_ERR_BAD_FORMAT, "%s: %s", where, what);
 }
 

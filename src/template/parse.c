@@ -7,10 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "template/names.h"
 #include "template/tmpl.h"
-
-const char *const tmpl_special_names[TMPL_SPECIALS] = {
-    "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"};
 
 typedef struct parser {
     ngpt_template *t;
@@ -21,27 +19,10 @@ typedef struct parser {
     int macros;                 /* macro bodies around it */
 } parser;
 
-void tp_where(const ngpt_template *t, uint32_t at, char *out, size_t cap)
-{
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < at && i < t->len; i++) {
-        if (t->text[i] == '\n') line++, col = 1;
-        else if (((uint8_t)t->text[i] & 0xC0) != 0x80) col++;
-    }
-    snprintf(out, cap, "line %zu, column %zu", line, col);
-}
-
-uint32_t tp_hash(tstr s)
-{
-    uint32_t h = 2166136261u;       /* FNV-1a */
-    for (size_t i = 0; i < s.n; i++) h = (h ^ (uint8_t)s.p[i]) * 16777619u;
-    return h;
-}
-
 static _Noreturn void fail_at(parser *p, uint32_t at, ngpt_status st, const char *what)
 {
     char where[64];
-    tp_where(p->t, at, where, sizeof where);
+    tt_where(p->t->text, p->t->len, at, where, sizeof where);
     ta_throw(&p->t->arena, st, "%s: %s", where, what);
 }
 
@@ -421,7 +402,7 @@ static node *primary(parser *p)
     }
     case TK_IDENT:
         n = mk(p, N_IDENT, tk->at);
-        n->s = tk->v, n->hash = tp_hash(tk->v);
+        n->s = tk->v, n->hash = ts_hash(tk->v);
         if (p->macros && (ts_is(n->s, "kwargs") || ts_is(n->s, "varargs") || ts_is(n->s, "caller")))
             outside(p, tk->at, "macro variable", n->s);
         return n;

@@ -10,6 +10,7 @@
 
 #include "base/checked.h"
 #include "base/fpmode.h"
+#include "template/names.h"
 #include "template/tmpl.h"
 
 ngpt_template_options ngpt_template_options_default(void)
@@ -42,7 +43,7 @@ static ngpt_status parse(ngpt_template **out, const char *text, size_t len, cons
     const size_t bad = utf8_valid(copy, len);
     if (bad < len) {
         char where[64];
-        tp_where(t, (uint32_t)bad, where, sizeof where);
+        tt_where(copy, len, (uint32_t)bad, where, sizeof where);
         ta_throw(&t->arena, NGPT_ERR_BAD_FORMAT, "%s: the template is not UTF-8 text", where);
     }
     for (int i = 0; specials && i < TMPL_SPECIALS; i++)
@@ -143,6 +144,8 @@ ngpt_status ngpt_tmpl_check(const ngpt_chat_message *msgs, size_t n, const ngpt_
     return NGPT_OK;
 }
 
+static void set(tstate *s, tenv *g, tstr name, tval v) { te_set(s, g, name, ts_hash(name), v); }
+
 static tval messages(tstate *s, const ngpt_chat_message *msgs, size_t n)
 {
     tval list = tv_list(&s->a, TV_LIST, n);
@@ -177,16 +180,16 @@ ngpt_status ngpt_tmpl_render(const ngpt_template *t, const ngpt_chat_message *ms
     }
     tenv *g = te_env(s, NULL);
     tb_globals(s, g);
-    te_set(s, g, TSTR("messages"), messages(s, msgs, n));
-    te_set(s, g, TSTR("add_generation_prompt"), tv_bool(o.add_generation_prompt));
-    te_set(s, g, TSTR("tools"), (tval){.kind = TV_NULL});
-    te_set(s, g, TSTR("documents"), (tval){.kind = TV_NULL});
+    set(s, g, TSTR("messages"), messages(s, msgs, n));
+    set(s, g, TSTR("add_generation_prompt"), tv_bool(o.add_generation_prompt));
+    set(s, g, TSTR("tools"), (tval){.kind = TV_NULL});
+    set(s, g, TSTR("documents"), (tval){.kind = TV_NULL});
     for (int i = 0; i < TMPL_SPECIALS; i++) {
         const char *given = i == TMPL_BOS ? o.bos_token : i == TMPL_EOS ? o.eos_token : NULL;
         const tstr v = given ? ts_copy(&s->a, given, strlen(given), false) : t->special[i];
-        if (v.n) te_set(s, g, (tstr){tmpl_special_names[i], NULL, strlen(tmpl_special_names[i])}, tv_str(v));
+        if (v.n) set(s, g, (tstr){tmpl_special_names[i], NULL, strlen(tmpl_special_names[i])}, tv_str(v));
     }
-    if (o.thinking) te_set(s, g, TSTR("enable_thinking"), tv_bool(o.thinking == NGPT_THINKING_ON));
+    if (o.thinking) set(s, g, TSTR("enable_thinking"), tv_bool(o.thinking == NGPT_THINKING_ON));
     tbuf text = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
     s->out = &text;
     te_render(s, g, &t->body);
@@ -279,7 +282,7 @@ static ngpt_status read_messages(const cJSON *root, ngpt_chat_message **msgs, si
     return NGPT_OK;
 }
 
-ngpt_status ngpt_chat_message_read_json(const void *json, size_t len, ngpt_chat_message **msgs, size_t *n)
+ngpt_status ngpt_chat_message_read_json(ngpt_chat_message **msgs, size_t *n, const void *json, size_t len)
 {
     NGPT_FPMODE_SCOPE;
     if (!json || !msgs || !n) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_chat_message_read_json: NULL argument");

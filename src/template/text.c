@@ -37,8 +37,8 @@ void *ta_alloc(tarena *a, size_t n)
     if (!c || c->cap - c->used < n) {
         const size_t cap = n > CHUNK ? n : CHUNK;
         if (n > a->limit || a->total > a->limit - cap)
-            ta_throw(a, NGPT_ERR_UNSUPPORTED, "the template needs more than %zu MiB of memory "
-                     "(a template that grows without end?)", a->limit >> 20);
+            ta_throw(a, NGPT_ERR_UNSUPPORTED, "the template needs more memory than ngpt's limit "
+                     "of %zu MiB (a template that grows without end?)", a->limit >> 20);
         c = malloc(sizeof *c + cap);
         if (!c) ta_throw(a, NGPT_ERR_NO_MEMORY, "no memory for %zu bytes of a template", cap);
         c->next = a->head, c->used = 0, c->cap = cap;
@@ -61,7 +61,24 @@ void ta_free(tarena *a)
     a->total = 0;
 }
 
+void tt_where(const char *text, size_t len, uint32_t at, char *out, size_t cap)
+{
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < at && i < len; i++) {
+        if (text[i] == '\n') line++, col = 1;
+        else if (((uint8_t)text[i] & 0xC0) != 0x80) col++;
+    }
+    snprintf(out, cap, "line %zu, column %zu", line, col);
+}
+
 /* ------------------------------------------------------------ strings */
+
+uint32_t ts_hash(tstr s)
+{
+    uint32_t h = 2166136261u;       /* FNV-1a */
+    for (size_t i = 0; i < s.n; i++) h = (h ^ (uint8_t)s.p[i]) * 16777619u;
+    return h;
+}
 
 bool ts_eq(tstr a, tstr b) { return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n)); }
 
@@ -88,8 +105,8 @@ static void tb_room(tbuf *b, size_t more)
 {
     if (more <= b->cap - b->n) return;
     if (more > b->limit - b->n)
-        ta_throw(b->a, NGPT_ERR_UNSUPPORTED, "the template writes more than %zu MiB of text",
-                 b->limit >> 20);
+        ta_throw(b->a, NGPT_ERR_UNSUPPORTED, "the template writes more text than ngpt's limit "
+                 "of %zu MiB", b->limit >> 20);
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->n < more) cap *= 2;
     char *p = ta_alloc(b->a, cap + 1);

@@ -66,6 +66,9 @@ tstr tb_str(const tbuf *b);
 size_t js_space(const char *p, size_t n);
 /* The code point at p[0..n) and its length (the text is valid UTF-8). */
 uint32_t utf8_next(const char *p, size_t n, size_t *len);
+/* "line L, column C" of byte at of text (len bytes), into out. */
+void tt_where(const char *text, size_t len, uint32_t at, char *out, size_t cap);
+uint32_t ts_hash(tstr s);       /* FNV-1a: scopes compare it before the names */
 /* The offset of the first byte of p[0..n) that is not UTF-8, or n. */
 size_t utf8_valid(const char *p, size_t n);
 /* p[0..n) with each sequence that is not UTF-8 replaced by U+FFFD, as a
@@ -113,16 +116,15 @@ bool tv_truthy(tval v);
 const char *tv_type(tval v);                            /* "StringValue", ... for messages */
 
 /* JSON as the reference's toJSON writes it (null_undefined: undefined as
- * "null" rather than "undefined"); ascii: \uXXXX for U+007F and above. */
-struct node;
+ * "null" rather than "undefined"); ascii: \uXXXX for U+007F and above.
+ * false: v is or holds what the reference cannot write either (a tuple,
+ * keyword arguments, a function). */
 typedef struct tjson {
-    const struct node *at;      /* the expression, for a message */
     int indent;                 /* 0: none */
     bool ascii, null_undefined;
     tstr item_sep, key_sep;     /* p NULL: the defaults */
 } tjson;
-struct tstate;
-void tv_json(struct tstate *s, tbuf *out, tval v, const tjson *o, int depth);
+bool tv_json(tbuf *out, tval v, const tjson *o, int depth);
 
 #include "template/ast.h"
 

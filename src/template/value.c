@@ -134,34 +134,34 @@ static void padding(tbuf *out, int indent, int depth)
     for (int i = 0; i < indent * depth; i++) tb_lit(out, " ", 1);
 }
 
-void tv_json(tstate *s, tbuf *out, tval v, const tjson *o, int depth)
+bool tv_json(tbuf *out, tval v, const tjson *o, int depth)
 {
     const tstr item = o->item_sep.p ? o->item_sep : o->indent ? TSTR(",") : TSTR(", ");
     const tstr key = o->key_sep.p ? o->key_sep : TSTR(": ");
     char num[48];
     switch (v.kind) {
-    case TV_NULL: tb_lit(out, "null", 4); return;
+    case TV_NULL: tb_lit(out, "null", 4); return true;
     case TV_UNDEF:
         if (o->null_undefined) tb_lit(out, "null", 4);
         else tb_lit(out, "undefined", 9);
-        return;
-    case TV_BOOL: tb_lit(out, v.u.b ? "true" : "false", v.u.b ? 4 : 5); return;
+        return true;
+    case TV_BOOL: tb_lit(out, v.u.b ? "true" : "false", v.u.b ? 4 : 5); return true;
     case TV_INT:
     case TV_FLOAT:
         if (!isfinite(v.u.num)) tb_lit(out, "null", 4);
         else tb_lit(out, num, js_number(v.u.num, num));
-        return;
-    case TV_STR: json_string(out, v.u.s, o->ascii); return;
+        return true;
+    case TV_STR: json_string(out, v.u.s, o->ascii); return true;
     case TV_LIST:
         tb_lit(out, "[", 1);
         for (size_t i = 0; i < v.u.l->n; i++) {
             if (i) tb_put(out, item);
             if (o->indent) padding(out, o->indent, depth + 1);
-            tv_json(s, out, v.u.l->v[i], o, depth + 1);
+            if (!tv_json(out, v.u.l->v[i], o, depth + 1)) return false;
         }
         if (o->indent && v.u.l->n) padding(out, o->indent, depth);
         tb_lit(out, "]", 1);
-        return;
+        return true;
     case TV_MAP:
     case TV_NS:
         tb_lit(out, "{", 1);
@@ -170,13 +170,12 @@ void tv_json(tstate *s, tbuf *out, tval v, const tjson *o, int depth)
             if (o->indent) padding(out, o->indent, depth + 1);
             json_string(out, v.u.m->k[i], o->ascii);
             tb_put(out, key);
-            tv_json(s, out, v.u.m->v[i], o, depth + 1);
+            if (!tv_json(out, v.u.m->v[i], o, depth + 1)) return false;
         }
         if (o->indent && v.u.m->n) padding(out, o->indent, depth);
         tb_lit(out, "}", 1);
-        return;
+        return true;
     default:
-        te_throw(s, o->at, NGPT_ERR_UNSUPPORTED, "a %s cannot be written as JSON (the reference "
-                 "refuses it too)", tv_type(v));
+        return false;       /* a tuple, keyword arguments or a function: the reference refuses */
     }
 }
