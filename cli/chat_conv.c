@@ -86,7 +86,7 @@ int cli_conv_write(const char *cmd, const cli_conv *c, const char *path)
     return rc;
 }
 
-/* A template file: a tokenizer_config.json (it begins with "{") or Jinja text. */
+/* A template file: a tokenizer_config.json (a name ending in .json) or Jinja text. */
 static int template_file(const char *cmd, const char *path, ngpt_template **t)
 {
     size_t n = 0;
@@ -94,9 +94,10 @@ static int template_file(const char *cmd, const char *path, ngpt_template **t)
     if (!text)
         return cli_error(cmd, CLI_USAGE, "--template must be chatml, plain, model or a template "
                          "file (a tokenizer_config.json or Jinja text); %s: %s", path, strerror(errno));
-    size_t at = strspn(text, " \t\r\n");
-    const ngpt_status st = at < n && text[at] == '{' ? ngpt_template_parse_config(t, text, n)
-                                                     : ngpt_template_parse(t, text, n);
+    const size_t len = strlen(path);
+    const ngpt_status st = len >= 5 && !strcmp(path + len - 5, ".json")
+                               ? ngpt_template_parse_config(t, text, n)
+                               : ngpt_template_parse(t, text, n);
     free(text);
     return st ? cli_error(cmd, CLI_USAGE, "--template %s: %s", path, cli_library_error()) : CLI_OK;
 }

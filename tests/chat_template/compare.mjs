@@ -52,7 +52,7 @@ for (const spec of templates) {
     const tc = config.endsWith('.jinja') ? { chat_template: fs.readFileSync(config, 'utf8') }
                                          : JSON.parse(fs.readFileSync(config, 'utf8'));
     const tok = new PreTrainedTokenizer(JSON.parse(fs.readFileSync(tokenizerJson, 'utf8')), tc);
-    const specials = tok.special_tokens || [];
+    const specials = tok.all_special_tokens || [];
     for (const c of convs) for (const gen of [true, false]) for (const think of [undefined, true, false]) {
         const what = `${name} ${c.name} ${gen ? 'gen' : 'no-gen'} enable_thinking=${think}`;
         const opts = { add_generation_prompt: gen, tokenize: false };
@@ -65,7 +65,7 @@ for (const spec of templates) {
         check(got.out !== undefined && Buffer.compare(got.out, Buffer.from(want, 'utf8')) === 0,
               `${what}: ${got.error || JSON.stringify(String(got.out))}\n  want ${JSON.stringify(want)}`);
         if (ids !== 'ids') continue;
-        const wantIds = Array.from(tok.apply_chat_template(c.messages, { ...opts, tokenize: true, return_tensor: false }));
+        const wantIds = Array.from(tok.apply_chat_template(c.messages, { ...opts, tokenize: true, return_tensor: false, return_dict: false }));
         const r = ngptRender(config, c.messages, [...args, '--ids']);
         const gotIds = r.out ? String(r.out).trim().split(' ').filter(x => x).map(Number) : [];
         let typed = 0;
