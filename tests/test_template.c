@@ -98,6 +98,10 @@ static void constructs(void)
     expect("{{ {'a': [1, 'é', none, true], 'b': {}} | tojson }}|{{ 'é\\n\"' | tojson(ensure_ascii=true) }}",
            "{\"a\": [1, \"é\", null, true], \"b\": {}}|\"\\u00e9\\n\\\"\"");
     expect("{{ [1, {'a': 2}] | tojson(indent=2) }}", "[\n  1,\n  {\n    \"a\": 2\n  }\n]");
+    /* the reference (@huggingface/jinja 0.5.10, in transformers 4.3.2) pads empty ones, and
+     * its `not` is JavaScript's: false for any list or mapping, empty or not */
+    expect("{{ [[], {}] | tojson(indent=1) }}|{{ not [] }}{{ not {} }}{{ not '' }}{{ not 0 }}",
+           "[\n [\n  \n ],\n {\n }\n]|falsefalsetruetrue");
     expect("{{ messages[0] | tojson }}{{ messages[0] }}", "{\"role\": \"user\", \"content\": \"hi\"}"
            "{\"role\": \"user\", \"content\": \"hi\"}");
     expect("{% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}{{ v }}{% endfor %}{{ {'a': 1}.get('b', 'n') }}", "a1b2n");
@@ -154,6 +158,7 @@ static void refusals(void)
     refused("{{ x() }}", NGPT_ERR_BAD_ARG, "a call on a undefined value");
     refused("{{ (1, 2) | tojson }}", NGPT_ERR_UNSUPPORTED, "cannot be written as JSON");
     refused("{{ [] | first }}", NGPT_ERR_BAD_ARG, "empty list");
+    refused("{{ 'ab'[2] }}", NGPT_ERR_UNSUPPORTED, "past a string's end");
     refused("{{ 'a' | tojson(sort_keys=true) }}", NGPT_ERR_UNSUPPORTED, "sort_keys");
 }
 

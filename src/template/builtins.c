@@ -207,11 +207,13 @@ static tval bound(tstate *s, int id, tval self)
 
 /* s[i]: the UTF-16 code unit at i (negative from the end); half of a
  * surrogate pair reads as U+FFFD, as JavaScript's string would print. */
-static tval char_at(tstate *s, tstr str, double i)
+static tval char_at(tstate *s, const node *at, tstr str, double i)
 {
     const double n = (double)utf16_length(str);
     if (i < 0) i += n;
-    if (!(i >= 0 && i < n)) return (tval){.kind = TV_UNDEF};
+    if (!(i >= 0 && i < n))     /* 0.5.10 makes a string of JavaScript's undefined */
+        te_throw(s, at, NGPT_ERR_UNSUPPORTED, "an index past a string's end is outside ngpt's "
+                 "Jinja subset");
     double unit = 0;
     for (size_t at = 0, len; at < str.n; at += len) {
         utf8_next(str.p + at, str.n - at, &len);
@@ -236,7 +238,7 @@ tval tb_member(tstate *s, const node *n, tval obj, tval key)
     if (is_list(obj) || obj.kind == TV_STR) {
         if (key.kind == TV_INT) {
             double i = isnan(key.u.num) ? 0 : trunc(key.u.num);     /* ToIntegerOrInfinity */
-            if (obj.kind == TV_STR) return char_at(s, obj.u.s, i);
+            if (obj.kind == TV_STR) return char_at(s, n, obj.u.s, i);
             if (i < 0) i += (double)obj.u.l->n;
             return i >= 0 && i < (double)obj.u.l->n ? obj.u.l->v[(size_t)i] : (tval){.kind = TV_UNDEF};
         }

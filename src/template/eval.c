@@ -120,7 +120,8 @@ static tval binary(tstate *s, tenv *e, const node *n)
 static tval unary(tstate *s, tenv *e, const node *n)
 {
     const tval v = eval(s, e, n->a);
-    if (n->op == OP_NOT) return tv_bool(!tv_truthy(v));
+    if (n->op == OP_NOT)    /* 0.5.10's: JavaScript's !value, false for any list or mapping */
+        return tv_bool(v.kind < TV_LIST && !tv_truthy(v));
     if (!numeric_like(v))
         te_throw(s, n, NGPT_ERR_BAD_ARG, "a sign before a %s", tv_type(v));
     const double x = (n->op == OP_NEG ? -1 : 1) * num_of(v);

@@ -1,7 +1,8 @@
 /* value.c — the runtime's values (tmpl.h): making them, mappings in
  * insertion order, truth, and JSON as the reference's toJSON writes it
- * (JSON.stringify's escapes; Python's separators; indent; ensure_ascii),
- * each output byte keeping the origin of the character it writes. */
+ * (JSON.stringify's escapes; Python's separators; indent, with version
+ * 0.5.10's padding of an empty list or mapping; ensure_ascii), each output
+ * byte keeping the origin of the character it writes. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -159,7 +160,8 @@ bool tv_json(tbuf *out, tval v, const tjson *o, int depth)
             if (o->indent) padding(out, o->indent, depth + 1);
             if (!tv_json(out, v.u.l->v[i], o, depth + 1)) return false;
         }
-        if (o->indent && v.u.l->n) padding(out, o->indent, depth);
+        if (o->indent && !v.u.l->n) padding(out, o->indent, depth + 1);  /* "[\n  \n]": 0.5.10's */
+        if (o->indent) padding(out, o->indent, depth);
         tb_lit(out, "]", 1);
         return true;
     case TV_MAP:
@@ -172,7 +174,7 @@ bool tv_json(tbuf *out, tval v, const tjson *o, int depth)
             tb_put(out, key);
             if (!tv_json(out, v.u.m->v[i], o, depth + 1)) return false;
         }
-        if (o->indent && v.u.m->n) padding(out, o->indent, depth);
+        if (o->indent) padding(out, o->indent, depth);     /* "{\n}" when empty: 0.5.10's */
         tb_lit(out, "}", 1);
         return true;
     default:
