@@ -1415,8 +1415,8 @@ typedef struct ngpt_template ngpt_template;     /* a parsed chat template: "temp
 /* One message of a conversation. Start from zero (designated initializers). */
 typedef struct ngpt_chat_message {
     const char *role;           /* NUL-terminated: "system", "user", "assistant", ... */
-    const char *content;        /* content_len bytes of UTF-8 (NULL when 0); a sequence that is
-                                   not UTF-8 reads as U+FFFD, as a JavaScript decoder reads it */
+    const char *content;        /* content_len bytes of UTF-8 (NULL when 0); a byte that is not
+                                   UTF-8 passes through as it is, a character of its own */
     size_t content_len;
     uint32_t reserved[16 - 3 * sizeof(void *) / 4];     /* zero */
 } ngpt_chat_message;
@@ -1503,8 +1503,9 @@ ngpt_status ngpt_template_render_tokens(const ngpt_template *t, const ngpt_token
  * text included; NULL for none), freed by ngpt_chat_message_free. */
 ngpt_status ngpt_chat_message_read_json(ngpt_chat_message **msgs, size_t *n, const void *json,
                                         size_t len);
-/* The n messages as that JSON: *len bytes into out (out NULL: count only;
- * NGPT_ERR_TOO_LONG with *len as ngpt_template_render). */
+/* The n messages as that JSON, one a line, their bytes as they are (quotes,
+ * backslashes and control characters escaped): *len bytes into out (out
+ * NULL: count only; NGPT_ERR_TOO_LONG with *len as ngpt_template_render). */
 ngpt_status ngpt_chat_message_write_json(const ngpt_chat_message *msgs, size_t n, char *out,
                                          size_t cap, size_t *len);
 /* Frees what ngpt_chat_message_read_json made (NULL is a no-op). */

@@ -151,9 +151,9 @@ static tval messages(tstate *s, const ngpt_chat_message *msgs, size_t n)
     tval list = tv_list(&s->a, TV_LIST, n);
     for (size_t i = 0; i < n; i++) {
         tval m = tv_map(&s->a, TV_MAP);
-        tm_set(&s->a, m.u.m, TSTR("role"), tv_str(utf8_clean(&s->a, msgs[i].role, strlen(msgs[i].role), true)));
+        tm_set(&s->a, m.u.m, TSTR("role"), tv_str(ts_copy(&s->a, msgs[i].role, strlen(msgs[i].role), true)));
         tm_set(&s->a, m.u.m, TSTR("content"),
-               tv_str(utf8_clean(&s->a, msgs[i].content ? msgs[i].content : "", msgs[i].content_len, true)));
+               tv_str(ts_copy(&s->a, msgs[i].content ? msgs[i].content : "", msgs[i].content_len, true)));
         list.u.l->v[i] = m;
     }
     return list;
@@ -300,26 +300,26 @@ void ngpt_chat_message_free(ngpt_chat_message *msgs)
     free(msgs);
 }
 
-/* A JSON string of p[0..n) into out at *at (counted past cap). */
+/* Bytes into out at *at (those past cap counted, not written). */
+static void put(char *out, size_t cap, size_t *at, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++, ++*at)
+        if (out && *at < cap) out[*at] = p[i];
+}
+
+/* A JSON string of p[0..n): quotes, backslashes and control bytes escaped,
+ * every other byte as it is. */
 static void put_json(char *out, size_t cap, size_t *at, const char *p, size_t n)
 {
-#define PUT(c) do { if (out && *at < cap) out[*at] = (c); (*at)++; } while (0)
-    PUT('"');
+    put(out, cap, at, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         const uint8_t c = (uint8_t)p[i];
-        if (c == '"' || c == '\\') {
-            PUT('\\');
-            PUT((char)c);
-        } else if (c < 0x20) {
-            char esc[8];
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            for (int k = 0; k < 6; k++) PUT(esc[k]);
-        } else {
-            PUT((char)c);
-        }
+        char esc[8];
+        if (c == '"' || c == '\\') put(out, cap, at, esc, (size_t)snprintf(esc, sizeof esc, "\\%c", c));
+        else if (c < 0x20) put(out, cap, at, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", c));
+        else put(out, cap, at, p + i, 1);
     }
-    PUT('"');
-#undef PUT
+    put(out, cap, at, "\"", 1);
 }
 
 ngpt_status ngpt_chat_message_write_json(const ngpt_chat_message *msgs, size_t n, char *out,
@@ -330,39 +330,16 @@ ngpt_status ngpt_chat_message_write_json(const ngpt_chat_message *msgs, size_t n
     if (!len) return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: NULL len", fn);
     ngpt_status st = ngpt_tmpl_check(msgs, n, NULL);
     if (st) return ngpt_prefixed(fn, st);
-    struct { tarena a; jmp_buf fail; } *w = calloc(1, sizeof *w);
-    if (!w) return ngpt_fail(NGPT_ERR_NO_MEMORY, "%s: no memory", fn);
-    w->a.limit = (size_t)-1 / 4;
-    w->a.fail = &w->fail;
-    if (setjmp(w->fail)) {
-        st = w->a.status;
-        ta_free(&w->a);
-        free(w);
-        return ngpt_prefixed(fn, st);
-    }
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {        /* one message a line */
-        const tstr role = utf8_clean(&w->a, msgs[i].role, strlen(msgs[i].role), false);
-        const tstr content = utf8_clean(&w->a, msgs[i].content ? msgs[i].content : "", msgs[i].content_len, false);
-        for (const char *c = i ? ",\n {\"role\": " : "[{\"role\": "; *c; c++) {
-            if (out && at < cap) out[at] = *c;
-            at++;
-        }
-        put_json(out, cap, &at, role.p, role.n);
-        for (const char *c = ", \"content\": "; *c; c++) {
-            if (out && at < cap) out[at] = *c;
-            at++;
-        }
-        put_json(out, cap, &at, content.p, content.n);
-        if (out && at < cap) out[at] = '}';
-        at++;
+        const char *head = i ? ",\n {\"role\": " : "[{\"role\": ";
+        put(out, cap, &at, head, strlen(head));
+        put_json(out, cap, &at, msgs[i].role, strlen(msgs[i].role));
+        put(out, cap, &at, ", \"content\": ", 13);
+        put_json(out, cap, &at, msgs[i].content ? msgs[i].content : "", msgs[i].content_len);
+        put(out, cap, &at, "}", 1);
     }
-    for (const char *c = n ? "]\n" : "[]\n"; *c; c++) {
-        if (out && at < cap) out[at] = *c;
-        at++;
-    }
-    ta_free(&w->a);
-    free(w);
+    put(out, cap, &at, n ? "]\n" : "[]\n", n ? 2 : 3);
     *len = at;
     if (out && at > cap)
         return ngpt_fail(NGPT_ERR_TOO_LONG, "%s: the JSON has %zu bytes but the buffer holds %zu",

@@ -148,17 +148,6 @@ tstr tb_str(const tbuf *b) { return (tstr){b->n ? b->p : "", b->taint, b->n}; }
 
 /* ------------------------------------------------------------ Unicode */
 
-uint32_t utf8_next(const char *p, size_t n, size_t *len)
-{
-    const uint8_t *u = (const uint8_t *)p;
-    if (u[0] < 0x80 || n < 2) return *len = 1, u[0];
-    if (u[0] < 0xE0) return *len = 2, (uint32_t)(u[0] & 0x1F) << 6 | (u[1] & 0x3F);
-    if (u[0] < 0xF0 || n < 4)
-        return *len = 3, (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
-    return *len = 4, (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3F) << 12 |
-                     (uint32_t)(u[2] & 0x3F) << 6 | (u[3] & 0x3F);
-}
-
 /* The length of the UTF-8 sequence at p[0..n), or 0 when it is not one
  * (*bad: how many bytes make its maximal subpart). */
 static size_t utf8_seq(const uint8_t *p, size_t n, size_t *bad)
@@ -186,16 +175,20 @@ size_t utf8_valid(const char *p, size_t n)
     return i;
 }
 
-tstr utf8_clean(tarena *a, const char *p, size_t n, bool tainted)
+uint32_t utf8_next(const char *p, size_t n, size_t *len)
 {
-    if (utf8_valid(p, n) == n) return ts_copy(a, p, n, tainted);
-    tbuf out = {.a = a, .limit = (size_t)-1 / 4};
-    for (size_t i = 0, len, bad; i < n; i += len ? len : bad) {
-        len = utf8_seq((const uint8_t *)p + i, n - i, &bad);
-        if (len) tb_add(&out, p + i, len, tainted);
-        else tb_add(&out, "\xEF\xBF\xBD", 3, tainted);
+    const uint8_t *u = (const uint8_t *)p;
+    size_t bad;
+    *len = utf8_seq(u, n, &bad);
+    switch (*len) {
+    case 0: *len = 1; return 0xFFFD;    /* a byte that is not UTF-8: a character of its own */
+    case 1: return u[0];
+    case 2: return (uint32_t)(u[0] & 0x1F) << 6 | (u[1] & 0x3F);
+    case 3: return (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
+    default:
+        return (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3F) << 12 |
+               (uint32_t)(u[2] & 0x3F) << 6 | (u[3] & 0x3F);
     }
-    return tb_str(&out);
 }
 
 size_t js_space(const char *p, size_t n)

@@ -64,16 +64,16 @@ tstr tb_str(const tbuf *b);
 /* JavaScript's white space (String.prototype.trim, /\s/) at p[0..n): its
  * length in bytes, or 0. */
 size_t js_space(const char *p, size_t n);
-/* The code point at p[0..n) and its length (the text is valid UTF-8). */
+/* The code point at p[0..n) and its length; a byte that begins no UTF-8
+ * sequence is a character of its own (U+FFFD, 1 byte): a message's text
+ * passes through as it is (the reference, JavaScript, is never given such
+ * bytes). */
 uint32_t utf8_next(const char *p, size_t n, size_t *len);
 /* "line L, column C" of byte at of text (len bytes), into out. */
 void tt_where(const char *text, size_t len, uint32_t at, char *out, size_t cap);
 uint32_t ts_hash(tstr s);       /* FNV-1a: scopes compare it before the names */
 /* The offset of the first byte of p[0..n) that is not UTF-8, or n. */
 size_t utf8_valid(const char *p, size_t n);
-/* p[0..n) with each sequence that is not UTF-8 replaced by U+FFFD, as a
- * JavaScript TextDecoder reads it (WHATWG's maximal subparts). */
-tstr utf8_clean(tarena *a, const char *p, size_t n, bool tainted);
 /* JavaScript's Number.prototype.toString of x into out (>= 32 bytes), and
  * its Number(text) (StringToNumber: NaN for what is not a number). */
 size_t js_number(double x, char *out);
