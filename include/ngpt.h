@@ -45,6 +45,8 @@
  *    separate contexts run concurrently.
  *  - ngpt_tokenizer: read only once made, shared by any number of threads,
  *    models and contexts; one a model carries is the model's (borrowed).
+ *  - ngpt_template: a chat template, parsed once (the model's, or any
+ *    Jinja text), read only, rendered by any number of threads.
  *    Whatever the library hands out borrowed (a model's tokenizer, a
  *    context's logits) lives as long as its owner says.
  *  - ngpt_data: training text, read once.
@@ -1554,7 +1556,9 @@ void ngpt_chat_message_free(ngpt_chat_message *msgs);
  *    GPT-2's pre-tokenizer; anything else is refused by name).
  *  - tokenizer_config.json and generation_config.json, when present: the
  *    end tokens (SmolLM2-Instruct's <|im_end|>; every id generation_config.json
- *    lists); see tokenizer_config below.
+ *    lists); see tokenizer_config below. Its chat_template (or the
+ *    directory's chat_template.jinja) is kept in the file with the special
+ *    tokens it renders with (ngpt_model_template).
  * The output is written atomically: on any error nothing is written (an
  * existing file at out_path is left as it was). Memory: the weight files
  * are mapped, and tensors stream from them into the output one by one; the

@@ -1,5 +1,5 @@
 /* tmpl_tensor.c — the byte tensor `chat_template` of a checkpoint
- * (tmpl_tensor.h; io/model.c's ngpt_model_template parses it). */
+ * (tmpl_tensor.h; io/model.c parses it for the model's template). */
 #include "io/tmpl_tensor.h"
 #include "io/tok_tensor.h"
 
