@@ -274,35 +274,21 @@ static top op_of(tstr v)
     return OP_ADD;      /* not reached: the lexer makes only these */
 }
 
-static node *power(parser *p)
+/* One level of left-associative operators (tokens of type), whose operands
+ * are the next level's. */
+static node *left_assoc(parser *p, ttype type, node *(*next)(parser *))
 {
-    node *l = test(p);
-    while (is(p, TK_POW)) {
+    node *l = next(p);
+    while (is(p, type)) {
         const top op = op_of(p->tok[p->cur++].v);
-        l = binary(p, l, op, test(p));
+        l = binary(p, l, op, next(p));
     }
     return l;
 }
 
-static node *multiplicative(parser *p)
-{
-    node *l = power(p);
-    while (is(p, TK_MUL)) {
-        const top op = op_of(p->tok[p->cur++].v);
-        l = binary(p, l, op, power(p));
-    }
-    return l;
-}
-
-static node *additive(parser *p)
-{
-    node *l = multiplicative(p);
-    while (is(p, TK_ADD)) {
-        const top op = op_of(p->tok[p->cur++].v);
-        l = binary(p, l, op, multiplicative(p));
-    }
-    return l;
-}
+static node *power(parser *p) { return left_assoc(p, TK_POW, test); }
+static node *multiplicative(parser *p) { return left_assoc(p, TK_MUL, power); }
+static node *additive(parser *p) { return left_assoc(p, TK_ADD, multiplicative); }
 
 static node *comparison(parser *p)
 {
@@ -378,6 +364,26 @@ static node *sequence(parser *p, bool primaries)
     return t;
 }
 
+/* [a, b] or {k: v, ...} after the bracket (commas optional, as the
+ * reference reads them); a mapping's list holds keys and values in turn. */
+static node *collection(parser *p, nkind kind, uint32_t at, ttype close, const char *what)
+{
+    enter(p);
+    node *n = mk(p, kind, at);
+    while (!is(p, close)) {
+        if (p->cur >= p->n) syntax(p, what);
+        add(p, &n->list, expression(p));
+        if (kind == N_DICT) {
+            expect(p, TK_COLON, "expected : between a key and its value");
+            add(p, &n->list, expression(p));
+        }
+        if (is(p, TK_COMMA)) p->cur++;
+    }
+    p->cur++;
+    p->depth--;
+    return n;
+}
+
 static node *primary(parser *p)
 {
     if (p->cur >= p->n) syntax(p, "unexpected end of the template");
@@ -412,30 +418,8 @@ static node *primary(parser *p)
         expect(p, TK_RPAREN, "expected )");
         p->depth--;
         return n;
-    case TK_LBRACKET:
-        enter(p);
-        n = mk(p, N_ARRAY, tk->at);
-        while (!is(p, TK_RBRACKET)) {
-            if (p->cur >= p->n) syntax(p, "expected ]");
-            add(p, &n->list, expression(p));
-            if (is(p, TK_COMMA)) p->cur++;
-        }
-        p->cur++;
-        p->depth--;
-        return n;
-    case TK_LBRACE:
-        enter(p);
-        n = mk(p, N_DICT, tk->at);
-        while (!is(p, TK_RBRACE)) {
-            if (p->cur >= p->n) syntax(p, "expected }");
-            add(p, &n->list, expression(p));
-            expect(p, TK_COLON, "expected : between a key and its value");
-            add(p, &n->list, expression(p));
-            if (is(p, TK_COMMA)) p->cur++;
-        }
-        p->cur++;
-        p->depth--;
-        return n;
+    case TK_LBRACKET: return collection(p, N_ARRAY, tk->at, TK_RBRACKET, "expected ]");
+    case TK_LBRACE: return collection(p, N_DICT, tk->at, TK_RBRACE, "expected }");
     default:
         p->cur--;
         syntax(p, "unexpected token");
