@@ -75,12 +75,15 @@ int cli_conv_write(const char *cmd, const cli_conv *c, const char *path)
     if (!json) return cli_error(cmd, CLI_FAILED, "out of memory");
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = NULL;
-    int rc = ngpt_chat_message_write_json(c->m, c->n, json, len, &len) ? cli_library_failed(cmd) : CLI_OK;
+    int rc = ngpt_chat_message_write_json(c->m, c->n, json, len, &len) ? cli_library_failed(cmd)
+                                                                       : CLI_OK;
     if (!rc && (!(f = fopen(tmp, "wb")) || fwrite(json, 1, len, f) != len || fflush(f) ||
                 fsync(fileno(f))))
         rc = cli_error(cmd, CLI_FAILED, "cannot write %s: %s", tmp, strerror(errno));
-    if (f && fclose(f) && !rc) rc = cli_error(cmd, CLI_FAILED, "cannot write %s: %s", tmp, strerror(errno));
-    if (!rc && rename(tmp, path)) rc = cli_error(cmd, CLI_FAILED, "cannot write %s: %s", path, strerror(errno));
+    if (f && fclose(f) && !rc)
+        rc = cli_error(cmd, CLI_FAILED, "cannot write %s: %s", tmp, strerror(errno));
+    if (!rc && rename(tmp, path))
+        rc = cli_error(cmd, CLI_FAILED, "cannot write %s: %s", path, strerror(errno));
     if (rc) unlink(tmp);
     free(json);
     return rc;
@@ -130,6 +133,7 @@ int cli_chat_template(const char *cmd, const char *choice, const ngpt_model *m,
         ngpt_tokenizer_chatml_specials(tok, NULL, NULL);
         return cli_error(cmd, CLI_USAGE, "--template chatml: %s", cli_library_error());
     }
-    if (ngpt_template_parse(t, CHATML_TEMPLATE, strlen(CHATML_TEMPLATE))) return cli_library_failed(cmd);
+    if (ngpt_template_parse(t, CHATML_TEMPLATE, strlen(CHATML_TEMPLATE)))
+        return cli_library_failed(cmd);
     return CLI_OK;
 }

@@ -185,7 +185,8 @@ static int render(chat *c, const char *path, bool ids)
         else fwrite(text, 1, n, stdout);
     } else if (!rc && !(rc = plain_text(c, conv.m, conv.n, c->opt.add_generation_prompt))) {
         if (!ids) fwrite(c->text.v, 1, c->text.n, stdout);
-        else if (!(rc = cli_encode(c->cmd, c->tok, c->text.v, c->text.n, &v, &n))) print_ids(stdout, v, n);
+        else if (!(rc = cli_encode(c->cmd, c->tok, c->text.v, c->text.n, &v, &n)))
+            print_ids(stdout, v, n);
     }
     free(v);
     free(text);
@@ -281,7 +282,8 @@ static int turn_prompt(chat *c, const char *line, int32_t **prompt, size_t *n, s
     int rc = cli_conv_add(c->cmd, &c->conv, "user", line, strlen(line));
     if (!rc) rc = render_ids(c, c->conv.m, c->conv.n, &c->held, prompt, n);
     const int32_t *h = c->held.v;
-    for (*shown = 0; !rc && *shown < *n && *shown < c->held.n && h[*shown] == (*prompt)[*shown];) ++*shown;
+    for (*shown = 0; !rc && *shown < *n && *shown < c->held.n && h[*shown] == (*prompt)[*shown];)
+        ++*shown;
     return rc;
 }
 
@@ -294,11 +296,13 @@ static int turn_done(chat *c, const int32_t *prompt, size_t n)
     char *text = NULL;
     int rc = CLI_OK;
     if (ngpt_tokenizer_decode(c->tok, c->reply.v, c->reply.n, NULL, 0, &len) ||
-        !(text = malloc(len + 1)) || ngpt_tokenizer_decode(c->tok, c->reply.v, c->reply.n, text, len, &len))
+        !(text = malloc(len + 1)) ||
+        ngpt_tokenizer_decode(c->tok, c->reply.v, c->reply.n, text, len, &len))
         rc = text ? cli_library_failed(c->cmd) : no_memory(c->cmd);
     if (!rc) rc = cli_conv_add(c->cmd, &c->conv, "assistant", text, len);
     c->held.n = 0;
-    if (!rc && (push(&c->held, prompt, n) || push(&c->held, c->reply.v, c->reply.n))) rc = no_memory(c->cmd);
+    if (!rc && (push(&c->held, prompt, n) || push(&c->held, c->reply.v, c->reply.n)))
+        rc = no_memory(c->cmd);
     c->reply.n = 0;
     free(text);
     return rc;
@@ -309,7 +313,8 @@ static bool parse_date(const char *s, int64_t *out)
 {
     int y, m, d;
     char end;
-    if (sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &end) != 3 || y < 1970 || m < 1 || m > 12 || d < 1 || d > 31)
+    if (sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &end) != 3 || y < 1970 || m < 1 || m > 12 || d < 1 ||
+        d > 31)
         return false;
     y -= m <= 2;                /* days from the civil date (H. Hinnant's algorithm) */
     const int era = y / 400, yoe = y - era * 400;
@@ -346,7 +351,8 @@ int cli_cmd_chat(int argc, char **argv)
             render_path = v;
         } else if (cli_opt(&a, "--date", &v)) {
             if (!parse_date(v, &topt.now))
-                return cli_error(a.cmd, CLI_USAGE, "--date wants YYYY-MM-DD (1970 or later), not %s", v);
+                return cli_error(a.cmd, CLI_USAGE,
+                                 "--date wants YYYY-MM-DD (1970 or later), not %s", v);
         } else if (cli_flag(&a, "--no-generation-prompt")) {
             topt.add_generation_prompt = false;
         } else if (cli_flag(&a, "--think")) {

@@ -30,7 +30,7 @@ typedef struct ttoken {
 /* The tokens of text (len bytes, valid UTF-8), after Hugging Face's
  * preprocessing (trim_blocks, lstrip_blocks, one final newline dropped,
  * {% generation %} tags removed). */
-ttoken *tl_lex(ngpt_template *t, const char *text, size_t len, size_t *n);
+ttoken *ngpt_tmpl_lex(ngpt_template *t, const char *text, size_t len, size_t *n);
 
 typedef enum nkind {
     N_TEXT, N_COMMENT, N_INT, N_FLOAT, N_STR, N_ARRAY, N_TUPLE, N_DICT, N_IDENT, N_MEMBER,
@@ -69,7 +69,7 @@ struct ngpt_template {
 };
 
 /* Parses text into t->body; unwinds through t->arena on an error. */
-void tp_parse(ngpt_template *t, const char *text, size_t len);
+void ngpt_tmpl_parse_tree(ngpt_template *t, const char *text, size_t len);
 
 /* ---- evaluation */
 
@@ -93,34 +93,34 @@ typedef struct tstate {
 } tstate;
 
 /* Records "line L, column C: ..." at node n and unwinds. */
-_Noreturn void te_throw(tstate *s, const node *n, ngpt_status st, const char *fmt, ...)
+_Noreturn void ngpt_tmpl_fail_at(tstate *s, const node *n, ngpt_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
 /* Scopes (state.c): a variable set in e; looked up from e outwards. */
-tenv *te_env(tstate *s, tenv *parent);
-void te_set(tstate *s, tenv *e, tstr name, uint32_t hash, tval v);
-tval te_get(const tenv *e, tstr name, uint32_t hash);
+tenv *ngpt_tmpl_env(tstate *s, tenv *parent);
+void ngpt_tmpl_env_set(tstate *s, tenv *e, tstr name, uint32_t hash, tval v);
+tval ngpt_tmpl_env_get(const tenv *e, tstr name, uint32_t hash);
 /* Renders body into s->out (eval.c). */
-void te_render(tstate *s, tenv *global, const nlist *body);
+void ngpt_tmpl_exec(tstate *s, tenv *global, const nlist *body);
 /* Writes v as the renderer's toString does (nothing for none and undefined). */
-void te_write(tstate *s, const node *n, tbuf *out, tval v);
+void ngpt_tmpl_write(tstate *s, const node *n, tbuf *out, tval v);
 /* JavaScript's String(v.value), which + and ~ join. */
-tstr te_raw_string(tstate *s, const node *n, tval v);
+tstr ngpt_tmpl_raw_string(tstate *s, const node *n, tval v);
 
 /* ---- builtins.c: filters, tests, methods and global functions (names.h) */
 
-tval tb_apply_filter(tstate *s, const node *n, tval v, tval *args, size_t n_args, tmap *kwargs);
-bool tb_apply_test(tstate *s, const node *n, tval v);
+tval ngpt_tmpl_filter(tstate *s, const node *n, tval v, tval *args, size_t n_args, tmap *kwargs);
+bool ngpt_tmpl_test(tstate *s, const node *n, tval v);
 /* obj.name or obj[key], including builtin methods bound to obj */
-tval tb_member(tstate *s, const node *n, tval obj, tval key);
+tval ngpt_tmpl_member(tstate *s, const node *n, tval obj, tval key);
 /* Calls fn, a builtin (args: positional, then the keyword arguments as one
  * TV_KWARGS; a macro is eval.c's to call). */
-tval tb_call(tstate *s, const node *n, tval fn, tval *args, size_t n_args);
-void tb_globals(tstate *s, tenv *global);
+tval ngpt_tmpl_call(tstate *s, const node *n, tval fn, tval *args, size_t n_args);
+void ngpt_tmpl_globals(tstate *s, tenv *global);
 /* JavaScript's == (loose) and === (strict) on values. */
-bool tb_loose_eq(tstate *s, const node *n, tval a, tval b);
-bool tb_strict_eq(tval a, tval b);
+bool ngpt_tmpl_loose_eq(tstate *s, const node *n, tval a, tval b);
+bool ngpt_tmpl_strict_eq(tval a, tval b);
 
 #endif

@@ -16,7 +16,8 @@
 
 static _Noreturn void refuse(tstate *s, const node *n, const char *what, tval v)
 {
-    te_throw(s, n, NGPT_ERR_BAD_ARG, "%s on a %s (the reference refuses it too)", what, tv_type(v));
+    ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "%s on a %s (the reference refuses it too)", what,
+                      ngpt_tmpl_type_name(v));
 }
 
 /* ------------------------------------------------------------ strings */
@@ -27,14 +28,14 @@ static bool is_list(tval v) { return v.kind == TV_LIST || v.kind == TV_TUPLE; }
 static tstr trim(tstr s, bool start, bool end)
 {
     size_t a = 0, b = s.n, k;
-    while (start && a < b && (k = js_space(s.p + a, b - a))) a += k;
+    while (start && a < b && (k = ngpt_tmpl_js_space(s.p + a, b - a))) a += k;
     while (end && b > a) {
         size_t c = b;
         while (c > a && ((uint8_t)s.p[c - 1] & 0xC0) == 0x80) c--;
-        if (c <= a || !js_space(s.p + c - 1, b - c + 1)) break;
+        if (c <= a || !ngpt_tmpl_js_space(s.p + c - 1, b - c + 1)) break;
         b = c - 1;
     }
-    return ts_sub(s, a, b);
+    return ngpt_tmpl_str_sub(s, a, b);
 }
 
 /* String.length: UTF-16 code units. */
@@ -42,7 +43,7 @@ static size_t utf16_length(tstr s)
 {
     size_t n = 0;
     for (size_t i = 0, len; i < s.n; i += len) {
-        utf8_next(s.p + i, s.n - i, &len);
+        ngpt_tmpl_utf8_next(s.p + i, s.n - i, &len);
         n += len == 4 ? 2 : 1;
     }
     return n;
@@ -50,15 +51,17 @@ static size_t utf16_length(tstr s)
 
 static tval ascii_case(tstate *s, const node *n, tstr str, bool upper)
 {
-    char *p = ta_alloc(&s->a, str.n + 1);
+    char *p = ngpt_tmpl_alloc(&s->a, str.n + 1);
     for (size_t i = 0; i < str.n; i++) {
         const char c = str.p[i];
         if ((uint8_t)c >= 0x80)
-            te_throw(s, n, NGPT_ERR_UNSUPPORTED, "%s of non-ASCII text is outside ngpt's Jinja "
-                     "subset", upper ? "upper" : "lower");
-        p[i] = upper && c >= 'a' && c <= 'z' ? (char)(c - 32) : !upper && c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+            ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED, "%s of non-ASCII text is outside "
+                              "ngpt's Jinja subset", upper ? "upper" : "lower");
+        p[i] = upper && c >= 'a' && c <= 'z'    ? (char)(c - 32)
+               : !upper && c >= 'A' && c <= 'Z' ? (char)(c + 32)
+                                                : c;
     }
-    return tv_str((tstr){p, str.taint, str.n});
+    return ngpt_tmpl_val_str((tstr){p, str.taint, str.n});
 }
 
 static bool starts(tstr s, tstr p) { return p.n <= s.n && !memcmp(s.p, p.p, p.n); }
@@ -66,15 +69,18 @@ static bool ends(tstr s, tstr p) { return p.n <= s.n && !memcmp(s.p + s.n - p.n,
 
 static tval starts_or_ends(tstate *s, const node *n, tstr str, tval *args, size_t k, bool end)
 {
-    if (!k) te_throw(s, n, NGPT_ERR_BAD_ARG, "%s() needs an argument", end ? "endswith" : "startswith");
-    if (args[0].kind == TV_STR) return tv_bool(end ? ends(str, args[0].u.s) : starts(str, args[0].u.s));
+    if (!k)
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "%s() needs an argument",
+                          end ? "endswith" : "startswith");
+    if (args[0].kind == TV_STR)
+        return ngpt_tmpl_val_bool(end ? ends(str, args[0].u.s) : starts(str, args[0].u.s));
     if (!is_list(args[0])) refuse(s, n, "startswith/endswith of something", args[0]);
     for (size_t i = 0; i < args[0].u.l->n; i++) {
         const tval p = args[0].u.l->v[i];
         if (p.kind != TV_STR) refuse(s, n, "startswith/endswith of a list holding", p);
-        if (end ? ends(str, p.u.s) : starts(str, p.u.s)) return tv_bool(true);
+        if (end ? ends(str, p.u.s) : starts(str, p.u.s)) return ngpt_tmpl_val_bool(true);
     }
-    return tv_bool(false);
+    return ngpt_tmpl_val_bool(false);
 }
 
 static size_t find_in(tstr s, size_t from, tstr needle)
@@ -86,8 +92,8 @@ static size_t find_in(tstr s, size_t from, tstr needle)
 
 static tval list_of(tstate *s, const tstr *parts, size_t n)
 {
-    tval v = tv_list(&s->a, TV_LIST, n);
-    for (size_t i = 0; i < n; i++) v.u.l->v[i] = tv_str(parts[i]);
+    tval v = ngpt_tmpl_val_list(&s->a, TV_LIST, n);
+    for (size_t i = 0; i < n; i++) v.u.l->v[i] = ngpt_tmpl_val_str(parts[i]);
     return v;
 }
 
@@ -95,45 +101,45 @@ static tval list_of(tstate *s, const tstr *parts, size_t n)
 static tval split(tstate *s, const node *n, tstr str, tval *args, size_t k)
 {
     const tval sep = k > 0 ? args[0] : (tval){.kind = TV_NULL};
-    const tval max = k > 1 ? args[1] : tv_num(TV_INT, -1);
+    const tval max = k > 1 ? args[1] : ngpt_tmpl_val_num(TV_INT, -1);
     if (sep.kind != TV_STR && sep.kind != TV_NULL) refuse(s, n, "split with a separator", sep);
     if (max.kind != TV_INT) refuse(s, n, "split with a maximum", max);
-    tstr *parts = ta_alloc(&s->a, (str.n + 2) * sizeof *parts);
+    tstr *parts = ngpt_tmpl_alloc(&s->a, (str.n + 2) * sizeof *parts);
     size_t np = 0;
     if (sep.kind == TV_NULL) {
         const tstr text = trim(str, true, false);
         for (size_t i = 0, k2; i < text.n;) {
-            if ((k2 = js_space(text.p + i, text.n - i))) {
+            if ((k2 = ngpt_tmpl_js_space(text.p + i, text.n - i))) {
                 i += k2;
                 continue;
             }
             size_t j = i;
-            while (j < text.n && !js_space(text.p + j, text.n - j)) {
-                utf8_next(text.p + j, text.n - j, &k2);
+            while (j < text.n && !ngpt_tmpl_js_space(text.p + j, text.n - j)) {
+                ngpt_tmpl_utf8_next(text.p + j, text.n - j, &k2);
                 j += k2;
             }
             if (max.u.num != -1 && (double)np >= max.u.num) {
-                parts[np++] = ts_sub(text, i, text.n);
+                parts[np++] = ngpt_tmpl_str_sub(text, i, text.n);
                 break;
             }
-            parts[np++] = ts_sub(text, i, j);
+            parts[np++] = ngpt_tmpl_str_sub(text, i, j);
             i = j;
         }
         return list_of(s, parts, np);
     }
     const tstr sp = sep.u.s;
-    if (!sp.n) te_throw(s, n, NGPT_ERR_BAD_ARG, "split with an empty separator");
-    size_t *at = ta_alloc(&s->a, (str.n + 2) * sizeof *at);     /* where each part starts */
+    if (!sp.n) ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "split with an empty separator");
+    size_t *at = ngpt_tmpl_alloc(&s->a, (str.n + 2) * sizeof *at);     /* where each part starts */
     for (size_t i = 0, hit;; i = hit + sp.n) {
         at[np] = i;
         hit = find_in(str, i, sp);
-        parts[np++] = ts_sub(str, i, hit == SIZE_MAX ? str.n : hit);
+        parts[np++] = ngpt_tmpl_str_sub(str, i, hit == SIZE_MAX ? str.n : hit);
         if (hit == SIZE_MAX) break;
     }
     if (max.u.num != -1 && (double)np > max.u.num) {    /* the rest as one part */
         const double keep = max.u.num < 0 ? fmax((double)np + max.u.num, 0) : max.u.num;
         const size_t k3 = (size_t)keep;
-        parts[k3] = ts_sub(str, at[k3], str.n);
+        parts[k3] = ngpt_tmpl_str_sub(str, at[k3], str.n);
         np = k3 + 1;
     }
     return list_of(s, parts, np);
@@ -141,50 +147,50 @@ static tval split(tstate *s, const node *n, tstr str, tval *args, size_t k)
 
 static tval replace(tstate *s, const node *n, tstr str, tval *args, size_t k)
 {
-    if (k < 2) te_throw(s, n, NGPT_ERR_BAD_ARG, "replace() needs two arguments");
+    if (k < 2) ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "replace() needs two arguments");
     if (args[0].kind != TV_STR || args[1].kind != TV_STR)
-        te_throw(s, n, NGPT_ERR_BAD_ARG, "replace()'s arguments must be strings");
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "replace()'s arguments must be strings");
     tval count = {.kind = TV_NULL};
     if (k > 2) {
         count = args[2];
         if (count.kind == TV_KWARGS) {
-            const tval *c = tm_get(count.u.m, TSTR("count"));
+            const tval *c = ngpt_tmpl_map_get(count.u.m, TSTR("count"));
             count = c ? *c : (tval){.kind = TV_NULL};
         }
     }
     if (count.kind != TV_INT && count.kind != TV_NULL) refuse(s, n, "replace with a count", count);
     const tstr old = args[0].u.s, with = args[1].u.s;
-    if (count.kind == TV_INT && count.u.num == 0) return tv_str(str);
+    if (count.kind == TV_INT && count.u.num == 0) return ngpt_tmpl_val_str(str);
     double left = count.kind == TV_NULL || count.u.num < 0 ? INFINITY : count.u.num;
     tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
     size_t i = 0;
     if (!old.n) {           /* before every code point, and at the end */
         for (size_t len; left > 0; left--) {
-            tb_put(&out, with);
+            ngpt_tmpl_buf_put(&out, with);
             if (i >= str.n) break;
-            utf8_next(str.p + i, str.n - i, &len);
-            tb_put(&out, ts_sub(str, i, i + len));
+            ngpt_tmpl_utf8_next(str.p + i, str.n - i, &len);
+            ngpt_tmpl_buf_put(&out, ngpt_tmpl_str_sub(str, i, i + len));
             i += len;
         }
     } else {
         for (size_t hit; left > 0 && (hit = find_in(str, i, old)) != SIZE_MAX; left--) {
-            tb_put(&out, ts_sub(str, i, hit));
-            tb_put(&out, with);
+            ngpt_tmpl_buf_put(&out, ngpt_tmpl_str_sub(str, i, hit));
+            ngpt_tmpl_buf_put(&out, with);
             i = hit + old.n;
         }
     }
-    tb_put(&out, ts_sub(str, i, str.n));
-    return tv_str(tb_str(&out));
+    ngpt_tmpl_buf_put(&out, ngpt_tmpl_str_sub(str, i, str.n));
+    return ngpt_tmpl_val_str(ngpt_tmpl_buf_str(&out));
 }
 
 /* ------------------------------------------------------------ mappings */
 
 static tval items(tstate *s, const tmap *m)
 {
-    tval v = tv_list(&s->a, TV_LIST, m->n);
+    tval v = ngpt_tmpl_val_list(&s->a, TV_LIST, m->n);
     for (size_t i = 0; i < m->n; i++) {
-        tval pair = tv_list(&s->a, TV_LIST, 2);
-        pair.u.l->v[0] = tv_str(m->k[i]), pair.u.l->v[1] = m->v[i];
+        tval pair = ngpt_tmpl_val_list(&s->a, TV_LIST, 2);
+        pair.u.l->v[0] = ngpt_tmpl_val_str(m->k[i]), pair.u.l->v[1] = m->v[i];
         v.u.l->v[i] = pair;
     }
     return v;
@@ -192,15 +198,15 @@ static tval items(tstate *s, const tmap *m)
 
 static tval keys_or_values(tstate *s, const tmap *m, bool keys)
 {
-    tval v = tv_list(&s->a, TV_LIST, m->n);
-    for (size_t i = 0; i < m->n; i++) v.u.l->v[i] = keys ? tv_str(m->k[i]) : m->v[i];
+    tval v = ngpt_tmpl_val_list(&s->a, TV_LIST, m->n);
+    for (size_t i = 0; i < m->n; i++) v.u.l->v[i] = keys ? ngpt_tmpl_val_str(m->k[i]) : m->v[i];
     return v;
 }
 
 static tval bound(tstate *s, int id, tval self)
 {
     tval f = {.kind = TV_FUNC};
-    f.u.f = ta_alloc(&s->a, sizeof *f.u.f);
+    f.u.f = ngpt_tmpl_alloc(&s->a, sizeof *f.u.f);
     f.u.f->id = id, f.u.f->self = self;
     return f;
 }
@@ -212,27 +218,31 @@ static tval char_at(tstate *s, const node *at, tstr str, double i)
     const double n = (double)utf16_length(str);
     if (i < 0) i += n;
     if (!(i >= 0 && i < n))     /* 0.5.10 makes a string of JavaScript's undefined */
-        te_throw(s, at, NGPT_ERR_UNSUPPORTED, "an index past a string's end is outside ngpt's "
-                 "Jinja subset");
+        ngpt_tmpl_fail_at(s, at, NGPT_ERR_UNSUPPORTED, "an index past a string's end is "
+                          "outside ngpt's Jinja subset");
     double unit = 0;
     for (size_t at = 0, len; at < str.n; at += len) {
-        utf8_next(str.p + at, str.n - at, &len);
+        ngpt_tmpl_utf8_next(str.p + at, str.n - at, &len);
         const double units = len == 4 ? 2 : 1;
         if (i < unit + units)
-            return tv_str(len == 4 ? ts_copy(&s->a, "\xEF\xBF\xBD", 3, str.taint && str.taint[at])
-                                   : ts_sub(str, at, at + len));
+            return ngpt_tmpl_val_str(
+                len == 4 ? ngpt_tmpl_str_copy(&s->a, "\xEF\xBF\xBD", 3, str.taint && str.taint[at])
+                         : ngpt_tmpl_str_sub(str, at, at + len));
         unit += units;
     }
     return (tval){.kind = TV_UNDEF};
 }
 
-tval tb_member(tstate *s, const node *n, tval obj, tval key)
+tval ngpt_tmpl_member(tstate *s, const node *n, tval obj, tval key)
 {
     if (is_map(obj) || obj.kind == TV_NS) {
-        if (key.kind != TV_STR) refuse(s, n, "a member of a mapping by a key that is not a string", key);
-        const tval *v = tm_get(obj.u.m, key.u.s);
+        if (key.kind != TV_STR)
+            refuse(s, n, "a member of a mapping by a key that is not a string", key);
+        const tval *v = ngpt_tmpl_map_get(obj.u.m, key.u.s);
         if (v) return *v;
-        const int m = obj.kind == TV_NS ? -1 : tn_find(key.u.s, tmpl_method_names, M_GET, M_DICTSORT + 1);
+        const int m = obj.kind == TV_NS ? -1
+                                        : ngpt_tmpl_name_find(key.u.s, ngpt_tmpl_method_names,
+                                                              M_GET, M_DICTSORT + 1);
         return m >= 0 ? bound(s, m, obj) : (tval){.kind = TV_UNDEF};
     }
     if (is_list(obj) || obj.kind == TV_STR) {
@@ -243,9 +253,12 @@ tval tb_member(tstate *s, const node *n, tval obj, tval key)
             return i >= 0 && i < (double)obj.u.l->n ? obj.u.l->v[(size_t)i] : (tval){.kind = TV_UNDEF};
         }
         if (key.kind != TV_STR) refuse(s, n, "a member of a list or string by a key", key);
-        if (ts_is(key.u.s, "length"))
-            return tv_num(TV_INT, (double)(obj.kind == TV_STR ? utf16_length(obj.u.s) : obj.u.l->n));
-        const int m = obj.kind == TV_STR ? tn_find(key.u.s, tmpl_method_names, M_UPPER, M_CAPITALIZE + 1) : -1;
+        if (ngpt_tmpl_str_is(key.u.s, "length"))
+            return ngpt_tmpl_val_num(
+                TV_INT, (double)(obj.kind == TV_STR ? utf16_length(obj.u.s) : obj.u.l->n));
+        const int m = obj.kind == TV_STR ? ngpt_tmpl_name_find(key.u.s, ngpt_tmpl_method_names,
+                                                               M_UPPER, M_CAPITALIZE + 1)
+                                         : -1;
         return m >= 0 ? bound(s, m, obj) : (tval){.kind = TV_UNDEF};
     }
     if (key.kind != TV_STR) refuse(s, n, "a member by a key that is not a string", key);
@@ -256,45 +269,46 @@ tval tb_member(tstate *s, const node *n, tval obj, tval key)
 
 static tval namespace(tstate *s, const node *n, tval *args, size_t k)
 {
-    tval ns = tv_map(&s->a, TV_NS);
+    tval ns = ngpt_tmpl_val_map(&s->a, TV_NS);
     tmap *kw = k && args[k - 1].kind == TV_KWARGS ? args[--k].u.m : NULL;
-    if (k > 1) te_throw(s, n, NGPT_ERR_BAD_ARG, "namespace() takes at most 1 argument");
+    if (k > 1) ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "namespace() takes at most 1 argument");
     if (k == 1 && is_map(args[0])) {
         for (size_t i = 0; i < args[0].u.m->n; i++)
-            tm_set(&s->a, ns.u.m, args[0].u.m->k[i], args[0].u.m->v[i]);
+            ngpt_tmpl_map_set(&s->a, ns.u.m, args[0].u.m->k[i], args[0].u.m->v[i]);
     } else if (k == 1 && is_list(args[0])) {
         for (size_t i = 0; i < args[0].u.l->n; i++) {
             const tval pair = args[0].u.l->v[i];
             if (!is_list(pair) || pair.u.l->n != 2 || pair.u.l->v[0].kind != TV_STR)
-                te_throw(s, n, NGPT_ERR_UNSUPPORTED, "namespace() of a list other than "
+                ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED, "namespace() of a list other than "
                          "[key, value] pairs is outside ngpt's Jinja subset");
-            tm_set(&s->a, ns.u.m, pair.u.l->v[0].u.s, pair.u.l->v[1]);
+            ngpt_tmpl_map_set(&s->a, ns.u.m, pair.u.l->v[0].u.s, pair.u.l->v[1]);
         }
     } else if (k == 1) {
         refuse(s, n, "namespace()", args[0]);
     }
-    for (size_t i = 0; kw && i < kw->n; i++) tm_set(&s->a, ns.u.m, kw->k[i], kw->v[i]);
+    for (size_t i = 0; kw && i < kw->n; i++) ngpt_tmpl_map_set(&s->a, ns.u.m, kw->k[i], kw->v[i]);
     return ns;
 }
 
 static tval range(tstate *s, const node *n, tval *args, size_t k)
 {
     double a[3] = {0, 0, 1};
-    if (k < 1 || k > 3) te_throw(s, n, NGPT_ERR_BAD_ARG, "range() takes 1 to 3 numbers");
+    if (k < 1 || k > 3) ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "range() takes 1 to 3 numbers");
     for (size_t i = 0; i < k; i++)
         if (args[i].kind != TV_INT && args[i].kind != TV_FLOAT) refuse(s, n, "range() of", args[i]);
     if (k == 1) a[1] = args[0].u.num;
     else a[0] = args[0].u.num, a[1] = args[1].u.num;
     if (k == 3) a[2] = args[2].u.num;
-    if (a[2] == 0) te_throw(s, n, NGPT_ERR_BAD_ARG, "range() step must not be zero");
+    if (a[2] == 0) ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "range() step must not be zero");
     double count = ceil((a[1] - a[0]) / a[2]);
     if (!(count > 0)) count = 0;
     if (count > TMPL_RANGE_MAX)
-        te_throw(s, n, NGPT_ERR_UNSUPPORTED, "range() of more than %d numbers", TMPL_RANGE_MAX);
-    tval v = tv_list(&s->a, TV_LIST, (size_t)count);
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED, "range() of more than %d numbers",
+                          TMPL_RANGE_MAX);
+    tval v = ngpt_tmpl_val_list(&s->a, TV_LIST, (size_t)count);
     size_t m = 0;
     for (double x = a[0]; (a[2] > 0 ? x < a[1] : x > a[1]) && m < (size_t)count; x += a[2])
-        v.u.l->v[m++] = tv_num(x == floor(x) ? TV_INT : TV_FLOAT, x);
+        v.u.l->v[m++] = ngpt_tmpl_val_num(x == floor(x) ? TV_INT : TV_FLOAT, x);
     v.u.l->n = m;
     return v;
 }
@@ -304,11 +318,13 @@ static tval strftime_now(tstate *s, const node *n, tval *args, size_t k)
     static const char *const month[12] = {"January", "February", "March", "April", "May", "June",
                                           "July", "August", "September", "October", "November",
                                           "December"};
-    if (!k || args[0].kind != TV_STR) te_throw(s, n, NGPT_ERR_BAD_ARG, "strftime_now() needs a format string");
+    if (!k || args[0].kind != TV_STR)
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "strftime_now() needs a format string");
     const time_t t = s->now ? (time_t)s->now : time(NULL);
     struct tm tm;
     if (!(s->now ? gmtime_r(&t, &tm) : localtime_r(&t, &tm)))
-        te_throw(s, n, NGPT_ERR_BAD_ARG, "strftime_now(): the time %lld has no date", (long long)s->now);
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "strftime_now(): the time %lld has no date",
+                          (long long)s->now);
     const tstr f = args[0].u.s;
     tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
     for (size_t i = 0; i < f.n; i++) {
@@ -326,23 +342,23 @@ static tval strftime_now(tstate *s, const node *n, tval *args, size_t k)
         case '%': len = snprintf(buf, sizeof buf, "%%"); break;
         }
         if (len < 0) {
-            tb_put(&out, ts_sub(f, i, i + 1));
+            ngpt_tmpl_buf_put(&out, ngpt_tmpl_str_sub(f, i, i + 1));
             continue;
         }
-        tb_lit(&out, buf, (size_t)len);
+        ngpt_tmpl_buf_lit(&out, buf, (size_t)len);
         i++;
     }
-    return tv_str(tb_str(&out));
+    return ngpt_tmpl_val_str(ngpt_tmpl_buf_str(&out));
 }
 
 static _Noreturn void raise(tstate *s, const node *n, tval *args, size_t k)
 {
     const tstr msg = k && args[0].kind == TV_STR ? args[0].u.s : TSTR("(no message)");
-    te_throw(s, n, NGPT_ERR_BAD_ARG, "the template refused the conversation: %.*s",
+    ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "the template refused the conversation: %.*s",
              (int)(msg.n > 300 ? 300 : msg.n), msg.p);
 }
 
-void tb_globals(tstate *s, tenv *g)
+void ngpt_tmpl_globals(tstate *s, tenv *g)
 {
     static const struct { const char *name; int id; } fns[] = {
         {"namespace", G_NAMESPACE}, {"raise_exception", G_RAISE}, {"range", G_RANGE},
@@ -350,16 +366,18 @@ void tb_globals(tstate *s, tenv *g)
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
     {
         const tstr name = {fns[i].name, NULL, strlen(fns[i].name)};
-        te_set(s, g, name, ts_hash(name), bound(s, fns[i].id, (tval){.kind = TV_UNDEF}));
+        ngpt_tmpl_env_set(s, g, name, ngpt_tmpl_str_hash(name),
+                          bound(s, fns[i].id, (tval){.kind = TV_UNDEF}));
     }
     static const char *const constants[] = {"false", "true", "none", "False", "True", "None"};
     for (size_t i = 0; i < 6; i++) {
         const tstr name = {constants[i], NULL, strlen(constants[i])};
-        te_set(s, g, name, ts_hash(name), i % 3 == 2 ? (tval){.kind = TV_NULL} : tv_bool(i % 3 == 1));
+        ngpt_tmpl_env_set(s, g, name, ngpt_tmpl_str_hash(name),
+                          i % 3 == 2 ? (tval){.kind = TV_NULL} : ngpt_tmpl_val_bool(i % 3 == 1));
     }
 }
 
-tval tb_call(tstate *s, const node *n, tval fn, tval *args, size_t k)
+tval ngpt_tmpl_call(tstate *s, const node *n, tval fn, tval *args, size_t k)
 {
     if (fn.kind != TV_FUNC) refuse(s, n, "a call", fn);
     const tfunc *f = fn.u.f;
@@ -367,16 +385,17 @@ tval tb_call(tstate *s, const node *n, tval fn, tval *args, size_t k)
     switch (f->id) {
     case M_UPPER: return ascii_case(s, n, self, true);
     case M_LOWER: return ascii_case(s, n, self, false);
-    case M_STRIP: return tv_str(trim(self, true, true));
-    case M_LSTRIP: return tv_str(trim(self, true, false));
-    case M_RSTRIP: return tv_str(trim(self, false, true));
+    case M_STRIP: return ngpt_tmpl_val_str(trim(self, true, true));
+    case M_LSTRIP: return ngpt_tmpl_val_str(trim(self, true, false));
+    case M_RSTRIP: return ngpt_tmpl_val_str(trim(self, false, true));
     case M_STARTSWITH: return starts_or_ends(s, n, self, args, k, false);
     case M_ENDSWITH: return starts_or_ends(s, n, self, args, k, true);
     case M_SPLIT: return split(s, n, self, args, k);
     case M_REPLACE: return replace(s, n, self, args, k);
     case M_GET: {
-        if (!k || args[0].kind != TV_STR) refuse(s, n, "get() by a key", k ? args[0] : (tval){.kind = TV_UNDEF});
-        const tval *v = tm_get(f->self.u.m, args[0].u.s);
+        if (!k || args[0].kind != TV_STR)
+            refuse(s, n, "get() by a key", k ? args[0] : (tval){.kind = TV_UNDEF});
+        const tval *v = ngpt_tmpl_map_get(f->self.u.m, args[0].u.s);
         return v ? *v : k > 1 ? args[1] : (tval){.kind = TV_NULL};
     }
     case M_ITEMS: return items(s, f->self.u.m);
@@ -387,8 +406,8 @@ tval tb_call(tstate *s, const node *n, tval fn, tval *args, size_t k)
     case G_RANGE: return range(s, n, args, k);
     case G_STRFTIME: return strftime_now(s, n, args, k);
     default:
-        te_throw(s, n, NGPT_ERR_UNSUPPORTED, "the method %s() is outside ngpt's Jinja subset",
-                 tmpl_method_names[f->id]);
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED, "the method %s() is outside ngpt's Jinja subset",
+                 ngpt_tmpl_method_names[f->id]);
     }
 }
 
@@ -400,38 +419,40 @@ static tval join(tstate *s, const node *n, const tlist *l, tstr sep)
 {
     tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
     for (size_t i = 0; i < l->n; i++) {
-        if (i) tb_put(&out, sep);
+        if (i) ngpt_tmpl_buf_put(&out, sep);
         if (l->v[i].kind != TV_NULL && l->v[i].kind != TV_UNDEF)
-            tb_put(&out, te_raw_string(s, n, l->v[i]));
+            ngpt_tmpl_buf_put(&out, ngpt_tmpl_raw_string(s, n, l->v[i]));
     }
-    return tv_str(tb_str(&out));
+    return ngpt_tmpl_val_str(ngpt_tmpl_buf_str(&out));
 }
 
 static tval code_points(tstate *s, tstr str)
 {
     size_t n = 0;
-    for (size_t i = 0, len; i < str.n; i += len, n++) utf8_next(str.p + i, str.n - i, &len);
-    tval v = tv_list(&s->a, TV_LIST, n);
+    for (size_t i = 0, len; i < str.n; i += len, n++) ngpt_tmpl_utf8_next(str.p + i, str.n - i, &len);
+    tval v = ngpt_tmpl_val_list(&s->a, TV_LIST, n);
     for (size_t i = 0, len, k = 0; i < str.n; i += len, k++) {
-        utf8_next(str.p + i, str.n - i, &len);
-        v.u.l->v[k] = tv_str(ts_sub(str, i, i + len));
+        ngpt_tmpl_utf8_next(str.p + i, str.n - i, &len);
+        v.u.l->v[k] = ngpt_tmpl_val_str(ngpt_tmpl_str_sub(str, i, i + len));
     }
     return v;
 }
 
 static _Noreturn void not_json(tstate *s, const node *n, tval v)
 {
-    te_throw(s, n, NGPT_ERR_UNSUPPORTED, "a %s that is or holds a tuple or a function cannot be "
-             "written as JSON (the reference refuses it too)", tv_type(v));
+    ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED,
+                      "a %s that is or holds a tuple or a function cannot be "
+                      "written as JSON (the reference refuses it too)",
+                      ngpt_tmpl_type_name(v));
 }
 
 static tval to_json(tstate *s, const node *n, tval v, tmap *kw)
 {
     tjson o = {.null_undefined = true};
-    const tval *indent = kw ? tm_get(kw, TSTR("indent")) : NULL;
-    const tval *ascii = kw ? tm_get(kw, TSTR("ensure_ascii")) : NULL;
-    const tval *sort = kw ? tm_get(kw, TSTR("sort_keys")) : NULL;
-    const tval *seps = kw ? tm_get(kw, TSTR("separators")) : NULL;
+    const tval *indent = kw ? ngpt_tmpl_map_get(kw, TSTR("indent")) : NULL;
+    const tval *ascii = kw ? ngpt_tmpl_map_get(kw, TSTR("ensure_ascii")) : NULL;
+    const tval *sort = kw ? ngpt_tmpl_map_get(kw, TSTR("sort_keys")) : NULL;
+    const tval *seps = kw ? ngpt_tmpl_map_get(kw, TSTR("separators")) : NULL;
     if (indent && indent->kind != TV_NULL) {
         if (indent->kind != TV_INT || indent->u.num < 0 || indent->u.num > 64)
             refuse(s, n, "tojson's indent (0..64)", *indent);
@@ -441,23 +462,23 @@ static tval to_json(tstate *s, const node *n, tval v, tmap *kw)
     o.ascii = ascii && ascii->u.b;
     if (sort && sort->kind != TV_BOOL) refuse(s, n, "tojson's sort_keys", *sort);
     if (sort && sort->u.b)
-        te_throw(s, n, NGPT_ERR_UNSUPPORTED, "tojson(sort_keys=true) is outside ngpt's Jinja "
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED, "tojson(sort_keys=true) is outside ngpt's Jinja "
                  "subset (the reference sorts by the locale)");
     if (seps && seps->kind != TV_NULL) {
         if (!is_list(*seps) || seps->u.l->n != 2 || seps->u.l->v[0].kind != TV_STR ||
             seps->u.l->v[1].kind != TV_STR)
-            te_throw(s, n, NGPT_ERR_BAD_ARG, "tojson's separators must be two strings");
+            ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "tojson's separators must be two strings");
         o.item_sep = seps->u.l->v[0].u.s, o.key_sep = seps->u.l->v[1].u.s;
     }
     tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
-    if (!tv_json(&out, v, &o, 0)) not_json(s, n, v);
-    return tv_str(tb_str(&out));
+    if (!ngpt_tmpl_json(&out, v, &o, 0)) not_json(s, n, v);
+    return ngpt_tmpl_val_str(ngpt_tmpl_buf_str(&out));
 }
 
 static _Noreturn void no_filter(tstate *s, const node *n, tval v)
 {
-    te_throw(s, n, NGPT_ERR_BAD_ARG, "the filter %.*s%s does not apply to a %s (the reference "
-             "refuses it too)", (int)n->s.n, n->s.p, n->flag ? "()" : "", tv_type(v));
+    ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "the filter %.*s%s does not apply to a %s (the reference "
+             "refuses it too)", (int)n->s.n, n->s.p, n->flag ? "()" : "", ngpt_tmpl_type_name(v));
 }
 
 /* The filters written with arguments: name(...) */
@@ -466,28 +487,31 @@ static tval called_filter(tstate *s, const node *n, tval v, tval *args, size_t k
     switch (n->op) {
     case F_TOJSON: return to_json(s, n, v, kw);
     case F_JOIN: {
-        const tval sep = k ? args[0] : tm_get(kw, TSTR("separator")) ? *tm_get(kw, TSTR("separator"))
-                                                                    : tv_str(TSTR(""));
+        const tval sep = k ? args[0]
+                         : ngpt_tmpl_map_get(kw, TSTR("separator"))
+                             ? *ngpt_tmpl_map_get(kw, TSTR("separator"))
+                             : ngpt_tmpl_val_str(TSTR(""));
         if (v.kind != TV_STR && !is_list(v)) no_filter(s, n, v);
         if (sep.kind != TV_STR) refuse(s, n, "join with a separator", sep);
         return join(s, n, (v.kind == TV_STR ? code_points(s, v.u.s) : v).u.l, sep.u.s);
     }
     case F_DEFAULT: {
-        const tval d = k ? args[0] : tv_str(TSTR(""));
-        const tval *b = k > 1 ? &args[1] : tm_get(kw, TSTR("boolean"));
+        const tval d = k ? args[0] : ngpt_tmpl_val_str(TSTR(""));
+        const tval *b = k > 1 ? &args[1] : ngpt_tmpl_map_get(kw, TSTR("boolean"));
         if (b && b->kind != TV_BOOL) refuse(s, n, "default's boolean flag", *b);
-        return v.kind == TV_UNDEF || (b && b->u.b && !tv_truthy(v)) ? d : v;
+        return v.kind == TV_UNDEF || (b && b->u.b && !ngpt_tmpl_truthy(v)) ? d : v;
     }
     case F_INT:
     case F_FLOAT:
         if (v.kind == TV_INT || v.kind == TV_FLOAT) return v;
-        if (v.kind == TV_BOOL) return tv_num(n->op == F_INT ? TV_INT : TV_FLOAT, v.u.b);
+        if (v.kind == TV_BOOL) return ngpt_tmpl_val_num(n->op == F_INT ? TV_INT : TV_FLOAT, v.u.b);
         if (v.kind == TV_STR)
-            te_throw(s, n, NGPT_ERR_UNSUPPORTED, "int/float of a string is outside ngpt's Jinja subset");
+            ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED,
+                              "int/float of a string is outside ngpt's Jinja subset");
         no_filter(s, n, v);
     case F_REPLACE: {
         if (v.kind != TV_STR) no_filter(s, n, v);
-        tval *all = ta_alloc(&s->a, (k + 1) * sizeof *all);
+        tval *all = ngpt_tmpl_alloc(&s->a, (k + 1) * sizeof *all);
         if (k) memcpy(all, args, k * sizeof *all);
         all[k].kind = TV_KWARGS, all[k].u.m = kw;
         return replace(s, n, v.u.s, all, k + 1);
@@ -499,7 +523,7 @@ static tval called_filter(tstate *s, const node *n, tval v, tval *args, size_t k
     }
 }
 
-tval tb_apply_filter(tstate *s, const node *n, tval v, tval *args, size_t k, tmap *kw)
+tval ngpt_tmpl_filter(tstate *s, const node *n, tval v, tval *args, size_t k, tmap *kw)
 {
     if (n->flag) return called_filter(s, n, v, args, k, kw);
     if (n->op == F_SAFE) return v;
@@ -509,11 +533,11 @@ tval tb_apply_filter(tstate *s, const node *n, tval v, tval *args, size_t k, tma
         case F_LIST: return v;
         case F_FIRST:
         case F_LAST:
-            if (!v.u.l->n) te_throw(s, n, NGPT_ERR_BAD_ARG, "first or last of an empty list");
+            if (!v.u.l->n) ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "first or last of an empty list");
             return v.u.l->v[n->op == F_FIRST ? 0 : v.u.l->n - 1];
-        case F_LENGTH: return tv_num(TV_INT, (double)v.u.l->n);
+        case F_LENGTH: return ngpt_tmpl_val_num(TV_INT, (double)v.u.l->n);
         case F_REVERSE: {
-            tval r = tv_list(&s->a, TV_LIST, v.u.l->n);
+            tval r = ngpt_tmpl_val_list(&s->a, TV_LIST, v.u.l->n);
             for (size_t i = 0; i < v.u.l->n; i++) r.u.l->v[i] = v.u.l->v[v.u.l->n - 1 - i];
             return r;
         }
@@ -521,42 +545,43 @@ tval tb_apply_filter(tstate *s, const node *n, tval v, tval *args, size_t k, tma
         case F_STRING: {
             const tjson o = {0};
             tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
-            if (!tv_json(&out, v, &o, 0)) not_json(s, n, v);
-            return tv_str(tb_str(&out));
+            if (!ngpt_tmpl_json(&out, v, &o, 0)) not_json(s, n, v);
+            return ngpt_tmpl_val_str(ngpt_tmpl_buf_str(&out));
         }
         }
     } else if (v.kind == TV_STR) {
         switch (n->op) {
-        case F_LENGTH: return tv_num(TV_INT, (double)utf16_length(v.u.s));
+        case F_LENGTH: return ngpt_tmpl_val_num(TV_INT, (double)utf16_length(v.u.s));
         case F_UPPER:
         case F_LOWER: return ascii_case(s, n, v.u.s, n->op == F_UPPER);
-        case F_TRIM: return tv_str(trim(v.u.s, true, true));
+        case F_TRIM: return ngpt_tmpl_val_str(trim(v.u.s, true, true));
         case F_JOIN:
         case F_STRING: return v;
         case F_INT:
         case F_FLOAT:
-            te_throw(s, n, NGPT_ERR_UNSUPPORTED, "int/float of a string is outside ngpt's Jinja subset");
+            ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED,
+                              "int/float of a string is outside ngpt's Jinja subset");
         }
     } else if (v.kind == TV_INT || v.kind == TV_FLOAT) {
         switch (n->op) {
-        case F_ABS: return tv_num(v.kind, fabs(v.u.num));
-        case F_INT: return tv_num(TV_INT, floor(v.u.num));
-        case F_FLOAT: return tv_num(TV_FLOAT, v.u.num);
+        case F_ABS: return ngpt_tmpl_val_num(v.kind, fabs(v.u.num));
+        case F_INT: return ngpt_tmpl_val_num(TV_INT, floor(v.u.num));
+        case F_FLOAT: return ngpt_tmpl_val_num(TV_FLOAT, v.u.num);
         case F_STRING: {
             tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
-            te_write(s, n, &out, v);
-            return tv_str(tb_str(&out));
+            ngpt_tmpl_write(s, n, &out, v);
+            return ngpt_tmpl_val_str(ngpt_tmpl_buf_str(&out));
         }
         }
     } else if (is_map(v)) {
         if (n->op == F_ITEMS) return items(s, v.u.m);
-        if (n->op == F_LENGTH) return tv_num(TV_INT, (double)v.u.m->n);
+        if (n->op == F_LENGTH) return ngpt_tmpl_val_num(TV_INT, (double)v.u.m->n);
     } else if (v.kind == TV_BOOL) {
         switch (n->op) {
         case F_BOOL: return v;
-        case F_INT: return tv_num(TV_INT, v.u.b);
-        case F_FLOAT: return tv_num(TV_FLOAT, v.u.b);
-        case F_STRING: return tv_str(v.u.b ? TSTR("true") : TSTR("false"));
+        case F_INT: return ngpt_tmpl_val_num(TV_INT, v.u.b);
+        case F_FLOAT: return ngpt_tmpl_val_num(TV_FLOAT, v.u.b);
+        case F_STRING: return ngpt_tmpl_val_str(v.u.b ? TSTR("true") : TSTR("false"));
         }
     }
     no_filter(s, n, v);
@@ -564,7 +589,7 @@ tval tb_apply_filter(tstate *s, const node *n, tval v, tval *args, size_t k, tma
 
 /* ------------------------------------------------------------ tests */
 
-bool tb_apply_test(tstate *s, const node *n, tval v)
+bool ngpt_tmpl_test(tstate *s, const node *n, tval v)
 {
     switch (n->op) {
     case T_BOOLEAN: return v.kind == TV_BOOL;
@@ -579,7 +604,8 @@ bool tb_apply_test(tstate *s, const node *n, tval v)
     case T_STRING: return v.kind == TV_STR;
     case T_NUMBER: return v.kind == TV_INT || v.kind == TV_FLOAT;
     case T_INTEGER: return v.kind == TV_INT;
-    case T_ITERABLE: return v.kind == TV_LIST || v.kind == TV_STR;    /* not a tuple: as the reference */
+    case T_ITERABLE:
+        return v.kind == TV_LIST || v.kind == TV_STR; /* not a tuple: as the reference */
     case T_MAPPING: return is_map(v);
     case T_SEQUENCE: return is_list(v) || is_map(v) || v.kind == TV_STR;
     case T_DEFINED: return v.kind != TV_UNDEF;
@@ -600,22 +626,25 @@ static const void *identity(tval v)
 
 static double primitive_number(tval v)
 {
-    return v.kind == TV_BOOL ? (double)v.u.b : v.kind == TV_STR ? js_to_number(v.u.s) : v.u.num;
+    return v.kind == TV_BOOL  ? (double)v.u.b
+           : v.kind == TV_STR ? ngpt_tmpl_js_to_number(v.u.s)
+                              : v.u.num;
 }
 
-bool tb_loose_eq(tstate *s, const node *n, tval a, tval b)
+bool ngpt_tmpl_loose_eq(tstate *s, const node *n, tval a, tval b)
 {
     if (nullish(a) || nullish(b)) return nullish(a) && nullish(b);
     if (is_object(a) || is_object(b)) {
         if (is_object(a) && is_object(b)) return identity(a) == identity(b);
-        te_throw(s, n, NGPT_ERR_UNSUPPORTED, "comparing a %s with a %s is outside ngpt's Jinja "
-                 "subset", tv_type(a), tv_type(b));
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED, "comparing a %s with a %s is outside "
+                          "ngpt's Jinja subset",
+                          ngpt_tmpl_type_name(a), ngpt_tmpl_type_name(b));
     }
-    if (a.kind == TV_STR && b.kind == TV_STR) return ts_eq(a.u.s, b.u.s);
+    if (a.kind == TV_STR && b.kind == TV_STR) return ngpt_tmpl_str_eq(a.u.s, b.u.s);
     return primitive_number(a) == primitive_number(b);
 }
 
-bool tb_strict_eq(tval a, tval b)
+bool ngpt_tmpl_strict_eq(tval a, tval b)
 {
     const bool na = a.kind == TV_INT || a.kind == TV_FLOAT, nb = b.kind == TV_INT || b.kind == TV_FLOAT;
     if (na || nb) return na && nb && a.u.num == b.u.num;
@@ -624,7 +653,7 @@ bool tb_strict_eq(tval a, tval b)
     case TV_UNDEF:
     case TV_NULL: return true;
     case TV_BOOL: return a.u.b == b.u.b;
-    case TV_STR: return ts_eq(a.u.s, b.u.s);
+    case TV_STR: return ngpt_tmpl_str_eq(a.u.s, b.u.s);
     default: return identity(a) == identity(b);
     }
 }

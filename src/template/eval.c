@@ -13,7 +13,7 @@
 static void step(tstate *s, const node *n)
 {
     if (++s->steps > TMPL_STEPS_MAX)
-        te_throw(s, n, NGPT_ERR_UNSUPPORTED, "the template ran past ngpt's limit of %u steps "
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED, "the template ran past ngpt's limit of %u steps "
                  "(a loop without end?)", TMPL_STEPS_MAX);
 }
 
@@ -39,15 +39,15 @@ static bool contains(tstr hay, tstr needle)
 static tval concat(tstate *s, tstr a, tstr b)
 {
     tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
-    tb_put(&out, a);
-    tb_put(&out, b);
-    return tv_str(tb_str(&out));
+    ngpt_tmpl_buf_put(&out, a);
+    ngpt_tmpl_buf_put(&out, b);
+    return ngpt_tmpl_val_str(ngpt_tmpl_buf_str(&out));
 }
 
 static _Noreturn void unknown_op(tstate *s, const node *n, tval l, tval r)
 {
-    te_throw(s, n, NGPT_ERR_UNSUPPORTED, "no operator %d between a %s and a %s (the reference "
-             "refuses it too)", n->op, tv_type(l), tv_type(r));
+    ngpt_tmpl_fail_at(s, n, NGPT_ERR_UNSUPPORTED, "no operator %d between a %s and a %s (the reference "
+             "refuses it too)", n->op, ngpt_tmpl_type_name(l), ngpt_tmpl_type_name(r));
 }
 
 static tval arithmetic(tstate *s, const node *n, tval l, tval r)
@@ -55,16 +55,16 @@ static tval arithmetic(tstate *s, const node *n, tval l, tval r)
     const double a = l.u.num, b = r.u.num;
     const tkind k = l.kind == TV_FLOAT || r.kind == TV_FLOAT ? TV_FLOAT : TV_INT;
     switch (n->op) {
-    case OP_ADD: return tv_num(k, a + b);
-    case OP_SUB: return tv_num(k, a - b);
-    case OP_MUL: return tv_num(k, a * b);
-    case OP_DIV: return tv_num(TV_FLOAT, a / b);
-    case OP_FLOORDIV: return tv_num(k, floor(a / b));
-    case OP_MOD: return tv_num(k, fmod(a, b));
-    case OP_LT: return tv_bool(a < b);
-    case OP_GT: return tv_bool(a > b);
-    case OP_GE: return tv_bool(a >= b);
-    case OP_LE: return tv_bool(a <= b);
+    case OP_ADD: return ngpt_tmpl_val_num(k, a + b);
+    case OP_SUB: return ngpt_tmpl_val_num(k, a - b);
+    case OP_MUL: return ngpt_tmpl_val_num(k, a * b);
+    case OP_DIV: return ngpt_tmpl_val_num(TV_FLOAT, a / b);
+    case OP_FLOORDIV: return ngpt_tmpl_val_num(k, floor(a / b));
+    case OP_MOD: return ngpt_tmpl_val_num(k, fmod(a, b));
+    case OP_LT: return ngpt_tmpl_val_bool(a < b);
+    case OP_GT: return ngpt_tmpl_val_bool(a > b);
+    case OP_GE: return ngpt_tmpl_val_bool(a >= b);
+    case OP_LE: return ngpt_tmpl_val_bool(a <= b);
     default: unknown_op(s, n, l, r);
     }
 }
@@ -72,48 +72,51 @@ static tval arithmetic(tstate *s, const node *n, tval l, tval r)
 static tval power(tstate *s, const node *n, tval l, tval r)
 {
     const double a = num_of(l), b = num_of(r);
-    if (a == 0 && b < 0) te_throw(s, n, NGPT_ERR_BAD_ARG, "0.0 cannot be raised to a negative power");
+    if (a == 0 && b < 0)
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "0.0 cannot be raised to a negative power");
     const double x = isnan(b) || (fabs(a) == 1 && isinf(b)) ? NAN : pow(a, b);    /* JavaScript's ** */
-    if (!isfinite(x)) te_throw(s, n, NGPT_ERR_BAD_ARG, "a power that is not a finite number");
-    return tv_num(l.kind == TV_FLOAT || r.kind == TV_FLOAT || b < 0 ? TV_FLOAT : TV_INT, x);
+    if (!isfinite(x)) ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "a power that is not a finite number");
+    return ngpt_tmpl_val_num(l.kind == TV_FLOAT || r.kind == TV_FLOAT || b < 0 ? TV_FLOAT : TV_INT, x);
 }
 
 static tval binary(tstate *s, tenv *e, const node *n)
 {
     const tval l = eval(s, e, n->a);
-    if (n->op == OP_AND) return tv_truthy(l) ? eval(s, e, n->b) : l;
-    if (n->op == OP_OR) return tv_truthy(l) ? l : eval(s, e, n->b);
+    if (n->op == OP_AND) return ngpt_tmpl_truthy(l) ? eval(s, e, n->b) : l;
+    if (n->op == OP_OR) return ngpt_tmpl_truthy(l) ? l : eval(s, e, n->b);
     const tval r = eval(s, e, n->b);
-    if (n->op == OP_EQ || n->op == OP_NE) return tv_bool(tb_loose_eq(s, n, l, r) == (n->op == OP_EQ));
+    if (n->op == OP_EQ || n->op == OP_NE)
+        return ngpt_tmpl_val_bool(ngpt_tmpl_loose_eq(s, n, l, r) == (n->op == OP_EQ));
     if (l.kind == TV_UNDEF || r.kind == TV_UNDEF) {
-        if (r.kind == TV_UNDEF && (n->op == OP_IN || n->op == OP_NOT_IN)) return tv_bool(n->op == OP_NOT_IN);
-        te_throw(s, n, NGPT_ERR_BAD_ARG, "an operation on an undefined value");
+        if (r.kind == TV_UNDEF && (n->op == OP_IN || n->op == OP_NOT_IN))
+            return ngpt_tmpl_val_bool(n->op == OP_NOT_IN);
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "an operation on an undefined value");
     }
     if (l.kind == TV_NULL || r.kind == TV_NULL)
-        te_throw(s, n, NGPT_ERR_BAD_ARG, "an operation on none");
-    if (n->op == OP_CAT) return concat(s, te_raw_string(s, n, l), te_raw_string(s, n, r));
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "an operation on none");
+    if (n->op == OP_CAT) return concat(s, ngpt_tmpl_raw_string(s, n, l), ngpt_tmpl_raw_string(s, n, r));
     if (n->op == OP_POW && numeric_like(l) && numeric_like(r)) return power(s, n, l, r);
     if (numeric(l) && numeric(r)) {
         if (n->op != OP_IN && n->op != OP_NOT_IN && n->op != OP_POW) return arithmetic(s, n, l, r);
     } else if (is_list(l) && is_list(r)) {
         if (n->op == OP_ADD) {
-            tval out = tv_list(&s->a, TV_LIST, l.u.l->n + r.u.l->n);
+            tval out = ngpt_tmpl_val_list(&s->a, TV_LIST, l.u.l->n + r.u.l->n);
             if (l.u.l->n) memcpy(out.u.l->v, l.u.l->v, l.u.l->n * sizeof(tval));
             if (r.u.l->n) memcpy(out.u.l->v + l.u.l->n, r.u.l->v, r.u.l->n * sizeof(tval));
             return out;
         }
     } else if (is_list(r) && (n->op == OP_IN || n->op == OP_NOT_IN)) {
         bool member = false;
-        for (size_t i = 0; i < r.u.l->n && !member; i++) member = tb_strict_eq(r.u.l->v[i], l);
-        return tv_bool(member == (n->op == OP_IN));
+        for (size_t i = 0; i < r.u.l->n && !member; i++) member = ngpt_tmpl_strict_eq(r.u.l->v[i], l);
+        return ngpt_tmpl_val_bool(member == (n->op == OP_IN));
     }
     if ((l.kind == TV_STR || r.kind == TV_STR) && n->op == OP_ADD)
-        return concat(s, te_raw_string(s, n, l), te_raw_string(s, n, r));
+        return concat(s, ngpt_tmpl_raw_string(s, n, l), ngpt_tmpl_raw_string(s, n, r));
     if (l.kind == TV_STR && r.kind == TV_STR && (n->op == OP_IN || n->op == OP_NOT_IN))
-        return tv_bool(contains(r.u.s, l.u.s) == (n->op == OP_IN));
+        return ngpt_tmpl_val_bool(contains(r.u.s, l.u.s) == (n->op == OP_IN));
     if (l.kind == TV_STR && (r.kind == TV_MAP || r.kind == TV_KWARGS) &&
         (n->op == OP_IN || n->op == OP_NOT_IN))
-        return tv_bool((tm_get(r.u.m, l.u.s) != NULL) == (n->op == OP_IN));
+        return ngpt_tmpl_val_bool((ngpt_tmpl_map_get(r.u.m, l.u.s) != NULL) == (n->op == OP_IN));
     unknown_op(s, n, l, r);
 }
 
@@ -121,11 +124,11 @@ static tval unary(tstate *s, tenv *e, const node *n)
 {
     const tval v = eval(s, e, n->a);
     if (n->op == OP_NOT)    /* 0.5.10's: JavaScript's !value, false for any list or mapping */
-        return tv_bool(v.kind < TV_LIST && !tv_truthy(v));
+        return ngpt_tmpl_val_bool(v.kind < TV_LIST && !ngpt_tmpl_truthy(v));
     if (!numeric_like(v))
-        te_throw(s, n, NGPT_ERR_BAD_ARG, "a sign before a %s", tv_type(v));
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "a sign before a %s", ngpt_tmpl_type_name(v));
     const double x = (n->op == OP_NEG ? -1 : 1) * num_of(v);
-    return tv_num(v.kind == TV_FLOAT ? TV_FLOAT : TV_INT, x);
+    return ngpt_tmpl_val_num(v.kind == TV_FLOAT ? TV_FLOAT : TV_INT, x);
 }
 
 /* Python's slice of n elements (utils.ts's slice): the indices it keeps. */
@@ -153,53 +156,54 @@ static size_t slice_indices(double n, tval a, tval b, tval c, double *idx, size_
 static tval slice(tstate *s, tenv *e, const node *n, tval obj, const node *sl)
 {
     if (!is_list(obj) && obj.kind != TV_STR)
-        te_throw(s, n, NGPT_ERR_BAD_ARG, "a slice of a %s (a list or a string only)", tv_type(obj));
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "a slice of a %s (a list or a string only)",
+                          ngpt_tmpl_type_name(obj));
     const tval undef = {.kind = TV_UNDEF};
     const tval a = sl->a ? eval(s, e, sl->a) : undef, b = sl->b ? eval(s, e, sl->b) : undef,
                c = sl->c ? eval(s, e, sl->c) : undef;
     const tval part[3] = {a, b, c};
     for (int i = 0; i < 3; i++)
         if (part[i].kind != TV_INT && part[i].kind != TV_UNDEF)
-            te_throw(s, n, NGPT_ERR_BAD_ARG, "a slice's bounds must be integers");
+            ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "a slice's bounds must be integers");
     if (obj.kind != TV_STR) {
         const size_t len = obj.u.l->n;
-        double *idx = ta_alloc(&s->a, (len + 1) * sizeof *idx);
+        double *idx = ngpt_tmpl_alloc(&s->a, (len + 1) * sizeof *idx);
         const size_t k = slice_indices((double)len, a, b, c, idx, len);
-        tval out = tv_list(&s->a, TV_LIST, k);
+        tval out = ngpt_tmpl_val_list(&s->a, TV_LIST, k);
         for (size_t i = 0; i < k; i++) out.u.l->v[i] = obj.u.l->v[(size_t)idx[i]];
         return out;
     }
     const tstr str = obj.u.s;                   /* sliced by code points, as Array.from */
-    size_t *start = ta_alloc(&s->a, (str.n + 1) * sizeof *start), cps = 0;
+    size_t *start = ngpt_tmpl_alloc(&s->a, (str.n + 1) * sizeof *start), cps = 0;
     for (size_t i = 0, len; i < str.n; i += len) {
-        utf8_next(str.p + i, str.n - i, &len);
+        ngpt_tmpl_utf8_next(str.p + i, str.n - i, &len);
         start[cps++] = i;
     }
     start[cps] = str.n;
-    double *idx = ta_alloc(&s->a, (cps + 1) * sizeof *idx);
+    double *idx = ngpt_tmpl_alloc(&s->a, (cps + 1) * sizeof *idx);
     const size_t k = slice_indices((double)cps, a, b, c, idx, cps);
     tbuf out = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
     for (size_t i = 0; i < k; i++) {
         const size_t cp = (size_t)idx[i];
-        tb_put(&out, ts_sub(str, start[cp], start[cp + 1]));
+        ngpt_tmpl_buf_put(&out, ngpt_tmpl_str_sub(str, start[cp], start[cp + 1]));
     }
-    return tv_str(tb_str(&out));
+    return ngpt_tmpl_val_str(ngpt_tmpl_buf_str(&out));
 }
 
 /* Positional arguments, then the keyword ones (kw: as a map, or appended
  * as one TV_KWARGS value when kw is NULL and there are any). */
 static tval *arguments(tstate *s, tenv *e, const nlist *l, size_t *n, tmap **kw)
 {
-    tval *v = ta_alloc(&s->a, (l->n + 1) * sizeof *v);
+    tval *v = ngpt_tmpl_alloc(&s->a, (l->n + 1) * sizeof *v);
     size_t k = 0;
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i]->kind != N_KWARG) v[k++] = eval(s, e, l->v[i]);
-    tval map = tv_map(&s->a, TV_KWARGS);
+    tval map = ngpt_tmpl_val_map(&s->a, TV_KWARGS);
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i]->kind == N_KWARG) {
-            if (tm_get(map.u.m, l->v[i]->s))
-                te_throw(s, l->v[i], NGPT_ERR_BAD_ARG, "a keyword argument given twice");
-            tm_set(&s->a, map.u.m, l->v[i]->s, eval(s, e, l->v[i]->a));
+            if (ngpt_tmpl_map_get(map.u.m, l->v[i]->s))
+                ngpt_tmpl_fail_at(s, l->v[i], NGPT_ERR_BAD_ARG, "a keyword argument given twice");
+            ngpt_tmpl_map_set(&s->a, map.u.m, l->v[i]->s, eval(s, e, l->v[i]->a));
         }
     if (kw) *kw = map.u.m;
     else if (map.u.m->n) v[k++] = map;
@@ -213,41 +217,43 @@ static tval member(tstate *s, tenv *e, const node *n)
     if (n->flag && n->b->kind == N_SLICE) return slice(s, e, n, obj, n->b);
     tval key;
     if (n->flag) key = eval(s, e, n->b);
-    else if (n->b->kind == N_INT) key = tv_num(TV_INT, n->b->num);
-    else key = tv_str(n->b->s);
-    return tb_member(s, n, obj, key);
+    else if (n->b->kind == N_INT) key = ngpt_tmpl_val_num(TV_INT, n->b->num);
+    else key = ngpt_tmpl_val_str(n->b->s);
+    return ngpt_tmpl_member(s, n, obj, key);
 }
 
 static tval eval(tstate *s, tenv *e, const node *n)
 {
     step(s, n);
     switch (n->kind) {
-    case N_INT: return tv_num(TV_INT, n->num);
-    case N_FLOAT: return tv_num(TV_FLOAT, n->num);
-    case N_STR: return tv_str(n->s);
+    case N_INT: return ngpt_tmpl_val_num(TV_INT, n->num);
+    case N_FLOAT: return ngpt_tmpl_val_num(TV_FLOAT, n->num);
+    case N_STR: return ngpt_tmpl_val_str(n->s);
     case N_ARRAY:
     case N_TUPLE: {
-        tval v = tv_list(&s->a, n->kind == N_ARRAY ? TV_LIST : TV_TUPLE, n->list.n);
+        tval v = ngpt_tmpl_val_list(&s->a, n->kind == N_ARRAY ? TV_LIST : TV_TUPLE, n->list.n);
         for (size_t i = 0; i < n->list.n; i++) v.u.l->v[i] = eval(s, e, n->list.v[i]);
         return v;
     }
     case N_DICT: {
-        tval v = tv_map(&s->a, TV_MAP);
+        tval v = ngpt_tmpl_val_map(&s->a, TV_MAP);
         for (size_t i = 0; i + 1 < n->list.n; i += 2) {
             const tval k = eval(s, e, n->list.v[i]);
-            if (k.kind != TV_STR) te_throw(s, n->list.v[i], NGPT_ERR_BAD_ARG, "a mapping's key must be a string");
-            tm_set(&s->a, v.u.m, k.u.s, eval(s, e, n->list.v[i + 1]));
+            if (k.kind != TV_STR)
+                ngpt_tmpl_fail_at(s, n->list.v[i], NGPT_ERR_BAD_ARG,
+                                  "a mapping's key must be a string");
+            ngpt_tmpl_map_set(&s->a, v.u.m, k.u.s, eval(s, e, n->list.v[i + 1]));
         }
         return v;
     }
-    case N_IDENT: return te_get(e, n->s, n->hash);
+    case N_IDENT: return ngpt_tmpl_env_get(e, n->s, n->hash);
     case N_MEMBER: return member(s, e, n);
     case N_CALL: {
         size_t k;
         tval *args = arguments(s, e, &n->list, &k, NULL);
         const tval fn = eval(s, e, n->a);
         if (fn.kind == TV_FUNC && !fn.u.f->id) return call_macro(s, n, fn.u.f->macro, e, args, k);
-        return tb_call(s, n, fn, args, k);
+        return ngpt_tmpl_call(s, n, fn, args, k);
     }
     case N_UNARY: return unary(s, e, n);
     case N_BINARY: return binary(s, e, n);
@@ -256,13 +262,14 @@ static tval eval(tstate *s, tenv *e, const node *n)
         size_t k = 0;
         tmap *kw = NULL;
         tval *args = n->flag ? arguments(s, e, &n->list, &k, &kw) : NULL;
-        return tb_apply_filter(s, n, v, args, k, kw);
+        return ngpt_tmpl_filter(s, n, v, args, k, kw);
     }
-    case N_TEST: return tv_bool(tb_apply_test(s, n, eval(s, e, n->a)) != n->flag);
-    case N_SELECT: return tv_truthy(eval(s, e, n->b)) ? eval(s, e, n->a) : (tval){.kind = TV_UNDEF};
-    case N_TERNARY: return tv_truthy(eval(s, e, n->b)) ? eval(s, e, n->a) : eval(s, e, n->c);
+    case N_TEST: return ngpt_tmpl_val_bool(ngpt_tmpl_test(s, n, eval(s, e, n->a)) != n->flag);
+    case N_SELECT:
+        return ngpt_tmpl_truthy(eval(s, e, n->b)) ? eval(s, e, n->a) : (tval){.kind = TV_UNDEF};
+    case N_TERNARY: return ngpt_tmpl_truthy(eval(s, e, n->b)) ? eval(s, e, n->a) : eval(s, e, n->c);
     default:
-        te_throw(s, n, NGPT_ERR_INTERNAL, "a statement where an expression belongs");
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_INTERNAL, "a statement where an expression belongs");
     }
 }
 
@@ -279,28 +286,35 @@ static tstr render_apart(tstate *s, tenv *e, const nlist *body, int *flow)
     s->out = &out;
     *flow = exec_block(s, e, body);
     s->out = saved;
-    return tb_str(&out);
+    return ngpt_tmpl_buf_str(&out);
 }
 
 static void assign(tstate *s, tenv *e, const node *n, const node *target, tval v)
 {
     if (target->kind == N_IDENT) {
-        te_set(s, e, target->s, target->hash, v);
+        ngpt_tmpl_env_set(s, e, target->s, target->hash, v);
     } else if (target->kind == N_TUPLE) {
-        if (!is_list(v)) te_throw(s, n, NGPT_ERR_BAD_ARG, "cannot unpack a %s", tv_type(v));
+        if (!is_list(v))
+            ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "cannot unpack a %s", ngpt_tmpl_type_name(v));
         if (v.u.l->n != target->list.n)
-            te_throw(s, n, NGPT_ERR_BAD_ARG, "too %s items to unpack", v.u.l->n < target->list.n ? "few" : "many");
+            ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "too %s items to unpack",
+                              v.u.l->n < target->list.n ? "few" : "many");
         for (size_t i = 0; i < target->list.n; i++) {
-            if (target->list.v[i]->kind != N_IDENT) te_throw(s, n, NGPT_ERR_BAD_ARG, "cannot unpack to that");
-            te_set(s, e, target->list.v[i]->s, target->list.v[i]->hash, v.u.l->v[i]);
+            if (target->list.v[i]->kind != N_IDENT)
+                ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "cannot unpack to that");
+            ngpt_tmpl_env_set(s, e, target->list.v[i]->s, target->list.v[i]->hash, v.u.l->v[i]);
         }
     } else if (target->kind == N_MEMBER) {
         const tval obj = eval(s, e, target->a);
-        if (obj.kind != TV_NS) te_throw(s, n, NGPT_ERR_BAD_ARG, "set of an attribute of a %s (a namespace only)", tv_type(obj));
-        if (target->b->kind != N_IDENT) te_throw(s, n, NGPT_ERR_BAD_ARG, "set of a member that is not a name");
-        tm_set(&s->a, obj.u.m, target->b->s, v);
+        if (obj.kind != TV_NS)
+            ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG,
+                              "set of an attribute of a %s (a namespace only)",
+                              ngpt_tmpl_type_name(obj));
+        if (target->b->kind != N_IDENT)
+            ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "set of a member that is not a name");
+        ngpt_tmpl_map_set(&s->a, obj.u.m, target->b->s, v);
     } else {
-        te_throw(s, n, NGPT_ERR_BAD_ARG, "set of something that is not a name");
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "set of something that is not a name");
     }
 }
 
@@ -313,7 +327,7 @@ static int exec_set(tstate *s, tenv *e, const node *n)
         int flow;
         const tstr text = render_apart(s, e, &n->list, &flow);
         if (flow != FLOW_NEXT) return flow;
-        v = tv_str(text);
+        v = ngpt_tmpl_val_str(text);
     }
     assign(s, e, n, n->a, v);
     return FLOW_NEXT;
@@ -321,53 +335,56 @@ static int exec_set(tstate *s, tenv *e, const node *n)
 
 static void bind_loop_var(tstate *s, tenv *e, const node *var, tval item)
 {
-    if (var->kind == N_IDENT) return te_set(s, e, var->s, var->hash, item);
+    if (var->kind == N_IDENT) return ngpt_tmpl_env_set(s, e, var->s, var->hash, item);
     if (item.kind != TV_LIST && item.kind != TV_TUPLE)
-        te_throw(s, var, NGPT_ERR_BAD_ARG, "cannot unpack a %s", tv_type(item));
+        ngpt_tmpl_fail_at(s, var, NGPT_ERR_BAD_ARG, "cannot unpack a %s", ngpt_tmpl_type_name(item));
     if (item.u.l->n != var->list.n)
-        te_throw(s, var, NGPT_ERR_BAD_ARG, "too %s items to unpack", var->list.n > item.u.l->n ? "few" : "many");
+        ngpt_tmpl_fail_at(s, var, NGPT_ERR_BAD_ARG, "too %s items to unpack",
+                          var->list.n > item.u.l->n ? "few" : "many");
     for (size_t j = 0; j < var->list.n; j++)
-        te_set(s, e, var->list.v[j]->s, var->list.v[j]->hash, item.u.l->v[j]);
+        ngpt_tmpl_env_set(s, e, var->list.v[j]->s, var->list.v[j]->hash, item.u.l->v[j]);
 }
 
 static tval loop_object(tstate *s, tlist *items, size_t i)
 {
     const size_t n = items->n;
-    tval loop = tv_map(&s->a, TV_MAP);
+    tval loop = ngpt_tmpl_val_map(&s->a, TV_MAP);
     tmap *m = loop.u.m;
-    tm_set(&s->a, m, TSTR("index"), tv_num(TV_INT, (double)(i + 1)));
-    tm_set(&s->a, m, TSTR("index0"), tv_num(TV_INT, (double)i));
-    tm_set(&s->a, m, TSTR("revindex"), tv_num(TV_INT, (double)(n - i)));
-    tm_set(&s->a, m, TSTR("revindex0"), tv_num(TV_INT, (double)(n - i) - 1));
-    tm_set(&s->a, m, TSTR("first"), tv_bool(i == 0));
-    tm_set(&s->a, m, TSTR("last"), tv_bool(i == n - 1));
-    tm_set(&s->a, m, TSTR("length"), tv_num(TV_INT, (double)n));
-    tm_set(&s->a, m, TSTR("previtem"), i > 0 ? items->v[i - 1] : (tval){.kind = TV_UNDEF});
-    tm_set(&s->a, m, TSTR("nextitem"), i + 1 < n ? items->v[i + 1] : (tval){.kind = TV_UNDEF});
+    ngpt_tmpl_map_set(&s->a, m, TSTR("index"), ngpt_tmpl_val_num(TV_INT, (double)(i + 1)));
+    ngpt_tmpl_map_set(&s->a, m, TSTR("index0"), ngpt_tmpl_val_num(TV_INT, (double)i));
+    ngpt_tmpl_map_set(&s->a, m, TSTR("revindex"), ngpt_tmpl_val_num(TV_INT, (double)(n - i)));
+    ngpt_tmpl_map_set(&s->a, m, TSTR("revindex0"), ngpt_tmpl_val_num(TV_INT, (double)(n - i) - 1));
+    ngpt_tmpl_map_set(&s->a, m, TSTR("first"), ngpt_tmpl_val_bool(i == 0));
+    ngpt_tmpl_map_set(&s->a, m, TSTR("last"), ngpt_tmpl_val_bool(i == n - 1));
+    ngpt_tmpl_map_set(&s->a, m, TSTR("length"), ngpt_tmpl_val_num(TV_INT, (double)n));
+    ngpt_tmpl_map_set(&s->a, m, TSTR("previtem"), i > 0 ? items->v[i - 1] : (tval){.kind = TV_UNDEF});
+    ngpt_tmpl_map_set(&s->a, m, TSTR("nextitem"),
+                      i + 1 < n ? items->v[i + 1] : (tval){.kind = TV_UNDEF});
     return loop;
 }
 
 static int exec_for(tstate *s, tenv *e, const node *n)
 {
-    tenv *scope = te_env(s, e);
+    tenv *scope = ngpt_tmpl_env(s, e);
     const node *test = NULL, *iterable = n->b;
     if (iterable->kind == N_SELECT) test = iterable->b, iterable = iterable->a;
     tval it = eval(s, scope, iterable);
     if (it.kind == TV_MAP || it.kind == TV_KWARGS) {        /* its keys */
-        tval keys = tv_list(&s->a, TV_LIST, it.u.m->n);
-        for (size_t i = 0; i < it.u.m->n; i++) keys.u.l->v[i] = tv_str(it.u.m->k[i]);
+        tval keys = ngpt_tmpl_val_list(&s->a, TV_LIST, it.u.m->n);
+        for (size_t i = 0; i < it.u.m->n; i++) keys.u.l->v[i] = ngpt_tmpl_val_str(it.u.m->k[i]);
         it = keys;
     } else if (!is_list(it)) {
-        te_throw(s, n, NGPT_ERR_BAD_ARG, "a for loop over a %s (a list or a mapping only)", tv_type(it));
+        ngpt_tmpl_fail_at(s, n, NGPT_ERR_BAD_ARG, "a for loop over a %s (a list or a mapping only)",
+                          ngpt_tmpl_type_name(it));
     }
     tlist *items = it.u.l;
     if (test) {                                 /* for x in xs if test */
-        tval kept = tv_list(&s->a, TV_LIST, items->n);
+        tval kept = ngpt_tmpl_val_list(&s->a, TV_LIST, items->n);
         size_t k = 0;
         for (size_t i = 0; i < items->n; i++) {
-            tenv *probe = te_env(s, scope);
+            tenv *probe = ngpt_tmpl_env(s, scope);
             bind_loop_var(s, probe, n->a, items->v[i]);
-            if (tv_truthy(eval(s, probe, test))) kept.u.l->v[k++] = items->v[i];
+            if (ngpt_tmpl_truthy(eval(s, probe, test))) kept.u.l->v[k++] = items->v[i];
         }
         kept.u.l->n = k;
         items = kept.u.l;
@@ -375,7 +392,8 @@ static int exec_for(tstate *s, tenv *e, const node *n)
     bool ran = false;
     for (size_t i = 0; i < items->n; i++) {
         step(s, n);
-        te_set(s, scope, TSTR("loop"), ts_hash(TSTR("loop")), loop_object(s, items, i));
+        ngpt_tmpl_env_set(s, scope, TSTR("loop"), ngpt_tmpl_str_hash(TSTR("loop")),
+                          loop_object(s, items, i));
         bind_loop_var(s, scope, n->a, items->v[i]);
         const size_t mark = s->out->n;
         const int flow = exec_block(s, scope, &n->list);
@@ -389,21 +407,22 @@ static int exec_for(tstate *s, tenv *e, const node *n)
 static void def_macro(tstate *s, tenv *e, const node *n)
 {
     tval f = {.kind = TV_FUNC};
-    f.u.f = ta_alloc(&s->a, sizeof *f.u.f);
+    f.u.f = ngpt_tmpl_alloc(&s->a, sizeof *f.u.f);
     f.u.f->macro = n;
-    te_set(s, e, n->s, n->hash, f);
+    ngpt_tmpl_env_set(s, e, n->s, n->hash, f);
 }
 
 /* A macro's result: its body rendered in a scope on its caller's (as the
  * reference scopes it), every parameter bound before any default is. */
-static tval call_macro(tstate *s, const node *call, const node *macro, tenv *caller, tval *args, size_t n)
+static tval call_macro(tstate *s, const node *call, const node *macro, tenv *caller, tval *args,
+                       size_t n)
 {
     if (++s->depth > TMPL_CALL_DEPTH)
-        te_throw(s, call, NGPT_ERR_UNSUPPORTED, "macros call each other more than %d deep",
+        ngpt_tmpl_fail_at(s, call, NGPT_ERR_UNSUPPORTED, "macros call each other more than %d deep",
                  TMPL_CALL_DEPTH);
-    tenv *scope = te_env(s, caller);
+    tenv *scope = ngpt_tmpl_env(s, caller);
     tmap *kw = n && args[n - 1].kind == TV_KWARGS ? args[--n].u.m : NULL;
-    bool *used = kw ? ta_alloc(&s->a, kw->n + 1) : NULL;
+    bool *used = kw ? ngpt_tmpl_alloc(&s->a, kw->n + 1) : NULL;
     const nlist *params = &macro->list;
     for (size_t i = 0; i < params->n; i++) {        /* every name bound before any default */
         const node *p = params->v[i];
@@ -412,42 +431,44 @@ static tval call_macro(tstate *s, const node *call, const node *macro, tenv *cal
             v = args[i];
         } else if (kw) {
             for (size_t j = 0; j < kw->n; j++)
-                if (!used[j] && ts_eq(kw->k[j], p->s)) v = kw->v[j], used[j] = true;
+                if (!used[j] && ngpt_tmpl_str_eq(kw->k[j], p->s)) v = kw->v[j], used[j] = true;
         }
-        te_set(s, scope, p->s, p->hash, v);
+        ngpt_tmpl_env_set(s, scope, p->s, p->hash, v);
     }
     for (size_t j = 0; kw && j < kw->n; j++)
         if (!used[j])
-            te_throw(s, call, NGPT_ERR_BAD_ARG, "macro '%.*s' takes no keyword argument '%.*s'",
-                     (int)macro->s.n, macro->s.p, (int)kw->k[j].n, kw->k[j].p);
+            ngpt_tmpl_fail_at(s, call, NGPT_ERR_BAD_ARG,
+                              "macro '%.*s' takes no keyword argument '%.*s'", (int)macro->s.n,
+                              macro->s.p, (int)kw->k[j].n, kw->k[j].p);
     if (n > params->n)
-        te_throw(s, call, NGPT_ERR_BAD_ARG, "macro '%.*s' takes not more than %zu argument(s)",
+        ngpt_tmpl_fail_at(s, call, NGPT_ERR_BAD_ARG, "macro '%.*s' takes not more than %zu argument(s)",
                  (int)macro->s.n, macro->s.p, params->n);
     for (size_t i = 0; i < params->n; i++) {
         const node *p = params->v[i];
         bool given = i < n;
-        for (size_t j = 0; kw && j < kw->n && !given; j++) given = ts_eq(kw->k[j], p->s);
-        if (!given && p->kind == N_KWARG) te_set(s, scope, p->s, p->hash, eval(s, scope, p->a));
+        for (size_t j = 0; kw && j < kw->n && !given; j++) given = ngpt_tmpl_str_eq(kw->k[j], p->s);
+        if (!given && p->kind == N_KWARG)
+            ngpt_tmpl_env_set(s, scope, p->s, p->hash, eval(s, scope, p->a));
     }
     int flow;
     const tstr text = render_apart(s, scope, &macro->alt, &flow);
     s->depth--;
-    return tv_str(text);
+    return ngpt_tmpl_val_str(text);
 }
 
 static int exec(tstate *s, tenv *e, const node *n)
 {
     step(s, n);
     switch (n->kind) {
-    case N_TEXT: tb_put(s->out, n->s); return FLOW_NEXT;
+    case N_TEXT: ngpt_tmpl_buf_put(s->out, n->s); return FLOW_NEXT;
     case N_COMMENT: return FLOW_NEXT;
     case N_SET: return exec_set(s, e, n);
-    case N_IF: return exec_block(s, e, tv_truthy(eval(s, e, n->a)) ? &n->list : &n->alt);
+    case N_IF: return exec_block(s, e, ngpt_tmpl_truthy(eval(s, e, n->a)) ? &n->list : &n->alt);
     case N_FOR: return exec_for(s, e, n);
     case N_MACRO: def_macro(s, e, n); return FLOW_NEXT;
     case N_BREAK: return FLOW_BREAK;
     case N_CONTINUE: return FLOW_CONTINUE;
-    default: te_write(s, n, s->out, eval(s, e, n)); return FLOW_NEXT;
+    default: ngpt_tmpl_write(s, n, s->out, eval(s, e, n)); return FLOW_NEXT;
     }
 }
 
@@ -460,4 +481,4 @@ static int exec_block(tstate *s, tenv *e, const nlist *body)
     return FLOW_NEXT;
 }
 
-void te_render(tstate *s, tenv *global, const nlist *body) { exec_block(s, global, body); }
+void ngpt_tmpl_exec(tstate *s, tenv *global, const nlist *body) { exec_block(s, global, body); }

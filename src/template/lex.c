@@ -17,7 +17,8 @@ typedef struct mapped {
 
 static mapped mapped_new(ngpt_template *t, size_t cap)
 {
-    return (mapped){ta_alloc(&t->arena, cap + 1), ta_alloc(&t->arena, (cap + 1) * sizeof(uint32_t)), 0};
+    return (mapped){ngpt_tmpl_alloc(&t->arena, cap + 1),
+                    ngpt_tmpl_alloc(&t->arena, (cap + 1) * sizeof(uint32_t)), 0};
 }
 
 static void keep(mapped *out, const mapped *in, size_t from, size_t to)
@@ -34,7 +35,8 @@ static bool line_start(const mapped *s, size_t i)
     if (i == 0) return true;
     const char c = s->p[i - 1];
     return c == '\n' || c == '\r' ||
-           (i >= 3 && !memcmp(s->p + i - 3, "\xE2\x80", 2) && (s->p[i - 1] == '\xA8' || s->p[i - 1] == '\xA9'));
+           (i >= 3 && !memcmp(s->p + i - 3, "\xE2\x80", 2) &&
+            (s->p[i - 1] == '\xA8' || s->p[i - 1] == '\xA9'));
 }
 
 /* /^[ \t]*({[#%-])/gm -> "$1" */
@@ -76,7 +78,7 @@ static mapped trim_blocks(ngpt_template *t, const mapped *s)
 
 static size_t spaces(const mapped *s, size_t i)
 {
-    for (size_t k; i < s->n && (k = js_space(s->p + i, s->n - i));) i += k;
+    for (size_t k; i < s->n && (k = ngpt_tmpl_js_space(s->p + i, s->n - i));) i += k;
     return i;
 }
 
@@ -113,7 +115,7 @@ static mapped generation_tags(ngpt_template *t, const mapped *s)
             last = run = i = after;
             continue;
         }
-        const size_t k = js_space(s->p + i, s->n - i);
+        const size_t k = ngpt_tmpl_js_space(s->p + i, s->n - i);
         i += k ? k : 1;
         if (!k) run = i;
     }
@@ -135,16 +137,16 @@ typedef struct lexer {
 static _Noreturn void lex_fail(lexer *lx, size_t pos, const char *what)
 {
     char where[64];
-    tt_where(lx->t->text, lx->t->len, pos < lx->s.n ? lx->s.at[pos] : (uint32_t)lx->t->len, where,
-             sizeof where);
-    ta_throw(&lx->t->arena, NGPT_ERR_BAD_FORMAT, "%s: %s", where, what);
+    ngpt_tmpl_where(lx->t->text, lx->t->len, pos < lx->s.n ? lx->s.at[pos] : (uint32_t)lx->t->len,
+                    where, sizeof where);
+    ngpt_tmpl_throw(&lx->t->arena, NGPT_ERR_BAD_FORMAT, "%s: %s", where, what);
 }
 
 static void push(lexer *lx, ttype type, tstr v, size_t pos)
 {
     if (lx->n == lx->cap) {
         const size_t cap = lx->cap ? 2 * lx->cap : 256;
-        ttoken *t = ta_alloc(&lx->t->arena, cap * sizeof *t);
+        ttoken *t = ngpt_tmpl_alloc(&lx->t->arena, cap * sizeof *t);
         if (lx->n) memcpy(t, lx->tok, lx->n * sizeof *t);
         lx->tok = t, lx->cap = cap;
     }
@@ -167,7 +169,7 @@ static void strip_trailing(lexer *lx)
     for (;;) {      /* drop white space code points from the end */
         size_t k = v->n, cut = 0;
         while (k > 0 && ((uint8_t)v->p[k - 1] & 0xC0) == 0x80) k--;
-        if (k == 0 || !(cut = js_space(v->p + k - 1, v->n - k + 1))) break;
+        if (k == 0 || !(cut = ngpt_tmpl_js_space(v->p + k - 1, v->n - k + 1))) break;
         v->n = k - 1;
     }
     if (v->n == 0) lx->n--;
@@ -219,7 +221,7 @@ static void string_literal(lexer *lx)
 {
     const char quote = lx->s.p[lx->pos];
     const size_t start = lx->pos++;
-    char *out = ta_alloc(&lx->t->arena, lx->s.n - lx->pos + 1);
+    char *out = ngpt_tmpl_alloc(&lx->t->arena, lx->s.n - lx->pos + 1);
     size_t n = 0;
     while (lx->pos >= lx->s.n || lx->s.p[lx->pos] != quote) {
         if (lx->pos >= lx->s.n) lex_fail(lx, start, "a string that never ends");
@@ -283,7 +285,7 @@ static const struct { const char *s; ttype type; } TABLE[] = {
 /* One token inside {% %} or {{ }} (white space skipped first). */
 static void tag_token(lexer *lx)
 {
-    for (size_t k; lx->pos < lx->s.n && (k = js_space(lx->s.p + lx->pos, lx->s.n - lx->pos));)
+    for (size_t k; lx->pos < lx->s.n && (k = ngpt_tmpl_js_space(lx->s.p + lx->pos, lx->s.n - lx->pos));)
         advance(lx, k);
     const size_t start = lx->pos;
     if (at(lx, "-%}") || at(lx, "-}}")) {
@@ -344,7 +346,7 @@ static void comment(lexer *lx)
     if (strip_after) skip_spaces(lx);
 }
 
-ttoken *tl_lex(ngpt_template *t, const char *text, size_t len, size_t *n)
+ttoken *ngpt_tmpl_lex(ngpt_template *t, const char *text, size_t len, size_t *n)
 {
     mapped s = mapped_new(t, len);
     memcpy(s.p, text, len);

@@ -22,13 +22,13 @@ enum {
     M_REPLACE, M_TITLE, M_CAPITALIZE, M_GET, M_ITEMS, M_KEYS, M_VALUES, M_DICTSORT,
     G_NAMESPACE, G_RAISE, G_RANGE, G_STRFTIME, M_COUNT
 };
-extern const char *const tmpl_method_names[M_COUNT];
-extern const char *const tmpl_special_names[TMPL_SPECIALS];
+extern const char *const ngpt_tmpl_method_names[M_COUNT];
+extern const char *const ngpt_tmpl_special_names[TMPL_SPECIALS];
 
 /* The number of name among names[first..n), or -1. */
-int tn_find(tstr name, const char *const *names, int first, int n);
-int tb_filter(tstr name);       /* its number, or -1: not in ngpt's subset */
-int tb_test(tstr name);
-bool tb_method(tstr name);      /* a method ngpt calls on strings and mappings */
+int ngpt_tmpl_name_find(tstr name, const char *const *names, int first, int n);
+int ngpt_tmpl_filter_id(tstr name);       /* its number, or -1: not in ngpt's subset */
+int ngpt_tmpl_test_id(tstr name);
+bool ngpt_tmpl_is_method(tstr name);      /* a method ngpt calls on strings and mappings */
 
 #endif

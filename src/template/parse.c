@@ -22,19 +22,27 @@ typedef struct parser {
 static _Noreturn void fail_at(parser *p, uint32_t at, ngpt_status st, const char *what)
 {
     char where[64];
-    tt_where(p->t->text, p->t->len, at, where, sizeof where);
-    ta_throw(&p->t->arena, st, "%s: %s", where, what);
+    ngpt_tmpl_where(p->t->text, p->t->len, at, where, sizeof where);
+    ngpt_tmpl_throw(&p->t->arena, st, "%s: %s", where, what);
 }
 
-static uint32_t here(const parser *p) { return p->cur < p->n ? p->tok[p->cur].at : (uint32_t)p->t->len; }
+static uint32_t here(const parser *p)
+{
+    return p->cur < p->n ? p->tok[p->cur].at : (uint32_t)p->t->len;
+}
 
-static _Noreturn void syntax(parser *p, const char *what) { fail_at(p, here(p), NGPT_ERR_BAD_FORMAT, what); }
+static _Noreturn void syntax(parser *p, const char *what)
+{
+    fail_at(p, here(p), NGPT_ERR_BAD_FORMAT, what);
+}
 
 static _Noreturn void outside(parser *p, uint32_t at, const char *kind, tstr name)
 {
     char what[200];
-    snprintf(what, sizeof what, "the %s \"%.*s\" is outside ngpt's Jinja subset "
-             "(docs/GENERATION.md, \"Chat templates\")", kind, (int)(name.n > 60 ? 60 : name.n), name.p);
+    snprintf(what, sizeof what,
+             "the %s \"%.*s\" is outside ngpt's Jinja subset "
+             "(docs/GENERATION.md, \"Chat templates\")",
+             kind, (int)(name.n > 60 ? 60 : name.n), name.p);
     fail_at(p, at, NGPT_ERR_UNSUPPORTED, what);
 }
 
@@ -52,7 +60,7 @@ static bool is(const parser *p, ttype type) { return p->cur < p->n && p->tok[p->
 static bool is_ident(const parser *p, size_t ahead, const char *name)
 {
     return p->cur + ahead < p->n && p->tok[p->cur + ahead].type == TK_IDENT &&
-           ts_is(p->tok[p->cur + ahead].v, name);
+           ngpt_tmpl_str_is(p->tok[p->cur + ahead].v, name);
 }
 
 /* {% name where name is one of the NULL-terminated list */
@@ -78,7 +86,7 @@ static void expect_ident(parser *p, const char *name, const char *what)
 
 static node *mk(parser *p, nkind kind, uint32_t at)
 {
-    node *n = ta_alloc(&p->t->arena, sizeof *n);
+    node *n = ngpt_tmpl_alloc(&p->t->arena, sizeof *n);
     n->kind = kind, n->at = at;
     return n;
 }
@@ -86,7 +94,7 @@ static node *mk(parser *p, nkind kind, uint32_t at)
 static void add(parser *p, nlist *l, node *n)
 {
     if ((l->n & (l->n - 1)) == 0) {        /* 0, 1, 2, 4, ...: full, double it */
-        node **v = ta_alloc(&p->t->arena, (l->n ? 2 * l->n : 1) * sizeof *v);
+        node **v = ngpt_tmpl_alloc(&p->t->arena, (l->n ? 2 * l->n : 1) * sizeof *v);
         if (l->n) memcpy(v, l->v, l->n * sizeof *v);
         l->v = v;
     }
@@ -113,7 +121,7 @@ static void arguments(parser *p, nlist *args, bool parameters)
     bool keyword = false;
     while (!is(p, TK_RPAREN)) {
         if (p->cur >= p->n) syntax(p, "expected ) after the arguments");
-        if (is(p, TK_POW) || (is(p, TK_MUL) && ts_is(p->tok[p->cur].v, "*")))
+        if (is(p, TK_POW) || (is(p, TK_MUL) && ngpt_tmpl_str_is(p->tok[p->cur].v, "*")))
             outside(p, here(p), "argument unpacking", p->tok[p->cur].v);
         node *arg = expression(p);
         if (is(p, TK_EQUALS)) {
@@ -127,7 +135,7 @@ static void arguments(parser *p, nlist *args, bool parameters)
             syntax(p, "expected a parameter name");
         if (parameters)
             for (size_t i = 0; i < args->n; i++)
-                if (ts_eq(args->v[i]->s, arg->s)) syntax(p, "a parameter named twice");
+                if (ngpt_tmpl_str_eq(args->v[i]->s, arg->s)) syntax(p, "a parameter named twice");
         if (arg->kind == N_KWARG) keyword = true;
         else if (keyword) syntax(p, "a positional argument after a keyword argument");
         add(p, args, arg);
@@ -141,7 +149,7 @@ static node *member(parser *p, node *object);
 static node *call(parser *p, node *callee)
 {
     enter(p);
-    if (callee->kind == N_MEMBER && !callee->flag && !tb_method(callee->b->s))
+    if (callee->kind == N_MEMBER && !callee->flag && !ngpt_tmpl_is_method(callee->b->s))
         outside(p, callee->b->at, "method", callee->b->s);
     node *c = mk(p, N_CALL, callee->at);
     c->a = callee;
@@ -208,7 +216,7 @@ static node *call_member(parser *p)
 static node *unary_sign(parser *p)
 {
     if ((is(p, TK_UNARY) || is(p, TK_ADD)) &&
-        (ts_is(p->tok[p->cur].v, "-") || ts_is(p->tok[p->cur].v, "+"))) {
+        (ngpt_tmpl_str_is(p->tok[p->cur].v, "-") || ngpt_tmpl_str_is(p->tok[p->cur].v, "+"))) {
         enter(p);
         node *u = mk(p, N_UNARY, here(p));
         u->op = p->tok[p->cur++].v.p[0] == '-' ? OP_NEG : OP_POS;
@@ -227,7 +235,7 @@ static node *filter(parser *p)
         node *f = mk(p, N_FILTER, operand->at);
         node *name = primary(p);
         if (name->kind != N_IDENT) syntax(p, "expected a filter's name after |");
-        if ((f->op = tb_filter(name->s)) < 0) outside(p, name->at, "filter", name->s);
+        if ((f->op = ngpt_tmpl_filter_id(name->s)) < 0) outside(p, name->at, "filter", name->s);
         f->a = operand, f->s = name->s;
         if (is(p, TK_LPAREN)) {
             f->flag = true;
@@ -249,7 +257,7 @@ static node *test(parser *p)
         if (is_ident(p, 0, "not")) p->cur++, t->flag = true;
         node *name = primary(p);
         if (name->kind != N_IDENT) syntax(p, "expected a test's name after is");
-        if ((t->op = tb_test(name->s)) < 0) outside(p, name->at, "test", name->s);
+        if ((t->op = ngpt_tmpl_test_id(name->s)) < 0) outside(p, name->at, "test", name->s);
         t->a = operand, t->s = name->s;
         operand = t;
     }
@@ -270,7 +278,7 @@ static top op_of(tstr v)
         {"//", OP_FLOORDIV}, {"%", OP_MOD}, {"**", OP_POW}, {"==", OP_EQ}, {"!=", OP_NE},
         {"<", OP_LT}, {">", OP_GT}, {"<=", OP_LE}, {">=", OP_GE}};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (ts_is(v, ops[i].s)) return ops[i].op;
+        if (ngpt_tmpl_str_is(v, ops[i].s)) return ops[i].op;
     return OP_ADD;      /* not reached: the lexer makes only these */
 }
 
@@ -392,7 +400,7 @@ static node *primary(parser *p)
     switch (tk->type) {
     case TK_NUM: {
         n = mk(p, memchr(tk->v.p, '.', tk->v.n) ? N_FLOAT : N_INT, tk->at);
-        n->num = c_strtod(tk->v.p, tk->v.n);
+        n->num = ngpt_tmpl_strtod(tk->v.p, tk->v.n);
         return n;
     }
     case TK_STR: {
@@ -400,16 +408,17 @@ static node *primary(parser *p)
         n->s = tk->v;
         if (is(p, TK_STR)) {            /* 'a' 'b' is 'ab' */
             tbuf b = {.a = &p->t->arena, .limit = TMPL_SOURCE_MAX};
-            tb_put(&b, n->s);
-            while (is(p, TK_STR)) tb_put(&b, p->tok[p->cur++].v);
-            n->s = tb_str(&b);
+            ngpt_tmpl_buf_put(&b, n->s);
+            while (is(p, TK_STR)) ngpt_tmpl_buf_put(&b, p->tok[p->cur++].v);
+            n->s = ngpt_tmpl_buf_str(&b);
         }
         return n;
     }
     case TK_IDENT:
         n = mk(p, N_IDENT, tk->at);
-        n->s = tk->v, n->hash = ts_hash(tk->v);
-        if (p->macros && (ts_is(n->s, "kwargs") || ts_is(n->s, "varargs") || ts_is(n->s, "caller")))
+        n->s = tk->v, n->hash = ngpt_tmpl_str_hash(tk->v);
+        if (p->macros && (ngpt_tmpl_str_is(n->s, "kwargs") || ngpt_tmpl_str_is(n->s, "varargs") ||
+                          ngpt_tmpl_str_is(n->s, "caller")))
             outside(p, tk->at, "macro variable", n->s);
         return n;
     case TK_LPAREN:
@@ -465,7 +474,7 @@ static node *statement(parser *p)
     if (!is(p, TK_IDENT)) syntax(p, "expected a statement's name after {%");
     const tstr name = p->tok[p->cur++].v;
     node *n;
-    if (ts_is(name, "set")) {
+    if (ngpt_tmpl_str_is(name, "set")) {
         n = mk(p, N_SET, at);
         n->a = sequence(p, false);
         if (is(p, TK_EQUALS)) {
@@ -478,10 +487,10 @@ static node *statement(parser *p)
             expect_ident(p, "endset", "expected endset");
         }
         expect(p, TK_CLOSE_STMT, "expected %} after set");
-    } else if (ts_is(name, "if")) {
+    } else if (ngpt_tmpl_str_is(name, "if")) {
         n = if_statement(p, at);
         end_tag(p, "endif", "expected {% endif %}");
-    } else if (ts_is(name, "for")) {
+    } else if (ngpt_tmpl_str_is(name, "for")) {
         n = mk(p, N_FOR, at);
         n->a = sequence(p, true);
         if (n->a->kind != N_IDENT && n->a->kind != N_TUPLE) syntax(p, "expected the loop's variable");
@@ -499,7 +508,7 @@ static node *statement(parser *p)
             body(p, &n->alt, END_FOR_ELSE, "a for without {% endfor %}");
         }
         end_tag(p, "endfor", "expected {% endfor %}");
-    } else if (ts_is(name, "macro")) {
+    } else if (ngpt_tmpl_str_is(name, "macro")) {
         n = mk(p, N_MACRO, at);
         node *id = primary(p);
         if (id->kind != N_IDENT) syntax(p, "expected the macro's name");
@@ -511,9 +520,9 @@ static node *statement(parser *p)
         body(p, &n->alt, END_MACRO, "a macro without {% endmacro %}");
         p->loops = loops, p->macros--;
         end_tag(p, "endmacro", "expected {% endmacro %}");
-    } else if (ts_is(name, "break") || ts_is(name, "continue")) {
+    } else if (ngpt_tmpl_str_is(name, "break") || ngpt_tmpl_str_is(name, "continue")) {
         if (!p->loops) outside(p, at, "statement outside a for loop", name);
-        n = mk(p, ts_is(name, "break") ? N_BREAK : N_CONTINUE, at);
+        n = mk(p, ngpt_tmpl_str_is(name, "break") ? N_BREAK : N_CONTINUE, at);
         expect(p, TK_CLOSE_STMT, "expected %}");
     } else {
         outside(p, at, "statement", name);
@@ -551,9 +560,9 @@ static node *any(parser *p)
     return n;
 }
 
-void tp_parse(ngpt_template *t, const char *text, size_t len)
+void ngpt_tmpl_parse_tree(ngpt_template *t, const char *text, size_t len)
 {
     parser p = {.t = t};
-    p.tok = tl_lex(t, text, len, &p.n);
+    p.tok = ngpt_tmpl_lex(t, text, len, &p.n);
     while (p.cur < p.n) add(&p, &t->body, any(&p));
 }

@@ -33,23 +33,23 @@ static ngpt_status parse(ngpt_template **out, const char *text, size_t len, cons
     t->arena.fail = &t->fail;
     if (setjmp(t->fail)) {
         const ngpt_status st = t->arena.status;
-        ta_free(&t->arena);
+        ngpt_tmpl_free_all(&t->arena);
         free(t);
         return st;
     }
-    char *copy = ta_alloc(&t->arena, len + 1);
+    char *copy = ngpt_tmpl_alloc(&t->arena, len + 1);
     if (len) memcpy(copy, text, len);
     t->text = copy, t->len = len;
-    const size_t bad = utf8_valid(copy, len);
+    const size_t bad = ngpt_tmpl_utf8_valid(copy, len);
     if (bad < len) {
         char where[64];
-        tt_where(copy, len, (uint32_t)bad, where, sizeof where);
-        ta_throw(&t->arena, NGPT_ERR_BAD_FORMAT, "%s: the template is not UTF-8 text", where);
+        ngpt_tmpl_where(copy, len, (uint32_t)bad, where, sizeof where);
+        ngpt_tmpl_throw(&t->arena, NGPT_ERR_BAD_FORMAT, "%s: the template is not UTF-8 text", where);
     }
     for (int i = 0; specials && i < TMPL_SPECIALS; i++)
         if (specials[i] && specials[i][0])
-            t->special[i] = ts_copy(&t->arena, specials[i], strlen(specials[i]), false);
-    tp_parse(t, copy, len);
+            t->special[i] = ngpt_tmpl_str_copy(&t->arena, specials[i], strlen(specials[i]), false);
+    ngpt_tmpl_parse_tree(t, copy, len);
     *out = t;
     return NGPT_OK;
 }
@@ -101,7 +101,7 @@ ngpt_status ngpt_tmpl_from_config(ngpt_template **t, const void *json, size_t le
         goto done;
     }
     for (int i = 0; i < TMPL_SPECIALS && !st; i++)
-        st = token_of(root, tmpl_special_names[i], &specials[i], src);
+        st = token_of(root, ngpt_tmpl_special_names[i], &specials[i], src);
     if (!st) st = parse(t, tpl->valuestring, strlen(tpl->valuestring), specials);
 done:
     cJSON_Delete(root);
@@ -120,7 +120,7 @@ void ngpt_template_free(ngpt_template *t)
 {
     NGPT_FPMODE_SCOPE;
     if (!t) return;
-    ta_free(&t->arena);
+    ngpt_tmpl_free_all(&t->arena);
     free(t);
 }
 
@@ -144,16 +144,23 @@ ngpt_status ngpt_tmpl_check(const ngpt_chat_message *msgs, size_t n, const ngpt_
     return NGPT_OK;
 }
 
-static void set(tstate *s, tenv *g, tstr name, tval v) { te_set(s, g, name, ts_hash(name), v); }
+static void set(tstate *s, tenv *g, tstr name, tval v)
+{
+    ngpt_tmpl_env_set(s, g, name, ngpt_tmpl_str_hash(name), v);
+}
 
 static tval messages(tstate *s, const ngpt_chat_message *msgs, size_t n)
 {
-    tval list = tv_list(&s->a, TV_LIST, n);
+    tval list = ngpt_tmpl_val_list(&s->a, TV_LIST, n);
     for (size_t i = 0; i < n; i++) {
-        tval m = tv_map(&s->a, TV_MAP);
-        tm_set(&s->a, m.u.m, TSTR("role"), tv_str(ts_copy(&s->a, msgs[i].role, strlen(msgs[i].role), true)));
-        tm_set(&s->a, m.u.m, TSTR("content"),
-               tv_str(ts_copy(&s->a, msgs[i].content ? msgs[i].content : "", msgs[i].content_len, true)));
+        tval m = ngpt_tmpl_val_map(&s->a, TV_MAP);
+        ngpt_tmpl_map_set(
+            &s->a, m.u.m, TSTR("role"),
+            ngpt_tmpl_val_str(ngpt_tmpl_str_copy(&s->a, msgs[i].role, strlen(msgs[i].role), true)));
+        ngpt_tmpl_map_set(
+            &s->a, m.u.m, TSTR("content"),
+            ngpt_tmpl_val_str(ngpt_tmpl_str_copy(&s->a, msgs[i].content ? msgs[i].content : "",
+                                                 msgs[i].content_len, true)));
         list.u.l->v[i] = m;
     }
     return list;
@@ -174,37 +181,40 @@ ngpt_status ngpt_tmpl_render(const ngpt_template *t, const ngpt_chat_message *ms
         const ngpt_status st = s->a.status;
         free(out->p);
         *out = (ngpt_tmpl_text){0};
-        ta_free(&s->a);
+        ngpt_tmpl_free_all(&s->a);
         free(s);
         return st;
     }
-    tenv *g = te_env(s, NULL);
-    tb_globals(s, g);
+    tenv *g = ngpt_tmpl_env(s, NULL);
+    ngpt_tmpl_globals(s, g);
     set(s, g, TSTR("messages"), messages(s, msgs, n));
-    set(s, g, TSTR("add_generation_prompt"), tv_bool(o.add_generation_prompt));
+    set(s, g, TSTR("add_generation_prompt"), ngpt_tmpl_val_bool(o.add_generation_prompt));
     set(s, g, TSTR("tools"), (tval){.kind = TV_NULL});
     set(s, g, TSTR("documents"), (tval){.kind = TV_NULL});
     for (int i = 0; i < TMPL_SPECIALS; i++) {
         const char *given = i == TMPL_BOS ? o.bos_token : i == TMPL_EOS ? o.eos_token : NULL;
-        const tstr v = given ? ts_copy(&s->a, given, strlen(given), false) : t->special[i];
-        if (v.n) set(s, g, (tstr){tmpl_special_names[i], NULL, strlen(tmpl_special_names[i])}, tv_str(v));
+        const tstr v = given ? ngpt_tmpl_str_copy(&s->a, given, strlen(given), false) : t->special[i];
+        if (v.n)
+            set(s, g, (tstr){ngpt_tmpl_special_names[i], NULL, strlen(ngpt_tmpl_special_names[i])},
+                ngpt_tmpl_val_str(v));
     }
-    if (o.thinking) set(s, g, TSTR("enable_thinking"), tv_bool(o.thinking == NGPT_THINKING_ON));
+    if (o.thinking)
+        set(s, g, TSTR("enable_thinking"), ngpt_tmpl_val_bool(o.thinking == NGPT_THINKING_ON));
     tbuf text = {.a = &s->a, .limit = TMPL_OUTPUT_MAX};
     s->out = &text;
-    te_render(s, g, &t->body);
+    ngpt_tmpl_exec(s, g, &t->body);
     out->p = malloc(text.n + 1);
     out->taint = text.taint ? malloc(text.n + 1) : NULL;
     if (!out->p || (text.taint && !out->taint)) {
         free(out->taint);
         out->taint = NULL;
-        ta_throw(&s->a, NGPT_ERR_NO_MEMORY, "no memory for a rendering of %zu bytes", text.n);
+        ngpt_tmpl_throw(&s->a, NGPT_ERR_NO_MEMORY, "no memory for a rendering of %zu bytes", text.n);
     }
     if (text.n) memcpy(out->p, text.p, text.n);
     out->p[text.n] = '\0';
     if (out->taint && text.n) memcpy(out->taint, text.taint, text.n);
     out->n = text.n;
-    ta_free(&s->a);
+    ngpt_tmpl_free_all(&s->a);
     free(s);
     return NGPT_OK;
 }
@@ -282,10 +292,12 @@ static ngpt_status read_messages(const cJSON *root, ngpt_chat_message **msgs, si
     return NGPT_OK;
 }
 
-ngpt_status ngpt_chat_message_read_json(ngpt_chat_message **msgs, size_t *n, const void *json, size_t len)
+ngpt_status ngpt_chat_message_read_json(ngpt_chat_message **msgs, size_t *n, const void *json,
+                                        size_t len)
 {
     NGPT_FPMODE_SCOPE;
-    if (!json || !msgs || !n) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_chat_message_read_json: NULL argument");
+    if (!json || !msgs || !n)
+        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_chat_message_read_json: NULL argument");
     *msgs = NULL, *n = 0;
     cJSON *root = cJSON_ParseWithLength(json, len);
     ngpt_status st = root ? read_messages(root, msgs, n)

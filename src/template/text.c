@@ -18,7 +18,7 @@ struct tchunk {
 
 enum { CHUNK = 64 << 10 };
 
-_Noreturn void ta_throw(tarena *a, ngpt_status st, const char *fmt, ...)
+_Noreturn void ngpt_tmpl_throw(tarena *a, ngpt_status st, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -29,7 +29,7 @@ _Noreturn void ta_throw(tarena *a, ngpt_status st, const char *fmt, ...)
     longjmp(*a->fail, 1);
 }
 
-void *ta_alloc(tarena *a, size_t n)
+void *ngpt_tmpl_alloc(tarena *a, size_t n)
 {
     const size_t align = sizeof(max_align_t);
     n = n ? (n + align - 1) / align * align : align;
@@ -37,10 +37,10 @@ void *ta_alloc(tarena *a, size_t n)
     if (!c || c->cap - c->used < n) {
         const size_t cap = n > CHUNK ? n : CHUNK;
         if (n > a->limit || a->total > a->limit - cap)
-            ta_throw(a, NGPT_ERR_UNSUPPORTED, "the template needs more memory than ngpt's limit "
+            ngpt_tmpl_throw(a, NGPT_ERR_UNSUPPORTED, "the template needs more memory than ngpt's limit "
                      "of %zu MiB (a template that grows without end?)", a->limit >> 20);
         c = malloc(sizeof *c + cap);
-        if (!c) ta_throw(a, NGPT_ERR_NO_MEMORY, "no memory for %zu bytes of a template", cap);
+        if (!c) ngpt_tmpl_throw(a, NGPT_ERR_NO_MEMORY, "no memory for %zu bytes of a template", cap);
         c->next = a->head, c->used = 0, c->cap = cap;
         a->head = c;
         a->total += cap;
@@ -51,7 +51,7 @@ void *ta_alloc(tarena *a, size_t n)
     return p;
 }
 
-void ta_free(tarena *a)
+void ngpt_tmpl_free_all(tarena *a)
 {
     for (tchunk *c = a->head, *next; c; c = next) {
         next = c->next;
@@ -61,7 +61,7 @@ void ta_free(tarena *a)
     a->total = 0;
 }
 
-void tt_where(const char *text, size_t len, uint32_t at, char *out, size_t cap)
+void ngpt_tmpl_where(const char *text, size_t len, uint32_t at, char *out, size_t cap)
 {
     size_t line = 1, col = 1;
     for (size_t i = 0; i < at && i < len; i++) {
@@ -73,29 +73,29 @@ void tt_where(const char *text, size_t len, uint32_t at, char *out, size_t cap)
 
 /* ------------------------------------------------------------ strings */
 
-uint32_t ts_hash(tstr s)
+uint32_t ngpt_tmpl_str_hash(tstr s)
 {
     uint32_t h = 2166136261u;       /* FNV-1a */
     for (size_t i = 0; i < s.n; i++) h = (h ^ (uint8_t)s.p[i]) * 16777619u;
     return h;
 }
 
-bool ts_eq(tstr a, tstr b) { return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n)); }
+bool ngpt_tmpl_str_eq(tstr a, tstr b) { return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n)); }
 
-bool ts_is(tstr a, const char *lit) { return a.n == strlen(lit) && !memcmp(a.p, lit, a.n); }
+bool ngpt_tmpl_str_is(tstr a, const char *lit) { return a.n == strlen(lit) && !memcmp(a.p, lit, a.n); }
 
-tstr ts_sub(tstr s, size_t from, size_t to)
+tstr ngpt_tmpl_str_sub(tstr s, size_t from, size_t to)
 {
     return (tstr){s.p + from, s.taint ? s.taint + from : NULL, to - from};
 }
 
-tstr ts_copy(tarena *a, const char *p, size_t n, bool tainted)
+tstr ngpt_tmpl_str_copy(tarena *a, const char *p, size_t n, bool tainted)
 {
-    char *q = ta_alloc(a, n + 1);
+    char *q = ngpt_tmpl_alloc(a, n + 1);
     if (n) memcpy(q, p, n);
     uint8_t *t = NULL;
     if (tainted && n) {
-        t = ta_alloc(a, n);
+        t = ngpt_tmpl_alloc(a, n);
         memset(t, 1, n);
     }
     return (tstr){q, t, n};
@@ -105,14 +105,14 @@ static void tb_room(tbuf *b, size_t more)
 {
     if (more <= b->cap - b->n) return;
     if (more > b->limit - b->n)
-        ta_throw(b->a, NGPT_ERR_UNSUPPORTED, "the template writes more text than ngpt's limit "
+        ngpt_tmpl_throw(b->a, NGPT_ERR_UNSUPPORTED, "the template writes more text than ngpt's limit "
                  "of %zu MiB", b->limit >> 20);
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->n < more) cap *= 2;
-    char *p = ta_alloc(b->a, cap + 1);
+    char *p = ngpt_tmpl_alloc(b->a, cap + 1);
     if (b->n) memcpy(p, b->p, b->n);
     if (b->taint) {
-        uint8_t *t = ta_alloc(b->a, cap);
+        uint8_t *t = ngpt_tmpl_alloc(b->a, cap);
         memcpy(t, b->taint, b->n);
         b->taint = t;
     }
@@ -124,7 +124,7 @@ static void tb_append(tbuf *b, const char *p, const uint8_t *taint, size_t n)
     if (!n) return;
     tb_room(b, n);
     memcpy(b->p + b->n, p, n);
-    if (taint && !b->taint) b->taint = ta_alloc(b->a, b->cap);     /* zeros: the template's */
+    if (taint && !b->taint) b->taint = ngpt_tmpl_alloc(b->a, b->cap);     /* zeros: the template's */
     if (b->taint) {
         if (taint) memcpy(b->taint + b->n, taint, n);
         else memset(b->taint + b->n, 0, n);
@@ -132,19 +132,19 @@ static void tb_append(tbuf *b, const char *p, const uint8_t *taint, size_t n)
     b->n += n;
 }
 
-void tb_put(tbuf *b, tstr s) { tb_append(b, s.p, s.taint, s.n); }
+void ngpt_tmpl_buf_put(tbuf *b, tstr s) { tb_append(b, s.p, s.taint, s.n); }
 
-void tb_lit(tbuf *b, const char *p, size_t n) { tb_append(b, p, NULL, n); }
+void ngpt_tmpl_buf_lit(tbuf *b, const char *p, size_t n) { tb_append(b, p, NULL, n); }
 
-void tb_add(tbuf *b, const char *p, size_t n, bool tainted)
+void ngpt_tmpl_buf_add(tbuf *b, const char *p, size_t n, bool tainted)
 {
     tb_append(b, p, NULL, n);
     if (!tainted || !n) return;
-    if (!b->taint) b->taint = ta_alloc(b->a, b->cap);
+    if (!b->taint) b->taint = ngpt_tmpl_alloc(b->a, b->cap);
     memset(b->taint + b->n - n, 1, n);
 }
 
-tstr tb_str(const tbuf *b) { return (tstr){b->n ? b->p : "", b->taint, b->n}; }
+tstr ngpt_tmpl_buf_str(const tbuf *b) { return (tstr){b->n ? b->p : "", b->taint, b->n}; }
 
 /* ------------------------------------------------------------ Unicode */
 
@@ -158,8 +158,10 @@ static size_t utf8_seq(const uint8_t *p, size_t n, size_t *bad)
     size_t len;
     uint8_t lo = 0x80, hi = 0xBF;
     if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
     else return 0;
     for (size_t i = 1; i < len; i++) {
         if (i >= n || p[i] < lo || p[i] > hi) return *bad = i, 0;
@@ -168,14 +170,14 @@ static size_t utf8_seq(const uint8_t *p, size_t n, size_t *bad)
     return len;
 }
 
-size_t utf8_valid(const char *p, size_t n)
+size_t ngpt_tmpl_utf8_valid(const char *p, size_t n)
 {
     size_t i = 0, len, bad;
     while (i < n && (len = utf8_seq((const uint8_t *)p + i, n - i, &bad))) i += len;
     return i;
 }
 
-uint32_t utf8_next(const char *p, size_t n, size_t *len)
+uint32_t ngpt_tmpl_utf8_next(const char *p, size_t n, size_t *len)
 {
     const uint8_t *u = (const uint8_t *)p;
     size_t bad;
@@ -191,13 +193,13 @@ uint32_t utf8_next(const char *p, size_t n, size_t *len)
     }
 }
 
-size_t js_space(const char *p, size_t n)
+size_t ngpt_tmpl_js_space(const char *p, size_t n)
 {
     if (!n) return 0;
     const uint8_t c = (uint8_t)p[0];
     if (c < 0x80) return (c >= 0x09 && c <= 0x0D) || c == ' ';
     size_t len;
-    const uint32_t u = utf8_next(p, n, &len);
+    const uint32_t u = ngpt_tmpl_utf8_next(p, n, &len);
     const bool space = u == 0xA0 || u == 0x1680 || (u >= 0x2000 && u <= 0x200A) ||
                        u == 0x2028 || u == 0x2029 || u == 0x202F || u == 0x205F ||
                        u == 0x3000 || u == 0xFEFF;
@@ -226,7 +228,7 @@ static int shortest(double x, char *digits, int *n)
     return 0;       /* not reached: 17 digits always read back */
 }
 
-size_t js_number(double x, char *out)
+size_t ngpt_tmpl_js_number(double x, char *out)
 {
     if (isnan(x)) return (size_t)sprintf(out, "NaN");
     if (x == 0) return (size_t)sprintf(out, "0");
@@ -253,7 +255,7 @@ size_t js_number(double x, char *out)
     return at;
 }
 
-double c_strtod(const char *p, size_t n)
+double ngpt_tmpl_strtod(const char *p, size_t n)
 {
     char buf[400];
     if (n >= sizeof buf) n = sizeof buf - 1;
@@ -268,20 +270,22 @@ double c_strtod(const char *p, size_t n)
 static bool digits_of(const char *p, size_t n, int base)
 {
     for (size_t i = 0; i < n; i++) {
-        const int c = p[i] | 32, d = p[i] >= '0' && p[i] <= '9' ? p[i] - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : 99;
+        const int c = p[i] | 32, d = p[i] >= '0' && p[i] <= '9' ? p[i] - '0'
+                                     : c >= 'a' && c <= 'f'     ? c - 'a' + 10
+                                                                : 99;
         if (d >= base) return false;
     }
     return n > 0;
 }
 
-double js_to_number(tstr t)
+double ngpt_tmpl_js_to_number(tstr t)
 {
     size_t a = 0, b = t.n, k;
-    while (a < b && (k = js_space(t.p + a, b - a))) a += k;
+    while (a < b && (k = ngpt_tmpl_js_space(t.p + a, b - a))) a += k;
     for (;;) {          /* trailing white space, code point by code point */
         size_t c = b;
         while (c > a && ((uint8_t)t.p[c - 1] & 0xC0) == 0x80) c--;
-        if (c <= a || !js_space(t.p + c - 1, b - c + 1)) break;
+        if (c <= a || !ngpt_tmpl_js_space(t.p + c - 1, b - c + 1)) break;
         b = c - 1;
     }
     const char *p = t.p + a;
@@ -311,5 +315,5 @@ double js_to_number(tstr t)
         if (!exp_digits) return NAN;
         i = j;
     }
-    return i == n ? c_strtod(p, n) : NAN;
+    return i == n ? ngpt_tmpl_strtod(p, n) : NAN;
 }

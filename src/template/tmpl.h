@@ -24,10 +24,10 @@ typedef struct tarena {
     ngpt_status status;         /* the failure's */
 } tarena;
 
-void *ta_alloc(tarena *a, size_t n);    /* zeroed, aligned; unwinds when over the limit */
-void ta_free(tarena *a);
+void *ngpt_tmpl_alloc(tarena *a, size_t n);    /* zeroed, aligned; unwinds when over the limit */
+void ngpt_tmpl_free_all(tarena *a);
 /* Records the message and unwinds to a->fail. */
-_Noreturn void ta_throw(tarena *a, ngpt_status st, const char *fmt, ...)
+_Noreturn void ngpt_tmpl_throw(tarena *a, ngpt_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -44,10 +44,10 @@ typedef struct tstr {
 } tstr;
 
 #define TSTR(lit) ((tstr){lit, NULL, sizeof lit - 1})
-bool ts_eq(tstr a, tstr b);                     /* the same bytes */
-bool ts_is(tstr a, const char *lit);
-tstr ts_sub(tstr s, size_t from, size_t to);    /* bytes [from, to) */
-tstr ts_copy(tarena *a, const char *p, size_t n, bool tainted);
+bool ngpt_tmpl_str_eq(tstr a, tstr b);                     /* the same bytes */
+bool ngpt_tmpl_str_is(tstr a, const char *lit);
+tstr ngpt_tmpl_str_sub(tstr s, size_t from, size_t to);    /* bytes [from, to) */
+tstr ngpt_tmpl_str_copy(tarena *a, const char *p, size_t n, bool tainted);
 
 /* A growing string (the output, a macro's or a block's text). */
 typedef struct tbuf {
@@ -56,30 +56,30 @@ typedef struct tbuf {
     size_t n, cap, limit;
     tarena *a;
 } tbuf;
-void tb_put(tbuf *b, tstr s);
-void tb_lit(tbuf *b, const char *p, size_t n);  /* template bytes */
-void tb_add(tbuf *b, const char *p, size_t n, bool tainted);
-tstr tb_str(const tbuf *b);
+void ngpt_tmpl_buf_put(tbuf *b, tstr s);
+void ngpt_tmpl_buf_lit(tbuf *b, const char *p, size_t n);  /* template bytes */
+void ngpt_tmpl_buf_add(tbuf *b, const char *p, size_t n, bool tainted);
+tstr ngpt_tmpl_buf_str(const tbuf *b);
 
 /* JavaScript's white space (String.prototype.trim, /\s/) at p[0..n): its
  * length in bytes, or 0. */
-size_t js_space(const char *p, size_t n);
+size_t ngpt_tmpl_js_space(const char *p, size_t n);
 /* The code point at p[0..n) and its length; a byte that begins no UTF-8
  * sequence is a character of its own (U+FFFD, 1 byte): a message's text
  * passes through as it is (the reference, JavaScript, is never given such
  * bytes). */
-uint32_t utf8_next(const char *p, size_t n, size_t *len);
+uint32_t ngpt_tmpl_utf8_next(const char *p, size_t n, size_t *len);
 /* "line L, column C" of byte at of text (len bytes), into out. */
-void tt_where(const char *text, size_t len, uint32_t at, char *out, size_t cap);
-uint32_t ts_hash(tstr s);       /* FNV-1a: scopes compare it before the names */
+void ngpt_tmpl_where(const char *text, size_t len, uint32_t at, char *out, size_t cap);
+uint32_t ngpt_tmpl_str_hash(tstr s);       /* FNV-1a: scopes compare it before the names */
 /* The offset of the first byte of p[0..n) that is not UTF-8, or n. */
-size_t utf8_valid(const char *p, size_t n);
+size_t ngpt_tmpl_utf8_valid(const char *p, size_t n);
 /* JavaScript's Number.prototype.toString of x into out (>= 32 bytes), and
  * its Number(text) (StringToNumber: NaN for what is not a number). */
-size_t js_number(double x, char *out);
-double js_to_number(tstr text);
+size_t ngpt_tmpl_js_number(double x, char *out);
+double ngpt_tmpl_js_to_number(tstr text);
 /* strtod of digits with a '.' (whatever the locale's point). */
-double c_strtod(const char *p, size_t n);
+double ngpt_tmpl_strtod(const char *p, size_t n);
 
 /* ---- values, as @huggingface/jinja's runtime has them */
 
@@ -105,15 +105,15 @@ struct tval {
     } u;
 };
 
-tval tv_str(tstr s);
-tval tv_num(tkind kind, double x);
-tval tv_bool(bool b);
-tval tv_list(tarena *a, tkind kind, size_t n);          /* n undefined elements */
-tval tv_map(tarena *a, tkind kind);
-void tm_set(tarena *a, tmap *m, tstr key, tval v);
-const tval *tm_get(const tmap *m, tstr key);
-bool tv_truthy(tval v);
-const char *tv_type(tval v);                            /* "StringValue", ... for messages */
+tval ngpt_tmpl_val_str(tstr s);
+tval ngpt_tmpl_val_num(tkind kind, double x);
+tval ngpt_tmpl_val_bool(bool b);
+tval ngpt_tmpl_val_list(tarena *a, tkind kind, size_t n);          /* n undefined elements */
+tval ngpt_tmpl_val_map(tarena *a, tkind kind);
+void ngpt_tmpl_map_set(tarena *a, tmap *m, tstr key, tval v);
+const tval *ngpt_tmpl_map_get(const tmap *m, tstr key);
+bool ngpt_tmpl_truthy(tval v);
+const char *ngpt_tmpl_type_name(tval v); /* "StringValue", ... for messages */
 
 /* JSON as the reference's toJSON writes it (null_undefined: undefined as
  * "null" rather than "undefined"); ascii: \uXXXX for U+007F and above.
@@ -124,7 +124,7 @@ typedef struct tjson {
     bool ascii, null_undefined;
     tstr item_sep, key_sep;     /* p NULL: the defaults */
 } tjson;
-bool tv_json(tbuf *out, tval v, const tjson *o, int depth);
+bool ngpt_tmpl_json(tbuf *out, tval v, const tjson *o, int depth);
 
 #include "template/ast.h"
 

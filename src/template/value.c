@@ -9,61 +9,61 @@
 
 #include "template/tmpl.h"
 
-tval tv_str(tstr s)
+tval ngpt_tmpl_val_str(tstr s)
 {
     tval v = {.kind = TV_STR};
     v.u.s = s;
     return v;
 }
 
-tval tv_num(tkind kind, double x)
+tval ngpt_tmpl_val_num(tkind kind, double x)
 {
     tval v = {.kind = kind};
     v.u.num = x;
     return v;
 }
 
-tval tv_bool(bool b)
+tval ngpt_tmpl_val_bool(bool b)
 {
     tval v = {.kind = TV_BOOL};
     v.u.b = b;
     return v;
 }
 
-tval tv_list(tarena *a, tkind kind, size_t n)
+tval ngpt_tmpl_val_list(tarena *a, tkind kind, size_t n)
 {
     tval v = {.kind = kind};
-    v.u.l = ta_alloc(a, sizeof *v.u.l);
+    v.u.l = ngpt_tmpl_alloc(a, sizeof *v.u.l);
     v.u.l->n = n;
-    v.u.l->v = ta_alloc(a, (n ? n : 1) * sizeof(tval));     /* zero: TV_UNDEF */
+    v.u.l->v = ngpt_tmpl_alloc(a, (n ? n : 1) * sizeof(tval));     /* zero: TV_UNDEF */
     return v;
 }
 
-tval tv_map(tarena *a, tkind kind)
+tval ngpt_tmpl_val_map(tarena *a, tkind kind)
 {
     tval v = {.kind = kind};
-    v.u.m = ta_alloc(a, sizeof *v.u.m);
+    v.u.m = ngpt_tmpl_alloc(a, sizeof *v.u.m);
     return v;
 }
 
-const tval *tm_get(const tmap *m, tstr key)
+const tval *ngpt_tmpl_map_get(const tmap *m, tstr key)
 {
     for (size_t i = 0; i < m->n; i++)
-        if (ts_eq(m->k[i], key)) return &m->v[i];
+        if (ngpt_tmpl_str_eq(m->k[i], key)) return &m->v[i];
     return NULL;
 }
 
-void tm_set(tarena *a, tmap *m, tstr key, tval v)
+void ngpt_tmpl_map_set(tarena *a, tmap *m, tstr key, tval v)
 {
     for (size_t i = 0; i < m->n; i++)
-        if (ts_eq(m->k[i], key)) {
+        if (ngpt_tmpl_str_eq(m->k[i], key)) {
             m->v[i] = v;
             return;
         }
     if (m->n == m->cap) {
         const size_t cap = m->cap ? 2 * m->cap : 4;
-        tstr *k = ta_alloc(a, cap * sizeof *k);
-        tval *vv = ta_alloc(a, cap * sizeof *vv);
+        tstr *k = ngpt_tmpl_alloc(a, cap * sizeof *k);
+        tval *vv = ngpt_tmpl_alloc(a, cap * sizeof *vv);
         if (m->n) {
             memcpy(k, m->k, m->n * sizeof *k);
             memcpy(vv, m->v, m->n * sizeof *vv);
@@ -73,7 +73,7 @@ void tm_set(tarena *a, tmap *m, tstr key, tval v)
     m->k[m->n] = key, m->v[m->n++] = v;
 }
 
-bool tv_truthy(tval v)
+bool ngpt_tmpl_truthy(tval v)
 {
     switch (v.kind) {
     case TV_BOOL: return v.u.b;
@@ -90,7 +90,7 @@ bool tv_truthy(tval v)
     }
 }
 
-const char *tv_type(tval v)
+const char *ngpt_tmpl_type_name(tval v)
 {
     static const char *const names[] = {"undefined value", "none", "boolean", "integer", "float",
                                         "string", "list", "tuple", "mapping",
@@ -102,9 +102,9 @@ const char *tv_type(tval v)
 
 static void json_string(tbuf *out, tstr s, bool ascii)
 {
-    tb_lit(out, "\"", 1);
+    ngpt_tmpl_buf_lit(out, "\"", 1);
     for (size_t i = 0, len; i < s.n; i += len) {
-        const uint32_t u = utf8_next(s.p + i, s.n - i, &len);
+        const uint32_t u = ngpt_tmpl_utf8_next(s.p + i, s.n - i, &len);
         const bool taint = s.taint && s.taint[i];
         char esc[16];
         size_t k = 0;
@@ -118,64 +118,65 @@ static void json_string(tbuf *out, tstr s, bool ascii)
         case '\t': k = (size_t)sprintf(esc, "\\t"); break;
         default:
             if (u < 0x20) k = (size_t)sprintf(esc, "\\u%04x", (unsigned)u);
-            else if (ascii && u >= 0x7F && u < 0x10000) k = (size_t)sprintf(esc, "\\u%04x", (unsigned)u);
+            else if (ascii && u >= 0x7F && u < 0x10000)
+                k = (size_t)sprintf(esc, "\\u%04x", (unsigned)u);
             else if (ascii && u >= 0x10000)     /* its UTF-16 code units */
                 k = (size_t)sprintf(esc, "\\u%04x\\u%04x", (unsigned)(0xD800 + ((u - 0x10000) >> 10)),
                                     (unsigned)(0xDC00 + ((u - 0x10000) & 0x3FF)));
         }
-        if (k) tb_add(out, esc, k, taint);
-        else tb_put(out, ts_sub(s, i, i + len));
+        if (k) ngpt_tmpl_buf_add(out, esc, k, taint);
+        else ngpt_tmpl_buf_put(out, ngpt_tmpl_str_sub(s, i, i + len));
     }
-    tb_lit(out, "\"", 1);
+    ngpt_tmpl_buf_lit(out, "\"", 1);
 }
 
 static void padding(tbuf *out, int indent, int depth)
 {
-    tb_lit(out, "\n", 1);
-    for (int i = 0; i < indent * depth; i++) tb_lit(out, " ", 1);
+    ngpt_tmpl_buf_lit(out, "\n", 1);
+    for (int i = 0; i < indent * depth; i++) ngpt_tmpl_buf_lit(out, " ", 1);
 }
 
-bool tv_json(tbuf *out, tval v, const tjson *o, int depth)
+bool ngpt_tmpl_json(tbuf *out, tval v, const tjson *o, int depth)
 {
     const tstr item = o->item_sep.p ? o->item_sep : o->indent ? TSTR(",") : TSTR(", ");
     const tstr key = o->key_sep.p ? o->key_sep : TSTR(": ");
     char num[48];
     switch (v.kind) {
-    case TV_NULL: tb_lit(out, "null", 4); return true;
+    case TV_NULL: ngpt_tmpl_buf_lit(out, "null", 4); return true;
     case TV_UNDEF:
-        if (o->null_undefined) tb_lit(out, "null", 4);
-        else tb_lit(out, "undefined", 9);
+        if (o->null_undefined) ngpt_tmpl_buf_lit(out, "null", 4);
+        else ngpt_tmpl_buf_lit(out, "undefined", 9);
         return true;
-    case TV_BOOL: tb_lit(out, v.u.b ? "true" : "false", v.u.b ? 4 : 5); return true;
+    case TV_BOOL: ngpt_tmpl_buf_lit(out, v.u.b ? "true" : "false", v.u.b ? 4 : 5); return true;
     case TV_INT:
     case TV_FLOAT:
-        if (!isfinite(v.u.num)) tb_lit(out, "null", 4);
-        else tb_lit(out, num, js_number(v.u.num, num));
+        if (!isfinite(v.u.num)) ngpt_tmpl_buf_lit(out, "null", 4);
+        else ngpt_tmpl_buf_lit(out, num, ngpt_tmpl_js_number(v.u.num, num));
         return true;
     case TV_STR: json_string(out, v.u.s, o->ascii); return true;
     case TV_LIST:
-        tb_lit(out, "[", 1);
+        ngpt_tmpl_buf_lit(out, "[", 1);
         for (size_t i = 0; i < v.u.l->n; i++) {
-            if (i) tb_put(out, item);
+            if (i) ngpt_tmpl_buf_put(out, item);
             if (o->indent) padding(out, o->indent, depth + 1);
-            if (!tv_json(out, v.u.l->v[i], o, depth + 1)) return false;
+            if (!ngpt_tmpl_json(out, v.u.l->v[i], o, depth + 1)) return false;
         }
         if (o->indent && !v.u.l->n) padding(out, o->indent, depth + 1);  /* "[\n  \n]": 0.5.10's */
         if (o->indent) padding(out, o->indent, depth);
-        tb_lit(out, "]", 1);
+        ngpt_tmpl_buf_lit(out, "]", 1);
         return true;
     case TV_MAP:
     case TV_NS:
-        tb_lit(out, "{", 1);
+        ngpt_tmpl_buf_lit(out, "{", 1);
         for (size_t i = 0; i < v.u.m->n; i++) {
-            if (i) tb_put(out, item);
+            if (i) ngpt_tmpl_buf_put(out, item);
             if (o->indent) padding(out, o->indent, depth + 1);
             json_string(out, v.u.m->k[i], o->ascii);
-            tb_put(out, key);
-            if (!tv_json(out, v.u.m->v[i], o, depth + 1)) return false;
+            ngpt_tmpl_buf_put(out, key);
+            if (!ngpt_tmpl_json(out, v.u.m->v[i], o, depth + 1)) return false;
         }
         if (o->indent) padding(out, o->indent, depth);     /* "{\n}" when empty: 0.5.10's */
-        tb_lit(out, "}", 1);
+        ngpt_tmpl_buf_lit(out, "}", 1);
         return true;
     default:
         return false;       /* a tuple, keyword arguments or a function: the reference refuses */
