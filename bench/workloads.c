@@ -11,15 +11,19 @@
  *   train    ngpt_context_train_step (forward, backward, clip, AdamW; the config's
  *            dropout) on synthetic bytes, B=8 T=128 and B=32 T=256 (T capped
  *            at the model's context);
+ *   train lora  the same steps training a LoRA adapter (r=16 on every Linear)
+ *            of the model, frozen, with each of o->weights;
+ *   decode lora  decode at batch 1 with that adapter applied;
  * and the arena of every context planned for them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels.h"
 #include "ngpt_bench.h"
 
-enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20 };
+enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20, LORA_RANK = 16 };
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
@@ -67,6 +71,16 @@ static const char *weights_name(ngpt_weights w)
     return w == NGPT_WEIGHTS_Q8 ? "q8" : w == NGPT_WEIGHTS_Q4 ? "q4" : "f32";
 }
 
+static void add_arena(bench_report *r, const char *mode, ngpt_weights w, int32_t batch,
+                      int32_t seq, int32_t threads, size_t bytes)
+{
+    if (r->n_arena == BENCH_MAX_ROWS) return;
+    bench_arena *a = &r->arena[r->n_arena++];
+    snprintf(a->mode, sizeof a->mode, "%s", mode);
+    snprintf(a->weights, sizeof a->weights, "%s", weights_name(w));
+    a->batch = batch, a->seq = seq, a->threads = threads, a->bytes = bytes;
+}
+
 /* Plans, allocates and initialises a context (--model's weights, copied
  * and quantized to cfg's, or ngpt_context_params_init(42)); records its
  * arena. */
@@ -84,13 +98,8 @@ static int open_ctx(const bench_opts *o, const ngpt_config *cfg, bench_report *r
     if (st) {
         return bench_failed(mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
     }
-    if (r->n_arena < BENCH_MAX_ROWS) {
-        bench_arena *a = &r->arena[r->n_arena++];
-        snprintf(a->mode, sizeof a->mode, "%s", mode == NGPT_MODE_TRAIN ? "train" : "infer");
-        snprintf(a->weights, sizeof a->weights, "%s", weights_name(cfg->weights));
-        a->batch = batch, a->seq = seq ? seq : cfg->context_len, a->threads = threads;
-        a->bytes = bytes;
-    }
+    add_arena(r, mode == NGPT_MODE_TRAIN ? "train" : "infer", cfg->weights, batch,
+              seq ? seq : cfg->context_len, threads, bytes);
     return BENCH_OK;
 }
 
@@ -217,10 +226,100 @@ static int bench_training(const bench_opts *o, bench_report *r, int32_t threads)
     return rc;
 }
 
+/* ---- LoRA: an adapter trained on the model, frozen, and applied */
+
+/* The model with weights w as an ngpt_model (what adapters train on and
+ * apply to), through a temporary file: --model's weights or
+ * ngpt_context_params_init(42)'s, quantized to w as ngpt quantize does. */
+static ngpt_status lora_model(const bench_opts *o, ngpt_weights w, ngpt_model **m)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/ngpt-bench-%d.ngpt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    ngpt_config cfg = o->cfg;
+    cfg.weights = w;
+    ngpt_context *ctx = NULL;
+    ngpt_status st = ngpt_context_init(&ctx, o->opened, &cfg, NULL, NULL, 0);
+    if (!st && !o->opened) st = ngpt_context_params_init(ctx, 42);
+    if (!st) st = ngpt_context_save(ctx, path);
+    ngpt_context_free(ctx);
+    if (!st) st = ngpt_model_open(m, path);
+    remove(path);
+    return st;
+}
+
+static int bench_lora(const bench_opts *o, bench_report *r, int32_t threads, ngpt_weights w)
+{
+    ngpt_model *m = NULL;
+    ngpt_adapter *ad = NULL;
+    ngpt_lora_config lc = ngpt_lora_config_default();
+    lc.rank = LORA_RANK, lc.alpha = 2.0f * LORA_RANK, lc.targets = NGPT_LORA_ALL_LINEAR;
+    ngpt_status st = lora_model(o, w, &m);
+    if (!st) st = ngpt_adapter_create(&ad, m, &lc, 42);
+    if (st) {
+        ngpt_model_close(m);
+        return bench_failed("LoRA model and adapter", st);
+    }
+    unsigned char *bytes = malloc(DATA_BYTES);
+    int rc = bytes ? BENCH_OK : bench_error(BENCH_FAILED, "out of memory");
+    uint32_t x = 12345;
+    for (size_t i = 0; bytes && i < DATA_BYTES; i++) {
+        x = x * 1664525u + 1013904223u;
+        bytes[i] = (unsigned char)(' ' + (x >> 24) % 95);
+    }
+    int32_t shapes[2][2];
+    const int n = train_shapes(o, shapes);
+    for (int s = 0; s < n && !rc; s++) {
+        const int32_t B = shapes[s][0], T = shapes[s][1];
+        ngpt_shape shape = ngpt_shape_default(NGPT_MODE_TRAIN);
+        shape.batch = B, shape.seq = T, shape.threads = threads, shape.adapter = ad;
+        ngpt_data *data = NULL;
+        ngpt_context *ctx = NULL;
+        size_t arena = 0;
+        st = ngpt_data_open_mem(&data, bytes, DATA_BYTES, 0.1f, T);
+        if (!st) st = ngpt_context_arena_size(m, NULL, &shape, &arena);
+        if (!st) st = ngpt_context_init(&ctx, m, NULL, &shape, NULL, 0);
+        if (st) rc = bench_failed("LoRA training context", st);
+        if (!rc) {
+            add_arena(r, "lora", w, B, T, threads, arena);
+            train_job j = {ctx, data, ngpt_optim_config_default(), B, T};
+            rc = add_figure(o, r, "train lora", w, B, T, threads, (double)B * T, 1, run_train, &j);
+        }
+        ngpt_context_free(ctx);
+        ngpt_data_free(data);
+    }
+    free(bytes);
+    /* decode at batch 1 with the adapter applied */
+    const int32_t T = o->cfg.context_len, V = o->cfg.vocab_size;
+    const int32_t steps = min_i32(o->decode_tokens, T);
+    int32_t *tok = rc ? NULL : malloc((size_t)steps * sizeof *tok);
+    if (!rc && !tok) rc = bench_error(BENCH_FAILED, "out of memory");
+    for (int32_t i = 0; !rc && i < steps; i++) tok[i] = token_at(i, V);
+    ngpt_context *ctx = NULL;
+    if (!rc) {
+        ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+        shape.threads = threads, shape.adapter_rank = LORA_RANK;
+        const float scale = 1.0f;
+        st = ngpt_context_init(&ctx, m, NULL, &shape, NULL, 0);
+        if (!st) st = ngpt_context_adapters_set(ctx, (const ngpt_adapter *const *)&ad, &scale, 1);
+        if (st) rc = bench_failed("LoRA inference context", st);
+    }
+    if (!rc) {
+        gen_job dec = {ctx, 1, steps, tok};
+        rc = add_figure(o, r, "decode lora", w, 1, steps, threads, steps, steps, run_decode, &dec);
+    }
+    ngpt_context_free(ctx);
+    free(tok);
+    ngpt_adapter_close(ad);
+    ngpt_model_close(m);
+    return rc;
+}
+
 int bench_workloads_count(const bench_opts *o)
 {
     int32_t shapes[2][2];
-    return o->n_threads * (3 * o->n_weights + train_shapes(o, shapes));
+    const int train = train_shapes(o, shapes);
+    return o->n_threads * (3 * o->n_weights + train + o->n_weights * (train + 1));
 }
 
 int bench_workloads(const bench_opts *o, bench_report *r)
@@ -233,6 +332,8 @@ int bench_workloads(const bench_opts *o, bench_report *r)
             rc = bench_generation(o, &cfg, r, o->threads[t]);
         }
         if (!rc) rc = bench_training(o, r, o->threads[t]);
+        for (int w = 0; w < o->n_weights && !rc; w++)
+            rc = bench_lora(o, r, o->threads[t], o->weights[w]);
         if (rc) return rc;
     }
     return BENCH_OK;

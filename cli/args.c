@@ -166,3 +166,19 @@ char *cli_read_file(const char *path, size_t *n)
     *n = len;
     return buf;
 }
+
+int cli_subcommands(const char *cmd, const char *help, const cli_subcommand *sub, size_t n,
+                    int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(help, stderr);
+        return CLI_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(help, stdout);
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(argv[1], sub[i].name)) return sub[i].run(argc - 1, argv + 1);
+    return cli_error(cmd, CLI_USAGE, "unknown command \"%s\" (see ngpt %s --help)", argv[1], cmd);
+}

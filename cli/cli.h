@@ -39,6 +39,16 @@ bool cli_opt(cli_args *a, const char *name, const char **value);
 /* Prints "ngpt <cmd>: unknown option X (see ngpt <cmd> --help)"; returns CLI_USAGE. */
 int cli_unknown(const cli_args *a);
 
+/* A command of subcommands (`ngpt tokenizer train ...`): runs the one
+ * argv[1] names with argv + 1; help prints on --help (stdout: CLI_OK) and
+ * when none is named (stderr: CLI_USAGE); an unknown one is a usage error. */
+typedef struct cli_subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} cli_subcommand;
+int cli_subcommands(const char *cmd, const char *help, const cli_subcommand *sub, size_t n,
+                    int argc, char **argv);
+
 /* Parse helpers: print "ngpt <cmd>: <opt> expects ..." and return false on error. */
 bool cli_parse_i32(const char *cmd, const char *opt, const char *s, int32_t lo, int32_t hi, int32_t *out);
 bool cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
@@ -77,8 +87,7 @@ void cli_close_model(ngpt_model *m, ngpt_context *ctx);
 int cli_load_tokenizer(const char *cmd, const char *path, ngpt_tokenizer **tok);
 /* The tokens of n bytes of text: tok's ids (after its BOS when it has one:
  * a prompt), or the bytes themselves when tok is NULL, into a malloc'd array
- * *ids of *n_ids (<= n + 2) tokens. CLI_OK, or
- * CLI_FAILED with the message printed. */
+ * *ids of *n_ids tokens. CLI_OK, or CLI_FAILED with the message printed. */
 int cli_encode(const char *cmd, const ngpt_tokenizer *tok, const void *text, size_t n,
                int32_t **ids, size_t *n_ids);
 /* The bytes of token id (*len of them): tok's (a special token: its name),
@@ -86,6 +95,15 @@ int cli_encode(const char *cmd, const ngpt_tokenizer *tok, const void *text, siz
 const uint8_t *cli_token_bytes(const ngpt_tokenizer *tok, int32_t id, size_t *len);
 
 /* --threads N: 1..1024 (message printed on a bad value). */
+/* The grammar options' lines of generate's and chat's --help. */
+#define CLI_GRAMMAR_HELP \
+    "  --grammar FILE     hold the output to a GBNF grammar (llama.cpp's notation;\n" \
+    "                     docs/GENERATION.md, \"Grammars\"): it ends when complete\n" \
+    "  --json-schema FILE hold it to compact JSON that validates against a JSON\n" \
+    "                     Schema (the keywords docs/GENERATION.md lists; another\n" \
+    "                     is an error naming it)\n" \
+    "  --json             hold it to any compact JSON value\n"
+
 #define CLI_THREADS_HELP \
     "  --threads N        threads (default: the online cores, at most one per 64 rows\n" \
     "                     or model columns of the work; results are the same for any N)\n"
@@ -112,11 +130,17 @@ int cli_cmd_chat(int argc, char **argv);
 int cli_cmd_trace(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_tokenizer(int argc, char **argv);
+int cli_cmd_lora(int argc, char **argv);
 
 /* Sampling options shared by generate and chat (cli/gen_opts.c). */
 #define CLI_MAX_BAN 256
 typedef struct cli_gen_opts {
     ngpt_generate_config gc;
+    /* --grammar FILE, --json-schema FILE or --json: the text (NULL for
+     * --json), which kind, and what cli_gen_grammar compiled of it */
+    const char *grammar_file;
+    int grammar_kind;           /* 0 none, 1 GBNF, 2 JSON Schema, 3 any JSON */
+    ngpt_grammar *grammar;
     bool end_given;             /* --end: otherwise the tokenizer's end tokens end */
     int32_t ends[NGPT_END_TOKENS_MAX];  /* --end's ids (gc.end_tokens) */
     int32_t threads;
@@ -124,9 +148,14 @@ typedef struct cli_gen_opts {
     int32_t n_ban;
 } cli_gen_opts;
 /* Consumes one of -n --temp --top-k --top-p --min-p --repeat-penalty
- * --repeat-window --seed --threads --end --stop-at-full --context --ban: 1 taken,
- * 0 not one of them, -1 bad value (message printed). */
+ * --repeat-window --seed --threads --end --stop-at-full --context --ban
+ * --grammar --json-schema --json: 1 taken, 0 not one of them, -1 bad value
+ * (message printed). */
 int cli_gen_option(cli_args *a, cli_gen_opts *o);
+/* Compiles --grammar / --json-schema / --json for tok's vocabulary into
+ * o->grammar and o->gc.grammar (nothing without one): CLI_OK, or
+ * CLI_FAILED with the message printed. ngpt_grammar_free(o->grammar) after. */
+int cli_gen_grammar(const char *cmd, cli_gen_opts *o, const ngpt_tokenizer *tok);
 /* One stderr line when ngpt_context_generate cropped the prompt
  * (res->prompt_dropped), counted in tokens (bytes for a byte-level model:
  * tokens false). */
@@ -159,6 +188,33 @@ int cli_conv_write(const char *cmd, const cli_conv *c, const char *path);
  * tokens end a reply). A usage error, printed, when it cannot be had. */
 int cli_chat_template(const char *cmd, const char *choice, const ngpt_model *m,
                       const ngpt_tokenizer *tok, ngpt_template **t, int32_t *im_end);
+/* LoRA (cli/lora.c). --adapter FILE[:SCALE] of the inference commands,
+ * repeatable (up to NGPT_ADAPTERS_MAX): */
+typedef struct cli_adapters {
+    int n;
+    const char *path[NGPT_ADAPTERS_MAX];
+    float scale[NGPT_ADAPTERS_MAX];
+    ngpt_adapter *ad[NGPT_ADAPTERS_MAX];
+} cli_adapters;
+#define CLI_ADAPTER_HELP \
+    "  --adapter FILE[:S] apply a LoRA adapter (ngpt train --lora) at scale S (1: as\n" \
+    "                     trained; 0: not at all); repeatable, up to 8, summed\n"
+/* Consumes --adapter: 1 taken, 0 not it, -1 bad value (message printed). */
+int cli_adapter_option(cli_args *a, cli_adapters *ads);
+/* Opens the files (before the model's context, which plans for their
+ * largest rank: shape->adapter_rank). CLI_OK, or CLI_FAILED with the
+ * message printed (nothing left open). */
+int cli_adapters_open(const char *cmd, cli_adapters *ads, ngpt_shape *shape);
+/* Applies them to ctx (an adapter of another model is refused in one line
+ * naming its file and model). CLI_OK, or CLI_FAILED with the message printed. */
+int cli_adapters_apply(const char *cmd, const cli_adapters *ads, ngpt_context *ctx,
+                       const char *model);
+/* Closes them, after every context that applied them is freed. */
+void cli_adapters_close(cli_adapters *ads);
+/* --lora's settings ("r=16,alpha=32,targets=q_proj,v_proj": ngpt_lora_config_set's
+ * words, comma-separated) into *lc; false with the message printed. */
+bool cli_lora_set(const char *cmd, ngpt_lora_config *lc, const char *settings);
+
 /* Replaces \n \t \\ \xNN escapes in place. */
 void cli_unescape(char *s);
 /* Reads a whole file ("-": standard input) into a malloc'd buffer of *n

@@ -26,7 +26,8 @@ static const char *const HELP =
     "       [--think | --no-think] [--date YYYY-MM-DD] [-n N] [--temp T] [--top-k K]\n"
     "       [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-window N] [--ban ID,...]\n"
     "       [--end ID] [--seed S] [--context exact|shift] [--stop-at-full] [--session FILE]\n"
-    "       [--verbose] [--threads N]\n"
+    "       [--verbose] [--adapter FILE[:S] ...] [--grammar FILE | --json-schema FILE | --json]\n"
+    "       [--threads N]\n"
     "       ngpt chat --model FILE --render CONVERSATION.json [--no-generation-prompt] [--ids]\n"
     "       [--template ...] [--think | --no-think] [--date YYYY-MM-DD]\n\n"
     "Reads one user message per line from stdin and streams each reply to stdout,\n"
@@ -72,11 +73,16 @@ static const char *const HELP =
     "  --session FILE     resume the conversation FILE holds (--system applies only\n"
     "                     to a new one) and save it there at the end of input: the\n"
     "                     next run prefills nothing it holds. With a template its\n"
-    "                     messages are kept in FILE.json. A file of another model is\n"
-    "                     refused (docs/GENERATION.md, \"Sessions\")\n"
+    "                     messages are kept in FILE.json. A file of another model or\n"
+    "                     other --adapter settings is refused (docs/GENERATION.md,\n"
+    "                     \"Sessions\")\n"
     "  --verbose          stderr: each turn's prompt tokens (with a template: those\n"
     "                     past what the cache holds; plain: the whole prompt) and how\n"
     "                     many tokens it prefilled\n"
+    CLI_GRAMMAR_HELP
+    "                     (each reply is held to it; the template's end marker\n"
+    "                     follows the reply as always)\n"
+    CLI_ADAPTER_HELP
     CLI_THREADS_HELP;
 
 /* A growing array: the conversation's text (plain) or tokens. */
@@ -328,6 +334,7 @@ int cli_cmd_chat(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
     cli_gen_opts o = {.gc = ngpt_generate_config_default(), .threads = 0};
+    cli_adapters ads = {0};
     const char *model = NULL, *session = NULL, *template = NULL, *render_path = NULL, *v;
     const char *system = NULL;
     bool verbose = false, ids = false;
@@ -337,7 +344,7 @@ int cli_cmd_chat(int argc, char **argv)
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
             return CLI_OK;
-        } else if ((r = cli_gen_option(&a, &o)) != 0) {
+        } else if ((r = cli_gen_option(&a, &o)) != 0 || (r = cli_adapter_option(&a, &ads)) != 0) {
             if (r < 0) return CLI_USAGE;
         } else if (cli_opt(&a, "--model", &v)) {
             model = v;
@@ -378,9 +385,11 @@ int cli_cmd_chat(int argc, char **argv)
     ngpt_context *ctx = NULL;
     ngpt_model *m = NULL;
     const ngpt_tokenizer *tok = NULL;
+    if (!render_path && cli_adapters_open(a.cmd, &ads, &shape)) return CLI_FAILED;
     if (render_path ? ngpt_model_open(&m, model) || ngpt_model_tokenizer(m, &tok)
                     : cli_open_model(model, &shape, &m, &ctx, &tok)) {
         ngpt_model_close(m);
+        cli_adapters_close(&ads);
         return cli_library_failed(a.cmd);
     }
     chat c = {.cmd = a.cmd, .tok = tok, .opt = topt, .text = {.size = 1},
@@ -391,6 +400,9 @@ int cli_cmd_chat(int argc, char **argv)
         rc = render(&c, render_path, ids);
         goto done;
     }
+    /* before a session's restore: setting adapters empties the cache */
+    if (!rc) rc = cli_adapters_apply(a.cmd, &ads, ctx, model);
+    if (!rc) rc = cli_gen_grammar(a.cmd, &o, tok);
     if (!rc && !o.end_given && im_end >= 0) {   /* ChatML: <|im_end|>; else the tokenizer's */
         o.ends[0] = im_end;
         o.gc.end_tokens = o.ends, o.gc.n_end_tokens = 1;
@@ -457,6 +469,8 @@ done:
     free(c.text.v);
     free(c.held.v);
     free(c.reply.v);
+    ngpt_grammar_free(o.grammar);
     cli_close_model(m, ctx);
+    cli_adapters_close(&ads);
     return rc;
 }

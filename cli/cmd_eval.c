@@ -13,7 +13,7 @@
 static const char *const HELP =
     "usage: ngpt eval --model FILE --data FILE [--data FILE ...] [--batches N]\n"
     "                 [--batch B] [--seq T] [--holdout F] [--seed S] [--compare FILE]\n"
-    "                 [--threads N]\n\n"
+    "                 [--adapter FILE[:S] ...] [--threads N]\n\n"
     "Mean cross-entropy (nats per token), bits per byte and perplexity (per token)\n"
     "over N batches of B random windows from the held-out tail of the data (the same\n"
     "split `ngpt train` holds out: the last bytes, encoded with the model's tokenizer\n"
@@ -25,11 +25,13 @@ static const char *const HELP =
     "                difference between the two models' logits there, how often\n"
     "                their most likely next token is the same, and how many of 256\n"
     "                tokens they generate alike (greedy, after the held-out text's\n"
-    "                first 64 tokens)\n"
+    "                first 64 tokens); FILE runs without --adapter (so --compare\n"
+    "                with the model itself shows what the adapters change)\n"
     "  --batches N   batches (8)      --batch B   windows per batch (8)\n"
     "  --seq T       window length (the model's T)\n"
     "  --holdout F   held-out fraction at the end of the data (0.1)\n"
     "  --seed S      window seed (42)\n"
+    CLI_ADAPTER_HELP
     CLI_THREADS_HELP;
 
 enum { MAX_DATA = 64, GREEDY_PROMPT = 64, GREEDY_BYTES = 256 };
@@ -174,11 +176,15 @@ int cli_cmd_eval(int argc, char **argv)
     int32_t batches = 8, batch = 8, seq = 0, threads = 0;
     float holdout = 0.1f;
     uint64_t seed = 42;
+    cli_adapters ads = {0};
     while (cli_next(&a)) {
         bool ok = true;
+        int r;
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
             return CLI_OK;
+        } else if ((r = cli_adapter_option(&a, &ads)) != 0) {
+            ok = r > 0;
         } else if (cli_opt(&a, "--model", &v)) {
             model = v;
         } else if (cli_opt(&a, "--data", &v)) {
@@ -224,12 +230,19 @@ int cli_cmd_eval(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = batch, shape.seq = seq, shape.threads = threads;
     shape.logits_rows = NGPT_LOGITS_ALL;    /* a loss reads every position's */
+    const ngpt_shape plain = shape;         /* --compare's model: no adapters */
+    if (cli_adapters_open(a.cmd, &ads, &shape)) {
+        ngpt_model_close(m);
+        return CLI_FAILED;
+    }
     ngpt_context *ctx = NULL;
     const ngpt_tokenizer *tok = NULL;
     float loss = 0;
     uint64_t bytes = 0;
+    int rc = CLI_OK;
     if (!(st = ngpt_data_open(&d, data, n_data, holdout, seq)) &&
-        !(st = cli_model_context(m, &shape, &ctx)) && !(st = ngpt_model_tokenizer(m, &tok)) &&
+        !(st = cli_model_context(m, &shape, &ctx)) &&
+        !(rc = cli_adapters_apply(a.cmd, &ads, ctx, model)) && !(st = ngpt_model_tokenizer(m, &tok)) &&
         !(st = tok ? ngpt_data_tokenize(d, tok, seq) : NGPT_OK) &&
         !(st = ngpt_context_evaluate(ctx, d, seed, batches, batch, seq, &loss)))
         for (int32_t i = 0; !st && i < batches; i++) {  /* the bytes of the same windows */
@@ -240,10 +253,9 @@ int cli_cmd_eval(int argc, char **argv)
     size_t tr = 0, ev = 0, ev_tokens = 0;
     if (d) ngpt_data_sizes(d, &tr, &ev), ngpt_data_token_counts(d, &tr, &ev_tokens);
     const bool bpe = tok != NULL;
-    int rc = CLI_OK;
     if (st) {
         rc = cli_library_failed(a.cmd);
-    } else {
+    } else if (!rc) {
         const double nats = (double)loss * batches * batch * seq;   /* all the windows' */
         printf("loss %.4f nats/%s, %.4f bits/byte, perplexity %.3f (%d x %d windows of %d %s "
                "from the last %zu bytes", (double)loss, bpe ? "token" : "byte",
@@ -252,12 +264,13 @@ int cli_cmd_eval(int argc, char **argv)
         if (bpe) printf(", %zu tokens: %.3f bytes/token", ev_tokens, (double)ev / (double)ev_tokens);
         printf(")\n");
         if (compare) {
-            compare_opts c = {a.cmd, compare, d, &shape, seed, batches, batch, seq, loss,
+            compare_opts c = {a.cmd, compare, d, &plain, seed, batches, batch, seq, loss,
                               (double)bytes, tok};
             rc = compare_models(&c, ctx);
         }
     }
     cli_close_model(m, ctx);
+    cli_adapters_close(&ads);
     ngpt_data_free(d);
     return rc;
 }

@@ -25,7 +25,8 @@ static const char *const HELP =
     "                                   model.safetensors.index.json lists\n"
     "  vocab.json + merges.txt          the tokenizer (or tokenizer.json)\n"
     "  tokenizer_config.json            (optional) its eos_token is the end token\n"
-    "                                   (SmolLM2-Instruct's <|im_end|>)\n"
+    "                                   (SmolLM2-Instruct's <|im_end|>); add_bos_token:\n"
+    "                                   prompts begin with its bos_token\n"
     "  generation_config.json           (optional) its eos_token_id must agree\n"
     "Each file may instead be named on its own (then DIR may be left out):\n"
     "  --config F          config.json\n"
@@ -86,6 +87,9 @@ static int report_chat(const char *cmd, const ngpt_model *m, const ngpt_tokenize
     if (info.end_id >= 0 && ngpt_tokenizer_token(tok, info.end_id, &name, &len)) len = 0;
     if (info.end_id >= 0) printf("  end token: %d %.*s\n", (int)info.end_id, (int)len, (const char *)name);
     else printf("  end token: none (generation stops at -n)\n");
+    if (info.bos_id >= 0 && !ngpt_tokenizer_token(tok, info.bos_id, &name, &len))
+        printf("  BOS: %d %.*s (prompts begin with it)\n", (int)info.bos_id, (int)len,
+               (const char *)name);
     ngpt_template *t = NULL;
     if (ngpt_model_template(m, &t))
         printf("  chat: the model's chat template is kept, but ngpt cannot render it (%s); "

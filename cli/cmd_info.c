@@ -1,6 +1,7 @@
 /* cmd_info.c — `ngpt info FILE` or `ngpt info --config ...`: what a model
  * holds and what it needs: parameters, file sizes (f32, q8 and q4) and
- * arenas (inference with each weight type, fine-tuning at a batch shape). */
+ * arenas (inference with each weight type, fine-tuning and training a LoRA
+ * adapter at a batch shape); or what a LoRA adapter file is (info_adapter). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 #include "cli.h"
 
 static const char *const HELP =
-    "usage: ngpt info FILE [--batch B] [--seq T] [--threads N]\n"
+    "usage: ngpt info FILE [--batch B] [--seq T] [--threads N] [--lora key=value ...]\n"
     "       ngpt info config.json [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info MODEL.bin [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info --config key=value ... [--tokenizer FILE] [--batch B] [--seq T]\n\n"
@@ -29,7 +30,14 @@ static const char *const HELP =
     "make it (the header is enough: the file need not be complete). The arenas are exact\n"
     "(ngpt_context_arena_size): weights, gradients, AdamW moments, activations, KV\n"
     "cache (a model file's inference contexts share its weights instead).\n"
-    "  --threads N        the thread count the arenas are planned for (1)\n";
+    "A model file's \"lora train\" line sizes training a LoRA adapter of it (ngpt\n"
+    "train --init FILE --lora ...): the adapter's floats, their gradients and\n"
+    "moments, and the activations, beside the model's weights, frozen and shared.\n"
+    "An adapter FILE (ngpt train --lora) is described instead: its LoRA config,\n"
+    "floats, the model it belongs to (config and identity) and its training state.\n\n"
+    "  --threads N        the thread count the arenas are planned for (1)\n"
+    "  --lora key=value   the adapter the lora train line sizes (default r=8\n"
+    "                     alpha=16 targets=q_proj,v_proj; see ngpt train --help)\n";
 
 static double mib(size_t bytes) { return (double)bytes / 1048576.0; }
 
@@ -42,15 +50,17 @@ static void print_tokenizer(const ngpt_tokenizer *tok, const char *path)
         return;
     }
     ngpt_tokenizer_describe(tok, &ti);
-    if (ti.bos_id >= 0) {
+    if (ti.rule == NGPT_MERGE_SCORES) {
         printf("tokenizer:   scored (llama2.c's), %d tokens (BOS %d, end %d), checksum %016llx "
                "(ngpt tokenizer info %s)\n", (int)ti.n_tokens, (int)ti.bos_id, (int)ti.end_id,
                (unsigned long long)ti.checksum, path);
         return;
     }
-    printf("tokenizer:   BPE, %d tokens (%d merges, %d special; end %d), checksum %016llx "
+    char bos[32] = "";
+    if (ti.bos_id >= 0) snprintf(bos, sizeof bos, "BOS %d, ", (int)ti.bos_id);
+    printf("tokenizer:   BPE, %d tokens (%d merges, %d special; %send %d), checksum %016llx "
            "(ngpt tokenizer info %s)\n", (int)ti.n_tokens, (int)ti.n_merges, (int)ti.n_special,
-           (int)ti.end_id, (unsigned long long)ti.checksum, path);
+           bos, (int)ti.end_id, (unsigned long long)ti.checksum, path);
 }
 
 /* What a model of some config takes: its parameters, and its files and
@@ -136,18 +146,82 @@ static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const
                "it)\n", bytes_text(b0, z->train), (int)batch, S, (int)threads, th);
 }
 
-/* A model file: opened (verified) once, its own size, then print_sizes. */
-static int info_file(const char *cmd, const char *path, int32_t batch, int32_t seq, int32_t threads)
+/* Training the adapter lc would be of m: its arena at the batch shape and
+ * its floats (a LoRA config the model cannot take: CLI_USAGE, printed). */
+static int lora_sizes(const char *cmd, ngpt_model *m, const ngpt_lora_config *lc, int32_t batch,
+                      int32_t seq, int32_t threads, size_t *arena, uint64_t *floats)
+{
+    ngpt_adapter *ad = NULL;
+    ngpt_adapter_info ai;
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
+    s.batch = batch, s.seq = seq, s.threads = threads;
+    if (ngpt_adapter_create(&ad, m, lc, 0) || ngpt_adapter_describe(ad, &ai))
+        return cli_error(cmd, CLI_USAGE, "--lora: %s", cli_library_error());
+    s.adapter = ad;
+    *floats = ai.floats;
+    ngpt_status st = size_or_too_large(ngpt_context_arena_size(m, NULL, &s, arena), arena);
+    ngpt_adapter_close(ad);
+    return st ? cli_library_failed(cmd) : CLI_OK;
+}
+
+/* An adapter file: its LoRA config and floats, its model, its training state. */
+static void info_adapter(const char *path, const ngpt_adapter *ad)
+{
+    ngpt_adapter_info ai;
+    ngpt_lora_config lc;
+    ngpt_train_state ts;
+    ngpt_adapter_describe(ad, &ai);
+    ngpt_adapter_lora_config(ad, &lc);
+    ngpt_adapter_train_state(ad, &ts);
+    char text[256], resolved[256], desc[512];
+    ngpt_lora_config_format(&lc, text, sizeof text);
+    ngpt_lora_config all = lc;      /* the modules all-linear stands for, by name */
+    all.targets = ai.modules;
+    ngpt_lora_config_format(&all, resolved, sizeof resolved);
+    char *targets = strstr(resolved, "targets=") + strlen("targets=");
+    targets[strcspn(targets, " ")] = '\0';
+    ngpt_config_format(&ai.config, desc, sizeof desc);
+    struct stat sb;
+    const double file = stat(path, &sb) == 0 ? (double)sb.st_size : 0.0;
+    printf("file:        %s, %.0f bytes (%.2f MiB)\n", path, file, file / 1048576.0);
+    printf("adapter:     LoRA %s: scale %g, %llu floats (%.2f MiB) in %d of %d layers: %s\n", text,
+           (double)ai.scale, (unsigned long long)ai.floats, (double)ai.floats * 4 / 1048576.0,
+           (int)ai.layers, (int)ai.config.n_layers, targets);
+    printf("model:       %s; identity %016llx (it applies to that model's f32, q8 and q4 files "
+           "only)\n", desc, (unsigned long long)ai.base);
+    if (ts.has_state)
+        printf("training:    step %llu of %lld, batch %d, seq %d, lr %g -> %g, seed %llu, best eval "
+               "loss %.4f (with the AdamW moments: ngpt train --init MODEL --adapter %s goes on)\n",
+               (unsigned long long)ai.steps, (long long)ts.opt.total_steps, (int)ts.batch,
+               (int)ts.seq, (double)ts.opt.lr, (double)ts.opt.min_lr, (unsigned long long)ts.seed,
+               (double)ts.best_eval_loss, path);
+    else
+        printf("training:    none: the adapter alone\n");
+}
+
+/* A model file: opened (verified) once, its own size, then print_sizes;
+ * an adapter file: info_adapter. */
+static int info_file(const char *cmd, const char *path, int32_t batch, int32_t seq, int32_t threads,
+                     const ngpt_lora_config *lc)
 {
     ngpt_config cfg;
     ngpt_model *m;
     const ngpt_tokenizer *tok = NULL;
     if (ngpt_model_open(&m, path) || ngpt_model_config(m, &cfg) || ngpt_model_tokenizer(m, &tok)) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", cli_library_error());
         ngpt_model_close(m);
-        return cli_library_failed(cmd);
+        ngpt_adapter *ad = NULL;
+        if (ngpt_adapter_open(&ad, path)) return cli_error(cmd, CLI_FAILED, "%s", why);
+        info_adapter(path, ad);
+        ngpt_adapter_close(ad);
+        return CLI_OK;
     }
     sizes z;
+    size_t lora_arena = 0;
+    uint64_t lora_floats = 0;
     int rc = compute_sizes(cmd, &cfg, tok, batch, seq, threads, &z);
+    if (!rc) rc = lora_sizes(cmd, m, lc, batch, seq, threads, &lora_arena, &lora_floats);
     if (rc) {
         ngpt_model_close(m);
         return rc;
@@ -167,6 +241,14 @@ static int info_file(const char *cmd, const char *path, int32_t batch, int32_t s
                                               "(inference only)"
                                             : "f32: float32");
     print_sizes(&cfg, tok, &z, batch, seq, threads);
+    char text[256], b0[96];
+    ngpt_lora_config_format(lc, text, sizeof text);
+    printf("lora train:  %s at batch %d, seq %d: a LoRA adapter %s, %llu floats (%.2f MiB), on "
+           "these %s weights, frozen (%d thread%s; ngpt train --init %s --lora ...)\n",
+           bytes_text(b0, lora_arena), (int)batch, (int)(seq ? seq : cfg.context_len), text,
+           (unsigned long long)lora_floats, (double)lora_floats * 4 / 1048576.0,
+           KIND_NAMES[cfg.weights == NGPT_WEIGHTS_Q8 ? 1 : cfg.weights == NGPT_WEIGHTS_Q4 ? 2 : 0],
+           (int)threads, threads > 1 ? "s" : "", path);
     print_tokenizer(tok, path);
     ngpt_model_close(m);
     return CLI_OK;
@@ -193,6 +275,12 @@ static int info_config(const char *cmd, const ngpt_config *cfg, const char *tok_
     return rc;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+    const size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
 int cli_cmd_info(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
@@ -200,6 +288,8 @@ int cli_cmd_info(int argc, char **argv)
     ngpt_config cfg = ngpt_config_default();
     bool cfg_given = false, ok = true;
     int32_t batch = 32, seq = 0, threads = 1;
+    ngpt_lora_config lc = ngpt_lora_config_default();
+    bool lora_given = false;
     while (cli_next(&a) && ok) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
@@ -210,6 +300,9 @@ int cli_cmd_info(int argc, char **argv)
             cfg_given = true;
         } else if (cli_opt(&a, "--tokenizer", &v)) {
             tok_path = v;
+        } else if (cli_opt(&a, "--lora", &v)) {
+            ok = !v || cli_lora_set(a.cmd, &lc, v);
+            lora_given = true;
         } else if (cli_opt(&a, "--batch", &v)) {
             ok = !v || cli_parse_i32(a.cmd, "--batch", v, 1, 1 << 16, &batch);
         } else if (cli_opt(&a, "--seq", &v)) {
@@ -226,19 +319,21 @@ int cli_cmd_info(int argc, char **argv)
     if (path && (cfg_given || tok_path))
         return cli_error(a.cmd, CLI_USAGE, "give a checkpoint FILE or --config (with an "
                          "optional --tokenizer), not both");
+    if (lora_given && (!path || ends_with(path, ".json") || ends_with(path, ".bin")))
+        return cli_error(a.cmd, CLI_USAGE, "--lora sizes an adapter of a model file (ngpt_adapter_create "
+                         "needs its weights): give the model's FILE");
     if (!path && !cfg_given)
         return cli_error(a.cmd, CLI_USAGE, "a checkpoint FILE or --config key=value is required "
                          "(see ngpt info --help)");
-    const size_t n = path ? strlen(path) : 0;
-    if (n >= 5 && !strcmp(path + n - 5, ".json")) {     /* a Hugging Face config.json */
+    if (path && ends_with(path, ".json")) {     /* a Hugging Face config.json */
         if (ngpt_import_hf_config(path, &cfg)) return cli_library_failed(a.cmd);
         return info_config(a.cmd, &cfg, NULL, batch, seq, threads);
     }
-    if (n >= 4 && !strcmp(path + n - 4, ".bin")) {      /* llama2.c's model.bin, by its header */
+    if (path && ends_with(path, ".bin")) {      /* llama2.c's model.bin, by its header */
         if (ngpt_import_llama2c_config(path, &cfg)) return cli_library_failed(a.cmd);
         return info_config(a.cmd, &cfg, NULL, batch, seq, threads);
     }
-    if (path) return info_file(a.cmd, path, batch, seq, threads);
+    if (path) return info_file(a.cmd, path, batch, seq, threads, &lc);
     if (ngpt_config_validate(&cfg)) return cli_error(a.cmd, CLI_USAGE, "%s", cli_library_error());
     return info_config(a.cmd, &cfg, tok_path, batch, seq, threads);
 }

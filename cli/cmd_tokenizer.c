@@ -41,7 +41,9 @@ static const char *const HELP_TRAIN =
     "  --split S        pre-tokenizer: gpt2 (GPT-2's pattern: words, numbers,\n"
     "                   symbols and spaces apart; default), lines (merges never\n"
     "                   cross a line end), none (merges cross anything) or\n"
-    "                   digits (gpt2 with each digit alone, as SmolLM2)\n"
+    "                   digits (gpt2 with each digit alone, as SmolLM2), llama3\n"
+    "                   (GPT-4's pattern, Llama 3's) or qwen2 (llama3 with each\n"
+    "                   digit alone, Qwen's)\n"
     "  --min-count N    stop when the best pair occurs fewer than N times (2)\n"
     "  --no-end         no end-of-text token <|endoftext|>\n"
     "  --no-pad         no padding token <|pad|>\n";
@@ -64,7 +66,8 @@ static const char *const HELP_DECODE =
 static const char *const HELP_INFO =
     "usage: ngpt tokenizer info FILE [--tokens]\n\n"
     "Checks a tokenizer file (or the tokenizer a checkpoint carries) and prints its\n"
-    "size, special tokens, pre-tokenizer, merge rule and checksum; --tokens lists\n"
+    "size, special tokens, normalizer, pre-tokenizer, merge rule, whether special\n"
+    "tokens are read from text, and checksum; --tokens lists\n"
     "every token (id, bytes escaped).\n";
 
 static const char *const HELP_GPT2 =
@@ -75,10 +78,11 @@ static const char *const HELP_GPT2 =
 
 static const char *const HELP_HF =
     "usage: ngpt tokenizer import-hf --json tokenizer.json --out FILE\n\n"
-    "Reads a Hugging Face tokenizer.json of byte-level BPE (GPT-2's, or SmolLM2's:\n"
-    "digits one by one, special tokens at the first ids) exactly, keeping its ids,\n"
-    "and writes it as an ngpt tokenizer file; anything it cannot reproduce is\n"
-    "refused by name.\n";
+    "Reads a Hugging Face tokenizer.json of byte-level BPE (GPT-2's; SmolLM2's:\n"
+    "digits one by one, special tokens at the first ids; Qwen2's and Qwen3's: NFC,\n"
+    "GPT-4's pattern with digits one by one; Llama 3's: GPT-4's pattern,\n"
+    "ignore_merges, a BOS) exactly, keeping its ids, and writes it as an ngpt\n"
+    "tokenizer file; anything it cannot reproduce is refused by name.\n";
 
 static bool want_help(cli_args *a, const char *help)
 {
@@ -87,11 +91,11 @@ static bool want_help(cli_args *a, const char *help)
     return true;
 }
 
-static const char *split_name(ngpt_pretokenizer p)
-{
-    return p == NGPT_PRETOK_GPT2 ? "gpt2" : p == NGPT_PRETOK_LINES ? "lines" :
-           p == NGPT_PRETOK_DIGITS ? "digits" : "none";
-}
+static const char *const SPLIT_NAMES[] = {
+    [NGPT_PRETOK_NONE] = "none", [NGPT_PRETOK_GPT2] = "gpt2", [NGPT_PRETOK_LINES] = "lines",
+    [NGPT_PRETOK_DIGITS] = "digits", [NGPT_PRETOK_LLAMA3] = "llama3", [NGPT_PRETOK_QWEN2] = "qwen2",
+};
+enum { N_SPLITS = sizeof SPLIT_NAMES / sizeof SPLIT_NAMES[0] };
 
 /* Bytes as a C-like string: printable ASCII as it is, \n \t \r \\ \" and \xNN. */
 static void print_escaped(FILE *f, const uint8_t *s, size_t n)
@@ -130,12 +134,11 @@ static int cmd_train(int argc, char **argv)
             ok = !v || cli_parse_i32(a.cmd, "--min-count", v, 1, INT32_MAX, &cfg.min_count);
         } else if (cli_opt(&a, "--split", &v)) {
             if (!v) break;
-            if (!strcmp(v, "gpt2")) cfg.pretok = NGPT_PRETOK_GPT2;
-            else if (!strcmp(v, "lines")) cfg.pretok = NGPT_PRETOK_LINES;
-            else if (!strcmp(v, "none")) cfg.pretok = NGPT_PRETOK_NONE;
-            else if (!strcmp(v, "digits")) cfg.pretok = NGPT_PRETOK_DIGITS;
-            else return cli_error(a.cmd, CLI_USAGE, "--split expects gpt2, lines or none, or "
-                                  "digits, got \"%s\"", v);
+            int k = 0;
+            while (k < N_SPLITS && strcmp(v, SPLIT_NAMES[k])) k++;
+            if (k < N_SPLITS) cfg.pretok = (ngpt_pretokenizer)k;
+            else return cli_error(a.cmd, CLI_USAGE, "--split expects gpt2, lines, none, digits, "
+                                  "llama3 or qwen2, got \"%s\"", v);
         } else if (cli_flag(&a, "--no-end")) {
             cfg.end_token = false;
         } else if (cli_flag(&a, "--no-pad")) {
@@ -230,7 +233,8 @@ static int cmd_encode(int argc, char **argv)
     } else {
         buf = cli_read_file(in ? in : "-", &n);
     }
-    /* at most an id a byte, and a scored tokenizer's dummy " " before them */
+    /* an id a byte, and a scored tokenizer's dummy " " before them (more only
+     * when a normalizer lengthens the text) */
     int32_t *ids = buf ? malloc((n + 1) * sizeof *ids) : NULL;
     if (!buf || !ids) {
         rc = cli_error(a.cmd, CLI_FAILED, "cannot read %s: %s", in ? in : text ? "--text" : "standard input",
@@ -240,6 +244,11 @@ static int cmd_encode(int argc, char **argv)
         double t0 = cli_now();
         ngpt_status st = ngpt_tokenizer_encode(tok, buf, n, ids, n + 1, &n_ids);
         double sec = cli_now() - t0;
+        int32_t *more;
+        if (st == NGPT_ERR_TOO_LONG && (more = realloc(ids, n_ids * sizeof *ids))) {
+            ids = more;             /* NFC lengthened the text: the ids it needs */
+            st = ngpt_tokenizer_encode(tok, buf, n, ids, n_ids, &n_ids);
+        }
         FILE *f = st ? NULL : open_out(a.cmd, out);
         if (st) {
             rc = cli_library_failed(a.cmd);
@@ -354,7 +363,7 @@ static int cmd_info(int argc, char **argv)
     ngpt_tokenizer_info info;
     ngpt_tokenizer_describe(tok, &info);
     printf("file:          %s\n", path);
-    const bool scored = info.bos_id >= 0;    /* llama2.c's: specials first, merged by score */
+    const bool scored = info.rule == NGPT_MERGE_SCORES;  /* llama2.c's: specials first */
     const int32_t bytes = info.n_tokens - info.n_merges - info.n_special;  /* some may lack one */
     if (scored)
         printf("tokens:        %d (scored, llama2.c's: %d special, 256 byte tokens <0xNN>, "
@@ -376,8 +385,12 @@ static int cmd_info(int argc, char **argv)
     if (scored) {
         printf("merge rule:    by score (llama2.c's run.c)\n");
     } else {
-        printf("pre-tokenizer: %s\n", split_name(info.pretok));
-        printf("merge rule:    %s\n", info.rule == NGPT_MERGE_CONCAT ? "concat (tiktoken)" : "pairs");
+        if (info.normalizer == NGPT_NORMALIZER_NFC) printf("normalizer:    NFC\n");
+        printf("pre-tokenizer: %s\n", (unsigned)info.pretok < N_SPLITS ? SPLIT_NAMES[info.pretok] : "?");
+        printf("merge rule:    %s%s\n", info.rule == NGPT_MERGE_CONCAT ? "concat (tiktoken)" : "pairs",
+               info.ignore_merges ? ", a piece that is a token is that token (ignore_merges)" : "");
+        printf("special text:  %s\n", info.split_special ? "special tokens written in text are "
+               "those tokens (Hugging Face's added tokens)" : "never a special token");
     }
     printf("longest token: %d bytes\n", (int)info.max_token_bytes);
     printf("checksum:      %016" PRIx64 "\n", info.checksum);
@@ -440,20 +453,8 @@ static int cmd_import_gpt2(int argc, char **argv)
 
 int cli_cmd_tokenizer(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-    } sub[] = {{"train", cmd_train}, {"encode", cmd_encode}, {"decode", cmd_decode},
-               {"info", cmd_info}, {"import-gpt2", cmd_import_gpt2}, {"import-hf", cmd_import_hf}};
-    if (argc < 2) {
-        fputs(HELP, stderr);
-        return CLI_USAGE;
-    }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(HELP, stdout);
-        return CLI_OK;
-    }
-    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++)
-        if (!strcmp(argv[1], sub[i].name)) return sub[i].run(argc - 1, argv + 1);
-    return cli_error("tokenizer", CLI_USAGE, "unknown command \"%s\" (see ngpt tokenizer --help)", argv[1]);
+    static const cli_subcommand sub[] = {
+        {"train", cmd_train}, {"encode", cmd_encode}, {"decode", cmd_decode},
+        {"info", cmd_info}, {"import-gpt2", cmd_import_gpt2}, {"import-hf", cmd_import_hf}};
+    return cli_subcommands("tokenizer", HELP, sub, sizeof sub / sizeof sub[0], argc, argv);
 }

@@ -9,7 +9,7 @@
 
 static const char *const HELP =
     "usage: ngpt trace --model FILE --prompt TEXT [--layer L] (--svg OUT.svg | --text)\n"
-    "                  [--threads N]\n\n"
+    "                  [--adapter FILE[:S] ...] [--threads N]\n\n"
     "Runs the prompt's tokens (its bytes for a byte-level model) through the model\n"
     "and draws each head's attention probabilities (rows: queries, columns: keys;\n"
     "darker = more attention), labelled with each token's text (a space as U+2423,\n"
@@ -17,6 +17,7 @@ static const char *const HELP =
     "  --layer L   only layer L (default: every layer, one row of heads each)\n"
     "  --svg F     write an SVG picture to F\n"
     "  --text      print the maps as tables of probabilities\n"
+    CLI_ADAPTER_HELP
     CLI_THREADS_HELP;
 
 /* The length of the valid UTF-8 sequence of 2..4 bytes at p (n left), or 0. */
@@ -128,10 +129,14 @@ int cli_cmd_trace(int argc, char **argv)
     const char *model = NULL, *prompt = NULL, *svg = NULL, *v;
     bool text = false;
     int32_t only = -1, threads = 0;
+    cli_adapters ads = {0};
+    int r;
     while (cli_next(&a)) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
             return CLI_OK;
+        } else if ((r = cli_adapter_option(&a, &ads)) != 0) {
+            if (r < 0) return CLI_USAGE;
         } else if (cli_opt(&a, "--model", &v)) {
             model = v;
         } else if (cli_opt(&a, "--prompt", &v)) {
@@ -184,11 +189,18 @@ int cli_cmd_trace(int argc, char **argv)
     shape.trace = NGPT_TRACE_FULL;
     shape.threads = threads;
     ngpt_context *ctx = NULL;
+    if ((rc = cli_adapters_open(a.cmd, &ads, &shape))) {
+        free(tok);
+        ngpt_model_close(m);
+        return rc;
+    }
     if ((st = cli_model_context(m, &shape, &ctx)) ||
+        (rc = cli_adapters_apply(a.cmd, &ads, ctx, model)) ||
         (st = ngpt_context_forward(ctx, tok, 1, (int32_t)n, NULL, NULL))) {
         free(tok);
         cli_close_model(m, ctx);
-        return cli_library_failed(a.cmd);
+        cli_adapters_close(&ads);
+        return rc ? rc : cli_library_failed(a.cmd);
     }
     const int H = cfg.n_heads, first = only < 0 ? 0 : only, last = only < 0 ? cfg.n_layers - 1 : only;
     const int side = (int)n * CELL + PAD + 8;
@@ -203,6 +215,7 @@ int cli_cmd_trace(int argc, char **argv)
         if (!(f = fopen(svg, "w"))) {
             free(tok);
             cli_close_model(m, ctx);
+            cli_adapters_close(&ads);
             return cli_error(a.cmd, CLI_FAILED, "cannot write %s", svg);
         }
         fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
@@ -236,6 +249,7 @@ int cli_cmd_trace(int argc, char **argv)
     }
     free(tok);
     cli_close_model(m, ctx);
+    cli_adapters_close(&ads);
     if (st) return cli_library_failed(a.cmd);
     if (write_failed) return cli_error(a.cmd, CLI_FAILED, "cannot finish writing %s", svg);
     if (svg) fprintf(stderr, "ngpt trace: wrote %s\n", svg);

@@ -1,11 +1,13 @@
 /* cmd_train.c — `ngpt train`: training on bytes or on a BPE tokenizer's
  * tokens (--tokenizer, or --vocab: one trained on the training split
  * first), or fine-tuning a model (--init: its weights and tokenizer, a
- * fresh optimizer) with AdamW, warmup + cosine, periodic evaluation, atomic
+ * fresh optimizer), or training a LoRA adapter of a frozen model (--init
+ * with --lora or --adapter) with AdamW, warmup + cosine, periodic evaluation, atomic
  * checkpoints (latest and best, carrying the tokenizer), resume, a
  * progress line on a terminal and Ctrl-C saving before it exits. Losses
  * are printed per token and in bits per byte. One function per job:
- * options (parse, resume_settings, init_settings, settle), data (open_data, tokenize),
+ * options (parse, resume_settings, init_settings, adapter_settings, settle), data
+ * (open_data, tokenize),
  * model (open_model), the loop (train_loop), reporting (report_start,
  * report_step, finish). */
 #include <errno.h>
@@ -28,14 +30,20 @@ static const char *const HELP =
     "                  [--clip C] [--accum N] [--seed S] [--threads N] [--eval-every N]\n"
     "                  [--eval-batches N] [--holdout F] [--out FILE] [--keep-best FILE]\n"
     "                  [--stop-at N] [--resume FILE] [--log-csv FILE] [--skip-nonfinite]\n"
-    "                  [--config key=value ...] [--tokenizer FILE | --vocab N | --init MODEL]\n\n"
+    "                  [--config key=value ...] [--tokenizer FILE | --vocab N | --init MODEL]\n"
+    "                  [--lora key=value ... | --adapter FILE]\n\n"
     "Trains a model on FILEs (concatenated; the last --holdout fraction of the bytes\n"
     "is held out for evaluation): on their bytes, or on the tokens of a BPE tokenizer\n"
     "(--tokenizer, --vocab), which then sets V and is saved in every checkpoint.\n"
     "Without --data it trains on the corpus the build gathers from the project's\n"
     "own docs and sources (" NGPT_CORPUS_PATH ").\n"
     "With --init MODEL it fine-tunes that model instead: its weights, config and\n"
-    "tokenizer (the data is encoded with it), a fresh optimizer and step 0.\n\n"
+    "tokenizer (the data is encoded with it), a fresh optimizer and step 0.\n"
+    "With --init MODEL and --lora (or --adapter) it trains a LoRA adapter of MODEL\n"
+    "instead, MODEL's weights frozen (float32, 8-bit or 4-bit): only the adapter's\n"
+    "floats learn, and --out is the adapter (adapter.lora), which generate, chat,\n"
+    "eval and trace apply with --adapter FILE. An adapter's defaults differ: --lr\n"
+    "1e-3, --min-lr a tenth of --lr, --weight-decay 0 (docs/TRAINING.md, LoRA).\n\n"
     "  --data FILE        training text (repeatable)\n"
     "  --tokenizer FILE   train on this tokenizer's tokens (a tokenizer file, or a\n"
     "                     checkpoint that carries one); V = its tokens\n"
@@ -67,6 +75,15 @@ static const char *const HELP =
     "                     bits_per_byte,eval_bits_per_byte per step\n"
     "  --config key=value model config for a new model (see ngpt init --help); with\n"
     "                     --init only dropout=P (the shape is the model's)\n"
+    "  --lora key=value   with --init MODEL: train a new adapter of MODEL: r (8),\n"
+    "                     alpha (16), rslora (0; 1: scale alpha/sqrt(r), not alpha/r),\n"
+    "                     dropout (0), targets (q_proj,v_proj; also k_proj o_proj\n"
+    "                     gate_proj up_proj down_proj c_attn c_fc c_proj all-linear),\n"
+    "                     layers (every one; e.g. 0-3,7); repeatable or comma-\n"
+    "                     separated: --lora r=16,alpha=32,targets=q_proj,v_proj\n"
+    "  --adapter FILE     with --init MODEL: go on training the adapter FILE; a file\n"
+    "                     --out wrote continues bit-identically, its saved settings\n"
+    "                     applying as --resume's do (a bare adapter: step 0)\n"
     "  --skip-nonfinite   skip a step whose loss or gradient is NaN/Inf (at most 10 in\n"
     "                     a row) instead of stopping\n\n"
     "Losses are nats per token (per byte for a byte-level model), each followed by\n"
@@ -89,6 +106,10 @@ typedef struct train_opts {
     float holdout;
     ngpt_optim_config opt;
     const char *out, *best, *resume, *log_csv, *tokenizer, *init;
+    const char *adapter;        /* --adapter FILE: the adapter to go on training */
+    bool lora;                  /* --lora given: a new adapter */
+    ngpt_lora_config lc;        /* --lora's settings */
+    ngpt_adapter *ad;           /* the adapter trained (--lora's or --adapter's) */
     int32_t vocab;              /* --vocab: a tokenizer of this many tokens (0: none) */
     ngpt_model *model;          /* --resume's or --init's file, opened once */
     ngpt_config cfg;
@@ -98,8 +119,14 @@ typedef struct train_opts {
     bool skip_nonfinite;
     /* which were given explicitly (they override a resumed checkpoint's) */
     bool g_batch, g_seq, g_seed, g_steps, g_lr, g_min_lr, g_warmup, g_wd, g_clip, g_accum, g_decay;
-    bool g_eval_every, g_eval_batches, g_holdout;
+    bool g_eval_every, g_eval_batches, g_holdout, g_out;
 } train_opts;
+
+/* Training an adapter (--lora, --adapter), not the model. */
+static bool adapting(const train_opts *o) { return o->lora || o->adapter; }
+
+/* The file whose saved run goes on: --resume's or --adapter's. */
+static const char *continued(const train_opts *o) { return o->adapter ? o->adapter : o->resume; }
 
 static int parse(int argc, char **argv, train_opts *o)
 {
@@ -151,7 +178,11 @@ static int parse(int argc, char **argv, train_opts *o)
         } else if (cli_opt(&a, "--stop-at", &v)) {
             ok = !v || cli_parse_i32(c, "--stop-at", v, 1, INT32_MAX, &o->stop_at);
         } else if (cli_opt(&a, "--out", &v)) {
-            o->out = v;
+            o->out = v, o->g_out = true;
+        } else if (cli_opt(&a, "--lora", &v)) {
+            ok = !v || cli_lora_set(c, &o->lc, v), o->lora = true;
+        } else if (cli_opt(&a, "--adapter", &v)) {
+            o->adapter = v;
         } else if (cli_opt(&a, "--keep-best", &v)) {
             o->best = v;
         } else if (cli_opt(&a, "--resume", &v)) {
@@ -191,6 +222,27 @@ static int parse(int argc, char **argv, train_opts *o)
     if (o->init && (o->tokenizer || o->vocab))
         return cli_error(c, CLI_USAGE, "--tokenizer and --vocab cannot change the tokenizer of "
                          "--init %s (the model's own encodes the data)", o->init);
+    if (adapting(o) && !o->init)
+        return cli_error(c, CLI_USAGE, "--lora and --adapter train an adapter of a model: name "
+                         "the model with --init MODEL");
+    if (o->lora && o->adapter)
+        return cli_error(c, CLI_USAGE, "give --lora (a new adapter) or --adapter FILE (go on "
+                         "training one), not both");
+    if (adapting(o) && o->cfg_given)
+        return cli_error(c, CLI_USAGE, "--config: an adapter trains on %s as it is (its dropout "
+                         "too); the adapter's own dropout is --lora dropout=P", o->init);
+    if (adapting(o) && o->g_decay)
+        return cli_error(c, CLI_USAGE, "--no-decay-norms: an adapter has no norms or embeddings "
+                         "(its A and B are Linear weights: all decay)");
+    if (adapting(o) && !o->g_out) o->out = "adapter.lora";
+    if (adapting(o)) {      /* an adapter's defaults (PEFT's range): a higher rate, no decay */
+        if (!o->g_lr) o->opt.lr = 1e-3f;
+        if (!o->g_min_lr) o->opt.min_lr = o->opt.lr / 10;
+        if (!o->g_wd) o->opt.weight_decay = 0.0f;
+    }
+    if (adapting(o) && !strcmp(o->out, o->init))
+        return cli_error(c, CLI_USAGE, "--out %s is the model the adapter trains on: name the "
+                         "adapter's file", o->out);
     for (int i = 0; o->init && i < o->n_cfg_set; i++)
         if (strncmp(o->cfg_set[i], "dropout=", 8))
             return cli_error(c, CLI_USAGE, "--config %s: with --init only dropout can be set "
@@ -268,7 +320,7 @@ static int init_settings(const char *cmd, train_opts *o)
 {
     if (ngpt_model_open(&o->model, o->init) || ngpt_model_config(o->model, &o->cfg))
         return cli_error(cmd, CLI_FAILED, "cannot fine-tune %s: %s", o->init, cli_library_error());
-    if (o->cfg.weights == NGPT_WEIGHTS_Q8)
+    if (o->cfg.weights == NGPT_WEIGHTS_Q8 && !adapting(o))
         return cli_error(cmd, CLI_FAILED, "%s holds 8-bit weights (weights=q8), which are for "
                          "inference only: fine-tune its float32 original (the file ngpt "
                          "quantize read, or ngpt import without --weights q8), then quantize "
@@ -276,6 +328,30 @@ static int init_settings(const char *cmd, train_opts *o)
     for (int i = 0; i < o->n_cfg_set; i++)
         if (ngpt_config_set(&o->cfg, o->cfg_set[i]))
             return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
+    return CLI_OK;
+}
+
+/* --lora: a new adapter of the model (A drawn from the seed, B zero);
+ * --adapter: the file's, whose training state (a file --out wrote) goes on
+ * as --resume's does. */
+static int adapter_settings(const char *cmd, train_opts *o, ngpt_train_state *saved)
+{
+    if (o->lora)
+        return ngpt_adapter_create(&o->ad, o->model, &o->lc, o->seed)
+                   ? cli_error(cmd, CLI_USAGE, "--lora: %s", cli_library_error())
+                   : CLI_OK;
+    if (ngpt_adapter_open(&o->ad, o->adapter) || ngpt_adapter_lora_config(o->ad, &o->lc) ||
+        ngpt_adapter_train_state(o->ad, saved))
+        return cli_error(cmd, CLI_FAILED, "cannot go on training %s: %s", o->adapter,
+                         cli_library_error());
+    /* an adapter of another config is refused before its settings apply */
+    ngpt_shape probe = {.mode = NGPT_MODE_TRAIN, .batch = 1, .seq = 1, .threads = 1,
+                        .adapter = o->ad};
+    size_t bytes;
+    if (ngpt_context_arena_size(o->model, NULL, &probe, &bytes) == NGPT_ERR_CONFIG_MISMATCH)
+        return cli_error(cmd, CLI_FAILED, "--adapter %s does not apply to %s: %s", o->adapter,
+                         o->init, cli_library_error());
+    apply_saved(o, saved);
     return CLI_OK;
 }
 
@@ -322,7 +398,7 @@ static void warn_changed(const train_opts *o, const ngpt_train_state *s)
     const bool schedule = o->g_steps && (double)o->steps != (double)s->opt.total_steps;
     fprintf(stderr, "ngpt train: warning: %s %s the run saved in %s; %sthe resumed run is no "
             "longer bit-identical to an uninterrupted one\n", list,
-            changed > 1 ? "differ from" : "differs from", o->resume,
+            changed > 1 ? "differ from" : "differs from", continued(o),
             schedule ? "the learning-rate schedule changes and " : "");
 }
 
@@ -445,7 +521,7 @@ static int open_data(run *r, const ngpt_train_state *saved)
     ngpt_data_checksum(r->data, &r->data_hash);
     if (saved->has_state && saved->data_hash && saved->data_hash != r->data_hash)
         fprintf(stderr, "ngpt train: warning: the data differs from the run saved in %s (pass the "
-                "same --data files to continue it exactly)\n", o->resume);
+                "same --data files to continue it exactly)\n", continued(o));
     if (r->eval_bytes == 0 && o->best)
         return cli_error(r->cmd, CLI_USAGE, "--keep-best needs held-out data (--holdout > 0)");
     if (o->vocab) {
@@ -462,18 +538,24 @@ static int open_model(run *r)
 {
     const train_opts *o = r->o;
     ngpt_shape shape = {.mode = NGPT_MODE_TRAIN, .batch = o->batch, .seq = o->seq,
-                        .trace = NGPT_TRACE_NONE, .threads = o->threads};
+                        .trace = NGPT_TRACE_NONE, .threads = o->threads, .adapter = o->ad};
     /* resumed: the checkpoint's weights and optimizer; fine-tuned: its
-     * weights under the --config dropout, a fresh optimizer; new: fresh weights */
-    ngpt_status st = ngpt_context_arena_size(o->model, &o->cfg, &shape, &r->arena);
-    if (!st) st = ngpt_context_init(&r->ctx, o->model, &o->cfg, &shape, NULL, 0);
+     * weights under the --config dropout, a fresh optimizer; new: fresh
+     * weights; an adapter: the model's weights as they are (no config),
+     * frozen, and the adapter's floats and optimizer */
+    const ngpt_config *cfg = o->ad ? NULL : &o->cfg;
+    ngpt_status st = ngpt_context_arena_size(o->model, cfg, &shape, &r->arena);
+    if (!st) st = ngpt_context_init(&r->ctx, o->model, cfg, &shape, NULL, 0);
+    if (st == NGPT_ERR_CONFIG_MISMATCH && o->adapter)
+        return cli_error(r->cmd, CLI_FAILED, "--adapter %s does not apply to %s: %s", o->adapter,
+                         o->init, cli_library_error());
     if (st == NGPT_ERR_NO_MEMORY)   /* a pretrained model at the default batch 32, seq T: say what fits */
         return cli_error(r->cmd, CLI_FAILED, "training needs a %.0f MiB arena at --batch %d --seq %d "
                          "and this machine could not allocate it: lower --batch and --seq (ngpt "
                          "info %s --batch B --seq T sizes them; --accum N keeps the batch size)",
                          (double)r->arena / 1048576.0, (int)o->batch, (int)o->seq,
                          o->init ? o->init : o->resume ? o->resume : "--config ...");
-    if (!st && o->init) st = ngpt_context_optim_reset(r->ctx);
+    if (!st && o->init && !o->ad) st = ngpt_context_optim_reset(r->ctx);
     if (!st && !o->model) st = ngpt_context_params_init(r->ctx, o->seed);
     if (!st && !o->model) st = ngpt_context_tokenizer_set(r->ctx, r->tok);   /* saves carry it */
     if (st) return cli_library_failed(r->cmd);
@@ -497,6 +579,25 @@ static void fmt_eta(double s, char *buf, size_t n)
     else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
 }
 
+/* What an adapter run trains: the adapter's config and floats against the
+ * model's parameters, and where it starts. */
+static void report_adapter(const run *r, size_t n_params)
+{
+    const train_opts *o = r->o;
+    char lora[256];
+    float *p;
+    size_t n = 0;
+    ngpt_lora_config_format(&o->lc, lora, sizeof lora);
+    ngpt_context_params(r->ctx, &p, &n);
+    printf("LoRA adapter of %s (frozen, %s weights): %s, %zu floats (%.2f%% of the model's "
+           "parameters); %s%s%s\n", o->init,
+           o->cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : o->cfg.weights == NGPT_WEIGHTS_Q4 ? "4-bit"
+                                                                                     : "float32",
+           lora, n, 100.0 * (double)n / (double)n_params,
+           o->lora ? "a new adapter (A from the seed, B zero)" : "going on from ",
+           o->lora ? "" : o->adapter, o->lora || r->step ? "" : " at step 0 (it holds no training state)");
+}
+
 static void report_start(const run *r)
 {
     const train_opts *o = r->o;
@@ -507,7 +608,9 @@ static void report_start(const run *r)
     printf("model %s, %zu parameters; arena %.1f MiB (batch %d, seq %d, accum %d, %d thread%s)\n",
            desc, n_params, (double)r->arena / 1048576.0, (int)o->batch, (int)o->seq,
            (int)o->opt.accum, (int)o->threads, o->threads > 1 ? "s" : "");
-    if (o->init)
+    if (o->ad)
+        report_adapter(r, n_params);
+    else if (o->init)
         printf("fine-tuning %s: its weights and %s, a fresh optimizer\n", o->init,
                r->tok ? "tokenizer" : "bytes as tokens");
     printf("data %s%s: %zu bytes train, %zu held out; steps %llu..%d, lr %g -> %g, warmup %lld, "
@@ -673,6 +776,8 @@ static int train_command(const char *cmd, train_opts *o)
         if (saved.has_state) warn_changed(o, &saved);
     } else if (o->init) {
         if ((rc = init_settings(cmd, o))) return rc;
+        if (adapting(o) && (rc = adapter_settings(cmd, o, &saved))) return rc;
+        if (saved.has_state) warn_changed(o, &saved);
     } else if (ngpt_config_validate(&o->cfg)) {
         return cli_error(cmd, CLI_USAGE, "%s", cli_library_error());
     }
@@ -705,10 +810,12 @@ int cli_cmd_train(int argc, char **argv)
 {
     train_opts o = {.steps = 1000, .batch = 32, .seq = 0, .threads = 0, .eval_every = 100,
                     .eval_batches = 8, .seed = 42, .holdout = 0.1f, .opt = ngpt_optim_config_default(),
-                    .out = "model.ngpt", .cfg = ngpt_config_default()};
+                    .out = "model.ngpt", .cfg = ngpt_config_default(),
+                    .lc = ngpt_lora_config_default()};
     int rc = parse(argc, argv, &o);
     if (rc) return rc < 0 ? CLI_OK : rc;
     rc = train_command(argv[0], &o);
-    ngpt_model_close(o.model);      /* after its context (train_command frees it) */
+    ngpt_adapter_close(o.ad);       /* after its context (train_command frees it) */
+    ngpt_model_close(o.model);      /* after its context */
     return rc;
 }

@@ -16,6 +16,8 @@ static const cli_command commands[] = {
      cli_cmd_import},
     {"quantize", "write a model with 8-bit or 4-bit (--weights q4) weights for inference",
      cli_cmd_quantize},
+    {"lora", "LoRA adapters: import or export PEFT's (Hugging Face) adapters, merge into a model",
+     cli_cmd_lora},
     {"train", "train a model on text files (or the bundled corpus), or fine-tune one (--init), with resume",
      cli_cmd_train},
     {"eval", "print a model's loss, bits per byte and perplexity on held-out text (--compare: two models)", cli_cmd_eval},

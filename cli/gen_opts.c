@@ -92,6 +92,17 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o)
         else return cli_error(cmd, CLI_USAGE, "--context must be exact or shift"), -1;
         return 1;
     }
+    const bool json = cli_flag(a, "--json");
+    const bool gbnf = !json && cli_opt(a, "--grammar", &v);
+    const bool schema = !json && !gbnf && cli_opt(a, "--json-schema", &v);
+    if (json || gbnf || schema) {
+        if ((gbnf || schema) && !v) return -1;
+        if (o->grammar_kind)
+            return cli_error(cmd, CLI_USAGE, "give one of --grammar, --json-schema and --json"), -1;
+        o->grammar_kind = gbnf ? 1 : schema ? 2 : 3;
+        o->grammar_file = json ? NULL : v;
+        return 1;
+    }
     if (cli_opt(a, "--ban", &v)) {
         if (!v) return -1;
         char buf[1024];
@@ -107,6 +118,23 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o)
         return 1;
     }
     return 0;
+}
+
+int cli_gen_grammar(const char *cmd, cli_gen_opts *o, const ngpt_tokenizer *tok)
+{
+    if (!o->grammar_kind) return CLI_OK;
+    size_t n = 2;
+    char *text = o->grammar_file ? cli_read_file(o->grammar_file, &n) : NULL;
+    if (o->grammar_file && !text)
+        return cli_error(cmd, CLI_FAILED, "cannot read %s", o->grammar_file);
+    ngpt_status st = o->grammar_kind == 1 ? ngpt_grammar_parse(&o->grammar, tok, text, n)
+                     : ngpt_grammar_from_json_schema(&o->grammar, tok, text ? text : "{}", n);
+    free(text);
+    if (st)
+        return cli_error(cmd, CLI_FAILED, "%s: %s", o->grammar_file ? o->grammar_file : "--json",
+                         ngpt_last_error());
+    o->gc.grammar = o->grammar;
+    return CLI_OK;
 }
 
 void cli_report_cropped(const char *cmd, const ngpt_generate_result *res, const char *what,

@@ -84,20 +84,25 @@ int cli_load_tokenizer(const char *cmd, const char *path, ngpt_tokenizer **tok)
 int cli_encode(const char *cmd, const ngpt_tokenizer *tok, const void *text, size_t n,
                int32_t **ids, size_t *n_ids)
 {
-    /* never more ids than bytes, but for a scored tokenizer's BOS and dummy " " */
-    *ids = malloc((n + 2) * sizeof **ids);
-    *n_ids = 0;
-    if (!*ids) return cli_error(cmd, CLI_FAILED, "out of memory for %zu tokens", n);
+    /* counted first: a normalizer may lengthen the text */
     ngpt_tokenizer_info info = {.bos_id = -1};
+    size_t count = n;
+    *ids = NULL;
+    *n_ids = 0;
+    if (tok && (ngpt_tokenizer_describe(tok, &info) ||
+                ngpt_tokenizer_encode(tok, text, n, NULL, 0, &count)))
+        return cli_library_failed(cmd);
+    const size_t bos = info.bos_id >= 0;
+    *ids = malloc((count + bos + 1) * sizeof **ids);
+    if (!*ids) return cli_error(cmd, CLI_FAILED, "out of memory for %zu tokens", count);
     if (!tok) {
         for (size_t i = 0; i < n; i++) (*ids)[i] = ((const unsigned char *)text)[i];
         *n_ids = n;
-    } else if (ngpt_tokenizer_describe(tok, &info) ||
-               ngpt_tokenizer_encode(tok, text, n, *ids + (info.bos_id >= 0), n + 1, n_ids)) {
+    } else if (ngpt_tokenizer_encode(tok, text, n, *ids + bos, count, n_ids)) {
         free(*ids);
         *ids = NULL;
         return cli_library_failed(cmd);
-    } else if (info.bos_id >= 0) {          /* llama2.c's prompts start with BOS, as run.c's */
+    } else if (bos) {               /* prompts start with BOS (llama2.c's, Llama 3's) */
         (*ids)[0] = info.bos_id;
         ++*n_ids;
     }

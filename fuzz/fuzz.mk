@@ -23,6 +23,17 @@ ifeq ($(shell uname -s),Linux)
 endif
 
 .PHONY: fuzz fuzz-smoke fuzz-bins
+# Code that runs per byte of a text (BPE, encoding, training a tokenizer)
+# keeps its edge coverage but not trace-cmp: its comparisons are of ids,
+# ranks and positions, not of the input against constants (what trace-cmp
+# helps the fuzzer guess), and tracing them was half of fuzz_tokenizer's
+# time. (build.c, which checks what a tokenizer file says, keeps it.)
+FUZZ_NO_TRACE_CMP := $(addprefix src/tokenizer/,bpe.c encode.c train.c)
+# The fuzz build's objects are remade when what they leave uninstrumented changes.
+ifneq ($(findstring fuzz/coverage-ignore.txt,$(SANFLAGS)),)
+$(LIB_OBJ) $(CLI_OBJ) $(BENCH_OBJ): fuzz/coverage-ignore.txt fuzz/fuzz.mk
+$(FUZZ_NO_TRACE_CMP:%.c=$(BUILD)/obj/%.o): ALL_CFLAGS += -fno-sanitize-coverage=trace-cmp
+endif
 $(CLI_LIB): $(filter-out %/cli/main.o,$(CLI_OBJ)) $(BENCH_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@

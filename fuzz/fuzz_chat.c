@@ -7,7 +7,10 @@
  * by "\n" and nothing else: no text makes a marker; they decode to
  * "<|im_start|>" role "\n" text ("<|im_end|>\n"); counting gives the same
  * number, and a buffer one id short is NGPT_ERR_TOO_LONG with that count.
- * Seeds: fuzz/corpus/chat. */
+ * Flags bit 1 instead reads the rest as conversation data, JSON Lines
+ * (ngpt_data_tokenize_chat): it is refused with a message, or its batches'
+ * targets are each the next token or NGPT_TARGET_IGNORE, with at least one
+ * kept. Seeds: fuzz/corpus/chat. */
 #include "fuzz.h"
 #include "../tests/gpt2_tokenizer.h"
 
@@ -25,10 +28,38 @@ static ngpt_tokenizer *chatml(void)
     return tok;
 }
 
+/* The input as conversations: refused with a message, or batches whose
+ * targets are the next token or ignored, some kept. */
+static void chat_data(const ngpt_tokenizer *tok, const uint8_t *data, size_t size)
+{
+    enum { SEQ = 4, B = 3 };
+    ngpt_data *d = NULL;
+    if (ngpt_data_open_mem(&d, data, size, 0.0f, SEQ)) return;    /* shorter than a window */
+    ngpt_status st = ngpt_data_tokenize_chat(d, tok, SEQ);
+    fuzz_expect_message(st, "ngpt_data_tokenize_chat");
+    if (st && st != NGPT_ERR_BAD_ARG && st != NGPT_ERR_NO_MEMORY && st != NGPT_ERR_TOO_LONG)
+        fuzz_fail("conversations refused with %s: %s", ngpt_status_string(st), ngpt_last_error());
+    for (uint64_t i = 0; !st && i < 4; i++) {
+        int32_t tk[B * SEQ], tg[B * SEQ];
+        if (ngpt_data_batch(d, NGPT_SPLIT_TRAIN, 1, i, B, SEQ, tk, tg))
+            fuzz_fail("a batch of tokenized conversations: %s", ngpt_last_error());
+        for (int j = 0; j < B * SEQ; j++)
+            if (tg[j] != NGPT_TARGET_IGNORE && (tg[j] < 0 || tg[j] > IM_END ||
+                                                (j % SEQ < SEQ - 1 && tg[j] != tk[j + 1])))
+                fuzz_fail("target %d of batch %llu is %d, token after it %d", j,
+                          (unsigned long long)i, (int)tg[j], j % SEQ < SEQ - 1 ? (int)tk[j + 1] : -1);
+    }
+    ngpt_data_free(d);
+}
+
 NGPT_FUZZ_ENTRY(chat)
 {
     if (size < 2) return 0;
     const ngpt_tokenizer *tok = chatml();
+    if (data[0] & 2) {
+        chat_data(tok, data + 1, size - 1);
+        return 0;
+    }
     const bool open = data[0] & 1;
     size_t skip = data[1] % 32u;                /* the role's bytes */
     if (skip > size - 2) skip = size - 2;

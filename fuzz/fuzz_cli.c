@@ -9,9 +9,11 @@
  * after every input; stdin is /dev/null; an argument
  * with a '/' (a path outside it) makes the input uninteresting. The
  * library's allocations are capped at 8 MiB while a command runs (with
- * -Wl,--wrap=malloc, Linux), so a huge --config is an out-of-memory error
+ * -Wl,--wrap=malloc, Linux), so a huge size is an out-of-memory error
  * to report, not a fuzzer OOM; stdout and stderr are silenced (run with
- * -close_fd_mask=3 under libFuzzer). */
+ * -close_fd_mask=3 under libFuzzer). Work is capped: a command that asks
+ * for much of it (too_costly) or makes a model larger than tiny
+ * (too_large) is not run, so that an input costs about a millisecond. */
 #define _FILE_OFFSET_BITS 64    /* readdir on 32-bit ARM: 64-bit directory offsets */
 #include <dirent.h>
 #include <fcntl.h>
@@ -105,44 +107,55 @@ static void setup(void)
 /* Options whose value sets how much work a command does: an input asking
  * for more than a little (or training without --steps) is uninteresting,
  * it would only be slow. So is `ngpt bench`: it measures for seconds
- * whatever its options. */
+ * whatever its options. (Threads: each costs its start, 20 us.) */
 static bool too_costly(int argc, char **argv)
 {
-    static const char *const costly[] = {"--steps", "--batches", "--batch", "--accum",
-                                         "--eval-batches", "--eval-every", "--max-tokens", "-n",
-                                         "--beam", "--seq", "--threads", "--warmup"};
+    static const struct {
+        const char *name;
+        long long max;
+    } costly[] = {{"--steps", 16}, {"--batches", 16}, {"--batch", 16}, {"--accum", 16},
+                  {"--eval-batches", 16}, {"--eval-every", 16}, {"--max-tokens", 16}, {"-n", 16},
+                  {"--beam", 16}, {"--seq", 16}, {"--threads", 4}, {"--warmup", 16}};
     bool steps = false;
     if (argc > 1 && !strcmp(argv[1], "bench")) return true;
     for (int i = 1; i < argc; i++)
         for (size_t j = 0; j < sizeof costly / sizeof costly[0]; j++) {
-            size_t k = strlen(costly[j]);
+            size_t k = strlen(costly[j].name);
             const char *v = NULL;
-            if (!strcmp(argv[i], costly[j]) && i + 1 < argc) v = argv[i + 1];
-            else if (!strncmp(argv[i], costly[j], k) && argv[i][k] == '=') v = argv[i] + k + 1;
+            if (!strcmp(argv[i], costly[j].name) && i + 1 < argc) v = argv[i + 1];
+            else if (!strncmp(argv[i], costly[j].name, k) && argv[i][k] == '=') v = argv[i] + k + 1;
             if (!v) continue;
             if (j == 0) steps = true;
-            if (strtoll(v, NULL, 10) > 16) return true;
+            if (strtoll(v, NULL, 10) > costly[j].max) return true;
         }
     return argc > 1 && !strcmp(argv[1], "train") && !steps;
 }
 
-/* A model made with --config larger than tiny makes every later command on
- * it slow (a T=2000 context slides by full prefills): uninteresting too. */
+/* A model larger than tiny makes its command slow (ngpt init drew the 1.2
+ * million weights of `--config L=4 --config d_ff=16`: C=256 and T=256 are
+ * the defaults) and every later command on it (a T=2000 context slides by
+ * full prefills): uninteresting. Its config is the one init or train (of a
+ * new model) makes: the defaults, then each --config in order (a tokenizer
+ * sets V, but the tokenizers this directory can hold are small). */
+#define MAX_MODEL_PARAMS (1u << 14)
+#define MAX_MODEL_T 64
 static bool too_large(int argc, char **argv)
 {
-    static const char *const dims[] = {"T=", "context_len=", "C=", "d_model=", "L=", "n_layers=",
-                                       "d_ff=", "V=", "vocab_size="};
-    static const long long caps[] = {64, 64, 64, 64, 4, 4, 256, 256, 256};
-    for (int i = 1; i < argc; i++) {
-        const char *v = argv[i];
-        if (!strncmp(v, "--config=", 9)) v += 9;
-        else if (i > 1 && !strcmp(argv[i - 1], "--config")) (void)0;
-        else continue;
-        for (size_t j = 0; j < sizeof dims / sizeof dims[0]; j++)
-            if (!strncmp(v, dims[j], strlen(dims[j])) && strtoll(v + strlen(dims[j]), NULL, 10) > caps[j])
-                return true;
+    const bool init = argc > 1 && !strcmp(argv[1], "init");
+    const bool train = argc > 1 && !strcmp(argv[1], "train");
+    if (!init && !train) return false;
+    ngpt_config c = ngpt_config_default();
+    for (int i = 2; i < argc; i++) {
+        const char *v = NULL;
+        if (train && (!strncmp(argv[i], "--init", 6) || !strncmp(argv[i], "--resume", 8)))
+            return false;       /* the model's own config (--config may set only dropout) */
+        if (!strncmp(argv[i], "--config=", 9)) v = argv[i] + 9;
+        else if (!strcmp(argv[i], "--config") && i + 1 < argc) v = argv[++i];
+        if (v) (void)ngpt_config_set(&c, v);    /* one it refuses, the command refuses too */
     }
-    return false;
+    size_t params;
+    return ngpt_config_param_count(&c, &params) == NGPT_OK &&
+           (params > MAX_MODEL_PARAMS || c.context_len > MAX_MODEL_T);
 }
 
 /* Runs one command line; argv strings are exact-size heap copies. */

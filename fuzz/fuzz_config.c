@@ -1,7 +1,9 @@
 /* fuzz_config.c — `--config key=value` strings: each input line goes through
  * ngpt_config_set, then the result through validate, param_count,
- * arena_size (infer and train) and, when the arena is small, init +
- * init_weights + a forward in a caller buffer at an odd offset. Properties:
+ * arena_size (infer and train) and, for a model of at most MAX_PARAMS
+ * parameters, init + init_weights + a forward in a caller buffer at an odd
+ * offset (larger ones only cost time: every switch shows at any size; the
+ * seeds are such small models). Properties:
  * a rejected line leaves the config unchanged; every failure has a message;
  * a config that validates can be planned, created and run with finite
  * logits and loss; ngpt_config_format prints what parses back to the same
@@ -12,7 +14,11 @@
 #include "fuzz.h"
 
 #define MAX_LINES 32
-#define MAX_ARENA (1u << 20)
+/* Models run when small: drawing the weights costs each input time in
+ * proportion to their count, and the arena holds a fixed GEMM workspace
+ * (about 1.5 MiB a thread with float32 weights) besides them. */
+#define MAX_PARAMS (1u << 14)
+#define MAX_ARENA (4u << 20)
 
 static void round_trip(const ngpt_config *c)
 {
@@ -31,10 +37,10 @@ static void run_model(const ngpt_config *c, size_t odd)
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.seq = c->context_len < 4 ? c->context_len : 4;
     s.logits_rows = NGPT_LOGITS_ALL;    /* a loss, and every row checked finite */
-    size_t bytes;
+    size_t bytes, params;
     ngpt_status st = ngpt_context_arena_size(NULL, c, &s, &bytes);
     fuzz_expect_message(st, "ngpt_context_arena_size");
-    if (st || bytes > MAX_ARENA) return;
+    if (st || bytes > MAX_ARENA || ngpt_config_param_count(c, &params) || params > MAX_PARAMS) return;
     unsigned char *buf = malloc(bytes + odd);
     ngpt_context *ctx = NULL;
     if (!buf) abort();

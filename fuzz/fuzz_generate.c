@@ -50,7 +50,7 @@ NGPT_FUZZ_ENTRY(generate)
     fuzz_reader r = {data, size};
     ngpt_generate_config gc = ngpt_generate_config_default();
     uint8_t flags = fuzz_u8(&r);
-    gc.max_tokens = (int32_t)(fuzz_u8(&r) % 40) - 2;     /* includes 0 and negatives */
+    gc.max_tokens = (int32_t)(fuzz_u8(&r) % 24) - 2;     /* includes 0 and negatives; T + 5 at most */
     gc.sampler.temperature = (float)(fuzz_u8(&r) % 8) * 0.25f;
     gc.sampler.top_k = fuzz_u8(&r) % 5;
     gc.sampler.seed = fuzz_u8(&r);

@@ -2,7 +2,8 @@
 # run.sh BUILD SECONDS TARGET... — runs each libFuzzer target for SECONDS on
 # its seeds (fuzz/corpus/<t>, read only) plus the inputs it found before
 # (BUILD/corpus/<t>, where new ones go), then prints the executions per
-# target and in total. Exit status 1 if any target crashed: the input is in
+# target (and a second: docs/RELIABILITY.md gives each target's rate) and
+# in total. Exit status 1 if any target crashed: the input is in
 # BUILD/artifacts/<t>/ (fix it, then copy it to fuzz/regressions/<t>/).
 build=$(mkdir -p "$1" && cd "$1" && pwd) seconds=$2    # absolute: fuzz_cli changes directory
 src=$(pwd)
@@ -28,7 +29,7 @@ for t in "$@"; do
         echo "fuzz_$t: CRASH after $runs runs (exit $rc); log $log:"
         grep -E 'ERROR|SUMMARY|fuzz property|Test unit written|runtime error' "$log" | head -n 20
     else
-        echo "fuzz_$t: $runs runs in ${seconds}s, no crash"
+        echo "fuzz_$t: $runs runs in ${seconds}s ($((runs / seconds))/s), no crash"
     fi
 done
 echo "fuzz: $total executions in total, $failed target(s) crashed"

@@ -198,6 +198,8 @@ typedef struct ngpt_context ngpt_context;       /* an arena planned for a shape:
 typedef struct ngpt_tokenizer ngpt_tokenizer;   /* a BPE or scored tokenizer: "tokenizer" */
 typedef struct ngpt_data ngpt_data;             /* training text: "data" */
 typedef struct ngpt_train_state ngpt_train_state;   /* a training checkpoint's settings */
+typedef struct ngpt_adapter ngpt_adapter;       /* a LoRA adapter of a model: "adapter" */
+typedef struct ngpt_grammar ngpt_grammar;       /* a grammar compiled for a vocabulary */
 
 /* ------------------------------------------------------------------ config */
 
@@ -374,8 +376,42 @@ typedef struct ngpt_shape {
      * checks need K + 1 logits rows, which the default logits_rows then
      * keeps. 0: none. */
     int32_t draft_tokens;
-    uint32_t reserved[9];       /* zero (see "Structs that grow") */
+    /* Inference: the largest rank of the adapters the context may apply
+     * (ngpt_context_adapters_set), 0..NGPT_LORA_RANK_MAX: (batch, seq,
+     * adapter_rank) floats of scratch, and a float product's workspace in
+     * an 8-bit or 4-bit context. 0: none (the default: no adapters). */
+    int32_t adapter_rank;
+    /* Training (NGPT_MODE_TRAIN, a context made from a model): the LoRA
+     * adapter of the model to train (ngpt_adapter_create, or a file's to go
+     * on training: ngpt_adapter_open). The context trains a copy of it with
+     * the model's weights frozen and shared, in whatever storage the model
+     * has (float32, 8-bit, 4-bit): only the adapter has gradients and AdamW
+     * moments ("LoRA adapters" below). NULL: the model itself is trained. */
+    const ngpt_adapter *adapter;
+    /* Training: 1 keeps only each block's input and recomputes the block's
+     * activations in the backward (one more forward per step; the same
+     * bits), so the arena holds one layer's activations instead of L. 0:
+     * every layer's are kept. */
+    int32_t recompute;
+    /* Training: the lm_head and the loss run over this many rows at once
+     * (and again in the backward, which recomputes their logits: the same
+     * bits for the loss and every gradient but a trained lm_head's, whose
+     * sum over rows then goes chunk by chunk), so the arena holds
+     * (loss_chunk, V) logits and their gradient instead of (batch*seq, V)
+     * each. Such a context computes losses, not logits: ngpt_context_forward
+     * needs targets and ngpt_context_logits is refused. 0: every row at
+     * once. */
+    int32_t loss_chunk;
+    /* Inference: the deepest a grammar's matcher may nest (open rules at
+     * once, NGPT_GRAMMAR_DEPTH_MAX at most; a JSON level takes two or
+     * three), planned with its other state (ngpt_generate_config.grammar).
+     * 0: NGPT_GRAMMAR_DEPTH_DEFAULT. */
+    int32_t grammar_depth;
+    uint32_t reserved[5 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
 } ngpt_shape;
+
+#define NGPT_GRAMMAR_DEPTH_DEFAULT 64
+#define NGPT_GRAMMAR_DEPTH_MAX 1024
 
 /* Threads: ngpt_context_init starts threads-1 worker threads (pthreads; the
  * calling thread is the first worker), which sleep between jobs and are
@@ -577,7 +613,12 @@ ngpt_status ngpt_context_tensor_find(const ngpt_context *ctx, const char *name,
  * its float32 tensors only (norms, biases, positions, an untied
  * embedding); the 8-bit ones (dtype NGPT_DTYPE_Q8) are set by
  * ngpt_context_params_init or copied from a model. So are a 4-bit model's
- * (NGPT_WEIGHTS_Q4; dtypes NGPT_DTYPE_Q4 and, for the lm_head, Q8). */
+ * (NGPT_WEIGHTS_Q4; dtypes NGPT_DTYPE_Q4 and, for the lm_head, Q8).
+ *
+ * A context that trains an adapter (shape.adapter): the adapter's floats,
+ * which it trains, read and written freely (each adapted layer's modules'
+ * A then B, in the order of the adapter file's tensors: docs/FORMAT.md);
+ * ngpt_context_grads and ngpt_context_params_checksum are of them too. */
 ngpt_status ngpt_context_params(ngpt_context *ctx, float **params, size_t *count);
 
 /* ------------------------------------------------------------------ forward */
@@ -587,6 +628,11 @@ ngpt_status ngpt_context_params(ngpt_context *ctx, float **params, size_t *count
  * dropout > 0; with dropout 0 train mode equals eval bit for bit. */
 ngpt_status ngpt_context_dropout_set(ngpt_context *ctx, bool enabled, uint64_t seed,
                                      uint64_t step);
+
+/* A target that is no target: the position adds nothing to the loss, whose
+ * mean is over the other positions (0 when there are none), nor to the
+ * gradients (e.g. a conversation's prompt: ngpt_data_tokenize_chat). */
+#define NGPT_TARGET_IGNORE (-1)
 
 /* Full forward over tokens (batch, seq) (row-major). With targets (batch, seq)
  * it also computes the mean cross-entropy into *loss (loss may be NULL),
@@ -768,6 +814,22 @@ ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t se
  * if the data already holds tokens. */
 ngpt_status ngpt_data_tokenize(ngpt_data *data, const ngpt_tokenizer *tok, int32_t seq);
 
+/* Encodes the data as conversations, once: JSON Lines, one conversation per
+ * line, {"messages": [{"role": "system"|"user"|"assistant"|..., "content":
+ * "..."}, ...]} (the chat format of Hugging Face datasets and mlx-lm; blank
+ * lines are skipped), each rendered in tok's ChatML
+ * (ngpt_tokenizer_chatml_turn, turn after turn; NGPT_ERR_UNSUPPORTED when
+ * tok has no <|im_start|>/<|im_end|>) and the conversations concatenated.
+ * Batches are windows of seq+1 tokens as ngpt_data_tokenize's, whose
+ * targets are only the assistants' tokens (each reply's content and its
+ * <|im_end|>); every other target is NGPT_TARGET_IGNORE, so the loss is
+ * the replies' alone (a prompt-masked fine-tune, as mlx-lm's mask_prompt).
+ * A conversation is in the split its line starts in. NGPT_ERR_BAD_ARG
+ * naming the line for a line that is not such an object, or for a split
+ * shorter than a window or without an assistant turn. Allocates the
+ * tokens, their marks and the byte length of each id. */
+ngpt_status ngpt_data_tokenize_chat(ngpt_data *data, const ngpt_tokenizer *tok, int32_t seq);
+
 /* A split's bytes (*size of them; valid as long as the data), e.g. the
  * training split to train a tokenizer on. */
 ngpt_status ngpt_data_text(const ngpt_data *data, ngpt_split split, const uint8_t **bytes,
@@ -835,6 +897,177 @@ struct ngpt_train_state {
  * contexts read the parameters and its training contexts continue the run. */
 ngpt_status ngpt_context_save_train(const ngpt_context *ctx, const char *path,
                                     const ngpt_train_state *state);
+
+/* ---- LoRA adapters ----
+ *
+ * A LoRA adapter adds to chosen Linear layers of a model a low-rank term:
+ *
+ *     y = W x + b + B (s A x),  A (r, in), B (out, r), s = alpha / r
+ *                               (rslora: alpha / sqrt(r))
+ *
+ * computed after the Linear's own product, which is exactly the product
+ * without an adapter (the same kernel, bits and storage: float32, 8-bit or
+ * 4-bit): t = A x (one chain over in per element), t = s t, then y += t B^T
+ * (one chain over r, added to y). Targets are the model's modules, by the
+ * Llama family's names (q_proj k_proj v_proj o_proj gate_proj up_proj
+ * down_proj: q, k, v are row slices of ngpt's stacked q|k|v Linear, gate
+ * and up of SwiGLU's fc1) or GPT-2's (c_attn: q|k|v whole; attn.c_proj; c_fc;
+ * mlp.c_proj; c_proj: both), in chosen layers. The embedding and a tied
+ * lm_head are never targets. Training an adapter (shape.adapter) keeps the
+ * model's weights frozen and shared: the backward through a frozen 8-bit
+ * or 4-bit Linear uses its dequantized weights (straight-through), one
+ * block of columns at a time, never a float32 copy of the model.
+ *
+ *     ngpt_lora_config lc = ngpt_lora_config_default();
+ *     ngpt_lora_config_set(&lc, "targets=q_proj,v_proj");
+ *     ngpt_adapter *ad;
+ *     ngpt_adapter_create(&ad, model, &lc, seed);        // A uniform (PEFT's Kaiming), B zero
+ *     ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
+ *     ts.adapter = ad;                                   // train it; the model stays frozen
+ *     ngpt_context_init(&train, model, NULL, &ts, NULL, 0);
+ *     ... ngpt_context_train_step(train, ...) ...
+ *     ngpt_context_save(train, "task.lora");             // the adapter: a few MB
+ *     ngpt_adapter_open(&task, "task.lora");             // later: mapped, read only, shared
+ *     ngpt_context_adapters_set(chat, &task, &scale, 1); // per context, between generations
+ *
+ * An adapter records its model's identity (the float32 weights' checksum,
+ * which a quantized file of the model keeps): it applies to the float32,
+ * 8-bit and 4-bit files of that model, and anything else is refused.
+ */
+
+/* Module bits of ngpt_lora_config.targets. */
+typedef enum ngpt_lora_target {
+    NGPT_LORA_QKV = 1 << 0,     /* the whole q|k|v Linear (GPT-2's c_attn) */
+    NGPT_LORA_Q = 1 << 1,       /* q_proj: q's rows of it */
+    NGPT_LORA_K = 1 << 2,       /* k_proj */
+    NGPT_LORA_V = 1 << 3,       /* v_proj */
+    NGPT_LORA_O = 1 << 4,       /* the attention's output (o_proj, attn.c_proj) */
+    NGPT_LORA_FC1 = 1 << 5,     /* a GELU MLP's first Linear (c_fc) */
+    NGPT_LORA_GATE = 1 << 6,    /* gate_proj: SwiGLU's gate rows of fc1 */
+    NGPT_LORA_UP = 1 << 7,      /* up_proj: its up rows */
+    NGPT_LORA_DOWN = 1 << 8,    /* the MLP's last Linear (down_proj, mlp.c_proj) */
+    NGPT_LORA_ALL_LINEAR = 1 << 9   /* every Linear of the blocks, by the model's family:
+                                       c_attn, attn.c_proj, c_fc, mlp.c_proj (a GELU MLP);
+                                       q, k, v, o, gate, up, down_proj (SwiGLU) */
+} ngpt_lora_target;
+
+#define NGPT_LORA_RANK_MAX 1024
+#define NGPT_ADAPTERS_MAX 8     /* applied by one context at once */
+
+typedef struct ngpt_lora_config {
+    int32_t rank;               /* r, 1..NGPT_LORA_RANK_MAX; 8 */
+    float alpha;                /* > 0; 16 */
+    bool rslora;                /* the scale alpha / sqrt(r) instead of alpha / r */
+    uint32_t targets;           /* NGPT_LORA_* bits; q_proj and v_proj's (Q | V) */
+    uint64_t layers;            /* bit l: layer l is adapted; 0: every layer */
+    float dropout;              /* [0, 1): dropout on the adapted input while training; 0 */
+    uint32_t reserved[17];      /* zero (see "Structs that grow") */
+} ngpt_lora_config;
+
+/* r 8, alpha 16, Q | V, every layer, no dropout. */
+ngpt_lora_config ngpt_lora_config_default(void);
+/* Checks every field (against no model: ngpt_adapter_create checks the
+ * targets against the model's Linears). */
+ngpt_status ngpt_lora_config_validate(const ngpt_lora_config *lc);
+/* Sets one field from "key=value": r (rank), alpha, rslora (0/1), dropout,
+ * targets (module names, comma-separated: q_proj k_proj v_proj o_proj
+ * gate_proj up_proj down_proj c_attn attn.c_proj c_fc mlp.c_proj c_proj,
+ * or all-linear), layers (indices and ranges: 0-3,7). lc is unchanged on
+ * error. */
+ngpt_status ngpt_lora_config_set(ngpt_lora_config *lc, const char *key_value);
+/* Writes lc as ngpt_lora_config_set's words, space-separated: "r=8
+ * alpha=16 targets=q_proj,v_proj", then " rslora=1", " dropout=P" and
+ * " layers=0-3,7" when set; each word sets the same field again (the
+ * attention's output and the MLP's last Linear are named o_proj and
+ * down_proj, which are GPT-2's attn.c_proj and mlp.c_proj too). 256 bytes
+ * hold any config's string (NUL-terminated when size > 0). */
+void ngpt_lora_config_format(const ngpt_lora_config *lc, char *buf, size_t size);
+
+/* A new adapter of model (its targets checked against the model's Linears:
+ * NGPT_ERR_BAD_CONFIG naming one the model lacks, e.g. gate_proj on a GELU
+ * MLP): A (r, in) drawn uniform in +-1/sqrt(in) (PEFT's Kaiming-uniform
+ * with a = sqrt(5)) from Philox keyed by seed, B zero (the adapted model
+ * starts as the model). Memory of its own: a few MB. */
+ngpt_status ngpt_adapter_create(ngpt_adapter **ad, const ngpt_model *model,
+                                const ngpt_lora_config *lc, uint64_t seed);
+/* Opens, maps and verifies an adapter file (docs/FORMAT.md, "Adapter
+ * files"; ngpt_context_save of an adapter's training context writes one):
+ * its floats are used in place in the mapping (copied when the file lays
+ * them out otherwise). Read only; shared by any number of contexts on any
+ * threads. _open_mem copies from data, which the caller may then free. */
+ngpt_status ngpt_adapter_open(ngpt_adapter **ad, const char *path);
+ngpt_status ngpt_adapter_open_mem(ngpt_adapter **ad, const void *data, size_t size);
+/* Frees it (NULL: a no-op). NGPT_ERR_WRONG_MODE while a context applies it
+ * or trains from it. */
+ngpt_status ngpt_adapter_close(ngpt_adapter *ad);
+ngpt_status ngpt_adapter_lora_config(const ngpt_adapter *ad, ngpt_lora_config *lc);
+/* A training file's state (ngpt_context_save_train of an adapter's
+ * training context), as ngpt_model_train_state. */
+ngpt_status ngpt_adapter_train_state(const ngpt_adapter *ad, ngpt_train_state *state);
+/* What an adapter is of and holds (ngpt_adapter_describe). */
+typedef struct ngpt_adapter_info {
+    ngpt_config config;         /* its model's (weights: the file it was made on) */
+    uint64_t base;              /* its model's identity (the float32 weights' checksum) */
+    uint64_t floats;            /* its A and B, float32 (a training file: 3 times as
+                                   many with the AdamW moments) */
+    uint64_t steps;             /* a training file's optimizer steps; 0 otherwise */
+    uint32_t modules;           /* the NGPT_LORA_* bits it adapts (all-linear resolved
+                                   by the model's MLP) */
+    int32_t layers;             /* the layers it adapts (of config.n_layers) */
+    float scale;                /* alpha / r, or alpha / sqrt(r) (rslora) */
+    uint32_t reserved[7];       /* zero (see "Structs that grow") */
+} ngpt_adapter_info;
+ngpt_status ngpt_adapter_describe(const ngpt_adapter *ad, ngpt_adapter_info *info);
+/* Writes the adapter atomically (an imported or created one). */
+ngpt_status ngpt_adapter_save(const ngpt_adapter *ad, const char *path);
+
+/* The adapters an inference context applies from its next pass on, each
+ * with its scale (the adapted Linears add scale * s * B A x of each, in
+ * the order given; scale 1 is the adapter as trained, 0 leaves it out): n
+ * of them, 0..NGPT_ADAPTERS_MAX (0: none again), counted as used until
+ * another call or ngpt_context_free. Each must be of the context's model
+ * (NGPT_ERR_CONFIG_MISMATCH) and of rank <= shape.adapter_rank
+ * (NGPT_ERR_EXCEEDS_PLAN); a scale must be finite. The KV cache was made
+ * under the adapters before: the call empties it (every slot's length 0),
+ * so generation with keep_cache prefills again. */
+ngpt_status ngpt_context_adapters_set(ngpt_context *ctx, const ngpt_adapter *const *ads,
+                                      const float *scales, int32_t n);
+
+/* Merges adapters into the weights of ctx, a context that owns float32
+ * weights (made with a config: from a model, or trained): each weight of
+ * a row the adapters adapt becomes W + sum of scale * s * (B A)[row, col]
+ * over the adapters, s = alpha / r (alpha / sqrt(r)) and the sum in double,
+ * rounded to float once; ngpt_context_save then writes the merged model.
+ * A quantized context is NGPT_ERR_UNSUPPORTED (merge into the float32
+ * model, then quantize); one sharing its model's weights, or applying or
+ * training adapters, NGPT_ERR_WRONG_MODE; each adapter must be of the
+ * context's model (NGPT_ERR_CONFIG_MISMATCH). Empties the KV cache. */
+ngpt_status ngpt_context_adapters_merge(ngpt_context *ctx, const ngpt_adapter *const *ads,
+                                        const float *scales, int32_t n);
+
+/* PEFT's LoRA adapters (Hugging Face's peft library), both ways: a
+ * directory of adapter_config.json and adapter_model.safetensors, for a
+ * model `ngpt import` made of a GPT-2 or Llama-family model (the modules
+ * by their paths there: transformer.h.<l>.attn.c_attn,
+ * model.layers.<l>.self_attn.q_proj, ...; docs/IMPORT.md, "PEFT
+ * adapters"). The import reads r, lora_alpha, use_rslora, lora_dropout,
+ * and the modules target_modules selects as peft does (a list of names, a
+ * regular expression or "all-linear"; layers_to_transform,
+ * layers_pattern, exclude_modules), which must be Linears of the blocks,
+ * the same in each layer adapted; it refuses by name what changes the
+ * math otherwise (use_dora, bias other than "none", modules_to_save,
+ * rank_pattern, alpha_pattern, an init that moves the base weights, any
+ * other option set) and tensors other than each selected module's
+ * lora_A.weight (r, in) and lora_B.weight (out, r) (F32, F16 or BF16,
+ * finite). The adapter is made for model (its config and identity);
+ * NGPT_ERR_UNSUPPORTED for a model of neither family. */
+ngpt_status ngpt_import_peft(ngpt_adapter **ad, const ngpt_model *model, const char *dir);
+/* Writes ad, an adapter of model (NGPT_ERR_CONFIG_MISMATCH otherwise), as
+ * such a directory (made if absent; each file replaced atomically), which
+ * peft.PeftModel.from_pretrained loads on the Hugging Face model: float32
+ * tensors, read back by ngpt_import_peft bit for bit. */
+ngpt_status ngpt_adapter_export_peft(const ngpt_adapter *ad, const ngpt_model *model,
+                                     const char *dir);
 
 /* ---- generation ----
  *
@@ -989,7 +1222,13 @@ typedef enum ngpt_stop_reason {
                                    ngpt_generate_result.end_token says which) */
     NGPT_STOP_SEQUENCE,         /* a stop sequence was produced (cut from the output) */
     NGPT_STOP_CALLBACK,         /* the token callback returned non-zero */
-    NGPT_STOP_CONTEXT_FULL      /* the context filled up and stop_at_context_full is set */
+    NGPT_STOP_CONTEXT_FULL,     /* the context filled up and stop_at_context_full is set */
+    NGPT_STOP_GRAMMAR_COMPLETE, /* the grammar matched a whole text and nothing may follow it
+                                   (the last token is part of the output) */
+    NGPT_STOP_GRAMMAR_INCOMPLETE,   /* max_tokens (or a full context) came before the grammar
+                                   could end: the output is cut */
+    NGPT_STOP_GRAMMAR_DEPTH     /* the next token would nest the grammar deeper than the
+                                   context planned (shape.grammar_depth); not output */
 } ngpt_stop_reason;
 
 /* Called with each output token as soon as it is final (streaming). Tokens
@@ -1085,7 +1324,13 @@ typedef struct ngpt_generate_config {
     ngpt_context *draft;
     int32_t lookup;             /* 0 = off; 1..NGPT_LOOKUP_MAX */
     int32_t draft_tokens;       /* K: 0 = off; 1..NGPT_DRAFT_TOKENS_MAX */
-    uint32_t reserved[24];      /* zero (see "Structs that grow") */
+    /* Constrained generation (see "Grammars" below): only tokens whose
+     * bytes continue a text of the grammar are sampled (the mask comes
+     * before the sampler's other steps), the end tokens only where the
+     * grammar can end, and generation stops when it is complete. Compiled
+     * for the context's tokenizer (NULL: a byte-level model's). NULL: off. */
+    const ngpt_grammar *grammar;
+    uint32_t reserved[24 - sizeof(void *) / 4];     /* zero (see "Structs that grow") */
 } ngpt_generate_config;
 
 #define NGPT_DRAFT_TOKENS_MAX 16
@@ -1130,6 +1375,66 @@ ngpt_status ngpt_context_generate(ngpt_context *ctx, const ngpt_generate_config 
 /* "max tokens", "end token", ... Never NULL. */
 const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
 
+/* ---- grammars: output an app can parse ----
+ *
+ * A grammar holds generation to a format: a GBNF grammar (llama.cpp's
+ * notation: docs/GENERATION.md, "Grammars", states the exact subset) or a
+ * JSON Schema (the keywords it takes are listed there; any other is an
+ * error naming it, never ignored), compiled once for a vocabulary and then
+ * used by any number of generations on any threads (read-only once made):
+ *
+ *     const ngpt_tokenizer *tok;                         // the model's (NULL: bytes)
+ *     ngpt_model_tokenizer(model, &tok);
+ *     const char *schema = "{\"type\": \"object\", \"properties\": "
+ *                          "{\"title\": {\"type\": \"string\"}}, \"required\": [\"title\"]}";
+ *     ngpt_grammar *g;
+ *     if (ngpt_grammar_from_json_schema(&g, tok, schema, strlen(schema)))
+ *         fprintf(stderr, "%s\n", ngpt_last_error());
+ *     gc.grammar = g;
+ *     ngpt_context_generate(ctx, &gc, prompt, n, out, cap, NULL, NULL, &r);
+ *     // r.reason == NGPT_STOP_GRAMMAR_COMPLETE: the output is {"title":"..."}
+ *     ngpt_grammar_free(g);                              // once no generation uses it
+ *
+ * Each step only tokens whose bytes (what decoding gives: a scored
+ * tokenizer's leading space, a <0xNN> token's byte) can all follow the
+ * text so far are sampled, whichever rules they cross; special tokens
+ * never, the end tokens only where the grammar can end. The mask comes
+ * first, so temperature, top-k/p, min-p, penalties, bias and the seed work
+ * as they do on the allowed tokens. Generation ends when the grammar is
+ * complete (NGPT_STOP_GRAMMAR_COMPLETE), at an end token where it may end,
+ * or cut (NGPT_STOP_GRAMMAR_INCOMPLETE); stop sequences cut as always.
+ * Beam search keeps a matcher state per beam; speculative decoding gives
+ * the text of plain constrained decoding. Compiling indexes which tokens
+ * each state of the grammar allows (the vocabulary's trie is built once
+ * per tokenizer and shared); a step then costs microseconds. A context
+ * plans the matcher's state (shape.grammar_depth): generation allocates
+ * nothing.
+ */
+
+/* Compiles len bytes of GBNF text for tok's vocabulary (NULL: a byte-level
+ * model's, tokens 0..255 are bytes); tok must outlive the grammar. Errors
+ * (NGPT_ERR_BAD_FORMAT) name the line and column; NGPT_ERR_UNSUPPORTED: a
+ * literal needs a byte no token of tok holds. A rule that can never end,
+ * or that calls itself before reading a character (left recursion), is
+ * refused by name. */
+ngpt_status ngpt_grammar_parse(ngpt_grammar **grammar, const ngpt_tokenizer *tok, const char *text,
+                               size_t len);
+
+/* The grammar of a JSON Schema (len bytes of JSON text): compact JSON that
+ * validates against it (docs/GENERATION.md, "JSON Schema": the keywords,
+ * whitespace, property order, additionalProperties, pattern, formats).
+ * "{}" (or "true") is any JSON value. NGPT_ERR_BAD_FORMAT: not JSON, or not
+ * a schema; NGPT_ERR_UNSUPPORTED naming the keyword and where it is. */
+ngpt_status ngpt_grammar_from_json_schema(ngpt_grammar **grammar, const ngpt_tokenizer *tok,
+                                          const char *schema, size_t len);
+
+/* The GBNF text compiled (a JSON Schema's: the converter's), NUL-terminated,
+ * *len bytes (len may be NULL); valid while the grammar lives. */
+ngpt_status ngpt_grammar_text(const ngpt_grammar *grammar, const char **text, size_t *len);
+
+/* NULL is a no-op. */
+void ngpt_grammar_free(ngpt_grammar *grammar);
+
 /* ---- tokenizer ----
  *
  * A byte-level BPE tokenizer (docs/TOKENIZER.md): a token is a byte string;
@@ -1140,8 +1445,11 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
  * tokenizer.json keeps that file's ids instead (SmolLM2: special tokens
  * 0..16, then bytes and merges in its own order; a byte the vocabulary
  * lacks is dropped when encoding): every id the library takes or returns is
- * the model's id. Any byte string encodes, and decoding gives it
- * back exactly (invalid UTF-8 and NUL bytes included).
+ * the model's id; one with GPT-4's Split pattern (Llama 3's, Qwen's) reads
+ * its special tokens out of text as Hugging Face's tokenizers do
+ * (ngpt_tokenizer_info.split_special), and Qwen's normalizes text to NFC
+ * first. Any byte string encodes, and decoding gives it back exactly
+ * (invalid UTF-8 and NUL bytes included; after NFC, the normalized text).
  *
  *     ngpt_tokenizer *tok;
  *     ngpt_tokenizer_load(&tok, "bpe4k.tok");       // or ngpt_tokenizer_train
@@ -1155,7 +1463,9 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason reason);
  * into tokens: starting from its bytes, the adjacent pair of tokens with the
  * lowest rank is joined, the leftmost of equals first, until no pair has a
  * rank. Tokens never cross pieces. A tokenizer is read-only once made:
- * several threads may encode and decode with one at the same time.
+ * several threads may encode and decode with one at the same time. Encoding
+ * never adds a BOS: a tokenizer whose prompts begin with one says which
+ * (ngpt_tokenizer_info.bos_id), and the commands put it first.
  */
 
 /* How text is cut into pieces before BPE. */
@@ -1166,10 +1476,22 @@ typedef enum ngpt_pretokenizer {
                                    JavaScript's regular expressions (docs/TOKENIZER.md);
                                    a byte that is not valid UTF-8 is an "other" character */
     NGPT_PRETOK_LINES,          /* lines: each piece ends after a '\n' (or at the end) */
-    NGPT_PRETOK_DIGITS          /* digits: each \p{N} character alone, GPT-2's pattern
+    NGPT_PRETOK_DIGITS,         /* digits: each \p{N} character alone, GPT-2's pattern
                                    between them (Hugging Face's Sequence[Digits(
                                    individual_digits=true), ByteLevel], SmolLM2's) */
+    NGPT_PRETOK_LLAMA3,         /* GPT-4's pattern (Llama 3's): (?i:'s|'t|'re|'ve|'m|'ll|'d)|
+                                   [^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+                                   \s*[\r\n]+|\s+(?!\S)|\s+, \s being Unicode's White_Space
+                                   as Hugging Face's tokenizers read it (docs/TOKENIZER.md) */
+    NGPT_PRETOK_QWEN2           /* the same with \p{N} one character at a time (Qwen2's, Qwen3's) */
 } ngpt_pretokenizer;
+
+/* What encoding does to text before pre-tokenization. */
+typedef enum ngpt_normalizer {
+    NGPT_NORMALIZER_NONE = 0,   /* nothing: the bytes as they are */
+    NGPT_NORMALIZER_NFC         /* Unicode's NFC (Qwen's), by utf8proc; bytes that are not
+                                   UTF-8 stay as they are */
+} ngpt_normalizer;
 
 /* Which adjacent pairs of tokens merge, and with what rank. */
 typedef enum ngpt_merge_rule {
@@ -1180,7 +1502,10 @@ typedef enum ngpt_merge_rule {
     /* tiktoken's rule: a, b join when the bytes of a then b are a token t
      * (a merge), with t's rank; a piece that is a token as a whole is that
      * token. Byte strings of tokens are unique. GPT-2 tokenizers use it. */
-    NGPT_MERGE_CONCAT
+    NGPT_MERGE_CONCAT,
+    /* A scored tokenizer's (llama2.c's, docs/TOKENIZER.md): the adjacent pair
+     * whose concatenation is the piece with the highest score joins first. */
+    NGPT_MERGE_SCORES
 } ngpt_merge_rule;
 
 /* Training settings (ngpt_tokenizer_train). */
@@ -1227,11 +1552,11 @@ ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encod
                                          size_t json_size, const void *vocab_bpe,
                                          size_t bpe_size);
 
-/* A Hugging Face tokenizer.json of byte-level BPE (GPT-2's, SmolLM2's:
- * docs/IMPORT.md, "The tokenizer"), read exactly or refused naming what
- * it cannot reproduce (NGPT_ERR_UNSUPPORTED). In GPT-2's id layout it is
- * the tokenizer ngpt_tokenizer_load_gpt2 makes; otherwise it keeps the
- * file's ids (special tokens first in SmolLM2's). */
+/* A Hugging Face tokenizer.json of byte-level BPE (GPT-2's, SmolLM2's,
+ * Llama 3's, Qwen2's and Qwen3's: docs/IMPORT.md, "The tokenizer"), read
+ * exactly or refused naming what it cannot reproduce (NGPT_ERR_UNSUPPORTED).
+ * In GPT-2's id layout it is the tokenizer ngpt_tokenizer_load_gpt2 makes;
+ * otherwise it keeps the file's ids (special tokens first in SmolLM2's). */
 ngpt_status ngpt_tokenizer_load_hf(ngpt_tokenizer **tok, const char *tokenizer_json);
 ngpt_status ngpt_tokenizer_load_hf_mem(ngpt_tokenizer **tok, const void *tokenizer_json,
                                        size_t size);
@@ -1248,7 +1573,9 @@ void ngpt_tokenizer_free(ngpt_tokenizer *tok);
 
 typedef struct ngpt_tokenizer_info {
     int32_t n_tokens;           /* ids 0..n_tokens-1 */
-    int32_t n_merges;           /* ids 256..256+n_merges-1 (a tokenizer.json's: its own ids) */
+    int32_t n_merges;           /* ids 256..256+n_merges-1 (a tokenizer.json's: its own ids;
+                                   the tokens its merges make, as Llama 3's lists more
+                                   merges than that, making most tokens several ways) */
     int32_t n_special;          /* the last n_special ids (a tokenizer.json's: its own ids) */
     int32_t end_id;             /* the end-of-text token, or -1 */
     int32_t pad_id;             /* the padding token, or -1 */
@@ -1257,10 +1584,17 @@ typedef struct ngpt_tokenizer_info {
     ngpt_merge_rule rule;
     uint64_t checksum;          /* XXH3-64 of the tokenizer file: equal tokenizers, equal sums */
     int32_t bos_id;             /* the token prompts begin with (a scored tokenizer:
-                                 * llama2.c's BOS 1), or -1 */
+                                 * llama2.c's BOS 1; a Hugging Face file's: Llama 3's
+                                 * <|begin_of_text|>), or -1; encoding never adds it */
     int32_t n_end_tokens;       /* the tokens that end a generation
                                    (ngpt_tokenizer_end_tokens), 0..NGPT_END_TOKENS_MAX */
-    uint32_t reserved[19];      /* zero */
+    ngpt_normalizer normalizer; /* NGPT_NORMALIZER_NONE, or NFC (a Hugging Face file's) */
+    bool ignore_merges;         /* a piece that is a token is that token (Llama 3's) */
+    bool split_special;         /* special tokens written in text are those tokens, each
+                                   matched by its file's flags before anything else (a
+                                   Hugging Face file with a Split pre-tokenizer); false:
+                                   text never makes one */
+    uint32_t reserved[17];      /* zero */
 } ngpt_tokenizer_info;
 
 ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *tok, ngpt_tokenizer_info *info);
@@ -1286,14 +1620,18 @@ ngpt_status ngpt_tokenizer_special(const ngpt_tokenizer *tok, int32_t i, int32_t
 ngpt_status ngpt_tokenizer_special_id(const ngpt_tokenizer *tok, const char *name, int32_t *id);
 
 /* Encodes len bytes of text (text may be NULL when len is 0). *n_ids gets
- * the number of ids: never more than len, so cap >= len always suffices.
+ * the number of ids: never more than len, so cap >= len always suffices,
+ * but with a normalizer (NFC lengthens some text, at most threefold: 3·len).
  * ids may be NULL to count only; when they do not fit in cap,
  * NGPT_ERR_TOO_LONG with *n_ids = the number needed (ids holds the first
- * cap). O(n log n) in the length of a piece. Allocates nothing unless a
- * piece holds more than 128 bytes in a row that tokens could join (where no
- * token has two bytes side by side, no token spans them, so a piece is
- * encoded in parts cut there); such a stretch takes one temporary buffer of
- * 40 bytes per byte, freed before return. */
+ * cap). A special token's name in the text is that token only when the
+ * tokenizer says so (split_special). O(n log n) in the length of a piece.
+ * Allocates nothing unless a piece holds more than 128 bytes in a row that
+ * tokens could join (where no token has two bytes side by side, no token
+ * spans them, so a piece is encoded in parts cut there; such a stretch takes
+ * one temporary buffer of 40 bytes per byte), or the tokenizer normalizes
+ * text holding code points from U+0300 on (one buffer of up to 7 bytes per
+ * byte for the normalized text), freed before return. */
 ngpt_status ngpt_tokenizer_encode(const ngpt_tokenizer *tok, const void *text, size_t len,
                                   int32_t *ids, size_t cap, size_t *n_ids);
 

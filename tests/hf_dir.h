@@ -67,7 +67,7 @@ static inline uint16_t half_bits(float x)
 /* One tensor of the Hugging Face model: its values as float32 (exactly
  * what its dtype holds) and its bytes in that dtype. */
 typedef struct hf_tensor {
-    char name[64];
+    char name[96];
     int ndim;
     int shape[2];
     size_t count;

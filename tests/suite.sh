@@ -12,8 +12,14 @@
 #      Pi 5's ARMv8.2 build (dot product instructions) on the tests of the
 #      kernels and 8-bit and 4-bit models
 # Each run appends "label passed failed" to the results file; a build that
-# fails before its tests run is recorded as one failure.
+# fails before its tests run is recorded as one failure. The builds follow
+# one another; each compiles TEST_JOBS files at once (the Makefile's
+# TEST_JOBS: the CPUs online) and runs its tests TEST_JOBS at a time.
 MAKE=${MAKE:-make}
+case " $MAKEFLAGS" in     # under make -jN the builds share its N job slots
+*" -j"*) jobs= ;;
+*) jobs=-j${TEST_JOBS:-1} ;;
+esac
 DOTPROD_TESTS="test_kernels test_gemm test_q8 test_q4 test_weights test_forward"
 NOVNNI_TESTS="test_kernels test_cpu test_q8 test_q4"
 results=$(pwd)/build/test-results
@@ -22,7 +28,7 @@ mkdir -p build && : > "$results"
 run() {     # run LABEL [make arguments]
     label=$1; shift
     before=$(wc -l < "$results")
-    $MAKE --no-print-directory "$@" test-native RESULTS="$results"
+    $MAKE --no-print-directory $jobs "$@" test-native RESULTS="$results"
     [ "$(wc -l < "$results")" -gt "$before" ] || echo "$label-build-failed 0 1" >> "$results"
 }
 

@@ -121,6 +121,19 @@ static inline unsigned char *test_read_file(const char *path, size_t *n)
     return b;
 }
 
+/* The file image of tokenizer t (malloc'd, *size bytes), or NULL. */
+static inline uint8_t *test_tokenizer_image(const ngpt_tokenizer *t, size_t *size)
+{
+    uint8_t *img = NULL;
+    *size = 0;
+    if (ngpt_tokenizer_save_mem(t, NULL, 0, size) || !(img = malloc(*size)) ||
+        ngpt_tokenizer_save_mem(t, img, *size, size)) {
+        free(img);
+        return NULL;
+    }
+    return img;
+}
+
 /* Whether files a and b hold the same bytes. */
 static inline bool test_same_file(const char *a, const char *b)
 {

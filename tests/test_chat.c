@@ -7,6 +7,8 @@
  * which is not part of the reply, over two turns in one kept cache. */
 #include <unistd.h>
 
+#include <math.h>
+
 #include "gpt2_tokenizer.h"
 #include "test.h"
 
@@ -244,6 +246,114 @@ static int write_tokenizers(const char *dir)
     return test_failed ? 1 : 0;
 }
 
+/* Conversations as training data (ngpt_data_tokenize_chat): the ChatML
+ * stream of their turns, targets only at the assistants' content and
+ * <|im_end|>; a model's loss over them is the mean over those rows alone;
+ * the refusals name the line. */
+static void chat_data(void)
+{
+    static const char jsonl[] =
+        "{\"messages\": [{\"role\": \"system\", \"content\": \"be brief\"}, "
+        "{\"role\": \"user\", \"content\": \"user us\"}, "
+        "{\"role\": \"assistant\", \"content\": \"us er\"}]}\n"
+        "\n"
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, "
+        "{\"role\": \"assistant\", \"content\": \"hello\"}, "
+        "{\"role\": \"user\", \"content\": \"again\"}, "
+        "{\"role\": \"assistant\", \"content\": \"ok\"}]}\n";
+    ngpt_tokenizer *tok = chatml_tokenizer();
+    int32_t want[256], start, end;
+    uint8_t mark[256] = {0};
+    size_t n = 0;
+    if (!tok) return;
+    CHECK_OK(ngpt_tokenizer_chatml_specials(tok, &start, &end));
+    static const char *const turns[][2] = {{"system", "be brief"}, {"user", "user us"},
+                                           {"assistant", "us er"}, {"user", "hi"},
+                                           {"assistant", "hello"}, {"user", "again"},
+                                           {"assistant", "ok"}};
+    for (size_t i = 0; i < sizeof turns / sizeof turns[0]; i++) {
+        const size_t at = n;
+        CHECK(turn(tok, turns[i][0], turns[i][1], false, want, 256, &n), "turn %zu", i);
+        if (strcmp(turns[i][0], "assistant")) continue;
+        size_t head = 0;    /* "<|im_start|>assistant\n": context only */
+        int32_t open[16];
+        CHECK_OK(ngpt_tokenizer_chatml_turn(tok, "assistant", NULL, 0, true, open, 16, &head));
+        for (size_t j = at + head; j < n && want[j - 1] != end; j++) mark[j] = 1;
+    }
+    ngpt_data *d = NULL;
+    const int32_t seq = (int32_t)n - 1;     /* one window: the whole stream */
+    CHECK_OK(ngpt_data_open_mem(&d, jsonl, sizeof jsonl - 1, 0.0f, 8));
+    if (d) CHECK_OK(ngpt_data_tokenize_chat(d, tok, seq));
+    int32_t tk[256], tg[256];
+    if (d) CHECK_OK(ngpt_data_batch(d, NGPT_SPLIT_TRAIN, 1, 0, 1, seq, tk, tg));
+    int bad = 0, kept = 0;
+    for (int32_t i = 0; d && i < seq; i++) {
+        bad += tk[i] != want[i] || tg[i] != (mark[i + 1] ? want[i + 1] : NGPT_TARGET_IGNORE);
+        kept += tg[i] >= 0;
+    }
+    CHECK(d && bad == 0 && kept > 0 && tg[seq - 2] == end, "the conversations' stream and its "
+          "targets (%d wrong, %d kept)", bad, kept);
+    /* the loss is the kept rows' mean, and nothing else moves it */
+    ngpt_config c = ngpt_config_default();
+    c.vocab_size = V_CHAT, c.context_len = 128, c.d_model = 16, c.n_layers = 1, c.n_heads = 2;
+    c.d_ff = 32, c.dropout = 0.0f;
+    ngpt_shape sh = ngpt_shape_default(NGPT_MODE_TRAIN);
+    sh.batch = 1, sh.seq = seq;
+    ngpt_context *ctx = NULL;
+    CHECK_OK(ngpt_context_init(&ctx, NULL, &c, &sh, NULL, 0));
+    if (ctx && d) {
+        CHECK_OK(ngpt_context_params_init(ctx, 3));
+        float loss = 0, one = 0;
+        double sum = 0;
+        CHECK_OK(ngpt_context_forward(ctx, tk, 1, seq, tg, &loss));
+        for (int32_t i = 0; i < seq; i++) {
+            if (tg[i] < 0) continue;
+            int32_t only[256];
+            for (int32_t j = 0; j < seq; j++) only[j] = j == i ? tg[i] : NGPT_TARGET_IGNORE;
+            CHECK_OK(ngpt_context_forward(ctx, tk, 1, seq, only, &one));
+            sum += one;
+        }
+        CHECK(fabs(loss - sum / kept) <= 1e-5 * fabs(loss), "the masked loss %.7g is not the "
+              "kept rows' mean %.7g", (double)loss, sum / kept);
+        int32_t none[256];
+        for (int32_t j = 0; j < seq; j++) none[j] = NGPT_TARGET_IGNORE;
+        CHECK_OK(ngpt_context_forward(ctx, tk, 1, seq, none, &one));
+        CHECK_OK(ngpt_context_grads_zero(ctx));
+        CHECK_OK(ngpt_context_backward(ctx));
+        float *g;
+        size_t ng, nonzero = 0;
+        CHECK_OK(ngpt_context_grads(ctx, &g, &ng));
+        for (size_t j = 0; j < ng; j++) nonzero += g[j] != 0.0f;
+        CHECK(one == 0.0f && nonzero == 0, "no target: loss %g, %zu gradients", (double)one,
+              nonzero);
+        none[0] = -2;
+        CHECK_STATUS(ngpt_context_forward(ctx, tk, 1, seq, none, &one), NGPT_ERR_BAD_TOKEN);
+    }
+    ngpt_context_free(ctx);
+    ngpt_data_free(d);
+    /* refusals, each naming what is wrong */
+    static const struct { const char *text; const char *says; } bad_data[] = {
+        {"{\"messages\": [{\"role\": \"assistant\", \"content\": \"ok ok ok ok\"}]}\n[1, 2]\n",
+         "line 2 "},
+        {"{\"messages\": [{\"role\": \"a\\nb\", \"content\": \"ok ok ok ok\"}]}\n", "line 1, message 0"},
+        {"{\"messages\": [{\"role\": \"user\", \"content\": \"ok ok ok ok ok ok\"}]}\n",
+         "no assistant turn"},
+    };
+    for (size_t i = 0; i < sizeof bad_data / sizeof bad_data[0]; i++) {
+        d = NULL;
+        CHECK_OK(ngpt_data_open_mem(&d, bad_data[i].text, strlen(bad_data[i].text), 0.0f, 4));
+        if (d) CHECK_STATUS(ngpt_data_tokenize_chat(d, tok, 4), NGPT_ERR_BAD_ARG);
+        CHECK(strstr(ngpt_last_error(), bad_data[i].says), "%s", ngpt_last_error());
+        ngpt_data_free(d);
+    }
+    ngpt_tokenizer *plain = make_tokenizer("\"<|endoftext|>\": 260");
+    CHECK_OK(ngpt_data_open_mem(&d, jsonl, sizeof jsonl - 1, 0.0f, 8));
+    if (d && plain) CHECK_STATUS(ngpt_data_tokenize_chat(d, plain, 8), NGPT_ERR_UNSUPPORTED);
+    ngpt_data_free(d);
+    ngpt_tokenizer_free(plain);
+    ngpt_tokenizer_free(tok);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--write")) return write_tokenizers(argv[2]);
@@ -252,6 +362,7 @@ int main(int argc, char **argv)
     specials();
     conversation();
     stops_at_im_end();
+    chat_data();
     unlink(path);
     return test_summary("test_chat");
 }

@@ -10,26 +10,35 @@ tiny="--config T=8 --config C=8 --config L=1 --config H=2 --config d_ff=16"
 # Natively: two thread counts and every kernel. Under qemu-user: one thread
 # count (its pthread_create hangs (qemu-aarch64 7.2) or crashes (qemu-arm) on
 # this project's CI hosts) and the cheap kernels (the GEMMs at the default
-# model's shapes take seconds each when emulated).
+# model's shapes take seconds each when emulated). Under a sanitizer (make
+# SANITIZE=..., which says so here) the cheap kernels too: the GEMMs take 3
+# minutes under ASan, test_kernels runs every kernel under it, and the rows'
+# bits against the reference are the other builds' check.
+cheap=attn_scores,softmax,layernorm_fwd,rope
 if [ -z "$RUN_ENV" ]; then
     threads=1,2 nt=2 kernels=all
 else
-    threads=1 nt=1 kernels=attn_scores,softmax,layernorm_fwd,rope
+    threads=1 nt=1 kernels=$cheap
 fi
+[ -n "$SANITIZE" ] && kernels=$cheap
 $N bench --quick $tiny --runs 3 --threads $threads --kernels $kernels --bandwidth-mib 16 --json "$dir/b.json" \
     --svg "$dir/b.svg" > "$dir/b.md" 2> "$dir/err"
 check $? "ngpt bench --quick on a tiny config: $(cat "$dir/err")"
 
 # Markdown: the rows each section must have (decode twice: batch 1 and 4,
-# each with float32 and 8-bit weights; train twice: B=8 and B=32, per
+# each with float32 and 8-bit weights; train twice: B=8 and B=32; a LoRA
+# adapter's training at both, and decode at batch 1, on f32 and q8; per
 # thread count) ...
 count() { grep -c "^| $1 " "$dir/b.md"; }
 [ "$(count 'prefill  ')" = $nt ] && [ "$(count 'decode  ')" = $((2 * nt)) ] &&
     [ "$(count 'prefill q8')" = $nt ] && [ "$(count 'decode q8')" = $((2 * nt)) ] &&
-    [ "$(count train)" = $((2 * nt)) ]
-check $? "workload rows (prefill, decode b1/b4, f32 and q8, train B=8/B=32, per thread count): $(cat "$dir/b.md")"
+    [ "$(count 'train  ')" = $((2 * nt)) ] && [ "$(count 'train lora  ')" = $((2 * nt)) ] &&
+    [ "$(count 'train lora q8')" = $((2 * nt)) ] && [ "$(count 'decode lora  ')" = $nt ] &&
+    [ "$(count 'decode lora q8')" = $nt ]
+check $? "workload rows (prefill, decode b1/b4, f32 and q8, train B=8/B=32, LoRA, per thread count): $(cat "$dir/b.md")"
 [ "$(count 'arena, infer  ')" = $((2 * nt)) ] && [ "$(count 'arena, infer q8')" = $((2 * nt)) ] &&
-    [ "$(count 'arena, train')" = $((2 * nt)) ] && [ "$(count 'peak RSS')" = 1 ]
+    [ "$(count 'arena, train')" = $((2 * nt)) ] && [ "$(count 'arena, lora')" = $((4 * nt)) ] &&
+    [ "$(count 'peak RSS')" = 1 ]
 check $? "memory rows (arena per context, peak RSS)"
 $N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --weights q8 > "$dir/q.md" 2> "$dir/err"
 grep -q "^| decode q8 " "$dir/q.md" && ! grep -q "^| decode  " "$dir/q.md" && grep -q "^| train " "$dir/q.md" &&

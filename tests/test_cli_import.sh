@@ -68,7 +68,7 @@ check $? "Llama: train --init fine-tunes the import, eval reads it: $(cat "$dir/
 # tokenizer_config.json: SmolLM2-Instruct's end token <|im_end|> (id 298 of
 # 300) and a ChatML template, which the model keeps; another template
 # (Llama-3's) by --tokenizer-config, kept too; one ngpt cannot render is kept
-# and said so; add_bos_token=true refused by name
+# and said so; add_bos_token=true: prompts begin with bos_token
 $N import "$dir/llama_chat" --out "$dir/lc.ngpt" > "$dir/out" 2> "$dir/err" &&
     grep -q "^  end token: 298 <|im_end|>$" "$dir/out" &&
     grep -q "^  chat: the model's chat template (ngpt chat renders it as Hugging Face does)$" "$dir/out" &&
@@ -86,9 +86,14 @@ $N import "$dir/llama_chat" --tokenizer-config "$dir/call.json" --out "$dir/lcc.
     grep -q "^  chat: the model's chat template is kept, but ngpt cannot render it (.*\"call\".*); ngpt chat needs --template chatml or plain$" "$dir/out"
 check $? "a template outside the subset is kept and reported: $(cat "$dir/out" "$dir/err")"
 printf '{"eos_token": "<|im_end|>", "bos_token": "<|im_start|>", "add_bos_token": true}' > "$dir/bos.json"
-$N import "$dir/llama_chat" --tokenizer-config "$dir/bos.json" --out "$dir/lcb.ngpt" > "$dir/out" 2> "$dir/err"
-[ $? -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "add_bos_token=true" "$dir/err" && [ ! -e "$dir/lcb.ngpt" ]
-check $? "add_bos_token=true refused by name, nothing written: $(cat "$dir/err")"
+$N import "$dir/llama_chat" --tokenizer-config "$dir/bos.json" --out "$dir/lcb.ngpt" > "$dir/out" 2> "$dir/err" &&
+    grep -q "^  BOS: 297 <|im_start|> (prompts begin with it)$" "$dir/out" &&
+    $N info "$dir/lcb.ngpt" | grep -q "BOS 297, end 298"
+check $? "add_bos_token=true: prompts begin with bos_token: $(cat "$dir/out" "$dir/err")"
+printf '{"bos_token": "<s>", "add_bos_token": true}' > "$dir/bos.json"
+$N import "$dir/llama_chat" --tokenizer-config "$dir/bos.json" --out "$dir/lcb2.ngpt" > "$dir/out" 2> "$dir/err"
+[ $? -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q 'bos_token "<s>" is not a special token' "$dir/err" && [ ! -e "$dir/lcb2.ngpt" ]
+check $? "add_bos_token=true with a bos_token the tokenizer lacks: refused by name, nothing written: $(cat "$dir/err")"
 $N import "$dir/llama" --out "$dir/lq.ngpt" --weights q8 > /dev/null 2> "$dir/err" &&
     $N quantize "$dir/l.ngpt" "$dir/lq2.ngpt" > /dev/null 2>&1 && cmp -s "$dir/lq.ngpt" "$dir/lq2.ngpt"
 check $? "Llama: import --weights q8 writes ngpt quantize's bytes: $(cat "$dir/err")"

@@ -4,6 +4,7 @@
 # generate`, `chat`, `eval` (and the --compare model), `trace`, `checksum`,
 # `info`, `quantize` (to q8 and q4), `train --init` and `--resume`, `bench
 # --model`, `tokenizer encode --tokenizer MODEL` and `init --tokenizer MODEL`,
+# and with LoRA adapters (`train --init MODEL --lora`, `generate --adapter`),
 # counted with strace: every successful open of the file's path, whatever the
 # call (open, openat, openat2).
 # Skipped (0 checks) under RUN_ENV (qemu) or without strace, which .ci/run installs.
@@ -21,6 +22,10 @@ printf 'the cat sat on the mat. %.0s' $(seq 40) > "$dir/d.txt"
 $N train --vocab 300 --data "$dir/d.txt" --config T=32 --config C=16 --config L=1 --config H=2 \
     --config d_ff=32 --batch 2 --seq 8 --steps 2 --threads 1 --out "$dir/t.ngpt" > /dev/null 2>&1
 check $? "ngpt train --vocab"
+# an adapter of m.ngpt
+$N train --init "$dir/m.ngpt" --lora r=2 --data "$dir/d.txt" --batch 2 --seq 8 --steps 1 --threads 1 \
+    --out "$dir/a.lora" > /dev/null 2>&1
+check $? "ngpt train --lora"
 # opens CMD...: the successful opens of m.ngpt while the CLI runs CMD
 opens() {
     strace -f -qq -e trace=open,openat,openat2 -o "$dir/trace" "$B/ngpt" "$@" < "$dir/in" \
@@ -37,7 +42,9 @@ for cmd in "generate --model $dir/m.ngpt --prompt ab -n 4 --seed 1" \
            "bench --model $dir/m.ngpt --quick --kernels none --no-bandwidth --runs 1 --warmup 0 --threads 1 --weights f32,q8" \
            "checksum $dir/m.ngpt" \
            "info $dir/m.ngpt" \
-           "train --init $dir/m.ngpt --data $dir/d.txt --batch 2 --seq 8 --steps 1 --threads 1 --out $dir/f.ngpt"; do
+           "train --init $dir/m.ngpt --data $dir/d.txt --batch 2 --seq 8 --steps 1 --threads 1 --out $dir/f.ngpt" \
+           "train --init $dir/m.ngpt --lora r=2 --data $dir/d.txt --batch 2 --seq 8 --steps 1 --threads 1 --out $dir/b.lora" \
+           "generate --model $dir/m.ngpt --adapter $dir/a.lora --prompt ab -n 4 --seed 1"; do
     # shellcheck disable=SC2086
     n=$(opens $cmd 2>"$dir/why")
     [ "$n" = 1 ]

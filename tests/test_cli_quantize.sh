@@ -120,6 +120,6 @@ $N train --resume "$dir/t4.ngpt" --data "$dir/d.txt" --steps 1 --out "$dir/x.ngp
 [ $? -eq 1 ] && grep -q "holds 4-bit weights (weights=q4), which are for inference only: resume from its float32 original" "$dir/err"
 check $? "train --resume refuses a 4-bit model: $(cat "$dir/err")"
 $N train --data "$dir/d.txt" --config weights=q4 --steps 1 --out "$dir/x.ngpt" > /dev/null 2> "$dir/err"
-[ $? -eq 1 ] && grep -q "4-bit weights (weights=q4) runs inference only; train its float32 original" "$dir/err"
+[ $? -eq 1 ] && grep -q "4-bit weights (weights=q4) runs inference and LoRA adapters only (shape.adapter); train its float32 original" "$dir/err"
 check $? "train --config weights=q4 is refused: $(cat "$dir/err")"
 summary test_cli_quantize

@@ -65,7 +65,7 @@ $N tokenizer train --data "$dir/a.txt" 2> "$dir/err"; [ $? -eq 2 ] && grep -q --
 check $? "train without --out: $(cat "$dir/err")"
 $N tokenizer train --data "$dir/a.txt" --vocab 100 --out "$dir/x.tok" 2> "$dir/err"; [ $? -eq 2 ] && grep -q -- "--vocab" "$dir/err"
 check $? "train --vocab 100: $(cat "$dir/err")"
-$N tokenizer train --data "$dir/a.txt" --split words --out "$dir/x.tok" 2> "$dir/err"; [ $? -eq 2 ] && grep -q "gpt2, lines or none" "$dir/err"
+$N tokenizer train --data "$dir/a.txt" --split words --out "$dir/x.tok" 2> "$dir/err"; [ $? -eq 2 ] && grep -q "gpt2, lines, none, digits, llama3 or qwen2" "$dir/err"
 check $? "train --split words: $(cat "$dir/err")"
 $N tokenizer train --data "$dir/missing.txt" --out "$dir/x.tok" 2> "$dir/err"; [ $? -eq 1 ] && grep -q "missing.txt" "$dir/err"
 check $? "train on a missing file: $(cat "$dir/err")"

@@ -11,7 +11,7 @@
 #    (`ngpt <cmd> --help` up to its first blank line, which name every
 #    option the help describes): the same options with the same value
 #    words, none twice unless the usage has it twice; the same commands as
-#    `ngpt --help`; the same subcommands of `ngpt tokenizer`.
+#    `ngpt --help`; the same subcommands of `ngpt tokenizer` and `ngpt lora`.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 
@@ -100,9 +100,9 @@ ls "$dir" | sed -n 's/^readme\.//p' | sort > "$dir/readme_commands"
 check $? "README's synopsis has the commands of ngpt --help: $(tr '\n' ' ' < "$dir/readme_commands")"
 for cmd in $(cat "$dir/commands"); do
     $N "$cmd" --help > "$dir/help" 2>&1 || echo "ngpt $cmd --help failed" >> "$dir/help"
-    if [ "$cmd" = tokenizer ]; then
+    if [ "$cmd" = tokenizer ] || [ "$cmd" = lora ]; then     # commands of their own
         awk '/^  [a-z][a-z0-9-]+  / { print $1 }' "$dir/help" | sort > "$dir/want"
-        sed -n 's/^    ngpt tokenizer \([^ ]*\).*/\1/p' "$dir/readme.$cmd" | tr '|' '\n' | sort > "$dir/got"
+        sed -n "s/^    ngpt $cmd  *\([^ ]*\).*/\1/p" "$dir/readme.$cmd" | tr '|' '\n' | sort > "$dir/got"
     else
         usage_lines < "$dir/help" | synopsis > "$dir/want"
         synopsis < "$dir/readme.$cmd" > "$dir/got" 2> /dev/null

@@ -3,7 +3,8 @@
 # installed library through pkg-config) on a tiny model made by the CLI:
 # stream, sampling (greedy, top-k and top-p side by side) and attention
 # (every head's weights as text), with and without a tokenizer file, and on
-# a model that carries one; chat (ChatML) against ngpt chat.
+# a model that carries one; chat (ChatML) against ngpt chat; extract (a JSON
+# Schema's output read back).
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 $RUN_ENV "$B/ngpt" init --out "$dir/m.ngpt" --seed 3 --config T=32 --config C=32 --config L=2 \
@@ -108,4 +109,16 @@ check $? "shared_model's session resumes in ngpt generate: $(cat "$dir/err")"
 $RUN_ENV "$B/examples/shared_model" "$dir/missing.ngpt" 2>"$dir/err"
 [ $? -ne 0 ] && grep -q "shared_model: ngpt_model_open: .*missing.ngpt" "$dir/err"
 check $? "shared_model: a missing model is a clear error: $(cat "$dir/err")"
+# extract: a JSON Schema holds the output, then the fields are read back
+$RUN_ENV "$B/ngpt" init --out "$dir/long.ngpt" --seed 3 --config T=256 --config C=32 --config L=2 \
+    --config H=4 --config d_ff=64 >/dev/null 2>&1
+for model in long bpe; do
+    [ $model = bpe ] && $RUN_ENV "$B/ngpt" init --out "$dir/bpe.ngpt" --tokenizer "$dir/big.tok" \
+        --seed 3 --config T=256 --config C=32 --config L=2 --config H=4 --config d_ff=64 >/dev/null 2>&1
+    $RUN_ENV "$B/examples/extract" "$dir/$model.ngpt" "call the plumber by friday" > "$dir/x" 2> "$dir/err"
+    check $? "extract ($model): $(cat "$dir/err")"
+    head -n 1 "$dir/x" | grep -Eq '^\{"title":".+","due":"[0-9]{4}-[0-9]{2}-[0-9]{2}","priority":[1-3]\}$' &&
+        sed -n 4p "$dir/x" | grep -Eq '^priority: [1-3]$'
+    check $? "extract ($model) prints the JSON and its fields: $(cat "$dir/x")"
+done
 summary test_examples

@@ -488,6 +488,11 @@ static void training(results *r, const ngpt_config *cfg, bool tiny, int32_t thre
         CALL(ngpt_data_batch_bytes(data, NGPT_SPLIT_EVAL, 3, 0, 1, 4, &batch_bytes));
         CALL(ngpt_data_text(data, NGPT_SPLIT_EVAL, &text, &n));
         if (bpe) CALL(ngpt_data_tokenize(token_data, bpe, 4));
+        /* conversations need a ChatML tokenizer: the fpmode one is not */
+        ngpt_status chat_st = NGPT_OK;
+        if (bpe) CALL_TO(chat_st, ngpt_data_tokenize_chat(file_data, bpe, 4));
+        CHECK(!bpe || chat_st == NGPT_ERR_UNSUPPORTED || chat_st == NGPT_ERR_BAD_ARG,
+              "ngpt_data_tokenize_chat: %s", ngpt_last_error());
         CALL(ngpt_data_token_counts(token_data, &train_tokens, &eval_tokens));
         NOTE(r, train_tokens);
         CALL(ngpt_context_train_step(ctx, &opt, data, 5, 2, 16, &loss, &lr, &grad_norm));
@@ -613,6 +618,24 @@ static void inference(results *r, ngpt_config cfg, bool tiny, int32_t threads,
     CALL(ngpt_context_generate(ctx, &gc, tok, 12, out, 8, NULL, NULL, &res));
     NOTE(r, out);
     NOTE(r, res);
+    /* under a grammar of a JSON Schema (and one of GBNF text): the same tokens */
+    ngpt_grammar *gs = NULL, *gt = NULL;
+    const char *gtext = NULL;
+    const ngpt_tokenizer *gtok = NULL;
+    CALL(ngpt_context_tokenizer(ctx, &gtok));
+    static const char schema[] = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\","
+                                 "\"minimum\":-5,\"maximum\":5}},\"required\":[\"a\"]}";
+    CALL(ngpt_grammar_from_json_schema(&gs, gtok, schema, sizeof schema - 1));
+    CALL(ngpt_grammar_parse(&gt, gtok, "root ::= [a-z]+ \".\"", 19));
+    if (gs) CALL(ngpt_grammar_text(gs, &gtext, NULL));
+    if (gtext) note(r, "schema's grammar", gtext, strlen(gtext));
+    gc.grammar = gs, gc.context_mode = NGPT_CONTEXT_EXACT;
+    memset(out, 0, sizeof out);
+    if (gs) CALL(ngpt_context_generate(ctx, &gc, tok, 12, out, 8, NULL, NULL, &res));
+    NOTE(r, out);
+    NOTE(r, res);
+    CALL_VOID(ngpt_grammar_free(gs));
+    CALL_VOID(ngpt_grammar_free(gt));
     ngpt_context_free(ctx);
 
     /* the file opened once as a model: its answers, a context on its
@@ -677,6 +700,47 @@ static size_t file_size(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0 ? (size_t)sb.st_size : 0;
+}
+
+/* A PEFT adapter directory of the imported model: an adapter (its B set
+ * to values down to subnormals) exported and read back, then merged (in
+ * double, rounded once) into a copy of the model. */
+static void peft(results *r, ngpt_model *m, int32_t threads)
+{
+    char dir[640];
+    snprintf(dir, sizeof dir, "%s/peft", root);
+    ngpt_lora_config lc;
+    CALL_TO(lc, ngpt_lora_config_default());
+    CALL(ngpt_lora_config_set(&lc, "targets=c_attn,mlp.c_proj"));
+    ngpt_adapter *made = NULL, *back = NULL;
+    CALL(ngpt_adapter_create(&made, m, &lc, 5));
+    if (!made) return;
+    float *w = (float *)(uintptr_t)made->w;
+    for (size_t i = 0; i < made->ll.total; i++)
+        if (w[i] == 0.0f) w[i] = ldexpf((float)(i % 7) - 3.0f, -(int)(i % 140));
+    CALL(ngpt_adapter_export_peft(made, m, dir));
+    CALL(ngpt_import_peft(&back, m, dir));
+    if (back) note(r, "PEFT adapter read back", back->w, back->ll.total * sizeof(float));
+    ngpt_config cfg;
+    CALL(ngpt_model_config(m, &cfg));
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    shape.batch = 1, shape.seq = 16, shape.threads = threads;
+    ngpt_context *own = NULL;
+    CALL(ngpt_context_init(&own, m, &cfg, &shape, NULL, 0));
+    const float scale = 0.3f;
+    if (own && back) {
+        CALL(ngpt_context_adapters_merge(own, (const ngpt_adapter *const *)&back, &scale, 1));
+        note_params(r, "adapter merged", own);
+    }
+    ngpt_context_free(own);
+    CALL(ngpt_adapter_close(back));
+    CALL(ngpt_adapter_close(made));
+    char file[700];
+    for (int i = 0; i < 2; i++) {
+        snprintf(file, sizeof file, "%s/%s", dir, i ? "adapter_config.json" : "adapter_model.safetensors");
+        unlink(file);
+    }
+    rmdir(dir);
 }
 
 /* The directory main wrote, imported in float32 and 8-bit (which divides
@@ -765,6 +829,8 @@ static void importing(results *r, bool tiny, int32_t threads)
     }
     ngpt_context_free(ctx);
 
+    peft(r, m, threads);
+
     shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.batch = 1, shape.seq = 16, shape.threads = threads;
     shape.logits_rows = NGPT_LOGITS_ALL;
@@ -787,6 +853,76 @@ static void importing(results *r, bool tiny, int32_t threads)
     note_config(r, "llama2.c config", &cfg);
 }
 
+/* LoRA on the training checkpoint's model: an adapter made, trained a
+ * step on the frozen model, saved and read back (file and memory), and
+ * applied by an inference context. */
+static void adapting(results *r, int32_t threads)
+{
+    ngpt_model *m = NULL;
+    ngpt_lora_config lc;
+    CALL_TO(lc, ngpt_lora_config_default());
+    CALL(ngpt_lora_config_set(&lc, "targets=all-linear"));
+    CALL(ngpt_lora_config_set(&lc, "alpha=5.5"));
+    CALL(ngpt_lora_config_validate(&lc));
+    char text[256];
+    CALL_VOID(ngpt_lora_config_format(&lc, text, sizeof text));     /* its floats printed */
+    note(r, "lora config text", text, strlen(text));
+    CALL(ngpt_model_open(&m, train_path));
+    if (!m) return;
+    ngpt_adapter *ad = NULL, *back = NULL, *mem = NULL;
+    CALL(ngpt_adapter_create(&ad, m, &lc, 3));
+    ngpt_shape ts = ngpt_shape_default(NGPT_MODE_TRAIN);
+    ts.batch = 2, ts.seq = 16, ts.threads = threads, ts.adapter = ad;
+    ngpt_context *tr = NULL, *inf = NULL;
+    CALL(ngpt_context_init(&tr, m, NULL, &ts, NULL, 0));
+    if (tr) {
+        tr->plan.threads.pool->inline_below = 0.0;
+        int32_t tok[32], tgt[32];
+        for (int i = 0; i < 32; i++) tok[i] = (unsigned char)TEXT[i], tgt[i] = (unsigned char)TEXT[i + 1];
+        ngpt_optim_config o = ngpt_optim_config_default();
+        float loss = 0, norm = 0;
+        CALL(ngpt_context_forward(tr, tok, 2, 16, tgt, &loss));
+        CALL(ngpt_context_backward(tr));
+        CALL(ngpt_context_optim_step(tr, &o, 1e-2f, &norm));
+        NOTE(r, loss);
+        NOTE(r, norm);
+        note_params(r, "adapter trained", tr);
+        CALL(ngpt_context_save(tr, sess_path));
+        note_file(r, "adapter file", sess_path);
+        CALL_VOID(ngpt_context_free(tr));
+    }
+    CALL(ngpt_adapter_open(&back, sess_path));
+    size_t size = 0;
+    unsigned char *file = test_read_file(sess_path, &size);
+    if (file) CALL(ngpt_adapter_open_mem(&mem, file, size));
+    free(file);
+    ngpt_train_state st;
+    if (back) {
+        CALL(ngpt_adapter_lora_config(back, &lc));
+        CALL(ngpt_adapter_train_state(back, &st));
+        ngpt_adapter_info info;
+        CALL(ngpt_adapter_describe(back, &info));
+        NOTE(r, info.scale);
+        CALL(ngpt_adapter_save(back, sess_path));
+    }
+    ngpt_shape is = ngpt_shape_default(NGPT_MODE_INFER);
+    is.batch = 1, is.seq = 16, is.threads = threads, is.adapter_rank = 8;
+    CALL(ngpt_context_init(&inf, m, NULL, &is, NULL, 0));
+    if (inf && back) {
+        const float scale = 0.7f;
+        CALL(ngpt_context_adapters_set(inf, (const ngpt_adapter *const *)&back, &scale, 1));
+        int32_t tok[16];
+        for (int i = 0; i < 16; i++) tok[i] = (unsigned char)TEXT[i];
+        CALL(ngpt_context_forward(inf, tok, 1, 16, NULL, NULL));
+        note_logits(r, "adapted logits", inf);
+    }
+    ngpt_context_free(inf);
+    CALL(ngpt_adapter_close(back));
+    CALL(ngpt_adapter_close(mem));
+    CALL(ngpt_adapter_close(ad));
+    CALL(ngpt_model_close(m));
+}
+
 /* Every public function, each called in `caller`'s mode. */
 static void scenario(results *r, bool tiny, int32_t threads)
 {
@@ -795,6 +931,7 @@ static void scenario(results *r, bool tiny, int32_t threads)
     base_and_config(r, &cfg);
     ngpt_tokenizer *bpe = tokenizers(r);
     training(r, &cfg, tiny, threads, bpe);
+    adapting(r, threads);
     inference(r, cfg, tiny, threads, bpe);
     CALL_VOID(ngpt_tokenizer_free(bpe));
     importing(r, tiny, threads);

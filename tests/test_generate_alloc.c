@@ -1,6 +1,6 @@
 /* test_generate_alloc.c — generation allocates nothing after init: prefill,
- * decode, sampling, the sliding window, no-cache recomputation and beam
- * search all run in the arena. The library's malloc/calloc/realloc calls are
+ * decode, sampling, the sliding window, no-cache recomputation, beam
+ * search and generation under a grammar all run in the arena. The library's malloc/calloc/realloc calls are
  * counted (the approach of test_arena.c). */
 /* test-ldflags: -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc */
 #include <stdlib.h>
@@ -124,6 +124,31 @@ int main(void)
     CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
     CHECK(allocations == before, "generation with a tokenizer allocated %d times",
           allocations - before);
+
+    /* under a grammar (compiled first: compiling allocates, generating does
+     * not): sampled, greedy, beam, speculative with lookup */
+    static const char gbnf[] = "root ::= (\"the \" | \"a \") word (\" \" word){0,5} \";\"\n"
+                               "word ::= [a-z]+ | \"(\" root \")\"\n";
+    ngpt_grammar *g = NULL;
+    CHECK_OK(ngpt_grammar_parse(&g, tk, gbnf, sizeof gbnf - 1));
+    gc = ngpt_generate_config_default();
+    gc.sampler = sm, gc.max_tokens = 40, gc.grammar = g;
+    before = allocations;
+    for (int seed = 0; seed < 4; seed++) {
+        gc.sampler.seed = (uint64_t)seed;
+        CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
+    }
+    gc.sampler.temperature = 0.0f;
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
+    gc.lookup = 3, gc.draft_tokens = 4;
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
+    gc.lookup = 0, gc.draft_tokens = 0;
+    gc.sampler = beam_sampler(&sm);
+    gc.beam_width = 3, gc.max_tokens = 8;
+    CHECK_OK(ngpt_context_generate(ctx, &gc, prompt, 5, big_out, 340, count_tokens, &streamed, &r));
+    CHECK(allocations == before, "generation under a grammar allocated %d times",
+          allocations - before);
+    ngpt_grammar_free(g);
     ngpt_context_free(ctx);
     ngpt_tokenizer_free(tk);
     return test_summary("test_generate_alloc");

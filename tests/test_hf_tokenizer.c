@@ -11,7 +11,16 @@
  *    documented algorithm), kept in tests/hf_tokenizer_golden.h;
  *  - special names in text stay text; decoding gives valid UTF-8 back;
  *    the tokenizer's file (version 2) reloads the same;
- *  - what ngpt cannot reproduce exactly is refused by name.
+ *  - what ngpt cannot reproduce exactly is refused by name; NFC,
+ *    ignore_merges and merges out of order read;
+ *  - grammars on it: the masks are what reading each token's bytes says, no
+ *    step is a dead end, and a literal that needs an absent byte is
+ *    refused (a class just loses it);
+ *  - a Llama-3-shaped file (GPT-4's Split, a post-processor's BOS, a random
+ *    vocabulary whose shuffled merges make most tokens several ways and
+ *    join tokens later merges make): ids equal Hugging Face's BPE written
+ *    on strings, with and without ignore_merges; and the Split pipelines'
+ *    refusals by name.
  *
  * Regenerating the golden ids (after a change to the corpus, the training
  * or the file written here):
@@ -26,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grammar_cases.h"
 #include "import/hf_tokenizer.h"
 #include "test.h"
 #include "tokenizer/tokenizer.h"
@@ -339,9 +349,8 @@ static void against_golden(const ngpt_tokenizer *t)
 static void file_round_trip(const ngpt_tokenizer *t)
 {
     size_t size = 0;
-    CHECK_OK(ngpt_tokenizer_save_mem(t, NULL, 0, &size));
-    uint8_t *img = malloc(size), *img2 = malloc(size);
-    CHECK_OK(ngpt_tokenizer_save_mem(t, img, size, &size));
+    uint8_t *img = test_tokenizer_image(t, &size), *img2 = malloc(size);
+    if (!img || !img2) return;
     uint32_t version;
     memcpy(&version, img + 8, 4);
     CHECK(version == 2, "a tokenizer with its own ids is a version 2 file, got %u", version);
@@ -364,20 +373,54 @@ static void file_round_trip(const ngpt_tokenizer *t)
     free(img), free(img2);
 }
 
-static void refused(const ngpt_tokenizer *tr, const layout *L)
+/* What Llama 3's and Qwen's files ask reads with SmolLM2's pieces too: NFC,
+ * ignore_merges, and a merge that joins what only a later merge makes
+ * (Hugging Face's ranks need not follow how tokens are built). */
+static void accepted(const ngpt_tokenizer *tr, const layout *L)
 {
-    /* a merge joining what only a later merge makes */
     int32_t later = -1;
     for (int32_t r = 0; r < L->n_merges && later < 0; r++)
         if (L->left[r] >= 256 || L->right[r] >= 256) later = r;
     int32_t maker = -1;
     for (int32_t j = 0; j < later; j++)
         if (L->made[j] == L->left[later] || L->made[j] == L->right[later]) maker = j;
+    const variant cases[] = {
+        {.normalizer = "{\"type\": \"NFC\"}", .swap_a = -1},
+        {.model_extra = "\"ignore_merges\": true, ", .swap_a = -1},
+        {.swap_a = maker, .swap_b = later},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *json = write_json(tr, L, &cases[i]);
+        ngpt_tokenizer *t = NULL;
+        ngpt_tokenizer_info info = {0};
+        ngpt_status st = ngpt_hf_tokenizer_json(&t, json, strlen(json), "tokenizer.json");
+        CHECK(st == NGPT_OK && !ngpt_tokenizer_describe(t, &info) &&
+                  info.normalizer == (i == 0 ? NGPT_NORMALIZER_NFC : NGPT_NORMALIZER_NONE) &&
+                  info.ignore_merges == (i == 1) && !info.split_special,
+              "case %zu reads: %s", i, st ? ngpt_last_error() : "");
+        /* the merges swapped make the same tokens, from other ranks */
+        if (i == 2 && t) {
+            const char *s = corpus_text(0);
+            int32_t ids[256];
+            size_t n = 0, nb = 0;
+            char back[256];
+            CHECK(!ngpt_tokenizer_encode(t, s, strlen(s), ids, 256, &n) &&
+                      !ngpt_tokenizer_decode(t, ids, n, back, sizeof back, &nb) &&
+                      nb == strlen(s) && !memcmp(back, s, nb),
+                  "the file with merge %d before %d encodes and decodes", (int)later, (int)maker);
+        }
+        ngpt_tokenizer_free(t);
+        free(json);
+    }
+}
+
+static void refused(const ngpt_tokenizer *tr, const layout *L)
+{
     const struct {
         variant v;
         const char *words;
     } cases[] = {
-        {{.normalizer = "{\"type\": \"NFC\"}", .swap_a = -1}, "normalizer \"NFC\""},
+        {{.normalizer = "{\"type\": \"NFKC\"}", .swap_a = -1}, "normalizer \"NFKC\""},
         {{.pre = "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\", "
                  "\"individual_digits\": false}, {\"type\": \"ByteLevel\", \"add_prefix_space\": "
                  "false, \"use_regex\": true}]}", .swap_a = -1}, "individual_digits=false"},
@@ -386,10 +429,8 @@ static void refused(const ngpt_tokenizer *tr, const layout *L)
         {{.not_special = true, .swap_a = -1}, "not special"},
         {{.lstrip = true, .swap_a = -1}, "lstrip"},
         {{.model_extra = "\"byte_fallback\": true, ", .swap_a = -1}, "byte_fallback"},
-        {{.model_extra = "\"ignore_merges\": true, ", .swap_a = -1}, "ignore_merges"},
         {{.vocab_extra = ", \"zzqx\": 5000", .swap_a = -1}, "no merge's result"},
         {{.model_extra = "\"unk_token\": \"<|endoftext|>\", ", .swap_a = -1}, "unknown token"},
-        {{.swap_a = maker, .swap_b = later}, "later merge"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *json = write_json(tr, L, &cases[i].v);
@@ -400,6 +441,232 @@ static void refused(const ngpt_tokenizer *tr, const layout *L)
         ngpt_tokenizer_free(t);
         free(json);
     }
+}
+
+/* --------------------------------- Llama 3's shape: GPT-4's Split, aliases */
+
+static const char *const LLAMA_SPLIT =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}{1,3}| "
+    "?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+";
+
+/* A random vocabulary over a b c d, closed under prefixes (so every token
+ * is made by some merge), and as merges every split of every token into two
+ * tokens, shuffled: many tokens made several ways, many merges joining what
+ * a later merge makes (Llama 3's file from tiktoken's ranks is like that). */
+enum { HF_TOKENS = 90, HF_MAX = 7 };
+typedef struct hf_vocab {
+    char tok[HF_TOKENS][HF_MAX + 1];
+    int n;
+    char merge[HF_TOKENS * HF_MAX][2][HF_MAX + 1];
+    int n_merges;
+} hf_vocab;
+
+static uint64_t hf_rng = 0x9e3779b97f4a7c15ull;
+static uint32_t hf_rand(uint32_t n)
+{
+    hf_rng = hf_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(hf_rng >> 33) % n;
+}
+
+static int hf_find(const hf_vocab *h, const char *s, size_t n)
+{
+    for (int i = 0; i < h->n; i++)
+        if (strlen(h->tok[i]) == n && !memcmp(h->tok[i], s, n)) return i;
+    return -1;
+}
+
+static void hf_make(hf_vocab *h)
+{
+    h->n = 0;
+    while (h->n < HF_TOKENS) {          /* a token of 2..7 letters and its prefixes */
+        char s[HF_MAX + 1];
+        size_t len = 2 + hf_rand(HF_MAX - 1);
+        for (size_t i = 0; i < len; i++) s[i] = (char)('a' + hf_rand(4));
+        for (size_t k = 2; k <= len && h->n < HF_TOKENS; k++)
+            if (hf_find(h, s, k) < 0) memcpy(h->tok[h->n], s, k), h->tok[h->n++][k] = 0;
+    }
+    h->n_merges = 0;
+    for (int i = 0; i < h->n; i++)
+        for (size_t k = 1, len = strlen(h->tok[i]); k < len; k++) {
+            const char *t = h->tok[i];
+            if ((k > 1 && hf_find(h, t, k) < 0) || (len - k > 1 && hf_find(h, t + k, len - k) < 0)) continue;
+            memcpy(h->merge[h->n_merges][0], t, k), h->merge[h->n_merges][0][k] = 0;
+            strcpy(h->merge[h->n_merges][1], t + k);
+            h->n_merges++;
+        }
+    for (int i = h->n_merges - 1; i > 0; i--) {     /* shuffled: the ranks */
+        int j = (int)hf_rand((uint32_t)i + 1);
+        char tmp[2][HF_MAX + 1];
+        memcpy(tmp, h->merge[i], sizeof tmp);
+        memcpy(h->merge[i], h->merge[j], sizeof tmp);
+        memcpy(h->merge[j], tmp, sizeof tmp);
+    }
+}
+
+/* Its tokenizer.json: bytes at ids 0..255, the tokens after, one added
+ * token "<|x|>" that begins every text (the post-processor's BOS). */
+static char *hf_json(const hf_vocab *h, bool ignore_merges, const char *pre, const char *post,
+                     const char *added)
+{
+    text t = {0};
+    put(&t, "{\"added_tokens\": [%s], \"normalizer\": null, \"pre_tokenizer\": ",
+        added ? added : "{\"id\": 346, \"content\": \"<|x|>\", \"special\": true}");
+    if (pre) put(&t, "%s", pre);
+    else put(&t, "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": "
+             "{\"Regex\": \"%s\"}, \"behavior\": \"Isolated\", \"invert\": false}, {\"type\": "
+             "\"ByteLevel\", \"add_prefix_space\": false, \"use_regex\": false}]}", LLAMA_SPLIT);
+    put(&t, ", \"post_processor\": %s, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": "
+        "{\"type\": \"BPE\", \"ignore_merges\": %s, \"vocab\": {", post ? post :
+        "{\"type\": \"Sequence\", \"processors\": [{\"type\": \"ByteLevel\"}, {\"type\": "
+        "\"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<|x|>\", \"type_id\": 0}}, "
+        "{\"Sequence\": {\"id\": \"A\", \"type_id\": 0}}]}]}", ignore_merges ? "true" : "false");
+    for (int b = 0; b < 256; b++) {
+        put(&t, "\"");
+        put_byte_char(&t, b);
+        put(&t, "\": %d, ", b);
+    }
+    for (int i = 0; i < h->n; i++) put(&t, "\"%s\": %d%s", h->tok[i], 256 + i, i + 1 < h->n ? ", " : "");
+    put(&t, "}, \"merges\": [");
+    for (int k = 0; k < h->n_merges; k++)
+        put(&t, "%s[\"%s\", \"%s\"]", k ? ", " : "", h->merge[k][0], h->merge[k][1]);
+    put(&t, "]}}");
+    return t.p;
+}
+
+/* Hugging Face's BPE as its documentation says it, on strings: the
+ * adjacent pair of the lowest merge rank joins (the leftmost of a rank),
+ * until none; ignore_merges: a piece that is a token is that token. */
+static size_t hf_naive(const hf_vocab *h, bool ignore_merges, const char *p, size_t n, int32_t *out)
+{
+    if (ignore_merges && n > 1 && hf_find(h, p, n) >= 0) {
+        out[0] = 256 + hf_find(h, p, n);
+        return 1;
+    }
+    char sym[64][HF_MAX + 1];
+    size_t m = n;
+    for (size_t i = 0; i < n; i++) sym[i][0] = p[i], sym[i][1] = 0;
+    for (;;) {
+        int best = -1;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < m; i++)
+            for (int k = 0; k < h->n_merges && (best < 0 || k < best); k++)
+                if (!strcmp(h->merge[k][0], sym[i]) && !strcmp(h->merge[k][1], sym[i + 1])) best = k, at = i;
+        if (best < 0) break;
+        const size_t la = strlen(sym[at]), lb = strlen(sym[at + 1]);
+        memcpy(sym[at] + la, sym[at + 1], lb + 1);      /* a merge makes at most HF_MAX */
+        memmove(sym + at + 1, sym + at + 2, (m - at - 2) * sizeof sym[0]);
+        m--;
+    }
+    for (size_t i = 0; i < m; i++)
+        out[i] = strlen(sym[i]) == 1 ? (uint8_t)sym[i][0] : 256 + hf_find(h, sym[i], strlen(sym[i]));
+    return m;
+}
+
+static void llama3_shape(void)
+{
+    static hf_vocab h;
+    hf_make(&h);
+    CHECK(h.n_merges > HF_TOKENS + 40, "more merges (%d) than tokens made (%d)", h.n_merges, HF_TOKENS);
+    for (int im = 0; im < 2; im++) {
+        char *json = hf_json(&h, im, NULL, NULL, NULL);
+        ngpt_tokenizer *t = NULL;
+        ngpt_tokenizer_info info = {0};
+        ngpt_status st = ngpt_hf_tokenizer_json(&t, json, strlen(json), "tokenizer.json");
+        CHECK(st == NGPT_OK && !ngpt_tokenizer_describe(t, &info) && info.n_tokens == 256 + HF_TOKENS + 1 &&
+                  info.n_merges == HF_TOKENS && info.bos_id == 256 + HF_TOKENS &&
+                  info.pretok == NGPT_PRETOK_LLAMA3 && info.ignore_merges == (im == 1) && info.split_special,
+              "the Llama-3-shaped file reads: %s (%d tokens, %d merges, BOS %d)", st ? ngpt_last_error() : "",
+              (int)info.n_tokens, (int)info.n_merges, (int)info.bos_id);
+        free(json);
+        if (!t) continue;
+        int bad = 0;
+        for (int iter = 0; iter < 400; iter++) {
+            char s[256];
+            size_t n = 0;
+            for (int w = 1 + (int)hf_rand(8); w > 0; w--) {
+                if (n) s[n++] = hf_rand(5) ? ' ' : '.';
+                for (int k = 1 + (int)hf_rand(12); k > 0; k--) s[n++] = (char)('a' + hf_rand(4));
+            }
+            if (iter % 7 == 0) memcpy(s + n, "<|x|>", 5), n += 5;
+            int32_t got[256], want[256];
+            size_t ng = 0, nw = 0;
+            ngpt_tokenizer_encode(t, s, n, got, 256, &ng);
+            for (size_t i = 0; i < n;) {
+                if (n - i >= 5 && !memcmp(s + i, "<|x|>", 5)) {
+                    want[nw++] = 256 + HF_TOKENS;
+                    i += 5;
+                    continue;
+                }
+                size_t e = ngpt_pretok_next(NGPT_PRETOK_LLAMA3, (const uint8_t *)s, n, i);
+                if (n - i >= 5) {       /* the special ends the text, never inside a piece here */
+                    const char *x = memchr(s + i, '<', e - i);
+                    if (x) e = (size_t)(x - s);
+                }
+                nw += hf_naive(&h, im, s + i, e - i, want + nw);
+                i = e;
+            }
+            if (ng != nw || memcmp(got, want, ng * 4)) {
+                if (bad++ < 3) fprintf(stderr, "ignore_merges=%d: \"%.*s\": %zu ids, want %zu\n", im, (int)n, s, ng, nw);
+            }
+        }
+        CHECK(bad == 0, "ignore_merges=%d: ids equal Hugging Face's BPE on strings (%d texts differ)", im, bad);
+        ngpt_tokenizer_free(t);
+    }
+
+    /* what the Split pipelines refuse, by name */
+    char gpt2_split[512];
+    snprintf(gpt2_split, sizeof gpt2_split, "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": "
+             "\"Split\", \"pattern\": {\"Regex\": \"'s|'t|'re|'ve|'m|'ll|'d| ?\\\\p{L}+| ?\\\\p{N}+\"}, "
+             "\"behavior\": \"Isolated\"}, {\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
+             "\"use_regex\": false}]}");
+    char removed[1024], byte_regex[1024];
+    snprintf(removed, sizeof removed, "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", "
+             "\"pattern\": {\"Regex\": \"%s\"}, \"behavior\": \"Removed\"}, {\"type\": \"ByteLevel\", "
+             "\"add_prefix_space\": false, \"use_regex\": false}]}", LLAMA_SPLIT);
+    snprintf(byte_regex, sizeof byte_regex, "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": "
+             "\"Split\", \"pattern\": {\"Regex\": \"%s\"}, \"behavior\": \"Isolated\"}, {\"type\": "
+             "\"ByteLevel\", \"add_prefix_space\": false, \"use_regex\": true}]}", LLAMA_SPLIT);
+    static const char *const eos_after =
+        "{\"type\": \"TemplateProcessing\", \"single\": [{\"Sequence\": {\"id\": \"A\"}}, "
+        "{\"SpecialToken\": {\"id\": \"<|x|>\"}}]}";
+    static const char *const unknown_bos =
+        "{\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<s>\"}}, "
+        "{\"Sequence\": {\"id\": \"A\"}}]}";
+    const struct { const char *pre, *post, *added, *words; } cases[] = {
+        {gpt2_split, NULL, NULL, "with the regex \"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+\""},
+        {removed, NULL, NULL, "behavior \"Removed\""},
+        {byte_regex, NULL, NULL, "use_regex=true after Split"},
+        {"{\"type\": \"Split\", \"pattern\": {\"String\": \" \"}, \"behavior\": \"MergedWithPrevious\"}",
+         NULL, NULL, "pre_tokenizer \"Split\""},
+        {NULL, eos_after, NULL, "TemplateProcessing\" other than"},
+        {NULL, "{\"type\": \"RobertaProcessing\"}", NULL, "post_processor \"RobertaProcessing\""},
+        {NULL, unknown_bos, NULL, "not an added token: \"<s>\""},
+        {NULL, NULL, "{\"id\": 346, \"content\": \"<|x|>\", \"special\": true, \"single_word\": true}",
+         "single_word"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *json = hf_json(&h, true, cases[i].pre, cases[i].post, cases[i].added);
+        ngpt_tokenizer *t = NULL;
+        ngpt_status st = ngpt_hf_tokenizer_json(&t, json, strlen(json), "tokenizer.json");
+        CHECK(st == NGPT_ERR_UNSUPPORTED && !t && strstr(ngpt_last_error(), cases[i].words),
+              "Split case %zu is refused naming \"%s\": %s", i, cases[i].words, ngpt_last_error());
+        free(json);
+    }
+    /* with a Split pipeline, added tokens that are not special, or strip
+     * white space, are read with their flags (and matched in text) */
+    char *json = hf_json(&h, true, NULL, "null", "{\"id\": 346, \"content\": \"<x>\", \"special\": false, "
+                         "\"lstrip\": true}");
+    ngpt_tokenizer *t = NULL;
+    CHECK_OK(ngpt_hf_tokenizer_json(&t, json, strlen(json), "tokenizer.json"));
+    if (t) {
+        int32_t ids[16];
+        size_t n = 0;
+        CHECK(!ngpt_tokenizer_encode(t, "a  <x>", 6, ids, 16, &n) && n == 2 && ids[1] == 346 &&
+                  t->added_flags[0] == NGPT_ADDED_LSTRIP && t->bos_id == -1,
+              "a non-special added token with lstrip: matched, the spaces before it taken (%zu ids)", n);
+    }
+    ngpt_tokenizer_free(t);
+    free(json);
 }
 
 /* A model on the file's ids: its checkpoint carries the tokenizer, and a
@@ -488,6 +755,24 @@ static bool write_corpus(const char *dir, const char *json)
     return ok;
 }
 
+static void grammars(const ngpt_tokenizer *t)
+{
+    ngpt_grammar *g = NULL;
+    CHECK_OK(ngpt_grammar_parse(&g, t, JSON_GBNF, strlen(JSON_GBNF)));
+    rng_state = 9;
+    if (g) mask_walks(g, "SmolLM2-shaped, JSON", 8, 50);
+    ngpt_grammar_free(g);
+    g = NULL;
+    static const char classes[] = "root ::= [P-R]+ (\" \" [^a-z]{1,3})* \".\"";
+    CHECK_OK(ngpt_grammar_parse(&g, t, classes, sizeof classes - 1));
+    if (g) mask_walks(g, "SmolLM2-shaped, classes without Q", 8, 40);
+    ngpt_grammar_free(g);
+    g = NULL;
+    CHECK(ngpt_grammar_parse(&g, t, "root ::= \"aQ\"", 13) == NGPT_ERR_UNSUPPORTED && !g &&
+              strstr(ngpt_last_error(), "line 1, column 12: the literal needs byte 0x51"),
+          "a literal with an absent byte: %s", ngpt_last_error());
+}
+
 int main(int argc, char **argv)
 {
     memset(long_a, 'a', LONG_A);
@@ -511,7 +796,10 @@ int main(int argc, char **argv)
         against_golden(t);
         file_round_trip(t);
         refused(tr, &L);
+        accepted(tr, &L);
         with_model(t);
+        grammars(t);
+        llama3_shape();
     }
     ngpt_tokenizer_free(t);
     ngpt_tokenizer_free(tr);

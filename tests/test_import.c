@@ -635,9 +635,9 @@ static void end_tokens_of(const char *model, char *out, size_t cap)
     ngpt_model_close(m);
 }
 
-/* tokenizer_config.json (and generation_config.json) choose the end token:
- * exact ids; a name that is no special token, add_bos_token=true and a
- * disagreeing generation_config.json are refused by name, nothing written. */
+/* tokenizer_config.json (and generation_config.json) choose the end token
+ * and add_bos_token the BOS: exact ids; a name that is no special token and
+ * a disagreeing generation_config.json are refused by name, nothing written. */
 static void tokenizer_configs(void)
 {
     char d[600], o[600], cfg[600], gen[600];
@@ -670,6 +670,14 @@ static void tokenizer_configs(void)
         CHECK(!strcmp(ends, good[i].ends), "config %zu: end tokens %s, want %s", i, ends,
               good[i].ends);
     }
+    /* add_bos_token: prompts begin with bos_token */
+    static const char bos_cfg[] = "{\"eos_token\": \"<|im_end|>\", \"bos_token\": "
+                                  "\"<|im_start|>\", \"add_bos_token\": true}";
+    unlink(gen);
+    CHECK(write_file(cfg, bos_cfg, strlen(bos_cfg)), "write");
+    CHECK_OK(ngpt_import_hf(d, NULL, o));
+    CHECK(tokenizer_of(o).bos_id == V - 3 && end_id_of(o) == V - 2,
+          "add_bos_token: BOS %d, want %d", (int)tokenizer_of(o).bos_id, V - 3);
     /* generation ends at any of them, by default: a logit bias makes the
      * second end token (<|im_end|>, 298) the likeliest after a few tokens */
     unlink(cfg), unlink(gen);
@@ -701,8 +709,8 @@ static void tokenizer_configs(void)
     static const struct { const char *cfg, *gen, *needle; ngpt_status st; } bad[] = {
         {"{\"eos_token\": \"</s>\"}", NULL, "eos_token \"</s>\" is not a special token",
          NGPT_ERR_BAD_FORMAT},
-        {"{\"eos_token\": \"<|im_end|>\", \"bos_token\": \"<|im_start|>\", \"add_bos_token\": "
-         "true}", NULL, "add_bos_token=true", NGPT_ERR_UNSUPPORTED},
+        {"{\"bos_token\": \"</s>\", \"add_bos_token\": true}", NULL,
+         "bos_token \"</s>\" is not a special token", NGPT_ERR_BAD_FORMAT},
         {"{\"eos_token\": \"<|im_end|>\"}", "{\"eos_token_id\": 299}", "is not among", NGPT_ERR_BAD_FORMAT},
         {NULL, "{\"eos_token_id\": 5}", "eos_token_id 5 is not a special token", NGPT_ERR_BAD_FORMAT},
         {"{\"eos_token\": 7}", NULL, "eos_token is neither a string", NGPT_ERR_BAD_FORMAT},

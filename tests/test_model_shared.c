@@ -144,6 +144,7 @@ static void from_memory(int k)
 
 typedef struct job {
     const ngpt_model *m;
+    const ngpt_adapter *ad;     /* applied at scale 0.5 * salt, or NULL */
     int salt;
     int32_t out[N_GEN];
     int32_t n;
@@ -156,9 +157,15 @@ static void *generate(void *arg)
     job *j = arg;
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
     s.threads = 1 + j->salt % 2;
+    s.adapter_rank = j->ad ? 8 : 0;
     ngpt_context *ctx = NULL;
     j->st = ngpt_context_init(&ctx, j->m, NULL, &s, NULL, 0);
     if (j->st) return NULL;
+    const float scale = 0.5f * (float)j->salt;
+    if (j->ad && (j->st = ngpt_context_adapters_set(ctx, &j->ad, &scale, 1))) {
+        ngpt_context_free(ctx);
+        return NULL;
+    }
     ngpt_generate_config gc = ngpt_generate_config_default();
     gc.max_tokens = N_GEN;
     gc.sampler.temperature = 0.9f;
@@ -172,18 +179,55 @@ static void *generate(void *arg)
     return NULL;
 }
 
+/* An adapter of m whose B is not zero: one AdamW step of a new one. */
+static ngpt_adapter *trained_adapter(ngpt_model *m)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ngpt_shared_%d.lora", (int)getpid());
+    ngpt_lora_config lc = ngpt_lora_config_default();
+    CHECK_OK(ngpt_lora_config_set(&lc, "targets=all-linear"));
+    ngpt_adapter *ad = NULL, *file = NULL;
+    CHECK_OK(ngpt_adapter_create(&ad, m, &lc, 5));
+    ngpt_shape s = ngpt_shape_default(NGPT_MODE_TRAIN);
+    s.batch = 1, s.seq = N_TOK, s.adapter = ad;
+    ngpt_context *t = NULL;
+    if (ad) CHECK_OK(ngpt_context_init(&t, m, NULL, &s, NULL, 0));
+    if (t) {
+        int32_t tok[N_TOK], tgt[N_TOK];
+        tokens_of(tok, N_TOK, 1);
+        tokens_of(tgt, N_TOK, 2);
+        ngpt_optim_config o = ngpt_optim_config_default();
+        CHECK_OK(ngpt_context_forward(t, tok, 1, N_TOK, tgt, NULL));
+        CHECK_OK(ngpt_context_backward(t));
+        CHECK_OK(ngpt_context_optim_step(t, &o, 0.05f, NULL));
+        CHECK_OK(ngpt_context_save(t, path));
+        CHECK_OK(ngpt_adapter_open(&file, path));
+        remove(path);
+    }
+    ngpt_context_free(t);
+    CHECK_OK(ngpt_adapter_close(ad));
+    return file;
+}
+
+/* Contexts generating on their own threads at once, every other one with
+ * an adapter at its own scale, give what each gives alone. */
 static void threads_share(int k)
 {
     ngpt_model *m = NULL;
     CHECK_OK(ngpt_model_open(&m, paths[k]));
     if (!m) return;
+    ngpt_adapter *ad = trained_adapter(m);
     job alone[N_THREADS], together[N_THREADS];
     for (int i = 0; i < N_THREADS; i++) {
-        alone[i] = (job){.m = m, .salt = i};
+        alone[i] = (job){.m = m, .ad = i % 2 ? ad : NULL, .salt = i};
         together[i] = alone[i];
         generate(&alone[i]);
         CHECK_OK(alone[i].st);
     }
+    job plain = {.m = m, .salt = 3};       /* salt 3 without its adapter */
+    generate(&plain);
+    CHECK(ad && plain.n > 0 && memcmp(plain.out, alone[3].out, sizeof plain.out) != 0,
+          "%s: the adapter changed nothing", kinds[k]);
     pthread_t th[N_THREADS];
     for (int i = 0; i < N_THREADS; i++)
         CHECK(pthread_create(&th[i], NULL, generate, &together[i]) == 0, "thread %d", i);
@@ -194,6 +238,7 @@ static void threads_share(int k)
               !memcmp(together[i].out, alone[i].out, (size_t)alone[i].n * sizeof(int32_t)),
               "%s: context %d on its own thread generated other tokens", kinds[k], i);
     }
+    CHECK_OK(ngpt_adapter_close(ad));
     CHECK_OK(ngpt_model_close(m));
 }
 

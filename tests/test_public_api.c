@@ -114,7 +114,7 @@ static void planning(void)
     REJECTS(ngpt_context_arena_size(NULL, NULL, &s, &bytes), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_context_arena_size(NULL, &c, &s, NULL), NGPT_ERR_NULL_ARG);
     ngpt_shape reserved = s;
-    reserved.reserved[3] = 1;           /* a field of a newer header */
+    reserved.reserved[2] = 1;           /* a field of a newer header */
     const ngpt_shape bad[] = {
         reserved,
         {.mode = (ngpt_mode)7, .batch = 1, .threads = 1},
@@ -128,6 +128,9 @@ static void planning(void)
         {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .draft_tokens = -1},
         {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .draft_tokens = NGPT_DRAFT_TOKENS_MAX + 1},
         {.mode = NGPT_MODE_TRAIN, .batch = 1, .threads = 1, .draft_tokens = 1},
+        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .grammar_depth = -1},
+        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .grammar_depth = NGPT_GRAMMAR_DEPTH_MAX + 1},
+        {.mode = NGPT_MODE_TRAIN, .batch = 1, .threads = 1, .grammar_depth = 8},
     };
     ngpt_context *ctx = (ngpt_context *)&c;     /* must be overwritten with NULL on failure */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -668,6 +671,48 @@ static void generation_functions(ngpt_context *infer, ngpt_context *train)
 
 /* ---- the tokenizer */
 
+static void grammar_functions(ngpt_context *infer)
+{
+    ngpt_grammar *g = NULL;
+    const char *text;
+    size_t len;
+    REJECTS(ngpt_grammar_parse(NULL, NULL, "root ::= \"a\"", 12), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grammar_parse(&g, NULL, NULL, 4), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grammar_parse(&g, NULL, "root ::= (", 10), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_grammar_parse(&g, NULL, "root ::= x", 10), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_grammar_from_json_schema(NULL, NULL, "{}", 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grammar_from_json_schema(&g, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_grammar_from_json_schema(&g, NULL, "{\"type\":", 8), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_grammar_from_json_schema(&g, NULL, "{\"not\":{}}", 10), NGPT_ERR_UNSUPPORTED);
+    REJECTS(ngpt_grammar_text(NULL, &text, &len), NGPT_ERR_NULL_ARG);
+    ngpt_grammar_free(NULL);
+    CHECK_OK(ngpt_grammar_from_json_schema(&g, NULL, "{\"type\":\"integer\"}", 18));
+    REJECTS(ngpt_grammar_text(g, NULL, &len), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_grammar_text(g, &text, &len));
+    CHECK(len > 0 && strlen(text) == len && !strncmp(text, "root ::= ", 9), "text: %s", text);
+    /* a grammar of another vocabulary than the context's */
+    ngpt_tokenizer_train_config tc = ngpt_tokenizer_train_config_default();
+    tc.vocab_size = 300;
+    static const char corpus[] = "some text to learn a few merges from, some text again";
+    const void *texts[1] = {corpus};
+    size_t sizes[1] = {sizeof corpus - 1};
+    ngpt_tokenizer *tok = NULL;
+    ngpt_grammar *other = NULL;
+    CHECK_OK(ngpt_tokenizer_train(&tok, &tc, texts, sizes, 1));
+    CHECK_OK(ngpt_grammar_parse(&other, tok, "root ::= \"a\"", 12));
+    int32_t prompt[1] = {1}, out[4];
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    gc.max_tokens = 4;
+    gc.grammar = other;
+    REJECTS(ngpt_context_generate(infer, &gc, prompt, 1, out, 4, NULL, NULL, NULL),
+            NGPT_ERR_CONFIG_MISMATCH);
+    gc.grammar = g;
+    CHECK_OK(ngpt_context_generate(infer, &gc, prompt, 1, out, 4, NULL, NULL, NULL));
+    ngpt_grammar_free(other);
+    ngpt_grammar_free(g);
+    ngpt_tokenizer_free(tok);
+}
+
 static void tokenizer_functions(const char *path)
 {
     ngpt_tokenizer_train_config cfg = ngpt_tokenizer_train_config_default(), c;
@@ -825,8 +870,12 @@ static void model_tokenizer_functions(ngpt_context *infer)
         REJECTS(ngpt_data_tokenize(d, tok, 60), NGPT_ERR_BAD_ARG);   /* splits shorter than a window */
         CHECK(ngpt_data_token_counts(d, &a, &b) == NGPT_OK && a + b == sizeof text - 1,
               "a refused tokenization leaves bytes (%zu + %zu)", a, b);
+        REJECTS(ngpt_data_tokenize_chat(NULL, tok, 4), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_tokenize_chat(d, NULL, 4), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_tokenize_chat(d, tok, 0), NGPT_ERR_BAD_ARG);
         CHECK_OK(ngpt_data_tokenize(d, tok, 4));
         REJECTS(ngpt_data_tokenize(d, tok, 4), NGPT_ERR_BAD_ARG);    /* already tokens */
+        REJECTS(ngpt_data_tokenize_chat(d, tok, 4), NGPT_ERR_BAD_ARG);
         REJECTS(ngpt_data_text(NULL, NGPT_SPLIT_TRAIN, &bytes, &a), NGPT_ERR_NULL_ARG);
         REJECTS(ngpt_data_text(d, NGPT_SPLIT_TRAIN, NULL, &a), NGPT_ERR_NULL_ARG);
         REJECTS(ngpt_data_text(d, NGPT_SPLIT_TRAIN, &bytes, NULL), NGPT_ERR_NULL_ARG);
@@ -902,6 +951,54 @@ static void import_functions(const char *path)
     CHECK(cfg.d_model == ngpt_config_default().d_model, "a refused config leaves *cfg as it was");
 }
 
+/* LoRA: the config's checks, adapters from nothing, and contexts that
+ * cannot apply them (test_lora.c tests the rest). */
+static void lora_functions(ngpt_context *infer, ngpt_context *train)
+{
+    ngpt_lora_config lc = ngpt_lora_config_default();
+    CHECK_STATUS(ngpt_lora_config_validate(NULL), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_lora_config_set(NULL, "r=4"), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_lora_config_set(&lc, "r=4x"), NGPT_ERR_BAD_ARG);
+    ngpt_adapter *ad = (ngpt_adapter *)&lc;
+    CHECK_STATUS(ngpt_adapter_create(&ad, NULL, &lc, 1), NGPT_ERR_NULL_ARG);
+    CHECK(ad == NULL, "a failed create clears *ad");
+    CHECK_STATUS(ngpt_adapter_create(NULL, NULL, &lc, 1), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_adapter_open(&ad, "/nonexistent/x.lora"), NGPT_ERR_IO);
+    CHECK_STATUS(ngpt_adapter_open_mem(&ad, "NGPTCKPT", 8), NGPT_ERR_BAD_FORMAT);
+    CHECK_STATUS(ngpt_adapter_open_mem(NULL, "NGPTCKPT", 8), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_adapter_close(NULL));
+    CHECK_STATUS(ngpt_adapter_lora_config(NULL, &lc), NGPT_ERR_NULL_ARG);
+    ngpt_train_state ts;
+    CHECK_STATUS(ngpt_adapter_train_state(NULL, &ts), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_adapter_save(NULL, "/tmp/x.lora"), NGPT_ERR_NULL_ARG);
+    ngpt_adapter_info info;
+    CHECK_STATUS(ngpt_adapter_describe(NULL, &info), NGPT_ERR_NULL_ARG);
+    char text[8] = "x";
+    ngpt_lora_config_format(NULL, text, sizeof text);
+    CHECK(text[0] == '\0', "a NULL config formats as the empty string");
+    ngpt_lora_config_format(&lc, NULL, 0);      /* no buffer: nothing written, no crash */
+    ngpt_lora_config_format(&lc, text, sizeof text);
+    CHECK(strlen(text) == sizeof text - 1, "a short buffer is filled and NUL-terminated: %s", text);
+    const float one = 1.0f;
+    CHECK_STATUS(ngpt_context_adapters_set(NULL, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_adapters_set(infer, NULL, &one, 1), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_adapters_set(infer, NULL, NULL, -1), NGPT_ERR_BAD_ARG);
+    CHECK_STATUS(ngpt_context_adapters_set(train, NULL, NULL, 0), NGPT_ERR_WRONG_MODE);
+    CHECK_OK(ngpt_context_adapters_set(infer, NULL, NULL, 0));
+    CHECK_STATUS(ngpt_context_adapters_merge(NULL, NULL, NULL, 0), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_adapters_merge(infer, NULL, &one, 1), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_context_adapters_merge(infer, NULL, NULL, NGPT_ADAPTERS_MAX + 1),
+                 NGPT_ERR_BAD_ARG);
+    const ngpt_adapter *none[1] = {NULL};
+    CHECK_STATUS(ngpt_context_adapters_merge(train, none, &one, 1), NGPT_ERR_NULL_ARG);
+    CHECK_OK(ngpt_context_adapters_merge(infer, NULL, NULL, 0));     /* nothing merged */
+    ad = (ngpt_adapter *)&lc;
+    CHECK_STATUS(ngpt_import_peft(&ad, NULL, "/tmp"), NGPT_ERR_NULL_ARG);
+    CHECK(ad == NULL, "a failed import clears *ad");
+    CHECK_STATUS(ngpt_import_peft(NULL, NULL, "/tmp"), NGPT_ERR_NULL_ARG);
+    CHECK_STATUS(ngpt_adapter_export_peft(NULL, NULL, "/tmp/x"), NGPT_ERR_NULL_ARG);
+}
+
 static void *hook_user;
 
 static void hook(const char *file, int line, const char *message, void *user)
@@ -948,6 +1045,8 @@ static void struct_sizes(void)
         {"ngpt_tokenizer_info", sizeof(ngpt_tokenizer_info), 128, 128},
         {"ngpt_import_options", sizeof(ngpt_import_options), 128, 100},
         {"ngpt_hf_tokenizer_config", sizeof(ngpt_hf_tokenizer_config), 576, 576},
+        {"ngpt_lora_config", sizeof(ngpt_lora_config), 96, 96},
+        {"ngpt_adapter_info", sizeof(ngpt_adapter_info), 320, 320},
         {"ngpt_chat_message", sizeof(ngpt_chat_message), 64, 64},
         {"ngpt_template_options", sizeof(ngpt_template_options), 112, 112},
     };
@@ -1103,7 +1202,9 @@ int main(void)
         fputs("some training text, long enough for a few windows of four bytes", f);
         fclose(f);
         training_functions(train, infer, path);
+        lora_functions(infer, train);
         generation_functions(infer, train);
+        grammar_functions(infer);
         session_functions(infer, train, path);
         abort_callback(infer);
     }

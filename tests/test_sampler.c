@@ -16,7 +16,7 @@ static int survivors(const ngpt_sampler *s, const float *logits, const int32_t *
                      int32_t *ids, float *probs)
 {
     float *z = ctx->plan.samp.z;
-    CHECK_OK(ngpt_sampler_adjust(ctx, s, logits, recent, nr, z));
+    CHECK_OK(ngpt_sampler_adjust(ctx, s, logits, recent, nr, NULL, z));
     int32_t n = 0;
     ngpt_sampler_filter(ctx, s, z, &n);
     for (int i = 0; i < n; i++) {

@@ -19,20 +19,9 @@
 
 #include "alloc_count.h"
 #include "test.h"
+#include "tok_ref.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
-
-/* ------------------------------------------------------------ randomness */
-
-static uint64_t rng_state = 0x853c49e6748fea9bull;
-static uint64_t rnd(void)                      /* splitmix64 */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static size_t rnd_below(size_t n) { return (size_t)(rnd() % n); }
 
 /* Appends a random "character" of text: ASCII of every class, multi-byte
  * letters, numbers and spaces, apostrophes, and bytes that are not UTF-8. */
@@ -75,30 +64,6 @@ static size_t rnd_text(uint8_t *out, size_t n)
 
 /* --------------------------------------------- the reference pre-tokenizer */
 
-/* The classes, ASCII written out here, the rest from the generated table. */
-static int ref_class(const uint8_t *t, size_t n, size_t i, size_t *len)
-{
-    uint32_t cp;
-    *len = ngpt_utf8_decode(t + i, n - i, &cp);
-    if (*len == 0) {
-        *len = 1;
-        return NGPT_UC_O;
-    }
-    if (cp >= 0x80) return ngpt_unicode_class(cp);
-    if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z')) return NGPT_UC_L;
-    if (cp >= '0' && cp <= '9') return NGPT_UC_N;
-    if (cp == ' ' || (cp >= '\t' && cp <= '\r')) return NGPT_UC_S;
-    return NGPT_UC_O;
-}
-
-/* The end of X+ from i (i itself when no X there). */
-static size_t ref_plus(const uint8_t *t, size_t n, size_t i, int cls)
-{
-    size_t len;
-    while (i < n && ref_class(t, n, i, &len) == cls) i += len;
-    return i;
-}
-
 /* The match at i of 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+|
  * ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ : each alternative in turn, each with
  * its own backtracking. */
@@ -112,16 +77,16 @@ static size_t ref_match(const uint8_t *t, size_t n, size_t i)
     const int cls[3] = {NGPT_UC_L, NGPT_UC_N, NGPT_UC_O};
     for (int k = 0; k < 3; k++) {
         if (t[i] == ' ') {                      /* " ?" takes the space first */
-            size_t e = ref_plus(t, n, i + 1, cls[k]);
+            size_t e = ref_plus(t, n, i + 1, cls[k], false);
             if (e > i + 1) return e;
         }
-        size_t e = ref_plus(t, n, i, cls[k]);   /* then without it */
+        size_t e = ref_plus(t, n, i, cls[k], false);   /* then without it */
         if (e > i) return e;
     }
     size_t ends[4096], n_ends = 0, j = i, len;  /* \s+(?!\S): longest first */
-    while (j < n && ref_class(t, n, j, &len) == NGPT_UC_S && n_ends < 4096) j += len, ends[n_ends++] = j;
+    while (j < n && ref_class(t, n, j, &len, false) == NGPT_UC_S && n_ends < 4096) j += len, ends[n_ends++] = j;
     for (size_t k = n_ends; k-- > 0;)
-        if (ends[k] == n || ref_class(t, n, ends[k], &len) == NGPT_UC_S) return ends[k];
+        if (ends[k] == n || ref_class(t, n, ends[k], &len, false) == NGPT_UC_S) return ends[k];
     if (n_ends) return ends[n_ends - 1];        /* \s+ */
     return i + 1;                               /* unreachable: every character matches */
 }

@@ -1,20 +1,20 @@
 #!/bin/sh
-# deps.sh — makes sure SLEEF, xxHash and cJSON headers are visible to $CC.
+# deps.sh — makes sure SLEEF, xxHash, cJSON and utf8proc headers are visible to $CC.
 # Installs them with the system's package manager when it can (apt-get on
 # Debian/Ubuntu/Raspberry Pi OS, brew on macOS); otherwise prints the exact
 # command to run and fails.
 CC=${CC:-cc}
 probe() {
-    printf '#include <math.h>\n#include <sleef.h>\n#include <xxhash.h>\n#include <cjson/cJSON.h>\nint main(void){return 0;}\n' |
+    printf '#include <math.h>\n#include <sleef.h>\n#include <xxhash.h>\n#include <cjson/cJSON.h>\n#include <utf8proc.h>\nint main(void){return 0;}\n' |
         $CC $NGPT_DEPS_CPPFLAGS -E -x c - >/dev/null 2>&1
 }
 probe && exit 0
 
 machine=$($CC -dumpmachine 2>/dev/null)
 if [ "$(uname -s)" = Darwin ]; then
-    cmd="brew install sleef xxhash cjson"
+    cmd="brew install sleef xxhash cjson utf8proc"
     if command -v brew >/dev/null 2>&1; then
-        echo "deps: installing SLEEF, xxHash and cJSON: $cmd"
+        echo "deps: installing SLEEF, xxHash, cJSON and utf8proc: $cmd"
         $cmd && exit 0
     fi
 elif command -v apt-get >/dev/null 2>&1; then
@@ -23,7 +23,7 @@ elif command -v apt-get >/dev/null 2>&1; then
         aarch64-linux-gnu) suffix=:arm64 ;;
         arm-linux-gnueabihf) suffix=:armhf ;;
     esac
-    pkgs="libsleef-dev$suffix libxxhash-dev$suffix libcjson-dev$suffix"
+    pkgs="libsleef-dev$suffix libxxhash-dev$suffix libcjson-dev$suffix libutf8proc-dev$suffix"
     prep=
     [ -n "$suffix" ] && prep="dpkg --add-architecture ${suffix#:} && "
     cmd="${prep}apt-get update && apt-get install -y $pkgs"
@@ -41,8 +41,8 @@ elif command -v apt-get >/dev/null 2>&1; then
     fi
     cmd="sudo sh -c '$cmd'"
 else
-    cmd="install SLEEF (>= 3.5), xxHash (>= 0.8) and cJSON (>= 1.7.13) development packages"
+    cmd="install SLEEF (>= 3.5), xxHash (>= 0.8), cJSON (>= 1.7.13) and utf8proc (>= 2.1) development packages"
 fi
-echo "deps: SLEEF, xxHash or cJSON headers are missing for $CC ($machine)." >&2
+echo "deps: SLEEF, xxHash, cJSON or utf8proc headers are missing for $CC ($machine)." >&2
 echo "deps: run: $cmd" >&2
 exit 1

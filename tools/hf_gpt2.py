@@ -243,11 +243,13 @@ def bf16_widen(bits):
 
 
 def write_safetensors(path, tensors, dtype):
-    """tensors: name -> float32 array, written as dtype (F32 or BF16), in the
-    given order, offsets from the start of the data."""
+    """tensors: name -> float32 array, written as dtype (F32, BF16 or F16,
+    each rounded to nearest even), in the given order, offsets from the
+    start of the data."""
     header, blobs, off = {}, [], 0
     for name, a in tensors.items():
-        raw = (bf16_round(a) if dtype == "BF16" else np.ascontiguousarray(a, dtype="<f4")).tobytes()
+        raw = (bf16_round(a) if dtype == "BF16" else
+               np.ascontiguousarray(a, dtype="<f2" if dtype == "F16" else "<f4")).tobytes()
         header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
         blobs.append(raw)
         off += len(raw)

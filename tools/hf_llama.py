@@ -232,12 +232,17 @@ def main(argv=None):
         write_hf_dir(a.dir, cfg, random_weights(cfg, a.seed), hf_gpt2.make_bpe(a.vocab), a.dtype)
         print(f"wrote {a.dir}: {json.dumps({k: cfg[k] for k in ('hidden_size', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'vocab_size', 'tie_word_embeddings')})}, {a.dtype}")
         return 0
-    model = load_reference(a.dir)
-    ids = [int(x) for x in a.tokens.split(",")]
-    last = model.logits(ids)[-1]
-    print("greedy ids:", " ".join(map(str, model.greedy(ids, a.greedy))))
-    print("top logits:", " ".join(f"{i}:{last[i]:.6f}" for i in np.argsort(-last, kind="stable")[:5]))
+    report(load_reference(a.dir), a.tokens, a.greedy)
     return 0
+
+
+def report(model, tokens, greedy):
+    """`run`'s lines: a reference's greedy ids after tokens ("1,2,3") and its
+    last position's top logits."""
+    ids = [int(x) for x in tokens.split(",")]
+    last = model.logits(ids)[-1]
+    print("greedy ids:", " ".join(map(str, model.greedy(ids, greedy))))
+    print("top logits:", " ".join(f"{i}:{last[i]:.6f}" for i in np.argsort(-last, kind="stable")[:5]))
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ Contents:
   SharedModel(path): a checkpoint opened once, its weights held once;
       context(batch=1, seq=0, threads=1) -> a Model on them (one per thread,
       say), each giving what a Model of its own gives.
-  Model(path, batch=1, seq=0, threads=1)
-      a checkpoint opened for inference (close(), `with`, or garbage collection).
+  Model(path, batch=1, seq=0, threads=1, adapters=())
+      a checkpoint opened for inference (close(), `with`, or garbage collection),
+      with LoRA adapters applied (set_adapters([path | Adapter | (either, scale)])).
       tokenize / detokenize / token_bytes: text <-> token ids (the model's
           tokenizer, or bytes for a byte-level model);
       generate(prompt, max_tokens, **sampler) -> iterator of str pieces;
@@ -35,7 +36,11 @@ Contents:
       turns in `ngpt chat`'s template (ChatML for a tokenizer with <|im_start|>
       and <|im_end|>, else plain); say(line) streams the reply, reply(line) joins it.
   finetune(model_path, out_path, text|path, steps, ...) -> losses, with a
-      progress(step, loss) callback.
+      progress(step, loss) callback; lora=... trains a LoRA adapter of the model
+      instead (the model frozen), adapter=... goes on training one.
+  Adapter(path): a LoRA adapter file opened once (config, rank, info), shared by
+      Models; lora_config(spec) -> LoraConfig from "r=16 targets=q_proj,v_proj" or
+      a dict.
   checksum_bytes(data) -> XXH3-64 of bytes.
   Error: every failure of the C library, str(e) = ngpt_last_error()'s sentence,
       e.status / e.status_name its ngpt_status. Wrong Python types raise
@@ -47,14 +52,15 @@ this package, then in the source tree's build/, then the system's
 (`make install`). The GIL is released during every C call: a UI thread stays
 live while a model generates (generation itself runs in a worker thread).
 """
-from ._lib import Error, NGPT_LOGITS_ALL as LOGITS_ALL, lib as _lib
+from ._lib import Error, LoraConfig, NGPT_LOGITS_ALL as LOGITS_ALL, lib as _lib
 from .chat import Chat
+from .lora import Adapter, lora_config
 from .model import Model, SharedModel
 from .progress import STAGES
 from .train import finetune
 
 __all__ = ["Model", "SharedModel", "Chat", "Error", "finetune", "checksum_bytes", "build_info",
-           "version", "STAGES", "LOGITS_ALL"]
+           "version", "STAGES", "LOGITS_ALL", "Adapter", "lora_config", "LoraConfig"]
 
 
 def checksum_bytes(data):

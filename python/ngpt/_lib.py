@@ -52,6 +52,7 @@ NGPT_MODE_INFER, NGPT_MODE_TRAIN = 0, 1
 NGPT_CONTEXT_EXACT, NGPT_CONTEXT_SHIFT = 0, 1
 NGPT_LOGITS_ALL = -1
 NGPT_END_TOKENS_MAX = 8
+NGPT_ADAPTERS_MAX = 8
 
 
 class Config(Structure):
@@ -68,7 +69,9 @@ class Config(Structure):
 class Shape(Structure):
     _fields_ = [("mode", c_int), ("batch", c_int32), ("seq", c_int32), ("trace", c_int),
                 ("threads", c_int32), ("logits_rows", c_int32), ("draft_tokens", c_int32),
-                ("reserved", c_uint32 * 9)]
+                ("adapter_rank", c_int32), ("adapter", c_void_p), ("recompute", c_int32),
+                ("loss_chunk", c_int32), ("grammar_depth", c_int32),
+                ("reserved", c_uint32 * (5 - ctypes.sizeof(c_void_p) // 4))]
 
 
 class Sampler(Structure):
@@ -92,7 +95,8 @@ class GenerateConfig(Structure):
                 ("beam_width", c_int32), ("length_penalty", c_float),
                 ("on_prefilled", PREFILLED_FN), ("keep_cache", c_bool),
                 ("first_draw", c_uint64), ("draft", c_void_p), ("lookup", c_int32),
-                ("draft_tokens", c_int32), ("reserved", c_uint32 * 24)]
+                ("draft_tokens", c_int32), ("grammar", c_void_p),
+                ("reserved", c_uint32 * (24 - ctypes.sizeof(c_void_p) // 4))]
 
 
 class GenerateResult(Structure):
@@ -113,7 +117,28 @@ class TokenizerInfo(Structure):
     _fields_ = [("n_tokens", c_int32), ("n_merges", c_int32), ("n_special", c_int32),
                 ("end_id", c_int32), ("pad_id", c_int32), ("max_token_bytes", c_int32),
                 ("pretok", c_int), ("rule", c_int), ("checksum", c_uint64), ("bos_id", c_int32),
-                ("n_end_tokens", c_int32), ("reserved", c_uint32 * 19)]
+                ("n_end_tokens", c_int32), ("normalizer", c_int), ("ignore_merges", c_bool),
+                ("split_special", c_bool), ("reserved", c_uint32 * 17)]
+
+
+class LoraConfig(Structure):
+    _fields_ = [("rank", c_int32), ("alpha", c_float), ("rslora", c_bool), ("targets", c_uint32),
+                ("layers", c_uint64), ("dropout", c_float), ("reserved", c_uint32 * 17)]
+
+    def __str__(self):
+        """ngpt_lora_config_format's words: "r=8 alpha=16 targets=q_proj,v_proj"."""
+        buf = ctypes.create_string_buffer(256)
+        lib.ngpt_lora_config_format(ctypes.byref(self), buf, 256)
+        return buf.value.decode()
+
+    def __repr__(self):
+        return "<ngpt.LoraConfig %s>" % self
+
+
+class AdapterInfo(Structure):
+    _fields_ = [("config", Config), ("base", c_uint64), ("floats", c_uint64), ("steps", c_uint64),
+                ("modules", c_uint32), ("layers", c_int32), ("scale", c_float),
+                ("reserved", c_uint32 * 7)]
 
 
 _PTR_WORDS = ctypes.sizeof(c_void_p) // 4
@@ -185,6 +210,10 @@ _PROTOS = {
     "ngpt_context_generate": (_S, [c_void_p, P(GenerateConfig), P(c_int32), c_int32, P(c_int32),
                                  c_int32, TOKEN_FN, c_void_p, P(GenerateResult)]),
     "ngpt_stop_reason_string": (c_char_p, [c_int]),
+    "ngpt_grammar_parse": (_S, [P(c_void_p), c_void_p, c_char_p, c_size_t]),
+    "ngpt_grammar_from_json_schema": (_S, [P(c_void_p), c_void_p, c_char_p, c_size_t]),
+    "ngpt_grammar_text": (_S, [c_void_p, P(c_char_p), P(c_size_t)]),
+    "ngpt_grammar_free": (None, [c_void_p]),
     "ngpt_context_cache_clear": (_S, [c_void_p, c_int32]),
     "ngpt_context_cache_len": (_S, [c_void_p, c_int32, P(c_int32)]),
     "ngpt_context_cache_save": (_S, [c_void_p, c_int32, c_char_p]),
@@ -200,6 +229,16 @@ _PROTOS = {
     "ngpt_context_optim_reset": (_S, [c_void_p]),
     "ngpt_context_train_step": (_S, [c_void_p, P(OptimConfig), c_void_p, c_uint64, c_int32,
                                      c_int32, P(c_float), P(c_float), P(c_float)]),
+    "ngpt_lora_config_default": (LoraConfig, []),
+    "ngpt_lora_config_set": (_S, [P(LoraConfig), c_char_p]),
+    "ngpt_lora_config_format": (None, [P(LoraConfig), c_char_p, c_size_t]),
+    "ngpt_adapter_create": (_S, [P(c_void_p), c_void_p, P(LoraConfig), c_uint64]),
+    "ngpt_adapter_open": (_S, [P(c_void_p), c_char_p]),
+    "ngpt_adapter_close": (_S, [c_void_p]),
+    "ngpt_adapter_lora_config": (_S, [c_void_p, P(LoraConfig)]),
+    "ngpt_adapter_describe": (_S, [c_void_p, P(AdapterInfo)]),
+    "ngpt_adapter_save": (_S, [c_void_p, c_char_p]),
+    "ngpt_context_adapters_set": (_S, [c_void_p, P(c_void_p), P(c_float), c_int32]),
 }
 for _name, (_res, _args) in _PROTOS.items():
     _fn = getattr(lib, _name)
@@ -222,6 +261,52 @@ def check(status):
     the message is per thread)."""
     if status != NGPT_OK:
         raise Error(status, lib.ngpt_last_error().decode("utf-8", "replace"))
+
+
+class Handle:
+    """A C object the binding opened (a model, an adapter): _h, freed by close()
+    (idempotent; an Error when the library refuses, e.g. while contexts use it),
+    a `with` block or garbage collection. Subclasses name _free (the library's
+    function) and _what (for messages)."""
+    _h = None
+    _what = "object"
+
+    @staticmethod
+    def _free(handle):
+        raise NotImplementedError
+
+    def _open(self, opener, path):
+        """self._h from opener(&handle, path) (ngpt_model_open, ngpt_adapter_open)."""
+        h = c_void_p()
+        check(opener(ctypes.byref(h), fspath(path)))
+        self._h = h
+        return h
+
+    def close(self):
+        if self._h is not None:
+            check(type(self)._free(self._h))
+            self._h = None
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def _live(self):
+        if self._h is None:
+            raise ValueError("ngpt.%s: the %s is closed" % (type(self).__name__, self._what))
+        return self._h
+
+    def __enter__(self):
+        self._live()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if self._h is not None:
+            type(self)._free(self._h)   # what used it held references: nothing is left
+            self._h = None
 
 
 def fspath(path):

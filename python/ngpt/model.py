@@ -1,15 +1,17 @@
 """ngpt.SharedModel: a checkpoint opened once; ngpt.Model: an inference context on it."""
 import codecs
+import json
 import ctypes
 import math
 import queue
 import threading
 from ctypes import POINTER, byref, c_char_p, c_float, c_int32, c_size_t, c_uint64, c_void_p
 
-from ._lib import (ChatMessage, GenerateConfig, GenerateResult, Config, NGPT_CONTEXT_EXACT,
+from ._lib import (ChatMessage, GenerateConfig, GenerateResult, Config, Handle, NGPT_CONTEXT_EXACT,
                    NGPT_THINKING_DEFAULT, NGPT_THINKING_OFF, NGPT_THINKING_ON,
                    NGPT_CONTEXT_SHIFT, NGPT_LOGITS_ALL, NGPT_MODE_INFER, PREFILLED_FN, Shape,
                    TOKEN_FN, TokenizerInfo, check, fspath, lib)
+from .lora import adapter_list
 from .progress import progress_callback
 
 try:
@@ -21,6 +23,14 @@ _SAMPLER_KEYS = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty",
                  "repeat_window", "seed")
 
 
+def _set_adapters(ctx, applied):
+    """ngpt_context_adapters_set of [(Adapter, scale)] on ctx."""
+    n = len(applied)
+    ads = (c_void_p * max(n, 1))(*[a._live().value for a, _ in applied])
+    scales = (c_float * max(n, 1))(*[s for _, s in applied])
+    check(lib.ngpt_context_adapters_set(ctx, ads, scales, n))
+
+
 def _ints(values, what):
     values = list(values)
     for v in values:
@@ -29,12 +39,13 @@ def _ints(values, what):
     return (c_int32 * max(len(values), 1))(*values), len(values)
 
 
-class SharedModel:
+class SharedModel(Handle):
     """A checkpoint opened once (ngpt_model_open): read, verified and mapped a
     single time, its weights held once for every context made from it.
 
     SharedModel(path) opens it; context(batch=1, seq=0, threads=1,
-    logits_rows=0, draft_tokens=0) makes a Model on its weights (activations, KV cache and scratch only), as many as
+    logits_rows=0, draft_tokens=0, adapters=(), adapter_rank=0) makes a Model on its
+    weights (activations, KV cache and scratch only), as many as
     wanted, each usable from its own thread. The weights are read only and
     shared, so contexts give exactly what a Model(path) of their own gives.
     close() (or `with`, or garbage collection once no context refers to it)
@@ -42,53 +53,29 @@ class SharedModel:
     contexts first).
     """
 
+    _what = "model"
+    _free = lib.ngpt_model_close
+
     def __init__(self, path):
-        self._m = None
-        m = c_void_p()
-        check(lib.ngpt_model_open(byref(m), fspath(path)))
-        self._m = m
+        m = self._open(lib.ngpt_model_open, path)
         cfg = Config()
         check(lib.ngpt_model_config(m, byref(cfg)))
         self.config = cfg
         self.path = path
 
-    def context(self, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0):
+    def context(self, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0, adapters=(),
+                adapter_rank=0):
         """An inference context (a Model) on these weights."""
         return Model(self, batch=batch, seq=seq, threads=threads, logits_rows=logits_rows,
-                     draft_tokens=draft_tokens)
-
-    def close(self):
-        """Frees the model. Idempotent; Error while contexts made from it are open."""
-        if self._m is not None:
-            check(lib.ngpt_model_close(self._m))
-            self._m = None
-
-    @property
-    def closed(self):
-        return self._m is None
-
-    def _live(self):
-        if self._m is None:
-            raise ValueError("ngpt.SharedModel: the model is closed")
-        return self._m
-
-    def __enter__(self):
-        self._live()
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_m", None) is not None:
-            lib.ngpt_model_close(self._m)   # its contexts held references: none is left
-            self._m = None
+                     draft_tokens=draft_tokens, adapters=adapters, adapter_rank=adapter_rank)
 
 
-class Model:
+
+class Model(Handle):
     """A model loaded from a .ngpt checkpoint, ready to generate.
 
-    Model(path, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0)
+    Model(path, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0,
+    adapters=(), adapter_rank=0)
     opens the model file (one read) and plans an inference context on its
     weights, by default what generation needs (the C library's default
     plan): passes of at most 512 positions (seq 0; a longer prompt is
@@ -97,7 +84,10 @@ class Model:
     seq=T and logits_rows=ngpt.LOGITS_ALL plan the full forward that
     logits() over a whole text needs; logits_rows=n >= 1 keeps the last n.
     It has the tokenizer the file carries (None: a
-    byte-level model, tokens are bytes). Model(shared, ...), with a
+    byte-level model, tokens are bytes). adapters are LoRA adapters of the
+    model to apply (set_adapters: Adapters, paths, or (either, scale)); the
+    context is planned for ranks up to the largest of theirs and adapter_rank
+    (set a larger adapter_rank to apply larger ones later). Model(shared, ...), with a
     SharedModel, or shared.context(...), makes another context on weights
     already open. Close it with close() or a `with` block; garbage
     collection closes it too. Any use after close raises ValueError. Calls
@@ -106,23 +96,32 @@ class Model:
     while the C library works).
     """
 
-    def __init__(self, path, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0):
-        self._ctx = None
+    _what = "model"
+
+    def __init__(self, path, batch=1, seq=0, threads=1, logits_rows=0, draft_tokens=0,
+                 adapters=(), adapter_rank=0):
         self._tok = None
+        self._adapters, self._own_adapters = [], []
         self._lock = threading.RLock()
         self._owns = not isinstance(path, SharedModel)
         self._shared = SharedModel(path) if self._owns else path
         try:
             m = self._shared._live()
+            applied, self._own_adapters = adapter_list(adapters)
             shape = lib.ngpt_shape_default(NGPT_MODE_INFER)
             shape.batch, shape.seq, shape.threads = batch, seq, threads
             shape.logits_rows, shape.draft_tokens = logits_rows, draft_tokens
+            shape.adapter_rank = max([adapter_rank] + [a.rank for a, _ in applied])
             ctx = c_void_p()
             check(lib.ngpt_context_init(byref(ctx), m, None, byref(shape), None, 0))
-            self._ctx = ctx
+            self._h = ctx
             planned = Shape()
             check(lib.ngpt_context_shape(ctx, byref(planned)))     # the defaults resolved
             self.seq, self.logits_rows = planned.seq, planned.logits_rows
+            self.adapter_rank = planned.adapter_rank
+            if applied:
+                _set_adapters(ctx, applied)
+                self._adapters = applied
             tok = c_void_p()
             check(lib.ngpt_model_tokenizer(m, byref(tok)))   # borrowed from the model
             self._tok = tok if tok.value else None
@@ -139,27 +138,20 @@ class Model:
     def close(self):
         """Frees the context (and the model, when this Model opened it). Idempotent."""
         with self._lock:
-            if self._ctx is not None:
-                lib.ngpt_context_free(self._ctx)
-                self._ctx = None
+            if self._h is not None:
+                lib.ngpt_context_free(self._h)
+                self._h = None
             self._tok = None
+            self._adapters = []
+            for ad in self._own_adapters:   # after the context that applied them
+                ad.close()
+            self._own_adapters = []
             if self._owns and self._shared is not None:
                 self._shared.close()
             self._shared = None
 
-    @property
-    def closed(self):
-        return self._ctx is None
-
-    def __enter__(self):
-        self._live()
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __del__(self):
-        if getattr(self, "_ctx", None) is not None:
+        if self._h is not None:
             self.close()
 
     def __repr__(self):
@@ -169,10 +161,32 @@ class Model:
         lib.ngpt_config_format(byref(self.config), buf, 512)
         return "<ngpt.Model %s %s>" % (self.path, buf.value.decode())
 
-    def _live(self):
-        if self._ctx is None:
-            raise ValueError("ngpt.Model: the model is closed")
-        return self._ctx
+    # -- LoRA adapters
+    def set_adapters(self, adapters=()):
+        """Applies LoRA adapters from the next pass on, in place of the ones before:
+        each an ngpt.Adapter, a path (opened here; closed with the Model or at the next
+        set_adapters), or (either, scale), scale 1 being the adapter as trained and 0
+        leaving it out; at most 8, of this model (another raises Error) and of rank
+        <= adapter_rank. () applies none. The KV cache is emptied (it was made under
+        the adapters before): a session's generate(keep_cache=True) prefills again."""
+        applied, opened = adapter_list(adapters)
+        try:
+            with self._lock:
+                _set_adapters(self._live(), applied)
+        except BaseException:
+            for ad in opened:
+                ad.close()
+            raise
+        kept = [ad for ad in self._own_adapters if any(ad is a for a, _ in applied)]
+        for ad in self._own_adapters:
+            if not any(ad is k for k in kept):
+                ad.close()
+        self._adapters, self._own_adapters = applied, kept + opened
+
+    @property
+    def adapters(self):
+        """The applied adapters: a list of (ngpt.Adapter, scale)."""
+        return list(self._adapters)
 
     # -- text
     def tokenize(self, text):
@@ -182,10 +196,10 @@ class Model:
             self._live()
             if self._tok is None:
                 return list(data)
-            ids = (c_int32 * (len(data) + 1))()     # + a scored tokenizer's leading " "
-            n = c_size_t()
-            check(lib.ngpt_tokenizer_encode(self._tok, data, len(data), ids, len(data) + 1,
-                                            byref(n)))
+            n = c_size_t()                          # counted first: NFC may lengthen text
+            check(lib.ngpt_tokenizer_encode(self._tok, data, len(data), None, 0, byref(n)))
+            ids = (c_int32 * max(n.value, 1))()
+            check(lib.ngpt_tokenizer_encode(self._tok, data, len(data), ids, n.value, byref(n)))
             return ids[:n.value]
 
     def token_bytes(self, token):
@@ -340,7 +354,8 @@ class Model:
                  min_p=0.0, repeat_penalty=1.0, repeat_window=0, banned=(), logit_bias=None,
                  seed=0, stop=(), end_tokens=None, beam_width=0, length_penalty=1.0,
                  context="exact", stop_at_context_full=False, no_cache=False,
-                 keep_cache=False, first_draw=0, lookup=0, draft_tokens=0, progress=None):
+                 keep_cache=False, first_draw=0, lookup=0, draft_tokens=0, grammar=None,
+                 json_schema=None, progress=None):
         """Yields the continuation of prompt (text or token ids) as text pieces, as the
         model produces them: the same text as `ngpt generate` with the same options.
 
@@ -352,7 +367,11 @@ class Model:
         search),
         context ("exact" or "shift"), stop_at_context_full, no_cache, keep_cache
         and first_draw (resume a session), lookup / draft_tokens (prompt-lookup
-        speculative decoding), progress(stage, done, total) for the prefill.
+        speculative decoding), progress(stage, done, total) for the prefill;
+        grammar (GBNF text) or json_schema (a schema as a dict or JSON text; {} is
+        any JSON value) holds the output to it (docs/GENERATION.md, "Grammars"):
+        json.loads(generate_text(prompt, json_schema=schema)) then validates
+        unless self.stop_reason says it was cut.
         The generation runs in a thread of its own; closing the iterator early
         stops it. After the loop, self.last_result holds the C result (reason,
         token counts) and self.last_tokens the output ids."""
@@ -372,7 +391,8 @@ class Model:
         unknown = set(a) - {"self", "prompt", "max_tokens", "banned", "logit_bias", "stop",
                             "end_tokens", "beam_width", "length_penalty", "context",
                             "stop_at_context_full", "no_cache", "keep_cache", "first_draw",
-                            "lookup", "draft_tokens", "progress"} - set(_SAMPLER_KEYS)
+                            "lookup", "draft_tokens", "grammar", "json_schema",
+                            "progress"} - set(_SAMPLER_KEYS)
         if unknown:
             raise TypeError("ngpt.Model.generate: unknown option(s) %s" % ", ".join(sorted(unknown)))
         prompt = a["prompt"]
@@ -422,9 +442,26 @@ class Model:
         ids, n = _ints(prompt, "prompt")
         if n == 0:
             raise ValueError("ngpt.Model.generate: the prompt is empty")
+        gc.grammar = keep["grammar"] = self._grammar(a.get("grammar"), a.get("json_schema"))
         cap = max(gc.max_tokens, 1) + (
             self._tokenizer_info().max_token_bytes if stops and self._tok else 0)
         return gc, ids, n, cap, keep, a.get("progress")
+
+    def _grammar(self, grammar, json_schema):
+        """The compiled grammar of generate()'s grammar / json_schema, or None; the
+        caller frees it (lib.ngpt_grammar_free) once the generation is over."""
+        if grammar is None and json_schema is None:
+            return None
+        if grammar is not None and json_schema is not None:
+            raise ValueError("ngpt.Model.generate: pass grammar or json_schema, not both")
+        text = grammar if grammar is not None else json_schema
+        if not isinstance(text, (str, bytes)):
+            text = json.dumps(text)
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        g = c_void_p()
+        parse = lib.ngpt_grammar_parse if grammar is not None else lib.ngpt_grammar_from_json_schema
+        check(parse(byref(g), self._tok, data, len(data)))
+        return g
 
     def _tokenizer_info(self):
         info = TokenizerInfo()
@@ -479,6 +516,8 @@ class Model:
         finally:
             cancel.set()
             worker.join()
+            if keep.get("grammar"):
+                lib.ngpt_grammar_free(keep["grammar"])
 
     @property
     def stop_reason(self):
@@ -512,8 +551,8 @@ class Model:
         """Mean loss (nats per token) on the held-out `holdout` fraction of text (str or
         bytes) or of the file at path: `batches` windows of seq tokens (default: T)
         drawn from seed, as `ngpt eval` does, in a context of its own on the same
-        weights planned for them (every position's logits). perplexity() is exp of
-        it."""
+        weights (and adapters) planned for them (every position's logits).
+        perplexity() is exp of it."""
         self._live()
         seq = self.context_len if seq is None else seq
         data = c_void_p()
@@ -530,9 +569,12 @@ class Model:
             loss = c_float()
             shape = lib.ngpt_shape_default(NGPT_MODE_INFER)
             shape.batch, shape.seq, shape.logits_rows = batch, seq, NGPT_LOGITS_ALL
+            shape.adapter_rank = self.adapter_rank
             with self._lock, progress_callback(progress):
                 check(lib.ngpt_context_init(byref(ctx), self._shared._live(), None, byref(shape),
                                             None, 0))
+                if self._adapters:      # the model as this Model runs it
+                    _set_adapters(ctx, self._adapters)
                 if self._tok is not None:
                     check(lib.ngpt_data_tokenize(data, self._tok, seq))
                 check(lib.ngpt_context_evaluate(ctx, data, seed, batches, batch, seq, byref(loss)))

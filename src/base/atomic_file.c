@@ -53,3 +53,21 @@ ngpt_status ngpt_atomic_file_finish(int fd, const char *tmp, const char *path, n
     sync_directory(path);
     return NGPT_OK;
 }
+
+ngpt_status ngpt_atomic_file_write(const char *path, const void *data, size_t n)
+{
+    char tmp[PATH_MAX];
+    int fd;
+    ngpt_status st = ngpt_atomic_file_open(path, tmp, &fd);
+    if (st) return st;
+    for (size_t done = 0; done < n && !st;) {
+        ssize_t w = write(fd, (const unsigned char *)data + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            st = ngpt_fail(NGPT_ERR_IO, "writing %s failed: %s", tmp,
+                           w < 0 ? strerror(errno) : "no progress (is the disk full?)");
+        else
+            done += (size_t)w;
+    }
+    return ngpt_atomic_file_finish(fd, tmp, path, st);
+}

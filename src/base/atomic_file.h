@@ -2,7 +2,8 @@
  * the bytes go to a temporary file beside the path, which is fsynced and
  * renamed over it, and the rename is made durable; a failure at any point
  * removes the temporary and leaves the previous file as it was. The
- * checkpoint writer and the tokenizer's save both write this way. */
+ * checkpoint writer, the tokenizer's save, sessions and PEFT adapters' files
+ * all write this way. */
 #ifndef NGPT_BASE_ATOMIC_FILE_H
 #define NGPT_BASE_ATOMIC_FILE_H
 
@@ -18,5 +19,9 @@ ngpt_status ngpt_atomic_file_open(const char *path, char tmp[PATH_MAX], int *fd)
  * otherwise, or when one of those fails, it is removed and the message
  * adds that the previous file is unchanged. Returns the outcome. */
 ngpt_status ngpt_atomic_file_finish(int fd, const char *tmp, const char *path, ngpt_status st);
+
+/* The n bytes of data as the file at path, the whole of it or nothing
+ * (open, write, finish). */
+ngpt_status ngpt_atomic_file_write(const char *path, const void *data, size_t n);
 
 #endif

@@ -1,5 +1,6 @@
 /* build_info.c — one line naming what was built, for bug reports and benches. */
 #include <sleef.h>
+#include <utf8proc.h>
 #include <xxhash.h>
 
 #include "base/fpmode.h"
@@ -41,5 +42,7 @@ const char *ngpt_build_info(void)
            NGPT_STR(NGPT_VERSION_PATCH) " kernels=" NGPT_ARCH_NAME " target=" NGPT_TARGET
            " sleef=" NGPT_STR(SLEEF_VERSION_MAJOR) "." NGPT_STR(SLEEF_VERSION_MINOR) "."
            NGPT_STR(SLEEF_VERSION_PATCHLEVEL) " xxhash=" NGPT_STR(XXH_VERSION_MAJOR) "."
-           NGPT_STR(XXH_VERSION_MINOR) "." NGPT_STR(XXH_VERSION_RELEASE) " cc=" NGPT_CC " flags=" NGPT_BUILD_FLAGS;
+           NGPT_STR(XXH_VERSION_MINOR) "." NGPT_STR(XXH_VERSION_RELEASE) " utf8proc="
+           NGPT_STR(UTF8PROC_VERSION_MAJOR) "." NGPT_STR(UTF8PROC_VERSION_MINOR) "."
+           NGPT_STR(UTF8PROC_VERSION_PATCH) " cc=" NGPT_CC " flags=" NGPT_BUILD_FLAGS;
 }

@@ -15,6 +15,7 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <stdatomic.h>
 
 /* A feature: its cpuid bit (leaf 1 ecx, or leaf 7 subleaf 0 ebx or ecx),
  * the register state the OS must save for it (XCR0 bits), which builds need
@@ -76,6 +77,23 @@ static bool present(const cpu_feature *f)
     return ((f->reg == 'b' ? b : c) >> f->bit) & 1u;
 }
 
+/* Which features this CPU has (bit i: features[i]; bit FEATURES: asked
+ * already), asked once per process: in a virtual machine every cpuid traps
+ * to the hypervisor (24 us each on a KVM guest), and the check runs at
+ * every context made and model opened. The answer never changes, so
+ * threads racing here store the same value. */
+static unsigned present_features(void)
+{
+    static atomic_uint known;
+    unsigned mask = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!mask) {
+        mask = 1u << FEATURES;
+        for (int i = 0; i < FEATURES; i++) mask |= (unsigned)present(&features[i]) << i;
+        atomic_store_explicit(&known, mask, memory_order_relaxed);
+    }
+    return mask;
+}
+
 ngpt_status ngpt_cpu_check(void)
 {
     const char *hide = getenv("NGPT_CPU_HIDE");
@@ -87,7 +105,7 @@ ngpt_status ngpt_cpu_check(void)
         if (!needed(f)) continue;
         snprintf(needs + strlen(needs), sizeof needs - strlen(needs), "%s%s", needs[0] ? ", " : "", f->label);
         const bool h = listed(hide, f->name, ",");
-        if (!h && present(f)) continue;
+        if (!h && (present_features() >> i & 1u)) continue;
         hidden |= h;
         if (!instead) instead = f->instead;
         snprintf(lacks + strlen(lacks), sizeof lacks - strlen(lacks), "%s%s", lacks[0] ? ", " : "", f->label);

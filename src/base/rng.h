@@ -15,7 +15,8 @@ enum {
     NGPT_STREAM_INIT = 0x10000000u,     /* | tensor index */
     NGPT_STREAM_DROPOUT = 0x20000000u,  /* | layer << 4 | site kind */
     NGPT_STREAM_DATA = 0x30000000u,     /* | purpose */
-    NGPT_STREAM_SAMPLE = 0x40000000u    /* | purpose */
+    NGPT_STREAM_SAMPLE = 0x40000000u,   /* | purpose */
+    NGPT_STREAM_LORA = 0x50000000u      /* | layer << 4 | module kind: a new adapter's A */
 };
 
 /* Dropout sites within a layer; the embedding uses layer index L. */
@@ -23,7 +24,8 @@ enum {
     NGPT_SITE_EMBED = 0,
     NGPT_SITE_ATTN_PROBS = 1,
     NGPT_SITE_ATTN_OUT = 2,
-    NGPT_SITE_MLP_OUT = 3
+    NGPT_SITE_MLP_OUT = 3,
+    NGPT_SITE_LORA = 4          /* + the module's kind (runtime/lora.h): its input's dropout */
 };
 
 /* Philox4x32's round multipliers and key increments (the paper's

@@ -12,12 +12,16 @@
  * hypotheses are finished, no beam is live, max_tokens is reached or the
  * context is full (beams do not slide); the answer is the best normalised
  * score among finished and live hypotheses (finished first on ties).
- * Width 1 picks the argmax each step: it equals greedy sampling. */
+ * Width 1 picks the argmax each step: it equals greedy sampling. Under a
+ * grammar each beam has its matcher state (two buffers: the step's
+ * parents and children), a beam's tokens are those its state allows, and a
+ * continuation that completes the grammar is a finished hypothesis. */
 #include <math.h>
 #include <sleef.h>
 #include <string.h>
 
 #include "generate/beam.h"
+#include "generate/constrain.h"
 #include "generate/sampler.h"
 #include "generate/stop.h"
 #include "model/model.h"
@@ -108,15 +112,28 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
     int32_t nb = 1, nf = 0, gen = 0;
     p->beam.score[0] = 0.0f;
     ngpt_stop_reason reason = NGPT_STOP_MAX_TOKENS;
-    for (;;) {
+    ngpt_constraint con;
+    ngpt_constraint_start(&con, ctx, gc);
+    const int32_t B = ctx->shape.batch;
+    int32_t cur = 0;    /* which half of the beams' states the live beams' are */
+    if (con.g) {
+        ngpt_gm_copy(ngpt_constraint_beam(&con, 0, 0, B), con.st);
+        if (ngpt_gm_complete(con.st)) nb = 0, reason = NGPT_STOP_GRAMMAR_COMPLETE;
+    }
+    while (nb > 0) {
         /* the 2W best continuations of the live beams */
         ngpt_beam_cand *cand = p->beam.cand;
         int32_t nc = 0;
         for (int32_t b = 0; b < nb; b++) {
             const float *logits = gen == 0 ? row : p->logits + (size_t)b * V;
             float *z = p->beam.z, *pr = p->beam.p;
+            const uint64_t *allowed = NULL;
+            if (con.g) {
+                if (!ngpt_constraint_mask(&con, ngpt_constraint_beam(&con, cur, b, B))) continue;
+                allowed = con.mask;
+            }
             if ((st = ngpt_sampler_adjust(ctx, &gc->sampler, logits, ngpt_kv_tokens(ctx, b),
-                                          ngpt_kv_len(ctx, b), z)))
+                                          ngpt_kv_len(ctx, b), allowed, z)))
                 return st;
             ctx->k->softmax(pr, z, V);
             for (int32_t t = 0; t < V; t++) {
@@ -144,6 +161,17 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
                 finish(ctx, W, &nf, &c, prompt_len, gen, gen - m + (keep_bytes > 0),
                        gc->length_penalty, NGPT_STOP_SEQUENCE, keep_bytes);
             } else {
+                if (con.g) {
+                    uint32_t *child = ngpt_constraint_beam(&con, !cur, nl, B);
+                    const uint32_t *parent = ngpt_constraint_beam(&con, cur, c.beam, B);
+                    if (ngpt_grammar_advance(con.g, parent, c.tok, child, &con.w) != NGPT_GM_OK)
+                        continue;   /* past the planned depth: this way is not taken */
+                    if (ngpt_gm_complete(child)) {
+                        finish(ctx, W, &nf, &c, prompt_len, gen, gen, gc->length_penalty,
+                               NGPT_STOP_GRAMMAR_COMPLETE, 0);
+                        continue;
+                    }
+                }
                 p->beam.parent[nl] = c.beam;
                 p->beam.tok[nl] = c.tok;
                 p->beam.score[nl] = c.score;
@@ -151,6 +179,7 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
             }
         }
         nb = nl;
+        cur = !cur;
         if (nf == W || nb == 0) break;
         if (gen >= gc->max_tokens) break;
         if (ngpt_kv_len(ctx, 0) >= T) {
@@ -186,13 +215,20 @@ ngpt_status ngpt_beam_search(ngpt_context *ctx, const ngpt_generate_config *gc,
         const int32_t detail = END_DETAIL(p->beam.work[3 * W + best_f]);
         if (reason == NGPT_STOP_END_TOKEN) end_token = detail;
         else keep_bytes = detail;
-    } else {    /* a live beam: its parent's tokens then its new token */
+    } else if (best_l >= 0) {   /* a live beam: its parent's tokens then its new token */
         int32_t par = p->beam.parent[best_l];
+        if (con.g && !ngpt_gm_can_end(ngpt_constraint_beam(&con, cur, best_l, B)) &&
+            reason == NGPT_STOP_MAX_TOKENS)
+            reason = NGPT_STOP_GRAMMAR_INCOMPLETE;
         int32_t *dst = p->beam.fin_tok;     /* the pool is no longer needed */
         memcpy(dst, ngpt_kv_tokens(ctx, par) + prompt_len, (size_t)(gen - 1) * sizeof(int32_t));
         dst[gen - 1] = p->beam.tok[best_l];
         toks = dst;
         n = gen;
+    } else {    /* nothing: a grammar of the empty text alone, or every way past its depth */
+        toks = p->beam.fin_tok;
+        n = 0;
+        if (reason == NGPT_STOP_MAX_TOKENS) reason = NGPT_STOP_GRAMMAR_DEPTH;
     }
     ngpt_output sm = {.out = out, .fn = fn, .user = user};
     for (int32_t i = 0; i < n - (keep_bytes > 0) && ngpt_output_put(&sm, toks[i]); i++) {}

@@ -1,123 +1,17 @@
-/* chat.c — a conversation's tokens (ngpt.h, "chat"): ChatML turns, and a
- * chat template's rendering (template/template.h). Either way the role
+/* chat.c — a chat template's tokens (ngpt.h, "chat templates"): the
+ * rendering (template/template.h) encoded with the tokenizer. The role
  * markers are the tokenizer's special tokens, found by name wherever their
  * ids are, and only where the template (not a message) wrote them:
  * everything between them is encoded as plain text, so no text a user
- * types can become a marker. */
+ * types can become a marker (ChatML's turns: tokenizer/chatml.c). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/checked.h"
 #include "base/error.h"
 #include "base/fpmode.h"
 #include "template/template.h"
 #include "tokenizer/tokenizer.h"
-
-#define IM_START "<|im_start|>"
-#define IM_END "<|im_end|>"
-
-/* The id of the special token called name, or -1 (a token that merely
- * spells it is not special and does not count). */
-static int32_t special_id(const ngpt_tokenizer *t, const char *name)
-{
-    const size_t n = strlen(name);
-    for (int32_t id = 0; id < t->n_tokens; id++) {
-        size_t len;
-        const uint8_t *b = ngpt_tok_bytes(t, id, &len);
-        if (len == n && ngpt_tok_special(t, id) && !memcmp(b, name, n)) return id;
-    }
-    return -1;
-}
-
-/* Bare message naming the missing marker. */
-static ngpt_status find_specials(const ngpt_tokenizer *t, int32_t *start, int32_t *end)
-{
-    *start = special_id(t, IM_START);
-    *end = special_id(t, IM_END);
-    if (*start < 0 || *end < 0)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "the tokenizer has no special token %s, so it "
-                         "cannot write ChatML", *start < 0 ? IM_START : IM_END);
-    return NGPT_OK;
-}
-
-ngpt_status ngpt_tokenizer_chatml_specials(const ngpt_tokenizer *tok, int32_t *im_start, int32_t *im_end)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_chatml_specials: NULL argument");
-    int32_t start, end;
-    ngpt_status st = find_specials(tok, &start, &end);
-    if (st) return ngpt_prefixed("ngpt_tokenizer_chatml_specials", st);
-    if (im_start) *im_start = start;
-    if (im_end) *im_end = end;
-    return NGPT_OK;
-}
-
-/* The ids being written: those past cap are counted, not stored. */
-typedef struct sink {
-    int32_t *ids;
-    size_t cap, n;
-} sink;
-
-static void put(sink *s, int32_t id)
-{
-    if (s->ids && s->n < s->cap) s->ids[s->n] = id;
-    s->n++;
-}
-
-/* Appends the plain-text tokens of len bytes of text; bare message. */
-static ngpt_status put_text(sink *s, const ngpt_tokenizer *t, const void *text, size_t len)
-{
-    const size_t room = s->n < s->cap ? s->cap - s->n : 0;
-    size_t k = 0;
-    ngpt_status st = ngpt_tokenizer_encode(t, text, len, s->ids && room ? s->ids + s->n : NULL,
-                                           room, &k);
-    if (st && st != NGPT_ERR_TOO_LONG)                  /* too long: counted, reported later */
-        return ngpt_fail(st, "encoding %zu bytes of text failed: %s", len, ngpt_status_string(st));
-    s->n += k;
-    return NGPT_OK;
-}
-
-ngpt_status ngpt_tokenizer_chatml_turn(const ngpt_tokenizer *tok, const char *role, const void *text,
-                           size_t len, bool open, int32_t *ids, size_t cap, size_t *n_ids)
-{
-    NGPT_FPMODE_SCOPE;
-    if (!tok || !role || !n_ids || (!text && len > 0))
-        return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_chatml_turn: NULL argument");
-    const size_t role_len = strlen(role);
-    if (role_len == 0 || memchr(role, '\n', role_len))
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_tokenizer_chatml_turn: the role must be one non-empty "
-                         "line (it was \"%.40s\")", role);
-    int32_t start, end;
-    ngpt_status st = find_specials(tok, &start, &end);
-    if (st) return ngpt_prefixed("ngpt_tokenizer_chatml_turn", st);
-    size_t body_len;
-    if (!ngpt_add_ok(role_len + 1, len, &body_len))
-        return ngpt_fail(NGPT_ERR_OVERFLOW, "ngpt_tokenizer_chatml_turn: a text of %zu bytes is longer "
-                         "than this machine can address", len);
-    /* "role\ntext" is encoded whole: Hugging Face's template renders it as
-     * one stretch of text between two markers */
-    char *body = malloc(body_len);
-    if (!body) return ngpt_fail(NGPT_ERR_NO_MEMORY, "ngpt_tokenizer_chatml_turn: no memory for a turn of "
-                                "%zu bytes", body_len);
-    memcpy(body, role, role_len);
-    body[role_len] = '\n';
-    if (len) memcpy(body + role_len + 1, text, len);
-    sink s = {ids, ids ? cap : 0, 0};
-    put(&s, start);
-    st = put_text(&s, tok, body, body_len);
-    free(body);
-    if (!st && !open) {
-        put(&s, end);
-        st = put_text(&s, tok, "\n", 1);
-    }
-    if (st) return ngpt_prefixed("ngpt_tokenizer_chatml_turn", st);
-    *n_ids = s.n;
-    if (ids && s.n > cap)
-        return ngpt_fail(NGPT_ERR_TOO_LONG, "ngpt_tokenizer_chatml_turn: the turn makes %zu ids but the "
-                         "buffer holds %zu", s.n, cap);
-    return NGPT_OK;
-}
-
-/* ------------------------------------------------------------ a template's tokens */
 
 typedef struct special {
     const uint8_t *name;
@@ -205,7 +99,25 @@ static ngpt_status reusable(const rendering *r, const ngpt_tokenizer *t, const i
     return NGPT_OK;
 }
 
-/* The rendering's tokens from byte at into out (grown; *n of them). */
+/* Room in out (grown; *cap) for want more tokens after its *n. */
+static ngpt_status room_for(int32_t **out, size_t n, size_t *cap, size_t want)
+{
+    if (*cap - n >= want) return NGPT_OK;
+    size_t grown;
+    if (!ngpt_add_ok(*cap, want, &grown) || !ngpt_mul_ok(grown, 2, &grown) ||
+        !ngpt_mul_ok(grown, sizeof **out, &grown))
+        return ngpt_fail(NGPT_ERR_OVERFLOW, "a rendering of more tokens than this machine can "
+                         "address");
+    int32_t *v = realloc(*out, grown);
+    if (!v) return ngpt_fail(NGPT_ERR_NO_MEMORY, "no memory for %zu tokens", grown / sizeof *v);
+    *out = v, *cap = grown / sizeof *v;
+    return NGPT_OK;
+}
+
+/* The rendering's tokens from byte at into out (grown; *n of them): the
+ * plain text between the template's special tokens encoded without
+ * splitting special tokens out of it (a message's text that spells one is
+ * text). */
 static ngpt_status encode_from(const rendering *r, const ngpt_tokenizer *t, size_t at,
                                int32_t **out, size_t *n, size_t *cap)
 {
@@ -214,14 +126,14 @@ static ngpt_status encode_from(const rendering *r, const ngpt_tokenizer *t, size
         int32_t id = -1;
         const size_t len = p < x->n ? special_at(r, p, &id) : 0;
         if (!len && p < x->n) continue;
-        size_t k = 0;           /* the plain text before it: at most one id a byte, and one more */
-        if (*cap - *n < p - seg + 1) {
-            size_t want = 2 * (*cap + p - seg + 1);
-            int32_t *v = realloc(*out, want * sizeof *v);
-            if (!v) return ngpt_fail(NGPT_ERR_NO_MEMORY, "no memory for %zu tokens", want);
-            *out = v, *cap = want;
+        /* the plain text before it: mostly at most one id a byte, and one
+         * more; NFC may lengthen it, and then the count says how many */
+        size_t k = p - seg;
+        ngpt_status st = NGPT_ERR_TOO_LONG;
+        for (int tries = 0; st == NGPT_ERR_TOO_LONG && tries < 2; tries++) {
+            st = room_for(out, *n, cap, k + 1);
+            if (!st) st = ngpt_tok_encode(t, x->p + seg, p - seg, false, *out + *n, *cap - *n - 1, &k);
         }
-        ngpt_status st = ngpt_tokenizer_encode(t, x->p + seg, p - seg, *out + *n, *cap - *n, &k);
         if (st) return ngpt_fail(st, "encoding the rendering failed: %s", ngpt_status_string(st));
         *n += k;
         if (len) (*out)[(*n)++] = id;

@@ -9,6 +9,7 @@
 #include "base/fpmode.h"
 #include "base/progress.h"
 #include "generate/beam.h"
+#include "generate/constrain.h"
 #include "generate/sampler.h"
 #include "generate/speculate.h"
 #include "generate/stop.h"
@@ -27,7 +28,7 @@ ngpt_generate_config ngpt_generate_config_default(void)
                               .stop_at_context_full = false, .no_cache = false,
                               .beam_width = 0, .length_penalty = 1.0f, .on_prefilled = NULL,
                               .keep_cache = false, .first_draw = 0,
-                              .draft = NULL, .lookup = 0, .draft_tokens = 0};
+                              .draft = NULL, .lookup = 0, .draft_tokens = 0, .grammar = NULL};
     return g;
 }
 
@@ -41,6 +42,9 @@ const char *ngpt_stop_reason_string(ngpt_stop_reason r)
     case NGPT_STOP_SEQUENCE: return "stop sequence";
     case NGPT_STOP_CALLBACK: return "stopped by the callback";
     case NGPT_STOP_CONTEXT_FULL: return "context full";
+    case NGPT_STOP_GRAMMAR_COMPLETE: return "grammar complete";
+    case NGPT_STOP_GRAMMAR_INCOMPLETE: return "cut before the grammar was complete";
+    case NGPT_STOP_GRAMMAR_DEPTH: return "grammar nested deeper than planned";
     }
     return "unknown";
 }
@@ -178,7 +182,8 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "no_cache recomputes up to T=%d tokens but the "
                          "context was planned with seq=%d; plan seq = T", (int)T,
                          (int)ctx->shape.seq);
-    return validate_speculative(ctx, gc);
+    if ((st = validate_speculative(ctx, gc))) return st;
+    return ngpt_prefixed("ngpt_context_generate", ngpt_constraint_check(ctx, gc));
 #undef FN
 }
 
@@ -316,14 +321,33 @@ typedef struct speculation {
     int32_t checked, accepted;  /* proposals compared with the model's token, and kept */
 } speculation;
 
-/* Proposals for the tokens after tok (index i) from the request's draft, up
- * to k; the text before tok is the cache's n_seen tokens. */
-static int32_t propose(const ngpt_generate_config *gc, const window *w, int32_t tok, int32_t i,
-                       int32_t k, int32_t *out)
+/* The first n proposals the grammar allows, one after another from the
+ * text's state (an end token, or one that completes it, is the last). */
+static int32_t grammar_cut(ngpt_constraint *c, const int32_t *prop, int32_t n)
 {
-    if (gc->lookup > 0) return ngpt_spec_lookup(w->seen, w->n_seen, tok, gc->lookup, k, out);
+    ngpt_gm_copy(c->spec, c->st);
+    for (int32_t j = 0; j < n; j++) {
+        if (ngpt_constraint_advance(c, c->spec, prop[j], c->spec_next) != NGPT_GM_OK) return j;
+        if (ngpt_stop_is_end(c->gc, c->tk, prop[j])) return j + 1;
+        uint32_t *t = c->spec;
+        c->spec = c->spec_next, c->spec_next = t;
+        if (ngpt_gm_complete(c->spec)) return j + 1;
+    }
+    return n;
+}
+
+/* Proposals for the tokens after tok (index i) from the request's draft, up
+ * to k; the text before tok is the cache's n_seen tokens. Under a grammar
+ * (c->st: the state after tok) only what it allows. */
+static int32_t propose(const ngpt_generate_config *gc, ngpt_constraint *c, const window *w,
+                       int32_t tok, int32_t i, int32_t k, int32_t *out)
+{
+    if (gc->lookup > 0) {
+        int32_t n = ngpt_spec_lookup(w->seen, w->n_seen, tok, gc->lookup, k, out);
+        return c->g ? grammar_cut(c, out, n) : n;
+    }
     return ngpt_spec_draft(gc->draft, &gc->sampler, w->seen, w->n_seen, tok, (uint64_t)i + 1, k,
-                           out);
+                           c->g ? c : NULL, out);
 }
 
 /* window_feed for speculative generation: tok (index i) either is the next
@@ -331,8 +355,8 @@ static int32_t propose(const ngpt_generate_config *gc, const window *w, int32_t 
  * the unchecked proposals leave the cache, and tok goes in with new
  * proposals after it in one pass (one at a time when none come or the
  * context has no room for them). */
-static void speculative_feed(ngpt_context *ctx, const ngpt_generate_config *gc, int32_t tok,
-                             int32_t i, window *w, speculation *sp)
+static void speculative_feed(ngpt_context *ctx, const ngpt_generate_config *gc,
+                             ngpt_constraint *c, int32_t tok, int32_t i, window *w, speculation *sp)
 {
     const int32_t V = ctx->cfg.vocab_size, T = ctx->cfg.context_len;
     const bool shift = gc->context_mode == NGPT_CONTEXT_SHIFT;
@@ -354,7 +378,7 @@ static void speculative_feed(ngpt_context *ctx, const ngpt_generate_config *gc, 
     int32_t k = gc->draft_tokens;
     if (k > T - w->n_seen - 1) k = T - w->n_seen - 1;
     if (k > gc->max_tokens - i - 2) k = gc->max_tokens - i - 2;
-    int32_t n = k > 0 ? propose(gc, w, tok, i, k, sp->prop) : 0;
+    int32_t n = k > 0 ? propose(gc, c, w, tok, i, k, sp->prop) : 0;
     if (n == 0) {
         window_feed(ctx, gc, tok, w);
         return;
@@ -412,12 +436,21 @@ ngpt_status ngpt_context_generate(ngpt_context *ctx, const ngpt_generate_config 
     if (gc->on_prefilled) gc->on_prefilled(user);
 
     ngpt_output sm = {.out = out, .fn = fn, .user = user};
-    for (int32_t i = 0;; i++) {
+    ngpt_constraint con;
+    ngpt_constraint_start(&con, ctx, gc);
+    /* a grammar of the empty text alone: nothing to generate */
+    if (con.g && ngpt_gm_complete(con.st)) res.reason = NGPT_STOP_GRAMMAR_COMPLETE;
+    for (int32_t i = 0; res.reason == NGPT_STOP_NONE; i++) {
         const int32_t n = w.n;
         const int32_t *win_end = w.tokens + n;
+        const uint64_t draw = gc->first_draw + (uint64_t)i;
         int32_t tok;
-        if ((st = ngpt_context_sample_unchecked(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0,
-                                                gc->first_draw + (uint64_t)i, &tok))) {
+        int grc = NGPT_GM_OK;
+        st = con.g ? ngpt_constraint_sample(&con, ctx, &gc->sampler, w.row, w.seen, w.n_seen, draw,
+                                            &tok, &grc)
+                   : ngpt_context_sample_unchecked(ctx, &gc->sampler, w.row, w.seen, w.n_seen, 0,
+                                                   draw, &tok);
+        if (st) {
             ngpt_prefixed("ngpt_context_generate", st);
             break;
         }
@@ -429,6 +462,12 @@ ngpt_status ngpt_context_generate(ngpt_context *ctx, const ngpt_generate_config 
             if (!sm.stopped) res.end_token = tok;
             break;
         }
+        if (grc == NGPT_GM_OVERFLOW) {      /* past the planned depth: not output */
+            ngpt_output_release(&sm, win_end, tok, 1);
+            res.reason = sm.stopped ? NGPT_STOP_CALLBACK : NGPT_STOP_GRAMMAR_DEPTH;
+            break;
+        }
+        if (con.g) ngpt_constraint_take(&con);
         const int32_t avail = i < n ? i : n;          /* generated tokens before tok in the window */
         int32_t hold = 0, keep_bytes = 0;
         int32_t m = ngpt_stop_match(gc, ctx->tokenizer, win_end, avail, tok, &hold, &keep_bytes);
@@ -437,18 +476,25 @@ ngpt_status ngpt_context_generate(ngpt_context *ctx, const ngpt_generate_config 
             res.reason = sm.stopped ? NGPT_STOP_CALLBACK : NGPT_STOP_SEQUENCE;
             break;
         }
+        const bool complete = con.g && ngpt_gm_complete(con.st);
         bool last = i + 1 >= gc->max_tokens;
         bool full = w.n_seen >= T && gc->stop_at_context_full;
-        ngpt_output_release(&sm, win_end, tok, last || full ? 0 : hold);
+        ngpt_output_release(&sm, win_end, tok, last || full || complete ? 0 : hold);
         if (sm.stopped) {
             res.reason = NGPT_STOP_CALLBACK;
             break;
         }
-        if (last || full) {
-            res.reason = last ? NGPT_STOP_MAX_TOKENS : NGPT_STOP_CONTEXT_FULL;
+        if (complete) {
+            res.reason = NGPT_STOP_GRAMMAR_COMPLETE;
             break;
         }
-        if (speculative) speculative_feed(ctx, gc, tok, i, &w, &sp);
+        if (last || full) {
+            res.reason = full && !last ? NGPT_STOP_CONTEXT_FULL
+                         : con.g && !ngpt_gm_can_end(con.st) ? NGPT_STOP_GRAMMAR_INCOMPLETE
+                                                             : NGPT_STOP_MAX_TOKENS;
+            break;
+        }
+        if (speculative) speculative_feed(ctx, gc, &con, tok, i, &w, &sp);
         else window_feed(ctx, gc, tok, &w);
     }
     /* the cache as plain generation leaves it: without unchecked proposals */

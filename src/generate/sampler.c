@@ -104,7 +104,8 @@ void ngpt_sort_desc(const float *z, int32_t *idx, uint64_t *keys, int32_t n)
 }
 
 ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
-                                const int32_t *recent, int32_t n_recent, float *z)
+                                const int32_t *recent, int32_t n_recent, const uint64_t *allowed,
+                                float *z)
 {
     const int32_t V = ctx->cfg.vocab_size;
     for (int32_t i = 0; i < V; i++) {
@@ -113,6 +114,9 @@ ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const 
                              "model's parameters hold NaN or Inf)", (int)i, (double)logits[i]);
         z[i] = s->logit_bias ? logits[i] + s->logit_bias[i] : logits[i];
     }
+    if (allowed)    /* a grammar's mask, before every other step */
+        for (int32_t i = 0; i < V; i++)
+            if (!((allowed[i >> 6] >> (i & 63)) & 1)) z[i] = -INFINITY;
     for (int32_t i = 0; i < s->n_banned; i++) z[s->banned[i]] = -INFINITY;
     if (s->repeat_penalty != 1.0f && n_recent > 0) {
         int32_t *seen = ctx->plan.samp.tmp;     /* marks: each distinct token once */
@@ -128,6 +132,9 @@ ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const 
     }
     for (int32_t i = 0; i < V; i++)
         if (z[i] != -INFINITY) return NGPT_OK;
+    if (allowed)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "every token the grammar allows here is banned (or "
+                         "has a -inf logit); ban fewer");
     return ngpt_fail(NGPT_ERR_BAD_ARG, "every token is banned (or has a -inf logit); ban fewer");
 }
 
@@ -196,8 +203,15 @@ ngpt_status ngpt_context_sample_unchecked(ngpt_context *ctx, const ngpt_sampler 
                                           int32_t n_recent, int32_t sequence, uint64_t index,
                                           int32_t *token)
 {
+    return ngpt_context_sample_masked(ctx, s, logits, recent, n_recent, sequence, index, NULL, token);
+}
+
+ngpt_status ngpt_context_sample_masked(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+                               const int32_t *recent, int32_t n_recent, int32_t sequence,
+                               uint64_t index, const uint64_t *allowed, int32_t *token)
+{
     float *z = ctx->plan.samp.z;
-    ngpt_status st = ngpt_sampler_adjust(ctx, s, logits, recent, n_recent, z);
+    ngpt_status st = ngpt_sampler_adjust(ctx, s, logits, recent, n_recent, allowed, z);
     if (st) return st;
     if (s->temperature == 0.0f) {   /* argmax, ties to the lower id */
         int32_t best = 0;

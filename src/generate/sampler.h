@@ -19,15 +19,24 @@ void ngpt_sort_desc(const float *z, int32_t *idx, uint64_t *keys, int32_t n);
 /* Index of the first of the n_recent tokens the repetition penalty reads. */
 int32_t ngpt_sampler_window_start(const ngpt_sampler *s, int32_t n_recent);
 
-/* Steps 1-2 of the pipeline (ban, bias, repetition penalty) into z (V).
- * Fails on non-finite logits or when every token is banned. */
+/* Steps 1-2 of the pipeline (ban, bias, repetition penalty) into z (V),
+ * after a grammar's mask: the tokens whose bit is clear in allowed (V bits;
+ * NULL: none) get -inf first. Fails on non-finite logits or when every
+ * token is banned. */
 ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
-                                const int32_t *recent, int32_t n_recent, float *z);
+                                const int32_t *recent, int32_t n_recent, const uint64_t *allowed,
+                                float *z);
 
 /* Steps 3-6 (temperature > 0, top-k, top-p, min-p) on z from
  * ngpt_sampler_adjust: the survivors are plan.samp.idx[0..*n) in descending
  * order with probabilities plan.samp.p[0..*n). */
 void ngpt_sampler_filter(ngpt_context *ctx, const ngpt_sampler *s, float *z, int32_t *n);
+
+/* The whole pipeline on one row of logits under a grammar's mask (allowed,
+ * V bits; NULL: none). */
+ngpt_status ngpt_context_sample_masked(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
+                               const int32_t *recent, int32_t n_recent, int32_t sequence,
+                               uint64_t index, const uint64_t *allowed, int32_t *token);
 
 /* The whole pipeline on one row of logits: ngpt_context_sample without its
  * checks. */

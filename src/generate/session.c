@@ -98,13 +98,21 @@ static ngpt_status put(sink *s, const void *data, size_t n, bool hash)
     return NGPT_OK;
 }
 
+/* What the cache was made with: the parameters' checksum, mixed with the
+ * adapters' when the context applies any. */
+static uint64_t model_sum(const ngpt_context *ctx)
+{
+    const uint64_t sums[2] = {ngpt_weights_checksum(ctx), ngpt_lora_checksum(ctx)};
+    return sums[1] ? ngpt_checksum_bytes(sums, sizeof sums) : sums[0];
+}
+
 static ngpt_status emit(const ngpt_context *ctx, int32_t slot, sink *s)
 {
     const int32_t n = ngpt_kv_len(ctx, slot);
     const size_t row = (size_t)n * ngpt_kv_width(ctx) * sizeof(float);
     unsigned char h[SESS_HEADER] = {0};
     const uint32_t version = SESS_VERSION, un = (uint32_t)n;
-    const uint64_t params = ngpt_weights_checksum(ctx), tk = tokenizer_sum(ctx);
+    const uint64_t params = model_sum(ctx), tk = tokenizer_sum(ctx);
     memcpy(h, SESS_MAGIC, 8);
     memcpy(h + 8, &version, 4);
     memcpy(h + 12, &un, 4);
@@ -185,10 +193,10 @@ static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_
     if (memcmp(block, d + SESS_CONFIG, sizeof block) != 0)
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved by a model of another config",
                          src);
-    const uint64_t mine = ngpt_weights_checksum(ctx);
+    const uint64_t mine = model_sum(ctx);
     if (params != mine)
-        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved by another model (parameter "
-                         "checksum %016llx, this context's %016llx)", src,
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved by another model, or under "
+                         "other adapters (checksum %016llx, this context's %016llx)", src,
                          (unsigned long long)params, (unsigned long long)mine);
     if (tk && tokenizer_sum(ctx) && tk != tokenizer_sum(ctx))
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved with another tokenizer", src);

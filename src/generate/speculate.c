@@ -1,7 +1,9 @@
 /* speculate.c — the drafts of speculative generation (speculate.h): prompt
  * lookup and a draft model kept in step with the text. */
+#include "generate/constrain.h"
 #include "generate/sampler.h"
 #include "generate/speculate.h"
+#include "generate/stop.h"
 #include "model/kv.h"
 #include "model/model.h"
 
@@ -33,9 +35,24 @@ int32_t ngpt_spec_lookup(const int32_t *prior, int32_t n_prior, int32_t tok,
     return 0;
 }
 
+/* The draft's next token under c's grammar, from the draft's copy of the
+ * state (c->spec), which it then advances; false: none may follow. */
+static bool draft_constrained(ngpt_context *draft, const ngpt_sampler *s, const float *row,
+                              ngpt_constraint *c, uint64_t index, int32_t *tok)
+{
+    if (ngpt_gm_complete(c->spec) || !ngpt_constraint_mask(c, c->spec)) return false;
+    if (ngpt_context_sample_masked(draft, s, row, ngpt_kv_tokens(draft, 0), ngpt_kv_len(draft, 0),
+                                   0, index, c->mask, tok))
+        return false;
+    if (ngpt_constraint_advance(c, c->spec, *tok, c->spec_next) != NGPT_GM_OK) return false;
+    uint32_t *t = c->spec;
+    c->spec = c->spec_next, c->spec_next = t;
+    return true;
+}
+
 int32_t ngpt_spec_draft(ngpt_context *draft, const ngpt_sampler *s, const int32_t *prior,
                         int32_t n_prior, int32_t tok, uint64_t first_index, int32_t k,
-                        int32_t *out)
+                        ngpt_constraint *c, int32_t *out)
 {
     const int32_t T = draft->cfg.context_len;
     if (n_prior + k > T) return 0;      /* the text and k-1 proposals must fit */
@@ -50,11 +67,16 @@ int32_t ngpt_spec_draft(ngpt_context *draft, const ngpt_sampler *s, const int32_
     ngpt_model_append(draft, 0, 1, &tok, 1);
     row = draft->plan.logits;
     int32_t got = 0;
+    if (c) ngpt_gm_copy(c->spec, c->st);
     while (got < k) {
-        if (ngpt_context_sample_unchecked(draft, s, row, ngpt_kv_tokens(draft, 0),
-                                          ngpt_kv_len(draft, 0), 0, first_index + (uint64_t)got,
-                                          &out[got]))
+        const uint64_t index = first_index + (uint64_t)got;
+        if (c) {
+            if (!draft_constrained(draft, s, row, c, index, &out[got])) break;
+            if (ngpt_stop_is_end(c->gc, c->tk, out[got])) return got + 1;
+        } else if (ngpt_context_sample_unchecked(draft, s, row, ngpt_kv_tokens(draft, 0),
+                                                 ngpt_kv_len(draft, 0), 0, index, &out[got])) {
             break;
+        }
         if (++got < k) {
             ngpt_model_append(draft, 0, 1, &out[got - 1], 1);
             row = draft->plan.logits;

@@ -6,7 +6,7 @@
 #ifndef NGPT_GENERATE_SPECULATE_H
 #define NGPT_GENERATE_SPECULATE_H
 
-#include "runtime/context.h"
+#include "generate/constrain.h"
 
 /* Prompt lookup: the text is prior[0..n_prior) then tok. Finds the longest
  * n <= max_ngram whose last n tokens also occur earlier (the latest such
@@ -19,10 +19,12 @@ int32_t ngpt_spec_lookup(const int32_t *prior, int32_t n_prior, int32_t tok,
  * then tok (keeping the longest common prefix of what it holds), then
  * samples up to k tokens one at a time with sampler s, drawing index
  * first_index, first_index + 1, ... of sequence 0 (the draws the model will
- * make at those positions). Returns how many (fewer when the draft's
- * context is full or its sampler fails). */
+ * make at those positions); under c's grammar (NULL: none; c->st the
+ * state after tok) only tokens it allows, up to an end token or the
+ * grammar's completion. Returns how many (fewer when the draft's context is
+ * full or its sampler fails). */
 int32_t ngpt_spec_draft(ngpt_context *draft, const ngpt_sampler *s, const int32_t *prior,
                         int32_t n_prior, int32_t tok, uint64_t first_index, int32_t k,
-                        int32_t *out);
+                        ngpt_constraint *c, int32_t *out);
 
 #endif

@@ -7,12 +7,22 @@
 #include "generate/stop.h"
 #include "tokenizer/tokenizer.h"
 
+int32_t ngpt_stop_ends(const ngpt_generate_config *gc, const ngpt_tokenizer *tk,
+                       const int32_t **ids)
+{
+    *ids = gc->end_tokens;
+    if (gc->ignore_end) return 0;
+    if (gc->n_end_tokens == 0 && tk) {
+        *ids = tk->end_ids;
+        return tk->n_end;
+    }
+    return gc->n_end_tokens;
+}
+
 bool ngpt_stop_is_end(const ngpt_generate_config *gc, const ngpt_tokenizer *tk, int32_t tok)
 {
-    if (gc->ignore_end) return false;
-    const int32_t *ends = gc->end_tokens;
-    int32_t n = gc->n_end_tokens;
-    if (n == 0 && tk) ends = tk->end_ids, n = tk->n_end;
+    const int32_t *ends;
+    const int32_t n = ngpt_stop_ends(gc, tk, &ends);
     for (int32_t i = 0; i < n; i++)
         if (ends[i] == tok) return true;
     return false;

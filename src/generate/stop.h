@@ -6,6 +6,12 @@
 
 #include "runtime/context.h"
 
+/* The tokens that end generation (*ids, the count returned): gc's end
+ * tokens, or with none given the tokenizer's (tk NULL: none); none with
+ * ignore_end. */
+int32_t ngpt_stop_ends(const ngpt_generate_config *gc, const ngpt_tokenizer *tk,
+                       const int32_t **ids);
+
 /* Whether tok ends generation: one of gc's end tokens, or with none given
  * the tokenizer's (tk NULL: none); never with ignore_end. */
 bool ngpt_stop_is_end(const ngpt_generate_config *gc, const ngpt_tokenizer *tk, int32_t tok);

@@ -1,8 +1,8 @@
 /* hf_tokenizer.c — a byte-level BPE tokenizer from a Hugging Face directory
  * (hf_tokenizer.h): vocab.json + merges.txt go to the GPT-2 loader as they
  * are; tokenizer.json is checked to be a tokenizer ngpt reproduces exactly
- * (GPT-2's or SmolLM2's pipeline), then, in GPT-2's id layout, its
- * model.vocab (with its added tokens) and model.merges are written out as
+ * (GPT-2's, SmolLM2's, Llama 3's or Qwen's pipeline), then, in GPT-2's id
+ * layout, its model.vocab (with its added tokens) and model.merges are written out as
  * the same two texts and read by the same loader, so that both routes make
  * one tokenizer; any other layout keeps its ids (hf_tokenizer_ids.c). */
 #include <cjson/cJSON.h>
@@ -28,10 +28,11 @@ ngpt_status ngpt_hf_tokenizer_files(ngpt_tokenizer **tok, const char *vocab, con
 
 static ngpt_status refuse(const char *src, const char *what, const char *detail)
 {
-    return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s%.60s%s; ngpt imports byte-level BPE with "
-                     "GPT-2's or SmolLM2's pre-tokenizer (ByteLevel without prefix space, "
-                     "optionally after Digits with individual_digits; no normalizer)", src, what,
-                     detail ? detail : "", detail ? "\"" : "");
+    return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s%.300s%s; ngpt imports byte-level BPE with "
+                     "GPT-2's, SmolLM2's, Llama 3's or Qwen's pre-tokenizer (ByteLevel without "
+                     "prefix space, optionally after Digits with individual_digits; or GPT-4's "
+                     "Split pattern, then ByteLevel without its regex), optionally after NFC",
+                     src, what, detail ? detail : "", detail ? "\"" : "");
 }
 
 /* The "type" of a component, or "" when it has none. */
@@ -54,50 +55,128 @@ static bool empty_string(const cJSON *v)
     return is_null(v) || (cJSON_IsString(v) && !v->valuestring[0]);
 }
 
-static ngpt_status check_byte_level(const cJSON *pre, const char *src)
+/* use_regex: GPT-2's own (the whole pre-tokenizer), or none (after Split). */
+static ngpt_status check_byte_level(const cJSON *pre, bool use_regex, const char *src)
 {
     if (strcmp(type_of(pre), "ByteLevel")) return refuse(src, "pre_tokenizer \"", type_of(pre));
     if (flag(pre, "add_prefix_space", true))
         return refuse(src, "a ByteLevel pre_tokenizer with add_prefix_space=true", NULL);
-    if (!flag(pre, "use_regex", true))
-        return refuse(src, "a ByteLevel pre_tokenizer with use_regex=false", NULL);
+    if (flag(pre, "use_regex", true) != use_regex)
+        return refuse(src, use_regex ? "a ByteLevel pre_tokenizer with use_regex=false" :
+                      "a ByteLevel pre_tokenizer with use_regex=true after Split", NULL);
     return NGPT_OK;
 }
 
-/* ByteLevel (GPT-2's), or Sequence[Digits(individual_digits=true),
- * ByteLevel] (SmolLM2's: the digits apart first, GPT-2's split inside the
- * rest): *pretok gets which. */
-static ngpt_status check_pre_tokenizer(const cJSON *pre, ngpt_pretokenizer *pretok,
-                                       const char *src)
+/* GPT-4's pattern as Llama 3's and Qwen's files write it (the digits: at
+ * most three in a piece, or one): the regexes ngpt's pre-tokenizers are. */
+static const struct {
+    const char *regex;
+    ngpt_pretokenizer pretok;
+} SPLIT_PATTERNS[] = {
+    {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", NGPT_PRETOK_LLAMA3},
+    {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", NGPT_PRETOK_QWEN2},
+};
+
+/* Split(one of SPLIT_PATTERNS, Isolated), not inverted. */
+static ngpt_status check_split(const cJSON *split, ngpt_pretokenizer *pretok, const char *src)
 {
-    if (is_null(pre)) return refuse(src, "no pre_tokenizer", NULL);
-    *pretok = NGPT_PRETOK_GPT2;
-    if (strcmp(type_of(pre), "Sequence")) return check_byte_level(pre, src);
-    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(pre, "pretokenizers");
-    if (cJSON_GetArraySize(steps) != 2 || strcmp(type_of(steps->child), "Digits"))
-        return refuse(src, "a pre_tokenizer \"Sequence\" other than [Digits, ByteLevel]",
-                      NULL);
-    if (!flag(steps->child, "individual_digits", false))
-        return refuse(src, "a Digits pre_tokenizer with individual_digits=false", NULL);
-    *pretok = NGPT_PRETOK_DIGITS;
-    return check_byte_level(steps->child->next, src);
+    const cJSON *pattern = cJSON_GetObjectItemCaseSensitive(split, "pattern");
+    const cJSON *regex = cJSON_GetObjectItemCaseSensitive(pattern, "Regex");
+    const cJSON *behavior = cJSON_GetObjectItemCaseSensitive(split, "behavior");
+    if (!cJSON_IsString(regex)) {
+        const cJSON *string = cJSON_GetObjectItemCaseSensitive(pattern, "String");
+        return refuse(src, "a Split pre_tokenizer on the string \"",
+                      cJSON_IsString(string) ? string->valuestring : "");
+    }
+    size_t k = 0;
+    while (k < sizeof SPLIT_PATTERNS / sizeof SPLIT_PATTERNS[0] &&
+           strcmp(regex->valuestring, SPLIT_PATTERNS[k].regex))
+        k++;
+    if (k == sizeof SPLIT_PATTERNS / sizeof SPLIT_PATTERNS[0])
+        return refuse(src, "a Split pre_tokenizer with the regex \"", regex->valuestring);
+    if (!cJSON_IsString(behavior) || strcmp(behavior->valuestring, "Isolated"))
+        return refuse(src, "a Split pre_tokenizer with behavior \"",
+                      cJSON_IsString(behavior) ? behavior->valuestring : "");
+    if (flag(split, "invert", false)) return refuse(src, "a Split pre_tokenizer with invert=true", NULL);
+    *pretok = SPLIT_PATTERNS[k].pretok;
+    return NGPT_OK;
 }
 
-/* The components around the model: only what encodes as GPT-2 or SmolLM2 do. */
-static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, ngpt_pretokenizer *pretok,
+/* ByteLevel (GPT-2's), Sequence[Digits(individual_digits=true), ByteLevel]
+ * (SmolLM2's: the digits apart first, GPT-2's split inside the rest), or
+ * Sequence[Split(GPT-4's pattern), ByteLevel(use_regex=false)] (Llama 3's,
+ * Qwen's: their special tokens are split out of text first, as Hugging
+ * Face's tokenizers do): the pre-tokenizer into *pipe. */
+static ngpt_status check_pre_tokenizer(const cJSON *pre, ngpt_hf_pipeline *pipe, const char *src)
+{
+    if (is_null(pre)) return refuse(src, "no pre_tokenizer", NULL);
+    pipe->pretok = NGPT_PRETOK_GPT2;
+    if (strcmp(type_of(pre), "Sequence")) return check_byte_level(pre, true, src);
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(pre, "pretokenizers");
+    const char *first = cJSON_GetArraySize(steps) == 2 ? type_of(steps->child) : "";
+    if (!strcmp(first, "Split")) {
+        ngpt_status st = check_split(steps->child, &pipe->pretok, src);
+        pipe->flags |= NGPT_TOK_SPLIT_ADDED;
+        return st ? st : check_byte_level(steps->child->next, false, src);
+    }
+    if (strcmp(first, "Digits"))
+        return refuse(src, "a pre_tokenizer \"Sequence\" other than [Digits, ByteLevel] or "
+                      "[Split, ByteLevel]", NULL);
+    if (!flag(steps->child, "individual_digits", false))
+        return refuse(src, "a Digits pre_tokenizer with individual_digits=false", NULL);
+    pipe->pretok = NGPT_PRETOK_DIGITS;
+    return check_byte_level(steps->child->next, true, src);
+}
+
+/* A post-processor that changes no ids (ByteLevel's offsets) or begins the
+ * encoding with a special token (TemplateProcessing: [SpecialToken,
+ * Sequence A], Llama 3's BOS), or a Sequence of those. */
+static ngpt_status check_post_processor(const cJSON *post, ngpt_hf_pipeline *pipe, const char *src)
+{
+    if (is_null(post) || !strcmp(type_of(post), "ByteLevel")) return NGPT_OK;
+    if (!strcmp(type_of(post), "Sequence")) {
+        const cJSON *steps = cJSON_GetObjectItemCaseSensitive(post, "processors");
+        if (!cJSON_IsArray(steps)) return refuse(src, "a post_processor \"Sequence\" without processors", NULL);
+        ngpt_status st = NGPT_OK;
+        for (const cJSON *p = steps->child; p && !st; p = p->next) st = check_post_processor(p, pipe, src);
+        return st;
+    }
+    if (strcmp(type_of(post), "TemplateProcessing")) return refuse(src, "post_processor \"", type_of(post));
+    const cJSON *single = cJSON_GetObjectItemCaseSensitive(post, "single");
+    const int n = cJSON_GetArraySize(single);
+    const cJSON *last = n > 0 ? cJSON_GetArrayItem(single, n - 1) : NULL;
+    const cJSON *seq = cJSON_GetObjectItemCaseSensitive(last, "Sequence");
+    const cJSON *bos = n == 2 ? cJSON_GetObjectItemCaseSensitive(single->child, "SpecialToken") : NULL;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(bos, "id");
+    if (!cJSON_IsArray(single) || n < 1 || n > 2 || !cJSON_IsObject(seq) ||
+        (n == 2 && !cJSON_IsString(name)) || pipe->bos)
+        return refuse(src, "a post_processor \"TemplateProcessing\" other than [a special token, "
+                      "the text] or [the text]", NULL);
+    if (n == 2) {
+        pipe->bos = name->valuestring;
+        pipe->flags |= NGPT_TOK_HAS_BOS;
+    }
+    return NGPT_OK;
+}
+
+/* The components around the model: only what encodes as GPT-2, SmolLM2,
+ * Llama 3 or Qwen do; *pipe gets what they ask. */
+static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, ngpt_hf_pipeline *pipe,
                                   const char *src)
 {
     if (!cJSON_IsObject(model))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not a tokenizer.json: it has no model (an "
                          "object)", src);
     const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
-    if (!is_null(norm)) return refuse(src, "normalizer \"", type_of(norm));
+    if (!is_null(norm) && strcmp(type_of(norm), "NFC")) return refuse(src, "normalizer \"", type_of(norm));
+    pipe->flags = is_null(norm) ? 0 : NGPT_TOK_NFC;
     ngpt_status st = check_pre_tokenizer(cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"),
-                                         pretok, src);
-    if (st) return st;
-    const cJSON *post = cJSON_GetObjectItemCaseSensitive(root, "post_processor");
-    if (!is_null(post) && strcmp(type_of(post), "ByteLevel"))
-        return refuse(src, "post_processor \"", type_of(post));
+                                         pipe, src);
+    if (st || (st = check_post_processor(cJSON_GetObjectItemCaseSensitive(root, "post_processor"),
+                                         pipe, src)))
+        return st;
     const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "decoder");
     if (!is_null(dec) && strcmp(type_of(dec), "ByteLevel"))
         return refuse(src, "decoder \"", type_of(dec));
@@ -107,8 +186,7 @@ static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, ngpt_pr
         return refuse(src, "a BPE model with dropout", NULL);
     if (flag(model, "byte_fallback", false))
         return refuse(src, "a BPE model with byte_fallback", NULL);
-    if (flag(model, "ignore_merges", false))
-        return refuse(src, "a BPE model with ignore_merges=true", NULL);
+    if (flag(model, "ignore_merges", false)) pipe->flags |= NGPT_TOK_IGNORE_MERGES;
     if (!empty_string(cJSON_GetObjectItemCaseSensitive(model, "continuing_subword_prefix")) ||
         !empty_string(cJSON_GetObjectItemCaseSensitive(model, "end_of_word_suffix")))
         return refuse(src, "a BPE model with a subword prefix or word suffix", NULL);
@@ -185,10 +263,10 @@ ngpt_status ngpt_hf_tokenizer_json(ngpt_tokenizer **tok, const void *text, size_
         goto done;
     }
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    ngpt_pretokenizer pretok = NGPT_PRETOK_GPT2;
+    ngpt_hf_pipeline pipe = {NGPT_PRETOK_GPT2, 0, NULL};
     bool gpt2_layout = false;
-    if ((st = check_pipeline(root, model, &pretok, src)) ||
-        (st = ngpt_hf_tokenizer_ids(tok, root, model, pretok, &gpt2_layout, src)) || !gpt2_layout)
+    if ((st = check_pipeline(root, model, &pipe, src)) ||
+        (st = ngpt_hf_tokenizer_ids(tok, root, model, &pipe, &gpt2_layout, src)) || !gpt2_layout)
         goto done;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(model, "vocab");
     if (!cJSON_IsObject(v)) {

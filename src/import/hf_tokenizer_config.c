@@ -1,8 +1,7 @@
 /* hf_tokenizer_config.c — tokenizer_config.json and generation_config.json
  * (hf_tokenizer_config.h): the end token a model stops at (SmolLM2-Instruct's
- * <|im_end|>, the base model's <|endoftext|>), a BOS that prompts would
- * need (refused: ngpt's BPE tokenizer has none) and whether the chat
- * template is ChatML. Only these keys are read; the rest (padding side,
+ * <|im_end|>, the base model's <|endoftext|>), the BOS prompts begin with
+ * (add_bos_token) and whether the chat template is ChatML. Only these keys are read; the rest (padding side,
  * model_max_length, ...) changes nothing ngpt computes. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -129,10 +128,19 @@ ngpt_status ngpt_hf_tok_config_apply(ngpt_tokenizer **tok, const ngpt_hf_tokeniz
                                      const char *cfg_src, const void *gen, size_t gen_size,
                                      const char *gen_src)
 {
-    if (cfg && cfg->add_bos)
-        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: add_bos_token=true (prompts beginning with "
-                         "\"%.60s\"); ngpt's byte-level BPE tokenizer carries no BOS", cfg_src,
-                         cfg->bos_token);
+    if (cfg && cfg->add_bos) {          /* prompts begin with bos_token */
+        int32_t bos = -1;
+        if (ngpt_tokenizer_special_id(*tok, cfg->bos_token, &bos))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: add_bos_token=true, but bos_token "
+                             "\"%.60s\" is not a special token of the tokenizer", cfg_src,
+                             cfg->bos_token);
+        if ((*tok)->bos_id >= 0 && (*tok)->bos_id != bos)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: bos_token \"%.60s\" (id %d) is not the "
+                             "token the tokenizer's post-processor begins with (id %d)", cfg_src,
+                             cfg->bos_token, (int)bos, (int)(*tok)->bos_id);
+        ngpt_status st = ngpt_tok_with_bos(tok, bos, cfg_src);
+        if (st) return st;
+    }
     int32_t end = (*tok)->end_id, eos[MAX_EOS], ends[NGPT_END_TOKENS_MAX];
     int n_eos = 0;
     if (cfg && cfg->end_token[0]) {

@@ -2,9 +2,10 @@
  * layout (SmolLM2's: special tokens at 0..16, the bytes and merges after,
  * in the vocabulary's order) as an ngpt tokenizer that keeps those ids as
  * its model ids (hf_tokenizer.h). Every vocabulary token must be a byte, a
- * merge's result or an added special token; a merge may join only bytes
- * and tokens made by earlier merges; a byte the vocabulary lacks is dropped
- * when encoding, as Hugging Face's BPE without an unknown token does.
+ * merge's result or an added token; a merge joins bytes and tokens that
+ * merges make (in any order; several merges may make one token); a byte
+ * the vocabulary lacks is dropped when encoding, as Hugging Face's BPE
+ * without an unknown token does.
  * Anything else is refused by name. hf_tokenizer.c checks the pipeline
  * around the model first. */
 #include <cjson/cJSON.h>
@@ -62,10 +63,20 @@ static ngpt_status unsupported(const char *src, const char *what, const char *to
                      "exactly or not at all", src, what, token);
 }
 
-/* The added tokens: each special, matched as it is (no lstrip, rstrip or
- * single_word), at an id of its own; into names[id] (NULL elsewhere). */
-static ngpt_status read_added(const cJSON *added, const char **names, int32_t cap,
-                              int32_t *n_special, int32_t *max_id, const char *src)
+static bool flag_set(const cJSON *c, const char *key)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, key));
+}
+
+/* The added tokens, at ids of their own, into names[id] (NULL elsewhere)
+ * and flags[id]. With GPT-2's and SmolLM2's pipelines each is special and
+ * never made from text (as before); the Split pipelines (split: Llama 3's,
+ * Qwen's) match each in text first by its flags, as Hugging Face's
+ * tokenizers do, non-special ones too, a normalized one in the text after
+ * the normalizer (nfc; without one, in the text as it is). */
+static ngpt_status read_added(const cJSON *added, const char **names, uint8_t *flags, int32_t cap,
+                              bool split, bool nfc, int32_t *n_special, int32_t *max_id,
+                              const char *src)
 {
     *n_special = 0;
     if (!added || cJSON_IsNull(added)) return NGPT_OK;
@@ -79,13 +90,13 @@ static ngpt_status read_added(const cJSON *added, const char **names, int32_t ca
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: an added token lacks its content or an "
                              "id in 0..%d", src, (int)cap - 1);
         const char *name = content->valuestring;
-        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special")))
+        const bool special = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special"));
+        if (!special && !split)
             return unsupported(src, "an added token that is not special (it would be matched "
                                "in text)", name);
-        /* normalized is moot: hf_tokenizer.c refuses any normalizer */
-        static const char *const flags[] = {"lstrip", "rstrip", "single_word"};
+        static const char *const keys[] = {"lstrip", "rstrip", "single_word"};
         for (int f = 0; f < 3; f++)
-            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, flags[f])))
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, keys[f])) && (f == 2 || !split))
                 return unsupported(src, f == 0 ? "an added token with lstrip" : f == 1 ?
                                    "an added token with rstrip" : "an added token with "
                                    "single_word", name);
@@ -99,6 +110,12 @@ static ngpt_status read_added(const cJSON *added, const char **names, int32_t ca
         if (++*n_special > NGPT_TOK_MAX_SPECIAL)
             return unsupported(src, "more than 256 added tokens, the last", name);
         names[i] = name;
+        /* "normalized" defaults to not special (transformers.js's AddedToken) */
+        const cJSON *norm = cJSON_GetObjectItemCaseSensitive(a, "normalized");
+        const bool normalized = cJSON_IsBool(norm) ? cJSON_IsTrue(norm) : !special;
+        flags[i] = (uint8_t)((flag_set(a, "lstrip") ? NGPT_ADDED_LSTRIP : 0) |
+                             (flag_set(a, "rstrip") ? NGPT_ADDED_RSTRIP : 0) |
+                             (normalized && nfc ? NGPT_ADDED_NORMALIZED : 0));
         if (i > *max_id) *max_id = i;
     }
     return NGPT_OK;
@@ -165,6 +182,7 @@ static bool merge_sides(const cJSON *m, char *buf, size_t cap, const char **a, c
 /* The work of ngpt_hf_tokenizer_ids, on arrays it frees. */
 typedef struct layout {
     const char **names;         /* (V) added tokens' names */
+    uint8_t *flags;             /* (V) added tokens' NGPT_ADDED_* */
     int32_t *internal;          /* (V) internal id of each model id, -1 none yet */
     int32_t *model_id;          /* (256 + merges + specials) */
     uint32_t *merges;
@@ -172,43 +190,69 @@ typedef struct layout {
     size_t n_v;
 } layout;
 
+/* The merges: merge k makes internal id 256 + k, the first merge of a token
+ * is that token's internal id (the others are its aliases: Llama 3's file
+ * lists every way tiktoken's ranks build a token), and a merge may join a
+ * token that a later merge makes (its rank is still its place), as Hugging
+ * Face's BPE reads them. */
 static ngpt_status map_merges(layout *L, const cJSON *merges, int32_t *n_merges, const char *src)
 {
-    int32_t k = 0;
     char buf[4 * 2 * NGPT_TOK_MAX_BYTES + 2];
-    for (const cJSON *m = merges->child; m; m = m->next, k++) {
-        const char *a, *b;
-        if (!merge_sides(m, buf, sizeof buf, &a, &b))
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: merge %d of model.merges is neither "
-                             "\"a b\" nor [\"a\", \"b\"]", src, (int)k);
-        int32_t ia = find(L->v, L->n_v, a), ib = find(L->v, L->n_v, b);
-        char ab[sizeof buf];
-        snprintf(ab, sizeof ab, "%s%s", a, b);
-        int32_t iab = find(L->v, L->n_v, ab);
-        if (ia < 0 || ib < 0 || iab < 0)
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: merge %d (\"%.40s\" \"%.40s\") joins or "
-                             "makes a token that model.vocab lacks", src, (int)k, a, b);
-        int32_t ka = L->internal[ia], kb = L->internal[ib], internal = 256 + k;
-        if (ka < 0 || kb < 0)
-            return unsupported(src, "a merge that joins a token only a later merge makes, "
-                               "in merge", ka < 0 ? a : b);
-        if (L->internal[iab] >= 0)
-            return unsupported(src, "two merges that make one token (or a merge that makes "
-                               "a byte)", ab);
-        if (internal >= NGPT_TOK_MAX_TOKENS)
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s has more merges than %d tokens allow",
-                             src, NGPT_TOK_MAX_TOKENS);
-        L->internal[iab] = internal;
-        L->model_id[internal] = iab;
-        L->merges[2 * k] = (uint32_t)ka;
-        L->merges[2 * k + 1] = (uint32_t)kb;
+    for (int pass = 0; pass < 2; pass++) {  /* the tokens made first, then the sides */
+        int32_t k = 0;
+        for (const cJSON *m = merges->child; m; m = m->next, k++) {
+            const char *a, *b;
+            if (!merge_sides(m, buf, sizeof buf, &a, &b))
+                return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: merge %d of model.merges is neither "
+                                 "\"a b\" nor [\"a\", \"b\"]", src, (int)k);
+            int32_t ia = find(L->v, L->n_v, a), ib = find(L->v, L->n_v, b), internal = 256 + k;
+            char ab[sizeof buf];
+            snprintf(ab, sizeof ab, "%s%s", a, b);
+            int32_t iab = find(L->v, L->n_v, ab);
+            if (ia < 0 || ib < 0 || iab < 0)
+                return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: merge %d (\"%.40s\" \"%.40s\") joins or "
+                                 "makes a token that model.vocab lacks", src, (int)k, a, b);
+            if (internal >= NGPT_TOK_MAX_TOKENS)
+                return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s has more merges than %d tokens allow",
+                                 src, NGPT_TOK_MAX_TOKENS);
+            if (pass == 0) {
+                if (L->internal[iab] < 0) L->internal[iab] = internal;
+                L->model_id[internal] = iab;
+                continue;
+            }
+            int32_t ka = L->internal[ia], kb = L->internal[ib];
+            if (ka < 0 || kb < 0)
+                return unsupported(src, "a merge that joins a token no merge makes, in merge",
+                                   ka < 0 ? a : b);
+            L->merges[2 * k] = (uint32_t)ka;
+            L->merges[2 * k + 1] = (uint32_t)kb;
+        }
+        *n_merges = k;
     }
-    *n_merges = k;
     return NGPT_OK;
 }
 
+static int32_t id_above(const cJSON *id, int32_t bound)
+{
+    return cJSON_IsNumber(id) && id->valuedouble >= bound && id->valuedouble < NGPT_TOK_MAX_TOKENS
+               ? (int32_t)id->valuedouble + 1 : bound;
+}
+
+/* 1 + the largest id in 0..NGPT_TOK_MAX_TOKENS-1 that an added token or a
+ * vocabulary entry gives (the reading refuses any other): how many names
+ * by id to hold, not the 8 MiB of a table of every possible id. */
+static int32_t id_bound(const cJSON *added, const cJSON *vocab)
+{
+    int32_t bound = 0;
+    const cJSON *e;
+    if (cJSON_IsArray(added))
+        cJSON_ArrayForEach(e, added) bound = id_above(cJSON_GetObjectItemCaseSensitive(e, "id"), bound);
+    cJSON_ArrayForEach(e, vocab) bound = id_above(e, bound);
+    return bound;
+}
+
 ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const cJSON *model,
-                                  ngpt_pretokenizer pretok, bool *gpt2_layout, const char *src)
+                                  const ngpt_hf_pipeline *pipe, bool *gpt2_layout, const char *src)
 {
     *tok = NULL;
     *gpt2_layout = false;
@@ -221,10 +265,18 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
     ngpt_status st = NGPT_OK;
     int32_t n_special = 0, max_id = -1, n_merges = 0;
     size_t n_merge_entries = (size_t)cJSON_GetArraySize(merges);
-    L.names = calloc(NGPT_TOK_MAX_TOKENS, sizeof *L.names);
-    if (!L.names) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
-    if ((st = read_added(cJSON_GetObjectItemCaseSensitive(root, "added_tokens"), L.names,
-                         NGPT_TOK_MAX_TOKENS, &n_special, &max_id, src)) ||
+    const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
+    const size_t n_names = (size_t)id_bound(added, vocab) + 1;
+    L.names = calloc(n_names, sizeof *L.names);
+    L.flags = calloc(n_names, sizeof *L.flags);
+    if (!L.names || !L.flags) {
+        free(L.names);
+        free(L.flags);
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+    }
+    if ((st = read_added(added, L.names, L.flags, NGPT_TOK_MAX_TOKENS,
+                         pipe->flags & NGPT_TOK_SPLIT_ADDED, pipe->flags & NGPT_TOK_NFC,
+                         &n_special, &max_id, src)) ||
         (st = read_vocab(vocab, L.names, &L.v, &L.n_v, &max_id, src)))
         goto done;
     int32_t V = max_id + 1;
@@ -267,6 +319,7 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
         L.model_id[internal] = id;
         spec.special[s] = (const uint8_t *)L.names[id];
         spec.special_len[s] = strlen(L.names[id]);
+        spec.added_flags[s] = L.flags[id];
         s++;
     }
     for (size_t i = 0; i < L.n_v; i++)
@@ -285,7 +338,7 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
         goto done;
     }
     /* GPT-2's own layout: the caller reads it as GPT-2's files, one tokenizer either way */
-    bool gpt2 = pretok == NGPT_PRETOK_GPT2 && absent == 0;
+    bool gpt2 = pipe->pretok == NGPT_PRETOK_GPT2 && pipe->flags == 0 && absent == 0;
     for (int32_t i = 0; i < 256 + n_merges + n_special && gpt2; i++)
         gpt2 = i < 256 ? L.model_id[i] < 256 : L.model_id[i] == i;
     if (gpt2) {
@@ -296,15 +349,25 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
     spec.n_merges = n_merges;
     spec.n_special = n_special;
     spec.model_id = L.model_id;
-    spec.end_id = spec.pad_id = -1;
-    for (int32_t i = 0; i < n_special; i++)
+    spec.end_id = spec.pad_id = spec.bos_id = -1;
+    for (int32_t i = 0; i < n_special; i++) {
         if (spec.special_len[i] == 13 && !memcmp(spec.special[i], "<|endoftext|>", 13))
             spec.end_id = L.model_id[256 + n_merges + i];
-    spec.pretok = pretok;
+        if (pipe->bos && !strcmp((const char *)spec.special[i], pipe->bos))
+            spec.bos_id = L.model_id[256 + n_merges + i];
+    }
+    spec.flags = pipe->flags;
+    if (pipe->bos && spec.bos_id < 0) {
+        st = unsupported(src, "a post_processor that begins every text with a token that is not "
+                         "an added token:", pipe->bos);
+        goto done;
+    }
+    spec.pretok = pipe->pretok;
     spec.rule = NGPT_MERGE_PAIRS;   /* Hugging Face's BPE: a pair's rank is its merge's index */
     st = ngpt_tok_build(tok, &spec, src);
 done:
     free(L.names);
+    free(L.flags);
     free(L.internal);
     free(L.model_id);
     free(L.merges);

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/checked.h"
 #include "import/safetensors.h"
 #include "tokenizer/unicode.h"
@@ -337,4 +338,49 @@ void ngpt_st_to_f32(const ngpt_st_tensor *t, size_t first, size_t n, float *dst)
         memset(dst, 0, n * sizeof *dst);    /* never asked: the mapping refuses other dtypes */
         return;
     }
+}
+
+/* ------------------------------------------------------------ writing */
+
+ngpt_status ngpt_st_write(const char *path, const ngpt_st_out *t, size_t n)
+{
+    cJSON *h = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(h, "__metadata__");
+    bool ok = meta && cJSON_AddStringToObject(meta, "format", "pt");
+    size_t data = 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        size_t bytes;
+        cJSON *e = cJSON_AddObjectToObject(h, t[i].name), *shape = NULL, *span = NULL;
+        ok = e && cJSON_AddStringToObject(e, "dtype", "F32") &&
+             (shape = cJSON_AddArrayToObject(e, "shape")) &&
+             (span = cJSON_AddArrayToObject(e, "data_offsets")) &&
+             ngpt_mul_ok((size_t)t[i].rows * (size_t)t[i].cols, 4, &bytes);
+        if (!ok) break;
+        cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t[i].rows));
+        cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t[i].cols));
+        cJSON_AddItemToArray(span, cJSON_CreateNumber((double)data));
+        cJSON_AddItemToArray(span, cJSON_CreateNumber((double)(data + bytes)));
+        data += bytes;
+    }
+    char *json = ok ? cJSON_PrintUnformatted(h) : NULL;
+    cJSON_Delete(h);
+    const size_t hn = json ? (strlen(json) + 7) & ~(size_t)7 : 0;
+    unsigned char *image = json ? malloc(8 + hn + data) : NULL;
+    if (!image) {
+        free(json);
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot make the safetensors file %s in memory", path);
+    }
+    const uint64_t n64 = hn;
+    memcpy(image, &n64, 8);
+    memset(image + 8, ' ', hn);
+    memcpy(image + 8, json, strlen(json));
+    size_t at = 8 + hn;
+    for (size_t i = 0; i < n; i++) {
+        const size_t bytes = (size_t)t[i].rows * (size_t)t[i].cols * 4;
+        memcpy(image + at, t[i].data, bytes);
+        at += bytes;
+    }
+    free(json);
+    ngpt_status st = ngpt_atomic_file_write(path, image, at);
+    free(image);
+    return st;
 }

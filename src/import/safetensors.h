@@ -5,7 +5,8 @@
  * against the header and the file's size: no duplicates, no holes, no
  * overlap, no trailing bytes); only then are its tensors handed out.
  * A set of files (a sharded model, model.safetensors.index.json) is a
- * weight set: one namespace over its files.
+ * weight set: one namespace over its files. The writer (ngpt_st_write)
+ * writes float32 tensors, as PEFT adapters' are exported.
  *
  * Failures leave a bare sentence naming the file; the public function
  * prefixes its name. */
@@ -65,5 +66,18 @@ void ngpt_st_to_f32(const ngpt_st_tensor *t, size_t first, size_t n, float *dst)
 
 /* The float32 of one IEEE half (bits h). */
 float ngpt_st_half_to_f32(uint16_t h);
+
+/* A float32 tensor to write: its name, its shape (rows, cols) and values. */
+typedef struct ngpt_st_out {
+    const char *name;
+    int64_t rows, cols;
+    const float *data;
+} ngpt_st_out;
+
+/* Writes the n tensors (F32, in the order given, the data of each right
+ * after the previous one's; the header space-padded to 8 bytes, with
+ * {"format": "pt"} metadata as PyTorch's writer has) as the file at path,
+ * atomically. */
+ngpt_status ngpt_st_write(const char *path, const ngpt_st_out *t, size_t n);
 
 #endif

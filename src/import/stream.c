@@ -4,6 +4,9 @@
  * as an inference context multiplies by them), 8-bit and 4-bit ones are
  * quantized; a packed or quantized tensor is made 16 rows (one panel) at a
  * time and kept until the writer moves on. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,11 +126,31 @@ ngpt_status ngpt_stream_write(const char *path, const ngpt_config *cfg, const ng
     s.qrows = aligned_alloc(64, NGPT_Q8_NR * rs);
     s.panel = aligned_alloc(64, ngpt_align64(rows > q8 ? rows : q8));
     if (!s.rows || !s.qrows || !s.panel) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
+    /* a quantized model records its float32 original's identity (that
+     * model's parameter checksum: every tensor's floats in order), as a
+     * quantizing save does: one pass over the floats first */
+    const bool quantized = cfg->weights != NGPT_WEIGHTS_F32;
+    ngpt_ckpt_meta id = {NGPT_META_IDENTITY, NGPT_META_U64, {.u = 0}};
+    if (!st && quantized) {
+        XXH3_state_t h;
+        XXH3_64bits_reset(&h);
+        const size_t chunk = (size_t)NGPT_Q8_NR * (size_t)kmax;
+        for (int32_t i = 0; i < n; i++) {
+            const size_t count = (size_t)t[i].info.shape[0] *
+                                 (size_t)(t[i].info.ndim > 1 ? t[i].info.shape[1] : 1);
+            for (size_t at = 0; at < count; at += chunk) {
+                const size_t take = count - at < chunk ? count - at : chunk;
+                floats(t[i].src, at, take, s.rows);
+                XXH3_64bits_update(&h, s.rows, take * sizeof(float));
+            }
+        }
+        id.value.u = (uint64_t)XXH3_64bits_digest(&h);
+    }
     if (!st) {
         unsigned char block[NGPT_CKPT_MODEL_BYTES];
         ngpt_ckpt_config_encode(cfg, block);
         st = ngpt_ckpt_write(path, block, (size_t)n + 1 + (x->chat_template != NULL), tensor_fn, &s,
-                             NULL, 0);
+                             quantized ? &id : NULL, quantized);
     }
     free(s.rows);
     free(s.qrows);

@@ -13,83 +13,15 @@
 
 #include "base/fpmode.h"
 #include "base/progress.h"
+#include "io/adapter.h"
 #include "io/checkpoint.h"
 #include "io/tmpl_tensor.h"
 #include "io/tok_tensor.h"
+#include "io/train_ckpt.h"
 #include "runtime/config.h"
 #include "runtime/f32_panels.h"
 #include "runtime/weights.h"
 #include "tokenizer/tokenizer.h"
-
-/* ------------------------------------------------------ the model block */
-
-/* Offsets inside the model block (header offset - 32). */
-enum { BLOCK_INTS = 0, BLOCK_DROPOUT = 24, BLOCK_THETA = 28, BLOCK_FLAGS = 32,
-       BLOCK_NORM_EPS = 44, BLOCK_KV_HEADS = 48, BLOCK_HEAD_DIM = 52 };
-
-void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MODEL_BYTES])
-{
-    const int32_t ints[6] = {c->vocab_size, c->context_len, c->d_model,
-                             c->n_layers,   c->n_heads,     c->d_ff};
-    memcpy(b + BLOCK_INTS, ints, sizeof ints);
-    memcpy(b + BLOCK_DROPOUT, &c->dropout, 4);
-    memcpy(b + BLOCK_THETA, &c->rope_theta, 4);
-    b[BLOCK_FLAGS] = c->qkv_bias, b[BLOCK_FLAGS + 1] = c->tie_lm_head;
-    b[BLOCK_FLAGS + 2] = c->final_norm;
-    b[BLOCK_FLAGS + 3] = (unsigned char)c->norm, b[BLOCK_FLAGS + 4] = (unsigned char)c->pos;
-    b[BLOCK_FLAGS + 5] = (unsigned char)c->weights;
-    b[BLOCK_FLAGS + 6] = c->proj_bias, b[BLOCK_FLAGS + 7] = (unsigned char)c->gelu;
-    /* the Llama switches: zero bytes for a default model, so its file is unchanged */
-    b[BLOCK_FLAGS + 8] = (unsigned char)c->norm_type, b[BLOCK_FLAGS + 9] = (unsigned char)c->mlp;
-    b[BLOCK_FLAGS + 10] = !c->mlp_bias, b[BLOCK_FLAGS + 11] = (unsigned char)c->rope_pairs;
-    const float eps = ngpt_cfg_norm_eps(c) == 1e-5f ? 0.0f : c->norm_eps;
-    memcpy(b + BLOCK_NORM_EPS, &eps, 4);
-    memcpy(b + BLOCK_KV_HEADS, &c->n_kv_heads, 4);
-    memcpy(b + BLOCK_HEAD_DIM, &c->head_dim, 4);
-}
-
-static ngpt_status config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
-{
-    const unsigned char *b = r->model_block;
-    int32_t ints[6];
-    memcpy(ints, b + BLOCK_INTS, sizeof ints);
-    c->vocab_size = ints[0], c->context_len = ints[1], c->d_model = ints[2];
-    c->n_layers = ints[3], c->n_heads = ints[4], c->d_ff = ints[5];
-    memcpy(&c->dropout, b + BLOCK_DROPOUT, 4);
-    memcpy(&c->rope_theta, b + BLOCK_THETA, 4);
-    /* qkv_bias tie_lm_head final_norm proj_bias no_mlp_bias */
-    static const int bools[] = {0, 1, 2, 6, 10};
-    for (int j = 0; j < 5; j++) {
-        const int i = bools[j];
-        if (b[BLOCK_FLAGS + i] > 1)
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "config flag byte %d of %s is %u, not "
-                                  "0 or 1", NGPT_CKPT_MODEL_BLOCK + BLOCK_FLAGS + i, r->src,
-                                  b[BLOCK_FLAGS + i]);
-    }
-    c->qkv_bias = b[BLOCK_FLAGS], c->tie_lm_head = b[BLOCK_FLAGS + 1];
-    c->final_norm = b[BLOCK_FLAGS + 2];
-    c->norm = (ngpt_norm_placement)b[BLOCK_FLAGS + 3];
-    c->pos = (ngpt_pos_encoding)b[BLOCK_FLAGS + 4];
-    c->weights = (ngpt_weights)b[BLOCK_FLAGS + 5];
-    c->proj_bias = b[BLOCK_FLAGS + 6];
-    c->gelu = (ngpt_gelu)b[BLOCK_FLAGS + 7];
-    c->norm_type = (ngpt_norm_type)b[BLOCK_FLAGS + 8];
-    c->mlp = (ngpt_mlp)b[BLOCK_FLAGS + 9];
-    c->mlp_bias = !b[BLOCK_FLAGS + 10];
-    c->rope_pairs = (ngpt_rope_pairs)b[BLOCK_FLAGS + 11];
-    memcpy(&c->norm_eps, b + BLOCK_NORM_EPS, 4);
-    if (c->norm_eps == 0.0f) c->norm_eps = 1e-5f;       /* stored as 0: the default */
-    memcpy(&c->n_kv_heads, b + BLOCK_KV_HEADS, 4);
-    memcpy(&c->head_dim, b + BLOCK_HEAD_DIM, 4);
-    ngpt_status st = ngpt_config_check(c);
-    if (st) {
-        char why[400];
-        snprintf(why, sizeof why, "%s", ngpt_last_error());
-        return ngpt_fail(st == NGPT_ERR_UNSUPPORTED ? st : NGPT_ERR_BAD_FORMAT,
-                         "the config stored in %s is not valid: %s", r->src, why);
-    }
-    return NGPT_OK;
-}
 
 /* ----------------------------------------------------- the tensor set */
 
@@ -333,8 +265,12 @@ ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const vo
      * quantized values together, then the tokenizer the checksum vouches for */
     ngpt_status st = ngpt_ckpt_open_unhashed(r, path, data, size);
     if (st) return st;
-    *cfg = (ngpt_config){0};
-    st = config_decode(r, cfg);
+    ngpt_ckpt_meta lora;
+    if (ngpt_ckpt_find_meta(r, NGPT_META_LORA_RANK, &lora))
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is a LoRA adapter, not a model: open it with "
+                       "ngpt_adapter_open and apply it to its model (ngpt generate --adapter)",
+                       r->src);
+    if (!st) st = ngpt_ckpt_config_decode(r, cfg);
     if (!st) st = check_tensor_set(r, cfg);
     st = ngpt_ckpt_settle(r, st);
     if (!st) st = check_values(r);
@@ -419,12 +355,21 @@ ngpt_status ngpt_context_save(const ngpt_context *ctx, const char *path)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_save: NULL argument");
+    if (ctx->lora.training)     /* what it trains: the adapter */
+        return ngpt_prefixed("ngpt_context_save", ngpt_adapter_save_training(ctx, path, NULL));
     unsigned char block[NGPT_CKPT_MODEL_BYTES];
     ngpt_ckpt_config_encode(&ctx->cfg, block);
+    /* a quantized model records its float32 original's identity, which its
+     * adapters carry (io/adapter.c) */
+    const bool quantized = ctx->cfg.weights != NGPT_WEIGHTS_F32;
+    const ngpt_ckpt_meta id = {NGPT_META_IDENTITY, NGPT_META_U64,
+                               {.u = !quantized     ? 0
+                                     : ctx->identity ? ctx->identity
+                                                     : ngpt_weights_checksum(ctx)}};
     return ngpt_prefixed("ngpt_context_save",
                          ngpt_ckpt_write(path, block, (size_t)ctx->n_tensors +
                                          ngpt_ckpt_bytes_count(ctx), model_tensor_fn,
-                                         (void *)ctx, NULL, 0));
+                                         (void *)ctx, quantized ? &id : NULL, quantized));
 }
 
 /* The bytes ngpt_ckpt_write lays out for the model of cfg: the header and
@@ -440,7 +385,10 @@ static ngpt_status file_size(const ngpt_config *cfg, const ngpt_tokenizer *tok, 
     if (!ngpt_layout_compute(cfg, &lay))
         return ngpt_fail(NGPT_ERR_OVERFLOW, "the model's size overflows size_t");
     const int32_t n = ngpt_layout_tensor_count(cfg);
-    size_t total = ngpt_align64(NGPT_CKPT_HEADER + NGPT_CKPT_TENSOR_ENTRY * ((size_t)n + (tok != NULL)));
+    /* a quantized model's one metadata entry: its identity (ngpt_context_save) */
+    const size_t n_meta = cfg->weights != NGPT_WEIGHTS_F32;
+    size_t total = ngpt_align64(NGPT_CKPT_HEADER + NGPT_CKPT_TENSOR_ENTRY * ((size_t)n + (tok != NULL)) +
+                                NGPT_CKPT_META_ENTRY * n_meta);
     bool ok = true;
     for (int32_t i = 0; i < n && ok; i++) {
         char name[NGPT_NAME_MAX];

@@ -12,6 +12,15 @@
 /* The config as the header's model block (docs/FORMAT.md, offsets 32..87). */
 void ngpt_ckpt_config_encode(const ngpt_config *cfg, unsigned char block[NGPT_CKPT_MODEL_BYTES]);
 
+/* Metadata keys: a quantized model's identity (the float32 original's
+ * parameter checksum, which its adapters record), and the key that makes a
+ * file an adapter (io/adapter.c). */
+#define NGPT_META_IDENTITY "model.identity"
+#define NGPT_META_LORA_RANK "lora.rank"
+
+/* The config in an open container's model block, validated. Bare messages. */
+ngpt_status ngpt_ckpt_config_decode(const ngpt_ckpt_reader *r, ngpt_config *cfg);
+
 /* Opens a container (path, or data/size when path is NULL) and checks it is
  * a model checkpoint: a valid config, and exactly the tensors the config
  * implies plus optional optim.m.* / optim.v.* twins. *cfg gets the config. */

@@ -4,6 +4,7 @@
  * model's weights, owned), or for both (a model's weights copied under a
  * config that changes a training setting or quantizes them). */
 #include "base/fpmode.h"
+#include "io/adapter.h"
 #include "io/checkpoint.h"
 #include "io/model.h"
 #include "io/tmpl_tensor.h"
@@ -25,7 +26,12 @@ static ngpt_status read_request(const char *fn, const ngpt_model *model, const n
         return ngpt_fail(NGPT_ERR_NULL_ARG, "%s: no model and no config: pass one (or both)", fn);
     rq->cfg = cfg ? cfg : ngpt_model_cfg(model);
     rq->shape = shape ? *shape : ngpt_shape_default(NGPT_MODE_INFER);
-    rq->shared = model && !cfg && rq->shape.mode == NGPT_MODE_INFER;
+    /* an adapter trains on the model's weights as they are: shared, frozen */
+    const bool adapter = rq->shape.mode == NGPT_MODE_TRAIN && rq->shape.adapter;
+    if (adapter && (!model || cfg))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "%s: shape.adapter trains an adapter on a model's "
+                         "weights, frozen: pass the model and no config", fn);
+    rq->shared = model && !cfg && (rq->shape.mode == NGPT_MODE_INFER || adapter);
     return NGPT_OK;
 }
 
@@ -52,6 +58,9 @@ static ngpt_status copy_model(ngpt_context *ctx, const ngpt_model *model)
     const ngpt_ckpt_reader *r = ngpt_model_reader(model);
     ngpt_status st = ngpt_ckpt_load_into(ctx, r, &file);
     if (!st && ctx->shape.mode == NGPT_MODE_TRAIN) st = ngpt_ckpt_train_restore(ctx, r);
+    /* a quantized copy keeps its original's identity, which its save records */
+    if (!st && ctx->cfg.weights != NGPT_WEIGHTS_F32)
+        st = ngpt_model_identity((ngpt_model *)(uintptr_t)model, &ctx->identity);
     return st;
 }
 
@@ -69,12 +78,21 @@ ngpt_status ngpt_context_init(ngpt_context **ctx, const ngpt_model *model, const
     ngpt_model *m = (ngpt_model *)(uintptr_t)model;
     ngpt_shared_weights w = {0};
     if (rq.shared && (st = ngpt_model_weights(m, &w))) return ngpt_prefixed(fn, st);
+    if (rq.shape.adapter && rq.shape.mode == NGPT_MODE_TRAIN &&
+        (st = ngpt_adapter_check_model(rq.shape.adapter, m)))
+        return ngpt_prefixed(fn, st);
     ngpt_context *c;
     st = ngpt_context_create(fn, &c, rq.cfg, rq.shared ? &w : NULL, &rq.shape, arena,
                              arena_bytes);
     if (st) return st;
     if (model) c->chat_template = ngpt_ckpt_template_bytes(ngpt_model_reader(model),
                                                            &c->chat_template_size);
+    /* a quantized model's identity, which its saves record (the first
+     * context finds it: the file's, or one hash of an older file) */
+    if (rq.shared && rq.cfg->weights != NGPT_WEIGHTS_F32 && (st = ngpt_model_identity(m, &c->identity))) {
+        ngpt_context_free(c);
+        return ngpt_prefixed(fn, st);
+    }
     if (model && !rq.shared) {
         if ((st = copy_model(c, model))) {
             ngpt_context_free(c);

@@ -41,6 +41,9 @@ struct ngpt_model {
                                  * until laid out (weights) */
     const int8_t **q8_linear;   /* (1 + 4L) the quantized Linears in r, or NULL */
     atomic_int contexts;        /* live contexts made from the model */
+    /* its identity (ngpt_model_identity), found on first use (lock held) */
+    bool identity_known;
+    uint64_t identity;
 };
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
@@ -261,6 +264,27 @@ ngpt_status ngpt_model_weights(ngpt_model *m, ngpt_shared_weights *w)
     pthread_mutex_unlock(&m->lock);
     if (!st) *w = (ngpt_shared_weights){m, (float *)(uintptr_t)m->weights, m->q8_linear, m->tok,
                                         &m->contexts};
+    return st;
+}
+
+ngpt_status ngpt_model_identity(ngpt_model *m, uint64_t *id)
+{
+    pthread_mutex_lock(&m->lock);
+    ngpt_status st = NGPT_OK;
+    if (!m->identity_known) {
+        ngpt_ckpt_meta e;
+        if (ngpt_ckpt_find_meta(&m->r, NGPT_META_IDENTITY, &e) && e.type == NGPT_META_U64) {
+            m->identity = e.value.u;
+        } else if (!(st = m->weights ? NGPT_OK : lay_out_weights(m))) {
+            m->identity = ngpt_weights_checksum_of(&m->cfg, m->weights,
+                                                   m->cfg.weights == NGPT_WEIGHTS_F32, NULL,
+                                                   m->q8_linear);
+        }
+        m->identity_known = !st;
+    }
+    const uint64_t v = m->identity;
+    pthread_mutex_unlock(&m->lock);
+    if (!st) *id = v;
     return st;
 }
 

@@ -16,6 +16,11 @@ const ngpt_tokenizer *ngpt_model_tok(const ngpt_model *m);
  * (under m's lock: any thread). */
 ngpt_status ngpt_model_weights(ngpt_model *m, ngpt_shared_weights *w);
 
+/* m's identity, which its adapters record: a quantized file's
+ * model.identity (its float32 original's), else its parameters' checksum
+ * (ngpt_context_params_checksum of any context of it), computed once
+ * (lock held: any thread). */
+ngpt_status ngpt_model_identity(ngpt_model *m, uint64_t *id);
 /* m's count of the contexts made from it (ngpt_model_close reads it). */
 atomic_int *ngpt_model_users(ngpt_model *m);
 

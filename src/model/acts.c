@@ -32,7 +32,10 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
      * data inside is packed for the actual (B, T). */
     const size_t BT = (size_t)ctx->shape.batch * (size_t)ctx->shape.seq;
     ngpt_layer_acts a;
-    a.att = p->att ? p->att + (size_t)layer * BT * H * (size_t)ctx->shape.seq : NULL;
+    /* training with recompute: one set of activations, the blocks' inputs
+     * (x) for every layer */
+    const size_t l = ctx->shape.recompute ? 0 : (size_t)layer;
+    a.att = p->att ? p->att + l * BT * H * (size_t)ctx->shape.seq : NULL;
     a.ln_out = p->ln_out;
     if (infer(ctx)) {
         a.x_in = a.x_out = a.res1 = p->x;
@@ -46,9 +49,8 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
         a.hidden = swiglu ? p->hidden : p->qkv;   /* SwiGLU's is not fc1's image */
         a.mlp_out = post ? p->branch : p->ln_out;
     } else {
-        const size_t l = (size_t)layer;
-        a.x_in = p->x + l * BT * C;
-        a.x_out = p->x + (l + 1) * BT * C;
+        a.x_in = p->x + (size_t)layer * BT * C;
+        a.x_out = p->x + ((size_t)layer + 1) * BT * C;
         a.ln1_mean = p->ln_mean + l * 2 * BT;
         a.ln1_rstd = p->ln_rstd + l * 2 * BT;
         a.qkv = p->qkv + l * BT * QKV;

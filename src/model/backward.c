@@ -21,6 +21,7 @@
 #include "base/fpmode.h"
 #include "base/rng.h"
 #include "model/acts.h"
+#include "model/lora.h"
 #include "model/model.h"
 #include "ops/ops.h"
 #include "runtime/dropout.h"
@@ -52,6 +53,30 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
     ngpt_op_attention_bwd(ctx, &at, ctx->plan.ln_out, ctx->plan.bwd.g_qkv);
 }
 
+/* The backward of layer l's Linear `which` (W at offset w of the
+ * parameters) from dy (rows, out) and its input x (rows, in): dW += dy^T x,
+ * dx (rows, in) = dy W. Training an adapter, W is frozen: the adapter's
+ * gradients instead (model/lora.h). dx may be x's buffer (fc2's hidden). */
+static void linear_bwd(ngpt_context *ctx, int l, ngpt_linear which, float *dx, const float *dy,
+                       const float *x, int rows, int in, int out)
+{
+    if (ctx->lora.training) {
+        ngpt_lora_linear_bwd(ctx, l, which, dx, dy, x, rows, in, out);
+        return;
+    }
+    const size_t w = ngpt_linear_weight(&ctx->lay, l, which);
+    ngpt_op_linear_bwd_weight(ctx, ctx->plan.grads + w, dy, x, rows, in, out);
+    if (dx == x) ngpt_acts_handover(dx, (size_t)rows * (size_t)in);   /* x is dead: d(x) */
+    ngpt_op_linear_bwd_input(ctx, dx, dy, ctx->plan.params + w, rows, in, out);
+}
+
+/* The gradient of a bias or a norm's weight, or NULL while an adapter
+ * trains (the model's parameters are frozen: nothing to add to). */
+static float *grad_of(ngpt_context *ctx, int l, size_t field)
+{
+    return ctx->lora.training ? NULL : ngpt_block_ptr(&ctx->lay, ctx->plan.grads, l, field);
+}
+
 ngpt_status ngpt_context_backward(ngpt_context *ctx)
 {
     NGPT_FPMODE_SCOPE;
@@ -75,31 +100,25 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
 {
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
-    float *W = p->params, *G = p->grads;
+    float *W = p->params;       /* read only */
     const int C = ctx->cfg.d_model, rows = B * T;
     const int QKV = ngpt_cfg_qkv_width(&ctx->cfg), A = ngpt_cfg_attn_width(&ctx->cfg);
     const size_t BT = (size_t)rows;
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_ATTN_OUT);
-    ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->proj_w), p->bwd.g_branch, a->atty,
-                              rows, A, C);
+    float *g_proj_b = ctx->cfg.proj_bias ? grad_of(ctx, l, lay->proj_b) : NULL;
+    if (g_proj_b) ngpt_op_colsum_acc(ctx, g_proj_b, p->bwd.g_branch, BT, C);
     ngpt_acts_handover(p->ln_out, BT * A);     /* the layers' shared buffers change hands */
-    if (ctx->cfg.proj_bias)
-        ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->proj_b), p->bwd.g_branch, BT, C);
-    ngpt_op_linear_bwd_input(ctx, p->ln_out, p->bwd.g_branch, ngpt_block_ptr(lay, W, l, lay->proj_w),
-                             rows, A, C);
+    linear_bwd(ctx, l, NGPT_LINEAR_PROJ, p->ln_out, p->bwd.g_branch, a->atty, rows, A, C);
     attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,QKV) */
     if (ctx->cfg.pos == NGPT_POS_ROPE) ngpt_op_rope(ctx, p->bwd.g_qkv, B, T, NULL, true);
-    if (ctx->cfg.qkv_bias)
-        ngpt_op_colsum_acc(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_b), p->bwd.g_qkv, BT, QKV);
+    float *g_qkv_b = ctx->cfg.qkv_bias ? grad_of(ctx, l, lay->qkv_b) : NULL;
+    if (g_qkv_b) ngpt_op_colsum_acc(ctx, g_qkv_b, p->bwd.g_qkv, BT, QKV);
     if (attn_in == p->ln_out) {     /* pre-norm: ln1's output, recomputed over d(atty) */
         ngpt_acts_handover(p->ln_out, BT * C);
         ngpt_op_norm_fwd(ctx, p->ln_out, NULL, NULL, a->x_in, ngpt_block_ptr(lay, W, l, lay->ln1_w),
                          ngpt_block_ptr(lay, W, l, lay->ln1_b), BT, C);
     }
-    ngpt_op_linear_bwd_weight(ctx, ngpt_block_ptr(lay, G, l, lay->qkv_w), p->bwd.g_qkv, attn_in, rows,
-                              C, QKV);
-    ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, p->bwd.g_qkv, ngpt_block_ptr(lay, W, l, lay->qkv_w), rows,
-                             C, QKV);
+    linear_bwd(ctx, l, NGPT_LINEAR_QKV, p->bwd.g_ln, p->bwd.g_qkv, attn_in, rows, C, QKV);
 }
 
 /* The MLP sublayer's backward from dy = d(its residual sum): dropout, fc2,
@@ -112,12 +131,10 @@ static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l,
     const ngpt_layout *lay = &ctx->lay;
     const ngpt_config *cfg = &ctx->cfg;
     ngpt_plan *p = &ctx->plan;
-    float *W = p->params, *G = p->grads;
     const int C = cfg->d_model, F = cfg->d_ff, F1 = ngpt_cfg_fc1_width(cfg);
     const bool swiglu = cfg->mlp == NGPT_MLP_SWIGLU;
     const size_t BT = (size_t)rows;
-#define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
-#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)     /* and its gradient */
+#define GB(field) grad_of(ctx, l, lay->field)     /* layer l's gradient, or NULL (frozen) */
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_MLP_OUT);
     ngpt_acts_handover(p->hidden, BT * F);
     if (swiglu) {
@@ -127,10 +144,9 @@ static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l,
                                                    ? ctx->k->gelu_tanh_fwd_grad : ctx->k->gelu_fwd_grad;
         ngpt_op_gelu_fwd_grad(ctx, act_grad, p->hidden, p->bwd.gelu_grad, a->fc1, BT * F); /* recomputed (BT,F) */
     }
-    ngpt_op_linear_bwd_weight(ctx, GB(fc2_w), p->bwd.g_branch, p->hidden, rows, F, C);
-    if (cfg->mlp_bias) ngpt_op_colsum_acc(ctx, GB(fc2_b), p->bwd.g_branch, BT, C);
-    ngpt_acts_handover(p->hidden, BT * F);     /* the activation's output is dead: d(hidden) */
-    ngpt_op_linear_bwd_input(ctx, p->hidden, p->bwd.g_branch, WB(fc2_w), rows, F, C);  /* d(hidden) */
+    if (cfg->mlp_bias && GB(fc2_b)) ngpt_op_colsum_acc(ctx, GB(fc2_b), p->bwd.g_branch, BT, C);
+    /* the activation's output, then d(hidden) in its place */
+    linear_bwd(ctx, l, NGPT_LINEAR_FC2, p->hidden, p->bwd.g_branch, p->hidden, rows, F, C);
     float *dfc1 = p->hidden;                                                         /* (BT,F1) */
     if (swiglu) {
         dfc1 = p->bwd.gelu_grad;
@@ -138,10 +154,8 @@ static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l,
     } else {
         ngpt_op_gelu_bwd(ctx, p->hidden, p->bwd.gelu_grad, p->hidden, BT * F);
     }
-    ngpt_op_linear_bwd_weight(ctx, GB(fc1_w), dfc1, p->ln_out, rows, C, F1);
-    if (cfg->mlp_bias) ngpt_op_colsum_acc(ctx, GB(fc1_b), dfc1, BT, F1);
-    ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, dfc1, WB(fc1_w), rows, C, F1);
-#undef WB
+    if (cfg->mlp_bias && GB(fc1_b)) ngpt_op_colsum_acc(ctx, GB(fc1_b), dfc1, BT, F1);
+    linear_bwd(ctx, l, NGPT_LINEAR_FC1, p->bwd.g_ln, dfc1, p->ln_out, rows, C, F1);
 #undef GB
 }
 
@@ -150,12 +164,12 @@ static void pre_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
 {
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
-    float *W = p->params, *G = p->grads;
+    float *W = p->params;
     const int C = ctx->cfg.d_model;
     const size_t BT = (size_t)B * (size_t)T;
     ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)
-#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)
+#define GB(field) grad_of(ctx, l, lay->field)     /* NULL: frozen */
     /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
     ngpt_acts_handover(p->ln_out, BT * C);
     ngpt_op_norm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln2_w), WB(ln2_b), BT, C);
@@ -179,12 +193,12 @@ static void post_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
 {
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
-    float *W = p->params, *G = p->grads;
+    float *W = p->params;
     const int C = ctx->cfg.d_model;
     const size_t BT = (size_t)B * (size_t)T, n = BT * (size_t)C;
     ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)
-#define GB(field) ngpt_block_ptr(lay, G, l, lay->field)
+#define GB(field) grad_of(ctx, l, lay->field)     /* NULL: frozen */
     memset(p->bwd.g_ln, 0, n * sizeof(float));
     ngpt_op_norm_bwd(ctx, p->bwd.g_ln, GB(ln2_w), GB(ln2_b), p->bwd.g_res, a.res2, a.ln2_mean,
                           a.ln2_rstd, WB(ln2_w), BT, C);
@@ -211,37 +225,51 @@ void ngpt_context_backward_unchecked(ngpt_context *ctx)
     const int B = ctx->run.pass.batch, T = ctx->run.pass.seq;
     const int C = cfg->d_model, V = cfg->vocab_size, L = cfg->n_layers;
     const size_t BT = (size_t)B * (size_t)T;
-    const int rows = (int)BT;
     float *W = p->params;       /* read only here */
     float *G = p->grads;
+    const bool frozen = ctx->lora.training;     /* an adapter trains: no gradient of the model */
     float *x_last = ngpt_layer_acts_get(ctx, L - 1).x_out;
 
-    /* loss = mean over BT rows of cross-entropy -> dlogits (BT,V) */
-    ngpt_op_xent_bwd(ctx, p->bwd.g_logits, p->logits, p->bwd.targets, BT, V, 1.0f / (float)BT);
-    /* lm_head (tied: tok_emb): dW (V,C) += dlogits^T head_in; d(head_in) (BT,C) = dlogits W */
+    /* loss = mean over BT rows of cross-entropy -> dlogits (BT,V); lm_head
+     * (tied: tok_emb): dW (V,C) += dlogits^T head_in; d(head_in) (BT,C) =
+     * dlogits W. A chunked loss recomputes each chunk's logits first (the
+     * forward's bits) and goes chunk by chunk; then ln_f, where the
+     * residual stream's gradient (BT,C) starts */
+    const float *head_in = cfg->final_norm ? p->lnf : x_last;
+    float *d_head_in = cfg->final_norm ? p->bwd.g_ln : p->bwd.g_res;
+    const size_t chunk = ctx->shape.loss_chunk ? (size_t)ctx->shape.loss_chunk : BT;
+    const size_t kept = ngpt_targets_kept(p->bwd.targets, BT);     /* the mean's rows */
+    const float scale = kept ? 1.0f / (float)kept : 0.0f;
+    for (size_t r0 = 0; r0 < BT; r0 += chunk) {
+        const size_t n = BT - r0 < chunk ? BT - r0 : chunk;
+        if (chunk < BT) ngpt_model_head(ctx, head_in + r0 * C, (int32_t)n);
+        ngpt_op_xent_bwd(ctx, p->bwd.g_logits, p->logits, p->bwd.targets + r0, n, V, scale);
+        linear_bwd(ctx, 0, NGPT_LINEAR_LM_HEAD, d_head_in + r0 * C, p->bwd.g_logits,
+                   head_in + r0 * C, (int)n, C, V);
+    }
     if (cfg->final_norm) {
-        ngpt_op_linear_bwd_weight(ctx, G + lay->lm_head, p->bwd.g_logits, p->lnf, rows, C, V);
-        ngpt_op_linear_bwd_input(ctx, p->bwd.g_ln, p->bwd.g_logits, W + lay->lm_head, rows, C, V);
-        /* ln_f: the residual stream gradient (BT,C) starts here */
         memset(p->bwd.g_res, 0, BT * C * sizeof(float));
-        ngpt_op_norm_bwd(ctx, p->bwd.g_res, G + lay->lnf_w, G + lay->lnf_b, p->bwd.g_ln, x_last,
-                              p->lnf_mean, p->lnf_rstd, W + lay->lnf_w, BT, C);
-    } else {
-        ngpt_op_linear_bwd_weight(ctx, G + lay->lm_head, p->bwd.g_logits, x_last, rows, C, V);
-        ngpt_op_linear_bwd_input(ctx, p->bwd.g_res, p->bwd.g_logits, W + lay->lm_head, rows, C, V);
+        ngpt_op_norm_bwd(ctx, p->bwd.g_res, frozen ? NULL : G + lay->lnf_w,
+                         frozen ? NULL : G + lay->lnf_b, p->bwd.g_ln, x_last, p->lnf_mean,
+                         p->lnf_rstd, W + lay->lnf_w, BT, C);
     }
 
     for (int l = L - 1; l >= 0; l--) {
+        /* recompute: the one set of activations holds the last layer's */
+        if (ctx->shape.recompute && l < L - 1) ngpt_model_block_again(ctx, l, B, T);
         if (cfg->norm == NGPT_NORM_POST) post_norm_block_bwd(ctx, l, B, T);
         else pre_norm_block_bwd(ctx, l, B, T);
     }
 
     /* embedding dropout, then the lookups: dE[token_i] += dx_i, rows in order
      * (learned positions: dP[position_i] += dx_i likewise) */
-    drop_bwd(ctx, p->bwd.g_res, p->bwd.g_res, BT * C, L, NGPT_SITE_EMBED);
-    if (cfg->pos == NGPT_POS_LEARNED)
-        ngpt_op_embed_bwd(ctx, G + lay->pos_emb, p->bwd.g_res, p->pos_ids, BT, C, cfg->context_len);
-    ngpt_op_embed_bwd(ctx, G + lay->tok_emb, p->bwd.g_res, p->bwd.tokens, BT, C, V);
+    if (!frozen) {
+        drop_bwd(ctx, p->bwd.g_res, p->bwd.g_res, BT * C, L, NGPT_SITE_EMBED);
+        if (cfg->pos == NGPT_POS_LEARNED)
+            ngpt_op_embed_bwd(ctx, G + lay->pos_emb, p->bwd.g_res, p->pos_ids, BT, C,
+                              cfg->context_len);
+        ngpt_op_embed_bwd(ctx, G + lay->tok_emb, p->bwd.g_res, p->bwd.tokens, BT, C, V);
+    }
     ctx->run.n_backward++;
 }
 
@@ -256,9 +284,15 @@ ngpt_status ngpt_context_grads_zero(ngpt_context *ctx)
     return NGPT_OK;
 }
 
+/* The floats a training context trains: the model's, or its adapter's. */
+static size_t trained(const ngpt_context *ctx)
+{
+    return ctx->lora.training ? ctx->lora.train.total : ctx->lay.total;
+}
+
 void ngpt_context_grads_zero_unchecked(ngpt_context *ctx)
 {
-    memset(ctx->plan.grads, 0, ctx->lay.total * sizeof(float));
+    memset(ctx->plan.grads, 0, trained(ctx) * sizeof(float));
     ctx->run.n_backward = 0;
 }
 
@@ -271,6 +305,6 @@ ngpt_status ngpt_context_grads(ngpt_context *ctx, float **grads, size_t *count)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_grads: the context was planned for "
                          "inference; plan it with NGPT_MODE_TRAIN");
     *grads = ctx->plan.grads;
-    *count = ctx->lay.total;
+    *count = trained(ctx);
     return NGPT_OK;
 }

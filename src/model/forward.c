@@ -21,6 +21,7 @@
 #include "base/rng.h"
 #include "model/acts.h"
 #include "model/kv.h"
+#include "model/lora.h"
 #include "model/model.h"
 #include "ops/ops.h"
 #include "runtime/dropout.h"
@@ -52,12 +53,15 @@ static void drop(ngpt_context *ctx, float *x, size_t n, int layer, int kind)
     ngpt_op_dropout(ctx, x, x, n, 0, &key);
 }
 
-static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, const char *what)
+/* ids[0..n) are token ids (targets: or NGPT_TARGET_IGNORE). */
+static ngpt_status check_ids(const int32_t *ids, size_t n, int32_t V, bool targets)
 {
     for (size_t i = 0; i < n; i++)
-        if (ids[i] < 0 || ids[i] >= V)
+        if ((ids[i] < 0 || ids[i] >= V) && !(targets && ids[i] == NGPT_TARGET_IGNORE))
             return ngpt_fail(NGPT_ERR_BAD_TOKEN, "ngpt_context_forward: %s[%zu] = %d is not a "
-                             "token id in 0..%d", what, i, (int)ids[i], (int)V - 1);
+                             "token id in 0..%d%s", targets ? "targets" : "tokens", i,
+                             (int)ids[i], (int)V - 1,
+                             targets ? " (nor NGPT_TARGET_IGNORE, -1)" : "");
     return NGPT_OK;
 }
 
@@ -102,19 +106,11 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     ngpt_op_attention_fwd(ctx, &at);
 }
 
-/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l
- * [and gelu = GELU(y)],
- * W = w stored (out, in) as in PyTorch, as the context holds it
- * (runtime/weights.h): 8-bit, packed in place (inference, the panels that
- * model_pass packs before every pass), or as it is (training; inference
- * while ngpt_context_params's pointer is out), through gemm, which packs its
- * blocks itself. The same bits for both float paths. */
-static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
-                        const float *w, const float *bias, int rows, int in, int out, float *gelu)
+/* A Linear's product [and GELU in its job] in the storage the context holds. */
+static void linear_gelu_product(ngpt_context *ctx, int l, ngpt_linear which, float *y,
+                                const float *x, const float *w, const float *bias, int rows,
+                                int in, int out, ngpt_gelu_fwd_fn act, float *gelu)
 {
-    /* the MLP's activation: exact (erf) or GPT-2's tanh form */
-    const ngpt_gelu_fwd_fn act =
-        ctx->cfg.gelu == NGPT_GELU_TANH ? ctx->k->gelu_tanh_fwd : ctx->k->gelu_fwd;
     if (ngpt_linear_dtype(&ctx->cfg, which) == NGPT_DTYPE_Q4)
         ngpt_op_linear_q4(ctx, y, x, ngpt_weights_q4(ctx, l, which), bias, rows, in, out, act, gelu);
     else if (ctx->cfg.weights != NGPT_WEIGHTS_F32)
@@ -123,6 +119,29 @@ static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, c
         ngpt_op_linear_packed(ctx, y, x, w, bias, rows, in, out, act, gelu);
     else
         ngpt_op_linear(ctx, y, x, w, bias, rows, in, out, act, gelu);
+}
+
+/* y (rows, out) = x (rows, in) W^T + bias for Linear `which` of layer l
+ * [and gelu = GELU(y)],
+ * W = w stored (out, in) as in PyTorch, as the context holds it
+ * (runtime/weights.h): 8-bit, packed in place (inference, the panels that
+ * model_pass packs before every pass), or as it is (training; inference
+ * while ngpt_context_params's pointer is out), through gemm, which packs its
+ * blocks itself. The same bits for both float paths. An adapted Linear
+ * (model/lora.h) adds its LoRA terms to y before the GELU. */
+static void linear_gelu(ngpt_context *ctx, int l, ngpt_linear which, float *y, const float *x,
+                        const float *w, const float *bias, int rows, int in, int out, float *gelu)
+{
+    /* the MLP's activation: exact (erf) or GPT-2's tanh form */
+    const ngpt_gelu_fwd_fn act =
+        ctx->cfg.gelu == NGPT_GELU_TANH ? ctx->k->gelu_tanh_fwd : ctx->k->gelu_fwd;
+    if (ngpt_lora_on(ctx, l, which)) {   /* the product, its LoRA terms, then GELU */
+        linear_gelu_product(ctx, l, which, y, x, w, bias, rows, in, out, act, NULL);
+        ngpt_lora_fwd(ctx, l, which, y, x, rows, out);
+        if (gelu) ngpt_op_gelu_fwd(ctx, act, gelu, y, (size_t)rows * (size_t)out);
+        return;
+    }
+    linear_gelu_product(ctx, l, which, y, x, w, bias, rows, in, out, act, gelu);
 }
 
 /* A Linear without GELU; linear_gelu also writes gelu = GELU(y) in the
@@ -235,7 +254,11 @@ static void add_positions(ngpt_context *ctx, const ngpt_pass *ps, float *x)
     ngpt_op_add(ctx, x, x, rows, BT * (size_t)ctx->cfg.d_model);
 }
 
-static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
+/* A pass up to the lm_head: the embedding and every block, then [ln_f]
+ * over the rows the head reads (the last k of each sequence, gathered as
+ * (nseq, k): shape.logits_rows; a last_only pass: its one last row);
+ * returns those rows (R, C). */
+static const float *model_body(ngpt_context *ctx, const ngpt_pass *ps)
 {
     const ngpt_layout *lay = &ctx->lay;
     ngpt_plan *p = &ctx->plan;
@@ -266,8 +289,7 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
     const float *last = ngpt_layer_acts_get(ctx, L - 1).x_out;
     const size_t skip = (size_t)(ps->len - k) * C;     /* each sequence's rows before its k */
 
-    /* [ln_f] (R,C) -> lm_head (tied: tok_emb): logits (R,V) = x W_head^T;
-     * every row is its own chain, so fewer rows give the same bits */
+    /* [ln_f] (R,C), which the lm_head reads */
     const float *head_in = last + skip;
     if (ctx->cfg.final_norm || (ps->nseq > 1 && k < ps->len)) {
         float *lnf = ngpt_acts_lnf(ctx);
@@ -286,8 +308,28 @@ static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
         }
         head_in = lnf;
     }
-    linear(ctx, 0, NGPT_LINEAR_LM_HEAD, p->logits, head_in, W + lay->lm_head, NULL, (int)R,
-           C, V);
+    return head_in;
+}
+
+void ngpt_model_head(ngpt_context *ctx, const float *rows, int32_t n)
+{
+    /* logits (n,V) = x W_head^T (tied: tok_emb); every row is its own
+     * chain, so fewer rows (or rows in chunks) give the same bits */
+    linear(ctx, 0, NGPT_LINEAR_LM_HEAD, ctx->plan.logits, rows, ctx->plan.params + ctx->lay.lm_head,
+           NULL, (int)n, ctx->cfg.d_model, ctx->cfg.vocab_size);
+}
+
+static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
+{
+    const float *head_in = model_body(ctx, ps);
+    const int32_t k = ps->last_only ? 1 : ngpt_logits_kept(ctx, ps->len);
+    ngpt_model_head(ctx, head_in, ps->nseq * k);
+}
+
+void ngpt_model_block_again(ngpt_context *ctx, int layer, int32_t batch, int32_t seq)
+{
+    const ngpt_pass pass = {NULL, batch, seq, false, 0, false};
+    block(ctx, layer, &pass, ngpt_dropout_active(ctx));
 }
 
 ngpt_status ngpt_context_forward(ngpt_context *ctx, const int32_t *tokens, int32_t B, int32_t T,
@@ -307,13 +349,16 @@ ngpt_status ngpt_context_forward(ngpt_context *ctx, const int32_t *tokens, int32
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, "ngpt_context_forward: (batch=%d, seq=%d) exceeds "
                          "the context's planned (batch=%d, seq=%d); plan a larger shape",
                          (int)B, (int)T, (int)ctx->shape.batch, (int)ctx->shape.seq);
+    if (!targets && ctx->shape.loss_chunk)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_forward: the context computes the loss "
+                         "in chunks of rows (shape.loss_chunk) and keeps no logits: pass targets");
     if (targets && ngpt_logits_kept(ctx, T) < T)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_forward: a loss needs the logits of every "
                          "position, but the context keeps only the last %d "
                          "(shape.logits_rows); plan logits_rows = NGPT_LOGITS_ALL", (int)ctx->shape.logits_rows);
     const size_t BT = (size_t)B * (size_t)T;
-    ngpt_status st = check_ids(tokens, BT, cfg->vocab_size, "tokens");
-    if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, "targets");
+    ngpt_status st = check_ids(tokens, BT, cfg->vocab_size, false);
+    if (!st && targets) st = check_ids(targets, BT, cfg->vocab_size, true);
     if (st) return st;
     ngpt_context_forward_unchecked(ctx, tokens, B, T, targets, loss);
     return NGPT_OK;
@@ -323,15 +368,26 @@ void ngpt_context_forward_unchecked(ngpt_context *ctx, const int32_t *tokens, in
                                   int32_t T, const int32_t *targets, float *loss)
 {
     const ngpt_pass pass = {tokens, B, T, false, 0, false};
-    model_pass(ctx, &pass);
-
     ngpt_plan *p = &ctx->plan;
-    const int V = ctx->cfg.vocab_size;
+    const int V = ctx->cfg.vocab_size, C = ctx->cfg.d_model;
     const size_t BT = (size_t)B * (size_t)T;
+    const size_t chunk = (size_t)ctx->shape.loss_chunk;
+    if (chunk && targets) {     /* the head and the loss a chunk of rows at a time */
+        const float *head_in = model_body(ctx, &pass);
+        for (size_t r0 = 0; r0 < BT; r0 += chunk) {
+            const size_t n = BT - r0 < chunk ? BT - r0 : chunk;
+            ngpt_model_head(ctx, head_in + r0 * C, (int32_t)n);
+            ngpt_op_xent(ctx, p->losses + r0, p->logits, targets + r0, n, V);
+        }
+    } else {
+        model_pass(ctx, &pass);
+        if (targets) ngpt_op_xent(ctx, p->losses, p->logits, targets, BT, V);
+    }
     if (targets) {
-        ngpt_op_xent(ctx, p->losses, p->logits, targets, BT, V);
-        /* the mean: one canonical sum over every row, on this thread */
-        float mean = ctx->k->rsum(p->losses, BT) / (float)BT;
+        /* the mean over the rows with a target: one canonical sum over
+         * every row (the others hold 0), on this thread; no target: 0 */
+        const size_t kept = ngpt_targets_kept(targets, BT);
+        const float mean = kept ? ctx->k->rsum(p->losses, BT) / (float)kept : 0.0f;
         if (loss) *loss = mean;
     } else if (loss) {
         *loss = NAN;

@@ -27,6 +27,23 @@ void ngpt_model_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int
 void ngpt_model_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
                         const float **last_row);
 
+/* The rows of targets[0..n) that have one (not NGPT_TARGET_IGNORE): the
+ * mean loss's divisor. */
+static inline size_t ngpt_targets_kept(const int32_t *targets, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) kept += targets[i] >= 0;
+    return kept;
+}
+
+/* logits (n, V) of rows (n, C) of the lm_head's input, into plan.logits. */
+void ngpt_model_head(ngpt_context *ctx, const float *rows, int32_t n);
+
+/* Layer `layer`'s block again over the last full forward's (batch, seq):
+ * its activations recomputed from its input, bit for bit (shape.recompute:
+ * the backward runs it before the layer's own). */
+void ngpt_model_block_again(ngpt_context *ctx, int layer, int32_t batch, int32_t seq);
+
 /* ngpt_context_backward without its checks (run.backward_ready is set):
  * gradients of the last forward's mean loss added into plan.grads. */
 void ngpt_context_backward_unchecked(ngpt_context *ctx);

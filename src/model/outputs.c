@@ -7,6 +7,9 @@ ngpt_status ngpt_context_logits(const ngpt_context *ctx, const float **logits)
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !logits) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_logits: NULL argument");
+    if (ctx->shape.loss_chunk)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_logits: the context computes the "
+                         "loss in chunks of rows (shape.loss_chunk) and keeps no logits");
     if (!ctx->run.pass.valid)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_logits: there are no logits yet; run a "
                          "forward, prefill or decode first");
@@ -52,6 +55,10 @@ ngpt_status ngpt_context_logits_checksum(const ngpt_context *ctx, uint64_t *hash
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_logits_checksum: NULL argument");
+    if (ctx->shape.loss_chunk)
+        return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_logits_checksum: the context "
+                         "computes the loss in chunks of rows (shape.loss_chunk) and keeps no "
+                         "logits");
     if (!ctx->run.pass.valid)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_logits_checksum: there are no logits yet; run "
                          "a forward, prefill or decode first");

@@ -345,7 +345,7 @@ void ngpt_op_norm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const 
     rows_job j = {.ctx = ctx, .out = dx, .dw = dw, .db = db, .b = dy, .x = x,
                   .mean = (float *)mean, .rstd = (float *)rstd, .w = w, .c = c, .rows = rows};
     ngpt_par_for(ctx, rows, 1, 8.0 * c, ln_bwd_range, &j);
-    ngpt_par_for(ctx, (size_t)c, COL_ALIGN, 3.0 * (double)rows, ln_wb_range, &j);
+    if (dw) ngpt_par_for(ctx, (size_t)c, COL_ALIGN, 3.0 * (double)rows, ln_wb_range, &j);
 }
 
 /* SwiGLU by rows: row r's gate and up are columns [0, F) and [F, 2F) of
@@ -397,10 +397,14 @@ static void xent_range(void *arg, size_t r0, size_t r1, int thread)
     (void)thread;
     for (size_t r = r0; r < r1; r++) {
         const float *row = j->x + r * (size_t)j->c;
-        if (j->backward)
+        if (j->idx[r] < 0) {    /* NGPT_TARGET_IGNORE: no loss, no gradient */
+            if (j->backward) memset(j->out + r * (size_t)j->c, 0, (size_t)j->c * sizeof(float));
+            else j->out[r] = 0.0f;
+        } else if (j->backward) {
             j->ctx->k->xent_bwd(j->out + r * (size_t)j->c, row, j->c, j->idx[r], j->scale);
-        else
+        } else {
             j->out[r] = j->ctx->k->xent(row, j->c, j->idx[r]);
+        }
     }
 }
 
@@ -536,7 +540,21 @@ typedef struct elem_job {
     const ngpt_dropout_key *key;
     const ngpt_adamw_coef *coef;
     ngpt_gelu_fwd_grad_fn act_grad;
+    ngpt_gelu_fwd_fn act;
 } elem_job;
+
+static void gelu_fwd_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    j->act(j->y + i0, j->a + i0, i1 - i0);
+}
+
+void ngpt_op_gelu_fwd(ngpt_context *ctx, ngpt_gelu_fwd_fn act, float *y, const float *x, size_t n)
+{
+    elem_job j = {.k = ctx->k, .y = y, .a = x, .act = act};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, GELU_WORK, gelu_fwd_range, &j);
+}
 
 static void gelu_fwd_grad_range(void *arg, size_t i0, size_t i1, int thread)
 {

@@ -67,7 +67,8 @@ void ngpt_op_linear_bwd_input(ngpt_context *ctx, float *dx, const float *dy, con
 void ngpt_op_norm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd, const float *x,
                       const float *w, const float *b, size_t rows, int c);
 /* Its backward: dx += ... split by rows; dw [and LayerNorm's db] continue
- * one chain per column over every row, split by columns. */
+ * one chain per column over every row, split by columns (dw NULL: frozen
+ * weights, d(x) only). */
 void ngpt_op_norm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
                       const float *x, const float *mean, const float *rstd, const float *w,
                       size_t rows, int c);
@@ -85,6 +86,9 @@ void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t ro
  * or gelu_tanh_fwd_grad: the wiring picks) */
 void ngpt_op_gelu_fwd_grad(ngpt_context *ctx, ngpt_gelu_fwd_grad_fn act_grad, float *y, float *g,
                            const float *x, size_t n);
+/* y = act(x) alone (act: gelu_fwd or gelu_tanh_fwd): the same bits as a
+ * Linear's GELU epilogue, for a product that is added to first (LoRA) */
+void ngpt_op_gelu_fwd(ngpt_context *ctx, ngpt_gelu_fwd_fn act, float *y, const float *x, size_t n);
 /* dx = dy * g, g from ngpt_op_gelu_fwd_grad */
 void ngpt_op_gelu_bwd(ngpt_context *ctx, float *dx, const float *g, const float *dy, size_t n);
 void ngpt_op_add(ngpt_context *ctx, float *y, const float *a, const float *b, size_t n);
@@ -116,7 +120,8 @@ void ngpt_op_embed_bwd(ngpt_context *ctx, float *dtable, const float *dx, const 
                        size_t rows, int c, int vocab);
 
 /* Cross-entropy per row: losses[r] of logits row r (n classes) against
- * targets[r]; and its backward with scale (1/rows of the mean). */
+ * targets[r]; and its backward with scale (1 / the rows of the mean). A
+ * target < 0 (NGPT_TARGET_IGNORE) gives the row loss 0 and gradient 0. */
 void ngpt_op_xent(ngpt_context *ctx, float *losses, const float *logits, const int32_t *targets,
                   size_t rows, int n);
 void ngpt_op_xent_bwd(ngpt_context *ctx, float *dlogits, const float *logits,

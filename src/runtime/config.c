@@ -266,9 +266,9 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
     return NGPT_OK;
 }
 
-/* The shortest of %g and %.9g that reads back as the same float, so a
- * printed config can be passed back to --config and give the same model. */
-static void format_float(char out[32], float v)
+/* So a printed config can be passed back to --config and give the same
+ * model (config.h). */
+void ngpt_format_float(char out[32], float v)
 {
     snprintf(out, 32, "%g", (double)v);
     if (strtof(out, NULL) != v) snprintf(out, 32, "%.9g", (double)v);
@@ -280,11 +280,11 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
     if (!buf || size == 0) return;
     if (!cfg) { buf[0] = '\0'; return; }
     char dropout[32], theta[32], eps[48] = "", kv[32] = "", hd[32] = "";
-    format_float(dropout, cfg->dropout);
-    format_float(theta, cfg->rope_theta);
+    ngpt_format_float(dropout, cfg->dropout);
+    ngpt_format_float(theta, cfg->rope_theta);
     if (ngpt_cfg_norm_eps(cfg) != 1e-5f) {
         char v[32];
-        format_float(v, cfg->norm_eps);
+        ngpt_format_float(v, cfg->norm_eps);
         snprintf(eps, sizeof eps, " norm_eps=%s", v);
     }
     if (cfg->n_kv_heads) snprintf(kv, sizeof kv, " kv_heads=%d", (int)cfg->n_kv_heads);

@@ -14,6 +14,9 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg);
  * checkpoint's) differs from want (a context's), or OK. */
 ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got);
 
+/* The shortest of %g and %.9g that reads back as the same float v. */
+void ngpt_format_float(char out[32], float v);
+
 /* "f32", "q8" or "q4", as --config spells them. */
 static inline const char *ngpt_weights_name(ngpt_weights w)
 {

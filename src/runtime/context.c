@@ -1,4 +1,5 @@
 /* context.c — planning, creating, inspecting and freeing a context. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,8 @@ ngpt_shape ngpt_shape_default(ngpt_mode mode)
 /* Validates the shape against the config and resolves its defaults: seq 0
  * to T (training) or min(T, NGPT_SEQ_INFER_DEFAULT); logits_rows 0 to
  * every position (training) or 1 + draft_tokens, and NGPT_LOGITS_ALL kept
- * as it is (every position). */
+ * as it is (every position); grammar_depth 0 to NGPT_GRAMMAR_DEPTH_DEFAULT
+ * (inference). */
 static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, ngpt_shape *out)
 {
     ngpt_shape s = *in;
@@ -51,6 +53,10 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.draft_tokens must be in 0..%d (inference only), "
                          "got %d", NGPT_DRAFT_TOKENS_MAX, (int)s.draft_tokens);
     if (s.logits_rows == 0) s.logits_rows = train ? NGPT_LOGITS_ALL : 1 + s.draft_tokens;
+    if (s.grammar_depth < 0 || s.grammar_depth > NGPT_GRAMMAR_DEPTH_MAX || (train && s.grammar_depth))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.grammar_depth must be in 0..%d (inference only), "
+                         "got %d", NGPT_GRAMMAR_DEPTH_MAX, (int)s.grammar_depth);
+    if (!train && s.grammar_depth == 0) s.grammar_depth = NGPT_GRAMMAR_DEPTH_DEFAULT;
     if (s.logits_rows < 1 && s.logits_rows != NGPT_LOGITS_ALL)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be >= 1, 0 (the default) or "
                          "NGPT_LOGITS_ALL (every position), got %d", (int)s.logits_rows);
@@ -58,6 +64,26 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be 0 or NGPT_LOGITS_ALL in "
                          "train mode (training needs every position's logits), got %d",
                          (int)s.logits_rows);
+    if (s.adapter_rank < 0 || s.adapter_rank > NGPT_LORA_RANK_MAX || (train && s.adapter_rank))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.adapter_rank must be in 0..%d (inference "
+                         "only), got %d", NGPT_LORA_RANK_MAX, (int)s.adapter_rank);
+    if (s.recompute < 0 || s.recompute > 1 || (!train && s.recompute))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.recompute must be 0 or 1 (training only), got "
+                         "%d", (int)s.recompute);
+    if (s.recompute && s.trace != NGPT_TRACE_NONE)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.recompute keeps one layer's attention at a "
+                         "time: plan it without a trace");
+    if (s.loss_chunk < 0 || (!train && s.loss_chunk))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.loss_chunk must be >= 0 (training only), got "
+                         "%d", (int)s.loss_chunk);
+    if (s.loss_chunk >= s.batch * s.seq) s.loss_chunk = 0;     /* every row at once anyway */
+    if (s.adapter && !train)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.adapter is the adapter a training context "
+                         "trains (NGPT_MODE_TRAIN); an inference context applies adapters with "
+                         "ngpt_context_adapters_set (plan shape.adapter_rank)");
+    if (s.adapter && !ngpt_lora_same_model(&s.adapter->cfg, cfg))
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "shape.adapter is an adapter of another "
+                         "model (its config differs)");
     if (s.threads < 1 || s.threads > 1024)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.threads must be in 1..1024 (0: 1), got %d",
                          (int)s.threads);
@@ -72,10 +98,10 @@ static ngpt_status plan_size(const ngpt_config *cfg, const ngpt_shape *shape, bo
 {
     ngpt_status st = ngpt_config_check(cfg);
     if (!st) st = shape_resolve(cfg, shape, s);
-    if (!st && s->mode == NGPT_MODE_TRAIN && cfg->weights != NGPT_WEIGHTS_F32)
+    if (!st && s->mode == NGPT_MODE_TRAIN && cfg->weights != NGPT_WEIGHTS_F32 && !s->adapter)
         st = ngpt_fail(NGPT_ERR_WRONG_MODE, "a model with %s weights (weights=%s) runs "
-                       "inference only; train its float32 original (weights=f32) and "
-                       "quantize that (ngpt quantize)",
+                       "inference and LoRA adapters only (shape.adapter); train its float32 "
+                       "original (weights=f32) and quantize that (ngpt quantize)",
                        cfg->weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit",
                        cfg->weights == NGPT_WEIGHTS_Q8 ? "q8" : "q4");
     if (!st) st = ngpt_plan_walk(cfg, s, shared, NULL, plan);
@@ -103,11 +129,12 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
     ngpt_layout lay;
     ngpt_layout_compute(cfg, &lay);
     const size_t P = lay.total * sizeof(float);
+    const size_t TP = s->adapter ? s->adapter->ll.total * sizeof(float) : P;   /* trained */
     memset(ctx, 0, sizeof *ctx);
     if (p->params) memset(p->params, 0, P);
-    if (p->grads) memset(p->grads, 0, P);
-    if (p->adam_m) memset(p->adam_m, 0, P);
-    if (p->adam_v) memset(p->adam_v, 0, P);
+    if (p->grads) memset(p->grads, 0, TP);
+    if (p->adam_m) memset(p->adam_m, 0, TP);
+    if (p->adam_v) memset(p->adam_v, 0, TP);
     if (p->kv.len) memset(p->kv.len, 0, (size_t)s->batch * sizeof(int32_t));
     size_t q8_bytes = 0;
     if (p->q8_w && ngpt_linear_q8_bytes(cfg, &q8_bytes)) memset(p->q8_w, 0, q8_bytes);
@@ -137,6 +164,9 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
     ngpt_plan plan;
     ngpt_status st = ngpt_cpu_check();     /* before anything can reach a kernel */
     if (!st) st = plan_size(cfg, shape, shared != NULL, &s, &plan);
+    if (!st && s.adapter && !shared)
+        st = ngpt_fail(NGPT_ERR_BAD_ARG, "shape.adapter: an adapter trains on a model's "
+                       "weights, frozen: make the context from the model alone (no config)");
     if (st) return ngpt_prefixed(fn, st);
 
     void *owned = NULL;
@@ -188,6 +218,18 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
     } else {
         params_start(cfg, &ctx->lay, carved.params);
     }
+    if (s.adapter) {    /* its copy, trained; and its moments and steps when it has them */
+        const ngpt_adapter *ad = s.adapter;
+        const size_t n = ad->ll.total * sizeof(float);
+        ctx->lora.training = true;
+        ctx->lora.train = ad->ll;
+        memcpy(carved.lora.w, ad->w, n);
+        if (ad->adam_m) {
+            memcpy(carved.adam_m, ad->adam_m, n);
+            memcpy(carved.adam_v, ad->adam_v, n);
+            ctx->optim_steps = ad->steps;
+        }
+    }
     ngpt_run_params_changed(ctx);       /* new parameters, in the state_dict layout */
     /* last: nothing after this can fail, so a failed init never leaves threads */
     if ((st = ngpt_pool_start(carved.threads.pool, carved.threads.workers, s.threads))) {
@@ -195,6 +237,7 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
         return st;
     }
     if (shared) atomic_fetch_add(shared->users, 1);
+    if (s.adapter) atomic_fetch_add(&((ngpt_adapter *)(uintptr_t)s.adapter)->users, 1);
     *out = ctx;
     return NGPT_OK;
 }
@@ -205,6 +248,7 @@ void ngpt_context_free(ngpt_context *ctx)
     if (!ctx) return;
     ngpt_pool_stop(ctx->plan.threads.pool);
     if (ctx->model_users) atomic_fetch_sub(ctx->model_users, 1);
+    ngpt_lora_release(ctx);
     free(ctx->owned);
 }
 

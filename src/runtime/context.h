@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "kernels.h"
 #include "runtime/layout.h"
+#include "runtime/lora.h"
 #include "runtime/plan.h"
 
 /* Nothing here is saved in a checkpoint; each group says who writes it and
@@ -87,6 +88,21 @@ struct ngpt_context {
      * for a context that owns its weights. */
     const struct ngpt_model *model;
     const int8_t *const *q8_linear;
+    /* A quantized context's model identity (docs/FORMAT.md): its model's,
+     * or the model's it quantized (io/context_init.c), which its save
+     * records and adapters are checked against; 0: its own parameters'
+     * checksum. */
+    uint64_t identity;
+    /* LoRA (model/lora.c). Training an adapter (shape.adapter): its layout,
+     * its floats in plan.lora.w, the model's weights frozen. Inference: the
+     * adapters ngpt_context_adapters_set gave and their scales. */
+    struct ngpt_lora_state {
+        bool training;
+        ngpt_lora_layout train;
+        int32_t n;
+        const struct ngpt_adapter *ads[NGPT_ADAPTERS_MAX];
+        float scale[NGPT_ADAPTERS_MAX];
+    } lora;
     /* the count of contexts of the model this one was made from (this one
      * included; counted down by ngpt_context_free), or NULL: made from a config */
     atomic_int *model_users;

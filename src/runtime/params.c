@@ -46,6 +46,12 @@ ngpt_status ngpt_context_params(ngpt_context *ctx, float **params, size_t *count
     NGPT_FPMODE_SCOPE;
     if (!ctx || !params || !count)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_params: NULL argument");
+    if (ctx->lora.training) {   /* what it trains: the adapter's floats */
+        *params = ctx->plan.lora.w;
+        *count = ctx->lora.train.total;
+        ngpt_run_params_changed(ctx);
+        return NGPT_OK;
+    }
     if (ctx->model)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_params: the context shares a "
                          "model's weights, which are read only (a context made with a config "
@@ -120,6 +126,8 @@ ngpt_status ngpt_context_params_checksum(const ngpt_context *ctx, uint64_t *hash
 {
     NGPT_FPMODE_SCOPE;
     if (!ctx || !hash) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_params_checksum: NULL argument");
-    *hash = ngpt_weights_checksum(ctx);
+    *hash = ctx->lora.training
+                ? ngpt_checksum_bytes(ctx->plan.lora.w, ctx->lora.train.total * sizeof(float))
+                : ngpt_weights_checksum(ctx);
     return NGPT_OK;
 }

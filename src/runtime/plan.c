@@ -3,6 +3,7 @@
  * region starts on a 64-byte boundary; all arithmetic is overflow-checked. */
 #include "base/checked.h"
 #include "runtime/context.h"
+#include "runtime/lora.h"
 #include "runtime/config.h"
 #include "runtime/plan.h"
 #include "runtime/pool.h"
@@ -52,7 +53,9 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     const size_t CA = C > A ? C : A;    /* ln_out also holds the attention output */
     size_t IW = QKV > F1 ? QKV : F1;    /* infer: qkv's buffer also holds fc1 [and the branch] */
     if (IW < C) IW = C;
-    const size_t LL = train ? L : 1;    /* copies of per-layer activations */
+    /* copies of per-layer activations: one in inference, and in training
+     * with recompute (the blocks' inputs, in x, are all kept) */
+    const size_t LL = train && !shape->recompute ? L : 1;
     const size_t NT = (size_t)ngpt_layout_tensor_count(cfg);
     walker w = {(unsigned char *)base, 0, false};
     ngpt_plan p = {0};
@@ -61,12 +64,16 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     p.tensors = take(&w, sizeof(ngpt_tensor_info), NT, 1, 1, 1);
     p.tensor_names = take(&w, NGPT_NAME_MAX, NT, 1, 1, 1);
 
+    /* training an adapter: the model's weights frozen, the adapter's trained */
+    const ngpt_lora_layout *ll = train && shape->adapter ? &shape->adapter->ll : NULL;
+    const size_t TP = ll ? ll->total : P;    /* the trained floats */
     if (!shared) p.params = TAKE_F(&w, P, 1, 1, 1);
     if (train) {
-        p.grads = TAKE_F(&w, P, 1, 1, 1);
-        p.adam_m = TAKE_F(&w, P, 1, 1, 1);
-        p.adam_v = TAKE_F(&w, P, 1, 1, 1);
+        p.grads = TAKE_F(&w, TP, 1, 1, 1);
+        p.adam_m = TAKE_F(&w, TP, 1, 1, 1);
+        p.adam_v = TAKE_F(&w, TP, 1, 1, 1);
     }
+    if (ll) p.lora.w = TAKE_F(&w, TP, 1, 1, 1);
     p.rope_cos = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
     p.rope_sin = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
     if (cfg->pos == NGPT_POS_SINUSOIDAL) p.pos_table = TAKE_F(&w, (size_t)cfg->context_len, C, 1, 1);
@@ -81,7 +88,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     if (train || shape->trace == NGPT_TRACE_FULL) {
         size_t bh = 0;
         if (!ngpt_mul_ok(B, H, &bh)) w.overflow = true;
-        p.att = TAKE_F(&w, L, bh, T, T);
+        p.att = TAKE_F(&w, train ? LL : L, bh, T, T);
     }
     if (shape->trace == NGPT_TRACE_LAST_ROW) p.trace_rows = TAKE_F(&w, L, B, H, T);
     if (train) {
@@ -93,10 +100,12 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     }
     p.lnf_mean = TAKE_F(&w, B, T, 1, 1);
     p.lnf_rstd = TAKE_F(&w, B, T, 1, 1);
-    /* the last logits_rows positions of each sequence, or all of them */
+    /* the last logits_rows positions of each sequence, or all of them;
+     * a chunked loss: loss_chunk rows */
     const size_t LR = shape->logits_rows > 0 && (size_t)shape->logits_rows < T
                           ? (size_t)shape->logits_rows : T;
-    p.logits = TAKE_F(&w, B, LR, V, 1);
+    const size_t HR = shape->loss_chunk ? (size_t)shape->loss_chunk : B * LR;  /* head rows */
+    p.logits = TAKE_F(&w, HR, V, 1, 1);
     p.losses = TAKE_F(&w, B, T, 1, 1);
 
     p.ln_out = TAKE_F(&w, B, T, CA, 1);
@@ -108,7 +117,9 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     p.threads.attn_rows = TAKE_F(&w, (size_t)shape->threads, D + 2 * NGPT_ATTN_TILE, TC, 1);
     const bool q8 = cfg->weights != NGPT_WEIGHTS_F32;   /* 8-bit or 4-bit */
     const size_t KMAX = CA > F ? CA : F;   /* the widest input of a Linear */
-    if (!q8) p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
+    /* LoRA's products are float gemms, whatever the model's weights */
+    const size_t rank = ll ? (size_t)ll->rank : train ? 0 : (size_t)shape->adapter_rank;
+    if (!q8 || rank) p.threads.gemm_work = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_WORK_FLOATS, 1, 1);
     /* (packing in place runs between passes: in the gemm workspace when it fits) */
     p.threads.panel_stride = NGPT_GEMM_NR * KMAX;
     if (!train && !q8 && (size_t)NGPT_GEMM_NR * KMAX <= NGPT_GEMM_WORK_FLOATS) {
@@ -117,19 +128,45 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     } else if (!train) {
         p.threads.panel = TAKE_F(&w, (size_t)shape->threads, NGPT_GEMM_NR, KMAX, 1);
     }
+    if (ll) {
+        size_t on = 0;      /* the adapted layers whose t are kept: all, or one (recompute) */
+        for (int32_t l = 0; l < cfg->n_layers; l++) on += ngpt_lora_layer_on(ll, l);
+        if (shape->recompute && on) on = 1;
+        p.lora.t = TAKE_F(&w, on * (size_t)ll->n_modules, B * T, rank, 1);
+        p.lora.u = TAKE_F(&w, (size_t)ll->n_modules, B * T, rank, 1);
+        if (shape->adapter->lc.dropout > 0.0f) p.lora.xd = TAKE_F(&w, B, T, KMAX, 1);
+        /* the widest column block of any Linear's W, the lm_head's included */
+        size_t cols = 0;
+        for (int i = 0; i <= NGPT_LINEAR_PER_LAYER; i++) {
+            int out, in;
+            ngpt_linear_dims(cfg, (ngpt_linear)i, &out, &in);
+            const size_t c = (size_t)out * (size_t)ngpt_lora_cols_width(out);
+            if (c > cols) cols = c;
+        }
+        p.lora.cols = TAKE_F(&w, cols, 1, 1, 1);
+    } else if (rank) {      /* inference: t as wide as the packed A's panels, and B's products */
+        const size_t R16 = (rank + NGPT_GEMM_NR - 1) / NGPT_GEMM_NR * NGPT_GEMM_NR;
+        size_t rows = QKV > C ? QKV : C;
+        if (F > rows) rows = F;
+        p.lora.t = TAKE_F(&w, B, T, R16, 1);
+        p.lora.u = TAKE_F(&w, B, T, (rows + NGPT_GEMM_NR - 1) / NGPT_GEMM_NR * NGPT_GEMM_NR, 1);
+    }
     p.threads.pool = take(&w, sizeof(ngpt_pool), 1, 1, 1, 1);
     p.threads.workers = take(&w, sizeof(ngpt_pool_worker), (size_t)shape->threads - 1, 1, 1, 1);
     p.batch_buf = take(&w, sizeof(int32_t), 2, B, T, 1);
     if (train) {
         p.bwd.tokens = take(&w, sizeof(int32_t), B, T, 1, 1);
         p.bwd.targets = take(&w, sizeof(int32_t), B, T, 1, 1);
-        p.bwd.g_logits = TAKE_F(&w, B, T, V, 1);
+        p.bwd.g_logits = TAKE_F(&w, HR, V, 1, 1);
         p.bwd.g_res = TAKE_F(&w, B, T, C, 1);
         p.bwd.g_branch = TAKE_F(&w, B, T, C, 1);
         p.bwd.g_ln = TAKE_F(&w, B, T, C, 1);
         p.bwd.g_qkv = TAKE_F(&w, B, T, QKV, 1);
         /* GELU's derivative (B,T,F), or SwiGLU's d(fc1) (B,T,2F) */
         p.bwd.gelu_grad = TAKE_F(&w, B, T, F1, 1);
+        /* an adapter trained on a quantized model: its products' rows */
+        if (q8) p.q8_x = take(&w, 1, B * T < NGPT_Q8_NR ? NGPT_Q8_NR : B * T,
+                              ngpt_q8_row_bytes((int)KMAX), 1, 1);
     } else {   /* generation: KV cache, packed weights, sampler, beam and window scratch */
         p.kv.k = TAKE_F(&w, L, B, TC, KVD);     /* the key/value heads only */
         p.kv.v = TAKE_F(&w, L, B, TC, KVD);
@@ -162,6 +199,11 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         p.beam.z = TAKE_F(&w, V, 1, 1, 1);
         p.beam.p = TAKE_F(&w, V, 1, 1, 1);
         p.gen.window = take(&w, sizeof(int32_t), TC, 1, 1, 1);
+        p.gram.state_words = ngpt_gram_state_words(shape->grammar_depth, NGPT_GRAMMAR_STACKS);
+        p.gram.states = take(&w, sizeof(uint32_t), 2 * B + 7, p.gram.state_words, 1, 1);
+        p.gram.walk = take(&w, sizeof(uint32_t), ngpt_gram_walk_words(p.gram.state_words), 1, 1, 1);
+        p.gram.mask = take(&w, sizeof(uint64_t), (V + 63) / 64, 1, 1, 1);
+        p.gram.tmp = take(&w, sizeof(uint64_t), (V + 63) / 64, 1, 1, 1);
     }
 
     if (w.overflow)

@@ -18,6 +18,19 @@
 /* Query rows the attention op hands its tile kernels at once (ops/attention.c). */
 enum { NGPT_ATTN_TILE = 16 };
 
+/* A grammar matcher's state (grammar/automaton.h) holds at most this many
+ * stacks of at most shape.grammar_depth states; its words, and those of the
+ * walk a mask takes (grammar/mask.c). */
+enum { NGPT_GRAMMAR_STACKS = 16 };
+static inline size_t ngpt_gram_state_words(int32_t depth, int32_t stacks)
+{
+    return 2 + (size_t)stacks * ((size_t)depth + 1);
+}
+static inline size_t ngpt_gram_walk_words(size_t state_words)
+{
+    return 8 * state_words + 1024;
+}
+
 /* The bytes of one beam-search candidate (generate/beam.h's ngpt_beam_cand,
  * which checks it). */
 enum { NGPT_BEAM_CAND_BYTES = 16 };
@@ -31,9 +44,9 @@ typedef struct ngpt_plan {
     /* the model's state: parameters (runtime/params.c, io/, train/optim.c),
      * gradients (model/backward.c), AdamW moments (train/optim.c) */
     float *params;              /* (P) */
-    float *grads;               /* (P) train */
-    float *adam_m;              /* (P) train */
-    float *adam_v;              /* (P) train */
+    float *grads;               /* (P) train; training an adapter: its floats' (lora below) */
+    float *adam_m;              /* (P) train, likewise */
+    float *adam_v;              /* (P) train, likewise */
     /* position tables, written once at init (runtime/positions.c) */
     float *rope_cos;            /* (Tctx, D/2) */
     float *rope_sin;            /* (Tctx, D/2) */
@@ -109,6 +122,21 @@ typedef struct ngpt_plan {
      * (ops/ops.c; runtime/weights.c's scratch while it quantizes a weight) */
     int8_t *q8_w;               /* ngpt_linear_q8_bytes */
     int8_t *q8_x;               /* (max(B*T, 16), ngpt_q8_row_bytes(max(C, H*D, d_ff))) */
+    /* LoRA (model/lora.c): an adapter's training copy (shape.adapter: the
+     * model's weights shared and frozen, so grads and the AdamW moments
+     * above are the adapter's, its layout's total floats), and what the
+     * adapted Linears keep */
+    struct ngpt_plan_lora {
+        float *w;               /* train: the adapter's floats */
+        float *t;               /* train (L adapted, modules, B, T, r): s A x' of each module,
+                                 * kept for backward (one layer's with recompute); infer
+                                 * (B, T, adapter_rank rounded up to 16) */
+        float *u;               /* train (modules, B, T, r): d(A x') of each module of a
+                                 * Linear; infer (B, T, a module's rows rounded up to 16):
+                                 * t B^T before it is added */
+        float *xd;              /* train with LoRA dropout: (B, T, widest in) x' = dropout(x) */
+        float *cols;            /* train: a frozen Linear's column block (ngpt_lora_cols_width) */
+    } lora;
     /* infer mode: the sampler's working rows (generate/sampler.c) */
     struct ngpt_plan_samp {
         float *z;               /* (V) working logits */
@@ -134,6 +162,16 @@ typedef struct ngpt_plan {
     struct ngpt_plan_gen {
         int32_t *window;        /* (Tctx) its own copy of the window's tokens */
     } gen;
+    /* infer mode: a grammar's matcher (generate/constrain.c): states of
+     * state_words (depth shape.grammar_depth, NGPT_GRAMMAR_STACKS stacks):
+     * two per beam, then the sampling loop's current one and its next, a
+     * speculative draft's copy and its next, and the three a mask uses */
+    struct ngpt_plan_gram {
+        size_t state_words;
+        uint32_t *states;       /* (2B + 7, state_words) */
+        uint32_t *walk;         /* (ngpt_gram_walk_words(state_words)) a mask's walk */
+        uint64_t *mask, *tmp;   /* (V bits) each: the allowed tokens, a mask's scratch */
+    } gram;
 } ngpt_plan;
 
 /* Sizes (base == NULL) or carves (base 64-aligned) the whole arena, starting

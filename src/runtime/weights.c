@@ -125,15 +125,16 @@ void ngpt_weights_unpack(ngpt_context *ctx)
     if (ctx->run.weights_packed) convert(ctx, false);
 }
 
-void ngpt_weights_read(const ngpt_context *ctx, size_t first, float *dst, size_t count)
+/* ngpt_weights_read of parameters P of cfg (layout lay), packed or not. */
+static void read_of(const ngpt_config *cfg, const ngpt_layout *lay, const float *P, bool packed,
+                    size_t first, float *dst, size_t count)
 {
-    const float *P = ctx->plan.params;
     memcpy(dst, P + first, count * sizeof(float));
-    if (!ctx->run.weights_packed) return;
+    if (!packed) return;
     const size_t end = first + count;
-    for (int l = 0; l < linear_count(&ctx->cfg); l++) {
+    for (int l = 0; l < linear_count(cfg); l++) {
         int n, k;
-        const size_t off = linear_at(ctx, l, &n, &k);
+        const size_t off = linear_of(cfg, lay, l, &n, &k);
         const size_t lo = off > first ? off : first;
         const size_t packed_end = off + (size_t)(n - n % NR) * (size_t)k;
         const size_t hi = packed_end < end ? packed_end : end;
@@ -147,29 +148,43 @@ void ngpt_weights_read(const ngpt_context *ctx, size_t first, float *dst, size_t
     }
 }
 
-uint64_t ngpt_weights_checksum(const ngpt_context *ctx)
+void ngpt_weights_read(const ngpt_context *ctx, size_t first, float *dst, size_t count)
+{
+    read_of(&ctx->cfg, &ctx->lay, ctx->plan.params, ctx->run.weights_packed, first, dst, count);
+}
+
+uint64_t ngpt_weights_checksum_of(const ngpt_config *cfg, const float *params, bool packed,
+                                  const int8_t *q8_w, const int8_t *const *q8_linear)
 {
     enum { CHUNK = 1024 };
+    ngpt_layout lay;
+    ngpt_layout_compute(cfg, &lay);
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
     float buf[CHUNK];
-    for (size_t at = 0; at < ctx->lay.total; at += CHUNK) {
-        const size_t n = ctx->lay.total - at < CHUNK ? ctx->lay.total - at : CHUNK;
-        ngpt_weights_read(ctx, at, buf, n);
+    for (size_t at = 0; at < lay.total; at += CHUNK) {
+        const size_t n = lay.total - at < CHUNK ? lay.total - at : CHUNK;
+        read_of(cfg, &lay, params, packed, at, buf, n);
         XXH3_64bits_update(&st, buf, n * sizeof(float));
     }
-    if (ctx->plan.q8_w) {
+    if (q8_w) {
         size_t bytes = 0;
-        ngpt_linear_q8_bytes(&ctx->cfg, &bytes);
-        XXH3_64bits_update(&st, ctx->plan.q8_w, bytes);
-    } else if (ctx->q8_linear) {    /* a model's: the same bytes, Linear by Linear */
-        for (int i = 0; i < linear_count(&ctx->cfg); i++) {
+        ngpt_linear_q8_bytes(cfg, &bytes);
+        XXH3_64bits_update(&st, q8_w, bytes);
+    } else if (q8_linear) {    /* a model's: the same bytes, Linear by Linear */
+        for (int i = 0; i < linear_count(cfg); i++) {
             size_t bytes;
-            ngpt_linear_q8_span(&ctx->cfg, i, &bytes);
-            XXH3_64bits_update(&st, ctx->q8_linear[i], bytes);
+            ngpt_linear_q8_span(cfg, i, &bytes);
+            XXH3_64bits_update(&st, q8_linear[i], bytes);
         }
     }
     return (uint64_t)XXH3_64bits_digest(&st);
+}
+
+uint64_t ngpt_weights_checksum(const ngpt_context *ctx)
+{
+    return ngpt_weights_checksum_of(&ctx->cfg, ctx->plan.params, ctx->run.weights_packed,
+                                    ctx->plan.q8_w, ctx->q8_linear);
 }
 
 void ngpt_weights_quantize(ngpt_context *ctx, ngpt_dtype dtype, size_t offset, int n, int k,

@@ -36,6 +36,11 @@ void ngpt_weights_read(const ngpt_context *ctx, size_t first, float *dst, size_t
 /* XXH3-64 of the parameters in the state_dict layout, followed (q8, q4) by
  * the bytes of the quantized weights. */
 uint64_t ngpt_weights_checksum(const ngpt_context *ctx);
+/* The same of the parameters of a model of cfg held elsewhere (an
+ * ngpt_model's: params packed or not; its quantized Linears in one block
+ * q8_w, or one by one, q8_linear, or neither). */
+uint64_t ngpt_weights_checksum_of(const ngpt_config *cfg, const float *params, bool packed,
+                                  const int8_t *q8_w, const int8_t *const *q8_linear);
 
 /* Rows j0..j0+rows-1 of a float W (n, k) (row r at w + r*k; j0 a multiple
  * of 16, rows reaching n or a multiple of 16) quantized and packed into the

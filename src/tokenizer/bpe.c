@@ -1,7 +1,7 @@
 /* bpe.c — byte-pair merging of one run of bytes (bpe.h): from its bytes,
- * the adjacent pair with the lowest rank (the id it merges into) is joined,
- * the leftmost of equals first, until no pair merges. It reads the
- * tokenizer's tables and writes nothing of it.
+ * the adjacent pair with the lowest rank (the id of its merge) is joined
+ * into the token that merge makes, the leftmost of equals first, until no
+ * pair merges. It reads the tokenizer's tables and writes nothing of it.
  *
  * Two ways to do that, with the same result: a run of at most NGPT_BPE_SCAN bytes
  * keeps its symbols and pair ranks in two arrays and scans them for the
@@ -31,7 +31,7 @@ static void bpe_small(const ngpt_tokenizer *t, const uint8_t *p, size_t m, ngpt_
         for (size_t i = 1; i + 1 < n; i++)
             if (rank[i] < rank[best]) best = i;
         if (rank[best] == INT32_MAX) break;
-        sym[best] = rank[best];
+        sym[best] = ngpt_tok_merged(t, rank[best]);
         n--;
         memmove(sym + best + 1, sym + best + 2, (n - best - 1) * sizeof *sym);
         if (best + 1 < n) memmove(rank + best + 1, rank + best + 2, (n - best - 2) * sizeof *rank);
@@ -119,7 +119,7 @@ static ngpt_status bpe_long(const ngpt_tokenizer *t, const uint8_t *p, size_t m,
         int32_t r = (int32_t)(key >> 32), i = (int32_t)(uint32_t)key;
         if (rank[i] != r) continue;             /* stale: the pair at i changed */
         int32_t q = next[i];
-        sym[i] = r;                             /* join i and q */
+        sym[i] = ngpt_tok_merged(t, r);         /* join i and q */
         next[i] = next[q];
         if (next[q] >= 0) prev[next[q]] = i;
         sym[q] = -1, rank[q] = INT32_MAX;

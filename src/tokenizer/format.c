@@ -51,12 +51,16 @@ ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
     if (p[34] > NGPT_END_TOKENS_MAX - 1)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s lists %u more end tokens (header byte 34), "
                          "over the %d it may", src, p[34], NGPT_END_TOKENS_MAX - 1);
-    for (int i = 35; i < NGPT_TOK_HEADER; i++)
-        if (p[i] && (i < 40 || i >= 48))
+    for (int i = 36; i < NGPT_TOK_HEADER; i++)
+        if (p[i] && (i < 40 || i >= 56))
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s sets reserved header byte %d; it was "
                              "written by a newer or broken writer", src, i);
     uint32_t n_tokens = get_u32(p + 12), n_merges = get_u32(p + 16), n_special = get_u32(p + 20);
-    uint64_t n_internal = 256 + (uint64_t)n_merges + n_special, absent = 0;
+    uint64_t n_internal = 256 + (uint64_t)n_merges + n_special, absent = get_u32(p + 48);
+    if (absent && version != NGPT_TOK_VERSION_IDS)      /* aliases need model ids */
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s counts %llu merges that repeat a token "
+                         "(header bytes 48..51) but has no model ids", src,
+                         (unsigned long long)absent);
     if (version == NGPT_TOK_VERSION_IDS && n_merges <= NGPT_TOK_MAX_TOKENS &&
         n_special <= NGPT_TOK_MAX_SPECIAL) {
         /* the model ids close the file: the bytes without one are not tokens of the model */
@@ -69,9 +73,10 @@ ngpt_status ngpt_tok_image_check(const uint8_t *p, size_t size, const char *src,
     if (n_merges > NGPT_TOK_MAX_TOKENS || n_special > NGPT_TOK_MAX_SPECIAL ||
         n_internal > NGPT_TOK_MAX_TOKENS || (uint64_t)n_tokens != n_internal - absent)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %u tokens are not 256 bytes "
-                         "(%llu without a model id), %u merges and %u special tokens (limits: %d "
-                         "tokens, %d special)", src, n_tokens, (unsigned long long)absent,
-                         n_merges, n_special, NGPT_TOK_MAX_TOKENS, NGPT_TOK_MAX_SPECIAL);
+                         "(%llu without a model id or repeating one), %u merges and %u special "
+                         "tokens (limits: %d tokens, %d special)", src, n_tokens,
+                         (unsigned long long)absent, n_merges, n_special, NGPT_TOK_MAX_TOKENS,
+                         NGPT_TOK_MAX_SPECIAL);
     *n_tokens_out = (int32_t)n_tokens;
     *checksum = get_u64(p + size - 8);
     return NGPT_OK;
@@ -88,15 +93,18 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     const size_t fixed = NGPT_TOK_HEADER + 256 + 8;
     const uint32_t n_merges = get_u32(p + 16), n_special = get_u32(p + 20);
     size_t at = NGPT_TOK_HEADER + 256;
-    /* version 2: the model ids (checked to fit) end the file; the extra
-     * end ids (byte 34) come before them */
+    /* version 2: the model ids (checked to fit) end the file; before them
+     * the special tokens' flags (NGPT_TOK_SPLIT_ADDED), before those the
+     * extra end ids (byte 34) */
     const size_t ids_at = get_u32(p + 8) == NGPT_TOK_VERSION_IDS ?
         size - 8 - 4 * (256 + (size_t)n_merges + n_special) : size - 8;
     const uint32_t n_extra = p[34];
-    if (ids_at < fixed - 8 + 4 * (size_t)n_extra)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: its %u more end tokens do not "
-                         "fit", src, n_extra);
-    const size_t end = ids_at - 4 * (size_t)n_extra;     /* where the specials end */
+    const size_t n_flags = p[35] & NGPT_TOK_SPLIT_ADDED ? n_special : 0;
+    if (ids_at < fixed - 8 + 4 * (size_t)n_extra + n_flags)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: its %u more end tokens and the "
+                         "flags of its special tokens do not fit", src, n_extra);
+    const size_t flags_at = ids_at - n_flags;
+    const size_t end = flags_at - 4 * (size_t)n_extra;     /* where the specials end */
     if ((end - (fixed - 8)) / 8 < n_merges)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %u merges do not fit in %zu "
                          "bytes", src, n_merges, size);
@@ -109,6 +117,12 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     spec.pad_id = (int32_t)get_u32(p + 28);
     spec.pretok = p[32];
     spec.rule = p[33];
+    spec.flags = p[35];
+    spec.bos_id = (int32_t)get_u32(p + 52);
+    if (spec.bos_id && !(spec.flags & NGPT_TOK_HAS_BOS))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s names a BOS token (header bytes 52..55) without "
+                         "its flag", src);
+    memcpy(spec.added_flags, p + flags_at, n_flags);
     spec.n_end_extra = (int32_t)n_extra;
     for (uint32_t k = 0; k < n_extra; k++) spec.end_extra[k] = (int32_t)get_u32(p + end + 4 * k);
     uint32_t *merges = malloc(n_merges ? (size_t)n_merges * 8 : 1);
@@ -136,6 +150,12 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %zu bytes follow its last "
                        "special token", src, end - at);
     if (!st) st = ngpt_tok_build(tok, &spec, src);
+    if (!st && (uint32_t)(*tok)->n_alias != get_u32(p + 48)) {
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: it counts %u merges that repeat "
+                       "a token, but %d do", src, get_u32(p + 48), (int)(*tok)->n_alias);
+        ngpt_tokenizer_free(*tok);
+        *tok = NULL;
+    }
     free(merges);
     free(model_id);
     return st;
@@ -220,34 +240,32 @@ ngpt_status ngpt_tokenizer_save_mem(const ngpt_tokenizer *tok, void *buf, size_t
     return NGPT_OK;
 }
 
-static ngpt_status write_atomic(const char *path, const uint8_t *data, size_t n)
-{
-    char tmp[PATH_MAX];
-    int fd;
-    ngpt_status st = ngpt_atomic_file_open(path, tmp, &fd);
-    if (st) return st;
-    for (size_t done = 0; done < n && !st;) {
-        ssize_t w = write(fd, data + done, n - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0)
-            st = ngpt_fail(NGPT_ERR_IO, "writing %s failed: %s", tmp,
-                           w < 0 ? strerror(errno) : "no progress (is the disk full?)");
-        else
-            done += (size_t)w;
-    }
-    return ngpt_atomic_file_finish(fd, tmp, path, st);
-}
-
 ngpt_status ngpt_tokenizer_save(const ngpt_tokenizer *tok, const char *path)
 {
     NGPT_FPMODE_SCOPE;
     if (!tok || !path) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_save: NULL argument");
-    return ngpt_prefixed("ngpt_tokenizer_save", write_atomic(path, tok->image, tok->image_size));
+    return ngpt_prefixed("ngpt_tokenizer_save",
+                         ngpt_atomic_file_write(path, tok->image, tok->image_size));
 }
 
-/* tokenizer.h: the image with other end ids (its checksum redone), read
- * back (here, beside the reader: build.c makes tokenizers, format.c reads
- * images, and calling each other would make a cycle). */
+/* *tok replaced by the tokenizer of image (size bytes, freed here), its
+ * size and checksum sealed: how the two below change a tokenizer (here,
+ * beside the reader: build.c makes tokenizers, format.c reads images, and
+ * calling each other would make a cycle). */
+static ngpt_status reparse(ngpt_tokenizer **tok, uint8_t *image, size_t size, const char *src)
+{
+    put_u64(image + 40, size);
+    put_u64(image + size - 8, (uint64_t)XXH3_64bits(image, size - 8));
+    ngpt_tokenizer *with = NULL;
+    ngpt_status st = ngpt_tok_parse(&with, image, size, src);
+    free(image);
+    if (st) return st;
+    ngpt_tokenizer_free(*tok);
+    *tok = with;
+    return NGPT_OK;
+}
+
+/* tokenizer.h: the image with other end ids, read back. */
 ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t n,
                                const char *src)
 {
@@ -262,7 +280,8 @@ ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t
     /* the specials end where the old extras begin: the new ones go there */
     const size_t old_extra = t->n_end > 1 ? (size_t)t->n_end - 1 : 0;
     const size_t new_extra = n > 1 ? (size_t)n - 1 : 0;
-    const size_t tail = (t->remapped ? (size_t)t->n_internal * 4 : 0) + 8;
+    const size_t tail = (t->added_flags ? (size_t)t->n_special : 0) +
+                        (t->remapped ? (size_t)t->n_internal * 4 : 0) + 8;
     const size_t at = t->image_size - tail - 4 * old_extra;
     const size_t size = at + 4 * new_extra + tail;
     uint8_t *image = malloc(size);
@@ -272,13 +291,19 @@ ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t
     memcpy(image + at + 4 * new_extra, t->image + t->image_size - tail, tail);
     put_u32(image + 24, (uint32_t)(n > 0 ? ids[0] : -1));
     image[34] = (uint8_t)new_extra;
-    put_u64(image + 40, size);
-    put_u64(image + size - 8, (uint64_t)XXH3_64bits(image, size - 8));
-    ngpt_tokenizer *with = NULL;
-    ngpt_status st = ngpt_tok_parse(&with, image, size, src);
-    free(image);
-    if (st) return st;
-    ngpt_tokenizer_free(*tok);
-    *tok = with;
-    return NGPT_OK;
+    return reparse(tok, image, size, src);
+}
+
+ngpt_status ngpt_tok_with_bos(ngpt_tokenizer **tok, int32_t id, const char *src)
+{
+    const ngpt_tokenizer *t = *tok;
+    if (t->scored)
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: a scored tokenizer's BOS is fixed", src);
+    if (t->bos_id == id) return NGPT_OK;
+    uint8_t *image = malloc(t->image_size);
+    if (!image) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
+    memcpy(image, t->image, t->image_size);
+    image[35] = (uint8_t)(id >= 0 ? image[35] | NGPT_TOK_HAS_BOS : image[35] & ~NGPT_TOK_HAS_BOS);
+    put_u32(image + 52, id >= 0 ? (uint32_t)id : 0);
+    return reparse(tok, image, t->image_size, src);
 }

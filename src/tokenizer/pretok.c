@@ -1,5 +1,6 @@
 /* pretok.c — cutting text into pieces before BPE (docs/TOKENIZER.md,
- * "Pre-tokenization"): none, lines, and GPT-2's pattern
+ * "Pre-tokenization"): none, lines, GPT-4's pattern (gpt4_next, below) and
+ * GPT-2's
  *
  *     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
  *
@@ -41,8 +42,12 @@ static const uint8_t ascii_class[128] = {
 #undef L2
 };
 
-/* The class of the character at t[i] (i < n); *len gets its length in bytes. */
-static inline int char_class(const uint8_t *t, size_t n, size_t i, size_t *len)
+/* The class of the character at t[i] (i < n); *len gets its length in bytes.
+ * white_space: \s is Unicode's White_Space, as Hugging Face's regular
+ * expressions read it (U+0085 is white space, U+FEFF is not), instead of
+ * JavaScript's \s; the same for every other code point. */
+static inline __attribute__((always_inline)) int
+class_of(const uint8_t *t, size_t n, size_t i, size_t *len, bool white_space)
 {
     if (t[i] < 0x80) {
         *len = 1;
@@ -55,17 +60,29 @@ static inline int char_class(const uint8_t *t, size_t n, size_t i, size_t *len)
         return NGPT_UC_O;
     }
     *len = k;
+    if (white_space && (cp == 0x85 || cp == 0xFEFF)) return cp == 0x85 ? NGPT_UC_S : NGPT_UC_O;
     return ngpt_unicode_class(cp);
+}
+
+static inline int char_class(const uint8_t *t, size_t n, size_t i, size_t *len)
+{
+    return class_of(t, n, i, len, false);
 }
 
 /* The end of the run of class cls that starts at i; *last gets the start of
  * its last character. */
-static size_t run_end(const uint8_t *t, size_t n, size_t i, int cls, size_t *last)
+static inline __attribute__((always_inline)) size_t
+run_of(const uint8_t *t, size_t n, size_t i, int cls, size_t *last, bool white_space)
 {
     size_t len;
     *last = i;
-    while (i < n && char_class(t, n, i, &len) == cls) *last = i, i += len;
+    while (i < n && class_of(t, n, i, &len, white_space) == cls) *last = i, i += len;
     return i;
+}
+
+static size_t run_end(const uint8_t *t, size_t n, size_t i, int cls, size_t *last)
+{
+    return run_of(t, n, i, cls, last, false);
 }
 
 /* digits: each \p{N} character is a piece of its own, and the pattern runs
@@ -101,6 +118,56 @@ gpt2_next(const uint8_t *t, size_t n, size_t i, bool digits)    /* inlined: digi
     return last;
 }
 
+/* GPT-4's pattern (Llama 3's; Qwen2's with max_digits 1 for \p{N}{1,3}):
+ *
+ *     (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+ *      ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *
+ * with \s as Unicode's White_Space and (?i:) folding ASCII letters only, as
+ * the reference (Hugging Face's transformers.js) reads it; every character
+ * starts a match, so the matches are the pieces (Split, Isolated). */
+static inline __attribute__((always_inline)) size_t
+gpt4_next(const uint8_t *t, size_t n, size_t i, int max_digits)
+{
+    /* (?i:'s|'t|'re|'ve|'m|'ll|'d): | 0x20 lowers a letter (and moves no
+     * other byte onto one) */
+    if (t[i] == '\'' && i + 1 < n) {
+        uint8_t a = t[i + 1] | 0x20, b = i + 2 < n ? t[i + 2] | 0x20 : 0;
+        if (a == 's' || a == 't' || a == 'm' || a == 'd') return i + 2;
+        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l'))
+            return i + 3;
+    }
+    size_t len, len2, last;
+    const int cls = class_of(t, n, i, &len, true);
+    /* [^\r\n\p{L}\p{N}]?\p{L}+ */
+    if (cls == NGPT_UC_L) return run_of(t, n, i, NGPT_UC_L, &last, true);
+    if (cls != NGPT_UC_N && t[i] != '\r' && t[i] != '\n' && i + len < n &&
+        class_of(t, n, i + len, &len2, true) == NGPT_UC_L)
+        return run_of(t, n, i + len, NGPT_UC_L, &last, true);
+    /* \p{N}{1,max_digits} */
+    if (cls == NGPT_UC_N) {
+        size_t end = i + len;
+        for (int k = 1; k < max_digits && end < n && class_of(t, n, end, &len2, true) == NGPT_UC_N; k++)
+            end += len2;
+        return end;
+    }
+    /*  ?[^\s\p{L}\p{N}]+[\r\n]* */
+    size_t from = cls == NGPT_UC_O ? i : t[i] == ' ' && i + 1 < n &&
+                  class_of(t, n, i + 1, &len2, true) == NGPT_UC_O ? i + 1 : n;
+    if (from < n) {
+        size_t end = run_of(t, n, from, NGPT_UC_O, &last, true);
+        while (end < n && (t[end] == '\r' || t[end] == '\n')) end++;
+        return end;
+    }
+    /* white space: \s*[\r\n]+ ends after its last line break; else
+     * \s+(?!\S) all of it at the end of the text, all but its last
+     * character before a non-space; \s+ a single character */
+    const size_t end = run_of(t, n, i, NGPT_UC_S, &last, true);
+    for (size_t k = end; k > i; k--)
+        if (t[k - 1] == '\r' || t[k - 1] == '\n') return k;
+    return end == n || last == i ? end : last;
+}
+
 size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t i)
 {
     switch (p) {
@@ -108,6 +175,10 @@ size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t 
         return gpt2_next(t, n, i, false);
     case NGPT_PRETOK_DIGITS:
         return gpt2_next(t, n, i, true);
+    case NGPT_PRETOK_LLAMA3:
+        return gpt4_next(t, n, i, 3);
+    case NGPT_PRETOK_QWEN2:
+        return gpt4_next(t, n, i, 1);
     case NGPT_PRETOK_LINES: {
         const uint8_t *nl = memchr(t + i, '\n', n - i);
         return nl ? (size_t)(nl - t) + 1 : n;
@@ -116,4 +187,24 @@ size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t 
     default:
         return n;
     }
+}
+
+size_t ngpt_tok_trim_start(const uint8_t *t, size_t n)
+{
+    size_t i = 0, len;
+    while (i < n && char_class(t, n, i, &len) == NGPT_UC_S) i += len;
+    return i;
+}
+
+size_t ngpt_tok_trim_end(const uint8_t *t, size_t n)
+{
+    /* back to the start of the last character: up to 3 continuation bytes
+     * before it, else the byte alone (a byte that is not UTF-8 is "other") */
+    while (n > 0) {
+        size_t start = n - 1, len;
+        while (start > 0 && n - start < 4 && (t[start] & 0xC0) == 0x80) start--;
+        if (char_class(t, n, start, &len) != NGPT_UC_S || start + len != n) break;
+        n = start;
+    }
+    return n;
 }

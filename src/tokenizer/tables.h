@@ -6,6 +6,7 @@
 #ifndef NGPT_TOKENIZER_TABLES_H
 #define NGPT_TOKENIZER_TABLES_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,21 @@
 #define NGPT_TOK_MAX_BYTES 256              /* the longest token, and a special's name */
 #define NGPT_TOK_MAX_SPECIAL 256
 
+/* Header byte 35: what a Hugging Face pipeline adds to byte-level BPE
+ * (0 in every file before them, which encode as they did). */
+enum {
+    NGPT_TOK_NFC = 1,               /* text is NFC-normalized before pre-tokenization */
+    NGPT_TOK_IGNORE_MERGES = 2,     /* a piece that is a token is that token (Llama 3) */
+    NGPT_TOK_SPLIT_ADDED = 4,       /* the special tokens are matched in text first,
+                                       each by its flags (NGPT_ADDED_*) */
+    NGPT_TOK_HAS_BOS = 8,           /* bytes 52..55: the token prompts begin with */
+    NGPT_TOK_FLAGS = 15
+};
+/* An added (special) token's flags, Hugging Face's: lstrip takes the white
+ * space before a match, rstrip the white space after it; a normalized one
+ * is matched in the normalized text, the others in the text as it is. */
+enum { NGPT_ADDED_LSTRIP = 1, NGPT_ADDED_RSTRIP = 2, NGPT_ADDED_NORMALIZED = 4, NGPT_ADDED_FLAGS = 7 };
+
 /* Inside, a token's id is its place in the merge list: bytes 0..255 (in
  * id_byte's order), merge k is 256 + k (so its id is its rank), then the
  * specials: every table below is indexed by these internal ids. What the
@@ -31,16 +47,19 @@ struct ngpt_tokenizer {
     int32_t n_tokens;           /* model ids: n_internal minus the absent bytes */
     int32_t n_internal;         /* 256 + n_merges + n_special */
     int32_t n_merges, n_special, end_id, pad_id, max_len;   /* end, pad: model ids */
+    int32_t n_alias;            /* merges that make a token an earlier merge makes */
     int32_t n_end, end_ids[NGPT_END_TOKENS_MAX];    /* generation's ends: end_id, the extras */
     ngpt_pretokenizer pretok;
     ngpt_merge_rule rule;
+    uint8_t flags;              /* NGPT_TOK_NFC, ... */
+    uint8_t *added_flags;       /* (n_special) with NGPT_TOK_SPLIT_ADDED, else NULL */
     int32_t byte_id[256];       /* the id of each byte */
     uint8_t id_byte[256];
     uint32_t *merges;           /* (n_merges, 2) */
     uint32_t *off;              /* (n_internal + 1): token i is bytes[off[i] .. off[i+1]) */
     uint8_t *bytes;
-    /* (left, right) -> the id they merge into (its rank: ids of merges grow
-     * with their rank); open addressing, keys left << 32 | right */
+    /* (left, right) -> the rank of the merge that joins them: its id (ids of
+     * merges grow with their rank); open addressing, keys left << 32 | right */
     uint64_t *pair_key;
     int32_t *pair_val;
     uint32_t pair_bits;
@@ -55,6 +74,10 @@ struct ngpt_tokenizer {
      * tokens): a part of a piece that is such a token needs no BPE (build.c
      * merges each token's bytes to find them) */
     uint8_t *whole;
+    /* (n_internal) the token merge r makes: r itself, but for an alias (a
+     * merge whose token an earlier merge makes, as Hugging Face's files from
+     * tiktoken's have) the first; NULL when there is none */
+    int32_t *merged;
     int32_t *model_id;          /* (n_internal): the model id of each token, -1 absent */
     int32_t *internal_id;       /* (n_tokens): the inverse */
     bool remapped;              /* model ids given by the spec: a version 2 file */
@@ -63,10 +86,19 @@ struct ngpt_tokenizer {
     uint8_t *image;             /* the file image (docs/FORMAT.md): what saves write */
     size_t image_size;
     uint64_t checksum;          /* XXH3-64 of the file image: its last 8 bytes */
-    /* the scored kind (scored.h: llama2.c's tokenizer.bin), or NULL for BPE;
-     * bos_id is its BOS, prepended to prompts */
+    /* the special tokens matched in text (NGPT_TOK_SPLIT_ADDED), per pass
+     * (0: in the text as it is, 1: in the normalized text), by first byte:
+     * added_order[p][added_start[p][b] .. added_start[p][b + 1]) are the
+     * specials (0..n_special-1) that begin with byte b, longest first */
+    uint16_t added_start[2][257];
+    uint8_t added_order[2][NGPT_TOK_MAX_SPECIAL];
+    /* the scored kind (scored.h: llama2.c's tokenizer.bin), or NULL for BPE */
     struct ngpt_tok_scored *scored;
+    /* the token the commands begin a prompt with (a model id: the scored
+     * kind's BOS, a BPE file's NGPT_TOK_HAS_BOS), or -1 */
     int32_t bos_id;
+    /* the vocabulary's byte trie (trie.h), made on first use, or NULL */
+    _Atomic(struct ngpt_tok_trie *) trie;
 };
 
 #define NGPT_PAIR_EMPTY UINT64_MAX
@@ -76,7 +108,8 @@ static inline uint32_t ngpt_pair_slot(uint64_t key, uint32_t bits)
     return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
 }
 
-/* The id tokens a and b merge into, or -1. */
+/* The rank of the merge of tokens a and b, or -1 (ngpt_tok_merged: the
+ * token it makes). */
 static inline int32_t ngpt_tok_pair(const ngpt_tokenizer *t, int32_t a, int32_t b)
 {
     uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
@@ -86,6 +119,12 @@ static inline int32_t ngpt_tok_pair(const ngpt_tokenizer *t, int32_t a, int32_t 
         if (k == key) return t->pair_val[i];
         if (k == NGPT_PAIR_EMPTY) return -1;
     }
+}
+
+/* The token the merge of rank r makes: r, or the first merge of an alias. */
+static inline int32_t ngpt_tok_merged(const ngpt_tokenizer *t, int32_t r)
+{
+    return t->merged ? t->merged[r] : r;
 }
 
 static inline bool ngpt_tok_joinable(const ngpt_tokenizer *t, uint8_t x, uint8_t y)

@@ -7,6 +7,7 @@
 #include "base/fpmode.h"
 #include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/trie.h"
 
 void ngpt_tokenizer_free(ngpt_tokenizer *t)
 {
@@ -19,10 +20,13 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
     free(t->pair_val);
     free(t->str_slot);
     free(t->whole);
+    free(t->merged);
+    free(t->added_flags);
     free(t->model_id);
     free(t->internal_id);
     free(t->image);
     ngpt_tok_scored_free(t->scored);
+    ngpt_tok_trie_free(atomic_load(&t->trie));
     free(t);
 }
 
@@ -73,7 +77,7 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
     if (!t || !info) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_tokenizer_describe: NULL argument");
     memset(info, 0, sizeof *info);      /* the padding after bos_id too: callers compare bytes */
     info->n_tokens = t->n_tokens;
-    info->n_merges = t->n_merges;
+    info->n_merges = t->n_merges - t->n_alias;
     info->n_special = t->n_special;
     info->end_id = t->end_id;
     info->pad_id = t->pad_id;
@@ -83,10 +87,13 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
         if (len > info->max_token_bytes) info->max_token_bytes = len;
     }
     info->pretok = t->pretok;
-    info->rule = t->rule;
+    info->rule = t->scored ? NGPT_MERGE_SCORES : t->rule;
     info->checksum = t->checksum;
-    info->bos_id = t->scored ? t->bos_id : -1;
+    info->bos_id = t->bos_id;
     info->n_end_tokens = t->n_end;
+    info->normalizer = t->flags & NGPT_TOK_NFC ? NGPT_NORMALIZER_NFC : NGPT_NORMALIZER_NONE;
+    info->ignore_merges = (t->flags & NGPT_TOK_IGNORE_MERGES) != 0;
+    info->split_special = (t->flags & NGPT_TOK_SPLIT_ADDED) != 0;
     return NGPT_OK;
 }
 

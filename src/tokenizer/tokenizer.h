@@ -33,10 +33,16 @@ typedef struct ngpt_tok_spec {
     int32_t n_end_extra;
     int32_t end_extra[NGPT_END_TOKENS_MAX - 1];
     int32_t pretok, rule;       /* ngpt_pretokenizer, ngpt_merge_rule */
+    int32_t flags;              /* NGPT_TOK_NFC, ... (tables.h; 0: none) */
+    uint8_t added_flags[NGPT_TOK_MAX_SPECIAL];  /* with NGPT_TOK_SPLIT_ADDED: NGPT_ADDED_* */
+    int32_t bos_id;             /* with NGPT_TOK_HAS_BOS: a special token's model id */
     /* NULL: a token's model id is its id above (bytes, merges, specials).
      * Else the model id of each of the 256 + n_merges + n_special tokens:
      * -1 for a byte the model lacks (encoding drops it), the others 0..V-1
-     * once each (a Hugging Face vocabulary's ids); written as version 2. */
+     * once each (a Hugging Face vocabulary's ids), but that a merge may
+     * repeat an earlier merge's id when it makes the same bytes (an alias:
+     * Llama 3's merges make most tokens several ways); written as version 2,
+     * whose merges may also join tokens that later merges make. */
     const int32_t *model_id;
 } ngpt_tok_spec;
 
@@ -50,6 +56,10 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *spec, cons
  * (rebuilt from its image; *tok replaced). */
 ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t n,
                                const char *src);
+
+/* *tok with special token id (a model id; -1: none) as the BOS prompts
+ * begin with (rebuilt from its image; *tok replaced). */
+ngpt_status ngpt_tok_with_bos(ngpt_tokenizer **tok, int32_t id, const char *src);
 
 /* The tokens whose bytes, one after another, are the first k bytes of
  * token id (model ids, in and out; not special; 0 < k <= its length): the parts of its merge tree
@@ -84,11 +94,31 @@ int ngpt_tok_char_byte(uint32_t c);
  * bare messages naming it (format.c). */
 ngpt_status ngpt_tok_read_file(const char *path, uint8_t **buf, size_t *size);
 
+/* ngpt_tokenizer_encode (encode.c), and without splitting special tokens
+ * out of text when specials is false: text that spells one is text (what
+ * chat turns encode content with, so no text a user types is a marker). */
+ngpt_status ngpt_tok_encode(const ngpt_tokenizer *t, const void *text, size_t len, bool specials,
+                            int32_t *ids, size_t cap, size_t *n_ids);
+
 /* ---- pre-tokenization (pretok.c) */
 
 /* The end of the piece that starts at t[i] (i < n). NGPT_PRETOK_DIGITS is
  * Hugging Face's Sequence[Digits(individual_digits), ByteLevel]: each \p{N}
  * character alone, GPT-2's pattern inside the stretches between them. */
 size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t i);
+
+/* ---- normalization (normalize.c) */
+
+/* NFC of p[0..n) (utf8proc; each run of valid UTF-8 on its own, the other
+ * bytes kept): p itself when nothing can change (no code point from U+0300
+ * on), else *buf (grown, *cap bytes; the caller frees it) with *len bytes.
+ * NULL when out of memory. */
+const uint8_t *ngpt_tok_nfc(const uint8_t *p, size_t n, size_t *len, uint8_t **buf, size_t *cap);
+
+/* t[0..n) without its leading (trim_start: the offset of what is left) or
+ * trailing (trim_end: the length of what is left) white space, as
+ * JavaScript's trimStart() and trimEnd() cut it (the class table's \s). */
+size_t ngpt_tok_trim_start(const uint8_t *t, size_t n);
+size_t ngpt_tok_trim_end(const uint8_t *t, size_t n);
 
 #endif

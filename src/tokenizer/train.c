@@ -178,9 +178,12 @@ static heap_entry heap_pop(trainer *t)
     return top;
 }
 
+/* Starts small (a short text has few pairs; 2^16 slots were 768 KiB to
+ * clear for each) and doubles; the slots hold indices, so the pairs, and
+ * what is learned, do not depend on the table's size. */
 static bool table_grow(trainer *t)
 {
-    uint32_t bits = t->bits ? t->bits + 1 : 16;
+    uint32_t bits = t->bits ? t->bits + 1 : 10;
     size_t n = (size_t)1 << bits;
     uint64_t *key = malloc(n * sizeof *key);
     uint32_t *val = malloc(n * sizeof *val);
@@ -419,7 +422,7 @@ ngpt_status ngpt_tokenizer_train(ngpt_tokenizer **tok, const ngpt_tokenizer_trai
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN ": vocab_size is %d; it must be in %d..%d (256 "
                          "bytes, the merges and %d special tokens)", (int)cfg->vocab_size,
                          256 + n_special, NGPT_TOK_MAX_TOKENS, (int)n_special);
-    if (cfg->pretok < NGPT_PRETOK_NONE || cfg->pretok > NGPT_PRETOK_DIGITS)
+    if (cfg->pretok < NGPT_PRETOK_NONE || cfg->pretok > NGPT_PRETOK_QWEN2)
         return ngpt_fail(NGPT_ERR_BAD_ARG, FN ": pretok is %d, not a pre-tokenizer",
                          (int)cfg->pretok);
     if (cfg->min_count < 1)

@@ -26,6 +26,9 @@ struct ngpt_data {
     size_t n_tokens[2];
     int32_t max_token[2];
     uint16_t *token_bytes;      /* (n_ids) */
+    /* Conversations (ngpt_data_tokenize_chat): whether each token is a
+     * target (an assistant's), parallel to tokens; NULL: every one is */
+    uint8_t *trained;
 };
 
 static uint8_t max_of(const uint8_t *p, size_t n)
@@ -158,6 +161,7 @@ void ngpt_data_free(ngpt_data *data)
     free(data->owned);
     free(data->tokens);
     free(data->token_bytes);
+    free(data->trained);
     free(data);
 }
 
@@ -211,6 +215,14 @@ ngpt_status ngpt_data_check(const ngpt_data *d, ngpt_split split, int32_t seq, i
     return NGPT_OK;
 }
 
+/* Whether the tokens of a split from position `at` are targets (a
+ * conversation's marks), or NULL: all are. */
+static const uint8_t *trained_of(const ngpt_data *d, ngpt_split split, size_t at)
+{
+    if (!d->trained) return NULL;
+    return d->trained + (split == NGPT_SPLIT_EVAL ? d->n_tokens[NGPT_SPLIT_TRAIN] : 0) + at;
+}
+
 /* The start of window b of batch `index` in a split of n tokens: a Philox
  * draw (stream NGPT_STREAM_DATA | split, counter (index, b)), uniform over
  * the n - seq valid starts. */
@@ -229,9 +241,14 @@ void ngpt_data_batch_unchecked(const ngpt_data *d, ngpt_split split, uint64_t se
     if (d->tokens) {
         const int32_t *base = split_tokens(d, split, &n);
         for (int32_t b = 0; b < batch; b++) {
-            const int32_t *win = base + window_start(split, seed, index, b, seq, n);
+            const size_t at = window_start(split, seed, index, b, seq, n);
+            const int32_t *win = base + at;
+            int32_t *tgt = targets + (size_t)b * seq;
             memcpy(tokens + (size_t)b * seq, win, (size_t)seq * sizeof *win);
-            memcpy(targets + (size_t)b * seq, win + 1, (size_t)seq * sizeof *win);
+            memcpy(tgt, win + 1, (size_t)seq * sizeof *win);
+            const uint8_t *kept = trained_of(d, split, at + 1);
+            for (int32_t t = 0; kept && t < seq; t++)
+                if (!kept[t]) tgt[t] = NGPT_TARGET_IGNORE;
         }
         return;
     }
@@ -284,8 +301,10 @@ ngpt_status ngpt_data_batch_bytes(const ngpt_data *d, ngpt_split split, uint64_t
         size_t n;
         const int32_t *base = split_tokens(d, split, &n);
         for (int32_t b = 0; b < batch; b++) {
-            const int32_t *win = base + window_start(split, seed, index, b, seq, n);
-            for (int32_t t = 1; t <= seq; t++) sum += d->token_bytes[win[t]];
+            const size_t at = window_start(split, seed, index, b, seq, n);
+            const uint8_t *kept = trained_of(d, split, at);
+            for (int32_t t = 1; t <= seq; t++)
+                if (!kept || kept[t]) sum += d->token_bytes[base[at + t]];
         }
     }
     *bytes = sum;
@@ -318,11 +337,19 @@ ngpt_status ngpt_data_token_counts(const ngpt_data *d, size_t *train_tokens, siz
  * then d is unchanged). */
 static ngpt_status tokenize(ngpt_data *d, const ngpt_tokenizer *tok, int32_t seq)
 {
-    size_t cap = d->size + 2;   /* ids <= bytes, + a scored tokenizer's " " per split */
-    int32_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
-    uint16_t *lens = malloc((size_t)tok->n_tokens * sizeof *lens);
+    /* ids <= bytes, + a scored tokenizer's " " per split; a normalizer may
+     * lengthen the text: then the splits are counted first */
+    size_t cap = d->size + 2;
     ngpt_status st = NGPT_OK;
-    if (!ids || !lens)
+    for (int s = 0; s < 2 && (tok->flags & NGPT_TOK_NFC) && !st; s++) {
+        size_t n, count = 0;
+        const uint8_t *text = split_bytes(d, (ngpt_split)s, &n);
+        st = ngpt_tokenizer_encode(tok, text, n, NULL, 0, &count);
+        cap += count > n ? count - n : 0;
+    }
+    int32_t *ids = st ? NULL : malloc((cap ? cap : 1) * sizeof *ids);
+    uint16_t *lens = st ? NULL : malloc((size_t)tok->n_tokens * sizeof *lens);
+    if (!st && (!ids || !lens))
         st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for the tokens of %zu bytes", cap);
     size_t used = 0, count[2] = {0, 0};
     int32_t largest[2] = {0, 0};
@@ -370,4 +397,82 @@ ngpt_status ngpt_data_tokenize(ngpt_data *d, const ngpt_tokenizer *tok, int32_t 
     if (seq < 1) return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_tokenize: seq must be >= 1, got %d",
                                   (int)seq);
     return ngpt_prefixed("ngpt_data_tokenize", tokenize(d, tok, seq));
+}
+
+/* The byte where a split's conversations start: the first line that starts
+ * at or after the byte split (a conversation is in the split its line
+ * starts in). */
+static size_t line_split(const ngpt_data *d)
+{
+    size_t at = d->train_size;
+    while (at > 0 && at < d->size && d->bytes[at - 1] != '\n') at++;
+    return at;
+}
+
+static ngpt_status tokenize_chat(ngpt_data *d, const ngpt_tokenizer *tok, int32_t seq)
+{
+    const size_t cut = line_split(d);
+    size_t lines = 1;
+    for (size_t i = 0; i < cut; i++) lines += d->bytes[i] == '\n';
+    int32_t *ids[2] = {NULL, NULL};
+    uint8_t *kept[2] = {NULL, NULL};
+    size_t count[2] = {0, 0}, trained[2] = {0, 0};
+    ngpt_status st = ngpt_chat_encode(tok, d->bytes, cut, 1, &ids[0], &kept[0], &count[0],
+                                      &trained[0]);
+    if (!st)
+        st = ngpt_chat_encode(tok, d->bytes + cut, d->size - cut, lines, &ids[1], &kept[1],
+                              &count[1], &trained[1]);
+    const bool held_out = d->size > d->train_size;
+    for (int s = 0; s < 1 + held_out && !st; s++) {
+        if (count[s] < (size_t)seq + 1)
+            st = ngpt_fail(NGPT_ERR_BAD_ARG, "the %s conversations encode to %zu tokens, fewer "
+                           "than one window of seq+1 = %zu; use more data or a shorter seq",
+                           s ? "held-out" : "training", count[s], (size_t)seq + 1);
+        else if (!trained[s])
+            st = ngpt_fail(NGPT_ERR_BAD_ARG, "the %s conversations have no assistant turn: "
+                           "nothing to train on", s ? "held-out" : "training");
+    }
+    const size_t total = count[0] + count[1];
+    int32_t *all = st ? NULL : malloc((total ? total : 1) * sizeof *all);
+    uint8_t *marks = st ? NULL : malloc(total ? total : 1);
+    uint16_t *lens = st ? NULL : malloc((size_t)tok->n_tokens * sizeof *lens);
+    if (!st && (!all || !marks || !lens))
+        st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for %zu tokens", total);
+    if (st) {
+        for (int s = 0; s < 2; s++) free(ids[s]), free(kept[s]);
+        free(all), free(marks), free(lens);
+        return st;
+    }
+    for (int s = 0; s < 2; s++) {
+        if (count[s]) {     /* (an empty split has no arrays) */
+            memcpy(all + (s ? count[0] : 0), ids[s], count[s] * sizeof *all);
+            memcpy(marks + (s ? count[0] : 0), kept[s], count[s]);
+        }
+        d->n_tokens[s] = count[s];
+        d->max_token[s] = 0;
+        for (size_t i = 0; i < count[s]; i++)
+            d->max_token[s] = ids[s][i] > d->max_token[s] ? ids[s][i] : d->max_token[s];
+        free(ids[s]), free(kept[s]);
+    }
+    for (int32_t id = 0; id < tok->n_tokens; id++) {
+        size_t len;
+        ngpt_tok_bytes(tok, id, &len);
+        lens[id] = (uint16_t)len;
+    }
+    d->tokens = all;
+    d->trained = marks;
+    d->token_bytes = lens;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_data_tokenize_chat(ngpt_data *d, const ngpt_tokenizer *tok, int32_t seq)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!d || !tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_tokenize_chat: NULL argument");
+    if (d->tokens)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_tokenize_chat: the data is already tokens");
+    if (seq < 1)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_tokenize_chat: seq must be >= 1, got %d",
+                         (int)seq);
+    return ngpt_prefixed("ngpt_data_tokenize_chat", tokenize_chat(d, tok, seq));
 }

@@ -35,7 +35,8 @@ ngpt_status ngpt_context_optim_step_unchecked(ngpt_context *ctx, const ngpt_opti
                              float *grad_norm)
 {
     ngpt_plan *p = &ctx->plan;
-    const size_t P = ctx->lay.total;
+    const bool adapter = ctx->lora.training;    /* its floats train, the model's are frozen */
+    const size_t P = adapter ? ctx->lora.train.total : ctx->lay.total;
 
     /* global norm of the mean gradient, then the clip coefficient; the norm
      * is one canonical sum over every parameter, so it stays on this thread
@@ -63,7 +64,11 @@ ngpt_status ngpt_context_optim_step_unchecked(ngpt_context *ctx, const ngpt_opti
                          .bc2_sqrt = (float)sqrt(bc2),
                          .eps = o->eps, .decay = 1.0f};
     const float decay = (float)(1.0 - (double)lr * (double)o->weight_decay);
-    for (int32_t i = 0; i < ctx->n_tensors; i++) {
+    if (adapter) {      /* every A and B is a 2-D weight: all decay */
+        c.decay = decay;
+        ngpt_op_adamw(ctx, p->lora.w, p->grads, p->adam_m, p->adam_v, P, &c);
+    }
+    for (int32_t i = 0; i < (adapter ? 0 : ctx->n_tensors); i++) {
         const ngpt_tensor_info *ti = &p->tensors[i];
         /* the 2-D Linear weights decay, the embeddings (tok_emb, pos_emb) do not */
         bool decays = o->decay_all || (ti->ndim == 2 && !strstr(ti->name, "_emb."));

@@ -58,6 +58,12 @@ differ=$(grep -c '^[<>]' "$prefix/diff")
 check $? "ngpt's ids equal js-tiktoken's on $size bytes ($(wc -l < "$prefix/want") ids): $differ ids differ; first differences: $(head -n 6 "$prefix/diff" | tr '\n' ' ')"
 "$B/ngpt" tokenizer decode --tokenizer "$prefix/gpt2.tok" --in "$prefix/ngpt_ids.txt" | cmp -s - "$prefix/text.txt"
 check $? "decoding gives the text back"
+
+# grammars on GPT-2's vocabulary: every mask is what reading each token's
+# bytes says, and no step is a dead end (tests/test_grammar.c)
+[ -x "$B/tests/test_grammar" ] || make --no-print-directory "$B/tests/test_grammar" > /dev/null
+"$B/tests/test_grammar" "$enc/encoder.json" "$enc/vocab.bpe" > "$prefix/grammar.log" 2>&1
+check $? "grammar masks on GPT-2's vocabulary: $(tail -n 5 "$prefix/grammar.log")"
 # ngpt import with GPT-2's tokenizer as a Hugging Face directory holds it:
 # vocab.json + merges.txt, or tokenizer.json (both merge forms), give the
 # tokenizer import-gpt2 made, and the model's tokenizer encodes the text

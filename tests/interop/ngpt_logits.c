@@ -2,6 +2,7 @@
  *
  *   ngpt_logits MODEL.ngpt TOKENS OUT               eval logits of one sequence
  *   ngpt_logits --greedy N MODEL.ngpt TOKENS OUT    N greedy tokens after the prompt
+ *   ngpt_logits --adapter FILE.lora [--greedy N] ...   the same with a LoRA adapter applied
  *
  * TOKENS: raw little-endian int32 token ids (one sequence, at most T).
  * OUT: raw float32 logits (n, V), or the N generated int32 tokens.
@@ -44,12 +45,17 @@ static int fail(const char *what)
 int main(int argc, char **argv)
 {
     long greedy = -1;
+    const char *adapter = NULL;
+    if (argc >= 6 && !strcmp(argv[1], "--adapter")) {
+        adapter = argv[2];
+        argv += 2, argc -= 2;
+    }
     if (argc == 6 && !strcmp(argv[1], "--greedy")) {
         greedy = strtol(argv[2], NULL, 10);
         argv += 2, argc -= 2;
     }
     if (argc != 4 || greedy == 0 || greedy < -1) {
-        fprintf(stderr, "usage: ngpt_logits [--greedy N] MODEL.ngpt TOKENS.i32 OUT\n");
+        fprintf(stderr, "usage: ngpt_logits [--adapter FILE] [--greedy N] MODEL.ngpt TOKENS.i32 OUT\n");
         return 2;
     }
     ngpt_model *model;
@@ -69,8 +75,16 @@ int main(int argc, char **argv)
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
     shape.seq = cfg.context_len;            /* a forward over up to T tokens */
     shape.logits_rows = NGPT_LOGITS_ALL;    /* every position's logits are written */
+    ngpt_adapter *ad = NULL;
+    ngpt_lora_config lc;
+    if (adapter && (ngpt_adapter_open(&ad, adapter) || ngpt_adapter_lora_config(ad, &lc)))
+        return fail(adapter);
+    if (ad) shape.adapter_rank = lc.rank;
     ngpt_context *ctx;
     if (ngpt_context_init(&ctx, model, NULL, &shape, NULL, 0)) return fail("init");
+    const float one = 1.0f;
+    if (ad && ngpt_context_adapters_set(ctx, (const ngpt_adapter *const *)&ad, &one, 1))
+        return fail(adapter);
     FILE *out = fopen(argv[3], "wb");
     if (!out) {
         fprintf(stderr, "ngpt_logits: cannot write %s\n", argv[3]);
@@ -100,6 +114,7 @@ int main(int argc, char **argv)
     }
     if (fclose(out)) return 1;
     ngpt_context_free(ctx);
+    ngpt_adapter_close(ad);
     ngpt_model_close(model);
     free(prompt);
     return 0;
