@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chat_conv.h"
 #include "cli.h"
 
 /* SmolLM2-Instruct's chat_template (HuggingFaceTB/SmolLM2-*-Instruct,

@@ -19,7 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chat_conv.h"
 #include "cli.h"
+#include "lora.h"
 
 static const char *const HELP =
     "usage: ngpt chat --model FILE [--template chatml|plain|model|FILE] [--system TEXT]\n"
