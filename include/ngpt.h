@@ -1917,8 +1917,9 @@ typedef struct ngpt_import_options {
     const char *tokenizer_json;     /* tokenizer.json, instead of vocab + merges */
     /* tokenizer_config.json (NULL: the directory's, if it has one): its
      * eos_token (a special token of the tokenizer, else refused) is the
-     * end token; add_bos_token=true (no BOS in ngpt's BPE tokenizer) and
-     * add_eos_token=true are refused by name. The directory's generation_config.json, if present, must
+     * end token; add_bos_token=true makes its bos_token (a special token,
+     * else refused) the BOS prompts begin with; add_eos_token=true is
+     * refused by name. The directory's generation_config.json, if present, must
      * list that end token in its eos_token_id (without an eos_token, its
      * first id is the end), and its other ids (special tokens, at most
      * NGPT_END_TOKENS_MAX in all) end generation too
@@ -1943,8 +1944,8 @@ typedef struct ngpt_import_options {
 typedef enum ngpt_chat_template_kind {
     NGPT_TEMPLATE_NONE = 0,     /* no chat_template */
     NGPT_TEMPLATE_CHATML = 1,   /* it holds <|im_start|> and <|im_end|> (SmolLM2-Instruct) */
-    NGPT_TEMPLATE_OTHER = 2,    /* another (Llama-2's [INST], Llama-3's headers): ngpt chat
-                                   uses its plain format with such a model */
+    NGPT_TEMPLATE_OTHER = 2,    /* another (Llama-2's [INST], Llama-3's headers), which
+                                   the model file keeps and ngpt chat renders as it is */
 } ngpt_chat_template_kind;
 
 typedef struct ngpt_hf_tokenizer_config {
