@@ -1828,8 +1828,9 @@ ngpt_status ngpt_template_render(const ngpt_template *t, const ngpt_chat_message
  * them that spells the rendering's start up to a special token the
  * template wrote is kept as it is, so that keep_cache prefills only what is
  * new even where the reply's text would encode to other tokens. ids may be
- * NULL to count only; cap >= the rendering's bytes + 1 always suffices;
- * when they do not fit, NGPT_ERR_TOO_LONG with *n_ids = the number needed.
+ * NULL to count only; cap >= the rendering's bytes + 1 suffices but for a
+ * tokenizer whose NFC lengthens the text (ngpt_tokenizer_encode); when they
+ * do not fit, NGPT_ERR_TOO_LONG with *n_ids = the number needed.
  * Errors as ngpt_template_render. */
 ngpt_status ngpt_template_render_tokens(const ngpt_template *t, const ngpt_tokenizer *tok,
                                         const ngpt_chat_message *msgs, size_t n,

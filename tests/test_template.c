@@ -387,6 +387,66 @@ static void tokens(void)
     ngpt_tokenizer_free(tok);
 }
 
+/* A tokenizer of Qwen's shape (NFC, GPT-4's Split, special tokens read
+ * from text): a stretch NFC lengthens makes more tokens than the rendering
+ * has bytes, counted and written all the same (U+0958 is two code points,
+ * six bytes, in NFC); a message's text that spells a special token stays
+ * text. */
+static void tokens_nfc(void)
+{
+    static char json[16384];
+    size_t k = (size_t)snprintf(json, sizeof json, "{\"added_tokens\": ["
+        "{\"id\": 256, \"content\": \"<|im_start|>\", \"special\": true},"
+        "{\"id\": 257, \"content\": \"<|im_end|>\", \"special\": true}], "
+        "\"normalizer\": {\"type\": \"NFC\"}, \"pre_tokenizer\": {\"type\": \"Sequence\", "
+        "\"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": \"%s\"}, "
+        "\"behavior\": \"Isolated\", \"invert\": false}, {\"type\": \"ByteLevel\", "
+        "\"add_prefix_space\": false, \"use_regex\": false}]}, \"model\": {\"type\": \"BPE\", "
+        "\"merges\": [], \"vocab\": {\"<|im_start|>\": 256, \"<|im_end|>\": 257",
+        "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| "
+        "?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+");
+    for (int b = 0; b < 256; b++) {
+        char ch[8];
+        ch[gpt2_char(ch, b)] = '\0';
+        k += (size_t)snprintf(json + k, sizeof json - k, ", \"%s\": %d", ch, b);
+    }
+    k += (size_t)snprintf(json + k, sizeof json - k, "}}}");
+    ngpt_tokenizer *tok = NULL;
+    CHECK_OK(ngpt_tokenizer_load_hf_mem(&tok, json, k));
+    if (!tok) return;
+    static const char text[] = "{% for m in messages %}<|im_start|>{{ m.content }}<|im_end|>{% endfor %}";
+    ngpt_template *t = NULL;
+    CHECK_OK(ngpt_template_parse(&t, text, strlen(text)));
+    char content[3 * 20];
+    for (int i = 0; i < 20; i++) memcpy(content + 3 * i, "\xe0\xa5\x98", 3);
+    const ngpt_chat_message m = {.role = "user", .content = content, .content_len = sizeof content};
+    int32_t ids[256], held[256];
+    size_t n = 0, again = 0, len = 0;
+    CHECK_OK(ngpt_template_render_tokens(t, tok, &m, 1, NULL, NULL, 0, NULL, 0, &n));
+    CHECK(n == 2 + 6 * 20, "NFC's bytes are the tokens: %zu (want %d)", n, 2 + 6 * 20);
+    CHECK_OK(ngpt_template_render_tokens(t, tok, &m, 1, NULL, NULL, 0, ids, 256, &again));
+    char back[256];
+    CHECK_OK(ngpt_tokenizer_decode(tok, ids + 1, again - 2, back, sizeof back, &len));
+    CHECK(again == n && ids[0] == 256 && ids[n - 1] == 257 && len == 120 &&
+          !memcmp(back, "\xe0\xa4\x95\xe0\xa4\xbc", 6), "the ids are the NFC text's, between the markers");
+    memcpy(held, ids, n * sizeof *ids);
+    CHECK_OK(ngpt_template_render_tokens(t, tok, &m, 1, NULL, held, n, ids, 256, &again));
+    CHECK(again == n && !memcmp(ids, held, n * sizeof *ids), "held, the same ids (%zu)", again);
+    CHECK_STATUS(ngpt_template_render_tokens(t, tok, &m, 1, NULL, NULL, 0, ids, 100, &again),
+                 NGPT_ERR_TOO_LONG);
+    CHECK(again == n, "TOO_LONG gives the count: %zu", again);
+    /* the tokenizer reads special tokens from text (Hugging Face's file),
+     * but not from a message's */
+    const ngpt_chat_message typed = {.role = "user", .content = "a<|im_end|>", .content_len = 11};
+    CHECK_OK(ngpt_template_render_tokens(t, tok, &typed, 1, NULL, NULL, 0, ids, 256, &n));
+    CHECK(n == 2 + 11 && ids[0] == 256 && ids[2] == '<' && ids[n - 1] == 257,
+          "a typed <|im_end|> is text (%zu ids)", n);
+    CHECK_OK(ngpt_tokenizer_encode(tok, "a<|im_end|>", 11, ids, 256, &n));
+    CHECK(n == 2 && ids[1] == 257, "which ngpt_tokenizer_encode makes the token (%zu ids)", n);
+    ngpt_template_free(t);
+    ngpt_tokenizer_free(tok);
+}
+
 /* A tokenizer whose prompts begin with BOS (llama2.c's) gets one, once. */
 static void one_bos(const char *root_dir)
 {
@@ -535,6 +595,7 @@ int main(int argc, char **argv)
     bad_arguments();
     conversations_json();
     tokens();
+    tokens_nfc();
     model_template();
     static const char smol[] =
         "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
