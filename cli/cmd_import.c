@@ -75,18 +75,10 @@ static bool show_progress(ngpt_progress_stage stage, uint64_t done, uint64_t tot
 }
 
 /* The written model's end token, and what `ngpt chat` will make of it:
- * ChatML when its tokenizer has the two markers (and the template, if
- * tokenizer_config.json has one, is ChatML), else the plain format. */
-static int report_chat(const char *cmd, const char *dir, const char *tok_config,
-                       const ngpt_tokenizer *tok)
+ * the chat template the model now carries (if ngpt renders it), else ChatML
+ * when its tokenizer has the two markers, else the plain format. */
+static int report_chat(const char *cmd, const ngpt_model *m, const ngpt_tokenizer *tok)
 {
-    char path[4096];
-    ngpt_hf_tokenizer_config tc = {.chat_template = NGPT_TEMPLATE_NONE};
-    if (!tok_config && dir) {
-        snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
-        if (file_bytes(path) >= 0) tok_config = path;
-    }
-    if (tok_config && ngpt_import_hf_tokenizer_config(tok_config, &tc)) return cli_library_failed(cmd);
     ngpt_tokenizer_info info;
     if (!tok) return CLI_OK;                /* a byte-level model: nothing to say */
     if (ngpt_tokenizer_describe(tok, &info)) return cli_library_failed(cmd);
@@ -98,15 +90,15 @@ static int report_chat(const char *cmd, const char *dir, const char *tok_config,
     if (info.bos_id >= 0 && !ngpt_tokenizer_token(tok, info.bos_id, &name, &len))
         printf("  BOS: %d %.*s (prompts begin with it)\n", (int)info.bos_id, (int)len,
                (const char *)name);
-    const bool chatml = !ngpt_tokenizer_chatml_specials(tok, NULL, NULL);
-    if (tc.chat_template == NGPT_TEMPLATE_OTHER && !chatml)
-        printf("  chat: the model's chat template is not ChatML; ngpt chat will use its plain "
-               "format\n");
-    else if (tc.chat_template == NGPT_TEMPLATE_OTHER)
-        printf("  chat: the model's chat template is not ChatML, though its tokenizer has "
-               "ChatML's markers; use ngpt chat --template plain\n");
-    else if (chatml)
+    ngpt_template *t = NULL;
+    if (ngpt_model_template(m, &t))
+        printf("  chat: the model's chat template is kept, but ngpt cannot render it (%s); "
+               "ngpt chat needs --template chatml or plain\n", cli_library_error());
+    else if (t)
+        printf("  chat: the model's chat template (ngpt chat renders it as Hugging Face does)\n");
+    else if (!ngpt_tokenizer_chatml_specials(tok, NULL, NULL))
         printf("  chat: ChatML (<|im_start|>, <|im_end|>)\n");
+    ngpt_template_free(t);
     return CLI_OK;
 }
 
@@ -185,7 +177,7 @@ int cli_cmd_import(int argc, char **argv)
            : cfg.weights == NGPT_WEIGHTS_Q4 ? "4-bit"
                                             : "float32",
            file_bytes(out), seconds, desc);
-    const int rc = report_chat(a.cmd, dir, opt.tokenizer_config, tok);
+    const int rc = report_chat(a.cmd, written, tok);
     ngpt_model_close(written);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "lora.h"
 
 static const char *const HELP =
     "usage: ngpt info FILE [--batch B] [--seq T] [--threads N] [--lora key=value ...]\n"

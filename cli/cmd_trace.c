@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lora.h"
 
 static const char *const HELP =
     "usage: ngpt trace --model FILE --prompt TEXT [--layer L] (--svg OUT.svg | --text)\n"

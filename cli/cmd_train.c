@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lora.h"
 
 #ifndef NGPT_CORPUS_PATH
 #define NGPT_CORPUS_PATH "build/corpus.txt"

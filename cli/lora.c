@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lora.h"
 
 /* "FILE:SCALE" splits at its last colon when what follows is a number and
  * the whole is not a file's name; otherwise it is FILE at scale 1. */

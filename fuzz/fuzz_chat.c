@@ -12,40 +12,18 @@
  * targets are each the next token or NGPT_TARGET_IGNORE, with at least one
  * kept. Seeds: fuzz/corpus/chat. */
 #include "fuzz.h"
+#include "../tests/gpt2_tokenizer.h"
 
 enum { IM_START = 259, IM_END = 260 };
-
-/* GPT-2's printable form of byte b (its bytes_to_unicode), JSON-escaped. */
-static size_t gpt2_char(char *out, int b)
-{
-#define PRINTABLE(x) (((x) >= '!' && (x) <= '~') || ((x) >= 0xA1 && (x) <= 0xAC) || (x) >= 0xAE)
-    int c = b;
-    if (!PRINTABLE(b)) {
-        c = 256;
-        for (int x = 0; x < b; x++) c += !PRINTABLE(x);
-    }
-#undef PRINTABLE
-    if (c == '"' || c == '\\') return (size_t)sprintf(out, "\\%c", c);
-    if (c < 0x80) return (size_t)sprintf(out, "%c", c);
-    return (size_t)sprintf(out, "%c%c", 0xC0 | c >> 6, 0x80 | (c & 0x3F));
-}
 
 static ngpt_tokenizer *chatml(void)
 {
     static ngpt_tokenizer *tok;
     if (tok) return tok;
-    static char json[8192];
-    size_t n = 0;
-    char ch[8];
-    n += (size_t)snprintf(json + n, sizeof json - n, "{");
-    for (int b = 0; b < 256; b++) {
-        ch[gpt2_char(ch, b)] = '\0';
-        n += (size_t)snprintf(json + n, sizeof json - n, "\"%s\": %d, ", ch, b);
-    }
-    n += (size_t)snprintf(json + n, sizeof json - n, "\"<|\": 256, \"im\": 257, \"|>\": 258, "
-                          "\"<|im_start|>\": %d, \"<|im_end|>\": %d}", IM_START, IM_END);
-    static const char bpe[] = "#version: 0.2\n< |\ni m\n| >\n";
-    if (ngpt_tokenizer_load_gpt2_mem(&tok, json, n, bpe, sizeof bpe - 1))
+    char tokens[200];
+    snprintf(tokens, sizeof tokens, "\"<|\": 256, \"im\": 257, \"|>\": 258, \"<|im_start|>\": %d, "
+             "\"<|im_end|>\": %d", IM_START, IM_END);
+    if (!(tok = gpt2_tokenizer(tokens, "#version: 0.2\n< |\ni m\n| >\n")))
         fuzz_fail("the fixed ChatML tokenizer: %s", ngpt_last_error());
     return tok;
 }

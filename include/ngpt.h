@@ -45,6 +45,8 @@
  *    separate contexts run concurrently.
  *  - ngpt_tokenizer: read only once made, shared by any number of threads,
  *    models and contexts; one a model carries is the model's (borrowed).
+ *  - ngpt_template: a chat template, parsed once (the model's, or any
+ *    Jinja text), read only, rendered by any number of threads.
  *    Whatever the library hands out borrowed (a model's tokenizer, a
  *    context's logits) lives as long as its owner says.
  *  - ngpt_data: training text, read once.
@@ -1720,6 +1722,136 @@ ngpt_status ngpt_tokenizer_chatml_turn(const ngpt_tokenizer *tok, const char *ro
                                        const void *text, size_t len, bool open, int32_t *ids,
                                        size_t cap, size_t *n_ids);
 
+/* ---- chat templates: each model's own ----
+ *
+ * A model's tokenizer_config.json carries its chat format as a Jinja
+ * template (chat_template): Llama 3's headers, Gemma 3's turns, Qwen3's
+ * thinking blocks. An imported model keeps it in its file
+ * (ngpt_model_template), and ngpt renders it as Hugging Face's
+ * apply_chat_template does (transformers.js, @huggingface/jinja), byte for
+ * byte: a small Jinja interpreter with no dependency on the model, whose
+ * subset docs/GENERATION.md ("Chat templates") lists; a template that
+ * uses anything else is refused when parsed, naming the construct and its
+ * line and column. Rendering is bounded (time, memory, output).
+ *
+ *     ngpt_template *t;
+ *     if (ngpt_model_template(model, &t) || !t) ...       // none: ChatML or plain
+ *     ngpt_chat_message m[2] = {{.role = "system", .content = "Be brief.", .content_len = 9},
+ *                               {.role = "user", .content = "Hi!", .content_len = 3}};
+ *     ngpt_template_options o = ngpt_template_options_default();  // with the generation prompt
+ *     int32_t ids[512]; size_t n;
+ *     ngpt_template_render_tokens(t, tok, m, 2, &o, NULL, 0, ids, 512, &n);
+ *     ... ngpt_context_generate(ctx, &gc, ids, (int32_t)n, ...)   // ends at the end tokens
+ *     ngpt_template_free(t);
+ *
+ * Each turn renders the whole conversation again (templates rewrite
+ * history: Qwen3 drops earlier thinking, Llama 3.2 writes the date); pass
+ * the previous turn's tokens as held and set keep_cache, and a turn
+ * prefills only what is new. Tools are not part of the subset: a message
+ * is a role and its text, and the template's tools variable is none. */
+
+typedef struct ngpt_template ngpt_template;     /* a parsed chat template: "template" */
+
+/* One message of a conversation. Start from zero (designated initializers). */
+typedef struct ngpt_chat_message {
+    const char *role;           /* NUL-terminated: "system", "user", "assistant", ... */
+    const char *content;        /* content_len bytes of UTF-8 (NULL when 0); a byte that is not
+                                   UTF-8 passes through as it is, a character of its own */
+    size_t content_len;
+    uint32_t reserved[16 - 3 * sizeof(void *) / 4];     /* zero */
+} ngpt_chat_message;
+
+/* Qwen3's enable_thinking (any template may read the variable). */
+typedef enum ngpt_thinking {
+    NGPT_THINKING_DEFAULT = 0,  /* not passed: the template's default (Qwen3: it thinks) */
+    NGPT_THINKING_ON,           /* enable_thinking = true */
+    NGPT_THINKING_OFF           /* enable_thinking = false (Qwen3: an empty think block) */
+} ngpt_thinking;
+
+typedef struct ngpt_template_options {
+    bool add_generation_prompt; /* end with the assistant's open turn, for the model to
+                                   answer (the default: true) */
+    ngpt_thinking thinking;     /* NGPT_THINKING_DEFAULT */
+    /* strftime_now's time (Llama 3.2 writes today's date): 0 = the clock,
+     * in the local time zone; else these Unix seconds, in UTC (a fixed
+     * date: reproducible prompts and tests) */
+    int64_t now;
+    const char *bos_token;      /* NULL: the template's own (its model's), if any */
+    const char *eos_token;      /* NULL: the template's own */
+    uint32_t reserved[24 - 2 * sizeof(void *) / 4];     /* zero */
+} ngpt_template_options;
+
+/* add_generation_prompt true, thinking and the tokens the template's own,
+ * the clock's time. */
+ngpt_template_options ngpt_template_options_default(void);
+
+/* Parses len bytes of Jinja text (UTF-8). NGPT_ERR_UNSUPPORTED: a construct
+ * outside the subset; NGPT_ERR_BAD_FORMAT: not a template (a syntax error);
+ * both name the line and column. The template renders with no special
+ * tokens unless the options give them. */
+ngpt_status ngpt_template_parse(ngpt_template **t, const char *text, size_t len);
+/* The template of a tokenizer_config.json (len bytes): its chat_template
+ * (a string, or the "default" of a list) and the special tokens
+ * apply_chat_template passes to it (bos_token, eos_token, unk_token,
+ * sep_token, pad_token, cls_token, mask_token). NGPT_ERR_BAD_FORMAT: not
+ * JSON or no chat_template; then as ngpt_template_parse. */
+ngpt_status ngpt_template_parse_config(ngpt_template **t, const void *json, size_t len);
+/* The template the model file carries (ngpt_import_hf keeps
+ * tokenizer_config.json's), parsed, with its special tokens; *t = NULL
+ * (NGPT_OK) when it carries none. Free it with ngpt_template_free. */
+ngpt_status ngpt_model_template(const ngpt_model *model, ngpt_template **t);
+/* NULL is a no-op. */
+void ngpt_template_free(ngpt_template *t);
+
+/* Renders the n messages (msgs may be NULL when n is 0) as text: *len
+ * bytes into out (no NUL); out may be NULL to count only; when they do not
+ * fit in cap, NGPT_ERR_TOO_LONG with *len = the number needed. opt NULL:
+ * ngpt_template_options_default(). NGPT_ERR_BAD_ARG: the template refused
+ * the conversation (its raise_exception, e.g. Gemma 3's "Conversation
+ * roles must alternate"); NGPT_ERR_UNSUPPORTED: it did something outside
+ * the subset with these values, or went past the limits; the message says
+ * where. Any number of threads may render one template at once. */
+ngpt_status ngpt_template_render(const ngpt_template *t, const ngpt_chat_message *msgs, size_t n,
+                                 const ngpt_template_options *opt, char *out, size_t cap,
+                                 size_t *len);
+
+/* The rendering's tokens in tok: the special tokens the template itself
+ * wrote (e.g. <|im_start|>, <|eot_id|>, its bos_token) are those tokens;
+ * everything else, and any special token's name inside a message (a user
+ * who types "<|im_end|>"), is encoded as plain text, between them. (Hugging
+ * Face's tokenizer finds special tokens in the messages' text too: ngpt
+ * does not, on purpose.) The template writes BOS where its model wants it;
+ * only a tokenizer whose prompts begin with BOS (ngpt_tokenizer_info.bos_id)
+ * gets one more, and only when the rendering does not begin with it.
+ * held (n_held ids, or NULL): the tokens a previous turn left in the cache
+ * (its prompt and the reply as the model wrote it); the longest start of
+ * them that spells the rendering's start up to a special token the
+ * template wrote is kept as it is, so that keep_cache prefills only what is
+ * new even where the reply's text would encode to other tokens. ids may be
+ * NULL to count only; cap >= the rendering's bytes + 1 suffices but for a
+ * tokenizer whose NFC lengthens the text (ngpt_tokenizer_encode); when they
+ * do not fit, NGPT_ERR_TOO_LONG with *n_ids = the number needed.
+ * Errors as ngpt_template_render. */
+ngpt_status ngpt_template_render_tokens(const ngpt_template *t, const ngpt_tokenizer *tok,
+                                        const ngpt_chat_message *msgs, size_t n,
+                                        const ngpt_template_options *opt, const int32_t *held,
+                                        size_t n_held, int32_t *ids, size_t cap, size_t *n_ids);
+
+/* A conversation as JSON (len bytes): a list of {"role": ..., "content":
+ * ...} objects, both strings; any other key (tool_calls, a content list) is
+ * refused by name (NGPT_ERR_UNSUPPORTED), as is anything but such a list
+ * (NGPT_ERR_BAD_FORMAT). *msgs gets *n messages in one allocation (their
+ * text included; NULL for none), freed by ngpt_chat_message_free. */
+ngpt_status ngpt_chat_message_read_json(ngpt_chat_message **msgs, size_t *n, const void *json,
+                                        size_t len);
+/* The n messages as that JSON, one a line, their bytes as they are (quotes,
+ * backslashes and control characters escaped): *len bytes into out (out
+ * NULL: count only; NGPT_ERR_TOO_LONG with *len as ngpt_template_render). */
+ngpt_status ngpt_chat_message_write_json(const ngpt_chat_message *msgs, size_t n, char *out,
+                                         size_t cap, size_t *len);
+/* Frees what ngpt_chat_message_read_json made (NULL is a no-op). */
+void ngpt_chat_message_free(ngpt_chat_message *msgs);
+
 /* ---- importing a Hugging Face model ----
  *
  * A GPT-2 family or Llama-family (SmolLM2) model as published on the
@@ -1763,7 +1895,9 @@ ngpt_status ngpt_tokenizer_chatml_turn(const ngpt_tokenizer *tok, const char *ro
  *    GPT-2's pre-tokenizer; anything else is refused by name).
  *  - tokenizer_config.json and generation_config.json, when present: the
  *    end tokens (SmolLM2-Instruct's <|im_end|>; every id generation_config.json
- *    lists); see tokenizer_config below.
+ *    lists); see tokenizer_config below. Its chat_template (or the
+ *    directory's chat_template.jinja) is kept in the file with the special
+ *    tokens it renders with (ngpt_model_template).
  * The output is written atomically: on any error nothing is written (an
  * existing file at out_path is left as it was). Memory: the weight files
  * are mapped, and tensors stream from them into the output one by one; the
@@ -1784,8 +1918,9 @@ typedef struct ngpt_import_options {
     const char *tokenizer_json;     /* tokenizer.json, instead of vocab + merges */
     /* tokenizer_config.json (NULL: the directory's, if it has one): its
      * eos_token (a special token of the tokenizer, else refused) is the
-     * end token; add_bos_token=true (no BOS in ngpt's BPE tokenizer) and
-     * add_eos_token=true are refused by name. The directory's generation_config.json, if present, must
+     * end token; add_bos_token=true makes its bos_token (a special token,
+     * else refused) the BOS prompts begin with; add_eos_token=true is
+     * refused by name. The directory's generation_config.json, if present, must
      * list that end token in its eos_token_id (without an eos_token, its
      * first id is the end), and its other ids (special tokens, at most
      * NGPT_END_TOKENS_MAX in all) end generation too
@@ -1810,8 +1945,8 @@ typedef struct ngpt_import_options {
 typedef enum ngpt_chat_template_kind {
     NGPT_TEMPLATE_NONE = 0,     /* no chat_template */
     NGPT_TEMPLATE_CHATML = 1,   /* it holds <|im_start|> and <|im_end|> (SmolLM2-Instruct) */
-    NGPT_TEMPLATE_OTHER = 2,    /* another (Llama-2's [INST], Llama-3's headers): ngpt chat
-                                   uses its plain format with such a model */
+    NGPT_TEMPLATE_OTHER = 2,    /* another (Llama-2's [INST], Llama-3's headers), which
+                                   the model file keeps and ngpt chat renders as it is */
 } ngpt_chat_template_kind;
 
 typedef struct ngpt_hf_tokenizer_config {

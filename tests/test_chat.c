@@ -9,45 +9,22 @@
 
 #include <math.h>
 
+#include "gpt2_tokenizer.h"
 #include "test.h"
 
 static char path[256];      /* the trained model */
 
 enum { US = 256, ER, USER, LT_BAR, EOT, IM_START, IM_END, V_CHAT };
 
-/* GPT-2's printable form of byte b (its bytes_to_unicode), JSON-escaped. */
-static size_t gpt2_char(char *out, int b)
-{
-#define PRINTABLE(x) (((x) >= '!' && (x) <= '~') || ((x) >= 0xA1 && (x) <= 0xAC) || (x) >= 0xAE)
-    int c = b;
-    if (!PRINTABLE(b)) {
-        c = 256;
-        for (int x = 0; x < b; x++) c += !PRINTABLE(x);
-    }
-#undef PRINTABLE
-    if (c == '"' || c == '\\') return (size_t)sprintf(out, "\\%c", c);
-    if (c < 0x80) return (size_t)sprintf(out, "%c", c);
-    return (size_t)sprintf(out, "%c%c", 0xC0 | c >> 6, 0x80 | (c & 0x3F));
-}
-
 /* The tokenizer: bytes, the merges, then the specials named in `specials`
  * (a JSON fragment of ids from EOT on). */
 static ngpt_tokenizer *make_tokenizer(const char *specials)
 {
-    static char json[8192];
-    size_t n = 0;
-    char ch[8];
-    n += (size_t)snprintf(json + n, sizeof json - n, "{");
-    for (int b = 0; b < 256; b++) {
-        ch[gpt2_char(ch, b)] = '\0';
-        n += (size_t)snprintf(json + n, sizeof json - n, "\"%s\": %d, ", ch, b);
-    }
-    n += (size_t)snprintf(json + n, sizeof json - n,
-                          "\"us\": %d, \"er\": %d, \"user\": %d, \"<|\": %d, %s}", US, ER, USER,
-                          LT_BAR, specials);
-    static const char bpe[] = "#version: 0.2\nu s\ne r\nus er\n< |\n";
-    ngpt_tokenizer *tok = NULL;
-    CHECK_OK(ngpt_tokenizer_load_gpt2_mem(&tok, json, n, bpe, sizeof bpe - 1));
+    char tokens[1024];
+    snprintf(tokens, sizeof tokens, "\"us\": %d, \"er\": %d, \"user\": %d, \"<|\": %d, %s", US, ER,
+             USER, LT_BAR, specials);
+    ngpt_tokenizer *tok = gpt2_tokenizer(tokens, "#version: 0.2\nu s\ne r\nus er\n< |\n");
+    CHECK(tok != NULL, "the test's tokenizer: %s", ngpt_last_error());
     return tok;
 }
 

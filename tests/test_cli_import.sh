@@ -66,10 +66,12 @@ $N train --init "$dir/l.ngpt" $FT --out "$dir/lft.ngpt" > "$dir/out" 2> "$dir/er
     $N eval --model "$dir/lft.ngpt" --data "$dir/ft.txt" --batches 2 > "$dir/out" 2>> "$dir/err"
 check $? "Llama: train --init fine-tunes the import, eval reads it: $(cat "$dir/out" "$dir/err")"
 # tokenizer_config.json: SmolLM2-Instruct's end token <|im_end|> (id 298 of
-# 300) and a ChatML template; another template (Llama-3's) by
-# --tokenizer-config: chat will be plain; add_bos_token=true: prompts begin with bos_token
+# 300) and a ChatML template, which the model keeps; another template
+# (Llama-3's) by --tokenizer-config, kept too; one ngpt cannot render is kept
+# and said so; add_bos_token=true: prompts begin with bos_token
 $N import "$dir/llama_chat" --out "$dir/lc.ngpt" > "$dir/out" 2> "$dir/err" &&
-    grep -q "^  end token: 298 <|im_end|>$" "$dir/out" && grep -q "^  chat: ChatML" "$dir/out" &&
+    grep -q "^  end token: 298 <|im_end|>$" "$dir/out" &&
+    grep -q "^  chat: the model's chat template (ngpt chat renders it as Hugging Face does)$" "$dir/out" &&
     $N tokenizer info "$dir/lc.ngpt" > "$dir/info" 2>> "$dir/err" && grep -q "298 \"<|im_end|>\" (end of text)" "$dir/info"
 check $? "import reads tokenizer_config.json's eos_token: $(cat "$dir/out" "$dir/info" "$dir/err")"
 # conversations (--chat) train an adapter of the ChatML model, only the replies as targets
@@ -89,8 +91,14 @@ check $? "train --chat on a line that is not a conversation: one line, nothing w
 printf '{"eos_token": "<|endoftext|>", "chat_template": "{{ bos_token }}<|start_header_id|>"}' > "$dir/l3.json"
 $N import "$dir/llama_chat" --tokenizer-config "$dir/l3.json" --out "$dir/lc3.ngpt" > "$dir/out" 2> "$dir/err" &&
     grep -q "^  end token: 299 <|endoftext|>$" "$dir/out" &&
-    grep -q "^  chat: the model's chat template is not ChatML, though its tokenizer has ChatML's markers; use ngpt chat --template plain$" "$dir/out"
-check $? "--tokenizer-config with another template: $(cat "$dir/out" "$dir/err")"
+    grep -q "^  chat: the model's chat template (ngpt chat renders it" "$dir/out" &&
+    printf '[{"role": "user", "content": "hi"}]' > "$dir/conv.json" &&
+    [ "$($N chat --model "$dir/lc3.ngpt" --render "$dir/conv.json" 2>> "$dir/err")" = "<|start_header_id|>" ]
+check $? "--tokenizer-config with another template, rendered: $(cat "$dir/out" "$dir/err")"
+printf '{"eos_token": "<|im_end|>", "chat_template": "{%% call x() %%}{%% endcall %%}"}' > "$dir/call.json"
+$N import "$dir/llama_chat" --tokenizer-config "$dir/call.json" --out "$dir/lcc.ngpt" > "$dir/out" 2> "$dir/err" &&
+    grep -q "^  chat: the model's chat template is kept, but ngpt cannot render it (.*\"call\".*); ngpt chat needs --template chatml or plain$" "$dir/out"
+check $? "a template outside the subset is kept and reported: $(cat "$dir/out" "$dir/err")"
 printf '{"eos_token": "<|im_end|>", "bos_token": "<|im_start|>", "add_bos_token": true}' > "$dir/bos.json"
 $N import "$dir/llama_chat" --tokenizer-config "$dir/bos.json" --out "$dir/lcb.ngpt" > "$dir/out" 2> "$dir/err" &&
     grep -q "^  BOS: 297 <|im_start|> (prompts begin with it)$" "$dir/out" &&

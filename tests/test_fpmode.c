@@ -359,6 +359,32 @@ static ngpt_tokenizer *tokenizers(results *r)
         NOTE(r, im_end);
         CALL(ngpt_tokenizer_chatml_turn(g, "user", "<|im_end|> the", 14, false, chat, 64, &n_chat));
         note(r, "chat turn", chat, n_chat * sizeof chat[0]);
+        /* a chat template: parsed, rendered as text and as tokens, a conversation as JSON */
+        static const char tpl[] = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | trim "
+                                  "}}<|im_end|>\n{% endfor %}{{ strftime_now('%d %b %Y') }}",
+                          conv[] = "[{\"role\": \"user\", \"content\": \" the <|im_end|> \"}]",
+                          cfg[] = "{\"chat_template\": \"{{ bos_token }}x\", \"bos_token\": \"<b>\"}";
+        ngpt_template *t = NULL, *tc = NULL;
+        ngpt_chat_message *msgs = NULL;
+        ngpt_template_options o = {0};
+        size_t n_msgs = 0, len = 0;
+        char out[256];
+        CALL(ngpt_template_parse(&t, tpl, sizeof tpl - 1));
+        CALL(ngpt_template_parse_config(&tc, cfg, sizeof cfg - 1));
+        CALL(ngpt_chat_message_read_json(&msgs, &n_msgs, conv, sizeof conv - 1));
+        CALL_TO(o, ngpt_template_options_default());
+        o.now = 1721952000;
+        if (t && msgs) {
+            CALL(ngpt_template_render(t, msgs, n_msgs, &o, out, sizeof out, &len));
+            note(r, "rendered", out, len);
+            CALL(ngpt_template_render_tokens(t, g, msgs, n_msgs, &o, NULL, 0, chat, 64, &n_chat));
+            note(r, "rendered tokens", chat, n_chat * sizeof chat[0]);
+            CALL(ngpt_chat_message_write_json(msgs, n_msgs, out, sizeof out, &len));
+            note(r, "conversation", out, len);
+        }
+        CALL_VOID(ngpt_chat_message_free(msgs));
+        CALL_VOID(ngpt_template_free(t));
+        CALL_VOID(ngpt_template_free(tc));
     }
     ngpt_tokenizer_free(g);
     free(json), free(bpe);
@@ -763,6 +789,9 @@ static void importing(results *r, bool tiny, int32_t threads)
         ngpt_model_close(m), ngpt_model_close(m8);
         return;
     }
+    ngpt_template *model_template = NULL;       /* the directory has no tokenizer_config.json */
+    CALL(ngpt_model_template(m, &model_template));
+    CHECK(!model_template, "no chat template");
     CALL(ngpt_model_config(m, &cfg));
     CALL(ngpt_model_config(m8, &q8));
     CALL(ngpt_model_tokenizer(m, &tok));

@@ -15,7 +15,7 @@
 #include "test.h"
 
 #define TARGETS(X) X(checkpoint_mem) X(checkpoint_file) X(config) X(cli) X(sampler) X(generate) \
-    X(tokenizer) X(import) X(session) X(chat) X(grammar) X(schema) X(adapter) X(peft)
+    X(tokenizer) X(import) X(session) X(chat) X(grammar) X(schema) X(adapter) X(peft) X(template)
 
 #define DECLARE(name) int ngpt_fuzz_##name(const uint8_t *data, size_t size);
 TARGETS(DECLARE)

@@ -326,9 +326,6 @@ static void untied(void)
     test_context_close(ctx, m);
 }
 
-static const char *const GPT2_PRE = "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
-                                    "\"trim_offsets\": true, \"use_regex\": true}";
-
 /* tokenizer.json in both merge forms gives vocab.json + merges.txt's tokenizer. */
 static void tokenizer_json(void)
 {
@@ -610,20 +607,6 @@ static void llama(void)
               "%s: %s (want %s naming \"%s\"): %s", bad[i].name, ngpt_status_string(st),
               ngpt_status_string(bad[i].st), bad[i].needle, msg);
     }
-}
-
-/* A SmolLM2-like directory: tokenizer.json with <|im_start|> (V-3),
- * <|im_end|> (V-2) and <|endoftext|> (V-1), no vocab.json + merges.txt. */
-static bool write_chat_dir(const char *dir)
-{
-    char p[600];
-    make_llama(41, DT_F32, false);
-    bool ok = write_llama_dir(dir, &(dir_opts){.dt = DT_F32}, NULL);
-    path_of(p, sizeof p, dir, "vocab.json");
-    unlink(p);
-    path_of(p, sizeof p, dir, "merges.txt");
-    unlink(p);
-    return ok && write_tokenizer_json_chat(dir, false, GPT2_PRE, true);
 }
 
 static const char *const CHATML_CONFIG =

@@ -1047,6 +1047,8 @@ static void struct_sizes(void)
         {"ngpt_hf_tokenizer_config", sizeof(ngpt_hf_tokenizer_config), 576, 576},
         {"ngpt_lora_config", sizeof(ngpt_lora_config), 96, 96},
         {"ngpt_adapter_info", sizeof(ngpt_adapter_info), 320, 320},
+        {"ngpt_chat_message", sizeof(ngpt_chat_message), 64, 64},
+        {"ngpt_template_options", sizeof(ngpt_template_options), 112, 112},
     };
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
         CHECK(s[i].size == (lp64 ? s[i].want64 : s[i].want32),
@@ -1118,6 +1120,49 @@ static void naming_by_receiver(void)
     CHECK(checked > 50, "naming: read %d declarations", checked);
 }
 
+/* ---- chat templates (test_template: what they render) */
+
+static void template_functions(ngpt_context *infer)
+{
+    ngpt_template *t = NULL;
+    static const char text[] = "{{ messages[0].content }}";
+    CHECK_OK(ngpt_template_parse(&t, text, sizeof text - 1));
+    const ngpt_chat_message m[1] = {{.role = "user", .content = "hi", .content_len = 2}};
+    ngpt_chat_message bad = {.role = "user", .reserved[0] = 1}, *read = NULL;
+    ngpt_template_options o = ngpt_template_options_default();
+    char out[8];
+    size_t n = 0;
+    int32_t ids[8];
+    const ngpt_tokenizer *none = NULL;
+    ngpt_context_tokenizer(infer, &none);       /* a context made from a config: no tokenizer */
+    REJECTS(ngpt_template_parse(NULL, text, sizeof text - 1), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_template_parse(&t, NULL, 3), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_template_parse(&t, "{% raw %}", 9), NGPT_ERR_UNSUPPORTED);
+    CHECK(t == NULL, "a failed parse makes no template");
+    CHECK_OK(ngpt_template_parse(&t, text, sizeof text - 1));
+    REJECTS(ngpt_template_parse_config(NULL, "{}", 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_template_parse_config(&(ngpt_template *){NULL}, "{}", 2), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_model_template(NULL, &(ngpt_template *){NULL}), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_template_render(NULL, m, 1, NULL, out, sizeof out, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_template_render(t, NULL, 1, NULL, out, sizeof out, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_template_render(t, m, 1, NULL, out, sizeof out, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_template_render(t, &bad, 1, NULL, out, sizeof out, &n), NGPT_ERR_BAD_ARG);
+    o.reserved[0] = 1;
+    REJECTS(ngpt_template_render(t, m, 1, &o, out, sizeof out, &n), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_template_render(t, m, 1, NULL, out, 1, &n), NGPT_ERR_TOO_LONG);
+    REJECTS(ngpt_template_render_tokens(t, none, m, 1, NULL, NULL, 0, ids, 8, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_template_render_tokens(NULL, none, m, 1, NULL, NULL, 0, ids, 8, &n), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_chat_message_read_json(&read, &n, NULL, 2), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_chat_message_read_json(&read, &n, "{}", 2), NGPT_ERR_BAD_FORMAT);
+    REJECTS(ngpt_chat_message_read_json(&read, &n, "[{\"role\": \"user\", \"tools\": 1}]", 30),
+            NGPT_ERR_UNSUPPORTED);
+    REJECTS(ngpt_chat_message_write_json(m, 1, out, sizeof out, NULL), NGPT_ERR_NULL_ARG);
+    REJECTS(ngpt_chat_message_write_json(&bad, 1, out, sizeof out, &n), NGPT_ERR_BAD_ARG);
+    REJECTS(ngpt_chat_message_write_json(m, 1, out, sizeof out, &n), NGPT_ERR_TOO_LONG);
+    ngpt_chat_message_free(NULL);
+    ngpt_template_free(t);
+}
+
 /* ---- every declared function is called above */
 
 static void coverage_of_header(void)
@@ -1166,6 +1211,7 @@ int main(void)
     tokenizer_functions(path);
     import_functions(path);
     if (infer) model_tokenizer_functions(infer);
+    if (infer) template_functions(infer);
     coverage_of_header();
     naming_by_receiver();
     struct_sizes();

@@ -28,7 +28,10 @@ Contents:
       logits(tokens) -> (len, V) numpy array (a list of lists without numpy);
       params_checksum(), logits_checksum(): `ngpt checksum`'s XXH3-64 values;
       evaluate(text|path) -> mean loss, perplexity(...) -> exp(loss);
-      save_session(path) / load_session(path): the KV cache of a conversation.
+      save_session(path) / load_session(path): the KV cache of a conversation;
+      apply_chat_template(messages, add_generation_prompt=False, *, tokenize=False,
+      enable_thinking=None, chat_template=None, now=None): the model's chat template
+      rendered as Hugging Face's apply_chat_template renders it (text, or token ids).
   Chat(model, system=None, seed=0, template=None, **sampler): conversation
       turns in `ngpt chat`'s template (ChatML for a tokenizer with <|im_start|>
       and <|im_end|>, else plain); say(line) streams the reply, reply(line) joins it.

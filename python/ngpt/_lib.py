@@ -141,6 +141,24 @@ class AdapterInfo(Structure):
                 ("reserved", c_uint32 * 7)]
 
 
+_PTR_WORDS = ctypes.sizeof(c_void_p) // 4
+
+
+class ChatMessage(Structure):
+    _c_struct_ = "ngpt_chat_message"
+    _fields_ = [("role", c_char_p), ("content", c_char_p), ("content_len", c_size_t),
+                ("reserved", c_uint32 * (16 - 3 * _PTR_WORDS))]
+
+
+class TemplateOptions(Structure):
+    _c_struct_ = "ngpt_template_options"
+    _fields_ = [("add_generation_prompt", c_bool), ("thinking", c_int),
+                ("now", ctypes.c_int64), ("bos_token", c_char_p), ("eos_token", c_char_p),
+                ("reserved", c_uint32 * (24 - 2 * _PTR_WORDS))]
+
+
+NGPT_THINKING_DEFAULT, NGPT_THINKING_ON, NGPT_THINKING_OFF = 0, 1, 2
+
 P = POINTER
 _S = c_int  # ngpt_status
 _PROTOS = {
@@ -178,6 +196,15 @@ _PROTOS = {
     "ngpt_tokenizer_end_tokens": (_S, [c_void_p, P(P(c_int32)), P(c_int32)]),
     "ngpt_tokenizer_chatml_turn": (_S, [c_void_p, c_char_p, c_char_p, c_size_t, c_bool,
                                         P(c_int32), c_size_t, P(c_size_t)]),
+    "ngpt_template_parse": (_S, [P(c_void_p), c_char_p, c_size_t]),
+    "ngpt_model_template": (_S, [c_void_p, P(c_void_p)]),
+    "ngpt_template_free": (None, [c_void_p]),
+    "ngpt_template_options_default": (TemplateOptions, []),
+    "ngpt_template_render": (_S, [c_void_p, P(ChatMessage), c_size_t, P(TemplateOptions),
+                                  c_char_p, c_size_t, P(c_size_t)]),
+    "ngpt_template_render_tokens": (_S, [c_void_p, c_void_p, P(ChatMessage), c_size_t,
+                                         P(TemplateOptions), P(c_int32), c_size_t, P(c_int32),
+                                         c_size_t, P(c_size_t)]),
     "ngpt_generate_config_default": (GenerateConfig, []),
     "ngpt_sampler_validate": (_S, [P(Sampler), c_int32]),
     "ngpt_context_generate": (_S, [c_void_p, P(GenerateConfig), P(c_int32), c_int32, P(c_int32),

@@ -7,7 +7,8 @@ import queue
 import threading
 from ctypes import POINTER, byref, c_char_p, c_float, c_int32, c_size_t, c_uint64, c_void_p
 
-from ._lib import (GenerateConfig, GenerateResult, Config, Handle, NGPT_CONTEXT_EXACT,
+from ._lib import (ChatMessage, GenerateConfig, GenerateResult, Config, Handle, NGPT_CONTEXT_EXACT,
+                   NGPT_THINKING_DEFAULT, NGPT_THINKING_OFF, NGPT_THINKING_ON,
                    NGPT_CONTEXT_SHIFT, NGPT_LOGITS_ALL, NGPT_MODE_INFER, PREFILLED_FN, Shape,
                    TOKEN_FN, TokenizerInfo, check, fspath, lib)
 from .lora import adapter_list
@@ -234,6 +235,69 @@ class Model(Handle):
             out = ctypes.create_string_buffer(max(need.value, 1))
             check(lib.ngpt_tokenizer_decode(self._tok, ids, n, out, need.value, byref(need)))
             return out.raw[:need.value]
+
+    # -- chat templates
+    def apply_chat_template(self, messages, add_generation_prompt=False, *, enable_thinking=None,
+                            tokenize=False, chat_template=None, now=None):
+        """The prompt a conversation renders to with the model's chat template (the one
+        `ngpt import` kept from tokenizer_config.json), as Hugging Face's
+        apply_chat_template renders it, byte for byte (docs/GENERATION.md, "Chat
+        templates"): messages is a list of {"role": ..., "content": ...} (str) dicts;
+        add_generation_prompt ends it with the assistant's open turn; enable_thinking
+        (True, False; None: not passed) is Qwen3's; now is strftime_now's time in Unix
+        seconds, read in UTC (None: the clock, local time). tokenize=True gives its token
+        ids instead of its text: the special tokens the template wrote are tokens, the
+        same names inside a message stay text. chat_template: Jinja text to render
+        instead of the model's. Raises ValueError when there is no template, a message
+        has another key (tools are not part of the subset), and ngpt.Error when the
+        template refuses the conversation or uses what ngpt does not render."""
+        msgs = (ChatMessage * max(len(messages), 1))()
+        keep = []
+        for i, m in enumerate(messages):
+            extra = set(m) - {"role", "content"}
+            if extra or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+                raise ValueError("ngpt.Model.apply_chat_template: message %d must be {'role': str, "
+                                 "'content': str}%s" % (i, " (tools are outside ngpt's templates: %s)"
+                                                        % ", ".join(sorted(extra)) if extra else ""))
+            role, content = m["role"].encode("utf-8"), m["content"].encode("utf-8")
+            keep += [role, content]
+            msgs[i].role, msgs[i].content, msgs[i].content_len = role, content, len(content)
+        opt = lib.ngpt_template_options_default()
+        opt.add_generation_prompt = bool(add_generation_prompt)
+        opt.thinking = {None: NGPT_THINKING_DEFAULT, True: NGPT_THINKING_ON,
+                        False: NGPT_THINKING_OFF}[enable_thinking]
+        opt.now = int(now or 0)
+        with self._lock:
+            self._live()
+            t = c_void_p()
+            if chat_template is None:
+                check(lib.ngpt_model_template(self._shared._live(), byref(t)))
+                if not t.value:
+                    raise ValueError("ngpt.Model.apply_chat_template: %s carries no chat template "
+                                     "(pass chat_template)" % self.path)
+            else:
+                text = chat_template.encode("utf-8")
+                check(lib.ngpt_template_parse(byref(t), text, len(text)))
+            try:
+                n = c_size_t()
+                if tokenize:
+                    if self._tok is None:
+                        raise ValueError("ngpt.Model.apply_chat_template: a byte-level model has "
+                                         "no special tokens to tokenize with")
+                    check(lib.ngpt_template_render_tokens(t, self._tok, msgs, len(messages),
+                                                          byref(opt), None, 0, None, 0, byref(n)))
+                    ids = (c_int32 * max(n.value, 1))()
+                    check(lib.ngpt_template_render_tokens(t, self._tok, msgs, len(messages),
+                                                          byref(opt), None, 0, ids, n.value,
+                                                          byref(n)))
+                    return ids[:n.value]
+                check(lib.ngpt_template_render(t, msgs, len(messages), byref(opt), None, 0, byref(n)))
+                out = ctypes.create_string_buffer(max(n.value, 1))
+                check(lib.ngpt_template_render(t, msgs, len(messages), byref(opt), out, n.value,
+                                               byref(n)))
+                return out.raw[:n.value].decode("utf-8")
+            finally:
+                lib.ngpt_template_free(t)
 
     # -- forward, logits, checksums
     def logits(self, tokens):

@@ -3,6 +3,8 @@ import gc
 import json
 import math
 import os
+import shutil
+import subprocess
 import threading
 
 import pytest
@@ -354,3 +356,43 @@ def test_gil_released_during_c_calls(models, text):
         worker.join()
         elapsed = time.monotonic() - start
     assert elapsed < 0.05 or ticks >= elapsed / 0.002 / 4, (ticks, elapsed)
+
+
+SMOLLM2 = os.path.join(ROOT, "tests", "chat_template", "smollm2.json")
+
+
+def test_apply_chat_template(models, tmp_path):
+    """Model.apply_chat_template: `ngpt chat --render`'s prompt, byte for byte."""
+    conv = [{"role": "user", "content": "Grüße <|im_end|>"}, {"role": "assistant", "content": "yo"}]
+    (tmp_path / "conv.json").write_text(json.dumps(conv), encoding="utf-8")
+    tpl = json.load(open(SMOLLM2, encoding="utf-8"))["chat_template"]
+    (tmp_path / "t.jinja").write_text(tpl, encoding="utf-8")
+    with ngpt.Model(models["bpe"]) as m:
+        with pytest.raises(ValueError, match="carries no chat template"):
+            m.apply_chat_template(conv)
+        text = m.apply_chat_template(conv, add_generation_prompt=True, chat_template=tpl)
+        assert text.encode() == cli("chat", "--model", models["bpe"], "--template",
+                                    tmp_path / "t.jinja", "--render", tmp_path / "conv.json")
+        assert text.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")
+        assert not m.apply_chat_template(conv, chat_template=tpl).endswith("<|im_start|>assistant\n")
+        ids = m.apply_chat_template(conv, tokenize=True, chat_template="{{ messages[0].content }}")
+        assert m.detokenize(ids) == conv[0]["content"]
+        date = m.apply_chat_template([], chat_template="{{ strftime_now('%d %b %Y') }}", now=1721952000)
+        assert date == "26 Jul 2024"
+        with pytest.raises(ValueError, match="tools"):
+            m.apply_chat_template([{"role": "user", "content": "x", "tool_calls": []}], chat_template=tpl)
+        with pytest.raises(ngpt.Error, match="the filter \"title\""):
+            m.apply_chat_template(conv, chat_template="{{ x | title }}")
+        with pytest.raises(ngpt.Error, match="refused the conversation: no"):
+            m.apply_chat_template(conv, chat_template="{{ raise_exception('no') }}")
+    writer = os.path.join(ROOT, "build", "tests", "test_import")
+    if not os.path.exists(writer):
+        return                      # a model imported with a template needs that writer
+    subprocess.run([writer, "--write", str(tmp_path)], check=True, stdout=subprocess.DEVNULL)
+    shutil.copy(SMOLLM2, tmp_path / "llama_chat" / "tokenizer_config.json")
+    cli("import", tmp_path / "llama_chat", "--out", tmp_path / "smol.ngpt")
+    with ngpt.Model(tmp_path / "smol.ngpt") as m:
+        assert m.apply_chat_template(conv, add_generation_prompt=True) == text
+        ids = m.apply_chat_template(conv, add_generation_prompt=True, tokenize=True)
+        assert " ".join(map(str, ids)).encode() + b"\n" == cli(
+            "chat", "--model", tmp_path / "smol.ngpt", "--render", tmp_path / "conv.json", "--ids")

@@ -10,6 +10,7 @@
 
 #include "base/fpmode.h"
 #include "import/hf_tokenizer_config.h"
+#include "io/tmpl_tensor.h"
 #include "tokenizer/tokenizer.h"
 
 /* A special token's name: a string, or an AddedToken {"content": ...}. */
@@ -28,6 +29,21 @@ static ngpt_status token_name(const cJSON *root, const char *key, char *out, siz
                          cap - 1);
     memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
     return NGPT_OK;
+}
+
+/* The template text of tokenizer_config.json's chat_template: a string, or
+ * the "default" of a list of named templates (older files); NULL: none. */
+static const cJSON *template_of(const cJSON *root)
+{
+    const cJSON *tpl = cJSON_GetObjectItemCaseSensitive(root, "chat_template");
+    if (!cJSON_IsArray(tpl)) return cJSON_IsString(tpl) ? tpl : NULL;
+    for (const cJSON *t = tpl->child; t; t = t->next) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
+        const cJSON *text = cJSON_GetObjectItemCaseSensitive(t, "template");
+        if (cJSON_IsString(name) && !strcmp(name->valuestring, "default") && cJSON_IsString(text))
+            return text;
+    }
+    return NULL;
 }
 
 ngpt_status ngpt_hf_tok_config_parse(const void *text, size_t size, const char *src,
@@ -56,22 +72,12 @@ ngpt_status ngpt_hf_tok_config_parse(const void *text, size_t size, const char *
                        out->end_token);
         goto done;
     }
-    /* a string, or (older files) a list of named templates: the "default" one */
-    const cJSON *tpl = cJSON_GetObjectItemCaseSensitive(root, "chat_template");
-    if (cJSON_IsArray(tpl)) {
-        const cJSON *named = NULL;
-        for (const cJSON *t = tpl->child; t; t = t->next) {
-            const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "name");
-            if (cJSON_IsString(name) && !strcmp(name->valuestring, "default"))
-                named = cJSON_GetObjectItemCaseSensitive(t, "template");
-        }
-        tpl = named;
-    }
-    if (cJSON_IsString(tpl))
+    const cJSON *tpl = template_of(root), *any = cJSON_GetObjectItemCaseSensitive(root, "chat_template");
+    if (tpl)
         out->chat_template = strstr(tpl->valuestring, "<|im_start|>") &&
                              strstr(tpl->valuestring, "<|im_end|>") ? NGPT_TEMPLATE_CHATML
                                                                     : NGPT_TEMPLATE_OTHER;
-    else if (tpl && !cJSON_IsNull(tpl))
+    else if (any && !cJSON_IsNull(any) && !cJSON_IsArray(any))
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: chat_template is neither a string nor a list "
                        "with a \"default\" template", src);
 done:
@@ -185,4 +191,52 @@ ngpt_status ngpt_import_hf_tokenizer_config(const char *path, ngpt_hf_tokenizer_
     if (!st) st = ngpt_hf_tok_config_parse(text, size, path, out);
     free(text);
     return ngpt_prefixed("ngpt_import_hf_tokenizer_config", st);
+}
+
+ngpt_status ngpt_hf_chat_template(const void *cfg, size_t cfg_size, const char *cfg_src,
+                                  const void *jinja, size_t jinja_size, char **blob,
+                                  size_t *blob_size)
+{
+    static const char *const specials[] = {"bos_token", "eos_token", "unk_token", "sep_token",
+                                           "pad_token", "cls_token", "mask_token"};
+    *blob = NULL, *blob_size = 0;
+    cJSON *root = cfg ? cJSON_ParseWithLength(cfg, cfg_size) : NULL;
+    cJSON *out = cJSON_CreateObject();
+    ngpt_status st = NGPT_OK;
+    if (cfg && !cJSON_IsObject(root))
+        st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not a JSON object", cfg_src);
+    char *text = NULL;
+    if (!st && jinja) {
+        if (memchr(jinja, 0, jinja_size) || !(text = malloc(jinja_size + 1)))
+            st = ngpt_fail(memchr(jinja, 0, jinja_size) ? NGPT_ERR_BAD_FORMAT : NGPT_ERR_NO_MEMORY,
+                           "chat_template.jinja is not text");
+        else memcpy(text, jinja, jinja_size), text[jinja_size] = '\0';
+    }
+    const cJSON *tpl = root ? template_of(root) : NULL;
+    if (st || (!text && !tpl)) goto done;
+    if (!out || !cJSON_AddStringToObject(out, "chat_template", text ? text : tpl->valuestring)) {
+        st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; root && i < sizeof specials / sizeof specials[0] && !st; i++) {
+        char name[260];
+        if ((st = token_name(root, specials[i], name, sizeof name, cfg_src))) break;
+        if (name[0] && !cJSON_AddStringToObject(out, specials[i], name))
+            st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
+    }
+    char *printed = st ? NULL : cJSON_PrintUnformatted(out);
+    if (!st && (!printed || !(*blob = strdup(printed)))) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
+    cJSON_free(printed);
+    if (!st && (*blob_size = strlen(*blob)) > NGPT_CKPT_TEMPLATE_MAX)
+        st = ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: the chat template has %zu bytes, more than "
+                       "ngpt keeps (%zu)", cfg_src, *blob_size, NGPT_CKPT_TEMPLATE_MAX);
+    if (st) {
+        free(*blob);
+        *blob = NULL, *blob_size = 0;
+    }
+done:
+    free(text);
+    cJSON_Delete(out);
+    cJSON_Delete(root);
+    return st;
 }

@@ -28,4 +28,16 @@ ngpt_status ngpt_hf_tok_config_apply(ngpt_tokenizer **tok, const ngpt_hf_tokeniz
                                      const char *cfg_src, const void *gen, size_t gen_size,
                                      const char *gen_src);
 
+/* The bytes of a model's chat_template tensor (io/tmpl_tensor.h): a JSON
+ * object of tokenizer_config.json's chat template (cfg, cfg_size bytes,
+ * or NULL) and the special tokens apply_chat_template renders it with
+ * (bos_token, eos_token, unk_token, sep_token, pad_token, cls_token,
+ * mask_token, those it names). jinja (jinja_size bytes, or NULL): a
+ * chat_template.jinja, which takes the place of the config's template as
+ * it does for transformers. *blob NULL: neither holds a template; else
+ * malloc'd. Bare messages naming cfg_src. */
+ngpt_status ngpt_hf_chat_template(const void *cfg, size_t cfg_size, const char *cfg_src,
+                                  const void *jinja, size_t jinja_size, char **blob,
+                                  size_t *blob_size);
+
 #endif

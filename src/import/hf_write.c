@@ -213,13 +213,13 @@ static ngpt_status plan(writer *wr, const ngpt_config *cfg, int32_t positions,
 }
 
 ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
-                          const ngpt_shards *w, const ngpt_tokenizer *tok, ngpt_weights store,
+                          const ngpt_shards *w, const ngpt_stream_extras *x, ngpt_weights store,
                           int32_t context, const char *path)
 {
     writer wr = {.fam = fam};
-    if (tok->n_tokens != cfg->vocab_size)
+    if (x->tok->n_tokens != cfg->vocab_size)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "the tokenizer has %d tokens but config.json's "
-                         "vocab_size is %d", (int)tok->n_tokens, (int)cfg->vocab_size);
+                         "vocab_size is %d", (int)x->tok->n_tokens, (int)cfg->vocab_size);
     ngpt_config out = *cfg;
     out.weights = store;
     if (context > cfg->context_len)
@@ -231,7 +231,7 @@ ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
     ngpt_stream_tensor *t = st ? NULL : calloc((size_t)wr.n, sizeof *t);
     if (!st && !t) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
     for (int32_t i = 0; !st && i < wr.n; i++) t[i].info = wr.e[i].info, t[i].src = &wr.e[i];
-    if (!st) st = ngpt_stream_write(path, &out, tok, t, wr.n, floats_of);
+    if (!st) st = ngpt_stream_write(path, &out, x, t, wr.n, floats_of);
     free(t);
     free(wr.e);
     return st;

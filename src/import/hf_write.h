@@ -6,6 +6,7 @@
 #define NGPT_IMPORT_HF_WRITE_H
 
 #include "import/shards.h"
+#include "import/stream.h"
 #include "runtime/layout.h"
 
 enum { NGPT_HF_NAME_MAX = NGPT_NAME_MAX + 32, NGPT_HF_MAX_SOURCES = 3 };
@@ -36,11 +37,11 @@ typedef struct ngpt_hf_family {
  * model, weights f32) implies, shaped as config.json says, in F32, F16 or
  * BF16 (the skipped ones aside, a lm_head.weight of a tied model equal to
  * the embedding); then writes the model with its weights stored as `store`
- * and tok attached to path, atomically, tensor by tensor from the mapped
+ * and x's tokenizer and chat template attached to path, atomically, tensor by tensor from the mapped
  * files. context: 0, or a T shorter than config.json's (learned positions:
  * the first rows of the table). A bare message. */
 ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
-                          const ngpt_shards *w, const ngpt_tokenizer *tok, ngpt_weights store,
+                          const ngpt_shards *w, const ngpt_stream_extras *x, ngpt_weights store,
                           int32_t context, const char *path);
 
 #endif

@@ -110,28 +110,35 @@ static ngpt_status open_tokenizer(const char *dir, const ngpt_import_options *o,
 }
 
 /* tokenizer_config.json (named, or the directory's) and the directory's
- * generation_config.json decide the end token; neither: tok as it is. */
+ * generation_config.json decide the end token (neither: tok as it is);
+ * tokenizer_config.json's chat template, or the directory's
+ * chat_template.jinja, is the model's (*blob: its tensor's bytes, or NULL). */
 static ngpt_status tokenizer_config(const char *dir, const ngpt_import_options *o,
-                                    ngpt_tokenizer **tok)
+                                    ngpt_tokenizer **tok, char **blob, size_t *blob_size)
 {
-    char cb[4096], gb[4096];
+    char cb[4096], gb[4096], jb[4096];
     const char *cfg_path = o->tokenizer_config ? o->tokenizer_config
                                                : in_dir(dir, "tokenizer_config.json", cb, sizeof cb);
     const char *gen_path = in_dir(dir, "generation_config.json", gb, sizeof gb);
+    const char *jinja_path = in_dir(dir, "chat_template.jinja", jb, sizeof jb);
     const bool have_cfg = o->tokenizer_config || exists(cfg_path), have_gen = exists(gen_path);
-    if (!have_cfg && !have_gen) return NGPT_OK;
+    const bool have_jinja = exists(jinja_path);
     ngpt_hf_tokenizer_config cfg;
-    uint8_t *text = NULL, *gen = NULL;
-    size_t size = 0, gen_size = 0;
+    uint8_t *text = NULL, *gen = NULL, *jinja = NULL;
+    size_t size = 0, gen_size = 0, jinja_size = 0;
     ngpt_status st = NGPT_OK;
     if (have_cfg && !(st = ngpt_tok_read_file(cfg_path, &text, &size)))
         st = ngpt_hf_tok_config_parse(text, size, cfg_path, &cfg);
     if (!st && have_gen) st = ngpt_tok_read_file(gen_path, &gen, &gen_size);
-    if (!st)
+    if (!st && have_jinja) st = ngpt_tok_read_file(jinja_path, &jinja, &jinja_size);
+    if (!st && (have_cfg || have_gen))
         st = ngpt_hf_tok_config_apply(tok, have_cfg ? &cfg : NULL, have_cfg ? cfg_path : NULL,
                                       have_gen ? gen : NULL, gen_size, gen_path);
+    if (!st)
+        st = ngpt_hf_chat_template(text, size, cfg_path, jinja, jinja_size, blob, blob_size);
     free(text);
     free(gen);
+    free(jinja);
     return st;
 }
 
@@ -153,11 +160,16 @@ static ngpt_status import(const char *dir, const ngpt_import_options *o, const c
     if (st || (st = read_config(config, &cfg, &fam))) return st;
     ngpt_tokenizer *tok = NULL;
     ngpt_shards w = {0};
-    if (!(st = open_tokenizer(dir, o, &tok)) && !(st = tokenizer_config(dir, o, &tok)) &&
-        !(st = open_weights(dir, o, &w)))
-        st = ngpt_hf_write(fam, &cfg, &w, tok, o->store, o->context_len, out);
+    char *blob = NULL;
+    size_t blob_size = 0;
+    if (!(st = open_tokenizer(dir, o, &tok)) &&
+        !(st = tokenizer_config(dir, o, &tok, &blob, &blob_size)) && !(st = open_weights(dir, o, &w))) {
+        const ngpt_stream_extras x = {tok, blob, blob_size};
+        st = ngpt_hf_write(fam, &cfg, &w, &x, o->store, o->context_len, out);
+    }
     ngpt_shards_close(&w);
     ngpt_tokenizer_free(tok);
+    free(blob);
     return st;
 }
 

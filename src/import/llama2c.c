@@ -374,7 +374,8 @@ ngpt_status ngpt_llama2c_write(const char *path, const ngpt_tokenizer *tok, ngpt
     ngpt_stream_tensor *t = st ? NULL : calloc((size_t)w.n, sizeof *t);
     if (!st && !t) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");
     for (int32_t i = 0; !st && i < w.n; i++) t[i].info = w.e[i].info, t[i].src = &w.e[i];
-    if (!st) st = ngpt_stream_write(out_path, &cfg, tok, t, w.n, floats_of);
+    const ngpt_stream_extras x = {.tok = tok};
+    if (!st) st = ngpt_stream_write(out_path, &cfg, &x, t, w.n, floats_of);
     munmap((void *)w.map, size);
     free(t);
     free(w.e);

@@ -12,6 +12,7 @@
 
 #include "import/stream.h"
 #include "io/checkpoint.h"
+#include "io/tmpl_tensor.h"
 #include "io/tok_tensor.h"
 #include "kernels.h"
 #include "runtime/f32_panels.h"
@@ -20,7 +21,7 @@
 struct ngpt_stream {
     ngpt_stream_tensor *t;
     int32_t n;
-    const ngpt_tokenizer *tok;
+    const ngpt_stream_extras *x;     /* the tokenizer and chat template */
     ngpt_stream_floats_fn floats;
     const ngpt_config *cfg;
     ngpt_layout lay;            /* cfg's: which tensors are Linears */
@@ -83,11 +84,15 @@ static bool linear(const ngpt_stream *s, const ngpt_stream_tensor *e)
 static void tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 {
     const ngpt_stream *s = user;
-    if (i == (size_t)s->n) {            /* the tokenizer, last (as a save writes it) */
+    if (i == (size_t)s->n) {            /* the tokenizer, then the template (as a save writes them) */
         ngpt_ckpt_tensor t = {.name = NGPT_CKPT_TOKENIZER, .ndim = 1, .dtype = NGPT_CKPT_BYTES,
-                              .data = s->tok->image};
-        t.shape[0] = (int32_t)s->tok->image_size;
+                              .data = s->x->tok->image};
+        t.shape[0] = (int32_t)s->x->tok->image_size;
         *out = t;
+        return;
+    }
+    if (i > (size_t)s->n) {
+        *out = ngpt_ckpt_template_entry(s->x->chat_template, s->x->template_size);
         return;
     }
     const ngpt_stream_tensor *e = &s->t[i];
@@ -102,10 +107,10 @@ static void tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
     *out = t;
 }
 
-ngpt_status ngpt_stream_write(const char *path, const ngpt_config *cfg, const ngpt_tokenizer *tok,
+ngpt_status ngpt_stream_write(const char *path, const ngpt_config *cfg, const ngpt_stream_extras *x,
                               ngpt_stream_tensor *t, int32_t n, ngpt_stream_floats_fn floats)
 {
-    ngpt_stream s = {.t = t, .n = n, .tok = tok, .floats = floats, .cfg = cfg};
+    ngpt_stream s = {.t = t, .n = n, .x = x, .floats = floats, .cfg = cfg};
     ngpt_status st = NGPT_OK;
     ngpt_layout_compute(cfg, &s.lay);   /* (checked by the importer's plan) */
     int kmax = 1;               /* the widest row of a packed tensor */
@@ -144,8 +149,8 @@ ngpt_status ngpt_stream_write(const char *path, const ngpt_config *cfg, const ng
     if (!st) {
         unsigned char block[NGPT_CKPT_MODEL_BYTES];
         ngpt_ckpt_config_encode(cfg, block);
-        st = ngpt_ckpt_write(path, block, (size_t)n + 1, tensor_fn, &s, quantized ? &id : NULL,
-                             quantized);
+        st = ngpt_ckpt_write(path, block, (size_t)n + 1 + (x->chat_template != NULL), tensor_fn, &s,
+                             quantized ? &id : NULL, quantized);
     }
     free(s.rows);
     free(s.qrows);

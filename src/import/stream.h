@@ -24,10 +24,19 @@ typedef struct ngpt_stream_tensor {
     ngpt_stream *stream;
 } ngpt_stream_tensor;
 
+/* What a model file carries besides its tensors: its tokenizer and its chat
+ * template's bytes (io/tmpl_tensor.h; NULL: none). */
+typedef struct ngpt_stream_extras {
+    const ngpt_tokenizer *tok;
+    const void *chat_template;
+    size_t template_size;
+} ngpt_stream_extras;
+
 /* Writes the model of cfg (its weights' type: cfg->weights), tensors t[0..n)
- * in the layout's order and tok attached, to path atomically; the floats of
- * each come from floats(t[i].src, ...). A bare message on error. */
-ngpt_status ngpt_stream_write(const char *path, const ngpt_config *cfg, const ngpt_tokenizer *tok,
+ * in the layout's order and the extras after them, to path atomically; the
+ * floats of each tensor come from floats(t[i].src, ...). A bare message on
+ * error. */
+ngpt_status ngpt_stream_write(const char *path, const ngpt_config *cfg, const ngpt_stream_extras *x,
                               ngpt_stream_tensor *t, int32_t n, ngpt_stream_floats_fn floats);
 
 #endif

@@ -15,8 +15,9 @@
 #include "base/progress.h"
 #include "io/adapter.h"
 #include "io/checkpoint.h"
-#include "io/train_ckpt.h"
+#include "io/tmpl_tensor.h"
 #include "io/tok_tensor.h"
+#include "io/train_ckpt.h"
 #include "runtime/config.h"
 #include "runtime/f32_panels.h"
 #include "runtime/weights.h"
@@ -232,9 +233,10 @@ static ngpt_status check_tensor_set(const ngpt_ckpt_reader *r, const ngpt_config
     for (uint32_t i = 0; i < r->n_tensors; i++) {
         const char *tname = ngpt_ckpt_tensor_name(r, i);
         if (!strcmp(tname, NGPT_CKPT_TOKENIZER)) continue;  /* checked once hashed */
+        if (!strcmp(tname, NGPT_CKPT_CHAT_TEMPLATE)) continue;
         if (ngpt_ckpt_tensor_dtype(r, i) == NGPT_CKPT_BYTES)
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "tensor %s of %s holds bytes; only the "
-                             "tokenizer does", tname, r->src);
+                             "tokenizer and the chat template do", tname, r->src);
         const char *base = tname;
         if (!strncmp(tname, "optim.m.", 8) || !strncmp(tname, "optim.v.", 8)) base = tname + 8;
         bool known = false;
@@ -274,6 +276,8 @@ ngpt_status ngpt_ckpt_open_model(ngpt_ckpt_reader *r, const char *path, const vo
     if (!st) st = check_values(r);
     const int64_t tok = ngpt_ckpt_find_tensor(r, NGPT_CKPT_TOKENIZER);
     if (!st && tok >= 0) st = ngpt_ckpt_tokenizer_check(r, (uint32_t)tok, cfg);
+    const int64_t tpl = ngpt_ckpt_find_tensor(r, NGPT_CKPT_CHAT_TEMPLATE);
+    if (!st && tpl >= 0) st = ngpt_ckpt_template_check(r, (uint32_t)tpl);
     if (st) ngpt_ckpt_close(r);
     return st;
 }
@@ -343,7 +347,7 @@ void ngpt_ckpt_model_tensor(const ngpt_context *ctx, const float *base, int32_t 
 static void model_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 {
     const ngpt_context *ctx = user;
-    if (i == (size_t)ctx->n_tensors) ngpt_ckpt_tokenizer_tensor(ctx, out);    /* the last */
+    if (i >= (size_t)ctx->n_tensors) ngpt_ckpt_bytes_tensor(ctx, i - (size_t)ctx->n_tensors, out);
     else ngpt_ckpt_model_tensor(ctx, ctx->plan.params, (int32_t)i, out);
 }
 
@@ -364,7 +368,7 @@ ngpt_status ngpt_context_save(const ngpt_context *ctx, const char *path)
                                                      : ngpt_weights_checksum(ctx)}};
     return ngpt_prefixed("ngpt_context_save",
                          ngpt_ckpt_write(path, block, (size_t)ctx->n_tensors +
-                                         (ctx->tokenizer != NULL), model_tensor_fn,
+                                         ngpt_ckpt_bytes_count(ctx), model_tensor_fn,
                                          (void *)ctx, quantized ? &id : NULL, quantized));
 }
 

@@ -7,6 +7,7 @@
 #include "io/adapter.h"
 #include "io/checkpoint.h"
 #include "io/model.h"
+#include "io/tmpl_tensor.h"
 #include "io/train_ckpt.h"
 
 /* The arguments' one reading: the config the context runs (cfg, or the
@@ -84,6 +85,8 @@ ngpt_status ngpt_context_init(ngpt_context **ctx, const ngpt_model *model, const
     st = ngpt_context_create(fn, &c, rq.cfg, rq.shared ? &w : NULL, &rq.shape, arena,
                              arena_bytes);
     if (st) return st;
+    if (model) c->chat_template = ngpt_ckpt_template_bytes(ngpt_model_reader(model),
+                                                           &c->chat_template_size);
     /* a quantized model's identity, which its saves record (the first
      * context finds it: the file's, or one hash of an older file) */
     if (rq.shared && rq.cfg->weights != NGPT_WEIGHTS_F32 && (st = ngpt_model_identity(m, &c->identity))) {

@@ -1,6 +1,6 @@
 /* model.c — ngpt_model (io/model.h): a model file opened, verified and
- * mapped once; its config, tokenizer and training state answered from
- * memory; its weights laid out once for every inference context: used in
+ * mapped once; its config, tokenizer, chat template and training state
+ * answered from memory; its weights laid out once for every inference context: used in
  * place in the mapped file where it holds them as contexts read them (the
  * quantized Linears; a float32 model's parameters when the file stores
  * them back to back, Linears packed: params_in_place), else the float32
@@ -19,9 +19,11 @@
 #include "base/fpmode.h"
 #include "io/checkpoint.h"
 #include "io/model.h"
+#include "io/tmpl_tensor.h"
 #include "io/tok_tensor.h"
 #include "runtime/config.h"
 #include "runtime/weights.h"
+#include "template/template.h"
 #include "tokenizer/tokenizer.h"
 
 struct ngpt_model {
@@ -238,6 +240,21 @@ ngpt_status ngpt_model_tokenizer(const ngpt_model *m, const ngpt_tokenizer **tok
     if (!m) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_tokenizer: NULL model");
     *tok = m->tok;
     return NGPT_OK;
+}
+
+ngpt_status ngpt_model_template(const ngpt_model *model, ngpt_template **t)
+{
+    NGPT_FPMODE_SCOPE;
+    if (!t) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_template: NULL argument");
+    *t = NULL;
+    if (!model) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_model_template: NULL model");
+    const ngpt_ckpt_reader *r = &model->r;
+    size_t size;
+    const void *data = ngpt_ckpt_template_bytes(r, &size);
+    if (!data) return NGPT_OK;
+    char src[600];
+    snprintf(src, sizeof src, "the chat template in %s", r->src);
+    return ngpt_prefixed("ngpt_model_template", ngpt_tmpl_from_config(t, data, size, src));
 }
 
 ngpt_status ngpt_model_weights(ngpt_model *m, ngpt_shared_weights *w)

@@ -13,7 +13,7 @@
 #include "io/adapter.h"
 #include "io/checkpoint.h"
 #include "io/model.h"
-#include "io/tok_tensor.h"
+#include "io/tmpl_tensor.h"
 #include "io/train_ckpt.h"
 #include "io/train_meta.h"
 #include "runtime/config.h"
@@ -24,15 +24,15 @@ typedef struct writer_user {
     char name[NGPT_NAME_MAX];
 } writer_user;
 
-/* Entries 0..n-1: model; n..2n-1: optim.m.*; 2n..3n-1: optim.v.*; 3n: the
- * tokenizer, if the context has one */
+/* Entries 0..n-1: model; n..2n-1: optim.m.*; 2n..3n-1: optim.v.*; from 3n:
+ * the tokenizer and the chat template, those the context has */
 static void train_tensor_fn(void *user, size_t i, ngpt_ckpt_tensor *out)
 {
     writer_user *u = user;
     const ngpt_context *ctx = u->ctx;
     const size_t n = (size_t)ctx->n_tensors;
-    if (i == 3 * n) {
-        ngpt_ckpt_tokenizer_tensor(ctx, out);
+    if (i >= 3 * n) {
+        ngpt_ckpt_bytes_tensor(ctx, i - 3 * n, out);
         return;
     }
     const float *base = i < n ? ctx->plan.params : i < 2 * n ? ctx->plan.adam_m : ctx->plan.adam_v;
@@ -62,7 +62,7 @@ ngpt_status ngpt_context_save_train(const ngpt_context *ctx, const char *path, c
     ngpt_ckpt_config_encode(&ctx->cfg, block);
     return ngpt_prefixed("ngpt_context_save_train",
                          ngpt_ckpt_write(path, block, 3 * (size_t)ctx->n_tensors +
-                                         (ctx->tokenizer != NULL), train_tensor_fn, &u, m,
+                                         ngpt_ckpt_bytes_count(ctx), train_tensor_fn, &u, m,
                                          NGPT_TRAIN_META));
 }
 

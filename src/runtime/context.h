@@ -75,6 +75,11 @@ struct ngpt_context {
      * (io/tok_attach.c, which checks it has V tokens). Saves write it,
      * generation reads its tokens' bytes (stop sequences) and end tokens. */
     const ngpt_tokenizer *tokenizer;
+    /* The chat template of the model the context was made from (the bytes
+     * of its file's chat_template tensor, borrowed: the model outlives its
+     * contexts; NULL: none). Saves write it (io/tmpl_tensor.c). */
+    const void *chat_template;
+    size_t chat_template_size;
     /* An inference context sharing a model's weights (ngpt_context_init
      * with a model and no config): the model, whose weights plan.params
      * points to (never written through: f32 Linears packed already,

