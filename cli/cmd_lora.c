@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lora.h"
 
 static const char *const HELP =
     "usage: ngpt lora <command> ...    (ngpt lora <command> --help)\n\n"
