@@ -146,6 +146,8 @@ void ngpt_op_linear_bwd_input(ngpt_context *ctx, float *dx, const float *dy, con
  * columns below nfull from gemm_packed on the panels, the others (the rows
  * of W past the last full panel, as they are: B(k, j) = tail[j*k + k]) from
  * gemm with the thread's workspace. */
+#define PACKED_STREAM_ROWS 4
+
 typedef struct packed_job {
     const ngpt_kernels *k;
     float *work;
@@ -192,8 +194,13 @@ void ngpt_op_linear_packed(ngpt_context *ctx, float *y, const float *x, const fl
                     out - out % NGPT_GEMM_NR, x, wp, bias, y, act, gelu,
                     split_columns(ctx, rows, out)};
     const double chain = (in > 0 ? (double)in : 1.0) + (gelu ? GELU_WORK : 0.0);
+    /* at decode's few rows the product streams its float weights, each read
+     * for those rows only: its cost is their bytes, worth a second thread
+     * sooner than a multiply-add's count says (an adapter's B, 1536 x 16
+     * floats, is 98 KB) */
+    const double streamed = rows < PACKED_STREAM_ROWS ? PACKED_STREAM_ROWS : rows;
     if (g.by_cols)
-        ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, (double)rows * chain, packed_range, &g);
+        ngpt_par_for(ctx, (size_t)out, PACKED_COL_ALIGN, streamed * chain, packed_range, &g);
     else
         ngpt_par_for(ctx, (size_t)rows, GEMM_ROW_ALIGN, (double)out * chain, packed_range, &g);
 }
