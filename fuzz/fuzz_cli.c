@@ -105,7 +105,8 @@ static void setup(void)
 }
 
 /* Options whose value sets how much work a command does: an input asking
- * for more than a little (or training without --steps) is uninteresting,
+ * for more than a little (or training without --steps, generating without
+ * -n: 256 tokens) is uninteresting,
  * it would only be slow. So is `ngpt bench`: it measures for seconds
  * whatever its options. (Threads: each costs its start, 20 us.) */
 static bool too_costly(int argc, char **argv)
@@ -116,7 +117,7 @@ static bool too_costly(int argc, char **argv)
     } costly[] = {{"--steps", 16}, {"--batches", 16}, {"--batch", 16}, {"--accum", 16},
                   {"--eval-batches", 16}, {"--eval-every", 16}, {"--max-tokens", 16}, {"-n", 16},
                   {"--beam", 16}, {"--seq", 16}, {"--threads", 4}, {"--warmup", 16}};
-    bool steps = false;
+    bool steps = false, tokens = false;
     if (argc > 1 && !strcmp(argv[1], "bench")) return true;
     for (int i = 1; i < argc; i++)
         for (size_t j = 0; j < sizeof costly / sizeof costly[0]; j++) {
@@ -126,9 +127,11 @@ static bool too_costly(int argc, char **argv)
             else if (!strncmp(argv[i], costly[j].name, k) && argv[i][k] == '=') v = argv[i] + k + 1;
             if (!v) continue;
             if (j == 0) steps = true;
+            if (j == 6 || j == 7) tokens = true;
             if (strtoll(v, NULL, 10) > costly[j].max) return true;
         }
-    return argc > 1 && !strcmp(argv[1], "train") && !steps;
+    return argc > 1 && ((!strcmp(argv[1], "train") && !steps) ||
+                        (!strcmp(argv[1], "generate") && !tokens));
 }
 
 /* A model larger than tiny makes its command slow (ngpt init drew the 1.2
