@@ -65,6 +65,17 @@ static inline bool test_config_apply(ngpt_config *c, const char *settings)
     return true;
 }
 
+/* The same for a LoRA config (ngpt_lora_config_set), e.g. "r=4
+ * targets=all-linear"; false if one is refused. */
+static inline bool test_lora_apply(ngpt_lora_config *lc, const char *settings)
+{
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", settings);
+    for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
+        if (ngpt_lora_config_set(lc, kv) != NGPT_OK) return false;
+    return true;
+}
+
 /* A context made from the model file at path by ngpt_context_init (cfg
  * NULL: the model's config, an inference shape sharing its weights; cfg: a
  * copy the context owns; shape NULL: the inference default). *model is

@@ -81,10 +81,7 @@ static ngpt_model *model_of(const ngpt_config *cfg, uint64_t seed, ngpt_weights 
 static ngpt_lora_config lora(const char *settings)
 {
     ngpt_lora_config lc = ngpt_lora_config_default();
-    char buf[256], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", settings);
-    for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
-        CHECK_OK(ngpt_lora_config_set(&lc, kv));
+    CHECK(test_lora_apply(&lc, settings), "lora settings %s: %s", settings, ngpt_last_error());
     return lc;
 }
 

@@ -17,10 +17,7 @@ enum { BATCH = 2, SEQ = 24, STEPS = 3 };
 static uint64_t train(ngpt_model *m, const char *lora, int threads, uint64_t *logits)
 {
     ngpt_lora_config lc = ngpt_lora_config_default();
-    char buf[128], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", lora);
-    for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
-        CHECK_OK(ngpt_lora_config_set(&lc, kv));
+    CHECK(test_lora_apply(&lc, lora), "lora settings %s: %s", lora, ngpt_last_error());
     ngpt_config cfg;
     CHECK_OK(ngpt_model_config(m, &cfg));
     ngpt_adapter *ad = NULL, *back = NULL;
