@@ -74,14 +74,16 @@ def test_cli_adapter_goes_on(models, text, tmp_path):
     cli_file = tmp_path / "c.lora"
     cli("train", "--init", models[42], "--lora", "r=2", "--data", data, "--batch", 2, "--seq", 32,
         "--steps", 2, "--eval-every", 0, "--eval-batches", 1, "--out", cli_file)
-    ad = ngpt.Adapter(cli_file)
-    assert ad.info.steps == 2 and ad.rank == 2            # a training file: moments and steps
+    state = tmp_path / "c.lora.train"                   # beside the adapter: moments and steps
+    ad = ngpt.Adapter(state)
+    assert ad.info.steps == 2 and ad.rank == 2
     bare = tmp_path / "bare.lora"
     ad.save(bare)                                       # the adapter alone: a third of it
-    with ngpt.Adapter(bare) as b, ngpt.Model(models[42], logits_rows=ngpt.LOGITS_ALL,
-                                             adapters=[ad]) as m1, \
+    with ngpt.Adapter(bare) as b, ngpt.Adapter(cli_file) as c, \
+            ngpt.Model(models[42], logits_rows=ngpt.LOGITS_ALL, adapters=[ad]) as m1, \
             ngpt.Model(models[42], logits_rows=ngpt.LOGITS_ALL, adapters=[b]) as m2:
-        assert b.info.steps == 0 and bare.stat().st_size < cli_file.stat().st_size / 2
+        assert b.info.steps == 0 and c.info.steps == 0 and bare.stat().st_size < state.stat().st_size / 2
+        assert bare.read_bytes() == cli_file.read_bytes()   # what train's --out holds
         assert (m1.logits(PROMPT) == m2.logits(PROMPT)).all()
     out = tmp_path / "d.lora"
     assert len(ngpt.finetune(models[42], out, text=text, adapter=ad, **TRAIN)) == 4
