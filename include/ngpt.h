@@ -243,6 +243,19 @@ typedef enum ngpt_rope_pairs {
     NGPT_ROPE_HALVES            /* (i, i + D/2): Hugging Face's rotate_half */
 } ngpt_rope_pairs;
 
+/* RoPE's frequencies: theta^(-2i/D), or rescaled (long-context models). */
+typedef enum ngpt_rope_scaling {
+    NGPT_ROPE_SCALING_NONE = 0, /* inv_freq_i = theta^(-2i/D) (the original) */
+    /* Llama 3.1's, as Hugging Face's _compute_llama3_parameters: with
+     * wavelength w_i = 2 pi / inv_freq_i, lo = orig / low_freq_factor and
+     * hi = orig / high_freq_factor (orig = rope_original_context):
+     * w_i < hi keeps inv_freq_i; w_i > lo divides it by rope_factor; in
+     * between, s = (orig / w_i - low) / (high - low) and
+     * inv_freq_i = (1 - s) inv_freq_i / factor + s inv_freq_i. In double,
+     * once, the same on every build (docs/DESIGN.md §4). */
+    NGPT_ROPE_SCALING_LLAMA3
+} ngpt_rope_scaling;
+
 /* How the weights of the Linear layers and the lm_head are stored. */
 typedef enum ngpt_weights {
     NGPT_WEIGHTS_F32 = 0,       /* float32: training and inference */
@@ -296,7 +309,16 @@ typedef struct ngpt_config {
                                    n_kv_heads*D, attn.proj.weight (C, H*D)) */
     ngpt_rope_pairs rope_pairs; /* NGPT_ROPE_INTERLEAVED; halves: Hugging Face's pairing */
     ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 and q4 plan an inference-only context */
-    uint32_t reserved[44];      /* zero (see "Structs that grow") */
+    /* Qwen3's and Llama 3's switches (docs/FORMAT.md). */
+    bool qk_norm;               /* false; true: an RMSNorm (norm_eps, its own weight of D
+                                   per layer: attn.q_norm.weight, attn.k_norm.weight) over
+                                   each head of q and of k, after qkv's bias, before RoPE */
+    ngpt_rope_scaling rope_scaling;     /* NGPT_ROPE_SCALING_NONE (the four below 0) */
+    float rope_factor;          /* llama3: >= 1 */
+    float rope_low_freq_factor; /* llama3: > 0 */
+    float rope_high_freq_factor;        /* llama3: > rope_low_freq_factor */
+    int32_t rope_original_context;      /* llama3: original_max_position_embeddings, > 0 */
+    uint32_t reserved[38];      /* zero (see "Structs that grow") */
 } ngpt_config;
 
 /* V=256 T=256 C=256 L=4 H=4 d_ff=1024 dropout=0.1 rope_theta=10000. */
@@ -310,7 +332,8 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg);
  * qkv_bias proj_bias tie_lm_head final_norm norm(pre|post)
  * pos(rope|sinusoidal|learned) gelu(exact|tanh) norm_type(layer|rms) norm_eps
  * mlp(gelu|swiglu) mlp_bias kv_heads head_dim rope_pairs(interleaved|halves)
- * weights(f32|q8|q4).
+ * weights(f32|q8|q4) qk_norm rope_scaling(none|llama3) rope_factor
+ * rope_low_freq_factor rope_high_freq_factor rope_original_context.
  * Long aliases: vocab_size context_len d_model n_layers n_heads n_kv_heads,
  * and tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
@@ -319,7 +342,9 @@ ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
 /* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0);
  * " proj_bias=1", " gelu=tanh", " norm_type=rms", " norm_eps=..." (other
  * than 1e-5), " mlp=swiglu", " mlp_bias=0", " kv_heads=N", " head_dim=N",
- * " rope_pairs=halves" and " weights=q8" (" weights=q4") end it when set (a default model's
+ * " rope_pairs=halves", " qk_norm=1", " rope_scaling=llama3 rope_factor=...
+ * rope_low_freq_factor=... rope_high_freq_factor=... rope_original_context=N"
+ * and " weights=q8" (" weights=q4") end it when set (a default model's
  * string is what it always was). 512 bytes hold any config's string. */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
