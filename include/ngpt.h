@@ -1901,11 +1901,19 @@ void ngpt_chat_message_free(ngpt_chat_message *msgs);
  *    Or model_type "llama": hidden_size -> C, intermediate_size -> d_ff,
  *    num_hidden_layers -> L, num_attention_heads -> H,
  *    num_key_value_heads -> kv_heads, head_dim, rms_norm_eps -> norm_eps,
- *    rope_theta, max_position_embeddings -> T, tie_word_embeddings,
- *    attention_bias, mlp_bias, vocab_size; RMSNorm, SwiGLU, RoPE on
- *    halves (rope_pairs=halves). Refused by name: rope_scaling, sliding
- *    windows, mixtures of experts, pretraining_tp > 1, hidden_act other
- *    than silu, architectures other than LlamaForCausalLM.
+ *    rope_theta, max_position_embeddings -> T (at most
+ *    NGPT_IMPORT_CONTEXT_DEFAULT unless context_len asks), tie_word_embeddings,
+ *    attention_bias, mlp_bias, vocab_size, rope_scaling of rope_type llama3
+ *    (rope_scaling=llama3); RMSNorm, SwiGLU, RoPE on halves
+ *    (rope_pairs=halves). Or "qwen2" (q, k and v biased, o not: qkv_bias) or
+ *    "qwen3" (qk_norm; head_dim 128 by default; attention_bias on all four),
+ *    with Llama's keys; their sliding_window is ignored while
+ *    use_sliding_window is false. Refused by name: other rope scaling, sliding
+ *    windows, mixtures of experts, a vision tower, pretraining_tp > 1,
+ *    hidden_act other than silu, architectures other than the family's
+ *    ForCausalLM. A vocabulary larger than the tokenizer's (Qwen's 151936
+ *    rows, 151669 ids) is allowed for a tokenizer.json: rows without a
+ *    token, never sampled.
  *  - the weights: model.safetensors, or the shards that
  *    model.safetensors.index.json lists; F32, F16 and BF16 converted
  *    exactly to float32; names with or without "transformer."; Conv1D
@@ -1927,6 +1935,10 @@ void ngpt_chat_message_free(ngpt_chat_message *msgs);
  * existing file at out_path is left as it was). Memory: the weight files
  * are mapped, and tensors stream from them into the output one by one; the
  * working memory beyond the mapping is a few megabytes. */
+
+/* The longest context an import gives a RoPE model unless context_len
+ * asks for more (up to config.json's max_position_embeddings). */
+#define NGPT_IMPORT_CONTEXT_DEFAULT 4096
 
 typedef struct ngpt_import_options {
     /* Each file may be named; NULL takes it from the directory given to
@@ -1957,7 +1969,9 @@ typedef struct ngpt_import_options {
      * float32 import, byte for byte). */
     ngpt_weights store;
     /* T of the output: 0 takes config.json's (n_positions,
-     * max_position_embeddings); a shorter context plans smaller arenas
+     * max_position_embeddings), at most NGPT_IMPORT_CONTEXT_DEFAULT with
+     * RoPE (Llama, Qwen: a context that fits a board; Llama 3.2 gives
+     * 131072); a shorter context plans smaller arenas
      * (SmolLM2-135M's 8192 positions: 2.2 GiB to generate with q8
      * weights, mostly the prefill's T x T scores; 512: 0.27 GiB) and, with
      * learned positions, keeps the first rows of the table. Longer than
