@@ -345,6 +345,11 @@ int cli_cmd_info(int argc, char **argv)
                          "(see ngpt info --help)");
     if (path && ends_with(path, ".json")) {     /* a Hugging Face config.json */
         if (ngpt_import_hf_config(path, &cfg)) return cli_library_failed(a.cmd);
+        if (cfg.pos == NGPT_POS_ROPE && cfg.context_len == NGPT_IMPORT_CONTEXT_DEFAULT)
+            /* the model ngpt import makes: a board's T unless --context asks */
+            printf("context:     T=%d, ngpt import's longest by default (config.json's "
+                   "max_position_embeddings may be more: ngpt import --context N asks for up "
+                   "to that)\n", NGPT_IMPORT_CONTEXT_DEFAULT);
         return info_config(a.cmd, &cfg, NULL, &ts);
     }
     if (path && ends_with(path, ".bin")) {      /* llama2.c's model.bin, by its header */

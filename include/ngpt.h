@@ -243,6 +243,19 @@ typedef enum ngpt_rope_pairs {
     NGPT_ROPE_HALVES            /* (i, i + D/2): Hugging Face's rotate_half */
 } ngpt_rope_pairs;
 
+/* RoPE's frequencies: theta^(-2i/D), or rescaled (long-context models). */
+typedef enum ngpt_rope_scaling {
+    NGPT_ROPE_SCALING_NONE = 0, /* inv_freq_i = theta^(-2i/D) (the original) */
+    /* Llama 3.1's, as Hugging Face's _compute_llama3_parameters: with
+     * wavelength w_i = 2 pi / inv_freq_i, lo = orig / low_freq_factor and
+     * hi = orig / high_freq_factor (orig = rope_original_context):
+     * w_i < hi keeps inv_freq_i; w_i > lo divides it by rope_factor; in
+     * between, s = (orig / w_i - low) / (high - low) and
+     * inv_freq_i = (1 - s) inv_freq_i / factor + s inv_freq_i. In double,
+     * once, the same on every build (docs/DESIGN.md §4). */
+    NGPT_ROPE_SCALING_LLAMA3
+} ngpt_rope_scaling;
+
 /* How the weights of the Linear layers and the lm_head are stored. */
 typedef enum ngpt_weights {
     NGPT_WEIGHTS_F32 = 0,       /* float32: training and inference */
@@ -296,7 +309,16 @@ typedef struct ngpt_config {
                                    n_kv_heads*D, attn.proj.weight (C, H*D)) */
     ngpt_rope_pairs rope_pairs; /* NGPT_ROPE_INTERLEAVED; halves: Hugging Face's pairing */
     ngpt_weights weights;       /* NGPT_WEIGHTS_F32; q8 and q4 plan an inference-only context */
-    uint32_t reserved[44];      /* zero (see "Structs that grow") */
+    /* Qwen3's and Llama 3's switches (docs/FORMAT.md). */
+    bool qk_norm;               /* false; true: an RMSNorm (norm_eps, its own weight of D
+                                   per layer: attn.q_norm.weight, attn.k_norm.weight) over
+                                   each head of q and of k, after qkv's bias, before RoPE */
+    ngpt_rope_scaling rope_scaling;     /* NGPT_ROPE_SCALING_NONE (the four below 0) */
+    float rope_factor;          /* llama3: >= 1 */
+    float rope_low_freq_factor; /* llama3: > 0 */
+    float rope_high_freq_factor;        /* llama3: > rope_low_freq_factor */
+    int32_t rope_original_context;      /* llama3: original_max_position_embeddings, > 0 */
+    uint32_t reserved[38];      /* zero (see "Structs that grow") */
 } ngpt_config;
 
 /* V=256 T=256 C=256 L=4 H=4 d_ff=1024 dropout=0.1 rope_theta=10000. */
@@ -310,7 +332,8 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg);
  * qkv_bias proj_bias tie_lm_head final_norm norm(pre|post)
  * pos(rope|sinusoidal|learned) gelu(exact|tanh) norm_type(layer|rms) norm_eps
  * mlp(gelu|swiglu) mlp_bias kv_heads head_dim rope_pairs(interleaved|halves)
- * weights(f32|q8|q4).
+ * weights(f32|q8|q4) qk_norm rope_scaling(none|llama3) rope_factor
+ * rope_low_freq_factor rope_high_freq_factor rope_original_context.
  * Long aliases: vocab_size context_len d_model n_layers n_heads n_kv_heads,
  * and tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
@@ -319,7 +342,9 @@ ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
 /* Writes "V=256 T=256 ..." into buf (always NUL-terminated when size > 0);
  * " proj_bias=1", " gelu=tanh", " norm_type=rms", " norm_eps=..." (other
  * than 1e-5), " mlp=swiglu", " mlp_bias=0", " kv_heads=N", " head_dim=N",
- * " rope_pairs=halves" and " weights=q8" (" weights=q4") end it when set (a default model's
+ * " rope_pairs=halves", " qk_norm=1", " rope_scaling=llama3 rope_factor=...
+ * rope_low_freq_factor=... rope_high_freq_factor=... rope_original_context=N"
+ * and " weights=q8" (" weights=q4") end it when set (a default model's
  * string is what it always was). 512 bytes hold any config's string. */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
@@ -1876,11 +1901,19 @@ void ngpt_chat_message_free(ngpt_chat_message *msgs);
  *    Or model_type "llama": hidden_size -> C, intermediate_size -> d_ff,
  *    num_hidden_layers -> L, num_attention_heads -> H,
  *    num_key_value_heads -> kv_heads, head_dim, rms_norm_eps -> norm_eps,
- *    rope_theta, max_position_embeddings -> T, tie_word_embeddings,
- *    attention_bias, mlp_bias, vocab_size; RMSNorm, SwiGLU, RoPE on
- *    halves (rope_pairs=halves). Refused by name: rope_scaling, sliding
- *    windows, mixtures of experts, pretraining_tp > 1, hidden_act other
- *    than silu, architectures other than LlamaForCausalLM.
+ *    rope_theta, max_position_embeddings -> T (at most
+ *    NGPT_IMPORT_CONTEXT_DEFAULT unless context_len asks), tie_word_embeddings,
+ *    attention_bias, mlp_bias, vocab_size, rope_scaling of rope_type llama3
+ *    (rope_scaling=llama3); RMSNorm, SwiGLU, RoPE on halves
+ *    (rope_pairs=halves). Or "qwen2" (q, k and v biased, o not: qkv_bias) or
+ *    "qwen3" (qk_norm; head_dim 128 by default; attention_bias on all four),
+ *    with Llama's keys; their sliding_window is ignored while
+ *    use_sliding_window is false. Refused by name: other rope scaling, sliding
+ *    windows, mixtures of experts, a vision tower, pretraining_tp > 1,
+ *    hidden_act other than silu, architectures other than the family's
+ *    ForCausalLM. A vocabulary larger than the tokenizer's (Qwen's 151936
+ *    rows, 151669 ids) is allowed for a tokenizer.json: rows without a
+ *    token, never sampled.
  *  - the weights: model.safetensors, or the shards that
  *    model.safetensors.index.json lists; F32, F16 and BF16 converted
  *    exactly to float32; names with or without "transformer."; Conv1D
@@ -1902,6 +1935,10 @@ void ngpt_chat_message_free(ngpt_chat_message *msgs);
  * existing file at out_path is left as it was). Memory: the weight files
  * are mapped, and tensors stream from them into the output one by one; the
  * working memory beyond the mapping is a few megabytes. */
+
+/* The longest context an import gives a RoPE model unless context_len
+ * asks for more (up to config.json's max_position_embeddings). */
+#define NGPT_IMPORT_CONTEXT_DEFAULT 4096
 
 typedef struct ngpt_import_options {
     /* Each file may be named; NULL takes it from the directory given to
@@ -1932,7 +1969,9 @@ typedef struct ngpt_import_options {
      * float32 import, byte for byte). */
     ngpt_weights store;
     /* T of the output: 0 takes config.json's (n_positions,
-     * max_position_embeddings); a shorter context plans smaller arenas
+     * max_position_embeddings), at most NGPT_IMPORT_CONTEXT_DEFAULT with
+     * RoPE (Llama, Qwen: a context that fits a board; Llama 3.2 gives
+     * 131072); a shorter context plans smaller arenas
      * (SmolLM2-135M's 8192 positions: 2.2 GiB to generate with q8
      * weights, mostly the prefill's T x T scores; 512: 0.27 GiB) and, with
      * learned positions, keeps the first rows of the table. Longer than

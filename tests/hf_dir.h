@@ -447,13 +447,16 @@ static inline bool write_config(const char *dir, const dir_opts *o)
  * width; the GPT-2 test's tokenizer (V) and layers (L). */
 enum { LH = 4, LKV = 2, LD = 24, LF = 96 };
 
-/* Llama's state_dict for that shape, drawn from seed; untied adds lm_head. */
-static inline void make_llama(uint64_t seed, int dt, bool untied)
+/* Llama's state_dict for that shape, drawn from seed; untied adds lm_head.
+ * make_llama_as: kind 2 adds Qwen2's q, k and v biases, kind 3 Qwen3's
+ * per-head q and k norms (LD each); rows rows of the embedding (and the
+ * lm_head): V, or more (Qwen's rows without a token). */
+static inline void make_llama_as(uint64_t seed, int dt, bool untied, int kind, int rows)
 {
     char n[64];
     rng = seed;
     free_tensors();
-    add("model.embed_tokens.weight", V, C, 'w', dt);
+    add("model.embed_tokens.weight", rows, C, 'w', dt);
     for (int l = 0; l < L; l++) {
 #define ADD(suffix, r, c, kind) \
     (snprintf(n, sizeof n, "model.layers.%d.%s", l, suffix), add(n, r, c, kind, dt))
@@ -461,7 +464,16 @@ static inline void make_llama(uint64_t seed, int dt, bool untied)
         ADD("self_attn.q_proj.weight", LH * LD, C, 'w');
         ADD("self_attn.k_proj.weight", LKV * LD, C, 'w');
         ADD("self_attn.v_proj.weight", LKV * LD, C, 'w');
+        if (kind == 2) {
+            ADD("self_attn.q_proj.bias", LH * LD, 0, 'w');
+            ADD("self_attn.k_proj.bias", LKV * LD, 0, 'w');
+            ADD("self_attn.v_proj.bias", LKV * LD, 0, 'w');
+        }
         ADD("self_attn.o_proj.weight", C, LH * LD, 'w');
+        if (kind == 3) {
+            ADD("self_attn.q_norm.weight", LD, 0, 'g');
+            ADD("self_attn.k_norm.weight", LD, 0, 'g');
+        }
         ADD("post_attention_layernorm.weight", C, 0, 'g');
         ADD("mlp.gate_proj.weight", LF, C, 'w');
         ADD("mlp.up_proj.weight", LF, C, 'w');
@@ -469,7 +481,12 @@ static inline void make_llama(uint64_t seed, int dt, bool untied)
 #undef ADD
     }
     add("model.norm.weight", C, 0, 'g', dt);
-    if (untied) add("lm_head.weight", V, C, 'w', dt);
+    if (untied) add("lm_head.weight", rows, C, 'w', dt);
+}
+
+static inline void make_llama(uint64_t seed, int dt, bool untied)
+{
+    make_llama_as(seed, dt, untied, 0, V);
 }
 
 /* config.json of make_llama's model (as SmolLM2's hub copy writes it),
@@ -500,11 +517,18 @@ static inline bool write_llama_dir(const char *dir, const dir_opts *o, const cha
     hf_text t = {0};
     put(&t, "{%s", extra ? extra : "");
     const size_t n = sizeof members / sizeof members[0];
+    size_t last = n - 1;        /* the last member written: no comma after it */
+    while (extra && last > 0) {
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "\"%s\"", members[last][0]);
+        if (!strstr(extra, quoted)) break;
+        last--;
+    }
     for (size_t i = 0; i < n; i++) {
         char quoted[64];
         snprintf(quoted, sizeof quoted, "\"%s\"", members[i][0]);
         if (extra && strstr(extra, quoted)) continue;
-        put(&t, "\n  %s: %s%s", quoted, members[i][1], i + 1 < n ? "," : "\n}\n");
+        put(&t, "\n  %s: %s%s", quoted, members[i][1], i < last ? "," : "\n}\n");
     }
     path_of(p, sizeof p, dir, "config.json");
     bool ok = write_file(p, t.p, t.n) && write_vocab(dir);

@@ -112,6 +112,55 @@ $N info "$dir/scaled.json" > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && grep -q 'rope_scaling' "$dir/err"
 check $? "info of a Llama config.json with rope scaling: $(cat "$dir/err")"
 
+# Qwen2.5-0.5B's, Qwen3-0.6B's and Llama-3.2-1B's published config.json
+# (the hub's keys): their published parameter counts, T = ngpt import's
+# default context (said on a line of its own), the family's switches
+cat > "$dir/qwen25.json" <<JSON
+{"architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+ "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 896, "initializer_range": 0.02,
+ "intermediate_size": 4864, "max_position_embeddings": 32768, "max_window_layers": 24,
+ "model_type": "qwen2", "num_attention_heads": 14, "num_hidden_layers": 24,
+ "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+ "sliding_window": 32768, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+ "transformers_version": "4.40.1", "use_cache": true, "use_sliding_window": false,
+ "vocab_size": 151936}
+JSON
+cat > "$dir/qwen3.json" <<JSON
+{"architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+ "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
+ "hidden_size": 1024, "initializer_range": 0.02, "intermediate_size": 3072,
+ "max_position_embeddings": 40960, "max_window_layers": 28, "model_type": "qwen3",
+ "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
+ "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null,
+ "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+ "use_cache": true, "use_sliding_window": false, "vocab_size": 151936}
+JSON
+cat > "$dir/llama32.json" <<JSON
+{"architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+ "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 64, "hidden_act": "silu",
+ "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 8192,
+ "max_position_embeddings": 131072, "mlp_bias": false, "model_type": "llama",
+ "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
+ "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+ "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                  "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+ "rope_theta": 500000.0, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+ "transformers_version": "4.45.0.dev0", "use_cache": true, "vocab_size": 128256}
+JSON
+family() {  # family NAME PARAMS PATTERN
+    $N info "$dir/$1.json" --seq 256 --batch 1 > "$dir/$1" 2>&1 &&
+        grep -q "^parameters:  $2 " "$dir/$1" && grep -q "^context:     T=4096, ngpt import" "$dir/$1" &&
+        grep -q "^config:      .* T=4096 .*$3" "$dir/$1"
+    check $? "$1: $2 parameters, T=4096, $3: $(cat "$dir/$1")"
+}
+family qwen25 494032768 "qkv_bias=1 .*kv_heads=2"
+family qwen3 596049920 "head_dim=128 rope_pairs=halves qk_norm=1"
+family llama32 1235814400 "rope_scaling=llama3 rope_factor=32 rope_low_freq_factor=1 rope_high_freq_factor=4 rope_original_context=8192"
+sed 's/"use_sliding_window": false/"use_sliding_window": true/' "$dir/qwen25.json" > "$dir/window.json"
+$N info "$dir/window.json" > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q 'use_sliding_window' "$dir/err" && [ "$(wc -l < "$dir/err")" -eq 1 ]
+check $? "info of a Qwen config.json with sliding windows on: $(cat "$dir/err")"
+
 expect() {  # expect CODE PATTERN ARGS...: exit code and a stderr pattern
     code=$1 pat=$2; shift 2
     $N "$@" > /dev/null 2> "$dir/err"; rc=$?

@@ -218,9 +218,85 @@ static void llama_switches(void)
     }
 }
 
+/* Qwen's and Llama 3's switches: parsed, validated, printed only when
+ * set, read back; the Qwen and Llama 3.2 shapes have their published
+ * parameter counts. */
+static void qwen_switches(void)
+{
+    ngpt_config d = ngpt_config_default(), c = d;
+    char line[512];
+    ngpt_config_format(&d, line, sizeof line);
+    CHECK(!strstr(line, "qk_norm") && !strstr(line, "rope_scaling"), "default: %s", line);
+    CHECK(test_config_apply(&c, "qk_norm=1 rope_scaling=llama3 rope_factor=32 "
+                                "rope_low_freq_factor=1 rope_high_freq_factor=4 "
+                                "rope_original_context=8192"), "%s", ngpt_last_error());
+    CHECK_OK(ngpt_config_validate(&c));
+    ngpt_config_format(&c, line, sizeof line);
+    CHECK(strstr(line, " qk_norm=1 rope_scaling=llama3 rope_factor=32 rope_low_freq_factor=1 "
+                       "rope_high_freq_factor=4 rope_original_context=8192") != NULL, "%s", line);
+    ngpt_config back = ngpt_config_default();
+    CHECK(test_config_apply(&back, line), "%s: %s", line, ngpt_last_error());
+    CHECK(ngpt_config_compare(&back, &c) == NGPT_OK, "%s", ngpt_last_error());
+    ngpt_config other = c;
+    other.rope_factor = 8.0f;
+    CHECK_STATUS(ngpt_config_compare(&other, &c), NGPT_ERR_CONFIG_MISMATCH);
+    CHECK(strstr(ngpt_last_error(), "rope_factor") != NULL, "%s", ngpt_last_error());
+    /* the longest line still fits 512 bytes */
+    ngpt_config big = c;
+    CHECK(test_config_apply(&big, "V=2000000000 T=40000 C=2000000000 L=2000000 H=2000000000 "
+                                  "d_ff=1000000000 dropout=0.123456789 rope_theta=123456.789 "
+                                  "norm_type=rms norm_eps=1.23456789e-7 mlp=swiglu mlp_bias=0 "
+                                  "kv_heads=1000000000 head_dim=1000000000 rope_pairs=halves "
+                                  "rope_factor=1.23456789 rope_low_freq_factor=1.23456789e-30 "
+                                  "rope_high_freq_factor=1.23456789e30 "
+                                  "rope_original_context=2000000000 weights=q4 proj_bias=1 "
+                                  "gelu=tanh"), "%s", ngpt_last_error());
+    char longest[1024];
+    ngpt_config_format(&big, longest, sizeof longest);
+    CHECK(strlen(longest) < 512, "%zu bytes: %s", strlen(longest), longest);
+    /* errors name the field; nothing is changed by a refused value */
+    c = d, c.rope_factor = 2.0f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_factor");
+    c = d, c.rope_scaling = (ngpt_rope_scaling)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_scaling");
+    ngpt_config l3 = d;
+    CHECK(test_config_apply(&l3, "rope_scaling=llama3 rope_factor=8 rope_low_freq_factor=1 "
+                                 "rope_high_freq_factor=4 rope_original_context=8192"), "l3");
+    c = l3, c.rope_factor = 0.5f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_factor");
+    c = l3, c.rope_high_freq_factor = 1.0f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_high_freq_factor");
+    c = l3, c.rope_low_freq_factor = 0.0f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_low_freq_factor");
+    c = l3, c.rope_original_context = 0, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_original_context");
+    c = l3, c.pos = NGPT_POS_LEARNED, expect_bad(c, NGPT_ERR_BAD_CONFIG, "pos=rope");
+    const char *bad[] = {"qk_norm=2", "rope_scaling=yarn", "rope_factor=x",
+                         "rope_original_context=1.5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ngpt_config before = d, t = d;
+        CHECK_STATUS(ngpt_config_set(&t, bad[i]), NGPT_ERR_BAD_CONFIG);
+        CHECK(!memcmp(&t, &before, sizeof t), "%s changed the config", bad[i]);
+    }
+    /* the published counts: Qwen2.5-0.5B and -1.5B (q, k, v biased), Qwen3-0.6B
+     * (qk_norm, head_dim 128), Llama-3.2-1B; all tied */
+    const char *shapes[4] = {
+        "V=151936 T=4096 C=896 L=24 H=14 kv_heads=2 d_ff=4864 qkv_bias=1",
+        "V=151936 T=4096 C=1536 L=28 H=12 kv_heads=2 d_ff=8960 qkv_bias=1",
+        "V=151936 T=4096 C=1024 L=28 H=16 kv_heads=8 head_dim=128 d_ff=3072 qk_norm=1",
+        "V=128256 T=4096 C=2048 L=16 H=32 kv_heads=8 d_ff=8192 rope_scaling=llama3 "
+        "rope_factor=32 rope_low_freq_factor=1 rope_high_freq_factor=4 rope_original_context=8192",
+    };
+    const size_t published[4] = {494032768u, 1543714304u, 596049920u, 1235814400u};
+    for (int k = 0; k < 4; k++) {
+        ngpt_config m = ngpt_config_default();
+        size_t n = 0;
+        CHECK(test_config_apply(&m, shapes[k]) &&
+                  test_config_apply(&m, "norm_type=rms mlp=swiglu mlp_bias=0 rope_pairs=halves"),
+              "%s", ngpt_last_error());
+        CHECK_OK(ngpt_config_param_count(&m, &n));
+        CHECK(n == published[k], "[%s] %zu parameters, published %zu", shapes[k], n, published[k]);
+    }
+}
+
 int main(void)
 {
     defaults();
+    qwen_switches();
     validation();
     overflow();
     parse();

@@ -17,6 +17,12 @@ enum { B = 2, T = 16, SAMPLE = 12 };
  * RoPE on halves, an untied head */
 #define LLAMA "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 mlp=swiglu mlp_bias=0 " \
               "rope_pairs=halves tie_lm_head=0"
+/* Qwen's and Llama 3's on top: q, k and v biased (not o), an RMSNorm over
+ * each head of q and k (Qwen3), RoPE's frequencies rescaled (Llama 3: the
+ * tiny heads of 10 have pairs in all three of its bands at context 1000) */
+#define ROPE_LLAMA3 "rope_scaling=llama3 rope_factor=8 rope_low_freq_factor=1 " \
+                    "rope_high_freq_factor=4 rope_original_context=1000"
+#define QWEN LLAMA " qkv_bias=1 qk_norm=1 " ROPE_LLAMA3
 
 static uint32_t lcg_state = 12345u;
 static uint32_t lcg(void) { return lcg_state = lcg_state * 1664525u + 1013904223u; }
@@ -87,26 +93,31 @@ static void check_tensors(float dropout, int only_every, const char *variant)
         size_t idx[SAMPLE];
         float sgn[SAMPLE];
         double analytic = 0.0, mag = 0.0;
-        for (int s = 0; s < SAMPLE; s++) {
+        /* distinct elements: all of a tensor smaller than the sample (qk_norm's D) */
+        const int ns = ti.count < SAMPLE ? (int)ti.count : SAMPLE;
+        for (int s = 0; s < ns; s++) {
             idx[s] = ti.offset + (size_t)(lcg() % (uint32_t)ti.count);
             /* untied, only the rows of the batch's tokens have a gradient */
             if (!cfg.tie_lm_head && !strcmp(ti.name, "tok_emb.weight"))
                 idx[s] = ti.offset + (size_t)tok[lcg() % (B * T)] * (size_t)ti.shape[1] +
                          lcg() % (uint32_t)ti.shape[1];
             for (int r = 0; r < s; r++)
-                if (idx[r] == idx[s]) idx[s] = ti.offset + (idx[s] - ti.offset + 1) % ti.count;
+                if (idx[r] == idx[s]) {
+                    idx[s] = ti.offset + (idx[s] - ti.offset + 1) % ti.count;
+                    if (ns < SAMPLE) r = -1;    /* (few elements: until it is distinct) */
+                }
             sgn[s] = (lcg() & 0x100) ? 1.0f : -1.0f;
         }
-        for (int s = 0; s < SAMPLE; s++) {
+        for (int s = 0; s < ns; s++) {
             analytic += (double)sgn[s] * (double)g0[idx[s]];
             mag += fabs((double)g0[idx[s]]);
         }
         float saved[SAMPLE];
-        for (int s = 0; s < SAMPLE; s++) saved[s] = w[idx[s]], w[idx[s]] = saved[s] + sgn[s] * h;
+        for (int s = 0; s < ns; s++) saved[s] = w[idx[s]], w[idx[s]] = saved[s] + sgn[s] * h;
         double lp = loss_of(ctx, tok, tgt);
-        for (int s = 0; s < SAMPLE; s++) w[idx[s]] = saved[s] - sgn[s] * h;
+        for (int s = 0; s < ns; s++) w[idx[s]] = saved[s] - sgn[s] * h;
         double lm = loss_of(ctx, tok, tgt);
-        for (int s = 0; s < SAMPLE; s++) w[idx[s]] = saved[s];
+        for (int s = 0; s < ns; s++) w[idx[s]] = saved[s];
         double fd = (lp - lm) / (2.0 * (double)h);
         double err = fabs(fd - analytic), tol = 2e-3 * mag + 5e-4;
         if (err / (mag + 1e-12) > worst) worst = err / (mag + 1e-12);
@@ -250,12 +261,14 @@ int main(void)
         "norm=post final_norm=0 qkv_bias=1 proj_bias=1 tie_lm_head=0 pos=learned gelu=tanh",
         "norm_type=rms", "norm_type=rms norm_eps=0.05 norm=post", "norm_type=rms norm=post", "norm_eps=0.05 norm=post", "norm_eps=0.05", "mlp=swiglu",
         "mlp=swiglu mlp_bias=0", "mlp_bias=0", "kv_heads=2", "kv_heads=1", "head_dim=6",
-        "head_dim=12", "rope_pairs=halves",
-        LLAMA};
+        "head_dim=12", "rope_pairs=halves", "qk_norm=1", "qk_norm=1 kv_heads=2 head_dim=6",
+        "qk_norm=1 norm=post", ROPE_LLAMA3,
+        LLAMA, QWEN};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         check_tensors(0.0f, 1, variants[i]);
     check_tensors(0.2f, 2, variants[9]);
     check_tensors(0.2f, 2, LLAMA);
+    check_tensors(0.2f, 2, QWEN);
     check_gelu_kernels();
     check_swiglu_kernels();
     check_errors();

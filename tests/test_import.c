@@ -609,6 +609,268 @@ static void llama(void)
     }
 }
 
+/* ------------------------------------------------------------ Qwen, Llama 3 */
+
+static const char QWEN2_KEYS[] = "\"model_type\": \"qwen2\", \"architectures\": "
+                                 "[\"Qwen2ForCausalLM\"], \"sliding_window\": 32768, "
+                                 "\"use_sliding_window\": false, \"max_window_layers\": 2,";
+static const char QWEN3_KEYS[] = "\"model_type\": \"qwen3\", \"architectures\": "
+                                 "[\"Qwen3ForCausalLM\"], \"sliding_window\": null, "
+                                 "\"use_sliding_window\": false, \"max_window_layers\": 2,";
+/* Llama 3's rope_scaling, at a context where the heads of 24 have pairs
+ * in all three of its bands */
+static const char LLAMA3_KEYS[] = "\"rope_scaling\": {\"factor\": 8.0, \"low_freq_factor\": 1.0, "
+                                  "\"high_freq_factor\": 4.0, "
+                                  "\"original_max_position_embeddings\": 64, "
+                                  "\"rope_type\": \"llama3\"},";
+
+/* make_llama_as's model (kind, rows) written with config keys `keys`,
+ * imported (store); the logits' checksum, the same on 1 and 2 threads. */
+static uint64_t family_import(const char *dir, int kind, int dt, bool untied, const char *keys,
+                              ngpt_weights store)
+{
+    char out[64];
+    make_llama_as(43, dt, untied, kind, V);
+    CHECK(write_llama_dir(dir, &(dir_opts){.dt = dt, .untied = untied}, keys), "write %s", dir);
+    snprintf(out, sizeof out, "%s%s.ngpt", dir, store == NGPT_WEIGHTS_Q8 ? "_q8"
+                                                 : store == NGPT_WEIGHTS_Q4 ? "_q4" : "");
+    CHECK_OK(import_dir(dir, out, store));
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", root, out);
+    const uint64_t h = logits_hash(path, 1);
+    CHECK(h == logits_hash(path, 2), "%s: the same logits on 1 and 2 threads", dir);
+    return h;
+}
+
+/* The published configs of Qwen2.5-0.5B and -1.5B, Qwen3-0.6B and
+ * Llama-3.2-1B (their hub copies' keys and values) map to their published
+ * parameter counts, with T the import's default. */
+static void published_qwen_llama3(void)
+{
+    static const char *const configs[4] = {
+        "{\"architectures\": [\"Qwen2ForCausalLM\"], \"attention_dropout\": 0.0, "
+        "\"bos_token_id\": 151643, \"eos_token_id\": 151643, \"hidden_act\": \"silu\", "
+        "\"hidden_size\": 896, \"initializer_range\": 0.02, \"intermediate_size\": 4864, "
+        "\"max_position_embeddings\": 32768, \"max_window_layers\": 24, \"model_type\": \"qwen2\", "
+        "\"num_attention_heads\": 14, \"num_hidden_layers\": 24, \"num_key_value_heads\": 2, "
+        "\"rms_norm_eps\": 1e-06, \"rope_theta\": 1000000.0, \"sliding_window\": 32768, "
+        "\"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\", "
+        "\"transformers_version\": \"4.40.1\", \"use_cache\": true, \"use_sliding_window\": false, "
+        "\"vocab_size\": 151936}",
+        "{\"architectures\": [\"Qwen2ForCausalLM\"], \"attention_dropout\": 0.0, "
+        "\"bos_token_id\": 151643, \"eos_token_id\": 151643, \"hidden_act\": \"silu\", "
+        "\"hidden_size\": 1536, \"initializer_range\": 0.02, \"intermediate_size\": 8960, "
+        "\"max_position_embeddings\": 131072, \"max_window_layers\": 28, \"model_type\": \"qwen2\", "
+        "\"num_attention_heads\": 12, \"num_hidden_layers\": 28, \"num_key_value_heads\": 2, "
+        "\"rms_norm_eps\": 1e-06, \"rope_theta\": 1000000.0, \"sliding_window\": 131072, "
+        "\"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\", "
+        "\"transformers_version\": \"4.40.1\", \"use_cache\": true, \"use_sliding_window\": false, "
+        "\"vocab_size\": 151936}",
+        "{\"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false, "
+        "\"attention_dropout\": 0.0, \"bos_token_id\": 151643, \"eos_token_id\": 151645, "
+        "\"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 1024, "
+        "\"initializer_range\": 0.02, \"intermediate_size\": 3072, "
+        "\"max_position_embeddings\": 40960, \"max_window_layers\": 28, \"model_type\": \"qwen3\", "
+        "\"num_attention_heads\": 16, \"num_hidden_layers\": 28, \"num_key_value_heads\": 8, "
+        "\"rms_norm_eps\": 1e-06, \"rope_scaling\": null, \"rope_theta\": 1000000, "
+        "\"sliding_window\": null, \"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\", "
+        "\"transformers_version\": \"4.51.0\", \"use_cache\": true, \"use_sliding_window\": false, "
+        "\"vocab_size\": 151936}",
+        "{\"architectures\": [\"LlamaForCausalLM\"], \"attention_bias\": false, "
+        "\"attention_dropout\": 0.0, \"bos_token_id\": 128000, \"eos_token_id\": 128001, "
+        "\"head_dim\": 64, \"hidden_act\": \"silu\", \"hidden_size\": 2048, "
+        "\"initializer_range\": 0.02, \"intermediate_size\": 8192, "
+        "\"max_position_embeddings\": 131072, \"mlp_bias\": false, \"model_type\": \"llama\", "
+        "\"num_attention_heads\": 32, \"num_hidden_layers\": 16, \"num_key_value_heads\": 8, "
+        "\"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": {\"factor\": 32.0, "
+        "\"high_freq_factor\": 4.0, \"low_freq_factor\": 1.0, "
+        "\"original_max_position_embeddings\": 8192, \"rope_type\": \"llama3\"}, "
+        "\"rope_theta\": 500000.0, \"tie_word_embeddings\": true, \"torch_dtype\": \"bfloat16\", "
+        "\"transformers_version\": \"4.45.0.dev0\", \"use_cache\": true, \"vocab_size\": 128256}",
+    };
+    static const char *const names[4] = {"Qwen2.5-0.5B", "Qwen2.5-1.5B", "Qwen3-0.6B",
+                                         "Llama-3.2-1B"};
+    const size_t published[4] = {494032768u, 1543714304u, 596049920u, 1235814400u};
+    for (int i = 0; i < 4; i++) {
+        ngpt_config cfg;
+        size_t params = 0;
+        CHECK_OK(ngpt_import_hf_config_mem(configs[i], strlen(configs[i]), &cfg));
+        CHECK_OK(ngpt_config_param_count(&cfg, &params));
+        CHECK(params == published[i], "%s: %zu parameters, published %zu", names[i], params,
+              published[i]);
+        CHECK(cfg.context_len == NGPT_IMPORT_CONTEXT_DEFAULT && cfg.tie_lm_head &&
+                  cfg.qkv_bias == (i < 2) && !cfg.proj_bias && cfg.qk_norm == (i == 2) &&
+                  cfg.rope_scaling == (i == 3 ? NGPT_ROPE_SCALING_LLAMA3 : NGPT_ROPE_SCALING_NONE),
+              "%s: T=%d and the family's switches", names[i], (int)cfg.context_len);
+        printf("%-13s %11zu parameters\n", names[i], params);
+    }
+    ngpt_config l3;
+    CHECK_OK(ngpt_import_hf_config_mem(configs[3], strlen(configs[3]), &l3));
+    CHECK(l3.rope_factor == 32.0f && l3.rope_low_freq_factor == 1.0f &&
+              l3.rope_high_freq_factor == 4.0f && l3.rope_original_context == 8192 &&
+              l3.rope_theta == 500000.0f, "Llama 3.2's rope_scaling");
+}
+
+static void qwen_llama3(void)
+{
+    published_qwen_llama3();
+    /* the configs as ngpt plans them */
+    char p[600];
+    ngpt_config cfg;
+    make_llama_as(43, DT_F32, false, 2, V);
+    CHECK(write_llama_dir("qwen2_f32", &(dir_opts){0}, QWEN2_KEYS), "write qwen2_f32");
+    path_of(p, sizeof p, "qwen2_f32", "config.json");
+    CHECK_OK(ngpt_import_hf_config(p, &cfg));
+    CHECK(cfg.qkv_bias && !cfg.proj_bias && !cfg.qk_norm && cfg.context_len == T &&
+              cfg.rope_scaling == NGPT_ROPE_SCALING_NONE, "Qwen2's switches");
+    make_llama_as(43, DT_F32, false, 3, V);
+    CHECK(write_llama_dir("qwen3_f32", &(dir_opts){0}, QWEN3_KEYS), "write qwen3_f32");
+    path_of(p, sizeof p, "qwen3_f32", "config.json");
+    CHECK_OK(ngpt_import_hf_config(p, &cfg));
+    CHECK(!cfg.qkv_bias && !cfg.proj_bias && cfg.qk_norm && cfg.head_dim == LD,
+          "Qwen3's switches");
+
+    /* goldens: the F32 imports' logits, on every build and thread count */
+    const uint64_t q2 = family_import("qwen2_f32", 2, DT_F32, false, QWEN2_KEYS, NGPT_WEIGHTS_F32);
+    CHECK(q2 == UINT64_C(0xbf3dd9ea53cfd41d), "qwen2 F32 logits checksum %016llx", (unsigned long long)q2);
+    const uint64_t q3 = family_import("qwen3_f32", 3, DT_F32, false, QWEN3_KEYS, NGPT_WEIGHTS_F32);
+    CHECK(q3 == UINT64_C(0x4ec8d3d537b91595), "qwen3 F32 logits checksum %016llx", (unsigned long long)q3);
+    const uint64_t l3 = family_import("llama3_f32", 0, DT_F32, false, LLAMA3_KEYS,
+                                      NGPT_WEIGHTS_F32);
+    CHECK(l3 == UINT64_C(0x991bee40f09e0ce2), "llama3 F32 logits checksum %016llx", (unsigned long long)l3);
+    /* other dtypes and ties; q8 and q4 in one step, ngpt quantize's files */
+    family_import("qwen2_bf16", 2, DT_BF16, true, QWEN2_KEYS, NGPT_WEIGHTS_F32);
+    family_import("qwen3_f16", 3, DT_F16, true, QWEN3_KEYS, NGPT_WEIGHTS_F32);
+    static const struct { const char *dir; int kind; const char *keys; } q[3] = {
+        {"qwen2_f32", 2, QWEN2_KEYS}, {"qwen3_f32", 3, QWEN3_KEYS}, {"llama3_f32", 0, LLAMA3_KEYS}};
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 2; k++) {
+            const ngpt_weights w = k ? NGPT_WEIGHTS_Q4 : NGPT_WEIGHTS_Q8;
+            family_import(q[i].dir, q[i].kind, DT_F32, false, q[i].keys, w);
+            char got[600], f32[600], want[600];
+            snprintf(got, sizeof got, "%s/%s_%s.ngpt", root, q[i].dir, k ? "q4" : "q8");
+            snprintf(f32, sizeof f32, "%s/%s.ngpt", root, q[i].dir);
+            snprintf(want, sizeof want, "%s/%s_quantized.ngpt", root, q[i].dir);
+            quantize(f32, want, w);
+            CHECK(test_same_file(got, want), "the %s %s import is ngpt quantize's file", q[i].dir,
+                  k ? "q4" : "q8");
+        }
+
+    /* a vocabulary larger than the tokenizer's ids (Qwen's 151936 rows for
+     * 151669 ids; here a tokenizer.json): imported; those rows are never
+     * sampled */
+    enum { ROWS = V + 36 };
+    char extra[512];
+    snprintf(extra, sizeof extra, "%s \"vocab_size\": %d,", QWEN2_KEYS, (int)ROWS);
+    make_llama_as(43, DT_F32, false, 2, ROWS);
+    CHECK(write_llama_dir("qwen2_rows", &(dir_opts){0}, extra), "write qwen2_rows");
+    path_of(p, sizeof p, "qwen2_rows", "vocab.json");
+    unlink(p);
+    path_of(p, sizeof p, "qwen2_rows", "merges.txt");
+    unlink(p);
+    CHECK(write_tokenizer_json_chat("qwen2_rows", false, GPT2_PRE, true), "tokenizer.json");
+    CHECK_OK(import_dir("qwen2_rows", "qwen2_rows.ngpt", NGPT_WEIGHTS_F32));
+    path_of(p, sizeof p, "qwen2_rows.ngpt", "");
+    snprintf(p, sizeof p, "%s/qwen2_rows.ngpt", root);
+    ngpt_model *m = NULL;
+    ngpt_context *ctx = NULL;
+    if (!ngpt_model_open(&m, p) && !ngpt_context_init(&ctx, m, NULL, NULL, NULL, 0)) {
+        const ngpt_tokenizer *tok = NULL;
+        ngpt_tokenizer_info ti;
+        CHECK_OK(ngpt_context_tokenizer(ctx, &tok));
+        CHECK(tok && !ngpt_tokenizer_describe(tok, &ti) && ti.n_tokens == V,
+              "the tokenizer keeps its %d ids", (int)V);
+        static float logits[ROWS];
+        for (int i = 0; i < ROWS; i++) logits[i] = (float)(i % 7);
+        logits[ROWS - 1] = 100.0f, logits[V] = 90.0f;       /* rows without a token: highest */
+        ngpt_sampler s = ngpt_sampler_default();
+        int32_t tok_id = -1;
+        s.temperature = 0.0f;
+        CHECK_OK(ngpt_context_sample(ctx, &s, logits, NULL, 0, 0, 0, &tok_id));
+        CHECK(tok_id >= 0 && tok_id < V, "greedy picked %d, a row without a token", (int)tok_id);
+        s.temperature = 1.0f;
+        for (uint64_t k = 0; k < 50; k++) {
+            CHECK_OK(ngpt_context_sample(ctx, &s, logits, NULL, 0, 0, k, &tok_id));
+            CHECK(tok_id >= 0 && tok_id < V, "sampled %d, a row without a token", (int)tok_id);
+        }
+    } else {
+        CHECK(false, "open %s: %s", p, ngpt_last_error());
+    }
+    test_context_close(ctx, m);
+
+    /* a longer context than the default, up to config.json's; refusals */
+    snprintf(extra, sizeof extra, "%s \"max_position_embeddings\": 5000,", QWEN2_KEYS);
+    make_llama_as(43, DT_F32, false, 2, V);
+    CHECK(write_llama_dir("qwen2_long", &(dir_opts){0}, extra), "write qwen2_long");
+    CHECK_OK(import_dir("qwen2_long", "qwen2_long.ngpt", NGPT_WEIGHTS_F32));
+    snprintf(p, sizeof p, "%s/qwen2_long.ngpt", root);
+    CHECK(test_file_config(p).context_len == NGPT_IMPORT_CONTEXT_DEFAULT, "the default context");
+    char d[600], o[600];
+    snprintf(d, sizeof d, "%s/qwen2_long", root);
+    snprintf(o, sizeof o, "%s/qwen2_longer.ngpt", root);
+    ngpt_import_options opt = ngpt_import_options_default();
+    opt.context_len = 5000;
+    CHECK_OK(ngpt_import_hf(d, &opt, o));
+    CHECK(test_file_config(o).context_len == 5000, "--context 5000");
+    opt.context_len = 5001;
+    CHECK_STATUS(ngpt_import_hf(d, &opt, o), NGPT_ERR_BAD_ARG);
+    static const char Q2_TYPE[] = "\"model_type\": \"qwen2\",";
+    static const char Q2_ARCH[] = "\"architectures\": [\"Qwen2ForCausalLM\"],";
+    static const char Q2_BOTH[] = "\"model_type\": \"qwen2\", \"architectures\": "
+                                  "[\"Qwen2ForCausalLM\"],";
+    static const struct { const char *name, *extra, *more; ngpt_status st; const char *needle; }
+    bad[] = {
+        {"q_yarn", "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0},", QWEN2_KEYS,
+         NGPT_ERR_UNSUPPORTED, "rope_type \"yarn\""},
+        {"q_dynamic", "\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2.0},", QWEN2_KEYS,
+         NGPT_ERR_UNSUPPORTED, "rope_type \"dynamic\""},
+        {"q_l3_key", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0, "
+         "\"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
+         "\"original_max_position_embeddings\": 64, \"beta_fast\": 32},", QWEN2_KEYS,
+         NGPT_ERR_UNSUPPORTED, "rope_scaling.beta_fast"},
+        {"q_l3_missing", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0},",
+         QWEN2_KEYS, NGPT_ERR_BAD_FORMAT, "low_freq_factor"},
+        {"q_window", "\"use_sliding_window\": true, \"sliding_window\": 16,", Q2_BOTH,
+         NGPT_ERR_UNSUPPORTED, "use_sliding_window"},
+        {"q_layers", "\"layer_types\": [\"full_attention\", \"sliding_attention\"],", QWEN2_KEYS,
+         NGPT_ERR_UNSUPPORTED, "layer_types"},
+        {"q_moe", "\"num_experts\": 8,", QWEN2_KEYS, NGPT_ERR_UNSUPPORTED, "num_experts"},
+        {"q_vision", "\"vision_config\": {\"depth\": 32},", QWEN2_KEYS, NGPT_ERR_UNSUPPORTED,
+         "vision_config"},
+        {"q_mlp_bias", "\"mlp_bias\": true,", QWEN2_KEYS, NGPT_ERR_UNSUPPORTED, "mlp_bias"},
+        {"q_arch", "\"architectures\": [\"Qwen2ForSequenceClassification\"],", Q2_TYPE,
+         NGPT_ERR_UNSUPPORTED, "Qwen2ForCausalLM"},
+        {"q_moe_type", "\"model_type\": \"qwen2_moe\",", Q2_ARCH, NGPT_ERR_UNSUPPORTED,
+         "qwen2_moe"},
+        {"q_vl_type", "\"model_type\": \"qwen2_5_vl\",", Q2_ARCH, NGPT_ERR_UNSUPPORTED,
+         "qwen2_5_vl"},
+        {"l3_window", "\"sliding_window\": 4096,", "", NGPT_ERR_UNSUPPORTED, "sliding_window"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        make_llama_as(43, DT_F32, false, 2, V);
+        snprintf(extra, sizeof extra, "%s %s", bad[i].extra, bad[i].more);
+        CHECK(write_llama_dir(bad[i].name, &(dir_opts){0}, extra), "write %s", bad[i].name);
+        char out[64];
+        snprintf(out, sizeof out, "%s.ngpt", bad[i].name);
+        ngpt_status st = import_dir(bad[i].name, out, NGPT_WEIGHTS_F32);
+        const char *msg = ngpt_last_error();
+        snprintf(p, sizeof p, "%s/%s", root, out);
+        CHECK(st == bad[i].st && !strncmp(msg, "ngpt_import_hf: ", 16) && !strchr(msg, '\n') &&
+                  strstr(msg, bad[i].needle) && !exists(p),
+              "%s: %s (want %s naming \"%s\"): %s", bad[i].name, ngpt_status_string(st),
+              ngpt_status_string(bad[i].st), bad[i].needle, msg);
+    }
+    /* a Qwen2 file without its q, k and v biases is refused naming one */
+    make_llama_as(43, DT_F32, false, 0, V);
+    CHECK(write_llama_dir("q_nobias", &(dir_opts){0}, QWEN2_KEYS), "write q_nobias");
+    CHECK_STATUS(import_dir("q_nobias", "q_nobias.ngpt", NGPT_WEIGHTS_F32), NGPT_ERR_BAD_FORMAT);
+    CHECK(strstr(ngpt_last_error(), "q_proj.bias") != NULL, "%s", ngpt_last_error());
+    make_llama_as(43, DT_F32, false, 0, V);
+    CHECK(write_llama_dir("q_nonorm", &(dir_opts){0}, QWEN3_KEYS), "write q_nonorm");
+    CHECK_STATUS(import_dir("q_nonorm", "q_nonorm.ngpt", NGPT_WEIGHTS_F32), NGPT_ERR_BAD_FORMAT);
+    CHECK(strstr(ngpt_last_error(), "q_norm.weight") != NULL, "%s", ngpt_last_error());
+}
+
 static const char *const CHATML_CONFIG =
     "{\"add_prefix_space\": false, \"bos_token\": \"<|im_start|>\", \"eos_token\": "
     "\"<|im_end|>\", \"chat_template\": \"{% for message in messages %}{{'<|im_start|>' + "
@@ -809,6 +1071,7 @@ int main(int argc, char **argv)
     bad_dirs();
     published_configs();
     llama();
+    qwen_llama3();
     free_tensors();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

@@ -10,7 +10,10 @@
  * combinations that cover every switch (GPT-2's and a Llama's among them). */
 #include <unistd.h>
 
+#include <math.h>
+
 #include "runtime/config.h"   /* ngpt_config_compare */
+#include "runtime/positions.h"        /* ngpt_rope_tables */
 #include "scenario.h"
 
 enum { V = 256, T = 16 };
@@ -19,7 +22,9 @@ static const char *const SWITCHES[] = {
     "qkv_bias=1", "tie_lm_head=0", "final_norm=0", "norm=post", "pos=sinusoidal", "pos=learned",
     "proj_bias=1", "gelu=tanh", "norm_type=rms", "norm_eps=1e-6", "mlp=swiglu", "mlp_bias=0",
     "kv_heads=2", "kv_heads=1", "head_dim=6", "head_dim=12", "rope_pairs=halves",
-    "norm_type=rms norm=post final_norm=0",
+    "norm_type=rms norm=post final_norm=0", "qk_norm=1", "qk_norm=1 kv_heads=2 head_dim=6",
+    "rope_scaling=llama3 rope_factor=8 rope_low_freq_factor=1 rope_high_freq_factor=4 "
+    "rope_original_context=1000",
 };
 /* the golden combinations: A has every switch but sinusoidal, B that one */
 static const char COMBO_A[] = "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned";
@@ -30,6 +35,14 @@ static const char COMBO_GPT2[] = "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh";
  * C/H (6 heads of 10 on C = 32), RoPE on halves, an untied head */
 static const char COMBO_LLAMA[] = "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 "
                                   "mlp=swiglu mlp_bias=0 rope_pairs=halves tie_lm_head=0";
+/* Qwen2's biases on q, k and v (not o), Qwen3's qk_norm and Llama 3's
+ * rope_scaling on the Llama's (context 1000: the heads of 10 have pairs in
+ * every band of its frequencies) */
+static const char COMBO_QWEN[] = "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 "
+                                 "mlp=swiglu mlp_bias=0 rope_pairs=halves tie_lm_head=0 "
+                                 "qkv_bias=1 qk_norm=1 rope_scaling=llama3 rope_factor=8 "
+                                 "rope_low_freq_factor=1 rope_high_freq_factor=4 "
+                                 "rope_original_context=1000";
 
 /* The tiny config (test.h) with the space-separated switches of sw. */
 static ngpt_config tiny(const char *sw)
@@ -79,6 +92,7 @@ static void test_tensors(const char *sw)
     const size_t D = c.head_dim ? (size_t)c.head_dim : C / H, QKV = (H + 2 * KV) * D;
     const size_t F1 = c.mlp == NGPT_MLP_SWIGLU ? 2 * F : F, NB = c.norm_type == NGPT_NORM_LAYER;
     const size_t block = 2 * C * (1 + NB) + QKV * C + (c.qkv_bias ? QKV : 0) + C * H * D +
+                         (c.qk_norm ? 2 * D : 0) +
                          (c.proj_bias ? C : 0) + F1 * C + C * F + (c.mlp_bias ? F1 + C : 0);
     size_t want = (size_t)V * C * (c.tie_lm_head ? 1 : 2) + L * block +
                   (c.pos == NGPT_POS_LEARNED ? (size_t)T * C : 0) + (c.final_norm ? C * (1 + NB) : 0);
@@ -90,6 +104,8 @@ static void test_tensors(const char *sw)
     if (!ctx) return;
     CHECK(has_tensor(ctx, "blocks.1.attn.qkv.bias") == c.qkv_bias, "[%s] qkv bias", sw);
     CHECK(has_tensor(ctx, "blocks.1.attn.proj.bias") == c.proj_bias, "[%s] proj bias", sw);
+    CHECK(has_tensor(ctx, "blocks.1.attn.q_norm.weight") == c.qk_norm &&
+              has_tensor(ctx, "blocks.0.attn.k_norm.weight") == c.qk_norm, "[%s] qk_norm", sw);
     CHECK(has_tensor(ctx, "lm_head.weight") == !c.tie_lm_head, "[%s] lm_head", sw);
     CHECK(has_tensor(ctx, "ln_f.weight") == c.final_norm &&
               has_tensor(ctx, "ln_f.bias") == (c.final_norm && c.norm_type == NGPT_NORM_LAYER),
@@ -280,7 +296,68 @@ static void test_header_bytes(void)
               hdr[73], hdr[74], hdr[75], (double)eps, (int)kv, (int)hd);
         for (int i = 88; i < 128; i++) CHECK(hdr[i] == 0, "[llama] reserved byte %d set", i);
     }
+    /* Qwen's and Llama 3's: u8 qk_norm at 88, u8 rope_scaling at 89, f32
+     * factor, low and high at 92, 96, 100, i32 the original context at 104 */
+    ngpt_config qc = tiny(COMBO_QWEN);
+    ctx = make_infer(&qc, 1);
+    if (ctx) {
+        CHECK_OK(ngpt_context_save(ctx, path));
+        ngpt_context_free(ctx);
+        unsigned char hdr[128];
+        FILE *f = fopen(path, "rb");
+        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
+        if (f) fclose(f);
+        float fac, lo, hi;
+        int32_t orig;
+        memcpy(&fac, hdr + 92, 4), memcpy(&lo, hdr + 96, 4), memcpy(&hi, hdr + 100, 4);
+        memcpy(&orig, hdr + 104, 4);
+        CHECK(hdr[64] == 1 && hdr[88] == 1 && hdr[89] == 1 && !hdr[90] && !hdr[91] && fac == 8.0f &&
+                  lo == 1.0f && hi == 4.0f && orig == 1000,
+              "[qwen] bytes 88..107: %u %u %g %g %g %d", hdr[88], hdr[89], (double)fac, (double)lo,
+              (double)hi, (int)orig);
+        for (int i = 108; i < 128; i++) CHECK(hdr[i] == 0, "[qwen] reserved byte %d set", i);
+        const ngpt_config back = test_file_config(path);
+        CHECK(back.qk_norm && back.rope_scaling == NGPT_ROPE_SCALING_LLAMA3 &&
+                  back.rope_original_context == 1000 && !ngpt_config_compare(&qc, &back),
+              "[qwen] the switches read back");
+    }
     unlink(path);
+}
+
+/* rope_scaling=llama3's frequencies at Llama 3.2's (theta 500000, D 128,
+ * factor 32, 1, 4, 8192): each pair's angle step (the table's row 1 is
+ * pos 1's angle) equals Hugging Face's rule written out here; the tables'
+ * checksum is one golden constant on every build. */
+static void test_rope_llama3(void)
+{
+    ngpt_config c = ngpt_config_default();
+    c.d_model = 128, c.n_heads = 1, c.context_len = 64, c.rope_theta = 500000.0f;
+    CHECK(test_config_apply(&c, "rope_scaling=llama3 rope_factor=32 rope_low_freq_factor=1 "
+                                "rope_high_freq_factor=4 rope_original_context=8192"),
+          "config: %s", ngpt_last_error());
+    CHECK_OK(ngpt_config_validate(&c));
+    enum { P = 64, HALF = 64 };
+    static float cos_t[P * HALF], sin_t[P * HALF];
+    ngpt_rope_tables(&c, cos_t, sin_t);
+    int kept = 0, divided = 0, smoothed = 0;
+    for (int i = 0; i < HALF; i++) {
+        const double inv = pow(500000.0, -(2.0 * i) / 128.0), wl = 2.0 * 3.141592653589793 / inv;
+        double want = inv;
+        if (wl < 8192.0 / 4.0) kept++;
+        else if (wl > 8192.0) want = inv / 32.0, divided++;
+        else {
+            const double s = (8192.0 / wl - 1.0) / 3.0;
+            want = (1.0 - s) * inv / 32.0 + s * inv, smoothed++;
+        }
+        /* pos 1: the angle is the inverse frequency rounded to float */
+        const float a = (float)want;
+        CHECK(fabsf(cos_t[HALF + i] - cosf(a)) <= 1e-6f && fabsf(sin_t[HALF + i] - sinf(a)) <= 1e-6f,
+              "pair %d: cos %.9g sin %.9g, want %.9g %.9g", i, (double)cos_t[HALF + i],
+              (double)sin_t[HALF + i], (double)cosf(a), (double)sinf(a));
+    }
+    CHECK(kept > 0 && divided > 0 && smoothed > 0, "bands %d %d %d", kept, divided, smoothed);
+    uint64_t h = ngpt_checksum_bytes(cos_t, sizeof cos_t) ^ ngpt_checksum_bytes(sin_t, sizeof sin_t);
+    CHECK(h == 0x7bb5b5f3e757102a, "llama3 tables %016" PRIx64, h);
 }
 
 /* Grouped-query attention's point: the KV cache holds KV heads, KV/H of a
@@ -336,22 +413,28 @@ int main(void)
         test_checkpoint(SWITCHES[i]);
         test_scenario(SWITCHES[i]);
     }
-    static char llama_q8[sizeof COMBO_LLAMA + 16];
+    static char llama_q8[sizeof COMBO_LLAMA + 16], qwen_q4[sizeof COMBO_QWEN + 16];
     snprintf(llama_q8, sizeof llama_q8, "%s weights=q8", COMBO_LLAMA);
-    const char *const combos[] = {COMBO_A, COMBO_B, COMBO_GPT2, COMBO_LLAMA, llama_q8};
-    for (size_t i = 0; i < 5; i++) {
-        if (combos[i] != llama_q8) test_tensors(combos[i]);    /* (8-bit tensors are not floats) */
+    snprintf(qwen_q4, sizeof qwen_q4, "%s weights=q4", COMBO_QWEN);
+    const char *const combos[] = {COMBO_A, COMBO_B, COMBO_GPT2, COMBO_LLAMA, llama_q8, COMBO_QWEN,
+                                  qwen_q4};
+    for (size_t i = 0; i < 7; i++) {
+        if (combos[i] != llama_q8 && combos[i] != qwen_q4)
+            test_tensors(combos[i]);    /* (8-bit tensors are not floats) */
         test_cached_equals_full(combos[i]);
         test_generate(combos[i]);
         test_checkpoint(combos[i]);
     }
     test_scenario(COMBO_LLAMA);
+    test_scenario(COMBO_QWEN);
     test_kv_bytes();
     test_generate("");      /* the shift works with RoPE */
     test_golden(COMBO_A, 0x250a1c69548107e6);
     test_golden(COMBO_B, 0x9aba929758bd3460);
     test_golden(COMBO_GPT2, 0x7e6eb1eaea7ba9e5);
     test_golden(COMBO_LLAMA, 0xaa5d5ba9ea400ab9);
+    test_golden(COMBO_QWEN, 0xf91f45192b249e4c);
+    test_rope_llama3();
     test_header_bytes();
     return test_summary("test_variants");
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """hf_llama.py — an independent PyTorch reference of Hugging Face's Llama
-(LlamaForCausalLM), and a writer of random-weight Llama model directories to
-test importers.
+(LlamaForCausalLM), Qwen2 (Qwen2ForCausalLM) and Qwen3 (Qwen3ForCausalLM),
+Llama 3's rope scaling included, and a writer of random-weight model
+directories of those families to test importers.
 
   /usr/bin/python3 tools/hf_llama.py write DIR [--layers L] [--hidden C] [--heads H]
         [--kv-heads KV] [--head-dim D] [--intermediate F] [--vocab V] [--untied]
@@ -24,6 +25,21 @@ v and o) and mlp_bias (gate, up, down), false in SmolLM2. The reference
 computes in float64 from the weights exactly as the files store them (BF16
 widened exactly).
 
+The other families, from their descriptions (transformers'
+models/qwen2/modeling_qwen2.py, models/qwen3/modeling_qwen3.py,
+modeling_rope_utils.py's _compute_llama3_parameters):
+  Qwen2: q_proj, k_proj and v_proj have biases, o_proj none; sliding_window
+         unused while use_sliding_window is false.
+  Qwen3: q and k, per head of D, are RMS-normalised (rms_norm_eps) and
+         multiplied by self_attn.q_norm.weight / k_norm.weight before RoPE;
+         attention_bias as Llama's.
+  rope_scaling {"rope_type": "llama3", factor, low_freq_factor,
+         high_freq_factor, original_max_position_embeddings}: with
+         wavelength w = 2π/θᵢ, lo = orig/low_freq_factor, hi =
+         orig/high_freq_factor: w < hi keeps θᵢ, w > lo gives θᵢ/factor,
+         between them s = (orig/w − low)/(high − low) and θᵢ' = (1 − s)·θᵢ/factor
+         + s·θᵢ.
+
 `write` makes config.json (LlamaConfig's keys as SmolLM2's hub copies have
 them), model.safetensors (F32 or BF16; tools/hf_gpt2.py's writer) and
 vocab.json + merges.txt of tools/hf_gpt2.py's byte-level BPE.
@@ -44,9 +60,37 @@ import hf_gpt2  # noqa: E402  (safetensors and the byte-level BPE only)
 
 
 def llama_config(layers=2, hidden=576, heads=9, kv_heads=3, head_dim=None, intermediate=1536,
-                 vocab=2000, positions=2048, tied=True, theta=100000.0, eps=1e-5, bias=False):
+                 vocab=2000, positions=2048, tied=True, theta=100000.0, eps=1e-5, bias=False,
+                 family="llama", rope_scaling=None):
     """config.json as SmolLM2's hub copies have it (bias: attention_bias and
-    mlp_bias, as some Llama derivatives set them)."""
+    mlp_bias, as some Llama derivatives set them); family "qwen2" or "qwen3":
+    as Qwen2.5's and Qwen3's hub copies have theirs; rope_scaling: a dict
+    (Llama 3's)."""
+    if family == "qwen2":
+        return {"architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+                "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "silu",
+                "hidden_size": hidden, "initializer_range": 0.02,
+                "intermediate_size": intermediate, "max_position_embeddings": positions,
+                "max_window_layers": layers, "model_type": "qwen2",
+                "num_attention_heads": heads, "num_hidden_layers": layers,
+                "num_key_value_heads": kv_heads, "rms_norm_eps": eps,
+                "rope_scaling": rope_scaling, "rope_theta": theta, "sliding_window": positions,
+                "tie_word_embeddings": tied, "torch_dtype": "bfloat16",
+                "transformers_version": "4.40.1", "use_cache": True, "use_sliding_window": False,
+                "vocab_size": vocab}
+    if family == "qwen3":
+        return {"architectures": ["Qwen3ForCausalLM"], "attention_bias": bias,
+                "attention_dropout": 0.0, "bos_token_id": 0, "eos_token_id": 0,
+                "head_dim": head_dim if head_dim else hidden // heads, "hidden_act": "silu",
+                "hidden_size": hidden, "initializer_range": 0.02,
+                "intermediate_size": intermediate, "max_position_embeddings": positions,
+                "max_window_layers": layers, "model_type": "qwen3",
+                "num_attention_heads": heads, "num_hidden_layers": layers,
+                "num_key_value_heads": kv_heads, "rms_norm_eps": eps,
+                "rope_scaling": rope_scaling, "rope_theta": theta, "sliding_window": None,
+                "tie_word_embeddings": tied, "torch_dtype": "bfloat16",
+                "transformers_version": "4.51.0", "use_cache": True, "use_sliding_window": False,
+                "vocab_size": vocab}
     return {"architectures": ["LlamaForCausalLM"], "attention_bias": bias,
             "attention_dropout": 0.0, "bos_token_id": 0, "eos_token_id": 0,
             "head_dim": head_dim if head_dim else hidden // heads, "hidden_act": "silu",
@@ -54,7 +98,7 @@ def llama_config(layers=2, hidden=576, heads=9, kv_heads=3, head_dim=None, inter
             "max_position_embeddings": positions, "mlp_bias": bias, "model_type": "llama",
             "num_attention_heads": heads, "num_hidden_layers": layers,
             "num_key_value_heads": kv_heads, "pretraining_tp": 1, "rms_norm_eps": eps,
-            "rope_scaling": None, "rope_theta": theta, "tie_word_embeddings": tied,
+            "rope_scaling": rope_scaling, "rope_theta": theta, "tie_word_embeddings": tied,
             "torch_dtype": "bfloat16", "transformers_version": "4.42.3", "use_cache": True,
             "vocab_size": vocab}
 
@@ -74,9 +118,16 @@ class Llama:
 
     def __init__(self, cfg, tensors):
         self.cfg = cfg
-        for k in ("rope_scaling", "sliding_window"):
-            if cfg.get(k) is not None:
-                raise ValueError(f"{k}: this reference implements neither")
+        self.family = cfg.get("model_type", "llama")
+        if self.family not in ("llama", "qwen2", "qwen3"):
+            raise ValueError(f"model_type {self.family}: this reference implements llama, "
+                             "qwen2 and qwen3")
+        rs = cfg.get("rope_scaling")
+        if rs is not None and rs.get("rope_type", rs.get("type")) != "llama3":
+            raise ValueError("rope_scaling: this reference implements llama3's only")
+        if cfg.get("use_sliding_window") or (self.family == "llama" and
+                                             cfg.get("sliding_window") is not None):
+            raise ValueError("sliding windows: this reference implements none")
         if cfg.get("hidden_act", "silu") != "silu":
             raise ValueError("this reference implements silu")
         self.w = {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in tensors.items()
@@ -93,11 +144,31 @@ class Llama:
         eps = self.cfg.get("rms_norm_eps", 1e-6)
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
+    def inv_freq(self, D):
+        """θᵢ = rope_theta^(−2i/D), rescaled as Llama 3's rope_scaling says."""
+        theta = self.cfg.get("rope_theta", 10000.0)
+        inv = 1.0 / theta ** (torch.arange(0, D, 2, dtype=torch.float64) / D)
+        rs = self.cfg.get("rope_scaling")
+        if rs is None:
+            return inv
+        factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+        orig = rs["original_max_position_embeddings"]
+        out = []
+        for t in inv.tolist():
+            w = 2 * math.pi / t
+            if w < orig / high:
+                out.append(t)
+            elif w > orig / low:
+                out.append(t / factor)
+            else:
+                s = (orig / w - low) / (high - low)
+                out.append((1 - s) * t / factor + s * t)
+        return torch.tensor(out, dtype=torch.float64)
+
     def rope(self, x, pos):
         """x (heads, T, D): each pair (x_i, x_{i+D/2}) rotated by pos·θᵢ."""
         D = x.shape[-1]
-        theta = self.cfg.get("rope_theta", 10000.0)
-        inv = 1.0 / theta ** (torch.arange(0, D, 2, dtype=torch.float64) / D)
+        inv = self.inv_freq(D)
         ang = pos[:, None].double() * inv[None, :]             # (T, D/2)
         cos, sin = torch.cat([ang.cos()] * 2, -1), torch.cat([ang.sin()] * 2, -1)
         rotated = torch.cat([-x[..., D // 2:], x[..., :D // 2]], -1)   # rotate_half
@@ -114,6 +185,8 @@ class Llama:
         q = self.linear(x, p + "q_proj").view(T, H, D).transpose(0, 1)
         k = self.linear(x, p + "k_proj").view(T, KV, D).transpose(0, 1)
         v = self.linear(x, p + "v_proj").view(T, KV, D).transpose(0, 1)
+        if self.family == "qwen3":      # RMSNorm over each head of q and k, before RoPE
+            q, k = self.rms(q, self.w[p + "q_norm.weight"]), self.rms(k, self.w[p + "k_norm.weight"])
         pos = torch.arange(T)
         q, k = self.rope(q, pos), self.rope(k, pos)
         group = H // KV
@@ -137,11 +210,12 @@ class Llama:
             x = x + self.mlp(i, self.rms(x, self.w[p + "post_attention_layernorm.weight"]))
         return (self.rms(x, self.w["model.norm.weight"]) @ self.head.T).numpy()
 
-    def greedy(self, ids, n):
-        """n tokens, each the argmax (lowest id on ties) of a full forward."""
+    def greedy(self, ids, n, n_tokens=None):
+        """n tokens, each the argmax (lowest id on ties) of a full forward,
+        over the first n_tokens ids (rows past a tokenizer's: never picked)."""
         ids, out = list(ids), []
         for _ in range(n):
-            nxt = int(np.argmax(self.logits(ids)[-1]))
+            nxt = int(np.argmax(self.logits(ids)[-1][:n_tokens]))
             out.append(nxt)
             ids.append(nxt)
         return out
@@ -181,6 +255,12 @@ def random_weights(cfg, seed):
         if cfg.get("attention_bias"):
             for name, rows in (("q", H * D), ("k", KV * D), ("v", KV * D), ("o", C)):
                 w[p + f"self_attn.{name}_proj.bias"] = n(rows, std=0.02)
+        if cfg.get("model_type") == "qwen2":    # q, k and v biased, o not
+            for name, rows in (("q", H * D), ("k", KV * D), ("v", KV * D)):
+                w[p + f"self_attn.{name}_proj.bias"] = n(rows, std=0.3)
+        if cfg.get("model_type") == "qwen3":    # per-head q and k norms
+            w[p + "self_attn.q_norm.weight"] = 1 + n(D, std=0.1)
+            w[p + "self_attn.k_norm.weight"] = 1 + n(D, std=0.1)
         if cfg.get("mlp_bias"):
             for name, rows in (("gate", Fi), ("up", Fi), ("down", C)):
                 w[p + f"mlp.{name}_proj.bias"] = n(rows, std=0.02)

@@ -63,7 +63,10 @@ class Config(Structure):
                 ("final_norm", c_bool), ("norm", c_int), ("pos", c_int), ("gelu", c_int),
                 ("norm_type", c_int), ("norm_eps", c_float), ("mlp", c_int),
                 ("mlp_bias", c_bool), ("n_kv_heads", c_int32), ("head_dim", c_int32),
-                ("rope_pairs", c_int), ("weights", c_int), ("reserved", c_uint32 * 44)]
+                ("rope_pairs", c_int), ("weights", c_int), ("qk_norm", c_bool),
+                ("rope_scaling", c_int), ("rope_factor", c_float),
+                ("rope_low_freq_factor", c_float), ("rope_high_freq_factor", c_float),
+                ("rope_original_context", c_int32), ("reserved", c_uint32 * 38)]
 
 
 class Shape(Structure):

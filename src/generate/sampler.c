@@ -10,6 +10,7 @@
 #include "base/fpmode.h"
 #include "base/rng.h"
 #include "generate/sampler.h"
+#include "tokenizer/tokenizer.h"
 
 ngpt_sampler ngpt_sampler_default(void)
 {
@@ -114,6 +115,9 @@ ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const 
                              "model's parameters hold NaN or Inf)", (int)i, (double)logits[i]);
         z[i] = s->logit_bias ? logits[i] + s->logit_bias[i] : logits[i];
     }
+    /* rows past the tokenizer's ids (Qwen's V is larger): no token, never sampled */
+    const int32_t NT = ctx->tokenizer && ctx->tokenizer->n_tokens < V ? ctx->tokenizer->n_tokens : V;
+    for (int32_t i = NT; i < V; i++) z[i] = -INFINITY;
     if (allowed)    /* a grammar's mask, before every other step */
         for (int32_t i = 0; i < V; i++)
             if (!((allowed[i >> 6] >> (i & 63)) & 1)) z[i] = -INFINITY;

@@ -7,8 +7,10 @@
  *   12  n            u32, the tokens the slot holds (0..T)
  *   16  params       u64, the parameters' checksum of the model that saved it
  *   24  tokenizer    u64, the attached tokenizer's checksum (0: none)
- *   32  config       56 bytes, the checkpoint header's model block
- *   88  reserved     8 zero bytes
+ *   32  config       56 bytes, the checkpoint header's model block's first part
+ *   88  config tail  u64: 0 when the rest of the model block is zero (every
+ *                    model without qk_norm and rope_scaling), else XXH3-64 of
+ *                    that rest (its 24 bytes) with the low bit set
  *   96  tokens       n x i32
  *       rows         per layer: n key rows then n value rows, W x f32 each
  *                    (W = KV heads x head_dim: the cache's row, model/kv.h)
@@ -38,6 +40,21 @@
 #define SESS_VERSION 1u
 #define SESS_HEADER 96
 #define SESS_CONFIG 32
+
+/* The model block as a session file holds it: its first 56 bytes, and
+ * the tail's u64 (above). */
+static void session_config(const ngpt_context *ctx, unsigned char out[NGPT_CKPT_MODEL_BYTES_V1 + 8])
+{
+    unsigned char b[NGPT_CKPT_MODEL_BYTES];
+    ngpt_ckpt_config_encode(&ctx->cfg, b);
+    memcpy(out, b, NGPT_CKPT_MODEL_BYTES_V1);
+    const unsigned char *tail = b + NGPT_CKPT_MODEL_BYTES_V1;
+    const size_t n = NGPT_CKPT_MODEL_BYTES - NGPT_CKPT_MODEL_BYTES_V1;
+    uint64_t h = 0;
+    for (size_t i = 0; i < n; i++)
+        if (tail[i]) h = (uint64_t)XXH3_64bits(tail, n) | 1u;
+    memcpy(out + NGPT_CKPT_MODEL_BYTES_V1, &h, 8);
+}
 
 static uint64_t tokenizer_sum(const ngpt_context *ctx)
 {
@@ -118,7 +135,7 @@ static ngpt_status emit(const ngpt_context *ctx, int32_t slot, sink *s)
     memcpy(h + 12, &un, 4);
     memcpy(h + 16, &params, 8);
     memcpy(h + 24, &tk, 8);
-    ngpt_ckpt_config_encode(&ctx->cfg, h + SESS_CONFIG);
+    session_config(ctx, h + SESS_CONFIG);
     XXH3_64bits_reset(&s->hash);
     ngpt_status st = put(s, h, sizeof h, true);
     if (!st) st = put(s, ngpt_kv_tokens(ctx, slot), (size_t)n * sizeof(int32_t), true);
@@ -184,12 +201,14 @@ static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_
     if ((uint64_t)XXH3_64bits(d, size - 8) != sum)
         return ngpt_fail(NGPT_ERR_CHECKSUM, "%s is damaged or truncated: its contents do not "
                          "match its checksum", src);
-    for (size_t i = SESS_CONFIG + NGPT_CKPT_MODEL_BYTES; i < SESS_HEADER; i++)
-        if (d[i])
+    unsigned char block[NGPT_CKPT_MODEL_BYTES_V1 + 8];
+    session_config(ctx, block);
+    uint64_t tail;
+    memcpy(&tail, block + NGPT_CKPT_MODEL_BYTES_V1, 8);
+    for (size_t i = SESS_CONFIG + NGPT_CKPT_MODEL_BYTES_V1; !tail && i < SESS_HEADER; i++)
+        if (d[i])       /* (a model without the tail's switches: reserved, as before them) */
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: reserved header byte %zu is %u, not 0 (a "
                              "newer format?)", src, i, d[i]);
-    unsigned char block[NGPT_CKPT_MODEL_BYTES];
-    ngpt_ckpt_config_encode(&ctx->cfg, block);
     if (memcmp(block, d + SESS_CONFIG, sizeof block) != 0)
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved by a model of another config",
                          src);

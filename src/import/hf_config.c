@@ -161,25 +161,104 @@ static bool set(const cJSON *root, const char *key)
     return v && !cJSON_IsNull(v) && !cJSON_IsFalse(v) && !(cJSON_IsNumber(v) && v->valuedouble == 0);
 }
 
-/* rope_scaling, or the newest transformers' rope_parameters: only the
- * plain rotation (null, or rope_type "default" with its rope_theta). */
-static ngpt_status rope_keys(const cJSON *root, const char *src, double *theta)
+/* The Llama-like families: model_type "llama", "qwen2", "qwen3". */
+typedef enum family { FAM_LLAMA, FAM_QWEN2, FAM_QWEN3 } family;
+static const char *const FAMILY_ARCH[] = {"LlamaForCausalLM", "Qwen2ForCausalLM",
+                                          "Qwen3ForCausalLM"};
+
+/* rope_scaling's (or rope_parameters') llama3 keys into c; every other key
+ * refused by name. */
+static ngpt_status llama3_keys(const cJSON *p, const char *obj, const char *src, ngpt_config *c,
+                               double *theta)
 {
-    if (set(root, "rope_scaling"))
-        return unsupported(src, "rope_scaling is not supported (ngpt's RoPE has no scaling: "
-                                "linear, dynamic, yarn, longrope and llama3 change the "
-                                "frequencies); rope_scaling must be null");
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "rope_parameters");
-    if (!p || cJSON_IsNull(p)) return NGPT_OK;
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "rope_type");
-    if (!cJSON_IsObject(p) || !cJSON_IsString(type) || strcmp(type->valuestring, "default"))
-        return unsupported(src, "rope_parameters other than rope_type \"default\" is not "
-                                "supported (ngpt's RoPE has no scaling)");
-    for (const cJSON *k = p->child; k; k = k->next)
-        if (strcmp(k->string, "rope_type") && strcmp(k->string, "rope_theta"))
-            return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: rope_parameters.%.40s is not supported; "
-                             "ngpt reads rope_type \"default\" and rope_theta", src, k->string);
-    return number_key(p, "rope_theta", *theta, src, theta);
+    static const char *const need[4] = {"factor", "low_freq_factor", "high_freq_factor",
+                                        "original_max_position_embeddings"};
+    double v[4];
+    for (int i = 0; i < 4; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(p, need[i]);
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: %s of rope_type \"llama3\" needs %s (a "
+                             "number)", src, obj, need[i]);
+        v[i] = x->valuedouble;
+    }
+    for (const cJSON *k = p->child; k; k = k->next) {
+        bool known = !strcmp(k->string, "rope_type") || !strcmp(k->string, "type");
+        for (int i = 0; i < 4; i++) known = known || !strcmp(k->string, need[i]);
+        if (!strcmp(k->string, "rope_theta")) {     /* (rope_parameters holds it) */
+            if (!cJSON_IsNumber(k))
+                return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: %s.rope_theta must be a number",
+                                 src, obj);
+            *theta = k->valuedouble, known = true;
+        }
+        if (!known)
+            return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s.%.40s is not supported; ngpt reads "
+                             "llama3's factor, low_freq_factor, high_freq_factor and "
+                             "original_max_position_embeddings", src, obj, k->string);
+    }
+    if (!(v[0] >= 1 && v[0] < 1e30) || !(v[1] > 0) || !(v[2] > v[1] && v[2] < 1e30) ||
+        !(v[3] >= 1 && v[3] <= 2147483647.0) || v[3] != floor(v[3]))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: %s of rope_type \"llama3\" needs factor >= 1, "
+                         "0 < low_freq_factor < high_freq_factor and a positive integer "
+                         "original_max_position_embeddings", src, obj);
+    c->rope_scaling = NGPT_ROPE_SCALING_LLAMA3;
+    c->rope_factor = (float)v[0], c->rope_low_freq_factor = (float)v[1];
+    c->rope_high_freq_factor = (float)v[2], c->rope_original_context = (int32_t)v[3];
+    if ((double)c->rope_factor != v[0] || (double)c->rope_low_freq_factor != v[1] ||
+        (double)c->rope_high_freq_factor != v[2])
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s's factors must be floats exactly (ngpt "
+                         "keeps them as float32)", src, obj);
+    return NGPT_OK;
+}
+
+/* rope_scaling, or the newest transformers' rope_parameters: the plain
+ * rotation (null, or rope_type "default" with its rope_theta) or Llama
+ * 3's (rope_type "llama3"); any other type is refused by name. */
+static ngpt_status rope_keys(const cJSON *root, const char *src, ngpt_config *c, double *theta)
+{
+    static const char *const objs[2] = {"rope_scaling", "rope_parameters"};
+    for (int o = 0; o < 2; o++) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, objs[o]);
+        if (!p || cJSON_IsNull(p)) continue;
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "rope_type");
+        if (!type) type = cJSON_GetObjectItemCaseSensitive(p, "type");
+        if (!cJSON_IsObject(p) || !cJSON_IsString(type))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: %s must be null or an object with a "
+                             "rope_type", src, objs[o]);
+        if (!strcmp(type->valuestring, "llama3")) {
+            ngpt_status st = llama3_keys(p, objs[o], src, c, theta);
+            if (st) return st;
+            continue;
+        }
+        if (strcmp(type->valuestring, "default"))
+            return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s of rope_type \"%.40s\" is not "
+                             "supported (ngpt's RoPE has the plain frequencies and llama3's; "
+                             "linear, dynamic, yarn and longrope change them otherwise)", src,
+                             objs[o], type->valuestring);
+        for (const cJSON *k = p->child; k; k = k->next)
+            if (strcmp(k->string, "rope_type") && strcmp(k->string, "type") &&
+                strcmp(k->string, "rope_theta"))
+                return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s.%.40s is not supported; ngpt "
+                                 "reads rope_type \"default\" and rope_theta", src, objs[o],
+                                 k->string);
+        ngpt_status st = number_key(p, "rope_theta", *theta, src, theta);
+        if (st) return st;
+    }
+    return NGPT_OK;
+}
+
+/* Qwen's layer_types (newer saves), if any: every layer full attention. */
+static ngpt_status layer_types(const cJSON *root, const char *src)
+{
+    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
+    if (!lt || cJSON_IsNull(lt)) return NGPT_OK;
+    const cJSON *a = cJSON_IsArray(lt) ? lt->child : NULL;
+    for (; a; a = a->next)
+        if (!cJSON_IsString(a) || strcmp(a->valuestring, "full_attention"))
+            return unsupported(src, "layer_types other than \"full_attention\" (sliding-window "
+                                    "layers) are not supported; ngpt runs full causal attention");
+    return cJSON_IsArray(lt) ? NGPT_OK
+                             : ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: layer_types must be a list",
+                                         src);
 }
 
 /* Llama's keys (LlamaConfig, defaults from transformers): hidden_size,
@@ -187,43 +266,57 @@ static ngpt_status rope_keys(const cJSON *root, const char *src, double *theta)
  * num_key_value_heads (null: the heads), head_dim (null: hidden / heads),
  * rms_norm_eps, rope_theta, max_position_embeddings (the context),
  * tie_word_embeddings, hidden_act (silu), attention_bias, mlp_bias,
- * vocab_size. Refused by name, as they change the math: rope scaling,
- * sliding windows, mixtures of experts, pretraining_tp > 1, another head
- * (architectures other than LlamaForCausalLM). Token ids, dtypes,
- * dropouts and initializer settings are ignored. */
-static ngpt_status map_llama(const cJSON *root, const char *src, ngpt_config *cfg)
+ * vocab_size, rope_scaling of type llama3. Qwen2's (Qwen2Config) are the
+ * same with q, k and v always biased (not o) and no mlp_bias; Qwen3's
+ * (Qwen3Config) add the per-head q and k norms, head_dim 128 by default
+ * and attention_bias on q, k, v and o; both have sliding-window keys that
+ * are ignored while use_sliding_window is false. Refused by name, as they
+ * change the math: other rope scaling, sliding windows, mixtures of
+ * experts, a vision tower, pretraining_tp > 1, another head (architectures
+ * other than the family's ForCausalLM). Token ids, dtypes, dropouts and
+ * initializer settings are ignored. */
+static ngpt_status map_llama(const cJSON *root, const char *src, family fam, ngpt_config *cfg,
+                             int32_t *positions)
 {
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
     if (arch && !cJSON_IsNull(arch)) {
         const cJSON *a = cJSON_IsArray(arch) ? arch->child : NULL;
         for (; a; a = a->next)
-            if (!cJSON_IsString(a) || strcmp(a->valuestring, "LlamaForCausalLM"))
+            if (!cJSON_IsString(a) || strcmp(a->valuestring, FAMILY_ARCH[fam]))
                 break;
         if (a || !cJSON_IsArray(arch))
-            return unsupported(src, "architectures other than [\"LlamaForCausalLM\"] are not "
-                                    "supported; ngpt imports the causal language model");
+            return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: architectures other than [\"%s\"] are "
+                             "not supported; ngpt imports the causal language model", src,
+                             FAMILY_ARCH[fam]);
     }
+    const bool qwen = fam != FAM_LLAMA;
     static const char *const refused[][2] = {
         {"sliding_window", "sliding-window attention"},
         {"use_sliding_window", "sliding-window attention"},
         {"num_experts", "a mixture of experts"},
         {"num_local_experts", "a mixture of experts"},
         {"num_experts_per_tok", "a mixture of experts"},
+        {"moe_intermediate_size", "a mixture of experts"},
+        {"vision_config", "a vision tower"},
     };
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        /* Qwen's sliding_window is ignored unless use_sliding_window is true */
+        if (qwen && !strcmp(refused[i][0], "sliding_window")) continue;
         if (set(root, refused[i][0]))
             return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s is not supported (%s); ngpt runs "
-                             "dense Llama models with full causal attention", src,
+                             "dense models with full causal attention", src,
                              refused[i][0], refused[i][1]);
+    }
     ngpt_config c = ngpt_config_default();
     int32_t kv = 0, hd = 0, tp = 1;
     bool kv_given, hd_given, tie, attn_bias, mlp_bias;
     double eps, theta;
     ngpt_status st;
-    if ((st = int_key(root, "vocab_size", 32000, src, &c.vocab_size)) ||
-        (st = int_key(root, "max_position_embeddings", 2048, src, &c.context_len)) ||
+    if ((st = int_key(root, "vocab_size", qwen ? 151936 : 32000, src, &c.vocab_size)) ||
+        (st = int_key(root, "max_position_embeddings", qwen ? 32768 : 2048, src,
+                      &c.context_len)) ||
         (st = int_key(root, "hidden_size", 4096, src, &c.d_model)) ||
-        (st = int_key(root, "intermediate_size", 11008, src, &c.d_ff)) ||
+        (st = int_key(root, "intermediate_size", qwen ? 22016 : 11008, src, &c.d_ff)) ||
         (st = int_key(root, "num_hidden_layers", 32, src, &c.n_layers)) ||
         (st = int_key(root, "num_attention_heads", 32, src, &c.n_heads)) ||
         (st = nullable_int(root, "num_key_value_heads", src, &kv_given, &kv)) ||
@@ -231,10 +324,11 @@ static ngpt_status map_llama(const cJSON *root, const char *src, ngpt_config *cf
         (st = int_key(root, "pretraining_tp", 1, src, &tp)) ||
         (st = number_key(root, "rms_norm_eps", 1e-6, src, &eps)) ||
         (st = number_key(root, "rope_theta", 10000, src, &theta)) ||
-        (st = rope_keys(root, src, &theta)) ||
+        (st = rope_keys(root, src, &c, &theta)) ||
         (st = bool_key(root, "tie_word_embeddings", false, src, &tie)) ||
         (st = bool_key(root, "attention_bias", false, src, &attn_bias)) ||
-        (st = bool_key(root, "mlp_bias", false, src, &mlp_bias)))
+        (st = bool_key(root, "mlp_bias", false, src, &mlp_bias)) ||
+        (st = layer_types(root, src)))
         return st;
     const cJSON *act = cJSON_GetObjectItemCaseSensitive(root, "hidden_act");
     if (act && (!cJSON_IsString(act) || strcmp(act->valuestring, "silu")))
@@ -245,12 +339,20 @@ static ngpt_status map_llama(const cJSON *root, const char *src, ngpt_config *cf
     if (tp > 1)
         return unsupported(src, "pretraining_tp > 1 is not supported (it splits the Linears "
                                 "into slices summed in another order); it must be 1");
+    if (qwen && mlp_bias)
+        return unsupported(src, "mlp_bias is not a Qwen key (Qwen's MLP has no biases); it "
+                                "must be absent or false");
     if (!(eps > 0 && eps < 1))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: rms_norm_eps %g is not in (0, 1)", src, eps);
     if (!(theta > 0 && theta < 1e30))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: rope_theta %g is not positive", src, theta);
-    /* transformers: head_dim null is hidden_size // num_attention_heads */
-    if (!hd_given) hd = c.d_model / c.n_heads;
+    /* transformers: head_dim null is hidden_size // num_attention_heads
+     * (Qwen3Config: 128 when absent); Qwen2Config's num_key_value_heads
+     * defaults to 32 */
+    if (!hd_given) hd = fam == FAM_QWEN3 && !cJSON_GetObjectItemCaseSensitive(root, "head_dim")
+                            ? 128 : c.d_model / c.n_heads;
+    if (!kv_given && qwen && !cJSON_GetObjectItemCaseSensitive(root, "num_key_value_heads"))
+        kv = 32, kv_given = true;
     c.head_dim = (int64_t)hd * c.n_heads == c.d_model ? 0 : hd;
     c.n_kv_heads = !kv_given || kv == c.n_heads ? 0 : kv;
     c.norm_eps = (float)eps;
@@ -263,39 +365,56 @@ static ngpt_status map_llama(const cJSON *root, const char *src, ngpt_config *cf
     c.final_norm = true;
     c.mlp = NGPT_MLP_SWIGLU;
     c.mlp_bias = mlp_bias;
-    c.qkv_bias = attn_bias;
-    c.proj_bias = attn_bias;
+    /* Qwen2: q, k and v biased, o not (Qwen2Attention's); Qwen3 and
+     * Llama: attention_bias on all four */
+    c.qkv_bias = fam == FAM_QWEN2 || attn_bias;
+    c.proj_bias = fam != FAM_QWEN2 && attn_bias;
+    c.qk_norm = fam == FAM_QWEN3;
     c.tie_lm_head = tie;
     c.weights = NGPT_WEIGHTS_F32;
+    /* RoPE has no position table: T only plans the arena. A board's
+     * context unless the import asks for more (Llama 3.2 gives 131072) */
+    *positions = c.context_len;
+    if (c.context_len > NGPT_IMPORT_CONTEXT_DEFAULT) c.context_len = NGPT_IMPORT_CONTEXT_DEFAULT;
     return checked(&c, src, cfg);
 }
 
 static ngpt_status map(const cJSON *root, const char *src, ngpt_config *cfg,
-                       const ngpt_hf_family **fam)
+                       const ngpt_hf_family **fam, int32_t *positions)
 {
     if (!cJSON_IsObject(root))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not a JSON object", src);
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "model_type");
     if (!cJSON_IsString(type))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s has no model_type (a string); ngpt imports "
-                         "model_type \"gpt2\" and \"llama\"", src);
-    const bool gpt2 = !strcmp(type->valuestring, "gpt2"),
-               llama = !strcmp(type->valuestring, "llama");
-    if (!gpt2 && !llama)
+                         "model_type \"gpt2\", \"llama\", \"qwen2\" and \"qwen3\"", src);
+    const bool gpt2 = !strcmp(type->valuestring, "gpt2");
+    static const char *const llama_types[] = {"llama", "qwen2", "qwen3"};
+    int fam_i = -1;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(type->valuestring, llama_types[i])) fam_i = i;
+    if (!gpt2 && fam_i < 0)
         return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: model_type \"%.40s\" is not supported; ngpt "
-                         "imports model_type \"gpt2\" and \"llama\"", src, type->valuestring);
+                         "imports model_type \"gpt2\", \"llama\", \"qwen2\" and \"qwen3\"", src,
+                         type->valuestring);
     for (const cJSON *k = root->child; k; k = k->next)
         for (const cJSON *j = k->next; j; j = j->next)
             if (!strcmp(k->string, j->string))
                 return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s gives key \"%.40s\" twice", src,
                                  k->string);
-    if (fam) *fam = gpt2 ? &ngpt_hf_gpt2 : &ngpt_hf_llama;
-    return gpt2 ? map_gpt2(root, src, cfg) : map_llama(root, src, cfg);
+    if (fam) *fam = gpt2 ? &ngpt_hf_gpt2 : fam_i == 0 ? &ngpt_hf_llama
+                                        : fam_i == 1 ? &ngpt_hf_qwen2 : &ngpt_hf_qwen3;
+    if (!gpt2) return map_llama(root, src, (family)fam_i, cfg, positions);
+    ngpt_status st = map_gpt2(root, src, cfg);
+    if (!st) *positions = cfg->context_len;     /* learned positions: the table's rows */
+    return st;
 }
 
 ngpt_status ngpt_hf_config_parse(const void *text, size_t size, const char *src, ngpt_config *cfg,
-                                 const ngpt_hf_family **fam)
+                                 const ngpt_hf_family **fam, int32_t *positions)
 {
+    int32_t own = 0;
+    if (!positions) positions = &own;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, size, &end, 0);
     if (!root) {
@@ -309,7 +428,7 @@ ngpt_status ngpt_hf_config_parse(const void *text, size_t size, const char *src,
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not valid JSON: text after the object "
                              "(byte %zu)", src, (size_t)(q - (const char *)text));
         }
-    ngpt_status st = map(root, src, cfg, fam);
+    ngpt_status st = map(root, src, cfg, fam, positions);
     cJSON_Delete(root);
     return st;
 }

@@ -11,8 +11,10 @@
 /* Maps the JSON text (size bytes) to *cfg (weights f32) and validates it,
  * and *fam (unless NULL) to the family whose tensors the weights hold;
  * what ngpt cannot compute exactly is NGPT_ERR_UNSUPPORTED naming the key.
- * A bare message naming src. */
+ * A RoPE model's T is at most NGPT_IMPORT_CONTEXT_DEFAULT; *positions
+ * (unless NULL) gets config.json's own (max_position_embeddings,
+ * n_positions). A bare message naming src. */
 ngpt_status ngpt_hf_config_parse(const void *text, size_t size, const char *src, ngpt_config *cfg,
-                                 const ngpt_hf_family **fam);
+                                 const ngpt_hf_family **fam, int32_t *positions);
 
 #endif

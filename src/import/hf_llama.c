@@ -4,6 +4,7 @@
  *   tok_emb.weight            <- model.embed_tokens.weight
  *   blocks.i.ln1.weight       <- model.layers.i.input_layernorm.weight
  *   blocks.i.attn.qkv.*       <- model.layers.i.self_attn.{q,k,v}_proj.* stacked
+ *   blocks.i.attn.q_norm.weight, k_norm.weight <- ...self_attn.{q,k}_norm.weight (Qwen3)
  *   blocks.i.attn.proj.*      <- model.layers.i.self_attn.o_proj.*
  *   blocks.i.ln2.weight       <- model.layers.i.post_attention_layernorm.weight
  *   blocks.i.mlp.fc1.*        <- model.layers.i.mlp.{gate,up}_proj.* stacked
@@ -28,6 +29,8 @@ static const stack block_names[] = {
     {"ln1.weight", {"input_layernorm.weight"}},
     {"attn.proj.weight", {"self_attn.o_proj.weight"}},
     {"attn.proj.bias", {"self_attn.o_proj.bias"}},
+    {"attn.q_norm.weight", {"self_attn.q_norm.weight"}},
+    {"attn.k_norm.weight", {"self_attn.k_norm.weight"}},
     {"ln2.weight", {"post_attention_layernorm.weight"}},
     {"mlp.fc1.weight", {"mlp.gate_proj.weight", "mlp.up_proj.weight"}},
     {"mlp.fc1.bias", {"mlp.gate_proj.bias", "mlp.up_proj.bias"}},
@@ -85,5 +88,17 @@ static bool rope_buffer(const char *name)
 
 const ngpt_hf_family ngpt_hf_llama = {
     .name = "Llama", .embedding = "model.embed_tokens.weight", .prefix = NULL,
+    .sources = sources, .skipped = rope_buffer,
+};
+
+/* Qwen2ForCausalLM and Qwen3ForCausalLM: Llama's names, with q, k and v
+ * biased (Qwen2) and the per-head norms of q and k (Qwen3:
+ * model.layers.i.self_attn.{q,k}_norm.weight, D each). */
+const ngpt_hf_family ngpt_hf_qwen2 = {
+    .name = "Qwen2", .embedding = "model.embed_tokens.weight", .prefix = NULL,
+    .sources = sources, .skipped = rope_buffer,
+};
+const ngpt_hf_family ngpt_hf_qwen3 = {
+    .name = "Qwen3", .embedding = "model.embed_tokens.weight", .prefix = NULL,
     .sources = sources, .skipped = rope_buffer,
 };

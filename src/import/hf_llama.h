@@ -7,5 +7,6 @@
 #include "import/hf_write.h"
 
 extern const ngpt_hf_family ngpt_hf_llama;
+extern const ngpt_hf_family ngpt_hf_qwen2, ngpt_hf_qwen3;    /* the same names */
 
 #endif

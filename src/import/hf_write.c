@@ -14,6 +14,8 @@
 
 #include "import/hf_write.h"
 #include "import/stream.h"
+#include "runtime/config.h"
+#include "tokenizer/tokenizer.h"
 
 typedef struct writer writer;
 
@@ -214,18 +216,22 @@ static ngpt_status plan(writer *wr, const ngpt_config *cfg, int32_t positions,
 
 ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
                           const ngpt_shards *w, const ngpt_stream_extras *x, ngpt_weights store,
-                          int32_t context, const char *path)
+                          int32_t context, int32_t positions, const char *path)
 {
     writer wr = {.fam = fam};
-    if (x->tok->n_tokens != cfg->vocab_size)
+    if (!ngpt_tok_fits(x->tok, cfg->vocab_size))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "the tokenizer has %d tokens but config.json's "
                          "vocab_size is %d", (int)x->tok->n_tokens, (int)cfg->vocab_size);
     ngpt_config out = *cfg;
     out.weights = store;
-    if (context > cfg->context_len)
+    if (context > positions)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "context %d is longer than the %d positions "
-                         "config.json gives the model", (int)context, (int)cfg->context_len);
+                         "config.json gives the model", (int)context, (int)positions);
     if (context > 0) out.context_len = context;
+    if (context > cfg->context_len) {   /* past a RoPE model's default, up to config.json's */
+        ngpt_status st = ngpt_config_check(&out);
+        if (st) return st;
+    }
     ngpt_status st = plan(&wr, &out, cfg->context_len, w);
     if (!st) st = check_all_used(w, &wr, &out);
     ngpt_stream_tensor *t = st ? NULL : calloc((size_t)wr.n, sizeof *t);

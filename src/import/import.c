@@ -45,12 +45,13 @@ static bool ends_with(const char *s, const char *tail)
     return n >= k && !strcmp(s + n - k, tail);
 }
 
-static ngpt_status read_config(const char *path, ngpt_config *cfg, const ngpt_hf_family **fam)
+static ngpt_status read_config(const char *path, ngpt_config *cfg, const ngpt_hf_family **fam,
+                               int32_t *positions)
 {
     uint8_t *text = NULL;
     size_t size = 0;
     ngpt_status st = ngpt_tok_read_file(path, &text, &size);
-    if (!st) st = ngpt_hf_config_parse(text, size, path, cfg, fam);
+    if (!st) st = ngpt_hf_config_parse(text, size, path, cfg, fam, positions);
     free(text);
     return st;
 }
@@ -157,7 +158,8 @@ static ngpt_status import(const char *dir, const ngpt_import_options *o, const c
     ngpt_status st = ngpt_cpu_check();     /* a q8/q4 import runs the quantizing kernels */
     ngpt_config cfg;
     const ngpt_hf_family *fam = NULL;
-    if (st || (st = read_config(config, &cfg, &fam))) return st;
+    int32_t positions = 0;
+    if (st || (st = read_config(config, &cfg, &fam, &positions))) return st;
     ngpt_tokenizer *tok = NULL;
     ngpt_shards w = {0};
     char *blob = NULL;
@@ -165,7 +167,7 @@ static ngpt_status import(const char *dir, const ngpt_import_options *o, const c
     if (!(st = open_tokenizer(dir, o, &tok)) &&
         !(st = tokenizer_config(dir, o, &tok, &blob, &blob_size)) && !(st = open_weights(dir, o, &w))) {
         const ngpt_stream_extras x = {tok, blob, blob_size};
-        st = ngpt_hf_write(fam, &cfg, &w, &x, o->store, o->context_len, out);
+        st = ngpt_hf_write(fam, &cfg, &w, &x, o->store, o->context_len, positions, out);
     }
     ngpt_shards_close(&w);
     ngpt_tokenizer_free(tok);
@@ -188,7 +190,8 @@ ngpt_status ngpt_import_hf_config_mem(const void *data, size_t size, ngpt_config
     if (!data || !cfg)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_config_mem: NULL argument");
     return ngpt_prefixed("ngpt_import_hf_config_mem",
-                         ngpt_hf_config_parse(data, size, "the config.json buffer", cfg, NULL));
+                         ngpt_hf_config_parse(data, size, "the config.json buffer", cfg, NULL,
+                                              NULL));
 }
 
 ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg)
@@ -196,7 +199,7 @@ ngpt_status ngpt_import_hf_config(const char *config_json, ngpt_config *cfg)
     NGPT_FPMODE_SCOPE;
     if (!config_json || !cfg)
         return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_import_hf_config: NULL argument");
-    return ngpt_prefixed("ngpt_import_hf_config", read_config(config_json, cfg, NULL));
+    return ngpt_prefixed("ngpt_import_hf_config", read_config(config_json, cfg, NULL, NULL));
 }
 
 /* ------------------------------------------------------------- llama2.c */

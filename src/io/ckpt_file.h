@@ -26,7 +26,10 @@
 #define NGPT_CKPT_VERSION_BYTES 2       /* files with one: the writer picks the version */
 #define NGPT_CKPT_HEADER 128
 #define NGPT_CKPT_MODEL_BLOCK 32        /* offset of the model block in the header */
-#define NGPT_CKPT_MODEL_BYTES 56        /* its size; bytes 88..127 are reserved (zero) */
+#define NGPT_CKPT_MODEL_BYTES 80        /* its size; bytes 112..127 are reserved (zero) */
+#define NGPT_CKPT_MODEL_BYTES_V1 56     /* its first part, all a model had before qk_norm and
+                                           rope_scaling (the rest is zero without them):
+                                           what a session file holds (model/session.c) */
 #define NGPT_CKPT_TENSOR_ENTRY 128
 #define NGPT_CKPT_META_ENTRY 64
 #define NGPT_CKPT_META_KEY 48

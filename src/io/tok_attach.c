@@ -12,10 +12,10 @@ ngpt_status ngpt_context_tokenizer_set(ngpt_context *ctx, const ngpt_tokenizer *
     if (ctx->model_users)
         return ngpt_fail(NGPT_ERR_WRONG_MODE, "ngpt_context_tokenizer_set: the context was made "
                          "from a model, whose tokenizer it keeps (ngpt_model_tokenizer)");
-    if (tok && tok->n_tokens != ctx->cfg.vocab_size)
+    if (tok && !ngpt_tok_fits(tok, ctx->cfg.vocab_size))
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "ngpt_context_tokenizer_set: the tokenizer "
                          "has %d tokens but the model's vocabulary is V=%d; a model and its "
-                         "tokenizer must agree (make the model with V=%d)", (int)tok->n_tokens,
+                         "tokenizer must agree (make the model with V>=%d)", (int)tok->n_tokens,
                          (int)ctx->cfg.vocab_size, (int)tok->n_tokens);
     ctx->tokenizer = tok;
     return NGPT_OK;

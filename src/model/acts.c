@@ -37,6 +37,10 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
     const size_t l = ctx->shape.recompute ? 0 : (size_t)layer;
     a.att = p->att ? p->att + l * BT * H * (size_t)ctx->shape.seq : NULL;
     a.ln_out = p->ln_out;
+    /* qk_norm's inputs: one set in inference (the layers share it) */
+    const size_t QKH = (H + (size_t)ngpt_cfg_kv_heads(&ctx->cfg)), lq = infer(ctx) ? 0 : l;
+    a.qk_x = p->qk_x ? p->qk_x + lq * BT * QKH * (size_t)ngpt_cfg_head_dim(&ctx->cfg) : NULL;
+    a.qk_rstd = p->qk_rstd ? p->qk_rstd + lq * BT * QKH : NULL;
     if (infer(ctx)) {
         a.x_in = a.x_out = a.res1 = p->x;
         a.ln1_mean = p->ln_mean;

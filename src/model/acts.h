@@ -20,6 +20,8 @@ typedef struct ngpt_layer_acts {
     float *ln1_mean;    /* (B,T) */
     float *ln1_rstd;    /* (B,T) */
     float *qkv;         /* (B,T,3C) q and k after RoPE */
+    float *qk_x;        /* qk_norm: q's (B T H, D) then k's (B T KV, D) before it */
+    float *qk_rstd;     /* qk_norm, train: (B T H) then (B T KV) */
     float *att;         /* (B,H,T,T) pre-dropout probabilities, or NULL */
     float *atty;        /* (B,T,C) attention output, heads merged, before proj */
     float *branch;      /* (B,T,C) proj's output before dropout */

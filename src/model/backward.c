@@ -111,6 +111,11 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
     linear_bwd(ctx, l, NGPT_LINEAR_PROJ, p->ln_out, p->bwd.g_branch, a->atty, rows, A, C);
     attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,QKV) */
     if (ctx->cfg.pos == NGPT_POS_ROPE) ngpt_op_rope(ctx, p->bwd.g_qkv, B, T, NULL, true);
+    if (ctx->cfg.qk_norm)       /* d(q), d(k) before their norms; the norms' weights */
+        ngpt_op_qk_norm_bwd(ctx, p->bwd.g_qkv, p->bwd.g_qk, a->qk_x, a->qk_rstd,
+                            ngpt_block_ptr(lay, W, l, lay->q_norm),
+                            ngpt_block_ptr(lay, W, l, lay->k_norm), grad_of(ctx, l, lay->q_norm),
+                            grad_of(ctx, l, lay->k_norm), BT);
     float *g_qkv_b = ctx->cfg.qkv_bias ? grad_of(ctx, l, lay->qkv_b) : NULL;
     if (g_qkv_b) ngpt_op_colsum_acc(ctx, g_qkv_b, p->bwd.g_qkv, BT, QKV);
     if (attn_in == p->ln_out) {     /* pre-norm: ln1's output, recomputed over d(atty) */

@@ -12,7 +12,9 @@
  * SwiGLU MLP, no MLP biases, grouped-query attention (KV heads, in the
  * attention op and the KV cache), a head size other than C/H (D = head_dim:
  * qkv is (H + 2 KV) D wide, the merged heads H D) and RoPE on halves (the
- * RoPE op).
+ * RoPE op); Qwen3's RMSNorm over each head of q and k before RoPE (qk_norm)
+ * and Llama 3's rescaled RoPE frequencies (rope_scaling: in the tables,
+ * runtime/positions.c).
  */
 #include <math.h>
 #include <string.h>
@@ -174,7 +176,7 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
 #define WB(field) ngpt_block_ptr(lay, W, l, lay->field)     /* layer l's parameter */
 #define MLP_BIAS(field) (cfg->mlp_bias ? WB(field) : NULL)
 
-    /* attention sublayer: [ln1] (BT,C) -> qkv (BT,QKV) [+ bias] -> [RoPE on q,k]
+    /* attention sublayer: [ln1] (BT,C) -> qkv (BT,QKV) [+ bias] -> [qk_norm] -> [RoPE on q,k]
      * -> attention (R,A) -> proj (R,C) [+ bias] -> dropout -> + residual */
     /* each buffer shared in inference (acts.h) is handed over before it is written */
     const float *attn_in = a.x_in;
@@ -186,6 +188,11 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     ngpt_acts_handover(a.qkv, BT * QKV);
     linear(ctx, l, NGPT_LINEAR_QKV, a.qkv, attn_in, WB(qkv_w), cfg->qkv_bias ? WB(qkv_b) : NULL,
            (int)BT, C, QKV);
+    if (cfg->qk_norm) {     /* each head of q and k, its input kept for the backward */
+        ngpt_acts_handover(a.qk_x, BT * (size_t)(cfg->n_heads + ngpt_cfg_kv_heads(cfg)) *
+                                       (size_t)ngpt_cfg_head_dim(cfg));
+        ngpt_op_qk_norm_fwd(ctx, a.qkv, a.qk_x, a.qk_rstd, WB(q_norm), WB(k_norm), BT);
+    }
     if (cfg->pos == NGPT_POS_ROPE)
         ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? ngpt_kv_lens(ctx, ps->slot0) : NULL, false);
     float *atty = a.atty + r0 * A, *res1 = a.res1 + r0 * C;

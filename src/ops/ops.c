@@ -355,6 +355,85 @@ void ngpt_op_norm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const 
     if (dw) ngpt_par_for(ctx, (size_t)c, COL_ALIGN, 3.0 * (double)rows, ln_wb_range, &j);
 }
 
+/* qk_norm by rows: each row's q heads (H rows of D) and k heads (KV rows of D). */
+typedef struct qk_norm_job {
+    const ngpt_context *ctx;
+    float *qkv, *x, *dy, *dw;
+    const float *rstd_in, *wq, *wk;
+    float *rstd;
+    size_t rows, H, KV, D, QKV;
+    bool backward, keys;        /* dw: of q's columns, or (keys) of k's */
+} qk_norm_job;
+
+static void qk_norm_range(void *arg, size_t r0, size_t r1, int thread)
+{
+    const qk_norm_job *j = arg;
+    const ngpt_kernels *k = j->ctx->k;
+    const size_t H = j->H, KV = j->KV, D = j->D, HD = H * D, KD = KV * D;
+    float *xk = j->x + j->rows * HD;     /* k's inputs follow q's (rows H, D) */
+    const float eps = ngpt_cfg_norm_eps(&j->ctx->cfg);
+    (void)thread;
+    for (size_t r = r0; r < r1; r++) {
+        float *q = j->qkv + r * j->QKV, *kk = q + HD;
+        if (!j->backward) {
+            memcpy(j->x + r * HD, q, HD * sizeof(float));
+            memcpy(xk + r * KD, kk, KD * sizeof(float));
+            k->rmsnorm_fwd(q, j->rstd ? j->rstd + r * H : NULL, j->x + r * HD, j->wq, H, (int)D, eps);
+            k->rmsnorm_fwd(kk, j->rstd ? j->rstd + j->rows * H + r * KV : NULL, xk + r * KD, j->wk,
+                           KV, (int)D, eps);
+        } else {
+            float *dq = j->dy + r * HD, *dk = j->dy + j->rows * HD + r * KD;
+            memcpy(dq, q, HD * sizeof(float));
+            memcpy(dk, kk, KD * sizeof(float));
+            memset(q, 0, (HD + KD) * sizeof(float));
+            k->rmsnorm_bwd(q, dq, j->x + r * HD, j->rstd_in + r * H, j->wq, H, (int)D);
+            k->rmsnorm_bwd(kk, dk, xk + r * KD, j->rstd_in + j->rows * H + r * KV, j->wk, KV, (int)D);
+        }
+    }
+}
+
+/* Columns c0..c1-1 of q_norm's or k_norm's weight gradient. */
+static void qk_norm_w_range(void *arg, size_t c0, size_t c1, int thread)
+{
+    const qk_norm_job *j = arg;
+    const size_t skip = j->keys ? j->rows * j->H : 0;     /* k's rows follow q's */
+    const size_t n = j->rows * (j->keys ? j->KV : j->H);
+    (void)thread;
+    j->ctx->k->rmsnorm_bwd_w(j->dw + c0, j->dy + skip * j->D + c0, j->x + skip * j->D + c0,
+                             (ptrdiff_t)j->D, j->rstd_in + skip, n, (int)(c1 - c0));
+}
+
+static qk_norm_job qk_norm_job_of(ngpt_context *ctx, float *qkv, float *x, size_t rows)
+{
+    const ngpt_config *c = &ctx->cfg;
+    return (qk_norm_job){.ctx = ctx, .qkv = qkv, .x = x, .rows = rows,
+                         .H = (size_t)c->n_heads, .KV = (size_t)ngpt_cfg_kv_heads(c),
+                         .D = (size_t)ngpt_cfg_head_dim(c), .QKV = (size_t)ngpt_cfg_qkv_width(c)};
+}
+
+void ngpt_op_qk_norm_fwd(ngpt_context *ctx, float *qkv, float *x, float *rstd, const float *wq,
+                         const float *wk, size_t rows)
+{
+    qk_norm_job j = qk_norm_job_of(ctx, qkv, x, rows);
+    j.rstd = rstd, j.wq = wq, j.wk = wk;
+    ngpt_par_for(ctx, rows, 1, 6.0 * (double)((j.H + j.KV) * j.D), qk_norm_range, &j);
+}
+
+void ngpt_op_qk_norm_bwd(ngpt_context *ctx, float *g_qkv, float *dy, const float *x,
+                         const float *rstd, const float *wq, const float *wk, float *dwq,
+                         float *dwk, size_t rows)
+{
+    qk_norm_job j = qk_norm_job_of(ctx, g_qkv, (float *)x, rows);
+    j.dy = dy, j.rstd_in = rstd, j.wq = wq, j.wk = wk, j.backward = true;
+    ngpt_par_for(ctx, rows, 1, 10.0 * (double)((j.H + j.KV) * j.D), qk_norm_range, &j);
+    if (dwq) {
+        j.dw = dwq;
+        ngpt_par_for(ctx, j.D, COL_ALIGN, 3.0 * (double)(rows * j.H), qk_norm_w_range, &j);
+        j.dw = dwk, j.keys = true;
+        ngpt_par_for(ctx, j.D, COL_ALIGN, 3.0 * (double)(rows * j.KV), qk_norm_w_range, &j);
+    }
+}
+
 /* SwiGLU by rows: row r's gate and up are columns [0, F) and [F, 2F) of
  * fc1's row (2F floats). */
 static void swiglu_range(void *arg, size_t r0, size_t r1, int thread)

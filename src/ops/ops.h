@@ -72,6 +72,19 @@ void ngpt_op_norm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd, c
 void ngpt_op_norm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const float *dy,
                       const float *x, const float *mean, const float *rstd, const float *w,
                       size_t rows, int c);
+/* qk_norm: RMSNorm (norm_eps) over each head of D of q (H heads, weight
+ * wq) and of k (KV heads, wk) in qkv (rows, QKV), in place; split by rows.
+ * Their inputs are kept in x (q's (rows H, D) then k's (rows KV, D)), their
+ * rstd in rstd (rows H then rows KV; NULL: inference). */
+void ngpt_op_qk_norm_fwd(ngpt_context *ctx, float *qkv, float *x, float *rstd, const float *wq,
+                         const float *wk, size_t rows);
+/* Its backward, in place in g_qkv (rows, QKV): d(q) and d(k) after the norm
+ * in, before it out. dy (as large as x) holds d(q) and d(k) gathered as x
+ * is; dwq and dwk (NULL: frozen) continue one chain per column over the
+ * rows (row, head) in increasing order. */
+void ngpt_op_qk_norm_bwd(ngpt_context *ctx, float *g_qkv, float *dy, const float *x,
+                         const float *rstd, const float *wq, const float *wk, float *dwq,
+                         float *dwk, size_t rows);
 /* SwiGLU (mlp=swiglu): h (rows, F) = silu(gate) * up of fc1 (rows, 2F),
  * gate columns [0, F), up [F, 2F); split by rows. */
 void ngpt_op_swiglu_fwd(ngpt_context *ctx, float *h, const float *fc1, size_t rows, int F);

@@ -92,13 +92,39 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
     if (cfg->rope_pairs != NGPT_ROPE_INTERLEAVED && cfg->rope_pairs != NGPT_ROPE_HALVES)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_pairs must be interleaved or halves, got %d",
                          (int)cfg->rope_pairs);
+    if (cfg->rope_scaling == NGPT_ROPE_SCALING_NONE) {
+        if (cfg->rope_factor != 0.0f || cfg->rope_low_freq_factor != 0.0f ||
+            cfg->rope_high_freq_factor != 0.0f || cfg->rope_original_context != 0)
+            return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_factor, rope_low_freq_factor, "
+                             "rope_high_freq_factor and rope_original_context must be 0 "
+                             "without rope_scaling");
+    } else if (cfg->rope_scaling == NGPT_ROPE_SCALING_LLAMA3) {
+        if (cfg->pos != NGPT_POS_ROPE)
+            return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_scaling=llama3 needs pos=rope");
+        if (!(cfg->rope_factor >= 1.0f) || !isfinite(cfg->rope_factor))
+            return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_factor must be finite and >= 1, got %g",
+                             (double)cfg->rope_factor);
+        if (!(cfg->rope_low_freq_factor > 0.0f) ||
+            !(cfg->rope_high_freq_factor > cfg->rope_low_freq_factor) ||
+            !isfinite(cfg->rope_high_freq_factor))
+            return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_low_freq_factor (%g) must be > 0 and "
+                             "rope_high_freq_factor (%g) finite and larger",
+                             (double)cfg->rope_low_freq_factor,
+                             (double)cfg->rope_high_freq_factor);
+        if (cfg->rope_original_context <= 0)
+            return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_original_context must be > 0, got %d",
+                             (int)cfg->rope_original_context);
+    } else {
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_scaling must be none or llama3, got %d",
+                         (int)cfg->rope_scaling);
+    }
     if (cfg->weights != NGPT_WEIGHTS_F32 && cfg->weights != NGPT_WEIGHTS_Q8 &&
         cfg->weights != NGPT_WEIGHTS_Q4)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights must be f32, q8 or q4, got %d",
                          (int)cfg->weights);
     /* Kernels take int dimensions (the widest are the qkv projection,
      * (H + 2 KV) D, and fc1, 2 d_ff with SwiGLU) and tensors are counted
-     * with int32 (at most 2 + 12 L + 3). */
+     * with int32 (at most 2 + 14 L + 3). */
     if (cfg->d_model > INT32_MAX / 3)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "C (d_model=%d) is too large: 3*C overflows "
                          "a 32-bit int", (int)cfg->d_model);
@@ -108,9 +134,9 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "%s overflows a 32-bit int",
                          qkv > INT32_MAX ? "the qkv width (H + 2 kv_heads) * head_dim"
                                          : "2 * d_ff");
-    if (cfg->n_layers > (INT32_MAX - 5) / 12)
+    if (cfg->n_layers > (INT32_MAX - 5) / 14)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "L (n_layers=%d) is too large: the tensor "
-                         "count 12*L+5 overflows a 32-bit int", (int)cfg->n_layers);
+                         "count 14*L+5 overflows a 32-bit int", (int)cfg->n_layers);
     ngpt_layout lay;
     if (!ngpt_layout_compute(cfg, &lay))
         return ngpt_fail(NGPT_ERR_OVERFLOW,
@@ -198,6 +224,7 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         {"C", "d_model", &c.d_model},       {"L", "n_layers", &c.n_layers},
         {"H", "n_heads", &c.n_heads},       {"d_ff", "d_ff", &c.d_ff},
         {"kv_heads", "n_kv_heads", &c.n_kv_heads}, {"head_dim", "head_dim", &c.head_dim},
+        {"rope_original_context", "rope_original_context", &c.rope_original_context},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (!strcmp(key, ints[i].a) || !strcmp(key, ints[i].b)) {
@@ -248,6 +275,20 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         else return ngpt_fail(NGPT_ERR_BAD_CONFIG,
                               "rope_pairs expects interleaved|halves, got \"%s\"", val);
         st = NGPT_OK;
+    } else if (!strcmp(key, "qk_norm")) {
+        st = parse_bool(key, val, &c.qk_norm);
+    } else if (!strcmp(key, "rope_scaling")) {
+        if (!strcmp(val, "none")) c.rope_scaling = NGPT_ROPE_SCALING_NONE;
+        else if (!strcmp(val, "llama3")) c.rope_scaling = NGPT_ROPE_SCALING_LLAMA3;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_scaling expects none|llama3, got \"%s\"",
+                              val);
+        st = NGPT_OK;
+    } else if (!strcmp(key, "rope_factor")) {
+        st = parse_float(key, val, &c.rope_factor);
+    } else if (!strcmp(key, "rope_low_freq_factor")) {
+        st = parse_float(key, val, &c.rope_low_freq_factor);
+    } else if (!strcmp(key, "rope_high_freq_factor")) {
+        st = parse_float(key, val, &c.rope_high_freq_factor);
     } else if (!strcmp(key, "weights")) {
         if (!strcmp(val, "f32")) c.weights = NGPT_WEIGHTS_F32;
         else if (!strcmp(val, "q8")) c.weights = NGPT_WEIGHTS_Q8;
@@ -259,7 +300,8 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
                          "unknown key \"%s\" (known: V T C L H d_ff dropout rope_theta "
                          "qkv_bias proj_bias tie_lm_head (tied_head) final_norm norm pos gelu "
                          "norm_type norm_eps mlp mlp_bias kv_heads (n_kv_heads) head_dim "
-                         "rope_pairs weights)", key);
+                         "rope_pairs weights qk_norm rope_scaling rope_factor "
+                         "rope_low_freq_factor rope_high_freq_factor rope_original_context)", key);
     }
     if (st) return st;
     *cfg = c;
@@ -279,7 +321,7 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
     NGPT_FPMODE_SCOPE;
     if (!buf || size == 0) return;
     if (!cfg) { buf[0] = '\0'; return; }
-    char dropout[32], theta[32], eps[48] = "", kv[32] = "", hd[32] = "";
+    char dropout[32], theta[32], eps[48] = "", kv[32] = "", hd[32] = "", rs[224] = "";
     ngpt_format_float(dropout, cfg->dropout);
     ngpt_format_float(theta, cfg->rope_theta);
     if (ngpt_cfg_norm_eps(cfg) != 1e-5f) {
@@ -289,9 +331,18 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
     }
     if (cfg->n_kv_heads) snprintf(kv, sizeof kv, " kv_heads=%d", (int)cfg->n_kv_heads);
     if (cfg->head_dim) snprintf(hd, sizeof hd, " head_dim=%d", (int)cfg->head_dim);
+    if (cfg->rope_scaling == NGPT_ROPE_SCALING_LLAMA3) {
+        char f[32], lo[32], hi[32];
+        ngpt_format_float(f, cfg->rope_factor);
+        ngpt_format_float(lo, cfg->rope_low_freq_factor);
+        ngpt_format_float(hi, cfg->rope_high_freq_factor);
+        snprintf(rs, sizeof rs, " rope_scaling=llama3 rope_factor=%s rope_low_freq_factor=%s "
+                 "rope_high_freq_factor=%s rope_original_context=%d", f, lo, hi,
+                 (int)cfg->rope_original_context);
+    }
     snprintf(buf, size,
              "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%s rope_theta=%s qkv_bias=%d "
-             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s%s%s%s%s%s%s%s%s%s",
+             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s%s%s%s%s%s%s%s%s%s%s%s",
              (int)cfg->vocab_size, (int)cfg->context_len, (int)cfg->d_model, (int)cfg->n_layers,
              (int)cfg->n_heads, (int)cfg->d_ff, dropout, theta,
              cfg->qkv_bias, cfg->tie_lm_head, cfg->final_norm,
@@ -304,6 +355,7 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
              cfg->norm_type == NGPT_NORM_RMS ? " norm_type=rms" : "", eps,
              cfg->mlp == NGPT_MLP_SWIGLU ? " mlp=swiglu" : "", cfg->mlp_bias ? "" : " mlp_bias=0",
              kv, hd, cfg->rope_pairs == NGPT_ROPE_HALVES ? " rope_pairs=halves" : "",
+             cfg->qk_norm ? " qk_norm=1" : "", rs,
              cfg->weights == NGPT_WEIGHTS_F32 ? "" : cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8"
                                                                              : " weights=q4");
 }
@@ -351,6 +403,12 @@ ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
         {"kv_heads", ngpt_cfg_kv_heads(want), ngpt_cfg_kv_heads(got), false},
         {"head_dim", head_dim_or_0(want), head_dim_or_0(got), false},
         {"rope_pairs", want->rope_pairs, got->rope_pairs, false},
+        {"qk_norm", want->qk_norm, got->qk_norm, false},
+        {"rope_scaling", want->rope_scaling, got->rope_scaling, false},
+        {"rope_factor", want->rope_factor, got->rope_factor, true},
+        {"rope_low_freq_factor", want->rope_low_freq_factor, got->rope_low_freq_factor, true},
+        {"rope_high_freq_factor", want->rope_high_freq_factor, got->rope_high_freq_factor, true},
+        {"rope_original_context", want->rope_original_context, got->rope_original_context, false},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].a != f[i].b) {

@@ -34,6 +34,8 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     TAKE(ln1_b, (n = NB, true));
     TAKE(qkv_w, q8 ? (n = 0, true) : ngpt_mul_ok(QKV, C, &n));
     TAKE(qkv_b, (n = cfg->qkv_bias ? QKV : 0, true));
+    TAKE(q_norm, (n = cfg->qk_norm ? (size_t)ngpt_cfg_head_dim(cfg) : 0, true));
+    TAKE(k_norm, (n = cfg->qk_norm ? (size_t)ngpt_cfg_head_dim(cfg) : 0, true));
     TAKE(proj_w, q8 ? (n = 0, true) : ngpt_mul_ok(C, A, &n));
     TAKE(proj_b, (n = cfg->proj_bias ? C : 0, true));
     TAKE(ln2_w, (n = C, true));
@@ -78,7 +80,7 @@ static int head_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[2]
     return n;
 }
 
-static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[12])
+static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[14])
 {
     const int32_t C = c->d_model, F = c->d_ff, F1 = ngpt_cfg_fc1_width(c);
     const int32_t QKV = ngpt_cfg_qkv_width(c), A = ngpt_cfg_attn_width(c);
@@ -88,6 +90,10 @@ static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[1
     if (layer_norm) e[n++] = (entry){"ln1.bias", lay->ln1_b, C, 0, -1};
     e[n++] = (entry){"attn.qkv.weight", lay->qkv_w, QKV, C, NGPT_LINEAR_QKV};
     if (c->qkv_bias) e[n++] = (entry){"attn.qkv.bias", lay->qkv_b, QKV, 0, -1};
+    if (c->qk_norm) {
+        e[n++] = (entry){"attn.q_norm.weight", lay->q_norm, ngpt_cfg_head_dim(c), 0, -1};
+        e[n++] = (entry){"attn.k_norm.weight", lay->k_norm, ngpt_cfg_head_dim(c), 0, -1};
+    }
     e[n++] = (entry){"attn.proj.weight", lay->proj_w, C, A, NGPT_LINEAR_PROJ};
     if (c->proj_bias) e[n++] = (entry){"attn.proj.bias", lay->proj_b, C, 0, -1};
     e[n++] = (entry){"ln2.weight", lay->ln2_w, C, 0, -1};
@@ -116,7 +122,7 @@ static int tail_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[3]
 int32_t ngpt_layout_tensor_count(const ngpt_config *cfg)
 {
     ngpt_layout lay = {0};
-    entry e[12];
+    entry e[14];
     return head_entries(cfg, &lay, e) + block_entries(cfg, &lay, e) * cfg->n_layers +
            tail_entries(cfg, &lay, e);
 }
@@ -124,7 +130,7 @@ int32_t ngpt_layout_tensor_count(const ngpt_config *cfg)
 void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t i,
                         char name[NGPT_NAME_MAX], ngpt_tensor_info *info)
 {
-    entry e[12];
+    entry e[14];
     int32_t n_head = head_entries(cfg, lay, e), per_block = block_entries(cfg, lay, e);
     int32_t in_blocks = per_block * cfg->n_layers;
     entry pick;

@@ -96,7 +96,9 @@ ngpt_status ngpt_context_params_init(ngpt_context *ctx, uint64_t seed)
         const char *name = info->name;
         size_t len = strlen(name);
         bool is_bias = len >= 4 && !strcmp(name + len - 4, "bias");
-        bool is_ln = strstr(name, "ln") != NULL && info->ndim == 1;
+        /* the norms' weights: ln1, ln2, ln_f, and qk_norm's q_norm, k_norm */
+        bool is_ln = (strstr(name, "ln") != NULL || strstr(name, "_norm.") != NULL) &&
+                     info->ndim == 1;
         if (info->dtype == NGPT_DTYPE_Q8 || info->dtype == NGPT_DTYPE_Q4) {
             /* the float32 model's values, drawn 16 rows at a time, quantized */
             const int n = info->shape[0], k = info->shape[1];

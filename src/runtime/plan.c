@@ -85,6 +85,9 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     /* infer: the widest of a layer's activations (qkv, fc1 or C wide), which
      * model/acts.c shares out (qkv, then fc1 and its GELU) */
     p.qkv = TAKE_F(&w, LL, B, T, train ? QKV : IW);
+    const size_t QK = (H + (size_t)ngpt_cfg_kv_heads(cfg)) * D;    /* qk_norm's heads */
+    if (cfg->qk_norm) p.qk_x = TAKE_F(&w, LL, B, T, QK);
+    if (cfg->qk_norm && train) p.qk_rstd = TAKE_F(&w, LL, B, T, QK / D);
     if (train || shape->trace == NGPT_TRACE_FULL) {
         size_t bh = 0;
         if (!ngpt_mul_ok(B, H, &bh)) w.overflow = true;
@@ -162,6 +165,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         p.bwd.g_branch = TAKE_F(&w, B, T, C, 1);
         p.bwd.g_ln = TAKE_F(&w, B, T, C, 1);
         p.bwd.g_qkv = TAKE_F(&w, B, T, QKV, 1);
+        if (cfg->qk_norm) p.bwd.g_qk = TAKE_F(&w, B, T, QK, 1);
         /* GELU's derivative (B,T,F), or SwiGLU's d(fc1) (B,T,2F) */
         p.bwd.gelu_grad = TAKE_F(&w, B, T, F1, 1);
         /* an adapter trained on a quantized model: its products' rows */

@@ -61,6 +61,8 @@ typedef struct ngpt_plan {
     float *x;                   /* train (L+1,B,T,C) layer inputs + output; infer (B,T,C) */
     float *ln_mean, *ln_rstd;   /* (L',2,B,T) ln1 then ln2 */
     float *qkv;                 /* train (L,B,T,3C); infer (B,T,max(3C,d_ff)): model/acts.c */
+    float *qk_x;                /* qk_norm: its inputs, (B,T,(H+KV)D) per layer in train */
+    float *qk_rstd;             /* qk_norm, train: (L,B,T,H+KV) */
     float *att;                 /* train (L,B,H,T,T); infer: the FULL trace or NULL */
     float *trace_rows;          /* LAST_ROW trace (L,B,H,T), or NULL */
     float *atty;                /* train (L,B,T,C) */
@@ -90,6 +92,7 @@ typedef struct ngpt_plan {
         float *g_branch;        /* (B,T,C) sublayer output before dropout */
         float *g_ln;            /* (B,T,C) LayerNorm output */
         float *g_qkv;           /* (B,T,3C) */
+        float *g_qk;            /* qk_norm: d(q), d(k) gathered (B,T,(H+KV)D) */
         float *gelu_grad;       /* (B,T,F) GELU derivative at fc1, from the recompute's erf */
     } bwd;
 

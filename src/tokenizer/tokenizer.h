@@ -46,6 +46,14 @@ typedef struct ngpt_tok_spec {
     const int32_t *model_id;
 } ngpt_tok_spec;
 
+/* Whether a model of V rows may carry tokenizer t: a row per token, and
+ * maybe rows past its tokens (Qwen's 151936 for 151669 ids), which no
+ * text encodes to and generation never samples. */
+static inline bool ngpt_tok_fits(const ngpt_tokenizer *t, int32_t V)
+{
+    return t->n_tokens <= V;
+}
+
 /* Makes a tokenizer from spec, checking it (docs/FORMAT.md, "Validation"; build.c);
  * a failure leaves a bare sentence naming `src` (the file, "the buffer",
  * "the training result"). */

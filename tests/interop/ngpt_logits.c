@@ -7,7 +7,8 @@
  * TOKENS: raw little-endian int32 token ids (one sequence, at most T).
  * OUT: raw float32 logits (n, V), or the N generated int32 tokens.
  * Greedy decoding runs a full eval forward over the last min(len, T) tokens
- * per step (no KV cache) and takes the argmax, lowest index on ties: the
+ * per step (no KV cache) and takes the argmax (among the tokenizer's ids),
+ * lowest index on ties: the
  * reference behaviour a cached decoder must reproduce. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,13 @@ int main(int argc, char **argv)
     }
     const float *logits;
     const int32_t V = cfg.vocab_size, T = cfg.context_len;
+    /* greedy picks among the tokenizer's ids: rows past them (Qwen's) have no token */
+    int32_t NT = V;
+    const ngpt_tokenizer *tk = NULL;
+    ngpt_tokenizer_info ti;
+    if (!ngpt_model_tokenizer(model, &tk) && tk && !ngpt_tokenizer_describe(tk, &ti) &&
+        ti.n_tokens < V)
+        NT = ti.n_tokens;
     if (greedy < 0) {
         if (ngpt_context_forward(ctx, prompt, 1, (int32_t)n, NULL, NULL) || ngpt_context_logits(ctx, &logits))
             return fail("forward");
@@ -105,7 +113,7 @@ int main(int argc, char **argv)
                 return fail("forward");
             const float *row = logits + (size_t)(win - 1) * V;
             int32_t best = 0;
-            for (int32_t v = 1; v < V; v++)
+            for (int32_t v = 1; v < NT; v++)
                 if (row[v] > row[best]) best = v;
             seq[len] = best;
         }

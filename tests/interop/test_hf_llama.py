@@ -10,6 +10,12 @@ vocabulary, in the variants the family has:
                rotary inv_freq buffers older saves hold
   bias-f32     C=256 H=8 KV=2 (GQA 4:1), attention_bias and mlp_bias, rope_theta
                10000, rms_norm_eps 1e-6, tied, F32
+  qwen2-bf16   model_type qwen2: q, k, v biased (not o), 2048 rows for the
+               tokenizer's 2000 ids (Qwen's rows without a token), tied, BF16
+  qwen3-f32    model_type qwen3: per-head q and k norms, head_dim 96 != C/H,
+               untied, F32
+  llama3-bf16  Llama 3's rope_scaling (factor 32, 1, 4, original 256: pairs in
+               all three bands at D = 64), rope_theta 500000, tied, BF16
 For each, `ngpt import DIR` gives logits (tests/interop/ngpt_logits) within
 REL of tools/hf_llama.py's float64 reference (max |ngpt - ref| <= REL * max
 |ref|), the same greedy continuation (full recomputation), and
@@ -46,6 +52,20 @@ VARIANTS = [
      "BF16", True),
     ("bias-f32", dict(hidden=256, heads=8, kv_heads=2, intermediate=512, tied=True, theta=10000.0,
                       eps=1e-6, bias=True), "F32", False),
+    # issue 40: Qwen2 (q, k, v biased; 48 rows of the embedding without a
+    # token, as Qwen's 151936 rows for 151669 ids), Qwen3 (per-head q and k
+    # norms, head_dim 96 != C/H), Llama 3's rope scaling (three bands of
+    # frequencies at D = 64)
+    ("qwen2-bf16", dict(family="qwen2", hidden=256, heads=4, kv_heads=2, intermediate=512,
+                        tied=True, theta=1000000.0, eps=1e-6, vocab=2048, bpe_vocab=2000),
+     "BF16", False),
+    ("qwen3-f32", dict(family="qwen3", hidden=256, heads=4, kv_heads=2, head_dim=96,
+                       intermediate=512, tied=False, theta=1000000.0, eps=1e-6), "F32", False),
+    ("llama3-bf16", dict(hidden=256, heads=4, kv_heads=2, intermediate=512, tied=True,
+                         theta=500000.0, rope_scaling={
+                             "factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                             "original_max_position_embeddings": 256, "rope_type": "llama3"}),
+     "BF16", False),
 ]
 
 
@@ -56,7 +76,7 @@ def main():
     ap.add_argument("--full", action="store_true", help="also SmolLM2-135M's whole shape")
     a = ap.parse_args()
     ng = Ngpt(a.build, os.environ.get("RUN_ENV", ""))
-    variants = [(name, dict(layers=2, vocab=2000, **shape), dtype, inv)
+    variants = [(name, dict(dict(layers=2, vocab=2000), **shape), dtype, inv)
                 for name, shape, dtype, inv in VARIANTS]
     if a.full:
         variants.append(("smollm2-135m", dict(layers=30, vocab=49152, hidden=576, heads=9,
@@ -64,10 +84,12 @@ def main():
     bpes = {}
     with tempfile.TemporaryDirectory() as tmp:
         for seed, (name, shape, dtype, inv_freq) in enumerate(variants, 1):
+            shape = dict(shape)
+            n_tok = shape.pop("bpe_vocab", shape["vocab"])     # the tokenizer's ids
             cfg = hl.llama_config(**shape)
-            if cfg["vocab_size"] not in bpes:
-                bpes[cfg["vocab_size"]] = hf_gpt2.make_bpe(cfg["vocab_size"])
-            bpe = bpes[cfg["vocab_size"]]
+            if n_tok not in bpes:
+                bpes[n_tok] = hf_gpt2.make_bpe(n_tok)
+            bpe = bpes[n_tok]
             ids = bpe.encode(PROMPT)
             d, model = os.path.join(tmp, name), os.path.join(tmp, name + ".ngpt")
             hl.write_hf_dir(d, cfg, hl.random_weights(cfg, seed), bpe, dtype, inv_freq)
@@ -81,7 +103,7 @@ def main():
                 print(f"{name}: logits vs the PyTorch reference: max rel error {e:.2e} over "
                       f"{got.shape[0]} x {got.shape[1]}")
                 check(e <= REL, f"{name}: logits rel error {e:.3e} > {REL}")
-            want_g = ref.greedy(ids, a.greedy)
+            want_g = ref.greedy(ids, a.greedy, n_tok)
             got_g = ng.greedy(model, ids, a.greedy, tmp)
             check(got_g == want_g, f"{name}: greedy {got_g} (reference {want_g})")
             p = run(ng.cli + ["generate", "--model", model, "--prompt", PROMPT, "-n",
