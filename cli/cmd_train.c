@@ -876,8 +876,8 @@ int cli_cmd_train(int argc, char **argv)
                     .out = "model.ngpt", .cfg = ngpt_config_default(),
                     .lc = ngpt_lora_config_default()};
     int rc = parse(argc, argv, &o);
-    if (rc) return rc < 0 ? CLI_OK : rc;
-    rc = train_command(argv[0], &o);
+    if (!rc) rc = train_command(argv[0], &o);
+    else if (rc < 0) rc = CLI_OK;
     ngpt_adapter_close(o.ad);       /* after its context (train_command frees it) */
     ngpt_model_close(o.model);      /* after its context */
     free(o.adapter_state);
