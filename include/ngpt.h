@@ -371,6 +371,12 @@ typedef enum ngpt_trace {
 /* shape.logits_rows: every position's logits. */
 #define NGPT_LOGITS_ALL (-1)
 
+/* How the KV cache stores keys and values (ngpt_shape.kv_k, kv_v). */
+typedef enum ngpt_kv_type {
+    NGPT_KV_F32 = 0,            /* float32 (the default) */
+    NGPT_KV_Q8 = 1              /* int8 in groups of 32 with a float scale */
+} ngpt_kv_type;
+
 /* What a context is planned for: the largest batch and pass one call may
  * use, the mode, the logits it keeps, attention tracing and the thread
  * count. Zero in a field means its default. */
@@ -432,7 +438,21 @@ typedef struct ngpt_shape {
      * three), planned with its other state (ngpt_generate_config.grammar).
      * 0: NGPT_GRAMMAR_DEPTH_DEFAULT. */
     int32_t grammar_depth;
-    uint32_t reserved[5 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
+    /* Inference: how the KV cache stores keys (kv_k) and values (kv_v),
+     * each an ngpt_kv_type. NGPT_KV_F32 (0, the default): float32, as
+     * computed. NGPT_KV_Q8: each key/value head's row quantized as it
+     * enters the cache (q8.h's rule: groups of 32 int8 with a float scale,
+     * the rule the 8-bit Linears apply to their inputs), 36 bytes a group
+     * instead of 128 (0.28x: SmolLM2-135M at 8,192 positions holds 101 MiB
+     * instead of 360); a query's scores against q8 keys are exact integer
+     * products of the query quantized the same way, scaled after, and the
+     * weighted sum of q8 values is one float chain per output in position
+     * order: the same bits on every build and thread count
+     * (docs/GENERATION.md, "The 8-bit KV cache"). Only cached passes read
+     * the cache: ngpt_context_forward stays float32, and generation with
+     * no_cache is refused on a q8 cache. */
+    int16_t kv_k, kv_v;
+    uint32_t reserved[4 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
 } ngpt_shape;
 
 #define NGPT_GRAMMAR_DEPTH_DEFAULT 64
