@@ -1179,8 +1179,13 @@ ngpt_status ngpt_context_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t
  * is refused with one line and the context is unchanged. Feeding the slot
  * on from a restore is bit-identical to never having stopped (generation:
  * ngpt_generate_config.keep_cache). Saving is atomic (temporary file,
- * fsync, rename). The file holds 96 + 4n + 8*L*n*W + 8 bytes for n tokens
- * (W = KV heads x head_dim, C without grouped-query attention).
+ * fsync, rename). The file (version 2) records the cache's KV types
+ * (shape.kv_k, kv_v): a file of another KV type is refused with one line;
+ * an older ngpt's version 1 file (float32 rows) loads into a float32
+ * cache. It holds 104 + 4n + L*n*(RK + RV) + 8 bytes for n tokens, RK and
+ * RV a row of keys and of values: 4*W bytes in float32 (W = KV heads x
+ * head_dim, C without grouped-query attention), KV*ceil(head_dim/32)*36
+ * in q8.
  * The tokenizer is compared when both the file and the context name one.
  * Logits and trace of the last pass are not part of a session; loading
  * maps the file and allocates nothing. */
