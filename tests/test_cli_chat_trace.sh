@@ -30,8 +30,13 @@ check $? "chat: same seed, same reply"
 if script -qec true /dev/null > /dev/null 2>&1; then
     printf 'hi\nhi\n' | script -qec "$N chat --model $dir/m.ngpt --temp 0 -n 20" /dev/null |
         tr -d '\r' > "$dir/tty.out"
+    # the terminal echoes the piped "hi" lines wherever they land (before a
+    # "> " or after it, as the machine's load decides), and stderr's notes
+    # interleave: without those, "> ok" twice and a last "> "
+    seen=$(sed 's/ngpt chat: the conversation is longer than the model.s context ([^)]*): its first [0-9]* bytes were dropped//' "$dir/tty.out" |
+        tr -d ' \n' | sed 's/hi//g')
     grep -q "Ctrl-D (end of input) ends the chat" "$dir/tty.out" &&
-        [ "$(grep -c '^> ok$' "$dir/tty.out")" -eq 2 ] && [ "$(tail -n 1 "$dir/tty.out")" = "> " ]
+        [ "${seen#*endsthechat}" = ">ok>ok>" ]
     check $? "chat on a terminal: a word on how it ends, \"> \" before each line: $(od -c "$dir/tty.out" | head -8)"
     script -qec "printf 'hi\nhi\n' | $N chat --model $dir/m.ngpt --temp 0 -n 20 2> /dev/null" /dev/null \
         < /dev/null | tr -d '\r' > "$dir/tty.out"
