@@ -182,3 +182,21 @@ int cli_subcommands(const char *cmd, const char *help, const cli_subcommand *sub
         if (!strcmp(argv[1], sub[i].name)) return sub[i].run(argc - 1, argv + 1);
     return cli_error(cmd, CLI_USAGE, "unknown command \"%s\" (see ngpt %s --help)", argv[1], cmd);
 }
+
+int cli_kv_option(cli_args *a, int16_t *kv_k, int16_t *kv_v)
+{
+    static const char *const opts[3] = {"--kv", "--kv-k", "--kv-v"};
+    for (int i = 0; i < 3; i++) {
+        const char *v;
+        if (!cli_opt(a, opts[i], &v)) continue;
+        if (!v) return -1;
+        int16_t t;
+        if (!strcmp(v, "f32")) t = NGPT_KV_F32;
+        else if (!strcmp(v, "q8")) t = NGPT_KV_Q8;
+        else return cli_error(a->cmd, CLI_USAGE, "%s must be f32 or q8, got '%s'", opts[i], v), -1;
+        if (i != 2) *kv_k = t;
+        if (i != 1) *kv_v = t;
+        return 1;
+    }
+    return 0;
+}

@@ -104,6 +104,14 @@ const uint8_t *cli_token_bytes(const ngpt_tokenizer *tok, int32_t id, size_t *le
     "                     is an error naming it)\n" \
     "  --json             hold it to any compact JSON value\n"
 
+#define CLI_KV_HELP \
+    "  --kv f32|q8        how the KV cache stores keys and values (default f32); q8:\n" \
+    "                     8-bit rows, 0.28x the memory, the same bits on every build\n" \
+    "                     (docs/GENERATION.md, \"The 8-bit KV cache\")\n" \
+    "  --kv-k T, --kv-v T keys or values alone (f32 or q8)\n"
+/* Consumes --kv T, --kv-k T or --kv-v T (T: f32 or q8) into shape-style
+ * kv_k / kv_v: 1 taken, 0 not one of them, -1 bad value (message printed). */
+int cli_kv_option(cli_args *a, int16_t *kv_k, int16_t *kv_v);
 #define CLI_THREADS_HELP \
     "  --threads N        threads (default: the online cores, at most one per 64 rows\n" \
     "                     or model columns of the work; results are the same for any N)\n"
@@ -144,11 +152,12 @@ typedef struct cli_gen_opts {
     bool end_given;             /* --end: otherwise the tokenizer's end tokens end */
     int32_t ends[NGPT_END_TOKENS_MAX];  /* --end's ids (gc.end_tokens) */
     int32_t threads;
+    int16_t kv_k, kv_v;         /* --kv, --kv-k, --kv-v (shape.kv_k, kv_v) */
     int32_t ban[CLI_MAX_BAN];
     int32_t n_ban;
 } cli_gen_opts;
 /* Consumes one of -n --temp --top-k --top-p --min-p --repeat-penalty
- * --repeat-window --seed --threads --end --stop-at-full --context --ban
+ * --repeat-window --seed --threads --kv --kv-k --kv-v --end --stop-at-full --context --ban
  * --grammar --json-schema --json: 1 taken, 0 not one of them, -1 bad value
  * (message printed). */
 int cli_gen_option(cli_args *a, cli_gen_opts *o);

@@ -29,7 +29,7 @@ static const char *const HELP =
     "       [--top-p P] [--min-p P] [--repeat-penalty R] [--repeat-window N] [--ban ID,...]\n"
     "       [--end ID] [--seed S] [--context exact|shift] [--stop-at-full] [--session FILE]\n"
     "       [--verbose] [--adapter FILE[:S] ...] [--grammar FILE | --json-schema FILE | --json]\n"
-    "       [--threads N]\n"
+    "       [--kv f32|q8] [--kv-k T] [--kv-v T] [--threads N]\n"
     "       ngpt chat --model FILE --render CONVERSATION.json [--no-generation-prompt] [--ids]\n"
     "       [--template ...] [--think | --no-think] [--date YYYY-MM-DD]\n\n"
     "Reads one user message per line from stdin and streams each reply to stdout,\n"
@@ -85,6 +85,7 @@ static const char *const HELP =
     "                     (each reply is held to it; the template's end marker\n"
     "                     follows the reply as always)\n"
     CLI_ADAPTER_HELP
+    CLI_KV_HELP
     CLI_THREADS_HELP;
 
 /* A growing array: the conversation's text (plain) or tokens. */
@@ -384,6 +385,7 @@ int cli_cmd_chat(int argc, char **argv)
 
     ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);     /* generation's plan */
     shape.threads = o.threads;
+    shape.kv_k = o.kv_k, shape.kv_v = o.kv_v;
     ngpt_context *ctx = NULL;
     ngpt_model *m = NULL;
     const ngpt_tokenizer *tok = NULL;

@@ -12,7 +12,7 @@
 
 static const char *const HELP =
     "usage: ngpt info FILE [--batch B] [--seq T] [--threads N] [--lora key=value ...]\n"
-    "                 [--grad-checkpoint] [--loss-chunk N]\n"
+    "                 [--grad-checkpoint] [--loss-chunk N] [--kv f32|q8] [--kv-k T] [--kv-v T]\n"
     "       ngpt info config.json [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info MODEL.bin [--batch B] [--seq T] [--threads N]\n"
     "       ngpt info --config key=value ... [--tokenizer FILE] [--batch B] [--seq T]\n\n"
@@ -40,7 +40,13 @@ static const char *const HELP =
     "  --threads N        the thread count the arenas are planned for (1)\n"
     "  --lora key=value   the adapter the lora train line sizes (default r=8\n"
     "                     alpha=16 targets=q_proj,v_proj; see ngpt train --help)\n"
-    "  --grad-checkpoint, --loss-chunk N  the training arenas with train's options\n";
+    "  --grad-checkpoint, --loss-chunk N  the training arenas with train's options\n"
+    "  --kv f32|q8        the inference arenas with this KV cache (generate's --kv;\n"
+    "                     --kv-k T, --kv-v T: keys or values alone); the kv cache line\n"
+    "                     gives the cache's bytes at T both ways\n";
+
+/* --kv, --kv-k, --kv-v: the inference arenas' KV cache. */
+static int16_t info_kv_k, info_kv_v;
 
 static double mib(size_t bytes) { return (double)bytes / 1048576.0; }
 
@@ -100,6 +106,7 @@ static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tok
 {
     ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER), stt = *ts;
     si.threads = ts->threads;
+    si.kv_k = info_kv_k, si.kv_v = info_kv_v;
     ngpt_shape sf = si;         /* the full plan: one pass of T, every position's logits */
     sf.seq = cfg->context_len, sf.logits_rows = NGPT_LOGITS_ALL;
     ngpt_config c = *cfg;
@@ -143,6 +150,16 @@ static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const
         if (i != own) printf("%s %s %s", sep++ ? "," : ";", KIND_NAMES[i], bytes_text(b0, z->infer[i]));
     printf(" (the default plan: passes of at most %d positions, the logits of the last one; "
            "%d thread%s)\n", pass, (int)threads, th);
+    /* the cache of one sequence at T: L T rows of keys and of values */
+    const int64_t KV = cfg->n_kv_heads ? cfg->n_kv_heads : cfg->n_heads;
+    const int64_t D = cfg->head_dim ? cfg->head_dim : cfg->d_model / cfg->n_heads;
+    const int64_t f32row = KV * D * 4, q8row = KV * ((D + 31) / 32) * 36;
+    const size_t LT = (size_t)cfg->n_layers * (size_t)T;
+    const size_t kv_f32 = LT * (size_t)(2 * f32row), kv_q8 = LT * (size_t)(2 * q8row);
+    const size_t kv_now = LT * (size_t)((info_kv_k ? q8row : f32row) + (info_kv_v ? q8row : f32row));
+    printf("kv cache:    %s at batch 1, T=%d (keys %s, values %s): f32 %s, q8 %s (--kv q8)\n",
+           bytes_text(b0, kv_now), T, info_kv_k ? "q8" : "f32", info_kv_v ? "q8" : "f32",
+           bytes_text(b1, kv_f32), bytes_text(b2, kv_q8));
     printf("arena full: %s at batch 1, seq %d with %s weights", bytes_text(b0, z->full[own]), T,
            KIND_NAMES[own]);
     for (int i = 0, sep = 0; i < N_KINDS; i++)
@@ -304,6 +321,7 @@ int cli_cmd_info(int argc, char **argv)
     ts.batch = 32, ts.seq = 0, ts.threads = 1;
     ngpt_lora_config lc = ngpt_lora_config_default();
     bool lora_given = false;
+    int r = 0;
     while (cli_next(&a) && ok) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
@@ -323,6 +341,8 @@ int cli_cmd_info(int argc, char **argv)
             ok = !v || cli_parse_i32(a.cmd, "--seq", v, 1, 1 << 20, &ts.seq);
         } else if (cli_opt(&a, "--threads", &v)) {
             ok = !v || cli_parse_i32(a.cmd, "--threads", v, 1, 1024, &ts.threads);
+        } else if ((r = cli_kv_option(&a, &info_kv_k, &info_kv_v)) != 0) {
+            ok = r > 0;
         } else if (cli_flag(&a, "--grad-checkpoint")) {
             ts.recompute = 1;
         } else if (cli_opt(&a, "--loss-chunk", &v)) {

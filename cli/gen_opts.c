@@ -65,6 +65,8 @@ int cli_gen_option(cli_args *a, cli_gen_opts *o)
         return v && cli_parse_i32(cmd, "--repeat-window", v, 0, 1 << 30, &s->repeat_window) ? 1 : -1;
     if (cli_opt(a, "--seed", &v))
         return v && cli_parse_u64(cmd, "--seed", v, &s->seed) ? 1 : -1;
+    const int kv = cli_kv_option(a, &o->kv_k, &o->kv_v);
+    if (kv) return kv;
     if (cli_opt(a, "--threads", &v))
         return v && cli_parse_threads(cmd, v, &o->threads) ? 1 : -1;
     if (cli_opt(a, "--end", &v)) {      /* repeatable; -1: none at all */

@@ -371,6 +371,12 @@ typedef enum ngpt_trace {
 /* shape.logits_rows: every position's logits. */
 #define NGPT_LOGITS_ALL (-1)
 
+/* How the KV cache stores keys and values (ngpt_shape.kv_k, kv_v). */
+typedef enum ngpt_kv_type {
+    NGPT_KV_F32 = 0,            /* float32 (the default) */
+    NGPT_KV_Q8 = 1              /* int8 in groups of 32 with a float scale */
+} ngpt_kv_type;
+
 /* What a context is planned for: the largest batch and pass one call may
  * use, the mode, the logits it keeps, attention tracing and the thread
  * count. Zero in a field means its default. */
@@ -432,7 +438,21 @@ typedef struct ngpt_shape {
      * three), planned with its other state (ngpt_generate_config.grammar).
      * 0: NGPT_GRAMMAR_DEPTH_DEFAULT. */
     int32_t grammar_depth;
-    uint32_t reserved[5 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
+    /* Inference: how the KV cache stores keys (kv_k) and values (kv_v),
+     * each an ngpt_kv_type. NGPT_KV_F32 (0, the default): float32, as
+     * computed. NGPT_KV_Q8: each key/value head's row quantized as it
+     * enters the cache (q8.h's rule: groups of 32 int8 with a float scale,
+     * the rule the 8-bit Linears apply to their inputs), 36 bytes a group
+     * instead of 128 (0.28x: SmolLM2-135M at 8,192 positions holds 101 MiB
+     * instead of 360); a query's scores against q8 keys are exact integer
+     * products of the query quantized the same way, scaled after, and the
+     * weighted sum of q8 values is one float chain per output in position
+     * order: the same bits on every build and thread count
+     * (docs/GENERATION.md, "The 8-bit KV cache"). Only cached passes read
+     * the cache: ngpt_context_forward stays float32, and generation with
+     * no_cache is refused on a q8 cache. */
+    int16_t kv_k, kv_v;
+    uint32_t reserved[4 - sizeof(void *) / 4];  /* zero (see "Structs that grow") */
 } ngpt_shape;
 
 #define NGPT_GRAMMAR_DEPTH_DEFAULT 64
@@ -1159,8 +1179,13 @@ ngpt_status ngpt_context_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t
  * is refused with one line and the context is unchanged. Feeding the slot
  * on from a restore is bit-identical to never having stopped (generation:
  * ngpt_generate_config.keep_cache). Saving is atomic (temporary file,
- * fsync, rename). The file holds 96 + 4n + 8*L*n*W + 8 bytes for n tokens
- * (W = KV heads x head_dim, C without grouped-query attention).
+ * fsync, rename). The file (version 2) records the cache's KV types
+ * (shape.kv_k, kv_v): a file of another KV type is refused with one line;
+ * an older ngpt's version 1 file (float32 rows) loads into a float32
+ * cache. It holds 104 + 4n + L*n*(RK + RV) + 8 bytes for n tokens, RK and
+ * RV a row of keys and of values: 4*W bytes in float32 (W = KV heads x
+ * head_dim, C without grouped-query attention), KV*ceil(head_dim/32)*36
+ * in q8.
  * The tokenizer is compared when both the file and the context name one.
  * Logits and trace of the last pass are not part of a session; loading
  * maps the file and allocates nothing. */

@@ -58,6 +58,14 @@ static inline size_t ngpt_q8_row_bytes(int k)
     return (g * (NGPT_Q8_GROUP + sizeof(float)) + 63) / 64 * 64;
 }
 
+/* Bytes of one quantized row of k values stored compact (values, then
+ * scales; no padding): a head's row in the 8-bit KV cache (kernels.inc,
+ * kv_q8). A multiple of 4, so its scales are aligned wherever it starts on 4. */
+static inline size_t ngpt_q8_head_bytes(int k)
+{
+    return (size_t)ngpt_q8_groups(k) * (NGPT_Q8_GROUP + sizeof(float));
+}
+
 /* The scales of a quantized row of k values. */
 static inline const float *ngpt_q8_row_scales(const int8_t *row, int k)
 {

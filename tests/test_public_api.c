@@ -114,7 +114,7 @@ static void planning(void)
     REJECTS(ngpt_context_arena_size(NULL, NULL, &s, &bytes), NGPT_ERR_NULL_ARG);
     REJECTS(ngpt_context_arena_size(NULL, &c, &s, NULL), NGPT_ERR_NULL_ARG);
     ngpt_shape reserved = s;
-    reserved.reserved[2] = 1;           /* a field of a newer header */
+    reserved.reserved[sizeof reserved.reserved / sizeof reserved.reserved[0] - 1] = 1;   /* a field of a newer header */
     const ngpt_shape bad[] = {
         reserved,
         {.mode = (ngpt_mode)7, .batch = 1, .threads = 1},
@@ -131,6 +131,9 @@ static void planning(void)
         {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .grammar_depth = -1},
         {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .grammar_depth = NGPT_GRAMMAR_DEPTH_MAX + 1},
         {.mode = NGPT_MODE_TRAIN, .batch = 1, .threads = 1, .grammar_depth = 8},
+        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .kv_k = 2},
+        {.mode = NGPT_MODE_INFER, .batch = 1, .threads = 1, .kv_v = -1},
+        {.mode = NGPT_MODE_TRAIN, .batch = 1, .threads = 1, .kv_k = NGPT_KV_Q8},
     };
     ngpt_context *ctx = (ngpt_context *)&c;     /* must be overwritten with NULL on failure */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

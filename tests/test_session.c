@@ -3,7 +3,9 @@
  * more, token for token (sampled and argmax; float32, 8-bit and BPE
  * models); ngpt_context_cache_truncate equals a prefill of the kept tokens alone;
  * a session of another model, config, a damaged or truncated file is
- * refused with one line and changes nothing. */
+ * refused with one line and changes nothing. Sessions of an 8-bit KV cache
+ * (keys, values, both) resume the same way; one of another KV type is
+ * refused; a version 1 file (float32 rows, no KV bytes) still loads. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +29,12 @@ static ngpt_config small_config(void)
     return c;
 }
 
+static int16_t kv_k, kv_v;      /* the KV types make() plans */
+
 static ngpt_context *make(const ngpt_config *c, uint64_t seed, const ngpt_tokenizer *tk)
 {
     ngpt_shape s = ngpt_shape_default(NGPT_MODE_INFER);
+    s.kv_k = kv_k, s.kv_v = kv_v;
     s.batch = 2;
     s.seq = 16;         /* the 45-token resume prompt prefills in passes */
     ngpt_context *ctx = NULL;
@@ -72,10 +77,12 @@ static void resume(const char *name, const ngpt_config *c, const ngpt_tokenizer 
     CHECK_OK(ngpt_context_cache_save(b, 0, path));
     size_t size = 0;
     unsigned char *image = snapshot(b, &size);
-    const size_t width = (size_t)(c->n_kv_heads ? c->n_kv_heads : c->n_heads) *
-                         (size_t)(c->head_dim ? c->head_dim : c->d_model / c->n_heads);
-    CHECK(image && size == 96 + 4 * (PROMPT + FIRST - 1) +
-                               8 * (size_t)(PROMPT + FIRST - 1) * c->n_layers * width + 8,
+    const size_t heads = (size_t)(c->n_kv_heads ? c->n_kv_heads : c->n_heads);
+    const size_t D = (size_t)(c->head_dim ? c->head_dim : c->d_model / c->n_heads);
+    const size_t q8row = heads * (D + 31) / 32 * 36;     /* compact head rows */
+    const size_t row = (kv_k ? q8row : 4 * heads * D) + (kv_v ? q8row : 4 * heads * D);
+    CHECK(image && size == 104 + 4 * (PROMPT + FIRST - 1) +
+                               row * (size_t)(PROMPT + FIRST - 1) * c->n_layers + 8,
           "[%s] session image of %zu bytes", name, size);
 
     memcpy(prompt + PROMPT, first, sizeof first);
@@ -197,11 +204,15 @@ static void refusals(void)
     unsigned char *forged = malloc(n + 4);
     if (forged) {
         const struct { size_t at; uint32_t value; ngpt_status st; const char *want; } f[] = {
-            {8, 2, NGPT_ERR_BAD_FORMAT, "version 2"},
+            {8, 3, NGPT_ERR_BAD_FORMAT, "version 3"},
+            {96, 1, NGPT_ERR_CONFIG_MISMATCH, "keys q8 and values f32"},
+            {96, 0x100, NGPT_ERR_CONFIG_MISMATCH, "keys f32 and values q8"},
+            {96, 7, NGPT_ERR_CONFIG_MISMATCH, "keys (unknown type)"},
+            {98, 1, NGPT_ERR_BAD_FORMAT, "reserved header byte 98"},
             {12, 11, NGPT_ERR_BAD_FORMAT, "holds 11 tokens"},
             {12, 1000, NGPT_ERR_BAD_FORMAT, "holds 1000 tokens"},
-            {96 + 4 * 3, 256, NGPT_ERR_BAD_TOKEN, "token 3 is 256"},
-            {96 + 4 * 9, (uint32_t)-1, NGPT_ERR_BAD_TOKEN, "token 9 is -1"},
+            {104 + 4 * 3, 256, NGPT_ERR_BAD_TOKEN, "token 3 is 256"},
+            {104 + 4 * 9, (uint32_t)-1, NGPT_ERR_BAD_TOKEN, "token 9 is -1"},
             {32, 64, NGPT_ERR_CONFIG_MISMATCH, "another config"},
             {92, 1, NGPT_ERR_BAD_FORMAT, "reserved header byte 92"},
         };
@@ -218,6 +229,36 @@ static void refusals(void)
         memcpy(forged + n - 4, &sum, 8);
         refused(dst, forged, n + 4, NGPT_ERR_BAD_FORMAT, "bytes", "a longer file");
         free(forged);
+    }
+    /* version 1 (an older ngpt's: no KV bytes, float32 rows) still loads, into
+     * a float32 cache only, and gives the same slot as the version 2 file */
+    unsigned char *v1 = malloc(n);
+    if (v1) {
+        const uint32_t one = 1;
+        memcpy(v1, good, 96);
+        memcpy(v1 + 8, &one, 4);
+        memcpy(v1 + 96, good + 104, n - 104 - 8);
+        const size_t n1 = n - 8;
+        const uint64_t sum = ngpt_checksum_bytes(v1, n1 - 8);
+        memcpy(v1 + n1 - 8, &sum, 8);
+        CHECK_OK(ngpt_context_cache_load_mem(dst, 1, v1, n1));
+        size_t m = 0;
+        unsigned char *again = NULL;
+        if (ngpt_context_cache_save_mem(dst, 1, NULL, 0, &m) == NGPT_OK && (again = malloc(m)))
+            CHECK_OK(ngpt_context_cache_save_mem(dst, 1, again, m, &m));
+        CHECK(again && m == n && memcmp(again + 8, good + 8, n - 16) == 0,
+              "a version 1 file restored and saved again is not the version 2 file");
+        free(again);
+        kv_v = NGPT_KV_Q8;
+        ngpt_context *q8 = make(&c, 5, NULL);
+        kv_v = NGPT_KV_F32;
+        CHECK(q8, "a q8 context");
+        if (q8) refused(q8, v1, n1, NGPT_ERR_CONFIG_MISMATCH, "keys f32 and values f32",
+                        "a version 1 file into a q8 cache");
+        if (q8) refused(q8, good, n, NGPT_ERR_CONFIG_MISMATCH, "this context's stores keys f32 "
+                        "and values q8", "a float32 session into a q8 cache");
+        ngpt_context_free(q8);
+        free(v1);
     }
     CHECK_STATUS(ngpt_context_cache_load(dst, 0, "build/tests/no/such.sess"), NGPT_ERR_IO);
     CHECK_OK(ngpt_context_cache_load_mem(dst, 1, good, n));     /* the good one still loads */
@@ -265,6 +306,17 @@ int main(void)
     bpe.vocab_size = ti.n_tokens;
     resume("bpe sampled", &bpe, tk, 0.8f);
     ngpt_tokenizer_free(tk);
+
+    /* an 8-bit KV cache: keys and values, keys only, values only; with GQA */
+    kv_k = kv_v = NGPT_KV_Q8;
+    resume("f32 kv q8", &c, NULL, 0.8f);
+    resume("q8 kv q8 argmax", &q, NULL, 0.0f);
+    resume("gqa kv q8", &g, NULL, 0.8f);
+    kv_v = NGPT_KV_F32;
+    resume("f32 kv k8", &c, NULL, 0.8f);
+    kv_k = NGPT_KV_F32, kv_v = NGPT_KV_Q8;
+    resume("f32 kv v8", &c, NULL, 0.8f);
+    kv_k = kv_v = NGPT_KV_F32;
 
     truncate_equals_prefill();
     refusals();

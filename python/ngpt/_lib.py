@@ -74,7 +74,8 @@ class Shape(Structure):
                 ("threads", c_int32), ("logits_rows", c_int32), ("draft_tokens", c_int32),
                 ("adapter_rank", c_int32), ("adapter", c_void_p), ("recompute", c_int32),
                 ("loss_chunk", c_int32), ("grammar_depth", c_int32),
-                ("reserved", c_uint32 * (5 - ctypes.sizeof(c_void_p) // 4))]
+                ("kv_k", ctypes.c_int16), ("kv_v", ctypes.c_int16),
+                ("reserved", c_uint32 * (4 - ctypes.sizeof(c_void_p) // 4))]
 
 
 class Sampler(Structure):

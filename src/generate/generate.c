@@ -178,6 +178,9 @@ static ngpt_status validate(ngpt_context *ctx, const ngpt_generate_config *gc,
         return ngpt_fail(NGPT_ERR_UNSUPPORTED, FN "NGPT_CONTEXT_SHIFT re-rotates RoPE keys; a "
                          "model with absolute positions (pos=%s) slides exactly (NGPT_CONTEXT_EXACT)",
                          ctx->cfg.pos == NGPT_POS_LEARNED ? "learned" : "sinusoidal");
+    if (gc->no_cache && (ctx->shape.kv_k || ctx->shape.kv_v))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, FN "no_cache recomputes with float32 keys and values; "
+                         "this context's KV cache is 8-bit (plan kv_k = kv_v = NGPT_KV_F32 for it)");
     if (gc->no_cache && ctx->shape.seq < T)
         return ngpt_fail(NGPT_ERR_EXCEEDS_PLAN, FN "no_cache recomputes up to T=%d tokens but the "
                          "context was planned with seq=%d; plan seq = T", (int)T,

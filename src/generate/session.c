@@ -1,22 +1,28 @@
 /* session.c — ngpt_context_cache_save / ngpt_context_cache_load (and their _mem twins) and
  * ngpt_context_cache_truncate: one KV slot's tokens and key/value rows as a sealed
- * session file (docs/FORMAT.md, "Session files"):
+ * session file (docs/FORMAT.md, "Session files"). Version 2 (what saves write):
  *
  *   0   "NGPTSESS"   8 bytes
- *   8   version      u32 (1)
+ *   8   version      u32 (2)
  *   12  n            u32, the tokens the slot holds (0..T)
- *   16  params       u64, the parameters' checksum of the model that saved it
+ *   16  params       u64, the parameters' checksum of the model that saved it,
+ *                    mixed with the adapters' (and their scales') when it applied any
  *   24  tokenizer    u64, the attached tokenizer's checksum (0: none)
  *   32  config       56 bytes, the checkpoint header's model block's first part
  *   88  config tail  u64: 0 when the rest of the model block is zero (every
  *                    model without qk_norm and rope_scaling), else XXH3-64 of
  *                    that rest (its 24 bytes) with the low bit set
- *   96  tokens       n x i32
- *       rows         per layer: n key rows then n value rows, W x f32 each
- *                    (W = KV heads x head_dim: the cache's row, model/kv.h)
+ *   96  kv_k, kv_v   u8 each: how the cache stores keys and values (ngpt_kv_type)
+ *   98  reserved     6 zero bytes
+ *   104 tokens       n x i32
+ *       rows         per layer: n key rows then n value rows, each as the
+ *                    cache stores it (model/kv.h): W x f32 (W = KV heads x
+ *                    head_dim), or KV compact 8-bit head rows (q8)
  *   end checksum     u64, XXH3-64 of every byte before it
  *
- * A load verifies the whole image (size, checksum, model, config,
+ * Version 1 (older ngpt) has no kv bytes (its tokens at 96) and float32
+ * rows: it loads into a context whose cache is float32 for keys and values.
+ * A load verifies the whole image (size, checksum, model, config, KV types,
  * tokenizer, token ids) before it touches the slot: a refused file changes
  * nothing. */
 #define XXH_INLINE_ALL
@@ -37,8 +43,9 @@
 #include "tokenizer/tokenizer.h"
 
 #define SESS_MAGIC "NGPTSESS"
-#define SESS_VERSION 1u
-#define SESS_HEADER 96
+#define SESS_VERSION 2u
+#define SESS_HEADER_V1 96
+#define SESS_HEADER 104
 #define SESS_CONFIG 32
 
 /* The model block as a session file holds it: its first 56 bytes, and
@@ -64,13 +71,16 @@ static uint64_t tokenizer_sum(const ngpt_context *ctx)
 /* Bytes of the key/value rows of n tokens. */
 static size_t rows_bytes(const ngpt_context *ctx, int32_t n)
 {
-    return 2 * (size_t)ctx->cfg.n_layers * (size_t)n * ngpt_kv_width(ctx) * sizeof(float);
+    return (size_t)ctx->cfg.n_layers * (size_t)n * (ngpt_kv_key_row(ctx) + ngpt_kv_value_row(ctx));
 }
 
-static size_t file_bytes(const ngpt_context *ctx, int32_t n)
+/* Bytes of a file of n tokens with a header of `header` bytes. */
+static size_t file_bytes(const ngpt_context *ctx, int32_t n, size_t header)
 {
-    return SESS_HEADER + (size_t)n * sizeof(int32_t) + rows_bytes(ctx, n) + 8;
+    return header + (size_t)n * sizeof(int32_t) + rows_bytes(ctx, n) + 8;
 }
+
+static const char *kv_name(int type) { return type == NGPT_KV_Q8 ? "q8" : "f32"; }
 
 static ngpt_status check_ctx(const ngpt_context *ctx, int32_t slot, const char *fn)
 {
@@ -126,7 +136,7 @@ static uint64_t model_sum(const ngpt_context *ctx)
 static ngpt_status emit(const ngpt_context *ctx, int32_t slot, sink *s)
 {
     const int32_t n = ngpt_kv_len(ctx, slot);
-    const size_t row = (size_t)n * ngpt_kv_width(ctx) * sizeof(float);
+    const size_t krows = (size_t)n * ngpt_kv_key_row(ctx), vrows = (size_t)n * ngpt_kv_value_row(ctx);
     unsigned char h[SESS_HEADER] = {0};
     const uint32_t version = SESS_VERSION, un = (uint32_t)n;
     const uint64_t params = model_sum(ctx), tk = tokenizer_sum(ctx);
@@ -136,12 +146,14 @@ static ngpt_status emit(const ngpt_context *ctx, int32_t slot, sink *s)
     memcpy(h + 16, &params, 8);
     memcpy(h + 24, &tk, 8);
     session_config(ctx, h + SESS_CONFIG);
+    h[SESS_HEADER_V1] = (unsigned char)ctx->shape.kv_k;
+    h[SESS_HEADER_V1 + 1] = (unsigned char)ctx->shape.kv_v;
     XXH3_64bits_reset(&s->hash);
     ngpt_status st = put(s, h, sizeof h, true);
     if (!st) st = put(s, ngpt_kv_tokens(ctx, slot), (size_t)n * sizeof(int32_t), true);
     for (int l = 0; l < ctx->cfg.n_layers && !st; l++) {
-        st = put(s, ngpt_kv_keys(ctx, l, slot), row, true);
-        if (!st) st = put(s, ngpt_kv_values(ctx, l, slot), row, true);
+        st = put(s, ngpt_kv_keys(ctx, l, slot), krows, true);
+        if (!st) st = put(s, ngpt_kv_values(ctx, l, slot), vrows, true);
     }
     const uint64_t sum = (uint64_t)XXH3_64bits_digest(&s->hash);
     return st ? st : put(s, &sum, 8, false);
@@ -168,7 +180,7 @@ ngpt_status ngpt_context_cache_save_mem(const ngpt_context *ctx, int32_t slot, v
     ngpt_status st = check_ctx(ctx, slot, "ngpt_context_cache_save_mem");
     if (st) return st;
     if (!size) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_context_cache_save_mem: NULL size");
-    const size_t need = file_bytes(ctx, ngpt_kv_len(ctx, slot));
+    const size_t need = file_bytes(ctx, ngpt_kv_len(ctx, slot), SESS_HEADER);
     *size = need;
     if (!buf) return NGPT_OK;
     if (cap < need)
@@ -183,20 +195,23 @@ ngpt_status ngpt_context_cache_save_mem(const ngpt_context *ctx, int32_t slot, v
 /* Verifies a whole image against the context; on success the slot may take
  * it. Leaves a bare sentence naming src. */
 static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_t size,
-                          const char *src, int32_t *n_out)
+                          const char *src, int32_t *n_out, size_t *header_out)
 {
-    if (size < SESS_HEADER + 8 || memcmp(d, SESS_MAGIC, 8) != 0)
+    if (size < SESS_HEADER_V1 + 8 || memcmp(d, SESS_MAGIC, 8) != 0)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not an ngpt session file%s", src,
-                         size < SESS_HEADER + 8 ? " (too short)" : " (no NGPTSESS magic)");
+                         size < SESS_HEADER_V1 + 8 ? " (too short)" : " (no NGPTSESS magic)");
     uint32_t version, n;
     uint64_t params, tk, sum;
     memcpy(&version, d + 8, 4);
     memcpy(&n, d + 12, 4);
     memcpy(&params, d + 16, 8);
     memcpy(&tk, d + 24, 8);
-    if (version != SESS_VERSION)
+    if (version != 1 && version != SESS_VERSION)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is a session file of version %u; this "
-                         "library reads version %u", src, version, SESS_VERSION);
+                         "library reads versions 1 and %u", src, version, SESS_VERSION);
+    const size_t header = version == 1 ? SESS_HEADER_V1 : SESS_HEADER;
+    if (size < header + 8)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not an ngpt session file (too short)", src);
     memcpy(&sum, d + size - 8, 8);
     if ((uint64_t)XXH3_64bits(d, size - 8) != sum)
         return ngpt_fail(NGPT_ERR_CHECKSUM, "%s is damaged or truncated: its contents do not "
@@ -205,13 +220,25 @@ static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_
     session_config(ctx, block);
     uint64_t tail;
     memcpy(&tail, block + NGPT_CKPT_MODEL_BYTES_V1, 8);
-    for (size_t i = SESS_CONFIG + NGPT_CKPT_MODEL_BYTES_V1; !tail && i < SESS_HEADER; i++)
+    for (size_t i = SESS_CONFIG + NGPT_CKPT_MODEL_BYTES_V1; !tail && i < SESS_HEADER_V1; i++)
         if (d[i])       /* (a model without the tail's switches: reserved, as before them) */
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: reserved header byte %zu is %u, not 0 (a "
                              "newer format?)", src, i, d[i]);
     if (memcmp(block, d + SESS_CONFIG, sizeof block) != 0)
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved by a model of another config",
                          src);
+    for (size_t i = SESS_HEADER_V1 + 2; i < header; i++)
+        if (d[i])
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: reserved header byte %zu is %u, not 0 (a "
+                             "newer format?)", src, i, d[i]);
+    const int kk = version == 1 ? NGPT_KV_F32 : d[SESS_HEADER_V1];
+    const int kv = version == 1 ? NGPT_KV_F32 : d[SESS_HEADER_V1 + 1];
+    if (kk != ctx->shape.kv_k || kv != ctx->shape.kv_v)
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds a KV cache of keys %s and values %s; "
+                         "this context's stores keys %s and values %s (resume with the same "
+                         "--kv)", src, kk <= NGPT_KV_Q8 ? kv_name(kk) : "(unknown type)",
+                         kv <= NGPT_KV_Q8 ? kv_name(kv) : "(unknown type)",
+                         kv_name(ctx->shape.kv_k), kv_name(ctx->shape.kv_v));
     const uint64_t mine = model_sum(ctx);
     if (params != mine)
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved by another model, or under "
@@ -220,17 +247,18 @@ static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_
     if (tk && tokenizer_sum(ctx) && tk != tokenizer_sum(ctx))
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved with another tokenizer", src);
     const int32_t T = ctx->cfg.context_len, V = ctx->cfg.vocab_size;
-    if (n > (uint32_t)T || size != file_bytes(ctx, (int32_t)n))
+    if (n > (uint32_t)T || size != file_bytes(ctx, (int32_t)n, header))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s holds %u tokens in %zu bytes; this model's "
                          "context is T=%d", src, n, size, (int)T);
     for (uint32_t i = 0; i < n; i++) {
         int32_t t;
-        memcpy(&t, d + SESS_HEADER + 4 * (size_t)i, 4);
+        memcpy(&t, d + header + 4 * (size_t)i, 4);
         if (t < 0 || t >= V)
             return ngpt_fail(NGPT_ERR_BAD_TOKEN, "%s: token %u is %d, not a token id in 0..%d",
                              src, i, (int)t, (int)V - 1);
     }
     *n_out = (int32_t)n;
+    *header_out = header;
     return NGPT_OK;
 }
 
@@ -238,10 +266,10 @@ static ngpt_status restore(ngpt_context *ctx, int32_t slot, const unsigned char 
                            const char *src)
 {
     int32_t n = 0;
-    ngpt_status st = verify(ctx, d, size, src, &n);
+    size_t header = 0;
+    ngpt_status st = verify(ctx, d, size, src, &n, &header);
     if (st) return st;
-    ngpt_kv_restore(ctx, slot, n, d + SESS_HEADER,
-                    d + SESS_HEADER + (size_t)n * sizeof(int32_t));
+    ngpt_kv_restore(ctx, slot, n, d + header, d + header + (size_t)n * sizeof(int32_t));
     return NGPT_OK;
 }
 

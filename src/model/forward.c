@@ -91,11 +91,25 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
             const float *src = a->qkv + (size_t)b * T * row;
             ngpt_kv_write(ctx, layer, ps->slot0 + b, T, src + k0, src + k0 + KVD, row);
         }
-        /* slots slot0.. are consecutive blocks of (Tctx, KV*D) */
-        at.k = ngpt_kv_keys(ctx, layer, ps->slot0);
-        at.v = ngpt_kv_values(ctx, layer, ps->slot0);
+        /* slots slot0.. are consecutive blocks of Tctx rows: KV*D floats,
+         * or KV quantized head rows (an 8-bit cache) */
         at.kv_seq = (ptrdiff_t)(TC * (size_t)KVD);
         at.kv_row = KVD;
+        if (ngpt_kv_keys_q8(ctx)) {
+            at.k8 = ngpt_kv_keys(ctx, layer, ps->slot0);
+            at.k8_row = (ptrdiff_t)ngpt_kv_key_row(ctx);
+            at.k8_seq = (ptrdiff_t)TC * at.k8_row;
+            at.query8 = pl->kv.query;
+        } else {
+            at.k = ngpt_kv_keys(ctx, layer, ps->slot0);
+        }
+        if (ngpt_kv_values_q8(ctx)) {
+            at.v8 = ngpt_kv_values(ctx, layer, ps->slot0);
+            at.v8_row = (ptrdiff_t)ngpt_kv_value_row(ctx);
+            at.v8_seq = (ptrdiff_t)TC * at.v8_row;
+        } else {
+            at.v = ngpt_kv_values(ctx, layer, ps->slot0);
+        }
         at.pos0 = ngpt_kv_lens(ctx, ps->slot0);
         /* the last new token's row, (H, Tctx) per slot */
         at.cache_rows = ngpt_kv_trace(ctx, layer, ps->slot0);

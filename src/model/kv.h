@@ -50,22 +50,33 @@ static inline const int32_t *ngpt_kv_tokens(const ngpt_context *ctx, int32_t slo
     return ctx->plan.kv.tokens + (size_t)slot * (size_t)ctx->cfg.context_len;
 }
 
-/* Floats of one position's keys (or values): KV heads of D. */
+/* Floats of one position's keys (or values) as computed: KV heads of D. */
 static inline size_t ngpt_kv_width(const ngpt_context *ctx)
 {
     return (size_t)ngpt_cfg_kv_heads(&ctx->cfg) * (size_t)ngpt_cfg_head_dim(&ctx->cfg);
 }
 
-/* Keys / values of one layer of one slot: (Tctx, KV*D), row = position;
- * slots are consecutive blocks of (Tctx, KV*D). */
-static inline const float *ngpt_kv_keys(const ngpt_context *ctx, int layer, int32_t slot)
+/* Whether keys / values are stored 8-bit (shape.kv_k, kv_v = NGPT_KV_Q8):
+ * a row is then KV compact quantized head rows of D (ngpt_q8_head_bytes),
+ * else KV*D floats. */
+static inline bool ngpt_kv_keys_q8(const ngpt_context *ctx) { return ctx->shape.kv_k == NGPT_KV_Q8; }
+static inline bool ngpt_kv_values_q8(const ngpt_context *ctx) { return ctx->shape.kv_v == NGPT_KV_Q8; }
+
+/* Bytes of one position's keys / values in the cache. */
+static inline size_t ngpt_kv_key_row(const ngpt_context *ctx) { return ctx->plan.kv.k_row; }
+static inline size_t ngpt_kv_value_row(const ngpt_context *ctx) { return ctx->plan.kv.v_row; }
+
+/* Keys / values of one layer of one slot: Tctx rows (row = position) of
+ * ngpt_kv_key_row / ngpt_kv_value_row bytes (float32: KV*D floats); slots
+ * are consecutive blocks of Tctx rows. */
+static inline const void *ngpt_kv_keys(const ngpt_context *ctx, int layer, int32_t slot)
 {
-    const size_t block = (size_t)ctx->cfg.context_len * ngpt_kv_width(ctx);
+    const size_t block = (size_t)ctx->cfg.context_len * ctx->plan.kv.k_row;
     return ctx->plan.kv.k + ((size_t)layer * (size_t)ctx->shape.batch + (size_t)slot) * block;
 }
-static inline const float *ngpt_kv_values(const ngpt_context *ctx, int layer, int32_t slot)
+static inline const void *ngpt_kv_values(const ngpt_context *ctx, int layer, int32_t slot)
 {
-    const size_t block = (size_t)ctx->cfg.context_len * ngpt_kv_width(ctx);
+    const size_t block = (size_t)ctx->cfg.context_len * ctx->plan.kv.v_row;
     return ctx->plan.kv.v + ((size_t)layer * (size_t)ctx->shape.batch + (size_t)slot) * block;
 }
 
@@ -73,9 +84,10 @@ static inline const float *ngpt_kv_values(const ngpt_context *ctx, int layer, in
  * slot, or NULL when the plan has no trace. */
 float *ngpt_kv_trace(const ngpt_context *ctx, int layer, int32_t slot);
 
-/* Stores the key and value rows (KV*D floats each, key_stride and value
- * stride apart) of n new tokens of slot `slot` of one layer at positions
- * len.. (the tokens are recorded afterwards by ngpt_kv_commit). */
+/* Stores the key and value rows (KV*D floats each, stride floats apart) of
+ * n new tokens of slot `slot` of one layer at positions len.. (the tokens
+ * are recorded afterwards by ngpt_kv_commit); an 8-bit cache quantizes
+ * each head's D values as they enter (quantize_q8). */
 void ngpt_kv_write(ngpt_context *ctx, int layer, int32_t slot, int n, const float *keys,
                    const float *values, ptrdiff_t stride);
 
@@ -103,8 +115,9 @@ void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_
 void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
 
 /* Slot `slot` becomes n tokens (tokens: n int32) with their keys and values
- * (rows: for each layer, n key rows of C floats, then n value rows), read
- * as bytes: the source need not be aligned (a session file in memory). */
+ * (rows: for each layer, n key rows, then n value rows, each as the cache
+ * stores it: ngpt_kv_key_row / ngpt_kv_value_row bytes), read as bytes: the
+ * source need not be aligned (a session file in memory). */
 void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tokens,
                      const void *rows);
 
@@ -112,7 +125,8 @@ void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tok
  * `slot` (0 <= drop <= its length); the kept n = len - drop move to positions
  * 0..n-1 with their values as they are and their keys rotated by -drop
  * positions: the RoPE transpose (rope_bwd) with the tables of position drop,
- * in float, on the keys as stored, i.e. R(-drop)R(p)k, not R(p-drop)k. */
+ * in float, on the keys as stored, i.e. R(-drop)R(p)k, not R(p-drop)k; 8-bit
+ * keys are read back as floats (q * d), rotated and quantized again. */
 void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop);
 
 #endif

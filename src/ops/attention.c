@@ -80,13 +80,40 @@ static attn_head head_of(const attn_job *j, size_t sh)
     const ngpt_attn *at = j->at;
     const int s = (int)(sh / (size_t)j->H), h = (int)(sh % (size_t)j->H), kvh = h / j->G;
     attn_head a = {s, h, at->pos0 ? at->pos0[s] : 0, at->qkv + (size_t)s * at->len * j->row + h * j->D,
-                   at->k + s * at->kv_seq + kvh * j->D, at->v + s * at->kv_seq + kvh * j->D,
+                   at->k ? at->k + s * at->kv_seq + kvh * j->D : NULL,
+                   at->v ? at->v + s * at->kv_seq + kvh * j->D : NULL,
                    at->out + (size_t)s * at->len * j->C + h * j->D};
     return a;
 }
 
+/* Query i of (s, h) against an 8-bit cache (keys, values or both): the
+ * query quantized like a product's input row and the exact integer scores,
+ * the weighted sum of the values in position order (kernels.inc, kv_q8). */
+static void fwd_row_q8(const attn_job *j, const attn_head *a, size_t sh, int i, float *p,
+                       int thread)
+{
+    const ngpt_attn *at = j->at;
+    const ngpt_kernels *k = j->ctx->k;
+    const int D = j->D, n = a->n0 + i + 1;
+    const int kvh = a->h / j->G;
+    const ptrdiff_t hb = (ptrdiff_t)ngpt_q8_head_bytes(D);
+    if (at->k8) {
+        int8_t *qq = at->query8 + (size_t)thread * (size_t)hb;
+        k->quantize_q8(qq, hb, a->q + i * j->row, D, 1, D);
+        k->attn_scores_q8(p, qq, at->k8 + a->s * at->k8_seq + kvh * hb, at->k8_row, n, D, j->scale);
+    } else {
+        k->attn_scores(p, a->q + i * j->row, a->keys, at->kv_row, n, D, j->scale);
+    }
+    k->softmax(p, p, n);
+    keep_row(j, sh, i, p, n);
+    float *o = a->out + (size_t)i * j->C;
+    if (at->v8) k->attn_wsum_q8(o, p, at->v8 + a->s * at->v8_seq + kvh * hb, at->v8_row, n, D);
+    else k->attn_wsum(o, 0, p, 0, 1, a->vals, at->kv_row, n, D);
+}
+
 /* Queries i0..i1-1 of (s, h) one at a time (no copy of the keys). */
-static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_scratch *sc)
+static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_scratch *sc,
+                     int thread)
 {
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
@@ -97,6 +124,10 @@ static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_sc
         const int n = a.n0 + i + 1;                     /* keys visible to query i */
         const size_t row_index = sh * (size_t)len + (size_t)i;   /* (s,h,i) of (nseq,H,len,len) */
         float *p = at->probs ? at->probs + row_index * len : sc->rows0;
+        if (at->k8 || at->v8) {         /* a cached pass: no map, no dropout */
+            fwd_row_q8(j, &a, sh, i, p, thread);
+            continue;
+        }
         k->attn_scores(p, a.q + i * row, a.keys, at->kv_row, n, D, j->scale);
         k->softmax(p, p, n);
         keep_row(j, sh, i, p, n);
@@ -147,8 +178,9 @@ static void fwd_range(void *arg, size_t begin, size_t end, int thread)
         const int b0 = (int)(blk % (size_t)j->qblocks) * j->qblock;
         const int i0 = b0 > j->at->q0 ? b0 : j->at->q0;
         const int i1 = b0 + j->qblock < j->at->len ? b0 + j->qblock : j->at->len;
-        if (i1 - i0 >= MIN_TILED) fwd_tiles(j, sh, i0, i1, &sc);
-        else fwd_rows(j, sh, i0, i1, &sc);
+        /* an 8-bit cache is read a row at a time (its kernels take one query) */
+        if (i1 - i0 >= MIN_TILED && !j->at->k8 && !j->at->v8) fwd_tiles(j, sh, i0, i1, &sc);
+        else fwd_rows(j, sh, i0, i1, &sc, thread);
     }
 }
 

@@ -149,6 +149,12 @@ typedef struct ngpt_attn {
     const float *k, *v;         /* keys/values of sequence 0, key/value head 0; query
                                    head h reads key/value head h / (H / KV) */
     ptrdiff_t kv_seq, kv_row;   /* strides between sequences, between positions */
+    /* an 8-bit KV cache (cached passes): keys and/or values as compact
+     * quantized head rows (kernels.inc, kv_q8), in place of k and v; strides
+     * in bytes. NULL: k / v are floats. */
+    const int8_t *k8, *v8;
+    ptrdiff_t k8_seq, k8_row, v8_seq, v8_row;
+    int8_t *query8;             /* (threads, ngpt_q8_head_bytes(D)): a query quantized */
     const int32_t *pos0;        /* (nseq) first position of each sequence, or NULL */
     int nseq, len;
     int q0;                     /* queries 0..q0-1 are skipped (forward only) */

@@ -57,6 +57,11 @@ static ngpt_status shape_resolve(const ngpt_config *cfg, const ngpt_shape *in, n
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.grammar_depth must be in 0..%d (inference only), "
                          "got %d", NGPT_GRAMMAR_DEPTH_MAX, (int)s.grammar_depth);
     if (!train && s.grammar_depth == 0) s.grammar_depth = NGPT_GRAMMAR_DEPTH_DEFAULT;
+    if (s.kv_k < NGPT_KV_F32 || s.kv_k > NGPT_KV_Q8 || s.kv_v < NGPT_KV_F32 ||
+        s.kv_v > NGPT_KV_Q8 || (train && (s.kv_k || s.kv_v)))
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.kv_k and shape.kv_v must be NGPT_KV_F32 (0) or "
+                         "NGPT_KV_Q8 (1), inference only; got %d and %d", (int)s.kv_k,
+                         (int)s.kv_v);
     if (s.logits_rows < 1 && s.logits_rows != NGPT_LOGITS_ALL)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "shape.logits_rows must be >= 1, 0 (the default) or "
                          "NGPT_LOGITS_ALL (every position), got %d", (int)s.logits_rows);

@@ -172,15 +172,24 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         if (q8) p.q8_x = take(&w, 1, B * T < NGPT_Q8_NR ? NGPT_Q8_NR : B * T,
                               ngpt_q8_row_bytes((int)KMAX), 1, 1);
     } else {   /* generation: KV cache, packed weights, sampler, beam and window scratch */
-        p.kv.k = TAKE_F(&w, L, B, TC, KVD);     /* the key/value heads only */
-        p.kv.v = TAKE_F(&w, L, B, TC, KVD);
+        /* the key/value heads only, float32 or compact 8-bit head rows */
+        const size_t KV = (size_t)ngpt_cfg_kv_heads(cfg);
+        const size_t q8row = KV * ngpt_q8_head_bytes((int)D);
+        p.kv.k_row = shape->kv_k == NGPT_KV_Q8 ? q8row : KVD * sizeof(float);
+        p.kv.v_row = shape->kv_v == NGPT_KV_Q8 ? q8row : KVD * sizeof(float);
+        p.kv.k = take(&w, p.kv.k_row, L, B, TC, 1);
+        p.kv.v = take(&w, p.kv.v_row, L, B, TC, 1);
+        if (shape->kv_k == NGPT_KV_Q8)
+            p.kv.query = take(&w, ngpt_q8_head_bytes((int)D), (size_t)shape->threads, 1, 1, 1);
         p.kv.len = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.kv.tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
         if (shape->trace != NGPT_TRACE_NONE) p.kv.trace = TAKE_F(&w, L, B, H, TC);
         /* beam search reorders the cache between passes through one
          * slot-layer block: model/kv.c borrows the qkv buffer, which no
          * pass is using then, when it holds one; else it has its own */
-        if (B * T * IW < TC * KVD) p.kv.tmp = TAKE_F(&w, TC, KVD, 1, 1);
+        const size_t row = p.kv.k_row > p.kv.v_row ? p.kv.k_row : p.kv.v_row;
+        const size_t tmp = TC * row > KVD * sizeof(float) ? TC * row : KVD * sizeof(float);
+        if (B * T * IW * sizeof(float) < tmp) p.kv.tmp = TAKE_F(&w, (tmp + 3) / 4, 1, 1, 1);
         if (q8) {
             size_t bytes = 0, rows = B * T < NGPT_Q8_NR ? NGPT_Q8_NR : B * T;
             if (!ngpt_linear_q8_bytes(cfg, &bytes)) w.overflow = true;

@@ -113,12 +113,19 @@ typedef struct ngpt_plan {
 
     /* infer mode: the KV cache's storage (model/kv.c, its only reader and writer) */
     struct ngpt_plan_kv {
-        float *k, *v;           /* (L, B, Tctx, C) keys after RoPE / values, per slot */
+        /* (L, B, Tctx, row) keys after RoPE / values, per slot; a row is
+         * KV*D floats (NGPT_KV_F32) or KV compact quantized head rows
+         * (NGPT_KV_Q8: ngpt_q8_head_bytes(D) each); k_row, v_row its bytes */
+        unsigned char *k, *v;
+        size_t k_row, v_row;
+        int8_t *query;          /* (threads, ngpt_q8_head_bytes(D)): a query quantized
+                                 * against q8 keys (ops/attention.c); NULL otherwise */
         int32_t *len;           /* (B) tokens cached per slot */
         int32_t *tokens;        /* (B, Tctx) the tokens each slot holds, in order */
         float *trace;           /* (L, B, H, Tctx) last new token's probabilities, or NULL */
-        float *tmp;             /* (Tctx, C) one slot-layer block: beam reordering, between
-                                 * passes; NULL when model/kv.c borrows qkv's buffer */
+        float *tmp;             /* one slot-layer block (Tctx rows, and at least a row of
+                                 * KV*D floats): beam reordering and the shift's scratch,
+                                 * between passes; NULL when model/kv.c borrows qkv's buffer */
     } kv;
     /* infer mode, weights=q8 or q4: the quantized weights, 8-bit and 4-bit
      * panels (runtime/weights.c writes them, the products read them), and the quantized rows of a product's input
