@@ -278,8 +278,8 @@ static void qwen_switches(void)
         "V=151936 T=4096 C=896 L=24 H=14 kv_heads=2 d_ff=4864 qkv_bias=1",
         "V=151936 T=4096 C=1536 L=28 H=12 kv_heads=2 d_ff=8960 qkv_bias=1",
         "V=151936 T=4096 C=1024 L=28 H=16 kv_heads=8 head_dim=128 d_ff=3072 qk_norm=1",
-        "V=128256 T=4096 C=2048 L=16 H=32 kv_heads=8 d_ff=8192 rope_scaling=llama3 "
-        "rope_factor=32 rope_low_freq_factor=1 rope_high_freq_factor=4 rope_original_context=8192",
+        ("V=128256 T=4096 C=2048 L=16 H=32 kv_heads=8 d_ff=8192 rope_scaling=llama3 "
+         "rope_factor=32 rope_low_freq_factor=1 rope_high_freq_factor=4 rope_original_context=8192"),
     };
     const size_t published[4] = {494032768u, 1543714304u, 596049920u, 1235814400u};
     for (int k = 0; k < 4; k++) {

@@ -188,7 +188,7 @@ int main(void)
     if (b) ngpt_context_step_count(b, &steps);
     CHECK(b && !got.has_state && steps == 0, "model-only: has_state %d step %llu",
           (int)got.has_state, (unsigned long long)steps);
-    uint64_t hb;
+    uint64_t hb = 0;
     if (b) ngpt_context_params_checksum(b, &hb);
     CHECK_HASH(hb, h20);
     /* the same from memory: the bytes of the file, read once */

@@ -23,8 +23,8 @@ static const char *const SWITCHES[] = {
     "proj_bias=1", "gelu=tanh", "norm_type=rms", "norm_eps=1e-6", "mlp=swiglu", "mlp_bias=0",
     "kv_heads=2", "kv_heads=1", "head_dim=6", "head_dim=12", "rope_pairs=halves",
     "norm_type=rms norm=post final_norm=0", "qk_norm=1", "qk_norm=1 kv_heads=2 head_dim=6",
-    "rope_scaling=llama3 rope_factor=8 rope_low_freq_factor=1 rope_high_freq_factor=4 "
-    "rope_original_context=1000",
+    ("rope_scaling=llama3 rope_factor=8 rope_low_freq_factor=1 rope_high_freq_factor=4 "
+     "rope_original_context=1000"),
 };
 /* the golden combinations: A has every switch but sinusoidal, B that one */
 static const char COMBO_A[] = "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned";
