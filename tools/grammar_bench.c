@@ -8,6 +8,10 @@
  * its V), random weights (speed does not depend on them).
  *
  *   tools/grammar_bench ENCODER_JSON VOCAB_BPE [THREADS] [TOKENS]
+ *   tools/grammar_bench --hf TOKENIZER_JSON [THREADS] [TOKENS]
+ *
+ * The second form takes a Hugging Face tokenizer.json (Qwen's 151,669
+ * tokens, say) and gives both shapes that vocabulary as their V.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,9 +172,11 @@ static ngpt_context *model(const char *settings, int32_t threads)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: grammar_bench ENCODER_JSON VOCAB_BPE [THREADS] [TOKENS]\n");
+        fprintf(stderr, "usage: grammar_bench (ENCODER_JSON VOCAB_BPE | --hf TOKENIZER_JSON) "
+                        "[THREADS] [TOKENS]\n");
         return 2;
     }
+    const bool hf = !strcmp(argv[1], "--hf");
     const int32_t threads = argc > 3 ? atoi(argv[3]) : 1, tokens = argc > 4 ? atoi(argv[4]) : 64;
     char cpu[256] = "unknown";
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -184,7 +190,7 @@ int main(int argc, char **argv)
     printf("CPU: %s; %s; %d thread(s)\n", cpu, ngpt_build_info(), (int)threads);
 
     ngpt_tokenizer *tok = NULL;
-    if (ngpt_tokenizer_load_gpt2(&tok, argv[1], argv[2])) {
+    if (hf ? ngpt_tokenizer_load_hf(&tok, argv[2]) : ngpt_tokenizer_load_gpt2(&tok, argv[1], argv[2])) {
         fprintf(stderr, "%s\n", ngpt_last_error());
         return 1;
     }
@@ -213,17 +219,21 @@ int main(int argc, char **argv)
     printf("mask of each of the schema's states alone: worst %.1f us indexed, %.1f us walked "
            "whole (a state past the index's budget)\n", worst, worst_walked);
     static const char *const presets[2][2] = {
-        {"GPT-2 124M q8", "V=50257 T=1024 C=768 L=12 H=12 d_ff=3072 pos=learned qkv_bias=1 "
+        {"GPT-2 124M q8", "T=1024 C=768 L=12 H=12 d_ff=3072 pos=learned qkv_bias=1 "
                           "proj_bias=1 gelu=tanh weights=q8"},
-        {"Llama-family (SmolLM2-135M shape, V=50257) q8",
-         "V=50257 T=2048 C=576 L=30 H=9 kv_heads=3 d_ff=1536 norm_type=rms mlp=swiglu mlp_bias=0 "
+        {"Llama-family (SmolLM2-135M shape, the tokenizer's V) q8",
+         "T=2048 C=576 L=30 H=9 kv_heads=3 d_ff=1536 norm_type=rms mlp=swiglu mlp_bias=0 "
          "rope_pairs=halves rope_theta=100000 weights=q8"}};
+    ngpt_tokenizer_info ti;
+    ngpt_tokenizer_describe(tok, &ti);
     int32_t prompt[8];
     size_t np = 0;
     ngpt_tokenizer_encode(tok, "JSON: ", 6, prompt, 8, &np);
     int32_t *out = malloc((size_t)tokens * sizeof *out);
     for (int p = 0; p < 2; p++) {
-        ngpt_context *ctx = model(presets[p][1], threads);
+        char shape[512];
+        snprintf(shape, sizeof shape, "V=%d %s", (int)ti.n_tokens, presets[p][1]);
+        ngpt_context *ctx = model(shape, threads);
         if (ngpt_context_tokenizer_set(ctx, tok)) {
             fprintf(stderr, "%s\n", ngpt_last_error());
             return 1;
