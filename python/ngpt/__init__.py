@@ -33,8 +33,9 @@ Contents:
       enable_thinking=None, chat_template=None, now=None): the model's chat template
       rendered as Hugging Face's apply_chat_template renders it (text, or token ids).
   Chat(model, system=None, seed=0, template=None, **sampler): conversation
-      turns in `ngpt chat`'s template (ChatML for a tokenizer with <|im_start|>
-      and <|im_end|>, else plain); say(line) streams the reply, reply(line) joins it.
+      turns as `ngpt chat` holds them (the model's own chat template when it
+      carries one, else ChatML for a tokenizer with <|im_start|> and <|im_end|>,
+      else plain); say(line) streams the reply, reply(line) joins it.
   finetune(model_path, out_path, text|path, steps, ...) -> losses, with a
       progress(step, loss) callback; lora=... trains a LoRA adapter of the model
       instead (the model frozen), adapter=... goes on training one.

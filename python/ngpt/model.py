@@ -251,15 +251,24 @@ class Model(Handle):
         instead of the model's. Raises ValueError when there is no template, a message
         has another key (tools are not part of the subset), and ngpt.Error when the
         template refuses the conversation or uses what ngpt does not render."""
+        return self._render_chat(messages, add_generation_prompt, enable_thinking, tokenize,
+                                 chat_template, now, (), "ngpt.Model.apply_chat_template")
+
+    def _render_chat(self, messages, add_generation_prompt, enable_thinking, tokenize,
+                     chat_template, now, held, who):
+        """apply_chat_template's rendering; held: with tokenize, the ids the KV cache
+        holds (a conversation's last prompt and reply), kept where the rendering spells
+        them (ngpt_template_render_tokens), as `ngpt chat` keeps them."""
         msgs = (ChatMessage * max(len(messages), 1))()
         keep = []
         for i, m in enumerate(messages):
             extra = set(m) - {"role", "content"}
             if extra or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
-                raise ValueError("ngpt.Model.apply_chat_template: message %d must be {'role': str, "
-                                 "'content': str}%s" % (i, " (tools are outside ngpt's templates: %s)"
-                                                        % ", ".join(sorted(extra)) if extra else ""))
-            role, content = m["role"].encode("utf-8"), m["content"].encode("utf-8")
+                raise ValueError("%s: message %d must be {'role': str, 'content': str}%s"
+                                 % (who, i, " (tools are outside ngpt's templates: %s)"
+                                    % ", ".join(sorted(extra)) if extra else ""))
+            # surrogateescape: a reply cut mid-character (Chat) keeps its bytes
+            role, content = m["role"].encode("utf-8"), m["content"].encode("utf-8", "surrogateescape")
             keep += [role, content]
             msgs[i].role, msgs[i].content, msgs[i].content_len = role, content, len(content)
         opt = lib.ngpt_template_options_default()
@@ -267,14 +276,15 @@ class Model(Handle):
         opt.thinking = {None: NGPT_THINKING_DEFAULT, True: NGPT_THINKING_ON,
                         False: NGPT_THINKING_OFF}[enable_thinking]
         opt.now = int(now or 0)
+        h, nh = _ints(held, "held")
         with self._lock:
             self._live()
             t = c_void_p()
             if chat_template is None:
                 check(lib.ngpt_model_template(self._shared._live(), byref(t)))
                 if not t.value:
-                    raise ValueError("ngpt.Model.apply_chat_template: %s carries no chat template "
-                                     "(pass chat_template)" % self.path)
+                    raise ValueError("%s: %s carries no chat template (pass chat_template)"
+                                     % (who, self.path))
             else:
                 text = chat_template.encode("utf-8")
                 check(lib.ngpt_template_parse(byref(t), text, len(text)))
@@ -282,20 +292,20 @@ class Model(Handle):
                 n = c_size_t()
                 if tokenize:
                     if self._tok is None:
-                        raise ValueError("ngpt.Model.apply_chat_template: a byte-level model has "
-                                         "no special tokens to tokenize with")
+                        raise ValueError("%s: a byte-level model has no special tokens to "
+                                         "tokenize with" % who)
                     check(lib.ngpt_template_render_tokens(t, self._tok, msgs, len(messages),
-                                                          byref(opt), None, 0, None, 0, byref(n)))
+                                                          byref(opt), h, nh, None, 0, byref(n)))
                     ids = (c_int32 * max(n.value, 1))()
                     check(lib.ngpt_template_render_tokens(t, self._tok, msgs, len(messages),
-                                                          byref(opt), None, 0, ids, n.value,
+                                                          byref(opt), h, nh, ids, n.value,
                                                           byref(n)))
                     return ids[:n.value]
                 check(lib.ngpt_template_render(t, msgs, len(messages), byref(opt), None, 0, byref(n)))
                 out = ctypes.create_string_buffer(max(n.value, 1))
                 check(lib.ngpt_template_render(t, msgs, len(messages), byref(opt), out, n.value,
                                                byref(n)))
-                return out.raw[:n.value].decode("utf-8")
+                return out.raw[:n.value].decode("utf-8", "replace")
             finally:
                 lib.ngpt_template_free(t)
 

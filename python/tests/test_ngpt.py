@@ -396,3 +396,33 @@ def test_apply_chat_template(models, tmp_path):
         ids = m.apply_chat_template(conv, add_generation_prompt=True, tokenize=True)
         assert " ".join(map(str, ids)).encode() + b"\n" == cli(
             "chat", "--model", tmp_path / "smol.ngpt", "--render", tmp_path / "conv.json", "--ids")
+
+
+def test_chat_model_template_equals_cli(tmp_path):
+    """Chat with the model's own template: `ngpt chat`'s replies and prompts, turn by turn."""
+    writer = os.path.join(ROOT, "build", "tests", "test_import")
+    if not os.path.exists(writer):
+        pytest.skip("a model imported with a template needs build/tests/test_import")
+    subprocess.run([writer, "--write", str(tmp_path)], check=True, stdout=subprocess.DEVNULL)
+    shutil.copy(SMOLLM2, tmp_path / "llama_chat" / "tokenizer_config.json")
+    cli("import", tmp_path / "llama_chat", "--out", tmp_path / "smol.ngpt")
+    lines = ["hi there", "and <|im_start|> more"]
+    want = cli("chat", "--model", tmp_path / "smol.ngpt", "--system", "be brief", "-n", 12,
+               "--seed", 5, "--temp", "0.9", input="\n".join(lines).encode() + b"\n")
+    with ngpt.Model(tmp_path / "smol.ngpt") as m:
+        chat = ngpt.Chat(m, system="be brief", seed=5, max_tokens=12, temperature=0.9)
+        assert chat.template == "model"
+        got = b"".join(chat.reply(line).encode() + b"\n" for line in lines)
+        assert [x["role"] for x in chat.messages] == ["system", "user", "assistant", "user",
+                                                      "assistant"]
+        assert chat.text.startswith("<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\n"
+                                    "hi there<|im_end|>\n")
+        # the next prompt keeps the replies' tokens as the model wrote them
+        nxt = m._render_chat(chat.messages, True, None, True, None, None, chat.tokens, "t")
+        assert nxt[:len(chat.tokens)] == chat.tokens
+        assert ngpt.Chat(m, template="chatml").template == "chatml"
+        own = ngpt.Chat(m, chat_template="{% for m in messages %}{{ m.content }}|{% endfor %}")
+        assert own.template == "model" and own.text == ""
+        with pytest.raises(ValueError, match="chat_template is a Jinja text"):
+            ngpt.Chat(m, template="plain", chat_template="x")
+    assert got == want.decode("utf-8", "replace").encode()
