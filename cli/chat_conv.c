@@ -138,3 +138,49 @@ int cli_chat_template(const char *cmd, const char *choice, const ngpt_model *m,
         return cli_library_failed(cmd);
     return CLI_OK;
 }
+
+/* YYYY-MM-DD as Unix seconds (its midnight, UTC); false if it is not one. */
+static bool parse_date(const char *s, int64_t *out)
+{
+    int y, m, d;
+    char end;
+    if (sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &end) != 3 || y < 1970 || m < 1 || m > 12 || d < 1 ||
+        d > 31)
+        return false;
+    y -= m <= 2;                /* days from the civil date (H. Hinnant's algorithm) */
+    const int era = y / 400, yoe = y - era * 400;
+    const int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    *out = ((int64_t)era * 146097 + doe - 719468) * 86400;
+    return true;
+}
+
+int cli_template_option(cli_args *a, ngpt_template_options *o)
+{
+    const char *v;
+    if (cli_opt(a, "--date", &v)) {
+        if (v && parse_date(v, &o->now)) return 1;
+        if (v) cli_error(a->cmd, CLI_USAGE, "--date wants YYYY-MM-DD (1970 or later), not %s", v);
+        return -1;
+    }
+    if (cli_flag(a, "--think")) return o->thinking = NGPT_THINKING_ON, 1;
+    if (cli_flag(a, "--no-think")) return o->thinking = NGPT_THINKING_OFF, 1;
+    return 0;
+}
+
+int cli_train_template(const char *cmd, const char *choice, const ngpt_model *m, ngpt_template **t)
+{
+    *t = NULL;
+    if (choice && !strcmp(choice, "chatml")) return CLI_OK;
+    if (choice && !strcmp(choice, "plain"))
+        return cli_error(cmd, CLI_USAGE, "--template plain: conversations to train on need a "
+                         "template that marks the turns (chatml, model or a file)");
+    if (choice && strcmp(choice, "model")) return template_file(cmd, choice, t);
+    if (m && ngpt_model_template(m, t))
+        return cli_error(cmd, CLI_USAGE, "the model's chat template: %s (--template chatml "
+                         "trains without it)", cli_library_error());
+    if (!*t && choice)
+        return cli_error(cmd, CLI_USAGE, "--template model: the model carries no chat template "
+                         "(ngpt import keeps the one its tokenizer_config.json has)");
+    return CLI_OK;
+}

@@ -1,5 +1,5 @@
-/* chat_conv.h — `ngpt chat`'s conversation with a chat template and the
- * template --template names (cli/chat_conv.c). */
+/* chat_conv.h — `ngpt chat`'s conversation with a chat template, and the
+ * template --template names for chat and train --chat (cli/chat_conv.c). */
 #ifndef NGPT_CLI_CHAT_CONV_H
 #define NGPT_CLI_CHAT_CONV_H
 
@@ -22,5 +22,12 @@ int cli_conv_write(const char *cmd, const cli_conv *c, const char *path);
  * tokens end a reply). A usage error, printed, when it cannot be had. */
 int cli_chat_template(const char *cmd, const char *choice, const ngpt_model *m,
                       const ngpt_tokenizer *tok, ngpt_template **t, int32_t *im_end);
+/* --date YYYY-MM-DD, --think and --no-think, the template's options: 1
+ * taken, -1 a usage error (printed), 0 none of them. */
+int cli_template_option(cli_args *a, ngpt_template_options *o);
+/* train --chat's --template (NULL: the model's when it carries one, else
+ * ChatML): *t, NULL for the tokenizer's ChatML turns. A usage error,
+ * printed, when it cannot be had. */
+int cli_train_template(const char *cmd, const char *choice, const ngpt_model *m, ngpt_template **t);
 
 #endif

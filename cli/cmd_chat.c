@@ -317,22 +317,6 @@ static int turn_done(chat *c, const int32_t *prompt, size_t n)
     return rc;
 }
 
-/* YYYY-MM-DD as Unix seconds (its midnight, UTC); false if it is not one. */
-static bool parse_date(const char *s, int64_t *out)
-{
-    int y, m, d;
-    char end;
-    if (sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &end) != 3 || y < 1970 || m < 1 || m > 12 || d < 1 ||
-        d > 31)
-        return false;
-    y -= m <= 2;                /* days from the civil date (H. Hinnant's algorithm) */
-    const int era = y / 400, yoe = y - era * 400;
-    const int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    *out = ((int64_t)era * 146097 + doe - 719468) * 86400;
-    return true;
-}
-
 int cli_cmd_chat(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
@@ -359,16 +343,10 @@ int cli_cmd_chat(int argc, char **argv)
             session = v;
         } else if (cli_opt(&a, "--render", &v)) {
             render_path = v;
-        } else if (cli_opt(&a, "--date", &v)) {
-            if (!parse_date(v, &topt.now))
-                return cli_error(a.cmd, CLI_USAGE,
-                                 "--date wants YYYY-MM-DD (1970 or later), not %s", v);
+        } else if ((r = cli_template_option(&a, &topt)) != 0) {
+            if (r < 0) return CLI_USAGE;
         } else if (cli_flag(&a, "--no-generation-prompt")) {
             topt.add_generation_prompt = false;
-        } else if (cli_flag(&a, "--think")) {
-            topt.thinking = NGPT_THINKING_ON;
-        } else if (cli_flag(&a, "--no-think")) {
-            topt.thinking = NGPT_THINKING_OFF;
         } else if (cli_flag(&a, "--ids")) {
             ids = true;
         } else if (cli_flag(&a, "--verbose")) {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chat_conv.h"
 #include "cli.h"
 #include "lora.h"
 
@@ -33,7 +34,8 @@ static const char *const HELP =
     "                  [--stop-at N] [--resume FILE] [--log-csv FILE] [--skip-nonfinite]\n"
     "                  [--config key=value ...] [--tokenizer FILE | --vocab N | --init MODEL]\n"
     "                  [--lora key=value ... [--lora-dropout P] | --adapter FILE]\n"
-    "                  [--chat] [--grad-checkpoint] [--loss-chunk N]\n\n"
+    "                  [--chat [--template T] [--date YYYY-MM-DD] [--think | --no-think]]\n"
+    "                  [--grad-checkpoint] [--loss-chunk N]\n\n"
     "Trains a model on FILEs (concatenated; the last --holdout fraction of the bytes\n"
     "is held out for evaluation): on their bytes, or on the tokens of a BPE tokenizer\n"
     "(--tokenizer, --vocab), which then sets V and is saved in every checkpoint.\n"
@@ -90,9 +92,13 @@ static const char *const HELP =
     "                     ngpt lora import made) from step 0; --init MODEL --resume\n"
     "                     ADAPTER continues a run bit-identically from ADAPTER.train\n"
     "  --chat             the data are conversations, JSON Lines of {\"messages\":\n"
-    "                     [{\"role\": ..., \"content\": ...}, ...]}, as ChatML tokens\n"
-    "                     of the model's tokenizer, whose only targets are the\n"
-    "                     assistant's replies (the prompts are masked)\n"
+    "                     [{\"role\": ..., \"content\": ...}, ...]}, rendered as ngpt\n"
+    "                     chat renders them, whose only targets are the assistant's\n"
+    "                     replies and their end markers (the prompts are masked)\n"
+    "  --template T       --chat's form: model (the default when the model carries\n"
+    "                     a chat template) its own Jinja template; chatml (else)\n"
+    "                     the tokenizer's ChatML turns; or a tokenizer_config.json\n"
+    "                     or Jinja file. --date, --think, --no-think: as ngpt chat's\n"
     "  --grad-checkpoint  recompute each block's activations in the backward: the\n"
     "                     arena keeps one layer's, the results are the same bits\n"
     "  --loss-chunk N     the lm_head and the loss over N rows at a time (no B*T x V\n"
@@ -131,6 +137,9 @@ typedef struct train_opts {
     int n_cfg_set;
     bool skip_nonfinite;
     bool chat;                  /* --chat: conversations, targets only at the replies */
+    const char *template;       /* --template: their form (NULL: the model's, else ChatML) */
+    ngpt_template_options topt; /* --date, --think, --no-think */
+    bool topt_given;
     bool recompute;             /* --grad-checkpoint (shape.recompute) */
     int32_t loss_chunk;         /* --loss-chunk N (shape.loss_chunk) */
     char *adapter_state;        /* --init MODEL --resume ADAPTER: ADAPTER.train */
@@ -161,6 +170,7 @@ static int parse(int argc, char **argv, train_opts *o)
     const char *v;
     const char *c = a.cmd;
     int32_t i32;
+    int r;
     while (cli_next(&a)) {
         bool ok = true;
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
@@ -216,6 +226,10 @@ static int parse(int argc, char **argv, train_opts *o)
             o->adapter = v;
         } else if (cli_flag(&a, "--chat")) {
             o->chat = true;
+        } else if (cli_opt(&a, "--template", &v)) {
+            o->template = v;
+        } else if ((r = cli_template_option(&a, &o->topt)) != 0) {
+            ok = r > 0, o->topt_given = true;
         } else if (cli_flag(&a, "--grad-checkpoint")) {
             o->recompute = true;
         } else if (cli_opt(&a, "--loss-chunk", &v)) {
@@ -553,9 +567,15 @@ static int tokenize(run *r)
     if (o->chat && !r->tok)
         return cli_error(r->cmd, CLI_USAGE, "--chat: conversations are tokens of a model's "
                          "tokenizer (--init MODEL, --resume or --tokenizer)");
-    if (o->chat ? ngpt_data_tokenize_chat(r->data, r->tok, o->seq)
-                : r->tok && ngpt_data_tokenize(r->data, r->tok, o->seq))
-        return cli_library_failed(r->cmd);
+    if ((o->template || o->topt_given) && !o->chat)
+        return cli_error(r->cmd, CLI_USAGE, "--template, --date, --think and --no-think go with "
+                         "--chat");
+    ngpt_template *tpl = NULL;
+    if (o->chat && cli_train_template(r->cmd, o->template, o->model, &tpl)) return CLI_USAGE;
+    const ngpt_status st = o->chat ? ngpt_data_tokenize_chat(r->data, r->tok, tpl, &o->topt, o->seq)
+                         : r->tok ? ngpt_data_tokenize(r->data, r->tok, o->seq) : NGPT_OK;
+    ngpt_template_free(tpl);
+    if (st) return cli_library_failed(r->cmd);
     ngpt_data_token_counts(r->data, &r->train_tokens, &r->eval_tokens);
     for (int32_t i = 0; r->eval_bytes && i < o->eval_batches; i++) {
         uint64_t b = 0;
@@ -874,7 +894,7 @@ int cli_cmd_train(int argc, char **argv)
     train_opts o = {.steps = 1000, .batch = 32, .seq = 0, .threads = 0, .eval_every = 100,
                     .eval_batches = 8, .seed = 42, .holdout = 0.1f, .opt = ngpt_optim_config_default(),
                     .out = "model.ngpt", .cfg = ngpt_config_default(),
-                    .lc = ngpt_lora_config_default()};
+                    .lc = ngpt_lora_config_default(), .topt = ngpt_template_options_default()};
     int rc = parse(argc, argv, &o);
     if (!rc) rc = train_command(argv[0], &o);
     else if (rc < 0) rc = CLI_OK;

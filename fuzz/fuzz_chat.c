@@ -10,7 +10,9 @@
  * Flags bit 1 instead reads the rest as conversation data, JSON Lines
  * (ngpt_data_tokenize_chat): it is refused with a message, or its batches'
  * targets are each the next token or NGPT_TARGET_IGNORE, with at least one
- * kept. Seeds: fuzz/corpus/chat. */
+ * kept; with bit 2 too, ChatML's chat template (ngpt_template_parse) renders
+ * the same conversations to the same tokens and targets as the turns, or
+ * both refuse them. Seeds: fuzz/corpus/chat. */
 #include "fuzz.h"
 #include "../tests/gpt2_tokenizer.h"
 
@@ -28,18 +30,70 @@ static ngpt_tokenizer *chatml(void)
     return tok;
 }
 
+static const ngpt_template *chatml_template(void)
+{
+    static ngpt_template *t;
+    static const char text[] =
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+        "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+    if (!t && ngpt_template_parse(&t, text, sizeof text - 1))
+        fuzz_fail("ChatML's template: %s", ngpt_last_error());
+    return t;
+}
+
+enum { SEQ = 4, B = 3 };
+
+/* The input as conversations, rendered by tpl (NULL: ChatML turns): the
+ * data (NULL: refused, or shorter than a window) and *st. */
+static ngpt_data *chat_tokens(const ngpt_tokenizer *tok, const ngpt_template *tpl,
+                              const uint8_t *data, size_t size, ngpt_status *st)
+{
+    ngpt_data *d = NULL;
+    *st = NGPT_ERR_BAD_ARG;
+    if (ngpt_data_open_mem(&d, data, size, 0.0f, SEQ)) return NULL;
+    *st = ngpt_data_tokenize_chat(d, tok, tpl, NULL, SEQ);
+    fuzz_expect_message(*st, "ngpt_data_tokenize_chat");
+    if (*st && *st != NGPT_ERR_BAD_ARG && *st != NGPT_ERR_NO_MEMORY && *st != NGPT_ERR_TOO_LONG &&
+        !(tpl && *st == NGPT_ERR_UNSUPPORTED))      /* past the template's limits */
+        fuzz_fail("conversations refused with %s: %s", ngpt_status_string(*st), ngpt_last_error());
+    if (*st) ngpt_data_free(d);
+    return *st ? NULL : d;
+}
+
+/* ChatML's template gives the turns' tokens and targets. */
+static void same_as_turns(const ngpt_tokenizer *tok, const uint8_t *data, size_t size)
+{
+    ngpt_status st_turns, st_tpl;
+    ngpt_data *a = chat_tokens(tok, NULL, data, size, &st_turns);
+    ngpt_data *b = chat_tokens(tok, chatml_template(), data, size, &st_tpl);
+    if (!a != !b && st_tpl != NGPT_ERR_UNSUPPORTED && st_turns != NGPT_ERR_NO_MEMORY &&
+        st_tpl != NGPT_ERR_NO_MEMORY)
+        fuzz_fail("the turns: %s, the template: %s", ngpt_status_string(st_turns),
+                  ngpt_status_string(st_tpl));
+    size_t na[2] = {0, 0}, nb[2] = {0, 0};
+    if (a && b && (ngpt_data_token_counts(a, &na[0], &na[1]) ||
+                   ngpt_data_token_counts(b, &nb[0], &nb[1]) || na[0] != nb[0] || na[1] != nb[1]))
+        fuzz_fail("the turns make %zu + %zu tokens, the template %zu + %zu", na[0], na[1], nb[0],
+                  nb[1]);
+    for (uint64_t i = 0; a && b && i < 4; i++) {
+        int32_t ta[B * SEQ], ga[B * SEQ], tb[B * SEQ], gb[B * SEQ];
+        if (ngpt_data_batch(a, NGPT_SPLIT_TRAIN, 1, i, B, SEQ, ta, ga) ||
+            ngpt_data_batch(b, NGPT_SPLIT_TRAIN, 1, i, B, SEQ, tb, gb) ||
+            memcmp(ta, tb, sizeof ta) || memcmp(ga, gb, sizeof ga))
+            fuzz_fail("batch %llu differs between the turns and the template",
+                      (unsigned long long)i);
+    }
+    ngpt_data_free(a);
+    ngpt_data_free(b);
+}
+
 /* The input as conversations: refused with a message, or batches whose
  * targets are the next token or ignored, some kept. */
 static void chat_data(const ngpt_tokenizer *tok, const uint8_t *data, size_t size)
 {
-    enum { SEQ = 4, B = 3 };
-    ngpt_data *d = NULL;
-    if (ngpt_data_open_mem(&d, data, size, 0.0f, SEQ)) return;    /* shorter than a window */
-    ngpt_status st = ngpt_data_tokenize_chat(d, tok, SEQ);
-    fuzz_expect_message(st, "ngpt_data_tokenize_chat");
-    if (st && st != NGPT_ERR_BAD_ARG && st != NGPT_ERR_NO_MEMORY && st != NGPT_ERR_TOO_LONG)
-        fuzz_fail("conversations refused with %s: %s", ngpt_status_string(st), ngpt_last_error());
-    for (uint64_t i = 0; !st && i < 4; i++) {
+    ngpt_status st;
+    ngpt_data *d = chat_tokens(tok, NULL, data, size, &st);
+    for (uint64_t i = 0; d && i < 4; i++) {
         int32_t tk[B * SEQ], tg[B * SEQ];
         if (ngpt_data_batch(d, NGPT_SPLIT_TRAIN, 1, i, B, SEQ, tk, tg))
             fuzz_fail("a batch of tokenized conversations: %s", ngpt_last_error());
@@ -57,7 +111,8 @@ NGPT_FUZZ_ENTRY(chat)
     if (size < 2) return 0;
     const ngpt_tokenizer *tok = chatml();
     if (data[0] & 2) {
-        chat_data(tok, data + 1, size - 1);
+        if (data[0] & 4) same_as_turns(tok, data + 1, size - 1);
+        else chat_data(tok, data + 1, size - 1);
         return 0;
     }
     const bool open = data[0] & 1;

@@ -859,21 +859,7 @@ ngpt_status ngpt_data_batch(const ngpt_data *data, ngpt_split split, uint64_t se
  * if the data already holds tokens. */
 ngpt_status ngpt_data_tokenize(ngpt_data *data, const ngpt_tokenizer *tok, int32_t seq);
 
-/* Encodes the data as conversations, once: JSON Lines, one conversation per
- * line, {"messages": [{"role": "system"|"user"|"assistant"|..., "content":
- * "..."}, ...]} (the chat format of Hugging Face datasets and mlx-lm; blank
- * lines are skipped), each rendered in tok's ChatML
- * (ngpt_tokenizer_chatml_turn, turn after turn; NGPT_ERR_UNSUPPORTED when
- * tok has no <|im_start|>/<|im_end|>) and the conversations concatenated.
- * Batches are windows of seq+1 tokens as ngpt_data_tokenize's, whose
- * targets are only the assistants' tokens (each reply's content and its
- * <|im_end|>); every other target is NGPT_TARGET_IGNORE, so the loss is
- * the replies' alone (a prompt-masked fine-tune, as mlx-lm's mask_prompt).
- * A conversation is in the split its line starts in. NGPT_ERR_BAD_ARG
- * naming the line for a line that is not such an object, or for a split
- * shorter than a window or without an assistant turn. Allocates the
- * tokens, their marks and the byte length of each id. */
-ngpt_status ngpt_data_tokenize_chat(ngpt_data *data, const ngpt_tokenizer *tok, int32_t seq);
+/* Conversations as data: ngpt_data_tokenize_chat (after the chat templates). */
 
 /* A split's bytes (*size of them; valid as long as the data), e.g. the
  * training split to train a tokenizer on. */
@@ -1901,6 +1887,32 @@ ngpt_status ngpt_chat_message_write_json(const ngpt_chat_message *msgs, size_t n
                                          size_t cap, size_t *len);
 /* Frees what ngpt_chat_message_read_json made (NULL is a no-op). */
 void ngpt_chat_message_free(ngpt_chat_message *msgs);
+
+/* Encodes the data as conversations, once: JSON Lines, one conversation per
+ * line, {"messages": [{"role": "system"|"user"|"assistant"|..., "content":
+ * "..."}, ...]} (the chat format of Hugging Face datasets and mlx-lm; blank
+ * lines are skipped), the conversations concatenated, each rendered
+ *  - by the chat template tpl (the model's own: ngpt_model_template) with
+ *    opt (NULL: the defaults; add_generation_prompt is ignored), as
+ *    ngpt_template_render_tokens renders it; a reply's tokens are where the
+ *    rendering departs from the messages before it with the assistant's
+ *    open turn, through the last special token the template writes after
+ *    its content (<|im_end|>, <|eot_id|>, <end_of_turn>);
+ *  - or, tpl NULL, in tok's ChatML (ngpt_tokenizer_chatml_turn, turn after
+ *    turn; NGPT_ERR_UNSUPPORTED when tok has no <|im_start|>/<|im_end|>),
+ *    a reply being its content and its <|im_end|>.
+ * Batches are windows of seq+1 tokens as ngpt_data_tokenize's, whose
+ * targets are only the replies' tokens; every other target is
+ * NGPT_TARGET_IGNORE, so the loss is the replies' alone (a prompt-masked
+ * fine-tune, as mlx-lm's mask_prompt). A conversation is in the split its
+ * line starts in. NGPT_ERR_BAD_ARG naming the line for a line that is not
+ * such an object, a conversation the template refuses (Gemma 3's "roles
+ * must alternate"), or a split shorter than a window or without an
+ * assistant turn. Allocates the tokens, their marks and the byte length of
+ * each id. */
+ngpt_status ngpt_data_tokenize_chat(ngpt_data *data, const ngpt_tokenizer *tok,
+                                    const ngpt_template *tpl, const ngpt_template_options *opt,
+                                    int32_t seq);
 
 /* ---- importing a Hugging Face model ----
  *

@@ -250,17 +250,18 @@ static int write_tokenizers(const char *dir)
  * stream of their turns, targets only at the assistants' content and
  * <|im_end|>; a model's loss over them is the mean over those rows alone;
  * the refusals name the line. */
+static const char jsonl[] =
+    "{\"messages\": [{\"role\": \"system\", \"content\": \"be brief\"}, "
+    "{\"role\": \"user\", \"content\": \"user us\"}, "
+    "{\"role\": \"assistant\", \"content\": \"us er\"}]}\n"
+    "\n"
+    "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, "
+    "{\"role\": \"assistant\", \"content\": \"hello\"}, "
+    "{\"role\": \"user\", \"content\": \"again\"}, "
+    "{\"role\": \"assistant\", \"content\": \"ok\"}]}\n";
+
 static void chat_data(void)
 {
-    static const char jsonl[] =
-        "{\"messages\": [{\"role\": \"system\", \"content\": \"be brief\"}, "
-        "{\"role\": \"user\", \"content\": \"user us\"}, "
-        "{\"role\": \"assistant\", \"content\": \"us er\"}]}\n"
-        "\n"
-        "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, "
-        "{\"role\": \"assistant\", \"content\": \"hello\"}, "
-        "{\"role\": \"user\", \"content\": \"again\"}, "
-        "{\"role\": \"assistant\", \"content\": \"ok\"}]}\n";
     ngpt_tokenizer *tok = chatml_tokenizer();
     int32_t want[256], start, end;
     uint8_t mark[256] = {0};
@@ -283,7 +284,7 @@ static void chat_data(void)
     ngpt_data *d = NULL;
     const int32_t seq = (int32_t)n - 1;     /* one window: the whole stream */
     CHECK_OK(ngpt_data_open_mem(&d, jsonl, sizeof jsonl - 1, 0.0f, 8));
-    if (d) CHECK_OK(ngpt_data_tokenize_chat(d, tok, seq));
+    if (d) CHECK_OK(ngpt_data_tokenize_chat(d, tok, NULL, NULL, seq));
     int32_t tk[256], tg[256];
     if (d) CHECK_OK(ngpt_data_batch(d, NGPT_SPLIT_TRAIN, 1, 0, 1, seq, tk, tg));
     int bad = 0, kept = 0;
@@ -342,15 +343,102 @@ static void chat_data(void)
     for (size_t i = 0; i < sizeof bad_data / sizeof bad_data[0]; i++) {
         d = NULL;
         CHECK_OK(ngpt_data_open_mem(&d, bad_data[i].text, strlen(bad_data[i].text), 0.0f, 4));
-        if (d) CHECK_STATUS(ngpt_data_tokenize_chat(d, tok, 4), NGPT_ERR_BAD_ARG);
+        if (d) CHECK_STATUS(ngpt_data_tokenize_chat(d, tok, NULL, NULL, 4), NGPT_ERR_BAD_ARG);
         CHECK(strstr(ngpt_last_error(), bad_data[i].says), "%s", ngpt_last_error());
         ngpt_data_free(d);
     }
     ngpt_tokenizer *plain = make_tokenizer("\"<|endoftext|>\": 260");
     CHECK_OK(ngpt_data_open_mem(&d, jsonl, sizeof jsonl - 1, 0.0f, 8));
-    if (d && plain) CHECK_STATUS(ngpt_data_tokenize_chat(d, plain, 8), NGPT_ERR_UNSUPPORTED);
+    if (d && plain) CHECK_STATUS(ngpt_data_tokenize_chat(d, plain, NULL, NULL, 8), NGPT_ERR_UNSUPPORTED);
     ngpt_data_free(d);
     ngpt_tokenizer_free(plain);
+    ngpt_tokenizer_free(tok);
+}
+
+/* The tokens and targets of jsonl as one window, rendered by tpl (NULL:
+ * ChatML turns); *n tokens (0 on failure, reported). */
+static void chat_window(const ngpt_tokenizer *tok, const ngpt_template *tpl, int32_t *tk,
+                        int32_t *tg, size_t cap, size_t *n)
+{
+    ngpt_data *d = NULL;
+    size_t a = 0, b = 0;
+    *n = 0;
+    ngpt_template_options o = ngpt_template_options_default();
+    o.now = 1721952000;
+    CHECK_OK(ngpt_data_open_mem(&d, jsonl, sizeof jsonl - 1, 0.0f, 8));
+    if (d) CHECK_OK(ngpt_data_tokenize_chat(d, tok, tpl, &o, 4));
+    if (d) CHECK_OK(ngpt_data_token_counts(d, &a, &b));
+    if (d && a >= 2 && a <= cap) {
+        CHECK_OK(ngpt_data_batch(d, NGPT_SPLIT_TRAIN, 1, 0, 1, (int32_t)a - 1, tk, tg));
+        *n = a - 1;
+    }
+    ngpt_data_free(d);
+}
+
+/* Conversations rendered by a chat template: ChatML's Jinja form gives
+ * the ChatML turns' tokens and targets exactly; a template of another form
+ * trains each reply's content through its end marker, not what follows;
+ * a conversation the template refuses names its line. */
+static void chat_data_template(void)
+{
+    static const char chatml[] =
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+        "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+    static const char other[] =
+        "{% for m in messages %}{% if m.role == 'assistant' %}<|im_start|>{{ m.content }}"
+        "<|im_end|> ok{% else %}{{ m.role }}: {{ m.content }}\n{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>{% endif %}";
+    ngpt_tokenizer *tok = chatml_tokenizer();
+    ngpt_template *t = NULL;
+    int32_t tk[256], tg[256], want_tk[256], want_tg[256], end = -1;
+    size_t n = 0, n_want = 0;
+    if (!tok) return;
+    CHECK_OK(ngpt_tokenizer_chatml_specials(tok, NULL, &end));
+    chat_window(tok, NULL, want_tk, want_tg, 256, &n_want);
+    CHECK_OK(ngpt_template_parse(&t, chatml, sizeof chatml - 1));
+    if (t) chat_window(tok, t, tk, tg, 256, &n);
+    CHECK(n == n_want && n && !memcmp(tk, want_tk, n * sizeof *tk) &&
+              !memcmp(tg, want_tg, n * sizeof *tg),
+          "ChatML's template: the ChatML turns' tokens and targets (%zu vs %zu tokens)", n, n_want);
+    ngpt_template_free(t);
+    t = NULL;
+    /* "user: hi\n" "<|im_start|>hello<|im_end|> ok": the targets after
+     * <|im_start|> are "hello" and <|im_end|>, never " ok" nor a user's */
+    CHECK_OK(ngpt_template_parse(&t, other, sizeof other - 1));
+    if (t) chat_window(tok, t, tk, tg, 256, &n);
+    static const char *const replies[] = {"us er", "hello", "ok"};
+    int32_t want[64];
+    size_t k = 0;
+    for (size_t r = 0; r < 3; r++) {
+        size_t m = 0;
+        CHECK_OK(ngpt_tokenizer_encode(tok, replies[r], strlen(replies[r]), want + k, 64 - k, &m));
+        k += m;
+        want[k++] = end;
+    }
+    size_t got = 0;
+    bool ok = n > 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tg[i] < 0) continue;
+        ok = ok && got < k && tg[i] == want[got];
+        got++;
+    }
+    CHECK(ok && got == k, "another template: the targets are each reply and its <|im_end|> "
+          "(%zu of %zu)", got, k);
+    ngpt_template_free(t);
+    t = NULL;
+    /* a template that refuses a conversation: the line named */
+    static const char refuse[] = "{% if messages | length > 3 %}{{ raise_exception('too long') }}"
+                                 "{% endif %}<|im_start|>{% for m in messages %}{{ m.content }}"
+                                 "{% endfor %}<|im_end|>";
+    CHECK_OK(ngpt_template_parse(&t, refuse, sizeof refuse - 1));
+    ngpt_data *d = NULL;
+    CHECK_OK(ngpt_data_open_mem(&d, jsonl, sizeof jsonl - 1, 0.0f, 8));
+    if (d && t) CHECK_STATUS(ngpt_data_tokenize_chat(d, tok, t, NULL, 4), NGPT_ERR_BAD_ARG);
+    CHECK(strstr(ngpt_last_error(), "ngpt_data_tokenize_chat: line 3: the chat template: ") &&
+              strstr(ngpt_last_error(), "too long"),
+          "%s", ngpt_last_error());
+    ngpt_data_free(d);
+    ngpt_template_free(t);
     ngpt_tokenizer_free(tok);
 }
 
@@ -363,6 +451,7 @@ int main(int argc, char **argv)
     conversation();
     stops_at_im_end();
     chat_data();
+    chat_data_template();
     unlink(path);
     return test_summary("test_chat");
 }

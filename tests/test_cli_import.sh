@@ -84,6 +84,24 @@ $N train --init "$dir/lc.ngpt" --lora r=2 --chat --data "$dir/chat.jsonl" --step
     --eval-every 0 --eval-batches 1 --threads 1 --out "$dir/chat.lora" > "$dir/out" 2>&1 &&
     [ -s "$dir/chat.lora" ] && [ -s "$dir/chat.lora.train" ] && grep -q "^saved $dir/chat.lora at step 3$" "$dir/out"
 check $? "train --chat: a LoRA adapter on ChatML conversations: $(cat "$dir/out")"
+# a model that carries SmolLM2's template: --chat renders it by default (its
+# default system message included: more tokens than the bare ChatML turns)
+chat_tokens() {
+    $N train --lora r=2 --chat "$@" --data "$dir/chat.jsonl" --steps 1 --batch 2 --seq 16 \
+        --eval-every 0 --eval-batches 1 --threads 1 --out "$dir/chat2.lora" 2>&1 |
+        sed -n 's/^tokenizer .*; \([0-9]*\) tokens train.*/\1/p'
+}
+$N import "$dir/llama_chat" --tokenizer-config tests/chat_template/smollm2.json --out "$dir/lcs.ngpt" > /dev/null 2>&1
+model_n=$(chat_tokens --init "$dir/lcs.ngpt") chatml_n=$(chat_tokens --init "$dir/lcs.ngpt" --template chatml)
+file_n=$(chat_tokens --init "$dir/lc.ngpt" --template tests/chat_template/smollm2.json)
+[ -n "$model_n" ] && [ -n "$chatml_n" ] && [ "$model_n" -gt "$chatml_n" ] && [ "$file_n" = "$model_n" ]
+check $? "train --chat renders the model's template by default, --template chatml the bare turns ($model_n, $chatml_n, $file_n tokens)"
+$N train --init "$dir/lc.ngpt" --lora r=2 --chat --template plain --data "$dir/chat.jsonl" --steps 1 --seq 16 --out "$dir/bad.lora" > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && [ ! -e "$dir/bad.lora" ] && grep -q "^ngpt train: --template plain: conversations to train on need a template" "$dir/err"
+check $? "train --chat --template plain is refused: $(cat "$dir/err")"
+$N train --init "$dir/lc.ngpt" --lora r=2 --date 2024-07-26 --data "$dir/chat.jsonl" --steps 1 --seq 16 --out "$dir/bad.lora" > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && [ ! -e "$dir/bad.lora" ] && grep -q "go with --chat" "$dir/err"
+check $? "train --date without --chat is refused: $(cat "$dir/err")"
 for i in 1 2 3 4 5 6 7 8; do printf '{"messages": [{"role": "user", "content": "hi"}]}\nnot json\n'; done > "$dir/bad.jsonl"
 $N train --init "$dir/lc.ngpt" --lora r=2 --chat --data "$dir/bad.jsonl" --steps 1 --seq 16 --out "$dir/bad.lora" > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && [ ! -e "$dir/bad.lora" ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "line 2 of the data is not a JSON object" "$dir/err"

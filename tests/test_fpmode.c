@@ -490,7 +490,7 @@ static void training(results *r, const ngpt_config *cfg, bool tiny, int32_t thre
         if (bpe) CALL(ngpt_data_tokenize(token_data, bpe, 4));
         /* conversations need a ChatML tokenizer: the fpmode one is not */
         ngpt_status chat_st = NGPT_OK;
-        if (bpe) CALL_TO(chat_st, ngpt_data_tokenize_chat(file_data, bpe, 4));
+        if (bpe) CALL_TO(chat_st, ngpt_data_tokenize_chat(file_data, bpe, NULL, NULL, 4));
         CHECK(!bpe || chat_st == NGPT_ERR_UNSUPPORTED || chat_st == NGPT_ERR_BAD_ARG,
               "ngpt_data_tokenize_chat: %s", ngpt_last_error());
         CALL(ngpt_data_token_counts(token_data, &train_tokens, &eval_tokens));

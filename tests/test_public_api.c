@@ -873,12 +873,18 @@ static void model_tokenizer_functions(ngpt_context *infer)
         REJECTS(ngpt_data_tokenize(d, tok, 60), NGPT_ERR_BAD_ARG);   /* splits shorter than a window */
         CHECK(ngpt_data_token_counts(d, &a, &b) == NGPT_OK && a + b == sizeof text - 1,
               "a refused tokenization leaves bytes (%zu + %zu)", a, b);
-        REJECTS(ngpt_data_tokenize_chat(NULL, tok, 4), NGPT_ERR_NULL_ARG);
-        REJECTS(ngpt_data_tokenize_chat(d, NULL, 4), NGPT_ERR_NULL_ARG);
-        REJECTS(ngpt_data_tokenize_chat(d, tok, 0), NGPT_ERR_BAD_ARG);
+        REJECTS(ngpt_data_tokenize_chat(NULL, tok, NULL, NULL, 4), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_tokenize_chat(d, NULL, NULL, NULL, 4), NGPT_ERR_NULL_ARG);
+        REJECTS(ngpt_data_tokenize_chat(d, tok, NULL, NULL, 0), NGPT_ERR_BAD_ARG);
+        ngpt_template *tp = NULL;
+        ngpt_template_options to = ngpt_template_options_default();
+        to.reserved[0] = 1;     /* a field of a newer header */
+        CHECK_OK(ngpt_template_parse(&tp, "x", 1));
+        if (tp) REJECTS(ngpt_data_tokenize_chat(d, tok, tp, &to, 4), NGPT_ERR_BAD_ARG);
+        ngpt_template_free(tp);
         CHECK_OK(ngpt_data_tokenize(d, tok, 4));
         REJECTS(ngpt_data_tokenize(d, tok, 4), NGPT_ERR_BAD_ARG);    /* already tokens */
-        REJECTS(ngpt_data_tokenize_chat(d, tok, 4), NGPT_ERR_BAD_ARG);
+        REJECTS(ngpt_data_tokenize_chat(d, tok, NULL, NULL, 4), NGPT_ERR_BAD_ARG);
         REJECTS(ngpt_data_text(NULL, NGPT_SPLIT_TRAIN, &bytes, &a), NGPT_ERR_NULL_ARG);
         REJECTS(ngpt_data_text(d, NGPT_SPLIT_TRAIN, NULL, &a), NGPT_ERR_NULL_ARG);
         REJECTS(ngpt_data_text(d, NGPT_SPLIT_TRAIN, &bytes, NULL), NGPT_ERR_NULL_ARG);

@@ -5,8 +5,9 @@
 #
 #   0 base       src/base
 #   1 kernels    src/ref, arch/<isa> (and the kernel ABI at src/'s root)
-#   2 runtime    src/runtime        2 tokenizer   src/tokenizer     2 template   src/template
+#   2 runtime    src/runtime        2 tokenizer   src/tokenizer
 #   3 ops        src/ops            3 grammar     src/grammar (above the tokenizer: its trie)
+#   3 template   src/template (above the tokenizer: a rendering's tokens)
 #   4 model      src/model
 #   5 io         src/io
 #   6 train      src/train          6 generate    src/generate
@@ -50,8 +51,8 @@ trap 'rm -rf "$dir"' EXIT
 LAYER='function floor_of(p) {
            if (p ~ /^src\/base\//) return 0
            if (p ~ /^(src\/ref|arch)\// || p ~ /^src\/[^\/]+$/) return 1
-           if (p ~ /^src\/(runtime|tokenizer|template)\//) return 2
-           if (p ~ /^src\/(ops|grammar)\//) return 3
+           if (p ~ /^src\/(runtime|tokenizer)\//) return 2
+           if (p ~ /^src\/(ops|grammar|template)\//) return 3
            if (p ~ /^src\/model\//) return 4
            if (p ~ /^src\/io\//) return 5
            if (p ~ /^src\/(train|generate|import)\//) return 6

@@ -5,7 +5,7 @@
  * subset. The room needs nothing of the model: text in, text out. What the
  * other rooms use besides the public functions (ngpt.h, "chat templates"):
  * the model's template from its file (io/model.c) and a render that says
- * which bytes came from the conversation (generate/chat.c, which recognises
+ * which bytes came from the conversation (template/tokens.c, which recognises
  * special tokens only in the others). Failures leave a bare message. */
 #ifndef NGPT_TEMPLATE_TEMPLATE_H
 #define NGPT_TEMPLATE_TEMPLATE_H

@@ -1,14 +1,17 @@
 /* chat_data.c — conversations as training tokens (train.h): JSON Lines of
  * {"messages": [{"role": ..., "content": ...}, ...]} (the chat format of
  * Hugging Face datasets and mlx-lm) rendered in ChatML by the tokenizer,
- * each token marked trained or not: an assistant turn's content and its
- * <|im_end|> are trained, everything else (system and user turns, the
- * "<|im_start|>assistant\n" before a reply, the "\n" after it) is context
- * only, as mlx-lm's mask_prompt and TRL's assistant-only loss do. */
+ * or by a chat template (the model's own), each token marked trained or
+ * not: an assistant turn's content and its end marker (<|im_end|>,
+ * <|eot_id|>, <end_of_turn>) are trained, everything else (system and user
+ * turns, the "<|im_start|>assistant\n" before a reply, the "\n" after it)
+ * is context only, as mlx-lm's mask_prompt and TRL's assistant-only loss
+ * do. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tokenizer/tokenizer.h"
 #include "train/train.h"
 
 typedef struct growing {
@@ -61,9 +64,87 @@ static const char *string_of(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static ngpt_status conversation(const ngpt_tokenizer *tok, growing *g, const char *line,
-                                size_t len, size_t line_no, const int32_t *head, size_t n_head,
-                                int32_t im_end)
+/* How conversations become tokens: ChatML turns (tpl NULL: head is the
+ * open assistant turn's ids, im_end its end) or a template's rendering
+ * (special[id]: the tokenizer's special tokens, the markers a template
+ * writes). */
+typedef struct chat_form {
+    const ngpt_tokenizer *tok;
+    const ngpt_template *tpl;
+    ngpt_template_options opt;
+    uint8_t *special;
+    int32_t head[64], im_end;
+    size_t n_head;
+} chat_form;
+
+/* The rendering of msgs[0..n) (*ids malloc'd, *count of them); with the
+ * assistant's open turn when prompt. A bare message naming the line. */
+static ngpt_status render(const chat_form *f, const ngpt_chat_message *msgs, size_t n, bool prompt,
+                          size_t line_no, int32_t **ids, size_t *count)
+{
+    static const char fn[] = "ngpt_template_render_tokens: ";
+    ngpt_template_options opt = f->opt;
+    opt.add_generation_prompt = prompt;
+    *ids = NULL;
+    ngpt_status st = ngpt_template_render_tokens(f->tpl, f->tok, msgs, n, &opt, NULL, 0, NULL, 0, count);
+    if (!st && !(*ids = malloc((*count ? *count : 1) * sizeof **ids)))
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for the conversations");
+    if (!st) st = ngpt_template_render_tokens(f->tpl, f->tok, msgs, n, &opt, NULL, 0, *ids, *count, count);
+    if (!st) return NGPT_OK;
+    free(*ids);
+    *ids = NULL;
+    const char *why = ngpt_last_error();
+    if (!strncmp(why, fn, sizeof fn - 1)) why += sizeof fn - 1;   /* the bare sentence */
+    return ngpt_fail(st, "line %zu: the chat template: %s", line_no, why);
+}
+
+static size_t common_start(const int32_t *a, size_t na, const int32_t *b, size_t nb)
+{
+    size_t i = 0;
+    while (i < na && i < nb && a[i] == b[i]) i++;
+    return i;
+}
+
+/* A conversation by the template: rendered whole; reply i's tokens are
+ * where the whole departs from the rendering of the messages before it with
+ * the open assistant turn, up to where it departs from the rendering
+ * through reply i, cut after the last special token in between (the
+ * reply's end marker; what the template writes after it is context). */
+static ngpt_status templated(const chat_form *f, growing *g, const ngpt_chat_message *msgs,
+                             size_t n, size_t line_no)
+{
+    int32_t *all = NULL, *part = NULL;
+    size_t n_all = 0, n_part = 0;
+    ngpt_status st = render(f, msgs, n, false, line_no, &all, &n_all);
+    if (!st && !grow(g, n_all))
+        st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for the conversations");
+    if (!st) {
+        memcpy(g->ids + g->n, all, n_all * sizeof *all);
+        memset(g->trained + g->n, 0, n_all);
+    }
+    for (size_t i = 0; i < n && !st; i++) {
+        if (strcmp(msgs[i].role, "assistant")) continue;
+        size_t from = 0, to = 0;
+        st = render(f, msgs, i, true, line_no, &part, &n_part);
+        if (!st) from = common_start(part, n_part, all, n_all);
+        free(part);
+        part = NULL;
+        if (!st) st = render(f, msgs, i + 1, false, line_no, &part, &n_part);
+        if (!st) to = common_start(part, n_part, all, n_all);
+        free(part);
+        part = NULL;
+        size_t end = to;
+        while (end > from && !f->special[all[end - 1]]) end--;
+        if (end > from) to = end;               /* through the end marker */
+        if (!st && to > from) memset(g->trained + g->n + from, 1, to - from);
+    }
+    if (!st) g->n += n_all;
+    free(all);
+    return st;
+}
+
+static ngpt_status conversation(const chat_form *f, growing *g, const char *line, size_t len,
+                                size_t line_no)
 {
     cJSON *root = cJSON_ParseWithLength(line, len);
     const cJSON *msgs = root ? cJSON_GetObjectItemCaseSensitive(root, "messages") : NULL;
@@ -72,6 +153,9 @@ static ngpt_status conversation(const ngpt_tokenizer *tok, growing *g, const cha
         st = ngpt_fail(NGPT_ERR_BAD_ARG, "line %zu of the data is not a JSON object with a "
                        "non-empty \"messages\" array (one conversation per line: {\"messages\": "
                        "[{\"role\": \"user\", \"content\": ...}, ...]})", line_no);
+    const size_t n = st ? 0 : (size_t)cJSON_GetArraySize(msgs);
+    ngpt_chat_message *all = f->tpl && n ? calloc(n, sizeof *all) : NULL;
+    if (f->tpl && n && !all) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for the conversations");
     int i = 0;
     const cJSON *m;
     cJSON_ArrayForEach(m, msgs)
@@ -83,22 +167,43 @@ static ngpt_status conversation(const ngpt_tokenizer *tok, growing *g, const cha
                            "one-line string, \"content\": a string}", line_no, i);
             break;
         }
-        st = turn(tok, g, role, content, head, n_head, im_end);
+        if (all) all[i] = (ngpt_chat_message){.role = role, .content = content,
+                                              .content_len = strlen(content)};
+        else st = turn(f->tok, g, role, content, f->head, f->n_head, f->im_end);
         i++;
     }
+    if (!st && all) st = templated(f, g, all, n, line_no);
+    free(all);
     cJSON_Delete(root);
     return st;
 }
 
-ngpt_status ngpt_chat_encode(const ngpt_tokenizer *tok, const uint8_t *text, size_t size,
+/* The form's parts: ChatML's markers, or the special tokens. */
+static ngpt_status form_of(chat_form *f)
+{
+    if (!f->tpl) {
+        ngpt_status st = ngpt_tokenizer_chatml_specials(f->tok, NULL, &f->im_end);
+        return st ? st : ngpt_tokenizer_chatml_turn(f->tok, "assistant", NULL, 0, true, f->head, 64,
+                                                     &f->n_head);
+    }
+    if (!(f->special = calloc((size_t)f->tok->n_tokens, 1)))
+        return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory for the conversations");
+    for (int32_t i = 0, id; i < f->tok->n_special; i++)
+        if (!ngpt_tokenizer_special(f->tok, i, &id)) f->special[id] = 1;
+    return NGPT_OK;
+}
+
+ngpt_status ngpt_chat_encode(const ngpt_tokenizer *tok, const ngpt_template *tpl,
+                             const ngpt_template_options *opt, const uint8_t *text, size_t size,
                              size_t first_line, int32_t **ids, uint8_t **trained, size_t *count,
                              size_t *n_trained)
 {
-    int32_t im_end, head[64];
-    size_t n_head = 0;
-    ngpt_status st = ngpt_tokenizer_chatml_specials(tok, NULL, &im_end);
-    if (!st) st = ngpt_tokenizer_chatml_turn(tok, "assistant", NULL, 0, true, head, 64, &n_head);
-    if (st) return st;
+    chat_form f = {.tok = tok, .tpl = tpl, .opt = opt ? *opt : ngpt_template_options_default()};
+    ngpt_status st = form_of(&f);
+    if (st) {
+        free(f.special);
+        return st;
+    }
     growing g = {0};
     size_t line_no = first_line;
     for (size_t at = 0; at < size && !st; line_no++) {
@@ -108,9 +213,10 @@ ngpt_status ngpt_chat_encode(const ngpt_tokenizer *tok, const uint8_t *text, siz
         while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r')) a++;
         while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r')) b--;
         if (b > a)      /* blank lines separate nothing */
-            st = conversation(tok, &g, (const char *)text + a, b - a, line_no, head, n_head, im_end);
+            st = conversation(&f, &g, (const char *)text + a, b - a, line_no);
         at = end + 1;
     }
+    free(f.special);
     size_t kept = 0;
     for (size_t i = 0; !st && i < g.n; i++) kept += g.trained[i];
     if (st) {

@@ -409,7 +409,8 @@ static size_t line_split(const ngpt_data *d)
     return at;
 }
 
-static ngpt_status tokenize_chat(ngpt_data *d, const ngpt_tokenizer *tok, int32_t seq)
+static ngpt_status tokenize_chat(ngpt_data *d, const ngpt_tokenizer *tok, const ngpt_template *tpl,
+                                 const ngpt_template_options *opt, int32_t seq)
 {
     const size_t cut = line_split(d);
     size_t lines = 1;
@@ -417,11 +418,11 @@ static ngpt_status tokenize_chat(ngpt_data *d, const ngpt_tokenizer *tok, int32_
     int32_t *ids[2] = {NULL, NULL};
     uint8_t *kept[2] = {NULL, NULL};
     size_t count[2] = {0, 0}, trained[2] = {0, 0};
-    ngpt_status st = ngpt_chat_encode(tok, d->bytes, cut, 1, &ids[0], &kept[0], &count[0],
-                                      &trained[0]);
+    ngpt_status st = ngpt_chat_encode(tok, tpl, opt, d->bytes, cut, 1, &ids[0], &kept[0],
+                                      &count[0], &trained[0]);
     if (!st)
-        st = ngpt_chat_encode(tok, d->bytes + cut, d->size - cut, lines, &ids[1], &kept[1],
-                              &count[1], &trained[1]);
+        st = ngpt_chat_encode(tok, tpl, opt, d->bytes + cut, d->size - cut, lines, &ids[1],
+                              &kept[1], &count[1], &trained[1]);
     const bool held_out = d->size > d->train_size;
     for (int s = 0; s < 1 + held_out && !st; s++) {
         if (count[s] < (size_t)seq + 1)
@@ -465,7 +466,8 @@ static ngpt_status tokenize_chat(ngpt_data *d, const ngpt_tokenizer *tok, int32_
     return NGPT_OK;
 }
 
-ngpt_status ngpt_data_tokenize_chat(ngpt_data *d, const ngpt_tokenizer *tok, int32_t seq)
+ngpt_status ngpt_data_tokenize_chat(ngpt_data *d, const ngpt_tokenizer *tok, const ngpt_template *tpl,
+                                    const ngpt_template_options *opt, int32_t seq)
 {
     NGPT_FPMODE_SCOPE;
     if (!d || !tok) return ngpt_fail(NGPT_ERR_NULL_ARG, "ngpt_data_tokenize_chat: NULL argument");
@@ -474,5 +476,7 @@ ngpt_status ngpt_data_tokenize_chat(ngpt_data *d, const ngpt_tokenizer *tok, int
     if (seq < 1)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_data_tokenize_chat: seq must be >= 1, got %d",
                          (int)seq);
-    return ngpt_prefixed("ngpt_data_tokenize_chat", tokenize_chat(d, tok, seq));
+    if (tpl && opt && NGPT_RESERVED_CHECK("template options", opt))
+        return ngpt_prefixed("ngpt_data_tokenize_chat", NGPT_ERR_BAD_ARG);
+    return ngpt_prefixed("ngpt_data_tokenize_chat", tokenize_chat(d, tok, tpl, opt, seq));
 }

@@ -24,11 +24,12 @@ void ngpt_data_batch_unchecked(const ngpt_data *data, ngpt_split split, uint64_t
                                int32_t *targets);
 
 /* JSON Lines conversations (text, size bytes; its first line is line
- * first_line in messages) rendered in tok's ChatML: *ids (*count, malloc'd)
- * and *trained (1: an assistant's content or its <|im_end|>, which a batch
- * keeps as targets; *n_trained of them), train/chat_data.c. Bare messages
- * naming the line. */
-ngpt_status ngpt_chat_encode(const ngpt_tokenizer *tok, const uint8_t *text, size_t size,
+ * first_line in messages) rendered in tok's ChatML (tpl NULL) or by tpl
+ * with opt: *ids (*count, malloc'd) and *trained (1: an assistant's content
+ * or its end marker, which a batch keeps as targets; *n_trained of them),
+ * train/chat_data.c. Bare messages naming the line. */
+ngpt_status ngpt_chat_encode(const ngpt_tokenizer *tok, const ngpt_template *tpl,
+                             const ngpt_template_options *opt, const uint8_t *text, size_t size,
                              size_t first_line, int32_t **ids, uint8_t **trained, size_t *count,
                              size_t *n_trained);
 

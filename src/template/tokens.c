@@ -1,5 +1,6 @@
-/* chat.c — a chat template's tokens (ngpt.h, "chat templates"): the
- * rendering (template/template.h) encoded with the tokenizer. The role
+/* tokens.c — a chat template's tokens (ngpt.h, "chat templates"): the
+ * rendering (template/template.h) encoded with the tokenizer, for chat
+ * (generation) and for conversations as training data alike. The role
  * markers are the tokenizer's special tokens, found by name wherever their
  * ids are, and only where the template (not a message) wrote them:
  * everything between them is encoded as plain text, so no text a user
