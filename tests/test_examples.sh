@@ -73,7 +73,7 @@ check $? "the first token attends only to itself: $(echo "$out" | sed -n 2p)"
 $RUN_ENV "$B/examples/attention" "$dir/m.ngpt" "0123456789012345678901234567890123" >/dev/null 2>"$dir/err"
 [ $? -eq 2 ] && grep -q "the model takes 1..32" "$dir/err"
 check $? "attention with a prompt longer than T: $(cat "$dir/err")"
-# chat: ChatML turns through the library on a model whose tokenizer has the
+# chat: a chat template through the library (ChatML: the model carries none) on a model whose tokenizer has the
 # markers (test_chat --write), trained a little; greedy, it answers as ngpt chat
 i=0
 while [ $i -lt 40 ]; do echo "the cat sat on the mat and the dog ran; line $i" >> "$dir/t.txt"; i=$((i + 1)); done
