@@ -395,12 +395,14 @@ int cli_cmd_eval(int argc, char **argv)
     shape.kv_k = kv_k, shape.kv_v = kv_v;
     ngpt_context *ctx = NULL, *base = NULL;
     const ngpt_tokenizer *tok = NULL;
-    const size_t positions = (size_t)batches * (size_t)batch * (size_t)seq;
+    const double positions = (double)batches * (double)batch * (double)seq;
     kv_stats ks = {0};
     float loss = 0;
     uint64_t bytes = 0;
     int rc = CLI_OK;
-    if (kld && !(ks.klds = malloc(positions * sizeof *ks.klds))) {
+    /* one float per position (a size_t may be 32 bits) */
+    if (kld && (positions > (double)(SIZE_MAX / sizeof *ks.klds) ||
+                !(ks.klds = malloc((size_t)positions * sizeof *ks.klds)))) {
         ngpt_model_close(m);
         cli_adapters_close(&ads);
         return cli_error(a.cmd, CLI_FAILED, "out of memory");
@@ -429,8 +431,8 @@ int cli_cmd_eval(int argc, char **argv)
         rc = cli_library_failed(a.cmd);
     } else if (!rc) {
         /* all the windows' */
-        const double nats = through_cache ? ks.nats : (double)loss * (double)positions;
-        const double mean = nats / (double)positions;
+        const double nats = through_cache ? ks.nats : (double)loss * positions;
+        const double mean = nats / positions;
         printf("loss %.4f nats/%s, %.4f bits/byte, perplexity %.3f (%d x %d windows of %d %s "
                "from the last %zu bytes", mean, bpe ? "token" : "byte",
                nats / ((double)bytes * 0.69314718055994531), exp(mean), (int)batches,
