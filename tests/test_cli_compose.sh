@@ -36,6 +36,9 @@ $N $GEN $GRAMMAR $ADAPTER $KV --prompt One -n 60 > "$dir/plain" 2> "$dir/plain.e
 check $? "plain decoding: $(cat "$dir/plain.err")"
 [ "$(wc -c < "$dir/plain")" -eq 60 ] && ! LC_ALL=C grep -q '[^a-z ]' "$dir/plain"
 check $? "60 bytes the grammar allows: $(cat "$dir/plain")"
+# (training and generation give the same bits on every build and thread count)
+[ "$(cat "$dir/plain")" = " cattsee catsee catsee catsee catsee catsee catsee catsee ca" ]
+check $? "the same text on every build: '$(cat "$dir/plain")'"
 # the grammar and the adapter shape the text: without either, another text
 $N $GEN $ADAPTER $KV --prompt One -n 60 > "$dir/without" 2> /dev/null
 ! cmp -s "$dir/plain" "$dir/without"
