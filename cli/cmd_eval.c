@@ -237,22 +237,31 @@ static void kv_stats_add(kv_stats *s, const double *lp, int32_t top, const doubl
 }
 
 /* The loss of ctx's cache over the windows (and with base, a float32
- * cache's context, the comparison) into s; s->klds holds the positions'. */
-static ngpt_status kv_evaluate(ngpt_context *ctx, ngpt_context *base, const ngpt_data *d,
-                               uint64_t seed, int32_t batches, int32_t batch, int32_t seq,
-                               int32_t V, kv_stats *s)
+ * cache's context, the comparison) into s; s->klds holds the positions'.
+ * CLI_OK, or CLI_FAILED with the message printed. */
+static int kv_evaluate(const char *cmd, ngpt_context *ctx, ngpt_context *base, const ngpt_data *d,
+                       uint64_t seed, int32_t batches, int32_t batch, int32_t seq, int32_t V,
+                       kv_stats *s)
 {
     const size_t rows = (size_t)batch * (size_t)seq;
-    int32_t *tok = malloc(2 * rows * sizeof *tok);
+    int32_t *tok = malloc(2 * rows * sizeof *tok), bad = -1;
     double *lp = malloc(2 * (size_t)V * sizeof *lp), *lb = lp + V;
-    ngpt_status st = tok && lp ? NGPT_OK : NGPT_ERR_NO_MEMORY;
-    for (int32_t i = 0; !st && i < batches; i++) {
+    if (!tok || !lp) {
+        free(tok), free(lp);
+        return cli_error(cmd, CLI_FAILED, "out of memory");
+    }
+    ngpt_status st = NGPT_OK;
+    for (int32_t i = 0; !st && bad < 0 && i < batches; i++) {
         const float *la, *lz = NULL;
         st = ngpt_data_batch(d, NGPT_SPLIT_EVAL, seed, (uint64_t)i, batch, seq, tok, tok + rows);
         if (!st) st = cached_logits(ctx, tok, batch, seq, &la);
         if (!st && base) st = cached_logits(base, tok, batch, seq, &lz);
-        for (size_t r = 0; !st && r < rows; r++) {
+        for (size_t r = 0; !st && bad < 0 && r < rows; r++) {
             const int32_t target = tok[rows + r];
+            if (target < 0 || target >= V) {   /* the prefill checked only the inputs */
+                bad = target;
+                break;
+            }
             const int32_t top = log_probs(la + r * (size_t)V, V, lp);
             s->nats -= lp[target];
             if (base) kv_stats_add(s, lp, top, lb, log_probs(lz + r * (size_t)V, V, lb), V, target);
@@ -260,7 +269,9 @@ static ngpt_status kv_evaluate(ngpt_context *ctx, ngpt_context *base, const ngpt
         }
     }
     free(tok), free(lp);
-    return st;
+    if (st) return cli_library_failed(cmd);
+    return bad < 0 ? CLI_OK : cli_error(cmd, CLI_FAILED, "the held-out text holds the token %d, "
+                                        "which is not one of the model's V=%d", (int)bad, (int)V);
 }
 
 /* llama.cpp's mean and its standard error from a sum and a sum of squares. */
@@ -414,8 +425,10 @@ int cli_cmd_eval(int argc, char **argv)
         !(rc = kld ? cli_adapters_apply(a.cmd, &ads, base, model) : CLI_OK) &&
         !(st = ngpt_model_tokenizer(m, &tok)) &&
         !(st = tok ? ngpt_data_tokenize(d, tok, seq) : NGPT_OK) &&
-        !(st = through_cache ? kv_evaluate(ctx, base, d, seed, batches, batch, seq,
+        !(rc = through_cache ? kv_evaluate(a.cmd, ctx, base, d, seed, batches, batch, seq,
                                            cfg.vocab_size, &ks)
+                             : CLI_OK) &&
+        !(st = through_cache ? NGPT_OK
                              : ngpt_context_evaluate(ctx, d, seed, batches, batch, seq, &loss)))
         for (int32_t i = 0; !st && i < batches; i++) {  /* the bytes of the same windows */
             uint64_t b;
@@ -425,14 +438,12 @@ int cli_cmd_eval(int argc, char **argv)
     size_t tr = 0, ev = 0, ev_tokens = 0;
     if (d) ngpt_data_sizes(d, &tr, &ev), ngpt_data_token_counts(d, &tr, &ev_tokens);
     const bool bpe = tok != NULL;
-    if (st == NGPT_ERR_NO_MEMORY && through_cache) {
-        rc = cli_error(a.cmd, CLI_FAILED, "out of memory");
-    } else if (st) {
+    if (st) {
         rc = cli_library_failed(a.cmd);
     } else if (!rc) {
         /* all the windows' */
         const double nats = through_cache ? ks.nats : (double)loss * positions;
-        const double mean = nats / positions;
+        const double mean = through_cache ? nats / positions : (double)loss;
         printf("loss %.4f nats/%s, %.4f bits/byte, perplexity %.3f (%d x %d windows of %d %s "
                "from the last %zu bytes", mean, bpe ? "token" : "byte",
                nats / ((double)bytes * 0.69314718055994531), exp(mean), (int)batches,

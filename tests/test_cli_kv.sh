@@ -7,7 +7,8 @@
 # sizes the cache; eval --kv feeds its windows through the cache: with f32 the
 # bits per byte of a full forward, --kld then measures no divergence, while q8
 # keys or values (read back from the cache) diverge, the same on 1 and 3
-# threads; --kld without --kv and --kv with --compare are usage errors.
+# threads; --kld without --kv and --kv with --compare are usage errors, and a
+# held-out target outside V is refused in one line.
 # Env: BUILD (build dir), RUN_ENV (e.g. qemu). Prints the run.sh summary line.
 . "$(dirname "$0")/cli_lib.sh"
 SHAPE="--config T=128 --config C=32 --config L=2 --config H=4 --config kv_heads=2 --config d_ff=64"
@@ -79,4 +80,13 @@ check $? "--kld without --kv is a usage error: $(cat "$dir/e")"
 $N $EV --kv q8 --compare "$dir/f.ngpt" > /dev/null 2> "$dir/e"
 [ $? -eq 2 ] && grep -q "not with --kv" "$dir/e"
 check $? "--kv with --compare is a usage error: $(cat "$dir/e")"
+# a held-out split whose one window is valid input but whose last target is
+# no token of a V=128 model: refused in one line (not read past the logits)
+$N init --out "$dir/v128.ngpt" --config V=128 --config T=32 --config C=16 --config L=1 --config H=2 \
+    --config d_ff=32 > /dev/null 2>&1
+head -c 3399 /dev/zero | tr '\0' a > "$dir/bad.txt" && printf '\303' >> "$dir/bad.txt"
+$N eval --model "$dir/v128.ngpt" --data "$dir/bad.txt" --holdout 0.01 --batches 1 --batch 1 --kv q8 \
+    --kld > "$dir/o" 2> "$dir/e"
+[ $? -eq 1 ] && [ ! -s "$dir/o" ] && [ "$(wc -l < "$dir/e")" -eq 1 ] && grep -q "token 195, which is not one of the model's V=128" "$dir/e"
+check $? "a target outside V through the cache: $(cat "$dir/e")"
 summary test_cli_kv
