@@ -1539,8 +1539,11 @@ typedef enum ngpt_pretokenizer {
 /* What encoding does to text before pre-tokenization. */
 typedef enum ngpt_normalizer {
     NGPT_NORMALIZER_NONE = 0,   /* nothing: the bytes as they are */
-    NGPT_NORMALIZER_NFC         /* Unicode's NFC (Qwen's), by utf8proc; bytes that are not
+    NGPT_NORMALIZER_NFC,        /* Unicode's NFC (Qwen's), by utf8proc; bytes that are not
                                    UTF-8 stay as they are */
+    NGPT_NORMALIZER_SPACE_MARK  /* U+2581 (▁) read as a space (Gemma's: its tokens hold a
+                                   space where its file writes ▁; its Replace(" " -> "▁")
+                                   normalizer and decoder amount to this) */
 } ngpt_normalizer;
 
 /* Which adjacent pairs of tokens merge, and with what rank. */

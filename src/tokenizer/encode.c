@@ -111,26 +111,26 @@ static int32_t next_special(const ngpt_tokenizer *t, int pass, const uint8_t *p,
                             size_t from, size_t *at)
 {
     const uint16_t *start = t->added_start[pass];
-    const uint8_t *order = t->added_order[pass];
+    const uint32_t *lens = t->added_len_start[pass];
     const int32_t first = 256 + t->n_merges;
     if (!start[256]) {
         *at = n;
         return -1;
     }
-    const uint8_t lead = t->bytes[t->off[first + order[0]]];   /* when every one begins so */
+    const uint8_t lead = t->bytes[t->off[first + t->added_order[pass][0]]];   /* when every one begins so */
     const bool one_lead = start[lead + 1] - start[lead] == start[256];
     for (size_t i = from; i < n; i++) {
-        if (one_lead) {                 /* Qwen's and Llama 3's all begin with '<' */
+        if (one_lead) {                 /* Qwen's, Llama 3's and Gemma's all begin with '<' */
             const uint8_t *at_lead = memchr(p + i, lead, n - i);
             if (!at_lead) break;
             i = (size_t)(at_lead - p);
         }
-        for (uint16_t j = start[p[i]]; j < start[p[i] + 1]; j++) {
-            const int32_t id = first + order[j];
-            const size_t len = ngpt_tok_len(t, id);
-            if (len <= n - i && !memcmp(p + i, t->bytes + t->off[id], len)) {
+        for (uint32_t j = lens[p[i]]; j < lens[p[i] + 1]; j++) {     /* the longest first */
+            const size_t len = t->added_len[j];
+            const int32_t k = len <= n - i ? ngpt_tok_special_lookup(t, p + i, len) : -1;
+            if (k >= 0 && ((t->added_flags[k] & NGPT_ADDED_NORMALIZED) != 0) == pass) {
                 *at = i;
-                return order[j];
+                return k;
             }
         }
     }
@@ -141,11 +141,7 @@ static int32_t next_special(const ngpt_tokenizer *t, int pass, const uint8_t *p,
 /* The special token whose name is all of p[0..n), or -1. */
 static int32_t special_named(const ngpt_tokenizer *t, const uint8_t *p, size_t n)
 {
-    const int32_t first = 256 + t->n_merges;
-    for (int32_t k = 0; k < t->n_special; k++)
-        if (ngpt_tok_len(t, first + k) == n && !memcmp(t->bytes + t->off[first + k], p, n))
-            return k;
-    return -1;
+    return ngpt_tok_special_lookup(t, p, n);
 }
 
 static ngpt_status split_specials(encoder *e, const uint8_t *p, size_t n, int pass);
@@ -160,6 +156,12 @@ static ngpt_status encode_stretch(encoder *e, const uint8_t *p, size_t n, int pa
     if (k >= 0) {
         ngpt_bpe_emit(&e->w, 256 + t->n_merges + k);
         return NGPT_OK;
+    }
+    if (pass == 0 && (t->flags & NGPT_TOK_SPACE_MARK)) {
+        size_t m;
+        const uint8_t *q = ngpt_tok_space_mark(p, n, &m, &e->nfc, &e->nfc_cap);
+        if (!q) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory normalizing %zu bytes", n);
+        return encode_text(e, q, m);
     }
     if (pass == 0 && (t->flags & NGPT_TOK_NFC)) {
         size_t m;
@@ -216,7 +218,7 @@ ngpt_status ngpt_tok_encode(const ngpt_tokenizer *t, const void *text, size_t le
                              "but the buffer holds %zu", *n_ids, cap);
         return NGPT_OK;
     }
-    encoder e = {.t = t, .w = {ids, ids ? cap : 0, 0}};
+    encoder e = {.t = t, .w = {ids, ids ? cap : 0, 0, t->flags & NGPT_TOK_BYTE_FALLBACK ? t : NULL}};
     ngpt_bpe_scratch_init(&e.s);
     ngpt_status st = t->added_flags && specials ? split_specials(&e, s8, len, 0)
                                                 : encode_stretch(&e, s8, len, 0, specials);

@@ -108,48 +108,51 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     if ((end - (fixed - 8)) / 8 < n_merges)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %u merges do not fit in %zu "
                          "bytes", src, n_merges, size);
-    static ngpt_tok_spec spec_zero;
-    ngpt_tok_spec spec = spec_zero;
-    memcpy(spec.id_byte, p + NGPT_TOK_HEADER, 256);
-    spec.n_merges = (int32_t)n_merges;
-    spec.n_special = (int32_t)n_special;
-    spec.end_id = (int32_t)get_u32(p + 24);
-    spec.pad_id = (int32_t)get_u32(p + 28);
-    spec.pretok = p[32];
-    spec.rule = p[33];
-    spec.flags = p[35];
-    spec.bos_id = (int32_t)get_u32(p + 52);
-    if (spec.bos_id && !(spec.flags & NGPT_TOK_HAS_BOS))
+    ngpt_tok_spec *spec = calloc(1, sizeof *spec);  /* room for 8192 specials: not the stack */
+    if (!spec) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+    memcpy(spec->id_byte, p + NGPT_TOK_HEADER, 256);
+    spec->n_merges = (int32_t)n_merges;
+    spec->n_special = (int32_t)n_special;
+    spec->end_id = (int32_t)get_u32(p + 24);
+    spec->pad_id = (int32_t)get_u32(p + 28);
+    spec->pretok = p[32];
+    spec->rule = p[33];
+    spec->flags = p[35];
+    spec->bos_id = (int32_t)get_u32(p + 52);
+    if (spec->bos_id && !(spec->flags & NGPT_TOK_HAS_BOS)) {
+        free(spec);
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s names a BOS token (header bytes 52..55) without "
                          "its flag", src);
-    memcpy(spec.added_flags, p + flags_at, n_flags);
-    spec.n_end_extra = (int32_t)n_extra;
-    for (uint32_t k = 0; k < n_extra; k++) spec.end_extra[k] = (int32_t)get_u32(p + end + 4 * k);
+    }
+    memcpy(spec->added_flags, p + flags_at, n_flags);
+    spec->n_end_extra = (int32_t)n_extra;
+    for (uint32_t k = 0; k < n_extra; k++) spec->end_extra[k] = (int32_t)get_u32(p + end + 4 * k);
     uint32_t *merges = malloc(n_merges ? (size_t)n_merges * 8 : 1);
     int32_t *model_id = NULL;
     if (ids_at != size - 8 && (model_id = malloc(size - 8 - ids_at)))
         memcpy(model_id, p + ids_at, size - 8 - ids_at);     /* little-endian hosts only */
     if (!merges || (ids_at != size - 8 && !model_id)) {
         free(merges);
+        free(spec);
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
     }
     memcpy(merges, p + at, (size_t)n_merges * 8);
-    spec.merges = merges;
-    spec.model_id = model_id;
+    spec->merges = merges;
+    spec->model_id = model_id;
     at += (size_t)n_merges * 8;
     for (uint32_t i = 0; i < n_special && !st; i++) {
         uint32_t len = at + 4 <= end ? get_u32(p + at) : 0;
         if (at + 4 > end || len > end - at - 4)
             st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: special token %u does not fit",
                            src, i);
-        spec.special[i] = p + at + 4;
-        spec.special_len[i] = len;
+        spec->special[i] = p + at + 4;
+        spec->special_len[i] = len;
         at += 4 + (size_t)len;
     }
     if (!st && at != end)
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %zu bytes follow its last "
                        "special token", src, end - at);
-    if (!st) st = ngpt_tok_build(tok, &spec, src);
+    if (!st) st = ngpt_tok_build(tok, spec, src);
     if (!st && (uint32_t)(*tok)->n_alias != get_u32(p + 48)) {
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: it counts %u merges that repeat "
                        "a token, but %d do", src, get_u32(p + 48), (int)(*tok)->n_alias);
@@ -158,6 +161,7 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     }
     free(merges);
     free(model_id);
+    free(spec);
     return st;
 }
 

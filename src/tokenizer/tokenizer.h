@@ -123,6 +123,13 @@ size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t 
  * NULL when out of memory. */
 const uint8_t *ngpt_tok_nfc(const uint8_t *p, size_t n, size_t *len, uint8_t **buf, size_t *cap);
 
+/* p[0..n) with every U+2581 (▁) a space (NGPT_TOK_SPACE_MARK: Gemma's
+ * tokens hold spaces where its file writes ▁, and its Replace normalizer
+ * makes a space ▁): p itself when it holds none, else *buf (grown, *cap
+ * bytes; the caller frees it) with *len bytes. NULL when out of memory. */
+const uint8_t *ngpt_tok_space_mark(const uint8_t *p, size_t n, size_t *len, uint8_t **buf,
+                                   size_t *cap);
+
 /* t[0..n) without its leading (trim_start: the offset of what is left) or
  * trailing (trim_end: the length of what is left) white space, as
  * JavaScript's trimStart() and trimEnd() cut it (the class table's \s). */
