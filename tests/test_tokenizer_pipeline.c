@@ -342,7 +342,7 @@ static void specials_in_text(void)
         {NGPT_TOK_SPLIT_ADDED, "<x>", NGPT_ADDED_NORMALIZED, "has no normalizer"},
         {NGPT_TOK_SPLIT_ADDED | NGPT_TOK_NFC, "A\xcc\x8a", NGPT_ADDED_NORMALIZED, "NFC changes it"},
         {NGPT_TOK_SPLIT_ADDED, " <x>", NGPT_ADDED_LSTRIP, "begins or ends with white space"},
-        {NGPT_TOK_SPLIT_ADDED, "<x>", 16, "unknown flags 0x10"},
+        {NGPT_TOK_SPLIT_ADDED, "<x>", 32, "unknown flags 0x20"},
         {64, "<x>", 0, "unknown tokenizer flags 0x40"},
         {NGPT_TOK_HAS_BOS, "<x>", 0, "its BOS token 7 is not one of its special tokens"},
     };

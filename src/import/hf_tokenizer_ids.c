@@ -138,7 +138,8 @@ static ngpt_status read_added(const cJSON *added, const char **names, uint8_t *f
             return unsupported(src, "a normalized added token that holds a space or \u2581", name);
         flags[i] = (uint8_t)((flag_set(a, "lstrip") ? NGPT_ADDED_LSTRIP : 0) |
                              (flag_set(a, "rstrip") ? NGPT_ADDED_RSTRIP : 0) |
-                             (normalized && nfc ? NGPT_ADDED_NORMALIZED : 0));
+                             (normalized && nfc ? NGPT_ADDED_NORMALIZED : 0) |
+                             (sp && !special ? NGPT_ADDED_PLAIN : 0));
         if (i > *max_id) *max_id = i;
     }
     return NGPT_OK;
@@ -228,17 +229,21 @@ typedef struct layout {
     uint32_t *merges;
     vocab_entry *v;
     size_t n_v;
-    const cJSON *vocab;         /* model.vocab */
+    const char **added;         /* sp: the added tokens without ▁, sorted (strcmp) */
+    size_t n_added;
 } layout;
+
+static int cmp_name(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
 
 /* sp: whether s is an added token that read_vocab left out of L->v (one
  * without ▁): every one is split out of text before BPE, so no piece holds
  * it and a merge that joins or makes it never happens. */
 static bool added_only(const layout *L, const char *s)
 {
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(L->vocab, s);
-    return L->sp && cJSON_IsNumber(id) && L->names[(int32_t)id->valuedouble] &&
-           !strstr(s, SPACE_MARK);
+    return L->sp && bsearch(&s, L->added, L->n_added, sizeof *L->added, cmp_name);
 }
 
 /* The merges: merge k makes internal id 256 + k (sp: after the characters'
@@ -357,8 +362,9 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
     if (!cJSON_IsObject(vocab) || !cJSON_IsArray(merges))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: model.vocab is not an object or model.merges "
                          "not a list", src);
-    layout L = {.sp = (pipe->flags & NGPT_TOK_BYTE_FALLBACK) != 0, .vocab = vocab};
+    layout L = {.sp = (pipe->flags & NGPT_TOK_BYTE_FALLBACK) != 0};
     int32_t both = 0;               /* sp: added tokens that merges make too */
+    int32_t vocab_max = -1;         /* model.vocab's largest id */
     for (int b = 0; b < 256; b++) L.byte_tok[b] = -1;
     ngpt_status st = NGPT_OK;
     ngpt_tok_spec *spec = calloc(1, sizeof *spec);  /* room for 8192 specials: not the stack */
@@ -377,9 +383,14 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
     if ((st = read_added(added, L.names, L.flags, NGPT_TOK_MAX_TOKENS,
                          pipe->flags & NGPT_TOK_SPLIT_ADDED, pipe->flags & NGPT_TOK_NFC, L.sp,
                          &n_special, &max_id, src)) ||
-        (st = read_vocab(vocab, L.names, L.sp, L.byte_tok, &L.v, &L.n_v, &max_id, &both, src)))
+        (st = read_vocab(vocab, L.names, L.sp, L.byte_tok, &L.v, &L.n_v, &vocab_max, &both, src)))
         goto done;
-    int32_t V = max_id + 1;
+    int32_t V = (max_id > vocab_max ? max_id : vocab_max) + 1;
+    /* sp: an added token past model.vocab (Gemma's <image_soft_token>, which
+     * the processor puts where an image goes, and the model has no row
+     * for) is never made from text */
+    for (int32_t id = vocab_max + 1; L.sp && id < V; id++)
+        if (L.names[id]) L.flags[id] |= NGPT_ADDED_UNMATCHED;
     /* sp: a byte's token is its character's, or else its fallback token;
      * the fallback tokens of bytes that are characters are decoded only */
     char one_byte[256][2] = {{0}};
@@ -404,6 +415,13 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
         L.flags[L.byte_tok[b]] = NGPT_ADDED_UNMATCHED;
         n_special++, byte_chars++;
     }
+    if (L.sp && !(L.added = malloc((size_t)(V > 0 ? V : 1) * sizeof *L.added))) {
+        st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+        goto done;
+    }
+    for (int32_t id = 0; L.sp && id < V; id++)
+        if (L.names[id] && !strstr(L.names[id], SPACE_MARK)) L.added[L.n_added++] = L.names[id];
+    if (L.sp) qsort(L.added, L.n_added, sizeof *L.added, cmp_name);
     if (L.sp) char_merges(&L, false);
     size_t n_internal = 256 + (size_t)L.n_chars + n_merge_entries + (size_t)n_special;
     L.internal = malloc((size_t)(V > 0 ? V : 1) * sizeof *L.internal);
@@ -499,6 +517,7 @@ done:
     free(L.model_id);
     free(L.merges);
     free(L.v);
+    free(L.added);
     free(spec);
     return st;
 }

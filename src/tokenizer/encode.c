@@ -55,6 +55,7 @@ static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_
  * dropping absent bytes and normalizing take (allocated when first needed). */
 typedef struct encoder {
     const ngpt_tokenizer *t;
+    bool plain_only;                /* a chat turn's content: only the plain added tokens */
     ngpt_bpe_writer w;
     ngpt_bpe_scratch s;
     uint8_t *kept, *nfc;
@@ -107,8 +108,8 @@ static ngpt_status encode_text(encoder *e, const uint8_t *p, size_t n)
 
 /* The first special token (0..n_special-1) matched in p[from..n) by pass,
  * at *at; -1 (*at = n) when none is. */
-static int32_t next_special(const ngpt_tokenizer *t, int pass, const uint8_t *p, size_t n,
-                            size_t from, size_t *at)
+static int32_t next_special(const ngpt_tokenizer *t, bool plain_only, int pass, const uint8_t *p,
+                            size_t n, size_t from, size_t *at)
 {
     const uint16_t *start = t->added_start[pass];
     const uint32_t *lens = t->added_len_start[pass];
@@ -128,7 +129,8 @@ static int32_t next_special(const ngpt_tokenizer *t, int pass, const uint8_t *p,
         for (uint32_t j = lens[p[i]]; j < lens[p[i] + 1]; j++) {     /* the longest first */
             const size_t len = t->added_len[j];
             const int32_t k = len <= n - i ? ngpt_tok_special_lookup(t, p + i, len) : -1;
-            if (k >= 0 && ((t->added_flags[k] & NGPT_ADDED_NORMALIZED) != 0) == pass) {
+            if (k >= 0 && ((t->added_flags[k] & NGPT_ADDED_NORMALIZED) != 0) == pass &&
+                (!plain_only || (t->added_flags[k] & NGPT_ADDED_PLAIN))) {
                 *at = i;
                 return k;
             }
@@ -153,6 +155,7 @@ static ngpt_status encode_stretch(encoder *e, const uint8_t *p, size_t n, int pa
     const ngpt_tokenizer *t = e->t;
     const bool split = t->added_flags && specials;
     int32_t k = split && n <= (size_t)NGPT_TOK_MAX_BYTES ? special_named(t, p, n) : -1;
+    if (k >= 0 && e->plain_only && !(t->added_flags[k] & NGPT_ADDED_PLAIN)) k = -1;
     if (k >= 0) {
         ngpt_bpe_emit(&e->w, 256 + t->n_merges + k);
         return NGPT_OK;
@@ -183,7 +186,7 @@ static ngpt_status split_specials(encoder *e, const uint8_t *p, size_t n, int pa
     bool rstrip = false;            /* the token before `at` takes the white space after it */
     for (size_t at = 0; !st;) {
         size_t match;
-        const int32_t k = next_special(t, pass, p, n, at, &match);
+        const int32_t k = next_special(t, e->plain_only, pass, p, n, at, &match);
         size_t start = at, end = match;
         if (rstrip) start += ngpt_tok_trim_start(p + at, match - at);
         if (k >= 0 && (t->added_flags[k] & NGPT_ADDED_LSTRIP))
@@ -220,6 +223,9 @@ ngpt_status ngpt_tok_encode(const ngpt_tokenizer *t, const void *text, size_t le
     }
     encoder e = {.t = t, .w = {ids, ids ? cap : 0, 0, t->flags & NGPT_TOK_BYTE_FALLBACK ? t : NULL}};
     ngpt_bpe_scratch_init(&e.s);
+    /* a chat turn's content: no marker, but Gemma's plain added tokens */
+    e.plain_only = !specials && (t->flags & NGPT_TOK_BYTE_FALLBACK);
+    if (e.plain_only) specials = true;
     ngpt_status st = t->added_flags && specials ? split_specials(&e, s8, len, 0)
                                                 : encode_stretch(&e, s8, len, 0, specials);
     free(e.kept);

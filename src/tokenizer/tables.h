@@ -42,10 +42,13 @@ enum {
  * is matched in the normalized text, the others in the text as it is. */
 /* An unmatched one is never found in text (decoding only: a byte fallback token
  * <0xXX> whose byte the vocabulary also has as a character, the name being
- * that byte). */
+ * that byte; Gemma's <image_soft_token>, which has no row in the model). A
+ * plain one is ordinary text (Gemma's runs of line breaks, tabs and ▁, its
+ * HTML tags: not special in the file), split out of a chat turn's content
+ * too, where the markers never are. */
 enum {
     NGPT_ADDED_LSTRIP = 1, NGPT_ADDED_RSTRIP = 2, NGPT_ADDED_NORMALIZED = 4,
-    NGPT_ADDED_UNMATCHED = 8, NGPT_ADDED_FLAGS = 15
+    NGPT_ADDED_UNMATCHED = 8, NGPT_ADDED_PLAIN = 16, NGPT_ADDED_FLAGS = 31
 };
 
 /* Inside, a token's id is its place in the merge list: bytes 0..255 (in
@@ -187,6 +190,12 @@ static inline const uint8_t *ngpt_tok_bytes(const ngpt_tokenizer *t, int32_t id,
     id = t->internal_id[id];
     *len = t->off[id + 1] - t->off[id];
     return t->bytes + t->off[id];
+}
+
+/* Whether special token k (0..n_special-1) is ever found in text. */
+static inline bool ngpt_tok_special_matched(const ngpt_tokenizer *t, int32_t k)
+{
+    return !t->added_flags || !(t->added_flags[k] & NGPT_ADDED_UNMATCHED);
 }
 
 /* Whether model id id is a special token. */

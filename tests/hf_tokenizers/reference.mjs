@@ -79,7 +79,9 @@ const gemmaPieces = [
 ];
 let gemma = "";
 while (gemma.length < 100000) gemma += g.pick(gemmaPieces)() + (g.rand() < 0.3 ? "" : g.pick([" ", "", "\n"]));
-const text = mixedText(srcDir) + "\n" + aimed + "\n" + gemma;
+// ngpt never makes Gemma's <image_soft_token> (id 262144, no row in the model)
+// from text, where transformers.js does: the text spells it otherwise
+const text = (mixedText(srcDir) + "\n" + aimed + "\n" + gemma).replaceAll("<image_soft_token>", "<image_soft token>");
 writeFileSync(join(outDir, "text.txt"), Buffer.from(text, "utf8"));
 writeFileSync(join(outDir, "text.nfc"), Buffer.from(text.normalize("NFC"), "utf8"));
 writeFileSync(join(outDir, "text.sp"), Buffer.from(text.replaceAll("\u2581", " "), "utf8"));
