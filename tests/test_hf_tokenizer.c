@@ -20,7 +20,11 @@
  *    vocabulary whose shuffled merges make most tokens several ways and
  *    join tokens later merges make): ids equal Hugging Face's BPE written
  *    on strings, with and without ignore_merges; and the Split pipelines'
- *    refusals by name.
+ *    refusals by name;
+ *  - a Gemma-shaped file (tests/gemma_tokenizer.h: ▁ for a space,
+ *    characters that merges build from bytes, byte fallback, added tokens
+ *    plain and special): ids worked by hand, decoding, one BOS in a chat
+ *    template's tokens, the refusals by name.
  *
  * Regenerating the golden ids (after a change to the corpus, the training
  * or the file written here):
@@ -724,6 +728,33 @@ static void gemma_shape(void)
                   !memcmp(out, dec[i].bytes, len),
               "token %d decodes to \"%s\"", (int)dec[i].id, dec[i].bytes);
     }
+    /* one BOS: a rendering that begins with it (Gemma's template writes
+     * {{ bos_token }}) gets no other, one that does not gets it; the
+     * template's line breaks are the added token, the content's too */
+    static const char *const tmpl[2] = {"{{ bos_token }}<start_of_turn>user\n{{ messages[0]['content'] }}",
+                                        "<start_of_turn>user\n{{ messages[0]['content'] }}"};
+    const ngpt_chat_message msg = {.role = "user", .content = "a\n\n<bos>b", .content_len = 9};
+    ngpt_template_options opt = ngpt_template_options_default();
+    opt.bos_token = "<bos>";
+    for (int w = 0; w < 2; w++) {
+        ngpt_template *tpl = NULL;
+        n = 0;
+        CHECK(!ngpt_template_parse(&tpl, tmpl[w], strlen(tmpl[w])) &&
+                  !ngpt_template_render_tokens(tpl, t, &msg, 1, &opt, NULL, 0, ids, 32, &n) && n == 15 &&
+                  ids[0] == 2 && ids[1] == 271 && ids[2] == B('u') && ids[5] == B('r') && ids[6] == 263 &&
+                  ids[7] == 261 && ids[8] == 272 && ids[9] == B('<') && ids[n - 1] == 262,
+              "a rendering %s <bos> has one, and its content no marker (%zu ids: %d %d)",
+              w ? "without" : "that writes", n, n ? (int)ids[0] : -1, n > 1 ? (int)ids[1] : -1);
+        ngpt_template_free(tpl);
+    }
+    /* a grammar on it: the masks are what each token's bytes say (fallback
+     * tokens, parts of characters, ▁ runs), and no step is a dead end */
+    ngpt_grammar *g = NULL;
+    static const char gbnf[] = "root ::= [a-z ]+ (\"\u65e9\" | \"\u65e5\" | \"\\n\")";
+    CHECK_OK(ngpt_grammar_parse(&g, t, gbnf, sizeof gbnf - 1));
+    rng_state = 11;
+    if (g) mask_walks(g, "Gemma-shaped", 8, 30);
+    ngpt_grammar_free(g);
     int32_t part[4];
     const int32_t k = ngpt_tok_prefix(t, 265, 2, part);
     CHECK(k == 2 && part[0] == B(0xe6) && part[1] == B(0x97), "the first 2 bytes of 日: their fallback tokens");
