@@ -35,8 +35,8 @@ static special *specials_of(const ngpt_tokenizer *t, int32_t *n)
     for (int32_t i = 0, id; i < t->n_special; i++) {
         /* not the ones never found in text, nor Gemma's runs of ▁, whose
          * model id is the merge that makes them from spaces */
-        if (ngpt_tokenizer_special(t, i, &id) || !ngpt_tok_special_matched(t, i) ||
-            !ngpt_tok_special(t, id))
+        if (ngpt_tokenizer_special(t, i, &id) || !ngpt_tok_special(t, id) ||
+            (t->added_flags && (t->added_flags[i] & NGPT_ADDED_UNMATCHED)))
             continue;
         v[*n].name = ngpt_tok_bytes(t, id, &v[*n].len);
         v[*n].id = id;

@@ -106,6 +106,20 @@ static ngpt_status encode_text(encoder *e, const uint8_t *p, size_t n)
  * the text between them is normalized, and pass 1 finds the normalized ones
  * in it. A match is the leftmost, then the longest. */
 
+/* The special token (0..n_special-1, not an unmatched one) whose name is
+ * all of s[0..n), or -1. */
+static int32_t special_named(const ngpt_tokenizer *t, const uint8_t *s, size_t n)
+{
+    if (!t->special_slot || n == 0 || n > NGPT_TOK_MAX_BYTES) return -1;
+    const uint32_t mask = (1u << t->special_bits) - 1, first = 256 + (uint32_t)t->n_merges;
+    for (uint32_t i = ngpt_str_slot(s, n, t->special_bits);; i = (i + 1) & mask) {
+        const int32_t k = (int32_t)t->special_slot[i] - 1;
+        if (k < 0) return -1;
+        if (ngpt_tok_len(t, (int32_t)first + k) == n && !memcmp(t->bytes + t->off[first + k], s, n))
+            return k;
+    }
+}
+
 /* The first special token (0..n_special-1) matched in p[from..n) by pass,
  * at *at; -1 (*at = n) when none is. */
 static int32_t next_special(const ngpt_tokenizer *t, bool plain_only, int pass, const uint8_t *p,
@@ -128,7 +142,7 @@ static int32_t next_special(const ngpt_tokenizer *t, bool plain_only, int pass, 
         }
         for (uint32_t j = lens[p[i]]; j < lens[p[i] + 1]; j++) {     /* the longest first */
             const size_t len = t->added_len[j];
-            const int32_t k = len <= n - i ? ngpt_tok_special_lookup(t, p + i, len) : -1;
+            const int32_t k = len <= n - i ? special_named(t, p + i, len) : -1;
             if (k >= 0 && ((t->added_flags[k] & NGPT_ADDED_NORMALIZED) != 0) == pass &&
                 (!plain_only || (t->added_flags[k] & NGPT_ADDED_PLAIN))) {
                 *at = i;
@@ -138,12 +152,6 @@ static int32_t next_special(const ngpt_tokenizer *t, bool plain_only, int pass, 
     }
     *at = n;
     return -1;
-}
-
-/* The special token whose name is all of p[0..n), or -1. */
-static int32_t special_named(const ngpt_tokenizer *t, const uint8_t *p, size_t n)
-{
-    return ngpt_tok_special_lookup(t, p, n);
 }
 
 static ngpt_status split_specials(encoder *e, const uint8_t *p, size_t n, int pass);

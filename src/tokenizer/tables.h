@@ -30,26 +30,19 @@ enum {
     NGPT_TOK_SPLIT_ADDED = 4,       /* the special tokens are matched in text first,
                                        each by its flags (NGPT_ADDED_*) */
     NGPT_TOK_HAS_BOS = 8,           /* bytes 52..55: the token prompts begin with */
-    NGPT_TOK_SPACE_MARK = 16,       /* U+2581 in text is a space: the tokens hold spaces where
-                                       the file writes ▁ (Gemma's Replace normalizer and its
-                                       decoder's inverse) */
-    NGPT_TOK_BYTE_FALLBACK = 32,    /* merges without a model id build characters: encoding
-                                       writes such a part as its bytes' tokens (<0xXX>) */
+    NGPT_TOK_SPACE_MARK = 16,       /* ▁ in text is a space, as in the tokens (Gemma's) */
+    NGPT_TOK_BYTE_FALLBACK = 32,    /* merges without model id (parts of characters): <0xXX>s */
     NGPT_TOK_FLAGS = 63
 };
 /* An added (special) token's flags, Hugging Face's: lstrip takes the white
  * space before a match, rstrip the white space after it; a normalized one
- * is matched in the normalized text, the others in the text as it is. */
-/* An unmatched one is never found in text (decoding only: a byte fallback token
- * <0xXX> whose byte the vocabulary also has as a character, the name being
- * that byte; Gemma's <image_soft_token>, which has no row in the model). A
- * plain one is ordinary text (Gemma's runs of line breaks, tabs and ▁, its
- * HTML tags: not special in the file), split out of a chat turn's content
- * too, where the markers never are. */
-enum {
-    NGPT_ADDED_LSTRIP = 1, NGPT_ADDED_RSTRIP = 2, NGPT_ADDED_NORMALIZED = 4,
-    NGPT_ADDED_UNMATCHED = 8, NGPT_ADDED_PLAIN = 16, NGPT_ADDED_FLAGS = 31
-};
+ * is matched in the normalized text, the others in the text as it is. An
+ * unmatched one is never found in text (a fallback token <0xXX> of a byte
+ * that is a character, named by that byte; Gemma's <image_soft_token>); a
+ * plain one (not special in Gemma's file) is also found in a chat turn's
+ * content, where markers never are. */
+enum { NGPT_ADDED_LSTRIP = 1, NGPT_ADDED_RSTRIP = 2, NGPT_ADDED_NORMALIZED = 4,
+       NGPT_ADDED_UNMATCHED = 8, NGPT_ADDED_PLAIN = 16, NGPT_ADDED_FLAGS = 31 };
 
 /* Inside, a token's id is its place in the merge list: bytes 0..255 (in
  * id_byte's order), merge k is 256 + k (so its id is its rank), then the
@@ -61,8 +54,7 @@ struct ngpt_tokenizer {
     int32_t n_tokens;           /* model ids: n_internal minus the absent bytes */
     int32_t n_internal;         /* 256 + n_merges + n_special */
     int32_t n_merges, n_special, end_id, pad_id, max_len;   /* end, pad: model ids */
-    int32_t n_alias;            /* merges that make no token of the model's: that make a token
-                                   an earlier merge makes, or part of a character (byte fallback) */
+    int32_t n_alias;            /* merges adding no model id: aliases, parts of characters */
     int32_t n_end, end_ids[NGPT_END_TOKENS_MAX];    /* generation's ends: end_id, the extras */
     ngpt_pretokenizer pretok;
     ngpt_merge_rule rule;
@@ -104,17 +96,12 @@ struct ngpt_tokenizer {
     /* the special tokens matched in text (NGPT_TOK_SPLIT_ADDED), per pass
      * (0: in the text as it is, 1: in the normalized text), by first byte:
      * added_order[p][added_start[p][b] .. added_start[p][b + 1]) are the
-     * specials (0..n_special-1) that begin with byte b, longest first;
-     * the lengths of those names, each once and longest first, are
-     * added_len[added_len_start[p][b] .. added_len_start[p][b + 1]) (then
-     * special_slot finds the name of each length) */
+     * specials (0..n_special-1) that begin with byte b, longest first, and
+     * their lengths, once each, added_len[added_len_start[p][b] .. [b + 1]) */
     uint16_t added_start[2][257];
     uint16_t added_order[2][NGPT_TOK_MAX_SPECIAL];
     uint32_t added_len_start[2][257];
-    uint16_t *added_len;
-    /* special names -> k + 1 (0 empty): names[k] is special k's, every one but
-     * the unmatched (open addressing, ngpt_str_slot) */
-    uint16_t *special_slot;
+    uint16_t *added_len, *special_slot;     /* special_slot: matched names -> k + 1, 0 empty */
     uint32_t special_bits;
     /* the scored kind (scored.h: llama2.c's tokenizer.bin), or NULL for BPE */
     struct ngpt_tok_scored *scored;
@@ -192,12 +179,6 @@ static inline const uint8_t *ngpt_tok_bytes(const ngpt_tokenizer *t, int32_t id,
     return t->bytes + t->off[id];
 }
 
-/* Whether special token k (0..n_special-1) is ever found in text. */
-static inline bool ngpt_tok_special_matched(const ngpt_tokenizer *t, int32_t k)
-{
-    return !t->added_flags || !(t->added_flags[k] & NGPT_ADDED_UNMATCHED);
-}
-
 /* Whether model id id is a special token. */
 static inline bool ngpt_tok_special(const ngpt_tokenizer *t, int32_t id)
 {
@@ -208,19 +189,6 @@ static inline bool ngpt_tok_special(const ngpt_tokenizer *t, int32_t id)
 static inline bool ngpt_tok_byte_absent(const ngpt_tokenizer *t, uint8_t b)
 {
     return (t->absent[b >> 3] >> (b & 7)) & 1;
-}
-
-/* The matched special token (0..n_special-1) whose name is s[0..n), or -1. */
-static inline int32_t ngpt_tok_special_lookup(const ngpt_tokenizer *t, const uint8_t *s, size_t n)
-{
-    if (!t->special_slot || n == 0 || n > NGPT_TOK_MAX_BYTES) return -1;
-    const uint32_t mask = (1u << t->special_bits) - 1, first = 256 + (uint32_t)t->n_merges;
-    for (uint32_t i = ngpt_str_slot(s, n, t->special_bits);; i = (i + 1) & mask) {
-        const int32_t k = (int32_t)t->special_slot[i] - 1;
-        if (k < 0) return -1;
-        if (ngpt_tok_len(t, (int32_t)first + k) == n && !memcmp(t->bytes + t->off[first + k], s, n))
-            return k;
-    }
 }
 
 static inline bool ngpt_tok_whole(const ngpt_tokenizer *t, int32_t id)
