@@ -298,6 +298,37 @@ ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t
     return reparse(tok, image, size, src);
 }
 
+ngpt_status ngpt_tok_within(ngpt_tokenizer **tok, int32_t V, const char *src)
+{
+    const ngpt_tokenizer *t = *tok;
+    int32_t k = 0;                  /* the last specials: past V, never found in text */
+    while (!t->scored && t->remapped && t->added_flags && k < t->n_special &&
+           t->model_id[t->n_internal - 1 - k] >= V &&
+           (t->added_flags[t->n_special - 1 - k] & NGPT_ADDED_UNMATCHED))
+        k++;
+    if (k == 0 || t->n_tokens - k > V) return NGPT_OK;     /* ngpt_tok_fits says what is wrong */
+    /* their names end the specials, their flags the flags, their model ids the ids */
+    const size_t names_at = NGPT_TOK_HEADER + 256 + 8 * (size_t)t->n_merges;
+    size_t cut = names_at, names = 0;
+    for (int32_t i = 0; i < t->n_special; i++) {
+        const size_t len = 4 + ngpt_tok_len(t, 256 + t->n_merges + i);
+        if (i < t->n_special - k) cut += len;
+        names += len;
+    }
+    const size_t extras = t->n_end > 1 ? 4 * ((size_t)t->n_end - 1) : 0;
+    const size_t flags_at = names_at + names + extras, ids_at = flags_at + (size_t)t->n_special;
+    const size_t size = t->image_size - (names_at + names - cut) - 5 * (size_t)k;
+    uint8_t *image = malloc(size), *p = image;
+    if (!image) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
+    memcpy(p, t->image, cut), p += cut;
+    memcpy(p, t->image + names_at + names, extras), p += extras;
+    memcpy(p, t->image + flags_at, (size_t)(t->n_special - k)), p += t->n_special - k;
+    memcpy(p, t->image + ids_at, 4 * ((size_t)t->n_internal - (size_t)k));
+    put_u32(image + 12, (uint32_t)(t->n_tokens - k));
+    put_u32(image + 20, (uint32_t)(t->n_special - k));
+    return reparse(tok, image, size, src);
+}
+
 ngpt_status ngpt_tok_with_bos(ngpt_tokenizer **tok, int32_t id, const char *src)
 {
     const ngpt_tokenizer *t = *tok;

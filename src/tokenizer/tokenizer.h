@@ -69,6 +69,12 @@ ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t
  * begin with (rebuilt from its image; *tok replaced). */
 ngpt_status ngpt_tok_with_bos(ngpt_tokenizer **tok, int32_t id, const char *src);
 
+/* *tok without its last special tokens when they have model ids V or more
+ * and are never found in text (Gemma's <image_soft_token>, id 262144,
+ * which a model of 262144 rows has no row for): rebuilt from its image,
+ * *tok replaced; otherwise unchanged. */
+ngpt_status ngpt_tok_within(ngpt_tokenizer **tok, int32_t V, const char *src);
+
 /* The tokens whose bytes, one after another, are the first k bytes of
  * token id (model ids, in and out; not special; 0 < k <= its length): the parts of its merge tree
  * that cover them, left to right, into out (at most k of them, and at most
