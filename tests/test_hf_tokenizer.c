@@ -747,6 +747,10 @@ static void gemma_shape(void)
               w ? "without" : "that writes", n, n ? (int)ids[0] : -1, n > 1 ? (int)ids[1] : -1);
         ngpt_template_free(tpl);
     }
+    CHECK(!ngpt_tok_special(t, 263) && !ngpt_tok_special(t, 269) && ngpt_tok_special(t, 271) &&
+              ngpt_tok_special(t, B('a')),
+          "the plain added tokens are text (stop sequences and grammars read their bytes), the markers "
+          "and the fallback tokens of characters not");
     /* a grammar on it: the masks are what each token's bytes say (fallback
      * tokens, parts of characters, ▁ runs), and no step is a dead end */
     ngpt_grammar *g = NULL;

@@ -262,7 +262,7 @@ static ngpt_status map_merges(layout *L, const cJSON *merges, int32_t *n_merges,
             file_k++;
             if (!merge_sides(m, buf, sizeof buf, &a, &b))
                 return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: merge %d of model.merges is neither "
-                                 "\"a b\" nor [\"a\", \"b\"]", src, (int)k);
+                                 "\"a b\" nor [\"a\", \"b\"]", src, (int)file_k);
             int32_t ia = find(L->v, L->n_v, L->sp, a), ib = find(L->v, L->n_v, L->sp, b);
             int32_t internal = 256 + L->n_chars + k;
             char ab[sizeof buf];

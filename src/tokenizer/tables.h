@@ -27,8 +27,7 @@
 enum {
     NGPT_TOK_NFC = 1,               /* text is NFC-normalized before pre-tokenization */
     NGPT_TOK_IGNORE_MERGES = 2,     /* a piece that is a token is that token (Llama 3) */
-    NGPT_TOK_SPLIT_ADDED = 4,       /* the special tokens are matched in text first,
-                                       each by its flags (NGPT_ADDED_*) */
+    NGPT_TOK_SPLIT_ADDED = 4,       /* specials matched in text first, by their NGPT_ADDED_* */
     NGPT_TOK_HAS_BOS = 8,           /* bytes 52..55: the token prompts begin with */
     NGPT_TOK_SPACE_MARK = 16,       /* ▁ in text is a space, as in the tokens (Gemma's) */
     NGPT_TOK_BYTE_FALLBACK = 32,    /* merges without model id (parts of characters): <0xXX>s */
@@ -179,11 +178,12 @@ static inline const uint8_t *ngpt_tok_bytes(const ngpt_tokenizer *t, int32_t id,
     return t->bytes + t->off[id];
 }
 
-/* Whether model id id is a special token. */
+/* Whether model id id is a special token (a plain one is text: its bytes). */
 static inline bool ngpt_tok_special(const ngpt_tokenizer *t, int32_t id)
 {
     if (t->scored) return id < t->n_special;        /* <unk>, BOS, EOS */
-    return t->internal_id[id] >= 256 + t->n_merges;
+    const int32_t k = t->internal_id[id] - 256 - t->n_merges;
+    return k >= 0 && !(t->added_flags && (t->added_flags[k] & NGPT_ADDED_PLAIN));
 }
 
 static inline bool ngpt_tok_byte_absent(const ngpt_tokenizer *t, uint8_t b)
