@@ -386,6 +386,8 @@ static int cmd_info(int argc, char **argv)
         printf("merge rule:    by score (llama2.c's run.c)\n");
     } else {
         if (info.normalizer == NGPT_NORMALIZER_NFC) printf("normalizer:    NFC\n");
+        if (info.normalizer == NGPT_NORMALIZER_SPACE_MARK)
+            printf("normalizer:    U+2581 is a space (SentencePiece's mark; byte fallback)\n");
         printf("pre-tokenizer: %s\n", (unsigned)info.pretok < N_SPLITS ? SPLIT_NAMES[info.pretok] : "?");
         printf("merge rule:    %s%s\n", info.rule == NGPT_MERGE_CONCAT ? "concat (tiktoken)" : "pairs",
                info.ignore_merges ? ", a piece that is a token is that token (ignore_merges)" : "");

@@ -15,10 +15,12 @@
  * the same checksum. The text is also encoded and decoded with one of six
  * fixed tokenizers, made once per process (the first byte's other bits):
  * GPT-2 pieces, lines, no pre-tokenizer, a scored one of llama2.c's kind
- * (decoding gives " " + the text), and two of Hugging Face's pipelines
+ * (decoding gives " " + the text), and three of Hugging Face's pipelines
  * (Qwen's: NFC, GPT-4's pattern, special tokens in text with every flag;
- * Llama 3's: ignore_merges, an alias, a BOS), so the encoders see every
- * byte string. A scored tokenizer loaded from the input is held to less:
+ * Llama 3's: ignore_merges, an alias, a BOS; Gemma's: ▁ read as a space,
+ * characters built by merges, byte fallback, added tokens that are plain
+ * text, tests/gemma_tokenizer.h), so the encoders see every byte string
+ * (Gemma's decodes to the text with a space for each ▁). A scored tokenizer loaded from the input is held to less:
  * its pieces may spell "<0xNN>" by merging, which decodes to one byte (as
  * in run.c), so only ids in range and a decode that succeeds. Work is
  * capped so that an input costs well under a millisecond: the text at
@@ -27,8 +29,10 @@
  * ngpt (fuzz/corpus/tokenizer). It reaches internal headers, as tests do,
  * to build the Hugging Face pipelines from a spec. */
 #include "fuzz.h"
+#include "import/hf_tokenizer.h"
 #include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
+#include "../tests/gemma_tokenizer.h"
 
 #define TEXT_MAX 256
 
@@ -41,6 +45,9 @@ static bool strips(const ngpt_tokenizer *tok)
     return false;
 }
 
+static uint8_t *marks;                  /* ngpt_tok_space_mark's buffer, kept */
+static size_t marks_cap;
+
 /* Round trip of text through tok, with the properties above. */
 static void exercise(const ngpt_tokenizer *tok, const uint8_t *text, size_t n, const char *what)
 {
@@ -48,6 +55,7 @@ static void exercise(const ngpt_tokenizer *tok, const uint8_t *text, size_t n, c
     if (ngpt_tokenizer_describe(tok, &info)) fuzz_fail("%s: describe: %s", what, ngpt_last_error());
     const bool scored = info.rule == NGPT_MERGE_SCORES;     /* a dummy " " first, specials at 0..2 */
     const bool nfc = info.normalizer == NGPT_NORMALIZER_NFC;
+    const bool space_mark = info.normalizer == NGPT_NORMALIZER_SPACE_MARK;
     const size_t cap = nfc ? 3 * n + 1 : n + 1;     /* NFC lengthens text at most threefold */
     int32_t *ids = malloc(cap * sizeof *ids);
     uint8_t *back = malloc(cap * 4);
@@ -90,11 +98,14 @@ static void exercise(const ngpt_tokenizer *tok, const uint8_t *text, size_t n, c
     /* the exact text back, but where a vocabulary lacks some bytes, NFC
      * changed the text (code points from U+0300 on) or a special token took
      * white space: then the ids must decode */
-    bool every_byte = scored || info.n_tokens == 256 + info.n_merges + info.n_special;
+    bool every_byte = scored || space_mark || info.n_tokens == 256 + info.n_merges + info.n_special;
     bool same = every_byte && !strips(tok);
     for (size_t i = 0; nfc && i < n && same; i++) same = text[i] < 0xCC;
     if (!same && !st) st = NGPT_OK, bytes = n, memcpy(back, text, n);
-    if (st || bytes != n || (n && memcmp(back, text, n)))
+    size_t want = n;                    /* the text, ▁ a space where it is read as one */
+    const uint8_t *marked = space_mark ? ngpt_tok_space_mark(text, n, &want, &marks, &marks_cap) : text;
+    if (!marked) abort();
+    if (st || bytes != want || (want && memcmp(back, marked, want)))
         fuzz_fail("%s: decode(encode(x)) != x (%zu bytes, %zu back): %s", what, n, bytes,
                   ngpt_last_error());
     free(ids);
@@ -120,7 +131,7 @@ static void save_and_reload(const ngpt_tokenizer *tok)
     free(image);
 }
 
-static ngpt_tokenizer *fixed[3], *fixed_scored, *fixed_hf[2];
+static ngpt_tokenizer *fixed[3], *fixed_scored, *fixed_hf[3];
 
 /* llama2.c's layout: <unk>, BOS, EOS, the 256 byte tokens, then " ", a few
  * characters and merges of them (two with equal scores). */
@@ -200,13 +211,17 @@ static void make_fixed_hf(void)
         if (ngpt_tok_build(&fixed_hf[h], &spec, "a fixed Hugging Face pipeline"))
             fuzz_fail("build the fixed Hugging Face pipelines: %s", ngpt_last_error());
     }
+    char *json = gemma_tokenizer_json(GEMMA_NORM, GEMMA_PRE, GEMMA_DEC, true, -1);
+    if (!json || ngpt_hf_tokenizer_json(&fixed_hf[2], json, strlen(json), "Gemma's fixed pipeline"))
+        fuzz_fail("build Gemma's fixed pipeline: %s", ngpt_last_error());
+    free(json);
 }
 
 NGPT_FUZZ_ENTRY(tokenizer)
 {
     if (!fixed[0]) make_fixed(), make_fixed_scored(), make_fixed_hf();
     if (size < 1) return 0;
-    const uint8_t mode = data[0] % 4, which = data[0] / 4 % 6;
+    const uint8_t mode = data[0] % 4, which = data[0] / 4 % 7;
     const uint8_t *rest = data + 1;
     const size_t n = size - 1, text_len = n < TEXT_MAX ? n : TEXT_MAX;
     /* exact sizes: ASan sees overreads */

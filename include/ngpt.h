@@ -1481,11 +1481,12 @@ void ngpt_grammar_free(ngpt_grammar *grammar);
  * tokenizer.json keeps that file's ids instead (SmolLM2: special tokens
  * 0..16, then bytes and merges in its own order; a byte the vocabulary
  * lacks is dropped when encoding): every id the library takes or returns is
- * the model's id; one with GPT-4's Split pattern (Llama 3's, Qwen's) reads
- * its special tokens out of text as Hugging Face's tokenizers do
- * (ngpt_tokenizer_info.split_special), and Qwen's normalizes text to NFC
- * first. Any byte string encodes, and decoding gives it back exactly
- * (invalid UTF-8 and NUL bytes included; after NFC, the normalized text).
+ * the model's id; one with GPT-4's Split pattern (Llama 3's, Qwen's) or
+ * Gemma's reads its special tokens out of text as Hugging Face's tokenizers
+ * do (ngpt_tokenizer_info.split_special), Qwen's normalizes text to NFC
+ * first, and Gemma's reads a ▁ (U+2581) as a space. Any byte string
+ * encodes, and decoding gives it back exactly (invalid UTF-8 and NUL bytes
+ * included; after NFC, the normalized text; Gemma's: a space for each ▁).
  *
  *     ngpt_tokenizer *tok;
  *     ngpt_tokenizer_load(&tok, "bpe4k.tok");       // or ngpt_tokenizer_train
@@ -1525,8 +1526,11 @@ typedef enum ngpt_pretokenizer {
 /* What encoding does to text before pre-tokenization. */
 typedef enum ngpt_normalizer {
     NGPT_NORMALIZER_NONE = 0,   /* nothing: the bytes as they are */
-    NGPT_NORMALIZER_NFC         /* Unicode's NFC (Qwen's), by utf8proc; bytes that are not
+    NGPT_NORMALIZER_NFC,        /* Unicode's NFC (Qwen's), by utf8proc; bytes that are not
                                    UTF-8 stay as they are */
+    NGPT_NORMALIZER_SPACE_MARK  /* U+2581 (▁) read as a space (Gemma's: its tokens hold a
+                                   space where its file writes ▁; its Replace(" " -> "▁")
+                                   normalizer and decoder amount to this) */
 } ngpt_normalizer;
 
 /* Which adjacent pairs of tokens merge, and with what rank. */
@@ -1589,7 +1593,8 @@ ngpt_status ngpt_tokenizer_load_gpt2_mem(ngpt_tokenizer **tok, const void *encod
                                          size_t bpe_size);
 
 /* A Hugging Face tokenizer.json of byte-level BPE (GPT-2's, SmolLM2's,
- * Llama 3's, Qwen2's and Qwen3's: docs/IMPORT.md, "The tokenizer"), read
+ * Llama 3's, Qwen2's and Qwen3's: docs/IMPORT.md, "The tokenizer") or of
+ * Gemma 3's SentencePiece-style BPE with byte fallback, read
  * exactly or refused naming what it cannot reproduce (NGPT_ERR_UNSUPPORTED).
  * In GPT-2's id layout it is the tokenizer ngpt_tokenizer_load_gpt2 makes;
  * otherwise it keeps the file's ids (special tokens first in SmolLM2's). */

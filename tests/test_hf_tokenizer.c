@@ -20,7 +20,11 @@
  *    vocabulary whose shuffled merges make most tokens several ways and
  *    join tokens later merges make): ids equal Hugging Face's BPE written
  *    on strings, with and without ignore_merges; and the Split pipelines'
- *    refusals by name.
+ *    refusals by name;
+ *  - a Gemma-shaped file (tests/gemma_tokenizer.h: ▁ for a space,
+ *    characters that merges build from bytes, byte fallback, added tokens
+ *    plain and special): ids worked by hand, decoding, one BOS in a chat
+ *    template's tokens, the refusals by name.
  *
  * Regenerating the golden ids (after a change to the corpus, the training
  * or the file written here):
@@ -35,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gemma_tokenizer.h"
 #include "grammar_cases.h"
 #include "import/hf_tokenizer.h"
 #include "test.h"
@@ -669,6 +674,137 @@ static void llama3_shape(void)
     free(json);
 }
 
+/* ---- Gemma 3's shape (SentencePiece-style BPE, byte fallback), small
+ * (gemma_tokenizer.h): the ids below are Hugging Face's BPE worked by hand
+ * on that file. */
+static void gemma_shape(void)
+{
+    char *json = gemma_tokenizer_json(GEMMA_NORM, GEMMA_PRE, GEMMA_DEC, true, -1);
+    ngpt_tokenizer *t = NULL;
+    ngpt_tokenizer_info info = {0};
+    ngpt_status st = json ? ngpt_hf_tokenizer_json(&t, json, strlen(json), "tokenizer.json") : NGPT_ERR_NO_MEMORY;
+    CHECK(st == NGPT_OK && !ngpt_tokenizer_describe(t, &info) && info.n_tokens == 275 && info.bos_id == 2 &&
+              info.normalizer == NGPT_NORMALIZER_SPACE_MARK && info.pretok == NGPT_PRETOK_NONE &&
+              info.split_special,
+          "the Gemma-shaped file reads: %s (%d tokens, BOS %d)", st ? ngpt_last_error() : "",
+          (int)info.n_tokens, (int)info.bos_id);
+    free(json);
+    if (!t) return;
+#define B(x) (GEMMA_BYTES + (x))
+    static const struct { const char *text; int n; int32_t ids[20]; } cases[] = {
+        {"ab ab", 2, {268, 270}},                               /* a b ▁ a b: ▁a, ab, ▁ab */
+        {"a  b", 3, {261, 269, 262}},                           /* merged from spaces */
+        {"a\u2581\u2581b", 3, {261, 269, 262}},                 /* the added token, as it is */
+        {"a \u2581b", 3, {261, 269, 262}},                      /* ▁ is a space */
+        {"x", 1, {B('x')}},                                     /* byte fallback */
+        {"\u65e5\u65e9\x01", 5, {265, B(0xe6), B(0x97), B(0xa9), B(0x01)}},   /* 早: a part left */
+        {"\u65e5\u65e5\u00e9\U0001F600", 3, {273, 264, 266}},
+        {"\n\n\n", 2, {272, 263}},                              /* added: leftmost, longest */
+        {"<start_of_turn>a", 2, {271, 261}},
+        {"<image_soft_token>", 18, {B('<'), B('i'), B('m'), 261, B('g'), B('e'), B('_'), B('s'), B('o'),
+                                    B('f'), B('t'), B('_'), B('t'), B('o'), B('k'), B('e'), B('n'), B('>')}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int32_t ids[32];
+        size_t n = 0;
+        st = ngpt_tokenizer_encode(t, cases[i].text, strlen(cases[i].text), ids, 32, &n);
+        CHECK(!st && n == (size_t)cases[i].n && !memcmp(ids, cases[i].ids, n * sizeof *ids),
+              "Gemma case %zu (\"%s\"): %zu ids as Hugging Face's (first %d)", i, cases[i].text, n,
+              n ? (int)ids[0] : -1);
+    }
+    /* a chat turn's content: the plain added tokens, never a marker */
+    int32_t ids[32];
+    size_t n = 0;
+    CHECK(!ngpt_tok_encode(t, "a\n\n<start_of_turn>", 18, false, ids, 32, &n) && n == 17 && ids[0] == 261 &&
+              ids[1] == 272 && ids[2] == B('<'),
+          "content: the line breaks are their added token, <start_of_turn> text (%zu ids)", n);
+    /* decoding: ▁ as a space, a fallback token its byte, parts of a character its bytes */
+    static const struct { int32_t id; const char *bytes; } dec[] = {
+        {269, "  "}, {270, " ab"}, {B('b'), "b"}, {B(' '), " "}, {B(0xe6), "\xe6"}, {265, "\u65e5"}};
+    for (size_t i = 0; i < sizeof dec / sizeof dec[0]; i++) {
+        char out[16];
+        size_t len = 0;
+        CHECK(!ngpt_tokenizer_decode(t, &dec[i].id, 1, out, sizeof out, &len) && len == strlen(dec[i].bytes) &&
+                  !memcmp(out, dec[i].bytes, len),
+              "token %d decodes to \"%s\"", (int)dec[i].id, dec[i].bytes);
+    }
+    /* one BOS: a rendering that begins with it (Gemma's template writes
+     * {{ bos_token }}) gets no other, one that does not gets it; the
+     * template's line breaks are the added token, the content's too */
+    static const char *const tmpl[2] = {"{{ bos_token }}<start_of_turn>user\n{{ messages[0]['content'] }}",
+                                        "<start_of_turn>user\n{{ messages[0]['content'] }}"};
+    const ngpt_chat_message msg = {.role = "user", .content = "a\n\n<bos>b", .content_len = 9};
+    ngpt_template_options opt = ngpt_template_options_default();
+    opt.bos_token = "<bos>";
+    for (int w = 0; w < 2; w++) {
+        ngpt_template *tpl = NULL;
+        n = 0;
+        CHECK(!ngpt_template_parse(&tpl, tmpl[w], strlen(tmpl[w])) &&
+                  !ngpt_template_render_tokens(tpl, t, &msg, 1, &opt, NULL, 0, ids, 32, &n) && n == 15 &&
+                  ids[0] == 2 && ids[1] == 271 && ids[2] == B('u') && ids[5] == B('r') && ids[6] == 263 &&
+                  ids[7] == 261 && ids[8] == 272 && ids[9] == B('<') && ids[n - 1] == 262,
+              "a rendering %s <bos> has one, and its content no marker (%zu ids: %d %d)",
+              w ? "without" : "that writes", n, n ? (int)ids[0] : -1, n > 1 ? (int)ids[1] : -1);
+        ngpt_template_free(tpl);
+    }
+    CHECK(!ngpt_tok_special(t, 263) && !ngpt_tok_special(t, 269) && ngpt_tok_special(t, 271) &&
+              ngpt_tok_special(t, B('a')),
+          "the plain added tokens are text (stop sequences and grammars read their bytes), the markers "
+          "and the fallback tokens of characters not");
+    /* a grammar on it: the masks are what each token's bytes say (fallback
+     * tokens, parts of characters, ▁ runs), and no step is a dead end */
+    ngpt_grammar *g = NULL;
+    static const char gbnf[] = "root ::= [a-z ]+ (\"\u65e9\" | \"\u65e5\" | \"\\n\")";
+    CHECK_OK(ngpt_grammar_parse(&g, t, gbnf, sizeof gbnf - 1));
+    rng_state = 11;
+    if (g) mask_walks(g, "Gemma-shaped", 8, 30);
+    ngpt_grammar_free(g);
+    int32_t part[4];
+    const int32_t k = ngpt_tok_prefix(t, 265, 2, part);
+    CHECK(k == 2 && part[0] == B(0xe6) && part[1] == B(0x97), "the first 2 bytes of 日: their fallback tokens");
+    /* the file round trip: the same tokenizer */
+    size_t size = 0;
+    uint8_t *img = test_tokenizer_image(t, &size);
+    ngpt_tokenizer *r = NULL;
+    CHECK(img && !ngpt_tokenizer_load_mem(&r, img, size) && r && r->checksum == t->checksum &&
+              !ngpt_tokenizer_encode(r, "a \u2581b\u65e9", 9, ids, 32, &n) && n == 6 && ids[1] == 269 &&
+              ids[3] == B(0xe6),
+          "the tokenizer file reads back and encodes the same");
+    free(img);
+    ngpt_tokenizer_free(r);
+    /* for a model of 274 rows, <image_soft_token> (274) goes: never made from
+     * text, it has no row; one of 275 rows keeps it */
+    const uint64_t before = t->checksum;
+    CHECK(!ngpt_tok_within(&t, 275, "t") && t->checksum == before && t->n_tokens == 275 &&
+              !ngpt_tok_within(&t, 274, "t") && t->n_tokens == 274 && t->n_special == info.n_special - 1 &&
+              !ngpt_tokenizer_encode(t, "\n<start_of_turn>a b", 19, ids, 32, &n) && n == 5 && ids[0] == 263 &&
+              ids[1] == 271 && ids[4] == 262 && t->bos_id == 2,
+          "ngpt_tok_within: a model of 274 rows drops <image_soft_token>, and the rest encodes the same");
+    ngpt_tokenizer_free(t);
+#undef B
+
+    /* what it refuses, by name */
+    const struct { const char *norm, *pre, *dec; bool fallback; int drop; const char *words; } bad[] = {
+        {GEMMA_NORM, GEMMA_PRE, GEMMA_DEC, false, -1, "\"Replace\" without byte_fallback"},
+        {"{\"type\": \"NFC\"}", GEMMA_PRE, GEMMA_DEC, true, -1, "byte_fallback without Gemma's"},
+        {"{\"type\": \"Replace\", \"pattern\": {\"String\": \"x\"}, \"content\": \"\u2581\"}", GEMMA_PRE,
+         GEMMA_DEC, true, -1, "other than \" \" -> \"\\u2581\""},
+        {GEMMA_NORM, "{\"type\": \"Split\", \"pattern\": {\"String\": \" \"}, \"behavior\": \"Isolated\"}",
+         GEMMA_DEC, true, -1, "a pre_tokenizer other than Split"},
+        {GEMMA_NORM, GEMMA_PRE, "{\"type\": \"ByteLevel\"}", true, -1, "a decoder other than"},
+        {GEMMA_NORM, GEMMA_PRE, GEMMA_DEC, true, 0x41, "lacks \"<0x41>\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json = gemma_tokenizer_json(bad[i].norm, bad[i].pre, bad[i].dec, bad[i].fallback, bad[i].drop);
+        t = NULL;
+        st = json ? ngpt_hf_tokenizer_json(&t, json, strlen(json), "tokenizer.json") : NGPT_ERR_NO_MEMORY;
+        CHECK(st == NGPT_ERR_UNSUPPORTED && !t && strstr(ngpt_last_error(), bad[i].words),
+              "Gemma case %zu is refused naming \"%s\": %s", i, bad[i].words, ngpt_last_error());
+        free(json);
+        ngpt_tokenizer_free(t);
+    }
+}
+
 /* A model on the file's ids: its checkpoint carries the tokenizer, and a
  * stop sequence that begins inside a token cuts the output at the right
  * byte (ngpt_tok_prefix on model ids). */
@@ -801,6 +937,7 @@ int main(int argc, char **argv)
         grammars(t);
         llama3_shape();
     }
+    gemma_shape();
     ngpt_tokenizer_free(t);
     ngpt_tokenizer_free(tr);
     free(json);

@@ -342,8 +342,8 @@ static void specials_in_text(void)
         {NGPT_TOK_SPLIT_ADDED, "<x>", NGPT_ADDED_NORMALIZED, "has no normalizer"},
         {NGPT_TOK_SPLIT_ADDED | NGPT_TOK_NFC, "A\xcc\x8a", NGPT_ADDED_NORMALIZED, "NFC changes it"},
         {NGPT_TOK_SPLIT_ADDED, " <x>", NGPT_ADDED_LSTRIP, "begins or ends with white space"},
-        {NGPT_TOK_SPLIT_ADDED, "<x>", 8, "unknown flags 0x8"},
-        {32, "<x>", 0, "unknown tokenizer flags 0x20"},
+        {NGPT_TOK_SPLIT_ADDED, "<x>", 32, "unknown flags 0x20"},
+        {64, "<x>", 0, "unknown tokenizer flags 0x40"},
         {NGPT_TOK_HAS_BOS, "<x>", 0, "its BOS token 7 is not one of its special tokens"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -510,7 +510,7 @@ static void file_fields(void)
     CHECK(!ngpt_tokenizer_load_mem(&r, img, size) && r && r->checksum == t->checksum, "the file reads back");
     ngpt_tokenizer_free(r);
     static const struct { size_t off; uint8_t v; const char *words; } bad[] = {
-        {35, 0x10 | NGPT_TOK_SPLIT_ADDED | NGPT_TOK_HAS_BOS, "unknown tokenizer flags 0x1c"},
+        {35, 0x40 | NGPT_TOK_SPLIT_ADDED | NGPT_TOK_HAS_BOS, "unknown tokenizer flags 0x4c"},
         {35, NGPT_TOK_SPLIT_ADDED, "BOS token (header bytes 52..55) without its flag"},
         {52, 3, "its BOS token 259 is not one of its special tokens"},
         {48, 1, "merges that repeat a token (header bytes 48..51) but has no model ids"},

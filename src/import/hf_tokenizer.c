@@ -1,7 +1,7 @@
 /* hf_tokenizer.c — a byte-level BPE tokenizer from a Hugging Face directory
  * (hf_tokenizer.h): vocab.json + merges.txt go to the GPT-2 loader as they
  * are; tokenizer.json is checked to be a tokenizer ngpt reproduces exactly
- * (GPT-2's, SmolLM2's, Llama 3's or Qwen's pipeline), then, in GPT-2's id
+ * (GPT-2's, SmolLM2's, Llama 3's, Qwen's or Gemma's pipeline), then, in GPT-2's id
  * layout, its model.vocab (with its added tokens) and model.merges are written out as
  * the same two texts and read by the same loader, so that both routes make
  * one tokenizer; any other layout keeps its ids (hf_tokenizer_ids.c). */
@@ -31,7 +31,8 @@ static ngpt_status refuse(const char *src, const char *what, const char *detail)
     return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: %s%.300s%s; ngpt imports byte-level BPE with "
                      "GPT-2's, SmolLM2's, Llama 3's or Qwen's pre-tokenizer (ByteLevel without "
                      "prefix space, optionally after Digits with individual_digits; or GPT-4's "
-                     "Split pattern, then ByteLevel without its regex), optionally after NFC",
+                     "Split pattern, then ByteLevel without its regex), optionally after NFC, "
+                     "and Gemma's SentencePiece-style BPE with byte_fallback",
                      src, what, detail ? detail : "", detail ? "\"" : "");
 }
 
@@ -161,8 +162,51 @@ static ngpt_status check_post_processor(const cJSON *post, ngpt_hf_pipeline *pip
     return NGPT_OK;
 }
 
+/* Whether c is {"type": type, "pattern": {"String": from}, "content": to}
+ * (a Replace; Split has no content: to NULL). */
+static bool string_rule(const cJSON *c, const char *type, const char *from, const char *to)
+{
+    const cJSON *pattern = cJSON_GetObjectItemCaseSensitive(c, "pattern");
+    const cJSON *string = cJSON_GetObjectItemCaseSensitive(pattern, "String");
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(c, "content");
+    return !strcmp(type_of(c), type) && cJSON_IsString(string) && !strcmp(string->valuestring, from) &&
+           (!to || (cJSON_IsString(content) && !strcmp(content->valuestring, to)));
+}
+
+#define SPACE_MARK "\xe2\x96\x81"        /* U+2581, SentencePiece's word mark */
+
+/* Gemma's SentencePiece-style pipeline around a BPE with byte_fallback: the
+ * normalizer Replace(" " -> "▁"), the pre_tokenizer Split(" ",
+ * MergedWithPrevious) (which then finds no space: the text between added
+ * tokens is one piece), and the decoder [Replace("▁" -> " "), ByteFallback,
+ * Fuse]. ngpt holds its tokens with a space for each ▁ and reads a ▁ in
+ * text as a space (NGPT_TOK_SPACE_MARK): the same ids, and decoding is the
+ * tokens' bytes; a byte fallback token <0xXX> is its byte. */
+static ngpt_status check_sentencepiece(const cJSON *root, ngpt_hf_pipeline *pipe, const char *src)
+{
+    const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "decoder");
+    const cJSON *behavior = cJSON_GetObjectItemCaseSensitive(pre, "behavior");
+    if (!string_rule(cJSON_GetObjectItemCaseSensitive(root, "normalizer"), "Replace", " ", SPACE_MARK))
+        return refuse(src, "a normalizer \"Replace\" other than \" \" -> \"\\u2581\"", NULL);
+    if (!is_null(pre) && (!string_rule(pre, "Split", " ", NULL) || !cJSON_IsString(behavior) ||
+                          strcmp(behavior->valuestring, "MergedWithPrevious") ||
+                          flag(pre, "invert", false)))
+        return refuse(src, "with the Replace normalizer, a pre_tokenizer other than Split(\" \", "
+                      "MergedWithPrevious)", NULL);
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(dec, "decoders");
+    const cJSON *d = cJSON_IsArray(steps) && cJSON_GetArraySize(steps) == 3 ? steps->child : NULL;
+    if (strcmp(type_of(dec), "Sequence") || !d || !string_rule(d, "Replace", SPACE_MARK, " ") ||
+        strcmp(type_of(d->next), "ByteFallback") || strcmp(type_of(d->next->next), "Fuse"))
+        return refuse(src, "with the Replace normalizer, a decoder other than [Replace(\"\\u2581\" "
+                      "-> \" \"), ByteFallback, Fuse]", NULL);
+    pipe->pretok = NGPT_PRETOK_NONE;
+    pipe->flags = NGPT_TOK_SPACE_MARK | NGPT_TOK_BYTE_FALLBACK | NGPT_TOK_SPLIT_ADDED;
+    return NGPT_OK;
+}
+
 /* The components around the model: only what encodes as GPT-2, SmolLM2,
- * Llama 3 or Qwen do; *pipe gets what they ask. */
+ * Llama 3, Qwen or Gemma do; *pipe gets what they ask. */
 static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, ngpt_hf_pipeline *pipe,
                                   const char *src)
 {
@@ -170,22 +214,27 @@ static ngpt_status check_pipeline(const cJSON *root, const cJSON *model, ngpt_hf
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not a tokenizer.json: it has no model (an "
                          "object)", src);
     const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
-    if (!is_null(norm) && strcmp(type_of(norm), "NFC")) return refuse(src, "normalizer \"", type_of(norm));
+    const bool sentencepiece = !strcmp(type_of(norm), "Replace");
+    if (sentencepiece != flag(model, "byte_fallback", false))
+        return sentencepiece ? refuse(src, "a normalizer \"Replace\" without byte_fallback", NULL)
+                             : refuse(src, "a BPE model with byte_fallback without Gemma's Replace "
+                                      "normalizer", NULL);
+    if (!is_null(norm) && !sentencepiece && strcmp(type_of(norm), "NFC"))
+        return refuse(src, "normalizer \"", type_of(norm));
     pipe->flags = is_null(norm) ? 0 : NGPT_TOK_NFC;
-    ngpt_status st = check_pre_tokenizer(cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"),
+    ngpt_status st = sentencepiece ? check_sentencepiece(root, pipe, src) :
+                     check_pre_tokenizer(cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"),
                                          pipe, src);
     if (st || (st = check_post_processor(cJSON_GetObjectItemCaseSensitive(root, "post_processor"),
                                          pipe, src)))
         return st;
     const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "decoder");
-    if (!is_null(dec) && strcmp(type_of(dec), "ByteLevel"))
+    if (!sentencepiece && !is_null(dec) && strcmp(type_of(dec), "ByteLevel"))
         return refuse(src, "decoder \"", type_of(dec));
     const char *type = type_of(model);
     if (type[0] && strcmp(type, "BPE")) return refuse(src, "model \"", type);
     if (!is_null(cJSON_GetObjectItemCaseSensitive(model, "dropout")))
         return refuse(src, "a BPE model with dropout", NULL);
-    if (flag(model, "byte_fallback", false))
-        return refuse(src, "a BPE model with byte_fallback", NULL);
     if (flag(model, "ignore_merges", false)) pipe->flags |= NGPT_TOK_IGNORE_MERGES;
     if (!empty_string(cJSON_GetObjectItemCaseSensitive(model, "continuing_subword_prefix")) ||
         !empty_string(cJSON_GetObjectItemCaseSensitive(model, "end_of_word_suffix")))

@@ -17,6 +17,8 @@
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
+#define SPACE_MARK "\xe2\x96\x81"        /* U+2581, SentencePiece's word mark */
+
 typedef struct vocab_entry {
     uint8_t bytes[NGPT_TOK_MAX_BYTES];
     size_t len;
@@ -31,12 +33,20 @@ static int cmp_entry(const void *x, const void *y)
 }
 
 /* The bytes a byte-level token's characters stand for; false when a
- * character stands for none or the token is too long. */
-static bool token_bytes(const char *s, uint8_t *out, size_t *len)
+ * character stands for none or the token is too long. A SentencePiece-style
+ * token (sp: Gemma's) is its UTF-8 with a space for each ▁ (it may hold no
+ * space of its own). */
+static bool token_bytes(const char *s, bool sp, uint8_t *out, size_t *len)
 {
     const uint8_t *p = (const uint8_t *)s;
     size_t n = strlen(s), k = 0;
-    for (size_t i = 0; i < n;) {
+    for (size_t i = 0; sp && i < n; i++) {
+        const bool mark = i + 2 < n && !memcmp(p + i, "\xe2\x96\x81", 3);
+        if (k == NGPT_TOK_MAX_BYTES || p[i] == ' ') return false;
+        out[k++] = mark ? ' ' : p[i];
+        i += mark ? 2 : 0;
+    }
+    for (size_t i = 0; !sp && i < n;) {
         uint32_t cp;
         size_t step = ngpt_utf8_decode(p + i, n - i, &cp);
         int b = step ? ngpt_tok_char_byte(cp) : -1;
@@ -48,11 +58,20 @@ static bool token_bytes(const char *s, uint8_t *out, size_t *len)
     return k > 0;
 }
 
+/* The byte of a byte fallback token's name ("<0x0A>"), or -1. */
+static int fallback_byte(const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const char *hi = strlen(s) == 6 && !memcmp(s, "<0x", 3) && s[5] == '>' && s[3] ? strchr(hex, s[3]) : NULL;
+    const char *lo = hi && s[4] ? strchr(hex, s[4]) : NULL;
+    return lo ? (int)((hi - hex) << 4 | (lo - hex)) : -1;
+}
+
 /* The model id of the token whose characters are s, or -1. */
-static int32_t find(const vocab_entry *v, size_t n, const char *s)
+static int32_t find(const vocab_entry *v, size_t n, bool sp, const char *s)
 {
     vocab_entry key;
-    if (!token_bytes(s, key.bytes, &key.len)) return -1;
+    if (!token_bytes(s, sp, key.bytes, &key.len)) return -1;
     const vocab_entry *e = bsearch(&key, v, n, sizeof *v, cmp_entry);
     return e ? e->id : -1;
 }
@@ -75,7 +94,7 @@ static bool flag_set(const cJSON *c, const char *key)
  * tokenizers do, non-special ones too, a normalized one in the text after
  * the normalizer (nfc; without one, in the text as it is). */
 static ngpt_status read_added(const cJSON *added, const char **names, uint8_t *flags, int32_t cap,
-                              bool split, bool nfc, int32_t *n_special, int32_t *max_id,
+                              bool split, bool nfc, bool sp, int32_t *n_special, int32_t *max_id,
                               const char *src)
 {
     *n_special = 0;
@@ -108,23 +127,30 @@ static ngpt_status read_added(const cJSON *added, const char **names, uint8_t *f
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: added tokens \"%.40s\" and \"%.40s\" "
                              "share id %d", src, names[i], name, (int)i);
         if (++*n_special > NGPT_TOK_MAX_SPECIAL)
-            return unsupported(src, "more than 256 added tokens, the last", name);
+            return unsupported(src, "more than 8192 added tokens, the last", name);
         names[i] = name;
         /* "normalized" defaults to not special (transformers.js's AddedToken) */
         const cJSON *norm = cJSON_GetObjectItemCaseSensitive(a, "normalized");
         const bool normalized = cJSON_IsBool(norm) ? cJSON_IsTrue(norm) : !special;
+        /* matched in the text as it is: the same places, unless Gemma's
+         * Replace normalizer would change the name */
+        if (normalized && sp && (strchr(name, ' ') || strstr(name, "\xe2\x96\x81")))
+            return unsupported(src, "a normalized added token that holds a space or \u2581", name);
         flags[i] = (uint8_t)((flag_set(a, "lstrip") ? NGPT_ADDED_LSTRIP : 0) |
                              (flag_set(a, "rstrip") ? NGPT_ADDED_RSTRIP : 0) |
-                             (normalized && nfc ? NGPT_ADDED_NORMALIZED : 0));
+                             (normalized && nfc ? NGPT_ADDED_NORMALIZED : 0) |
+                             (sp && !special ? NGPT_ADDED_PLAIN : 0));
         if (i > *max_id) *max_id = i;
     }
     return NGPT_OK;
 }
 
-/* The vocabulary without the added tokens, sorted by bytes; *max_id gets
- * the largest id. */
-static ngpt_status read_vocab(const cJSON *vocab, const char **names, vocab_entry **out,
-                              size_t *n_out, int32_t *max_id, const char *src)
+/* The vocabulary without the added tokens (sp: nor the byte fallback
+ * tokens, whose ids go to byte_tok), sorted by bytes; *max_id gets the
+ * largest id. */
+static ngpt_status read_vocab(const cJSON *vocab, const char **names, bool sp, int32_t *byte_tok,
+                              vocab_entry **out, size_t *n_out, int32_t *max_id, int32_t *both,
+                              const char *src)
 {
     size_t n = (size_t)cJSON_GetArraySize(vocab), k = 0;
     vocab_entry *v = malloc((n ? n : 1) * sizeof *v);
@@ -143,18 +169,30 @@ static ngpt_status read_vocab(const cJSON *vocab, const char **names, vocab_entr
             if (strcmp(names[id], e->string))
                 st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: id %d is \"%.40s\" in model.vocab but "
                                "added token \"%.40s\"", src, (int)id, e->string, names[id]);
+            /* sp: Gemma's runs of ▁ are added tokens matched in text as they
+             * are, and the merges make them from spaces too */
+            if (!sp || !strstr(names[id], SPACE_MARK)) continue;
+            ++*both;
+        }
+        const int b = sp ? fallback_byte(e->string) : -1;
+        if (b >= 0) {
+            byte_tok[b] = id;
             continue;
         }
-        if (!token_bytes(e->string, v[k].bytes, &v[k].len))
-            st = unsupported(src, "a model.vocab token that is not byte-level characters",
-                             e->string);
+        if (!token_bytes(e->string, sp, v[k].bytes, &v[k].len))
+            st = unsupported(src, sp ? "a model.vocab token that holds a space or is too long" :
+                             "a model.vocab token that is not byte-level characters", e->string);
         v[k++].id = id;
     }
+    if (!st) qsort(v, k, sizeof *v, cmp_entry);
+    for (size_t i = 1; i < k && !st; i++)   /* sp: "a▁" and "a " would be one */
+        if (!cmp_entry(&v[i - 1], &v[i]))
+            st = ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: model.vocab tokens %d and %d have the same "
+                           "bytes once \u2581 is a space", src, (int)v[i - 1].id, (int)v[i].id);
     if (st) {
         free(v);
         return st;
     }
-    qsort(v, k, sizeof *v, cmp_entry);
     *out = v;
     *n_out = k;
     return NGPT_OK;
@@ -181,6 +219,9 @@ static bool merge_sides(const cJSON *m, char *buf, size_t cap, const char **a, c
 
 /* The work of ngpt_hf_tokenizer_ids, on arrays it frees. */
 typedef struct layout {
+    bool sp;                    /* Gemma's SentencePiece-style tokens (NGPT_TOK_SPACE_MARK) */
+    int32_t byte_tok[256];      /* sp: the model id of each byte fallback token <0xXX>, or -1 */
+    int32_t n_chars;            /* sp: the merges that build characters, before the file's */
     const char **names;         /* (V) added tokens' names */
     uint8_t *flags;             /* (V) added tokens' NGPT_ADDED_* */
     int32_t *internal;          /* (V) internal id of each model id, -1 none yet */
@@ -188,9 +229,25 @@ typedef struct layout {
     uint32_t *merges;
     vocab_entry *v;
     size_t n_v;
+    const char **added;         /* sp: the added tokens without ▁, sorted (strcmp) */
+    size_t n_added;
 } layout;
 
-/* The merges: merge k makes internal id 256 + k, the first merge of a token
+static int cmp_name(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* sp: whether s is an added token that read_vocab left out of L->v (one
+ * without ▁): every one is split out of text before BPE, so no piece holds
+ * it and a merge that joins or makes it never happens. */
+static bool added_only(const layout *L, const char *s)
+{
+    return L->sp && bsearch(&s, L->added, L->n_added, sizeof *L->added, cmp_name);
+}
+
+/* The merges: merge k makes internal id 256 + k (sp: after the characters'
+ * merges, and without the merges that never happen: added_only), the first merge of a token
  * is that token's internal id (the others are its aliases: Llama 3's file
  * lists every way tiktoken's ranks build a token), and a merge may join a
  * token that a later merge makes (its rank is still its place), as Hugging
@@ -199,37 +256,81 @@ static ngpt_status map_merges(layout *L, const cJSON *merges, int32_t *n_merges,
 {
     char buf[4 * 2 * NGPT_TOK_MAX_BYTES + 2];
     for (int pass = 0; pass < 2; pass++) {  /* the tokens made first, then the sides */
-        int32_t k = 0;
-        for (const cJSON *m = merges->child; m; m = m->next, k++) {
+        int32_t k = 0, file_k = -1;
+        for (const cJSON *m = merges->child; m; m = m->next) {
             const char *a, *b;
+            file_k++;
             if (!merge_sides(m, buf, sizeof buf, &a, &b))
                 return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: merge %d of model.merges is neither "
-                                 "\"a b\" nor [\"a\", \"b\"]", src, (int)k);
-            int32_t ia = find(L->v, L->n_v, a), ib = find(L->v, L->n_v, b), internal = 256 + k;
+                                 "\"a b\" nor [\"a\", \"b\"]", src, (int)file_k);
+            int32_t ia = find(L->v, L->n_v, L->sp, a), ib = find(L->v, L->n_v, L->sp, b);
+            int32_t internal = 256 + L->n_chars + k;
             char ab[sizeof buf];
             snprintf(ab, sizeof ab, "%s%s", a, b);
-            int32_t iab = find(L->v, L->n_v, ab);
+            int32_t iab = find(L->v, L->n_v, L->sp, ab);
+            if ((ia < 0 && added_only(L, a)) || (ib < 0 && added_only(L, b)) ||
+                (iab < 0 && added_only(L, ab)))
+                continue;
             if (ia < 0 || ib < 0 || iab < 0)
                 return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: merge %d (\"%.40s\" \"%.40s\") joins or "
-                                 "makes a token that model.vocab lacks", src, (int)k, a, b);
+                                 "makes a token that model.vocab lacks", src, (int)file_k, a, b);
             if (internal >= NGPT_TOK_MAX_TOKENS)
                 return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s has more merges than %d tokens allow",
                                  src, NGPT_TOK_MAX_TOKENS);
             if (pass == 0) {
                 if (L->internal[iab] < 0) L->internal[iab] = internal;
                 L->model_id[internal] = iab;
+                k++;
                 continue;
             }
             int32_t ka = L->internal[ia], kb = L->internal[ib];
             if (ka < 0 || kb < 0)
                 return unsupported(src, "a merge that joins a token no merge makes, in merge",
                                    ka < 0 ? a : b);
-            L->merges[2 * k] = (uint32_t)ka;
-            L->merges[2 * k + 1] = (uint32_t)kb;
+            L->merges[2 * (L->n_chars + k)] = (uint32_t)ka;
+            L->merges[2 * (L->n_chars + k) + 1] = (uint32_t)kb;
+            k++;
         }
-        *n_merges = k;
+        *n_merges = L->n_chars + k;
     }
     return NGPT_OK;
+}
+
+/* sp: the merges that build each character of more than one byte that the
+ * vocabulary holds from its bytes (a character, not a byte, is where
+ * SentencePiece's BPE starts): before the file's merges, so every one has
+ * happened before any of those; a character's last merge makes it, the
+ * others make its first bytes, which have no model id (a character the
+ * vocabulary lacks leaves them, written as their bytes' fallback tokens).
+ * Counts them into L->n_chars, and writes them when write is set. Within
+ * valid UTF-8 no such merge joins across characters: its right side is a
+ * continuation byte. */
+static void char_merges(layout *L, bool write)
+{
+    int32_t n = 0, part[4] = {0};       /* part[j]: the token of the first j + 1 bytes */
+    const vocab_entry *prev = NULL;
+    for (size_t i = 0; i < L->n_v; i++) {
+        const vocab_entry *e = &L->v[i];
+        uint32_t cp;
+        if (e->len < 2 || ngpt_utf8_decode(e->bytes, e->len, &cp) != e->len) continue;
+        size_t common = 0;              /* the first bytes the previous one's merges made */
+        while (prev && prev->len == e->len && common + 1 < e->len &&
+               prev->bytes[common] == e->bytes[common])
+            common++;
+        part[0] = e->bytes[0];
+        for (size_t j = common > 1 ? common : 1; j < e->len; j++, n++) {
+            const int32_t internal = 256 + n;
+            if (write) {
+                L->merges[2 * n] = (uint32_t)part[j - 1];
+                L->merges[2 * n + 1] = e->bytes[j];
+                L->model_id[internal] = j + 1 == e->len ? e->id : -1;
+                if (j + 1 == e->len) L->internal[e->id] = internal;
+            }
+            part[j] = internal;
+        }
+        prev = e;
+    }
+    L->n_chars = n;
 }
 
 static int32_t id_above(const cJSON *id, int32_t bound)
@@ -261,48 +362,91 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
     if (!cJSON_IsObject(vocab) || !cJSON_IsArray(merges))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: model.vocab is not an object or model.merges "
                          "not a list", src);
-    layout L = {0};
+    layout L = {.sp = (pipe->flags & NGPT_TOK_BYTE_FALLBACK) != 0};
+    int32_t both = 0;               /* sp: added tokens that merges make too */
+    int32_t vocab_max = -1;         /* model.vocab's largest id */
+    for (int b = 0; b < 256; b++) L.byte_tok[b] = -1;
     ngpt_status st = NGPT_OK;
+    ngpt_tok_spec *spec = calloc(1, sizeof *spec);  /* room for 8192 specials: not the stack */
     int32_t n_special = 0, max_id = -1, n_merges = 0;
     size_t n_merge_entries = (size_t)cJSON_GetArraySize(merges);
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
     const size_t n_names = (size_t)id_bound(added, vocab) + 1;
     L.names = calloc(n_names, sizeof *L.names);
     L.flags = calloc(n_names, sizeof *L.flags);
-    if (!L.names || !L.flags) {
+    if (!L.names || !L.flags || !spec) {
         free(L.names);
         free(L.flags);
+        free(spec);
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
     }
     if ((st = read_added(added, L.names, L.flags, NGPT_TOK_MAX_TOKENS,
-                         pipe->flags & NGPT_TOK_SPLIT_ADDED, pipe->flags & NGPT_TOK_NFC,
+                         pipe->flags & NGPT_TOK_SPLIT_ADDED, pipe->flags & NGPT_TOK_NFC, L.sp,
                          &n_special, &max_id, src)) ||
-        (st = read_vocab(vocab, L.names, &L.v, &L.n_v, &max_id, src)))
+        (st = read_vocab(vocab, L.names, L.sp, L.byte_tok, &L.v, &L.n_v, &vocab_max, &both, src)))
         goto done;
-    int32_t V = max_id + 1;
-    size_t n_internal = 256 + n_merge_entries + (size_t)n_special;
+    int32_t V = (max_id > vocab_max ? max_id : vocab_max) + 1;
+    /* sp: an added token past model.vocab (Gemma's <image_soft_token>, which
+     * the processor puts where an image goes, and the model has no row
+     * for) is never made from text */
+    for (int32_t id = vocab_max + 1; L.sp && id < V; id++)
+        if (L.names[id]) L.flags[id] |= NGPT_ADDED_UNMATCHED;
+    /* sp: a byte's token is its character's, or else its fallback token;
+     * the fallback tokens of bytes that are characters are decoded only */
+    char one_byte[256][2] = {{0}};
+    int32_t byte_chars = 0;
+    for (int b = 0; L.sp && b < 256; b++) {
+        vocab_entry key = {.len = 1};
+        key.bytes[0] = (uint8_t)b;
+        if (L.byte_tok[b] < 0) {
+            char name[8];
+            snprintf(name, sizeof name, "<0x%02X>", b);
+            st = unsupported(src, "a BPE model with byte_fallback whose model.vocab lacks", name);
+            goto done;
+        }
+        if (!bsearch(&key, L.v, L.n_v, sizeof *L.v, cmp_entry)) continue;
+        if (b == 0 || n_special == NGPT_TOK_MAX_SPECIAL) {
+            st = unsupported(src, "more added tokens and fallback tokens of bytes that are "
+                             "characters than ngpt's 8192 special tokens, or a NUL character:", "");
+            goto done;
+        }
+        one_byte[b][0] = (char)b;
+        L.names[L.byte_tok[b]] = one_byte[b];
+        L.flags[L.byte_tok[b]] = NGPT_ADDED_UNMATCHED;
+        n_special++, byte_chars++;
+    }
+    if (L.sp && !(L.added = malloc((size_t)(V > 0 ? V : 1) * sizeof *L.added))) {
+        st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+        goto done;
+    }
+    for (int32_t id = 0; L.sp && id < V; id++)
+        if (L.names[id] && !strstr(L.names[id], SPACE_MARK)) L.added[L.n_added++] = L.names[id];
+    if (L.sp) qsort(L.added, L.n_added, sizeof *L.added, cmp_name);
+    if (L.sp) char_merges(&L, false);
+    size_t n_internal = 256 + (size_t)L.n_chars + n_merge_entries + (size_t)n_special;
     L.internal = malloc((size_t)(V > 0 ? V : 1) * sizeof *L.internal);
     L.model_id = malloc(n_internal * sizeof *L.model_id);
-    L.merges = malloc((n_merge_entries ? n_merge_entries : 1) * 2 * sizeof *L.merges);
+    L.merges = malloc((L.n_chars + n_merge_entries + 1) * 2 * sizeof *L.merges);
     if (!L.internal || !L.model_id || !L.merges) {
         st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
         goto done;
     }
     for (int32_t i = 0; i < V; i++) L.internal[i] = -1;
-    /* bytes: internal id = the byte; one the vocabulary lacks has no model id */
-    static ngpt_tok_spec zero;
-    ngpt_tok_spec spec = zero;
+    /* bytes: internal id = the byte; one the vocabulary lacks has no model
+     * id, or (sp) its fallback token's */
     int absent = 0;
     for (int b = 0; b < 256; b++) {
         uint8_t one = (uint8_t)b;
         vocab_entry key = {.len = 1};
         key.bytes[0] = one;
         const vocab_entry *e = bsearch(&key, L.v, L.n_v, sizeof *L.v, cmp_entry);
-        spec.id_byte[b] = one;
-        L.model_id[b] = e ? e->id : -1;
-        if (e) L.internal[e->id] = b;
-        absent += !e;
+        const int32_t id = e ? e->id : L.byte_tok[b];
+        spec->id_byte[b] = one;
+        L.model_id[b] = id;
+        if (id >= 0) L.internal[id] = b;
+        absent += id < 0;
     }
+    if (L.sp) char_merges(&L, true);
     const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_token");
     if (absent && cJSON_IsString(unk)) {
         st = unsupported(src, "bytes missing from model.vocab with an unknown token (they would "
@@ -317,9 +461,9 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
         int32_t internal = 256 + n_merges + s;
         L.internal[id] = internal;
         L.model_id[internal] = id;
-        spec.special[s] = (const uint8_t *)L.names[id];
-        spec.special_len[s] = strlen(L.names[id]);
-        spec.added_flags[s] = L.flags[id];
+        spec->special[s] = (const uint8_t *)L.names[id];
+        spec->special_len[s] = strlen(L.names[id]);
+        spec->added_flags[s] = L.flags[id];
         s++;
     }
     for (size_t i = 0; i < L.n_v; i++)
@@ -332,7 +476,8 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
         }
     int32_t covered = 0;
     for (int32_t id = 0; id < V; id++) covered += L.internal[id] >= 0;
-    if (covered != V || (size_t)covered != L.n_v + (size_t)n_special) {
+    const size_t fallback_bytes = L.sp ? (size_t)(256 - byte_chars) : 0;
+    if (covered != V || (size_t)covered + (size_t)both != L.n_v + (size_t)n_special + fallback_bytes) {
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: the ids of model.vocab and added_tokens are "
                        "not 0..%d, each once", src, (int)V - 1);
         goto done;
@@ -345,26 +490,26 @@ ngpt_status ngpt_hf_tokenizer_ids(ngpt_tokenizer **tok, const cJSON *root, const
         *gpt2_layout = true;
         goto done;
     }
-    spec.merges = L.merges;
-    spec.n_merges = n_merges;
-    spec.n_special = n_special;
-    spec.model_id = L.model_id;
-    spec.end_id = spec.pad_id = spec.bos_id = -1;
+    spec->merges = L.merges;
+    spec->n_merges = n_merges;
+    spec->n_special = n_special;
+    spec->model_id = L.model_id;
+    spec->end_id = spec->pad_id = spec->bos_id = -1;
     for (int32_t i = 0; i < n_special; i++) {
-        if (spec.special_len[i] == 13 && !memcmp(spec.special[i], "<|endoftext|>", 13))
-            spec.end_id = L.model_id[256 + n_merges + i];
-        if (pipe->bos && !strcmp((const char *)spec.special[i], pipe->bos))
-            spec.bos_id = L.model_id[256 + n_merges + i];
+        if (spec->special_len[i] == 13 && !memcmp(spec->special[i], "<|endoftext|>", 13))
+            spec->end_id = L.model_id[256 + n_merges + i];
+        if (pipe->bos && !strcmp((const char *)spec->special[i], pipe->bos))
+            spec->bos_id = L.model_id[256 + n_merges + i];
     }
-    spec.flags = pipe->flags;
-    if (pipe->bos && spec.bos_id < 0) {
+    spec->flags = pipe->flags;
+    if (pipe->bos && spec->bos_id < 0) {
         st = unsupported(src, "a post_processor that begins every text with a token that is not "
                          "an added token:", pipe->bos);
         goto done;
     }
-    spec.pretok = pipe->pretok;
-    spec.rule = NGPT_MERGE_PAIRS;   /* Hugging Face's BPE: a pair's rank is its merge's index */
-    st = ngpt_tok_build(tok, &spec, src);
+    spec->pretok = pipe->pretok;
+    spec->rule = NGPT_MERGE_PAIRS;   /* Hugging Face's BPE: a pair's rank is its merge's index */
+    st = ngpt_tok_build(tok, spec, src);
 done:
     free(L.names);
     free(L.flags);
@@ -372,5 +517,7 @@ done:
     free(L.model_id);
     free(L.merges);
     free(L.v);
+    free(L.added);
+    free(spec);
     return st;
 }

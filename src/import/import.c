@@ -165,7 +165,8 @@ static ngpt_status import(const char *dir, const ngpt_import_options *o, const c
     char *blob = NULL;
     size_t blob_size = 0;
     if (!(st = open_tokenizer(dir, o, &tok)) &&
-        !(st = tokenizer_config(dir, o, &tok, &blob, &blob_size)) && !(st = open_weights(dir, o, &w))) {
+        !(st = tokenizer_config(dir, o, &tok, &blob, &blob_size)) &&
+        !(st = ngpt_tok_within(&tok, cfg.vocab_size, "the tokenizer")) && !(st = open_weights(dir, o, &w))) {
         const ngpt_stream_extras x = {tok, blob, blob_size};
         st = ngpt_hf_write(fam, &cfg, &w, &x, o->store, o->context_len, positions, out);
     }

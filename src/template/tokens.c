@@ -34,7 +34,11 @@ static special *specials_of(const ngpt_tokenizer *t, int32_t *n)
     if (!v) return NULL;
     *n = 0;
     for (int32_t i = 0, id; i < t->n_special; i++) {
-        if (ngpt_tokenizer_special(t, i, &id)) continue;
+        /* not the ones never found in text, nor Gemma's runs of ▁, whose
+         * model id is the merge that makes them from spaces */
+        if (ngpt_tokenizer_special(t, i, &id) || !ngpt_tok_special(t, id) ||
+            (t->added_flags && (t->added_flags[i] & NGPT_ADDED_UNMATCHED)))
+            continue;
         v[*n].name = ngpt_tok_bytes(t, id, &v[*n].len);
         v[*n].id = id;
         if (v[*n].len) ++*n;

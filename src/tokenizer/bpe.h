@@ -19,12 +19,26 @@ enum { NGPT_BPE_SCAN = 32, NGPT_BPE_STACK_SYMBOLS = 128 };
 typedef struct ngpt_bpe_writer {
     int32_t *ids;
     size_t cap, n;
+    /* a byte fallback tokenizer (NGPT_TOK_BYTE_FALLBACK), or NULL: a merge
+     * of it without a model id (part of a character) is written as the
+     * tokens of its bytes */
+    const ngpt_tokenizer *fallback;
 } ngpt_bpe_writer;
 
-static inline void ngpt_bpe_emit(ngpt_bpe_writer *w, int32_t id)
+static inline void ngpt_bpe_emit_one(ngpt_bpe_writer *w, int32_t id)
 {
     if (w->ids && w->n < w->cap) w->ids[w->n] = id;
     w->n++;
+}
+
+static inline void ngpt_bpe_emit(ngpt_bpe_writer *w, int32_t id)
+{
+    const ngpt_tokenizer *t = w->fallback;
+    if (t && t->model_id[id] < 0) {
+        for (uint32_t i = t->off[id]; i < t->off[id + 1]; i++) ngpt_bpe_emit_one(w, t->byte_id[t->bytes[i]]);
+        return;
+    }
+    ngpt_bpe_emit_one(w, id);
 }
 
 /* Working memory for long runs: a stack block, or a heap block once a run

@@ -98,7 +98,7 @@ static ngpt_status mark_whole(ngpt_tokenizer *t)
     int32_t out[NGPT_TOK_MAX_BYTES];
     ngpt_status st = NGPT_OK;
     for (int32_t id = 0; id < 256 + t->n_merges && !st; id++) {
-        ngpt_bpe_writer w = {out, NGPT_TOK_MAX_BYTES, 0};
+        ngpt_bpe_writer w = {out, NGPT_TOK_MAX_BYTES, 0, NULL};
         st = ngpt_bpe_part(t, t->bytes + t->off[id], ngpt_tok_len(t, id), &w, &s);
         if (!st && w.n == 1 && out[0] == id) t->whole[id >> 3] |= (uint8_t)(1u << (id & 7));
     }
@@ -123,6 +123,10 @@ static ngpt_status check_model_ids(const ngpt_tok_spec *s, int32_t n, const char
     for (int32_t i = 0; i < n && !st; i++) {
         int32_t v = s->model_id[i];
         if (v == -1 && i < 256) continue;
+        if (v == -1 && i < merges_end && (s->flags & NGPT_TOK_BYTE_FALLBACK)) {
+            ++*n_alias;             /* part of a character: written as its bytes */
+            continue;
+        }
         if (v < 0 || v >= n)
             st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: token %d has model id %d, "
                            "outside 0..%d", src, (int)i, (int)v, (int)n - 1);
@@ -130,6 +134,9 @@ static ngpt_status check_model_ids(const ngpt_tok_spec *s, int32_t n, const char
             first[v] = i + 1;
         else if (i >= 256 && i < merges_end && first[v] > 256 && first[v] <= merges_end)
             ++*n_alias;
+        else if (i >= merges_end && (s->flags & NGPT_TOK_SPACE_MARK) && first[v] > 256 &&
+                 first[v] <= merges_end)
+            ++*n_alias;             /* Gemma's runs of ▁: matched in text, and merged from spaces */
         else
             st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: model id %d is given to two "
                            "tokens", src, (int)v);
@@ -282,31 +289,68 @@ static size_t tok_image(const ngpt_tokenizer *t, uint8_t *buf);
 
 /* added_start and added_order (tables.h): the specials matched in text, by
  * pass and first byte, longest first (each match is the longest). */
-static void index_added(ngpt_tokenizer *t)
+static bool matched_in_pass(const ngpt_tokenizer *t, int32_t i, int p)
 {
-    if (!t->added_flags) return;
+    return !(t->added_flags[i] & NGPT_ADDED_UNMATCHED) &&
+           ((t->added_flags[i] & NGPT_ADDED_NORMALIZED) != 0) == p;
+}
+
+/* added_len (tables.h) from added_order, and every matched name in
+ * special_slot; false when out of memory. */
+static bool index_names(ngpt_tokenizer *t)
+{
+    const int32_t first = 256 + t->n_merges;
+    t->special_bits = table_bits((size_t)t->n_special);
+    t->special_slot = calloc((size_t)1 << t->special_bits, sizeof *t->special_slot);
+    t->added_len = malloc(((size_t)t->n_special + 1) * sizeof *t->added_len);
+    if (!t->special_slot || !t->added_len) return false;
+    const uint32_t mask = (1u << t->special_bits) - 1;
+    for (int32_t k = 0; k < t->n_special; k++) {
+        if (t->added_flags[k] & NGPT_ADDED_UNMATCHED) continue;
+        const uint8_t *name = t->bytes + t->off[first + k];
+        uint32_t i = ngpt_str_slot(name, ngpt_tok_len(t, first + k), t->special_bits);
+        while (t->special_slot[i]) i = (i + 1) & mask;
+        t->special_slot[i] = (uint16_t)(k + 1);
+    }
+    uint32_t n = 0;
+    for (int p = 0; p < 2; p++)
+        for (int b = 0; b < 256; b++) {
+            t->added_len_start[p][b] = n;
+            for (uint16_t j = t->added_start[p][b]; j < t->added_start[p][b + 1]; j++) {
+                const uint16_t len = (uint16_t)ngpt_tok_len(t, first + t->added_order[p][j]);
+                if (n == t->added_len_start[p][b] || t->added_len[n - 1] != len) t->added_len[n++] = len;
+            }
+            t->added_len_start[p][b + 1] = n;
+        }
+    return true;
+}
+
+static bool index_added(ngpt_tokenizer *t)
+{
+    if (!t->added_flags) return true;
     const int32_t first = 256 + t->n_merges;
     for (int p = 0; p < 2; p++) {
         uint16_t *start = t->added_start[p];
-        uint8_t *order = t->added_order[p];
+        uint16_t *order = t->added_order[p];
         memset(start, 0, sizeof t->added_start[p]);
         for (int32_t i = 0; i < t->n_special; i++)
-            if (((t->added_flags[i] & NGPT_ADDED_NORMALIZED) != 0) == p)
+            if (matched_in_pass(t, i, p))
                 start[t->bytes[t->off[first + i]] + 1]++;
         for (int b = 0; b < 256; b++) start[b + 1] += start[b];
         uint16_t fill[256];
         memcpy(fill, start, sizeof fill);
         for (int32_t i = 0; i < t->n_special; i++) {
-            if (((t->added_flags[i] & NGPT_ADDED_NORMALIZED) != 0) != p) continue;
+            if (!matched_in_pass(t, i, p)) continue;
             const uint8_t b = t->bytes[t->off[first + i]];
             size_t at = fill[b]++;      /* insertion: the longer first */
             while (at > start[b] && ngpt_tok_len(t, first + order[at - 1]) < ngpt_tok_len(t, first + i)) {
                 order[at] = order[at - 1];
                 at--;
             }
-            order[at] = (uint8_t)i;
+            order[at] = (uint16_t)i;
         }
     }
+    return index_names(t);
 }
 
 /* The bytes of every merge's token, from its two sides. Version 1: each
@@ -422,7 +466,7 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
         int32_t v = s->model_id ? s->model_id[i] : i;
         t->model_id[i] = v;
         if (v >= 0 && t->internal_id[v] < 0) t->internal_id[v] = i;    /* an alias's first */
-        if (v < 0) t->absent[t->id_byte[i] >> 3] |= (uint8_t)(1u << (t->id_byte[i] & 7));
+        if (v < 0 && i < 256) t->absent[t->id_byte[i] >> 3] |= (uint8_t)(1u << (t->id_byte[i] & 7));
         if (t->merged) t->merged[i] = v >= 0 ? t->internal_id[v] : i;
     }
     t->has_absent = t->n_tokens + t->n_alias < t->n_internal;
@@ -460,7 +504,7 @@ ngpt_status ngpt_tok_build(ngpt_tokenizer **out, const ngpt_tok_spec *s, const c
             unsigned bit = (unsigned)t->bytes[i - 1] << 8 | t->bytes[i];
             t->joinable[bit >> 3] |= (uint8_t)(1u << (bit & 7));
         }
-    index_added(t);
+    if (!index_added(t)) goto no_memory;
 
     t->str_bits = table_bits(256 + m);
     t->str_slot = calloc((size_t)1 << t->str_bits, sizeof *t->str_slot);

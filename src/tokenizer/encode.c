@@ -55,6 +55,7 @@ static ngpt_status encode_piece(const ngpt_tokenizer *t, const uint8_t *p, size_
  * dropping absent bytes and normalizing take (allocated when first needed). */
 typedef struct encoder {
     const ngpt_tokenizer *t;
+    bool plain_only;                /* a chat turn's content: only the plain added tokens */
     ngpt_bpe_writer w;
     ngpt_bpe_scratch s;
     uint8_t *kept, *nfc;
@@ -105,46 +106,51 @@ static ngpt_status encode_text(encoder *e, const uint8_t *p, size_t n)
  * the text between them is normalized, and pass 1 finds the normalized ones
  * in it. A match is the leftmost, then the longest. */
 
+/* The special token (0..n_special-1, not an unmatched one) whose name is
+ * all of s[0..n), or -1. */
+static int32_t special_named(const ngpt_tokenizer *t, const uint8_t *s, size_t n)
+{
+    if (!t->special_slot || n == 0 || n > NGPT_TOK_MAX_BYTES) return -1;
+    const uint32_t mask = (1u << t->special_bits) - 1, first = 256 + (uint32_t)t->n_merges;
+    for (uint32_t i = ngpt_str_slot(s, n, t->special_bits);; i = (i + 1) & mask) {
+        const int32_t k = (int32_t)t->special_slot[i] - 1;
+        if (k < 0) return -1;
+        if (ngpt_tok_len(t, (int32_t)first + k) == n && !memcmp(t->bytes + t->off[first + k], s, n))
+            return k;
+    }
+}
+
 /* The first special token (0..n_special-1) matched in p[from..n) by pass,
  * at *at; -1 (*at = n) when none is. */
-static int32_t next_special(const ngpt_tokenizer *t, int pass, const uint8_t *p, size_t n,
-                            size_t from, size_t *at)
+static int32_t next_special(const ngpt_tokenizer *t, bool plain_only, int pass, const uint8_t *p,
+                            size_t n, size_t from, size_t *at)
 {
     const uint16_t *start = t->added_start[pass];
-    const uint8_t *order = t->added_order[pass];
+    const uint32_t *lens = t->added_len_start[pass];
     const int32_t first = 256 + t->n_merges;
     if (!start[256]) {
         *at = n;
         return -1;
     }
-    const uint8_t lead = t->bytes[t->off[first + order[0]]];   /* when every one begins so */
+    const uint8_t lead = t->bytes[t->off[first + t->added_order[pass][0]]];   /* when every one begins so */
     const bool one_lead = start[lead + 1] - start[lead] == start[256];
     for (size_t i = from; i < n; i++) {
-        if (one_lead) {                 /* Qwen's and Llama 3's all begin with '<' */
+        if (one_lead) {                 /* Qwen's, Llama 3's and Gemma's all begin with '<' */
             const uint8_t *at_lead = memchr(p + i, lead, n - i);
             if (!at_lead) break;
             i = (size_t)(at_lead - p);
         }
-        for (uint16_t j = start[p[i]]; j < start[p[i] + 1]; j++) {
-            const int32_t id = first + order[j];
-            const size_t len = ngpt_tok_len(t, id);
-            if (len <= n - i && !memcmp(p + i, t->bytes + t->off[id], len)) {
+        for (uint32_t j = lens[p[i]]; j < lens[p[i] + 1]; j++) {     /* the longest first */
+            const size_t len = t->added_len[j];
+            const int32_t k = len <= n - i ? special_named(t, p + i, len) : -1;
+            if (k >= 0 && ((t->added_flags[k] & NGPT_ADDED_NORMALIZED) != 0) == pass &&
+                (!plain_only || (t->added_flags[k] & NGPT_ADDED_PLAIN))) {
                 *at = i;
-                return order[j];
+                return k;
             }
         }
     }
     *at = n;
-    return -1;
-}
-
-/* The special token whose name is all of p[0..n), or -1. */
-static int32_t special_named(const ngpt_tokenizer *t, const uint8_t *p, size_t n)
-{
-    const int32_t first = 256 + t->n_merges;
-    for (int32_t k = 0; k < t->n_special; k++)
-        if (ngpt_tok_len(t, first + k) == n && !memcmp(t->bytes + t->off[first + k], p, n))
-            return k;
     return -1;
 }
 
@@ -157,9 +163,16 @@ static ngpt_status encode_stretch(encoder *e, const uint8_t *p, size_t n, int pa
     const ngpt_tokenizer *t = e->t;
     const bool split = t->added_flags && specials;
     int32_t k = split && n <= (size_t)NGPT_TOK_MAX_BYTES ? special_named(t, p, n) : -1;
+    if (k >= 0 && e->plain_only && !(t->added_flags[k] & NGPT_ADDED_PLAIN)) k = -1;
     if (k >= 0) {
         ngpt_bpe_emit(&e->w, 256 + t->n_merges + k);
         return NGPT_OK;
+    }
+    if (pass == 0 && (t->flags & NGPT_TOK_SPACE_MARK)) {
+        size_t m;
+        const uint8_t *q = ngpt_tok_space_mark(p, n, &m, &e->nfc, &e->nfc_cap);
+        if (!q) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory normalizing %zu bytes", n);
+        return encode_text(e, q, m);
     }
     if (pass == 0 && (t->flags & NGPT_TOK_NFC)) {
         size_t m;
@@ -181,7 +194,7 @@ static ngpt_status split_specials(encoder *e, const uint8_t *p, size_t n, int pa
     bool rstrip = false;            /* the token before `at` takes the white space after it */
     for (size_t at = 0; !st;) {
         size_t match;
-        const int32_t k = next_special(t, pass, p, n, at, &match);
+        const int32_t k = next_special(t, e->plain_only, pass, p, n, at, &match);
         size_t start = at, end = match;
         if (rstrip) start += ngpt_tok_trim_start(p + at, match - at);
         if (k >= 0 && (t->added_flags[k] & NGPT_ADDED_LSTRIP))
@@ -216,8 +229,11 @@ ngpt_status ngpt_tok_encode(const ngpt_tokenizer *t, const void *text, size_t le
                              "but the buffer holds %zu", *n_ids, cap);
         return NGPT_OK;
     }
-    encoder e = {.t = t, .w = {ids, ids ? cap : 0, 0}};
+    encoder e = {.t = t, .w = {ids, ids ? cap : 0, 0, t->flags & NGPT_TOK_BYTE_FALLBACK ? t : NULL}};
     ngpt_bpe_scratch_init(&e.s);
+    /* a chat turn's content: no marker, but Gemma's plain added tokens */
+    e.plain_only = !specials && (t->flags & NGPT_TOK_BYTE_FALLBACK);
+    if (e.plain_only) specials = true;
     ngpt_status st = t->added_flags && specials ? split_specials(&e, s8, len, 0)
                                                 : encode_stretch(&e, s8, len, 0, specials);
     free(e.kept);

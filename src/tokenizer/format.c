@@ -108,48 +108,51 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     if ((end - (fixed - 8)) / 8 < n_merges)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: %u merges do not fit in %zu "
                          "bytes", src, n_merges, size);
-    static ngpt_tok_spec spec_zero;
-    ngpt_tok_spec spec = spec_zero;
-    memcpy(spec.id_byte, p + NGPT_TOK_HEADER, 256);
-    spec.n_merges = (int32_t)n_merges;
-    spec.n_special = (int32_t)n_special;
-    spec.end_id = (int32_t)get_u32(p + 24);
-    spec.pad_id = (int32_t)get_u32(p + 28);
-    spec.pretok = p[32];
-    spec.rule = p[33];
-    spec.flags = p[35];
-    spec.bos_id = (int32_t)get_u32(p + 52);
-    if (spec.bos_id && !(spec.flags & NGPT_TOK_HAS_BOS))
+    ngpt_tok_spec *spec = calloc(1, sizeof *spec);  /* room for 8192 specials: not the stack */
+    if (!spec) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
+    memcpy(spec->id_byte, p + NGPT_TOK_HEADER, 256);
+    spec->n_merges = (int32_t)n_merges;
+    spec->n_special = (int32_t)n_special;
+    spec->end_id = (int32_t)get_u32(p + 24);
+    spec->pad_id = (int32_t)get_u32(p + 28);
+    spec->pretok = p[32];
+    spec->rule = p[33];
+    spec->flags = p[35];
+    spec->bos_id = (int32_t)get_u32(p + 52);
+    if (spec->bos_id && !(spec->flags & NGPT_TOK_HAS_BOS)) {
+        free(spec);
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s names a BOS token (header bytes 52..55) without "
                          "its flag", src);
-    memcpy(spec.added_flags, p + flags_at, n_flags);
-    spec.n_end_extra = (int32_t)n_extra;
-    for (uint32_t k = 0; k < n_extra; k++) spec.end_extra[k] = (int32_t)get_u32(p + end + 4 * k);
+    }
+    memcpy(spec->added_flags, p + flags_at, n_flags);
+    spec->n_end_extra = (int32_t)n_extra;
+    for (uint32_t k = 0; k < n_extra; k++) spec->end_extra[k] = (int32_t)get_u32(p + end + 4 * k);
     uint32_t *merges = malloc(n_merges ? (size_t)n_merges * 8 : 1);
     int32_t *model_id = NULL;
     if (ids_at != size - 8 && (model_id = malloc(size - 8 - ids_at)))
         memcpy(model_id, p + ids_at, size - 8 - ids_at);     /* little-endian hosts only */
     if (!merges || (ids_at != size - 8 && !model_id)) {
         free(merges);
+        free(spec);
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", src);
     }
     memcpy(merges, p + at, (size_t)n_merges * 8);
-    spec.merges = merges;
-    spec.model_id = model_id;
+    spec->merges = merges;
+    spec->model_id = model_id;
     at += (size_t)n_merges * 8;
     for (uint32_t i = 0; i < n_special && !st; i++) {
         uint32_t len = at + 4 <= end ? get_u32(p + at) : 0;
         if (at + 4 > end || len > end - at - 4)
             st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is truncated: special token %u does not fit",
                            src, i);
-        spec.special[i] = p + at + 4;
-        spec.special_len[i] = len;
+        spec->special[i] = p + at + 4;
+        spec->special_len[i] = len;
         at += 4 + (size_t)len;
     }
     if (!st && at != end)
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: %zu bytes follow its last "
                        "special token", src, end - at);
-    if (!st) st = ngpt_tok_build(tok, &spec, src);
+    if (!st) st = ngpt_tok_build(tok, spec, src);
     if (!st && (uint32_t)(*tok)->n_alias != get_u32(p + 48)) {
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is inconsistent: it counts %u merges that repeat "
                        "a token, but %d do", src, get_u32(p + 48), (int)(*tok)->n_alias);
@@ -158,6 +161,7 @@ ngpt_status ngpt_tok_parse(ngpt_tokenizer **tok, const uint8_t *p, size_t size, 
     }
     free(merges);
     free(model_id);
+    free(spec);
     return st;
 }
 
@@ -291,6 +295,37 @@ ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t
     memcpy(image + at + 4 * new_extra, t->image + t->image_size - tail, tail);
     put_u32(image + 24, (uint32_t)(n > 0 ? ids[0] : -1));
     image[34] = (uint8_t)new_extra;
+    return reparse(tok, image, size, src);
+}
+
+ngpt_status ngpt_tok_within(ngpt_tokenizer **tok, int32_t V, const char *src)
+{
+    const ngpt_tokenizer *t = *tok;
+    int32_t k = 0;                  /* the last specials: past V, never found in text */
+    while (!t->scored && t->remapped && t->added_flags && k < t->n_special &&
+           t->model_id[t->n_internal - 1 - k] >= V &&
+           (t->added_flags[t->n_special - 1 - k] & NGPT_ADDED_UNMATCHED))
+        k++;
+    if (k == 0 || t->n_tokens - k > V) return NGPT_OK;     /* ngpt_tok_fits says what is wrong */
+    /* their names end the specials, their flags the flags, their model ids the ids */
+    const size_t names_at = NGPT_TOK_HEADER + 256 + 8 * (size_t)t->n_merges;
+    size_t cut = names_at, names = 0;
+    for (int32_t i = 0; i < t->n_special; i++) {
+        const size_t len = 4 + ngpt_tok_len(t, 256 + t->n_merges + i);
+        if (i < t->n_special - k) cut += len;
+        names += len;
+    }
+    const size_t extras = t->n_end > 1 ? 4 * ((size_t)t->n_end - 1) : 0;
+    const size_t flags_at = names_at + names + extras, ids_at = flags_at + (size_t)t->n_special;
+    const size_t size = t->image_size - (names_at + names - cut) - 5 * (size_t)k;
+    uint8_t *image = malloc(size), *p = image;
+    if (!image) return ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory making the tokenizer of %s", src);
+    memcpy(p, t->image, cut), p += cut;
+    memcpy(p, t->image + names_at + names, extras), p += extras;
+    memcpy(p, t->image + flags_at, (size_t)(t->n_special - k)), p += t->n_special - k;
+    memcpy(p, t->image + ids_at, 4 * ((size_t)t->n_internal - (size_t)k));
+    put_u32(image + 12, (uint32_t)(t->n_tokens - k));
+    put_u32(image + 20, (uint32_t)(t->n_special - k));
     return reparse(tok, image, size, src);
 }
 

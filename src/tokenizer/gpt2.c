@@ -259,12 +259,14 @@ ngpt_status ngpt_tok_load_gpt2(ngpt_tokenizer **tok, const uint8_t *json, size_t
     cursor c = {json, json_size, 0, json_src, 1};
     uint32_t *merges = NULL;
     const entry **by_id = NULL;
+    ngpt_tok_spec *spec = NULL;     /* room for 8192 specials: not the stack */
     ngpt_status st = parse_json(&c, &vb);
     if (st) goto done;
     /* ids: 0..n-1, each once */
     by_id = calloc(vb.n, sizeof *by_id);
     merges = malloc(vb.n * 2 * sizeof *merges);
-    if (!by_id || !merges) {
+    spec = calloc(1, sizeof *spec);
+    if (!by_id || !merges || !spec) {
         st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory reading %s", json_src);
         goto done;
     }
@@ -284,15 +286,13 @@ ngpt_status ngpt_tok_load_gpt2(ngpt_tokenizer **tok, const uint8_t *json, size_t
                        json_src, vb.n);
         goto done;
     }
-    static ngpt_tok_spec zero;
-    ngpt_tok_spec spec = zero;
     for (int i = 0; i < 256; i++) {
         if (by_id[i]->len != 1) {
             st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: token %d is not a single byte; ngpt reads "
                            "GPT-2's layout, where ids 0..255 are the 256 bytes", json_src, i);
             goto done;
         }
-        spec.id_byte[i] = vb.bytes[by_id[i]->off];
+        spec->id_byte[i] = vb.bytes[by_id[i]->off];
     }
     /* the merges, in order */
     entry *sorted = vb.v;
@@ -355,22 +355,23 @@ ngpt_status ngpt_tok_load_gpt2(ngpt_tokenizer **tok, const uint8_t *json, size_t
                        NGPT_TOK_MAX_SPECIAL);
         goto done;
     }
-    spec.merges = merges;
-    spec.n_merges = (int32_t)m;
-    spec.n_special = (int32_t)n_special;
-    spec.end_id = spec.pad_id = -1;
-    spec.pretok = NGPT_PRETOK_GPT2;
-    spec.rule = NGPT_MERGE_CONCAT;
+    spec->merges = merges;
+    spec->n_merges = (int32_t)m;
+    spec->n_special = (int32_t)n_special;
+    spec->end_id = spec->pad_id = -1;
+    spec->pretok = NGPT_PRETOK_GPT2;
+    spec->rule = NGPT_MERGE_CONCAT;
     for (size_t i = 0; i < vb.n; i++) {
         const entry *e = &vb.v[i];
         if (e->id < 256 + (int64_t)m) continue;
         size_t k = (size_t)e->id - 256 - m;
-        spec.special[k] = e->p;
-        spec.special_len[k] = e->len;
-        if (e->len == 13 && !memcmp(e->p, "<|endoftext|>", 13)) spec.end_id = (int32_t)e->id;
+        spec->special[k] = e->p;
+        spec->special_len[k] = e->len;
+        if (e->len == 13 && !memcmp(e->p, "<|endoftext|>", 13)) spec->end_id = (int32_t)e->id;
     }
-    st = ngpt_tok_build(tok, &spec, bpe_src);
+    st = ngpt_tok_build(tok, spec, bpe_src);
 done:
+    free(spec);
     free(by_id);
     free(merges);
     free(vb.v);

@@ -111,3 +111,31 @@ const uint8_t *ngpt_tok_nfc(const uint8_t *p, size_t n, size_t *len, uint8_t **b
     *len = at;
     return *buf;
 }
+
+static bool is_space_mark(const uint8_t *p, size_t n, size_t i)
+{
+    return i + 2 < n && p[i] == 0xe2 && p[i + 1] == 0x96 && p[i + 2] == 0x81;
+}
+
+const uint8_t *ngpt_tok_space_mark(const uint8_t *p, size_t n, size_t *len, uint8_t **buf,
+                                   size_t *cap)
+{
+    *len = n;
+    size_t at = 0;                              /* the first ▁ */
+    while (at < n && !is_space_mark(p, n, at)) {
+        const uint8_t *q = memchr(p + at + 1, 0xe2, n - at - 1);
+        at = q ? (size_t)(q - p) : n;
+    }
+    if (at == n) return p;
+    if (!reserve(buf, cap, n)) return NULL;     /* never longer: 3 bytes become 1 */
+    memcpy(*buf, p, at);
+    for (size_t i = at; i < n;)
+        if (is_space_mark(p, n, i)) {
+            (*buf)[at++] = ' ';
+            i += 3;
+        } else {
+            (*buf)[at++] = p[i++];
+        }
+    *len = at;
+    return *buf;
+}

@@ -20,22 +20,28 @@
 #define NGPT_TOK_HEADER 64                  /* then 256 bytes: the byte of each id < 256 */
 #define NGPT_TOK_MAX_TOKENS (1 << 20)       /* n_tokens limit */
 #define NGPT_TOK_MAX_BYTES 256              /* the longest token, and a special's name */
-#define NGPT_TOK_MAX_SPECIAL 256
+#define NGPT_TOK_MAX_SPECIAL 8192               /* Gemma 3's 6,415 added tokens fit */
 
 /* Header byte 35: what a Hugging Face pipeline adds to byte-level BPE
  * (0 in every file before them, which encode as they did). */
 enum {
     NGPT_TOK_NFC = 1,               /* text is NFC-normalized before pre-tokenization */
     NGPT_TOK_IGNORE_MERGES = 2,     /* a piece that is a token is that token (Llama 3) */
-    NGPT_TOK_SPLIT_ADDED = 4,       /* the special tokens are matched in text first,
-                                       each by its flags (NGPT_ADDED_*) */
+    NGPT_TOK_SPLIT_ADDED = 4,       /* specials matched in text first, by their NGPT_ADDED_* */
     NGPT_TOK_HAS_BOS = 8,           /* bytes 52..55: the token prompts begin with */
-    NGPT_TOK_FLAGS = 15
+    NGPT_TOK_SPACE_MARK = 16,       /* ▁ in text is a space, as in the tokens (Gemma's) */
+    NGPT_TOK_BYTE_FALLBACK = 32,    /* merges without model id (parts of characters): <0xXX>s */
+    NGPT_TOK_FLAGS = 63
 };
 /* An added (special) token's flags, Hugging Face's: lstrip takes the white
  * space before a match, rstrip the white space after it; a normalized one
- * is matched in the normalized text, the others in the text as it is. */
-enum { NGPT_ADDED_LSTRIP = 1, NGPT_ADDED_RSTRIP = 2, NGPT_ADDED_NORMALIZED = 4, NGPT_ADDED_FLAGS = 7 };
+ * is matched in the normalized text, the others in the text as it is. An
+ * unmatched one is never found in text (a fallback token <0xXX> of a byte
+ * that is a character, named by that byte; Gemma's <image_soft_token>); a
+ * plain one (not special in Gemma's file) is also found in a chat turn's
+ * content, where markers never are. */
+enum { NGPT_ADDED_LSTRIP = 1, NGPT_ADDED_RSTRIP = 2, NGPT_ADDED_NORMALIZED = 4,
+       NGPT_ADDED_UNMATCHED = 8, NGPT_ADDED_PLAIN = 16, NGPT_ADDED_FLAGS = 31 };
 
 /* Inside, a token's id is its place in the merge list: bytes 0..255 (in
  * id_byte's order), merge k is 256 + k (so its id is its rank), then the
@@ -47,7 +53,7 @@ struct ngpt_tokenizer {
     int32_t n_tokens;           /* model ids: n_internal minus the absent bytes */
     int32_t n_internal;         /* 256 + n_merges + n_special */
     int32_t n_merges, n_special, end_id, pad_id, max_len;   /* end, pad: model ids */
-    int32_t n_alias;            /* merges that make a token an earlier merge makes */
+    int32_t n_alias;            /* merges adding no model id: aliases, parts of characters */
     int32_t n_end, end_ids[NGPT_END_TOKENS_MAX];    /* generation's ends: end_id, the extras */
     ngpt_pretokenizer pretok;
     ngpt_merge_rule rule;
@@ -89,9 +95,13 @@ struct ngpt_tokenizer {
     /* the special tokens matched in text (NGPT_TOK_SPLIT_ADDED), per pass
      * (0: in the text as it is, 1: in the normalized text), by first byte:
      * added_order[p][added_start[p][b] .. added_start[p][b + 1]) are the
-     * specials (0..n_special-1) that begin with byte b, longest first */
+     * specials (0..n_special-1) that begin with byte b, longest first, and
+     * their lengths, once each, added_len[added_len_start[p][b] .. [b + 1]) */
     uint16_t added_start[2][257];
-    uint8_t added_order[2][NGPT_TOK_MAX_SPECIAL];
+    uint16_t added_order[2][NGPT_TOK_MAX_SPECIAL];
+    uint32_t added_len_start[2][257];
+    uint16_t *added_len, *special_slot;     /* special_slot: matched names -> k + 1, 0 empty */
+    uint32_t special_bits;
     /* the scored kind (scored.h: llama2.c's tokenizer.bin), or NULL for BPE */
     struct ngpt_tok_scored *scored;
     /* the token the commands begin a prompt with (a model id: the scored
@@ -168,11 +178,12 @@ static inline const uint8_t *ngpt_tok_bytes(const ngpt_tokenizer *t, int32_t id,
     return t->bytes + t->off[id];
 }
 
-/* Whether model id id is a special token. */
+/* Whether model id id is a special token (a plain one is text: its bytes). */
 static inline bool ngpt_tok_special(const ngpt_tokenizer *t, int32_t id)
 {
     if (t->scored) return id < t->n_special;        /* <unk>, BOS, EOS */
-    return t->internal_id[id] >= 256 + t->n_merges;
+    const int32_t k = t->internal_id[id] - 256 - t->n_merges;
+    return k >= 0 && !(t->added_flags && (t->added_flags[k] & NGPT_ADDED_PLAIN));
 }
 
 static inline bool ngpt_tok_byte_absent(const ngpt_tokenizer *t, uint8_t b)

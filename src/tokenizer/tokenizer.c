@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/fpmode.h"
+#include "tokenizer/bpe.h"
 #include "tokenizer/scored.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/trie.h"
@@ -22,6 +23,8 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
     free(t->whole);
     free(t->merged);
     free(t->added_flags);
+    free(t->special_slot);
+    free(t->added_len);
     free(t->model_id);
     free(t->internal_id);
     free(t->image);
@@ -33,11 +36,13 @@ void ngpt_tokenizer_free(ngpt_tokenizer *t)
 int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t model_id, size_t k, int32_t *out)
 {
     if (t->scored) return ngpt_tok_scored_prefix(t, model_id, k, out);
-    int32_t n = 0, id = t->internal_id[model_id];
-    /* every part of a merge tree is a model token: merges join no absent byte */
+    int32_t id = t->internal_id[model_id];
+    /* every part of a merge tree is a model token (merges join no absent
+     * byte), but part of a character (byte fallback): its bytes' tokens */
+    ngpt_bpe_writer w = {out, k, 0, t->flags & NGPT_TOK_BYTE_FALLBACK ? t : NULL};
     while (k > 0) {
         if ((size_t)ngpt_tok_len(t, id) == k) {      /* the whole token (a byte always is) */
-            out[n++] = t->model_id[id];
+            ngpt_bpe_emit(&w, id);
             break;
         }
         const int32_t left = (int32_t)t->merges[2 * (id - 256)];
@@ -46,12 +51,13 @@ int32_t ngpt_tok_prefix(const ngpt_tokenizer *t, int32_t model_id, size_t k, int
         if (k <= ll) {
             id = left;
         } else {
-            out[n++] = t->model_id[left];
+            ngpt_bpe_emit(&w, left);
             k -= ll;
             id = right;
         }
     }
-    return n;
+    for (size_t i = 0; i < w.n; i++) out[i] = t->model_id[out[i]];
+    return (int32_t)w.n;
 }
 
 /* The bytes of ids[i] that decoding skips: a scored tokenizer drops the
@@ -91,7 +97,8 @@ ngpt_status ngpt_tokenizer_describe(const ngpt_tokenizer *t, ngpt_tokenizer_info
     info->checksum = t->checksum;
     info->bos_id = t->bos_id;
     info->n_end_tokens = t->n_end;
-    info->normalizer = t->flags & NGPT_TOK_NFC ? NGPT_NORMALIZER_NFC : NGPT_NORMALIZER_NONE;
+    info->normalizer = t->flags & NGPT_TOK_NFC ? NGPT_NORMALIZER_NFC :
+                       t->flags & NGPT_TOK_SPACE_MARK ? NGPT_NORMALIZER_SPACE_MARK : NGPT_NORMALIZER_NONE;
     info->ignore_merges = (t->flags & NGPT_TOK_IGNORE_MERGES) != 0;
     info->split_special = (t->flags & NGPT_TOK_SPLIT_ADDED) != 0;
     return NGPT_OK;

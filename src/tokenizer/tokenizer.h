@@ -69,6 +69,12 @@ ngpt_status ngpt_tok_with_ends(ngpt_tokenizer **tok, const int32_t *ids, int32_t
  * begin with (rebuilt from its image; *tok replaced). */
 ngpt_status ngpt_tok_with_bos(ngpt_tokenizer **tok, int32_t id, const char *src);
 
+/* *tok without its last special tokens when they have model ids V or more
+ * and are never found in text (Gemma's <image_soft_token>, id 262144,
+ * which a model of 262144 rows has no row for): rebuilt from its image,
+ * *tok replaced; otherwise unchanged. */
+ngpt_status ngpt_tok_within(ngpt_tokenizer **tok, int32_t V, const char *src);
+
 /* The tokens whose bytes, one after another, are the first k bytes of
  * token id (model ids, in and out; not special; 0 < k <= its length): the parts of its merge tree
  * that cover them, left to right, into out (at most k of them, and at most
@@ -122,6 +128,13 @@ size_t ngpt_pretok_next(ngpt_pretokenizer p, const uint8_t *t, size_t n, size_t 
  * on), else *buf (grown, *cap bytes; the caller frees it) with *len bytes.
  * NULL when out of memory. */
 const uint8_t *ngpt_tok_nfc(const uint8_t *p, size_t n, size_t *len, uint8_t **buf, size_t *cap);
+
+/* p[0..n) with every U+2581 (▁) a space (NGPT_TOK_SPACE_MARK: Gemma's
+ * tokens hold spaces where its file writes ▁, and its Replace normalizer
+ * makes a space ▁): p itself when it holds none, else *buf (grown, *cap
+ * bytes; the caller frees it) with *len bytes. NULL when out of memory. */
+const uint8_t *ngpt_tok_space_mark(const uint8_t *p, size_t n, size_t *len, uint8_t **buf,
+                                   size_t *cap);
 
 /* t[0..n) without its leading (trim_start: the offset of what is left) or
  * trailing (trim_end: the length of what is left) white space, as

@@ -452,25 +452,29 @@ ngpt_status ngpt_tokenizer_train(ngpt_tokenizer **tok, const ngpt_tokenizer_trai
          : ngpt_fail(NGPT_ERR_NO_MEMORY, FN ": out of memory");
     pieces_free(&ps);
     if (!st) {
-        static ngpt_tok_spec zero;
-        ngpt_tok_spec spec = zero;
-        for (int i = 0; i < 256; i++) spec.id_byte[i] = (uint8_t)i;
-        spec.merges = merges;
-        spec.n_merges = got;
-        spec.pretok = cfg->pretok;
-        spec.rule = NGPT_MERGE_PAIRS;
-        spec.end_id = spec.pad_id = -1;
+        ngpt_tok_spec *spec = calloc(1, sizeof *spec);  /* room for 8192 specials: not the stack */
+        if (!spec) {
+            free(merges);
+            return ngpt_fail(NGPT_ERR_NO_MEMORY, FN ": out of memory");
+        }
+        for (int i = 0; i < 256; i++) spec->id_byte[i] = (uint8_t)i;
+        spec->merges = merges;
+        spec->n_merges = got;
+        spec->pretok = cfg->pretok;
+        spec->rule = NGPT_MERGE_PAIRS;
+        spec->end_id = spec->pad_id = -1;
         if (cfg->end_token) {
-            spec.end_id = 256 + got + spec.n_special;
-            spec.special[spec.n_special] = (const uint8_t *)END_NAME;
-            spec.special_len[spec.n_special++] = sizeof END_NAME - 1;
+            spec->end_id = 256 + got + spec->n_special;
+            spec->special[spec->n_special] = (const uint8_t *)END_NAME;
+            spec->special_len[spec->n_special++] = sizeof END_NAME - 1;
         }
         if (cfg->pad_token) {
-            spec.pad_id = 256 + got + spec.n_special;
-            spec.special[spec.n_special] = (const uint8_t *)PAD_NAME;
-            spec.special_len[spec.n_special++] = sizeof PAD_NAME - 1;
+            spec->pad_id = 256 + got + spec->n_special;
+            spec->special[spec->n_special] = (const uint8_t *)PAD_NAME;
+            spec->special_len[spec->n_special++] = sizeof PAD_NAME - 1;
         }
-        st = ngpt_prefixed(FN, ngpt_tok_build(tok, &spec, "the trained tokenizer"));
+        st = ngpt_prefixed(FN, ngpt_tok_build(tok, spec, "the trained tokenizer"));
+        free(spec);
     }
     free(merges);
     return st;

