@@ -22,6 +22,10 @@
 
 enum { G = NGPT_Q8_GROUP, KEYS = 8, WSUM_ROWS = 2 };
 
+/* The loops over a tile's rows run a known few times: unrolled, the
+ * accumulators stay in registers (not on the stack). */
+#define UNROLL _Pragma("GCC unroll 4")
+
 static inline int32_t hsum_epi32(__m256i v)
 {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -65,6 +69,7 @@ static void scores8(float *s, const int8_t *q, const int8_t *k, ptrdiff_t k_stri
         const __m256i qv = _mm256_loadu_si256((const __m256i *)(const void *)(q + g * G));
         const __m256i qa = _mm256_sign_epi8(qv, qv);
         __m256i m[KEYS];
+        _Pragma("GCC unroll 8")
         for (int i = 0; i < KEYS; i++) m[i] = group_products(qa, qv, k + i * k_stride + g * G);
         /* lanes (k0 lo, k1 lo, k2 lo, k3 lo | k0 hi, ...), then the halves added */
         const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(m[0], m[1]), _mm256_hadd_epi32(m[2], m[3]));
@@ -113,6 +118,7 @@ wsum_step(const int R, int first, __m256 acc[WSUM_ROWS][4], const float *p, ptrd
     const float d = scale_at(vj, groups, g);
     const int8_t *x = vj + g * G;
     const __m256 x0 = lanes8(x), x1 = lanes8(x + 8), x2 = lanes8(x + 16), x3 = lanes8(x + 24);
+    UNROLL
     for (int r = first; r < R; r++) {
         const __m256 f = _mm256_set1_ps(p[r * p_stride + j] * d);
         acc[r][0] = _mm256_fmadd_ps(f, x0, acc[r][0]);
@@ -130,12 +136,16 @@ wsum_rows(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p
 {
     const int groups = ngpt_q8_groups(dim);
     __m256 acc[WSUM_ROWS][4];
+    UNROLL
     for (int r = 0; r < R; r++)
+        UNROLL
         for (int c = 0; c < 4; c++) acc[r][c] = _mm256_setzero_ps();
     for (int j = 0; j < n; j++) wsum_step(R, 0, acc, p, p_stride, v + j * v_stride, j, g, groups);
+    UNROLL
     for (int t = 0; t + 1 < R; t++)
         wsum_step(R, t + 1, acc, p, p_stride, v + (n + t) * v_stride, n + t, g, groups);
     const int nd = dim - g * G < G ? dim - g * G : G;
+    UNROLL
     for (int r = 0; r < R; r++) {
         float *og = o + r * o_stride + g * G;
         float t[G];

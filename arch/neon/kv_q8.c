@@ -32,6 +32,15 @@ enum { WSUM_ROWS = 4 };         /* 16 accumulators + 4 values + the factors */
 enum { WSUM_ROWS = 2 };         /* ARMv7, 16 registers: 8 accumulators + 4 values */
 #endif
 
+/* The loops over a tile's rows run a known few times: unrolled, the
+ * accumulators stay in registers (gcc needs the pragma; clang unrolls them
+ * by itself). */
+#if defined(__clang__)
+#define UNROLL
+#else
+#define UNROLL _Pragma("GCC unroll 4")
+#endif
+
 static inline float scale_at(const int8_t *row, int groups, int g)
 {
     float d;
@@ -125,6 +134,7 @@ wsum_step(const int R, int first, float32x4_t acc[WSUM_ROWS][4], const float *p,
     const float32x4_t x1 = vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo)));
     const float32x4_t x2 = vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)));
     const float32x4_t x3 = vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi)));
+    UNROLL
     for (int r = first; r < R; r++) {
         /* the factor on the scalar unit (ARMv7's VFP keeps a subnormal) */
         const float f = p[r * p_stride + j] * d;
@@ -153,12 +163,16 @@ wsum_cols(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p
 {
     const int groups = ngpt_q8_groups(dim);
     float32x4_t acc[WSUM_ROWS][4];
+    UNROLL
     for (int r = 0; r < R; r++)
+        UNROLL
         for (int i = 0; i < 4; i++) acc[r][i] = vdupq_n_f32(0.0f);
     for (int j = 0; j < n; j++) wsum_step(R, 0, acc, p, p_stride, v + j * v_stride, j, c, groups);
+    UNROLL
     for (int t = 0; t + 1 < R; t++)
         wsum_step(R, t + 1, acc, p, p_stride, v + (n + t) * v_stride, n + t, c, groups);
     const int nd = dim - c < 16 ? dim - c : 16;
+    UNROLL
     for (int r = 0; r < R; r++) {
         float *oc = o + r * o_stride + c;
         if (nd == 16) {
