@@ -32,15 +32,6 @@ enum { WSUM_ROWS = 4 };         /* 16 accumulators + 4 values + the factors */
 enum { WSUM_ROWS = 2 };         /* ARMv7, 16 registers: 8 accumulators + 4 values */
 #endif
 
-/* The loops over a tile's rows run a known few times: unrolled, the
- * accumulators stay in registers (gcc needs the pragma; clang unrolls them
- * by itself). */
-#if defined(__clang__)
-#define UNROLL
-#else
-#define UNROLL _Pragma("GCC unroll 4")
-#endif
-
 static inline float scale_at(const int8_t *row, int groups, int g)
 {
     float d;
