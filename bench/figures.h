@@ -27,6 +27,8 @@ typedef struct bench_opts {
     bool big_train;                 /* measure training at B=32 T=256 too */
     int32_t decode_tokens;          /* new tokens per decode figure (256) */
     int32_t prompt_tokens;          /* the prefill's prompt (0: T/2) */
+    int32_t decode_at;              /* decode after a prompt this long, float32 and 8-bit
+                                       KV caches (0: not measured) */
     const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
     ngpt_weights weights[3];        /* the weights prefill and decode run with, in order */
     int n_weights;
@@ -47,7 +49,8 @@ typedef struct bench_stat {
 
 /* One workload figure: `tokens` tokens processed per timed call. */
 typedef struct bench_workload {
-    char test[32];                  /* "prefill", "decode", "train", "train lora", "decode lora" */
+    char test[32];                  /* "prefill", "decode", "train", "train lora", "decode lora",
+                                       "decode at N (kv f32|q8)" */
     char weights[4];                /* "f32", "q8", "q4" */
     int32_t batch, seq;             /* prompt length, new tokens, or window */
     int32_t threads;

@@ -14,6 +14,10 @@
  *   train lora  the same steps training a LoRA adapter (r=16 on every Linear)
  *            of the model, frozen, with each of o->weights;
  *   decode lora  decode at batch 1 with that adapter applied;
+ *   decode at N  (o->decode_at, --decode-at) DECODE_AT_STEPS new tokens at
+ *            batch 1 after an N-token prompt (prefilled once, untimed; each
+ *            timed call truncates the cache back to it), with a float32 and
+ *            an 8-bit KV cache: what a long conversation's cache costs;
  * and the arena of every context planned for them. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +27,7 @@
 #include "kernels.h"
 #include "ngpt_bench.h"
 
-enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20, LORA_RANK = 16 };
+enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20, LORA_RANK = 16, DECODE_AT_STEPS = 16 };
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
@@ -183,6 +187,52 @@ static int bench_generation(const bench_opts *o, const ngpt_config *cfg, bench_r
     return rc;
 }
 
+typedef struct decode_at_job {
+    ngpt_context *ctx;
+    int32_t at, len;
+    const int32_t *tokens;      /* at + len */
+} decode_at_job;
+
+static ngpt_status run_decode_at(void *arg)
+{
+    decode_at_job *j = arg;
+    ngpt_status st = ngpt_context_cache_truncate(j->ctx, 0, j->at);
+    for (int32_t i = 0; !st && i < j->len; i++) st = ngpt_context_cache_decode(j->ctx, j->tokens + j->at + i, 1);
+    return st;
+}
+
+/* Decode at o->decode_at cached positions with each KV cache type. */
+static int bench_decode_at(const bench_opts *o, const ngpt_config *cfg, bench_report *r,
+                           int32_t threads)
+{
+    const int32_t at = o->decode_at, V = o->cfg.vocab_size;
+    int32_t *tok = malloc((size_t)(at + DECODE_AT_STEPS) * sizeof *tok);
+    if (!tok) return bench_error(BENCH_FAILED, "out of memory");
+    for (int32_t i = 0; i < at + DECODE_AT_STEPS; i++) tok[i] = token_at(i, V);
+    int rc = BENCH_OK;
+    for (int kv = NGPT_KV_F32; kv <= NGPT_KV_Q8 && !rc; kv++) {
+        ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+        shape.threads = threads, shape.kv_k = shape.kv_v = (int16_t)kv;
+        ngpt_context *ctx = NULL;
+        ngpt_status st = ngpt_context_init(&ctx, o->opened, cfg, &shape, NULL, 0);
+        if (!st && !o->opened) st = ngpt_context_params_init(ctx, 42);
+        for (int32_t done = 0; !st && done < at; done += NGPT_SEQ_INFER_DEFAULT) {
+            const int32_t pass = min_i32(at - done, NGPT_SEQ_INFER_DEFAULT);
+            st = ngpt_context_cache_prefill(ctx, tok + done, 1, pass);
+        }
+        char test[32];
+        snprintf(test, sizeof test, "decode at %d (kv %s)", (int)at, kv == NGPT_KV_Q8 ? "q8" : "f32");
+        if (st) rc = bench_failed(test, st);
+        decode_at_job job = {ctx, at, DECODE_AT_STEPS, tok};
+        if (!rc)
+            rc = add_figure(o, r, test, cfg->weights, 1, DECODE_AT_STEPS, threads, DECODE_AT_STEPS,
+                            DECODE_AT_STEPS, run_decode_at, &job);
+        ngpt_context_free(ctx);
+    }
+    free(tok);
+    return rc;
+}
+
 /* The training shapes measured: B=8 T=128, and B=32 T=256 unless skipped. */
 static int train_shapes(const bench_opts *o, int32_t shapes[2][2])
 {
@@ -319,7 +369,8 @@ int bench_workloads_count(const bench_opts *o)
 {
     int32_t shapes[2][2];
     const int train = train_shapes(o, shapes);
-    return o->n_threads * (3 * o->n_weights + train + o->n_weights * (train + 1));
+    return o->n_threads * (3 * o->n_weights + train + o->n_weights * (train + 1) +
+                           (o->decode_at ? 2 * o->n_weights : 0));
 }
 
 int bench_workloads(const bench_opts *o, bench_report *r)
@@ -330,6 +381,7 @@ int bench_workloads(const bench_opts *o, bench_report *r)
             ngpt_config cfg = o->cfg;
             cfg.weights = o->weights[w];
             rc = bench_generation(o, &cfg, r, o->threads[t]);
+            if (!rc && o->decode_at) rc = bench_decode_at(o, &cfg, r, o->threads[t]);
         }
         if (!rc) rc = bench_training(o, r, o->threads[t]);
         for (int w = 0; w < o->n_weights && !rc; w++)

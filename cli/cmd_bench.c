@@ -25,7 +25,7 @@ static const char *const HELP =
     "                  [--preset default|gpt2-small|gpt2-124m|smollm2-135m]\n"
     "                  [--model FILE] [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
-    "                  [--prompt N] [--weights f32,q8,q4]\n"
+    "                  [--prompt N] [--weights f32,q8,q4] [--decode-at N]\n"
     "                  [--bandwidth-mib N | --no-bandwidth]\n"
     "                  [--tokenizer FILE [--text FILE]]\n\n"
     "Measures this build on this machine: an FMA peak probe, a single-core read-\n"
@@ -61,6 +61,8 @@ static const char *const HELP =
     "                     list by name, e.g. gemm,softmax\n"
     "  --prompt N         the prefill's prompt length (default T/2), e.g. to compare\n"
     "                     with what ngpt generate reports for a prompt\n"
+    "  --decode-at N      also decode 16 tokens after an N-token prompt with a float32\n"
+    "                     and an 8-bit KV cache (ngpt generate --kv), for each --weights\n"
     "  --weights LIST     the weights prefill and decode run with, a list of f32, q8\n"
     "                     and q4 (the same model quantized, ngpt quantize; default\n"
     "                     f32,q8);\n"
@@ -245,6 +247,9 @@ static int bench_setup(const char *cmd, bench_opts *o, ngpt_model **model, const
     if (o->prompt_tokens > o->cfg.context_len)
         return cli_error(cmd, CLI_USAGE, "--prompt %d is longer than the model's context T=%d",
                          (int)o->prompt_tokens, (int)o->cfg.context_len);
+    if (o->decode_at && o->decode_at > o->cfg.context_len - 16)
+        return cli_error(cmd, CLI_USAGE, "--decode-at %d: the prompt and 16 new tokens exceed the "
+                         "model's context T=%d", (int)o->decode_at, (int)o->cfg.context_len);
     size_t params = 0;
     ngpt_config_param_count(&o->cfg, &params);
     if (!o->runs) o->runs = o->quick ? 5 : 10;
@@ -323,6 +328,9 @@ int cli_cmd_bench(int argc, char **argv)
             if (!v || !cli_parse_i32(a.cmd, "--warmup", v, 0, 100, &o.warmup)) return CLI_USAGE;
         } else if (cli_opt(&a, "--prompt", &v)) {
             if (!v || !cli_parse_i32(a.cmd, "--prompt", v, 1, INT32_MAX, &o.prompt_tokens))
+                return CLI_USAGE;
+        } else if (cli_opt(&a, "--decode-at", &v)) {
+            if (!v || !cli_parse_i32(a.cmd, "--decode-at", v, 1, INT32_MAX, &o.decode_at))
                 return CLI_USAGE;
         } else if (cli_opt(&a, "--kernels", &v)) {
             if (!(o.kernels = v)) return CLI_USAGE;

@@ -91,7 +91,7 @@ void kc_format(char *out, size_t size, const kc_case *c, const kc_shape *s)
     const char *d = c->dims;
     size_t used = 0;
     out[0] = '\0';
-    for (int i = 0; i < 4 && *d && used < size; i++) {
+    for (int i = 0; i < (int)(sizeof s->v / sizeof s->v[0]) && *d && used < size; i++) {
         const int len = (int)strcspn(d, " ");
         const int w = snprintf(out + used, size - used, "%s%.*s=%" PRId64, i ? " " : "", len, d, s->v[i]);
         used += w > 0 ? (size_t)w : 0;

@@ -16,9 +16,9 @@
 
 #include "kernels.h"
 
-/* A shape: up to four integers, named by the case's `dims`. */
+/* A shape: up to five integers, named by the case's `dims`. */
 typedef struct kc_shape {
-    int64_t v[4];
+    int64_t v[5];
 } kc_shape;
 
 /* Inputs and outputs of one run: a case puts each argument array in a slot.

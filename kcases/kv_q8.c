@@ -1,5 +1,6 @@
 /* kv_q8.c — the cases of the 8-bit KV cache's kernels, attn_scores_q8 and
- * attn_wsum_q8. Shape: n dim heads kind — n cached positions of `heads`
+ * attn_wsum_q8. Shape: n dim heads kind rows — `rows` causal queries, the
+ * first seeing n cached positions (n + rows - 1 in all) of `heads`
  * key/value heads of dim values (a row of the cache is heads compact head
  * rows, ngpt_q8_head_bytes(dim) each; the kernels read head 1, or 0 when
  * there is one), quantized by the reference quantizer in the setup.
@@ -26,15 +27,18 @@ static void tests(kc_shapes *out)
     for (int in = 0; in < 7; in++)
         for (int id = 0; id < 10; id++)
             for (int kind = 0; kind < 4; kind++)
-                kc_add_shape(out, ns[in], dims[id], 1 + (in + id + kind) % 3, kind);
+                kc_add_shape(out, ns[in], dims[id], 1 + (in + id + kind) % 3, kind,
+                             (in + 2 * id + kind) % 4 ? 1 + (in + id) % 6 : 16 + id % 2);
 }
 
 /* One decode step's head at 256 and 2048 cached positions, SmolLM2's (D 64,
- * 3 key/value heads) and the default model's (D 64, 4 heads). */
+ * 3 key/value heads) and the default model's (D 64, 4 heads); a prefill's
+ * tile of 16 queries at 256. */
 static void bench(kc_shapes *out)
 {
-    kc_add_shape(out, 256, 64, 4, K_PLAIN);
-    kc_add_shape(out, 2048, 64, 3, K_PLAIN);
+    kc_add_shape(out, 256, 64, 4, K_PLAIN, 1);
+    kc_add_shape(out, 2048, 64, 3, K_PLAIN, 1);
+    kc_add_shape(out, 256, 64, 4, K_PLAIN, 16);
 }
 
 static ptrdiff_t stride_of(const kc_state *st)
@@ -84,57 +88,66 @@ static int8_t *quantized(kc_state *st, int slot, int rows, int kind)
     return q;
 }
 
-/* ---- attn_scores_q8: the query (one head row), the keys, the scores (n + 3) */
+/* Positions the last query sees. */
+static int keys_of(const kc_state *st) { return kc_int(st, 0) + kc_int(st, 4) - 1; }
+
+/* ---- attn_scores_q8: the queries (rows head rows), the keys, the scores
+ * (rows rows of n + rows + 2: the guard past each row's last is compared) */
 
 enum { SQ, SK, SS };
 
 static void scores_setup(kc_state *st)
 {
     const int n = kc_int(st, 0), dim = kc_int(st, 1), kind = kc_int(st, 3);
-    quantized(st, SQ, 1, kind == K_TINY ? K_PLAIN : kind);
-    quantized(st, SK, n, kind == K_TINY ? K_WILD : kind);
-    kc_rand(st, SS, (size_t)n + 3, 1.0f);
-    st->flops = 2.0 * n * dim;
-    st->bytes = (double)n * (double)ngpt_q8_head_bytes(dim) + 4.0 * n;
+    const int rows = kc_int(st, 4), keys = keys_of(st);
+    quantized(st, SQ, rows, kind == K_TINY ? K_PLAIN : kind);
+    quantized(st, SK, keys, kind == K_TINY ? K_WILD : kind);
+    kc_rand(st, SS, (size_t)rows * (size_t)(keys + 3), 1.0f);
+    st->flops = 2.0 * rows * (n + rows / 2.0) * dim;
+    st->bytes = (double)keys * (double)ngpt_q8_head_bytes(dim) + 4.0 * rows * (n + rows / 2.0);
 }
 
 static void scores_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->attn_scores_q8(st->buf[SS], (const int8_t *)(void *)st->buf[SQ],
+    t->attn_scores_q8(st->buf[SS], keys_of(st) + 3, (const int8_t *)(void *)st->buf[SQ] + head_of(st),
+                      stride_of(st), kc_int(st, 4),
                       (const int8_t *)(void *)st->buf[SK] + head_of(st), stride_of(st),
                       kc_int(st, 0), kc_int(st, 1), 0.125f);
 }
 
-const kc_case kc_attn_scores_q8 = {"n dim heads kind", tests, bench, scores_setup, scores_run, NULL};
+const kc_case kc_attn_scores_q8 = {"n dim heads kind rows", tests, bench, scores_setup, scores_run, NULL};
 
-/* ---- attn_wsum_q8: the probabilities (n), the values, the output (dim + 3) */
+/* ---- attn_wsum_q8: the probabilities (rows rows of n + rows - 1), the
+ * values, the outputs (rows rows of dim + 3) */
 
 enum { WP, WV, WO };
 
 static void wsum_setup(kc_state *st)
 {
     const int n = kc_int(st, 0), dim = kc_int(st, 1), kind = kc_int(st, 3);
-    float *p = kc_rand(st, WP, (size_t)n, 1.0f);
-    for (int j = 0; j < n; j++) p[j] = fabsf(p[j]);
-    int8_t *v = quantized(st, WV, n, kind == K_TINY ? K_PLAIN : kind);
+    const int rows = kc_int(st, 4), keys = keys_of(st);
+    float *p = kc_rand(st, WP, (size_t)rows * (size_t)keys, 1.0f);
+    for (int j = 0; j < rows * keys; j++) p[j] = fabsf(p[j]);
+    int8_t *v = quantized(st, WV, keys, kind == K_TINY ? K_PLAIN : kind);
     if (kind == K_TINY) {
         /* p * d subnormal for every other position; the band product first */
-        for (int j = 1; j < n; j += 2) p[j] *= 0x1p-120f;
-        p[0] = KC_BAND_A;
+        for (int j = 1; j < rows * keys; j += 2) p[j] *= 0x1p-120f;
+        for (int r = 0; r < rows; r++) p[r * keys] = KC_BAND_A;
         const float band = KC_BAND_B;
         for (int g = 0; g < ngpt_q8_groups(dim); g++)
             memcpy(v + head_of(st) + (size_t)ngpt_q8_groups(dim) * G + 4 * (size_t)g, &band, 4);
         for (int d = 0; d < dim; d++) v[head_of(st) + d] = (int8_t)(d % 2 ? 1 : -1);
     }
-    kc_rand(st, WO, (size_t)dim + 3, 1.0f);
-    st->flops = 2.0 * n * dim;
-    st->bytes = (double)n * (double)ngpt_q8_head_bytes(dim) + 4.0 * n;
+    kc_rand(st, WO, (size_t)rows * (size_t)(dim + 3), 1.0f);
+    st->flops = 2.0 * rows * (n + rows / 2.0) * dim;
+    st->bytes = (double)keys * (double)ngpt_q8_head_bytes(dim) + 4.0 * rows * (n + rows / 2.0);
 }
 
 static void wsum_run(kc_state *st, const ngpt_kernels *t)
 {
-    t->attn_wsum_q8(st->buf[WO], st->buf[WP], (const int8_t *)(void *)st->buf[WV] + head_of(st),
-                    stride_of(st), kc_int(st, 0), kc_int(st, 1));
+    t->attn_wsum_q8(st->buf[WO], kc_int(st, 1) + 3, st->buf[WP], keys_of(st), kc_int(st, 4),
+                    (const int8_t *)(void *)st->buf[WV] + head_of(st), stride_of(st), kc_int(st, 0),
+                    kc_int(st, 1));
 }
 
-const kc_case kc_attn_wsum_q8 = {"n dim heads kind", tests, bench, wsum_setup, wsum_run, NULL};
+const kc_case kc_attn_wsum_q8 = {"n dim heads kind rows", tests, bench, wsum_setup, wsum_run, NULL};

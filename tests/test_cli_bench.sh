@@ -52,6 +52,13 @@ check $? "--weights f32,q8,q4: the 4-bit rows under the 8-bit ones: $(cat "$dir/
 $N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --prompt 5 > "$dir/p.md" 2> "$dir/err"
 grep -q "^| prefill .* prompt=5 " "$dir/p.md"
 check $? "--prompt 5 sets the prefill's prompt: $(cat "$dir/p.md" "$dir/err")"
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --weights q8 --config T=24 --decode-at 5 \
+    > "$dir/d.md" 2> "$dir/err"
+grep -q "^| decode at 5 (kv f32) q8 .* new=16 " "$dir/d.md" && grep -q "^| decode at 5 (kv q8) q8 .* new=16 " "$dir/d.md"
+check $? "--decode-at 5: decode after a 5-token prompt with each KV cache: $(cat "$dir/d.md" "$dir/err")"
+$N bench $tiny --decode-at 1 > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q "decode-at 1: the prompt and 16 new tokens exceed the model's context T=8" "$dir/err"
+check $? "--decode-at past T - 16 is a usage error: $(cat "$dir/err")"
 # --tokenizer: a BPE model's figures (V from it, bytes/s from its bytes per token)
 printf 'the cat sat on the mat; the cat ate the rat. ' > "$dir/text"
 for i in 1 2 3 4 5 6; do cat "$dir/text" "$dir/text" > "$dir/text2" && mv "$dir/text2" "$dir/text"; done

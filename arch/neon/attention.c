@@ -72,15 +72,6 @@ enum { TV = 4 };        /* vectors a tile row: 16 accumulators + 4 inputs + the 
 enum { TV = 2 };        /* ARMv7: 8 accumulators + 2 inputs + the broadcasts */
 #endif
 
-/* The loops over a tile's rows and vectors run a known few times: unrolled,
- * the tile stays in registers (gcc needs the pragma; clang unrolls them by
- * itself, and with the pragma keeps some of the arrays on the stack). */
-#if defined(__clang__)
-#define UNROLL
-#else
-#define UNROLL _Pragma("GCC unroll 4")
-#endif
-
 /* Whether any of the V (<= 4) results of one row flushed (ARMv7; false
  * on AArch64). */
 #define ROW_FLUSHED(x, V)                                                                \

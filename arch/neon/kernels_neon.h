@@ -104,6 +104,16 @@ static inline float32x4_t neon_fma_bcast(float32x4_t acc, float32x4_t v, neon_bc
 }
 #endif
 
+/* UNROLL before a loop over a register tile's rows or vectors, which run a
+ * known few times: unrolled, the tile stays in registers (gcc needs the
+ * pragma; clang unrolls them by itself, and with the pragma keeps some of
+ * the arrays on the stack). */
+#if defined(__clang__)
+#define UNROLL
+#else
+#define UNROLL _Pragma("GCC unroll 4")
+#endif
+
 /* One or two result vectors. */
 static inline bool neon_flushed1(float32x4_t a) { return neon_flushed(a, a, a, a); }
 static inline bool neon_flushed2(float32x4_t a, float32x4_t b) { return neon_flushed(a, b, a, b); }

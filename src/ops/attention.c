@@ -11,7 +11,8 @@
  * transposed: each part copies those it reads into the thread's scratch
  * (plan.threads.attn_rows), with the probability rows that are not kept. A block
  * of fewer than MIN_TILED rows (decoding, a last-only prefill) runs a row at
- * a time against the keys as they are, which needs no copy. */
+ * a time against the keys as they are, which needs no copy. An 8-bit cache
+ * is read as it is, a tile of rows at a time (its kernels take the rows). */
 #include <math.h>
 #include <string.h>
 
@@ -86,34 +87,48 @@ static attn_head head_of(const attn_job *j, size_t sh)
     return a;
 }
 
-/* Query i of (s, h) against an 8-bit cache (keys, values or both): the
- * query quantized like a product's input row and the exact integer scores,
- * the weighted sum of the values in position order (kernels.inc, kv_q8). */
-static void fwd_row_q8(const attn_job *j, const attn_head *a, size_t sh, int i, float *p,
-                       int thread)
+/* Queries i0..i1-1 of (s, h) against an 8-bit cache (keys, values or
+ * both), a tile of NGPT_ATTN_TILE rows at a time, so that a tile reads the
+ * cached rows once: the queries quantized like a product's input rows and
+ * the exact integer scores, the weighted sums of the values in position
+ * order (kernels.inc, kv_q8). A cached pass: no map, no dropout. */
+static void fwd_rows_q8(const attn_job *j, size_t sh, int i0, int i1, const attn_scratch *sc,
+                        int thread)
 {
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
-    const int D = j->D, n = a->n0 + i + 1;
-    const int kvh = a->h / j->G;
+    const int D = j->D, len = at->len;
+    const attn_head a = head_of(j, sh);
+    const int kvh = a.h / j->G;
     const ptrdiff_t hb = (ptrdiff_t)ngpt_q8_head_bytes(D);
-    if (at->k8) {
-        int8_t *qq = at->query8 + (size_t)thread * (size_t)hb;
-        k->quantize_q8(qq, hb, a->q + i * j->row, D, 1, D);
-        k->attn_scores_q8(p, qq, at->k8 + a->s * at->k8_seq + kvh * hb, at->k8_row, n, D, j->scale);
-    } else {
-        k->attn_scores(p, a->q + i * j->row, a->keys, at->kv_row, n, D, j->scale);
+    int8_t *qq = at->query8 ? at->query8 + (size_t)thread * NGPT_ATTN_TILE * (size_t)hb : NULL;
+    for (int t0 = i0; t0 < i1; t0 += NGPT_ATTN_TILE) {
+        const int R = i1 - t0 < NGPT_ATTN_TILE ? i1 - t0 : NGPT_ATTN_TILE;
+        const int n = a.n0 + t0 + 1;                    /* keys visible to query t0 */
+        float *p = at->probs ? at->probs + (sh * (size_t)len + (size_t)t0) * len : sc->rows0;
+        const ptrdiff_t ps = at->probs ? len : sc->ld;
+        if (at->k8) {
+            k->quantize_q8(qq, hb, a.q + t0 * j->row, j->row, R, D);
+            k->attn_scores_q8(p, ps, qq, hb, R, at->k8 + a.s * at->k8_seq + kvh * hb, at->k8_row, n,
+                              D, j->scale);
+        } else {
+            for (int r = 0; r < R; r++)
+                k->attn_scores(p + r * ps, a.q + (t0 + r) * j->row, a.keys, at->kv_row, n + r, D,
+                               j->scale);
+        }
+        for (int r = 0; r < R; r++) {
+            k->softmax(p + r * ps, p + r * ps, n + r);
+            keep_row(j, sh, t0 + r, p + r * ps, n + r);
+        }
+        float *o = a.out + (size_t)t0 * j->C;
+        if (at->v8)
+            k->attn_wsum_q8(o, j->C, p, ps, R, at->v8 + a.s * at->v8_seq + kvh * hb, at->v8_row, n, D);
+        else k->attn_wsum(o, j->C, p, ps, R, a.vals, at->kv_row, n, D);
     }
-    k->softmax(p, p, n);
-    keep_row(j, sh, i, p, n);
-    float *o = a->out + (size_t)i * j->C;
-    if (at->v8) k->attn_wsum_q8(o, p, at->v8 + a->s * at->v8_seq + kvh * hb, at->v8_row, n, D);
-    else k->attn_wsum(o, 0, p, 0, 1, a->vals, at->kv_row, n, D);
 }
 
 /* Queries i0..i1-1 of (s, h) one at a time (no copy of the keys). */
-static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_scratch *sc,
-                     int thread)
+static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_scratch *sc)
 {
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
@@ -124,10 +139,6 @@ static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_sc
         const int n = a.n0 + i + 1;                     /* keys visible to query i */
         const size_t row_index = sh * (size_t)len + (size_t)i;   /* (s,h,i) of (nseq,H,len,len) */
         float *p = at->probs ? at->probs + row_index * len : sc->rows0;
-        if (at->k8 || at->v8) {         /* a cached pass: no map, no dropout */
-            fwd_row_q8(j, &a, sh, i, p, thread);
-            continue;
-        }
         k->attn_scores(p, a.q + i * row, a.keys, at->kv_row, n, D, j->scale);
         k->softmax(p, p, n);
         keep_row(j, sh, i, p, n);
@@ -178,9 +189,9 @@ static void fwd_range(void *arg, size_t begin, size_t end, int thread)
         const int b0 = (int)(blk % (size_t)j->qblocks) * j->qblock;
         const int i0 = b0 > j->at->q0 ? b0 : j->at->q0;
         const int i1 = b0 + j->qblock < j->at->len ? b0 + j->qblock : j->at->len;
-        /* an 8-bit cache is read a row at a time (its kernels take one query) */
-        if (i1 - i0 >= MIN_TILED && !j->at->k8 && !j->at->v8) fwd_tiles(j, sh, i0, i1, &sc);
-        else fwd_rows(j, sh, i0, i1, &sc, thread);
+        if (j->at->k8 || j->at->v8) fwd_rows_q8(j, sh, i0, i1, &sc, thread);
+        else if (i1 - i0 >= MIN_TILED) fwd_tiles(j, sh, i0, i1, &sc);
+        else fwd_rows(j, sh, i0, i1, &sc);
     }
 }
 

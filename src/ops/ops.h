@@ -154,7 +154,7 @@ typedef struct ngpt_attn {
      * in bytes. NULL: k / v are floats. */
     const int8_t *k8, *v8;
     ptrdiff_t k8_seq, k8_row, v8_seq, v8_row;
-    int8_t *query8;             /* (threads, ngpt_q8_head_bytes(D)): a query quantized */
+    int8_t *query8;             /* (threads, NGPT_ATTN_TILE, ngpt_q8_head_bytes(D)): queries quantized */
     const int32_t *pos0;        /* (nseq) first position of each sequence, or NULL */
     int nseq, len;
     int q0;                     /* queries 0..q0-1 are skipped (forward only) */

@@ -180,7 +180,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         p.kv.k = take(&w, p.kv.k_row, L, B, TC, 1);
         p.kv.v = take(&w, p.kv.v_row, L, B, TC, 1);
         if (shape->kv_k == NGPT_KV_Q8)
-            p.kv.query = take(&w, ngpt_q8_head_bytes((int)D), (size_t)shape->threads, 1, 1, 1);
+            p.kv.query = take(&w, ngpt_q8_head_bytes((int)D), (size_t)shape->threads, NGPT_ATTN_TILE, 1, 1);
         p.kv.len = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.kv.tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
         if (shape->trace != NGPT_TRACE_NONE) p.kv.trace = TAKE_F(&w, L, B, H, TC);

@@ -118,8 +118,9 @@ typedef struct ngpt_plan {
          * (NGPT_KV_Q8: ngpt_q8_head_bytes(D) each); k_row, v_row its bytes */
         unsigned char *k, *v;
         size_t k_row, v_row;
-        int8_t *query;          /* (threads, ngpt_q8_head_bytes(D)): a query quantized
-                                 * against q8 keys (ops/attention.c); NULL otherwise */
+        int8_t *query;          /* (threads, NGPT_ATTN_TILE, ngpt_q8_head_bytes(D)): a tile
+                                 * of queries quantized against q8 keys
+                                 * (ops/attention.c); NULL otherwise */
         int32_t *len;           /* (B) tokens cached per slot */
         int32_t *tokens;        /* (B, Tctx) the tokens each slot holds, in order */
         float *trace;           /* (L, B, H, Tctx) last new token's probabilities, or NULL */
