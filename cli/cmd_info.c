@@ -201,7 +201,7 @@ static void info_adapter(const char *path, const ngpt_adapter *ad)
     ngpt_adapter_describe(ad, &ai);
     ngpt_adapter_lora_config(ad, &lc);
     ngpt_adapter_train_state(ad, &ts);
-    char text[256], resolved[256], desc[512];
+    char text[256], resolved[256], desc[768];
     ngpt_lora_config_format(&lc, text, sizeof text);
     ngpt_lora_config all = lc;      /* the modules all-linear stands for, by name */
     all.targets = ai.modules;
@@ -255,7 +255,7 @@ static int info_file(const char *cmd, const char *path, const ngpt_shape *ts,
         ngpt_model_close(m);
         return rc;
     }
-    char desc[512];
+    char desc[768];
     ngpt_config_format(&cfg, desc, sizeof desc);
     struct stat sb;
     const double file = stat(path, &sb) == 0 ? (double)sb.st_size : 0.0;
@@ -296,7 +296,7 @@ static int info_config(const char *cmd, const ngpt_config *cfg, const char *tok_
     sizes z;
     int rc = compute_sizes(cmd, cfg, tok, ts, &z);
     if (!rc) {
-        char desc[512];
+        char desc[768];
         ngpt_config_format(cfg, desc, sizeof desc);
         printf("config:      %s\n", desc);
         print_sizes(cfg, tok, &z, ts);

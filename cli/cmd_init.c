@@ -76,7 +76,7 @@ int cli_cmd_init(int argc, char **argv)
     ngpt_context_free(ctx);
     ngpt_tokenizer_free(tok);
     if (st) return cli_library_failed(a.cmd);
-    char desc[512];
+    char desc[768];
     ngpt_config_format(&cfg, desc, sizeof desc);
     printf("wrote %s: %zu parameters, seed %llu, %s\n", out, n_params, (unsigned long long)seed, desc);
     return CLI_OK;

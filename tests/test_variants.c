@@ -25,6 +25,9 @@ static const char *const SWITCHES[] = {
     "norm_type=rms norm=post final_norm=0", "qk_norm=1", "qk_norm=1 kv_heads=2 head_dim=6",
     ("rope_scaling=llama3 rope_factor=8 rope_low_freq_factor=1 rope_high_freq_factor=4 "
      "rope_original_context=1000"),
+    "norm_type=rms norm_offset=1", "norm=sandwich", "norm=sandwich norm_type=rms",
+    "mlp=geglu gelu=tanh", "emb_scale=3.5", "attn_scalar=20", "logit_softcap=8",
+    "sliding_window=5 sliding_pattern=2 rope_local_theta=100", "sliding_window=3",
 };
 /* the golden combinations: A has every switch but sinusoidal, B that one */
 static const char COMBO_A[] = "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned";
@@ -43,6 +46,16 @@ static const char COMBO_QWEN[] = "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_
                                  "qkv_bias=1 qk_norm=1 rope_scaling=llama3 rope_factor=8 "
                                  "rope_low_freq_factor=1 rope_high_freq_factor=4 "
                                  "rope_original_context=1000";
+/* Gemma 3's on the Llama's: (1 + w) norms and q/k norms, a norm of each
+ * branch, GeGLU (tanh), the embedding scaled, scores by 1/sqrt(20) (not
+ * the head size: 10), capped logits, and every other layer local (3
+ * layers: 0 and 2 local, a count not a multiple of the pattern) with a
+ * window of 5 of the 16 positions and their own RoPE base */
+static const char COMBO_GEMMA[] = "L=3 H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 "
+                                  "mlp=geglu gelu=tanh mlp_bias=0 rope_pairs=halves "
+                                  "norm_offset=1 qk_norm=1 norm=sandwich emb_scale=5.5 "
+                                  "attn_scalar=20 logit_softcap=8 sliding_window=5 "
+                                  "sliding_pattern=2 rope_local_theta=100";
 
 /* The tiny config (test.h) with the space-separated switches of sw. */
 static ngpt_config tiny(const char *sw)
@@ -90,8 +103,9 @@ static void test_tensors(const char *sw)
     /* counted here from the shapes docs/FORMAT.md gives, not from the layout */
     const size_t H = (size_t)c.n_heads, KV = c.n_kv_heads ? (size_t)c.n_kv_heads : H;
     const size_t D = c.head_dim ? (size_t)c.head_dim : C / H, QKV = (H + 2 * KV) * D;
-    const size_t F1 = c.mlp == NGPT_MLP_SWIGLU ? 2 * F : F, NB = c.norm_type == NGPT_NORM_LAYER;
-    const size_t block = 2 * C * (1 + NB) + QKV * C + (c.qkv_bias ? QKV : 0) + C * H * D +
+    const size_t F1 = c.mlp != NGPT_MLP_GELU ? 2 * F : F, NB = c.norm_type == NGPT_NORM_LAYER;
+    const size_t norms = c.norm == NGPT_NORM_SANDWICH ? 4 : 2;
+    const size_t block = norms * C * (1 + NB) + QKV * C + (c.qkv_bias ? QKV : 0) + C * H * D +
                          (c.qk_norm ? 2 * D : 0) +
                          (c.proj_bias ? C : 0) + F1 * C + C * F + (c.mlp_bias ? F1 + C : 0);
     size_t want = (size_t)V * C * (c.tie_lm_head ? 1 : 2) + L * block +
@@ -111,6 +125,9 @@ static void test_tensors(const char *sw)
               has_tensor(ctx, "ln_f.bias") == (c.final_norm && c.norm_type == NGPT_NORM_LAYER),
           "[%s] ln_f", sw);
     CHECK(has_tensor(ctx, "pos_emb.weight") == (c.pos == NGPT_POS_LEARNED), "[%s] pos_emb", sw);
+    CHECK(has_tensor(ctx, "blocks.1.post_attn_norm.weight") == (norms == 4) &&
+              has_tensor(ctx, "blocks.0.post_mlp_norm.bias") == (norms == 4 && NB),
+          "[%s] the post norms", sw);
     /* the table tiles the parameters in order, with no gap */
     size_t next = 0;
     for (int32_t i = 0; i < test_tensor_count(ctx); i++) {
@@ -250,11 +267,27 @@ static void test_checkpoint(const char *sw)
     ngpt_context_free(ctx);
 }
 
+/* The first 128 bytes of a model of config c saved at path. */
+static bool saved_header(const ngpt_config *c, const char *path, unsigned char hdr[128])
+{
+    ngpt_context *ctx = make_infer(c, 1);
+    if (!ctx) return false;
+    CHECK_OK(ngpt_context_save(ctx, path));
+    ngpt_context_free(ctx);
+    FILE *f = fopen(path, "rb");
+    const bool ok = f && fread(hdr, 1, 128, f) == 128;
+    CHECK(ok, "read %s", path);
+    if (f) fclose(f);
+    return ok;
+}
+
 /* The later switches live in header bytes 70 (proj_bias) and 71 (gelu),
- * and the Llama switches in 72..87, zero for a default model, so its file
+ * the Llama switches in 72..87, Qwen's and Llama 3's in 88..107 and
+ * Gemma 3's in 90, 91 and 108..127, zero for a default model, so its file
  * is what it always was. */
 static void test_header_bytes(void)
 {
+    unsigned char hdr[128];
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[512];
     snprintf(path, sizeof path, "%s/ngpt_variant_hdr_%d.ngpt", dir, (int)getpid());
@@ -262,14 +295,7 @@ static void test_header_bytes(void)
     const unsigned char want[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
     for (int k = 0; k < 4; k++) {
         ngpt_config c = tiny(sws[k]);
-        ngpt_context *ctx = make_infer(&c, 1);
-        if (!ctx) return;
-        CHECK_OK(ngpt_context_save(ctx, path));
-        ngpt_context_free(ctx);
-        unsigned char hdr[128];
-        FILE *f = fopen(path, "rb");
-        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
-        if (f) fclose(f);
+        if (!saved_header(&c, path, hdr)) return;
         CHECK(hdr[70] == want[k][0] && hdr[71] == want[k][1], "[%s] bytes 70, 71 = %u %u",
               sws[k], hdr[70], hdr[71]);
         for (int i = 72; i < 128; i++) CHECK(hdr[i] == 0, "[%s] reserved byte %d set", sws[k], i);
@@ -280,14 +306,7 @@ static void test_header_bytes(void)
     /* the Llama switches: bytes 72..75 (rms, swiglu, no_mlp_bias, halves),
      * f32 norm_eps at 76, i32 kv_heads at 80 and head_dim at 84, then zeros */
     ngpt_config lc = tiny(COMBO_LLAMA);
-    ngpt_context *ctx = make_infer(&lc, 1);
-    if (ctx) {
-        CHECK_OK(ngpt_context_save(ctx, path));
-        ngpt_context_free(ctx);
-        unsigned char hdr[128];
-        FILE *f = fopen(path, "rb");
-        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
-        if (f) fclose(f);
+    if (saved_header(&lc, path, hdr)) {
         float eps;
         int32_t kv, hd;
         memcpy(&eps, hdr + 76, 4), memcpy(&kv, hdr + 80, 4), memcpy(&hd, hdr + 84, 4);
@@ -299,14 +318,7 @@ static void test_header_bytes(void)
     /* Qwen's and Llama 3's: u8 qk_norm at 88, u8 rope_scaling at 89, f32
      * factor, low and high at 92, 96, 100, i32 the original context at 104 */
     ngpt_config qc = tiny(COMBO_QWEN);
-    ctx = make_infer(&qc, 1);
-    if (ctx) {
-        CHECK_OK(ngpt_context_save(ctx, path));
-        ngpt_context_free(ctx);
-        unsigned char hdr[128];
-        FILE *f = fopen(path, "rb");
-        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
-        if (f) fclose(f);
+    if (saved_header(&qc, path, hdr)) {
         float fac, lo, hi;
         int32_t orig;
         memcpy(&fac, hdr + 92, 4), memcpy(&lo, hdr + 96, 4), memcpy(&hi, hdr + 100, 4);
@@ -320,6 +332,23 @@ static void test_header_bytes(void)
         CHECK(back.qk_norm && back.rope_scaling == NGPT_ROPE_SCALING_LLAMA3 &&
                   back.rope_original_context == 1000 && !ngpt_config_compare(&qc, &back),
               "[qwen] the switches read back");
+    }
+    /* Gemma 3's: u8 norm_offset at 90, u8 sliding_pattern at 91, i32 the
+     * window at 108, f32 rope_local_theta, attn_scalar, logit_softcap and
+     * emb_scale at 112, 116, 120, 124 (norm=sandwich and mlp=geglu are
+     * values of bytes 67 and 73) */
+    ngpt_config gc = tiny(COMBO_GEMMA);
+    if (saved_header(&gc, path, hdr)) {
+        int32_t win;
+        float fl[4];
+        memcpy(&win, hdr + 108, 4), memcpy(fl, hdr + 112, 16);
+        CHECK(hdr[67] == 2 && hdr[73] == 2 && hdr[90] == 1 && hdr[91] == 2 && win == 5 &&
+                  fl[0] == 100.0f && fl[1] == 20.0f && fl[2] == 8.0f && fl[3] == 5.5f,
+              "[gemma] bytes 67 %u 73 %u 90 %u 91 %u, 108..127: %d %g %g %g %g", hdr[67], hdr[73],
+              hdr[90], hdr[91], (int)win, (double)fl[0], (double)fl[1], (double)fl[2],
+              (double)fl[3]);
+        const ngpt_config back = test_file_config(path);
+        CHECK(!ngpt_config_compare(&gc, &back), "[gemma] the switches read back");
     }
     unlink(path);
 }
@@ -414,12 +443,14 @@ int main(void)
         test_scenario(SWITCHES[i]);
     }
     static char llama_q8[sizeof COMBO_LLAMA + 16], qwen_q4[sizeof COMBO_QWEN + 16];
+    static char gemma_q8[sizeof COMBO_GEMMA + 16];
     snprintf(llama_q8, sizeof llama_q8, "%s weights=q8", COMBO_LLAMA);
     snprintf(qwen_q4, sizeof qwen_q4, "%s weights=q4", COMBO_QWEN);
+    snprintf(gemma_q8, sizeof gemma_q8, "%s weights=q8", COMBO_GEMMA);
     const char *const combos[] = {COMBO_A, COMBO_B, COMBO_GPT2, COMBO_LLAMA, llama_q8, COMBO_QWEN,
-                                  qwen_q4};
-    for (size_t i = 0; i < 7; i++) {
-        if (combos[i] != llama_q8 && combos[i] != qwen_q4)
+                                  qwen_q4, COMBO_GEMMA, gemma_q8};
+    for (size_t i = 0; i < 9; i++) {
+        if (combos[i] != llama_q8 && combos[i] != qwen_q4 && combos[i] != gemma_q8)
             test_tensors(combos[i]);    /* (8-bit tensors are not floats) */
         test_cached_equals_full(combos[i]);
         test_generate(combos[i]);
@@ -427,6 +458,7 @@ int main(void)
     }
     test_scenario(COMBO_LLAMA);
     test_scenario(COMBO_QWEN);
+    test_scenario(COMBO_GEMMA);
     test_kv_bytes();
     test_generate("");      /* the shift works with RoPE */
     test_golden(COMBO_A, 0x250a1c69548107e6);
@@ -434,6 +466,7 @@ int main(void)
     test_golden(COMBO_GPT2, 0x7e6eb1eaea7ba9e5);
     test_golden(COMBO_LLAMA, 0xaa5d5ba9ea400ab9);
     test_golden(COMBO_QWEN, 0xf91f45192b249e4c);
+    test_golden(COMBO_GEMMA, 0x7042de7a7947363d);
     test_rope_llama3();
     test_header_bytes();
     return test_summary("test_variants");

@@ -11,7 +11,8 @@
  *   32  config       56 bytes, the checkpoint header's model block's first part
  *   88  config tail  u64: 0 when the rest of the model block is zero (every
  *                    model without qk_norm and rope_scaling), else XXH3-64 of
- *                    that rest (its 24 bytes) with the low bit set
+ *                    that rest (its 24 bytes; 40 when a Gemma 3 switch sets
+ *                    one of the last 16) with the low bit set
  *   96  kv_k, kv_v   u8 each: how the cache stores keys and values (ngpt_kv_type)
  *   98  reserved     6 zero bytes
  *   104 tokens       n x i32
@@ -56,7 +57,11 @@ static void session_config(const ngpt_context *ctx, unsigned char out[NGPT_CKPT_
     ngpt_ckpt_config_encode(&ctx->cfg, b);
     memcpy(out, b, NGPT_CKPT_MODEL_BYTES_V1);
     const unsigned char *tail = b + NGPT_CKPT_MODEL_BYTES_V1;
-    const size_t n = NGPT_CKPT_MODEL_BYTES - NGPT_CKPT_MODEL_BYTES_V1;
+    /* the bytes Gemma 3's switches took join the hash only when set, so a
+     * session of an earlier model keeps its bytes */
+    size_t n = NGPT_CKPT_MODEL_BYTES_V2 - NGPT_CKPT_MODEL_BYTES_V1;
+    for (size_t i = NGPT_CKPT_MODEL_BYTES_V2; i < NGPT_CKPT_MODEL_BYTES; i++)
+        if (b[i]) n = NGPT_CKPT_MODEL_BYTES - NGPT_CKPT_MODEL_BYTES_V1;
     uint64_t h = 0;
     for (size_t i = 0; i < n; i++)
         if (tail[i]) h = (uint64_t)XXH3_64bits(tail, n) | 1u;

@@ -4,6 +4,7 @@
 
 #include "model/acts.h"
 #include "model/kv.h"
+#include "ops/ops.h"
 
 /* Writable views of what kv.h's accessors read. */
 static unsigned char *keys_at(ngpt_context *ctx, int layer, int32_t slot)
@@ -170,10 +171,12 @@ void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
     const bool q8 = ngpt_kv_keys_q8(ctx);
     const ngpt_rope_fn unrotate = ctx->cfg.rope_pairs == NGPT_ROPE_HALVES ? ctx->k->rope_halves_bwd
                                                                           : ctx->k->rope_bwd;
-    const float *cs = ctx->plan.rope_cos + (size_t)drop * (size_t)(D / 2);
-    const float *sn = ctx->plan.rope_sin + (size_t)drop * (size_t)(D / 2);
     float *row = q8 ? reorder_scratch(ctx) : NULL;     /* one row of KV*D floats */
     for (int l = 0; l < ctx->cfg.n_layers; l++) {
+        const float *cs, *sn;      /* the layer's tables (a local layer's own base) */
+        ngpt_op_rope_tables(ctx, l, &cs, &sn);
+        cs += (size_t)drop * (size_t)(D / 2);
+        sn += (size_t)drop * (size_t)(D / 2);
         unsigned char *k = keys_at(ctx, l, slot), *v = values_at(ctx, l, slot);
         memmove(k, k + (size_t)drop * kr, (size_t)n * kr);
         memmove(v, v + (size_t)drop * vr, (size_t)n * vr);

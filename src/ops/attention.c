@@ -11,7 +11,10 @@
  * transposed: each part copies those it reads into the thread's scratch
  * (plan.threads.attn_rows), with the probability rows that are not kept. A block
  * of fewer than MIN_TILED rows (decoding, a last-only prefill) runs a row at
- * a time against the keys as they are, which needs no copy. */
+ * a time against the keys as they are, which needs no copy. A window
+ * (sliding_window) gives a query's softmax its last W keys only; the
+ * backward runs over the whole causal rows, whose probabilities before the
+ * window are 0 in the forward's map. */
 #include <math.h>
 #include <string.h>
 
@@ -68,6 +71,14 @@ static void keep_row(const attn_job *j, size_t sh, int i, float *p, int n)
     }
 }
 
+/* The first key a query that sees n keys (0..n-1) attends to: 0, or with a
+ * window W the last W. Its softmax runs over those keys only (their 8
+ * lanes start there), in a full pass and a cached one alike. */
+static int window_start(const ngpt_attn *at, int n)
+{
+    return at->window && n > at->window ? n - at->window : 0;
+}
+
 /* Where the forward of (sequence s, head h) = sh reads. */
 typedef struct attn_head {
     int s, h, n0;               /* n0: cached positions before query 0 */
@@ -94,21 +105,28 @@ static void fwd_row_q8(const attn_job *j, const attn_head *a, size_t sh, int i, 
 {
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
-    const int D = j->D, n = a->n0 + i + 1;
+    const int D = j->D, n = a->n0 + i + 1, j0 = window_start(at, n), m = n - j0;
     const int kvh = a->h / j->G;
     const ptrdiff_t hb = (ptrdiff_t)ngpt_q8_head_bytes(D);
+    float *pw = p + j0;         /* the visible keys j0..n-1 */
     if (at->k8) {
         int8_t *qq = at->query8 + (size_t)thread * (size_t)hb;
         k->quantize_q8(qq, hb, a->q + i * j->row, D, 1, D);
-        k->attn_scores_q8(p, qq, at->k8 + a->s * at->k8_seq + kvh * hb, at->k8_row, n, D, j->scale);
+        k->attn_scores_q8(pw, qq, at->k8 + a->s * at->k8_seq + kvh * hb + j0 * at->k8_row,
+                          at->k8_row, m, D, j->scale);
     } else {
-        k->attn_scores(p, a->q + i * j->row, a->keys, at->kv_row, n, D, j->scale);
+        k->attn_scores(pw, a->q + i * j->row, a->keys + j0 * at->kv_row, at->kv_row, m, D,
+                       j->scale);
     }
-    k->softmax(p, p, n);
+    k->softmax(pw, pw, m);
+    if (j0) memset(p, 0, (size_t)j0 * sizeof(float));
     keep_row(j, sh, i, p, n);
     float *o = a->out + (size_t)i * j->C;
-    if (at->v8) k->attn_wsum_q8(o, p, at->v8 + a->s * at->v8_seq + kvh * hb, at->v8_row, n, D);
-    else k->attn_wsum(o, 0, p, 0, 1, a->vals, at->kv_row, n, D);
+    if (at->v8)
+        k->attn_wsum_q8(o, pw, at->v8 + a->s * at->v8_seq + kvh * hb + j0 * at->v8_row,
+                        at->v8_row, m, D);
+    else
+        k->attn_wsum(o, 0, pw, 0, 1, a->vals + j0 * at->kv_row, at->kv_row, m, D);
 }
 
 /* Queries i0..i1-1 of (s, h) one at a time (no copy of the keys). */
@@ -122,21 +140,24 @@ static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_sc
     const attn_head a = head_of(j, sh);
     for (int i = i0; i < i1; i++) {
         const int n = a.n0 + i + 1;                     /* keys visible to query i */
+        const int j0 = window_start(at, n), m = n - j0;  /* from j0 (a window) */
         const size_t row_index = sh * (size_t)len + (size_t)i;   /* (s,h,i) of (nseq,H,len,len) */
         float *p = at->probs ? at->probs + row_index * len : sc->rows0;
         if (at->k8 || at->v8) {         /* a cached pass: no map, no dropout */
             fwd_row_q8(j, &a, sh, i, p, thread);
             continue;
         }
-        k->attn_scores(p, a.q + i * row, a.keys, at->kv_row, n, D, j->scale);
-        k->softmax(p, p, n);
+        float *pw = p + j0;
+        k->attn_scores(pw, a.q + i * row, a.keys + j0 * at->kv_row, at->kv_row, m, D, j->scale);
+        k->softmax(pw, pw, m);
+        if (j0) memset(p, 0, (size_t)j0 * sizeof(float));
         keep_row(j, sh, i, p, n);
-        const float *pv = p;
-        if (at->dropping) {
-            k->dropout(sc->rows1, p, (size_t)n, row_index * len, &at->key);
+        const float *pv = pw;
+        if (at->dropping) {     /* the mask of the full row's elements j0..n-1 */
+            k->dropout(sc->rows1, pw, (size_t)m, row_index * len + (size_t)j0, &at->key);
             pv = sc->rows1;
         }
-        k->attn_wsum(a.out + (size_t)i * C, 0, pv, 0, 1, a.vals, at->kv_row, n, D);
+        k->attn_wsum(a.out + (size_t)i * C, 0, pv, 0, 1, a.vals + j0 * at->kv_row, at->kv_row, m, D);
     }
 }
 
@@ -178,10 +199,19 @@ static void fwd_range(void *arg, size_t begin, size_t end, int thread)
         const int b0 = (int)(blk % (size_t)j->qblocks) * j->qblock;
         const int i0 = b0 > j->at->q0 ? b0 : j->at->q0;
         const int i1 = b0 + j->qblock < j->at->len ? b0 + j->qblock : j->at->len;
-        /* an 8-bit cache is read a row at a time (its kernels take one query) */
-        if (i1 - i0 >= MIN_TILED && !j->at->k8 && !j->at->v8) fwd_tiles(j, sh, i0, i1, &sc);
+        /* an 8-bit cache is read a row at a time (its kernels take one query),
+         * and so are rows that a window cuts (the tiles' keys start at 0) */
+        const bool cut = window_start(j->at, head_of(j, sh).n0 + i1) > 0;
+        if (i1 - i0 >= MIN_TILED && !j->at->k8 && !j->at->v8 && !cut) fwd_tiles(j, sh, i0, i1, &sc);
         else fwd_rows(j, sh, i0, i1, &sc, thread);
     }
+}
+
+/* The scores' divisor under the square root: D, or attn_scalar (Gemma's
+ * query_pre_attn_scalar). */
+static float attn_scalar(const ngpt_config *c, int D)
+{
+    return c->attn_scalar != 0.0f ? c->attn_scalar : (float)D;
 }
 
 static attn_job job_of(const ngpt_context *ctx, const ngpt_attn *at)
@@ -193,7 +223,7 @@ static attn_job job_of(const ngpt_context *ctx, const ngpt_attn *at)
     const bool few = (size_t)at->nseq * (size_t)H < 8 * (size_t)ctx->shape.threads;
     const int qblock = few && at->len > QUERY_BLOCK ? QUERY_BLOCK : at->len;
     attn_job j = {ctx, at, NULL, NULL, H, KV, H / KV, D, C, qblock, (at->len + qblock - 1) / qblock,
-                  ngpt_cfg_qkv_width(&ctx->cfg), 1.0f / sqrtf((float)D)};
+                  ngpt_cfg_qkv_width(&ctx->cfg), 1.0f / sqrtf(attn_scalar(&ctx->cfg, D))};
     return j;
 }
 

@@ -213,6 +213,7 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
         ngpt_layout_tensor(cfg, &ctx->lay, i, carved.tensor_names + (size_t)i * NGPT_NAME_MAX,
                            &carved.tensors[i]);
     ngpt_rope_tables(cfg, carved.rope_cos, carved.rope_sin);
+    if (carved.rope_local_cos) ngpt_rope_local_tables(cfg, carved.rope_local_cos, carved.rope_local_sin);
     if (carved.pos_table) ngpt_sinusoid_table(cfg, carved.pos_table);
     if (shared) {   /* the model's weights, laid out and packed once */
         ctx->model = shared->model;

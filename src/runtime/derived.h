@@ -26,13 +26,30 @@ static inline int32_t ngpt_cfg_attn_width(const ngpt_config *c)
 {
     return c->n_heads * ngpt_cfg_head_dim(c);
 }
+/* A gated MLP (SwiGLU, GeGLU): fc1 gives [gate | up], 2 d_ff wide. */
+static inline bool ngpt_cfg_gated(const ngpt_config *c)
+{
+    return c->mlp == NGPT_MLP_SWIGLU || c->mlp == NGPT_MLP_GEGLU;
+}
 static inline int32_t ngpt_cfg_fc1_width(const ngpt_config *c)
 {
-    return c->mlp == NGPT_MLP_SWIGLU ? 2 * c->d_ff : c->d_ff;
+    return ngpt_cfg_gated(c) ? 2 * c->d_ff : c->d_ff;
 }
 static inline float ngpt_cfg_norm_eps(const ngpt_config *c)
 {
     return c->norm_eps != 0.0f ? c->norm_eps : 1e-5f;
+}
+
+/* Sliding-window attention: the window of layer l (0: it sees every
+ * earlier position), and the local layers' RoPE base. */
+static inline int32_t ngpt_cfg_layer_window(const ngpt_config *c, int l)
+{
+    const bool global = c->sliding_pattern > 0 && (l + 1) % c->sliding_pattern == 0;
+    return global ? 0 : c->sliding_window;
+}
+static inline float ngpt_cfg_rope_local_theta(const ngpt_config *c)
+{
+    return c->rope_local_theta != 0.0f ? c->rope_local_theta : c->rope_theta;
 }
 
 #endif

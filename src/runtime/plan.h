@@ -50,6 +50,8 @@ typedef struct ngpt_plan {
     /* position tables, written once at init (runtime/positions.c) */
     float *rope_cos;            /* (Tctx, D/2) */
     float *rope_sin;            /* (Tctx, D/2) */
+    float *rope_local_cos;      /* sliding_window: the local layers' (Tctx, D/2), else NULL */
+    float *rope_local_sin;
     float *pos_table;           /* pos=sinusoidal: (Tctx, C) sin/cos table, else NULL */
     int32_t *pos_ids;           /* absolute positions: (B,T) position of each row, else NULL */
 
@@ -59,7 +61,10 @@ typedef struct ngpt_plan {
      * once: the fields marked "train" are NULL then (and branch, but for
      * post-norm), and qkv is as wide as the widest of a layer's values */
     float *x;                   /* train (L+1,B,T,C) layer inputs + output; infer (B,T,C) */
-    float *ln_mean, *ln_rstd;   /* (L',2,B,T) ln1 then ln2 */
+    float *ln_mean, *ln_rstd;   /* (L',2,B,T) ln1 then ln2 (norm=sandwich: (L',4,B,T), then
+                                   post_attn_norm, post_mlp_norm) */
+    float *post_x;              /* train, norm=sandwich: (L',2,B,T,C) the post norms' inputs */
+    float *norm_w1;             /* norm_offset: (max(C, 2D)) 1 + w of the norm being run */
     float *qkv;                 /* train (L,B,T,3C); infer (B,T,max(3C,d_ff)): model/acts.c */
     float *qk_x;                /* qk_norm: its inputs, (B,T,(H+KV)D) per layer in train */
     float *qk_rstd;             /* qk_norm, train: (L,B,T,H+KV) */
