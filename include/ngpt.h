@@ -1194,7 +1194,10 @@ ngpt_status ngpt_context_cache_shift(ngpt_context *ctx, int32_t slot, int32_t dr
 
 /* Keeps the first n (0..its length) tokens of slot `slot`, for apps that
  * rewind (edit a message, retry an answer): the slot is then bit for bit
- * what a prefill of those n tokens alone leaves. */
+ * what a prefill of those n tokens alone leaves. With sliding windows, a
+ * cut further back than a local layer's ring holds (before len - shape.seq)
+ * feeds the n tokens again: a prefill's cost, the same bits
+ * (docs/GENERATION.md, "Sliding windows: rings"). */
 ngpt_status ngpt_context_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
 
 /* Sessions: slot `slot`'s tokens and key/value rows as a session file

@@ -12,7 +12,7 @@
 
 #include <math.h>
 
-#include "runtime/config.h"   /* ngpt_config_compare */
+#include "runtime/config.h"   /* ngpt_config_compare, ngpt_cfg_kv_ring */
 #include "runtime/positions.h"        /* ngpt_rope_tables */
 #include "scenario.h"
 
@@ -422,6 +422,114 @@ static void test_scenario(const char *sw)
           scenario_diff(&r, &clean, why, sizeof why));
 }
 
+/* Sliding windows' rings (model/kv.h): a local layer of window 3 in a plan
+ * of passes of 4 keeps 7 positions (14 rows of the 16): prefill and decode
+ * across the ring's wrap, truncates within it and past it (fed again),
+ * sessions into a ring and into a full cache, generation (past T, exactly
+ * or by the shift), beams and speculative decoding's cut-backs: the bits
+ * of a cache that keeps everything. */
+static void test_rings(void)
+{
+    const char *sw = "sliding_window=3 sliding_pattern=2 rope_local_theta=100 norm_type=rms "
+                     "norm_offset=1 norm=sandwich mlp=geglu gelu=tanh qk_norm=1";
+    ngpt_config c = tiny(sw);
+    CHECK(ngpt_cfg_kv_ring(&c, 4, 0) == 7 && ngpt_cfg_kv_ring(&c, 4, 1) == 0 &&
+              ngpt_cfg_kv_ring(&c, T, 0) == 0, "the rings of [%s]", sw);
+    ngpt_shape rs = ngpt_shape_default(NGPT_MODE_INFER), fs = rs;
+    rs.batch = fs.batch = 3, rs.seq = 4;
+    ngpt_context *ring = NULL, *full = NULL, *ring2 = NULL, *full2 = NULL;
+    CHECK_OK(ngpt_context_init(&ring, NULL, &c, &rs, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ring2, NULL, &c, &rs, NULL, 0));
+    fs.logits_rows = NGPT_LOGITS_ALL;
+    CHECK_OK(ngpt_context_init(&full, NULL, &c, &fs, NULL, 0));
+    CHECK_OK(ngpt_context_init(&full2, NULL, &c, &fs, NULL, 0));
+    if (!ring || !full || !ring2 || !full2) return;
+    ngpt_context *all[4] = {ring, ring2, full, full2};
+    for (int i = 0; i < 4; i++) CHECK_OK(ngpt_context_params_init(all[i], 5));
+    size_t rb = 0, fb = 0;
+    ngpt_shape fs4 = fs;
+    fs4.seq = 4, fs4.logits_rows = 0;
+    ngpt_config nw = c;
+    nw.sliding_window = nw.sliding_pattern = 0, nw.rope_local_theta = 0;
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &rs, &rb));
+    CHECK_OK(ngpt_context_arena_size(NULL, &nw, &fs4, &fb));
+    CHECK(rb < fb, "a ring's arena %zu, without windows %zu", rb, fb);
+    int32_t tok[T];
+    for (int i = 0; i < T; i++) tok[i] = (i * 53 + 7) % V;
+    static float want[T * V];
+    const float *lg;
+    CHECK_OK(ngpt_context_forward(full, tok, 1, T, NULL, NULL));
+    CHECK_OK(ngpt_context_logits(full, &lg));
+    memcpy(want, lg, sizeof want);
+    /* decode from position p to T, each position's logits the full pass's */
+#define DECODE_FROM(ctx, p, what)                                                          \
+    for (int i = (p); i < T; i++) {                                                        \
+        CHECK_OK(ngpt_context_cache_decode((ctx), tok + i, 1));                            \
+        CHECK_OK(ngpt_context_logits((ctx), &lg));                                         \
+        CHECK(!memcmp(lg, want + (size_t)i * V, V * sizeof(float)), "%s: position %d", \
+              (what), i);                                                                  \
+    }
+    CHECK_OK(ngpt_context_cache_prefill(ring, tok, 1, 4));
+    DECODE_FROM(ring, 4, "ring decode");
+    CHECK_OK(ngpt_context_cache_truncate(ring, 0, 13));     /* within the ring */
+    DECODE_FROM(ring, 13, "after a truncate within the ring");
+    CHECK_OK(ngpt_context_cache_truncate(ring, 0, 6));      /* past it: fed again */
+    DECODE_FROM(ring, 6, "after a truncate past the ring");
+    size_t size = 0;
+    CHECK_OK(ngpt_context_cache_save_mem(ring, 0, NULL, 0, &size));
+    unsigned char *img = malloc(size);
+    CHECK(img != NULL, "session buffer");
+    if (img) {
+        CHECK_OK(ngpt_context_cache_save_mem(ring, 0, img, size, &size));
+        CHECK_OK(ngpt_context_cache_load_mem(ring2, 0, img, size));
+        CHECK_OK(ngpt_context_cache_load_mem(full2, 0, img, size));
+        CHECK_OK(ngpt_context_cache_truncate(ring2, 0, 12));
+        DECODE_FROM(ring2, 12, "a ring's session in a ring");
+        CHECK_OK(ngpt_context_cache_truncate(full2, 0, 8));
+        DECODE_FROM(full2, 8, "a ring's session in a full cache");
+        free(img);
+    }
+#undef DECODE_FROM
+    const int32_t prompt[6] = {'w', 'i', 'n', 'd', 'o', 'w'};
+    int32_t a[40], b[40];
+    ngpt_generate_result ra, rb2;
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    for (int k = 0; k < 4; k++) {
+        gc.sampler.temperature = k & 1 ? 0.0f : 0.9f, gc.sampler.seed = 3;
+        gc.context_mode = k & 2 ? NGPT_CONTEXT_SHIFT : NGPT_CONTEXT_EXACT;
+        gc.max_tokens = 2 * T + 3;
+        CHECK_OK(ngpt_context_generate(ring, &gc, prompt, 6, a, 40, NULL, NULL, &ra));
+        CHECK_OK(ngpt_context_generate(full, &gc, prompt, 6, b, 40, NULL, NULL, &rb2));
+        CHECK(ra.n_tokens == gc.max_tokens && rb2.n_tokens == ra.n_tokens &&
+                  !memcmp(a, b, (size_t)ra.n_tokens * sizeof *a),
+              "generation %d: a ring and a full cache differ", k);
+    }
+    gc.context_mode = NGPT_CONTEXT_EXACT, gc.max_tokens = 8, gc.beam_width = 3;
+    gc.sampler.temperature = 1.0f;
+    CHECK_OK(ngpt_context_generate(ring, &gc, prompt, 6, a, 40, NULL, NULL, &ra));
+    CHECK_OK(ngpt_context_generate(full, &gc, prompt, 6, b, 40, NULL, NULL, &rb2));
+    CHECK(ra.n_tokens == rb2.n_tokens && !memcmp(a, b, (size_t)ra.n_tokens * sizeof *a),
+          "beam search: a ring and a full cache differ");
+    /* speculative decoding's cut-backs in the ring: a draft of another
+     * model (rejections) proposes 3 at a time; greedy, the plain tokens */
+    rs.draft_tokens = 3;
+    ngpt_context *spec = NULL;
+    CHECK_OK(ngpt_context_init(&spec, NULL, &c, &rs, NULL, 0));
+    if (spec) {
+        CHECK_OK(ngpt_context_params_init(spec, 5));
+        CHECK_OK(ngpt_context_params_init(full2, 9));
+        gc = ngpt_generate_config_default();
+        gc.sampler.temperature = 0.0f, gc.max_tokens = T - 7;
+        CHECK_OK(ngpt_context_generate(full, &gc, prompt, 6, b, 40, NULL, NULL, &rb2));
+        gc.draft = full2, gc.draft_tokens = 3;
+        CHECK_OK(ngpt_context_generate(spec, &gc, prompt, 6, a, 40, NULL, NULL, &ra));
+        CHECK(ra.n_tokens == rb2.n_tokens && !memcmp(a, b, (size_t)ra.n_tokens * sizeof *a),
+              "speculative decoding in a ring differs from plain greedy");
+        ngpt_context_free(spec);
+    }
+    for (int i = 0; i < 4; i++) ngpt_context_free(all[i]);
+}
+
 /* Golden: the hash of all of a combination's scenario results, computed by
  * the scalar reference build; every build must give the same. */
 static void test_golden(const char *sw, uint64_t want)
@@ -469,5 +577,6 @@ int main(void)
     test_golden(COMBO_GEMMA, 0x7042de7a7947363d);
     test_rope_llama3();
     test_header_bytes();
+    test_rings();
     return test_summary("test_variants");
 }

@@ -84,7 +84,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     const int H = ctx->cfg.n_heads, D = ngpt_cfg_head_dim(&ctx->cfg);
     const int KVD = (int)ngpt_kv_width(ctx);     /* KV heads of D: C by default */
     const int B = ps->nseq, T = ps->len;
-    const size_t TC = (size_t)ctx->cfg.context_len;
+    const size_t TC = ngpt_kv_rows(ctx, layer);     /* a slot's rows: Tctx, or a ring's */
     const ptrdiff_t row = ngpt_cfg_qkv_width(&ctx->cfg), k0 = (ptrdiff_t)H * D;
     ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + k0, .v = a->qkv + k0 + KVD,
                     .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
@@ -97,7 +97,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
             const float *src = a->qkv + (size_t)b * T * row;
             ngpt_kv_write(ctx, layer, ps->slot0 + b, T, src + k0, src + k0 + KVD, row);
         }
-        /* slots slot0.. are consecutive blocks of Tctx rows: KV*D floats,
+        /* slots slot0.. are consecutive blocks of TC rows: KV*D floats,
          * or KV quantized head rows (an 8-bit cache) */
         at.kv_seq = (ptrdiff_t)(TC * (size_t)KVD);
         at.kv_row = KVD;
@@ -117,9 +117,10 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
             at.v = ngpt_kv_values(ctx, layer, ps->slot0);
         }
         at.pos0 = ngpt_kv_lens(ctx, ps->slot0);
+        at.ring = ngpt_kv_ring(ctx, layer);
         /* the last new token's row, (H, Tctx) per slot */
         at.cache_rows = ngpt_kv_trace(ctx, layer, ps->slot0);
-        at.row_len = (int)TC;
+        at.row_len = ctx->cfg.context_len;
     } else {
         at.probs = a->att;      /* the full (B,H,T,T) map: training, or a FULL trace */
         if (pl->trace_rows)
@@ -466,6 +467,18 @@ void ngpt_model_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int
                        int32_t len)
 {
     append(ctx, slot0, nseq, tokens, len, false);
+}
+
+void ngpt_model_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
+{
+    if (ngpt_kv_truncate(ctx, slot, n)) return;
+    /* a re-feed: the slot's own tokens, which each pass records in place */
+    const int32_t *tokens = ngpt_kv_tokens(ctx, slot);
+    ngpt_kv_clear(ctx, slot);
+    for (int32_t at = 0, c = 0; at < n; at += c) {
+        c = n - at < ctx->shape.seq ? n - at : ctx->shape.seq;
+        append(ctx, slot, 1, tokens + at, c, true);
+    }
 }
 
 void ngpt_model_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,

@@ -79,6 +79,13 @@ static int window_start(const ngpt_attn *at, int n)
     return at->window && n > at->window ? n - at->window : 0;
 }
 
+/* The row of key j0, the first of a query's window: j0, or in a ring j0 % R
+ * (its window's rows follow it in order: model/kv.h). */
+static ptrdiff_t key_row(const ngpt_attn *at, int j0)
+{
+    return at->ring ? j0 % at->ring : j0;
+}
+
 /* Where the forward of (sequence s, head h) = sh reads. */
 typedef struct attn_head {
     int s, h, n0;               /* n0: cached positions before query 0 */
@@ -112,21 +119,21 @@ static void fwd_row_q8(const attn_job *j, const attn_head *a, size_t sh, int i, 
     if (at->k8) {
         int8_t *qq = at->query8 + (size_t)thread * (size_t)hb;
         k->quantize_q8(qq, hb, a->q + i * j->row, D, 1, D);
-        k->attn_scores_q8(pw, qq, at->k8 + a->s * at->k8_seq + kvh * hb + j0 * at->k8_row,
+        k->attn_scores_q8(pw, qq, at->k8 + a->s * at->k8_seq + kvh * hb + key_row(at, j0) * at->k8_row,
                           at->k8_row, m, D, j->scale);
     } else {
-        k->attn_scores(pw, a->q + i * j->row, a->keys + j0 * at->kv_row, at->kv_row, m, D,
-                       j->scale);
+        k->attn_scores(pw, a->q + i * j->row, a->keys + key_row(at, j0) * at->kv_row, at->kv_row,
+                       m, D, j->scale);
     }
     k->softmax(pw, pw, m);
     if (j0) memset(p, 0, (size_t)j0 * sizeof(float));
     keep_row(j, sh, i, p, n);
     float *o = a->out + (size_t)i * j->C;
     if (at->v8)
-        k->attn_wsum_q8(o, pw, at->v8 + a->s * at->v8_seq + kvh * hb + j0 * at->v8_row,
+        k->attn_wsum_q8(o, pw, at->v8 + a->s * at->v8_seq + kvh * hb + key_row(at, j0) * at->v8_row,
                         at->v8_row, m, D);
     else
-        k->attn_wsum(o, 0, pw, 0, 1, a->vals + j0 * at->kv_row, at->kv_row, m, D);
+        k->attn_wsum(o, 0, pw, 0, 1, a->vals + key_row(at, j0) * at->kv_row, at->kv_row, m, D);
 }
 
 /* Queries i0..i1-1 of (s, h) one at a time (no copy of the keys). */
@@ -148,7 +155,8 @@ static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_sc
             continue;
         }
         float *pw = p + j0;
-        k->attn_scores(pw, a.q + i * row, a.keys + j0 * at->kv_row, at->kv_row, m, D, j->scale);
+        k->attn_scores(pw, a.q + i * row, a.keys + key_row(at, j0) * at->kv_row, at->kv_row, m, D,
+                       j->scale);
         k->softmax(pw, pw, m);
         if (j0) memset(p, 0, (size_t)j0 * sizeof(float));
         keep_row(j, sh, i, p, n);
@@ -157,7 +165,8 @@ static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_sc
             k->dropout(sc->rows1, pw, (size_t)m, row_index * len + (size_t)j0, &at->key);
             pv = sc->rows1;
         }
-        k->attn_wsum(a.out + (size_t)i * C, 0, pv, 0, 1, a.vals + j0 * at->kv_row, at->kv_row, m, D);
+        k->attn_wsum(a.out + (size_t)i * C, 0, pv, 0, 1, a.vals + key_row(at, j0) * at->kv_row,
+                     at->kv_row, m, D);
     }
 }
 

@@ -171,6 +171,8 @@ typedef struct ngpt_attn {
     int q0;                     /* queries 0..q0-1 are skipped (forward only) */
     int window;                 /* 0, or W: query n0 + i sees keys n0 + i - W + 1..n0 + i
                                    only (sliding_window; the others' probabilities are 0) */
+    int ring;                   /* 0, or R: key j is at row j % R (a cached local layer's
+                                   ring, model/kv.h: any W keys in a row are consecutive) */
     float *out;                 /* (nseq, len, H D) heads merged; rows from q0 */
     /* forward outputs besides out (each may be NULL) */
     float *probs;               /* (nseq, H, len, len) full map, zero past the causal edge */

@@ -141,6 +141,7 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
     if (p->adam_m) memset(p->adam_m, 0, TP);
     if (p->adam_v) memset(p->adam_v, 0, TP);
     if (p->kv.len) memset(p->kv.len, 0, (size_t)s->batch * sizeof(int32_t));
+    if (p->kv.held) memset(p->kv.held, 0, (size_t)s->batch * sizeof(int32_t));
     size_t q8_bytes = 0;
     if (p->q8_w && ngpt_linear_q8_bytes(cfg, &q8_bytes)) memset(p->q8_w, 0, q8_bytes);
 }

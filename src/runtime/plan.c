@@ -183,11 +183,14 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         const size_t q8row = KV * ngpt_q8_head_bytes((int)D);
         p.kv.k_row = shape->kv_k == NGPT_KV_Q8 ? q8row : KVD * sizeof(float);
         p.kv.v_row = shape->kv_v == NGPT_KV_Q8 ? q8row : KVD * sizeof(float);
-        p.kv.k = take(&w, p.kv.k_row, L, B, TC, 1);
-        p.kv.v = take(&w, p.kv.v_row, L, B, TC, 1);
+        size_t rows = 0;        /* a slot's rows over the layers (local layers' rings) */
+        for (int l = 0; l < cfg->n_layers; l++) rows += ngpt_cfg_kv_rows(cfg, shape->seq, l);
+        p.kv.k = take(&w, p.kv.k_row, rows, B, 1, 1);
+        p.kv.v = take(&w, p.kv.v_row, rows, B, 1, 1);
         if (shape->kv_k == NGPT_KV_Q8)
             p.kv.query = take(&w, ngpt_q8_head_bytes((int)D), (size_t)shape->threads, 1, 1, 1);
         p.kv.len = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        if (cfg->sliding_window) p.kv.held = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.kv.tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
         if (shape->trace != NGPT_TRACE_NONE) p.kv.trace = TAKE_F(&w, L, B, H, TC);
         /* beam search reorders the cache between passes through one

@@ -50,8 +50,7 @@ typedef struct ngpt_plan {
     /* position tables, written once at init (runtime/positions.c) */
     float *rope_cos;            /* (Tctx, D/2) */
     float *rope_sin;            /* (Tctx, D/2) */
-    float *rope_local_cos;      /* sliding_window: the local layers' (Tctx, D/2), else NULL */
-    float *rope_local_sin;
+    float *rope_local_cos, *rope_local_sin;     /* sliding_window: local layers', else NULL */
     float *pos_table;           /* pos=sinusoidal: (Tctx, C) sin/cos table, else NULL */
     int32_t *pos_ids;           /* absolute positions: (B,T) position of each row, else NULL */
 
@@ -118,7 +117,8 @@ typedef struct ngpt_plan {
 
     /* infer mode: the KV cache's storage (model/kv.c, its only reader and writer) */
     struct ngpt_plan_kv {
-        /* (L, B, Tctx, row) keys after RoPE / values, per slot; a row is
+        /* (L, B, rows, row) keys after RoPE / values, per slot (rows: Tctx,
+         * or a local layer's ring: ngpt_cfg_kv_rows); a row is
          * KV*D floats (NGPT_KV_F32) or KV compact quantized head rows
          * (NGPT_KV_Q8: ngpt_q8_head_bytes(D) each); k_row, v_row its bytes */
         unsigned char *k, *v;
@@ -126,6 +126,7 @@ typedef struct ngpt_plan {
         int8_t *query;          /* (threads, ngpt_q8_head_bytes(D)): a query quantized
                                  * against q8 keys (ops/attention.c); NULL otherwise */
         int32_t *len;           /* (B) tokens cached per slot */
+        int32_t *held;          /* sliding_window: (B) the first position local layers hold */
         int32_t *tokens;        /* (B, Tctx) the tokens each slot holds, in order */
         float *trace;           /* (L, B, H, Tctx) last new token's probabilities, or NULL */
         float *tmp;             /* one slot-layer block (Tctx rows, and at least a row of
