@@ -255,9 +255,9 @@ test-interop: all $(INTEROP_BIN)
 # widths and vocabulary, written by tools/hf_gpt2.py) through ngpt import,
 # against tools/hf_gpt2.py's own PyTorch GPT-2 (tests/interop/test_hf_gpt2.py);
 # then Llama directories (SmolLM2's widths, GQA 3:1 and 1:1, a head_dim other
-# than C/H, tied and untied, BF16 and F32; Qwen2, Qwen3 and Llama 3's rope
-# scaling) against tools/hf_llama.py's own PyTorch Llama, Qwen2 and Qwen3
-# (tests/interop/test_hf_llama.py), then llama2.c's model.bin +
+# than C/H, tied and untied, BF16 and F32; Qwen2, Qwen3, Llama 3's rope
+# scaling and Gemma 3) against tools/hf_llama.py's own PyTorch Llama, Qwen2,
+# Qwen3 and Gemma 3 (tests/interop/test_hf_llama.py), then llama2.c's model.bin +
 # tokenizer.bin (random, the stories15M shape and a grouped-query one, by
 # tools/llama2c_ref.py) through ngpt import --llama2c, against that tool's own
 # llama2.c forward and run.c encode; then PEFT LoRA adapters (random, written

@@ -291,7 +291,7 @@ static void bytes_line(FILE *f, const bench_opts *o, const bench_report *r)
 
 void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r)
 {
-    char cfg[512];
+    char cfg[768];
     ngpt_config_format(&o->cfg, cfg, sizeof cfg);
     fprintf(f, "- build: %s\n- threads:", ngpt_build_info());
     for (int t = 0; t < o->n_threads; t++) fprintf(f, "%s %d", t ? "," : "", (int)o->threads[t]);

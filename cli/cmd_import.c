@@ -170,7 +170,7 @@ int cli_cmd_import(int argc, char **argv)
         ngpt_model_close(written);
         return cli_library_failed(a.cmd);
     }
-    char desc[512];
+    char desc[768];
     ngpt_config_format(&cfg, desc, sizeof desc);
     printf("wrote %s: %zu parameters, %s weights, %lld bytes (%.1f s of CPU)\n  %s\n", out, params,
            cfg.weights == NGPT_WEIGHTS_Q8   ? "8-bit"

@@ -150,11 +150,19 @@ static void print_sizes(const ngpt_config *cfg, const ngpt_tokenizer *tok, const
         if (i != own) printf("%s %s %s", sep++ ? "," : ";", KIND_NAMES[i], bytes_text(b0, z->infer[i]));
     printf(" (the default plan: passes of at most %d positions, the logits of the last one; "
            "%d thread%s)\n", pass, (int)threads, th);
-    /* the cache of one sequence at T: L T rows of keys and of values */
+    /* the cache of one sequence at T: T rows of keys and of values a layer,
+     * or a local layer's ring of 2 (W + pass) when fewer (docs/GENERATION.md,
+     * "Sliding windows: rings") */
     const int64_t KV = cfg->n_kv_heads ? cfg->n_kv_heads : cfg->n_heads;
     const int64_t D = cfg->head_dim ? cfg->head_dim : cfg->d_model / cfg->n_heads;
     const int64_t f32row = KV * D * 4, q8row = KV * ((D + 31) / 32) * 36;
-    const size_t LT = (size_t)cfg->n_layers * (size_t)T;
+    size_t LT = 0;
+    for (int l = 0; l < cfg->n_layers; l++) {
+        const int P = cfg->sliding_pattern;
+        const bool local = cfg->sliding_window && !(P && (l + 1) % P == 0);
+        const size_t ring = 2 * ((size_t)cfg->sliding_window + (size_t)pass);
+        LT += local && ring < (size_t)T ? ring : (size_t)T;
+    }
     const size_t kv_f32 = LT * (size_t)(2 * f32row), kv_q8 = LT * (size_t)(2 * q8row);
     const size_t kv_now = LT * (size_t)((info_kv_k ? q8row : f32row) + (info_kv_v ? q8row : f32row));
     printf("kv cache:    %s at batch 1, T=%d (keys %s, values %s): f32 %s, q8 %s (--kv q8)\n",
@@ -201,7 +209,7 @@ static void info_adapter(const char *path, const ngpt_adapter *ad)
     ngpt_adapter_describe(ad, &ai);
     ngpt_adapter_lora_config(ad, &lc);
     ngpt_adapter_train_state(ad, &ts);
-    char text[256], resolved[256], desc[512];
+    char text[256], resolved[256], desc[768];
     ngpt_lora_config_format(&lc, text, sizeof text);
     ngpt_lora_config all = lc;      /* the modules all-linear stands for, by name */
     all.targets = ai.modules;
@@ -255,7 +263,7 @@ static int info_file(const char *cmd, const char *path, const ngpt_shape *ts,
         ngpt_model_close(m);
         return rc;
     }
-    char desc[512];
+    char desc[768];
     ngpt_config_format(&cfg, desc, sizeof desc);
     struct stat sb;
     const double file = stat(path, &sb) == 0 ? (double)sb.st_size : 0.0;
@@ -296,7 +304,7 @@ static int info_config(const char *cmd, const ngpt_config *cfg, const char *tok_
     sizes z;
     int rc = compute_sizes(cmd, cfg, tok, ts, &z);
     if (!rc) {
-        char desc[512];
+        char desc[768];
         ngpt_config_format(cfg, desc, sizeof desc);
         printf("config:      %s\n", desc);
         print_sizes(cfg, tok, &z, ts);

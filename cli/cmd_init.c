@@ -16,9 +16,9 @@ static const char *const HELP =
     "  --config key=value set a config field (repeatable): V T C L H d_ff dropout\n"
     "                     rope_theta (defaults V=256 T=256 C=256 L=4 H=4 d_ff=1024\n"
     "                     dropout=0.1 rope_theta=10000), and the variants\n"
-    "                     qkv_bias proj_bias tie_lm_head final_norm norm=pre|post\n"
+    "                     qkv_bias proj_bias tie_lm_head final_norm norm=pre|post|sandwich\n"
     "                     pos=rope|sinusoidal|learned gelu=exact|tanh\n"
-    "                     norm_type=layer|rms norm_eps mlp=gelu|swiglu mlp_bias\n"
+    "                     norm_type=layer|rms norm_eps mlp=gelu|swiglu|geglu mlp_bias\n"
     "                     kv_heads head_dim rope_pairs=interleaved|halves\n"
     "                     weights=f32|q8 (README, \"Config keys\")\n";
 
@@ -76,7 +76,7 @@ int cli_cmd_init(int argc, char **argv)
     ngpt_context_free(ctx);
     ngpt_tokenizer_free(tok);
     if (st) return cli_library_failed(a.cmd);
-    char desc[512];
+    char desc[768];
     ngpt_config_format(&cfg, desc, sizeof desc);
     printf("wrote %s: %zu parameters, seed %llu, %s\n", out, n_params, (unsigned long long)seed, desc);
     return CLI_OK;

@@ -684,7 +684,7 @@ static void report_adapter(const run *r, size_t n_params)
 static void report_start(const run *r)
 {
     const train_opts *o = r->o;
-    char desc[512];
+    char desc[768];
     size_t n_params = 0;
     ngpt_config_format(&o->cfg, desc, sizeof desc);
     ngpt_config_param_count(&o->cfg, &n_params);

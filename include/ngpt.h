@@ -211,7 +211,11 @@ typedef enum ngpt_pos_encoding {
 
 typedef enum ngpt_norm_placement {
     NGPT_NORM_PRE = 0,          /* x + f(ln(x)) (the original) */
-    NGPT_NORM_POST              /* ln(x + f(x)), the 2017 Transformer's order */
+    NGPT_NORM_POST,             /* ln(x + f(x)), the 2017 Transformer's order */
+    /* Gemma 2's and 3's: pre-norm, and a norm of each branch's output before
+     * the residual add, x + ln'(drop(f(ln(x)))) (ln' the block's
+     * post_attn_norm / post_mlp_norm, which dropout precedes) */
+    NGPT_NORM_SANDWICH
 } ngpt_norm_placement;
 
 /* The MLP's activation. */
@@ -231,10 +235,12 @@ typedef enum ngpt_norm_type {
 /* The MLP's shape. */
 typedef enum ngpt_mlp {
     NGPT_MLP_GELU = 0,          /* fc2(GELU(fc1(x))) (the original; `gelu` picks the form) */
-    NGPT_MLP_SWIGLU             /* Llama's down(silu(gate(x)) * up(x)): mlp.fc1.weight is
+    NGPT_MLP_SWIGLU,            /* Llama's down(silu(gate(x)) * up(x)): mlp.fc1.weight is
                                    (2 d_ff, C), gate rows [0, d_ff) then up rows
                                    [d_ff, 2 d_ff); mlp.fc2.weight (C, d_ff) is down.
                                    silu(x) = x / (1 + exp(-x)) */
+    NGPT_MLP_GEGLU              /* Gemma's down(gelu(gate(x)) * up(x)), fc1 and fc2 as for
+                                   swiglu; GELU's form is `gelu` (Gemma: tanh) */
 } ngpt_mlp;
 
 /* How RoPE pairs the dimensions of a head of D. */
@@ -318,7 +324,23 @@ typedef struct ngpt_config {
     float rope_low_freq_factor; /* llama3: > 0 */
     float rope_high_freq_factor;        /* llama3: > rope_low_freq_factor */
     int32_t rope_original_context;      /* llama3: original_max_position_embeddings, > 0 */
-    uint32_t reserved[38];      /* zero (see "Structs that grow") */
+    /* Gemma 3's switches (docs/FORMAT.md; also norm=sandwich, mlp=geglu). */
+    bool norm_offset;           /* false; true (norm_type=rms): every RMSNorm, qk_norm's too,
+                                   multiplies by (1 + w) (1 + w rounded to float), its
+                                   weights start at 0 */
+    int32_t sliding_window;     /* 0; W > 0: the local layers' queries see the last W
+                                   positions (their own and W - 1 before) */
+    int32_t sliding_pattern;    /* with sliding_window, 0..255: layer l is global (sees
+                                   every earlier position) iff (l + 1) % sliding_pattern
+                                   == 0; 0: every layer is local */
+    float rope_local_theta;     /* the local layers' RoPE base, without rope_scaling (0:
+                                   rope_theta); needs sliding_window */
+    float attn_scalar;          /* 0: scores scaled by 1/sqrtf(D); else by
+                                   1/sqrtf(attn_scalar) (Gemma's query_pre_attn_scalar) */
+    float logit_softcap;        /* 0: none; else logits = cap * tanhf(logits / cap) */
+    float emb_scale;            /* 0: none; else the token embedding's rows times it (Gemma:
+                                   sqrt(C) rounded to the weights' dtype) */
+    uint32_t reserved[31];      /* zero (see "Structs that grow") */
 } ngpt_config;
 
 /* V=256 T=256 C=256 L=4 H=4 d_ff=1024 dropout=0.1 rope_theta=10000. */
@@ -329,11 +351,12 @@ ngpt_config ngpt_config_default(void);
 ngpt_status ngpt_config_validate(const ngpt_config *cfg);
 
 /* Sets one field from "key=value". Keys: V T C L H d_ff dropout rope_theta
- * qkv_bias proj_bias tie_lm_head final_norm norm(pre|post)
+ * qkv_bias proj_bias tie_lm_head final_norm norm(pre|post|sandwich)
  * pos(rope|sinusoidal|learned) gelu(exact|tanh) norm_type(layer|rms) norm_eps
- * mlp(gelu|swiglu) mlp_bias kv_heads head_dim rope_pairs(interleaved|halves)
+ * mlp(gelu|swiglu|geglu) mlp_bias kv_heads head_dim rope_pairs(interleaved|halves)
  * weights(f32|q8|q4) qk_norm rope_scaling(none|llama3) rope_factor
- * rope_low_freq_factor rope_high_freq_factor rope_original_context.
+ * rope_low_freq_factor rope_high_freq_factor rope_original_context norm_offset
+ * sliding_window sliding_pattern rope_local_theta attn_scalar logit_softcap emb_scale.
  * Long aliases: vocab_size context_len d_model n_layers n_heads n_kv_heads,
  * and tied_head for tie_lm_head.
  * Unknown keys and malformed values are errors; cfg is unchanged on error. */
@@ -343,9 +366,12 @@ ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
  * " proj_bias=1", " gelu=tanh", " norm_type=rms", " norm_eps=..." (other
  * than 1e-5), " mlp=swiglu", " mlp_bias=0", " kv_heads=N", " head_dim=N",
  * " rope_pairs=halves", " qk_norm=1", " rope_scaling=llama3 rope_factor=...
- * rope_low_freq_factor=... rope_high_freq_factor=... rope_original_context=N"
- * and " weights=q8" (" weights=q4") end it when set (a default model's
- * string is what it always was). 512 bytes hold any config's string. */
+ * rope_low_freq_factor=... rope_high_freq_factor=... rope_original_context=N",
+ * Gemma's " norm_offset=1", " sliding_window=W sliding_pattern=P",
+ * " rope_local_theta=...", " attn_scalar=...", " logit_softcap=...",
+ * " emb_scale=..." and " weights=q8" (" weights=q4") end it when set (a default model's
+ * string is what it always was). 768 bytes hold any config's string (512
+ * did before Gemma 3's switches). */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
 /* Number of parameters (embedding counted once when tied), whatever their
@@ -1154,7 +1180,10 @@ ngpt_status ngpt_context_cache_shift(ngpt_context *ctx, int32_t slot, int32_t dr
 
 /* Keeps the first n (0..its length) tokens of slot `slot`, for apps that
  * rewind (edit a message, retry an answer): the slot is then bit for bit
- * what a prefill of those n tokens alone leaves. */
+ * what a prefill of those n tokens alone leaves. With sliding windows, a
+ * cut further back than a local layer's ring holds (before len - shape.seq)
+ * feeds the n tokens again: a prefill's cost, the same bits
+ * (docs/GENERATION.md, "Sliding windows: rings"). */
 ngpt_status ngpt_context_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
 
 /* Sessions: slot `slot`'s tokens and key/value rows as a session file

@@ -449,18 +449,20 @@ enum { LH = 4, LKV = 2, LD = 24, LF = 96 };
 
 /* Llama's state_dict for that shape, drawn from seed; untied adds lm_head.
  * make_llama_as: kind 2 adds Qwen2's q, k and v biases, kind 3 Qwen3's
- * per-head q and k norms (LD each); rows rows of the embedding (and the
- * lm_head): V, or more (Qwen's rows without a token). */
+ * per-head q and k norms (LD each), kind 4 Gemma 3's (those norms and its
+ * four a block, weights w of 1 + w near 0); rows rows of the embedding
+ * (and the lm_head): V, or more (Qwen's rows without a token). */
 static inline void make_llama_as(uint64_t seed, int dt, bool untied, int kind, int rows)
 {
     char n[64];
     rng = seed;
     free_tensors();
     add("model.embed_tokens.weight", rows, C, 'w', dt);
+    const char g = kind == 4 ? 'w' : 'g';      /* a norm's weight */
     for (int l = 0; l < L; l++) {
 #define ADD(suffix, r, c, kind) \
     (snprintf(n, sizeof n, "model.layers.%d.%s", l, suffix), add(n, r, c, kind, dt))
-        ADD("input_layernorm.weight", C, 0, 'g');
+        ADD("input_layernorm.weight", C, 0, g);
         ADD("self_attn.q_proj.weight", LH * LD, C, 'w');
         ADD("self_attn.k_proj.weight", LKV * LD, C, 'w');
         ADD("self_attn.v_proj.weight", LKV * LD, C, 'w');
@@ -470,17 +472,19 @@ static inline void make_llama_as(uint64_t seed, int dt, bool untied, int kind, i
             ADD("self_attn.v_proj.bias", LKV * LD, 0, 'w');
         }
         ADD("self_attn.o_proj.weight", C, LH * LD, 'w');
-        if (kind == 3) {
-            ADD("self_attn.q_norm.weight", LD, 0, 'g');
-            ADD("self_attn.k_norm.weight", LD, 0, 'g');
+        if (kind >= 3) {
+            ADD("self_attn.q_norm.weight", LD, 0, g);
+            ADD("self_attn.k_norm.weight", LD, 0, g);
         }
-        ADD("post_attention_layernorm.weight", C, 0, 'g');
+        ADD("post_attention_layernorm.weight", C, 0, g);
+        if (kind == 4) ADD("pre_feedforward_layernorm.weight", C, 0, g);
         ADD("mlp.gate_proj.weight", LF, C, 'w');
         ADD("mlp.up_proj.weight", LF, C, 'w');
         ADD("mlp.down_proj.weight", C, LF, 'w');
+        if (kind == 4) ADD("post_feedforward_layernorm.weight", C, 0, g);
 #undef ADD
     }
-    add("model.norm.weight", C, 0, 'g', dt);
+    add("model.norm.weight", C, 0, g, dt);
     if (untied) add("lm_head.weight", rows, C, 'w', dt);
 }
 

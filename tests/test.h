@@ -58,7 +58,7 @@ static inline ngpt_config test_config_tiny(void)
  * model variant "norm=post pos=learned"; false if one is refused. */
 static inline bool test_config_apply(ngpt_config *c, const char *settings)
 {
-    char buf[256], *save = NULL;
+    char buf[1024], *save = NULL;
     snprintf(buf, sizeof buf, "%s", settings);
     for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
         if (ngpt_config_set(c, kv) != NGPT_OK) return false;

@@ -147,6 +147,19 @@ cat > "$dir/llama32.json" <<JSON
  "rope_theta": 500000.0, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
  "transformers_version": "4.45.0.dev0", "use_cache": true, "vocab_size": 128256}
 JSON
+# Gemma-3-1B's published config.json (Gemma-3-270M's: tests/test_import.c)
+cat > "$dir/gemma3.json" <<JSON
+{"architectures": ["Gemma3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+ "attn_logit_softcapping": null, "bos_token_id": 2, "cache_implementation": "hybrid",
+ "eos_token_id": [1, 106], "final_logit_softcapping": null, "head_dim": 256,
+ "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 1152, "initializer_range": 0.02,
+ "intermediate_size": 6912, "max_position_embeddings": 32768, "model_type": "gemma3_text",
+ "num_attention_heads": 4, "num_hidden_layers": 26, "num_key_value_heads": 1,
+ "pad_token_id": 0, "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06,
+ "rope_local_base_freq": 10000, "rope_scaling": null, "rope_theta": 1000000,
+ "sliding_window": 512, "sliding_window_pattern": 6, "torch_dtype": "bfloat16",
+ "transformers_version": "4.50.0.dev0", "use_cache": true, "vocab_size": 262144}
+JSON
 family() {  # family NAME PARAMS PATTERN
     $N info "$dir/$1.json" --seq 256 --batch 1 > "$dir/$1" 2>&1 &&
         grep -q "^parameters:  $2 " "$dir/$1" && grep -q "^context:     T=4096, ngpt import" "$dir/$1" &&
@@ -155,6 +168,7 @@ family() {  # family NAME PARAMS PATTERN
 }
 family qwen25 494032768 "qkv_bias=1 .*kv_heads=2"
 family qwen3 596049920 "head_dim=128 rope_pairs=halves qk_norm=1"
+family gemma3 999885952 "norm=sandwich .*mlp=geglu .*qk_norm=1 norm_offset=1 sliding_window=512 sliding_pattern=6 rope_local_theta=10000 attn_scalar=256 emb_scale=34"
 family llama32 1235814400 "rope_scaling=llama3 rope_factor=32 rope_low_freq_factor=1 rope_high_freq_factor=4 rope_original_context=8192"
 sed 's/"use_sliding_window": false/"use_sliding_window": true/' "$dir/qwen25.json" > "$dir/window.json"
 $N info "$dir/window.json" > /dev/null 2> "$dir/err"

@@ -148,7 +148,7 @@ expect 2 "give --lora (a new adapter) or --adapter FILE" train --init "$dir/base
 expect 2 "--config: an adapter trains on" train --init "$dir/base.ngpt" --lora r=4 --config dropout=0 $T
 expect 2 "--no-decay-norms: an adapter has no norms" train --init "$dir/base.ngpt" --lora r=4 --no-decay-norms $T
 expect 2 "--lora: unknown key \"beta\"" train --init "$dir/base.ngpt" --lora r=4,beta=2 $T
-expect 2 "--lora: targets: gate_proj and up_proj are SwiGLU's" train --init "$dir/base.ngpt" --lora targets=gate_proj $T
+expect 2 "--lora: targets: gate_proj and up_proj are a gated MLP's" train --init "$dir/base.ngpt" --lora targets=gate_proj $T
 expect 2 "--lora: targets: lm_head is the embedding or the lm_head" train --init "$dir/base.ngpt" --lora targets=lm_head $T
 expect 2 "--out $dir/base.ngpt is the model the adapter trains on" train --init "$dir/base.ngpt" --lora r=4 --data "$dir/n.txt" --out "$dir/base.ngpt"
 expect 2 "--resume $dir/base.lora continues an adapter's run: give no --lora or --adapter" train --init "$dir/base.ngpt" --resume "$dir/base.lora" --lora r=4 $T

@@ -19,6 +19,16 @@ static void defaults(void)
           "param count %zu", n);
 }
 
+/* Each "key=value" of bad is refused and leaves the config as it was. */
+static void check_refused(const ngpt_config *d, const char *const *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        ngpt_config before = *d, t = *d;
+        CHECK_STATUS(ngpt_config_set(&t, bad[i]), NGPT_ERR_BAD_CONFIG);
+        CHECK(!memcmp(&t, &before, sizeof t), "%s changed the config", bad[i]);
+    }
+}
+
 /* The message must name the field the user has to fix. */
 static void expect_bad(ngpt_config c, ngpt_status want, const char *field)
 {
@@ -45,7 +55,7 @@ static void validation(void)
     c = d, c.dropout = NAN, expect_bad(c, NGPT_ERR_BAD_CONFIG, "dropout");
     c = d, c.rope_theta = 0.0f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_theta");
     c = d, c.rope_theta = INFINITY, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_theta");
-    c = d, c.norm = (ngpt_norm_placement)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm");
+    c = d, c.norm = (ngpt_norm_placement)3, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm");
     c = d, c.pos = (ngpt_pos_encoding)9, expect_bad(c, NGPT_ERR_BAD_CONFIG, "pos");
     c = d, c.gelu = (ngpt_gelu)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "gelu");
     /* the variants are valid; the head size only needs to be even for RoPE,
@@ -207,15 +217,23 @@ static void llama_switches(void)
     c = d, c.norm_eps = -1e-5f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm_eps");
     c = d, c.norm_eps = NAN, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm_eps");
     c = d, c.norm_type = (ngpt_norm_type)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm_type");
-    c = d, c.mlp = (ngpt_mlp)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "mlp");
+    c = d, c.mlp = (ngpt_mlp)3, expect_bad(c, NGPT_ERR_BAD_CONFIG, "mlp");
     c = d, c.rope_pairs = (ngpt_rope_pairs)2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "rope_pairs");
     const char *bad[] = {"norm_type=batch", "mlp=relu", "mlp_bias=2", "rope_pairs=odd",
                          "kv_heads=x", "norm_eps=inf"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ngpt_config before = d, t = d;
-        CHECK_STATUS(ngpt_config_set(&t, bad[i]), NGPT_ERR_BAD_CONFIG);
-        CHECK(!memcmp(&t, &before, sizeof t), "%s changed the config", bad[i]);
-    }
+    check_refused(&d, bad, sizeof bad / sizeof bad[0]);
+}
+
+/* A published shape (its family's switches on top) has the published
+ * parameter count. */
+static void check_published(const char *shape, const char *switches, size_t published)
+{
+    ngpt_config m = ngpt_config_default();
+    size_t n = 0;
+    CHECK(test_config_apply(&m, shape) && test_config_apply(&m, switches), "%s",
+          ngpt_last_error());
+    CHECK_OK(ngpt_config_param_count(&m, &n));
+    CHECK(n == published, "[%s] %zu parameters, published %zu", shape, n, published);
 }
 
 /* Qwen's and Llama 3's switches: parsed, validated, printed only when
@@ -267,11 +285,7 @@ static void qwen_switches(void)
     c = l3, c.pos = NGPT_POS_LEARNED, expect_bad(c, NGPT_ERR_BAD_CONFIG, "pos=rope");
     const char *bad[] = {"qk_norm=2", "rope_scaling=yarn", "rope_factor=x",
                          "rope_original_context=1.5"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ngpt_config before = d, t = d;
-        CHECK_STATUS(ngpt_config_set(&t, bad[i]), NGPT_ERR_BAD_CONFIG);
-        CHECK(!memcmp(&t, &before, sizeof t), "%s changed the config", bad[i]);
-    }
+    check_refused(&d, bad, sizeof bad / sizeof bad[0]);
     /* the published counts: Qwen2.5-0.5B and -1.5B (q, k, v biased), Qwen3-0.6B
      * (qk_norm, head_dim 128), Llama-3.2-1B; all tied */
     const char *shapes[4] = {
@@ -282,21 +296,87 @@ static void qwen_switches(void)
          "rope_factor=32 rope_low_freq_factor=1 rope_high_freq_factor=4 rope_original_context=8192"),
     };
     const size_t published[4] = {494032768u, 1543714304u, 596049920u, 1235814400u};
-    for (int k = 0; k < 4; k++) {
-        ngpt_config m = ngpt_config_default();
-        size_t n = 0;
-        CHECK(test_config_apply(&m, shapes[k]) &&
-                  test_config_apply(&m, "norm_type=rms mlp=swiglu mlp_bias=0 rope_pairs=halves"),
-              "%s", ngpt_last_error());
-        CHECK_OK(ngpt_config_param_count(&m, &n));
-        CHECK(n == published[k], "[%s] %zu parameters, published %zu", shapes[k], n, published[k]);
+    for (int k = 0; k < 4; k++)
+        check_published(shapes[k], "norm_type=rms mlp=swiglu mlp_bias=0 rope_pairs=halves",
+                        published[k]);
+}
+
+/* Gemma 3's switches: parsed, validated, printed only when set, read back,
+ * refused by name; the longest line fits 768 bytes (ngpt.h); Gemma-3-270M's
+ * and -1B's shapes have their published parameter counts. */
+static void gemma_switches(void)
+{
+    ngpt_config d = ngpt_config_default(), c = d;
+    char line[512];
+    const char *gemma = "norm_type=rms norm_offset=1 norm=sandwich mlp=geglu gelu=tanh "
+                        "sliding_window=512 sliding_pattern=6 rope_local_theta=10000 "
+                        "attn_scalar=256 logit_softcap=30 emb_scale=25.25";
+    CHECK(test_config_apply(&c, gemma), "%s", ngpt_last_error());
+    CHECK_OK(ngpt_config_validate(&c));
+    ngpt_config_format(&c, line, sizeof line);
+    CHECK(strstr(line, " norm=sandwich ") && strstr(line, " mlp=geglu") &&
+              strstr(line, " norm_offset=1 sliding_window=512 sliding_pattern=6 "
+                           "rope_local_theta=10000 attn_scalar=256 logit_softcap=30 "
+                           "emb_scale=25.25") != NULL, "%s", line);
+    ngpt_config back = ngpt_config_default();
+    CHECK(test_config_apply(&back, line), "%s: %s", line, ngpt_last_error());
+    CHECK(ngpt_config_compare(&back, &c) == NGPT_OK, "%s", ngpt_last_error());
+    const char *fields[] = {"sliding_pattern=3", "attn_scalar=64", "emb_scale=2"};
+    const char *names[] = {"sliding_pattern", "attn_scalar", "emb_scale"};
+    for (int i = 0; i < 3; i++) {
+        ngpt_config other = c;
+        CHECK(test_config_apply(&other, fields[i]), "%s", fields[i]);
+        CHECK_STATUS(ngpt_config_compare(&other, &c), NGPT_ERR_CONFIG_MISMATCH);
+        CHECK(strstr(ngpt_last_error(), names[i]) != NULL, "%s", ngpt_last_error());
     }
+    ngpt_config big = c;
+    CHECK(test_config_apply(&big, "V=2000000000 T=40000 C=2000000000 L=2000000 H=2000000000 "
+                                  "d_ff=1000000000 dropout=0.123456789 rope_theta=123456.789 "
+                                  "norm_eps=1.23456789e-7 mlp_bias=0 "
+                                  "kv_heads=1000000000 head_dim=1000000000 rope_pairs=halves "
+                                  "qk_norm=1 rope_scaling=llama3 "
+                                  "rope_factor=1.23456789 rope_low_freq_factor=1.23456789e-30 "
+                                  "rope_high_freq_factor=1.23456789e30 "
+                                  "rope_original_context=2000000000 weights=q4 proj_bias=1 "
+                                  "sliding_window=2000000000 sliding_pattern=255 "
+                                  "rope_local_theta=1.23456789e30 attn_scalar=1.23456789e30 "
+                                  "logit_softcap=1.23456789e30 emb_scale=1.23456789e30"),
+          "%s", ngpt_last_error());
+    char longest[1024];
+    ngpt_config_format(&big, longest, sizeof longest);
+    CHECK(strlen(longest) < 768, "%zu bytes: %s", strlen(longest), longest);
+    /* errors name the field; nothing is changed by a refused value */
+    c = d, c.norm_offset = true, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm_offset");
+    c = d, c.sliding_window = -1, expect_bad(c, NGPT_ERR_BAD_CONFIG, "sliding_window");
+    c = d, c.sliding_window = 8, c.sliding_pattern = 256,
+    expect_bad(c, NGPT_ERR_BAD_CONFIG, "sliding_pattern");
+    c = d, c.sliding_pattern = 2, expect_bad(c, NGPT_ERR_BAD_CONFIG, "sliding_window");
+    c = d, c.rope_local_theta = 5.0f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "sliding_window");
+    c = d, c.attn_scalar = -1.0f, expect_bad(c, NGPT_ERR_BAD_CONFIG, "attn_scalar");
+    c = d, c.logit_softcap = INFINITY, expect_bad(c, NGPT_ERR_BAD_CONFIG, "logit_softcap");
+    c = d, c.emb_scale = NAN, expect_bad(c, NGPT_ERR_BAD_CONFIG, "emb_scale");
+    c = d, c.norm = (ngpt_norm_placement)3, expect_bad(c, NGPT_ERR_BAD_CONFIG, "norm");
+    const char *bad[] = {"norm=both", "mlp=reglu", "norm_offset=2", "sliding_window=x",
+                         "attn_scalar=y"};
+    check_refused(&d, bad, sizeof bad / sizeof bad[0]);
+    /* the published counts (huggingface.co/google/gemma-3-270m, gemma-3-1b-pt):
+     * four norms of C and q/k norms of head_dim 256 per layer, tied */
+    const char *shapes[2] = {
+        "V=262144 T=4096 C=640 L=18 H=4 kv_heads=1 head_dim=256 d_ff=2048",
+        "V=262144 T=4096 C=1152 L=26 H=4 kv_heads=1 head_dim=256 d_ff=6912",
+    };
+    const size_t published[2] = {268098176u, 999885952u};
+    for (int k = 0; k < 2; k++)
+        check_published(shapes[k], "norm_type=rms mlp=geglu gelu=tanh mlp_bias=0 "
+                                    "rope_pairs=halves qk_norm=1 norm=sandwich norm_offset=1 "
+                                    "sliding_window=512 sliding_pattern=6", published[k]);
 }
 
 int main(void)
 {
     defaults();
     qwen_switches();
+    gemma_switches();
     validation();
     overflow();
     parse();

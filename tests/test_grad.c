@@ -23,6 +23,14 @@ enum { B = 2, T = 16, SAMPLE = 12 };
 #define ROPE_LLAMA3 "rope_scaling=llama3 rope_factor=8 rope_low_freq_factor=1 " \
                     "rope_high_freq_factor=4 rope_original_context=1000"
 #define QWEN LLAMA " qkv_bias=1 qk_norm=1 " ROPE_LLAMA3
+/* Gemma 3's on a Llama: (1 + w) norms, q/k norms, a norm of each branch,
+ * GeGLU (tanh), the embedding scaled, scores by 1/sqrt(20) (not the head
+ * size), capped logits, and layer 0 local with a window of 5 of the 16
+ * positions and its own RoPE base (layer 1 global) */
+#define GEMMA_SWITCHES "norm_offset=1 qk_norm=1 norm=sandwich mlp=geglu gelu=tanh emb_scale=5.5 " \
+                       "attn_scalar=20 logit_softcap=8 sliding_window=5 sliding_pattern=2 " \
+                       "rope_local_theta=100"
+#define GEMMA LLAMA " " GEMMA_SWITCHES
 
 static uint32_t lcg_state = 12345u;
 static uint32_t lcg(void) { return lcg_state = lcg_state * 1664525u + 1013904223u; }
@@ -263,12 +271,18 @@ int main(void)
         "mlp=swiglu mlp_bias=0", "mlp_bias=0", "kv_heads=2", "kv_heads=1", "head_dim=6",
         "head_dim=12", "rope_pairs=halves", "qk_norm=1", "qk_norm=1 kv_heads=2 head_dim=6",
         "qk_norm=1 norm=post", ROPE_LLAMA3,
-        LLAMA, QWEN};
+        LLAMA, QWEN,
+        "norm_type=rms norm_offset=1", "norm_type=rms norm_offset=1 qk_norm=1", "norm=sandwich",
+        "norm=sandwich norm_type=rms", "mlp=geglu", "mlp=geglu gelu=tanh mlp_bias=0",
+        "emb_scale=3.5", "emb_scale=3.5 pos=learned", "attn_scalar=20", "logit_softcap=8",
+        "sliding_window=5 sliding_pattern=2 rope_local_theta=100", "sliding_window=3",
+        "sliding_window=4 kv_heads=2", GEMMA};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         check_tensors(0.0f, 1, variants[i]);
     check_tensors(0.2f, 2, variants[9]);
     check_tensors(0.2f, 2, LLAMA);
     check_tensors(0.2f, 2, QWEN);
+    check_tensors(0.2f, 2, GEMMA);
     check_gelu_kernels();
     check_swiglu_kernels();
     check_errors();

@@ -642,6 +642,49 @@ static uint64_t family_import(const char *dir, int kind, int dt, bool untied, co
     return h;
 }
 
+/* The config ngpt plans of make_llama_as's F32 model (kind) written in dir
+ * with config keys `keys`. */
+static ngpt_config dir_config(const char *dir, int kind, const char *keys)
+{
+    char p[600];
+    ngpt_config cfg = {0};
+    make_llama_as(43, DT_F32, false, kind, V);
+    CHECK(write_llama_dir(dir, &(dir_opts){0}, keys), "write %s", dir);
+    path_of(p, sizeof p, dir, "config.json");
+    CHECK_OK(ngpt_import_hf_config(p, &cfg));
+    return cfg;
+}
+
+/* family_import's F32 model of dir imported with --weights q8 and q4 in
+ * one step: ngpt quantize's files of the float32 import (already made). */
+static void quantized_imports(const char *dir, int kind, const char *keys)
+{
+    for (int k = 0; k < 2; k++) {
+        const ngpt_weights w = k ? NGPT_WEIGHTS_Q4 : NGPT_WEIGHTS_Q8;
+        family_import(dir, kind, DT_F32, false, keys, w);
+        char got[600], f32[600], want[600];
+        snprintf(got, sizeof got, "%s/%s_%s.ngpt", root, dir, k ? "q4" : "q8");
+        snprintf(f32, sizeof f32, "%s/%s.ngpt", root, dir);
+        snprintf(want, sizeof want, "%s/%s_quantized.ngpt", root, dir);
+        quantize(f32, want, w);
+        CHECK(test_same_file(got, want), "the %s %s import is ngpt quantize's file", dir,
+              k ? "q4" : "q8");
+    }
+}
+
+/* A published config.json (text) as ngpt plans it: its parameter count
+ * is the published one. */
+static ngpt_config published_config(const char *json, const char *name, size_t published)
+{
+    ngpt_config cfg = {0};
+    size_t params = 0;
+    CHECK_OK(ngpt_import_hf_config_mem(json, strlen(json), &cfg));
+    CHECK_OK(ngpt_config_param_count(&cfg, &params));
+    CHECK(params == published, "%s: %zu parameters, published %zu", name, params, published);
+    printf("%-13s %11zu parameters\n", name, params);
+    return cfg;
+}
+
 /* The published configs of Qwen2.5-0.5B and -1.5B, Qwen3-0.6B and
  * Llama-3.2-1B (their hub copies' keys and values) map to their published
  * parameter counts, with T the import's default. */
@@ -692,17 +735,11 @@ static void published_qwen_llama3(void)
                                          "Llama-3.2-1B"};
     const size_t published[4] = {494032768u, 1543714304u, 596049920u, 1235814400u};
     for (int i = 0; i < 4; i++) {
-        ngpt_config cfg;
-        size_t params = 0;
-        CHECK_OK(ngpt_import_hf_config_mem(configs[i], strlen(configs[i]), &cfg));
-        CHECK_OK(ngpt_config_param_count(&cfg, &params));
-        CHECK(params == published[i], "%s: %zu parameters, published %zu", names[i], params,
-              published[i]);
+        const ngpt_config cfg = published_config(configs[i], names[i], published[i]);
         CHECK(cfg.context_len == NGPT_IMPORT_CONTEXT_DEFAULT && cfg.tie_lm_head &&
                   cfg.qkv_bias == (i < 2) && !cfg.proj_bias && cfg.qk_norm == (i == 2) &&
                   cfg.rope_scaling == (i == 3 ? NGPT_ROPE_SCALING_LLAMA3 : NGPT_ROPE_SCALING_NONE),
               "%s: T=%d and the family's switches", names[i], (int)cfg.context_len);
-        printf("%-13s %11zu parameters\n", names[i], params);
     }
     ngpt_config l3;
     CHECK_OK(ngpt_import_hf_config_mem(configs[3], strlen(configs[3]), &l3));
@@ -715,18 +752,10 @@ static void qwen_llama3(void)
 {
     published_qwen_llama3();
     /* the configs as ngpt plans them */
-    char p[600];
-    ngpt_config cfg;
-    make_llama_as(43, DT_F32, false, 2, V);
-    CHECK(write_llama_dir("qwen2_f32", &(dir_opts){0}, QWEN2_KEYS), "write qwen2_f32");
-    path_of(p, sizeof p, "qwen2_f32", "config.json");
-    CHECK_OK(ngpt_import_hf_config(p, &cfg));
+    ngpt_config cfg = dir_config("qwen2_f32", 2, QWEN2_KEYS);
     CHECK(cfg.qkv_bias && !cfg.proj_bias && !cfg.qk_norm && cfg.context_len == T &&
               cfg.rope_scaling == NGPT_ROPE_SCALING_NONE, "Qwen2's switches");
-    make_llama_as(43, DT_F32, false, 3, V);
-    CHECK(write_llama_dir("qwen3_f32", &(dir_opts){0}, QWEN3_KEYS), "write qwen3_f32");
-    path_of(p, sizeof p, "qwen3_f32", "config.json");
-    CHECK_OK(ngpt_import_hf_config(p, &cfg));
+    cfg = dir_config("qwen3_f32", 3, QWEN3_KEYS);
     CHECK(!cfg.qkv_bias && !cfg.proj_bias && cfg.qk_norm && cfg.head_dim == LD,
           "Qwen3's switches");
 
@@ -741,26 +770,15 @@ static void qwen_llama3(void)
     /* other dtypes and ties; q8 and q4 in one step, ngpt quantize's files */
     family_import("qwen2_bf16", 2, DT_BF16, true, QWEN2_KEYS, NGPT_WEIGHTS_F32);
     family_import("qwen3_f16", 3, DT_F16, true, QWEN3_KEYS, NGPT_WEIGHTS_F32);
-    static const struct { const char *dir; int kind; const char *keys; } q[3] = {
-        {"qwen2_f32", 2, QWEN2_KEYS}, {"qwen3_f32", 3, QWEN3_KEYS}, {"llama3_f32", 0, LLAMA3_KEYS}};
-    for (int i = 0; i < 3; i++)
-        for (int k = 0; k < 2; k++) {
-            const ngpt_weights w = k ? NGPT_WEIGHTS_Q4 : NGPT_WEIGHTS_Q8;
-            family_import(q[i].dir, q[i].kind, DT_F32, false, q[i].keys, w);
-            char got[600], f32[600], want[600];
-            snprintf(got, sizeof got, "%s/%s_%s.ngpt", root, q[i].dir, k ? "q4" : "q8");
-            snprintf(f32, sizeof f32, "%s/%s.ngpt", root, q[i].dir);
-            snprintf(want, sizeof want, "%s/%s_quantized.ngpt", root, q[i].dir);
-            quantize(f32, want, w);
-            CHECK(test_same_file(got, want), "the %s %s import is ngpt quantize's file", q[i].dir,
-                  k ? "q4" : "q8");
-        }
+    quantized_imports("qwen2_f32", 2, QWEN2_KEYS);
+    quantized_imports("qwen3_f32", 3, QWEN3_KEYS);
+    quantized_imports("llama3_f32", 0, LLAMA3_KEYS);
 
     /* a vocabulary larger than the tokenizer's ids (Qwen's 151936 rows for
      * 151669 ids; here a tokenizer.json): imported; those rows are never
      * sampled */
     enum { ROWS = V + 36 };
-    char extra[512];
+    char extra[512], p[600];
     snprintf(extra, sizeof extra, "%s \"vocab_size\": %d,", QWEN2_KEYS, (int)ROWS);
     make_llama_as(43, DT_F32, false, 2, ROWS);
     CHECK(write_llama_dir("qwen2_rows", &(dir_opts){0}, extra), "write qwen2_rows");
@@ -1052,6 +1070,124 @@ static int write_only(const char *dir)
     return !ok;
 }
 
+/* ------------------------------------------------------------ Gemma 3 */
+
+/* Gemma 3's text model on make_llama_as's shape (kind 4): every local
+ * layer's window (5) shorter than the logits' 32 positions, layer 1 of
+ * the 2 global (pattern 2), the local RoPE base and the scores' scalar
+ * other than the global base and the head size (24), capped logits */
+#define GEMMA3_TYPE "\"model_type\": \"gemma3_text\", "
+#define GEMMA3_ARCH "\"architectures\": [\"Gemma3ForCausalLM\"], "
+#define GEMMA3_ACT "\"hidden_activation\": \"gelu_pytorch_tanh\", "
+#define GEMMA3_REST "\"query_pre_attn_scalar\": 20, \"sliding_window\": 5, " \
+                    "\"sliding_window_pattern\": 2, \"rope_local_base_freq\": 100.0, " \
+                    "\"final_logit_softcapping\": 30.0, \"attn_logit_softcapping\": null,"
+static const char GEMMA3_KEYS[] = GEMMA3_TYPE GEMMA3_ARCH GEMMA3_ACT GEMMA3_REST;
+
+/* The published configs of Gemma-3-270M (newer: layer_types, no
+ * tie_word_embeddings key) and Gemma-3-1B (sliding_window_pattern), their
+ * hub copies' keys and values: their parameter counts and switches. */
+static void published_gemma3(void)
+{
+    char types[18 * 24] = "";
+    for (int i = 0; i < 18; i++)
+        strcat(types, (i + 1) % 6 ? "\"sliding_attention\"" : "\"full_attention\""),
+            strcat(types, i < 17 ? ", " : "");
+    static char c270[2048];
+    snprintf(c270, sizeof c270,
+             "{\"_sliding_window_pattern\": 6, \"architectures\": [\"Gemma3ForCausalLM\"], "
+             "\"attention_bias\": false, \"attention_dropout\": 0.0, "
+             "\"attn_logit_softcapping\": null, \"bos_token_id\": 2, \"eos_token_id\": 1, "
+             "\"final_logit_softcapping\": null, \"head_dim\": 256, "
+             "\"hidden_activation\": \"gelu_pytorch_tanh\", \"hidden_size\": 640, "
+             "\"initializer_range\": 0.02, \"intermediate_size\": 2048, \"layer_types\": [%s], "
+             "\"max_position_embeddings\": 32768, \"model_type\": \"gemma3_text\", "
+             "\"num_attention_heads\": 4, \"num_hidden_layers\": 18, \"num_key_value_heads\": 1, "
+             "\"pad_token_id\": 0, \"query_pre_attn_scalar\": 256, \"rms_norm_eps\": 1e-06, "
+             "\"rope_local_base_freq\": 10000.0, \"rope_scaling\": null, "
+             "\"rope_theta\": 1000000.0, \"sliding_window\": 512, \"torch_dtype\": \"bfloat16\", "
+             "\"transformers_version\": \"4.55.0.dev0\", \"use_bidirectional_attention\": false, "
+             "\"use_cache\": true, \"vocab_size\": 262144}", types);
+    static const char c1b[] =
+        "{\"architectures\": [\"Gemma3ForCausalLM\"], \"attention_bias\": false, "
+        "\"attention_dropout\": 0.0, \"attn_logit_softcapping\": null, \"bos_token_id\": 2, "
+        "\"cache_implementation\": \"hybrid\", \"eos_token_id\": [1, 106], "
+        "\"final_logit_softcapping\": null, \"head_dim\": 256, "
+        "\"hidden_activation\": \"gelu_pytorch_tanh\", \"hidden_size\": 1152, "
+        "\"initializer_range\": 0.02, \"intermediate_size\": 6912, "
+        "\"max_position_embeddings\": 32768, \"model_type\": \"gemma3_text\", "
+        "\"num_attention_heads\": 4, \"num_hidden_layers\": 26, \"num_key_value_heads\": 1, "
+        "\"pad_token_id\": 0, \"query_pre_attn_scalar\": 256, \"rms_norm_eps\": 1e-06, "
+        "\"rope_local_base_freq\": 10000, \"rope_scaling\": null, \"rope_theta\": 1000000, "
+        "\"sliding_window\": 512, \"sliding_window_pattern\": 6, \"torch_dtype\": \"bfloat16\", "
+        "\"transformers_version\": \"4.50.0.dev0\", \"use_cache\": true, \"vocab_size\": 262144}";
+    const char *const configs[2] = {c270, c1b};
+    static const char *const names[2] = {"Gemma-3-270M", "Gemma-3-1B"};
+    const size_t published[2] = {268098176u, 999885952u};
+    /* sqrt(640) = 25.298 and sqrt(1152) = 33.941 rounded to bfloat16 */
+    const float scale[2] = {25.25f, 34.0f};
+    for (int i = 0; i < 2; i++) {
+        const ngpt_config cfg = published_config(configs[i], names[i], published[i]);
+        CHECK(cfg.context_len == NGPT_IMPORT_CONTEXT_DEFAULT && cfg.tie_lm_head &&
+                  cfg.norm == NGPT_NORM_SANDWICH && cfg.norm_offset && cfg.qk_norm &&
+                  cfg.mlp == NGPT_MLP_GEGLU && cfg.gelu == NGPT_GELU_TANH &&
+                  cfg.sliding_window == 512 && cfg.sliding_pattern == 6 &&
+                  cfg.rope_local_theta == 10000.0f && cfg.rope_theta == 1e6f &&
+                  cfg.attn_scalar == 256.0f && cfg.logit_softcap == 0.0f &&
+                  cfg.emb_scale == scale[i] && cfg.norm_eps == 1e-6f,
+              "%s: T=%d and Gemma 3's switches (emb_scale %g)", names[i], (int)cfg.context_len,
+              (double)cfg.emb_scale);
+    }
+}
+
+static void gemma3(void)
+{
+    published_gemma3();
+    const ngpt_config cfg = dir_config("gemma3_f32", 4, GEMMA3_KEYS);
+    CHECK(cfg.sliding_window == 5 && cfg.sliding_pattern == 2 && cfg.attn_scalar == 20.0f &&
+              cfg.rope_local_theta == 100.0f && cfg.logit_softcap == 30.0f &&
+              cfg.emb_scale == 8.0f && cfg.head_dim == LD && cfg.n_kv_heads == LKV,
+          "Gemma 3's switches");
+    /* golden: the F32 import's logits, on every build and thread count */
+    const uint64_t g = family_import("gemma3_f32", 4, DT_F32, false, GEMMA3_KEYS, NGPT_WEIGHTS_F32);
+    CHECK(g == UINT64_C(0xecb01f56f3eb3752), "gemma3 F32 logits checksum %016llx", (unsigned long long)g);
+    family_import("gemma3_bf16", 4, DT_BF16, true, GEMMA3_KEYS, NGPT_WEIGHTS_F32);
+    quantized_imports("gemma3_f32", 4, GEMMA3_KEYS);
+    /* refusals by name, one line, nothing written */
+    static const struct { const char *name, *extra; const char *needle; } bad[] = {
+        {"g_multimodal", "\"model_type\": \"gemma3\", " GEMMA3_ARCH GEMMA3_ACT GEMMA3_REST,
+         "gemma3_text"},
+        {"g_bidir", "\"use_bidirectional_attention\": true,", "use_bidirectional_attention"},
+        {"g_types", "\"layer_types\": [\"full_attention\", \"sliding_attention\"],",
+         "layer_types"},
+        {"g_params", "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\"}},",
+         "rope_parameters"},
+        {"g_act", GEMMA3_TYPE GEMMA3_ARCH "\"hidden_activation\": \"relu\", " GEMMA3_REST,
+         "hidden_activation"},
+        {"g_scaling", "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8.0},",
+         "rope_scaling"},
+        {"g_arch", GEMMA3_TYPE "\"architectures\": [\"Gemma3ForConditionalGeneration\"], "
+         GEMMA3_ACT GEMMA3_REST, "architectures"},
+        {"g_dtype", "\"torch_dtype\": \"float8\",", "torch_dtype"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char keys[1024];      /* the extra keys, or (model_type ...) a whole set */
+        snprintf(keys, sizeof keys, "%s%s", bad[i].extra,
+                 strstr(bad[i].extra, "model_type") || strstr(bad[i].extra, "architectures") ||
+                         strstr(bad[i].extra, "hidden_activation") ? "" : GEMMA3_KEYS);
+        make_llama_as(43, DT_F32, false, 4, V);
+        CHECK(write_llama_dir(bad[i].name, &(dir_opts){0}, keys), "write %s", bad[i].name);
+        char out[64], o[700];
+        snprintf(out, sizeof out, "%s.ngpt", bad[i].name);
+        ngpt_status st = import_dir(bad[i].name, out, NGPT_WEIGHTS_F32);
+        const char *msg = ngpt_last_error();
+        snprintf(o, sizeof o, "%s/%s", root, out);
+        CHECK(st == NGPT_ERR_UNSUPPORTED && !strncmp(msg, "ngpt_import_hf: ", 16) &&
+                  !strchr(msg, '\n') && strstr(msg, bad[i].needle) && access(o, F_OK) != 0,
+              "%s: %s naming \"%s\": %s", bad[i].name, ngpt_status_string(st), bad[i].needle, msg);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--write")) return write_only(argv[2]);
@@ -1072,6 +1208,7 @@ int main(int argc, char **argv)
     published_configs();
     llama();
     qwen_llama3();
+    gemma3();
     free_tensors();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

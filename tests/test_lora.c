@@ -21,6 +21,10 @@ enum { B = 2, T = 16, SAMPLE = 12 };
 
 #define LLAMA "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 mlp=swiglu mlp_bias=0 " \
               "rope_pairs=halves tie_lm_head=0"
+/* Gemma 3's switches: GeGLU's gate_proj and up_proj, the four norms, windows */
+#define GEMMA "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_offset=1 norm=sandwich mlp=geglu " \
+              "gelu=tanh mlp_bias=0 rope_pairs=halves qk_norm=1 sliding_window=5 " \
+              "sliding_pattern=2 attn_scalar=20 emb_scale=3 logit_softcap=10"
 
 static char path[200], path2[200], apath[200];
 
@@ -871,6 +875,7 @@ int main(void)
     check_grads("", "targets=c_attn,attn.c_proj,c_fc,mlp.c_proj r=4", 2e-3);
     check_grads("", "targets=q_proj,k_proj,v_proj r=3 layers=1 rslora=1", 2e-3);
     check_grads(LLAMA, "targets=all-linear r=4", 2e-3);
+    check_grads(GEMMA, "targets=all-linear r=4", 2e-3);
     check_grads("norm=post pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
                 "targets=all-linear r=2 dropout=0.2", 2e-3);
     check_quantized_grads(NGPT_WEIGHTS_Q8, LLAMA);
@@ -883,6 +888,7 @@ int main(void)
     test_identity_start(NGPT_WEIGHTS_Q4, "");
     test_against_merged("", "targets=all-linear r=4");
     test_against_merged(LLAMA, "targets=q_proj,v_proj,down_proj r=3 alpha=5 layers=0");
+    test_against_merged(GEMMA, "targets=gate_proj,up_proj,o_proj r=3 alpha=5");
     test_training(NGPT_WEIGHTS_F32, "", "targets=all-linear r=4 dropout=0.05", 0x45539f99247544fcull);
     test_training(NGPT_WEIGHTS_Q8, LLAMA, "targets=all-linear r=4", 0x6d47dcb823be9181ull);
     test_training(NGPT_WEIGHTS_Q4, "", "targets=c_attn,c_fc r=8", 0xbec89a6fb814106cull);

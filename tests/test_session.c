@@ -292,6 +292,12 @@ int main(void)
     ngpt_config g = c;     /* grouped-query attention: the cache holds 2 KV heads of 4 */
     g.n_kv_heads = 2;
     resume("gqa sampled", &g, NULL, 0.8f);
+    ngpt_config gm = g;    /* Gemma 3's switches: header bytes past the first tail, windows */
+    CHECK(test_config_apply(&gm, "norm_type=rms norm_offset=1 norm=sandwich mlp=geglu gelu=tanh "
+                                 "qk_norm=1 sliding_window=6 sliding_pattern=2 "
+                                 "rope_local_theta=100 attn_scalar=20 emb_scale=2 "
+                                 "logit_softcap=20"), "%s", ngpt_last_error());
+    resume("gemma sampled", &gm, NULL, 0.8f);
 
     static const char text[] = "the cat sat on the mat, the cat ate the rat; a bat sat on a hat";
     const void *texts[1] = {text};
@@ -312,6 +318,7 @@ int main(void)
     resume("f32 kv q8", &c, NULL, 0.8f);
     resume("q8 kv q8 argmax", &q, NULL, 0.0f);
     resume("gqa kv q8", &g, NULL, 0.8f);
+    resume("gemma kv q8", &gm, NULL, 0.8f);
     kv_v = NGPT_KV_F32;
     resume("f32 kv k8", &c, NULL, 0.8f);
     kv_k = NGPT_KV_F32, kv_v = NGPT_KV_Q8;

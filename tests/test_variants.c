@@ -12,7 +12,7 @@
 
 #include <math.h>
 
-#include "runtime/config.h"   /* ngpt_config_compare */
+#include "runtime/config.h"   /* ngpt_config_compare, ngpt_cfg_kv_ring */
 #include "runtime/positions.h"        /* ngpt_rope_tables */
 #include "scenario.h"
 
@@ -25,6 +25,9 @@ static const char *const SWITCHES[] = {
     "norm_type=rms norm=post final_norm=0", "qk_norm=1", "qk_norm=1 kv_heads=2 head_dim=6",
     ("rope_scaling=llama3 rope_factor=8 rope_low_freq_factor=1 rope_high_freq_factor=4 "
      "rope_original_context=1000"),
+    "norm_type=rms norm_offset=1", "norm=sandwich", "norm=sandwich norm_type=rms",
+    "mlp=geglu gelu=tanh", "emb_scale=3.5", "attn_scalar=20", "logit_softcap=8",
+    "sliding_window=5 sliding_pattern=2 rope_local_theta=100", "sliding_window=3",
 };
 /* the golden combinations: A has every switch but sinusoidal, B that one */
 static const char COMBO_A[] = "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned";
@@ -43,6 +46,16 @@ static const char COMBO_QWEN[] = "H=6 kv_heads=2 head_dim=10 norm_type=rms norm_
                                  "qkv_bias=1 qk_norm=1 rope_scaling=llama3 rope_factor=8 "
                                  "rope_low_freq_factor=1 rope_high_freq_factor=4 "
                                  "rope_original_context=1000";
+/* Gemma 3's on the Llama's: (1 + w) norms and q/k norms, a norm of each
+ * branch, GeGLU (tanh), the embedding scaled, scores by 1/sqrt(20) (not
+ * the head size: 10), capped logits, and every other layer local (3
+ * layers: 0 and 2 local, a count not a multiple of the pattern) with a
+ * window of 5 of the 16 positions and their own RoPE base */
+static const char COMBO_GEMMA[] = "L=3 H=6 kv_heads=2 head_dim=10 norm_type=rms norm_eps=1e-6 "
+                                  "mlp=geglu gelu=tanh mlp_bias=0 rope_pairs=halves "
+                                  "norm_offset=1 qk_norm=1 norm=sandwich emb_scale=5.5 "
+                                  "attn_scalar=20 logit_softcap=8 sliding_window=5 "
+                                  "sliding_pattern=2 rope_local_theta=100";
 
 /* The tiny config (test.h) with the space-separated switches of sw. */
 static ngpt_config tiny(const char *sw)
@@ -90,8 +103,9 @@ static void test_tensors(const char *sw)
     /* counted here from the shapes docs/FORMAT.md gives, not from the layout */
     const size_t H = (size_t)c.n_heads, KV = c.n_kv_heads ? (size_t)c.n_kv_heads : H;
     const size_t D = c.head_dim ? (size_t)c.head_dim : C / H, QKV = (H + 2 * KV) * D;
-    const size_t F1 = c.mlp == NGPT_MLP_SWIGLU ? 2 * F : F, NB = c.norm_type == NGPT_NORM_LAYER;
-    const size_t block = 2 * C * (1 + NB) + QKV * C + (c.qkv_bias ? QKV : 0) + C * H * D +
+    const size_t F1 = c.mlp != NGPT_MLP_GELU ? 2 * F : F, NB = c.norm_type == NGPT_NORM_LAYER;
+    const size_t norms = c.norm == NGPT_NORM_SANDWICH ? 4 : 2;
+    const size_t block = norms * C * (1 + NB) + QKV * C + (c.qkv_bias ? QKV : 0) + C * H * D +
                          (c.qk_norm ? 2 * D : 0) +
                          (c.proj_bias ? C : 0) + F1 * C + C * F + (c.mlp_bias ? F1 + C : 0);
     size_t want = (size_t)V * C * (c.tie_lm_head ? 1 : 2) + L * block +
@@ -111,6 +125,9 @@ static void test_tensors(const char *sw)
               has_tensor(ctx, "ln_f.bias") == (c.final_norm && c.norm_type == NGPT_NORM_LAYER),
           "[%s] ln_f", sw);
     CHECK(has_tensor(ctx, "pos_emb.weight") == (c.pos == NGPT_POS_LEARNED), "[%s] pos_emb", sw);
+    CHECK(has_tensor(ctx, "blocks.1.post_attn_norm.weight") == (norms == 4) &&
+              has_tensor(ctx, "blocks.0.post_mlp_norm.bias") == (norms == 4 && NB),
+          "[%s] the post norms", sw);
     /* the table tiles the parameters in order, with no gap */
     size_t next = 0;
     for (int32_t i = 0; i < test_tensor_count(ctx); i++) {
@@ -250,11 +267,27 @@ static void test_checkpoint(const char *sw)
     ngpt_context_free(ctx);
 }
 
+/* The first 128 bytes of a model of config c saved at path. */
+static bool saved_header(const ngpt_config *c, const char *path, unsigned char hdr[128])
+{
+    ngpt_context *ctx = make_infer(c, 1);
+    if (!ctx) return false;
+    CHECK_OK(ngpt_context_save(ctx, path));
+    ngpt_context_free(ctx);
+    FILE *f = fopen(path, "rb");
+    const bool ok = f && fread(hdr, 1, 128, f) == 128;
+    CHECK(ok, "read %s", path);
+    if (f) fclose(f);
+    return ok;
+}
+
 /* The later switches live in header bytes 70 (proj_bias) and 71 (gelu),
- * and the Llama switches in 72..87, zero for a default model, so its file
+ * the Llama switches in 72..87, Qwen's and Llama 3's in 88..107 and
+ * Gemma 3's in 90, 91 and 108..127, zero for a default model, so its file
  * is what it always was. */
 static void test_header_bytes(void)
 {
+    unsigned char hdr[128];
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[512];
     snprintf(path, sizeof path, "%s/ngpt_variant_hdr_%d.ngpt", dir, (int)getpid());
@@ -262,14 +295,7 @@ static void test_header_bytes(void)
     const unsigned char want[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
     for (int k = 0; k < 4; k++) {
         ngpt_config c = tiny(sws[k]);
-        ngpt_context *ctx = make_infer(&c, 1);
-        if (!ctx) return;
-        CHECK_OK(ngpt_context_save(ctx, path));
-        ngpt_context_free(ctx);
-        unsigned char hdr[128];
-        FILE *f = fopen(path, "rb");
-        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
-        if (f) fclose(f);
+        if (!saved_header(&c, path, hdr)) return;
         CHECK(hdr[70] == want[k][0] && hdr[71] == want[k][1], "[%s] bytes 70, 71 = %u %u",
               sws[k], hdr[70], hdr[71]);
         for (int i = 72; i < 128; i++) CHECK(hdr[i] == 0, "[%s] reserved byte %d set", sws[k], i);
@@ -280,14 +306,7 @@ static void test_header_bytes(void)
     /* the Llama switches: bytes 72..75 (rms, swiglu, no_mlp_bias, halves),
      * f32 norm_eps at 76, i32 kv_heads at 80 and head_dim at 84, then zeros */
     ngpt_config lc = tiny(COMBO_LLAMA);
-    ngpt_context *ctx = make_infer(&lc, 1);
-    if (ctx) {
-        CHECK_OK(ngpt_context_save(ctx, path));
-        ngpt_context_free(ctx);
-        unsigned char hdr[128];
-        FILE *f = fopen(path, "rb");
-        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
-        if (f) fclose(f);
+    if (saved_header(&lc, path, hdr)) {
         float eps;
         int32_t kv, hd;
         memcpy(&eps, hdr + 76, 4), memcpy(&kv, hdr + 80, 4), memcpy(&hd, hdr + 84, 4);
@@ -299,14 +318,7 @@ static void test_header_bytes(void)
     /* Qwen's and Llama 3's: u8 qk_norm at 88, u8 rope_scaling at 89, f32
      * factor, low and high at 92, 96, 100, i32 the original context at 104 */
     ngpt_config qc = tiny(COMBO_QWEN);
-    ctx = make_infer(&qc, 1);
-    if (ctx) {
-        CHECK_OK(ngpt_context_save(ctx, path));
-        ngpt_context_free(ctx);
-        unsigned char hdr[128];
-        FILE *f = fopen(path, "rb");
-        CHECK(f && fread(hdr, 1, sizeof hdr, f) == sizeof hdr, "read %s", path);
-        if (f) fclose(f);
+    if (saved_header(&qc, path, hdr)) {
         float fac, lo, hi;
         int32_t orig;
         memcpy(&fac, hdr + 92, 4), memcpy(&lo, hdr + 96, 4), memcpy(&hi, hdr + 100, 4);
@@ -320,6 +332,23 @@ static void test_header_bytes(void)
         CHECK(back.qk_norm && back.rope_scaling == NGPT_ROPE_SCALING_LLAMA3 &&
                   back.rope_original_context == 1000 && !ngpt_config_compare(&qc, &back),
               "[qwen] the switches read back");
+    }
+    /* Gemma 3's: u8 norm_offset at 90, u8 sliding_pattern at 91, i32 the
+     * window at 108, f32 rope_local_theta, attn_scalar, logit_softcap and
+     * emb_scale at 112, 116, 120, 124 (norm=sandwich and mlp=geglu are
+     * values of bytes 67 and 73) */
+    ngpt_config gc = tiny(COMBO_GEMMA);
+    if (saved_header(&gc, path, hdr)) {
+        int32_t win;
+        float fl[4];
+        memcpy(&win, hdr + 108, 4), memcpy(fl, hdr + 112, 16);
+        CHECK(hdr[67] == 2 && hdr[73] == 2 && hdr[90] == 1 && hdr[91] == 2 && win == 5 &&
+                  fl[0] == 100.0f && fl[1] == 20.0f && fl[2] == 8.0f && fl[3] == 5.5f,
+              "[gemma] bytes 67 %u 73 %u 90 %u 91 %u, 108..127: %d %g %g %g %g", hdr[67], hdr[73],
+              hdr[90], hdr[91], (int)win, (double)fl[0], (double)fl[1], (double)fl[2],
+              (double)fl[3]);
+        const ngpt_config back = test_file_config(path);
+        CHECK(!ngpt_config_compare(&gc, &back), "[gemma] the switches read back");
     }
     unlink(path);
 }
@@ -393,6 +422,141 @@ static void test_scenario(const char *sw)
           scenario_diff(&r, &clean, why, sizeof why));
 }
 
+/* Sliding windows' rings (model/kv.h): a local layer of window 3 in a plan
+ * of passes of 4 keeps 7 positions (14 rows of the 16): prefill and decode
+ * across the ring's wrap, truncates within it and past it (fed again),
+ * sessions into a ring and into a full cache, generation (past T, exactly
+ * or by the shift), beams and speculative decoding's cut-backs: the bits
+ * of a cache that keeps everything. */
+static void test_rings(void)
+{
+    const char *sw = "sliding_window=3 sliding_pattern=2 rope_local_theta=100 norm_type=rms "
+                     "norm_offset=1 norm=sandwich mlp=geglu gelu=tanh qk_norm=1";
+    ngpt_config c = tiny(sw);
+    CHECK(ngpt_cfg_kv_ring(&c, 4, 0) == 7 && ngpt_cfg_kv_ring(&c, 4, 1) == 0 &&
+              ngpt_cfg_kv_ring(&c, T, 0) == 0, "the rings of [%s]", sw);
+    ngpt_shape rs = ngpt_shape_default(NGPT_MODE_INFER), fs = rs;
+    rs.batch = fs.batch = 3, rs.seq = 4;
+    ngpt_context *ring = NULL, *full = NULL, *ring2 = NULL, *full2 = NULL;
+    CHECK_OK(ngpt_context_init(&ring, NULL, &c, &rs, NULL, 0));
+    CHECK_OK(ngpt_context_init(&ring2, NULL, &c, &rs, NULL, 0));
+    fs.logits_rows = NGPT_LOGITS_ALL;
+    CHECK_OK(ngpt_context_init(&full, NULL, &c, &fs, NULL, 0));
+    CHECK_OK(ngpt_context_init(&full2, NULL, &c, &fs, NULL, 0));
+    if (!ring || !full || !ring2 || !full2) return;
+    ngpt_context *all[4] = {ring, ring2, full, full2};
+    for (int i = 0; i < 4; i++) CHECK_OK(ngpt_context_params_init(all[i], 5));
+    size_t rb = 0, fb = 0;
+    ngpt_shape fs4 = fs;
+    fs4.seq = 4, fs4.logits_rows = 0;
+    ngpt_config nw = c;
+    nw.sliding_window = nw.sliding_pattern = 0, nw.rope_local_theta = 0;
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &rs, &rb));
+    CHECK_OK(ngpt_context_arena_size(NULL, &nw, &fs4, &fb));
+    CHECK(rb < fb, "a ring's arena %zu, without windows %zu", rb, fb);
+    int32_t tok[T];
+    for (int i = 0; i < T; i++) tok[i] = (i * 53 + 7) % V;
+    static float want[T * V];
+    const float *lg;
+    CHECK_OK(ngpt_context_forward(full, tok, 1, T, NULL, NULL));
+    CHECK_OK(ngpt_context_logits(full, &lg));
+    memcpy(want, lg, sizeof want);
+    /* decode from position p to T, each position's logits the full pass's */
+#define DECODE_FROM(ctx, p, what)                                                          \
+    for (int i = (p); i < T; i++) {                                                        \
+        CHECK_OK(ngpt_context_cache_decode((ctx), tok + i, 1));                            \
+        CHECK_OK(ngpt_context_logits((ctx), &lg));                                         \
+        CHECK(!memcmp(lg, want + (size_t)i * V, V * sizeof(float)), "%s: position %d", \
+              (what), i);                                                                  \
+    }
+    CHECK_OK(ngpt_context_cache_prefill(ring, tok, 1, 4));
+    DECODE_FROM(ring, 4, "ring decode");
+    CHECK_OK(ngpt_context_cache_truncate(ring, 0, 13));     /* within the ring */
+    DECODE_FROM(ring, 13, "after a truncate within the ring");
+    CHECK_OK(ngpt_context_cache_truncate(ring, 0, 6));      /* past it: fed again */
+    DECODE_FROM(ring, 6, "after a truncate past the ring");
+    size_t size = 0;
+    CHECK_OK(ngpt_context_cache_save_mem(ring, 0, NULL, 0, &size));
+    unsigned char *img = malloc(size);
+    CHECK(img != NULL, "session buffer");
+    if (img) {
+        CHECK_OK(ngpt_context_cache_save_mem(ring, 0, img, size, &size));
+        CHECK_OK(ngpt_context_cache_load_mem(ring2, 0, img, size));
+        CHECK_OK(ngpt_context_cache_load_mem(full2, 0, img, size));
+        CHECK_OK(ngpt_context_cache_truncate(ring2, 0, 12));
+        DECODE_FROM(ring2, 12, "a ring's session in a ring");
+        CHECK_OK(ngpt_context_cache_truncate(full2, 0, 8));
+        DECODE_FROM(full2, 8, "a ring's session in a full cache");
+        free(img);
+    }
+#undef DECODE_FROM
+    /* an 8-bit cache: one prefill's tiles, whose rows the window cuts each
+     * at another key, give the bits of a ring decoding one by one */
+    ngpt_shape rq = rs, fq = fs;
+    rq.kv_k = rq.kv_v = fq.kv_k = fq.kv_v = NGPT_KV_Q8;
+    ngpt_context *ring8 = NULL, *full8 = NULL;
+    CHECK_OK(ngpt_context_init(&ring8, NULL, &c, &rq, NULL, 0));
+    CHECK_OK(ngpt_context_init(&full8, NULL, &c, &fq, NULL, 0));
+    if (ring8 && full8) {
+        CHECK_OK(ngpt_context_params_init(ring8, 5));
+        CHECK_OK(ngpt_context_params_init(full8, 5));
+        static float want8[T * V];
+        CHECK_OK(ngpt_context_cache_prefill(full8, tok, 1, T));
+        CHECK_OK(ngpt_context_logits(full8, &lg));
+        memcpy(want8, lg, sizeof want8);
+        CHECK_OK(ngpt_context_cache_prefill(ring8, tok, 1, 4));
+        CHECK_OK(ngpt_context_logits(ring8, &lg));
+        int bad = memcmp(lg, want8 + 3 * V, V * sizeof(float)) != 0;
+        for (int i = 4; i < T; i++) {
+            CHECK_OK(ngpt_context_cache_decode(ring8, tok + i, 1));
+            CHECK_OK(ngpt_context_logits(ring8, &lg));
+            bad += memcmp(lg, want8 + (size_t)i * V, V * sizeof(float)) != 0;
+        }
+        CHECK(bad == 0, "an 8-bit cache: %d positions of a ring's decode differ from one prefill",
+              bad);
+    }
+    ngpt_context_free(ring8);
+    ngpt_context_free(full8);
+    const int32_t prompt[6] = {'w', 'i', 'n', 'd', 'o', 'w'};
+    int32_t a[40], b[40];
+    ngpt_generate_result ra, rb2;
+    ngpt_generate_config gc = ngpt_generate_config_default();
+    for (int k = 0; k < 4; k++) {
+        gc.sampler.temperature = k & 1 ? 0.0f : 0.9f, gc.sampler.seed = 3;
+        gc.context_mode = k & 2 ? NGPT_CONTEXT_SHIFT : NGPT_CONTEXT_EXACT;
+        gc.max_tokens = 2 * T + 3;
+        CHECK_OK(ngpt_context_generate(ring, &gc, prompt, 6, a, 40, NULL, NULL, &ra));
+        CHECK_OK(ngpt_context_generate(full, &gc, prompt, 6, b, 40, NULL, NULL, &rb2));
+        CHECK(ra.n_tokens == gc.max_tokens && rb2.n_tokens == ra.n_tokens &&
+                  !memcmp(a, b, (size_t)ra.n_tokens * sizeof *a),
+              "generation %d: a ring and a full cache differ", k);
+    }
+    gc.context_mode = NGPT_CONTEXT_EXACT, gc.max_tokens = 8, gc.beam_width = 3;
+    gc.sampler.temperature = 1.0f;
+    CHECK_OK(ngpt_context_generate(ring, &gc, prompt, 6, a, 40, NULL, NULL, &ra));
+    CHECK_OK(ngpt_context_generate(full, &gc, prompt, 6, b, 40, NULL, NULL, &rb2));
+    CHECK(ra.n_tokens == rb2.n_tokens && !memcmp(a, b, (size_t)ra.n_tokens * sizeof *a),
+          "beam search: a ring and a full cache differ");
+    /* speculative decoding's cut-backs in the ring: a draft of another
+     * model (rejections) proposes 3 at a time; greedy, the plain tokens */
+    rs.draft_tokens = 3;
+    ngpt_context *spec = NULL;
+    CHECK_OK(ngpt_context_init(&spec, NULL, &c, &rs, NULL, 0));
+    if (spec) {
+        CHECK_OK(ngpt_context_params_init(spec, 5));
+        CHECK_OK(ngpt_context_params_init(full2, 9));
+        gc = ngpt_generate_config_default();
+        gc.sampler.temperature = 0.0f, gc.max_tokens = T - 7;
+        CHECK_OK(ngpt_context_generate(full, &gc, prompt, 6, b, 40, NULL, NULL, &rb2));
+        gc.draft = full2, gc.draft_tokens = 3;
+        CHECK_OK(ngpt_context_generate(spec, &gc, prompt, 6, a, 40, NULL, NULL, &ra));
+        CHECK(ra.n_tokens == rb2.n_tokens && !memcmp(a, b, (size_t)ra.n_tokens * sizeof *a),
+              "speculative decoding in a ring differs from plain greedy");
+        ngpt_context_free(spec);
+    }
+    for (int i = 0; i < 4; i++) ngpt_context_free(all[i]);
+}
+
 /* Golden: the hash of all of a combination's scenario results, computed by
  * the scalar reference build; every build must give the same. */
 static void test_golden(const char *sw, uint64_t want)
@@ -414,12 +578,14 @@ int main(void)
         test_scenario(SWITCHES[i]);
     }
     static char llama_q8[sizeof COMBO_LLAMA + 16], qwen_q4[sizeof COMBO_QWEN + 16];
+    static char gemma_q8[sizeof COMBO_GEMMA + 16];
     snprintf(llama_q8, sizeof llama_q8, "%s weights=q8", COMBO_LLAMA);
     snprintf(qwen_q4, sizeof qwen_q4, "%s weights=q4", COMBO_QWEN);
+    snprintf(gemma_q8, sizeof gemma_q8, "%s weights=q8", COMBO_GEMMA);
     const char *const combos[] = {COMBO_A, COMBO_B, COMBO_GPT2, COMBO_LLAMA, llama_q8, COMBO_QWEN,
-                                  qwen_q4};
-    for (size_t i = 0; i < 7; i++) {
-        if (combos[i] != llama_q8 && combos[i] != qwen_q4)
+                                  qwen_q4, COMBO_GEMMA, gemma_q8};
+    for (size_t i = 0; i < 9; i++) {
+        if (combos[i] != llama_q8 && combos[i] != qwen_q4 && combos[i] != gemma_q8)
             test_tensors(combos[i]);    /* (8-bit tensors are not floats) */
         test_cached_equals_full(combos[i]);
         test_generate(combos[i]);
@@ -427,6 +593,7 @@ int main(void)
     }
     test_scenario(COMBO_LLAMA);
     test_scenario(COMBO_QWEN);
+    test_scenario(COMBO_GEMMA);
     test_kv_bytes();
     test_generate("");      /* the shift works with RoPE */
     test_golden(COMBO_A, 0x250a1c69548107e6);
@@ -434,7 +601,9 @@ int main(void)
     test_golden(COMBO_GPT2, 0x7e6eb1eaea7ba9e5);
     test_golden(COMBO_LLAMA, 0xaa5d5ba9ea400ab9);
     test_golden(COMBO_QWEN, 0xf91f45192b249e4c);
+    test_golden(COMBO_GEMMA, 0x7042de7a7947363d);
     test_rope_llama3();
     test_header_bytes();
+    test_rings();
     return test_summary("test_variants");
 }

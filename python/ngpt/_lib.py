@@ -66,7 +66,11 @@ class Config(Structure):
                 ("rope_pairs", c_int), ("weights", c_int), ("qk_norm", c_bool),
                 ("rope_scaling", c_int), ("rope_factor", c_float),
                 ("rope_low_freq_factor", c_float), ("rope_high_freq_factor", c_float),
-                ("rope_original_context", c_int32), ("reserved", c_uint32 * 38)]
+                ("rope_original_context", c_int32), ("norm_offset", c_bool),
+                ("sliding_window", c_int32), ("sliding_pattern", c_int32),
+                ("rope_local_theta", c_float), ("attn_scalar", c_float),
+                ("logit_softcap", c_float), ("emb_scale", c_float),
+                ("reserved", c_uint32 * 31)]
 
 
 class Shape(Structure):

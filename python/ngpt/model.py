@@ -157,8 +157,8 @@ class Model(Handle):
     def __repr__(self):
         if self.closed:
             return "<ngpt.Model closed>"
-        buf = ctypes.create_string_buffer(512)
-        lib.ngpt_config_format(byref(self.config), buf, 512)
+        buf = ctypes.create_string_buffer(768)
+        lib.ngpt_config_format(byref(self.config), buf, 768)
         return "<ngpt.Model %s %s>" % (self.path, buf.value.decode())
 
     # -- LoRA adapters

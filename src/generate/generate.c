@@ -215,7 +215,7 @@ static int32_t kept_prefix(ngpt_context *ctx, const ngpt_generate_config *gc,
     const int32_t n = gc->keep_cache ? ngpt_kv_len(ctx, 0) : 0;
     int32_t have = 0;
     while (have < n && have < len - 1 && held[have] == prompt[have]) have++;
-    ngpt_kv_truncate(ctx, 0, have);
+    ngpt_model_truncate(ctx, 0, have);
     return have;
 }
 
@@ -234,7 +234,7 @@ static bool prefill(ngpt_context *ctx, const int32_t *tokens, int32_t len, const
         ngpt_model_prefill(ctx, 0, tokens + at, c, row);    /* the same passes as one call */
         at += c;
         if (!ngpt_progress_report(NGPT_PROGRESS_PREFILL, (uint64_t)at, (uint64_t)len)) {
-            ngpt_kv_truncate(ctx, 0, before);
+            ngpt_model_truncate(ctx, 0, before);
             return false;
         }
     }
@@ -374,7 +374,7 @@ static void speculative_feed(ngpt_context *ctx, const ngpt_generate_config *gc,
             w->n_seen++;
             return;
         }
-        ngpt_kv_truncate(ctx, 0, w->n_seen);
+        ngpt_model_truncate(ctx, 0, w->n_seen);
     }
     sp->n_prop = sp->next = 0;
     /* room: the cache, and rows only for tokens max_tokens still samples */
@@ -501,7 +501,7 @@ ngpt_status ngpt_context_generate(ngpt_context *ctx, const ngpt_generate_config 
         else window_feed(ctx, gc, tok, &w);
     }
     /* the cache as plain generation leaves it: without unchecked proposals */
-    if (speculative && ngpt_kv_len(ctx, 0) > w.n_seen) ngpt_kv_truncate(ctx, 0, w.n_seen);
+    if (speculative && ngpt_kv_len(ctx, 0) > w.n_seen) ngpt_model_truncate(ctx, 0, w.n_seen);
     if (gc->draft) ngpt_dropout_resume(gc->draft, draft_dropout_was_on);
     ngpt_dropout_resume(ctx, dropout_was_on);
     res.n_proposed = sp.checked;

@@ -11,9 +11,13 @@
  *   32  config       56 bytes, the checkpoint header's model block's first part
  *   88  config tail  u64: 0 when the rest of the model block is zero (every
  *                    model without qk_norm and rope_scaling), else XXH3-64 of
- *                    that rest (its 24 bytes) with the low bit set
+ *                    that rest (its 24 bytes; 40 when a Gemma 3 switch sets
+ *                    one of the last 16) with the low bit set
  *   96  kv_k, kv_v   u8 each: how the cache stores keys and values (ngpt_kv_type)
- *   98  reserved     6 zero bytes
+ *   98  held         u32: 0, or (sliding windows) the first position whose keys
+ *                    the local layers hold: their rows before it are zeros
+ *                    (a ring's; model/kv.h), which a truncate before it feeds again
+ *   102 reserved     2 zero bytes
  *   104 tokens       n x i32
  *       rows         per layer: n key rows then n value rows, each as the
  *                    cache stores it (model/kv.h): W x f32 (W = KV heads x
@@ -39,6 +43,7 @@
 #include "base/fpmode.h"
 #include "io/checkpoint.h"
 #include "model/kv.h"
+#include "model/model.h"
 #include "runtime/weights.h"
 #include "tokenizer/tokenizer.h"
 
@@ -47,6 +52,7 @@
 #define SESS_HEADER_V1 96
 #define SESS_HEADER 104
 #define SESS_CONFIG 32
+#define SESS_HELD 98        /* u32: the first position local layers hold (0: all) */
 
 /* The model block as a session file holds it: its first 56 bytes, and
  * the tail's u64 (above). */
@@ -56,7 +62,11 @@ static void session_config(const ngpt_context *ctx, unsigned char out[NGPT_CKPT_
     ngpt_ckpt_config_encode(&ctx->cfg, b);
     memcpy(out, b, NGPT_CKPT_MODEL_BYTES_V1);
     const unsigned char *tail = b + NGPT_CKPT_MODEL_BYTES_V1;
-    const size_t n = NGPT_CKPT_MODEL_BYTES - NGPT_CKPT_MODEL_BYTES_V1;
+    /* the bytes Gemma 3's switches took join the hash only when set, so a
+     * session of an earlier model keeps its bytes */
+    size_t n = NGPT_CKPT_MODEL_BYTES_V2 - NGPT_CKPT_MODEL_BYTES_V1;
+    for (size_t i = NGPT_CKPT_MODEL_BYTES_V2; i < NGPT_CKPT_MODEL_BYTES; i++)
+        if (b[i]) n = NGPT_CKPT_MODEL_BYTES - NGPT_CKPT_MODEL_BYTES_V1;
     uint64_t h = 0;
     for (size_t i = 0; i < n; i++)
         if (tail[i]) h = (uint64_t)XXH3_64bits(tail, n) | 1u;
@@ -133,6 +143,24 @@ static uint64_t model_sum(const ngpt_context *ctx)
     return sums[1] ? ngpt_checksum_bytes(sums, sizeof sums) : sums[0];
 }
 
+/* A ring's rows in position order 0..n-1: zeros for the positions it no
+ * longer holds (before held), which nothing reads. */
+static ngpt_status ring_rows(const ngpt_context *ctx, sink *s, const void *block, size_t bytes,
+                             int l, int32_t n, uint32_t held)
+{
+    static const unsigned char zeros[4096];
+    ngpt_status st = NGPT_OK;
+    for (int32_t p = 0; p < n && !st; p++) {
+        if ((uint32_t)p >= held) {
+            st = put(s, ngpt_kv_row_at(block, bytes, ngpt_kv_ring(ctx, l), p), bytes, true);
+            continue;
+        }
+        for (size_t done = 0; done < bytes && !st; done += sizeof zeros)
+            st = put(s, zeros, bytes - done < sizeof zeros ? bytes - done : sizeof zeros, true);
+    }
+    return st;
+}
+
 static ngpt_status emit(const ngpt_context *ctx, int32_t slot, sink *s)
 {
     const int32_t n = ngpt_kv_len(ctx, slot);
@@ -148,12 +176,20 @@ static ngpt_status emit(const ngpt_context *ctx, int32_t slot, sink *s)
     session_config(ctx, h + SESS_CONFIG);
     h[SESS_HEADER_V1] = (unsigned char)ctx->shape.kv_k;
     h[SESS_HEADER_V1 + 1] = (unsigned char)ctx->shape.kv_v;
+    const uint32_t held = (uint32_t)ngpt_kv_held(ctx, slot);
+    memcpy(h + SESS_HELD, &held, 4);
     XXH3_64bits_reset(&s->hash);
     ngpt_status st = put(s, h, sizeof h, true);
     if (!st) st = put(s, ngpt_kv_tokens(ctx, slot), (size_t)n * sizeof(int32_t), true);
     for (int l = 0; l < ctx->cfg.n_layers && !st; l++) {
-        st = put(s, ngpt_kv_keys(ctx, l, slot), krows, true);
-        if (!st) st = put(s, ngpt_kv_values(ctx, l, slot), vrows, true);
+        if (!ngpt_kv_ring(ctx, l)) {
+            st = put(s, ngpt_kv_keys(ctx, l, slot), krows, true);
+            if (!st) st = put(s, ngpt_kv_values(ctx, l, slot), vrows, true);
+            continue;
+        }
+        st = ring_rows(ctx, s, ngpt_kv_keys(ctx, l, slot), ngpt_kv_key_row(ctx), l, n, held);
+        if (!st) st = ring_rows(ctx, s, ngpt_kv_values(ctx, l, slot), ngpt_kv_value_row(ctx), l, n,
+                                held);
     }
     const uint64_t sum = (uint64_t)XXH3_64bits_digest(&s->hash);
     return st ? st : put(s, &sum, 8, false);
@@ -195,7 +231,7 @@ ngpt_status ngpt_context_cache_save_mem(const ngpt_context *ctx, int32_t slot, v
 /* Verifies a whole image against the context; on success the slot may take
  * it. Leaves a bare sentence naming src. */
 static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_t size,
-                          const char *src, int32_t *n_out, size_t *header_out)
+                          const char *src, int32_t *n_out, size_t *header_out, int32_t *held_out)
 {
     if (size < SESS_HEADER_V1 + 8 || memcmp(d, SESS_MAGIC, 8) != 0)
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s is not an ngpt session file%s", src,
@@ -228,7 +264,7 @@ static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s was saved by a model of another config",
                          src);
     for (size_t i = SESS_HEADER_V1 + 2; i < header; i++)
-        if (d[i])
+        if (d[i] && !(i >= SESS_HELD && i < SESS_HELD + 4 && ctx->cfg.sliding_window))
             return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: reserved header byte %zu is %u, not 0 (a "
                              "newer format?)", src, i, d[i]);
     const int kk = version == 1 ? NGPT_KV_F32 : d[SESS_HEADER_V1];
@@ -250,6 +286,11 @@ static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_
     if (n > (uint32_t)T || size != file_bytes(ctx, (int32_t)n, header))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s holds %u tokens in %zu bytes; this model's "
                          "context is T=%d", src, n, size, (int)T);
+    uint32_t held = 0;
+    if (header > SESS_HELD) memcpy(&held, d + SESS_HELD, 4);
+    if (held > n)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: its local layers hold keys from position %u "
+                         "of its %u", src, held, n);
     for (uint32_t i = 0; i < n; i++) {
         int32_t t;
         memcpy(&t, d + header + 4 * (size_t)i, 4);
@@ -259,17 +300,18 @@ static ngpt_status verify(const ngpt_context *ctx, const unsigned char *d, size_
     }
     *n_out = (int32_t)n;
     *header_out = header;
+    *held_out = (int32_t)held;
     return NGPT_OK;
 }
 
 static ngpt_status restore(ngpt_context *ctx, int32_t slot, const unsigned char *d, size_t size,
                            const char *src)
 {
-    int32_t n = 0;
+    int32_t n = 0, held = 0;
     size_t header = 0;
-    ngpt_status st = verify(ctx, d, size, src, &n, &header);
+    ngpt_status st = verify(ctx, d, size, src, &n, &header, &held);
     if (st) return st;
-    ngpt_kv_restore(ctx, slot, n, d + header, d + header + (size_t)n * sizeof(int32_t));
+    ngpt_kv_restore(ctx, slot, n, d + header, d + header + (size_t)n * sizeof(int32_t), held);
     return NGPT_OK;
 }
 
@@ -318,6 +360,6 @@ ngpt_status ngpt_context_cache_truncate(ngpt_context *ctx, int32_t slot, int32_t
     if (n < 0 || n > len)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "ngpt_context_cache_truncate: n = %d is not in 0..%d (the "
                          "tokens slot %d holds)", (int)n, (int)len, (int)slot);
-    ngpt_kv_truncate(ctx, slot, n);
+    ngpt_model_truncate(ctx, slot, n);
     return NGPT_OK;
 }

@@ -61,7 +61,7 @@ int32_t ngpt_spec_draft(ngpt_context *draft, const ngpt_sampler *s, const int32_
     const int32_t *held = ngpt_kv_tokens(draft, 0);
     int32_t same = 0, len = ngpt_kv_len(draft, 0);
     while (same < len && same < n_prior && held[same] == prior[same]) same++;
-    ngpt_kv_truncate(draft, 0, same);
+    ngpt_model_truncate(draft, 0, same);
     const float *row;
     if (same < n_prior) ngpt_model_prefill(draft, 0, prior + same, n_prior - same, &row);
     ngpt_model_append(draft, 0, 1, &tok, 1);

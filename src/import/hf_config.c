@@ -1,5 +1,6 @@
 /* hf_config.c — a config.json as an ngpt config (hf_config.h): GPT-2's
- * (transformers' GPT2Config) or Llama's (LlamaConfig, below map_llama).
+ * (transformers' GPT2Config), Llama's (LlamaConfig, below map_llama) or
+ * Gemma 3's (Gemma3TextConfig, map_gemma3).
  * GPT-2's keys ngpt reads: model_type, vocab_size,
  * n_positions, n_embd, n_layer, n_head, n_inner, activation_function,
  * layer_norm_epsilon, resid_pdrop, tie_word_embeddings,
@@ -161,6 +162,44 @@ static bool set(const cJSON *root, const char *key)
     return v && !cJSON_IsNull(v) && !cJSON_IsFalse(v) && !(cJSON_IsNumber(v) && v->valuedouble == 0);
 }
 
+/* architectures, when given: [want] only. */
+static ngpt_status architectures(const cJSON *root, const char *src, const char *want)
+{
+    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
+    if (!arch || cJSON_IsNull(arch)) return NGPT_OK;
+    const cJSON *a = cJSON_IsArray(arch) ? arch->child : NULL;
+    for (; a; a = a->next)
+        if (!cJSON_IsString(a) || strcmp(a->valuestring, want)) break;
+    if (a || !cJSON_IsArray(arch))
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: architectures other than [\"%s\"] are not "
+                         "supported; ngpt imports the causal language model", src, want);
+    return NGPT_OK;
+}
+
+/* What the Llama-like families share: RMSNorm (eps), RoPE on halves
+ * (theta), head_dim (hd) and the key/value heads (kv, if given) as ngpt
+ * stores them (0: the default), no dropout, a final norm, float32; T the
+ * board's context (NGPT_IMPORT_CONTEXT_DEFAULT) unless config.json's is
+ * shorter, which *positions keeps. */
+static void llama_common(ngpt_config *c, int32_t hd, bool kv_given, int32_t kv, double eps,
+                         double theta, int32_t *positions)
+{
+    c->head_dim = (int64_t)hd * c->n_heads == c->d_model ? 0 : hd;
+    c->n_kv_heads = !kv_given || kv == c->n_heads ? 0 : kv;
+    c->norm_eps = (float)eps;
+    c->rope_theta = (float)theta;
+    c->dropout = 0;
+    c->pos = NGPT_POS_ROPE;
+    c->rope_pairs = NGPT_ROPE_HALVES;
+    c->norm_type = NGPT_NORM_RMS;
+    c->final_norm = true;
+    c->weights = NGPT_WEIGHTS_F32;
+    /* RoPE has no position table: T only plans the arena. A board's
+     * context unless the import asks for more (Llama 3.2 gives 131072) */
+    *positions = c->context_len;
+    if (c->context_len > NGPT_IMPORT_CONTEXT_DEFAULT) c->context_len = NGPT_IMPORT_CONTEXT_DEFAULT;
+}
+
 /* The Llama-like families: model_type "llama", "qwen2", "qwen3". */
 typedef enum family { FAM_LLAMA, FAM_QWEN2, FAM_QWEN3 } family;
 static const char *const FAMILY_ARCH[] = {"LlamaForCausalLM", "Qwen2ForCausalLM",
@@ -278,17 +317,8 @@ static ngpt_status layer_types(const cJSON *root, const char *src)
 static ngpt_status map_llama(const cJSON *root, const char *src, family fam, ngpt_config *cfg,
                              int32_t *positions)
 {
-    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
-    if (arch && !cJSON_IsNull(arch)) {
-        const cJSON *a = cJSON_IsArray(arch) ? arch->child : NULL;
-        for (; a; a = a->next)
-            if (!cJSON_IsString(a) || strcmp(a->valuestring, FAMILY_ARCH[fam]))
-                break;
-        if (a || !cJSON_IsArray(arch))
-            return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: architectures other than [\"%s\"] are "
-                             "not supported; ngpt imports the causal language model", src,
-                             FAMILY_ARCH[fam]);
-    }
+    ngpt_status st = architectures(root, src, FAMILY_ARCH[fam]);
+    if (st) return st;
     const bool qwen = fam != FAM_LLAMA;
     static const char *const refused[][2] = {
         {"sliding_window", "sliding-window attention"},
@@ -311,7 +341,6 @@ static ngpt_status map_llama(const cJSON *root, const char *src, family fam, ngp
     int32_t kv = 0, hd = 0, tp = 1;
     bool kv_given, hd_given, tie, attn_bias, mlp_bias;
     double eps, theta;
-    ngpt_status st;
     if ((st = int_key(root, "vocab_size", qwen ? 151936 : 32000, src, &c.vocab_size)) ||
         (st = int_key(root, "max_position_embeddings", qwen ? 32768 : 2048, src,
                       &c.context_len)) ||
@@ -353,16 +382,8 @@ static ngpt_status map_llama(const cJSON *root, const char *src, family fam, ngp
                             ? 128 : c.d_model / c.n_heads;
     if (!kv_given && qwen && !cJSON_GetObjectItemCaseSensitive(root, "num_key_value_heads"))
         kv = 32, kv_given = true;
-    c.head_dim = (int64_t)hd * c.n_heads == c.d_model ? 0 : hd;
-    c.n_kv_heads = !kv_given || kv == c.n_heads ? 0 : kv;
-    c.norm_eps = (float)eps;
-    c.rope_theta = (float)theta;
-    c.dropout = 0;
-    c.pos = NGPT_POS_ROPE;
-    c.rope_pairs = NGPT_ROPE_HALVES;
+    llama_common(&c, hd, kv_given, kv, eps, theta, positions);
     c.norm = NGPT_NORM_PRE;
-    c.norm_type = NGPT_NORM_RMS;
-    c.final_norm = true;
     c.mlp = NGPT_MLP_SWIGLU;
     c.mlp_bias = mlp_bias;
     /* Qwen2: q, k and v biased, o not (Qwen2Attention's); Qwen3 and
@@ -371,11 +392,171 @@ static ngpt_status map_llama(const cJSON *root, const char *src, family fam, ngp
     c.proj_bias = fam != FAM_QWEN2 && attn_bias;
     c.qk_norm = fam == FAM_QWEN3;
     c.tie_lm_head = tie;
-    c.weights = NGPT_WEIGHTS_F32;
-    /* RoPE has no position table: T only plans the arena. A board's
-     * context unless the import asks for more (Llama 3.2 gives 131072) */
-    *positions = c.context_len;
-    if (c.context_len > NGPT_IMPORT_CONTEXT_DEFAULT) c.context_len = NGPT_IMPORT_CONTEXT_DEFAULT;
+    return checked(&c, src, cfg);
+}
+
+/* x rounded to nearest even at `bits` bits of mantissa (bf16: 7, f16: 10),
+ * as torch's .to(dtype) rounds a float32 (x normal and in range). */
+static float round_mantissa(float x, int bits)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    const int drop = 23 - bits;
+    const uint32_t half = 1u << (drop - 1), low = u & ((1u << drop) - 1);
+    u &= ~((1u << drop) - 1);
+    if (low > half || (low == half && (u >> drop) & 1u)) u += 1u << drop;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* Gemma's embedding factor: sqrt(hidden_size) as transformers makes it,
+ * a float32 tensor cast to the model's dtype (config.json's torch_dtype,
+ * or dtype): bfloat16 and float16 round it (sqrt(640) = 25.2982 is 25.25
+ * in bfloat16), float32 keeps it. */
+static ngpt_status embed_scale(const cJSON *root, const char *src, int32_t hidden, float *out)
+{
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(root, "torch_dtype");
+    if (!dt) dt = cJSON_GetObjectItemCaseSensitive(root, "dtype");
+    const char *name = cJSON_IsString(dt) ? dt->valuestring : "float32";
+    if (dt && !cJSON_IsString(dt) && !cJSON_IsNull(dt))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: torch_dtype must be a string", src);
+    const float f = (float)sqrt((double)hidden);
+    if (!strcmp(name, "bfloat16")) *out = round_mantissa(f, 7);
+    else if (!strcmp(name, "float16")) *out = round_mantissa(f, 10);
+    else if (!strcmp(name, "float32")) *out = f;
+    else
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: torch_dtype \"%.40s\" is not supported; "
+                         "Gemma's embedding factor is rounded to bfloat16, float16 or float32",
+                         src, name);
+    return NGPT_OK;
+}
+
+/* Gemma 3's local layers: layer_types (newer saves) if given, else the
+ * pattern (sliding_window_pattern, or _sliding_window_pattern; 6): layer i
+ * is local iff (i + 1) % pattern != 0, as Gemma3TextConfig makes
+ * layer_types. A list ngpt's pattern cannot say is refused by name. */
+static ngpt_status gemma_layers(const cJSON *root, const char *src, int32_t L, int32_t *pattern,
+                                bool *any_local)
+{
+    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
+    if (!lt || cJSON_IsNull(lt)) {
+        ngpt_status st = int_key(root, "sliding_window_pattern", 6, src, pattern);
+        if (!st && !cJSON_GetObjectItemCaseSensitive(root, "sliding_window_pattern"))
+            st = int_key(root, "_sliding_window_pattern", 6, src, pattern);
+        if (st) return st;
+        if (*pattern > 255)
+            return unsupported(src, "sliding_window_pattern above 255 is not supported");
+        *any_local = *pattern != 1;
+        return NGPT_OK;
+    }
+    if (!cJSON_IsArray(lt) || cJSON_GetArraySize(lt) != L)
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: layer_types must be a list of "
+                         "num_hidden_layers (%d) strings", src, (int)L);
+    int32_t first_full = -1, i = 0;
+    for (const cJSON *a = lt->child; a; a = a->next, i++) {
+        const bool full = cJSON_IsString(a) && !strcmp(a->valuestring, "full_attention");
+        if (!full && !(cJSON_IsString(a) && !strcmp(a->valuestring, "sliding_attention")))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: layer_types[%d] must be "
+                             "\"sliding_attention\" or \"full_attention\"", src, (int)i);
+        if (full && first_full < 0) first_full = i;
+    }
+    *pattern = first_full < 0 ? 0 : first_full + 1;     /* 0: every layer local */
+    i = 0;
+    for (const cJSON *a = lt->child; a; a = a->next, i++) {
+        const bool full = !strcmp(a->valuestring, "full_attention");
+        if (full != (*pattern > 0 && (i + 1) % *pattern == 0) || *pattern > 255)
+            return unsupported(src, "layer_types that do not repeat one pattern (sliding "
+                                    "layers, then a full one) are not supported");
+    }
+    *any_local = *pattern != 1;
+    return NGPT_OK;
+}
+
+/* Gemma 3's text model (Gemma3TextConfig, model_type "gemma3_text", its
+ * defaults from transformers): Llama's keys (hidden_size ...
+ * num_key_value_heads, head_dim 256, rms_norm_eps, rope_theta 1e6,
+ * max_position_embeddings, attention_bias, vocab_size 262208,
+ * tie_word_embeddings, true when absent) and Gemma's: hidden_activation
+ * (gelu_pytorch_tanh), query_pre_attn_scalar (256), sliding_window (4096)
+ * with layer_types or sliding_window_pattern (6), rope_local_base_freq
+ * (10000), final_logit_softcapping (null), torch_dtype (the embedding
+ * factor's rounding). attn_logit_softcapping is not applied by
+ * transformers' Gemma 3 and is ignored, as there. Refused by name:
+ * use_bidirectional_attention, rope scaling other than llama3's, the
+ * newest per-layer-type rope_parameters, another architecture. */
+static ngpt_status map_gemma3(const cJSON *root, const char *src, ngpt_config *cfg,
+                              int32_t *positions)
+{
+    ngpt_status st = architectures(root, src, "Gemma3ForCausalLM");
+    if (st) return st;
+    if (set(root, "use_bidirectional_attention"))
+        return unsupported(src, "use_bidirectional_attention is not supported (an encoder, "
+                                "EmbeddingGemma); ngpt runs causal attention");
+    if (cJSON_GetObjectItemCaseSensitive(root, "rope_parameters"))
+        return unsupported(src, "rope_parameters (per layer type) is not supported; ngpt reads "
+                                "rope_theta, rope_local_base_freq and rope_scaling");
+    ngpt_config c = ngpt_config_default();
+    int32_t kv = 0, hd = 0, window = 0, pattern = 0;
+    bool kv_given, hd_given, tie, attn_bias, any_local = false;
+    double eps, theta, local, scalar, softcap = 0;
+    if ((st = int_key(root, "vocab_size", 262208, src, &c.vocab_size)) ||
+        (st = int_key(root, "max_position_embeddings", 131072, src, &c.context_len)) ||
+        (st = int_key(root, "hidden_size", 2304, src, &c.d_model)) ||
+        (st = int_key(root, "intermediate_size", 9216, src, &c.d_ff)) ||
+        (st = int_key(root, "num_hidden_layers", 26, src, &c.n_layers)) ||
+        (st = int_key(root, "num_attention_heads", 8, src, &c.n_heads)) ||
+        (st = nullable_int(root, "num_key_value_heads", src, &kv_given, &kv)) ||
+        (st = nullable_int(root, "head_dim", src, &hd_given, &hd)) ||
+        (st = number_key(root, "rms_norm_eps", 1e-6, src, &eps)) ||
+        (st = number_key(root, "rope_theta", 1e6, src, &theta)) ||
+        (st = rope_keys(root, src, &c, &theta)) ||
+        (st = number_key(root, "rope_local_base_freq", 10000, src, &local)) ||
+        (st = number_key(root, "query_pre_attn_scalar", 256, src, &scalar)) ||
+        (st = int_key(root, "sliding_window", 4096, src, &window)) ||
+        (st = bool_key(root, "tie_word_embeddings", true, src, &tie)) ||
+        (st = bool_key(root, "attention_bias", false, src, &attn_bias)) ||
+        (st = gemma_layers(root, src, c.n_layers, &pattern, &any_local)) ||
+        (st = embed_scale(root, src, c.d_model, &c.emb_scale)))
+        return st;
+    const cJSON *cap = cJSON_GetObjectItemCaseSensitive(root, "final_logit_softcapping");
+    if (cap && !cJSON_IsNull(cap) && (st = number_key(root, "final_logit_softcapping", 0, src,
+                                                      &softcap)))
+        return st;
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(root, "hidden_activation");
+    const char *a = act ? (cJSON_IsString(act) ? act->valuestring : "") : "gelu_pytorch_tanh";
+    if (!strcmp(a, "gelu_pytorch_tanh") || !strcmp(a, "gelu_new")) c.gelu = NGPT_GELU_TANH;
+    else if (!strcmp(a, "gelu")) c.gelu = NGPT_GELU_EXACT;
+    else
+        return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: hidden_activation \"%.40s\" is not "
+                         "supported; ngpt's GeGLU computes gelu_pytorch_tanh and gelu", src, a);
+    if (!(eps > 0 && eps < 1))
+        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: rms_norm_eps %g is not in (0, 1)", src, eps);
+    const double pos[4] = {theta, local, scalar, softcap};
+    static const char *const pos_names[4] = {"rope_theta", "rope_local_base_freq",
+                                             "query_pre_attn_scalar", "final_logit_softcapping"};
+    for (int i = 0; i < 4; i++)
+        if (!(pos[i] >= (i == 3 ? 0 : 1e-30) && pos[i] < 1e30))
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s: %s %g is not positive", src, pos_names[i],
+                             pos[i]);
+    if (!hd_given) hd = cJSON_GetObjectItemCaseSensitive(root, "head_dim") ? c.d_model / c.n_heads
+                                                                           : 256;
+    if (!kv_given && !cJSON_GetObjectItemCaseSensitive(root, "num_key_value_heads"))
+        kv = 4, kv_given = true;
+    llama_common(&c, hd, kv_given, kv, eps, theta, positions);
+    c.norm = NGPT_NORM_SANDWICH;
+    c.norm_offset = true;
+    c.mlp = NGPT_MLP_GEGLU;
+    c.mlp_bias = false;
+    c.qkv_bias = c.proj_bias = attn_bias;
+    c.qk_norm = true;
+    c.tie_lm_head = tie;
+    c.attn_scalar = (float)scalar;
+    c.logit_softcap = (float)softcap;
+    if (any_local) {    /* (a model of global layers only needs no window) */
+        c.sliding_window = window;
+        c.sliding_pattern = pattern;
+        c.rope_local_theta = (float)local;
+    }
     return checked(&c, src, cfg);
 }
 
@@ -389,21 +570,27 @@ static ngpt_status map(const cJSON *root, const char *src, ngpt_config *cfg,
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s has no model_type (a string); ngpt imports "
                          "model_type \"gpt2\", \"llama\", \"qwen2\" and \"qwen3\"", src);
     const bool gpt2 = !strcmp(type->valuestring, "gpt2");
+    const bool gemma3 = !strcmp(type->valuestring, "gemma3_text");
     static const char *const llama_types[] = {"llama", "qwen2", "qwen3"};
     int fam_i = -1;
     for (int i = 0; i < 3; i++)
         if (!strcmp(type->valuestring, llama_types[i])) fam_i = i;
-    if (!gpt2 && fam_i < 0)
+    if (!strcmp(type->valuestring, "gemma3"))
+        return unsupported(src, "model_type \"gemma3\" (Gemma 3 with its vision tower) is not "
+                                "supported; ngpt imports the text-only \"gemma3_text\" "
+                                "checkpoints (Gemma-3-270M, Gemma-3-1B)");
+    if (!gpt2 && !gemma3 && fam_i < 0)
         return ngpt_fail(NGPT_ERR_UNSUPPORTED, "%s: model_type \"%.40s\" is not supported; ngpt "
-                         "imports model_type \"gpt2\", \"llama\", \"qwen2\" and \"qwen3\"", src,
-                         type->valuestring);
+                         "imports model_type \"gpt2\", \"llama\", \"qwen2\", \"qwen3\" and "
+                         "\"gemma3_text\"", src, type->valuestring);
     for (const cJSON *k = root->child; k; k = k->next)
         for (const cJSON *j = k->next; j; j = j->next)
             if (!strcmp(k->string, j->string))
                 return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s gives key \"%.40s\" twice", src,
                                  k->string);
-    if (fam) *fam = gpt2 ? &ngpt_hf_gpt2 : fam_i == 0 ? &ngpt_hf_llama
+    if (fam) *fam = gpt2 ? &ngpt_hf_gpt2 : gemma3 ? &ngpt_hf_gemma3 : fam_i == 0 ? &ngpt_hf_llama
                                         : fam_i == 1 ? &ngpt_hf_qwen2 : &ngpt_hf_qwen3;
+    if (gemma3) return map_gemma3(root, src, cfg, positions);
     if (!gpt2) return map_llama(root, src, (family)fam_i, cfg, positions);
     ngpt_status st = map_gpt2(root, src, cfg);
     if (!st) *positions = cfg->context_len;     /* learned positions: the table's rows */

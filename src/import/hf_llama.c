@@ -16,7 +16,16 @@
  * ngpt's qkv order. The rows are not permuted for RoPE: the config has
  * rope_pairs=halves, Hugging Face's rotate_half pairing (i, i + D/2). The
  * rotary inv_freq buffers some saves hold are skipped (ngpt computes its
- * own from rope_theta). */
+ * own from rope_theta).
+ *
+ * Gemma 3 (Gemma3ForCausalLM) has the same names but for its four norms a
+ * block (norm=sandwich), whose "post_attention_layernorm" is the norm of
+ * the attention's branch, not Llama's second pre-norm:
+ *   blocks.i.ln1.weight            <- model.layers.i.input_layernorm.weight
+ *   blocks.i.post_attn_norm.weight <- model.layers.i.post_attention_layernorm.weight
+ *   blocks.i.ln2.weight            <- model.layers.i.pre_feedforward_layernorm.weight
+ *   blocks.i.post_mlp_norm.weight  <- model.layers.i.post_feedforward_layernorm.weight
+ * Its norms' weights are w of (1 + w), as ngpt's norm_offset reads them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +46,29 @@ static const stack block_names[] = {
     {"mlp.fc2.weight", {"mlp.down_proj.weight"}},
     {"mlp.fc2.bias", {"mlp.down_proj.bias"}},
 };
+
+/* Gemma 3's (above) in place of Llama's "ln2.weight". */
+static const stack gemma_norms[] = {
+    {"ln2.weight", {"pre_feedforward_layernorm.weight"}},
+    {"post_attn_norm.weight", {"post_attention_layernorm.weight"}},
+    {"post_mlp_norm.weight", {"post_feedforward_layernorm.weight"}},
+};
+
+/* Block tensor `part` of layer from one of the n names of table b. */
+static bool block_source(const stack *b, size_t n, const ngpt_config *cfg, int layer,
+                         const char *part, ngpt_hf_sources *out)
+{
+    for (size_t i = 0; i < n; i++, b++) {
+        if (strcmp(part, b->ngpt)) continue;
+        out->n = b->hf[1] ? 2 : 1;
+        for (int s = 0; s < out->n; s++) {
+            snprintf(out->hf[s], sizeof out->hf[s], "model.layers.%d.%s", layer, b->hf[s]);
+            if (out->n == 2) out->rows[s] = cfg->d_ff;
+        }
+        return true;
+    }
+    return false;
+}
 
 static bool sources(const ngpt_config *cfg, const char *name, ngpt_hf_sources *out)
 {
@@ -64,17 +96,12 @@ static bool sources(const ngpt_config *cfg, const char *name, ngpt_hf_sources *o
         }
         return true;
     }
-    for (size_t i = 0; i < sizeof block_names / sizeof block_names[0]; i++) {
-        const stack *b = &block_names[i];
-        if (strcmp(part, b->ngpt)) continue;
-        out->n = b->hf[1] ? 2 : 1;
-        for (int s = 0; s < out->n; s++) {
-            snprintf(out->hf[s], sizeof out->hf[s], "model.layers.%d.%s", layer, b->hf[s]);
-            if (out->n == 2) out->rows[s] = cfg->d_ff;
-        }
+    if (cfg->norm == NGPT_NORM_SANDWICH &&
+        block_source(gemma_norms, sizeof gemma_norms / sizeof gemma_norms[0], cfg, layer, part,
+                     out))
         return true;
-    }
-    return false;
+    return block_source(block_names, sizeof block_names / sizeof block_names[0], cfg, layer,
+                        part, out);
 }
 
 /* RoPE's inverse frequencies: per layer in older saves, once in newer. */
@@ -100,5 +127,11 @@ const ngpt_hf_family ngpt_hf_qwen2 = {
 };
 const ngpt_hf_family ngpt_hf_qwen3 = {
     .name = "Qwen3", .embedding = "model.embed_tokens.weight", .prefix = NULL,
+    .sources = sources, .skipped = rope_buffer,
+};
+
+/* Gemma3ForCausalLM: Llama's names with Gemma's four norms (above). */
+const ngpt_hf_family ngpt_hf_gemma3 = {
+    .name = "Gemma 3", .embedding = "model.embed_tokens.weight", .prefix = NULL,
     .sources = sources, .skipped = rope_buffer,
 };

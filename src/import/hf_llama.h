@@ -8,5 +8,6 @@
 
 extern const ngpt_hf_family ngpt_hf_llama;
 extern const ngpt_hf_family ngpt_hf_qwen2, ngpt_hf_qwen3;    /* the same names */
+extern const ngpt_hf_family ngpt_hf_gemma3;     /* the same, with Gemma's four norms */
 
 #endif

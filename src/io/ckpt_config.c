@@ -1,5 +1,5 @@
 /* ckpt_config.c — a model's config as the checkpoint header's model block
- * (docs/FORMAT.md, offsets 32..111): written by every save, read and
+ * (docs/FORMAT.md, offsets 32..127): written by every save, read and
  * validated by every reader of a model or adapter file (checkpoint.h). */
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +12,10 @@ enum { BLOCK_INTS = 0, BLOCK_DROPOUT = 24, BLOCK_THETA = 28, BLOCK_FLAGS = 32,
        BLOCK_NORM_EPS = 44, BLOCK_KV_HEADS = 48, BLOCK_HEAD_DIM = 52,
        /* Qwen3's and Llama 3's switches: zero bytes without them */
        BLOCK_QK_NORM = 56, BLOCK_ROPE_SCALING = 57, BLOCK_ROPE_FACTOR = 60,
-       BLOCK_ROPE_LOW = 64, BLOCK_ROPE_HIGH = 68, BLOCK_ROPE_ORIG = 72 };
+       BLOCK_ROPE_LOW = 64, BLOCK_ROPE_HIGH = 68, BLOCK_ROPE_ORIG = 72,
+       /* Gemma 3's switches: zero bytes without them */
+       BLOCK_NORM_OFFSET = 58, BLOCK_SLIDING_PATTERN = 59, BLOCK_SLIDING_WINDOW = 76,
+       BLOCK_ROPE_LOCAL = 80, BLOCK_ATTN_SCALAR = 84, BLOCK_SOFTCAP = 88, BLOCK_EMB_SCALE = 92 };
 
 void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MODEL_BYTES])
 {
@@ -39,6 +42,13 @@ void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MOD
     memcpy(b + BLOCK_ROPE_LOW, &c->rope_low_freq_factor, 4);
     memcpy(b + BLOCK_ROPE_HIGH, &c->rope_high_freq_factor, 4);
     memcpy(b + BLOCK_ROPE_ORIG, &c->rope_original_context, 4);
+    b[BLOCK_NORM_OFFSET] = c->norm_offset;
+    b[BLOCK_SLIDING_PATTERN] = (unsigned char)c->sliding_pattern;     /* 0..255 */
+    memcpy(b + BLOCK_SLIDING_WINDOW, &c->sliding_window, 4);
+    memcpy(b + BLOCK_ROPE_LOCAL, &c->rope_local_theta, 4);
+    memcpy(b + BLOCK_ATTN_SCALAR, &c->attn_scalar, 4);
+    memcpy(b + BLOCK_SOFTCAP, &c->logit_softcap, 4);
+    memcpy(b + BLOCK_EMB_SCALE, &c->emb_scale, 4);
 }
 
 ngpt_status ngpt_ckpt_config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
@@ -75,21 +85,24 @@ ngpt_status ngpt_ckpt_config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
     if (c->norm_eps == 0.0f) c->norm_eps = 1e-5f;       /* stored as 0: the default */
     memcpy(&c->n_kv_heads, b + BLOCK_KV_HEADS, 4);
     memcpy(&c->head_dim, b + BLOCK_HEAD_DIM, 4);
-    static const int zeros[] = {58, 59, 76, 77, 78, 79};     /* the block's own reserved bytes */
-    for (int j = 0; j < 6; j++)
-        if (b[zeros[j]])
-            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "%s sets reserved header byte %d; it was "
-                             "written by a newer or broken writer", r->src,
-                             NGPT_CKPT_MODEL_BLOCK + zeros[j]);
-    if (b[BLOCK_QK_NORM] > 1)
-        return ngpt_fail(NGPT_ERR_BAD_FORMAT, "config flag byte %d of %s is %u, not 0 or 1",
-                         NGPT_CKPT_MODEL_BLOCK + BLOCK_QK_NORM, r->src, b[BLOCK_QK_NORM]);
+    static const int flags[] = {BLOCK_QK_NORM, BLOCK_NORM_OFFSET};
+    for (int j = 0; j < 2; j++)
+        if (b[flags[j]] > 1)
+            return ngpt_fail(NGPT_ERR_BAD_FORMAT, "config flag byte %d of %s is %u, not 0 or 1",
+                             NGPT_CKPT_MODEL_BLOCK + flags[j], r->src, b[flags[j]]);
     c->qk_norm = b[BLOCK_QK_NORM];
     c->rope_scaling = (ngpt_rope_scaling)b[BLOCK_ROPE_SCALING];
     memcpy(&c->rope_factor, b + BLOCK_ROPE_FACTOR, 4);
     memcpy(&c->rope_low_freq_factor, b + BLOCK_ROPE_LOW, 4);
     memcpy(&c->rope_high_freq_factor, b + BLOCK_ROPE_HIGH, 4);
     memcpy(&c->rope_original_context, b + BLOCK_ROPE_ORIG, 4);
+    c->norm_offset = b[BLOCK_NORM_OFFSET];
+    c->sliding_pattern = b[BLOCK_SLIDING_PATTERN];
+    memcpy(&c->sliding_window, b + BLOCK_SLIDING_WINDOW, 4);
+    memcpy(&c->rope_local_theta, b + BLOCK_ROPE_LOCAL, 4);
+    memcpy(&c->attn_scalar, b + BLOCK_ATTN_SCALAR, 4);
+    memcpy(&c->logit_softcap, b + BLOCK_SOFTCAP, 4);
+    memcpy(&c->emb_scale, b + BLOCK_EMB_SCALE, 4);
     ngpt_status st = ngpt_config_check(c);
     if (st) {
         char why[400];

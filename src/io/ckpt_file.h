@@ -26,7 +26,9 @@
 #define NGPT_CKPT_VERSION_BYTES 2       /* files with one: the writer picks the version */
 #define NGPT_CKPT_HEADER 128
 #define NGPT_CKPT_MODEL_BLOCK 32        /* offset of the model block in the header */
-#define NGPT_CKPT_MODEL_BYTES 80        /* its size; bytes 112..127 are reserved (zero) */
+#define NGPT_CKPT_MODEL_BYTES 96        /* its size: header bytes 32..127 */
+#define NGPT_CKPT_MODEL_BYTES_V2 80     /* its part before Gemma 3's switches (the rest is zero
+                                           without them) */
 #define NGPT_CKPT_MODEL_BYTES_V1 56     /* its first part, all a model had before qk_norm and
                                            rope_scaling (the rest is zero without them):
                                            what a session file holds (model/session.c) */

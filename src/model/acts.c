@@ -17,7 +17,11 @@
  *     output, dead after proj; then ln2's output, read by fc1; then (pre-norm)
  *     fc2's output, whose input is in plan.qkv; and ln_f's output;
  *   - plan.x: the residual stream, updated in place (res1 = x_in = x_out);
- *   - post-norm's second sum (res2) takes the branch (fc2 wrote mlp_out).
+ *   - post-norm's second sum (res2) takes the branch (fc2 wrote mlp_out);
+ *   - norm=sandwich: post_attn_norm's output takes plan.ln_out (the attention
+ *     output is dead after proj), post_mlp_norm's plan.qkv (fc1 and the
+ *     hidden layer are dead after fc2). In train mode the branches (its
+ *     inputs) are kept per layer in plan.post_x and both outputs take ln_out.
  * Between passes model/kv.c borrows plan.qkv too (ngpt_kv_reorder). */
 static bool infer(const ngpt_context *ctx) { return ctx->shape.mode == NGPT_MODE_INFER; }
 
@@ -27,7 +31,8 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
     const size_t C = (size_t)ctx->cfg.d_model, H = (size_t)ctx->cfg.n_heads;
     const size_t QKV = (size_t)ngpt_cfg_qkv_width(&ctx->cfg), A = H * (size_t)ngpt_cfg_head_dim(&ctx->cfg);
     const size_t F1 = (size_t)ngpt_cfg_fc1_width(&ctx->cfg);
-    const bool post = ctx->cfg.norm == NGPT_NORM_POST, swiglu = ctx->cfg.mlp == NGPT_MLP_SWIGLU;
+    const bool post = ctx->cfg.norm == NGPT_NORM_POST, gated = ngpt_cfg_gated(&ctx->cfg);
+    const size_t norms = ctx->cfg.norm == NGPT_NORM_SANDWICH ? 4 : 2;   /* mean/rstd sets */
     /* Per-layer strides use the planned shape so regions never overlap; the
      * data inside is packed for the actual (B, T). */
     const size_t BT = (size_t)ctx->shape.batch * (size_t)ctx->shape.seq;
@@ -50,13 +55,15 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
         a.branch = post ? p->branch : p->qkv;
         a.res2 = post ? p->branch : NULL;
         a.fc1 = p->qkv;
-        a.hidden = swiglu ? p->hidden : p->qkv;   /* SwiGLU's is not fc1's image */
+        a.hidden = gated ? p->hidden : p->qkv;    /* a gated MLP's is not fc1's image */
         a.mlp_out = post ? p->branch : p->ln_out;
+        a.pa_out = p->ln_out;
+        a.pm_out = p->qkv;
     } else {
         a.x_in = p->x + (size_t)layer * BT * C;
         a.x_out = p->x + ((size_t)layer + 1) * BT * C;
-        a.ln1_mean = p->ln_mean + l * 2 * BT;
-        a.ln1_rstd = p->ln_rstd + l * 2 * BT;
+        a.ln1_mean = p->ln_mean + l * norms * BT;
+        a.ln1_rstd = p->ln_rstd + l * norms * BT;
         a.qkv = p->qkv + l * BT * QKV;
         a.atty = p->atty + l * BT * A;
         a.branch = p->branch;
@@ -65,9 +72,18 @@ ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer)
         a.fc1 = p->fc1 + l * BT * F1;
         a.hidden = p->hidden;
         a.mlp_out = p->branch;
+        if (p->post_x) {    /* sandwich: the branches, kept for the post norms' backward */
+            a.branch = p->post_x + l * 2 * BT * C;
+            a.mlp_out = a.branch + BT * C;
+        }
+        a.pa_out = a.pm_out = p->ln_out;
     }
     a.ln2_mean = a.ln1_mean + BT;
     a.ln2_rstd = a.ln1_rstd + BT;
+    a.pa_mean = norms == 4 ? a.ln1_mean + 2 * BT : NULL;
+    a.pa_rstd = norms == 4 ? a.ln1_rstd + 2 * BT : NULL;
+    a.pm_mean = norms == 4 ? a.ln1_mean + 3 * BT : NULL;
+    a.pm_rstd = norms == 4 ? a.ln1_rstd + 3 * BT : NULL;
     return a;
 }
 

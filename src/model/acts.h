@@ -34,6 +34,10 @@ typedef struct ngpt_layer_acts {
     float *hidden;      /* (B,T,d_ff) GELU(fc1), fc2's input (shared by the layers) */
     float *mlp_out;     /* (B,T,C) fc2's output before dropout */
     float *x_out;       /* (B,T,C) layer output */
+    /* norm=sandwich: the post norms' rstd [and mean] (B,T) each, and their
+     * outputs (B,T,C): post_attn_norm's, then post_mlp_norm's */
+    float *pa_mean, *pa_rstd, *pm_mean, *pm_rstd;
+    float *pa_out, *pm_out;
 } ngpt_layer_acts;
 
 ngpt_layer_acts ngpt_layer_acts_get(const ngpt_context *ctx, int layer);

@@ -47,7 +47,7 @@ static void attention_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int layer
     const ptrdiff_t kvd = (ptrdiff_t)ngpt_cfg_kv_heads(cfg) * ngpt_cfg_head_dim(cfg);
     const ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + k0, .v = a->qkv + k0 + kvd,
                           .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
-                          .probs = a->att,
+                          .probs = a->att, .window = ngpt_cfg_layer_window(cfg, layer),
                           .dropping = ngpt_dropout_active(ctx),
                           .key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS)};
     ngpt_op_attention_bwd(ctx, &at, ctx->plan.ln_out, ctx->plan.bwd.g_qkv);
@@ -110,7 +110,7 @@ static void attn_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l
     ngpt_acts_handover(p->ln_out, BT * A);     /* the layers' shared buffers change hands */
     linear_bwd(ctx, l, NGPT_LINEAR_PROJ, p->ln_out, p->bwd.g_branch, a->atty, rows, A, C);
     attention_bwd(ctx, a, l, B, T);                                     /* g_qkv (BT,QKV) */
-    if (ctx->cfg.pos == NGPT_POS_ROPE) ngpt_op_rope(ctx, p->bwd.g_qkv, B, T, NULL, true);
+    if (ctx->cfg.pos == NGPT_POS_ROPE) ngpt_op_rope(ctx, p->bwd.g_qkv, B, T, NULL, l, true);
     if (ctx->cfg.qk_norm)       /* d(q), d(k) before their norms; the norms' weights */
         ngpt_op_qk_norm_bwd(ctx, p->bwd.g_qkv, p->bwd.g_qk, a->qk_x, a->qk_rstd,
                             ngpt_block_ptr(lay, W, l, lay->q_norm),
@@ -137,13 +137,13 @@ static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l,
     const ngpt_config *cfg = &ctx->cfg;
     ngpt_plan *p = &ctx->plan;
     const int C = cfg->d_model, F = cfg->d_ff, F1 = ngpt_cfg_fc1_width(cfg);
-    const bool swiglu = cfg->mlp == NGPT_MLP_SWIGLU;
+    const bool gated = ngpt_cfg_gated(cfg);
     const size_t BT = (size_t)rows;
 #define GB(field) grad_of(ctx, l, lay->field)     /* layer l's gradient, or NULL (frozen) */
     drop_bwd(ctx, p->bwd.g_branch, dy, BT * C, l, NGPT_SITE_MLP_OUT);
     ngpt_acts_handover(p->hidden, BT * F);
-    if (swiglu) {
-        ngpt_op_swiglu_fwd(ctx, p->hidden, a->fc1, BT, F);              /* recomputed (BT,F) */
+    if (gated) {
+        ngpt_op_glu_fwd(ctx, p->hidden, a->fc1, BT, F);                 /* recomputed (BT,F) */
     } else {
         const ngpt_gelu_fwd_grad_fn act_grad = cfg->gelu == NGPT_GELU_TANH
                                                    ? ctx->k->gelu_tanh_fwd_grad : ctx->k->gelu_fwd_grad;
@@ -153,15 +153,32 @@ static void mlp_sublayer_bwd(ngpt_context *ctx, const ngpt_layer_acts *a, int l,
     /* the activation's output, then d(hidden) in its place */
     linear_bwd(ctx, l, NGPT_LINEAR_FC2, p->hidden, p->bwd.g_branch, p->hidden, rows, F, C);
     float *dfc1 = p->hidden;                                                         /* (BT,F1) */
-    if (swiglu) {
+    if (gated) {
         dfc1 = p->bwd.gelu_grad;
-        ngpt_op_swiglu_bwd(ctx, dfc1, p->hidden, a->fc1, BT, F);
+        ngpt_op_glu_bwd(ctx, dfc1, p->hidden, a->fc1, BT, F);
     } else {
         ngpt_op_gelu_bwd(ctx, p->hidden, p->bwd.gelu_grad, p->hidden, BT * F);
     }
     if (cfg->mlp_bias && GB(fc1_b)) ngpt_op_colsum_acc(ctx, GB(fc1_b), dfc1, BT, F1);
     linear_bwd(ctx, l, NGPT_LINEAR_FC1, p->bwd.g_ln, dfc1, p->ln_out, rows, C, F1);
 #undef GB
+}
+
+/* norm=sandwich: d(a post norm's input), the branch, from d(its output)
+ * dy into g_ln (zeroed: the kernel adds), which the sublayer's backward
+ * then takes as its dy. Without the post norms: dy itself. */
+static const float *post_norm_bwd(ngpt_context *ctx, int l, const float *dy, const float *x,
+                                  const float *mean, const float *rstd, size_t w, size_t b)
+{
+    if (ctx->cfg.norm != NGPT_NORM_SANDWICH) return dy;
+    ngpt_plan *p = &ctx->plan;
+    const int C = ctx->cfg.d_model;
+    const size_t BT = (size_t)ctx->run.pass.batch * (size_t)ctx->run.pass.seq;
+    float *gw = grad_of(ctx, l, w);
+    memset(p->bwd.g_ln, 0, BT * (size_t)C * sizeof(float));
+    ngpt_op_norm_bwd(ctx, p->bwd.g_ln, gw, gw ? grad_of(ctx, l, b) : NULL, dy, x, mean, rstd,
+                     ngpt_block_ptr(&ctx->lay, p->params, l, w), BT, C);
+    return p->bwd.g_ln;
 }
 
 /* Pre-norm block backward: g_res holds d(x_out) and leaves with d(x_in). */
@@ -178,11 +195,13 @@ static void pre_norm_block_bwd(ngpt_context *ctx, int l, int B, int T)
     /* MLP sublayer: x_out = res1 + drop(fc2(gelu(fc1(ln2(res1))))) */
     ngpt_acts_handover(p->ln_out, BT * C);
     ngpt_op_norm_fwd(ctx, p->ln_out, NULL, NULL, a.res1, WB(ln2_w), WB(ln2_b), BT, C);
-    mlp_sublayer_bwd(ctx, &a, l, (int)BT, p->bwd.g_res);
+    mlp_sublayer_bwd(ctx, &a, l, (int)BT, post_norm_bwd(ctx, l, p->bwd.g_res, a.mlp_out, a.pm_mean,
+                                                         a.pm_rstd, lay->pm_w, lay->pm_b));
     ngpt_op_norm_bwd(ctx, p->bwd.g_res, GB(ln2_w), GB(ln2_b), p->bwd.g_ln, a.res1, a.ln2_mean,
                           a.ln2_rstd, WB(ln2_w), BT, C);
     /* attention sublayer: res1 = x_in + drop(proj(attn(rope(qkv(ln1(x_in)))))) */
-    attn_sublayer_bwd(ctx, &a, l, B, T, p->bwd.g_res, p->ln_out);
+    attn_sublayer_bwd(ctx, &a, l, B, T, post_norm_bwd(ctx, l, p->bwd.g_res, a.branch, a.pa_mean,
+                                                      a.pa_rstd, lay->pa_w, lay->pa_b), p->ln_out);
     ngpt_op_norm_bwd(ctx, p->bwd.g_res, GB(ln1_w), GB(ln1_b), p->bwd.g_ln, a.x_in, a.ln1_mean,
                           a.ln1_rstd, WB(ln1_w), BT, C);
 #undef WB
@@ -249,6 +268,8 @@ void ngpt_context_backward_unchecked(ngpt_context *ctx)
         const size_t n = BT - r0 < chunk ? BT - r0 : chunk;
         if (chunk < BT) ngpt_model_head(ctx, head_in + r0 * C, (int32_t)n);
         ngpt_op_xent_bwd(ctx, p->bwd.g_logits, p->logits, p->bwd.targets + r0, n, V, scale);
+        if (cfg->logit_softcap != 0.0f)     /* through the cap, from the capped logits */
+            ngpt_op_softcap_bwd(ctx, p->bwd.g_logits, p->logits, n * (size_t)V, cfg->logit_softcap);
         linear_bwd(ctx, 0, NGPT_LINEAR_LM_HEAD, d_head_in + r0 * C, p->bwd.g_logits,
                    head_in + r0 * C, (int)n, C, V);
     }
@@ -273,6 +294,8 @@ void ngpt_context_backward_unchecked(ngpt_context *ctx)
         if (cfg->pos == NGPT_POS_LEARNED)
             ngpt_op_embed_bwd(ctx, G + lay->pos_emb, p->bwd.g_res, p->pos_ids, BT, C,
                               cfg->context_len);
+        if (cfg->emb_scale != 0.0f)     /* the rows were scaled before the positions joined */
+            ngpt_op_scale(ctx, p->bwd.g_res, p->bwd.g_res, cfg->emb_scale, BT * C);
         ngpt_op_embed_bwd(ctx, G + lay->tok_emb, p->bwd.g_res, p->bwd.tokens, BT, C, V);
     }
     ctx->run.n_backward++;

@@ -14,7 +14,12 @@
  * qkv is (H + 2 KV) D wide, the merged heads H D) and RoPE on halves (the
  * RoPE op); Qwen3's RMSNorm over each head of q and k before RoPE (qk_norm)
  * and Llama 3's rescaled RoPE frequencies (rope_scaling: in the tables,
- * runtime/positions.c).
+ * runtime/positions.c); Gemma 3's (1 + w) RMSNorm (norm_offset, in the norm
+ * ops), the embedding times emb_scale, GeGLU, a norm of each branch before
+ * its residual add (norm=sandwich), the scores' attn_scalar (in the
+ * attention op), local layers with a window and their own RoPE base
+ * (sliding_window: the attention op's window, the tables of the layer) and
+ * capped logits (logit_softcap, in the head).
  */
 #include <math.h>
 #include <string.h>
@@ -79,11 +84,12 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
     const int H = ctx->cfg.n_heads, D = ngpt_cfg_head_dim(&ctx->cfg);
     const int KVD = (int)ngpt_kv_width(ctx);     /* KV heads of D: C by default */
     const int B = ps->nseq, T = ps->len;
-    const size_t TC = (size_t)ctx->cfg.context_len;
+    const size_t TC = ngpt_kv_rows(ctx, layer);     /* a slot's rows: Tctx, or a ring's */
     const ptrdiff_t row = ngpt_cfg_qkv_width(&ctx->cfg), k0 = (ptrdiff_t)H * D;
     ngpt_attn at = {.qkv = a->qkv, .k = a->qkv + k0, .v = a->qkv + k0 + KVD,
                     .kv_seq = (ptrdiff_t)T * row, .kv_row = row, .nseq = B, .len = T,
-                    .out = a->atty, .q0 = q0, .dropping = dropping,
+                    .out = a->atty, .q0 = q0, .window = ngpt_cfg_layer_window(&ctx->cfg, layer),
+                    .dropping = dropping,
                     .key = ngpt_dropout_key_of(ctx, layer, NGPT_SITE_ATTN_PROBS)};
     if (ps->cached) {
         /* the new rows go after each slot's cached ones; attention reads the cache */
@@ -91,7 +97,7 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
             const float *src = a->qkv + (size_t)b * T * row;
             ngpt_kv_write(ctx, layer, ps->slot0 + b, T, src + k0, src + k0 + KVD, row);
         }
-        /* slots slot0.. are consecutive blocks of Tctx rows: KV*D floats,
+        /* slots slot0.. are consecutive blocks of TC rows: KV*D floats,
          * or KV quantized head rows (an 8-bit cache) */
         at.kv_seq = (ptrdiff_t)(TC * (size_t)KVD);
         at.kv_row = KVD;
@@ -111,9 +117,10 @@ static void attention(ngpt_context *ctx, const ngpt_layer_acts *a, int layer, co
             at.v = ngpt_kv_values(ctx, layer, ps->slot0);
         }
         at.pos0 = ngpt_kv_lens(ctx, ps->slot0);
+        at.ring = ngpt_kv_ring(ctx, layer);
         /* the last new token's row, (H, Tctx) per slot */
         at.cache_rows = ngpt_kv_trace(ctx, layer, ps->slot0);
-        at.row_len = (int)TC;
+        at.row_len = ctx->cfg.context_len;
     } else {
         at.probs = a->att;      /* the full (B,H,T,T) map: training, or a FULL trace */
         if (pl->trace_rows)
@@ -168,6 +175,16 @@ static void linear(ngpt_context *ctx, int l, ngpt_linear which, float *y, const 
     linear_gelu(ctx, l, which, y, x, w, bias, rows, in, out, NULL);
 }
 
+/* norm=sandwich: a branch's post norm (rows R) into out, which it returns. */
+static const float *branch_norm(ngpt_context *ctx, float *out, float *mean, float *rstd,
+                                const float *branch, const float *w, const float *b, size_t R)
+{
+    const int C = ctx->cfg.d_model;
+    ngpt_acts_handover(out, R * (size_t)C);
+    ngpt_op_norm_fwd(ctx, out, mean, rstd, branch, w, b, R, C);
+    return out;
+}
+
 /* One transformer block (docs/DESIGN.md §1), in place on the residual stream.
  * Pre-norm (the original): x = x + drop(Attn(ln1(x))); x = x + drop(MLP(ln2(x))).
  * Post-norm: x = ln1(x + drop(Attn(x))); x = ln2(x + drop(MLP(x))). */
@@ -181,7 +198,8 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     const int QKV = ngpt_cfg_qkv_width(cfg), A = ngpt_cfg_attn_width(cfg);
     const int B = ps->nseq, T = ps->len;
     const size_t BT = (size_t)B * (size_t)T;
-    const bool post = cfg->norm == NGPT_NORM_POST, swiglu = cfg->mlp == NGPT_MLP_SWIGLU;
+    const bool post = cfg->norm == NGPT_NORM_POST, gated = ngpt_cfg_gated(cfg);
+    const bool sandwich = cfg->norm == NGPT_NORM_SANDWICH;
     ngpt_layer_acts a = ngpt_layer_acts_get(ctx, l);
     /* rows r0..BT-1 go on past the attention: all of them, or only the last
      * in the last layer of a last_only pass (one sequence) */
@@ -208,7 +226,7 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
         ngpt_op_qk_norm_fwd(ctx, a.qkv, a.qk_x, a.qk_rstd, WB(q_norm), WB(k_norm), BT);
     }
     if (cfg->pos == NGPT_POS_ROPE)
-        ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? ngpt_kv_lens(ctx, ps->slot0) : NULL, false);
+        ngpt_op_rope(ctx, a.qkv, B, T, ps->cached ? ngpt_kv_lens(ctx, ps->slot0) : NULL, l, false);
     float *atty = a.atty + r0 * A, *res1 = a.res1 + r0 * C;
     ngpt_acts_handover(atty, R * A);
     attention(ctx, &a, l, ps, dropping, last ? T - 1 : 0);
@@ -217,9 +235,14 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     linear(ctx, l, NGPT_LINEAR_PROJ, a.branch, atty, WB(proj_w),
            cfg->proj_bias ? WB(proj_b) : NULL, (int)R, A, C);
     if (dropping) drop(ctx, a.branch, BT * C, l, NGPT_SITE_ATTN_OUT);
-    ngpt_op_add(ctx, res1, x_in, a.branch, R * C);
-    /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout -> + residual,
-     * or SwiGLU: fc1 (R,2F) = [gate | up] -> silu(gate) * up (R,F) -> fc2;
+    /* [post_attn_norm of the branch, before the residual add] */
+    const float *attn_out = !sandwich ? a.branch
+                                      : branch_norm(ctx, a.pa_out, a.pa_mean + r0, a.pa_rstd + r0,
+                                                    a.branch, WB(pa_w), WB(pa_b), R);
+    ngpt_op_add(ctx, res1, x_in, attn_out, R * C);
+    /* MLP sublayer: ln (R,C) -> fc1 (R,F) -> GELU -> fc2 (R,C) -> dropout [-> post_mlp_norm]
+     * -> + residual, or SwiGLU (GeGLU): fc1 (R,2F) = [gate | up] -> silu(gate) * up
+     * (gelu(gate) * up) (R,F) -> fc2;
      * pre-norm: ln2(res1), residual res1; post-norm: ln1(res1) is both, and ln2
      * normalises the sum */
     ngpt_acts_handover(a.ln_out, R * C);
@@ -231,9 +254,9 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
                          WB(ln2_b), R, C);
     ngpt_acts_handover(a.fc1, R * F1);
     ngpt_acts_handover(a.hidden, R * F);
-    if (swiglu) {
+    if (gated) {
         linear(ctx, l, NGPT_LINEAR_FC1, a.fc1, a.ln_out, WB(fc1_w), MLP_BIAS(fc1_b), (int)R, C, F1);
-        ngpt_op_swiglu_fwd(ctx, a.hidden, a.fc1, R, F);
+        ngpt_op_glu_fwd(ctx, a.hidden, a.fc1, R, F);
     } else {
         linear_gelu(ctx, l, NGPT_LINEAR_FC1, a.fc1, a.ln_out, WB(fc1_w), MLP_BIAS(fc1_b), (int)R,
                     C, F, a.hidden);
@@ -241,6 +264,9 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
     ngpt_acts_handover(a.mlp_out, R * C);
     linear(ctx, l, NGPT_LINEAR_FC2, a.mlp_out, a.hidden, WB(fc2_w), MLP_BIAS(fc2_b), (int)R, F, C);
     if (dropping) drop(ctx, a.mlp_out, BT * C, l, NGPT_SITE_MLP_OUT);
+    const float *mlp_out = !sandwich ? a.mlp_out     /* [post_mlp_norm, likewise] */
+                                     : branch_norm(ctx, a.pm_out, a.pm_mean + r0, a.pm_rstd + r0,
+                                                   a.mlp_out, WB(pm_w), WB(pm_b), R);
     float *x_out = a.x_out + r0 * C;
     if (x_out != res1) ngpt_acts_handover(x_out, R * C);   /* (inference: in place) */
     if (post) {
@@ -250,7 +276,7 @@ static void block(ngpt_context *ctx, int l, const ngpt_pass *ps, bool dropping)
         ngpt_op_norm_fwd(ctx, x_out, a.ln2_mean + r0, a.ln2_rstd + r0, res2, WB(ln2_w),
                          WB(ln2_b), R, C);
     } else {
-        ngpt_op_add(ctx, x_out, res1, a.mlp_out, R * C);
+        ngpt_op_add(ctx, x_out, res1, mlp_out, R * C);
     }
 #undef MLP_BIAS
 #undef WB
@@ -299,6 +325,7 @@ static const float *model_body(ngpt_context *ctx, const ngpt_pass *ps)
         ngpt_op_embed_packed(ctx, x, W + lay->tok_emb, V, ps->tokens, BT, C);
     else
         ngpt_op_embed(ctx, x, W + lay->tok_emb, ps->tokens, BT, C);
+    if (ctx->cfg.emb_scale != 0.0f) ngpt_op_scale(ctx, x, x, ctx->cfg.emb_scale, BT * C);
     if (ctx->cfg.pos != NGPT_POS_ROPE) add_positions(ctx, ps, x);
     if (dropping) drop(ctx, x, BT * C, L, NGPT_SITE_EMBED);
 
@@ -338,6 +365,9 @@ void ngpt_model_head(ngpt_context *ctx, const float *rows, int32_t n)
      * chain, so fewer rows (or rows in chunks) give the same bits */
     linear(ctx, 0, NGPT_LINEAR_LM_HEAD, ctx->plan.logits, rows, ctx->plan.params + ctx->lay.lm_head,
            NULL, (int)n, ctx->cfg.d_model, ctx->cfg.vocab_size);
+    if (ctx->cfg.logit_softcap != 0.0f)
+        ngpt_op_softcap(ctx, ctx->plan.logits, (size_t)n * (size_t)ctx->cfg.vocab_size,
+                        ctx->cfg.logit_softcap);
 }
 
 static void model_pass(ngpt_context *ctx, const ngpt_pass *ps)
@@ -437,6 +467,18 @@ void ngpt_model_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int
                        int32_t len)
 {
     append(ctx, slot0, nseq, tokens, len, false);
+}
+
+void ngpt_model_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
+{
+    if (ngpt_kv_truncate(ctx, slot, n)) return;
+    /* a re-feed: the slot's own tokens, which each pass records in place */
+    const int32_t *tokens = ngpt_kv_tokens(ctx, slot);
+    ngpt_kv_clear(ctx, slot);
+    for (int32_t at = 0, c = 0; at < n; at += c) {
+        c = n - at < ctx->shape.seq ? n - at : ctx->shape.seq;
+        append(ctx, slot, 1, tokens + at, c, true);
+    }
 }
 
 void ngpt_model_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,

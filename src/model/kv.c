@@ -4,6 +4,7 @@
 
 #include "model/acts.h"
 #include "model/kv.h"
+#include "ops/ops.h"
 
 /* Writable views of what kv.h's accessors read. */
 static unsigned char *keys_at(ngpt_context *ctx, int layer, int32_t slot)
@@ -41,57 +42,107 @@ static void store_rows(const ngpt_context *ctx, unsigned char *dst, size_t row, 
     }
 }
 
+/* The ring of the cache's local layers (they share W), or 0. */
+static int32_t ring_of(const ngpt_context *ctx)
+{
+    for (int l = 0; l < ctx->cfg.n_layers; l++)
+        if (ngpt_kv_ring(ctx, l)) return ngpt_kv_ring(ctx, l);
+    return 0;
+}
+
 void ngpt_kv_write(ngpt_context *ctx, int layer, int32_t slot, int n, const float *keys,
                    const float *values, ptrdiff_t stride)
 {
     const size_t n0 = (size_t)ngpt_kv_len(ctx, slot);
     const size_t kr = ngpt_kv_key_row(ctx), vr = ngpt_kv_value_row(ctx);
-    store_rows(ctx, keys_at(ctx, layer, slot) + n0 * kr, kr, ngpt_kv_keys_q8(ctx), n, keys, stride);
-    store_rows(ctx, values_at(ctx, layer, slot) + n0 * vr, vr, ngpt_kv_values_q8(ctx), n, values,
-               stride);
+    const bool k8 = ngpt_kv_keys_q8(ctx), v8 = ngpt_kv_values_q8(ctx);
+    unsigned char *k = keys_at(ctx, layer, slot), *v = values_at(ctx, layer, slot);
+    const size_t R = (size_t)ngpt_kv_ring(ctx, layer);
+    if (!R) {
+        store_rows(ctx, k + n0 * kr, kr, k8, n, keys, stride);
+        store_rows(ctx, v + n0 * vr, vr, v8, n, values, stride);
+        return;
+    }
+    for (int i = 0; i < n; i++)     /* a ring: rows p % R and p % R + R */
+        for (size_t r = (n0 + (size_t)i) % R; r < 2 * R; r += R) {
+            store_rows(ctx, k + r * kr, kr, k8, 1, keys + i * stride, stride);
+            store_rows(ctx, v + r * vr, vr, v8, 1, values + i * stride, stride);
+        }
 }
 
 void ngpt_kv_commit(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t n)
 {
-    memcpy(tokens_at(ctx, slot) + ngpt_kv_len(ctx, slot), tokens, (size_t)n * sizeof(int32_t));
+    int32_t *dst = tokens_at(ctx, slot) + ngpt_kv_len(ctx, slot);
+    if (dst != tokens) memcpy(dst, tokens, (size_t)n * sizeof(int32_t));  /* (a re-feed) */
     ctx->plan.kv.len[slot] += n;
+    const int32_t R = ring_of(ctx), len = ctx->plan.kv.len[slot];
+    if (R && len - R > ctx->plan.kv.held[slot]) ctx->plan.kv.held[slot] = len - R;
 }
 
 void ngpt_kv_clear(ngpt_context *ctx, int32_t slot)
 {
-    if (slot < 0) memset(ctx->plan.kv.len, 0, (size_t)ctx->shape.batch * sizeof(int32_t));
+    const size_t B = (size_t)ctx->shape.batch;
+    if (slot < 0) memset(ctx->plan.kv.len, 0, B * sizeof(int32_t));
     else ctx->plan.kv.len[slot] = 0;
+    if (ctx->plan.kv.held && slot < 0) memset(ctx->plan.kv.held, 0, B * sizeof(int32_t));
+    else if (ctx->plan.kv.held) ctx->plan.kv.held[slot] = 0;
 }
 
-void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
+bool ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n)
 {
+    /* the next position n reads keys n - W + 1..: still held? */
+    const int32_t W = ctx->cfg.sliding_window;
+    if (n > 0 && n < ngpt_kv_len(ctx, slot) && n - W + 1 < ngpt_kv_held(ctx, slot)) return false;
     ctx->plan.kv.len[slot] = n;     /* rows past len are never read (kv.h's invariant) */
+    return true;
 }
 
 void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tokens,
-                     const void *rows)
+                     const void *rows, int32_t held)
 {
-    const size_t kb = (size_t)n * ngpt_kv_key_row(ctx), vb = (size_t)n * ngpt_kv_value_row(ctx);
+    const size_t kr = ngpt_kv_key_row(ctx), vr = ngpt_kv_value_row(ctx);
+    const size_t kb = (size_t)n * kr, vb = (size_t)n * vr;
     const unsigned char *p = rows;
     for (int l = 0; l < ctx->cfg.n_layers; l++, p += kb + vb) {
-        memcpy(keys_at(ctx, l, slot), p, kb);
-        memcpy(values_at(ctx, l, slot), p + kb, vb);
+        const int32_t R = ngpt_kv_ring(ctx, l);
+        if (!R) {
+            memcpy(keys_at(ctx, l, slot), p, kb);
+            memcpy(values_at(ctx, l, slot), p + kb, vb);
+            continue;
+        }
+        for (int32_t q = n > R ? n - R : 0; q < n; q++)     /* a ring: its last R positions */
+            for (size_t r = (size_t)(q % R); r < 2 * (size_t)R; r += (size_t)R) {
+                memcpy(keys_at(ctx, l, slot) + r * kr, p + (size_t)q * kr, kr);
+                memcpy(values_at(ctx, l, slot) + r * vr, p + kb + (size_t)q * vr, vr);
+            }
     }
     memcpy(tokens_at(ctx, slot), tokens, (size_t)n * sizeof(int32_t));
     ctx->plan.kv.len[slot] = n;
+    if (ctx->plan.kv.held) {
+        const int32_t R = ring_of(ctx);
+        ctx->plan.kv.held[slot] = R && n - R > held ? n - R : held;
+    }
+}
+
+/* Bytes of layer l's rows a copy of a slot of n tokens moves: n rows, or a
+ * ring's whole block. */
+static size_t rows_bytes(const ngpt_context *ctx, int l, size_t n, size_t row)
+{
+    return (ngpt_kv_ring(ctx, l) ? ngpt_kv_rows(ctx, l) : n) * row;
 }
 
 void ngpt_kv_copy(ngpt_context *ctx, int32_t dst, int32_t src)
 {
     if (dst == src) return;
     const size_t n = (size_t)ngpt_kv_len(ctx, src);
-    const size_t kb = n * ngpt_kv_key_row(ctx), vb = n * ngpt_kv_value_row(ctx);
+    const size_t kr = ngpt_kv_key_row(ctx), vr = ngpt_kv_value_row(ctx);
     for (int l = 0; l < ctx->cfg.n_layers; l++) {
-        memcpy(keys_at(ctx, l, dst), ngpt_kv_keys(ctx, l, src), kb);
-        memcpy(values_at(ctx, l, dst), ngpt_kv_values(ctx, l, src), vb);
+        memcpy(keys_at(ctx, l, dst), ngpt_kv_keys(ctx, l, src), rows_bytes(ctx, l, n, kr));
+        memcpy(values_at(ctx, l, dst), ngpt_kv_values(ctx, l, src), rows_bytes(ctx, l, n, vr));
     }
     memcpy(tokens_at(ctx, dst), ngpt_kv_tokens(ctx, src), n * sizeof(int32_t));
     ctx->plan.kv.len[dst] = (int32_t)n;
+    if (ctx->plan.kv.held) ctx->plan.kv.held[dst] = ctx->plan.kv.held[src];
 }
 
 /* Rearranges n blocks (bytes each, stride apart) so that block i gets the
@@ -152,12 +203,17 @@ void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_
     const size_t len = (size_t)ngpt_kv_len(ctx, parent[0]);
     unsigned char *tmp = (unsigned char *)reorder_scratch(ctx);
     for (int l = 0; l < ctx->cfg.n_layers; l++) {
-        permute(keys_at(ctx, l, 0), TC * kr, len * kr, tmp, parent, n, work);
-        permute(values_at(ctx, l, 0), TC * vr, len * vr, tmp, parent, n, work);
+        const size_t rows = ngpt_kv_rows(ctx, l);
+        permute(keys_at(ctx, l, 0), rows * kr, rows_bytes(ctx, l, len, kr), tmp, parent, n, work);
+        permute(values_at(ctx, l, 0), rows * vr, rows_bytes(ctx, l, len, vr), tmp, parent, n, work);
     }
     permute((unsigned char *)tokens_at(ctx, 0), TC * sizeof(int32_t), len * sizeof(int32_t),
             tmp, parent, n, work);
     for (int32_t i = 0; i < n; i++) ctx->plan.kv.len[i] = (int32_t)len;
+    if (ctx->plan.kv.held) {    /* beams of one history: the same held position */
+        const int32_t held = ctx->plan.kv.held[parent[0]];
+        for (int32_t i = 0; i < n; i++) ctx->plan.kv.held[i] = held;
+    }
 }
 
 void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
@@ -170,22 +226,25 @@ void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
     const bool q8 = ngpt_kv_keys_q8(ctx);
     const ngpt_rope_fn unrotate = ctx->cfg.rope_pairs == NGPT_ROPE_HALVES ? ctx->k->rope_halves_bwd
                                                                           : ctx->k->rope_bwd;
-    const float *cs = ctx->plan.rope_cos + (size_t)drop * (size_t)(D / 2);
-    const float *sn = ctx->plan.rope_sin + (size_t)drop * (size_t)(D / 2);
     float *row = q8 ? reorder_scratch(ctx) : NULL;     /* one row of KV*D floats */
     for (int l = 0; l < ctx->cfg.n_layers; l++) {
+        const float *cs, *sn;      /* the layer's tables (a local layer's own base) */
+        ngpt_op_rope_tables(ctx, l, &cs, &sn);
+        cs += (size_t)drop * (size_t)(D / 2);
+        sn += (size_t)drop * (size_t)(D / 2);
         unsigned char *k = keys_at(ctx, l, slot), *v = values_at(ctx, l, slot);
-        memmove(k, k + (size_t)drop * kr, (size_t)n * kr);
-        memmove(v, v + (size_t)drop * vr, (size_t)n * vr);
+        /* a ring of R: position p - drop's row is p's moved back by drop % R
+         * (the rows past R repeat the first R, so the move reads inside) */
+        const size_t R = (size_t)ngpt_kv_ring(ctx, l), from = R ? (size_t)drop % R : (size_t)drop;
+        const int32_t rows = R ? (int32_t)R : n;
+        memmove(k, k + from * kr, (size_t)rows * kr);
+        memmove(v, v + from * vr, (size_t)rows * vr);
         /* the transpose of position drop's rotation turns every pair back by
-         * drop*freq_i; the n kept rows are n*KV contiguous head vectors */
-        if (!q8) {
-            unrotate((float *)(void *)k, n * KV, D, cs, sn);
-            continue;
-        }
+         * drop*freq_i; the kept rows are rows*KV contiguous head vectors */
+        if (!q8) unrotate((float *)(void *)k, rows * KV, D, cs, sn);
         /* 8-bit keys: each row read back (q * d, one product), turned, and
          * quantized again by the rule every key entered by */
-        for (int32_t i = 0; i < n; i++) {
+        for (int32_t i = 0; q8 && i < rows; i++) {
             int8_t *r = (int8_t *)(k + (size_t)i * kr);
             for (int h = 0; h < KV; h++) {
                 const int8_t *q = r + (size_t)h * hb;
@@ -195,8 +254,16 @@ void ngpt_kv_shift(ngpt_context *ctx, int32_t slot, int32_t drop)
             unrotate(row, KV, D, cs, sn);
             ctx->k->quantize_q8(r, (ptrdiff_t)hb, row, D, KV, D);
         }
+        if (R) {    /* the ring's second copy */
+            memcpy(k + R * kr, k, R * kr);
+            memcpy(v + R * vr, v, R * vr);
+        }
     }
     int32_t *tok = tokens_at(ctx, slot);
     memmove(tok, tok + drop, (size_t)n * sizeof(int32_t));
     ctx->plan.kv.len[slot] = n;
+    if (ctx->plan.kv.held) {
+        const int32_t held = ctx->plan.kv.held[slot] - drop;
+        ctx->plan.kv.held[slot] = held > 0 ? held : 0;
+    }
 }

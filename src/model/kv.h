@@ -11,6 +11,8 @@
  *   keys, values (L, batch, Tctx, KV*D)   tokens (batch, Tctx)   len (batch)
  * (KV*D = C by default; grouped-query attention stores its KV heads only)
  *   trace        (L, batch, H, Tctx)   the last new token's probabilities (traced plans)
+ * A local layer (sliding_window) may keep a ring of its last positions
+ * instead (ngpt_cfg_kv_ring): its keys before ngpt_kv_held are gone.
  * Invariant: the cache holds keys and values for exactly len[s] positions
  * 0..len[s]-1 of slot s, and the next token fed to the slot sits at position
  * len[s] (docs/DESIGN.md §1). Every operation below keeps it (the context shift
@@ -66,18 +68,44 @@ static inline bool ngpt_kv_values_q8(const ngpt_context *ctx) { return ctx->shap
 static inline size_t ngpt_kv_key_row(const ngpt_context *ctx) { return ctx->plan.kv.k_row; }
 static inline size_t ngpt_kv_value_row(const ngpt_context *ctx) { return ctx->plan.kv.v_row; }
 
-/* Keys / values of one layer of one slot: Tctx rows (row = position) of
- * ngpt_kv_key_row / ngpt_kv_value_row bytes (float32: KV*D floats); slots
- * are consecutive blocks of Tctx rows. */
+/* A local layer's ring (ngpt_cfg_kv_ring: R positions, 2R rows), or 0:
+ * the layer's rows are positions 0..Tctx-1. */
+static inline int32_t ngpt_kv_ring(const ngpt_context *ctx, int layer)
+{
+    return ngpt_cfg_kv_ring(&ctx->cfg, ctx->shape.seq, layer);
+}
+/* Rows of one slot of a layer: Tctx, or 2R. */
+static inline size_t ngpt_kv_rows(const ngpt_context *ctx, int layer)
+{
+    return ngpt_cfg_kv_rows(&ctx->cfg, ctx->shape.seq, layer);
+}
+/* The first row of slot `slot` of layer `layer`: layers follow each other,
+ * each the planned batch's slots of its rows. */
+static inline size_t ngpt_kv_first_row(const ngpt_context *ctx, int layer, int32_t slot)
+{
+    size_t row = 0;
+    for (int l = 0; l < layer; l++) row += ngpt_kv_rows(ctx, l);
+    return row * (size_t)ctx->shape.batch + (size_t)slot * ngpt_kv_rows(ctx, layer);
+}
+
+/* Keys / values of one layer of one slot: ngpt_kv_rows rows of
+ * ngpt_kv_key_row / ngpt_kv_value_row bytes (float32: KV*D floats); row =
+ * position, or in a ring rows p % R and p % R + R; slots are consecutive
+ * blocks. */
 static inline const void *ngpt_kv_keys(const ngpt_context *ctx, int layer, int32_t slot)
 {
-    const size_t block = (size_t)ctx->cfg.context_len * ctx->plan.kv.k_row;
-    return ctx->plan.kv.k + ((size_t)layer * (size_t)ctx->shape.batch + (size_t)slot) * block;
+    return ctx->plan.kv.k + ngpt_kv_first_row(ctx, layer, slot) * ctx->plan.kv.k_row;
 }
 static inline const void *ngpt_kv_values(const ngpt_context *ctx, int layer, int32_t slot)
 {
-    const size_t block = (size_t)ctx->cfg.context_len * ctx->plan.kv.v_row;
-    return ctx->plan.kv.v + ((size_t)layer * (size_t)ctx->shape.batch + (size_t)slot) * block;
+    return ctx->plan.kv.v + ngpt_kv_first_row(ctx, layer, slot) * ctx->plan.kv.v_row;
+}
+
+/* The first position whose keys every local layer of the slot holds (0
+ * without sliding windows): a ring's oldest, or a loaded session's. */
+static inline int32_t ngpt_kv_held(const ngpt_context *ctx, int32_t slot)
+{
+    return ctx->plan.kv.held ? ctx->plan.kv.held[slot] : 0;
 }
 
 /* The traced attention rows of one layer of slots slot.., (H, Tctx) per
@@ -111,15 +139,26 @@ void ngpt_kv_reorder(ngpt_context *ctx, const int32_t *parent, int32_t n, int32_
  * what a prefill of those n tokens alone computes (each row depends only on
  * the tokens up to it), so the slot is as if only they had been fed
  * (ngpt_context_cache_truncate; speculative generation cuts the proposals the
- * target did not accept). The traced row stays the last pass's. */
-void ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
+ * target did not accept). The traced row stays the last pass's. False when
+ * a local layer no longer holds the keys the next position would read
+ * (before ngpt_kv_held): the slot is unchanged, and its n tokens must be
+ * fed again (ngpt_model_truncate does). */
+bool ngpt_kv_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
 
 /* Slot `slot` becomes n tokens (tokens: n int32) with their keys and values
  * (rows: for each layer, n key rows, then n value rows, each as the cache
  * stores it: ngpt_kv_key_row / ngpt_kv_value_row bytes), read as bytes: the
  * source need not be aligned (a session file in memory). */
 void ngpt_kv_restore(ngpt_context *ctx, int32_t slot, int32_t n, const void *tokens,
-                     const void *rows);
+                     const void *rows, int32_t held);
+
+/* Row of position p in a layer's block (ngpt_kv_keys / values) of rows of
+ * `bytes`: p, or in a ring of R positions p % R. */
+static inline const unsigned char *ngpt_kv_row_at(const void *block, size_t bytes, int32_t ring,
+                                                  int32_t p)
+{
+    return (const unsigned char *)block + (size_t)(ring ? p % ring : p) * bytes;
+}
 
 /* Context shift (ngpt_context_cache_shift): drops the oldest `drop` tokens of slot
  * `slot` (0 <= drop <= its length); the kept n = len - drop move to positions

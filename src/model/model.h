@@ -27,6 +27,13 @@ void ngpt_model_append(ngpt_context *ctx, int32_t slot0, int32_t nseq, const int
 void ngpt_model_prefill(ngpt_context *ctx, int32_t slot, const int32_t *tokens, int32_t len,
                         const float **last_row);
 
+/* Keeps the first n (0 <= n <= len) tokens of slot `slot` (ngpt_kv_truncate);
+ * when a local layer's ring no longer holds the keys position n reads, the
+ * slot's n tokens are fed again from position 0 (the same rows: each
+ * depends only on the tokens up to it), which costs their prefill and
+ * leaves plan.logits that prefill's. */
+void ngpt_model_truncate(ngpt_context *ctx, int32_t slot, int32_t n);
+
 /* The rows of targets[0..n) that have one (not NGPT_TARGET_IGNORE): the
  * mean loss's divisor. */
 static inline size_t ngpt_targets_kept(const int32_t *targets, size_t n)

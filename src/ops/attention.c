@@ -12,7 +12,11 @@
  * (plan.threads.attn_rows), with the probability rows that are not kept. A block
  * of fewer than MIN_TILED rows (decoding, a last-only prefill) runs a row at
  * a time against the keys as they are, which needs no copy. An 8-bit cache
- * is read as it is, a tile of rows at a time (its kernels take the rows). */
+ * is read as it is, a tile of rows at a time (its kernels take the rows). A
+ * window (sliding_window) gives a query's softmax its last W keys only (in
+ * a tile, the rows' earlier keys get probability 0: the same sums); the
+ * backward runs over the whole causal rows, whose probabilities before the
+ * window are 0 in the forward's map. */
 #include <math.h>
 #include <string.h>
 
@@ -56,6 +60,13 @@ static void transpose_rows(float *kt, ptrdiff_t ld, const float *x, ptrdiff_t st
 }
 
 /* What the forward keeps of query i's probability row p (n of row_len). */
+/* Whether keep_row reads query i's row (the map, or the last row's copies):
+ * only then do a window's earlier keys need their zeros written. */
+static bool row_kept(const ngpt_attn *at, int i)
+{
+    return at->probs || (i == at->len - 1 && (at->last_rows || at->cache_rows));
+}
+
 static void keep_row(const attn_job *j, size_t sh, int i, float *p, int n)
 {
     const ngpt_attn *at = j->at;
@@ -67,6 +78,21 @@ static void keep_row(const attn_job *j, size_t sh, int i, float *p, int n)
         memcpy(tr, p, (size_t)n * sizeof(float));
         memset(tr + n, 0, (size_t)(at->row_len - n) * sizeof(float));
     }
+}
+
+/* The first key a query that sees n keys (0..n-1) attends to: 0, or with a
+ * window W the last W. Its softmax runs over those keys only (their 8
+ * lanes start there), in a full pass and a cached one alike. */
+static int window_start(const ngpt_attn *at, int n)
+{
+    return at->window && n > at->window ? n - at->window : 0;
+}
+
+/* The row of key j0, the first of a query's window: j0, or in a ring j0 % R
+ * (its window's rows follow it in order: model/kv.h). */
+static ptrdiff_t key_row(const ngpt_attn *at, int j0)
+{
+    return at->ring ? j0 % at->ring : j0;
 }
 
 /* Where the forward of (sequence s, head h) = sh reads. */
@@ -105,25 +131,36 @@ static void fwd_rows_q8(const attn_job *j, size_t sh, int i0, int i1, const attn
     for (int t0 = i0; t0 < i1; t0 += NGPT_ATTN_TILE) {
         const int R = i1 - t0 < NGPT_ATTN_TILE ? i1 - t0 : NGPT_ATTN_TILE;
         const int n = a.n0 + t0 + 1;                    /* keys visible to query t0 */
+        const int j0 = window_start(at, n), m = n - j0; /* the tile's keys from j0 */
         float *p = at->probs ? at->probs + (sh * (size_t)len + (size_t)t0) * len : sc->rows0;
         const ptrdiff_t ps = at->probs ? len : sc->ld;
+        float *pw = p + j0;
         if (at->k8) {
             k->quantize_q8(qq, hb, a.q + t0 * j->row, j->row, R, D);
-            k->attn_scores_q8(p, ps, qq, hb, R, at->k8 + a.s * at->k8_seq + kvh * hb, at->k8_row, n,
-                              D, j->scale);
+            k->attn_scores_q8(pw, ps, qq, hb, R,
+                              at->k8 + a.s * at->k8_seq + kvh * hb + key_row(at, j0) * at->k8_row,
+                              at->k8_row, m, D, j->scale);
         } else {
             for (int r = 0; r < R; r++)
-                k->attn_scores(p + r * ps, a.q + (t0 + r) * j->row, a.keys, at->kv_row, n + r, D,
-                               j->scale);
+                k->attn_scores(pw + r * ps, a.q + (t0 + r) * j->row,
+                               a.keys + key_row(at, j0) * at->kv_row, at->kv_row, m + r, D, j->scale);
         }
         for (int r = 0; r < R; r++) {
-            k->softmax(p + r * ps, p + r * ps, n + r);
-            keep_row(j, sh, t0 + r, p + r * ps, n + r);
+            float *pr = p + r * ps;
+            const int jr = window_start(at, n + r);     /* row r's first key */
+            k->softmax(pr + jr, pr + jr, n + r - jr);
+            /* the tile's keys before row r's window weigh 0 in its sums */
+            memset(pr + j0, 0, (size_t)(jr - j0) * sizeof(float));
+            if (j0 && row_kept(at, t0 + r)) memset(pr, 0, (size_t)j0 * sizeof(float));
+            keep_row(j, sh, t0 + r, pr, n + r);
         }
         float *o = a.out + (size_t)t0 * j->C;
         if (at->v8)
-            k->attn_wsum_q8(o, j->C, p, ps, R, at->v8 + a.s * at->v8_seq + kvh * hb, at->v8_row, n, D);
-        else k->attn_wsum(o, j->C, p, ps, R, a.vals, at->kv_row, n, D);
+            k->attn_wsum_q8(o, j->C, pw, ps, R,
+                            at->v8 + a.s * at->v8_seq + kvh * hb + key_row(at, j0) * at->v8_row,
+                            at->v8_row, m, D);
+        else
+            k->attn_wsum(o, j->C, pw, ps, R, a.vals + key_row(at, j0) * at->kv_row, at->kv_row, m, D);
     }
 }
 
@@ -137,17 +174,22 @@ static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_sc
     const attn_head a = head_of(j, sh);
     for (int i = i0; i < i1; i++) {
         const int n = a.n0 + i + 1;                     /* keys visible to query i */
+        const int j0 = window_start(at, n), m = n - j0;  /* from j0 (a window) */
         const size_t row_index = sh * (size_t)len + (size_t)i;   /* (s,h,i) of (nseq,H,len,len) */
         float *p = at->probs ? at->probs + row_index * len : sc->rows0;
-        k->attn_scores(p, a.q + i * row, a.keys, at->kv_row, n, D, j->scale);
-        k->softmax(p, p, n);
+        float *pw = p + j0;
+        k->attn_scores(pw, a.q + i * row, a.keys + key_row(at, j0) * at->kv_row, at->kv_row, m, D,
+                       j->scale);
+        k->softmax(pw, pw, m);
+        if (j0 && row_kept(at, i)) memset(p, 0, (size_t)j0 * sizeof(float));
         keep_row(j, sh, i, p, n);
-        const float *pv = p;
-        if (at->dropping) {
-            k->dropout(sc->rows1, p, (size_t)n, row_index * len, &at->key);
+        const float *pv = pw;
+        if (at->dropping) {     /* the mask of the full row's elements j0..n-1 */
+            k->dropout(sc->rows1, pw, (size_t)m, row_index * len + (size_t)j0, &at->key);
             pv = sc->rows1;
         }
-        k->attn_wsum(a.out + (size_t)i * C, 0, pv, 0, 1, a.vals, at->kv_row, n, D);
+        k->attn_wsum(a.out + (size_t)i * C, 0, pv, 0, 1, a.vals + key_row(at, j0) * at->kv_row,
+                     at->kv_row, m, D);
     }
 }
 
@@ -189,10 +231,20 @@ static void fwd_range(void *arg, size_t begin, size_t end, int thread)
         const int b0 = (int)(blk % (size_t)j->qblocks) * j->qblock;
         const int i0 = b0 > j->at->q0 ? b0 : j->at->q0;
         const int i1 = b0 + j->qblock < j->at->len ? b0 + j->qblock : j->at->len;
+        /* an 8-bit cache is read by its own kernels, a tile of rows at a
+         * time; rows that a window cuts run one by one (the tiles' keys start at 0) */
+        const bool cut = window_start(j->at, head_of(j, sh).n0 + i1) > 0;
         if (j->at->k8 || j->at->v8) fwd_rows_q8(j, sh, i0, i1, &sc, thread);
-        else if (i1 - i0 >= MIN_TILED) fwd_tiles(j, sh, i0, i1, &sc);
+        else if (i1 - i0 >= MIN_TILED && !cut) fwd_tiles(j, sh, i0, i1, &sc);
         else fwd_rows(j, sh, i0, i1, &sc);
     }
+}
+
+/* The scores' divisor under the square root: D, or attn_scalar (Gemma's
+ * query_pre_attn_scalar). */
+static float attn_scalar(const ngpt_config *c, int D)
+{
+    return c->attn_scalar != 0.0f ? c->attn_scalar : (float)D;
 }
 
 static attn_job job_of(const ngpt_context *ctx, const ngpt_attn *at)
@@ -204,7 +256,7 @@ static attn_job job_of(const ngpt_context *ctx, const ngpt_attn *at)
     const bool few = (size_t)at->nseq * (size_t)H < 8 * (size_t)ctx->shape.threads;
     const int qblock = few && at->len > QUERY_BLOCK ? QUERY_BLOCK : at->len;
     attn_job j = {ctx, at, NULL, NULL, H, KV, H / KV, D, C, qblock, (at->len + qblock - 1) / qblock,
-                  ngpt_cfg_qkv_width(&ctx->cfg), 1.0f / sqrtf((float)D)};
+                  ngpt_cfg_qkv_width(&ctx->cfg), 1.0f / sqrtf(attn_scalar(&ctx->cfg, D))};
     return j;
 }
 

@@ -4,6 +4,7 @@
  * element ranges, the embedding gradient by table rows. Every part is one
  * call of the single-threaded kernel on a sub-range of outputs, so the bits
  * do not depend on where the cuts fall. */
+#include <sleef.h>
 #include <string.h>
 
 #include "ops/ops.h"
@@ -312,9 +313,19 @@ static void ln_fwd_range(void *arg, size_t r0, size_t r1, int thread)
                                  j->x + r0 * j->c, j->w, j->b, r1 - r0, j->c, j->scale);
 }
 
+/* The multiplier of a norm's weight w (n floats): w, or with norm_offset
+ * 1 + w (rounded to float, as Gemma's float32 RMSNorm has it) in dst. */
+static const float *norm_weight(const ngpt_context *ctx, float *dst, const float *w, size_t n)
+{
+    if (!ctx->cfg.norm_offset) return w;
+    for (size_t i = 0; i < n; i++) dst[i] = 1.0f + w[i];
+    return dst;
+}
+
 void ngpt_op_norm_fwd(ngpt_context *ctx, float *out, float *mean, float *rstd, const float *x,
                       const float *w, const float *b, size_t rows, int c)
 {
+    w = norm_weight(ctx, ctx->plan.norm_w1, w, (size_t)c);
     rows_job j = {.ctx = ctx, .out = out, .mean = mean, .rstd = rstd, .x = x, .w = w, .b = b, .c = c,
                   .scale = ngpt_cfg_norm_eps(&ctx->cfg)};
     ngpt_par_for(ctx, rows, 1, 4.0 * c, ln_fwd_range, &j);
@@ -349,6 +360,7 @@ void ngpt_op_norm_bwd(ngpt_context *ctx, float *dx, float *dw, float *db, const 
                       const float *x, const float *mean, const float *rstd, const float *w,
                       size_t rows, int c)
 {
+    w = norm_weight(ctx, ctx->plan.norm_w1, w, (size_t)c);    /* d(w) is d(1 + w) */
     rows_job j = {.ctx = ctx, .out = dx, .dw = dw, .db = db, .b = dy, .x = x,
                   .mean = (float *)mean, .rstd = (float *)rstd, .w = w, .c = c, .rows = rows};
     ngpt_par_for(ctx, rows, 1, 8.0 * c, ln_bwd_range, &j);
@@ -415,7 +427,8 @@ void ngpt_op_qk_norm_fwd(ngpt_context *ctx, float *qkv, float *x, float *rstd, c
                          const float *wk, size_t rows)
 {
     qk_norm_job j = qk_norm_job_of(ctx, qkv, x, rows);
-    j.rstd = rstd, j.wq = wq, j.wk = wk;
+    j.rstd = rstd, j.wq = norm_weight(ctx, ctx->plan.norm_w1, wq, j.D);
+    j.wk = norm_weight(ctx, ctx->plan.norm_w1 + j.D, wk, j.D);
     ngpt_par_for(ctx, rows, 1, 6.0 * (double)((j.H + j.KV) * j.D), qk_norm_range, &j);
 }
 
@@ -424,7 +437,9 @@ void ngpt_op_qk_norm_bwd(ngpt_context *ctx, float *g_qkv, float *dy, const float
                          float *dwk, size_t rows)
 {
     qk_norm_job j = qk_norm_job_of(ctx, g_qkv, (float *)x, rows);
-    j.dy = dy, j.rstd_in = rstd, j.wq = wq, j.wk = wk, j.backward = true;
+    j.dy = dy, j.rstd_in = rstd, j.backward = true;
+    j.wq = norm_weight(ctx, ctx->plan.norm_w1, wq, j.D);
+    j.wk = norm_weight(ctx, ctx->plan.norm_w1 + j.D, wk, j.D);
     ngpt_par_for(ctx, rows, 1, 10.0 * (double)((j.H + j.KV) * j.D), qk_norm_range, &j);
     if (dwq) {
         j.dw = dwq;
@@ -434,34 +449,59 @@ void ngpt_op_qk_norm_bwd(ngpt_context *ctx, float *g_qkv, float *dy, const float
     }
 }
 
-/* SwiGLU by rows: row r's gate and up are columns [0, F) and [F, 2F) of
- * fc1's row (2F floats). */
-static void swiglu_range(void *arg, size_t r0, size_t r1, int thread)
+/* The gated MLP by rows: row r's gate and up are columns [0, F) and
+ * [F, 2F) of fc1's row (2F floats). SwiGLU has its kernels; GeGLU is the
+ * GELU kernels of the config's form and a product (elementwise and
+ * correctly rounded: the same bits on every build). */
+static void geglu_row(const ngpt_context *ctx, float *out, const float *dh, const float *gate,
+                      size_t F, bool backward)
 {
-    const rows_job *j = arg;
-    const size_t F = (size_t)j->c;
-    (void)thread;
-    for (size_t r = r0; r < r1; r++) {
-        const float *gate = j->x + r * 2 * F;
-        if (j->backward)
-            j->ctx->k->swiglu_bwd(j->out + r * 2 * F, j->out + r * 2 * F + F, j->b + r * F, gate,
-                                  gate + F, F);
-        else
-            j->ctx->k->swiglu_fwd(j->out + r * F, gate, gate + F, F);
+    const ngpt_kernels *k = ctx->k;
+    const bool tanh_form = ctx->cfg.gelu == NGPT_GELU_TANH;
+    const float *up = gate + F;
+    if (!backward) {    /* h = gelu(gate) * up */
+        (tanh_form ? k->gelu_tanh_fwd : k->gelu_fwd)(out, gate, F);
+        for (size_t i = 0; i < F; i++) out[i] = out[i] * up[i];
+        return;
+    }
+    /* d(up) = dh * gelu(gate); d(gate) = (dh * up) * gelu'(gate) */
+    float *dg = out, *du = out + F;
+    (tanh_form ? k->gelu_tanh_fwd_grad : k->gelu_fwd_grad)(du, dg, gate, F);
+    for (size_t i = 0; i < F; i++) {
+        dg[i] = (dh[i] * up[i]) * dg[i];
+        du[i] = dh[i] * du[i];
     }
 }
 
-void ngpt_op_swiglu_fwd(ngpt_context *ctx, float *h, const float *fc1, size_t rows, int F)
+static void glu_range(void *arg, size_t r0, size_t r1, int thread)
 {
-    rows_job j = {.ctx = ctx, .out = h, .x = fc1, .c = F};
-    ngpt_par_for(ctx, rows, 1, 24.0 * F, swiglu_range, &j);
+    const rows_job *j = arg;
+    const size_t F = (size_t)j->c;
+    const bool geglu = j->ctx->cfg.mlp == NGPT_MLP_GEGLU;
+    (void)thread;
+    for (size_t r = r0; r < r1; r++) {
+        const float *gate = j->x + r * 2 * F;
+        float *out = j->out + r * (j->backward ? 2 : 1) * F;
+        if (geglu)
+            geglu_row(j->ctx, out, j->backward ? j->b + r * F : NULL, gate, F, j->backward);
+        else if (j->backward)
+            j->ctx->k->swiglu_bwd(out, out + F, j->b + r * F, gate, gate + F, F);
+        else
+            j->ctx->k->swiglu_fwd(out, gate, gate + F, F);
+    }
 }
 
-void ngpt_op_swiglu_bwd(ngpt_context *ctx, float *dfc1, const float *dh, const float *fc1,
-                        size_t rows, int F)
+void ngpt_op_glu_fwd(ngpt_context *ctx, float *h, const float *fc1, size_t rows, int F)
+{
+    rows_job j = {.ctx = ctx, .out = h, .x = fc1, .c = F};
+    ngpt_par_for(ctx, rows, 1, 24.0 * F, glu_range, &j);
+}
+
+void ngpt_op_glu_bwd(ngpt_context *ctx, float *dfc1, const float *dh, const float *fc1,
+                     size_t rows, int F)
 {
     rows_job j = {.ctx = ctx, .out = dfc1, .b = dh, .x = fc1, .c = F, .backward = true};
-    ngpt_par_for(ctx, rows, 1, 30.0 * F, swiglu_range, &j);
+    ngpt_par_for(ctx, rows, 1, 30.0 * F, glu_range, &j);
 }
 
 static void colsum_range(void *arg, size_t c0, size_t c1, int thread)
@@ -523,17 +563,26 @@ static void rope_range(void *arg, size_t r0, size_t r1, int thread)
     for (size_t r = r0; r < r1; r++) {
         const size_t s = r / (size_t)j->len, i = r % (size_t)j->len;
         const size_t t = (size_t)(j->pos0 ? j->pos0[s] : 0) + i;
-        const float *cs = ctx->plan.rope_cos + t * (D / 2), *sn = ctx->plan.rope_sin + t * (D / 2);
+        const float *cs = j->w + t * (D / 2), *sn = j->b + t * (D / 2);
         float *q = j->out + r * row;
         rot(q, H, D, cs, sn);                   /* H query heads */
         rot(q + (size_t)H * D, KV, D, cs, sn);  /* then KV key heads */
     }
 }
 
+void ngpt_op_rope_tables(const ngpt_context *ctx, int layer, const float **cos_t,
+                        const float **sin_t)
+{
+    const bool local = ngpt_cfg_layer_window(&ctx->cfg, layer) > 0;
+    *cos_t = local ? ctx->plan.rope_local_cos : ctx->plan.rope_cos;
+    *sin_t = local ? ctx->plan.rope_local_sin : ctx->plan.rope_sin;
+}
+
 void ngpt_op_rope(ngpt_context *ctx, float *qkv, int nseq, int len, const int32_t *pos0,
-                  bool backward)
+                  int layer, bool backward)
 {
     rows_job j = {.ctx = ctx, .out = qkv, .pos0 = pos0, .len = len, .backward = backward};
+    ngpt_op_rope_tables(ctx, layer, &j.w, &j.b);     /* (w: cos, b: sin) */
     ngpt_par_for(ctx, (size_t)nseq * (size_t)len, 1, 6.0 * ngpt_cfg_qkv_width(&ctx->cfg),
                  rope_range, &j);
 }
@@ -627,6 +676,7 @@ typedef struct elem_job {
     const ngpt_adamw_coef *coef;
     ngpt_gelu_fwd_grad_fn act_grad;
     ngpt_gelu_fwd_fn act;
+    float s;
 } elem_job;
 
 static void gelu_fwd_range(void *arg, size_t i0, size_t i1, int thread)
@@ -694,6 +744,52 @@ void ngpt_op_add(ngpt_context *ctx, float *y, const float *a, const float *b, si
 {
     elem_job j = {.k = ctx->k, .y = y, .a = a, .b = b};
     ngpt_par_for(ctx, n, ELEM_ALIGN, 1.0, add_range, &j);
+}
+
+static void scale_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    for (size_t i = i0; i < i1; i++) j->y[i] = j->a[i] * j->s;
+}
+
+void ngpt_op_scale(ngpt_context *ctx, float *y, const float *x, float s, size_t n)
+{
+    elem_job j = {.k = ctx->k, .y = y, .a = x, .s = s};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 1.0, scale_range, &j);
+}
+
+/* cap * tanh(x / cap) by SLEEF's scalar finz tanh (the same bits on every
+ * build, as the kernels' vector forms would give). */
+static void softcap_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    for (size_t i = i0; i < i1; i++)
+        j->y[i] = j->s * Sleef_finz_tanhf1_u10purecfma(j->y[i] / j->s);
+}
+
+/* d(x) = d(y) (1 - t^2), t = y / cap from the capped y. */
+static void softcap_bwd_range(void *arg, size_t i0, size_t i1, int thread)
+{
+    const elem_job *j = arg;
+    (void)thread;
+    for (size_t i = i0; i < i1; i++) {
+        const float t = j->a[i] / j->s;
+        j->y[i] = j->y[i] * (1.0f - t * t);
+    }
+}
+
+void ngpt_op_softcap(ngpt_context *ctx, float *x, size_t n, float cap)
+{
+    elem_job j = {.k = ctx->k, .y = x, .s = cap};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 20.0, softcap_range, &j);
+}
+
+void ngpt_op_softcap_bwd(ngpt_context *ctx, float *dx, const float *y, size_t n, float cap)
+{
+    elem_job j = {.k = ctx->k, .y = dx, .a = y, .s = cap};
+    ngpt_par_for(ctx, n, ELEM_ALIGN, 3.0, softcap_bwd_range, &j);
 }
 
 void ngpt_op_dropout(ngpt_context *ctx, float *y, const float *x, size_t n, uint64_t first,

@@ -85,12 +85,13 @@ void ngpt_op_qk_norm_fwd(ngpt_context *ctx, float *qkv, float *x, float *rstd, c
 void ngpt_op_qk_norm_bwd(ngpt_context *ctx, float *g_qkv, float *dy, const float *x,
                          const float *rstd, const float *wq, const float *wk, float *dwq,
                          float *dwk, size_t rows);
-/* SwiGLU (mlp=swiglu): h (rows, F) = silu(gate) * up of fc1 (rows, 2F),
- * gate columns [0, F), up [F, 2F); split by rows. */
-void ngpt_op_swiglu_fwd(ngpt_context *ctx, float *h, const float *fc1, size_t rows, int F);
+/* The gated MLP (mlp=swiglu: silu, mlp=geglu: GELU of the config's form):
+ * h (rows, F) = act(gate) * up of fc1 (rows, 2F), gate columns [0, F), up
+ * [F, 2F); split by rows. */
+void ngpt_op_glu_fwd(ngpt_context *ctx, float *h, const float *fc1, size_t rows, int F);
 /* Its backward: dfc1 (rows, 2F) = d(gate) | d(up) from dh (rows, F). */
-void ngpt_op_swiglu_bwd(ngpt_context *ctx, float *dfc1, const float *dh, const float *fc1,
-                        size_t rows, int F);
+void ngpt_op_glu_bwd(ngpt_context *ctx, float *dfc1, const float *dh, const float *fc1,
+                     size_t rows, int F);
 /* db[j] += dy[r][j] over rows r in order (bias gradients), split by columns. */
 void ngpt_op_colsum_acc(ngpt_context *ctx, float *db, const float *dy, size_t rows, int n);
 
@@ -105,6 +106,12 @@ void ngpt_op_gelu_fwd(ngpt_context *ctx, ngpt_gelu_fwd_fn act, float *y, const f
 /* dx = dy * g, g from ngpt_op_gelu_fwd_grad */
 void ngpt_op_gelu_bwd(ngpt_context *ctx, float *dx, const float *g, const float *dy, size_t n);
 void ngpt_op_add(ngpt_context *ctx, float *y, const float *a, const float *b, size_t n);
+/* y = x * s (emb_scale) */
+void ngpt_op_scale(ngpt_context *ctx, float *y, const float *x, float s, size_t n);
+/* logit_softcap: x = cap * tanh(x / cap) in place; its backward from the
+ * capped y: dx *= 1 - (y / cap)^2 */
+void ngpt_op_softcap(ngpt_context *ctx, float *x, size_t n, float cap);
+void ngpt_op_softcap_bwd(ngpt_context *ctx, float *dx, const float *y, size_t n, float cap);
 /* y[i] = dropout of x[i] as element first+i of the key's stream. */
 void ngpt_op_dropout(ngpt_context *ctx, float *y, const float *x, size_t n, uint64_t first,
                      const ngpt_dropout_key *key);
@@ -114,9 +121,13 @@ void ngpt_op_adamw(ngpt_context *ctx, float *p, const float *g, float *m, float 
 
 /* RoPE (or its transpose when backward; pairs as rope_pairs says) on the q
  * (H heads) and k (KV heads) parts of rows of (nseq, len, (H + 2 KV) D); row
- * i of sequence s is at position (pos0 ? pos0[s] : 0) + i. */
+ * i of sequence s is at position (pos0 ? pos0[s] : 0) + i; the tables of
+ * layer `layer` (a local layer's own base: sliding_window). */
 void ngpt_op_rope(ngpt_context *ctx, float *qkv, int nseq, int len, const int32_t *pos0,
-                  bool backward);
+                  int layer, bool backward);
+/* The RoPE tables (Tctx, D/2) of a layer. */
+void ngpt_op_rope_tables(const ngpt_context *ctx, int layer, const float **cos_t,
+                        const float **sin_t);
 
 /* Embedding lookup x[r] = table[tokens[r]] (rows of c), split by rows. */
 void ngpt_op_embed(ngpt_context *ctx, float *x, const float *table, const int32_t *tokens,
@@ -158,6 +169,10 @@ typedef struct ngpt_attn {
     const int32_t *pos0;        /* (nseq) first position of each sequence, or NULL */
     int nseq, len;
     int q0;                     /* queries 0..q0-1 are skipped (forward only) */
+    int window;                 /* 0, or W: query n0 + i sees keys n0 + i - W + 1..n0 + i
+                                   only (sliding_window; the others' probabilities are 0) */
+    int ring;                   /* 0, or R: key j is at row j % R (a cached local layer's
+                                   ring, model/kv.h: any W keys in a row are consecutive) */
     float *out;                 /* (nseq, len, H D) heads merged; rows from q0 */
     /* forward outputs besides out (each may be NULL) */
     float *probs;               /* (nseq, H, len, len) full map, zero past the causal edge */

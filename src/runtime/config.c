@@ -33,6 +33,31 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg)
     return ngpt_prefixed("ngpt_config_validate", ngpt_config_check(cfg));
 }
 
+/* Gemma 3's switches. */
+static ngpt_status gemma_check(const ngpt_config *cfg)
+{
+    if (cfg->norm_offset && cfg->norm_type != NGPT_NORM_RMS)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm_offset (RMSNorm by 1 + w) needs norm_type=rms");
+    if (cfg->sliding_window < 0)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "sliding_window must be >= 0 (0: none), got %d",
+                         (int)cfg->sliding_window);
+    if (cfg->sliding_pattern < 0 || cfg->sliding_pattern > 255)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "sliding_pattern must be in 0..255, got %d",
+                         (int)cfg->sliding_pattern);
+    if (!cfg->sliding_window && (cfg->sliding_pattern || cfg->rope_local_theta != 0.0f))
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "sliding_pattern and rope_local_theta need "
+                         "sliding_window");
+    const struct { const char *name; float v; } floats[] = {
+        {"rope_local_theta", cfg->rope_local_theta}, {"attn_scalar", cfg->attn_scalar},
+        {"logit_softcap", cfg->logit_softcap},       {"emb_scale", cfg->emb_scale},
+    };
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
+        if (!(floats[i].v >= 0.0f) || !isfinite(floats[i].v))
+            return ngpt_fail(NGPT_ERR_BAD_CONFIG, "%s must be finite and >= 0 (0: none), got %g",
+                             floats[i].name, (double)floats[i].v);
+    return NGPT_OK;
+}
+
 ngpt_status ngpt_config_check(const ngpt_config *cfg)
 {
     ngpt_status st = NGPT_RESERVED_CHECK("config", cfg);
@@ -72,8 +97,10 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
     if (!(cfg->rope_theta > 0.0f) || !isfinite(cfg->rope_theta))
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_theta must be finite and > 0, got %g",
                          (double)cfg->rope_theta);
-    if (cfg->norm != NGPT_NORM_PRE && cfg->norm != NGPT_NORM_POST)
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm must be pre or post, got %d", (int)cfg->norm);
+    if (cfg->norm != NGPT_NORM_PRE && cfg->norm != NGPT_NORM_POST &&
+        cfg->norm != NGPT_NORM_SANDWICH)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm must be pre, post or sandwich, got %d",
+                         (int)cfg->norm);
     if (cfg->pos != NGPT_POS_ROPE && cfg->pos != NGPT_POS_SINUSOIDAL &&
         cfg->pos != NGPT_POS_LEARNED)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "pos must be rope, sinusoidal or learned, got %d",
@@ -87,8 +114,10 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
     if (!(cfg->norm_eps >= 0.0f) || !isfinite(cfg->norm_eps))
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm_eps must be finite and > 0 (0: 1e-5), got %g",
                          (double)cfg->norm_eps);
-    if (cfg->mlp != NGPT_MLP_GELU && cfg->mlp != NGPT_MLP_SWIGLU)
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "mlp must be gelu or swiglu, got %d", (int)cfg->mlp);
+    if (cfg->mlp != NGPT_MLP_GELU && cfg->mlp != NGPT_MLP_SWIGLU && cfg->mlp != NGPT_MLP_GEGLU)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "mlp must be gelu, swiglu or geglu, got %d",
+                         (int)cfg->mlp);
+    if ((st = gemma_check(cfg))) return st;
     if (cfg->rope_pairs != NGPT_ROPE_INTERLEAVED && cfg->rope_pairs != NGPT_ROPE_HALVES)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "rope_pairs must be interleaved or halves, got %d",
                          (int)cfg->rope_pairs);
@@ -134,9 +163,9 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "%s overflows a 32-bit int",
                          qkv > INT32_MAX ? "the qkv width (H + 2 kv_heads) * head_dim"
                                          : "2 * d_ff");
-    if (cfg->n_layers > (INT32_MAX - 5) / 14)
+    if (cfg->n_layers > (INT32_MAX - 5) / 18)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "L (n_layers=%d) is too large: the tensor "
-                         "count 14*L+5 overflows a 32-bit int", (int)cfg->n_layers);
+                         "count 18*L+5 overflows a 32-bit int", (int)cfg->n_layers);
     ngpt_layout lay;
     if (!ngpt_layout_compute(cfg, &lay))
         return ngpt_fail(NGPT_ERR_OVERFLOW,
@@ -225,6 +254,8 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         {"H", "n_heads", &c.n_heads},       {"d_ff", "d_ff", &c.d_ff},
         {"kv_heads", "n_kv_heads", &c.n_kv_heads}, {"head_dim", "head_dim", &c.head_dim},
         {"rope_original_context", "rope_original_context", &c.rope_original_context},
+        {"sliding_window", "sliding_window", &c.sliding_window},
+        {"sliding_pattern", "sliding_pattern", &c.sliding_pattern},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (!strcmp(key, ints[i].a) || !strcmp(key, ints[i].b)) {
@@ -241,7 +272,9 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
     else if (!strcmp(key, "norm")) {
         if (!strcmp(val, "pre")) c.norm = NGPT_NORM_PRE;
         else if (!strcmp(val, "post")) c.norm = NGPT_NORM_POST;
-        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm expects pre|post, got \"%s\"", val);
+        else if (!strcmp(val, "sandwich")) c.norm = NGPT_NORM_SANDWICH;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "norm expects pre|post|sandwich, got \"%s\"",
+                              val);
         st = NGPT_OK;
     } else if (!strcmp(key, "pos")) {
         if (!strcmp(val, "rope")) c.pos = NGPT_POS_ROPE;
@@ -265,7 +298,9 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
     } else if (!strcmp(key, "mlp")) {
         if (!strcmp(val, "gelu")) c.mlp = NGPT_MLP_GELU;
         else if (!strcmp(val, "swiglu")) c.mlp = NGPT_MLP_SWIGLU;
-        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "mlp expects gelu|swiglu, got \"%s\"", val);
+        else if (!strcmp(val, "geglu")) c.mlp = NGPT_MLP_GEGLU;
+        else return ngpt_fail(NGPT_ERR_BAD_CONFIG, "mlp expects gelu|swiglu|geglu, got \"%s\"",
+                              val);
         st = NGPT_OK;
     } else if (!strcmp(key, "mlp_bias")) {
         st = parse_bool(key, val, &c.mlp_bias);
@@ -289,6 +324,16 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         st = parse_float(key, val, &c.rope_low_freq_factor);
     } else if (!strcmp(key, "rope_high_freq_factor")) {
         st = parse_float(key, val, &c.rope_high_freq_factor);
+    } else if (!strcmp(key, "norm_offset")) {
+        st = parse_bool(key, val, &c.norm_offset);
+    } else if (!strcmp(key, "rope_local_theta")) {
+        st = parse_float(key, val, &c.rope_local_theta);
+    } else if (!strcmp(key, "attn_scalar")) {
+        st = parse_float(key, val, &c.attn_scalar);
+    } else if (!strcmp(key, "logit_softcap")) {
+        st = parse_float(key, val, &c.logit_softcap);
+    } else if (!strcmp(key, "emb_scale")) {
+        st = parse_float(key, val, &c.emb_scale);
     } else if (!strcmp(key, "weights")) {
         if (!strcmp(val, "f32")) c.weights = NGPT_WEIGHTS_F32;
         else if (!strcmp(val, "q8")) c.weights = NGPT_WEIGHTS_Q8;
@@ -301,7 +346,9 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
                          "qkv_bias proj_bias tie_lm_head (tied_head) final_norm norm pos gelu "
                          "norm_type norm_eps mlp mlp_bias kv_heads (n_kv_heads) head_dim "
                          "rope_pairs weights qk_norm rope_scaling rope_factor "
-                         "rope_low_freq_factor rope_high_freq_factor rope_original_context)", key);
+                         "rope_low_freq_factor rope_high_freq_factor rope_original_context "
+                         "norm_offset sliding_window sliding_pattern rope_local_theta attn_scalar "
+                         "logit_softcap emb_scale)", key);
     }
     if (st) return st;
     *cfg = c;
@@ -316,12 +363,34 @@ void ngpt_format_float(char out[32], float v)
     if (strtof(out, NULL) != v) snprintf(out, 32, "%.9g", (double)v);
 }
 
+/* Gemma 3's switches that are set, as " key=value" words. */
+static void gemma_format(const ngpt_config *cfg, char *out, size_t size)
+{
+    size_t n = 0;
+    if (cfg->norm_offset) n += (size_t)snprintf(out + n, size - n, " norm_offset=1");
+    if (cfg->sliding_window)
+        n += (size_t)snprintf(out + n, size - n, " sliding_window=%d sliding_pattern=%d",
+                              (int)cfg->sliding_window, (int)cfg->sliding_pattern);
+    const struct { const char *name; float v; } floats[] = {
+        {"rope_local_theta", cfg->rope_local_theta}, {"attn_scalar", cfg->attn_scalar},
+        {"logit_softcap", cfg->logit_softcap},       {"emb_scale", cfg->emb_scale},
+    };
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0] && n < size; i++) {
+        if (floats[i].v == 0.0f) continue;
+        char v[32];
+        ngpt_format_float(v, floats[i].v);
+        n += (size_t)snprintf(out + n, size - n, " %s=%s", floats[i].name, v);
+    }
+}
+
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
 {
     NGPT_FPMODE_SCOPE;
     if (!buf || size == 0) return;
     if (!cfg) { buf[0] = '\0'; return; }
     char dropout[32], theta[32], eps[48] = "", kv[32] = "", hd[32] = "", rs[224] = "";
+    char gemma[256] = "";
+    gemma_format(cfg, gemma, sizeof gemma);
     ngpt_format_float(dropout, cfg->dropout);
     ngpt_format_float(theta, cfg->rope_theta);
     if (ngpt_cfg_norm_eps(cfg) != 1e-5f) {
@@ -342,20 +411,21 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
     }
     snprintf(buf, size,
              "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%s rope_theta=%s qkv_bias=%d "
-             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s%s%s%s%s%s%s%s%s%s%s%s",
+             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
              (int)cfg->vocab_size, (int)cfg->context_len, (int)cfg->d_model, (int)cfg->n_layers,
              (int)cfg->n_heads, (int)cfg->d_ff, dropout, theta,
              cfg->qkv_bias, cfg->tie_lm_head, cfg->final_norm,
-             cfg->norm == NGPT_NORM_PRE ? "pre" : "post",
+             cfg->norm == NGPT_NORM_PRE ? "pre" : cfg->norm == NGPT_NORM_POST ? "post" : "sandwich",
              cfg->pos == NGPT_POS_ROPE ? "rope" : cfg->pos == NGPT_POS_SINUSOIDAL ? "sinusoidal"
                                                                                   : "learned",
              /* switches added later: printed only when set, so that a
               * default model's line stays what it always was */
              cfg->proj_bias ? " proj_bias=1" : "", cfg->gelu == NGPT_GELU_TANH ? " gelu=tanh" : "",
              cfg->norm_type == NGPT_NORM_RMS ? " norm_type=rms" : "", eps,
-             cfg->mlp == NGPT_MLP_SWIGLU ? " mlp=swiglu" : "", cfg->mlp_bias ? "" : " mlp_bias=0",
+             cfg->mlp == NGPT_MLP_SWIGLU ? " mlp=swiglu" : cfg->mlp == NGPT_MLP_GEGLU ? " mlp=geglu" : "",
+             cfg->mlp_bias ? "" : " mlp_bias=0",
              kv, hd, cfg->rope_pairs == NGPT_ROPE_HALVES ? " rope_pairs=halves" : "",
-             cfg->qk_norm ? " qk_norm=1" : "", rs,
+             cfg->qk_norm ? " qk_norm=1" : "", rs, gemma,
              cfg->weights == NGPT_WEIGHTS_F32 ? "" : cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8"
                                                                              : " weights=q4");
 }
@@ -409,6 +479,13 @@ ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
         {"rope_low_freq_factor", want->rope_low_freq_factor, got->rope_low_freq_factor, true},
         {"rope_high_freq_factor", want->rope_high_freq_factor, got->rope_high_freq_factor, true},
         {"rope_original_context", want->rope_original_context, got->rope_original_context, false},
+        {"norm_offset", want->norm_offset, got->norm_offset, false},
+        {"sliding_window", want->sliding_window, got->sliding_window, false},
+        {"sliding_pattern", want->sliding_pattern, got->sliding_pattern, false},
+        {"rope_local_theta", want->rope_local_theta, got->rope_local_theta, true},
+        {"attn_scalar", want->attn_scalar, got->attn_scalar, true},
+        {"logit_softcap", want->logit_softcap, got->logit_softcap, true},
+        {"emb_scale", want->emb_scale, got->emb_scale, true},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].a != f[i].b) {

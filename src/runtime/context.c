@@ -141,6 +141,7 @@ static void zero_state(ngpt_context *ctx, const ngpt_plan *p, const ngpt_shape *
     if (p->adam_m) memset(p->adam_m, 0, TP);
     if (p->adam_v) memset(p->adam_v, 0, TP);
     if (p->kv.len) memset(p->kv.len, 0, (size_t)s->batch * sizeof(int32_t));
+    if (p->kv.held) memset(p->kv.held, 0, (size_t)s->batch * sizeof(int32_t));
     size_t q8_bytes = 0;
     if (p->q8_w && ngpt_linear_q8_bytes(cfg, &q8_bytes)) memset(p->q8_w, 0, q8_bytes);
 }
@@ -213,6 +214,7 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
         ngpt_layout_tensor(cfg, &ctx->lay, i, carved.tensor_names + (size_t)i * NGPT_NAME_MAX,
                            &carved.tensors[i]);
     ngpt_rope_tables(cfg, carved.rope_cos, carved.rope_sin);
+    if (carved.rope_local_cos) ngpt_rope_local_tables(cfg, carved.rope_local_cos, carved.rope_local_sin);
     if (carved.pos_table) ngpt_sinusoid_table(cfg, carved.pos_table);
     if (shared) {   /* the model's weights, laid out and packed once */
         ctx->model = shared->model;

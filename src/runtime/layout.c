@@ -23,6 +23,7 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     const size_t F1 = (size_t)ngpt_cfg_fc1_width(cfg);
     const size_t NB = cfg->norm_type == NGPT_NORM_LAYER ? C : 0, MB = cfg->mlp_bias;
     const bool q8 = cfg->weights != NGPT_WEIGHTS_F32;  /* Linear weights: no floats */
+    const size_t SW = cfg->norm == NGPT_NORM_SANDWICH ? C : 0, SB = SW ? NB : 0;
     ngpt_layout l = {0};
 #define TAKE(field, count_expr)                                  \
     do {                                                         \
@@ -38,12 +39,16 @@ bool ngpt_layout_compute(const ngpt_config *cfg, ngpt_layout *lay)
     TAKE(k_norm, (n = cfg->qk_norm ? (size_t)ngpt_cfg_head_dim(cfg) : 0, true));
     TAKE(proj_w, q8 ? (n = 0, true) : ngpt_mul_ok(C, A, &n));
     TAKE(proj_b, (n = cfg->proj_bias ? C : 0, true));
+    TAKE(pa_w, (n = SW, true));
+    TAKE(pa_b, (n = SB, true));
     TAKE(ln2_w, (n = C, true));
     TAKE(ln2_b, (n = NB, true));
     TAKE(fc1_w, q8 ? (n = 0, true) : ngpt_mul_ok(F1, C, &n));
     TAKE(fc1_b, (n = MB * F1, true));
     TAKE(fc2_w, q8 ? (n = 0, true) : ngpt_mul_ok(C, F, &n));
     TAKE(fc2_b, (n = MB * C, true));
+    TAKE(pm_w, (n = SW, true));
+    TAKE(pm_b, (n = SB, true));
     l.block_stride = off;
     off = 0;
     TAKE(tok_emb, ngpt_mul_ok(q8 && cfg->tie_lm_head ? 0 : V, C, &n));
@@ -80,7 +85,9 @@ static int head_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[2]
     return n;
 }
 
-static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[14])
+enum { BLOCK_ENTRIES_MAX = 18 };
+
+static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[BLOCK_ENTRIES_MAX])
 {
     const int32_t C = c->d_model, F = c->d_ff, F1 = ngpt_cfg_fc1_width(c);
     const int32_t QKV = ngpt_cfg_qkv_width(c), A = ngpt_cfg_attn_width(c);
@@ -96,12 +103,17 @@ static int block_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[1
     }
     e[n++] = (entry){"attn.proj.weight", lay->proj_w, C, A, NGPT_LINEAR_PROJ};
     if (c->proj_bias) e[n++] = (entry){"attn.proj.bias", lay->proj_b, C, 0, -1};
+    const bool sandwich = c->norm == NGPT_NORM_SANDWICH;
+    if (sandwich) e[n++] = (entry){"post_attn_norm.weight", lay->pa_w, C, 0, -1};
+    if (sandwich && layer_norm) e[n++] = (entry){"post_attn_norm.bias", lay->pa_b, C, 0, -1};
     e[n++] = (entry){"ln2.weight", lay->ln2_w, C, 0, -1};
     if (layer_norm) e[n++] = (entry){"ln2.bias", lay->ln2_b, C, 0, -1};
     e[n++] = (entry){"mlp.fc1.weight", lay->fc1_w, F1, C, NGPT_LINEAR_FC1};
     if (c->mlp_bias) e[n++] = (entry){"mlp.fc1.bias", lay->fc1_b, F1, 0, -1};
     e[n++] = (entry){"mlp.fc2.weight", lay->fc2_w, C, F, NGPT_LINEAR_FC2};
     if (c->mlp_bias) e[n++] = (entry){"mlp.fc2.bias", lay->fc2_b, C, 0, -1};
+    if (sandwich) e[n++] = (entry){"post_mlp_norm.weight", lay->pm_w, C, 0, -1};
+    if (sandwich && layer_norm) e[n++] = (entry){"post_mlp_norm.bias", lay->pm_b, C, 0, -1};
     return n;
 }
 
@@ -122,7 +134,7 @@ static int tail_entries(const ngpt_config *c, const ngpt_layout *lay, entry e[3]
 int32_t ngpt_layout_tensor_count(const ngpt_config *cfg)
 {
     ngpt_layout lay = {0};
-    entry e[14];
+    entry e[BLOCK_ENTRIES_MAX];
     return head_entries(cfg, &lay, e) + block_entries(cfg, &lay, e) * cfg->n_layers +
            tail_entries(cfg, &lay, e);
 }
@@ -130,7 +142,7 @@ int32_t ngpt_layout_tensor_count(const ngpt_config *cfg)
 void ngpt_layout_tensor(const ngpt_config *cfg, const ngpt_layout *lay, int32_t i,
                         char name[NGPT_NAME_MAX], ngpt_tensor_info *info)
 {
-    entry e[14];
+    entry e[BLOCK_ENTRIES_MAX];
     int32_t n_head = head_entries(cfg, lay, e), per_block = block_entries(cfg, lay, e);
     int32_t in_blocks = per_block * cfg->n_layers;
     entry pick;

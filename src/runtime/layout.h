@@ -6,13 +6,15 @@
  *   tok_emb (V,C) | [pos_emb (T,C)] | blocks[L] | [ln_f.weight (C) ln_f.bias (C)]
  *   | [lm_head (V,C)]
  *   block: ln1.weight (C) [ln1.bias (C)] attn.qkv.weight (QKV,C) [attn.qkv.bias (QKV)]
- *          [attn.q_norm.weight (D) attn.k_norm.weight (D)] attn.proj.weight (C,H*D) [attn.proj.bias (C)] ln2.weight (C) [ln2.bias (C)]
+ *          [attn.q_norm.weight (D) attn.k_norm.weight (D)] attn.proj.weight (C,H*D) [attn.proj.bias (C)]
+ *          [post_attn_norm.weight (C) [post_attn_norm.bias (C)]] ln2.weight (C) [ln2.bias (C)]
  *          mlp.fc1.weight (F1,C) [mlp.fc1.bias (F1)] mlp.fc2.weight (C,d_ff) [mlp.fc2.bias (C)]
- *   QKV = (H + 2 KV) D (3C by default), F1 = d_ff (2 d_ff with SwiGLU: gate
+ *          [post_mlp_norm.weight (C) [post_mlp_norm.bias (C)]]
+ *   QKV = (H + 2 KV) D (3C by default), F1 = d_ff (2 d_ff with SwiGLU or GeGLU: gate
  *   rows then up rows)
  * [..] only with the variant that has it (pos=learned, final_norm, untied
- * lm_head, qkv_bias, qk_norm, proj_bias, LayerNorm's biases (not with RMSNorm),
- * mlp_bias); an absent tensor has no floats. Tied, lm_head is
+ * lm_head, qkv_bias, qk_norm, proj_bias, norm=sandwich's post norms, LayerNorm's
+ * biases (not with RMSNorm), mlp_bias); an absent tensor has no floats. Tied, lm_head is
  * tok_emb's offset, so the wiring reads and accumulates into one tensor.
  * An 8-bit model (weights=q8) gives its Linear weights and lm_head (tied:
  * tok_emb) no floats: they are in the 8-bit weights (below).
@@ -31,6 +33,7 @@ typedef struct ngpt_layout {
     size_t tok_emb, pos_emb, blocks, block_stride, lnf_w, lnf_b, lm_head, total;
     /* offsets inside one block */
     size_t ln1_w, ln1_b, qkv_w, qkv_b, q_norm, k_norm, proj_w, proj_b, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+    size_t pa_w, pa_b, pm_w, pm_b;  /* norm=sandwich: post_attn_norm, post_mlp_norm */
 } ngpt_layout;
 
 /* Fills the layout; false if the count overflows size_t. */

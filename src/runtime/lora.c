@@ -196,21 +196,21 @@ ngpt_status ngpt_lora_layout_compute(const ngpt_config *cfg, const ngpt_lora_con
 {
     ngpt_status st = ngpt_lora_check(lc);
     if (st) return st;
-    const bool swiglu = cfg->mlp == NGPT_MLP_SWIGLU;
+    const bool gated = ngpt_cfg_gated(cfg);     /* SwiGLU or GeGLU: gate_proj, up_proj */
     uint32_t t = lc->targets;
     if (t & NGPT_LORA_ALL_LINEAR)
         t = (t & ~(uint32_t)NGPT_LORA_ALL_LINEAR) | NGPT_LORA_O | NGPT_LORA_DOWN |
-            (swiglu ? NGPT_LORA_Q | NGPT_LORA_K | NGPT_LORA_V | NGPT_LORA_GATE | NGPT_LORA_UP
+            (gated ? NGPT_LORA_Q | NGPT_LORA_K | NGPT_LORA_V | NGPT_LORA_GATE | NGPT_LORA_UP
                     : NGPT_LORA_QKV | NGPT_LORA_FC1);
     if ((t & NGPT_LORA_QKV) && (t & (NGPT_LORA_Q | NGPT_LORA_K | NGPT_LORA_V)))
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "targets: c_attn (q|k|v whole) and q_proj, k_proj "
                          "or v_proj adapt the same rows; name one or the other");
-    if (swiglu && (t & NGPT_LORA_FC1))
+    if (gated && (t & NGPT_LORA_FC1))
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "targets: c_fc is a GELU MLP's first Linear; this "
-                         "model's MLP is SwiGLU (gate_proj, up_proj)");
-    if (!swiglu && (t & (NGPT_LORA_GATE | NGPT_LORA_UP)))
-        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "targets: gate_proj and up_proj are SwiGLU's; this "
-                         "model's MLP is GELU (c_fc)");
+                         "model's MLP is gated, SwiGLU or GeGLU (gate_proj, up_proj)");
+    if (!gated && (t & (NGPT_LORA_GATE | NGPT_LORA_UP)))
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "targets: gate_proj and up_proj are a gated MLP's "
+                         "(SwiGLU, GeGLU); this model's MLP is GELU (c_fc)");
     if (lc->layers && cfg->n_layers < 64 && (lc->layers >> cfg->n_layers))
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "layers: the model has layers 0..%d",
                          (int)cfg->n_layers - 1);

@@ -96,7 +96,8 @@ ngpt_status ngpt_context_params_init(ngpt_context *ctx, uint64_t seed)
         const char *name = info->name;
         size_t len = strlen(name);
         bool is_bias = len >= 4 && !strcmp(name + len - 4, "bias");
-        /* the norms' weights: ln1, ln2, ln_f, and qk_norm's q_norm, k_norm */
+        /* the norms' weights: ln1, ln2, ln_f, qk_norm's q_norm, k_norm, and
+         * norm=sandwich's post_attn_norm, post_mlp_norm */
         bool is_ln = (strstr(name, "ln") != NULL || strstr(name, "_norm.") != NULL) &&
                      info->ndim == 1;
         if (info->dtype == NGPT_DTYPE_Q8 || info->dtype == NGPT_DTYPE_Q4) {
@@ -111,8 +112,9 @@ ngpt_status ngpt_context_params_init(ngpt_context *ctx, uint64_t seed)
             continue;
         }
         float *x = params + info->offset;
-        if (is_ln && !is_bias) {
-            for (size_t i = 0; i < info->count; i++) x[i] = 1.0f;
+        if (is_ln && !is_bias) {     /* a multiplier of 1: w, or (norm_offset) 1 + w */
+            const float one = ctx->cfg.norm_offset ? 0.0f : 1.0f;
+            for (size_t i = 0; i < info->count; i++) x[i] = one;
         } else if (is_bias) {
             memset(x, 0, info->count * sizeof(float));
         } else { /* Linear and Embedding weights ~ N(0, 0.02) */

@@ -49,7 +49,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
      * 2F (SwiGLU), a key/value row of the cache KV D */
     const size_t QKV = (size_t)ngpt_cfg_qkv_width(cfg), A = H * D;
     const size_t F1 = (size_t)ngpt_cfg_fc1_width(cfg), KVD = (size_t)ngpt_cfg_kv_heads(cfg) * D;
-    const bool swiglu = cfg->mlp == NGPT_MLP_SWIGLU;
+    const bool gated = ngpt_cfg_gated(cfg), sandwich = cfg->norm == NGPT_NORM_SANDWICH;
     const size_t CA = C > A ? C : A;    /* ln_out also holds the attention output */
     size_t IW = QKV > F1 ? QKV : F1;    /* infer: qkv's buffer also holds fc1 [and the branch] */
     if (IW < C) IW = C;
@@ -76,12 +76,18 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     if (ll) p.lora.w = TAKE_F(&w, TP, 1, 1, 1);
     p.rope_cos = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
     p.rope_sin = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
+    if (cfg->sliding_window) {
+        p.rope_local_cos = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
+        p.rope_local_sin = TAKE_F(&w, (size_t)cfg->context_len, D / 2, 1, 1);
+    }
     if (cfg->pos == NGPT_POS_SINUSOIDAL) p.pos_table = TAKE_F(&w, (size_t)cfg->context_len, C, 1, 1);
     if (cfg->pos != NGPT_POS_ROPE) p.pos_ids = take(&w, sizeof(int32_t), B, T, 1, 1);
 
     p.x = TAKE_F(&w, train ? L + 1 : 1, B, T, C);
-    p.ln_mean = TAKE_F(&w, LL, 2, B, T);
-    p.ln_rstd = TAKE_F(&w, LL, 2, B, T);
+    p.ln_mean = TAKE_F(&w, LL, sandwich ? 4 : 2, B, T);
+    p.ln_rstd = TAKE_F(&w, LL, sandwich ? 4 : 2, B, T);
+    if (train && sandwich) p.post_x = TAKE_F(&w, LL, 2, B, T * C);
+    if (cfg->norm_offset) p.norm_w1 = TAKE_F(&w, C > 2 * D ? C : 2 * D, 1, 1, 1);
     /* infer: the widest of a layer's activations (qkv, fc1 or C wide), which
      * model/acts.c shares out (qkv, then fc1 and its GELU) */
     p.qkv = TAKE_F(&w, LL, B, T, train ? QKV : IW);
@@ -112,8 +118,8 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
     p.losses = TAKE_F(&w, B, T, 1, 1);
 
     p.ln_out = TAKE_F(&w, B, T, CA, 1);
-    /* SwiGLU's hidden layer is not fc1's elementwise image: a buffer of its own */
-    if (train || swiglu) p.hidden = TAKE_F(&w, B, T, F, 1);
+    /* a gated MLP's hidden layer is not fc1's elementwise image: a buffer of its own */
+    if (train || gated) p.hidden = TAKE_F(&w, B, T, F, 1);
     /* (inference shares the rest: model/acts.c; post-norm keeps a branch) */
     if (train || cfg->norm == NGPT_NORM_POST) p.branch = TAKE_F(&w, B, T, C, 1);
     const size_t TC = (size_t)cfg->context_len;   /* a cached sequence grows up to T */
@@ -177,11 +183,14 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         const size_t q8row = KV * ngpt_q8_head_bytes((int)D);
         p.kv.k_row = shape->kv_k == NGPT_KV_Q8 ? q8row : KVD * sizeof(float);
         p.kv.v_row = shape->kv_v == NGPT_KV_Q8 ? q8row : KVD * sizeof(float);
-        p.kv.k = take(&w, p.kv.k_row, L, B, TC, 1);
-        p.kv.v = take(&w, p.kv.v_row, L, B, TC, 1);
+        size_t rows = 0;        /* a slot's rows over the layers (local layers' rings) */
+        for (int l = 0; l < cfg->n_layers; l++) rows += ngpt_cfg_kv_rows(cfg, shape->seq, l);
+        p.kv.k = take(&w, p.kv.k_row, rows, B, 1, 1);
+        p.kv.v = take(&w, p.kv.v_row, rows, B, 1, 1);
         if (shape->kv_k == NGPT_KV_Q8)
             p.kv.query = take(&w, ngpt_q8_head_bytes((int)D), (size_t)shape->threads, NGPT_ATTN_TILE, 1, 1);
         p.kv.len = take(&w, sizeof(int32_t), B, 1, 1, 1);
+        if (cfg->sliding_window) p.kv.held = take(&w, sizeof(int32_t), B, 1, 1, 1);
         p.kv.tokens = take(&w, sizeof(int32_t), B, TC, 1, 1);
         if (shape->trace != NGPT_TRACE_NONE) p.kv.trace = TAKE_F(&w, L, B, H, TC);
         /* beam search reorders the cache between passes through one

@@ -50,6 +50,7 @@ typedef struct ngpt_plan {
     /* position tables, written once at init (runtime/positions.c) */
     float *rope_cos;            /* (Tctx, D/2) */
     float *rope_sin;            /* (Tctx, D/2) */
+    float *rope_local_cos, *rope_local_sin;     /* sliding_window: local layers', else NULL */
     float *pos_table;           /* pos=sinusoidal: (Tctx, C) sin/cos table, else NULL */
     int32_t *pos_ids;           /* absolute positions: (B,T) position of each row, else NULL */
 
@@ -59,7 +60,10 @@ typedef struct ngpt_plan {
      * once: the fields marked "train" are NULL then (and branch, but for
      * post-norm), and qkv is as wide as the widest of a layer's values */
     float *x;                   /* train (L+1,B,T,C) layer inputs + output; infer (B,T,C) */
-    float *ln_mean, *ln_rstd;   /* (L',2,B,T) ln1 then ln2 */
+    float *ln_mean, *ln_rstd;   /* (L',2,B,T) ln1 then ln2 (norm=sandwich: (L',4,B,T), then
+                                   post_attn_norm, post_mlp_norm) */
+    float *post_x;              /* train, norm=sandwich: (L',2,B,T,C) the post norms' inputs */
+    float *norm_w1;             /* norm_offset: (max(C, 2D)) 1 + w of the norm being run */
     float *qkv;                 /* train (L,B,T,3C); infer (B,T,max(3C,d_ff)): model/acts.c */
     float *qk_x;                /* qk_norm: its inputs, (B,T,(H+KV)D) per layer in train */
     float *qk_rstd;             /* qk_norm, train: (L,B,T,H+KV) */
@@ -113,15 +117,16 @@ typedef struct ngpt_plan {
 
     /* infer mode: the KV cache's storage (model/kv.c, its only reader and writer) */
     struct ngpt_plan_kv {
-        /* (L, B, Tctx, row) keys after RoPE / values, per slot; a row is
-         * KV*D floats (NGPT_KV_F32) or KV compact quantized head rows
-         * (NGPT_KV_Q8: ngpt_q8_head_bytes(D) each); k_row, v_row its bytes */
+        /* (L, B, rows, row) keys after RoPE / values, per slot (rows: Tctx, or a
+         * local layer's ring: ngpt_cfg_kv_rows); a row is KV*D floats (NGPT_KV_F32)
+         * or KV quantized head rows (NGPT_KV_Q8: ngpt_q8_head_bytes(D) each) */
         unsigned char *k, *v;
-        size_t k_row, v_row;
+        size_t k_row, v_row;    /* a row's bytes */
         int8_t *query;          /* (threads, NGPT_ATTN_TILE, ngpt_q8_head_bytes(D)): a tile
                                  * of queries quantized against q8 keys
                                  * (ops/attention.c); NULL otherwise */
         int32_t *len;           /* (B) tokens cached per slot */
+        int32_t *held;          /* sliding_window: (B) the first position local layers hold */
         int32_t *tokens;        /* (B, Tctx) the tokens each slot holds, in order */
         float *trace;           /* (L, B, H, Tctx) last new token's probabilities, or NULL */
         float *tmp;             /* one slot-layer block (Tctx rows, and at least a row of

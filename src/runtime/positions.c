@@ -48,6 +48,14 @@ void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
     angle_table(cfg, half, (double)(2 * half), sin_t, cos_t, (size_t)half, 1);
 }
 
+void ngpt_rope_local_tables(const ngpt_config *cfg, float *cos_t, float *sin_t)
+{
+    ngpt_config local = *cfg;
+    local.rope_theta = ngpt_cfg_rope_local_theta(cfg);
+    local.rope_scaling = NGPT_ROPE_SCALING_NONE;
+    ngpt_rope_tables(&local, cos_t, sin_t);
+}
+
 void ngpt_sinusoid_table(const ngpt_config *cfg, float *pe)
 {
     const int half = cfg->d_model / 2;

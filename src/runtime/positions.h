@@ -9,6 +9,8 @@
 
 /* RoPE tables for positions 0..T-1: (T, D/2) each. */
 void ngpt_rope_tables(const ngpt_config *cfg, float *cos_t, float *sin_t);
+/* The local layers' (sliding_window): base rope_local_theta, no rope_scaling. */
+void ngpt_rope_local_tables(const ngpt_config *cfg, float *cos_t, float *sin_t);
 
 /* pos=sinusoidal's table (T, C): pe[p][2i] = sin(p w_i), pe[p][2i+1] =
  * cos(p w_i), w_i = rope_theta^(-2i/C). */

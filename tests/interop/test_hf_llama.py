@@ -16,6 +16,14 @@ vocabulary, in the variants the family has:
                untied, F32
   llama3-bf16  Llama 3's rope_scaling (factor 32, 1, 4, original 256: pairs in
                all three bands at D = 64), rope_theta 500000, tied, BF16
+  gemma3-bf16  model_type gemma3_text: 5 layers of sliding_window_pattern 3 (not
+               a multiple), a window of 8 (the prompt is longer), head_dim 96 !=
+               C/H, query_pre_attn_scalar 48 != head_dim, rope_local_base_freq
+               10000 != rope_theta 1e6, MQA, no tie_word_embeddings key
+               (tied), BF16 (the embedding factor √320 = 17.889 is 17.875)
+  gemma3-f32   layer_types (sliding, sliding, full, sliding), window 6,
+               final_logit_softcapping 3, rope_local_base_freq 500, untied,
+               F32 with torch_dtype float32 (the factor √384 unrounded)
 For each, `ngpt import DIR` gives logits (tests/interop/ngpt_logits) within
 REL of tools/hf_llama.py's float64 reference (max |ngpt - ref| <= REL * max
 |ref|), the same greedy continuation (full recomputation), and
@@ -25,6 +33,12 @@ the file `ngpt quantize` makes of the float32 import.
 --full adds SmolLM2-135M's whole shape (30 layers, V=49152, BF16, tied: a
 269 MB file; under two minutes): logits, greedy ids, generate and q8 as
 above (measured: max rel error 9.2e-6 over 16 x 49152).
+
+What a wrong Gemma detail moves the reference's logits by (measured, max
+rel): the window one longer or shorter 0.77 / 0.71, query_pre_attn_scalar
+taken as head_dim 0.36, the local RoPE base taken as rope_theta 0.36, every
+layer global 0.99, the embedding factor unrounded 7.1e-4 (gemma3-bf16);
+rounded to bfloat16 instead of float32 1.7e-3 (gemma3-f32).
 
 REL = 1e-4: ngpt computes in float32; the reference in float64 from the
 same weights. Options: --build DIR, --greedy N, --full. Env: RUN_ENV.
@@ -66,6 +80,20 @@ VARIANTS = [
                              "factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
                              "original_max_position_embeddings": 256, "rope_type": "llama3"}),
      "BF16", False),
+    # issue 42: Gemma 3's text model, configs that a wrong detail would fail
+    ("gemma3-bf16", dict(family="gemma3_text", layers=5, hidden=320, heads=4, kv_heads=1,
+                         head_dim=96, intermediate=512, tied=True, theta=1000000.0, eps=1e-6,
+                         gemma={"query_pre_attn_scalar": 48, "sliding_window": 8,
+                                "sliding_window_pattern": 3, "rope_local_base_freq": 10000.0}),
+     "BF16", False),
+    ("gemma3-f32", dict(family="gemma3_text", layers=4, hidden=384, heads=4, kv_heads=2,
+                        head_dim=64, intermediate=768, tied=False, theta=1000000.0, eps=1e-6,
+                        gemma={"torch_dtype": "float32", "query_pre_attn_scalar": 80,
+                               "sliding_window": 6, "rope_local_base_freq": 500.0,
+                               "final_logit_softcapping": 3.0,
+                               "layer_types": ["sliding_attention", "sliding_attention",
+                                               "full_attention", "sliding_attention"]}),
+     "F32", False),
 ]
 
 
