@@ -319,6 +319,7 @@ int bench_workloads_count(const bench_opts *o)
 {
     int32_t shapes[2][2];
     const int train = train_shapes(o, shapes);
+    if (o->no_train) return o->n_threads * 3 * o->n_weights;
     return o->n_threads * (3 * o->n_weights + train + o->n_weights * (train + 1));
 }
 
@@ -331,8 +332,8 @@ int bench_workloads(const bench_opts *o, bench_report *r)
             cfg.weights = o->weights[w];
             rc = bench_generation(o, &cfg, r, o->threads[t]);
         }
-        if (!rc) rc = bench_training(o, r, o->threads[t]);
-        for (int w = 0; w < o->n_weights && !rc; w++)
+        if (!rc && !o->no_train) rc = bench_training(o, r, o->threads[t]);
+        for (int w = 0; w < o->n_weights && !rc && !o->no_train; w++)
             rc = bench_lora(o, r, o->threads[t], o->weights[w]);
         if (rc) return rc;
     }
