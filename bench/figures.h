@@ -16,7 +16,7 @@ enum { BENCH_MAX_THREADS = 8, BENCH_MAX_RUNS = 64, BENCH_MAX_ROWS = 256 };
 /* What one `ngpt bench` invocation measures and how. */
 typedef struct bench_opts {
     ngpt_config cfg;
-    const char *preset;             /* "default", "gpt2-small", "gpt2-124m", "smollm2-135m" */
+    const char *preset;             /* a name of cli/cmd_bench.c's PRESETS, e.g. "gpt2-124m" */
     int32_t threads[BENCH_MAX_THREADS];
     int n_threads;
     int runs;                       /* timed runs per figure (after warm-up) */
@@ -24,6 +24,7 @@ typedef struct bench_opts {
     double budget_s;                /* runs are cut (to 3) to fit a figure in this */
     double min_run_s;               /* a kernel run repeats its call at least this long */
     bool quick;
+    bool no_train;                  /* --no-train: no training and no LoRA figures */
     bool big_train;                 /* measure training at B=32 T=256 too */
     int32_t decode_tokens;          /* new tokens per decode figure (256) */
     int32_t prompt_tokens;          /* the prefill's prompt (0: T/2) */

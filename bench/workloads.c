@@ -369,8 +369,9 @@ int bench_workloads_count(const bench_opts *o)
 {
     int32_t shapes[2][2];
     const int train = train_shapes(o, shapes);
-    return o->n_threads * (3 * o->n_weights + train + o->n_weights * (train + 1) +
-                           (o->decode_at ? 2 * o->n_weights : 0));
+    const int decode_at = o->decode_at ? 2 * o->n_weights : 0;
+    if (o->no_train) return o->n_threads * (3 * o->n_weights + decode_at);
+    return o->n_threads * (3 * o->n_weights + train + o->n_weights * (train + 1) + decode_at);
 }
 
 int bench_workloads(const bench_opts *o, bench_report *r)
@@ -383,8 +384,8 @@ int bench_workloads(const bench_opts *o, bench_report *r)
             rc = bench_generation(o, &cfg, r, o->threads[t]);
             if (!rc && o->decode_at) rc = bench_decode_at(o, &cfg, r, o->threads[t]);
         }
-        if (!rc) rc = bench_training(o, r, o->threads[t]);
-        for (int w = 0; w < o->n_weights && !rc; w++)
+        if (!rc && !o->no_train) rc = bench_training(o, r, o->threads[t]);
+        for (int w = 0; w < o->n_weights && !rc && !o->no_train; w++)
             rc = bench_lora(o, r, o->threads[t], o->weights[w]);
         if (rc) return rc;
     }

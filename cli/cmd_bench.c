@@ -22,10 +22,11 @@ _Static_assert((int)BENCH_OK == (int)CLI_OK && (int)BENCH_FAILED == (int)CLI_FAI
 
 static const char *const HELP =
     "usage: ngpt bench [--config key=value ...]\n"
-    "                  [--preset default|gpt2-small|gpt2-124m|smollm2-135m]\n"
+    "                  [--preset default|gpt2-small|gpt2-124m|smollm2-135m|\n"
+    "                            qwen2.5-0.5b|qwen3-0.6b|llama3.2-1b|gemma3-270m]\n"
     "                  [--model FILE] [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
-    "                  [--prompt N] [--weights f32,q8,q4] [--decode-at N]\n"
+    "                  [--prompt N] [--weights f32,q8,q4] [--decode-at N] [--no-train]\n"
     "                  [--bandwidth-mib N | --no-bandwidth]\n"
     "                  [--tokenizer FILE [--text FILE]]\n\n"
     "Measures this build on this machine: an FMA peak probe, a single-core read-\n"
@@ -48,6 +49,16 @@ static const char *const HELP =
     "                     pos=learned qkv_bias=1 proj_bias=1 gelu=tanh) or\n"
     "                     smollm2-135m (V=49152 T=2048 C=576 L=30 H=9 kv_heads=3\n"
     "                     d_ff=1536, RMSNorm, SwiGLU, no biases, RoPE halves, tied)\n"
+    "                     or the shapes of Qwen2.5-0.5B (V=151936 C=896 L=24 H=14\n"
+    "                     kv_heads=2 d_ff=4864, q/k/v biases), Qwen3-0.6B\n"
+    "                     (V=151936 C=1024 L=28 H=16 kv_heads=8 head_dim=128\n"
+    "                     d_ff=3072, qk_norm), Llama-3.2-1B (V=128256 C=2048\n"
+    "                     L=16 H=32 kv_heads=8 d_ff=8192, rope_scaling=llama3)\n"
+    "                     and Gemma-3-270M (V=262144 C=640 L=18 H=4 kv_heads=1\n"
+    "                     head_dim=256 d_ff=2048, GeGLU, sandwich norms, windows\n"
+    "                     of 512 in five layers of six), each as ngpt import makes\n"
+    "                     it: RMSNorm, RoPE halves, tied, T=4096 (with --prompt\n"
+    "                     512 and --no-train)\n"
     "  --threads N,...    run every figure for each thread count (default 1)\n"
     "  --json FILE        also write the figures as JSON (- : JSON on stdout instead\n"
     "                     of the tables)\n"
@@ -67,6 +78,8 @@ static const char *const HELP =
     "                     and q4 (the same model quantized, ngpt quantize; default\n"
     "                     f32,q8);\n"
     "                     training is float32, LoRA training runs on each\n"
+    "  --no-train         no training and no LoRA figures (for a model of 0.5B\n"
+    "                     parameters or more: training holds 16 bytes per parameter)\n"
     "  --bandwidth-mib N  the read-bandwidth probe's array in MiB (default 4x the\n"
     "                     last-level cache, at least 512; less on a small board)\n"
     "  --no-bandwidth     no read-bandwidth probe (quick runs; no % read bw)\n"
@@ -163,6 +176,28 @@ static const struct preset {
      * biases, RoPE on halves (theta 100000), tied embedding */
     {"smollm2-135m", "V=49152 T=2048 C=576 L=30 H=9 kv_heads=3 d_ff=1536 norm_type=rms "
                      "mlp=swiglu mlp_bias=0 rope_pairs=halves rope_theta=100000"},
+    /* The Qwen and Llama 3 shapes, from their published config.json files as
+     * ngpt import maps them (T: its default context, 4096; tied heads):
+     * Qwen2.5-0.5B, biases on q, k and v only */
+    {"qwen2.5-0.5b", "V=151936 T=4096 C=896 L=24 H=14 kv_heads=2 d_ff=4864 norm_type=rms "
+                     "norm_eps=1e-6 mlp=swiglu mlp_bias=0 rope_pairs=halves rope_theta=1000000 "
+                     "qkv_bias=1"},
+    /* Qwen3-0.6B: head_dim 128 (H*D = 2048 > C), RMSNorm on each head of q and k */
+    {"qwen3-0.6b", "V=151936 T=4096 C=1024 L=28 H=16 kv_heads=8 head_dim=128 d_ff=3072 "
+                   "norm_type=rms norm_eps=1e-6 mlp=swiglu mlp_bias=0 rope_pairs=halves "
+                   "rope_theta=1000000 qk_norm=1"},
+    /* Llama-3.2-1B: Llama 3's rope_scaling (factor 32, original context 8192) */
+    {"llama3.2-1b", "V=128256 T=4096 C=2048 L=16 H=32 kv_heads=8 d_ff=8192 norm_type=rms "
+                    "mlp=swiglu mlp_bias=0 rope_pairs=halves rope_theta=500000 "
+                    "rope_scaling=llama3 rope_factor=32 rope_low_freq_factor=1 "
+                    "rope_high_freq_factor=4 rope_original_context=8192"},
+    /* Gemma-3-270M: (1 + w) RMSNorms, a norm after each branch, GeGLU,
+     * sqrt(C) rounded to bfloat16, query_pre_attn_scalar 256, five local
+     * layers of six with windows of 512 and their own RoPE base */
+    {"gemma3-270m", "V=262144 T=4096 C=640 L=18 H=4 kv_heads=1 head_dim=256 d_ff=2048 "
+                    "norm_type=rms norm_eps=1e-6 norm_offset=1 norm=sandwich mlp=geglu gelu=tanh "
+                    "mlp_bias=0 rope_pairs=halves qk_norm=1 rope_theta=1000000 sliding_window=512 "
+                    "sliding_pattern=6 rope_local_theta=10000 attn_scalar=256 emb_scale=25.25"},
 };
 
 static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
@@ -170,14 +205,17 @@ static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
     *cfg = ngpt_config_default();
     for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0]; i++) {
         if (strcmp(name, PRESETS[i].name)) continue;
-        char buf[256];
+        char buf[512];
         snprintf(buf, sizeof buf, "%s", PRESETS[i].settings);
         for (char *kv = strtok(buf, " "); kv; kv = strtok(NULL, " "))
             if (ngpt_config_set(cfg, kv)) return false;
         return true;
     }
-    cli_error(cmd, CLI_USAGE, "--preset expects default, gpt2-small, gpt2-124m or smollm2-135m, got \"%s\"",
-              name);
+    char names[256];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0] && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", PRESETS[i].name);
+    cli_error(cmd, CLI_USAGE, "--preset expects one of %s, got \"%s\"", names, name);
     return false;
 }
 
@@ -334,6 +372,8 @@ int cli_cmd_bench(int argc, char **argv)
                 return CLI_USAGE;
         } else if (cli_opt(&a, "--kernels", &v)) {
             if (!(o.kernels = v)) return CLI_USAGE;
+        } else if (cli_flag(&a, "--no-train")) {
+            o.no_train = true;
         } else if (cli_flag(&a, "--no-bandwidth")) {
             bandwidth_mib = 0;
         } else if (cli_opt(&a, "--bandwidth-mib", &v)) {

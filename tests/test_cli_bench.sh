@@ -142,6 +142,20 @@ head -n 1 "$dir/b.svg" | grep -q '^<svg ' && tail -n 1 "$dir/b.svg" | grep -q '^
     [ "$(grep -c '<rect ' "$dir/b.svg")" -ge $((9 * nt + 1)) ]
 check $? "the SVG is one <svg> element with a bar per figure"
 
+# The Qwen, Llama 3 and Gemma 3 presets carry their families' switches (one layer, a small V and T
+# here: their full size is docs/BENCH.md's); --no-train leaves out training and LoRA.
+small="--config L=1 --config V=512 --config T=64 --config d_ff=64"
+for p in "qwen2.5-0.5b:C=896 .*H=14 .*qkv_bias=1 .*kv_heads=2 " \
+    "qwen3-0.6b:C=1024 .*H=16 .*qkv_bias=0 .*kv_heads=8 head_dim=128 .*qk_norm=1" \
+    "llama3.2-1b:C=2048 .*H=32 .*kv_heads=8 .*rope_scaling=llama3 rope_factor=32 rope_low_freq_factor=1 rope_high_freq_factor=4 rope_original_context=8192" \
+    "gemma3-270m:C=640 .*H=4 .*norm=sandwich .*mlp=geglu .*kv_heads=1 head_dim=256 .*sliding_window=512 sliding_pattern=6"; do
+    $N bench --preset "${p%%:*}" $small --quick --runs 1 --warmup 0 --kernels none --no-bandwidth --no-train \
+        --weights q8 --prompt 4 > "$dir/p.md" 2> "$dir/err"
+    grep -q "^- config: .*${p#*:}.* (preset ${p%%:*}" "$dir/p.md" && grep -q "^| decode q8 " "$dir/p.md" &&
+        ! grep -q "^| train" "$dir/p.md" && ! grep -q "^| decode lora" "$dir/p.md"
+    check $? "--preset ${p%%:*} --no-train: the family's switches, no training rows: $(cat "$dir/p.md" "$dir/err")"
+done
+
 for bad in "--threads 0" "--threads 1,x" "--preset gpt3" "--runs 0" "--config Q=1" "--kernels gemm,nope" \
     "--frobnicate" "--weights q3" "--weights q8,q8" "--weights q4,f32,q4" "--config weights=q8" "--bandwidth-mib 0"; do
     $N bench $bad > /dev/null 2> "$dir/err"

@@ -69,12 +69,14 @@ import ngpt_torch as nt  # noqa: E402
 
 SIZE_FIELDS = ("V", "T", "C", "L", "H", "d_ff", "dropout", "rope_theta")
 CFG_FIELDS = SIZE_FIELDS + nt.VARIANT_FIELDS
-BOOL_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "proj_bias", "mlp_bias")
+BOOL_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "proj_bias", "mlp_bias", "qk_norm")
 # switches added later: printed (as ngpt does) only when not at their default
-LATER_FIELDS = ("proj_bias", "gelu") + nt.LLAMA_FIELDS
+LATER_FIELDS = ("proj_bias", "gelu") + nt.LLAMA_FIELDS + nt.QWEN_LLAMA3_FIELDS
 NAMED_FIELDS = {"norm": nt.NORMS, "pos": nt.POSITIONS, "gelu": nt.GELUS,
-                "norm_type": nt.NORM_TYPES, "mlp": nt.MLPS, "rope_pairs": nt.ROPE_PAIRS}
-FLOAT_FIELDS = ("dropout", "rope_theta", "norm_eps")
+                "norm_type": nt.NORM_TYPES, "mlp": nt.MLPS, "rope_pairs": nt.ROPE_PAIRS,
+                "rope_scaling": nt.ROPE_SCALINGS}
+FLOAT_FIELDS = ("dropout", "rope_theta", "norm_eps", "rope_factor", "rope_low_freq_factor",
+                "rope_high_freq_factor")
 CFG_ALIASES = {"vocab_size": "V", "context_len": "T", "block_size": "T", "d_model": "C",
                "n_embd": "C", "n_layers": "L", "n_layer": "L", "n_heads": "H", "n_head": "H",
                "tied_head": "tie_lm_head", "n_kv_heads": "kv_heads"}
@@ -245,7 +247,8 @@ def infer_config(sd, stored, overrides):
     # twice fc2's width
     told = {"qkv_bias": "blocks.0.attn.qkv.bias" in sd, "final_norm": "ln_f.weight" in sd,
             "proj_bias": "blocks.0.attn.proj.bias" in sd,
-            "mlp_bias": "blocks.0.mlp.fc2.bias" in sd or "blocks.0.mlp.fc1.bias" in sd}
+            "mlp_bias": "blocks.0.mlp.fc2.bias" in sd or "blocks.0.mlp.fc1.bias" in sd,
+            "qk_norm": "blocks.0.attn.q_norm.weight" in sd}
     if "blocks.0.ln1.weight" in sd and "blocks.0.ln1.bias" not in sd:
         told["norm_type"] = "rms"
     if fc1 is not None and fc2 is not None and fc1.dim() == 2 and fc2.dim() == 2 and \

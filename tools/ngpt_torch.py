@@ -7,8 +7,10 @@ The model's state_dict names are exactly the .ngpt names, plus lm_head.weight
 (the same tensor as tok_emb.weight when tied), so a .pt written by
 tools/convert.py loads with load_state_dict(strict=True). The variants of
 ngpt_config (qkv_bias, tie_lm_head, final_norm, norm, pos, proj_bias, gelu,
-and the Llama family's norm_type, norm_eps, mlp, mlp_bias, kv_heads,
-head_dim, rope_pairs) are ModelConfig fields with the names of ngpt's
+the Llama family's norm_type, norm_eps, mlp, mlp_bias, kv_heads,
+head_dim, rope_pairs, and Qwen3's qk_norm and Llama 3's rope_scaling with
+rope_factor, rope_low_freq_factor, rope_high_freq_factor,
+rope_original_context) are ModelConfig fields with the names of ngpt's
 --config keys and the same defaults.
 """
 import ctypes
@@ -53,6 +55,13 @@ class ModelConfig:
     kv_heads: int = 0               # 0 = H; grouped-query attention
     head_dim: int = 0               # 0 = C/H
     rope_pairs: str = "interleaved"  # "halves": Hugging Face's rotate_half
+    # Qwen3's and Llama 3's
+    qk_norm: bool = False           # RMSNorm (norm_eps) over each head of q and k, before RoPE
+    rope_scaling: str = "none"      # "llama3": Llama 3.1's rescaled inverse frequencies
+    rope_factor: float = 0.0        # and its parameters (0 without rope_scaling)
+    rope_low_freq_factor: float = 0.0
+    rope_high_freq_factor: float = 0.0
+    rope_original_context: int = 0
 
     @property
     def D(self):
@@ -100,6 +109,22 @@ class ModelConfig:
             raise ValueError(f"config: dropout={self.dropout} must be in [0, 1)")
         if not self.rope_theta > 0:
             raise ValueError(f"config: rope_theta={self.rope_theta} must be > 0")
+        scaling = (self.rope_factor, self.rope_low_freq_factor, self.rope_high_freq_factor,
+                   self.rope_original_context)
+        if self.rope_scaling not in ROPE_SCALINGS:
+            raise ValueError(f"config: rope_scaling={self.rope_scaling!r} must be one of "
+                             f"{' '.join(ROPE_SCALINGS)}")
+        if self.rope_scaling == "none" and any(scaling):
+            raise ValueError("config: rope_factor, rope_low_freq_factor, rope_high_freq_factor "
+                             "and rope_original_context must be 0 without rope_scaling")
+        if self.rope_scaling == "llama3" and not (
+                self.pos == "rope" and self.rope_factor >= 1 and
+                0 < self.rope_low_freq_factor < self.rope_high_freq_factor and
+                math.isfinite(self.rope_factor) and math.isfinite(self.rope_high_freq_factor) and
+                self.rope_original_context > 0):
+            raise ValueError(f"config: rope_scaling=llama3 needs pos=rope, rope_factor >= 1, "
+                             f"0 < rope_low_freq_factor < rope_high_freq_factor and "
+                             f"rope_original_context > 0, got {scaling}")
         return self
 
 
@@ -109,9 +134,12 @@ GELUS = ("exact", "tanh")                      # ngpt_gelu order
 NORM_TYPES = ("layer", "rms")                  # ngpt_norm_type order
 MLPS = ("gelu", "swiglu")                      # ngpt_mlp order
 ROPE_PAIRS = ("interleaved", "halves")         # ngpt_rope_pairs order
+ROPE_SCALINGS = ("none", "llama3")             # ngpt_rope_scaling order
 LLAMA_FIELDS = ("norm_type", "norm_eps", "mlp", "mlp_bias", "kv_heads", "head_dim", "rope_pairs")
+QWEN_LLAMA3_FIELDS = ("qk_norm", "rope_scaling", "rope_factor", "rope_low_freq_factor",
+                      "rope_high_freq_factor", "rope_original_context")
 VARIANT_FIELDS = ("qkv_bias", "tie_lm_head", "final_norm", "norm", "pos", "proj_bias",
-                  "gelu") + LLAMA_FIELDS
+                  "gelu") + LLAMA_FIELDS + QWEN_LLAMA3_FIELDS
 
 TINY = ModelConfig(V=256, T=16, C=32, L=2, H=4, d_ff=64, dropout=0.0)
 DEFAULT = ModelConfig()
@@ -119,16 +147,35 @@ DEFAULT = ModelConfig()
 # ------------------------------------------------------------------- model
 
 
+def inv_frequency(cfg, i):
+    """theta^(-2i/D) in double, then rope_scaling=llama3's rescaling: Hugging
+    Face's _compute_llama3_parameters (modeling_rope_utils.py), in double."""
+    inv = math.pow(float(cfg.rope_theta), -(2.0 * i) / cfg.D)
+    if cfg.rope_scaling != "llama3":
+        return inv
+    factor, orig = float(cfg.rope_factor), float(cfg.rope_original_context)
+    low, high = float(cfg.rope_low_freq_factor), float(cfg.rope_high_freq_factor)
+    wavelen = 2.0 * math.pi / inv
+    if wavelen < orig / high:
+        return inv
+    if wavelen > orig / low:
+        return inv / factor
+    s = (orig / wavelen - low) / (high - low)
+    return (1.0 - s) * inv / factor + s * inv
+
+
 def rope_tables(cfg, T, dtype=torch.float64):
-    """(T, D/2) cos and sin. inv_freq_i = theta^(-2i/D) and the angle
+    """(T, D/2) cos and sin. inv_freq_i (inv_frequency) and the angle
     pos*inv_freq in double, the angle rounded to float32 (as the original's
-    float32 cache), then cos/sin (in `dtype`). Kept per (D, theta, T, dtype):
-    every layer of every forward asks for the same tables."""
+    float32 cache), then cos/sin (in `dtype`). Kept per (D, theta, scaling,
+    T, dtype): every layer of every forward asks for the same tables."""
     D = cfg.D
-    key = (D, float(cfg.rope_theta), int(T), dtype)
+    key = (D, float(cfg.rope_theta), cfg.rope_scaling, float(cfg.rope_factor),
+           float(cfg.rope_low_freq_factor), float(cfg.rope_high_freq_factor),
+           int(cfg.rope_original_context), int(T), dtype)
     if key not in _ROPE_TABLES:
         half = D // 2
-        inv = np.array([math.pow(float(cfg.rope_theta), -(2.0 * i) / D) for i in range(half)])
+        inv = np.array([inv_frequency(cfg, i) for i in range(half)])
         ang = (np.arange(T, dtype=np.float64)[:, None] * inv[None, :]).astype(np.float32)
         with torch.inference_mode(False):   # usable by autograd later on
             a = torch.from_numpy(ang).to(dtype)
@@ -170,7 +217,7 @@ class RMSNorm(nn.Module):
     def __init__(self, C, eps):
         super().__init__()
         self.eps = eps
-        self.weight = nn.Parameter(torch.ones(C))
+        self.weight = nn.Parameter(torch.ones(C))     # C: or D, qk_norm's per head
 
     def forward(self, x):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
@@ -187,6 +234,9 @@ class Attention(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.qkv = nn.Linear(cfg.C, cfg.QKV, bias=cfg.qkv_bias)
+        if cfg.qk_norm:     # Qwen3's: one weight of D for every head of q, one for k (before
+            self.q_norm = RMSNorm(cfg.D, cfg.norm_eps)  # proj: parameters in ngpt's order)
+            self.k_norm = RMSNorm(cfg.D, cfg.norm_eps)
         self.proj = nn.Linear(cfg.H * cfg.D, cfg.C, bias=cfg.proj_bias)
         self.attn_drop = nn.Dropout(cfg.dropout)
         self.resid_drop = nn.Dropout(cfg.dropout)
@@ -201,6 +251,8 @@ class Attention(nn.Module):
         q, k, v = self.qkv(x).split((H * D, KV * D, KV * D), dim=2)
         q = q.view(B, T, H, D).transpose(1, 2)
         k, v = (t.view(B, T, KV, D).transpose(1, 2) for t in (k, v))
+        if self.cfg.qk_norm:        # after qkv's bias, before RoPE
+            q, k = self.q_norm(q), self.k_norm(k)
         if self.cfg.pos == "rope":
             cos, sin = rope_tables(self.cfg, pos + T, x.dtype)
             cos, sin = cos[pos:].to(x.device), sin[pos:].to(x.device)
@@ -336,6 +388,7 @@ def param_names(cfg):
     nb = cfg.norm_type == "layer"       # RMSNorm has no bias
     block = ["ln1.weight"] + (["ln1.bias"] if nb else []) + ["attn.qkv.weight"] + \
         (["attn.qkv.bias"] if cfg.qkv_bias else []) + \
+        (["attn.q_norm.weight", "attn.k_norm.weight"] if cfg.qk_norm else []) + \
         ["attn.proj.weight"] + (["attn.proj.bias"] if cfg.proj_bias else []) + \
         ["ln2.weight"] + (["ln2.bias"] if nb else []) + ["mlp.fc1.weight"] + \
         (["mlp.fc1.bias"] if cfg.mlp_bias else []) + ["mlp.fc2.weight"] + \
@@ -352,7 +405,8 @@ def param_shapes(cfg):
     per = {"ln1.weight": (C,), "ln1.bias": (C,), "attn.qkv.weight": (Q, C),
            "attn.proj.weight": (C, cfg.H * cfg.D), "ln2.weight": (C,), "ln2.bias": (C,),
            "mlp.fc1.weight": (F1, C), "mlp.fc1.bias": (F1,), "mlp.fc2.weight": (C, Fd),
-           "mlp.fc2.bias": (C,), "attn.qkv.bias": (Q,), "attn.proj.bias": (C,)}
+           "mlp.fc2.bias": (C,), "attn.qkv.bias": (Q,), "attn.proj.bias": (C,),
+           "attn.q_norm.weight": (cfg.D,), "attn.k_norm.weight": (cfg.D,)}
     out = {}
     for n in param_names(cfg):
         if n in ("tok_emb.weight", "lm_head.weight"):
@@ -486,7 +540,7 @@ TOKENIZER = "tokenizer"
 TOKENIZER_MAGIC = b"NGPTTOKN"
 DTYPE_F32, DTYPE_Q8, DTYPE_BYTES, DTYPE_Q4, DTYPE_F32_PACKED = 0, 1, 2, 3, 4
 META_U64, META_F64, META_I64 = 0, 1, 2
-_HDR = struct.Struct("<8sIIQII6iff12Bfii40x")  # 128 bytes
+_HDR = struct.Struct("<8sIIQII6iff12Bfii2B2x3fi20x")  # 128 bytes
 _TENSOR = struct.Struct("<64sII4IQQ24x")       # 128 bytes: docs/FORMAT.md, "Tensor table entry"
 _META = struct.Struct("<48sII8s")              # 64 bytes
 assert _HDR.size == 128 and _TENSOR.size == 128 and _META.size == 64
@@ -572,7 +626,10 @@ def write_ngpt(path, cfg, tensors, meta=None):
                     ROPE_PAIRS.index(cfg.rope_pairs),
                     # 0 for the default eps, as ngpt writes it
                     0.0 if np.float32(cfg.norm_eps) in (np.float32(1e-5), 0) else float(cfg.norm_eps),
-                    int(cfg.kv_heads), int(cfg.head_dim))
+                    int(cfg.kv_heads), int(cfg.head_dim),
+                    int(cfg.qk_norm), ROPE_SCALINGS.index(cfg.rope_scaling),
+                    float(cfg.rope_factor), float(cfg.rope_low_freq_factor),
+                    float(cfg.rope_high_freq_factor), int(cfg.rope_original_context))
     head = hdr + b"".join(table) + b"".join(mtab)
     body = head + b"\0" * (header_bytes - len(head)) + b"".join(blobs)
     assert len(body) == file_bytes - 8
@@ -671,7 +728,8 @@ def read_ngpt(path, quantized=None):
         raise FormatError(f"{path}: {len(data)} bytes is too short for an ngpt checkpoint")
     (magic, version, header_bytes, file_bytes, n_t, n_m, V, T, C, L, H, d_ff, dropout, theta,
      qkv_bias, tie, final_norm, norm, pos, weights, proj_bias, gelu, norm_type, mlp, no_mlp_bias,
-     rope_pairs, norm_eps, kv_heads, head_dim) = _HDR.unpack_from(data, 0)
+     rope_pairs, norm_eps, kv_heads, head_dim, qk_norm, rope_scaling, rope_factor, rope_low,
+     rope_high, rope_original) = _HDR.unpack_from(data, 0)
     if magic != MAGIC:
         raise FormatError(f"{path}: not an ngpt checkpoint (magic {magic!r})")
     if version not in (VERSION, VERSION_BYTES):
@@ -685,11 +743,13 @@ def read_ngpt(path, quantized=None):
         raise FormatError(f"{path}: checksum mismatch (stored {want:016x}, computed {got:016x})")
     if max(qkv_bias, tie, final_norm, proj_bias, no_mlp_bias) > 1 or weights > 2 or norm >= len(NORMS) \
             or pos >= len(POSITIONS) or gelu >= len(GELUS) or norm_type >= len(NORM_TYPES) \
-            or mlp >= len(MLPS) or rope_pairs >= len(ROPE_PAIRS):
+            or mlp >= len(MLPS) or rope_pairs >= len(ROPE_PAIRS) or qk_norm > 1 \
+            or rope_scaling >= len(ROPE_SCALINGS):
         raise FormatError(f"{path}: unknown model variant (qkv_bias={qkv_bias} tie_lm_head={tie} "
                           f"final_norm={final_norm} norm={norm} pos={pos} weights={weights} "
                           f"proj_bias={proj_bias} gelu={gelu} norm_type={norm_type} mlp={mlp} "
-                          f"no_mlp_bias={no_mlp_bias} rope_pairs={rope_pairs})")
+                          f"no_mlp_bias={no_mlp_bias} rope_pairs={rope_pairs} qk_norm={qk_norm} "
+                          f"rope_scaling={rope_scaling})")
     if header_bytes % 64 or header_bytes < 128 + 128 * n_t + 64 * n_m or header_bytes > file_bytes - 8:
         raise FormatError(f"{path}: bad header_bytes {header_bytes}")
     # the shortest decimal that rounds to the stored float32 (0.1, not 0.10000000149)
@@ -698,7 +758,8 @@ def read_ngpt(path, quantized=None):
                       bool(final_norm), NORMS[norm], POSITIONS[pos], bool(proj_bias),
                       GELUS[gelu], NORM_TYPES[norm_type], f32(norm_eps) if norm_eps else 1e-5,
                       MLPS[mlp], not no_mlp_bias, kv_heads, head_dim,
-                      ROPE_PAIRS[rope_pairs]).validate()
+                      ROPE_PAIRS[rope_pairs], bool(qk_norm), ROPE_SCALINGS[rope_scaling],
+                      f32(rope_factor), f32(rope_low), f32(rope_high), rope_original).validate()
     tensors = {}
     for i in range(n_t):
         name, dtype, ndim, s0, s1, s2, s3, off, nbytes = _TENSOR.unpack_from(data, 128 + 128 * i)

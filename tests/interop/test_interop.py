@@ -675,6 +675,15 @@ VARIANTS = (
     ("head_dim", dict(head_dim=6)),
     ("rope_halves", dict(rope_pairs="halves")),
     ("llama", LLAMA),
+    # Qwen3's and Llama 3's: per-head q/k norms, and Llama 3's rope scaling with
+    # an original context of 64 so that T=16's D=8 pairs meet all three of its
+    # cases (wavelengths 6.3 kept, 63 smoothed, 628 and 6283 divided by 8)
+    ("qk_norm", dict(qk_norm=True)),
+    ("rope_llama3", dict(rope_scaling="llama3", rope_factor=8.0, rope_low_freq_factor=1.0,
+                         rope_high_freq_factor=4.0, rope_original_context=64)),
+    ("qwen3", dict(LLAMA, qk_norm=True)),
+    ("llama3", dict(LLAMA, rope_scaling="llama3", rope_factor=8.0, rope_low_freq_factor=1.0,
+                    rope_high_freq_factor=4.0, rope_original_context=64)),
 )
 
 
