@@ -28,9 +28,11 @@ int32_t ngpt_spec_lookup(const int32_t *prior, int32_t n_prior, int32_t tok,
                                 text_at(prior, n_prior, tok, n - m + j))
                 j++;
             if (j < m) continue;
+            /* what followed there, then on past the text's end as the
+             * stretch from p repeats: position q >= n is proposal q - n */
             int32_t got = 0;
-            for (int32_t q = p + m; q < n && got < k; q++)
-                out[got++] = text_at(prior, n_prior, tok, q);
+            for (int32_t q = p + m; got < k; q++)
+                out[got++] = q < n ? text_at(prior, n_prior, tok, q) : out[q - n];
             return got;
         }
     }
