@@ -79,7 +79,9 @@ gv_block(const int R, const int P, int k, const float *a, ptrdiff_t a_rs, const 
     }
     for (; kk < k; kk++) GV_STEP(0, 0)
     GV_STORE(0, 0) GV_STORE(0, 1) GV_STORE(0, 2) GV_STORE(0, 3)
-    GV_STORE(1, 0) GV_STORE(1, 1) GV_STORE(2, 0) GV_STORE(3, 0)
+    GV_STORE(1, 0) GV_STORE(1, 1) GV_STORE(1, 2) GV_STORE(1, 3)
+    GV_STORE(2, 0) GV_STORE(2, 1) GV_STORE(2, 2) GV_STORE(2, 3)
+    GV_STORE(3, 0) GV_STORE(3, 1) GV_STORE(3, 2) GV_STORE(3, 3)
 }
 
 #define GV_FN(R, P)                                                                      \

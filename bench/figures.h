@@ -51,7 +51,8 @@ typedef struct bench_stat {
 /* One workload figure: `tokens` tokens processed per timed call. */
 typedef struct bench_workload {
     char test[32];                  /* "prefill", "decode", "train", "train lora", "decode lora",
-                                       "decode at N (kv f32|q8)" */
+                                       "decode at N (kv f32|q8)", "generate", "spec lookup",
+                                       "spec draft" */
     char weights[4];                /* "f32", "q8", "q4" */
     int32_t batch, seq;             /* prompt length, new tokens, or window */
     int32_t threads;
@@ -59,6 +60,7 @@ typedef struct bench_workload {
     int32_t api_calls;              /* library calls in one timed call (decode: steps) */
     double weight_bytes;            /* decode B=1: an estimate of the weight bytes read
                                        per token (0: not estimated) */
+    int32_t proposed, accepted;     /* speculative: the draft's proposals checked, kept */
     bench_stat sec;
 } bench_workload;
 
@@ -104,6 +106,7 @@ typedef struct bench_report {
     bench_peak peak[2 * BENCH_MAX_THREADS];
     int n_peak;
     bench_read_bw read_bw;          /* one thread */
+    bench_read_bw read_bw2;         /* two threads at once, each on half the array */
     bench_arena arena[BENCH_MAX_ROWS];
     int n_arena;
     bool kernel_differs;            /* a kernel gave other bits than the reference */

@@ -95,14 +95,15 @@ int bench_peak_count(const bench_opts *o);
 
 /* ---- the read bandwidth (bandwidth_rows.c) ---- */
 
-/* Measures one core's read bandwidth into r->read_bw (nothing when
- * o->bandwidth_bytes is 0). */
+/* Measures the read bandwidth of one core into r->read_bw and of two at
+ * once into r->read_bw2 (nothing when o->bandwidth_bytes is 0). */
 ngpt_status bench_bandwidth(const bench_opts *o, bench_report *r);
 int bench_bandwidth_count(const bench_opts *o);
 /* The probe's default array: 4x the last-level cache, at least 512 MiB. */
 size_t bench_bandwidth_default_bytes(void);
-/* The probe's median in GB/s; 0 if it did not run. */
-double bench_read_gbps(const bench_report *r);
+/* The probe's median in GB/s at a thread count (2 and more: the two-thread
+ * probe); 0 if it did not run. */
+double bench_read_gbps(const bench_report *r, int32_t threads);
 
 /* ---- kernels (kernel_rows.c) ---- */
 

@@ -19,9 +19,14 @@ double bench_peak_gflops(const bench_report *r, int32_t threads)
     return 0;
 }
 
-double bench_read_gbps(const bench_report *r)
+static double probe_gbps(const bench_read_bw *b)
 {
-    return r->read_bw.bytes && r->read_bw.sec.median > 0 ? (double)r->read_bw.bytes / r->read_bw.sec.median * 1e-9 : 0;
+    return b->bytes && b->sec.median > 0 ? (double)b->bytes / b->sec.median * 1e-9 : 0;
+}
+
+double bench_read_gbps(const bench_report *r, int32_t threads)
+{
+    return probe_gbps(threads >= 2 ? &r->read_bw2 : &r->read_bw);
 }
 
 /* Decode's estimated weight traffic in GB/s at a run of `sec` seconds. */
@@ -31,9 +36,14 @@ static double weight_gbps(const bench_workload *w, double sec)
 }
 
 /* Rows grouped by what they measure, thread counts side by side. */
+static bool is_generation(const char *test)
+{
+    return !strcmp(test, "generate") || !strncmp(test, "spec ", 5);
+}
+
 static int test_rank(const char *test)
 {
-    return !strcmp(test, "prefill") ? 0 : !strncmp(test, "decode", 6) ? 1 : 2;
+    return !strcmp(test, "prefill") ? 0 : !strncmp(test, "decode", 6) ? 1 : is_generation(test) ? 3 : 2;
 }
 
 static int cmp_i32(int32_t a, int32_t b) { return (a > b) - (a < b); }
@@ -73,7 +83,9 @@ void bench_report_sort(bench_report *r)
 
 void bench_workload_shape(const bench_workload *w, char *buf, size_t size)
 {
-    const char *n = !strcmp(w->test, "prefill") ? "prompt" : !strncmp(w->test, "decode", 6) ? "new" : "T";
+    const char *n = !strcmp(w->test, "prefill")                                 ? "prompt"
+                    : !strncmp(w->test, "decode", 6) || is_generation(w->test) ? "new"
+                                                                                : "T";
     snprintf(buf, size, "B=%d %s=%d", (int)w->batch, n, (int)w->seq);
 }
 
@@ -218,15 +230,15 @@ static void traffic_table(FILE *f, const bench_report *r)
     md_table t = {.cols = 7,
                   .head = {"traffic", "shape", "threads", "MiB/token", "GB/s", "min – max", "% read bw"},
                   .right = {false, false, true, true, true, true, true}};
-    if (!md_alloc(&t, r->n_work + 1)) return;
-    const double bw = bench_read_gbps(r);
-    if (bw > 0) {
-        const bench_read_bw *b = &r->read_bw;
-        snprintf(md_cell(&t, 0, 0), MD_CELL, "read bandwidth (probe)");
-        snprintf(md_cell(&t, 0, 1), MD_CELL, "sum of %zu MiB", b->bytes >> 20);
-        snprintf(md_cell(&t, 0, 2), MD_CELL, "1");
-        fmt_num(md_cell(&t, 0, 4), MD_CELL, bw);
-        fmt_range(md_cell(&t, 0, 5), MD_CELL, (double)b->bytes / b->sec.max * 1e-9,
+    if (!md_alloc(&t, r->n_work + 2)) return;
+    for (int32_t threads = 1; threads <= 2; threads++) {
+        const bench_read_bw *b = threads == 1 ? &r->read_bw : &r->read_bw2;
+        if (probe_gbps(b) <= 0) continue;
+        snprintf(md_cell(&t, t.rows, 0), MD_CELL, "read bandwidth (probe)");
+        snprintf(md_cell(&t, t.rows, 1), MD_CELL, "sum of %zu MiB", b->bytes >> 20);
+        snprintf(md_cell(&t, t.rows, 2), MD_CELL, "%d", (int)threads);
+        fmt_num(md_cell(&t, t.rows, 4), MD_CELL, probe_gbps(b));
+        fmt_range(md_cell(&t, t.rows, 5), MD_CELL, (double)b->bytes / b->sec.max * 1e-9,
                   (double)b->bytes / b->sec.min * 1e-9);
         t.rows++;
     }
@@ -239,7 +251,62 @@ static void traffic_table(FILE *f, const bench_report *r)
         fmt_num(md_cell(&t, t.rows, 3), MD_CELL, w->weight_bytes / 1048576.0);
         fmt_num(md_cell(&t, t.rows, 4), MD_CELL, weight_gbps(w, w->sec.median));
         fmt_range(md_cell(&t, t.rows, 5), MD_CELL, weight_gbps(w, w->sec.max), weight_gbps(w, w->sec.min));
+        const double bw = bench_read_gbps(r, w->threads);
         if (bw > 0) fmt_num(md_cell(&t, t.rows, 6), MD_CELL, 100 * weight_gbps(w, w->sec.median) / bw);
+        t.rows++;
+    }
+    if (t.rows) {
+        md_print(f, &t);
+        fputc('\n', f);
+    }
+    free(t.cell);
+}
+
+/* The row of a test at batch 1 with w's weights and thread count (seq 0:
+ * any), or NULL. */
+static const bench_workload *find_work(const bench_report *r, const char *test,
+                                       const bench_workload *w, int32_t seq)
+{
+    for (int i = 0; i < r->n_work; i++) {
+        const bench_workload *x = &r->work[i];
+        if (!strcmp(x->test, test) && !strcmp(x->weights, w->weights) && x->threads == w->threads &&
+            x->batch == 1 && (!seq || x->seq == seq))
+            return x;
+    }
+    return NULL;
+}
+
+/* A pass of a few positions against one decode step (the cost of a
+ * speculative check), and the speculative workload against plain
+ * generation: acceptance, and tok/s as a multiple of plain's. */
+static void speculative_table(FILE *f, const bench_report *r)
+{
+    md_table t = {.cols = 6, .head = {"speculative", "shape", "threads", "tok/s", "accepted", "× plain"},
+                  .right = {false, false, true, true, true, true}};
+    if (!md_alloc(&t, r->n_work)) return;
+    for (int i = 0; i < r->n_work; i++) {
+        const bench_workload *w = &r->work[i], *step = find_work(r, "decode", w, 0);
+        if (strcmp(w->test, "prefill") || w->seq > 16 || !step || step->sec.median <= 0) continue;
+        snprintf(md_cell(&t, t.rows, 0), MD_CELL, "%d-position pass ÷ decode step%s", (int)w->seq,
+                 bench_weights_suffix(w->weights));
+        snprintf(md_cell(&t, t.rows, 1), MD_CELL, "B=1");
+        snprintf(md_cell(&t, t.rows, 2), MD_CELL, "%d", (int)w->threads);
+        fmt_num(md_cell(&t, t.rows, 5), MD_CELL, w->sec.median / (step->sec.median / step->api_calls));
+        t.rows++;
+    }
+    for (int i = 0; i < r->n_work; i++) {
+        const bench_workload *w = &r->work[i], *plain = find_work(r, "generate", w, w->seq);
+        if (!is_generation(w->test)) continue;
+        snprintf(md_cell(&t, t.rows, 0), MD_CELL, "%s%s", w->test, bench_weights_suffix(w->weights));
+        bench_workload_shape(w, md_cell(&t, t.rows, 1), MD_CELL);
+        snprintf(md_cell(&t, t.rows, 2), MD_CELL, "%d", (int)w->threads);
+        fmt_num(md_cell(&t, t.rows, 3), MD_CELL, bench_tok_s(w, w->sec.median));
+        if (w->proposed > 0)
+            snprintf(md_cell(&t, t.rows, 4), MD_CELL, "%d of %d (%.0f%%)", (int)w->accepted,
+                     (int)w->proposed, 100.0 * w->accepted / w->proposed);
+        if (plain && bench_tok_s(plain, plain->sec.median) > 0)
+            fmt_num(md_cell(&t, t.rows, 5), MD_CELL,
+                    bench_tok_s(w, w->sec.median) / bench_tok_s(plain, plain->sec.median));
         t.rows++;
     }
     if (t.rows) {
@@ -308,6 +375,7 @@ void bench_print_markdown(FILE *f, const bench_opts *o, const bench_report *r)
         fputc('\n', f);
     }
     traffic_table(f, r);
+    speculative_table(f, r);
     memory_table(f, r);
 }
 
@@ -378,9 +446,12 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
         if (w->weight_bytes > 0) {      /* decode B=1: the estimated weight traffic */
             fprintf(f, ", \"weight_bytes_per_token\": %.9g, ", w->weight_bytes);
             json_stat(f, "weight_gbps", &w->sec, w->tokens * w->weight_bytes, 1e-9);
-            if (bench_read_gbps(r) > 0)
-                fprintf(f, ", \"read_bw_pct\": %.9g", 100 * weight_gbps(w, w->sec.median) / bench_read_gbps(r));
+            if (bench_read_gbps(r, w->threads) > 0)
+                fprintf(f, ", \"read_bw_pct\": %.9g",
+                        100 * weight_gbps(w, w->sec.median) / bench_read_gbps(r, w->threads));
         }
+        if (is_generation(w->test))
+            fprintf(f, ", \"proposed\": %d, \"accepted\": %d", (int)w->proposed, (int)w->accepted);
         fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"peak\": [");
@@ -398,6 +469,12 @@ void bench_print_json(FILE *f, const bench_opts *o, const bench_report *r)
         fprintf(f, "  \"read_bandwidth\": {\"threads\": 1, \"bytes\": %zu, \"runs\": %d, ", r->read_bw.bytes,
                 r->read_bw.sec.runs);
         json_stat(f, "gbps", &r->read_bw.sec, (double)r->read_bw.bytes, 1e-9);
+        fprintf(f, "},\n");
+    }
+    if (r->read_bw2.bytes) {
+        fprintf(f, "  \"read_bandwidth_2\": {\"threads\": 2, \"bytes\": %zu, \"runs\": %d, ",
+                r->read_bw2.bytes, r->read_bw2.sec.runs);
+        json_stat(f, "gbps", &r->read_bw2.sec, (double)r->read_bw2.bytes, 1e-9);
         fprintf(f, "},\n");
     }
     fprintf(f, "  \"kernels\": [");

@@ -18,6 +18,13 @@
  *            batch 1 after an N-token prompt (prefilled once, untimed; each
  *            timed call truncates the cache back to it), with a float32 and
  *            an 8-bit KV cache: what a long conversation's cache costs;
+ *   prefill B=1 prompt=5  a pass of 5 positions (a speculative check of
+ *            K = 4, a short prompt) beside decode's one-position steps;
+ *   generate, spec lookup, spec draft  one fixed speculative workload
+ *            (SPEC_*: a 32-token prompt of an 8-token phrase said 4 times,
+ *            128 new tokens, greedy, seed 42, K = 4, float32 KV cache):
+ *            plain generation, prompt lookup (N = 2) and the model as its
+ *            own draft (every proposal accepted), with their acceptance;
  * and the arena of every context planned for them. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +34,11 @@
 #include "kernels.h"
 #include "ngpt_bench.h"
 
-enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20, LORA_RANK = 16, DECODE_AT_STEPS = 16 };
+enum { DECODE_BATCH = 4, DATA_BYTES = 1 << 20, LORA_RANK = 16, DECODE_AT_STEPS = 16,
+       SMALL_PASS = 5 };
+/* The speculative workload: fixed, so that its figures compare across runs. */
+enum { SPEC_PHRASE = 8, SPEC_PROMPT = 4 * SPEC_PHRASE, SPEC_NEW = 128, SPEC_K = 4, SPEC_LOOKUP = 2,
+       SPEC_SEED = 42 };
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
@@ -54,6 +65,22 @@ static ngpt_status run_decode(void *arg)
     for (int32_t i = 0; !st && i < j->len; i++)
         st = ngpt_context_cache_decode(j->ctx, j->tokens + (size_t)i * j->batch, j->batch);
     return st;
+}
+
+typedef struct spec_job {
+    ngpt_context *ctx;
+    ngpt_generate_config gc;
+    const int32_t *prompt;
+    int32_t prompt_len;
+    int32_t *out;
+    ngpt_generate_result res;   /* the last run's (the same every run) */
+} spec_job;
+
+static ngpt_status run_generate(void *arg)
+{
+    spec_job *j = arg;
+    return ngpt_context_generate(j->ctx, &j->gc, j->prompt, j->prompt_len, j->out, j->gc.max_tokens,
+                                 NULL, NULL, &j->res);
 }
 
 typedef struct train_job {
@@ -88,6 +115,21 @@ static void add_arena(bench_report *r, const char *mode, ngpt_weights w, int32_t
 /* Plans, allocates and initialises a context (--model's weights, copied
  * and quantized to cfg's, or ngpt_context_params_init(42)); records its
  * arena. */
+static int open_ctx_shape(const bench_opts *o, const ngpt_config *cfg, bench_report *r,
+                          const ngpt_shape *shape, ngpt_context **ctx)
+{
+    size_t bytes;
+    ngpt_status st = ngpt_context_arena_size(o->opened, cfg, shape, &bytes);
+    if (!st) st = ngpt_context_init(ctx, o->opened, cfg, shape, NULL, 0);
+    if (!st && !o->opened && (st = ngpt_context_params_init(*ctx, 42))) ngpt_context_free(*ctx);
+    if (st) {
+        return bench_failed(shape->mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
+    }
+    add_arena(r, shape->mode == NGPT_MODE_TRAIN ? "train" : "infer", cfg->weights, shape->batch,
+              shape->seq, shape->threads, bytes);
+    return BENCH_OK;
+}
+
 static int open_ctx(const bench_opts *o, const ngpt_config *cfg, bench_report *r, ngpt_mode mode,
                     int32_t batch, int32_t seq, int32_t threads, ngpt_context **ctx)
 {
@@ -95,16 +137,7 @@ static int open_ctx(const bench_opts *o, const ngpt_config *cfg, bench_report *r
      * last position only (a prefill's lm_head runs on one row) */
     ngpt_shape shape = ngpt_shape_default(mode);
     shape.batch = batch, shape.seq = seq ? seq : cfg->context_len, shape.threads = threads;
-    size_t bytes;
-    ngpt_status st = ngpt_context_arena_size(o->opened, cfg, &shape, &bytes);
-    if (!st) st = ngpt_context_init(ctx, o->opened, cfg, &shape, NULL, 0);
-    if (!st && !o->opened && (st = ngpt_context_params_init(*ctx, 42))) ngpt_context_free(*ctx);
-    if (st) {
-        return bench_failed(mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
-    }
-    add_arena(r, mode == NGPT_MODE_TRAIN ? "train" : "infer", cfg->weights, batch,
-              seq ? seq : cfg->context_len, threads, bytes);
-    return BENCH_OK;
+    return open_ctx_shape(o, cfg, r, &shape, ctx);
 }
 
 /* An estimate of the weight bytes one decode step reads at batch 1: every
@@ -170,7 +203,11 @@ static int bench_generation(const bench_opts *o, const ngpt_config *cfg, bench_r
     const ngpt_weights wt = cfg->weights;
     if (!rc) {
         gen_job pre = {ctx, 1, prompt, tok}, dec = {ctx, 1, steps, tok};
+        gen_job small = {ctx, 1, SMALL_PASS, tok};
         rc = add_figure(o, r, "prefill", wt, 1, prompt, threads, prompt, 1, run_prefill, &pre);
+        if (!rc && prompt != SMALL_PASS && SMALL_PASS <= T)
+            rc = add_figure(o, r, "prefill", wt, 1, SMALL_PASS, threads, SMALL_PASS, 1, run_prefill,
+                            &small);
         if (!rc)
             rc = add_figure(o, r, "decode", wt, 1, steps, threads, steps, steps, run_decode, &dec);
         if (!rc) r->work[r->n_work - 1].weight_bytes = weight_bytes(ctx, cfg);
@@ -230,6 +267,43 @@ static int bench_decode_at(const bench_opts *o, const ngpt_config *cfg, bench_re
         ngpt_context_free(ctx);
     }
     free(tok);
+    return rc;
+}
+
+/* The speculative workload (SPEC_*) with the weights of cfg: plain, prompt
+ * lookup, and a second context of the same weights as the draft. */
+static int bench_speculative(const bench_opts *o, const ngpt_config *cfg, bench_report *r,
+                             int32_t threads)
+{
+    const int32_t T = o->cfg.context_len, V = o->cfg.vocab_size;
+    const int32_t n_new = min_i32(SPEC_NEW, T - SPEC_PROMPT);
+    if (n_new < SPEC_K + 1) return BENCH_OK;    /* a tiny context: no round fits */
+    int32_t prompt[SPEC_PROMPT], *out = malloc((size_t)n_new * sizeof *out);
+    if (!out) return bench_error(BENCH_FAILED, "out of memory");
+    for (int32_t i = 0; i < SPEC_PROMPT; i++) prompt[i] = token_at(i % SPEC_PHRASE, V);
+    ngpt_shape shape = ngpt_shape_default(NGPT_MODE_INFER);
+    shape.batch = 1, shape.seq = SPEC_PROMPT, shape.threads = threads, shape.draft_tokens = SPEC_K;
+    ngpt_context *ctx = NULL, *draft = NULL;
+    int rc = open_ctx_shape(o, cfg, r, &shape, &ctx);
+    if (!rc) rc = open_ctx(o, cfg, r, NGPT_MODE_INFER, 1, SPEC_PROMPT, threads, &draft);
+    static const char *const tests[] = {"generate", "spec lookup", "spec draft"};
+    for (int k = 0; k < 3 && !rc; k++) {
+        spec_job j = {.ctx = ctx, .gc = ngpt_generate_config_default(), .prompt = prompt,
+                      .prompt_len = SPEC_PROMPT, .out = out};
+        j.gc.sampler.temperature = 0, j.gc.sampler.seed = SPEC_SEED, j.gc.max_tokens = n_new;
+        if (k) j.gc.draft_tokens = SPEC_K;
+        if (k == 1) j.gc.lookup = SPEC_LOOKUP;
+        if (k == 2) j.gc.draft = draft;
+        rc = add_figure(o, r, tests[k], cfg->weights, 1, n_new, threads, n_new, 1, run_generate, &j);
+        if (!rc) {
+            bench_workload *w = &r->work[r->n_work - 1];
+            w->proposed = j.res.n_proposed, w->accepted = j.res.n_accepted;
+            w->tokens = j.res.n_generated;      /* fewer when a model's end token came first */
+        }
+    }
+    ngpt_context_free(draft);
+    ngpt_context_free(ctx);
+    free(out);
     return rc;
 }
 
@@ -370,8 +444,8 @@ int bench_workloads_count(const bench_opts *o)
     int32_t shapes[2][2];
     const int train = train_shapes(o, shapes);
     const int decode_at = o->decode_at ? 2 * o->n_weights : 0;
-    if (o->no_train) return o->n_threads * (3 * o->n_weights + decode_at);
-    return o->n_threads * (3 * o->n_weights + train + o->n_weights * (train + 1) + decode_at);
+    if (o->no_train) return o->n_threads * (7 * o->n_weights + decode_at);
+    return o->n_threads * (7 * o->n_weights + train + o->n_weights * (train + 1) + decode_at);
 }
 
 int bench_workloads(const bench_opts *o, bench_report *r)
@@ -383,6 +457,7 @@ int bench_workloads(const bench_opts *o, bench_report *r)
             cfg.weights = o->weights[w];
             rc = bench_generation(o, &cfg, r, o->threads[t]);
             if (!rc && o->decode_at) rc = bench_decode_at(o, &cfg, r, o->threads[t]);
+            if (!rc) rc = bench_speculative(o, &cfg, r, o->threads[t]);
         }
         if (!rc && !o->no_train) rc = bench_training(o, r, o->threads[t]);
         for (int w = 0; w < o->n_weights && !rc && !o->no_train; w++)

@@ -25,13 +25,13 @@ $N bench --quick $tiny --runs 3 --threads $threads --kernels $kernels --bandwidt
     --svg "$dir/b.svg" > "$dir/b.md" 2> "$dir/err"
 check $? "ngpt bench --quick on a tiny config: $(cat "$dir/err")"
 
-# Markdown: the rows each section must have (decode twice: batch 1 and 4,
-# each with float32 and 8-bit weights; train twice: B=8 and B=32; a LoRA
-# adapter's training at both, and decode at batch 1, on f32 and q8; per
-# thread count) ...
+# Markdown: the rows each section must have (prefill twice: T/2 and 5
+# positions; decode twice: batch 1 and 4, each with float32 and 8-bit
+# weights; train twice: B=8 and B=32; a LoRA adapter's training at both, and
+# decode at batch 1, on f32 and q8; per thread count) ...
 count() { grep -c "^| $1 " "$dir/b.md"; }
-[ "$(count 'prefill  ')" = $nt ] && [ "$(count 'decode  ')" = $((2 * nt)) ] &&
-    [ "$(count 'prefill q8')" = $nt ] && [ "$(count 'decode q8')" = $((2 * nt)) ] &&
+[ "$(count 'prefill  ')" = $((2 * nt)) ] && [ "$(count 'decode  ')" = $((2 * nt)) ] &&
+    [ "$(count 'prefill q8')" = $((2 * nt)) ] && [ "$(count 'decode q8')" = $((2 * nt)) ] &&
     [ "$(count 'train  ')" = $((2 * nt)) ] && [ "$(count 'train lora  ')" = $((2 * nt)) ] &&
     [ "$(count 'train lora q8')" = $((2 * nt)) ] && [ "$(count 'decode lora  ')" = $nt ] &&
     [ "$(count 'decode lora q8')" = $nt ]
@@ -59,6 +59,15 @@ check $? "--decode-at 5: decode after a 5-token prompt with each KV cache: $(cat
 $N bench $tiny --decode-at 1 > /dev/null 2> "$dir/err"
 [ $? -eq 2 ] && grep -q "decode-at 1: the prompt and 16 new tokens exceed the model's context T=8" "$dir/err"
 check $? "--decode-at past T - 16 is a usage error: $(cat "$dir/err")"
+# the speculative workload (a 32-token prompt: T=64 leaves it 32 new tokens)
+# and a 5-position pass against a decode step; one thread: no two-thread probe
+$N bench --quick $tiny --config T=64 --runs 1 --threads 1 --kernels none --bandwidth-mib 16 --weights q8 \
+    --json "$dir/s.json" > "$dir/s.md" 2> "$dir/err"
+grep -q "^| generate q8 .*B=1 new=32 " "$dir/s.md" && grep -q "^| spec lookup q8 .* of " "$dir/s.md" &&
+    grep -q "^| spec draft q8 .* of .*(100%)" "$dir/s.md" && grep -q "^| 5-position pass ÷ decode step q8 " "$dir/s.md" &&
+    [ "$(grep -c '^| read bandwidth (probe) ' "$dir/s.md")" = 1 ] && grep -q '"test": "spec draft".*"proposed"' "$dir/s.json" &&
+    ! grep -q '"read_bandwidth_2"' "$dir/s.json"
+check $? "speculative rows (plain, lookup, self-draft: every proposal kept), pass ÷ step, one probe: $(cat "$dir/s.md" "$dir/err")"
 # --tokenizer: a BPE model's figures (V from it, bytes/s from its bytes per token)
 printf 'the cat sat on the mat; the cat ate the rat. ' > "$dir/text"
 for i in 1 2 3 4 5 6; do cat "$dir/text" "$dir/text" > "$dir/text2" && mv "$dir/text2" "$dir/text"; done
@@ -79,13 +88,14 @@ grep -q "^- build: ngpt .*kernels=.*sleef=.*xxhash=.*cc=.*flags=" "$dir/b.md"
 check $? "the build-info line names kernels, SLEEF, xxHash, compiler and flags"
 [ "$(count 'fma peak (probe)')" = $nt ]
 check $? "an FMA peak per thread count"
-# the read-bandwidth probe (one thread), and decode at batch 1 against it:
-# per weight type and thread count, weight MiB/token, GB/s and % read bw
-[ "$(grep -c '^| read bandwidth (probe) *| sum of 16 MiB .*[0-9] |' "$dir/b.md")" = 1 ] &&
+# the read-bandwidth probe (one thread, and two when --threads has 2), and
+# decode at batch 1 against it: per weight type and thread count, weight
+# MiB/token, GB/s and % read bw
+[ "$(grep -c '^| read bandwidth (probe) *| sum of 16 MiB .*[0-9] |' "$dir/b.md")" = $nt ] &&
     [ "$(grep -c '^| weight bytes, decode  .*B=1 .*|.*|.*|.*|.*|.*[0-9] |$' "$dir/b.md")" = $nt ] &&
     [ "$(grep -c '^| weight bytes, decode q8 .*B=1 .*|.*|.*|.*|.*|.*[0-9] |$' "$dir/b.md")" = $nt ] &&
     ! grep -q '^| weight bytes, .*B=4 ' "$dir/b.md"
-check $? "a read-bandwidth row, and a weight-traffic row with % read bw per batch-1 decode"
+check $? "read-bandwidth rows (1 thread, 2 with --threads 1,2), and a weight-traffic row with % read bw per batch-1 decode"
 # the peak is the CPU's widest FMA; a build whose kernels use a narrower one
 # (AVX2 kernels on an AVX-512 CPU, the scalar reference) gets a row of that
 # width per thread count too, and its JSON peak entries say which is which
@@ -126,6 +136,10 @@ for key in '"schema": "ngpt-bench/1"' '"build_info"' '"cpu"' '"config"' '"thread
     grep -q "$key" "$dir/b.json"
     check $? "JSON key $key"
 done
+if [ $nt = 2 ]; then
+    grep -q '"read_bandwidth_2": {"threads": 2, "bytes": 16777216' "$dir/b.json"
+    check $? "JSON key read_bandwidth_2 (the two-thread probe, --threads 1,2)"
+fi
 tr ',{}' '\n\n\n' < "$dir/b.json" | awk -F': ' '
     /"(median|min|max|bytes|peak_rss_bytes|tokens|flops|ms_per_call|us_per_call|calls|peak_pct|weight_bytes_per_token|read_bw_pct)": *[^ {[]/ {
         v = $NF; gsub(/[ \]\n]/, "", v)

@@ -13,7 +13,14 @@
  *    sum(q x) + 8 S, S the sum of the row's 32 values of the group;
  *    subtracting 8 S gives the exact int32 sum of the contract. Its order
  *    is free; the float chain over the groups is the reference's: one
- *    _mm256_fmadd_ps per group and output, lane = output. */
+ *    _mm256_fmadd_ps per group and output, lane = output.
+ *  - A pass of several rows (a speculative check, a short prompt, decoding
+ *    a batch) takes them in blocks of up to 8 against each panel: a group's
+ *    nibbles are unpacked once, into 16 vectors on the stack, and every row
+ *    of the block reads them there, so the unpacking is paid once per 8
+ *    rows, not once per 2; the rows' float chains wait in 8 x 16 floats
+ *    between groups (a float stored and loaded is the same float). One row
+ *    (decode) keeps its unpacked vectors in registers (panel_rows). */
 #include <string.h>
 
 #include "../panel_walk.h"
@@ -107,8 +114,86 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
 
 PANEL_BLOCKS(panel_rows)
 
+enum { ROWS = 8 };      /* rows of a block */
+
+/* R rows (x, xs bytes apart) against one panel, every group; row r's
+ * outputs at c + r*c_rs, the first nvalid of 16 stored. */
+static inline __attribute__((always_inline)) void
+block_rows(const int R, int groups, int k, const int8_t *x, ptrdiff_t xs, const uint8_t *panel,
+           const float *bias, float *c, ptrdiff_t c_rs, int nvalid)
+{
+    const __m256i ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi8((char)0x88);
+    const __m256i mask = _mm256_set1_epi8(0x0f);
+    __m256 f[ROWS][2];
+    for (int r = 0; r < R; r++) f[r][0] = f[r][1] = _mm256_setzero_ps();
+    for (int g = 0; g < groups; g++) {
+        const uint8_t *blk = panel + (size_t)g * BLOCK, *b = blk + NR * sizeof(float);
+        __m256i u[4][4];    /* quad h: lo, hi of outputs 0..7, lo, hi of 8..15 */
+        for (int h = 0; h < 4; h++) {
+            prefetch_ahead(b + h * 64);
+            const __m256i v0 = _mm256_xor_si256(
+                flip, _mm256_loadu_si256((const __m256i *)(const void *)(b + h * 64)));
+            const __m256i v1 = _mm256_xor_si256(
+                flip, _mm256_loadu_si256((const __m256i *)(const void *)(b + h * 64 + 32)));
+            u[h][0] = _mm256_and_si256(v0, mask);
+            u[h][1] = _mm256_and_si256(_mm256_srli_epi16(v0, 4), mask);
+            u[h][2] = _mm256_and_si256(v1, mask);
+            u[h][3] = _mm256_and_si256(_mm256_srli_epi16(v1, 4), mask);
+        }
+        prefetch_ahead(blk);
+        const __m256 wd0 = _mm256_loadu_ps((const float *)(const void *)blk);
+        const __m256 wd1 = _mm256_loadu_ps((const float *)(const void *)blk + 8);
+        for (int r = 0; r < R; r++) {
+            const int8_t *xg = x + r * xs + g * G;
+            __m256i i0 = _mm256_setzero_si256(), i1 = i0;
+            for (int h = 0; h < 4; h++) {
+                const __m256i a = quad_of(xg + 4 * h), bq = quad_of(xg + 16 + 4 * h);
+                i0 = dot_pair(i0, u[h][0], u[h][1], a, bq);
+                i1 = dot_pair(i1, u[h][2], u[h][3], a, bq);
+            }
+            const __m256i e = eight_sum(xg);
+            const __m256 xd = _mm256_set1_ps(ngpt_q8_row_scales(x + r * xs, k)[g]);
+            f[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_madd_epi16(i0, ones), e)),
+                                      _mm256_mul_ps(xd, wd0), f[r][0]);
+            f[r][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_madd_epi16(i1, ones), e)),
+                                      _mm256_mul_ps(xd, wd1), f[r][1]);
+        }
+    }
+    for (int r = 0; r < R; r++) avx2_store16(c + r * c_rs, f[r][0], f[r][1], bias, nvalid);
+}
+
+typedef void (*block_fn)(int groups, int k, const int8_t *x, ptrdiff_t xs, const uint8_t *panel,
+                         const float *bias, float *c, ptrdiff_t c_rs, int nvalid);
+#define BLOCK_FN(R)                                                                      \
+    static void block_##R(int groups, int k, const int8_t *x, ptrdiff_t xs,               \
+                          const uint8_t *panel, const float *bias, float *c, ptrdiff_t c_rs, \
+                          int nvalid)                                                    \
+    {                                                                                    \
+        block_rows(R, groups, k, x, xs, panel, bias, c, c_rs, nvalid);                   \
+    }
+BLOCK_FN(2) BLOCK_FN(3) BLOCK_FN(4) BLOCK_FN(5) BLOCK_FN(6) BLOCK_FN(7) BLOCK_FN(8)
+static const block_fn block_of[ROWS + 1] = {NULL,    NULL,    block_2, block_3, block_4,
+                                           block_5, block_6, block_7, block_8};
+
 void ngpt_f32_gemm_q4__avx2(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                             const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
-    panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+    if (m == 1) {
+        panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+        return;
+    }
+    /* panel after panel (each stays in the caches for all the blocks), the
+     * rows in blocks of up to 8; a lone last row goes as a decode's */
+    const int groups = ngpt_q8_groups(k);
+    for (int j0 = 0; j0 < n; j0 += NR) {
+        const uint8_t *panel = ngpt_q4_panel(wq, k, j0);
+        const float *b = bias ? bias + j0 : NULL;
+        for (int i = 0; i < m; i += ROWS) {
+            const int R = m - i < ROWS ? m - i : ROWS;
+            const int8_t *x = xq + i * xq_rs;
+            if (R == 1) panel_1(groups, x, ngpt_q8_row_scales(x, k), NULL, NULL, panel, b,
+                                c + i * c_rs + j0, c_rs, n - j0);
+            else block_of[R](groups, k, x, xq_rs, panel, b, c + i * c_rs + j0, c_rs, n - j0);
+        }
+    }
 }

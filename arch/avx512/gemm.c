@@ -16,7 +16,8 @@
  *    1%, 12x16 5% slower and 12x32 7% (twelve rows of A read in place 4 KiB
  *    apart share an L1 set: 23% slower where k = 1024).
  *  - gemm_packed for m <= 8 (decode steps, beams): the blocks of
- *    arch/gemv.h with one __m512 per panel row.
+ *    arch/gemv.h with one __m512 per panel row, three and four rows on two
+ *    panels at once.
  *  - pack_w is AVX2's (a copy: the list's avx512 column says AVX2).
  * Same shape as arch/avx2/gemm.c, which has two __m256 where this has one
  * __m512, and 6 rows of one panel where this has 8 of two. */
@@ -88,7 +89,7 @@ void ngpt_f32_gemm__avx512(int m, int n, int k, const float *a, ptrdiff_t a_rs, 
 }
 
 /* ---- m <= 8 on packed panels: the blocks of arch/gemv.h with one __m512
- * per panel row. */
+ * per panel row (its blocks but 3x2 and 4x2, below). */
 #define GV_VEC __m512
 #define GV_ACC(r, p) __m512 s##r##p = _mm512_setzero_ps();
 #define GV_LOAD(p)                                                                       \
@@ -110,7 +111,15 @@ static inline void gv_store(float *c, __m512 acc, const float *bias, int j0, int
     _mm512_mask_storeu_ps(c, keep, acc);
 }
 
+/* 32 registers: three and four rows take two panels at once (6 and 8
+ * chains; one panel leaves 3 and 4 chains, half the fma pipes' latency
+ * uncovered), so a short pass (a speculative check of 5 positions) costs
+ * less per row than the one-panel blocks. */
+#define GV_OWN_BLOCKS
 #include "../gemv.h"
+GV_FN(1, 4) GV_FN(2, 2) GV_FN(3, 2) GV_FN(4, 2) GV_FN(1, 1) GV_FN(2, 1) GV_FN(3, 1) GV_FN(4, 1)
+static const ngpt_gemv_blocks gemv_blocks = {
+    {4, 2, 2, 2}, {gv_1x4, gv_2x2, gv_3x2, gv_4x2}, {gv_1x1, gv_2x1, gv_3x1, gv_4x1}};
 
 void ngpt_f32_gemm_packed__avx512(int m, int n, int k, const float *a, ptrdiff_t a_rs,
                                   const float *wp, const float *bias, float *c, ptrdiff_t c_rs)

@@ -1,5 +1,7 @@
 /* speculate.c — the drafts of speculative generation (speculate.h): prompt
  * lookup and a draft model kept in step with the text. */
+#include <string.h>
+
 #include "generate/constrain.h"
 #include "generate/sampler.h"
 #include "generate/speculate.h"
@@ -26,9 +28,11 @@ int32_t ngpt_spec_lookup(const int32_t *prior, int32_t n_prior, int32_t tok,
                                 text_at(prior, n_prior, tok, n - m + j))
                 j++;
             if (j < m) continue;
+            /* what followed there, then on past the text's end as the
+             * stretch from p repeats: position q >= n is proposal q - n */
             int32_t got = 0;
-            for (int32_t q = p + m; q < n && got < k; q++)
-                out[got++] = text_at(prior, n_prior, tok, q);
+            for (int32_t q = p + m; got < k; q++)
+                out[got++] = q < n ? text_at(prior, n_prior, tok, q) : out[q - n];
             return got;
         }
     }
@@ -62,10 +66,20 @@ int32_t ngpt_spec_draft(ngpt_context *draft, const ngpt_sampler *s, const int32_
     int32_t same = 0, len = ngpt_kv_len(draft, 0);
     while (same < len && same < n_prior && held[same] == prior[same]) same++;
     ngpt_model_truncate(draft, 0, same);
+    /* the text's last few tokens and tok in one pass (after a round whose
+     * proposals were all kept: the last proposal and the model's bonus
+     * token), which reads the draft's weights once instead of once a token;
+     * a longer rest (the prompt) goes before it in prefill passes */
+    int32_t tail = n_prior - same, max_tail = draft->shape.seq - 1;
+    if (max_tail > NGPT_DRAFT_TOKENS_MAX) max_tail = NGPT_DRAFT_TOKENS_MAX;
+    if (tail > max_tail) tail = max_tail;
     const float *row;
-    if (same < n_prior) ngpt_model_prefill(draft, 0, prior + same, n_prior - same, &row);
-    ngpt_model_append(draft, 0, 1, &tok, 1);
-    row = draft->plan.logits;
+    if (same < n_prior - tail) ngpt_model_prefill(draft, 0, prior + same, n_prior - tail - same, &row);
+    int32_t feed[NGPT_DRAFT_TOKENS_MAX + 1];
+    memcpy(feed, prior + n_prior - tail, (size_t)tail * sizeof *feed);
+    feed[tail] = tok;
+    ngpt_model_append(draft, 0, 1, feed, tail + 1);
+    row = draft->plan.logits + (size_t)(draft->run.pass.rows - 1) * (size_t)draft->cfg.vocab_size;
     int32_t got = 0;
     if (c) ngpt_gm_copy(c->spec, c->st);
     while (got < k) {

@@ -10,8 +10,10 @@
 
 /* Prompt lookup: the text is prior[0..n_prior) then tok. Finds the longest
  * n <= max_ngram whose last n tokens also occur earlier (the latest such
- * place) and copies up to k of the tokens that followed them there into
- * out. Returns how many (0: no n-gram repeats). */
+ * place) and copies k of the tokens that followed them there into out,
+ * going on past the text's end as the text from there repeats (a loop
+ * shorter than k is proposed k tokens deep, not cut at the end). Returns
+ * how many: k, or 0 when no n-gram repeats. */
 int32_t ngpt_spec_lookup(const int32_t *prior, int32_t n_prior, int32_t tok,
                          int32_t max_ngram, int32_t k, int32_t *out);
 

@@ -55,8 +55,13 @@ static attn_scratch scratch_of(const attn_job *j, int thread)
 /* kt[d*ld + i] = x_i[d] for i < n, x_i = x + i*stride (a copy). */
 static void transpose_rows(float *kt, ptrdiff_t ld, const float *x, ptrdiff_t stride, int n, int dim)
 {
-    for (int i = 0; i < n; i++)
-        for (int d = 0; d < dim; d++) kt[d * ld + i] = x[i * stride + d];
+    /* 8 rows at a time: each row of kt gets 8 consecutive floats per store
+     * run, not one (a short pass over a long cache transposes every key) */
+    for (int i0 = 0; i0 < n; i0 += 8) {
+        const int i1 = n - i0 < 8 ? n : i0 + 8;
+        for (int d = 0; d < dim; d++)
+            for (int i = i0; i < i1; i++) kt[d * ld + i] = x[i * stride + d];
+    }
 }
 
 /* What the forward keeps of query i's probability row p (n of row_len). */
