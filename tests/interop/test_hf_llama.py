@@ -24,6 +24,8 @@ vocabulary, in the variants the family has:
   gemma3-f32   layer_types (sliding, sliding, full, sliding), window 6,
                final_logit_softcapping 3, rope_local_base_freq 500, untied,
                F32 with torch_dtype float32 (the factor √384 unrounded)
+  gemma3-v262144  the real vocabulary's 262,144 rows (tied), 2,000 with a
+               token, BF16
 For each, `ngpt import DIR` gives logits (tests/interop/ngpt_logits) within
 REL of tools/hf_llama.py's float64 reference (max |ngpt - ref| <= REL * max
 |ref|), the same greedy continuation (full recomputation), and
@@ -94,6 +96,14 @@ VARIANTS = [
                                "layer_types": ["sliding_attention", "sliding_attention",
                                                "full_attention", "sliding_attention"]}),
      "F32", False),
+    # the real vocabulary's 262,144 rows (tied: the head is that wide too),
+    # the tokenizer's ids the first 2,000 of them
+    ("gemma3-v262144", dict(family="gemma3_text", layers=3, hidden=64, heads=2, kv_heads=1,
+                            head_dim=32, intermediate=128, tied=True, theta=1000000.0, eps=1e-6,
+                            vocab=262144, bpe_vocab=2000,
+                            gemma={"query_pre_attn_scalar": 24, "sliding_window": 8,
+                                   "sliding_window_pattern": 3, "rope_local_base_freq": 10000.0}),
+     "BF16", False),
 ]
 
 
