@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_cli_compose.sh — what shapes a generation, all at once (issue 43):
+# test_cli_compose.sh — what shapes a generation, all at once:
 # greedy text under a grammar, speculative (--lookup, or --draft), with a LoRA
 # adapter applied and an 8-bit KV cache, saved to a session after 23 tokens
 # and resumed in another process for 37 more, is the text of one 60-token run

@@ -68,7 +68,7 @@ VARIANTS = [
      "BF16", True),
     ("bias-f32", dict(hidden=256, heads=8, kv_heads=2, intermediate=512, tied=True, theta=10000.0,
                       eps=1e-6, bias=True), "F32", False),
-    # issue 40: Qwen2 (q, k, v biased; 48 rows of the embedding without a
+    # Qwen2 (q, k, v biased; 48 rows of the embedding without a
     # token, as Qwen's 151936 rows for 151669 ids), Qwen3 (per-head q and k
     # norms, head_dim 96 != C/H), Llama 3's rope scaling (three bands of
     # frequencies at D = 64)
@@ -82,7 +82,7 @@ VARIANTS = [
                              "factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
                              "original_max_position_embeddings": 256, "rope_type": "llama3"}),
      "BF16", False),
-    # issue 42: Gemma 3's text model, configs that a wrong detail would fail
+    # Gemma 3's text model, configs that a wrong detail would fail
     ("gemma3-bf16", dict(family="gemma3_text", layers=5, hidden=320, heads=4, kv_heads=1,
                          head_dim=96, intermediate=512, tied=True, theta=1000000.0, eps=1e-6,
                          gemma={"query_pre_attn_scalar": 48, "sliding_window": 8,
