@@ -20,7 +20,8 @@
  *    of the block reads them there, so the unpacking is paid once per 8
  *    rows, not once per 2; the rows' float chains wait in 8 x 16 floats
  *    between groups (a float stored and loaded is the same float). One row
- *    (decode) keeps its unpacked vectors in registers (panel_rows). */
+ *    (decode) keeps its unpacked vectors in registers (panel_rows) and
+ *    its 8 S, computed once for all the panels, in an array (one_row). */
 #include <string.h>
 
 #include "../panel_walk.h"
@@ -58,9 +59,9 @@ static inline __m256i dot_pair(__m256i acc, __m256i lo, __m256i hi, __m256i xl, 
 /* R = 1 or 2 rows (x0, x1 quantized rows; s0, s1 their scales) against one
  * panel, every group; row r's outputs at c + r*c_rs. */
 static inline __attribute__((always_inline)) void
-panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int8_t *x1,
-           const float *s1, const uint8_t *panel, const float *bias, float *c, ptrdiff_t c_rs,
-           int nvalid)
+rows_of_panel(const int R, const int32_t *e8, int groups, const int8_t *x0, const float *s0,
+              const int8_t *x1, const float *s1, const uint8_t *panel, const float *bias, float *c,
+              ptrdiff_t c_rs, int nvalid)
 {
     const __m256i ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi8((char)0x88);
     const __m256i mask = _mm256_set1_epi8(0x0f);
@@ -91,7 +92,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
         prefetch_ahead(blk);
         const __m256 wd0 = _mm256_loadu_ps((const float *)(const void *)blk);
         const __m256 wd1 = _mm256_loadu_ps((const float *)(const void *)blk + 8);
-        const __m256i e0 = eight_sum(xg0);
+        const __m256i e0 = e8 ? _mm256_set1_epi32(e8[g]) : eight_sum(xg0);
         const __m256 xd0 = _mm256_set1_ps(s0[g]);
         f00 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_madd_epi16(i00, ones), e0)),
                               _mm256_mul_ps(xd0, wd0), f00);
@@ -112,7 +113,30 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
     if (R > 1) avx2_store16(c + c_rs, f10, f11, bias, nvalid);
 }
 
+static inline __attribute__((always_inline)) void
+panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int8_t *x1,
+           const float *s1, const uint8_t *panel, const float *bias, float *c, ptrdiff_t c_rs,
+           int nvalid)
+{
+    rows_of_panel(R, NULL, groups, x0, s0, x1, s1, panel, bias, c, c_rs, nvalid);
+}
+
 PANEL_BLOCKS(panel_rows)
+
+enum { E8 = 1024 };     /* a row's 8 S kept for every panel: k up to 32768 (4 KiB) */
+
+/* Decoding's one row against every panel, its 8 S computed once (decode is
+ * bound by the arithmetic on Zen 3 and 4: eight_sum per panel and group was
+ * a tenth of the instructions). */
+static void one_row(int n, int k, const int8_t *x, const uint8_t *wq, const float *bias, float *c)
+{
+    const int groups = ngpt_q8_groups(k);
+    int32_t e8[E8];
+    for (int g = 0; g < groups; g++) e8[g] = _mm256_cvtsi256_si32(eight_sum(x + g * G));
+    for (int j0 = 0; j0 < n; j0 += NR)
+        rows_of_panel(1, e8, groups, x, ngpt_q8_row_scales(x, k), NULL, NULL, ngpt_q4_panel(wq, k, j0),
+                      bias ? bias + j0 : NULL, c + j0, 0, n - j0);
+}
 
 enum { ROWS = 8 };      /* rows of a block */
 
@@ -179,7 +203,8 @@ void ngpt_f32_gemm_q4__avx2(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_
                             const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
     if (m == 1) {
-        panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+        if (ngpt_q8_groups(k) <= E8) one_row(n, k, xq, wq, bias, c);
+        else panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
         return;
     }
     /* panel after panel (each stays in the caches for all the blocks), the
