@@ -134,7 +134,7 @@ typedef struct unpacked {
     int8x16_t lo[4][4], hi[4][4];
 } unpacked;
 
-static inline void unpack_group(unpacked *u, const uint8_t *b)
+static inline __attribute__((always_inline)) void unpack_group(unpacked *u, const uint8_t *b)
 {
     for (int h = 0; h < 4; h++)
         for (int v = 0; v < 4; v++) {
@@ -146,7 +146,7 @@ static inline void unpack_group(unpacked *u, const uint8_t *b)
 /* group_sums from the unpacked nibbles: the same products, the same exact
  * int32 sums. */
 #if defined(__ARM_FEATURE_DOTPROD)
-static inline void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacked *u)
+static inline __attribute__((always_inline)) void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacked *u)
 {
     const int8x16_t x0 = vld1q_s8(xg), x1 = vld1q_s8(xg + 16);
     int32x4_t s0 = vdupq_n_s32(0), s1 = s0, s2 = s0, s3 = s0;
@@ -160,7 +160,7 @@ static inline void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacke
     s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
 }
 #else
-static inline void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacked *u)
+static inline __attribute__((always_inline)) void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacked *u)
 {
     int8x8_t xl[4], xh[4];
     for (int h = 0; h < 4; h++) {
@@ -172,11 +172,13 @@ static inline void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacke
     }
     for (int v = 0; v < 4; v++) {
         int16x8_t plo = vdupq_n_s16(0), phi = plo;
-        for (int h = 0; h < 4; h++) {
-            const int8x16_t lo = u->lo[h][v], hi = u->hi[h][v];
-            plo = vmlal_s8(vmlal_s8(plo, vget_low_s8(lo), xl[h]), vget_low_s8(hi), xh[h]);
-            phi = vmlal_s8(vmlal_s8(phi, vget_high_s8(lo), xl[h]), vget_high_s8(hi), xh[h]);
-        }
+#define MLAL(h)                                                                          \
+    plo = vmlal_s8(vmlal_s8(plo, vget_low_s8(u->lo[h][v]), xl[h]), vget_low_s8(u->hi[h][v]), \
+                   xh[h]);                                                               \
+    phi = vmlal_s8(vmlal_s8(phi, vget_high_s8(u->lo[h][v]), xl[h]),                       \
+                   vget_high_s8(u->hi[h][v]), xh[h]);
+        MLAL(0) MLAL(1) MLAL(2) MLAL(3)
+#undef MLAL
         const int32x4_t l = vpaddlq_s16(plo), hsum = vpaddlq_s16(phi);
 #if defined(__aarch64__)
         s[v] = vpaddq_s32(l, hsum);
