@@ -8,9 +8,11 @@
  *    (arch/gemm_blocked.h) around a 6x16 register tile: 12 accumulators, two
  *    B vectors and one A broadcast = 15 of the 16 ymm registers; 12
  *    independent fma chains cover the 2 pipes x 4 cycles of fma latency.
- *  - gemm_packed for m <= 8 (decode steps, beams): blocks of rows x panels
- *    with 8 chains in flight that stream the packed panels once from
- *    L3/memory, with software prefetch of the next panels.
+ *  - gemm_packed for m <= 2 (decode steps): blocks of rows x panels with 8
+ *    chains in flight that stream the packed panels once from L3/memory,
+ *    with software prefetch of the next panels; 3 to 8 rows (short passes,
+ *    beams, batches): up to 6 rows a block against one panel at a time,
+ *    each panel streamed once for all of them (below).
  * arch/neon/gemm.c has the same shape with four float32x4_t per tile row. */
 #include <immintrin.h>
 
@@ -125,8 +127,8 @@ void ngpt_f32_pack_w__avx2(float *wp, const float *w, int n, int k, ptrdiff_t w_
                             n - nfull, k, w_rs);
 }
 
-/* ---- 5 <= m <= 8 on packed panels (a short pass: a speculative check, a
- * short prompt): R <= 6 rows x one panel, 2R chains (12 accumulators, two
+/* ---- 3 <= m <= 8 on packed panels (a short pass: a speculative check, a
+ * short prompt, a batch): R <= 6 rows x one panel, 2R chains (12 accumulators, two
  * panel vectors and a broadcast: 15 of the 16 ymm), so each panel streams
  * once, first line to last, for every row of the pass, with the 8-bit
  * products' prefetch (prefetch_ahead.h: the panels are contiguous, so
@@ -168,7 +170,7 @@ typedef void (*pass_fn)(int k, const float *a, ptrdiff_t a_rs, const float *w, c
     }
 PASS_FN(3, 0) PASS_FN(3, 1) PASS_FN(4, 0) PASS_FN(4, 1) PASS_FN(5, 1) PASS_FN(6, 1)
 
-/* m = 5..8 rows: per panel 5 or 6 rows streaming it, or 4 streaming and
+/* m = 3..8 rows: per panel 3 to 6 rows streaming it, or 4 streaming and
  * 3 or 4 rereading it from L2. */
 static void pass_rows(int m, int n, int k, const float *a, ptrdiff_t a_rs, const float *wp,
                       const float *bias, float *c, ptrdiff_t c_rs)
