@@ -176,10 +176,10 @@ enum { GP_A, GP_W, GP_WP, GP_BIAS, GP_C };
 static void packed_test_shapes(kc_shapes *out)
 {
     /* the gemv path (m <= 8: row groups of 4, blocks of 4/2/1 panels; AVX2's
-     * 3 to 8 rows a panel at a time, 6 in one block) and the tiles (m > 8),
-     * partial panels, k across KC */
-    enum { NM = 10 };
-    static const int ms[NM] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13}, ns[] = {1, 17, 33, 64, 100},
+     * 3 to 16 rows a panel at a time in blocks of up to 6) and the tiles
+     * (m > 8; AVX2 m > 16), partial panels, k across KC */
+    enum { NM = 12 };
+    static const int ms[NM] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17}, ns[] = {1, 17, 33, 64, 100},
                      ks[] = {0, 1, 17, 300};
     for (int im = 0; im < NM; im++)
         for (int in = 0; in < 5; in++)

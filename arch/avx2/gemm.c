@@ -10,8 +10,8 @@
  *    independent fma chains cover the 2 pipes x 4 cycles of fma latency.
  *  - gemm_packed for m <= 2 (decode steps): blocks of rows x panels with 8
  *    chains in flight that stream the packed panels once from L3/memory,
- *    with software prefetch of the next panels; 3 to 8 rows (short passes,
- *    beams, batches): up to 6 rows a block against one panel at a time,
+ *    with software prefetch of the next panels; 3 to 16 rows (short passes,
+ *    beams, batches): blocks of up to 6 rows against one panel at a time,
  *    each panel streamed once for all of them (below).
  * arch/neon/gemm.c has the same shape with four float32x4_t per tile row. */
 #include <immintrin.h>
@@ -127,15 +127,18 @@ void ngpt_f32_pack_w__avx2(float *wp, const float *w, int n, int k, ptrdiff_t w_
                             n - nfull, k, w_rs);
 }
 
-/* ---- 3 <= m <= 8 on packed panels (a short pass: a speculative check, a
+/* ---- 3 <= m <= 16 on packed panels (a short pass: a speculative check, a
  * short prompt, a batch): R <= 6 rows x one panel, 2R chains (12 accumulators, two
  * panel vectors and a broadcast: 15 of the 16 ymm), so each panel streams
  * once, first line to last, for every row of the pass, with the 8-bit
  * products' prefetch (prefetch_ahead.h: the panels are contiguous, so
  * ahead of one panel is the next). The gemv groups above take the rows
  * four at a time: a 5-position pass walked each group of panels twice,
- * streaming it with one panel's four rows and rereading it for the fifth. */
-enum { PASS_ROWS = 6 };
+ * streaming it with one panel's four rows and rereading it for the fifth;
+ * 9 to 16 rows went through the blocked driver, whose panels stream
+ * without a prefetch (Zen 4, GPT-2 124M's layer products at the memory
+ * wall: 9 rows 70 ms there, 29 ms here). */
+enum { PASS_ROWS = 6, PASS_MAX = 16 };
 
 #define PASS_ROWS_X(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define PASS_ACC(r) __m256 s##r##0 = _mm256_setzero_ps(), s##r##1 = s##r##0;
@@ -168,26 +171,33 @@ typedef void (*pass_fn)(int k, const float *a, ptrdiff_t a_rs, const float *w, c
     {                                                                                    \
         pass_block(R, k, a, a_rs, w, PF, bias, c, c_rs, n);                              \
     }
-PASS_FN(3, 0) PASS_FN(3, 1) PASS_FN(4, 0) PASS_FN(4, 1) PASS_FN(5, 1) PASS_FN(6, 1)
+PASS_FN(3, 0) PASS_FN(3, 1) PASS_FN(4, 0) PASS_FN(4, 1) PASS_FN(5, 0) PASS_FN(5, 1)
+PASS_FN(6, 0) PASS_FN(6, 1)
+static const pass_fn pass_of[2][PASS_ROWS + 1] = {
+    {NULL, NULL, NULL, pass_3_0, pass_4_0, pass_5_0, pass_6_0},
+    {NULL, NULL, NULL, pass_3_1, pass_4_1, pass_5_1, pass_6_1}};
 
-/* m = 3..8 rows: per panel 3 to 6 rows streaming it, or 4 streaming and
- * 3 or 4 rereading it from L2. */
+/* m = 3..PASS_MAX rows: per panel blocks of 3 to 6 rows (m split as evenly
+ * as it goes), the first streaming the panel, the others rereading it
+ * from L2. */
 static void pass_rows(int m, int n, int k, const float *a, ptrdiff_t a_rs, const float *wp,
                       const float *bias, float *c, ptrdiff_t c_rs)
 {
-    const pass_fn first = m == 3 ? pass_3_1 : m == 5 ? pass_5_1 : m == 6 ? pass_6_1 : pass_4_1;
-    const pass_fn second = m == 7 ? pass_3_0 : m == 8 ? pass_4_0 : NULL;
+    const int nb = (m + PASS_ROWS - 1) / PASS_ROWS;
     for (int j0 = 0; j0 < n; j0 += NR) {
         const float *w = wp + (size_t)(j0 / NR) * (size_t)k * NR, *b = bias ? bias + j0 : NULL;
-        first(k, a, a_rs, w, b, c + j0, c_rs, n - j0);
-        if (second) second(k, a + 4 * a_rs, a_rs, w, b, c + 4 * c_rs + j0, c_rs, n - j0);
+        for (int q = 0, i = 0; q < nb; q++) {
+            const int R = (m - i) / (nb - q);
+            pass_of[q == 0][R](k, a + i * a_rs, a_rs, w, b, c + i * c_rs + j0, c_rs, n - j0);
+            i += R;
+        }
     }
 }
 
 void ngpt_f32_gemm_packed__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs,
                                 const float *wp, const float *bias, float *c, ptrdiff_t c_rs)
 {
-    if (m >= 3 && m <= 8 && n > 0) {
+    if (m >= 3 && m <= PASS_MAX && n > 0) {
         pass_rows(m, n, k, a, a_rs, wp, bias, c, c_rs);
         return;
     }
