@@ -175,15 +175,18 @@ enum { GP_A, GP_W, GP_WP, GP_BIAS, GP_C };
 
 static void packed_test_shapes(kc_shapes *out)
 {
-    /* the gemv path (m <= 8: row groups of 4, blocks of 4/2/1 panels) and
-     * the tiles (m > 8), partial panels, k across KC */
-    static const int ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 13}, ns[] = {1, 17, 33, 64, 100}, ks[] = {0, 1, 17, 300};
-    for (int im = 0; im < 9; im++)
+    /* the gemv path (m <= 8: row groups of 4, blocks of 4/2/1 panels; AVX2's
+     * 3 to 16 rows a panel at a time in blocks of up to 6) and the tiles
+     * (m > 8; AVX2 m > 16), partial panels, k across KC */
+    enum { NM = 12 };
+    static const int ms[NM] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17}, ns[] = {1, 17, 33, 64, 100},
+                     ks[] = {0, 1, 17, 300};
+    for (int im = 0; im < NM; im++)
         for (int in = 0; in < 5; in++)
             for (int ik = 0; ik < 4; ik++) kc_add_shape(out, ms[im], ns[in], ks[ik], (im + in + ik) % 2);
     kc_add_shape(out, 150, 40, 600, 1);
     kc_add_shape(out, 16, 48, 40, 1);   /* a two-panel tile, then one full panel */
-    for (int im = 0; im < 9; im++)
+    for (int im = 0; im < NM; im++)
         for (int in = 0; in < 5; in++) kc_add_shape(out, ms[im], ns[in], 17, (in % 2) | GP_TINY);
 }
 

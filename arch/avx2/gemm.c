@@ -8,13 +8,16 @@
  *    (arch/gemm_blocked.h) around a 6x16 register tile: 12 accumulators, two
  *    B vectors and one A broadcast = 15 of the 16 ymm registers; 12
  *    independent fma chains cover the 2 pipes x 4 cycles of fma latency.
- *  - gemm_packed for m <= 8 (decode steps, beams): blocks of rows x panels
- *    with 8 chains in flight that stream the packed panels once from
- *    L3/memory, with software prefetch of the next panels.
+ *  - gemm_packed for m <= 2 (decode steps): blocks of rows x panels with 8
+ *    chains in flight that stream the packed panels once from L3/memory,
+ *    with software prefetch of the next panels; 3 to 16 rows (short passes,
+ *    beams, batches): blocks of up to 6 rows against one panel at a time,
+ *    each panel streamed once for all of them (below).
  * arch/neon/gemm.c has the same shape with four float32x4_t per tile row. */
 #include <immintrin.h>
 
 #include "../gemm_blocked.h"
+#include "../prefetch_ahead.h"
 #include "kernels_avx2.h"
 
 
@@ -124,8 +127,79 @@ void ngpt_f32_pack_w__avx2(float *wp, const float *w, int n, int k, ptrdiff_t w_
                             n - nfull, k, w_rs);
 }
 
+/* ---- 3 <= m <= 16 on packed panels (a short pass: a speculative check, a
+ * short prompt, a batch): R <= 6 rows x one panel, 2R chains (12 accumulators, two
+ * panel vectors and a broadcast: 15 of the 16 ymm), so each panel streams
+ * once, first line to last, for every row of the pass, with the 8-bit
+ * products' prefetch (prefetch_ahead.h: the panels are contiguous, so
+ * ahead of one panel is the next). The gemv groups above take the rows
+ * four at a time: a 5-position pass walked each group of panels twice,
+ * streaming it with one panel's four rows and rereading it for the fifth;
+ * 9 to 16 rows went through the blocked driver, whose panels stream
+ * without a prefetch (Zen 4, GPT-2 124M's layer products at the memory
+ * wall: 9 rows 70 ms there, 29 ms here). */
+enum { PASS_ROWS = 6, PASS_MAX = 16 };
+
+#define PASS_ROWS_X(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define PASS_ACC(r) __m256 s##r##0 = _mm256_setzero_ps(), s##r##1 = s##r##0;
+#define PASS_FMA(r)                                                                      \
+    if (R > r) {                                                                         \
+        const __m256 av = _mm256_broadcast_ss(a + (r) * a_rs + kk);                      \
+        s##r##0 = _mm256_fmadd_ps(av, w0, s##r##0), s##r##1 = _mm256_fmadd_ps(av, w1, s##r##1); \
+    }
+#define PASS_STORE(r) \
+    if (R > r) avx2_store16(c + (r) * c_rs, s##r##0, s##r##1, bias, n);
+
+static inline __attribute__((always_inline)) void
+pass_block(const int R, int k, const float *a, ptrdiff_t a_rs, const float *w, const bool pf,
+           const float *bias, float *c, ptrdiff_t c_rs, int n)
+{
+    PASS_ROWS_X(PASS_ACC)
+    for (int kk = 0; kk < k; kk++, w += NR) {
+        if (pf) prefetch_ahead(w);
+        const __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8);
+        PASS_ROWS_X(PASS_FMA)
+    }
+    PASS_ROWS_X(PASS_STORE)
+}
+
+typedef void (*pass_fn)(int k, const float *a, ptrdiff_t a_rs, const float *w, const float *bias,
+                        float *c, ptrdiff_t c_rs, int n);
+#define PASS_FN(R, PF)                                                                   \
+    static void pass_##R##_##PF(int k, const float *a, ptrdiff_t a_rs, const float *w,   \
+                                const float *bias, float *c, ptrdiff_t c_rs, int n)      \
+    {                                                                                    \
+        pass_block(R, k, a, a_rs, w, PF, bias, c, c_rs, n);                              \
+    }
+PASS_FN(3, 0) PASS_FN(3, 1) PASS_FN(4, 0) PASS_FN(4, 1) PASS_FN(5, 0) PASS_FN(5, 1)
+PASS_FN(6, 0) PASS_FN(6, 1)
+static const pass_fn pass_of[2][PASS_ROWS + 1] = {
+    {NULL, NULL, NULL, pass_3_0, pass_4_0, pass_5_0, pass_6_0},
+    {NULL, NULL, NULL, pass_3_1, pass_4_1, pass_5_1, pass_6_1}};
+
+/* m = 3..PASS_MAX rows: per panel blocks of 3 to 6 rows (m split as evenly
+ * as it goes), the first streaming the panel, the others rereading it
+ * from L2. */
+static void pass_rows(int m, int n, int k, const float *a, ptrdiff_t a_rs, const float *wp,
+                      const float *bias, float *c, ptrdiff_t c_rs)
+{
+    const int nb = (m + PASS_ROWS - 1) / PASS_ROWS;
+    for (int j0 = 0; j0 < n; j0 += NR) {
+        const float *w = wp + (size_t)(j0 / NR) * (size_t)k * NR, *b = bias ? bias + j0 : NULL;
+        for (int q = 0, i = 0; q < nb; q++) {
+            const int R = (m - i) / (nb - q);
+            pass_of[q == 0][R](k, a + i * a_rs, a_rs, w, b, c + i * c_rs + j0, c_rs, n - j0);
+            i += R;
+        }
+    }
+}
+
 void ngpt_f32_gemm_packed__avx2(int m, int n, int k, const float *a, ptrdiff_t a_rs,
                                 const float *wp, const float *bias, float *c, ptrdiff_t c_rs)
 {
+    if (m >= 3 && m <= PASS_MAX && n > 0) {
+        pass_rows(m, n, k, a, a_rs, wp, bias, c, c_rs);
+        return;
+    }
     ngpt_gemm_packed_run(tile_6x16, &gemv_blocks, m, n, k, a, a_rs, wp, bias, c, c_rs);
 }

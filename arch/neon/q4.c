@@ -16,7 +16,12 @@
  *    output its lane. The int32 sums are exact, so their order is free;
  *    the float chain over the groups is the reference's: one vfmaq_f32 per
  *    group and output, no float of it subnormal (q4.h); on ARMv7 the bias
- *    is added on the VFP unit, as in q8.c. */
+ *    is added on the VFP unit, as in q8.c.
+ *  - Several rows (m >= 2) take the panel after panel in blocks of up to 8
+ *    rows: a group's nibbles are unpacked once, into 32 vectors on the
+ *    stack, and every row of the block reads them there (the same products
+ *    and sums as one row's), so a 5-position pass walks a panel once and
+ *    unpacks it once, not three times. One row (decode) keeps its walk. */
 #include <string.h>
 
 #include "../panel_walk.h"
@@ -118,8 +123,133 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
 
 PANEL_BLOCKS(panel_rows)
 
+/* ---- several rows (a speculative check, a short prompt, a batch): a
+ * group's nibbles unpacked once for a block of up to 8 rows */
+
+enum { ROWS = 8 };      /* rows of a block */
+
+/* A group's nibbles as signed int8: quads h (lo) and h + 4 (hi) of
+ * outputs 4v..4v+3 in lo[h][v], hi[h][v]. */
+typedef struct unpacked {
+    int8x16_t lo[4][4], hi[4][4];
+} unpacked;
+
+static inline __attribute__((always_inline)) void unpack_group(unpacked *u, const uint8_t *b)
+{
+    for (int h = 0; h < 4; h++)
+        for (int v = 0; v < 4; v++) {
+            const int8x16_t w = vreinterpretq_s8_u8(vld1q_u8(b + h * 64 + 16 * v));
+            u->lo[h][v] = low_nibbles(w), u->hi[h][v] = high_nibbles(w);
+        }
+}
+
+/* group_sums from the unpacked nibbles: the same products, the same exact
+ * int32 sums. */
+#if defined(__ARM_FEATURE_DOTPROD)
+static inline __attribute__((always_inline)) void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacked *u)
+{
+    const int8x16_t x0 = vld1q_s8(xg), x1 = vld1q_s8(xg + 16);
+    int32x4_t s0 = vdupq_n_s32(0), s1 = s0, s2 = s0, s3 = s0;
+#define DOT(h)                                                                           \
+    s0 = vdotq_laneq_s32(vdotq_laneq_s32(s0, u->lo[h][0], x0, h), u->hi[h][0], x1, h);    \
+    s1 = vdotq_laneq_s32(vdotq_laneq_s32(s1, u->lo[h][1], x0, h), u->hi[h][1], x1, h);    \
+    s2 = vdotq_laneq_s32(vdotq_laneq_s32(s2, u->lo[h][2], x0, h), u->hi[h][2], x1, h);    \
+    s3 = vdotq_laneq_s32(vdotq_laneq_s32(s3, u->lo[h][3], x0, h), u->hi[h][3], x1, h);
+    DOT(0) DOT(1) DOT(2) DOT(3)
+#undef DOT
+    s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
+}
+#else
+static inline __attribute__((always_inline)) void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacked *u)
+{
+    int8x8_t xl[4], xh[4];
+    for (int h = 0; h < 4; h++) {
+        int32_t a0, a1;
+        memcpy(&a0, xg + 4 * h, 4);
+        memcpy(&a1, xg + 16 + 4 * h, 4);
+        xl[h] = vreinterpret_s8_s32(vdup_n_s32(a0));
+        xh[h] = vreinterpret_s8_s32(vdup_n_s32(a1));
+    }
+    for (int v = 0; v < 4; v++) {
+        int16x8_t plo = vdupq_n_s16(0), phi = plo;
+#define MLAL(h)                                                                          \
+    plo = vmlal_s8(vmlal_s8(plo, vget_low_s8(u->lo[h][v]), xl[h]), vget_low_s8(u->hi[h][v]), \
+                   xh[h]);                                                               \
+    phi = vmlal_s8(vmlal_s8(phi, vget_high_s8(u->lo[h][v]), xl[h]),                       \
+                   vget_high_s8(u->hi[h][v]), xh[h]);
+        MLAL(0) MLAL(1) MLAL(2) MLAL(3)
+#undef MLAL
+        const int32x4_t l = vpaddlq_s16(plo), hsum = vpaddlq_s16(phi);
+#if defined(__aarch64__)
+        s[v] = vpaddq_s32(l, hsum);
+#else
+        s[v] = vcombine_s32(vpadd_s32(vget_low_s32(l), vget_high_s32(l)),
+                            vpadd_s32(vget_low_s32(hsum), vget_high_s32(hsum)));
+#endif
+    }
+}
+#endif
+
+/* R rows (x, xs bytes apart) against one panel, every group; row r's
+ * outputs at c + r*c_rs, the first nvalid of 16 stored. The rows' float
+ * chains wait in 8 x 16 floats between groups (a float stored and loaded
+ * is the same float) and take panel_rows' operations in its order. */
+static inline __attribute__((always_inline)) void
+block_rows(const int R, int groups, int k, const int8_t *x, ptrdiff_t xs, const uint8_t *panel,
+           const float *bias, float *c, ptrdiff_t c_rs, int nvalid)
+{
+    float32x4_t f[ROWS][4];
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < 4; v++) f[r][v] = vdupq_n_f32(0.0f);
+    for (int g = 0; g < groups; g++) {
+        const uint8_t *blk = panel + (size_t)g * BLOCK, *b = blk + NR * sizeof(float);
+        const float *wd = (const float *)(const void *)blk;
+        unpacked u;
+        unpack_group(&u, b);
+        for (int r = 0; r < R; r++) {
+            const int8_t *xr = x + r * xs;
+            const float sr = ngpt_q8_row_scales(xr, k)[g];
+            int32x4_t i[4];
+            unpacked_sums(i, xr + g * G, &u);
+            for (int v = 0; v < 4; v++)
+                f[r][v] = vfmaq_f32(f[r][v], vcvtq_f32_s32(i[v]), vmulq_n_f32(vld1q_f32(wd + 4 * v), sr));
+        }
+    }
+    for (int r = 0; r < R; r++) store16(c + r * c_rs, f[r], bias, nvalid);
+}
+
+typedef void (*block_fn)(int groups, int k, const int8_t *x, ptrdiff_t xs, const uint8_t *panel,
+                         const float *bias, float *c, ptrdiff_t c_rs, int nvalid);
+#define BLOCK_FN(R)                                                                      \
+    static void block_##R(int groups, int k, const int8_t *x, ptrdiff_t xs,               \
+                          const uint8_t *panel, const float *bias, float *c, ptrdiff_t c_rs, \
+                          int nvalid)                                                    \
+    {                                                                                    \
+        block_rows(R, groups, k, x, xs, panel, bias, c, c_rs, nvalid);                   \
+    }
+BLOCK_FN(2) BLOCK_FN(3) BLOCK_FN(4) BLOCK_FN(5) BLOCK_FN(6) BLOCK_FN(7) BLOCK_FN(8)
+static const block_fn block_of[ROWS + 1] = {NULL,    NULL,    block_2, block_3, block_4,
+                                           block_5, block_6, block_7, block_8};
+
 void ngpt_f32_gemm_q4__neon(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                             const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
-    panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+    if (m == 1) {   /* decode: its walk */
+        panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+        return;
+    }
+    /* panel after panel (each stays in the caches for all the blocks), the
+     * rows in blocks of up to 8; a lone last row goes as a decode's */
+    const int groups = ngpt_q8_groups(k);
+    for (int j0 = 0; j0 < n; j0 += NR) {
+        const uint8_t *panel = ngpt_q4_panel(wq, k, j0);
+        const float *b = bias ? bias + j0 : NULL;
+        for (int i = 0; i < m; i += ROWS) {
+            const int R = m - i < ROWS ? m - i : ROWS;
+            const int8_t *x = xq + i * xq_rs;
+            if (R == 1) panel_1(groups, x, ngpt_q8_row_scales(x, k), NULL, NULL, panel, b,
+                                c + i * c_rs + j0, c_rs, n - j0);
+            else block_of[R](groups, k, x, xq_rs, panel, b, c + i * c_rs + j0, c_rs, n - j0);
+        }
+    }
 }
