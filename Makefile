@@ -257,7 +257,10 @@ test-interop: all $(INTEROP_BIN)
 # then Llama directories (SmolLM2's widths, GQA 3:1 and 1:1, a head_dim other
 # than C/H, tied and untied, BF16 and F32; Qwen2, Qwen3, Llama 3's rope
 # scaling and Gemma 3) against tools/hf_llama.py's own PyTorch Llama, Qwen2,
-# Qwen3 and Gemma 3 (tests/interop/test_hf_llama.py), then llama2.c's model.bin +
+# Qwen3 and Gemma 3 (tests/interop/test_hf_llama.py; with node and npm, a
+# Gemma 3 directory with the real tokenizer files chats with its template:
+# the prompt's ids as apply_chat_template's, greedy past the window as the
+# reference's), then llama2.c's model.bin +
 # tokenizer.bin (random, the stories15M shape and a grouped-query one, by
 # tools/llama2c_ref.py) through ngpt import --llama2c, against that tool's own
 # llama2.c forward and run.c encode; then PEFT LoRA adapters (random, written

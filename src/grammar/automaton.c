@@ -343,6 +343,26 @@ static int int_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Short arrays (most closures and most states' moves) sort by insertion:
+ * qsort's comparator calls (and, under a sanitizer, its interceptor) cost
+ * more than the sorting there. Both orders are total on the values, so the
+ * result is the one qsort gives. */
+#define SHORT_SORT 32
+
+static void sort_ints(int32_t *v, int32_t n)
+{
+    if (n > SHORT_SORT) {
+        qsort(v, (size_t)n, sizeof *v, int_cmp);
+        return;
+    }
+    for (int32_t i = 1; i < n; i++) {
+        const int32_t x = v[i];
+        int32_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 /* The empty-move closure of set[0..n) (n grows), sorted. */
 static int32_t closure(builder *b, int32_t n)
 {
@@ -361,7 +381,7 @@ static int32_t closure(builder *b, int32_t n)
                 b->stack[sp++] = b->m.e[e].to;
             }
     }
-    qsort(b->set, (size_t)n, sizeof *b->set, int_cmp);
+    sort_ints(b->set, n);
     return n;
 }
 
@@ -450,6 +470,22 @@ static int pair_cmp(const void *pa, const void *pb)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* n pairs v[2i], v[2i + 1], as qsort with pair_cmp sorts them (sort_ints). */
+static void sort_pairs(int32_t *v, size_t n)
+{
+    if (n > SHORT_SORT) {
+        qsort(v, n, 2 * sizeof *v, pair_cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        const int32_t x0 = v[2 * i], x1 = v[2 * i + 1];
+        size_t j = i;
+        for (; j > 0 && (v[2 * j - 2] > x0 || (v[2 * j - 2] == x0 && v[2 * j - 1] > x1)); j--)
+            v[2 * j] = v[2 * j - 2], v[2 * j + 1] = v[2 * j - 1];
+        v[2 * j] = x0, v[2 * j + 1] = x1;
+    }
+}
+
 static bool add_call(builder *b, int32_t rule, int32_t to)
 {
     ngpt_automaton *a = b->a;
@@ -493,7 +529,7 @@ static bool expand(builder *b, int32_t d, int32_t end)
                     b->pairs[np++] = x->to;
                 }
             }
-        if (np) qsort(b->pairs, np / 2, 2 * sizeof *b->pairs, pair_cmp);
+        sort_pairs(b->pairs, np / 2);
         if (pass == 0)
             for (int32_t c = 0; c < a->n_classes; c++) a->next[(size_t)d * a->n_classes + c] = -1;
         for (size_t i = 0; i < np;) {

@@ -78,6 +78,16 @@ enum { NGPT_GM_OK = 0, NGPT_GM_DEAD = 1, NGPT_GM_OVERFLOW = 2 };
 /* Words of a state buffer for these limits. */
 size_t ngpt_gm_words(ngpt_gm_limits lim);
 
+/* Words of a mutable copy of one stack under these limits (a step's
+ * calls grow it up to lim.depth): a local array of exactly this many
+ * (lim.depth, at least 1, NGPT_GM_MAX_DEPTH + 1 at most), not one of the
+ * largest size: a 16 KiB frame costs a sanitizer's 2 KiB shadow memset at
+ * every step. */
+static inline int32_t ngpt_gm_copy_words(ngpt_gm_limits lim)
+{
+    return lim.depth < 1 ? 1 : lim.depth > NGPT_GM_MAX_DEPTH ? NGPT_GM_MAX_DEPTH + 1 : lim.depth;
+}
+
 /* The state before any text: the root's start. */
 void ngpt_gm_start(const ngpt_automaton *a, uint32_t *st);
 

@@ -88,6 +88,20 @@ static int32_t level_stack(const walker *w, int32_t p, uint32_t *buf)
     return k;
 }
 
+/* Level p's one stack (whose top is q) by byte x (class c) into dst: a
+ * plain move t >= 0 to a top that can finish pops; t < 0 reads x through
+ * the top's calls. Apart from level_step, which stays small enough to
+ * inline into the walk: the copy is a variable-length array. */
+static int stack_step(walker *w, int32_t p, int32_t t, uint8_t x, uint32_t *dst, bool *exits)
+{
+    uint32_t buf[ngpt_gm_copy_words(w->lim)];
+    const int32_t k = level_stack(w, p, buf);
+    if (t < 0) return ngpt_gm_step_stack(w->a, w->lim, buf, k, x, dst, exits);
+    buf[k - 1] = (uint32_t)t;
+    const int rc = ngpt_gm_from_stack(w->a, w->lim, buf, k, dst, exits);
+    return rc == NGPT_GM_OK && dst[0] == 0 ? NGPT_GM_DEAD : rc;
+}
+
 /* Level d from level p = d - 1 by byte x. */
 static int level_step(walker *w, int32_t p, int32_t d, uint8_t x, bool *exits)
 {
@@ -114,20 +128,8 @@ static int level_step(walker *w, int32_t p, int32_t d, uint8_t x, bool *exits)
     const size_t o = w->gtop[p];
     if (o + ngpt_gm_words(w->lim) > w->gcap) return NOROOM;
     uint32_t *dst = w->gbuf + o;
-    int rc;
-    if (top == UINT32_MAX) {
-        rc = ngpt_gm_step(a, w->lim, w->gbuf + w->goff[p], x, dst, exits);
-    } else {
-        uint32_t buf[NGPT_GM_MAX_DEPTH + 1];
-        const int32_t k = level_stack(w, p, buf);
-        if (t >= 0) {   /* a plain move to a top that can finish: pops */
-            buf[k - 1] = (uint32_t)t;
-            rc = ngpt_gm_from_stack(a, w->lim, buf, k, dst, exits);
-            if (rc == NGPT_GM_OK && dst[0] == 0) rc = NGPT_GM_DEAD;
-        } else {
-            rc = ngpt_gm_step_stack(a, w->lim, buf, k, x, dst, exits);
-        }
-    }
+    const int rc = top == UINT32_MAX ? ngpt_gm_step(a, w->lim, w->gbuf + w->goff[p], x, dst, exits)
+                                     : stack_step(w, p, t, x, dst, exits);
     w->fast[d] = 0;
     w->goff[d] = o;
     w->gtop[d] = o + ngpt_gm_used(dst);

@@ -8,10 +8,6 @@
 
 #include "grammar/automaton.h"
 
-/* The deepest stack a state buffer may be planned for (a local copy of
- * one stack is kept on the C stack). */
-#define GM_MAX_DEPTH NGPT_GM_MAX_DEPTH
-
 size_t ngpt_gm_words(ngpt_gm_limits lim)
 {
     return ngpt_gram_state_words(lim.depth, lim.stacks);
@@ -106,7 +102,7 @@ int ngpt_gm_from_stack(const ngpt_automaton *a, ngpt_gm_limits lim, const uint32
 int ngpt_gm_step(const ngpt_automaton *a, ngpt_gm_limits lim, const uint32_t *src, uint8_t byte,
                  uint32_t *dst, bool *exits)
 {
-    uint32_t buf[GM_MAX_DEPTH + 1];
+    uint32_t buf[ngpt_gm_copy_words(lim)];     /* consume's copy of a stack */
     const int32_t c = a->cls[byte];
     int rc = NGPT_GM_OK;
     clear(dst);
@@ -124,7 +120,7 @@ int ngpt_gm_step(const ngpt_automaton *a, ngpt_gm_limits lim, const uint32_t *sr
 int ngpt_gm_step_stack(const ngpt_automaton *a, ngpt_gm_limits lim, const uint32_t *s, int32_t d,
                        uint8_t byte, uint32_t *dst, bool *exits)
 {
-    uint32_t buf[GM_MAX_DEPTH + 1];
+    uint32_t buf[ngpt_gm_copy_words(lim)];
     clear(dst);
     if (d == 0) return NGPT_GM_DEAD;
     memcpy(buf, s, (size_t)d * sizeof *buf);

