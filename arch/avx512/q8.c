@@ -30,7 +30,13 @@
  *    with both, 9-13% without the chain, 11-17% with 64-byte loads too
  *    (the model's decoding: 250 -> 263-331 tok/s; the default model's,
  *    from L3, unchanged; where the weights sit in L1 or L2 the chain costs
- *    up to 20%). More rows (prefill) are bound by the arithmetic.
+ *    up to 20%). More rows (prefill) are bound by the arithmetic, but
+ *    short passes of 5 to 8 rows (a speculative check of 4 proposals) are
+ *    not: with the prefetch (their loads are 64 bytes wide either way) a
+ *    5-position pass of GPT-2 124M's shape took 9.6-9.8 ms instead of
+ *    10.9-12.0 (1.18-1.27 decode steps instead of 1.35-1.43; five
+ *    interleaved runs of 60 passes, another job on the other core) and a
+ *    512-position prefill no longer (576-692 ms against 616-798).
  *  - On Intel (Emerald Rapids, SmolLM2-135M's 144 MiB of one-row products
  *    per token, from L3) the pace and the halves are what slows it: 64-byte
  *    loads with a software prefetch 8 KiB ahead into L2 (prefetch_ahead.h)
@@ -120,7 +126,7 @@ typedef struct q8_part {
 #define Q8_QUAD(S)                                                                       \
     {                                                                                    \
         const int s = (S);                                                               \
-        if (!paced) prefetch_ahead(q + s * 64);     /* the loads wait on the weights */     \
+        if (!paced || R > 4) prefetch_ahead(q + s * 64);     /* the loads wait on the weights */ \
         const __m512i w = _mm512_xor_si512(bias80, Q8_LOAD(R, q + s * 64));              \
         if (paced && R == 1) pace = _mm512_add_epi32(pace, w);                                    \
         Q8_ROWS(Q8_DOT)                                                                  \
@@ -140,8 +146,9 @@ typedef struct q8_part {
 
 /* R rows (x, xs bytes apart) against one panel: its outputs below n at c
  * (rows c_rs apart), bias from the panel's first output; paced: Zen 4's
- * loads and no prefetch (exactly as measured there), else 64-byte loads and
- * prefetches (8 rows too: 1.3x as fast on Emerald Rapids). */
+ * loads, and no prefetch up to 4 rows (exactly as measured there), else
+ * 64-byte loads and prefetches (8 rows too: 1.3x as fast on Emerald Rapids;
+ * 5 rows on Zen 4 too: below). */
 static inline __attribute__((always_inline)) void
 q8_block(const int R, const bool paced, const q8_part *pt, const int8_t *x, ptrdiff_t xs, const int8_t *panel,
          const float *bias, float *c, ptrdiff_t c_rs, int n)
@@ -154,7 +161,7 @@ q8_block(const int R, const bool paced, const q8_part *pt, const int8_t *x, ptrd
         const int8_t *blk = panel + (size_t)g * BLOCK, *q = blk + NR * sizeof(float);
         Q8_ROWS(Q8_IINIT)
         Q8_QUADS(Q8_QUAD)
-        if (!paced) prefetch_ahead(blk);
+        if (!paced || R > 4) prefetch_ahead(blk);
         const __m512 wd = _mm512_castsi512_ps(Q8_LOAD(R, blk));
         Q8_ROWS(Q8_FMA)
     }
