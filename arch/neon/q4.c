@@ -218,18 +218,7 @@ block_rows(const int R, int groups, int k, const int8_t *x, ptrdiff_t xs, const 
     for (int r = 0; r < R; r++) store16(c + r * c_rs, f[r], bias, nvalid);
 }
 
-typedef void (*block_fn)(int groups, int k, const int8_t *x, ptrdiff_t xs, const uint8_t *panel,
-                         const float *bias, float *c, ptrdiff_t c_rs, int nvalid);
-#define BLOCK_FN(R)                                                                      \
-    static void block_##R(int groups, int k, const int8_t *x, ptrdiff_t xs,               \
-                          const uint8_t *panel, const float *bias, float *c, ptrdiff_t c_rs, \
-                          int nvalid)                                                    \
-    {                                                                                    \
-        block_rows(R, groups, k, x, xs, panel, bias, c, c_rs, nvalid);                   \
-    }
-BLOCK_FN(2) BLOCK_FN(3) BLOCK_FN(4) BLOCK_FN(5) BLOCK_FN(6) BLOCK_FN(7) BLOCK_FN(8)
-static const block_fn block_of[ROWS + 1] = {NULL,    NULL,    block_2, block_3, block_4,
-                                           block_5, block_6, block_7, block_8};
+ROWS_BLOCKS(block_rows)
 
 void ngpt_f32_gemm_q4__neon(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                             const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
@@ -238,18 +227,5 @@ void ngpt_f32_gemm_q4__neon(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_
         panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
         return;
     }
-    /* panel after panel (each stays in the caches for all the blocks), the
-     * rows in blocks of up to 8; a lone last row goes as a decode's */
-    const int groups = ngpt_q8_groups(k);
-    for (int j0 = 0; j0 < n; j0 += NR) {
-        const uint8_t *panel = ngpt_q4_panel(wq, k, j0);
-        const float *b = bias ? bias + j0 : NULL;
-        for (int i = 0; i < m; i += ROWS) {
-            const int R = m - i < ROWS ? m - i : ROWS;
-            const int8_t *x = xq + i * xq_rs;
-            if (R == 1) panel_1(groups, x, ngpt_q8_row_scales(x, k), NULL, NULL, panel, b,
-                                c + i * c_rs + j0, c_rs, n - j0);
-            else block_of[R](groups, k, x, xq_rs, panel, b, c + i * c_rs + j0, c_rs, n - j0);
-        }
-    }
+    panel_rows_walk(rows_blocks, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
 }
