@@ -113,12 +113,13 @@ static int compute_sizes(const char *cmd, const ngpt_config *cfg, const ngpt_tok
     if (ngpt_config_param_count(cfg, &z->params)) return cli_library_failed(cmd);
     for (int i = 0; i < N_KINDS; i++) {
         c.weights = KINDS[i];
+        c.lm_head_q4 = KINDS[i] == NGPT_WEIGHTS_Q4 && cfg->lm_head_q4;     /* q4's column: its own */
         if (size_or_too_large(ngpt_config_file_size(&c, tok, &z->file[i]), &z->file[i]) ||
             size_or_too_large(ngpt_context_arena_size(NULL, &c, &si, &z->infer[i]), &z->infer[i]) ||
             size_or_too_large(ngpt_context_arena_size(NULL, &c, &sf, &z->full[i]), &z->full[i]))
             return cli_library_failed(cmd);
     }
-    c.weights = NGPT_WEIGHTS_F32;
+    c.weights = NGPT_WEIGHTS_F32, c.lm_head_q4 = false;
     if (size_or_too_large(ngpt_context_arena_size(NULL, &c, &stt, &z->train), &z->train))
         return cli_library_failed(cmd);
     return CLI_OK;
@@ -272,6 +273,8 @@ static int info_file(const char *cmd, const char *path, const ngpt_shape *ts,
     printf("weights:     %s\n",
            cfg.weights == NGPT_WEIGHTS_Q8 ? "q8: 8-bit Linear weights and lm_head, one float scale "
                                             "per 32 inputs (inference only)"
+           : cfg.lm_head_q4 ? "q4 lm_head_q4: 4-bit Linear weights and lm_head (tied: the "
+                              "embedding), one float scale per 32 inputs (inference only)"
            : cfg.weights == NGPT_WEIGHTS_Q4 ? "q4: 4-bit Linear weights in the blocks, one float "
                                               "scale per 32 inputs; the lm_head (tied: the "
                                               "embedding) stays 8-bit, which keeps its quality "

@@ -279,6 +279,9 @@ typedef enum ngpt_weights {
      * as q8 has it (measured: docs/DESIGN.md §3). The activations are
      * quantized to 8 bits as for q8 and each group's product is an exact
      * integer sum, so the logits are the same on every build (src/q4.h).
+     * With lm_head_q4 the lm_head (tied: the embedding) is 4-bit too: the
+     * largest single tensor of a small model with a large vocabulary
+     * (Qwen2.5-0.5B: 28% of its weights), read at every token.
      * Made from a float32 model only, as q8 is. */
     NGPT_WEIGHTS_Q4
 } ngpt_weights;
@@ -340,7 +343,9 @@ typedef struct ngpt_config {
     float logit_softcap;        /* 0: none; else logits = cap * tanhf(logits / cap) */
     float emb_scale;            /* 0: none; else the token embedding's rows times it (Gemma:
                                    sqrt(C) rounded to the weights' dtype) */
-    uint32_t reserved[31];      /* zero (see "Structs that grow") */
+    bool lm_head_q4;            /* false; true (weights=q4 only): the lm_head (tied: the
+                                   embedding) 4-bit too, 5/9 of its 8-bit bytes */
+    uint32_t reserved[30];      /* zero (see "Structs that grow") */
 } ngpt_config;
 
 /* V=256 T=256 C=256 L=4 H=4 d_ff=1024 dropout=0.1 rope_theta=10000. */
@@ -354,7 +359,7 @@ ngpt_status ngpt_config_validate(const ngpt_config *cfg);
  * qkv_bias proj_bias tie_lm_head final_norm norm(pre|post|sandwich)
  * pos(rope|sinusoidal|learned) gelu(exact|tanh) norm_type(layer|rms) norm_eps
  * mlp(gelu|swiglu|geglu) mlp_bias kv_heads head_dim rope_pairs(interleaved|halves)
- * weights(f32|q8|q4) qk_norm rope_scaling(none|llama3) rope_factor
+ * weights(f32|q8|q4) lm_head_q4 qk_norm rope_scaling(none|llama3) rope_factor
  * rope_low_freq_factor rope_high_freq_factor rope_original_context norm_offset
  * sliding_window sliding_pattern rope_local_theta attn_scalar logit_softcap emb_scale.
  * Long aliases: vocab_size context_len d_model n_layers n_heads n_kv_heads,
@@ -369,9 +374,9 @@ ngpt_status ngpt_config_set(ngpt_config *cfg, const char *key_value);
  * rope_low_freq_factor=... rope_high_freq_factor=... rope_original_context=N",
  * Gemma's " norm_offset=1", " sliding_window=W sliding_pattern=P",
  * " rope_local_theta=...", " attn_scalar=...", " logit_softcap=...",
- * " emb_scale=..." and " weights=q8" (" weights=q4") end it when set (a default model's
- * string is what it always was). 768 bytes hold any config's string (512
- * did before Gemma 3's switches). */
+ * " emb_scale=..." and " weights=q8" (" weights=q4", " weights=q4 lm_head_q4=1") end it
+ * when set (a default model's string is what it always was). 768 bytes hold
+ * any config's string (512 did before Gemma 3's switches). */
 void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size);
 
 /* Number of parameters (embedding counted once when tied), whatever their

@@ -1,4 +1,4 @@
-/* q4.c — the cases of the 4-bit kernels: pack_q4, gemm_q4. Byte buffers
+/* q4.c — the cases of the 4-bit kernels: pack_q4, gemm_q4, embed_q4. Byte buffers
  * sit in float slots (whole floats of bytes, so every byte is compared).
  * Each has a definition written out apart from the reference: q4.h's rule
  * with libm (nearbyintf, fabsf, fminf/fmaxf) and its layout element by
@@ -230,3 +230,52 @@ static void gemm_def(kc_state *st)
 }
 
 const kc_case kc_gemm_q4 = {"m n k kind", gemm_tests, quant_gemm_bench, gemm_setup, gemm_run, gemm_def};
+
+/* ---- embed_q4: shape n k kind; row j = (n * 5) / 7 of a packed (n, k) weight */
+
+enum { EW, EX };
+
+static void embed_tests(kc_shapes *out)
+{
+    static const int ns[] = {1, 17, 40}, ks[] = {1, 31, 33, 100};
+    for (int in = 0; in < 3; in++)
+        for (int ik = 0; ik < 4; ik++)
+            for (int kind = 0; kind < 2; kind++) kc_add_shape(out, ns[in], ks[ik], kind);
+}
+
+static void embed_bench(kc_shapes *out) { kc_add_shape(out, 256, 256, 0); }
+
+static int embed_row(const kc_state *st) { return kc_int(st, 0) * 5 / 7; }
+
+static void embed_setup(kc_state *st)
+{
+    const int n = kc_int(st, 0), k = kc_int(st, 1);
+    float *w = kc_rand(st, EX, (size_t)n * k, 0.05f);      /* staging */
+    if (kc_int(st, 2) == K_WILD) wild(w, n, k, k);
+    ngpt_f32_pack_q4_ref(bytes_slot(st, EW, ngpt_q4_packed_bytes(n, k)), w, k, n, k);
+    free(st->buf[EX]);
+    st->buf[EX] = NULL;
+    kc_rand(st, EX, (size_t)k + 3, 1.0f);
+    st->bytes = 4.5 * k;
+}
+
+static void embed_run(kc_state *st, const ngpt_kernels *t)
+{
+    t->embed_q4(st->buf[EX], (const uint8_t *)(void *)st->buf[EW], kc_int(st, 1), embed_row(st));
+}
+
+/* The row's values from the packed bytes, one by one, times their scales. */
+static void embed_def(kc_state *st)
+{
+    const int k = kc_int(st, 1), j = embed_row(st), groups = ngpt_q8_groups(k);
+    const uint8_t *wp = (const uint8_t *)(void *)st->buf[EW];
+    for (int kk = 0; kk < k; kk++) {
+        const uint8_t *blk = wp + ((size_t)(j / NR) * groups + kk / G) * BLOCK;
+        const int nib = (blk[byte_of(j % NR, kk % G)] >> shift_of(kk % G)) & 15;
+        float d;
+        memcpy(&d, blk + 4 * (j % NR), 4);
+        st->buf[EX][kk] = (float)(nib >= 8 ? nib - 16 : nib) * d;
+    }
+}
+
+const kc_case kc_embed_q4 = {"n k kind", embed_tests, embed_bench, embed_setup, embed_run, embed_def};

@@ -71,7 +71,7 @@ static inline void full(ngpt_context *ctx, const int32_t *tok, int b, int t, int
 static inline void test_made_and_saved(ngpt_weights w, const char *sw)
 {
     ngpt_config c = quant_config(w, sw), f = c;
-    f.weights = NGPT_WEIGHTS_F32;
+    f.weights = NGPT_WEIGHTS_F32, f.lm_head_q4 = false;
     ngpt_context *fl = make(&f, 1, 0, 5), *a = make(&c, 1, 0, 5), *b = make(&c, 1, 0, 9), *q;
     ngpt_model *m = NULL;
     if (!fl || !a || !b) goto out;
@@ -103,7 +103,7 @@ out:
 static inline void test_cached_equals_full(ngpt_weights w, const char *sw, double near)
 {
     ngpt_config c = quant_config(w, sw), f = c;
-    f.weights = NGPT_WEIGHTS_F32;
+    f.weights = NGPT_WEIGHTS_F32, f.lm_head_q4 = false;
     const int T = c.context_len, V = c.vocab_size;
     ngpt_context *ctx = make(&c, 2, 0, 5), *fl = make(&f, 2, 0, 5);
     float *want = malloc(sizeof(float) * 2 * T * V), *ref = malloc(sizeof(float) * 2 * T * V);

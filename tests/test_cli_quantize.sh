@@ -110,6 +110,32 @@ $N trace --model "$dir/t4.ngpt" --prompt 'user: hi' --text > /dev/null 2> "$dir/
 check $? "trace a 4-bit model: $(cat "$dir/err")"
 printf 'hi\n' | $N chat --model "$dir/t4.ngpt" --temp 0 -n 20 > /dev/null 2> "$dir/err"
 check $? "chat with a 4-bit model: $(cat "$dir/err")"
+# --lm-head q4: the lm_head (tied: the embedding) 4-bit too
+$N quantize "$dir/t.ngpt" "$dir/t4h.ngpt" --weights q4 --lm-head q4 > "$dir/out" 2> "$dir/err"
+check $? "quantize --lm-head q4: $(cat "$dir/err")"
+grep -q "^wrote $dir/t4h.ngpt: 4-bit weights and lm_head, " "$dir/out" &&
+    [ "$(wc -c < "$dir/t4h.ngpt")" -lt "$(wc -c < "$dir/t4.ngpt")" ]
+check $? "quantize --lm-head q4 says so and writes a smaller file: $(cat "$dir/out")"
+h=$(bpb "$dir/t4h.ngpt")
+[ -n "$f" ] && [ -n "$h" ] && awk -v f="$f" -v q="$h" 'BEGIN { exit !(q <= f * 1.15 + 0.01 && q >= f * 0.90 - 0.01) }'
+check $? "eval: bits per byte with a 4-bit lm_head $h within 15% of float32's $f (8-bit head: $q)"
+$N info "$dir/t4h.ngpt" > "$dir/info" 2> "$dir/err"
+grep -q "^weights: *q4 lm_head_q4: 4-bit Linear weights and lm_head" "$dir/info" &&
+    grep -q "^config: .* weights=q4 lm_head_q4=1$" "$dir/info"
+check $? "info names a 4-bit lm_head: $(cat "$dir/info") $(cat "$dir/err")"
+$N generate --model "$dir/t4h.ngpt" --prompt 'user: hi' -n 12 --temp 0 > "$dir/g1" 2> "$dir/err" &&
+    $N generate --model "$dir/t4h.ngpt" --prompt 'user: hi' -n 12 --temp 0 --no-cache > "$dir/g2" 2>> "$dir/err" &&
+    cmp -s "$dir/g1" "$dir/g2"
+check $? "a 4-bit head generates, cached and not alike: $(cat "$dir/g1") / $(cat "$dir/g2") $(cat "$dir/err")"
+$N quantize "$dir/t.ngpt" "$dir/x.ngpt" --lm-head q4 > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q -- "--lm-head q4 needs --weights q4" "$dir/err"
+check $? "--lm-head q4 without --weights q4 is a usage error: $(cat "$dir/err")"
+$N quantize "$dir/t.ngpt" "$dir/x.ngpt" --weights q4 --lm-head q5 > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q -- "--lm-head expects q8 or q4" "$dir/err"
+check $? "--lm-head q5 is a usage error: $(cat "$dir/err")"
+$N quantize "$dir/t4.ngpt" "$dir/x.ngpt" --weights q4 --lm-head q4 > /dev/null 2> "$dir/err"
+[ $? -eq 1 ] && grep -q "holds 4-bit weights already" "$dir/err" && [ ! -e "$dir/x.ngpt" ]
+check $? "a q4 model's 8-bit head does not become 4-bit: $(cat "$dir/err")"
 $N quantize "$dir/q.ngpt" "$dir/x.ngpt" --weights q4 > /dev/null 2> "$dir/err"
 [ $? -eq 1 ] && grep -q "holds 8-bit weights (weights=q8), which do not become 4-bit.*quantize its float32 original with --weights q4" "$dir/err"
 check $? "quantize refuses q8 -> q4, saying what to do: $(cat "$dir/err")"

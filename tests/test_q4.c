@@ -1,5 +1,5 @@
 /* test_q4.c — 4-bit models (ngpt_config.weights = q4): the blocks' Linears
- * 4-bit, the lm_head 8-bit; made the same way by ngpt_context_params_init and by
+ * 4-bit, the lm_head 8-bit (lm_head_q4: 4-bit too); made the same way by ngpt_context_params_init and by
  * a q4 context made from the float32 original; files round-trip byte for byte; cached
  * prefill and decode equal the full forward bit for bit; a dirty arena
  * with 3 threads and every job split computes what a clean single thread
@@ -9,6 +9,7 @@
  * reproduces. On the tiny config, its variants, and a config whose
  * Linears have rows past their last panel and inputs past their last
  * whole group. */
+#include "q4.h"
 #include "quant_model.h"
 
 static const ngpt_weights WEIGHTS = NGPT_WEIGHTS_Q4;   /* quant_model.h's tests take it */
@@ -18,7 +19,7 @@ static const ngpt_weights WEIGHTS = NGPT_WEIGHTS_Q4;   /* quant_model.h's tests 
 static void test_not_q8(const char *sw)
 {
     ngpt_config c = quant_config(WEIGHTS, sw), q8 = c;
-    q8.weights = NGPT_WEIGHTS_Q8;
+    q8.weights = NGPT_WEIGHTS_Q8, q8.lm_head_q4 = false;
     ngpt_context *a = make(&c, 1, 0, 5), *e = make(&q8, 1, 0, 5);
     if (!a || !e) goto out;
     CHECK(params_hash(a) != params_hash(e), "[%s] q4 and q8 give one model", sw);
@@ -78,6 +79,55 @@ static void test_api(void)
     ngpt_context_free(ctx);
 }
 
+/* lm_head_q4: the lm_head (tied: the embedding) 4-bit; q4 only; a q4 file
+ * with an 8-bit head does not become one, nor the other way round. */
+static void test_head4(void)
+{
+    ngpt_config c = quant_config(WEIGHTS, "lm_head_q4=1"), q4 = c, bad = c;
+    q4.lm_head_q4 = false;
+    CHECK(c.lm_head_q4, "lm_head_q4=1 sets it");
+    char buf[256];
+    ngpt_config_format(&c, buf, sizeof buf);
+    CHECK(strstr(buf, " weights=q4 lm_head_q4=1") != NULL, "%s", buf);
+    bad.weights = NGPT_WEIGHTS_Q8;
+    CHECK_STATUS(ngpt_config_validate(&bad), NGPT_ERR_BAD_CONFIG);
+    CHECK(strstr(ngpt_last_error(), "lm_head_q4 needs weights=q4") != NULL, "%s", ngpt_last_error());
+    size_t b4 = 0, bh = 0;
+    ngpt_shape si = ngpt_shape_default(NGPT_MODE_INFER);
+    CHECK_OK(ngpt_context_arena_size(NULL, &q4, &si, &b4));
+    CHECK_OK(ngpt_context_arena_size(NULL, &c, &si, &bh));
+    const size_t saved = ngpt_q8_packed_bytes(c.vocab_size, c.d_model) -
+                         ngpt_q4_packed_bytes(c.vocab_size, c.d_model);
+    CHECK(b4 - bh == saved, "a 4-bit head saves %zu bytes, not %zu", b4 - bh, saved);
+    ngpt_context *a = make(&c, 1, 4, 5), *e = make(&q4, 1, 4, 5), *q = NULL;
+    ngpt_model *m = NULL;
+    if (!a || !e) goto out;
+    ngpt_tensor_info ti;
+    CHECK_OK(ngpt_context_tensor_find(a, "tok_emb.weight", &ti));
+    CHECK(ti.dtype == NGPT_DTYPE_Q4, "the tied embedding is 4-bit");
+    CHECK(params_hash(a) != params_hash(e), "a 4-bit head changes nothing");
+    CHECK_OK(ngpt_context_save(a, path));
+    const ngpt_config fc = test_file_config(path);
+    CHECK(fc.weights == NGPT_WEIGHTS_Q4 && fc.lm_head_q4, "the file's config is not q4 lm_head_q4");
+    size_t n;
+    unsigned char *file = test_read_file(path, &n);
+    CHECK(file && n > 69 && file[69] == 3, "byte 69 of a q4 lm_head_q4 file is not 3");
+    free(file);
+    CHECK_OK(ngpt_model_open(&m, path));
+    CHECK_STATUS(ngpt_context_init(&q, m, &q4, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
+    CHECK(strstr(ngpt_last_error(), "lm_head_q4=1 in the model") != NULL, "%s", ngpt_last_error());
+    test_context_close(q, m);
+    CHECK_OK(ngpt_context_save(e, path2));
+    CHECK_OK(ngpt_model_open(&m, path2));
+    CHECK_STATUS(ngpt_context_init(&q, m, &c, NULL, NULL, 0), NGPT_ERR_CONFIG_MISMATCH);
+    CHECK(strstr(ngpt_last_error(), "8-bit lm_head") && strstr(ngpt_last_error(), "float32 original"),
+          "%s", ngpt_last_error());
+    test_context_close(q, m);
+out:
+    ngpt_context_free(a);
+    ngpt_context_free(e);
+}
+
 static void test_damaged(void)
 {
     size_t n;
@@ -104,6 +154,7 @@ int main(void)
     static const char *const configs[] = {
         "", "V=125 C=24 d_ff=40", "qkv_bias=1 tie_lm_head=0 norm=post final_norm=0 pos=learned",
         "pos=sinusoidal tie_lm_head=0", "pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
+        "lm_head_q4=1", "V=125 C=24 d_ff=40 lm_head_q4=1", "tie_lm_head=0 lm_head_q4=1",
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         test_made_and_saved(WEIGHTS, configs[i]);
@@ -112,12 +163,15 @@ int main(void)
         test_scenario(WEIGHTS, configs[i]);
     }
     test_api();
+    test_head4();
     test_damaged();
     test_golden(WEIGHTS, "", 0x444f11b9a282dce4);
     test_golden(WEIGHTS, "V=125 C=24 d_ff=40 qkv_bias=1 tie_lm_head=0 norm=post pos=learned",
                 0x46d078cf70f114be);
     test_golden(WEIGHTS, "V=125 C=24 d_ff=40 pos=learned qkv_bias=1 proj_bias=1 gelu=tanh",
                 0xa132e14043898f9f);
+    test_golden(WEIGHTS, "lm_head_q4=1", 0x517d8745d8492c12);
+    test_golden(WEIGHTS, "V=125 C=24 d_ff=40 tie_lm_head=0 lm_head_q4=1", 0x56ed92d6114bc044);
     unlink(path);
     unlink(path2);
     return test_summary("test_q4");

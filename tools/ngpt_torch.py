@@ -717,7 +717,8 @@ def linear_names(cfg):
 
 def read_ngpt(path, quantized=None):
     """Reads and validates a .ngpt file. Returns (cfg, {name: float32 array}, {key: value});
-    the tensors of a model with 8-bit or 4-bit weights (weights=q8, q4) come
+    the tensors of a model with 8-bit or 4-bit weights (weights=q8, q4; byte 69
+    is 3 for q4 with a 4-bit lm_head, whose tensor's dtype says so) come
     dequantized,
     and their names are appended to the list `quantized` when one is given;
     a model's tokenizer, if the file carries one, is tensors["tokenizer"]:
@@ -741,7 +742,7 @@ def read_ngpt(path, quantized=None):
     got = xxh3_64(data[:file_bytes - 8])
     if got != want:
         raise FormatError(f"{path}: checksum mismatch (stored {want:016x}, computed {got:016x})")
-    if max(qkv_bias, tie, final_norm, proj_bias, no_mlp_bias) > 1 or weights > 2 or norm >= len(NORMS) \
+    if max(qkv_bias, tie, final_norm, proj_bias, no_mlp_bias) > 1 or weights > 3 or norm >= len(NORMS) \
             or pos >= len(POSITIONS) or gelu >= len(GELUS) or norm_type >= len(NORM_TYPES) \
             or mlp >= len(MLPS) or rope_pairs >= len(ROPE_PAIRS) or qk_norm > 1 \
             or rope_scaling >= len(ROPE_SCALINGS):

@@ -70,7 +70,7 @@ class Config(Structure):
                 ("sliding_window", c_int32), ("sliding_pattern", c_int32),
                 ("rope_local_theta", c_float), ("attn_scalar", c_float),
                 ("logit_softcap", c_float), ("emb_scale", c_float),
-                ("reserved", c_uint32 * 31)]
+                ("lm_head_q4", c_bool), ("reserved", c_uint32 * 30)]
 
 
 class Shape(Structure):

@@ -475,11 +475,15 @@ ngpt_status ngpt_ckpt_load_into(ngpt_context *ctx, const ngpt_ckpt_reader *r,
 {
     ngpt_config file = *file_cfg;
     if (ctx->cfg.weights != NGPT_WEIGHTS_F32 && file.weights == NGPT_WEIGHTS_F32)
-        file.weights = ctx->cfg.weights;        /* quantized as it loads */
-    if (ctx->cfg.weights == NGPT_WEIGHTS_Q4 && file.weights == NGPT_WEIGHTS_Q8)
-        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds 8-bit weights (weights=q8), "
-                         "which do not become 4-bit (rounding rounded values again loses "
-                         "more than either); quantize the float32 original to q4", r->src);
+        file.weights = ctx->cfg.weights, file.lm_head_q4 = ctx->cfg.lm_head_q4;   /* quantized as it loads */
+    if (ctx->cfg.weights == NGPT_WEIGHTS_Q4 &&
+        (file.weights == NGPT_WEIGHTS_Q8 || (ctx->cfg.lm_head_q4 && !file.lm_head_q4)))
+        return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH, "%s holds 8-bit %s, which do not become "
+                         "4-bit (rounding rounded values again loses more than either); "
+                         "quantize the float32 original to q4%s", r->src,
+                         file.weights == NGPT_WEIGHTS_Q8 ? "weights (weights=q8)"
+                                                         : "lm_head weights (weights=q4)",
+                         ctx->cfg.lm_head_q4 ? " with lm_head_q4" : "");
     ngpt_status st = ngpt_config_compare(&ctx->cfg, &file);
     quantize_progress q = {0};
     if (!st && ngpt_progress_wanted()) q.total = quantized_weights(ctx, r);

@@ -17,6 +17,9 @@ enum { BLOCK_INTS = 0, BLOCK_DROPOUT = 24, BLOCK_THETA = 28, BLOCK_FLAGS = 32,
        BLOCK_NORM_OFFSET = 58, BLOCK_SLIDING_PATTERN = 59, BLOCK_SLIDING_WINDOW = 76,
        BLOCK_ROPE_LOCAL = 80, BLOCK_ATTN_SCALAR = 84, BLOCK_SOFTCAP = 88, BLOCK_EMB_SCALE = 92 };
 
+/* The weights byte of weights=q4 with lm_head_q4 (0..2 are ngpt_weights). */
+enum { WEIGHTS_Q4_HEAD4 = 3 };
+
 void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MODEL_BYTES])
 {
     const int32_t ints[6] = {c->vocab_size, c->context_len, c->d_model,
@@ -27,7 +30,9 @@ void ngpt_ckpt_config_encode(const ngpt_config *c, unsigned char b[NGPT_CKPT_MOD
     b[BLOCK_FLAGS] = c->qkv_bias, b[BLOCK_FLAGS + 1] = c->tie_lm_head;
     b[BLOCK_FLAGS + 2] = c->final_norm;
     b[BLOCK_FLAGS + 3] = (unsigned char)c->norm, b[BLOCK_FLAGS + 4] = (unsigned char)c->pos;
-    b[BLOCK_FLAGS + 5] = (unsigned char)c->weights;
+    /* 3: q4 with a 4-bit lm_head (lm_head_q4): a reader that predates it
+     * refuses the file by this byte, as it refuses q4 by 2 */
+    b[BLOCK_FLAGS + 5] = c->lm_head_q4 ? WEIGHTS_Q4_HEAD4 : (unsigned char)c->weights;
     b[BLOCK_FLAGS + 6] = c->proj_bias, b[BLOCK_FLAGS + 7] = (unsigned char)c->gelu;
     /* the Llama switches: zero bytes for a default model, so its file is unchanged */
     b[BLOCK_FLAGS + 8] = (unsigned char)c->norm_type, b[BLOCK_FLAGS + 9] = (unsigned char)c->mlp;
@@ -75,6 +80,7 @@ ngpt_status ngpt_ckpt_config_decode(const ngpt_ckpt_reader *r, ngpt_config *c)
     c->norm = (ngpt_norm_placement)b[BLOCK_FLAGS + 3];
     c->pos = (ngpt_pos_encoding)b[BLOCK_FLAGS + 4];
     c->weights = (ngpt_weights)b[BLOCK_FLAGS + 5];
+    if (b[BLOCK_FLAGS + 5] == WEIGHTS_Q4_HEAD4) c->weights = NGPT_WEIGHTS_Q4, c->lm_head_q4 = true;
     c->proj_bias = b[BLOCK_FLAGS + 6];
     c->gelu = (ngpt_gelu)b[BLOCK_FLAGS + 7];
     c->norm_type = (ngpt_norm_type)b[BLOCK_FLAGS + 8];

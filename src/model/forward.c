@@ -319,8 +319,11 @@ static const float *model_body(ngpt_context *ctx, const ngpt_pass *ps)
     /* embedding (B,T) -> (B,T,C) [+ positions], then dropout (site: layer
      * index L); tied, the table is the lm_head's W as the context holds it */
     float *x = ngpt_layer_acts_get(ctx, 0).x_in;
-    if (ctx->cfg.tie_lm_head && ngpt_linear_dtype(&ctx->cfg, NGPT_LINEAR_LM_HEAD) == NGPT_DTYPE_Q8)
+    const ngpt_dtype head = ngpt_linear_dtype(&ctx->cfg, NGPT_LINEAR_LM_HEAD);
+    if (ctx->cfg.tie_lm_head && head == NGPT_DTYPE_Q8)
         ngpt_op_embed_q8(ctx, x, ngpt_weights_q8(ctx, 0, NGPT_LINEAR_LM_HEAD), ps->tokens, BT, C);
+    else if (ctx->cfg.tie_lm_head && head == NGPT_DTYPE_Q4)
+        ngpt_op_embed_q4(ctx, x, ngpt_weights_q4(ctx, 0, NGPT_LINEAR_LM_HEAD), ps->tokens, BT, C);
     else if (ctx->cfg.tie_lm_head && ctx->run.weights_packed)
         ngpt_op_embed_packed(ctx, x, W + lay->tok_emb, V, ps->tokens, BT, C);
     else

@@ -294,6 +294,7 @@ typedef struct rows_job {
     const int32_t *idx;         /* tokens or targets */
     const int32_t *pos0;
     const int8_t *q8;           /* an 8-bit table */
+    const uint8_t *q4;          /* or a 4-bit one */
     int c, len;                 /* c: row length (columns) */
     size_t rows;
     bool backward;
@@ -630,19 +631,29 @@ void ngpt_op_embed_packed(ngpt_context *ctx, float *x, const float *wp, int n,
     ngpt_par_for(ctx, rows, 1, (double)c, embed_packed_range, &j);
 }
 
-static void embed_q8_range(void *arg, size_t r0, size_t r1, int thread)
+static void embed_quantized_range(void *arg, size_t r0, size_t r1, int thread)
 {
     const rows_job *j = arg;
     (void)thread;
     for (size_t r = r0; r < r1; r++)
-        j->ctx->k->embed_q8(j->out + r * j->c, j->q8, j->c, j->idx[r]);
+        if (j->q4)
+            j->ctx->k->embed_q4(j->out + r * j->c, j->q4, j->c, j->idx[r]);
+        else
+            j->ctx->k->embed_q8(j->out + r * j->c, j->q8, j->c, j->idx[r]);
 }
 
 void ngpt_op_embed_q8(ngpt_context *ctx, float *x, const int8_t *wq, const int32_t *tokens,
                       size_t rows, int c)
 {
     rows_job j = {.ctx = ctx, .out = x, .q8 = wq, .idx = tokens, .c = c};
-    ngpt_par_for(ctx, rows, 1, 2.0 * c, embed_q8_range, &j);
+    ngpt_par_for(ctx, rows, 1, 2.0 * c, embed_quantized_range, &j);
+}
+
+void ngpt_op_embed_q4(ngpt_context *ctx, float *x, const uint8_t *wq, const int32_t *tokens,
+                      size_t rows, int c)
+{
+    rows_job j = {.ctx = ctx, .out = x, .q4 = wq, .idx = tokens, .c = c};
+    ngpt_par_for(ctx, rows, 1, 2.0 * c, embed_quantized_range, &j);
 }
 
 /* Table rows v0..v1-1: every token in order, adding those in range. */

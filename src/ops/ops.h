@@ -133,10 +133,13 @@ void ngpt_op_rope_tables(const ngpt_context *ctx, int layer, const float **cos_t
 void ngpt_op_embed(ngpt_context *ctx, float *x, const float *table, const int32_t *tokens,
                    size_t rows, int c);
 /* The same from the W (n, c) of a Linear packed in place (the tied lm_head
- * of an f32 inference context), or from an 8-bit one (embed_q8). */
+ * of an f32 inference context), or from an 8-bit or 4-bit one (embed_q8,
+ * embed_q4). */
 void ngpt_op_embed_packed(ngpt_context *ctx, float *x, const float *wp, int n,
                           const int32_t *tokens, size_t rows, int c);
 void ngpt_op_embed_q8(ngpt_context *ctx, float *x, const int8_t *wq, const int32_t *tokens,
+                      size_t rows, int c);
+void ngpt_op_embed_q4(ngpt_context *ctx, float *x, const uint8_t *wq, const int32_t *tokens,
                       size_t rows, int c);
 /* dtable[tokens[r]] += dx[r] for rows r in order, split by table rows (each
  * scans every token, so each table row's chain keeps the row order). */

@@ -99,3 +99,15 @@ void ngpt_f32_gemm_q4_ref(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs
         }
     }
 }
+
+void ngpt_f32_embed_q4_ref(float *x, const uint8_t *wq, int k, int j)
+{
+    const int jj = j % NR;
+    const uint8_t *panel = ngpt_q4_panel(wq, k, j - jj);
+    for (int kk = 0; kk < k; kk++) {
+        const uint8_t *blk = panel + (size_t)(kk / G) * BLOCK;
+        float d;
+        memcpy(&d, blk + jj * sizeof(float), sizeof d);
+        x[kk] = (float)ngpt_q4_value(blk + NR * sizeof(float), jj, kk % G) * d;
+    }
+}

@@ -151,6 +151,9 @@ ngpt_status ngpt_config_check(const ngpt_config *cfg)
         cfg->weights != NGPT_WEIGHTS_Q4)
         return ngpt_fail(NGPT_ERR_BAD_CONFIG, "weights must be f32, q8 or q4, got %d",
                          (int)cfg->weights);
+    if (cfg->lm_head_q4 && cfg->weights != NGPT_WEIGHTS_Q4)
+        return ngpt_fail(NGPT_ERR_BAD_CONFIG, "lm_head_q4 needs weights=q4 (weights is %s)",
+                         ngpt_weights_name(cfg->weights));
     /* Kernels take int dimensions (the widest are the qkv projection,
      * (H + 2 KV) D, and fc1, 2 d_ff with SwiGLU) and tensors are counted
      * with int32 (at most 2 + 14 L + 3). */
@@ -334,6 +337,8 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
         st = parse_float(key, val, &c.logit_softcap);
     } else if (!strcmp(key, "emb_scale")) {
         st = parse_float(key, val, &c.emb_scale);
+    } else if (!strcmp(key, "lm_head_q4")) {
+        st = parse_bool(key, val, &c.lm_head_q4);
     } else if (!strcmp(key, "weights")) {
         if (!strcmp(val, "f32")) c.weights = NGPT_WEIGHTS_F32;
         else if (!strcmp(val, "q8")) c.weights = NGPT_WEIGHTS_Q8;
@@ -345,7 +350,7 @@ static ngpt_status set_field(ngpt_config *cfg, const char *kv)
                          "unknown key \"%s\" (known: V T C L H d_ff dropout rope_theta "
                          "qkv_bias proj_bias tie_lm_head (tied_head) final_norm norm pos gelu "
                          "norm_type norm_eps mlp mlp_bias kv_heads (n_kv_heads) head_dim "
-                         "rope_pairs weights qk_norm rope_scaling rope_factor "
+                         "rope_pairs weights lm_head_q4 qk_norm rope_scaling rope_factor "
                          "rope_low_freq_factor rope_high_freq_factor rope_original_context "
                          "norm_offset sliding_window sliding_pattern rope_local_theta attn_scalar "
                          "logit_softcap emb_scale)", key);
@@ -411,7 +416,7 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
     }
     snprintf(buf, size,
              "V=%d T=%d C=%d L=%d H=%d d_ff=%d dropout=%s rope_theta=%s qkv_bias=%d "
-             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
+             "tie_lm_head=%d final_norm=%d norm=%s pos=%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
              (int)cfg->vocab_size, (int)cfg->context_len, (int)cfg->d_model, (int)cfg->n_layers,
              (int)cfg->n_heads, (int)cfg->d_ff, dropout, theta,
              cfg->qkv_bias, cfg->tie_lm_head, cfg->final_norm,
@@ -427,7 +432,8 @@ void ngpt_config_format(const ngpt_config *cfg, char *buf, size_t size)
              kv, hd, cfg->rope_pairs == NGPT_ROPE_HALVES ? " rope_pairs=halves" : "",
              cfg->qk_norm ? " qk_norm=1" : "", rs, gemma,
              cfg->weights == NGPT_WEIGHTS_F32 ? "" : cfg->weights == NGPT_WEIGHTS_Q8 ? " weights=q8"
-                                                                             : " weights=q4");
+                                                                             : " weights=q4",
+             cfg->lm_head_q4 ? " lm_head_q4=1" : "");
 }
 
 /* A config value for a message: integers exactly, floats with the digits
@@ -498,11 +504,12 @@ ngpt_status ngpt_config_compare(const ngpt_config *want, const ngpt_config *got)
                              "dropout and quantize a float32 model; NULL takes the model's)",
                              f[i].name, in_ckpt, in_ctx);
         }
-    if (want->weights != got->weights)
+    if (want->weights != got->weights || want->lm_head_q4 != got->lm_head_q4)
         return ngpt_fail(NGPT_ERR_CONFIG_MISMATCH,
-                         "the config differs from the model's: weights is %s in the model but "
-                         "%s in the config (a float32 model quantizes to q8 or q4; NULL takes "
+                         "the config differs from the model's: weights is %s%s in the model but "
+                         "%s%s in the config (a float32 model quantizes to q8 or q4; NULL takes "
                          "the model's)", ngpt_weights_name(got->weights),
-                         ngpt_weights_name(want->weights));
+                         got->lm_head_q4 ? " lm_head_q4=1" : "", ngpt_weights_name(want->weights),
+                         want->lm_head_q4 ? " lm_head_q4=1" : "");
     return NGPT_OK;
 }

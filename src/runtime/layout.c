@@ -202,8 +202,8 @@ size_t ngpt_linear_weight(const ngpt_layout *lay, int layer, ngpt_linear which)
 ngpt_dtype ngpt_linear_dtype(const ngpt_config *c, ngpt_linear which)
 {
     if (c->weights == NGPT_WEIGHTS_F32) return NGPT_DTYPE_F32;
-    return c->weights == NGPT_WEIGHTS_Q4 && which != NGPT_LINEAR_LM_HEAD ? NGPT_DTYPE_Q4
-                                                                        : NGPT_DTYPE_Q8;
+    if (c->weights == NGPT_WEIGHTS_Q8) return NGPT_DTYPE_Q8;
+    return which != NGPT_LINEAR_LM_HEAD || c->lm_head_q4 ? NGPT_DTYPE_Q4 : NGPT_DTYPE_Q8;
 }
 
 /* Bytes of one Linear's packed W (8-bit or 4-bit); false on overflow. */

@@ -70,7 +70,7 @@ void ngpt_linear_dims(const ngpt_config *cfg, ngpt_linear which, int *out, int *
 size_t ngpt_linear_weight(const ngpt_layout *lay, int layer, ngpt_linear which);
 
 /* How a Linear's W is stored: float32 (weights=f32), 8-bit (q8; q4's
- * lm_head, which stays 8-bit: docs/DESIGN.md §3) or 4-bit (q4's blocks). */
+ * lm_head unless lm_head_q4: docs/DESIGN.md §3) or 4-bit (q4's blocks). */
 ngpt_dtype ngpt_linear_dtype(const ngpt_config *cfg, ngpt_linear which);
 
 /* The quantized weights of an NGPT_WEIGHTS_Q8 or Q4 model: each Linear's W

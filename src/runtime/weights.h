@@ -75,7 +75,7 @@ size_t ngpt_linear_q8_span(const ngpt_config *cfg, int i, size_t *bytes);
  * wherever it lives: the arena, or the model's file (ctx->q8_linear). */
 const int8_t *ngpt_weights_q8_at(const ngpt_context *ctx, size_t offset);
 
-/* The 8-bit W of a Linear (weights=q8; q4's lm_head). */
+/* The 8-bit W of a Linear (weights=q8; q4's lm_head unless lm_head_q4). */
 static inline const int8_t *ngpt_weights_q8(const ngpt_context *ctx, int layer, ngpt_linear which)
 {
     if (ctx->q8_linear)         /* a model's, in place in its file */
@@ -84,7 +84,7 @@ static inline const int8_t *ngpt_weights_q8(const ngpt_context *ctx, int layer, 
     return ctx->plan.q8_w + ngpt_linear_q8_offset(&ctx->cfg, layer, which);
 }
 
-/* The 4-bit W of a Linear (weights=q4, the blocks' Linears). */
+/* The 4-bit W of a Linear (weights=q4: the blocks' Linears; lm_head_q4: the lm_head). */
 static inline const uint8_t *ngpt_weights_q4(const ngpt_context *ctx, int layer, ngpt_linear which)
 {
     return (const uint8_t *)ngpt_weights_q8(ctx, layer, which);
