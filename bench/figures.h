@@ -33,6 +33,7 @@ typedef struct bench_opts {
     const char *kernels;            /* "all", "none" or kernel names "gemm,softmax" */
     ngpt_weights weights[3];        /* the weights prefill and decode run with, in order */
     int n_weights;
+    bool lm_head_q4;                /* --lm-head q4: the q4 runs' lm_head 4-bit too ("q4h") */
     const char *model;              /* --model: its config and weights, or NULL */
     const ngpt_model *opened;       /* --model opened once (ngpt_model_open), or NULL */
     const char *tokenizer;          /* --tokenizer: V is its tokens, or NULL */

@@ -138,10 +138,11 @@ double bench_tok_s(const bench_workload *w, double sec);
  * (others' load only slows it); 0 if none was measured. */
 double bench_peak_gflops(const bench_report *r, int32_t threads);
 
-/* " q8", " q4", or "" for f32: a figure's label. */
+/* " q8", " q4", " q4h" (lm_head_q4), or "" for f32: a figure's label. */
 static inline const char *bench_weights_suffix(const char *weights)
 {
-    return !strcmp(weights, "q8") ? " q8" : !strcmp(weights, "q4") ? " q4" : "";
+    return !strcmp(weights, "q8") ? " q8" : !strcmp(weights, "q4") ? " q4"
+                                         : !strcmp(weights, "q4h") ? " q4h" : "";
 }
 
 #endif

@@ -97,18 +97,28 @@ static ngpt_status run_train(void *arg)
     return ngpt_context_train_step(j->ctx, &j->opt, j->data, 42, j->batch, j->seq, &loss, NULL, NULL);
 }
 
-static const char *weights_name(ngpt_weights w)
+/* The weights' name in the report: q4h is q4 with --lm-head q4. */
+static const char *weights_name(const bench_opts *o, ngpt_weights w)
 {
-    return w == NGPT_WEIGHTS_Q8 ? "q8" : w == NGPT_WEIGHTS_Q4 ? "q4" : "f32";
+    return w == NGPT_WEIGHTS_Q8 ? "q8" : w == NGPT_WEIGHTS_Q4 ? (o->lm_head_q4 ? "q4h" : "q4") : "f32";
 }
 
-static void add_arena(bench_report *r, const char *mode, ngpt_weights w, int32_t batch,
-                      int32_t seq, int32_t threads, size_t bytes)
+/* o's config with weights w (and its lm_head 4-bit for q4 with --lm-head q4). */
+static ngpt_config config_with(const bench_opts *o, ngpt_weights w)
+{
+    ngpt_config cfg = o->cfg;
+    cfg.weights = w;
+    cfg.lm_head_q4 = o->lm_head_q4 && w == NGPT_WEIGHTS_Q4;
+    return cfg;
+}
+
+static void add_arena(const bench_opts *o, bench_report *r, const char *mode, ngpt_weights w,
+                      int32_t batch, int32_t seq, int32_t threads, size_t bytes)
 {
     if (r->n_arena == BENCH_MAX_ROWS) return;
     bench_arena *a = &r->arena[r->n_arena++];
     snprintf(a->mode, sizeof a->mode, "%s", mode);
-    snprintf(a->weights, sizeof a->weights, "%s", weights_name(w));
+    snprintf(a->weights, sizeof a->weights, "%s", weights_name(o, w));
     a->batch = batch, a->seq = seq, a->threads = threads, a->bytes = bytes;
 }
 
@@ -125,7 +135,7 @@ static int open_ctx_shape(const bench_opts *o, const ngpt_config *cfg, bench_rep
     if (st) {
         return bench_failed(shape->mode == NGPT_MODE_TRAIN ? "train context" : "infer context", st);
     }
-    add_arena(r, shape->mode == NGPT_MODE_TRAIN ? "train" : "infer", cfg->weights, shape->batch,
+    add_arena(o, r, shape->mode == NGPT_MODE_TRAIN ? "train" : "infer", cfg->weights, shape->batch,
               shape->seq, shape->threads, bytes);
     return BENCH_OK;
 }
@@ -171,12 +181,12 @@ static int add_figure(const bench_opts *o, bench_report *r, const char *test, ng
     if (r->n_work == BENCH_MAX_ROWS) return bench_error(BENCH_FAILED, "too many figures");
     bench_workload *w = &r->work[r->n_work];
     snprintf(w->test, sizeof w->test, "%s", test);
-    snprintf(w->weights, sizeof w->weights, "%s", weights_name(wt));
+    snprintf(w->weights, sizeof w->weights, "%s", weights_name(o, wt));
     w->batch = batch, w->seq = seq, w->threads = threads, w->tokens = tokens;
     w->api_calls = api_calls;
     char label[64];
     snprintf(label, sizeof label, "%s%s b%d n%d, %d thread%s", test,
-             wt == NGPT_WEIGHTS_F32 ? "" : wt == NGPT_WEIGHTS_Q8 ? " q8" : " q4", (int)batch, (int)seq, (int)threads,
+             bench_weights_suffix(w->weights), (int)batch, (int)seq, (int)threads,
              threads > 1 ? "s" : "");
     ngpt_status st = bench_time(o, label, fn, arg, 0, &w->sec);
     if (st) {
@@ -360,8 +370,7 @@ static ngpt_status lora_model(const bench_opts *o, ngpt_weights w, ngpt_model **
     char path[256];
     snprintf(path, sizeof path, "%s/ngpt-bench-%d.ngpt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (int)getpid());
-    ngpt_config cfg = o->cfg;
-    cfg.weights = w;
+    ngpt_config cfg = config_with(o, w);
     ngpt_context *ctx = NULL;
     ngpt_status st = ngpt_context_init(&ctx, o->opened, &cfg, NULL, NULL, 0);
     if (!st && !o->opened) st = ngpt_context_params_init(ctx, 42);
@@ -405,7 +414,7 @@ static int bench_lora(const bench_opts *o, bench_report *r, int32_t threads, ngp
         if (!st) st = ngpt_context_init(&ctx, m, NULL, &shape, NULL, 0);
         if (st) rc = bench_failed("LoRA training context", st);
         if (!rc) {
-            add_arena(r, "lora", w, B, T, threads, arena);
+            add_arena(o, r, "lora", w, B, T, threads, arena);
             train_job j = {ctx, data, ngpt_optim_config_default(), B, T};
             rc = add_figure(o, r, "train lora", w, B, T, threads, (double)B * T, 1, run_train, &j);
         }
@@ -453,8 +462,7 @@ int bench_workloads(const bench_opts *o, bench_report *r)
     for (int t = 0; t < o->n_threads; t++) {
         int rc = BENCH_OK;
         for (int w = 0; w < o->n_weights && !rc; w++) {
-            ngpt_config cfg = o->cfg;
-            cfg.weights = o->weights[w];
+            ngpt_config cfg = config_with(o, o->weights[w]);
             rc = bench_generation(o, &cfg, r, o->threads[t]);
             if (!rc && o->decode_at) rc = bench_decode_at(o, &cfg, r, o->threads[t]);
             if (!rc) rc = bench_speculative(o, &cfg, r, o->threads[t]);

@@ -26,7 +26,8 @@ static const char *const HELP =
     "                            qwen2.5-0.5b|qwen3-0.6b|llama3.2-1b|gemma3-270m]\n"
     "                  [--model FILE] [--threads N[,N...]] [--json FILE] [--svg FILE] [--quick]\n"
     "                  [--runs N] [--warmup N] [--kernels all|none|NAME,...]\n"
-    "                  [--prompt N] [--weights f32,q8,q4] [--decode-at N] [--no-train]\n"
+    "                  [--prompt N] [--weights f32,q8,q4] [--lm-head q8|q4]\n"
+    "                  [--decode-at N] [--no-train]\n"
     "                  [--bandwidth-mib N | --no-bandwidth]\n"
     "                  [--tokenizer FILE [--text FILE]]\n\n"
     "Measures this build on this machine: an FMA peak probe, a read-bandwidth\n"
@@ -79,6 +80,8 @@ static const char *const HELP =
     "                     and q4 (the same model quantized, ngpt quantize; default\n"
     "                     f32,q8);\n"
     "                     training is float32, LoRA training runs on each\n"
+    "  --lm-head q4       the q4 runs with a 4-bit lm_head (ngpt quantize --lm-head\n"
+    "                     q4), reported as q4h; needs q4 in --weights\n"
     "  --no-train         no training and no LoRA figures (for a model of 0.5B\n"
     "                     parameters or more: training holds 16 bytes per parameter)\n"
     "  --bandwidth-mib N  the read-bandwidth probe's array in MiB (default 4x the\n"
@@ -382,6 +385,11 @@ int cli_cmd_bench(int argc, char **argv)
                 return CLI_USAGE;
         } else if (cli_opt(&a, "--weights", &v)) {
             if (!v || !parse_weights(a.cmd, v, &o)) return CLI_USAGE;
+        } else if (cli_opt(&a, "--lm-head", &v)) {
+            if (!v || (strcmp(v, "q4") && strcmp(v, "q8")))
+                return cli_error(a.cmd, CLI_USAGE, "--lm-head expects q8 or q4, got \"%s\"",
+                                 v ? v : "");
+            o.lm_head_q4 = !strcmp(v, "q4");
         } else if (cli_opt(&a, "--tokenizer", &v)) {
             if (!(o.tokenizer = v)) return CLI_USAGE;
         } else if (cli_opt(&a, "--model", &v)) {
@@ -393,6 +401,10 @@ int cli_cmd_bench(int argc, char **argv)
         }
     }
     if (a.failed || !bench_kernels_valid(&o)) return CLI_USAGE;
+    bool has_q4 = false;
+    for (int i = 0; i < o.n_weights; i++) has_q4 |= o.weights[i] == NGPT_WEIGHTS_Q4;
+    if (o.lm_head_q4 && !has_q4)
+        return cli_error(a.cmd, CLI_USAGE, "--lm-head q4 changes the q4 runs: add q4 to --weights");
     if (o.model && (n_configs || strcmp(o.preset, "default") || o.tokenizer))
         return cli_error(a.cmd, CLI_USAGE, "--model takes the model's config and tokenizer: "
                          "leave out --preset, --config and --tokenizer");

@@ -49,6 +49,11 @@ grep -q "^| decode q4 " "$dir/q4.md" && grep -q "^| prefill q4 " "$dir/q4.md" &&
     grep -q "^| decode  " "$dir/q4.md" && grep -q "^| arena, infer q4 " "$dir/q4.md" &&
     [ "$(grep -n '^| decode q8 .*B=1' "$dir/q4.md" | cut -d: -f1)" -lt "$(grep -n '^| decode q4 .*B=1' "$dir/q4.md" | cut -d: -f1)" ]
 check $? "--weights f32,q8,q4: the 4-bit rows under the 8-bit ones: $(cat "$dir/q4.md" "$dir/err")"
+$N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --no-train --weights q8,q4 \
+    --lm-head q4 > "$dir/q4h.md" 2> "$dir/err"
+grep -q "^| decode q4h " "$dir/q4h.md" && grep -q "^| decode q8 " "$dir/q4h.md" &&
+    ! grep -q "^| decode q4 " "$dir/q4h.md" && grep -q "^| weight bytes, decode q4h .*B=1 " "$dir/q4h.md"
+check $? "--lm-head q4: the q4 rows with a 4-bit head, q4h: $(cat "$dir/q4h.md" "$dir/err")"
 $N bench --quick $tiny --runs 1 --threads 1 --kernels none --no-bandwidth --prompt 5 > "$dir/p.md" 2> "$dir/err"
 grep -q "^| prefill .* prompt=5 " "$dir/p.md"
 check $? "--prompt 5 sets the prefill's prompt: $(cat "$dir/p.md" "$dir/err")"
@@ -171,7 +176,8 @@ for p in "qwen2.5-0.5b:C=896 .*H=14 .*qkv_bias=1 .*kv_heads=2 " \
 done
 
 for bad in "--threads 0" "--threads 1,x" "--preset gpt3" "--runs 0" "--config Q=1" "--kernels gemm,nope" \
-    "--frobnicate" "--weights q3" "--weights q8,q8" "--weights q4,f32,q4" "--config weights=q8" "--bandwidth-mib 0"; do
+    "--frobnicate" "--weights q3" "--weights q8,q8" "--weights q4,f32,q4" "--config weights=q8" "--bandwidth-mib 0" \
+    "--lm-head q4" "--weights q4 --lm-head q5"; do
     $N bench $bad > /dev/null 2> "$dir/err"
     [ $? = 2 ] && [ -s "$dir/err" ]
     check $? "ngpt bench $bad exits 2 with a message"
