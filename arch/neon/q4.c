@@ -23,10 +23,9 @@
  *    stack, and every row of the block reads them there (the same products
  *    and sums as one row's), so a 5-position pass walks a panel once and
  *    unpacks it once, not three times. One row (decode) keeps its walk. */
-#include <string.h>
-
 #include "../panel_walk.h"
 #include "kernels_neon.h"
+#include "quad_mull.h"
 
 enum { G = NGPT_Q4_GROUP, NR = NGPT_Q4_NR, BLOCK = NGPT_Q4_BLOCK };
 
@@ -71,27 +70,23 @@ static inline void group_sums(int32x4_t s[4], const int8_t *xg, const uint8_t *b
 #undef DOT
 }
 #else
-/* The same with SMULL/SMLAL into int16 lanes (o k01, o k23 per pair of
- * bytes), widened by SADDLP and folded by a pairwise add. As in q8.c, the
- * loop over quads is the outer, rolled one and the one over the 4 vectors
- * the inner, unrolled one (q8.c's opening comment says why). */
+/* The same with SMULL/SMLAL (quad_mull.h) into int16 lanes (o k01, o k23
+ * per pair of bytes), widened by SADDLP and folded by a pairwise add. As
+ * in q8.c, the loop over quads is the outer, rolled one and the one over
+ * the 4 vectors the inner, unrolled one (q8.c's opening comment says why). */
 static inline void group_sums(int32x4_t s[4], const int8_t *xg, const uint8_t *b)
 {
     int16x8_t plo[4], phi[4];
     UNROLL
     for (int v = 0; v < 4; v++) plo[v] = phi[v] = vdupq_n_s16(0);
     for (int h = 0; h < 4; h++) {
-        int32_t a0, a1;
-        memcpy(&a0, xg + 4 * h, 4);
-        memcpy(&a1, xg + 16 + 4 * h, 4);
-        const int8x8_t xl = vreinterpret_s8_s32(vdup_n_s32(a0));
-        const int8x8_t xh = vreinterpret_s8_s32(vdup_n_s32(a1));
+        const neon_quad xl = neon_quad_load(xg + 4 * h), xh = neon_quad_load(xg + 16 + 4 * h);
         UNROLL
         for (int v = 0; v < 4; v++) {
             const int8x16_t w = vreinterpretq_s8_u8(vld1q_u8(b + h * 64 + 16 * v));
             const int8x16_t lo = low_nibbles(w), hi = high_nibbles(w);
-            plo[v] = vmlal_s8(vmlal_s8(plo[v], vget_low_s8(lo), xl), vget_low_s8(hi), xh);
-            phi[v] = vmlal_s8(vmlal_s8(phi[v], vget_high_s8(lo), xl), vget_high_s8(hi), xh);
+            plo[v] = neon_mlal_lo(neon_mlal_lo(plo[v], lo, xl), hi, xh);
+            phi[v] = neon_mlal_hi(neon_mlal_hi(phi[v], lo, xl), hi, xh);
         }
     }
     UNROLL
@@ -175,23 +170,18 @@ static inline __attribute__((always_inline)) void unpacked_sums(int32x4_t s[4], 
 #else
 static inline __attribute__((always_inline)) void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacked *u)
 {
-    int8x8_t xl[4], xh[4];
+    neon_quad xl[4], xh[4];
     UNROLL
     for (int h = 0; h < 4; h++) {
-        int32_t a0, a1;
-        memcpy(&a0, xg + 4 * h, 4);
-        memcpy(&a1, xg + 16 + 4 * h, 4);
-        xl[h] = vreinterpret_s8_s32(vdup_n_s32(a0));
-        xh[h] = vreinterpret_s8_s32(vdup_n_s32(a1));
+        xl[h] = neon_quad_load(xg + 4 * h);
+        xh[h] = neon_quad_load(xg + 16 + 4 * h);
     }
     UNROLL
     for (int v = 0; v < 4; v++) {
         int16x8_t plo = vdupq_n_s16(0), phi = plo;
 #define MLAL(h)                                                                          \
-    plo = vmlal_s8(vmlal_s8(plo, vget_low_s8(u->lo[h][v]), xl[h]), vget_low_s8(u->hi[h][v]), \
-                   xh[h]);                                                               \
-    phi = vmlal_s8(vmlal_s8(phi, vget_high_s8(u->lo[h][v]), xl[h]),                       \
-                   vget_high_s8(u->hi[h][v]), xh[h]);
+    plo = neon_mlal_lo(neon_mlal_lo(plo, u->lo[h][v], xl[h]), u->hi[h][v], xh[h]);        \
+    phi = neon_mlal_hi(neon_mlal_hi(phi, u->lo[h][v], xl[h]), u->hi[h][v], xh[h]);
         MLAL(0) MLAL(1) MLAL(2) MLAL(3)
 #undef MLAL
         const int32x4_t l = vpaddlq_s16(plo), hsum = vpaddlq_s16(phi);

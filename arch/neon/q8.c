@@ -25,11 +25,10 @@
  *    indexes live on the stack, a load and a store per product; unrolled,
  *    they are registers. The loops over quads stay rolled: unrolled, gcc
  *    hoists their weight loads and spills (the two-row block, ARMv7). */
-#include <string.h>
-
 #include "../panel_walk.h"
 #include "../q8_run.h"
 #include "kernels_neon.h"
+#include "quad_mull.h"
 
 enum { G = NGPT_Q8_GROUP, NR = NGPT_Q8_NR, QUADS = NGPT_Q8_QUADS, BLOCK = NGPT_Q8_BLOCK };
 
@@ -124,26 +123,23 @@ static inline void group_sums(int32x4_t s[4], const int8_t *xg, const int8_t *q)
     }
 }
 #else
-/* The same with SMULL/SMLAL: quads s and s+1 of 4 outputs in int16 lanes
- * (each the sum of two products), pairs added into int32 by SADALP: lanes
- * (o k01, o k23, o' k01, o' k23) per half, folded by a pairwise add. */
+/* The same with SMULL/SMLAL (quad_mull.h): quads s and s+1 of 4 outputs in
+ * int16 lanes (each the sum of two products), pairs added into int32 by
+ * SADALP: lanes (o k01, o k23, o' k01, o' k23) per half, folded by a
+ * pairwise add. */
 static inline void group_sums(int32x4_t s[4], const int8_t *xg, const int8_t *q)
 {
     int32x4_t lo[4], hi[4];
     UNROLL
     for (int v = 0; v < 4; v++) lo[v] = hi[v] = vdupq_n_s32(0);
     for (int sq = 0; sq < QUADS; sq += 2) {
-        int32_t a0, a1;
-        memcpy(&a0, xg + 4 * sq, 4);
-        memcpy(&a1, xg + 4 * sq + 4, 4);
-        const int8x8_t x0 = vreinterpret_s8_s32(vdup_n_s32(a0));
-        const int8x8_t x1 = vreinterpret_s8_s32(vdup_n_s32(a1));
+        const neon_quad x0 = neon_quad_load(xg + 4 * sq), x1 = neon_quad_load(xg + 4 * sq + 4);
         UNROLL
         for (int v = 0; v < 4; v++) {
             const int8x16_t w0 = vld1q_s8(q + sq * 64 + 16 * v);
             const int8x16_t w1 = vld1q_s8(q + (sq + 1) * 64 + 16 * v);
-            const int16x8_t plo = vmlal_s8(vmull_s8(vget_low_s8(w0), x0), vget_low_s8(w1), x1);
-            const int16x8_t phi = vmlal_s8(vmull_s8(vget_high_s8(w0), x0), vget_high_s8(w1), x1);
+            const int16x8_t plo = neon_mlal_lo(neon_mull_lo(w0, x0), w1, x1);
+            const int16x8_t phi = neon_mlal_hi(neon_mull_hi(w0, x0), w1, x1);
             lo[v] = vpadalq_s16(lo[v], plo);
             hi[v] = vpadalq_s16(hi[v], phi);
         }
