@@ -17,15 +17,17 @@ compiled to assembly (`-g -S`) with the flags `make TOOLCHAIN=<board's
 toolchain> mca-flags` prints, by clang-19 --target=aarch64-linux-gnu and,
 for the Pi builds, by the toolchain's own gcc too. The compilers inline the
 one-row block (panel_1) and the two-row one (panel_2) into
-ngpt_f32_gemm_q8__neon (clang keeps gemm_q4's panel_1, which two walks
-share, as a function: it is read there), so a loop is told by what it does.
+ngpt_f32_gemm_q8__neon (both keep gemm_q4's panel_1, which two walks
+share, as a function, gcc as panel_1.constprop.0: it is read there), so a
+loop is told by what it does.
 Each function is cut into basic blocks (tools/mca.py's parser); a loop is
 the natural loop of a branch back to a block that dominates it; its trip
 is the longest path from its header to a branch back with no call. A loop
 with one loop nested in it is flattened: the nested loop's trip repeated as
-many times as one row's products of a group need (clang keeps the SMULL
-path's loop over pairs of quads, 4 trips of 16 products, or gemm_q4's over
-the 4 vectors), its closing branch each time. A trip is the one-row group
+many times as one row's products of a group need (the SMULL path's loop
+over quads, pairs of them in gemm_q8: 4 trips of 16 products; gcc's loop
+over the two halves of gemm_q8's SDOT group: 2 trips of 16), its closing
+branch each time. A trip is the one-row group
 loop when the bytes it loads (the stack aside) are g weight blocks and
 their g x 36 bytes of activations (32 int8 and a scale) exactly, and its
 integer products are one row's for g groups (SDOT: 32 a group in either
@@ -287,8 +289,8 @@ def one_row_loops(asm_path, func, block, src):
     d = mca.Dialect("a64")
     with open(asm_path, errors="replace") as f:     # .ascii debug strings
         funcs, filemap = mca.parse_asm(f.read(), d)
-    if "panel_1" in funcs:      # the one-row block, where the compiler did not inline it
-        func = "panel_1"
+    # the one-row block, where the compiler did not inline it (gcc: panel_1.constprop.0)
+    func = next((f for f in sorted(funcs) if f == "panel_1" or f.startswith("panel_1.")), func)
     if func not in funcs:
         raise RuntimeError(f"{func} not in {asm_path}")
     blocks, succ, calls = cfg(funcs[func], d)

@@ -16,16 +16,16 @@
  *    output its lane. The int32 sums are exact, so their order is free;
  *    the float chain over the groups is the reference's: one vfmaq_f32 per
  *    group and output, no float of it subnormal (q4.h); on ARMv7 the bias
- *    is added on the VFP unit, as in q8.c.
+ *    is added on the VFP unit, as in q8.c, and the loops over the 4
+ *    vectors of outputs are unrolled as there.
  *  - Several rows (m >= 2) take the panel after panel in blocks of up to 8
  *    rows: a group's nibbles are unpacked once, into 32 vectors on the
  *    stack, and every row of the block reads them there (the same products
  *    and sums as one row's), so a 5-position pass walks a panel once and
  *    unpacks it once, not three times. One row (decode) keeps its walk. */
-#include <string.h>
-
 #include "../panel_walk.h"
 #include "kernels_neon.h"
+#include "quad_mull.h"
 
 enum { G = NGPT_Q4_GROUP, NR = NGPT_Q4_NR, BLOCK = NGPT_Q4_BLOCK };
 
@@ -33,9 +33,11 @@ enum { G = NGPT_Q4_GROUP, NR = NGPT_Q4_NR, BLOCK = NGPT_Q4_BLOCK };
 static inline void store16(float *c, const float32x4_t f[4], const float *bias, int nvalid)
 {
     float t[NR];
+    UNROLL
     for (int v = 0; v < 4; v++) vst1q_f32(t + 4 * v, f[v]);
 #if defined(__aarch64__)
     if (nvalid >= NR) {
+        UNROLL
         for (int v = 0; v < 4; v++)
             vst1q_f32(c + 4 * v, bias ? vaddq_f32(f[v], vld1q_f32(bias + 4 * v)) : f[v]);
         return;
@@ -55,8 +57,10 @@ static inline int8x16_t high_nibbles(int8x16_t v) { return vshrq_n_s8(v, 4); }
 static inline void group_sums(int32x4_t s[4], const int8_t *xg, const uint8_t *b)
 {
     const int8x16_t x0 = vld1q_s8(xg), x1 = vld1q_s8(xg + 16);
+    UNROLL
     for (int v = 0; v < 4; v++) s[v] = vdupq_n_s32(0);
 #define DOT(h)                                                                           \
+    UNROLL                                                                               \
     for (int v = 0; v < 4; v++) {                                                        \
         const int8x16_t w = vreinterpretq_s8_u8(vld1q_u8(b + (h) * 64 + 16 * v));         \
         s[v] = vdotq_laneq_s32(s[v], low_nibbles(w), x0, h);                              \
@@ -66,27 +70,28 @@ static inline void group_sums(int32x4_t s[4], const int8_t *xg, const uint8_t *b
 #undef DOT
 }
 #else
-/* The same with SMULL/SMLAL into int16 lanes (o k01, o k23 per pair of
- * bytes), widened by SADDLP and folded by a pairwise add. */
+/* The same with SMULL/SMLAL (quad_mull.h) into int16 lanes (o k01, o k23
+ * per pair of bytes), widened by SADDLP and folded by a pairwise add. As
+ * in q8.c, the loop over quads is the outer, rolled one and the one over
+ * the 4 vectors the inner, unrolled one (q8.c's opening comment says why). */
 static inline void group_sums(int32x4_t s[4], const int8_t *xg, const uint8_t *b)
 {
-    int8x8_t xl[4], xh[4];
+    int16x8_t plo[4], phi[4];
+    UNROLL
+    for (int v = 0; v < 4; v++) plo[v] = phi[v] = vdupq_n_s16(0);
     for (int h = 0; h < 4; h++) {
-        int32_t a0, a1;
-        memcpy(&a0, xg + 4 * h, 4);
-        memcpy(&a1, xg + 16 + 4 * h, 4);
-        xl[h] = vreinterpret_s8_s32(vdup_n_s32(a0));
-        xh[h] = vreinterpret_s8_s32(vdup_n_s32(a1));
-    }
-    for (int v = 0; v < 4; v++) {
-        int16x8_t plo = vdupq_n_s16(0), phi = plo;
-        for (int h = 0; h < 4; h++) {
+        const neon_quad xl = neon_quad_load(xg + 4 * h), xh = neon_quad_load(xg + 16 + 4 * h);
+        UNROLL
+        for (int v = 0; v < 4; v++) {
             const int8x16_t w = vreinterpretq_s8_u8(vld1q_u8(b + h * 64 + 16 * v));
             const int8x16_t lo = low_nibbles(w), hi = high_nibbles(w);
-            plo = vmlal_s8(vmlal_s8(plo, vget_low_s8(lo), xl[h]), vget_low_s8(hi), xh[h]);
-            phi = vmlal_s8(vmlal_s8(phi, vget_high_s8(lo), xl[h]), vget_high_s8(hi), xh[h]);
+            plo[v] = neon_mlal_lo(neon_mlal_lo(plo[v], lo, xl), hi, xh);
+            phi[v] = neon_mlal_hi(neon_mlal_hi(phi[v], lo, xl), hi, xh);
         }
-        const int32x4_t l = vpaddlq_s16(plo), u = vpaddlq_s16(phi);
+    }
+    UNROLL
+    for (int v = 0; v < 4; v++) {
+        const int32x4_t l = vpaddlq_s16(plo[v]), u = vpaddlq_s16(phi[v]);
 #if defined(__aarch64__)
         s[v] = vpaddq_s32(l, u);
 #else
@@ -104,6 +109,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
            int nvalid)
 {
     float32x4_t f0[4], f1[4];
+    UNROLL
     for (int v = 0; v < 4; v++) f0[v] = f1[v] = vdupq_n_f32(0.0f);
     for (int g = 0; g < groups; g++) {
         const uint8_t *blk = panel + (size_t)g * BLOCK, *b = blk + NR * sizeof(float);
@@ -111,6 +117,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
         int32x4_t i0[4], i1[4];
         group_sums(i0, x0 + g * G, b);
         if (R > 1) group_sums(i1, x1 + g * G, b);
+        UNROLL
         for (int v = 0; v < 4; v++) {
             const float32x4_t w = vld1q_f32(wd + 4 * v);
             f0[v] = vfmaq_f32(f0[v], vcvtq_f32_s32(i0[v]), vmulq_n_f32(w, s0[g]));
@@ -137,6 +144,7 @@ typedef struct unpacked {
 static inline __attribute__((always_inline)) void unpack_group(unpacked *u, const uint8_t *b)
 {
     for (int h = 0; h < 4; h++)
+        UNROLL
         for (int v = 0; v < 4; v++) {
             const int8x16_t w = vreinterpretq_s8_u8(vld1q_u8(b + h * 64 + 16 * v));
             u->lo[h][v] = low_nibbles(w), u->hi[h][v] = high_nibbles(w);
@@ -162,21 +170,18 @@ static inline __attribute__((always_inline)) void unpacked_sums(int32x4_t s[4], 
 #else
 static inline __attribute__((always_inline)) void unpacked_sums(int32x4_t s[4], const int8_t *xg, const unpacked *u)
 {
-    int8x8_t xl[4], xh[4];
+    neon_quad xl[4], xh[4];
+    UNROLL
     for (int h = 0; h < 4; h++) {
-        int32_t a0, a1;
-        memcpy(&a0, xg + 4 * h, 4);
-        memcpy(&a1, xg + 16 + 4 * h, 4);
-        xl[h] = vreinterpret_s8_s32(vdup_n_s32(a0));
-        xh[h] = vreinterpret_s8_s32(vdup_n_s32(a1));
+        xl[h] = neon_quad_load(xg + 4 * h);
+        xh[h] = neon_quad_load(xg + 16 + 4 * h);
     }
+    UNROLL
     for (int v = 0; v < 4; v++) {
         int16x8_t plo = vdupq_n_s16(0), phi = plo;
 #define MLAL(h)                                                                          \
-    plo = vmlal_s8(vmlal_s8(plo, vget_low_s8(u->lo[h][v]), xl[h]), vget_low_s8(u->hi[h][v]), \
-                   xh[h]);                                                               \
-    phi = vmlal_s8(vmlal_s8(phi, vget_high_s8(u->lo[h][v]), xl[h]),                       \
-                   vget_high_s8(u->hi[h][v]), xh[h]);
+    plo = neon_mlal_lo(neon_mlal_lo(plo, u->lo[h][v], xl[h]), u->hi[h][v], xh[h]);        \
+    phi = neon_mlal_hi(neon_mlal_hi(phi, u->lo[h][v], xl[h]), u->hi[h][v], xh[h]);
         MLAL(0) MLAL(1) MLAL(2) MLAL(3)
 #undef MLAL
         const int32x4_t l = vpaddlq_s16(plo), hsum = vpaddlq_s16(phi);
@@ -200,6 +205,7 @@ block_rows(const int R, int groups, int k, const int8_t *x, ptrdiff_t xs, const 
 {
     float32x4_t f[ROWS][4];
     for (int r = 0; r < R; r++)
+        UNROLL
         for (int v = 0; v < 4; v++) f[r][v] = vdupq_n_f32(0.0f);
     for (int g = 0; g < groups; g++) {
         const uint8_t *blk = panel + (size_t)g * BLOCK, *b = blk + NR * sizeof(float);
@@ -211,6 +217,7 @@ block_rows(const int R, int groups, int k, const int8_t *x, ptrdiff_t xs, const 
             const float sr = ngpt_q8_row_scales(xr, k)[g];
             int32x4_t i[4];
             unpacked_sums(i, xr + g * G, &u);
+            UNROLL
             for (int v = 0; v < 4; v++)
                 f[r][v] = vfmaq_f32(f[r][v], vcvtq_f32_s32(i[v]), vmulq_n_f32(vld1q_f32(wd + 4 * v), sr));
         }

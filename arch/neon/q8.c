@@ -19,12 +19,16 @@
  *    lane. The int32 sums are exact, so their order is free; the float chain
  *    over the groups is the reference's: one vfmaq_f32 per group and output.
  *    No float of the chain can be subnormal (q8.h); on ARMv7 the bias is
- *    added on the VFP unit, which keeps a subnormal sum. */
-#include <string.h>
-
+ *    added on the VFP unit, which keeps a subnormal sum.
+ *    Every loop over the 4 vectors of outputs is UNROLLed (kernels_neon.h):
+ *    gcc 12 keeps it rolled at -O2, and then the accumulator arrays it
+ *    indexes live on the stack, a load and a store per product; unrolled,
+ *    they are registers. The loops over quads stay rolled: unrolled, gcc
+ *    hoists their weight loads and spills (the two-row block, ARMv7). */
 #include "../panel_walk.h"
 #include "../q8_run.h"
 #include "kernels_neon.h"
+#include "quad_mull.h"
 
 enum { G = NGPT_Q8_GROUP, NR = NGPT_Q8_NR, QUADS = NGPT_Q8_QUADS, BLOCK = NGPT_Q8_BLOCK };
 
@@ -86,9 +90,11 @@ void ngpt_f32_quantize_q8__neon(int8_t *xq, ptrdiff_t xq_rs, const float *x, ptr
 static inline void store16(float *c, const float32x4_t f[4], const float *bias, int nvalid)
 {
     float t[NR];
+    UNROLL
     for (int v = 0; v < 4; v++) vst1q_f32(t + 4 * v, f[v]);
 #if defined(__aarch64__)
     if (nvalid >= NR) {
+        UNROLL
         for (int v = 0; v < 4; v++)
             vst1q_f32(c + 4 * v, bias ? vaddq_f32(f[v], vld1q_f32(bias + 4 * v)) : f[v]);
         return;
@@ -103,11 +109,13 @@ static inline void store16(float *c, const float32x4_t f[4], const float *bias, 
 /* The int32 sums of one group for a row: 4 vectors of 4 outputs. */
 static inline void group_sums(int32x4_t s[4], const int8_t *xg, const int8_t *q)
 {
+    UNROLL
     for (int v = 0; v < 4; v++) s[v] = vdupq_n_s32(0);
     for (int h = 0; h < 2; h++) {       /* quads 4h..4h+3 of the row in one register */
         const int8x16_t xv = vld1q_s8(xg + 16 * h);
         const int8_t *qh = q + h * 4 * 64;
 #define DOT(lane)                                                                        \
+        UNROLL                                                                           \
         for (int v = 0; v < 4; v++)                                                      \
             s[v] = vdotq_laneq_s32(s[v], vld1q_s8(qh + (lane) * 64 + 16 * v), xv, lane);
         DOT(0) DOT(1) DOT(2) DOT(3)
@@ -115,28 +123,28 @@ static inline void group_sums(int32x4_t s[4], const int8_t *xg, const int8_t *q)
     }
 }
 #else
-/* The same with SMULL/SMLAL: quads s and s+1 of 4 outputs in int16 lanes
- * (each the sum of two products), pairs added into int32 by SADALP: lanes
- * (o k01, o k23, o' k01, o' k23) per half, folded by a pairwise add. */
+/* The same with SMULL/SMLAL (quad_mull.h): quads s and s+1 of 4 outputs in
+ * int16 lanes (each the sum of two products), pairs added into int32 by
+ * SADALP: lanes (o k01, o k23, o' k01, o' k23) per half, folded by a
+ * pairwise add. */
 static inline void group_sums(int32x4_t s[4], const int8_t *xg, const int8_t *q)
 {
     int32x4_t lo[4], hi[4];
+    UNROLL
     for (int v = 0; v < 4; v++) lo[v] = hi[v] = vdupq_n_s32(0);
     for (int sq = 0; sq < QUADS; sq += 2) {
-        int32_t a0, a1;
-        memcpy(&a0, xg + 4 * sq, 4);
-        memcpy(&a1, xg + 4 * sq + 4, 4);
-        const int8x8_t x0 = vreinterpret_s8_s32(vdup_n_s32(a0));
-        const int8x8_t x1 = vreinterpret_s8_s32(vdup_n_s32(a1));
+        const neon_quad x0 = neon_quad_load(xg + 4 * sq), x1 = neon_quad_load(xg + 4 * sq + 4);
+        UNROLL
         for (int v = 0; v < 4; v++) {
             const int8x16_t w0 = vld1q_s8(q + sq * 64 + 16 * v);
             const int8x16_t w1 = vld1q_s8(q + (sq + 1) * 64 + 16 * v);
-            const int16x8_t plo = vmlal_s8(vmull_s8(vget_low_s8(w0), x0), vget_low_s8(w1), x1);
-            const int16x8_t phi = vmlal_s8(vmull_s8(vget_high_s8(w0), x0), vget_high_s8(w1), x1);
+            const int16x8_t plo = neon_mlal_lo(neon_mull_lo(w0, x0), w1, x1);
+            const int16x8_t phi = neon_mlal_hi(neon_mull_hi(w0, x0), w1, x1);
             lo[v] = vpadalq_s16(lo[v], plo);
             hi[v] = vpadalq_s16(hi[v], phi);
         }
     }
+    UNROLL
     for (int v = 0; v < 4; v++) {
 #if defined(__aarch64__)
         s[v] = vpaddq_s32(lo[v], hi[v]);
@@ -155,6 +163,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
            int nvalid)
 {
     float32x4_t f0[4], f1[4];
+    UNROLL
     for (int v = 0; v < 4; v++) f0[v] = f1[v] = vdupq_n_f32(0.0f);
     for (int g = 0; g < groups; g++) {
         const int8_t *blk = panel + (size_t)g * BLOCK, *q = blk + NR * sizeof(float);
@@ -162,6 +171,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
         int32x4_t i0[4], i1[4];
         group_sums(i0, x0 + g * G, q);
         if (R > 1) group_sums(i1, x1 + g * G, q);
+        UNROLL
         for (int v = 0; v < 4; v++) {
             const float32x4_t w = vld1q_f32(wd + 4 * v);
             f0[v] = vfmaq_f32(f0[v], vcvtq_f32_s32(i0[v]), vmulq_n_f32(w, s0[g]));
