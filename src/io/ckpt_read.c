@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/huge_pages.h"
 #include "io/ckpt_file.h"
 #include "runtime/f32_panels.h"
 
@@ -232,6 +233,7 @@ static ngpt_status read_whole(ngpt_ckpt_reader *r, int fd, const char *path, siz
     if (!r->heap)
         return ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot map %s and cannot allocate %zu bytes to "
                          "read it", path, size);
+    ngpt_huge_pages_advise(r->heap, size);
     for (size_t at = 0; at < size;) {
         const ssize_t n = read(fd, (unsigned char *)r->heap + at, size - at);
         if (n < 0 && errno == EINTR) continue;
@@ -284,6 +286,7 @@ static ngpt_status open_file(ngpt_ckpt_reader *r, const char *path, bool hash_la
         close(fd);
         r->map = map;
         r->map_size = size;
+        ngpt_huge_pages_advise(map, size);      /* before verify reads it: huge folios */
     }
     ngpt_status st = ngpt_ckpt_settle(r, verify(r, data, size, hash_later));
     if (st) ngpt_ckpt_close(r);

@@ -17,6 +17,7 @@
 
 #include "base/cpu.h"
 #include "base/fpmode.h"
+#include "base/huge_pages.h"
 #include "io/checkpoint.h"
 #include "io/model.h"
 #include "io/tmpl_tensor.h"
@@ -89,6 +90,7 @@ static ngpt_status lay_out_weights(ngpt_model *m)
     if (!ngpt_mul_ok(lay.total, sizeof(float), &bytes) || bytes > SIZE_MAX - 64)
         return ngpt_fail(NGPT_ERR_OVERFLOW, "the parameters of %s overflow size_t", m->r.src);
     m->params = aligned_alloc(64, align64(bytes ? bytes : 1));
+    if (m->params) ngpt_huge_pages_advise(m->params, bytes);    /* before the copy touches it */
     const int n_linear = 1 + NGPT_LINEAR_PER_LAYER * m->cfg.n_layers;
     if (m->cfg.weights != NGPT_WEIGHTS_F32)
         m->q8_linear = calloc((size_t)n_linear, sizeof *m->q8_linear);
@@ -154,7 +156,8 @@ static ngpt_status model_open(ngpt_model **out, const char *path, const void *da
         if (!(m->copy = aligned_alloc(64, align64(size))))
             st = ngpt_fail(NGPT_ERR_NO_MEMORY, "cannot allocate %zu bytes to align the "
                            "checkpoint in memory", size);
-        else data = memcpy(m->copy, data, size);
+        else
+            ngpt_huge_pages_advise(m->copy, size), data = memcpy(m->copy, data, size);
     }
     if (!st) st = ngpt_ckpt_open_model(&m->r, m->path, data, size, &m->cfg);
     const int64_t at = st ? -1 : ngpt_ckpt_find_tensor(&m->r, NGPT_CKPT_TOKENIZER);

@@ -6,6 +6,7 @@
 #include "base/checked.h"
 #include "base/cpu.h"
 #include "base/fpmode.h"
+#include "base/huge_pages.h"
 #include "runtime/config.h"
 #include "runtime/context.h"
 #include "runtime/pool.h"
@@ -190,6 +191,7 @@ ngpt_status ngpt_context_create(const char *fn, ngpt_context **out, const ngpt_c
             return ngpt_fail(NGPT_ERR_NO_MEMORY, "%s: could not allocate the %zu-byte arena; "
                              "plan a smaller batch or seq, or pass your own buffer", fn,
                              plan.bytes);
+        ngpt_huge_pages_advise(owned, plan.bytes);      /* its weights stream at every step */
         arena_bytes = plan.bytes;
     }
     uintptr_t a = ((uintptr_t)arena + (NGPT_ALIGN - 1)) & ~(uintptr_t)(NGPT_ALIGN - 1);
