@@ -584,7 +584,10 @@ ngpt_status ngpt_model_train_state(const ngpt_model *model, ngpt_train_state *st
  * the library allocates one block of ngpt_context_arena_size bytes
  * (arena_bytes ignored); or the caller's buffer of arena_bytes >= that
  * size, any alignment (the start is rounded up to 64 bytes, which the
- * size includes), e.g. static memory on a board. Starts the context's
+ * size includes), e.g. static memory on a board (the library advises
+ * its own block 2 MiB pages on Linux, MADV_HUGEPAGE: a context that owns
+ * its weights decodes faster from them; do the same for a large buffer of
+ * yours). Starts the context's
  * threads (NGPT_ERR_THREAD if the system refuses one). NGPT_ERR_WRONG_MODE:
  * a training shape with 8-bit or 4-bit weights (inference only);
  * NGPT_ERR_UNSUPPORTED as ngpt_model_open. */
