@@ -145,79 +145,6 @@ def product_kind(ins):
     return None
 
 
-def cfg(body, d):
-    """Basic blocks of a function ([{"labels", "insns"}]), their successors
-    and whether each calls something."""
-    blocks, cur = [], None
-    for item in body:
-        if not isinstance(item, mca.Insn):
-            if cur is not None and cur["insns"]:
-                blocks.append(cur)
-                cur = None
-            cur = cur or {"labels": [], "insns": []}
-            cur["labels"].append(item[1])
-            continue
-        cur = cur or {"labels": [], "insns": []}
-        cur["insns"].append(item)
-        if d.branch(item.mnem, item.ops):
-            blocks.append(cur)
-            cur = None
-    if cur is not None and cur["insns"]:
-        blocks.append(cur)
-    labels = {lab: i for i, b in enumerate(blocks) for lab in b["labels"]}
-    succ, calls = [], []
-    for i, b in enumerate(blocks):
-        last = b["insns"][-1]
-        kind = d.branch(last.mnem, last.ops)
-        s = []
-        if kind in ("jump", "cond") and d.target(last.ops) in labels:
-            s.append(labels[d.target(last.ops)])
-        if kind not in ("jump", "ret") and i + 1 < len(blocks):
-            s.append(i + 1)
-        succ.append(s)
-        calls.append(any(d.branch(x.mnem, x.ops) == "call" for x in b["insns"]))
-    return blocks, succ, calls
-
-
-def natural_loops(blocks, succ):
-    """{header: {"blocks", "latches"}}: the natural loops of the branches
-    back to a block that dominates them, merged by header."""
-    pred = [[] for _ in blocks]
-    for i, ss in enumerate(succ):
-        for j in ss:
-            pred[j].append(i)
-    reach, stack = set(), [0] if blocks else []
-    while stack:
-        x = stack.pop()
-        if x not in reach:
-            reach.add(x)
-            stack.extend(succ[x])
-    dom = {x: set(reach) for x in reach}
-    if blocks:
-        dom[0] = {0}
-    changed = True
-    while changed:
-        changed = False
-        for x in sorted(reach - {0}):
-            ps = [dom[p] for p in pred[x] if p in reach]
-            new = set.intersection(*ps) | {x} if ps else {x}
-            if new != dom[x]:
-                dom[x], changed = new, True
-    loops = {}
-    for u in sorted(reach):
-        for h in succ[u]:
-            if h in dom[u]:
-                lp = loops.setdefault(h, {"blocks": {h}, "latches": set()})
-                lp["latches"].add(u)
-                stack = [u]
-                while stack:
-                    x = stack.pop()
-                    if x not in lp["blocks"]:
-                        lp["blocks"].add(x)
-                        stack.extend(pred[x])
-    return loops
-
-
 def longest_path(start, ends, allowed, succ, calls, weight):
     """The path start .. a block of ends inside allowed, with no call, of
     the most weight (bounded enumeration); None if there is none."""
@@ -293,8 +220,9 @@ def one_row_loops(asm_path, func, block, src):
     func = next((f for f in sorted(funcs) if f == "panel_1" or f.startswith("panel_1.")), func)
     if func not in funcs:
         raise RuntimeError(f"{func} not in {asm_path}")
-    blocks, succ, calls = cfg(funcs[func], d)
-    loops = natural_loops(blocks, succ)
+    blocks, succ, targets = mca.control_flow(funcs[func], d)
+    calls = [bool(t) for t in targets]
+    loops = mca.natural_loops(blocks, succ)
     found, seen = [], []
     for h in sorted(loops):
         t = loop_trip(h, loops[h], loops, blocks, succ, calls)

@@ -355,11 +355,9 @@ class Sources:
         return 0 < loc[1] <= len(text) and bool(SIMD_LINE.search(text[loc[1] - 1]))
 
 
-def find_loops(body, d, src):
-    """The innermost loops of one function written with vector intrinsics
-    (not the compiler's vectorisation of scalar code), each as its chosen
-    path."""
-    # basic blocks
+def control_flow(body, d):
+    """A function's basic blocks ([{"labels", "insns"}]), each one's
+    successors and the targets it calls."""
     blocks, cur, labels = [], None, {}
     for item in body:
         if not isinstance(item, Insn):
@@ -396,6 +394,12 @@ def find_loops(body, d, src):
                 succ[i].append(labels[t])
         if kind not in ("jump", "ret") and i + 1 < len(blocks):
             succ[i].append(i + 1)
+    return blocks, succ, calls
+
+
+def natural_loops(blocks, succ):
+    """{header: {"blocks", "latches"}}: the natural loops of the branches
+    back to a block that dominates them, merged by header."""
     pred = [[] for _ in blocks]
     for i, ss in enumerate(succ):
         for j in ss:
@@ -421,21 +425,27 @@ def find_loops(body, d, src):
             new = set.intersection(*ps) | {x} if ps else {x}
             if new != dom[x]:
                 dom[x], changed = new, True
-    # natural loops of the back edges (to a block that dominates the
-    # branch), merged by header
     loops = {}
-    for u in reach:
+    for u in sorted(reach):
         for h in succ[u]:
             if h in dom[u]:
-                body_set = loops.setdefault(h, {"blocks": {h}, "latches": set()})
-                body_set["latches"].add(u)
+                lp = loops.setdefault(h, {"blocks": {h}, "latches": set()})
+                lp["latches"].add(u)
                 stack = [u]
                 while stack:
                     x = stack.pop()
-                    if x in body_set["blocks"]:
-                        continue
-                    body_set["blocks"].add(x)
-                    stack.extend(pred[x])
+                    if x not in lp["blocks"]:
+                        lp["blocks"].add(x)
+                        stack.extend(pred[x])
+    return loops
+
+
+def find_loops(body, d, src):
+    """The innermost loops of one function written with vector intrinsics
+    (not the compiler's vectorisation of scalar code), each as its chosen
+    path."""
+    blocks, succ, calls = control_flow(body, d)
+    loops = natural_loops(blocks, succ)
     def vector(blks):
         return any(d.is_vector(i) for b in blks for i in blocks[b]["insns"])
 
