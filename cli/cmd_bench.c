@@ -42,9 +42,11 @@ static const char *const HELP =
     "warm-up, with min - max. Prints markdown tables; progress goes to stderr.\n"
     "docs/BENCH.md says what each figure is.\n\n"
     "  --config key=value model config (see ngpt init --help), after the preset\n"
-    "  --model FILE       a float32 model's config, weights and tokenizer (e.g. ngpt\n"
-    "                     import's): its q8 figures quantize it as ngpt quantize does;\n"
-    "                     not with --preset, --config or --tokenizer\n"
+    "  --model FILE       a model's config, weights and tokenizer (e.g. ngpt\n"
+    "                     import's): a float32 one's q8 and q4 figures quantize it as\n"
+    "                     ngpt quantize does; an 8-bit or 4-bit one runs its own\n"
+    "                     weights only, without the training figures (train its\n"
+    "                     float32 original); not with --preset, --config or --tokenizer\n"
     "  --preset NAME      default (V=256 T=256 C=256 L=4 H=4 d_ff=1024) or\n"
     "                     gpt2-small (C=768 L=12 H=12 d_ff=3072 T=1024, V=256) or\n"
     "                     gpt2-124m (gpt2-small with V=50257 and GPT-2's wiring:\n"
@@ -223,19 +225,30 @@ static bool apply_preset(const char *cmd, const char *name, ngpt_config *cfg)
     return false;
 }
 
-/* --model, opened once (*model: the caller closes it): its config
- * (float32 only: the bench also trains it) and whether it carries a
- * tokenizer (for bytes/s); every context loads from the open model. */
-static int apply_model(const char *cmd, bench_opts *o, ngpt_model **model)
+/* --model, opened once (*model: the caller closes it): its config and
+ * whether it carries a tokenizer (for bytes/s); every context loads from
+ * the open model. A quantized model runs its own weights only (weights_set:
+ * --weights was given) and trains nothing; o->cfg is then its float32 twin,
+ * as the bench's config always is. */
+static int apply_model(const char *cmd, bench_opts *o, ngpt_model **model, bool weights_set)
 {
     const ngpt_tokenizer *tok = NULL;
     if (ngpt_model_open(model, o->model) || ngpt_model_config(*model, &o->cfg) ||
         ngpt_model_tokenizer(*model, &tok))
         return cli_library_failed(cmd);
     o->opened = *model;
-    if (o->cfg.weights != NGPT_WEIGHTS_F32)
-        return cli_error(cmd, CLI_USAGE, "--model %s holds 8-bit weights: bench its float32 "
-                         "original (its q8 figures quantize it as it loads)", o->model);
+    if (o->cfg.weights != NGPT_WEIGHTS_F32) {
+        const bool own = o->n_weights == 1 && o->weights[0] == o->cfg.weights &&
+                         (!o->lm_head_q4 || o->cfg.lm_head_q4);
+        if (weights_set && !own)
+            return cli_error(cmd, CLI_USAGE, "--model %s holds %s weights%s, which run as they "
+                             "are: leave out --weights, or bench its float32 original", o->model,
+                             o->cfg.weights == NGPT_WEIGHTS_Q8 ? "8-bit" : "4-bit",
+                             o->cfg.lm_head_q4 ? " and lm_head" : "");
+        o->weights[0] = o->cfg.weights, o->n_weights = 1, o->lm_head_q4 = o->cfg.lm_head_q4;
+        o->cfg.weights = NGPT_WEIGHTS_F32, o->cfg.lm_head_q4 = false;
+        o->no_train = true;
+    }
     if (tok) o->tokenizer = o->model;   /* measured from the open model, not read again */
     return CLI_OK;
 }
@@ -264,10 +277,11 @@ static int write_file(const char *cmd, const char *path, const bench_opts *o, co
  * preset, --config, the tokenizer, the limits; the CPU checked against
  * the build. */
 static int bench_setup(const char *cmd, bench_opts *o, ngpt_model **model, const char **configs,
-                       int n_configs, int32_t bandwidth_mib, int argc, char **argv)
+                       int n_configs, int32_t bandwidth_mib, bool weights_set, int argc,
+                       char **argv)
 {
     if (o->model) {
-        int mrc = apply_model(cmd, o, model);
+        int mrc = apply_model(cmd, o, model, weights_set);
         if (mrc) return mrc;
     } else if (!apply_preset(cmd, o->preset, &o->cfg)) {
         return CLI_USAGE;
@@ -345,6 +359,7 @@ int cli_cmd_bench(int argc, char **argv)
     const char *configs[64], *json = NULL, *svg = NULL, *v;
     int n_configs = 0;
     int32_t bandwidth_mib = -1;     /* -1: the probe's default size */
+    bool weights_set = false;
     while (cli_next(&a)) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
@@ -385,6 +400,7 @@ int cli_cmd_bench(int argc, char **argv)
                 return CLI_USAGE;
         } else if (cli_opt(&a, "--weights", &v)) {
             if (!v || !parse_weights(a.cmd, v, &o)) return CLI_USAGE;
+            weights_set = true;
         } else if (cli_opt(&a, "--lm-head", &v)) {
             if (!v || (strcmp(v, "q4") && strcmp(v, "q8")))
                 return cli_error(a.cmd, CLI_USAGE, "--lm-head expects q8 or q4, got \"%s\"",
@@ -403,13 +419,14 @@ int cli_cmd_bench(int argc, char **argv)
     if (a.failed || !bench_kernels_valid(&o)) return CLI_USAGE;
     bool has_q4 = false;
     for (int i = 0; i < o.n_weights; i++) has_q4 |= o.weights[i] == NGPT_WEIGHTS_Q4;
-    if (o.lm_head_q4 && !has_q4)
+    if (o.lm_head_q4 && !has_q4 && !o.model)
         return cli_error(a.cmd, CLI_USAGE, "--lm-head q4 changes the q4 runs: add q4 to --weights");
     if (o.model && (n_configs || strcmp(o.preset, "default") || o.tokenizer))
         return cli_error(a.cmd, CLI_USAGE, "--model takes the model's config and tokenizer: "
                          "leave out --preset, --config and --tokenizer");
     ngpt_model *model = NULL;
-    int rc = bench_setup(a.cmd, &o, &model, configs, n_configs, bandwidth_mib, argc, argv);
+    int rc = bench_setup(a.cmd, &o, &model, configs, n_configs, bandwidth_mib, weights_set, argc,
+                         argv);
     if (!rc) rc = bench_all(a.cmd, &o, json, svg);
     ngpt_model_close(model);
     return rc;

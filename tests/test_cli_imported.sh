@@ -103,9 +103,14 @@ check $? "generate with the 8-bit model: $(cat "$dir/err")"
 out=$($N eval --model "$dir/q.ngpt" --data "$dir/t.txt" --batches 2 --batch 2 --compare "$dir/m.ngpt" 2>&1)
 echo "$out" | grep -q "perplexity" && echo "$out" | grep -q "the same most likely next token at"
 check $? "eval --compare of the two forms: $out"
-$N bench --model "$dir/q.ngpt" > /dev/null 2> "$dir/err"
-[ $? -eq 2 ] && grep -q "holds 8-bit weights: bench its float32 original" "$dir/err"
+$N bench --model "$dir/q.ngpt" --quick --kernels none --runs 1 --warmup 0 --no-bandwidth > "$dir/bench" 2> "$dir/err"
 check $? "bench --model of an 8-bit file: $(cat "$dir/err")"
+grep -q "^| decode q8 *| B=1 new=32 " "$dir/bench" && ! grep -q "^| decode  " "$dir/bench" &&
+    ! grep -q "^| train" "$dir/bench" && grep -q "^Tokenizer $dir/q.ngpt: " "$dir/bench"
+check $? "bench --model of an 8-bit file runs its own weights, no training: $(head -20 "$dir/bench")"
+$N bench --model "$dir/q.ngpt" --weights f32,q8 > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q "holds 8-bit weights, which run as they are: leave out --weights" "$dir/err"
+check $? "bench --model of an 8-bit file with --weights f32,q8: $(cat "$dir/err")"
 
 # fine-tuning the imported model on the user's text
 $N train --init "$dir/m.ngpt" --data "$dir/t.txt" --steps 4 --batch 2 --seq 32 --warmup 1 \
