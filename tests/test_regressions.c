@@ -48,7 +48,7 @@ static void format_round_trip(void)
                                       NGPT_POS_ROPE, NGPT_GELU_EXACT, NGPT_NORM_LAYER, 1e-5f,
                                       NGPT_MLP_GELU, true, 0, 0, NGPT_ROPE_INTERLEAVED,
                                       NGPT_WEIGHTS_F32, false, NGPT_ROPE_SCALING_NONE, 0, 0, 0,
-                                      0, false, 0, 0, 0, 0, 0, 0, {0}},
+                                      0, false, 0, 0, 0, 0, 0, 0, false, {0}},
                        buf, sizeof buf);
     CHECK(strstr(buf, "dropout=0.1 rope_theta=10000 ") != NULL, "%s", buf);
 }
