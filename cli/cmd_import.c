@@ -12,11 +12,11 @@
 #include "cli.h"
 
 static const char *const HELP =
-    "usage: ngpt import [DIR] --out MODEL.ngpt [--weights f32|q8|q4] [--context T]\n"
-    "                   [--config F] [--safetensors F]... [--vocab F --merges F | --tokenizer-json F]\n"
-    "                   [--tokenizer-config F]\n"
+    "usage: ngpt import [DIR] --out MODEL.ngpt [--weights f32|q8|q4] [--lm-head q8|q4]\n"
+    "                   [--context T] [--config F] [--safetensors F]...\n"
+    "                   [--vocab F --merges F | --tokenizer-json F] [--tokenizer-config F]\n"
     "       ngpt import --llama2c MODEL.BIN --tokenizer TOKENIZER.BIN --out MODEL.ngpt\n"
-    "                   [--weights f32|q8|q4]\n\n"
+    "                   [--weights f32|q8|q4] [--lm-head q8|q4]\n\n"
     "Turns a GPT-2 or Llama family (SmolLM2) model as published on the Hugging Face\n"
     "hub into an ngpt model with its tokenizer attached; no Python needed. DIR holds\n"
     "the hub's files:\n"
@@ -38,6 +38,8 @@ static const char *const HELP =
     "  --out FILE          the ngpt model to write (required)\n"
     "  --weights f32|q8|q4 float32 (default), 8-bit or 4-bit: the file `ngpt quantize\n"
     "                      [--weights q4]` makes of the float32 import, in one step\n"
+    "  --lm-head q4        with --weights q4: the lm_head (tied: the embedding) 4-bit\n"
+    "                      too, as ngpt quantize --lm-head q4 makes it\n"
     "  --context T         the model's context, shorter than config.json's\n"
     "                      (max_position_embeddings, n_positions): smaller arenas to\n"
     "                      run it in (SmolLM2-135M q8: 2.2 GiB at its 8192, 0.27 at 512)\n\n"
@@ -130,6 +132,10 @@ int cli_cmd_import(int argc, char **argv)
             else if (!strcmp(v, "q8")) opt.store = NGPT_WEIGHTS_Q8;
             else if (!strcmp(v, "q4")) opt.store = NGPT_WEIGHTS_Q4;
             else return cli_error(a.cmd, CLI_USAGE, "--weights expects f32, q8 or q4, got \"%s\"", v);
+        } else if (cli_opt(&a, "--lm-head", &v)) {
+            if (strcmp(v, "q4") && strcmp(v, "q8"))
+                return cli_error(a.cmd, CLI_USAGE, "--lm-head expects q8 or q4, got \"%s\"", v);
+            opt.lm_head_q4 = !strcmp(v, "q4");
         } else if (cli_arg(&a)[0] != '-' && !dir) {
             dir = cli_arg(&a);
         } else {
@@ -137,6 +143,9 @@ int cli_cmd_import(int argc, char **argv)
         }
     }
     if (a.failed) return CLI_USAGE;
+    if (opt.lm_head_q4 && opt.store != NGPT_WEIGHTS_Q4)
+        return cli_error(a.cmd, CLI_USAGE, "--lm-head q4 needs --weights q4 (an 8-bit model "
+                         "keeps an 8-bit lm_head)");
     if (!out)
         return cli_error(a.cmd, CLI_USAGE, "--out MODEL.ngpt is required (see ngpt import --help)");
     if (llama2c || tokenizer) {

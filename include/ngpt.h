@@ -2056,7 +2056,11 @@ typedef struct ngpt_import_options {
      * learned positions, keeps the first rows of the table. Longer than
      * config.json's is NGPT_ERR_BAD_ARG. */
     int32_t context_len;
-    uint32_t reserved[16];      /* zero (see "Structs that grow") */
+    /* With store NGPT_WEIGHTS_Q4: the lm_head (tied: the embedding) 4-bit
+     * too (ngpt_config.lm_head_q4; `ngpt quantize --weights q4 --lm-head
+     * q4`'s bytes). Otherwise NGPT_ERR_BAD_ARG. */
+    bool lm_head_q4;
+    uint32_t reserved[15];      /* zero (see "Structs that grow") */
 } ngpt_import_options;
 
 /* What a tokenizer_config.json says (ngpt_import_hf_tokenizer_config). */

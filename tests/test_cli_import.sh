@@ -35,6 +35,13 @@ $N quantize "$dir/m.ngpt" "$dir/q42.ngpt" --weights q4 > /dev/null 2>&1 && cmp -
 check $? "import --weights q4 writes ngpt quantize --weights q4's bytes"
 $N generate --model "$dir/q4.ngpt" --prompt "the" -n 8 --temp 0 > /dev/null 2> "$dir/err"
 check $? "generate on the 4-bit import: $(cat "$dir/err")"
+$N import "$hf" --out "$dir/q4h.ngpt" --weights q4 --lm-head q4 > /dev/null 2> "$dir/err" &&
+    $N quantize "$dir/m.ngpt" "$dir/q4h2.ngpt" --weights q4 --lm-head q4 > /dev/null 2>&1 &&
+    cmp -s "$dir/q4h.ngpt" "$dir/q4h2.ngpt" && ! cmp -s "$dir/q4h.ngpt" "$dir/q4.ngpt"
+check $? "import --weights q4 --lm-head q4 writes ngpt quantize --lm-head q4's bytes: $(cat "$dir/err")"
+$N import "$hf" --out "$dir/x.ngpt" --lm-head q4 > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] && grep -q -- "--lm-head q4 needs --weights q4" "$dir/err" && [ ! -e "$dir/x.ngpt" ]
+check $? "import --lm-head q4 without --weights q4: $(cat "$dir/err")"
 
 $N import --config "$hf/config.json" --safetensors "$hf/model.safetensors" \
     --vocab "$hf/vocab.json" --merges "$hf/merges.txt" --out "$dir/n.ngpt" > /dev/null 2> "$dir/err" &&

@@ -577,6 +577,11 @@ static void test_refusals(const tok_file *good)
     o.store = (ngpt_weights)9;
     CHECK_STATUS(ngpt_import_llama2c(path("model.bin"), path("tok.bin"), &o, path("x.ngpt")),
                  NGPT_ERR_BAD_ARG);
+    o.store = NGPT_WEIGHTS_Q8, o.lm_head_q4 = true;
+    CHECK_STATUS(ngpt_import_llama2c(path("model.bin"), path("tok.bin"), &o, path("x.ngpt")),
+                 NGPT_ERR_BAD_ARG);
+    CHECK(strstr(ngpt_last_error(), "lm_head_q4 needs store NGPT_WEIGHTS_Q4") != NULL, "%s",
+          ngpt_last_error());
 }
 
 /* Imports of version-2 file v2 and of its dequantized values as version

@@ -216,14 +216,14 @@ static ngpt_status plan(writer *wr, const ngpt_config *cfg, int32_t positions,
 
 ngpt_status ngpt_hf_write(const ngpt_hf_family *fam, const ngpt_config *cfg,
                           const ngpt_shards *w, const ngpt_stream_extras *x, ngpt_weights store,
-                          int32_t context, int32_t positions, const char *path)
+                          bool lm_head_q4, int32_t context, int32_t positions, const char *path)
 {
     writer wr = {.fam = fam};
     if (!ngpt_tok_fits(x->tok, cfg->vocab_size))
         return ngpt_fail(NGPT_ERR_BAD_FORMAT, "the tokenizer has %d tokens but config.json's "
                          "vocab_size is %d", (int)x->tok->n_tokens, (int)cfg->vocab_size);
     ngpt_config out = *cfg;
-    out.weights = store;
+    out.weights = store, out.lm_head_q4 = lm_head_q4;
     if (context > positions)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "context %d is longer than the %d positions "
                          "config.json gives the model", (int)context, (int)positions);

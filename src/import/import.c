@@ -143,13 +143,24 @@ static ngpt_status tokenizer_config(const char *dir, const ngpt_import_options *
     return st;
 }
 
-static ngpt_status import(const char *dir, const ngpt_import_options *o, const char *out)
+/* The output's storage: store, and lm_head_q4 with 4-bit weights only. */
+static ngpt_status storage_check(const ngpt_import_options *o)
 {
-    char cb[4096];
     if (o->store != NGPT_WEIGHTS_F32 && o->store != NGPT_WEIGHTS_Q8 &&
         o->store != NGPT_WEIGHTS_Q4)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "store is %d; use NGPT_WEIGHTS_F32, "
                          "NGPT_WEIGHTS_Q8 or NGPT_WEIGHTS_Q4", (int)o->store);
+    if (o->lm_head_q4 && o->store != NGPT_WEIGHTS_Q4)
+        return ngpt_fail(NGPT_ERR_BAD_ARG, "lm_head_q4 needs store NGPT_WEIGHTS_Q4 (a 4-bit "
+                         "lm_head goes with 4-bit weights)");
+    return NGPT_OK;
+}
+
+static ngpt_status import(const char *dir, const ngpt_import_options *o, const char *out)
+{
+    char cb[4096];
+    ngpt_status sst = storage_check(o);
+    if (sst) return sst;
     if (o->context_len < 0)
         return ngpt_fail(NGPT_ERR_BAD_ARG, "context_len is %d; use 0 (config.json's) or a "
                          "positive length", (int)o->context_len);
@@ -168,7 +179,8 @@ static ngpt_status import(const char *dir, const ngpt_import_options *o, const c
         !(st = tokenizer_config(dir, o, &tok, &blob, &blob_size)) &&
         !(st = ngpt_tok_within(&tok, cfg.vocab_size, "the tokenizer")) && !(st = open_weights(dir, o, &w))) {
         const ngpt_stream_extras x = {tok, blob, blob_size};
-        st = ngpt_hf_write(fam, &cfg, &w, &x, o->store, o->context_len, positions, out);
+        st = ngpt_hf_write(fam, &cfg, &w, &x, o->store, o->lm_head_q4, o->context_len, positions,
+                           out);
     }
     ngpt_shards_close(&w);
     ngpt_tokenizer_free(tok);
@@ -218,10 +230,8 @@ static ngpt_status llama2c_header(const char *path, ngpt_llama2c_header *h)
 static ngpt_status import_llama2c(const char *model, const char *tokenizer,
                                   const ngpt_import_options *o, const char *out)
 {
-    if (o->store != NGPT_WEIGHTS_F32 && o->store != NGPT_WEIGHTS_Q8 &&
-        o->store != NGPT_WEIGHTS_Q4)
-        return ngpt_fail(NGPT_ERR_BAD_ARG, "store is %d; use NGPT_WEIGHTS_F32, "
-                         "NGPT_WEIGHTS_Q8 or NGPT_WEIGHTS_Q4", (int)o->store);
+    ngpt_status sst = storage_check(o);
+    if (sst) return sst;
     ngpt_llama2c_header h;
     ngpt_status st = ngpt_cpu_check();
     if (st || (st = llama2c_header(model, &h))) return st;
@@ -231,7 +241,7 @@ static ngpt_status import_llama2c(const char *model, const char *tokenizer,
     if (!(st = ngpt_tok_read_file(tokenizer, &text, &size)))
         st = ngpt_tok_scored_read_llama2c(&tok, text, size, h.cfg.vocab_size, tokenizer);
     free(text);
-    if (!st) st = ngpt_llama2c_write(model, tok, o->store, out);
+    if (!st) st = ngpt_llama2c_write(model, tok, o->store, o->lm_head_q4, out);
     ngpt_tokenizer_free(tok);
     return st;
 }

@@ -356,7 +356,7 @@ static ngpt_status map_file(const char *path, ngpt_llama2c_header *h, const unsi
 }
 
 ngpt_status ngpt_llama2c_write(const char *path, const ngpt_tokenizer *tok, ngpt_weights store,
-                               const char *out_path)
+                               bool lm_head_q4, const char *out_path)
 {
     ngpt_llama2c_header h;
     size_t size = 0;
@@ -369,7 +369,7 @@ ngpt_status ngpt_llama2c_write(const char *path, const ngpt_tokenizer *tok, ngpt
     if (tok->n_tokens != cfg.vocab_size)
         st = ngpt_fail(NGPT_ERR_BAD_FORMAT, "the tokenizer has %d tokens but %s's vocab_size "
                        "is %d", (int)tok->n_tokens, path, (int)cfg.vocab_size);
-    cfg.weights = store;
+    cfg.weights = store, cfg.lm_head_q4 = lm_head_q4;
     if (!st) st = plan(&w, &cfg, &h);
     ngpt_stream_tensor *t = st ? NULL : calloc((size_t)w.n, sizeof *t);
     if (!st && !t) st = ngpt_fail(NGPT_ERR_NO_MEMORY, "out of memory");

@@ -28,8 +28,9 @@ ngpt_status ngpt_llama2c_parse_header(const unsigned char *p, size_t n, const ch
                                       ngpt_llama2c_header *h);
 
 /* Imports model.bin at path (its size checked exactly) with tok into a
- * checkpoint at out, weights stored as `store`. A bare message. */
+ * checkpoint at out, weights stored as `store` (the lm_head 4-bit too with
+ * lm_head_q4). A bare message. */
 ngpt_status ngpt_llama2c_write(const char *path, const ngpt_tokenizer *tok, ngpt_weights store,
-                               const char *out);
+                               bool lm_head_q4, const char *out);
 
 #endif
