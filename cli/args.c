@@ -79,6 +79,16 @@ int cli_library_failed(const char *cmd)
     return cli_error(cmd, CLI_FAILED, "%s", cli_library_error());
 }
 
+bool cli_parse_lm_head(const char *cmd, const char *s, bool *q4)
+{
+    if (!s || (strcmp(s, "q4") && strcmp(s, "q8"))) {
+        cli_error(cmd, CLI_USAGE, "--lm-head expects q8 or q4, got \"%s\"", s ? s : "");
+        return false;
+    }
+    *q4 = !strcmp(s, "q4");
+    return true;
+}
+
 bool cli_parse_i32(const char *cmd, const char *opt, const char *s, int32_t lo, int32_t hi, int32_t *out)
 {
     char *end;

@@ -53,6 +53,8 @@ int cli_subcommands(const char *cmd, const char *help, const cli_subcommand *sub
 bool cli_parse_i32(const char *cmd, const char *opt, const char *s, int32_t lo, int32_t hi, int32_t *out);
 bool cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
 bool cli_parse_f32(const char *cmd, const char *opt, const char *s, float lo, float hi, float *out);
+/* --lm-head q8|q4 (quantize, import, bench): *q4 whether the head is 4-bit. */
+bool cli_parse_lm_head(const char *cmd, const char *s, bool *q4);
 
 /* Prints "ngpt <cmd>: <message>" to stderr; returns code. */
 int cli_error(const char *cmd, int code, const char *fmt, ...)

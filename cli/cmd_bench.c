@@ -402,10 +402,7 @@ int cli_cmd_bench(int argc, char **argv)
             if (!v || !parse_weights(a.cmd, v, &o)) return CLI_USAGE;
             weights_set = true;
         } else if (cli_opt(&a, "--lm-head", &v)) {
-            if (!v || (strcmp(v, "q4") && strcmp(v, "q8")))
-                return cli_error(a.cmd, CLI_USAGE, "--lm-head expects q8 or q4, got \"%s\"",
-                                 v ? v : "");
-            o.lm_head_q4 = !strcmp(v, "q4");
+            if (!cli_parse_lm_head(a.cmd, v, &o.lm_head_q4)) return CLI_USAGE;
         } else if (cli_opt(&a, "--tokenizer", &v)) {
             if (!(o.tokenizer = v)) return CLI_USAGE;
         } else if (cli_opt(&a, "--model", &v)) {

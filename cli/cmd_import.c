@@ -133,9 +133,7 @@ int cli_cmd_import(int argc, char **argv)
             else if (!strcmp(v, "q4")) opt.store = NGPT_WEIGHTS_Q4;
             else return cli_error(a.cmd, CLI_USAGE, "--weights expects f32, q8 or q4, got \"%s\"", v);
         } else if (cli_opt(&a, "--lm-head", &v)) {
-            if (strcmp(v, "q4") && strcmp(v, "q8"))
-                return cli_error(a.cmd, CLI_USAGE, "--lm-head expects q8 or q4, got \"%s\"", v);
-            opt.lm_head_q4 = !strcmp(v, "q4");
+            if (!cli_parse_lm_head(a.cmd, v, &opt.lm_head_q4)) return CLI_USAGE;
         } else if (cli_arg(&a)[0] != '-' && !dir) {
             dir = cli_arg(&a);
         } else {

@@ -45,13 +45,15 @@ static long long file_bytes(const char *path)
 int cli_cmd_quantize(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
-    const char *in = NULL, *out = NULL, *weights = "q8", *head = NULL;
+    const char *in = NULL, *out = NULL, *weights = "q8", *v;
+    bool head4 = false;
     while (cli_next(&a)) {
         if (cli_flag(&a, "--help") || cli_flag(&a, "-h")) {
             fputs(HELP, stdout);
             return CLI_OK;
         } else if (cli_opt(&a, "--weights", &weights)) {
-        } else if (cli_opt(&a, "--lm-head", &head)) {
+        } else if (cli_opt(&a, "--lm-head", &v)) {
+            if (!cli_parse_lm_head(a.cmd, v, &head4)) return CLI_USAGE;
         } else if (cli_arg(&a)[0] != '-' && !in) {
             in = cli_arg(&a);
         } else if (cli_arg(&a)[0] != '-' && !out) {
@@ -66,9 +68,6 @@ int cli_cmd_quantize(int argc, char **argv)
     const bool q4 = !strcmp(weights, "q4");
     if (!q4 && strcmp(weights, "q8"))
         return cli_error(a.cmd, CLI_USAGE, "--weights expects q8 or q4, got \"%s\"", weights);
-    const bool head4 = head && !strcmp(head, "q4");
-    if (head && !head4 && strcmp(head, "q8"))
-        return cli_error(a.cmd, CLI_USAGE, "--lm-head expects q8 or q4, got \"%s\"", head);
     if (head4 && !q4)
         return cli_error(a.cmd, CLI_USAGE, "--lm-head q4 needs --weights q4 (an 8-bit model "
                          "keeps an 8-bit lm_head)");

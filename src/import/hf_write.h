@@ -37,7 +37,8 @@ typedef struct ngpt_hf_family {
  * model, weights f32) implies, shaped as config.json says, in F32, F16 or
  * BF16 (the skipped ones aside, a lm_head.weight of a tied model equal to
  * the embedding); then writes the model with its weights stored as `store`
- * (its lm_head 4-bit too with lm_head_q4) and x's tokenizer and chat template attached to path, atomically, tensor by tensor from the mapped
+ * (its lm_head 4-bit too with lm_head_q4) and x's tokenizer and chat
+ * template attached to path, atomically, tensor by tensor from the mapped
  * files. context: 0 (cfg's T), or another T up to config.json's positions
  * (learned positions: the first rows of the table; RoPE: cfg's T may be
  * NGPT_IMPORT_CONTEXT_DEFAULT, shorter than config.json's). A bare message. */
