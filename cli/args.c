@@ -81,8 +81,9 @@ int cli_library_failed(const char *cmd)
 
 bool cli_parse_lm_head(const char *cmd, const char *s, bool *q4)
 {
-    if (!s || (strcmp(s, "q4") && strcmp(s, "q8"))) {
-        cli_error(cmd, CLI_USAGE, "--lm-head expects q8 or q4, got \"%s\"", s ? s : "");
+    if (!s) return false;       /* cli_opt said the value is missing */
+    if (strcmp(s, "q4") && strcmp(s, "q8")) {
+        cli_error(cmd, CLI_USAGE, "--lm-head expects q8 or q4, got \"%s\"", s);
         return false;
     }
     *q4 = !strcmp(s, "q4");
