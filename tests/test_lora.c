@@ -700,6 +700,16 @@ static void test_files(void)
     CHECK_OK(ngpt_model_open(&q, path2));
     qi = q ? inferer(q, 8) : NULL;
     if (qi && back) CHECK_OK(ngpt_context_adapters_set(qi, (const ngpt_adapter *const *)&back, &one, 1));
+    /* and a 4-bit copy with a 4-bit lm_head: the same model, another storage */
+    ngpt_config hc = cfg;
+    hc.weights = NGPT_WEIGHTS_Q4, hc.lm_head_q4 = true;
+    ngpt_shape hs = ngpt_shape_default(NGPT_MODE_INFER);
+    hs.adapter_rank = 8;
+    ngpt_context *head4 = NULL;
+    CHECK_OK(ngpt_context_init(&head4, m, &hc, &hs, NULL, 0));
+    if (head4 && back)
+        CHECK_OK(ngpt_context_adapters_set(head4, (const ngpt_adapter *const *)&back, &one, 1));
+    ngpt_context_free(head4);
     /* another model of the config: refused, in both places */
     other = model_of(&cfg, 31, NGPT_WEIGHTS_F32);
     ngpt_context *oi = other ? inferer(other, 8) : NULL, *ot = NULL;

@@ -190,7 +190,7 @@ ngpt_status ngpt_config_param_count(const ngpt_config *cfg, size_t *count)
     ngpt_status st = ngpt_config_check(cfg);
     if (st) return ngpt_prefixed("ngpt_config_param_count", st);
     ngpt_config f32 = *cfg;     /* every parameter, whatever its storage */
-    f32.weights = NGPT_WEIGHTS_F32;
+    f32.weights = NGPT_WEIGHTS_F32, f32.lm_head_q4 = false;
     ngpt_layout lay;
     ngpt_layout_compute(&f32, &lay);
     *count = lay.total;

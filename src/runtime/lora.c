@@ -278,7 +278,7 @@ size_t ngpt_lora_layer_offset(const ngpt_lora_layout *ll, int l)
 bool ngpt_lora_same_model(const ngpt_config *a, const ngpt_config *b)
 {
     ngpt_config x = *a, y = *b;
-    x.weights = y.weights;
+    x.weights = y.weights, x.lm_head_q4 = y.lm_head_q4;     /* any storage of the model */
     x.dropout = y.dropout;
     return ngpt_config_compare(&x, &y) == NGPT_OK;   /* (the caller says what differs) */
 }
