@@ -21,7 +21,8 @@
  *    rows, not once per 2; the rows' float chains wait in 8 x 16 floats
  *    between groups (a float stored and loaded is the same float). One row
  *    (decode) keeps its unpacked vectors in registers (panel_rows) and
- *    its 8 S, computed once for all the panels, in an array (one_row). */
+ *    its 8 S, computed once for all the panels, in an array (one_row),
+ *    and does not prefetch the weights on AMD (prefetch_few_rows). */
 #include <string.h>
 
 #include "../panel_walk.h"
@@ -57,11 +58,12 @@ static inline __m256i dot_pair(__m256i acc, __m256i lo, __m256i hi, __m256i xl, 
 }
 
 /* R = 1 or 2 rows (x0, x1 quantized rows; s0, s1 their scales) against one
- * panel, every group; row r's outputs at c + r*c_rs. */
+ * panel, every group; row r's outputs at c + r*c_rs; the weights
+ * prefetched or not (prefetch_few_rows). */
 static inline __attribute__((always_inline)) void
-rows_of_panel(const int R, const int32_t *e8, int groups, const int8_t *x0, const float *s0,
-              const int8_t *x1, const float *s1, const uint8_t *panel, const float *bias, float *c,
-              ptrdiff_t c_rs, int nvalid)
+rows_of_panel(const int R, const bool prefetch, const int32_t *e8, int groups, const int8_t *x0,
+              const float *s0, const int8_t *x1, const float *s1, const uint8_t *panel,
+              const float *bias, float *c, ptrdiff_t c_rs, int nvalid)
 {
     const __m256i ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi8((char)0x88);
     const __m256i mask = _mm256_set1_epi8(0x0f);
@@ -71,7 +73,7 @@ rows_of_panel(const int R, const int32_t *e8, int groups, const int8_t *x0, cons
         const int8_t *xg0 = x0 + g * G, *xg1 = R > 1 ? x1 + g * G : NULL;
         __m256i i00 = _mm256_setzero_si256(), i01 = i00, i10 = i00, i11 = i00;
         for (int h = 0; h < 4; h++) {
-            prefetch_ahead(b + h * 64);     /* decoding waits on the weights */
+            if (prefetch) prefetch_ahead(b + h * 64);   /* decoding waits on the weights */
             const __m256i v0 = _mm256_xor_si256(
                 flip, _mm256_loadu_si256((const __m256i *)(const void *)(b + h * 64)));
             const __m256i v1 = _mm256_xor_si256(
@@ -89,7 +91,7 @@ rows_of_panel(const int R, const int32_t *e8, int groups, const int8_t *x0, cons
                 i11 = dot_pair(i11, lo1, hi1, a1, b1);
             }
         }
-        prefetch_ahead(blk);
+        if (prefetch) prefetch_ahead(blk);
         const __m256 wd0 = _mm256_loadu_ps((const float *)(const void *)blk);
         const __m256 wd1 = _mm256_loadu_ps((const float *)(const void *)blk + 8);
         const __m256i e0 = e8 ? _mm256_set1_epi32(e8[g]) : eight_sum(xg0);
@@ -118,7 +120,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
            const float *s1, const uint8_t *panel, const float *bias, float *c, ptrdiff_t c_rs,
            int nvalid)
 {
-    rows_of_panel(R, NULL, groups, x0, s0, x1, s1, panel, bias, c, c_rs, nvalid);
+    rows_of_panel(R, true, NULL, groups, x0, s0, x1, s1, panel, bias, c, c_rs, nvalid);
 }
 
 PANEL_BLOCKS(panel_rows)
@@ -127,14 +129,16 @@ enum { E8 = 1024 };     /* a row's 8 S kept for every panel: k up to 32768 (4 Ki
 
 /* Decoding's one row against every panel, its 8 S computed once (decode is
  * bound by the arithmetic on Zen 3 and 4: eight_sum per panel and group was
- * a tenth of the instructions). */
-static void one_row(int n, int k, const int8_t *x, const uint8_t *wq, const float *bias, float *c)
+ * a tenth of the instructions); prefetched except on AMD (prefetch_few_rows). */
+static inline __attribute__((always_inline)) void
+one_row(const bool prefetch, int n, int k, const int8_t *x, const uint8_t *wq, const float *bias,
+        float *c)
 {
     const int groups = ngpt_q8_groups(k);
     int32_t e8[E8];
     for (int g = 0; g < groups; g++) e8[g] = _mm256_cvtsi256_si32(eight_sum(x + g * G));
     for (int j0 = 0; j0 < n; j0 += NR)
-        rows_of_panel(1, e8, groups, x, ngpt_q8_row_scales(x, k), NULL, NULL, ngpt_q4_panel(wq, k, j0),
+        rows_of_panel(1, prefetch, e8, groups, x, ngpt_q8_row_scales(x, k), NULL, NULL, ngpt_q4_panel(wq, k, j0),
                       bias ? bias + j0 : NULL, c + j0, 0, n - j0);
 }
 
@@ -192,8 +196,10 @@ void ngpt_f32_gemm_q4__avx2(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_
                             const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
     if (m == 1) {
-        if (ngpt_q8_groups(k) <= E8) one_row(n, k, xq, wq, bias, c);
-        else panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+        if (ngpt_q8_groups(k) > E8)
+            panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+        else if (prefetch_few_rows()) one_row(true, n, k, xq, wq, bias, c);
+        else one_row(false, n, k, xq, wq, bias, c);
         return;
     }
     panel_rows_walk(rows_blocks, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);

@@ -14,7 +14,8 @@
  *    vpmaddwd by ones adds the two int16 of an output into its int32 lane.
  *    The group's int32 sums are exact, so their order is free; the float
  *    chain over the groups is the reference's: one _mm256_fmadd_ps per
- *    group and output, lane = output. */
+ *    group and output, lane = output. The weights are prefetched, except
+ *    a decode's one row on AMD (prefetch_few_rows). */
 #include <string.h>
 
 #include "../panel_walk.h"
@@ -86,11 +87,12 @@ static inline __m256i quad_of(const int8_t *p)
 }
 
 /* R = 1 or 2 rows (x0, x1 quantized rows; s0, s1 their scales) against one
- * panel, every group; row r's outputs at c + r*c_rs. */
+ * panel, every group; row r's outputs at c + r*c_rs; the weights
+ * prefetched or not (prefetch_few_rows). */
 static inline __attribute__((always_inline)) void
-panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int8_t *x1,
-           const float *s1, const int8_t *panel, const float *bias, float *c, ptrdiff_t c_rs,
-           int nvalid)
+rows_of_panel(const int R, const bool prefetch, int groups, const int8_t *x0, const float *s0,
+              const int8_t *x1, const float *s1, const int8_t *panel, const float *bias, float *c,
+              ptrdiff_t c_rs, int nvalid)
 {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 f00 = _mm256_setzero_ps(), f01 = f00, f10 = f00, f11 = f00;
@@ -98,7 +100,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
         const int8_t *blk = panel + (size_t)g * BLOCK, *q = blk + NR * sizeof(float);
         __m256i i00 = _mm256_setzero_si256(), i01 = i00, i10 = i00, i11 = i00;
         for (int s = 0; s < QUADS; s++) {
-            prefetch_ahead(q + s * 64);     /* decoding waits on the weights */
+            if (prefetch) prefetch_ahead(q + s * 64);   /* decoding waits on the weights */
             const __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(q + s * 64));
             const __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + s * 64 + 32));
             const __m256i a0 = quad_of(x0 + g * G + 4 * s), aa0 = _mm256_abs_epi8(a0);
@@ -110,7 +112,7 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
                 i11 = dot_quad(i11, aa1, a1, w1, ones);
             }
         }
-        prefetch_ahead(blk);
+        if (prefetch) prefetch_ahead(blk);
         const __m256 wd0 = _mm256_loadu_ps((const float *)(const void *)blk);
         const __m256 wd1 = _mm256_loadu_ps((const float *)(const void *)blk + 8);
         const __m256 xd0 = _mm256_set1_ps(s0[g]);
@@ -126,10 +128,27 @@ panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int
     if (R > 1) avx2_store16(c + c_rs, f10, f11, bias, nvalid);
 }
 
+static inline __attribute__((always_inline)) void
+panel_rows(const int R, int groups, const int8_t *x0, const float *s0, const int8_t *x1,
+           const float *s1, const int8_t *panel, const float *bias, float *c, ptrdiff_t c_rs,
+           int nvalid)
+{
+    rows_of_panel(R, true, groups, x0, s0, x1, s1, panel, bias, c, c_rs, nvalid);
+}
+
+/* Decoding's one row on AMD: no prefetch (prefetch_few_rows) */
+static void bare_row(int groups, const int8_t *x0, const float *s0, const int8_t *x1,
+                     const float *s1, const void *panel, const float *bias, float *c,
+                     ptrdiff_t c_rs, int nvalid)
+{
+    rows_of_panel(1, false, groups, x0, s0, x1, s1, panel, bias, c, c_rs, nvalid);
+}
+
 PANEL_BLOCKS(panel_rows)
 
 void ngpt_f32_gemm_q8__avx2(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                             const int8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
-    panel_walk(panel_2, panel_1, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
+    const panel_block_fn one = m == 1 && !prefetch_few_rows() ? bare_row : panel_1;
+    panel_walk(panel_2, one, BLOCK, m, n, k, xq, xq_rs, wq, bias, c, c_rs);
 }

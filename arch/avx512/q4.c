@@ -16,11 +16,12 @@
  *    output, lane = output.
  *  - Rows go in blocks of up to 8 against one panel at a time, panel after
  *    panel, so the weights stream from their first byte to their last and
- *    an unpacked weight serves every row of the block. The block's -8 S
- *    are computed once for all the panels, for as many groups as a small
- *    stack array holds; a longer row runs its chain that many groups at a
- *    time, the partial sums kept in C (a float stored and loaded is the
- *    same float), the bias added after the last. */
+ *    an unpacked weight serves every row of the block. The weights are
+ *    prefetched, except on AMD up to 4 rows (prefetch_few_rows). The
+ *    block's -8 S are computed once for all the panels, for as many groups
+ *    as a small stack array holds; a longer row runs its chain that many
+ *    groups at a time, the partial sums kept in C (a float stored and
+ *    loaded is the same float), the bias added after the last. */
 #include <string.h>
 
 #include "../prefetch_ahead.h"
@@ -96,7 +97,7 @@ typedef struct q4_part {
 /* R rows (x, xs bytes apart) against one panel: its outputs below n at c
  * (rows c_rs apart), bias from the panel's first output. */
 static inline __attribute__((always_inline)) void
-q4_block(const int R, const q4_part *pt, const int8_t *x, ptrdiff_t xs, const uint8_t *panel,
+q4_block(const int R, const bool prefetch, const q4_part *pt, const int8_t *x, ptrdiff_t xs, const uint8_t *panel,
          const float *bias, float *c, ptrdiff_t c_rs, int n)
 {
     const __m512i flip = _mm512_set1_epi8((char)0x88), mask = _mm512_set1_epi8(0x0f);
@@ -106,13 +107,13 @@ q4_block(const int R, const q4_part *pt, const int8_t *x, ptrdiff_t xs, const ui
         const uint8_t *blk = panel + (size_t)g * BLOCK, *b = blk + NR * sizeof(float);
         Q4_ROWS(Q4_IINIT)
         for (int h = 0; h < 4; h++) {
-            prefetch_ahead(b + h * 64);     /* the loads wait on the weights (8 rows too) */
+            if (prefetch) prefetch_ahead(b + h * 64);   /* the loads wait on the weights (8 rows too) */
             const __m512i u = _mm512_xor_si512(flip, _mm512_loadu_si512(b + h * 64));
             const __m512i lo = _mm512_and_si512(u, mask);
             const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(u, 4), mask);
             Q4_ROWS(Q4_DOT)
         }
-        prefetch_ahead(blk);
+        if (prefetch) prefetch_ahead(blk);
         const __m512 wd = _mm512_loadu_ps((const float *)(const void *)blk);
         Q4_ROWS(Q4_FMA)
     }
@@ -121,23 +122,30 @@ q4_block(const int R, const q4_part *pt, const int8_t *x, ptrdiff_t xs, const ui
 
 typedef void (*q4_rows_fn)(const q4_part *pt, int n, const int8_t *x, ptrdiff_t xs,
                            const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs);
-#define Q4_ROWS_FN(R)                                                                    \
-    static void rows_##R(const q4_part *pt, int n, const int8_t *x, ptrdiff_t xs,         \
-                         const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs) \
+#define Q4_ROWS_FN(name, R, prefetch)                                                    \
+    static void name(const q4_part *pt, int n, const int8_t *x, ptrdiff_t xs,             \
+                     const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)     \
     {                                                                                    \
         for (int j0 = 0; j0 < n; j0 += NR)                                               \
-            q4_block(R, pt, x, xs, ngpt_q4_panel(wq, pt->k, j0), bias ? bias + j0 : NULL,  \
-                     c + j0, c_rs, n - j0);                                              \
+            q4_block(R, prefetch, pt, x, xs, ngpt_q4_panel(wq, pt->k, j0),                \
+                     bias ? bias + j0 : NULL, c + j0, c_rs, n - j0);                     \
     }
-Q4_ROWS_FN(1) Q4_ROWS_FN(2) Q4_ROWS_FN(3) Q4_ROWS_FN(4)
-Q4_ROWS_FN(5) Q4_ROWS_FN(6) Q4_ROWS_FN(7) Q4_ROWS_FN(8)
+Q4_ROWS_FN(rows_1, 1, true) Q4_ROWS_FN(rows_2, 2, true) Q4_ROWS_FN(rows_3, 3, true)
+Q4_ROWS_FN(rows_4, 4, true) Q4_ROWS_FN(rows_5, 5, true) Q4_ROWS_FN(rows_6, 6, true)
+Q4_ROWS_FN(rows_7, 7, true) Q4_ROWS_FN(rows_8, 8, true)
+Q4_ROWS_FN(bare_1, 1, false) Q4_ROWS_FN(bare_2, 2, false) Q4_ROWS_FN(bare_3, 3, false)
+Q4_ROWS_FN(bare_4, 4, false)
 static const q4_rows_fn rows_of[ROWS + 1] = {NULL,   rows_1, rows_2, rows_3, rows_4,
                                             rows_5, rows_6, rows_7, rows_8};
+/* AMD's: no prefetch up to 4 rows (prefetch_ahead.h's prefetch_few_rows) */
+static const q4_rows_fn bare_rows_of[ROWS + 1] = {NULL,   bare_1, bare_2, bare_3, bare_4,
+                                                 rows_5, rows_6, rows_7, rows_8};
 
 void ngpt_f32_gemm_q4__avx512(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                               const uint8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
     const int groups = ngpt_q8_groups(k);
+    const q4_rows_fn *const walk = prefetch_few_rows() ? rows_of : bare_rows_of;
     int32_t corr[CORR];
     for (int i = 0; i < m; i += ROWS) {
         const int R = m - i < ROWS ? m - i : ROWS;
@@ -147,7 +155,7 @@ void ngpt_f32_gemm_q4__avx512(int m, int n, int k, const int8_t *xq, ptrdiff_t x
             pt.g1 = groups - pt.g0 < pt.chunk ? groups : pt.g0 + pt.chunk;
             pt.last = pt.g1 == groups;
             for (int r = 0; r < R; r++) corrections(corr + r * pt.chunk, x + r * xq_rs, pt.g0, pt.g1);
-            rows_of[R](&pt, n, x, xq_rs, wq, bias, c + i * c_rs, c_rs);
+            walk[R](&pt, n, x, xq_rs, wq, bias, c + i * c_rs, c_rs);
             pt.first = false, pt.g0 = pt.g1;
         } while (pt.g0 < groups);
     }

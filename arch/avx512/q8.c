@@ -198,8 +198,7 @@ void ngpt_f32_gemm_q8__avx512(int m, int n, int k, const int8_t *xq, ptrdiff_t x
                               const int8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
     const int groups = ngpt_q8_groups(k);
-    /* libgcc's (and compiler-rt's) cpu model, read once at start-up */
-    const q8_rows_fn *const walk = __builtin_cpu_is("amd") ? paced_rows_of : rows_of;
+    const q8_rows_fn *const walk = prefetch_few_rows() ? rows_of : paced_rows_of;
     int32_t corr[CORR];
     for (int i = 0; i < m; i += ROWS) {
         const int R = m - i < ROWS ? m - i : ROWS;
