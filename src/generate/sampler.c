@@ -218,9 +218,14 @@ ngpt_status ngpt_context_sample_masked(ngpt_context *ctx, const ngpt_sampler *s,
     ngpt_status st = ngpt_sampler_adjust(ctx, s, logits, recent, n_recent, allowed, z);
     if (st) return st;
     if (s->temperature == 0.0f) {   /* argmax, ties to the lower id */
+        /* the best value in a register (best_z is z[best]): comparing with
+         * z[best] reloaded made every step wait on the last one (a load and
+         * a cmov), 2% of a Qwen2.5-0.5B decode at one thread */
+        const int32_t V = ctx->cfg.vocab_size;
         int32_t best = 0;
-        for (int32_t i = 1; i < ctx->cfg.vocab_size; i++)
-            if (z[i] > z[best]) best = i;
+        float best_z = z[0];
+        for (int32_t i = 1; i < V; i++)
+            if (z[i] > best_z) best_z = z[i], best = i;
         *token = best;
         return NGPT_OK;
     }
