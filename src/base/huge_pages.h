@@ -8,7 +8,8 @@
  * or an arena asks for them: the arena the library allocates, a model's
  * copies, and a model file's mapping, whose page cache the kernel then
  * fills with huge folios when the file is first read (a file already cached
- * keeps the folios it has). Linux's MADV_HUGEPAGE; elsewhere, and where the
+ * keeps the folios it has). The KV cache inside an arena declines them
+ * (ngpt_huge_pages_decline). Linux's MADV_HUGEPAGE; elsewhere, and where the
  * system says no, nothing changes: it is advice, never an error. */
 #ifndef NGPT_BASE_HUGE_PAGES_H
 #define NGPT_BASE_HUGE_PAGES_H
@@ -19,5 +20,11 @@
  * its pages are first touched (a fresh calloc or mmap; a block under 2 MiB
  * has no such part). */
 void ngpt_huge_pages_advise(void *p, size_t bytes);
+
+/* Takes the advice back for the 2 MiB-aligned part of [p, p + bytes): a
+ * block inside an advised one that is touched a little at a time (a KV
+ * cache: each token writes one row per layer), where a first touch would
+ * clear 2 MiB at once. */
+void ngpt_huge_pages_decline(void *p, size_t bytes);
 
 #endif

@@ -187,6 +187,7 @@ ngpt_status ngpt_plan_walk(const ngpt_config *cfg, const ngpt_shape *shape, bool
         for (int l = 0; l < cfg->n_layers; l++) rows += ngpt_cfg_kv_rows(cfg, shape->seq, l);
         p.kv.k = take(&w, p.kv.k_row, rows, B, 1, 1);
         p.kv.v = take(&w, p.kv.v_row, rows, B, 1, 1);
+        if (p.kv.v) p.kv.span = (size_t)(p.kv.v - p.kv.k) + p.kv.v_row * rows * B;
         if (shape->kv_k == NGPT_KV_Q8)
             p.kv.query = take(&w, ngpt_q8_head_bytes((int)D), (size_t)shape->threads, NGPT_ATTN_TILE, 1, 1);
         p.kv.len = take(&w, sizeof(int32_t), B, 1, 1, 1);

@@ -122,6 +122,7 @@ typedef struct ngpt_plan {
          * or KV quantized head rows (NGPT_KV_Q8: ngpt_q8_head_bytes(D) each) */
         unsigned char *k, *v;
         size_t k_row, v_row;    /* a row's bytes */
+        size_t span;            /* bytes from k to v's end (context.c: no huge pages) */
         int8_t *query;          /* (threads, NGPT_ATTN_TILE, ngpt_q8_head_bytes(D)): a tile
                                  * of queries quantized against q8 keys
                                  * (ops/attention.c); NULL otherwise */
