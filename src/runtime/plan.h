@@ -123,9 +123,8 @@ typedef struct ngpt_plan {
         unsigned char *k, *v;
         size_t k_row, v_row;    /* a row's bytes */
         size_t span;            /* bytes from k to v's end (context.c: no huge pages) */
-        int8_t *query;          /* (threads, NGPT_ATTN_TILE, ngpt_q8_head_bytes(D)): a tile
-                                 * of queries quantized against q8 keys
-                                 * (ops/attention.c); NULL otherwise */
+        int8_t *query;          /* (threads, NGPT_ATTN_TILE, ngpt_q8_head_bytes(D)): a tile of
+                                 * queries quantized against q8 keys (ops/attention.c), or NULL */
         int32_t *len;           /* (B) tokens cached per slot */
         int32_t *held;          /* sliding_window: (B) the first position local layers hold */
         int32_t *tokens;        /* (B, Tctx) the tokens each slot holds, in order */
