@@ -160,7 +160,7 @@ CLI := $(BUILD)/ngpt
 
 
 .PHONY: all corpus deps test test-native test-threads test-interop test-hf test-gpt2 test-hf-tokenizers \
-        test-templates bench bench-readme bench-gemm bench-grammar install uninstall clean examples \
+        test-templates bench bench-readme bench-gemm bench-grammar bench-wall install uninstall clean examples \
         test-tsan check-apple test-python mca mca-flags print-arch print-vnni
 all: deps $(LIB) $(CLI) $(CORPUS)
 
@@ -424,6 +424,17 @@ bench-grammar: all $(BUILD)/bench/ngpt-grammar-bench
 $(BUILD)/bench/ngpt-grammar-bench: tools/grammar_bench.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
+# make bench-wall MODEL=F: decode against the read probe, each run against
+# the probe read just before it (tools/wall_bench.c; docs/BENCH.md "Decode
+# against a probe of the same minute"). WALL_ARGS: threads, tokens, runs.
+WALL_ARGS ?= 1 64 7
+bench-wall: all $(BUILD)/bench/ngpt-wall-bench
+	@[ -n "$(MODEL)" ] || { echo "make bench-wall: say which model: MODEL=file.ngpt" >&2; exit 2; }
+	$(RUN_ENV) $(BUILD)/bench/ngpt-wall-bench $(MODEL) $(WALL_ARGS)
+$(BUILD)/bench/ngpt-wall-bench: tools/wall_bench.c $(BENCH_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Ibench $(ALL_CFLAGS) -o $@ $< $(BENCH_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS)
 
 # make mca: every ISA's kernels compiled as their builds compile them, and
 # llvm-mca-19's cycles per iteration of each inner loop on the cores it

@@ -5,7 +5,12 @@
  * target's vector loads (8 independent chains of 4 wrapping integer sums:
  * an add's latency never limits the loads). A measurement, not a
  * kernel: its result only keeps the loads alive. */
+#if !defined(__APPLE__)
+#define _DEFAULT_SOURCE         /* glibc: madvise's MADV_HUGEPAGE */
+#endif
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -50,4 +55,28 @@ size_t bench_read_probe_bytes(void)
 #endif
     const size_t four_llc = llc > 0 ? 4 * (size_t)llc : 0;
     return four_llc > floor ? four_llc : floor;
+}
+
+/* The probe reads pages like the library's weights and arenas: 2 MiB
+ * transparent huge pages where Linux has them (src/base/huge_pages.h says
+ * why; the bench sees the library through its public API only, so the
+ * advice is repeated here). */
+static void advise_huge_pages(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
+uint32_t *bench_read_array(size_t n)
+{
+    uint32_t *a = malloc(n * sizeof *a);
+    if (!a) return NULL;
+    advise_huge_pages(a, n * sizeof *a);
+    for (size_t i = 0; i < n; i++) a[i] = (uint32_t)i;
+    return a;
 }

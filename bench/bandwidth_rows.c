@@ -5,12 +5,8 @@
  * threads can read), timed like every figure;
  * decode's bytes of weights per token are set against the probe of its
  * thread count (report.c). */
-#if !defined(__APPLE__)
-#define _DEFAULT_SOURCE         /* glibc: madvise's MADV_HUGEPAGE */
-#endif
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "bench.h"
 #include "ngpt_bench.h"
@@ -58,29 +54,12 @@ int bench_bandwidth_count(const bench_opts *o)
     return o->bandwidth_bytes > 0 ? 1 + two_threads(o) : 0;
 }
 
-/* The probe reads pages like the library's weights and arenas: 2 MiB
- * transparent huge pages where Linux has them (src/base/huge_pages.h says
- * why; the bench sees the library through its public API only, so the
- * advice is repeated here). */
-static void advise_huge_pages(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
-#else
-    (void)p, (void)bytes;
-#endif
-}
-
 ngpt_status bench_bandwidth(const bench_opts *o, bench_report *r)
 {
     if (!o->bandwidth_bytes) return NGPT_OK;
     const size_t n = o->bandwidth_bytes / sizeof(uint32_t);
-    uint32_t *a = malloc(n * sizeof *a);
+    uint32_t *a = bench_read_array(n);
     if (!a) return BENCH_ERR_MEMORY;
-    advise_huge_pages(a, n * sizeof *a);
-    for (size_t i = 0; i < n; i++) a[i] = (uint32_t)i;
     read_job j = {a, n, 0};
     char label[64];
     snprintf(label, sizeof label, "read bandwidth probe, %zu MiB", n * sizeof *a >> 20);

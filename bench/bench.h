@@ -41,5 +41,8 @@ uint32_t bench_read_sum(const uint32_t *a, size_t n);
 /* The probe's default array: 4x the last-level cache (sysconf, where the
  * C library says), at least 512 MiB. */
 size_t bench_read_probe_bytes(void);
+/* n words for the probe: written (no page fault is timed) and advised huge
+ * pages like the library's weights; NULL if out of memory (free() it). */
+uint32_t *bench_read_array(size_t n);
 
 #endif

@@ -48,6 +48,11 @@ int bench_calibrate(const bench_opts *o, bench_fn fn, void *arg, int *reps);
  * thread could not be started (the others still ran). */
 ngpt_status bench_parallel(int n, void *(*work)(void *), void *args, size_t stride);
 
+/* An estimate of the weight bytes one decode step of ctx (whose config is
+ * cfg) reads at batch 1 (bench/workloads.c). Activations, the KV cache and
+ * what a cache holds over from the last step are not counted. */
+double bench_weight_bytes(const ngpt_context *ctx, const ngpt_config *cfg);
+
 /* Ends the progress line and prints "ngpt bench: <what>: <why>" (the
  * library's sentence, or the bench's own failure); returns BENCH_FAILED. */
 int bench_failed(const char *what, ngpt_status st);

@@ -150,12 +150,10 @@ static int open_ctx(const bench_opts *o, const ngpt_config *cfg, bench_report *r
     return open_ctx_shape(o, cfg, r, &shape, ctx);
 }
 
-/* An estimate of the weight bytes one decode step reads at batch 1: every
- * tensor as ctx stores it (float32, or the packed 8- and 4-bit layouts of
- * src/q8.h, src/q4.h), except the embedding tables a step reads one row of
- * (pos_emb; tok_emb unless it is also the lm_head). Activations, the KV
- * cache and what a cache holds over from the last step are not counted. */
-static double weight_bytes(const ngpt_context *ctx, const ngpt_config *cfg)
+/* ngpt_bench.h: every tensor as ctx stores it (float32, or the packed 8-
+ * and 4-bit layouts of src/q8.h, src/q4.h), except the embedding tables a
+ * step reads one row of (pos_emb; tok_emb unless it is also the lm_head). */
+double bench_weight_bytes(const ngpt_context *ctx, const ngpt_config *cfg)
 {
     int32_t n = 0;
     double bytes = 0;
@@ -220,7 +218,7 @@ static int bench_generation(const bench_opts *o, const ngpt_config *cfg, bench_r
                             &small);
         if (!rc)
             rc = add_figure(o, r, "decode", wt, 1, steps, threads, steps, steps, run_decode, &dec);
-        if (!rc) r->work[r->n_work - 1].weight_bytes = weight_bytes(ctx, cfg);
+        if (!rc) r->work[r->n_work - 1].weight_bytes = bench_weight_bytes(ctx, cfg);
         ngpt_context_free(ctx);
     }
     if (!rc) rc = open_ctx(o, cfg, r, NGPT_MODE_INFER, DECODE_BATCH, 1, threads, &ctx);
