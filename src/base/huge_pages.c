@@ -8,6 +8,7 @@
 
 #include "base/huge_pages.h"
 
+#if defined(MADV_HUGEPAGE) || defined(MADV_NOHUGEPAGE)
 /* madvise over the 2 MiB-aligned part of [p, p + bytes), if any */
 static void advise_aligned(void *p, size_t bytes, int advice)
 {
@@ -16,6 +17,7 @@ static void advise_aligned(void *p, size_t bytes, int advice)
     const uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
     if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), advice);
 }
+#endif
 
 void ngpt_huge_pages_advise(void *p, size_t bytes)
 {
