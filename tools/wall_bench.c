@@ -15,24 +15,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "bench.h"
 #include "ngpt_bench.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct part {
     const uint32_t *a;
@@ -54,9 +39,9 @@ static double probe(const uint32_t *a, size_t n, int threads, part *parts)
         const size_t b0 = n * (size_t)t / (size_t)threads, b1 = n * (size_t)(t + 1) / (size_t)threads;
         parts[t].a = a + b0, parts[t].n = b1 - b0;
     }
-    const double t0 = now();
+    const double t0 = bench_now();
     if (bench_parallel(threads, read_part, parts, sizeof *parts)) return 0;
-    return (double)(n * sizeof *a) / (now() - t0) * 1e-9;
+    return (double)(n * sizeof *a) / (bench_now() - t0) * 1e-9;
 }
 
 static int fail(const char *what)
@@ -104,23 +89,20 @@ int main(int argc, char **argv)
             fprintf(stderr, "ngpt-wall-bench: cannot start the probe's threads\n");
             return 1;
         }
-        const double t0 = now();
+        const double t0 = bench_now();
         if (ngpt_context_cache_clear(ctx, -1)) return fail("cache clear");
         for (int i = 0; i < steps; i++)
             if (ngpt_context_cache_decode(ctx, tok + i, 1)) return fail("decode");
-        const double tok_s = steps / (now() - t0), dec = bytes * tok_s * 1e-9;
+        const double tok_s = steps / (bench_now() - t0), dec = bytes * tok_s * 1e-9;
         if (r < 0) continue;
         ratio[r] = dec / gbs, bw[r] = gbs;
         printf("%3d  %10.2f  %12.1f  %11.2f  %14.3f\n", r + 1, gbs, tok_s, dec, ratio[r]);
     }
-    qsort(ratio, (size_t)runs, sizeof *ratio, cmp);
-    qsort(bw, (size_t)runs, sizeof *bw, cmp);
-    const double med = runs % 2 ? ratio[runs / 2] : 0.5 * (ratio[runs / 2 - 1] + ratio[runs / 2]);
+    double med, lo, hi, bw_med, bw_lo, bw_hi;
+    bench_stats(ratio, runs, &med, &lo, &hi);
+    bench_stats(bw, runs, &bw_med, &bw_lo, &bw_hi);
     printf("decode / probe: median %.3f (%.3f - %.3f) over %d runs; probe %.2f - %.2f GB/s\n", med,
-           ratio[0], ratio[runs - 1], runs, bw[0], bw[runs - 1]);
-    unsigned sum = 0;
-    for (int t = 0; t < threads; t++) sum += parts[t].sum;
-    if (sum == 1) puts("");     /* the probe's sums stay live */
+           lo, hi, runs, bw_lo, bw_hi);
     ngpt_context_free(ctx);
     ngpt_model_close(m);
     free(a), free(tok), free(ratio), free(bw), free(parts);
