@@ -535,6 +535,18 @@ static void model_template(void)
     ngpt_model_close(m);
     one_bos(root);
     free_tensors();
+    /* what the test wrote, so no run leaves its directory behind */
+    static const char *const chat_files[] = {"config.json", "model.safetensors", "tokenizer.json"};
+    for (int i = 0; i < 3; i++) path_of(p, sizeof p, "chat", chat_files[i]), unlink(p);
+    static const char *const files[] = {"chat.ngpt", "saved.ngpt", "plain.ngpt", "bos.bin",
+                                        "bos_tok.bin", "bos.ngpt"};
+    for (int i = 0; i < 6; i++) {
+        char f[700];
+        snprintf(f, sizeof f, "%s/%s", root, files[i]);
+        unlink(f);
+    }
+    rmdir(dir);
+    rmdir(root);
 }
 
 /* ------------------------------------------------------------ speed */
