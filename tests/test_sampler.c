@@ -78,9 +78,57 @@ static void test_sort_definition(void)
     CHECK(bad == 0, "%d rows sorted otherwise than the definition", bad);
 }
 
+/* Temperature 0 against argmax's definition (the first id of the largest
+ * value, -0 and +0 one value) at vocabularies around its 8 lanes and past
+ * them, few distinct values (ties), -inf; a NaN or +Inf anywhere is refused
+ * with its id. */
+static void test_argmax_definition(void)
+{
+    static const int vocab[] = {2, 7, 8, 9, 16, 17, 23, 301};
+    static const float vals[] = {0.0f, -0.0f, 1.0f, -1.0f, -INFINITY, 0x1p-140f, 3.0e38f, 0.5f};
+    enum { N = 301 };
+    float z[N];
+    uint64_t state = 777;
+    int bad = 0;
+    for (size_t v = 0; v < sizeof vocab / sizeof vocab[0]; v++) {
+        const int n = vocab[v];
+        ngpt_config c = ngpt_config_default();
+        c.vocab_size = n, c.context_len = 8, c.d_model = 8, c.n_layers = 1, c.n_heads = 2, c.d_ff = 8;
+        ngpt_shape sh = ngpt_shape_default(NGPT_MODE_INFER);
+        ngpt_context *cx = NULL;
+        CHECK_OK(ngpt_context_init(&cx, NULL, &c, &sh, NULL, 0));
+        if (!cx) continue;
+        ngpt_sampler s = ngpt_sampler_default();
+        s.temperature = 0.0f;
+        for (int row = 0; row < 200; row++) {
+            const int distinct = 1 + row % 8;
+            for (int i = 0; i < n; i++) {
+                state = state * 6364136223846793005ull + 1442695040888963407ull;
+                z[i] = vals[(state >> 33) % (uint64_t)distinct];
+            }
+            z[(state >> 20) % (uint64_t)n] = 0.0f;        /* never all -inf */
+            int32_t want = 0, got = -1;
+            for (int i = 1; i < n; i++)
+                if (z[i] > z[want]) want = i;
+            CHECK_OK(ngpt_context_sample(cx, &s, z, NULL, 0, 0, (uint64_t)row, &got));
+            bad += got != want;
+        }
+        for (int i = 0; i < n; i++) z[i] = 1.0f;
+        z[n - 1] = (n & 1) ? INFINITY : NAN;
+        int32_t t;
+        CHECK_STATUS(ngpt_context_sample(cx, &s, z, NULL, 0, 0, 0, &t), NGPT_ERR_NUMERIC);
+        char want_msg[32];
+        snprintf(want_msg, sizeof want_msg, "logit %d is", n - 1);
+        CHECK(strstr(ngpt_last_error(), want_msg) != NULL, "message: %s", ngpt_last_error());
+        ngpt_context_free(cx);
+    }
+    CHECK(bad == 0, "%d rows gave another id than argmax's definition", bad);
+}
+
 int main(void)
 {
     test_sort_definition();
+    test_argmax_definition();
     ngpt_config c = ngpt_config_default();
     c.vocab_size = V;
     c.context_len = 8;

@@ -109,12 +109,20 @@ ngpt_status ngpt_sampler_adjust(ngpt_context *ctx, const ngpt_sampler *s, const 
                                 float *z)
 {
     const int32_t V = ctx->cfg.vocab_size;
-    for (int32_t i = 0; i < V; i++) {
-        if (isnan(logits[i]) || logits[i] == INFINITY)
-            return ngpt_fail(NGPT_ERR_NUMERIC, "logit %d is %g, so no token can be sampled (the "
-                             "model's parameters hold NaN or Inf)", (int)i, (double)logits[i]);
-        z[i] = s->logit_bias ? logits[i] + s->logit_bias[i] : logits[i];
-    }
+    /* one pass without a branch a logit (a decode's whole vocabulary), then
+     * the first bad one found again for the message */
+    bool bad = false;
+    for (int32_t i = 0; i < V; i++) bad |= !(logits[i] < INFINITY);    /* NaN or +Inf */
+    if (bad)
+        for (int32_t i = 0; i < V; i++)
+            if (!(logits[i] < INFINITY))
+                return ngpt_fail(NGPT_ERR_NUMERIC, "logit %d is %g, so no token can be sampled "
+                                 "(the model's parameters hold NaN or Inf)", (int)i,
+                                 (double)logits[i]);
+    if (s->logit_bias)
+        for (int32_t i = 0; i < V; i++) z[i] = logits[i] + s->logit_bias[i];
+    else
+        memcpy(z, logits, (size_t)V * sizeof(float));
     /* rows past the tokenizer's ids (Qwen's V is larger): no token, never sampled */
     const int32_t NT = ctx->tokenizer && ctx->tokenizer->n_tokens < V ? ctx->tokenizer->n_tokens : V;
     for (int32_t i = NT; i < V; i++) z[i] = -INFINITY;
@@ -210,6 +218,37 @@ ngpt_status ngpt_context_sample_unchecked(ngpt_context *ctx, const ngpt_sampler 
     return ngpt_context_sample_masked(ctx, s, logits, recent, n_recent, sequence, index, NULL, token);
 }
 
+/* The first id of the largest value (no NaN here; -0 and +0 one value, as
+ * `>` has them). Eight running bests, lane l over the ids l mod 8, so no
+ * step waits on the last one (one chain of compares was 2% of a
+ * Qwen2.5-0.5B decode at one thread); the lanes' bests then meet by value,
+ * the lower id on a tie, and the ids past the last eight follow. */
+static int32_t argmax(const float *z, int32_t V)
+{
+    enum { LANES = 8 };
+    if (V < LANES) {
+        int32_t best = 0;
+        for (int32_t i = 1; i < V; i++)
+            if (z[i] > z[best]) best = i;
+        return best;
+    }
+    float best_z[LANES];
+    int32_t best[LANES];
+    for (int l = 0; l < LANES; l++) best_z[l] = z[l], best[l] = l;
+    int32_t i = LANES;
+    for (; i + LANES <= V; i += LANES)
+        _Pragma("GCC unroll 8")     /* the bests in registers, not on the stack */
+        for (int l = 0; l < LANES; l++)
+            if (z[i + l] > best_z[l]) best_z[l] = z[i + l], best[l] = i + l;
+    int32_t b = best[0];
+    float bz = best_z[0];
+    for (int l = 1; l < LANES; l++)
+        if (best_z[l] > bz || (best_z[l] == bz && best[l] < b)) bz = best_z[l], b = best[l];
+    for (; i < V; i++)
+        if (z[i] > bz) bz = z[i], b = i;
+    return b;
+}
+
 ngpt_status ngpt_context_sample_masked(ngpt_context *ctx, const ngpt_sampler *s, const float *logits,
                                const int32_t *recent, int32_t n_recent, int32_t sequence,
                                uint64_t index, const uint64_t *allowed, int32_t *token)
@@ -217,16 +256,8 @@ ngpt_status ngpt_context_sample_masked(ngpt_context *ctx, const ngpt_sampler *s,
     float *z = ctx->plan.samp.z;
     ngpt_status st = ngpt_sampler_adjust(ctx, s, logits, recent, n_recent, allowed, z);
     if (st) return st;
-    if (s->temperature == 0.0f) {   /* argmax, ties to the lower id */
-        /* the best value in a register (best_z is z[best]): comparing with
-         * z[best] reloaded made every step wait on the last one (a load and
-         * a cmov), 2% of a Qwen2.5-0.5B decode at one thread */
-        const int32_t V = ctx->cfg.vocab_size;
-        int32_t best = 0;
-        float best_z = z[0];
-        for (int32_t i = 1; i < V; i++)
-            if (z[i] > best_z) best_z = z[i], best = i;
-        *token = best;
+    if (s->temperature == 0.0f) {
+        *token = argmax(z, ctx->cfg.vocab_size);
         return NGPT_OK;
     }
     int32_t n;
