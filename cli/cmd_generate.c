@@ -135,6 +135,24 @@ static int with_session(const char *cmd, ngpt_context *ctx, const char *path, in
     return CLI_OK;
 }
 
+/* Exact sliding past a full context is the original's and recomputes the
+ * whole window for each new token: said once, before, when the prompt and
+ * -n can pass T (the cost otherwise shows only as a sudden crawl). */
+static void slide_note(const char *cmd, const ngpt_context *ctx, const ngpt_generate_config *gc,
+                       size_t n_tokens)
+{
+    ngpt_config cfg;
+    if (gc->context_mode != NGPT_CONTEXT_EXACT || gc->stop_at_context_full ||
+        ngpt_context_config(ctx, &cfg) != NGPT_OK ||
+        n_tokens + (size_t)gc->max_tokens <= (size_t)cfg.context_len)
+        return;
+    fprintf(stderr, "%s: note: the prompt (%zu tokens) and -n %d can pass the context (T = %d); "
+            "past it each new token recomputes the whole window (--context exact)%s\n", cmd,
+            n_tokens, (int)gc->max_tokens, (int)cfg.context_len,
+            cfg.pos == NGPT_POS_ROPE ? ": --context shift goes on at full speed, --stop-at-full "
+                                       "stops" : ": --stop-at-full stops");
+}
+
 int cli_cmd_generate(int argc, char **argv)
 {
     cli_args a = cli_args_init(argc, argv);
@@ -274,6 +292,7 @@ int cli_cmd_generate(int argc, char **argv)
     const bool bpe = tok != NULL;
 
     o.gc.keep_cache = session != NULL;
+    slide_note(a.cmd, ctx, &o.gc, n_tokens);
     ngpt_generate_result res;
     const double t0 = cli_now();
     const int32_t len = n_tokens > INT32_MAX ? INT32_MAX : (int32_t)n_tokens;
