@@ -1,6 +1,7 @@
 /* kv_q8.c — the cases of the 8-bit KV cache's kernels, attn_scores_q8 and
  * attn_wsum_q8. Shape: n dim heads kind rows — `rows` causal queries, the
- * first seeing n cached positions (n + rows - 1 in all) of `heads`
+ * first seeing n cached positions (n + rows - 1 in all), or with kind +
+ * K_SHARED rows that all see n (the kernels' step 0), of `heads`
  * key/value heads of dim values (a row of the cache is heads compact head
  * rows, ngpt_q8_head_bytes(dim) each; the kernels read head 1, or 0 when
  * there is one), quantized by the reference quantizer in the setup.
@@ -19,27 +20,33 @@
 
 #include "quant_cases.h"
 
-enum { G = NGPT_Q8_GROUP, K_TINY = 2 };
+enum { G = NGPT_Q8_GROUP, K_TINY = 2, K_SHARED = 4 };
 
 static void tests(kc_shapes *out)
 {
     static const int ns[] = {1, 2, 3, 5, 8, 17, 40}, dims[] = {1, 7, 16, 31, 32, 33, 64, 65, 100, 128};
     for (int in = 0; in < 7; in++)
         for (int id = 0; id < 10; id++)
-            for (int kind = 0; kind < 4; kind++)
+            for (int kind = 0; kind < 2 * K_SHARED; kind++)
                 kc_add_shape(out, ns[in], dims[id], 1 + (in + id + kind) % 3, kind,
                              (in + 2 * id + kind) % 4 ? 1 + (in + id) % 6 : 16 + id % 2);
 }
 
 /* One decode step's head at 256 and 2048 cached positions, SmolLM2's (D 64,
- * 3 key/value heads) and the default model's (D 64, 4 heads); a prefill's
- * tile of 16 queries at 256. */
+ * 3 key/value heads) and the default model's (D 64, 4 heads); the 7 heads
+ * of a Qwen2.5-0.5B key/value head (2 of them) at 256; a prefill's tile of
+ * 16 queries at 256. */
 static void bench(kc_shapes *out)
 {
     kc_add_shape(out, 256, 64, 4, K_PLAIN, 1);
     kc_add_shape(out, 2048, 64, 3, K_PLAIN, 1);
+    kc_add_shape(out, 256, 64, 2, K_PLAIN + K_SHARED, 7);
     kc_add_shape(out, 256, 64, 4, K_PLAIN, 16);
 }
+
+/* The kind of values, and the kernels' step (0: shared keys) */
+static int kind_of(const kc_state *st) { return kc_int(st, 3) % K_SHARED; }
+static int step_of(const kc_state *st) { return kc_int(st, 3) < K_SHARED; }
 
 static ptrdiff_t stride_of(const kc_state *st)
 {
@@ -96,15 +103,22 @@ static int keys_of(const kc_state *st) { return kc_int(st, 0) + kc_int(st, 4) - 
 
 enum { SQ, SK, SS };
 
+/* Products of a call: the rows' positions */
+static double seen(const kc_state *st)
+{
+    const int rows = kc_int(st, 4);
+    return rows * (kc_int(st, 0) + step_of(st) * (rows - 1) / 2.0);
+}
+
 static void scores_setup(kc_state *st)
 {
-    const int n = kc_int(st, 0), dim = kc_int(st, 1), kind = kc_int(st, 3);
+    const int dim = kc_int(st, 1), kind = kind_of(st);
     const int rows = kc_int(st, 4), keys = keys_of(st);
     quantized(st, SQ, rows, kind == K_TINY ? K_PLAIN : kind);
     quantized(st, SK, keys, kind == K_TINY ? K_WILD : kind);
     kc_rand(st, SS, (size_t)rows * (size_t)(keys + 3), 1.0f);
-    st->flops = 2.0 * rows * (n + rows / 2.0) * dim;
-    st->bytes = (double)keys * (double)ngpt_q8_head_bytes(dim) + 4.0 * rows * (n + rows / 2.0);
+    st->flops = 2.0 * seen(st) * dim;
+    st->bytes = (double)keys * (double)ngpt_q8_head_bytes(dim) + 4.0 * seen(st);
 }
 
 static void scores_run(kc_state *st, const ngpt_kernels *t)
@@ -112,7 +126,7 @@ static void scores_run(kc_state *st, const ngpt_kernels *t)
     t->attn_scores_q8(st->buf[SS], keys_of(st) + 3, (const int8_t *)(void *)st->buf[SQ] + head_of(st),
                       stride_of(st), kc_int(st, 4),
                       (const int8_t *)(void *)st->buf[SK] + head_of(st), stride_of(st),
-                      kc_int(st, 0), kc_int(st, 1), 0.125f);
+                      kc_int(st, 0), step_of(st), kc_int(st, 1), 0.125f);
 }
 
 const kc_case kc_attn_scores_q8 = {"n dim heads kind rows", tests, bench, scores_setup, scores_run, NULL};
@@ -124,7 +138,7 @@ enum { WP, WV, WO };
 
 static void wsum_setup(kc_state *st)
 {
-    const int n = kc_int(st, 0), dim = kc_int(st, 1), kind = kc_int(st, 3);
+    const int dim = kc_int(st, 1), kind = kind_of(st);
     const int rows = kc_int(st, 4), keys = keys_of(st);
     float *p = kc_rand(st, WP, (size_t)rows * (size_t)keys, 1.0f);
     for (int j = 0; j < rows * keys; j++) p[j] = fabsf(p[j]);
@@ -139,15 +153,15 @@ static void wsum_setup(kc_state *st)
         for (int d = 0; d < dim; d++) v[head_of(st) + d] = (int8_t)(d % 2 ? 1 : -1);
     }
     kc_rand(st, WO, (size_t)rows * (size_t)(dim + 3), 1.0f);
-    st->flops = 2.0 * rows * (n + rows / 2.0) * dim;
-    st->bytes = (double)keys * (double)ngpt_q8_head_bytes(dim) + 4.0 * rows * (n + rows / 2.0);
+    st->flops = 2.0 * seen(st) * dim;
+    st->bytes = (double)keys * (double)ngpt_q8_head_bytes(dim) + 4.0 * seen(st);
 }
 
 static void wsum_run(kc_state *st, const ngpt_kernels *t)
 {
     t->attn_wsum_q8(st->buf[WO], kc_int(st, 1) + 3, st->buf[WP], keys_of(st), kc_int(st, 4),
                     (const int8_t *)(void *)st->buf[WV] + head_of(st), stride_of(st), kc_int(st, 0),
-                    kc_int(st, 1));
+                    step_of(st), kc_int(st, 1));
 }
 
 const kc_case kc_attn_wsum_q8 = {"n dim heads kind rows", tests, bench, wsum_setup, wsum_run, NULL};

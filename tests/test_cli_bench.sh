@@ -118,8 +118,9 @@ if [ "$kernels" = all ]; then
     [ "$(count gemm)" -ge $((2 * nt)) ] && [ "$(count gelu_fwd)" = $nt ] && [ "$(count adamw)" = $nt ]
     check $? "a kernel row per kernel of the list"
 fi
-[ "$(count softmax)" = $nt ] && [ "$(count layernorm_fwd)" = $nt ] && [ "$(count attn_scores)" = $nt ] &&
-    ! grep -q DIFFERS "$dir/b.md"
+# (attn_scores has two rows: one query head, and the 7 heads of a key/value head)
+[ "$(count softmax)" = $nt ] && [ "$(count layernorm_fwd)" = $nt ] &&
+    [ "$(count attn_scores)" = $((2 * nt)) ] && ! grep -q DIFFERS "$dir/b.md"
 check $? "kernel rows, each giving the reference's bits"
 # ... and every numeric cell of every table row (ranges "a – b" included) is > 0.
 awk -F'|' '/^\| / && !/^\| -/ && !/^\| (test|kernel|traffic|memory) / {

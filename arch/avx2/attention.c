@@ -3,9 +3,10 @@
  * output is one fma chain in increasing index order, lanes hold different
  * outputs, leftovers run the reference.
  *  - scores: 8 keys side by side (lane = key); an 8x8 block of keys x dims is
- *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain;
- *    two such groups at a time (two chains in flight), and a last partial
- *    group whose spare lanes recompute a real key and are not stored.
+ *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain,
+ *    for up to 4 query rows (grouped-query heads) per transpose; one row
+ *    takes two such groups at a time (two chains in flight); a last partial
+ *    group's spare lanes recompute a real key and are not stored.
  *  - scores_t, wsum, outer_acc: register tiles of up to 4 query rows x 16
  *    outputs (two vectors a row, 8 chains in flight); the inputs of one step
  *    of the chains (2 vectors of kt, v, or of the rows of dK/dV) are loaded
@@ -13,91 +14,127 @@
  *    run for all rows, the last few (one more per row) only for the rows
  *    that see them. Column tails (< 8) run the reference.
  * Same shape as arch/neon/attention.c, which has 4 lanes where this has 8
- * (4x4 transposes) and runs the multi-row kernels one row at a time. */
+ * (4x4 transposes). */
 #include <immintrin.h>
 #include <math.h>
 
 #include "kernels_avx2.h"
+#include "../transpose8.h"
 
-/* r[i] = row i (8 floats) -> r[d] = column d. */
-static inline void transpose8(__m256 r[8])
-{
-    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20), r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20), r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20), r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
+/* The loops over a tile's rows and vectors run a known few times: unrolled,
+ * the tile stays in registers. */
+#define UNROLL _Pragma("GCC unroll 8")
 
-/* Chains of G groups of 8 keys at once (G independent fma chains hide the
- * fma latency); rows[g*8 + jj] is key jj of group g. Returns the G vectors
- * of finished chains (scaled) through out. */
+/* attn_scores: query rows a transposed block of keys serves (their chains,
+ * the block and a broadcast fill the 16 registers) */
+enum { SCORE_ROWS = 4 };
+
+/* The chains of R query rows (q_r = q + r*q_stride) against G groups of 8
+ * keys (rows[g*8 + jj] is key jj of group g): each 8x8 block is transposed
+ * once for the R rows; G*R independent fma chains hide the fma latency.
+ * out[g*R + r] gets row r's finished chains of group g (scaled). */
 static inline __attribute__((always_inline)) void
-scores_groups(const int G, __m256 *out, const float *const *rows, const float *q, int dim,
-              __m256 vs)
+scores_groups(const int G, const int R, __m256 *out, const float *const *rows, const float *q,
+              ptrdiff_t q_stride, int dim, __m256 vs)
 {
     const int d8 = dim - dim % 8;
-    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 acc[2][SCORE_ROWS];
+    UNROLL
+    for (int g = 0; g < G; g++)
+        UNROLL
+        for (int r = 0; r < R; r++) acc[g][r] = _mm256_setzero_ps();
     for (int d = 0; d < d8; d += 8) {
-        __m256 r[2][8];
+        __m256 kb[2][8];
+        UNROLL
         for (int g = 0; g < G; g++) {
-            for (int jj = 0; jj < 8; jj++) r[g][jj] = _mm256_loadu_ps(rows[g * 8 + jj] + d);
-            transpose8(r[g]);
+            UNROLL
+            for (int jj = 0; jj < 8; jj++) kb[g][jj] = _mm256_loadu_ps(rows[g * 8 + jj] + d);
+            transpose8(kb[g]);
         }
-        for (int dd = 0; dd < 8; dd++) {
-            const __m256 qd = _mm256_set1_ps(q[d + dd]);
-            for (int g = 0; g < G; g++) acc[g] = _mm256_fmadd_ps(qd, r[g][dd], acc[g]);
-        }
+        UNROLL
+        for (int dd = 0; dd < 8; dd++)
+            UNROLL
+            for (int r = 0; r < R; r++) {
+                const __m256 qd = _mm256_broadcast_ss(q + r * q_stride + d + dd);
+                UNROLL
+                for (int g = 0; g < G; g++) acc[g][r] = _mm256_fmadd_ps(qd, kb[g][dd], acc[g][r]);
+            }
     }
-    for (int d = d8; d < dim; d++) {
-        const __m256 qd = _mm256_set1_ps(q[d]);
+    for (int d = d8; d < dim; d++)
+        UNROLL
         for (int g = 0; g < G; g++) {
             const float *const *k = rows + g * 8;
-            __m256 col = _mm256_setr_ps(k[0][d], k[1][d], k[2][d], k[3][d], k[4][d], k[5][d],
-                                        k[6][d], k[7][d]);
-            acc[g] = _mm256_fmadd_ps(qd, col, acc[g]);
+            const __m256 col = _mm256_setr_ps(k[0][d], k[1][d], k[2][d], k[3][d], k[4][d], k[5][d],
+                                              k[6][d], k[7][d]);
+            UNROLL
+            for (int r = 0; r < R; r++)
+                acc[g][r] = _mm256_fmadd_ps(_mm256_broadcast_ss(q + r * q_stride + d), col, acc[g][r]);
         }
-    }
-    for (int g = 0; g < G; g++) out[g] = _mm256_mul_ps(acc[g], vs);
+    UNROLL
+    for (int g = 0; g < G; g++)
+        UNROLL
+        for (int r = 0; r < R; r++) out[g * R + r] = _mm256_mul_ps(acc[g][r], vs);
 }
 
-void ngpt_f32_attn_scores__avx2(float *s, const float *q, const float *k, ptrdiff_t k_stride,
-                                int n, int dim, float scale)
+/* R rows' scores against all n keys. One row takes two groups of 8 keys at
+ * a time (two chains in flight); more rows one group, their chains in
+ * flight. A last group of 1..15 keys repeats key j in the lanes past n,
+ * which are not stored. */
+static inline __attribute__((always_inline)) void
+scores_rows(const int R, float *s, ptrdiff_t s_stride, const float *q, ptrdiff_t q_stride,
+            const float *k, ptrdiff_t k_stride, int n, int dim, __m256 vs)
+{
+    const int G = R == 1 ? 2 : 1;
+    const float *rows[16];
+    __m256 out[2 * SCORE_ROWS];
+    int j = 0;
+    for (; j + 8 * G <= n; j += 8 * G) {
+        for (int jj = 0; jj < 8 * G; jj++) rows[jj] = k + (j + jj) * k_stride;
+        /* the keys after next: a key is a few lines of a strided cache,
+         * which the hardware prefetchers follow late */
+        if (j + 24 * G <= n)
+            for (int jj = 16 * G; jj < 24 * G; jj++)
+                for (int d = 0; d < dim; d += 16)
+                    _mm_prefetch((const char *)(k + (j + jj) * k_stride + d), _MM_HINT_T0);
+        scores_groups(G, R, out, rows, q, q_stride, dim, vs);
+        UNROLL
+        for (int g = 0; g < G; g++)
+            UNROLL
+            for (int r = 0; r < R; r++) _mm256_storeu_ps(s + r * s_stride + j + 8 * g, out[g * R + r]);
+    }
+    if (j < n) {
+        const int left = n - j, Gt = G == 2 && left > 8 ? 2 : 1;
+        for (int jj = 0; jj < 8 * Gt; jj++) rows[jj] = k + (j + (jj < left ? jj : 0)) * k_stride;
+        if (Gt == 2) scores_groups(2, R, out, rows, q, q_stride, dim, vs);
+        else scores_groups(1, R, out, rows, q, q_stride, dim, vs);
+        UNROLL
+        for (int r = 0; r < R; r++) {
+            float t[16];
+            UNROLL
+            for (int g = 0; g < Gt; g++) _mm256_storeu_ps(t + 8 * g, out[g * R + r]);
+            for (int jj = 0; jj < left; jj++) s[r * s_stride + j + jj] = t[jj];
+        }
+    }
+}
+
+void ngpt_f32_attn_scores__avx2(float *s, ptrdiff_t s_stride, const float *q, ptrdiff_t q_stride,
+                                int rows, const float *k, ptrdiff_t k_stride, int n, int dim,
+                                float scale)
 {
     const __m256 vs = _mm256_set1_ps(scale);
-    const float *rows[16];
-    __m256 out[2];
-    int j = 0;
-    for (; j + 16 <= n; j += 16) {     /* two groups of 8 keys: two chains in flight */
-        for (int jj = 0; jj < 16; jj++) rows[jj] = k + (j + jj) * k_stride;
-        scores_groups(2, out, rows, q, dim, vs);
-        _mm256_storeu_ps(s + j, out[0]);
-        _mm256_storeu_ps(s + j + 8, out[1]);
-    }
-    if (j < n) {                       /* 1..15 keys left: lanes past n repeat key j */
-        const int left = n - j, G = left > 8 ? 2 : 1;
-        for (int jj = 0; jj < 8 * G; jj++) rows[jj] = k + (j + (jj < left ? jj : 0)) * k_stride;
-        if (G == 2) scores_groups(2, out, rows, q, dim, vs);
-        else scores_groups(1, out, rows, q, dim, vs);
-        float t[16];
-        _mm256_storeu_ps(t, out[0]);
-        if (G == 2) _mm256_storeu_ps(t + 8, out[1]);
-        for (int jj = 0; jj < left; jj++) s[j + jj] = t[jj];
-    }
+    int r = 0;
+    for (; r + SCORE_ROWS <= rows; r += SCORE_ROWS)
+        scores_rows(SCORE_ROWS, s + r * s_stride, s_stride, q + r * q_stride, q_stride, k, k_stride,
+                    n, dim, vs);
+    float *sr = s + r * s_stride;
+    const float *qr = q + r * q_stride;
+    if (rows - r == 3) scores_rows(3, sr, s_stride, qr, q_stride, k, k_stride, n, dim, vs);
+    if (rows - r == 2) scores_rows(2, sr, s_stride, qr, q_stride, k, k_stride, n, dim, vs);
+    if (rows - r == 1) scores_rows(1, sr, s_stride, qr, q_stride, k, k_stride, n, dim, vs);
 }
 
 enum { TILE_ROWS = 4 };
 
-/* The loops over a tile's rows and vectors run a known few times: unrolled,
- * the tile stays in registers. */
-#define UNROLL _Pragma("GCC unroll 4")
 
 /* Scores of R (<= 4) rows against keys j0..j0+15 (16 columns of kt); with
  * `masked`, only the columns of m0/m1 are read (the others give 0). */
@@ -182,10 +219,10 @@ void ngpt_f32_attn_scores_t__avx2(float *s, ptrdiff_t s_stride, const float *q, 
 }
 
 /* Columns d..d+8*V-1 (V = 1 or 2 vectors) of R rows of attn_wsum: the keys
- * j < n run for every row, then key n + t for the rows after t. */
+ * j < n run for every row, then (step 1) key n + t for the rows after t. */
 static inline __attribute__((always_inline)) void
 wsum_rows(const int R, const int V, float *o, ptrdiff_t o_stride, const float *p,
-          ptrdiff_t p_stride, const float *v, ptrdiff_t v_stride, int n)
+          ptrdiff_t p_stride, const float *v, ptrdiff_t v_stride, int n, int step)
 {
     __m256 acc[TILE_ROWS][2];
     UNROLL
@@ -202,19 +239,20 @@ wsum_rows(const int R, const int V, float *o, ptrdiff_t o_stride, const float *p
             for (int c = 0; c < V; c++) acc[r][c] = _mm256_fmadd_ps(pj, vv[c], acc[r][c]);
         }
     }
-    UNROLL
-    for (int t = 0; t + 1 < R; t++) {
-        const float *vj = v + (n + t) * v_stride;
-        __m256 vv[2];
+    if (step)     /* causal rows: each next row's one more key */
         UNROLL
-        for (int c = 0; c < V; c++) vv[c] = _mm256_loadu_ps(vj + 8 * c);
-        UNROLL
-        for (int r = t + 1; r < R; r++) {
-            const __m256 pj = _mm256_broadcast_ss(p + r * p_stride + n + t);
+        for (int t = 0; t + 1 < R; t++) {
+            const float *vj = v + (n + t) * v_stride;
+            __m256 vv[2];
             UNROLL
-            for (int c = 0; c < V; c++) acc[r][c] = _mm256_fmadd_ps(pj, vv[c], acc[r][c]);
+            for (int c = 0; c < V; c++) vv[c] = _mm256_loadu_ps(vj + 8 * c);
+            UNROLL
+            for (int r = t + 1; r < R; r++) {
+                const __m256 pj = _mm256_broadcast_ss(p + r * p_stride + n + t);
+                UNROLL
+                for (int c = 0; c < V; c++) acc[r][c] = _mm256_fmadd_ps(pj, vv[c], acc[r][c]);
+            }
         }
-    }
     UNROLL
     for (int r = 0; r < R; r++)
         UNROLL
@@ -223,27 +261,31 @@ wsum_rows(const int R, const int V, float *o, ptrdiff_t o_stride, const float *p
 
 static inline __attribute__((always_inline)) void
 wsum_group(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-           const float *v, ptrdiff_t v_stride, int n, int dim)
+           const float *v, ptrdiff_t v_stride, int n, int step, int dim)
 {
     int d = 0;
-    for (; d + 16 <= dim; d += 16) wsum_rows(R, 2, o + d, o_stride, p, p_stride, v + d, v_stride, n);
-    for (; d + 8 <= dim; d += 8) wsum_rows(R, 1, o + d, o_stride, p, p_stride, v + d, v_stride, n);
-    if (d < dim) ngpt_f32_attn_wsum_ref(o + d, o_stride, p, p_stride, R, v + d, v_stride, n, dim - d);
+    for (; d + 16 <= dim; d += 16)
+        wsum_rows(R, 2, o + d, o_stride, p, p_stride, v + d, v_stride, n, step);
+    for (; d + 8 <= dim; d += 8)
+        wsum_rows(R, 1, o + d, o_stride, p, p_stride, v + d, v_stride, n, step);
+    if (d < dim)
+        ngpt_f32_attn_wsum_ref(o + d, o_stride, p, p_stride, R, v + d, v_stride, n, step, dim - d);
 }
 
 void ngpt_f32_attn_wsum__avx2(float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-                              int rows, const float *v, ptrdiff_t v_stride, int n, int dim)
+                              int rows, const float *v, ptrdiff_t v_stride, int n, int step,
+                              int dim)
 {
     int r = 0;
     for (; r + TILE_ROWS <= rows; r += TILE_ROWS)
         wsum_group(TILE_ROWS, o + r * o_stride, o_stride, p + r * p_stride, p_stride, v, v_stride,
-                   n + r, dim);
-    const int left = rows - r;
+                   n + step * r, step, dim);
+    const int left = rows - r, nr = n + step * r;
     float *orow = o + r * o_stride;
     const float *prow = p + r * p_stride;
-    if (left == 3) wsum_group(3, orow, o_stride, prow, p_stride, v, v_stride, n + r, dim);
-    if (left == 2) wsum_group(2, orow, o_stride, prow, p_stride, v, v_stride, n + r, dim);
-    if (left == 1) wsum_group(1, orow, o_stride, prow, p_stride, v, v_stride, n + r, dim);
+    if (left == 3) wsum_group(3, orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim);
+    if (left == 2) wsum_group(2, orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim);
+    if (left == 1) wsum_group(1, orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim);
 }
 
 /* Columns d..d+8*V-1 of the outputs, R rows: each out_j is loaded once, takes

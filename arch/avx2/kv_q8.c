@@ -90,13 +90,13 @@ static void scores8(float *s, const int8_t *q, const int8_t *k, ptrdiff_t k_stri
 }
 
 void ngpt_f32_attn_scores_q8__avx2(float *s, ptrdiff_t s_stride, const int8_t *q, ptrdiff_t q_stride,
-                                   int rows, const int8_t *k, ptrdiff_t k_stride, int n, int dim,
-                                   float scale)
+                                   int rows, const int8_t *k, ptrdiff_t k_stride, int n, int step,
+                                   int dim, float scale)
 {
-    const int groups = ngpt_q8_groups(dim), nmax = n + rows - 1;
+    const int groups = ngpt_q8_groups(dim), nmax = n + step * (rows - 1);
     for (int j = 0; j < nmax; j += KEYS)
         for (int r = 0; r < rows; r++) {
-            const int keep = n + r - j;          /* keys of this block row r sees */
+            const int keep = n + step * r - j;   /* keys of this block row r sees */
             float *sr = s + r * s_stride + j;
             const int8_t *qr = q + r * q_stride, *kj = k + j * k_stride;
             if (keep >= KEYS) scores8(sr, qr, kj, k_stride, groups, scale);
@@ -128,11 +128,12 @@ wsum_step(const int R, int first, __m256 acc[WSUM_ROWS][4], const float *p, ptrd
     }
 }
 
-/* Group g of R (<= WSUM_ROWS) rows, row r seeing n + r positions: the
- * positions every row sees for all, then position n + t for the rows after t. */
+/* Group g of R (<= WSUM_ROWS) rows, row r seeing n + step*r positions: the
+ * positions every row sees for all, then (step 1) position n + t for the
+ * rows after t. */
 static inline __attribute__((always_inline)) void
 wsum_rows(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-          const int8_t *v, ptrdiff_t v_stride, int n, int dim, int g)
+          const int8_t *v, ptrdiff_t v_stride, int n, int step, int dim, int g)
 {
     const int groups = ngpt_q8_groups(dim);
     __m256 acc[WSUM_ROWS][4];
@@ -141,9 +142,10 @@ wsum_rows(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p
         UNROLL
         for (int c = 0; c < 4; c++) acc[r][c] = _mm256_setzero_ps();
     for (int j = 0; j < n; j++) wsum_step(R, 0, acc, p, p_stride, v + j * v_stride, j, g, groups);
-    UNROLL
-    for (int t = 0; t + 1 < R; t++)
-        wsum_step(R, t + 1, acc, p, p_stride, v + (n + t) * v_stride, n + t, g, groups);
+    if (step)
+        UNROLL
+        for (int t = 0; t + 1 < R; t++)
+            wsum_step(R, t + 1, acc, p, p_stride, v + (n + t) * v_stride, n + t, g, groups);
     const int nd = dim - g * G < G ? dim - g * G : G;
     UNROLL
     for (int r = 0; r < R; r++) {
@@ -156,15 +158,17 @@ wsum_rows(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p
 }
 
 void ngpt_f32_attn_wsum_q8__avx2(float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-                                 int rows, const int8_t *v, ptrdiff_t v_stride, int n, int dim)
+                                 int rows, const int8_t *v, ptrdiff_t v_stride, int n, int step,
+                                 int dim)
 {
     const int groups = ngpt_q8_groups(dim);
     for (int r = 0; r < rows; r += WSUM_ROWS) {
         float *orow = o + r * o_stride;
         const float *prow = p + r * p_stride;
+        const int nr = n + step * r;
         for (int g = 0; g < groups; g++) {
-            if (rows - r >= 2) wsum_rows(2, orow, o_stride, prow, p_stride, v, v_stride, n + r, dim, g);
-            else wsum_rows(1, orow, o_stride, prow, p_stride, v, v_stride, n + r, dim, g);
+            if (rows - r >= 2) wsum_rows(2, orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim, g);
+            else wsum_rows(1, orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim, g);
         }
     }
 }

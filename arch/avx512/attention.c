@@ -12,14 +12,17 @@
  *    tile of up to 8 query rows, taking every row's fma in row order.
  *  - Column edges (a last block of fewer than 32 keys or dims) run the same
  *    code with masked loads and stores instead of the reference.
- *  - attn_scores (one query against its keys: decoding) is AVX2's (the
- *    list's avx512 column says AVX2): it transposes 8x8 blocks of keys, and
- *    a decode step's scores are a small part of it.
+ *  - scores (decoding: the query heads of a key/value head against keys as
+ *    they are in the cache): 16 keys side by side (lane = key), two 8x8
+ *    blocks of keys x dims transposed in ymm and joined, for up to 8 rows
+ *    per transpose; a last block of fewer keys repeats a real key in the
+ *    spare lanes, which are not stored.
  * Same shape as arch/avx2/attention.c, which has tiles of 4 rows x 16
  * outputs (two __m256). */
 #include <immintrin.h>
 
 #include "kernels_avx512.h"
+#include "../transpose8.h"
 
 enum { TILE_ROWS = 8, TILE_COLS = 32 };
 
@@ -32,6 +35,63 @@ static inline void col_masks(int cols, __mmask16 *m0, __mmask16 *m1)
 {
     *m0 = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
     *m1 = cols >= 32 ? (__mmask16)0xFFFF : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
+}
+
+/* ---- scores: s_r[j] = (q_r . k_j) * scale, rows that share their n keys */
+
+/* The chains of R rows against 16 keys (rows[jj] is key jj): per 8 dims,
+ * two 8x8 blocks of keys x dims transposed in ymm and joined, so one zmm
+ * holds k_j[d] of the 16 keys and each row's fma adds q_r[d] * k_j[d] to
+ * key j's chain; the transposes serve all R rows (up to 8: the query heads
+ * of a key/value head). */
+static inline __attribute__((always_inline)) void
+scores_keys16(const int R, __m512 acc[TILE_ROWS], const float *const *rows, const float *q,
+              ptrdiff_t q_stride, int dim)
+{
+    const int d8 = dim - dim % 8;
+    UNROLL
+    for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
+    for (int d = 0; d < d8; d += 8) {
+        __m256 lo[8], hi[8];
+        UNROLL
+        for (int jj = 0; jj < 8; jj++)
+            lo[jj] = _mm256_loadu_ps(rows[jj] + d), hi[jj] = _mm256_loadu_ps(rows[8 + jj] + d);
+        transpose8(lo);
+        transpose8(hi);
+        UNROLL
+        for (int dd = 0; dd < 8; dd++) {
+            const __m512 col = _mm512_insertf32x8(_mm512_castps256_ps512(lo[dd]), hi[dd], 1);
+            UNROLL
+            for (int r = 0; r < R; r++)
+                acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(q[r * q_stride + d + dd]), col, acc[r]);
+        }
+    }
+    for (int d = d8; d < dim; d++) {
+        float c[16];
+        for (int jj = 0; jj < 16; jj++) c[jj] = rows[jj][d];
+        const __m512 col = _mm512_loadu_ps(c);
+        UNROLL
+        for (int r = 0; r < R; r++)
+            acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(q[r * q_stride + d]), col, acc[r]);
+    }
+}
+
+/* R rows' scores against all n keys, 16 at a time; a last block of fewer
+ * repeats key j in the lanes past n, which are not stored. */
+static inline __attribute__((always_inline)) void
+scores_rows(const int R, float *s, ptrdiff_t s_stride, const float *q, ptrdiff_t q_stride,
+            const float *k, ptrdiff_t k_stride, int n, int dim, __m512 vs)
+{
+    const float *rows[16];
+    __m512 acc[TILE_ROWS];
+    for (int j = 0; j < n; j += 16) {
+        const int left = n - j < 16 ? n - j : 16;
+        for (int jj = 0; jj < 16; jj++) rows[jj] = k + (j + (jj < left ? jj : 0)) * k_stride;
+        scores_keys16(R, acc, rows, q, q_stride, dim);
+        const __mmask16 m = (__mmask16)(left == 16 ? 0xFFFF : (1u << left) - 1);
+        UNROLL
+        for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(s + r * s_stride + j, m, _mm512_mul_ps(acc[r], vs));
+    }
 }
 
 /* ---- scores_t: s_r[j] = (q_r . kt[., j]) * scale */
@@ -101,29 +161,30 @@ scores_t_rows(const int R, float *s, ptrdiff_t s_stride, const float *q, ptrdiff
     }
 }
 
-/* ---- wsum: o_r[d] = sum_{j < n + r} p_r[j] v_j[d] */
+/* ---- wsum: o_r[d] = sum_{j < n + step*r} p_r[j] v_j[d] */
 
 /* Columns d..d+31 (those of m0/m1) of R rows: the keys j < n run for every
- * row, then key n + t for the rows after t. */
+ * row, then (step 1) key n + t for the rows after t. */
 static inline __attribute__((always_inline)) void
 wsum_rows(const int R, __mmask16 m0, __mmask16 m1, float *o, ptrdiff_t o_stride, const float *p,
-          ptrdiff_t p_stride, const float *v, ptrdiff_t v_stride, int n)
+          ptrdiff_t p_stride, const float *v, ptrdiff_t v_stride, int n, int step)
 {
     __m512 acc[TILE_ROWS][2];
     UNROLL
     for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
     strip_fma(R, m0, m1, acc, p, p_stride, v, v_stride, n);
-    UNROLL
-    for (int t = 0; t + 1 < R; t++) {
-        const float *vj = v + (n + t) * v_stride;
-        const __m512 v0 = _mm512_maskz_loadu_ps(m0, vj), v1 = _mm512_maskz_loadu_ps(m1, vj + 16);
+    if (step)     /* causal rows: each next row's one more key */
         UNROLL
-        for (int r = t + 1; r < R; r++) {
-            const __m512 pj = _mm512_set1_ps(p[r * p_stride + n + t]);
-            acc[r][0] = _mm512_fmadd_ps(pj, v0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(pj, v1, acc[r][1]);
+        for (int t = 0; t + 1 < R; t++) {
+            const float *vj = v + (n + t) * v_stride;
+            const __m512 v0 = _mm512_maskz_loadu_ps(m0, vj), v1 = _mm512_maskz_loadu_ps(m1, vj + 16);
+            UNROLL
+            for (int r = t + 1; r < R; r++) {
+                const __m512 pj = _mm512_set1_ps(p[r * p_stride + n + t]);
+                acc[r][0] = _mm512_fmadd_ps(pj, v0, acc[r][0]);
+                acc[r][1] = _mm512_fmadd_ps(pj, v1, acc[r][1]);
+            }
         }
-    }
     UNROLL
     for (int r = 0; r < R; r++) {
         _mm512_mask_storeu_ps(o + r * o_stride, m0, acc[r][0]);
@@ -133,12 +194,12 @@ wsum_rows(const int R, __mmask16 m0, __mmask16 m1, float *o, ptrdiff_t o_stride,
 
 static inline __attribute__((always_inline)) void
 wsum_group(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-           const float *v, ptrdiff_t v_stride, int n, int dim)
+           const float *v, ptrdiff_t v_stride, int n, int step, int dim)
 {
     for (int d = 0; d < dim; d += TILE_COLS) {
         __mmask16 m0, m1;
         col_masks(dim - d, &m0, &m1);
-        wsum_rows(R, m0, m1, o + d, o_stride, p, p_stride, v + d, v_stride, n);
+        wsum_rows(R, m0, m1, o + d, o_stride, p, p_stride, v + d, v_stride, n, step);
     }
 }
 
@@ -198,6 +259,19 @@ outer_group(const int R, float *out, ptrdiff_t out_stride, const float *w, ptrdi
     default: break;                                                                      \
     }
 
+void ngpt_f32_attn_scores__avx512(float *s, ptrdiff_t s_stride, const float *q, ptrdiff_t q_stride,
+                                  int rows, const float *k, ptrdiff_t k_stride, int n, int dim,
+                                  float scale)
+{
+    const __m512 vs = _mm512_set1_ps(scale);
+    int r = 0;
+#define SCORES(R)                                                                        \
+    scores_rows(R, s + r * s_stride, s_stride, q + r * q_stride, q_stride, k, k_stride, n, dim, vs)
+    for (; r + TILE_ROWS <= rows; r += TILE_ROWS) SCORES(TILE_ROWS);
+    ROWS_LEFT(SCORES)
+#undef SCORES
+}
+
 void ngpt_f32_attn_scores_t__avx512(float *s, ptrdiff_t s_stride, const float *q,
                                     ptrdiff_t q_stride, int rows, const float *kt,
                                     ptrdiff_t kt_stride, int n, int dim, float scale)
@@ -212,10 +286,13 @@ void ngpt_f32_attn_scores_t__avx512(float *s, ptrdiff_t s_stride, const float *q
 }
 
 void ngpt_f32_attn_wsum__avx512(float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-                                int rows, const float *v, ptrdiff_t v_stride, int n, int dim)
+                                int rows, const float *v, ptrdiff_t v_stride, int n, int step,
+                                int dim)
 {
     int r = 0;
-#define WSUM(R) wsum_group(R, o + r * o_stride, o_stride, p + r * p_stride, p_stride, v, v_stride, n + r, dim)
+#define WSUM(R)                                                                          \
+    wsum_group(R, o + r * o_stride, o_stride, p + r * p_stride, p_stride, v, v_stride,    \
+               n + step * r, step, dim)
     for (; r + TILE_ROWS <= rows; r += TILE_ROWS) WSUM(TILE_ROWS);
     ROWS_LEFT(WSUM)
 #undef WSUM

@@ -39,20 +39,21 @@ wsum_step(const int R, int first, __m512 acc[WSUM_ROWS][2], const float *p, ptrd
     }
 }
 
-/* Group g of R rows, row r seeing n + r positions: the positions every row
- * sees for all, then position n + t for the rows after t. */
+/* Group g of R rows, row r seeing n + step*r positions: the positions every
+ * row sees for all, then (step 1) position n + t for the rows after t. */
 static inline __attribute__((always_inline)) void
 wsum_rows(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-          const int8_t *v, ptrdiff_t v_stride, int n, int dim, int g)
+          const int8_t *v, ptrdiff_t v_stride, int n, int step, int dim, int g)
 {
     const int groups = ngpt_q8_groups(dim);
     __m512 acc[WSUM_ROWS][2];
     UNROLL
     for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
     for (int j = 0; j < n; j++) wsum_step(R, 0, acc, p, p_stride, v + j * v_stride, j, g, groups);
-    UNROLL
-    for (int t = 0; t + 1 < R; t++)
-        wsum_step(R, t + 1, acc, p, p_stride, v + (n + t) * v_stride, n + t, g, groups);
+    if (step)
+        UNROLL
+        for (int t = 0; t + 1 < R; t++)
+            wsum_step(R, t + 1, acc, p, p_stride, v + (n + t) * v_stride, n + t, g, groups);
     const size_t nd = (size_t)(dim - g * G < G ? dim - g * G : G);
     UNROLL
     for (int r = 0; r < R; r++) {
@@ -63,18 +64,20 @@ wsum_rows(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p
 }
 
 void ngpt_f32_attn_wsum_q8__avx512(float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-                                   int rows, const int8_t *v, ptrdiff_t v_stride, int n, int dim)
+                                   int rows, const int8_t *v, ptrdiff_t v_stride, int n, int step,
+                                   int dim)
 {
     const int groups = ngpt_q8_groups(dim);
     for (int r = 0; r < rows; r += WSUM_ROWS) {
         float *orow = o + r * o_stride;
         const float *prow = p + r * p_stride;
+        const int nr = n + step * r;
         for (int g = 0; g < groups; g++) {
             switch (rows - r < WSUM_ROWS ? rows - r : WSUM_ROWS) {
-            case 4: wsum_rows(4, orow, o_stride, prow, p_stride, v, v_stride, n + r, dim, g); break;
-            case 3: wsum_rows(3, orow, o_stride, prow, p_stride, v, v_stride, n + r, dim, g); break;
-            case 2: wsum_rows(2, orow, o_stride, prow, p_stride, v, v_stride, n + r, dim, g); break;
-            default: wsum_rows(1, orow, o_stride, prow, p_stride, v, v_stride, n + r, dim, g); break;
+            case 4: wsum_rows(4, orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim, g); break;
+            case 3: wsum_rows(3, orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim, g); break;
+            case 2: wsum_rows(2, orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim, g); break;
+            default: wsum_rows(1, orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim, g); break;
             }
         }
     }

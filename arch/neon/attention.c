@@ -3,7 +3,8 @@
  * output is one fmaf chain in increasing index order, lanes hold different
  * outputs, leftovers run the reference.
  *  - scores: 4 keys side by side (lane = key); a 4x4 block of keys x dims is
- *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain.
+ *    transposed in registers so each fma adds q[d] * k_j[d] to key j's chain,
+ *    for up to 4 query rows (grouped-query heads) per transpose.
  *  - scores_t, wsum, outer_acc: register tiles of up to 4 query rows x 4*TV
  *    outputs (AArch64: 16, four vectors a row; ARMv7, 16 registers: 8, two
  *    vectors a row); the inputs of one step of the chains (TV vectors of kt,
@@ -20,19 +21,23 @@
 
 #include "kernels_neon.h"
 
-/* Scores of 4 keys at a time: 4x4 blocks of K (rows j, columns d) are
- * transposed so one vector holds k_j[d] for the 4 keys, and each lane's chain
- * gets fmaf(q[d], k_j[d], acc) for d = 0, 1, 2, ... */
-void ngpt_f32_attn_scores__neon(float *s, const float *q, const float *k, ptrdiff_t k_stride,
-                                int n, int dim, float scale)
+/* Scores of 4 keys at a time for up to SCORE_ROWS query rows: 4x4 blocks of
+ * K (rows j, columns d) are transposed once so one vector holds k_j[d] for
+ * the 4 keys, and each row's lanes get fmaf(q_r[d], k_j[d], acc) for d = 0,
+ * 1, 2, ... */
+enum { SCORE_ROWS = 4 };
+
+static inline __attribute__((always_inline)) void
+scores_rows(const int R, float *s, ptrdiff_t s_stride, const float *q, ptrdiff_t q_stride,
+            const float *k, ptrdiff_t k_stride, int n, int dim, float scale)
 {
-    neon_flags_clear();
     int j = 0;
     const int d4 = dim - dim % 4;
     for (; j + 4 <= n; j += 4) {
         const float *k0 = k + j * k_stride, *k1 = k0 + k_stride, *k2 = k1 + k_stride,
                     *k3 = k2 + k_stride;
-        float32x4_t acc = vdupq_n_f32(0.0f);
+        float32x4_t acc[SCORE_ROWS];
+        for (int r = 0; r < R; r++) acc[r] = vdupq_n_f32(0.0f);
         int d = 0;
         for (; d < d4; d += 4) {
             /* rows r0..r3 -> columns t0..t3 (t_x[l] = k_l[d+x]) */
@@ -42,27 +47,48 @@ void ngpt_f32_attn_scores__neon(float *s, const float *q, const float *k, ptrdif
             const float32x4_t t1 = vcombine_f32(vget_low_f32(p01.val[1]), vget_low_f32(p23.val[1]));
             const float32x4_t t2 = vcombine_f32(vget_high_f32(p01.val[0]), vget_high_f32(p23.val[0]));
             const float32x4_t t3 = vcombine_f32(vget_high_f32(p01.val[1]), vget_high_f32(p23.val[1]));
-            acc = vfmaq_f32(acc, vdupq_n_f32(q[d]), t0);
-            acc = vfmaq_f32(acc, vdupq_n_f32(q[d + 1]), t1);
-            acc = vfmaq_f32(acc, vdupq_n_f32(q[d + 2]), t2);
-            acc = vfmaq_f32(acc, vdupq_n_f32(q[d + 3]), t3);
+            for (int r = 0; r < R; r++) {
+                const float *qr = q + r * q_stride + d;
+                acc[r] = vfmaq_f32(acc[r], vdupq_n_f32(qr[0]), t0);
+                acc[r] = vfmaq_f32(acc[r], vdupq_n_f32(qr[1]), t1);
+                acc[r] = vfmaq_f32(acc[r], vdupq_n_f32(qr[2]), t2);
+                acc[r] = vfmaq_f32(acc[r], vdupq_n_f32(qr[3]), t3);
+            }
         }
         for (; d < dim; d++) {
             float32x4_t t = vdupq_n_f32(k0[d]);
             t = vsetq_lane_f32(k1[d], t, 1);
             t = vsetq_lane_f32(k2[d], t, 2);
             t = vsetq_lane_f32(k3[d], t, 3);
-            acc = vfmaq_f32(acc, vdupq_n_f32(q[d]), t);
+            for (int r = 0; r < R; r++) acc[r] = vfmaq_f32(acc[r], vdupq_n_f32(q[r * q_stride + d]), t);
         }
-        const float32x4_t sj = vmulq_f32(acc, vdupq_n_f32(scale));
-        if (neon_flushed1(sj)) {
-            ngpt_f32_attn_scores_ref(s + j, q, k0, k_stride, 4, dim, scale);
+        float32x4_t sj[SCORE_ROWS];
+        for (int r = 0; r < R; r++) sj[r] = vmulq_f32(acc[r], vdupq_n_f32(scale));
+        if (neon_flushed(sj[0], sj[R > 1 ? 1 : 0], sj[R > 2 ? 2 : 0], sj[R - 1])) {
+            ngpt_f32_attn_scores_ref(s + j, s_stride, q, q_stride, R, k0, k_stride, 4, dim, scale);
             neon_flags_clear();
             continue;
         }
-        vst1q_f32(s + j, sj);
+        for (int r = 0; r < R; r++) vst1q_f32(s + r * s_stride + j, sj[r]);
     }
-    ngpt_f32_attn_scores_ref(s + j, q, k + j * k_stride, k_stride, n - j, dim, scale);
+    ngpt_f32_attn_scores_ref(s + j, s_stride, q, q_stride, R, k + j * k_stride, k_stride, n - j,
+                             dim, scale);
+}
+
+void ngpt_f32_attn_scores__neon(float *s, ptrdiff_t s_stride, const float *q, ptrdiff_t q_stride,
+                                int rows, const float *k, ptrdiff_t k_stride, int n, int dim,
+                                float scale)
+{
+    neon_flags_clear();
+    int r = 0;
+    for (; r + SCORE_ROWS <= rows; r += SCORE_ROWS)
+        scores_rows(SCORE_ROWS, s + r * s_stride, s_stride, q + r * q_stride, q_stride, k, k_stride,
+                    n, dim, scale);
+    float *sr = s + r * s_stride;
+    const float *qr = q + r * q_stride;
+    if (rows - r == 3) scores_rows(3, sr, s_stride, qr, q_stride, k, k_stride, n, dim, scale);
+    if (rows - r == 2) scores_rows(2, sr, s_stride, qr, q_stride, k, k_stride, n, dim, scale);
+    if (rows - r == 1) scores_rows(1, sr, s_stride, qr, q_stride, k, k_stride, n, dim, scale);
 }
 
 enum { TILE_ROWS = 4 };
@@ -196,10 +222,10 @@ void ngpt_f32_attn_scores_t__neon(float *s, ptrdiff_t s_stride, const float *q, 
 }
 
 /* Columns d..d+4V-1 of R rows of attn_wsum: the keys j < n run for every
- * row, then key n + t for the rows after t. */
+ * row, then (step 1) key n + t for the rows after t. */
 static inline __attribute__((always_inline)) void
 wsum_rows(const int R, const int V, float *o, ptrdiff_t o_stride, const float *p,
-          ptrdiff_t p_stride, const float *v, ptrdiff_t v_stride, int n)
+          ptrdiff_t p_stride, const float *v, ptrdiff_t v_stride, int n, int step)
 {
     float32x4_t acc[TILE_ROWS][TV];
     UNROLL
@@ -218,23 +244,24 @@ wsum_rows(const int R, const int V, float *o, ptrdiff_t o_stride, const float *p
             for (int c = 0; c < V; c++) acc[r][c] = neon_fma_bcast(acc[r][c], vv[c], pj);
         }
     }
-    UNROLL
-    for (int t = 0; t + 1 < R; t++) {
-        const float *vj = v + (n + t) * v_stride;
-        float32x4_t vv[TV];
+    if (step)     /* causal rows: each next row's one more key */
         UNROLL
-        for (int c = 0; c < V; c++) vv[c] = vld1q_f32(vj + 4 * c);
-        UNROLL
-        for (int r = t + 1; r < R; r++) {
-            const neon_bcast pj = neon_bcast_load(p + r * p_stride + n + t);
+        for (int t = 0; t + 1 < R; t++) {
+            const float *vj = v + (n + t) * v_stride;
+            float32x4_t vv[TV];
             UNROLL
-            for (int c = 0; c < V; c++) acc[r][c] = neon_fma_bcast(acc[r][c], vv[c], pj);
+            for (int c = 0; c < V; c++) vv[c] = vld1q_f32(vj + 4 * c);
+            UNROLL
+            for (int r = t + 1; r < R; r++) {
+                const neon_bcast pj = neon_bcast_load(p + r * p_stride + n + t);
+                UNROLL
+                for (int c = 0; c < V; c++) acc[r][c] = neon_fma_bcast(acc[r][c], vv[c], pj);
+            }
         }
-    }
     bool flushed;
     TILE_FLUSHED(flushed, acc, R, V)
     if (flushed) {
-        ngpt_f32_attn_wsum_ref(o, o_stride, p, p_stride, R, v, v_stride, n, 4 * V);
+        ngpt_f32_attn_wsum_ref(o, o_stride, p, p_stride, R, v, v_stride, n, step, 4 * V);
         neon_flags_clear();
         return;
     }
@@ -248,31 +275,34 @@ wsum_rows(const int R, const int V, float *o, ptrdiff_t o_stride, const float *p
     static __attribute__((noinline)) void wsum_group##R(float *o, ptrdiff_t o_stride,     \
                                                          const float *p, ptrdiff_t p_stride, \
                                                          const float *v, ptrdiff_t v_stride, \
-                                                         int n, int dim)                  \
+                                                         int n, int step, int dim)        \
     {                                                                                    \
         int d = 0;                                                                       \
         for (; d + 4 * TV <= dim; d += 4 * TV)                                           \
-            wsum_rows(R, TV, o + d, o_stride, p, p_stride, v + d, v_stride, n);          \
+            wsum_rows(R, TV, o + d, o_stride, p, p_stride, v + d, v_stride, n, step);    \
         for (; d + 4 <= dim; d += 4)                                                     \
-            wsum_rows(R, 1, o + d, o_stride, p, p_stride, v + d, v_stride, n);           \
+            wsum_rows(R, 1, o + d, o_stride, p, p_stride, v + d, v_stride, n, step);     \
         if (d < dim)                                                                     \
-            ngpt_f32_attn_wsum_ref(o + d, o_stride, p, p_stride, R, v + d, v_stride, n, dim - d); \
+            ngpt_f32_attn_wsum_ref(o + d, o_stride, p, p_stride, R, v + d, v_stride, n, step, \
+                                   dim - d);                                             \
     }
 WSUM_FN(1) WSUM_FN(2) WSUM_FN(3) WSUM_FN(4)
 
 void ngpt_f32_attn_wsum__neon(float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-                              int rows, const float *v, ptrdiff_t v_stride, int n, int dim)
+                              int rows, const float *v, ptrdiff_t v_stride, int n, int step,
+                              int dim)
 {
     neon_flags_clear();
     int r = 0;
     for (; r + TILE_ROWS <= rows; r += TILE_ROWS)
-        wsum_group4(o + r * o_stride, o_stride, p + r * p_stride, p_stride, v, v_stride, n + r, dim);
-    const int left = rows - r;
+        wsum_group4(o + r * o_stride, o_stride, p + r * p_stride, p_stride, v, v_stride,
+                    n + step * r, step, dim);
+    const int left = rows - r, nr = n + step * r;
     float *orow = o + r * o_stride;
     const float *prow = p + r * p_stride;
-    if (left == 3) wsum_group3(orow, o_stride, prow, p_stride, v, v_stride, n + r, dim);
-    if (left == 2) wsum_group2(orow, o_stride, prow, p_stride, v, v_stride, n + r, dim);
-    if (left == 1) wsum_group1(orow, o_stride, prow, p_stride, v, v_stride, n + r, dim);
+    if (left == 3) wsum_group3(orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim);
+    if (left == 2) wsum_group2(orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim);
+    if (left == 1) wsum_group1(orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim);
 }
 
 /* out_j[d..d+cols) of rows first..R-1 in order, in scalar (ARMv7: a block

@@ -87,23 +87,24 @@ static inline float32x4_t scores4(const int8_t *q, const int8_t *k, ptrdiff_t k_
 }
 
 void ngpt_f32_attn_scores_q8__neon(float *s, ptrdiff_t s_stride, const int8_t *q, ptrdiff_t q_stride,
-                                   int rows, const int8_t *k, ptrdiff_t k_stride, int n, int dim,
-                                   float scale)
+                                   int rows, const int8_t *k, ptrdiff_t k_stride, int n, int step,
+                                   int dim, float scale)
 {
     neon_flags_clear();
-    const int groups = ngpt_q8_groups(dim), nmax = n + rows - 1;
+    const int groups = ngpt_q8_groups(dim), nmax = n + step * (rows - 1);
     for (int j = 0; j < nmax; j += KEYS)
         for (int r = 0; r < rows; r++) {
-            const int keep = n + r - j;          /* keys of this block row r sees */
+            const int keep = n + step * r - j;   /* keys of this block row r sees */
             float *sr = s + r * s_stride + j;
             const int8_t *qr = q + r * q_stride, *kj = k + j * k_stride;
             if (keep < KEYS) {
-                if (keep > 0) ngpt_f32_attn_scores_q8_ref(sr, 0, qr, 0, 1, kj, k_stride, keep, dim, scale);
+                if (keep > 0)
+                    ngpt_f32_attn_scores_q8_ref(sr, 0, qr, 0, 1, kj, k_stride, keep, 1, dim, scale);
                 continue;
             }
             const float32x4_t sj = scores4(qr, kj, k_stride, groups, scale);
             if (neon_flushed1(sj)) {
-                ngpt_f32_attn_scores_q8_ref(sr, 0, qr, 0, 1, kj, k_stride, KEYS, dim, scale);
+                ngpt_f32_attn_scores_q8_ref(sr, 0, qr, 0, 1, kj, k_stride, KEYS, 1, dim, scale);
                 neon_flags_clear();
                 continue;
             }
@@ -145,12 +146,12 @@ wsum_step(const int R, int first, float32x4_t acc[WSUM_ROWS][4], const float *p,
     }
 }
 
-/* Outputs c..c+15 (those below dim) of R rows, row r seeing n + r
- * positions: the positions every row sees for all, then position n + t for
- * the rows after t. */
+/* Outputs c..c+15 (those below dim) of R rows, row r seeing n + step*r
+ * positions: the positions every row sees for all, then (step 1) position
+ * n + t for the rows after t. */
 static inline __attribute__((always_inline)) void
 wsum_cols(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-          const int8_t *v, ptrdiff_t v_stride, int n, int dim, int c)
+          const int8_t *v, ptrdiff_t v_stride, int n, int step, int dim, int c)
 {
     const int groups = ngpt_q8_groups(dim);
     float32x4_t acc[WSUM_ROWS][4];
@@ -159,9 +160,10 @@ wsum_cols(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p
         UNROLL
         for (int i = 0; i < 4; i++) acc[r][i] = vdupq_n_f32(0.0f);
     for (int j = 0; j < n; j++) wsum_step(R, 0, acc, p, p_stride, v + j * v_stride, j, c, groups);
-    UNROLL
-    for (int t = 0; t + 1 < R; t++)
-        wsum_step(R, t + 1, acc, p, p_stride, v + (n + t) * v_stride, n + t, c, groups);
+    if (step)
+        UNROLL
+        for (int t = 0; t + 1 < R; t++)
+            wsum_step(R, t + 1, acc, p, p_stride, v + (n + t) * v_stride, n + t, c, groups);
     const int nd = dim - c < 16 ? dim - c : 16;
     UNROLL
     for (int r = 0; r < R; r++) {
@@ -182,12 +184,12 @@ wsum_cols(const int R, float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p
     static __attribute__((noinline)) void wsum_rows##R(float *o, ptrdiff_t o_stride,        \
                                                         const float *p, ptrdiff_t p_stride, \
                                                         const int8_t *v, ptrdiff_t v_stride, \
-                                                        int n, int dim)                     \
+                                                        int n, int step, int dim)           \
     {                                                                                       \
         for (int c = 0; c < dim; c += 16)                                                   \
-            wsum_cols(R, o, o_stride, p, p_stride, v, v_stride, n, dim, c);                 \
+            wsum_cols(R, o, o_stride, p, p_stride, v, v_stride, n, step, dim, c);           \
         if (neon_flags_set()) {                                                             \
-            ngpt_f32_attn_wsum_q8_ref(o, o_stride, p, p_stride, R, v, v_stride, n, dim);    \
+            ngpt_f32_attn_wsum_q8_ref(o, o_stride, p, p_stride, R, v, v_stride, n, step, dim); \
             neon_flags_clear();                                                             \
         }                                                                                   \
     }
@@ -197,19 +199,21 @@ WSUM_FN(3) WSUM_FN(4)
 #endif
 
 void ngpt_f32_attn_wsum_q8__neon(float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-                                 int rows, const int8_t *v, ptrdiff_t v_stride, int n, int dim)
+                                 int rows, const int8_t *v, ptrdiff_t v_stride, int n, int step,
+                                 int dim)
 {
     neon_flags_clear();
     for (int r = 0; r < rows; r += WSUM_ROWS) {
         float *orow = o + r * o_stride;
         const float *prow = p + r * p_stride;
+        const int nr = n + step * r;
         switch (rows - r < WSUM_ROWS ? rows - r : WSUM_ROWS) {
 #if defined(__aarch64__)
-        case 4: wsum_rows4(orow, o_stride, prow, p_stride, v, v_stride, n + r, dim); break;
-        case 3: wsum_rows3(orow, o_stride, prow, p_stride, v, v_stride, n + r, dim); break;
+        case 4: wsum_rows4(orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim); break;
+        case 3: wsum_rows3(orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim); break;
 #endif
-        case 2: wsum_rows2(orow, o_stride, prow, p_stride, v, v_stride, n + r, dim); break;
-        case 1: wsum_rows1(orow, o_stride, prow, p_stride, v, v_stride, n + r, dim); break;
+        case 2: wsum_rows2(orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim); break;
+        case 1: wsum_rows1(orow, o_stride, prow, p_stride, v, v_stride, nr, step, dim); break;
         default: break;
         }
     }

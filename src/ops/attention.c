@@ -11,12 +11,16 @@
  * transposed: each part copies those it reads into the thread's scratch
  * (plan.threads.attn_rows), with the probability rows that are not kept. A block
  * of fewer than MIN_TILED rows (decoding, a last-only prefill) runs a row at
- * a time against the keys as they are, which needs no copy. An 8-bit cache
- * is read as it is, a tile of rows at a time (its kernels take the rows). A
- * window (sliding_window) gives a query's softmax its last W keys only (in
- * a tile, the rows' earlier keys get probability 0: the same sums); the
- * backward runs over the whole causal rows, whose probabilities before the
- * window are 0 in the forward's map. */
+ * a time against the keys as they are, which needs no copy, the query heads
+ * of one key/value head together (the scores and weighted sums, float or
+ * 8-bit, take them as rows that share their keys: each key and value is
+ * read once for the group, where grouped-query attention has 2-8 heads a
+ * group). More rows against an 8-bit cache read it as it is, a tile of rows
+ * at a time (its kernels take the rows). A window (sliding_window) gives a
+ * query's softmax its last W keys only (in a tile, the rows' earlier keys
+ * get probability 0: the same sums); the backward runs over the whole
+ * causal rows, whose probabilities before the window are 0 in the
+ * forward's map. */
 #include <math.h>
 #include <string.h>
 
@@ -144,10 +148,10 @@ static void fwd_rows_q8(const attn_job *j, size_t sh, int i0, int i1, const attn
             k->quantize_q8(qq, hb, a.q + t0 * j->row, j->row, R, D);
             k->attn_scores_q8(pw, ps, qq, hb, R,
                               at->k8 + a.s * at->k8_seq + kvh * hb + key_row(at, j0) * at->k8_row,
-                              at->k8_row, m, D, j->scale);
+                              at->k8_row, m, 1, D, j->scale);
         } else {
             for (int r = 0; r < R; r++)
-                k->attn_scores(pw + r * ps, a.q + (t0 + r) * j->row,
+                k->attn_scores(pw + r * ps, 0, a.q + (t0 + r) * j->row, 0, 1,
                                a.keys + key_row(at, j0) * at->kv_row, at->kv_row, m + r, D, j->scale);
         }
         for (int r = 0; r < R; r++) {
@@ -163,38 +167,64 @@ static void fwd_rows_q8(const attn_job *j, size_t sh, int i0, int i1, const attn
         if (at->v8)
             k->attn_wsum_q8(o, j->C, pw, ps, R,
                             at->v8 + a.s * at->v8_seq + kvh * hb + key_row(at, j0) * at->v8_row,
-                            at->v8_row, m, D);
+                            at->v8_row, m, 1, D);
         else
-            k->attn_wsum(o, j->C, pw, ps, R, a.vals + key_row(at, j0) * at->kv_row, at->kv_row, m, D);
+            k->attn_wsum(o, j->C, pw, ps, R, a.vals + key_row(at, j0) * at->kv_row, at->kv_row, m, 1,
+                         D);
     }
 }
 
-/* Queries i0..i1-1 of (s, h) one at a time (no copy of the keys). */
-static void fwd_rows(const attn_job *j, size_t sh, int i0, int i1, const attn_scratch *sc)
+/* Queries i0..i1-1 of heads sh0..sh0+nh-1 (one sequence; nh <=
+ * NGPT_ATTN_TILE heads of one key/value head) a row at a time, against the
+ * keys as they are (no copy), float or 8-bit: the heads' scores of row i in
+ * one call and their weighted sums in another, which read each key and
+ * value once for all of them. */
+static void fwd_rows(const attn_job *j, size_t sh0, int nh, int i0, int i1, const attn_scratch *sc,
+                     int thread)
 {
     const ngpt_attn *at = j->at;
     const ngpt_kernels *k = j->ctx->k;
     const int D = j->D, C = j->C, len = at->len;
     const ptrdiff_t row = j->row;
-    const attn_head a = head_of(j, sh);
+    const attn_head a = head_of(j, sh0);
+    const int kvh = a.h / j->G;
+    const ptrdiff_t hb = (ptrdiff_t)ngpt_q8_head_bytes(D);
+    int8_t *qq = at->query8 ? at->query8 + (size_t)thread * NGPT_ATTN_TILE * (size_t)hb : NULL;
     for (int i = i0; i < i1; i++) {
         const int n = a.n0 + i + 1;                     /* keys visible to query i */
         const int j0 = window_start(at, n), m = n - j0;  /* from j0 (a window) */
-        const size_t row_index = sh * (size_t)len + (size_t)i;   /* (s,h,i) of (nseq,H,len,len) */
+        const size_t row_index = sh0 * (size_t)len + (size_t)i;  /* (s,h,i) of (nseq,H,len,len) */
+        /* head hh's row: the map's, len*len floats apart, or the scratch's */
         float *p = at->probs ? at->probs + row_index * len : sc->rows0;
-        float *pw = p + j0;
-        k->attn_scores(pw, a.q + i * row, a.keys + key_row(at, j0) * at->kv_row, at->kv_row, m, D,
-                       j->scale);
-        k->softmax(pw, pw, m);
-        if (j0 && row_kept(at, i)) memset(p, 0, (size_t)j0 * sizeof(float));
-        keep_row(j, sh, i, p, n);
-        const float *pv = pw;
-        if (at->dropping) {     /* the mask of the full row's elements j0..n-1 */
-            k->dropout(sc->rows1, pw, (size_t)m, row_index * len + (size_t)j0, &at->key);
-            pv = sc->rows1;
+        const ptrdiff_t ps = at->probs ? (ptrdiff_t)len * len : sc->ld;
+        if (at->k8) {   /* the heads' queries quantized like a product's input rows */
+            k->quantize_q8(qq, hb, a.q + i * row, D, nh, D);
+            k->attn_scores_q8(p + j0, ps, qq, hb, nh,
+                              at->k8 + a.s * at->k8_seq + kvh * hb + key_row(at, j0) * at->k8_row,
+                              at->k8_row, m, 0, D, j->scale);
+        } else {
+            k->attn_scores(p + j0, ps, a.q + i * row, D, nh, a.keys + key_row(at, j0) * at->kv_row,
+                           at->kv_row, m, D, j->scale);
         }
-        k->attn_wsum(a.out + (size_t)i * C, 0, pv, 0, 1, a.vals + key_row(at, j0) * at->kv_row,
-                     at->kv_row, m, D);
+        for (int hh = 0; hh < nh; hh++) {
+            float *ph = p + hh * ps, *pw = ph + j0;
+            const size_t head_row = row_index + (size_t)hh * len;
+            k->softmax(pw, pw, m);
+            if (j0 && row_kept(at, i)) memset(ph, 0, (size_t)j0 * sizeof(float));
+            keep_row(j, sh0 + hh, i, ph, n);
+            if (at->dropping)       /* the mask of the full row's elements j0..n-1 */
+                k->dropout(sc->rows1 + hh * sc->ld, pw, (size_t)m, head_row * len + (size_t)j0,
+                           &at->key);
+        }
+        const float *pv = at->dropping ? sc->rows1 : p + j0;
+        const ptrdiff_t pvs = at->dropping ? sc->ld : ps;
+        if (at->v8)
+            k->attn_wsum_q8(a.out + (size_t)i * C, D, pv, pvs, nh,
+                            at->v8 + a.s * at->v8_seq + kvh * hb + key_row(at, j0) * at->v8_row,
+                            at->v8_row, m, 0, D);
+        else
+            k->attn_wsum(a.out + (size_t)i * C, D, pv, pvs, nh,
+                         a.vals + key_row(at, j0) * at->kv_row, at->kv_row, m, 0, D);
     }
 }
 
@@ -222,7 +252,7 @@ static void fwd_tiles(const attn_job *j, size_t sh, int i0, int i1, const attn_s
                 k->dropout(sc->rows1 + r * sc->ld, pr, (size_t)n, (first + r) * len, &at->key);
         }
         k->attn_wsum(a.out + (size_t)t0 * C, C, at->dropping ? sc->rows1 : p,
-                     at->dropping ? sc->ld : ps, R, a.vals, at->kv_row, a.n0 + t0 + 1, D);
+                     at->dropping ? sc->ld : ps, R, a.vals, at->kv_row, a.n0 + t0 + 1, 1, D);
     }
 }
 
@@ -236,12 +266,27 @@ static void fwd_range(void *arg, size_t begin, size_t end, int thread)
         const int b0 = (int)(blk % (size_t)j->qblocks) * j->qblock;
         const int i0 = b0 > j->at->q0 ? b0 : j->at->q0;
         const int i1 = b0 + j->qblock < j->at->len ? b0 + j->qblock : j->at->len;
-        /* an 8-bit cache is read by its own kernels, a tile of rows at a
-         * time; rows that a window cuts run one by one (the tiles' keys start at 0) */
+        /* a few rows (decoding) run one by one, the heads of a key/value
+         * head together; more, against an 8-bit cache, a tile of rows at a
+         * time, or tiles against the transposed keys; rows that a window
+         * cuts one by one (the tiles' keys start at 0) */
         const bool cut = window_start(j->at, head_of(j, sh).n0 + i1) > 0;
-        if (j->at->k8 || j->at->v8) fwd_rows_q8(j, sh, i0, i1, &sc, thread);
-        else if (i1 - i0 >= MIN_TILED && !cut) fwd_tiles(j, sh, i0, i1, &sc);
-        else fwd_rows(j, sh, i0, i1, &sc);
+        const bool few = i1 - i0 < MIN_TILED;
+        if (!few && (j->at->k8 || j->at->v8)) {
+            fwd_rows_q8(j, sh, i0, i1, &sc, thread);
+        } else if (!few && !cut) {
+            fwd_tiles(j, sh, i0, i1, &sc);
+        } else {
+            /* with one block a head, the range's next heads of the same
+             * key/value head run with this one */
+            const int h = (int)(sh % (size_t)j->H);
+            int nh = 1;
+            while (j->qblocks == 1 && blk + (size_t)nh < end && nh < NGPT_ATTN_TILE &&
+                   (h + nh) / j->G == h / j->G)
+                nh++;
+            fwd_rows(j, sh, nh, i0, i1, &sc, thread);
+            blk += (size_t)nh - 1;
+        }
     }
 }
 
@@ -272,7 +317,14 @@ void ngpt_op_attention_fwd(ngpt_context *ctx, const ngpt_attn *at)
     /* per block: qblock queries, each a dot and a weighted sum over its keys */
     const double keys = (at->pos0 ? ctx->cfg.context_len / 2.0 : 0.0) + at->len / 2.0 + 1.0;
     const double unit = j.qblock * keys * (2.0 * j.D + 8.0);
-    ngpt_par_for(ctx, blocks, 1, unit, fwd_range, &j);
+    /* a few rows a head (decoding) run a row at a time, the heads of a
+     * key/value head together: parts of whole groups while there are enough
+     * for the threads (the largest such divisor of G heads) */
+    size_t align = 1;
+    if (j.qblocks == 1 && at->len - at->q0 < MIN_TILED)
+        for (size_t g = (size_t)j.G; g > 1 && align == 1; g--)
+            if ((size_t)j.G % g == 0 && blocks / g >= (size_t)ctx->shape.threads) align = g;
+    ngpt_par_for(ctx, blocks, align, unit, fwd_range, &j);
 }
 
 /* (sequence, key/value head) pairs begin..end-1: the pair's query heads in
@@ -325,7 +377,8 @@ static void bwd_range(void *arg, size_t begin, size_t end, int thread)
                     k->softmax_bwd(dpr, p + r * T, dpr, n, j->scale);
                 }
                 /* dQ_i = sum_j dS_j k_j (written whole);  dK_j += dS_j q_i */
-                k->attn_wsum(gbase + (size_t)t0 * row + h * D, row, dp, sc.ld, R, keys, row, t0 + 1, D);
+                k->attn_wsum(gbase + (size_t)t0 * row + h * D, row, dp, sc.ld, R, keys, row, t0 + 1, 1,
+                             D);
                 k->outer_acc(gkeys, row, dp, sc.ld, base + (size_t)t0 * row + h * D, row, R, t0 + 1, D);
             }
         }

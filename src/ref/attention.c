@@ -6,14 +6,18 @@
 
 #include "../kernels.h"
 
-void ngpt_f32_attn_scores_ref(float *s, const float *q, const float *k, ptrdiff_t k_stride,
-                              int n, int dim, float scale)
+void ngpt_f32_attn_scores_ref(float *s, ptrdiff_t s_stride, const float *q, ptrdiff_t q_stride,
+                              int rows, const float *k, ptrdiff_t k_stride, int n, int dim,
+                              float scale)
 {
-    for (int j = 0; j < n; j++) {
-        const float *kj = k + j * k_stride;
-        float acc = 0.0f;
-        for (int d = 0; d < dim; d++) acc = fmaf(q[d], kj[d], acc);
-        s[j] = acc * scale;
+    for (int r = 0; r < rows; r++) {
+        const float *qr = q + r * q_stride;
+        for (int j = 0; j < n; j++) {
+            const float *kj = k + j * k_stride;
+            float acc = 0.0f;
+            for (int d = 0; d < dim; d++) acc = fmaf(qr[d], kj[d], acc);
+            s[r * s_stride + j] = acc * scale;
+        }
     }
 }
 
@@ -32,13 +36,13 @@ void ngpt_f32_attn_scores_t_ref(float *s, ptrdiff_t s_stride, const float *q, pt
 }
 
 void ngpt_f32_attn_wsum_ref(float *o, ptrdiff_t o_stride, const float *p, ptrdiff_t p_stride,
-                            int rows, const float *v, ptrdiff_t v_stride, int n, int dim)
+                            int rows, const float *v, ptrdiff_t v_stride, int n, int step, int dim)
 {
     for (int r = 0; r < rows; r++) {
         const float *pr = p + r * p_stride;
         for (int d = 0; d < dim; d++) {
             float acc = 0.0f;
-            for (int j = 0; j < n + r; j++) acc = fmaf(pr[j], v[j * v_stride + d], acc);
+            for (int j = 0; j < n + step * r; j++) acc = fmaf(pr[j], v[j * v_stride + d], acc);
             o[r * o_stride + d] = acc;
         }
     }
