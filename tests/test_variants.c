@@ -557,6 +557,56 @@ static void test_rings(void)
     for (int i = 0; i < 4; i++) ngpt_context_free(all[i]);
 }
 
+/* A long decode of grouped heads (the other tests stop at T = 16): every
+ * position's logits up to LT equal the full pass's, at one thread (both
+ * key/value heads in one part) and two (one a thread), without a window
+ * and with a window of 150 whose rows a ring keeps (400 positions wrap it). */
+static void test_long_decode(void)
+{
+    enum { LT = 400, FIRST = 3 };
+    const char *const sws[] = {"H=6 kv_heads=2 head_dim=10",
+                               "H=6 kv_heads=2 head_dim=10 sliding_window=150 sliding_pattern=2 "
+                               "rope_local_theta=100"};
+    static int32_t tok[LT];
+    static float want[LT * V];
+    for (int i = 0; i < LT; i++) tok[i] = (i * 53 + 7) % V;
+    for (int w = 0; w < 2; w++) {
+        ngpt_config c = tiny(sws[w]);
+        c.context_len = LT;
+        ngpt_shape fs = ngpt_shape_default(NGPT_MODE_INFER);
+        fs.logits_rows = NGPT_LOGITS_ALL;
+        ngpt_context *full = NULL;
+        const float *lg;
+        CHECK_OK(ngpt_context_init(&full, NULL, &c, &fs, NULL, 0));
+        if (!full) return;
+        CHECK_OK(ngpt_context_params_init(full, 5));
+        CHECK_OK(ngpt_context_forward(full, tok, 1, LT, NULL, NULL));
+        CHECK_OK(ngpt_context_logits(full, &lg));
+        memcpy(want, lg, sizeof want);
+        ngpt_context_free(full);
+        for (int threads = 1; threads <= 2; threads++) {
+            ngpt_shape ds = ngpt_shape_default(NGPT_MODE_INFER);
+            ds.threads = threads;
+            if (w) ds.seq = 4;      /* the window's layers keep a ring */
+            ngpt_context *dec = NULL;
+            CHECK_OK(ngpt_context_init(&dec, NULL, &c, &ds, NULL, 0));
+            if (!dec) return;
+            CHECK(!w || ngpt_cfg_kv_ring(&c, ds.seq, 0) > 0, "[%s] no ring", sws[w]);
+            CHECK_OK(ngpt_context_params_init(dec, 5));
+            CHECK_OK(ngpt_context_cache_prefill(dec, tok, 1, FIRST));
+            int bad = -1;
+            for (int i = FIRST; i < LT && bad < 0; i++) {
+                CHECK_OK(ngpt_context_cache_decode(dec, tok + i, 1));
+                CHECK_OK(ngpt_context_logits(dec, &lg));
+                if (memcmp(lg, want + (size_t)i * V, V * sizeof(float))) bad = i;
+            }
+            CHECK(bad < 0, "[%s] %d threads: decode differs from the full pass at %d", sws[w],
+                  threads, bad);
+            ngpt_context_free(dec);
+        }
+    }
+}
+
 /* Golden: the hash of all of a combination's scenario results, computed by
  * the scalar reference build; every build must give the same. */
 static void test_golden(const char *sw, uint64_t want)
@@ -605,5 +655,6 @@ int main(void)
     test_rope_llama3();
     test_header_bytes();
     test_rings();
+    test_long_decode();
     return test_summary("test_variants");
 }
