@@ -153,6 +153,12 @@ static void gemm_tests(kc_shapes *out)
         kc_add_shape(out, longk[s][0], 33, longk[s][1], s % 2 ? HAS_BIAS : 0);
         kc_add_shape(out, longk[s][0], 17, longk[s][1], s % 2 ? K_WILD | HAS_BIAS : K_EXTREME | HAS_BIAS);
     }
+    /* blocks of 16 rows (the AMX path where the CPU has it) with every
+     * kind of value, a row tail, and rows up to and past its 8192 k */
+    static const int amx[][3] = {{16, 33, 8192}, {17, 17, 8193}, {32, 50, 1000}, {19, 16, 64}};
+    for (int s = 0; s < 4; s++)
+        for (int kind = K_PLAIN; kind <= K_EXTREME; kind++)
+            kc_add_shape(out, amx[s][0], amx[s][1], amx[s][2], kind | (kind % 2 ? HAS_BIAS : 0));
 }
 
 static void gemm_setup(kc_state *st)

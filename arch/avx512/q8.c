@@ -2,7 +2,8 @@
  * (src/ref/q8.c; the rule and the layouts: src/q8.h). Compiled only where
  * the build has AVX-512 VNNI (-mavx512vnni: the Makefile adds it where the
  * build machine has it); without it the list's VNNI flag runs the AVX2
- * kernel (arch/avx2/q8.c).
+ * kernel (arch/avx2/q8.c). Where the CPU has AMX, blocks of 16 rows (a
+ * prefill's) go to its tiles instead (below, "AMX").
  *
  *  - gemm_q8: vpdpbusd adds the four products of each output's quad (four
  *    consecutive k of one output: 4 bytes of the panel) into its int32
@@ -51,6 +52,10 @@
  *    rows, 32768 at one); a longer row runs its chain that many groups at
  *    a time, the partial sums kept in C (a float stored and loaded is the
  *    same float), the bias added after the last. */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE         /* glibc: syscall() for the AMX permission */
+#endif
+#include <stdatomic.h>
 #include <string.h>
 
 #include "../prefetch_ahead.h"
@@ -194,13 +199,129 @@ static const q8_rows_fn rows_of[ROWS + 1] = {NULL,   rows_1, rows_2, rows_3, row
 static const q8_rows_fn paced_rows_of[ROWS + 1] = {NULL,   paced_1, paced_2, paced_3, paced_4,
                                                   paced_5, paced_6, paced_7, paced_8};
 
+/* ---- AMX: 16 rows at a time, where the CPU and the kernel allow it
+ *
+ * A group's block of a panel (8 quads of 16 outputs, 64 bytes each) is an
+ * AMX B tile as it lies, and 16 quantized rows at the group's offset are an
+ * A tile of 32 bytes a row; tdpbssd (signed by signed) gives each row's
+ * and output's group sum in int32, exactly as the reference's, and the
+ * float chain over the groups is the same fmadd per group and output
+ * (lane = output) as the blocks above. Linux hands out the tile state to
+ * a process that asks (arch_prctl ARCH_REQ_XCOMP_PERM), once; where the
+ * CPU has no AMX or the request fails, the blocks above take every row. */
+#if defined(__linux__) && defined(__x86_64__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* AMX_MAX_GROUPS: k up to 8192 (16 KiB of row scales on the stack); longer
+ * rows take the blocks above */
+enum { AMX_ROWS = 16, AMX_MAX_GROUPS = 256, ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+
+static bool amx_usable(void)
+{
+    static atomic_int state;        /* 0: not asked yet; 1 usable; -1 not */
+    int s = atomic_load_explicit(&state, memory_order_relaxed);
+    if (!s) {
+        unsigned a, b, c, d;
+        const bool cpu = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1) && (d >> 25 & 1);
+        s = cpu && syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0 ? 1 : -1;
+        atomic_store_explicit(&state, s, memory_order_relaxed);
+    }
+    return s > 0;
+}
+
+/* palette 1: tile 0 A (16 rows of 32 bytes), 1 B (8 rows of 64), 2 and 3 C (16 of 64) */
+typedef struct amx_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_config;
+
+/* 16 rows (x, xs bytes apart) against every panel: outputs below n at c. */
+__attribute__((target("amx-tile,amx-int8"))) static void
+amx_rows(int n, int k, const int8_t *x, ptrdiff_t xs, const int8_t *wq, const float *bias,
+         float *c, ptrdiff_t c_rs)
+{
+    const int groups = ngpt_q8_groups(k);
+    const size_t ps = (size_t)groups * BLOCK;
+    /* the rows' scales a group at a time, so a row's is a broadcast from
+     * one address and the 16 chains stay in registers */
+    float xd[AMX_MAX_GROUPS][AMX_ROWS] __attribute__((aligned(64)));
+    for (int r = 0; r < AMX_ROWS; r++) {
+        const float *d = ngpt_q8_row_scales(x + r * xs, k);
+        for (int g = 0; g < groups; g++) xd[g][r] = d[g];
+    }
+    /* two C tiles and buffers in turn: the next group's product runs while
+     * this one's sums go into the chains */
+    int32_t sums[2][AMX_ROWS][NR] __attribute__((aligned(64)));
+#define AMX_GROUP(T, g)                                                                  \
+    do {                                                                                 \
+        _tile_zero(T);                                                                   \
+        _tile_loadd(0, x + (size_t)(g) * G, xs);                                         \
+        _tile_loadd(1, panel + (size_t)(g) * BLOCK + NR * sizeof(float), NR * 4);        \
+        _tile_dpbssd(T, 0, 1);                                                           \
+        _tile_stored(T, sums[(T) - 2], NR * sizeof(int32_t));                            \
+    } while (0)
+    for (int j0 = 0; j0 < n; j0 += NR) {
+        const int8_t *panel = wq + (size_t)(j0 / NR) * ps;
+        const __mmask16 keep = lanes(n - j0);
+        __m512 f[AMX_ROWS];
+        for (int r = 0; r < AMX_ROWS; r++) f[r] = _mm512_setzero_ps();
+        if (groups) AMX_GROUP(2, 0);
+        for (int g = 0; g < groups; g++) {
+            if (g + 1 < groups) {
+                if (g & 1) AMX_GROUP(2, g + 1);
+                else AMX_GROUP(3, g + 1);
+            }
+            const int32_t(*sg)[NR] = sums[g & 1];
+            const __m512 wd = _mm512_loadu_ps((const float *)(const void *)(panel + (size_t)g * BLOCK));
+            _Pragma("GCC unroll 16")
+            for (int r = 0; r < AMX_ROWS; r++)
+                f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(sg[r])),
+                                       _mm512_mul_ps(_mm512_set1_ps(xd[g][r]), wd), f[r]);
+        }
+        for (int r = 0; r < AMX_ROWS; r++) {
+            if (bias) f[r] = _mm512_add_ps(f[r], _mm512_maskz_loadu_ps(keep, bias + j0));
+            _mm512_mask_storeu_ps(c + r * c_rs + j0, keep, f[r]);
+        }
+    }
+#undef AMX_GROUP
+}
+
+/* Rows 0..m-1 in blocks of 16 by AMX; how many it took (0 without AMX). */
+__attribute__((target("amx-tile,amx-int8"))) static int
+amx_gemm(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs, const int8_t *wq,
+         const float *bias, float *c, ptrdiff_t c_rs)
+{
+    if (m < AMX_ROWS || ngpt_q8_groups(k) > AMX_MAX_GROUPS || !amx_usable()) return 0;
+    amx_config cfg = {.palette = 1};
+    cfg.rows[0] = AMX_ROWS, cfg.colsb[0] = G;
+    cfg.rows[1] = NGPT_Q8_QUADS, cfg.colsb[1] = NR * 4;
+    cfg.rows[2] = cfg.rows[3] = AMX_ROWS, cfg.colsb[2] = cfg.colsb[3] = NR * sizeof(int32_t);
+    _tile_loadconfig(&cfg);
+    int i = 0;
+    for (; i + AMX_ROWS <= m; i += AMX_ROWS)
+        amx_rows(n, k, xq + i * xq_rs, xq_rs, wq, bias, c + i * c_rs, c_rs);
+    _tile_release();
+    return i;
+}
+#else
+static int amx_gemm(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs, const int8_t *wq,
+                    const float *bias, float *c, ptrdiff_t c_rs)
+{
+    (void)m, (void)n, (void)k, (void)xq, (void)xq_rs, (void)wq, (void)bias, (void)c, (void)c_rs;
+    return 0;
+}
+#endif
+
 void ngpt_f32_gemm_q8__avx512(int m, int n, int k, const int8_t *xq, ptrdiff_t xq_rs,
                               const int8_t *wq, const float *bias, float *c, ptrdiff_t c_rs)
 {
     const int groups = ngpt_q8_groups(k);
     const q8_rows_fn *const walk = prefetch_few_rows() ? rows_of : paced_rows_of;
     int32_t corr[CORR];
-    for (int i = 0; i < m; i += ROWS) {
+    for (int i = amx_gemm(m, n, k, xq, xq_rs, wq, bias, c, c_rs); i < m; i += ROWS) {
         const int R = m - i < ROWS ? m - i : ROWS;
         const int8_t *x = xq + i * xq_rs;
         q8_part pt = {k, 0, 0, CORR / R, true, false, corr};
