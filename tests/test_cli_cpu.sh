@@ -30,4 +30,15 @@ case "$($N --version)" in
 esac
 $N generate --model "$dir/m.ngpt" --prompt hi -n 2 > /dev/null 2>&1
 check $? "without NGPT_CPU_HIDE the tool runs"
+# An 8-bit model's 60-row pass: AMX's blocks of 16 rows where this CPU has
+# them, the VNNI blocks with NGPT_CPU_HIDE=amx (and on every other CPU):
+# the same logits either way.
+$N init --out "$dir/c.ngpt" --config T=64 --config C=64 --config L=2 --config H=2 \
+    --config d_ff=128 > /dev/null 2>&1 && $N quantize "$dir/c.ngpt" "$dir/c8.ngpt" > /dev/null 2>&1
+check $? "an 8-bit model"
+p="the quick brown fox jumps over the lazy dog, again and again"
+$N checksum "$dir/c8.ngpt" --prompt "$p" > "$dir/amx" 2>&1 &&
+    NGPT_CPU_HIDE=amx $N checksum "$dir/c8.ngpt" --prompt "$p" > "$dir/noamx" 2>&1 &&
+    cmp -s "$dir/amx" "$dir/noamx" && grep -q "^logits_eval=" "$dir/amx"
+check $? "the same 8-bit logits with and without AMX: $(cat "$dir/amx" "$dir/noamx")"
 summary test_cli_cpu

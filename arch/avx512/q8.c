@@ -56,6 +56,7 @@
 #define _DEFAULT_SOURCE         /* glibc: syscall() for the AMX permission */
 #endif
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../prefetch_ahead.h"
@@ -206,9 +207,9 @@ static const q8_rows_fn paced_rows_of[ROWS + 1] = {NULL,   paced_1, paced_2, pac
  * A tile of 32 bytes a row; tdpbssd (signed by signed) gives each row's
  * and output's group sum in int32, exactly as the reference's, and the
  * float chain over the groups is the same fmadd per group and output
- * (lane = output) as the blocks above. Linux hands out the tile state to
- * a process that asks (arch_prctl ARCH_REQ_XCOMP_PERM), once; where the
- * CPU has no AMX or the request fails, the blocks above take every row. */
+ * (lane = output) as the blocks above. Where the CPU has no AMX, Linux
+ * refuses the tile state or NGPT_CPU_HIDE lists amx, the blocks above
+ * take every row. */
 #if defined(__linux__) && defined(__x86_64__)
 #include <cpuid.h>
 #include <sys/syscall.h>
@@ -218,13 +219,27 @@ static const q8_rows_fn paced_rows_of[ROWS + 1] = {NULL,   paced_1, paced_2, pac
  * rows take the blocks above */
 enum { AMX_ROWS = 16, AMX_MAX_GROUPS = 256, ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
 
+/* Whether "amx" is an item of NGPT_CPU_HIDE's comma-separated list (the
+ * features src/base/cpu.c treats as absent; the kernels cannot call it). */
+static bool amx_hidden(void)
+{
+    for (const char *p = getenv("NGPT_CPU_HIDE"); p && *p; p += strcspn(p, ","), p += *p != 0)
+        if (!strncmp(p, "amx", 3) && (p[3] == 0 || p[3] == ',')) return true;
+    return false;
+}
+
+/* cpuid's AMX-TILE and AMX-INT8 (leaf 7 edx bits 24, 25), then Linux's
+ * permission for the process (8 KiB of tile state a thread, handed out on
+ * request; after it, a sigaltstack too small for that state is refused):
+ * asked once, on the first product of 16 rows or more. */
 static bool amx_usable(void)
 {
     static atomic_int state;        /* 0: not asked yet; 1 usable; -1 not */
     int s = atomic_load_explicit(&state, memory_order_relaxed);
     if (!s) {
         unsigned a, b, c, d;
-        const bool cpu = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1) && (d >> 25 & 1);
+        const bool cpu = !amx_hidden() && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+                         (d >> 24 & 1u) && (d >> 25 & 1u);
         s = cpu && syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0 ? 1 : -1;
         atomic_store_explicit(&state, s, memory_order_relaxed);
     }

@@ -12,7 +12,8 @@
  * build's kernels, what they need and what this CPU lacks. The environment
  * variable NGPT_CPU_HIDE (comma-separated names: fma, avx, avx2, avx512f,
  * avx512bw, avx512vl, avx512dq, avx512vnni) makes it treat those features as absent, so
- * the refusal can be tested on a CPU that has them. */
+ * the refusal can be tested on a CPU that has them; "amx" in it keeps the
+ * AVX-512 8-bit product off AMX tiles (arch/avx512/q8.c reads it). */
 ngpt_status ngpt_cpu_check(void);
 
 #endif
